@@ -1,0 +1,645 @@
+"""Synthetic population for ``qar demo``.
+
+:func:`generate_population` draws a seeded, realistic-looking population of people: an age
+pyramid, a few hundred postcodes with Zipf-like sizes nested in regions, and attributes that
+depend on each other the way census variables do (children are never married and hold no
+degree, occupation follows education, income follows occupation, and so on). Nothing in it is
+real: the postcodes are made-up outward codes and every row is drawn at random.
+
+:func:`write_population` writes that population into a DuckDB table. The geography (which
+postcodes exist, their sizes and regions) is fixed; the seed only changes who lives there, so
+two seeds give two samples of the same country.
+
+Generation is vectorised numpy; 200 000 rows take a fraction of a second.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, Optional
+
+import numpy as np
+
+from qar_sql.errors import DatabaseError, ParameterError, UsageError
+
+__all__ = ["DEMO_COLUMNS", "generate_population", "write_population"]
+
+#: Quasi-identifier columns the demo audits by default (``person_id`` is the direct identifier
+#: and is not one of them).
+DEMO_COLUMNS: tuple[str, ...] = (
+    "age",
+    "sex",
+    "postcode",
+    "region",
+    "marital_status",
+    "education",
+    "employment_status",
+    "occupation",
+    "income_band",
+    "household_size",
+    "number_of_children",
+    "country_of_birth",
+    "ethnicity",
+)
+
+_ID_COLUMN = "person_id"
+
+# --------------------------------------------------------------------------------------------
+# Label sets. Order matters: the probability tables below index into them.
+# --------------------------------------------------------------------------------------------
+
+_SEX = np.array(["Female", "Male"], dtype=object)
+
+_MARITAL = np.array(
+    ["Never married", "Married", "Civil partnership", "Divorced", "Separated", "Widowed"],
+    dtype=object,
+)
+_NEVER, _MARRIED, _CIVIL, _DIVORCED, _SEPARATED, _WIDOWED = range(6)
+
+_EDUCATION = np.array(
+    [
+        "No qualifications",
+        "Primary",
+        "Lower secondary",
+        "Upper secondary",
+        "Vocational",
+        "Bachelor's degree",
+        "Master's degree",
+        "Doctorate",
+    ],
+    dtype=object,
+)
+_ED_NONE, _ED_PRIMARY, _ED_LOWER, _ED_UPPER, _ED_VOC, _ED_BACH, _ED_MAST, _ED_DOC = range(8)
+
+_EMPLOYMENT = np.array(
+    [
+        "Child",
+        "Student",
+        "Employed",
+        "Self-employed",
+        "Unemployed",
+        "Retired",
+        "Looking after home",
+        "Long-term sick or disabled",
+    ],
+    dtype=object,
+)
+_EM_CHILD, _EM_STUDENT, _EM_EMP, _EM_SELF, _EM_UNEMP, _EM_RETIRED, _EM_HOME, _EM_SICK = range(8)
+
+# Ten ISCO-like major groups, then the labels used for people not in work.
+_OCCUPATION = np.array(
+    [
+        "Managers and directors",
+        "Professionals",
+        "Technicians and associate professionals",
+        "Clerical support workers",
+        "Service and sales workers",
+        "Skilled agricultural workers",
+        "Craft and related trades",
+        "Plant and machine operators",
+        "Elementary occupations",
+        "Armed forces",
+        "Child",
+        "Student",
+        "Retired",
+        "Not in work",
+    ],
+    dtype=object,
+)
+_OC_MANAGER, _OC_PROF, _OC_TECH, _OC_CLERK, _OC_SERVICE, _OC_AGRI = range(6)
+_OC_CRAFT, _OC_MACHINE, _OC_ELEM, _OC_ARMED = range(6, 10)
+_OC_CHILD, _OC_STUDENT, _OC_RETIRED, _OC_NOTWORK = range(10, 14)
+
+_INCOME = np.array(
+    [
+        "No income",
+        "Under 10k",
+        "10k-20k",
+        "20k-30k",
+        "30k-45k",
+        "45k-60k",
+        "60k-90k",
+        "90k-150k",
+        "150k and over",
+    ],
+    dtype=object,
+)
+_INCOME_EDGES = np.array([10e3, 20e3, 30e3, 45e3, 60e3, 90e3, 150e3])
+
+_ETHNICITY = np.array(
+    [
+        "White",
+        "Mixed",
+        "Asian: Indian",
+        "Asian: Pakistani",
+        "Asian: Bangladeshi",
+        "Asian: Chinese",
+        "Asian: other",
+        "Black: African",
+        "Black: Caribbean",
+        "Arab",
+        "Other",
+    ],
+    dtype=object,
+)
+(_ET_WHITE, _ET_MIXED, _ET_INDIAN, _ET_PAKISTANI, _ET_BANGLADESHI, _ET_CHINESE, _ET_ASIAN_OTHER,
+ _ET_AFRICAN, _ET_CARIBBEAN, _ET_ARAB, _ET_OTHER) = range(11)
+
+_DOMESTIC = "United Kingdom"
+
+# Foreign countries of birth, most common first, with the ethnicity most people born there
+# report. Their shares fall off Zipf-like, so the tail (Iceland, Bhutan, ...) is very rare.
+_FOREIGN: tuple[tuple[str, int], ...] = (
+    ("India", _ET_INDIAN),
+    ("Poland", _ET_WHITE),
+    ("Pakistan", _ET_PAKISTANI),
+    ("Romania", _ET_WHITE),
+    ("Ireland", _ET_WHITE),
+    ("Germany", _ET_WHITE),
+    ("Bangladesh", _ET_BANGLADESHI),
+    ("Nigeria", _ET_AFRICAN),
+    ("Italy", _ET_WHITE),
+    ("South Africa", _ET_WHITE),
+    ("China", _ET_CHINESE),
+    ("United States", _ET_WHITE),
+    ("Philippines", _ET_ASIAN_OTHER),
+    ("Jamaica", _ET_CARIBBEAN),
+    ("Kenya", _ET_AFRICAN),
+    ("Lithuania", _ET_WHITE),
+    ("Spain", _ET_WHITE),
+    ("France", _ET_WHITE),
+    ("Portugal", _ET_WHITE),
+    ("Sri Lanka", _ET_ASIAN_OTHER),
+    ("Hong Kong", _ET_CHINESE),
+    ("Somalia", _ET_AFRICAN),
+    ("Zimbabwe", _ET_AFRICAN),
+    ("Ghana", _ET_AFRICAN),
+    ("Australia", _ET_WHITE),
+    ("Iraq", _ET_ARAB),
+    ("Turkey", _ET_OTHER),
+    ("Afghanistan", _ET_ASIAN_OTHER),
+    ("Bulgaria", _ET_WHITE),
+    ("Iran", _ET_OTHER),
+    ("Canada", _ET_WHITE),
+    ("Nepal", _ET_ASIAN_OTHER),
+    ("Hungary", _ET_WHITE),
+    ("Greece", _ET_WHITE),
+    ("Brazil", _ET_OTHER),
+    ("Egypt", _ET_ARAB),
+    ("Vietnam", _ET_ASIAN_OTHER),
+    ("Syria", _ET_ARAB),
+    ("Trinidad and Tobago", _ET_CARIBBEAN),
+    ("Japan", _ET_ASIAN_OTHER),
+    ("New Zealand", _ET_WHITE),
+    ("Latvia", _ET_WHITE),
+    ("Eritrea", _ET_AFRICAN),
+    ("Colombia", _ET_OTHER),
+    ("Malaysia", _ET_ASIAN_OTHER),
+    ("Ukraine", _ET_WHITE),
+    ("Morocco", _ET_ARAB),
+    ("Chile", _ET_OTHER),
+    ("Iceland", _ET_WHITE),
+    ("Mongolia", _ET_ASIAN_OTHER),
+    ("Bhutan", _ET_ASIAN_OTHER),
+    ("Tonga", _ET_OTHER),
+)
+_COUNTRY = np.array([_DOMESTIC] + [c for c, _ in _FOREIGN], dtype=object)
+_COUNTRY_ETHNICITY = np.array([_ET_WHITE] + [e for _, e in _FOREIGN])
+
+# --------------------------------------------------------------------------------------------
+# Geography: regions, their share of people, the share born abroad, and outward-code areas.
+# --------------------------------------------------------------------------------------------
+
+_REGIONS: tuple[tuple[str, float, float, tuple[str, ...]], ...] = (
+    # name, population (millions), share born abroad, postcode areas
+    ("North East", 2.7, 0.07, ("NE", "DH", "SR", "TS", "DL")),
+    ("North West", 7.4, 0.10, ("M", "L", "PR", "BL", "WA", "CH", "CA", "BB", "OL", "SK", "WN")),
+    ("Yorkshire and The Humber", 5.5, 0.09, ("LS", "S", "BD", "HU", "YO", "HD", "HX", "DN", "WF")),
+    ("East Midlands", 4.9, 0.11, ("NG", "LE", "DE", "LN", "NN")),
+    ("West Midlands", 6.0, 0.14, ("B", "CV", "WS", "WV", "DY", "ST", "TF", "WR", "HR")),
+    ("East of England", 6.3, 0.13, ("CB", "NR", "IP", "CO", "CM", "SG", "AL", "LU", "PE", "SS")),
+    ("London", 8.9, 0.37, ("E", "N", "NW", "SE", "SW", "W", "EC", "WC")),
+    ("South East", 9.3, 0.13, ("BN", "GU", "RG", "OX", "MK", "PO", "SO", "TN", "ME", "CT", "RH")),
+    ("South West", 5.7, 0.09, ("BS", "BA", "EX", "PL", "TQ", "TR", "TA", "GL", "SN", "BH", "DT")),
+    ("Wales", 3.1, 0.06, ("CF", "SA", "NP", "LL", "SY", "LD")),
+    ("Scotland", 5.5, 0.09, ("G", "EH", "AB", "DD", "KY", "FK", "PA", "IV", "KA", "ML", "PH")),
+    ("Northern Ireland", 1.9, 0.07, ("BT",)),
+)
+_REGION = np.array([r[0] for r in _REGIONS], dtype=object)
+_REGION_FOREIGN = np.array([r[2] for r in _REGIONS])
+_LONDON = 6
+
+_N_POSTCODES = 420
+_ZIPF_EXPONENT = 1.1  # sizes ∝ (rank + _ZIPF_OFFSET) ** -_ZIPF_EXPONENT (Zipf-Mandelbrot)
+_ZIPF_OFFSET = 25.0
+_GEOGRAPHY_SEED = 8_675_309  # fixed: the seed of generate_population changes people, not places
+
+
+def _build_geography() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Postcode labels, their region index, their population weight and how urban they are."""
+    rng = np.random.default_rng(_GEOGRAPHY_SEED)
+    pop = np.array([r[1] for r in _REGIONS])
+    region_of = rng.choice(len(_REGIONS), size=_N_POSTCODES, p=pop / pop.sum())
+    # Zipf-like sizes, handed out to postcodes in random order; then nudged so that regional
+    # totals roughly follow the regions' real populations (the rank structure is kept).
+    rank = rng.permutation(_N_POSTCODES) + 1
+    weight = (rank + _ZIPF_OFFSET) ** -_ZIPF_EXPONENT
+    totals = np.bincount(region_of, weights=weight, minlength=len(_REGIONS))
+    weight *= ((pop / pop.sum()) / (totals / totals.sum()))[region_of]
+    weight /= weight.sum()
+    # Outward-code-like labels: an area of the region plus a district number.
+    labels = np.empty(_N_POSTCODES, dtype=object)
+    next_district: dict[str, int] = {}
+    area_pick = rng.random(_N_POSTCODES)
+    for i in range(_N_POSTCODES):  # 420 iterations, once per import: geography, not people
+        areas = _REGIONS[region_of[i]][3]
+        area = areas[int(area_pick[i] * len(areas))]
+        next_district[area] = next_district.get(area, 0) + 1
+        labels[i] = f"{area}{next_district[area]}"
+    # Urbanicity in [0, 1]: big postcodes and London are urban.
+    urban = np.clip((np.log(weight) - np.log(weight).min()) / np.ptp(np.log(weight)), 0.0, 1.0)
+    urban = np.where(region_of == _LONDON, np.maximum(urban, 0.8), urban)
+    return labels, region_of, weight, urban
+
+
+_POSTCODE, _POSTCODE_REGION, _POSTCODE_WEIGHT, _POSTCODE_URBAN = _build_geography()
+
+# --------------------------------------------------------------------------------------------
+# Age pyramids (ages 0..99), one for urban and one for rural places.
+# --------------------------------------------------------------------------------------------
+
+_AGES = np.arange(100)
+
+
+def _pyramid(urban: bool) -> np.ndarray:
+    a = _AGES.astype(float)
+    survival = 1.0 / (1.0 + np.exp((a - 83.0) / 5.5))
+    w = survival * (1.0 + 0.22 * np.exp(-(((a - 58.0) / 8.0) ** 2)))  # baby-boom bulge
+    w *= np.where(a < 16, 0.93, 1.0)  # falling birth rate
+    if urban:
+        w *= 1.0 + 0.65 * np.exp(-(((a - 30.0) / 8.0) ** 2))
+        w *= np.where(a >= 65, 0.75, 1.0)
+    else:
+        w *= 1.0 + 0.30 * np.exp(-(((a - 62.0) / 10.0) ** 2))
+        w *= 1.0 - 0.30 * np.exp(-(((a - 24.0) / 5.0) ** 2))
+    return np.cumsum(w / w.sum())
+
+
+_PYRAMID_URBAN = _pyramid(urban=True)
+_PYRAMID_RURAL = _pyramid(urban=False)
+
+# --------------------------------------------------------------------------------------------
+# Conditional probability tables by age band. Rows need not sum to 1; they are normalised.
+# --------------------------------------------------------------------------------------------
+
+# Marital status: columns follow _MARITAL.
+_MARITAL_BANDS = np.array([0, 18, 25, 30, 35, 45, 55, 65, 75, 85])
+_MARITAL_P = np.array(
+    [
+        [1.000, 0.000, 0.0000, 0.000, 0.000, 0.0000],  # 0-17: nobody is married
+        [0.930, 0.060, 0.0030, 0.003, 0.004, 0.0002],  # 18-24
+        [0.700, 0.260, 0.0100, 0.015, 0.015, 0.0010],  # 25-29
+        [0.480, 0.440, 0.0120, 0.030, 0.030, 0.0020],  # 30-34
+        [0.330, 0.520, 0.0120, 0.080, 0.040, 0.0050],  # 35-44
+        [0.220, 0.550, 0.0100, 0.150, 0.040, 0.0200],  # 45-54
+        [0.130, 0.580, 0.0080, 0.180, 0.030, 0.0600],  # 55-64
+        [0.070, 0.580, 0.0050, 0.150, 0.020, 0.1700],  # 65-74
+        [0.050, 0.450, 0.0030, 0.100, 0.010, 0.3900],  # 75-84
+        [0.050, 0.250, 0.0020, 0.060, 0.005, 0.6300],  # 85+
+    ]
+)
+
+# Highest qualification: columns follow _EDUCATION.
+_EDUCATION_BANDS = np.array([0, 11, 16, 18, 21, 23, 26, 35, 50, 65, 80])
+_EDUCATION_P = np.array(
+    [
+        [1.00, 0.00, 0.00, 0.00, 0.00, 0.00, 0.00, 0.000],  # 0-10: no qualification yet
+        [0.00, 1.00, 0.00, 0.00, 0.00, 0.00, 0.00, 0.000],  # 11-15: primary completed
+        [0.03, 0.07, 0.85, 0.05, 0.00, 0.00, 0.00, 0.000],  # 16-17
+        [0.03, 0.04, 0.25, 0.55, 0.13, 0.00, 0.00, 0.000],  # 18-20
+        [0.03, 0.03, 0.18, 0.36, 0.16, 0.24, 0.00, 0.000],  # 21-22
+        [0.03, 0.03, 0.15, 0.27, 0.16, 0.30, 0.06, 0.000],  # 23-25
+        [0.03, 0.03, 0.14, 0.22, 0.16, 0.28, 0.12, 0.020],  # 26-34
+        [0.05, 0.04, 0.16, 0.22, 0.18, 0.23, 0.10, 0.020],  # 35-49
+        [0.10, 0.06, 0.22, 0.20, 0.18, 0.16, 0.065, 0.015],  # 50-64
+        [0.22, 0.10, 0.24, 0.15, 0.14, 0.10, 0.04, 0.010],  # 65-79
+        [0.35, 0.15, 0.22, 0.10, 0.10, 0.06, 0.015, 0.005],  # 80+
+    ]
+)
+
+# Employment status: columns follow _EMPLOYMENT.
+_EMPLOYMENT_BANDS = np.array([0, 16, 18, 22, 25, 35, 50, 60, 65, 70, 75])
+_EMPLOYMENT_P = np.array(
+    [
+        # child  stud   emp    self   unemp  retir  home   sick
+        [1.000, 0.000, 0.000, 0.000, 0.000, 0.000, 0.000, 0.000],  # 0-15
+        [0.000, 0.850, 0.100, 0.002, 0.040, 0.000, 0.005, 0.003],  # 16-17
+        [0.000, 0.450, 0.400, 0.020, 0.080, 0.000, 0.030, 0.020],  # 18-21
+        [0.000, 0.150, 0.650, 0.040, 0.070, 0.000, 0.050, 0.030],  # 22-24
+        [0.000, 0.040, 0.720, 0.080, 0.050, 0.000, 0.070, 0.040],  # 25-34
+        [0.000, 0.010, 0.700, 0.120, 0.040, 0.000, 0.070, 0.060],  # 35-49
+        [0.000, 0.005, 0.630, 0.140, 0.040, 0.030, 0.050, 0.090],  # 50-59
+        [0.000, 0.000, 0.420, 0.120, 0.030, 0.290, 0.040, 0.100],  # 60-64
+        [0.000, 0.000, 0.160, 0.070, 0.010, 0.710, 0.020, 0.030],  # 65-69
+        [0.000, 0.000, 0.060, 0.050, 0.002, 0.870, 0.010, 0.008],  # 70-74
+        [0.000, 0.000, 0.010, 0.015, 0.000, 0.970, 0.003, 0.002],  # 75+
+    ]
+)
+
+# Occupation of people in work, by highest qualification: rows follow _EDUCATION, columns the
+# ten major groups of _OCCUPATION.
+_OCCUPATION_BY_EDUCATION = np.array(
+    [
+        # mgr   prof   tech   clerk  serv   agri   craft  mach   elem   armed
+        [0.02, 0.000, 0.02, 0.05, 0.25, 0.050, 0.150, 0.160, 0.300, 0.000],  # none
+        [0.02, 0.000, 0.03, 0.06, 0.24, 0.050, 0.170, 0.160, 0.270, 0.000],  # primary
+        [0.05, 0.010, 0.06, 0.12, 0.25, 0.030, 0.160, 0.120, 0.190, 0.010],  # lower secondary
+        [0.08, 0.040, 0.12, 0.18, 0.22, 0.020, 0.120, 0.080, 0.130, 0.010],  # upper secondary
+        [0.07, 0.040, 0.18, 0.10, 0.13, 0.030, 0.280, 0.080, 0.080, 0.010],  # vocational
+        [0.15, 0.350, 0.20, 0.11, 0.10, 0.010, 0.030, 0.010, 0.035, 0.005],  # bachelor
+        [0.20, 0.500, 0.15, 0.06, 0.04, 0.005, 0.015, 0.005, 0.020, 0.005],  # master
+        [0.15, 0.700, 0.08, 0.02, 0.02, 0.005, 0.005, 0.001, 0.010, 0.005],  # doctorate
+    ]
+)
+# Multipliers for the self-employed (no self-employed soldiers).
+_SELF_EMPLOYED_OCC = np.array([1.5, 0.9, 0.8, 0.3, 0.8, 4.0, 2.0, 0.5, 0.6, 0.0])
+# Median yearly income (in pounds) of full-time-ish work per major group.
+_OCC_MEDIAN_INCOME = np.array(
+    [48e3, 45e3, 35e3, 24e3, 17e3, 20e3, 28e3, 25e3, 15e3, 32e3]
+)
+# Completed family size (0..12 children): partnered, previously partnered, never married.
+_FAMILY_SIZE_P = np.array(
+    [
+        [0.12, 0.16, 0.40, 0.19, 0.080, 0.030, 0.0120, 0.0050, 0.0020, 0.0010, 4e-4, 2e-4, 1e-4],
+        [0.16, 0.22, 0.35, 0.16, 0.070, 0.025, 0.0100, 0.0040, 0.0015, 6e-4, 3e-4, 1e-4, 5e-5],
+        [0.60, 0.18, 0.13, 0.06, 0.020, 0.007, 0.0020, 7e-4, 2e-4, 1e-4, 5e-5, 0.0, 0.0],
+    ]
+)
+_EDU_INCOME_LOG = np.array([-0.10, -0.08, -0.05, 0.0, 0.0, 0.05, 0.12, 0.18])
+
+
+def _band(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Index of the band (``edges`` are the lower bounds) each value falls in."""
+    return np.searchsorted(edges, values, side="right") - 1
+
+
+def _pick(rng: np.random.Generator, weights: np.ndarray) -> np.ndarray:
+    """One categorical draw per row of ``weights`` (n × k, non-negative, rows not all zero)."""
+    cum = np.cumsum(weights, axis=1)
+    u = rng.random(weights.shape[0]) * cum[:, -1]
+    idx = (cum <= u[:, None]).sum(axis=1)
+    return np.minimum(idx, weights.shape[1] - 1)
+
+
+def _check_n_seed(n: Any, seed: Any) -> tuple[int, int]:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ParameterError(f"the demo population size must be a positive integer, got {n!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ParameterError(f"the demo seed must be a non-negative integer, got {seed!r}")
+    return int(n), int(seed)
+
+
+# One drawn column: integer values, or category codes with their labels and a missing mask.
+_Column = tuple[np.ndarray, Optional[np.ndarray], Optional[np.ndarray]]
+
+
+def generate_population(n: int = 100_000, seed: int = 20261122) -> dict[str, np.ndarray]:
+    """Draw ``n`` synthetic people; the same ``seed`` always gives the same rows.
+
+    Returns one numpy array per column, ``person_id`` first and then :data:`DEMO_COLUMNS`.
+    ``person_id`` (1..n), ``age``, ``household_size`` and ``number_of_children`` are integer
+    arrays; every other column is an object array of strings in which ``None`` marks a missing
+    value (some ``occupation``, ``income_band`` and ``ethnicity`` answers are missing, as in
+    real surveys).
+    """
+    out: dict[str, np.ndarray] = {}
+    for name, (values, labels, missing) in _draw(n, seed).items():
+        if labels is None:
+            out[name] = values
+        else:
+            decoded = labels[values]
+            if missing is not None:
+                decoded[missing] = None
+            out[name] = decoded
+    return out
+
+
+def _draw(n: int, seed: int) -> dict[str, _Column]:
+    """The population as codes: what :func:`generate_population` decodes and
+    :func:`write_population` hands to Arrow without building Python strings."""
+    n, seed = _check_n_seed(n, seed)
+    rng = np.random.default_rng(seed)
+
+    # Where people live. Region is a function of postcode.
+    pc = rng.choice(_N_POSTCODES, size=n, p=_POSTCODE_WEIGHT)
+    region = _POSTCODE_REGION[pc]
+    urban = _POSTCODE_URBAN[pc]
+
+    # Age: a mix of the urban and the rural pyramid, by how urban the postcode is.
+    u = rng.random(n)
+    age = np.where(
+        rng.random(n) < urban,
+        np.searchsorted(_PYRAMID_URBAN, u, side="right"),
+        np.searchsorted(_PYRAMID_RURAL, u, side="right"),
+    )
+    age = np.minimum(age, 99)
+
+    # Sex: 51% boys at birth, women outlive men.
+    p_male = np.where(age < 55, 0.512, 0.512 - 0.0045 * (age - 55))
+    male = rng.random(n) < p_male
+
+    # Country of birth: mostly domestic; more migrants in London and among working ages.
+    age_factor = np.select([age < 16, age < 20, age < 50, age < 65], [0.35, 0.8, 1.5, 1.0], 0.6)
+    foreign = rng.random(n) < np.minimum(_REGION_FOREIGN[region] * age_factor, 0.95)
+    n_foreign = len(_FOREIGN)
+    zipf = np.arange(1, n_foreign + 1, dtype=float) ** -1.5
+    country = np.zeros(n, dtype=np.int64)
+    country[foreign] = 1 + rng.choice(n_foreign, size=int(foreign.sum()), p=zipf / zipf.sum())
+
+    # Ethnicity: mostly the group of the country of birth; UK-born people are more diverse
+    # when young and in London (second generations).
+    ethnicity = _COUNTRY_ETHNICITY[country].copy()
+    second_gen = ~foreign & (
+        rng.random(n) < np.where(region == _LONDON, 0.30, 0.08) * np.where(age < 40, 1.4, 0.6)
+    )
+    mix = np.array([0.0, 0.30, 0.16, 0.14, 0.07, 0.05, 0.05, 0.10, 0.09, 0.02, 0.02])
+    ethnicity[second_gen] = rng.choice(
+        len(_ETHNICITY), size=int(second_gen.sum()), p=mix / mix.sum()
+    )
+    drift = rng.random(n) < 0.03  # anyone may report another group
+    ethnicity[drift] = rng.choice(len(_ETHNICITY), size=int(drift.sum()))
+
+    # Marital status depends on age (and, for widowhood, on sex).
+    wm = _MARITAL_P[_band(age, _MARITAL_BANDS)].copy()
+    wm[:, _WIDOWED] *= np.where(male, 0.5, 1.6)
+    marital = _pick(rng, wm)
+    partnered = (marital == _MARRIED) | (marital == _CIVIL)
+
+    # Highest qualification depends on age; people born abroad are a little more polarised.
+    we = _EDUCATION_P[_band(age, _EDUCATION_BANDS)].copy()
+    adult = age >= 21
+    polar = (foreign & adult)[:, None]
+    we = np.where(polar, we * np.array([1.3, 1.2, 0.9, 0.8, 0.8, 1.25, 1.3, 1.3]), we)
+    education = _pick(rng, we)
+    degree = education >= _ED_BACH
+    low_ed = education <= _ED_PRIMARY
+
+    # Employment status depends on age, education and sex.
+    ws = _EMPLOYMENT_P[_band(age, _EMPLOYMENT_BANDS)].copy()
+    ws[:, _EM_STUDENT] *= np.where((age >= 18) & (education < _ED_UPPER), 0.3, 1.0)
+    ws[:, _EM_EMP] *= np.where(degree, 1.15, np.where(low_ed & (age >= 18), 0.8, 1.0))
+    ws[:, _EM_UNEMP] *= np.where(degree, 0.6, np.where(low_ed, 1.8, 1.0))
+    ws[:, _EM_SICK] *= np.where(degree, 0.5, np.where(low_ed, 1.8, 1.0))
+    ws[:, _EM_HOME] *= np.where(male, 0.3, 2.5)
+    employment = _pick(rng, ws)
+    working = (employment == _EM_EMP) | (employment == _EM_SELF)
+
+    # Occupation: by education for people in work, a status label for everyone else.
+    wo = _OCCUPATION_BY_EDUCATION[education].copy()
+    wo = np.where((employment == _EM_SELF)[:, None], wo * _SELF_EMPLOYED_OCC, wo)
+    young = age < 25
+    wo[:, _OC_MANAGER] *= np.where(young, 0.2, 1.0)
+    wo[:, _OC_SERVICE] *= np.where(young, 1.6, 1.0)
+    wo[:, _OC_ELEM] *= np.where(young, 1.5, 1.0)
+    wo[:, _OC_AGRI] *= np.where(urban > 0.5, 0.3, 2.0)
+    wo[:, _OC_ARMED] *= np.where(age > 55, 0.1, 1.0)
+    occupation = np.select(
+        [employment == _EM_CHILD, employment == _EM_STUDENT, employment == _EM_RETIRED, working],
+        [_OC_CHILD, _OC_STUDENT, _OC_RETIRED, _pick(rng, wo)],
+        _OC_NOTWORK,
+    )
+
+    # Number of children ever had: a completed family size (most people two, the never married
+    # mostly none, a long rare tail up to 12), of which a share rising with age has been born
+    # yet; women start earlier than men. Nobody under 16 has children.
+    family = _pick(rng, _FAMILY_SIZE_P[np.select([partnered, marital == _NEVER], [0, 2], 1)])
+    onset = np.where(male, 30.0, 27.5)
+    born = 1.0 / (1.0 + np.exp(-(age - onset) / 3.5))
+    kids = np.where(age < 16, 0, rng.binomial(family, born))
+
+    # Household size: children live with one or two parents and siblings; adults with a
+    # partner, the children still at home, sometimes their own parents or lodgers.
+    child_hh = 1 + np.where(rng.random(n) < 0.76, 2, 1) + rng.poisson(0.9, n)
+    child_hh += rng.random(n) < 0.04  # a grandparent
+    p_home = np.select([age < 45, age < 55, age < 65], [0.95, 0.6, 0.2], 0.03)
+    kids_home = rng.binomial(kids, p_home)
+    p_parents = np.clip(0.55 - 0.04 * (age - 18), 0.0, 0.55)
+    with_parents = (marital == _NEVER) & (rng.random(n) < p_parents)
+    cohabiting = (partnered & (rng.random(n) < 0.96)) | (
+        (marital == _NEVER) & (age >= 22) & (age < 50) & (rng.random(n) < 0.22)
+    )
+    adult_hh = 1 + cohabiting + kids_home + np.where(with_parents, 1 + rng.poisson(1.2, n), 0)
+    adult_hh += rng.poisson(np.where(urban > 0.6, 0.25, 0.1))  # sharers, lodgers
+    household = np.minimum(np.where(age < 18, child_hh, adult_hh), 15)
+
+    # Personal income: log-normal around a median set by occupation, education, age and sex
+    # for workers; benefits, pensions or nothing for everyone else.
+    occ_major = np.minimum(occupation, _OC_ARMED)
+    experience = np.maximum(-0.00045 * (age - 50.0) ** 2, -0.5)
+    log_med = np.log(_OCC_MEDIAN_INCOME[occ_major]) + _EDU_INCOME_LOG[education] + experience
+    log_med += np.where(male, 0.0, np.log(0.88))
+    sigma = np.where(employment == _EM_SELF, 0.8, 0.45)
+    log_med += np.where(employment == _EM_SELF, np.log(0.9), 0.0)
+    other_med = np.select(
+        [employment == _EM_STUDENT, employment == _EM_UNEMP, employment == _EM_RETIRED,
+         employment == _EM_HOME, employment == _EM_SICK],
+        [6e3, 5e3, 14e3, 4e3, 9e3],
+        1.0,
+    ) * np.where((employment == _EM_RETIRED) & degree, 1.6, 1.0)
+    log_med = np.where(working, log_med, np.log(other_med))
+    sigma = np.where(working, sigma, np.where(employment == _EM_RETIRED, 0.6, 0.5))
+    income = np.exp(log_med + sigma * rng.standard_normal(n))
+    p_none = np.select(
+        [employment == _EM_CHILD, employment == _EM_STUDENT, employment == _EM_HOME,
+         employment == _EM_UNEMP, working],
+        [1.0, 0.6, 0.5, 0.15, 0.0],
+        0.03,
+    )
+    no_income = rng.random(n) < p_none
+    income_band = np.where(no_income, 0, 1 + np.searchsorted(_INCOME_EDGES, income, side="right"))
+
+    # Item non-response, as in real surveys: adults only, more often for the self-employed
+    # and high earners (income), for hard-to-code jobs (occupation) and at random (ethnicity).
+    p_miss_income = 0.025 * np.where(employment == _EM_SELF, 2.0, 1.0)
+    p_miss_income *= np.where(income_band >= 6, 1.6, 1.0)
+    miss_income = (age >= 16) & (rng.random(n) < p_miss_income)
+    miss_occupation = (age >= 16) & (rng.random(n) < np.where(working, 0.025, 0.005))
+    miss_ethnicity = rng.random(n) < 0.01
+
+    return {
+        _ID_COLUMN: (np.arange(1, n + 1, dtype=np.int64), None, None),
+        "age": (age.astype(np.int32), None, None),
+        "sex": (male.astype(np.int8), _SEX, None),
+        "postcode": (pc, _POSTCODE, None),
+        "region": (region, _REGION, None),
+        "marital_status": (marital, _MARITAL, None),
+        "education": (education, _EDUCATION, None),
+        "employment_status": (employment, _EMPLOYMENT, None),
+        "occupation": (occupation, _OCCUPATION, miss_occupation),
+        "income_band": (income_band, _INCOME, miss_income),
+        "household_size": (household.astype(np.int32), None, None),
+        "number_of_children": (kids.astype(np.int32), None, None),
+        "country_of_birth": (country, _COUNTRY, None),
+        "ethnicity": (ethnicity, _ETHNICITY, miss_ethnicity),
+    }
+
+
+def _quote_identifier(name: str) -> str:
+    """Quote ``name`` as one SQL identifier: double quotes, internal quotes doubled."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def write_population(
+    con: Any, table: str = "population", n: int = 100_000, seed: int = 20261122
+) -> None:
+    """Create (or replace) ``table`` in the DuckDB connection ``con`` with the demo population.
+
+    ``table`` is one identifier, quoted safely, so any name works (``we"ird; name`` included).
+    """
+    if not isinstance(table, str) or not table or "\x00" in table:
+        raise UsageError(f"the demo table name must be a non-empty string, got {table!r}")
+    import duckdb
+
+    # A dict of numpy arrays is read by DuckDB directly (no pandas/pyarrow needed); text columns
+    # are object arrays with None for NULL.
+    arrow_table: dict[str, np.ndarray] = {}
+    for name, (values, labels, missing) in _draw(n, seed).items():
+        if labels is None:
+            arrow_table[name] = values
+        else:
+            text = np.asarray(labels, dtype=object)[values.astype(np.intp)]
+            if missing is not None:
+                text[np.asarray(missing, dtype=bool)] = None
+            arrow_table[name] = text
+
+    view = f"__qar_demo_{uuid.uuid4().hex}"
+    try:
+        con.register(view, arrow_table)
+        try:
+            con.execute(
+                f"create or replace table {_quote_identifier(table)} as "
+                f"select * from {_quote_identifier(view)}"
+            ).fetchall()  # drain the statement's result so the connection is free again
+        finally:
+            con.unregister(view)
+    except duckdb.Error as exc:
+        raise DatabaseError(f"could not write the demo table {table!r}: {exc}") from exc
+
+
+def run_demo(path: str = "qar_demo.duckdb", *, rows: int = 100_000, seed: int = 20261122, p: int = 3, alpha: float = 0.01, pi_u: float = 0.05, pwm: str = "plotting", progress=None):
+    """Write the population to the DuckDB file ``path`` (table ``population``, replaced) and
+    audit it over :data:`DEMO_COLUMNS`. Returns the :class:`~qar_sql.AuditResult`."""
+    import duckdb
+
+    from .audit import audit, validate
+
+    validate(p, alpha, pi_u, pwm)
+    try:
+        con = duckdb.connect(path)
+    except duckdb.Error as exc:
+        raise DatabaseError(f"cannot write the demo database {path!r}: {exc}") from exc
+    try:
+        write_population(con, "population", n=rows, seed=seed)
+    finally:
+        con.close()
+    return audit(path, table="population", columns=DEMO_COLUMNS, p=p, alpha=alpha, pi_u=pi_u, pwm=pwm, progress=progress)

@@ -1,0 +1,84 @@
+"""SQL dialects: how each engine quotes names and which capabilities it has.
+
+A dialect is a name (SQLAlchemy's backend name, also the template folder that overrides the
+portable SQL) plus capability flags. Templates in ``templates/default`` are portable; a flag is
+added here only where a test showed an engine needs something different, with a comment why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import UsageError
+
+
+@dataclass(frozen=True)
+class Dialect:
+    name: str
+    #: Opening and closing quote of a delimited identifier, and how a quote inside is escaped.
+    quote_open: str = '"'
+    quote_close: str = '"'
+    quote_escape: str = '""'
+    #: ``WITH x AS MATERIALIZED (...)`` keeps the encoding CTE from being inlined into every
+    #: branch of a batch (PostgreSQL >= 12 and DuckDB understand it; warehouses do not).
+    cte_materialized: bool = False
+    #: The engine can hold session temp tables even on a read-only connection (DuckDB keeps
+    #: them in memory). Then the encoded codes are materialised once per audit, not per batch.
+    temp_tables: bool = False
+    #: Statement that makes the current transaction read-only, where the engine has one.
+    read_only_sql: str | None = None
+    #: The dialect runs here (tests execute it) or only compiles (tests render and parse it).
+    executable: bool = False
+
+    def quote(self, name: str) -> str:
+        """Quote an identifier so any string (quotes, spaces, ``;``, unicode) is one name."""
+        if not isinstance(name, str) or name == "":
+            raise UsageError(f"invalid SQL identifier {name!r}; names must be non-empty text")
+        if "\x00" in name:
+            raise UsageError(f"invalid SQL identifier {name!r}: it contains a NUL character")
+        body = name.replace(self.quote_close, self.quote_escape)
+        return f"{self.quote_open}{body}{self.quote_close}"
+
+    def quote_path(self, parts: tuple[str, ...]) -> str:
+        """Quote a dotted object path (schema, table) part by part."""
+        return ".".join(self.quote(p) for p in parts)
+
+    def literal(self, value: str) -> str:
+        """A string literal (file paths for DuckDB's readers); single quotes doubled."""
+        if "\x00" in value:
+            raise UsageError(f"invalid string {value!r}: it contains a NUL character")
+        return "'" + value.replace("'", "''") + "'"
+
+
+DIALECTS: dict[str, Dialect] = {
+    "duckdb": Dialect("duckdb", cte_materialized=True, temp_tables=True, executable=True),
+    "postgresql": Dialect(
+        "postgresql",
+        cte_materialized=True,
+        read_only_sql="set transaction read only",
+        executable=True,
+    ),
+    # Snowflake: double-quoted identifiers are case-sensitive, which is what we want for exact
+    # names. Compile-only here.
+    "snowflake": Dialect("snowflake"),
+    # BigQuery quotes with backticks and escapes a backtick inside with a backslash.
+    "bigquery": Dialect("bigquery", quote_open="`", quote_close="`", quote_escape="\\`"),
+}
+
+#: Dialects for engines we have not tested get the portable SQL and ANSI quoting.
+GENERIC = Dialect("default")
+
+
+def get_dialect(name: str, *, strict: bool = False) -> Dialect:
+    """The dialect called ``name`` (SQLAlchemy backend name)."""
+    if name in DIALECTS:
+        return DIALECTS[name]
+    if strict:
+        import difflib
+
+        close = difflib.get_close_matches(name, DIALECTS, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise UsageError(
+            f"unknown SQL dialect {name!r}{hint} Choose one of: {', '.join(DIALECTS)}."
+        )
+    return Dialect(name, quote_open=GENERIC.quote_open, quote_close=GENERIC.quote_close)

@@ -1,0 +1,67 @@
+"""Errors and exit codes.
+
+Every error qar-sql raises on purpose is a :class:`QarError`; its message is one sentence that
+names the bad value and says how to fix it. The CLI prints the message and exits with the
+error's ``exit_code``; it shows a traceback only with ``--debug``.
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class ExitCode(enum.IntEnum):
+    """Exit codes of the ``qar`` command.
+
+    ====  ==============================================================
+    code  meaning
+    ====  ==============================================================
+    0     ok: the command ran and no threshold was breached
+    1     risk above threshold (``--fail-above``)
+    2     usage error: bad option, file, table, column or parameter
+    3     database or runtime error (connection lost, SQL failed, ...)
+    ====  ==============================================================
+    """
+
+    OK = 0
+    RISK_ABOVE_THRESHOLD = 1
+    USAGE = 2
+    RUNTIME = 3
+
+
+class QarError(Exception):
+    """Root of every error qar-sql raises on purpose."""
+
+    exit_code: ExitCode = ExitCode.RUNTIME
+
+
+class UsageError(QarError):
+    """The user asked for something that cannot be done as asked (bad input)."""
+
+    exit_code = ExitCode.USAGE
+
+
+class SourceNotFound(UsageError):
+    """A file, database or table named by the user does not exist."""
+
+
+class ColumnError(UsageError):
+    """A column named by the user does not exist or cannot serve as asked."""
+
+
+class ParameterError(UsageError):
+    """A numeric parameter (p, alpha, pi_u, thresholds, ...) is out of range."""
+
+
+class DataError(UsageError):
+    """The data cannot support the estimate (empty table, one row, no tail, ...)."""
+
+
+class NoTailError(DataError):
+    """No θ exceeds the threshold u, so there is no tail to fit."""
+
+
+class DatabaseError(QarError):
+    """The database refused or failed a statement, or the connection was lost."""
+
+    exit_code = ExitCode.RUNTIME

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Run the whole test suite: install qar-sql with its test extras, start the local PostgreSQL 15,
+# create the test role and database, then run pytest against DuckDB and PostgreSQL.
+# Under CI=true a PostgreSQL that cannot be reached fails the PostgreSQL tests (never skips).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+python3 -m pip install --quiet --disable-pip-version-check '.[dev]' || exit 3
+
+: "${QAR_TEST_PG_URL:=postgresql+psycopg://qar:qar@localhost:5432/qar_test}"
+export QAR_TEST_PG_URL
+
+start_postgres() {
+  command -v pg_isready >/dev/null || { echo "PostgreSQL client tools not found" >&2; return 1; }
+  if ! pg_isready -q -h localhost -p 5432; then
+    if command -v pg_ctlcluster >/dev/null; then
+      pg_ctlcluster 15 main start 2>&1 || sudo -n pg_ctlcluster 15 main start 2>&1 || true
+    fi
+    for _ in $(seq 1 30); do pg_isready -q -h localhost -p 5432 && break; sleep 1; done
+  fi
+  pg_isready -q -h localhost -p 5432 || return 1
+  # SQL goes to psql on stdin, run as the postgres superuser (root: su; otherwise sudo -n).
+  run_pg() {
+    if [ "$(id -u)" = 0 ]; then su postgres -c "psql -v ON_ERROR_STOP=1 -qtAX -d postgres"
+    else sudo -n -u postgres psql -v ON_ERROR_STOP=1 -qtAX -d postgres; fi
+  }
+  run_pg >/dev/null <<'SQL' || return 1
+do $$ begin
+  if not exists (select from pg_roles where rolname = 'qar') then
+    create role qar login password 'qar' createdb createrole;
+  end if;
+end $$;
+alter role qar login password 'qar' createdb createrole;
+SQL
+  if ! echo "select 1 from pg_database where datname = 'qar_test'" | run_pg | grep -q 1; then
+    echo "create database qar_test owner qar" | run_pg >/dev/null || return 1
+  fi
+}
+
+if ! start_postgres; then
+  echo "note: PostgreSQL is not available; PostgreSQL tests will $( [ "${CI:-}" = true ] && echo FAIL || echo skip )" >&2
+fi
+
+python3 -m pytest -q -p no:cacheprovider "$@"

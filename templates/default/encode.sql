@@ -1,0 +1,25 @@
+-- One row per source row, each quasi-identifier column replaced by an integer code.
+-- NULL gets code -1, a value of its own (GROUP BY semantics); other values are numbered 0, 1, ...
+-- Small integer keys make the many GROUP BYs of the scan cheap, whatever the column types.
+with
+{% for col in columns %}
+  d{{ loop.index0 }} as (
+    select
+      v,
+      row_number() over (order by v) - 1 as code
+    from (
+      select distinct {{ q(col) }} as v
+      from {{ relation }}
+      where {{ q(col) }} is not null
+    ) s{{ loop.index0 }}
+  ){{ "," if not loop.last }}
+{% endfor %}
+select
+{% for col in columns %}
+  coalesce(d{{ loop.index0 }}.code, -1) as c{{ loop.index0 }}{{ "," if not loop.last }}
+{% endfor %}
+from {{ relation }} as t
+{% for col in columns %}
+left join d{{ loop.index0 }}
+  on t.{{ q(col) }} = d{{ loop.index0 }}.v
+{% endfor %}

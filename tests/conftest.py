@@ -1,0 +1,179 @@
+"""Shared fixtures: real engines, no mocks.
+
+``engine`` is parametrised over DuckDB and PostgreSQL. PostgreSQL comes from
+``QAR_TEST_PG_URL`` (scripts/test.sh starts the server and creates the role); when it cannot be
+reached the PostgreSQL tests skip with the reason on a user's machine and FAIL under CI=true.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+
+import duckdb
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+PG_URL = os.environ.get("QAR_TEST_PG_URL", "postgresql+psycopg://qar:qar@localhost:5432/qar_test")
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+_pg_state: dict = {}
+
+
+def _pg_engine():
+    """A SQLAlchemy engine for the test server, or the reason it is unreachable."""
+    if "engine" in _pg_state or "error" in _pg_state:
+        return _pg_state.get("engine"), _pg_state.get("error")
+    try:
+        import sqlalchemy as sa
+
+        eng = sa.create_engine(PG_URL, poolclass=sa.pool.NullPool)
+        with eng.connect() as c:
+            c.exec_driver_sql("select 1")
+        _pg_state["engine"] = eng
+    except Exception as exc:  # driver missing or server down
+        _pg_state["error"] = f"PostgreSQL at {PG_URL} is unreachable: {str(exc).splitlines()[0]}"
+    return _pg_state.get("engine"), _pg_state.get("error")
+
+
+def require_postgres():
+    eng, err = _pg_engine()
+    if eng is None:
+        if IN_CI:
+            pytest.fail(f"{err} (CI=true: PostgreSQL tests must run)")
+        pytest.skip(err)
+    return eng
+
+
+@pytest.fixture
+def pg():
+    """The test server's SQLAlchemy engine (admin role of the test database)."""
+    return require_postgres()
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"{SHARED_DATA} is absent (the shared public datasets are not on this machine)")
+    return SHARED_DATA
+
+
+def _duck_type(values):
+    for v in values:
+        if v is None:
+            continue
+        if isinstance(v, bool):
+            return "boolean"
+        if isinstance(v, int):
+            return "bigint"
+        if isinstance(v, float):
+            return "double precision"
+        return "text"
+    return "text"
+
+
+def quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+class Loader:
+    """Loads small column dicts (or a CSV through DuckDB) into one engine as a real table and
+    returns (source, table) for ``qar_sql.audit``. Values land with the same types on both."""
+
+    def __init__(self, name: str, tmp_path: Path):
+        self.name = name
+        self.tmp_path = tmp_path
+        self.schema = None
+        if name == "postgresql":
+            self.eng = require_postgres()
+            self.schema = f"t_{uuid.uuid4().hex[:10]}"
+            with self.eng.begin() as c:
+                c.exec_driver_sql(f"create schema {quote(self.schema)}")
+        else:
+            self.path = str(tmp_path / "data.duckdb")
+
+    @property
+    def source(self) -> str:
+        return PG_URL if self.name == "postgresql" else self.path
+
+    def table_name(self, table: str) -> str:
+        return f"{self.schema}.{table}" if self.schema else table
+
+    def load(self, table: str, data: dict[str, list], types: dict[str, str] | None = None):
+        cols = list(data)
+        n = len(data[cols[0]]) if cols else 0
+        types = dict(types or {})
+        for c in cols:
+            types.setdefault(c, _duck_type(data[c]))
+        rows = [tuple(data[c][i] for c in cols) for i in range(n)]
+        ddl = ", ".join(f"{quote(c)} {types[c]}" for c in cols)
+        if self.name == "postgresql":
+            full = f"{quote(self.schema)}.{quote(table)}"
+            raw = self.eng.raw_connection()
+            try:
+                cur = raw.cursor()
+                cur.execute(f"create table {full} ({ddl})")
+                if rows:
+                    ph = ", ".join(["%s"] * len(cols))
+                    cur.executemany(f"insert into {full} values ({ph})", rows)
+                raw.commit()
+            finally:
+                raw.close()
+        else:
+            con = duckdb.connect(self.path)
+            try:
+                con.execute(f"create table {quote(table)} ({ddl.replace('double precision', 'double')})")
+                if rows:
+                    ph = ", ".join(["?"] * len(cols))
+                    con.executemany(f"insert into {quote(table)} values ({ph})", rows)
+            finally:
+                con.close()
+        return self.source, self.table_name(table)
+
+    def load_csv(self, table: str, csv_path: Path, delimiter: str | None = None):
+        """Read a CSV with DuckDB (as qar does) and load the same typed rows into the engine."""
+        con = duckdb.connect()
+        opts = f", delim = '{delimiter}'" if delimiter else ""
+        rel = f"read_csv('{csv_path}', header = true, nullstr = ''{opts})"
+        desc = con.execute(f"describe select * from {rel}").fetchall()
+        mapping = {"BIGINT": "bigint", "INTEGER": "bigint", "DOUBLE": "double precision", "DATE": "date", "BOOLEAN": "boolean"}
+        cols = [d[0] for d in desc]
+        types = {d[0]: mapping.get(d[1], "text") for d in desc}
+        values = con.execute(f"select * from {rel}").fetchall()
+        con.close()
+        data = {c: [r[i] for r in values] for i, c in enumerate(cols)}
+        if self.name == "postgresql":
+            full = f"{quote(self.schema)}.{quote(table)}"
+            ddl = ", ".join(f"{quote(c)} {types[c]}" for c in cols)
+            raw = self.eng.raw_connection()
+            try:
+                cur = raw.cursor()
+                cur.execute(f"create table {full} ({ddl})")
+                with cur.copy(f"copy {full} from stdin") as cp:
+                    for r in values:
+                        cp.write_row(r)
+                raw.commit()
+            finally:
+                raw.close()
+            return self.source, self.table_name(table)
+        return self.load(table, data, {c: types[c].replace("double precision", "double") for c in cols})
+
+    def cleanup(self):
+        if self.name == "postgresql":
+            with self.eng.begin() as c:
+                c.exec_driver_sql(f"drop schema {quote(self.schema)} cascade")
+
+
+@pytest.fixture(params=["duckdb", "postgresql"])
+def engine(request, tmp_path):
+    """A Loader for each real engine: the same test runs on DuckDB and on PostgreSQL."""
+    loader = Loader(request.param, tmp_path)
+    yield loader
+    loader.cleanup()
+
+
+@pytest.fixture
+def duck(tmp_path):
+    return Loader("duckdb", tmp_path)
