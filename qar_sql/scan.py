@@ -69,7 +69,9 @@ def render_statements(
     size = batch_size or default_batch_size(dialect, len(combos), jobs)
     if size < 1:
         raise ParameterError(f"--batch-size {size} must be at least 1")
-    encode_sql = render("encode.sql", dialect, columns=list(columns), relation=relation_sql)
+    encode_sql = render(
+        "encode.sql", dialect, columns=list(columns), relation=relation_sql, order_by=None
+    )
     setup: list[str] = []
     if dialect.temp_tables:
         setup.append(render("materialize.sql", dialect, name=temp_name, encode_sql=encode_sql))

@@ -54,11 +54,8 @@ def show_sql(
         if d.name != "duckdb":
             raise UsageError(f"files are read by DuckDB; use --dialect duckdb for {source!r}")
         reader = file_relation_sql(d, source, kind, delimiter)
-        if kind == "csv":
-            relation = d.quote("qar_source")
-            setup.append(f"create temp table {relation} as select * from {reader}\n")
-        else:
-            relation = reader
+        relation = d.quote("qar_source")
+        setup.append(f"create temp table {relation} as select * from {reader}\n")
     else:
         raise UsageError("name the table with --table (or a CSV/Parquet SOURCE)")
     profile = render("profile.sql", d, columns=list(columns), relation=relation)

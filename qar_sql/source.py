@@ -51,6 +51,8 @@ class Relation:
     display: str
     columns: tuple[str, ...]
     kind: str  # "csv", "parquet", "table"
+    #: SQL for the file order of rows (files only): the default record identity.
+    row_order: str | None = None
 
 
 class Database:
@@ -61,7 +63,7 @@ class Database:
     engine_name: str
     engine_version: str
 
-    def query(self, sql: str) -> list[tuple]:  # pragma: no cover - interface
+    def query(self, sql: str, params: dict | None = None) -> list[tuple]:  # pragma: no cover
         raise NotImplementedError
 
     def query_many(
@@ -107,10 +109,10 @@ class DuckDBDatabase(Database):
         self.engine_version = duckdb.__version__
         self._lock = threading.Lock()
 
-    def query(self, sql: str) -> list[tuple]:
+    def query(self, sql: str, params: dict | None = None) -> list[tuple]:
         with self._lock:
             try:
-                return self.con.execute(sql).fetchall()
+                return self.con.execute(sql, params).fetchall() if params else self.con.execute(sql).fetchall()
             except self._duckdb.Error as exc:
                 raise DatabaseError(f"DuckDB failed: {_first_line(exc)}") from exc
 
@@ -162,14 +164,15 @@ class SQLAlchemyDatabase(Database):
         self._conns.append(conn)
         return conn
 
-    def query(self, sql: str) -> list[tuple]:
+    def query(self, sql: str, params: dict | None = None) -> list[tuple]:
         sa = self._sa
         # Worker threads borrow an idle connection (each in its own read-only transaction);
         # the caller's thread uses the main one.
         main = threading.current_thread() is threading.main_thread()
         conn = self._main if main else self._borrow()
         try:
-            return [tuple(r) for r in conn.exec_driver_sql(sql).fetchall()]
+            result = conn.exec_driver_sql(sql, params) if params else conn.exec_driver_sql(sql)
+            return [tuple(r) for r in result.fetchall()]
         except sa.exc.DBAPIError as exc:
             raise DatabaseError(
                 f"{self.engine_name} failed a statement: {_first_line(exc.orig or exc)}"
@@ -303,13 +306,12 @@ def _file_relation(db: DuckDBDatabase, path: str, kind: str, delimiter: str | No
         cols = tuple(r[0] for r in db.query(f"describe select * from {reader}"))
     except DatabaseError as exc:
         raise UsageError(f"cannot read {path!r} as {kind.upper()}: {exc}") from exc
-    if kind == "csv":
-        # A CSV is parsed once into a session temp table (memory, spilling to DuckDB's temp
-        # folder), not once per statement; the file itself is never changed.
-        name = "qar_source"
-        db.query(f"create temp table {db.dialect.quote(name)} as select * from {reader}")
-        return Relation(db.dialect.quote(name), path, cols, kind)
-    return Relation(reader, path, cols, kind)
+    # A file is parsed once into a session temp table (memory, spilling to DuckDB's temp
+    # folder), not once per statement; the file itself is never changed. DuckDB keeps insertion
+    # order, so the temp table's rowid is the row's position in the file (the default key).
+    name = "qar_source"
+    db.query(f"create temp table {db.dialect.quote(name)} as select * from {reader}")
+    return Relation(db.dialect.quote(name), path, cols, kind, row_order="rowid")
 
 
 def _open_duckdb_file(path: str, table: str | None, threads: int | None):

@@ -1,6 +1,7 @@
 -- One row per source row, each quasi-identifier column replaced by an integer code.
 -- NULL gets code -1, a value of its own (GROUP BY semantics); other values are numbered 0, 1, ...
 -- Small integer keys make the many GROUP BYs of the scan cheap, whatever the column types.
+-- With order_by (record-level commands), r numbers the records 0, 1, ... in key order.
 with
 {% for col in columns %}
   d{{ loop.index0 }} as (
@@ -16,8 +17,11 @@ with
 {% endfor %}
 select
 {% for col in columns %}
-  coalesce(d{{ loop.index0 }}.code, -1) as c{{ loop.index0 }}{{ "," if not loop.last }}
+  coalesce(d{{ loop.index0 }}.code, -1) as c{{ loop.index0 }}{{ "," if not loop.last or order_by }}
 {% endfor %}
+{% if order_by %}
+  row_number() over (order by {{ order_by | join(", ") }}) - 1 as r
+{% endif %}
 from {{ relation }} as t
 {% for col in columns %}
 left join d{{ loop.index0 }}

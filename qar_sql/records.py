@@ -1,0 +1,268 @@
+"""Record-level risk, pushed down: which records carry the risk (``qar records``).
+
+The database returns the distinct uniqueness patterns (sets of QIs on which a record is unique)
+with their record counts, and the pattern of every record unique on at least one QI — per-record
+tallies, never the table. Exact DT is then computed once per pattern (:mod:`.contributions`).
+
+Record identity: ``key`` columns (unique, non-NULL) order the records; files default to their
+row order. ``r`` is a record's position in that order, and every ranking breaks ties by it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from . import contributions as C
+from .audit import audit_relation, validate
+from .errors import ColumnError, DataError, ParameterError, UsageError
+from .render import render
+from .results import AuditResult
+from .scan import _QI, combinations
+from .source import Database, Relation, open_source
+
+_counter = itertools.count(1)
+
+ROW_KEY = "row"  # the key name shown for files without --key (1-based row number)
+
+
+@dataclass(frozen=True)
+class Contributions:
+    """Per-record scores in key order (index r = record position in key order)."""
+
+    audit: AuditResult
+    key: tuple[str, ...]
+    dt: np.ndarray
+    u_plus: np.ndarray
+    u_star: np.ndarray
+    n_unique: np.ndarray
+    pattern_of: np.ndarray  # pattern id of each record (0 = unique on no QI)
+    patterns: C.PatternSet
+    keys: dict[int, tuple] = field(default_factory=dict)  # r → key values (fetched records)
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def rows(self) -> int:
+        return self.audit.rows
+
+    def scores(self, by: str) -> np.ndarray:
+        if by not in C.SCORES:
+            raise ParameterError(f"--by {by!r} is not a record score; use one of {', '.join(C.SCORES)}")
+        return getattr(self, by)
+
+    def order(self, by: str = "dt") -> np.ndarray:
+        """Record positions, riskiest first; ties by key order."""
+        return C.rank(self.scores(by).astype(float))
+
+    def unique_on(self, r: int) -> list[tuple[str, ...]]:
+        qis = self.audit.qis
+        return [qis[j].columns for j in self.patterns.qis[self.pattern_of[r]]]
+
+    def key_of(self, r: int) -> tuple:
+        return self.keys.get(int(r), (int(r) + 1,) if self.key == (ROW_KEY,) else None)
+
+    def summary(self) -> dict:
+        """Share of records unique on no QI; correlations between the scores."""
+        return {
+            "share_unique_on_no_qi": float(self.patterns.counts[0] / self.rows),
+            "distinct_patterns": len(self.patterns),
+            "correlations": {
+                "dt_u_plus": C.correlations(self.dt, self.u_plus),
+                "dt_u_star": C.correlations(self.dt, self.u_star),
+                "u_plus_u_star": C.correlations(self.u_plus, self.u_star),
+            },
+        }
+
+
+def record_order(db: Database, relation: Relation, key: Sequence[str] | None, qi_columns) -> tuple[list[str], tuple[str, ...]]:
+    """SQL ORDER BY items for key order, and the key's display names. Checks the key."""
+    if key:
+        missing = [k for k in key if k not in relation.columns]
+        if missing:
+            import difflib
+
+            close = difflib.get_close_matches(missing[0], relation.columns, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ColumnError(f"key column {missing[0]!r} (in --key) not found{hint}")
+        row = db.query(render("key_check.sql", db.dialect, relation=relation.sql, key=list(key)))[0]
+        nulls, dups = int(row[0]), int(row[1])
+        if nulls:
+            raise DataError(
+                f"the key ({', '.join(key)}) is NULL in {nulls} record(s); a record key must "
+                "identify every record: pick non-NULL key columns with --key"
+            )
+        if dups:
+            raise DataError(
+                f"the key ({', '.join(key)}) is not unique: {dups} value(s) occur more than once; "
+                "add columns to --key until it identifies each record"
+            )
+        return [f"t.{db.dialect.quote(k)}" for k in key], tuple(key)
+    if relation.row_order:
+        return [f"t.{relation.row_order}"], (ROW_KEY,)
+    raise UsageError(
+        f"record-level results need a record key for table {relation.display!r}; "
+        "name its key column(s) with --key (e.g. --key person_id)"
+    )
+
+
+def key_warnings(key: Sequence[str] | None, qi_columns: Sequence[str]) -> list[str]:
+    both = [k for k in (key or ()) if k in qi_columns]
+    return [
+        f"key column {k!r} is also a quasi-identifier column: every QI containing it is a key "
+        f"(every record unique); leave it out with --exclude {k!r}"
+        for k in both
+    ]
+
+
+def render_pattern_statements(dialect, relation_sql, columns, p, order_by, *, batch_size=128, temp=None):
+    """(setup statements, final statement) of the pattern scan."""
+    encode_sql = render("encode.sql", dialect, columns=list(columns), relation=relation_sql, order_by=order_by)
+    combos = combinations(len(columns), p)
+    qis = [_QI(j, tuple(f"c{i}" for i in c)) for j, c in enumerate(combos)]
+    if dialect.temp_tables and temp:
+        codes, pairs = dialect.quote(temp + "_codes"), dialect.quote(temp + "_pairs")
+        setup = [render("materialize.sql", dialect, name=temp + "_codes", encode_sql=encode_sql)]
+        for k in range(0, len(qis), batch_size):
+            body = render("unique_pairs.sql", dialect, qis=qis[k : k + batch_size], encoded=codes)
+            verb = f"create temp table {pairs} as\n" if k == 0 else f"insert into {pairs}\n"
+            setup.append(verb + body)
+        final = render("unique_patterns.sql", dialect, encode_sql=None, pairs_sql=f"select qi, r from {pairs}")
+        return setup, final, [codes, pairs]
+    pairs_sql = render("unique_pairs.sql", dialect, qis=qis, encoded="encoded")
+    final = render("unique_patterns.sql", dialect, encode_sql=encode_sql, pairs_sql=pairs_sql)
+    return [], final, []
+
+
+def fetch_patterns(db: Database, relation: Relation, columns, p, order_by, n_records, progress=None) -> C.PatternSet:
+    temp = f"qar_rec_{os.getpid()}_{next(_counter)}"
+    setup, final, temps = render_pattern_statements(db.dialect, relation.sql, columns, p, order_by, temp=temp)
+    try:
+        for k, sql in enumerate(setup, 1):
+            db.query(sql)
+            if progress:
+                progress(k, len(setup) + 1)
+        rows = db.query(final)
+        if progress:
+            progress(len(setup) + 1, len(setup) + 1)
+    finally:
+        for t in temps:
+            try:
+                db.query(f"drop table if exists {t}")
+            except Exception:
+                pass
+    patterns, records = {}, []
+    for kind, a, b, pattern in rows:
+        if kind == 0:
+            patterns[int(a)] = (list(pattern), int(b))
+        else:
+            records.append((int(a), int(b)))
+    return C.PatternSet.from_rows(n_records, patterns, records)
+
+
+def fetch_keys(db: Database, relation: Relation, key: Sequence[str], wanted: Sequence[int] | None) -> dict[int, tuple]:
+    """Key values of records at positions ``wanted`` (all with None)."""
+    if wanted is not None and len(wanted) == 0:
+        return {}
+    sql = render(
+        "record_keys.sql", db.dialect, relation=relation.sql, key=list(key),
+        wanted=None if wanted is None else [int(w) for w in sorted(set(wanted))],
+    )
+    return {int(row[0]): tuple(row[1:]) for row in db.query(sql)}
+
+
+def compute(
+    db: Database,
+    relation: Relation,
+    *,
+    columns=None,
+    exclude=None,
+    key=None,
+    p=3,
+    alpha=0.01,
+    pi_u=0.05,
+    pwm="plotting",
+    jobs=2,
+    progress=None,
+    source=None,
+    started=None,
+) -> tuple[Contributions, list[str]]:
+    """Audit + patterns + DT on an open connection. Returns (contributions, order_by SQL)."""
+    started = started if started is not None else time.perf_counter()
+    result = audit_relation(
+        db, relation, columns=columns, exclude=exclude, p=p, alpha=alpha, pi_u=pi_u, pwm=pwm,
+        jobs=jobs, progress=progress, started=started, source=source,
+    )
+    if result.fit is None:
+        raise DataError(
+            "the table's risk is undefined (no tail), so record contributions are too: "
+            + (result.warnings[-1] if result.warnings else "")
+        )
+    order_by, key_names = record_order(db, relation, key, result.columns)
+    patterns = fetch_patterns(db, relation, result.columns, p, order_by, result.rows, progress)
+    distinct = np.array([q.distinct for q in result.qis], dtype=np.int64)
+    dt_p = C.dt_per_pattern(distinct, result.rows, patterns, result.risk, alpha=alpha, pi_u=pi_u, pwm=pwm)
+    sc = C.pattern_scores(result.theta, patterns)
+    warnings = key_warnings(key, result.columns)
+    undefined = int(patterns.counts[np.isnan(dt_p)].sum())
+    if undefined:
+        warnings.append(
+            f"removing any of {undefined} record(s) leaves no tail, so their DT is undefined "
+            "(null in JSON, ranked last)"
+        )
+    of = patterns.of_record
+    contrib = Contributions(
+        audit=result,
+        key=key_names,
+        dt=dt_p[of],
+        u_plus=sc["u_plus"][of],
+        u_star=sc["u_star"][of],
+        n_unique=sc["n_unique"][of],
+        pattern_of=of,
+        patterns=patterns,
+        warnings=tuple(warnings),
+    )
+    return contrib, order_by
+
+
+def contributions(
+    source: str | None = None,
+    *,
+    table: str | None = None,
+    columns: Sequence[str] | None = None,
+    exclude: Sequence[str] | None = None,
+    key: Sequence[str] | None = None,
+    p: int = 3,
+    alpha: float = 0.01,
+    pi_u: float = 0.05,
+    pwm: str = "plotting",
+    delimiter: str | None = None,
+    top: int | None = 100,
+    by: str = "dt",
+    all_keys: bool = False,
+    jobs: int = 2,
+    progress=None,
+) -> Contributions:
+    """Exact DT, U+, U*, n_unique for every record of a table, computed in the database.
+
+    Key values are fetched for the ``top`` records by ``by`` (all records with ``all_keys``).
+    """
+    validate(p, alpha, pi_u, pwm)
+    if by not in C.SCORES:
+        raise ParameterError(f"--by {by!r} is not a record score; use one of {', '.join(C.SCORES)}")
+    started = time.perf_counter()
+    db, relation = open_source(source, table=table, delimiter=delimiter)
+    with db:
+        contrib, _ = compute(
+            db, relation, columns=columns, exclude=exclude, key=key, p=p, alpha=alpha, pi_u=pi_u,
+            pwm=pwm, jobs=jobs, progress=progress, source=getattr(db, "masked_url", relation.display),
+            started=started,
+        )
+        if contrib.key != (ROW_KEY,):
+            wanted = None if all_keys else contrib.order(by)[: top or 0]
+            contrib.keys.update(fetch_keys(db, relation, contrib.key, wanted))
+    return contrib
