@@ -137,6 +137,12 @@ def demo(rows, seed, path, p, alpha, pi_u, pwm, fmt, quiet):
         )
 
 
+from .cli_records import eliminate_cmd, records_cmd  # noqa: E402
+
+cli.add_command(records_cmd)
+cli.add_command(eliminate_cmd)
+
+
 def main() -> None:
     cli(prog_name="qar")
 

@@ -48,16 +48,6 @@ class PatternSet:
         return len(self.qis)
 
 
-def pattern_thetas(distinct: np.ndarray, n_records: int, patterns: PatternSet, rows: slice | None = None) -> np.ndarray:
-    """θ(· : i) for each pattern (rows of a k × N_p matrix): (H − U_i) / (L − 1)."""
-    sel = range(len(patterns)) if rows is None else range(*rows.indices(len(patterns)))
-    out = np.tile(distinct.astype(float), (len(sel), 1))
-    for row, k in enumerate(sel):
-        out[row, patterns.qis[k]] -= 1.0
-    out /= n_records - 1
-    return out
-
-
 def dt_per_pattern(
     distinct: np.ndarray,
     n_records: int,
@@ -69,12 +59,18 @@ def dt_per_pattern(
     pwm: str = "plotting",
     chunk: int = 4096,
 ) -> np.ndarray:
-    """DT of each pattern: T̂ − T̂(θ(· : i)). NaN where θ(· : i) has no tail (reported by caller)."""
-    out = np.empty(len(patterns))
-    for start in range(0, len(patterns), chunk):
-        sl = slice(start, min(start + chunk, len(patterns)))
-        thetas = pattern_thetas(distinct, n_records, patterns, sl)
-        out[sl] = risk - evt.qar_risk_batch(thetas, n_records - 1, alpha=alpha, pi_u=pi_u, pwm=pwm)
+    """DT of each pattern: T̂ − T̂(θ(· : i)). NaN where θ(· : i) has no tail (reported by caller)
+    and for patterns no record has (the empty pattern when every record is unique somewhere:
+    its θ(· : i) would exceed 1)."""
+    out = np.full(len(patterns), np.nan)
+    used = np.flatnonzero(patterns.counts > 0)
+    for start in range(0, used.size, chunk):
+        ids = used[start : start + chunk]
+        thetas = np.tile(distinct.astype(float), (ids.size, 1))
+        for row, k in enumerate(ids):
+            thetas[row, patterns.qis[k]] -= 1.0
+        thetas /= n_records - 1
+        out[ids] = risk - evt.qar_risk_batch(thetas, n_records - 1, alpha=alpha, pi_u=pi_u, pwm=pwm)
     return out
 
 

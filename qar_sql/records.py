@@ -197,17 +197,18 @@ def compute(
         db, relation, columns=columns, exclude=exclude, p=p, alpha=alpha, pi_u=pi_u, pwm=pwm,
         jobs=jobs, progress=progress, started=started, source=source,
     )
+    warnings = key_warnings(key, result.columns)
     if result.fit is None:
         raise DataError(
             "the table's risk is undefined (no tail), so record contributions are too: "
             + (result.warnings[-1] if result.warnings else "")
+            + (" Also: " + warnings[0] if warnings else "")
         )
     order_by, key_names = record_order(db, relation, key, result.columns)
     patterns = fetch_patterns(db, relation, result.columns, p, order_by, result.rows, progress)
     distinct = np.array([q.distinct for q in result.qis], dtype=np.int64)
     dt_p = C.dt_per_pattern(distinct, result.rows, patterns, result.risk, alpha=alpha, pi_u=pi_u, pwm=pwm)
     sc = C.pattern_scores(result.theta, patterns)
-    warnings = key_warnings(key, result.columns)
     undefined = int(patterns.counts[np.isnan(dt_p)].sum())
     if undefined:
         warnings.append(
