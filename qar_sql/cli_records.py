@@ -62,18 +62,23 @@ def write_scores(c, path: str) -> None:
 @params.risk_options
 @key_option
 @click.option("--top", type=click.IntRange(1, None), default=100, show_default=True, help="How many of the riskiest records to show.")
-@click.option("--by", type=click.Choice(["dt", "u_plus", "u_star", "n_unique"]), default="dt", show_default=True, help="Ranking score; ties by key order.")
+@click.option("--by", type=click.Choice(["dt", "u_plus", "u_star", "n_unique", "influence"]), default="dt", show_default=True, help="Ranking score; ties by key order. 'influence' runs in the database without exact DT (any table size).")
+@click.option("--compare-dt", is_flag=True, help="With --by influence: also compute exact DT and report its correlation with the influence score.")
 @click.option("--all", "all_records", is_flag=True, help="List every record in JSON, not only the top.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write every record's scores to FILE.csv or FILE.parquet.")
 @params.fmt
 @params.jobs
 @params.quiet
-def records_cmd(source, table, columns, exclude, delimiter, p, alpha, pi_u, pwm, key, top, by, all_records, output, fmt, jobs, quiet):
+def records_cmd(source, table, columns, exclude, delimiter, p, alpha, pi_u, pwm, key, top, by, compare_dt, all_records, output, fmt, jobs, quiet):
     """The records that carry the risk: exact DT, U+, U* and n_unique per record."""
     from .records import contributions
 
     if output and not output.lower().endswith((".csv", ".parquet")):
         raise ParameterError(f"--output {output!r} must end in .csv or .parquet")
+    if by == "influence":
+        return influence_records(source, table, columns, exclude, delimiter, p, alpha, pi_u, pwm, key, top, compare_dt, all_records, output, fmt, jobs, quiet)
+    if compare_dt:
+        raise UsageError("--compare-dt goes with --by influence")
     with params.Progress("scanning", quiet) as bar:
         c = contributions(
             source, table=table, columns=columns, exclude=exclude, key=key, p=p, alpha=alpha,
@@ -194,3 +199,74 @@ def eliminate_cmd(source, table, columns, exclude, delimiter, p, alpha, pi_u, pw
     if plot_path:
         lines.append(f"\nPlot written to {plot_path}")
     click.echo("\n".join(lines))
+
+
+def influence_records(source, table, columns, exclude, delimiter, p, alpha, pi_u, pwm, key, top, compare_dt, all_records, output, fmt, jobs, quiet):
+    """``qar records --by influence``: the top records by I(i), ranked in the database."""
+    from .contributions import correlations
+    from .influence import influence
+    from .records import contributions
+
+    want_all = bool(output or all_records or compare_dt)
+    with params.Progress("scanning", quiet) as bar:
+        inf = influence(source, table=table, columns=columns, exclude=exclude, key=key, p=p, alpha=alpha, pi_u=pi_u, pwm=pwm, delimiter=delimiter, top=top, all_scores=want_all, jobs=jobs, progress=bar)
+        cor = None
+        if compare_dt:
+            c = contributions(source, table=table, columns=columns, exclude=exclude, key=key, p=p, alpha=alpha, pi_u=pi_u, pwm=pwm, delimiter=delimiter, top=0, jobs=jobs)
+            cor = correlations(inf.scores, c.dt)
+    if output:
+        _write_influence(inf, output, source, table, delimiter)
+    rows = [
+        {"key": (lambda k: list(k) if k and len(k) > 1 else (k[0] if k else None))(inf.key_of(r)), "r": r, "influence": s}
+        for r, s in (inf.top if not (all_records and inf.scores is not None) else [(int(r), float(inf.scores[r])) for r in np.argsort(-inf.scores, kind="stable")])
+    ]
+    if fmt == "json":
+        obj = {
+            "risk": inf.audit.risk, "rows": inf.audit.rows, "p": inf.audit.p, "key": list(inf.key), "by": "influence",
+            "weighted_qis": inf.n_weighted, "baseline": inf.baseline,
+            "correlation_with_dt": cor,
+            "warnings": list(inf.audit.warnings) + list(inf.warnings),
+            "records": rows,
+        }
+        click.echo(json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False))
+        return
+    lines = [
+        f"Records by influence — T̂ = {inf.audit.risk:.10g}, {inf.audit.rows:,} records; "
+        f"ranked on {inf.n_weighted} of {inf.audit.n_qi} QIs (those with ∂T̂/∂θ ≠ 0)",
+    ]
+    if cor:
+        lines.append(f"- influence vs exact DT: Pearson {cor['pearson']:.8f}, Kendall {cor['kendall']:.8f}")
+    lines += ["", f"  {'key':<16} {'influence':>13}"]
+    for row in rows[:top]:
+        key = row["key"] if not isinstance(row["key"], list) else ", ".join(map(str, row["key"]))
+        lines.append(f"  {str(key):<16} {row['influence']:>13.6e}")
+    click.echo("\n".join(lines))
+
+
+def _write_influence(inf, path, source, table, delimiter):
+    names = list(inf.key)
+    if inf.key == ("row",):
+        keys = [(r + 1,) for r in range(inf.audit.rows)]
+    else:
+        from .records import fetch_keys
+        from .source import open_source
+
+        db, relation = open_source(source, table=table, delimiter=delimiter)
+        with db:
+            got = fetch_keys(db, relation, inf.key, None)
+        keys = [got[r] for r in range(inf.audit.rows)]
+    if path.lower().endswith(".csv"):
+        with open(path, "w", newline="", encoding="utf-8") as fh:
+            w = csv.writer(fh)
+            w.writerow(names + ["influence"])
+            for r in range(inf.audit.rows):
+                w.writerow(list(keys[r]) + [repr(float(inf.scores[r]))])
+    else:
+        import duckdb
+
+        data = {n: np.array([k[i] for k in keys], dtype=object) for i, n in enumerate(names)}
+        data["influence"] = inf.scores
+        con = duckdb.connect()
+        con.register("scores", data)
+        con.execute("copy (select * from scores) to " + "'" + path.replace("'", "''") + "' (format parquet)")
+        con.close()

@@ -26,7 +26,7 @@ from .render import render
 from .scan import _QI, combinations
 from .source import Database, DuckDBDatabase, Relation, open_source
 
-BLOCK_RANKINGS = ("dt", "u_plus", "u_star", "n_unique", "entropy", "pls", "random")
+BLOCK_RANKINGS = ("dt", "influence", "u_plus", "u_star", "n_unique", "entropy", "pls", "random")
 RANKINGS = BLOCK_RANKINGS + ("greedy",)
 
 
@@ -143,6 +143,14 @@ def ranking_order(name: str, contrib: Contributions, db, relation, columns, p, o
         return contrib.order(name)
     if name == "random":
         return np.random.default_rng(seed).permutation(contrib.rows)
+    if name == "influence":
+        from .influence import gradient, scores_in_db
+
+        g = gradient(contrib.audit)
+        tally = np.zeros(contrib.rows)
+        for r, s in scores_in_db(db, relation, contrib.audit, order_by, g, limit=None, only_nonzero=True):
+            tally[r] = s
+        return np.argsort(-tally, kind="stable")
     if name == "entropy":
         from .entropy import entropy_scores
 
