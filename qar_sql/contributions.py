@@ -64,13 +64,24 @@ def dt_per_pattern(
     its θ(· : i) would exceed 1)."""
     out = np.full(len(patterns), np.nan)
     used = np.flatnonzero(patterns.counts > 0)
+    n_qi = distinct.size
+    # Only the largest θ enter T̂. Removing a record lowers at most |P| of them, so the top
+    # W = tail width + longest pattern QIs of the table's θ hold every value T̂(· : i) reads.
+    longest = max((len(patterns.qis[k]) for k in used), default=0)
+    width = min(n_qi, evt.tail_width(n_qi, pi_u) + longest)
+    top = np.sort(np.argsort(-distinct, kind="stable")[:width])
+    column = np.full(n_qi, -1)
+    column[top] = np.arange(width)
+    base = distinct[top].astype(float)
     for start in range(0, used.size, chunk):
         ids = used[start : start + chunk]
-        thetas = np.tile(distinct.astype(float), (ids.size, 1))
-        for row, k in enumerate(ids):
-            thetas[row, patterns.qis[k]] -= 1.0
+        thetas = np.tile(base, (ids.size, 1))
+        rows = np.repeat(np.arange(ids.size), [len(patterns.qis[k]) for k in ids])
+        cols = column[np.concatenate([patterns.qis[k] for k in ids])] if ids.size else np.zeros(0, int)
+        keep = cols >= 0
+        thetas[rows[keep], cols[keep]] -= 1.0
         thetas /= n_records - 1
-        out[ids] = risk - evt.qar_risk_batch(thetas, n_records - 1, alpha=alpha, pi_u=pi_u, pwm=pwm)
+        out[ids] = risk - evt.qar_risk_batch(thetas, n_records - 1, alpha=alpha, pi_u=pi_u, pwm=pwm, n_qi=n_qi)
     return out
 
 

@@ -453,10 +453,21 @@ def qar_risk(theta, m: int, *, alpha=0.01, pi_u=0.05, pwm="plotting") -> TailFit
     )
 
 
+def tail_width(n_qi: int, pi_u: float) -> int:
+    """How many of the largest θ the estimator reads: the order statistics u interpolates
+    between and everything above them. Rows of :func:`qar_risk_batch` may hold just these."""
+    v = _check_np(n_qi, pi_u)
+    return n_qi - (math.floor(v) if v >= 0 else 0)
+
+
 def qar_risk_batch(
-    thetas: np.ndarray, m: int, *, alpha=0.01, pi_u=0.05, pwm="plotting"
+    thetas: np.ndarray, m: int, *, alpha=0.01, pi_u=0.05, pwm="plotting", n_qi: int | None = None
 ) -> np.ndarray:
     """T̂ for each row of a k × N_p matrix of θ-vectors that share the same M.
+
+    With ``n_qi``, each row holds only the largest W ≥ :func:`tail_width` values (any order)
+    of a vector of length ``n_qi``: T̂ reads nothing below them, so the result is the same
+    (to rounding) and the work is W/N_p of it.
 
     Row r gives the same value as ``qar_risk(thetas[r], m, ...).risk`` (to rounding), but the
     work is vectorised over rows: each row is sorted once; since N_p and π_u are shared, the
@@ -474,19 +485,24 @@ def qar_risk_batch(
     mi = _check_m(m)
     raw = np.asarray(thetas, dtype=float)
     _check_theta(raw, 2)
-    k_rows, n_qi = raw.shape
+    k_rows, width = raw.shape
+    n_qi = width if n_qi is None else int(n_qi)
     v = _check_np(n_qi, pi_u)
     if v < 0:  # tiny N_p with a large π_u: the quantile is the minimum (as in quantile_type8)
         j, g = 0, 0.0
     else:
         j = math.floor(v)
         g = v - j
+    offset = n_qi - width  # full-row index of a truncated row's first column
+    if offset < 0 or j - offset < 0:
+        raise ValueError(f"rows of width {width} do not hold the top {n_qi - j} of {n_qi} values")
+    j -= offset
     lo, hi = 0.5 / mi, 1.0 - 0.5 / mi
     ell = math.log(pi_u / alpha)
-    col = np.arange(n_qi, dtype=float)
+    col = np.arange(width, dtype=float) + offset
 
     out = np.empty(k_rows)
-    chunk = max(1, _BATCH_BYTES // (8 * _ARRAYS_PER_CHUNK * n_qi))
+    chunk = max(1, _BATCH_BYTES // (8 * _ARRAYS_PER_CHUNK * width))
     for start in range(0, k_rows, chunk):
         s = np.sort(np.clip(raw[start : start + chunk], lo, hi), axis=1)
         u = _lerp(s[:, j], s[:, j + 1], g)
@@ -514,7 +530,7 @@ def qar_risk_batch(
         if pwm == "unbiased":
             # The unbiased fit needs two distinct excesses (see fit_gpd_pwm); test that exactly
             # rather than trusting the sign of a rounded a0 − 2a1.
-            lowest = np.take_along_axis(s, np.minimum(n_qi - n, n_qi - 1)[:, None], axis=1)[:, 0]
+            lowest = np.take_along_axis(s, np.minimum(n_qi - n, n_qi - 1)[:, None] - offset, axis=1)[:, 0]
             bad |= (n < 2) | (lowest == s[:, -1])
         risk[bad] = np.nan
         out[start : start + chunk] = risk

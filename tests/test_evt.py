@@ -523,3 +523,21 @@ def test_bracket_derivative_series_and_closed_form_agree():
     below = float(evt._bracket_derivative(np.nextafter(1e-3 / ell, 0), ell))
     above = float(evt._bracket_derivative(1e-3 / ell, ell))
     assert below == pytest.approx(above, rel=1e-12)
+
+
+def test_batch_on_top_values_equals_full_rows():
+    """Rows holding only the largest W ≥ tail_width values give the full-row T̂."""
+    rng = np.random.default_rng(42)
+    n_qi, m = 300, 5000
+    full = rng.integers(50, m, size=(200, n_qi)) / m
+    full[:5, -3:] = 1.0  # keys
+    full[5:10] = np.round(full[5:10], 2)  # ties
+    w = evt.tail_width(n_qi, 0.05)
+    for width in (w, w + 7, n_qi):
+        top = -np.sort(-full, axis=1)[:, :width]
+        rng.shuffle(top, axis=1)
+        np.testing.assert_allclose(
+            evt.qar_risk_batch(top, m, n_qi=n_qi), evt.qar_risk_batch(full, m), rtol=1e-13, equal_nan=True
+        )
+    with pytest.raises(ValueError):
+        evt.qar_risk_batch(full[:, : w - 1], m, n_qi=n_qi)
