@@ -35,7 +35,7 @@ def show_sql(
     delimiter: str | None = None,
     dialect: str | None = None,
     batch_size: int | None = None,
-    jobs: int = 1,
+    jobs: int = 2,  # as audit(), so the batches shown are the batches run
 ) -> str:
     """Every statement of the audit, separated by ``;``, exactly as it would run."""
     if not columns:
@@ -61,8 +61,8 @@ def show_sql(
     profile = render("profile.sql", d, columns=list(columns), relation=relation)
     pre, batches, _ = render_statements(d, relation, list(columns), p, batch_size=batch_size, jobs=jobs)
     header = (
-        f"-- qar-sql audit, dialect {d.name}: {len(batches)} scan statement(s) for "
-        f"{sum(1 for _ in range(1))and ''}p = {p} over {len(columns)} columns\n"
+        f"-- qar-sql audit, dialect {d.name}: {len(batches)} scan statement(s), "
+        f"p = {p} over {len(columns)} columns\n"
     )
     parts = setup + [profile] + pre + batches
     return header + ";\n\n".join(s.rstrip() for s in parts) + ";\n"
