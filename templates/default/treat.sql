@@ -1,0 +1,47 @@
+-- The treated release: every source row with the treatments applied one step at a time.
+-- qar__single_N marks rows that are singletons on local quasi-identifier N in the source (NULL a
+-- value of its own, as in GROUP BY); qar__modified marks rows some treatment changed.
+-- Read-only: the source is only selected from.
+with qar_step0 as (
+  select
+    t.*,
+{% for qi in local_qis %}
+    (count(*) over (partition by {% for c in qi %}t.{{ q(c) }}{{ ", " if not loop.last }}{% endfor %}) = 1) as qar__single_{{ loop.index0 }},
+{% endfor %}
+    false as qar__modified
+  from {{ relation }} as t
+{% if not_null %}
+  where {% for c in not_null %}t.{{ q(c) }} is not null{{ " and " if not loop.last }}{% endfor +%}
+{% endif %}
+){{ "," if steps }}
+{% for s in steps %}
+-- step {{ loop.index }}: {{ s.name }}
+qar_new{{ loop.index }} as (
+  select
+    t.*,
+    {{ s.expr }} as qar__new
+  from qar_step{{ loop.index0 }} as t
+{% if s.join %}
+  {{ s.join }}
+{% endif %}
+),
+qar_step{{ loop.index }} as (
+  select
+{% for c in columns %}
+    {{ "t.qar__new" if c == s.column else "t." ~ q(c) }} as {{ q(c) }},
+{% endfor %}
+{% for qi in local_qis %}
+    t.qar__single_{{ loop.index0 }},
+{% endfor %}
+    (t.qar__modified or {{ s.changed }}) as qar__modified
+  from qar_new{{ loop.index }} as t
+){{ "," if not loop.last }}
+{% endfor %}
+select
+{% for c in columns %}
+  t.{{ q(c) }}{{ "," if not loop.last or modified }}
+{% endfor %}
+{% if modified %}
+  t.qar__modified
+{% endif %}
+from qar_step{{ steps | length }} as t

@@ -1,0 +1,17 @@
+-- One row for a treated release: its rows, distinct values (DV) and singletons on the QID,
+-- its smallest class, and its modified rows (MR). Classes group NULL as a value of its own.
+select
+  coalesce(sum(n), 0) as row_count,
+  count(*) as classes,
+  coalesce(sum(case when n = 1 then 1 else 0 end), 0) as singletons,
+  coalesce(min(n), 0) as min_class,
+  coalesce(sum(m), 0) as modified
+from (
+  select
+    count(*) as n,
+    sum(case when t.qar__modified then 1 else 0 end) as m
+  from (
+{{ treated | indent(4, true) }}
+  ) as t
+  group by {% for c in qid %}t.{{ q(c) }}{{ ", " if not loop.last }}{% endfor +%}
+) as g
