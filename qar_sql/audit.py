@@ -11,7 +11,7 @@ from .errors import DataError, NoTailError, ParameterError
 from .render import render
 from .results import AuditResult, ScanResult
 from .scan import Progress, combinations, scan
-from .source import Database, Relation, open_source, select_columns
+from .source import Database, Relation, mask_url, open_source, resolve_source, select_columns
 
 
 def validate(p: int, alpha: float, pi_u: float, pwm: str = "plotting") -> None:
@@ -88,7 +88,7 @@ def audit(
         return audit_relation(
             db, relation, columns=columns, exclude=exclude, p=p, alpha=alpha, pi_u=pi_u,
             pwm=pwm, k=k, batch_size=batch_size, jobs=jobs, progress=progress,
-            started=started, source=getattr(db, "masked_url", relation.display),
+            started=started, source=mask_url(resolve_source(source)),
         )
 
 

@@ -70,7 +70,8 @@ def _emit(text: str) -> None:
 @params.jobs
 @params.batch_size
 @params.quiet
-def audit(source, table, columns, exclude, delimiter, p, alpha, pi_u, pwm, fmt, k, top, histograms, fail_above, show_sql, jobs, batch_size, quiet):
+@params.store
+def audit(source, table, columns, exclude, delimiter, p, alpha, pi_u, pwm, fmt, k, top, histograms, fail_above, show_sql, jobs, batch_size, quiet, store):
     """Audit SOURCE: its QaR risk T̂(p, α) over every set of p quasi-identifier columns.
 
     SOURCE is a CSV or Parquet file, a DuckDB file (with --table) or a database URL such as
@@ -80,6 +81,10 @@ def audit(source, table, columns, exclude, delimiter, p, alpha, pi_u, pwm, fmt, 
     from .audit import audit as run_audit
     from .report import render_audit
 
+    if store is not None:  # record the run in the results store (docs/compliance.md)
+        from functools import partial
+        from .store import recorded_audit
+        run_audit = partial(recorded_audit, store)
     if fail_above is not None and not 0.0 <= fail_above <= 1.0:
         raise click.BadParameter(f"{fail_above!r} is not a risk between 0 and 1", param_hint="--fail-above")
     if show_sql:
@@ -141,6 +146,15 @@ from .cli_records import eliminate_cmd, records_cmd  # noqa: E402
 
 cli.add_command(records_cmd)
 cli.add_command(eliminate_cmd)
+
+from .cli_treat import discover_cmd, whatif_cmd  # noqa: E402
+
+cli.add_command(discover_cmd)
+cli.add_command(whatif_cmd)
+
+from .cli_store import register as _register_store_commands  # noqa: E402
+
+_register_store_commands(cli)  # migrate, scan, history
 
 
 def main() -> None:

@@ -33,6 +33,8 @@ quiet = click.option("--quiet", "-q", is_flag=True, envvar="QAR_QUIET", help="No
 jobs = click.option("--jobs", "-j", type=click.IntRange(1, 64), default=2, show_default=True, envvar="QAR_JOBS", help="Concurrent connections for server databases.")
 batch_size = click.option("--batch-size", type=click.IntRange(1, 100000), envvar="QAR_BATCH_SIZE", help="Quasi-identifiers per SQL statement (default: chosen per engine).")
 k = click.option("--k", "k", type=click.IntRange(2, None), default=5, show_default=True, help="k for the k-anonymity summary (records in classes smaller than k).")
+# "--store" alone means the default store ($QAR_STORE, else qar_results.duckdb): flag_value "".
+store = click.option("--store", is_flag=False, flag_value="", default=None, help="Results store: a .duckdb file or a database URL (default $QAR_STORE, else qar_results.duckdb).")
 
 
 def source_options(f):

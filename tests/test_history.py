@@ -1,0 +1,121 @@
+"""``qar history``: the risk trend per table, the change since the previous run, JSON, plots."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+import qar_sql
+from conftest import PG_URL, quote, require_postgres
+from qar_sql import store as S
+from qar_sql.cli import cli
+from qar_sql.history import history_dict, plot
+
+COLS = ["age", "sex", "zip", "job"]
+BASE = [(20 + i % 6, "FMFF"[i % 4], i % 5, "abcdefg"[i % 7]) for i in range(16)]
+KW = dict(columns=COLS, p=2, pi_u=0.5)
+
+
+def load(path, rows, table="people"):
+    con = duckdb.connect(str(path))
+    con.execute(f"create or replace table {quote(table)} (age bigint, sex text, zip bigint, job text)")
+    con.executemany(f"insert into {quote(table)} values (?, ?, ?, ?)", rows)
+    con.close()
+
+
+def record_three(src, store, table="people"):
+    """Three complete runs on a table that changes between runs, and one failed run; returns
+    the risks of the complete runs."""
+    risks = []
+    for extra in (0, 6, 12):
+        load(src, BASE + [(40 + j, "M", 9, "z") for j in range(extra)], table)
+        risks.append(S.recorded_audit(store, str(src), table=table, **KW).risk)
+        if extra == 6:
+            with pytest.raises(qar_sql.QarError):
+                S.recorded_audit(store, str(src), table=table, columns=["nope"], p=2, pi_u=0.5)
+    return risks
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("history")
+    src, store = tmp_path / "src.duckdb", str(tmp_path / "store.duckdb")
+    risks = record_three(src, store)
+    load(src, BASE, "other")
+    S.recorded_audit(store, str(src), table="other", **KW)
+    return store, risks
+
+
+def test_trend_and_change(recorded):
+    store, risks = recorded
+    assert len(set(risks)) == 3  # the table really changed
+    h = qar_sql.history(store)
+    assert [s.table for s in h.series] == ["other", "people"]
+    people = h.series[1]
+    assert [pt.status for pt in people.points] == ["complete", "complete", "failed", "complete"]
+    assert [pt.risk for pt in people.points] == [risks[0], risks[1], None, risks[2]]
+    # The change is against the previous complete run; the failed run has none.
+    assert [pt.change for pt in people.points] == [None, risks[1] - risks[0], None, risks[2] - risks[1]]
+    assert people.latest.risk == risks[2]
+    assert [pt.rows for pt in people.points] == [16, 22, None, 28]
+    assert qar_sql.history(store, table="people").series == (people,)
+
+
+def test_cli_history_text_json_and_filter(recorded):
+    store, risks = recorded
+    r = CliRunner().invoke(cli, ["history", "--store", store, "--table", "people"])
+    assert r.exit_code == 0, r.output
+    assert "people (p=2, α=0.01)" in r.output and "other" not in r.output
+    assert f"{risks[2] - risks[1]:+.6g}" in r.output and "failed" in r.output
+    r = CliRunner().invoke(cli, ["history", "--store", store, "--format", "json"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.output)
+    people = [s for s in data["series"] if s["table"] == "people"][0]
+    assert [x["risk"] for x in people["runs"]] == [risks[0], risks[1], None, risks[2]]
+    assert people["latest_change"] == pytest.approx(risks[2] - risks[1], rel=1e-12)
+    r = CliRunner().invoke(cli, ["history", "--store", store, "--table", "peeple"])
+    assert r.exit_code == 2 and "no runs of table 'peeple'" in r.output and "other, people" in r.output
+
+
+def test_plot_png_and_svg(recorded, tmp_path):
+    store, _ = recorded
+    png, svg = tmp_path / "trend.png", tmp_path / "trend.svg"
+    r = CliRunner().invoke(cli, ["history", "--store", store, "--plot", str(png)])
+    assert r.exit_code == 0, r.output
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    plot(qar_sql.history(store), svg)
+    assert "<svg" in svg.read_text()[:500]
+    r = CliRunner().invoke(cli, ["history", "--store", store, "--plot", str(tmp_path / "trend.gif")])
+    assert r.exit_code == 2 and "must end in .png or .svg" in r.output
+
+
+def test_empty_store(tmp_path):
+    r = CliRunner().invoke(cli, ["history", "--store", str(tmp_path / "none.duckdb")])
+    assert r.exit_code == 0 and "No runs in" in r.output
+    assert not (tmp_path / "none.duckdb").exists()
+
+
+def test_history_postgres_store(tmp_path):
+    eng = require_postgres()
+    schema = f"qh_{uuid.uuid4().hex[:10]}"
+    with eng.begin() as c:
+        c.exec_driver_sql(f"create schema {quote(schema)}")
+    try:
+        store = f"{PG_URL}?options=-csearch_path%3D{schema}"
+        src, risks = tmp_path / "src.duckdb", []
+        for extra in (0, 6):
+            load(src, BASE + [(40 + j, "M", 9, "z") for j in range(extra)])
+            risks.append(S.recorded_audit(store, str(src), table="people", **KW).risk)
+        h = qar_sql.history(store, table="people")
+        (series,) = h.series
+        assert [pt.risk for pt in series.points] == risks and risks[0] != risks[1]
+        assert [pt.change for pt in series.points] == [None, risks[1] - risks[0]]
+        assert history_dict(h)["series"][0]["latest_change"] == risks[1] - risks[0]
+        assert "qar:qar@" not in h.store
+    finally:
+        with eng.begin() as c:
+            c.exec_driver_sql(f"drop schema {quote(schema)} cascade")

@@ -1,0 +1,406 @@
+"""The results store: migrations (from scratch, one at a time, checksum guard, dialect siblings,
+rollback) and recorded runs (complete, interrupted, lost connection, concurrent) on real DuckDB
+and PostgreSQL stores."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import shutil
+import threading
+import uuid
+from collections import Counter
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from conftest import PG_URL, quote, require_postgres
+from qar_sql import store as S
+from qar_sql.cli import cli
+from qar_sql.errors import ColumnError, DatabaseError
+from qar_sql.render import migrations_dir
+
+ALL_TABLES = {"qar_schema_migrations", "qar_runs", "qar_qi_results", "qar_fits", "qar_top_records"}
+
+# A small table with NULLs, ties and hostile column names (quote, space, semicolon, unicode).
+COLS = ['a"b', "c d", "x;drop", "año"]
+DATA = {
+    'a"b': [1, 1, 2, 2, 3, None, None, 1, 2, 3, 4, 4, 5, 1, 2, 3, 3, 1, None, 5],
+    "c d": ["x", "y", "x", None, "y", "x", None, "x", "y", "z", "z", "x", None, "y", "x", "x", "z", "z", "y", "x"],
+    "x;drop": [True, False, True, True, None, False, False, True, None, True, False, True, True, False, None, True, False, True, True, False],
+    "año": [10, 20, 10, 30, 20, 10, None, 40, 30, 20, 10, 50, 20, 30, 10, None, 40, 20, 10, 60],
+}
+P, PI_U = 2, 0.5
+
+
+def pg_store_url(schema: str) -> str:
+    """The test database with its own schema first on the search path: a fresh store."""
+    sep = "&" if "?" in PG_URL else "?"
+    return f"{PG_URL}{sep}options=-csearch_path%3D{schema}"
+
+
+@pytest.fixture
+def pg_schema():
+    eng = require_postgres()
+    schema = f"qs_{uuid.uuid4().hex[:10]}"
+    with eng.begin() as c:
+        c.exec_driver_sql(f"create schema {quote(schema)}")
+    yield schema
+    with eng.begin() as c:
+        c.exec_driver_sql(f"drop schema {quote(schema)} cascade")
+
+
+@pytest.fixture(params=["duckdb", "postgresql"])
+def store_url(request, tmp_path):
+    """A fresh, empty store on each engine."""
+    if request.param == "duckdb":
+        yield str(tmp_path / "store.duckdb")
+    else:
+        yield pg_store_url(request.getfixturevalue("pg_schema"))
+
+
+def query(url: str, sql: str) -> list[tuple]:
+    """Read the store behind qar's back (DuckDB read-only / a plain SQLAlchemy connection)."""
+    if not url.startswith("postgresql"):
+        con = duckdb.connect(url, read_only=True)
+        try:
+            return con.execute(sql).fetchall()
+        finally:
+            con.close()
+    import sqlalchemy as sa
+
+    eng = sa.create_engine(url, poolclass=sa.pool.NullPool)
+    try:
+        with eng.connect() as c:
+            return [tuple(r) for r in c.exec_driver_sql(sql).fetchall()]
+    finally:
+        eng.dispose()
+
+
+def tables(url: str) -> set[str]:
+    return {r[0] for r in query(url, "select table_name from information_schema.tables where table_schema = current_schema()")}
+
+
+def people(engine):
+    return engine.load("people", DATA)
+
+
+# --------------------------------------------------------------------------------------------
+# Migrations
+
+
+def test_migrations_from_scratch(store_url):
+    before = S.status(store_url)
+    assert [m.state for m in before.migrations] == ["pending", "pending"]
+    assert not store_url.endswith(".duckdb") or not Path(store_url).exists()  # --status wrote nothing
+    result = S.migrate(store_url)
+    assert result.applied == ("0001_runs", "0002_top_records")
+    assert result.pending == ()
+    assert ALL_TABLES <= tables(store_url)
+    files = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in migrations_dir().glob("*.sql")}
+    tracked = query(store_url, "select name, checksum from qar_schema_migrations order by version")
+    assert tracked == [("0001_runs", files["0001_runs.sql"]), ("0002_top_records", files["0002_top_records.sql"])]
+    assert S.migrate(store_url).applied == ()  # idempotent
+
+
+def test_migrations_one_at_a_time(store_url):
+    first = S.migrate(store_url, to="0001")
+    assert first.applied == ("0001_runs",)
+    assert first.pending == ("0002_top_records",)
+    assert "qar_top_records" not in tables(store_url)
+    with pytest.raises(S.MigrationError, match=r"needs migration 0002_top_records; run: qar migrate"):
+        S.ensure_ready(S.Store(store_url))
+    assert S.migrate(store_url, to="0002").applied == ("0002_top_records",)
+    assert ALL_TABLES <= tables(store_url)
+    S.ensure_ready(S.Store(store_url))
+
+
+def test_checksum_guard(tmp_path, store_url):
+    folder = tmp_path / "migrations"
+    shutil.copytree(migrations_dir(), folder)
+    S.migrate(store_url, folder=folder)
+    edited = folder / "0001_runs.sql"
+    original = edited.read_text()
+    edited.write_text(original + "\n-- an innocent-looking edit\n")
+    assert [m.state for m in S.status(store_url, folder=folder).migrations] == ["changed", "applied"]
+    with pytest.raises(S.MigrationError, match=r"migration 0001_runs was applied .* its file has changed"):
+        S.migrate(store_url, folder=folder)
+    # A migration the store has but this qar-sql does not know also stops writes.
+    edited.write_text(original)
+    (folder / "0002_top_records.sql").unlink()
+    with pytest.raises(S.MigrationError, match="0002_top_records, which this qar-sql"):
+        S.migrate(store_url, folder=folder)
+
+
+def test_cli_migrate_and_status(tmp_path):
+    store = str(tmp_path / "cli.duckdb")
+    runner = CliRunner()
+    r = runner.invoke(cli, ["migrate", "--status", "--store", store])
+    assert r.exit_code == 0, r.output
+    assert "pending  0001_runs" in r.output and not Path(store).exists()
+    r = runner.invoke(cli, ["migrate", "--store", store, "--to", "0001"])
+    assert r.exit_code == 0, r.output
+    assert "Applied 1 migration(s)" in r.output
+    r = runner.invoke(cli, ["migrate", "--store", store, "--format", "json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["applied"] == ["0002_top_records"]
+    r = runner.invoke(cli, ["migrate", "--store", store, "--to", "0009"])
+    assert r.exit_code == 2 and "--to '0009' is not a migration version" in r.output
+
+
+def test_dialect_sibling_wins(tmp_path, store_url):
+    folder = tmp_path / "m"
+    folder.mkdir()
+    (folder / "0001_t.sql").write_text("create table t (x integer);\n")
+    (folder / "0001_t.duckdb.sql").write_text("-- duckdb flavour\ncreate table t (x integer, flavour text default 'duckdb');\n")
+    (folder / "0001_t.postgresql.sql").write_text("-- postgresql flavour\ncreate table t (x integer, flavour text default 'postgresql');\n")
+    dialect = "postgresql" if store_url.startswith("postgresql") else "duckdb"
+    chosen = S.discover(dialect, folder)
+    assert [m.path.name for m in chosen] == [f"0001_t.{dialect}.sql"]
+    S.migrate(store_url, folder=folder)
+    cols = query(store_url, "select column_name from information_schema.columns where table_name = 't' and table_schema = current_schema()")
+    assert {c for (c,) in cols} == {"x", "flavour"}
+    assert query(store_url, "select checksum from qar_schema_migrations") == [(chosen[0].checksum,)]
+
+
+def test_failed_migration_leaves_nothing(tmp_path, store_url):
+    folder = tmp_path / "m"
+    folder.mkdir()
+    (folder / "0001_ok.sql").write_text("create table ok (x integer);\n")
+    (folder / "0002_bad.sql").write_text("create table half (x integer);\ncreate table broken (x no_such_type);\n")
+    with pytest.raises(DatabaseError):
+        S.migrate(store_url, folder=folder)
+    assert "ok" in tables(store_url) and "half" not in tables(store_url)
+    assert query(store_url, "select name from qar_schema_migrations") == [("0001_ok",)]
+
+
+def test_bad_migration_names(tmp_path):
+    folder = tmp_path / "m"
+    folder.mkdir()
+    (folder / "1_x.sql").write_text("select 1;")
+    with pytest.raises(S.MigrationError, match="'1_x.sql' is not named NNNN_slug.sql"):
+        S.discover("duckdb", folder)
+    (folder / "1_x.sql").unlink()
+    (folder / "0001_a.sql").write_text("select 1;")
+    (folder / "0001_b.sql").write_text("select 1;")
+    with pytest.raises(S.MigrationError, match="share version 0001"):
+        S.discover("duckdb", folder)
+
+
+def test_concurrent_migrate_postgres(pg_schema):
+    url = pg_store_url(pg_schema)
+    barrier, errors, results = threading.Barrier(3), [], []
+
+    def run():
+        barrier.wait()
+        try:
+            results.append(S.migrate(url).applied)
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert sorted(n for r in results for n in r) == ["0001_runs", "0002_top_records"]
+    assert query(url, "select count(*) from qar_schema_migrations") == [(2,)]
+
+
+# --------------------------------------------------------------------------------------------
+# Recording runs
+
+
+def oracle(data: dict, columns, p: int):
+    """H, S, θ and the smallest class of every QI, with plain Python (NULL a value)."""
+    from itertools import combinations
+
+    rows = list(zip(*(data[c] for c in columns)))
+    out = []
+    for combo in combinations(range(len(columns)), p):
+        sizes = Counter(tuple(r[i] for i in combo) for r in rows)
+        out.append((
+            [columns[i] for i in combo], len(sizes),
+            sum(1 for n in sizes.values() if n == 1), len(sizes) / len(rows), min(sizes.values()),
+        ))
+    return out
+
+
+def oracle_risk(theta: np.ndarray, rows: int, alpha: float, pi_u: float) -> tuple[float, float, float, float]:
+    """(u, ξ, β, T̂) by METHOD §2 written out: clip, type-8 quantile, PWM with plotting positions."""
+    t = np.clip(theta, 0.5 / rows, 1 - 0.5 / rows)
+    u = float(np.quantile(t, 1 - pi_u, method="median_unbiased"))
+    logit = lambda x: np.log(x / (1 - x))  # noqa: E731
+    x = np.sort(logit(t[t > u]) - logit(u))
+    n = len(x)
+    a0 = x.mean()
+    a1 = np.mean((1 - (np.arange(1, n + 1) - 0.35) / n) * x)
+    xi = 2 - a0 / (a0 - 2 * a1)
+    beta = 2 * a0 * a1 / (a0 - 2 * a1)
+    y = logit(u) + beta / xi * ((alpha / pi_u) ** (-xi) - 1)
+    return u, xi, beta, float(1 / (1 + np.exp(-y)))
+
+
+@pytest.mark.parametrize(("source_engine", "store_engine"), [("duckdb", "postgresql"), ("postgresql", "duckdb")])
+def test_recorded_run_matches_oracle(source_engine, store_engine, tmp_path, request):
+    """Each engine audited, each store written (and the store is another database)."""
+    from conftest import Loader
+
+    engine = Loader(source_engine, tmp_path)
+    request.addfinalizer(engine.cleanup)
+    store_url = str(tmp_path / "store.duckdb") if store_engine == "duckdb" else pg_store_url(request.getfixturevalue("pg_schema"))
+    source, table = people(engine)
+    result = S.recorded_audit(store_url, source, table=table, columns=COLS, p=P, pi_u=PI_U, alpha=0.05)
+    (run,) = S.runs(store_url)
+    assert run.status == "complete" and run.error is None
+    assert run.table == table and list(run.columns) == COLS
+    assert run.parameters == {"p": P, "alpha": 0.05, "pi_u": PI_U, "pwm": "plotting", "k": 5}
+    assert run.engine == engine.name and run.engine_version == result.engine_version
+    assert run.rows == 20 and run.n_qi == 6 and run.qar_version
+    assert "qar:qar@" not in run.source  # the password is masked
+    stored = query(store_url, f"select columns, distinct_count, singletons, theta, min_class_size from qar_qi_results where run_id = '{run.run_id}' order by qi_index")
+    expected = oracle(DATA, COLS, P)
+    assert [(json.loads(c), h, s, t, m) for c, h, s, t, m in stored] == [
+        (cols, h, s, pytest.approx(t, rel=1e-15), m) for cols, h, s, t, m in expected
+    ]
+    u, xi, beta, risk = oracle_risk(np.array([e[3] for e in expected]), 20, 0.05, PI_U)
+    (fit,) = query(store_url, f"select u, xi, beta, risk, n_exceedances, n_qi from qar_fits where run_id = '{run.run_id}'")
+    assert fit[:4] == pytest.approx((u, xi, beta, risk), rel=1e-9)
+    assert fit[5] == 6 and run.risk == pytest.approx(risk, rel=1e-9) == result.risk
+
+
+def test_keyboard_interrupt_is_recorded_as_failed(duck, tmp_path):
+    source, table = people(duck)
+    store = str(tmp_path / "s.duckdb")
+
+    def interrupt(done, total):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        S.recorded_audit(store, source, table=table, columns=COLS, p=P, pi_u=PI_U, progress=interrupt)
+    (run,) = S.runs(store)
+    assert (run.status, run.error) == ("failed", "interrupted")
+    assert run.finished_at is not None and run.seconds >= 0
+    assert query(store, "select count(*) from qar_qi_results") == [(0,)]
+    assert query(store, "select count(*) from qar_fits") == [(0,)]
+
+
+def test_lost_connection_is_recorded_as_failed(tmp_path):
+    """The audited PostgreSQL connection is killed mid-scan (pg_terminate_backend)."""
+    from conftest import Loader
+
+    loader = Loader("postgresql", tmp_path)
+    try:
+        _, table = people(loader)
+        app = f"qar_kill_{uuid.uuid4().hex[:8]}"
+        sep = "&" if "?" in PG_URL else "?"
+        source = f"{PG_URL}{sep}application_name={app}"
+        store = str(tmp_path / "s.duckdb")
+        admin = require_postgres()
+
+        def kill(done, total):
+            with admin.begin() as c:
+                c.exec_driver_sql(f"select pg_terminate_backend(pid) from pg_stat_activity where application_name = '{app}'")
+
+        with pytest.raises(DatabaseError):
+            S.recorded_audit(store, source, table=table, columns=COLS, p=1, pi_u=PI_U, batch_size=1, jobs=1, progress=kill)
+        (run,) = S.runs(store)
+        assert run.status == "failed" and run.error
+        assert "qar:qar@" not in run.error and "qar:qar@" not in run.source
+    finally:
+        loader.cleanup()
+
+
+def test_error_is_recorded_as_failed_and_cli_exit_code(duck, tmp_path):
+    source, table = people(duck)
+    store = str(tmp_path / "s.duckdb")
+    with pytest.raises(ColumnError):
+        S.recorded_audit(store, source, table=table, columns=["nope"], p=1)
+    (run,) = S.runs(store)
+    assert run.status == "failed" and "column 'nope'" in run.error
+    r = CliRunner().invoke(cli, ["audit", source, "--table", table, "--columns", ",".join(COLS), "-p", "2", "--pi-u", "0.5", "--store", store, "-q"])
+    assert r.exit_code == 0, r.output
+    r2 = CliRunner().invoke(cli, ["audit", source, "--table", "missing", "--store", store, "-q"])
+    assert r2.exit_code == 2 and "table 'missing' not found" in r2.output
+    assert [x.status for x in S.runs(store)] == ["failed", "complete", "failed"]
+
+
+def test_concurrent_runs_postgres_store(pg_schema, tmp_path):
+    """Two audits write to one PostgreSQL store at the same time; both land intact."""
+    from conftest import Loader
+
+    url = pg_store_url(pg_schema)
+    S.migrate(url)
+    sources = []
+    for i in range(2):
+        folder = tmp_path / f"src{i}"
+        folder.mkdir()
+        sources.append(people(Loader("duckdb", folder)))
+    barrier = threading.Barrier(2, timeout=30)
+    results, errors = {}, []
+
+    def run(i):
+        source, table = sources[i]
+        met = []
+
+        def together(done, total):
+            if not met:  # both runs are 'running' before either goes on
+                met.append(1)
+                barrier.wait()
+
+        try:
+            results[i] = S.recorded_audit(url, source, table=table, columns=COLS, p=P, pi_u=PI_U, batch_size=1, progress=together)
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    runs = S.runs(url)
+    assert [r.status for r in runs] == ["complete", "complete"]
+    overlap = max(r.started_at for r in runs) < min(r.finished_at for r in runs)
+    assert overlap
+    counts = dict(query(url, "select run_id, count(*) from qar_qi_results group by run_id"))
+    assert counts == {r.run_id: 6 for r in runs}
+    assert {r.risk for r in runs} == {results[0].risk}  # same data, same risk
+    assert query(url, "select count(*) from qar_fits") == [(2,)]
+
+
+def test_top_records_hash_keys(store_url, monkeypatch):
+    monkeypatch.setenv(S.HASH_SECRET_ENV, "pepper")
+    st = S.Store(store_url)
+    S.ensure_ready(st)
+    from qar_sql.audit import audit
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        from conftest import Loader
+
+        source, table = people(Loader("duckdb", Path(d)))
+        result = audit(source, table=table, columns=COLS, p=P, pi_u=PI_U)
+        for hashed in (True, False):
+            run_id = S.start_run(st, source=source, table=table, columns=COLS, parameters={"p": P})
+            S.complete_run(st, run_id, result, top_records=[(17, 0.5), ("x'y", 0.25)], hash_keys=hashed)
+            st.release()  # let query() open the DuckDB file read-only
+            got = query(store_url, f"select rank, record_key, key_hashed, contribution from qar_top_records where run_id = '{run_id}' order by rank")
+            if hashed:
+                want = [hmac.new(b"pepper", k.encode(), hashlib.sha256).hexdigest() for k in ("17", "x'y")]
+                assert got == [(1, want[0], True, 0.5), (2, want[1], True, 0.25)]
+            else:
+                assert got == [(1, "17", False, 0.5), (2, "x'y", False, 0.25)]
+    st.close()
+
+
+def test_store_url_errors(tmp_path):
+    r = CliRunner().invoke(cli, ["migrate", "--store", str(tmp_path / "store.txt")])
+    assert r.exit_code == 2 and "is neither a DuckDB file" in r.output
+    r = CliRunner().invoke(cli, ["migrate", "--store", "postgresql+psycopg://qar:sekrit@localhost:1/nope"])
+    assert r.exit_code == 3 and "cannot connect to store" in r.output and "sekrit" not in r.output
