@@ -131,7 +131,7 @@ def render_pattern_statements(dialect, relation_sql, columns, p, order_by, *, ba
             body = render("unique_pairs.sql", dialect, qis=qis[k : k + batch_size], encoded=codes)
             verb = f"create temp table {pairs} as\n" if k == 0 else f"insert into {pairs}\n"
             setup.append(verb + body)
-        final = render("unique_patterns.sql", dialect, encode_sql=None, pairs_sql=f"select qi, r from {pairs}")
+        final = render("unique_patterns.sql", dialect, encode_sql=None, pairs_sql=f"select r, w, bit from {pairs}")
         return setup, final, [codes, pairs]
     pairs_sql = render("unique_pairs.sql", dialect, qis=qis, encoded="encoded")
     final = render("unique_patterns.sql", dialect, encode_sql=encode_sql, pairs_sql=pairs_sql)
@@ -155,13 +155,25 @@ def fetch_patterns(db: Database, relation: Relation, columns, p, order_by, n_rec
                 db.query(f"drop table if exists {t}")
             except Exception:
                 pass
-    patterns, records = {}, []
-    for kind, a, b, pattern in rows:
-        if kind == 0:
-            patterns[int(a)] = (list(pattern), int(b))
-        else:
-            records.append((int(a), int(b)))
-    return C.PatternSet.from_rows(n_records, patterns, records)
+    return patterns_from_words(n_records, rows)
+
+
+def patterns_from_words(n_records: int, rows) -> C.PatternSet:
+    """Distinct patterns from (r, word, bits) rows: one bit row per record, np.unique over rows."""
+    if not rows:
+        return C.PatternSet.from_rows(n_records, {}, [])
+    arr = np.array([(int(r), int(w), int(b)) for r, w, b in rows], dtype=np.int64)
+    recs, at = np.unique(arr[:, 0], return_inverse=True)
+    words = np.zeros((recs.size, int(arr[:, 1].max()) + 1), dtype=np.int64)
+    words[at, arr[:, 1]] = arr[:, 2]
+    distinct, inverse, counts = np.unique(words, axis=0, return_inverse=True, return_counts=True)
+    bits = np.unpackbits(distinct.astype("<i8").view(np.uint8), axis=1, bitorder="little")
+    bits = bits.reshape(distinct.shape[0], distinct.shape[1], 64)[:, :, :62].reshape(distinct.shape[0], -1)
+    qis = (np.zeros(0, dtype=np.int64),) + tuple(np.flatnonzero(row) for row in bits)
+    of_record = np.zeros(n_records, dtype=np.int64)
+    of_record[recs] = inverse.ravel() + 1
+    all_counts = np.concatenate([[n_records - recs.size], counts]).astype(np.int64)
+    return C.PatternSet(qis, all_counts, of_record)
 
 
 def fetch_keys(db: Database, relation: Relation, key: Sequence[str], wanted: Sequence[int] | None) -> dict[int, tuple]:

@@ -33,6 +33,16 @@ class _QI:
     index: int
     codes: tuple[str, ...]
 
+    # Record-level scans pack uniqueness flags into 62-bit words (62 keeps sums of distinct
+    # powers of two inside a signed 64-bit integer on every engine).
+    @property
+    def word(self) -> int:
+        return self.index // 62
+
+    @property
+    def bit(self) -> int:
+        return 1 << (self.index % 62)
+
 
 def combinations(n_columns: int, p: int) -> list[tuple[int, ...]]:
     """QIs as column-index tuples, in ``itertools.combinations`` order (the QI index)."""

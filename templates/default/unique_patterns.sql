@@ -1,7 +1,7 @@
--- Uniqueness patterns: the set of QIs on which a record is unique, deduplicated. Two kinds of rows:
---   kind 0: a = pattern id, b = number of records with the pattern, pattern = its QI indices;
---   kind 1: a = record r, b = its pattern id (only records unique on at least one QI).
--- Records unique on no QI do not appear: they share the empty pattern.
+-- Uniqueness flags per record, packed: one row per (record r, word w) with at least one flag,
+-- bits = Σ 2^(qi mod 62) over the QIs of word w on which record r is unique (distinct powers of
+-- two, so the sum is the bitwise or). Records unique on no QI do not appear. Per-record tallies
+-- only: Python deduplicates the patterns.
 with
 {% if encode_sql %}
 encoded as {{ "materialized " if dialect.cte_materialized }}(
@@ -10,26 +10,11 @@ encoded as {{ "materialized " if dialect.cte_materialized }}(
 {% endif %}
 pairs as (
 {{ pairs_sql | indent(2, true) }}
-),
-records as (
-  select
-    r,
-    array_agg(qi order by qi) as pattern
-  from pairs
-  group by r
-),
-patterns as (
-  select
-    pattern,
-    count(*) as n,
-    row_number() over (order by min(r)) as pid
-  from records
-  group by pattern
 )
-select 0 as kind, pid as a, n as b, pattern
-from patterns
-union all
-select 1 as kind, records.r as a, patterns.pid as b, null as pattern
-from records
-join patterns
-  on records.pattern = patterns.pattern
+select
+  r,
+  w,
+  sum(bit) as bits
+from pairs
+group by r, w
+order by r, w
