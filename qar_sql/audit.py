@@ -108,17 +108,23 @@ def audit_relation(
     progress=None,
     started=None,
     source=None,
+    scanner=None,
 ) -> AuditResult:
-    """The audit on an open connection (reused by later commands)."""
+    """The audit on an open connection (reused by later commands). ``scanner(columns,
+    batch_size, jobs, progress) -> ScanResult`` replaces the plain scan (record-level commands
+    gather their per-record tallies in the same pass)."""
     started = started if started is not None else time.perf_counter()
     validate(p, alpha, pi_u, pwm)
     cols = select_columns(relation.columns, columns, exclude)
     if not cols:
         raise ParameterError("no quasi-identifier columns are left; name them with --columns")
     n_qi = len(combinations(len(cols), p))
+    rows, notes = profile(db, relation, cols)  # first: "the table is empty" says more
     evt.check_n_qi(n_qi, pi_u)
-    rows, notes = profile(db, relation, cols)
-    result = scan(db, relation.sql, cols, p, batch_size=batch_size, jobs=jobs, progress=progress)
+    if scanner is None:
+        result = scan(db, relation.sql, cols, p, batch_size=batch_size, jobs=jobs, progress=progress)
+    else:
+        result = scanner(cols, batch_size, jobs, progress)
     if result.rows != rows:
         raise DataError(
             f"the table changed during the audit ({rows} rows, then {result.rows}); run it again"

@@ -19,6 +19,9 @@ class Dialect:
     quote_open: str = '"'
     quote_close: str = '"'
     quote_escape: str = '""'
+    #: Inside a quoted identifier a backslash is an escape character (BigQuery), so a
+    #: backslash in a name is doubled; otherwise a name ending in one would swallow the quote.
+    backslash_escapes: bool = False
     #: ``WITH x AS MATERIALIZED (...)`` keeps the encoding CTE from being inlined into every
     #: branch of a batch (PostgreSQL >= 12 and DuckDB understand it; warehouses do not).
     cte_materialized: bool = False
@@ -27,6 +30,9 @@ class Dialect:
     temp_tables: bool = False
     #: Statement that makes the current transaction read-only, where the engine has one.
     read_only_sql: str | None = None
+    #: An exact decimal type for score weights: sums of exact decimals do not depend on the
+    #: order of summation, so records with equal flags get equal scores on every engine.
+    exact_decimal: str = "decimal(38, 20)"
     #: The dialect runs here (tests execute it) or only compiles (tests render and parse it).
     executable: bool = False
 
@@ -36,7 +42,15 @@ class Dialect:
             raise UsageError(f"invalid SQL identifier {name!r}; names must be non-empty text")
         if "\x00" in name:
             raise UsageError(f"invalid SQL identifier {name!r}: it contains a NUL character")
-        body = name.replace(self.quote_close, self.quote_escape)
+        if "\n" in name or "\r" in name:
+            # Rendering re-indents lines and drops blank ones (render.py), which would silently
+            # turn such a name into another one.
+            raise UsageError(
+                f"column or table name {name!r} contains a line break, which qar cannot quote "
+                "safely; rename it or leave it out with --exclude"
+            )
+        body = name.replace("\\", "\\\\") if self.backslash_escapes else name
+        body = body.replace(self.quote_close, self.quote_escape)
         return f"{self.quote_open}{body}{self.quote_close}"
 
     def quote_path(self, parts: tuple[str, ...]) -> str:
@@ -47,6 +61,8 @@ class Dialect:
         """A string literal (file paths for DuckDB's readers); single quotes doubled."""
         if "\x00" in value:
             raise UsageError(f"invalid string {value!r}: it contains a NUL character")
+        if "\n" in value or "\r" in value:
+            raise UsageError(f"invalid string {value!r}: it contains a line break; rename the file")
         return "'" + value.replace("'", "''") + "'"
 
 
@@ -61,8 +77,12 @@ DIALECTS: dict[str, Dialect] = {
     # Snowflake: double-quoted identifiers are case-sensitive, which is what we want for exact
     # names. Compile-only here.
     "snowflake": Dialect("snowflake"),
-    # BigQuery quotes with backticks and escapes a backtick inside with a backslash.
-    "bigquery": Dialect("bigquery", quote_open="`", quote_close="`", quote_escape="\\`"),
+    # BigQuery quotes with backticks and escapes a backtick inside with a backslash; its NUMERIC
+    # keeps only 9 decimal places, BIGNUMERIC 38.
+    "bigquery": Dialect(
+        "bigquery", quote_open="`", quote_close="`", quote_escape="\\`", backslash_escapes=True,
+        exact_decimal="bignumeric",
+    ),
 }
 
 #: Dialects for engines we have not tested get the portable SQL and ANSI quoting.

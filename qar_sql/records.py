@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import os
 import time
+from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -119,57 +120,82 @@ def key_warnings(key: Sequence[str] | None, qi_columns: Sequence[str]) -> list[s
     ]
 
 
-def render_pattern_statements(dialect, relation_sql, columns, p, order_by, *, batch_size=128, temp=None):
-    """(setup statements, final statement) of the pattern scan."""
-    encode_sql = render("encode.sql", dialect, columns=list(columns), relation=relation_sql, order_by=order_by)
+def fused_scan(db: Database, relation: Relation, columns, p, order_by, *, batch_size=None, jobs=1, progress=None):
+    """One pass over every QI giving both the audit's class-size histograms and each record's
+    uniqueness flags: (ScanResult, PatternSet). Each QI is grouped once; its classes are split
+    into the histogram and the singletons' records inside the database."""
+    from .scan import assemble, default_batch_size
+
+    d = db.dialect
     combos = combinations(len(columns), p)
     qis = [_QI(j, tuple(f"c{i}" for i in c)) for j, c in enumerate(combos)]
-    if dialect.temp_tables and temp:
-        codes, pairs = dialect.quote(temp + "_codes"), dialect.quote(temp + "_pairs")
-        setup = [render("materialize.sql", dialect, name=temp + "_codes", encode_sql=encode_sql)]
-        for k in range(0, len(qis), batch_size):
-            body = render("unique_pairs.sql", dialect, qis=qis[k : k + batch_size], encoded=codes)
-            verb = f"create temp table {pairs} as\n" if k == 0 else f"insert into {pairs}\n"
-            setup.append(verb + body)
-        final = render("unique_patterns.sql", dialect, encode_sql=None, pairs_sql=f"select r, w, bit from {pairs}")
-        return setup, final, [codes, pairs]
-    pairs_sql = render("unique_pairs.sql", dialect, qis=qis, encoded="encoded")
-    final = render("unique_patterns.sql", dialect, encode_sql=encode_sql, pairs_sql=pairs_sql)
-    return [], final, []
+    size = batch_size or (32 if d.temp_tables else default_batch_size(d, len(qis), jobs))
+    batches = [qis[k : k + size] for k in range(0, len(qis), size)]
+    encode_sql = render("encode.sql", d, columns=list(columns), relation=relation.sql, order_by=order_by)
+    hist: dict[int, list] = defaultdict(list)
+    total, done = len(batches) + 1, 0
 
-
-def fetch_patterns(db: Database, relation: Relation, columns, p, order_by, n_records, progress=None) -> C.PatternSet:
-    temp = f"qar_rec_{os.getpid()}_{next(_counter)}"
-    setup, final, temps = render_pattern_statements(db.dialect, relation.sql, columns, p, order_by, temp=temp)
-    try:
-        for k, sql in enumerate(setup, 1):
-            db.query(sql)
-            if progress:
-                progress(k, len(setup) + 1)
-        rows = db.query(final)
+    def tick():
+        nonlocal done
+        done += 1
         if progress:
-            progress(len(setup) + 1, len(setup) + 1)
-    finally:
-        for t in temps:
-            try:
-                db.query(f"drop table if exists {t}")
-            except Exception:
-                pass
-    return patterns_from_words(n_records, rows)
+            progress(done, total)
+
+    if d.temp_tables:
+        # DuckDB: codes once in a temp table; per batch the classes in a temp table, split into
+        # histogram rows (returned) and singleton flags (kept in a temp table, summed at the end).
+        temp = f"qar_rec_{os.getpid()}_{next(_counter)}"
+        codes, groups, flags = (d.quote(f"{temp}_{x}") for x in ("codes", "groups", "flags"))
+        try:
+            db.query(render("materialize.sql", d, name=f"{temp}_codes", encode_sql=encode_sql))
+            tick()
+            for k, batch in enumerate(batches):
+                db.query(f"create or replace temp table {groups} as\n" + render("groups.sql", d, qis=batch, encoded=codes))
+                for qi, sz, n in db.query(f"select qi, size, count(*) from {groups} group by qi, size"):
+                    hist[int(qi)].append((int(sz), int(n)))
+                verb = f"create temp table {flags} as" if k == 0 else f"insert into {flags}"
+                db.query(f"{verb} select r, w, bit from {groups} where size = 1")
+                tick()
+            words = db.query_arrays(f"select r, w, cast(sum(bit) as bigint) as bits from {flags} group by r, w")
+            r, w, bits = words["r"], words["w"], words["bits"]
+        finally:
+            for t in (codes, groups, flags):
+                try:
+                    db.query(f"drop table if exists {t}")
+                except Exception:
+                    pass
+    else:
+        statements = [
+            render("groups_split.sql", d, encode_sql=encode_sql, encoded="encoded",
+                   groups_sql=render("groups.sql", d, qis=batch, encoded="encoded"))
+            for batch in batches
+        ]
+        tick()
+        out_r, out_w, out_b = [], [], []
+        for rows in db.query_many(statements, jobs=jobs, on_done=tick):
+            for kind, a, b, c in rows:
+                if kind == 0:
+                    hist[int(a)].append((int(b), int(c)))
+                else:
+                    out_r.append(int(a)), out_w.append(int(b)), out_b.append(int(c))
+        r, w, bits = (np.array(x, dtype=np.int64) for x in (out_r, out_w, out_b))
+    scan_result = assemble(list(columns), p, combos, hist)
+    return scan_result, patterns_from_words(scan_result.rows, r, w, bits)
 
 
-def patterns_from_words(n_records: int, rows) -> C.PatternSet:
-    """Distinct patterns from (r, word, bits) rows: one bit row per record, np.unique over rows."""
-    if not rows:
+def patterns_from_words(n_records: int, r, w, bits) -> C.PatternSet:
+    """Distinct patterns from (record, word, bits) rows — rows of one (r, w) may repeat across
+    batches; their bits are distinct, so adding them is the bitwise or."""
+    r, w, bits = (np.asarray(x, dtype=np.int64) for x in (r, w, bits))
+    if r.size == 0:
         return C.PatternSet.from_rows(n_records, {}, [])
-    arr = np.array([(int(r), int(w), int(b)) for r, w, b in rows], dtype=np.int64)
-    recs, at = np.unique(arr[:, 0], return_inverse=True)
-    words = np.zeros((recs.size, int(arr[:, 1].max()) + 1), dtype=np.int64)
-    words[at, arr[:, 1]] = arr[:, 2]
+    recs, at = np.unique(r, return_inverse=True)
+    words = np.zeros((recs.size, int(w.max()) + 1), dtype=np.int64)
+    np.add.at(words, (at.ravel(), w), bits)
     distinct, inverse, counts = np.unique(words, axis=0, return_inverse=True, return_counts=True)
-    bits = np.unpackbits(distinct.astype("<i8").view(np.uint8), axis=1, bitorder="little")
-    bits = bits.reshape(distinct.shape[0], distinct.shape[1], 64)[:, :, :62].reshape(distinct.shape[0], -1)
-    qis = (np.zeros(0, dtype=np.int64),) + tuple(np.flatnonzero(row) for row in bits)
+    flags = np.unpackbits(distinct.astype("<i8").view(np.uint8), axis=1, bitorder="little")
+    flags = flags.reshape(distinct.shape[0], distinct.shape[1], 64)[:, :, :62].reshape(distinct.shape[0], -1)
+    qis = (np.zeros(0, dtype=np.int64),) + tuple(np.flatnonzero(row) for row in flags)
     of_record = np.zeros(n_records, dtype=np.int64)
     of_record[recs] = inverse.ravel() + 1
     all_counts = np.concatenate([[n_records - recs.size], counts]).astype(np.int64)
@@ -205,9 +231,16 @@ def compute(
 ) -> tuple[Contributions, list[str]]:
     """Audit + patterns + DT on an open connection. Returns (contributions, order_by SQL)."""
     started = started if started is not None else time.perf_counter()
+    order_by, key_names = record_order(db, relation, key, relation.columns)
+    captured = {}
+
+    def scanner(cols, batch_size, jobs, progress):
+        scan_result, captured["patterns"] = fused_scan(db, relation, cols, p, order_by, batch_size=batch_size, jobs=jobs, progress=progress)
+        return scan_result
+
     result = audit_relation(
         db, relation, columns=columns, exclude=exclude, p=p, alpha=alpha, pi_u=pi_u, pwm=pwm,
-        jobs=jobs, progress=progress, started=started, source=source,
+        jobs=jobs, progress=progress, started=started, source=source, scanner=scanner,
     )
     warnings = key_warnings(key, result.columns)
     if result.fit is None:
@@ -216,8 +249,7 @@ def compute(
             + (result.warnings[-1] if result.warnings else "")
             + (" Also: " + warnings[0] if warnings else "")
         )
-    order_by, key_names = record_order(db, relation, key, result.columns)
-    patterns = fetch_patterns(db, relation, result.columns, p, order_by, result.rows, progress)
+    patterns = captured["patterns"]
     distinct = np.array([q.distinct for q in result.qis], dtype=np.int64)
     dt_p = C.dt_per_pattern(distinct, result.rows, patterns, result.risk, alpha=alpha, pi_u=pi_u, pwm=pwm)
     sc = C.pattern_scores(result.theta, patterns)

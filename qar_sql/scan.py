@@ -59,9 +59,9 @@ def combinations(n_columns: int, p: int) -> list[tuple[int, ...]]:
 def default_batch_size(dialect: Dialect, n_qi: int, jobs: int) -> int:
     if dialect.temp_tables:
         return 128
-    # Each statement re-derives the codes, so use few statements, but enough to keep every
-    # connection busy and the progress bar moving.
-    return max(1, min(256, math.ceil(n_qi / (4 * max(jobs, 1)))))
+    # Each statement re-derives the codes, so use as few statements as keep every connection
+    # busy (one per connection, at most 256 QIs each).
+    return max(1, min(256, math.ceil(n_qi / max(jobs, 1))))
 
 
 def render_statements(

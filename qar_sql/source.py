@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from .dialects import Dialect, get_dialect
-from .errors import ColumnError, DatabaseError, SourceNotFound, UsageError
+from .errors import ColumnError, DatabaseError, DataError, SourceNotFound, UsageError
 
 URL_ENV = "QAR_DATABASE_URL"
 
@@ -116,6 +116,14 @@ class DuckDBDatabase(Database):
             except self._duckdb.Error as exc:
                 raise DatabaseError(f"DuckDB failed: {_first_line(exc)}") from exc
 
+    def query_arrays(self, sql: str) -> dict:
+        """A result as numpy columns (DuckDB's native fetch: no Python objects per row)."""
+        with self._lock:
+            try:
+                return self.con.execute(sql).fetchnumpy()
+            except self._duckdb.Error as exc:
+                raise DatabaseError(f"DuckDB failed: {_first_line(exc)}") from exc
+
     def close(self) -> None:
         self.con.close()
 
@@ -171,7 +179,13 @@ class SQLAlchemyDatabase(Database):
         main = threading.current_thread() is threading.main_thread()
         conn = self._main if main else self._borrow()
         try:
-            result = conn.exec_driver_sql(sql, params) if params else conn.exec_driver_sql(sql)
+            # no_parameters: without params the driver gets the SQL alone, so a '%' in a quoted
+            # name is not taken for a placeholder (psycopg fails on a column named "50%").
+            result = (
+                conn.exec_driver_sql(sql, params)
+                if params
+                else conn.exec_driver_sql(sql, execution_options={"no_parameters": True})
+            )
             return [tuple(r) for r in result.fetchall()]
         except sa.exc.DBAPIError as exc:
             raise DatabaseError(
@@ -271,6 +285,8 @@ def open_source(
         raise SourceNotFound(f"{source!r} is a folder; name a CSV, Parquet or DuckDB file")
     if kind == "duckdb":
         return _open_duckdb_file(source, table, threads)
+    if path.stat().st_size == 0:
+        raise DataError(f"file {source!r} is empty; audit a file that has a header and rows")
     if kind is None:
         raise UsageError(
             f"cannot tell the format of {source!r} from its name; use a .csv, .tsv, .parquet "
