@@ -66,25 +66,47 @@ def write_scores(c, path: str) -> None:
 @click.option("--compare-dt", is_flag=True, help="With --by influence: also compute exact DT and report its correlation with the influence score.")
 @click.option("--all", "all_records", is_flag=True, help="List every record in JSON, not only the top.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write every record's scores to FILE.csv or FILE.parquet.")
+@params.store
+@click.option("--hash-keys", is_flag=True, help="With --store: store the top records' keys as HMAC-SHA256 (secret $QAR_HASH_SECRET), not in clear.")
 @params.fmt
 @params.jobs
 @params.quiet
-def records_cmd(source, table, columns, exclude, delimiter, p, alpha, pi_u, pwm, key, top, by, compare_dt, all_records, output, fmt, jobs, quiet):
+def records_cmd(source, table, columns, exclude, delimiter, p, alpha, pi_u, pwm, key, top, by, compare_dt, store, hash_keys, all_records, output, fmt, jobs, quiet):
     """The records that carry the risk: exact DT, U+, U* and n_unique per record."""
     from .records import contributions
 
     if output and not output.lower().endswith((".csv", ".parquet")):
         raise ParameterError(f"--output {output!r} must end in .csv or .parquet")
+    if hash_keys and store is None:
+        raise UsageError("--hash-keys goes with --store (it says how the top records are stored)")
     if by == "influence":
+        if store is not None:
+            raise UsageError("--store records exact contributions; use --by dt with --store")
         return influence_records(source, table, columns, exclude, delimiter, p, alpha, pi_u, pwm, key, top, compare_dt, all_records, output, fmt, jobs, quiet)
     if compare_dt:
         raise UsageError("--compare-dt goes with --by influence")
     with params.Progress("scanning", quiet) as bar:
-        c = contributions(
-            source, table=table, columns=columns, exclude=exclude, key=key, p=p, alpha=alpha,
-            pi_u=pi_u, pwm=pwm, delimiter=delimiter, top=top, by=by,
-            all_keys=bool(output or all_records), jobs=jobs, progress=bar,
-        )
+        def run():
+            return contributions(
+                source, table=table, columns=columns, exclude=exclude, key=key, p=p, alpha=alpha,
+                pi_u=pi_u, pwm=pwm, delimiter=delimiter, top=top, by=by,
+                all_keys=bool(output or all_records), jobs=jobs, progress=bar,
+            )
+
+        if store is None:
+            c = run()
+        else:  # the run, its QI results and the top records by DT go to the results store
+            from .store import recorded_audit
+
+            box = {}
+
+            def runner():
+                box["c"] = c_ = run()
+                order = c_.order(by)[:top]
+                return c_.audit, [(", ".join(map(str, c_.key_of(r))), float(c_.scores(by)[r])) for r in order]
+
+            recorded_audit(store, source, table=table, columns=columns, p=p, alpha=alpha, pi_u=pi_u, pwm=pwm, runner=runner, hash_keys=hash_keys)
+            c = box["c"]
     if output:
         write_scores(c, output)
     order = c.order(by)

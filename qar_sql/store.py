@@ -663,7 +663,11 @@ def _recorded(st, source, scan_name, secrets, top_records, hash_keys, audit_kwar
     )
     st.release()  # a DuckDB store file stays free for other processes during the audit
     try:
-        result = _audit(source, **audit_kwargs)
+        runner = audit_kwargs.pop("runner", None)
+        if runner is not None:  # record-level commands: (AuditResult, [(key, contribution)])
+            result, top_records = runner()
+        else:
+            result = _audit(source, **audit_kwargs)
         complete_run(
             st, run_id, result, seconds=time.perf_counter() - started,
             top_records=top_records(result) if callable(top_records) else top_records,

@@ -214,3 +214,22 @@ def test_key_listed_as_qi_warns(duck):
     res = contributions(source, table=table, columns=COLS + extra[:3] + ["id"], key=["id"], p=2, pi_u=0.3)
     assert res.audit.n_keys == 8
     assert any("'id' is also a quasi-identifier" in w for w in res.warnings)
+
+
+def test_records_store_with_hashed_keys(people, tmp_path):
+    import duckdb
+
+    source, table = people
+    store = str(tmp_path / "store.duckdb")
+    args = ["records", source, "--table", table, "--columns", ",".join(COLS), "--key", "id", "-p", "2", "--pi-u", "0.2", "--top", "7"]
+    r = run(*args, "--hash-keys")
+    assert r.exit_code == 2 and "--store" in r.output
+    r = run(*args, "--store", store, "--hash-keys")
+    assert r.exit_code == 0, r.output
+    con = duckdb.connect(store, read_only=True)
+    rows = con.execute("select rank, record_key, key_hashed, contribution from qar_top_records order by rank").fetchall()
+    status = con.execute("select status from qar_runs").fetchall()
+    con.close()
+    assert status == [("complete",)] and len(rows) == 7
+    assert all(h and len(k) == 64 for _, k, h, _ in rows)
+    assert [c for *_, c in rows] == sorted((c for *_, c in rows), reverse=True)
