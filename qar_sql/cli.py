@@ -77,14 +77,15 @@ def audit(source, table, columns, exclude, delimiter, p, alpha, pi_u, pwm, fmt, 
     SOURCE is a CSV or Parquet file, a DuckDB file (with --table) or a database URL such as
     postgresql+psycopg://user@host/db (with --table; default $QAR_DATABASE_URL).
     """
-    from .showsql import show_sql as _show_sql
-    from .audit import audit as run_audit
-    from .report import render_audit
+    from functools import partial
 
-    if store is not None:  # record the run in the results store (docs/compliance.md)
-        from functools import partial
-        from .store import recorded_audit
-        run_audit = partial(recorded_audit, store)
+    from .audit import audit
+    from .report import render_audit
+    from .showsql import show_sql as _show_sql
+    from .store import recorded_audit
+
+    # With --store the run is recorded in the results store (docs/compliance.md).
+    run_audit = audit if store is None else partial(recorded_audit, store)
     if fail_above is not None and not 0.0 <= fail_above <= 1.0:
         raise click.BadParameter(f"{fail_above!r} is not a risk between 0 and 1", param_hint="--fail-above")
     if show_sql:

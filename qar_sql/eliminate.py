@@ -9,7 +9,6 @@ on θ_k = H_k / (L − k). The table is read once per ranking, not once per poin
 
 from __future__ import annotations
 
-import os
 import re
 import time
 import uuid
@@ -160,7 +159,7 @@ def ranking_order(name: str, contrib: Contributions, db, relation, columns, p, o
         from .pls import pls_scores
 
         res = pls_scores(db, relation, columns, order_by, contrib.dt, seed=seed)
-        if aucs is not None:
+        if aucs is not None and res.auc is not None:  # None: the held-out 25% has one class
             aucs["pls"] = float(res.auc)
         return np.argsort(-np.asarray(res.scores, dtype=float), kind="stable")
     raise ParameterError(f"--by {name!r} is not a ranking; use some of {', '.join(RANKINGS)}")

@@ -195,6 +195,18 @@ class SQLAlchemyDatabase(Database):
             if not main:
                 self._idle.append(conn)
 
+    def stream(self, sql: str, chunk: int):
+        """Rows in chunks from a server-side cursor (no L-row list in memory at once)."""
+        sa = self._sa
+        try:
+            result = self._main.exec_driver_sql(sql, execution_options={"stream_results": True})
+            while rows := result.fetchmany(chunk):
+                yield rows
+        except sa.exc.DBAPIError as exc:
+            raise DatabaseError(
+                f"{self.engine_name} failed a statement: {_first_line(exc.orig or exc)}"
+            ) from exc
+
     def _borrow(self):
         try:
             return self._idle.pop()
