@@ -84,7 +84,7 @@ def audit(source, table, columns, exclude, delimiter, p, alpha, pi_u, pwm, fmt, 
     from .showsql import show_sql as _show_sql
     from .store import recorded_audit
 
-    # With --store the run is recorded in the results store (docs/compliance.md).
+    # With --store the run is recorded in the results store (README, "Compliance scans").
     run_audit = audit if store is None else partial(recorded_audit, store)
     if fail_above is not None and not 0.0 <= fail_above <= 1.0:
         raise click.BadParameter(f"{fail_above!r} is not a risk between 0 and 1", param_hint="--fail-above")

@@ -262,7 +262,7 @@ def combination_dict(c: Combination) -> dict[str, Any]:
 
 
 def discover_dict(r: DiscoverResult) -> dict[str, Any]:
-    """The documented JSON object of ``qar discover`` (docs/discover-whatif.md)."""
+    """The documented JSON object of ``qar discover`` (README, "The treatments file")."""
     return {
         "source": r.source,
         "table": r.table,
