@@ -9,7 +9,7 @@ Two ways, both with a manifest written by dbt itself from tests/fixtures/dbt_pro
   end, and checks the committed manifest still matches the project. It is opt-in
   (``QAR_TEST_DBT=1``, with dbt-duckdb installed) because dbt takes 8-20 s to start.
 
-Regenerate the fixture after changing the project (see docs/compliance.md, "dbt").
+Regenerate the fixture after changing the project (see README, "dbt").
 """
 
 from __future__ import annotations
