@@ -35,7 +35,7 @@ def discover_cmd(source, table, columns, exclude, delimiter, max_size, drop_null
 
 @click.command("whatif")
 @params.source_options
-@click.option("--treatments", "-T", "treatments", required=True, type=click.Path(dir_okay=False), envvar="QAR_TREATMENTS", help="TOML file of treatments (schema: README, "The treatments file (TOML)").")
+@click.option("--treatments", "-T", "treatments", required=True, type=click.Path(dir_okay=False), envvar="QAR_TREATMENTS", help="TOML file of treatments (schema: README, 'The treatments file (TOML)').")
 @click.option("--qid", multiple=True, callback=params._split, help="Quasi-identifier to count singletons on: columns, comma-separated, or a name from the file's [qis] (default: the file's qid).")
 @click.option("--combine", multiple=True, help="Also try these treatments together, comma-separated, in order (repeatable); adds to the file's combinations.")
 @click.option("--only", multiple=True, help="Only this treatment or combination (names joined by '+'); repeatable.")

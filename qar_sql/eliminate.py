@@ -147,7 +147,7 @@ def ranking_order(name: str, contrib: Contributions, db, relation, columns, p, o
 
         g = gradient(contrib.audit)
         tally = np.zeros(contrib.rows)
-        for r, s in scores_in_db(db, relation, contrib.audit, order_by, g, limit=None, only_nonzero=True):
+        for r, s in scores_in_db(db, relation, contrib.audit, order_by, g, limit=None, positive_only=False):
             tally[r] = s
         return np.argsort(-tally, kind="stable")
     if name == "entropy":

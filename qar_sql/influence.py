@@ -12,6 +12,8 @@ across u); ``refine`` recomputes exact DT for the top candidates to settle those
 
 from __future__ import annotations
 
+import itertools
+import os
 import time
 from dataclasses import dataclass
 from typing import Sequence
@@ -24,8 +26,11 @@ from .errors import DataError, ParameterError
 from .records import ROW_KEY, fetch_keys, key_warnings, record_order
 from .render import render
 from .results import AuditResult
-from .scan import _QI, combinations
+from .scan import _QI, combinations, scan
 from .source import Database, Relation, open_source
+
+
+_counter = itertools.count(1)
 
 
 @dataclass(frozen=True)
@@ -57,49 +62,71 @@ def gradient(result: AuditResult) -> np.ndarray:
     return evt.qar_risk_gradient(result.theta, result.rows, alpha=result.alpha, pi_u=result.pi_u, pwm=result.pwm)
 
 
-def render_influence(dialect, relation_sql, columns, p, order_by, g: np.ndarray, *, limit: int | None, only_nonzero=False) -> str:
+def render_influence(dialect, relation_sql, columns, p, order_by, g: np.ndarray, *, limit: int | None, positive_only=True, codes_table: str | None = None) -> str:
+    """The influence statement; over ``codes_table`` (a DuckDB temp table of codes with r)
+    when given, else with the codes in a CTE."""
     combos = combinations(len(columns), p)
     nz = np.flatnonzero(g)
     qis = [_QI(int(j), tuple(f"c{i}" for i in combos[j])) for j in nz]
     weights = [Weight(int(j), repr(float(g[j]))) for j in nz]
-    encode_sql = render("encode.sql", dialect, columns=list(columns), relation=relation_sql, order_by=order_by)
+    if codes_table:
+        encode_sql, encoded = None, dialect.quote(codes_table)
+    else:
+        encode_sql = render("encode.sql", dialect, columns=list(columns), relation=relation_sql, order_by=order_by)
+        encoded = "encoded"
     return render(
-        "influence.sql", dialect, encode_sql=encode_sql, encoded="encoded", qis=qis,
-        weights=weights, limit=limit, only_nonzero=only_nonzero,
+        "influence.sql", dialect, encode_sql=encode_sql, encoded=encoded, qis=qis,
+        weights=weights, limit=limit, positive_only=positive_only,
     )
 
 
-def scores_in_db(db: Database, relation: Relation, result: AuditResult, order_by, g, *, limit: int | None, only_nonzero=False):
-    """[(r, Σ g U)] from the database, best first, ties by r."""
+def scores_in_db(db: Database, relation: Relation, result: AuditResult, order_by, g, *, limit: int | None, positive_only=True, codes_table=None):
+    """[(r, Σ g U)] from the database, best first, ties by r: the top ``limit`` positive
+    tallies, or (``positive_only=False``) every non-zero one."""
     if not np.any(g):
         return []
-    sql = render_influence(db.dialect, relation.sql, result.columns, result.p, order_by, g, limit=limit, only_nonzero=only_nonzero)
+    sql = render_influence(db.dialect, relation.sql, result.columns, result.p, order_by, g, limit=limit, positive_only=positive_only, codes_table=codes_table)
     return [(int(r), float(s)) for r, s in db.query(sql)]
 
 
 def compute(db: Database, relation: Relation, *, columns=None, exclude=None, key=None, p=3, alpha=0.01, pi_u=0.05, pwm="plotting", top=100, all_scores=False, jobs=2, progress=None, source=None, started=None) -> Influence:
-    result = audit_relation(db, relation, columns=columns, exclude=exclude, p=p, alpha=alpha, pi_u=pi_u, pwm=pwm, jobs=jobs, progress=progress, source=source, started=started)
-    if result.fit is None:
-        raise DataError("the table's risk is undefined (no tail), so influence scores are too")
-    order_by, key_names = record_order(db, relation, key, result.columns)
-    g = gradient(result)
-    m1 = result.rows - 1
-    baseline = -float(np.dot(g, result.theta)) / m1
-    scores = None
-    if all_scores:
-        # Every record's score: only records unique on a weighted QI come back; the rest share
-        # the baseline.
-        tally = np.zeros(result.rows)
-        for r, s in scores_in_db(db, relation, result, order_by, g, limit=None, only_nonzero=True):
-            tally[r] = s
-        scores = tally / m1 + baseline
-        order = np.argsort(-scores, kind="stable")[:top]
-        top_rows = tuple((int(r), float(scores[r])) for r in order)
-    else:
-        rows = scores_in_db(db, relation, result, order_by, g, limit=top)
-        if not rows:  # g = 0 everywhere: every record has the baseline score
-            rows = [(r, 0.0) for r in range(min(top, result.rows))]
-        top_rows = tuple((r, s / m1 + baseline) for r, s in rows)
+    order_by, key_names = record_order(db, relation, key, relation.columns)
+    codes = None
+    if db.dialect.temp_tables:
+        # DuckDB: the codes (with the record number r) are made once, in a session temp table,
+        # and serve both the audit's scan and the influence tally.
+        codes = f"qar_influence_{os.getpid()}_{next(_counter)}"
+
+    def scanner(cols, batch_size, jobs, progress):
+        if codes:
+            encode_sql = render("encode.sql", db.dialect, columns=list(cols), relation=relation.sql, order_by=order_by)
+            db.query(render("materialize.sql", db.dialect, name=codes, encode_sql=encode_sql))
+        return scan(db, relation.sql, cols, p, batch_size=batch_size, jobs=jobs, progress=progress, codes_table=codes)
+
+    try:
+        result = audit_relation(db, relation, columns=columns, exclude=exclude, p=p, alpha=alpha, pi_u=pi_u, pwm=pwm, jobs=jobs, progress=progress, source=source, started=started, scanner=scanner)
+        if result.fit is None:
+            raise DataError("the table's risk is undefined (no tail), so influence scores are too")
+        g = gradient(result)
+        m1 = result.rows - 1
+        baseline = -float(np.dot(g, result.theta)) / m1
+        rows = [] if all_scores else scores_in_db(db, relation, result, order_by, g, limit=top, codes_table=codes)
+        scores = None
+        if all_scores or len(rows) < min(top, result.rows):
+            # Every record's score (also when fewer than `top` records score above the baseline:
+            # then records at the baseline, and below it, complete the ranking in key order).
+            tally = np.zeros(result.rows)
+            for r, s in scores_in_db(db, relation, result, order_by, g, limit=None, positive_only=False, codes_table=codes):
+                tally[r] = s
+            full = tally / m1 + baseline
+            scores = full if all_scores else None
+            order = np.argsort(-tally, kind="stable")[:top]
+            top_rows = tuple((int(r), float(full[r])) for r in order)
+        else:
+            top_rows = tuple((r, s / m1 + baseline) for r, s in rows)
+    finally:
+        if codes:
+            db.query(f"drop table if exists {db.dialect.quote(codes)}")
     keys = {}
     if key_names != (ROW_KEY,):
         keys = fetch_keys(db, relation, key_names, [r for r, _ in top_rows])

@@ -73,8 +73,10 @@ def render_statements(
     batch_size: int | None = None,
     jobs: int = 1,
     temp_name: str = "qar_codes",
+    codes_table: str | None = None,
 ) -> tuple[list[str], list[str], list[list[tuple[int, ...]]]]:
-    """(setup statements, batch statements, QIs of each batch) for this scan."""
+    """(setup statements, batch statements, QIs of each batch) for this scan. With
+    ``codes_table`` (DuckDB), the codes are read from that existing temp table."""
     combos = combinations(len(columns), p)
     size = batch_size or default_batch_size(dialect, len(combos), jobs)
     if size < 1:
@@ -83,7 +85,9 @@ def render_statements(
         "encode.sql", dialect, columns=list(columns), relation=relation_sql, order_by=None
     )
     setup: list[str] = []
-    if dialect.temp_tables:
+    if codes_table:
+        encoded, cte = dialect.quote(codes_table), None
+    elif dialect.temp_tables:
         setup.append(render("materialize.sql", dialect, name=temp_name, encode_sql=encode_sql))
         encoded, cte = dialect.quote(temp_name), None
     else:
@@ -111,11 +115,14 @@ def scan(
     batch_size: int | None = None,
     jobs: int = 1,
     progress: Progress | None = None,
+    codes_table: str | None = None,
 ) -> ScanResult:
-    """Run the scan and assemble per-QI counts."""
+    """Run the scan and assemble per-QI counts (over ``codes_table`` when given: a DuckDB
+    temp table of codes the caller made and will drop)."""
     temp_name = f"qar_codes_{os.getpid()}_{next(_temp_counter)}"
     setup, statements, batches = render_statements(
-        db.dialect, relation_sql, columns, p, batch_size=batch_size, jobs=jobs, temp_name=temp_name
+        db.dialect, relation_sql, columns, p, batch_size=batch_size, jobs=jobs,
+        temp_name=temp_name, codes_table=codes_table,
     )
     total = len(statements) + len(setup)
     done = 0

@@ -1,7 +1,8 @@
 -- Influence score I(i) of every record, pushed down: the weighted tally Σ_j g_j · U(i, j) over the
 -- few QIs with g_j = ∂T̂/∂θ(j) ≠ 0, minus Σ_j g_j θ(j), over L − 1. Weights are exact decimals so
 -- records with the same uniqueness flags get bit-identical scores (ties break by key order, r).
--- Returns the top {{ limit if limit is not none else "all" }} records: (r, score), best first.
+-- Returns (r, tally) best first, ties by r: the top {{ limit if limit is not none else "all" }} records with
+-- a positive tally, or every record with a non-zero one (records not returned score 0).
 with
 {% if encode_sql %}
 encoded as {{ "materialized " if dialect.cte_materialized }}(
@@ -31,15 +32,15 @@ tally as (
   group by pairs.r
 )
 select
-  e.r,
-  coalesce(tally.s, 0) as s
-from {{ encoded }} as e
-left join tally
-  on e.r = tally.r
-{% if only_nonzero %}
-where tally.s <> 0
+  r,
+  s
+from tally
+{% if positive_only %}
+where s > 0
+{% else %}
+where s <> 0
 {% endif %}
-order by s desc, e.r
+order by s desc, r
 {% if limit is not none %}
 limit {{ limit }}
 {% endif %}
