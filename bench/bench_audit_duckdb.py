@@ -42,13 +42,15 @@ import qar_sql  # noqa: E402
 TABLE = "people"
 
 
-def timed(fn, repeat: int):
+def timed(fn, repeat: int, label: str = ""):
     """(median seconds, all seconds, last result) of ``repeat`` calls."""
     times, out = [], None
     for _ in range(repeat):
         t0 = time.perf_counter()
         out = fn()
         times.append(time.perf_counter() - t0)
+        if label:  # progress on stderr, so a long run shows it is alive
+            print(f"  {label}: run {len(times)}/{repeat} {times[-1]:.2f} s", file=sys.stderr, flush=True)
     return statistics.median(times), times, out
 
 
@@ -137,13 +139,15 @@ def main(argv=None) -> int:
                 path, table=TABLE, p=args.p, threads=args.threads, batch_size=args.batch_size
             )
 
-        t_audit, audit_times, result = timed(run_audit, args.repeat)
+        t_audit, audit_times, result = timed(run_audit, args.repeat, "audit")
         audit_hs = [(q.distinct, q.singletons) for q in result.qis]
         assert [tuple(names.index(c) for c in q.columns) for q in result.qis] == combos
 
         # --- numpy bound -------------------------------------------------------------------
-        t_enc, enc_times, encoded = timed(lambda: encode(data), args.repeat)
-        t_kern, kern_times, numpy_hs = timed(lambda: numpy_kernel(encoded, combos), args.repeat)
+        t_enc, enc_times, encoded = timed(lambda: encode(data), args.repeat, "numpy encode")
+        t_kern, kern_times, numpy_hs = timed(
+            lambda: numpy_kernel(encoded, combos), args.repeat, "numpy kernel"
+        )
         t_numpy = t_enc + t_kern
 
         # --- pandas, on a sample of QIs ------------------------------------------------------
@@ -152,13 +156,15 @@ def main(argv=None) -> int:
         n_sample = min(args.pandas_qis, n_qi)
         sample = sorted(rng.choice(n_qi, size=n_sample, replace=False).tolist())
         t_pd_sample, pd_times, pandas_hs = timed(
-            lambda: pandas_loop(df, names, [combos[j] for j in sample]), args.pandas_repeat
+            lambda: pandas_loop(df, names, [combos[j] for j in sample]), args.pandas_repeat,
+            "pandas",
         )
         t_pandas = t_pd_sample * n_qi / n_sample
         # For reference: the same loop on object columns, pandas' default for strings before 3.0.
         df_obj = pd.DataFrame(data, dtype=object)
         t_obj_sample, obj_times, obj_hs = timed(
-            lambda: pandas_loop(df_obj, names, [combos[j] for j in sample]), args.pandas_repeat
+            lambda: pandas_loop(df_obj, names, [combos[j] for j in sample]), args.pandas_repeat,
+            "pandas object",
         )
         t_obj = t_obj_sample * n_qi / n_sample
         pandas_dtype = str(df[names[0]].dtype)

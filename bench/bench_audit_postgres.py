@@ -40,12 +40,14 @@ DEFAULT_URL = "postgresql+psycopg://qar:qar@localhost:5432/qar_test"
 TABLE = "people"
 
 
-def timed(fn, repeat: int):
+def timed(fn, repeat: int, label: str = ""):
     times, out = [], None
     for _ in range(repeat):
         t0 = time.perf_counter()
         out = fn()
         times.append(time.perf_counter() - t0)
+        if label:  # progress on stderr, so a long run shows it is alive
+            print(f"  {label}: run {len(times)}/{repeat} {times[-1]:.2f} s", file=sys.stderr, flush=True)
     return statistics.median(times), times, out
 
 
@@ -156,9 +158,9 @@ def main(argv=None) -> int:
                     batch_size=args.batch_size,
                 )
 
-            audits[jobs] = timed(run, args.repeat)
+            audits[jobs] = timed(run, args.repeat, f"audit jobs={jobs}")
         t_naive, naive_times, naive_hs = timed(
-            lambda: naive_loop(ro_conninfo, schema, names, combos), args.naive_repeat
+            lambda: naive_loop(ro_conninfo, schema, names, combos), args.naive_repeat, "naive loop"
         )
     finally:
         with psycopg.connect(admin, autocommit=True) as con:
