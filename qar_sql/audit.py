@@ -20,8 +20,11 @@ def validate(p: int, alpha: float, pi_u: float, pwm: str = "plotting") -> None:
         raise ParameterError(f"--pwm {pwm!r} is unknown; use one of {', '.join(evt.PWM_METHODS)}")
 
 
-def profile(db: Database, relation: Relation, columns: Sequence[str]) -> tuple[int, list[str]]:
-    """(L, notes on all-NULL or constant columns); refuses empty and one-row tables."""
+def profile(
+    db: Database, relation: Relation, columns: Sequence[str]
+) -> tuple[int, list[str], list[int]]:
+    """(L, notes on all-NULL or constant columns, distinct non-NULL values per column);
+    refuses empty and one-row tables."""
     sql = render("profile.sql", db.dialect, columns=list(columns), relation=relation.sql)
     row = db.query(sql)[0]
     rows = int(row[0])
@@ -32,6 +35,7 @@ def profile(db: Database, relation: Relation, columns: Sequence[str]) -> tuple[i
             f"table {relation.display!r} has one row; the QaR risk needs at least 2 records"
         )
     notes = []
+    distincts = [int(row[2 + 2 * i]) for i in range(len(columns))]
     for i, col in enumerate(columns):
         nonnull, distinct = int(row[1 + 2 * i]), int(row[2 + 2 * i])
         if nonnull == 0:
@@ -44,7 +48,7 @@ def profile(db: Database, relation: Relation, columns: Sequence[str]) -> tuple[i
                 f"column {col!r} is constant, so it separates no records; "
                 f"leave it out with --exclude {col!r} unless that is intended"
             )
-    return rows, notes
+    return rows, notes, distincts
 
 
 def fit(scan_result: ScanResult, *, alpha: float, pi_u: float, pwm: str) -> tuple[evt.TailFit | None, list[str]]:
@@ -119,10 +123,13 @@ def audit_relation(
     if not cols:
         raise ParameterError("no quasi-identifier columns are left; name them with --columns")
     n_qi = len(combinations(len(cols), p))
-    rows, notes = profile(db, relation, cols)  # first: "the table is empty" says more
+    rows, notes, distincts = profile(db, relation, cols)  # first: "the table is empty" says more
     evt.check_n_qi(n_qi, pi_u)
     if scanner is None:
-        result = scan(db, relation.sql, cols, p, batch_size=batch_size, jobs=jobs, progress=progress)
+        result = scan(
+            db, relation.sql, cols, p, batch_size=batch_size, jobs=jobs, progress=progress,
+            cardinalities=distincts,
+        )
     else:
         result = scanner(cols, batch_size, jobs, progress)
     if result.rows != rows:

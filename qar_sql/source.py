@@ -102,6 +102,10 @@ class DuckDBDatabase(Database):
             raise DatabaseError(f"cannot open DuckDB database {path!r}: {_first_line(exc)}") from exc
         # DuckDB draws its own progress bar on stdout; ours goes to stderr.
         self.con.execute("set enable_progress_bar = false")
+        # The scan's GROUP BYs are over small integer codes whose ranges DuckDB knows from the
+        # temp table's statistics; up to 2^20 key slots it then counts with a direct-index
+        # ("perfect") hash table instead of a general one (default limit 2^12).
+        self.con.execute("set perfect_ht_threshold = 20")
         if threads:
             self.con.execute(f"set threads = {int(threads)}")
         self.dialect = get_dialect("duckdb")
@@ -165,6 +169,8 @@ class SQLAlchemyDatabase(Database):
             conn = self.engine.connect()
             if self.dialect.read_only_sql:
                 conn.exec_driver_sql(self.dialect.read_only_sql)
+            for sql in self.dialect.session_sql:
+                conn.exec_driver_sql(sql)
         except sa.exc.DBAPIError as exc:
             raise DatabaseError(
                 f"cannot connect to {self.masked_url}: {_first_line(exc.orig or exc)}"
