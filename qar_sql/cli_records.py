@@ -32,6 +32,20 @@ def record_row(c, r: int) -> dict:
     }
 
 
+def _write_parquet(path: str, names, keys, **scores) -> None:
+    """Key columns and score arrays to Parquet, written by an in-memory DuckDB."""
+    import duckdb
+
+    data = {n: np.array([k[i] for k in keys], dtype=object) for i, n in enumerate(names)}
+    data.update(scores)
+    con = duckdb.connect()
+    try:
+        con.register("scores", data)
+        con.execute("copy (select * from scores) to " + "'" + path.replace("'", "''") + "' (format parquet)")
+    finally:
+        con.close()
+
+
 def write_scores(c, path: str) -> None:
     """Every record's scores, in key order, to CSV or Parquet (Parquet written by DuckDB)."""
     names = list(c.key)
@@ -44,14 +58,7 @@ def write_scores(c, path: str) -> None:
                 w.writerow(list(keys[r]) + [repr(float(c.dt[r])), repr(float(c.u_plus[r])), repr(float(c.u_star[r])), int(c.n_unique[r])])
         return
     if path.lower().endswith(".parquet"):
-        import duckdb
-
-        data = {n: np.array([k[i] for k in keys], dtype=object) for i, n in enumerate(names)}
-        data.update(dt=c.dt, u_plus=c.u_plus, u_star=c.u_star, n_unique=c.n_unique)
-        con = duckdb.connect()
-        con.register("scores", data)
-        con.execute("copy (select * from scores) to " + "'" + path.replace("'", "''") + "' (format parquet)")
-        con.close()
+        _write_parquet(path, names, keys, dt=c.dt, u_plus=c.u_plus, u_star=c.u_star, n_unique=c.n_unique)
         return
     raise ParameterError(f"--output {path!r} must end in .csv or .parquet")
 
@@ -283,11 +290,4 @@ def _write_influence(inf, path, source, table, delimiter):
             for r in range(inf.audit.rows):
                 w.writerow(list(keys[r]) + [repr(float(inf.scores[r]))])
     else:
-        import duckdb
-
-        data = {n: np.array([k[i] for k in keys], dtype=object) for i, n in enumerate(names)}
-        data["influence"] = inf.scores
-        con = duckdb.connect()
-        con.register("scores", data)
-        con.execute("copy (select * from scores) to " + "'" + path.replace("'", "''") + "' (format parquet)")
-        con.close()
+        _write_parquet(path, names, keys, influence=inf.scores)

@@ -143,12 +143,9 @@ def ranking_order(name: str, contrib: Contributions, db, relation, columns, p, o
     if name == "random":
         return np.random.default_rng(seed).permutation(contrib.rows)
     if name == "influence":
-        from .influence import gradient, scores_in_db
+        from .influence import all_tallies, gradient
 
-        g = gradient(contrib.audit)
-        tally = np.zeros(contrib.rows)
-        for r, s in scores_in_db(db, relation, contrib.audit, order_by, g, limit=None, positive_only=False):
-            tally[r] = s
+        tally = all_tallies(db, relation, contrib.audit, order_by, gradient(contrib.audit))
         return np.argsort(-tally, kind="stable")
     if name == "entropy":
         from .entropy import entropy_scores

@@ -89,6 +89,14 @@ def scores_in_db(db: Database, relation: Relation, result: AuditResult, order_by
     return [(int(r), float(s)) for r, s in db.query(sql)]
 
 
+def all_tallies(db: Database, relation: Relation, result: AuditResult, order_by, g, *, codes_table=None) -> np.ndarray:
+    """Σ_j g_j U(i, j) for every record in key order (0 for records unique on no weighted QI)."""
+    tally = np.zeros(result.rows)
+    for r, s in scores_in_db(db, relation, result, order_by, g, limit=None, positive_only=False, codes_table=codes_table):
+        tally[r] = s
+    return tally
+
+
 def compute(db: Database, relation: Relation, *, columns=None, exclude=None, key=None, p=3, alpha=0.01, pi_u=0.05, pwm="plotting", top=100, all_scores=False, jobs=2, progress=None, source=None, started=None) -> Influence:
     order_by, key_names = record_order(db, relation, key, relation.columns)
     codes = None
@@ -115,9 +123,7 @@ def compute(db: Database, relation: Relation, *, columns=None, exclude=None, key
         if all_scores or len(rows) < min(top, result.rows):
             # Every record's score (also when fewer than `top` records score above the baseline:
             # then records at the baseline, and below it, complete the ranking in key order).
-            tally = np.zeros(result.rows)
-            for r, s in scores_in_db(db, relation, result, order_by, g, limit=None, positive_only=False, codes_table=codes):
-                tally[r] = s
+            tally = all_tallies(db, relation, result, order_by, g, codes_table=codes)
             full = tally / m1 + baseline
             scores = full if all_scores else None
             order = np.argsort(-tally, kind="stable")[:top]
