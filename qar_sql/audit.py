@@ -115,7 +115,7 @@ def audit_relation(
     scanner=None,
 ) -> AuditResult:
     """The audit on an open connection (reused by later commands). ``scanner(columns,
-    batch_size, jobs, progress) -> ScanResult`` replaces the plain scan (record-level commands
+    batch_size, jobs, progress, cardinalities) -> ScanResult`` replaces the plain scan (record-level commands
     gather their per-record tallies in the same pass)."""
     started = started if started is not None else time.perf_counter()
     validate(p, alpha, pi_u, pwm)
@@ -128,10 +128,10 @@ def audit_relation(
     if scanner is None:
         result = scan(
             db, relation.sql, cols, p, batch_size=batch_size, jobs=jobs, progress=progress,
-            cardinalities=distincts,
+            cardinalities=distincts, rows=rows,
         )
     else:
-        result = scanner(cols, batch_size, jobs, progress)
+        result = scanner(cols, batch_size, jobs, progress, distincts)
     if result.rows != rows:
         raise DataError(
             f"the table changed during the audit ({rows} rows, then {result.rows}); run it again"

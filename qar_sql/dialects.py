@@ -36,6 +36,9 @@ class Dialect:
     #: An exact decimal type for score weights: sums of exact decimals do not depend on the
     #: order of summation, so records with equal flags get equal scores on every engine.
     exact_decimal: str = "decimal(38, 20)"
+    #: Cost of creating one group against reading one row in a GROUP BY, for planning cubes
+    #: (lattice.py); None: count every QI from the codes (cubes measured not to pay here).
+    cube_beta: float | None = None
     #: The dialect runs here (tests execute it) or only compiles (tests render and parse it).
     executable: bool = False
 
@@ -77,7 +80,14 @@ DIALECTS: dict[str, Dialect] = {
         read_only_sql="set transaction read only",
         # JIT-compiling a statement of hundreds of GROUP BYs costs more than running it: with
         # 256 QIs per statement, 42 s with JIT against 12 s without (bench_audit_postgres.py).
-        session_sql=("set jit = off",),
+        # Hash aggregates over more than work_mem spill to disk (PostgreSQL's default is 4MB);
+        # raise it to 64MB for the session, never lower what the server already grants.
+        session_sql=(
+            "set jit = off",
+            "select set_config('work_mem', '64MB', false) "
+            "where pg_size_bytes(current_setting('work_mem')) < 64 * 1024 * 1024",
+        ),
+        cube_beta=3.0,
         executable=True,
     ),
     # Snowflake: double-quoted identifiers are case-sensitive, which is what we want for exact

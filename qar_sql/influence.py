@@ -26,7 +26,7 @@ from .errors import DataError, ParameterError
 from .records import ROW_KEY, fetch_keys, key_warnings, record_order
 from .render import render
 from .results import AuditResult
-from .scan import _QI, combinations, scan
+from .scan import _QI, code_type, combinations, scan
 from .source import Database, Relation, open_source
 
 
@@ -105,10 +105,11 @@ def compute(db: Database, relation: Relation, *, columns=None, exclude=None, key
         # and serve both the audit's scan and the influence tally.
         codes = f"qar_influence_{os.getpid()}_{next(_counter)}"
 
-    def scanner(cols, batch_size, jobs, progress):
+    def scanner(cols, batch_size, jobs, progress, cardinalities):
         if codes:
             encode_sql = render("encode.sql", db.dialect, columns=list(cols), relation=relation.sql, order_by=order_by)
-            db.query(render("materialize.sql", db.dialect, name=codes, encode_sql=encode_sql))
+            types = [code_type(k) for k in cardinalities]
+            db.query(render("materialize.sql", db.dialect, name=codes, encode_sql=encode_sql, code_types=types))
         return scan(db, relation.sql, cols, p, batch_size=batch_size, jobs=jobs, progress=progress, codes_table=codes)
 
     try:

@@ -99,7 +99,7 @@ def record_order(db: Database, relation: Relation, key: Sequence[str] | None, qi
             )
         if dups:
             raise DataError(
-                f"the key ({', '.join(key)}) is not unique: {dups} value(s) occur more than once; "
+                f"the key ({', '.join(key)}) is not unique: {dups} record(s) repeat a key value; "
                 "add columns to --key until it identifies each record"
             )
         return [f"t.{db.dialect.quote(k)}" for k in key], tuple(key)
@@ -120,11 +120,11 @@ def key_warnings(key: Sequence[str] | None, qi_columns: Sequence[str]) -> list[s
     ]
 
 
-def fused_scan(db: Database, relation: Relation, columns, p, order_by, *, batch_size=None, jobs=1, progress=None):
+def fused_scan(db: Database, relation: Relation, columns, p, order_by, *, batch_size=None, jobs=1, progress=None, cardinalities=None):
     """One pass over every QI giving both the audit's class-size histograms and each record's
     uniqueness flags: (ScanResult, PatternSet). Each QI is grouped once; its classes are split
     into the histogram and the singletons' records inside the database."""
-    from .scan import assemble, default_batch_size
+    from .scan import assemble, code_type, default_batch_size
 
     d = db.dialect
     combos = combinations(len(columns), p)
@@ -147,7 +147,8 @@ def fused_scan(db: Database, relation: Relation, columns, p, order_by, *, batch_
         temp = f"qar_rec_{os.getpid()}_{next(_counter)}"
         codes, groups, flags = (d.quote(f"{temp}_{x}") for x in ("codes", "groups", "flags"))
         try:
-            db.query(render("materialize.sql", d, name=f"{temp}_codes", encode_sql=encode_sql))
+            types = [code_type(k) for k in cardinalities] if cardinalities else None
+            db.query(render("materialize.sql", d, name=f"{temp}_codes", encode_sql=encode_sql, code_types=types))
             tick()
             for k, batch in enumerate(batches):
                 db.query(f"create or replace temp table {groups} as\n" + render("groups.sql", d, qis=batch, encoded=codes))
@@ -234,8 +235,8 @@ def compute(
     order_by, key_names = record_order(db, relation, key, relation.columns)
     captured = {}
 
-    def scanner(cols, batch_size, jobs, progress):
-        scan_result, captured["patterns"] = fused_scan(db, relation, cols, p, order_by, batch_size=batch_size, jobs=jobs, progress=progress)
+    def scanner(cols, batch_size, jobs, progress, cardinalities):
+        scan_result, captured["patterns"] = fused_scan(db, relation, cols, p, order_by, batch_size=batch_size, jobs=jobs, progress=progress, cardinalities=cardinalities)
         return scan_result
 
     result = audit_relation(

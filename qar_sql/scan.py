@@ -5,7 +5,9 @@ back — never the table.
 Plan: code every QI column as a small integer (NULL is a value of its own), then one statement
 per batch of QIs, each QI a ``GROUP BY`` over its coded columns whose group sizes are counted
 again by size. DuckDB keeps the codes in a session temp table (in memory; the audited file or
-database is never written); other engines compute them in a CTE of each statement.
+database is never written); other engines compute them in a CTE of each statement. Where the
+engine's dialect says creating groups is cheap against reading rows (``cube_beta``), QIs whose
+columns have few combinations are counted from cubes instead (:mod:`.lattice`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+from . import lattice
 from .dialects import Dialect
 from .errors import DatabaseError, ParameterError
 from .render import render
@@ -32,6 +35,7 @@ _temp_counter = itertools.count(1)
 class _QI:
     index: int
     codes: tuple[str, ...]
+    cube: str | None = None  # counted from this cube (CTE name) instead of the codes
 
     # Record-level scans pack uniqueness flags into 62-bit words (62 keeps sums of distinct
     # powers of two inside a signed 64-bit integer on every engine).
@@ -83,10 +87,16 @@ def render_statements(
     temp_name: str = "qar_codes",
     codes_table: str | None = None,
     cardinalities: Sequence[int] | None = None,
+    plan: lattice.Plan | None = None,
 ) -> tuple[list[str], list[str], list[list[tuple[int, ...]]]]:
     """(setup statements, batch statements, QIs of each batch) for this scan. With
-    ``codes_table`` (DuckDB), the codes are read from that existing temp table."""
+    ``codes_table`` (DuckDB), the codes are read from that existing temp table; with ``plan``,
+    some QIs are counted from cubes."""
     combos = combinations(len(columns), p)
+    if batch_size is None and plan is not None and plan.cubes and not dialect.temp_tables:
+        # Each statement re-derives the codes; with cubes the statements are short enough
+        # for one per connection, balanced by estimated work.
+        batch_size = math.ceil(len(combos) / max(jobs, 1))
     size = batch_size or default_batch_size(dialect, len(combos), jobs)
     if size < 1:
         raise ParameterError(f"--batch-size {size} must be at least 1")
@@ -104,18 +114,56 @@ def render_statements(
         encoded, cte = dialect.quote(temp_name), None
     else:
         encoded, cte = "encoded", encode_sql
-    batches = [combos[i : i + size] for i in range(0, len(combos), size)]
-    statements = []
-    start = 0
-    for batch in batches:
-        qis = [
-            _QI(start + k, tuple(f"c{i}" for i in combo)) for k, combo in enumerate(batch)
+    statements, batches = [], []
+    for cubes, qi_indices in _batches(plan, len(combos), size):
+        names = {}
+        for k, cube in enumerate(cubes):
+            names.update((j, f"cube{k}") for j in cube.qis)
+        qis = [_QI(j, tuple(f"c{i}" for i in combos[j]), names.get(j)) for j in qi_indices]
+        cube_sql = [
+            {"name": f"cube{k}", "codes": [f"c{i}" for i in cube.columns]}
+            for k, cube in enumerate(cubes)
         ]
-        start += len(batch)
         statements.append(
-            render("class_sizes.sql", dialect, qis=qis, encoded=encoded, encode_sql=cte)
+            render("class_sizes.sql", dialect, qis=qis, encoded=encoded, encode_sql=cte, cubes=cube_sql)
         )
+        batches.append([combos[j] for j in qi_indices])
     return setup, statements, batches
+
+
+def _batches(plan: lattice.Plan | None, n_qi: int, size: int):
+    """[(cubes, QI indices)] per statement. Without cubes: runs of ``size`` QIs in order. With
+    cubes: ``ceil(n_qi / size)`` statements, each unit of work (a cube with its QIs, or one QI
+    counted directly) given to the statement with the least estimated work so far, heaviest
+    units first, so that parallel connections finish together."""
+    n_batches = math.ceil(n_qi / size)
+    if plan is None or not plan.cubes:
+        return [((), list(range(i, min(i + size, n_qi)))) for i in range(0, n_qi, size)]
+    units = sorted(plan.unit_costs(), key=lambda u: (-u[0], u[2][0]))
+    work = [0.0] * n_batches
+    out: list[tuple[list, list[int]]] = [([], []) for _ in range(n_batches)]
+    for cost, cube, qis in units:
+        b = min(range(n_batches), key=lambda i: (work[i], i))
+        work[b] += cost
+        if cube is not None:
+            out[b][0].append(cube)
+        out[b][1].extend(qis)
+    return [(tuple(c), sorted(q)) for c, q in out if q]
+
+
+def plan_cubes(db: Database, relation_sql: str, columns: Sequence[str], p: int, rows: int | None = None) -> lattice.Plan | None:
+    """The cube plan for this scan, or None where the engine gains nothing from cubes."""
+    beta = db.dialect.cube_beta
+    if beta is None or len(columns) <= p:
+        return None
+    combos = combinations(len(columns), p)
+    if len(combos) > lattice.MAX_PLANNED_QIS:
+        return None
+    freqs: list[dict[int, int]] = [dict() for _ in columns]
+    for j, n, count in db.query(render("value_frequencies.sql", db.dialect, columns=list(columns), relation=relation_sql)):
+        freqs[int(j)][int(n)] = int(count)
+    total = rows if rows is not None else sum(n * c for n, c in freqs[0].items())
+    return lattice.plan(freqs, total, combos, beta=beta)
 
 
 def scan(
@@ -129,13 +177,15 @@ def scan(
     progress: Progress | None = None,
     codes_table: str | None = None,
     cardinalities: Sequence[int] | None = None,
+    rows: int | None = None,
 ) -> ScanResult:
     """Run the scan and assemble per-QI counts (over ``codes_table`` when given: a DuckDB
     temp table of codes the caller made and will drop)."""
     temp_name = f"qar_codes_{os.getpid()}_{next(_temp_counter)}"
+    plan = plan_cubes(db, relation_sql, columns, p, rows)
     setup, statements, batches = render_statements(
         db.dialect, relation_sql, columns, p, batch_size=batch_size, jobs=jobs,
-        temp_name=temp_name, codes_table=codes_table, cardinalities=cardinalities,
+        temp_name=temp_name, codes_table=codes_table, cardinalities=cardinalities, plan=plan,
     )
     total = len(statements) + len(setup)
     done = 0
@@ -161,8 +211,7 @@ def scan(
     for rows in results:
         for qi, size, classes in rows:
             hist[int(qi)].append((int(size), int(classes)))
-    combos = [c for b in batches for c in b]
-    return assemble(columns, p, combos, hist)
+    return assemble(columns, p, combinations(len(columns), p), hist)
 
 
 def assemble(columns, p, combos, hist) -> ScanResult:

@@ -1,18 +1,36 @@
 -- One row per (quasi-identifier, class size): how many equivalence classes of that size it has.
 -- qi is the quasi-identifier's index; its columns are the coded columns it groups by.
-{% if encode_sql %}
-with encoded as {{ "materialized " if dialect.cte_materialized }}(
-{{ encode_sql | indent(2, true) }}
-)
+-- A QI with a cube is counted from that cube: a GROUP BY over a superset of its columns, whose
+-- cells carry their record counts n; summing n over the QI's columns gives the same class sizes
+-- from a much smaller input (lattice.py).
+{% if encode_sql or cubes %}
+with
 {% endif %}
+{% if encode_sql %}
+encoded as {{ "materialized " if dialect.cte_materialized }}(
+{{ encode_sql | indent(2, true) }}
+){{ "," if cubes }}
+{% endif %}
+{% for cube in cubes %}
+{{ cube.name }} as {{ "materialized " if dialect.cte_materialized }}(
+  select {{ cube.codes | join(", ") }}, count(*) as n
+  from {{ encoded }}
+  group by {{ cube.codes | join(", ") }}
+){{ "," if not loop.last }}
+{% endfor %}
 {% for qi in qis %}
 select
   {{ qi.index }} as qi,
   size,
   count(*) as classes
 from (
+{% if qi.cube %}
+  select cast(sum(n) as bigint) as size
+  from {{ qi.cube }}
+{% else %}
   select count(*) as size
   from {{ encoded }}
+{% endif %}
   group by {{ qi.codes | join(", ") }}
 ) q{{ qi.index }}
 group by size
