@@ -20,7 +20,7 @@ from typing import Sequence
 
 import numpy as np
 
-from . import evt
+from . import capture, evt
 from .audit import audit_relation, validate
 from .errors import DataError, ParameterError
 from .records import ROW_KEY, fetch_keys, key_warnings, record_order
@@ -49,6 +49,9 @@ class Influence:
     keys: dict[int, tuple]
     scores: np.ndarray | None = None  # every record's I in key order, when asked
     warnings: tuple[str, ...] = ()
+    #: DuckDB top-k path: weighted QIs grouped during the audit, and those grouped again
+    #: afterwards because the estimate did not pick them (None: the path ranking every record).
+    captured: tuple[int, int] | None = None
 
     @property
     def n_weighted(self) -> int:
@@ -62,9 +65,11 @@ def gradient(result: AuditResult) -> np.ndarray:
     return evt.qar_risk_gradient(result.theta, result.rows, alpha=result.alpha, pi_u=result.pi_u, pwm=result.pwm)
 
 
-def render_influence(dialect, relation_sql, columns, p, order_by, g: np.ndarray, *, limit: int | None, positive_only=True, codes_table: str | None = None) -> str:
+def render_influence(dialect, relation_sql, columns, p, order_by, g: np.ndarray, *, limit: int | None, positive_only=True, codes_table: str | None = None, pairs_table: str | None = None, key_join: Sequence[str] = ()) -> str:
     """The influence statement; over ``codes_table`` (a DuckDB temp table of codes with r)
-    when given, else with the codes in a CTE."""
+    when given, else with the codes in a CTE. With ``pairs_table`` the (qi, r) singleton pairs
+    are read from that table; with ``key_join`` (r is DuckDB's rowid) ties break by those key
+    columns of ``relation_sql`` and the result carries them."""
     combos = combinations(len(columns), p)
     nz = np.flatnonzero(g)
     qis = [_QI(int(j), tuple(f"c{i}" for i in combos[j])) for j in nz]
@@ -76,7 +81,8 @@ def render_influence(dialect, relation_sql, columns, p, order_by, g: np.ndarray,
         encoded = "encoded"
     return render(
         "influence.sql", dialect, encode_sql=encode_sql, encoded=encoded, qis=qis,
-        weights=weights, limit=limit, positive_only=positive_only,
+        weights=weights, limit=limit, positive_only=positive_only, pairs_table=pairs_table,
+        key_join=list(key_join), relation=relation_sql,
     )
 
 
@@ -99,11 +105,41 @@ def all_tallies(db: Database, relation: Relation, result: AuditResult, order_by,
 
 def compute(db: Database, relation: Relation, *, columns=None, exclude=None, key=None, p=3, alpha=0.01, pi_u=0.05, pwm="plotting", top=100, all_scores=False, jobs=2, progress=None, source=None, started=None) -> Influence:
     order_by, key_names = record_order(db, relation, key, relation.columns)
-    codes = None
-    if db.dialect.temp_tables:
-        # DuckDB: the codes (with the record number r) are made once, in a session temp table,
-        # and serve both the audit's scan and the influence tally.
-        codes = f"qar_influence_{os.getpid()}_{next(_counter)}"
+    kw = dict(columns=columns, exclude=exclude, p=p, alpha=alpha, pi_u=pi_u, pwm=pwm, jobs=jobs, progress=progress, source=source, started=started)
+    if db.dialect.temp_tables and not all_scores and capture.has_rowid(db, relation):
+        # DuckDB, top k only: the likely weighted QIs are grouped once, in the audit (capture.py).
+        result, g, rows, keys, captured = capture.top_records(db, relation, key_names=key_names, top=top, gradient=gradient, **kw)
+    else:
+        result, g, rows = _audit_and_top(db, relation, order_by, top=top, all_scores=all_scores, **kw)
+        keys, captured = None, None
+    m1 = result.rows - 1
+    baseline = -float(np.dot(g, result.theta)) / m1
+    scores = None
+    if rows is None:
+        # Every record's score (also when fewer than `top` records score above the baseline:
+        # then records at the baseline, and below it, complete the ranking in key order).
+        tally = all_tallies(db, relation, result, order_by, g)
+        full = tally / m1 + baseline
+        scores = full if all_scores else None
+        order = np.argsort(-tally, kind="stable")[:top]
+        top_rows = tuple((int(r), float(full[r])) for r in order)
+        keys = None
+    else:
+        top_rows = tuple((r, s / m1 + baseline) for r, s in rows)
+    if keys is None:
+        keys = {}
+        if key_names != (ROW_KEY,):
+            keys = fetch_keys(db, relation, key_names, [r for r, _ in top_rows])
+    return Influence(
+        audit=result, key=key_names, gradient=g, baseline=baseline, top=top_rows, keys=keys,
+        scores=scores, warnings=tuple(key_warnings(key, result.columns)), captured=captured,
+    )
+
+
+def _audit_and_top(db, relation, order_by, *, top, all_scores, p, **kw):
+    """(audit, g, [(r, tally)] of the top records, or None when every record's tally is
+    needed). DuckDB keeps the codes (with r) in one temp table for the audit and the tally."""
+    codes = f"qar_influence_{os.getpid()}_{next(_counter)}" if db.dialect.temp_tables else None
 
     def scanner(cols, batch_size, jobs, progress, cardinalities):
         if codes:
@@ -113,34 +149,17 @@ def compute(db: Database, relation: Relation, *, columns=None, exclude=None, key
         return scan(db, relation.sql, cols, p, batch_size=batch_size, jobs=jobs, progress=progress, codes_table=codes)
 
     try:
-        result = audit_relation(db, relation, columns=columns, exclude=exclude, p=p, alpha=alpha, pi_u=pi_u, pwm=pwm, jobs=jobs, progress=progress, source=source, started=started, scanner=scanner)
+        result = audit_relation(db, relation, p=p, scanner=scanner, **kw)
         if result.fit is None:
             raise DataError("the table's risk is undefined (no tail), so influence scores are too")
         g = gradient(result)
-        m1 = result.rows - 1
-        baseline = -float(np.dot(g, result.theta)) / m1
-        rows = [] if all_scores else scores_in_db(db, relation, result, order_by, g, limit=top, codes_table=codes)
-        scores = None
-        if all_scores or len(rows) < min(top, result.rows):
-            # Every record's score (also when fewer than `top` records score above the baseline:
-            # then records at the baseline, and below it, complete the ranking in key order).
-            tally = all_tallies(db, relation, result, order_by, g, codes_table=codes)
-            full = tally / m1 + baseline
-            scores = full if all_scores else None
-            order = np.argsort(-tally, kind="stable")[:top]
-            top_rows = tuple((int(r), float(full[r])) for r in order)
-        else:
-            top_rows = tuple((r, s / m1 + baseline) for r, s in rows)
+        if all_scores:
+            return result, g, None
+        rows = scores_in_db(db, relation, result, order_by, g, limit=top, codes_table=codes)
+        return result, g, (rows if len(rows) >= min(top, result.rows) else None)
     finally:
         if codes:
             db.query(f"drop table if exists {db.dialect.quote(codes)}")
-    keys = {}
-    if key_names != (ROW_KEY,):
-        keys = fetch_keys(db, relation, key_names, [r for r, _ in top_rows])
-    return Influence(
-        audit=result, key=key_names, gradient=g, baseline=baseline, top=top_rows, keys=keys,
-        scores=scores, warnings=tuple(key_warnings(key, result.columns)),
-    )
 
 
 def influence(

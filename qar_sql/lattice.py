@@ -99,6 +99,18 @@ def estimate_cells(freqs: Sequence[Mapping[int, int]], columns: Sequence[int], r
     return _distinct(dist, rows)
 
 
+def qi_cells(freqs: Sequence[Mapping[int, int]], rows: int, combos: Sequence[tuple[int, ...]]) -> np.ndarray:
+    """Estimated number of classes of every QI (independence estimate, as for cubes)."""
+    dists = [_column_dist(f, rows) for f in freqs]
+    out = np.empty(len(combos))
+    for j, combo in enumerate(combos):
+        dist = np.ones(1)
+        for i in combo:
+            dist = np.convolve(dist, dists[i])
+        out[j] = _distinct(dist, rows)
+    return out
+
+
 def plan(
     freqs: Sequence[Mapping[int, int]],
     rows: int,

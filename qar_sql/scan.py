@@ -88,10 +88,11 @@ def render_statements(
     codes_table: str | None = None,
     cardinalities: Sequence[int] | None = None,
     plan: lattice.Plan | None = None,
+    only: Sequence[int] | None = None,
 ) -> tuple[list[str], list[str], list[list[tuple[int, ...]]]]:
     """(setup statements, batch statements, QIs of each batch) for this scan. With
     ``codes_table`` (DuckDB), the codes are read from that existing temp table; with ``plan``,
-    some QIs are counted from cubes."""
+    some QIs are counted from cubes; with ``only``, just those QIs (by index) are counted."""
     combos = combinations(len(columns), p)
     if batch_size is None and plan is not None and plan.cubes and not dialect.temp_tables:
         # Each statement re-derives the codes; with cubes the statements are short enough
@@ -115,7 +116,7 @@ def render_statements(
     else:
         encoded, cte = "encoded", encode_sql
     statements, batches = [], []
-    for cubes, qi_indices in _batches(plan, len(combos), size):
+    for cubes, qi_indices in _batches(plan, len(combos), size, only):
         names = {}
         for k, cube in enumerate(cubes):
             names.update((j, f"cube{k}") for j in cube.qis)
@@ -131,11 +132,14 @@ def render_statements(
     return setup, statements, batches
 
 
-def _batches(plan: lattice.Plan | None, n_qi: int, size: int):
+def _batches(plan: lattice.Plan | None, n_qi: int, size: int, only: Sequence[int] | None = None):
     """[(cubes, QI indices)] per statement. Without cubes: runs of ``size`` QIs in order. With
     cubes: ``ceil(n_qi / size)`` statements, each unit of work (a cube with its QIs, or one QI
     counted directly) given to the statement with the least estimated work so far, heaviest
     units first, so that parallel connections finish together."""
+    if only is not None:  # a subset: no cubes
+        wanted = sorted(only)
+        return [((), wanted[i : i + size]) for i in range(0, len(wanted), size)]
     n_batches = math.ceil(n_qi / size)
     if plan is None or not plan.cubes:
         return [((), list(range(i, min(i + size, n_qi)))) for i in range(0, n_qi, size)]
@@ -159,11 +163,17 @@ def plan_cubes(db: Database, relation_sql: str, columns: Sequence[str], p: int, 
     combos = combinations(len(columns), p)
     if len(combos) > lattice.MAX_PLANNED_QIS:
         return None
+    freqs = value_frequencies(db, relation_sql, columns)
+    total = rows if rows is not None else sum(n * c for n, c in freqs[0].items())
+    return lattice.plan(freqs, total, combos, beta=beta)
+
+
+def value_frequencies(db: Database, relation_sql: str, columns: Sequence[str]) -> list[dict[int, int]]:
+    """For each column, {n: how many of its values (NULL one of them) occur in n records}."""
     freqs: list[dict[int, int]] = [dict() for _ in columns]
     for j, n, count in db.query(render("value_frequencies.sql", db.dialect, columns=list(columns), relation=relation_sql)):
         freqs[int(j)][int(n)] = int(count)
-    total = rows if rows is not None else sum(n * c for n, c in freqs[0].items())
-    return lattice.plan(freqs, total, combos, beta=beta)
+    return freqs
 
 
 def scan(
@@ -181,13 +191,38 @@ def scan(
 ) -> ScanResult:
     """Run the scan and assemble per-QI counts (over ``codes_table`` when given: a DuckDB
     temp table of codes the caller made and will drop)."""
+    hist = histograms(
+        db, relation_sql, columns, p, batch_size=batch_size, jobs=jobs, progress=progress,
+        codes_table=codes_table, cardinalities=cardinalities, rows=rows,
+    )
+    return assemble(columns, p, combinations(len(columns), p), hist)
+
+
+def histograms(
+    db: Database,
+    relation_sql: str,
+    columns: Sequence[str],
+    p: int,
+    *,
+    batch_size: int | None = None,
+    jobs: int = 1,
+    progress: Progress | None = None,
+    codes_table: str | None = None,
+    cardinalities: Sequence[int] | None = None,
+    rows: int | None = None,
+    only: Sequence[int] | None = None,
+    ticks_after: int = 0,
+) -> dict[int, list[tuple[int, int]]]:
+    """{QI index: [(class size, classes)]} for every QI (or those in ``only``). Progress
+    counts ``ticks_after`` more steps that the caller runs afterwards."""
     temp_name = f"qar_codes_{os.getpid()}_{next(_temp_counter)}"
-    plan = plan_cubes(db, relation_sql, columns, p, rows)
+    plan = None if only is not None else plan_cubes(db, relation_sql, columns, p, rows)
     setup, statements, batches = render_statements(
         db.dialect, relation_sql, columns, p, batch_size=batch_size, jobs=jobs,
         temp_name=temp_name, codes_table=codes_table, cardinalities=cardinalities, plan=plan,
+        only=only,
     )
-    total = len(statements) + len(setup)
+    total = len(statements) + len(setup) + ticks_after
     done = 0
 
     def tick():
@@ -208,10 +243,10 @@ def scan(
             except DatabaseError:
                 pass
     hist: dict[int, list[tuple[int, int]]] = defaultdict(list)
-    for rows in results:
-        for qi, size, classes in rows:
+    for rows_ in results:
+        for qi, size, classes in rows_:
             hist[int(qi)].append((int(size), int(classes)))
-    return assemble(columns, p, combinations(len(columns), p), hist)
+    return hist
 
 
 def assemble(columns, p, combos, hist) -> ScanResult:

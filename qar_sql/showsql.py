@@ -64,5 +64,10 @@ def show_sql(
         f"-- qar-sql audit, dialect {d.name}: {len(batches)} scan statement(s), "
         f"p = {p} over {len(columns)} columns\n"
     )
+    if d.cube_beta is not None:
+        header += (
+            "-- At run time some QIs may be counted from cubes (GROUP BYs over supersets of their\n"
+            "-- columns, planned from the data's value frequencies); this is the scan without them.\n"
+        )
     parts = setup + [profile] + pre + batches
     return header + ";\n\n".join(s.rstrip() for s in parts) + ";\n"

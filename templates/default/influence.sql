@@ -1,8 +1,9 @@
 -- Influence score I(i) of every record, pushed down: the weighted tally Σ_j g_j · U(i, j) over the
 -- few QIs with g_j = ∂T̂/∂θ(j) ≠ 0, minus Σ_j g_j θ(j), over L − 1. Weights are exact decimals so
--- records with the same uniqueness flags get bit-identical scores (ties break by key order, r).
--- Returns (r, tally) best first, ties by r: the top {{ limit if limit is not none else "all" }} records with
--- a positive tally, or every record with a non-zero one (records not returned score 0).
+-- records with the same uniqueness flags get bit-identical scores (ties break by key order).
+-- Returns (r, tally{{ ", key columns" if key_join }}) best first: the top {{ limit if limit is not none else "all" }} records with a positive
+-- tally, or every record with a non-zero one (records not returned score 0).
+-- The (qi, r) pairs — record r is alone in its class of QI qi — come from {{ "the table " ~ pairs_table if pairs_table else "one GROUP BY per weighted QI" }}.
 with
 {% if encode_sql %}
 encoded as {{ "materialized " if dialect.cte_materialized }}(
@@ -15,6 +16,7 @@ weights as (
   {{ "union all" if not loop.last }}
 {% endfor %}
 ),
+{% if not pairs_table %}
 pairs as (
 {% for qi in qis %}
   select {{ qi.index }} as qi, min(r) as r
@@ -24,23 +26,30 @@ pairs as (
   {{ "union all" if not loop.last }}
 {% endfor %}
 ),
+{% endif %}
 tally as (
   select pairs.r, sum(weights.g) as s
-  from pairs
+  from {{ pairs_table or "pairs" }} as pairs
   join weights
     on pairs.qi = weights.qi
   group by pairs.r
 )
 select
-  r,
-  s
+  tally.r,
+  tally.s{% for k in key_join %},
+  t.{{ q(k) }}{% endfor %}
+
 from tally
-{% if positive_only %}
-where s > 0
-{% else %}
-where s <> 0
+{% if key_join %}
+join {{ relation }} as t
+  on t.rowid = tally.r
 {% endif %}
-order by s desc, r
+{% if positive_only %}
+where tally.s > 0
+{% else %}
+where tally.s <> 0
+{% endif %}
+order by tally.s desc{% for k in key_join %}, t.{{ q(k) }}{% endfor %}{{ ", tally.r" if not key_join }}
 {% if limit is not none %}
 limit {{ limit }}
 {% endif %}
