@@ -89,8 +89,9 @@ def render_statements(
     cardinalities: Sequence[int] | None = None,
     plan: lattice.Plan | None = None,
     only: Sequence[int] | None = None,
-) -> tuple[list[str], list[str], list[list[tuple[int, ...]]]]:
-    """(setup statements, batch statements, QIs of each batch) for this scan. With
+) -> tuple[list[str], list[str], list[list[tuple[int, ...]]], list[str]]:
+    """(setup statements, batch statements, QIs of each batch, temp tables the batches make
+    besides the codes) for this scan. With
     ``codes_table`` (DuckDB), the codes are read from that existing temp table; with ``plan``,
     some QIs are counted from cubes; with ``only``, just those QIs (by index) are counted."""
     combos = combinations(len(columns), p)
@@ -115,21 +116,29 @@ def render_statements(
         encoded, cte = dialect.quote(temp_name), None
     else:
         encoded, cte = "encoded", encode_sql
-    statements, batches = [], []
-    for cubes, qi_indices in _batches(plan, len(combos), size, only):
-        names = {}
-        for k, cube in enumerate(cubes):
-            names.update((j, f"cube{k}") for j in cube.qis)
-        qis = [_QI(j, tuple(f"c{i}" for i in combos[j]), names.get(j)) for j in qi_indices]
+    statements, batches, temps = [], [], []
+    for b, (cubes, qi_indices) in enumerate(_batches(plan, len(combos), size, only)):
+        # DuckDB: cubes are session temp tables made at the head of the batch's statement
+        # (replaced by the next scan's); elsewhere materialized CTEs of the statement.
+        in_temp = dialect.temp_tables
+        names = [f"{temp_name}_cube{b}_{k}" if in_temp else f"cube{k}" for k in range(len(cubes))]
+        sources = {}
+        for name, cube in zip(names, cubes):
+            sources.update((j, dialect.quote(name) if in_temp else name) for j in cube.qis)
+        qis = [_QI(j, tuple(f"c{i}" for i in combos[j]), sources.get(j)) for j in qi_indices]
         cube_sql = [
-            {"name": f"cube{k}", "codes": [f"c{i}" for i in cube.columns]}
-            for k, cube in enumerate(cubes)
+            {"name": name, "codes": [f"c{i}" for i in cube.columns]} for name, cube in zip(names, cubes)
         ]
-        statements.append(
-            render("class_sizes.sql", dialect, qis=qis, encoded=encoded, encode_sql=cte, cubes=cube_sql)
-        )
+        temps.extend(names if in_temp else [])
+        head = "".join(
+            render("cube.sql", dialect, encoded=encoded, **c).rstrip() + ";\n" for c in cube_sql
+        ) if in_temp else ""
+        statements.append(head + render(
+            "class_sizes.sql", dialect, qis=qis, encoded=encoded, encode_sql=cte,
+            cubes=[] if in_temp else cube_sql,
+        ))
         batches.append([combos[j] for j in qi_indices])
-    return setup, statements, batches
+    return setup, statements, batches, temps
 
 
 def _batches(plan: lattice.Plan | None, n_qi: int, size: int, only: Sequence[int] | None = None):
@@ -217,7 +226,7 @@ def histograms(
     counts ``ticks_after`` more steps that the caller runs afterwards."""
     temp_name = f"qar_codes_{os.getpid()}_{next(_temp_counter)}"
     plan = None if only is not None else plan_cubes(db, relation_sql, columns, p, rows)
-    setup, statements, batches = render_statements(
+    setup, statements, batches, temps = render_statements(
         db.dialect, relation_sql, columns, p, batch_size=batch_size, jobs=jobs,
         temp_name=temp_name, codes_table=codes_table, cardinalities=cardinalities, plan=plan,
         only=only,
@@ -237,11 +246,12 @@ def histograms(
             tick()
         results = db.query_many(statements, jobs=jobs, on_done=tick)
     finally:
-        if setup:
-            try:
-                db.query(f"drop table if exists {db.dialect.quote(temp_name)}")
-            except DatabaseError:
-                pass
+        if db.dialect.temp_tables:
+            for name in ([temp_name] if setup else []) + temps:
+                try:
+                    db.query(f"drop table if exists {db.dialect.quote(name)}")
+                except DatabaseError:
+                    pass
     hist: dict[int, list[tuple[int, int]]] = defaultdict(list)
     for rows_ in results:
         for qi, size, classes in rows_:

@@ -59,7 +59,7 @@ def show_sql(
     else:
         raise UsageError("name the table with --table (or a CSV/Parquet SOURCE)")
     profile = render("profile.sql", d, columns=list(columns), relation=relation)
-    pre, batches, _ = render_statements(d, relation, list(columns), p, batch_size=batch_size, jobs=jobs)
+    pre, batches, _, _ = render_statements(d, relation, list(columns), p, batch_size=batch_size, jobs=jobs)
     header = (
         f"-- qar-sql audit, dialect {d.name}: {len(batches)} scan statement(s), "
         f"p = {p} over {len(columns)} columns\n"

@@ -114,7 +114,7 @@ def test_bigquery_escapes_backticks_and_backslashes():
 def test_a_scan_is_a_handful_of_statements():
     columns = [f"c{i}" for i in range(18)]  # 816 QIs of size 3
     for dialect in DIALECTS:
-        setup, batches, qis = render_statements(get_dialect(dialect), '"t"', columns, 3, jobs=2)
+        setup, batches, qis, _ = render_statements(get_dialect(dialect), '"t"', columns, 3, jobs=2)
         assert sum(len(b) for b in qis) == 816
         assert len(setup) + len(batches) <= 16, dialect
 
