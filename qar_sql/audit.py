@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
+import re
 import time
 from typing import Sequence
 
 from . import evt
-from .errors import DataError, NoTailError, ParameterError
+from .errors import ColumnError, DatabaseError, DataError, NoTailError, ParameterError
 from .render import render
 from .results import AuditResult, ScanResult
 from .scan import Progress, combinations, scan
@@ -26,7 +27,10 @@ def profile(
     """(L, notes on all-NULL or constant columns, distinct non-NULL values per column);
     refuses empty and one-row tables."""
     sql = render("profile.sql", db.dialect, columns=list(columns), relation=relation.sql)
-    row = db.query(sql)[0]
+    try:
+        row = db.query(sql)[0]
+    except DatabaseError as exc:
+        raise _no_equality(db, relation, columns, exc) from exc
     rows = int(row[0])
     if rows == 0:
         raise DataError(f"table {relation.display!r} is empty; audit a table that has rows")
@@ -49,6 +53,31 @@ def profile(
                 f"leave it out with --exclude {col!r} unless that is intended"
             )
     return rows, notes, distincts
+
+
+_NO_EQUALITY = re.compile(r"equality operator for type ([\w. \[\]\"]+)")
+
+
+def _no_equality(db: Database, relation: Relation, columns: Sequence[str], exc: DatabaseError) -> Exception:
+    """A column whose type has no equality (PostgreSQL json, point, …) cannot be grouped:
+    name it, instead of passing on the engine's message, which names only the type."""
+    m = _NO_EQUALITY.search(str(exc))
+    if not m:
+        return exc
+    bad_type = m.group(1).strip()
+    try:
+        db.recover()
+        row = db.query(render("column_types.sql", db.dialect, columns=list(columns), relation=relation.sql))[0]
+    except DatabaseError:
+        return exc
+    bad = [c for c, t in zip(columns, row) if t == bad_type]
+    if not bad:
+        return exc
+    return ColumnError(
+        f"column {bad[0]!r} has type {bad_type}, which has no equality, so records cannot be "
+        f"grouped by it; leave it out with --exclude {bad[0]!r} or audit a view that casts it "
+        "(e.g. to text)"
+    )
 
 
 def fit(scan_result: ScanResult, *, alpha: float, pi_u: float, pwm: str) -> tuple[evt.TailFit | None, list[str]]:

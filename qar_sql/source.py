@@ -12,6 +12,7 @@ import difflib
 import os
 import re
 import threading
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,6 +66,10 @@ class Database:
 
     def query(self, sql: str, params: dict | None = None) -> list[tuple]:  # pragma: no cover
         raise NotImplementedError
+
+    def recover(self) -> None:
+        """Make the connection usable again after a failed statement (engines that abort the
+        transaction on an error override this)."""
 
     def query_many(
         self, statements: Sequence[str], *, jobs: int = 1, on_done: Callable[[], None] | None = None
@@ -177,6 +182,15 @@ class SQLAlchemyDatabase(Database):
             ) from exc
         self._conns.append(conn)
         return conn
+
+    def recover(self) -> None:
+        """After a failed statement (PostgreSQL aborts the transaction), start a fresh
+        read-only transaction on the main connection, e.g. to explain the failure."""
+        self._main.rollback()
+        if self.dialect.read_only_sql:
+            self._main.exec_driver_sql(self.dialect.read_only_sql)
+        for sql in self.dialect.session_sql:
+            self._main.exec_driver_sql(sql)
 
     def query(self, sql: str, params: dict | None = None) -> list[tuple]:
         sa = self._sa
@@ -418,7 +432,11 @@ def _open_sqlalchemy(url: str, table: str | None):
             schema = table.split(".", 1)[0]
             pairs += [(schema, n) for n in names(schema)]
         relation, (schema, name) = _pick_table(db.dialect, db.masked_url, table, pairs, default)
-        cols = tuple(c["name"] for c in insp.get_columns(name, schema=schema))
+        with warnings.catch_warnings():
+            # SQLAlchemy warns about column types it has no class for (point, …); only the
+            # names are needed here, and an ungroupable type gets its own message later.
+            warnings.simplefilter("ignore", db._sa.exc.SAWarning)
+            cols = tuple(c["name"] for c in insp.get_columns(name, schema=schema))
     except Exception:
         db.close()
         raise

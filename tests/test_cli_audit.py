@@ -319,6 +319,26 @@ def test_postgres_url_from_environment_and_masked(pg, tmp_path):
         loader.cleanup()
 
 
+@pytest.mark.parametrize("column,sql_type,value", [("j s", "json", "'{\"x\": 1}'"), ("pt", "point", "point(1, 2)")])
+def test_postgres_column_without_equality_is_named(pg, column, sql_type, value):
+    # json and point have no equality operator: PostgreSQL's own message names only the type.
+    import warnings
+
+    schema = f"t_noeq_{sql_type}"
+    with pg.begin() as c:
+        c.exec_driver_sql(f'create schema "{schema}"')
+        c.exec_driver_sql(f'create table "{schema}".t (a int, "{column}" {sql_type})')
+        c.exec_driver_sql(f'insert into "{schema}".t select mod(i, 3), {value} from generate_series(1, 40) i')
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no SQLAlchemy warning about an unknown type
+            run(["audit", PG_URL, "-t", f"{schema}.t", "-p", "1", "--pi-u", "0.3", "--alpha", "0.1"], 2,
+                f"column {column!r} has type {sql_type}", f"--exclude {column!r}")
+    finally:
+        with pg.begin() as c:
+            c.exec_driver_sql(f'drop schema "{schema}" cascade')
+
+
 def test_wrong_password_is_masked(pg):
     from sqlalchemy.engine import make_url
 
