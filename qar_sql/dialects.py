@@ -33,6 +33,10 @@ class Dialect:
     session_sql: tuple[str, ...] = ()
     #: Statement that makes the current transaction read-only, where the engine has one.
     read_only_sql: str | None = None
+    #: Export the main connection's snapshot, and import it ({snapshot}: a string literal) on
+    #: every other connection, so parallel statements all read the table as of one moment.
+    snapshot_export_sql: str | None = None
+    snapshot_import_sql: str | None = None
     #: An exact decimal type for score weights: sums of exact decimals do not depend on the
     #: order of summation, so records with equal flags get equal scores on every engine.
     exact_decimal: str = "decimal(38, 20)"
@@ -77,7 +81,13 @@ DIALECTS: dict[str, Dialect] = {
     "postgresql": Dialect(
         "postgresql",
         cte_materialized=True,
-        read_only_sql="set transaction read only",
+        # Repeatable read: every statement of the transaction reads one snapshot, which the
+        # other connections import (pg_export_snapshot), so a table written to during the scan
+        # is read as of the scan's start by all of them. A read-only transaction at this level
+        # never fails with a serialization error.
+        read_only_sql="set transaction isolation level repeatable read, read only",
+        snapshot_export_sql="select pg_export_snapshot()",
+        snapshot_import_sql="set transaction snapshot {snapshot}",
         # JIT-compiling a statement of hundreds of GROUP BYs costs more than running it: with
         # 256 QIs per statement, 42 s with JIT against 12 s without (bench_audit_postgres.py).
         # Hash aggregates over more than work_mem spill to disk (PostgreSQL's default is 4MB);

@@ -164,18 +164,28 @@ class SQLAlchemyDatabase(Database):
         self._conns: list = []
         self._idle: list = []
         self._lock = threading.Lock()
-        self._main = self._connect()
+        self._snapshot: str | None = None
+        self._main = self._connect(main=True)
         version = self.engine.dialect.server_version_info or ()
         self.engine_version = ".".join(str(v) for v in version)
 
-    def _connect(self):
+    def _connect(self, main: bool = False):
         sa = self._sa
+        d = self.dialect
         try:
             conn = self.engine.connect()
-            if self.dialect.read_only_sql:
-                conn.exec_driver_sql(self.dialect.read_only_sql)
-            for sql in self.dialect.session_sql:
-                conn.exec_driver_sql(sql)
+            try:
+                self._begin(conn, None if main else self._snapshot)
+            except sa.exc.DBAPIError:
+                if main or not self._snapshot:
+                    raise
+                # The main transaction ended (a failed statement aborts it), taking its
+                # snapshot along: read a snapshot of this connection's own; a table changing
+                # mid-scan is then still detected.
+                conn.rollback()
+                self._begin(conn)
+            if main:
+                self._snapshot = self._export_snapshot(conn)
         except sa.exc.DBAPIError as exc:
             raise DatabaseError(
                 f"cannot connect to {self.masked_url}: {_first_line(exc.orig or exc)}"
@@ -183,14 +193,36 @@ class SQLAlchemyDatabase(Database):
         self._conns.append(conn)
         return conn
 
+    def _export_snapshot(self, conn) -> str | None:
+        """The main transaction's snapshot id, or None where the server cannot export one
+        (then each connection reads its own snapshot, and a table changing mid-scan is
+        detected — the QIs disagree on L — instead of prevented)."""
+        if not self.dialect.snapshot_export_sql:
+            return None
+        try:  # (not in a savepoint: PostgreSQL exports no snapshot from a subtransaction)
+            return str(conn.exec_driver_sql(self.dialect.snapshot_export_sql).scalar())
+        except self._sa.exc.DBAPIError:
+            conn.rollback()  # the failure aborted the transaction: begin a fresh one
+            self._begin(conn)
+            return None
+
+    def _begin(self, conn, snapshot: str | None = None) -> None:
+        """Start the connection's read-only transaction: isolation, the shared snapshot (before
+        any query, as PostgreSQL requires), then the session settings."""
+        d = self.dialect
+        if d.read_only_sql:
+            conn.exec_driver_sql(d.read_only_sql)
+        if snapshot:
+            conn.exec_driver_sql(d.snapshot_import_sql.format(snapshot=d.literal(snapshot)))
+        for sql in d.session_sql:
+            conn.exec_driver_sql(sql)
+
     def recover(self) -> None:
         """After a failed statement (PostgreSQL aborts the transaction), start a fresh
         read-only transaction on the main connection, e.g. to explain the failure."""
         self._main.rollback()
-        if self.dialect.read_only_sql:
-            self._main.exec_driver_sql(self.dialect.read_only_sql)
-        for sql in self.dialect.session_sql:
-            self._main.exec_driver_sql(sql)
+        self._begin(self._main)
+        self._snapshot = self._export_snapshot(self._main)
 
     def query(self, sql: str, params: dict | None = None) -> list[tuple]:
         sa = self._sa

@@ -93,6 +93,30 @@ def test_every_connection_is_read_only(readonly):
             db.query(f"delete from {relation.sql}")
 
 
+def test_parallel_connections_read_one_snapshot(readonly, pg):
+    """Rows written while a scan runs are seen by none of its connections: the workers import
+    the main transaction's snapshot (a SELECT-only role may), so every QI counts the same L."""
+    source, table, ro_url, (names, rows), loader, _ = readonly
+    full = f"{quote(loader.schema)}.{quote(HOSTILE_TABLE)}"
+    written = []
+
+    def progress(done, total):
+        if not written:  # after the first statement: double the table
+            with pg.begin() as c:
+                c.exec_driver_sql(f"insert into {full} select * from {full}")
+            written.append(done)
+
+    got = qar_sql.audit(ro_url, table=table, p=P, pi_u=PI_U, jobs=3, batch_size=2, progress=progress)
+    assert written
+    check_against_oracle(got, names, rows, P, pi_u=PI_U)
+    db, _ = open_source(ro_url, table=table)
+    with db:
+        isolation = db.query("show transaction_isolation")
+        snapshots = db.query_many(["select txid_current_snapshot()::text"] * 6, jobs=3)
+    assert isolation == [("repeatable read",)]
+    assert len({tuple(s) for rows_ in snapshots for s in rows_}) == 1
+
+
 def test_admin_audit_is_read_only_too(pg, tmp_path):
     """Even a role allowed to write gets a read-only transaction: the audit cannot change data."""
     loader = Loader("postgresql", tmp_path)
