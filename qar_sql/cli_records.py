@@ -70,6 +70,7 @@ def write_scores(c, path: str) -> None:
 @click.option("--top", type=click.IntRange(1, None), default=100, show_default=True, help="How many of the riskiest records to show.")
 @click.option("--by", type=click.Choice(["dt", "u_plus", "u_star", "n_unique", "influence"]), default="dt", show_default=True, help="Ranking score; ties by key order. 'influence' runs in the database without exact DT (any table size).")
 @click.option("--compare-dt", is_flag=True, help="With --by influence: also compute exact DT and report its correlation with the influence score.")
+@click.option("--refine", type=click.IntRange(0, None), default=0, show_default=True, help="With --by influence: recompute exact DT for the N records with the largest influence score and rank those by it (settles ties near u).")
 @click.option("--all", "all_records", is_flag=True, help="List every record in JSON, not only the top.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write every record's scores to FILE.csv or FILE.parquet.")
 @params.store
@@ -77,7 +78,7 @@ def write_scores(c, path: str) -> None:
 @params.fmt
 @params.jobs
 @params.quiet
-def records_cmd(source, table, columns, exclude, delimiter, p, alpha, pi_u, pwm, key, top, by, compare_dt, store, hash_keys, all_records, output, fmt, jobs, quiet):
+def records_cmd(source, table, columns, exclude, delimiter, p, alpha, pi_u, pwm, key, top, by, compare_dt, refine, store, hash_keys, all_records, output, fmt, jobs, quiet):
     """The records that carry the risk: exact DT, U+, U* and n_unique per record."""
     from .records import contributions
 
@@ -85,10 +86,12 @@ def records_cmd(source, table, columns, exclude, delimiter, p, alpha, pi_u, pwm,
         raise ParameterError(f"--output {output!r} must end in .csv or .parquet")
     if hash_keys and store is None:
         raise UsageError("--hash-keys goes with --store (it says how the top records are stored)")
+    if refine and by != "influence":
+        raise UsageError(f"--refine goes with --by influence (--by {by} ranks every record exactly already)")
     if by == "influence":
         if store is not None:
             raise UsageError("--store records exact contributions; use --by dt with --store")
-        return influence_records(source, table, columns, exclude, delimiter, p, alpha, pi_u, pwm, key, top, compare_dt, all_records, output, fmt, jobs, quiet)
+        return influence_records(source, table, columns, exclude, delimiter, p, alpha, pi_u, pwm, key, top, compare_dt, all_records, output, fmt, jobs, quiet, refine)
     if compare_dt:
         raise UsageError("--compare-dt goes with --by influence")
     with params.Progress("scanning", quiet) as bar:
@@ -229,7 +232,7 @@ def eliminate_cmd(source, table, columns, exclude, delimiter, p, alpha, pi_u, pw
     click.echo("\n".join(lines))
 
 
-def influence_records(source, table, columns, exclude, delimiter, p, alpha, pi_u, pwm, key, top, compare_dt, all_records, output, fmt, jobs, quiet):
+def influence_records(source, table, columns, exclude, delimiter, p, alpha, pi_u, pwm, key, top, compare_dt, all_records, output, fmt, jobs, quiet, refine=0):
     """``qar records --by influence``: the top records by I(i), ranked in the database."""
     from .contributions import correlations
     from .influence import influence
@@ -237,16 +240,21 @@ def influence_records(source, table, columns, exclude, delimiter, p, alpha, pi_u
 
     want_all = bool(output or all_records or compare_dt)
     with params.Progress("scanning", quiet) as bar:
-        inf = influence(source, table=table, columns=columns, exclude=exclude, key=key, p=p, alpha=alpha, pi_u=pi_u, pwm=pwm, delimiter=delimiter, top=top, all_scores=want_all, jobs=jobs, progress=bar)
+        inf = influence(source, table=table, columns=columns, exclude=exclude, key=key, p=p, alpha=alpha, pi_u=pi_u, pwm=pwm, delimiter=delimiter, top=top, all_scores=want_all, jobs=jobs, progress=bar, refine=refine)
         cor = None
         if compare_dt:
             c = contributions(source, table=table, columns=columns, exclude=exclude, key=key, p=p, alpha=alpha, pi_u=pi_u, pwm=pwm, delimiter=delimiter, top=0, jobs=jobs)
             cor = correlations(inf.scores, c.dt)
     if output:
         _write_influence(inf, output, source, table, delimiter)
+    show_key = lambda k: list(k) if k and len(k) > 1 else (k[0] if k else None)  # noqa: E731
     rows = [
-        {"key": (lambda k: list(k) if k and len(k) > 1 else (k[0] if k else None))(inf.key_of(r)), "r": r, "influence": s}
+        {"key": show_key(inf.key_of(r)), "r": r, "influence": s}
         for r, s in (inf.top if not (all_records and inf.scores is not None) else [(int(r), float(inf.scores[r])) for r in np.argsort(-inf.scores, kind="stable")])
+    ]
+    refined = [
+        {"key": show_key(inf.key_of(r)), "r": r, "dt": None if np.isnan(dt) else dt, "influence": s}
+        for r, dt, s in inf.refined
     ]
     if fmt == "json":
         obj = {
@@ -256,6 +264,8 @@ def influence_records(source, table, columns, exclude, delimiter, p, alpha, pi_u
             "warnings": list(inf.audit.warnings) + list(inf.warnings),
             "records": rows,
         }
+        if refine:
+            obj["refined"] = refined
         click.echo(json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False))
         return
     lines = [
@@ -264,6 +274,15 @@ def influence_records(source, table, columns, exclude, delimiter, p, alpha, pi_u
     ]
     if cor:
         lines.append(f"- influence vs exact DT: Pearson {cor['pearson']:.8f}, Kendall {cor['kendall']:.8f}")
+    if refine:
+        lines += ["", f"Exact DT of the top {len(refined)} by influence, ranked by DT:",
+                  f"  {'key':<16} {'DT':>13} {'influence':>13}"]
+        for row in refined[:top]:
+            key = row["key"] if not isinstance(row["key"], list) else ", ".join(map(str, row["key"]))
+            dt = "undefined" if row["dt"] is None else f"{row['dt']:.6e}"
+            lines.append(f"  {str(key):<16} {dt:>13} {row['influence']:>13.6e}")
+        click.echo("\n".join(lines))
+        return
     lines += ["", f"  {'key':<16} {'influence':>13}"]
     for row in rows[:top]:
         key = row["key"] if not isinstance(row["key"], list) else ", ".join(map(str, row["key"]))

@@ -7,7 +7,8 @@ Removing record i moves θ by (θ − U(i, ·)) / (L − 1), so to first order
 g is non-zero only on the exceedances and the order statistics u interpolates between, so the
 ranking needs uniqueness flags on a few dozen QIs, not all C(N, p), and the database returns just
 the top k records. Where θ ties near u the first-order picture breaks (a record can move a QI
-across u); ``refine`` recomputes exact DT for the top candidates to settle those.
+across u); ``refine=N`` recomputes exact DT for the top N candidates (:mod:`.refine`) and ranks
+them by it.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from .errors import DataError, ParameterError
 from .records import ROW_KEY, fetch_keys, key_warnings, record_order
 from .render import render
 from .results import AuditResult
+from .refine import exact_dt
 from .scan import _QI, code_type, combinations, scan
 from .source import Database, Relation, open_source
 
@@ -52,6 +54,8 @@ class Influence:
     #: DuckDB top-k path: weighted QIs grouped during the audit, and those grouped again
     #: afterwards because the estimate did not pick them (None: the path ranking every record).
     captured: tuple[int, int] | None = None
+    #: With ``refine=N``: (r, exact DT, I) of the top N records by I, ranked by exact DT.
+    refined: tuple[tuple[int, float, float], ...] = ()
 
     @property
     def n_weighted(self) -> int:
@@ -103,8 +107,9 @@ def all_tallies(db: Database, relation: Relation, result: AuditResult, order_by,
     return tally
 
 
-def compute(db: Database, relation: Relation, *, columns=None, exclude=None, key=None, p=3, alpha=0.01, pi_u=0.05, pwm="plotting", top=100, all_scores=False, jobs=2, progress=None, source=None, started=None) -> Influence:
+def compute(db: Database, relation: Relation, *, columns=None, exclude=None, key=None, p=3, alpha=0.01, pi_u=0.05, pwm="plotting", top=100, all_scores=False, jobs=2, progress=None, source=None, started=None, refine=0) -> Influence:
     order_by, key_names = record_order(db, relation, key, relation.columns)
+    shown, top = top, max(top, refine)
     kw = dict(columns=columns, exclude=exclude, p=p, alpha=alpha, pi_u=pi_u, pwm=pwm, jobs=jobs, progress=progress, source=source, started=started)
     if db.dialect.temp_tables and not all_scores and capture.has_rowid(db, relation):
         # DuckDB, top k only: the likely weighted QIs are grouped once, in the audit (capture.py).
@@ -126,13 +131,25 @@ def compute(db: Database, relation: Relation, *, columns=None, exclude=None, key
         keys = None
     else:
         top_rows = tuple((r, s / m1 + baseline) for r, s in rows)
-    if keys is None:
+    refined = ()
+    if refine:
+        # Exact DT for the top `refine` records by I, ranked by it (ties by key order).
+        cands = [r for r, _ in top_rows[:refine]]
+        encode_sql = render("encode.sql", db.dialect, columns=list(result.columns), relation=relation.sql, order_by=order_by)
+        dts = exact_dt(db, result, cands, encoded="encoded", encode_sql=encode_sql)
+        score = dict(top_rows)
+        refined = tuple(sorted(
+            ((r, dts[r], score[r]) for r in cands),
+            key=lambda t: (np.isnan(t[1]), -t[1] if not np.isnan(t[1]) else 0.0, t[0]),
+        ))
+    if keys is None or refine:
         keys = {}
         if key_names != (ROW_KEY,):
             keys = fetch_keys(db, relation, key_names, [r for r, _ in top_rows])
     return Influence(
-        audit=result, key=key_names, gradient=g, baseline=baseline, top=top_rows, keys=keys,
+        audit=result, key=key_names, gradient=g, baseline=baseline, top=top_rows[:shown], keys=keys,
         scores=scores, warnings=tuple(key_warnings(key, result.columns)), captured=captured,
+        refined=refined,
     )
 
 
@@ -178,12 +195,16 @@ def influence(
     all_scores: bool = False,
     jobs: int = 2,
     progress=None,
+    refine: int = 0,
 ) -> Influence:
-    """Top records by influence score I(i), computed in the database (no exact DT needed)."""
+    """Top records by influence score I(i), computed in the database (no exact DT needed).
+    With ``refine=N``, exact DT of the top N records by I as well (``Influence.refined``)."""
     validate(p, alpha, pi_u, pwm)
     if not isinstance(top, int) or top < 1:
         raise ParameterError(f"--top {top!r} must be a whole number of records, at least 1")
+    if not isinstance(refine, int) or refine < 0:
+        raise ParameterError(f"--refine {refine!r} must be a whole number of records (0: off), e.g. --refine 200")
     started = time.perf_counter()
     db, relation = open_source(source, table=table, delimiter=delimiter)
     with db:
-        return compute(db, relation, columns=columns, exclude=exclude, key=key, p=p, alpha=alpha, pi_u=pi_u, pwm=pwm, top=top, all_scores=all_scores, jobs=jobs, progress=progress, source=getattr(db, "masked_url", relation.display), started=started)
+        return compute(db, relation, columns=columns, exclude=exclude, key=key, p=p, alpha=alpha, pi_u=pi_u, pwm=pwm, top=top, all_scores=all_scores, jobs=jobs, progress=progress, source=getattr(db, "masked_url", relation.display), started=started, refine=refine)

@@ -71,3 +71,44 @@ def test_files_rank_by_row_order(duck, tmp_path):
     want = influence(str(path), **kw, all_scores=True, top=10)
     assert got.top == want.top
     assert np.all(np.diff([s for _, s in got.top]) <= 0)
+
+
+@pytest.mark.parametrize("refine", [5, 60])
+def test_refined_dt_is_exact_dt(engine, refine, monkeypatch):
+    # A small first margin forces the retry with a larger top-M on some candidates.
+    from qar_sql import refine as refine_mod
+    from qar_sql.records import contributions
+
+    monkeypatch.setattr(refine_mod, "MARGIN", 1)
+    data = make_data(250, seed=31)
+    source, table = engine.load("people", data)
+    exact = contributions(source, table=table, **KW, top=0)
+    got = influence(source, table=table, **KW, top=10, refine=refine)
+    assert len(got.refined) == refine and len(got.top) == 10
+    by_i = influence(source, table=table, **KW, top=refine).top
+    assert sorted(r for r, _, _ in got.refined) == sorted(r for r, _ in by_i)
+    for r, dt, score in got.refined:
+        assert dt == pytest.approx(exact.dt[r], rel=1e-12, abs=1e-15), r
+        assert score == dict(by_i)[r]
+    dts = [dt for _, dt, _ in got.refined]
+    assert dts == sorted(dts, reverse=True)
+
+
+def test_refine_on_the_command_line(duck):
+    from click.testing import CliRunner
+    import json
+
+    from qar_sql.cli import cli
+
+    data = make_data(200, seed=2)
+    source, table = duck.load("people", data)
+    args = ["records", source, "-t", table, "--by", "influence", "--key", "id", "-p", "2",
+            "--pi-u", "0.2", "--columns", ",".join(KW["columns"]), "--top", "3", "--refine", "10"]
+    r = CliRunner().invoke(cli, args + ["-f", "json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert len(doc["refined"]) == 10 and {"key", "r", "dt", "influence"} <= set(doc["refined"][0])
+    r = CliRunner().invoke(cli, args)
+    assert r.exit_code == 0 and "Exact DT of the top 10 by influence" in r.output
+    r = CliRunner().invoke(cli, ["records", source, "-t", table, "--key", "id", "--refine", "5"])
+    assert r.exit_code == 2 and "--refine goes with --by influence" in r.output
