@@ -94,7 +94,7 @@ def top_records(db: Database, relation: Relation, *, columns, exclude, key_names
             db.query(f"insert into {d.quote(pairs)} select qi, r from {d.quote(groups)} where size = 1")
             if progress_:
                 progress_(state["done"] + k + 1, state["total"])
-        db.query(f"drop table if exists {d.quote(groups)}")
+        db.drop_temp_tables((groups,))
         return assemble(cols, p, combos, hist)
 
     from .influence import render_influence
@@ -131,8 +131,4 @@ def top_records(db: Database, relation: Relation, *, columns, exclude, key_names
         keys = {int(where[r[0]]): tuple(r[2:]) for r in rows}
         return result, g, ranked, keys, tally
     finally:
-        for t in (codes, groups, pairs):
-            try:
-                db.query(f"drop table if exists {d.quote(t)}")
-            except DatabaseError:
-                pass
+        db.drop_temp_tables((codes, groups, pairs))

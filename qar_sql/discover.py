@@ -221,10 +221,7 @@ def discover_relation(
                 ))
     finally:
         if dialect.temp_tables:
-            try:
-                db.query(f"drop table if exists {dialect.quote(temp_name)}")
-            except DatabaseError:
-                pass
+            db.drop_temp_tables((temp_name,))
     found.sort(key=lambda c: sort_key(c, order))
     return DiscoverResult(
         source=source if source is not None else relation.display,

@@ -176,7 +176,7 @@ def _audit_and_top(db, relation, order_by, *, top, all_scores, p, **kw):
         return result, g, (rows if len(rows) >= min(top, result.rows) else None)
     finally:
         if codes:
-            db.query(f"drop table if exists {db.dialect.quote(codes)}")
+            db.drop_temp_tables((codes,))
 
 
 def influence(

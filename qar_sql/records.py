@@ -145,7 +145,8 @@ def fused_scan(db: Database, relation: Relation, columns, p, order_by, *, batch_
         # DuckDB: codes once in a temp table; per batch the classes in a temp table, split into
         # histogram rows (returned) and singleton flags (kept in a temp table, summed at the end).
         temp = f"qar_rec_{os.getpid()}_{next(_counter)}"
-        codes, groups, flags = (d.quote(f"{temp}_{x}") for x in ("codes", "groups", "flags"))
+        names = [f"{temp}_{x}" for x in ("codes", "groups", "flags")]
+        codes, groups, flags = (d.quote(n) for n in names)
         try:
             types = [code_type(k) for k in cardinalities] if cardinalities else None
             db.query(render("materialize.sql", d, name=f"{temp}_codes", encode_sql=encode_sql, code_types=types))
@@ -160,11 +161,7 @@ def fused_scan(db: Database, relation: Relation, columns, p, order_by, *, batch_
             words = db.query_arrays(f"select r, w, cast(sum(bit) as bigint) as bits from {flags} group by r, w")
             r, w, bits = words["r"], words["w"], words["bits"]
         finally:
-            for t in (codes, groups, flags):
-                try:
-                    db.query(f"drop table if exists {t}")
-                except Exception:
-                    pass
+            db.drop_temp_tables(names)
     else:
         statements = [
             render("groups_split.sql", d, encode_sql=encode_sql, encoded="encoded",

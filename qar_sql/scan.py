@@ -185,25 +185,10 @@ def value_frequencies(db: Database, relation_sql: str, columns: Sequence[str]) -
     return freqs
 
 
-def scan(
-    db: Database,
-    relation_sql: str,
-    columns: Sequence[str],
-    p: int,
-    *,
-    batch_size: int | None = None,
-    jobs: int = 1,
-    progress: Progress | None = None,
-    codes_table: str | None = None,
-    cardinalities: Sequence[int] | None = None,
-    rows: int | None = None,
-) -> ScanResult:
-    """Run the scan and assemble per-QI counts (over ``codes_table`` when given: a DuckDB
-    temp table of codes the caller made and will drop)."""
-    hist = histograms(
-        db, relation_sql, columns, p, batch_size=batch_size, jobs=jobs, progress=progress,
-        codes_table=codes_table, cardinalities=cardinalities, rows=rows,
-    )
+def scan(db: Database, relation_sql: str, columns: Sequence[str], p: int, **options) -> ScanResult:
+    """Run the scan and assemble per-QI counts; ``options`` are those of :func:`histograms`
+    (e.g. ``codes_table``: a DuckDB temp table of codes the caller made and will drop)."""
+    hist = histograms(db, relation_sql, columns, p, **options)
     return assemble(columns, p, combinations(len(columns), p), hist)
 
 
@@ -247,11 +232,7 @@ def histograms(
         results = db.query_many(statements, jobs=jobs, on_done=tick)
     finally:
         if db.dialect.temp_tables:
-            for name in ([temp_name] if setup else []) + temps:
-                try:
-                    db.query(f"drop table if exists {db.dialect.quote(name)}")
-                except DatabaseError:
-                    pass
+            db.drop_temp_tables(([temp_name] if setup else []) + temps)
     hist: dict[int, list[tuple[int, int]]] = defaultdict(list)
     for rows_ in results:
         for qi, size, classes in rows_:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from .dialects import Dialect, get_dialect
-from .errors import ColumnError, DatabaseError, DataError, SourceNotFound, UsageError
+from .errors import ColumnError, DatabaseError, DataError, QarError, SourceNotFound, UsageError
 
 URL_ENV = "QAR_DATABASE_URL"
 
@@ -70,6 +70,15 @@ class Database:
     def recover(self) -> None:
         """Make the connection usable again after a failed statement (engines that abort the
         transaction on an error override this)."""
+
+    def drop_temp_tables(self, names) -> None:
+        """Drop session temp tables by (unquoted) name, if they exist; cleanup never raises,
+        so it cannot hide the error that interrupted the work."""
+        for name in names:
+            try:
+                self.query(f"drop table if exists {self.dialect.quote(name)}")
+            except QarError:
+                pass
 
     def query_many(
         self, statements: Sequence[str], *, jobs: int = 1, on_done: Callable[[], None] | None = None
@@ -171,7 +180,6 @@ class SQLAlchemyDatabase(Database):
 
     def _connect(self, main: bool = False):
         sa = self._sa
-        d = self.dialect
         try:
             conn = self.engine.connect()
             try:

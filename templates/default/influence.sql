@@ -4,6 +4,7 @@
 -- Returns (r, tally{{ ", key columns" if key_join }}) best first: the top {{ limit if limit is not none else "all" }} records with a positive
 -- tally, or every record with a non-zero one (records not returned score 0).
 -- The (qi, r) pairs — record r is alone in its class of QI qi — come from {{ "the table " ~ pairs_table if pairs_table else "one GROUP BY per weighted QI" }}.
+{% from "default/_singletons.sql" import singleton_pairs %}
 with
 {% if encode_sql %}
 encoded as {{ "materialized " if dialect.cte_materialized }}(
@@ -18,13 +19,7 @@ weights as (
 ),
 {% if not pairs_table %}
 pairs as (
-{% for qi in qis %}
-  select {{ qi.index }} as qi, min(r) as r
-  from {{ encoded }}
-  group by {{ qi.codes | join(", ") }}
-  having count(*) = 1
-  {{ "union all" if not loop.last }}
-{% endfor %}
+{{ singleton_pairs(qis, encoded) }}
 ),
 {% endif %}
 tally as (

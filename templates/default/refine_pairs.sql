@@ -1,5 +1,6 @@
 -- Exact DT for a few candidate records (influence refinement): on which of the top-M QIs by θ is
 -- each candidate alone in its class? Returns (qi, r) for the candidates {{ candidates | join(", ") }}.
+{% from "default/_singletons.sql" import singleton_pairs %}
 {% if encode_sql %}
 with encoded as {{ "materialized " if dialect.cte_materialized }}(
 {{ encode_sql | indent(2, true) }}
@@ -7,12 +8,6 @@ with encoded as {{ "materialized " if dialect.cte_materialized }}(
 {% endif %}
 select qi, r
 from (
-{% for qi in qis %}
-  select {{ qi.index }} as qi, min(r) as r
-  from {{ encoded }}
-  group by {{ qi.codes | join(", ") }}
-  having count(*) = 1
-  {{ "union all" if not loop.last }}
-{% endfor %}
+{{ singleton_pairs(qis, encoded) }}
 ) singles
 where r in ({{ candidates | join(", ") }})
