@@ -28,16 +28,28 @@ tally as (
   join weights
     on pairs.qi = weights.qi
   group by pairs.r
-)
+){% if key_join %},
+-- Only records scoring at least the k-th best score are joined to the table for their keys.
+kth as (
+  select min(s) as s
+  from (select s from tally where s > 0 order by s desc limit {{ limit }}) best
+),
+tally_top as (
+  select tally.r, tally.s
+  from tally, kth
+  where tally.s >= kth.s
+){% endif %}
 select
   tally.r,
   tally.s{% for k in key_join %},
   t.{{ q(k) }}{% endfor %}
 
-from tally
 {% if key_join %}
+from tally_top as tally
 join {{ relation }} as t
   on t.rowid = tally.r
+{% else %}
+from tally
 {% endif %}
 {% if positive_only %}
 where tally.s > 0
