@@ -66,12 +66,14 @@ class Plan:
         """(estimated cost, cube or None, QI indices) of each unit of work — a cube with its
         QIs, or one QI counted directly — including the cost of creating each QI's classes,
         which the plan does not change but which makes some units much heavier than others."""
-        cells = self.qi_cells or (0.0,) * (max(self.direct, default=-1) + 1 + sum(len(c.qis) for c in self.cubes))
+        def cells(j: int) -> float:
+            return self.qi_cells[j] if self.qi_cells else 0.0
+
         units = [
-            (self.rows + self.beta * c.cells + sum(c.cells + self.beta * cells[j] for j in c.qis), c, c.qis)
+            (self.rows + self.beta * c.cells + sum(c.cells + self.beta * cells(j) for j in c.qis), c, c.qis)
             for c in self.cubes
         ]
-        units += [(self.rows + self.beta * cells[j], None, (j,)) for j in self.direct]
+        units += [(self.rows + self.beta * cells(j), None, (j,)) for j in self.direct]
         return units
 
 

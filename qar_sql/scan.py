@@ -35,7 +35,7 @@ _temp_counter = itertools.count(1)
 class _QI:
     index: int
     codes: tuple[str, ...]
-    cube: str | None = None  # counted from this cube (CTE name) instead of the codes
+    cube: str | None = None  # counted from this cube (CTE or quoted temp table) instead of the codes
 
     # Record-level scans pack uniqueness flags into 62-bit words (62 keeps sums of distinct
     # powers of two inside a signed 64-bit integer on every engine).
