@@ -117,10 +117,10 @@ def render_statements(
     else:
         encoded, cte = "encoded", encode_sql
     statements, batches, temps = [], [], []
+    # DuckDB: cubes are session temp tables made at the head of the batch's statement;
+    # elsewhere materialized CTEs of the statement.
+    in_temp = dialect.temp_tables
     for b, (cubes, qi_indices) in enumerate(_batches(plan, len(combos), size, only)):
-        # DuckDB: cubes are session temp tables made at the head of the batch's statement
-        # (replaced by the next scan's); elsewhere materialized CTEs of the statement.
-        in_temp = dialect.temp_tables
         names = [f"{temp_name}_cube{b}_{k}" if in_temp else f"cube{k}" for k in range(len(cubes))]
         sources = {}
         for name, cube in zip(names, cubes):

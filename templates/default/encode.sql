@@ -3,17 +3,11 @@
 -- Small integer keys make the many GROUP BYs of the scan cheap, whatever the column types.
 -- With order_by (record-level commands), r numbers the records 0, 1, ... in key order; with
 -- row_id instead, r is that expression (DuckDB's rowid: an id, not a position in key order).
+{% from "default/_dictionary.sql" import dictionary with context %}
 with
 {% for col in columns %}
   d{{ loop.index0 }} as (
-    select
-      v,
-      row_number() over (order by v) - 1 as code
-    from (
-      select distinct {{ q(col) }} as v
-      from {{ relation }}
-      where {{ q(col) }} is not null
-    ) s{{ loop.index0 }}
+{{ dictionary(col, relation, "s" ~ loop.index0) | indent(4, true) }}
   ){{ "," if not loop.last }}
 {% endfor %}
 select
