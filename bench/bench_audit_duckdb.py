@@ -1,4 +1,4 @@
-"""Speed of ``qar_sql.audit`` on embedded DuckDB against two baselines, in one process.
+"""Speed of ``qar_sql.measures.audit`` on embedded DuckDB against two baselines, in one process.
 
 Data: ``--rows`` (default 1,000,000) rows x 18 skewed categorical columns (bench/datagen.py,
 seeded), written to a DuckDB file under bench/out/. Timed:
@@ -37,6 +37,7 @@ sys.path.insert(0, str(HERE.parent))  # benchmark the checkout, not an installed
 sys.path.insert(0, str(HERE))
 
 import datagen  # noqa: E402
+
 import qar_sql  # noqa: E402
 
 TABLE = "people"
@@ -142,9 +143,7 @@ def main(argv=None) -> int:
     try:
         # --- audit -------------------------------------------------------------------------
         def run_audit():
-            return qar_sql.audit(
-                path, table=TABLE, p=args.p, threads=args.threads, batch_size=args.batch_size
-            )
+            return qar_sql.audit(path, table=TABLE, p=args.p, threads=args.threads, batch_size=args.batch_size)
 
         t_audit, audit_times, result = timed(run_audit, args.repeat, "audit")
         audit_hs = [(q.distinct, q.singletons) for q in result.qis]
@@ -152,9 +151,7 @@ def main(argv=None) -> int:
 
         # --- numpy bound -------------------------------------------------------------------
         t_enc, enc_times, encoded = timed(lambda: encode(data), args.repeat, "numpy encode")
-        t_kern, kern_times, numpy_hs = timed(
-            lambda: numpy_kernel(encoded, combos), args.repeat, "numpy kernel"
-        )
+        t_kern, kern_times, numpy_hs = timed(lambda: numpy_kernel(encoded, combos), args.repeat, "numpy kernel")
         t_numpy = t_enc + t_kern
 
         # --- pandas, on a sample of QIs ------------------------------------------------------
@@ -163,14 +160,16 @@ def main(argv=None) -> int:
         n_sample = min(args.pandas_qis, n_qi)
         sample = sorted(rng.choice(n_qi, size=n_sample, replace=False).tolist())
         t_pd_sample, pd_times, pandas_hs = timed(
-            lambda: pandas_loop(df, names, [combos[j] for j in sample]), args.pandas_repeat,
+            lambda: pandas_loop(df, names, [combos[j] for j in sample]),
+            args.pandas_repeat,
             "pandas",
         )
         t_pandas = t_pd_sample * n_qi / n_sample
         # For reference: the same loop on object columns, pandas' default for strings before 3.0.
         df_obj = pd.DataFrame(data, dtype=object)
         t_obj_sample, obj_times, obj_hs = timed(
-            lambda: pandas_loop(df_obj, names, [combos[j] for j in sample]), args.pandas_repeat,
+            lambda: pandas_loop(df_obj, names, [combos[j] for j in sample]),
+            args.pandas_repeat,
             "pandas object",
         )
         t_obj = t_obj_sample * n_qi / n_sample
@@ -193,28 +192,44 @@ def main(argv=None) -> int:
     print(f"{'numpy kernel (packed key + bincount)':<54}{t_kern:>10.2f}{CPU['numpy kernel']:>8.2f}   {fmt(kern_times)}")
     print(f"{'numpy bound incl. encoding':<54}{t_numpy:>10.2f}")
     x = f"extrapolated x{n_qi / n_sample:.1f}"
-    print(f"{f'pandas groupby ({pandas_dtype}), {n_sample} QIs measured':<54}{t_pd_sample:>10.2f}{CPU['pandas']:>8.2f}   {fmt(pd_times)}")
+    print(
+        f"{f'pandas groupby ({pandas_dtype}), {n_sample} QIs measured':<54}{t_pd_sample:>10.2f}{CPU['pandas']:>8.2f}   {fmt(pd_times)}"
+    )
     print(f"{f'pandas groupby ({pandas_dtype}), {n_qi} QIs ({x})':<54}{t_pandas:>10.2f}")
-    print(f"{f'pandas groupby (object), {n_sample} QIs measured':<54}{t_obj_sample:>10.2f}{CPU['pandas object']:>8.2f}   {fmt(obj_times)}")
+    print(
+        f"{f'pandas groupby (object), {n_sample} QIs measured':<54}{t_obj_sample:>10.2f}{CPU['pandas object']:>8.2f}   {fmt(obj_times)}"
+    )
     print(f"{f'pandas groupby (object), {n_qi} QIs ({x})':<54}{t_obj:>10.2f}")
     print()
-    print(f"per QI: audit {1000 * t_audit / n_qi:.1f} ms, numpy kernel {1000 * t_kern / n_qi:.1f} ms, "
-          f"pandas {1000 * t_pd_sample / n_sample:.1f} ms ({pandas_dtype}), "
-          f"{1000 * t_obj_sample / n_sample:.1f} ms (object)")
-    print(f"identical H and S: audit = numpy on all {n_qi} QIs: {same_audit}"
-          + (f" (first differences at QIs {bad})" if bad else "")
-          + f"; pandas = numpy on its {n_sample} QIs: {same_pandas}")
+    print(
+        f"per QI: audit {1000 * t_audit / n_qi:.1f} ms, numpy kernel {1000 * t_kern / n_qi:.1f} ms, "
+        f"pandas {1000 * t_pd_sample / n_sample:.1f} ms ({pandas_dtype}), "
+        f"{1000 * t_obj_sample / n_sample:.1f} ms (object)"
+    )
+    print(
+        f"identical H and S: audit = numpy on all {n_qi} QIs: {same_audit}"
+        + (f" (first differences at QIs {bad})" if bad else "")
+        + f"; pandas = numpy on its {n_sample} QIs: {same_pandas}"
+    )
     print()
     r_incl, r_kern, r_pandas = t_audit / t_numpy, t_audit / t_kern, t_pandas / t_audit
     print(f"audit / numpy incl. encoding  = {r_incl:6.2f}x   target <= 2x: {verdict(r_incl <= 2)}")
-    print(f"audit / numpy kernel only     = {r_kern:6.2f}x   target <= 2x: {verdict(r_kern <= 2)}"
-          "  (stricter: encoding excluded)")
-    print(f"pandas / audit (extrapolated) = {r_pandas:6.1f}x   target >= 20x: {verdict(r_pandas >= 20)}"
-          f"  (pandas' default dtype for the columns: {pandas_dtype})")
-    print(f"pandas object / audit         = {t_obj / t_audit:6.1f}x   (reference only: object columns,"
-          " pandas' default for strings before 3.0)")
-    print(f"CPU seconds, audit / numpy kernel = {CPU['audit'] / CPU['numpy kernel']:.2f}x "
-          f"(DuckDB uses every thread it has; numpy one)")
+    print(
+        f"audit / numpy kernel only     = {r_kern:6.2f}x   target <= 2x: {verdict(r_kern <= 2)}"
+        "  (stricter: encoding excluded)"
+    )
+    print(
+        f"pandas / audit (extrapolated) = {r_pandas:6.1f}x   target >= 20x: {verdict(r_pandas >= 20)}"
+        f"  (pandas' default dtype for the columns: {pandas_dtype})"
+    )
+    print(
+        f"pandas object / audit         = {t_obj / t_audit:6.1f}x   (reference only: object columns,"
+        " pandas' default for strings before 3.0)"
+    )
+    print(
+        f"CPU seconds, audit / numpy kernel = {CPU['audit'] / CPU['numpy kernel']:.2f}x "
+        f"(DuckDB uses every thread it has; numpy one)"
+    )
     return 0 if same_audit and same_pandas else 1
 
 

@@ -1,4 +1,4 @@
-"""Speed of ``qar_sql.audit`` on PostgreSQL against a naive loop of one GROUP BY per QI.
+"""Speed of ``qar_sql.measures.audit`` on PostgreSQL against a naive loop of one GROUP BY per QI.
 
 Setup (not timed): ``--rows`` (default 100,000) rows x 18 skewed categorical columns
 (bench/datagen.py, seeded) are loaded with COPY into a scratch schema this script creates on
@@ -34,6 +34,7 @@ sys.path.insert(0, str(HERE.parent))  # benchmark the checkout, not an installed
 sys.path.insert(0, str(HERE))
 
 import datagen  # noqa: E402
+
 import qar_sql  # noqa: E402
 
 DEFAULT_URL = "postgresql+psycopg://qar:qar@localhost:5432/qar_test"
@@ -62,8 +63,7 @@ def naive_loop(conninfo: str, schema: str, names, combos) -> list[tuple[int, int
         for combo in combos:
             cols = sql.SQL(", ").join(sql.Identifier(names[i]) for i in combo)
             stmt = sql.SQL(
-                "select count(*), count(*) filter (where n = 1) "
-                "from (select count(*) as n from {} group by {}) g"
+                "select count(*), count(*) filter (where n = 1) from (select count(*) as n from {} group by {}) g"
             ).format(table, cols)
             h, s = con.execute(stmt).fetchone()
             out.append((int(h), int(s)))
@@ -124,22 +124,16 @@ def main(argv=None) -> int:
     try:
         datagen.write_postgres(url, f"{schema}.{TABLE}", data)
         with psycopg.connect(admin, autocommit=True) as con:
-            con.execute(
-                sql.SQL("create role {} login password {}").format(ident_role, sql.Literal(password))
-            )
+            con.execute(sql.SQL("create role {} login password {}").format(ident_role, sql.Literal(password)))
             created_role = True
             db = con.execute("select current_database()").fetchone()[0]
             con.execute(sql.SQL("grant connect on database {} to {}").format(sql.Identifier(db), ident_role))
             con.execute(sql.SQL("grant usage on schema {} to {}").format(ident_schema, ident_role))
-            con.execute(
-                sql.SQL("grant select on {} to {}").format(sql.Identifier(schema, TABLE), ident_role)
-            )
+            con.execute(sql.SQL("grant select on {} to {}").format(sql.Identifier(schema, TABLE), ident_role))
         # The audit role must really be read-only: a write is refused.
         with psycopg.connect(ro_conninfo, autocommit=True) as con:
             try:
-                con.execute(
-                    sql.SQL("create table {} (x int)").format(sql.Identifier(schema, "probe"))
-                )
+                con.execute(sql.SQL("create table {} (x int)").format(sql.Identifier(schema, "probe")))
                 read_only = "NO - the role could create a table"
             except psycopg.errors.InsufficientPrivilege:
                 read_only = "yes (create table refused: permission denied)"
@@ -152,9 +146,13 @@ def main(argv=None) -> int:
 
         audits = {}
         for jobs in args.jobs:
+
             def run(jobs=jobs):
                 return qar_sql.audit(
-                    ro_sqlalchemy, table=f"{schema}.{TABLE}", p=args.p, jobs=jobs,
+                    ro_sqlalchemy,
+                    table=f"{schema}.{TABLE}",
+                    p=args.p,
+                    jobs=jobs,
                     batch_size=args.batch_size,
                 )
 
@@ -167,9 +165,7 @@ def main(argv=None) -> int:
             con.execute(sql.SQL("drop schema if exists {} cascade").format(ident_schema))
             if created_role:
                 db = con.execute("select current_database()").fetchone()[0]
-                con.execute(
-                    sql.SQL("revoke connect on database {} from {}").format(sql.Identifier(db), ident_role)
-                )
+                con.execute(sql.SQL("revoke connect on database {} from {}").format(sql.Identifier(db), ident_role))
                 con.execute(sql.SQL("drop role if exists {}").format(ident_role))
 
     fmt = lambda ts: ", ".join(f"{t:.2f}" for t in ts)  # noqa: E731
@@ -183,8 +179,7 @@ def main(argv=None) -> int:
     print(f"{f'naive loop, {n_qi} GROUP BY round trips':<40}{t_naive:>10.2f}   {fmt(naive_times)}")
     print()
     print(
-        "identical H and S, audit = naive on all "
-        f"{n_qi} QIs: " + ", ".join(f"jobs={j}: {ok}" for j, ok in same.items())
+        f"identical H and S, audit = naive on all {n_qi} QIs: " + ", ".join(f"jobs={j}: {ok}" for j, ok in same.items())
     )
     print()
     for jobs, (t, _, _) in audits.items():

@@ -74,19 +74,30 @@ def main() -> None:
         generate(path, args.rows, args.cols, args.seed, args.id_column)
         gen = time.perf_counter() - t0
         t0 = time.perf_counter()
-        r = qar_sql.discover(path, table="bench", max_size=args.max_size, drop_null=args.drop_null,
-                             threads=args.threads)
+        r = qar_sql.discover(
+            path, table="bench", max_size=args.max_size, drop_null=args.drop_null, threads=args.threads
+        )
         took = time.perf_counter() - t0
     n = len(r.columns)
     total = sum(math.comb(n, s) for s in range(1, min(args.max_size, n) + 1))
     best = r.best
-    print(f"table        {r.rows:,} rows × {n} columns (seed {args.seed}{', with row id' if args.id_column else ''}), generated in {gen:.1f} s")
+    print(
+        f"table        {r.rows:,} rows × {n} columns (seed {args.seed}{', with row id' if args.id_column else ''}), generated in {gen:.1f} s"
+    )
     print(f"discover     --max-size {r.max_size}{' --drop-null' if args.drop_null else ''}: {took:.1f} s")
-    print(f"combinations {total:,} of sizes 1..{r.max_size}: {len(r.combinations):,} scanned, {r.skipped:,} skipped by identifier pruning")
+    print(
+        f"combinations {total:,} of sizes 1..{r.max_size}: {len(r.combinations):,} scanned, {r.skipped:,} skipped by identifier pruning"
+    )
     print(f"statements   {r.statements:,}")
     print(f"identifiers  {'; '.join(', '.join(i) for i in r.identifiers) or 'none'}")
-    print(f"best QID     {', '.join(r.best_qid) or 'none'}"
-          + (f" ({best.singletons:,} singletons, {100 * best.singleton_share:.2f}%, {best.distinct:,} distinct)" if best else ""))
+    print(
+        f"best QID     {', '.join(r.best_qid) or 'none'}"
+        + (
+            f" ({best.singletons:,} singletons, {100 * best.singleton_share:.2f}%, {best.distinct:,} distinct)"
+            if best
+            else ""
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Speed of proper (greedy) backward elimination, ``qar_sql.greedy.greedy_elimination``.
+"""Speed of proper (greedy) backward elimination, ``qar_sql.ranking.greedy.greedy_elimination``.
 
 Data: ``--rows`` (default 100,000) rows x ``--cols`` (default 12) skewed categorical columns
 (bench/datagen.py, seeded) plus an ``id`` key, written to a DuckDB file under bench/out/. Timed
@@ -31,10 +31,11 @@ sys.path.insert(0, str(HERE.parent))  # benchmark the checkout, not an installed
 sys.path.insert(0, str(HERE))
 
 import datagen  # noqa: E402
-from qar_sql import greedy  # noqa: E402
-from qar_sql.record_codes import fetch_codes  # noqa: E402
-from qar_sql.records import record_order  # noqa: E402
-from qar_sql.source import open_source  # noqa: E402
+
+from qar_sql.engines.source import open_source  # noqa: E402
+from qar_sql.pushdown.record_codes import fetch_codes  # noqa: E402
+from qar_sql.ranking import greedy  # noqa: E402
+from qar_sql.ranking.records import record_order  # noqa: E402
 
 TABLE = "people"
 
@@ -72,7 +73,14 @@ def main() -> None:
 
         t0 = time.perf_counter()
         res = greedy.greedy_elimination(
-            db, relation, columns, args.p, order_by, steps=args.steps, alpha=0.01, pi_u=args.pi_u,
+            db,
+            relation,
+            columns,
+            args.p,
+            order_by,
+            steps=args.steps,
+            alpha=0.01,
+            pi_u=args.pi_u,
             progress=progress,
         )
         t_total = time.perf_counter() - t0
@@ -81,11 +89,15 @@ def main() -> None:
     print(f"machine        : {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}")
     print(f"data           : {args.rows:,} rows x {args.cols} columns, p = {args.p}, pi_u = {args.pi_u}")
     print(f"codes fetch    : {t_fetch:.2f} s ({codes.size:,} integer codes)")
-    print(f"greedy total   : {t_total:.2f} s for {len(res.removed)} steps "
-          f"(setup + first step {t_setup:.2f} s, then {(t_total - t_setup) / max(len(res.removed) - 1, 1) * 1000:.1f} ms/step)")
+    print(
+        f"greedy total   : {t_total:.2f} s for {len(res.removed)} steps "
+        f"(setup + first step {t_setup:.2f} s, then {(t_total - t_setup) / max(len(res.removed) - 1, 1) * 1000:.1f} ms/step)"
+    )
     print(f"patterns       : {res.distinct_patterns:,} distinct uniqueness patterns at the start")
-    print(f"risk           : T0 = {res.risk[0]:.6f}, T{len(res.removed)} = {res.risk[-1]:.6f}, "
-          f"reduction {res.reduction[-1]:.2%}")
+    print(
+        f"risk           : T0 = {res.risk[0]:.6f}, T{len(res.removed)} = {res.risk[-1]:.6f}, "
+        f"reduction {res.reduction[-1]:.2%}"
+    )
     print(f"peak memory    : {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
     for w in res.warnings:
         print("warning        :", w)

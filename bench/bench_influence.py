@@ -6,10 +6,10 @@ objects — with the same cardinalities and Zipf-like skew as bench/datagen.py. 
 (each in a child process, so peak memory is its own):
 
 * audit     — ``qar_sql.audit(path, table, p=3)`` (816 QIs);
-* influence — ``qar_sql.influence.influence(..., key=["id"], top=100)``: the audit, the gradient,
+* influence — ``qar_sql.ranking.influence.influence(..., key=["id"], top=100)``: the audit, the gradient,
   and the pushed-down weighted uniqueness tally returning only the top 100 records — what
   ``qar records --by influence --top 100`` runs;
-* exact DT  — ``qar_sql.records.contributions`` on ``--exact-rows`` rows (default 1,000,000;
+* exact DT  — ``qar_sql.ranking.records.contributions`` on ``--exact-rows`` rows (default 1,000,000;
   exact DT on 10M rows needs every record's pattern), with the correlation between I and DT.
 
 Target (issue 6): influence <= 1.3x the audit of the same table. The audit and the influence run
@@ -63,14 +63,19 @@ def child(kind: str, path: str) -> None:
         r = qar_sql.audit(path, table=TABLE, exclude=["id"], p=3)
         out["risk"] = r.risk
     elif kind == "influence":
-        from qar_sql.influence import influence
+        from qar_sql.ranking.influence import influence
 
         inf = influence(path, table=TABLE, key=["id"], exclude=["id"], p=3, top=100)
-        out.update(risk=inf.audit.risk, weighted=inf.n_weighted, captured=inf.captured, top=[list(map(float, t)) for t in inf.top[:3]])
+        out.update(
+            risk=inf.audit.risk,
+            weighted=inf.n_weighted,
+            captured=inf.captured,
+            top=[list(map(float, t)) for t in inf.top[:3]],
+        )
     else:
-        from qar_sql.contributions import correlations
-        from qar_sql.influence import influence
-        from qar_sql.records import contributions
+        from qar_sql.ranking.influence import influence
+        from qar_sql.ranking.records import contributions
+        from qar_sql.stats.contributions import correlations
 
         c = contributions(path, table=TABLE, key=["id"], exclude=["id"], p=3, top=100)
         out["exact_seconds"] = time.perf_counter() - t0
@@ -110,22 +115,32 @@ def main() -> None:
     for k in range(args.repeat):
         audits.append(run("audit", big))
         infs.append(run("influence", big))
-        print(f"  run {k + 1}: audit {audits[-1]['seconds']:.2f} s, influence {infs[-1]['seconds']:.2f} s", file=sys.stderr, flush=True)
+        print(
+            f"  run {k + 1}: audit {audits[-1]['seconds']:.2f} s, influence {infs[-1]['seconds']:.2f} s",
+            file=sys.stderr,
+            flush=True,
+        )
     a_s = statistics.median(r["seconds"] for r in audits)
     i_s = statistics.median(r["seconds"] for r in infs)
     i = infs[-1]
     fmt = lambda rs: ", ".join(f"{r['seconds']:.2f}" for r in rs)  # noqa: E731
-    print(f"{args.rows:,} rows, median of {args.repeat}: audit {a_s:.2f} s ({fmt(audits)}; peak {max(r['peak_mb'] for r in audits):.0f} MB); "
-          f"records --by influence --top 100 {i_s:.2f} s ({fmt(infs)}; peak {max(r['peak_mb'] for r in infs):.0f} MB), "
-          f"{i['weighted']} of 816 QIs weighted")
+    print(
+        f"{args.rows:,} rows, median of {args.repeat}: audit {a_s:.2f} s ({fmt(audits)}; peak {max(r['peak_mb'] for r in audits):.0f} MB); "
+        f"records --by influence --top 100 {i_s:.2f} s ({fmt(infs)}; peak {max(r['peak_mb'] for r in infs):.0f} MB), "
+        f"{i['weighted']} of 816 QIs weighted"
+    )
     if i.get("captured"):
-        print(f"weighted QIs grouped during the audit: {i['captured'][0]}, grouped again afterwards: {i['captured'][1]}")
+        print(
+            f"weighted QIs grouped during the audit: {i['captured'][0]}, grouped again afterwards: {i['captured'][1]}"
+        )
     ratio = i_s / a_s
     print(f"ratio influence / audit (medians): {ratio:.2f}x  target <= 1.3x: {'PASS' if ratio <= 1.3 else 'MISS'}")
     e = run("exact", small)
-    print(f"{args.exact_rows:,} rows: exact DT for every record {e['exact_seconds']:.2f} s (peak {e['peak_mb']:.0f} MB); "
-          f"influence vs DT Pearson {e['correlation']['pearson']:.6f}, Kendall {e['correlation']['kendall']:.6f}; "
-          f"top-100 overlap {e['top100_overlap']}/100")
+    print(
+        f"{args.exact_rows:,} rows: exact DT for every record {e['exact_seconds']:.2f} s (peak {e['peak_mb']:.0f} MB); "
+        f"influence vs DT Pearson {e['correlation']['pearson']:.6f}, Kendall {e['correlation']['kendall']:.6f}; "
+        f"top-100 overlap {e['top100_overlap']}/100"
+    )
     big.unlink(missing_ok=True)
     small.unlink(missing_ok=True)
 

@@ -3,7 +3,7 @@
 Data: ``--rows`` (default 1,000,000) rows x 18 skewed categorical columns (bench/datagen.py,
 seeded) plus an ``id`` key, in a DuckDB file under bench/out/. Timed:
 
-* qar    — ``qar_sql.records.contributions(path, table, key=["id"], p=3)``: audit, uniqueness
+* qar    — ``qar_sql.ranking.records.contributions(path, table, key=["id"], p=3)``: audit, uniqueness
   patterns pushed down, exact DT for every record (run in a child process so its peak memory —
   Python and DuckDB together — is measured alone);
 * numpy  — the bound: dictionary-encode the columns (timed separately), per QI a packed key and
@@ -44,13 +44,13 @@ def make(path: Path, rows: int) -> dict[str, np.ndarray]:
     import duckdb
 
     con = duckdb.connect(str(path))
-    con.execute(f'create or replace table {TABLE} as select cast(id as bigint) as id, * exclude (id) from {TABLE}')
+    con.execute(f"create or replace table {TABLE} as select cast(id as bigint) as id, * exclude (id) from {TABLE}")
     con.close()
     return data
 
 
 def child(path: str) -> None:
-    from qar_sql.records import contributions
+    from qar_sql.ranking.records import contributions
 
     t0 = time.perf_counter()
     c = contributions(path, table=TABLE, key=["id"], exclude=["id"], p=3, top=100)
@@ -61,8 +61,8 @@ def child(path: str) -> None:
 
 
 def numpy_bound(data: dict[str, np.ndarray]):
-    from qar_sql import evt
-    from qar_sql.contributions import PatternSet, dt_per_pattern
+    from qar_sql.stats import evt
+    from qar_sql.stats.contributions import PatternSet, dt_per_pattern
 
     t0 = time.perf_counter()
     codes = []
@@ -113,12 +113,16 @@ def main() -> None:
     dt_q = np.load(str(path) + ".dt.npy")
     same = np.allclose(dt_q, dt_np, rtol=1e-12, atol=1e-15, equal_nan=True)
     bound = t_enc + t_kernel
-    print(f"qar contributions (DuckDB, exact DT for every record): {q['seconds']:.2f} s, "
-          f"{q['patterns']:,} distinct patterns, peak memory {q['peak_mb']:.0f} MB")
+    print(
+        f"qar contributions (DuckDB, exact DT for every record): {q['seconds']:.2f} s, "
+        f"{q['patterns']:,} distinct patterns, peak memory {q['peak_mb']:.0f} MB"
+    )
     print(f"numpy bound: encode {t_enc:.2f} s + kernel {t_kernel:.2f} s = {bound:.2f} s")
-    print(f"ratio qar / numpy bound: {q['seconds'] / bound:.2f}x (kernel only: {q['seconds'] / t_kernel:.2f}x)  "
-          f"target <= 2x: {'PASS' if q['seconds'] <= 2 * bound else 'MISS'}; "
-          f"peak < 4 GB: {'PASS' if q['peak_mb'] < 4096 else 'MISS'}")
+    print(
+        f"ratio qar / numpy bound: {q['seconds'] / bound:.2f}x (kernel only: {q['seconds'] / t_kernel:.2f}x)  "
+        f"target <= 2x: {'PASS' if q['seconds'] <= 2 * bound else 'MISS'}; "
+        f"peak < 4 GB: {'PASS' if q['peak_mb'] < 4096 else 'MISS'}"
+    )
     print(f"DT identical for every record: {same}")
     path.unlink(missing_ok=True)
     Path(str(path) + ".dt.npy").unlink(missing_ok=True)

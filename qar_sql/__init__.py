@@ -1,15 +1,30 @@
-"""qar-sql: the QaR re-identification risk of a table, computed inside the database."""
+"""qar-sql: the QaR re-identification risk of a table, computed inside the database.
 
-from .audit import audit
-from .discover import discover
-from .errors import ExitCode, QarError
-from .results import AuditResult, QIStats, ScanResult
-from .whatif import whatif
+The public API. Subpackages hold the work, by concern: ``engines`` (files, URLs, dialects, SQL
+templates), ``pushdown`` (the passes that run as SQL), ``stats`` (pure numpy/scipy), ``measures``
+(the audit), ``ranking`` (record contributions), ``treat`` (what-if, discover), ``compliance``
+(results store, scans, history, dbt), ``output`` (text, Markdown, JSON), ``cli``.
+"""
 
-__version__ = "0.1.0"
+from qar_sql.compliance.history import history
+from qar_sql.compliance.scans import scan_config
+from qar_sql.errors import ExitCode, QarError
+from qar_sql.measures.audit import audit
+from qar_sql.results import AuditResult, QIStats, ScanResult
+from qar_sql.treat.discover import discover
+from qar_sql.treat.whatif import whatif
+from qar_sql.version import __version__
 
-# After __version__: the store records it. `scan_config`, not `scan`: qar_sql.scan is the scan module.
-from .compliance import scan_config  # noqa: E402
-from .history import history  # noqa: E402
-
-__all__ = ["audit", "scan_config", "history", "discover", "whatif", "AuditResult", "QIStats", "ScanResult", "QarError", "ExitCode", "__version__"]
+__all__ = [
+    "audit",
+    "scan_config",
+    "history",
+    "discover",
+    "whatif",
+    "AuditResult",
+    "QIStats",
+    "ScanResult",
+    "QarError",
+    "ExitCode",
+    "__version__",
+]

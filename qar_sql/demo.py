@@ -16,7 +16,7 @@ Generation is vectorised numpy; 200 000 rows take a fraction of a second.
 from __future__ import annotations
 
 import uuid
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
@@ -142,8 +142,19 @@ _ETHNICITY = np.array(
     ],
     dtype=object,
 )
-(_ET_WHITE, _ET_MIXED, _ET_INDIAN, _ET_PAKISTANI, _ET_BANGLADESHI, _ET_CHINESE, _ET_ASIAN_OTHER,
- _ET_AFRICAN, _ET_CARIBBEAN, _ET_ARAB, _ET_OTHER) = range(11)
+(
+    _ET_WHITE,
+    _ET_MIXED,
+    _ET_INDIAN,
+    _ET_PAKISTANI,
+    _ET_BANGLADESHI,
+    _ET_CHINESE,
+    _ET_ASIAN_OTHER,
+    _ET_AFRICAN,
+    _ET_CARIBBEAN,
+    _ET_ARAB,
+    _ET_OTHER,
+) = range(11)
 
 _DOMESTIC = "United Kingdom"
 
@@ -364,9 +375,7 @@ _OCCUPATION_BY_EDUCATION = np.array(
 # Multipliers for the self-employed (no self-employed soldiers).
 _SELF_EMPLOYED_OCC = np.array([1.5, 0.9, 0.8, 0.3, 0.8, 4.0, 2.0, 0.5, 0.6, 0.0])
 # Median yearly income (in pounds) of full-time-ish work per major group.
-_OCC_MEDIAN_INCOME = np.array(
-    [48e3, 45e3, 35e3, 24e3, 17e3, 20e3, 28e3, 25e3, 15e3, 32e3]
-)
+_OCC_MEDIAN_INCOME = np.array([48e3, 45e3, 35e3, 24e3, 17e3, 20e3, 28e3, 25e3, 15e3, 32e3])
 # Completed family size (0..12 children): partnered, previously partnered, never married.
 _FAMILY_SIZE_P = np.array(
     [
@@ -400,7 +409,7 @@ def _check_n_seed(n: Any, seed: Any) -> tuple[int, int]:
 
 
 # One drawn column: integer values, or category codes with their labels and a missing mask.
-_Column = tuple[np.ndarray, Optional[np.ndarray], Optional[np.ndarray]]
+_Column = tuple[np.ndarray, np.ndarray | None, np.ndarray | None]
 
 
 def generate_population(n: int = 100_000, seed: int = 20261122) -> dict[str, np.ndarray]:
@@ -459,13 +468,9 @@ def _draw(n: int, seed: int) -> dict[str, _Column]:
     # Ethnicity: mostly the group of the country of birth; UK-born people are more diverse
     # when young and in London (second generations).
     ethnicity = _COUNTRY_ETHNICITY[country].copy()
-    second_gen = ~foreign & (
-        rng.random(n) < np.where(region == _LONDON, 0.30, 0.08) * np.where(age < 40, 1.4, 0.6)
-    )
+    second_gen = ~foreign & (rng.random(n) < np.where(region == _LONDON, 0.30, 0.08) * np.where(age < 40, 1.4, 0.6))
     mix = np.array([0.0, 0.30, 0.16, 0.14, 0.07, 0.05, 0.05, 0.10, 0.09, 0.02, 0.02])
-    ethnicity[second_gen] = rng.choice(
-        len(_ETHNICITY), size=int(second_gen.sum()), p=mix / mix.sum()
-    )
+    ethnicity[second_gen] = rng.choice(len(_ETHNICITY), size=int(second_gen.sum()), p=mix / mix.sum())
     drift = rng.random(n) < 0.03  # anyone may report another group
     ethnicity[drift] = rng.choice(len(_ETHNICITY), size=int(drift.sum()))
 
@@ -541,8 +546,13 @@ def _draw(n: int, seed: int) -> dict[str, _Column]:
     sigma = np.where(employment == _EM_SELF, 0.8, 0.45)
     log_med += np.where(employment == _EM_SELF, np.log(0.9), 0.0)
     other_med = np.select(
-        [employment == _EM_STUDENT, employment == _EM_UNEMP, employment == _EM_RETIRED,
-         employment == _EM_HOME, employment == _EM_SICK],
+        [
+            employment == _EM_STUDENT,
+            employment == _EM_UNEMP,
+            employment == _EM_RETIRED,
+            employment == _EM_HOME,
+            employment == _EM_SICK,
+        ],
         [6e3, 5e3, 14e3, 4e3, 9e3],
         1.0,
     ) * np.where((employment == _EM_RETIRED) & degree, 1.6, 1.0)
@@ -550,8 +560,7 @@ def _draw(n: int, seed: int) -> dict[str, _Column]:
     sigma = np.where(working, sigma, np.where(employment == _EM_RETIRED, 0.6, 0.5))
     income = np.exp(log_med + sigma * rng.standard_normal(n))
     p_none = np.select(
-        [employment == _EM_CHILD, employment == _EM_STUDENT, employment == _EM_HOME,
-         employment == _EM_UNEMP, working],
+        [employment == _EM_CHILD, employment == _EM_STUDENT, employment == _EM_HOME, employment == _EM_UNEMP, working],
         [1.0, 0.6, 0.5, 0.15, 0.0],
         0.03,
     )
@@ -589,9 +598,7 @@ def _quote_identifier(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def write_population(
-    con: Any, table: str = "population", n: int = 100_000, seed: int = 20261122
-) -> None:
+def write_population(con: Any, table: str = "population", n: int = 100_000, seed: int = 20261122) -> None:
     """Create (or replace) ``table`` in the DuckDB connection ``con`` with the demo population.
 
     ``table`` is one identifier, quoted safely, so any name works (``we"ird; name`` included).
@@ -617,8 +624,7 @@ def write_population(
         con.register(view, arrow_table)
         try:
             con.execute(
-                f"create or replace table {_quote_identifier(table)} as "
-                f"select * from {_quote_identifier(view)}"
+                f"create or replace table {_quote_identifier(table)} as select * from {_quote_identifier(view)}"
             ).fetchall()  # drain the statement's result so the connection is free again
         finally:
             con.unregister(view)
@@ -626,12 +632,22 @@ def write_population(
         raise DatabaseError(f"could not write the demo table {table!r}: {exc}") from exc
 
 
-def run_demo(path: str = "qar_demo.duckdb", *, rows: int = 100_000, seed: int = 20261122, p: int = 3, alpha: float = 0.01, pi_u: float = 0.05, pwm: str = "plotting", progress=None):
+def run_demo(
+    path: str = "qar_demo.duckdb",
+    *,
+    rows: int = 100_000,
+    seed: int = 20261122,
+    p: int = 3,
+    alpha: float = 0.01,
+    pi_u: float = 0.05,
+    pwm: str = "plotting",
+    progress=None,
+):
     """Write the population to the DuckDB file ``path`` (table ``population``, replaced) and
     audit it over :data:`DEMO_COLUMNS`. Returns the :class:`~qar_sql.AuditResult`."""
     import duckdb
 
-    from .audit import audit, validate
+    from qar_sql.measures.audit import audit, validate
 
     validate(p, alpha, pi_u, pwm)
     try:
@@ -642,4 +658,6 @@ def run_demo(path: str = "qar_demo.duckdb", *, rows: int = 100_000, seed: int = 
         write_population(con, "population", n=rows, seed=seed)
     finally:
         con.close()
-    return audit(path, table="population", columns=DEMO_COLUMNS, p=p, alpha=alpha, pi_u=pi_u, pwm=pwm, progress=progress)
+    return audit(
+        path, table="population", columns=DEMO_COLUMNS, p=p, alpha=alpha, pi_u=pi_u, pwm=pwm, progress=progress
+    )

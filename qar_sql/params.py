@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from .report import FORMATS
+from qar_sql.output.formats import FORMATS
 
 
 def _split(ctx, param, value):
@@ -20,21 +20,95 @@ def _split(ctx, param, value):
 
 
 source = click.argument("source", required=False, envvar="QAR_DATABASE_URL")
-table = click.option("--table", "-t", envvar="QAR_TABLE", help="Table to audit (schema.table allowed) in a DuckDB file or database URL.")
-columns = click.option("--columns", "-c", multiple=True, callback=_split, help="Quasi-identifier columns, comma-separated, exact names, order kept (default: all columns).")
-exclude = click.option("--exclude", "-x", multiple=True, callback=_split, help="Columns to leave out when --columns is not given (e.g. an id).")
-p = click.option("-p", "--p", "p", type=int, default=3, show_default=True, envvar="QAR_P", help="Quasi-identifier size: the number of columns per QI.")
-alpha = click.option("--alpha", type=float, default=0.01, show_default=True, envvar="QAR_ALPHA", help="Tail probability of the risk T̂(p, α).")
-pi_u = click.option("--pi-u", "pi_u", type=float, default=0.05, show_default=True, envvar="QAR_PI_U", help="Share of QIs above the threshold u (the tail fitted by the GPD).")
-pwm = click.option("--pwm", type=click.Choice(["plotting", "unbiased"]), default="plotting", show_default=True, help="PWM estimator: plotting positions (as R's evir/fExtremes) or unbiased.")
-delimiter = click.option("--delimiter", envvar="QAR_DELIMITER", help="CSV delimiter (detected by default), e.g. ';' or '\\t'.")
-fmt = click.option("--format", "-f", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="Output format.")
+table = click.option(
+    "--table", "-t", envvar="QAR_TABLE", help="Table to audit (schema.table allowed) in a DuckDB file or database URL."
+)
+columns = click.option(
+    "--columns",
+    "-c",
+    multiple=True,
+    callback=_split,
+    help="Quasi-identifier columns, comma-separated, exact names, order kept (default: all columns).",
+)
+exclude = click.option(
+    "--exclude",
+    "-x",
+    multiple=True,
+    callback=_split,
+    help="Columns to leave out when --columns is not given (e.g. an id).",
+)
+p = click.option(
+    "-p",
+    "--p",
+    "p",
+    type=int,
+    default=3,
+    show_default=True,
+    envvar="QAR_P",
+    help="Quasi-identifier size: the number of columns per QI.",
+)
+alpha = click.option(
+    "--alpha",
+    type=float,
+    default=0.01,
+    show_default=True,
+    envvar="QAR_ALPHA",
+    help="Tail probability of the risk T̂(p, α).",
+)
+pi_u = click.option(
+    "--pi-u",
+    "pi_u",
+    type=float,
+    default=0.05,
+    show_default=True,
+    envvar="QAR_PI_U",
+    help="Share of QIs above the threshold u (the tail fitted by the GPD).",
+)
+pwm = click.option(
+    "--pwm",
+    type=click.Choice(["plotting", "unbiased"]),
+    default="plotting",
+    show_default=True,
+    help="PWM estimator: plotting positions (as R's evir/fExtremes) or unbiased.",
+)
+delimiter = click.option(
+    "--delimiter", envvar="QAR_DELIMITER", help="CSV delimiter (detected by default), e.g. ';' or '\\t'."
+)
+fmt = click.option(
+    "--format", "-f", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="Output format."
+)
 quiet = click.option("--quiet", "-q", is_flag=True, envvar="QAR_QUIET", help="No progress bar on stderr.")
-jobs = click.option("--jobs", "-j", type=click.IntRange(1, 64), default=2, show_default=True, envvar="QAR_JOBS", help="Concurrent connections for server databases.")
-batch_size = click.option("--batch-size", type=click.IntRange(1, 100000), envvar="QAR_BATCH_SIZE", help="Quasi-identifiers per SQL statement (default: chosen per engine).")
-k = click.option("--k", "k", type=click.IntRange(2, None), default=5, show_default=True, help="k for the k-anonymity summary (records in classes smaller than k).")
+jobs = click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(1, 64),
+    default=2,
+    show_default=True,
+    envvar="QAR_JOBS",
+    help="Concurrent connections for server databases.",
+)
+batch_size = click.option(
+    "--batch-size",
+    type=click.IntRange(1, 100000),
+    envvar="QAR_BATCH_SIZE",
+    help="Quasi-identifiers per SQL statement (default: chosen per engine).",
+)
+k = click.option(
+    "--k",
+    "k",
+    type=click.IntRange(2, None),
+    default=5,
+    show_default=True,
+    help="k for the k-anonymity summary (records in classes smaller than k).",
+)
 # "--store" alone means the default store ($QAR_STORE, else qar_results.duckdb): flag_value "".
-store = click.option("--store", is_flag=False, flag_value="", default=None, help="Results store: a .duckdb file or a database URL (default $QAR_STORE, else qar_results.duckdb).")
+store = click.option(
+    "--store",
+    is_flag=False,
+    flag_value="",
+    default=None,
+    help="Results store: a .duckdb file or a database URL (default $QAR_STORE, else qar_results.duckdb).",
+)
 
 
 def source_options(f):

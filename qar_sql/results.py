@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .evt import TailFit
+from qar_sql.stats.evt import TailFit
 
 
 @dataclass(frozen=True)

@@ -80,7 +80,7 @@ def quote(name: str) -> str:
 
 class Loader:
     """Loads small column dicts (or a CSV through DuckDB) into one engine as a real table and
-    returns (source, table) for ``qar_sql.audit``. Values land with the same types on both."""
+    returns (source, table) for ``qar_sql.measures.audit``. Values land with the same types on both."""
 
     def __init__(self, name: str, tmp_path: Path):
         self.name = name
@@ -138,7 +138,13 @@ class Loader:
         opts = f", delim = '{delimiter}'" if delimiter else ""
         rel = f"read_csv('{csv_path}', header = true, nullstr = ''{opts})"
         desc = con.execute(f"describe select * from {rel}").fetchall()
-        mapping = {"BIGINT": "bigint", "INTEGER": "bigint", "DOUBLE": "double precision", "DATE": "date", "BOOLEAN": "boolean"}
+        mapping = {
+            "BIGINT": "bigint",
+            "INTEGER": "bigint",
+            "DOUBLE": "double precision",
+            "DATE": "date",
+            "BOOLEAN": "boolean",
+        }
         cols = [d[0] for d in desc]
         types = {d[0]: mapping.get(d[1], "text") for d in desc}
         values = con.execute(f"select * from {rel}").fetchall()

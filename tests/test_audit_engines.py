@@ -13,10 +13,10 @@ from pathlib import Path
 
 import duckdb
 import pytest
-
-import qar_sql
 from conftest import Loader, quote
 from test_audit_oracle import HOSTILE_TABLE, as_columns, check_against_oracle, random_table
+
+import qar_sql
 
 P, ALPHA, PI_U = 2, 0.01, 0.2
 
@@ -108,9 +108,7 @@ def test_postgresql_equals_duckdb(pg, tmp_path, sources, table_data):
         assert numbers(r) == numbers(duck)
         # batching and concurrency change how the work is split, never the numbers
         for batch_size, jobs in ((1, 1), (1, 4), (3, 3), (1000, 2)):
-            again = qar_sql.audit(
-                source, table=table, p=P, alpha=ALPHA, pi_u=PI_U, batch_size=batch_size, jobs=jobs
-            )
+            again = qar_sql.audit(source, table=table, p=P, alpha=ALPHA, pi_u=PI_U, batch_size=batch_size, jobs=jobs)
             assert numbers(again) == numbers(r), (batch_size, jobs)
     finally:
         loader.cleanup()
@@ -145,8 +143,13 @@ def test_csv_empty_field_is_null(tmp_path):
         ",,,,,5",
     ]
     path.write_text("\n".join(lines) + "\n")
-    rows = [(None, 1, "x", None, "u", 1), (None, 1, "x", None, "v", 2), (2, None, "y", None, "u", 3),
-            (2, 1, None, None, "w", 4), (None, None, None, None, None, 5)]
+    rows = [
+        (None, 1, "x", None, "u", 1),
+        (None, 1, "x", None, "v", 2),
+        (2, None, "y", None, "u", 3),
+        (2, 1, None, None, "w", 4),
+        (None, None, None, None, None, 5),
+    ]
     r = qar_sql.audit(str(path), p=2, pi_u=0.2)
     check_against_oracle(r, list("abcdef"), rows, 2, pi_u=0.2)
     assert any("'d'" in w and "entirely NULL" in w for w in r.warnings)

@@ -22,8 +22,8 @@ import numpy as np
 import pytest
 
 import qar_sql
-from qar_sql import evt
 from qar_sql.errors import NoTailError
+from qar_sql.stats import evt
 
 #: Names chosen to break SQL built by pasting: quotes, spaces, semicolons, a stray
 #: placeholder sign (%), dots, unicode, reserved words, and an injection attempt.
@@ -149,7 +149,7 @@ def check_against_oracle(result, names, rows, p, *, alpha=0.01, pi_u=0.05, pwm="
     else:
         assert result.fit == fit
         assert result.risk == fit.risk
-        assert result.warnings[len(result.warnings) - len(fit.warnings):] == fit.warnings
+        assert result.warnings[len(result.warnings) - len(fit.warnings) :] == fit.warnings
     flagged = oracle_notes(names, rows)
     column_notes = [w for w in result.warnings if "separates no records" in w]
     assert len(column_notes) == len(flagged)
@@ -231,9 +231,7 @@ def test_columns_subset_order_and_pwm(engine, pwm):
     rest = [n for n in names if n not in ("select", 'a"; drop table x; --')]
     idx = [names.index(c) for c in rest]
     sub = [tuple(r[i] for i in idx) for r in rows]
-    result = qar_sql.audit(
-        source, table=table, exclude=["select", 'a"; drop table x; --'], p=2, pwm=pwm
-    )
+    result = qar_sql.audit(source, table=table, exclude=["select", 'a"; drop table x; --'], p=2, pwm=pwm)
     check_against_oracle(result, rest, sub, 2, pwm=pwm)
 
 

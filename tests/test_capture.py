@@ -7,11 +7,10 @@ from __future__ import annotations
 import duckdb
 import numpy as np
 import pytest
-
-from qar_sql import capture
-from qar_sql.influence import influence
-
 from test_influence import KW, make_data
+
+from qar_sql.ranking import capture
+from qar_sql.ranking.influence import influence
 
 
 def ranked_everything(source, table, top):
@@ -61,9 +60,16 @@ def test_files_rank_by_row_order(duck, tmp_path):
     data = make_data(150, seed=8)
     path = tmp_path / "people.csv"
     con = duckdb.connect()
-    con.execute("create table t as select * from (values " + ", ".join(
-        "(" + ", ".join("NULL" if data[c][i] is None else str(data[c][i]) for c in list(data)) + ")"
-        for i in range(150)) + ") v(" + ", ".join(f'"{c.replace(chr(34), chr(34) * 2)}"' for c in data) + ")")
+    con.execute(
+        "create table t as select * from (values "
+        + ", ".join(
+            "(" + ", ".join("NULL" if data[c][i] is None else str(data[c][i]) for c in list(data)) + ")"
+            for i in range(150)
+        )
+        + ") v("
+        + ", ".join(f'"{c.replace(chr(34), chr(34) * 2)}"' for c in data)
+        + ")"
+    )
     con.execute(f"copy t to '{path}' (header, delimiter ',')")
     con.close()
     kw = {k: v for k, v in KW.items() if k != "key"}
@@ -76,8 +82,8 @@ def test_files_rank_by_row_order(duck, tmp_path):
 @pytest.mark.parametrize("refine", [5, 60])
 def test_refined_dt_is_exact_dt(engine, refine, monkeypatch):
     # A small first margin forces the retry with a larger top-M on some candidates.
-    from qar_sql import refine as refine_mod
-    from qar_sql.records import contributions
+    from qar_sql.ranking import refine as refine_mod
+    from qar_sql.ranking.records import contributions
 
     monkeypatch.setattr(refine_mod, "MARGIN", 1)
     data = make_data(250, seed=31)
@@ -95,15 +101,34 @@ def test_refined_dt_is_exact_dt(engine, refine, monkeypatch):
 
 
 def test_refine_on_the_command_line(duck):
-    from click.testing import CliRunner
     import json
 
-    from qar_sql.cli import cli
+    from click.testing import CliRunner
+
+    from qar_sql.cli.main import cli
 
     data = make_data(200, seed=2)
     source, table = duck.load("people", data)
-    args = ["records", source, "-t", table, "--by", "influence", "--key", "id", "-p", "2",
-            "--pi-u", "0.2", "--columns", ",".join(KW["columns"]), "--top", "3", "--refine", "10"]
+    args = [
+        "records",
+        source,
+        "-t",
+        table,
+        "--by",
+        "influence",
+        "--key",
+        "id",
+        "-p",
+        "2",
+        "--pi-u",
+        "0.2",
+        "--columns",
+        ",".join(KW["columns"]),
+        "--top",
+        "3",
+        "--refine",
+        "10",
+    ]
     r = CliRunner().invoke(cli, args + ["-f", "json"])
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)

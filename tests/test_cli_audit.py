@@ -11,15 +11,26 @@ import click
 import duckdb
 import pytest
 from click.testing import CliRunner
-
-import qar_sql
 from conftest import PG_URL, Loader, quote
-from qar_sql.cli import cli
 from test_audit_oracle import HOSTILE_COLUMNS, as_columns, check_against_oracle, random_table
 
+import qar_sql
+from qar_sql.cli.main import cli
+
 JSON_KEYS = {
-    "rows", "columns", "p", "alpha", "pi_u", "n_qi", "risk", "u", "n_exceedances", "xi",
-    "beta", "warnings", "qis",
+    "rows",
+    "columns",
+    "p",
+    "alpha",
+    "pi_u",
+    "n_qi",
+    "risk",
+    "u",
+    "n_exceedances",
+    "xi",
+    "beta",
+    "warnings",
+    "qis",
 }
 QI_KEYS = {"columns", "distinct", "singletons", "theta", "min_class_size"}
 
@@ -97,8 +108,12 @@ def test_no_table_named_lists_tables(db):
 
 def test_unknown_column_did_you_mean(db):
     path, _ = db
-    run(["audit", path, "-t", "people", "--columns", "semi;colon 50%,with spac"], 2,
-        "'with spac'", "did you mean 'with space'?")
+    run(
+        ["audit", path, "-t", "people", "--columns", "semi;colon 50%,with spac"],
+        2,
+        "'with spac'",
+        "did you mean 'with space'?",
+    )
     run(["audit", path, "-t", "people", "--exclude", "selct"], 2, "'selct'", "did you mean 'select'?")
 
 
@@ -133,8 +148,12 @@ def test_alpha_pi_u_outside_unit_interval(db, option, name, value):
 @pytest.mark.parametrize("alpha,pi_u", [("0.05", "0.05"), ("0.2", "0.1")])
 def test_alpha_not_below_pi_u(db, alpha, pi_u):
     path, _ = db
-    run(["audit", path, "-t", "people", "--alpha", alpha, "--pi-u", pi_u], 2,
-        f"alpha = {float(alpha)!r}", f"pi_u = {float(pi_u)!r}")
+    run(
+        ["audit", path, "-t", "people", "--alpha", alpha, "--pi-u", pi_u],
+        2,
+        f"alpha = {float(alpha)!r}",
+        f"pi_u = {float(pi_u)!r}",
+    )
 
 
 def test_empty_table(db):
@@ -249,7 +268,10 @@ def test_json_has_documented_keys_and_full_precision(people):
         assert QI_KEYS <= set(got)
         assert got["columns"] == list(want.columns)
         assert (got["distinct"], got["singletons"], got["min_class_size"]) == (
-            want.distinct, want.singletons, want.min_class_size)
+            want.distinct,
+            want.singletons,
+            want.min_class_size,
+        )
         assert got["theta"] == want.theta
     assert repr(fit.risk) in r.stdout
 
@@ -258,8 +280,7 @@ def test_json_histograms(people):
     path, result = people
     r = run(["audit", path, "-t", "people", "--pi-u", "0.1", "-f", "json", "--histograms"], 0)
     doc = json.loads(r.stdout)
-    assert [[tuple(x) for x in q["class_sizes"]] for q in doc["qis"]] == [
-        list(q.class_sizes) for q in result.qis]
+    assert [[tuple(x) for x in q["class_sizes"]] for q in doc["qis"]] == [list(q.class_sizes) for q in result.qis]
 
 
 def test_markdown(people):
@@ -271,7 +292,7 @@ def test_markdown(people):
     assert f"| {result.fit.risk:.10g} |" in out
     top = result.riskiest(1)[0]
     assert f"| {top.theta:.6f} | {top.singletons:,} |" in out
-    assert "`a\"; drop table x; --`" in out
+    assert '`a"; drop table x; --`' in out
 
 
 def test_text(people):
@@ -286,8 +307,7 @@ def test_text(people):
 
 def test_source_from_environment(people):
     path, result = people
-    r = run(["audit", "-t", "people", "--pi-u", "0.1", "-f", "json"], 0,
-            env={"QAR_DATABASE_URL": f"duckdb:///{path}"})
+    r = run(["audit", "-t", "people", "--pi-u", "0.1", "-f", "json"], 0, env={"QAR_DATABASE_URL": f"duckdb:///{path}"})
     assert json.loads(r.stdout)["risk"] == result.risk
 
 
@@ -300,8 +320,7 @@ def test_postgres_url_from_environment_and_masked(pg, tmp_path):
     loader = Loader("postgresql", tmp_path)
     try:
         _, table = loader.load("people", as_columns(names, rows), types)
-        r = run(["audit", "-t", table, "--pi-u", "0.1", "-f", "json", "-j", "3"], 0,
-                env={"QAR_DATABASE_URL": PG_URL})
+        r = run(["audit", "-t", table, "--pi-u", "0.1", "-f", "json", "-j", "3"], 0, env={"QAR_DATABASE_URL": PG_URL})
         doc = json.loads(r.stdout)
         api = qar_sql.audit(PG_URL, table=table, p=3, pi_u=0.1)
         check_against_oracle(api, names, rows, 3, pi_u=0.1)
@@ -312,8 +331,7 @@ def test_postgres_url_from_environment_and_masked(pg, tmp_path):
         assert password and f":{password}@" not in r.output
         assert "***" in doc["source"]
         # a missing table names the server with its password masked
-        r = run(["audit", "-t", "no_such_table"], 2, "'no_such_table'", "***",
-                env={"QAR_DATABASE_URL": PG_URL})
+        r = run(["audit", "-t", "no_such_table"], 2, "'no_such_table'", "***", env={"QAR_DATABASE_URL": PG_URL})
         assert f":{password}@" not in r.output
     finally:
         loader.cleanup()
@@ -332,8 +350,12 @@ def test_postgres_column_without_equality_is_named(pg, column, sql_type, value):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # no SQLAlchemy warning about an unknown type
-            run(["audit", PG_URL, "-t", f"{schema}.t", "-p", "1", "--pi-u", "0.3", "--alpha", "0.1"], 2,
-                f"column {column!r} has type {sql_type}", f"--exclude {column!r}")
+            run(
+                ["audit", PG_URL, "-t", f"{schema}.t", "-p", "1", "--pi-u", "0.3", "--alpha", "0.1"],
+                2,
+                f"column {column!r} has type {sql_type}",
+                f"--exclude {column!r}",
+            )
     finally:
         with pg.begin() as c:
             c.exec_driver_sql(f'drop schema "{schema}" cascade')

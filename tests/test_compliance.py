@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import PG_URL, Loader
 
 import qar_sql
-from conftest import PG_URL, Loader
-from qar_sql import store as S
-from qar_sql.cli import cli
-from qar_sql.compliance import load_config
+from qar_sql.cli.main import cli
+from qar_sql.compliance import store as S
+from qar_sql.compliance.scans import load_config
 from qar_sql.errors import ParameterError, UsageError
 
 # Two small tables with NULLs; "wide" is riskier than "narrow" on the same columns.
@@ -111,7 +111,9 @@ def test_scan_thresholds_store_and_reports(warehouse, tmp_path, monkeypatch):
     root = ET.parse(junit).getroot()
     cases = {c.get("name"): c for c in root.iter("testcase")}
     assert set(cases) == {"narrow", "wide", "pg wide"}
-    tables = {c.get("name"): {p.get("name"): p.get("value") for p in c.iter("property")}["table"] for c in cases.values()}
+    tables = {
+        c.get("name"): {p.get("name"): p.get("value") for p in c.iter("property")}["table"] for c in cases.values()
+    }
     assert tables == {"narrow": "narrow", "wide": "wide", "pg wide": f"{pg.schema}.wide pg"}
     assert cases["wide"].find("failure") is not None and cases["narrow"].find("failure") is None
     assert root.find("testsuite").get("failures") == "1" and root.find("testsuite").get("errors") == "0"
@@ -164,14 +166,26 @@ def test_one_failure_does_not_stop_the_others(warehouse, tmp_path, monkeypatch):
     [
         (lambda t: t, "uses ${QAR_TEST_WAREHOUSE}, but the environment variable QAR_TEST_WAREHOUSE is not set"),
         (lambda t: t.replace('name = "pg wide"', 'name = "narrow"'), "two scans are named 'narrow'"),
-        (lambda t: t.replace("fail_above = 0.9", "fail_above = 1.5"), "fail_above = 1.5 must be a risk between 0 and 1"),
+        (
+            lambda t: t.replace("fail_above = 0.9", "fail_above = 1.5"),
+            "fail_above = 1.5 must be a risk between 0 and 1",
+        ),
         (lambda t: t.replace("fail_above = 0.9", 'fail_above = "high"'), "fail_above = 'high' is not a number"),
         (lambda t: t.replace("warn_above = 0.0", "warn_above = 0.95"), "warn_above = 0.95 is above fail_above = 0.9"),
         (lambda t: t.replace("p = 2", "p = 0"), "p = 0 must be a whole number of at least 1"),
         (lambda t: t.replace("pi_u = 0.5", "pi_u = 1.5"), "scan 'narrow':"),
-        (lambda t: t.replace("fail_above = 0.9", "fail_abve = 0.9"), "unknown key 'fail_abve'; did you mean 'fail_above'?"),
-        (lambda t: t.replace('source = "pg"', 'source = "pgg"'), "source 'pgg', which is not defined; did you mean 'pg'?"),
-        (lambda t: t.replace('url = "${QAR_TEST_WAREHOUSE}"', 'url = "postgresql://u:hunter2@h/db"'), "contains a password; keep secrets out of the file"),
+        (
+            lambda t: t.replace("fail_above = 0.9", "fail_abve = 0.9"),
+            "unknown key 'fail_abve'; did you mean 'fail_above'?",
+        ),
+        (
+            lambda t: t.replace('source = "pg"', 'source = "pgg"'),
+            "source 'pgg', which is not defined; did you mean 'pg'?",
+        ),
+        (
+            lambda t: t.replace('url = "${QAR_TEST_WAREHOUSE}"', 'url = "postgresql://u:hunter2@h/db"'),
+            "contains a password; keep secrets out of the file",
+        ),
         (lambda t: t + "\n[[scan\n", "is not valid TOML"),
     ],
 )

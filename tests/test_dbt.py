@@ -28,8 +28,8 @@ import pytest
 from click.testing import CliRunner
 
 import qar_sql
-from qar_sql.cli import cli
-from qar_sql.dbt import manifest_scans
+from qar_sql.cli.main import cli
+from qar_sql.compliance.dbt import manifest_scans
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 PROJECT = FIXTURES / "dbt_project"
@@ -75,7 +75,21 @@ def test_scan_committed_manifest(manifest, tmp_path):
     path = tmp_path / "manifest.json"
     path.write_text(json.dumps(manifest))
     junit = tmp_path / "junit.xml"
-    r = CliRunner().invoke(cli, ["scan", "--dbt-manifest", str(path), "--url", str(warehouse), "--no-store", "--junit", str(junit), "-f", "json"])
+    r = CliRunner().invoke(
+        cli,
+        [
+            "scan",
+            "--dbt-manifest",
+            str(path),
+            "--url",
+            str(warehouse),
+            "--no-store",
+            "--junit",
+            str(junit),
+            "-f",
+            "json",
+        ],
+    )
     assert r.exit_code == 0, r.output
     (scan,) = json.loads(r.stdout)["scans"]
     expected = qar_sql.audit(str(warehouse), table="main.people", columns=QI, p=2, pi_u=0.4).risk
@@ -83,7 +97,9 @@ def test_scan_committed_manifest(manifest, tmp_path):
     assert scan["status"] == ("warn" if expected > 0.5 else "ok")
     assert [c.get("name") for c in ET.parse(junit).getroot().iter("testcase")] == ["people"]
     # A CLI threshold applies where the model's meta sets none: alpha stays, fail_above from meta.
-    r = CliRunner().invoke(cli, ["scan", "--dbt-manifest", str(path), "--url", str(warehouse), "--no-store", "--fail-above", "0.01"])
+    r = CliRunner().invoke(
+        cli, ["scan", "--dbt-manifest", str(path), "--url", str(warehouse), "--no-store", "--fail-above", "0.01"]
+    )
     assert r.exit_code == 0  # meta's fail_above = 0.99 wins over the command line default
 
 
@@ -107,27 +123,40 @@ def test_manifest_errors(manifest, tmp_path):
     assert r.exit_code == 2 and "unknown key 'fail_abve'" in r.output
 
 
-@pytest.mark.skipif(os.environ.get("QAR_TEST_DBT") != "1", reason="runs dbt build (8-20 s); set QAR_TEST_DBT=1 to run it")
+@pytest.mark.skipif(
+    os.environ.get("QAR_TEST_DBT") != "1", reason="runs dbt build (8-20 s); set QAR_TEST_DBT=1 to run it"
+)
 def test_real_dbt_build(manifest, tmp_path):
-    pytest.importorskip("dbt.adapters.duckdb", reason="dbt-duckdb is not installed (pip install dbt-duckdb 'dbt-core<1.10')")
+    pytest.importorskip(
+        "dbt.adapters.duckdb", reason="dbt-duckdb is not installed (pip install dbt-duckdb 'dbt-core<1.10')"
+    )
     project = tmp_path / "dbt_project"
     shutil.copytree(PROJECT, project)
     warehouse = tmp_path / "warehouse.duckdb"
     env = {**os.environ, "QAR_DBT_PATH": str(warehouse), "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
     dbt = [sys.executable, "-c", "from dbt.cli.main import cli; cli()"]
-    run = subprocess.run([*dbt, "build", "--profiles-dir", str(project), "--project-dir", str(project)],
-                         cwd=project, env=env, capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [*dbt, "build", "--profiles-dir", str(project), "--project-dir", str(project)],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     built = project / "target" / "manifest.json"
     store = tmp_path / "store.duckdb"
-    r = CliRunner().invoke(cli, ["scan", "--dbt-manifest", str(built), "--url", str(warehouse), "--store", str(store), "-f", "json"])
+    r = CliRunner().invoke(
+        cli, ["scan", "--dbt-manifest", str(built), "--url", str(warehouse), "--store", str(store), "-f", "json"]
+    )
     assert r.exit_code == 0, r.output
     (scan,) = json.loads(r.stdout)["scans"]
     expected = qar_sql.audit(str(warehouse), table="main.people", columns=QI, p=2, pi_u=0.4).risk
     assert scan["risk"] == pytest.approx(expected, rel=1e-12)
-    assert [(x.scan_name, x.status) for x in qar_sql.store.runs(str(store))] == [("people", "complete")]
+    assert [(x.scan_name, x.status) for x in qar_sql.compliance.store.runs(str(store))] == [("people", "complete")]
     # The committed manifest says what this project says (regenerate it if this fails).
     fresh = manifest_scans(built, str(warehouse))
     assert [(s.name, s.table, s.columns, s.p, s.pi_u, s.fail_above, s.warn_above) for s in fresh] == [
-        (s.name, s.table, s.columns, s.p, s.pi_u, s.fail_above, s.warn_above) for s in manifest_scans(manifest, str(warehouse))
+        (s.name, s.table, s.columns, s.p, s.pi_u, s.fail_above, s.warn_above)
+        for s in manifest_scans(manifest, str(warehouse))
     ]

@@ -134,8 +134,17 @@ def test_marginals_are_realistic(pop):
 
 
 def test_income_follows_occupation(pop):
-    bands = ["No income", "Under 10k", "10k-20k", "20k-30k", "30k-45k", "45k-60k",
-             "60k-90k", "90k-150k", "150k and over"]
+    bands = [
+        "No income",
+        "Under 10k",
+        "10k-20k",
+        "20k-30k",
+        "30k-45k",
+        "45k-60k",
+        "60k-90k",
+        "90k-150k",
+        "150k and over",
+    ]
     rank = {b: i for i, b in enumerate(bands)}
 
     def median_band(occupation: str) -> float:
@@ -161,12 +170,17 @@ def test_write_population_creates_table():
     assert con.execute("select count(*) from population").fetchall() == [(5_000,)]
     cols = [r[0] for r in con.execute("describe population").fetchall()]
     assert cols == ["person_id", *DEMO_COLUMNS]
-    types = dict(con.execute("select column_name, data_type from information_schema.columns "
-                             "where table_name = 'population'").fetchall())
+    types = dict(
+        con.execute(
+            "select column_name, data_type from information_schema.columns where table_name = 'population'"
+        ).fetchall()
+    )
     assert types["age"] == "INTEGER" and types["postcode"] == "VARCHAR"
-    nulls = con.execute("select count(*) filter (income_band is null), "
-                        "count(*) filter (occupation is null), "
-                        "count(*) filter (postcode is null) from population").fetchall()[0]
+    nulls = con.execute(
+        "select count(*) filter (income_band is null), "
+        "count(*) filter (occupation is null), "
+        "count(*) filter (postcode is null) from population"
+    ).fetchall()[0]
     assert nulls[0] > 0 and nulls[1] > 0 and nulls[2] == 0
     # Same rows as generate_population, NULLs included.
     ref = generate_population(5_000, seed=3)

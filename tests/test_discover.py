@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 import qar_sql
-from qar_sql.cli import cli
+from qar_sql.cli.main import cli
 
 COLS = ('a"b', "semi;colon %s", "dot.ted", "ünï©ødé", "select", "id x")
 
@@ -54,12 +54,17 @@ def oracle(data, columns, max_size, drop_null):
             ident = counted > 0 and len(classes) == counted
             if ident:
                 idents.append(combo)
-            found.append({
-                "columns": list(names), "rows": counted, "distinct": len(classes),
-                "singletons": sum(1 for v in classes.values() if v == 1),
-                "singleton_share": (sum(1 for v in classes.values() if v == 1) / counted) if counted else 0.0,
-                "min_class_size": min(classes.values()) if classes else 0, "identifier": ident,
-            })
+            found.append(
+                {
+                    "columns": list(names),
+                    "rows": counted,
+                    "distinct": len(classes),
+                    "singletons": sum(1 for v in classes.values() if v == 1),
+                    "singleton_share": (sum(1 for v in classes.values() if v == 1) / counted) if counted else 0.0,
+                    "min_class_size": min(classes.values()) if classes else 0,
+                    "identifier": ident,
+                }
+            )
     found.sort(key=lambda c: (-c["singletons"], len(c["columns"]), order[tuple(c["columns"])]))
     cands = [c for c in found if not c["identifier"] and c["singletons"] > 0]
     best = cands[0]["columns"] if cands else []
@@ -67,7 +72,7 @@ def oracle(data, columns, max_size, drop_null):
 
 
 def as_dicts(result):
-    from qar_sql.discover import combination_dict
+    from qar_sql.treat.discover import combination_dict
 
     return [combination_dict(c) for c in result.combinations]
 
@@ -77,8 +82,15 @@ def test_counts_equal_oracle(engine, drop_null):
     data = make_table()
     source, table = engine.load('my "t"; x', data)
     seen = []
-    r = qar_sql.discover(source, table=table, max_size=3, drop_null=drop_null, batch_size=7,
-                         jobs=2, progress=lambda d, t: seen.append((d, t)))
+    r = qar_sql.discover(
+        source,
+        table=table,
+        max_size=3,
+        drop_null=drop_null,
+        batch_size=7,
+        jobs=2,
+        progress=lambda d, t: seen.append((d, t)),
+    )
     found, best, skipped, idents = oracle(data, COLS, 3, drop_null)
     assert r.rows == 60
     assert as_dicts(r) == found
@@ -135,7 +147,15 @@ def test_cli_json_text_markdown(duck):
     found, best, skipped, _ = oracle(data, COLS, 2, True)
     assert out["rows"] == 30 and out["best_qid"] == best and out["skipped"] == skipped
     assert out["combinations"] == found
-    assert set(out["combinations"][0]) == {"columns", "rows", "distinct", "singletons", "singleton_share", "min_class_size", "identifier"}
+    assert set(out["combinations"][0]) == {
+        "columns",
+        "rows",
+        "distinct",
+        "singletons",
+        "singleton_share",
+        "min_class_size",
+        "identifier",
+    }
     text = runner.invoke(cli, ["discover", source, "-t", table, "-s", "2", "--top", "3"])
     assert text.exit_code == 0 and "best QID" in text.output and "identifier" in text.output
     md = runner.invoke(cli, ["discover", source, "-t", table, "-s", "2", "-f", "markdown"])

@@ -15,14 +15,14 @@ import random
 import numpy as np
 import pytest
 
-from qar_sql import entropy
-from qar_sql.entropy import entropy_from_codes, entropy_scores
+from qar_sql.engines.source import open_source
 from qar_sql.errors import ColumnError, DataError, ParameterError
-from qar_sql.records import record_order
-from qar_sql.source import open_source
+from qar_sql.ranking import entropy
+from qar_sql.ranking.entropy import entropy_from_codes, entropy_scores
+from qar_sql.ranking.records import record_order
 
 KEY = "id; ü"
-NUM, DBL, DAY, FLAG, TXT = "n\"um", "dbl val", "dä;y", "select", "size'txt"
+NUM, DBL, DAY, FLAG, TXT = 'n"um', "dbl val", "dä;y", "select", "size'txt"
 TEXT_ORDER = ["small", "medium", "large", "x l"]
 
 
@@ -37,7 +37,10 @@ def oracle_entropy(rows, p, keys):
 
     bins = [[0] * n_bins for _ in rows]
     for combo in combos:
-        f = [sum(all(sort_key(k, rows[r][k]) <= sort_key(k, rows[i][k]) for k in combo) for r in range(n)) for i in range(n)]
+        f = [
+            sum(all(sort_key(k, rows[r][k]) <= sort_key(k, rows[i][k]) for k in combo) for r in range(n))
+            for i in range(n)
+        ]
         g = [sum(f[r] <= f[i] for r in range(n)) for i in range(n)]
         for i in range(n):
             bins[i][min(g[i] * n_bins // n, n_bins - 1)] += 1

@@ -1,4 +1,4 @@
-"""Tests of qar_sql.evt (pure statistics, no database)."""
+"""Tests of qar_sql.stats.evt (pure statistics, no database)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from qar_sql import evt
 from qar_sql.errors import DataError, NoTailError, ParameterError
-from qar_sql.evt import (
+from qar_sql.stats import evt
+from qar_sql.stats.evt import (
     PWM_METHODS,
     clip_theta,
     fit_gpd_pwm,
@@ -96,16 +96,14 @@ def test_pwm_all_equal_plotting_exists():
     assert beta == pytest.approx(x * (n - 0.3) / 0.3, rel=1e-12)
 
 
-@pytest.mark.parametrize("bad", [np.array([]), np.array([1.0, -0.1]), np.array([0.0, 0.0]),
-                                 np.array([1.0, np.inf])])
+@pytest.mark.parametrize("bad", [np.array([]), np.array([1.0, -0.1]), np.array([0.0, 0.0]), np.array([1.0, np.inf])])
 def test_pwm_rejects_bad_excesses(bad):
     with pytest.raises(DataError):
         fit_gpd_pwm(bad)
 
 
 @pytest.mark.parametrize("method", PWM_METHODS)
-@pytest.mark.parametrize("xi_true, beta_true, seed", [(-0.3, 1.5, 1), (0.0, 0.8, 2), (0.2, 1.5, 3),
-                                                      (0.35, 0.3, 4)])
+@pytest.mark.parametrize("xi_true, beta_true, seed", [(-0.3, 1.5, 1), (0.0, 0.8, 2), (0.2, 1.5, 3), (0.35, 0.3, 4)])
 def test_pwm_recovers_gpd_parameters(method, xi_true, beta_true, seed):
     # scipy's genpareto(c, scale) is G = 1 − (1 + c x/scale)^(−1/c): c = ξ, scale = β.
     x = stats.genpareto.rvs(xi_true, scale=beta_true, size=200_000, random_state=seed)
@@ -121,8 +119,9 @@ def test_pwm_recovers_gpd_parameters(method, xi_true, beta_true, seed):
 # "unbiased" from the plain-R formulas in that script).
 R_VECTORS = {
     "hand": np.array([1.0, 2.0, 3.0]),
-    "gamma12": np.array([0.3809, 0.0224, 0.5902, 0.3078, 0.377, 0.2484, 0.4332, 1.5444, 1.5725,
-                         0.0923, 0.7642, 0.3815]),
+    "gamma12": np.array(
+        [0.3809, 0.0224, 0.5902, 0.3078, 0.377, 0.2484, 0.4332, 1.5444, 1.5725, 0.0923, 0.7642, 0.3815]
+    ),
     "gpdq40": 0.5 / 0.2 * ((1 - np.arange(1, 41) / 41) ** (-0.2) - 1),
     "single": np.array([0.7]),
 }
@@ -178,7 +177,8 @@ def test_tail_quantile_small_xi_matches_high_precision(xi):
     mpmath.mp.dps = 50
     m_xi = mpmath.mpf(xi)
     y = mpmath.log(mpmath.mpf(u) / (1 - mpmath.mpf(u))) + mpmath.mpf(beta) / m_xi * (
-        (mpmath.mpf(alpha) / mpmath.mpf(pi_u)) ** (-m_xi) - 1)
+        (mpmath.mpf(alpha) / mpmath.mpf(pi_u)) ** (-m_xi) - 1
+    )
     exact = float(1 / (1 + mpmath.exp(-y)))
     assert tail_quantile(u, xi, beta, alpha, pi_u) == pytest.approx(exact, rel=1e-14)
 
@@ -231,35 +231,188 @@ def test_qar_risk_hand_example():
 
 
 # θ = H/M with M = 1000, N_p = 84 (two keys, some ties); same vector in the R script.
-R_H = np.array([
-    512, 252, 541, 989, 336, 1000, 961, 839, 302, 321, 182, 182, 787, 795, 221, 553, 104, 932, 406,
-    666, 327, 258, 766, 542, 926, 696, 847, 791, 372, 340, 105, 800, 265, 463, 800, 850, 438, 620,
-    590, 222, 1000, 929, 606, 668, 296, 196, 535, 919, 348, 897, 318, 394, 371, 885, 502, 333, 882,
-    711, 492, 129, 929, 929, 929, 348, 988, 920, 486, 214, 304, 281, 852, 505, 925, 981, 276, 577,
-    862, 133, 451, 536, 604, 527, 377, 145,
-])
+R_H = np.array(
+    [
+        512,
+        252,
+        541,
+        989,
+        336,
+        1000,
+        961,
+        839,
+        302,
+        321,
+        182,
+        182,
+        787,
+        795,
+        221,
+        553,
+        104,
+        932,
+        406,
+        666,
+        327,
+        258,
+        766,
+        542,
+        926,
+        696,
+        847,
+        791,
+        372,
+        340,
+        105,
+        800,
+        265,
+        463,
+        800,
+        850,
+        438,
+        620,
+        590,
+        222,
+        1000,
+        929,
+        606,
+        668,
+        296,
+        196,
+        535,
+        919,
+        348,
+        897,
+        318,
+        394,
+        371,
+        885,
+        502,
+        333,
+        882,
+        711,
+        492,
+        129,
+        929,
+        929,
+        929,
+        348,
+        988,
+        920,
+        486,
+        214,
+        304,
+        281,
+        852,
+        505,
+        925,
+        981,
+        276,
+        577,
+        862,
+        133,
+        451,
+        536,
+        604,
+        527,
+        377,
+        145,
+    ]
+)
 R_M = 1000
 R_THETAS = {"keys": R_H / R_M, "nokeys": R_H[R_H < R_M] / R_M}
 # Produced by `Rscript tests/reference/gpd_pwm_reference.R` (quantile(type = 8), logit, PWM
 # formulas of METHOD §2 in plain R; the plotting fit cross-checked against fExtremes::gpdFit).
 # vector, alpha, pi_u, pwm, risk, u, n, xi, beta
 R_QAR = [
-    ("keys", 0.01, 0.05, "plotting", 0.99925628421083634, 0.98415000000000008, 4,
-     -0.032459585356033216, 1.9606264218565097),
-    ("keys", 0.001, 0.05, "plotting", 0.99998801232595336, 0.98415000000000008, 4,
-     -0.032459585356033216, 1.9606264218565097),
-    ("keys", 0.01, 0.2, "plotting", 0.99879722226131284, 0.88440000000000007, 17,
-     0.26730646773913325, 1.0208833775351056),
-    ("keys", 0.01, 0.2, "unbiased", 0.99888009540153966, 0.88440000000000007, 17,
-     0.31779286208770618, 0.95053920427196537),
-    ("nokeys", 0.01, 0.05, "plotting", 0.99060926223497092, 0.94794999999999996, 4,
-     -1.1310124822126979, 2.3706094063035135),
-    ("nokeys", 0.001, 0.05, "plotting", 0.99312519851105241, 0.94794999999999996, 4,
-     -1.1310124822126979, 2.3706094063035135),
-    ("nokeys", 0.01, 0.2, "plotting", 0.98486452810742486, 0.8660000000000001, 16,
-     -0.41518687785044062, 1.3472339166983258),
-    ("nokeys", 0.01, 0.2, "unbiased", 0.98559308518246058, 0.8660000000000001, 16,
-     -0.37163668159249319, 1.3057748681473007),
+    (
+        "keys",
+        0.01,
+        0.05,
+        "plotting",
+        0.99925628421083634,
+        0.98415000000000008,
+        4,
+        -0.032459585356033216,
+        1.9606264218565097,
+    ),
+    (
+        "keys",
+        0.001,
+        0.05,
+        "plotting",
+        0.99998801232595336,
+        0.98415000000000008,
+        4,
+        -0.032459585356033216,
+        1.9606264218565097,
+    ),
+    (
+        "keys",
+        0.01,
+        0.2,
+        "plotting",
+        0.99879722226131284,
+        0.88440000000000007,
+        17,
+        0.26730646773913325,
+        1.0208833775351056,
+    ),
+    (
+        "keys",
+        0.01,
+        0.2,
+        "unbiased",
+        0.99888009540153966,
+        0.88440000000000007,
+        17,
+        0.31779286208770618,
+        0.95053920427196537,
+    ),
+    (
+        "nokeys",
+        0.01,
+        0.05,
+        "plotting",
+        0.99060926223497092,
+        0.94794999999999996,
+        4,
+        -1.1310124822126979,
+        2.3706094063035135,
+    ),
+    (
+        "nokeys",
+        0.001,
+        0.05,
+        "plotting",
+        0.99312519851105241,
+        0.94794999999999996,
+        4,
+        -1.1310124822126979,
+        2.3706094063035135,
+    ),
+    (
+        "nokeys",
+        0.01,
+        0.2,
+        "plotting",
+        0.98486452810742486,
+        0.8660000000000001,
+        16,
+        -0.41518687785044062,
+        1.3472339166983258,
+    ),
+    (
+        "nokeys",
+        0.01,
+        0.2,
+        "unbiased",
+        0.98559308518246058,
+        0.8660000000000001,
+        16,
+        -0.37163668159249319,
+        1.3057748681473007,
+    ),
 ]
 
 
@@ -409,8 +562,7 @@ def _random_rows(rng, n_qi, m):
 
 
 @pytest.mark.parametrize("pwm", PWM_METHODS)
-@pytest.mark.parametrize("n_qi, m, pi_u", [(14, 30, 0.05), (84, 1000, 0.05), (300, 50, 0.1),
-                                           (1000, 12_128, 0.05)])
+@pytest.mark.parametrize("n_qi, m, pi_u", [(14, 30, 0.05), (84, 1000, 0.05), (300, 50, 0.1), (1000, 12_128, 0.05)])
 def test_batch_equals_rows(pwm, n_qi, m, pi_u):
     rng = np.random.default_rng(n_qi)
     thetas = np.vstack([_random_rows(rng, n_qi, m) for _ in range(4)])

@@ -3,8 +3,8 @@
 The oracle deletes each remaining record in turn and recomputes every H from scratch with
 ``collections.Counter`` (NULL a value like any other), picks the largest DT (ties: earliest in
 key order), and repeats. On real tables (DuckDB and PostgreSQL, hostile names, NULLs, a shuffled
-key) every step's T̂ must also equal a from-scratch ``qar_sql.audit`` of the reduced table, and
-the first removal must be the argmax of the exact DT of ``qar_sql.records.contributions``.
+key) every step's T̂ must also equal a from-scratch ``qar_sql.measures.audit`` of the reduced table, and
+the first removal must be the argmax of the exact DT of ``qar_sql.ranking.records.contributions``.
 """
 
 from __future__ import annotations
@@ -15,13 +15,15 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from conftest import Loader
 
 import qar_sql
-from conftest import Loader
-from qar_sql import evt, greedy, record_codes
+from qar_sql.engines.source import open_source
 from qar_sql.errors import NoTailError, ParameterError, UsageError
-from qar_sql.records import contributions, record_order
-from qar_sql.source import open_source
+from qar_sql.pushdown import record_codes
+from qar_sql.ranking import greedy
+from qar_sql.ranking.records import contributions, record_order
+from qar_sql.stats import evt
 
 COLS = ['a"b', "with space", "semi;colon", "dot.ted", "ünï©ødé"]
 KEY = "the key; ü"
@@ -70,7 +72,13 @@ def python_codes(rows):
 def make_table(n=80, seed=5):
     """5 columns with NULLs and ties, and a unique key in shuffled order."""
     rng = random.Random(seed)
-    pools = [[None, 1, 2], [None, "x", "y", "z"], [0.5, 1.5, None, 2.5, 3.5], list(range(7)), [None, "é", "日本", "a b", "x'y", "q"]]
+    pools = [
+        [None, 1, 2],
+        [None, "x", "y", "z"],
+        [0.5, 1.5, None, 2.5, 3.5],
+        list(range(7)),
+        [None, "é", "日本", "a b", "x'y", "q"],
+    ]
     data = {c: [rng.choice(pool) for _ in range(n)] for c, pool in zip(COLS, pools)}
     data[KEY] = rng.sample(range(100_000), n)
     return data
@@ -118,10 +126,24 @@ def test_pattern_risks_equal_the_full_estimator(pwm):
 
 
 def test_stops_when_no_removal_leaves_a_tail():
-    rows = [(1, 3, 1, 2, 1), (1, 3, 0, 2, 1), (2, 3, 1, 2, 2), (1, 0, 2, 0, 3), (3, 3, 0, 3, 3),
-            (2, 3, 3, 3, 0), (0, 1, 0, 2, 3), (2, 1, 2, 2, 3), (0, 3, 0, 2, 1), (3, 3, 0, 2, 0),
-            (0, 1, 3, 0, 0), (3, 1, 0, 2, 1), (1, 1, 1, 3, 3), (1, 1, 2, 2, 2), (3, 0, 1, 3, 3),
-            (1, 1, 3, 1, 1)]
+    rows = [
+        (1, 3, 1, 2, 1),
+        (1, 3, 0, 2, 1),
+        (2, 3, 1, 2, 2),
+        (1, 0, 2, 0, 3),
+        (3, 3, 0, 3, 3),
+        (2, 3, 3, 3, 0),
+        (0, 1, 0, 2, 3),
+        (2, 1, 2, 2, 3),
+        (0, 3, 0, 2, 1),
+        (3, 3, 0, 2, 0),
+        (0, 1, 3, 0, 0),
+        (3, 1, 0, 2, 1),
+        (1, 1, 1, 3, 3),
+        (1, 1, 2, 2, 2),
+        (3, 0, 1, 3, 3),
+        (1, 1, 3, 1, 1),
+    ]
     res = greedy.eliminate_codes(python_codes(rows), 2, steps=14, alpha=ALPHA, pi_u=0.3)
     want_removed, want_risk = oracle_greedy(rows, 2, 14, pi_u=0.3)
     assert len(want_removed) == 10  # brute force finds no removal with a tail at step 11

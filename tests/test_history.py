@@ -8,12 +8,12 @@ import uuid
 import duckdb
 import pytest
 from click.testing import CliRunner
+from conftest import PG_URL, quote, require_postgres
 
 import qar_sql
-from conftest import PG_URL, quote, require_postgres
-from qar_sql import store as S
-from qar_sql.cli import cli
-from qar_sql.history import history_dict, plot
+from qar_sql.cli.main import cli
+from qar_sql.compliance import store as S
+from qar_sql.compliance.history import history_dict, plot
 
 COLS = ["age", "sex", "zip", "job"]
 BASE = [(20 + i % 6, "FMFF"[i % 4], i % 5, "abcdefg"[i % 7]) for i in range(16)]

@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from qar_sql import evt
-from qar_sql.cli import cli
-from qar_sql.contributions import correlations
-from qar_sql.influence import influence, render_influence
-from qar_sql.dialects import get_dialect
-from qar_sql.records import contributions
+from qar_sql.cli.main import cli
+from qar_sql.engines.dialects import get_dialect
+from qar_sql.ranking.influence import influence, render_influence
+from qar_sql.ranking.records import contributions
+from qar_sql.stats import evt
+from qar_sql.stats.contributions import correlations
 
 COLS = ["a", "b c", 'd"q', "e;f", "ünï", "order"]
 
@@ -86,7 +86,9 @@ def test_influence_sql_renders_and_parses(dialect):
     g = np.zeros(10)
     g[[2, 7]] = [0.25, -1e-3]
     d = get_dialect(dialect)
-    sql = render_influence(d, d.quote_path(("s", 'we"ird')), ["a", "b c", "x;y", "ü", "select"], 2, [f"t.{d.quote('id')}"], g, limit=100)
+    sql = render_influence(
+        d, d.quote_path(("s", 'we"ird')), ["a", "b c", "x;y", "ü", "select"], 2, [f"t.{d.quote('id')}"], g, limit=100
+    )
     assert "limit 100" in sql and sql.count("having count(*) = 1") == 2
     sqlglot.parse(sql, read={"postgresql": "postgres"}.get(dialect, dialect))
 
@@ -96,7 +98,10 @@ def test_influence_tracks_exact_dt_on_shared_data(shared_data):
     Pearson ≥ 0.9999 and Kendall ≥ 0.999."""
     for path, kw in [
         (shared_data / "arx" / "adult.csv", {}),
-        (shared_data / "driver_license" / "driverLicense_ValleAosta.csv", {"exclude": ["id", "data_rilascio", "data_abilitazione_a", "data_scadenza"]}),
+        (
+            shared_data / "driver_license" / "driverLicense_ValleAosta.csv",
+            {"exclude": ["id", "data_rilascio", "data_abilitazione_a", "data_scadenza"]},
+        ),
     ]:
         inf = influence(str(path), all_scores=True, **kw)
         c = contributions(str(path), top=0, **kw)
@@ -107,7 +112,22 @@ def test_influence_tracks_exact_dt_on_shared_data(shared_data):
 def test_cli_records_by_influence(duck, tmp_path):
     data = make_data()
     source, table = duck.load("people", data)
-    args = ["records", source, "--table", table, "--columns", ",".join(COLS), "--key", "id", "-p", "2", "--pi-u", "0.2", "--by", "influence"]
+    args = [
+        "records",
+        source,
+        "--table",
+        table,
+        "--columns",
+        ",".join(COLS),
+        "--key",
+        "id",
+        "-p",
+        "2",
+        "--pi-u",
+        "0.2",
+        "--by",
+        "influence",
+    ]
     r = CliRunner().invoke(cli, args + ["--format", "json", "--top", "5", "--compare-dt"])
     assert r.exit_code == 0, r.output
     obj = json.loads(r.output)
@@ -115,12 +135,28 @@ def test_cli_records_by_influence(duck, tmp_path):
     out = tmp_path / "inf.csv"
     r = CliRunner().invoke(cli, args + ["--output", str(out)])
     assert r.exit_code == 0 and len(out.read_text().splitlines()) == 151
-    r = CliRunner().invoke(cli, ["records", source, "--table", table, "--columns", ",".join(COLS), "-p", "2", "--pi-u", "0.2", "--by", "influence"])
+    r = CliRunner().invoke(
+        cli,
+        [
+            "records",
+            source,
+            "--table",
+            table,
+            "--columns",
+            ",".join(COLS),
+            "-p",
+            "2",
+            "--pi-u",
+            "0.2",
+            "--by",
+            "influence",
+        ],
+    )
     assert r.exit_code == 2 and "--key" in r.output
 
 
 def test_eliminate_by_influence(duck):
-    from qar_sql.eliminate import eliminate
+    from qar_sql.ranking.eliminate import eliminate
 
     data = make_data()
     source, table = duck.load("people", data)

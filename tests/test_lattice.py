@@ -10,12 +10,11 @@ import random
 from collections import Counter
 
 import pytest
-
-from qar_sql import lattice
-from qar_sql.scan import combinations, plan_cubes, scan
-from qar_sql.source import open_source
-
 from test_audit_oracle import HOSTILE_TABLE, as_columns, random_table
+
+from qar_sql.engines.source import open_source
+from qar_sql.pushdown import lattice
+from qar_sql.pushdown.scan import combinations, plan_cubes, scan
 
 
 def uniform(k: int, rows: int) -> dict[int, int]:

@@ -14,10 +14,10 @@ import sys
 import numpy as np
 import pytest
 
-from qar_sql import pls
+from qar_sql.engines.source import open_source
 from qar_sql.errors import DataError, ParameterError, UsageError
-from qar_sql.records import contributions, record_order
-from qar_sql.source import open_source
+from qar_sql.ranking import pls
+from qar_sql.ranking.records import contributions, record_order
 
 KEY = "id; ü"
 NUM, DBL, FLAG, TXT, TXT2 = 'n"um', "dbl val", "select", "t;xt", "ünï"

@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from sqlalchemy.engine import make_url
-
-import qar_sql
 from conftest import PG_URL, Loader, quote
-from qar_sql.cli import cli
-from qar_sql.errors import DatabaseError
-from qar_sql.source import open_source
+from sqlalchemy.engine import make_url
 from test_audit_engines import numbers, write_csv, write_parquet
 from test_audit_oracle import HOSTILE_TABLE, as_columns, check_against_oracle, random_table
+
+import qar_sql
+from qar_sql.cli.main import cli
+from qar_sql.engines.source import open_source
+from qar_sql.errors import DatabaseError
 
 P, PI_U = 2, 0.2
 
@@ -40,9 +40,7 @@ def readonly(pg, tmp_path):
             c.exec_driver_sql(f"create role {quote(role)} login password '{password}'")
             c.exec_driver_sql(f"grant connect on database {quote(database)} to {quote(role)}")
             c.exec_driver_sql(f"grant usage on schema {quote(loader.schema)} to {quote(role)}")
-            c.exec_driver_sql(
-                f"grant select on {quote(loader.schema)}.{quote(HOSTILE_TABLE)} to {quote(role)}"
-            )
+            c.exec_driver_sql(f"grant select on {quote(loader.schema)}.{quote(HOSTILE_TABLE)} to {quote(role)}")
         url = make_url(PG_URL).set(username=role, password=password)
         yield source, table, url.render_as_string(hide_password=False), (names, rows), loader, password
     finally:
@@ -66,8 +64,9 @@ def test_select_only_role_audits_with_the_same_numbers(readonly):
 def test_select_only_role_through_the_command(readonly):
     source, table, ro_url, _, _, password = readonly
     admin = qar_sql.audit(source, table=table, p=P, pi_u=PI_U)
-    r = CliRunner().invoke(cli, ["audit", "-t", table, "-p", str(P), "--pi-u", str(PI_U), "-f", "json"],
-                           env={"QAR_DATABASE_URL": ro_url})
+    r = CliRunner().invoke(
+        cli, ["audit", "-t", table, "-p", str(P), "--pi-u", str(PI_U), "-f", "json"], env={"QAR_DATABASE_URL": ro_url}
+    )
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["risk"] == admin.risk
     assert password not in r.output
@@ -131,8 +130,7 @@ def test_admin_audit_is_read_only_too(pg, tmp_path):
         with pg.connect() as c:
             assert c.exec_driver_sql(f"select count(*) from {relation.sql}").scalar() == 2
             assert not c.exec_driver_sql(
-                f"select 1 from information_schema.tables where table_schema = '{loader.schema}' "
-                "and table_name = 'x'"
+                f"select 1 from information_schema.tables where table_schema = '{loader.schema}' and table_name = 'x'"
             ).first()
     finally:
         loader.cleanup()
@@ -158,7 +156,7 @@ def test_audited_files_are_unchanged(tmp_path):
     }
     before = {k: _fingerprint(p) for k, (p, _) in files.items()}
     listing = sorted(os.listdir(tmp_path))
-    for kind, (path, tbl) in files.items():
+    for _kind, (path, tbl) in files.items():
         result = qar_sql.audit(str(path), table=tbl, p=P, pi_u=PI_U)
         check_against_oracle(result, names, rows, P, pi_u=PI_U)
         args = ["audit", str(path), "-p", str(P), "--pi-u", str(PI_U), "-f", "json"]

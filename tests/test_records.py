@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from qar_sql import evt
-from qar_sql.cli import cli
-from qar_sql.eliminate import eliminate
+from qar_sql.cli.main import cli
 from qar_sql.errors import NoTailError
-from qar_sql.records import contributions
+from qar_sql.ranking.eliminate import eliminate
+from qar_sql.ranking.records import contributions
+from qar_sql.stats import evt
 
 COLS = ["a", "b c", 'd"q', "e;f", "sélect"]
 P, PI_U, ALPHA = 2, 0.2, 0.01
@@ -145,7 +145,26 @@ def people(duck):
 def test_cli_records_json_and_output(people, tmp_path):
     source, table = people
     out = tmp_path / "scores.csv"
-    r = run("records", source, "--table", table, "--columns", ",".join(COLS), "--key", "id", "-p", "2", "--pi-u", "0.2", "--format", "json", "--top", "5", "--output", str(out))
+    r = run(
+        "records",
+        source,
+        "--table",
+        table,
+        "--columns",
+        ",".join(COLS),
+        "--key",
+        "id",
+        "-p",
+        "2",
+        "--pi-u",
+        "0.2",
+        "--format",
+        "json",
+        "--top",
+        "5",
+        "--output",
+        str(out),
+    )
     assert r.exit_code == 0, r.output
     obj = json.loads(r.output)
     assert len(obj["records"]) == 5
@@ -154,16 +173,71 @@ def test_cli_records_json_and_output(people, tmp_path):
     lines = out.read_text().splitlines()
     assert lines[0] == "id,dt,u_plus,u_star,n_unique" and len(lines) == 61
     pq = tmp_path / "scores.parquet"
-    r = run("records", source, "--table", table, "--columns", ",".join(COLS), "--key", "id", "-p", "2", "--pi-u", "0.2", "--output", str(pq), "-q")
+    r = run(
+        "records",
+        source,
+        "--table",
+        table,
+        "--columns",
+        ",".join(COLS),
+        "--key",
+        "id",
+        "-p",
+        "2",
+        "--pi-u",
+        "0.2",
+        "--output",
+        str(pq),
+        "-q",
+    )
     assert r.exit_code == 0 and pq.exists()
-    r = run("records", source, "--table", table, "--columns", ",".join(COLS), "--key", "id", "-p", "2", "--pi-u", "0.2", "--all", "--format", "json")
+    r = run(
+        "records",
+        source,
+        "--table",
+        table,
+        "--columns",
+        ",".join(COLS),
+        "--key",
+        "id",
+        "-p",
+        "2",
+        "--pi-u",
+        "0.2",
+        "--all",
+        "--format",
+        "json",
+    )
     assert len(json.loads(r.output)["records"]) == 60
 
 
 def test_cli_eliminate_json_and_plot(people, tmp_path):
     source, table = people
     png = tmp_path / "curves.png"
-    r = run("eliminate", source, "--table", table, "--columns", ",".join(COLS), "--key", "id", "-p", "2", "--pi-u", "0.2", "--step", "5", "--max", "30%", "--by", "dt,u_plus,random", "--format", "json", "--plot", str(png))
+    r = run(
+        "eliminate",
+        source,
+        "--table",
+        table,
+        "--columns",
+        ",".join(COLS),
+        "--key",
+        "id",
+        "-p",
+        "2",
+        "--pi-u",
+        "0.2",
+        "--step",
+        "5",
+        "--max",
+        "30%",
+        "--by",
+        "dt,u_plus,random",
+        "--format",
+        "json",
+        "--plot",
+        str(png),
+    )
     assert r.exit_code == 0, r.output
     obj = json.loads(r.output)
     assert set(obj["curves"]) == {"dt", "u_plus", "random"}
@@ -190,7 +264,24 @@ def test_records_bad_keys(people, args, code, needle):
 @pytest.mark.parametrize("mx, needle", [("150%", "150%"), ("3", "below one step"), ("0%", "0%"), ("abc", "abc")])
 def test_eliminate_bad_max(people, mx, needle):
     source, table = people
-    r = run("eliminate", source, "--table", table, "--columns", ",".join(COLS), "--key", "id", "-p", "2", "--pi-u", "0.2", "--step", "5", "--max", mx)
+    r = run(
+        "eliminate",
+        source,
+        "--table",
+        table,
+        "--columns",
+        ",".join(COLS),
+        "--key",
+        "id",
+        "-p",
+        "2",
+        "--pi-u",
+        "0.2",
+        "--step",
+        "5",
+        "--max",
+        mx,
+    )
     assert r.exit_code == 2, r.output
     assert needle in r.output
 
@@ -221,13 +312,30 @@ def test_records_store_with_hashed_keys(people, tmp_path):
 
     source, table = people
     store = str(tmp_path / "store.duckdb")
-    args = ["records", source, "--table", table, "--columns", ",".join(COLS), "--key", "id", "-p", "2", "--pi-u", "0.2", "--top", "7"]
+    args = [
+        "records",
+        source,
+        "--table",
+        table,
+        "--columns",
+        ",".join(COLS),
+        "--key",
+        "id",
+        "-p",
+        "2",
+        "--pi-u",
+        "0.2",
+        "--top",
+        "7",
+    ]
     r = run(*args, "--hash-keys")
     assert r.exit_code == 2 and "--store" in r.output
     r = run(*args, "--store", store, "--hash-keys")
     assert r.exit_code == 0, r.output
     con = duckdb.connect(store, read_only=True)
-    rows = con.execute("select rank, record_key, key_hashed, contribution from qar_top_records order by rank").fetchall()
+    rows = con.execute(
+        "select rank, record_key, key_hashed, contribution from qar_top_records order by rank"
+    ).fetchall()
     status = con.execute("select status from qar_runs").fetchall()
     con.close()
     assert status == [("complete",)] and len(rows) == 7

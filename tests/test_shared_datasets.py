@@ -9,10 +9,10 @@ import csv
 
 import duckdb
 import pytest
-
-import qar_sql
 from conftest import SHARED_DATA, Loader, quote
 from test_audit_oracle import oracle
+
+import qar_sql
 
 ADULT = "arx/adult.csv"
 DRIVER = "driver_license/driverLicense_ValleAosta.csv"
@@ -20,7 +20,11 @@ DRIVER = "driver_license/driverLicense_ValleAosta.csv"
 # QIs): year of birth, municipality and sex (Pastore's QID), foreign birth country (NULL for
 # 92 % of rows), licence category and licence points.
 DRIVER_COLUMNS = [
-    "anno_nascita", "comune_residenza", "stato_estero_nascita", "sesso", "categoria_patente",
+    "anno_nascita",
+    "comune_residenza",
+    "stato_estero_nascita",
+    "sesso",
+    "categoria_patente",
     "punti_patente",
 ]
 
@@ -29,7 +33,8 @@ def assert_same(a, b):
     """Identical per-QI counts; T̂ and the fit to 1e-12 relative."""
     assert (a.rows, a.columns, a.n_qi) == (b.rows, b.columns, b.n_qi)
     assert [(q.columns, q.distinct, q.singletons, q.min_class_size, q.class_sizes) for q in a.qis] == [
-        (q.columns, q.distinct, q.singletons, q.min_class_size, q.class_sizes) for q in b.qis]
+        (q.columns, q.distinct, q.singletons, q.min_class_size, q.class_sizes) for q in b.qis
+    ]
     assert (a.fit is None) == (b.fit is None)
     if a.fit is not None:
         for name in ("risk", "u", "xi", "beta"):
@@ -59,7 +64,10 @@ def test_adult_duckdb_equals_python_oracle(shared_data, adult_duckdb):
     for got, want in zip(result.qis[::3], oracle(rows, 3, only), strict=True):
         assert got.columns == tuple(names[i] for i in want["combo"])
         assert (got.distinct, got.singletons, got.class_sizes) == (
-            want["distinct"], want["singletons"], want["class_sizes"])
+            want["distinct"],
+            want["singletons"],
+            want["class_sizes"],
+        )
     assert result.fit is not None and 0 < result.risk < 1
 
 

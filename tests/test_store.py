@@ -17,12 +17,12 @@ import duckdb
 import numpy as np
 import pytest
 from click.testing import CliRunner
-
 from conftest import PG_URL, quote, require_postgres
-from qar_sql import store as S
-from qar_sql.cli import cli
+
+from qar_sql.cli.main import cli
+from qar_sql.compliance import store as S
+from qar_sql.engines.render import migrations_dir
 from qar_sql.errors import ColumnError, DatabaseError
-from qar_sql.render import migrations_dir
 
 ALL_TABLES = {"qar_schema_migrations", "qar_runs", "qar_qi_results", "qar_fits", "qar_top_records"}
 
@@ -31,7 +31,28 @@ COLS = ['a"b', "c d", "x;drop", "año"]
 DATA = {
     'a"b': [1, 1, 2, 2, 3, None, None, 1, 2, 3, 4, 4, 5, 1, 2, 3, 3, 1, None, 5],
     "c d": ["x", "y", "x", None, "y", "x", None, "x", "y", "z", "z", "x", None, "y", "x", "x", "z", "z", "y", "x"],
-    "x;drop": [True, False, True, True, None, False, False, True, None, True, False, True, True, False, None, True, False, True, True, False],
+    "x;drop": [
+        True,
+        False,
+        True,
+        True,
+        None,
+        False,
+        False,
+        True,
+        None,
+        True,
+        False,
+        True,
+        True,
+        False,
+        None,
+        True,
+        False,
+        True,
+        True,
+        False,
+    ],
     "año": [10, 20, 10, 30, 20, 10, None, 40, 30, 20, 10, 50, 20, 30, 10, None, 40, 20, 10, 60],
 }
 P, PI_U = 2, 0.5
@@ -82,7 +103,10 @@ def query(url: str, sql: str) -> list[tuple]:
 
 
 def tables(url: str) -> set[str]:
-    return {r[0] for r in query(url, "select table_name from information_schema.tables where table_schema = current_schema()")}
+    return {
+        r[0]
+        for r in query(url, "select table_name from information_schema.tables where table_schema = current_schema()")
+    }
 
 
 def people(engine):
@@ -156,13 +180,20 @@ def test_dialect_sibling_wins(tmp_path, store_url):
     folder = tmp_path / "m"
     folder.mkdir()
     (folder / "0001_t.sql").write_text("create table t (x integer);\n")
-    (folder / "0001_t.duckdb.sql").write_text("-- duckdb flavour\ncreate table t (x integer, flavour text default 'duckdb');\n")
-    (folder / "0001_t.postgresql.sql").write_text("-- postgresql flavour\ncreate table t (x integer, flavour text default 'postgresql');\n")
+    (folder / "0001_t.duckdb.sql").write_text(
+        "-- duckdb flavour\ncreate table t (x integer, flavour text default 'duckdb');\n"
+    )
+    (folder / "0001_t.postgresql.sql").write_text(
+        "-- postgresql flavour\ncreate table t (x integer, flavour text default 'postgresql');\n"
+    )
     dialect = "postgresql" if store_url.startswith("postgresql") else "duckdb"
     chosen = S.discover(dialect, folder)
     assert [m.path.name for m in chosen] == [f"0001_t.{dialect}.sql"]
     S.migrate(store_url, folder=folder)
-    cols = query(store_url, "select column_name from information_schema.columns where table_name = 't' and table_schema = current_schema()")
+    cols = query(
+        store_url,
+        "select column_name from information_schema.columns where table_name = 't' and table_schema = current_schema()",
+    )
     assert {c for (c,) in cols} == {"x", "flavour"}
     assert query(store_url, "select checksum from qar_schema_migrations") == [(chosen[0].checksum,)]
 
@@ -224,10 +255,15 @@ def oracle(data: dict, columns, p: int):
     out = []
     for combo in combinations(range(len(columns)), p):
         sizes = Counter(tuple(r[i] for i in combo) for r in rows)
-        out.append((
-            [columns[i] for i in combo], len(sizes),
-            sum(1 for n in sizes.values() if n == 1), len(sizes) / len(rows), min(sizes.values()),
-        ))
+        out.append(
+            (
+                [columns[i] for i in combo],
+                len(sizes),
+                sum(1 for n in sizes.values() if n == 1),
+                len(sizes) / len(rows),
+                min(sizes.values()),
+            )
+        )
     return out
 
 
@@ -253,7 +289,11 @@ def test_recorded_run_matches_oracle(source_engine, store_engine, tmp_path, requ
 
     engine = Loader(source_engine, tmp_path)
     request.addfinalizer(engine.cleanup)
-    store_url = str(tmp_path / "store.duckdb") if store_engine == "duckdb" else pg_store_url(request.getfixturevalue("pg_schema"))
+    store_url = (
+        str(tmp_path / "store.duckdb")
+        if store_engine == "duckdb"
+        else pg_store_url(request.getfixturevalue("pg_schema"))
+    )
     source, table = people(engine)
     result = S.recorded_audit(store_url, source, table=table, columns=COLS, p=P, pi_u=PI_U, alpha=0.05)
     (run,) = S.runs(store_url)
@@ -263,13 +303,18 @@ def test_recorded_run_matches_oracle(source_engine, store_engine, tmp_path, requ
     assert run.engine == engine.name and run.engine_version == result.engine_version
     assert run.rows == 20 and run.n_qi == 6 and run.qar_version
     assert "qar:qar@" not in run.source  # the password is masked
-    stored = query(store_url, f"select columns, distinct_count, singletons, theta, min_class_size from qar_qi_results where run_id = '{run.run_id}' order by qi_index")
+    stored = query(
+        store_url,
+        f"select columns, distinct_count, singletons, theta, min_class_size from qar_qi_results where run_id = '{run.run_id}' order by qi_index",
+    )
     expected = oracle(DATA, COLS, P)
     assert [(json.loads(c), h, s, t, m) for c, h, s, t, m in stored] == [
         (cols, h, s, pytest.approx(t, rel=1e-15), m) for cols, h, s, t, m in expected
     ]
     u, xi, beta, risk = oracle_risk(np.array([e[3] for e in expected]), 20, 0.05, PI_U)
-    (fit,) = query(store_url, f"select u, xi, beta, risk, n_exceedances, n_qi from qar_fits where run_id = '{run.run_id}'")
+    (fit,) = query(
+        store_url, f"select u, xi, beta, risk, n_exceedances, n_qi from qar_fits where run_id = '{run.run_id}'"
+    )
     assert fit[:4] == pytest.approx((u, xi, beta, risk), rel=1e-9)
     assert fit[5] == 6 and run.risk == pytest.approx(risk, rel=1e-9) == result.risk
 
@@ -305,10 +350,14 @@ def test_lost_connection_is_recorded_as_failed(tmp_path):
 
         def kill(done, total):
             with admin.begin() as c:
-                c.exec_driver_sql(f"select pg_terminate_backend(pid) from pg_stat_activity where application_name = '{app}'")
+                c.exec_driver_sql(
+                    f"select pg_terminate_backend(pid) from pg_stat_activity where application_name = '{app}'"
+                )
 
         with pytest.raises(DatabaseError):
-            S.recorded_audit(store, source, table=table, columns=COLS, p=1, pi_u=PI_U, batch_size=1, jobs=1, progress=kill)
+            S.recorded_audit(
+                store, source, table=table, columns=COLS, p=1, pi_u=PI_U, batch_size=1, jobs=1, progress=kill
+            )
         (run,) = S.runs(store)
         assert run.status == "failed" and run.error
         assert "qar:qar@" not in run.error and "qar:qar@" not in run.source
@@ -323,7 +372,24 @@ def test_error_is_recorded_as_failed_and_cli_exit_code(duck, tmp_path):
         S.recorded_audit(store, source, table=table, columns=["nope"], p=1)
     (run,) = S.runs(store)
     assert run.status == "failed" and "column 'nope'" in run.error
-    r = CliRunner().invoke(cli, ["audit", source, "--table", table, "--columns", ",".join(COLS), "-p", "2", "--pi-u", "0.5", "--store", store, "-q"])
+    r = CliRunner().invoke(
+        cli,
+        [
+            "audit",
+            source,
+            "--table",
+            table,
+            "--columns",
+            ",".join(COLS),
+            "-p",
+            "2",
+            "--pi-u",
+            "0.5",
+            "--store",
+            store,
+            "-q",
+        ],
+    )
     assert r.exit_code == 0, r.output
     r2 = CliRunner().invoke(cli, ["audit", source, "--table", "missing", "--store", store, "-q"])
     assert r2.exit_code == 2 and "table 'missing' not found" in r2.output
@@ -354,7 +420,9 @@ def test_concurrent_runs_postgres_store(pg_schema, tmp_path):
                 barrier.wait()
 
         try:
-            results[i] = S.recorded_audit(url, source, table=table, columns=COLS, p=P, pi_u=PI_U, batch_size=1, progress=together)
+            results[i] = S.recorded_audit(
+                url, source, table=table, columns=COLS, p=P, pi_u=PI_U, batch_size=1, progress=together
+            )
         except Exception as exc:  # pragma: no cover - reported below
             errors.append(exc)
 
@@ -378,8 +446,9 @@ def test_top_records_hash_keys(store_url, monkeypatch):
     monkeypatch.setenv(S.HASH_SECRET_ENV, "pepper")
     st = S.Store(store_url)
     S.ensure_ready(st)
-    from qar_sql.audit import audit
     import tempfile
+
+    from qar_sql.measures.audit import audit
 
     with tempfile.TemporaryDirectory() as d:
         from conftest import Loader
@@ -390,7 +459,10 @@ def test_top_records_hash_keys(store_url, monkeypatch):
             run_id = S.start_run(st, source=source, table=table, columns=COLS, parameters={"p": P})
             S.complete_run(st, run_id, result, top_records=[(17, 0.5), ("x'y", 0.25)], hash_keys=hashed)
             st.release()  # let query() open the DuckDB file read-only
-            got = query(store_url, f"select rank, record_key, key_hashed, contribution from qar_top_records where run_id = '{run_id}' order by rank")
+            got = query(
+                store_url,
+                f"select rank, record_key, key_hashed, contribution from qar_top_records where run_id = '{run_id}' order by rank",
+            )
             if hashed:
                 want = [hmac.new(b"pepper", k.encode(), hashlib.sha256).hexdigest() for k in ("17", "x'y")]
                 assert got == [(1, want[0], True, 0.5), (2, want[1], True, 0.25)]

@@ -6,22 +6,25 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from qar_sql.cli import cli
-from qar_sql.dialects import get_dialect
-from qar_sql.treatments import TreatmentError, load, parse, type_kind
+from qar_sql.cli.main import cli
+from qar_sql.engines.dialects import get_dialect
+from qar_sql.treat.treatments import TreatmentError, load, parse, type_kind
 
 HEAD = 'qid = ["age", "sex"]\n\n[qis]\nq = ["age", "sex"]\n\n'
 
 
 @pytest.fixture
 def table(duck):
-    return duck.load("people", {
-        "age": [30, 31, 45, 46, None, 70],
-        "sex": ["M", "F", "F", None, "M", "F"],
-        "town": ["a", "b", "a", "c", "b", "a"],
-        "prov": ["P", "Q", "P", "P", None, "P"],
-        "score": [1.5, 2.5, 3.0, 3.5, None, 9.0],
-    })
+    return duck.load(
+        "people",
+        {
+            "age": [30, 31, 45, 46, None, 70],
+            "sex": ["M", "F", "F", None, "M", "F"],
+            "town": ["a", "b", "a", "c", "b", "a"],
+            "prov": ["P", "Q", "P", "P", None, "P"],
+            "score": [1.5, 2.5, 3.0, 3.5, None, 9.0],
+        },
+    )
 
 
 def run(table, tmp_path, text, *extra):
@@ -34,45 +37,99 @@ def run(table, tmp_path, text, *extra):
 
 # (TOML body, words the one-line message must contain, the line it names or None)
 BAD = {
-    "unknown column": ('[treatments.b]\ncolumn = "agee"\nkind = "bands"\nwidth = 10\n',
-                       ["treatments.b.column", "'agee'", "did you mean 'age'"], 7),
-    "unknown kind": ('[treatments.b]\ncolumn = "age"\nkind = "banding"\nwidth = 10\n',
-                     ["treatments.b.kind", "'banding'", "bands"], 8),
-    "overlapping edges": ('[treatments.b]\ncolumn = "age"\nkind = "bands"\nedges = [0, 30, 30, 60]\n',
-                          ["treatments.b.edges", "repeats", "overlap"], 9),
-    "unsorted edges": ('[treatments.b]\ncolumn = "age"\nkind = "bands"\nedges = [0, 40, 30]\n',
-                       ["treatments.b.edges", "unsorted", "30 follows 40"], 9),
-    "bands on text": ('[treatments.b]\ncolumn = "town"\nkind = "bands"\nwidth = 5\n',
-                      ["treatments.b.kind", "numeric column", "'town'", "map"], 8),
-    "local unknown QI": ('[treatments.b]\ncolumn = "sex"\nkind = "suppress"\nlocal = "best"\n',
-                         ["treatments.b.local", "'best'", "[qis]", "defined: q"], 9),
-    "local unknown column": ('[treatments.b]\ncolumn = "sex"\nkind = "suppress"\nlocal = ["age", "zzz"]\n',
-                             ["treatments.b.local", "'zzz'"], 9),
+    "unknown column": (
+        '[treatments.b]\ncolumn = "agee"\nkind = "bands"\nwidth = 10\n',
+        ["treatments.b.column", "'agee'", "did you mean 'age'"],
+        7,
+    ),
+    "unknown kind": (
+        '[treatments.b]\ncolumn = "age"\nkind = "banding"\nwidth = 10\n',
+        ["treatments.b.kind", "'banding'", "bands"],
+        8,
+    ),
+    "overlapping edges": (
+        '[treatments.b]\ncolumn = "age"\nkind = "bands"\nedges = [0, 30, 30, 60]\n',
+        ["treatments.b.edges", "repeats", "overlap"],
+        9,
+    ),
+    "unsorted edges": (
+        '[treatments.b]\ncolumn = "age"\nkind = "bands"\nedges = [0, 40, 30]\n',
+        ["treatments.b.edges", "unsorted", "30 follows 40"],
+        9,
+    ),
+    "bands on text": (
+        '[treatments.b]\ncolumn = "town"\nkind = "bands"\nwidth = 5\n',
+        ["treatments.b.kind", "numeric column", "'town'", "map"],
+        8,
+    ),
+    "local unknown QI": (
+        '[treatments.b]\ncolumn = "sex"\nkind = "suppress"\nlocal = "best"\n',
+        ["treatments.b.local", "'best'", "[qis]", "defined: q"],
+        9,
+    ),
+    "local unknown column": (
+        '[treatments.b]\ncolumn = "sex"\nkind = "suppress"\nlocal = ["age", "zzz"]\n',
+        ["treatments.b.local", "'zzz'"],
+        9,
+    ),
     "malformed TOML": ('[treatments.b]\ncolumn = "sex"\nkind = suppress\n', ["not valid TOML", "line 8"], None),
-    "unknown key": ('[treatments.b]\ncolumn = "age"\nkind = "bands"\nwidht = 10\n',
-                    ["treatments.b.widht", "did you mean 'width'"], 9),
-    "width and edges": ('[treatments.b]\ncolumn = "age"\nkind = "bands"\nwidth = 10\nedges = [0, 1]\n',
-                        ["treatments.b", "exactly one of width"], 6),
-    "labels count": ('[treatments.b]\ncolumn = "age"\nkind = "bands"\nedges = [0, 1, 2]\nlabels = ["x"]\n',
-                     ["treatments.b.labels", "2 strings"], 10),
-    "negative width": ('[treatments.b]\ncolumn = "age"\nkind = "bands"\nwidth = -1\n',
-                       ["treatments.b.width", "positive"], 9),
-    "too many bands": ('[treatments.b]\ncolumn = "age"\nkind = "bands"\nwidth = 0.001\n',
-                       ["treatments.b.width", "bands", "wider"], 9),
+    "unknown key": (
+        '[treatments.b]\ncolumn = "age"\nkind = "bands"\nwidht = 10\n',
+        ["treatments.b.widht", "did you mean 'width'"],
+        9,
+    ),
+    "width and edges": (
+        '[treatments.b]\ncolumn = "age"\nkind = "bands"\nwidth = 10\nedges = [0, 1]\n',
+        ["treatments.b", "exactly one of width"],
+        6,
+    ),
+    "labels count": (
+        '[treatments.b]\ncolumn = "age"\nkind = "bands"\nedges = [0, 1, 2]\nlabels = ["x"]\n',
+        ["treatments.b.labels", "2 strings"],
+        10,
+    ),
+    "negative width": (
+        '[treatments.b]\ncolumn = "age"\nkind = "bands"\nwidth = -1\n',
+        ["treatments.b.width", "positive"],
+        9,
+    ),
+    "too many bands": (
+        '[treatments.b]\ncolumn = "age"\nkind = "bands"\nwidth = 0.001\n',
+        ["treatments.b.width", "bands", "wider"],
+        9,
+    ),
     "missing kind": ('[treatments.b]\ncolumn = "age"\n', ["treatments.b.kind", "missing"], 6),
-    "map on decimals": ('[treatments.b]\ncolumn = "score"\nkind = "map"\nmap = { "1.5" = "low" }\n',
-                        ["treatments.b.kind", "decimal"], 8),
+    "map on decimals": (
+        '[treatments.b]\ncolumn = "score"\nkind = "map"\nmap = { "1.5" = "low" }\n',
+        ["treatments.b.kind", "decimal"],
+        8,
+    ),
     "top on text": ('[treatments.b]\ncolumn = "sex"\nkind = "top"\nabove = 3\n', ["treatments.b.kind", "numeric"], 8),
-    "top label on decimals": ('[treatments.b]\ncolumn = "score"\nkind = "top"\nabove = 3\nvalue = "3+"\n',
-                              ["treatments.b.value", "whole-number"], 10),
-    "unknown parent": ('[treatments.b]\ncolumn = "town"\nkind = "hierarchy"\nparent = "province"\n',
-                       ["treatments.b.parent", "'province'"], 9),
-    "missing lookup table": ('[treatments.b]\ncolumn = "town"\nkind = "hierarchy"\ntable = "nope"\nkey = "k"\nparent = "p"\n',
-                             ["treatments.b.table", "'nope'", "cannot be read"], 9),
-    "unknown combination": ('combinations = [["b", "c"]]\n[treatments.b]\ncolumn = "sex"\nkind = "suppress"\n',
-                            ["combinations", "'c'", "not defined"], None),
-    "unknown top-level key": ('combination = [["b"]]\n[treatments.b]\ncolumn = "sex"\nkind = "suppress"\n',
-                              ["combination", "did you mean 'combinations'"], None),
+    "top label on decimals": (
+        '[treatments.b]\ncolumn = "score"\nkind = "top"\nabove = 3\nvalue = "3+"\n',
+        ["treatments.b.value", "whole-number"],
+        10,
+    ),
+    "unknown parent": (
+        '[treatments.b]\ncolumn = "town"\nkind = "hierarchy"\nparent = "province"\n',
+        ["treatments.b.parent", "'province'"],
+        9,
+    ),
+    "missing lookup table": (
+        '[treatments.b]\ncolumn = "town"\nkind = "hierarchy"\ntable = "nope"\nkey = "k"\nparent = "p"\n',
+        ["treatments.b.table", "'nope'", "cannot be read"],
+        9,
+    ),
+    "unknown combination": (
+        'combinations = [["b", "c"]]\n[treatments.b]\ncolumn = "sex"\nkind = "suppress"\n',
+        ["combinations", "'c'", "not defined"],
+        None,
+    ),
+    "unknown top-level key": (
+        'combination = [["b"]]\n[treatments.b]\ncolumn = "sex"\nkind = "suppress"\n',
+        ["combination", "did you mean 'combinations'"],
+        None,
+    ),
     "no treatments": ("", ["treatments", "missing or empty"], None),
 }
 
@@ -95,7 +152,11 @@ def test_bad_treatment_file(table, tmp_path, case):
 
 def test_lookup_with_two_parents_for_one_key(duck, table, tmp_path):
     duck.load("lk", {"k": ["a", "a", "b"], "p": ["P", "Q", "P"]})
-    res = run(table, tmp_path, HEAD + '[treatments.b]\ncolumn = "town"\nkind = "hierarchy"\ntable = "lk"\nkey = "k"\nparent = "p"\n')
+    res = run(
+        table,
+        tmp_path,
+        HEAD + '[treatments.b]\ncolumn = "town"\nkind = "hierarchy"\ntable = "lk"\nkey = "k"\nparent = "p"\n',
+    )
     assert res.exit_code == 2 and "treatments.b.key" in res.output and "more than one parent" in res.output
 
 
@@ -114,10 +175,13 @@ def test_missing_file_unknown_qid_and_scenario(table, tmp_path):
 
 
 def test_good_file_parses():
-    plan = parse(HEAD + 'combinations = [["a", "b"]]\n' if False else
-                 'qid = "q"\ncombinations = [["a", "b"]]\nrelease = ["b"]\n[qis]\nq = ["x", "y"]\n'
-                 '[treatments.a]\ncolumn = "x"\nkind = "bands"\nedges = [0, 10]\nto = "midpoint"\ndigits = 1\nlocal = "q"\n'
-                 '[treatments.b]\ncolumn = "y"\nkind = "map"\nmap = { u = "v" }\nother = "w"\n')
+    plan = parse(
+        HEAD + 'combinations = [["a", "b"]]\n'
+        if False
+        else 'qid = "q"\ncombinations = [["a", "b"]]\nrelease = ["b"]\n[qis]\nq = ["x", "y"]\n'
+        '[treatments.a]\ncolumn = "x"\nkind = "bands"\nedges = [0, 10]\nto = "midpoint"\ndigits = 1\nlocal = "q"\n'
+        '[treatments.b]\ncolumn = "y"\nkind = "map"\nmap = { u = "v" }\nother = "w"\n'
+    )
     assert plan.qid == ("x", "y") and plan.combinations == (("a", "b"),) and plan.release == ("b",)
     a = plan.get("a")
     assert a.kind == "bands" and a.local == ("x", "y") and a.local_name == "q" and a.opt("digits") == 1
@@ -132,18 +196,32 @@ def test_dict_and_text_inputs_are_the_same_plan():
     assert from_dict.treatments == from_text.treatments and from_dict.qid == from_text.qid
 
 
-@pytest.mark.parametrize("name,kind", [
-    ("INTEGER", "integer"), ("bigint", "integer"), ("smallint", "integer"), ("HUGEINT", "integer"),
-    ("DOUBLE", "float"), ("double precision", "float"), ("numeric", "float"), ("DECIMAL(18,3)", "float"),
-    ("real", "float"), ("VARCHAR", "text"), ("text", "text"), ("character varying", "text"),
-    ("DATE", "other"), ("boolean", "other"), ("timestamp without time zone", "other"),
-])
+@pytest.mark.parametrize(
+    "name,kind",
+    [
+        ("INTEGER", "integer"),
+        ("bigint", "integer"),
+        ("smallint", "integer"),
+        ("HUGEINT", "integer"),
+        ("DOUBLE", "float"),
+        ("double precision", "float"),
+        ("numeric", "float"),
+        ("DECIMAL(18,3)", "float"),
+        ("real", "float"),
+        ("VARCHAR", "text"),
+        ("text", "text"),
+        ("character varying", "text"),
+        ("DATE", "other"),
+        ("boolean", "other"),
+        ("timestamp without time zone", "other"),
+    ],
+)
 def test_type_kinds(name, kind):
     assert type_kind(name) == kind
 
 
 def test_type_names_per_dialect():
-    from qar_sql.treatments import Binder
+    from qar_sql.treat.treatments import Binder
 
     b = Binder.__new__(Binder)
     b.dialect = get_dialect("bigquery")

@@ -20,8 +20,8 @@ import pytest
 from click.testing import CliRunner
 
 import qar_sql
-from qar_sql.cli import cli
-from qar_sql.treatments import parse
+from qar_sql.cli.main import cli
+from qar_sql.treat.treatments import parse
 
 AGE, SEX, TOWN, PROV, INCOME, KIDS = 'age "y"', "sex", "town; drop", "prov.name", "income", "select"
 COLS = (AGE, SEX, TOWN, PROV, INCOME, KIDS)
@@ -43,7 +43,7 @@ def make_data(n=80, seed=5):
     return rows, towns
 
 
-TOML = f'''
+TOML = f"""
 qid = "q"
 combinations = [["age_mean", "town_map", "kids_top"], ["sex_local", "town_local"], ["age_label", "town_prov"]]
 
@@ -147,7 +147,7 @@ kind = "bands"
 width = 20
 to = "mean"
 local = [{json.dumps(AGE)}, "sex"]
-'''
+"""
 
 # ------------------------------------------------------------------------------------------
 # The oracle
@@ -199,6 +199,7 @@ def apply_oracle(rows, spec, qis, lookup, source_rows):
         if to == "label":
             new = labels
         elif to == "midpoint":
+
             def mid(v):
                 if v < edges[0]:
                     return edges[0]
@@ -206,6 +207,7 @@ def apply_oracle(rows, spec, qis, lookup, source_rows):
                     if v < b:
                         return (a + b) / 2
                 return edges[-1]
+
             new = [None if v is None else float(mid(v)) for v in values]
         else:
             groups = {}
@@ -224,7 +226,10 @@ def apply_oracle(rows, spec, qis, lookup, source_rows):
             parents = [None if v is None else lookup.get(_as_text(v)) for v in values]
         else:
             parents = [_as_text(r[spec["parent"]]) for r in rows]
-        new = [None if v is None else (p if p is not None else spec.get("other", _as_text(v))) for v, p in zip(values, parents)]
+        new = [
+            None if v is None else (p if p is not None else spec.get("other", _as_text(v)))
+            for v, p in zip(values, parents)
+        ]
     elif kind in ("top", "bottom"):
         lim = spec["above"] if kind == "top" else spec["below"]
         value = spec.get("value", lim)
@@ -236,8 +241,11 @@ def apply_oracle(rows, spec, qis, lookup, source_rows):
     elif kind == "suppress":
         vals = spec.get("values")
         new = [None if vals is None or _as_text(v) in [str(x) for x in vals] else v for v in values]
-    out_text = kind in ("map", "hierarchy") or (kind == "bands" and spec.get("to", "label") == "label") \
+    out_text = (
+        kind in ("map", "hierarchy")
+        or (kind == "bands" and spec.get("to", "label") == "label")
         or (kind in ("top", "bottom") and isinstance(spec.get("value"), str))
+    )
     out, changed = [], []
     for r, old, v, f in zip(rows, values, new, flags):
         if not f:  # a local treatment keeps the value, in the type the treatment produces
@@ -277,7 +285,9 @@ def oracle(data, plan_doc, names, lookup, qid, drop_null=False):
 
 
 def _load(engine, tmp_path, data, towns):
-    source, table = engine.load('the "people"; x', data, {INCOME: "double precision" if engine.name == "postgresql" else "double"})
+    source, table = engine.load(
+        'the "people"; x', data, {INCOME: "double precision" if engine.name == "postgresql" else "double"}
+    )
     lookup = {k: v for k, v in towns.items() if k != "T4"}  # T4 has no parent: 'other' applies
     _, lk = engine.load("look up", {"mun cipality": list(lookup), "prov 'x'": list(lookup.values())})
     toml = TOML.replace('"LOOKUP"', json.dumps(lk))
@@ -293,10 +303,18 @@ def test_every_treatment_equals_oracle(engine, tmp_path, drop_null):
     data, towns = make_data()
     source, table, path, toml, lookup = _load(engine, tmp_path, data, towns)
     doc = tomllib.loads(toml)
-    r = qar_sql.whatif(source, table=table, treatments=str(path), drop_null=drop_null, risk=False,
-                       combine=[["age_stage", "kids_map", "town_lookup", "kids_suppress"],
-                                ["kids_top_label", "income_bottom", "sex_null", "age_local_mean", "age_mid"]],
-                       jobs=2)
+    r = qar_sql.whatif(
+        source,
+        table=table,
+        treatments=str(path),
+        drop_null=drop_null,
+        risk=False,
+        combine=[
+            ["age_stage", "kids_map", "town_lookup", "kids_suppress"],
+            ["kids_top_label", "income_bottom", "sex_null", "age_local_mean", "age_mid"],
+        ],
+        jobs=2,
+    )
     names = [s.name for s in r.scenarios]
     assert names[0] == "original" and len(names) == 1 + len(doc["treatments"]) + 5
     for s in r.scenarios:
@@ -320,10 +338,11 @@ def test_risk_before_and_after_equal_audit_of_materialised_release(engine, tmp_p
     before = qar_sql.audit(source, table=table, **kw)
     assert r.risk_before == pytest.approx(before.risk, rel=1e-12)
     # Materialise the release with the emitted SQL (in the test's own database) and audit it.
-    from qar_sql.whatif import emit_sql
+    from qar_sql.treat.whatif import emit_sql
 
     sql = emit_sql(
-        source, treatments=str(path), table=table, apply=["age_label", "town_prov"], view=_view_name(engine, "rel v"))
+        source, treatments=str(path), table=table, apply=["age_label", "town_prov"], view=_view_name(engine, "rel v")
+    )
     _run_ddl(engine, sql)
     after = qar_sql.audit(source, table=_view_table(engine, "rel v"), **kw)
     assert r.scenario("age_label + town_prov").risk == pytest.approx(after.risk, rel=1e-12)
@@ -337,8 +356,11 @@ def _digest(engine):
 
     if engine.name == "duckdb":
         return hashlib.sha256(open(engine.path, "rb").read()).hexdigest()
-    return _query(engine, "select table_name, table_type from information_schema.tables "
-                          f"where table_schema = '{engine.schema}' order by 1")
+    return _query(
+        engine,
+        "select table_name, table_type from information_schema.tables "
+        f"where table_schema = '{engine.schema}' order by 1",
+    )
 
 
 def _view_name(engine, name):
@@ -372,11 +394,14 @@ def _query(engine, sql):
         con.close()
 
 
-@pytest.mark.parametrize("release", [
-    ["age_label", "town_map", "kids_top_label", "income_bottom", "sex_local"],
-    ["age_mean", "town_lookup", "kids_suppress", "town_local"],
-    ["age_local_mean", "town_prov", "sex_null", "age_mid"],
-])
+@pytest.mark.parametrize(
+    "release",
+    [
+        ["age_label", "town_map", "kids_top_label", "income_bottom", "sex_local"],
+        ["age_mean", "town_lookup", "kids_suppress", "town_local"],
+        ["age_local_mean", "town_prov", "sex_null", "age_mid"],
+    ],
+)
 def test_emitted_view_runs_and_gives_treated_counts(engine, tmp_path, release):
     import tomllib
 
@@ -384,8 +409,23 @@ def test_emitted_view_runs_and_gives_treated_counts(engine, tmp_path, release):
     source, table, path, toml, lookup = _load(engine, tmp_path, data, towns)
     doc = tomllib.loads(toml)
     view = _view_name(engine, 'treated "v"; 1')
-    res = CliRunner().invoke(cli, ["whatif", source, "-t", table, "-T", str(path), "--emit-sql", "--drop-null",
-                                   "--apply", ",".join(release), "--view", view])
+    res = CliRunner().invoke(
+        cli,
+        [
+            "whatif",
+            source,
+            "-t",
+            table,
+            "-T",
+            str(path),
+            "--emit-sql",
+            "--drop-null",
+            "--apply",
+            ",".join(release),
+            "--view",
+            view,
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert res.output.count("create view") == 1
     _run_ddl(engine, res.output)
@@ -393,10 +433,23 @@ def test_emitted_view_runs_and_gives_treated_counts(engine, tmp_path, release):
     full = ".".join(q(p) for p in ((engine.schema, 'treated "v"; 1') if engine.schema else ('treated "v"; 1',)))
     got_rows = _query(engine, f"select {', '.join(q(c) for c in COLS)} from {full}")
     want, want_rows = oracle(data, doc, release, lookup, QI, drop_null=True)
-    norm = lambda r: tuple(round(float(v), 9) if isinstance(v, (float, int)) and not isinstance(v, bool) and v is not None else v for v in r)  # noqa: E731
-    assert sorted(map(norm, got_rows), key=repr) == sorted((norm(tuple(r[c] for c in COLS)) for r in want_rows), key=repr)
-    counts = _query(engine, f"select count(*), sum(case when n = 1 then 1 else 0 end) from (select count(*) as n from {full} group by {', '.join(q(c) for c in QI)}) g")[0]
-    r = qar_sql.whatif(source, table=table, treatments=str(path), drop_null=True, risk=False, only=[" + ".join(release)])
+
+    def norm(r):
+        return tuple(
+            round(float(v), 9) if isinstance(v, (float, int)) and not isinstance(v, bool) and v is not None else v
+            for v in r
+        )
+
+    assert sorted(map(norm, got_rows), key=repr) == sorted(
+        (norm(tuple(r[c] for c in COLS)) for r in want_rows), key=repr
+    )
+    counts = _query(
+        engine,
+        f"select count(*), sum(case when n = 1 then 1 else 0 end) from (select count(*) as n from {full} group by {', '.join(q(c) for c in QI)}) g",
+    )[0]
+    r = qar_sql.whatif(
+        source, table=table, treatments=str(path), drop_null=True, risk=False, only=[" + ".join(release)]
+    )
     s = r.scenarios[-1]
     assert (int(counts[0]), int(counts[1])) == (s.distinct, s.singletons) == (want["distinct"], want["singletons"])
 
@@ -405,8 +458,22 @@ def test_emit_sql_for_other_dialects(duck, tmp_path):
     data, towns = make_data(n=20)
     source, table, path, toml, lookup = _load(duck, tmp_path, data, towns)
     for dialect, quote in (("snowflake", '"'), ("bigquery", "`")):
-        res = CliRunner().invoke(cli, ["whatif", source, "-t", table, "-T", str(path), "--emit-sql",
-                                       "--apply", "age_mean,town_lookup,kids_top", "--dialect", dialect])
+        res = CliRunner().invoke(
+            cli,
+            [
+                "whatif",
+                source,
+                "-t",
+                table,
+                "-T",
+                str(path),
+                "--emit-sql",
+                "--apply",
+                "age_mean,town_lookup,kids_top",
+                "--dialect",
+                dialect,
+            ],
+        )
         assert res.exit_code == 0, res.output
         assert f"create view {quote}the " in res.output
         assert f"from {quote}look up{quote}" in res.output
@@ -424,7 +491,14 @@ def test_cli_text_json_markdown(duck, tmp_path):
     out = json.loads(js.output)
     assert [s["name"] for s in out["scenarios"]] == ["original", "town_prov", "sex_local + town_local"]
     assert out["qid"] == QI and out["risk_before"] == out["scenarios"][0]["risk"]
-    assert set(out["scenarios"][1]) >= {"singletons", "singleton_share", "modified_rows", "distinct", "risk", "risk_change"}
+    assert set(out["scenarios"][1]) >= {
+        "singletons",
+        "singleton_share",
+        "modified_rows",
+        "distinct",
+        "risk",
+        "risk_change",
+    }
     text = runner.invoke(cli, base + ["--no-risk"])
     assert text.exit_code == 0 and "MR" in text.output and "town_prov" in text.output
     md = runner.invoke(cli, base + ["--no-risk", "-f", "markdown", "--qid", f"{AGE},{SEX}"])
@@ -433,8 +507,9 @@ def test_cli_text_json_markdown(duck, tmp_path):
 
 
 def test_example_file_fits_the_demo_population(tmp_path):
-    from qar_sql.demo import write_population
     from conftest import REPO
+
+    from qar_sql.demo import write_population
 
     path = str(tmp_path / "demo.duckdb")
     con = duckdb.connect(path)

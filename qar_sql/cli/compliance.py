@@ -1,0 +1,195 @@
+"""The store commands: ``qar migrate``, ``qar scan`` and ``qar history`` (README, "Compliance scans").
+
+Each parses options, calls one library function, prints, exits; errors are turned into exit
+codes by :class:`qar_sql.cli.main.QarGroup`.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from qar_sql import params
+from qar_sql.errors import UsageError
+
+
+def _write(path: str, text: str) -> None:
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {path!r}: {exc.strerror}; check the folder exists and is writable") from exc
+
+
+@click.command("migrate")
+@params.store
+@click.option(
+    "--status", "show_status", is_flag=True, help="Only show which migrations are applied or pending (writes nothing)."
+)
+@click.option("--to", "to", metavar="VERSION", help="Apply migrations up to this version only (e.g. 0001).")
+@params.fmt
+def migrate_cmd(store, show_status, to, fmt):
+    """Create or upgrade the results store: apply the pending migrations, each with its tracking
+    row in one transaction."""
+    from qar_sql.compliance.store import migrate, status
+    from qar_sql.output.formats import to_json
+
+    result = status(store) if show_status else migrate(store, to=to)
+    if fmt == "json":
+        click.echo(
+            to_json(
+                {
+                    "store": result.store,
+                    "dialect": result.dialect,
+                    "applied": list(result.applied),
+                    "migrations": [
+                        {
+                            "version": m.version,
+                            "name": m.name,
+                            "state": m.state,
+                            "checksum": m.checksum,
+                            "applied_at": m.applied_at.isoformat() if m.applied_at else None,
+                        }
+                        for m in result.migrations
+                    ],
+                }
+            )
+        )
+        return
+    if not show_status:
+        click.echo(
+            f"Applied {len(result.applied)} migration(s) to {result.store}: {', '.join(result.applied)}."
+            if result.applied
+            else f"{result.store} is up to date."
+        )
+    for m in result.migrations:
+        when = f"  {m.applied_at:%Y-%m-%d %H:%M:%S} UTC" if m.applied_at else ""
+        click.echo(f"  {m.state:<8} {m.name:<24}{when}")
+    bad = [m for m in result.migrations if m.state in ("changed", "unknown")]
+    if show_status and bad:
+        click.echo(
+            f"Migration {bad[0].name} is {bad[0].state}; the store cannot be written until it is fixed.", err=True
+        )
+        sys.exit(3)
+
+
+@click.command("scan")
+@click.argument("config", required=False, type=click.Path(dir_okay=False))
+@click.option(
+    "--dbt-manifest",
+    type=click.Path(dir_okay=False),
+    help="Audit the models of this dbt target/manifest.json whose columns have meta {qar: quasi_identifier}.",
+)
+@click.option(
+    "--url",
+    envvar="QAR_DATABASE_URL",
+    help="With --dbt-manifest: the warehouse dbt built (a database URL or DuckDB file; default $QAR_DATABASE_URL).",
+)
+@click.option("--fail-above", type=float, help="With --dbt-manifest: fail_above for models whose meta does not set it.")
+@click.option("--warn-above", type=float, help="With --dbt-manifest: warn_above for models whose meta does not set it.")
+@params.store
+@click.option("--no-store", is_flag=True, help="Do not record the runs.")
+@click.option(
+    "--junit", type=click.Path(dir_okay=False), help="Write a JUnit XML report (one testcase per table) to this file."
+)
+@click.option("--markdown", type=click.Path(dir_okay=False), help="Write a Markdown summary to this file.")
+@params.fmt
+@params.jobs
+@params.quiet
+def scan_cmd(config, dbt_manifest, url, fail_above, warn_above, store, no_store, junit, markdown, fmt, jobs, quiet):
+    """Run every scan in CONFIG (a qar.toml) and/or every tagged model of a dbt manifest.
+
+    Exit codes: 0 all within thresholds, 1 a risk above its fail_above, 2 a bad config, table or
+    column, 3 a scan failed in the database.
+    """
+    from qar_sql.compliance.scans import (
+        ScanConfig,
+        combine,
+        junit_xml,
+        load_config,
+        report_dict,
+        scan_config,
+        summary_markdown,
+        summary_text,
+    )
+    from qar_sql.output.formats import to_json
+
+    if config is None and dbt_manifest is None:
+        raise UsageError(
+            "name a scan config (qar scan qar.toml) or a dbt manifest (--dbt-manifest target/manifest.json)"
+        )
+    cfg = load_config(config) if config else ScanConfig(())
+    if dbt_manifest:
+        from qar_sql.compliance.dbt import manifest_scans
+
+        defaults = {k: v for k, v in (("fail_above", fail_above), ("warn_above", warn_above)) if v is not None}
+        extra = manifest_scans(dbt_manifest, url, defaults=defaults)
+        if not extra:
+            raise UsageError(
+                f"no model in {dbt_manifest} has a column with meta {{qar: quasi_identifier}}; "
+                "tag the quasi-identifier columns in the model's YAML"
+            )
+        cfg = combine(cfg, extra)
+
+    bar = params.Progress("", quiet)
+    show = not quiet and fmt == "text" and sys.stderr.isatty()
+
+    def progress(name, done, total):
+        bar.label = name
+        bar(done, total)
+
+    def on_outcome(o):
+        bar.close()
+        bar.done = 0
+        if show:
+            click.echo(f"{o.name}: {o.status}", err=True)
+
+    report = scan_config(cfg, store=store, record=not no_store, jobs=jobs, progress=progress, on_outcome=on_outcome)
+    bar.close()
+    if junit:
+        _write(junit, junit_xml(report))
+    if markdown:
+        _write(markdown, summary_markdown(report))
+    if fmt == "json":
+        click.echo(to_json(report_dict(report)))
+    elif fmt == "markdown":
+        click.echo(summary_markdown(report), nl=False)
+    else:
+        click.echo(summary_text(report), nl=False)
+    if fmt != "text":  # the text summary lists the errors itself
+        for o in report.outcomes:
+            if o.error:
+                click.echo(f"Error: scan {o.name!r}: {o.error}", err=True)
+    sys.exit(report.exit_code)
+
+
+@click.command("history")
+@params.store
+@click.option("--table", "-t", help="Only this table (or scan name).")
+@params.fmt
+@click.option(
+    "--plot",
+    type=click.Path(dir_okay=False),
+    help="Also write the trend plot to this .png or .svg file (needs qar-sql[plot]).",
+)
+def history_cmd(store, table, fmt, plot):
+    """The QaR risk trend per table over the recorded runs, with the change since the previous run."""
+    from qar_sql.compliance.history import history, history_dict, history_text
+    from qar_sql.compliance.history import plot as draw
+    from qar_sql.output.formats import to_json
+
+    h = history(store, table=table)
+    if plot:
+        draw(h, plot)
+    if fmt == "json":
+        click.echo(to_json(history_dict(h)))
+    else:
+        click.echo(history_text(h, markdown=fmt == "markdown"), nl=False)
+    if plot and fmt != "json":
+        click.echo(f"Trend plot written to {plot}.", err=True)
+
+
+def register(group: click.Group) -> None:
+    for command in (migrate_cmd, scan_cmd, history_cmd):
+        group.add_command(command)

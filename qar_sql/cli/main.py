@@ -1,0 +1,244 @@
+"""The ``qar`` command: parse options, call one library function, print, exit.
+
+Exit codes are :class:`qar_sql.errors.ExitCode`. Errors print one sentence; ``--debug`` shows
+the traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+
+import click
+
+from qar_sql import params
+from qar_sql.errors import ExitCode, QarError
+from qar_sql.version import __version__
+
+
+class QarGroup(click.Group):
+    """Turns library errors into one-line messages and documented exit codes."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except QarError as exc:
+            if ctx.obj and ctx.obj.get("debug"):
+                traceback.print_exc()
+            click.echo(f"Error: {exc}", err=True)
+            ctx.exit(int(exc.exit_code))
+        except KeyboardInterrupt:
+            click.echo("Interrupted.", err=True)
+            ctx.exit(int(ExitCode.RUNTIME))
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+            raise
+        except Exception as exc:  # a bug or an unexpected driver error: still one line
+            if ctx.obj and ctx.obj.get("debug"):
+                traceback.print_exc()
+            click.echo(
+                f"Error: unexpected {type(exc).__name__}: {exc} (run with --debug for details)",
+                err=True,
+            )
+            ctx.exit(int(ExitCode.RUNTIME))
+
+
+@click.group(cls=QarGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="qar")
+@click.option("--debug", is_flag=True, envvar="QAR_DEBUG", help="Show tracebacks on errors.")
+@click.pass_context
+def cli(ctx, debug):
+    """qar-sql: how easily can the people in a table be re-identified?
+
+    Exit codes: 0 ok, 1 risk above --fail-above, 2 usage error (bad option, file, table,
+    column, parameter, or data that cannot support an estimate), 3 database or runtime error.
+    """
+    ctx.ensure_object(dict)["debug"] = debug
+
+
+def _emit(text: str) -> None:
+    click.echo(text, nl=False)
+
+
+@cli.command()
+@params.source_options
+@params.risk_options
+@params.fmt
+@params.k
+@click.option(
+    "--top",
+    type=click.IntRange(1, None),
+    default=10,
+    show_default=True,
+    help="How many of the riskiest QIs to list in text and Markdown.",
+)
+@click.option("--histograms", is_flag=True, help="Include each QI's class-size histogram in JSON.")
+@click.option("--fail-above", type=float, envvar="QAR_FAIL_ABOVE", help="Exit 1 when the risk T̂ is above this value.")
+@click.option("--show-sql", is_flag=True, help="Print the SQL this audit would run, without connecting.")
+@params.jobs
+@params.batch_size
+@params.quiet
+@params.store
+def audit(
+    source,
+    table,
+    columns,
+    exclude,
+    delimiter,
+    p,
+    alpha,
+    pi_u,
+    pwm,
+    fmt,
+    k,
+    top,
+    histograms,
+    fail_above,
+    show_sql,
+    jobs,
+    batch_size,
+    quiet,
+    store,
+):
+    """Audit SOURCE: its QaR risk T̂(p, α) over every set of p quasi-identifier columns.
+
+    SOURCE is a CSV or Parquet file, a DuckDB file (with --table) or a database URL such as
+    postgresql+psycopg://user@host/db (with --table; default $QAR_DATABASE_URL).
+    """
+    from functools import partial
+
+    from qar_sql.compliance.store import recorded_audit
+    from qar_sql.measures.audit import audit
+    from qar_sql.output.formats import render_audit
+    from qar_sql.pushdown.showsql import show_sql as _show_sql
+
+    # With --store the run is recorded in the results store (README, "Compliance scans").
+    run_audit = audit if store is None else partial(recorded_audit, store)
+    if fail_above is not None and not 0.0 <= fail_above <= 1.0:
+        raise click.BadParameter(f"{fail_above!r} is not a risk between 0 and 1", param_hint="--fail-above")
+    if show_sql:
+        _emit(
+            _show_sql(source, table=table, columns=columns, p=p, delimiter=delimiter, batch_size=batch_size, jobs=jobs)
+        )
+        return
+    with params.Progress("scanning", quiet) as bar:
+        result = run_audit(
+            source,
+            table=table,
+            columns=columns,
+            exclude=exclude,
+            p=p,
+            alpha=alpha,
+            pi_u=pi_u,
+            pwm=pwm,
+            delimiter=delimiter,
+            k=k,
+            batch_size=batch_size,
+            jobs=jobs,
+            progress=bar,
+        )
+    _emit(render_audit(result, fmt, top=top, histograms=histograms))
+    if result.fit is None:
+        sys.exit(int(ExitCode.USAGE))
+    if fail_above is not None and result.risk > fail_above:
+        click.echo(f"Risk {result.risk:.6g} is above the threshold {fail_above:g}.", err=True)
+        sys.exit(int(ExitCode.RISK_ABOVE_THRESHOLD))
+
+
+@cli.command("sql")
+@click.argument("source", required=False)
+@click.option(
+    "--dialect",
+    "-d",
+    type=click.Choice(["duckdb", "postgresql", "snowflake", "bigquery"]),
+    help="SQL dialect (default: from SOURCE; duckdb for files).",
+)
+@params.table
+@click.option(
+    "--columns",
+    "-c",
+    multiple=True,
+    callback=params._split,
+    required=True,
+    help="Quasi-identifier columns, comma-separated (required: nothing is read).",
+)
+@params.p
+@params.delimiter
+@params.jobs
+@params.batch_size
+def sql_command(source, dialect, table, columns, p, delimiter, jobs, batch_size):
+    """Print the exact SQL an audit runs, for review, without connecting to anything."""
+    from qar_sql.pushdown.showsql import show_sql as _show_sql
+
+    _emit(
+        _show_sql(
+            source,
+            table=table,
+            columns=columns,
+            p=p,
+            delimiter=delimiter,
+            dialect=dialect,
+            batch_size=batch_size,
+            jobs=jobs,
+        )
+    )
+
+
+@cli.command()
+@click.option(
+    "--rows",
+    "-n",
+    type=click.IntRange(2, 5_000_000),
+    default=100_000,
+    show_default=True,
+    help="How many people to generate.",
+)
+@click.option(
+    "--seed", type=int, default=20261122, show_default=True, help="Random seed (the same seed gives the same people)."
+)
+@click.option(
+    "--path",
+    type=click.Path(dir_okay=False),
+    default="qar_demo.duckdb",
+    show_default=True,
+    help="DuckDB file to write the population to (table 'population').",
+)
+@params.risk_options
+@params.fmt
+@params.quiet
+def demo(rows, seed, path, p, alpha, pi_u, pwm, fmt, quiet):
+    """Generate a synthetic population into DuckDB and audit it."""
+    from qar_sql.demo import run_demo
+    from qar_sql.output.formats import render_audit
+
+    with params.Progress("scanning", quiet) as bar:
+        result = run_demo(path, rows=rows, seed=seed, p=p, alpha=alpha, pi_u=pi_u, pwm=pwm, progress=bar)
+    _emit(render_audit(result, fmt))
+    if fmt == "text":
+        click.echo(
+            f"\nThe population is in {path} (table 'population'). Try:\n"
+            f"  qar audit {path} --table population --exclude person_id --format json\n"
+            f"  qar sql {path} --table population --columns age,sex,postcode"
+        )
+
+
+from qar_sql.cli.records import eliminate_cmd, records_cmd  # noqa: E402
+
+cli.add_command(records_cmd)
+cli.add_command(eliminate_cmd)
+
+from qar_sql.cli.treat import discover_cmd, whatif_cmd  # noqa: E402
+
+cli.add_command(discover_cmd)
+cli.add_command(whatif_cmd)
+
+from qar_sql.cli.compliance import register as _register_store_commands  # noqa: E402
+
+_register_store_commands(cli)  # migrate, scan, history
+
+
+def main() -> None:
+    cli(prog_name="qar")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

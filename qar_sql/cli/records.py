@@ -1,0 +1,537 @@
+"""``qar records`` and ``qar eliminate``: thin click layers over :mod:`.records` and :mod:`.eliminate`."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+
+import click
+import numpy as np
+
+from qar_sql import params
+from qar_sql.errors import ParameterError, UsageError
+
+key_option = click.option(
+    "--key",
+    "-k",
+    "key",
+    multiple=True,
+    callback=params._split,
+    help="Record key column(s), unique and non-NULL (files default to the row number).",
+)
+
+
+def _f(x):
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def record_row(c, r: int) -> dict:
+    key = c.key_of(r)
+    return {
+        "key": list(key) if key is not None and len(key) > 1 else (key[0] if key else None),
+        "r": int(r),
+        "dt": _f(c.dt[r]),
+        "u_plus": _f(c.u_plus[r]),
+        "u_star": _f(c.u_star[r]),
+        "n_unique": int(c.n_unique[r]),
+    }
+
+
+def _write_parquet(path: str, names, keys, **scores) -> None:
+    """Key columns and score arrays to Parquet, written by an in-memory DuckDB."""
+    import duckdb
+
+    data = {n: np.array([k[i] for k in keys], dtype=object) for i, n in enumerate(names)}
+    data.update(scores)
+    con = duckdb.connect()
+    try:
+        con.register("scores", data)
+        con.execute("copy (select * from scores) to " + "'" + path.replace("'", "''") + "' (format parquet)")
+    finally:
+        con.close()
+
+
+def write_scores(c, path: str) -> None:
+    """Every record's scores, in key order, to CSV or Parquet (Parquet written by DuckDB)."""
+    names = list(c.key)
+    keys = [c.key_of(r) for r in range(c.rows)]
+    if path.lower().endswith(".csv"):
+        with open(path, "w", newline="", encoding="utf-8") as fh:
+            w = csv.writer(fh)
+            w.writerow(names + ["dt", "u_plus", "u_star", "n_unique"])
+            for r in range(c.rows):
+                w.writerow(
+                    list(keys[r])
+                    + [repr(float(c.dt[r])), repr(float(c.u_plus[r])), repr(float(c.u_star[r])), int(c.n_unique[r])]
+                )
+        return
+    if path.lower().endswith(".parquet"):
+        _write_parquet(path, names, keys, dt=c.dt, u_plus=c.u_plus, u_star=c.u_star, n_unique=c.n_unique)
+        return
+    raise ParameterError(f"--output {path!r} must end in .csv or .parquet")
+
+
+@click.command("records")
+@params.source_options
+@params.risk_options
+@key_option
+@click.option(
+    "--top",
+    type=click.IntRange(1, None),
+    default=100,
+    show_default=True,
+    help="How many of the riskiest records to show.",
+)
+@click.option(
+    "--by",
+    type=click.Choice(["dt", "u_plus", "u_star", "n_unique", "influence"]),
+    default="dt",
+    show_default=True,
+    help="Ranking score; ties by key order. 'influence' runs in the database without exact DT (any table size).",
+)
+@click.option(
+    "--compare-dt",
+    is_flag=True,
+    help="With --by influence: also compute exact DT and report its correlation with the influence score.",
+)
+@click.option(
+    "--refine",
+    type=click.IntRange(0, None),
+    default=0,
+    show_default=True,
+    help="With --by influence: recompute exact DT for the N records with the largest influence score and rank those by it (settles ties near u).",
+)
+@click.option("--all", "all_records", is_flag=True, help="List every record in JSON, not only the top.")
+@click.option(
+    "--output", "-o", type=click.Path(dir_okay=False), help="Write every record's scores to FILE.csv or FILE.parquet."
+)
+@params.store
+@click.option(
+    "--hash-keys",
+    is_flag=True,
+    help="With --store: store the top records' keys as HMAC-SHA256 (secret $QAR_HASH_SECRET), not in clear.",
+)
+@params.fmt
+@params.jobs
+@params.quiet
+def records_cmd(
+    source,
+    table,
+    columns,
+    exclude,
+    delimiter,
+    p,
+    alpha,
+    pi_u,
+    pwm,
+    key,
+    top,
+    by,
+    compare_dt,
+    refine,
+    store,
+    hash_keys,
+    all_records,
+    output,
+    fmt,
+    jobs,
+    quiet,
+):
+    """The records that carry the risk: exact DT, U+, U* and n_unique per record."""
+    from qar_sql.ranking.records import contributions
+
+    if output and not output.lower().endswith((".csv", ".parquet")):
+        raise ParameterError(f"--output {output!r} must end in .csv or .parquet")
+    if hash_keys and store is None:
+        raise UsageError("--hash-keys goes with --store (it says how the top records are stored)")
+    if refine and by != "influence":
+        raise UsageError(f"--refine goes with --by influence (--by {by} ranks every record exactly already)")
+    if by == "influence":
+        if store is not None:
+            raise UsageError("--store records exact contributions; use --by dt with --store")
+        return influence_records(
+            source,
+            table,
+            columns,
+            exclude,
+            delimiter,
+            p,
+            alpha,
+            pi_u,
+            pwm,
+            key,
+            top,
+            compare_dt,
+            all_records,
+            output,
+            fmt,
+            jobs,
+            quiet,
+            refine,
+        )
+    if compare_dt:
+        raise UsageError("--compare-dt goes with --by influence")
+    with params.Progress("scanning", quiet) as bar:
+
+        def run():
+            return contributions(
+                source,
+                table=table,
+                columns=columns,
+                exclude=exclude,
+                key=key,
+                p=p,
+                alpha=alpha,
+                pi_u=pi_u,
+                pwm=pwm,
+                delimiter=delimiter,
+                top=top,
+                by=by,
+                all_keys=bool(output or all_records),
+                jobs=jobs,
+                progress=bar,
+            )
+
+        if store is None:
+            c = run()
+        else:  # the run, its QI results and the top records by DT go to the results store
+            from qar_sql.compliance.store import recorded_audit
+
+            box = {}
+
+            def runner():
+                box["c"] = c_ = run()
+                order = c_.order(by)[:top]
+                return c_.audit, [(", ".join(map(str, c_.key_of(r))), float(c_.scores(by)[r])) for r in order]
+
+            recorded_audit(
+                store,
+                source,
+                table=table,
+                columns=columns,
+                p=p,
+                alpha=alpha,
+                pi_u=pi_u,
+                pwm=pwm,
+                runner=runner,
+                hash_keys=hash_keys,
+            )
+            c = box["c"]
+    if output:
+        write_scores(c, output)
+    order = c.order(by)
+    shown = order if (all_records and fmt == "json") else order[:top]
+    summary = c.summary()
+    if fmt == "json":
+        obj = {
+            "risk": c.audit.risk,
+            "rows": c.rows,
+            "p": c.audit.p,
+            "key": list(c.key),
+            "by": by,
+            "summary": summary,
+            "warnings": list(c.audit.warnings) + list(c.warnings),
+            "records": [dict(record_row(c, r), unique_on=[list(q) for q in c.unique_on(r)]) for r in shown],
+        }
+        click.echo(json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False))
+        return
+    md = fmt == "markdown"
+    cor = summary["correlations"]
+
+    def fc(d):
+        return "—" if d["pearson"] is None else f"Pearson {d['pearson']:.4f}, Kendall {d['kendall']:.4f}"
+
+    lines = [
+        f"{'## ' if md else ''}Records by {by} — T̂ = {c.audit.risk:.10g}, {c.rows:,} records, key {', '.join(c.key)}",
+        "",
+        f"- records unique on no QI: {100 * summary['share_unique_on_no_qi']:.2f}% ({summary['distinct_patterns']:,} distinct uniqueness patterns)",
+        f"- DT–U+: {fc(cor['dt_u_plus'])}",
+        f"- DT–U*: {fc(cor['dt_u_star'])}",
+        f"- U+–U*: {fc(cor['u_plus_u_star'])}",
+        "",
+    ]
+    header = ["key", "DT", "U+", "U*", "n_unique", "unique on (first 3 QIs)"]
+    if md:
+        lines += ["| " + " | ".join(header) + " |", "|---|---:|---:|---:|---:|---|"]
+    else:
+        lines.append(f"  {'key':<16} {'DT':>13} {'U+':>9} {'U*':>9} {'n_unique':>8}  unique on")
+    for r in shown:
+        row = record_row(c, r)
+        qis = c.unique_on(r)
+        on = "; ".join("(" + ", ".join(q) + ")" for q in qis[:3]) + (f" … +{len(qis) - 3}" if len(qis) > 3 else "")
+        key = ", ".join(str(k) for k in (c.key_of(r) or ()))
+        dt = "undefined" if row["dt"] is None else f"{row['dt']:.6e}"
+        if md:
+            lines.append(
+                f"| {key} | {dt} | {row['u_plus']:.4f} | {row['u_star']:.4f} | {row['n_unique']} | {on.replace('|', '/')} |"
+            )
+        else:
+            lines.append(f"  {key:<16} {dt:>13} {row['u_plus']:>9.4f} {row['u_star']:>9.4f} {row['n_unique']:>8}  {on}")
+    warnings = list(c.audit.warnings) + list(c.warnings)
+    if warnings:
+        lines += ["", "Warnings:"] + [f"  - {w}" for w in warnings]
+    click.echo("\n".join(lines))
+
+
+@click.command("eliminate")
+@params.source_options
+@params.risk_options
+@key_option
+@click.option(
+    "--by",
+    "by",
+    default="dt,u_plus,u_star,random",
+    show_default=True,
+    help="Rankings, comma-separated: dt, u_plus, u_star, n_unique, entropy, pls, random, greedy.",
+)
+@click.option("--step", type=int, default=100, show_default=True, help="Records removed per point.")
+@click.option(
+    "--max",
+    "max_removed",
+    default="20%",
+    show_default=True,
+    help="Records removed at most: a count or a share of the table such as 20%.",
+)
+@click.option("--greedy-steps", type=click.IntRange(1, None), help="Greedy steps (default: up to --max).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random ranking and of the PLS split.")
+@click.option(
+    "--order",
+    "orders",
+    multiple=True,
+    help="Value order of a nominal column for entropy: COLUMN=v1,v2,... (repeatable).",
+)
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), help="Draw the curves to FILE.png or FILE.svg.")
+@params.fmt
+@params.jobs
+@params.quiet
+def eliminate_cmd(
+    source,
+    table,
+    columns,
+    exclude,
+    delimiter,
+    p,
+    alpha,
+    pi_u,
+    pwm,
+    key,
+    by,
+    step,
+    max_removed,
+    greedy_steps,
+    seed,
+    orders,
+    plot_path,
+    fmt,
+    jobs,
+    quiet,
+):
+    """Backward elimination: the risk after removing the top records of each ranking."""
+    from qar_sql.ranking.eliminate import eliminate, plot
+
+    order_map = {}
+    for item in orders:
+        if "=" not in item:
+            raise UsageError(f"--order {item!r} must look like COLUMN=v1,v2,v3")
+        col, values = item.split("=", 1)
+        order_map[col] = [v for v in values.split(",")]
+    names = [b.strip() for b in by.split(",") if b.strip()]
+    if plot_path and not plot_path.lower().endswith((".png", ".svg")):
+        raise ParameterError(f"--plot {plot_path!r} must end in .png or .svg")
+    with params.Progress("scanning", quiet) as bar:
+        res = eliminate(
+            source,
+            table=table,
+            columns=columns,
+            exclude=exclude,
+            key=key,
+            p=p,
+            alpha=alpha,
+            pi_u=pi_u,
+            pwm=pwm,
+            delimiter=delimiter,
+            by=names,
+            step=step,
+            max_removed=max_removed,
+            greedy_steps=greedy_steps,
+            seed=seed,
+            orders=order_map or None,
+            jobs=jobs,
+            progress=bar,
+        )
+    if plot_path:
+        plot(res, plot_path)
+    if fmt == "json":
+        click.echo(json.dumps(res.to_dict(), indent=2, allow_nan=False))
+        return
+    md = fmt == "markdown"
+    names = list(res.curves)
+    lines = [
+        f"{'## ' if md else ''}Backward elimination: T̂₀ = {res.risk:.10g}, {res.rows:,} records, step {res.step}",
+        "",
+    ]
+    if md:
+        lines += ["| removed | " + " | ".join(names) + " |", "|---:|" + "---:|" * len(names)]
+    else:
+        lines.append("  reduction 1 − T̂ₖ/T̂₀ (%)")
+        lines.append(f"  {'removed':>8} " + " ".join(f"{n:>10}" for n in names))
+    n_points = max((len(v) for v in res.curves.values()), default=0)
+    for i in range(n_points):
+        k = next(v[i].removed for v in res.curves.values() if len(v) > i)
+        cells = []
+        for n in names:
+            pts = res.curves[n]
+            red = pts[i].reduction if i < len(pts) else None
+            cells.append("no tail" if red is None else f"{100 * red:.2f}")
+        lines.append(
+            ("| " + str(k) + " | " + " | ".join(cells) + " |")
+            if md
+            else f"  {k:>8} " + " ".join(f"{c:>10}" for c in cells)
+        )
+    for name, auc in res.auc.items():
+        lines.append(f"\n{name} AUC (25% held out): {auc:.4f}")
+    if plot_path:
+        lines.append(f"\nPlot written to {plot_path}")
+    click.echo("\n".join(lines))
+
+
+def influence_records(
+    source,
+    table,
+    columns,
+    exclude,
+    delimiter,
+    p,
+    alpha,
+    pi_u,
+    pwm,
+    key,
+    top,
+    compare_dt,
+    all_records,
+    output,
+    fmt,
+    jobs,
+    quiet,
+    refine=0,
+):
+    """``qar records --by influence``: the top records by I(i), ranked in the database."""
+    from qar_sql.ranking.influence import influence
+    from qar_sql.ranking.records import contributions
+    from qar_sql.stats.contributions import correlations
+
+    want_all = bool(output or all_records or compare_dt)
+    with params.Progress("scanning", quiet) as bar:
+        inf = influence(
+            source,
+            table=table,
+            columns=columns,
+            exclude=exclude,
+            key=key,
+            p=p,
+            alpha=alpha,
+            pi_u=pi_u,
+            pwm=pwm,
+            delimiter=delimiter,
+            top=top,
+            all_scores=want_all,
+            jobs=jobs,
+            progress=bar,
+            refine=refine,
+        )
+        cor = None
+        if compare_dt:
+            c = contributions(
+                source,
+                table=table,
+                columns=columns,
+                exclude=exclude,
+                key=key,
+                p=p,
+                alpha=alpha,
+                pi_u=pi_u,
+                pwm=pwm,
+                delimiter=delimiter,
+                top=0,
+                jobs=jobs,
+            )
+            cor = correlations(inf.scores, c.dt)
+    if output:
+        _write_influence(inf, output, source, table, delimiter)
+    show_key = lambda k: list(k) if k and len(k) > 1 else (k[0] if k else None)  # noqa: E731
+    rows = [
+        {"key": show_key(inf.key_of(r)), "r": r, "influence": s}
+        for r, s in (
+            inf.top
+            if not (all_records and inf.scores is not None)
+            else [(int(r), float(inf.scores[r])) for r in np.argsort(-inf.scores, kind="stable")]
+        )
+    ]
+    refined = [
+        {"key": show_key(inf.key_of(r)), "r": r, "dt": None if np.isnan(dt) else dt, "influence": s}
+        for r, dt, s in inf.refined
+    ]
+    if fmt == "json":
+        obj = {
+            "risk": inf.audit.risk,
+            "rows": inf.audit.rows,
+            "p": inf.audit.p,
+            "key": list(inf.key),
+            "by": "influence",
+            "weighted_qis": inf.n_weighted,
+            "baseline": inf.baseline,
+            "correlation_with_dt": cor,
+            "warnings": list(inf.audit.warnings) + list(inf.warnings),
+            "records": rows,
+        }
+        if refine:
+            obj["refined"] = refined
+        click.echo(json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False))
+        return
+    lines = [
+        f"Records by influence — T̂ = {inf.audit.risk:.10g}, {inf.audit.rows:,} records; "
+        f"ranked on {inf.n_weighted} of {inf.audit.n_qi} QIs (those with ∂T̂/∂θ ≠ 0)",
+    ]
+    if cor:
+        lines.append(f"- influence vs exact DT: Pearson {cor['pearson']:.8f}, Kendall {cor['kendall']:.8f}")
+    if refine:
+        lines += [
+            "",
+            f"Exact DT of the top {len(refined)} by influence, ranked by DT:",
+            f"  {'key':<16} {'DT':>13} {'influence':>13}",
+        ]
+        for row in refined[:top]:
+            key = row["key"] if not isinstance(row["key"], list) else ", ".join(map(str, row["key"]))
+            dt = "undefined" if row["dt"] is None else f"{row['dt']:.6e}"
+            lines.append(f"  {str(key):<16} {dt:>13} {row['influence']:>13.6e}")
+        click.echo("\n".join(lines))
+        return
+    lines += ["", f"  {'key':<16} {'influence':>13}"]
+    for row in rows[:top]:
+        key = row["key"] if not isinstance(row["key"], list) else ", ".join(map(str, row["key"]))
+        lines.append(f"  {str(key):<16} {row['influence']:>13.6e}")
+    click.echo("\n".join(lines))
+
+
+def _write_influence(inf, path, source, table, delimiter):
+    names = list(inf.key)
+    if inf.key == ("row",):
+        keys = [(r + 1,) for r in range(inf.audit.rows)]
+    else:
+        from qar_sql.engines.source import open_source
+        from qar_sql.ranking.records import fetch_keys
+
+        db, relation = open_source(source, table=table, delimiter=delimiter)
+        with db:
+            got = fetch_keys(db, relation, inf.key, None)
+        keys = [got[r] for r in range(inf.audit.rows)]
+    if path.lower().endswith(".csv"):
+        with open(path, "w", newline="", encoding="utf-8") as fh:
+            w = csv.writer(fh)
+            w.writerow(names + ["influence"])
+            for r in range(inf.audit.rows):
+                w.writerow(list(keys[r]) + [repr(float(inf.scores[r]))])
+    else:
+        _write_parquet(path, names, keys, influence=inf.scores)

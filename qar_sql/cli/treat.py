@@ -1,0 +1,186 @@
+"""``qar discover`` and ``qar whatif``: parse options, call one library function, print."""
+
+from __future__ import annotations
+
+import click
+
+from qar_sql import params
+
+
+@click.command("discover")
+@params.source_options
+@click.option(
+    "--max-size",
+    "-s",
+    type=click.IntRange(1, None),
+    default=3,
+    show_default=True,
+    envvar="QAR_MAX_SIZE",
+    help="Largest combination of columns to count.",
+)
+@click.option(
+    "--drop-null",
+    is_flag=True,
+    envvar="QAR_DROP_NULL",
+    help="Leave rows with NULL in a combination's columns out of that combination (how Pastore et al. count); by default NULL is a value of its own.",
+)
+@click.option(
+    "--top",
+    type=click.IntRange(0, None),
+    default=20,
+    show_default=True,
+    help="Combinations listed in text and Markdown (0: all); JSON lists all.",
+)
+@params.fmt
+@params.jobs
+@params.batch_size
+@params.quiet
+def discover_cmd(source, table, columns, exclude, delimiter, max_size, drop_null, top, fmt, jobs, batch_size, quiet):
+    """Find the quasi-identifiers of SOURCE: singletons, %S, distinct values and smallest
+    class of every combination of 1 … --max-size columns; identifiers (every row unique) and
+    the best QID (the smallest combination with the most singletons).
+
+    Supersets of an identifier are identifiers too and are not scanned.
+    """
+    from qar_sql.treat.discover import discover, render_discover
+
+    with params.Progress("combinations", quiet) as bar:
+        result = discover(
+            source,
+            table=table,
+            columns=columns,
+            exclude=exclude,
+            max_size=max_size,
+            drop_null=drop_null,
+            delimiter=delimiter,
+            batch_size=batch_size,
+            jobs=jobs,
+            progress=bar,
+        )
+    click.echo(render_discover(result, fmt, top=top or None), nl=False)
+
+
+@click.command("whatif")
+@params.source_options
+@click.option(
+    "--treatments",
+    "-T",
+    "treatments",
+    required=True,
+    type=click.Path(dir_okay=False),
+    envvar="QAR_TREATMENTS",
+    help="TOML file of treatments (schema: README, 'The treatments file (TOML)').",
+)
+@click.option(
+    "--qid",
+    multiple=True,
+    callback=params._split,
+    help="Quasi-identifier to count singletons on: columns, comma-separated, or a name from the file's [qis] (default: the file's qid).",
+)
+@click.option(
+    "--combine",
+    multiple=True,
+    help="Also try these treatments together, comma-separated, in order (repeatable); adds to the file's combinations.",
+)
+@click.option("--only", multiple=True, help="Only this treatment or combination (names joined by '+'); repeatable.")
+@click.option(
+    "--drop-null",
+    is_flag=True,
+    envvar="QAR_DROP_NULL",
+    help="Drop rows with NULL in the QID first (how Pastore et al. count).",
+)
+@click.option("--no-risk", is_flag=True, help="Skip T̂ before and after (one full audit per scenario).")
+@params.risk_options
+@params.fmt
+@click.option("--emit-sql", is_flag=True, help="Print CREATE VIEW for the treated release instead of measuring it.")
+@click.option(
+    "--apply",
+    "apply_",
+    multiple=True,
+    callback=params._split,
+    help="With --emit-sql: treatments of the release, in order (default: the file's release, else all).",
+)
+@click.option(
+    "--dialect",
+    "-d",
+    type=click.Choice(["duckdb", "postgresql", "snowflake", "bigquery"]),
+    help="With --emit-sql: SQL dialect of the view (default: the source's).",
+)
+@click.option("--view", help="With --emit-sql: name of the view (default: TABLE_treated).")
+@params.jobs
+@params.batch_size
+@params.quiet
+def whatif_cmd(
+    source,
+    table,
+    columns,
+    exclude,
+    delimiter,
+    treatments,
+    qid,
+    combine,
+    only,
+    drop_null,
+    no_risk,
+    p,
+    alpha,
+    pi_u,
+    pwm,
+    fmt,
+    emit_sql,
+    apply_,
+    dialect,
+    view,
+    jobs,
+    batch_size,
+    quiet,
+):
+    """Try the treatments in a TOML file on SOURCE without changing it: for each treatment
+    and combination, singletons (#S), %S, modified rows (MR), distinct values (DV) on the
+    QID, and the risk T̂(p, α) before and after over the audit columns (--columns/--exclude).
+    """
+    from qar_sql.treat.whatif import emit_sql as run_emit
+    from qar_sql.treat.whatif import render_whatif, whatif
+
+    if emit_sql:
+        click.echo(
+            run_emit(
+                source,
+                treatments=treatments,
+                table=table,
+                apply=apply_,
+                view=view,
+                dialect=dialect,
+                qid=qid,
+                drop_null=drop_null,
+                delimiter=delimiter,
+            ),
+            nl=False,
+        )
+        return
+    for opt, value in (("--apply", apply_), ("--dialect", dialect), ("--view", view)):
+        if value:
+            raise click.UsageError(f"{opt} goes with --emit-sql; add --emit-sql or leave {opt} out")
+    combos = [tuple(x.strip() for x in c.split(",") if x.strip()) for c in combine]
+    with params.Progress("scenarios", quiet) as bar:
+        result = whatif(
+            source,
+            treatments=treatments,
+            table=table,
+            qid=qid,
+            combine=combos,
+            only=only,
+            drop_null=drop_null,
+            risk=not no_risk,
+            columns=columns,
+            exclude=exclude,
+            p=p,
+            alpha=alpha,
+            pi_u=pi_u,
+            pwm=pwm,
+            delimiter=delimiter,
+            batch_size=batch_size,
+            jobs=jobs,
+            progress=bar,
+        )
+    click.echo(render_whatif(result, fmt), nl=False)

@@ -1,0 +1,124 @@
+"""Scans from a dbt manifest: audit the models whose columns are tagged as quasi-identifiers.
+
+Convention (README, "Compliance scans", "dbt"): in a model's YAML, a column with
+``meta: {qar: quasi_identifier}`` is a QI column; the model's own
+``meta: {qar: {p: 2, alpha: 0.01, pi_u: 0.05, fail_above: 0.5, warn_above: 0.3}}`` sets its
+parameters and thresholds. dbt ≥ 1.10 may put meta under ``config.meta``; both are read.
+Only ``target/manifest.json`` is read — dbt itself is not imported.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from qar_sql.compliance.scans import PARAM_KEYS, ScanSpec, check_unique, make_spec
+from qar_sql.engines.source import is_url, mask_url
+from qar_sql.errors import UsageError
+
+TAG = "quasi_identifier"
+
+
+def _meta(node: Mapping[str, Any]) -> dict:
+    meta = dict(node.get("meta") or {})
+    meta.update((node.get("config") or {}).get("meta") or {})
+    return meta
+
+
+def _column_name(name: str) -> str:
+    """dbt keeps a column's name as written in YAML; ``"zip code"`` with its quotes is the
+    identifier zip code."""
+    if len(name) >= 2 and name[0] == name[-1] == '"':
+        return name[1:-1].replace('""', '"')
+    return name
+
+
+def tagged_columns(node: Mapping[str, Any]) -> tuple[str, ...]:
+    """The model's QI columns, in the YAML's order."""
+    out = []
+    for name, col in (node.get("columns") or {}).items():
+        tag = _meta(col).get("qar")
+        if tag == TAG or (isinstance(tag, list) and TAG in tag):
+            out.append(_column_name(col.get("name") or name))
+    return tuple(out)
+
+
+def load_manifest(path: str | Path) -> dict:
+    p = Path(path)
+    if not p.is_file():
+        raise UsageError(
+            f"dbt manifest {str(path)!r} does not exist; run dbt parse (or dbt build) to write target/manifest.json"
+        )
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise UsageError(
+            f"{p.name} is not a dbt manifest (invalid JSON: {exc}); point to target/manifest.json"
+        ) from exc
+    if not isinstance(data, dict) or not isinstance(data.get("nodes"), dict):
+        raise UsageError(f"{p.name} has no 'nodes'; point --dbt-manifest to dbt's target/manifest.json")
+    return data
+
+
+def manifest_scans(
+    manifest: str | Path | Mapping[str, Any],
+    url: str,
+    *,
+    defaults: Mapping[str, Any] | None = None,
+    source_name: str = "dbt",
+) -> list[ScanSpec]:
+    """One :class:`ScanSpec` per model with tagged columns, reading ``schema.alias`` through
+    ``url`` (the warehouse dbt built)."""
+    data = manifest if isinstance(manifest, Mapping) else load_manifest(manifest)
+    where = "dbt manifest"
+    if not url:
+        raise UsageError("--dbt-manifest needs the warehouse: pass --url (or set QAR_DATABASE_URL)")
+    if not is_url(url) and not Path(url).exists():
+        raise UsageError(f"warehouse {url!r} does not exist; pass the database dbt built with --url")
+    display = mask_url(url)
+    specs = []
+    names = {}
+    for uid, node in sorted(data["nodes"].items()):
+        if node.get("resource_type") != "model":
+            continue
+        columns = tagged_columns(node)
+        if not columns:
+            continue
+        if (node.get("config") or {}).get("materialized") == "ephemeral":
+            raise UsageError(
+                f"dbt model {node.get('name')!r} has quasi-identifier columns but is ephemeral, so "
+                "there is no table to audit; materialise it as a table or view"
+            )
+        model_meta = _meta(node).get("qar") or {}
+        if not isinstance(model_meta, Mapping):
+            raise UsageError(
+                f"dbt model {node.get('name')!r}: meta.qar must be a mapping such as {{p: 3, fail_above: 0.5}}"
+            )
+        unknown = [k for k in model_meta if k not in PARAM_KEYS]
+        if unknown:
+            raise UsageError(
+                f"dbt model {node.get('name')!r}: meta.qar has an unknown key {unknown[0]!r}; "
+                f"allowed: {', '.join(PARAM_KEYS)}"
+            )
+        name = node.get("name") or uid
+        names.setdefault(name, []).append(uid)
+        table = f"{node.get('schema')}.{node.get('alias') or node.get('name')}"
+        specs.append((uid, name, table, {**(defaults or {}), **model_meta, "columns": list(columns)}))
+    out = []
+    for uid, name, table, settings in specs:
+        scan_name = uid if len(names[name]) > 1 else name
+        out.append(
+            make_spec(
+                name=scan_name,
+                source=url,
+                source_display=display,
+                source_name=source_name,
+                table=table,
+                settings=settings,
+                where=where,
+            )
+        )
+    check_unique(out, where)
+    return out

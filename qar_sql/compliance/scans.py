@@ -1,0 +1,634 @@
+"""Compliance scans: many audits from one ``qar.toml``, thresholds, CI reports (JUnit, Markdown).
+
+The config (schema in README, "Compliance scans")::
+
+    [store]
+    url = "qar_results.duckdb"
+
+    [defaults]                      # any scan key except name, source and table
+    p = 3
+    fail_above = 0.5
+
+    [sources.warehouse]
+    url = "${QAR_WAREHOUSE_URL}"    # secrets only through ${ENV_VAR}
+
+    [[scan]]
+    name = "patients"               # unique; default: the table
+    source = "warehouse"            # may be left out when there is one source
+    table = "public.patients"
+    columns = ["age", "sex", "zip"] # or exclude = [...]; default all columns
+    warn_above = 0.3
+
+Every bad value is reported before anything runs, as one sentence (exit 2). At run time one
+failing scan does not stop the others; :attr:`ScanReport.exit_code` is 2 if a scan's table or
+columns were wrong, else 3 if a scan failed in the database, else 1 if a ``fail_above`` was
+breached, else 0.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import os
+import re
+import time
+import tomllib
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from qar_sql.engines.source import is_url, mask_url
+from qar_sql.errors import ExitCode, ParameterError, QarError, UsageError
+
+SCAN_KEYS = (
+    "name",
+    "source",
+    "table",
+    "columns",
+    "exclude",
+    "p",
+    "alpha",
+    "pi_u",
+    "pwm",
+    "k",
+    "fail_above",
+    "warn_above",
+)
+PARAM_KEYS = ("p", "alpha", "pi_u", "pwm", "k", "fail_above", "warn_above")
+DEFAULT_KEYS = PARAM_KEYS + ("columns", "exclude")
+TOP_KEYS = ("store", "defaults", "sources", "scan")
+DEFAULTS = {"p": 3, "alpha": 0.01, "pi_u": 0.05, "pwm": "plotting", "k": 5, "fail_above": None, "warn_above": None}
+_ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+# --------------------------------------------------------------------------------------------
+# The config
+
+
+@dataclass(frozen=True)
+class ScanSpec:
+    """One table to audit, with its parameters and thresholds. ``source`` may hold a secret
+    (it is the resolved URL); print ``source_display``."""
+
+    name: str
+    source: str = field(repr=False)
+    source_display: str
+    source_name: str
+    table: str | None
+    columns: tuple[str, ...] | None = None
+    exclude: tuple[str, ...] | None = None
+    p: int = 3
+    alpha: float = 0.01
+    pi_u: float = 0.05
+    pwm: str = "plotting"
+    k: int = 5
+    fail_above: float | None = None
+    warn_above: float | None = None
+
+
+@dataclass(frozen=True)
+class ScanConfig:
+    scans: tuple[ScanSpec, ...]
+    store: str | None = field(default=None, repr=False)  # as written after ${} substitution
+    secrets: tuple[str, ...] = field(default=(), repr=False)  # substituted values, to mask
+    path: str | None = None
+
+
+def _where(path: str | None) -> str:
+    return Path(path).name if path else "the scan config"
+
+
+def _did_you_mean(word: str, allowed: Sequence[str]) -> str:
+    close = difflib.get_close_matches(word, allowed, n=1)
+    return f"did you mean {close[0]!r}?" if close else f"allowed: {', '.join(allowed)}"
+
+
+def _check_keys(table: Mapping, allowed: Sequence[str], what: str, where: str) -> None:
+    for key in table:
+        if key not in allowed:
+            raise UsageError(f"{where}: {what} has an unknown key {key!r}; {_did_you_mean(key, allowed)}")
+
+
+class _Env:
+    """Substitutes ``${NAME}`` from the environment and remembers the values (secrets)."""
+
+    def __init__(self, environ: Mapping[str, str], where: str):
+        self.environ = environ
+        self.where = where
+        self.secrets: list[str] = []
+
+    def __call__(self, value: str, key: str) -> str:
+        def sub(m):
+            name = m.group(1)
+            if name not in self.environ:
+                raise UsageError(
+                    f"{self.where}: {key} uses ${{{name}}}, but the environment variable {name} "
+                    f"is not set; export {name} before running qar scan"
+                )
+            self.secrets.append(self.environ[name])
+            return self.environ[name]
+
+        return _ENV.sub(sub, value)
+
+
+def _no_literal_password(raw: str, key: str, where: str) -> None:
+    """Secrets live in environment variables, never in the file."""
+    if not is_url(raw):
+        return
+    try:
+        from sqlalchemy.engine import make_url
+
+        password = make_url(raw).password
+    except Exception:
+        password = None
+    if password and not _ENV.fullmatch(str(password)):
+        raise UsageError(
+            f"{where}: {key} contains a password; keep secrets out of the file: write "
+            f'url = "${{QAR_WAREHOUSE_URL}}" (or put ${{...}} in place of the password) and export it'
+        )
+
+
+def _number(value: Any, key: str, where: str, *, risk: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ParameterError(f"{where}: {key} = {value!r} is not a number; write e.g. {key} = 0.5")
+    if risk and not 0.0 <= value <= 1.0:
+        raise ParameterError(f"{where}: {key} = {value!r} must be a risk between 0 and 1, e.g. {key} = 0.5")
+    return float(value)
+
+
+def _names(value: Any, key: str, where: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [v.strip() for v in value.split(",") if v.strip()]
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
+        raise UsageError(f'{where}: {key} must be a list of column names, e.g. {key} = ["age", "sex"]')
+    return tuple(value)
+
+
+def make_spec(
+    *,
+    name: str,
+    source: str,
+    source_display: str,
+    source_name: str,
+    table: str | None,
+    settings: Mapping[str, Any],
+    where: str,
+) -> ScanSpec:
+    """Validate one scan's settings (defaults already merged) into a :class:`ScanSpec`."""
+    from qar_sql.measures.audit import validate
+
+    s = {**DEFAULTS, **settings}
+    label = f"{where}: scan {name!r}"
+    p = s["p"]
+    if isinstance(p, bool) or not isinstance(p, int) or p < 1:
+        raise ParameterError(f"{label}: p = {p!r} must be a whole number of at least 1, e.g. p = 3")
+    k = s["k"]
+    if isinstance(k, bool) or not isinstance(k, int) or k < 2:
+        raise ParameterError(f"{label}: k = {k!r} must be a whole number of at least 2, e.g. k = 5")
+    alpha = _number(s["alpha"], "alpha", label)
+    pi_u = _number(s["pi_u"], "pi_u", label)
+    if not isinstance(s["pwm"], str):
+        raise ParameterError(f'{label}: pwm = {s["pwm"]!r} must be "plotting" or "unbiased"')
+    try:
+        validate(p, alpha, pi_u, s["pwm"])
+    except ParameterError as exc:
+        raise ParameterError(f"{label}: {exc}") from exc
+    fail = None if s["fail_above"] is None else _number(s["fail_above"], "fail_above", label, risk=True)
+    warn = None if s["warn_above"] is None else _number(s["warn_above"], "warn_above", label, risk=True)
+    if fail is not None and warn is not None and warn > fail:
+        raise ParameterError(
+            f"{label}: warn_above = {warn:g} is above fail_above = {fail:g}; a warning must come "
+            "before the failure, so make warn_above the smaller"
+        )
+    columns = _names(s["columns"], "columns", label) if s.get("columns") is not None else None
+    exclude = _names(s["exclude"], "exclude", label) if s.get("exclude") is not None else None
+    return ScanSpec(
+        name=name,
+        source=source,
+        source_display=source_display,
+        source_name=source_name,
+        table=table,
+        columns=columns,
+        exclude=exclude,
+        p=p,
+        alpha=alpha,
+        pi_u=pi_u,
+        pwm=s["pwm"],
+        k=k,
+        fail_above=fail,
+        warn_above=warn,
+    )
+
+
+def check_unique(scans: Sequence[ScanSpec], where: str) -> None:
+    seen = set()
+    for spec in scans:
+        if spec.name in seen:
+            raise UsageError(f"{where}: two scans are named {spec.name!r}; give each [[scan]] a unique name")
+        seen.add(spec.name)
+
+
+def parse_config(
+    data: Mapping[str, Any], *, path: str | None = None, environ: Mapping[str, str] | None = None
+) -> ScanConfig:
+    """Validate a parsed ``qar.toml`` into a :class:`ScanConfig` (nothing is connected)."""
+    where = _where(path)
+    env = _Env(os.environ if environ is None else environ, where)
+    base = Path(path).resolve().parent if path else Path.cwd()
+    _check_keys(data, TOP_KEYS, "the file", where)
+
+    store = data.get("store")
+    if isinstance(store, Mapping):
+        _check_keys(store, ("url",), "[store]", where)
+        store = store.get("url")
+    if store is not None:
+        if not isinstance(store, str) or not store:
+            raise UsageError(f'{where}: store must be a URL or file name, e.g. url = "qar_results.duckdb"')
+        _no_literal_password(store, "store.url", where)
+        store = env(store, "store.url")
+        if not is_url(store) and not Path(store).is_absolute():
+            store = str(base / store)
+
+    defaults = data.get("defaults", {})
+    if not isinstance(defaults, Mapping):
+        raise UsageError(f"{where}: [defaults] must be a table of settings, e.g. p = 3")
+    _check_keys(defaults, DEFAULT_KEYS, "[defaults]", where)
+
+    sources: dict[str, tuple[str, str]] = {}
+    raw_sources = data.get("sources", {})
+    if not isinstance(raw_sources, Mapping):
+        raise UsageError(
+            f'{where}: [sources.NAME] tables are expected, e.g. [sources.warehouse] url = "${{QAR_WAREHOUSE_URL}}"'
+        )
+    for sname, sdef in raw_sources.items():
+        key = f"sources.{sname}"
+        if not isinstance(sdef, Mapping) or not isinstance(sdef.get("url"), str) or not sdef["url"]:
+            raise UsageError(f'{where}: [{key}] needs a url, e.g. url = "${{QAR_WAREHOUSE_URL}}"')
+        _check_keys(sdef, ("url",), f"[{key}]", where)
+        _no_literal_password(sdef["url"], f"{key}.url", where)
+        url = env(sdef["url"], f"{key}.url")
+        if not is_url(url) and not Path(url).is_absolute():
+            url = str(base / url)  # files are relative to the config file
+        sources[sname] = (url, mask_url(url))
+
+    raw_scans = data.get("scan", [])
+    if not isinstance(raw_scans, list) or not raw_scans:
+        raise UsageError(f"{where}: no scans; add at least one [[scan]] with a source and a table")
+    specs = []
+    for i, raw in enumerate(raw_scans, 1):
+        if not isinstance(raw, Mapping):
+            raise UsageError(f"{where}: scan number {i} must be a [[scan]] table")
+        _check_keys(raw, SCAN_KEYS, f"scan number {i}", where)
+        sname = raw.get("source")
+        if sname is None:
+            if len(sources) != 1:
+                raise UsageError(
+                    f'{where}: scan number {i} names no source; add source = "..." naming one of: '
+                    f"{', '.join(sources) or '(none: add a [sources.NAME] table)'}"
+                )
+            sname = next(iter(sources))
+        if sname not in sources:
+            hint = _did_you_mean(str(sname), list(sources)) if sources else "add a [sources.NAME] table"
+            raise UsageError(f"{where}: scan number {i} uses source {sname!r}, which is not defined; {hint}")
+        table = raw.get("table")
+        if table is not None and (not isinstance(table, str) or not table):
+            raise UsageError(f'{where}: scan number {i}: table must be a name, e.g. table = "public.people"')
+        name = raw.get("name", table or sname)
+        if not isinstance(name, str) or not name:
+            raise UsageError(f'{where}: scan number {i}: name must be text, e.g. name = "patients"')
+        settings = {**defaults, **{k: v for k, v in raw.items() if k not in ("name", "source", "table")}}
+        url, display = sources[sname]
+        specs.append(
+            make_spec(
+                name=name,
+                source=url,
+                source_display=display,
+                source_name=sname,
+                table=table,
+                settings=settings,
+                where=where,
+            )
+        )
+    check_unique(specs, where)
+    return ScanConfig(tuple(specs), store, tuple(env.secrets), path)
+
+
+def load_config(path: str | Path, *, environ: Mapping[str, str] | None = None) -> ScanConfig:
+    """Read and validate a ``qar.toml``."""
+    p = Path(path)
+    if not p.is_file():
+        raise UsageError(f"scan config {str(path)!r} does not exist; create it (see examples/qar.toml)")
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{p.name} is not valid TOML ({exc}); fix the line it names") from exc
+    return parse_config(data, path=str(p), environ=environ)
+
+
+# --------------------------------------------------------------------------------------------
+# Running
+
+
+@dataclass(frozen=True)
+class ScanOutcome:
+    """One scan's verdict: ``ok``, ``warn`` (above warn_above), ``fail`` (above fail_above) or
+    ``error`` (the scan did not produce a risk; ``error`` says why)."""
+
+    name: str
+    table: str | None
+    source: str  # masked
+    status: str
+    risk: float | None
+    fail_above: float | None
+    warn_above: float | None
+    exit_code: int
+    seconds: float
+    error: str | None = None
+    rows: int | None = None
+    n_qi: int | None = None
+    p: int = 3
+    alpha: float = 0.01
+
+
+@dataclass(frozen=True)
+class ScanReport:
+    outcomes: tuple[ScanOutcome, ...]
+    store: str | None  # masked; None when nothing was recorded
+    started_at: datetime
+    seconds: float
+
+    @property
+    def exit_code(self) -> int:
+        codes = {o.exit_code for o in self.outcomes}
+        for code in (ExitCode.USAGE, ExitCode.RUNTIME, ExitCode.RISK_ABOVE_THRESHOLD):
+            if int(code) in codes:
+                return int(code)
+        return int(ExitCode.OK)
+
+    def count(self, status: str) -> int:
+        return sum(o.status == status for o in self.outcomes)
+
+
+def judge(spec: ScanSpec, risk: float | None) -> tuple[str, int]:
+    if risk is None:
+        return "error", int(ExitCode.USAGE)
+    if spec.fail_above is not None and risk > spec.fail_above:
+        return "fail", int(ExitCode.RISK_ABOVE_THRESHOLD)
+    if spec.warn_above is not None and risk > spec.warn_above:
+        return "warn", int(ExitCode.OK)
+    return "ok", int(ExitCode.OK)
+
+
+def _run_one(spec: ScanSpec, store, secrets, jobs: int, progress) -> ScanOutcome:
+    from qar_sql.compliance.store import describe_error, mask_secrets, recorded_audit
+    from qar_sql.measures.audit import audit
+
+    started = time.perf_counter()
+    kwargs = dict(
+        table=spec.table,
+        columns=spec.columns,
+        exclude=spec.exclude,
+        p=spec.p,
+        alpha=spec.alpha,
+        pi_u=spec.pi_u,
+        pwm=spec.pwm,
+        k=spec.k,
+        jobs=jobs,
+        progress=progress,
+    )
+    base = dict(
+        name=spec.name,
+        table=spec.table,
+        source=spec.source_display,
+        fail_above=spec.fail_above,
+        warn_above=spec.warn_above,
+        p=spec.p,
+        alpha=spec.alpha,
+    )
+    try:
+        if store is not None:
+            result = recorded_audit(store, spec.source, scan_name=spec.name, secrets=secrets, **kwargs)
+        else:
+            result = audit(spec.source, **kwargs)
+    except QarError as exc:
+        return ScanOutcome(
+            **base,
+            status="error",
+            risk=None,
+            exit_code=int(exc.exit_code),
+            seconds=time.perf_counter() - started,
+            error=mask_secrets(describe_error(exc), secrets),
+        )
+    except Exception as exc:  # noqa: BLE001 - a driver error in one scan must not stop the rest
+        return ScanOutcome(
+            **base,
+            status="error",
+            risk=None,
+            exit_code=int(ExitCode.RUNTIME),
+            seconds=time.perf_counter() - started,
+            error=mask_secrets(describe_error(exc), secrets),
+        )
+    status, code = judge(spec, result.risk)
+    error = None
+    if result.risk is None:
+        error = "no risk: " + ("; ".join(result.warnings) or "the θ values have no tail")
+    return ScanOutcome(
+        **base,
+        status=status,
+        risk=result.risk,
+        exit_code=code,
+        seconds=result.seconds,
+        error=error,
+        rows=result.rows,
+        n_qi=result.n_qi,
+    )
+
+
+def scan_config(
+    config: str | Path | ScanConfig | Mapping[str, Any],
+    *,
+    store: str | None = None,
+    record: bool = True,
+    jobs: int = 2,
+    environ: Mapping[str, str] | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+    on_outcome: Callable[[ScanOutcome], None] | None = None,
+) -> ScanReport:
+    """Run every scan of ``config`` (a ``qar.toml`` path, a parsed dict or a :class:`ScanConfig`).
+
+    Runs are recorded in ``store`` (else the config's ``[store]``, ``$QAR_STORE``,
+    ``qar_results.duckdb``) unless ``record`` is False. One scan failing does not stop the
+    others; KeyboardInterrupt does (that run is recorded as failed).
+    """
+    from qar_sql.compliance.store import Store, ensure_ready
+
+    if isinstance(config, (str, Path)):
+        config = load_config(config, environ=environ)
+    elif not isinstance(config, ScanConfig):
+        config = parse_config(config, environ=environ)
+    st = None
+    if record:
+        st = Store(store or config.store)
+        ensure_ready(st)  # a broken store stops everything before any scan runs
+    started_at = datetime.now(UTC).replace(tzinfo=None)
+    t0 = time.perf_counter()
+    outcomes = []
+    try:
+        for spec in config.scans:
+            tick = (lambda done, total, _n=spec.name: progress(_n, done, total)) if progress else None
+            outcome = _run_one(spec, st, config.secrets, jobs, tick)
+            outcomes.append(outcome)
+            if on_outcome:
+                on_outcome(outcome)
+    finally:
+        if st is not None:
+            st.close()
+    return ScanReport(tuple(outcomes), st.display if st else None, started_at, time.perf_counter() - t0)
+
+
+def combine(config: ScanConfig, extra: Sequence[ScanSpec]) -> ScanConfig:
+    """``config`` with more scans (from a dbt manifest), names still unique."""
+    merged = replace(config, scans=tuple(config.scans) + tuple(extra))
+    check_unique(merged.scans, _where(config.path))
+    return merged
+
+
+# --------------------------------------------------------------------------------------------
+# Reports
+
+
+def _risk(x: float | None) -> str:
+    return "—" if x is None else f"{x:.6g}"
+
+
+def summary_text(report: ScanReport) -> str:
+    head = ("scan", "table", "risk", "warn above", "fail above", "status")
+    rows = [
+        (o.name, o.table or "", _risk(o.risk), _risk(o.warn_above), _risk(o.fail_above), o.status.upper())
+        for o in report.outcomes
+    ]
+    widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    lines = [fmt.format(*head).rstrip(), fmt.format(*("-" * w for w in widths))]
+    lines += [fmt.format(*r).rstrip() for r in rows]
+    lines += [
+        "",
+        f"{len(report.outcomes)} scans: {report.count('ok')} ok, {report.count('warn')} warn, "
+        f"{report.count('fail')} fail, {report.count('error')} error ({report.seconds:.2f} s)"
+        + (f"; recorded in {report.store}" if report.store else ""),
+    ]
+    errors = [o for o in report.outcomes if o.error]
+    if errors:
+        lines += ["", "Errors:"] + [f"  {o.name}: {o.error}" for o in errors]
+    return "\n".join(lines) + "\n"
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def summary_markdown(report: ScanReport) -> str:
+    icon = {"ok": "✅ ok", "warn": "⚠️ warn", "fail": "❌ fail", "error": "💥 error"}
+    lines = [
+        "## QaR compliance scan",
+        "",
+        f"{len(report.outcomes)} scans: {report.count('ok')} ok, {report.count('warn')} warn, "
+        f"{report.count('fail')} fail, {report.count('error')} error.",
+        "",
+        "| scan | table | risk | warn above | fail above | status |",
+        "|---|---|---:|---:|---:|---|",
+    ]
+    for o in report.outcomes:
+        lines.append(
+            f"| {_md(o.name)} | `{_md(o.table or '')}` | {_risk(o.risk)} | {_risk(o.warn_above)} | "
+            f"{_risk(o.fail_above)} | {icon[o.status]} |"
+        )
+    errors = [o for o in report.outcomes if o.error]
+    if errors:
+        lines += ["", "**Errors**", ""] + [f"- **{_md(o.name)}**: {_md(o.error)}" for o in errors]
+    return "\n".join(lines) + "\n"
+
+
+def _xml_text(text: str) -> str:
+    # XML 1.0 cannot carry most control characters, even escaped.
+    return re.sub(r"[\x00-\x08\x0b\x0c\x0e-\x1f]", "?", text)
+
+
+def junit_xml(report: ScanReport) -> str:
+    """JUnit XML: one ``testcase`` per scan; a breached ``fail_above`` is a failure, a scan
+    that produced no risk is an error, a warning passes with a note."""
+    suite_attrs = {
+        "name": "qar scan",
+        "tests": str(len(report.outcomes)),
+        "failures": str(report.count("fail")),
+        "errors": str(report.count("error")),
+        "skipped": "0",
+        "time": f"{report.seconds:.3f}",
+        "timestamp": report.started_at.isoformat(timespec="seconds"),
+    }
+    root = ET.Element("testsuites", {k: suite_attrs[k] for k in ("name", "tests", "failures", "errors", "time")})
+    suite = ET.SubElement(root, "testsuite", suite_attrs)
+    for o in report.outcomes:
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            {
+                "classname": _xml_text(f"qar.{o.source}"),
+                "name": _xml_text(o.name),
+                "time": f"{o.seconds:.3f}",
+            },
+        )
+        props = ET.SubElement(case, "properties")
+        for key, value in (
+            ("table", o.table or ""),
+            ("risk", _risk(o.risk)),
+            ("p", str(o.p)),
+            ("alpha", f"{o.alpha:g}"),
+            ("warn_above", _risk(o.warn_above)),
+            ("fail_above", _risk(o.fail_above)),
+        ):
+            ET.SubElement(props, "property", {"name": key, "value": _xml_text(value)})
+        if o.status == "fail":
+            msg = f"risk {o.risk:.6g} is above fail_above {o.fail_above:g} for table {o.table}"
+            ET.SubElement(case, "failure", {"message": _xml_text(msg), "type": "threshold"}).text = _xml_text(msg)
+        elif o.status == "error":
+            ET.SubElement(case, "error", {"message": _xml_text(o.error or "error"), "type": "scan"}).text = _xml_text(
+                o.error or ""
+            )
+        elif o.status == "warn":
+            ET.SubElement(case, "system-out").text = f"warning: risk {o.risk:.6g} is above warn_above {o.warn_above:g}"
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def report_dict(report: ScanReport) -> dict[str, Any]:
+    from qar_sql.output.formats import _num
+
+    return {
+        "store": report.store,
+        "started_at": report.started_at.isoformat(),
+        "seconds": report.seconds,
+        "exit_code": report.exit_code,
+        "scans": [
+            {
+                "name": o.name,
+                "table": o.table,
+                "source": o.source,
+                "status": o.status,
+                "risk": _num(o.risk),
+                "warn_above": o.warn_above,
+                "fail_above": o.fail_above,
+                "p": o.p,
+                "alpha": o.alpha,
+                "rows": o.rows,
+                "n_qi": o.n_qi,
+                "seconds": o.seconds,
+                "error": o.error,
+                "exit_code": o.exit_code,
+            }
+            for o in report.outcomes
+        ],
+    }

@@ -1,0 +1,760 @@
+"""The results store: apply the migrations in ``migrations/`` and record audit runs.
+
+A store is a DuckDB file (default ``qar_results.duckdb``; opened read-write, and only for the
+moment of each write, so scans in other processes can share it) or a PostgreSQL URL reached
+through SQLAlchemy. It may be a different database from the one audited.
+
+Migrations are ``NNNN_slug.sql`` files (a ``NNNN_slug.<dialect>.sql`` sibling wins for that
+engine), applied in version order, each with its tracking row in one transaction. The tracking
+table keeps every applied file's SHA-256: an applied migration whose file later changed stops
+every store command, loudly.
+
+A run is recorded in two steps so that it can never look complete when it is not: a
+``running`` row is committed before the audit starts; the per-QI results, the fit and the
+``complete`` status are committed together in one transaction afterwards. Any interruption
+(Ctrl-C, a lost connection, an error) marks the row ``failed``; a process killed outright leaves
+it ``running``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import json
+import math
+import os
+import re
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from qar_sql.engines.render import migrations_dir
+from qar_sql.engines.source import DUCKDB_SUFFIXES, is_url, mask_url
+from qar_sql.errors import DatabaseError, QarError, UsageError
+from qar_sql.results import AuditResult
+from qar_sql.version import __version__
+
+DEFAULT_STORE = "qar_results.duckdb"
+STORE_ENV = "QAR_STORE"
+HASH_SECRET_ENV = "QAR_HASH_SECRET"
+TRACKING = "qar_schema_migrations"
+#: Key of the PostgreSQL advisory lock that serialises concurrent ``qar migrate`` runs.
+_PG_LOCK = 724_011_355
+_FILE = re.compile(r"^(\d{4})_([a-z0-9_]+?)(?:\.([a-z0-9_]+))?\.sql$")
+#: How long a writer waits for a DuckDB store file that another process holds.
+DUCKDB_LOCK_WAIT = 15.0
+
+
+class MigrationError(DatabaseError):
+    """The store's migrations disagree with the migration files (edited, unknown, pending)."""
+
+
+# --------------------------------------------------------------------------------------------
+# Migration files
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One migration file chosen for a dialect."""
+
+    version: str  # "0001"
+    name: str  # "0001_runs"
+    path: Path
+    checksum: str  # SHA-256 of the file's bytes
+
+    def statements(self) -> list[str]:
+        """The statements, split at ``;`` ending a line (comment lines dropped)."""
+        text = self.path.read_text(encoding="utf-8")
+        lines = [ln for ln in text.splitlines() if not ln.lstrip().startswith("--")]
+        parts = re.split(r";[ \t]*(?:--[^\n]*)?$", "\n".join(lines), flags=re.MULTILINE)
+        return [p.strip() for p in parts if p.strip()]
+
+
+def discover(dialect: str, folder: Path | None = None) -> list[Migration]:
+    """The migrations for ``dialect`` in version order (a dialect sibling replaces the default)."""
+    folder = Path(folder) if folder is not None else migrations_dir()
+    chosen: dict[str, tuple[str, Path, bool]] = {}
+    for path in sorted(folder.glob("*.sql")):
+        m = _FILE.match(path.name)
+        if not m:
+            raise MigrationError(
+                f"migration file {path.name!r} is not named NNNN_slug.sql or NNNN_slug.<dialect>.sql; rename it"
+            )
+        version, slug, file_dialect = m.groups()
+        if file_dialect is not None and file_dialect != dialect:
+            continue
+        name = f"{version}_{slug}"
+        if version in chosen and chosen[version][0] != name:
+            raise MigrationError(
+                f"migrations {chosen[version][0]!r} and {name!r} share version {version}; "
+                "give each migration its own number"
+            )
+        if version in chosen and chosen[version][2] and file_dialect is None:
+            continue  # the dialect sibling already won
+        chosen[version] = (name, path, file_dialect is not None)
+    out = []
+    for version in sorted(chosen):
+        name, path, _ = chosen[version]
+        out.append(Migration(version, name, path, hashlib.sha256(path.read_bytes()).hexdigest()))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Connections
+
+
+def resolve_store(url: str | None) -> str:
+    """The store URL: as given, else ``$QAR_STORE``, else ``qar_results.duckdb``."""
+    return url or os.environ.get(STORE_ENV) or DEFAULT_STORE
+
+
+def _duckdb_path(url: str) -> str | None:
+    if url.startswith("duckdb:///"):
+        return url[len("duckdb:///") :]
+    if not is_url(url):
+        if not url.lower().endswith(DUCKDB_SUFFIXES):
+            raise UsageError(
+                f"store {url!r} is neither a DuckDB file (.duckdb) nor a database URL; "
+                f"use e.g. {DEFAULT_STORE} or postgresql+psycopg://host/db"
+            )
+        return url
+    return None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+class _Tx:
+    """One transaction on a store: ``execute`` takes SQL with ``:name`` parameters."""
+
+    dialect: str
+
+    def execute(self, sql: str, params: dict | None = None) -> list[tuple]:  # pragma: no cover
+        raise NotImplementedError
+
+    def insert(self, table: str, columns: Sequence[str], rows: Sequence[tuple]) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    def execute_ddl(self, sql: str) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    def lock(self) -> None:
+        """Serialise migrators (PostgreSQL); a DuckDB file has one writer at a time anyway."""
+
+    def has_table(self, name: str) -> bool:
+        rows = self.execute(
+            "select count(*) from information_schema.tables "
+            "where table_schema = current_schema() and table_name = :name",
+            {"name": name},
+        )
+        return bool(rows[0][0])
+
+
+class _DuckTx(_Tx):
+    dialect = "duckdb"
+
+    def __init__(self, con):
+        self.con = con
+
+    def execute(self, sql, params=None):
+        sql = re.sub(r"(?<![:\w]):(\w+)", r"$\1", sql)
+        return self.con.execute(sql, params or {}).fetchall()
+
+    def execute_ddl(self, sql):
+        self.con.execute(sql)
+
+    def insert(self, table, columns, rows):
+        # Multi-row VALUES in chunks: DuckDB's executemany costs a round trip per row.
+        cols = ", ".join(columns)
+        one = "(" + ", ".join(["?"] * len(columns)) + ")"
+        for i in range(0, len(rows), 500):
+            chunk = rows[i : i + 500]
+            flat = [v for row in chunk for v in row]
+            self.con.execute(f"insert into {table} ({cols}) values {', '.join([one] * len(chunk))}", flat)
+
+
+class _SATx(_Tx):
+    def __init__(self, conn, dialect):
+        import sqlalchemy as sa
+
+        self.sa = sa
+        self.conn = conn
+        self.dialect = dialect
+
+    def execute(self, sql, params=None):
+        result = self.conn.execute(self.sa.text(sql), params or {})
+        return [tuple(r) for r in result.fetchall()] if result.returns_rows else []
+
+    def execute_ddl(self, sql):
+        self.conn.exec_driver_sql(sql)
+
+    def insert(self, table, columns, rows):
+        if not rows:
+            return
+        sql = f"insert into {table} ({', '.join(columns)}) values ({', '.join(':' + c for c in columns)})"
+        self.conn.execute(self.sa.text(sql), [dict(zip(columns, r)) for r in rows])
+
+    def lock(self):
+        if self.dialect == "postgresql":
+            self.conn.exec_driver_sql(f"select pg_advisory_xact_lock({_PG_LOCK})")
+
+
+class Store:
+    """A results store. Each :meth:`transaction` opens its own connection and closes it."""
+
+    def __init__(self, url: str | None = None):
+        self.url = resolve_store(url)
+        self.display = mask_url(self.url)
+        self.path = _duckdb_path(self.url)
+        self.engine = None
+        self._con = None  # the DuckDB connection, held between release() calls
+        self._con_ro = False
+        if self.path is not None:
+            self.dialect = "duckdb"
+        else:
+            import sqlalchemy as sa
+
+            self._sa = sa
+            try:
+                self.engine = sa.create_engine(self.url, poolclass=sa.pool.NullPool)
+            except ModuleNotFoundError as exc:
+                raise UsageError(
+                    f"the database driver for store {self.display} is not installed ({exc.name}); "
+                    "install it, e.g. pip install 'qar-sql[postgres]'"
+                ) from exc
+            except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError) as exc:
+                raise UsageError(
+                    f"cannot use store URL {self.display}: {_first_line(exc)}; write it as "
+                    "dialect+driver://user:password@host/database or name a .duckdb file"
+                ) from exc
+            self.dialect = self.engine.dialect.name
+
+    def exists(self) -> bool:
+        return self.path is None or Path(self.path).exists()
+
+    @contextlib.contextmanager
+    def transaction(self, *, read_only: bool = False) -> Iterator[_Tx]:
+        """A transaction that commits when the block ends and rolls back on any exception
+        (KeyboardInterrupt included)."""
+        if self.path is not None:
+            with self._duck(read_only) as con:
+                con.execute("begin transaction")
+                try:
+                    yield _DuckTx(con)
+                except BaseException:
+                    con.execute("rollback")
+                    raise
+                con.execute("commit")
+            return
+        sa = self._sa
+        try:
+            conn = self.engine.connect()
+        except sa.exc.DBAPIError as exc:
+            raise DatabaseError(f"cannot connect to store {self.display}: {_first_line(exc.orig or exc)}") from exc
+        try:
+            with conn.begin():
+                if read_only and self.dialect == "postgresql":
+                    conn.exec_driver_sql("set transaction read only")
+                try:
+                    yield _SATx(conn, self.dialect)
+                except sa.exc.DBAPIError as exc:
+                    raise DatabaseError(
+                        f"store {self.display} failed a statement: {_first_line(exc.orig or exc)}"
+                    ) from exc
+        except sa.exc.DBAPIError as exc:  # the commit itself failed (e.g. connection lost)
+            raise DatabaseError(f"store {self.display} failed to commit: {_first_line(exc.orig or exc)}") from exc
+        finally:
+            conn.close()
+
+    @contextlib.contextmanager
+    def _duck(self, read_only: bool):
+        """The DuckDB connection, opened on first use and kept until :meth:`release`."""
+        import duckdb
+
+        if self._con is not None and self._con_ro and not read_only:
+            self.release()
+        if self._con is None:
+            self._con = self._open_duck(read_only)
+            self._con_ro = read_only
+        try:
+            yield self._con
+        except duckdb.Error as exc:
+            raise DatabaseError(f"store {self.path!r} failed a statement: {_first_line(exc)}") from exc
+
+    def _open_duck(self, read_only: bool):
+        import duckdb
+
+        deadline = time.monotonic() + DUCKDB_LOCK_WAIT
+        while True:
+            try:
+                return duckdb.connect(self.path, read_only=read_only)
+            except duckdb.IOException as exc:
+                # Another process holds the file: writes are short, so wait for our turn.
+                if "lock" in str(exc).lower() and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                    continue
+                raise DatabaseError(f"cannot open store {self.path!r}: {_first_line(exc)}") from exc
+            except duckdb.Error as exc:
+                raise DatabaseError(f"cannot open store {self.path!r}: {_first_line(exc)}") from exc
+
+    def release(self) -> None:
+        """Close the DuckDB file so other processes can write to it (e.g. during a long audit)."""
+        if self._con is not None:
+            try:
+                self._con.close()
+            finally:
+                self._con = None
+
+    def close(self) -> None:
+        self.release()
+        if self.engine is not None:
+            self.engine.dispose()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def open_store(store: str | Store | None) -> Store:
+    return store if isinstance(store, Store) else Store(store)
+
+
+@contextlib.contextmanager
+def using(store: str | Store | None) -> Iterator[Store]:
+    """A store for one operation: closed afterwards if made here, else only released."""
+    st = open_store(store)
+    try:
+        yield st
+    finally:
+        st.release() if st is store else st.close()
+
+
+# --------------------------------------------------------------------------------------------
+# Migrating
+
+
+@dataclass(frozen=True)
+class MigrationState:
+    """One migration as the store sees it: ``applied``, ``pending``, ``changed`` (applied, but
+    the file differs now) or ``unknown`` (applied by a newer qar-sql; no such file here)."""
+
+    version: str
+    name: str
+    state: str
+    checksum: str | None
+    applied_at: datetime | None
+
+
+@dataclass(frozen=True)
+class MigrateResult:
+    store: str  # masked
+    dialect: str
+    applied: tuple[str, ...]  # names applied by this call
+    migrations: tuple[MigrationState, ...]  # the state afterwards
+
+    @property
+    def pending(self) -> tuple[str, ...]:
+        return tuple(m.name for m in self.migrations if m.state == "pending")
+
+
+_TRACKING_DDL = (
+    f"create table if not exists {TRACKING} ("
+    "version text primary key, name text not null, checksum text not null, "
+    "applied_at timestamp not null, qar_version text not null)"
+)
+
+
+def _applied(tx: _Tx) -> dict[str, tuple[str, str, datetime]]:
+    if not tx.has_table(TRACKING):
+        return {}
+    rows = tx.execute(f"select version, name, checksum, applied_at from {TRACKING} order by version")
+    return {v: (n, c, a) for v, n, c, a in rows}
+
+
+def _states(files: list[Migration], applied: dict) -> list[MigrationState]:
+    out = []
+    by_version = {m.version: m for m in files}
+    for version in sorted(set(by_version) | set(applied)):
+        m = by_version.get(version)
+        if version not in applied:
+            out.append(MigrationState(version, m.name, "pending", m.checksum, None))
+            continue
+        name, checksum, at = applied[version]
+        if m is None:
+            state = "unknown"
+        elif m.checksum != checksum or m.name != name:
+            state = "changed"
+        else:
+            state = "applied"
+        out.append(MigrationState(version, name, state, checksum, at))
+    return out
+
+
+def _guard(states: list[MigrationState], store: Store) -> None:
+    """Stop on an applied migration whose file changed, or one this qar-sql does not know."""
+    for s in states:
+        if s.state == "changed":
+            raise MigrationError(
+                f"migration {s.name} was applied to store {store.display} but its file has "
+                "changed since (checksum differs); restore the original file and put the change "
+                "in a new migration"
+            )
+        if s.state == "unknown":
+            raise MigrationError(
+                f"store {store.display} has migration {s.name}, which this qar-sql "
+                f"{__version__} does not know; upgrade qar-sql"
+            )
+
+
+def status(store: str | Store | None = None, *, folder: Path | None = None) -> MigrateResult:
+    """The migrations and their state, without writing anything (``qar migrate --status``)."""
+    with using(store) as st:
+        files = discover(st.dialect, folder)
+        if not st.exists():
+            applied = {}
+        else:
+            with st.transaction(read_only=True) as tx:
+                applied = _applied(tx)
+        return MigrateResult(st.display, st.dialect, (), tuple(_states(files, applied)))
+
+
+def migrate(store: str | Store | None = None, *, to: str | None = None, folder: Path | None = None) -> MigrateResult:
+    """Apply the pending migrations (up to version ``to``), each with its tracking row in one
+    transaction. Safe to run from several processes at once on PostgreSQL."""
+    with using(store) as st:
+        files = discover(st.dialect, folder)
+        if to is not None:
+            to = str(to).split("_", 1)[0]
+            if to not in {m.version for m in files}:
+                known = ", ".join(m.name for m in files) or "none"
+                raise UsageError(f"--to {to!r} is not a migration version; choose one of: {known}")
+            files = [m for m in files if m.version <= to]
+        with st.transaction() as tx:
+            tx.lock()
+            tx.execute_ddl(_TRACKING_DDL)
+        done = []
+        for m in files:
+            with st.transaction() as tx:
+                tx.lock()  # held until commit: a concurrent migrator waits, then sees it applied
+                applied = _applied(tx)
+                _guard(_states(files, applied), st)
+                if m.version in applied:
+                    continue
+                for sql in m.statements():
+                    tx.execute_ddl(sql)
+                tx.execute(
+                    f"insert into {TRACKING} (version, name, checksum, applied_at, qar_version) "
+                    "values (:version, :name, :checksum, :at, :qv)",
+                    {"version": m.version, "name": m.name, "checksum": m.checksum, "at": _now(), "qv": __version__},
+                )
+            done.append(m.name)
+        with st.transaction(read_only=True) as tx:
+            states = _states(discover(st.dialect, folder), _applied(tx))
+        return MigrateResult(st.display, st.dialect, tuple(done), tuple(states))
+
+
+def ensure_ready(store: Store) -> None:
+    """Before writing a run: a brand-new store is migrated on the spot; an existing one must be
+    fully migrated (``qar migrate``) and unchanged."""
+    files = discover(store.dialect)
+    if store.exists():
+        with store.transaction() as tx:  # read-write: the run's first write reuses the connection
+            applied = _applied(tx)
+    else:
+        applied = {}
+    if not applied:
+        migrate(store)
+        return
+    states = _states(files, applied)
+    _guard(states, store)
+    pending = [s.name for s in states if s.state == "pending"]
+    if pending:
+        raise MigrationError(
+            f"store {store.display} needs migration {', '.join(pending)}; run: qar migrate --store {store.display}"
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# Recording runs
+
+
+def _now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def _finite(x: float | None) -> float | None:
+    return None if x is None or not math.isfinite(x) else float(x)
+
+
+def mask_secrets(text: str, secrets: Sequence[str] = ()) -> str:
+    """``text`` with every secret value replaced by ``***`` (URLs' passwords are masked by
+    :func:`qar_sql.engines.source.mask_url` before they get here)."""
+    for s in sorted((s for s in secrets if s and len(s) >= 3), key=len, reverse=True):
+        text = text.replace(s, "***")
+    return text
+
+
+def hash_key(key: Any, secret: str | None = None) -> str:
+    """HMAC-SHA256 of the key's text under ``secret`` (``$QAR_HASH_SECRET``), in hex. Without a
+    secret it is a plain SHA-256: fine to de-duplicate, but guessable for small key spaces."""
+    secret = secret if secret is not None else os.environ.get(HASH_SECRET_ENV, "")
+    return hmac.new(secret.encode(), str(key).encode(), hashlib.sha256).hexdigest()
+
+
+def start_run(
+    store: Store,
+    *,
+    source: str | None,
+    table: str | None,
+    columns: Sequence[str] | None,
+    parameters: dict,
+    scan_name: str | None = None,
+) -> str:
+    """Commit a ``running`` row and return its run id."""
+    run_id = str(uuid.uuid4())
+    with store.transaction() as tx:
+        tx.execute(
+            "insert into qar_runs (run_id, started_at, scan_name, source, table_name, columns, "
+            "parameters, qar_version, status) values (:id, :at, :scan, :source, :table, :columns, "
+            ":params, :qv, 'running')",
+            {
+                "id": run_id,
+                "at": _now(),
+                "scan": scan_name,
+                "source": mask_url(source) if source else "",
+                "table": table,
+                "columns": json.dumps(list(columns)) if columns else None,
+                "params": json.dumps(parameters, sort_keys=True),
+                "qv": __version__,
+            },
+        )
+    return run_id
+
+
+def complete_run(
+    store: Store,
+    run_id: str,
+    result: AuditResult,
+    *,
+    seconds: float | None = None,
+    top_records: Sequence[tuple[Any, float]] | None = None,
+    hash_keys: bool = False,
+) -> None:
+    """Write the results, the fit and the ``complete`` status in one transaction."""
+    f = result.fit
+    qi_rows = [
+        (run_id, q.index, json.dumps(list(q.columns)), q.distinct, q.singletons, float(q.theta), q.min_class_size)
+        for q in result.qis
+    ]
+    with store.transaction() as tx:
+        # The run row first: DuckDB refuses to update a row that rows inserted earlier in
+        # the same transaction reference (its foreign keys are checked eagerly).
+        updated = tx.execute(
+            "update qar_runs set status = 'complete', finished_at = :at, duration_seconds = :secs, "
+            "source = :source, table_name = :table, columns = :columns, engine = :engine, "
+            "engine_version = :ev, row_count = :rows, n_qi = :nqi, risk = :risk, warnings = :warn "
+            "where run_id = :id and status = 'running' returning run_id",
+            {
+                "at": _now(),
+                "secs": seconds if seconds is not None else result.seconds,
+                "source": mask_url(result.source),
+                "table": result.table,
+                "columns": json.dumps(list(result.columns)),
+                "engine": result.engine,
+                "ev": result.engine_version,
+                "rows": result.rows,
+                "nqi": result.n_qi,
+                "risk": _finite(result.risk),
+                "warn": json.dumps(list(result.warnings)),
+                "id": run_id,
+            },
+        )
+        if not updated:
+            raise DatabaseError(f"run {run_id} is no longer 'running' in store {store.display}; it was not recorded")
+        tx.insert(
+            "qar_qi_results",
+            ("run_id", "qi_index", "columns", "distinct_count", "singletons", "theta", "min_class_size"),
+            qi_rows,
+        )
+        if f is not None:
+            tx.insert(
+                "qar_fits",
+                ("run_id", "u", "xi", "beta", "n_exceedances", "risk", "n_qi", "n_clipped"),
+                [(run_id, f.u, f.xi, f.beta, f.n_exceedances, f.risk, f.n_qi, f.n_clipped)],
+            )
+        if top_records:
+            tx.insert(
+                "qar_top_records",
+                ("run_id", "rank", "record_key", "key_hashed", "contribution"),
+                [
+                    (run_id, i + 1, hash_key(k) if hash_keys else str(k), bool(hash_keys), float(c))
+                    for i, (k, c) in enumerate(top_records)
+                ],
+            )
+
+
+def fail_run(store: Store, run_id: str, error: str, *, seconds: float | None = None) -> None:
+    with store.transaction() as tx:
+        tx.execute(
+            "update qar_runs set status = 'failed', finished_at = :at, duration_seconds = :secs, "
+            "error = :error where run_id = :id and status = 'running'",
+            {"at": _now(), "secs": seconds, "error": error[:2000], "id": run_id},
+        )
+
+
+def describe_error(exc: BaseException) -> str:
+    """One line for the ``error`` column."""
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted"
+    if isinstance(exc, QarError):
+        return str(exc)
+    return f"{type(exc).__name__}: {_first_line(exc)}"
+
+
+def _fail_quietly(store: Store, run_id: str, exc: BaseException, started: float, secrets) -> None:
+    """Mark the run failed; if even that is impossible (store gone) it stays 'running', which
+    is never mistaken for complete."""
+    try:
+        fail_run(store, run_id, mask_secrets(describe_error(exc), secrets), seconds=time.perf_counter() - started)
+    except BaseException:  # noqa: BLE001 - the original exception is what the caller must see
+        pass
+
+
+def recorded_audit(
+    store: str | Store | None,
+    source: str | None = None,
+    *,
+    scan_name: str | None = None,
+    secrets: Sequence[str] = (),
+    top_records=None,
+    hash_keys: bool = False,
+    **audit_kwargs,
+) -> AuditResult:
+    """:func:`qar_sql.measures.audit` with the run recorded in ``store``: a ``running`` row first, then
+    results and ``complete`` in one transaction; ``failed`` on any exception, which is re-raised."""
+    st = open_store(store)
+    try:
+        return _recorded(st, source, scan_name, secrets, top_records, hash_keys, audit_kwargs)
+    finally:
+        st.release() if st is store else st.close()
+
+
+def _recorded(st, source, scan_name, secrets, top_records, hash_keys, audit_kwargs) -> AuditResult:
+    from qar_sql.engines.source import resolve_source
+    from qar_sql.measures.audit import audit as _audit
+
+    ensure_ready(st)
+    started = time.perf_counter()
+    parameters = {
+        k: audit_kwargs.get(k, d) for k, d in (("p", 3), ("alpha", 0.01), ("pi_u", 0.05), ("pwm", "plotting"), ("k", 5))
+    }
+    run_id = start_run(
+        st,
+        source=mask_secrets(mask_url(resolve_source(source)), secrets),
+        table=audit_kwargs.get("table"),
+        columns=audit_kwargs.get("columns"),
+        parameters=parameters,
+        scan_name=scan_name,
+    )
+    st.release()  # a DuckDB store file stays free for other processes during the audit
+    try:
+        runner = audit_kwargs.pop("runner", None)
+        if runner is not None:  # record-level commands: (AuditResult, [(key, contribution)])
+            result, top_records = runner()
+        else:
+            result = _audit(source, **audit_kwargs)
+        complete_run(
+            st,
+            run_id,
+            result,
+            seconds=time.perf_counter() - started,
+            top_records=top_records(result) if callable(top_records) else top_records,
+            hash_keys=hash_keys,
+        )
+    except BaseException as exc:
+        _fail_quietly(st, run_id, exc, started, secrets)
+        raise
+    return result
+
+
+# --------------------------------------------------------------------------------------------
+# Reading runs (history and tests)
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """One row of ``qar_runs``."""
+
+    run_id: str
+    started_at: datetime
+    finished_at: datetime | None
+    scan_name: str | None
+    source: str
+    table: str | None
+    columns: tuple[str, ...]
+    parameters: dict
+    engine: str | None
+    engine_version: str | None
+    qar_version: str
+    status: str
+    error: str | None
+    seconds: float | None
+    rows: int | None
+    n_qi: int | None
+    risk: float | None
+
+
+def _run_rows(st: Store, table: str | None) -> list[tuple]:
+    if not st.exists():
+        return []
+    where, params = "", {}
+    if table is not None:
+        where, params = "where table_name = :table", {"table": table}
+    with st.transaction(read_only=True) as tx:
+        if not tx.has_table("qar_runs"):
+            return []
+        return tx.execute(
+            "select run_id, started_at, finished_at, scan_name, source, table_name, columns, "
+            "parameters, engine, engine_version, qar_version, status, error, duration_seconds, "
+            f"row_count, n_qi, risk from qar_runs {where} order by started_at, run_id",
+            params,
+        )
+
+
+def runs(store: str | Store | None = None, *, table: str | None = None) -> list[StoredRun]:
+    """Every run, oldest first (read-only)."""
+    with using(store) as st:
+        rows = _run_rows(st, table)
+    out = []
+    for r in rows:
+        out.append(
+            StoredRun(
+                run_id=r[0],
+                started_at=r[1],
+                finished_at=r[2],
+                scan_name=r[3],
+                source=r[4],
+                table=r[5],
+                columns=tuple(json.loads(r[6])) if r[6] else (),
+                parameters=json.loads(r[7]),
+                engine=r[8],
+                engine_version=r[9],
+                qar_version=r[10],
+                status=r[11],
+                error=r[12],
+                seconds=r[13],
+                rows=None if r[14] is None else int(r[14]),
+                n_qi=None if r[15] is None else int(r[15]),
+                risk=r[16],
+            )
+        )
+    return out

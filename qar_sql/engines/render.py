@@ -1,0 +1,54 @@
+"""Render SQL from the Jinja templates, dialect first.
+
+``render("class_sizes.sql", dialect, ...)`` uses ``templates/<dialect>/class_sizes.sql`` when it
+exists and ``templates/default/class_sizes.sql`` otherwise (dbt's dispatch order). Undefined
+template variables are errors, never empty strings.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import jinja2
+
+from qar_sql.engines.dialects import Dialect
+
+
+def _find(folder: str) -> Path:
+    """A data folder: inside the installed package, or at the top of a source checkout."""
+    package = Path(__file__).resolve().parents[1]  # qar_sql/
+    for candidate in (package / folder, package.parent / folder):
+        if candidate.is_dir():
+            return candidate
+    raise RuntimeError(f"qar-sql is installed without its {folder}/ folder; reinstall it")
+
+
+def templates_dir() -> Path:
+    return _find("templates")
+
+
+def migrations_dir() -> Path:
+    return _find("migrations")
+
+
+@functools.lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir())),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=False,
+        autoescape=False,
+    )
+    return env
+
+
+def render(template_name: str, dialect: Dialect, **context) -> str:
+    env = environment()
+    template = env.select_template([f"{dialect.name}/{template_name}", f"default/{template_name}"])
+    sql = template.render(dialect=dialect, q=dialect.quote, **context)
+    # Collapse the blank lines Jinja leaves behind, so printed SQL reads well.
+    lines = [line.rstrip() for line in sql.splitlines()]
+    return "\n".join(line for line in lines if line.strip()) + "\n"

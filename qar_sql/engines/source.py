@@ -1,0 +1,502 @@
+"""Sources: turn what the user named (a file, a DuckDB file, a SQLAlchemy URL) into a database
+connection, a dialect and a quoted relation to read from.
+
+Files are read in place by an in-memory DuckDB; DuckDB database files are opened read-only;
+every other engine goes through SQLAlchemy inside a read-only transaction. Nothing here ever
+writes to the audited database.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import threading
+import warnings
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from qar_sql.engines.dialects import Dialect, get_dialect
+from qar_sql.errors import ColumnError, DatabaseError, DataError, QarError, SourceNotFound, UsageError
+
+URL_ENV = "QAR_DATABASE_URL"
+
+CSV_SUFFIXES = (".csv", ".tsv", ".txt", ".csv.gz", ".tsv.gz", ".csv.zst")
+PARQUET_SUFFIXES = (".parquet", ".pq")
+DUCKDB_SUFFIXES = (".duckdb", ".ddb", ".db")
+
+
+def mask_url(url: str) -> str:
+    """The URL with any password replaced by ``***`` (safe to print or store)."""
+    if "://" not in url:
+        return url
+    try:
+        from sqlalchemy.engine import make_url
+
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:
+        return re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", url)
+
+
+def is_url(source: str) -> bool:
+    return "://" in source
+
+
+@dataclass(frozen=True)
+class Relation:
+    """What the scan reads: SQL text for the FROM clause (already quoted) and its columns."""
+
+    sql: str
+    display: str
+    columns: tuple[str, ...]
+    kind: str  # "csv", "parquet", "table"
+    #: SQL for the file order of rows (files only): the default record identity.
+    row_order: str | None = None
+
+
+class Database:
+    """A connection to one engine. ``query`` runs one statement; ``query_many`` runs
+    independent read statements, concurrently where the engine benefits."""
+
+    dialect: Dialect
+    engine_name: str
+    engine_version: str
+
+    def query(self, sql: str, params: dict | None = None) -> list[tuple]:  # pragma: no cover
+        raise NotImplementedError
+
+    def recover(self) -> None:
+        """Make the connection usable again after a failed statement (engines that abort the
+        transaction on an error override this)."""
+
+    def drop_temp_tables(self, names) -> None:
+        """Drop session temp tables by (unquoted) name, if they exist; cleanup never raises,
+        so it cannot hide the error that interrupted the work."""
+        for name in names:
+            try:
+                self.query(f"drop table if exists {self.dialect.quote(name)}")
+            except QarError:
+                pass
+
+    def query_many(
+        self, statements: Sequence[str], *, jobs: int = 1, on_done: Callable[[], None] | None = None
+    ) -> list[list[tuple]]:
+        results = []
+        for sql in statements:
+            results.append(self.query(sql))
+            if on_done:
+                on_done()
+        return results
+
+    def close(self) -> None:  # pragma: no cover - interface
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class DuckDBDatabase(Database):
+    """Embedded DuckDB: in memory for files, read-only for database files."""
+
+    def __init__(self, path: str | None = None, *, threads: int | None = None):
+        import duckdb
+
+        self._duckdb = duckdb
+        try:
+            if path is None:
+                self.con = duckdb.connect(":memory:")
+            else:
+                self.con = duckdb.connect(path, read_only=True)
+        except duckdb.Error as exc:
+            raise DatabaseError(f"cannot open DuckDB database {path!r}: {_first_line(exc)}") from exc
+        # DuckDB draws its own progress bar on stdout; ours goes to stderr.
+        self.con.execute("set enable_progress_bar = false")
+        # The scan's GROUP BYs are over small integer codes whose ranges DuckDB knows from the
+        # temp table's statistics; up to 2^20 key slots it then counts with a direct-index
+        # ("perfect") hash table instead of a general one (default limit 2^12).
+        self.con.execute("set perfect_ht_threshold = 20")
+        if threads:
+            self.con.execute(f"set threads = {int(threads)}")
+        self.dialect = get_dialect("duckdb")
+        self.engine_name = "duckdb"
+        self.engine_version = duckdb.__version__
+        self._lock = threading.Lock()
+
+    def query(self, sql: str, params: dict | None = None) -> list[tuple]:
+        with self._lock:
+            try:
+                return self.con.execute(sql, params).fetchall() if params else self.con.execute(sql).fetchall()
+            except self._duckdb.Error as exc:
+                raise DatabaseError(f"DuckDB failed: {_first_line(exc)}") from exc
+
+    def query_arrays(self, sql: str) -> dict:
+        """A result as numpy columns (DuckDB's native fetch: no Python objects per row)."""
+        with self._lock:
+            try:
+                return self.con.execute(sql).fetchnumpy()
+            except self._duckdb.Error as exc:
+                raise DatabaseError(f"DuckDB failed: {_first_line(exc)}") from exc
+
+    def close(self) -> None:
+        self.con.close()
+
+
+class SQLAlchemyDatabase(Database):
+    """Any SQLAlchemy engine; every connection runs in a read-only transaction where the
+    dialect has one, so an audit works for a role with SELECT privilege only."""
+
+    def __init__(self, url: str):
+        import sqlalchemy as sa
+
+        self._sa = sa
+        self.masked_url = mask_url(url)
+        try:
+            self.engine = sa.create_engine(url, poolclass=sa.pool.NullPool)
+        except ModuleNotFoundError as exc:
+            extra = "postgres" if url.startswith("postgres") else None
+            hint = f" Install it with: pip install 'qar-sql[{extra}]'." if extra else ""
+            raise UsageError(f"the database driver for {self.masked_url} is not installed ({exc.name}).{hint}") from exc
+        except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError) as exc:
+            raise UsageError(
+                f"cannot use database URL {self.masked_url}: {_first_line(exc)}; "
+                "write it as dialect+driver://user:password@host/database"
+            ) from exc
+        self.dialect = get_dialect(self.engine.dialect.name)
+        self.engine_name = self.engine.dialect.name
+        self._conns: list = []
+        self._idle: list = []
+        self._lock = threading.Lock()
+        self._snapshot: str | None = None
+        self._main = self._connect(main=True)
+        version = self.engine.dialect.server_version_info or ()
+        self.engine_version = ".".join(str(v) for v in version)
+
+    def _connect(self, main: bool = False):
+        sa = self._sa
+        try:
+            conn = self.engine.connect()
+            try:
+                self._begin(conn, None if main else self._snapshot)
+            except sa.exc.DBAPIError:
+                if main or not self._snapshot:
+                    raise
+                # The main transaction ended (a failed statement aborts it), taking its
+                # snapshot along: read a snapshot of this connection's own; a table changing
+                # mid-scan is then still detected.
+                conn.rollback()
+                self._begin(conn)
+            if main:
+                self._snapshot = self._export_snapshot(conn)
+        except sa.exc.DBAPIError as exc:
+            raise DatabaseError(f"cannot connect to {self.masked_url}: {_first_line(exc.orig or exc)}") from exc
+        self._conns.append(conn)
+        return conn
+
+    def _export_snapshot(self, conn) -> str | None:
+        """The main transaction's snapshot id, or None where the server cannot export one
+        (then each connection reads its own snapshot, and a table changing mid-scan is
+        detected — the QIs disagree on L — instead of prevented)."""
+        if not self.dialect.snapshot_export_sql:
+            return None
+        try:  # (not in a savepoint: PostgreSQL exports no snapshot from a subtransaction)
+            return str(conn.exec_driver_sql(self.dialect.snapshot_export_sql).scalar())
+        except self._sa.exc.DBAPIError:
+            conn.rollback()  # the failure aborted the transaction: begin a fresh one
+            self._begin(conn)
+            return None
+
+    def _begin(self, conn, snapshot: str | None = None) -> None:
+        """Start the connection's read-only transaction: isolation, the shared snapshot (before
+        any query, as PostgreSQL requires), then the session settings."""
+        d = self.dialect
+        if d.read_only_sql:
+            conn.exec_driver_sql(d.read_only_sql)
+        if snapshot:
+            conn.exec_driver_sql(d.snapshot_import_sql.format(snapshot=d.literal(snapshot)))
+        for sql in d.session_sql:
+            conn.exec_driver_sql(sql)
+
+    def recover(self) -> None:
+        """After a failed statement (PostgreSQL aborts the transaction), start a fresh
+        read-only transaction on the main connection, e.g. to explain the failure."""
+        self._main.rollback()
+        self._begin(self._main)
+        self._snapshot = self._export_snapshot(self._main)
+
+    def query(self, sql: str, params: dict | None = None) -> list[tuple]:
+        sa = self._sa
+        # Worker threads borrow an idle connection (each in its own read-only transaction);
+        # the caller's thread uses the main one.
+        main = threading.current_thread() is threading.main_thread()
+        conn = self._main if main else self._borrow()
+        try:
+            # no_parameters: without params the driver gets the SQL alone, so a '%' in a quoted
+            # name is not taken for a placeholder (psycopg fails on a column named "50%").
+            result = (
+                conn.exec_driver_sql(sql, params)
+                if params
+                else conn.exec_driver_sql(sql, execution_options={"no_parameters": True})
+            )
+            return [tuple(r) for r in result.fetchall()]
+        except sa.exc.DBAPIError as exc:
+            raise DatabaseError(f"{self.engine_name} failed a statement: {_first_line(exc.orig or exc)}") from exc
+        finally:
+            if not main:
+                self._idle.append(conn)
+
+    def stream(self, sql: str, chunk: int):
+        """Rows in chunks from a server-side cursor (no L-row list in memory at once)."""
+        sa = self._sa
+        try:
+            result = self._main.exec_driver_sql(sql, execution_options={"stream_results": True})
+            while rows := result.fetchmany(chunk):
+                yield rows
+        except sa.exc.DBAPIError as exc:
+            raise DatabaseError(f"{self.engine_name} failed a statement: {_first_line(exc.orig or exc)}") from exc
+
+    def _borrow(self):
+        try:
+            return self._idle.pop()
+        except IndexError:
+            with self._lock:
+                return self._connect()
+
+    def query_many(self, statements, *, jobs=1, on_done=None):
+        if jobs <= 1 or len(statements) <= 1:
+            return super().query_many(statements, on_done=on_done)
+
+        def run(sql):
+            out = self.query(sql)
+            if on_done:
+                on_done()
+            return out
+
+        with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="qar-scan") as pool:
+            return list(pool.map(run, statements))
+
+    def inspector(self):
+        return self._sa.inspect(self._main)
+
+    def close(self) -> None:
+        for conn in self._conns:
+            try:
+                conn.rollback()
+                conn.close()
+            except Exception:
+                pass
+        self._conns.clear()
+        self.engine.dispose()
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _file_kind(path: str) -> str | None:
+    lower = path.lower()
+    if lower.endswith(CSV_SUFFIXES):
+        return "csv"
+    if lower.endswith(PARQUET_SUFFIXES):
+        return "parquet"
+    if lower.endswith(DUCKDB_SUFFIXES):
+        return "duckdb"
+    return None
+
+
+def resolve_source(source: str | None) -> str:
+    """The source string, falling back to ``$QAR_DATABASE_URL``."""
+    if source:
+        return source
+    env = os.environ.get(URL_ENV)
+    if env:
+        return env
+    raise UsageError(f"no source given; name a CSV, Parquet or DuckDB file or a database URL, or set {URL_ENV}")
+
+
+def split_table(table: str) -> tuple[str, ...]:
+    """``schema.table`` → (schema, table). A name with a dot that exists as one table is
+    looked up before splitting (see :func:`open_source`)."""
+    return tuple(table.split(".", 1)) if "." in table else (table,)
+
+
+def open_source(
+    source: str | None,
+    *,
+    table: str | None = None,
+    delimiter: str | None = None,
+    threads: int | None = None,
+) -> tuple[Database, Relation]:
+    """Connect to ``source`` and describe the relation to audit."""
+    source = resolve_source(source)
+    if is_url(source):
+        if source.startswith("duckdb:///"):
+            return _open_duckdb_file(source[len("duckdb:///") :], table, threads)
+        return _open_sqlalchemy(source, table)
+    kind = _file_kind(source)
+    path = Path(source)
+    if not path.exists():
+        raise SourceNotFound(f"file {source!r} does not exist; check the path")
+    if path.is_dir():
+        raise SourceNotFound(f"{source!r} is a folder; name a CSV, Parquet or DuckDB file")
+    if kind == "duckdb":
+        return _open_duckdb_file(source, table, threads)
+    if path.stat().st_size == 0:
+        raise DataError(f"file {source!r} is empty; audit a file that has a header and rows")
+    if kind is None:
+        raise UsageError(
+            f"cannot tell the format of {source!r} from its name; use a .csv, .tsv, .parquet "
+            "or .duckdb file, or a database URL such as postgresql+psycopg://host/db"
+        )
+    if table:
+        raise UsageError(f"--table {table!r} does not apply to the {kind.upper()} file {source!r}")
+    db = DuckDBDatabase(threads=threads)
+    try:
+        relation = _file_relation(db, source, kind, delimiter)
+    except Exception:
+        db.close()
+        raise
+    return db, relation
+
+
+def file_relation_sql(dialect: Dialect, path: str, kind: str, delimiter: str | None) -> str:
+    """DuckDB's reader for a file, with every argument a quoted literal."""
+    lit = dialect.literal
+    if kind == "parquet":
+        return f"read_parquet({lit(path)})"
+    args = [lit(path), "header = true", "nullstr = ''"]
+    if delimiter is not None:
+        if len(delimiter.encode()) != 1 and delimiter != "\\t":
+            raise UsageError(f"--delimiter {delimiter!r} must be one character, e.g. ';' or '\\t'")
+        args.append(f"delim = {lit(delimiter)}")
+    return f"read_csv({', '.join(args)})"
+
+
+def _file_relation(db: DuckDBDatabase, path: str, kind: str, delimiter: str | None) -> Relation:
+    reader = file_relation_sql(db.dialect, path, kind, delimiter)
+    try:
+        cols = tuple(r[0] for r in db.query(f"describe select * from {reader}"))
+    except DatabaseError as exc:
+        raise UsageError(f"cannot read {path!r} as {kind.upper()}: {exc}") from exc
+    # A file is parsed once into a session temp table (memory, spilling to DuckDB's temp
+    # folder), not once per statement; the file itself is never changed. DuckDB keeps insertion
+    # order, so the temp table's rowid is the row's position in the file (the default key).
+    name = "qar_source"
+    db.query(f"create temp table {db.dialect.quote(name)} as select * from {reader}")
+    return Relation(db.dialect.quote(name), path, cols, kind, row_order="rowid")
+
+
+def _open_duckdb_file(path: str, table: str | None, threads: int | None):
+    if not Path(path).exists():
+        raise SourceNotFound(f"DuckDB database {path!r} does not exist; check the path")
+    db = DuckDBDatabase(path, threads=threads)
+    try:
+        rows = db.query(
+            "select schema_name, table_name from duckdb_tables() where database_name = current_database() "
+            "union all select schema_name, view_name from duckdb_views() "
+            "where database_name = current_database() and not internal"
+        )
+        relation, _ = _pick_table(db.dialect, path, table, [(s, t) for s, t in rows], "main")
+        cols = tuple(r[0] for r in db.query(f"describe select * from {relation.sql}"))
+    except Exception:
+        db.close()
+        raise
+    return db, Relation(relation.sql, relation.display, cols, "table")
+
+
+def _pick_table(dialect, where, table, tables, default_schema) -> tuple[Relation, tuple[str, str]]:
+    """Find ``table`` among (schema, name) pairs: exact name first, then ``schema.table``."""
+    if not table:
+        names = sorted({t for _, t in tables})
+        listing = ", ".join(names[:10]) + (" ..." if len(names) > 10 else "")
+        raise UsageError(
+            f"{where} holds tables; name one with --table" + (f" (tables: {listing})" if names else " (it has none)")
+        )
+    candidates = []
+    for schema, name in tables:
+        if name == table and schema == default_schema:
+            candidates.append((schema, name))
+    if not candidates and "." in table:
+        schema, name = table.split(".", 1)
+        candidates = [(s, t) for s, t in tables if s == schema and t == name]
+    if not candidates:
+        candidates = [(s, t) for s, t in tables if t == table]
+    if not candidates:
+        known = [t for _, t in tables] + [f"{s}.{t}" for s, t in tables]
+        close = difflib.get_close_matches(table, known, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else "; check the name with your database client"
+        raise SourceNotFound(f"table {table!r} not found in {where}{hint}")
+    if len(candidates) > 1:
+        raise UsageError(
+            f"table {table!r} exists in several schemas ({', '.join(s for s, _ in candidates)}); "
+            "write it as schema.table"
+        )
+    schema, name = candidates[0]
+    display = name if schema == default_schema else f"{schema}.{name}"
+    return Relation(dialect.quote_path((schema, name)), display, (), "table"), (schema, name)
+
+
+def _open_sqlalchemy(url: str, table: str | None):
+    db = SQLAlchemyDatabase(url)
+    try:
+        insp = db.inspector()
+        default = insp.default_schema_name
+
+        def names(schema):
+            try:
+                return insp.get_table_names(schema=schema) + insp.get_view_names(schema=schema)
+            except db._sa.exc.SQLAlchemyError:
+                return []
+
+        # A plain name is looked up in the default schema, like an unqualified query; a dotted
+        # name is first an exact table name there, then schema.table.
+        pairs = [(default, n) for n in names(default)]
+        if table and "." in table and table.split(".", 1)[0] != default:
+            schema = table.split(".", 1)[0]
+            pairs += [(schema, n) for n in names(schema)]
+        relation, (schema, name) = _pick_table(db.dialect, db.masked_url, table, pairs, default)
+        with warnings.catch_warnings():
+            # SQLAlchemy warns about column types it has no class for (point, …); only the
+            # names are needed here, and an ungroupable type gets its own message later.
+            warnings.simplefilter("ignore", db._sa.exc.SAWarning)
+            cols = tuple(c["name"] for c in insp.get_columns(name, schema=schema))
+    except Exception:
+        db.close()
+        raise
+    return db, Relation(relation.sql, relation.display, cols, "table")
+
+
+def select_columns(
+    available: Iterable[str], columns: Sequence[str] | None, exclude: Sequence[str] | None
+) -> tuple[str, ...]:
+    """The quasi-identifier columns: exactly ``columns`` in the given order, or all columns
+    except ``exclude``. Unknown names get a did-you-mean."""
+    available = list(available)
+
+    def check(names, option):
+        for name in names:
+            if name not in available:
+                close = difflib.get_close_matches(name, available, n=1, cutoff=0.5)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise ColumnError(
+                    f"column {name!r} (in {option}) not found{hint} "
+                    f"Available columns: {', '.join(available[:20])}" + (" ..." if len(available) > 20 else "")
+                )
+
+    if columns:
+        check(columns, "--columns")
+        dups = sorted({c for c in columns if list(columns).count(c) > 1})
+        if dups:
+            raise ColumnError(f"column {dups[0]!r} is listed twice in --columns; list it once")
+        if exclude:
+            check(exclude, "--exclude")
+            return tuple(c for c in columns if c not in set(exclude))
+        return tuple(columns)
+    exclude = list(exclude or ())
+    check(exclude, "--exclude")
+    return tuple(c for c in available if c not in set(exclude))

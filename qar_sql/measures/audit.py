@@ -1,0 +1,201 @@
+"""The audit: source → profile → pushed-down scan → tail fit → :class:`AuditResult`."""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from collections.abc import Sequence
+
+from qar_sql.engines.render import render
+from qar_sql.engines.source import Database, Relation, mask_url, open_source, resolve_source, select_columns
+from qar_sql.errors import ColumnError, DatabaseError, DataError, NoTailError, ParameterError
+from qar_sql.pushdown.scan import Progress, combinations, scan
+from qar_sql.results import AuditResult, ScanResult
+from qar_sql.stats import evt
+
+
+def validate(p: int, alpha: float, pi_u: float, pwm: str = "plotting") -> None:
+    evt.validate_parameters(p, alpha, pi_u)
+    if pwm not in evt.PWM_METHODS:
+        raise ParameterError(f"--pwm {pwm!r} is unknown; use one of {', '.join(evt.PWM_METHODS)}")
+
+
+def profile(db: Database, relation: Relation, columns: Sequence[str]) -> tuple[int, list[str], list[int]]:
+    """(L, notes on all-NULL or constant columns, distinct non-NULL values per column);
+    refuses empty and one-row tables."""
+    sql = render("profile.sql", db.dialect, columns=list(columns), relation=relation.sql)
+    try:
+        row = db.query(sql)[0]
+    except DatabaseError as exc:
+        raise _no_equality(db, relation, columns, exc) from exc
+    rows = int(row[0])
+    if rows == 0:
+        raise DataError(f"table {relation.display!r} is empty; audit a table that has rows")
+    if rows == 1:
+        raise DataError(f"table {relation.display!r} has one row; the QaR risk needs at least 2 records")
+    notes = []
+    distincts = [int(row[2 + 2 * i]) for i in range(len(columns))]
+    for i, col in enumerate(columns):
+        nonnull, distinct = int(row[1 + 2 * i]), int(row[2 + 2 * i])
+        if nonnull == 0:
+            notes.append(
+                f"column {col!r} is entirely NULL, so it separates no records; "
+                f"leave it out with --exclude {col!r} unless that is intended"
+            )
+        elif distinct + (nonnull < rows) == 1:
+            notes.append(
+                f"column {col!r} is constant, so it separates no records; "
+                f"leave it out with --exclude {col!r} unless that is intended"
+            )
+    return rows, notes, distincts
+
+
+_NO_EQUALITY = re.compile(r"equality operator for type ([\w. \[\]\"]+)")
+
+
+def _no_equality(db: Database, relation: Relation, columns: Sequence[str], exc: DatabaseError) -> Exception:
+    """A column whose type has no equality (PostgreSQL json, point, …) cannot be grouped:
+    name it, instead of passing on the engine's message, which names only the type."""
+    m = _NO_EQUALITY.search(str(exc))
+    if not m:
+        return exc
+    bad_type = m.group(1).strip()
+    try:
+        db.recover()
+        row = db.query(render("column_types.sql", db.dialect, columns=list(columns), relation=relation.sql))[0]
+    except DatabaseError:
+        return exc
+    bad = [c for c, t in zip(columns, row) if t == bad_type]
+    if not bad:
+        return exc
+    return ColumnError(
+        f"column {bad[0]!r} has type {bad_type}, which has no equality, so records cannot be "
+        f"grouped by it; leave it out with --exclude {bad[0]!r} or audit a view that casts it "
+        "(e.g. to text)"
+    )
+
+
+def fit(scan_result: ScanResult, *, alpha: float, pi_u: float, pwm: str) -> tuple[evt.TailFit | None, list[str]]:
+    """Fit the tail; no tail is a warning and no number, never a made-up one."""
+    try:
+        tail = evt.qar_risk(scan_result.theta, scan_result.rows, alpha=alpha, pi_u=pi_u, pwm=pwm)
+    except NoTailError as exc:
+        return None, [str(exc)]
+    return tail, list(tail.warnings)
+
+
+def audit(
+    source: str | None = None,
+    *,
+    table: str | None = None,
+    columns: Sequence[str] | None = None,
+    exclude: Sequence[str] | None = None,
+    p: int = 3,
+    alpha: float = 0.01,
+    pi_u: float = 0.05,
+    pwm: str = "plotting",
+    delimiter: str | None = None,
+    k: int = 5,
+    batch_size: int | None = None,
+    jobs: int = 2,
+    threads: int | None = None,
+    progress: Progress | None = None,
+) -> AuditResult:
+    """Audit one table: its QaR risk T̂(p, α) over all C(N, p) quasi-identifiers.
+
+    ``source`` is a CSV/Parquet/DuckDB file or a SQLAlchemy URL (default ``$QAR_DATABASE_URL``);
+    ``columns`` the QI columns (default: all but ``exclude``). The counting runs in the
+    database; only per-QI class-size histograms come back.
+    """
+    validate(p, alpha, pi_u, pwm)
+    if not isinstance(k, int) or k < 2:
+        raise ParameterError(f"--k {k!r} must be a whole number of at least 2, e.g. 5")
+    started = time.perf_counter()
+    db, relation = open_source(source, table=table, delimiter=delimiter, threads=threads)
+    with db:
+        return audit_relation(
+            db,
+            relation,
+            columns=columns,
+            exclude=exclude,
+            p=p,
+            alpha=alpha,
+            pi_u=pi_u,
+            pwm=pwm,
+            k=k,
+            batch_size=batch_size,
+            jobs=jobs,
+            progress=progress,
+            started=started,
+            source=mask_url(resolve_source(source)),
+        )
+
+
+def audit_relation(
+    db: Database,
+    relation: Relation,
+    *,
+    columns=None,
+    exclude=None,
+    p=3,
+    alpha=0.01,
+    pi_u=0.05,
+    pwm="plotting",
+    k=5,
+    batch_size=None,
+    jobs=2,
+    progress=None,
+    started=None,
+    source=None,
+    scanner=None,
+) -> AuditResult:
+    """The audit on an open connection (reused by later commands). ``scanner(columns,
+    batch_size, jobs, progress, cardinalities) -> ScanResult`` replaces the plain scan (record-level commands
+    gather their per-record tallies in the same pass)."""
+    started = started if started is not None else time.perf_counter()
+    validate(p, alpha, pi_u, pwm)
+    cols = select_columns(relation.columns, columns, exclude)
+    if not cols:
+        raise ParameterError("no quasi-identifier columns are left; name them with --columns")
+    n_qi = len(combinations(len(cols), p))
+    rows, notes, distincts = profile(db, relation, cols)  # first: "the table is empty" says more
+    evt.check_n_qi(n_qi, pi_u)
+    if scanner is None:
+        result = scan(
+            db,
+            relation.sql,
+            cols,
+            p,
+            batch_size=batch_size,
+            jobs=jobs,
+            progress=progress,
+            cardinalities=distincts,
+            rows=rows,
+        )
+    else:
+        result = scanner(cols, batch_size, jobs, progress, distincts)
+    if result.rows != rows:
+        raise DataError(f"the table changed during the audit ({rows} rows, then {result.rows}); run it again")
+    tail, warnings = fit(result, alpha=alpha, pi_u=pi_u, pwm=pwm)
+    return AuditResult(
+        source=source if source is not None else relation.display,
+        table=relation.display if relation.kind == "table" else None,
+        engine=db.engine_name,
+        engine_version=db.engine_version,
+        rows=rows,
+        columns=cols,
+        p=p,
+        alpha=alpha,
+        pi_u=pi_u,
+        pwm=pwm,
+        qis=result.qis,
+        fit=tail,
+        warnings=tuple(notes + warnings),
+        seconds=time.perf_counter() - started,
+        k=k,
+    )
+
+
+def n_quasi_identifiers(n_columns: int, p: int) -> int:
+    return math.comb(n_columns, p)

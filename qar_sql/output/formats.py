@@ -1,0 +1,152 @@
+"""Render results for people (text, Markdown) and programs (JSON). No database code here."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from qar_sql.results import AuditResult, QIStats
+from qar_sql.version import __version__
+
+FORMATS = ("text", "json", "markdown")
+
+
+def _num(x: float | None) -> float | None:
+    """JSON-safe float at full precision (NaN/inf become null, never a bare NaN)."""
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return None
+    return float(x)
+
+
+def qi_dict(q: QIStats, k: int, histograms: bool = False) -> dict[str, Any]:
+    d = {
+        "index": q.index,
+        "columns": list(q.columns),
+        "distinct": q.distinct,
+        "singletons": q.singletons,
+        "theta": _num(q.theta),
+        "min_class_size": q.min_class_size,
+        "records_below_k": q.records_below(k),
+    }
+    if histograms:
+        d["class_sizes"] = [[s, n] for s, n in q.class_sizes]
+    return d
+
+
+def audit_dict(r: AuditResult, *, histograms: bool = False) -> dict[str, Any]:
+    """The documented JSON object of an audit (README: "JSON output")."""
+    f = r.fit
+    return {
+        "qar_sql_version": __version__,
+        "source": r.source,
+        "table": r.table,
+        "engine": r.engine,
+        "engine_version": r.engine_version,
+        "rows": r.rows,
+        "columns": list(r.columns),
+        "p": r.p,
+        "alpha": r.alpha,
+        "pi_u": r.pi_u,
+        "pwm": r.pwm,
+        "n_qi": r.n_qi,
+        "risk": _num(f.risk) if f else None,
+        "u": _num(f.u) if f else None,
+        "n_exceedances": f.n_exceedances if f else 0,
+        "xi": _num(f.xi) if f else None,
+        "beta": _num(f.beta) if f else None,
+        "n_keys": r.n_keys,
+        "k": r.k,
+        "min_class_size": r.min_class_size,
+        "qis_with_singletons": sum(q.singletons > 0 for q in r.qis),
+        "warnings": list(r.warnings),
+        "seconds": r.seconds,
+        "qis": [qi_dict(q, r.k, histograms) for q in r.qis],
+    }
+
+
+def to_json(obj: dict[str, Any]) -> str:
+    return json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False)
+
+
+def _g(x: float | None, digits: int = 6) -> str:
+    return "—" if x is None else f"{x:.{digits}g}"
+
+
+def audit_text(r: AuditResult, top: int = 10) -> str:
+    f = r.fit
+    name = r.table or r.source
+    lines = [
+        f"QaR audit of {name} ({r.engine} {r.engine_version}, {r.seconds:.2f} s)",
+        "",
+        f"  rows                {r.rows:,}",
+        f"  columns             {len(r.columns)}: {', '.join(r.columns)}",
+        f"  quasi-identifiers   {r.n_qi:,} (every set of p = {r.p} columns)",
+    ]
+    if f:
+        lines += [
+            f"  risk T̂({r.p}, {r.alpha:g})     {f.risk:.10g}",
+            f"  threshold u         {f.u:.10g} (the {1 - r.pi_u:g} quantile of θ)",
+            f"  exceedances         {f.n_exceedances}",
+            f"  GPD fit             ξ = {f.xi:.6g}, β = {f.beta:.6g} (PWM, {r.pwm})",
+        ]
+    else:
+        lines += [f"  risk T̂({r.p}, {r.alpha:g})     undefined: no tail (see warnings)"]
+    lines += [
+        f"  smallest class      {r.min_class_size} (k-anonymity over all QIs)",
+        f"  keys (θ = 1)        {r.n_keys}",
+        "",
+        f"The {min(top, r.n_qi)} riskiest quasi-identifiers:",
+        f"  {'θ':>10}  {'singletons':>10}  {'min class':>9}  {'< k=' + str(r.k):>8}  columns",
+    ]
+    for q in r.riskiest(top):
+        lines.append(
+            f"  {q.theta:>10.6f}  {q.singletons:>10,}  {q.min_class_size:>9,}  "
+            f"{q.records_below(r.k):>8,}  {', '.join(q.columns)}"
+        )
+    if r.warnings:
+        lines += ["", "Warnings:"] + [f"  - {w}" for w in r.warnings]
+    return "\n".join(lines) + "\n"
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def audit_markdown(r: AuditResult, top: int = 10) -> str:
+    f = r.fit
+    name = _md_escape(r.table or r.source)
+    lines = [
+        f"## QaR audit of `{name}`",
+        "",
+        "| measure | value |",
+        "|---|---|",
+        f"| rows | {r.rows:,} |",
+        f"| columns | {len(r.columns)} |",
+        f"| quasi-identifiers (p = {r.p}) | {r.n_qi:,} |",
+        f"| risk T̂({r.p}, {r.alpha:g}) | {'undefined (no tail)' if not f else f'{f.risk:.10g}'} |",
+        f"| threshold u | {_g(f.u if f else None, 10)} |",
+        f"| exceedances | {f.n_exceedances if f else 0} |",
+        f"| ξ, β | {_g(f.xi if f else None)}, {_g(f.beta if f else None)} |",
+        f"| smallest class | {r.min_class_size} |",
+        f"| keys (θ = 1) | {r.n_keys} |",
+        "",
+        f"### The {min(top, r.n_qi)} riskiest quasi-identifiers",
+        "",
+        f"| θ | singletons | min class | records in classes < {r.k} | columns |",
+        "|---:|---:|---:|---:|---|",
+    ]
+    for q in r.riskiest(top):
+        cols = ", ".join(f"`{_md_escape(c)}`" for c in q.columns)
+        lines.append(f"| {q.theta:.6f} | {q.singletons:,} | {q.min_class_size:,} | {q.records_below(r.k):,} | {cols} |")
+    if r.warnings:
+        lines += ["", "**Warnings**", ""] + [f"- {_md_escape(w)}" for w in r.warnings]
+    return "\n".join(lines) + "\n"
+
+
+def render_audit(r: AuditResult, fmt: str, *, top: int = 10, histograms: bool = False) -> str:
+    if fmt == "json":
+        return to_json(audit_dict(r, histograms=histograms)) + "\n"
+    if fmt == "markdown":
+        return audit_markdown(r, top)
+    return audit_text(r, top)

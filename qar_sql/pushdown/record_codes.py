@@ -1,0 +1,114 @@
+"""Per-record codes for the record commands that work in memory: greedy elimination
+(:mod:`.greedy`), record entropy (:mod:`.entropy`) and the PLS predictor (:mod:`.pls`).
+
+These three need, for every record, which group it belongs to on every quasi-identifier (or its
+column values), and that cannot be summarised in the database the way DT can. So they read the
+L × N integer codes of ``encode.sql`` (codes follow the value order; NULL is −1), row r being the
+record at position r in key order — small integers, never the values — and refuse tables whose
+work would not fit in memory (:data:`MAX_CELLS`).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import decimal
+from collections.abc import Sequence
+
+import numpy as np
+
+from qar_sql.engines.render import render
+from qar_sql.engines.source import Database, DuckDBDatabase, Relation, SQLAlchemyDatabase
+from qar_sql.errors import DatabaseError, UsageError
+
+#: Largest L × C(N, p) the in-memory record commands accept (records × quasi-identifiers).
+#: Greedy elimination keeps at most 16 bytes per (record, QI): up to ~3.2 GB at this size.
+MAX_CELLS = 200_000_000
+
+
+def count_rows(db: Database, relation: Relation) -> int:
+    return int(db.query(render("profile.sql", db.dialect, columns=[], relation=relation.sql))[0][0])
+
+
+def check_size(n_rows: int, per_record: int, what: str, unit: str = "quasi-identifiers") -> None:
+    """UsageError when L × ``per_record`` (QIs, or columns) is above :data:`MAX_CELLS`."""
+    cells = n_rows * per_record
+    if cells > MAX_CELLS:
+        raise UsageError(
+            f"{what} works in memory on every (record, {unit[:-1]}) pair and this table has "
+            f"{n_rows:,} records × {per_record:,} {unit} = {cells:,} pairs, above the limit of "
+            f"{MAX_CELLS:,}; use fewer columns (--columns), a smaller -p, or a sample of the table"
+        )
+
+
+_CHUNK_ROWS = 100_000
+
+
+def _fetch_matrix(db: Database, sql: str, n_columns: int, dtype) -> np.ndarray:
+    """Rows (r, x_1..x_n), r = 0..L−1 in order, as an L × n array (NULL → NaN).
+
+    Without building L × n Python objects where the driver allows it: DuckDB hands back numpy
+    arrays, SQLAlchemy engines stream the rows in chunks (server-side cursor)."""
+    if isinstance(db, DuckDBDatabase):
+        arrays = list(db.query_arrays(sql).values())
+        r = np.asarray(arrays[0])
+        out = np.empty((r.size, n_columns), dtype=dtype)
+        for k, col in enumerate(arrays[1:]):
+            out[:, k] = col.astype(dtype).filled(np.nan) if np.ma.isMaskedArray(col) else col
+    elif isinstance(db, SQLAlchemyDatabase):
+        r_parts, parts = [], []
+        for rows in db.stream(sql, _CHUNK_ROWS):
+            block = np.array([tuple(np.nan if v is None else v for v in row) for row in rows], dtype=float)
+            r_parts.append(block[:, 0])
+            parts.append(block[:, 1:].astype(dtype))
+        r = np.concatenate(r_parts) if r_parts else np.zeros(0)
+        out = np.concatenate(parts) if parts else np.zeros((0, n_columns), dtype=dtype)
+    else:
+        rows = db.query(sql)
+        r = np.array([row[0] for row in rows])
+        out = np.array([tuple(np.nan if v is None else v for v in row[1:]) for row in rows], dtype=dtype)
+        out = out.reshape(len(rows), n_columns)
+    # Every row index relies on r numbering the records 0..L−1 in order: check, do not trust.
+    if not np.array_equal(r, np.arange(r.size)):
+        raise DatabaseError("the records did not come back numbered 0..L-1 in key order; run the command again")
+    return out
+
+
+def fetch_codes(db: Database, relation: Relation, columns: Sequence[str], order_by: Sequence[str]) -> np.ndarray:
+    """L × N int64 codes of ``columns`` (value order, NULL = −1); row r = record r in key order."""
+    encode_sql = render("encode.sql", db.dialect, columns=list(columns), relation=relation.sql, order_by=list(order_by))
+    sql = render("record_codes.sql", db.dialect, encode_sql=encode_sql, n_columns=len(columns))
+    return _fetch_matrix(db, sql, len(columns), np.int64)
+
+
+def fetch_values(db: Database, relation: Relation, columns: Sequence[str], order_by: Sequence[str]) -> np.ndarray:
+    """L × len(columns) float values (NaN for NULL) of numeric columns, in key order."""
+    sql = render("record_values.sql", db.dialect, columns=list(columns), relation=relation.sql, order_by=list(order_by))
+    return _fetch_matrix(db, sql, len(columns), float)
+
+
+def column_kinds(db: Database, relation: Relation, columns: Sequence[str]) -> list[str]:
+    """Per column: "numeric" (numbers), "ordinal" (dates, times, booleans), "nominal" (text and
+    anything else without a natural order) or "empty" (entirely NULL), from one value each."""
+    if not columns:
+        return []
+    row = db.query(render("column_samples.sql", db.dialect, columns=list(columns), relation=relation.sql))[0]
+    return [kind_of(v) for v in row]
+
+
+def kind_of(value) -> str:
+    if value is None:
+        return "empty"
+    if isinstance(value, bool):
+        return "ordinal"
+    if isinstance(value, (int, float, decimal.Decimal, np.integer, np.floating)):
+        return "numeric"
+    if isinstance(value, (_dt.date, _dt.datetime, _dt.time, _dt.timedelta)):
+        return "ordinal"
+    return "nominal"
+
+
+def value_codes(db: Database, relation: Relation, column: str) -> list[tuple[object, int]]:
+    """(value, code) of every non-NULL value of ``column``, codes as in :func:`fetch_codes`."""
+    return [
+        (v, int(c)) for v, c in db.query(render("value_codes.sql", db.dialect, column=column, relation=relation.sql))
+    ]

@@ -1,0 +1,281 @@
+"""The pushed-down scan: for every quasi-identifier, the class-size histogram, computed by the
+database in a handful of batched statements. Only (qi, class size, number of classes) rows come
+back — never the table.
+
+Plan: code every QI column as a small integer (NULL is a value of its own), then one statement
+per batch of QIs, each QI a ``GROUP BY`` over its coded columns whose group sizes are counted
+again by size. DuckDB keeps the codes in a session temp table (in memory; the audited file or
+database is never written); other engines compute them in a CTE of each statement. Where the
+engine's dialect says creating groups is cheap against reading rows (``cube_beta``), QIs whose
+columns have few combinations are counted from cubes instead (:mod:`.lattice`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from qar_sql.engines.dialects import Dialect
+from qar_sql.engines.render import render
+from qar_sql.engines.source import Database
+from qar_sql.errors import DatabaseError, ParameterError
+from qar_sql.pushdown import lattice
+from qar_sql.results import QIStats, ScanResult
+
+Progress = Callable[[int, int], None]  # (batches done, batches total)
+
+_temp_counter = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class _QI:
+    index: int
+    codes: tuple[str, ...]
+    cube: str | None = None  # counted from this cube (CTE or quoted temp table) instead of the codes
+
+    # Record-level scans pack uniqueness flags into 62-bit words (62 keeps sums of distinct
+    # powers of two inside a signed 64-bit integer on every engine).
+    @property
+    def word(self) -> int:
+        return self.index // 62
+
+    @property
+    def bit(self) -> int:
+        return 1 << (self.index % 62)
+
+
+def combinations(n_columns: int, p: int) -> list[tuple[int, ...]]:
+    """QIs as column-index tuples, in ``itertools.combinations`` order (the QI index)."""
+    if not isinstance(p, int) or p < 1:
+        raise ParameterError(f"p = {p!r} must be a whole number of at least 1; try -p 3")
+    if p > n_columns:
+        raise ParameterError(
+            f"p = {p} is larger than the number of quasi-identifier columns ({n_columns}); "
+            f"use -p {max(n_columns, 1)} or name more columns"
+        )
+    return list(itertools.combinations(range(n_columns), p))
+
+
+def default_batch_size(dialect: Dialect, n_qi: int, jobs: int) -> int:
+    if dialect.temp_tables:
+        return 128
+    # Each statement re-derives the codes, so use as few statements as keep every connection
+    # busy (one per connection, at most 256 QIs each).
+    return max(1, min(256, math.ceil(n_qi / max(jobs, 1))))
+
+
+def code_type(distinct: int) -> str:
+    """The narrowest integer type for codes -1 .. distinct - 1 (narrow codes scan faster)."""
+    for name, top in (("tinyint", 2**7), ("smallint", 2**15), ("integer", 2**31)):
+        if distinct < top:
+            return name
+    return "bigint"
+
+
+def render_statements(
+    dialect: Dialect,
+    relation_sql: str,
+    columns: Sequence[str],
+    p: int,
+    *,
+    batch_size: int | None = None,
+    jobs: int = 1,
+    temp_name: str = "qar_codes",
+    codes_table: str | None = None,
+    cardinalities: Sequence[int] | None = None,
+    plan: lattice.Plan | None = None,
+    only: Sequence[int] | None = None,
+) -> tuple[list[str], list[str], list[list[tuple[int, ...]]], list[str]]:
+    """(setup statements, batch statements, QIs of each batch, temp tables the batches make
+    besides the codes) for this scan. With
+    ``codes_table`` (DuckDB), the codes are read from that existing temp table; with ``plan``,
+    some QIs are counted from cubes; with ``only``, just those QIs (by index) are counted."""
+    combos = combinations(len(columns), p)
+    if batch_size is None and plan is not None and plan.cubes and not dialect.temp_tables:
+        # Each statement re-derives the codes; with cubes the statements are short enough
+        # for one per connection, balanced by estimated work.
+        batch_size = math.ceil(len(combos) / max(jobs, 1))
+    size = batch_size or default_batch_size(dialect, len(combos), jobs)
+    if size < 1:
+        raise ParameterError(f"--batch-size {size} must be at least 1")
+    encode_sql = render("encode.sql", dialect, columns=list(columns), relation=relation_sql, order_by=None)
+    setup: list[str] = []
+    if codes_table:
+        encoded, cte = dialect.quote(codes_table), None
+    elif dialect.temp_tables:
+        types = [code_type(k) for k in cardinalities] if cardinalities else None
+        setup.append(render("materialize.sql", dialect, name=temp_name, encode_sql=encode_sql, code_types=types))
+        encoded, cte = dialect.quote(temp_name), None
+    else:
+        encoded, cte = "encoded", encode_sql
+    statements, batches, temps = [], [], []
+    # DuckDB: cubes are session temp tables made at the head of the batch's statement;
+    # elsewhere materialized CTEs of the statement.
+    in_temp = dialect.temp_tables
+    for b, (cubes, qi_indices) in enumerate(_batches(plan, len(combos), size, only)):
+        names = [f"{temp_name}_cube{b}_{k}" if in_temp else f"cube{k}" for k in range(len(cubes))]
+        sources = {}
+        for name, cube in zip(names, cubes):
+            sources.update((j, dialect.quote(name) if in_temp else name) for j in cube.qis)
+        qis = [_QI(j, tuple(f"c{i}" for i in combos[j]), sources.get(j)) for j in qi_indices]
+        cube_sql = [{"name": name, "codes": [f"c{i}" for i in cube.columns]} for name, cube in zip(names, cubes)]
+        temps.extend(names if in_temp else [])
+        head = (
+            "".join(render("cube.sql", dialect, encoded=encoded, **c).rstrip() + ";\n" for c in cube_sql)
+            if in_temp
+            else ""
+        )
+        statements.append(
+            head
+            + render(
+                "class_sizes.sql",
+                dialect,
+                qis=qis,
+                encoded=encoded,
+                encode_sql=cte,
+                cubes=[] if in_temp else cube_sql,
+            )
+        )
+        batches.append([combos[j] for j in qi_indices])
+    return setup, statements, batches, temps
+
+
+def _batches(plan: lattice.Plan | None, n_qi: int, size: int, only: Sequence[int] | None = None):
+    """[(cubes, QI indices)] per statement. Without cubes: runs of ``size`` QIs in order. With
+    cubes: ``ceil(n_qi / size)`` statements, each unit of work (a cube with its QIs, or one QI
+    counted directly) given to the statement with the least estimated work so far, heaviest
+    units first, so that parallel connections finish together."""
+    if only is not None:  # a subset: no cubes
+        wanted = sorted(only)
+        return [((), wanted[i : i + size]) for i in range(0, len(wanted), size)]
+    n_batches = math.ceil(n_qi / size)
+    if plan is None or not plan.cubes:
+        return [((), list(range(i, min(i + size, n_qi)))) for i in range(0, n_qi, size)]
+    units = sorted(plan.unit_costs(), key=lambda u: (-u[0], u[2][0]))
+    work = [0.0] * n_batches
+    out: list[tuple[list, list[int]]] = [([], []) for _ in range(n_batches)]
+    for cost, cube, qis in units:
+        b = min(range(n_batches), key=lambda i: (work[i], i))
+        work[b] += cost
+        if cube is not None:
+            out[b][0].append(cube)
+        out[b][1].extend(qis)
+    return [(tuple(c), sorted(q)) for c, q in out if q]
+
+
+def plan_cubes(
+    db: Database, relation_sql: str, columns: Sequence[str], p: int, rows: int | None = None
+) -> lattice.Plan | None:
+    """The cube plan for this scan, or None where the engine gains nothing from cubes."""
+    beta = db.dialect.cube_beta
+    if beta is None or len(columns) <= p:
+        return None
+    combos = combinations(len(columns), p)
+    if len(combos) > lattice.MAX_PLANNED_QIS:
+        return None
+    freqs = value_frequencies(db, relation_sql, columns)
+    total = rows if rows is not None else sum(n * c for n, c in freqs[0].items())
+    return lattice.plan(freqs, total, combos, beta=beta)
+
+
+def value_frequencies(db: Database, relation_sql: str, columns: Sequence[str]) -> list[dict[int, int]]:
+    """For each column, {n: how many of its values (NULL one of them) occur in n records}."""
+    freqs: list[dict[int, int]] = [dict() for _ in columns]
+    for j, n, count in db.query(
+        render("value_frequencies.sql", db.dialect, columns=list(columns), relation=relation_sql)
+    ):
+        freqs[int(j)][int(n)] = int(count)
+    return freqs
+
+
+def scan(db: Database, relation_sql: str, columns: Sequence[str], p: int, **options) -> ScanResult:
+    """Run the scan and assemble per-QI counts; ``options`` are those of :func:`histograms`
+    (e.g. ``codes_table``: a DuckDB temp table of codes the caller made and will drop)."""
+    hist = histograms(db, relation_sql, columns, p, **options)
+    return assemble(columns, p, combinations(len(columns), p), hist)
+
+
+def histograms(
+    db: Database,
+    relation_sql: str,
+    columns: Sequence[str],
+    p: int,
+    *,
+    batch_size: int | None = None,
+    jobs: int = 1,
+    progress: Progress | None = None,
+    codes_table: str | None = None,
+    cardinalities: Sequence[int] | None = None,
+    rows: int | None = None,
+    only: Sequence[int] | None = None,
+    ticks_after: int = 0,
+) -> dict[int, list[tuple[int, int]]]:
+    """{QI index: [(class size, classes)]} for every QI (or those in ``only``). Progress
+    counts ``ticks_after`` more steps that the caller runs afterwards."""
+    temp_name = f"qar_codes_{os.getpid()}_{next(_temp_counter)}"
+    plan = None if only is not None else plan_cubes(db, relation_sql, columns, p, rows)
+    setup, statements, batches, temps = render_statements(
+        db.dialect,
+        relation_sql,
+        columns,
+        p,
+        batch_size=batch_size,
+        jobs=jobs,
+        temp_name=temp_name,
+        codes_table=codes_table,
+        cardinalities=cardinalities,
+        plan=plan,
+        only=only,
+    )
+    total = len(statements) + len(setup) + ticks_after
+    done = 0
+
+    def tick():
+        nonlocal done
+        done += 1
+        if progress:
+            progress(done, total)
+
+    try:
+        for sql in setup:
+            db.query(sql)
+            tick()
+        results = db.query_many(statements, jobs=jobs, on_done=tick)
+    finally:
+        if db.dialect.temp_tables:
+            db.drop_temp_tables(([temp_name] if setup else []) + temps)
+    hist: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for rows_ in results:
+        for qi, size, classes in rows_:
+            hist[int(qi)].append((int(size), int(classes)))
+    return hist
+
+
+def assemble(columns, p, combos, hist) -> ScanResult:
+    """Per-QI stats from histograms {qi index: [(size, classes), ...]}."""
+    totals = {sum(s * n for s, n in h) for h in hist.values()}
+    if len(totals) > 1:
+        raise DatabaseError(
+            "the QIs disagree on the number of rows (the table changed during the scan?); "
+            "run the audit again on a table that is not being written"
+        )
+    rows = totals.pop() if totals else 0
+    qis = []
+    for j, combo in enumerate(combos):
+        h = tuple(sorted(hist.get(j, ())))
+        qis.append(
+            QIStats(
+                index=j,
+                columns=tuple(columns[i] for i in combo),
+                distinct=sum(n for _, n in h),
+                singletons=sum(n for s, n in h if s == 1),
+                min_class_size=h[0][0] if h else 0,
+                class_sizes=h,
+                rows=rows,
+            )
+        )
+    return ScanResult(rows=rows, columns=tuple(columns), p=p, qis=tuple(qis))

@@ -1,0 +1,72 @@
+"""The SQL an audit runs, rendered without connecting (``qar sql``, ``qar audit --show-sql``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from qar_sql.engines.dialects import get_dialect
+from qar_sql.engines.render import render
+from qar_sql.engines.source import _file_kind, file_relation_sql, is_url, resolve_source, split_table
+from qar_sql.errors import UsageError
+from qar_sql.pushdown.scan import render_statements
+
+
+def _dialect_of(source: str | None) -> str:
+    if source is None:
+        raise UsageError("name a SOURCE or a --dialect; nothing is read, so one of them is needed")
+    if is_url(source):
+        if source.startswith("duckdb:"):
+            return "duckdb"
+        from sqlalchemy.engine import make_url
+
+        try:
+            return make_url(source).get_backend_name()
+        except Exception as exc:
+            raise UsageError(f"cannot parse the database URL: {exc}") from exc
+    return "duckdb"
+
+
+def show_sql(
+    source: str | None,
+    *,
+    table: str | None = None,
+    columns: Sequence[str] | None = None,
+    p: int = 3,
+    delimiter: str | None = None,
+    dialect: str | None = None,
+    batch_size: int | None = None,
+    jobs: int = 2,  # as audit(), so the batches shown are the batches run
+) -> str:
+    """Every statement of the audit, separated by ``;``, exactly as it would run."""
+    if not columns:
+        raise UsageError("--columns is required to show the SQL, since nothing is read")
+    if source is None and dialect is None:
+        try:
+            source = resolve_source(None)
+        except UsageError:
+            pass
+    d = get_dialect(dialect or _dialect_of(source), strict=True)
+    setup: list[str] = []
+    kind = _file_kind(source) if source and not is_url(source) else None
+    if table:
+        relation = d.quote_path(split_table(table))
+    elif kind in ("csv", "parquet"):
+        if d.name != "duckdb":
+            raise UsageError(f"files are read by DuckDB; use --dialect duckdb for {source!r}")
+        reader = file_relation_sql(d, source, kind, delimiter)
+        relation = d.quote("qar_source")
+        setup.append(f"create temp table {relation} as select * from {reader}\n")
+    else:
+        raise UsageError("name the table with --table (or a CSV/Parquet SOURCE)")
+    profile = render("profile.sql", d, columns=list(columns), relation=relation)
+    pre, batches, _, _ = render_statements(d, relation, list(columns), p, batch_size=batch_size, jobs=jobs)
+    header = (
+        f"-- qar-sql audit, dialect {d.name}: {len(batches)} scan statement(s), p = {p} over {len(columns)} columns\n"
+    )
+    if d.cube_beta is not None:
+        header += (
+            "-- At run time some QIs may be counted from cubes (GROUP BYs over supersets of their\n"
+            "-- columns, planned from the data's value frequencies); this is the scan without them.\n"
+        )
+    parts = setup + [profile] + pre + batches
+    return header + ";\n\n".join(s.rstrip() for s in parts) + ";\n"

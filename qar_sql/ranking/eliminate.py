@@ -1,0 +1,287 @@
+"""Backward elimination curves (METHOD §4): T̂ after removing the top k records of a ranking.
+
+Block elimination is pushed down and exact: the removal order is sent to the database (a
+registered in-memory view on DuckDB, an array parameter elsewhere — never a write), and one
+aggregation per QI returns, for each removal step, how many classes it empties. Then
+H_k(j) = H(j) − (classes of j emptied by step k) for every k at once, and T̂_k is the estimator
+on θ_k = H_k / (L − k). The table is read once per ranking, not once per point.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from qar_sql.engines.render import render
+from qar_sql.engines.source import Database, DuckDBDatabase, Relation, open_source
+from qar_sql.errors import NoTailError, ParameterError, UsageError
+from qar_sql.pushdown.scan import _QI, combinations
+from qar_sql.ranking.records import Contributions, compute
+from qar_sql.stats import evt
+
+BLOCK_RANKINGS = ("dt", "influence", "u_plus", "u_star", "n_unique", "entropy", "pls", "random")
+RANKINGS = BLOCK_RANKINGS + ("greedy",)
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    removed: int
+    risk: float | None  # None: no tail after removing these records
+    reduction: float | None  # 1 − T̂_k / T̂_0
+
+
+@dataclass(frozen=True)
+class Elimination:
+    risk: float
+    rows: int
+    step: int
+    max_removed: int
+    curves: dict[str, tuple[CurvePoint, ...]]
+    notes: tuple[str, ...] = ()
+    auc: dict[str, float] = field(default_factory=dict)  # e.g. the PLS predictor's AUC
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict:
+        return {
+            "risk": self.risk,
+            "rows": self.rows,
+            "step": self.step,
+            "max_removed": self.max_removed,
+            "curves": {
+                name: [{"removed": p.removed, "risk": p.risk, "reduction": p.reduction} for p in pts]
+                for name, pts in self.curves.items()
+            },
+            "auc": dict(self.auc),
+            "notes": list(self.notes),
+        }
+
+
+def parse_max(value: str | int | float, rows: int, step: int) -> int:
+    """``--max`` as a record count: ``"20%"`` of L or a whole number of records."""
+    text = str(value).strip()
+    try:
+        if text.endswith("%"):
+            share = float(text[:-1])
+            if not 0 < share <= 100:
+                raise ParameterError(f"--max {text} must be a share in (0%, 100%], e.g. 20%")
+            count = int(rows * share / 100)
+        else:
+            count = int(text)
+    except ValueError:
+        raise ParameterError(f"--max {text!r} is neither a record count nor a share such as 20%") from None
+    if count > rows:
+        raise ParameterError(f"--max {text} is more than the {rows} records of the table; use at most 100%")
+    if count > rows - 2:
+        count = rows - 2  # the estimator needs at least 2 records left
+    if step < 1:
+        raise ParameterError(f"--step {step} must be at least 1 record")
+    if count < step:
+        raise ParameterError(f"--max {text} ({count} records) is below one step of {step}; raise --max or lower --step")
+    return count
+
+
+def _removed_relation(db: Database, order: np.ndarray, kmax: int):
+    """SQL for the (r, pos) list of the first kmax records of ``order``, its params, cleanup."""
+    r = np.asarray(order[:kmax], dtype=np.int64)
+    pos = np.arange(1, kmax + 1, dtype=np.int64)
+    if isinstance(db, DuckDBDatabase):
+        name = f"qar_removed_{uuid.uuid4().hex[:12]}"
+        db.con.register(name, {"r": r, "pos": pos})  # an in-memory view, not a table write
+        return db.dialect.quote(name), None, lambda: db.con.unregister(name)
+    if db.dialect.name == "postgresql":
+        sql = "(select * from unnest(cast(%(r)s as bigint[]), cast(%(pos)s as bigint[])) as x(r, pos))"
+        return sql, {"r": r.tolist(), "pos": pos.tolist()}, lambda: None
+    raise UsageError(f"block elimination is not implemented for {db.dialect.name} yet; use DuckDB or PostgreSQL")
+
+
+def emptied_classes(
+    db: Database, relation: Relation, columns, p, order_by, order: np.ndarray, kmax: int
+) -> dict[int, np.ndarray]:
+    """{qi: array of the removal step at which each emptied class empties} (steps ≤ kmax)."""
+    removed, params, cleanup = _removed_relation(db, order, kmax)
+    encode_sql = render("encode.sql", db.dialect, columns=list(columns), relation=relation.sql, order_by=order_by)
+    qis = [_QI(j, tuple(f"c{i}" for i in c)) for j, c in enumerate(combinations(len(columns), p))]
+    sql = render(
+        "elimination.sql",
+        db.dialect,
+        encode_sql=encode_sql,
+        encoded="encoded",
+        removed=removed,
+        qis=qis,
+        kmax=int(kmax),
+        never=int(kmax) + 1,
+    )
+    try:
+        rows = db.query(sql, params)
+    finally:
+        cleanup()
+    out: dict[int, list] = defaultdict(list)
+    for qi, last, classes in rows:
+        out[int(qi)].append((int(last), int(classes)))
+    return {qi: np.repeat([a for a, _ in v], [b for _, b in v]) for qi, v in out.items()}
+
+
+def curve(
+    distinct: np.ndarray,
+    rows: int,
+    emptied: dict[int, np.ndarray],
+    points: Sequence[int],
+    risk0: float,
+    *,
+    alpha,
+    pi_u,
+    pwm,
+) -> tuple[CurvePoint, ...]:
+    out = []
+    n_qi = len(distinct)
+    # For each QI, sorted emptying steps → classes emptied by step k via searchsorted.
+    sorted_steps = [np.sort(emptied.get(j, np.zeros(0, dtype=np.int64))) for j in range(n_qi)]
+    for k in points:
+        h = distinct - np.array([np.searchsorted(s, k, side="right") for s in sorted_steps])
+        try:
+            t = evt.qar_risk(h / (rows - k), rows - k, alpha=alpha, pi_u=pi_u, pwm=pwm).risk
+            out.append(CurvePoint(int(k), t, 1.0 - t / risk0))
+        except NoTailError:
+            out.append(CurvePoint(int(k), None, None))
+    return tuple(out)
+
+
+def ranking_order(
+    name: str, contrib: Contributions, db, relation, columns, p, order_by, *, seed=0, orders=None, aucs=None
+) -> np.ndarray:
+    """Record positions in removal order for a block ranking (ties by key order)."""
+    if name in ("dt", "u_plus", "u_star", "n_unique"):
+        return contrib.order(name)
+    if name == "random":
+        return np.random.default_rng(seed).permutation(contrib.rows)
+    if name == "influence":
+        from qar_sql.ranking.influence import all_tallies, gradient
+
+        tally = all_tallies(db, relation, contrib.audit, order_by, gradient(contrib.audit))
+        return np.argsort(-tally, kind="stable")
+    if name == "entropy":
+        from qar_sql.ranking.entropy import entropy_scores
+
+        e = entropy_scores(db, relation, columns, p, order_by, orders=orders)
+        return np.argsort(-np.asarray(e, dtype=float), kind="stable")
+    if name == "pls":
+        from qar_sql.ranking.pls import pls_scores
+
+        res = pls_scores(db, relation, columns, order_by, contrib.dt, seed=seed)
+        if aucs is not None and res.auc is not None:  # None: the held-out 25% has one class
+            aucs["pls"] = float(res.auc)
+        return np.argsort(-np.asarray(res.scores, dtype=float), kind="stable")
+    raise ParameterError(f"--by {name!r} is not a ranking; use some of {', '.join(RANKINGS)}")
+
+
+def eliminate(
+    source: str | None = None,
+    *,
+    table: str | None = None,
+    columns: Sequence[str] | None = None,
+    exclude: Sequence[str] | None = None,
+    key: Sequence[str] | None = None,
+    p: int = 3,
+    alpha: float = 0.01,
+    pi_u: float = 0.05,
+    pwm: str = "plotting",
+    delimiter: str | None = None,
+    by: Sequence[str] = ("dt", "u_plus", "u_star", "random"),
+    step: int = 100,
+    max_removed: str | int = "20%",
+    greedy_steps: int | None = None,
+    seed: int = 0,
+    orders: dict[str, list] | None = None,
+    jobs: int = 2,
+    progress=None,
+) -> Elimination:
+    """Block elimination curves for each ranking in ``by`` (plus greedy when asked)."""
+    by = list(dict.fromkeys(by))
+    for name in by:
+        if name not in RANKINGS:
+            raise ParameterError(f"--by {name!r} is not a ranking; use some of {', '.join(RANKINGS)}")
+    if not isinstance(step, int) or step < 1:
+        raise ParameterError(f"--step {step!r} must be a whole number of records, at least 1")
+    started = time.perf_counter()
+    db, relation = open_source(source, table=table, delimiter=delimiter)
+    with db:
+        contrib, order_by = compute(
+            db,
+            relation,
+            columns=columns,
+            exclude=exclude,
+            key=key,
+            p=p,
+            alpha=alpha,
+            pi_u=pi_u,
+            pwm=pwm,
+            jobs=jobs,
+            progress=progress,
+            source=getattr(db, "masked_url", relation.display),
+        )
+        rows = contrib.rows
+        kmax = parse_max(max_removed, rows, step)
+        points = list(range(step, kmax + 1, step))
+        cols = contrib.audit.columns
+        distinct = np.array([q.distinct for q in contrib.audit.qis], dtype=np.int64)
+        risk0 = contrib.audit.risk
+        curves: dict[str, tuple[CurvePoint, ...]] = {}
+        aucs: dict[str, float] = {}
+        for name in by:
+            if name == "greedy":
+                continue
+            order = ranking_order(name, contrib, db, relation, cols, p, order_by, seed=seed, orders=orders, aucs=aucs)
+            emptied = emptied_classes(db, relation, cols, p, order_by, order, kmax)
+            curves[name] = curve(distinct, rows, emptied, points, risk0, alpha=alpha, pi_u=pi_u, pwm=pwm)
+        if "greedy" in by:
+            from qar_sql.ranking.greedy import greedy_elimination
+
+            steps = greedy_steps or kmax
+            g = greedy_elimination(db, relation, cols, p, order_by, steps=steps, alpha=alpha, pi_u=pi_u, pwm=pwm)
+            curves["greedy"] = tuple(
+                CurvePoint(k, float(g.risk[k]), 1.0 - float(g.risk[k]) / risk0)
+                for k in range(step, min(steps, len(g.risk) - 1) + 1, step)
+            )
+    return Elimination(
+        risk=risk0,
+        rows=rows,
+        step=step,
+        max_removed=kmax,
+        curves=curves,
+        notes=contrib.warnings,
+        auc=aucs,
+        seconds=time.perf_counter() - started,
+    )
+
+
+def plot(result: Elimination, path: str, title: str | None = None) -> None:
+    """Reduction against records removed, one line per ranking (the paper's Fig. 10)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ModuleNotFoundError:
+        raise UsageError("plots need matplotlib; install it with: pip install 'qar-sql[plot]'") from None
+    if not re.search(r"\.(png|svg)$", path, re.I):
+        raise ParameterError(f"--plot {path!r} must end in .png or .svg")
+    fig, ax = plt.subplots(figsize=(7.5, 4.5), dpi=120)
+    for name, pts in result.curves.items():
+        xs = [0] + [pt.removed for pt in pts]
+        ys = [0.0] + [np.nan if pt.reduction is None else 100 * pt.reduction for pt in pts]
+        ax.plot(xs, ys, label=name, linewidth=2 if name in ("greedy", "dt") else 1.4)
+    ax.axhline(0, color="grey", linewidth=0.8)
+    ax.set_xlabel("records removed")
+    ax.set_ylabel("risk reduction 1 − T̂ₖ / T̂₀ (%)")
+    ax.set_title(title or f"Backward elimination (T̂₀ = {result.risk:.4g}, L = {result.rows:,})")
+    ax.legend(title="ranking")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)

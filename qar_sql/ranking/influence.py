@@ -1,0 +1,265 @@
+"""The influence score: a first-order, pushed-down stand-in for DT (our method; README).
+
+Removing record i moves θ by (θ − U(i, ·)) / (L − 1), so to first order
+
+    DT(i) ≈ I(i) = ( Σ_j g_j U(i, j) − Σ_j g_j θ(j) ) / (L − 1),   g = ∇T̂(θ).
+
+g is non-zero only on the exceedances and the order statistics u interpolates between, so the
+ranking needs uniqueness flags on a few dozen QIs, not all C(N, p), and the database returns just
+the top k records. Where θ ties near u the first-order picture breaks (a record can move a QI
+across u); ``refine=N`` recomputes exact DT for the top N candidates (:mod:`.refine`) and ranks
+them by it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from qar_sql.engines.render import render
+from qar_sql.engines.source import Database, Relation, open_source
+from qar_sql.errors import DataError, ParameterError
+from qar_sql.measures.audit import audit_relation, validate
+from qar_sql.pushdown.scan import code_type, scan
+from qar_sql.ranking import capture
+from qar_sql.ranking.influence_sql import render_influence
+from qar_sql.ranking.records import ROW_KEY, fetch_keys, key_warnings, record_order
+from qar_sql.ranking.refine import exact_dt
+from qar_sql.results import AuditResult
+from qar_sql.stats import evt
+
+_counter = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class Influence:
+    audit: AuditResult
+    key: tuple[str, ...]
+    gradient: np.ndarray  # g_j for every QI
+    baseline: float  # −Σ g θ / (L − 1): the score of a record unique on none of the weighted QIs
+    top: tuple[tuple[int, float], ...]  # (r, I) best first, ties by key order
+    keys: dict[int, tuple]
+    scores: np.ndarray | None = None  # every record's I in key order, when asked
+    warnings: tuple[str, ...] = ()
+    #: DuckDB top-k path: weighted QIs grouped during the audit, and those grouped again
+    #: afterwards because the estimate did not pick them (None: the path ranking every record).
+    captured: tuple[int, int] | None = None
+    #: With ``refine=N``: (r, exact DT, I) of the top N records by I, ranked by exact DT.
+    refined: tuple[tuple[int, float, float], ...] = ()
+
+    @property
+    def n_weighted(self) -> int:
+        return int(np.count_nonzero(self.gradient))
+
+    def key_of(self, r: int):
+        return self.keys.get(int(r), (int(r) + 1,) if self.key == (ROW_KEY,) else None)
+
+
+def gradient(result: AuditResult) -> np.ndarray:
+    return evt.qar_risk_gradient(result.theta, result.rows, alpha=result.alpha, pi_u=result.pi_u, pwm=result.pwm)
+
+
+def scores_in_db(
+    db: Database,
+    relation: Relation,
+    result: AuditResult,
+    order_by,
+    g,
+    *,
+    limit: int | None,
+    positive_only=True,
+    codes_table=None,
+):
+    """[(r, Σ g U)] from the database, best first, ties by r: the top ``limit`` positive
+    tallies, or (``positive_only=False``) every non-zero one."""
+    if not np.any(g):
+        return []
+    sql = render_influence(
+        db.dialect,
+        relation.sql,
+        result.columns,
+        result.p,
+        order_by,
+        g,
+        limit=limit,
+        positive_only=positive_only,
+        codes_table=codes_table,
+    )
+    return [(int(r), float(s)) for r, s in db.query(sql)]
+
+
+def all_tallies(db: Database, relation: Relation, result: AuditResult, order_by, g, *, codes_table=None) -> np.ndarray:
+    """Σ_j g_j U(i, j) for every record in key order (0 for records unique on no weighted QI)."""
+    tally = np.zeros(result.rows)
+    for r, s in scores_in_db(
+        db, relation, result, order_by, g, limit=None, positive_only=False, codes_table=codes_table
+    ):
+        tally[r] = s
+    return tally
+
+
+def compute(
+    db: Database,
+    relation: Relation,
+    *,
+    columns=None,
+    exclude=None,
+    key=None,
+    p=3,
+    alpha=0.01,
+    pi_u=0.05,
+    pwm="plotting",
+    top=100,
+    all_scores=False,
+    jobs=2,
+    progress=None,
+    source=None,
+    started=None,
+    refine=0,
+) -> Influence:
+    order_by, key_names = record_order(db, relation, key, relation.columns)
+    shown, top = top, max(top, refine)
+    kw = dict(
+        columns=columns,
+        exclude=exclude,
+        p=p,
+        alpha=alpha,
+        pi_u=pi_u,
+        pwm=pwm,
+        jobs=jobs,
+        progress=progress,
+        source=source,
+        started=started,
+    )
+    if db.dialect.temp_tables and not all_scores and capture.has_rowid(db, relation):
+        # DuckDB, top k only: the likely weighted QIs are grouped once, in the audit (capture.py).
+        result, g, rows, keys, captured = capture.top_records(
+            db, relation, key_names=key_names, top=top, gradient=gradient, **kw
+        )
+    else:
+        result, g, rows = _audit_and_top(db, relation, order_by, top=top, all_scores=all_scores, **kw)
+        keys, captured = None, None
+    m1 = result.rows - 1
+    baseline = -float(np.dot(g, result.theta)) / m1
+    scores = None
+    if rows is None:
+        # Every record's score (also when fewer than `top` records score above the baseline:
+        # then records at the baseline, and below it, complete the ranking in key order).
+        tally = all_tallies(db, relation, result, order_by, g)
+        full = tally / m1 + baseline
+        scores = full if all_scores else None
+        order = np.argsort(-tally, kind="stable")[:top]
+        top_rows = tuple((int(r), float(full[r])) for r in order)
+        keys = None
+    else:
+        top_rows = tuple((r, s / m1 + baseline) for r, s in rows)
+    refined = ()
+    if refine:
+        # Exact DT for the top `refine` records by I, ranked by it (ties by key order).
+        cands = [r for r, _ in top_rows[:refine]]
+        encode_sql = render(
+            "encode.sql", db.dialect, columns=list(result.columns), relation=relation.sql, order_by=order_by
+        )
+        dts = exact_dt(db, result, cands, encoded="encoded", encode_sql=encode_sql)
+        score = dict(top_rows)
+        refined = tuple(
+            sorted(
+                ((r, dts[r], score[r]) for r in cands),
+                key=lambda t: (np.isnan(t[1]), -t[1] if not np.isnan(t[1]) else 0.0, t[0]),
+            )
+        )
+    if keys is None or refine:
+        keys = {}
+        if key_names != (ROW_KEY,):
+            keys = fetch_keys(db, relation, key_names, [r for r, _ in top_rows])
+    return Influence(
+        audit=result,
+        key=key_names,
+        gradient=g,
+        baseline=baseline,
+        top=top_rows[:shown],
+        keys=keys,
+        scores=scores,
+        warnings=tuple(key_warnings(key, result.columns)),
+        captured=captured,
+        refined=refined,
+    )
+
+
+def _audit_and_top(db, relation, order_by, *, top, all_scores, p, **kw):
+    """(audit, g, [(r, tally)] of the top records, or None when every record's tally is
+    needed). DuckDB keeps the codes (with r) in one temp table for the audit and the tally."""
+    codes = f"qar_influence_{os.getpid()}_{next(_counter)}" if db.dialect.temp_tables else None
+
+    def scanner(cols, batch_size, jobs, progress, cardinalities):
+        if codes:
+            encode_sql = render("encode.sql", db.dialect, columns=list(cols), relation=relation.sql, order_by=order_by)
+            types = [code_type(k) for k in cardinalities]
+            db.query(render("materialize.sql", db.dialect, name=codes, encode_sql=encode_sql, code_types=types))
+        return scan(db, relation.sql, cols, p, batch_size=batch_size, jobs=jobs, progress=progress, codes_table=codes)
+
+    try:
+        result = audit_relation(db, relation, p=p, scanner=scanner, **kw)
+        if result.fit is None:
+            raise DataError("the table's risk is undefined (no tail), so influence scores are too")
+        g = gradient(result)
+        if all_scores:
+            return result, g, None
+        rows = scores_in_db(db, relation, result, order_by, g, limit=top, codes_table=codes)
+        return result, g, (rows if len(rows) >= min(top, result.rows) else None)
+    finally:
+        if codes:
+            db.drop_temp_tables((codes,))
+
+
+def influence(
+    source: str | None = None,
+    *,
+    table: str | None = None,
+    columns: Sequence[str] | None = None,
+    exclude: Sequence[str] | None = None,
+    key: Sequence[str] | None = None,
+    p: int = 3,
+    alpha: float = 0.01,
+    pi_u: float = 0.05,
+    pwm: str = "plotting",
+    delimiter: str | None = None,
+    top: int = 100,
+    all_scores: bool = False,
+    jobs: int = 2,
+    progress=None,
+    refine: int = 0,
+) -> Influence:
+    """Top records by influence score I(i), computed in the database (no exact DT needed).
+    With ``refine=N``, exact DT of the top N records by I as well (``Influence.refined``)."""
+    validate(p, alpha, pi_u, pwm)
+    if not isinstance(top, int) or top < 1:
+        raise ParameterError(f"--top {top!r} must be a whole number of records, at least 1")
+    if not isinstance(refine, int) or refine < 0:
+        raise ParameterError(f"--refine {refine!r} must be a whole number of records (0: off), e.g. --refine 200")
+    started = time.perf_counter()
+    db, relation = open_source(source, table=table, delimiter=delimiter)
+    with db:
+        return compute(
+            db,
+            relation,
+            columns=columns,
+            exclude=exclude,
+            key=key,
+            p=p,
+            alpha=alpha,
+            pi_u=pi_u,
+            pwm=pwm,
+            top=top,
+            all_scores=all_scores,
+            jobs=jobs,
+            progress=progress,
+            source=getattr(db, "masked_url", relation.display),
+            started=started,
+            refine=refine,
+        )

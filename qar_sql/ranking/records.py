@@ -1,0 +1,365 @@
+"""Record-level risk, pushed down: which records carry the risk (``qar records``).
+
+The database returns the distinct uniqueness patterns (sets of QIs on which a record is unique)
+with their record counts, and the pattern of every record unique on at least one QI — per-record
+tallies, never the table. Exact DT is then computed once per pattern (:mod:`.contributions`).
+
+Record identity: ``key`` columns (unique, non-NULL) order the records; files default to their
+row order. ``r`` is a record's position in that order, and every ranking breaks ties by it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from qar_sql.engines.render import render
+from qar_sql.engines.source import Database, Relation, open_source
+from qar_sql.errors import ColumnError, DataError, ParameterError, UsageError
+from qar_sql.measures.audit import audit_relation, validate
+from qar_sql.pushdown.scan import _QI, combinations
+from qar_sql.results import AuditResult
+from qar_sql.stats import contributions as C
+
+_counter = itertools.count(1)
+
+ROW_KEY = "row"  # the key name shown for files without --key (1-based row number)
+
+
+@dataclass(frozen=True)
+class Contributions:
+    """Per-record scores in key order (index r = record position in key order)."""
+
+    audit: AuditResult
+    key: tuple[str, ...]
+    dt: np.ndarray
+    u_plus: np.ndarray
+    u_star: np.ndarray
+    n_unique: np.ndarray
+    pattern_of: np.ndarray  # pattern id of each record (0 = unique on no QI)
+    patterns: C.PatternSet
+    keys: dict[int, tuple] = field(default_factory=dict)  # r → key values (fetched records)
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def rows(self) -> int:
+        return self.audit.rows
+
+    def scores(self, by: str) -> np.ndarray:
+        if by not in C.SCORES:
+            raise ParameterError(f"--by {by!r} is not a record score; use one of {', '.join(C.SCORES)}")
+        return getattr(self, by)
+
+    def order(self, by: str = "dt") -> np.ndarray:
+        """Record positions, riskiest first; ties by key order."""
+        return C.rank(self.scores(by).astype(float))
+
+    def unique_on(self, r: int) -> list[tuple[str, ...]]:
+        qis = self.audit.qis
+        return [qis[j].columns for j in self.patterns.qis[self.pattern_of[r]]]
+
+    def key_of(self, r: int) -> tuple:
+        return self.keys.get(int(r), (int(r) + 1,) if self.key == (ROW_KEY,) else None)
+
+    def summary(self) -> dict:
+        """Share of records unique on no QI; correlations between the scores."""
+        return {
+            "share_unique_on_no_qi": float(self.patterns.counts[0] / self.rows),
+            "distinct_patterns": len(self.patterns),
+            "correlations": {
+                "dt_u_plus": C.correlations(self.dt, self.u_plus),
+                "dt_u_star": C.correlations(self.dt, self.u_star),
+                "u_plus_u_star": C.correlations(self.u_plus, self.u_star),
+            },
+        }
+
+
+def record_order(
+    db: Database, relation: Relation, key: Sequence[str] | None, qi_columns
+) -> tuple[list[str], tuple[str, ...]]:
+    """SQL ORDER BY items for key order, and the key's display names. Checks the key."""
+    if key:
+        missing = [k for k in key if k not in relation.columns]
+        if missing:
+            import difflib
+
+            close = difflib.get_close_matches(missing[0], relation.columns, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ColumnError(f"key column {missing[0]!r} (in --key) not found{hint}")
+        row = db.query(render("key_check.sql", db.dialect, relation=relation.sql, key=list(key)))[0]
+        nulls, dups = int(row[0]), int(row[1])
+        if nulls:
+            raise DataError(
+                f"the key ({', '.join(key)}) is NULL in {nulls} record(s); a record key must "
+                "identify every record: pick non-NULL key columns with --key"
+            )
+        if dups:
+            raise DataError(
+                f"the key ({', '.join(key)}) is not unique: {dups} record(s) repeat a key value; "
+                "add columns to --key until it identifies each record"
+            )
+        return [f"t.{db.dialect.quote(k)}" for k in key], tuple(key)
+    if relation.row_order:
+        return [f"t.{relation.row_order}"], (ROW_KEY,)
+    raise UsageError(
+        f"record-level results need a record key for table {relation.display!r}; "
+        "name its key column(s) with --key (e.g. --key person_id)"
+    )
+
+
+def key_warnings(key: Sequence[str] | None, qi_columns: Sequence[str]) -> list[str]:
+    both = [k for k in (key or ()) if k in qi_columns]
+    return [
+        f"key column {k!r} is also a quasi-identifier column: every QI containing it is a key "
+        f"(every record unique); leave it out with --exclude {k!r}"
+        for k in both
+    ]
+
+
+def fused_scan(
+    db: Database,
+    relation: Relation,
+    columns,
+    p,
+    order_by,
+    *,
+    batch_size=None,
+    jobs=1,
+    progress=None,
+    cardinalities=None,
+):
+    """One pass over every QI giving both the audit's class-size histograms and each record's
+    uniqueness flags: (ScanResult, PatternSet). Each QI is grouped once; its classes are split
+    into the histogram and the singletons' records inside the database."""
+    from qar_sql.pushdown.scan import assemble, code_type, default_batch_size
+
+    d = db.dialect
+    combos = combinations(len(columns), p)
+    qis = [_QI(j, tuple(f"c{i}" for i in c)) for j, c in enumerate(combos)]
+    size = batch_size or (32 if d.temp_tables else default_batch_size(d, len(qis), jobs))
+    batches = [qis[k : k + size] for k in range(0, len(qis), size)]
+    encode_sql = render("encode.sql", d, columns=list(columns), relation=relation.sql, order_by=order_by)
+    hist: dict[int, list] = defaultdict(list)
+    total, done = len(batches) + 1, 0
+
+    def tick():
+        nonlocal done
+        done += 1
+        if progress:
+            progress(done, total)
+
+    if d.temp_tables:
+        # DuckDB: codes once in a temp table; per batch the classes in a temp table, split into
+        # histogram rows (returned) and singleton flags (kept in a temp table, summed at the end).
+        temp = f"qar_rec_{os.getpid()}_{next(_counter)}"
+        names = [f"{temp}_{x}" for x in ("codes", "groups", "flags")]
+        codes, groups, flags = (d.quote(n) for n in names)
+        try:
+            types = [code_type(k) for k in cardinalities] if cardinalities else None
+            db.query(render("materialize.sql", d, name=f"{temp}_codes", encode_sql=encode_sql, code_types=types))
+            tick()
+            for k, batch in enumerate(batches):
+                db.query(
+                    f"create or replace temp table {groups} as\n" + render("groups.sql", d, qis=batch, encoded=codes)
+                )
+                for qi, sz, n in db.query(f"select qi, size, count(*) from {groups} group by qi, size"):
+                    hist[int(qi)].append((int(sz), int(n)))
+                verb = f"create temp table {flags} as" if k == 0 else f"insert into {flags}"
+                db.query(f"{verb} select r, w, bit from {groups} where size = 1")
+                tick()
+            words = db.query_arrays(f"select r, w, cast(sum(bit) as bigint) as bits from {flags} group by r, w")
+            r, w, bits = words["r"], words["w"], words["bits"]
+        finally:
+            db.drop_temp_tables(names)
+    else:
+        statements = [
+            render(
+                "groups_split.sql",
+                d,
+                encode_sql=encode_sql,
+                encoded="encoded",
+                groups_sql=render("groups.sql", d, qis=batch, encoded="encoded"),
+            )
+            for batch in batches
+        ]
+        tick()
+        out_r, out_w, out_b = [], [], []
+        for rows in db.query_many(statements, jobs=jobs, on_done=tick):
+            for kind, a, b, c in rows:
+                if kind == 0:
+                    hist[int(a)].append((int(b), int(c)))
+                else:
+                    out_r.append(int(a)), out_w.append(int(b)), out_b.append(int(c))
+        r, w, bits = (np.array(x, dtype=np.int64) for x in (out_r, out_w, out_b))
+    scan_result = assemble(list(columns), p, combos, hist)
+    return scan_result, patterns_from_words(scan_result.rows, r, w, bits)
+
+
+def patterns_from_words(n_records: int, r, w, bits) -> C.PatternSet:
+    """Distinct patterns from (record, word, bits) rows — rows of one (r, w) may repeat across
+    batches; their bits are distinct, so adding them is the bitwise or."""
+    r, w, bits = (np.asarray(x, dtype=np.int64) for x in (r, w, bits))
+    if r.size == 0:
+        return C.PatternSet.from_rows(n_records, {}, [])
+    recs, at = np.unique(r, return_inverse=True)
+    words = np.zeros((recs.size, int(w.max()) + 1), dtype=np.int64)
+    np.add.at(words, (at.ravel(), w), bits)
+    distinct, inverse, counts = np.unique(words, axis=0, return_inverse=True, return_counts=True)
+    flags = np.unpackbits(distinct.astype("<i8").view(np.uint8), axis=1, bitorder="little")
+    flags = flags.reshape(distinct.shape[0], distinct.shape[1], 64)[:, :, :62].reshape(distinct.shape[0], -1)
+    qis = (np.zeros(0, dtype=np.int64),) + tuple(np.flatnonzero(row) for row in flags)
+    of_record = np.zeros(n_records, dtype=np.int64)
+    of_record[recs] = inverse.ravel() + 1
+    all_counts = np.concatenate([[n_records - recs.size], counts]).astype(np.int64)
+    return C.PatternSet(qis, all_counts, of_record)
+
+
+def fetch_keys(db: Database, relation: Relation, key: Sequence[str], wanted: Sequence[int] | None) -> dict[int, tuple]:
+    """Key values of records at positions ``wanted`` (all with None)."""
+    if wanted is not None and len(wanted) == 0:
+        return {}
+    sql = render(
+        "record_keys.sql",
+        db.dialect,
+        relation=relation.sql,
+        key=list(key),
+        wanted=None if wanted is None else [int(w) for w in sorted(set(wanted))],
+    )
+    return {int(row[0]): tuple(row[1:]) for row in db.query(sql)}
+
+
+def compute(
+    db: Database,
+    relation: Relation,
+    *,
+    columns=None,
+    exclude=None,
+    key=None,
+    p=3,
+    alpha=0.01,
+    pi_u=0.05,
+    pwm="plotting",
+    jobs=2,
+    progress=None,
+    source=None,
+    started=None,
+) -> tuple[Contributions, list[str]]:
+    """Audit + patterns + DT on an open connection. Returns (contributions, order_by SQL)."""
+    started = started if started is not None else time.perf_counter()
+    order_by, key_names = record_order(db, relation, key, relation.columns)
+    captured = {}
+
+    def scanner(cols, batch_size, jobs, progress, cardinalities):
+        scan_result, captured["patterns"] = fused_scan(
+            db,
+            relation,
+            cols,
+            p,
+            order_by,
+            batch_size=batch_size,
+            jobs=jobs,
+            progress=progress,
+            cardinalities=cardinalities,
+        )
+        return scan_result
+
+    result = audit_relation(
+        db,
+        relation,
+        columns=columns,
+        exclude=exclude,
+        p=p,
+        alpha=alpha,
+        pi_u=pi_u,
+        pwm=pwm,
+        jobs=jobs,
+        progress=progress,
+        started=started,
+        source=source,
+        scanner=scanner,
+    )
+    warnings = key_warnings(key, result.columns)
+    if result.fit is None:
+        raise DataError(
+            "the table's risk is undefined (no tail), so record contributions are too: "
+            + (result.warnings[-1] if result.warnings else "")
+            + (" Also: " + warnings[0] if warnings else "")
+        )
+    patterns = captured["patterns"]
+    distinct = np.array([q.distinct for q in result.qis], dtype=np.int64)
+    dt_p = C.dt_per_pattern(distinct, result.rows, patterns, result.risk, alpha=alpha, pi_u=pi_u, pwm=pwm)
+    sc = C.pattern_scores(result.theta, patterns)
+    undefined = int(patterns.counts[np.isnan(dt_p)].sum())
+    if undefined:
+        warnings.append(
+            f"removing any of {undefined} record(s) leaves no tail, so their DT is undefined "
+            "(null in JSON, ranked last)"
+        )
+    of = patterns.of_record
+    contrib = Contributions(
+        audit=result,
+        key=key_names,
+        dt=dt_p[of],
+        u_plus=sc["u_plus"][of],
+        u_star=sc["u_star"][of],
+        n_unique=sc["n_unique"][of],
+        pattern_of=of,
+        patterns=patterns,
+        warnings=tuple(warnings),
+    )
+    return contrib, order_by
+
+
+def contributions(
+    source: str | None = None,
+    *,
+    table: str | None = None,
+    columns: Sequence[str] | None = None,
+    exclude: Sequence[str] | None = None,
+    key: Sequence[str] | None = None,
+    p: int = 3,
+    alpha: float = 0.01,
+    pi_u: float = 0.05,
+    pwm: str = "plotting",
+    delimiter: str | None = None,
+    top: int | None = 100,
+    by: str = "dt",
+    all_keys: bool = False,
+    jobs: int = 2,
+    progress=None,
+) -> Contributions:
+    """Exact DT, U+, U*, n_unique for every record of a table, computed in the database.
+
+    Key values are fetched for the ``top`` records by ``by`` (all records with ``all_keys``).
+    """
+    validate(p, alpha, pi_u, pwm)
+    if by not in C.SCORES:
+        raise ParameterError(f"--by {by!r} is not a record score; use one of {', '.join(C.SCORES)}")
+    started = time.perf_counter()
+    db, relation = open_source(source, table=table, delimiter=delimiter)
+    with db:
+        contrib, _ = compute(
+            db,
+            relation,
+            columns=columns,
+            exclude=exclude,
+            key=key,
+            p=p,
+            alpha=alpha,
+            pi_u=pi_u,
+            pwm=pwm,
+            jobs=jobs,
+            progress=progress,
+            source=getattr(db, "masked_url", relation.display),
+            started=started,
+        )
+        if contrib.key != (ROW_KEY,):
+            wanted = None if all_keys else contrib.order(by)[: top or 0]
+            contrib.keys.update(fetch_keys(db, relation, contrib.key, wanted))
+    return contrib

@@ -1,0 +1,753 @@
+"""Treatments: a TOML file of recodings, read, checked and turned into SQL expressions.
+
+A treatment replaces one column's values: numeric bands (label, band mean or midpoint), a
+category map, a hierarchy level taken from another column or table, top or bottom coding, or
+suppression (NULL). ``local`` restricts it to the rows that are singletons on a named
+quasi-identifier *in the source* (Pastore et al.'s S_loc / M_loc rows), so several local
+treatments touch the same rows whatever their order.
+
+The treated release is one read-only query over the source: a chain of CTEs, one step per
+treatment, each step also OR-ing a ``qar__modified`` flag (the paper's modified rows, MR).
+Nothing is copied or written. The schema is documented in README, "The treatments file".
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from qar_sql.engines.dialects import Dialect
+from qar_sql.engines.render import render
+from qar_sql.engines.source import Database, file_relation_sql, split_table
+from qar_sql.errors import DatabaseError, UsageError
+
+KINDS = ("bands", "map", "hierarchy", "top", "bottom", "suppress")
+BAND_TARGETS = ("label", "mean", "midpoint")
+#: Most bands a ``width`` may produce over the column's range (a typo such as width = 0.001
+#: on years would otherwise build a CASE with millions of arms).
+MAX_BANDS = 10_000
+#: Internal column names; a source column with this prefix would be shadowed.
+PREFIX = "qar__"
+
+_COMMON = {"column", "kind", "local", "description"}
+_KEYS = {
+    "bands": {"width", "origin", "edges", "labels", "to", "digits"},
+    "map": {"map", "other"},
+    "hierarchy": {"parent", "table", "file", "key", "other"},
+    "top": {"above", "value"},
+    "bottom": {"below", "value"},
+    "suppress": {"values"},
+}
+_TOP_KEYS = {"qid", "qis", "combinations", "release", "treatments"}
+
+# Type names where an engine does not take the ANSI ones (BigQuery has STRING and FLOAT64).
+_TYPE_NAMES = {"bigquery": {"text": "string", "float": "float64"}}
+
+
+class TreatmentError(UsageError):
+    """A treatments file that cannot be read or does not fit the table."""
+
+
+@dataclass(frozen=True)
+class Treatment:
+    """One ``[treatments.NAME]`` table, checked for shape (not yet against a table)."""
+
+    name: str
+    column: str
+    kind: str
+    options: tuple[tuple[str, Any], ...]
+    local: tuple[str, ...] | None = None  # QI columns whose singleton rows are treated
+    local_name: str | None = None
+
+    def opt(self, key: str, default: Any = None) -> Any:
+        return dict(self.options).get(key, default)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A parsed treatments file."""
+
+    treatments: tuple[Treatment, ...]
+    qis: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    qid: tuple[str, ...] | None = None
+    combinations: tuple[tuple[str, ...], ...] = ()
+    release: tuple[str, ...] | None = None
+    path: str = "<treatments>"
+    text: str = field(default="", repr=False, compare=False)
+
+    def get(self, name: str) -> Treatment:
+        for t in self.treatments:
+            if t.name == name:
+                return t
+        names = [t.name for t in self.treatments]
+        close = difflib.get_close_matches(name, names, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise TreatmentError(f"{self.path}: there is no treatment {name!r}{hint} Defined: {', '.join(names)}.")
+
+    def qi(self, name: str) -> tuple[str, ...] | None:
+        return dict(self.qis).get(name)
+
+
+# ------------------------------------------------------------------------------------------
+# Reading and checking the file (no database)
+# ------------------------------------------------------------------------------------------
+
+
+def _line_of(text: str, table: Sequence[str], key: str | None = None) -> int | None:
+    """Best-effort line of ``[a.b]`` (and ``key = `` inside it): tomllib gives no positions
+    for values it parsed well, and a line number makes a message easy to act on."""
+    lines = text.splitlines()
+    header = re.compile(r"^\s*\[\s*" + r"\s*\.\s*".join(re.escape(p) for p in table) + r"\s*\]\s*(#.*)?$")
+    for i, line in enumerate(lines):
+        if header.match(line) or (
+            len(table) == 2 and re.match(r"^\s*" + re.escape(table[1]) + r"\s*=\s*\{", line) and i > 0
+        ):
+            if key is None:
+                return i + 1
+            for j in range(i, len(lines)):
+                if j > i and lines[j].lstrip().startswith("["):
+                    break
+                if re.match(r"^\s*\{?.*\b" + re.escape(key) + r"\s*=", lines[j]):
+                    return j + 1
+            return i + 1
+    if key is not None and not table:
+        for i, line in enumerate(lines):
+            if re.match(r"^\s*" + re.escape(key) + r"\s*=", line):
+                return i + 1
+    return None
+
+
+class _Checker:
+    def __init__(self, path: str, text: str):
+        self.path = path
+        self.text = text
+
+    def fail(self, where: Sequence[str], key: str | None, message: str):
+        dotted = ".".join(list(where) + ([key] if key else []))
+        line = _line_of(self.text, where, key)
+        at = f" (line {line})" if line else ""
+        raise TreatmentError(f"{self.path}{at}: {dotted} {message}")
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _str_list(c: _Checker, where, key, value) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
+        c.fail(where, key, f'= {value!r} must be a list of column names, e.g. ["age", "sex"]')
+    if len(set(value)) != len(value):
+        c.fail(where, key, f"= {value!r} lists a column twice; list each once")
+    return tuple(value)
+
+
+def parse(text: str, path: str = "<treatments>") -> Plan:
+    """Read a treatments file's text into a :class:`Plan`, checking everything that does not
+    need the table. Every problem is one :class:`TreatmentError` naming the key."""
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise TreatmentError(f"{path} is not valid TOML: {exc}; fix the syntax there") from exc
+    c = _Checker(path, text)
+    for key in doc:
+        if key not in _TOP_KEYS:
+            close = difflib.get_close_matches(key, _TOP_KEYS, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            c.fail((), key, f"is not a known top-level key{hint} Use: {', '.join(sorted(_TOP_KEYS))}.")
+
+    qis: dict[str, tuple[str, ...]] = {}
+    raw_qis = doc.get("qis", {})
+    if not isinstance(raw_qis, dict):
+        c.fail((), "qis", 'must be a table of named column lists, e.g. [qis] best = ["a", "b"]')
+    for name, cols in raw_qis.items():
+        qis[name] = _str_list(c, ("qis",), name, cols)
+
+    treatments: list[Treatment] = []
+    raw = doc.get("treatments")
+    if not isinstance(raw, dict) or not raw:
+        c.fail((), "treatments", "is missing or empty; define at least one [treatments.NAME] table")
+    for name, spec in raw.items():
+        treatments.append(_parse_treatment(c, name, spec, qis))
+    names = [t.name for t in treatments]
+
+    def check_names(key, value) -> tuple[str, ...]:
+        items = _str_list(c, (), key, value)
+        for n in items:
+            if n not in names:
+                close = difflib.get_close_matches(n, names, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                c.fail((), key, f"names the treatment {n!r}, which is not defined{hint}")
+        return items
+
+    qid = None
+    if "qid" in doc:
+        q = doc["qid"]
+        qid = qis[q] if isinstance(q, str) and q in qis else _str_list(c, (), "qid", q)
+    combos = []
+    raw_combos = doc.get("combinations", [])
+    if not isinstance(raw_combos, list):
+        c.fail((), "combinations", 'must be a list of lists of treatment names, e.g. [["S", "M"]]')
+    for combo in raw_combos:
+        if not isinstance(combo, list) or len(combo) < 2:
+            c.fail((), "combinations", f"entry {combo!r} must list two or more treatment names")
+        combos.append(check_names("combinations", combo))
+    release = check_names("release", doc["release"]) if "release" in doc else None
+    return Plan(tuple(treatments), tuple(qis.items()), qid, tuple(combos), release, path, text)
+
+
+def _parse_treatment(c: _Checker, name: str, spec: Any, qis) -> Treatment:
+    where = ("treatments", name)
+    if not isinstance(spec, dict):
+        c.fail(("treatments",), name, "must be a table, e.g. [treatments.NAME] with column and kind")
+    kind = spec.get("kind")
+    if kind is None:
+        c.fail(where, "kind", f"is missing; set kind to one of {', '.join(KINDS)}")
+    if kind not in KINDS:
+        close = difflib.get_close_matches(str(kind), KINDS, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        c.fail(where, "kind", f"= {kind!r} is not a known treatment kind{hint} Use one of {', '.join(KINDS)}.")
+    column = spec.get("column")
+    if not isinstance(column, str) or not column:
+        c.fail(where, "column", "is missing; name the column this treatment changes")
+    allowed = _COMMON | _KEYS[kind]
+    for key in spec:
+        if key not in allowed:
+            close = difflib.get_close_matches(key, allowed, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            c.fail(where, key, f"is not a key of a {kind!r} treatment{hint} Keys: {', '.join(sorted(allowed))}.")
+    local = local_name = None
+    if "local" in spec:
+        value = spec["local"]
+        if isinstance(value, str):
+            if value not in qis:
+                known = ", ".join(qis) or "none"
+                c.fail(
+                    where,
+                    "local",
+                    f"= {value!r} names no quasi-identifier; define it under [qis] (defined: {known}) or give the columns as a list",
+                )
+            local, local_name = qis[value], value
+        else:
+            local = _str_list(c, where, "local", value)
+    opts = {k: v for k, v in spec.items() if k not in _COMMON}
+    getattr(_Shapes, kind)(c, where, opts)
+    return Treatment(name, column, kind, tuple(opts.items()), local, local_name)
+
+
+class _Shapes:
+    """Per-kind shape checks of the options (types, ranges, sorted edges)."""
+
+    @staticmethod
+    def bands(c, where, o):
+        if ("width" in o) == ("edges" in o):
+            c.fail(where, None, "needs exactly one of width (equal bands) or edges (explicit bands)")
+        if "width" in o:
+            if not _is_number(o["width"]) or o["width"] <= 0:
+                c.fail(where, "width", f"= {o['width']!r} must be a positive number, e.g. 10")
+            if "origin" in o and not _is_number(o["origin"]):
+                c.fail(where, "origin", f"= {o['origin']!r} must be a number (where the first band starts)")
+            if "labels" in o:
+                c.fail(where, "labels", "only goes with edges; with width the labels are the bands")
+        else:
+            if "origin" in o:
+                c.fail(where, "origin", "only goes with width; edges already say where bands start")
+            edges = o["edges"]
+            if not isinstance(edges, list) or len(edges) < 2 or not all(_is_number(e) for e in edges):
+                c.fail(where, "edges", f"= {edges!r} must list two or more numbers, e.g. [0, 18, 65]")
+            for a, b in zip(edges, edges[1:]):
+                if b <= a:
+                    what = "repeats" if a == b else "is unsorted"
+                    c.fail(
+                        where,
+                        "edges",
+                        f"{what}: {b!r} follows {a!r}; edges must be strictly increasing so bands do not overlap",
+                    )
+            if "labels" in o:
+                labels = o["labels"]
+                if (
+                    not isinstance(labels, list)
+                    or len(labels) != len(edges) - 1
+                    or not all(isinstance(x, str) for x in labels)
+                ):
+                    c.fail(where, "labels", f"must be {len(edges) - 1} strings, one per band between the edges")
+        to = o.get("to", "label")
+        if to not in BAND_TARGETS:
+            c.fail(where, "to", f"= {to!r} is unknown; use one of {', '.join(BAND_TARGETS)}")
+        if "labels" in o and to != "label":
+            c.fail(where, "labels", f'only goes with to = "label", not {to!r}')
+        if "digits" in o:
+            d = o["digits"]
+            if to == "label" or not isinstance(d, int) or isinstance(d, bool) or not 0 <= d <= 12:
+                c.fail(where, "digits", f'= {d!r} must be a whole number 0..12 and goes with to = "mean" or "midpoint"')
+
+    @staticmethod
+    def map(c, where, o):
+        m = o.get("map")
+        if not isinstance(m, dict) or not m or not all(isinstance(v, str) for v in m.values()):
+            c.fail(where, "map", 'must be a non-empty table of value = "new value" strings, e.g. { M = "*", F = "*" }')
+        _other(c, where, o)
+
+    @staticmethod
+    def hierarchy(c, where, o):
+        if not isinstance(o.get("parent"), str) or not o["parent"]:
+            c.fail(where, "parent", "is missing; name the column that holds the coarser level (e.g. the province)")
+        if "table" in o and "file" in o:
+            c.fail(where, "file", "cannot go with table; take the hierarchy from one of them")
+        lookup = "table" in o or "file" in o
+        if lookup and (not isinstance(o.get("key"), str) or not o["key"]):
+            c.fail(where, "key", "is missing; name the lookup column that matches this column's values")
+        if not lookup and "key" in o:
+            c.fail(where, "key", "only goes with table or file; without them parent is a column of the same row")
+        for k in ("table", "file"):
+            if k in o and (not isinstance(o[k], str) or not o[k]):
+                c.fail(where, k, f"= {o[k]!r} must be a name")
+        _other(c, where, o)
+
+    @staticmethod
+    def top(c, where, o):
+        _threshold(c, where, o, "above")
+
+    @staticmethod
+    def bottom(c, where, o):
+        _threshold(c, where, o, "below")
+
+    @staticmethod
+    def suppress(c, where, o):
+        if "values" in o:
+            v = o["values"]
+            if not isinstance(v, list) or not v or not all(isinstance(x, str) or _is_number(x) for x in v):
+                c.fail(where, "values", f"= {v!r} must be a non-empty list of values to set to NULL")
+
+
+def _other(c, where, o):
+    if "other" in o and not isinstance(o["other"], str):
+        c.fail(where, "other", f"= {o['other']!r} must be a string label for unmapped values")
+
+
+def _threshold(c, where, o, key):
+    if key not in o or not _is_number(o[key]):
+        c.fail(where, key, f"= {o.get(key)!r} must be a number (the coding threshold)")
+    if "value" in o and not (_is_number(o["value"]) or isinstance(o["value"], str)):
+        c.fail(where, "value", f"= {o['value']!r} must be a number or a label")
+
+
+def load(treatments: str | Path | Plan | Mapping) -> Plan:
+    """A :class:`Plan` from a path, TOML text in a ``str`` containing a newline, a dict (as
+    ``tomllib`` would return) or a Plan."""
+    if isinstance(treatments, Plan):
+        return treatments
+    if isinstance(treatments, Mapping):
+        import json
+
+        return parse(_dict_to_toml(json.loads(json.dumps(treatments))), "<treatments>")
+    if isinstance(treatments, str) and "\n" in treatments:
+        return parse(treatments)
+    path = Path(treatments)
+    if not path.is_file():
+        raise TreatmentError(f"treatments file {str(path)!r} does not exist; check the path")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TreatmentError(f"cannot read treatments file {str(path)!r}: {exc}") from exc
+    return parse(text, str(path))
+
+
+def _dict_to_toml(d: dict) -> str:
+    """Minimal TOML writer for API callers who pass a dict (values: str, numbers, bools,
+    lists, nested tables)."""
+    import json
+
+    def val(v):
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, (int, float)):
+            return repr(v)
+        if isinstance(v, str):
+            return json.dumps(v, ensure_ascii=False)
+        if isinstance(v, list):
+            return "[" + ", ".join(val(x) for x in v) + "]"
+        if isinstance(v, dict):
+            return "{ " + ", ".join(f"{json.dumps(k, ensure_ascii=False)} = {val(x)}" for k, x in v.items()) + " }"
+        raise TreatmentError(f"treatment value {v!r} cannot be written as TOML")
+
+    lines = [f"{json.dumps(k)} = {val(v)}" for k, v in d.items() if not isinstance(v, dict)]
+    for k, v in d.items():
+        if not isinstance(v, dict):
+            continue
+        if k == "treatments":
+            for name, spec in v.items():
+                lines.append(f"[treatments.{json.dumps(name, ensure_ascii=False)}]")
+                lines += [f"{json.dumps(a, ensure_ascii=False)} = {val(b)}" for a, b in spec.items()]
+        else:
+            lines.append(f"[{json.dumps(k)}]")
+            lines += [f"{json.dumps(a, ensure_ascii=False)} = {val(b)}" for a, b in v.items()]
+    return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------------------------------
+# Fitting a plan to a table: column types, data-dependent edges, lookup checks
+# ------------------------------------------------------------------------------------------
+
+_INT = re.compile(r"^(u?(tiny|small|big|huge)?int(eger)?\d*|u?(tiny|small|big|huge)int|(small|big)?serial|int[248])$")
+_FLOAT = re.compile(r"^(double( precision)?|real|float\d*|decimal.*|numeric.*|number.*)$")
+_TEXT = re.compile(r"^(varchar.*|text|string|char.*|character.*|bpchar.*|name)$")
+
+
+def type_kind(type_name: str) -> str:
+    """integer, float, text or other (dates, booleans, ...) from an engine's type name."""
+    t = type_name.strip().lower()
+    if _INT.match(t):
+        return "integer"
+    if t.startswith("decimal") or t.startswith("numeric"):
+        # DECIMAL(p, 0) holds whole numbers, but its text form is engine-specific; treat it
+        # as a float so maps and labels never depend on how an engine prints it.
+        return "float"
+    if _FLOAT.match(t):
+        return "float"
+    if _TEXT.match(t):
+        return "text"
+    return "other"
+
+
+def column_kinds(db: Database, relation_sql: str, columns: Sequence[str]) -> dict[str, str]:
+    """{column: kind}, from the declared types the engine reports (one tiny query)."""
+    row = db.query(render("column_types.sql", db.dialect, columns=list(columns), relation=relation_sql))[0]
+    return {c: type_kind(str(t)) for c, t in zip(columns, row)}
+
+
+@dataclass(frozen=True)
+class Step:
+    """One treatment, ready for SQL: ``expr`` is the new value of ``column`` computed from the
+    row alias ``t``; ``join`` an optional LEFT JOIN it needs; ``out`` the kind it produces."""
+
+    name: str
+    column: str
+    expr: str
+    changed: str
+    out: str
+    join: str = ""
+
+
+class Binder:
+    """Checks a plan against one table and turns treatments into :class:`Step` s.
+
+    ``relation_for`` is how the lookup tables and the source are named in the SQL being
+    written (the executing engine, or another dialect for ``--emit-sql``)."""
+
+    def __init__(
+        self,
+        db: Database,
+        relation_sql: str,
+        columns: Sequence[str],
+        plan: Plan,
+        *,
+        dialect: Dialect | None = None,
+        display: str = "the table",
+        source_kind: str = "table",
+    ):
+        self.db = db
+        self.relation_sql = relation_sql
+        self.columns = tuple(columns)
+        self.plan = plan
+        self.dialect = dialect or db.dialect
+        self.display = display
+        self.source_kind = source_kind
+        clash = [col for col in self.columns if col.startswith(PREFIX)]
+        if clash:
+            raise TreatmentError(
+                f"column {clash[0]!r} starts with {PREFIX!r}, which qar whatif uses for its own "
+                "columns; rename it in a view first"
+            )
+        self.kinds = column_kinds(db, relation_sql, self.columns)
+        self._edges: dict[str, list[float]] = {}
+        self._checked_lookups: set[str] = set()
+        self.c = _Checker(plan.path, plan.text)
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def _type(self, kind: str) -> str:
+        return _TYPE_NAMES.get(self.dialect.name, {}).get(kind, {"text": "varchar", "float": "double precision"}[kind])
+
+    def _as_text(self, expr: str, kind: str) -> str:
+        return expr if kind == "text" else f"cast({expr} as {self._type('text')})"
+
+    def _as_float(self, expr: str) -> str:
+        return f"cast({expr} as {self._type('float')})"
+
+    def _lit(self, v: Any) -> str:
+        if isinstance(v, str):
+            return self.dialect.literal(v)
+        return repr(int(v)) if float(v).is_integer() and abs(v) < 2**53 else repr(float(v))
+
+    def check_column(self, t: Treatment, name: str, key: str) -> None:
+        if name not in self.columns:
+            close = difflib.get_close_matches(name, self.columns, n=1, cutoff=0.5)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            self.c.fail(("treatments", t.name), key, f"= {name!r} is not a column of {self.display}{hint}")
+
+    def check(self, t: Treatment) -> None:
+        """Everything about ``t`` that needs the table (columns, types, lookups)."""
+        self.check_column(t, t.column, "column")
+        for col in t.local or ():
+            self.check_column(t, col, "local")
+        if t.kind == "hierarchy":
+            if "table" in dict(t.options) or "file" in dict(t.options):
+                self._lookup(t)
+            else:
+                self.check_column(t, t.opt("parent"), "parent")
+        if t.kind in ("bands", "top", "bottom") or (t.kind == "map"):
+            self.kind_ok(t, self.kinds[t.column])
+        if t.kind == "bands" and "width" in dict(t.options):
+            self.edges(t)
+
+    def kind_ok(self, t: Treatment, kind: str) -> None:
+        where = ("treatments", t.name)
+        numeric = kind in ("integer", "float")
+        if t.kind in ("bands", "top", "bottom") and not numeric:
+            fix = 'use kind = "map" for categories' if t.kind == "bands" else "code it with a map"
+            self.c.fail(
+                where, "kind", f"= {t.kind!r} needs a numeric column, but {t.column!r} holds {kind} values here; {fix}"
+            )
+        if t.kind in ("top", "bottom") and isinstance(t.opt("value"), str) and kind != "integer":
+            self.c.fail(
+                where,
+                "value",
+                f"= {t.opt('value')!r} is a label, which needs a whole-number column; {t.column!r} holds {kind} values, so give a number",
+            )
+        if t.kind in ("map", "hierarchy") and kind == "float":
+            self.c.fail(
+                where,
+                "kind",
+                f'= {t.kind!r} needs categories, but {t.column!r} holds decimal numbers; band it with kind = "bands" first',
+            )
+
+    def edges(self, t: Treatment) -> list[float]:
+        if "edges" in dict(t.options):
+            return list(t.opt("edges"))
+        if t.name in self._edges:
+            return self._edges[t.name]
+        w, origin = t.opt("width"), t.opt("origin", 0)
+        col = self.db.dialect.quote(t.column)
+        lo, hi = self.db.query(f"select min({col}), max({col}) from {self.relation_sql}")[0]
+        if lo is None:
+            lo = hi = origin
+        lo, hi = float(lo), float(hi)
+        first = math.floor((lo - origin) / w)
+        n = math.floor((hi - origin) / w) - first + 1
+        if n > MAX_BANDS:
+            self.c.fail(
+                ("treatments", t.name),
+                "width",
+                f"= {w!r} cuts {t.column!r} ({lo:g} to {hi:g}) into {n:,} bands, more than {MAX_BANDS:,}; use a wider band",
+            )
+        edges = [float(f"{origin + (first + i) * w:.12g}") for i in range(n + 1)]
+        self._edges[t.name] = edges
+        return edges
+
+    def _lookup(self, t: Treatment) -> None:
+        if t.name in self._checked_lookups:
+            return
+        d = self.db.dialect
+        rel = self._lookup_relation(t, d)
+        key, parent = d.quote(t.opt("key")), d.quote(t.opt("parent"))
+        text = _TYPE_NAMES.get(d.name, {}).get("text", "varchar")
+        where = ("treatments", t.name)
+        try:
+            n = self.db.query(
+                f"select count(*) from (select cast({key} as {text}) as k from {rel} "
+                f"where {key} is not null group by cast({key} as {text}) "
+                f"having count(distinct {parent}) > 1) as d"
+            )[0][0]
+        except DatabaseError as exc:
+            key = "table" if "table" in dict(t.options) else "file"
+            self.c.fail(
+                where,
+                key,
+                f"= {t.opt(key)!r} cannot be read with key = {t.opt('key')!r} and parent = {t.opt('parent')!r} ({exc}); check the names",
+            )
+        if int(n):
+            self.c.fail(
+                where,
+                "key",
+                f"= {t.opt('key')!r} maps {int(n)} value(s) to more than one parent; a hierarchy needs one parent per value",
+            )
+        self._checked_lookups.add(t.name)
+
+    def _lookup_relation(self, t: Treatment, d: Dialect) -> str:
+        if "file" in dict(t.options):
+            if d.name != "duckdb":
+                self.c.fail(
+                    ("treatments", t.name),
+                    "file",
+                    'needs DuckDB (it reads the file); use table = "schema.table" on other engines',
+                )
+            path = t.opt("file")
+            kind = "parquet" if path.lower().endswith((".parquet", ".pq")) else "csv"
+            return file_relation_sql(d, path, kind, None)
+        return d.quote_path(split_table(t.opt("table")))
+
+    def _lookup_sql(self, t: Treatment, d: Dialect) -> str:
+        """One row per key (its smallest parent; :meth:`_lookup` refuses keys with two), so the
+        LEFT JOIN can never multiply rows."""
+        rel = self._lookup_relation(t, d)
+        key, parent = d.quote(t.opt("key")), d.quote(t.opt("parent"))
+        text = _TYPE_NAMES.get(d.name, {}).get("text", "varchar")
+        return (
+            f"select cast({key} as {text}) as qar__key, min(cast({parent} as {text})) as qar__parent "
+            f"from {rel} where {key} is not null group by cast({key} as {text})"
+        )
+
+    # -- SQL ----------------------------------------------------------------------------------
+
+    def step(self, t: Treatment, kind: str, local_flag: str | None, index: int) -> Step:
+        """The SQL step of ``t`` applied to a column currently of ``kind``."""
+        self.kind_ok(t, kind)
+        q = self.dialect.quote
+        x = f"t.{q(t.column)}"
+        join = ""
+        if t.kind == "bands":
+            expr, out = self._bands(t, x)
+        elif t.kind == "map":
+            key = self._as_text(x, kind)
+            arms = " ".join(f"when {self._lit(k)} then {self._lit(v)}" for k, v in t.opt("map").items())
+            other = self._lit(t.opt("other")) if "other" in dict(t.options) else key
+            expr, out = f"case when {x} is null then null else case {key} {arms} else {other} end end", "text"
+        elif t.kind == "hierarchy":
+            other = self._lit(t.opt("other")) if "other" in dict(t.options) else self._as_text(x, kind)
+            if "table" in dict(t.options) or "file" in dict(t.options):
+                alias = f"h{index}"
+                join = f"left join ({self._lookup_sql(t, self.dialect)}) as {alias} on {self._as_text(x, kind)} = {alias}.qar__key"
+                parent = f"{alias}.qar__parent"
+            else:
+                pcol = f"t.{q(t.opt('parent'))}"
+                parent = self._as_text(pcol, self.kinds[t.opt("parent")])
+            expr = f"case when {x} is null then null when {parent} is null then {other} else {parent} end"
+            out = "text"
+        elif t.kind in ("top", "bottom"):
+            op, lim = (">", t.opt("above")) if t.kind == "top" else ("<", t.opt("below"))
+            value = t.opt("value", lim)
+            if isinstance(value, str):
+                expr, out = (
+                    f"case when {x} {op} {self._lit(lim)} then {self._lit(value)} else {self._as_text(x, kind)} end",
+                    "text",
+                )
+            else:
+                whole = kind == "integer" and float(value).is_integer()
+                out = "integer" if whole else "float"
+                keep = x if whole else self._as_float(x)
+                expr = f"case when {x} {op} {self._lit(lim)} then {self._lit(value) if whole else self._as_float(self._lit(value))} else {keep} end"
+        elif t.kind == "suppress":
+            values = t.opt("values")
+            if values is None:
+                expr = f"nullif({x}, {x})"
+            else:
+                numeric = kind in ("integer", "float") and all(_is_number(v) for v in values)
+                probe = x if numeric or kind == "text" else self._as_text(x, kind)
+                lits = ", ".join(self._lit(v if numeric else str(v)) for v in values)
+                expr = f"case when {probe} in ({lits}) then null else {x} end"
+            out = kind
+        else:  # pragma: no cover - parse() rejects other kinds
+            raise TreatmentError(f"unknown treatment kind {t.kind!r}")
+        if local_flag:
+            keep = (
+                x
+                if out == kind or (out in ("integer", "float") and kind in ("integer", "float"))
+                else self._as_text(x, kind)
+            )
+            if out == "float" and kind == "integer":
+                keep = self._as_float(x)
+            expr = f"case when t.{local_flag} then {expr} else {keep} end"
+        new = "t.qar__new"
+        if out in ("integer", "float") and kind in ("integer", "float"):
+            changed = f"{self._as_float(new)} is distinct from {self._as_float(x)}"
+        elif out == kind:
+            changed = f"{new} is distinct from {x}"
+        else:
+            changed = f"{new} is distinct from {self._as_text(x, kind)}"
+        # The name goes into a SQL comment: no control characters, so it cannot end the line.
+        return Step(re.sub(r"[\x00-\x1f\x7f]", " ", t.name), t.column, expr, changed, out, join)
+
+    def _bands(self, t: Treatment, x: str) -> tuple[str, str]:
+        edges = self.edges(t)
+        to = t.opt("to", "label")
+        labels = t.opt("labels") or [f"[{_fmt(a)}, {_fmt(b)})" for a, b in zip(edges, edges[1:])]
+        below, above = f"< {_fmt(edges[0])}", f">= {_fmt(edges[-1])}"
+        label_case = (
+            f"case when {x} is null then null when {x} < {self._lit(edges[0])} then {self._lit(below)} "
+            + " ".join(f"when {x} < {self._lit(b)} then {self._lit(lab)}" for b, lab in zip(edges[1:], labels))
+            + f" else {self._lit(above)} end"
+        )
+        if to == "label":
+            return label_case, "text"
+        if to == "midpoint":
+            mids = [(a + b) / 2 for a, b in zip(edges, edges[1:])]
+            value = (
+                f"case when {x} is null then null when {x} < {self._lit(edges[0])} then {self._lit(edges[0])} "
+                + " ".join(f"when {x} < {self._lit(b)} then {self._lit(m)}" for b, m in zip(edges[1:], mids))
+                + f" else {self._lit(edges[-1])} end"
+            )
+        else:  # mean of the values that fall in the band (Pastore's Y_avg)
+            value = f"avg({self._as_float(x)}) over (partition by {label_case})"
+        value = self._as_float(value)
+        if "digits" in dict(t.options):
+            scale = 10 ** t.opt("digits")
+            # floor(v * 10^d + 0.5) / 10^d: round half up, the same on every engine (PostgreSQL
+            # has no round(double precision, int)).
+            value = self._as_float(f"floor({value} * {scale} + 0.5) / {scale}")
+        return value, "float"
+
+
+def _fmt(v: float) -> str:
+    """A band edge as people write it: 1950, not 1950.0."""
+    return str(int(v)) if float(v).is_integer() and abs(v) < 2**53 else f"{v:.12g}"
+
+
+# ------------------------------------------------------------------------------------------
+# The treated release as SQL
+# ------------------------------------------------------------------------------------------
+
+
+def treated_sql(
+    binder: Binder,
+    relation_sql: str,
+    names: Sequence[str],
+    *,
+    not_null: Sequence[str] = (),
+    modified: bool = True,
+) -> str:
+    """One SELECT returning the source's columns with the named treatments applied in order
+    (plus ``qar__modified`` when ``modified``), over ``relation_sql`` in the binder's dialect."""
+    plan = binder.plan
+    ts = [plan.get(n) for n in names]
+    if len(set(names)) != len(names):
+        raise TreatmentError(f"treatment list {', '.join(names)} names a treatment twice; list each once")
+    local_qis: list[tuple[str, ...]] = []
+    for t in ts:
+        binder.check(t)
+        if t.local and t.local not in local_qis:
+            local_qis.append(t.local)
+    kinds = dict(binder.kinds)
+    steps = []
+    for i, t in enumerate(ts, start=1):
+        flag = f"qar__single_{local_qis.index(t.local)}" if t.local else None
+        s = binder.step(t, kinds[t.column], flag, i)
+        kinds[t.column] = s.out
+        steps.append(s)
+    return render(
+        "treat.sql",
+        binder.dialect,
+        relation=relation_sql,
+        columns=list(binder.columns),
+        local_qis=local_qis,
+        not_null=list(not_null),
+        steps=steps,
+        modified=modified,
+    )

@@ -1,0 +1,429 @@
+"""What would a treatment buy? Pastore et al.'s Table 1 for each treatment and combination:
+singletons, %S, modified rows (MR), distinct values (DV) on a quasi-identifier, and the QaR
+risk T̂ before and after (METHOD.md §6).
+
+Every figure is a query over the source: the treated release is a SELECT (see
+:mod:`qar_sql.treat.treatments`), counted with one GROUP BY per scenario, and audited with
+:func:`qar_sql.measures.audit.audit_relation` through a DuckDB session temp view or, on read-only
+server connections, a CTE put in front of each audit statement. Nothing is copied or written.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from qar_sql.engines.dialects import get_dialect
+from qar_sql.engines.render import render
+from qar_sql.engines.source import Database, Relation, file_relation_sql, open_source, select_columns, split_table
+from qar_sql.errors import ColumnError, DatabaseError, DataError, UsageError
+from qar_sql.measures.audit import audit_relation
+from qar_sql.pushdown.scan import Progress
+from qar_sql.stats import evt
+from qar_sql.treat.treatments import Binder, Plan, load, treated_sql
+
+ORIGINAL = "original"
+_temp_counter = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One row of the table: the release after ``treatments`` (none: the original)."""
+
+    name: str
+    treatments: tuple[str, ...]
+    rows: int
+    singletons: int
+    distinct: int
+    min_class_size: int
+    modified_rows: int
+    risk: float | None  # T̂(p, α) of the release; None when not computed or no tail
+    risk_note: str | None = None
+
+    @property
+    def singleton_share(self) -> float:
+        return self.singletons / self.rows if self.rows else 0.0
+
+
+@dataclass(frozen=True)
+class WhatIfResult:
+    source: str
+    table: str | None
+    engine: str
+    qid: tuple[str, ...]
+    drop_null: bool
+    audit_columns: tuple[str, ...]
+    p: int
+    alpha: float
+    scenarios: tuple[Scenario, ...]  # the original first
+    seconds: float
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def original(self) -> Scenario:
+        return self.scenarios[0]
+
+    @property
+    def risk_before(self) -> float | None:
+        return self.original.risk
+
+    def scenario(self, name: str) -> Scenario:
+        for s in self.scenarios:
+            if s.name == name:
+                return s
+        raise KeyError(name)
+
+
+def scenario_name(names: Sequence[str]) -> str:
+    return " + ".join(names) if names else ORIGINAL
+
+
+def _resolve_qid(plan: Plan, qid: Sequence[str] | str | None) -> tuple[str, ...]:
+    if isinstance(qid, str):
+        qid = plan.qi(qid) or tuple(p.strip() for p in qid.split(",") if p.strip())
+    elif qid and len(qid) == 1 and plan.qi(qid[0]):
+        qid = plan.qi(qid[0])
+    qid = tuple(qid or ()) or plan.qid
+    if not qid:
+        raise UsageError(
+            "no quasi-identifier to count singletons on; pass --qid a,b,c or set "
+            'qid = ["a", "b", "c"] in the treatments file'
+        )
+    return tuple(qid)
+
+
+def _check_qid(qid, columns, display):
+    import difflib
+
+    for c in qid:
+        if c not in columns:
+            close = difflib.get_close_matches(c, columns, n=1, cutoff=0.5)
+            hint = f"; did you mean {close[0]!r}?" if close else "; check --qid or the file's qid"
+            raise ColumnError(f"QID column {c!r} is not a column of {display}{hint}")
+    if len(set(qid)) != len(qid):
+        raise UsageError(f"--qid lists a column twice ({', '.join(qid)}); list each once")
+
+
+def _scenarios(plan: Plan, combine: Sequence[Sequence[str]] | None) -> list[tuple[str, ...]]:
+    out: list[tuple[str, ...]] = [(t.name,) for t in plan.treatments]
+    for combo in list(plan.combinations) + [tuple(c) for c in combine or ()]:
+        for n in combo:
+            plan.get(n)
+        if tuple(combo) not in out:
+            out.append(tuple(combo))
+    return out
+
+
+class _WithRelation(Database):
+    """The audit's statements with the treated release put in front as a CTE named ``name``.
+
+    Used where a temp view cannot be made (a read-only PostgreSQL transaction refuses CREATE,
+    even of a temporary view, and a PostgreSQL 15 subquery in FROM needs an alias the audit's
+    templates do not give). Every template statement starts with SELECT or WITH after its
+    comment lines, so the CTE joins the statement's own WITH list or starts one."""
+
+    def __init__(self, inner: Database, name: str, sql: str):
+        self.inner = inner
+        self.dialect = inner.dialect
+        self.engine_name = inner.engine_name
+        self.engine_version = inner.engine_version
+        self.cte = f"{inner.dialect.quote(name)} as (\n{sql}\n)"
+
+    def wrap(self, statement: str) -> str:
+        lines = statement.splitlines()
+        i = 0
+        while i < len(lines) and (not lines[i].strip() or lines[i].lstrip().startswith("--")):
+            i += 1
+        head, body = "\n".join(lines[:i]), "\n".join(lines[i:]).lstrip()
+        if re.match(r"with\s", body, re.I) and not re.match(r"with\s+recursive\s", body, re.I):
+            return f"{head}\nwith {self.cte},\n{body[4:].lstrip()}"
+        if re.match(r"select\s", body, re.I):
+            return f"{head}\nwith {self.cte}\n{body}"
+        raise DatabaseError(f"cannot run this statement over a treated release: {body[:60]!r}")
+
+    def query(self, sql: str) -> list[tuple]:
+        return self.inner.query(self.wrap(sql))
+
+    def query_many(self, statements, *, jobs=1, on_done=None):
+        return self.inner.query_many([self.wrap(s) for s in statements], jobs=jobs, on_done=on_done)
+
+
+def _risk(db: Database, treated: str, relation: Relation, cols, *, p, alpha, pi_u, pwm, batch_size, jobs):
+    """T̂ of a release given as SQL, or (None, reason)."""
+    name = f"qar_release_{os.getpid()}_{next(_temp_counter)}"
+    if db.dialect.temp_tables:
+        db.query(f"create temp view {db.dialect.quote(name)} as\n{treated}")
+        runner = db
+    else:
+        runner = _WithRelation(db, name, treated)
+    rel = Relation(db.dialect.quote(name), relation.display, relation.columns, "table")
+    try:
+        result = audit_relation(
+            runner, rel, columns=cols, p=p, alpha=alpha, pi_u=pi_u, pwm=pwm, batch_size=batch_size, jobs=jobs
+        )
+    except DataError as exc:
+        return None, str(exc)
+    finally:
+        if db.dialect.temp_tables:
+            try:
+                db.query(f"drop view if exists {db.dialect.quote(name)}")
+            except DatabaseError:
+                pass
+    if result.fit is None:
+        return None, "; ".join(result.warnings) or "no tail to fit"
+    return result.risk, None
+
+
+def whatif(
+    source: str | None = None,
+    *,
+    treatments: str | Path | Plan | Mapping,
+    table: str | None = None,
+    qid: Sequence[str] | str | None = None,
+    combine: Sequence[Sequence[str]] | None = None,
+    only: Sequence[str] | None = None,
+    drop_null: bool = False,
+    risk: bool = True,
+    columns: Sequence[str] | None = None,
+    exclude: Sequence[str] | None = None,
+    p: int = 3,
+    alpha: float = 0.01,
+    pi_u: float = 0.05,
+    pwm: str = "plotting",
+    delimiter: str | None = None,
+    batch_size: int | None = None,
+    jobs: int = 2,
+    threads: int | None = None,
+    progress: Progress | None = None,
+) -> WhatIfResult:
+    """Table 1 of Pastore et al. for every treatment in ``treatments`` (a TOML path, TOML text,
+    a dict or a :class:`~qar_sql.treat.treatments.Plan`) and every combination (the file's
+    ``combinations`` plus ``combine``), with T̂(p, α) before and after over the audit columns
+    (``columns``/``exclude``; ``risk=False`` skips it). ``only`` keeps just the named
+    scenarios (a treatment name, or names joined by ``+``)."""
+    started = time.perf_counter()
+    plan = load(treatments)
+    if risk:
+        evt.validate_parameters(p, alpha, pi_u)
+    db, relation = open_source(source, table=table, delimiter=delimiter, threads=threads)
+    with db:
+        qids = _resolve_qid(plan, qid)
+        _check_qid(qids, relation.columns, relation.display)
+        audit_cols = select_columns(relation.columns, columns, exclude) if risk else ()
+        binder = Binder(db, relation.sql, relation.columns, plan, display=relation.display)
+        not_null = qids if drop_null else ()
+        scenarios = [()] + _scenarios(plan, combine)
+        if only:
+            wanted = list(
+                dict.fromkeys(tuple(x.strip() for x in o.split("+")) if isinstance(o, str) else tuple(o) for o in only)
+            )
+            for w in wanted:
+                for n in w:
+                    plan.get(n)
+            scenarios = [()] + [s for s in scenarios[1:] if s in wanted] + [w for w in wanted if w not in scenarios]
+        sqls = {s: treated_sql(binder, relation.sql, s, not_null=not_null) for s in scenarios}
+        releases = {s: treated_sql(binder, relation.sql, s, not_null=not_null, modified=False) for s in scenarios}
+        total = len(scenarios) * (2 if risk else 1)
+        done = 0
+
+        def tick():
+            nonlocal done
+            done += 1
+            if progress:
+                progress(done, total)
+
+        counts = db.query_many(
+            [render("treat_counts.sql", db.dialect, treated=sqls[s], qid=list(qids)) for s in scenarios],
+            jobs=jobs,
+            on_done=tick,
+        )
+        out, warnings = [], []
+        for s, rows in zip(scenarios, counts):
+            n, classes, singles, min_class, modified = (int(v or 0) for v in rows[0])
+            value = note = None
+            if risk:
+                value, note = _risk(
+                    db,
+                    releases[s],
+                    relation,
+                    audit_cols,
+                    p=p,
+                    alpha=alpha,
+                    pi_u=pi_u,
+                    pwm=pwm,
+                    batch_size=batch_size,
+                    jobs=jobs,
+                )
+                tick()
+                if note:
+                    warnings.append(f"{scenario_name(s)}: T̂ undefined: {note}")
+            out.append(Scenario(scenario_name(s), tuple(s), n, singles, classes, min_class, modified, value, note))
+        if out[0].rows == 0:
+            raise DataError(
+                f"table {relation.display!r} has no rows to treat" + (" with no NULL in the QID" if drop_null else "")
+            )
+        return WhatIfResult(
+            source=getattr(db, "masked_url", relation.display),
+            table=relation.display if relation.kind == "table" else None,
+            engine=db.engine_name,
+            qid=qids,
+            drop_null=drop_null,
+            audit_columns=tuple(audit_cols),
+            p=p,
+            alpha=alpha,
+            scenarios=tuple(out),
+            seconds=time.perf_counter() - started,
+            warnings=tuple(warnings),
+        )
+
+
+def emit_sql(
+    source: str | None = None,
+    *,
+    treatments: str | Path | Plan | Mapping,
+    table: str | None = None,
+    apply: Sequence[str] | None = None,
+    view: str | None = None,
+    dialect: str | None = None,
+    qid: Sequence[str] | str | None = None,
+    drop_null: bool = False,
+    delimiter: str | None = None,
+) -> str:
+    """``CREATE VIEW`` for the treated release (``apply``, else the file's ``release``, else
+    every treatment in file order), in ``dialect`` (default: the source's). It reads the
+    source to check columns and types; it writes nothing."""
+    plan = load(treatments)
+    names = tuple(apply or plan.release or [t.name for t in plan.treatments])
+    db, relation = open_source(source, table=table, delimiter=delimiter)
+    with db:
+        target = get_dialect(dialect, strict=True) if dialect else db.dialect
+        if relation.kind in ("csv", "parquet"):
+            if target.name != "duckdb":
+                raise UsageError(
+                    f"{relation.display!r} is a file, which only DuckDB reads; emit with "
+                    "--dialect duckdb, or load the file into a table and name it with --table"
+                )
+            from_sql = file_relation_sql(target, relation.display, relation.kind, delimiter)
+        elif target.name == db.dialect.name:
+            from_sql = relation.sql
+        else:
+            from_sql = target.quote_path(split_table(table or relation.display))
+        not_null: tuple[str, ...] = ()
+        if drop_null:
+            not_null = _resolve_qid(plan, qid)
+            _check_qid(not_null, relation.columns, relation.display)
+        binder = Binder(db, relation.sql, relation.columns, plan, dialect=target, display=relation.display)
+        body = treated_sql(binder, from_sql, names, not_null=not_null, modified=False)
+        view_name = view or f"{(table or Path(relation.display).stem).split('.')[-1]}_treated"
+        header = (
+            f"-- qar whatif: the treated release ({', '.join(names)}), dialect {target.name}.\n"
+            f"-- Generated from {plan.path}; it reads the source and changes nothing in it.\n"
+        )
+        return header + f"create view {target.quote_path(split_table(view_name))} as\n{body.rstrip()};\n"
+
+
+# ------------------------------------------------------------------------------------------
+# Output
+# ------------------------------------------------------------------------------------------
+
+
+def _num(x: float | None) -> float | None:
+    import math
+
+    return None if x is None or not math.isfinite(x) else float(x)
+
+
+def scenario_dict(s: Scenario, before: float | None) -> dict[str, Any]:
+    return {
+        "name": s.name,
+        "treatments": list(s.treatments),
+        "rows": s.rows,
+        "singletons": s.singletons,
+        "singleton_share": s.singleton_share,
+        "modified_rows": s.modified_rows,
+        "distinct": s.distinct,
+        "min_class_size": s.min_class_size,
+        "risk": _num(s.risk),
+        "risk_change": _num(s.risk - before) if s.risk is not None and before is not None else None,
+        "risk_note": s.risk_note,
+    }
+
+
+def whatif_dict(r: WhatIfResult) -> dict[str, Any]:
+    """The documented JSON object of ``qar whatif`` (README, "The treatments file")."""
+    return {
+        "source": r.source,
+        "table": r.table,
+        "engine": r.engine,
+        "rows": r.original.rows,
+        "qid": list(r.qid),
+        "drop_null": r.drop_null,
+        "audit_columns": list(r.audit_columns),
+        "p": r.p,
+        "alpha": r.alpha,
+        "risk_before": _num(r.risk_before),
+        "seconds": r.seconds,
+        "warnings": list(r.warnings),
+        "scenarios": [scenario_dict(s, r.risk_before) for s in r.scenarios],
+    }
+
+
+def _risk_text(x: float | None) -> str:
+    return "—" if x is None else f"{x:.6g}"
+
+
+def render_whatif(r: WhatIfResult, fmt: str) -> str:
+    from qar_sql.output.formats import _md_escape, to_json  # report imports the package version: not at import time
+
+    if fmt == "json":
+        return to_json(whatif_dict(r)) + "\n"
+    has_risk = bool(r.audit_columns)
+    tlabel = f"T̂({r.p}, {r.alpha:g})"
+    name = r.table or r.source
+    if fmt == "markdown":
+        lines = [
+            f"## What-if treatments on `{_md_escape(name)}`",
+            "",
+            f"QID: {', '.join(f'`{_md_escape(c)}`' for c in r.qid)}; {r.original.rows:,} rows"
+            + (" (rows with NULL in the QID dropped)" if r.drop_null else "")
+            + ".",
+            "",
+            "| treatments | #S | %S | MR | DV | min class |" + (f" {tlabel} |" if has_risk else ""),
+            "|---|---:|---:|---:|---:|---:|" + ("---:|" if has_risk else ""),
+        ]
+        for s in r.scenarios:
+            lines.append(
+                f"| {_md_escape(s.name)} | {s.singletons:,} | {100 * s.singleton_share:.2f} | {s.modified_rows:,} | "
+                f"{s.distinct:,} | {s.min_class_size:,} |" + (f" {_risk_text(s.risk)} |" if has_risk else "")
+            )
+        if r.warnings:
+            lines += ["", "**Warnings**", ""] + [f"- {_md_escape(w)}" for w in r.warnings]
+        return "\n".join(lines) + "\n"
+    width = max(len(s.name) for s in r.scenarios)
+    lines = [
+        f"What-if treatments on {name} ({r.engine}, {r.seconds:.2f} s)",
+        "",
+        f"  QID        {', '.join(r.qid)}",
+        f"  rows       {r.original.rows:,}" + (" (rows with NULL in the QID dropped)" if r.drop_null else ""),
+    ]
+    if has_risk:
+        lines.append(f"  risk       {tlabel} over {len(r.audit_columns)} columns; before: {_risk_text(r.risk_before)}")
+    lines += [
+        "",
+        f"  {'treatments':<{width}}  {'#S':>8}  {'%S':>7}  {'MR':>9}  {'DV':>9}  {'min class':>9}"
+        + (f"  {tlabel:>12}" if has_risk else ""),
+    ]
+    for s in r.scenarios:
+        lines.append(
+            f"  {s.name:<{width}}  {s.singletons:>8,}  {100 * s.singleton_share:>6.2f}%  {s.modified_rows:>9,}  "
+            f"{s.distinct:>9,}  {s.min_class_size:>9,}" + (f"  {_risk_text(s.risk):>12}" if has_risk else "")
+        )
+    if r.warnings:
+        lines += ["", "Warnings:"] + [f"  - {w}" for w in r.warnings]
+    return "\n".join(lines) + "\n"
