@@ -6,6 +6,7 @@ the traceback.
 
 from __future__ import annotations
 
+import os
 import sys
 import traceback
 
@@ -13,7 +14,19 @@ import click
 
 from qar_sql import params
 from qar_sql.errors import ExitCode, QarError
+from qar_sql.secrets import scrub, secret_values
 from qar_sql.version import __version__
+
+
+def _safe(exc: BaseException) -> str:
+    """The message with every secret masked: those of any URL or keyword string on the command
+    line or in a ``QAR_*`` variable (a driver may echo them), and every URL's password."""
+    known = [
+        v
+        for arg in [*sys.argv[1:], *(v for k, v in os.environ.items() if k.startswith("QAR_"))]
+        for v in secret_values(arg)
+    ]
+    return scrub(str(exc), known)
 
 
 class QarGroup(click.Group):
@@ -25,7 +38,7 @@ class QarGroup(click.Group):
         except QarError as exc:
             if ctx.obj and ctx.obj.get("debug"):
                 traceback.print_exc()
-            click.echo(f"Error: {exc}", err=True)
+            click.echo(f"Error: {_safe(exc)}", err=True)
             ctx.exit(int(exc.exit_code))
         except KeyboardInterrupt:
             click.echo("Interrupted.", err=True)
@@ -36,7 +49,7 @@ class QarGroup(click.Group):
             if ctx.obj and ctx.obj.get("debug"):
                 traceback.print_exc()
             click.echo(
-                f"Error: unexpected {type(exc).__name__}: {exc} (run with --debug for details)",
+                f"Error: unexpected {type(exc).__name__}: {_safe(exc)} (run with --debug for details)",
                 err=True,
             )
             ctx.exit(int(ExitCode.RUNTIME))

@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from qar_sql.compliance.scans import PARAM_KEYS, ScanSpec, check_unique, make_spec
-from qar_sql.engines.source import is_url, mask_url
+from qar_sql.engines.source import is_url
 from qar_sql.errors import UsageError
+from qar_sql.secrets import mask_source
 
 TAG = "quasi_identifier"
 
@@ -77,7 +78,7 @@ def manifest_scans(
         raise UsageError("--dbt-manifest needs the warehouse: pass --url (or set QAR_DATABASE_URL)")
     if not is_url(url) and not Path(url).exists():
         raise UsageError(f"warehouse {url!r} does not exist; pass the database dbt built with --url")
-    display = mask_url(url)
+    display = mask_source(url)
     specs = []
     names = {}
     for uid, node in sorted(data["nodes"].items()):

@@ -40,8 +40,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from qar_sql.engines.source import is_url, mask_url
+from qar_sql.engines.source import is_url
 from qar_sql.errors import ExitCode, ParameterError, QarError, UsageError
+from qar_sql.secrets import mask_source, scrub, secret_values
 
 SCAN_KEYS = (
     "name",
@@ -135,19 +136,13 @@ class _Env:
 
 
 def _no_literal_password(raw: str, key: str, where: str) -> None:
-    """Secrets live in environment variables, never in the file."""
-    if not is_url(raw):
-        return
-    try:
-        from sqlalchemy.engine import make_url
-
-        password = make_url(raw).password
-    except Exception:
-        password = None
-    if password and not _ENV.fullmatch(str(password)):
+    """Secrets live in environment variables, never in the file: a URL's password, a secret
+    query parameter (``?password=…``, ``&token=…``) or a keyword string's ``password=…``."""
+    literal = [v for v in secret_values(raw) if not _ENV.fullmatch(v) and "${" not in v]
+    if literal:
         raise UsageError(
             f"{where}: {key} contains a password; keep secrets out of the file: write "
-            f'url = "${{QAR_WAREHOUSE_URL}}" (or put ${{...}} in place of the password) and export it'
+            f'url = "${{QAR_WAREHOUSE_URL}}" (or put ${{...}} in place of the secret) and export it'
         )
 
 
@@ -272,7 +267,7 @@ def parse_config(
         url = env(sdef["url"], f"{key}.url")
         if not is_url(url) and not Path(url).is_absolute():
             url = str(base / url)  # files are relative to the config file
-        sources[sname] = (url, mask_url(url))
+        sources[sname] = (url, mask_source(url))
 
     raw_scans = data.get("scan", [])
     if not isinstance(raw_scans, list) or not raw_scans:
@@ -383,7 +378,7 @@ def judge(spec: ScanSpec, risk: float | None) -> tuple[str, int]:
 
 
 def _run_one(spec: ScanSpec, store, secrets, jobs: int, progress) -> ScanOutcome:
-    from qar_sql.compliance.store import describe_error, mask_secrets, recorded_audit
+    from qar_sql.compliance.store import describe_error, recorded_audit
     from qar_sql.measures.audit import audit
 
     started = time.perf_counter()
@@ -420,7 +415,7 @@ def _run_one(spec: ScanSpec, store, secrets, jobs: int, progress) -> ScanOutcome
             risk=None,
             exit_code=int(exc.exit_code),
             seconds=time.perf_counter() - started,
-            error=mask_secrets(describe_error(exc), secrets),
+            error=scrub(describe_error(exc), [*secrets, *secret_values(spec.source)]),
         )
     except Exception as exc:  # noqa: BLE001 - a driver error in one scan must not stop the rest
         return ScanOutcome(
@@ -429,7 +424,7 @@ def _run_one(spec: ScanSpec, store, secrets, jobs: int, progress) -> ScanOutcome
             risk=None,
             exit_code=int(ExitCode.RUNTIME),
             seconds=time.perf_counter() - started,
-            error=mask_secrets(describe_error(exc), secrets),
+            error=scrub(describe_error(exc), [*secrets, *secret_values(spec.source)]),
         )
     status, code = judge(spec, result.risk)
     error = None

@@ -34,9 +34,10 @@ from pathlib import Path
 from typing import Any
 
 from qar_sql.engines.render import migrations_dir
-from qar_sql.engines.source import DUCKDB_SUFFIXES, is_url, mask_url
+from qar_sql.engines.source import DUCKDB_SUFFIXES, is_url
 from qar_sql.errors import DatabaseError, QarError, UsageError
 from qar_sql.results import AuditResult
+from qar_sql.secrets import mask_source, scrub, secret_values
 from qar_sql.version import __version__
 
 DEFAULT_STORE = "qar_results.duckdb"
@@ -211,7 +212,7 @@ class Store:
 
     def __init__(self, url: str | None = None):
         self.url = resolve_store(url)
-        self.display = mask_url(self.url)
+        self.display = mask_source(self.url)
         self.path = _duckdb_path(self.url)
         self.engine = None
         self._con = None  # the DuckDB connection, held between release() calls
@@ -495,14 +496,6 @@ def _finite(x: float | None) -> float | None:
     return None if x is None or not math.isfinite(x) else float(x)
 
 
-def mask_secrets(text: str, secrets: Sequence[str] = ()) -> str:
-    """``text`` with every secret value replaced by ``***`` (URLs' passwords are masked by
-    :func:`qar_sql.engines.source.mask_url` before they get here)."""
-    for s in sorted((s for s in secrets if s and len(s) >= 3), key=len, reverse=True):
-        text = text.replace(s, "***")
-    return text
-
-
 def hash_key(key: Any, secret: str | None = None) -> str:
     """HMAC-SHA256 of the key's text under ``secret`` (``$QAR_HASH_SECRET``), in hex. Without a
     secret it is a plain SHA-256: fine to de-duplicate, but guessable for small key spaces."""
@@ -530,7 +523,7 @@ def start_run(
                 "id": run_id,
                 "at": _now(),
                 "scan": scan_name,
-                "source": mask_url(source) if source else "",
+                "source": mask_source(source) if source else "",
                 "table": table,
                 "columns": json.dumps(list(columns)) if columns else None,
                 "params": json.dumps(parameters, sort_keys=True),
@@ -566,7 +559,7 @@ def complete_run(
             {
                 "at": _now(),
                 "secs": seconds if seconds is not None else result.seconds,
-                "source": mask_url(result.source),
+                "source": mask_source(result.source),
                 "table": result.table,
                 "columns": json.dumps(list(result.columns)),
                 "engine": result.engine,
@@ -624,7 +617,7 @@ def _fail_quietly(store: Store, run_id: str, exc: BaseException, started: float,
     """Mark the run failed; if even that is impossible (store gone) it stays 'running', which
     is never mistaken for complete."""
     try:
-        fail_run(store, run_id, mask_secrets(describe_error(exc), secrets), seconds=time.perf_counter() - started)
+        fail_run(store, run_id, scrub(describe_error(exc), secrets), seconds=time.perf_counter() - started)
     except BaseException:  # noqa: BLE001 - the original exception is what the caller must see
         pass
 
@@ -654,12 +647,13 @@ def _recorded(st, source, scan_name, secrets, top_records, hash_keys, audit_kwar
 
     ensure_ready(st)
     started = time.perf_counter()
+    secrets = [*secrets, *secret_values(resolve_source(source))]
     parameters = {
         k: audit_kwargs.get(k, d) for k, d in (("p", 3), ("alpha", 0.01), ("pi_u", 0.05), ("pwm", "plotting"), ("k", 5))
     }
     run_id = start_run(
         st,
-        source=mask_secrets(mask_url(resolve_source(source)), secrets),
+        source=scrub(mask_source(resolve_source(source)), secrets),
         table=audit_kwargs.get("table"),
         columns=audit_kwargs.get("columns"),
         parameters=parameters,

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import difflib
 import os
-import re
 import threading
 import warnings
 from collections.abc import Callable, Iterable, Sequence
@@ -20,24 +19,13 @@ from pathlib import Path
 
 from qar_sql.engines.dialects import Dialect, get_dialect
 from qar_sql.errors import ColumnError, DatabaseError, DataError, QarError, SourceNotFound, UsageError
+from qar_sql.secrets import mask_source, scrub, secret_values
 
 URL_ENV = "QAR_DATABASE_URL"
 
 CSV_SUFFIXES = (".csv", ".tsv", ".txt", ".csv.gz", ".tsv.gz", ".csv.zst")
 PARQUET_SUFFIXES = (".parquet", ".pq")
 DUCKDB_SUFFIXES = (".duckdb", ".ddb", ".db")
-
-
-def mask_url(url: str) -> str:
-    """The URL with any password replaced by ``***`` (safe to print or store)."""
-    if "://" not in url:
-        return url
-    try:
-        from sqlalchemy.engine import make_url
-
-        return make_url(url).render_as_string(hide_password=True)
-    except Exception:
-        return re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", url)
 
 
 def is_url(source: str) -> bool:
@@ -154,7 +142,8 @@ class SQLAlchemyDatabase(Database):
         import sqlalchemy as sa
 
         self._sa = sa
-        self.masked_url = mask_url(url)
+        self.masked_url = mask_source(url)
+        self.secrets = secret_values(url)
         try:
             self.engine = sa.create_engine(url, poolclass=sa.pool.NullPool)
         except ModuleNotFoundError as exc:
@@ -163,7 +152,7 @@ class SQLAlchemyDatabase(Database):
             raise UsageError(f"the database driver for {self.masked_url} is not installed ({exc.name}).{hint}") from exc
         except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError) as exc:
             raise UsageError(
-                f"cannot use database URL {self.masked_url}: {_first_line(exc)}; "
+                f"cannot use database URL {self.masked_url}: {scrub(_first_line(exc), self.secrets)}; "
                 "write it as dialect+driver://user:password@host/database"
             ) from exc
         self.dialect = get_dialect(self.engine.dialect.name)
@@ -193,7 +182,8 @@ class SQLAlchemyDatabase(Database):
             if main:
                 self._snapshot = self._export_snapshot(conn)
         except sa.exc.DBAPIError as exc:
-            raise DatabaseError(f"cannot connect to {self.masked_url}: {_first_line(exc.orig or exc)}") from exc
+            reason = scrub(_first_line(exc.orig or exc), self.secrets)
+            raise DatabaseError(f"cannot connect to {self.masked_url}: {reason}") from exc
         self._conns.append(conn)
         return conn
 

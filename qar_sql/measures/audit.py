@@ -8,10 +8,11 @@ import time
 from collections.abc import Sequence
 
 from qar_sql.engines.render import render
-from qar_sql.engines.source import Database, Relation, mask_url, open_source, resolve_source, select_columns
+from qar_sql.engines.source import Database, Relation, open_source, resolve_source, select_columns
 from qar_sql.errors import ColumnError, DatabaseError, DataError, NoTailError, ParameterError
 from qar_sql.pushdown.scan import Progress, combinations, scan
 from qar_sql.results import AuditResult, ScanResult
+from qar_sql.secrets import mask_source
 from qar_sql.stats import evt
 
 
@@ -128,7 +129,7 @@ def audit(
             jobs=jobs,
             progress=progress,
             started=started,
-            source=mask_url(resolve_source(source)),
+            source=mask_source(resolve_source(source)),
         )
 
 

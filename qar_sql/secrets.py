@@ -1,0 +1,98 @@
+"""Keep secrets out of everything qar shows or stores.
+
+A source can carry a secret in several places: the password of a URL (``user:pw@host``, also
+with an unencoded ``@`` in it), a URL query parameter (``?password=…``, ``&token=…``), or a
+libpq/ODBC keyword string (``host=db password=… dbname=x``, ``PWD=…;``). :func:`mask_source`
+masks every form for display; :func:`secret_values` lists the values so that :func:`scrub` can
+remove them from any text (an error message, a driver's echo of the URL). On the ground floor,
+beside errors.py: the engines, the audit, the store and the CLI all use it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from urllib.parse import unquote
+
+MASK = "***"
+
+#: A key whose lowercase name contains one of these holds a secret (password, passwd, pwd,
+#: sslpassword, token, access_token, secret, client_secret, key, api_key, private_key,
+#: credentials, auth…). Masking a harmless value (sslkey's path) costs nothing; missing one leaks.
+_SECRET_WORDS = ("pass", "pwd", "token", "secret", "key", "credential", "auth", "signature")
+_KEY = r"[A-Za-z_][\w.-]*"
+#: key=value pairs: in a URL's query (separated by & or ;) or a keyword string (by spaces).
+_PAIR = re.compile(rf"(?P<key>{_KEY})(?P<eq>\s*=\s*)(?P<value>'(?:[^'\\]|\\.)*'|\"[^\"]*\"|[^\s&;'\"]*)")
+_URL = re.compile(r"(?P<scheme>[A-Za-z][\w+.-]*://)(?P<rest>[^\s'\"<>]*)")
+
+
+def _is_secret_key(key: str) -> bool:
+    k = key.lower()
+    return any(w in k for w in _SECRET_WORDS)
+
+
+def _split_url(url: str) -> tuple[str, str | None, str | None, str]:
+    """(scheme://, user, password, rest after the userinfo) — the userinfo ends at the LAST ``@``
+    before the query, so an unencoded ``@`` in a password stays inside the password."""
+    scheme, _, after = url.partition("://")
+    head, sep, query = after.partition("?")
+    at = head.rfind("@")
+    if at < 0:
+        return scheme + "://", None, None, after
+    userinfo, rest = head[:at], head[at + 1 :] + sep + query
+    user, colon, password = userinfo.partition(":")
+    return scheme + "://", user, (password if colon else None), rest
+
+
+def _mask_pairs(text: str) -> str:
+    def one(m: re.Match[str]) -> str:
+        if not _is_secret_key(m.group("key")) or not m.group("value"):
+            return m.group(0)
+        return f"{m.group('key')}{m.group('eq')}{MASK}"
+
+    return _PAIR.sub(one, text)
+
+
+def mask_source(source: str) -> str:
+    """``source`` safe to print or store: passwords and secret parameters replaced by ``***``.
+
+    A file path comes back unchanged; a URL keeps everything but its secrets (so the same
+    source always masks to the same text, which the store groups runs by)."""
+    if "://" in source:
+        scheme, user, password, rest = _split_url(source)
+        userinfo = "" if user is None else user + ("" if password is None else ":" + MASK) + "@"
+        path, sep, query = rest.partition("?")
+        return scheme + userinfo + path + sep + (_mask_pairs(query) if sep else "")
+    if "=" in source:  # a keyword connection string
+        return _mask_pairs(source)
+    return source
+
+
+def secret_values(source: str | None) -> list[str]:
+    """Every secret value in ``source``, as written and URL-decoded."""
+    if not source:
+        return []
+    found: list[str] = []
+    if "://" in source:
+        _, _, password, rest = _split_url(source)
+        if password:
+            found.append(password)
+        text = rest.partition("?")[2]
+    else:
+        text = source if "=" in source else ""
+    for m in _PAIR.finditer(text):
+        value = m.group("value").strip("'\"")
+        if _is_secret_key(m.group("key")) and value:
+            found.append(value)
+    return sorted({v for s in found for v in (s, unquote(s))}, key=len, reverse=True)
+
+
+def scrub(text: str, secrets: Iterable[str] = ()) -> str:
+    """``text`` with every URL's secrets, every ``password=…``-style pair and every known secret
+    value replaced by ``***``. Values under three characters are matched only in those forms
+    (replacing them everywhere would garble the message)."""
+    text = _URL.sub(lambda m: mask_source(m.group(0)), text)
+    text = _mask_pairs(text)
+    for s in sorted({s for s in secrets if s and len(s) >= 3}, key=len, reverse=True):
+        text = text.replace(s, MASK)
+    return text
