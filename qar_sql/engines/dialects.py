@@ -7,6 +7,7 @@ added here only where a test showed an engine needs something different, with a 
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 
 from qar_sql.errors import UsageError
@@ -43,22 +44,18 @@ class Dialect:
     #: Cost of creating one group against reading one row in a GROUP BY, for planning cubes
     #: (lattice.py); None: count every QI from the codes (cubes measured not to pay here).
     cube_beta: float | None = None
+    #: In a string literal a backslash is an escape character (BigQuery, Snowflake, MySQL,
+    #: Spark): a backslash in a value is doubled. And how a single quote inside is written.
+    string_backslash_escapes: bool = False
+    string_quote_escape: str = "''"
     #: The dialect runs here (tests execute it) or only compiles (tests render and parse it).
     executable: bool = False
 
     def quote(self, name: str) -> str:
-        """Quote an identifier so any string (quotes, spaces, ``;``, unicode) is one name."""
+        """Quote an identifier so any printable string (quotes, spaces, ``;``, unicode) is one name."""
         if not isinstance(name, str) or name == "":
             raise UsageError(f"invalid SQL identifier {name!r}; names must be non-empty text")
-        if "\x00" in name:
-            raise UsageError(f"invalid SQL identifier {name!r}: it contains a NUL character")
-        if "\n" in name or "\r" in name:
-            # Rendering re-indents lines and drops blank ones (render.py), which would silently
-            # turn such a name into another one.
-            raise UsageError(
-                f"column or table name {name!r} contains a line break, which qar cannot quote "
-                "safely; rename it or leave it out with --exclude"
-            )
+        _refuse_unprintable(name, "column or table name", "rename it or leave it out with --exclude")
         body = name.replace("\\", "\\\\") if self.backslash_escapes else name
         body = body.replace(self.quote_close, self.quote_escape)
         return f"{self.quote_open}{body}{self.quote_close}"
@@ -68,12 +65,42 @@ class Dialect:
         return ".".join(self.quote(p) for p in parts)
 
     def literal(self, value: str) -> str:
-        """A string literal (file paths for DuckDB's readers); single quotes doubled."""
-        if "\x00" in value:
-            raise UsageError(f"invalid string {value!r}: it contains a NUL character")
-        if "\n" in value or "\r" in value:
-            raise UsageError(f"invalid string {value!r}: it contains a line break; rename the file")
-        return "'" + value.replace("'", "''") + "'"
+        """A string literal under this engine's rules: where a backslash escapes (BigQuery,
+        Snowflake, MySQL, Spark) it is doubled, so a value ending in one cannot swallow the
+        closing quote; the quote itself is escaped the engine's way."""
+        _refuse_unprintable(value, "text value", "change the value or the file name")
+        body = value.replace("\\", "\\\\") if self.string_backslash_escapes else value
+        return "'" + body.replace("'", self.string_quote_escape) + "'"
+
+
+#: Bidirectional overrides and isolates: they make SQL read differently from what runs.
+_BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def unsafe_character(text: str) -> str | None:
+    """The first character that cannot stay inside one SQL name, value or comment: a control
+    character (NUL, tab, form feed, U+0085…), a line or paragraph separator (U+2028, U+2029;
+    Python's ``splitlines`` and some SQL tools break lines there) or a bidirectional override."""
+    for c in text:
+        if unicodedata.category(c) in ("Cc", "Zl", "Zp") or c in _BIDI:
+            return c
+    return None
+
+
+def _refuse_unprintable(text: str, what: str, fix: str) -> None:
+    """``repr`` shows such characters escaped, so the message itself is never cut."""
+    bad = unsafe_character(text)
+    if bad is not None:
+        kind = "a line break" if bad in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029" else "the character"
+        raise UsageError(
+            f"{what} {text!r} contains {kind} (U+{ord(bad):04X}), which qar cannot put in SQL safely; {fix}"
+        )
+
+
+def sql_comment(text: str) -> str:
+    """``text`` safe inside a ``--`` comment: every unsafe character (a line break or separator
+    would end the comment and let the rest run as SQL) written as its escape."""
+    return "".join(c.encode("unicode_escape").decode("ascii") if unsafe_character(c) else c for c in text)
 
 
 DIALECTS: dict[str, Dialect] = {
@@ -102,7 +129,7 @@ DIALECTS: dict[str, Dialect] = {
     ),
     # Snowflake: double-quoted identifiers are case-sensitive, which is what we want for exact
     # names. Compile-only here.
-    "snowflake": Dialect("snowflake"),
+    "snowflake": Dialect("snowflake", string_backslash_escapes=True),
     # BigQuery quotes with backticks and escapes a backtick inside with a backslash; its NUMERIC
     # keeps only 9 decimal places, BIGNUMERIC 38.
     "bigquery": Dialect(
@@ -111,6 +138,8 @@ DIALECTS: dict[str, Dialect] = {
         quote_close="`",
         quote_escape="\\`",
         backslash_escapes=True,
+        string_backslash_escapes=True,
+        string_quote_escape="\\'",
         exact_decimal="bignumeric",
     ),
 }

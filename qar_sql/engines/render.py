@@ -50,5 +50,7 @@ def render(template_name: str, dialect: Dialect, **context) -> str:
     template = env.select_template([f"{dialect.name}/{template_name}", f"default/{template_name}"])
     sql = template.render(dialect=dialect, q=dialect.quote, **context)
     # Collapse the blank lines Jinja leaves behind, so printed SQL reads well.
-    lines = [line.rstrip() for line in sql.splitlines()]
+    # Split on "\n" only: splitlines() also breaks at U+2028, U+0085 and form feed, which would
+    # silently rewrite a quoted name or literal that contained one.
+    lines = [line.rstrip() for line in sql.split("\n")]
     return "\n".join(line for line in lines if line.strip()) + "\n"

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from qar_sql.engines.dialects import Dialect
+from qar_sql.engines.dialects import Dialect, sql_comment
 from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, file_relation_sql, split_table
 from qar_sql.errors import DatabaseError, UsageError
@@ -672,8 +672,8 @@ class Binder:
             changed = f"{new} is distinct from {x}"
         else:
             changed = f"{new} is distinct from {self._as_text(x, kind)}"
-        # The name goes into a SQL comment: no control characters, so it cannot end the line.
-        return Step(re.sub(r"[\x00-\x1f\x7f]", " ", t.name), t.column, expr, changed, out, join)
+        # The name goes into a SQL comment (sql_comment: nothing in it can end the line).
+        return Step(sql_comment(t.name), t.column, expr, changed, out, join)
 
     def _bands(self, t: Treatment, x: str) -> tuple[str, str]:
         edges = self.edges(t)

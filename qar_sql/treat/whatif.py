@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from qar_sql.engines.dialects import get_dialect
+from qar_sql.engines.dialects import get_dialect, sql_comment
 from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, Relation, file_relation_sql, open_source, select_columns, split_table
 from qar_sql.errors import ColumnError, DatabaseError, DataError, UsageError
@@ -136,7 +136,7 @@ class _WithRelation(Database):
         self.cte = f"{inner.dialect.quote(name)} as (\n{sql}\n)"
 
     def wrap(self, statement: str) -> str:
-        lines = statement.splitlines()
+        lines = statement.split("\n")
         i = 0
         while i < len(lines) and (not lines[i].strip() or lines[i].lstrip().startswith("--")):
             i += 1
@@ -322,8 +322,8 @@ def emit_sql(
         body = treated_sql(binder, from_sql, names, not_null=not_null, modified=False)
         view_name = view or f"{(table or Path(relation.display).stem).split('.')[-1]}_treated"
         header = (
-            f"-- qar whatif: the treated release ({', '.join(names)}), dialect {target.name}.\n"
-            f"-- Generated from {plan.path}; it reads the source and changes nothing in it.\n"
+            f"-- qar whatif: the treated release ({sql_comment(', '.join(names))}), dialect {target.name}.\n"
+            f"-- Generated from {sql_comment(str(plan.path))}; it reads the source and changes nothing in it.\n"
         )
         return header + f"create view {target.quote_path(split_table(view_name))} as\n{body.rstrip()};\n"
 
