@@ -109,6 +109,11 @@ store = click.option(
     default=None,
     help="Results store: a .duckdb file or a database URL (default $QAR_STORE, else qar_results.duckdb).",
 )
+store_in_source = click.option(
+    "--store-in-source",
+    is_flag=True,
+    help="Allow --store to be the audited DuckDB file itself (refused otherwise: audits never write to what they audit).",
+)
 
 
 def source_options(f):

@@ -7,6 +7,7 @@ import itertools
 import json
 import random
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -307,7 +308,10 @@ def test_key_listed_as_qi_warns(duck):
     assert any("'id' is also a quasi-identifier" in w for w in res.warnings)
 
 
-def test_records_store_with_hashed_keys(people, tmp_path):
+def test_records_store_with_hashed_keys(people, tmp_path, monkeypatch):
+    import hashlib
+    import hmac
+
     import duckdb
 
     source, table = people
@@ -330,6 +334,16 @@ def test_records_store_with_hashed_keys(people, tmp_path):
     ]
     r = run(*args, "--hash-keys")
     assert r.exit_code == 2 and "--store" in r.output
+    # Without a secret the HMAC is keyed with nothing: refused before any work, with the reason.
+    monkeypatch.delenv("QAR_HASH_SECRET", raising=False)
+    r = run(*args, "--store", store, "--hash-keys")
+    assert r.exit_code == 2 and "QAR_HASH_SECRET" in r.output and "reversible" in r.output
+    assert not Path(store).exists()
+    secret_file = tmp_path / "secret.txt"
+    secret_file.write_text("file-pepper\n")
+    r = run(*args, "--store", str(tmp_path / "other.duckdb"), "--hash-keys", "--hash-secret-file", str(secret_file))
+    assert r.exit_code == 0, r.output
+    monkeypatch.setenv("QAR_HASH_SECRET", "env-pepper")
     r = run(*args, "--store", store, "--hash-keys")
     assert r.exit_code == 0, r.output
     con = duckdb.connect(store, read_only=True)
@@ -340,4 +354,9 @@ def test_records_store_with_hashed_keys(people, tmp_path):
     con.close()
     assert status == [("complete",)] and len(rows) == 7
     assert all(h and len(k) == 64 for _, k, h, _ in rows)
+    # The attack that recovered keys from an unkeyed HMAC finds nothing now.
+    guesses = {hmac.new(b"", str(i).encode(), hashlib.sha256).hexdigest() for i in range(1, 50_001)}
+    assert not guesses & {k for _, k, _, _ in rows}
+    keyed = {hmac.new(b"env-pepper", str(i).encode(), hashlib.sha256).hexdigest() for i in range(0, 50_001)}
+    assert {k for _, k, _, _ in rows} <= keyed
     assert [c for *_, c in rows] == sorted((c for *_, c in rows), reverse=True)

@@ -476,3 +476,29 @@ def test_store_url_errors(tmp_path):
     assert r.exit_code == 2 and "is neither a DuckDB file" in r.output
     r = CliRunner().invoke(cli, ["migrate", "--store", "postgresql+psycopg://qar:sekrit@localhost:1/nope"])
     assert r.exit_code == 3 and "cannot connect to store" in r.output and "sekrit" not in r.output
+
+
+def test_store_that_is_the_audited_file_is_refused(tmp_path):
+    """Audits never write to what they audit (issue 16, item 4): a --store pointing at the
+    audited DuckDB file is refused before anything is written, unless --store-in-source."""
+    import duckdb
+
+    path = tmp_path / "data.duckdb"
+    with duckdb.connect(str(path)) as con:
+        con.execute("create table people as select i % 7 as a, i % 5 as b, i % 3 as c from range(60) t(i)")
+    before = path.read_bytes()
+    args = ["audit", str(path), "-t", "people", "-p", "1", "--pi-u", "0.5", "-q"]
+    for store in (str(path), f"duckdb:///{path}", str(tmp_path / "." / "data.duckdb")):
+        r = CliRunner().invoke(cli, [*args, "--store", store])
+        assert r.exit_code == 2 and "is the audited database itself" in r.output and "--store-in-source" in r.output
+        assert path.read_bytes() == before
+    r = CliRunner().invoke(
+        cli, ["records", str(path), "-t", "people", "-p", "1", "--pi-u", "0.5", "--store", str(path)]
+    )
+    assert r.exit_code == 2 and "--store-in-source" in r.output and path.read_bytes() == before
+    r = CliRunner().invoke(cli, [*args, "--store", str(path), "--store-in-source"])
+    assert r.exit_code == 0, r.output
+    with duckdb.connect(str(path), read_only=True) as con:
+        assert con.execute("select status from qar_runs").fetchall() == [("complete",)]
+    r = CliRunner().invoke(cli, [*args, "--store", str(tmp_path / "results.duckdb")])
+    assert r.exit_code == 0, r.output

@@ -91,6 +91,7 @@ def _emit(text: str) -> None:
 @params.batch_size
 @params.quiet
 @params.store
+@params.store_in_source
 def audit(
     source,
     table,
@@ -111,6 +112,7 @@ def audit(
     batch_size,
     quiet,
     store,
+    store_in_source,
 ):
     """Audit SOURCE: its QaR risk T̂(p, α) over every set of p quasi-identifier columns.
 
@@ -125,7 +127,7 @@ def audit(
     from qar_sql.pushdown.showsql import show_sql as _show_sql
 
     # With --store the run is recorded in the results store (README, "Compliance scans").
-    run_audit = audit if store is None else partial(recorded_audit, store)
+    run_audit = audit if store is None else partial(recorded_audit, store, store_in_source=store_in_source)
     if fail_above is not None and not 0.0 <= fail_above <= 1.0:
         raise click.BadParameter(f"{fail_above!r} is not a risk between 0 and 1", param_hint="--fail-above")
     if show_sql:

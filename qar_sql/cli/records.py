@@ -108,10 +108,18 @@ def write_scores(c, path: str) -> None:
     "--output", "-o", type=click.Path(dir_okay=False), help="Write every record's scores to FILE.csv or FILE.parquet."
 )
 @params.store
+@params.store_in_source
 @click.option(
     "--hash-keys",
     is_flag=True,
-    help="With --store: store the top records' keys as HMAC-SHA256 (secret $QAR_HASH_SECRET), not in clear.",
+    help="With --store: store the top records' keys as HMAC-SHA256, not in clear; needs a secret "
+    "($QAR_HASH_SECRET or --hash-secret-file).",
+)
+@click.option(
+    "--hash-secret-file",
+    type=click.Path(dir_okay=False),
+    envvar="QAR_HASH_SECRET_FILE",
+    help="File holding the secret for --hash-keys (instead of $QAR_HASH_SECRET).",
 )
 @params.fmt
 @params.jobs
@@ -132,7 +140,9 @@ def records_cmd(
     compare_dt,
     refine,
     store,
+    store_in_source,
     hash_keys,
+    hash_secret_file,
     all_records,
     output,
     fmt,
@@ -140,12 +150,16 @@ def records_cmd(
     quiet,
 ):
     """The records that carry the risk: exact DT, U+, U* and n_unique per record."""
+    from qar_sql.compliance.store import hash_secret
     from qar_sql.ranking.records import contributions
 
     if output and not output.lower().endswith((".csv", ".parquet")):
         raise ParameterError(f"--output {output!r} must end in .csv or .parquet")
     if hash_keys and store is None:
         raise UsageError("--hash-keys goes with --store (it says how the top records are stored)")
+    if hash_secret_file and not hash_keys:
+        raise UsageError("--hash-secret-file goes with --hash-keys")
+    secret = hash_secret(hash_secret_file) if hash_keys else None  # refused before any work
     if refine and by != "influence":
         raise UsageError(f"--refine goes with --by influence (--by {by} ranks every record exactly already)")
     if by == "influence":
@@ -217,6 +231,8 @@ def records_cmd(
                 pwm=pwm,
                 runner=runner,
                 hash_keys=hash_keys,
+                hash_secret_value=secret,
+                store_in_source=store_in_source,
             )
             c = box["c"]
     if output:

@@ -496,10 +496,30 @@ def _finite(x: float | None) -> float | None:
     return None if x is None or not math.isfinite(x) else float(x)
 
 
-def hash_key(key: Any, secret: str | None = None) -> str:
-    """HMAC-SHA256 of the key's text under ``secret`` (``$QAR_HASH_SECRET``), in hex. Without a
-    secret it is a plain SHA-256: fine to de-duplicate, but guessable for small key spaces."""
-    secret = secret if secret is not None else os.environ.get(HASH_SECRET_ENV, "")
+def hash_secret(secret_file: str | None = None) -> str:
+    """The secret for hashed keys: the content of ``secret_file`` (``--hash-secret-file``), else
+    ``$QAR_HASH_SECRET``. Refused when empty: an HMAC without a secret is a plain function of the
+    key, and small keys (record numbers 1…50,000) are recovered by hashing every candidate."""
+    if secret_file:
+        try:
+            secret = Path(secret_file).read_text().rstrip("\r\n")
+        except OSError as exc:
+            raise UsageError(f"cannot read --hash-secret-file {secret_file!r}: {exc.strerror}") from exc
+    else:
+        secret = os.environ.get(HASH_SECRET_ENV, "")
+    if not secret:
+        raise UsageError(
+            f"--hash-keys needs a secret: export {HASH_SECRET_ENV}=… or pass --hash-secret-file FILE. "
+            "Without one a stored hash is reversible: keys such as record numbers are recovered in "
+            "under a second by hashing every candidate"
+        )
+    return secret
+
+
+def hash_key(key: Any, secret: str) -> str:
+    """HMAC-SHA256 of the key's text under ``secret`` (see :func:`hash_secret`), in hex."""
+    if not secret:
+        raise UsageError("hashing a key needs a secret (see hash_secret)")
     return hmac.new(secret.encode(), str(key).encode(), hashlib.sha256).hexdigest()
 
 
@@ -541,8 +561,12 @@ def complete_run(
     seconds: float | None = None,
     top_records: Sequence[tuple[Any, float]] | None = None,
     hash_keys: bool = False,
+    hash_secret_value: str | None = None,
 ) -> None:
-    """Write the results, the fit and the ``complete`` status in one transaction."""
+    """Write the results, the fit and the ``complete`` status in one transaction. With
+    ``hash_keys`` the top records' keys are stored as HMACs under ``hash_secret_value`` (default
+    :func:`hash_secret`)."""
+    secret = (hash_secret_value or hash_secret()) if hash_keys and top_records else ""
     f = result.fit
     qi_rows = [
         (run_id, q.index, json.dumps(list(q.columns)), q.distinct, q.singletons, float(q.theta), q.min_class_size)
@@ -589,7 +613,7 @@ def complete_run(
                 "qar_top_records",
                 ("run_id", "rank", "record_key", "key_hashed", "contribution"),
                 [
-                    (run_id, i + 1, hash_key(k) if hash_keys else str(k), bool(hash_keys), float(c))
+                    (run_id, i + 1, hash_key(k, secret) if hash_keys else str(k), bool(hash_keys), float(c))
                     for i, (k, c) in enumerate(top_records)
                 ],
             )
@@ -630,18 +654,39 @@ def recorded_audit(
     secrets: Sequence[str] = (),
     top_records=None,
     hash_keys: bool = False,
+    hash_secret_value: str | None = None,
+    store_in_source: bool = False,
     **audit_kwargs,
 ) -> AuditResult:
     """:func:`qar_sql.measures.audit` with the run recorded in ``store``: a ``running`` row first, then
     results and ``complete`` in one transaction; ``failed`` on any exception, which is re-raised."""
     st = open_store(store)
     try:
-        return _recorded(st, source, scan_name, secrets, top_records, hash_keys, audit_kwargs)
+        if not store_in_source:
+            _refuse_store_in_source(st, source)
+        return _recorded(st, source, scan_name, secrets, top_records, (hash_keys, hash_secret_value), audit_kwargs)
     finally:
         st.release() if st is store else st.close()
 
 
-def _recorded(st, source, scan_name, secrets, top_records, hash_keys, audit_kwargs) -> AuditResult:
+def _refuse_store_in_source(st: Store, source: str | None) -> None:
+    """Audits never write to what they audit: a DuckDB store that is the audited file is
+    refused (before the store is migrated) unless the caller says so."""
+    from qar_sql.engines.source import resolve_source
+
+    if st.path is None:
+        return
+    src = resolve_source(source)
+    path = src[len("duckdb:///") :] if src.startswith("duckdb:///") else None if is_url(src) else src
+    if path and os.path.realpath(path) == os.path.realpath(st.path):
+        raise UsageError(
+            f"the results store {st.display!r} is the audited database itself, and audits never write to "
+            "what they audit; point --store at another file (e.g. qar_results.duckdb), or pass "
+            "--store-in-source to write the results into it on purpose"
+        )
+
+
+def _recorded(st, source, scan_name, secrets, top_records, hashing, audit_kwargs) -> AuditResult:
     from qar_sql.engines.source import resolve_source
     from qar_sql.measures.audit import audit as _audit
 
@@ -672,7 +717,8 @@ def _recorded(st, source, scan_name, secrets, top_records, hash_keys, audit_kwar
             result,
             seconds=time.perf_counter() - started,
             top_records=top_records(result) if callable(top_records) else top_records,
-            hash_keys=hash_keys,
+            hash_keys=hashing[0],
+            hash_secret_value=hashing[1],
         )
     except BaseException as exc:
         _fail_quietly(st, run_id, exc, started, secrets)

@@ -68,7 +68,8 @@ class Dialect:
         """A string literal under this engine's rules: where a backslash escapes (BigQuery,
         Snowflake, MySQL, Spark) it is doubled, so a value ending in one cannot swallow the
         closing quote; the quote itself is escaped the engine's way."""
-        _refuse_unprintable(value, "text value", "change the value or the file name")
+        # A tab stays on its line and is a real value (the tab delimiter of a CSV reader).
+        _refuse_unprintable(value, "text value", "change the value or the file name", allow="\t")
         body = value.replace("\\", "\\\\") if self.string_backslash_escapes else value
         return "'" + body.replace("'", self.string_quote_escape) + "'"
 
@@ -77,19 +78,19 @@ class Dialect:
 _BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 
-def unsafe_character(text: str) -> str | None:
+def unsafe_character(text: str, allow: str = "") -> str | None:
     """The first character that cannot stay inside one SQL name, value or comment: a control
     character (NUL, tab, form feed, U+0085…), a line or paragraph separator (U+2028, U+2029;
     Python's ``splitlines`` and some SQL tools break lines there) or a bidirectional override."""
     for c in text:
-        if unicodedata.category(c) in ("Cc", "Zl", "Zp") or c in _BIDI:
+        if (unicodedata.category(c) in ("Cc", "Zl", "Zp") or c in _BIDI) and c not in allow:
             return c
     return None
 
 
-def _refuse_unprintable(text: str, what: str, fix: str) -> None:
+def _refuse_unprintable(text: str, what: str, fix: str, allow: str = "") -> None:
     """``repr`` shows such characters escaped, so the message itself is never cut."""
-    bad = unsafe_character(text)
+    bad = unsafe_character(text, allow)
     if bad is not None:
         kind = "a line break" if bad in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029" else "the character"
         raise UsageError(
