@@ -6,6 +6,7 @@ import math
 import re
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, Relation, open_source, resolve_source, select_columns
@@ -20,6 +21,24 @@ def validate(p: int, alpha: float, pi_u: float, pwm: str = "plotting") -> None:
     evt.validate_parameters(p, alpha, pi_u)
     if pwm not in evt.PWM_METHODS:
         raise ParameterError(f"--pwm {pwm!r} is unknown; use one of {', '.join(evt.PWM_METHODS)}")
+
+
+@dataclass(frozen=True)
+class Options:
+    """What every audit-based computation (audit, records, influence, elimination, what-if) passes
+    down unchanged to :func:`audit_relation`: one signature instead of the same keywords in each."""
+
+    columns: Sequence[str] | None = None
+    exclude: Sequence[str] | None = None
+    p: int = 3
+    alpha: float = 0.01
+    pi_u: float = 0.05
+    pwm: str = "plotting"
+    jobs: int = 2
+    progress: Progress | None = None
+
+    def validate(self) -> None:
+        validate(self.p, self.alpha, self.pi_u, self.pwm)
 
 
 def profile(db: Database, relation: Relation, columns: Sequence[str]) -> tuple[int, list[str], list[int]]:
@@ -113,40 +132,20 @@ def audit(
     if not isinstance(k, int) or k < 2:
         raise ParameterError(f"--k {k!r} must be a whole number of at least 2, e.g. 5")
     started = time.perf_counter()
+    opts = Options(columns, exclude, p, alpha, pi_u, pwm, jobs, progress)
     db, relation = open_source(source, table=table, delimiter=delimiter, threads=threads)
     with db:
-        return audit_relation(
-            db,
-            relation,
-            columns=columns,
-            exclude=exclude,
-            p=p,
-            alpha=alpha,
-            pi_u=pi_u,
-            pwm=pwm,
-            k=k,
-            batch_size=batch_size,
-            jobs=jobs,
-            progress=progress,
-            started=started,
-            source=mask_source(resolve_source(source)),
-        )
+        label = mask_source(resolve_source(source))
+        return audit_relation(db, relation, opts, k=k, batch_size=batch_size, started=started, source=label)
 
 
 def audit_relation(
     db: Database,
     relation: Relation,
+    opts: Options,
     *,
-    columns=None,
-    exclude=None,
-    p=3,
-    alpha=0.01,
-    pi_u=0.05,
-    pwm="plotting",
     k=5,
     batch_size=None,
-    jobs=2,
-    progress=None,
     started=None,
     source=None,
     scanner=None,
@@ -155,8 +154,9 @@ def audit_relation(
     batch_size, jobs, progress, cardinalities) -> ScanResult`` replaces the plain scan (record-level commands
     gather their per-record tallies in the same pass)."""
     started = started if started is not None else time.perf_counter()
-    validate(p, alpha, pi_u, pwm)
-    cols = select_columns(relation.columns, columns, exclude)
+    opts.validate()
+    p, alpha, pi_u, pwm, jobs, progress = opts.p, opts.alpha, opts.pi_u, opts.pwm, opts.jobs, opts.progress
+    cols = select_columns(relation.columns, opts.columns, opts.exclude)
     if not cols:
         raise ParameterError("no quasi-identifier columns are left; name them with --columns")
     n_qi = len(combinations(len(cols), p))

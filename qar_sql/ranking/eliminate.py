@@ -21,6 +21,7 @@ import numpy as np
 from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, DuckDBDatabase, Relation, open_source
 from qar_sql.errors import NoTailError, ParameterError, UsageError
+from qar_sql.measures.audit import Options
 from qar_sql.pushdown.scan import _QI, combinations
 from qar_sql.ranking.records import Contributions, compute
 from qar_sql.stats import evt
@@ -211,20 +212,8 @@ def eliminate(
     started = time.perf_counter()
     db, relation = open_source(source, table=table, delimiter=delimiter)
     with db:
-        contrib, order_by = compute(
-            db,
-            relation,
-            columns=columns,
-            exclude=exclude,
-            key=key,
-            p=p,
-            alpha=alpha,
-            pi_u=pi_u,
-            pwm=pwm,
-            jobs=jobs,
-            progress=progress,
-            source=getattr(db, "masked_url", relation.display),
-        )
+        opts = Options(columns, exclude, p, alpha, pi_u, pwm, jobs, progress)
+        contrib, order_by = compute(db, relation, opts, key=key, source=getattr(db, "masked_url", relation.display))
         rows = contrib.rows
         kmax = parse_max(max_removed, rows, step)
         points = list(range(step, kmax + 1, step))

@@ -22,7 +22,7 @@ import numpy as np
 from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, Relation, open_source
 from qar_sql.errors import ColumnError, DataError, ParameterError, UsageError
-from qar_sql.measures.audit import audit_relation, validate
+from qar_sql.measures.audit import Options, audit_relation
 from qar_sql.pushdown.scan import _QI, combinations
 from qar_sql.results import AuditResult
 from qar_sql.stats import contributions as C
@@ -235,23 +235,9 @@ def fetch_keys(db: Database, relation: Relation, key: Sequence[str], wanted: Seq
 
 
 def compute(
-    db: Database,
-    relation: Relation,
-    *,
-    columns=None,
-    exclude=None,
-    key=None,
-    p=3,
-    alpha=0.01,
-    pi_u=0.05,
-    pwm="plotting",
-    jobs=2,
-    progress=None,
-    source=None,
-    started=None,
+    db: Database, relation: Relation, opts: Options, *, key=None, source=None, started=None
 ) -> tuple[Contributions, list[str]]:
     """Audit + patterns + DT on an open connection. Returns (contributions, order_by SQL)."""
-    started = started if started is not None else time.perf_counter()
     order_by, key_names = record_order(db, relation, key, relation.columns)
     captured = {}
 
@@ -260,7 +246,7 @@ def compute(
             db,
             relation,
             cols,
-            p,
+            opts.p,
             order_by,
             batch_size=batch_size,
             jobs=jobs,
@@ -269,21 +255,7 @@ def compute(
         )
         return scan_result
 
-    result = audit_relation(
-        db,
-        relation,
-        columns=columns,
-        exclude=exclude,
-        p=p,
-        alpha=alpha,
-        pi_u=pi_u,
-        pwm=pwm,
-        jobs=jobs,
-        progress=progress,
-        started=started,
-        source=source,
-        scanner=scanner,
-    )
+    result = audit_relation(db, relation, opts, started=started, source=source, scanner=scanner)
     warnings = key_warnings(key, result.columns)
     if result.fit is None:
         raise DataError(
@@ -293,7 +265,9 @@ def compute(
         )
     patterns = captured["patterns"]
     distinct = np.array([q.distinct for q in result.qis], dtype=np.int64)
-    dt_p = C.dt_per_pattern(distinct, result.rows, patterns, result.risk, alpha=alpha, pi_u=pi_u, pwm=pwm)
+    dt_p = C.dt_per_pattern(
+        distinct, result.rows, patterns, result.risk, alpha=opts.alpha, pi_u=opts.pi_u, pwm=opts.pwm
+    )
     sc = C.pattern_scores(result.theta, patterns)
     undefined = int(patterns.counts[np.isnan(dt_p)].sum())
     if undefined:
@@ -338,26 +312,15 @@ def contributions(
 
     Key values are fetched for the ``top`` records by ``by`` (all records with ``all_keys``).
     """
-    validate(p, alpha, pi_u, pwm)
+    opts = Options(columns, exclude, p, alpha, pi_u, pwm, jobs, progress)
+    opts.validate()
     if by not in C.SCORES:
         raise ParameterError(f"--by {by!r} is not a record score; use one of {', '.join(C.SCORES)}")
     started = time.perf_counter()
     db, relation = open_source(source, table=table, delimiter=delimiter)
     with db:
         contrib, _ = compute(
-            db,
-            relation,
-            columns=columns,
-            exclude=exclude,
-            key=key,
-            p=p,
-            alpha=alpha,
-            pi_u=pi_u,
-            pwm=pwm,
-            jobs=jobs,
-            progress=progress,
-            source=getattr(db, "masked_url", relation.display),
-            started=started,
+            db, relation, opts, key=key, source=getattr(db, "masked_url", relation.display), started=started
         )
         if contrib.key != (ROW_KEY,):
             wanted = None if all_keys else contrib.order(by)[: top or 0]
