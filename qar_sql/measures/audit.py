@@ -6,7 +6,8 @@ import math
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from typing import Any, TypedDict
 
 from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, Relation, open_source, resolve_source, select_columns
@@ -39,6 +40,37 @@ class Options:
 
     def validate(self) -> None:
         validate(self.p, self.alpha, self.pi_u, self.pwm)
+
+
+class SourceOptions(TypedDict, total=False):
+    """The keywords the record-level functions (``contributions``, ``influence``, ``eliminate``)
+    share with :func:`audit`, declared once: where the table is (``table``, ``delimiter``) and
+    the :class:`Options` of the audit. Defaults as :func:`audit`."""
+
+    table: str | None
+    delimiter: str | None
+    columns: Sequence[str] | None
+    exclude: Sequence[str] | None
+    p: int
+    alpha: float
+    pi_u: float
+    pwm: str
+    jobs: int
+    progress: Progress | None
+
+
+_OPTION_NAMES = frozenset(f.name for f in fields(Options))
+
+
+def split_options(options: SourceOptions) -> tuple[Options, dict]:
+    """(the audit's :class:`Options`, the keywords of ``open_source``) from ``**options``; an
+    unknown keyword is a TypeError, as it would be against a spelled-out signature."""
+    where = {k: v for k, v in options.items() if k not in _OPTION_NAMES}
+    unknown = sorted(set(where) - {"table", "delimiter"})
+    if unknown:
+        raise TypeError(f"unexpected keyword argument {unknown[0]!r}")
+    picked: dict[str, Any] = {k: v for k, v in options.items() if k in _OPTION_NAMES}
+    return Options(**picked), where
 
 
 def profile(db: Database, relation: Relation, columns: Sequence[str]) -> tuple[int, list[str], list[int]]:

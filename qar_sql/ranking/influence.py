@@ -18,13 +18,14 @@ import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Unpack
 
 import numpy as np
 
 from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, Relation, open_source
 from qar_sql.errors import DataError, ParameterError
-from qar_sql.measures.audit import Options, audit_relation
+from qar_sql.measures.audit import Options, SourceOptions, audit_relation, split_options
 from qar_sql.pushdown.scan import code_type, scan
 from qar_sql.ranking import capture
 from qar_sql.ranking.influence_sql import render_influence
@@ -204,31 +205,23 @@ def _audit_and_top(db, relation, opts, order_by, *, top, all_scores, **where):
 def influence(
     source: str | None = None,
     *,
-    table: str | None = None,
-    columns: Sequence[str] | None = None,
-    exclude: Sequence[str] | None = None,
     key: Sequence[str] | None = None,
-    p: int = 3,
-    alpha: float = 0.01,
-    pi_u: float = 0.05,
-    pwm: str = "plotting",
-    delimiter: str | None = None,
     top: int = 100,
     all_scores: bool = False,
-    jobs: int = 2,
-    progress=None,
     refine: int = 0,
+    **options: Unpack[SourceOptions],
 ) -> Influence:
     """Top records by influence score I(i), computed in the database (no exact DT needed).
-    With ``refine=N``, exact DT of the top N records by I as well (``Influence.refined``)."""
-    opts = Options(columns, exclude, p, alpha, pi_u, pwm, jobs, progress)
+    With ``refine=N``, exact DT of the top N records by I as well (``Influence.refined``).
+    ``options``: the source and audit keywords of :func:`qar_sql.audit` (:class:`SourceOptions`)."""
+    opts, where = split_options(options)
     opts.validate()
     if not isinstance(top, int) or top < 1:
         raise ParameterError(f"--top {top!r} must be a whole number of records, at least 1")
     if not isinstance(refine, int) or refine < 0:
         raise ParameterError(f"--refine {refine!r} must be a whole number of records (0: off), e.g. --refine 200")
     started = time.perf_counter()
-    db, relation = open_source(source, table=table, delimiter=delimiter)
+    db, relation = open_source(source, **where)
     with db:
         label = getattr(db, "masked_url", relation.display)
         return compute(

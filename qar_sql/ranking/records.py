@@ -16,13 +16,14 @@ import time
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Unpack
 
 import numpy as np
 
 from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, Relation, open_source
 from qar_sql.errors import ColumnError, DataError, ParameterError, UsageError
-from qar_sql.measures.audit import Options, audit_relation
+from qar_sql.measures.audit import Options, SourceOptions, audit_relation, split_options
 from qar_sql.pushdown.scan import _QI, combinations
 from qar_sql.results import AuditResult
 from qar_sql.stats import contributions as C
@@ -293,31 +294,24 @@ def compute(
 def contributions(
     source: str | None = None,
     *,
-    table: str | None = None,
-    columns: Sequence[str] | None = None,
-    exclude: Sequence[str] | None = None,
     key: Sequence[str] | None = None,
-    p: int = 3,
-    alpha: float = 0.01,
-    pi_u: float = 0.05,
-    pwm: str = "plotting",
-    delimiter: str | None = None,
     top: int | None = 100,
     by: str = "dt",
     all_keys: bool = False,
-    jobs: int = 2,
-    progress=None,
+    **options: Unpack[SourceOptions],
 ) -> Contributions:
     """Exact DT, U+, U*, n_unique for every record of a table, computed in the database.
 
     Key values are fetched for the ``top`` records by ``by`` (all records with ``all_keys``).
+    ``options``: ``table``, ``columns``, ``exclude``, ``p``, ``alpha``, ``pi_u``, ``pwm``,
+    ``delimiter``, ``jobs``, ``progress`` as :func:`qar_sql.audit` (:class:`SourceOptions`).
     """
-    opts = Options(columns, exclude, p, alpha, pi_u, pwm, jobs, progress)
+    opts, where = split_options(options)
     opts.validate()
     if by not in C.SCORES:
         raise ParameterError(f"--by {by!r} is not a record score; use one of {', '.join(C.SCORES)}")
     started = time.perf_counter()
-    db, relation = open_source(source, table=table, delimiter=delimiter)
+    db, relation = open_source(source, **where)
     with db:
         contrib, _ = compute(
             db, relation, opts, key=key, source=getattr(db, "masked_url", relation.display), started=started
