@@ -24,7 +24,7 @@ from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, Relation, open_source
 from qar_sql.errors import ColumnError, DataError, ParameterError, UsageError
 from qar_sql.measures.audit import Options, SourceOptions, audit_relation, split_options
-from qar_sql.pushdown.scan import _QI, combinations
+from qar_sql.pushdown.scan import _QI, Ticker, combinations
 from qar_sql.results import AuditResult
 from qar_sql.stats import contributions as C
 
@@ -147,13 +147,7 @@ def fused_scan(
     batches = [qis[k : k + size] for k in range(0, len(qis), size)]
     encode_sql = render("encode.sql", d, columns=list(columns), relation=relation.sql, order_by=order_by)
     hist: dict[int, list] = defaultdict(list)
-    total, done = len(batches) + 1, 0
-
-    def tick():
-        nonlocal done
-        done += 1
-        if progress:
-            progress(done, total)
+    tick = Ticker(progress, len(batches) + 1)
 
     if d.temp_tables:
         # DuckDB: codes once in a temp table; per batch the classes in a temp table, split into
