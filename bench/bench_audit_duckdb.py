@@ -25,7 +25,6 @@ import argparse
 import itertools
 import os
 import platform
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -37,29 +36,11 @@ sys.path.insert(0, str(HERE.parent))  # benchmark the checkout, not an installed
 sys.path.insert(0, str(HERE))
 
 import datagen  # noqa: E402
+from common import CPU, table_options, timed, verdict  # noqa: E402
 
 import qar_sql  # noqa: E402
 
 TABLE = "people"
-
-
-CPU: dict[str, float] = {}  # label -> median process CPU seconds (all threads)
-
-
-def timed(fn, repeat: int, label: str = ""):
-    """(median wall seconds, all wall seconds, last result) of ``repeat`` calls. The median
-    process CPU time is kept in ``CPU[label]``: on a busy machine wall time varies with the
-    load, CPU time much less."""
-    times, cpu, out = [], [], None
-    for _ in range(repeat):
-        t0, c0 = time.perf_counter(), time.process_time()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-        cpu.append(time.process_time() - c0)
-        if label:  # progress on stderr, so a long run shows it is alive
-            print(f"  {label}: run {len(times)}/{repeat} {times[-1]:.2f} s", file=sys.stderr, flush=True)
-    CPU[label] = statistics.median(cpu)
-    return statistics.median(times), times, out
 
 
 def encode(data: dict[str, np.ndarray]) -> list[tuple[np.ndarray, int]]:
@@ -98,16 +79,10 @@ def pandas_loop(df, names, combos) -> list[tuple[int, int]]:
     return out
 
 
-def verdict(ok: bool) -> str:
-    return "PASS" if ok else "MISS"
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--rows", type=int, default=1_000_000)
-    ap.add_argument("--cols", type=int, default=18)
+    table_options(ap, rows=1_000_000)
     ap.add_argument("-p", type=int, default=3)
-    ap.add_argument("--seed", type=int, default=20240601)
     ap.add_argument("--repeat", type=int, default=3, help="runs of audit and numpy (median)")
     ap.add_argument("--pandas-repeat", type=int, default=1)
     ap.add_argument("--pandas-qis", type=int, default=40, help="QIs timed in pandas (extrapolated)")

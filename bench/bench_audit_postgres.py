@@ -24,7 +24,6 @@ import itertools
 import os
 import platform
 import secrets
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -34,22 +33,12 @@ sys.path.insert(0, str(HERE.parent))  # benchmark the checkout, not an installed
 sys.path.insert(0, str(HERE))
 
 import datagen  # noqa: E402
+from common import table_options, timed, verdict  # noqa: E402
 
 import qar_sql  # noqa: E402
 
 DEFAULT_URL = "postgresql+psycopg://qar:qar@localhost:5432/qar_test"
 TABLE = "people"
-
-
-def timed(fn, repeat: int, label: str = ""):
-    times, out = [], None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-        if label:  # progress on stderr, so a long run shows it is alive
-            print(f"  {label}: run {len(times)}/{repeat} {times[-1]:.2f} s", file=sys.stderr, flush=True)
-    return statistics.median(times), times, out
 
 
 def naive_loop(conninfo: str, schema: str, names, combos) -> list[tuple[int, int]]:
@@ -70,16 +59,10 @@ def naive_loop(conninfo: str, schema: str, names, combos) -> list[tuple[int, int
     return out
 
 
-def verdict(ok: bool) -> str:
-    return "PASS" if ok else "MISS"
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--rows", type=int, default=100_000)
-    ap.add_argument("--cols", type=int, default=18)
+    table_options(ap, rows=100_000)
     ap.add_argument("-p", type=int, default=3)
-    ap.add_argument("--seed", type=int, default=20240601)
     ap.add_argument("--repeat", type=int, default=3, help="runs of each audit (median)")
     ap.add_argument("--naive-repeat", type=int, default=1)
     ap.add_argument("--jobs", type=int, nargs="+", default=[1, 2, 4])

@@ -24,6 +24,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import table_options  # noqa: E402
 
 #: Distinct non-NULL values per column, cycled: binary flags to postcode-like columns.
 CARDINALITIES = (2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 25, 32, 40, 60, 90, 120, 200, 300)
@@ -57,9 +60,7 @@ def generate(path: str, rows: int, cols: int, seed: int, id_column: bool) -> Non
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rows", type=int, default=1_000_000)
-    ap.add_argument("--cols", type=int, default=18)
-    ap.add_argument("--seed", type=int, default=20240601)
+    table_options(ap, rows=1_000_000)
     ap.add_argument("--max-size", type=int, default=3)
     ap.add_argument("--id-column", action="store_true", help="add a unique row id (an identifier)")
     ap.add_argument("--drop-null", action="store_true")

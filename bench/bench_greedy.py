@@ -31,6 +31,7 @@ sys.path.insert(0, str(HERE.parent))  # benchmark the checkout, not an installed
 sys.path.insert(0, str(HERE))
 
 import datagen  # noqa: E402
+from common import table_options  # noqa: E402
 
 from qar_sql.engines.source import open_source  # noqa: E402
 from qar_sql.pushdown.record_codes import fetch_codes  # noqa: E402
@@ -42,12 +43,10 @@ TABLE = "people"
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rows", type=int, default=100_000)
-    ap.add_argument("--cols", type=int, default=12)
+    table_options(ap, rows=100_000, cols=12)
     ap.add_argument("--steps", type=int, default=500)
     ap.add_argument("--p", type=int, default=3)
     ap.add_argument("--pi-u", type=float, default=0.05)
-    ap.add_argument("--seed", type=int, default=20240601)
     args = ap.parse_args()
 
     out = HERE / "out"

@@ -48,99 +48,44 @@ _ID_COLUMN = "person_id"
 # Label sets. Order matters: the probability tables below index into them.
 # --------------------------------------------------------------------------------------------
 
-_SEX = np.array(["Female", "Male"], dtype=object)
 
-_MARITAL = np.array(
-    ["Never married", "Married", "Civil partnership", "Divorced", "Separated", "Widowed"],
-    dtype=object,
-)
+def _labels(text: str) -> np.ndarray:
+    """A label set from one string, labels separated by ``|`` (one line per set, not one per label)."""
+    return np.array(text.split("|"), dtype=object)
+
+
+_SEX = _labels("Female|Male")
+
+_MARITAL = _labels("Never married|Married|Civil partnership|Divorced|Separated|Widowed")
 _NEVER, _MARRIED, _CIVIL, _DIVORCED, _SEPARATED, _WIDOWED = range(6)
 
-_EDUCATION = np.array(
-    [
-        "No qualifications",
-        "Primary",
-        "Lower secondary",
-        "Upper secondary",
-        "Vocational",
-        "Bachelor's degree",
-        "Master's degree",
-        "Doctorate",
-    ],
-    dtype=object,
+_EDUCATION = _labels(
+    "No qualifications|Primary|Lower secondary|Upper secondary|Vocational|Bachelor's degree|Master's degree|Doctorate"
 )
 _ED_NONE, _ED_PRIMARY, _ED_LOWER, _ED_UPPER, _ED_VOC, _ED_BACH, _ED_MAST, _ED_DOC = range(8)
 
-_EMPLOYMENT = np.array(
-    [
-        "Child",
-        "Student",
-        "Employed",
-        "Self-employed",
-        "Unemployed",
-        "Retired",
-        "Looking after home",
-        "Long-term sick or disabled",
-    ],
-    dtype=object,
+_EMPLOYMENT = _labels(
+    "Child|Student|Employed|Self-employed|Unemployed|Retired|Looking after home|Long-term sick or disabled"
 )
 _EM_CHILD, _EM_STUDENT, _EM_EMP, _EM_SELF, _EM_UNEMP, _EM_RETIRED, _EM_HOME, _EM_SICK = range(8)
 
 # Ten ISCO-like major groups, then the labels used for people not in work.
-_OCCUPATION = np.array(
-    [
-        "Managers and directors",
-        "Professionals",
-        "Technicians and associate professionals",
-        "Clerical support workers",
-        "Service and sales workers",
-        "Skilled agricultural workers",
-        "Craft and related trades",
-        "Plant and machine operators",
-        "Elementary occupations",
-        "Armed forces",
-        "Child",
-        "Student",
-        "Retired",
-        "Not in work",
-    ],
-    dtype=object,
+_OCCUPATION = _labels(
+    "Managers and directors|Professionals|Technicians and associate professionals|"
+    "Clerical support workers|Service and sales workers|Skilled agricultural workers|"
+    "Craft and related trades|Plant and machine operators|Elementary occupations|Armed forces|Child|"
+    "Student|Retired|Not in work"
 )
 _OC_MANAGER, _OC_PROF, _OC_TECH, _OC_CLERK, _OC_SERVICE, _OC_AGRI = range(6)
 _OC_CRAFT, _OC_MACHINE, _OC_ELEM, _OC_ARMED = range(6, 10)
 _OC_CHILD, _OC_STUDENT, _OC_RETIRED, _OC_NOTWORK = range(10, 14)
 
-_INCOME = np.array(
-    [
-        "No income",
-        "Under 10k",
-        "10k-20k",
-        "20k-30k",
-        "30k-45k",
-        "45k-60k",
-        "60k-90k",
-        "90k-150k",
-        "150k and over",
-    ],
-    dtype=object,
-)
+_INCOME = _labels("No income|Under 10k|10k-20k|20k-30k|30k-45k|45k-60k|60k-90k|90k-150k|150k and over")
 _INCOME_EDGES = np.array([10e3, 20e3, 30e3, 45e3, 60e3, 90e3, 150e3])
 
-_ETHNICITY = np.array(
-    [
-        "White",
-        "Mixed",
-        "Asian: Indian",
-        "Asian: Pakistani",
-        "Asian: Bangladeshi",
-        "Asian: Chinese",
-        "Asian: other",
-        "Black: African",
-        "Black: Caribbean",
-        "Arab",
-        "Other",
-    ],
-    dtype=object,
+_ETHNICITY = _labels(
+    "White|Mixed|Asian: Indian|Asian: Pakistani|Asian: Bangladeshi|Asian: Chinese|Asian: other|"
+    "Black: African|Black: Caribbean|Arab|Other"
 )
 (
     _ET_WHITE,

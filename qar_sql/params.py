@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import sys
+from collections.abc import Callable
 
 import click
 
@@ -43,7 +45,6 @@ p = click.option(
     "p",
     type=int,
     default=3,
-    show_default=True,
     envvar="QAR_P",
     help="Quasi-identifier size: the number of columns per QI.",
 )
@@ -51,7 +52,6 @@ alpha = click.option(
     "--alpha",
     type=float,
     default=0.01,
-    show_default=True,
     envvar="QAR_ALPHA",
     help="Tail probability of the risk T̂(p, α).",
 )
@@ -60,7 +60,6 @@ pi_u = click.option(
     "pi_u",
     type=float,
     default=0.05,
-    show_default=True,
     envvar="QAR_PI_U",
     help="Share of QIs above the threshold u (the tail fitted by the GPD).",
 )
@@ -68,22 +67,18 @@ pwm = click.option(
     "--pwm",
     type=click.Choice(["plotting", "unbiased"]),
     default="plotting",
-    show_default=True,
     help="PWM estimator: plotting positions (as R's evir/fExtremes) or unbiased.",
 )
 delimiter = click.option(
     "--delimiter", envvar="QAR_DELIMITER", help="CSV delimiter (detected by default), e.g. ';' or '\\t'."
 )
-fmt = click.option(
-    "--format", "-f", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="Output format."
-)
+fmt = click.option("--format", "-f", "fmt", type=click.Choice(FORMATS), default="text", help="Output format.")
 quiet = click.option("--quiet", "-q", is_flag=True, envvar="QAR_QUIET", help="No progress bar on stderr.")
 jobs = click.option(
     "--jobs",
     "-j",
     type=click.IntRange(1, 64),
     default=2,
-    show_default=True,
     envvar="QAR_JOBS",
     help="Concurrent connections for server databases.",
 )
@@ -98,7 +93,6 @@ k = click.option(
     "k",
     type=click.IntRange(2, None),
     default=5,
-    show_default=True,
     help="k for the k-anonymity summary (records in classes smaller than k).",
 )
 # "--store" alone means the default store ($QAR_STORE, else qar_results.duckdb): flag_value "".
@@ -116,16 +110,28 @@ store_in_source = click.option(
 )
 
 
-def source_options(f):
-    for opt in reversed((source, table, columns, exclude, delimiter)):
-        f = opt(f)
-    return f
+def _bundled(name: str, options) -> Callable:
+    """Apply ``options`` and hand the command their values as one dict ``name`` (keyword →
+    value, ready for ``**``), so each command and each library call forwards the set at once."""
+    keys = [opt(lambda: None).__click_params__[0].name for opt in options]
+
+    def decorate(f):
+        @functools.wraps(f)
+        def command(**kwargs):
+            kwargs[name] = {key: kwargs.pop(key) for key in keys}
+            return f(**kwargs)
+
+        for opt in reversed(options):
+            command = opt(command)
+        return command
+
+    return decorate
 
 
-def risk_options(f):
-    for opt in reversed((p, alpha, pi_u, pwm)):
-        f = opt(f)
-    return f
+#: SOURCE, --table, --columns, --exclude, --delimiter → ``where`` (keywords of the library calls).
+source_options = _bundled("where", (source, table, columns, exclude, delimiter))
+#: -p, --alpha, --pi-u, --pwm → ``risk``.
+risk_options = _bundled("risk", (p, alpha, pi_u, pwm))
 
 
 class Progress:

@@ -183,3 +183,12 @@ def engine(request, tmp_path):
 @pytest.fixture
 def duck(tmp_path):
     return Loader("duckdb", tmp_path)
+
+
+def table_args(command, source, table, columns, *extra, key="id", p=2, pi_u=0.2):
+    """``COMMAND SOURCE --table T --columns a,b [--key K] -p P --pi-u Π EXTRA…``: the arguments
+    the record-level command-line tests share (``key=None`` leaves --key out)."""
+    args = [command, source, "--table", table, "--columns", ",".join(columns)]
+    if key:
+        args += ["--key", key]
+    return args + ["-p", str(p), "--pi-u", str(pi_u), *extra]

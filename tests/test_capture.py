@@ -7,6 +7,7 @@ from __future__ import annotations
 import duckdb
 import numpy as np
 import pytest
+from conftest import table_args
 from test_influence import KW, make_data
 
 from qar_sql.ranking import capture
@@ -109,26 +110,7 @@ def test_refine_on_the_command_line(duck):
 
     data = make_data(200, seed=2)
     source, table = duck.load("people", data)
-    args = [
-        "records",
-        source,
-        "-t",
-        table,
-        "--by",
-        "influence",
-        "--key",
-        "id",
-        "-p",
-        "2",
-        "--pi-u",
-        "0.2",
-        "--columns",
-        ",".join(KW["columns"]),
-        "--top",
-        "3",
-        "--refine",
-        "10",
-    ]
+    args = table_args("records", source, table, KW["columns"], "--by", "influence", "--top", "3", "--refine", "10")
     r = CliRunner().invoke(cli, args + ["-f", "json"])
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)

@@ -134,17 +134,7 @@ def test_marginals_are_realistic(pop):
 
 
 def test_income_follows_occupation(pop):
-    bands = [
-        "No income",
-        "Under 10k",
-        "10k-20k",
-        "20k-30k",
-        "30k-45k",
-        "45k-60k",
-        "60k-90k",
-        "90k-150k",
-        "150k and over",
-    ]
+    bands = "No income|Under 10k|10k-20k|20k-30k|30k-45k|45k-60k|60k-90k|90k-150k|150k and over".split("|")
     rank = {b: i for i, b in enumerate(bands)}
 
     def median_band(occupation: str) -> float:

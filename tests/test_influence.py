@@ -11,6 +11,7 @@ from collections import Counter
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import table_args
 
 from qar_sql.cli.main import cli
 from qar_sql.engines.dialects import get_dialect
@@ -112,22 +113,7 @@ def test_influence_tracks_exact_dt_on_shared_data(shared_data):
 def test_cli_records_by_influence(duck, tmp_path):
     data = make_data()
     source, table = duck.load("people", data)
-    args = [
-        "records",
-        source,
-        "--table",
-        table,
-        "--columns",
-        ",".join(COLS),
-        "--key",
-        "id",
-        "-p",
-        "2",
-        "--pi-u",
-        "0.2",
-        "--by",
-        "influence",
-    ]
+    args = table_args("records", source, table, COLS, "--by", "influence")
     r = CliRunner().invoke(cli, args + ["--format", "json", "--top", "5", "--compare-dt"])
     assert r.exit_code == 0, r.output
     obj = json.loads(r.output)
@@ -135,23 +121,7 @@ def test_cli_records_by_influence(duck, tmp_path):
     out = tmp_path / "inf.csv"
     r = CliRunner().invoke(cli, args + ["--output", str(out)])
     assert r.exit_code == 0 and len(out.read_text().splitlines()) == 151
-    r = CliRunner().invoke(
-        cli,
-        [
-            "records",
-            source,
-            "--table",
-            table,
-            "--columns",
-            ",".join(COLS),
-            "-p",
-            "2",
-            "--pi-u",
-            "0.2",
-            "--by",
-            "influence",
-        ],
-    )
+    r = CliRunner().invoke(cli, table_args("records", source, table, COLS, "--by", "influence", key=None))
     assert r.exit_code == 2 and "--key" in r.output
 
 

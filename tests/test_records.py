@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import table_args
 
 from qar_sql.cli.main import cli
 from qar_sql.errors import NoTailError
@@ -146,26 +147,7 @@ def people(duck):
 def test_cli_records_json_and_output(people, tmp_path):
     source, table = people
     out = tmp_path / "scores.csv"
-    r = run(
-        "records",
-        source,
-        "--table",
-        table,
-        "--columns",
-        ",".join(COLS),
-        "--key",
-        "id",
-        "-p",
-        "2",
-        "--pi-u",
-        "0.2",
-        "--format",
-        "json",
-        "--top",
-        "5",
-        "--output",
-        str(out),
-    )
+    r = run(*table_args("records", source, table, COLS, "--format", "json", "--top", "5", "--output", str(out)))
     assert r.exit_code == 0, r.output
     obj = json.loads(r.output)
     assert len(obj["records"]) == 5
@@ -174,41 +156,9 @@ def test_cli_records_json_and_output(people, tmp_path):
     lines = out.read_text().splitlines()
     assert lines[0] == "id,dt,u_plus,u_star,n_unique" and len(lines) == 61
     pq = tmp_path / "scores.parquet"
-    r = run(
-        "records",
-        source,
-        "--table",
-        table,
-        "--columns",
-        ",".join(COLS),
-        "--key",
-        "id",
-        "-p",
-        "2",
-        "--pi-u",
-        "0.2",
-        "--output",
-        str(pq),
-        "-q",
-    )
+    r = run(*table_args("records", source, table, COLS, "--output", str(pq), "-q"))
     assert r.exit_code == 0 and pq.exists()
-    r = run(
-        "records",
-        source,
-        "--table",
-        table,
-        "--columns",
-        ",".join(COLS),
-        "--key",
-        "id",
-        "-p",
-        "2",
-        "--pi-u",
-        "0.2",
-        "--all",
-        "--format",
-        "json",
-    )
+    r = run(*table_args("records", source, table, COLS, "--all", "--format", "json"))
     assert len(json.loads(r.output)["records"]) == 60
 
 
@@ -216,28 +166,22 @@ def test_cli_eliminate_json_and_plot(people, tmp_path):
     source, table = people
     png = tmp_path / "curves.png"
     r = run(
-        "eliminate",
-        source,
-        "--table",
-        table,
-        "--columns",
-        ",".join(COLS),
-        "--key",
-        "id",
-        "-p",
-        "2",
-        "--pi-u",
-        "0.2",
-        "--step",
-        "5",
-        "--max",
-        "30%",
-        "--by",
-        "dt,u_plus,random",
-        "--format",
-        "json",
-        "--plot",
-        str(png),
+        *table_args(
+            "eliminate",
+            source,
+            table,
+            COLS,
+            "--step",
+            "5",
+            "--max",
+            "30%",
+            "--by",
+            "dt,u_plus,random",
+            "--format",
+            "json",
+            "--plot",
+            str(png),
+        )
     )
     assert r.exit_code == 0, r.output
     obj = json.loads(r.output)
@@ -257,7 +201,7 @@ def test_cli_eliminate_json_and_plot(people, tmp_path):
 )
 def test_records_bad_keys(people, args, code, needle):
     source, table = people
-    r = run("records", source, "--table", table, "--columns", ",".join(COLS), "-p", "2", "--pi-u", "0.2", *args)
+    r = run(*table_args("records", source, table, COLS, *args, key=None))
     assert r.exit_code == code, r.output
     assert needle in r.output and "Traceback" not in r.output
 
@@ -265,31 +209,14 @@ def test_records_bad_keys(people, args, code, needle):
 @pytest.mark.parametrize("mx, needle", [("150%", "150%"), ("3", "below one step"), ("0%", "0%"), ("abc", "abc")])
 def test_eliminate_bad_max(people, mx, needle):
     source, table = people
-    r = run(
-        "eliminate",
-        source,
-        "--table",
-        table,
-        "--columns",
-        ",".join(COLS),
-        "--key",
-        "id",
-        "-p",
-        "2",
-        "--pi-u",
-        "0.2",
-        "--step",
-        "5",
-        "--max",
-        mx,
-    )
+    r = run(*table_args("eliminate", source, table, COLS, "--step", "5", "--max", mx))
     assert r.exit_code == 2, r.output
     assert needle in r.output
 
 
 def test_server_table_without_key_is_refused(engine):
     source, table = engine.load("people", make_data(30))
-    r = run("records", source, "--table", table, "--columns", ",".join(COLS), "-p", "2", "--pi-u", "0.2")
+    r = run(*table_args("records", source, table, COLS, key=None))
     assert r.exit_code == 2 and "--key" in r.output
 
 
@@ -316,22 +243,7 @@ def test_records_store_with_hashed_keys(people, tmp_path, monkeypatch):
 
     source, table = people
     store = str(tmp_path / "store.duckdb")
-    args = [
-        "records",
-        source,
-        "--table",
-        table,
-        "--columns",
-        ",".join(COLS),
-        "--key",
-        "id",
-        "-p",
-        "2",
-        "--pi-u",
-        "0.2",
-        "--top",
-        "7",
-    ]
+    args = table_args("records", source, table, COLS, "--top", "7")
     r = run(*args, "--hash-keys")
     assert r.exit_code == 2 and "--store" in r.output
     # Without a secret the HMAC is keyed with nothing: refused before any work, with the reason.

@@ -17,7 +17,7 @@ import duckdb
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import PG_URL, quote, require_postgres
+from conftest import PG_URL, quote, require_postgres, table_args
 
 from qar_sql.cli.main import cli
 from qar_sql.compliance import store as S
@@ -372,24 +372,7 @@ def test_error_is_recorded_as_failed_and_cli_exit_code(duck, tmp_path):
         S.recorded_audit(store, source, table=table, columns=["nope"], p=1)
     (run,) = S.runs(store)
     assert run.status == "failed" and "column 'nope'" in run.error
-    r = CliRunner().invoke(
-        cli,
-        [
-            "audit",
-            source,
-            "--table",
-            table,
-            "--columns",
-            ",".join(COLS),
-            "-p",
-            "2",
-            "--pi-u",
-            "0.5",
-            "--store",
-            store,
-            "-q",
-        ],
-    )
+    r = CliRunner().invoke(cli, table_args("audit", source, table, COLS, "--store", store, "-q", key=None, pi_u=0.5))
     assert r.exit_code == 0, r.output
     r2 = CliRunner().invoke(cli, ["audit", source, "--table", "missing", "--store", store, "-q"])
     assert r2.exit_code == 2 and "table 'missing' not found" in r2.output

@@ -55,7 +55,8 @@ class QarGroup(click.Group):
             ctx.exit(int(ExitCode.RUNTIME))
 
 
-@click.group(cls=QarGroup, context_settings={"help_option_names": ["-h", "--help"]})
+# Every option shows its default in --help (inherited by the subcommands' contexts).
+@click.group(cls=QarGroup, context_settings={"help_option_names": ["-h", "--help"], "show_default": True})
 @click.version_option(__version__, prog_name="qar")
 @click.option("--debug", is_flag=True, envvar="QAR_DEBUG", help="Show tracebacks on errors.")
 @click.pass_context
@@ -72,6 +73,11 @@ def _emit(text: str) -> None:
     click.echo(text, nl=False)
 
 
+def _sql_where(where: dict) -> dict:
+    """What ``show_sql`` needs of the source options (it reads no data, so no --exclude)."""
+    return {key: where[key] for key in ("source", "table", "columns", "delimiter")}
+
+
 @cli.command()
 @params.source_options
 @params.risk_options
@@ -81,7 +87,6 @@ def _emit(text: str) -> None:
     "--top",
     type=click.IntRange(1, None),
     default=10,
-    show_default=True,
     help="How many of the riskiest QIs to list in text and Markdown.",
 )
 @click.option("--histograms", is_flag=True, help="Include each QI's class-size histogram in JSON.")
@@ -92,28 +97,7 @@ def _emit(text: str) -> None:
 @params.quiet
 @params.store
 @params.store_in_source
-def audit(
-    source,
-    table,
-    columns,
-    exclude,
-    delimiter,
-    p,
-    alpha,
-    pi_u,
-    pwm,
-    fmt,
-    k,
-    top,
-    histograms,
-    fail_above,
-    show_sql,
-    jobs,
-    batch_size,
-    quiet,
-    store,
-    store_in_source,
-):
+def audit(where, risk, fmt, k, top, histograms, fail_above, show_sql, jobs, batch_size, quiet, store, store_in_source):
     """Audit SOURCE: its QaR risk T̂(p, α) over every set of p quasi-identifier columns.
 
     SOURCE is a CSV or Parquet file, a DuckDB file (with --table) or a database URL such as
@@ -131,26 +115,10 @@ def audit(
     if fail_above is not None and not 0.0 <= fail_above <= 1.0:
         raise click.BadParameter(f"{fail_above!r} is not a risk between 0 and 1", param_hint="--fail-above")
     if show_sql:
-        _emit(
-            _show_sql(source, table=table, columns=columns, p=p, delimiter=delimiter, batch_size=batch_size, jobs=jobs)
-        )
+        _emit(_show_sql(**_sql_where(where), p=risk["p"], batch_size=batch_size, jobs=jobs))
         return
     with params.Progress("scanning", quiet) as bar:
-        result = run_audit(
-            source,
-            table=table,
-            columns=columns,
-            exclude=exclude,
-            p=p,
-            alpha=alpha,
-            pi_u=pi_u,
-            pwm=pwm,
-            delimiter=delimiter,
-            k=k,
-            batch_size=batch_size,
-            jobs=jobs,
-            progress=bar,
-        )
+        result = run_audit(**where, **risk, k=k, batch_size=batch_size, jobs=jobs, progress=bar)
     _emit(render_audit(result, fmt, top=top, histograms=histograms))
     if result.fit is None:
         sys.exit(int(ExitCode.USAGE))
@@ -204,29 +172,25 @@ def sql_command(source, dialect, table, columns, p, delimiter, jobs, batch_size)
     "-n",
     type=click.IntRange(2, 5_000_000),
     default=100_000,
-    show_default=True,
     help="How many people to generate.",
 )
-@click.option(
-    "--seed", type=int, default=20261122, show_default=True, help="Random seed (the same seed gives the same people)."
-)
+@click.option("--seed", type=int, default=20261122, help="Random seed (the same seed gives the same people).")
 @click.option(
     "--path",
     type=click.Path(dir_okay=False),
     default="qar_demo.duckdb",
-    show_default=True,
     help="DuckDB file to write the population to (table 'population').",
 )
 @params.risk_options
 @params.fmt
 @params.quiet
-def demo(rows, seed, path, p, alpha, pi_u, pwm, fmt, quiet):
+def demo(rows, seed, path, risk, fmt, quiet):
     """Generate a synthetic population into DuckDB and audit it."""
     from qar_sql.demo import run_demo
     from qar_sql.output.formats import render_audit
 
     with params.Progress("scanning", quiet) as bar:
-        result = run_demo(path, rows=rows, seed=seed, p=p, alpha=alpha, pi_u=pi_u, pwm=pwm, progress=bar)
+        result = run_demo(path, rows=rows, seed=seed, **risk, progress=bar)
     _emit(render_audit(result, fmt))
     if fmt == "text":
         click.echo(

@@ -81,14 +81,12 @@ def write_scores(c, path: str) -> None:
     "--top",
     type=click.IntRange(1, None),
     default=100,
-    show_default=True,
     help="How many of the riskiest records to show.",
 )
 @click.option(
     "--by",
     type=click.Choice(["dt", "u_plus", "u_star", "n_unique", "influence"]),
     default="dt",
-    show_default=True,
     help="Ranking score; ties by key order. 'influence' runs in the database without exact DT (any table size).",
 )
 @click.option(
@@ -100,7 +98,6 @@ def write_scores(c, path: str) -> None:
     "--refine",
     type=click.IntRange(0, None),
     default=0,
-    show_default=True,
     help="With --by influence: recompute exact DT for the N records with the largest influence score and rank those by it (settles ties near u).",
 )
 @click.option("--all", "all_records", is_flag=True, help="List every record in JSON, not only the top.")
@@ -125,15 +122,8 @@ def write_scores(c, path: str) -> None:
 @params.jobs
 @params.quiet
 def records_cmd(
-    source,
-    table,
-    columns,
-    exclude,
-    delimiter,
-    p,
-    alpha,
-    pi_u,
-    pwm,
+    where,
+    risk,
     key,
     top,
     by,
@@ -165,48 +155,14 @@ def records_cmd(
     if by == "influence":
         if store is not None:
             raise UsageError("--store records exact contributions; use --by dt with --store")
-        return influence_records(
-            source,
-            table,
-            columns,
-            exclude,
-            delimiter,
-            p,
-            alpha,
-            pi_u,
-            pwm,
-            key,
-            top,
-            compare_dt,
-            all_records,
-            output,
-            fmt,
-            jobs,
-            quiet,
-            refine,
-        )
+        return influence_records(where, risk, key, top, compare_dt, all_records, output, fmt, jobs, quiet, refine)
     if compare_dt:
         raise UsageError("--compare-dt goes with --by influence")
     with params.Progress("scanning", quiet) as bar:
 
         def run():
-            return contributions(
-                source,
-                table=table,
-                columns=columns,
-                exclude=exclude,
-                key=key,
-                p=p,
-                alpha=alpha,
-                pi_u=pi_u,
-                pwm=pwm,
-                delimiter=delimiter,
-                top=top,
-                by=by,
-                all_keys=bool(output or all_records),
-                jobs=jobs,
-                progress=bar,
-            )
+            all_keys = bool(output or all_records)
+            return contributions(**where, **risk, key=key, top=top, by=by, all_keys=all_keys, jobs=jobs, progress=bar)
 
         if store is None:
             c = run()
@@ -222,13 +178,8 @@ def records_cmd(
 
             recorded_audit(
                 store,
-                source,
-                table=table,
-                columns=columns,
-                p=p,
-                alpha=alpha,
-                pi_u=pi_u,
-                pwm=pwm,
+                **where,
+                **risk,
                 runner=runner,
                 hash_keys=hash_keys,
                 hash_secret_value=secret,
@@ -299,19 +250,17 @@ def records_cmd(
     "--by",
     "by",
     default="dt,u_plus,u_star,random",
-    show_default=True,
     help="Rankings, comma-separated: dt, u_plus, u_star, n_unique, entropy, pls, random, greedy.",
 )
-@click.option("--step", type=int, default=100, show_default=True, help="Records removed per point.")
+@click.option("--step", type=int, default=100, help="Records removed per point.")
 @click.option(
     "--max",
     "max_removed",
     default="20%",
-    show_default=True,
     help="Records removed at most: a count or a share of the table such as 20%.",
 )
 @click.option("--greedy-steps", type=click.IntRange(1, None), help="Greedy steps (default: up to --max).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random ranking and of the PLS split.")
+@click.option("--seed", type=int, default=0, help="Seed of the random ranking and of the PLS split.")
 @click.option(
     "--order",
     "orders",
@@ -322,28 +271,7 @@ def records_cmd(
 @params.fmt
 @params.jobs
 @params.quiet
-def eliminate_cmd(
-    source,
-    table,
-    columns,
-    exclude,
-    delimiter,
-    p,
-    alpha,
-    pi_u,
-    pwm,
-    key,
-    by,
-    step,
-    max_removed,
-    greedy_steps,
-    seed,
-    orders,
-    plot_path,
-    fmt,
-    jobs,
-    quiet,
-):
+def eliminate_cmd(where, risk, key, by, step, max_removed, greedy_steps, seed, orders, plot_path, fmt, jobs, quiet):
     """Backward elimination: the risk after removing the top records of each ranking."""
     from qar_sql.ranking.eliminate import eliminate, plot
 
@@ -358,16 +286,9 @@ def eliminate_cmd(
         raise ParameterError(f"--plot {plot_path!r} must end in .png or .svg")
     with params.Progress("scanning", quiet) as bar:
         res = eliminate(
-            source,
-            table=table,
-            columns=columns,
-            exclude=exclude,
+            **where,
+            **risk,
             key=key,
-            p=p,
-            alpha=alpha,
-            pi_u=pi_u,
-            pwm=pwm,
-            delimiter=delimiter,
             by=names,
             step=step,
             max_removed=max_removed,
@@ -413,69 +334,21 @@ def eliminate_cmd(
     click.echo("\n".join(lines))
 
 
-def influence_records(
-    source,
-    table,
-    columns,
-    exclude,
-    delimiter,
-    p,
-    alpha,
-    pi_u,
-    pwm,
-    key,
-    top,
-    compare_dt,
-    all_records,
-    output,
-    fmt,
-    jobs,
-    quiet,
-    refine=0,
-):
+def influence_records(where, risk, key, top, compare_dt, all_records, output, fmt, jobs, quiet, refine=0):
     """``qar records --by influence``: the top records by I(i), ranked in the database."""
     from qar_sql.ranking.influence import influence
     from qar_sql.ranking.records import contributions
     from qar_sql.stats.contributions import correlations
 
-    want_all = bool(output or all_records or compare_dt)
     with params.Progress("scanning", quiet) as bar:
-        inf = influence(
-            source,
-            table=table,
-            columns=columns,
-            exclude=exclude,
-            key=key,
-            p=p,
-            alpha=alpha,
-            pi_u=pi_u,
-            pwm=pwm,
-            delimiter=delimiter,
-            top=top,
-            all_scores=want_all,
-            jobs=jobs,
-            progress=bar,
-            refine=refine,
-        )
+        want_all = bool(output or all_records or compare_dt)
+        inf = influence(**where, **risk, key=key, top=top, all_scores=want_all, jobs=jobs, progress=bar, refine=refine)
         cor = None
         if compare_dt:
-            c = contributions(
-                source,
-                table=table,
-                columns=columns,
-                exclude=exclude,
-                key=key,
-                p=p,
-                alpha=alpha,
-                pi_u=pi_u,
-                pwm=pwm,
-                delimiter=delimiter,
-                top=0,
-                jobs=jobs,
-            )
+            c = contributions(**where, **risk, key=key, top=0, jobs=jobs)
             cor = correlations(inf.scores, c.dt)
     if output:
-        _write_influence(inf, output, source, table, delimiter)
+        _write_influence(inf, output, where)
     show_key = lambda k: list(k) if k and len(k) > 1 else (k[0] if k else None)  # noqa: E731
     rows = [
         {"key": show_key(inf.key_of(r)), "r": r, "influence": s}
@@ -531,7 +404,7 @@ def influence_records(
     click.echo("\n".join(lines))
 
 
-def _write_influence(inf, path, source, table, delimiter):
+def _write_influence(inf, path, where):
     names = list(inf.key)
     if inf.key == ("row",):
         keys = [(r + 1,) for r in range(inf.audit.rows)]
@@ -539,7 +412,7 @@ def _write_influence(inf, path, source, table, delimiter):
         from qar_sql.engines.source import open_source
         from qar_sql.ranking.records import fetch_keys
 
-        db, relation = open_source(source, table=table, delimiter=delimiter)
+        db, relation = open_source(where["source"], table=where["table"], delimiter=where["delimiter"])
         with db:
             got = fetch_keys(db, relation, inf.key, None)
         keys = [got[r] for r in range(inf.audit.rows)]

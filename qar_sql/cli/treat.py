@@ -14,7 +14,6 @@ from qar_sql import params
     "-s",
     type=click.IntRange(1, None),
     default=3,
-    show_default=True,
     envvar="QAR_MAX_SIZE",
     help="Largest combination of columns to count.",
 )
@@ -28,14 +27,13 @@ from qar_sql import params
     "--top",
     type=click.IntRange(0, None),
     default=20,
-    show_default=True,
     help="Combinations listed in text and Markdown (0: all); JSON lists all.",
 )
 @params.fmt
 @params.jobs
 @params.batch_size
 @params.quiet
-def discover_cmd(source, table, columns, exclude, delimiter, max_size, drop_null, top, fmt, jobs, batch_size, quiet):
+def discover_cmd(where, max_size, drop_null, top, fmt, jobs, batch_size, quiet):
     """Find the quasi-identifiers of SOURCE: singletons, %S, distinct values and smallest
     class of every combination of 1 … --max-size columns; identifiers (every row unique) and
     the best QID (the smallest combination with the most singletons).
@@ -46,16 +44,7 @@ def discover_cmd(source, table, columns, exclude, delimiter, max_size, drop_null
 
     with params.Progress("combinations", quiet) as bar:
         result = discover(
-            source,
-            table=table,
-            columns=columns,
-            exclude=exclude,
-            max_size=max_size,
-            drop_null=drop_null,
-            delimiter=delimiter,
-            batch_size=batch_size,
-            jobs=jobs,
-            progress=bar,
+            **where, max_size=max_size, drop_null=drop_null, batch_size=batch_size, jobs=jobs, progress=bar
         )
     click.echo(render_discover(result, fmt, top=top or None), nl=False)
 
@@ -111,21 +100,14 @@ def discover_cmd(source, table, columns, exclude, delimiter, max_size, drop_null
 @params.batch_size
 @params.quiet
 def whatif_cmd(
-    source,
-    table,
-    columns,
-    exclude,
-    delimiter,
+    where,
     treatments,
     qid,
     combine,
     only,
     drop_null,
     no_risk,
-    p,
-    alpha,
-    pi_u,
-    pwm,
+    risk,
     fmt,
     emit_sql,
     apply_,
@@ -145,15 +127,15 @@ def whatif_cmd(
     if emit_sql:
         click.echo(
             run_emit(
-                source,
+                where["source"],
                 treatments=treatments,
-                table=table,
+                table=where["table"],
                 apply=apply_,
                 view=view,
                 dialect=dialect,
                 qid=qid,
                 drop_null=drop_null,
-                delimiter=delimiter,
+                delimiter=where["delimiter"],
             ),
             nl=False,
         )
@@ -164,21 +146,14 @@ def whatif_cmd(
     combos = [tuple(x.strip() for x in c.split(",") if x.strip()) for c in combine]
     with params.Progress("scenarios", quiet) as bar:
         result = whatif(
-            source,
+            **where,
+            **risk,
             treatments=treatments,
-            table=table,
             qid=qid,
             combine=combos,
             only=only,
             drop_null=drop_null,
             risk=not no_risk,
-            columns=columns,
-            exclude=exclude,
-            p=p,
-            alpha=alpha,
-            pi_u=pi_u,
-            pwm=pwm,
-            delimiter=delimiter,
             batch_size=batch_size,
             jobs=jobs,
             progress=bar,

@@ -110,16 +110,6 @@ def manifest_scans(
     out = []
     for uid, name, table, settings in specs:
         scan_name = uid if len(names[name]) > 1 else name
-        out.append(
-            make_spec(
-                name=scan_name,
-                source=url,
-                source_display=display,
-                source_name=source_name,
-                table=table,
-                settings=settings,
-                where=where,
-            )
-        )
+        out.append(make_spec(scan_name, table, settings, source=(url, display, source_name), where=where))
     check_unique(out, where)
     return out

@@ -163,18 +163,13 @@ def _names(value: Any, key: str, where: str) -> tuple[str, ...]:
 
 
 def make_spec(
-    *,
-    name: str,
-    source: str,
-    source_display: str,
-    source_name: str,
-    table: str | None,
-    settings: Mapping[str, Any],
-    where: str,
+    name: str, table: str | None, settings: Mapping[str, Any], *, source: tuple[str, str, str], where: str
 ) -> ScanSpec:
-    """Validate one scan's settings (defaults already merged) into a :class:`ScanSpec`."""
+    """Validate one scan's settings (defaults already merged) into a :class:`ScanSpec`.
+    ``source``: (URL, how it is shown, its name in the file)."""
     from qar_sql.measures.audit import validate
 
+    url, source_display, source_name = source
     s = {**DEFAULTS, **settings}
     label = f"{where}: scan {name!r}"
     p = s["p"]
@@ -202,7 +197,7 @@ def make_spec(
     exclude = _names(s["exclude"], "exclude", label) if s.get("exclude") is not None else None
     return ScanSpec(
         name=name,
-        source=source,
+        source=url,
         source_display=source_display,
         source_name=source_name,
         table=table,
@@ -296,17 +291,7 @@ def parse_config(
             raise UsageError(f'{where}: scan number {i}: name must be text, e.g. name = "patients"')
         settings = {**defaults, **{k: v for k, v in raw.items() if k not in ("name", "source", "table")}}
         url, display = sources[sname]
-        specs.append(
-            make_spec(
-                name=name,
-                source=url,
-                source_display=display,
-                source_name=sname,
-                table=table,
-                settings=settings,
-                where=where,
-            )
-        )
+        specs.append(make_spec(name, table, settings, source=(url, display, sname), where=where))
     check_unique(specs, where)
     return ScanConfig(tuple(specs), store, tuple(env.secrets), path)
 
@@ -382,18 +367,8 @@ def _run_one(spec: ScanSpec, store, secrets, jobs: int, progress) -> ScanOutcome
     from qar_sql.measures.audit import audit
 
     started = time.perf_counter()
-    kwargs = dict(
-        table=spec.table,
-        columns=spec.columns,
-        exclude=spec.exclude,
-        p=spec.p,
-        alpha=spec.alpha,
-        pi_u=spec.pi_u,
-        pwm=spec.pwm,
-        k=spec.k,
-        jobs=jobs,
-        progress=progress,
-    )
+    kwargs = {f: getattr(spec, f) for f in ("table", "columns", "exclude", "p", "alpha", "pi_u", "pwm", "k")}
+    kwargs.update(jobs=jobs, progress=progress)
     base = dict(
         name=spec.name,
         table=spec.table,

@@ -28,7 +28,7 @@ import re
 import time
 import uuid
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -774,27 +774,14 @@ def runs(store: str | Store | None = None, *, table: str | None = None) -> list[
     """Every run, oldest first (read-only)."""
     with using(store) as st:
         rows = _run_rows(st, table)
+    # _run_rows selects the columns in StoredRun's field order; JSON and counts are decoded here.
+    names = [f.name for f in fields(StoredRun)]
     out = []
     for r in rows:
-        out.append(
-            StoredRun(
-                run_id=r[0],
-                started_at=r[1],
-                finished_at=r[2],
-                scan_name=r[3],
-                source=r[4],
-                table=r[5],
-                columns=tuple(json.loads(r[6])) if r[6] else (),
-                parameters=json.loads(r[7]),
-                engine=r[8],
-                engine_version=r[9],
-                qar_version=r[10],
-                status=r[11],
-                error=r[12],
-                seconds=r[13],
-                rows=None if r[14] is None else int(r[14]),
-                n_qi=None if r[15] is None else int(r[15]),
-                risk=r[16],
-            )
-        )
+        rec: dict[str, Any] = dict(zip(names, r, strict=True))
+        rec["columns"] = tuple(json.loads(rec["columns"])) if rec["columns"] else ()
+        rec["parameters"] = json.loads(rec["parameters"])
+        for count in ("rows", "n_qi"):
+            rec[count] = None if rec[count] is None else int(rec[count])
+        out.append(StoredRun(**rec))
     return out

@@ -6,6 +6,8 @@ import math
 import re
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, fields
+from typing import Any, TypedDict
 
 from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, Relation, open_source, resolve_source, select_columns
@@ -20,6 +22,55 @@ def validate(p: int, alpha: float, pi_u: float, pwm: str = "plotting") -> None:
     evt.validate_parameters(p, alpha, pi_u)
     if pwm not in evt.PWM_METHODS:
         raise ParameterError(f"--pwm {pwm!r} is unknown; use one of {', '.join(evt.PWM_METHODS)}")
+
+
+@dataclass(frozen=True)
+class Options:
+    """What every audit-based computation (audit, records, influence, elimination, what-if) passes
+    down unchanged to :func:`audit_relation`: one signature instead of the same keywords in each."""
+
+    columns: Sequence[str] | None = None
+    exclude: Sequence[str] | None = None
+    p: int = 3
+    alpha: float = 0.01
+    pi_u: float = 0.05
+    pwm: str = "plotting"
+    jobs: int = 2
+    progress: Progress | None = None
+
+    def validate(self) -> None:
+        validate(self.p, self.alpha, self.pi_u, self.pwm)
+
+
+class SourceOptions(TypedDict, total=False):
+    """The keywords the record-level functions (``contributions``, ``influence``, ``eliminate``)
+    share with :func:`audit`, declared once: where the table is (``table``, ``delimiter``) and
+    the :class:`Options` of the audit. Defaults as :func:`audit`."""
+
+    table: str | None
+    delimiter: str | None
+    columns: Sequence[str] | None
+    exclude: Sequence[str] | None
+    p: int
+    alpha: float
+    pi_u: float
+    pwm: str
+    jobs: int
+    progress: Progress | None
+
+
+_OPTION_NAMES = frozenset(f.name for f in fields(Options))
+
+
+def split_options(options: SourceOptions) -> tuple[Options, dict]:
+    """(the audit's :class:`Options`, the keywords of ``open_source``) from ``**options``; an
+    unknown keyword is a TypeError, as it would be against a spelled-out signature."""
+    where = {k: v for k, v in options.items() if k not in _OPTION_NAMES}
+    unknown = sorted(set(where) - {"table", "delimiter"})
+    if unknown:
+        raise TypeError(f"unexpected keyword argument {unknown[0]!r}")
+    picked: dict[str, Any] = {k: v for k, v in options.items() if k in _OPTION_NAMES}
+    return Options(**picked), where
 
 
 def profile(db: Database, relation: Relation, columns: Sequence[str]) -> tuple[int, list[str], list[int]]:
@@ -113,40 +164,20 @@ def audit(
     if not isinstance(k, int) or k < 2:
         raise ParameterError(f"--k {k!r} must be a whole number of at least 2, e.g. 5")
     started = time.perf_counter()
+    opts = Options(columns, exclude, p, alpha, pi_u, pwm, jobs, progress)
     db, relation = open_source(source, table=table, delimiter=delimiter, threads=threads)
     with db:
-        return audit_relation(
-            db,
-            relation,
-            columns=columns,
-            exclude=exclude,
-            p=p,
-            alpha=alpha,
-            pi_u=pi_u,
-            pwm=pwm,
-            k=k,
-            batch_size=batch_size,
-            jobs=jobs,
-            progress=progress,
-            started=started,
-            source=mask_source(resolve_source(source)),
-        )
+        label = mask_source(resolve_source(source))
+        return audit_relation(db, relation, opts, k=k, batch_size=batch_size, started=started, source=label)
 
 
 def audit_relation(
     db: Database,
     relation: Relation,
+    opts: Options,
     *,
-    columns=None,
-    exclude=None,
-    p=3,
-    alpha=0.01,
-    pi_u=0.05,
-    pwm="plotting",
     k=5,
     batch_size=None,
-    jobs=2,
-    progress=None,
     started=None,
     source=None,
     scanner=None,
@@ -155,8 +186,9 @@ def audit_relation(
     batch_size, jobs, progress, cardinalities) -> ScanResult`` replaces the plain scan (record-level commands
     gather their per-record tallies in the same pass)."""
     started = started if started is not None else time.perf_counter()
-    validate(p, alpha, pi_u, pwm)
-    cols = select_columns(relation.columns, columns, exclude)
+    opts.validate()
+    p, alpha, pi_u, pwm, jobs, progress = opts.p, opts.alpha, opts.pi_u, opts.pwm, opts.jobs, opts.progress
+    cols = select_columns(relation.columns, opts.columns, opts.exclude)
     if not cols:
         raise ParameterError("no quasi-identifier columns are left; name them with --columns")
     n_qi = len(combinations(len(cols), p))

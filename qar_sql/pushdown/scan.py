@@ -28,6 +28,20 @@ from qar_sql.results import QIStats, ScanResult
 
 Progress = Callable[[int, int], None]  # (batches done, batches total)
 
+
+class Ticker:
+    """Counts finished statements and reports (done, total) to ``progress`` (if any) at each
+    call: the ``on_done`` of ``query_many`` and of the steps around it."""
+
+    def __init__(self, progress: Progress | None, total: int):
+        self.progress, self.total, self.done = progress, total, 0
+
+    def __call__(self) -> None:
+        self.done += 1
+        if self.progress:
+            self.progress(self.done, self.total)
+
+
 _temp_counter = itertools.count(1)
 
 
@@ -231,14 +245,7 @@ def histograms(
         plan=plan,
         only=only,
     )
-    total = len(statements) + len(setup) + ticks_after
-    done = 0
-
-    def tick():
-        nonlocal done
-        done += 1
-        if progress:
-            progress(done, total)
+    tick = Ticker(progress, len(statements) + len(setup) + ticks_after)
 
     try:
         for sql in setup:

@@ -24,7 +24,7 @@ import numpy as np
 from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, Relation
 from qar_sql.errors import DatabaseError, DataError
-from qar_sql.measures.audit import audit_relation
+from qar_sql.measures.audit import Options, audit_relation
 from qar_sql.pushdown import lattice
 from qar_sql.pushdown.scan import _QI, assemble, code_type, combinations, histograms, value_frequencies
 from qar_sql.ranking.influence_sql import render_influence
@@ -59,17 +59,10 @@ def candidates(estimated_classes: np.ndarray, pi_u: float) -> list[int]:
 def top_records(
     db: Database,
     relation: Relation,
+    opts: Options,
     *,
-    columns,
-    exclude,
     key_names,
-    p,
-    alpha,
-    pi_u,
-    pwm,
     top,
-    jobs,
-    progress,
     source,
     started,
     gradient,
@@ -81,6 +74,7 @@ def top_records(
     tag = f"qar_capture_{os.getpid()}_{next(_counter)}"
     codes, groups, pairs = f"{tag}_codes", f"{tag}_groups", f"{tag}_pairs"
     captured: set[int] = set()
+    p = opts.p
 
     def scanner(cols, batch_size, jobs_, progress_, cardinalities):
         encode_sql = render("encode.sql", d, columns=list(cols), relation=relation.sql, order_by=None, row_id="t.rowid")
@@ -90,7 +84,7 @@ def top_records(
         coded = [f"c{i}" for i in range(len(cols))]
         freqs = value_frequencies(db, d.quote(codes), coded)
         rows = sum(n * c for n, c in freqs[0].items())
-        cand = candidates(lattice.qi_cells(freqs, rows, combos), pi_u)
+        cand = candidates(lattice.qi_cells(freqs, rows, combos), opts.pi_u)
         captured.update(cand)
         rest = [j for j in range(len(combos)) if j not in captured]
         chunks = [cand[i : i + CAPTURE_BATCH] for i in range(0, len(cand), CAPTURE_BATCH)]
@@ -126,21 +120,7 @@ def top_records(
         return assemble(cols, p, combos, hist)
 
     try:
-        result = audit_relation(
-            db,
-            relation,
-            columns=columns,
-            exclude=exclude,
-            p=p,
-            alpha=alpha,
-            pi_u=pi_u,
-            pwm=pwm,
-            jobs=jobs,
-            progress=progress,
-            source=source,
-            started=started,
-            scanner=scanner,
-        )
+        result = audit_relation(db, relation, opts, source=source, started=started, scanner=scanner)
         if result.fit is None:
             raise DataError("the table's risk is undefined (no tail), so influence scores are too")
         g = gradient(result)

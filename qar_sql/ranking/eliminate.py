@@ -15,12 +15,14 @@ import uuid
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Unpack
 
 import numpy as np
 
 from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, DuckDBDatabase, Relation, open_source
 from qar_sql.errors import NoTailError, ParameterError, UsageError
+from qar_sql.measures.audit import SourceOptions, split_options
 from qar_sql.pushdown.scan import _QI, combinations
 from qar_sql.ranking.records import Contributions, compute
 from qar_sql.stats import evt
@@ -183,25 +185,18 @@ def ranking_order(
 def eliminate(
     source: str | None = None,
     *,
-    table: str | None = None,
-    columns: Sequence[str] | None = None,
-    exclude: Sequence[str] | None = None,
     key: Sequence[str] | None = None,
-    p: int = 3,
-    alpha: float = 0.01,
-    pi_u: float = 0.05,
-    pwm: str = "plotting",
-    delimiter: str | None = None,
     by: Sequence[str] = ("dt", "u_plus", "u_star", "random"),
     step: int = 100,
     max_removed: str | int = "20%",
     greedy_steps: int | None = None,
     seed: int = 0,
     orders: dict[str, list] | None = None,
-    jobs: int = 2,
-    progress=None,
+    **options: Unpack[SourceOptions],
 ) -> Elimination:
-    """Block elimination curves for each ranking in ``by`` (plus greedy when asked)."""
+    """Block elimination curves for each ranking in ``by`` (plus greedy when asked).
+    ``options``: the source and audit keywords of :func:`qar_sql.audit` (:class:`SourceOptions`)."""
+    opts, where = split_options(options)
     by = list(dict.fromkeys(by))
     for name in by:
         if name not in RANKINGS:
@@ -209,41 +204,31 @@ def eliminate(
     if not isinstance(step, int) or step < 1:
         raise ParameterError(f"--step {step!r} must be a whole number of records, at least 1")
     started = time.perf_counter()
-    db, relation = open_source(source, table=table, delimiter=delimiter)
+    db, relation = open_source(source, **where)
     with db:
-        contrib, order_by = compute(
-            db,
-            relation,
-            columns=columns,
-            exclude=exclude,
-            key=key,
-            p=p,
-            alpha=alpha,
-            pi_u=pi_u,
-            pwm=pwm,
-            jobs=jobs,
-            progress=progress,
-            source=getattr(db, "masked_url", relation.display),
-        )
+        contrib, order_by = compute(db, relation, opts, key=key, source=getattr(db, "masked_url", relation.display))
         rows = contrib.rows
         kmax = parse_max(max_removed, rows, step)
         points = list(range(step, kmax + 1, step))
         cols = contrib.audit.columns
         distinct = np.array([q.distinct for q in contrib.audit.qis], dtype=np.int64)
         risk0 = contrib.audit.risk
+        alpha, pi_u, pwm = opts.alpha, opts.pi_u, opts.pwm
         curves: dict[str, tuple[CurvePoint, ...]] = {}
         aucs: dict[str, float] = {}
         for name in by:
             if name == "greedy":
                 continue
-            order = ranking_order(name, contrib, db, relation, cols, p, order_by, seed=seed, orders=orders, aucs=aucs)
-            emptied = emptied_classes(db, relation, cols, p, order_by, order, kmax)
+            order = ranking_order(
+                name, contrib, db, relation, cols, opts.p, order_by, seed=seed, orders=orders, aucs=aucs
+            )
+            emptied = emptied_classes(db, relation, cols, opts.p, order_by, order, kmax)
             curves[name] = curve(distinct, rows, emptied, points, risk0, alpha=alpha, pi_u=pi_u, pwm=pwm)
         if "greedy" in by:
             from qar_sql.ranking.greedy import greedy_elimination
 
             steps = greedy_steps or kmax
-            g = greedy_elimination(db, relation, cols, p, order_by, steps=steps, alpha=alpha, pi_u=pi_u, pwm=pwm)
+            g = greedy_elimination(db, relation, cols, opts.p, order_by, steps=steps, alpha=alpha, pi_u=pi_u, pwm=pwm)
             curves["greedy"] = tuple(
                 CurvePoint(k, float(g.risk[k]), 1.0 - float(g.risk[k]) / risk0)
                 for k in range(step, min(steps, len(g.risk) - 1) + 1, step)

@@ -18,13 +18,14 @@ import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Unpack
 
 import numpy as np
 
 from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, Relation, open_source
 from qar_sql.errors import DataError, ParameterError
-from qar_sql.measures.audit import audit_relation, validate
+from qar_sql.measures.audit import Options, SourceOptions, audit_relation, split_options
 from qar_sql.pushdown.scan import code_type, scan
 from qar_sql.ranking import capture
 from qar_sql.ranking.influence_sql import render_influence
@@ -106,43 +107,25 @@ def all_tallies(db: Database, relation: Relation, result: AuditResult, order_by,
 def compute(
     db: Database,
     relation: Relation,
+    opts: Options,
     *,
-    columns=None,
-    exclude=None,
     key=None,
-    p=3,
-    alpha=0.01,
-    pi_u=0.05,
-    pwm="plotting",
     top=100,
     all_scores=False,
-    jobs=2,
-    progress=None,
     source=None,
     started=None,
     refine=0,
 ) -> Influence:
     order_by, key_names = record_order(db, relation, key, relation.columns)
     shown, top = top, max(top, refine)
-    kw = dict(
-        columns=columns,
-        exclude=exclude,
-        p=p,
-        alpha=alpha,
-        pi_u=pi_u,
-        pwm=pwm,
-        jobs=jobs,
-        progress=progress,
-        source=source,
-        started=started,
-    )
+    where = dict(source=source, started=started)
     if db.dialect.temp_tables and not all_scores and capture.has_rowid(db, relation):
         # DuckDB, top k only: the likely weighted QIs are grouped once, in the audit (capture.py).
         result, g, rows, keys, captured = capture.top_records(
-            db, relation, key_names=key_names, top=top, gradient=gradient, **kw
+            db, relation, opts, key_names=key_names, top=top, gradient=gradient, **where
         )
     else:
-        result, g, rows = _audit_and_top(db, relation, order_by, top=top, all_scores=all_scores, **kw)
+        result, g, rows = _audit_and_top(db, relation, opts, order_by, top=top, all_scores=all_scores, **where)
         keys, captured = None, None
     m1 = result.rows - 1
     baseline = -float(np.dot(g, result.theta)) / m1
@@ -191,7 +174,7 @@ def compute(
     )
 
 
-def _audit_and_top(db, relation, order_by, *, top, all_scores, p, **kw):
+def _audit_and_top(db, relation, opts, order_by, *, top, all_scores, **where):
     """(audit, g, [(r, tally)] of the top records, or None when every record's tally is
     needed). DuckDB keeps the codes (with r) in one temp table for the audit and the tally."""
     codes = f"qar_influence_{os.getpid()}_{next(_counter)}" if db.dialect.temp_tables else None
@@ -201,10 +184,12 @@ def _audit_and_top(db, relation, order_by, *, top, all_scores, p, **kw):
             encode_sql = render("encode.sql", db.dialect, columns=list(cols), relation=relation.sql, order_by=order_by)
             types = [code_type(k) for k in cardinalities]
             db.query(render("materialize.sql", db.dialect, name=codes, encode_sql=encode_sql, code_types=types))
-        return scan(db, relation.sql, cols, p, batch_size=batch_size, jobs=jobs, progress=progress, codes_table=codes)
+        return scan(
+            db, relation.sql, cols, opts.p, batch_size=batch_size, jobs=jobs, progress=progress, codes_table=codes
+        )
 
     try:
-        result = audit_relation(db, relation, p=p, scanner=scanner, **kw)
+        result = audit_relation(db, relation, opts, scanner=scanner, **where)
         if result.fit is None:
             raise DataError("the table's risk is undefined (no tail), so influence scores are too")
         g = gradient(result)
@@ -220,46 +205,25 @@ def _audit_and_top(db, relation, order_by, *, top, all_scores, p, **kw):
 def influence(
     source: str | None = None,
     *,
-    table: str | None = None,
-    columns: Sequence[str] | None = None,
-    exclude: Sequence[str] | None = None,
     key: Sequence[str] | None = None,
-    p: int = 3,
-    alpha: float = 0.01,
-    pi_u: float = 0.05,
-    pwm: str = "plotting",
-    delimiter: str | None = None,
     top: int = 100,
     all_scores: bool = False,
-    jobs: int = 2,
-    progress=None,
     refine: int = 0,
+    **options: Unpack[SourceOptions],
 ) -> Influence:
     """Top records by influence score I(i), computed in the database (no exact DT needed).
-    With ``refine=N``, exact DT of the top N records by I as well (``Influence.refined``)."""
-    validate(p, alpha, pi_u, pwm)
+    With ``refine=N``, exact DT of the top N records by I as well (``Influence.refined``).
+    ``options``: the source and audit keywords of :func:`qar_sql.audit` (:class:`SourceOptions`)."""
+    opts, where = split_options(options)
+    opts.validate()
     if not isinstance(top, int) or top < 1:
         raise ParameterError(f"--top {top!r} must be a whole number of records, at least 1")
     if not isinstance(refine, int) or refine < 0:
         raise ParameterError(f"--refine {refine!r} must be a whole number of records (0: off), e.g. --refine 200")
     started = time.perf_counter()
-    db, relation = open_source(source, table=table, delimiter=delimiter)
+    db, relation = open_source(source, **where)
     with db:
+        label = getattr(db, "masked_url", relation.display)
         return compute(
-            db,
-            relation,
-            columns=columns,
-            exclude=exclude,
-            key=key,
-            p=p,
-            alpha=alpha,
-            pi_u=pi_u,
-            pwm=pwm,
-            top=top,
-            all_scores=all_scores,
-            jobs=jobs,
-            progress=progress,
-            source=getattr(db, "masked_url", relation.display),
-            started=started,
-            refine=refine,
+            db, relation, opts, key=key, top=top, all_scores=all_scores, source=label, started=started, refine=refine
         )

@@ -16,14 +16,15 @@ import time
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Unpack
 
 import numpy as np
 
 from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, Relation, open_source
 from qar_sql.errors import ColumnError, DataError, ParameterError, UsageError
-from qar_sql.measures.audit import audit_relation, validate
-from qar_sql.pushdown.scan import _QI, combinations
+from qar_sql.measures.audit import Options, SourceOptions, audit_relation, split_options
+from qar_sql.pushdown.scan import _QI, Ticker, combinations
 from qar_sql.results import AuditResult
 from qar_sql.stats import contributions as C
 
@@ -146,13 +147,7 @@ def fused_scan(
     batches = [qis[k : k + size] for k in range(0, len(qis), size)]
     encode_sql = render("encode.sql", d, columns=list(columns), relation=relation.sql, order_by=order_by)
     hist: dict[int, list] = defaultdict(list)
-    total, done = len(batches) + 1, 0
-
-    def tick():
-        nonlocal done
-        done += 1
-        if progress:
-            progress(done, total)
+    tick = Ticker(progress, len(batches) + 1)
 
     if d.temp_tables:
         # DuckDB: codes once in a temp table; per batch the classes in a temp table, split into
@@ -235,23 +230,9 @@ def fetch_keys(db: Database, relation: Relation, key: Sequence[str], wanted: Seq
 
 
 def compute(
-    db: Database,
-    relation: Relation,
-    *,
-    columns=None,
-    exclude=None,
-    key=None,
-    p=3,
-    alpha=0.01,
-    pi_u=0.05,
-    pwm="plotting",
-    jobs=2,
-    progress=None,
-    source=None,
-    started=None,
+    db: Database, relation: Relation, opts: Options, *, key=None, source=None, started=None
 ) -> tuple[Contributions, list[str]]:
     """Audit + patterns + DT on an open connection. Returns (contributions, order_by SQL)."""
-    started = started if started is not None else time.perf_counter()
     order_by, key_names = record_order(db, relation, key, relation.columns)
     captured = {}
 
@@ -260,7 +241,7 @@ def compute(
             db,
             relation,
             cols,
-            p,
+            opts.p,
             order_by,
             batch_size=batch_size,
             jobs=jobs,
@@ -269,21 +250,7 @@ def compute(
         )
         return scan_result
 
-    result = audit_relation(
-        db,
-        relation,
-        columns=columns,
-        exclude=exclude,
-        p=p,
-        alpha=alpha,
-        pi_u=pi_u,
-        pwm=pwm,
-        jobs=jobs,
-        progress=progress,
-        started=started,
-        source=source,
-        scanner=scanner,
-    )
+    result = audit_relation(db, relation, opts, started=started, source=source, scanner=scanner)
     warnings = key_warnings(key, result.columns)
     if result.fit is None:
         raise DataError(
@@ -293,7 +260,9 @@ def compute(
         )
     patterns = captured["patterns"]
     distinct = np.array([q.distinct for q in result.qis], dtype=np.int64)
-    dt_p = C.dt_per_pattern(distinct, result.rows, patterns, result.risk, alpha=alpha, pi_u=pi_u, pwm=pwm)
+    dt_p = C.dt_per_pattern(
+        distinct, result.rows, patterns, result.risk, alpha=opts.alpha, pi_u=opts.pi_u, pwm=opts.pwm
+    )
     sc = C.pattern_scores(result.theta, patterns)
     undefined = int(patterns.counts[np.isnan(dt_p)].sum())
     if undefined:
@@ -319,45 +288,27 @@ def compute(
 def contributions(
     source: str | None = None,
     *,
-    table: str | None = None,
-    columns: Sequence[str] | None = None,
-    exclude: Sequence[str] | None = None,
     key: Sequence[str] | None = None,
-    p: int = 3,
-    alpha: float = 0.01,
-    pi_u: float = 0.05,
-    pwm: str = "plotting",
-    delimiter: str | None = None,
     top: int | None = 100,
     by: str = "dt",
     all_keys: bool = False,
-    jobs: int = 2,
-    progress=None,
+    **options: Unpack[SourceOptions],
 ) -> Contributions:
     """Exact DT, U+, U*, n_unique for every record of a table, computed in the database.
 
     Key values are fetched for the ``top`` records by ``by`` (all records with ``all_keys``).
+    ``options``: ``table``, ``columns``, ``exclude``, ``p``, ``alpha``, ``pi_u``, ``pwm``,
+    ``delimiter``, ``jobs``, ``progress`` as :func:`qar_sql.audit` (:class:`SourceOptions`).
     """
-    validate(p, alpha, pi_u, pwm)
+    opts, where = split_options(options)
+    opts.validate()
     if by not in C.SCORES:
         raise ParameterError(f"--by {by!r} is not a record score; use one of {', '.join(C.SCORES)}")
     started = time.perf_counter()
-    db, relation = open_source(source, table=table, delimiter=delimiter)
+    db, relation = open_source(source, **where)
     with db:
         contrib, _ = compute(
-            db,
-            relation,
-            columns=columns,
-            exclude=exclude,
-            key=key,
-            p=p,
-            alpha=alpha,
-            pi_u=pi_u,
-            pwm=pwm,
-            jobs=jobs,
-            progress=progress,
-            source=getattr(db, "masked_url", relation.display),
-            started=started,
+            db, relation, opts, key=key, source=getattr(db, "masked_url", relation.display), started=started
         )
         if contrib.key != (ROW_KEY,):
             wanted = None if all_keys else contrib.order(by)[: top or 0]

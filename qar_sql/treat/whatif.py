@@ -23,8 +23,8 @@ from qar_sql.engines.dialects import get_dialect, sql_comment
 from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, Relation, file_relation_sql, open_source, select_columns, split_table
 from qar_sql.errors import ColumnError, DatabaseError, DataError, UsageError
-from qar_sql.measures.audit import audit_relation
-from qar_sql.pushdown.scan import Progress
+from qar_sql.measures.audit import Options, audit_relation
+from qar_sql.pushdown.scan import Progress, Ticker
 from qar_sql.stats import evt
 from qar_sql.treat.treatments import Binder, Plan, load, treated_sql
 
@@ -164,9 +164,7 @@ def _risk(db: Database, treated: str, relation: Relation, cols, *, p, alpha, pi_
         runner = _WithRelation(db, name, treated)
     rel = Relation(db.dialect.quote(name), relation.display, relation.columns, "table")
     try:
-        result = audit_relation(
-            runner, rel, columns=cols, p=p, alpha=alpha, pi_u=pi_u, pwm=pwm, batch_size=batch_size, jobs=jobs
-        )
+        result = audit_relation(runner, rel, Options(cols, None, p, alpha, pi_u, pwm, jobs), batch_size=batch_size)
     except DataError as exc:
         return None, str(exc)
     finally:
@@ -229,14 +227,7 @@ def whatif(
             scenarios = [()] + [s for s in scenarios[1:] if s in wanted] + [w for w in wanted if w not in scenarios]
         sqls = {s: treated_sql(binder, relation.sql, s, not_null=not_null) for s in scenarios}
         releases = {s: treated_sql(binder, relation.sql, s, not_null=not_null, modified=False) for s in scenarios}
-        total = len(scenarios) * (2 if risk else 1)
-        done = 0
-
-        def tick():
-            nonlocal done
-            done += 1
-            if progress:
-                progress(done, total)
+        tick = Ticker(progress, len(scenarios) * (2 if risk else 1))
 
         counts = db.query_many(
             [render("treat_counts.sql", db.dialect, treated=sqls[s], qid=list(qids)) for s in scenarios],

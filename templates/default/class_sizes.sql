@@ -3,13 +3,12 @@
 -- A QI with a cube is counted from that cube: a GROUP BY over a superset of its columns, whose
 -- cells carry their record counts n; summing n over the QI's columns gives the same class sizes
 -- from a much smaller input (lattice.py).
+{% from "default/_classes.sql" import encoded_cte, classes_by %}
 {% if encode_sql or cubes %}
 with
 {% endif %}
 {% if encode_sql %}
-encoded as {{ "materialized " if dialect.cte_materialized }}(
-{{ encode_sql | indent(2, true) }}
-){{ "," if cubes }}
+{{ encoded_cte(encode_sql, dialect) }}{{ "," if cubes }}
 {% endif %}
 {% for cube in cubes %}
 {{ cube.name }} as {{ "materialized " if dialect.cte_materialized }}(
@@ -18,12 +17,7 @@ encoded as {{ "materialized " if dialect.cte_materialized }}(
   group by {{ cube.codes | join(", ") }}
 ){{ "," if not loop.last }}
 {% endfor %}
-{% for qi in qis %}
-select
-  {{ qi.index }} as qi,
-  size,
-  count(*) as classes
-from (
+{% call(qi) classes_by(qis, "size") %}
 {% if qi.cube %}
   select cast(sum(n) as bigint) as size
   from {{ qi.cube }}
@@ -32,7 +26,4 @@ from (
   from {{ encoded }}
 {% endif %}
   group by {{ qi.codes | join(", ") }}
-) q{{ qi.index }}
-group by size
-{{ "union all" if not loop.last }}
-{% endfor %}
+{% endcall %}

@@ -2,11 +2,10 @@
 -- step (1, 2, ...) at which record r is removed. For each QI, one row per removal step with the
 -- number of classes that step empties (a class empties when its last member goes, at the largest
 -- pos among its members). H after removing the first k records = H − classes emptied at ≤ k.
+{% from "default/_classes.sql" import encoded_cte, classes_by %}
 with
 {% if encode_sql %}
-encoded as {{ "materialized " if dialect.cte_materialized }}(
-{{ encode_sql | indent(2, true) }}
-),
+{{ encoded_cte(encode_sql, dialect) }},
 {% endif %}
 ranked as {{ "materialized " if dialect.cte_materialized }}(
   select
@@ -16,17 +15,8 @@ ranked as {{ "materialized " if dialect.cte_materialized }}(
   left join {{ removed }} as x
     on e.r = x.r
 )
-{% for qi in qis %}
-select
-  {{ qi.index }} as qi,
-  last_pos,
-  count(*) as classes
-from (
+{% call(qi) classes_by(qis, "last_pos", where="last_pos <= " ~ kmax) %}
   select max(pos) as last_pos
   from ranked
   group by {{ qi.codes | join(", ") }}
-) q{{ qi.index }}
-where last_pos <= {{ kmax }}
-group by last_pos
-{{ "union all" if not loop.last }}
-{% endfor %}
+{% endcall %}

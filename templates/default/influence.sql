@@ -5,11 +5,10 @@
 -- tally, or every record with a non-zero one (records not returned score 0).
 -- The (qi, r) pairs — record r is alone in its class of QI qi — come from {{ "the table " ~ pairs_table if pairs_table else "one GROUP BY per weighted QI" }}.
 {% from "default/_singletons.sql" import singleton_pairs %}
+{% from "default/_classes.sql" import encoded_cte %}
 with
 {% if encode_sql %}
-encoded as {{ "materialized " if dialect.cte_materialized }}(
-{{ encode_sql | indent(2, true) }}
-),
+{{ encoded_cte(encode_sql, dialect) }},
 {% endif %}
 weights as (
 {% for w in weights %}

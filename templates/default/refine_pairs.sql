@@ -1,10 +1,9 @@
 -- Exact DT for a few candidate records (influence refinement): on which of the top-M QIs by θ is
 -- each candidate alone in its class? Returns (qi, r) for the candidates {{ candidates | join(", ") }}.
 {% from "default/_singletons.sql" import singleton_pairs %}
+{% from "default/_classes.sql" import encoded_cte %}
 {% if encode_sql %}
-with encoded as {{ "materialized " if dialect.cte_materialized }}(
-{{ encode_sql | indent(2, true) }}
-)
+with {{ encoded_cte(encode_sql, dialect) }}
 {% endif %}
 select qi, r
 from (

@@ -1,0 +1,28 @@
+{#- Shared pieces of the templates that count classes. render() drops the blank lines the macros
+    leave behind. -#}
+
+{#- The coded table as a CTE named "encoded" (no comma: the caller adds one when more follow). -#}
+{% macro encoded_cte(encode_sql, dialect) %}
+encoded as {{ "materialized " if dialect.cte_materialized }}(
+{{ encode_sql | indent(2, true) }}
+){% endmacro %}
+
+{#- For each QI, one row per value of `value` (a class size, or the step that empties a class)
+    with how many classes have it. The caller writes, for QI `qi`, the query that groups its
+    classes and selects `value`; `where` filters the values. -#}
+{% macro classes_by(qis, value, where=none) %}
+{% for qi in qis %}
+select
+  {{ qi.index }} as qi,
+  {{ value }},
+  count(*) as classes
+from (
+{{ caller(qi) }}
+) q{{ qi.index }}
+{% if where %}
+where {{ where }}
+{% endif %}
+group by {{ value }}
+{{ "union all" if not loop.last }}
+{% endfor %}
+{% endmacro %}
