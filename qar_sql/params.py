@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Callable
+from typing import Any
 
 import click
 
@@ -141,7 +142,7 @@ class Progress:
     def __init__(self, label: str, quiet: bool = False):
         self.label = label
         self.enabled = not quiet and sys.stderr.isatty()
-        self.bar = None
+        self.bar: Any = None  # a click progress bar once the first tick says how long
         self.done = 0
 
     def __call__(self, done: int, total: int) -> None:

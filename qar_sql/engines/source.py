@@ -55,6 +55,10 @@ class Database:
     def query(self, sql: str, params: dict | None = None) -> list[tuple]:  # pragma: no cover
         raise NotImplementedError
 
+    def query_arrays(self, sql: str) -> dict:  # pragma: no cover
+        """The result's columns as numpy arrays, by name (engines that can hand them over whole)."""
+        raise NotImplementedError
+
     def recover(self) -> None:
         """Make the connection usable again after a failed statement (engines that abort the
         transaction on an error override this)."""
@@ -206,7 +210,7 @@ class SQLAlchemyDatabase(Database):
         d = self.dialect
         if d.read_only_sql:
             conn.exec_driver_sql(d.read_only_sql)
-        if snapshot:
+        if snapshot and d.snapshot_import_sql:
             conn.exec_driver_sql(d.snapshot_import_sql.format(snapshot=d.literal(snapshot)))
         for sql in d.session_sql:
             conn.exec_driver_sql(sql)

@@ -68,7 +68,7 @@ class Plan:
         def cells(j: int) -> float:
             return self.qi_cells[j] if self.qi_cells else 0.0
 
-        units = [
+        units: list[tuple[float, Cube | None, tuple[int, ...]]] = [
             (self.rows + self.beta * c.cells + sum(c.cells + self.beta * cells(j) for j in c.qis), c, c.qis)
             for c in self.cubes
         ]

@@ -53,7 +53,7 @@ def _fetch_matrix(db: Database, sql: str, n_columns: int, dtype) -> np.ndarray:
         r = np.asarray(arrays[0])
         out = np.empty((r.size, n_columns), dtype=dtype)
         for k, col in enumerate(arrays[1:]):
-            out[:, k] = col.astype(dtype).filled(np.nan) if np.ma.isMaskedArray(col) else col
+            out[:, k] = np.ma.filled(col.astype(dtype), np.nan) if np.ma.isMaskedArray(col) else col
     elif isinstance(db, SQLAlchemyDatabase):
         r_parts, parts = [], []
         for rows in db.stream(sql, _CHUNK_ROWS):

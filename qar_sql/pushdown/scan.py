@@ -132,7 +132,7 @@ def render_statements(
     in_temp = dialect.temp_tables
     for b, (cubes, qi_indices) in enumerate(_batches(plan, len(combos), size, only)):
         names = [f"{temp_name}_cube{b}_{k}" if in_temp else f"cube{k}" for k in range(len(cubes))]
-        sources = {}
+        sources: dict = {}
         for name, cube in zip(names, cubes):
             sources.update((j, dialect.quote(name) if in_temp else name) for j in cube.qis)
         qis = [_QI(j, tuple(f"c{i}" for i in combos[j]), sources.get(j)) for j in qi_indices]

@@ -48,12 +48,13 @@ def show_sql(
     d = get_dialect(dialect or _dialect_of(source), strict=True)
     setup: list[str] = []
     kind = _file_kind(source) if source and not is_url(source) else None
+    path = source or ""
     if table:
         relation = d.quote_path(split_table(table))
     elif kind in ("csv", "parquet"):
         if d.name != "duckdb":
-            raise UsageError(f"files are read by DuckDB; use --dialect duckdb for {source!r}")
-        reader = file_relation_sql(d, source, kind, delimiter)
+            raise UsageError(f"files are read by DuckDB; use --dialect duckdb for {path!r}")
+        reader = file_relation_sql(d, path, kind, delimiter)
         relation = d.quote("qar_source")
         setup.append(f"create temp table {relation} as select * from {reader}\n")
     else:

@@ -213,6 +213,7 @@ def eliminate(
         cols = contrib.audit.columns
         distinct = np.array([q.distinct for q in contrib.audit.qis], dtype=np.int64)
         risk0 = contrib.audit.risk
+        assert risk0 is not None  # compute() refuses an audit without a tail
         alpha, pi_u, pwm = opts.alpha, opts.pi_u, opts.pwm
         curves: dict[str, tuple[CurvePoint, ...]] = {}
         aucs: dict[str, float] = {}

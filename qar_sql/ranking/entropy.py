@@ -99,15 +99,15 @@ def _reorder(col: np.ndarray, name: str, coded: list[tuple[object, int]], order:
     exact: dict = {}
     as_text: dict[str, int] = {}
     as_number: dict[float, int] = {}
-    for pos, v in enumerate(order):
+    for position, v in enumerate(order):
         key = str(v)
         if key in as_text:
             raise ParameterError(f"the order of column {name!r} lists {v!r} twice; list each value once")
-        as_text[key] = pos
+        as_text[key] = position
         if _hashable(v):
-            exact[v] = pos
+            exact[v] = position
         try:
-            as_number.setdefault(float(v), pos)
+            as_number.setdefault(float(v), position)
         except (TypeError, ValueError):
             pass
     remap = np.empty(len(coded) + 1, dtype=np.int64)
@@ -117,7 +117,7 @@ def _reorder(col: np.ndarray, name: str, coded: list[tuple[object, int]], order:
         if pos is None:
             pos = as_text.get(str(value))
         if pos is None and kind_of(value) == "numeric":
-            pos = as_number.get(float(value))
+            pos = as_number.get(float(value))  # type: ignore[arg-type]  # kind_of said numeric
         if pos is None:
             raise ColumnError(
                 f"value {value!r} of column {name!r} is missing from the order given for it; "

@@ -87,7 +87,8 @@ def group_ids(codes: np.ndarray, combos: Sequence[tuple[int, ...]]) -> tuple[np.
     cards = cols.max(axis=1) + 1 if n_rows else np.ones(codes.shape[1], dtype=np.int64)
     out = np.empty((len(combos), n_rows), dtype=np.int32 if n_rows < 2**31 else np.int64)
     offsets = np.zeros(len(combos) + 1, dtype=np.int64)
-    prefix_key, prefix = None, None  # consecutive combinations share prefixes: reuse the last
+    prefix_key: tuple | None = None  # consecutive combinations share prefixes: reuse the last
+    prefix: tuple = (None, 0)
     for j, combo in enumerate(combos):
         if prefix_key == combo[:-1]:
             gid, n = prefix

@@ -141,7 +141,7 @@ def compute(
         keys = None
     else:
         top_rows = tuple((r, s / m1 + baseline) for r, s in rows)
-    refined = ()
+    refined: tuple[tuple[int, float, float], ...] = ()
     if refine:
         # Exact DT for the top `refine` records by I, ranked by it (ties by key order).
         cands = [r for r, _ in top_rows[:refine]]

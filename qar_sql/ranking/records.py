@@ -65,7 +65,7 @@ class Contributions:
         qis = self.audit.qis
         return [qis[j].columns for j in self.patterns.qis[self.pattern_of[r]]]
 
-    def key_of(self, r: int) -> tuple:
+    def key_of(self, r: int) -> tuple | None:
         return self.keys.get(int(r), (int(r) + 1,) if self.key == (ROW_KEY,) else None)
 
     def summary(self) -> dict:
@@ -190,7 +190,9 @@ def fused_scan(
                 if kind == 0:
                     hist[int(a)].append((int(b), int(c)))
                 else:
-                    out_r.append(int(a)), out_w.append(int(b)), out_b.append(int(c))
+                    out_r.append(int(a))
+                    out_w.append(int(b))
+                    out_b.append(int(c))
         r, w, bits = (np.array(x, dtype=np.int64) for x in (out_r, out_w, out_b))
     scan_result = assemble(list(columns), p, combos, hist)
     return scan_result, patterns_from_words(scan_result.rows, r, w, bits)
@@ -258,6 +260,7 @@ def compute(
             + (result.warnings[-1] if result.warnings else "")
             + (" Also: " + warnings[0] if warnings else "")
         )
+    assert result.risk is not None  # no tail raised above
     patterns = captured["patterns"]
     distinct = np.array([q.distinct for q in result.qis], dtype=np.int64)
     dt_p = C.dt_per_pattern(
@@ -312,5 +315,5 @@ def contributions(
         )
         if contrib.key != (ROW_KEY,):
             wanted = None if all_keys else contrib.order(by)[: top or 0]
-            contrib.keys.update(fetch_keys(db, relation, contrib.key, wanted))
+            contrib.keys.update(fetch_keys(db, relation, contrib.key, None if wanted is None else wanted.tolist()))
     return contrib

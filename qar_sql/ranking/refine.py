@@ -65,6 +65,7 @@ def exact_dt(
         counts=np.array([0] + [1] * len(rs), dtype=np.int64),
         of_record=np.zeros(0, dtype=np.int64),
     )
+    assert result.risk is not None  # the caller refines only audits with a tail
     dt = dt_per_pattern(
         distinct, result.rows, patterns, result.risk, alpha=result.alpha, pi_u=result.pi_u, pwm=result.pwm
     )

@@ -12,6 +12,7 @@ session temp table, or a CTE elsewhere), then batches of GROUP BYs returning onl
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import os
@@ -204,7 +205,7 @@ def discover_relation(
                     render("discover.sql", dialect, combos=items, encoded=encoded, encode_sql=cte, drop_null=drop_null)
                 )
             sizes = iter([len(b) for b in batches])
-            results = db.query_many(sqls, jobs=jobs, on_done=lambda sizes=sizes: advance(next(sizes, 0)))
+            results = db.query_many(sqls, jobs=jobs, on_done=functools.partial(_advance_by_next, advance, sizes))
             statements += len(sqls)
             hist: dict[int, list[tuple[int, int]]] = defaultdict(list)
             for result in results:
@@ -354,3 +355,8 @@ def render_discover(r: DiscoverResult, fmt: str, top: int | None = 20) -> str:
     if r.warnings:
         lines += ["", "Warnings:"] + [f"  - {w}" for w in r.warnings]
     return "\n".join(lines) + "\n"
+
+
+def _advance_by_next(advance, sizes) -> None:
+    """Progress callback: advance by the size of the next finished batch."""
+    advance(next(sizes, 0))

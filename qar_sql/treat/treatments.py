@@ -174,6 +174,7 @@ def parse(text: str, path: str = "<treatments>") -> Plan:
     raw = doc.get("treatments")
     if not isinstance(raw, dict) or not raw:
         c.fail((), "treatments", "is missing or empty; define at least one [treatments.NAME] table")
+    assert isinstance(raw, dict)  # c.fail raised otherwise
     for name, spec in raw.items():
         treatments.append(_parse_treatment(c, name, spec, qis))
     names = [t.name for t in treatments]
