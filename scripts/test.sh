@@ -41,4 +41,15 @@ if ! start_postgres; then
   echo "note: PostgreSQL is not available; PostgreSQL tests will $( [ "${CI:-}" = true ] && echo FAIL || echo skip )" >&2
 fi
 
+# The project's own checks: lint and format (ruff), types (mypy), the docs site (strict).
+checks=0
+python3 -m ruff check qar_sql tests bench scripts || checks=1
+python3 -m ruff format --check --quiet qar_sql tests bench scripts || checks=1
+python3 -m mypy || checks=1
+NO_MKDOCS_2_WARNING=1 python3 -m mkdocs build --strict --quiet || checks=1
+[ "$checks" = 0 ] || echo "note: ruff, mypy or mkdocs failed (above); the tests run, and the script fails at the end" >&2
+
 python3 -m pytest -q -p no:cacheprovider "$@"
+status=$?
+[ "$status" = 0 ] && [ "$checks" != 0 ] && status=1
+exit "$status"
