@@ -1,4 +1,4 @@
-"""The store commands: ``qar migrate``, ``qar scan`` and ``qar history`` (README, "Compliance scans").
+"""The store commands: ``qar migrate``, ``qar scan`` and ``qar history`` (docs/compliance.md).
 
 Each parses options, calls one library function, prints, exits; errors are turned into exit
 codes by :class:`qar_sql.cli.main.QarGroup`.

@@ -110,7 +110,7 @@ def audit(where, risk, fmt, k, top, histograms, fail_above, show_sql, jobs, batc
     from qar_sql.output.formats import render_audit
     from qar_sql.pushdown.showsql import show_sql as _show_sql
 
-    # With --store the run is recorded in the results store (README, "Compliance scans").
+    # With --store the run is recorded in the results store (docs/compliance.md).
     run_audit = audit if store is None else partial(recorded_audit, store, store_in_source=store_in_source)
     if fail_above is not None and not 0.0 <= fail_above <= 1.0:
         raise click.BadParameter(f"{fail_above!r} is not a risk between 0 and 1", param_hint="--fail-above")

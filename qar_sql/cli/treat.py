@@ -58,7 +58,7 @@ def discover_cmd(where, max_size, drop_null, top, fmt, jobs, batch_size, quiet):
     required=True,
     type=click.Path(dir_okay=False),
     envvar="QAR_TREATMENTS",
-    help="TOML file of treatments (schema: README, 'The treatments file (TOML)').",
+    help="TOML file of treatments (schema: docs/treatments.md).",
 )
 @click.option(
     "--qid",

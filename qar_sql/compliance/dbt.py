@@ -1,6 +1,6 @@
 """Scans from a dbt manifest: audit the models whose columns are tagged as quasi-identifiers.
 
-Convention (README, "Compliance scans", "dbt"): in a model's YAML, a column with
+Convention (docs/compliance.md, "dbt"): in a model's YAML, a column with
 ``meta: {qar: quasi_identifier}`` is a QI column; the model's own
 ``meta: {qar: {p: 2, alpha: 0.01, pi_u: 0.05, fail_above: 0.5, warn_above: 0.3}}`` sets its
 parameters and thresholds. dbt ≥ 1.10 may put meta under ``config.meta``; both are read.

@@ -1,6 +1,6 @@
 """Compliance scans: many audits from one ``qar.toml``, thresholds, CI reports (JUnit, Markdown).
 
-The config (schema in README, "Compliance scans")::
+The config (schema in docs/compliance.md)::
 
     [store]
     url = "qar_results.duckdb"

@@ -35,7 +35,7 @@ def qi_dict(q: QIStats, k: int, histograms: bool = False) -> dict[str, Any]:
 
 
 def audit_dict(r: AuditResult, *, histograms: bool = False) -> dict[str, Any]:
-    """The documented JSON object of an audit (README: "JSON output")."""
+    """The documented JSON object of an audit (docs/python-api.md, JSON)."""
     f = r.fit
     return {
         "qar_sql_version": __version__,

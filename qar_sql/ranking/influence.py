@@ -1,4 +1,4 @@
-"""The influence score: a first-order, pushed-down stand-in for DT (our method; README).
+"""The influence score: a first-order, pushed-down stand-in for DT (our method; docs/method.md).
 
 Removing record i moves θ by (θ − U(i, ·)) / (L − 1), so to first order
 

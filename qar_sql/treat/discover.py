@@ -275,7 +275,7 @@ def combination_dict(c: Combination) -> dict[str, Any]:
 
 
 def discover_dict(r: DiscoverResult) -> dict[str, Any]:
-    """The documented JSON object of ``qar discover`` (README, "The treatments file")."""
+    """The documented JSON object of ``qar discover`` (docs/treatments.md)."""
     return {
         "source": r.source,
         "table": r.table,

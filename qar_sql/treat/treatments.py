@@ -8,7 +8,7 @@ treatments touch the same rows whatever their order.
 
 The treated release is one read-only query over the source: a chain of CTEs, one step per
 treatment, each step also OR-ing a ``qar__modified`` flag (the paper's modified rows, MR).
-Nothing is copied or written. The schema is documented in README, "The treatments file".
+Nothing is copied or written. The schema is documented in docs/treatments.md.
 """
 
 from __future__ import annotations

@@ -347,7 +347,7 @@ def scenario_dict(s: Scenario, before: float | None) -> dict[str, Any]:
 
 
 def whatif_dict(r: WhatIfResult) -> dict[str, Any]:
-    """The documented JSON object of ``qar whatif`` (README, "The treatments file")."""
+    """The documented JSON object of ``qar whatif`` (docs/treatments.md)."""
     return {
         "source": r.source,
         "table": r.table,
