@@ -128,9 +128,11 @@ def suda(rows, cols, max_size=None, missing="value", dis_fraction=0.01):
     def f32(x):
         return struct.unpack("f", struct.pack("f", x))[0]
 
+    if not any(scores):  # no record unique anywhere (then U = 0 and sdcMicro's DIS is 0/0)
+        return scores, [0.0] * len(scores)
     f = f32(dis_fraction)
     dis = f32(f32(f32(u * f) / f32(f32(u * f) + f32(pairs * f32(1.0 - f)))))
-    excess = f32(f32(u / dis) - u) if u else math.nan
+    excess = f32(f32(u / dis) - u)
     q = f32(1.0 + f32(f32(8.0 - mm) / 20.0))
     adj = sum(1.0 / s**q for s in scores if s)
     out = [1.0 / (1.0 + excess / (s**q * adj)) if s else 0.0 for s in scores]

@@ -121,12 +121,23 @@ def _distributions(c, v, k, n):
     return c, v, k, m, overall, size
 
 
-def t_closeness_equal(cls, value, count, n_classes: int | None = None) -> np.ndarray:
+def _overall(summed: np.ndarray, overall) -> np.ndarray:
+    if overall is None:
+        return summed
+    out = np.asarray(overall, dtype=np.float64)
+    if out.ndim != 1 or out.size < summed.size or (out.size and out.min() < 0):
+        raise ParameterError("the table's distribution must count every sensitive value code, none negative")
+    return out
+
+
+def t_closeness_equal(cls, value, count, n_classes: int | None = None, overall=None) -> np.ndarray:
     """EMD with the equal ground distance per class: ½ Σ |p_i − q_i| (total variation), q the
     table's distribution of the sensitive value (NULLs left out; NaN for a class with only
-    NULLs)."""
+    NULLs). ``overall`` (records per value code) is the table's distribution; by default the
+    sum of the classes' counts (not the same when classes overlap)."""
     c, v, k, n = _long(cls, value, count, n_classes)
-    c, v, k, _, overall, size = _distributions(c, v, k, n)
+    c, v, k, _, summed, size = _distributions(c, v, k, n)
+    overall = _overall(summed, overall)
     total = overall.sum()
     if total == 0:
         return np.full(n, np.nan)
@@ -139,15 +150,14 @@ def t_closeness_equal(cls, value, count, n_classes: int | None = None) -> np.nda
     return np.where(size > 0, np.maximum(out, 0.0), np.nan)
 
 
-def t_closeness_ordered(cls, value, count, n_classes: int | None = None, m: int | None = None) -> np.ndarray:
+def t_closeness_ordered(cls, value, count, n_classes: int | None = None, overall=None) -> np.ndarray:
     """EMD with the ordered distance per class: Σ_i |Σ_{j≤i}(p_j − q_j)| / (m − 1) over the m
-    distinct values in value order (codes 0 … m−1). ``m`` defaults to the largest code + 1."""
+    distinct values in value order (codes 0 … m−1). ``overall`` as for
+    :func:`t_closeness_equal`; m is its length (by default the largest code + 1)."""
     c, v, k, n = _long(cls, value, count, n_classes)
-    c, v, k, m_seen, overall, size = _distributions(c, v, k, n)
-    m = m_seen if m is None else m
-    if m_seen > m:
-        raise ParameterError(f"a value code is {m_seen - 1}, beyond the {m} distinct values given")
-    overall = np.pad(overall, (0, m - overall.size))
+    c, v, k, m_seen, summed, size = _distributions(c, v, k, n)
+    overall = _overall(summed, overall)
+    m = overall.size
     total = overall.sum()
     if total == 0:
         return np.full(n, np.nan)

@@ -1,0 +1,922 @@
+"""``qar risk``: the measures sdcMicro and ARX users report, for every quasi-identifier, from
+counts pushed down to the database.
+
+For each QI (every p-subset of the key columns; by default p = all of them, the one key set
+sdcMicro and ARX look at) the database groups the coded records into *cells* (distinct value
+combinations) and returns, per cell, its records n, the records it matches fk and their summed
+sampling weights Fk, and — for each ``--sensitive`` column — the matched records per sensitive
+value: one pushed-down count of (QI class × sensitive value). With ``missing = "value"`` a cell
+matches itself (NULL is a value of its own, as SQL's GROUP BY); with ``missing = "wildcard"``
+(sdcMicro's convention) a NULL matches any value, so a cell matches every cell agreeing with it
+where both are non-NULL: classes overlap and Σ fk exceeds the row count. The formulas are in
+:mod:`qar_sql.stats` (:mod:`~qar_sql.stats.individual_risk`, :mod:`~qar_sql.stats.population`,
+:mod:`~qar_sql.stats.diversity`, :mod:`~qar_sql.stats.suda`); this module runs the statements
+and feeds them.
+
+The per-record file (``per_record``) holds, for the whole key set and every record in source
+order (file order, or ``--key`` order for a table): fk, Fk, risk, l_distinct, l_entropy, suda,
+dis_suda. SUDA needs each record's uniqueness on every column set up to ``suda_max_size``
+(:func:`suda_patterns`), as ``qar records --by suda`` does.
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+import math
+import os
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from qar_sql.errors import ColumnError, DatabaseError, DataError, ParameterError, UsageError
+from qar_sql.records import ROW_KEY, fetch_keys, patterns_from_words, record_order
+from qar_sql.render import render
+from qar_sql.source import Database, DuckDBDatabase, Relation, mask_url, open_source, resolve_source, select_columns
+from qar_sql.stats import diversity, individual_risk
+from qar_sql.stats import population as popmodels
+from qar_sql.stats import suda as sudastats
+from qar_sql.stats.individual_risk import AttackerRisk
+from qar_sql.stats.population import PopulationUniqueness
+
+Progress = Callable[[int, int], None]
+
+MISSING = ("value", "wildcard")
+"""How a NULL in a key column matches: ``value`` (a value of its own, GROUP BY) or
+``wildcard`` (any value, sdcMicro)."""
+
+K_LEVELS = (2, 3, 5)
+"""The k of the ``violations`` counts: records in classes smaller than k."""
+
+SUDA_MAX_SETS = 5000
+"""Column sets SUDA scans at most by default: all sizes while Σ C(M, k) stays below this."""
+
+PER_RECORD_COLUMNS = ("fk", "Fk", "risk", "l_distinct", "l_entropy", "suda", "dis_suda")
+
+_ORDERED_TYPE = re.compile(r"int|dec|num|double|real|float|date|time|money|serial", re.IGNORECASE)
+
+_counter = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class LDiversity:
+    """l-diversity of one QI: the smallest value over its classes (over the sensitive columns
+    too), and the records in classes whose distinct l is below the threshold."""
+
+    distinct: float | None
+    entropy: float | None
+    recursive_c2: float | None
+    records_below: int
+    threshold: int
+    by_column: dict = field(default_factory=dict)  # {sensitive column: {distinct, entropy, recursive_c2}}
+
+
+@dataclass(frozen=True)
+class QIRisk:
+    """The classic measures of one quasi-identifier."""
+
+    index: int
+    columns: tuple[str, ...]
+    classes: int  # cells: distinct value combinations (NULL one value)
+    sample_uniques: int  # records matching no other record (fk = 1)
+    violations: dict  # {"2": records with fk < 2, "3": …, "5": …}
+    fk_sum: int  # Σ fk over the classes: the row count, more when classes overlap (wildcard)
+    expected_reidentifications: float
+    global_risk: float | None
+    prosecutor: AttackerRisk
+    journalist: AttackerRisk
+    marketer: float | None
+    population_uniqueness: PopulationUniqueness | None
+    l_diversity: LDiversity | None
+    t_closeness: float | None  # largest EMD over classes (over sensitive columns)
+    t_closeness_records_above: int | None  # records in classes above the t threshold
+    t_closeness_by_column: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RiskResult:
+    """Everything ``qar risk`` reports. ``to_dict`` gives the JSON contract."""
+
+    source: str
+    table: str | None
+    engine: str
+    rows: int
+    missing: str
+    columns: tuple[str, ...]
+    p: int
+    weight: str | None
+    sensitive: tuple[str, ...]
+    population: int | None
+    sampling_fraction: float | None
+    risk_threshold: float
+    l_threshold: int
+    t_threshold: float
+    qis: tuple[QIRisk, ...]
+    per_record: str | None
+    warnings: tuple[str, ...]
+    seconds: float
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out["qis"] = [_qi_dict(q) for q in self.qis]
+        return _clean(out)
+
+    def riskiest(self, n: int = 10) -> list[QIRisk]:
+        """QIs by expected re-identifications, largest first (ties: QI order)."""
+        return sorted(self.qis, key=lambda q: (-q.expected_reidentifications, q.index))[:n]
+
+
+def _qi_dict(q: QIRisk) -> dict:
+    d = asdict(q)
+    d["columns"] = list(q.columns)
+    return d
+
+
+def _clean(x):
+    """NaN and ±inf have no JSON form: null."""
+    if isinstance(x, dict):
+        return {k: _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    if isinstance(x, (float, np.floating)):
+        return float(x) if math.isfinite(x) else None
+    if isinstance(x, np.integer):
+        return int(x)
+    return x
+
+
+# --- validation ---------------------------------------------------------------------------------
+
+
+def validate(
+    *,
+    missing: str,
+    risk_threshold: float,
+    l_threshold: int,
+    t_threshold: float,
+    sampling_fraction: float | None,
+    population: int | None,
+) -> None:
+    if missing not in MISSING:
+        raise ParameterError(
+            f"--missing {missing!r} is not a convention; use value (NULL is a value of its own) "
+            "or wildcard (NULL matches any value, as sdcMicro)"
+        )
+    if not (0.0 <= risk_threshold <= 1.0) or math.isnan(risk_threshold):
+        raise ParameterError(f"--risk-threshold {risk_threshold!r} must be in [0, 1], e.g. 0.2 (one in five)")
+    if not isinstance(l_threshold, int) or l_threshold < 1:
+        raise ParameterError(f"--l {l_threshold!r} must be a whole number of at least 1, e.g. 2")
+    if not (0.0 <= t_threshold <= 1.0) or math.isnan(t_threshold):
+        raise ParameterError(f"--t {t_threshold!r} must be in [0, 1], e.g. 0.2")
+    if population is not None and sampling_fraction is not None:
+        raise ParameterError("give either --population or --sampling-fraction, not both")
+    if sampling_fraction is not None:
+        popmodels.population_size(1, sampling_fraction=sampling_fraction)  # range check
+    if population is not None and (int(population) != population or population < 1):
+        raise ParameterError(f"--population {population!r} must be a whole number of people, e.g. 1000000")
+
+
+def _check_roles(relation: Relation, qi: Sequence[str], weight: str | None, sensitive: Sequence[str]) -> None:
+    """Sensitive and weight columns exist and are not key columns."""
+    for name, option in [(s, "--sensitive") for s in sensitive] + ([(weight, "--weight")] if weight else []):
+        if name not in relation.columns:
+            close = difflib.get_close_matches(name, relation.columns, n=1, cutoff=0.5)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ColumnError(f"{option} column {name!r} not found{hint}")
+        if name in qi:
+            raise ColumnError(
+                f"{option} column {name!r} is also a quasi-identifier column; a column cannot be "
+                f"both — leave it out of --columns or add --exclude {name!r}"
+            )
+    if weight and weight in sensitive:
+        raise ColumnError(f"column {weight!r} is both the weight and a sensitive column; name it once")
+    dups = sorted({s for s in sensitive if list(sensitive).count(s) > 1})
+    if dups:
+        raise ColumnError(f"sensitive column {dups[0]!r} is listed twice in --sensitive; list it once")
+
+
+def _column_types(db: Database, relation: Relation, columns: Sequence[str]) -> list[str]:
+    if not columns:
+        return []
+    row = db.query(render("column_types.sql", db.dialect, columns=list(columns), relation=relation.sql))[0]
+    return [str(t) for t in row]
+
+
+def _check_weight(db: Database, relation: Relation, weight: str, type_name: str) -> None:
+    if not re.search(r"int|dec|num|double|real|float|money", type_name, re.IGNORECASE):
+        raise ColumnError(
+            f"weight column {weight!r} has type {type_name}, not numbers; name the column that "
+            "holds each record's sampling weight (people it represents)"
+        )
+    nulls, bad, smallest = db.query(render("risk_weight_check.sql", db.dialect, weight=weight, relation=relation.sql))[
+        0
+    ]
+    if int(nulls):
+        raise DataError(
+            f"weight column {weight!r} is NULL in {int(nulls)} record(s); every record needs a positive "
+            "sampling weight: fill them in, or drop --weight"
+        )
+    if int(bad):
+        raise DataError(
+            f"weight column {weight!r} has {int(bad)} weight(s) of 0 or less (the smallest is {smallest}); "
+            "a sampling weight is the number of people a record stands for and must be above 0"
+        )
+
+
+# --- the coded relation -------------------------------------------------------------------------
+
+
+@dataclass
+class _Encoded:
+    """Where statements read the codes: a DuckDB temp table, or a CTE each statement repeats."""
+
+    encode_sql: str | None
+    name: str
+    temp: str | None = None
+
+
+def _encode(db: Database, relation: Relation, columns: Sequence[str], weight: str | None, order_by) -> _Encoded:
+    d = db.dialect
+    sql = render(
+        "risk_encode.sql",
+        d,
+        columns=list(columns),
+        relation=relation.sql,
+        weight=weight,
+        order_by=order_by,
+        row_id=None,
+    )
+    if d.temp_tables:
+        temp = f"qar_risk_{os.getpid()}_{next(_counter)}"
+        db.query(render("materialize.sql", d, name=temp, encode_sql=sql, code_types=None))
+        return _Encoded(None, d.quote(temp), temp)
+    return _Encoded(sql, "encoded")
+
+
+@dataclass(frozen=True)
+class _Pair:
+    pa: int
+    pb: int
+    keys: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class _QISpec:
+    index: int
+    cols: tuple[int, ...]
+    codes: tuple[str, ...]
+    pairs: tuple[_Pair, ...] = ()
+
+
+def _restrict(full_pattern: int, cols: Sequence[int]) -> int:
+    """A NULL pattern over all key columns, as a pattern over the QI's columns (bit i: its i-th)."""
+    return sum(1 << i for i, c in enumerate(cols) if full_pattern >> c & 1)
+
+
+def _pairs(cols: Sequence[int], full_patterns: Sequence[int]) -> tuple[_Pair, ...]:
+    present = sorted({_restrict(p, cols) for p in full_patterns})
+    out = []
+    for pa in present:
+        for pb in present:
+            if pa != pb:
+                keys = tuple(f"c{c}" for i, c in enumerate(cols) if not (pa | pb) >> i & 1)
+                out.append(_Pair(pa, pb, keys))
+    return tuple(out)
+
+
+def _null_patterns(db: Database, enc: _Encoded, n_columns: int) -> list[int]:
+    sql = render(
+        "risk_patterns.sql",
+        db.dialect,
+        codes=[f"c{i}" for i in range(n_columns)],
+        encode_sql=enc.encode_sql,
+        encoded=enc.name,
+    )
+    return [int(p) for p, _ in db.query(sql)]
+
+
+def _fetch(db: Database, sql: str) -> dict[str, np.ndarray]:
+    if isinstance(db, DuckDBDatabase):
+        raw = db.query_arrays(sql)
+        return {k: np.asarray(v) for k, v in raw.items()}
+    rows = db.query(sql)
+    names = ("kind", "qi", "cell", "x", "y", "z")
+    if not rows:
+        return {k: np.zeros(0) for k in names}
+    cols = list(zip(*rows))
+    return {k: np.asarray(c, dtype=np.float64 if k == "z" else np.int64) for k, c in zip(names, cols)}
+
+
+# --- per-QI measures ----------------------------------------------------------------------------
+
+
+@dataclass
+class _Cells:
+    """One QI's cells, indexed by cell number."""
+
+    n: np.ndarray  # own records
+    fk: np.ndarray  # matched records
+    Fk: np.ndarray  # matched weight
+    l_distinct: np.ndarray | None = None  # min over sensitive columns
+    l_entropy: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class _Sensitive:
+    index: int
+    name: str
+    code: str
+    ordered: bool
+
+
+def _measure(
+    spec: _QISpec,
+    columns: Sequence[str],
+    data: dict[str, np.ndarray],
+    *,
+    weighted: bool,
+    sensitive: Sequence[_Sensitive],
+    totals: dict[int, np.ndarray],
+    threshold: float,
+    l_threshold: int,
+    t_threshold: float,
+    population: int | None,
+) -> tuple[QIRisk, _Cells]:
+    mine = data["qi"] == spec.index
+    k0 = mine & (data["kind"] == 0)
+    order = np.argsort(data["cell"][k0], kind="stable")
+    n = data["x"][k0][order].astype(np.int64)
+    fk = data["y"][k0][order].astype(np.int64)
+    Fk = data["z"][k0][order].astype(np.float64)
+    cells = _Cells(n, fk, Fk)
+    n_cells = n.size
+    rr = individual_risk.reidentification_risks(fk, Fk if weighted else None, n, threshold=threshold)
+    pu = None
+    if population is not None and n.size:
+        sizes = np.unique(fk)
+        counts = np.array([n[fk == s].sum() / s for s in sizes])
+        pu = popmodels.population_uniqueness(sizes, counts, population)
+    ldiv = None
+    t_max, t_above, t_by = None, None, {}
+    if sensitive:
+        k1 = mine & (data["kind"] == 1)
+        dmin = np.full(n_cells, np.inf)
+        emin = np.full(n_cells, np.inf)
+        rmin = np.full(n_cells, np.inf)
+        tmax = np.full(n_cells, -np.inf)
+        by = {}
+        for s in sensitive:
+            sel = k1 & (data["x"] == s.index)
+            cls = data["cell"][sel].astype(np.int64)
+            val = data["y"][sel].astype(np.int64)
+            cnt = data["z"][sel]
+            d_ = diversity.distinct_l(cls, val, cnt, n_cells)
+            e_ = diversity.entropy_l(cls, val, cnt, n_cells)
+            r_ = diversity.recursive_l(cls, val, cnt, 2.0, n_cells)
+            emd = diversity.t_closeness_ordered if s.ordered else diversity.t_closeness_equal
+            t_ = emd(cls, val, cnt, n_cells, overall=totals[s.index])
+            by[s.name] = {"distinct": _min(d_), "entropy": _min(e_), "recursive_c2": _min(r_)}
+            t_by[s.name] = _max(t_)
+            dmin, emin, rmin = np.minimum(dmin, d_), np.minimum(emin, e_), np.minimum(rmin, r_)
+            tmax = np.fmax(tmax, np.where(np.isnan(t_), -np.inf, t_))
+        cells.l_distinct, cells.l_entropy = dmin, emin
+        ldiv = LDiversity(
+            distinct=_min(dmin),
+            entropy=_min(emin),
+            recursive_c2=_min(rmin),
+            records_below=int(n[dmin < l_threshold].sum()),
+            threshold=l_threshold,
+            by_column=by,
+        )
+        t_max = _max(np.where(np.isinf(tmax), np.nan, tmax))
+        t_above = int(n[tmax > t_threshold].sum())
+    risk = QIRisk(
+        index=spec.index,
+        columns=tuple(columns[i] for i in spec.cols),
+        classes=int(n_cells),
+        sample_uniques=int(n[fk == 1].sum()),
+        violations=individual_risk.violations(fk, n, K_LEVELS),
+        fk_sum=int(fk.sum()),
+        expected_reidentifications=rr.expected_reidentifications,
+        global_risk=rr.global_risk,
+        prosecutor=rr.prosecutor,
+        journalist=rr.journalist,
+        marketer=rr.marketer,
+        population_uniqueness=pu,
+        l_diversity=ldiv,
+        t_closeness=t_max,
+        t_closeness_records_above=t_above,
+        t_closeness_by_column=t_by,
+    )
+    return risk, cells
+
+
+def _min(a: np.ndarray) -> float | None:
+    a = a[np.isfinite(a)]
+    return float(a.min()) if a.size else None
+
+
+def _max(a: np.ndarray) -> float | None:
+    a = a[np.isfinite(a)]
+    return float(a.max()) if a.size else None
+
+
+# --- the command --------------------------------------------------------------------------------
+
+
+def risk(
+    source: str | None = None,
+    *,
+    table: str | None = None,
+    columns: Sequence[str] | None = None,
+    exclude: Sequence[str] | None = None,
+    p: int | None = None,
+    weight: str | None = None,
+    sensitive: Sequence[str] = (),
+    missing: str = "value",
+    sampling_fraction: float | None = None,
+    population: int | None = None,
+    risk_threshold: float = 0.2,
+    l_threshold: int = 2,
+    t_threshold: float = 0.2,
+    per_record: str | os.PathLike | None = None,
+    key: Sequence[str] | None = None,
+    suda_max_size: int | None = None,
+    delimiter: str | None = None,
+    all_text: bool = False,
+    jobs: int = 2,
+    progress: Progress | None = None,
+) -> RiskResult:
+    """The classic disclosure-risk measures (sdcMicro, ARX) of every p-subset of the key
+    columns, computed in the database. See the module docstring and docs/risk-measures.md."""
+    validate(
+        missing=missing,
+        risk_threshold=risk_threshold,
+        l_threshold=l_threshold,
+        t_threshold=t_threshold,
+        sampling_fraction=sampling_fraction,
+        population=population,
+    )
+    if per_record is not None:
+        _output_kind(str(per_record))
+    started = time.perf_counter()
+    kwargs = {"all_text": True} if all_text else {}
+    db, relation = open_source(source, table=table, delimiter=delimiter, **kwargs)
+    with db:
+        return risk_relation(
+            db,
+            relation,
+            columns=columns,
+            exclude=exclude,
+            p=p,
+            weight=weight,
+            sensitive=sensitive,
+            missing=missing,
+            sampling_fraction=sampling_fraction,
+            population=population,
+            risk_threshold=risk_threshold,
+            l_threshold=l_threshold,
+            t_threshold=t_threshold,
+            per_record=per_record,
+            key=key,
+            suda_max_size=suda_max_size,
+            jobs=jobs,
+            progress=progress,
+            started=started,
+            source=mask_url(resolve_source(source)),
+        )
+
+
+def risk_relation(
+    db: Database,
+    relation: Relation,
+    *,
+    columns=None,
+    exclude=None,
+    p=None,
+    weight=None,
+    sensitive=(),
+    missing="value",
+    sampling_fraction=None,
+    population=None,
+    risk_threshold=0.2,
+    l_threshold=2,
+    t_threshold=0.2,
+    per_record=None,
+    key=None,
+    suda_max_size=None,
+    jobs=2,
+    progress=None,
+    started=None,
+    source=None,
+) -> RiskResult:
+    """:func:`risk` on an open connection."""
+    started = started if started is not None else time.perf_counter()
+    validate(
+        missing=missing,
+        risk_threshold=risk_threshold,
+        l_threshold=l_threshold,
+        t_threshold=t_threshold,
+        sampling_fraction=sampling_fraction,
+        population=population,
+    )
+    sensitive = tuple(sensitive or ())
+    excluded = list(exclude or ()) + ([] if columns else [c for c in (weight, *sensitive) if c])
+    qi = select_columns(relation.columns, columns, excluded)
+    if not qi:
+        raise ParameterError("no quasi-identifier columns are left; name them with --columns")
+    _check_roles(relation, qi, weight, sensitive)
+    n_cols = len(qi)
+    p = n_cols if p is None else p
+    from qar_sql.scan import combinations
+
+    combos = combinations(n_cols, p)
+    types = _column_types(db, relation, [*sensitive, *([weight] if weight else [])])
+    if weight:
+        _check_weight(db, relation, weight, types[-1])
+    rows = int(db.query(render("profile.sql", db.dialect, columns=[], relation=relation.sql))[0][0])
+    if rows == 0:
+        raise DataError(f"table {relation.display!r} is empty; measure a table that has rows")
+    n_pop = None
+    if population is not None or sampling_fraction is not None:
+        n_pop = popmodels.population_size(rows, population=population, sampling_fraction=sampling_fraction)
+    warnings: list[str] = []
+    order_by = None
+    if per_record is not None:
+        order_by, _ = record_order(db, relation, key, qi)
+    sens = [
+        _Sensitive(i, s, f"c{n_cols + i}", bool(_ORDERED_TYPE.search(t)))
+        for i, (s, t) in enumerate(zip(sensitive, types))
+    ]
+    enc = _encode(db, relation, [*qi, *sensitive], weight, order_by)
+    try:
+        full_patterns = _null_patterns(db, enc, n_cols) if missing == "wildcard" else []
+        specs = [_QISpec(j, c, tuple(f"c{i}" for i in c), _pairs(c, full_patterns)) for j, c in enumerate(combos)]
+        totals = _totals(db, enc, sens)
+        key_set = tuple(range(n_cols))
+        want_cells = per_record is not None
+        key_spec = next((s for s in specs if s.cols == key_set), None)
+        extra = (
+            []
+            if key_spec or not want_cells
+            else [_QISpec(len(specs), key_set, tuple(f"c{i}" for i in key_set), _pairs(key_set, full_patterns))]
+        )
+        todo = specs + extra
+        batches = _batches(db, todo, jobs)
+        statements = [
+            render(
+                "risk_cells.sql",
+                db.dialect,
+                qis=b,
+                sensitive=sens,
+                weighted=bool(weight),
+                encode_sql=enc.encode_sql,
+                encoded=enc.name,
+            )
+            for b in batches
+        ]
+        total_steps = len(statements) + (2 if want_cells else 0)
+        done = 0
+
+        def tick():
+            nonlocal done
+            done += 1
+            if progress:
+                progress(done, total_steps)
+
+        results: list[QIRisk] = []
+        key_cells = None
+        for batch, sql in zip(batches, statements):
+            data = _fetch(db, sql)
+            for spec in batch:
+                qrisk, cells = _measure(
+                    spec,
+                    qi,
+                    data,
+                    weighted=bool(weight),
+                    sensitive=sens,
+                    totals=totals,
+                    threshold=risk_threshold,
+                    l_threshold=l_threshold,
+                    t_threshold=t_threshold,
+                    population=n_pop,
+                )
+                if spec.cols == key_set:
+                    key_cells = (spec, cells)
+                if spec.index < len(specs):
+                    results.append(qrisk)
+            tick()
+        if want_cells and key_cells is not None:
+            path = _write_per_record(
+                db,
+                relation,
+                enc,
+                key_cells,
+                qi,
+                key=key,
+                weighted=bool(weight),
+                missing=missing,
+                full_patterns=full_patterns,
+                suda_max_size=suda_max_size,
+                rows=rows,
+                dis_fraction=_dis_fraction(rows, n_pop),
+                per_record=str(per_record),
+                warnings=warnings,
+                tick=tick,
+            )
+        else:
+            path = None
+    finally:
+        if enc.temp:
+            db.drop_temp_tables([enc.temp])
+    if missing == "wildcard" and any(q.fk_sum > rows for q in results):
+        warnings.append(
+            "with --missing wildcard a record with a NULL matches records of several classes, so the "
+            "classes overlap and the sum of fk exceeds the number of rows"
+        )
+    return RiskResult(
+        source=source if source is not None else relation.display,
+        table=relation.display if relation.kind == "table" else None,
+        engine=db.engine_name,
+        rows=rows,
+        missing=missing,
+        columns=tuple(qi),
+        p=p,
+        weight=weight,
+        sensitive=sensitive,
+        population=n_pop,
+        sampling_fraction=(rows / n_pop) if n_pop else None,
+        risk_threshold=risk_threshold,
+        l_threshold=l_threshold,
+        t_threshold=t_threshold,
+        qis=tuple(results),
+        per_record=path,
+        warnings=tuple(warnings),
+        seconds=time.perf_counter() - started,
+    )
+
+
+def _dis_fraction(rows: int, population: int | None) -> float:
+    """DIS-SUDA's sampling fraction: n/N when a population is given, else sdcMicro's 0.01."""
+    return rows / population if population else 0.01
+
+
+def _batches(db: Database, specs: Sequence[_QISpec], jobs: int) -> list[list[_QISpec]]:
+    # DuckDB reads a temp table and parallelises each statement itself: a few QIs per
+    # statement. Elsewhere each statement re-derives the codes: one per connection.
+    size = 8 if db.dialect.temp_tables else max(1, min(64, math.ceil(len(specs) / max(jobs, 1))))
+    return [list(specs[i : i + size]) for i in range(0, len(specs), size)]
+
+
+def _totals(db: Database, enc: _Encoded, sens: Sequence[_Sensitive]) -> dict[int, np.ndarray]:
+    """Records per value code of each sensitive column (NULL left out)."""
+    if not sens:
+        return {}
+    rows = db.query(
+        render("risk_sensitive_totals.sql", db.dialect, sensitive=sens, encode_sql=enc.encode_sql, encoded=enc.name)
+    )
+    out: dict[int, np.ndarray] = {}
+    for s in sens:
+        pairs = [(int(y), float(z)) for x, y, z in rows if int(x) == s.index and int(y) >= 0]
+        m = max((y for y, _ in pairs), default=-1) + 1
+        arr = np.zeros(m)
+        for y, z in pairs:
+            arr[y] = z
+        out[s.index] = arr
+    return out
+
+
+# --- SUDA ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SudaResult:
+    """SUDA of every record (in source order) on the key columns."""
+
+    columns: tuple[str, ...]
+    max_size: int
+    missing: str
+    dis_fraction: float
+    msu_counts: np.ndarray  # records × max_size: MSUs of each size
+    score: np.ndarray
+    dis_score: np.ndarray
+    uniques: int  # records unique on all the key columns (DIS-SUDA's U)
+    pair_records: int  # records in classes of two on all the key columns (P)
+
+
+def default_suda_size(n_columns: int) -> int:
+    """The largest k with Σ_{i≤k} C(M, i) ≤ :data:`SUDA_MAX_SETS` (all M when they fit)."""
+    total, k = 0, 0
+    while k < n_columns and total + math.comb(n_columns, k + 1) <= SUDA_MAX_SETS:
+        k += 1
+        total += math.comb(n_columns, k)
+    return max(k, 1)
+
+
+def suda_patterns(
+    db: Database,
+    enc: _Encoded,
+    n_columns: int,
+    rows: int,
+    max_size: int,
+    missing: str,
+    full_patterns: Sequence[int],
+    *,
+    jobs: int = 1,
+):
+    """(set masks, PatternSet): per record, the column sets (bit masks) of size ≤ ``max_size``
+    on which it is unique with no NULL, from one pushed-down pass per batch of sets."""
+    sets = [c for k in range(1, max_size + 1) for c in itertools.combinations(range(n_columns), k)]
+    masks = [sum(1 << i for i in c) for c in sets]
+    specs = []
+    for j, c in enumerate(sets):
+        patterns = []
+        if missing == "wildcard":
+            for pb in sorted({_restrict(p, c) for p in full_patterns} - {0}):
+                patterns.append({"pat": pb, "on": [f"c{col}" for i, col in enumerate(c) if not pb >> i & 1]})
+        specs.append(
+            {"index": j, "codes": [f"c{i}" for i in c], "word": j // 62, "bit": 1 << (j % 62), "patterns": patterns}
+        )
+    size = 64 if db.dialect.temp_tables else max(1, min(256, math.ceil(len(specs) / max(jobs, 1))))
+    statements = [
+        render("suda_flags.sql", db.dialect, qis=specs[i : i + size], encode_sql=enc.encode_sql, encoded=enc.name)
+        for i in range(0, len(specs), size)
+    ]
+    r, w, bits = [], [], []
+    for out in db.query_many(statements, jobs=jobs):
+        for a, b, c in out:
+            r.append(int(a)), w.append(int(b)), bits.append(int(c))
+    # (r, w) rows of different statements hold distinct bits: adding them is the bitwise or.
+    return masks, patterns_from_words(
+        rows, np.array(r, dtype=np.int64), np.array(w, dtype=np.int64), np.array(bits, dtype=np.int64)
+    )
+
+
+def _suda(db, enc, n_columns, rows, max_size, missing, full_patterns, key_fk, *, dis_fraction, columns, jobs=1):
+    masks, patterns = suda_patterns(db, enc, n_columns, rows, max_size, missing, full_patterns, jobs=jobs)
+    per_pattern = [[masks[j] for j in qis] for qis in patterns.qis]
+    counts = sudastats.msu_counts(per_pattern, max_size)
+    scores = sudastats.suda_scores(counts, n_columns)
+    record_scores = scores[patterns.of_record]
+    fk_rec = key_fk
+    uniques, pairs = int((fk_rec == 1).sum()), int((fk_rec == 2).sum())
+    values, inverse, mult = np.unique(record_scores, return_inverse=True, return_counts=True)
+    dis_values = sudastats.dis_suda(
+        values, mult, uniques=uniques, pair_records=pairs, n_columns=n_columns, dis_fraction=dis_fraction
+    )
+    return SudaResult(
+        columns=tuple(columns),
+        max_size=max_size,
+        missing=missing,
+        dis_fraction=dis_fraction,
+        msu_counts=counts[patterns.of_record],
+        score=record_scores,
+        dis_score=dis_values[inverse.ravel()],
+        uniques=uniques,
+        pair_records=pairs,
+    )
+
+
+def _record_cells(db: Database, enc: _Encoded, codes: Sequence[str], rows: int) -> np.ndarray:
+    sql = render("risk_record_cells.sql", db.dialect, codes=list(codes), encode_sql=enc.encode_sql, encoded=enc.name)
+    if isinstance(db, DuckDBDatabase):
+        out = db.query_arrays(sql)
+        r, cell = np.asarray(out["r"]), np.asarray(out["cell"])
+    else:
+        got = db.query(sql)
+        r = np.array([a for a, _ in got], dtype=np.int64)
+        cell = np.array([b for _, b in got], dtype=np.int64)
+    if not np.array_equal(r, np.arange(rows)):
+        raise DatabaseError("the records did not come back numbered 0..L-1 in source order; run the command again")
+    return cell.astype(np.int64)
+
+
+def _output_kind(path: str) -> str:
+    lower = path.lower()
+    if lower.endswith(".csv"):
+        return "csv"
+    if lower.endswith((".parquet", ".pq")):
+        return "parquet"
+    raise UsageError(f"--per-record {path!r} must end in .csv or .parquet, which says the format to write")
+
+
+def _write_per_record(
+    db,
+    relation,
+    enc,
+    key_cells,
+    qi,
+    *,
+    key,
+    weighted,
+    missing,
+    full_patterns,
+    suda_max_size,
+    rows,
+    dis_fraction,
+    per_record,
+    warnings,
+    tick,
+) -> str:
+    kind = _output_kind(per_record)
+    spec, cells = key_cells
+    n_columns = len(qi)
+    cell = _record_cells(db, enc, spec.codes, rows)
+    tick()
+    fk, Fk = cells.fk[cell], cells.Fk[cell]
+    risk_cell = individual_risk.individual_risk(cells.fk, cells.Fk if weighted else None)
+    max_size = suda_max_size or default_suda_size(n_columns)
+    if suda_max_size is None and max_size < n_columns:
+        warnings.append(
+            f"SUDA looked for minimal sample uniques of up to {max_size} columns (of {n_columns}); "
+            f"raise it with --suda-max-size {n_columns} (more column sets to scan)"
+        )
+    if max_size > n_columns or max_size < 1:
+        raise ParameterError(
+            f"--suda-max-size {max_size} must be between 1 and the number of key columns ({n_columns})"
+        )
+    s = _suda(db, enc, n_columns, rows, max_size, missing, full_patterns, fk, dis_fraction=dis_fraction, columns=qi)
+    tick()
+    data: dict[str, np.ndarray] = {}
+    order_key = record_key_columns(db, relation, key, rows)
+    data.update(order_key)
+    data["fk"] = fk
+    data["Fk"] = Fk
+    data["risk"] = risk_cell[cell]
+    nan = np.full(rows, np.nan)
+    data["l_distinct"] = cells.l_distinct[cell] if cells.l_distinct is not None else nan
+    data["l_entropy"] = cells.l_entropy[cell] if cells.l_entropy is not None else nan
+    data["suda"] = s.score
+    data["dis_suda"] = s.dis_score
+    write_table(data, per_record, kind)
+    return per_record
+
+
+def record_key_columns(db: Database, relation: Relation, key: Sequence[str] | None, rows: int) -> dict[str, np.ndarray]:
+    """The leading columns of a per-record file: ``row`` (1-based position in the file) for files,
+    the key columns for tables (in key order)."""
+    if not key:
+        return {ROW_KEY: np.arange(1, rows + 1)}
+    keys = fetch_keys(db, relation, key, None)
+    out = {}
+    for i, k in enumerate(key):
+        values = np.array([keys[r][i] for r in range(rows)])
+        out[k] = values if values.dtype.kind in "iufb" else values.astype(str)
+    return out
+
+
+def write_table(data: dict[str, np.ndarray], path: str, kind: str) -> None:
+    """Write equal-length columns to a CSV file (stdlib ``csv``) or a Parquet file (pyarrow, the
+    ``parquet`` extra). Not through DuckDB: its identifiers ignore case, so it would rename one
+    of ``fk`` and ``Fk``."""
+    names = list(data)
+    try:
+        if kind == "parquet":
+            try:
+                import pyarrow as pa  # type: ignore[import-untyped]
+                import pyarrow.parquet as pq  # type: ignore[import-untyped]
+            except ModuleNotFoundError as exc:
+                raise UsageError(
+                    f"writing Parquet needs pyarrow, which is not installed; pip install 'qar-sql[parquet]', "
+                    f"or write CSV: --per-record {Path(path).with_suffix('.csv')}"
+                ) from exc
+            arrays = [pa.array(np.asarray(data[n]), from_pandas=True) for n in names]
+            pq.write_table(pa.Table.from_arrays(arrays, names=names), path)
+            return
+        import csv
+
+        columns = [_csv_column(data[n]) for n in names]
+        with open(path, "w", newline="", encoding="utf-8") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(names)
+            writer.writerows(zip(*columns))
+    except OSError as exc:
+        raise UsageError(f"cannot write --per-record {path!r}: {exc.strerror or exc}; check the folder exists") from exc
+
+
+def _csv_column(col: np.ndarray) -> list:
+    """Cells as text: integers as integers, floats in full (repr) precision, NaN empty."""
+    if col.dtype.kind in "iub":
+        return col.astype(np.int64).tolist()
+    if col.dtype.kind == "f":
+        return ["" if math.isnan(v) else repr(v) for v in col.tolist()]
+    return col.tolist()
+
+
+__all__ = [
+    "MISSING",
+    "PER_RECORD_COLUMNS",
+    "LDiversity",
+    "QIRisk",
+    "RiskResult",
+    "SudaResult",
+    "default_suda_size",
+    "risk",
+    "risk_relation",
+    "suda_patterns",
+    "validate",
+]

@@ -1,0 +1,32 @@
+-- qar risk: one row per source row, as encode.sql codes it (each quasi-identifier and sensitive
+-- column replaced by its integer code in value order, NULL = -1), plus w, the record's sampling
+-- weight as a double (1 without --weight), and r, the record's position (file order, or key
+-- order with order_by) for the per-record output.
+{% from "default/_dictionary.sql" import dictionary with context %}
+with
+{% for col in columns %}
+  d{{ loop.index0 }} as (
+{{ dictionary(col, relation, "s" ~ loop.index0) | indent(4, true) }}
+  ){{ "," if not loop.last }}
+{% endfor %}
+select
+{% for col in columns %}
+  coalesce(d{{ loop.index0 }}.code, -1) as c{{ loop.index0 }},
+{% endfor %}
+{% if weight %}
+  cast(t.{{ q(weight) }} as double precision) as w,
+{% else %}
+  cast(1 as double precision) as w,
+{% endif %}
+{% if order_by %}
+  row_number() over (order by {{ order_by | join(", ") }}) - 1 as r
+{% elif row_id %}
+  {{ row_id }} as r
+{% else %}
+  cast(0 as bigint) as r
+{% endif %}
+from {{ relation }} as t
+{% for col in columns %}
+left join d{{ loop.index0 }}
+  on t.{{ q(col) }} = d{{ loop.index0 }}.v
+{% endfor %}
