@@ -155,7 +155,7 @@ def t_closeness_ordered(cls, value, count, n_classes: int | None = None, overall
     distinct values in value order (codes 0 … m−1). ``overall`` as for
     :func:`t_closeness_equal`; m is its length (by default the largest code + 1)."""
     c, v, k, n = _long(cls, value, count, n_classes)
-    c, v, k, m_seen, summed, size = _distributions(c, v, k, n)
+    c, v, k, _, summed, size = _distributions(c, v, k, n)
     overall = _overall(summed, overall)
     m = overall.size
     total = overall.sum()
