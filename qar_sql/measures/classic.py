@@ -781,6 +781,66 @@ def _suda(db, enc, n_columns, rows, max_size, missing, full_patterns, key_fk, *,
     )
 
 
+def suda(
+    source: str | None = None,
+    *,
+    table: str | None = None,
+    columns: Sequence[str] | None = None,
+    exclude: Sequence[str] | None = None,
+    key: Sequence[str] | None = None,
+    max_size: int | None = None,
+    missing: str = "value",
+    sampling_fraction: float | None = None,
+    population: int | None = None,
+    delimiter: str | None = None,
+    all_text: bool = False,
+    jobs: int = 2,
+) -> tuple[SudaResult, tuple[str, ...], dict[int, tuple]]:
+    """SUDA and DIS-SUDA of every record on the key columns (``qar records --by suda``):
+    (result in source order, key names, {position: key values} of the 1,000 records with the
+    highest scores, ties in key order)."""
+    validate(missing=missing, risk_threshold=0.2, l_threshold=2, t_threshold=0.2,
+             sampling_fraction=sampling_fraction, population=population)
+    kwargs = {"all_text": True} if all_text else {}
+    db, relation = open_source(source, table=table, delimiter=delimiter, **kwargs)
+    with db:
+        qi = select_columns(relation.columns, columns, exclude)
+        if not qi:
+            raise ParameterError("no key columns are left; name them with --columns")
+        size = max_size or default_suda_size(len(qi))
+        if not 1 <= size <= len(qi):
+            raise ParameterError(f"--max-size {size} must be between 1 and the number of key columns ({len(qi)})")
+        order_by, key_names = record_order(db, relation, key, qi)
+        rows = int(db.query(render("profile.sql", db.dialect, columns=[], relation=relation.sql))[0][0])
+        if rows == 0:
+            raise DataError(f"table {relation.display!r} is empty; measure a table that has rows")
+        n_pop = None
+        if population is not None or sampling_fraction is not None:
+            n_pop = popmodels.population_size(rows, population=population, sampling_fraction=sampling_fraction)
+        enc = _encode(db, relation, qi, None, order_by)
+        try:
+            full = _null_patterns(db, enc, len(qi)) if missing == "wildcard" else []
+            spec = _QISpec(0, tuple(range(len(qi))), tuple(f"c{i}" for i in range(len(qi))), _pairs(range(len(qi)), full))
+            data = _fetch(db, render("risk_cells.sql", db.dialect, qis=[spec], sensitive=[], weighted=False,
+                                     encode_sql=enc.encode_sql, encoded=enc.name))
+            k0 = data["kind"] == 0
+            order = np.argsort(data["cell"][k0], kind="stable")
+            cell_fk = data["y"][k0][order].astype(np.int64)
+            fk = cell_fk[_record_cells(db, enc, spec.codes, rows)]
+            result = _suda(db, enc, len(qi), rows, size, missing, full, fk, dis_fraction=_dis_fraction(rows, n_pop),
+                           columns=qi, jobs=jobs)
+            ranked = np.lexsort((np.arange(rows), -result.score))
+            wanted = ranked[: min(rows, 1000)]
+            if key_names == (ROW_KEY,):
+                keys = {int(r): (int(r) + 1,) for r in wanted}
+            else:
+                keys = fetch_keys(db, relation, key, [int(r) for r in wanted])
+        finally:
+            if enc.temp:
+                db.drop_temp_tables([enc.temp])
+    return result, key_names, keys
+
+
 def _record_cells(db: Database, enc: _Encoded, codes: Sequence[str], rows: int) -> np.ndarray:
     sql = render("risk_record_cells.sql", db.dialect, codes=list(codes), encode_sql=enc.encode_sql, encoded=enc.name)
     if isinstance(db, DuckDBDatabase):
@@ -917,6 +977,7 @@ __all__ = [
     "default_suda_size",
     "risk",
     "risk_relation",
+    "suda",
     "suda_patterns",
     "validate",
 ]

@@ -1,0 +1,50 @@
+"""``qar risk``: the classic disclosure-risk measures (sdcMicro, ARX) of every quasi-identifier.
+Parse, call :func:`qar_sql.measures.classic.risk`, print."""
+
+from __future__ import annotations
+
+import click
+
+from qar_sql import params
+from qar_sql.cli.records import key_option
+
+
+@click.command("risk")
+@params.source_options
+@click.option("-p", "--p", "p", type=int, envvar="QAR_RISK_P", help="Quasi-identifier size: every set of p key columns (default: all of them, one QI).")
+@click.option("--weight", "-w", envvar="QAR_WEIGHT", help="Column with each record's sampling weight (people it stands for): Fk, the Benedetti–Franconi risk, journalist and marketer risk.")
+@click.option("--sensitive", "-s", multiple=True, callback=params._split, help="Sensitive column(s) for l-diversity and t-closeness, comma-separated; never a key column.")
+@params.missing
+@params.sampling_fraction
+@click.option("--population", type=click.IntRange(1, None), envvar="QAR_POPULATION", help="Population size (at least the row count), for population uniqueness.")
+@click.option("--risk-threshold", type=float, default=0.2, show_default=True, envvar="QAR_RISK_THRESHOLD", help="A record is at risk when its re-identification probability is above this.")
+@click.option("--l", "l_threshold", type=click.IntRange(1, None), default=2, show_default=True, help="Classes with distinct l-diversity below this fail.")
+@click.option("--t", "t_threshold", type=float, default=0.2, show_default=True, help="Classes farther than this from the table's sensitive distribution fail (t-closeness).")
+@click.option("--per-record", type=click.Path(dir_okay=False), help="Write one row per record (fk, Fk, risk, l_distinct, l_entropy, suda, dis_suda) to this .csv or .parquet file.")
+@key_option
+@click.option("--suda-max-size", type=click.IntRange(1, None), help="SUDA: minimal sample uniques of up to this many columns (default: all, capped at 5,000 column sets).")
+@params.all_text
+@params.fmt
+@click.option("--top", type=click.IntRange(1, None), default=10, show_default=True, help="QIs listed in text and Markdown (most expected re-identifications first).")
+@params.jobs
+@params.quiet
+def risk_cmd(source, table, columns, exclude, delimiter, p, weight, sensitive, missing, sampling_fraction, population, risk_threshold, l_threshold, t_threshold, per_record, key, suda_max_size, all_text, fmt, top, jobs, quiet):
+    """The measures sdcMicro and ARX users report, for every set of p key columns of SOURCE.
+
+    k-anonymity counts, sdcMicro's individual risk and expected re-identifications (with
+    --weight), ARX's prosecutor, journalist and marketer risk and population uniqueness models
+    (with --population or --sampling-fraction), l-diversity and t-closeness (with --sensitive),
+    and per record SUDA and DIS-SUDA (--per-record). See docs/risk-measures.md.
+    """
+    from qar_sql.measures.classic import risk
+    from qar_sql.output.risk import render_risk
+
+    with params.Progress("measuring", quiet) as bar:
+        result = risk(
+            source, table=table, columns=columns, exclude=exclude, p=p, weight=weight, sensitive=sensitive or (),
+            missing=missing, sampling_fraction=sampling_fraction, population=population,
+            risk_threshold=risk_threshold, l_threshold=l_threshold, t_threshold=t_threshold,
+            per_record=per_record, key=key, suda_max_size=suda_max_size, delimiter=delimiter, all_text=all_text,
+            jobs=jobs, progress=bar,
+        )
+    click.echo(render_risk(result, fmt, top=top), nl=False)

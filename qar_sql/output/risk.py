@@ -1,0 +1,168 @@
+"""Render ``qar risk`` results (text, Markdown, JSON) and ``qar records --by suda``. No database
+code here."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from qar_sql.measures.classic import QIRisk, RiskResult, SudaResult
+from qar_sql.version import __version__
+
+FORMATS = ("text", "json", "markdown")
+
+
+def risk_dict(r: RiskResult) -> dict[str, Any]:
+    """The documented JSON object of ``qar risk`` (docs/risk-measures.md, "JSON")."""
+    return {"qar_sql_version": __version__, **r.to_dict()}
+
+
+def _g(x: float | None, digits: int = 4) -> str:
+    return "—" if x is None else f"{x:.{digits}g}"
+
+
+def _pct(x: float | None) -> str:
+    return "—" if x is None else f"{100 * x:.2f}%"
+
+
+def _lines(q: QIRisk, r: RiskResult) -> list[tuple[str, str]]:
+    rows = r.rows
+    out = [
+        ("classes", f"{q.classes:,}" + (f" (Σ fk = {q.fk_sum:,} > {rows:,} rows: classes overlap)" if q.fk_sum > rows else "")),
+        ("sample uniques", f"{q.sample_uniques:,} ({_pct(q.sample_uniques / rows if rows else None)})"),
+        ("records with fk < 2, 3, 5", ", ".join(f"{q.violations[k]:,}" for k in ("2", "3", "5"))),
+        ("expected re-identifications", f"{q.expected_reidentifications:,.2f} (global risk {_pct(q.global_risk)})"),
+        (
+            "prosecutor risk",
+            f"highest {_g(q.prosecutor.highest)}, average {_g(q.prosecutor.average)}, "
+            f"records above {r.risk_threshold:g}: {_pct(q.prosecutor.records_at_risk)}",
+        ),
+    ]
+    if r.weight:
+        out += [
+            (
+                "journalist risk",
+                f"highest {_g(q.journalist.highest)}, average {_g(q.journalist.average)}, "
+                f"records above {r.risk_threshold:g}: {_pct(q.journalist.records_at_risk)}",
+            ),
+            ("marketer risk", _g(q.marketer)),
+        ]
+    pu = q.population_uniqueness
+    if pu is not None:
+        out.append(
+            (
+                f"population uniques (N = {pu.population:,})",
+                f"Pitman {_pct(pu.pitman)}, Zayatz {_pct(pu.zayatz)}, SNB {_pct(pu.snb)}; "
+                f"Dankar ({pu.dankar_model}) {_pct(pu.dankar)}",
+            )
+        )
+    ld = q.l_diversity
+    if ld is not None:
+        out.append(
+            (
+                "l-diversity",
+                f"distinct {_g(ld.distinct)}, entropy {_g(ld.entropy)}, recursive (2, l) {_g(ld.recursive_c2)}; "
+                f"records in classes with l < {ld.threshold}: {ld.records_below:,}",
+            )
+        )
+        out.append(
+            (
+                "t-closeness",
+                f"{_g(q.t_closeness)}; records in classes above t = {r.t_threshold:g}: "
+                f"{q.t_closeness_records_above or 0:,}",
+            )
+        )
+    return out
+
+
+def risk_text(r: RiskResult, top: int = 10) -> str:
+    head = [
+        f"Classic risk measures of {r.source}" + (f" (table {r.table})" if r.table and r.table != r.source else ""),
+        "",
+        f"  rows                {r.rows:,}",
+        f"  key columns         {len(r.columns)}: {', '.join(r.columns)}",
+        f"  quasi-identifiers   {len(r.qis)} (every set of p = {r.p} columns)",
+        f"  missing values      {r.missing}"
+        + (" (NULL matches any value, as sdcMicro)" if r.missing == "wildcard" else " (NULL is a value of its own)"),
+    ]
+    if r.weight:
+        head.append(f"  weight              {r.weight}")
+    if r.sensitive:
+        head.append(f"  sensitive           {', '.join(r.sensitive)}")
+    if r.population:
+        head.append(f"  population          {r.population:,} (sampling fraction {r.sampling_fraction:.4g})")
+    out = head + [""]
+    shown = r.riskiest(top)
+    if len(r.qis) > 1:
+        out.append(f"The {len(shown)} quasi-identifiers with the most expected re-identifications:")
+        out.append("")
+    for q in shown:
+        if len(r.qis) > 1:
+            out.append(f"{', '.join(q.columns)}")
+        width = max(len(label) for label, _ in _lines(q, r))
+        out += [f"  {label:<{width}}  {value}" for label, value in _lines(q, r)]
+        out.append("")
+    if r.per_record:
+        out.append(f"Per-record values written to {r.per_record}.")
+    out += [f"Warning: {w}" for w in r.warnings]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def risk_markdown(r: RiskResult, top: int = 10) -> str:
+    out = [f"# Classic risk measures of `{r.source}`", "", f"{r.rows:,} rows, missing values: {r.missing}.", ""]
+    for q in r.riskiest(top):
+        out += [f"## {', '.join(q.columns)}", "", "| measure | value |", "|---|---|"]
+        out += [f"| {label} | {value.replace('|', '/')} |" for label, value in _lines(q, r)]
+        out.append("")
+    out += [f"> Warning: {w}" for w in r.warnings]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def render_risk(r: RiskResult, fmt: str, *, top: int = 10) -> str:
+    if fmt == "json":
+        return json.dumps(risk_dict(r), indent=2, ensure_ascii=False) + "\n"
+    if fmt == "markdown":
+        return risk_markdown(r, top)
+    return risk_text(r, top)
+
+
+def suda_dict(s: SudaResult, keys: list, order, top: int | None) -> dict[str, Any]:
+    rows = order if top is None else order[:top]
+    return {
+        "qar_sql_version": __version__,
+        "columns": list(s.columns),
+        "max_size": s.max_size,
+        "missing": s.missing,
+        "dis_fraction": s.dis_fraction,
+        "uniques": s.uniques,
+        "pair_records": s.pair_records,
+        "records_with_msu": int((s.score > 0).sum()),
+        "records": [
+            {
+                "key": list(keys[r]),
+                "suda": float(s.score[r]),
+                "dis_suda": float(s.dis_score[r]),
+                "msus_by_size": [int(x) for x in s.msu_counts[r]],
+            }
+            for r in rows
+        ],
+    }
+
+
+def suda_text(s: SudaResult, keys: list, key_names, order, top: int) -> str:
+    n = s.score.size
+    out = [
+        f"SUDA of {n:,} records on {len(s.columns)} key columns ({', '.join(s.columns)}), "
+        f"MSUs up to {s.max_size} columns, missing values: {s.missing}",
+        "",
+        f"- records with a minimal sample unique: {int((s.score > 0).sum()):,}",
+        f"- unique on all key columns: {s.uniques:,}; in classes of two: {s.pair_records:,} "
+        f"(DIS with sampling fraction {s.dis_fraction:g})",
+        "",
+        f"  {'/'.join(key_names):<20}{'SUDA':>12}{'DIS-SUDA':>12}  MSUs by size",
+    ]
+    for r in order[:top]:
+        key = ", ".join(str(v) for v in keys[r])
+        msus = " ".join(str(int(x)) for x in s.msu_counts[r])
+        out.append(f"  {key:<20}{s.score[r]:>12g}{s.dis_score[r]:>12.6f}  {msus}")
+    return "\n".join(out) + "\n"

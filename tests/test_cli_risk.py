@@ -1,0 +1,126 @@
+"""``qar risk``, ``qar records --by suda`` and ``--all-text`` through click's CliRunner: the JSON
+contract, exact exit codes, one clear sentence for bad input."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+from click.testing import CliRunner
+
+import classic_oracle as oracle
+from qar_sql.cli.main import cli
+
+PEOPLE = [
+    ("F", "30", "1000", "flu", "100"),
+    ("F", "30", "1000", "cold", "120"),
+    ("F", "", "1000", "flu", "80"),
+    ("M", "40", "2000", "asthma", "150"),
+    ("M", "40", "", "flu", "90"),
+    ("M", "50", "2000", "cold", "200"),
+]
+
+
+@pytest.fixture
+def people(tmp_path):
+    path = tmp_path / "people.csv"
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["sex", "age", "zip", "diagnosis", "weight"])
+        w.writerows(PEOPLE)
+    return path
+
+
+def run(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def test_json_contract(people):
+    res = run("risk", people, "-c", "sex,age,zip", "--weight", "weight", "--sensitive", "diagnosis",
+              "--missing", "wildcard", "--sampling-fraction", "0.01", "--format", "json")
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.output)
+    assert d["rows"] == 6 and d["missing"] == "wildcard"
+    (q,) = d["qis"]
+    assert q["columns"] == ["sex", "age", "zip"]
+    for name in ("classes", "sample_uniques", "violations", "expected_reidentifications", "global_risk",
+                 "prosecutor", "population_uniqueness", "l_diversity", "t_closeness"):
+        assert name in q
+    assert set(q["violations"]) == {"2", "3", "5"}
+    assert set(q["prosecutor"]) >= {"highest", "average", "records_at_risk"}
+    assert set(q["population_uniqueness"]) >= {"pitman", "zayatz", "snb", "dankar"}
+    assert set(q["l_diversity"]) >= {"distinct", "entropy", "recursive_c2"}
+    assert (q["classes"], q["sample_uniques"], q["fk_sum"]) == (5, 1, 11)
+
+
+def test_text_output_and_per_record(people, tmp_path):
+    out = tmp_path / "r.csv"
+    res = run("risk", people, "-c", "sex,age,zip", "--per-record", out)
+    assert res.exit_code == 0, res.output
+    assert "sample uniques" in res.output and "expected re-identifications" in res.output
+    with open(out) as fh:
+        rows = list(csv.reader(fh))
+    assert rows[0] == ["row", "fk", "Fk", "risk", "l_distinct", "l_entropy", "suda", "dis_suda"]
+    assert [r[1] for r in rows[1:]] == ["2", "2", "1", "1", "1", "1"]
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--weight", "sex"], "weight column 'sex'"),
+        (["--sensitive", "age"], "also a quasi-identifier column"),
+        (["--sampling-fraction", "0"], "must be in (0, 1]"),
+        (["--sampling-fraction", "1.5"], "must be in (0, 1]"),
+        (["--missing", "drop"], "drop"),
+        (["--per-record", "x.json"], "must end in .csv or .parquet"),
+    ],
+)
+def test_bad_input_one_sentence_exit_2(people, args, message):
+    res = run("risk", people, "-c", "sex,age,zip", *args)
+    assert res.exit_code == 2, res.output
+    assert message in res.output
+    assert "Traceback" not in res.output
+
+
+def test_bad_weights_exit_2(tmp_path):
+    path = tmp_path / "w.csv"
+    path.write_text("a,b,w\n1,2,3\n1,3,-1\n2,2,\n")
+    res = run("risk", path, "-c", "a,b", "--weight", "w")
+    assert res.exit_code == 2
+    assert res.output.count("Error:") == 1 and "NULL in 1 record" in res.output
+
+
+def test_records_by_suda(tmp_path):
+    # sdcMicro's SDC-guideline example: SUDA scores 0, 0, 6, 0, 12, 0, 6, 10, 0, 0
+    path = tmp_path / "g.csv"
+    data = list(zip(
+        ["Urban"] * 4 + ["Rural"] + ["Urban"] * 5,
+        ["Female", "Female", "Female", "Male", "Female", "Male", "Female", "Male", "Female", "Female"],
+        ["SecInc", "SecInc", "PrimInc", "SecCom", "SecCom", "SecCom", "PrimCom", "Post", "SecInc", "SecInc"],
+        ["Emp", "Emp", "NonLF", "Emp", "Unemp", "Emp", "NonLF", "Unemp", "NonLF", "NonLF"],
+    ))
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["res", "gender", "edu", "labor"])
+        w.writerows(data)
+    res = run("records", path, "--by", "suda", "--format", "json", "--top", "3")
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.output)
+    assert [(r["key"], r["suda"]) for r in d["records"]] == [([5], 12.0), ([8], 10.0), ([3], 6.0)]
+    rows = [dict(zip("RGEL", r)) for r in data]
+    _, dis = oracle.suda(rows, list("RGEL"))
+    assert d["records"][0]["dis_suda"] == pytest.approx(dis[4], rel=1e-12)
+    res = run("records", path, "--by", "suda", "--max-size", "2")
+    assert res.exit_code == 0 and "MSUs up to 2 columns" in res.output
+
+
+def test_all_text_keeps_1_and_1_0_apart(tmp_path):
+    path = tmp_path / "n.csv"
+    path.write_text("a,b\n1,x\n1.0,x\n2,y\n2,y\n")
+    typed = run("risk", path, "--format", "json")
+    text = run("risk", path, "--all-text", "--format", "json")
+    assert json.loads(typed.output)["qis"][0]["classes"] == 2
+    assert json.loads(text.output)["qis"][0]["classes"] == 3
+    audit = run("audit", path, "-p", "1", "--pi-u", "0.5")
+    assert "read as numbers" in audit.output and "'a'" in audit.output
