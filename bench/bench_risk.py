@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -36,23 +35,14 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # benchmark the checkout, not an installed copy
 sys.path.insert(0, str(HERE))
 
-import datagen
+import datagen  # noqa: E402
+from common import timed  # noqa: E402
 
-import qar_sql
-from qar_sql.measures import classic
-from qar_sql.stats import individual_risk
+import qar_sql  # noqa: E402
+from qar_sql.measures import classic  # noqa: E402
+from qar_sql.stats import individual_risk  # noqa: E402
 
 TABLE = "people"
-
-
-def timed(fn, repeat: int, label: str):
-    times, out = [], None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-        print(f"  {label}: run {len(times)}/{repeat} {times[-1]:.2f} s", file=sys.stderr, flush=True)
-    return statistics.median(times), times, out
 
 
 def numpy_bound(data: dict[str, np.ndarray], key: list[str], weights: np.ndarray):
@@ -124,7 +114,10 @@ def main(argv=None) -> int:
     q = val.qis[0]
     same = (q.classes, q.sample_uniques) == bound[:2] and abs(q.expected_reidentifications - bound[2]) < 1e-6 * bound[2]
     same3 = [(x.classes, x.sample_uniques) for x in r3.qis] == [(x.distinct, x.singletons) for x in a3.qis]
-    fmt = lambda ts: ", ".join(f"{t:.2f}" for t in ts)
+
+    def fmt(ts):
+        return ", ".join(f"{t:.2f}" for t in ts)
+
     print(f"{'timing':<48}{'median s':>10}   runs (wall s)")
     for label, t, ts in (
         ("risk, key set, weight + sensitive, value", t_val, v_times),

@@ -2,7 +2,7 @@
 
 The public API. Subpackages hold the work, by concern: ``engines`` (files, URLs, dialects, SQL
 templates), ``pushdown`` (the passes that run as SQL), ``stats`` (pure numpy/scipy), ``measures``
-(the audit), ``ranking`` (record contributions), ``treat`` (what-if, discover), ``compliance``
+(the audit, the classic measures of ``risk``), ``ranking`` (record contributions), ``treat`` (what-if, discover), ``compliance``
 (results store, scans, history, dbt), ``output`` (text, Markdown, JSON), ``cli``.
 """
 
@@ -10,6 +10,7 @@ from qar_sql.compliance.history import history
 from qar_sql.compliance.scans import scan_config
 from qar_sql.errors import ExitCode, QarError
 from qar_sql.measures.audit import audit
+from qar_sql.measures.classic import RiskResult, risk
 from qar_sql.results import AuditResult, QIStats, ScanResult
 from qar_sql.treat.discover import discover
 from qar_sql.treat.whatif import whatif
@@ -17,11 +18,13 @@ from qar_sql.version import __version__
 
 __all__ = [
     "audit",
+    "risk",
     "scan_config",
     "history",
     "discover",
     "whatif",
     "AuditResult",
+    "RiskResult",
     "QIStats",
     "ScanResult",
     "QarError",

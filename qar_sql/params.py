@@ -109,6 +109,31 @@ store_in_source = click.option(
     is_flag=True,
     help="Allow --store to be the audited DuckDB file itself (refused otherwise: audits never write to what they audit).",
 )
+all_text = click.option(
+    "--all-text",
+    is_flag=True,
+    envvar="QAR_ALL_TEXT",
+    help="Read every CSV column as text (DuckDB otherwise infers numbers and dates, so 1.0 and 1 become one value).",
+)
+missing = click.option(
+    "--missing",
+    type=click.Choice(["value", "wildcard"]),
+    default="value",
+    envvar="QAR_MISSING",
+    help="A NULL key value: a value of its own (value, as GROUP BY) or a match for any value (wildcard, as sdcMicro).",
+)
+sampling_fraction = click.option(
+    "--sampling-fraction",
+    type=float,
+    envvar="QAR_SAMPLING_FRACTION",
+    help="Share of the population the table holds, in (0, 1]: population models and DIS-SUDA.",
+)
+population = click.option(
+    "--population",
+    type=int,
+    envvar="QAR_POPULATION",
+    help="Population size (at least the number of rows), instead of --sampling-fraction.",
+)
 
 
 def _bundled(name: str, options) -> Callable:

@@ -64,9 +64,9 @@ def ldiversity(values, c=2.0):
         rec = 0
     else:
         rec = 1
-        for l in range(2, len(r) + 1):
-            if r[0] < c * sum(r[l - 1 :]):
-                rec = l
+        for ell in range(2, len(r) + 1):
+            if r[0] < c * sum(r[ell - 1 :]):
+                rec = ell
             else:
                 break
     return distinct, math.exp(h), rec

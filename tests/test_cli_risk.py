@@ -6,10 +6,10 @@ from __future__ import annotations
 import csv
 import json
 
+import classic_oracle as oracle
 import pytest
 from click.testing import CliRunner
 
-import classic_oracle as oracle
 from qar_sql.cli.main import cli
 
 PEOPLE = [
@@ -37,15 +37,38 @@ def run(*args):
 
 
 def test_json_contract(people):
-    res = run("risk", people, "-c", "sex,age,zip", "--weight", "weight", "--sensitive", "diagnosis",
-              "--missing", "wildcard", "--sampling-fraction", "0.01", "--format", "json")
+    res = run(
+        "risk",
+        people,
+        "-c",
+        "sex,age,zip",
+        "--weight",
+        "weight",
+        "--sensitive",
+        "diagnosis",
+        "--missing",
+        "wildcard",
+        "--sampling-fraction",
+        "0.01",
+        "--format",
+        "json",
+    )
     assert res.exit_code == 0, res.output
     d = json.loads(res.output)
     assert d["rows"] == 6 and d["missing"] == "wildcard"
     (q,) = d["qis"]
     assert q["columns"] == ["sex", "age", "zip"]
-    for name in ("classes", "sample_uniques", "violations", "expected_reidentifications", "global_risk",
-                 "prosecutor", "population_uniqueness", "l_diversity", "t_closeness"):
+    for name in (
+        "classes",
+        "sample_uniques",
+        "violations",
+        "expected_reidentifications",
+        "global_risk",
+        "prosecutor",
+        "population_uniqueness",
+        "l_diversity",
+        "t_closeness",
+    ):
         assert name in q
     assert set(q["violations"]) == {"2", "3", "5"}
     assert set(q["prosecutor"]) >= {"highest", "average", "records_at_risk"}
@@ -94,12 +117,14 @@ def test_bad_weights_exit_2(tmp_path):
 def test_records_by_suda(tmp_path):
     # sdcMicro's SDC-guideline example: SUDA scores 0, 0, 6, 0, 12, 0, 6, 10, 0, 0
     path = tmp_path / "g.csv"
-    data = list(zip(
-        ["Urban"] * 4 + ["Rural"] + ["Urban"] * 5,
-        ["Female", "Female", "Female", "Male", "Female", "Male", "Female", "Male", "Female", "Female"],
-        ["SecInc", "SecInc", "PrimInc", "SecCom", "SecCom", "SecCom", "PrimCom", "Post", "SecInc", "SecInc"],
-        ["Emp", "Emp", "NonLF", "Emp", "Unemp", "Emp", "NonLF", "Unemp", "NonLF", "NonLF"],
-    ))
+    data = list(
+        zip(
+            ["Urban"] * 4 + ["Rural"] + ["Urban"] * 5,
+            ["Female", "Female", "Female", "Male", "Female", "Male", "Female", "Male", "Female", "Female"],
+            ["SecInc", "SecInc", "PrimInc", "SecCom", "SecCom", "SecCom", "PrimCom", "Post", "SecInc", "SecInc"],
+            ["Emp", "Emp", "NonLF", "Emp", "Unemp", "Emp", "NonLF", "Unemp", "NonLF", "NonLF"],
+        )
+    )
     with open(path, "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["res", "gender", "edu", "labor"])

@@ -97,7 +97,23 @@ def _sql_where(where: dict) -> dict:
 @params.quiet
 @params.store
 @params.store_in_source
-def audit(where, risk, fmt, k, top, histograms, fail_above, show_sql, jobs, batch_size, quiet, store, store_in_source):
+@params.all_text
+def audit(
+    where,
+    risk,
+    fmt,
+    k,
+    top,
+    histograms,
+    fail_above,
+    show_sql,
+    jobs,
+    batch_size,
+    quiet,
+    store,
+    store_in_source,
+    all_text,
+):
     """Audit SOURCE: its QaR risk T̂(p, α) over every set of p quasi-identifier columns.
 
     SOURCE is a CSV or Parquet file, a DuckDB file (with --table) or a database URL such as
@@ -118,7 +134,8 @@ def audit(where, risk, fmt, k, top, histograms, fail_above, show_sql, jobs, batc
         _emit(_show_sql(**_sql_where(where), p=risk["p"], batch_size=batch_size, jobs=jobs))
         return
     with params.Progress("scanning", quiet) as bar:
-        result = run_audit(**where, **risk, k=k, batch_size=batch_size, jobs=jobs, progress=bar)
+        text = {"all_text": True} if all_text else {}  # (only then: the store records the call's options)
+        result = run_audit(**where, **risk, k=k, batch_size=batch_size, jobs=jobs, progress=bar, **text)
     _emit(render_audit(result, fmt, top=top, histograms=histograms))
     if result.fit is None:
         sys.exit(int(ExitCode.USAGE))
@@ -204,6 +221,10 @@ from qar_sql.cli.records import eliminate_cmd, records_cmd  # noqa: E402
 
 cli.add_command(records_cmd)
 cli.add_command(eliminate_cmd)
+
+from qar_sql.cli.risk import risk_cmd  # noqa: E402
+
+cli.add_command(risk_cmd)
 
 from qar_sql.cli.treat import discover_cmd, whatif_cmd  # noqa: E402
 

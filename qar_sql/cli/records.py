@@ -85,10 +85,20 @@ def write_scores(c, path: str) -> None:
 )
 @click.option(
     "--by",
-    type=click.Choice(["dt", "u_plus", "u_star", "n_unique", "influence"]),
+    type=click.Choice(["dt", "u_plus", "u_star", "n_unique", "influence", "suda"]),
     default="dt",
-    help="Ranking score; ties by key order. 'influence' runs in the database without exact DT (any table size).",
+    help="Ranking score; ties by key order. 'influence' runs in the database without exact DT (any table size); "
+    "'suda' ranks by SUDA score on all the key columns (sdcMicro's suda2).",
 )
+@click.option(
+    "--max-size",
+    type=int,
+    help="With --by suda: minimal sample uniques of up to this many columns (default: all, capped at 5,000 column sets).",
+)
+@params.missing
+@params.sampling_fraction
+@params.population
+@params.all_text
 @click.option(
     "--compare-dt",
     is_flag=True,
@@ -127,6 +137,11 @@ def records_cmd(
     key,
     top,
     by,
+    max_size,
+    missing,
+    sampling_fraction,
+    population,
+    all_text,
     compare_dt,
     refine,
     store,
@@ -150,6 +165,13 @@ def records_cmd(
     if hash_secret_file and not hash_keys:
         raise UsageError("--hash-secret-file goes with --hash-keys")
     secret = hash_secret(hash_secret_file) if hash_keys else None  # refused before any work
+    if by != "suda" and (max_size is not None or missing != "value" or sampling_fraction or population or all_text):
+        raise UsageError("--max-size, --missing, --sampling-fraction, --population and --all-text go with --by suda")
+    if by == "suda":
+        if store is not None or compare_dt or refine:
+            raise UsageError("--by suda ranks by SUDA score: --store, --compare-dt and --refine do not apply")
+        return suda_records(where, key, top, max_size, missing, sampling_fraction, population, all_text,
+                            all_records, output, fmt, jobs, quiet)  # fmt: skip
     if refine and by != "influence":
         raise UsageError(f"--refine goes with --by influence (--by {by} ranks every record exactly already)")
     if by == "influence":
@@ -334,6 +356,39 @@ def eliminate_cmd(where, risk, key, by, step, max_removed, greedy_steps, seed, o
     click.echo("\n".join(lines))
 
 
+def suda_records(where, key, top, max_size, missing, sampling_fraction, population, all_text, all_records, output,
+                 fmt, jobs, quiet):  # fmt: skip
+    """``qar records --by suda``: every record's SUDA and DIS-SUDA score (sdcMicro's suda2)."""
+    from qar_sql.measures.classic import suda, suda_order, write_table
+    from qar_sql.output.risk import suda_dict, suda_text
+
+    with params.Progress("scanning", quiet):
+        result, key_names, keys = suda(
+            **where,
+            key=key,
+            max_size=max_size,
+            missing=missing,
+            sampling_fraction=sampling_fraction,
+            population=population,
+            all_text=all_text,
+            all_keys=bool(output or all_records),
+            jobs=jobs,
+        )
+    order = suda_order(result)
+    if output:
+        data = {name: np.array([keys[r][i] for r in range(result.score.size)]) for i, name in enumerate(key_names)}
+        data.update(suda=result.score, dis_suda=result.dis_score)
+        for k in range(result.max_size):
+            data[f"msu_{k + 1}"] = result.msu_counts[:, k]
+        write_table(data, output, "parquet" if output.lower().endswith(".parquet") else "csv")
+    if fmt == "json":
+        obj = suda_dict(result, keys, order, None if all_records else top)
+        obj["key"] = list(key_names)
+        click.echo(json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False))
+        return
+    click.echo(suda_text(result, keys, key_names, order, top), nl=False)
+
+
 def influence_records(where, risk, key, top, compare_dt, all_records, output, fmt, jobs, quiet, refine=0):
     """``qar records --by influence``: the top records by I(i), ranked in the database."""
     from qar_sql.ranking.influence import influence
@@ -410,7 +465,7 @@ def _write_influence(inf, path, where):
         keys = [(r + 1,) for r in range(inf.audit.rows)]
     else:
         from qar_sql.engines.source import open_source
-        from qar_sql.ranking.records import fetch_keys
+        from qar_sql.pushdown.record_keys import fetch_keys
 
         db, relation = open_source(where["source"], table=where["table"], delimiter=where["delimiter"])
         with db:

@@ -11,24 +11,70 @@ from qar_sql.cli.records import key_option
 
 @click.command("risk")
 @params.source_options
-@click.option("-p", "--p", "p", type=int, envvar="QAR_RISK_P", help="Quasi-identifier size: every set of p key columns (default: all of them, one QI).")
-@click.option("--weight", "-w", envvar="QAR_WEIGHT", help="Column with each record's sampling weight (people it stands for): Fk, the Benedetti–Franconi risk, journalist and marketer risk.")
-@click.option("--sensitive", "-s", multiple=True, callback=params._split, help="Sensitive column(s) for l-diversity and t-closeness, comma-separated; never a key column.")
+@click.option(
+    "-p",
+    "--p",
+    "p",
+    type=int,
+    envvar="QAR_RISK_P",
+    help="Quasi-identifier size: every set of p key columns (default: all of them, one QI).",
+)
+@click.option(
+    "--weight",
+    "-w",
+    envvar="QAR_WEIGHT",
+    help="Column with each record's sampling weight (people it stands for): Fk, the Benedetti–Franconi risk, journalist and marketer risk.",
+)
+@click.option(
+    "--sensitive",
+    "-s",
+    multiple=True,
+    callback=params._split,
+    help="Sensitive column(s) for l-diversity and t-closeness, comma-separated; never a key column.",
+)
 @params.missing
 @params.sampling_fraction
-@click.option("--population", type=click.IntRange(1, None), envvar="QAR_POPULATION", help="Population size (at least the row count), for population uniqueness.")
-@click.option("--risk-threshold", type=float, default=0.2, show_default=True, envvar="QAR_RISK_THRESHOLD", help="A record is at risk when its re-identification probability is above this.")
-@click.option("--l", "l_threshold", type=click.IntRange(1, None), default=2, show_default=True, help="Classes with distinct l-diversity below this fail.")
-@click.option("--t", "t_threshold", type=float, default=0.2, show_default=True, help="Classes farther than this from the table's sensitive distribution fail (t-closeness).")
-@click.option("--per-record", type=click.Path(dir_okay=False), help="Write one row per record (fk, Fk, risk, l_distinct, l_entropy, suda, dis_suda) to this .csv or .parquet file.")
+@params.population
+@click.option(
+    "--risk-threshold",
+    type=float,
+    default=0.2,
+    envvar="QAR_RISK_THRESHOLD",
+    help="A record is at risk when its re-identification probability is above this (default 0.2).",
+)
+@click.option(
+    "--l", "l_threshold", type=int, default=2, help="Classes with distinct l-diversity below this fail (default 2)."
+)
+@click.option(
+    "--t",
+    "t_threshold",
+    type=float,
+    default=0.2,
+    help="Classes farther than this from the table's sensitive distribution fail (t-closeness, default 0.2).",
+)
+@click.option(
+    "--per-record",
+    type=click.Path(dir_okay=False),
+    help="Write one row per record (fk, Fk, risk, l_distinct, l_entropy, suda, dis_suda) to this .csv or .parquet file.",
+)
 @key_option
-@click.option("--suda-max-size", type=click.IntRange(1, None), help="SUDA: minimal sample uniques of up to this many columns (default: all, capped at 5,000 column sets).")
+@click.option(
+    "--suda-max-size",
+    type=int,
+    help="SUDA: minimal sample uniques of up to this many columns (default: all, capped at 5,000 column sets).",
+)
 @params.all_text
 @params.fmt
-@click.option("--top", type=click.IntRange(1, None), default=10, show_default=True, help="QIs listed in text and Markdown (most expected re-identifications first).")
+@click.option(
+    "--top",
+    type=click.IntRange(1, None),
+    default=10,
+    help="QIs listed in text and Markdown, most expected re-identifications first.",
+)
 @params.jobs
 @params.quiet
-def risk_cmd(source, table, columns, exclude, delimiter, p, weight, sensitive, missing, sampling_fraction, population, risk_threshold, l_threshold, t_threshold, per_record, key, suda_max_size, all_text, fmt, top, jobs, quiet):
+def risk_cmd(where, p, weight, sensitive, missing, sampling_fraction, population, risk_threshold, l_threshold,
+             t_threshold, per_record, key, suda_max_size, all_text, fmt, top, jobs, quiet):  # fmt: skip
     """The measures sdcMicro and ARX users report, for every set of p key columns of SOURCE.
 
     k-anonymity counts, sdcMicro's individual risk and expected re-identifications (with
@@ -41,10 +87,21 @@ def risk_cmd(source, table, columns, exclude, delimiter, p, weight, sensitive, m
 
     with params.Progress("measuring", quiet) as bar:
         result = risk(
-            source, table=table, columns=columns, exclude=exclude, p=p, weight=weight, sensitive=sensitive or (),
-            missing=missing, sampling_fraction=sampling_fraction, population=population,
-            risk_threshold=risk_threshold, l_threshold=l_threshold, t_threshold=t_threshold,
-            per_record=per_record, key=key, suda_max_size=suda_max_size, delimiter=delimiter, all_text=all_text,
-            jobs=jobs, progress=bar,
+            **where,
+            p=p,
+            weight=weight,
+            sensitive=sensitive or (),
+            missing=missing,
+            sampling_fraction=sampling_fraction,
+            population=population,
+            risk_threshold=risk_threshold,
+            l_threshold=l_threshold,
+            t_threshold=t_threshold,
+            per_record=per_record,
+            key=key,
+            suda_max_size=suda_max_size,
+            all_text=all_text,
+            jobs=jobs,
+            progress=bar,
         )
     click.echo(render_risk(result, fmt, top=top), nl=False)

@@ -42,6 +42,20 @@ class Relation:
     kind: str  # "csv", "parquet", "table"
     #: SQL for the file order of rows (files only): the default record identity.
     row_order: str | None = None
+    #: CSV files: (column, type) of the columns DuckDB's reader inferred as something other
+    #: than text (numbers, dates, ...), where "1.0" and "1" become one value; empty with
+    #: ``all_text``.
+    inferred: tuple[tuple[str, str], ...] = ()
+
+    def inferred_notes(self, columns) -> list[str]:
+        """One sentence naming the given columns that were read as numbers, dates or times."""
+        typed = [f"{c!r} ({t})" for c, t in self.inferred if c in set(columns)]
+        if not typed:
+            return []
+        return [
+            f"CSV columns read as numbers, dates or times: {', '.join(typed)}; values that read alike "
+            "(such as 1.0 and 1) are then one value. Use --all-text to read every column as text"
+        ]
 
 
 class Database:
@@ -325,9 +339,16 @@ def open_source(
     table: str | None = None,
     delimiter: str | None = None,
     threads: int | None = None,
+    all_text: bool = False,
 ) -> tuple[Database, Relation]:
-    """Connect to ``source`` and describe the relation to audit."""
+    """Connect to ``source`` and describe the relation to audit. ``all_text`` reads every
+    column of a CSV file as text instead of the types DuckDB infers."""
     source = resolve_source(source)
+    if all_text and (is_url(source) or _file_kind(source) != "csv"):
+        raise UsageError(
+            f"--all-text applies to CSV files, whose column types are guessed; {mask_source(source)!r} "
+            "has declared types (cast the columns in a view to compare them as text)"
+        )
     if is_url(source):
         if source.startswith("duckdb:///"):
             return _open_duckdb_file(source[len("duckdb:///") :], table, threads)
@@ -351,15 +372,16 @@ def open_source(
         raise UsageError(f"--table {table!r} does not apply to the {kind.upper()} file {source!r}")
     db = DuckDBDatabase(threads=threads)
     try:
-        relation = _file_relation(db, source, kind, delimiter)
+        relation = _file_relation(db, source, kind, delimiter, all_text)
     except Exception:
         db.close()
         raise
     return db, relation
 
 
-def file_relation_sql(dialect: Dialect, path: str, kind: str, delimiter: str | None) -> str:
-    """DuckDB's reader for a file, with every argument a quoted literal."""
+def file_relation_sql(dialect: Dialect, path: str, kind: str, delimiter: str | None, all_text: bool = False) -> str:
+    """DuckDB's reader for a file, with every argument a quoted literal (``all_text``: every CSV
+    column as VARCHAR)."""
     lit = dialect.literal
     if kind == "parquet":
         return f"read_parquet({lit(path)})"
@@ -368,13 +390,16 @@ def file_relation_sql(dialect: Dialect, path: str, kind: str, delimiter: str | N
         if len(delimiter.encode()) != 1 and delimiter != "\\t":
             raise UsageError(f"--delimiter {delimiter!r} must be one character, e.g. ';' or '\\t'")
         args.append(f"delim = {lit(delimiter)}")
+    if all_text:
+        args.append("all_varchar = true")
     return f"read_csv({', '.join(args)})"
 
 
-def _file_relation(db: DuckDBDatabase, path: str, kind: str, delimiter: str | None) -> Relation:
-    reader = file_relation_sql(db.dialect, path, kind, delimiter)
+def _file_relation(db: DuckDBDatabase, path: str, kind: str, delimiter: str | None, all_text: bool = False) -> Relation:
+    reader = file_relation_sql(db.dialect, path, kind, delimiter, all_text)
     try:
-        cols = tuple(r[0] for r in db.query(f"describe select * from {reader}"))
+        described = db.query(f"describe select * from {reader}")
+        cols = tuple(r[0] for r in described)
     except DatabaseError as exc:
         raise UsageError(f"cannot read {path!r} as {kind.upper()}: {exc}") from exc
     # A file is parsed once into a session temp table (memory, spilling to DuckDB's temp
@@ -382,7 +407,8 @@ def _file_relation(db: DuckDBDatabase, path: str, kind: str, delimiter: str | No
     # order, so the temp table's rowid is the row's position in the file (the default key).
     name = "qar_source"
     db.query(f"create temp table {db.dialect.quote(name)} as select * from {reader}")
-    return Relation(db.dialect.quote(name), path, cols, kind, row_order="rowid")
+    inferred = tuple((str(r[0]), str(r[1])) for r in described if kind == "csv" and str(r[1]) != "VARCHAR")
+    return Relation(db.dialect.quote(name), path, cols, kind, row_order="rowid", inferred=inferred)
 
 
 def _open_duckdb_file(path: str, table: str | None, threads: int | None):

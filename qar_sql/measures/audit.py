@@ -153,6 +153,7 @@ def audit(
     jobs: int = 2,
     threads: int | None = None,
     progress: Progress | None = None,
+    all_text: bool = False,
 ) -> AuditResult:
     """Audit one table: its QaR risk T̂(p, α) over all C(N, p) quasi-identifiers.
 
@@ -165,7 +166,7 @@ def audit(
         raise ParameterError(f"--k {k!r} must be a whole number of at least 2, e.g. 5")
     started = time.perf_counter()
     opts = Options(columns, exclude, p, alpha, pi_u, pwm, jobs, progress)
-    db, relation = open_source(source, table=table, delimiter=delimiter, threads=threads)
+    db, relation = open_source(source, table=table, delimiter=delimiter, threads=threads, all_text=all_text)
     with db:
         label = mask_source(resolve_source(source))
         return audit_relation(db, relation, opts, k=k, batch_size=batch_size, started=started, source=label)
@@ -227,6 +228,7 @@ def audit_relation(
         warnings=tuple(notes + warnings),
         seconds=time.perf_counter() - started,
         k=k,
+        column_notes=tuple(relation.inferred_notes(cols)),
     )
 
 

@@ -33,10 +33,19 @@ from pathlib import Path
 
 import numpy as np
 
+from qar_sql.engines.render import render
+from qar_sql.engines.source import (
+    Database,
+    DuckDBDatabase,
+    Relation,
+    open_source,
+    resolve_source,
+    select_columns,
+)
 from qar_sql.errors import ColumnError, DatabaseError, DataError, ParameterError, UsageError
-from qar_sql.records import ROW_KEY, fetch_keys, patterns_from_words, record_order
-from qar_sql.render import render
-from qar_sql.source import Database, DuckDBDatabase, Relation, mask_url, open_source, resolve_source, select_columns
+from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys, patterns_from_words, record_order
+from qar_sql.pushdown.scan import combinations
+from qar_sql.secrets import mask_source
 from qar_sql.stats import diversity, individual_risk
 from qar_sql.stats import population as popmodels
 from qar_sql.stats import suda as sudastats
@@ -119,6 +128,7 @@ class RiskResult:
     per_record: str | None
     warnings: tuple[str, ...]
     seconds: float
+    column_notes: tuple[str, ...] = ()  # CSV columns read as numbers or dates (see --all-text)
 
     def to_dict(self) -> dict:
         out = asdict(self)
@@ -464,8 +474,7 @@ def risk(
     if per_record is not None:
         _output_kind(str(per_record))
     started = time.perf_counter()
-    kwargs = {"all_text": True} if all_text else {}
-    db, relation = open_source(source, table=table, delimiter=delimiter, **kwargs)
+    db, relation = open_source(source, table=table, delimiter=delimiter, all_text=all_text)
     with db:
         return risk_relation(
             db,
@@ -487,7 +496,7 @@ def risk(
             jobs=jobs,
             progress=progress,
             started=started,
-            source=mask_url(resolve_source(source)),
+            source=mask_source(resolve_source(source)),
         )
 
 
@@ -532,8 +541,6 @@ def risk_relation(
     _check_roles(relation, qi, weight, sensitive)
     n_cols = len(qi)
     p = n_cols if p is None else p
-    from qar_sql.scan import combinations
-
     combos = combinations(n_cols, p)
     types = _column_types(db, relation, [*sensitive, *([weight] if weight else [])])
     if weight:
@@ -657,6 +664,7 @@ def risk_relation(
         per_record=path,
         warnings=tuple(warnings),
         seconds=time.perf_counter() - started,
+        column_notes=tuple(relation.inferred_notes([*qi, *sensitive])),
     )
 
 
@@ -781,6 +789,11 @@ def _suda(db, enc, n_columns, rows, max_size, missing, full_patterns, key_fk, *,
     )
 
 
+def suda_order(result: SudaResult) -> np.ndarray:
+    """Record positions by SUDA score, highest first; ties by key (source) order."""
+    return np.lexsort((np.arange(result.score.size), -result.score))
+
+
 def suda(
     source: str | None = None,
     *,
@@ -794,15 +807,21 @@ def suda(
     population: int | None = None,
     delimiter: str | None = None,
     all_text: bool = False,
+    all_keys: bool = False,
     jobs: int = 2,
 ) -> tuple[SudaResult, tuple[str, ...], dict[int, tuple]]:
     """SUDA and DIS-SUDA of every record on the key columns (``qar records --by suda``):
     (result in source order, key names, {position: key values} of the 1,000 records with the
-    highest scores, ties in key order)."""
-    validate(missing=missing, risk_threshold=0.2, l_threshold=2, t_threshold=0.2,
-             sampling_fraction=sampling_fraction, population=population)
-    kwargs = {"all_text": True} if all_text else {}
-    db, relation = open_source(source, table=table, delimiter=delimiter, **kwargs)
+    highest scores, ties in key order — of every record with ``all_keys``)."""
+    validate(
+        missing=missing,
+        risk_threshold=0.2,
+        l_threshold=2,
+        t_threshold=0.2,
+        sampling_fraction=sampling_fraction,
+        population=population,
+    )
+    db, relation = open_source(source, table=table, delimiter=delimiter, all_text=all_text)
     with db:
         qi = select_columns(relation.columns, columns, exclude)
         if not qi:
@@ -820,21 +839,43 @@ def suda(
         enc = _encode(db, relation, qi, None, order_by)
         try:
             full = _null_patterns(db, enc, len(qi)) if missing == "wildcard" else []
-            spec = _QISpec(0, tuple(range(len(qi))), tuple(f"c{i}" for i in range(len(qi))), _pairs(range(len(qi)), full))
-            data = _fetch(db, render("risk_cells.sql", db.dialect, qis=[spec], sensitive=[], weighted=False,
-                                     encode_sql=enc.encode_sql, encoded=enc.name))
+            spec = _QISpec(
+                0, tuple(range(len(qi))), tuple(f"c{i}" for i in range(len(qi))), _pairs(range(len(qi)), full)
+            )
+            data = _fetch(
+                db,
+                render(
+                    "risk_cells.sql",
+                    db.dialect,
+                    qis=[spec],
+                    sensitive=[],
+                    weighted=False,
+                    encode_sql=enc.encode_sql,
+                    encoded=enc.name,
+                ),
+            )
             k0 = data["kind"] == 0
             order = np.argsort(data["cell"][k0], kind="stable")
             cell_fk = data["y"][k0][order].astype(np.int64)
             fk = cell_fk[_record_cells(db, enc, spec.codes, rows)]
-            result = _suda(db, enc, len(qi), rows, size, missing, full, fk, dis_fraction=_dis_fraction(rows, n_pop),
-                           columns=qi, jobs=jobs)
-            ranked = np.lexsort((np.arange(rows), -result.score))
-            wanted = ranked[: min(rows, 1000)]
+            result = _suda(
+                db,
+                enc,
+                len(qi),
+                rows,
+                size,
+                missing,
+                full,
+                fk,
+                dis_fraction=_dis_fraction(rows, n_pop),
+                columns=qi,
+                jobs=jobs,
+            )
+            wanted = np.arange(rows) if all_keys else suda_order(result)[: min(rows, 1000)]
             if key_names == (ROW_KEY,):
                 keys = {int(r): (int(r) + 1,) for r in wanted}
             else:
-                keys = fetch_keys(db, relation, key, [int(r) for r in wanted])
+                keys = fetch_keys(db, relation, key, None if all_keys else [int(r) for r in wanted])
         finally:
             if enc.temp:
                 db.drop_temp_tables([enc.temp])
@@ -978,6 +1019,7 @@ __all__ = [
     "risk",
     "risk_relation",
     "suda",
+    "suda_order",
     "suda_patterns",
     "validate",
 ]

@@ -60,6 +60,7 @@ def audit_dict(r: AuditResult, *, histograms: bool = False) -> dict[str, Any]:
         "min_class_size": r.min_class_size,
         "qis_with_singletons": sum(q.singletons > 0 for q in r.qis),
         "warnings": list(r.warnings),
+        "column_notes": list(r.column_notes),
         "seconds": r.seconds,
         "qis": [qi_dict(q, r.k, histograms) for q in r.qis],
     }
@@ -106,6 +107,8 @@ def audit_text(r: AuditResult, top: int = 10) -> str:
         )
     if r.warnings:
         lines += ["", "Warnings:"] + [f"  - {w}" for w in r.warnings]
+    if r.column_notes:
+        lines += ["", "Notes:"] + [f"  - {n}" for n in r.column_notes]
     return "\n".join(lines) + "\n"
 
 
@@ -141,6 +144,8 @@ def audit_markdown(r: AuditResult, top: int = 10) -> str:
         lines.append(f"| {q.theta:.6f} | {q.singletons:,} | {q.min_class_size:,} | {q.records_below(r.k):,} | {cols} |")
     if r.warnings:
         lines += ["", "**Warnings**", ""] + [f"- {_md_escape(w)}" for w in r.warnings]
+    if r.column_notes:
+        lines += ["", "**Notes**", ""] + [f"- {_md_escape(n)}" for n in r.column_notes]
     return "\n".join(lines) + "\n"
 
 

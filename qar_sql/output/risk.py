@@ -28,7 +28,10 @@ def _pct(x: float | None) -> str:
 def _lines(q: QIRisk, r: RiskResult) -> list[tuple[str, str]]:
     rows = r.rows
     out = [
-        ("classes", f"{q.classes:,}" + (f" (Σ fk = {q.fk_sum:,} > {rows:,} rows: classes overlap)" if q.fk_sum > rows else "")),
+        (
+            "classes",
+            f"{q.classes:,}" + (f" (Σ fk = {q.fk_sum:,} > {rows:,} rows: classes overlap)" if q.fk_sum > rows else ""),
+        ),
         ("sample uniques", f"{q.sample_uniques:,} ({_pct(q.sample_uniques / rows if rows else None)})"),
         ("records with fk < 2, 3, 5", ", ".join(f"{q.violations[k]:,}" for k in ("2", "3", "5"))),
         ("expected re-identifications", f"{q.expected_reidentifications:,.2f} (global risk {_pct(q.global_risk)})"),
@@ -105,6 +108,7 @@ def risk_text(r: RiskResult, top: int = 10) -> str:
     if r.per_record:
         out.append(f"Per-record values written to {r.per_record}.")
     out += [f"Warning: {w}" for w in r.warnings]
+    out += [f"Note: {n}" for n in r.column_notes]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -115,6 +119,7 @@ def risk_markdown(r: RiskResult, top: int = 10) -> str:
         out += [f"| {label} | {value.replace('|', '/')} |" for label, value in _lines(q, r)]
         out.append("")
     out += [f"> Warning: {w}" for w in r.warnings]
+    out += [f"> Note: {n}" for n in r.column_notes]
     return "\n".join(out).rstrip() + "\n"
 
 

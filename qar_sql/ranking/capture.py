@@ -26,9 +26,9 @@ from qar_sql.engines.source import Database, Relation
 from qar_sql.errors import DatabaseError, DataError
 from qar_sql.measures.audit import Options, audit_relation
 from qar_sql.pushdown import lattice
+from qar_sql.pushdown.record_keys import ROW_KEY
 from qar_sql.pushdown.scan import _QI, assemble, code_type, combinations, histograms, value_frequencies
 from qar_sql.ranking.influence_sql import render_influence
-from qar_sql.ranking.records import ROW_KEY
 
 _counter = itertools.count(1)
 

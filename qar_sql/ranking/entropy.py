@@ -60,7 +60,7 @@ def entropy_scores(
     ``orders`` maps a column to the list of all its values, lowest first (required for text
     columns; allowed for any column, replacing its value order). NULL always sorts first and
     must not be listed. Reads the L × N integer codes in key order (``order_by`` from
-    :func:`qar_sql.ranking.records.record_order`); refuses tables with L × N above
+    :func:`qar_sql.pushdown.record_keys.record_order`); refuses tables with L × N above
     :data:`qar_sql.pushdown.record_codes.MAX_CELLS`. Time grows with L × C(N, p).
     """
     columns = list(columns)

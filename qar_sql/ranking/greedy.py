@@ -303,7 +303,7 @@ def greedy_elimination(
     the current data (ties: smallest r, the earliest in key order) and update.
 
     In memory by nature: reads the L × N integer codes of ``columns`` in key order (``order_by``
-    from :func:`qar_sql.ranking.records.record_order`), as entropy and PLS do, and keeps at most 16
+    from :func:`qar_sql.pushdown.record_keys.record_order`), as entropy and PLS do, and keeps at most 16
     bytes per (record, QI). Refuses (UsageError) when L × C(N, p) is above
     :data:`qar_sql.pushdown.record_codes.MAX_CELLS` (200 million), before reading anything.
     """

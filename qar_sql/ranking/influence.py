@@ -26,10 +26,10 @@ from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, Relation, open_source
 from qar_sql.errors import DataError, ParameterError
 from qar_sql.measures.audit import Options, SourceOptions, audit_relation, split_options
+from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys, key_warnings, record_order
 from qar_sql.pushdown.scan import code_type, scan
 from qar_sql.ranking import capture
 from qar_sql.ranking.influence_sql import render_influence
-from qar_sql.ranking.records import ROW_KEY, fetch_keys, key_warnings, record_order
 from qar_sql.ranking.refine import exact_dt
 from qar_sql.results import AuditResult
 from qar_sql.stats import evt

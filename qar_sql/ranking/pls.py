@@ -172,7 +172,7 @@ def pls_scores(
 ) -> PLSResult:
     """Scores of the PLS predictor of sign(DT) for every record (key order), with its AUC on a
     seeded 75/25 split. ``dt`` is DT per record in key order (``Contributions.dt``);
-    ``order_by`` from :func:`qar_sql.ranking.records.record_order`. Needs ``pip install 'qar-sql[pls]'``."""
+    ``order_by`` from :func:`qar_sql.pushdown.record_keys.record_order`. Needs ``pip install 'qar-sql[pls]'``."""
     _sklearn()  # fail before reading anything
     n_rows = count_rows(db, relation)
     check_size(n_rows, len(columns), "the PLS predictor", "columns")

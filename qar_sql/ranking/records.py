@@ -22,15 +22,14 @@ import numpy as np
 
 from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, Relation, open_source
-from qar_sql.errors import ColumnError, DataError, ParameterError, UsageError
+from qar_sql.errors import DataError, ParameterError
 from qar_sql.measures.audit import Options, SourceOptions, audit_relation, split_options
+from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys, key_warnings, patterns_from_words, record_order
 from qar_sql.pushdown.scan import _QI, Ticker, combinations
 from qar_sql.results import AuditResult
 from qar_sql.stats import contributions as C
 
 _counter = itertools.count(1)
-
-ROW_KEY = "row"  # the key name shown for files without --key (1-based row number)
 
 
 @dataclass(frozen=True)
@@ -79,48 +78,6 @@ class Contributions:
                 "u_plus_u_star": C.correlations(self.u_plus, self.u_star),
             },
         }
-
-
-def record_order(
-    db: Database, relation: Relation, key: Sequence[str] | None, qi_columns
-) -> tuple[list[str], tuple[str, ...]]:
-    """SQL ORDER BY items for key order, and the key's display names. Checks the key."""
-    if key:
-        missing = [k for k in key if k not in relation.columns]
-        if missing:
-            import difflib
-
-            close = difflib.get_close_matches(missing[0], relation.columns, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise ColumnError(f"key column {missing[0]!r} (in --key) not found{hint}")
-        row = db.query(render("key_check.sql", db.dialect, relation=relation.sql, key=list(key)))[0]
-        nulls, dups = int(row[0]), int(row[1])
-        if nulls:
-            raise DataError(
-                f"the key ({', '.join(key)}) is NULL in {nulls} record(s); a record key must "
-                "identify every record: pick non-NULL key columns with --key"
-            )
-        if dups:
-            raise DataError(
-                f"the key ({', '.join(key)}) is not unique: {dups} record(s) repeat a key value; "
-                "add columns to --key until it identifies each record"
-            )
-        return [f"t.{db.dialect.quote(k)}" for k in key], tuple(key)
-    if relation.row_order:
-        return [f"t.{relation.row_order}"], (ROW_KEY,)
-    raise UsageError(
-        f"record-level results need a record key for table {relation.display!r}; "
-        "name its key column(s) with --key (e.g. --key person_id)"
-    )
-
-
-def key_warnings(key: Sequence[str] | None, qi_columns: Sequence[str]) -> list[str]:
-    both = [k for k in (key or ()) if k in qi_columns]
-    return [
-        f"key column {k!r} is also a quasi-identifier column: every QI containing it is a key "
-        f"(every record unique); leave it out with --exclude {k!r}"
-        for k in both
-    ]
 
 
 def fused_scan(
@@ -196,39 +153,6 @@ def fused_scan(
         r, w, bits = (np.array(x, dtype=np.int64) for x in (out_r, out_w, out_b))
     scan_result = assemble(list(columns), p, combos, hist)
     return scan_result, patterns_from_words(scan_result.rows, r, w, bits)
-
-
-def patterns_from_words(n_records: int, r, w, bits) -> C.PatternSet:
-    """Distinct patterns from (record, word, bits) rows — rows of one (r, w) may repeat across
-    batches; their bits are distinct, so adding them is the bitwise or."""
-    r, w, bits = (np.asarray(x, dtype=np.int64) for x in (r, w, bits))
-    if r.size == 0:
-        return C.PatternSet.from_rows(n_records, {}, [])
-    recs, at = np.unique(r, return_inverse=True)
-    words = np.zeros((recs.size, int(w.max()) + 1), dtype=np.int64)
-    np.add.at(words, (at.ravel(), w), bits)
-    distinct, inverse, counts = np.unique(words, axis=0, return_inverse=True, return_counts=True)
-    flags = np.unpackbits(distinct.astype("<i8").view(np.uint8), axis=1, bitorder="little")
-    flags = flags.reshape(distinct.shape[0], distinct.shape[1], 64)[:, :, :62].reshape(distinct.shape[0], -1)
-    qis = (np.zeros(0, dtype=np.int64),) + tuple(np.flatnonzero(row) for row in flags)
-    of_record = np.zeros(n_records, dtype=np.int64)
-    of_record[recs] = inverse.ravel() + 1
-    all_counts = np.concatenate([[n_records - recs.size], counts]).astype(np.int64)
-    return C.PatternSet(qis, all_counts, of_record)
-
-
-def fetch_keys(db: Database, relation: Relation, key: Sequence[str], wanted: Sequence[int] | None) -> dict[int, tuple]:
-    """Key values of records at positions ``wanted`` (all with None)."""
-    if wanted is not None and len(wanted) == 0:
-        return {}
-    sql = render(
-        "record_keys.sql",
-        db.dialect,
-        relation=relation.sql,
-        key=list(key),
-        wanted=None if wanted is None else [int(w) for w in sorted(set(wanted))],
-    )
-    return {int(row[0]): tuple(row[1:]) for row in db.query(sql)}
 
 
 def compute(
