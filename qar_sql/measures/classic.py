@@ -754,10 +754,10 @@ def suda_patterns(
         render("suda_flags.sql", db.dialect, qis=specs[i : i + size], encode_sql=enc.encode_sql, encoded=enc.name)
         for i in range(0, len(specs), size)
     ]
-    r, w, bits = [], [], []
-    for out in db.query_many(statements, jobs=jobs):
-        for a, b, c in out:
-            r.append(int(a)), w.append(int(b)), bits.append(int(c))
+    rows_ = [row for out in db.query_many(statements, jobs=jobs) for row in out]
+    r = [int(a) for a, _, _ in rows_]
+    w = [int(b) for _, b, _ in rows_]
+    bits = [int(c) for _, _, c in rows_]
     # (r, w) rows of different statements hold distinct bits: adding them is the bitwise or.
     return masks, patterns_from_words(
         rows, np.array(r, dtype=np.int64), np.array(w, dtype=np.int64), np.array(bits, dtype=np.int64)
@@ -875,7 +875,7 @@ def suda(
             if key_names == (ROW_KEY,):
                 keys = {int(r): (int(r) + 1,) for r in wanted}
             else:
-                keys = fetch_keys(db, relation, key, None if all_keys else [int(r) for r in wanted])
+                keys = fetch_keys(db, relation, key_names, None if all_keys else [int(r) for r in wanted])
         finally:
             if enc.temp:
                 db.drop_temp_tables([enc.temp])
@@ -978,8 +978,8 @@ def write_table(data: dict[str, np.ndarray], path: str, kind: str) -> None:
     try:
         if kind == "parquet":
             try:
-                import pyarrow as pa  # type: ignore[import-untyped]
-                import pyarrow.parquet as pq  # type: ignore[import-untyped]
+                import pyarrow as pa
+                import pyarrow.parquet as pq
             except ModuleNotFoundError as exc:
                 raise UsageError(
                     f"writing Parquet needs pyarrow, which is not installed; pip install 'qar-sql[parquet]', "

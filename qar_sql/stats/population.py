@@ -41,7 +41,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special, stats  # type: ignore[import-untyped]
+from scipy import special, stats
 
 from qar_sql.errors import ParameterError
 
