@@ -43,7 +43,7 @@ from qar_sql.engines.source import (
     select_columns,
 )
 from qar_sql.errors import ColumnError, DatabaseError, DataError, ParameterError, UsageError
-from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys, patterns_from_words, record_order
+from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys, key_warnings, patterns_from_words, record_order
 from qar_sql.pushdown.scan import combinations
 from qar_sql.secrets import mask_source
 from qar_sql.stats import diversity, individual_risk
@@ -551,7 +551,7 @@ def risk_relation(
     n_pop = None
     if population is not None or sampling_fraction is not None:
         n_pop = popmodels.population_size(rows, population=population, sampling_fraction=sampling_fraction)
-    warnings: list[str] = []
+    warnings: list[str] = key_warnings(key, qi)
     order_by = None
     if per_record is not None:
         order_by, _ = record_order(db, relation, key, qi)
