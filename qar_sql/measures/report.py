@@ -1,0 +1,248 @@
+"""Gather what the HTML report shows (``qar report``, :func:`qar_sql.report`).
+
+The database work happens here, on one connection: the audit and the per-record contributions
+in one fused scan, then the elimination curves; the what-if and the history are their own
+commands' results. Rendering is :mod:`qar_sql.output.html`, from these result objects alone.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from qar_sql.engines.source import open_source, resolve_source
+from qar_sql.errors import ParameterError
+from qar_sql.measures.audit import Options, audit_relation
+from qar_sql.pushdown.scan import Progress
+from qar_sql.results import AuditResult
+from qar_sql.secrets import mask_source, scrub, secret_values
+
+#: The risk above which the report's verdict says "above the threshold" (a policy choice; 0.05
+#: is a common reading of "at most one in twenty re-identifiable"; set your own with --threshold).
+DEFAULT_THRESHOLD = 0.05
+
+
+@dataclass(frozen=True)
+class RecordRow:
+    """One of the top records: its position (1-based, in key order) and, with a secret, its
+    hashed key. The raw key never reaches the report."""
+
+    position: int
+    hashed_key: str | None
+    dt: float | None
+    u_plus: float
+    u_star: float
+    n_unique: int
+
+
+@dataclass(frozen=True)
+class RecordsSummary:
+    key: tuple[str, ...]
+    hashed: bool
+    top: tuple[RecordRow, ...]
+    share_unique_on_no_qi: float
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ReportInputs:
+    """Everything a report shows. ``extra`` holds optional sections by name (``compare``,
+    ``uniqueness``, …): a section is in the report iff its result object is here."""
+
+    audit: AuditResult
+    threshold: float = DEFAULT_THRESHOLD
+    records: RecordsSummary | None = None
+    elimination: Any = None  # qar_sql.ranking.eliminate.Elimination
+    whatif: Any = None  # qar_sql.treat.whatif.WhatIfResult
+    history: Any = None  # qar_sql.compliance.history.History
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    sql: str | None = None
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+    command: str | None = None  # secrets masked
+    created: str = ""
+
+    def to_html(self) -> str:
+        """The report as one self-contained HTML document (:mod:`qar_sql.output.html`)."""
+        from qar_sql.output.html import render_html
+
+        return render_html(self)
+
+
+def masked_command(argv: Sequence[str], extra_secrets: Sequence[str] = ()) -> str:
+    """The command line as typed, with every secret in it masked."""
+    import shlex
+
+    known = [v for a in argv for v in secret_values(a)] + [s for s in extra_secrets if s]
+    return scrub(" ".join(shlex.quote(a) for a in argv), known)
+
+
+def collect(
+    source: str | None = None,
+    *,
+    table: str | None = None,
+    columns: Sequence[str] | None = None,
+    exclude: Sequence[str] | None = None,
+    p: int = 3,
+    alpha: float = 0.01,
+    pi_u: float = 0.05,
+    pwm: str = "plotting",
+    delimiter: str | None = None,
+    k: int = 5,
+    key: Sequence[str] | None = None,
+    top: int = 10,
+    hash_secret: str | None = None,
+    records: bool | None = None,
+    eliminate_step: int | None = None,
+    treatments: str | Path | None = None,
+    store: str | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+    extra: Mapping[str, Any] | None = None,
+    command: str | None = None,
+    jobs: int = 2,
+    progress: Progress | None = None,
+) -> ReportInputs:
+    """Run what the report needs and return it. The records and elimination sections need a
+    record order: ``key`` for a database table, the row order of a file; ``records=None`` adds
+    them when one exists, ``False`` leaves them out (they cost a second pass); ``treatments`` adds the what-if section,
+    ``store`` the history; ``extra`` is passed through (section name → result)."""
+    if not isinstance(threshold, int | float) or not 0.0 <= threshold <= 1.0:
+        raise ParameterError(f"--threshold {threshold!r} must be a risk between 0 and 1, e.g. 0.05")
+    if not isinstance(top, int) or top < 1:
+        raise ParameterError(f"--top {top!r} must be a whole number of at least 1, e.g. 10")
+    started = time.perf_counter()
+    opts = Options(columns, exclude, p, alpha, pi_u, pwm, jobs, progress)
+    opts.validate()
+    resolved = resolve_source(source)
+    label = mask_source(resolved)
+    rec = elim = None
+    db, relation = open_source(source, table=table, delimiter=delimiter)
+    with db:
+        if records is None:
+            records = bool(key) or relation.row_order is not None
+        if records:
+            from qar_sql.ranking import eliminate as E
+            from qar_sql.ranking.records import ROW_KEY, compute, fetch_keys
+
+            contrib, order_by = compute(db, relation, opts, key=key, source=label, started=started)
+            result = contrib.audit
+            order = contrib.order("dt")[:top]
+            keys: dict[int, tuple] = {}
+            if hash_secret and contrib.key != (ROW_KEY,):
+                keys = fetch_keys(db, relation, contrib.key, [int(r) for r in order])
+            rows = []
+            for r in order:
+                hashed = None
+                if hash_secret:
+                    from qar_sql.compliance.store import hash_key
+
+                    kv = keys.get(int(r)) if keys else (int(r) + 1,)
+                    hashed = hash_key(", ".join(map(str, kv)), hash_secret)
+                dt = float(contrib.dt[r])
+                rows.append(
+                    RecordRow(
+                        int(r) + 1,
+                        hashed,
+                        None if dt != dt else dt,
+                        float(contrib.u_plus[r]),
+                        float(contrib.u_star[r]),
+                        int(contrib.n_unique[r]),
+                    )
+                )
+            rec = RecordsSummary(
+                contrib.key,
+                bool(hash_secret),
+                tuple(rows),
+                float(contrib.patterns.counts[0] / contrib.rows),
+                contrib.warnings,
+            )
+            step = eliminate_step or max(1, contrib.rows // 200)
+            kmax = E.parse_max("10%", contrib.rows, step)
+            points = list(range(step, kmax + 1, step))
+            import numpy as np
+
+            distinct = np.array([q.distinct for q in result.qis], dtype=np.int64)
+            curves = {}
+            for name in ("dt", "random"):
+                o = E.ranking_order(
+                    name, contrib, db, relation, result.columns, p, order_by, seed=0, orders=None, aucs={}
+                )
+                emptied = E.emptied_classes(db, relation, result.columns, p, order_by, o, kmax)
+                curves[name] = E.curve(
+                    distinct, contrib.rows, emptied, points, result.risk, alpha=alpha, pi_u=pi_u, pwm=pwm
+                )
+            elim = E.Elimination(result.risk, contrib.rows, step, kmax, curves, seconds=time.perf_counter() - started)
+        else:
+            result = audit_relation(db, relation, opts, k=k, started=started, source=label)
+    if result.k != k:
+        from dataclasses import replace
+
+        result = replace(result, k=k)
+    wi = None
+    if treatments is not None:
+        from qar_sql.treat.whatif import whatif
+
+        wi = whatif(
+            source,
+            treatments=treatments,
+            table=table,
+            columns=result.columns,
+            p=p,
+            alpha=alpha,
+            pi_u=pi_u,
+            pwm=pwm,
+            delimiter=delimiter,
+            jobs=jobs,
+        )
+    hist = None
+    if store is not None:
+        from qar_sql.compliance.history import history
+
+        hist = history(store or None, table=result.table) if result.table else history(store or None)
+    from qar_sql.pushdown.showsql import show_sql
+
+    sql = show_sql(resolved, table=table, columns=result.columns, p=p, delimiter=delimiter, jobs=jobs)
+    parameters = {
+        "source": label,
+        "table": result.table,
+        "columns": list(result.columns),
+        "p": p,
+        "alpha": alpha,
+        "pi_u": pi_u,
+        "pwm": pwm,
+        "k": k,
+        "key": list(key) if key else None,
+        "top": top,
+        "threshold": threshold,
+        "treatments": str(treatments) if treatments is not None else None,
+        "store": mask_source(store) if store else store,
+        "hashed_keys": bool(hash_secret),
+    }
+    secrets = secret_values(resolved) + ([hash_secret] if hash_secret else [])
+    return ReportInputs(
+        audit=result,
+        threshold=float(threshold),
+        records=rec,
+        elimination=elim,
+        whatif=wi,
+        history=hist,
+        extra=dict(extra or {}),
+        sql=scrub(sql, secrets),
+        parameters=parameters,
+        command=scrub(command, secrets) if command else None,
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+
+
+def report(source: str | None = None, *, output: str | Path | None = None, **options: Any) -> ReportInputs:
+    """Build the HTML report of ``source`` (keywords as :func:`collect`); write it to ``output``
+    when given. ``.to_html()`` of the result renders it again, from the results alone."""
+    inputs = collect(source, **options)
+    if output is not None:
+        from qar_sql.output.html import write_html
+
+        write_html(inputs, str(output))
+    return inputs

@@ -1,0 +1,159 @@
+"""Plots for the HTML report, drawn by matplotlib and returned as inline SVG text.
+
+Each function returns one ``<svg>`` element (no XML prolog, no metadata block, no external
+reference) so the report stays one self-contained file. matplotlib is the optional extra
+``qar-sql[plot]``; without it the report has the tables and a note instead of the figures.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from qar_sql.errors import UsageError
+from qar_sql.stats import evt
+
+_PROLOG = re.compile(r"<\?xml[^>]*\?>\s*|<!DOCTYPE[^>]*>\s*|<metadata>.*?</metadata>\s*", re.DOTALL)
+
+
+def _plt():
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")  # files only; never open a window
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise UsageError("the report's figures need matplotlib; install it with: pip install 'qar-sql[plot]'") from exc
+    return plt
+
+
+def available() -> bool:
+    try:
+        _plt()
+    except UsageError:
+        return False
+    return True
+
+
+def _svg(fig, name: str, label: str) -> str:
+    """The figure as an inline ``<svg>`` with a text alternative (role=img, aria-label, <title>)."""
+    plt = _plt()
+    buf = io.StringIO()
+    # A salt per figure: matplotlib derives element ids from it, and several SVGs share one page.
+    with plt.rc_context({"svg.hashsalt": f"qar-{name}", "svg.fonttype": "none"}):
+        fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
+    plt.close(fig)
+    text = _PROLOG.sub("", buf.getvalue()).strip()
+    esc = label.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
+    text = text.replace("<svg ", f'<svg role="img" aria-label="{esc}" ', 1)
+    return re.sub(r"(<svg[^>]*>)", rf"\1<title>{esc}</title>", text, count=1)
+
+
+def _fig(plt, width=6.4, height=3.4):
+    fig, ax = plt.subplots(figsize=(width, height))
+    ax.spines[["top", "right"]].set_visible(False)
+    return fig, ax
+
+
+def exceedances(theta: np.ndarray, rows: int, u: float) -> np.ndarray:
+    """The clipped θ strictly above u, as the tail fit uses them (evt.qar_risk)."""
+    t = evt.clip_theta(np.asarray(theta, dtype=float), rows)
+    return np.sort(t[t > u])
+
+
+def theta_distribution(
+    theta: np.ndarray, rows: int, u: float | None, xi: float | None, beta: float | None, pi_u: float, label: str
+) -> str:
+    """Histogram of θ with the threshold u and, above it, the fitted GPD tail's density
+    (on the θ scale: logit θ − logit u ~ GPD(ξ, β), scaled to the share π_u above u)."""
+    plt = _plt()
+    fig, ax = _fig(plt)
+    theta = np.asarray(theta, dtype=float)
+    bins = min(60, max(10, int(np.sqrt(theta.size))))
+    counts, edges, _ = ax.hist(theta, bins=bins, density=True, color="#9db7d5", edgecolor="white", label="θ of the QIs")
+    if u is not None:
+        ax.axvline(u, color="#b2182b", linestyle="--", linewidth=1.2, label=f"threshold u = {u:.4g}")
+        if xi is not None and beta is not None and beta > 0:
+            hi = float(theta.max())
+            if hi > u:
+                x = np.linspace(u, hi, 200)[1:]
+                xc = np.clip(x, 1e-12, 1 - 1e-12)
+                y = np.log(xc / (1 - xc)) - np.log(u / (1 - u))  # the excess on the logit scale
+                with np.errstate(all="ignore"):
+                    if abs(xi) < 1e-9:
+                        dens = np.exp(-y / beta) / beta
+                    else:
+                        dens = (1 + xi * y / beta) ** (-1 / xi - 1) / beta
+                    dens = np.where(np.isfinite(dens), dens, 0.0) / (xc * (1 - xc)) * pi_u
+                ax.plot(x, dens, color="#b2182b", linewidth=1.6, label="fitted GPD tail")
+    ax.set_xlabel("θ = distinct combinations / rows")
+    ax.set_ylabel("density")
+    ax.legend(frameon=False, fontsize=8)
+    return _svg(fig, "theta", label)
+
+
+def mean_excess(exc: np.ndarray, u: float, label: str) -> str:
+    """Mean-excess plot of the exceedances on the logit scale: for each exceedance taken as a
+    threshold, the mean of the excesses above it. Roughly straight means a GPD fits."""
+    plt = _plt()
+    fig, ax = _fig(plt)
+    y = np.sort(np.log(exc / (1 - exc)) - np.log(u / (1 - u)))
+    if y.size >= 2:
+        ts = y[:-1]
+        me = np.array([np.mean(y[y > t] - t) for t in ts])
+        ax.plot(ts, me, "o", color="#2166ac", markersize=3)
+    ax.set_xlabel("threshold on logit θ − logit u")
+    ax.set_ylabel("mean excess")
+    return _svg(fig, "mean-excess", label)
+
+
+def qq(exc: np.ndarray, u: float, xi: float, beta: float, label: str) -> str:
+    """QQ plot of the exceedances (logit scale) against the fitted GPD's quantiles."""
+    plt = _plt()
+    fig, ax = _fig(plt, 4.2, 3.4)
+    y = np.sort(np.log(exc / (1 - exc)) - np.log(u / (1 - u)))
+    n = y.size
+    q = (np.arange(1, n + 1) - 0.5) / n
+    model = beta * np.log1p(-q) * -1 if abs(xi) < 1e-9 else beta / xi * ((1 - q) ** (-xi) - 1)
+    ax.plot(model, y, "o", color="#2166ac", markersize=3)
+    lim = [0, float(max(model.max(initial=0), y.max(initial=0)))]
+    ax.plot(lim, lim, color="#777777", linewidth=0.8)
+    ax.set_xlabel("fitted GPD quantile")
+    ax.set_ylabel("observed excess")
+    return _svg(fig, "qq", label)
+
+
+def class_sizes(pairs: Sequence[tuple[int, int]], k: int, label: str) -> str:
+    """Records by equivalence-class size (summed over the given QIs), classes below k marked."""
+    plt = _plt()
+    fig, ax = _fig(plt)
+    sizes = np.array([s for s, _ in pairs], dtype=float)
+    records = np.array([s * n for s, n in pairs], dtype=float)
+    colors = ["#b2182b" if s < k else "#9db7d5" for s in sizes]
+    ax.bar(np.arange(len(sizes)), records, color=colors)
+    ticks = np.arange(len(sizes))
+    step = max(1, len(ticks) // 12)
+    ax.set_xticks(ticks[::step], [f"{int(s)}" for s in sizes[::step]])
+    ax.set_xlabel(f"class size (red: below k = {k})")
+    ax.set_ylabel("records")
+    return _svg(fig, "class-sizes", label)
+
+
+def curves(
+    series: dict[str, Sequence[tuple[float, float | None]]], xlabel: str, ylabel: str, name: str, label: str
+) -> str:
+    """Line plot of named (x, y) series; None y values are gaps."""
+    plt = _plt()
+    fig, ax = _fig(plt)
+    for key, pts in series.items():
+        xs = [x for x, _ in pts]
+        ys = [np.nan if y is None else y for _, y in pts]
+        ax.plot(xs, ys, marker="o", markersize=3, linewidth=1.4, label=key)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if len(series) > 1:
+        ax.legend(frameon=False, fontsize=8)
+    return _svg(fig, name, label)

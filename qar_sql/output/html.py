@@ -1,0 +1,336 @@
+"""The HTML report: one self-contained, offline file rendered from ``templates/report/``.
+
+Rendering reads only result objects (:class:`~qar_sql.measures.report.ReportInputs`), never the
+database, so a stored run can be rendered again. Sections are a registry (:data:`SECTIONS`): each
+has a builder that returns its template context, or None when its input is absent — a section is
+in the page iff its result object is given. Optional sections other helpers add (``compare``,
+``uniqueness``) are found in ``inputs.extra`` by name; :func:`register_section` replaces the
+generic rendering of such a section with a dedicated builder and template.
+
+Every number shown is also in the JSON block at the end; each shown number carries
+``data-qar="path.in.json"`` so tests (and readers) can check the page against the JSON.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import math
+import platform
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import jinja2
+from markupsafe import Markup, escape
+
+from qar_sql.engines.render import templates_dir
+from qar_sql.measures.report import ReportInputs
+from qar_sql.output import figures
+from qar_sql.output.formats import _num, audit_dict
+from qar_sql.version import __version__
+
+
+@dataclass(frozen=True)
+class Section:
+    name: str  # the element id and the key of its numbers in the JSON block
+    title: str
+    template: str  # under templates/report/sections/
+    build: Callable[[ReportInputs, dict], dict | None]  # (inputs, numbers) → context, or None: absent
+
+
+def fmt(x: Any) -> str:
+    """How a number is shown: floats to 6 significant digits, ints whole, None as a dash."""
+    if x is None:
+        return "—"
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, int):
+        return str(x)
+    if isinstance(x, float):
+        return "—" if not math.isfinite(x) else f"{x:.6g}"
+    return str(x)
+
+
+def lookup(numbers: Mapping[str, Any], path: str) -> Any:
+    """The value at a dotted path (list indexes as numbers) of the JSON block."""
+    cur: Any = numbers
+    for part in path.split("."):
+        cur = cur[int(part)] if isinstance(cur, list) else cur[part]
+    return cur
+
+
+def _plain(obj: Any) -> Any:
+    """A result object as JSON-ready data: to_dict() when it has one, else its dataclass fields."""
+    if hasattr(obj, "to_dict"):
+        obj = obj.to_dict()
+    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        obj = dataclasses.asdict(obj)
+    if isinstance(obj, Mapping):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_plain(v) for v in obj]
+    if isinstance(obj, float):
+        return _num(obj)
+    if hasattr(obj, "tolist"):
+        return obj.tolist()
+    if obj is None or isinstance(obj, str | int | bool):
+        return obj
+    return str(obj)
+
+
+# --------------------------------------------------------------------------------------------
+# Section builders: (inputs, numbers) → template context; each writes its numbers into `numbers`.
+
+
+def _summary(inp: ReportInputs, numbers: dict) -> dict:
+    a = inp.audit
+    risk = a.risk
+    verdict = None if risk is None else ("above" if risk > inp.threshold else "at or below")
+    numbers["summary"] = {
+        "threshold": inp.threshold,
+        "verdict": verdict,
+        "created": inp.created,
+        "qar_sql_version": __version__,
+        "python_version": platform.python_version(),
+    }
+    return {"a": a, "verdict": verdict}
+
+
+def _theta(inp: ReportInputs, numbers: dict) -> dict:
+    a = inp.audit
+    f = a.fit
+    fig_theta = fig_diag = None
+    exc_n = 0
+    if figures.available():
+        fig_theta = figures.theta_distribution(
+            a.theta,
+            a.rows,
+            f.u if f else None,
+            f.xi if f else None,
+            f.beta if f else None,
+            a.pi_u,
+            f"Histogram of θ over the {a.n_qi} quasi-identifiers"
+            + (f", threshold u = {f.u:.4g} and the fitted GPD tail above it" if f else ""),
+        )
+        if f:
+            exc = figures.exceedances(a.theta, a.rows, f.u)
+            exc_n = int(exc.size)
+            if exc.size >= 3:
+                fig_diag = figures.qq(
+                    exc,
+                    f.u,
+                    f.xi,
+                    f.beta,
+                    f"QQ plot of the {exc.size} exceedances of u against the fitted GPD; "
+                    "points near the diagonal mean the tail model fits",
+                )
+    return {
+        "a": a,
+        "f": f,
+        "fig_theta": fig_theta,
+        "fig_diag": fig_diag,
+        "exc_n": exc_n,
+        "figures": figures.available(),
+    }
+
+
+def _qis(inp: ReportInputs, numbers: dict) -> dict:
+    a = inp.audit
+    order = {q.index: i for i, q in enumerate(a.qis)}
+    top = [(order[q.index], q) for q in a.riskiest(10)]
+    return {"a": a, "top": top}
+
+
+def _kanon(inp: ReportInputs, numbers: dict) -> dict:
+    a = inp.audit
+    order = {q.index: i for i, q in enumerate(a.qis)}
+    total: dict[int, int] = {}
+    for q in a.qis:
+        for s, n in q.class_sizes:
+            total[s] = total.get(s, 0) + n
+    below = sorted(a.qis, key=lambda q: (-q.records_below(a.k), q.index))[:15]
+    fig = None
+    if figures.available() and total:
+        fig = figures.class_sizes(
+            sorted(total.items()),
+            a.k,
+            f"Records by equivalence-class size, summed over the {a.n_qi} quasi-identifiers; "
+            f"classes smaller than k = {a.k} in red",
+        )
+    return {"a": a, "below": [(order[q.index], q) for q in below], "fig": fig}
+
+
+def _records(inp: ReportInputs, numbers: dict) -> dict | None:
+    r = inp.records
+    if r is None:
+        return None
+    numbers["records"] = _plain(r)
+    fig = None
+    e = inp.elimination
+    if e is not None:
+        numbers["elimination"] = _plain(e)
+        if figures.available():
+            fig = figures.curves(
+                {k: [(p.removed, p.risk) for p in pts] for k, pts in e.curves.items()},
+                "records removed",
+                "T̂ of the rest",
+                "elimination",
+                "Elimination curves: the risk T̂ of the table after removing the riskiest records by DT, "
+                "against removing records at random",
+            )
+    return {"r": r, "e": e, "fig": fig}
+
+
+def _whatif(inp: ReportInputs, numbers: dict) -> dict | None:
+    if inp.whatif is None:
+        return None
+    from qar_sql.treat.whatif import whatif_dict
+
+    numbers["whatif"] = whatif_dict(inp.whatif)
+    return {"w": inp.whatif}
+
+
+def _history(inp: ReportInputs, numbers: dict) -> dict | None:
+    h = inp.history
+    if h is None:
+        return None
+    from qar_sql.compliance.history import history_dict
+
+    numbers["history"] = history_dict(h)
+    fig = None
+    points = {s.label: [(i + 1, pt.risk) for i, pt in enumerate(s.points)] for s in h.series}
+    if figures.available() and any(len(v) > 1 for v in points.values()):
+        fig = figures.curves(points, "run", "T̂", "history", "T̂ over the past runs recorded in the results store")
+    return {"h": h, "fig": fig}
+
+
+def _extra(name: str) -> Callable[[ReportInputs, dict], dict | None]:
+    """The generic builder of an optional section: the result object's fields as a table."""
+
+    def build(inp: ReportInputs, numbers: dict) -> dict | None:
+        if name not in inp.extra:
+            return None
+        data = _plain(inp.extra[name])
+        numbers[name] = data
+        scalars = {k: v for k, v in data.items() if not isinstance(v, dict | list)} if isinstance(data, dict) else {}
+        return {"name": name, "scalars": scalars}
+
+    return build
+
+
+def _repro(inp: ReportInputs, numbers: dict) -> dict:
+    numbers["parameters"] = dict(inp.parameters)
+    return {"inp": inp}
+
+
+SECTIONS: list[Section] = [
+    Section("summary", "Summary", "summary.html", _summary),
+    Section("theta", "How identifying the column combinations are", "theta.html", _theta),
+    Section("qis", "The riskiest quasi-identifiers", "qis.html", _qis),
+    Section("kanonymity", "k-anonymity", "kanonymity.html", _kanon),
+    Section("records", "The records that carry the risk", "records.html", _records),
+    Section("whatif", "What if the table were treated", "whatif.html", _whatif),
+    # Hooks for the compare and uniqueness issues: present iff inputs.extra has the key; their
+    # helpers replace the generic table with register_section(Section(...)).
+    Section("compare", "Original vs treated", "extra.html", _extra("compare")),
+    Section("uniqueness", "Uniqueness probability", "extra.html", _extra("uniqueness")),
+    Section("history", "History", "history.html", _history),
+    Section("reproducibility", "Reproducibility", "reproducibility.html", _repro),
+]
+
+
+def register_section(section: Section, *, before: str = "history") -> None:
+    """Add a section, or replace the one of the same name (e.g. a dedicated ``compare``)."""
+    names = [s.name for s in SECTIONS]
+    if section.name in names:
+        SECTIONS[names.index(section.name)] = section
+    else:
+        SECTIONS.insert(names.index(before), section)
+
+
+_SQL_TOKENS = re.compile(
+    r"(?P<cm>--[^\n]*)|(?P<st>'(?:[^']|'')*')|(?P<id>\"(?:[^\"]|\"\")*\")|"
+    r"(?P<kw>\b(?:select|from|where|group|by|order|with|as|union|all|count|distinct|sum|case|when|then|else|end|"
+    r"and|or|not|null|is|in|on|join|left|create|temp|table|having|over|partition|cast|coalesce|min|max)\b)",
+    re.IGNORECASE,
+)
+
+
+#: A list of numbers (class-size pairs, column lists) indented one item per line: put on one line.
+_INNER_LIST = re.compile(r"\[[^\[\]{}]*\]")
+
+
+def highlight_sql(sql: str) -> Markup:
+    """SQL with comments, strings and keywords wrapped in spans (escaped; no script, CSS only)."""
+    out, pos = [], 0
+    for m in _SQL_TOKENS.finditer(sql):
+        out.append(escape(sql[pos : m.start()]))
+        kind = m.lastgroup
+        text = escape(m.group(0))
+        out.append(text if kind == "id" else Markup('<span class="{}">{}</span>').format(kind, text))
+        pos = m.end()
+    out.append(escape(sql[pos:]))
+    return Markup("").join(out)
+
+
+@functools.lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir() / "report")),
+        undefined=jinja2.StrictUndefined,
+        autoescape=True,  # every value from the data (column names, sources) is escaped
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["fmt"] = fmt
+    env.filters["sqlhl"] = highlight_sql
+    return env
+
+
+def render_html(inp: ReportInputs) -> str:
+    """The report as one HTML document."""
+    numbers: dict[str, Any] = {"audit": audit_dict(inp.audit, histograms=True)}
+    env = environment()
+
+    def num(path: str, value: Any = None) -> Markup:
+        """A number from the JSON block, marked with its path."""
+        v = lookup(numbers, path) if value is None else value
+        return Markup('<span class="num" data-qar="{}">{}</span>').format(path, fmt(v))
+
+    env.globals["num"] = num
+    built = []
+    for s in SECTIONS:
+        ctx = s.build(inp, numbers)
+        if ctx is not None:
+            built.append((s, ctx))
+    payload = _INNER_LIST.sub(
+        lambda m: re.sub(r"\s+", " ", m.group(0)).replace("[ ", "[").replace(" ]", "]"),
+        json.dumps(numbers, indent=1, ensure_ascii=False, allow_nan=False, default=str),
+    )
+    common = {"inp": inp, "version": __version__, "numbers_pretty": payload}
+    bodies = [
+        (s, Markup(env.get_template(f"sections/{s.template}").render(section=s, **{**common, **ctx})))
+        for s, ctx in built
+    ]
+    return env.get_template("report.html").render(
+        inp=inp,
+        a=inp.audit,
+        sections=bodies,
+        version=__version__,
+    )
+
+
+def write_html(inp: ReportInputs, path: str) -> None:
+    from qar_sql.errors import UsageError
+
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(render_html(inp))
+    except OSError as exc:
+        raise UsageError(f"cannot write the report to {path!r}: {exc.strerror}; choose another -o path") from exc
+
+
+__all__ = ["SECTIONS", "Section", "register_section", "render_html", "write_html", "fmt", "lookup", "escape"]
