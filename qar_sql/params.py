@@ -74,6 +74,15 @@ delimiter = click.option(
     "--delimiter", envvar="QAR_DELIMITER", help="CSV delimiter (detected by default), e.g. ';' or '\\t'."
 )
 fmt = click.option("--format", "-f", "fmt", type=click.Choice(FORMATS), default="text", help="Output format.")
+#: --format for the commands that also write the HTML report (docs/report.md) to stdout.
+fmt_html = click.option(
+    "--format",
+    "-f",
+    "fmt",
+    type=click.Choice((*FORMATS, "html")),
+    default="text",
+    help="Output format; html is the self-contained report (docs/report.md).",
+)
 quiet = click.option("--quiet", "-q", is_flag=True, envvar="QAR_QUIET", help="No progress bar on stderr.")
 jobs = click.option(
     "--jobs",

@@ -81,7 +81,7 @@ def _sql_where(where: dict) -> dict:
 @cli.command()
 @params.source_options
 @params.risk_options
-@params.fmt
+@params.fmt_html
 @params.k
 @click.option(
     "--top",
@@ -136,7 +136,19 @@ def audit(
     with params.Progress("scanning", quiet) as bar:
         text = {"all_text": True} if all_text else {}  # (only then: the store records the call's options)
         result = run_audit(**where, **risk, k=k, batch_size=batch_size, jobs=jobs, progress=bar, **text)
-    _emit(render_audit(result, fmt, top=top, histograms=histograms))
+    if fmt == "html":
+        from qar_sql.measures.report import audit_inputs, masked_command
+
+        inputs = audit_inputs(
+            result,
+            where,
+            threshold=0.05 if fail_above is None else fail_above,
+            command=masked_command(["qar", *sys.argv[1:]]),
+            jobs=jobs,
+        )
+        _emit(inputs.to_html())
+    else:
+        _emit(render_audit(result, fmt, top=top, histograms=histograms))
     if result.fit is None:
         sys.exit(int(ExitCode.USAGE))
     if fail_above is not None and result.risk > fail_above:
@@ -230,6 +242,10 @@ from qar_sql.cli.treat import discover_cmd, whatif_cmd  # noqa: E402
 
 cli.add_command(discover_cmd)
 cli.add_command(whatif_cmd)
+
+from qar_sql.cli.report import report_cmd  # noqa: E402
+
+cli.add_command(report_cmd)
 
 from qar_sql.cli.compliance import register as _register_store_commands  # noqa: E402
 

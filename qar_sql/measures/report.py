@@ -202,25 +202,17 @@ def collect(
         from qar_sql.compliance.history import history
 
         hist = history(store or None, table=result.table) if result.table else history(store or None)
-    from qar_sql.pushdown.showsql import show_sql
-
-    sql = show_sql(resolved, table=table, columns=result.columns, p=p, delimiter=delimiter, jobs=jobs)
-    parameters = {
-        "source": label,
-        "table": result.table,
-        "columns": list(result.columns),
-        "p": p,
-        "alpha": alpha,
-        "pi_u": pi_u,
-        "pwm": pwm,
-        "k": k,
-        "key": list(key) if key else None,
-        "top": top,
-        "threshold": threshold,
-        "treatments": str(treatments) if treatments is not None else None,
-        "store": mask_source(store) if store else store,
-        "hashed_keys": bool(hash_secret),
-    }
+    sql = _sql(resolved, table, result, delimiter, jobs)
+    parameters = _parameters(
+        result,
+        table,
+        key=list(key) if key else None,
+        top=top,
+        threshold=threshold,
+        treatments=str(treatments) if treatments is not None else None,
+        store=mask_source(store) if store else store,
+        hashed_keys=bool(hash_secret),
+    )
     secrets = secret_values(resolved) + ([hash_secret] if hash_secret else [])
     return ReportInputs(
         audit=result,
@@ -230,11 +222,59 @@ def collect(
         whatif=wi,
         history=hist,
         extra=dict(extra or {}),
-        sql=scrub(sql, secrets),
+        sql=scrub(sql, secrets) if sql else None,
         parameters=parameters,
         command=scrub(command, secrets) if command else None,
         created=datetime.now(UTC).isoformat(timespec="seconds"),
     )
+
+
+def audit_inputs(
+    result: AuditResult,
+    where: Mapping[str, Any],
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+    command: str | None = None,
+    jobs: int = 2,
+) -> ReportInputs:
+    """The report of an audit already run (``qar audit --format html``): the audit's sections
+    and the reproducibility block, nothing that needs another pass."""
+    source = where.get("source")
+    resolved = resolve_source(source)
+    sql = _sql(resolved, where.get("table"), result, where.get("delimiter"), jobs)
+    secrets = secret_values(resolved)
+    return ReportInputs(
+        audit=result,
+        threshold=float(threshold),
+        sql=scrub(sql, secrets) if sql else None,
+        parameters=_parameters(result, where.get("table"), threshold=threshold),
+        command=scrub(command, secrets) if command else None,
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+
+
+def _sql(resolved: str, table, result: AuditResult, delimiter, jobs) -> str | None:
+    from qar_sql.errors import QarError
+    from qar_sql.pushdown.showsql import show_sql
+
+    try:
+        return show_sql(resolved, table=table, columns=result.columns, p=result.p, delimiter=delimiter, jobs=jobs)
+    except QarError:  # e.g. a dialect show_sql cannot render offline: the report says so
+        return None
+
+
+def _parameters(result: AuditResult, table, **more: Any) -> dict[str, Any]:
+    return {
+        "source": result.source,
+        "table": result.table or table,
+        "columns": list(result.columns),
+        "p": result.p,
+        "alpha": result.alpha,
+        "pi_u": result.pi_u,
+        "pwm": result.pwm,
+        "k": result.k,
+        **more,
+    }
 
 
 def report(source: str | None = None, *, output: str | Path | None = None, **options: Any) -> ReportInputs:
