@@ -95,7 +95,7 @@ def uniqueness_hook(where: dict, risk: dict, group_size: int):
     """HOOK for the uniqueness issue: the result object of the uniqueness measure for
     ``--group-size``; it lands in the report's ``uniqueness`` section."""
     try:
-        from qar_sql.measures.uniqueness import uniqueness  # type: ignore[import-not-found]
+        from qar_sql.measures.uniqueness import uniqueness
     except ImportError:
         raise UsageError(
             "--group-size needs the uniqueness measure, which this version of qar-sql does not have yet; "

@@ -139,7 +139,7 @@ def collect(
                 if hash_secret:
                     from qar_sql.compliance.store import hash_key
 
-                    kv = keys.get(int(r)) if keys else (int(r) + 1,)
+                    kv = keys.get(int(r), (int(r) + 1,))
                     hashed = hash_key(", ".join(map(str, kv)), hash_secret)
                 dt = float(contrib.dt[r])
                 rows.append(
@@ -165,16 +165,16 @@ def collect(
             import numpy as np
 
             distinct = np.array([q.distinct for q in result.qis], dtype=np.int64)
+            risk0 = result.risk
+            assert risk0 is not None  # compute() refuses a table without a tail
             curves = {}
             for name in ("dt", "random"):
                 o = E.ranking_order(
                     name, contrib, db, relation, result.columns, p, order_by, seed=0, orders=None, aucs={}
                 )
                 emptied = E.emptied_classes(db, relation, result.columns, p, order_by, o, kmax)
-                curves[name] = E.curve(
-                    distinct, contrib.rows, emptied, points, result.risk, alpha=alpha, pi_u=pi_u, pwm=pwm
-                )
-            elim = E.Elimination(result.risk, contrib.rows, step, kmax, curves, seconds=time.perf_counter() - started)
+                curves[name] = E.curve(distinct, contrib.rows, emptied, points, risk0, alpha=alpha, pi_u=pi_u, pwm=pwm)
+            elim = E.Elimination(risk0, contrib.rows, step, kmax, curves, seconds=time.perf_counter() - started)
         else:
             result = audit_relation(db, relation, opts, k=k, started=started, source=label)
     if result.k != k:
@@ -201,7 +201,15 @@ def collect(
     if store is not None:
         from qar_sql.compliance.history import history
 
-        hist = history(store or None, table=result.table) if result.table else history(store or None)
+        from qar_sql.compliance.history import History
+        from qar_sql.errors import UsageError
+
+        try:
+            hist = history(store or None, table=result.table) if result.table else history(store or None)
+        except UsageError as exc:  # no earlier runs of this table: the section says so
+            if "no runs of table" not in str(exc):
+                raise
+            hist = History(mask_source(store) if store else "the default store", ())
     sql = _sql(resolved, table, result, delimiter, jobs)
     parameters = _parameters(
         result,

@@ -19,7 +19,7 @@ import json
 import math
 import platform
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -201,7 +201,9 @@ def _history(inp: ReportInputs, numbers: dict) -> dict | None:
 
     numbers["history"] = history_dict(h)
     fig = None
-    points = {s.label: [(i + 1, pt.risk) for i, pt in enumerate(s.points)] for s in h.series}
+    points: dict[str, Sequence[tuple[float, float | None]]] = {
+        s.label: [(i + 1.0, pt.risk) for i, pt in enumerate(s.points)] for s in h.series
+    }
     if figures.available() and any(len(v) > 1 for v in points.values()):
         fig = figures.curves(points, "run", "T̂", "history", "T̂ over the past runs recorded in the results store")
     return {"h": h, "fig": fig}

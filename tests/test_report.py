@@ -1,0 +1,287 @@
+"""The HTML report (``qar report``, ``qar audit --format html``): valid HTML, sections present iff
+their input is given, no secret in the file, the numbers on the page equal the JSON block and
+an independent computation, and the page opened in a real headless Chromium."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import html5lib
+import pytest
+
+import qar_sql
+from qar_sql.demo import DEMO_COLUMNS, write_population
+from qar_sql.measures.report import ReportInputs
+from qar_sql.output.html import fmt, lookup, render_html
+from tests.conftest import IN_CI, PG_URL, Loader
+
+REPO = Path(__file__).resolve().parents[1]
+COLUMNS = list(DEMO_COLUMNS[:9])  # 84 QIs of p = 3; with π_u = 0.1 a tail of about 8
+RISK = {"p": 3, "pi_u": 0.1}
+OPTIONAL = ("records", "whatif", "compare", "uniqueness", "history")
+TREATMENTS = """
+qid = ["age", "sex", "postcode"]
+[treatments.age_10y]
+column = "age"
+kind = "bands"
+width = 10
+"""
+
+
+@dataclasses.dataclass(frozen=True)
+class _Stand:
+    """A stand-in result for the compare/uniqueness hooks (their own result types come from
+    other issues); the generic section renders any dataclass."""
+
+    risk_before: float
+    risk_after: float
+    rows: int
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory) -> dict:
+    """The demo population (3,000 people), a treatments file and a store with two past runs."""
+    d = tmp_path_factory.mktemp("report")
+    path = str(d / "demo.duckdb")
+    con = duckdb.connect(path)
+    write_population(con, "population", n=3000, seed=7)
+    con.close()
+    (d / "t.toml").write_text(TREATMENTS)
+    store = str(d / "store.duckdb")
+    from qar_sql.compliance.store import recorded_audit
+
+    for _ in range(2):
+        recorded_audit(store, path, table="population", columns=COLUMNS, **RISK)
+    full = qar_sql.report(
+        path,
+        table="population",
+        columns=COLUMNS,
+        **RISK,
+        key=["person_id"],
+        treatments=str(d / "t.toml"),
+        store=store,
+        extra={"compare": _Stand(0.9, 0.4, 3000), "uniqueness": _Stand(0.5, 0.25, 3000)},
+        command="qar report demo.duckdb -t population",
+    )
+    return {"dir": d, "path": path, "store": store, "full": full, "html": full.to_html()}
+
+
+def parse(html: str):
+    """html5lib's strict parser: any parse error raises."""
+    parser = html5lib.HTMLParser(strict=True, namespaceHTMLElements=False)
+    return parser.parse(html)
+
+
+def numbers(doc) -> dict:
+    return json.loads("".join(doc.find(".//pre[@id='qar-numbers']").itertext()))
+
+
+def svgs(doc) -> list:
+    return [e for e in doc.iter() if isinstance(e.tag, str) and e.tag.rsplit("}", 1)[-1] == "svg"]
+
+
+def section_ids(doc) -> set[str]:
+    return {s.get("id") for s in doc.iter("section")}
+
+
+def check_numbers(doc) -> int:
+    """Every number shown (marked data-qar) is the JSON value at its path, as formatted; returns
+    how many were checked."""
+    data = numbers(doc)
+    marked = [e for e in doc.iter() if e.get("data-qar")]
+    for e in marked:
+        assert "".join(e.itertext()) == fmt(lookup(data, e.get("data-qar"))), e.get("data-qar")
+    return len(marked)
+
+
+def test_demo_report_is_valid_html_with_every_section(demo):
+    doc = parse(demo["html"])
+    assert section_ids(doc) == {
+        "summary",
+        "theta",
+        "qis",
+        "kanonymity",
+        "records",
+        "whatif",
+        "compare",
+        "uniqueness",
+        "history",
+        "reproducibility",
+    }
+    for s in doc.iter("section"):  # each with its plain-language text and its fold-out
+        assert s.find(".//p[@class='explain']") is not None, s.get("id")
+        assert any("How this was computed" in "".join(x.itertext()) for x in s.iter("summary")), s.get("id")
+    csp = doc.find(".//meta[@http-equiv='Content-Security-Policy']").get("content")
+    assert "default-src 'none'" in csp and "img-src data:" in csp
+    for svg in svgs(doc):  # figures carry a text alternative
+        assert svg.get("role") == "img" and svg.get("aria-label")
+    assert len(svgs(doc)) >= 5  # θ, QQ, class sizes, elimination, history
+    for table in doc.iter("table"):
+        assert table.find(".//th") is not None
+
+
+@pytest.mark.parametrize("name", OPTIONAL)
+def test_an_optional_section_is_absent_without_its_input(demo, name):
+    full: ReportInputs = demo["full"]
+    if name in ("compare", "uniqueness"):
+        inp = dataclasses.replace(full, extra={k: v for k, v in full.extra.items() if k != name})
+    elif name == "records":
+        inp = dataclasses.replace(full, records=None, elimination=None)
+    else:
+        inp = dataclasses.replace(full, **{name: None})
+    doc = parse(render_html(inp))
+    assert name not in section_ids(doc)
+    assert name not in numbers(doc) and (name != "records" or "elimination" not in numbers(doc))
+    assert {"summary", "theta", "qis", "kanonymity", "reproducibility"} <= section_ids(doc)
+
+
+def test_numbers_on_the_page_equal_the_json_and_an_independent_computation(demo):
+    doc = parse(demo["html"])
+    assert check_numbers(doc) > 100
+    data = numbers(doc)
+    con = duckdb.connect(demo["path"], read_only=True)
+    assert data["audit"]["rows"] == con.execute("select count(*) from population").fetchone()[0]
+    # θ of one QI by a GROUP BY written here, not by qar's templates
+    q0 = data["audit"]["qis"][0]
+    cols = ", ".join(f'"{c}"' for c in q0["columns"])
+    distinct = con.execute(f"select count(*) from (select distinct {cols} from population)").fetchone()[0]
+    con.close()
+    assert q0["distinct"] == distinct
+    # T̂ and the top records equal those of the audit and records commands run on their own
+    a = qar_sql.audit(demo["path"], table="population", columns=COLUMNS, **RISK)
+    assert data["audit"]["risk"] == a.risk
+    from qar_sql.ranking.records import contributions
+
+    c = contributions(demo["path"], table="population", columns=COLUMNS, **RISK, key=["person_id"], top=10)
+    assert [r["position"] for r in data["records"]["top"]] == [int(r) + 1 for r in c.order("dt")[:10]]
+    assert data["summary"]["verdict"] == ("above" if a.risk > 0.05 else "at or below")
+    assert [s["name"] for s in data["whatif"]["scenarios"]] == ["original", "age_10y"]
+    assert len(data["history"]["series"][0]["runs"]) == 2
+
+
+def test_audit_format_html(demo):
+    out = subprocess.run(
+        [sys.executable, "-c", "from qar_sql.cli import main; main()", "audit", demo["path"], "-t", "population"]
+        + ["-c", ",".join(COLUMNS), "--pi-u", "0.1", "-f", "html", "-q"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    doc = parse(out)
+    assert section_ids(doc) == {"summary", "theta", "qis", "kanonymity", "reproducibility"}
+    assert check_numbers(doc) > 20
+
+
+def test_secrets_never_appear(tmp_path, monkeypatch):
+    """A URL carrying a secret as the source, and a hash secret: neither reaches the file; the
+    record keys appear only hashed."""
+    loader = Loader("postgresql", tmp_path)
+    try:
+        ids = [f"person-{i:04d}-x" for i in range(200)]
+        data = {
+            "id": ids,
+            "a": [i % 7 for i in range(200)],
+            "b": [i % 11 for i in range(200)],
+            "c": [i % 13 for i in range(200)],
+            "d": [(i * 7) % 5 for i in range(200)],
+        }
+        _, table = loader.load("people", data)
+        password = "T0kenS3cretXY"
+        url = PG_URL + ("&" if "?" in PG_URL else "?") + f"sslpassword={password}"
+        secret = "hmac-s3cret-value"
+        out = tmp_path / "r.html"
+        env = {**os.environ, "QAR_HASH_SECRET": secret}
+        subprocess.run(
+            [sys.executable, "-c", "from qar_sql.cli import main; main()", "report", url, "-t", table]
+            + ["-c", "a,b,c,d", "-p", "2", "--pi-u", "0.2", "--key", "id", "-o", str(out), "-q"],
+            cwd=REPO,
+            env=env,
+            check=True,
+            capture_output=True,
+        )
+        html = out.read_text()
+    finally:
+        loader.cleanup()
+    assert password not in html and secret not in html
+    assert "sslpassword=***" in html  # the command line is there, masked
+    assert not any(k in html for k in ids)
+    doc = parse(html)
+    assert numbers(doc)["records"]["hashed"] is True
+    from qar_sql.compliance.store import hash_key
+
+    top = numbers(doc)["records"]["top"]
+    assert top[0]["hashed_key"] == hash_key(ids[top[0]["position"] - 1], secret)
+
+
+def test_without_a_secret_records_show_positions_only(tmp_path):
+    csv = tmp_path / "p.csv"
+    mods = (2, 3, 5, 7, 11, 13)
+    csv.write_text(
+        "name,a,b,c,d,e,f\n" + "".join(f"Name{i}x," + ",".join(str(i % m) for m in mods) + "\n" for i in range(90))
+    )
+    html = qar_sql.report(str(csv), exclude=["name"], p=2, pi_u=0.2).to_html()
+    assert "Name1" not in html.replace(str(csv), "")
+    rec = numbers(parse(html))["records"]
+    assert rec["hashed"] is False and all(r["hashed_key"] is None for r in rec["top"])
+
+
+def _chromium() -> str:
+    exe = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    if exe is None:
+        reason = "headless Chromium is not installed (apt-get install chromium)"
+        if IN_CI:
+            pytest.fail(f"{reason}; CI=true: the browser test must run")
+        pytest.skip(reason)
+    return exe
+
+
+def test_the_report_in_headless_chromium(demo, tmp_path):
+    exe = _chromium()
+    page = tmp_path / "report.html"
+    page.write_text(demo["html"], encoding="utf-8")
+    base = [
+        exe,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--enable-logging=stderr",
+        "--v=0",
+    ]
+    dom = subprocess.run([*base, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    # Console messages (script errors, CSP violations) are logged as CONSOLE lines.
+    console = [line for line in dom.stderr.splitlines() if "CONSOLE" in line or "Content Security Policy" in line]
+    assert not console, console
+    doc = html5lib.parse(dom.stdout, namespaceHTMLElements=False)
+    for e in doc.iter():
+        for attr in ("src", "href", "{http://www.w3.org/1999/xlink}href", "xlink:href", "action", "data"):
+            v = e.get(attr)
+            assert not (v and re.match(r"\s*(https?:)?//", v)), (e.tag, attr, v)
+    assert check_numbers(doc) > 100  # as the browser built the page
+    shot = tmp_path / "shot.png"
+    run = subprocess.run(
+        [*base, f"--screenshot={shot}", "--window-size=1200,2000", page.as_uri()], capture_output=True, timeout=120
+    )
+    assert run.returncode == 0 and shot.is_file()
+    try:
+        from PIL import Image, ImageStat
+    except ImportError:
+        assert shot.stat().st_size > 20_000  # a blank 1200×2000 PNG is a few kB
+        return
+    img = Image.open(shot).convert("L")
+    assert img.size == (1200, 2000)
+    assert ImageStat.Stat(img).stddev[0] > 10, "the screenshot is blank"
