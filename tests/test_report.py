@@ -285,3 +285,49 @@ def test_the_report_in_headless_chromium(demo, tmp_path):
     img = Image.open(shot).convert("L")
     assert img.size == (1200, 2000)
     assert ImageStat.Stat(img).stddev[0] > 10, "the screenshot is blank"
+
+
+def test_class_size_bins_keep_every_record():
+    from qar_sql.output.figures import size_bins
+
+    pairs = [(1, 7), (2, 3), (4, 1), (5, 2), (12, 1), (700, 2)]
+    bars = size_bins(pairs, 5)
+    assert [b[0] for b in bars] == [
+        "1",
+        "2",
+        "3",
+        "4",
+        "5–9",
+        "10–19",
+        "20–49",
+        "50–99",
+        "100–199",
+        "200–499",
+        "500–999",
+    ]
+    assert sum(b[1] for b in bars) == sum(s * n for s, n in pairs)
+    assert [b[1] for b in bars[:5]] == [7, 6, 0, 4, 10] and all(b[2] for b in bars[:4]) and not bars[4][2]
+
+
+def test_history_section_with_a_store_without_runs_of_the_table(demo, tmp_path):
+    html = qar_sql.report(
+        demo["path"], table="population", columns=COLUMNS, **RISK, records=False, store=str(tmp_path / "empty.duckdb")
+    ).to_html()
+    doc = parse(html)
+    assert "history" in section_ids(doc) and numbers(doc)["history"]["series"] == []
+
+
+def test_records_format_html(demo):
+    out = subprocess.run(
+        [sys.executable, "-c", "from qar_sql.cli import main; main()", "records", demo["path"], "-t", "population"]
+        + ["-c", ",".join(COLUMNS), "--pi-u", "0.1", "--key", "person_id", "--top", "5", "-f", "html", "-q"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    doc = parse(out)
+    assert section_ids(doc) == {"summary", "theta", "qis", "kanonymity", "records", "reproducibility"}
+    assert check_numbers(doc) > 20
+    full = numbers(parse(demo["html"]))["records"]["top"][:5]
+    assert numbers(doc)["records"]["top"] == full

@@ -73,6 +73,21 @@ def write_scores(c, path: str) -> None:
     raise ParameterError(f"--output {path!r} must end in .csv or .parquet")
 
 
+def _emit_html(c, where: dict, top: int, secret: str | None, jobs: int) -> None:
+    import os
+    import sys
+
+    from qar_sql.compliance.store import HASH_SECRET_ENV
+    from qar_sql.compliance.store import hash_secret as read_secret
+    from qar_sql.measures.report import audit_inputs, masked_command, records_summary
+
+    if secret is None and os.environ.get(HASH_SECRET_ENV):
+        secret = read_secret()
+    summary = records_summary(c, top, secret, c.keys)
+    command = masked_command(["qar", *sys.argv[1:]], [secret] if secret else [])
+    click.echo(audit_inputs(c.audit, where, command=command, jobs=jobs, records=summary).to_html(), nl=False)
+
+
 @click.command("records")
 @params.source_options
 @params.risk_options
@@ -128,7 +143,7 @@ def write_scores(c, path: str) -> None:
     envvar="QAR_HASH_SECRET_FILE",
     help="File holding the secret for --hash-keys (instead of $QAR_HASH_SECRET).",
 )
-@params.fmt
+@params.fmt_html
 @params.jobs
 @params.quiet
 def records_cmd(
@@ -175,6 +190,8 @@ def records_cmd(
     if refine and by != "influence":
         raise UsageError(f"--refine goes with --by influence (--by {by} ranks every record exactly already)")
     if by == "influence":
+        if fmt == "html":
+            raise UsageError("--format html shows exact contributions; use --by dt (the default) with it")
         if store is not None:
             raise UsageError("--store records exact contributions; use --by dt with --store")
         return influence_records(where, risk, key, top, compare_dt, all_records, output, fmt, jobs, quiet, refine)
@@ -210,6 +227,8 @@ def records_cmd(
             c = box["c"]
     if output:
         write_scores(c, output)
+    if fmt == "html":  # the report's audit and records sections (docs/report.md)
+        return _emit_html(c, where, top, secret, jobs)
     order = c.order(by)
     shown = order if (all_records and fmt == "json") else order[:top]
     summary = c.summary()

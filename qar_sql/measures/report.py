@@ -72,6 +72,39 @@ class ReportInputs:
         return render_html(self)
 
 
+def records_summary(contrib, top: int, hash_secret: str | None, keys: Mapping[int, tuple] | None = None):
+    """The top records by DT of a :class:`~qar_sql.ranking.records.Contributions`, by position
+    and, with a secret, hashed key (``keys``: record position → key values; default the row
+    number). Raw keys never go into the summary."""
+    rows = []
+    for r in contrib.order("dt")[:top]:
+        hashed = None
+        if hash_secret:
+            from qar_sql.compliance.store import hash_key
+            from qar_sql.ranking.records import ROW_KEY
+
+            kv = (keys or {}).get(int(r), (int(r) + 1,) if contrib.key == (ROW_KEY,) else None)
+            hashed = None if kv is None else hash_key(", ".join(map(str, kv)), hash_secret)
+        dt = float(contrib.dt[r])
+        rows.append(
+            RecordRow(
+                int(r) + 1,
+                hashed,
+                None if dt != dt else dt,
+                float(contrib.u_plus[r]),
+                float(contrib.u_star[r]),
+                int(contrib.n_unique[r]),
+            )
+        )
+    return RecordsSummary(
+        contrib.key,
+        bool(hash_secret),
+        tuple(rows),
+        float(contrib.patterns.counts[0] / contrib.rows),
+        contrib.warnings,
+    )
+
+
 def masked_command(argv: Sequence[str], extra_secrets: Sequence[str] = ()) -> str:
     """The command line as typed, with every secret in it masked."""
     import shlex
@@ -129,36 +162,10 @@ def collect(
 
             contrib, order_by = compute(db, relation, opts, key=key, source=label, started=started)
             result = contrib.audit
-            order = contrib.order("dt")[:top]
             keys: dict[int, tuple] = {}
             if hash_secret and contrib.key != (ROW_KEY,):
-                keys = fetch_keys(db, relation, contrib.key, [int(r) for r in order])
-            rows = []
-            for r in order:
-                hashed = None
-                if hash_secret:
-                    from qar_sql.compliance.store import hash_key
-
-                    kv = keys.get(int(r), (int(r) + 1,))
-                    hashed = hash_key(", ".join(map(str, kv)), hash_secret)
-                dt = float(contrib.dt[r])
-                rows.append(
-                    RecordRow(
-                        int(r) + 1,
-                        hashed,
-                        None if dt != dt else dt,
-                        float(contrib.u_plus[r]),
-                        float(contrib.u_star[r]),
-                        int(contrib.n_unique[r]),
-                    )
-                )
-            rec = RecordsSummary(
-                contrib.key,
-                bool(hash_secret),
-                tuple(rows),
-                float(contrib.patterns.counts[0] / contrib.rows),
-                contrib.warnings,
-            )
+                keys = fetch_keys(db, relation, contrib.key, [int(r) for r in contrib.order("dt")[:top]])
+            rec = records_summary(contrib, top, hash_secret, keys)
             step = eliminate_step or max(1, contrib.rows // 200)
             kmax = E.parse_max("10%", contrib.rows, step)
             points = list(range(step, kmax + 1, step))
@@ -199,9 +206,7 @@ def collect(
         )
     hist = None
     if store is not None:
-        from qar_sql.compliance.history import history
-
-        from qar_sql.compliance.history import History
+        from qar_sql.compliance.history import History, history
         from qar_sql.errors import UsageError
 
         try:
@@ -244,9 +249,10 @@ def audit_inputs(
     threshold: float = DEFAULT_THRESHOLD,
     command: str | None = None,
     jobs: int = 2,
+    records: RecordsSummary | None = None,
 ) -> ReportInputs:
-    """The report of an audit already run (``qar audit --format html``): the audit's sections
-    and the reproducibility block, nothing that needs another pass."""
+    """The report of an audit already run (``qar audit --format html``; ``qar records --format
+    html`` adds ``records``): those sections and the reproducibility block, no other pass."""
     source = where.get("source")
     resolved = resolve_source(source)
     sql = _sql(resolved, where.get("table"), result, where.get("delimiter"), jobs)
@@ -254,6 +260,7 @@ def audit_inputs(
     return ReportInputs(
         audit=result,
         threshold=float(threshold),
+        records=records,
         sql=scrub(sql, secrets) if sql else None,
         parameters=_parameters(result, where.get("table"), threshold=threshold),
         command=scrub(command, secrets) if command else None,

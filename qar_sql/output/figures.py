@@ -95,21 +95,6 @@ def theta_distribution(
     return _svg(fig, "theta", label)
 
 
-def mean_excess(exc: np.ndarray, u: float, label: str) -> str:
-    """Mean-excess plot of the exceedances on the logit scale: for each exceedance taken as a
-    threshold, the mean of the excesses above it. Roughly straight means a GPD fits."""
-    plt = _plt()
-    fig, ax = _fig(plt)
-    y = np.sort(np.log(exc / (1 - exc)) - np.log(u / (1 - u)))
-    if y.size >= 2:
-        ts = y[:-1]
-        me = np.array([np.mean(y[y > t] - t) for t in ts])
-        ax.plot(ts, me, "o", color="#2166ac", markersize=3)
-    ax.set_xlabel("threshold on logit θ − logit u")
-    ax.set_ylabel("mean excess")
-    return _svg(fig, "mean-excess", label)
-
-
 def qq(exc: np.ndarray, u: float, xi: float, beta: float, label: str) -> str:
     """QQ plot of the exceedances (logit scale) against the fitted GPD's quantiles."""
     plt = _plt()
@@ -126,19 +111,39 @@ def qq(exc: np.ndarray, u: float, xi: float, beta: float, label: str) -> str:
     return _svg(fig, "qq", label)
 
 
+def size_bins(pairs: Sequence[tuple[int, int]], k: int) -> list[tuple[str, int, bool]]:
+    """(label, records, below k) per bar: each size below k on its own, then widening ranges
+    (k–9, 10–19, 20–49, 50–99, …) so that a long tail of sizes stays readable."""
+    edges = [k] + [e for e in (10, 20, 50, 100, 200, 500, 1000, 5000, 10000) if e > k]
+    bars: list[tuple[str, int, bool]] = [(str(s), 0, True) for s in range(1, k)]
+    ranges = [(lo, hi) for lo, hi in zip(edges, edges[1:] + [None])]
+    counts = [0] * len(ranges)
+    for size, n in pairs:
+        if size < k:
+            bars[size - 1] = (str(size), bars[size - 1][1] + size * n, True)
+            continue
+        for i, (lo, hi) in enumerate(ranges):
+            if size >= lo and (hi is None or size < hi):
+                counts[i] += size * n
+                break
+    for (lo, hi), c in zip(ranges, counts):
+        label = f"{lo}+" if hi is None else (str(lo) if hi == lo + 1 else f"{lo}–{hi - 1}")
+        bars.append((label, c, False))
+    while len(bars) > k - 1 and bars[-1][1] == 0:  # drop empty ranges at the top
+        bars.pop()
+    return bars
+
+
 def class_sizes(pairs: Sequence[tuple[int, int]], k: int, label: str) -> str:
-    """Records by equivalence-class size (summed over the given QIs), classes below k marked."""
+    """Records by equivalence-class size (summed over the given QIs), classes below k in red."""
     plt = _plt()
     fig, ax = _fig(plt)
-    sizes = np.array([s for s, _ in pairs], dtype=float)
-    records = np.array([s * n for s, n in pairs], dtype=float)
-    colors = ["#b2182b" if s < k else "#9db7d5" for s in sizes]
-    ax.bar(np.arange(len(sizes)), records, color=colors)
-    ticks = np.arange(len(sizes))
-    step = max(1, len(ticks) // 12)
-    ax.set_xticks(ticks[::step], [f"{int(s)}" for s in sizes[::step]])
+    bars = size_bins(pairs, k)
+    x = np.arange(len(bars))
+    ax.bar(x, [b[1] for b in bars], color=["#b2182b" if b[2] else "#9db7d5" for b in bars])
+    ax.set_xticks(x, [b[0] for b in bars], rotation=45 if len(bars) > 10 else 0)
     ax.set_xlabel(f"class size (red: below k = {k})")
-    ax.set_ylabel("records")
+    ax.set_ylabel("records (summed over the QIs)")
     return _svg(fig, "class-sizes", label)
 
 
