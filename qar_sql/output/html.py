@@ -96,7 +96,7 @@ def _summary(inp: ReportInputs, numbers: dict) -> dict:
         "qar_sql_version": __version__,
         "python_version": platform.python_version(),
     }
-    return {"a": a, "verdict": verdict}
+    return {"a": a, "verdict": verdict, "python_version": platform.python_version()}
 
 
 def _theta(inp: ReportInputs, numbers: dict) -> dict:
