@@ -11,7 +11,7 @@ from qar_sql.compliance.scans import scan_config
 from qar_sql.errors import ExitCode, QarError
 from qar_sql.measures.audit import audit
 from qar_sql.measures.classic import RiskResult, risk
-from qar_sql.measures.report import report
+from qar_sql.reporting.collect import report
 from qar_sql.results import AuditResult, QIStats, ScanResult
 from qar_sql.treat.discover import discover
 from qar_sql.treat.whatif import whatif

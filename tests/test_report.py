@@ -19,8 +19,7 @@ import pytest
 
 import qar_sql
 from qar_sql.demo import DEMO_COLUMNS, write_population
-from qar_sql.measures.report import ReportInputs
-from qar_sql.output.html import fmt, lookup, render_html
+from qar_sql.output.html import ReportInputs, fmt, lookup, render_html
 from tests.conftest import IN_CI, PG_URL, Loader
 
 REPO = Path(__file__).resolve().parents[1]
@@ -164,7 +163,7 @@ def test_numbers_on_the_page_equal_the_json_and_an_independent_computation(demo)
     assert [r["position"] for r in data["records"]["top"]] == [int(r) + 1 for r in c.order("dt")[:10]]
     assert data["summary"]["verdict"] == ("above" if a.risk > 0.05 else "at or below")
     assert [s["name"] for s in data["whatif"]["scenarios"]] == ["original", "age_10y"]
-    assert len(data["history"]["series"][0]["runs"]) == 2
+    assert len(data["history"]["series"][0]["points"]) == 2
 
 
 def test_audit_format_html(demo):

@@ -137,7 +137,7 @@ def audit(
         text = {"all_text": True} if all_text else {}  # (only then: the store records the call's options)
         result = run_audit(**where, **risk, k=k, batch_size=batch_size, jobs=jobs, progress=bar, **text)
     if fmt == "html":
-        from qar_sql.measures.report import audit_inputs, masked_command
+        from qar_sql.reporting.collect import audit_inputs, masked_command
 
         inputs = audit_inputs(
             result,

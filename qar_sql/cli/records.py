@@ -79,7 +79,7 @@ def _emit_html(c, where: dict, top: int, secret: str | None, jobs: int) -> None:
 
     from qar_sql.compliance.store import HASH_SECRET_ENV
     from qar_sql.compliance.store import hash_secret as read_secret
-    from qar_sql.measures.report import audit_inputs, masked_command, records_summary
+    from qar_sql.reporting.collect import audit_inputs, masked_command, records_summary
 
     if secret is None and os.environ.get(HASH_SECRET_ENV):
         secret = read_secret()

@@ -62,7 +62,7 @@ def report_cmd(
 ):
     """Write one self-contained HTML report of SOURCE: risk, tail fit, k-anonymity, records, what-if, history."""
     from qar_sql.compliance.store import HASH_SECRET_ENV, hash_secret
-    from qar_sql.measures.report import masked_command, report
+    from qar_sql.reporting.collect import masked_command, report
 
     secret = hash_secret(hash_secret_file) if (hash_secret_file or os.environ.get(HASH_SECRET_ENV)) else None
     extra = {}

@@ -1,6 +1,6 @@
 """The HTML report: one self-contained, offline file rendered from ``templates/report/``.
 
-Rendering reads only result objects (:class:`~qar_sql.measures.report.ReportInputs`), never the
+Rendering reads only result objects (:class:`ReportInputs`, filled by :mod:`qar_sql.reporting.collect`), never the
 database, so a stored run can be rendered again. Sections are a registry (:data:`SECTIONS`): each
 has a builder that returns its template context, or None when its input is absent — a section is
 in the page iff its result object is given. Optional sections other helpers add (``compare``,
@@ -20,17 +20,65 @@ import math
 import platform
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import jinja2
 from markupsafe import Markup, escape
 
 from qar_sql.engines.render import templates_dir
-from qar_sql.measures.report import ReportInputs
 from qar_sql.output import figures
 from qar_sql.output.formats import _num, audit_dict
+from qar_sql.results import AuditResult
 from qar_sql.version import __version__
+
+#: The risk above which the report's verdict says "above the threshold" (a policy choice; 0.05
+#: is a common reading of "at most one in twenty re-identifiable"; set your own with --threshold).
+DEFAULT_THRESHOLD = 0.05
+
+
+@dataclass(frozen=True)
+class RecordRow:
+    """One of the top records: its position (1-based, in key order) and, with a secret, its
+    hashed key. The raw key never reaches the report."""
+
+    position: int
+    hashed_key: str | None
+    dt: float | None
+    u_plus: float
+    u_star: float
+    n_unique: int
+
+
+@dataclass(frozen=True)
+class RecordsSummary:
+    key: tuple[str, ...]
+    hashed: bool
+    top: tuple[RecordRow, ...]
+    share_unique_on_no_qi: float
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ReportInputs:
+    """Everything a report shows. ``extra`` holds optional sections by name (``compare``,
+    ``uniqueness``, …): a section is in the report iff its result object is here."""
+
+    audit: AuditResult
+    threshold: float = DEFAULT_THRESHOLD
+    records: RecordsSummary | None = None
+    elimination: Any = None  # qar_sql.ranking.eliminate.Elimination
+    whatif: Any = None  # qar_sql.treat.whatif.WhatIfResult
+    history: Any = None  # qar_sql.compliance.history.History
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    sql: str | None = None
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+    command: str | None = None  # secrets masked
+    created: str = ""
+
+    def to_html(self) -> str:
+        """The report as one self-contained HTML document."""
+        return render_html(self)
 
 
 @dataclass(frozen=True)
@@ -187,9 +235,15 @@ def _records(inp: ReportInputs, numbers: dict) -> dict | None:
 def _whatif(inp: ReportInputs, numbers: dict) -> dict | None:
     if inp.whatif is None:
         return None
-    from qar_sql.treat.whatif import whatif_dict
-
-    numbers["whatif"] = whatif_dict(inp.whatif)
+    # The result's fields (this unit cannot import treat/, which imports it), plus the two
+    # derived columns of the table.
+    w = inp.whatif
+    data = _plain(w)
+    before = w.risk_before
+    for d, sc in zip(data["scenarios"], w.scenarios):
+        d["singleton_share"] = sc.singleton_share
+        d["risk_change"] = _num(sc.risk - before) if sc.risk is not None and before is not None else None
+    numbers["whatif"] = data
     return {"w": inp.whatif}
 
 
@@ -197,9 +251,7 @@ def _history(inp: ReportInputs, numbers: dict) -> dict | None:
     h = inp.history
     if h is None:
         return None
-    from qar_sql.compliance.history import history_dict
-
-    numbers["history"] = history_dict(h)
+    numbers["history"] = _plain(h)  # the History's fields (compliance/ imports this unit)
     fig = None
     points: dict[str, Sequence[tuple[float, float | None]]] = {
         s.label: [(i + 1.0, pt.risk) for i, pt in enumerate(s.points)] for s in h.series

@@ -1,15 +1,17 @@
 """Gather what the HTML report shows (``qar report``, :func:`qar_sql.report`).
 
+A unit of its own at the top of the package: it calls the audit, the records, the what-if and
+the history, which the lower units cannot import without a cycle.
+
 The database work happens here, on one connection: the audit and the per-record contributions
 in one fused scan, then the elimination curves; the what-if and the history are their own
-commands' results. Rendering is :mod:`qar_sql.output.html`, from these result objects alone.
+commands' results. Rendering and the result types are :mod:`qar_sql.output.html`, from these result objects alone.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -17,59 +19,11 @@ from typing import Any
 from qar_sql.engines.source import open_source, resolve_source
 from qar_sql.errors import ParameterError
 from qar_sql.measures.audit import Options, audit_relation
+from qar_sql.output.html import DEFAULT_THRESHOLD, RecordRow, RecordsSummary, ReportInputs, write_html
+from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys
 from qar_sql.pushdown.scan import Progress
 from qar_sql.results import AuditResult
 from qar_sql.secrets import mask_source, scrub, secret_values
-
-#: The risk above which the report's verdict says "above the threshold" (a policy choice; 0.05
-#: is a common reading of "at most one in twenty re-identifiable"; set your own with --threshold).
-DEFAULT_THRESHOLD = 0.05
-
-
-@dataclass(frozen=True)
-class RecordRow:
-    """One of the top records: its position (1-based, in key order) and, with a secret, its
-    hashed key. The raw key never reaches the report."""
-
-    position: int
-    hashed_key: str | None
-    dt: float | None
-    u_plus: float
-    u_star: float
-    n_unique: int
-
-
-@dataclass(frozen=True)
-class RecordsSummary:
-    key: tuple[str, ...]
-    hashed: bool
-    top: tuple[RecordRow, ...]
-    share_unique_on_no_qi: float
-    warnings: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class ReportInputs:
-    """Everything a report shows. ``extra`` holds optional sections by name (``compare``,
-    ``uniqueness``, …): a section is in the report iff its result object is here."""
-
-    audit: AuditResult
-    threshold: float = DEFAULT_THRESHOLD
-    records: RecordsSummary | None = None
-    elimination: Any = None  # qar_sql.ranking.eliminate.Elimination
-    whatif: Any = None  # qar_sql.treat.whatif.WhatIfResult
-    history: Any = None  # qar_sql.compliance.history.History
-    extra: Mapping[str, Any] = field(default_factory=dict)
-    sql: str | None = None
-    parameters: Mapping[str, Any] = field(default_factory=dict)
-    command: str | None = None  # secrets masked
-    created: str = ""
-
-    def to_html(self) -> str:
-        """The report as one self-contained HTML document (:mod:`qar_sql.output.html`)."""
-        from qar_sql.output.html import render_html
-
-        return render_html(self)
 
 
 def records_summary(contrib, top: int, hash_secret: str | None, keys: Mapping[int, tuple] | None = None):
@@ -81,7 +35,6 @@ def records_summary(contrib, top: int, hash_secret: str | None, keys: Mapping[in
         hashed = None
         if hash_secret:
             from qar_sql.compliance.store import hash_key
-            from qar_sql.ranking.records import ROW_KEY
 
             kv = (keys or {}).get(int(r), (int(r) + 1,) if contrib.key == (ROW_KEY,) else None)
             hashed = None if kv is None else hash_key(", ".join(map(str, kv)), hash_secret)
@@ -158,7 +111,7 @@ def collect(
             records = bool(key) or relation.row_order is not None
         if records:
             from qar_sql.ranking import eliminate as E
-            from qar_sql.ranking.records import ROW_KEY, compute, fetch_keys
+            from qar_sql.ranking.records import compute
 
             contrib, order_by = compute(db, relation, opts, key=key, source=label, started=started)
             result = contrib.audit
@@ -297,7 +250,5 @@ def report(source: str | None = None, *, output: str | Path | None = None, **opt
     when given. ``.to_html()`` of the result renders it again, from the results alone."""
     inputs = collect(source, **options)
     if output is not None:
-        from qar_sql.output.html import write_html
-
         write_html(inputs, str(output))
     return inputs

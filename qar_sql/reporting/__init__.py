@@ -1,0 +1,1 @@
+"""The HTML report's orchestration: runs the measures a report shows (``collect``)."""
