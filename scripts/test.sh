@@ -37,6 +37,12 @@ SQL
   fi
 }
 
+# Headless Chromium for the HTML report test (Debian's package), installed where absent.
+if ! command -v chromium >/dev/null; then
+  { [ "$(id -u)" = 0 ] && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null 2>&1; } \
+    || echo "note: Chromium is not available; the browser test of the report will $( [ "${CI:-}" = true ] && echo FAIL || echo skip )" >&2
+fi
+
 if ! start_postgres; then
   echo "note: PostgreSQL is not available; PostgreSQL tests will $( [ "${CI:-}" = true ] && echo FAIL || echo skip )" >&2
 fi
