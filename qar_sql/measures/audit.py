@@ -12,7 +12,7 @@ from typing import Any, TypedDict
 from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, Relation, open_source, resolve_source, select_columns
 from qar_sql.errors import ColumnError, DatabaseError, DataError, NoTailError, ParameterError
-from qar_sql.pushdown.scan import Progress, combinations, scan
+from qar_sql.pushdown.scan import Progress, combinations, profile_statements, scan
 from qar_sql.results import AuditResult, ScanResult
 from qar_sql.secrets import mask_source
 from qar_sql.stats import evt
@@ -76,9 +76,12 @@ def split_options(options: SourceOptions) -> tuple[Options, dict]:
 def profile(db: Database, relation: Relation, columns: Sequence[str]) -> tuple[int, list[str], list[int]]:
     """(L, notes on all-NULL or constant columns, distinct non-NULL values per column);
     refuses empty and one-row tables."""
-    sql = render("profile.sql", db.dialect, columns=list(columns), relation=relation.sql)
+    row: list = []
     try:
-        row = db.query(sql)[0]
+        for sql in profile_statements(db.dialect, relation.sql, columns):
+            got = db.query(sql)[0]
+            row = row or [got[0]]
+            row += got[1:]
     except DatabaseError as exc:
         raise _no_equality(db, relation, columns, exc) from exc
     rows = int(row[0])

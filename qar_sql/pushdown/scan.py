@@ -74,6 +74,63 @@ def combinations(n_columns: int, p: int) -> list[tuple[int, ...]]:
     return list(itertools.combinations(range(n_columns), p))
 
 
+#: Columns per profile statement: one statement counting distinct values of many columns costs
+#: DuckDB more than linearly in their number (300 columns: 20 times 100 columns), so wide
+#: tables are profiled in statements of this many columns.
+PROFILE_COLUMNS = 32
+#: DuckDB codes a table of more than WIDE_COLUMNS columns in parts of PART_COLUMNS columns: the
+#: time of one statement with a LEFT JOIN per column grows with joins × columns carried
+#: (300 columns: 18 times 100 columns, even on 500 rows), that of the parts linearly.
+WIDE_COLUMNS = 48
+PART_COLUMNS = 16
+
+
+def profile_statements(dialect: Dialect, relation_sql: str, columns: Sequence[str]) -> list[str]:
+    """The profile (rows, then non-NULL and distinct counts per column) in statements of at
+    most :data:`PROFILE_COLUMNS` columns; each returns one row starting with the row count."""
+    columns = list(columns)
+    chunks = [columns[i : i + PROFILE_COLUMNS] for i in range(0, len(columns), PROFILE_COLUMNS)] or [[]]
+    return [render("profile.sql", dialect, columns=chunk, relation=relation_sql) for chunk in chunks]
+
+
+def materialize_statements(
+    dialect: Dialect,
+    relation_sql: str,
+    columns: Sequence[str],
+    name: str,
+    code_types: Sequence[str] | None = None,
+) -> list[str]:
+    """DuckDB: statements that leave the codes of ``columns`` in the temp table ``name``. A wide
+    table is first copied (QI columns only, with a row number) to a temp table, coded in parts
+    of :data:`PART_COLUMNS` columns, and the parts joined on the row number."""
+    columns = list(columns)
+    if len(columns) <= WIDE_COLUMNS:
+        encode_sql = render("encode.sql", dialect, columns=columns, relation=relation_sql, order_by=None)
+        return [render("materialize.sql", dialect, name=name, encode_sql=encode_sql, code_types=code_types)]
+    rows = f"{name}_rows"
+    out = [render("materialize_rows.sql", dialect, name=rows, columns=columns, relation=relation_sql)]
+    parts: list[dict] = []
+    names: list[str] = []
+    for k, start in enumerate(range(0, len(columns), PART_COLUMNS)):
+        indices = list(range(start, min(start + PART_COLUMNS, len(columns))))
+        part = f"{name}_part{k}"
+        encode_sql = render(
+            "encode.sql",
+            dialect,
+            columns=[f"v{i}" for i in indices],
+            relation=dialect.quote(rows),
+            order_by=None,
+            row_id="t.r",
+        )
+        types = [code_types[i] for i in indices] if code_types else None
+        out.append(render("materialize.sql", dialect, name=part, encode_sql=encode_sql, code_types=types))
+        parts.append({"name": part, "indices": indices})
+        names.append(part)
+    out.append(render("materialize_parts.sql", dialect, name=name, parts=parts))
+    out += [f"drop table {dialect.quote(t)}" for t in [rows, *names]]
+    return out
+
+
 def default_batch_size(dialect: Dialect, n_qi: int, jobs: int) -> int:
     if dialect.temp_tables:
         return 128
@@ -116,15 +173,15 @@ def render_statements(
     size = batch_size or default_batch_size(dialect, len(combos), jobs)
     if size < 1:
         raise ParameterError(f"--batch-size {size} must be at least 1")
-    encode_sql = render("encode.sql", dialect, columns=list(columns), relation=relation_sql, order_by=None)
     setup: list[str] = []
     if codes_table:
         encoded, cte = dialect.quote(codes_table), None
     elif dialect.temp_tables:
         types = [code_type(k) for k in cardinalities] if cardinalities else None
-        setup.append(render("materialize.sql", dialect, name=temp_name, encode_sql=encode_sql, code_types=types))
+        setup += materialize_statements(dialect, relation_sql, columns, temp_name, types)
         encoded, cte = dialect.quote(temp_name), None
     else:
+        encode_sql = render("encode.sql", dialect, columns=list(columns), relation=relation_sql, order_by=None)
         encoded, cte = "encoded", encode_sql
     statements, batches, temps = [], [], []
     # DuckDB: cubes are session temp tables made at the head of the batch's statement;

@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from qar_sql.engines.dialects import get_dialect
-from qar_sql.engines.render import render
 from qar_sql.engines.source import _file_kind, file_relation_sql, is_url, resolve_source, split_table
 from qar_sql.errors import UsageError
-from qar_sql.pushdown.scan import render_statements
+from qar_sql.pushdown.scan import profile_statements, render_statements
 
 
 def _dialect_of(source: str | None) -> str:
@@ -59,7 +58,7 @@ def show_sql(
         setup.append(f"create temp table {relation} as select * from {reader}\n")
     else:
         raise UsageError("name the table with --table (or a CSV/Parquet SOURCE)")
-    profile = render("profile.sql", d, columns=list(columns), relation=relation)
+    profile = profile_statements(d, relation, list(columns))
     pre, batches, _, _ = render_statements(d, relation, list(columns), p, batch_size=batch_size, jobs=jobs)
     header = (
         f"-- qar-sql audit, dialect {d.name}: {len(batches)} scan statement(s), p = {p} over {len(columns)} columns\n"
@@ -69,5 +68,5 @@ def show_sql(
             "-- At run time some QIs may be counted from cubes (GROUP BYs over supersets of their\n"
             "-- columns, planned from the data's value frequencies); this is the scan without them.\n"
         )
-    parts = setup + [profile] + pre + batches
+    parts = setup + profile + pre + batches
     return header + ";\n\n".join(s.rstrip() for s in parts) + ";\n"
