@@ -96,11 +96,11 @@ def test_scan_committed_manifest(manifest, tmp_path):
     assert scan["risk"] == pytest.approx(expected, rel=1e-12)
     assert scan["status"] == ("warn" if expected > 0.5 else "ok")
     assert [c.get("name") for c in ET.parse(junit).getroot().iter("testcase")] == ["people"]
-    # A CLI threshold applies where the model's meta sets none: alpha stays, fail_above from meta.
+    # A command-line threshold replaces the model meta's (issue 16: a CI gate is never ignored).
     r = CliRunner().invoke(
         cli, ["scan", "--dbt-manifest", str(path), "--url", str(warehouse), "--no-store", "--fail-above", "0.01"]
     )
-    assert r.exit_code == 0  # meta's fail_above = 0.99 wins over the command line default
+    assert r.exit_code == 1, r.output  # meta says fail_above = 0.99; the command line's 0.01 wins
 
 
 def test_manifest_errors(manifest, tmp_path):

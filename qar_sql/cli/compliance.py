@@ -86,8 +86,14 @@ def migrate_cmd(store, show_status, to, fmt):
     envvar="QAR_DATABASE_URL",
     help="With --dbt-manifest: the warehouse dbt built (a database URL or DuckDB file; default $QAR_DATABASE_URL).",
 )
-@click.option("--fail-above", type=float, help="With --dbt-manifest: fail_above for models whose meta does not set it.")
-@click.option("--warn-above", type=float, help="With --dbt-manifest: warn_above for models whose meta does not set it.")
+@click.option(
+    "--fail-above",
+    type=float,
+    help="fail_above for every scan, replacing the config file's and the dbt meta's (exit 1 above it).",
+)
+@click.option(
+    "--warn-above", type=float, help="warn_above for every scan, replacing the config file's and the dbt meta's."
+)
 @params.store
 @click.option("--no-store", is_flag=True, help="Do not record the runs.")
 @click.option(
@@ -108,6 +114,7 @@ def scan_cmd(config, dbt_manifest, url, fail_above, warn_above, store, no_store,
         combine,
         junit_xml,
         load_config,
+        override_thresholds,
         report_dict,
         scan_config,
         summary_markdown,
@@ -119,18 +126,28 @@ def scan_cmd(config, dbt_manifest, url, fail_above, warn_above, store, no_store,
         raise UsageError(
             "name a scan config (qar scan qar.toml) or a dbt manifest (--dbt-manifest target/manifest.json)"
         )
+    ctx = click.get_current_context()
+    # An option that would be ignored is an error, not a silent no-op (a CI gate must not pass
+    # because of a misplaced flag). $QAR_DATABASE_URL alone is no mistake.
+    if not dbt_manifest and ctx.get_parameter_source("url") is click.core.ParameterSource.COMMANDLINE:
+        raise UsageError(
+            "--url names the warehouse of --dbt-manifest, and there is no --dbt-manifest; a scan config "
+            'names its databases in [sources.NAME] url = "..."'
+        )
+    if no_store and store is not None:
+        raise UsageError("--store and --no-store contradict each other; give one of them")
     cfg = load_config(config) if config else ScanConfig(())
     if dbt_manifest:
         from qar_sql.compliance.dbt import manifest_scans
 
-        defaults = {k: v for k, v in (("fail_above", fail_above), ("warn_above", warn_above)) if v is not None}
-        extra = manifest_scans(dbt_manifest, url, defaults=defaults)
+        extra = manifest_scans(dbt_manifest, url)
         if not extra:
             raise UsageError(
                 f"no model in {dbt_manifest} has a column with meta {{qar: quasi_identifier}}; "
                 "tag the quasi-identifier columns in the model's YAML"
             )
         cfg = combine(cfg, extra)
+    cfg = override_thresholds(cfg, fail_above=fail_above, warn_above=warn_above)
 
     bar = params.Progress("", quiet)
     show = not quiet and fmt == "text" and sys.stderr.isatty()

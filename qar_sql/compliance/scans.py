@@ -459,6 +459,28 @@ def scan_config(
     return ScanReport(tuple(outcomes), st.display if st else None, started_at, time.perf_counter() - t0)
 
 
+def override_thresholds(
+    config: ScanConfig, *, fail_above: float | None = None, warn_above: float | None = None
+) -> ScanConfig:
+    """``config`` with every scan's ``fail_above`` / ``warn_above`` replaced by the given ones
+    (the command line's ``--fail-above`` / ``--warn-above`` win over the file and dbt meta).
+    A ``warn_above`` left above the new ``fail_above`` is moot: such a risk fails first."""
+    for key, value in (("--fail-above", fail_above), ("--warn-above", warn_above)):
+        if value is not None and not (math.isfinite(value) and 0.0 <= value <= 1.0):
+            raise ParameterError(f"{key} {value!r} must be a risk between 0 and 1, e.g. {key} 0.5")
+    if fail_above is not None and warn_above is not None and warn_above > fail_above:
+        raise ParameterError(
+            f"--warn-above {warn_above:g} is above --fail-above {fail_above:g}; a warning must come "
+            "before the failure, so make --warn-above the smaller"
+        )
+    changes: dict[str, Any] = {
+        k: v for k, v in (("fail_above", fail_above), ("warn_above", warn_above)) if v is not None
+    }
+    if not changes:
+        return config
+    return replace(config, scans=tuple(replace(spec, **changes) for spec in config.scans))
+
+
 def combine(config: ScanConfig, extra: Sequence[ScanSpec]) -> ScanConfig:
     """``config`` with more scans (from a dbt manifest), names still unique."""
     merged = replace(config, scans=tuple(config.scans) + tuple(extra))
