@@ -20,6 +20,7 @@ class ExitCode(enum.IntEnum):
     1     risk above threshold (``--fail-above``)
     2     usage error: bad option, file, table, column or parameter
     3     database or runtime error (connection lost, SQL failed, ...)
+    130   interrupted (Ctrl-C, SIGINT: 128 + 2, as shells report it)
     ====  ==============================================================
     """
 
@@ -27,6 +28,7 @@ class ExitCode(enum.IntEnum):
     RISK_ABOVE_THRESHOLD = 1
     USAGE = 2
     RUNTIME = 3
+    INTERRUPTED = 130
 
 
 class QarError(Exception):

@@ -119,3 +119,37 @@ def test_history_postgres_store(tmp_path):
     finally:
         with eng.begin() as c:
             c.exec_driver_sql(f"drop schema {quote(schema)} cascade")
+
+
+def test_a_configuration_change_starts_a_new_series(tmp_path):
+    """Issue 16, item 7: runs with other columns or another p were one series, and the risk
+    "change" between them came only from the configuration."""
+    src, store = tmp_path / "src.duckdb", str(tmp_path / "store.duckdb")
+    load(src, BASE)
+    four = S.recorded_audit(store, str(src), table="people", **KW).risk
+    three = S.recorded_audit(store, str(src), table="people", columns=COLS[:3], p=2, pi_u=0.5).risk
+    p1 = S.recorded_audit(store, str(src), table="people", columns=COLS, p=1, pi_u=0.5).risk
+    with pytest.raises(qar_sql.QarError):  # fails before resolving its columns: joins the p = 1 series
+        S.recorded_audit(store, str(src), table="people", exclude=["nope"], p=1, pi_u=0.5)
+    load(src, BASE + [(40, "M", 9, "z")])
+    four_again = S.recorded_audit(store, str(src), table="people", **KW).risk
+    assert len({four, three, p1}) == 3
+    h = qar_sql.history(store, table="people")
+    assert [(s.columns, s.p) for s in h.series] == [(tuple(COLS), 2), (tuple(COLS[:3]), 2), (tuple(COLS), 1)]
+    first, second, third = h.series
+    assert [pt.risk for pt in first.points] == [four, four_again]
+    assert [pt.change for pt in first.points] == [None, four_again - four]  # same configuration only
+    assert [pt.change for pt in second.points] == [None] and [pt.change for pt in third.points] == [None, None]
+    assert [pt.status for pt in third.points] == ["complete", "failed"]
+    assert first.new_configuration is None
+    assert second.new_configuration == "4 → 3 columns (−job)"
+    assert third.new_configuration == "3 → 4 columns (+job); p 2 → 1"
+    r = CliRunner().invoke(cli, ["history", "--store", store])
+    assert r.exit_code == 0, r.output
+    assert "New configuration, a new series: 4 → 3 columns (−job)." in r.output
+    assert "Columns (3): age, sex, zip" in r.output
+    series = json.loads(CliRunner().invoke(cli, ["history", "--store", store, "-f", "json"]).output)["series"]
+    assert [s["columns"] for s in series] == [COLS, COLS[:3], COLS]
+    assert [s["new_configuration"] for s in series][1:] == ["4 → 3 columns (−job)", "3 → 4 columns (+job); p 2 → 1"]
+    md = CliRunner().invoke(cli, ["history", "--store", store, "-f", "markdown"]).output
+    assert "New configuration, a new series: 3 → 4 columns (+job); p 2 → 1." in md

@@ -98,27 +98,33 @@ def people(engine):
 
 def test_migrations_from_scratch(store_url):
     before = S.status(store_url)
-    assert [m.state for m in before.migrations] == ["pending", "pending"]
+    assert [m.state for m in before.migrations] == ["pending", "pending", "pending"]
     assert not store_url.endswith(".duckdb") or not Path(store_url).exists()  # --status wrote nothing
     result = S.migrate(store_url)
-    assert result.applied == ("0001_runs", "0002_top_records")
+    assert result.applied == ("0001_runs", "0002_top_records", "0003_run_liveness")
     assert result.pending == ()
     assert ALL_TABLES <= tables(store_url)
     files = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in migrations_dir().glob("*.sql")}
     tracked = query(store_url, "select name, checksum from qar_schema_migrations order by version")
-    assert tracked == [("0001_runs", files["0001_runs.sql"]), ("0002_top_records", files["0002_top_records.sql"])]
+    liveness = "0003_run_liveness.duckdb.sql" if store_url.endswith(".duckdb") else "0003_run_liveness.sql"
+    assert tracked == [
+        ("0001_runs", files["0001_runs.sql"]),
+        ("0002_top_records", files["0002_top_records.sql"]),
+        ("0003_run_liveness", files[liveness]),
+    ]
     assert S.migrate(store_url).applied == ()  # idempotent
 
 
 def test_migrations_one_at_a_time(store_url):
     first = S.migrate(store_url, to="0001")
     assert first.applied == ("0001_runs",)
-    assert first.pending == ("0002_top_records",)
+    assert first.pending == ("0002_top_records", "0003_run_liveness")
     assert "qar_top_records" not in tables(store_url)
-    with pytest.raises(S.MigrationError, match=r"needs migration 0002_top_records; run: qar migrate"):
+    with pytest.raises(S.MigrationError, match=r"needs migration 0002_top_records, 0003_run_liveness; run: qar"):
         S.ensure_ready(S.Store(store_url))
     assert S.migrate(store_url, to="0002").applied == ("0002_top_records",)
     assert ALL_TABLES <= tables(store_url)
+    assert S.migrate(store_url).applied == ("0003_run_liveness",)
     S.ensure_ready(S.Store(store_url))
 
 
@@ -129,7 +135,7 @@ def test_checksum_guard(tmp_path, store_url):
     edited = folder / "0001_runs.sql"
     original = edited.read_text()
     edited.write_text(original + "\n-- an innocent-looking edit\n")
-    assert [m.state for m in S.status(store_url, folder=folder).migrations] == ["changed", "applied"]
+    assert [m.state for m in S.status(store_url, folder=folder).migrations] == ["changed", "applied", "applied"]
     with pytest.raises(S.MigrationError, match=r"migration 0001_runs was applied .* its file has changed"):
         S.migrate(store_url, folder=folder)
     # A migration the store has but this qar-sql does not know also stops writes.
@@ -150,7 +156,7 @@ def test_cli_migrate_and_status(tmp_path):
     assert "Applied 1 migration(s)" in r.output
     r = runner.invoke(cli, ["migrate", "--store", store, "--format", "json"])
     assert r.exit_code == 0, r.output
-    assert json.loads(r.output)["applied"] == ["0002_top_records"]
+    assert json.loads(r.output)["applied"] == ["0002_top_records", "0003_run_liveness"]
     r = runner.invoke(cli, ["migrate", "--store", store, "--to", "0009"])
     assert r.exit_code == 2 and "--to '0009' is not a migration version" in r.output
 
@@ -218,8 +224,8 @@ def test_concurrent_migrate_postgres(pg_schema):
     for t in threads:
         t.join()
     assert not errors
-    assert sorted(n for r in results for n in r) == ["0001_runs", "0002_top_records"]
-    assert query(url, "select count(*) from qar_schema_migrations") == [(2,)]
+    assert sorted(n for r in results for n in r) == ["0001_runs", "0002_top_records", "0003_run_liveness"]
+    assert query(url, "select count(*) from qar_schema_migrations") == [(3,)]
 
 
 # --------------------------------------------------------------------------------------------
@@ -298,7 +304,7 @@ def test_recorded_run_matches_oracle(source_engine, store_engine, tmp_path, requ
     assert fit[5] == 6 and run.risk == pytest.approx(risk, rel=1e-9) == result.risk
 
 
-def test_keyboard_interrupt_is_recorded_as_failed(duck, tmp_path):
+def test_keyboard_interrupt_is_recorded_as_interrupted(duck, tmp_path):
     source, table = people(duck)
     store = str(tmp_path / "s.duckdb")
 
@@ -308,7 +314,7 @@ def test_keyboard_interrupt_is_recorded_as_failed(duck, tmp_path):
     with pytest.raises(KeyboardInterrupt):
         S.recorded_audit(store, source, table=table, columns=COLS, p=P, pi_u=PI_U, progress=interrupt)
     (run,) = S.runs(store)
-    assert (run.status, run.error) == ("failed", "interrupted")
+    assert (run.status, run.error) == ("interrupted", "interrupted")
     assert run.finished_at is not None and run.seconds >= 0
     assert query(store, "select count(*) from qar_qi_results") == [(0,)]
     assert query(store, "select count(*) from qar_fits") == [(0,)]

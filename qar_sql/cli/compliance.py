@@ -111,6 +111,7 @@ def scan_cmd(config, dbt_manifest, url, fail_above, warn_above, store, no_store,
     """
     from qar_sql.compliance.scans import (
         ScanConfig,
+        ScanInterrupted,
         combine,
         junit_xml,
         load_config,
@@ -162,7 +163,11 @@ def scan_cmd(config, dbt_manifest, url, fail_above, warn_above, store, no_store,
         if show:
             click.echo(f"{o.name}: {o.status}", err=True)
 
-    report = scan_config(cfg, store=store, record=not no_store, jobs=jobs, progress=progress, on_outcome=on_outcome)
+    try:
+        report = scan_config(cfg, store=store, record=not no_store, jobs=jobs, progress=progress, on_outcome=on_outcome)
+    except ScanInterrupted as stop:  # Ctrl-C: every scan stops; the summary so far is still due
+        report = stop.report
+        click.echo("Interrupted.", err=True)
     bar.close()
     if junit:
         _write(junit, junit_xml(report))

@@ -42,10 +42,15 @@ class QarGroup(click.Group):
             ctx.exit(int(exc.exit_code))
         except KeyboardInterrupt:
             click.echo("Interrupted.", err=True)
-            ctx.exit(int(ExitCode.RUNTIME))
+            ctx.exit(int(ExitCode.INTERRUPTED))
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
             raise
         except Exception as exc:  # a bug or an unexpected driver error: still one line
+            from qar_sql.engines.source import is_interrupt
+
+            if is_interrupt(exc):  # Ctrl-C inside a DuckDB call outside qar's own wrappers
+                click.echo("Interrupted.", err=True)
+                ctx.exit(int(ExitCode.INTERRUPTED))
             if ctx.obj and ctx.obj.get("debug"):
                 traceback.print_exc()
             click.echo(
@@ -64,7 +69,8 @@ def cli(ctx, debug):
     """qar-sql: how easily can the people in a table be re-identified?
 
     Exit codes: 0 ok, 1 risk above --fail-above, 2 usage error (bad option, file, table,
-    column, parameter, or data that cannot support an estimate), 3 database or runtime error.
+    column, parameter, or data that cannot support an estimate), 3 database or runtime error,
+    130 interrupted (Ctrl-C).
     """
     ctx.ensure_object(dict)["debug"] = debug
 

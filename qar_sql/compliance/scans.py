@@ -339,17 +339,27 @@ class ScanReport:
     store: str | None  # masked; None when nothing was recorded
     started_at: datetime
     seconds: float
+    not_run: tuple[str, ...] = ()  # scans left out by an interruption (Ctrl-C)
 
     @property
     def exit_code(self) -> int:
         codes = {o.exit_code for o in self.outcomes}
-        for code in (ExitCode.USAGE, ExitCode.RUNTIME, ExitCode.RISK_ABOVE_THRESHOLD):
+        for code in (ExitCode.INTERRUPTED, ExitCode.USAGE, ExitCode.RUNTIME, ExitCode.RISK_ABOVE_THRESHOLD):
             if int(code) in codes:
                 return int(code)
         return int(ExitCode.OK)
 
     def count(self, status: str) -> int:
         return sum(o.status == status for o in self.outcomes)
+
+
+class ScanInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped :func:`scan_config`; ``report`` holds the scans finished so far, the
+    interrupted one (an error, exit code 130) and the names of those not run."""
+
+    def __init__(self, report: ScanReport):
+        super().__init__("interrupted")
+        self.report = report
 
 
 def judge(spec: ScanSpec, risk: float | None) -> tuple[str, int]:
@@ -431,7 +441,8 @@ def scan_config(
 
     Runs are recorded in ``store`` (else the config's ``[store]``, ``$QAR_STORE``,
     ``qar_results.duckdb``) unless ``record`` is False. One scan failing does not stop the
-    others; KeyboardInterrupt does (that run is recorded as failed).
+    others; Ctrl-C stops them all (the current run is recorded as ``interrupted``) and raises
+    :class:`ScanInterrupted`, a KeyboardInterrupt carrying the report so far.
     """
     from qar_sql.compliance.store import Store, ensure_ready
 
@@ -445,11 +456,38 @@ def scan_config(
         ensure_ready(st)  # a broken store stops everything before any scan runs
     started_at = datetime.now(UTC).replace(tzinfo=None)
     t0 = time.perf_counter()
-    outcomes = []
+    outcomes: list[ScanOutcome] = []
     try:
-        for spec in config.scans:
+        for i, spec in enumerate(config.scans):
             tick = (lambda done, total, _n=spec.name: progress(_n, done, total)) if progress else None
-            outcome = _run_one(spec, st, config.secrets, jobs, tick)
+            scan_started = time.perf_counter()
+            try:
+                outcome = _run_one(spec, st, config.secrets, jobs, tick)
+            except KeyboardInterrupt as exc:
+                outcomes.append(
+                    ScanOutcome(
+                        name=spec.name,
+                        table=spec.table,
+                        source=spec.source_display,
+                        status="error",
+                        risk=None,
+                        fail_above=spec.fail_above,
+                        warn_above=spec.warn_above,
+                        exit_code=int(ExitCode.INTERRUPTED),
+                        seconds=time.perf_counter() - scan_started,
+                        error="interrupted (Ctrl-C)",
+                        p=spec.p,
+                        alpha=spec.alpha,
+                    )
+                )
+                report = ScanReport(
+                    tuple(outcomes),
+                    st.display if st else None,
+                    started_at,
+                    time.perf_counter() - t0,
+                    not_run=tuple(s.name for s in config.scans[i + 1 :]),
+                )
+                raise ScanInterrupted(report) from exc
             outcomes.append(outcome)
             if on_outcome:
                 on_outcome(outcome)
@@ -515,6 +553,8 @@ def summary_text(report: ScanReport) -> str:
     errors = [o for o in report.outcomes if o.error]
     if errors:
         lines += ["", "Errors:"] + [f"  {o.name}: {o.error}" for o in errors]
+    if report.not_run:
+        lines += ["", f"Interrupted: {len(report.not_run)} scan(s) not run: {', '.join(report.not_run)}"]
     return "\n".join(lines) + "\n"
 
 
@@ -541,6 +581,8 @@ def summary_markdown(report: ScanReport) -> str:
     errors = [o for o in report.outcomes if o.error]
     if errors:
         lines += ["", "**Errors**", ""] + [f"- **{_md(o.name)}**: {_md(o.error)}" for o in errors]
+    if report.not_run:
+        lines += ["", f"**Interrupted**: not run: {', '.join(_md(n) for n in report.not_run)}"]
     return "\n".join(lines) + "\n"
 
 
@@ -604,6 +646,7 @@ def report_dict(report: ScanReport) -> dict[str, Any]:
         "started_at": report.started_at.isoformat(),
         "seconds": report.seconds,
         "exit_code": report.exit_code,
+        "not_run": list(report.not_run),
         "scans": [
             {
                 "name": o.name,

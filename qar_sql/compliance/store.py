@@ -11,9 +11,11 @@ every store command, loudly.
 
 A run is recorded in two steps so that it can never look complete when it is not: a
 ``running`` row is committed before the audit starts; the per-QI results, the fit and the
-``complete`` status are committed together in one transaction afterwards. Any interruption
-(Ctrl-C, a lost connection, an error) marks the row ``failed``; a process killed outright leaves
-it ``running``.
+``complete`` status are committed together in one transaction afterwards. An error or a lost
+connection marks the row ``failed``, Ctrl-C ``interrupted``. A process killed outright leaves it
+``running``; the run's process id, host and heartbeat (:mod:`.liveness`) let the next run mark
+it ``interrupted``. Results that cannot be written at the end are retried with back-off, then
+saved to a side file.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from qar_sql.compliance import liveness
 from qar_sql.engines.render import migrations_dir
 from qar_sql.engines.source import DUCKDB_SUFFIXES, is_url
 from qar_sql.errors import DatabaseError, QarError, UsageError
@@ -53,6 +56,10 @@ DUCKDB_LOCK_WAIT = 15.0
 
 class MigrationError(DatabaseError):
     """The store's migrations disagree with the migration files (edited, unknown, pending)."""
+
+
+class RunNotRunning(DatabaseError):
+    """The run's row is no longer ``running`` (another process marked it ``interrupted``)."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -535,13 +542,16 @@ def start_run(
     """Commit a ``running`` row and return its run id."""
     run_id = str(uuid.uuid4())
     with store.transaction() as tx:
+        now = _now()
         tx.execute(
             "insert into qar_runs (run_id, started_at, scan_name, source, table_name, columns, "
-            "parameters, qar_version, status) values (:id, :at, :scan, :source, :table, :columns, "
-            ":params, :qv, 'running')",
+            "parameters, qar_version, status, pid, host, heartbeat_at) values (:id, :at, :scan, :source, "
+            ":table, :columns, :params, :qv, 'running', :pid, :host, :at)",
             {
                 "id": run_id,
-                "at": _now(),
+                "at": now,
+                "pid": os.getpid(),
+                "host": liveness.host(),
                 "scan": scan_name,
                 "source": mask_source(source) if source else "",
                 "table": table,
@@ -596,7 +606,7 @@ def complete_run(
             },
         )
         if not updated:
-            raise DatabaseError(f"run {run_id} is no longer 'running' in store {store.display}; it was not recorded")
+            raise RunNotRunning(f"run {run_id} is no longer 'running' in store {store.display}; it was not recorded")
         tx.insert(
             "qar_qi_results",
             ("run_id", "qi_index", "columns", "distinct_count", "singletons", "theta", "min_class_size"),
@@ -619,13 +629,24 @@ def complete_run(
             )
 
 
-def fail_run(store: Store, run_id: str, error: str, *, seconds: float | None = None) -> None:
+def fail_run(store: Store, run_id: str, error: str, *, seconds: float | None = None, status: str = "failed") -> None:
+    """End a ``running`` run as ``failed`` (an error) or ``interrupted`` (Ctrl-C)."""
+    if status not in ("failed", "interrupted"):
+        raise ValueError(f"status {status!r}: use 'failed' or 'interrupted'")
     with store.transaction() as tx:
         tx.execute(
-            "update qar_runs set status = 'failed', finished_at = :at, duration_seconds = :secs, "
+            "update qar_runs set status = :status, finished_at = :at, duration_seconds = :secs, "
             "error = :error where run_id = :id and status = 'running'",
-            {"at": _now(), "secs": seconds, "error": error[:2000], "id": run_id},
+            {"status": status, "at": _now(), "secs": seconds, "error": error[:2000], "id": run_id},
         )
+
+
+def mark_interrupted_runs(store: str | Store | None = None) -> list[str]:
+    """Mark ``interrupted`` the ``running`` runs whose process is gone (killed, machine lost);
+    every recorded run does this first. Returns their run ids."""
+    with using(store) as st:
+        ensure_ready(st)
+        return liveness.mark_interrupted(st)
 
 
 def describe_error(exc: BaseException) -> str:
@@ -640,8 +661,15 @@ def describe_error(exc: BaseException) -> str:
 def _fail_quietly(store: Store, run_id: str, exc: BaseException, started: float, secrets) -> None:
     """Mark the run failed; if even that is impossible (store gone) it stays 'running', which
     is never mistaken for complete."""
+    status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
     try:
-        fail_run(store, run_id, scrub(describe_error(exc), secrets), seconds=time.perf_counter() - started)
+        fail_run(
+            store,
+            run_id,
+            scrub(describe_error(exc), secrets),
+            seconds=time.perf_counter() - started,
+            status=status,
+        )
     except BaseException:  # noqa: BLE001 - the original exception is what the caller must see
         pass
 
@@ -691,6 +719,7 @@ def _recorded(st, source, scan_name, secrets, top_records, hashing, audit_kwargs
     from qar_sql.measures.audit import audit as _audit
 
     ensure_ready(st)
+    liveness.mark_interrupted(st)  # runs whose process died (kill -9) stop looking 'running'
     started = time.perf_counter()
     secrets = [*secrets, *secret_values(resolve_source(source))]
     parameters = {
@@ -706,24 +735,69 @@ def _recorded(st, source, scan_name, secrets, top_records, hashing, audit_kwargs
     )
     st.release()  # a DuckDB store file stays free for other processes during the audit
     try:
-        runner = audit_kwargs.pop("runner", None)
-        if runner is not None:  # record-level commands: (AuditResult, [(key, contribution)])
-            result, top_records = runner()
-        else:
-            result = _audit(source, **audit_kwargs)
-        complete_run(
-            st,
-            run_id,
-            result,
-            seconds=time.perf_counter() - started,
-            top_records=top_records(result) if callable(top_records) else top_records,
-            hash_keys=hashing[0],
-            hash_secret_value=hashing[1],
-        )
+        with liveness.Heartbeat(lambda: Store(st.url), run_id):
+            runner = audit_kwargs.pop("runner", None)
+            if runner is not None:  # record-level commands: (AuditResult, [(key, contribution)])
+                result, top_records = runner()
+            else:
+                result = _audit(source, **audit_kwargs)
+        tops = top_records(result) if callable(top_records) else top_records
     except BaseException as exc:
         _fail_quietly(st, run_id, exc, started, secrets)
         raise
+    _complete_or_save(st, run_id, result, time.perf_counter() - started, tops, hashing)
     return result
+
+
+def _complete_or_save(st: Store, run_id: str, result: AuditResult, seconds: float, tops, hashing) -> None:
+    """:func:`complete_run`, tried again after each of :data:`liveness.RECORD_RETRY_DELAYS` while
+    the store refuses (locked by another process, unreachable); then the results go to a side
+    file, and the error says where. Finished work is never thrown away."""
+    delays = list(liveness.RECORD_RETRY_DELAYS)
+    while True:
+        try:
+            complete_run(
+                st,
+                run_id,
+                result,
+                seconds=seconds,
+                top_records=tops,
+                hash_keys=hashing[0],
+                hash_secret_value=hashing[1],
+            )
+            return
+        except RunNotRunning as exc:
+            error: DatabaseError = exc
+            break
+        except DatabaseError as exc:
+            error = exc
+            st.release()
+            if not delays:
+                break
+            time.sleep(delays.pop(0))
+    hash_keys, secret = hashing
+    rows = [(hash_key(k, secret or hash_secret()) if hash_keys else str(k), float(c)) for k, c in (tops or ())]
+    path = liveness.write_side_file(
+        liveness.side_file_path(st.path, run_id),
+        run_id=run_id,
+        store=st.display,
+        reason=str(error),
+        audit=_audit_json(result),
+        top_records=rows,
+    )
+    try:  # say where the results went, if the store lets us now
+        fail_run(st, run_id, f"not recorded ({error}); results saved in {path}", seconds=seconds)
+    except BaseException:  # noqa: BLE001 - the side file is what matters
+        pass
+    raise DatabaseError(
+        f"run {run_id} could not be recorded in store {st.display} ({error}); its results are saved in {path}"
+    ) from error
+
+
+def _audit_json(result: AuditResult) -> dict:
+    from qar_sql.output.formats import audit_dict
+
+    return audit_dict(result)
 
 
 # --------------------------------------------------------------------------------------------
@@ -751,6 +825,9 @@ class StoredRun:
     rows: int | None
     n_qi: int | None
     risk: float | None
+    pid: int | None = None  # the process that ran it, its host, its last heartbeat (0003)
+    host: str | None = None
+    heartbeat_at: datetime | None = None
 
 
 def _run_rows(st: Store, table: str | None) -> list[tuple]:
@@ -762,10 +839,12 @@ def _run_rows(st: Store, table: str | None) -> list[tuple]:
     with st.transaction(read_only=True) as tx:
         if not tx.has_table("qar_runs"):
             return []
+        # A store not yet migrated to 0003 (qar migrate) has no liveness columns: read NULLs.
+        live = "pid, host, heartbeat_at" if "0003" in _applied(tx) else "null, null, null"
         return tx.execute(
             "select run_id, started_at, finished_at, scan_name, source, table_name, columns, "
             "parameters, engine, engine_version, qar_version, status, error, duration_seconds, "
-            f"row_count, n_qi, risk from qar_runs {where} order by started_at, run_id",
+            f"row_count, n_qi, risk, {live} from qar_runs {where} order by started_at, run_id",
             params,
         )
 
@@ -781,7 +860,7 @@ def runs(store: str | Store | None = None, *, table: str | None = None) -> list[
         rec: dict[str, Any] = dict(zip(names, r, strict=True))
         rec["columns"] = tuple(json.loads(rec["columns"])) if rec["columns"] else ()
         rec["parameters"] = json.loads(rec["parameters"])
-        for count in ("rows", "n_qi"):
+        for count in ("rows", "n_qi", "pid"):
             rec[count] = None if rec[count] is None else int(rec[count])
         out.append(StoredRun(**rec))
     return out

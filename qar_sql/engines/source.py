@@ -137,16 +137,16 @@ class DuckDBDatabase(Database):
         with self._lock:
             try:
                 return self.con.execute(sql, params).fetchall() if params else self.con.execute(sql).fetchall()
-            except self._duckdb.Error as exc:
-                raise DatabaseError(f"DuckDB failed: {_first_line(exc)}") from exc
+            except (self._duckdb.Error, RuntimeError) as exc:
+                raise _duckdb_error(exc) from exc
 
     def query_arrays(self, sql: str) -> dict:
         """A result as numpy columns (DuckDB's native fetch: no Python objects per row)."""
         with self._lock:
             try:
                 return self.con.execute(sql).fetchnumpy()
-            except self._duckdb.Error as exc:
-                raise DatabaseError(f"DuckDB failed: {_first_line(exc)}") from exc
+            except (self._duckdb.Error, RuntimeError) as exc:
+                raise _duckdb_error(exc) from exc
 
     def close(self) -> None:
         self.con.close()
@@ -299,6 +299,26 @@ class SQLAlchemyDatabase(Database):
                 pass
         self._conns.clear()
         self.engine.dispose()
+
+
+def is_interrupt(exc: BaseException) -> bool:
+    """DuckDB stops a query on Ctrl-C (SIGINT) and raises RuntimeError("Query interrupted") or
+    duckdb.InterruptException instead of KeyboardInterrupt."""
+    if isinstance(exc, KeyboardInterrupt):
+        return True
+    if type(exc).__name__ == "InterruptException":
+        return True
+    return isinstance(exc, RuntimeError) and "interrupted" in str(exc).lower()
+
+
+def _duckdb_error(exc: BaseException) -> BaseException:
+    """A DuckDB failure as a DatabaseError; Ctrl-C as KeyboardInterrupt, so that it stops the
+    command (and every scan of qar scan) instead of failing one statement."""
+    if is_interrupt(exc):
+        return KeyboardInterrupt()
+    if isinstance(exc, RuntimeError):
+        return exc
+    return DatabaseError(f"DuckDB failed: {_first_line(exc)}")
 
 
 def _first_line(exc: BaseException) -> str:
