@@ -16,6 +16,7 @@ Generation is vectorised numpy; 200 000 rows take a fraction of a second.
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -577,6 +578,31 @@ def write_population(con: Any, table: str = "population", n: int = 100_000, seed
         raise DatabaseError(f"could not write the demo table {table!r}: {exc}") from exc
 
 
+#: The comment qar demo puts on its table: a file holding only such a table is its own, and
+#: running the demo again replaces it without asking.
+DEMO_COMMENT = "qar demo population (synthetic)"
+
+
+def _check_target(con: Any, path: str) -> None:
+    """Refuse to write into a DuckDB file that holds anything but an earlier demo population."""
+    rows = con.execute(
+        "select table_name, coalesce(comment, '') from duckdb_tables() where database_name = current_database() "
+        "union all select view_name, coalesce(comment, '') from duckdb_views() "
+        "where database_name = current_database() and not internal"
+    ).fetchall()
+    foreign = [name for name, comment in rows if not (name == "population" and comment == DEMO_COMMENT)]
+    if foreign:
+        what = (
+            "a table 'population'"
+            if "population" in foreign
+            else f"tables of its own ({', '.join(sorted(foreign)[:5])})"
+        )
+        raise UsageError(
+            f"{path!r} already exists and holds {what}, which qar demo did not write; pass --overwrite "
+            "to write the demo population (table 'population') into it anyway, or choose another --path"
+        )
+
+
 def run_demo(
     path: str = "qar_demo.duckdb",
     *,
@@ -587,20 +613,30 @@ def run_demo(
     pi_u: float = 0.05,
     pwm: str = "plotting",
     progress=None,
+    overwrite: bool = False,
 ):
-    """Write the population to the DuckDB file ``path`` (table ``population``, replaced) and
-    audit it over :data:`DEMO_COLUMNS`. Returns the :class:`~qar_sql.AuditResult`."""
+    """Write the population to the DuckDB file ``path`` (table ``population``) and audit it over
+    :data:`DEMO_COLUMNS`. Returns the :class:`~qar_sql.AuditResult`.
+
+    An existing file is written only if it holds nothing but an earlier demo population, or
+    with ``overwrite`` (which replaces its table ``population`` and leaves the rest)."""
     import duckdb
 
     from qar_sql.measures.audit import audit, validate
 
     validate(p, alpha, pi_u, pwm)
+    if Path(path).is_dir():
+        raise UsageError(f"--path {path!r} is a folder; name a DuckDB file such as qar_demo.duckdb")
+    existed = Path(path).exists()
     try:
         con = duckdb.connect(path)
     except duckdb.Error as exc:
         raise DatabaseError(f"cannot write the demo database {path!r}: {exc}") from exc
     try:
+        if existed and not overwrite:
+            _check_target(con, path)
         write_population(con, "population", n=rows, seed=seed)
+        con.execute(f"comment on table population is '{DEMO_COMMENT}'")
     finally:
         con.close()
     return audit(

@@ -13,13 +13,22 @@ from qar_sql.output.formats import FORMATS
 
 
 def _split(ctx, param, value):
-    """``--columns a,b --columns c`` → ("a", "b", "c"); order kept."""
+    """``--columns a,b --columns c`` → ("a", "b", "c"); order kept. An option given with no
+    name in it (``-c ''``, ``-c ',,,'``) is refused: taken as "not given", it would silently
+    mean all columns."""
     if not value:
         return None
     out: list[str] = []
     for item in value:
         out += [part.strip() for part in item.split(",") if part.strip()]
-    return tuple(out) or None
+    if not out:
+        raise click.BadParameter(
+            f"{', '.join(repr(v) for v in value)} names no column; write e.g. {param.opts[0]} age,sex, or leave "
+            f"{param.opts[0]} out",
+            ctx=ctx,
+            param=param,
+        )
+    return tuple(out)
 
 
 source = click.argument("source", required=False, envvar="QAR_DATABASE_URL")

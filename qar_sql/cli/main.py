@@ -214,18 +214,24 @@ def sql_command(source, dialect, table, columns, p, delimiter, jobs, batch_size)
     "--path",
     type=click.Path(dir_okay=False),
     default="qar_demo.duckdb",
-    help="DuckDB file to write the population to (table 'population').",
+    help="DuckDB file to write the population to (table 'population'); an existing file only if it holds "
+    "nothing but an earlier demo, or with --overwrite.",
+)
+@click.option(
+    "--overwrite",
+    is_flag=True,
+    help="Write into an existing DuckDB file that holds other tables, replacing its table 'population'.",
 )
 @params.risk_options
 @params.fmt
 @params.quiet
-def demo(rows, seed, path, risk, fmt, quiet):
+def demo(rows, seed, path, overwrite, risk, fmt, quiet):
     """Generate a synthetic population into DuckDB and audit it."""
     from qar_sql.demo import run_demo
     from qar_sql.output.formats import render_audit
 
     with params.Progress("scanning", quiet) as bar:
-        result = run_demo(path, rows=rows, seed=seed, **risk, progress=bar)
+        result = run_demo(path, rows=rows, seed=seed, **risk, progress=bar, overwrite=overwrite)
     _emit(render_audit(result, fmt))
     if fmt == "text":
         click.echo(

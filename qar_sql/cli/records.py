@@ -323,6 +323,11 @@ def eliminate_cmd(where, risk, key, by, step, max_removed, greedy_steps, seed, o
         col, values = item.split("=", 1)
         order_map[col] = [v for v in values.split(",")]
     names = [b.strip() for b in by.split(",") if b.strip()]
+    if not names:
+        raise UsageError(
+            f"--by {by!r} names no ranking; use one or more of dt, u_plus, u_star, n_unique, entropy, pls, "
+            "random, greedy, e.g. --by dt,random"
+        )
     if plot_path and not plot_path.lower().endswith((".png", ".svg")):
         raise ParameterError(f"--plot {plot_path!r} must end in .png or .svg")
     with params.Progress("scanning", quiet) as bar:

@@ -8,9 +8,13 @@ writes to the audited database.
 
 from __future__ import annotations
 
+import csv
 import difflib
+import gzip
 import os
+import re
 import threading
+import unicodedata
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -322,8 +326,10 @@ def _duckdb_error(exc: BaseException) -> BaseException:
 
 
 def _first_line(exc: BaseException) -> str:
+    # Only real line ends: str.splitlines() also splits at U+2028, U+0085 or a form feed inside
+    # a quoted name, which cut messages short.
     text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+    return re.split(r"\r\n|\r|\n", text)[0] if text else type(exc).__name__
 
 
 def _file_kind(path: str) -> str | None:
@@ -399,20 +405,91 @@ def open_source(
     return db, relation
 
 
+def glob_literal(path: str) -> str:
+    """``path`` as a DuckDB file pattern that matches only that file: DuckDB's readers expand
+    ``*``, ``?`` and ``[`` (``x*.csv`` read every matching file); in brackets they are literal."""
+    return re.sub(r"([*?\[])", r"[\1]", path)
+
+
 def file_relation_sql(dialect: Dialect, path: str, kind: str, delimiter: str | None, all_text: bool = False) -> str:
     """DuckDB's reader for a file, with every argument a quoted literal (``all_text``: every CSV
     column as VARCHAR)."""
     lit = dialect.literal
     if kind == "parquet":
-        return f"read_parquet({lit(path)})"
-    args = [lit(path), "header = true", "nullstr = ''"]
+        return f"read_parquet({lit(glob_literal(path))})"
+    args = [lit(glob_literal(path)), "header = true", "nullstr = ''"]
     if delimiter is not None:
         if len(delimiter.encode()) != 1 and delimiter != "\\t":
             raise UsageError(f"--delimiter {delimiter!r} must be one character, e.g. ';' or '\\t'")
         args.append(f"delim = {lit(delimiter)}")
+    # The first line is the header: without skip = 0, DuckDB's sniffer skips lines until the
+    # rest looks regular, so a ragged file silently lost its header and first rows.
+    args.append("skip = 0")
     if all_text:
         args.append("all_varchar = true")
     return f"read_csv({', '.join(args)})"
+
+
+#: Delimiters a CSV header is checked for when DuckDB reads it as a single column.
+SEPARATORS = (",", ";", "\t", "|")
+
+
+def _header_line(path: str) -> str | None:
+    """The file's first line (at most 1 MB of it), or None if it cannot be read here."""
+    lower = path.lower()
+    try:
+        if lower.endswith(".gz"):
+            fh = gzip.open(path, "rt", encoding="utf-8", errors="replace", newline="")
+        elif lower.endswith(".zst"):
+            return None
+        else:
+            fh = open(path, encoding="utf-8", errors="replace", newline="")
+        with fh:
+            return fh.readline(1 << 20).rstrip("\r\n")
+    except OSError:
+        return None
+
+
+def _explain_csv(db: DuckDBDatabase, path: str, delimiter: str | None) -> None:
+    """Raise a clear error when a CSV read as one column (or not at all) is really ragged or
+    read with the wrong --delimiter; return when no better explanation is found."""
+    header = _header_line(path)
+    if not header:
+        return
+    given = "\t" if delimiter == "\\t" else delimiter
+    counts = {s: header.count(s) for s in SEPARATORS}
+    likely = max(SEPARATORS, key=lambda s: counts[s]) if max(counts.values()) else None
+    if given is not None and counts.get(given, header.count(given)) == 0 and likely and likely != given:
+        shown, suggest = (f"'{d}'" if d != "'" else repr(d) for d in (delimiter, likely.replace("\t", "\\t")))
+        raise UsageError(
+            f"--delimiter {shown} does not occur in the header of {path!r} ({header[:80]!r}), so every "
+            f"line would be one column; the file seems to use {likely!r}: try --delimiter {suggest} "
+            "or leave --delimiter out"
+        )
+    use = given or likely
+    if use is None:
+        return
+    fields = next(csv.reader([header], delimiter=use))
+    if len(fields) < 2:
+        return
+    lit = db.dialect.literal
+    columns = "{" + ", ".join(f"'c{i}': 'VARCHAR'" for i in range(len(fields))) + "}"
+    strict = (
+        f"read_csv({lit(glob_literal(path))}, auto_detect = false, header = false, skip = 1, "
+        f"delim = {lit(use)}, quote = '\"', escape = '\"', nullstr = '', columns = {columns})"
+    )
+    try:
+        db.query(f"select count(*) from {strict}")
+    except DatabaseError as exc:
+        full = str(exc.__cause__ or exc)
+        line, found = re.search(r"Line: (\d+)", full), re.search(r"Found: (\d+)", full)
+        if not (line and found):
+            return
+        raise DataError(
+            f"{path!r} is ragged: line {line.group(1)} has {found.group(1)} fields where the header has "
+            f"{len(fields)} (delimiter {use!r}); give every line {len(fields)} fields (quote values that "
+            f"contain {use!r}), or name the right --delimiter"
+        ) from exc
 
 
 def _file_relation(db: DuckDBDatabase, path: str, kind: str, delimiter: str | None, all_text: bool = False) -> Relation:
@@ -421,7 +498,11 @@ def _file_relation(db: DuckDBDatabase, path: str, kind: str, delimiter: str | No
         described = db.query(f"describe select * from {reader}")
         cols = tuple(r[0] for r in described)
     except DatabaseError as exc:
+        if kind == "csv":
+            _explain_csv(db, path, delimiter)
         raise UsageError(f"cannot read {path!r} as {kind.upper()}: {exc}") from exc
+    if kind == "csv" and len(cols) == 1 and any(s in cols[0] for s in SEPARATORS):
+        _explain_csv(db, path, delimiter)  # one column whose name holds a delimiter: ragged?
     # A file is parsed once into a session temp table (memory, spilling to DuckDB's temp
     # folder), not once per statement; the file itself is never changed. DuckDB keeps insertion
     # order, so the temp table's rowid is the row's position in the file (the default key).
@@ -535,8 +616,23 @@ def select_columns(
             raise ColumnError(f"column {dups[0]!r} is listed twice in --columns; list it once")
         if exclude:
             check(exclude, "--exclude")
-            return tuple(c for c in columns if c not in set(exclude))
-        return tuple(columns)
+            return _printable(tuple(c for c in columns if c not in set(exclude)))
+        return _printable(tuple(columns))
     exclude = list(exclude or ())
     check(exclude, "--exclude")
-    return tuple(c for c in available if c not in set(exclude))
+    return _printable(tuple(c for c in available if c not in set(exclude)))
+
+
+def _printable(columns: tuple[str, ...]) -> tuple[str, ...]:
+    """Refuse a column name holding a line or page break or another control character (U+2028,
+    U+0085, form feed, …; a tab is allowed): SQL text and one-line messages cannot carry it
+    intact (it was silently renamed, and messages were cut at it)."""
+    for name in columns:
+        # (a plain line break, \n or \r, is refused by Dialect.quote with a message of its own)
+        bad = next((ch for ch in name if ch not in "\t\n\r" and unicodedata.category(ch) in ("Cc", "Zl", "Zp")), None)
+        if bad is not None:
+            raise ColumnError(
+                f"column {name!r} contains the control or line-break character U+{ord(bad):04X}, which qar "
+                "cannot carry through SQL intact; rename the column (e.g. in a view) or leave it out with --exclude"
+            )
+    return columns

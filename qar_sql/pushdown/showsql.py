@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from qar_sql.engines.dialects import get_dialect
 from qar_sql.engines.source import _file_kind, file_relation_sql, is_url, resolve_source, split_table
-from qar_sql.errors import UsageError
+from qar_sql.errors import ColumnError, UsageError
 from qar_sql.pushdown.scan import profile_statements, render_statements
 
 
@@ -39,6 +39,9 @@ def show_sql(
     """Every statement of the audit, separated by ``;``, exactly as it would run."""
     if not columns:
         raise UsageError("--columns is required to show the SQL, since nothing is read")
+    dups = sorted({c for c in columns if list(columns).count(c) > 1})
+    if dups:  # as the audit itself refuses them (source.select_columns)
+        raise ColumnError(f"column {dups[0]!r} is listed twice in --columns; list it once")
     if source is None and dialect is None:
         try:
             source = resolve_source(None)

@@ -1,0 +1,176 @@
+"""Inputs that gave a silent wrong answer (issue 16, item 8): each is now refused with one
+sentence and exit code 2, or read as the user meant."""
+
+from __future__ import annotations
+
+import json
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+import qar_sql
+from qar_sql.cli.main import cli
+from qar_sql.errors import ColumnError
+
+
+def run(args, code: int, *needles: str):
+    r = CliRunner().invoke(cli, args)
+    assert "Traceback" not in r.output
+    assert r.exit_code == code, r.output
+    for needle in needles:
+        assert needle in r.output, r.output
+    return r
+
+
+@pytest.fixture
+def people(tmp_path) -> str:
+    path = str(tmp_path / "people.duckdb")
+    con = duckdb.connect(path)
+    con.execute(
+        "create table people as select i as id, i % 7 as age, i % 2 as sex, i % 5 as zip, i % 3 as job "
+        "from range(60) r(i)"
+    )
+    con.close()
+    return path
+
+
+@pytest.mark.parametrize("option", ["-c", "--columns", "--exclude"])
+@pytest.mark.parametrize("value", ["", ",,,", " , "])
+def test_an_option_naming_no_column_is_refused(people, option, value):
+    # it audited every column, the id included
+    run(["audit", people, "-t", "people", option, value], 2, f"{value!r} names no column")
+
+
+def test_qar_sql_refuses_a_column_listed_twice(people):
+    run(["sql", people, "-t", "people", "-c", "age,age,sex", "-p", "2"], 2, "column 'age' is listed twice in --columns")
+
+
+def test_eliminate_by_nothing_is_refused(people):
+    run(
+        ["eliminate", people, "-t", "people", "--key", "id", "-x", "id", "--by", " , "],
+        2,
+        "--by ' , ' names no ranking; use one or more of dt, u_plus",
+    )
+
+
+def _csv(path, rows: int, seed: int) -> None:
+    path.write_text("a,b,c\n" + "".join(f"{(i + seed) % 4},{i % 3},{(i * seed) % 5}\n" for i in range(rows)))
+
+
+@pytest.mark.parametrize("name", ["x*.csv", "x?.csv", "x[1].csv", "x**.csv"])
+def test_glob_characters_in_a_real_file_name_read_that_file(tmp_path, name):
+    """DuckDB expanded them: 'x*.csv' read x*.csv, xa.csv and x1.csv together."""
+    _csv(tmp_path / name, 20, 1)
+    _csv(tmp_path / "xa.csv", 30, 2)
+    _csv(tmp_path / "x1.csv", 40, 3)
+    r = run(["audit", str(tmp_path / name), "-p", "1", "--pi-u", "0.5", "--alpha", "0.1", "-q", "-f", "json"], 0)
+    assert json.loads(r.stdout)["rows"] == 20
+
+
+def test_glob_characters_in_a_parquet_name(tmp_path):
+    con = duckdb.connect()
+    for name, n in (("p[0].parquet", 12), ("p0.parquet", 50)):
+        con.execute(
+            f"copy (select i % 3 as a, i % 4 as b, i % 5 as c from range({n}) r(i)) to '{tmp_path / name}' (format parquet)"
+        )
+    result = qar_sql.audit(str(tmp_path / "p[0].parquet"), p=1, pi_u=0.5, alpha=0.1)
+    assert result.rows == 12
+
+
+def test_demo_refuses_to_replace_a_table_it_did_not_write(tmp_path):
+    path = str(tmp_path / "mine.duckdb")
+    con = duckdb.connect(path)
+    con.execute("create table population as select 42 as precious")
+    con.execute("create table other as select 1 as x")
+    con.close()
+    run(
+        ["demo", "--path", path, "--rows", "300", "-q"],
+        2,
+        f"{path!r} already exists and holds a table 'population', which qar demo did not write; pass --overwrite",
+    )
+    con = duckdb.connect(path, read_only=True)
+    assert con.execute("select * from population").fetchall() == [(42,)]  # unchanged
+    con.close()
+    run(["demo", "--path", path, "--rows", "300", "-q", "--overwrite"], 0, "QaR audit of population")
+    con = duckdb.connect(path, read_only=True)
+    assert con.execute("select count(*) from population").fetchall() == [(300,)]
+    assert con.execute("select * from other").fetchall() == [(1,)]  # the rest is left alone
+    con.close()
+
+
+def test_demo_replaces_its_own_population_without_asking(tmp_path):
+    path = str(tmp_path / "qar_demo.duckdb")
+    run(["demo", "--path", path, "--rows", "300", "-q"], 0)
+    run(["demo", "--path", path, "--rows", "400", "-q"], 0)  # running the demo again just works
+    con = duckdb.connect(path, read_only=True)
+    assert con.execute("select count(*) from population").fetchall() == [(400,)]
+    con.close()
+    other = str(tmp_path / "other.duckdb")
+    duckdb.connect(other).execute("create table t as select 1 as x").close()
+    run(["demo", "--path", other, "--rows", "300", "-q"], 2, "holds tables of its own (t)")
+
+
+RAGGED = [  # (file text, line, found, expected fields)
+    ("a,b,c\n1,2,3\n4,5\n1,2,3\n", 3, 2, 3),
+    ("name,age,city\nann,3,x\nbob,4\ncid,5,y,z\n", 3, 2, 3),  # was "table is empty"
+    ("a,b,c\n1,2,3\n4,5,6,7\n", 3, 4, 3),  # was "table is empty"
+    ("a,b,c\n1,2,3,4\n5,6,7,8\n", 2, 4, 3),  # was read with the header 1,2,3,4
+    ("a,b,c\n" + "1,2,3\n" * 3000 + "4,5,6,7\n", 3002, 4, 3),  # past DuckDB's sniffing sample
+]
+
+
+@pytest.mark.parametrize("text,line,found,fields", RAGGED)
+def test_a_ragged_csv_is_named_with_its_line(tmp_path, text, line, found, fields):
+    path = tmp_path / "ragged.csv"
+    path.write_text(text)
+    run(
+        ["audit", str(path), "-p", "1", "-q"],
+        2,
+        f"{str(path)!r} is ragged: line {line} has {found} fields where the header has {fields} (delimiter ','); "
+        f"give every line {fields} fields (quote values that contain ','), or name the right --delimiter",
+    )
+
+
+def test_a_wrong_delimiter_is_named(tmp_path):
+    path = tmp_path / "semi.csv"
+    path.write_text("a;b;c\n1;2;3\n4;5;6\n7;8;9\n")
+    # it said "p = 3 is larger than the number of quasi-identifier columns (1)"
+    run(
+        ["audit", str(path), "--delimiter", ",", "-q"],
+        2,
+        f"--delimiter ',' does not occur in the header of {str(path)!r} ('a;b;c'), so every line would be one "
+        "column; the file seems to use ';': try --delimiter ';' or leave --delimiter out",
+    )
+    tsv = tmp_path / "tabs.tsv"
+    tsv.write_text("a\tb\n1\t2\n3\t4\n")
+    run(["audit", str(tsv), "--delimiter", ";", "-q"], 2, "try --delimiter '\\t' or leave --delimiter out")
+
+
+BREAKS = [("\u2028", "U+2028"), ("\x0c", "U+000C"), ("\x85", "U+0085"), ("\u2029", "U+2029"), ("\x1e", "U+001E")]
+
+
+@pytest.mark.parametrize("char,code", BREAKS)
+def test_a_column_name_with_a_line_or_page_break_is_refused(engine, char, code):
+    """Rendering split such a name (silently another name) and the error message was cut at it."""
+    name = f"a{char}b"
+    data = {name: [i % 3 for i in range(30)], "tab\there": [i % 5 for i in range(30)], "c": [i % 7 for i in range(30)]}
+    source, table = engine.load("t", data)
+    with pytest.raises(ColumnError) as err:
+        qar_sql.audit(source, table=table, p=1, pi_u=0.5, alpha=0.1)
+    assert str(err.value) == (
+        f"column {name!r} contains the control or line-break character {code}, which qar cannot carry "
+        "through SQL intact; rename the column (e.g. in a view) or leave it out with --exclude"
+    )
+    # without it, the rest (a tab is no break) audits
+    result = qar_sql.audit(source, table=table, exclude=[name], p=1, pi_u=0.5, alpha=0.1)
+    assert result.columns == ("tab\there", "c")
+
+
+def test_the_refusal_reaches_the_command_line_whole(tmp_path):
+    path = str(tmp_path / "sep.duckdb")
+    con = duckdb.connect(path)
+    con.execute('create table t as select i % 3 as "a\u2028b", i % 5 as c, i % 2 as d from range(30) r(i)')
+    con.close()
+    r = run(["audit", path, "-t", "t", "-p", "1", "-q"], 2, "column 'a\\u2028b' contains the control")
+    assert r.output.count("\n") == 1 and r.output.endswith("leave it out with --exclude\n")
