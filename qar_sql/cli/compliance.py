@@ -137,6 +137,11 @@ def scan_cmd(config, dbt_manifest, url, fail_above, warn_above, store, no_store,
         )
     if no_store and store is not None:
         raise UsageError("--store and --no-store contradict each other; give one of them")
+    from qar_sql.output.files import check_writable
+
+    for option, path in (("--junit", junit), ("--markdown", markdown)):
+        if path:  # before the scans, not after them
+            check_writable(path, option)
     cfg = load_config(config) if config else ScanConfig(())
     if dbt_manifest:
         from qar_sql.compliance.dbt import manifest_scans
@@ -199,11 +204,16 @@ def history_cmd(store, table, fmt, plot):
     """The QaR risk trend per table over the recorded runs, with the change since the previous run."""
     from qar_sql.compliance.history import history, history_dict, history_text
     from qar_sql.compliance.history import plot as draw
+    from qar_sql.output.files import check_writable, require_matplotlib, written
     from qar_sql.output.formats import to_json
 
+    if plot:
+        check_writable(plot, "--plot", (".png", ".svg"))
+        require_matplotlib("--plot")
     h = history(store, table=table)
     if plot:
-        draw(h, plot)
+        with written(plot, "--plot"):
+            draw(h, plot)
     if fmt == "json":
         click.echo(to_json(history_dict(h)))
     else:

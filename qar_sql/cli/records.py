@@ -171,10 +171,13 @@ def records_cmd(
 ):
     """The records that carry the risk: exact DT, U+, U* and n_unique per record."""
     from qar_sql.compliance.store import hash_secret
+    from qar_sql.output.files import check_writable
     from qar_sql.ranking.records import contributions
 
     if output and not output.lower().endswith((".csv", ".parquet")):
         raise ParameterError(f"--output {output!r} must end in .csv or .parquet")
+    if output:  # before the work, not after it
+        check_writable(output, "--output")
     if hash_keys and store is None:
         raise UsageError("--hash-keys goes with --store (it says how the top records are stored)")
     if hash_secret_file and not hash_keys:
@@ -226,7 +229,10 @@ def records_cmd(
             )
             c = box["c"]
     if output:
-        write_scores(c, output)
+        from qar_sql.output.files import written
+
+        with written(output, "--output"):
+            write_scores(c, output)
     if fmt == "html":  # the report's audit and records sections (docs/report.md)
         return _emit_html(c, where, top, secret, jobs)
     order = c.order(by)
@@ -330,6 +336,11 @@ def eliminate_cmd(where, risk, key, by, step, max_removed, greedy_steps, seed, o
         )
     if plot_path and not plot_path.lower().endswith((".png", ".svg")):
         raise ParameterError(f"--plot {plot_path!r} must end in .png or .svg")
+    if plot_path:  # before the work, not after it
+        from qar_sql.output.files import check_writable, require_matplotlib
+
+        require_matplotlib("--plot")
+        check_writable(plot_path, "--plot")
     with params.Progress("scanning", quiet) as bar:
         res = eliminate(
             **where,
@@ -345,7 +356,10 @@ def eliminate_cmd(where, risk, key, by, step, max_removed, greedy_steps, seed, o
             progress=bar,
         )
     if plot_path:
-        plot(res, plot_path)
+        from qar_sql.output.files import written
+
+        with written(plot_path, "--plot"):
+            plot(res, plot_path)
     if fmt == "json":
         click.echo(json.dumps(res.to_dict(), indent=2, allow_nan=False))
         return
@@ -427,7 +441,10 @@ def influence_records(where, risk, key, top, compare_dt, all_records, output, fm
             c = contributions(**where, **risk, key=key, top=0, jobs=jobs)
             cor = correlations(inf.scores, c.dt)
     if output:
-        _write_influence(inf, output, where)
+        from qar_sql.output.files import written
+
+        with written(output, "--output"):
+            _write_influence(inf, output, where)
     show_key = lambda k: list(k) if k and len(k) > 1 else (k[0] if k else None)  # noqa: E731
     rows = [
         {"key": show_key(inf.key_of(r)), "r": r, "influence": s}

@@ -1,0 +1,55 @@
+"""Checks made before any computation, so that a long run never ends in a failure it could have
+reported at once: an output file that cannot be written, an optional library not installed."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from qar_sql.errors import UsageError
+
+
+def check_writable(path: str, option: str, suffixes: Sequence[str] = ()) -> None:
+    """Refuse an output ``path`` that could not be written (missing folder, a folder, no
+    permission) or has the wrong suffix. Nothing is created."""
+    if suffixes and not path.lower().endswith(tuple(suffixes)):
+        raise UsageError(f"{option} {path!r} must end in {' or '.join(suffixes)}")
+    p = Path(path)
+    folder = p.parent if str(p.parent) else Path(".")
+    if not folder.is_dir():
+        raise UsageError(f"{option} {path!r}: the folder {str(folder)!r} does not exist; create it or write elsewhere")
+    if p.is_dir():
+        raise UsageError(f"{option} {path!r} is a folder; name a file in it")
+    if not os.access(folder, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise UsageError(f"{option} {path!r} cannot be written (permission denied); choose another path")
+
+
+def require_matplotlib(option: str) -> None:
+    """Refuse ``option`` (a plot) when matplotlib, the optional extra ``qar-sql[plot]``, is missing."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise UsageError(
+            f"{option} needs matplotlib, which is not installed; install it with: pip install 'qar-sql[plot]' "
+            f"(or leave {option} out)"
+        ) from None
+
+
+def written(path: str, option: str):
+    """A context manager turning an OSError while writing ``path`` into one sentence."""
+    return _Written(path, option)
+
+
+class _Written:
+    def __init__(self, path: str, option: str):
+        self.path, self.option = path, option
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, exc, tb):
+        if isinstance(exc, OSError):
+            reason = exc.strerror or str(exc)
+            raise UsageError(f"cannot write {self.option} {self.path!r}: {reason}") from exc
+        return False

@@ -1,0 +1,112 @@
+"""Late failures that threw finished work away (issue 16, item 9): an output file that cannot be
+written and a plot without matplotlib are refused before any computation, in one sentence.
+
+Each case names a source that does not exist: had the command started working first, the error
+would be about the source."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+from qar_sql.cli.main import cli
+
+MISSING = "/no/such/source.duckdb"
+NO_FOLDER = "/no/such/folder"
+
+
+def run(args, code: int, expected: str):
+    r = CliRunner().invoke(cli, args)
+    assert "Traceback" not in r.output and "unexpected" not in r.output, r.output
+    assert r.exit_code == code, r.output
+    assert expected in r.output, r.output
+    return r
+
+
+@pytest.mark.parametrize(
+    "args,option,path",
+    [
+        (["records", MISSING, "-t", "t", "--output"], "--output", f"{NO_FOLDER}/scores.csv"),
+        (["records", MISSING, "-t", "t", "--by", "influence", "--output"], "--output", f"{NO_FOLDER}/s.parquet"),
+        (["eliminate", MISSING, "-t", "t", "--plot"], "--plot", f"{NO_FOLDER}/curves.png"),
+        (["history", "--store", MISSING, "--plot"], "--plot", f"{NO_FOLDER}/trend.svg"),
+        (["scan", MISSING, "--junit"], "--junit", f"{NO_FOLDER}/junit.xml"),
+        (["scan", MISSING, "--markdown"], "--markdown", f"{NO_FOLDER}/summary.md"),
+    ],
+)
+def test_an_output_in_a_missing_folder_is_refused_first(args, option, path):
+    # was: the whole computation, then "unexpected FileNotFoundError"
+    run(
+        args + [path],
+        2,
+        f"Error: {option} {path!r}: the folder {NO_FOLDER!r} does not exist; create it or write elsewhere",
+    )
+
+
+def test_an_output_that_is_a_folder_or_read_only_is_refused(tmp_path):
+    folder = tmp_path / "x.csv"
+    folder.mkdir()
+    run(["records", MISSING, "-t", "t", "--output", str(folder)], 2, "is a directory")  # click's own check
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        if os.access(locked, os.W_OK):  # root may write anywhere
+            pytest.skip("this user can write into read-only folders")
+        run(["eliminate", MISSING, "-t", "t", "--plot", str(locked / "p.png")], 2, "cannot be written")
+    finally:
+        locked.chmod(0o700)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["eliminate", MISSING, "-t", "t", "--plot", "curves.png"],
+        ["history", "--store", MISSING, "--plot", "trend.png"],
+    ],
+)
+def test_a_plot_without_matplotlib_is_refused_first(args, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if the [plot] extra were not installed
+    run(
+        args,
+        2,
+        "Error: --plot needs matplotlib, which is not installed; install it with: pip install 'qar-sql[plot]' "
+        "(or leave --plot out)",
+    )
+
+
+def test_a_good_output_still_works(tmp_path):
+    path = str(tmp_path / "t.duckdb")
+    con = duckdb.connect(path)
+    con.execute("create table t as select i as id, i % 7 as a, i % 3 as b, i % 5 as c from range(40) r(i)")
+    con.close()
+    out = tmp_path / "scores.csv"
+    run(
+        [
+            "records",
+            path,
+            "-t",
+            "t",
+            "--key",
+            "id",
+            "-x",
+            "id",
+            "-p",
+            "1",
+            "--pi-u",
+            "0.5",
+            "--alpha",
+            "0.1",
+            "--output",
+            str(out),
+            "-q",
+        ],
+        0,
+        "Records by dt",
+    )
+    assert out.read_text().startswith("id,dt,u_plus,u_star,n_unique\n")
