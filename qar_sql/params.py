@@ -47,7 +47,7 @@ exclude = click.option(
     "-x",
     multiple=True,
     callback=_split,
-    help="Columns to leave out when --columns is not given (e.g. an id).",
+    help="Columns to leave out (e.g. an id): from all columns, or from those of --columns.",
 )
 p = click.option(
     "-p",
@@ -120,7 +120,8 @@ store = click.option(
     is_flag=False,
     flag_value="",
     default=None,
-    help="Results store: a .duckdb file or a database URL (default $QAR_STORE, else qar_results.duckdb).",
+    help="Results store: a .duckdb file or a database URL (given alone or left out: $QAR_STORE, else "
+    "qar_results.duckdb). An audit records its run only when --store is given.",
 )
 store_in_source = click.option(
     "--store-in-source",

@@ -32,6 +32,14 @@ def _safe(exc: BaseException) -> str:
 class QarGroup(click.Group):
     """Turns library errors into one-line messages and documented exit codes."""
 
+    def parse_args(self, ctx, args):
+        # --debug is accepted anywhere before "--" (qar audit x.csv --debug), not only before
+        # the command: it is moved in front, where the group parses it.
+        cut = args.index("--") if "--" in args else len(args)
+        if "--debug" in args[:cut]:
+            args = ["--debug"] + [a for i, a in enumerate(args) if not (i < cut and a == "--debug")]
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)

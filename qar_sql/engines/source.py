@@ -169,10 +169,21 @@ class SQLAlchemyDatabase(Database):
         try:
             self.engine = sa.create_engine(url, poolclass=sa.pool.NullPool)
         except ModuleNotFoundError as exc:
-            extra = "postgres" if url.startswith("postgres") else None
-            hint = f" Install it with: pip install 'qar-sql[{extra}]'." if extra else ""
-            raise UsageError(f"the database driver for {self.masked_url} is not installed ({exc.name}).{hint}") from exc
-        except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError) as exc:
+            raise UsageError(
+                f"the database driver for {self.masked_url} is not installed ({exc.name}){driver_hint(url)}"
+            ) from exc
+        except sa.exc.NoSuchModuleError as exc:
+            backend = url.split("://", 1)[0].split("+", 1)[0].lower()
+            hint = driver_hint(url)
+            if hint and str(exc).rstrip().endswith(f"dialects:{backend}"):  # the dialect itself is missing
+                raise UsageError(
+                    f"the SQLAlchemy dialect for {backend} ({self.masked_url}) is not installed{hint}"
+                ) from exc
+            raise UsageError(
+                f"cannot use database URL {self.masked_url}: {_first_line(exc)}; "
+                "write it as dialect+driver://user:password@host/database"
+            ) from exc
+        except sa.exc.ArgumentError as exc:
             raise UsageError(
                 f"cannot use database URL {self.masked_url}: {scrub(_first_line(exc), self.secrets)}; "
                 "write it as dialect+driver://user:password@host/database"
@@ -303,6 +314,30 @@ class SQLAlchemyDatabase(Database):
                 pass
         self._conns.clear()
         self.engine.dispose()
+
+
+#: SQLAlchemy backend → (the qar-sql extra that installs its driver, the URL scheme it serves).
+DRIVER_EXTRAS = {
+    "postgresql": ("postgres", "postgresql+psycopg"),
+    "mysql": ("mysql", "mysql+pymysql"),
+    "mariadb": ("mysql", "mariadb+pymysql"),
+    "snowflake": ("snowflake", "snowflake"),
+    "bigquery": ("bigquery", "bigquery"),
+}
+
+
+def driver_hint(url: str) -> str:
+    """'; install it with: pip install 'qar-sql[mysql]' and write the URL as mysql+pymysql://…'
+    for a backend qar-sql has an extra for, else ''."""
+    scheme = url.split("://", 1)[0].lower()
+    backend = scheme.split("+", 1)[0]
+    if backend == "postgres":
+        backend = "postgresql"
+    if backend not in DRIVER_EXTRAS:
+        return ""
+    extra, wanted = DRIVER_EXTRAS[backend]
+    write = "" if scheme == wanted else f" and write the URL as {wanted}://…"
+    return f"; install it with: pip install 'qar-sql[{extra}]'{write}"
 
 
 def is_interrupt(exc: BaseException) -> bool:

@@ -215,6 +215,20 @@ def audit_relation(
     if result.rows != rows:
         raise DataError(f"the table changed during the audit ({rows} rows, then {result.rows}); run it again")
     tail, warnings = fit(result, alpha=alpha, pi_u=pi_u, pwm=pwm)
+    keys = [c for c, d in zip(cols, distincts) if d == rows]  # every value distinct, none NULL
+    if keys:
+        # An identifier makes every QI it is part of a key (θ = 1): "try a larger pi_u" would
+        # mislead when that is why there is no tail.
+        named = ", ".join(repr(c) for c in keys)
+        exclude_hint = ",".join(keys)
+        why = (
+            f"column{'s' if len(keys) > 1 else ''} {named} identif{'y' if len(keys) > 1 else 'ies'} every record "
+            f"({rows:,} distinct values), so every QI containing {'them' if len(keys) > 1 else 'it'} is a key (θ = 1)"
+        )
+        if tail is None:
+            warnings = [f"no tail to fit: {why} and no θ is left above u; leave it out with --exclude {exclude_hint}"]
+        else:
+            notes.append(f"{why}; an identifier is no quasi-identifier: leave it out with --exclude {exclude_hint}")
     return AuditResult(
         source=source if source is not None else relation.display,
         table=relation.display if relation.kind == "table" else None,

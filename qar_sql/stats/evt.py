@@ -309,9 +309,13 @@ def validate_parameters(p: int | None, alpha: float, pi_u: float) -> None:
         if isinstance(value, bool) or not 0.0 < v < 1.0:
             raise ParameterError(f"{name} = {value!r} is outside (0, 1); use a probability such as {usual}.")
     if not float(alpha) < float(pi_u):
+        # Suggest values that work with the other one as given: alpha = pi_u / 5, pi_u = 5 alpha
+        # (or halfway to 1 when that is not below 1).
+        a, pu = float(alpha), float(pi_u)
+        new_pi_u = 5 * a if 5 * a < 1 else (a + 1) / 2
         raise ParameterError(
             f"alpha = {alpha!r} must be smaller than pi_u = {pi_u!r}; "
-            "lower alpha (e.g. 0.01) or raise pi_u (e.g. 0.05)."
+            f"lower alpha below {pu:g} (e.g. {pu / 5:.2g}) or raise pi_u above {a:g} (e.g. {new_pi_u:.2g})."
         )
 
 

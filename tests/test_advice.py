@@ -1,0 +1,122 @@
+"""Advice that misled (issue 16, item 10): each message now says what is wrong and a fix that works."""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+import qar_sql
+from qar_sql.cli.main import cli
+from qar_sql.errors import ParameterError, UsageError
+from qar_sql.stats import evt
+
+
+def run(args, code: int, *needles: str):
+    r = CliRunner().invoke(cli, args)
+    assert r.exit_code == code, r.output
+    for needle in needles:
+        assert needle in r.output, r.output
+    return r
+
+
+@pytest.fixture
+def keyed(engine):
+    """A table with an id: 3 of the 5 QIs of p = 2 over 5 columns... every QI with the id is a key."""
+    n = 50
+    data = {
+        "person id": list(range(n)),
+        "age": [i % 7 for i in range(n)],
+        "sex": [i % 2 for i in range(n)],
+        "zip": [i % 5 for i in range(n)],
+        "job": [i % 3 for i in range(n)],
+    }
+    return engine.load("people", data)
+
+
+def test_a_key_column_is_named_when_it_leaves_no_tail(keyed):
+    source, table = keyed
+    result = qar_sql.audit(source, table=table, p=2, pi_u=0.2, alpha=0.01)
+    assert result.fit is None  # 4 of the 10 QIs contain the id: u is a clipped key
+    assert result.warnings == (
+        "no tail to fit: column 'person id' identifies every record (50 distinct values), so every QI containing "
+        "it is a key (θ = 1) and no θ is left above u; leave it out with --exclude person id",
+    )  # was: "... try a larger pi_u or a different p"
+    assert qar_sql.audit(source, table=table, p=2, pi_u=0.2, exclude=["person id"]).fit is not None
+
+
+def test_a_key_column_is_named_when_a_tail_remains(keyed):
+    source, table = keyed
+    result = qar_sql.audit(source, table=table, p=1, pi_u=0.5, alpha=0.1)
+    assert (
+        "column 'person id' identifies every record (50 distinct values), so every QI containing it is a key "
+        "(θ = 1); an identifier is no quasi-identifier: leave it out with --exclude person id"
+    ) in result.warnings
+
+
+@pytest.mark.parametrize(
+    "alpha,pi_u,advice",
+    [
+        (0.06, 0.05, "lower alpha below 0.05 (e.g. 0.01) or raise pi_u above 0.06 (e.g. 0.3)."),
+        (0.05, 0.05, "lower alpha below 0.05 (e.g. 0.01) or raise pi_u above 0.05 (e.g. 0.25)."),
+        (0.5, 0.1, "lower alpha below 0.1 (e.g. 0.02) or raise pi_u above 0.5 (e.g. 0.75)."),
+    ],
+)
+def test_alpha_above_pi_u_suggests_values_that_work(alpha, pi_u, advice):
+    with pytest.raises(ParameterError) as err:
+        evt.validate_parameters(3, alpha, pi_u)
+    assert str(err.value) == f"alpha = {alpha!r} must be smaller than pi_u = {pi_u!r}; {advice}"
+    a_fix, pi_fix = (float(x.split("e.g. ")[1].rstrip(").")) for x in advice.split(" or "))
+    evt.validate_parameters(3, a_fix, pi_u)  # both suggestions really work
+    evt.validate_parameters(3, alpha, pi_fix)
+
+
+@pytest.mark.parametrize(
+    "url,message",
+    [
+        (
+            "mysql://u:secret@db.example/x",
+            "the database driver for mysql://u:***@db.example/x is not installed (MySQLdb); install it with: "
+            "pip install 'qar-sql[mysql]' and write the URL as mysql+pymysql://…",
+        ),
+        (
+            "snowflake://acct/db",
+            "the SQLAlchemy dialect for snowflake (snowflake://acct/db) is not installed; install it with: pip install 'qar-sql[snowflake]'",
+        ),
+        (
+            "bigquery://project/dataset",
+            "the SQLAlchemy dialect for bigquery (bigquery://project/dataset) is not installed; install it with: pip install 'qar-sql[bigquery]'",
+        ),
+    ],
+)
+def test_a_missing_driver_names_the_extra(url, message):
+    module = {"mysql": "MySQLdb", "snowflake": "snowflake.sqlalchemy", "bigquery": "sqlalchemy_bigquery"}
+    try:
+        __import__(module[url.split(":", 1)[0]])
+        pytest.skip("the driver is installed here")
+    except ImportError:
+        pass
+    with pytest.raises(UsageError) as err:
+        qar_sql.audit(url, table="t")
+    assert str(err.value) == message  # was "Can't load plugin: sqlalchemy.dialects:snowflake"
+    run(["audit", url, "-t", "t"], 2, message)
+
+
+def test_debug_is_accepted_after_the_command(tmp_path):
+    missing = str(tmp_path / "none.duckdb")
+    r = run(["audit", missing, "-t", "t", "--debug"], 2, "does not exist")  # was "No such option: --debug"
+    assert "Traceback" in r.output  # and it shows the traceback
+    r = run(["audit", missing, "-t", "t"], 2, "does not exist")
+    assert "Traceback" not in r.output
+
+
+def test_exclude_works_with_columns_as_its_help_now_says(tmp_path):
+    path = str(tmp_path / "t.duckdb")
+    con = duckdb.connect(path)
+    con.execute("create table t as select i % 7 as a, i % 3 as b, i % 5 as c, i % 2 as d from range(40) r(i)")
+    con.close()
+    result = qar_sql.audit(path, table="t", columns=["a", "b", "c"], exclude=["b"], p=1, pi_u=0.5, alpha=0.1)
+    assert result.columns == ("a", "c")
+    out = run(["audit", "--help"], 0).output
+    assert "from all columns, or from those of --columns" in " ".join(out.split())
+    assert "An audit records its run only when --store is given" in " ".join(out.split())
