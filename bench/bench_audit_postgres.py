@@ -37,7 +37,7 @@ from common import table_options, timed, verdict  # noqa: E402
 
 import qar_sql  # noqa: E402
 
-DEFAULT_URL = "postgresql+psycopg://qar:qar@localhost:5432/qar_test"
+DEFAULT_URL = "postgresql+psycopg://qar_test:qar_test@localhost:5432/qar_test"
 TABLE = "people"
 
 

@@ -2,12 +2,17 @@
 # Run the whole test suite: install qar-sql with its test extras, start the local PostgreSQL 15,
 # create the test role and database, then run pytest against DuckDB and PostgreSQL.
 # Under CI=true a PostgreSQL that cannot be reached fails the PostgreSQL tests (never skips).
+#
+# The tests use a role of their own, qar_test (password qar_test), and the database qar_test.
+# The role is created only when it does not exist; an existing role is never altered (its
+# password is not reset). The database is created when missing, else qar_test is granted the
+# right to create schemas in it. Set QAR_TEST_PG_URL to use another server or role.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 python3 -m pip install --quiet --disable-pip-version-check '.[dev]' || exit 3
 
-: "${QAR_TEST_PG_URL:=postgresql+psycopg://qar:qar@localhost:5432/qar_test}"
+: "${QAR_TEST_PG_URL:=postgresql+psycopg://qar_test:qar_test@localhost:5432/qar_test}"
 export QAR_TEST_PG_URL
 
 start_postgres() {
@@ -26,14 +31,17 @@ start_postgres() {
   }
   run_pg >/dev/null <<'SQL' || return 1
 do $$ begin
-  if not exists (select from pg_roles where rolname = 'qar') then
-    create role qar login password 'qar' createdb createrole;
+  if not exists (select from pg_roles where rolname = 'qar_test') then
+    create role qar_test login password 'qar_test' createdb createrole;
+  else
+    raise notice 'role qar_test exists: left as it is';
   end if;
 end $$;
-alter role qar login password 'qar' createdb createrole;
 SQL
   if ! echo "select 1 from pg_database where datname = 'qar_test'" | run_pg | grep -q 1; then
-    echo "create database qar_test owner qar" | run_pg >/dev/null || return 1
+    echo "create database qar_test owner qar_test" | run_pg >/dev/null || return 1
+  else
+    echo "grant create, connect on database qar_test to qar_test" | run_pg >/dev/null || return 1
   fi
 }
 

@@ -1,7 +1,8 @@
 """Shared fixtures: real engines, no mocks.
 
 ``engine`` is parametrised over DuckDB and PostgreSQL. PostgreSQL comes from
-``QAR_TEST_PG_URL`` (scripts/test.sh starts the server and creates the role); when it cannot be
+``QAR_TEST_PG_URL`` (default: the role qar_test that scripts/test.sh creates, never an existing
+role of another name; the script starts the server too); when it cannot be
 reached the PostgreSQL tests skip with the reason on a user's machine and FAIL under CI=true.
 """
 
@@ -16,7 +17,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
-PG_URL = os.environ.get("QAR_TEST_PG_URL", "postgresql+psycopg://qar:qar@localhost:5432/qar_test")
+PG_URL = os.environ.get("QAR_TEST_PG_URL", "postgresql+psycopg://qar_test:qar_test@localhost:5432/qar_test")
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
 _pg_state: dict = {}

@@ -225,9 +225,17 @@ def test_missing_config_and_no_arguments(tmp_path):
     assert r.exit_code == 2 and "name a scan config" in r.output
 
 
-def test_example_config_parses(monkeypatch):
+def test_example_config_parses(monkeypatch, tmp_path):
+    example = Path(__file__).resolve().parents[1] / "examples" / "qar.toml"
+    cfg = load_config(example)
+    assert [s.name for s in cfg.scans] == ["demo population", "demo, published columns"]
+    assert cfg.scans[1].fail_above == 0.95 and cfg.scans[1].warn_above == 0.3 and cfg.scans[0].p == 2
+    # the commented warehouse scan, uncommented, parses too, with its secret masked
+    text = example.read_text()
+    block = text[text.index("# [sources.warehouse]") :]
+    uncommented = text.replace(block, "\n".join(ln[2:] if ln.startswith("# ") else ln for ln in block.splitlines()))
+    (tmp_path / "qar.toml").write_text(uncommented)
     monkeypatch.setenv("QAR_WAREHOUSE_URL", "postgresql+psycopg://u:Xyzzy42@db/warehouse")
-    cfg = load_config(Path(__file__).resolve().parents[1] / "examples" / "qar.toml")
-    assert [s.name for s in cfg.scans] == ["demo population", "patients"]
-    assert cfg.scans[1].fail_above == 0.6 and cfg.scans[1].warn_above == 0.3 and cfg.scans[0].p == 2
-    assert "Xyzzy42" not in repr(cfg) and cfg.scans[1].source_display == "postgresql+psycopg://u:***@db/warehouse"
+    cfg = load_config(tmp_path / "qar.toml")
+    assert [s.name for s in cfg.scans][-1] == "patients" and cfg.scans[-1].pi_u == 0.1
+    assert "Xyzzy42" not in repr(cfg) and cfg.scans[-1].source_display == "postgresql+psycopg://u:***@db/warehouse"

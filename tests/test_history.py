@@ -115,7 +115,7 @@ def test_history_postgres_store(tmp_path):
         assert [pt.risk for pt in series.points] == risks and risks[0] != risks[1]
         assert [pt.change for pt in series.points] == [None, risks[1] - risks[0]]
         assert history_dict(h)["series"][0]["latest_change"] == risks[1] - risks[0]
-        assert "qar:qar@" not in h.store
+        assert "qar_test:qar_test@" not in h.store
     finally:
         with eng.begin() as c:
             c.exec_driver_sql(f"drop schema {quote(schema)} cascade")

@@ -287,7 +287,7 @@ def test_recorded_run_matches_oracle(source_engine, store_engine, tmp_path, requ
     assert run.parameters == {"p": P, "alpha": 0.05, "pi_u": PI_U, "pwm": "plotting", "k": 5}
     assert run.engine == engine.name and run.engine_version == result.engine_version
     assert run.rows == 20 and run.n_qi == 6 and run.qar_version
-    assert "qar:qar@" not in run.source  # the password is masked
+    assert "qar_test:qar_test@" not in run.source  # the password is masked
     stored = query(
         store_url,
         f"select columns, distinct_count, singletons, theta, min_class_size from qar_qi_results where run_id = '{run.run_id}' order by qi_index",
@@ -345,7 +345,7 @@ def test_lost_connection_is_recorded_as_failed(tmp_path):
             )
         (run,) = S.runs(store)
         assert run.status == "failed" and run.error
-        assert "qar:qar@" not in run.error and "qar:qar@" not in run.source
+        assert "qar_test:qar_test@" not in run.error and "qar_test:qar_test@" not in run.source
     finally:
         loader.cleanup()
 

@@ -240,7 +240,7 @@ def parse_config(
         _no_literal_password(store, "store.url", where)
         store = env(store, "store.url")
         if not is_url(store) and not Path(store).is_absolute():
-            store = str(base / store)
+            store = os.path.normpath(base / store)
 
     defaults = data.get("defaults", {})
     if not isinstance(defaults, Mapping):
@@ -261,7 +261,7 @@ def parse_config(
         _no_literal_password(sdef["url"], f"{key}.url", where)
         url = env(sdef["url"], f"{key}.url")
         if not is_url(url) and not Path(url).is_absolute():
-            url = str(base / url)  # files are relative to the config file
+            url = os.path.normpath(base / url)  # files are relative to the config file
         sources[sname] = (url, mask_source(url))
 
     raw_scans = data.get("scan", [])

@@ -105,11 +105,22 @@ def audit_text(r: AuditResult, top: int = 10) -> str:
             f"  {q.theta:>10.6f}  {q.singletons:>10,}  {q.min_class_size:>9,}  "
             f"{q.records_below(r.k):>8,}  {', '.join(q.columns)}"
         )
+    if f:
+        lines += ["", verdict(r)]
     if r.warnings:
         lines += ["", "Warnings:"] + [f"  - {w}" for w in r.warnings]
     if r.column_notes:
         lines += ["", "Notes:"] + [f"  - {n}" for n in r.column_notes]
     return "\n".join(lines) + "\n"
+
+
+def verdict(r: AuditResult) -> str:
+    """The plain-language reading of T̂(p, α) (README, "A worked example")."""
+    return (
+        f"Read it as: a quasi-identifier made of {r.p} of these columns has probability α = {100 * r.alpha:g}% "
+        f"of letting an attacker single out more than {100 * r.risk:.3g}% of the records "
+        "(θ = distinct combinations / rows)."
+    )
 
 
 def _md_escape(text: str) -> str:
