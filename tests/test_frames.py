@@ -108,3 +108,72 @@ def test_discover_and_whatif_of_a_frame(duck):
     w_got = qar_sql.whatif(pa.table(DATA), treatments=plan, qid=list(DATA), **ARGS)
     assert w_got.source == "<pyarrow.Table>"
     assert w_got.scenarios == w_ref.scenarios
+
+
+# -- results as tables (item 2) ------------------------------------------------------------
+
+
+def test_audit_tables_round_trip(reference):
+    df = reference.to_pandas()
+    assert len(df) == reference.n_qi
+    assert df["distinct"].tolist() == [q.distinct for q in reference.qis]
+    assert df["singletons"].tolist() == [q.singletons for q in reference.qis]
+    assert df["theta"].tolist() == pytest.approx([q.distinct / q.rows for q in reference.qis])
+    assert reference.to_arrow().to_pandas().equals(df)
+    pl = pytest.importorskip("polars")
+    assert reference.to_polars().to_pandas().equals(df)
+    assert isinstance(reference.to_polars(), pl.DataFrame)
+    # The table of a result fed back in: the QIs as a frame are auditable data too.
+    assert len(qar_sql.audit(df[["distinct", "singletons", "min_class_size"]], p=1, pi_u=0.5).qis) == 3
+
+
+def test_repr_is_one_short_line(reference):
+    text = repr(reference)
+    assert "\n" not in text and len(text) < 200
+    assert text.startswith("<AuditResult ") and "12 rows" in text
+
+
+def test_every_result_has_tables_and_short_repr(duck):
+    data = {"id": list(range(12)), **DATA}
+    source, table = duck.load("people", data)
+    cols = list(DATA)
+    plan = {"treatments": {"age_band": {"column": "âge", "kind": "bands", "width": 5}}}
+    results = [
+        qar_sql.ranking.records.contributions(source, table=table, key=["id"], columns=cols, **ARGS),
+        qar_sql.ranking.influence.influence(source, table=table, key=["id"], columns=cols, **ARGS),
+        qar_sql.ranking.eliminate.eliminate(source, table=table, key=["id"], columns=cols, step=2, **ARGS),
+        qar_sql.discover(source, table=table, columns=cols, max_size=2),
+        qar_sql.whatif(source, table=table, treatments=plan, qid=cols, columns=cols, **ARGS),
+    ]
+    for result in results:
+        text = repr(result)
+        assert "\n" not in text and len(text) < 300, text
+        df = result.to_pandas()
+        assert len(df) > 0
+        assert result.to_arrow().num_rows == len(df)
+        html5lib = pytest.importorskip("html5lib")
+        html5lib.HTMLParser(strict=True).parseFragment(result._repr_html_())
+    contrib, _, elim, disc, what = results
+    df = contrib.to_pandas()
+    assert sorted(df["id"].tolist()) == list(range(12))  # every record, by its key
+    assert df["dt"].tolist() == sorted(contrib.dt.tolist(), reverse=True)
+    assert set(elim.to_pandas()["ranking"]) == set(elim.curves)
+    assert disc.to_pandas()["singletons"].tolist() == [c.singletons for c in disc.combinations]
+    assert what.to_pandas()["scenario"].tolist() == [s.name for s in what.scenarios]
+
+
+def test_repr_html_of_the_demo_is_small_and_parses():
+    html5lib = pytest.importorskip("html5lib")
+    from qar_sql.demo import generate_population
+
+    people = pd.DataFrame({k: v for k, v in generate_population(5_000, seed=3).items() if k != "person_id"})
+    result = qar_sql.audit(people)
+    page = result._repr_html_()
+    assert len(page.encode()) < 50_000
+    doc = html5lib.HTMLParser(strict=True).parseFragment(page)
+    text = "".join(doc.itertext())
+    assert text.index("QaR audit") < text.index("Riskiest quasi-identifiers")  # summary first
+    assert f"{result.risk:.4g}" in text
+    top = result.riskiest(1)[0]
+    assert ", ".join(top.columns) in text
+    assert len(repr(result)) < 200
