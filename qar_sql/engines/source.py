@@ -12,9 +12,11 @@ from __future__ import annotations
 import csv
 import difflib
 import gzip
+import logging
 import os
 import re
 import threading
+import time
 import unicodedata
 import warnings
 from collections.abc import Callable, Iterable, Sequence
@@ -29,6 +31,28 @@ from qar_sql.errors import ColumnError, DatabaseError, DataError, QarError, Sour
 from qar_sql.secrets import mask_source, scrub, secret_values
 
 URL_ENV = "QAR_DATABASE_URL"
+
+#: Every statement and its time at DEBUG (``qar -vv`` or ``--log-level debug``); the library
+#: logs, never prints.
+log = logging.getLogger(__name__)
+
+
+class _Timed:
+    """Logs one statement with its time and row count at DEBUG, also when it fails."""
+
+    def __init__(self, engine: str, sql: str):
+        self.engine, self.sql, self.rows = engine, sql, None
+
+    def __enter__(self):
+        self.started = time.perf_counter()
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if log.isEnabledFor(logging.DEBUG):
+            seconds = time.perf_counter() - self.started
+            outcome = "failed" if exc_type else f"{self.rows} rows" if self.rows is not None else "done"
+            log.debug("%s %.3f s (%s): %s", self.engine, seconds, outcome, self.sql.strip())
+
 
 CSV_SUFFIXES = (".csv", ".tsv", ".txt", ".csv.gz", ".tsv.gz", ".csv.zst")
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -145,15 +169,17 @@ class DuckDBDatabase(Database):
         self._lock = threading.Lock()
 
     def query(self, sql: str, params: dict | None = None) -> list[tuple]:
-        with self._lock:
+        with self._lock, _Timed("duckdb", sql) as timed:
             try:
-                return self.con.execute(sql, params).fetchall() if params else self.con.execute(sql).fetchall()
+                rows = self.con.execute(sql, params).fetchall() if params else self.con.execute(sql).fetchall()
             except (self._duckdb.Error, RuntimeError) as exc:
                 raise _duckdb_error(exc) from exc
+            timed.rows = len(rows)
+            return rows
 
     def query_arrays(self, sql: str) -> dict:
         """A result as numpy columns (DuckDB's native fetch: no Python objects per row)."""
-        with self._lock:
+        with self._lock, _Timed("duckdb", sql):
             try:
                 return self.con.execute(sql).fetchnumpy()
             except (self._duckdb.Error, RuntimeError) as exc:
@@ -265,14 +291,17 @@ class SQLAlchemyDatabase(Database):
         main = threading.current_thread() is threading.main_thread()
         conn = self._main if main else self._borrow()
         try:
-            # no_parameters: without params the driver gets the SQL alone, so a '%' in a quoted
-            # name is not taken for a placeholder (psycopg fails on a column named "50%").
-            result = (
-                conn.exec_driver_sql(sql, params)
-                if params
-                else conn.exec_driver_sql(sql, execution_options={"no_parameters": True})
-            )
-            return [tuple(r) for r in result.fetchall()]
+            with _Timed(self.engine_name, sql) as timed:
+                # no_parameters: without params the driver gets the SQL alone, so a '%' in a quoted
+                # name is not taken for a placeholder (psycopg fails on a column named "50%").
+                result = (
+                    conn.exec_driver_sql(sql, params)
+                    if params
+                    else conn.exec_driver_sql(sql, execution_options={"no_parameters": True})
+                )
+                rows = [tuple(r) for r in result.fetchall()]
+                timed.rows = len(rows)
+            return rows
         except sa.exc.DBAPIError as exc:
             raise DatabaseError(f"{self.engine_name} failed a statement: {_first_line(exc.orig or exc)}") from exc
         finally:
@@ -282,6 +311,7 @@ class SQLAlchemyDatabase(Database):
     def stream(self, sql: str, chunk: int):
         """Rows in chunks from a server-side cursor (no L-row list in memory at once)."""
         sa = self._sa
+        log.debug("%s streaming: %s", self.engine_name, sql.strip())
         try:
             result = self._main.exec_driver_sql(sql, execution_options={"stream_results": True})
             while rows := result.fetchmany(chunk):
