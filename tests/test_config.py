@@ -170,3 +170,23 @@ def test_qar_config_prints_origins_and_masks_secrets(tmp_path, monkeypatch):
     assert s["source"]["value"] == "postgresql://u:***@h/d"
     text = CliRunner().invoke(cli, ["config"], env=env).output
     assert "hunter2" not in text and "p           2" in text
+
+
+def test_shell_completion_as_documented():
+    """docs/commands.md's completion lines: the script, and a completion of a command name."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    doc = (repo / "docs" / "commands.md").read_text(encoding="utf-8")
+    run = [sys.executable, "-c", "from qar_sql.cli import main; main()"]
+    base = {**os.environ, "PYTHONPATH": str(repo)}
+    for shell in ("bash", "zsh", "fish"):
+        assert f"_QAR_COMPLETE={shell}_source qar" in doc
+        script = subprocess.run(run, env={**base, "_QAR_COMPLETE": f"{shell}_source"}, capture_output=True, text=True)
+        assert script.returncode == 0 and "_QAR_COMPLETE" in script.stdout
+    env = {**base, "_QAR_COMPLETE": "bash_complete", "COMP_WORDS": "qar aud", "COMP_CWORD": "1"}
+    done = subprocess.run(run, env=env, capture_output=True, text=True)
+    assert "audit" in done.stdout
