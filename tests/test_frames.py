@@ -177,3 +177,18 @@ def test_repr_html_of_the_demo_is_small_and_parses():
     top = result.riskiest(1)[0]
     assert ", ".join(top.columns) in text
     assert len(repr(result)) < 200
+
+
+def test_risk_of_a_frame_and_its_table(duck):
+    source, table = duck.load("people", DATA)
+    ref = qar_sql.risk(source, table=table, p=2)
+    got = qar_sql.risk(pd.DataFrame(DATA), p=2)
+    assert got.source == "<pandas.DataFrame>"
+    assert got.to_dict()["qis"] == ref.to_dict()["qis"]
+    df = got.to_pandas()
+    assert df["sample_uniques"].tolist() == [q.sample_uniques for q in got.qis]
+    assert df["expected_reidentifications"].tolist() == pytest.approx([q.expected_reidentifications for q in got.qis])
+    text = repr(got)
+    assert "\n" not in text and len(text) < 300
+    html5lib = pytest.importorskip("html5lib")
+    html5lib.HTMLParser(strict=True).parseFragment(got._repr_html_())
