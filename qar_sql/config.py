@@ -149,11 +149,16 @@ def resolve(config: Config, *, environ: Mapping[str, str] | None = None) -> list
 
 def default_map(config: Config, commands: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """click's ``default_map`` for ``commands`` (name → click command): each config key goes to
-    every command with a parameter of that name."""
+    every command with a parameter of that name and meaning — one whose variable is the key's
+    (``qar risk -p``, read from QAR_RISK_P, is a different p and is left alone)."""
     out: dict[str, dict[str, Any]] = {}
     for name, command in commands.items():
-        names = {p.name for p in getattr(command, "params", ())}
-        picked = {k: v for k, v in config.values.items() if k in names}
+        params = {p.name: p for p in getattr(command, "params", ())}
+        picked = {
+            k: v
+            for k, v in config.values.items()
+            if k in params and getattr(params[k], "envvar", None) in (None, ENVVARS[k])
+        }
         if picked:
             out[name] = picked
     return out

