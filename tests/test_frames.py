@@ -192,3 +192,11 @@ def test_risk_of_a_frame_and_its_table(duck):
     assert "\n" not in text and len(text) < 300
     html5lib = pytest.importorskip("html5lib")
     html5lib.HTMLParser(strict=True).parseFragment(got._repr_html_())
+
+
+def test_emit_sql_refuses_a_frame():
+    from qar_sql.treat.whatif import emit_sql
+
+    plan = {"treatments": {"age_band": {"column": "âge", "kind": "bands", "width": 5}}}
+    with pytest.raises(UsageError, match="lives only in this Python process"):
+        emit_sql(pd.DataFrame(DATA), treatments=plan)

@@ -315,6 +315,11 @@ def emit_sql(
     db, relation = open_source(source, table=table, delimiter=delimiter)
     with db:
         target = get_dialect(dialect, strict=True) if dialect else db.dialect
+        if relation.kind == "frame":
+            raise UsageError(
+                f"a {relation.display} lives only in this Python process, so a view cannot read it; "
+                "write it to a table or a Parquet file and emit the view for that"
+            )
         if relation.kind in ("csv", "parquet"):
             if target.name != "duckdb":
                 raise UsageError(
