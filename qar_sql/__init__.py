@@ -6,8 +6,15 @@ templates), ``pushdown`` (the passes that run as SQL), ``stats`` (pure numpy/sci
 (results store, scans, history, dbt), ``output`` (text, Markdown, JSON), ``cli``.
 """
 
+# The subpackages, so that ``qar_sql.ranking.records.contributions(...)`` works after a plain
+# ``import qar_sql``.
+import qar_sql.ranking.eliminate  # noqa: F401
+import qar_sql.ranking.influence  # noqa: F401
+import qar_sql.ranking.records  # noqa: F401
+from qar_sql import compliance, engines, measures, output, pushdown, ranking, stats, treat  # noqa: F401
 from qar_sql.compliance.history import history
 from qar_sql.compliance.scans import scan_config
+from qar_sql.engines.source import Source, connect
 from qar_sql.errors import ExitCode, QarError
 from qar_sql.measures.audit import audit
 from qar_sql.measures.classic import RiskResult, risk
@@ -21,6 +28,8 @@ __all__ = [
     "audit",
     "risk",
     "report",
+    "connect",
+    "Source",
     "scan_config",
     "history",
     "discover",

@@ -155,6 +155,38 @@ population = click.option(
 )
 
 
+#: Options without a QAR_<OPTION> variable of their own: --store's QAR_STORE names the store
+#: that ``--store`` alone (and migrate, scan, history) uses; it does not switch recording on.
+NO_ENVVAR = frozenset({"store", "version", "help"})
+
+
+def envvar_of(option: click.Option) -> str:
+    """QAR_ and the long flag: --format → QAR_FORMAT, --pi-u → QAR_PI_U."""
+    flags = [o for o in (*option.opts, *option.secondary_opts) if o.startswith("--")]
+    name = flags[0][2:] if flags else (option.name or "")
+    return "QAR_" + name.upper().replace("-", "_")
+
+
+def add_envvars(group: click.Group) -> None:
+    """Give every option of ``group`` and its commands a ``QAR_<OPTION>`` variable where it has
+    none (an existing name such as QAR_DATABASE_URL is kept), and show it in ``--help``.
+
+    Done by walking the commands rather than by click's ``auto_envvar_prefix`` alone, which
+    would name them QAR_<COMMAND>_<OPTION>; one name per option is what users set in CI."""
+
+    def walk(command: click.Command) -> None:
+        for param in command.params:
+            if isinstance(param, click.Option) and param.name and param.name not in NO_ENVVAR:
+                if param.envvar is None:
+                    param.envvar = envvar_of(param)
+                param.show_envvar = True
+        if isinstance(command, click.Group):
+            for sub in command.commands.values():
+                walk(sub)
+
+    walk(group)
+
+
 def _bundled(name: str, options) -> Callable:
     """Apply ``options`` and hand the command their values as one dict ``name`` (keyword →
     value, ready for ``**``), so each command and each library call forwards the set at once."""

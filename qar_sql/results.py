@@ -1,12 +1,91 @@
-"""Result types. Frozen dataclasses: ``dataclasses.asdict`` serves JSON, the store and tests."""
+"""Result types. Frozen dataclasses: ``dataclasses.asdict`` serves JSON, the store and tests.
+
+Every result is also :class:`Tabular`: its tabular part (QIs, records, curves, scenarios) as a
+pyarrow Table, a pandas or a polars DataFrame, a one-line ``repr`` instead of the dataclass's
+field dump (which runs to hundreds of kilobytes), and a small HTML view for Jupyter.
+"""
 
 from __future__ import annotations
 
+import html
+import importlib
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
+from qar_sql.errors import UsageError
 from qar_sql.stats.evt import TailFit
+
+#: Rows shown by ``_repr_html_``: enough to see the riskiest, small enough for a notebook.
+HTML_ROWS = 10
+
+
+def _require(module: str, extra_hint: str) -> Any:
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        raise UsageError(f"{module} is not installed; install it with: pip install {extra_hint}") from exc
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float | np.floating):
+        return "nan" if value != value else f"{value:.4g}"
+    if isinstance(value, tuple | list):
+        return ", ".join(str(v) for v in value)
+    return str(value)
+
+
+def format_risk(risk: float | None) -> str:
+    return "no tail" if risk is None else f"{risk:.4g}"
+
+
+class Tabular:
+    """Tables out of a result. Subclasses say what their table is (:meth:`table_columns`),
+    their one-line summary (:meth:`summary_line`) and, optionally, richer HTML."""
+
+    def table_columns(self) -> dict[str, list]:  # pragma: no cover - interface
+        """The tabular part as column name → values (plain Python values, one list per column)."""
+        raise NotImplementedError
+
+    def summary_line(self) -> str:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def to_arrow(self) -> Any:
+        """The tabular part as a ``pyarrow.Table``."""
+        pa = _require("pyarrow", "pyarrow")
+        return pa.table(self.table_columns())
+
+    def to_pandas(self) -> Any:
+        """The tabular part as a ``pandas.DataFrame``."""
+        pd = _require("pandas", "pandas")
+        return pd.DataFrame(self.table_columns())
+
+    def to_polars(self) -> Any:
+        """The tabular part as a ``polars.DataFrame`` (when polars is installed)."""
+        pl = _require("polars", "polars")
+        return pl.DataFrame(self.table_columns(), strict=False)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.summary_line()}>"
+
+    def _html_table(self, columns: dict[str, list] | None = None, rows: int = HTML_ROWS) -> str:
+        columns = self.table_columns() if columns is None else columns
+        names = list(columns)
+        n = len(columns[names[0]]) if names else 0
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in names)
+        body = "".join(
+            "<tr>" + "".join(f"<td>{html.escape(_fmt(columns[c][i]))}</td>" for c in names) + "</tr>"
+            for i in range(min(n, rows))
+        )
+        more = f"<p>… {n - rows} more rows: <code>.to_pandas()</code></p>" if n > rows else ""
+        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{more}"
+
+    def _repr_html_(self) -> str:
+        title = html.escape(type(self).__name__)
+        return f"<div><p><b>{title}</b> {html.escape(self.summary_line())}</p>{self._html_table()}</div>"
 
 
 @dataclass(frozen=True)
@@ -53,8 +132,8 @@ class ScanResult:
         return np.array([q.distinct for q in self.qis], dtype=np.int64)
 
 
-@dataclass(frozen=True)
-class AuditResult:
+@dataclass(frozen=True, repr=False)
+class AuditResult(Tabular):
     """The QaR audit of one table. ``risk`` is T̂(p, α); it is None when there is no tail."""
 
     source: str  # passwords masked
@@ -97,3 +176,72 @@ class AuditResult:
     @property
     def n_keys(self) -> int:
         return sum(q.is_key for q in self.qis)
+
+    # -- tables, repr, HTML ------------------------------------------------------------------
+
+    def table_columns(self) -> dict[str, list]:
+        """One row per QI, in QI order: its columns, H, S, θ, the smallest class and the records
+        in classes below k."""
+        qis = self.qis
+        return {
+            "qi": [q.index for q in qis],
+            "columns": [", ".join(q.columns) for q in qis],
+            "distinct": [q.distinct for q in qis],
+            "singletons": [q.singletons for q in qis],
+            "theta": [q.theta for q in qis],
+            "min_class_size": [q.min_class_size for q in qis],
+            f"records_below_k{self.k}": [q.records_below(self.k) for q in qis],
+        }
+
+    def summary_line(self) -> str:
+        risk = format_risk(self.risk)
+        return (
+            f"{self.source}{f' table {self.table}' if self.table else ''}: T(p={self.p}, alpha={self.alpha:g}) = "
+            f"{risk}; {self.rows:,} rows, {len(self.columns)} columns, {self.n_qi:,} QIs"
+        )
+
+    def _repr_html_(self) -> str:
+        """Summary first, then the riskiest QIs and a small inline figure of the sorted θ."""
+        e = html.escape
+        risk = "no tail (see warnings)" if self.risk is None else f"{self.risk:.4g}"
+        facts = [
+            ("source", self.source + (f" (table {self.table})" if self.table else "")),
+            ("T̂(p, α)", risk),
+            ("rows · columns · QIs", f"{self.rows:,} · {len(self.columns)} · {self.n_qi:,}"),
+            ("p · α · π_u", f"{self.p} · {self.alpha:g} · {self.pi_u:g}"),
+            ("smallest class · QIs that are keys", f"{self.min_class_size} · {self.n_keys}"),
+        ]
+        summary = "".join(f"<tr><th style='text-align:left'>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in facts)
+        top = self.riskiest(HTML_ROWS)
+        riskiest = self._html_table(
+            {
+                "columns": [", ".join(q.columns) for q in top],
+                "distinct": [q.distinct for q in top],
+                "singletons": [q.singletons for q in top],
+                "theta": [q.theta for q in top],
+                "min_class_size": [q.min_class_size for q in top],
+            }
+        )
+        warnings = "".join(f"<li>{e(w)}</li>" for w in self.warnings[:5])
+        return (
+            f"<div><p><b>QaR audit</b></p><table>{summary}</table>{_theta_svg(self.theta)}"
+            f"<p><b>Riskiest quasi-identifiers</b> (of {self.n_qi:,}; all: <code>.to_pandas()</code>)</p>{riskiest}"
+            + (f"<ul>{warnings}</ul>" if warnings else "")
+            + "</div>"
+        )
+
+
+def _theta_svg(theta: np.ndarray, width: int = 240, height: int = 60, points: int = 120) -> str:
+    """θ of every QI, sorted descending, as a small inline line (at most ``points`` vertices,
+    so the figure stays a few hundred bytes for any number of QIs)."""
+    values = np.sort(np.asarray(theta, dtype=float)[np.isfinite(theta)])[::-1]
+    if values.size < 2:
+        return ""
+    idx = np.unique(np.linspace(0, values.size - 1, min(points, values.size)).round().astype(int))
+    top = values[0] if values[0] > 0 else 1.0
+    xy = " ".join(f"{width * i / (values.size - 1):.1f},{height - height * values[i] / top:.1f}" for i in idx)
+    return (
+        f"<figure><svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' role='img' "
+        f"aria-label='theta of each QI, sorted'><polyline fill='none' stroke='currentColor' points='{xy}'/>"
+        f"</svg><figcaption>θ of each QI, largest first (max {values[0]:.3g})</figcaption></figure>"
+    )

@@ -6,12 +6,14 @@ the traceback.
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import traceback
 
 import click
 
+from qar_sql import config as qar_config
 from qar_sql import params
 from qar_sql.errors import ExitCode, QarError
 from qar_sql.secrets import scrub, secret_values
@@ -72,8 +74,21 @@ class QarGroup(click.Group):
 @click.group(cls=QarGroup, context_settings={"help_option_names": ["-h", "--help"], "show_default": True})
 @click.version_option(__version__, prog_name="qar")
 @click.option("--debug", is_flag=True, envvar="QAR_DEBUG", help="Show tracebacks on errors.")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    envvar=qar_config.CONFIG_ENV,
+    help="Defaults from this qar.toml or pyproject.toml (default: found in the working directory or a parent).",
+)
+@click.option(
+    "--log-level",
+    type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
+    help="Log level of the qar_sql logger on stderr (DEBUG: every SQL statement and its time).",
+)
+@click.option("--verbose", "-v", count=True, help="More log output on stderr: -v INFO, -vv DEBUG (SQL statements).")
 @click.pass_context
-def cli(ctx, debug):
+def cli(ctx, debug, config_path, log_level, verbose):
     """qar-sql: how easily can the people in a table be re-identified?
 
     Exit codes: 0 ok, 1 risk above --fail-above, 2 usage error (bad option, file, table,
@@ -81,6 +96,31 @@ def cli(ctx, debug):
     130 interrupted (Ctrl-C).
     """
     ctx.ensure_object(dict)["debug"] = debug
+    _log_to_stderr(log_level or ("DEBUG" if verbose >= 2 else "INFO" if verbose == 1 else None))
+    # Defaults from qar.toml / [tool.qar], below the command line and the QAR_ variables.
+    try:
+        found = qar_config.load(config_path) if config_path else qar_config.find()
+    except QarError as exc:
+        click.echo(f"Error: {_safe(exc)}", err=True)
+        ctx.exit(int(exc.exit_code))
+    ctx.obj["config"] = found
+    ctx.default_map = qar_config.default_map(found, ctx.command.commands)
+
+
+def _log_to_stderr(level: str | None) -> None:
+    """One stderr handler on the ``qar_sql`` logger (library code only logs, never prints)."""
+    if level is None:
+        return
+    logger = logging.getLogger("qar_sql")
+    logger.setLevel(level.upper())
+    ours = [h for h in logger.handlers if getattr(h, "_qar", False)]
+    if ours:
+        ours[0].setStream(sys.stderr)  # type: ignore[attr-defined]  # (the current stderr)
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler._qar = True  # type: ignore[attr-defined]
+    logger.addHandler(handler)
 
 
 def _emit(text: str) -> None:
@@ -271,9 +311,16 @@ from qar_sql.cli.compliance import register as _register_store_commands  # noqa:
 
 _register_store_commands(cli)  # migrate, scan, history
 
+from qar_sql.cli.config import config_cmd  # noqa: E402
+
+cli.add_command(config_cmd)
+
+# Every option has a QAR_<OPTION> variable, shown in --help (after every command is registered).
+params.add_envvars(cli)
+
 
 def main() -> None:
-    cli(prog_name="qar")
+    cli(prog_name="qar", auto_envvar_prefix="QAR")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,5 +1,6 @@
-"""Sources: turn what the user named (a file, a DuckDB file, a SQLAlchemy URL) into a database
-connection, a dialect and a quoted relation to read from.
+"""Sources: turn what the user named (a file, a DuckDB file, a SQLAlchemy URL, an in-memory frame,
+or a :class:`Source` already open) into a database connection, a dialect and a quoted relation to
+read from.
 
 Files are read in place by an in-memory DuckDB; DuckDB database files are opened read-only;
 every other engine goes through SQLAlchemy inside a read-only transaction. Nothing here ever
@@ -11,21 +12,47 @@ from __future__ import annotations
 import csv
 import difflib
 import gzip
+import logging
 import os
 import re
 import threading
+import time
 import unicodedata
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from qar_sql.engines import frames
 from qar_sql.engines.dialects import Dialect, get_dialect
 from qar_sql.errors import ColumnError, DatabaseError, DataError, QarError, SourceNotFound, UsageError
 from qar_sql.secrets import mask_source, scrub, secret_values
 
 URL_ENV = "QAR_DATABASE_URL"
+
+#: Every statement and its time at DEBUG (``qar -vv`` or ``--log-level debug``); the library
+#: logs, never prints.
+log = logging.getLogger(__name__)
+
+
+class _Timed:
+    """Logs one statement with its time and row count at DEBUG, also when it fails."""
+
+    def __init__(self, engine: str, sql: str):
+        self.engine, self.sql, self.rows = engine, sql, None
+
+    def __enter__(self):
+        self.started = time.perf_counter()
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if log.isEnabledFor(logging.DEBUG):
+            seconds = time.perf_counter() - self.started
+            outcome = "failed" if exc_type else f"{self.rows} rows" if self.rows is not None else "done"
+            log.debug("%s %.3f s (%s): %s", self.engine, seconds, outcome, self.sql.strip())
+
 
 CSV_SUFFIXES = (".csv", ".tsv", ".txt", ".csv.gz", ".tsv.gz", ".csv.zst")
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -43,7 +70,7 @@ class Relation:
     sql: str
     display: str
     columns: tuple[str, ...]
-    kind: str  # "csv", "parquet", "table"
+    kind: str  # "csv", "parquet", "table", "frame"
     #: SQL for the file order of rows (files only): the default record identity.
     row_order: str | None = None
     #: CSV files: (column, type) of the columns DuckDB's reader inferred as something other
@@ -69,6 +96,9 @@ class Database:
     dialect: Dialect
     engine_name: str
     engine_version: str
+    #: True while a :class:`Source` (``qar_sql.connect``) owns the connection: the API functions
+    #: it is passed to leave it open for the next one.
+    shared: bool = False
 
     def query(self, sql: str, params: dict | None = None) -> list[tuple]:  # pragma: no cover
         raise NotImplementedError
@@ -107,7 +137,8 @@ class Database:
         return self
 
     def __exit__(self, *exc):
-        self.close()
+        if not self.shared:
+            self.close()
 
 
 class DuckDBDatabase(Database):
@@ -138,15 +169,17 @@ class DuckDBDatabase(Database):
         self._lock = threading.Lock()
 
     def query(self, sql: str, params: dict | None = None) -> list[tuple]:
-        with self._lock:
+        with self._lock, _Timed("duckdb", sql) as timed:
             try:
-                return self.con.execute(sql, params).fetchall() if params else self.con.execute(sql).fetchall()
+                rows = self.con.execute(sql, params).fetchall() if params else self.con.execute(sql).fetchall()
             except (self._duckdb.Error, RuntimeError) as exc:
                 raise _duckdb_error(exc) from exc
+            timed.rows = len(rows)
+            return rows
 
     def query_arrays(self, sql: str) -> dict:
         """A result as numpy columns (DuckDB's native fetch: no Python objects per row)."""
-        with self._lock:
+        with self._lock, _Timed("duckdb", sql):
             try:
                 return self.con.execute(sql).fetchnumpy()
             except (self._duckdb.Error, RuntimeError) as exc:
@@ -258,14 +291,17 @@ class SQLAlchemyDatabase(Database):
         main = threading.current_thread() is threading.main_thread()
         conn = self._main if main else self._borrow()
         try:
-            # no_parameters: without params the driver gets the SQL alone, so a '%' in a quoted
-            # name is not taken for a placeholder (psycopg fails on a column named "50%").
-            result = (
-                conn.exec_driver_sql(sql, params)
-                if params
-                else conn.exec_driver_sql(sql, execution_options={"no_parameters": True})
-            )
-            return [tuple(r) for r in result.fetchall()]
+            with _Timed(self.engine_name, sql) as timed:
+                # no_parameters: without params the driver gets the SQL alone, so a '%' in a quoted
+                # name is not taken for a placeholder (psycopg fails on a column named "50%").
+                result = (
+                    conn.exec_driver_sql(sql, params)
+                    if params
+                    else conn.exec_driver_sql(sql, execution_options={"no_parameters": True})
+                )
+                rows = [tuple(r) for r in result.fetchall()]
+                timed.rows = len(rows)
+            return rows
         except sa.exc.DBAPIError as exc:
             raise DatabaseError(f"{self.engine_name} failed a statement: {_first_line(exc.orig or exc)}") from exc
         finally:
@@ -275,6 +311,7 @@ class SQLAlchemyDatabase(Database):
     def stream(self, sql: str, chunk: int):
         """Rows in chunks from a server-side cursor (no L-row list in memory at once)."""
         sa = self._sa
+        log.debug("%s streaming: %s", self.engine_name, sql.strip())
         try:
             result = self._main.exec_driver_sql(sql, execution_options={"stream_results": True})
             while rows := result.fetchmany(chunk):
@@ -378,10 +415,17 @@ def _file_kind(path: str) -> str | None:
     return None
 
 
-def resolve_source(source: str | None) -> str:
-    """The source string, falling back to ``$QAR_DATABASE_URL``."""
+def resolve_source(source: Any) -> str:
+    """The source string, falling back to ``$QAR_DATABASE_URL``; for a frame or an open
+    :class:`Source`, its label (``<pandas.DataFrame>``, the masked URL, the path)."""
+    if isinstance(source, Source):
+        return source.label
+    if frames.is_frame(source):
+        return frames.frame_label(source)
+    if source is not None and not isinstance(source, str | os.PathLike):
+        frames.frame_label(source)  # raises the "cannot audit an object of type …" UsageError
     if source:
-        return source
+        return os.fspath(source)
     env = os.environ.get(URL_ENV)
     if env:
         return env
@@ -394,8 +438,45 @@ def split_table(table: str) -> tuple[str, ...]:
     return tuple(table.split(".", 1)) if "." in table else (table,)
 
 
+class Source:
+    """An open source (:func:`connect`): one connection and the relation to audit, reused by
+    every API function it is passed to as ``source``. Close it (or use ``with``) when done."""
+
+    def __init__(self, db: Database, relation: Relation, label: str):
+        self.db, self.relation, self.label = db, relation, label
+        db.shared = True
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return self.relation.columns
+
+    def close(self) -> None:
+        self.db.shared = False
+        self.db.close()
+
+    def __enter__(self) -> Source:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        table = f" table {self.relation.display}" if self.relation.kind == "table" else ""
+        return f"<qar_sql.Source {self.label}{table} ({self.db.engine_name}, {len(self.columns)} columns)>"
+
+
+def connect(
+    source: Any = None, *, table: str | None = None, delimiter: str | None = None, threads: int | None = None
+) -> Source:
+    """Open ``source`` once — a file, a DuckDB file, a database URL, a pandas or polars DataFrame,
+    a pyarrow Table or Dataset, or a DuckDB relation — for several API calls in a row."""
+    db, relation = open_source(source, table=table, delimiter=delimiter, threads=threads)
+    label = relation.display if relation.kind == "frame" else mask_source(resolve_source(source))
+    return Source(db, relation, label)
+
+
 def open_source(
-    source: str | None,
+    source: Any,
     *,
     table: str | None = None,
     delimiter: str | None = None,
@@ -404,6 +485,16 @@ def open_source(
 ) -> tuple[Database, Relation]:
     """Connect to ``source`` and describe the relation to audit. ``all_text`` reads every
     column of a CSV file as text instead of the types DuckDB infers."""
+    if (isinstance(source, Source) or frames.is_frame(source)) and all_text:
+        raise UsageError("--all-text applies to CSV files; a frame or an open source has its own column types")
+    if isinstance(source, Source):
+        if table or delimiter:
+            raise UsageError(
+                f"the open source {source.label} already names its table; pass table= and delimiter= to connect()"
+            )
+        return source.db, source.relation
+    if frames.is_frame(source):
+        return _open_frame(source, table, threads)
     source = resolve_source(source)
     if all_text and (is_url(source) or _file_kind(source) != "csv"):
         raise UsageError(
@@ -444,6 +535,25 @@ def glob_literal(path: str) -> str:
     """``path`` as a DuckDB file pattern that matches only that file: DuckDB's readers expand
     ``*``, ``?`` and ``[`` (``x*.csv`` read every matching file); in brackets they are literal."""
     return re.sub(r"([*?\[])", r"[\1]", path)
+
+
+def _open_frame(frame: Any, table: str | None, threads: int | None) -> tuple[Database, Relation]:
+    """An in-memory frame registered (not copied) in an in-memory DuckDB."""
+    label = frames.frame_label(frame)
+    if table:
+        raise UsageError(f"table {table!r} does not apply to a {label}; select the rows and columns in the frame")
+    db = DuckDBDatabase(threads=threads)
+    try:
+        try:
+            db.con.register(frames.FRAME_NAME, frames.registrable(frame))
+        except db._duckdb.Error as exc:
+            raise UsageError(f"DuckDB cannot read this {label}: {_first_line(exc)}") from exc
+        name = db.dialect.quote(frames.FRAME_NAME)
+        cols = tuple(r[0] for r in db.query(f"describe select * from {name}"))
+    except Exception:
+        db.close()
+        raise
+    return db, Relation(name, label, cols, "frame")
 
 
 def file_relation_sql(dialect: Dialect, path: str, kind: str, delimiter: str | None, all_text: bool = False) -> str:

@@ -45,6 +45,7 @@ from qar_sql.engines.source import (
 from qar_sql.errors import ColumnError, DatabaseError, DataError, ParameterError, UsageError
 from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys, key_warnings, patterns_from_words, record_order
 from qar_sql.pushdown.scan import combinations
+from qar_sql.results import Tabular
 from qar_sql.secrets import mask_source
 from qar_sql.stats import diversity, individual_risk
 from qar_sql.stats import population as popmodels
@@ -106,8 +107,8 @@ class QIRisk:
     t_closeness_by_column: dict = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class RiskResult:
+@dataclass(frozen=True, repr=False)
+class RiskResult(Tabular):
     """Everything ``qar risk`` reports. ``to_dict`` gives the JSON contract."""
 
     source: str
@@ -134,6 +135,31 @@ class RiskResult:
         out = asdict(self)
         out["qis"] = [_qi_dict(q) for q in self.qis]
         return _clean(out)
+
+    def table_columns(self) -> dict[str, list]:
+        """One row per QI: its classes, sample uniques, k-anonymity violations, expected
+        re-identifications and the global, prosecutor, journalist and marketer risks."""
+        qis = self.qis
+        out: dict[str, list] = {
+            "qi": [q.index for q in qis],
+            "columns": [", ".join(q.columns) for q in qis],
+            "classes": [q.classes for q in qis],
+            "sample_uniques": [q.sample_uniques for q in qis],
+        }
+        for k in sorted({k for q in qis for k in q.violations}, key=int):
+            out[f"records_below_k{k}"] = [q.violations.get(k) for q in qis]
+        out["expected_reidentifications"] = [q.expected_reidentifications for q in qis]
+        out["global_risk"] = [q.global_risk for q in qis]
+        for name in ("prosecutor", "journalist"):
+            for key in ("highest", "average", "records_at_risk"):
+                out[f"{name}_{key}"] = [getattr(getattr(q, name), key, None) for q in qis]
+        out["marketer"] = [q.marketer for q in qis]
+        return out
+
+    def summary_line(self) -> str:
+        top = self.riskiest(1)
+        worst = f"; most re-identifications: {', '.join(top[0].columns)}" if top else ""
+        return f"{self.source}: {self.rows:,} rows, {len(self.qis):,} QIs of {self.p} of {len(self.columns)} columns{worst}"
 
     def riskiest(self, n: int = 10) -> list[QIRisk]:
         """QIs by expected re-identifications, largest first (ties: QI order)."""

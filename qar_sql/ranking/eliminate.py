@@ -25,6 +25,7 @@ from qar_sql.errors import NoTailError, ParameterError, UsageError
 from qar_sql.measures.audit import SourceOptions, split_options
 from qar_sql.pushdown.scan import _QI, combinations
 from qar_sql.ranking.records import Contributions, compute
+from qar_sql.results import Tabular, format_risk
 from qar_sql.stats import evt
 
 BLOCK_RANKINGS = ("dt", "influence", "u_plus", "u_star", "n_unique", "entropy", "pls", "random")
@@ -38,8 +39,8 @@ class CurvePoint:
     reduction: float | None  # 1 − T̂_k / T̂_0
 
 
-@dataclass(frozen=True)
-class Elimination:
+@dataclass(frozen=True, repr=False)
+class Elimination(Tabular):
     risk: float
     rows: int
     step: int
@@ -48,6 +49,23 @@ class Elimination:
     notes: tuple[str, ...] = ()
     auc: dict[str, float] = field(default_factory=dict)  # e.g. the PLS predictor's AUC
     seconds: float = 0.0
+
+    def table_columns(self) -> dict[str, list]:
+        """One row per (ranking, records removed): T̂ after removing them and its reduction."""
+        out: dict[str, list] = {"ranking": [], "removed": [], "risk": [], "reduction": []}
+        for name, points in self.curves.items():
+            for pt in points:
+                out["ranking"].append(name)
+                out["removed"].append(pt.removed)
+                out["risk"].append(pt.risk)
+                out["reduction"].append(pt.reduction)
+        return out
+
+    def summary_line(self) -> str:
+        return (
+            f"T = {format_risk(self.risk)} over {self.rows:,} records; removing up to {self.max_removed:,} "
+            f"in steps of {self.step:,} by {', '.join(self.curves) or 'nothing'}"
+        )
 
     def to_dict(self) -> dict:
         return {

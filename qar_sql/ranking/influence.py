@@ -31,14 +31,14 @@ from qar_sql.pushdown.scan import code_type, scan
 from qar_sql.ranking import capture
 from qar_sql.ranking.influence_sql import render_influence
 from qar_sql.ranking.refine import exact_dt
-from qar_sql.results import AuditResult
+from qar_sql.results import AuditResult, Tabular, format_risk
 from qar_sql.stats import evt
 
 _counter = itertools.count(1)
 
 
-@dataclass(frozen=True)
-class Influence:
+@dataclass(frozen=True, repr=False)
+class Influence(Tabular):
     audit: AuditResult
     key: tuple[str, ...]
     gradient: np.ndarray  # g_j for every QI
@@ -59,6 +59,21 @@ class Influence:
 
     def key_of(self, r: int):
         return self.keys.get(int(r), (int(r) + 1,) if self.key == (ROW_KEY,) else None)
+
+    def table_columns(self) -> dict[str, list]:
+        """The top records by influence I, best first: record position, key, I."""
+        out: dict[str, list] = {"record": [int(r) for r, _ in self.top]}
+        keys = [self.key_of(r) for r, _ in self.top]
+        for i, name in enumerate(self.key):
+            out[name] = [k[i] if k is not None else None for k in keys]
+        out["influence"] = [float(v) for _, v in self.top]
+        return out
+
+    def summary_line(self) -> str:
+        return (
+            f"{self.audit.source}: top {len(self.top):,} of {self.audit.rows:,} records by influence; "
+            f"{self.n_weighted:,} weighted QIs; T = {format_risk(self.audit.risk)}"
+        )
 
 
 def gradient(result: AuditResult) -> np.ndarray:

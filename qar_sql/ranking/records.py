@@ -10,6 +10,7 @@ row order. ``r`` is a record's position in that order, and every ranking breaks 
 
 from __future__ import annotations
 
+import html
 import itertools
 import os
 import time
@@ -26,14 +27,14 @@ from qar_sql.errors import DataError, ParameterError
 from qar_sql.measures.audit import Options, SourceOptions, audit_relation, split_options
 from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys, key_warnings, patterns_from_words, record_order
 from qar_sql.pushdown.scan import _QI, Ticker, combinations
-from qar_sql.results import AuditResult
+from qar_sql.results import HTML_ROWS, AuditResult, Tabular, format_risk
 from qar_sql.stats import contributions as C
 
 _counter = itertools.count(1)
 
 
-@dataclass(frozen=True)
-class Contributions:
+@dataclass(frozen=True, repr=False)
+class Contributions(Tabular):
     """Per-record scores in key order (index r = record position in key order)."""
 
     audit: AuditResult
@@ -50,6 +51,37 @@ class Contributions:
     @property
     def rows(self) -> int:
         return self.audit.rows
+
+    def table_columns(self) -> dict[str, list]:
+        """One row per record, riskiest by DT first: its key (where fetched; the row number for
+        a file), DT, U+, U* and the number of QIs it is unique on."""
+        order = self.order("dt")
+        keys = [self.key_of(r) for r in order]
+        out: dict[str, list] = {"record": [int(r) for r in order]}
+        for i, name in enumerate(self.key):
+            out[name] = [k[i] if k is not None else None for k in keys]
+        out |= {
+            "dt": self.dt[order].tolist(),
+            "u_plus": self.u_plus[order].tolist(),
+            "u_star": self.u_star[order].tolist(),
+            "n_unique": self.n_unique[order].tolist(),
+        }
+        return out
+
+    def summary_line(self) -> str:
+        unique = int(np.count_nonzero(self.n_unique))
+        return f"{self.audit.source}: {self.rows:,} records, {unique:,} unique on some QI; T = {format_risk(self.audit.risk)}"
+
+    def _repr_html_(self) -> str:
+        # The first rows only: building every record's row for a preview would cost O(L).
+        top = self.order("dt")[:HTML_ROWS]
+        cols: dict[str, list] = {"record": [int(r) for r in top]}
+        for i, name in enumerate(self.key):
+            cols[name] = [(k[i] if (k := self.key_of(r)) is not None else None) for r in top]
+        cols |= {s: getattr(self, s)[top].tolist() for s in ("dt", "u_plus", "u_star", "n_unique")}
+        return (
+            f"<div><p><b>Record contributions</b> {html.escape(self.summary_line())}</p>{self._html_table(cols)}</div>"
+        )
 
     def scores(self, by: str) -> np.ndarray:
         if by not in C.SCORES:

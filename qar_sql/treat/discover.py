@@ -26,6 +26,7 @@ from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, Relation, open_source, select_columns
 from qar_sql.errors import DatabaseError, DataError, ParameterError
 from qar_sql.pushdown.scan import Progress, default_batch_size
+from qar_sql.results import Tabular
 
 _temp_counter = itertools.count(1)
 
@@ -47,8 +48,8 @@ class Combination:
         return self.singletons / self.rows if self.rows else 0.0
 
 
-@dataclass(frozen=True)
-class DiscoverResult:
+@dataclass(frozen=True, repr=False)
+class DiscoverResult(Tabular):
     source: str
     table: str | None
     engine: str
@@ -70,6 +71,27 @@ class DiscoverResult:
             if c.columns == self.best_qid:
                 return c
         return None
+
+    def table_columns(self) -> dict[str, list]:
+        """One row per scanned combination, most singletons first."""
+        cs = self.combinations
+        return {
+            "columns": [", ".join(c.columns) for c in cs],
+            "size": [len(c.columns) for c in cs],
+            "rows": [c.rows for c in cs],
+            "distinct": [c.distinct for c in cs],
+            "singletons": [c.singletons for c in cs],
+            "singleton_share": [c.singleton_share for c in cs],
+            "min_class_size": [c.min_class_size for c in cs],
+            "identifier": [c.identifier for c in cs],
+        }
+
+    def summary_line(self) -> str:
+        best = ", ".join(self.best_qid) or "none"
+        return (
+            f"{self.source}{f' table {self.table}' if self.table else ''}: {len(self.combinations):,} combinations "
+            f"of up to {self.max_size} of {len(self.columns)} columns; best QID: {best}"
+        )
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from qar_sql.engines.source import Database, Relation, file_relation_sql, open_s
 from qar_sql.errors import ColumnError, DatabaseError, DataError, UsageError
 from qar_sql.measures.audit import Options, audit_relation
 from qar_sql.pushdown.scan import Progress, Ticker
+from qar_sql.results import Tabular, format_risk
 from qar_sql.stats import evt
 from qar_sql.treat.treatments import Binder, Plan, load, treated_sql
 
@@ -51,8 +52,8 @@ class Scenario:
         return self.singletons / self.rows if self.rows else 0.0
 
 
-@dataclass(frozen=True)
-class WhatIfResult:
+@dataclass(frozen=True, repr=False)
+class WhatIfResult(Tabular):
     source: str
     table: str | None
     engine: str
@@ -68,6 +69,26 @@ class WhatIfResult:
     @property
     def original(self) -> Scenario:
         return self.scenarios[0]
+
+    def table_columns(self) -> dict[str, list]:
+        """One row per scenario, the original first (Table 1 of Pastore et al.)."""
+        return {
+            "scenario": [s.name for s in self.scenarios],
+            "treatments": [" + ".join(s.treatments) for s in self.scenarios],
+            "rows": [s.rows for s in self.scenarios],
+            "singletons": [s.singletons for s in self.scenarios],
+            "singleton_share": [s.singleton_share for s in self.scenarios],
+            "distinct": [s.distinct for s in self.scenarios],
+            "min_class_size": [s.min_class_size for s in self.scenarios],
+            "modified_rows": [s.modified_rows for s in self.scenarios],
+            "risk": [s.risk for s in self.scenarios],
+        }
+
+    def summary_line(self) -> str:
+        return (
+            f"{self.source}{f' table {self.table}' if self.table else ''}: {len(self.scenarios) - 1} treated "
+            f"scenario(s) over QID ({', '.join(self.qid)}); original T = {format_risk(self.original.risk)}"
+        )
 
     @property
     def risk_before(self) -> float | None:
@@ -294,6 +315,11 @@ def emit_sql(
     db, relation = open_source(source, table=table, delimiter=delimiter)
     with db:
         target = get_dialect(dialect, strict=True) if dialect else db.dialect
+        if relation.kind == "frame":
+            raise UsageError(
+                f"a {relation.display} lives only in this Python process, so a view cannot read it; "
+                "write it to a table or a Parquet file and emit the view for that"
+            )
         if relation.kind in ("csv", "parquet"):
             if target.name != "duckdb":
                 raise UsageError(

@@ -1,0 +1,164 @@
+"""Configuration discovery: defaults for the command line from ``qar.toml`` or ``pyproject.toml``.
+
+As ruff and pytest do, the working directory and then each parent is searched; the first folder
+with a ``qar.toml`` (its ``[defaults]`` table and ``[store] url`` — the same file and tables a
+compliance scan reads, so one file serves both) or a ``pyproject.toml`` with a ``[tool.qar]``
+table wins. The values are checked as a scan's ``[defaults]`` are (same messages).
+
+Precedence, highest first: the command line, the option's ``QAR_<OPTION>`` variable, the file,
+the built-in default. The CLI applies the file through click's ``default_map``, below the
+variables; the Python API takes no implicit defaults (a function's result does not depend on the
+folder it is called from).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from qar_sql.compliance import scans
+from qar_sql.engines.source import URL_ENV, is_url
+from qar_sql.errors import UsageError
+from qar_sql.secrets import mask_source
+
+#: The keys a config may set, with their built-in defaults (None: unset).
+KEYS: dict[str, Any] = {
+    "columns": None,
+    "exclude": None,
+    "p": 3,
+    "alpha": 0.01,
+    "pi_u": 0.05,
+    "pwm": "plotting",
+    "k": 5,
+    "fail_above": None,
+    "warn_above": None,
+    "store": None,
+}
+#: Where a variable's name differs from QAR_<KEY>. QAR_STORE is the store ``--store`` alone and
+#: the store commands use; it does not switch recording on (that is ``--store`` or ``store =``).
+ENVVARS = {key: f"QAR_{key.upper()}" for key in KEYS}
+CONFIG_ENV = "QAR_CONFIG"
+
+
+@dataclass(frozen=True)
+class Config:
+    """Defaults found in one file: ``values`` (checked), ``path`` and the table they came from."""
+
+    values: Mapping[str, Any]
+    path: Path | None = None
+    table: str = ""
+
+    @property
+    def origin(self) -> str:
+        return f"{self.path} {self.table}" if self.path else "built-in default"
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    value: Any
+    origin: str  # "built-in default", "/x/qar.toml [defaults]", "$QAR_P", "--p"
+    envvar: str
+
+    @property
+    def shown(self) -> Any:
+        """The value safe to print: a store URL's password masked."""
+        return mask_source(self.value) if isinstance(self.value, str) else self.value
+
+
+def find(start: str | Path | None = None, *, environ: Mapping[str, str] | None = None) -> Config:
+    """The config that applies in ``start`` (default: the working directory); ``$QAR_CONFIG``
+    names a file directly. No file: an empty :class:`Config`."""
+    environ = os.environ if environ is None else environ
+    if environ.get(CONFIG_ENV):
+        return load(environ[CONFIG_ENV], environ=environ)
+    here = Path(start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "qar.toml").is_file():
+            return load(folder / "qar.toml", environ=environ)
+        pyproject = folder / "pyproject.toml"
+        if pyproject.is_file() and "qar" in _read(pyproject).get("tool", {}):
+            return load(pyproject, environ=environ)
+    return Config({})
+
+
+def load(path: str | Path, *, environ: Mapping[str, str] | None = None) -> Config:
+    """The defaults of one ``qar.toml`` (``[defaults]`` and ``[store] url``) or ``pyproject.toml``
+    (``[tool.qar]``)."""
+    path = Path(path)
+    if not path.is_file():
+        raise UsageError(f"config file {str(path)!r} does not exist; check ${CONFIG_ENV} or --config")
+    data = _read(path)
+    where = path.name
+    if path.name == "pyproject.toml":
+        table, raw = "[tool.qar]", dict(data.get("tool", {}).get("qar", {}))
+        store = raw.pop("store", None)
+    else:
+        table = "[defaults]"
+        raw = dict(data.get("defaults", {}))
+        store = data.get("store")
+        store = store.get("url") if isinstance(store, Mapping) else store
+    if not isinstance(raw, dict):
+        raise UsageError(f"{where}: {table} must be a table of settings, e.g. p = 3")
+    scans._check_keys(raw, scans.DEFAULT_KEYS, table, where)
+    # The checks of a scan's settings, so a bad value reads the same in both places.
+    scans.make_spec(table, None, raw, source=("", "", ""), where=where)
+    values: dict[str, Any] = dict(raw)
+    if store is not None:
+        if not isinstance(store, str) or not store:
+            raise UsageError(f'{where}: store must be a URL or file name, e.g. store = "qar_results.duckdb"')
+        scans._no_literal_password(store, "store", where)
+        store = scans._Env(os.environ if environ is None else environ, where)(store, "store")
+        if not is_url(store) and not Path(store).is_absolute():
+            store = str(path.resolve().parent / store)  # relative to the file, as in a scan
+        values["store"] = store
+    for key in ("columns", "exclude"):
+        if isinstance(values.get(key), str):
+            values[key] = [v.strip() for v in values[key].split(",") if v.strip()]
+    return Config(values, path.resolve(), table)
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"cannot read config file {str(path)!r}: {exc}; fix the TOML") from exc
+
+
+def resolve(config: Config, *, environ: Mapping[str, str] | None = None) -> list[Setting]:
+    """Each key's value and where it came from: its variable, the file, or the default."""
+    environ = os.environ if environ is None else environ
+    out = []
+    for key, default in KEYS.items():
+        env = ENVVARS[key]
+        if environ.get(env):
+            out.append(Setting(key, environ[env], f"${env}", env))
+        elif key in config.values:
+            origin = f"{config.path} [store] url" if key == "store" and config.table == "[defaults]" else config.origin
+            out.append(Setting(key, config.values[key], origin, env))
+        else:
+            out.append(Setting(key, default, "built-in default", env))
+    if environ.get(URL_ENV):
+        out.append(Setting("source", environ[URL_ENV], f"${URL_ENV}", URL_ENV))
+    return out
+
+
+def default_map(config: Config, commands: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """click's ``default_map`` for ``commands`` (name → click command): each config key goes to
+    every command with a parameter of that name and meaning — one whose variable is the key's
+    (``qar risk -p``, read from QAR_RISK_P, is a different p and is left alone)."""
+    out: dict[str, dict[str, Any]] = {}
+    for name, command in commands.items():
+        params = {p.name: p for p in getattr(command, "params", ())}
+        picked = {
+            k: v
+            for k, v in config.values.items()
+            if k in params and getattr(params[k], "envvar", None) in (None, ENVVARS[k])
+        }
+        if picked:
+            out[name] = picked
+    return out

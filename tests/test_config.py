@@ -1,0 +1,201 @@
+"""Configuration (issue 14, item 3): every option's QAR_ variable, qar.toml / [tool.qar]
+discovery and precedence, and ``qar config`` with secrets masked."""
+
+from __future__ import annotations
+
+import json
+
+import click
+import pytest
+from click.testing import CliRunner
+from test_docs import OPTIONS, long_flag
+
+from qar_sql import config as qar_config
+from qar_sql.cli.main import cli
+from qar_sql.errors import UsageError
+from qar_sql.params import NO_ENVVAR
+
+DATA = {
+    "a": [1, 1, 2, 2, 3, 3, 4, 5],
+    "b": ["x", "y", "x", "y", "x", "y", "z", "z"],
+    "c": [1, 2, 1, 2, 1, 2, 1, 2],
+    "d": [1, 1, 1, 2, 2, 2, 3, 3],
+}
+
+
+@pytest.mark.parametrize("path,option", OPTIONS, ids=[f"{' '.join(p)} {o.opts[-1]}" for p, o in OPTIONS])
+def test_every_option_has_an_envvar_shown_in_help(path, option):
+    if option.name in NO_ENVVAR:
+        return
+    assert option.envvar, f"`{' '.join(path)} {long_flag(option)}` has no QAR_ variable"
+    assert option.show_envvar
+    names = [option.envvar] if isinstance(option.envvar, str) else option.envvar
+    assert all(n.startswith("QAR_") for n in names)
+    # New names are QAR_ + the long flag (params.envvar_of); older ones are kept as they were
+    # (QAR_DATABASE_URL for SOURCE, QAR_RISK_P for qar risk's -p, which is not the QaR p).
+
+
+@pytest.fixture
+def table(duck, monkeypatch, tmp_path):
+    source, name = duck.load("t", DATA)
+    monkeypatch.chdir(tmp_path)  # no config file above tmp_path (checked below)
+    assert qar_config.find().path is None
+    return source, name
+
+
+def _audit_json(args, env=None):
+    result = CliRunner().invoke(cli, ["audit", *args, "--format", "json", "--pi-u", "0.5"], env=env)
+    assert result.exit_code in (0, 2) and result.stdout, result.output
+    return json.loads(result.stdout)
+
+
+# A sample of variables taking effect: each changes what the audit reports.
+@pytest.mark.parametrize(
+    "env,check",
+    [
+        ({"QAR_FORMAT": "json"}, None),
+        ({"QAR_COLUMNS": "a,b,c"}, lambda r: r["columns"] == ["a", "b", "c"]),
+        ({"QAR_EXCLUDE": "d"}, lambda r: r["columns"] == ["a", "b", "c"]),
+        ({"QAR_P": "1"}, lambda r: r["p"] == 1),
+        ({"QAR_K": "3"}, lambda r: r["k"] == 3),
+        ({"QAR_ALPHA": "0.02"}, lambda r: r["alpha"] == 0.02),
+    ],
+    ids=lambda v: ",".join(v) if isinstance(v, dict) else "",
+)
+def test_a_variable_takes_effect(table, env, check):
+    source, name = table
+    if check is None:  # QAR_FORMAT: no --format on the command line
+        result = CliRunner().invoke(cli, ["audit", source, "--table", name, "-p", "1", "--pi-u", "0.5"], env=env)
+        assert json.loads(result.stdout)["rows"] == 8
+        return
+    assert check(_audit_json([source, "--table", name, "-p", "2"] if "QAR_P" not in env else [source, "-t", name], env))
+
+
+def test_choice_and_threshold_variables(table):
+    source, name = table
+    args = ["audit", source, "--table", name, "-p", "2", "--pi-u", "0.5"]
+    bad = CliRunner().invoke(cli, args, env={"QAR_PWM": "nonsense"})
+    assert bad.exit_code == 2 and "--pwm" in bad.output and "nonsense" in bad.output
+    assert CliRunner().invoke(cli, args, env={"QAR_FAIL_ABOVE": "0.000001"}).exit_code == 1
+    assert CliRunner().invoke(cli, args, env={"QAR_FAIL_ABOVE": "1"}).exit_code == 0
+
+
+def test_the_command_line_wins_over_the_variable(table):
+    source, name = table
+    out = _audit_json([source, "--table", name, "-p", "2"], env={"QAR_P": "1"})
+    assert out["p"] == 2
+
+
+def test_top_key_and_by_have_variables(duck, monkeypatch, tmp_path):
+    """--top, --key, --by had none before issue 14."""
+    source, name = duck.load("t", {"id": list(range(8)), **DATA})
+    monkeypatch.chdir(tmp_path)
+    env = {"QAR_KEY": "id", "QAR_TOP": "2", "QAR_BY": "u_plus"}
+    args = ["records", source, "--table", name, "--columns", "a,b,c,d", "-p", "2", "--pi-u", "0.5", "--format", "json"]
+    result = CliRunner().invoke(cli, args, env=env)
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["key"] == ["id"] and len(out["records"]) == 2 and out["by"] == "u_plus"
+
+
+def test_qar_toml_defaults_apply_and_explicit_options_win(table, tmp_path, monkeypatch):
+    source, name = table
+    (tmp_path / "qar.toml").write_text('[defaults]\np = 1\ncolumns = ["a", "b", "c"]\n')
+    sub = tmp_path / "deeper" / "still"
+    sub.mkdir(parents=True)
+    monkeypatch.chdir(sub)  # found in a parent
+    out = _audit_json([source, "--table", name])
+    assert (out["p"], out["columns"]) == (1, ["a", "b", "c"])
+    assert _audit_json([source, "--table", name], env={"QAR_P": "2"})["p"] == 2  # variable over file
+    assert _audit_json([source, "--table", name, "-p", "2", "-c", "a,b,d"])["columns"] == [
+        "a",
+        "b",
+        "d",
+    ]  # option over all
+
+
+def test_pyproject_tool_qar(table, tmp_path):
+    source, name = table
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.qar]\np = 1\nexclude = "c"\n')
+    out = _audit_json([source, "--table", name])
+    assert (out["p"], out["columns"]) == (1, ["a", "b", "d"])
+
+
+def test_a_pyproject_without_tool_qar_is_passed_over(tmp_path, monkeypatch):
+    (tmp_path / "qar.toml").write_text("[defaults]\nk = 7\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "pyproject.toml").write_text('[project]\nname = "x"\n')
+    monkeypatch.chdir(tmp_path / "sub")
+    assert qar_config.find().values == {"k": 7}
+
+
+def test_the_scan_config_still_scans_with_its_defaults(tmp_path):
+    """qar.toml is also the scan config: its [defaults] serve both."""
+    from qar_sql.compliance.scans import load_config
+
+    (tmp_path / "qar.toml").write_text('[defaults]\np = 2\n\n[sources.s]\nurl = "x.duckdb"\n\n[[scan]]\ntable = "t"\n')
+    assert load_config(tmp_path / "qar.toml").scans[0].p == 2
+    assert qar_config.find(tmp_path).values == {"p": 2}
+
+
+def test_bad_config_values_are_one_sentence(tmp_path, monkeypatch):
+    (tmp_path / "qar.toml").write_text("[defaults]\npp = 2\n")
+    with pytest.raises(UsageError, match="unknown key 'pp'; did you mean 'p'"):
+        qar_config.find(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["config"])
+    assert result.exit_code == 2 and "unknown key 'pp'" in result.output
+    (tmp_path / "qar.toml").write_text("[defaults]\np = 0\n")
+    with pytest.raises(click.exceptions.ClickException if False else Exception, match="p = 0"):
+        qar_config.find(tmp_path)
+
+
+def test_qar_config_prints_origins_and_masks_secrets(tmp_path, monkeypatch):
+    (tmp_path / "qar.toml").write_text('[store]\nurl = "${STORE_URL}"\n\n[defaults]\np = 2\n')
+    monkeypatch.chdir(tmp_path)
+    env = {
+        "STORE_URL": "postgresql://u:hunter2@db/x",
+        "QAR_ALPHA": "0.02",
+        "QAR_DATABASE_URL": "postgresql://u:s3cret@h/d",
+    }
+    result = CliRunner().invoke(cli, ["config", "--format", "json"], env=env)
+    assert result.exit_code == 0, result.output
+    assert "hunter2" not in result.output and "s3cret" not in result.output
+    s = json.loads(result.stdout)["settings"]
+    assert s["p"] == {"value": 2, "origin": f"{tmp_path / 'qar.toml'} [defaults]", "env": "QAR_P"}
+    assert s["alpha"]["origin"] == "$QAR_ALPHA"
+    assert s["pi_u"]["origin"] == "built-in default"
+    assert s["store"]["value"] == "postgresql://u:***@db/x" and s["store"]["origin"].endswith("[store] url")
+    assert s["source"]["value"] == "postgresql://u:***@h/d"
+    text = CliRunner().invoke(cli, ["config"], env=env).output
+    assert "hunter2" not in text and "p           2" in text
+
+
+def test_shell_completion_as_documented():
+    """docs/commands.md's completion lines: the script, and a completion of a command name."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    doc = (repo / "docs" / "commands.md").read_text(encoding="utf-8")
+    run = [sys.executable, "-c", "from qar_sql.cli import main; main()"]
+    base = {**os.environ, "PYTHONPATH": str(repo)}
+    for shell in ("bash", "zsh", "fish"):
+        assert f"_QAR_COMPLETE={shell}_source qar" in doc
+        script = subprocess.run(run, env={**base, "_QAR_COMPLETE": f"{shell}_source"}, capture_output=True, text=True)
+        assert script.returncode == 0 and "_QAR_COMPLETE" in script.stdout
+    env = {**base, "_QAR_COMPLETE": "bash_complete", "COMP_WORDS": "qar aud", "COMP_CWORD": "1"}
+    done = subprocess.run(run, env=env, capture_output=True, text=True)
+    assert "audit" in done.stdout
+
+
+def test_a_config_key_skips_an_option_of_another_meaning(tmp_path):
+    """qar risk's -p (QAR_RISK_P: default every key column in one QI) is not the QaR p."""
+    from qar_sql.cli.main import cli as group
+
+    (tmp_path / "qar.toml").write_text("[defaults]\np = 2\nk = 7\n")
+    mapping = qar_config.default_map(qar_config.find(tmp_path), group.commands)
+    assert mapping["audit"]["p"] == 2 and mapping["audit"]["k"] == 7
+    assert "p" not in mapping.get("risk", {})
