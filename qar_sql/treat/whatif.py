@@ -168,7 +168,7 @@ class _WithRelation(Database):
             return f"{head}\nwith {self.cte}\n{body}"
         raise DatabaseError(f"cannot run this statement over a treated release: {body[:60]!r}")
 
-    def query(self, sql: str) -> list[tuple]:
+    def query(self, sql: str) -> list[tuple]:  # type: ignore[override]
         return self.inner.query(self.wrap(sql))
 
     def query_many(self, statements, *, jobs=1, on_done=None):
@@ -257,7 +257,7 @@ def whatif(
         )
         out, warnings = [], []
         for s, rows in zip(scenarios, counts):
-            n, classes, singles, min_class, modified = (int(v or 0) for v in rows[0])
+            n, classes, singles, min_class, modified = (int(v or 0) for v in rows[0])  # type: ignore[assignment]
             value = note = None
             if risk:
                 value, note = _risk(
@@ -275,7 +275,7 @@ def whatif(
                 tick()
                 if note:
                     warnings.append(f"{scenario_name(s)}: T̂ undefined: {note}")
-            out.append(Scenario(scenario_name(s), tuple(s), n, singles, classes, min_class, modified, value, note))
+            out.append(Scenario(scenario_name(s), tuple(s), n, singles, classes, min_class, modified, value, note))  # type: ignore[arg-type]
         if out[0].rows == 0:
             raise DataError(
                 f"table {relation.display!r} has no rows to treat" + (" with no NULL in the QID" if drop_null else "")
