@@ -216,6 +216,84 @@ def resolve_components(
     return int(requested)
 
 
+class ProjectionFit:
+    """One projection being fitted: feed every batch to ``first_pass``, call ``end_first_pass``,
+    feed the same batches to ``second_pass``, then ``result``. Several fits can share the two
+    passes over the table (the comparison fits three projections in the same reads)."""
+
+    def __init__(
+        self,
+        numeric: Sequence[str],
+        categorical: Sequence[str],
+        components: int | str = 5,
+        *,
+        cap: bool = False,
+        what: str = "the columns",
+    ) -> None:
+        from saiph import (
+            ScalingAccumulator,
+        )  # saiph imports pandas/scikit-learn: load on use
+
+        self.numeric, self.categorical = tuple(numeric), tuple(categorical)
+        if not self.numeric and not self.categorical:
+            raise ParameterError(
+                "no columns to compare records on; name at least one with --columns"
+            )
+        self.requested, self.cap, self.what = components, cap, what
+        self._scaling = ScalingAccumulator()
+        self._rows = 0
+        self._params: Any = None
+        self._fill: dict[str, float] = {}
+        self._decomposition: Any = None
+        self.components = 0
+
+    def first_pass(self, batch: Batch) -> None:
+        frame = _frame(batch, self.numeric, self.categorical, None)
+        self._rows += len(frame)
+        self._scaling.partial_fit(frame)
+
+    def end_first_pass(self) -> None:
+        """Fix the scaling constants and the number of axes (errors on bad --components here)."""
+        from saiph import DecompositionAccumulator
+
+        if self._rows == 0:  # saiph would raise a bare ValueError
+            raise DataError(
+                f"{self.what} have no records to fit a projection on; compare tables with at least 2 records"
+            )
+        self._params = self._scaling.finalize()
+        self.components = resolve_components(
+            self.requested, int(self._params.max_rank), cap=self.cap, what=self.what
+        )
+        self._fill = {c: float(self._params.mean[c]) for c in self.numeric}
+        self._decomposition = DecompositionAccumulator(self._params, nf=self.components)
+
+    def second_pass(self, batch: Batch) -> None:
+        self._decomposition.partial_fit(
+            _frame(batch, self.numeric, self.categorical, self._fill)
+        )
+
+    def result(self) -> Projection:
+        model = self._decomposition.finalize()
+        return _from_model(
+            model, self._params, self.numeric, self.categorical, self.components
+        )
+
+
+def fit_projections(
+    batches: Batches, fits: Sequence[ProjectionFit]
+) -> list[Projection]:
+    """Fit several projections in the same two passes over ``batches``."""
+    for batch in batches():
+        for f in fits:
+            f.first_pass(batch)
+    for f in fits:
+        f.end_first_pass()
+    for batch in batches():
+        for f in fits:
+            f.second_pass(batch)
+    return [f.result() for f in fits]
+
+
 def fit_projection(
     batches: Batches,
     numeric: Sequence[str],
@@ -231,36 +309,9 @@ def fit_projection(
     :class:`ParameterError`, unless ``cap`` (then the maximum is used). ``what`` names the
     columns in that message.
     """
-    from saiph import (
-        DecompositionAccumulator,
-        ScalingAccumulator,
-    )  # saiph imports pandas/sklearn: load on use
-
-    numeric, categorical = tuple(numeric), tuple(categorical)
-    if not numeric and not categorical:
-        raise ParameterError(
-            "no columns to compare records on; name at least one with --columns"
-        )
-
-    scaling = ScalingAccumulator()
-    rows = 0
-    for batch in batches():
-        frame = _frame(batch, numeric, categorical, None)
-        rows += len(frame)
-        scaling.partial_fit(frame)
-    if rows == 0:  # saiph would raise a bare ValueError
-        raise DataError(
-            f"{what} have no records to fit a projection on; compare tables with at least 2 records"
-        )
-    params = scaling.finalize()
-    k = resolve_components(components, int(params.max_rank), cap=cap, what=what)
-
-    fill = {c: float(params.mean[c]) for c in numeric}
-    decomposition = DecompositionAccumulator(params, nf=k)
-    for batch in batches():
-        decomposition.partial_fit(_frame(batch, numeric, categorical, fill))
-    model = decomposition.finalize()
-    return _from_model(model, params, numeric, categorical, k)
+    return fit_projections(
+        batches, [ProjectionFit(numeric, categorical, components, cap=cap, what=what)]
+    )[0]
 
 
 def _from_model(
