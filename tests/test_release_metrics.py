@@ -378,3 +378,27 @@ def test_real_avatar_pair_against_brute_force(shared_data):
     assert linkage.median_local_cloaking == 18
     assert closest.dtc == 0.0  # most avatars of benign cases land on an original record
     assert closest.cdr == pytest.approx(0.99904, abs=1e-5)
+
+
+@pytest.mark.parametrize(
+    "numeric,categorical",
+    [(NUMERIC, CATEGORICAL), (NUMERIC, ()), ((), CATEGORICAL), (("age",), ("sex", "zone"))],
+    ids=["famd", "pca", "mca", "famd-1"],
+)
+@pytest.mark.parametrize("components", [2, "all"])
+def test_gram_pass_equals_saiph_qr_pass(numeric, categorical, components):
+    """The Gram-matrix pass 2 gives saiph's DecompositionAccumulator (TSQR) axes: the same
+    distances, and the same coordinates wherever an axis is determined (distinct singular
+    values), NULLs included."""
+    from qar_sql.release.projection import ProjectionFit, fit_projections
+
+    data = table(400, seed=2)
+    gram, qr = fit_projections(
+        batches_of(data),
+        [ProjectionFit(numeric, categorical, components), ProjectionFit(numeric, categorical, components, decomposition="qr")],
+    )
+    a, b = coords(gram, data), coords(qr, data)
+    np.testing.assert_allclose(pdist(a), pdist(b), atol=1e-10)
+    np.testing.assert_allclose(gram.explained_variance_ratio, qr.explained_variance_ratio, atol=1e-12)
+    if components == 2:
+        np.testing.assert_allclose(a, b, atol=1e-10)

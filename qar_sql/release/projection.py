@@ -219,7 +219,13 @@ def resolve_components(
 class ProjectionFit:
     """One projection being fitted: feed every batch to ``first_pass``, call ``end_first_pass``,
     feed the same batches to ``second_pass``, then ``result``. Several fits can share the two
-    passes over the table (the comparison fits three projections in the same reads)."""
+    passes over the table (the comparison fits three projections in the same reads).
+
+    Pass 1 is saiph's :class:`~saiph.ScalingAccumulator`. Pass 2 accumulates the cross-product
+    (Gram) matrix of saiph's scaled table from the records' codes (see :class:`_Gram`), and the
+    axes are its exact eigendecomposition; ``decomposition="qr"`` uses saiph's
+    :class:`~saiph.DecompositionAccumulator` instead (the tests check both agree).
+    """
 
     def __init__(
         self,
@@ -229,22 +235,22 @@ class ProjectionFit:
         *,
         cap: bool = False,
         what: str = "the columns",
+        decomposition: str = "gram",
     ) -> None:
-        from saiph import (
-            ScalingAccumulator,
-        )  # saiph imports pandas/scikit-learn: load on use
+        from saiph import ScalingAccumulator  # saiph imports pandas/scikit-learn: load on use
 
         self.numeric, self.categorical = tuple(numeric), tuple(categorical)
         if not self.numeric and not self.categorical:
-            raise ParameterError(
-                "no columns to compare records on; name at least one with --columns"
-            )
+            raise ParameterError("no columns to compare records on; name at least one with --columns")
+        if decomposition not in ("gram", "qr"):
+            raise ValueError(f"decomposition {decomposition!r} is 'gram' or 'qr'")
         self.requested, self.cap, self.what = components, cap, what
+        self.decomposition = decomposition
         self._scaling = ScalingAccumulator()
         self._rows = 0
         self._params: Any = None
         self._fill: dict[str, float] = {}
-        self._decomposition: Any = None
+        self._accumulator: Any = None
         self.components = 0
 
     def first_pass(self, batch: Batch) -> None:
@@ -261,22 +267,149 @@ class ProjectionFit:
                 f"{self.what} have no records to fit a projection on; compare tables with at least 2 records"
             )
         self._params = self._scaling.finalize()
-        self.components = resolve_components(
-            self.requested, int(self._params.max_rank), cap=self.cap, what=self.what
-        )
+        self.components = resolve_components(self.requested, int(self._params.max_rank), cap=self.cap, what=self.what)
         self._fill = {c: float(self._params.mean[c]) for c in self.numeric}
-        self._decomposition = DecompositionAccumulator(self._params, nf=self.components)
+        if self.decomposition == "qr":
+            self._accumulator = DecompositionAccumulator(self._params, nf=self.components)
+        else:
+            self._accumulator = _Gram(self._params, self.numeric, self.categorical)
 
     def second_pass(self, batch: Batch) -> None:
-        self._decomposition.partial_fit(
-            _frame(batch, self.numeric, self.categorical, self._fill)
-        )
+        if self.decomposition == "qr":
+            self._accumulator.partial_fit(_frame(batch, self.numeric, self.categorical, self._fill))
+        else:
+            self._accumulator.add(batch)
 
     def result(self) -> Projection:
-        model = self._decomposition.finalize()
-        return _from_model(
-            model, self._params, self.numeric, self.categorical, self.components
-        )
+        model = self._accumulator.finalize() if self.decomposition == "qr" else self._accumulator.model(self.components)
+        return _from_model(model, self._params, self.numeric, self.categorical, self.components)
+
+
+@dataclass
+class _Axes:
+    """What :func:`_from_model` reads of a saiph model."""
+
+    V: np.ndarray
+    explained_var_ratio: np.ndarray
+
+
+class _Gram:
+    """Pass 2 without the dense scaled table: the Gram matrix G = Zᵀ Z of saiph's weighted
+    scaled matrix Z (what its QR factor R satisfies, Rᵀ R = G), from the records' codes.
+
+    Why: a categorical column becomes one scaled column per category, so 18 columns of 2 to
+    300 values make Z 959 columns wide; saiph's pass 2 builds that dense block per batch and
+    folds it into R by a QR costing 2·n·959² flops (about ten minutes for a million rows
+    here). Each row of Z is a few codes and numbers, so G is a sum of small tallies instead:
+    Zᵀ Z of the numeric columns, per category the sum of each numeric column (a bincount), and
+    per pair of categorical columns the co-occurrence counts (the Burt table, a bincount of the
+    paired codes) — about n·c² operations for c columns. The right singular vectors and singular
+    values of Z are the eigenvectors and the square roots of the eigenvalues of G, computed
+    exactly by ``numpy.linalg.eigh`` (no randomisation; signs as saiph's ``svd_flip``).
+
+    With every categorical value a category (NULL included) each row has one indicator per
+    categorical column, which saiph's FAMD and MCA scalings turn into the closed forms below.
+    """
+
+    def __init__(self, params: Any, numeric: tuple[str, ...], categorical: tuple[str, ...]) -> None:
+        self.params = params
+        self.numeric = tuple(c for c in params.quanti)  # saiph's column order
+        self.categorical = tuple(c for c in params.quali)
+        self.n = int(params.n)
+        offset = len(params.quanti)
+        modality = {str(name): offset + i for i, name in enumerate(params.modalities)}
+        self.index: dict[str, np.ndarray] = {}  # column → global scaled-column index per level
+        self.levels: dict[str, dict[str, int]] = {}
+        owned: dict[str, list[tuple[str, int]]] = {c: [] for c in self.categorical}
+        for name, m in modality.items():
+            col = _owner(name, self.categorical)
+            owned[col].append((name[len(col) + len(_SEP) :], m))
+        for col in self.categorical:
+            self.levels[col] = {tok: i for i, (tok, _) in enumerate(owned[col])}
+            self.index[col] = np.array([m for _, m in owned[col]], dtype=np.int64)
+        self.mean = np.array([float(params.mean[c]) for c in self.numeric])
+        std = np.array([float(params.std[c]) for c in self.numeric])
+        self.scale = np.where(std <= sys.float_info.min, 1.0, std)
+        k = len(self.numeric)
+        self.zz = np.zeros((k, k))
+        self.zsum = np.zeros(k)
+        self.zc = {(j, c): np.zeros(len(self.index[c])) for j in range(k) for c in self.categorical}
+        self.burt = {
+            (a, b): np.zeros((len(self.index[a]), len(self.index[b])), dtype=np.int64)
+            for i, a in enumerate(self.categorical)
+            for b in self.categorical[i:]
+        }
+
+    def add(self, batch: Batch) -> None:
+        z = np.empty((_batch_length(batch, (*self.numeric, *self.categorical)), len(self.numeric)))
+        for j, col in enumerate(self.numeric):
+            x = np.asarray(batch[col], dtype=np.float64)
+            z[:, j] = np.where(np.isnan(x), 0.0, (x - self.mean[j]) / self.scale[j])
+        self.zz += z.T @ z
+        self.zsum += z.sum(axis=0)
+        codes = {}
+        for col in self.categorical:
+            c, tokens = factorize(batch[col])
+            # Every level of the batch was counted in pass 1 (-1 only for tokens no row has).
+            lut = np.array([self.levels[col].get(t, -1) for t in tokens], dtype=np.int64)
+            codes[col] = lut[c]
+        for (j, col), acc in self.zc.items():
+            acc += np.bincount(codes[col], weights=z[:, j], minlength=len(acc))
+        for (a, b), acc in self.burt.items():
+            kb = acc.shape[1]
+            acc += np.bincount(codes[a] * kb + codes[b], minlength=acc.size).reshape(acc.shape)
+
+    def gram(self) -> np.ndarray:
+        """G of saiph's weighted scaled matrix (``scaled · column_weights / n``)."""
+        params, n = self.params, self.n
+        k = len(self.numeric)
+        size = params.n_scaled_columns
+        counts = np.asarray(params.modality_counts, dtype=np.float64)  # in scaled order after the numeric
+        G = np.zeros((size, size))
+        if params.method == "mca":
+            total = counts.sum()
+            c = counts / total
+            r = len(self.categorical) / total  # every row holds one category per column
+            eps = np.finfo(float).eps
+            denom_c = eps + np.sqrt(c)
+            for (a, b), B in self.burt.items():
+                ia, ib = self.index[a], self.index[b]
+                ca, cb = c[ia - k], c[ib - k]
+                block = B / total**2 - r * (np.outer(ca, counts[ib - k]) + np.outer(counts[ia - k], cb)) / total
+                block += n * r**2 * np.outer(ca, cb)
+                block /= (eps + np.sqrt(r)) ** 2 * np.outer(denom_c[ia - k], denom_c[ib - k])
+                G[np.ix_(ia, ib)] = block
+                G[np.ix_(ib, ia)] = block.T
+        else:
+            p = counts / n
+            sq = np.sqrt(p)
+            G[:k, :k] = self.zz
+            for (j, col), acc in self.zc.items():
+                ia = self.index[col]
+                G[j, ia] = (acc - p[ia - k] * self.zsum[j]) / sq[ia - k]
+                G[ia, j] = G[j, ia]
+            for (a, b), B in self.burt.items():
+                ia, ib = self.index[a], self.index[b]
+                block = (B - n * np.outer(p[ia - k], p[ib - k])) / np.outer(sq[ia - k], sq[ib - k])
+                G[np.ix_(ia, ib)] = block
+                G[np.ix_(ib, ia)] = block.T
+        w = np.asarray(params.column_weights, dtype=np.float64)
+        return G * np.outer(w, w) / float(n) ** 2
+
+    def model(self, components: int) -> _Axes:
+        from saiph.reduction.utils.common import get_explained_variance
+
+        G = self.gram()
+        values, vectors = np.linalg.eigh(G)
+        order = np.argsort(values)[::-1]
+        S = np.sqrt(np.clip(values[order], 0.0, None))
+        Vt = vectors[:, order].T
+        # saiph's svd_flip(u_based_decision=False): each axis' largest entry is positive.
+        Vt *= np.sign(Vt[np.arange(len(Vt)), np.argmax(np.abs(Vt), axis=1)])[:, None]
+        if self.params.method != "mca":
+            Vt = Vt / np.sqrt(np.asarray(self.params.column_weights, dtype=np.float64))
+        _, ratio = get_explained_variance(S, self.n, components)
+        return _Axes(V=Vt[:components], explained_var_ratio=np.asarray(ratio))
 
 
 def fit_projections(
