@@ -58,7 +58,9 @@ def write_pair(path: Path, rows: int, noise: float, seed: int) -> None:
         treated[name] = new
     con = duckdb.connect(str(path))
     for table, cols in (("original", data), ("treated", treated)):
-        arrow = pa.table({"id": pa.array(np.arange(rows)), **{n: pa.array(c, type=pa.string()) for n, c in cols.items()}})
+        arrow = pa.table(
+            {"id": pa.array(np.arange(rows)), **{n: pa.array(c, type=pa.string()) for n, c in cols.items()}}
+        )
         con.register("arrow_in", arrow)
         con.execute(f"create or replace table {table} as select * from arrow_in")
         con.unregister("arrow_in")
@@ -96,9 +98,23 @@ def coordinates(path: str):
     fit_side = c._Side(db, select_sql(db, rel_o.sql, cols), {x: x for x in cols}, "o")
     proj = fit_projections(lambda: fit_side.batches(set(), c.BATCH_ROWS), [ProjectionFit([], cols, 5)])[0]
     names = {x: x for x in cols} | {"id": "key:"}
-    o, _ = c._coordinates(c._Side(db, select_sql(db, rel_o.sql, [*cols, "id"]), names, "o").batches(set(), c.BATCH_ROWS), proj, None, None, None, True)
+    o, _ = c._coordinates(
+        c._Side(db, select_sql(db, rel_o.sql, [*cols, "id"]), names, "o").batches(set(), c.BATCH_ROWS),
+        proj,
+        None,
+        None,
+        None,
+        True,
+    )
     db2, _ = open_source(path, table="treated")
-    t, _ = c._coordinates(c._Side(db2, select_sql(db2, rel_t.sql, [*cols, "id"]), names, "t").batches(set(), c.BATCH_ROWS), proj, None, None, None, True)
+    t, _ = c._coordinates(
+        c._Side(db2, select_sql(db2, rel_t.sql, [*cols, "id"]), names, "t").batches(set(), c.BATCH_ROWS),
+        proj,
+        None,
+        None,
+        None,
+        True,
+    )
     own = c._own_by_key(o["key"], t["key"], "id")
     return o["main"], t["main"], own
 
@@ -107,17 +123,17 @@ def child_brute(path: str, block: int) -> dict:
     from qar_sql.release.metrics import below_radius, tie_radius
 
     started = time.perf_counter()
-    O, T, own = coordinates(path)
+    co, ct, own = coordinates(path)
     projected = time.perf_counter()
-    n_o, n_t = len(O), len(T)
+    n_o, n_t = len(co), len(ct)
     right = np.empty(n_o)
     cloak = np.empty(n_o, dtype=np.int64)
     best = np.full((2, n_t), np.inf)  # per treated record: closest and second closest original
     for s in range(0, n_o, block):
-        ob = O[s : s + block]
+        ob = co[s : s + block]
         d2 = np.zeros((len(ob), n_t))
-        for k in range(O.shape[1]):
-            diff = ob[:, k, None] - T[None, :, k]
+        for k in range(co.shape[1]):
+            diff = ob[:, k, None] - ct[None, :, k]
             d2 += diff * diff
         d = np.sqrt(d2)
         dmin = d.min(axis=1)
@@ -166,7 +182,9 @@ def main() -> None:
         print(json.dumps(result))
         return
 
-    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; noise {args.noise}; risk {'on' if args.risk else 'off'}")
+    print(
+        f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; noise {args.noise}; risk {'on' if args.risk else 'off'}"
+    )
     out_dir = HERE / "out"
     out_dir.mkdir(exist_ok=True)
     for rows in [int(x) for x in args.sizes.split(",")]:
@@ -184,7 +202,10 @@ def main() -> None:
         )
         if rows <= 100_000:
             base = run_child("brute", path, args)
-            same = all(abs(base[k] - ours[k]) <= 1e-9 * (1 + abs(ours[k])) for k in ("dtc", "cdr", "hidden_rate", "local_cloaking"))
+            same = all(
+                abs(base[k] - ours[k]) <= 1e-9 * (1 + abs(ours[k]))
+                for k in ("dtc", "cdr", "hidden_rate", "local_cloaking")
+            )
             metric_base = base["seconds"] - base["projection_seconds"]
             print(
                 f"  brute force  {base['seconds']:8.1f} s   peak {base['peak_mb']:7.0f} MB   "
@@ -192,7 +213,9 @@ def main() -> None:
                 f"figures {'identical' if same else 'DIFFER: ' + json.dumps(base)}"
             )
             ratio = base["seconds"] / ours["seconds"]
-            print(f"  ratio        {ratio:8.1f}x faster end to end   target >= 20x: {'PASS' if ratio >= 20 else 'MISS'}")
+            print(
+                f"  ratio        {ratio:8.1f}x faster end to end   target >= 20x: {'PASS' if ratio >= 20 else 'MISS'}"
+            )
         else:
             ok = ours["seconds"] <= 600 and ours["peak_mb"] <= 8192
             print(f"  target       <= 600 s and <= 8192 MB: {'PASS' if ok else 'MISS'}")

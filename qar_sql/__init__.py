@@ -2,8 +2,9 @@
 
 The public API. Subpackages hold the work, by concern: ``engines`` (files, URLs, dialects, SQL
 templates), ``pushdown`` (the passes that run as SQL), ``stats`` (pure numpy/scipy), ``measures``
-(the audit, the classic measures of ``risk``), ``ranking`` (record contributions), ``treat`` (what-if, discover), ``compliance``
-(results store, scans, history, dbt), ``output`` (text, Markdown, JSON), ``cli``.
+(the audit, the classic measures of ``risk``), ``ranking`` (record contributions), ``treat``
+(what-if, discover), ``release`` (a treated table against its original), ``compliance`` (results
+store, scans, history, dbt), ``output`` (text, Markdown, JSON), ``cli``.
 """
 
 from qar_sql.compliance.history import history
@@ -11,7 +12,8 @@ from qar_sql.compliance.scans import scan_config
 from qar_sql.errors import ExitCode, QarError
 from qar_sql.measures.audit import audit
 from qar_sql.measures.classic import RiskResult, risk
-from qar_sql.results import AuditResult, QIStats, ScanResult
+from qar_sql.release.compare import compare
+from qar_sql.results import AuditResult, CompareResult, QIStats, ScanResult
 from qar_sql.treat.discover import discover
 from qar_sql.treat.whatif import whatif
 from qar_sql.version import __version__
@@ -19,6 +21,8 @@ from qar_sql.version import __version__
 __all__ = [
     "audit",
     "risk",
+    "compare",
+    "CompareResult",
     "scan_config",
     "history",
     "discover",

@@ -76,24 +76,31 @@ def expected(original: dict, treated: dict, *, components=3, attackers=(AGE, SEX
     numeric, cat = [AGE, INCOME], [ZIP, SEX]
 
     def arrays(d):
-        return {c: np.array([np.nan if v is None else v for v in d[c]], dtype=float) if c in numeric else np.array(d[c], dtype=object) for c in cols}
+        return {
+            c: np.array([np.nan if v is None else v for v in d[c]], dtype=float)
+            if c in numeric
+            else np.array(d[c], dtype=object)
+            for c in cols
+        }
 
     o, t = arrays(original), arrays(treated)
     pos = {k: i for i, k in enumerate(treated[ID])}
     own = np.array([pos[k] for k in original[ID]])
 
     def space(names, k):
-        proj = fit_projection(lambda: iter([o]), [c for c in names if c in numeric], [c for c in names if c in cat], k, cap=True)
+        proj = fit_projection(
+            lambda: iter([o]), [c for c in names if c in numeric], [c for c in names if c in cat], k, cap=True
+        )
         return proj.transform(o), proj.transform(t)
 
-    O, T = space(cols, components)
-    d1, nndr = brute_closest(O, T)
-    right, cloak = brute_link(O, T, own)
-    Oa, Ta = space(attackers, components)
-    right_a, _ = brute_link(Oa, Ta, own)
-    Oi, Ti = space([c for c in cols if c != target], components)
+    co, ct = space(cols, components)
+    d1, nndr = brute_closest(co, ct)
+    right, cloak = brute_link(co, ct, own)
+    co_a, ct_a = space(attackers, components)
+    right_a, _ = brute_link(co_a, ct_a, own)
+    co_i, ct_i = space([c for c in cols if c != target], components)
     codes, _ = factorize(np.concatenate([o[target], t[target]]))
-    acc = brute_infer(Oi, Ti, codes[: len(O)], codes[len(O) :], True)
+    acc = brute_infer(co_i, ct_i, codes[: len(co)], codes[len(co) :], True)
     return {
         "dtc": float(np.median(d1)),
         "cdr": float(np.median(nndr)),
@@ -224,7 +231,9 @@ def test_treatments_release_equals_the_materialised_release(duck, tmp_path):
     treated = {k: list(v) for k, v in original.items()}
     treated[AGE] = [min(a, 55) for a in original[AGE]]
     src, t_o, t_t = load(duck, original, treated)
-    via_file = qar_sql.compare(src, table=t_o, treatments=str(toml), exclude=[ID], components=3, target=ZIP, p=2, pi_u=0.2)
+    via_file = qar_sql.compare(
+        src, table=t_o, treatments=str(toml), exclude=[ID], components=3, target=ZIP, p=2, pi_u=0.2
+    )
     via_table = qar_sql.compare(src, table=t_o, treated_table=t_t, link=ID, components=3, target=ZIP, p=2, pi_u=0.2)
     assert via_file.link == "treatments"
     assert figures(via_file)[:11] == figures(via_table)[:11]
@@ -259,7 +268,7 @@ def tables(duck):
     import duckdb
 
     con = duckdb.connect(src)
-    con.execute('create table noid as select * exclude (id) from people_release')
+    con.execute("create table noid as select * exclude (id) from people_release")
     con.execute("create table dupid as select * from people_release union all select * from people_release limit 60")
     con.execute('create table extra as select *, 1 as "more" from people_release')
     con.close()
@@ -274,7 +283,10 @@ def tables(duck):
         (["--treated-table", "extra", "--link", "id"], "the treated table has column 'more', which the original lacks"),
         (["--treated-table", "noid"], "the original has column 'id', which the treated table lacks"),
         (["--treated-table", "people_release", "--link", "id", "--target", "nope"], "--target 'nope' is not among"),
-        (["--treated-table", "people_release", "--link", "id", "--components", "40"], "--components 40 is more than the"),
+        (
+            ["--treated-table", "people_release", "--link", "id", "--components", "40"],
+            "--components 40 is more than the",
+        ),
         (["--treated-table", "people_release", "--link", "id", "--aligned"], "give one of them"),
         (["--treated-table", "people_release", "--link", "id", "--fail-below", "hidden=0.5"], "must be METRIC=VALUE"),
     ],
@@ -299,17 +311,72 @@ def test_aligned_needs_a_row_order_on_postgresql(tmp_path):
 
 
 def test_fail_below_exits_1(tables):
-    ok = run([tables, "--table", "people", "--treated-table", "people_release", "--link", "id", "--fail-below", "hidden_rate=0.0", "--no-risk"])
+    ok = run(
+        [
+            tables,
+            "--table",
+            "people",
+            "--treated-table",
+            "people_release",
+            "--link",
+            "id",
+            "--fail-below",
+            "hidden_rate=0.0",
+            "--no-risk",
+        ]
+    )
     assert ok.exit_code == 0, ok.output
-    bad = run([tables, "--table", "people", "--treated-table", "people_release", "--link", "id", "--fail-below", "hidden_rate=0.999", "--no-risk"])
+    bad = run(
+        [
+            tables,
+            "--table",
+            "people",
+            "--treated-table",
+            "people_release",
+            "--link",
+            "id",
+            "--fail-below",
+            "hidden_rate=0.999",
+            "--no-risk",
+        ]
+    )
     assert bad.exit_code == 1 and "below the threshold 0.999" in bad.output
-    nolink = run([tables, "--table", "people", "--treated-table", "noid", "--exclude", "id", "--fail-below", "hidden_rate=0.5", "--no-risk"])
+    nolink = run(
+        [
+            tables,
+            "--table",
+            "people",
+            "--treated-table",
+            "noid",
+            "--exclude",
+            "id",
+            "--fail-below",
+            "hidden_rate=0.5",
+            "--no-risk",
+        ]
+    )
     assert nolink.exit_code == 2 and "hidden_rate was not computed" in nolink.output
 
 
 def test_markdown_and_text(tables):
     for fmt in ("text", "markdown"):
-        out = run([tables, "--table", "people", "--treated-table", "people_release", "--link", "id", "-f", fmt, "-p", "2", "--pi-u", "0.2"])
+        out = run(
+            [
+                tables,
+                "--table",
+                "people",
+                "--treated-table",
+                "people_release",
+                "--link",
+                "id",
+                "-f",
+                fmt,
+                "-p",
+                "2",
+                "--pi-u",
+                "0.2",
+            ]
+        )
         assert out.exit_code == 0, out.output
         assert "hidden rate" in out.output and "local cloaking" in out.output
 
@@ -322,5 +389,7 @@ def test_anonymeter_missing_is_a_usage_error(tables):
         pytest.skip("anonymeter is installed: the missing-package message cannot be seen")
     except ModuleNotFoundError:
         pass
-    out = run([tables, "--table", "people", "--treated-table", "people_release", "--link", "id", "--anonymeter", "--no-risk"])
+    out = run(
+        [tables, "--table", "people", "--treated-table", "people_release", "--link", "id", "--anonymeter", "--no-risk"]
+    )
     assert out.exit_code == 2 and "pip install 'qar-sql[compare]'" in out.output

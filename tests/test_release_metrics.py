@@ -50,11 +50,7 @@ def brute_infer(original, treated, y_orig, y_treated, categorical):
             out.append(np.mean(y_treated[tied] == y_orig[i]))
         else:
             vals = y_treated[tied][~np.isnan(y_treated[tied])]
-            out.append(
-                abs(vals.mean() - y_orig[i])
-                if len(vals) and not np.isnan(y_orig[i])
-                else np.nan
-            )
+            out.append(abs(vals.mean() - y_orig[i]) if len(vals) and not np.isnan(y_orig[i]) else np.nan)
     return np.array(out)
 
 
@@ -63,9 +59,7 @@ def grid_pair(seed: int, n: int = 60, dims: int = 3):
     rng = np.random.default_rng(seed)
     original = rng.integers(0, 3, size=(n, dims)).astype(float)
     treated = original + rng.integers(-1, 2, size=(n, dims))
-    perm = rng.permutation(
-        n
-    )  # the treated rows in another order: own[i] = where o_i's went
+    perm = rng.permutation(n)  # the treated rows in another order: own[i] = where o_i's went
     own = np.empty(n, dtype=np.int64)
     own[perm] = np.arange(n)
     return original, treated[perm], own
@@ -114,13 +108,9 @@ def test_inference_against_brute_force(seed):
     original, treated, own = grid_pair(seed, n=80)
     rng = np.random.default_rng(seed)
     y = rng.integers(0, 3, size=len(original))
-    y_treated = np.where(rng.random(len(y)) < 0.7, y, rng.integers(0, 3, size=len(y)))[
-        np.argsort(own)
-    ]
+    y_treated = np.where(rng.random(len(y)) < 0.7, y, rng.integers(0, 3, size=len(y)))[np.argsort(own)]
     got = metrics.infer_categorical(original, treated, y, y_treated)
-    np.testing.assert_allclose(
-        got, brute_infer(original, treated, y, y_treated, True), atol=1e-12
-    )
+    np.testing.assert_allclose(got, brute_infer(original, treated, y, y_treated, True), atol=1e-12)
 
     yn = rng.normal(size=len(original))
     yn[::7] = np.nan
@@ -186,9 +176,7 @@ def test_projection_equals_saiph_exact_fit(numeric, categorical):
 
     data = table(300, nulls=False)
     proj = fit_projection(batches_of(data), numeric, categorical, "all")
-    assert proj.method == {2: "famd"}.get(
-        len(numeric) and len(categorical) and 2, "pca" if numeric else "mca"
-    )
+    assert proj.method == {2: "famd"}.get(len(numeric) and len(categorical) and 2, "pca" if numeric else "mca")
     got = coords(proj, data)
     frame = saiph_frame(data, proj)
     model = saiph.fit(frame, nf=None)
@@ -266,16 +254,9 @@ def test_unseen_treated_category_scales_like_saiph():
     treated["zone"][:10] = 99  # never in the original
     frame = saiph_frame(data, proj)
     model = saiph.fit(frame, nf=None)
-    want = saiph.transform(saiph_frame(treated, proj), model).to_numpy()[
-        :, : proj.components
-    ]
+    want = saiph.transform(saiph_frame(treated, proj), model).to_numpy()[:, : proj.components]
     got = coords(proj, treated)
-    sign = np.sign(
-        (
-            coords(proj, data)
-            * saiph.transform(frame, model).to_numpy()[:, : proj.components]
-        ).sum(0)
-    )
+    sign = np.sign((coords(proj, data) * saiph.transform(frame, model).to_numpy()[:, : proj.components]).sum(0))
     np.testing.assert_allclose(want * sign, got, atol=1e-10)
 
 
@@ -284,9 +265,7 @@ def test_identical_tables_of_distinct_records():
     proj = fit_projection(batches_of(data), NUMERIC, CATEGORICAL, 5)
     o = coords(proj, data)
     assert len(np.unique(o, axis=0)) == len(o)  # distinct records
-    t = np.concatenate(
-        [proj.transform(b) for b in batches_of(data, 91)()]
-    )  # other batches
+    t = np.concatenate([proj.transform(b) for b in batches_of(data, 91)()])  # other batches
     closest = metrics.closest_originals(o, t)
     linkage = metrics.link(o, t, np.arange(len(o)))
     assert closest.dtc == 0.0
@@ -316,9 +295,7 @@ def test_independently_shuffled_columns_hide_almost_everyone():
     data["height"] = np.random.default_rng(1).normal(170, 10, n)
     numeric = (*NUMERIC, "height")
     rng = np.random.default_rng(2)
-    treated = {
-        k: v[rng.permutation(n)] for k, v in data.items()
-    }  # each column on its own
+    treated = {k: v[rng.permutation(n)] for k, v in data.items()}  # each column on its own
     proj = fit_projection(batches_of(data), numeric, CATEGORICAL, 5)
     linkage = metrics.link(coords(proj, data), coords(proj, treated), np.arange(n))
     # P(right) ≈ 1/n per record: the number of right links is about Poisson(1).
@@ -331,10 +308,7 @@ def test_components_larger_than_possible():
     # 2 numeric + (2 + 5) modalities − 2 complete categorical columns = 7 axes at most.
     with pytest.raises(ParameterError, match="--components 8 is more than the 7 axes"):
         fit_projection(batches_of(data), NUMERIC, CATEGORICAL, 8)
-    assert (
-        fit_projection(batches_of(data), NUMERIC, CATEGORICAL, 8, cap=True).components
-        == 7
-    )
+    assert fit_projection(batches_of(data), NUMERIC, CATEGORICAL, 8, cap=True).components == 7
     with pytest.raises(ParameterError, match="at least 1"):
         fit_projection(batches_of(data), NUMERIC, CATEGORICAL, 0)
     with pytest.raises(ParameterError, match="not a number"):
@@ -352,9 +326,7 @@ def test_real_avatar_pair_against_brute_force(shared_data):
     """Wisconsin breast cancer and its avatar release (row i made from row i): every metric
     from the kd-tree code equals the brute force over the full 683 × 683 distance matrix."""
     folder = shared_data / "octopize"
-    original = pd.read_csv(folder / "breast_cancer_wisconsin.csv").drop(
-        columns="Sample_code_number"
-    )
+    original = pd.read_csv(folder / "breast_cancer_wisconsin.csv").drop(columns="Sample_code_number")
     avatar = pd.read_csv(folder / "breast_cancer_wisconsin_avatarized_k20.csv")
     numeric = [c for c in original.columns if c != "Class"]
 
@@ -395,7 +367,10 @@ def test_gram_pass_equals_saiph_qr_pass(numeric, categorical, components):
     data = table(400, seed=2)
     gram, qr = fit_projections(
         batches_of(data),
-        [ProjectionFit(numeric, categorical, components), ProjectionFit(numeric, categorical, components, decomposition="qr")],
+        [
+            ProjectionFit(numeric, categorical, components),
+            ProjectionFit(numeric, categorical, components, decomposition="qr"),
+        ],
     )
     a, b = coords(gram, data), coords(qr, data)
     np.testing.assert_allclose(pdist(a), pdist(b), atol=1e-10)

@@ -34,7 +34,12 @@ def _components(ctx, param, value):
     type=click.Path(exists=True, dir_okay=False),
     help="What-if TOML file: build the treated table from ORIGINAL (its release), linked by row.",
 )
-@click.option("--link", "link", envvar="QAR_LINK", help="Key column linking each original record to the treated record made from it.")
+@click.option(
+    "--link",
+    "link",
+    envvar="QAR_LINK",
+    help="Key column linking each original record to the treated record made from it.",
+)
 @click.option("--aligned", is_flag=True, help="Link row i of ORIGINAL to row i of TREATED (files and DuckDB tables).")
 @params.columns
 @params.exclude
@@ -67,7 +72,9 @@ def _components(ctx, param, value):
     "correlation_protection_rate, mae).",
 )
 @click.option("--plot", "plot", type=click.Path(dir_okay=False), help="Write the figures (PNG) to this file.")
-@click.option("--anonymeter", is_flag=True, help="Also run anonymeter's three evaluators (pip install 'qar-sql[compare]').")
+@click.option(
+    "--anonymeter", is_flag=True, help="Also run anonymeter's three evaluators (pip install 'qar-sql[compare]')."
+)
 @click.option(
     "--anonymeter-attacks",
     type=click.IntRange(10, None),
@@ -93,10 +100,7 @@ def compare_cmd(
     components,
     attacker_columns,
     target,
-    p,
-    alpha,
-    pi_u,
-    pwm,
+    risk,
     no_risk,
     fail_below,
     plot,
@@ -133,10 +137,7 @@ def compare_cmd(
             components=components,
             attacker_columns=attacker_columns,
             target=target,
-            p=p,
-            alpha=alpha,
-            pi_u=pi_u,
-            pwm=pwm,
+            **risk,
             risk=not no_risk,
             anonymeter=anonymeter,
             anonymeter_attacks=anonymeter_attacks,

@@ -231,6 +231,10 @@ from qar_sql.cli.treat import discover_cmd, whatif_cmd  # noqa: E402
 cli.add_command(discover_cmd)
 cli.add_command(whatif_cmd)
 
+from qar_sql.cli.compare import compare_cmd  # noqa: E402
+
+cli.add_command(compare_cmd)
+
 from qar_sql.cli.compliance import register as _register_store_commands  # noqa: E402
 
 _register_store_commands(cli)  # migrate, scan, history

@@ -261,7 +261,8 @@ class SQLAlchemyDatabase(Database):
         """Rows in chunks from a server-side cursor (no L-row list in memory at once)."""
         sa = self._sa
         try:
-            result = self._main.exec_driver_sql(sql, execution_options={"stream_results": True})
+            # no_parameters, as in query(): a '%' in a quoted name is not a placeholder.
+            result = self._main.exec_driver_sql(sql, execution_options={"stream_results": True, "no_parameters": True})
             while rows := result.fetchmany(chunk):
                 yield rows
         except sa.exc.DBAPIError as exc:

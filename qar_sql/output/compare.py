@@ -10,7 +10,7 @@ import numpy as np
 
 from qar_sql.errors import UsageError
 from qar_sql.output.formats import to_json
-from qar_sql.release.results import CompareResult
+from qar_sql.results import CompareResult
 from qar_sql.version import __version__
 
 
@@ -52,7 +52,11 @@ def compare_dict(r: CompareResult) -> dict[str, Any]:
         "inference_components": r.inference.components if r.inference else None,
         "p": r.p,
         "qis": [
-            {"columns": list(q.columns), "theta_original": _num(q.theta_original), "theta_treated": _num(q.theta_treated)}
+            {
+                "columns": list(q.columns),
+                "theta_original": _num(q.theta_original),
+                "theta_treated": _num(q.theta_treated),
+            }
             for q in r.qis
         ],
         "anonymeter": None
@@ -97,9 +101,21 @@ def _rows(r: CompareResult) -> list[tuple[str, str, str]]:
     if r.inference is not None:
         inf = r.inference
         if inf.kind == "accuracy":
-            rows.append((f"inference ({inf.target})", _pct(inf.value), "accuracy of reading the target off the nearest treated record"))
+            rows.append(
+                (
+                    f"inference ({inf.target})",
+                    _pct(inf.value),
+                    "accuracy of reading the target off the nearest treated record",
+                )
+            )
         else:
-            rows.append((f"inference ({inf.target})", _g(inf.value), "mean absolute error of reading the target off the nearest treated record"))
+            rows.append(
+                (
+                    f"inference ({inf.target})",
+                    _g(inf.value),
+                    "mean absolute error of reading the target off the nearest treated record",
+                )
+            )
     rows += [
         (f"QaR T̂ original (p = {r.p})", _g(r.risk_original, 6), "re-identification risk of the original"),
         (f"QaR T̂ treated (p = {r.p})", _g(r.risk_treated, 6), "re-identification risk of the treated table"),
@@ -127,11 +143,14 @@ def compare_text(r: CompareResult, top: int = 10) -> str:
     lines += [f"  {m:<{width}}  {v:>10}  {why}" for m, v, why in rows]
     if r.anonymeter:
         lines += ["", "anonymeter (risk, 95 % confidence interval):"]
-        lines += [f"  {a.evaluator:<14} {a.risk:.4f}  [{a.ci_low:.4f}, {a.ci_high:.4f}]  {a.detail}" for a in r.anonymeter]
+        lines += [
+            f"  {a.evaluator:<14} {a.risk:.4f}  [{a.ci_low:.4f}, {a.ci_high:.4f}]  {a.detail}" for a in r.anonymeter
+        ]
     if r.qis:
         lines += ["", f"θ before → after for the {min(top, len(r.qis))} riskiest quasi-identifiers of the original:"]
         lines += [
-            f"  {q.theta_original:>9.6f} → {q.theta_treated:<9.6f}  {', '.join(q.columns)}" for q in _largest_changes(r, top)
+            f"  {q.theta_original:>9.6f} → {q.theta_treated:<9.6f}  {', '.join(q.columns)}"
+            for q in _largest_changes(r, top)
         ]
     if r.notes:
         lines += ["", "Notes:"] + [f"  - {n}" for n in r.notes]
@@ -205,7 +224,11 @@ def plot_compare(r: CompareResult, path: str | Path) -> Path:
         top = max(10, int(np.percentile(d.local_cloaking, 95)))
         ax.hist(d.local_cloaking.clip(max=top), bins=min(top + 1, 60), color="#c44e52")
         ax.axvline(r.local_cloaking or 0, color="k", ls="--", lw=1, label=f"median {r.local_cloaking:g}")
-        ax.set(title=f"Local cloaking (values above {top} shown at {top})", xlabel="treated records closer than its own", ylabel="original records")
+        ax.set(
+            title=f"Local cloaking (values above {top} shown at {top})",
+            xlabel="treated records closer than its own",
+            ylabel="original records",
+        )
         ax.legend()
     else:
         ax.text(0.5, 0.5, "local cloaking needs a link\n(--link KEY or --aligned)", ha="center", va="center")

@@ -16,11 +16,11 @@ import numpy as np
 
 from qar_sql.errors import UsageError
 from qar_sql.release.projection import category_tokens
-from qar_sql.release.results import AnonymeterRisk
+from qar_sql.results import AnonymeterRisk
 
 
 def _frame(batches: Iterable[dict[str, np.ndarray]], cols: Sequence[str], numeric: set[str]):
-    import pandas as pd  # type: ignore[import-untyped]
+    import pandas as pd
 
     parts: dict[str, list[np.ndarray]] = {c: [] for c in cols}
     for batch in batches:
@@ -30,7 +30,11 @@ def _frame(batches: Iterable[dict[str, np.ndarray]], cols: Sequence[str], numeri
     for c in cols:
         values = np.concatenate(parts[c]) if parts[c] else np.empty(0)
         # Categories as their canonical text (the "=" of real values dropped), NULL as "NULL".
-        data[c] = values.astype(np.float64) if c in numeric else np.array([t.removeprefix("=") for t in category_tokens(values)], dtype=object)
+        data[c] = (
+            values.astype(np.float64)
+            if c in numeric
+            else np.array([t.removeprefix("=") for t in category_tokens(values)], dtype=object)
+        )
     return pd.DataFrame(data, columns=list(cols))
 
 

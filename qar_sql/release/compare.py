@@ -34,7 +34,6 @@ from qar_sql.engines.source import (
     DuckDBDatabase,
     Relation,
     is_url,
-    mask_url,
     open_source,
     select_columns,
 )
@@ -42,13 +41,14 @@ from qar_sql.errors import ColumnError, DatabaseError, DataError, ParameterError
 from qar_sql.release import metrics
 from qar_sql.release.projection import ProjectionFit, factorize, fit_projections
 from qar_sql.release.read import BATCH_ROWS, arrow_batches, numeric_array, select_sql, value_array
-from qar_sql.release.results import (
+from qar_sql.results import (
     THRESHOLD_METRICS,
     CompareResult,
     Distributions,
     Inference,
     ThetaChange,
 )
+from qar_sql.secrets import mask_source
 
 Progress = Callable[[int, int], None]
 
@@ -285,11 +285,17 @@ def compare(
 
             if treatments is not None:
                 # The release statement holds both sides: read it once per side.
-                ori_batches = ({k[2:]: v for k, v in b.items() if k.startswith("o:")} for b in pair.batches(numeric_set, batch_rows))
-                syn_batches = ({k: v for k, v in b.items() if not k.startswith("o:")} for b in pair.batches(numeric_set, batch_rows))
+                ori_batches = (
+                    {k[2:]: v for k, v in b.items() if k.startswith("o:")}
+                    for b in pair.batches(numeric_set, batch_rows)
+                )
+                syn_batches = (
+                    {k: v for k, v in b.items() if not k.startswith("o:")}
+                    for b in pair.batches(numeric_set, batch_rows)
+                )
             else:
-                ori_batches = fit_side.batches(numeric_set, batch_rows)
-                syn_batches = side_t.batches(numeric_set, batch_rows)
+                ori_batches = fit_side.batches(numeric_set, batch_rows)  # type: ignore[assignment]
+                syn_batches = side_t.batches(numeric_set, batch_rows)  # type: ignore[assignment]
             anon = run_anonymeter(
                 ori_batches, syn_batches, numeric_set, cols, attackers, target, n_attacks=anonymeter_attacks
             )
@@ -317,7 +323,9 @@ def compare(
             method=main.method,
             components=main.components,
             explained_variance=float(main.explained_variance_ratio.sum()),
-            link=f"key:{link}" if link else ("aligned" if aligned else ("treatments" if treatments is not None else None)),
+            link=f"key:{link}"
+            if link
+            else ("aligned" if aligned else ("treatments" if treatments is not None else None)),
             dtc=closest.dtc,
             cdr=closest.cdr,
             hidden_rate=hidden,
@@ -362,13 +370,15 @@ def _display(source: str | None, relation: Relation) -> str:
     if source is None:
         source = os.environ.get("QAR_DATABASE_URL", "")
     if relation.kind == "table":
-        return f"{mask_url(source)} {relation.display}"
+        return f"{mask_source(source)} {relation.display}"
     return relation.display
 
 
 def _compared_columns(rel_o, rel_t, columns, exclude, link, from_treatments) -> tuple[str, ...]:
     if link is not None and link not in rel_o.columns:
-        raise ColumnError(f"link column {link!r} is not in the original ({_listing(rel_o.columns)}); name its key column")
+        raise ColumnError(
+            f"link column {link!r} is not in the original ({_listing(rel_o.columns)}); name its key column"
+        )
     if link is not None and link not in rel_t.columns:
         raise ColumnError(
             f"link column {link!r} is not in the treated table ({_listing(rel_t.columns)}); name a key both tables have"
@@ -475,7 +485,7 @@ def _copy_names(columns: Sequence[str], taken: Sequence[str]) -> list[str]:
     return [f"{prefix}{i}" for i in range(len(columns))]
 
 
-def _release_sql(db: Database, rel: Relation, plan: Any, carried: Sequence[str] = ()) -> tuple[Database, str]:
+def _release_sql(db: Database, rel: Relation, plan: Any, carried: Sequence[tuple[str, str]] = ()) -> tuple[Any, str]:
     """(runner, SQL) of the plan's release over ``rel``; ``carried`` are extra columns of the
     base relation (``base`` CTE) that every step keeps unchanged."""
     from qar_sql.treat.treatments import Binder, treated_sql
@@ -486,11 +496,11 @@ def _release_sql(db: Database, rel: Relation, plan: Any, carried: Sequence[str] 
         binder = Binder(db, rel.sql, rel.columns, plan, display=rel.display)
         return db, treated_sql(binder, rel.sql, names, modified=False)
     q = db.dialect.quote
-    copies = ", ".join(f"t.{q(c)} as {q(a)}" for c, a in carried)  # type: ignore[misc]
+    copies = ", ".join(f"t.{q(c)} as {q(a)}" for c, a in carried)
     base = f"select t.*, {copies} from {rel.sql} as t"
     runner = _WithRelation(db, "qarcompare_base", base)
     base_name = q("qarcompare_base")
-    binder = Binder(runner, base_name, (*rel.columns, *[a for _, a in carried]), plan, display=rel.display)  # type: ignore[misc]
+    binder = Binder(runner, base_name, (*rel.columns, *[a for _, a in carried]), plan, display=rel.display)
     return runner, treated_sql(binder, base_name, names, modified=False)
 
 
@@ -518,7 +528,9 @@ def _audit_release(db, rel, plan, cols, p, alpha, pi_u, pwm, jobs):
     else:
         runner = _WithRelation(db, name, release)
     try:
-        return _audit(runner, Relation(db.dialect.quote(name), rel.display, rel.columns, "table"), cols, p, alpha, pi_u, pwm, jobs)
+        return _audit(
+            runner, Relation(db.dialect.quote(name), rel.display, rel.columns, "table"), cols, p, alpha, pi_u, pwm, jobs
+        )
     finally:
         if db.dialect.temp_tables:
             try:
@@ -530,10 +542,10 @@ def _audit_release(db, rel, plan, cols, p, alpha, pi_u, pwm, jobs):
 def _audit(db, rel, cols, p, alpha, pi_u, pwm, jobs):
     """(AuditResult, None) or (None, why not): a comparison still reports its metrics when the
     QaR risk cannot be estimated (too few columns for p, no tail, ...)."""
-    from qar_sql.measures.audit import audit_relation
+    from qar_sql.measures.audit import Options, audit_relation
 
     try:
-        result = audit_relation(db, rel, columns=cols, p=p, alpha=alpha, pi_u=pi_u, pwm=pwm, jobs=jobs)
+        result = audit_relation(db, rel, Options(columns=cols, p=p, alpha=alpha, pi_u=pi_u, pwm=pwm, jobs=jobs))
     except (DataError, ParameterError) as exc:
         return None, str(exc)
     if result.fit is None:
@@ -553,7 +565,9 @@ def _theta_changes(before, after) -> tuple[ThetaChange, ...]:
 # -- coordinates and metrics -----------------------------------------------------------------
 
 
-def _coordinates(batches, main, att, inf, target, keyed, *, both=False) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+def _coordinates(
+    batches, main, att, inf, target, keyed, *, both=False
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Coordinates in each projection, target and key of every row of ``batches``. With
     ``both`` a batch holds treated values and the original's ("o:NAME"): (original, treated)."""
     sides = [_Collect(main, att, inf, target, keyed)]
@@ -593,7 +607,7 @@ class _Collect:
 def _own_by_key(key_o: np.ndarray, key_t: np.ndarray, link: str) -> np.ndarray:
     """Row of the treated record sharing each original's key (the keys are unique on both
     sides, checked in SQL; here they must also be the same set)."""
-    import pandas as pd  # type: ignore[import-untyped]
+    import pandas as pd
 
     index = pd.Index(_comparable(key_t))
     own = index.get_indexer(_comparable(key_o))

@@ -37,7 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.spatial import cKDTree  # type: ignore[import-untyped]
+from scipy.spatial import cKDTree
 
 #: Relative tolerance under which two distances are taken as equal (see the module docstring).
 TIE_TOLERANCE = 1e-9
@@ -55,9 +55,7 @@ def below_radius(d: np.ndarray) -> np.ndarray:
     return d - TIE_TOLERANCE * (1.0 + d)
 
 
-def distances_to_own(
-    original: np.ndarray, treated: np.ndarray, own: np.ndarray
-) -> np.ndarray:
+def distances_to_own(original: np.ndarray, treated: np.ndarray, own: np.ndarray) -> np.ndarray:
     """‖o_i − t_{own[i]}‖ per original record."""
     diff = original - treated[own]
     return np.sqrt(np.einsum("ij,ij->i", diff, diff))
@@ -79,9 +77,7 @@ class Closest:
     def nndr(self) -> np.ndarray:
         """d1/d2 per treated record (1 where d2 is 0: two originals coincide with it)."""
         with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(
-                self.d2 > 0, self.d1 / np.where(self.d2 > 0, self.d2, 1.0), 1.0
-            )
+            return np.where(self.d2 > 0, self.d1 / np.where(self.d2 > 0, self.d2, 1.0), 1.0)
 
     @property
     def dtc(self) -> float:
@@ -92,14 +88,10 @@ class Closest:
         return float(np.median(self.nndr))
 
 
-def closest_originals(
-    original: np.ndarray, treated: np.ndarray, tree: cKDTree | None = None
-) -> Closest:
+def closest_originals(original: np.ndarray, treated: np.ndarray, tree: cKDTree | None = None) -> Closest:
     """d1, d2 for every treated record (needs at least 2 original records)."""
     if len(original) < 2:
-        raise ValueError(
-            "the closest distances ratio needs at least 2 original records"
-        )
+        raise ValueError("the closest distances ratio needs at least 2 original records")
     tree = tree if tree is not None else cKDTree(original)
     d, _ = tree.query(treated, k=2, workers=_WORKERS)
     return Closest(np.ascontiguousarray(d[:, 0]), np.ascontiguousarray(d[:, 1]))
@@ -121,11 +113,7 @@ class Linkage:
 
     @property
     def median_local_cloaking(self) -> float | None:
-        return (
-            None
-            if self.local_cloaking is None
-            else float(np.median(self.local_cloaking))
-        )
+        return None if self.local_cloaking is None else float(np.median(self.local_cloaking))
 
 
 def link(
@@ -145,11 +133,7 @@ def link(
     """
     tree = tree if tree is not None else cKDTree(treated)
     dmin, _ = tree.query(original, k=1, workers=_WORKERS)
-    tied = np.asarray(
-        tree.query_ball_point(
-            original, tie_radius(dmin), return_length=True, workers=_WORKERS
-        )
-    )
+    tied = np.asarray(tree.query_ball_point(original, tie_radius(dmin), return_length=True, workers=_WORKERS))
     d_own = distances_to_own(original, treated, own)
     right = np.where(d_own <= tie_radius(dmin), 1.0 / np.maximum(tied, 1), 0.0)
     counts = None
@@ -158,15 +142,11 @@ def link(
         counts = np.zeros(len(original), dtype=np.int64)
         inside = r >= 0
         if inside.any():
-            counts[inside] = tree.query_ball_point(
-                original[inside], r[inside], return_length=True, workers=_WORKERS
-            )
+            counts[inside] = tree.query_ball_point(original[inside], r[inside], return_length=True, workers=_WORKERS)
     return Linkage(right=right, tied=tied.astype(np.int64), local_cloaking=counts)
 
 
-def _tied_groups(
-    query: np.ndarray, points: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _tied_groups(query: np.ndarray, points: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For each query row, the points at the minimum distance (ties included), as flat arrays
     (query row, point row) sorted by query row; plus each point's group of identical points.
 
@@ -178,9 +158,7 @@ def _tied_groups(
     tree = cKDTree(groups)
     dmin, nearest = tree.query(query, k=1, workers=_WORKERS)
     radius = tie_radius(dmin)
-    n_tied = np.asarray(
-        tree.query_ball_point(query, radius, return_length=True, workers=_WORKERS)
-    )
+    n_tied = np.asarray(tree.query_ball_point(query, radius, return_length=True, workers=_WORKERS))
     rows = [np.flatnonzero(n_tied <= 1)]
     found = [nearest[rows[0]]]
     several = np.flatnonzero(n_tied > 1)
@@ -208,16 +186,10 @@ def infer_categorical(
     levels = int(max(original_target.max(initial=0), treated_target.max(initial=0))) + 1
     size = np.bincount(group_of, minlength=n_groups)
     # Treated records per (group, target) pair, looked up through a sorted key.
-    keys, key_counts = np.unique(
-        group_of.astype(np.int64) * levels + treated_target, return_counts=True
-    )
+    keys, key_counts = np.unique(group_of.astype(np.int64) * levels + treated_target, return_counts=True)
     wanted = g * levels + original_target[q]
     pos = np.clip(np.searchsorted(keys, wanted), 0, max(len(keys) - 1, 0))
-    match = (
-        np.where(keys[pos] == wanted, key_counts[pos], 0)
-        if len(keys)
-        else np.zeros(len(wanted))
-    )
+    match = np.where(keys[pos] == wanted, key_counts[pos], 0) if len(keys) else np.zeros(len(wanted))
     n = len(original)
     hits = np.bincount(q, weights=match, minlength=n)
     total = np.bincount(q, weights=size[g], minlength=n)
@@ -235,9 +207,7 @@ def infer_numeric(
     q, g, group_of = _tied_groups(original, treated)
     n_groups = int(group_of.max()) + 1 if len(group_of) else 0
     present = ~np.isnan(treated_target)
-    sums = np.bincount(
-        group_of, weights=np.where(present, treated_target, 0.0), minlength=n_groups
-    )
+    sums = np.bincount(group_of, weights=np.where(present, treated_target, 0.0), minlength=n_groups)
     counts = np.bincount(group_of, weights=present.astype(float), minlength=n_groups)
     n = len(original)
     s = np.bincount(q, weights=sums[g], minlength=n)

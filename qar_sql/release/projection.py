@@ -44,7 +44,7 @@ from decimal import Decimal
 from typing import Any
 
 import numpy as np
-import pandas as pd  # type: ignore[import-untyped]
+import pandas as pd
 
 from qar_sql.errors import DataError, ParameterError
 
@@ -115,18 +115,12 @@ class Projection:
     rows: int  # records the projection was fitted on
     components: int
     max_components: int
-    explained_variance_ratio: (
-        np.ndarray
-    )  # of each kept axis, against the total variance
+    explained_variance_ratio: np.ndarray  # of each kept axis, against the total variance
     mean: np.ndarray  # per numeric column, over its non-NULL values
     scale: np.ndarray  # per numeric column: the standard deviation (1 where it is 0)
     numeric_axes: np.ndarray  # (numeric columns × components)
-    levels: dict[str, dict[str, int]] = field(
-        repr=False
-    )  # column → token → row of its table
-    tables: dict[str, np.ndarray] = field(
-        repr=False
-    )  # column → (levels + 1) × components
+    levels: dict[str, dict[str, int]] = field(repr=False)  # column → token → row of its table
+    tables: dict[str, np.ndarray] = field(repr=False)  # column → (levels + 1) × components
     constant: np.ndarray = field(repr=False)  # (components,)
 
     def transform(self, batch: Batch) -> np.ndarray:
@@ -160,9 +154,7 @@ class Projection:
 def _batch_length(batch: Batch, columns: Sequence[str]) -> int:
     lengths = {len(batch[c]) for c in columns}
     if len(lengths) != 1:
-        raise ValueError(
-            f"the batch's columns have different lengths: {sorted(lengths)}"
-        )
+        raise ValueError(f"the batch's columns have different lengths: {sorted(lengths)}")
     return lengths.pop()
 
 
@@ -183,9 +175,7 @@ def _frame(
     return pd.DataFrame(data, columns=[*numeric, *categorical])
 
 
-def resolve_components(
-    requested: int | str, max_components: int, *, cap: bool, what: str
-) -> int:
+def resolve_components(requested: int | str, max_components: int, *, cap: bool, what: str) -> int:
     """The number of axes to keep: ``requested`` ("all" or a positive integer) against what the
     columns allow. Over the maximum is an error, or capped when ``cap``."""
     if max_components < 1:
@@ -203,9 +193,7 @@ def resolve_components(
         else:
             return max_components
     if requested < 1:
-        raise ParameterError(
-            f"--components {requested} must be at least 1; give a positive integer or 'all'"
-        )
+        raise ParameterError(f"--components {requested} must be at least 1; give a positive integer or 'all'")
     if requested > max_components:
         if cap:
             return max_components
@@ -333,8 +321,10 @@ class _Gram:
         k = len(self.numeric)
         self.zz = np.zeros((k, k))
         self.zsum = np.zeros(k)
-        self.zc = {(j, c): np.zeros(len(self.index[c])) for j in range(k) for c in self.categorical}
-        self.burt = {
+        self.zc: dict[tuple[int, str], np.ndarray] = {
+            (j, c): np.zeros(len(self.index[c])) for j in range(k) for c in self.categorical
+        }
+        self.burt: dict[tuple[str, str], np.ndarray] = {
             (a, b): np.zeros((len(self.index[a]), len(self.index[b])), dtype=np.int64)
             for i, a in enumerate(self.categorical)
             for b in self.categorical[i:]
@@ -412,9 +402,7 @@ class _Gram:
         return _Axes(V=Vt[:components], explained_var_ratio=np.asarray(ratio))
 
 
-def fit_projections(
-    batches: Batches, fits: Sequence[ProjectionFit]
-) -> list[Projection]:
+def fit_projections(batches: Batches, fits: Sequence[ProjectionFit]) -> list[Projection]:
     """Fit several projections in the same two passes over ``batches``."""
     for batch in batches():
         for f in fits:
@@ -442,9 +430,7 @@ def fit_projection(
     :class:`ParameterError`, unless ``cap`` (then the maximum is used). ``what`` names the
     columns in that message.
     """
-    return fit_projections(
-        batches, [ProjectionFit(numeric, categorical, components, cap=cap, what=what)]
-    )[0]
+    return fit_projections(batches, [ProjectionFit(numeric, categorical, components, cap=cap, what=what)])[0]
 
 
 def _from_model(
@@ -454,21 +440,15 @@ def _from_model(
     categorical: tuple[str, ...],
     k: int,
 ) -> Projection:
-    V = np.asarray(
-        model.V, dtype=np.float64
-    )  # (k × scaled columns): numeric first, then modalities
+    V = np.asarray(model.V, dtype=np.float64)  # (k × scaled columns): numeric first, then modalities
     position = {name: i for i, name in enumerate(params.quanti)}
     offset = len(params.quanti)
     modality = {str(name): offset + i for i, name in enumerate(params.modalities)}
 
     std = np.array([float(params.std[c]) for c in numeric])
-    scale = np.where(
-        std <= sys.float_info.min, 1.0, std
-    )  # saiph's rule for a constant column
+    scale = np.where(std <= sys.float_info.min, 1.0, std)  # saiph's rule for a constant column
     mean = np.array([float(params.mean[c]) for c in numeric])
-    numeric_axes = np.array([V[:, position[c]] for c in numeric]).reshape(
-        len(numeric), k
-    )
+    numeric_axes = np.array([V[:, position[c]] for c in numeric]).reshape(len(numeric), k)
 
     constant = np.zeros(k)
     levels: dict[str, dict[str, int]] = {}
@@ -483,9 +463,7 @@ def _from_model(
         col = _owner(name, categorical)
         owned[col].append((name[len(col) + len(_SEP) :], m))
     for col in categorical:
-        table = np.zeros(
-            (len(owned[col]) + 1, k)
-        )  # the last row: a value the original never had
+        table = np.zeros((len(owned[col]) + 1, k))  # the last row: a value the original never had
         lv: dict[str, int] = {}
         for row, (token, m) in enumerate(owned[col]):
             if params.method == "mca":
@@ -507,9 +485,7 @@ def _from_model(
         rows=int(params.n),
         components=k,
         max_components=int(params.max_rank),
-        explained_variance_ratio=np.asarray(
-            model.explained_var_ratio, dtype=np.float64
-        )[:k],
+        explained_variance_ratio=np.asarray(model.explained_var_ratio, dtype=np.float64)[:k],
         mean=mean,
         scale=scale,
         numeric_axes=numeric_axes,
@@ -526,9 +502,7 @@ def _owner(name: str, categorical: Sequence[str]) -> str:
     owners = []
     for col in categorical:
         rest = name[len(col) + len(_SEP) :]
-        if name.startswith(f"{col}{_SEP}") and (
-            rest == NULL_TOKEN or rest.startswith("=")
-        ):
+        if name.startswith(f"{col}{_SEP}") and (rest == NULL_TOKEN or rest.startswith("=")):
             owners.append(col)
     return max(owners, key=len)
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 import numpy as np
-import pyarrow as pa  # type: ignore[import-untyped]
-import pyarrow.compute as pc  # type: ignore[import-untyped]
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from qar_sql.engines.source import Database, DuckDBDatabase
 from qar_sql.errors import ColumnError, DatabaseError
@@ -21,7 +21,13 @@ from qar_sql.errors import ColumnError, DatabaseError
 BATCH_ROWS = 65_536
 
 
-def select_sql(db: Database, relation_sql: str, columns: Sequence[str], aliases: Sequence[str] | None = None, order_by: str | None = None) -> str:
+def select_sql(
+    db: Database,
+    relation_sql: str,
+    columns: Sequence[str],
+    aliases: Sequence[str] | None = None,
+    order_by: str | None = None,
+) -> str:
     """SELECT of exactly ``columns`` (quoted), optionally renamed and ordered."""
     q = db.dialect.quote
     names = aliases or columns
@@ -30,7 +36,9 @@ def select_sql(db: Database, relation_sql: str, columns: Sequence[str], aliases:
     return f"select\n  {items}\nfrom {relation_sql} as t{order}"
 
 
-def arrow_batches(db: Database, sql: str, names: Sequence[str], batch_rows: int = BATCH_ROWS) -> Iterator[pa.RecordBatch]:
+def arrow_batches(
+    db: Database, sql: str, names: Sequence[str], batch_rows: int = BATCH_ROWS
+) -> Iterator[pa.RecordBatch]:
     """The result of ``sql`` (whose output columns are ``names``) as Arrow record batches of at
     most ``batch_rows`` rows."""
     if isinstance(db, DuckDBDatabase):
@@ -58,7 +66,9 @@ def numeric_array(column: pa.Array, name: str) -> np.ndarray:
     try:
         return pc.cast(column, pa.float64()).to_numpy(zero_copy_only=False)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-        raise ColumnError(f"column {name!r} holds values that are not numbers ({column.type}); list it with --categorical") from exc
+        raise ColumnError(
+            f"column {name!r} holds values that are not numbers ({column.type}); list it with --categorical"
+        ) from exc
 
 
 def value_array(column: pa.Array) -> np.ndarray:
