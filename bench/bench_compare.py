@@ -178,7 +178,10 @@ def main() -> None:
 
     if args.child:
         result = child_compare(args.path, args.risk) if args.child == "compare" else child_brute(args.path, args.block)
-        result["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        result["peak_mb"] = usage.ru_maxrss / 1024
+        # CPU seconds of the process (all threads): far steadier than wall time on a shared machine.
+        result["cpu_seconds"] = usage.ru_utime + usage.ru_stime
         print(json.dumps(result))
         return
 
@@ -196,7 +199,7 @@ def main() -> None:
         print(f"\n{rows:,} rows × 18 columns (+ id), original and treated written in {time.perf_counter() - t:.1f} s")
         ours = run_child("compare", path, args)
         print(
-            f"  compare      {ours['seconds']:8.1f} s   peak {ours['peak_mb']:7.0f} MB   "
+            f"  compare      {ours['seconds']:8.1f} s   cpu {ours['cpu_seconds']:7.1f} s   peak {ours['peak_mb']:7.0f} MB   "
             f"DTC {ours['dtc']:.4g}  CDR {ours['cdr']:.4g}  hidden {ours['hidden_rate']:.4f}  "
             f"local cloaking {ours['local_cloaking']:g}  ({ours['method']}, {100 * ours['explained_variance']:.1f} % variance)"
         )
@@ -208,7 +211,7 @@ def main() -> None:
             )
             metric_base = base["seconds"] - base["projection_seconds"]
             print(
-                f"  brute force  {base['seconds']:8.1f} s   peak {base['peak_mb']:7.0f} MB   "
+                f"  brute force  {base['seconds']:8.1f} s   cpu {base['cpu_seconds']:7.1f} s   peak {base['peak_mb']:7.0f} MB   "
                 f"(projection {base['projection_seconds']:.1f} s + blocked distances {metric_base:.1f} s); "
                 f"figures {'identical' if same else 'DIFFER: ' + json.dumps(base)}"
             )
