@@ -2,8 +2,9 @@
 
 The public API. Subpackages hold the work, by concern: ``engines`` (files, URLs, dialects, SQL
 templates), ``pushdown`` (the passes that run as SQL), ``stats`` (pure numpy/scipy), ``measures``
-(the audit, the classic measures of ``risk``), ``ranking`` (record contributions), ``treat`` (what-if, discover), ``compliance``
-(results store, scans, history, dbt), ``output`` (text, Markdown, JSON), ``cli``.
+(the audit, the classic measures of ``risk``), ``ranking`` (record contributions), ``treat``
+(what-if, discover), ``release`` (a treated table against its original), ``compliance`` (results
+store, scans, history, dbt), ``output`` (text, Markdown, JSON), ``cli``.
 """
 
 # The subpackages, so that ``qar_sql.ranking.records.contributions(...)`` works after a plain
@@ -18,8 +19,9 @@ from qar_sql.engines.source import Source, connect
 from qar_sql.errors import ExitCode, QarError
 from qar_sql.measures.audit import audit
 from qar_sql.measures.classic import RiskResult, risk
+from qar_sql.release.compare import compare
 from qar_sql.reporting.collect import report
-from qar_sql.results import AuditResult, QIStats, ScanResult
+from qar_sql.results import AuditResult, CompareResult, QIStats, ScanResult
 from qar_sql.treat.discover import discover
 from qar_sql.treat.whatif import whatif
 from qar_sql.version import __version__
@@ -30,6 +32,8 @@ __all__ = [
     "report",
     "connect",
     "Source",
+    "compare",
+    "CompareResult",
     "scan_config",
     "history",
     "discover",

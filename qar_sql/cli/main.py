@@ -306,6 +306,9 @@ cli.add_command(whatif_cmd)
 from qar_sql.cli.report import report_cmd  # noqa: E402
 
 cli.add_command(report_cmd)
+from qar_sql.cli.compare import compare_cmd  # noqa: E402
+
+cli.add_command(compare_cmd)
 
 from qar_sql.cli.compliance import register as _register_store_commands  # noqa: E402
 

@@ -313,7 +313,8 @@ class SQLAlchemyDatabase(Database):
         sa = self._sa
         log.debug("%s streaming: %s", self.engine_name, sql.strip())
         try:
-            result = self._main.exec_driver_sql(sql, execution_options={"stream_results": True})
+            # no_parameters, as in query(): a '%' in a quoted name is not a placeholder.
+            result = self._main.exec_driver_sql(sql, execution_options={"stream_results": True, "no_parameters": True})
             while rows := result.fetchmany(chunk):
                 yield rows
         except sa.exc.DBAPIError as exc:

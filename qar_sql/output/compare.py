@@ -1,0 +1,248 @@
+"""A comparison for people (text, Markdown, a figure) and programs (JSON). No database code."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from qar_sql.errors import UsageError
+from qar_sql.output.formats import to_json
+from qar_sql.results import CompareResult
+from qar_sql.version import __version__
+
+
+def _num(x: float | None) -> float | None:
+    """JSON-safe float (NaN and infinities become null)."""
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return None
+    return float(x)
+
+
+def compare_dict(r: CompareResult) -> dict[str, Any]:
+    """The JSON document: the contract's fields first (docs/compare.md), then the context."""
+    inference = None
+    if r.inference is not None:
+        inference = {"target": r.inference.target, r.inference.kind: _num(r.inference.value)}
+    return {
+        "rows_original": r.rows_original,
+        "rows_treated": r.rows_treated,
+        "components": r.components,
+        "dtc": _num(r.dtc),
+        "cdr": _num(r.cdr),
+        "hidden_rate": _num(r.hidden_rate),
+        "local_cloaking": _num(r.local_cloaking),
+        "correlation_protection_rate": _num(r.correlation_protection_rate),
+        "inference": inference,
+        "risk_original": _num(r.risk_original),
+        "risk_treated": _num(r.risk_treated),
+        "qar_sql_version": __version__,
+        "original": r.original,
+        "treated": r.treated,
+        "engines": [r.engine_original, r.engine_treated],
+        "columns": list(r.columns),
+        "categorical": list(r.categorical),
+        "method": r.method,
+        "explained_variance": _num(r.explained_variance),
+        "link": r.link,
+        "attacker_columns": list(r.attacker_columns),
+        "attacker_components": r.attacker_components,
+        "inference_components": r.inference.components if r.inference else None,
+        "p": r.p,
+        "qis": [
+            {
+                "columns": list(q.columns),
+                "theta_original": _num(q.theta_original),
+                "theta_treated": _num(q.theta_treated),
+            }
+            for q in r.qis
+        ],
+        "anonymeter": None
+        if r.anonymeter is None
+        else [
+            {
+                "evaluator": a.evaluator,
+                "risk": _num(a.risk),
+                "ci": [_num(a.ci_low), _num(a.ci_high)],
+                "attack_rate": _num(a.attack_rate),
+                "baseline_rate": _num(a.baseline_rate),
+                "detail": a.detail,
+            }
+            for a in r.anonymeter
+        ],
+        "notes": list(r.notes),
+        "seconds": r.seconds,
+    }
+
+
+def _g(x: float | None, digits: int = 4) -> str:
+    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}g}"
+
+
+def _pct(x: float | None) -> str:
+    return "—" if x is None else f"{100 * x:.1f} %"
+
+
+def _rows(r: CompareResult) -> list[tuple[str, str, str]]:
+    """(metric, value, what it means) rows shared by text and Markdown."""
+    rows = [
+        ("DTC", _g(r.dtc), "median distance from a treated record to its closest original"),
+        ("CDR", _g(r.cdr), "median closest / second-closest original distance (1: no single closest)"),
+        ("hidden rate", _pct(r.hidden_rate), "originals a distance attacker links to the wrong treated record"),
+        ("local cloaking", _g(r.local_cloaking), "median treated records closer to an original than its own"),
+        (
+            "correlation protection",
+            _pct(r.correlation_protection_rate),
+            "hidden rate when linking on " + (", ".join(r.attacker_columns) or "the attacker's columns"),
+        ),
+    ]
+    if r.inference is not None:
+        inf = r.inference
+        if inf.kind == "accuracy":
+            rows.append(
+                (
+                    f"inference ({inf.target})",
+                    _pct(inf.value),
+                    "accuracy of reading the target off the nearest treated record",
+                )
+            )
+        else:
+            rows.append(
+                (
+                    f"inference ({inf.target})",
+                    _g(inf.value),
+                    "mean absolute error of reading the target off the nearest treated record",
+                )
+            )
+    rows += [
+        (f"QaR T̂ original (p = {r.p})", _g(r.risk_original, 6), "re-identification risk of the original"),
+        (f"QaR T̂ treated (p = {r.p})", _g(r.risk_treated, 6), "re-identification risk of the treated table"),
+    ]
+    return rows
+
+
+def _largest_changes(r: CompareResult, top: int):
+    return sorted(r.qis, key=lambda q: (-q.theta_original, q.columns))[:top]
+
+
+def compare_text(r: CompareResult, top: int = 10) -> str:
+    lines = [
+        f"Comparison of {r.treated} against {r.original} ({r.seconds:.2f} s)",
+        "",
+        f"  rows                {r.rows_original:,} original, {r.rows_treated:,} treated",
+        f"  columns             {len(r.columns)}: {', '.join(r.columns)}",
+        f"  space               {r.method.upper()} (saiph, exact), {r.components} components, "
+        f"{100 * r.explained_variance:.1f} % of the variance",
+        f"  link                {r.link or 'none'}",
+        "",
+    ]
+    rows = _rows(r)
+    width = max(len(m) for m, _, _ in rows)
+    lines += [f"  {m:<{width}}  {v:>10}  {why}" for m, v, why in rows]
+    if r.anonymeter:
+        lines += ["", "anonymeter (risk, 95 % confidence interval):"]
+        lines += [
+            f"  {a.evaluator:<14} {a.risk:.4f}  [{a.ci_low:.4f}, {a.ci_high:.4f}]  {a.detail}" for a in r.anonymeter
+        ]
+    if r.qis:
+        lines += ["", f"θ before → after for the {min(top, len(r.qis))} riskiest quasi-identifiers of the original:"]
+        lines += [
+            f"  {q.theta_original:>9.6f} → {q.theta_treated:<9.6f}  {', '.join(q.columns)}"
+            for q in _largest_changes(r, top)
+        ]
+    if r.notes:
+        lines += ["", "Notes:"] + [f"  - {n}" for n in r.notes]
+    return "\n".join(lines) + "\n"
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def compare_markdown(r: CompareResult, top: int = 10) -> str:
+    lines = [
+        f"## Comparison of `{_md(r.treated)}` against `{_md(r.original)}`",
+        "",
+        f"{r.rows_original:,} original and {r.rows_treated:,} treated records; {len(r.columns)} columns; "
+        f"{r.method.upper()} (saiph, exact) with {r.components} components "
+        f"({100 * r.explained_variance:.1f} % of the variance); link: {r.link or 'none'}.",
+        "",
+        "| metric | value | meaning |",
+        "|---|---:|---|",
+    ]
+    lines += [f"| {_md(m)} | {v} | {_md(why)} |" for m, v, why in _rows(r)]
+    if r.anonymeter:
+        lines += ["", "| anonymeter | risk | 95 % CI |", "|---|---:|---|"]
+        lines += [f"| {a.evaluator} | {a.risk:.4f} | {a.ci_low:.4f} – {a.ci_high:.4f} |" for a in r.anonymeter]
+    if r.qis:
+        lines += ["", "| θ original | θ treated | columns |", "|---:|---:|---|"]
+        lines += [
+            f"| {q.theta_original:.6f} | {q.theta_treated:.6f} | {', '.join(f'`{_md(c)}`' for c in q.columns)} |"
+            for q in _largest_changes(r, top)
+        ]
+    if r.notes:
+        lines += ["", "**Notes**", ""] + [f"- {_md(n)}" for n in r.notes]
+    return "\n".join(lines) + "\n"
+
+
+def render_compare(r: CompareResult, fmt: str, *, top: int = 10) -> str:
+    if fmt == "json":
+        return to_json(compare_dict(r)) + "\n"
+    if fmt == "markdown":
+        return compare_markdown(r, top)
+    return compare_text(r, top)
+
+
+def plot_compare(r: CompareResult, path: str | Path) -> Path:
+    """Four panels: the distributions of DCR, NNDR and local cloaking, and the original and
+    treated records on the first two axes. Needs ``compare(..., figures=True)``."""
+    if r.distributions is None:
+        raise UsageError("the comparison kept no distributions to plot; run it with figures=True")
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ModuleNotFoundError as exc:  # pragma: no cover - matplotlib comes with saiph
+        raise UsageError("--plot needs matplotlib; install it with: pip install 'qar-sql[plot]'") from exc
+    d = r.distributions
+    fig, axes = plt.subplots(2, 2, figsize=(11, 8.5))
+    ax = axes[0][0]
+    ax.hist(d.dcr, bins=60, color="#4c72b0")
+    ax.axvline(r.dtc, color="k", ls="--", lw=1, label=f"DTC (median) {r.dtc:.3g}")
+    ax.set(title="Distance to the closest original (DCR)", xlabel="distance", ylabel="treated records")
+    ax.legend()
+    ax = axes[0][1]
+    ax.hist(d.nndr, bins=60, range=(0, 1), color="#55a868")
+    ax.axvline(r.cdr, color="k", ls="--", lw=1, label=f"CDR (median) {r.cdr:.3g}")
+    ax.set(title="Closest / second-closest distance (NNDR)", xlabel="ratio", ylabel="treated records")
+    ax.legend()
+    ax = axes[1][0]
+    if d.local_cloaking is not None:
+        top = max(10, int(np.percentile(d.local_cloaking, 95)))
+        ax.hist(d.local_cloaking.clip(max=top), bins=min(top + 1, 60), color="#c44e52")
+        ax.axvline(r.local_cloaking or 0, color="k", ls="--", lw=1, label=f"median {r.local_cloaking:g}")
+        ax.set(
+            title=f"Local cloaking (values above {top} shown at {top})",
+            xlabel="treated records closer than its own",
+            ylabel="original records",
+        )
+        ax.legend()
+    else:
+        ax.text(0.5, 0.5, "local cloaking needs a link\n(--link KEY or --aligned)", ha="center", va="center")
+        ax.set(title="Local cloaking")
+        ax.set_axis_off()
+    ax = axes[1][1]
+    ax.scatter(d.original_xy[:, 0], d.original_xy[:, 1], s=4, alpha=0.4, label="original", color="#4c72b0")
+    ax.scatter(d.treated_xy[:, 0], d.treated_xy[:, 1], s=4, alpha=0.4, label="treated", color="#dd8452")
+    ax.set(title=f"First two axes ({r.method.upper()} fitted on the original)", xlabel="axis 1", ylabel="axis 2")
+    ax.legend(markerscale=3)
+    hidden = "—" if r.hidden_rate is None else f"{r.hidden_rate:.3f}"
+    fig.suptitle(f"{r.treated} vs {r.original}: hidden rate {hidden}", fontsize=10)
+    fig.tight_layout()
+    out = Path(path)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out

@@ -1,0 +1,395 @@
+"""``qar compare`` / ``qar_sql.compare`` through real engines: DuckDB and PostgreSQL give the
+same figures, every figure equals the brute force of test_release_metrics on the same table read
+with plain Python, bad input gets one sentence and exit 2, thresholds exit 1."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from conftest import Loader
+from test_release_metrics import brute_closest, brute_infer, brute_link
+
+import qar_sql
+from qar_sql.cli.main import cli
+from qar_sql.release.projection import factorize, fit_projection
+
+# Hostile names: a quote, a space, unicode, a percent sign.
+AGE, ZIP, SEX, INCOME, ID = 'a"ge', "zip code", "séx", "income 50%", "id"
+CONTRACT = [
+    "rows_original",
+    "rows_treated",
+    "components",
+    "dtc",
+    "cdr",
+    "hidden_rate",
+    "local_cloaking",
+    "correlation_protection_rate",
+    "inference",
+    "risk_original",
+    "risk_treated",
+]
+
+
+def pair(n: int = 120, seed: int = 0) -> tuple[dict, dict]:
+    """An original and a perturbed release (rows in another order, linked by id), with NULLs,
+    duplicates and ties."""
+    rng = np.random.default_rng(seed)
+    age = [int(x) for x in rng.integers(20, 70, n)]
+    zipc = [str(x) for x in rng.choice(["75001", "75002", "13001", "69001"], n)]
+    sex = [str(x) for x in rng.choice(["F", "M"], n)]
+    income = [float(round(x, 1)) for x in rng.normal(30, 8, n)]
+    for i in range(0, n, 9):
+        income[i] = None
+    for i in range(0, n, 11):
+        sex[i] = None
+    age[5], zipc[5], sex[5], income[5] = age[4], zipc[4], sex[4], income[4]  # a duplicate record
+    original = {ID: list(range(n)), AGE: age, ZIP: zipc, SEX: sex, INCOME: income}
+    order = rng.permutation(n)
+    t_age = [a + int(rng.integers(-3, 4)) for a in age]
+    t_zip = [z if rng.random() < 0.8 else "75001" for z in zipc]
+    t_income = [None if x is None else x + float(round(rng.normal(0, 3), 1)) for x in income]
+    treated = {
+        ID: [int(i) for i in order],
+        AGE: [t_age[i] for i in order],
+        ZIP: [t_zip[i] for i in order],
+        SEX: [sex[i] for i in order],
+        INCOME: [t_income[i] for i in order],
+    }
+    return original, treated
+
+
+TYPES = {ID: "bigint", AGE: "bigint", ZIP: "text", SEX: "text", INCOME: "double precision"}
+
+
+def load(loader: Loader, original: dict, treated: dict) -> tuple[str, str, str]:
+    src, t_orig = loader.load("people", original, TYPES)
+    _, t_treat = loader.load("people_release", treated, TYPES)
+    return src, t_orig, t_treat
+
+
+def expected(original: dict, treated: dict, *, components=3, attackers=(AGE, SEX), target=ZIP):
+    """The figures by brute force, from the Python lists (no database)."""
+    cols = [AGE, ZIP, SEX, INCOME]
+    numeric, cat = [AGE, INCOME], [ZIP, SEX]
+
+    def arrays(d):
+        return {
+            c: np.array([np.nan if v is None else v for v in d[c]], dtype=float)
+            if c in numeric
+            else np.array(d[c], dtype=object)
+            for c in cols
+        }
+
+    o, t = arrays(original), arrays(treated)
+    pos = {k: i for i, k in enumerate(treated[ID])}
+    own = np.array([pos[k] for k in original[ID]])
+
+    def space(names, k):
+        proj = fit_projection(
+            lambda: iter([o]), [c for c in names if c in numeric], [c for c in names if c in cat], k, cap=True
+        )
+        return proj.transform(o), proj.transform(t)
+
+    co, ct = space(cols, components)
+    d1, nndr = brute_closest(co, ct)
+    right, cloak = brute_link(co, ct, own)
+    co_a, ct_a = space(attackers, components)
+    right_a, _ = brute_link(co_a, ct_a, own)
+    co_i, ct_i = space([c for c in cols if c != target], components)
+    codes, _ = factorize(np.concatenate([o[target], t[target]]))
+    acc = brute_infer(co_i, ct_i, codes[: len(co)], codes[len(co) :], True)
+    return {
+        "dtc": float(np.median(d1)),
+        "cdr": float(np.median(nndr)),
+        "hidden_rate": float(1 - right.mean()),
+        "local_cloaking": float(np.median(cloak)),
+        "correlation_protection_rate": float(1 - right_a.mean()),
+        "accuracy": float(acc.mean()),
+    }
+
+
+def figures(r) -> tuple:
+    return (
+        r.rows_original,
+        r.rows_treated,
+        r.components,
+        r.dtc,
+        r.cdr,
+        r.hidden_rate,
+        r.local_cloaking,
+        r.correlation_protection_rate,
+        r.inference,
+        r.risk_original,
+        r.risk_treated,
+        r.qis,
+    )
+
+
+def test_engines_agree_with_each_other_and_with_brute_force(tmp_path):
+    original, treated = pair()
+    want = expected(original, treated)
+    results = []
+    for name in ("duckdb", "postgresql"):
+        loader = Loader(name, tmp_path)
+        try:
+            src, t_o, t_t = load(loader, original, treated)
+            r = qar_sql.compare(
+                src,
+                treated_table=t_t,
+                table=t_o,
+                link=ID,
+                components=3,
+                attacker_columns=[AGE, SEX],
+                target=ZIP,
+                p=2,
+                pi_u=0.2,
+            )
+        finally:
+            loader.cleanup()
+        results.append(r)
+        assert r.dtc == pytest.approx(want["dtc"], abs=1e-9)
+        assert r.cdr == pytest.approx(want["cdr"], abs=1e-9)
+        assert r.hidden_rate == pytest.approx(want["hidden_rate"], abs=1e-12)
+        assert r.local_cloaking == want["local_cloaking"]
+        assert r.correlation_protection_rate == pytest.approx(want["correlation_protection_rate"], abs=1e-12)
+        assert r.inference.kind == "accuracy"
+        assert r.inference.value == pytest.approx(want["accuracy"], abs=1e-12)
+        assert r.columns == (AGE, ZIP, SEX, INCOME) and r.categorical == (ZIP, SEX)
+        assert 0 < r.hidden_rate < 1
+    a, b = results
+    assert figures(a) == figures(b)
+    assert a.engine_original == "duckdb" and b.engine_original == "postgresql"
+
+
+def test_identical_tables_give_zero(duck):
+    original, _ = pair(80, seed=3)
+    original[AGE][5] += 1  # no duplicate record: every record distinct
+    src, t_o, _ = load(duck, original, original)
+    r = qar_sql.compare(src, table=t_o, treated_table="people_release", link=ID, risk=False)
+    assert (r.dtc, r.hidden_rate, r.local_cloaking) == (0.0, 0.0, 0.0)
+
+
+def test_json_contract_and_real_pair(shared_data, tmp_path):
+    """The real avatar pair through the command: the JSON fields of the contract, in order,
+    and the figures of the brute force over the full distance matrix."""
+    folder = shared_data / "octopize"
+    png = tmp_path / "figures.png"
+    out = CliRunner().invoke(
+        cli,
+        [
+            "compare",
+            str(folder / "breast_cancer_wisconsin.csv"),
+            str(folder / "breast_cancer_wisconsin_avatarized_k20.csv"),
+            "--aligned",
+            "--exclude",
+            "Sample_code_number",
+            "--categorical",
+            "Class",
+            "--target",
+            "Class",
+            "--attacker-columns",
+            "Clump_Thickness,Uniformity_of_Cell_Size,Bare_Nuclei",
+            "--format",
+            "json",
+            "--plot",
+            str(png),
+        ],
+    )
+    assert out.exit_code == 0, out.output
+    doc = json.loads(out.stdout)
+    assert list(doc)[: len(CONTRACT)] == CONTRACT
+    assert doc["rows_original"] == doc["rows_treated"] == 683
+    assert doc["components"] == 5
+    assert doc["dtc"] == 0.0
+    assert doc["cdr"] == pytest.approx(0.99904, abs=1e-5)
+    assert doc["hidden_rate"] == pytest.approx(0.93379, abs=1e-5)
+    assert doc["local_cloaking"] == 18.0
+    assert set(doc["inference"]) == {"target", "accuracy"}
+    assert 0 <= doc["correlation_protection_rate"] <= 1
+    assert doc["risk_original"] is not None and doc["risk_treated"] is not None
+    assert png.stat().st_size > 10_000
+
+
+def test_no_link_reports_dtc_cdr_and_says_why(duck):
+    original, treated = pair(60)
+    src, t_o, t_t = load(duck, original, treated)
+    r = qar_sql.compare(src, table=t_o, treated_table=t_t, exclude=[ID], risk=False)
+    assert r.hidden_rate is None and r.local_cloaking is None and r.correlation_protection_rate is None
+    assert r.dtc >= 0 and 0 <= r.cdr <= 1
+    assert any("no link" in n for n in r.notes)
+
+
+def test_treatments_release_equals_the_materialised_release(duck, tmp_path):
+    """--treatments: the what-if release, linked by row, gives the figures of the same release
+    written as a table and linked by key."""
+    original, _ = pair(100, seed=4)
+    toml = tmp_path / "t.toml"
+    toml.write_text(f'[treatments.top]\ncolumn = {json.dumps(AGE)}\nkind = "top"\nabove = 55\nvalue = 55\n')
+    treated = {k: list(v) for k, v in original.items()}
+    treated[AGE] = [min(a, 55) for a in original[AGE]]
+    src, t_o, t_t = load(duck, original, treated)
+    via_file = qar_sql.compare(
+        src, table=t_o, treatments=str(toml), exclude=[ID], components=3, target=ZIP, p=2, pi_u=0.2
+    )
+    via_table = qar_sql.compare(src, table=t_o, treated_table=t_t, link=ID, components=3, target=ZIP, p=2, pi_u=0.2)
+    assert via_file.link == "treatments"
+    assert figures(via_file)[:11] == figures(via_table)[:11]
+    assert via_file.hidden_rate > 0  # capped ages tie
+    want = expected(original, treated)
+    assert via_file.hidden_rate == pytest.approx(want["hidden_rate"], abs=1e-12)
+
+
+@pytest.mark.parametrize("engine_name", ["duckdb", "postgresql"])
+def test_treatments_on_both_engines(engine_name, tmp_path):
+    loader = Loader(engine_name, tmp_path)
+    try:
+        original, _ = pair(60, seed=6)
+        src, t_o, _ = load(loader, original, original)
+        toml = tmp_path / "t.toml"
+        toml.write_text(f'[treatments.s]\ncolumn = {json.dumps(ZIP)}\nkind = "suppress"\n')
+        r = qar_sql.compare(src, table=t_o, treatments=str(toml), exclude=[ID], components=2, risk=False)
+    finally:
+        loader.cleanup()
+    assert r.rows_treated == 60 and r.hidden_rate is not None
+
+
+def run(args):
+    return CliRunner().invoke(cli, ["compare", *args])
+
+
+@pytest.fixture
+def tables(duck):
+    original, treated = pair(50)
+    src, t_o, t_t = load(duck, original, treated)
+    # Same columns without the id, a duplicated id, an extra column.
+    import duckdb
+
+    con = duckdb.connect(src)
+    con.execute("create table noid as select * exclude (id) from people_release")
+    con.execute("create table dupid as select * from people_release union all select * from people_release limit 60")
+    con.execute('create table extra as select *, 1 as "more" from people_release')
+    con.close()
+    return src
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--treated-table", "noid", "--link", "id"], "link column 'id' is not in the treated table"),
+        (["--treated-table", "dupid", "--link", "id"], "link column 'id' is not unique in the treated table"),
+        (["--treated-table", "extra", "--link", "id"], "the treated table has column 'more', which the original lacks"),
+        (["--treated-table", "noid"], "the original has column 'id', which the treated table lacks"),
+        (["--treated-table", "people_release", "--link", "id", "--target", "nope"], "--target 'nope' is not among"),
+        (
+            ["--treated-table", "people_release", "--link", "id", "--components", "40"],
+            "--components 40 is more than the",
+        ),
+        (["--treated-table", "people_release", "--link", "id", "--aligned"], "give one of them"),
+        (["--treated-table", "people_release", "--link", "id", "--fail-below", "hidden=0.5"], "must be METRIC=VALUE"),
+    ],
+)
+def test_bad_input_is_one_sentence_and_exit_2(tables, args, message):
+    out = run([tables, "--table", "people", *args])
+    assert out.exit_code == 2, out.output
+    lines = [line for line in out.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("Error: ") and message in lines[0], out.output
+    assert "Traceback" not in out.output
+
+
+def test_aligned_needs_a_row_order_on_postgresql(tmp_path):
+    loader = Loader("postgresql", tmp_path)
+    try:
+        original, treated = pair(30)
+        src, t_o, t_t = load(loader, original, treated)
+        out = run([src, "--table", t_o, "--treated-table", t_t, "--aligned", "--exclude", ID])
+    finally:
+        loader.cleanup()
+    assert out.exit_code == 2 and "--aligned needs rows in a stored order" in out.output
+
+
+def test_fail_below_exits_1(tables):
+    ok = run(
+        [
+            tables,
+            "--table",
+            "people",
+            "--treated-table",
+            "people_release",
+            "--link",
+            "id",
+            "--fail-below",
+            "hidden_rate=0.0",
+            "--no-risk",
+        ]
+    )
+    assert ok.exit_code == 0, ok.output
+    bad = run(
+        [
+            tables,
+            "--table",
+            "people",
+            "--treated-table",
+            "people_release",
+            "--link",
+            "id",
+            "--fail-below",
+            "hidden_rate=0.999",
+            "--no-risk",
+        ]
+    )
+    assert bad.exit_code == 1 and "below the threshold 0.999" in bad.output
+    nolink = run(
+        [
+            tables,
+            "--table",
+            "people",
+            "--treated-table",
+            "noid",
+            "--exclude",
+            "id",
+            "--fail-below",
+            "hidden_rate=0.5",
+            "--no-risk",
+        ]
+    )
+    assert nolink.exit_code == 2 and "hidden_rate was not computed" in nolink.output
+
+
+def test_markdown_and_text(tables):
+    for fmt in ("text", "markdown"):
+        out = run(
+            [
+                tables,
+                "--table",
+                "people",
+                "--treated-table",
+                "people_release",
+                "--link",
+                "id",
+                "-f",
+                fmt,
+                "-p",
+                "2",
+                "--pi-u",
+                "0.2",
+            ]
+        )
+        assert out.exit_code == 0, out.output
+        assert "hidden rate" in out.output and "local cloaking" in out.output
+
+
+def test_anonymeter_missing_is_a_usage_error(tables):
+    pytest.importorskip("pandas")
+    try:
+        import anonymeter  # noqa: F401
+
+        pytest.skip("anonymeter is installed: the missing-package message cannot be seen")
+    except ModuleNotFoundError:
+        pass
+    out = run(
+        [tables, "--table", "people", "--treated-table", "people_release", "--link", "id", "--anonymeter", "--no-risk"]
+    )
+    assert out.exit_code == 2 and "pip install 'qar-sql[compare]'" in out.output
