@@ -17,7 +17,6 @@ import os
 import re
 import threading
 import time
-import unicodedata
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -762,23 +761,8 @@ def select_columns(
             raise ColumnError(f"column {dups[0]!r} is listed twice in --columns; list it once")
         if exclude:
             check(exclude, "--exclude")
-            return _printable(tuple(c for c in columns if c not in set(exclude)))
-        return _printable(tuple(columns))
+            return tuple(c for c in columns if c not in set(exclude))
+        return tuple(columns)
     exclude = list(exclude or ())
     check(exclude, "--exclude")
-    return _printable(tuple(c for c in available if c not in set(exclude)))
-
-
-def _printable(columns: tuple[str, ...]) -> tuple[str, ...]:
-    """Refuse a column name holding a line or page break or another control character (U+2028,
-    U+0085, form feed, …; a tab is allowed): SQL text and one-line messages cannot carry it
-    intact (it was silently renamed, and messages were cut at it)."""
-    for name in columns:
-        # (a plain line break, \n or \r, is refused by Dialect.quote with a message of its own)
-        bad = next((ch for ch in name if ch not in "\t\n\r" and unicodedata.category(ch) in ("Cc", "Zl", "Zp")), None)
-        if bad is not None:
-            raise ColumnError(
-                f"column {name!r} contains the control or line-break character U+{ord(bad):04X}, which qar "
-                "cannot carry through SQL intact; rename the column (e.g. in a view) or leave it out with --exclude"
-            )
-    return columns
+    return tuple(c for c in available if c not in set(exclude))
