@@ -331,7 +331,8 @@ def _finish(
 
 def _draw_chain(ctx: Context, streams: Sequence[prng.Stream]) -> _Chain:
     chain = _Chain(f"qar_s{ctx.index}", ctx.source, ctx.base)
-    for cols in prng.round_layers(ctx.arith, streams):
+    lane_a, lane_b = prng.lane_exprs(ctx.arith, "t.qar__id")
+    for cols in prng.round_layers(ctx.arith, streams, lane_a, lane_b):
         chain.add(cols)
     return chain
 
