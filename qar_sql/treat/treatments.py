@@ -740,11 +740,19 @@ class Binder:
         for col in t.columns:
             kind = self.kinds[col]
             if t.kind in ("noise", "microaggregation") and kind not in ("integer", "float"):
-                self.c.fail(where, "kind", f"= {t.kind!r} needs a numeric column, but {col!r} holds {kind} values; "
-                            'use kind = "pram" for categories')
+                self.c.fail(
+                    where,
+                    "kind",
+                    f"= {t.kind!r} needs a numeric column, but {col!r} holds {kind} values; "
+                    'use kind = "pram" for categories',
+                )
             if t.kind == "pram" and kind not in ("integer", "text"):
-                self.c.fail(where, "kind", f'= "pram" needs a categorical column, but {col!r} holds {kind} values; '
-                            'band it first (kind = "bands") or add noise instead')
+                self.c.fail(
+                    where,
+                    "kind",
+                    f'= "pram" needs a categorical column, but {col!r} holds {kind} values; '
+                    'band it first (kind = "bands") or add noise instead',
+                )
         self.check_key()
 
     def check_key(self) -> None:
@@ -754,23 +762,29 @@ class Binder:
         if self.key not in self.columns:
             close = difflib.get_close_matches(self.key, self.columns, n=1, cutoff=0.5)
             hint = f"; did you mean {close[0]!r}?" if close else ""
-            self.c.fail((), "key", f"= {self.key!r} is not a column of {self.display}{hint}")
+            self.c.fail((), "key", f"names {self.key!r}, which is not a column of {self.display}{hint}")
         k = f"t.{self.db.dialect.quote(self.key)}"
         n, present, distinct = self.db.query(
             f"select count(*), count({k}), count(distinct {k}) from {self.relation_sql} as t"
         )[0]
         if int(present) != int(n) or int(distinct) != int(n):
-            self.c.fail((), "key", f"= {self.key!r} does not identify rows ({int(n) - int(present):,} NULL, "
-                        f"{int(present) - int(distinct):,} repeated); name a unique column or leave key out")
+            self.c.fail(
+                (),
+                "key",
+                f"names the column {self.key!r}, which does not identify rows ({int(n) - int(present):,} NULL, "
+                f"{int(present) - int(distinct):,} repeated); name a unique column or leave key out",
+            )
         self._key_checked = True
 
     def identity(self) -> str:
         a = Arith(self.dialect)
-        return perturb.identity_sql(a, self.dialect.quote, self.key, self.kinds.get(self.key) if self.key else None,
-                                    self.columns, self.kinds)
+        return perturb.identity_sql(
+            a, self.dialect.quote, self.key, self.kinds.get(self.key) if self.key else None, self.columns, self.kinds
+        )
 
-    def perturb_step(self, t: Treatment, kinds: dict[str, str], local_flag: str | None, index: int,
-                     base: Sequence[str]) -> Step:
+    def perturb_step(
+        self, t: Treatment, kinds: dict[str, str], local_flag: str | None, index: int, base: Sequence[str]
+    ) -> Step:
         where = ("treatments", t.name)
 
         def fail(key, message):
@@ -778,11 +792,24 @@ class Binder:
 
         for col in t.columns:
             if kinds[col] != self.kinds[col] and t.kind in ("pram", "noise", "microaggregation"):
-                fail("column", f"= {col!r} was changed by an earlier treatment of this scenario; {t.kind} reads its "
-                     "parameters from the original column, so apply it first")
+                fail(
+                    "column",
+                    f"= {col!r} was changed by an earlier treatment of this scenario; {t.kind} reads its "
+                    "parameters from the original column, so apply it first",
+                )
         a = Arith(self.dialect)
-        ctx = perturb.Context(a, self.dialect.quote, self._lit, self._as_text, kinds, index,
-                              f"qar_step{index - 1}", tuple(base), local_flag, t.opt("seed") or 0)
+        ctx = perturb.Context(
+            a,
+            self.dialect.quote,
+            self._lit,
+            self._as_text,
+            kinds,
+            index,
+            f"qar_step{index - 1}",
+            tuple(base),
+            local_flag,
+            t.opt("seed") or 0,
+        )
         opts = dict(t.options)
         col = t.column
         if t.kind == "pram":
@@ -806,8 +833,9 @@ class Binder:
         def fail(key, message):
             self.c.fail(("treatments", t.name), key, message)
 
-        return perturb.posterior_odds(self.perturb.categories(t.column, fail), dict(t.options),
-                                      self.kinds[t.column], fail)
+        return perturb.posterior_odds(
+            self.perturb.categories(t.column, fail), dict(t.options), self.kinds[t.column], fail
+        )
 
     def _bands(self, t: Treatment, x: str) -> tuple[str, str]:
         edges = self.edges(t)
