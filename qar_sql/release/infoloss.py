@@ -71,7 +71,7 @@ class InfoLoss:
     rows: int
     columns: tuple[ColumnLoss, ...]
     pairs: tuple[PairLoss, ...]
-    il1s: float | None  # mean over numeric columns (sdcMicro's overall IL1s)
+    il1s: float | None  # mean over the treated numeric columns (sdcMicro's overall IL1s)
     utility: float
 
 
@@ -176,7 +176,7 @@ def information_loss(query, dialect: Dialect, relation: str, columns: Sequence[L
         if s["numeric_before"] and s["numeric_after"]:
             total = _num(values.pop(0)) or 0.0
             il1 = math.sqrt(2.0) * total / (so * n) if so and n else None
-            if il1 is not None:
+            if il1 is not None and c.treated:
                 il1s_terms.append(il1)
         losses.append(ColumnLoss(c.name, c.treated, changed, changed / n if n else 0.0, mo, so, mt, st, il1))
     r_values = {}

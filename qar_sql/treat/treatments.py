@@ -885,6 +885,7 @@ def treated_sql(
     not_null: Sequence[str] = (),
     modified: bool = True,
     originals: Sequence[str] = (),
+    kinds_out: dict[str, str] | None = None,
 ) -> str:
     """One SELECT returning the source's columns with the named treatments applied in order
     (plus ``qar__modified`` when ``modified``, and the original value of each column in
@@ -913,6 +914,8 @@ def treated_sql(
         for column, _, out in s.changes:
             kinds[column] = out
         steps.append(s)
+    if kinds_out is not None:
+        kinds_out.update(kinds)
     return render(
         "treat.sql",
         binder.dialect,
