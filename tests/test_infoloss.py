@@ -129,7 +129,7 @@ def test_information_loss_matches_pandas(engine, tmp_path):
     s = r.scenario("pram")
     odds = dict(s.posterior_odds[0][2])
     freq = orig[SEX].dropna().value_counts(normalize=True)
-    for v, pv in freq.items():
+    for v in freq.index:
         into = sum(freq[a] * (0.6 * (a == v) + 0.4 * freq[v]) for a in freq.index)
         assert odds[v] == pytest.approx(freq[v] * (0.6 + 0.4 * freq[v]) / into)
     assert s.posterior_odds_max == max(odds.values())

@@ -4,7 +4,7 @@ risk T̂ before and after (METHOD.md §6).
 
 Every figure is a query over the source: the treated release is a SELECT (see
 :mod:`qar_sql.treat.treatments`), counted with one GROUP BY per scenario, and audited with
-:func:`qar_sql.measures.audit.audit_relation` through a DuckDB session temp view or, on read-only
+:func:`qar_sql.measures.audit.audit_relation` through a DuckDB session temp table or, on read-only
 server connections, a CTE put in front of each audit statement. Nothing is copied or written.
 """
 
@@ -173,7 +173,9 @@ def _risk(db: Database, treated: str, relation: Relation, cols, *, p, alpha, pi_
     """T̂ of a release given as SQL, or (None, reason)."""
     name = f"qar_release_{os.getpid()}_{next(_temp_counter)}"
     if db.dialect.temp_tables:
-        db.query(f"create temp view {db.dialect.quote(name)} as\n{treated}")
+        # A session temp table (DuckDB keeps it in memory): the audit reads the release in several
+        # statements, and a view would compute the treatments (draws, windows) again in each.
+        db.query(f"create temp table {db.dialect.quote(name)} as\n{treated}")
         runner = db
     else:
         runner = _WithRelation(db, name, treated)
@@ -185,7 +187,7 @@ def _risk(db: Database, treated: str, relation: Relation, cols, *, p, alpha, pi_
     finally:
         if db.dialect.temp_tables:
             try:
-                db.query(f"drop view if exists {db.dialect.quote(name)}")
+                db.query(f"drop table if exists {db.dialect.quote(name)}")
             except DatabaseError:
                 pass
     if result.fit is None:
