@@ -134,8 +134,12 @@ def main() -> None:
             f"utility {il.utility if il else float('nan'):.3f}  max odds {s.posterior_odds_max or float('nan'):.3f}"
         )
     ratio = perturb / recode
-    print(f"table    {args.rows:,} rows x {args.cols} columns + id (seed {args.seed}); QID {', '.join(QID)}; T̂ over {len(columns)} columns")
-    print(f"recode   {recode:.2f} s wall, {common.CPU['recode']:.2f} s CPU  (qar whatif, one recoding scenario of five columns)")
+    print(
+        f"table    {args.rows:,} rows x {args.cols} columns + id (seed {args.seed}); QID {', '.join(QID)}; T̂ over {len(columns)} columns"
+    )
+    print(
+        f"recode   {recode:.2f} s wall, {common.CPU['recode']:.2f} s CPU  (qar whatif, one recoding scenario of five columns)"
+    )
     print(f"perturb  {perturb:.2f} s wall, {common.CPU['perturb']:.2f} s CPU  (PRAM x2, noise x2, microaggregation)")
     print(f"ratio    {ratio:.2f}x  target <= 2x: {common.verdict(ratio <= 2)}")
 

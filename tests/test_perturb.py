@@ -375,3 +375,37 @@ def test_emit_sql_renders_for_every_dialect(duck, tmp_path):
         )
         assert "random(" not in sql.lower()
         sqlglot.parse_one(sql.split("\n", 2)[2], read={"postgresql": "postgres"}.get(dialect, dialect))
+
+
+def test_local_touches_only_the_singleton_rows(both):
+    """``local``: only rows that are singletons on the named QI in the source change; shuffle
+    permutes the values among those rows only."""
+    (duck, dt), (pg, pt), data = both
+    toml = (
+        TOML
+        + f"""
+[qis]
+q = [{json.dumps(SEX)}, {json.dumps(TOWN)}, {json.dumps(AGE)}]
+
+[treatments.local_shuffle]
+column = {json.dumps(INCOME)}
+kind = "shuffle"
+local = "q"
+
+[treatments.local_pram]
+column = {json.dumps(TOWN)}
+kind = "pram"
+retention = 0.2
+local = "q"
+"""
+    )
+    cols = [ID, SEX, AGE, INCOME, TOWN, SAVE]
+    orig = {data[ID][i]: tuple(data[c][i] for c in cols) for i in range(400)}
+    key = Counter((r[1], r[4], r[2]) for r in orig.values())
+    single = {i for i, r in orig.items() if key[(r[1], r[4], r[2])] == 1}
+    assert 0 < len(single) < 400
+    rel = _by_id(release(duck, dt, ["local_shuffle", "local_pram"], toml, "loc"))
+    assert rel == _by_id(release(pg, pt, ["local_shuffle", "local_pram"], toml, "loc"))
+    assert all(rel[i] == orig[i] for i in orig if i not in single)
+    assert sorted(rel[i][3] for i in single) == sorted(orig[i][3] for i in single)
+    assert any(rel[i][4] != orig[i][4] for i in single)

@@ -140,14 +140,14 @@ def information_loss(query, dialect: Dialect, relation: str, columns: Sequence[L
     for c in cols:
         both = c.before in NUMERIC and c.after in NUMERIC
         if both:
-            changed = f"{a.to_double(t(c))} is distinct from {a.to_double(o(c))}"
+            changed_sql = f"{a.to_double(t(c))} is distinct from {a.to_double(o(c))}"
         elif c.before == c.after:
-            changed = f"{t(c)} is distinct from {o(c)}"
+            changed_sql = f"{t(c)} is distinct from {o(c)}"
         else:
-            changed = f"{text(t(c), c.after)} is distinct from {text(o(c), c.before)}"
+            changed_sql = f"{text(t(c), c.after)} is distinct from {text(o(c), c.before)}"
         specs.append(
             {
-                "changed": changed,
+                "changed": changed_sql,
                 "numeric_before": c.before in NUMERIC,
                 "numeric_after": c.after in NUMERIC,
                 "o": a.to_double(o(c)),

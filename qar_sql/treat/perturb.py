@@ -96,7 +96,7 @@ class _Shapes:
                     "matrix",
                     f"row {src!r} must be a table of probabilities between 0 and 1, e.g. {{ M = 0.9, F = 0.1 }}",
                 )
-            total = sum(Fraction(p) for p in row.values())
+            total: Fraction = sum((Fraction(p) for p in row.values()), Fraction(0))
             if abs(total - 1) > Fraction(1, 10**9):
                 fail(
                     "matrix",
@@ -132,7 +132,7 @@ class _Shapes:
 
     @staticmethod
     def microaggregation(fail: Fail, o: dict, has_column: bool) -> None:
-        k = o.get("k")
+        k: Any = o.get("k")
         if not _is_int(k) or k < 2:
             fail("k", f"= {k!r} must be a whole number 2 or more (the smallest group)")
         to = o.get("to", "mean")
@@ -145,7 +145,7 @@ class _Shapes:
 
     @staticmethod
     def swap(fail: Fail, o: dict, has_column: bool) -> None:
-        p = o.get("p")
+        p: Any = o.get("p")
         if not _is_number(p) or not 0 < p <= 100:
             fail("p", f"= {p!r} must be a percentage above 0 and at most 100 (how far in rank a value may move)")
         if "by" in o:
@@ -363,11 +363,11 @@ def pram_step(
         matrix = transition_matrix(opts["matrix"], categories, kind, fail)
         rows = []
         for value, row in matrix:
-            arms, cum = [], Fraction(0)
+            arms, cum_p = [], Fraction(0)
             targets = list(row)
             for target, prob in targets[:-1]:
-                cum += prob
-                arms.append(f"when t.qar__d < {prng.threshold(cum)} then {ctx.literal(target)}")
+                cum_p += prob
+                arms.append(f"when t.qar__d < {prng.threshold(cum_p)} then {ctx.literal(target)}")
             last = ctx.literal(targets[-1][0])
             inner = f"case {' '.join(arms)} else {last} end" if arms else last
             rows.append(f"when {x} = {ctx.literal(value)} then {inner}")
@@ -668,7 +668,7 @@ class PerturbBinder:
         m = self.max_abs(columns)
         return [scale_for(m[c], self.kinds[c], group) for c in columns]
 
-    def moments(self, columns: Sequence[str], complete: bool) -> tuple[int, list[int], list[list[int]], list[int]]:
+    def moments(self, columns: Sequence[str], complete: bool) -> Any:
         """(n, ΣX_i, ΣX_iX_j, scales) of the scaled integers X over rows where every column is
         present (``complete``) — or, with ``complete`` false, per column over its own rows
         (then n and the cross sums are per column: n is a list)."""

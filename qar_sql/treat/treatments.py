@@ -187,9 +187,9 @@ def parse(text: str, path: str = "<treatments>") -> Plan:
     seed = doc.get("seed")
     if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
         c.fail((), "seed", f"= {seed!r} must be a whole number, e.g. seed = 20240601")
-    key = doc.get("key")
-    if key is not None and (not isinstance(key, str) or not key):
-        c.fail((), "key", f'= {key!r} must name the column that identifies rows, e.g. key = "id"')
+    row_key = doc.get("key")
+    if row_key is not None and (not isinstance(row_key, str) or not row_key):
+        c.fail((), "key", f'= {row_key!r} must name the column that identifies rows, e.g. key = "id"')
     treatments: list[Treatment] = []
     raw = doc.get("treatments")
     if not isinstance(raw, dict) or not raw:
@@ -221,7 +221,7 @@ def parse(text: str, path: str = "<treatments>") -> Plan:
             c.fail((), "combinations", f"entry {combo!r} must list two or more treatment names")
         combos.append(check_names("combinations", combo))
     release = check_names("release", doc["release"]) if "release" in doc else None
-    return Plan(tuple(treatments), tuple(qis.items()), qid, tuple(combos), release, path, text, seed, key)
+    return Plan(tuple(treatments), tuple(qis.items()), qid, tuple(combos), release, path, text, seed, row_key)
 
 
 def _parse_treatment(c: _Checker, name: str, spec: Any, qis, seed: int | None = None) -> Treatment:

@@ -280,8 +280,8 @@ def whatif(
                 dict.fromkeys(tuple(x.strip() for x in o.split("+")) if isinstance(o, str) else tuple(o) for o in only)
             )
             for w in wanted:
-                for n in w:
-                    plan.get(n)
+                for part in w:
+                    plan.get(part)
             scenarios = [()] + [s for s in scenarios[1:] if s in wanted] + [w for w in wanted if w not in scenarios]
         sqls, sames = {}, {}
         for s in scenarios:
