@@ -79,6 +79,13 @@ def discover_cmd(where, max_size, drop_null, top, fmt, jobs, batch_size, quiet):
     help="Drop rows with NULL in the QID first (how Pastore et al. count).",
 )
 @click.option("--no-risk", is_flag=True, help="Skip T̂ before and after (one full audit per scenario).")
+@click.option(
+    "--key",
+    envvar="QAR_KEY",
+    help="Column that identifies rows, for the perturbative treatments' draws (default: the file's key; "
+    "without one, each row's rank over all columns).",
+)
+@click.option("--no-loss", is_flag=True, help="Skip the information-loss report (IL1s, correlations, utility).")
 @params.risk_options
 @params.fmt
 @click.option("--emit-sql", is_flag=True, help="Print CREATE VIEW for the treated release instead of measuring it.")
@@ -107,6 +114,8 @@ def whatif_cmd(
     only,
     drop_null,
     no_risk,
+    key,
+    no_loss,
     risk,
     fmt,
     emit_sql,
@@ -136,6 +145,7 @@ def whatif_cmd(
                 qid=qid,
                 drop_null=drop_null,
                 delimiter=where["delimiter"],
+                key=key,
             ),
             nl=False,
         )
@@ -154,6 +164,8 @@ def whatif_cmd(
             only=only,
             drop_null=drop_null,
             risk=not no_risk,
+            key=key,
+            loss=not no_loss,
             batch_size=batch_size,
             jobs=jobs,
             progress=bar,

@@ -26,8 +26,10 @@ from qar_sql.engines.dialects import Dialect, sql_comment
 from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, file_relation_sql, split_table
 from qar_sql.errors import DatabaseError, UsageError
+from qar_sql.treat import perturb
+from qar_sql.treat.prng import Arith
 
-KINDS = ("bands", "map", "hierarchy", "top", "bottom", "suppress")
+KINDS = ("bands", "map", "hierarchy", "top", "bottom", "suppress") + perturb.KINDS
 BAND_TARGETS = ("label", "mean", "midpoint")
 #: Most bands a ``width`` may produce over the column's range (a typo such as width = 0.001
 #: on years would otherwise build a CASE with millions of arms).
@@ -43,8 +45,9 @@ _KEYS = {
     "top": {"above", "value"},
     "bottom": {"below", "value"},
     "suppress": {"values"},
+    **perturb.KEYS,
 }
-_TOP_KEYS = {"qid", "qis", "combinations", "release", "treatments"}
+_TOP_KEYS = {"qid", "qis", "combinations", "release", "treatments", "seed", "key"}
 
 # Type names where an engine does not take the ANSI ones (BigQuery has STRING and FLOAT64).
 _TYPE_NAMES = {"bigquery": {"text": "string", "float": "float64"}}
@@ -68,6 +71,15 @@ class Treatment:
     def opt(self, key: str, default: Any = None) -> Any:
         return dict(self.options).get(key, default)
 
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The columns it changes (noise may list several)."""
+        return tuple(self.opt("columns") or (self.column,))
+
+    @property
+    def perturbative(self) -> bool:
+        return self.kind in perturb.KINDS
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -80,6 +92,8 @@ class Plan:
     release: tuple[str, ...] | None = None
     path: str = "<treatments>"
     text: str = field(default="", repr=False, compare=False)
+    seed: int | None = None  # default seed of the perturbative treatments
+    key: str | None = None  # the column that identifies rows (the draws' row identity)
 
     def get(self, name: str) -> Treatment:
         for t in self.treatments:
@@ -170,13 +184,19 @@ def parse(text: str, path: str = "<treatments>") -> Plan:
     for name, cols in raw_qis.items():
         qis[name] = _str_list(c, ("qis",), name, cols)
 
+    seed = doc.get("seed")
+    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
+        c.fail((), "seed", f"= {seed!r} must be a whole number, e.g. seed = 20240601")
+    row_key = doc.get("key")
+    if row_key is not None and (not isinstance(row_key, str) or not row_key):
+        c.fail((), "key", f'= {row_key!r} must name the column that identifies rows, e.g. key = "id"')
     treatments: list[Treatment] = []
     raw = doc.get("treatments")
     if not isinstance(raw, dict) or not raw:
         c.fail((), "treatments", "is missing or empty; define at least one [treatments.NAME] table")
     assert isinstance(raw, dict)  # c.fail raised otherwise
     for name, spec in raw.items():
-        treatments.append(_parse_treatment(c, name, spec, qis))
+        treatments.append(_parse_treatment(c, name, spec, qis, seed))
     names = [t.name for t in treatments]
 
     def check_names(key, value) -> tuple[str, ...]:
@@ -201,10 +221,10 @@ def parse(text: str, path: str = "<treatments>") -> Plan:
             c.fail((), "combinations", f"entry {combo!r} must list two or more treatment names")
         combos.append(check_names("combinations", combo))
     release = check_names("release", doc["release"]) if "release" in doc else None
-    return Plan(tuple(treatments), tuple(qis.items()), qid, tuple(combos), release, path, text)
+    return Plan(tuple(treatments), tuple(qis.items()), qid, tuple(combos), release, path, text, seed, row_key)
 
 
-def _parse_treatment(c: _Checker, name: str, spec: Any, qis) -> Treatment:
+def _parse_treatment(c: _Checker, name: str, spec: Any, qis, seed: int | None = None) -> Treatment:
     where = ("treatments", name)
     if not isinstance(spec, dict):
         c.fail(("treatments",), name, "must be a table, e.g. [treatments.NAME] with column and kind")
@@ -216,7 +236,11 @@ def _parse_treatment(c: _Checker, name: str, spec: Any, qis) -> Treatment:
         hint = f"; did you mean {close[0]!r}?" if close else ""
         c.fail(where, "kind", f"= {kind!r} is not a known treatment kind{hint} Use one of {', '.join(KINDS)}.")
     column = spec.get("column")
-    if not isinstance(column, str) or not column:
+    if kind == "noise" and column is None and "columns" in spec:
+        column = spec["columns"][0] if isinstance(spec["columns"], list) and spec["columns"] else spec["columns"]
+        if not isinstance(column, str) or not column:
+            c.fail(where, "columns", f'= {spec["columns"]!r} must be a list of column names, e.g. ["income"]')
+    elif not isinstance(column, str) or not column:
         c.fail(where, "column", "is missing; name the column this treatment changes")
     allowed = _COMMON | _KEYS[kind]
     for key in spec:
@@ -239,7 +263,14 @@ def _parse_treatment(c: _Checker, name: str, spec: Any, qis) -> Treatment:
         else:
             local = _str_list(c, where, "local", value)
     opts = {k: v for k, v in spec.items() if k not in _COMMON}
-    getattr(_Shapes, kind)(c, where, opts)
+    if kind in perturb.KINDS:
+        perturb.check_shape(lambda key, msg: c.fail(where, key, msg), kind, opts, "column" in spec, seed)
+        if "columns" in opts:
+            opts["columns"] = list(perturb._names(lambda key, msg: c.fail(where, key, msg), "columns", opts["columns"]))
+        if kind in perturb.SEEDED and "seed" not in opts:
+            opts["seed"] = seed
+    else:
+        getattr(_Shapes, kind)(c, where, opts)
     return Treatment(name, column, kind, tuple(opts.items()), local, local_name)
 
 
@@ -427,7 +458,9 @@ def column_kinds(db: Database, relation_sql: str, columns: Sequence[str]) -> dic
 @dataclass(frozen=True)
 class Step:
     """One treatment, ready for SQL: ``expr`` is the new value of ``column`` computed from the
-    row alias ``t``; ``join`` an optional LEFT JOIN it needs; ``out`` the kind it produces."""
+    row alias ``t``; ``join`` an optional LEFT JOIN it needs; ``out`` the kind it produces.
+    Perturbative treatments come as CTEs instead (``ctes``, ending in ``qar_new<i>``) that may
+    change several ``columns``, whose new values are the columns ``news`` there."""
 
     name: str
     column: str
@@ -435,6 +468,15 @@ class Step:
     changed: str
     out: str
     join: str = ""
+    ctes: str = ""
+    columns: tuple[str, ...] = ()
+    news: tuple[str, ...] = ("qar__new",)
+    outs: tuple[str, ...] = ()
+
+    @property
+    def changes(self) -> tuple[tuple[str, str, str], ...]:
+        """(column, new-value column, kind after) of every column the step changes."""
+        return tuple(zip(self.columns or (self.column,), self.news, self.outs or (self.out,)))
 
 
 class Binder:
@@ -453,6 +495,8 @@ class Binder:
         dialect: Dialect | None = None,
         display: str = "the table",
         source_kind: str = "table",
+        key: str | None = None,
+        not_null: Sequence[str] = (),
     ):
         self.db = db
         self.relation_sql = relation_sql
@@ -471,6 +515,10 @@ class Binder:
         self._edges: dict[str, list[float]] = {}
         self._checked_lookups: set[str] = set()
         self.c = _Checker(plan.path, plan.text)
+        self.key = key or plan.key
+        self._key_checked = False
+        src = db.dialect
+        self.perturb = perturb.PerturbBinder(db.query, relation_sql, Arith(src), src.quote, self.kinds, not_null)
 
     # -- helpers ------------------------------------------------------------------------------
 
@@ -496,6 +544,9 @@ class Binder:
 
     def check(self, t: Treatment) -> None:
         """Everything about ``t`` that needs the table (columns, types, lookups)."""
+        if t.perturbative:
+            self._check_perturb(t)
+            return
         self.check_column(t, t.column, "column")
         for col in t.local or ():
             self.check_column(t, col, "local")
@@ -666,7 +717,7 @@ class Binder:
             if out == "float" and kind == "integer":
                 keep = self._as_float(x)
             expr = f"case when t.{local_flag} then {expr} else {keep} end"
-        new = "t.qar__new"
+        new = "t.qar__new_0"
         if out in ("integer", "float") and kind in ("integer", "float"):
             changed = f"{self._as_float(new)} is distinct from {self._as_float(x)}"
         elif out == kind:
@@ -674,7 +725,117 @@ class Binder:
         else:
             changed = f"{new} is distinct from {self._as_text(x, kind)}"
         # The name goes into a SQL comment (sql_comment: nothing in it can end the line).
-        return Step(sql_comment(t.name), t.column, expr, changed, out, join)
+        return Step(sql_comment(t.name), t.column, expr, changed, out, join, news=("qar__new_0",))
+
+    # -- perturbative kinds ---------------------------------------------------------------
+
+    def _check_perturb(self, t: Treatment) -> None:
+        where = ("treatments", t.name)
+        for col in t.columns:
+            self.check_column(t, col, "columns" if t.opt("columns") else "column")
+        for col in t.local or ():
+            self.check_column(t, col, "local")
+        for col in t.opt("by") or ():
+            self.check_column(t, col, "by")
+        for col in t.columns:
+            kind = self.kinds[col]
+            if t.kind in ("noise", "microaggregation") and kind not in ("integer", "float"):
+                self.c.fail(
+                    where,
+                    "kind",
+                    f"= {t.kind!r} needs a numeric column, but {col!r} holds {kind} values; "
+                    'use kind = "pram" for categories',
+                )
+            if t.kind == "pram" and kind not in ("integer", "text"):
+                self.c.fail(
+                    where,
+                    "kind",
+                    f'= "pram" needs a categorical column, but {col!r} holds {kind} values; '
+                    'band it first (kind = "bands") or add noise instead',
+                )
+        self.check_key()
+
+    def check_key(self) -> None:
+        """The declared key exists, has no NULL and no duplicate (one query, once)."""
+        if self.key is None or self._key_checked:
+            return
+        if self.key not in self.columns:
+            close = difflib.get_close_matches(self.key, self.columns, n=1, cutoff=0.5)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            self.c.fail((), "key", f"names {self.key!r}, which is not a column of {self.display}{hint}")
+        k = f"t.{self.db.dialect.quote(self.key)}"
+        n, present, distinct = self.db.query(
+            f"select count(*), count({k}), count(distinct {k}) from {self.relation_sql} as t"
+        )[0]
+        if int(present) != int(n) or int(distinct) != int(n):
+            self.c.fail(
+                (),
+                "key",
+                f"names the column {self.key!r}, which does not identify rows ({int(n) - int(present):,} NULL, "
+                f"{int(present) - int(distinct):,} repeated); name a unique column or leave key out",
+            )
+        self._key_checked = True
+
+    def identity(self) -> str:
+        a = Arith(self.dialect)
+        return perturb.identity_sql(
+            a, self.dialect.quote, self.key, self.kinds.get(self.key) if self.key else None, self.columns, self.kinds
+        )
+
+    def perturb_step(
+        self, t: Treatment, kinds: dict[str, str], local_flag: str | None, index: int, base: Sequence[str]
+    ) -> Step:
+        where = ("treatments", t.name)
+
+        def fail(key, message):
+            self.c.fail(where, key, message)
+
+        for col in t.columns:
+            if kinds[col] != self.kinds[col] and t.kind in ("pram", "noise", "microaggregation"):
+                fail(
+                    "column",
+                    f"= {col!r} was changed by an earlier treatment of this scenario; {t.kind} reads its "
+                    "parameters from the original column, so apply it first",
+                )
+        a = Arith(self.dialect)
+        ctx = perturb.Context(
+            a,
+            self.dialect.quote,
+            self._lit,
+            self._as_text,
+            kinds,
+            index,
+            f"qar_step{index - 1}",
+            tuple(base),
+            local_flag,
+            t.opt("seed") or 0,
+        )
+        opts = dict(t.options)
+        col = t.column
+        if t.kind == "pram":
+            cats = self.perturb.categories(col, fail)
+            ls = perturb.pram_step(ctx, sql_comment(t.name), col, opts, cats, fail)
+        elif t.kind == "noise":
+            sds, cov = self.perturb.noise_params(t.columns, opts)
+            ls = perturb.noise_step(ctx, sql_comment(t.name), t.columns, opts, sds, cov)
+        elif t.kind == "microaggregation":
+            scale = self.perturb.scales([col], 2 * int(opts["k"]) - 1)[0] if opts.get("to", "mean") == "mean" else 0
+            ls = perturb.micro_step(ctx, sql_comment(t.name), col, opts, scale)
+        elif t.kind == "swap":
+            ls = perturb.swap_step(ctx, sql_comment(t.name), col, opts)
+        else:
+            ls = perturb.shuffle_step(ctx, sql_comment(t.name), col, opts)
+        return Step(ls.name, ls.columns[0], "", ls.changed, ls.outs[0], "", ls.ctes, ls.columns, ls.news, ls.outs)
+
+    def posterior_odds(self, t: Treatment) -> dict[Any, float]:
+        """PRAM's P(X = b | Y = b) per value b (the design's probabilities and the column's frequencies)."""
+
+        def fail(key, message):
+            self.c.fail(("treatments", t.name), key, message)
+
+        return perturb.posterior_odds(
+            self.perturb.categories(t.column, fail), dict(t.options), self.kinds[t.column], fail
+        )
 
     def _bands(self, t: Treatment, x: str) -> tuple[str, str]:
         edges = self.edges(t)
@@ -723,9 +884,12 @@ def treated_sql(
     *,
     not_null: Sequence[str] = (),
     modified: bool = True,
+    originals: Sequence[str] = (),
+    kinds_out: dict[str, str] | None = None,
 ) -> str:
     """One SELECT returning the source's columns with the named treatments applied in order
-    (plus ``qar__modified`` when ``modified``), over ``relation_sql`` in the binder's dialect."""
+    (plus ``qar__modified`` when ``modified``, and the original value of each column in
+    ``originals`` as ``qar__o_<n>``), over ``relation_sql`` in the binder's dialect."""
     plan = binder.plan
     ts = [plan.get(n) for n in names]
     if len(set(names)) != len(names):
@@ -735,13 +899,23 @@ def treated_sql(
         binder.check(t)
         if t.local and t.local not in local_qis:
             local_qis.append(t.local)
+    identity = binder.identity() if any(t.perturbative for t in ts) else None
+    internal = (["qar__id"] if identity else []) + [f"qar__single_{i}" for i in range(len(local_qis))]
+    internal += [f"qar__o_{i}" for i in range(len(originals))]
+    base = [binder.dialect.quote(c) for c in binder.columns] + internal + ["qar__modified"]
     kinds = dict(binder.kinds)
     steps = []
     for i, t in enumerate(ts, start=1):
         flag = f"qar__single_{local_qis.index(t.local)}" if t.local else None
-        s = binder.step(t, kinds[t.column], flag, i)
-        kinds[t.column] = s.out
+        if t.perturbative:
+            s = binder.perturb_step(t, kinds, flag, i, base)
+        else:
+            s = binder.step(t, kinds[t.column], flag, i)
+        for column, _, out in s.changes:
+            kinds[column] = out
         steps.append(s)
+    if kinds_out is not None:
+        kinds_out.update(kinds)
     return render(
         "treat.sql",
         binder.dialect,
@@ -751,4 +925,7 @@ def treated_sql(
         not_null=list(not_null),
         steps=steps,
         modified=modified,
+        identity=identity,
+        internal=internal,
+        originals=list(originals),
     )

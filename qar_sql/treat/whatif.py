@@ -4,7 +4,7 @@ risk T̂ before and after (METHOD.md §6).
 
 Every figure is a query over the source: the treated release is a SELECT (see
 :mod:`qar_sql.treat.treatments`), counted with one GROUP BY per scenario, and audited with
-:func:`qar_sql.measures.audit.audit_relation` through a DuckDB session temp view or, on read-only
+:func:`qar_sql.measures.audit.audit_relation` through a DuckDB session temp table or, on read-only
 server connections, a CTE put in front of each audit statement. Nothing is copied or written.
 """
 
@@ -25,6 +25,7 @@ from qar_sql.engines.source import Database, Relation, file_relation_sql, open_s
 from qar_sql.errors import ColumnError, DatabaseError, DataError, UsageError
 from qar_sql.measures.audit import Options, audit_relation
 from qar_sql.pushdown.scan import Progress, Ticker
+from qar_sql.release.infoloss import InfoLoss, LossColumn, information_loss, loss_dict
 from qar_sql.results import Tabular, format_risk
 from qar_sql.stats import evt
 from qar_sql.treat.treatments import Binder, Plan, load, treated_sql
@@ -46,6 +47,20 @@ class Scenario:
     modified_rows: int
     risk: float | None  # T̂(p, α) of the release; None when not computed or no tail
     risk_note: str | None = None
+    #: Singletons whose released QID values are all the original ones.
+    true_singletons: int = 0
+    #: PRAM's P(X = b | Y = b) per treatment and value (the design's probabilities).
+    posterior_odds: tuple[tuple[str, str, tuple[tuple[str, float], ...]], ...] = ()
+    information_loss: InfoLoss | None = None
+
+    @property
+    def true_singleton_share(self) -> float | None:
+        return self.true_singletons / self.singletons if self.singletons else None
+
+    @property
+    def posterior_odds_max(self) -> float | None:
+        values = [v for _, _, odds in self.posterior_odds for _, v in odds]
+        return max(values) if values else None
 
     @property
     def singleton_share(self) -> float:
@@ -179,7 +194,9 @@ def _risk(db: Database, treated: str, relation: Relation, cols, *, p, alpha, pi_
     """T̂ of a release given as SQL, or (None, reason)."""
     name = f"qar_release_{os.getpid()}_{next(_temp_counter)}"
     if db.dialect.temp_tables:
-        db.query(f"create temp view {db.dialect.quote(name)} as\n{treated}")
+        # A session temp table (DuckDB keeps it in memory): the audit reads the release in several
+        # statements, and a view would compute the treatments (draws, windows) again in each.
+        db.query(f"create temp table {db.dialect.quote(name)} as\n{treated}")
         runner = db
     else:
         runner = _WithRelation(db, name, treated)
@@ -191,12 +208,49 @@ def _risk(db: Database, treated: str, relation: Relation, cols, *, p, alpha, pi_
     finally:
         if db.dialect.temp_tables:
             try:
-                db.query(f"drop view if exists {db.dialect.quote(name)}")
+                db.query(f"drop table if exists {db.dialect.quote(name)}")
             except DatabaseError:
                 pass
     if result.fit is None:
         return None, "; ".join(result.warnings) or "no tail to fit"
     return result.risk, None
+
+
+def _as_text(db: Database, expr: str, kind: str) -> str:
+    return expr if kind == "text" else f"cast({expr} as {'string' if db.dialect.name == 'bigquery' else 'varchar'})"
+
+
+def _same(db: Database, column: str, original: str, before: str, after: str) -> str:
+    """SQL: the released value of ``column`` is its original one (numbers compared as numbers)."""
+    x = f"t.{db.dialect.quote(column)}"
+    if before in ("integer", "float") and after in ("integer", "float"):
+        double = "float64" if db.dialect.name == "bigquery" else "double precision"
+        return f"cast({x} as {double}) is not distinct from cast({original} as {double})"
+    if before == after:
+        return f"{x} is not distinct from {original}"
+    return f"{_as_text(db, x, after)} is not distinct from {_as_text(db, original, before)}"
+
+
+def _loss(db: Database, binder: Binder, relation_sql: str, names, qids, not_null) -> InfoLoss:
+    """Information loss of one scenario over the QID and every column it treats."""
+    plan = binder.plan
+    treated = [c for n in names for c in plan.get(n).columns]
+    cols = list(dict.fromkeys(list(qids) + treated))
+    kinds: dict[str, str] = {}
+    paired = treated_sql(
+        binder, relation_sql, names, not_null=not_null, modified=False, originals=cols, kinds_out=kinds
+    )
+    spec = [LossColumn(c, binder.kinds[c], kinds[c], c in treated, f"qar__o_{i}", c) for i, c in enumerate(cols)]
+    name = f"qar_paired_{os.getpid()}_{next(_temp_counter)}"
+    if db.dialect.temp_tables:
+        # DuckDB: the paired release once in a session temp table (in memory), read by the
+        # three statements of the report; the source is not written.
+        db.query(f"create temp table {db.dialect.quote(name)} as\n{paired}")
+        try:
+            return information_loss(db.query, db.dialect, db.dialect.quote(name), spec)
+        finally:
+            db.drop_temp_tables([name])
+    return information_loss(db.query, db.dialect, f"(\n{paired}\n)", spec)
 
 
 def whatif(
@@ -220,12 +274,16 @@ def whatif(
     jobs: int = 2,
     threads: int | None = None,
     progress: Progress | None = None,
+    key: str | None = None,
+    loss: bool = True,
 ) -> WhatIfResult:
     """Table 1 of Pastore et al. for every treatment in ``treatments`` (a TOML path, TOML text,
     a dict or a :class:`~qar_sql.treat.treatments.Plan`) and every combination (the file's
     ``combinations`` plus ``combine``), with T̂(p, α) before and after over the audit columns
     (``columns``/``exclude``; ``risk=False`` skips it). ``only`` keeps just the named
-    scenarios (a treatment name, or names joined by ``+``)."""
+    scenarios (a treatment name, or names joined by ``+``). ``key`` names the column that
+    identifies rows for the perturbative treatments' draws (default: the file's ``key``).
+    ``loss`` adds the information-loss report of every treated scenario."""
     started = time.perf_counter()
     plan = load(treatments)
     if risk:
@@ -235,29 +293,35 @@ def whatif(
         qids = _resolve_qid(plan, qid)
         _check_qid(qids, relation.columns, relation.display)
         audit_cols = select_columns(relation.columns, columns, exclude) if risk else ()
-        binder = Binder(db, relation.sql, relation.columns, plan, display=relation.display)
         not_null = qids if drop_null else ()
+        binder = Binder(db, relation.sql, relation.columns, plan, display=relation.display, key=key, not_null=not_null)
         scenarios = [()] + _scenarios(plan, combine)
         if only:
             wanted = list(
                 dict.fromkeys(tuple(x.strip() for x in o.split("+")) if isinstance(o, str) else tuple(o) for o in only)
             )
             for w in wanted:
-                for n in w:
-                    plan.get(n)
+                for part in w:
+                    plan.get(part)
             scenarios = [()] + [s for s in scenarios[1:] if s in wanted] + [w for w in wanted if w not in scenarios]
-        sqls = {s: treated_sql(binder, relation.sql, s, not_null=not_null) for s in scenarios}
+        sqls, sames = {}, {}
+        for s in scenarios:
+            after: dict[str, str] = {}
+            sqls[s] = treated_sql(binder, relation.sql, s, not_null=not_null, originals=qids, kinds_out=after)
+            sames[s] = " and ".join(
+                _same(db, c, f"t.qar__o_{i}", binder.kinds[c], after[c]) for i, c in enumerate(qids)
+            )
         releases = {s: treated_sql(binder, relation.sql, s, not_null=not_null, modified=False) for s in scenarios}
         tick = Ticker(progress, len(scenarios) * (2 if risk else 1))
 
         counts = db.query_many(
-            [render("treat_counts.sql", db.dialect, treated=sqls[s], qid=list(qids)) for s in scenarios],
+            [render("treat_counts.sql", db.dialect, treated=sqls[s], qid=list(qids), same=sames[s]) for s in scenarios],
             jobs=jobs,
             on_done=tick,
         )
         out, warnings = [], []
         for s, rows in zip(scenarios, counts):
-            n, classes, singles, min_class, modified = (int(v or 0) for v in rows[0])  # type: ignore[assignment]
+            n, classes, singles, min_class, modified, true_singles = (int(v or 0) for v in rows[0])
             value = note = None
             if risk:
                 value, note = _risk(
@@ -275,7 +339,28 @@ def whatif(
                 tick()
                 if note:
                     warnings.append(f"{scenario_name(s)}: T̂ undefined: {note}")
-            out.append(Scenario(scenario_name(s), tuple(s), n, singles, classes, min_class, modified, value, note))  # type: ignore[arg-type]
+            odds = tuple(
+                (t.name, t.column, tuple((str(v), p) for v, p in binder.posterior_odds(t).items()))
+                for t in (plan.get(x) for x in s)
+                if t.kind == "pram"
+            )
+            il = _loss(db, binder, relation.sql, s, qids, not_null) if loss and s else None
+            out.append(
+                Scenario(
+                    scenario_name(s),
+                    tuple(s),
+                    n,
+                    singles,
+                    classes,
+                    min_class,
+                    modified,
+                    value,
+                    note,
+                    true_singles,
+                    odds,
+                    il,
+                )
+            )
         if out[0].rows == 0:
             raise DataError(
                 f"table {relation.display!r} has no rows to treat" + (" with no NULL in the QID" if drop_null else "")
@@ -306,6 +391,7 @@ def emit_sql(
     qid: Sequence[str] | str | None = None,
     drop_null: bool = False,
     delimiter: str | None = None,
+    key: str | None = None,
 ) -> str:
     """``CREATE VIEW`` for the treated release (``apply``, else the file's ``release``, else
     every treatment in file order), in ``dialect`` (default: the source's). It reads the
@@ -335,7 +421,16 @@ def emit_sql(
         if drop_null:
             not_null = _resolve_qid(plan, qid)
             _check_qid(not_null, relation.columns, relation.display)
-        binder = Binder(db, relation.sql, relation.columns, plan, dialect=target, display=relation.display)
+        binder = Binder(
+            db,
+            relation.sql,
+            relation.columns,
+            plan,
+            dialect=target,
+            display=relation.display,
+            key=key,
+            not_null=not_null,
+        )
         body = treated_sql(binder, from_sql, names, not_null=not_null, modified=False)
         view_name = view or f"{(table or Path(relation.display).stem).split('.')[-1]}_treated"
         header = (
@@ -369,6 +464,14 @@ def scenario_dict(s: Scenario, before: float | None) -> dict[str, Any]:
         "risk": _num(s.risk),
         "risk_change": _num(s.risk - before) if s.risk is not None and before is not None else None,
         "risk_note": s.risk_note,
+        "true_singletons": s.true_singletons,
+        "true_singleton_share": s.true_singleton_share,
+        "posterior_odds": [
+            {"treatment": t, "column": c, "values": dict(odds), "max": max((v for _, v in odds), default=None)}
+            for t, c, odds in s.posterior_odds
+        ],
+        "posterior_odds_max": s.posterior_odds_max,
+        "information_loss": loss_dict(s.information_loss) if s.information_loss else None,
     }
 
 
@@ -395,6 +498,23 @@ def _risk_text(x: float | None) -> str:
     return "—" if x is None else f"{x:.6g}"
 
 
+def _extra(s: Scenario) -> list[str]:
+    """true S (share of singletons left with their original QID), the largest PRAM posterior
+    odds, IL1s and the utility score, as table cells."""
+    il = s.information_loss
+
+    def fmt(x: float | None, spec: str) -> str:
+        return "—" if x is None else format(x, spec)
+
+    share = s.true_singleton_share if s.treatments else None
+    return [
+        fmt(None if share is None else 100 * share, ".1f") + ("%" if share is not None else ""),
+        fmt(s.posterior_odds_max, ".3f"),
+        fmt(il.il1s if il else None, ".4g"),
+        fmt(il.utility if il else None, ".3f"),
+    ]
+
+
 def render_whatif(r: WhatIfResult, fmt: str) -> str:
     from qar_sql.output.formats import _md_escape, to_json  # report imports the package version: not at import time
 
@@ -411,13 +531,19 @@ def render_whatif(r: WhatIfResult, fmt: str) -> str:
             + (" (rows with NULL in the QID dropped)" if r.drop_null else "")
             + ".",
             "",
-            "| treatments | #S | %S | MR | DV | min class |" + (f" {tlabel} |" if has_risk else ""),
-            "|---|---:|---:|---:|---:|---:|" + ("---:|" if has_risk else ""),
+            "| treatments | #S | %S | MR | DV | min class |"
+            + (f" {tlabel} |" if has_risk else "")
+            + " true S | max odds | IL1s | utility |",
+            "|---|---:|---:|---:|---:|---:|" + ("---:|" if has_risk else "") + "---:|---:|---:|---:|",
         ]
         for s in r.scenarios:
             lines.append(
                 f"| {_md_escape(s.name)} | {s.singletons:,} | {100 * s.singleton_share:.2f} | {s.modified_rows:,} | "
-                f"{s.distinct:,} | {s.min_class_size:,} |" + (f" {_risk_text(s.risk)} |" if has_risk else "")
+                f"{s.distinct:,} | {s.min_class_size:,} |"
+                + (f" {_risk_text(s.risk)} |" if has_risk else "")
+                + " "
+                + " | ".join(_extra(s))
+                + " |"
             )
         if r.warnings:
             lines += ["", "**Warnings**", ""] + [f"- {_md_escape(w)}" for w in r.warnings]
@@ -434,12 +560,15 @@ def render_whatif(r: WhatIfResult, fmt: str) -> str:
     lines += [
         "",
         f"  {'treatments':<{width}}  {'#S':>8}  {'%S':>7}  {'MR':>9}  {'DV':>9}  {'min class':>9}"
-        + (f"  {tlabel:>12}" if has_risk else ""),
+        + (f"  {tlabel:>12}" if has_risk else "")
+        + f"  {'true S':>7}  {'max odds':>8}  {'IL1s':>7}  {'utility':>7}",
     ]
     for s in r.scenarios:
         lines.append(
             f"  {s.name:<{width}}  {s.singletons:>8,}  {100 * s.singleton_share:>6.2f}%  {s.modified_rows:>9,}  "
-            f"{s.distinct:>9,}  {s.min_class_size:>9,}" + (f"  {_risk_text(s.risk):>12}" if has_risk else "")
+            f"{s.distinct:>9,}  {s.min_class_size:>9,}"
+            + (f"  {_risk_text(s.risk):>12}" if has_risk else "")
+            + "  {:>7}  {:>8}  {:>7}  {:>7}".format(*_extra(s))
         )
     if r.warnings:
         lines += ["", "Warnings:"] + [f"  - {w}" for w in r.warnings]

@@ -1,12 +1,19 @@
 -- The treated release: every source row with the treatments applied one step at a time.
 -- qar__single_N marks rows that are singletons on local quasi-identifier N in the source (NULL a
--- value of its own, as in GROUP BY); qar__modified marks rows some treatment changed.
--- Read-only: the source is only selected from.
+-- value of its own, as in GROUP BY); qar__modified marks rows some treatment changed; qar__id is
+-- the row identity the perturbative treatments draw from; qar__o_N keeps an original value for
+-- the information-loss report. Read-only: the source is only selected from.
 with qar_step0 as (
   select
     t.*,
+{% if identity %}
+    {{ identity }} as qar__id,
+{% endif %}
 {% for qi in local_qis %}
     (count(*) over (partition by {% for c in qi %}t.{{ q(c) }}{{ ", " if not loop.last }}{% endfor %}) = 1) as qar__single_{{ loop.index0 }},
+{% endfor %}
+{% for c in originals %}
+    t.{{ q(c) }} as qar__o_{{ loop.index0 }},
 {% endfor %}
     false as qar__modified
   from {{ relation }} as t
@@ -16,22 +23,27 @@ with qar_step0 as (
 ){{ "," if steps }}
 {% for s in steps %}
 -- step {{ loop.index }}: {{ s.name }}
+{% if s.ctes %}
+{{ s.ctes }},
+{% else %}
 qar_new{{ loop.index }} as (
   select
     t.*,
-    {{ s.expr }} as qar__new
+    {{ s.expr }} as qar__new_0
   from qar_step{{ loop.index0 }} as t
 {% if s.join %}
   {{ s.join }}
 {% endif %}
 ),
+{% endif %}
+{% set changed = s.columns or [s.column] %}
 qar_step{{ loop.index }} as (
   select
 {% for c in columns %}
-    {{ "t.qar__new" if c == s.column else "t." ~ q(c) }} as {{ q(c) }},
+    {{ "t." ~ s.news[changed.index(c)] if c in changed else "t." ~ q(c) }} as {{ q(c) }},
 {% endfor %}
-{% for qi in local_qis %}
-    t.qar__single_{{ loop.index0 }},
+{% for x in internal %}
+    t.{{ x }},
 {% endfor %}
     (t.qar__modified or {{ s.changed }}) as qar__modified
   from qar_new{{ loop.index }} as t
@@ -39,7 +51,10 @@ qar_step{{ loop.index }} as (
 {% endfor %}
 select
 {% for c in columns %}
-  t.{{ q(c) }}{{ "," if not loop.last or modified }}
+  t.{{ q(c) }}{{ "," if not loop.last or modified or originals }}
+{% endfor %}
+{% for c in originals %}
+  t.qar__o_{{ loop.index0 }}{{ "," if not loop.last or modified }}
 {% endfor %}
 {% if modified %}
   t.qar__modified

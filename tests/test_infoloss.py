@@ -1,0 +1,143 @@
+"""The information-loss report of ``qar whatif`` against a plain pandas computation on the
+released rows (read back through the emitted view), on DuckDB and PostgreSQL.
+
+pandas reference: changed cells, mean and sample sd before/after, IL1s as sdcMicro's
+dUtility computes it (√2·Σ|x − y| / (sd(x)·n)), Pearson's r of numeric pairs, Cramér's V of the
+two-way tables (numeric columns cut at the original's deciles as ntile(10) would: the largest
+value of each of the first nine tenths), and the total variation distance of those tables.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import qar_sql
+from tests.test_perturb import ID, INCOME, SAVE, SEX, TOWN, _ddl, _rows, make_rows
+
+TOML = f"""
+seed = 5
+key = {json.dumps(ID)}
+qid = [{json.dumps(SEX)}, {json.dumps(TOWN)}]
+
+[treatments.noise]
+columns = [{json.dumps(INCOME)}, {json.dumps(SAVE)}]
+kind = "noise"
+sd = 0.3
+
+[treatments.pram]
+column = {json.dumps(SEX)}
+kind = "pram"
+retention = 0.6
+"""
+COLS = [ID, SEX, "age y", INCOME, TOWN, SAVE]
+
+
+def _deciles(x: pd.Series) -> list[float]:
+    v = np.sort(x.dropna().to_numpy())
+    n = len(v)
+    # ntile(10): the first n % 10 groups have one row more
+    sizes = [n // 10 + (1 if i < n % 10 else 0) for i in range(10)]
+    ends = np.cumsum(sizes)
+    return sorted(set(float(v[e - 1]) for e in ends[:9]))
+
+
+def _bin(x: pd.Series, edges) -> pd.Series:
+    def f(v):
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            return None
+        for i, e in enumerate(edges):
+            if v <= e:
+                return str(i)
+        return str(len(edges))
+
+    return x.map(f)
+
+
+def _cramers_v(a: pd.Series, b: pd.Series) -> float:
+    t = pd.crosstab(a.fillna("<NULL>"), b.fillna("<NULL>"))
+    n = t.to_numpy().sum()
+    expected = np.outer(t.sum(1), t.sum(0)) / n
+    chi2 = ((t.to_numpy() - expected) ** 2 / expected).sum()
+    return math.sqrt(chi2 / (n * (min(t.shape) - 1)))
+
+
+def _tvd(a0, b0, a1, b1) -> float:
+    before = pd.Series(list(zip(a0.fillna("<NULL>"), b0.fillna("<NULL>")))).value_counts()
+    after = pd.Series(list(zip(a1.fillna("<NULL>"), b1.fillna("<NULL>")))).value_counts()
+    both = before.to_frame("o").join(after.to_frame("t"), how="outer").fillna(0)
+    return float((both.o - both.t).abs().sum() / (2 * len(a0)))
+
+
+def test_information_loss_matches_pandas(engine, tmp_path):
+    data = make_rows()
+    types = {ID: "bigint", "age y": "bigint", INCOME: "double precision", SAVE: "double precision"}
+    if engine.name == "duckdb":
+        types = {k: v.replace("double precision", "double") for k, v in types.items()}
+    source, table = engine.load("people", data, types)
+    r = qar_sql.whatif(source, table=table, treatments=TOML, risk=False, combine=[("noise", "pram")])
+    loss = r.scenario("noise + pram").information_loss
+    view = f"{engine.schema}.rel" if engine.schema else "rel"
+    _ddl(
+        engine, qar_sql.treat.whatif.emit_sql(source, treatments=TOML, table=table, apply=["noise", "pram"], view=view)
+    )
+    rel = pd.DataFrame(_rows(engine, f'"{engine.schema}"."rel"' if engine.schema else '"rel"'), columns=COLS)
+    orig = pd.DataFrame(data)[COLS]
+    rel = rel.set_index(ID).loc[orig[ID]].reset_index()
+    n = len(orig)
+    by_name = {c.column: c for c in loss.columns}
+    assert [c.column for c in loss.columns] == [SEX, TOWN, INCOME, SAVE]
+    for col in (INCOME, SAVE):
+        x, y = orig[col].astype(float), rel[col].astype(float)
+        c = by_name[col]
+        assert c.changed == int((x != y).sum())
+        assert c.mean_before == pytest.approx(x.mean(), rel=1e-12)
+        assert c.sd_after == pytest.approx(y.std(), rel=1e-9)
+        assert c.il1s == pytest.approx(math.sqrt(2) * (x - y).abs().sum() / (x.std() * n), rel=1e-9)
+    assert loss.il1s == pytest.approx((by_name[INCOME].il1s + by_name[SAVE].il1s) / 2, rel=1e-12)
+    assert by_name[SEX].changed == int((orig[SEX].fillna("~") != rel[SEX].fillna("~")).sum())
+    assert by_name[TOWN].changed == 0
+    edges = {c: _deciles(orig[c]) for c in (INCOME, SAVE)}
+
+    def cat(frame, col):
+        return _bin(frame[col].astype(float), edges[col]) if col in edges else frame[col]
+
+    for p in loss.pairs:
+        a, b = p.columns
+        if p.measure == "pearson":
+            assert p.before == pytest.approx(orig[a].astype(float).corr(orig[b].astype(float)), rel=1e-9)
+            assert p.after == pytest.approx(rel[a].astype(float).corr(rel[b].astype(float)), rel=1e-9)
+        else:
+            assert p.before == pytest.approx(_cramers_v(cat(orig, a), cat(orig, b)), rel=1e-9, abs=1e-12)
+            assert p.after == pytest.approx(_cramers_v(cat(rel, a), cat(rel, b)), rel=1e-9, abs=1e-12)
+        assert p.tvd == pytest.approx(_tvd(cat(orig, a), cat(orig, b), cat(rel, a), cat(rel, b)), abs=1e-12)
+    changes = [abs(p.change) for p in loss.pairs]
+    assert loss.utility == pytest.approx(1 - sum(changes) / len(changes))
+    assert {p.columns for p in loss.pairs} == {
+        (SEX, TOWN),
+        (SEX, INCOME),
+        (SEX, SAVE),
+        (TOWN, INCOME),
+        (TOWN, SAVE),
+        (INCOME, SAVE),
+    }
+    # the PRAM risk figures: posterior odds from the design, true singletons counted
+    s = r.scenario("pram")
+    odds = dict(s.posterior_odds[0][2])
+    freq = orig[SEX].dropna().value_counts(normalize=True)
+    for v in freq.index:
+        into = sum(freq[a] * (0.6 * (a == v) + 0.4 * freq[v]) for a in freq.index)
+        assert odds[v] == pytest.approx(freq[v] * (0.6 + 0.4 * freq[v]) / into)
+    assert s.posterior_odds_max == max(odds.values())
+    assert 0 <= s.true_singletons <= s.singletons
+    # true singletons of "noise + pram" by brute force on the released rows
+    key = rel[[SEX, TOWN]].fillna("<NULL>").apply(tuple, axis=1)
+    single = key.map(key.value_counts()) == 1
+    same = (rel[SEX].fillna("<NULL>") == orig[SEX].fillna("<NULL>")) & (rel[TOWN] == orig[TOWN])
+    combo = r.scenario("noise + pram")
+    assert combo.singletons == int(single.sum())
+    assert combo.true_singletons == int((single & same).sum())
