@@ -135,8 +135,11 @@ def scan_cmd(config, dbt_manifest, url, fail_above, warn_above, store, no_store,
             "--url names the warehouse of --dbt-manifest, and there is no --dbt-manifest; a scan config "
             'names its databases in [sources.NAME] url = "..."'
         )
-    if no_store and store is not None:
+    # Only a --store typed on the command line contradicts --no-store (a default from qar.toml does not).
+    if no_store and ctx.get_parameter_source("store") is click.core.ParameterSource.COMMANDLINE:
         raise UsageError("--store and --no-store contradict each other; give one of them")
+    if no_store:
+        store = None
     from qar_sql.output.files import check_writable
 
     for option, path in (("--junit", junit), ("--markdown", markdown)):
