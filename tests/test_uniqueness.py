@@ -1,0 +1,361 @@
+"""Uniqueness probability (Koot et al. 2011): the formulas against independent computations.
+
+Oracles: the paper's published figures, brute-force enumeration of every k-tuple, an exact
+rational (``fractions.Fraction``) product of the generating polynomial, closed forms written
+out value by value, and Monte Carlo with numpy's own sampler.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from qar_sql.errors import ParameterError
+from qar_sql.stats import uniqueness as U
+
+
+def shares(histogram) -> list[float]:
+    """Every value's share, one entry per value (the histogram expanded)."""
+    rows = sum(s * n for s, n in histogram)
+    return [s / rows for s, n in histogram for _ in range(n)]
+
+
+def brute_force(p: list[float], k: int) -> float:
+    """Σ over all k-tuples of distinct values of Π p: the probability that k draws differ."""
+    return math.fsum(
+        math.prod(p[i] for i in t)
+        for t in itertools.product(range(len(p)), repeat=k)
+        if len(set(t)) == k
+    )
+
+
+def rational(histogram, k: int) -> Fraction:
+    """k! e_k(p) exactly: Π_v (1 + p_v x) expanded value by value in rational arithmetic."""
+    rows = sum(s * n for s, n in histogram)
+    e = [Fraction(1)] + [Fraction(0)] * k
+    for s, n in histogram:
+        p = Fraction(s, rows)
+        for _ in range(n):
+            for j in range(k, 0, -1):
+                e[j] += p * e[j - 1]
+    return math.factorial(k) * e[k]
+
+
+TINY = [
+    [(1, 1)],
+    [(1, 2)],
+    [(1, 2), (2, 1), (5, 1)],
+    [(3, 4)],
+    [(1, 1), (7, 1)],
+    [(2, 3), (9, 2)],
+    [(1, 3), (4, 1), (10, 2)],
+]
+
+
+# --- the paper's figures and the uniform closed form ---------------------------------------
+
+
+def test_paper_uniform_figures():
+    # Section 4.1: π_u(29, 95) = 0.84% and π_u(41, 190) = 0.95%, rounded to two decimals.
+    assert round(100 * U.pi_uniform(29, 95), 2) == 0.84
+    assert round(100 * U.pi_uniform(41, 190), 2) == 0.95
+    # and to full precision, as the exact product (N/N)(N−1)/N … (N−k+1)/N
+    for k, m in ((29, 95), (41, 190)):
+        exact = math.prod(Fraction(m - i, m) for i in range(k))
+        assert U.pi_uniform(k, m) == pytest.approx(float(exact), rel=1e-13)
+
+
+def test_pi_uniform_limits_and_large_domains():
+    assert U.pi_uniform(1, 5) == 1.0
+    assert U.pi_uniform(5, 5) == pytest.approx(math.factorial(5) / 5**5, rel=1e-14)
+    assert U.pi_uniform(6, 5) == 0.0
+    # Huge domains (a product of distinct counts): the Stirling branch against Σ log1p(−i/M)
+    # summed with math.fsum (exact enough: k terms, each to 1 ulp).
+    for k, m in (
+        (29, 1e6 + 1),
+        (1000, 2e6),
+        (5000, 3.7e12),
+        (200_000, 1e9),
+        (10, 1e18),
+        (2_000_000, 1e13),
+    ):
+        reference = math.fsum(math.log1p(-i / m) for i in range(k))
+        assert U.log_pi_uniform(k, m) == pytest.approx(reference, rel=1e-12, abs=1e-15)
+
+
+# --- pi_exact --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("histogram", TINY)
+def test_pi_exact_against_brute_force(histogram):
+    p = shares(histogram)
+    d = U.Grouped.from_histogram(histogram)
+    for k in range(1, len(p) + 2):
+        if len(p) ** k > 200_000:
+            break
+        expected = brute_force(p, k)
+        got = U.pi_exact(k, d)
+        assert got == pytest.approx(expected, rel=1e-12, abs=1e-15), (histogram, k)
+
+
+def test_pi_exact_against_rational_arithmetic():
+    rng = np.random.default_rng(20111114)
+    for _ in range(40):
+        histogram = sorted(
+            {
+                int(rng.integers(1, int(rng.choice([3, 50, 1000])))): int(
+                    rng.integers(1, 30)
+                )
+                for _ in range(int(rng.integers(1, 7)))
+            }.items()
+        )
+        support = sum(n for _, n in histogram)
+        d = U.Grouped.from_histogram(histogram)
+        for k in {
+            2,
+            3,
+            min(support, 40),
+            max(2, support - 1),
+            int(rng.integers(2, min(support, 40) + 2)),
+        }:
+            if k > 40:
+                continue
+            expected = float(rational(histogram, k))
+            assert U.pi_exact(k, d) == pytest.approx(expected, rel=1e-12, abs=1e-300), (
+                histogram,
+                k,
+            )
+
+
+def test_pi_exact_against_monte_carlo():
+    # numpy's own categorical sampler, independent of U.monte_carlo.
+    histogram = [(1, 40), (2, 30), (5, 10), (20, 4), (60, 1)]
+    p = np.array(shares(histogram))
+    d = U.Grouped.from_histogram(histogram)
+    rng = np.random.default_rng(7)
+    for k in (5, 12, 20):
+        draws = rng.choice(len(p), size=(40_000, k), p=p)
+        draws.sort(axis=1)
+        share = np.mean(np.all(draws[:, 1:] != draws[:, :-1], axis=1))
+        expected = U.pi_exact(k, d)
+        assert abs(share - expected) < 4 * math.sqrt(
+            expected * (1 - expected) / 40_000
+        ), k
+
+
+def test_monte_carlo_interval_covers_pi_exact():
+    d = U.Grouped.from_histogram([(1, 50), (3, 20), (10, 5)])
+    mc = U.monte_carlo(15, d, 20_000, seed=3)
+    assert mc.low <= U.pi_exact(15, d) <= mc.high
+    assert mc.low < mc.share < mc.high
+    assert U.monte_carlo(15, d, 20_000, seed=3) == mc  # seeded
+
+
+def test_uniform_table_kappa_zero_and_exact_equals_uniform():
+    for m, size in ((95, 7), (190, 1), (1000, 3), (50_000, 2)):
+        d = U.Grouped.from_histogram([(size, m)])
+        assert U.kappa(d, m) == 0.0
+        for k in (2, 10, 29, int(math.sqrt(m)), min(m, 300)):
+            assert U.pi_exact(k, d) == pytest.approx(U.pi_uniform(k, m), rel=1e-11)
+        assert U.pi_kl(29, m, 0.0) == pytest.approx(
+            math.exp(-0.5 * 29 * 29 / m), rel=1e-15
+        )
+
+
+def test_pi_exact_large_k_and_many_classes_in_log_space():
+    # A million equally likely values: π_exact = π_u for group sizes whose probability is far
+    # below 1e-300 (no overflow, no underflow in the logarithm).
+    d = U.Grouped.from_histogram([(1, 1_000_000)])
+    for k in (1000, 3000, 60_000):
+        assert U.log_pi_exact(k, d) == pytest.approx(
+            U.log_pi_uniform(k, 1_000_000), rel=1e-10
+        )
+    assert U.log_pi_exact(60_000, d) < -1700  # exp() of it underflows; the log does not
+    # k = H: k! Π p exactly
+    d = U.Grouped.from_histogram([(1, 3), (2, 2)])
+    assert U.pi_exact(5, d) == pytest.approx(
+        120 * (1 / 7) ** 3 * (2 / 7) ** 2, rel=1e-13
+    )
+    assert U.pi_exact(6, d) == 0.0
+
+
+def test_heterogeneity_reduces_pi():
+    # The paper's majorization result: any non-uniform distribution on H values has a smaller
+    # uniqueness probability than the uniform one on H values, for every k ≥ 2.
+    rng = np.random.default_rng(11)
+    for _ in range(30):
+        histogram = sorted(
+            {
+                int(rng.integers(1, 40)): int(rng.integers(1, 50)) for _ in range(3)
+            }.items()
+        )
+        d = U.Grouped.from_histogram(histogram)
+        if d.groups == 1:
+            continue
+        assert U.kappa(d, d.support) > 0
+        for k in (2, 5, min(d.support, 20)):
+            assert U.pi_exact(k, d) < U.pi_uniform(k, d.support)
+
+
+# --- the Poisson and KL approximations ------------------------------------------------------
+
+
+def test_pi_poisson_closed_form():
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        histogram = sorted(
+            {
+                int(rng.integers(1, 30)): int(rng.integers(1, 20)) for _ in range(4)
+            }.items()
+        )
+        p = shares(histogram)
+        d = U.Grouped.from_histogram(histogram)
+        for k in (2, 7.5, 30):
+            # eq. (3), value by value
+            assert U.pi_poisson(k, d) == pytest.approx(
+                math.exp(-k) * math.prod(1 + k * pv for pv in p), rel=1e-12
+            )
+    # The uniform case of section 3.1: e^(−k) (1 + k/N)^N.
+    d = U.Grouped.from_histogram([(4, 95)])
+    assert U.pi_poisson(29, d) == pytest.approx(
+        math.exp(-29) * (1 + 29 / 95) ** 95, rel=1e-13
+    )
+
+
+def test_kappa_and_pi_kl_closed_forms():
+    histogram = [(1, 4), (3, 2), (8, 1)]
+    p = shares(histogram)
+    d = U.Grouped.from_histogram(histogram)
+    for m in (d.support, 10, 1e6):
+        kappa = math.fsum(pv * math.log(pv * m) for pv in p)
+        assert U.kappa(d, m) == pytest.approx(kappa, rel=1e-13)
+        assert U.pi_kl(4, m, kappa) == pytest.approx(
+            math.exp(-(0.5 + kappa) * 16 / m), rel=1e-14
+        )
+    # The paper's small-perturbation identity: κ ≈ ½ Σ (α² f − 1)… i.e. ½ (M Σ p² − 1).
+    d = U.Grouped.from_histogram([(100, 50), (101, 50)])
+    m = d.support
+    assert U.kappa(d, m) == pytest.approx(
+        0.5 * (m * float(np.dot(d.mult, d.prob**2)) - 1), rel=1e-3
+    )
+
+
+# --- k50 / k_at ------------------------------------------------------------------------------
+
+
+def _k_at_linear(target, d):
+    k = 1
+    while k + 1 <= d.support and U.pi_exact(k + 1, d) >= target:
+        k += 1
+    return k
+
+
+@pytest.mark.parametrize(
+    "histogram",
+    TINY + [[(1, 500), (2, 200), (7, 30)], [(1, 3000)], [(5, 40), (900, 2)]],
+)
+def test_k_at_is_the_largest_k_reaching_the_target(histogram):
+    d = U.Grouped.from_histogram(histogram)
+    for target in (0.01, 0.5, 0.9, 0.999):
+        assert U.k_at(target, d) == _k_at_linear(target, d), (histogram, target)
+    assert U.k50(d) == U.k_at(0.5, d)
+
+
+def test_k50_uniform_birthday_problem():
+    # The classical birthday problem: 23 people on 365 days share a birthday with p > 1/2.
+    assert U.k50(U.Grouped.from_histogram([(1, 365)])) == 22
+
+
+def test_window_values_equal_single_evaluations():
+    d = U.Grouped.from_histogram([(1, 900), (2, 300), (6, 40), (50, 3)])
+    window = U._log_pi_window(60, d, 20)
+    assert set(window) <= set(range(40, 81)) and 60 in window and len(window) > 30
+    for j, value in window.items():
+        assert value == pytest.approx(U.log_pi_exact(j, d), rel=1e-8, abs=1e-8)
+
+
+# --- per-record exposure ---------------------------------------------------------------------
+
+
+def test_exposure_and_its_mean():
+    histogram = [(1, 2), (2, 1), (5, 1)]
+    p = shares(histogram)
+    d = U.Grouped.from_histogram(histogram)
+    k = 3
+    assert np.allclose(
+        U.exposure(k, np.array(p)), [(1 - pv) ** (k - 1) for pv in p], rtol=1e-14
+    )
+    # The mean exposure is the chance that the first of k draws meets its value nowhere else.
+    first_unique = math.fsum(
+        math.prod(p[i] for i in t)
+        for t in itertools.product(range(len(p)), repeat=k)
+        if t.count(t[0]) == 1
+    )
+    assert U.exposure_mean(k, d) == pytest.approx(first_unique, rel=1e-13)
+
+
+# --- independence (marginals) ---------------------------------------------------------------
+
+
+def test_from_marginals_is_the_product_distribution():
+    a = [(1, 2), (3, 1)]  # a column with values of 1, 1 and 3 records
+    b = [(2, 1), (3, 1)]
+    d = U.Grouped.from_marginals([a, b])
+    pa, pb = shares(a), shares(b)
+    joint = sorted(x * y for x in pa for y in pb)
+    assert d.support == 6
+    assert np.allclose(np.repeat(d.prob, d.mult), joint, rtol=1e-15)
+    for k in (2, 3, 4):
+        assert U.pi_exact(k, d) == pytest.approx(brute_force(joint, k), rel=1e-12)
+    # KL to the uniform on the product domain adds up over independent columns.
+    da, db = U.Grouped.from_histogram(a), U.Grouped.from_histogram(b)
+    assert U.kappa(d, 6) == pytest.approx(U.kappa(da, 3) + U.kappa(db, 2), rel=1e-13)
+
+
+# --- bad input -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "call, words",
+    [
+        (lambda: U.check_group_size(1, 100), "at least 2"),
+        (lambda: U.check_group_size(101, 100), "larger than the table's 100 rows"),
+        (lambda: U.check_group_size(2.5, 100), "whole number"),
+        (lambda: U.check_target(0.0), "strictly between 0 and 1"),
+        (lambda: U.check_target(1.0), "strictly between 0 and 1"),
+        (lambda: U.check_target(-0.2), "strictly between 0 and 1"),
+        (lambda: U.parse_domain("observd"), "unknown"),
+        (lambda: U.parse_domain("0"), "at least 1"),
+        (lambda: U.parse_domain("9.5"), "whole number"),
+        (
+            lambda: U.kappa(U.Grouped.from_histogram([(1, 10)]), 5),
+            "smaller than the 10 values",
+        ),
+        (
+            lambda: U.monte_carlo(3, U.Grouped.from_histogram([(1, 10)]), 0),
+            "at least 1",
+        ),
+    ],
+)
+def test_bad_input_is_one_clear_sentence(call, words):
+    with pytest.raises(ParameterError) as info:
+        call()
+    message = str(info.value)
+    assert (
+        words in message
+        and not re.search(r"[.;!?] [A-Z]", message)
+        and "\n" not in message
+    )
+
+
+def test_domain_parsing():
+    assert U.parse_domain("observed") == "observed"
+    assert U.parse_domain(" Product ") == "product"
+    assert U.parse_domain("190") == 190
+    assert U.parse_domain("1e6") == 1_000_000
+    assert U.parse_domain(95) == 95
