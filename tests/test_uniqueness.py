@@ -359,3 +359,185 @@ def test_domain_parsing():
     assert U.parse_domain("190") == 190
     assert U.parse_domain("1e6") == 1_000_000
     assert U.parse_domain(95) == 95
+
+
+# =============================================================================================
+# Through the database: qar_sql.uniqueness on DuckDB and PostgreSQL against a Python oracle
+# =============================================================================================
+
+import operator  # noqa: E402
+from collections import Counter  # noqa: E402
+from dataclasses import replace  # noqa: E402
+
+from conftest import Loader  # noqa: E402
+from test_audit_oracle import HOSTILE_TABLE, as_columns, random_table  # noqa: E402
+
+import qar_sql  # noqa: E402
+from qar_sql.output.uniqueness import uniqueness_dict  # noqa: E402
+
+
+def qi_oracle(rows, combo, k, domain):
+    """Every figure of one QI from the raw rows: Counter for the classes, rational arithmetic
+    for π_exact, the textbook formulas for the rest."""
+    classes = Counter(map(operator.itemgetter(*combo), rows)) if len(combo) > 1 else Counter(r[combo[0]] for r in rows)
+    sizes = Counter(classes.values())
+    histogram = sorted(sizes.items())
+    p = [n / len(rows) for n in classes.values()]
+    m = len(classes) if domain == "observed" else domain
+    kappa = math.fsum(pv * math.log(pv * m) for pv in p)
+    return {
+        "distinct": len(classes),
+        "domain": m,
+        "kappa": kappa,
+        "pi_uniform": float(math.prod(Fraction(m - i, m) for i in range(k))) if k <= m else 0.0,
+        "pi_kl": math.exp(-(0.5 + kappa) * k * k / m),
+        "pi_poisson": math.exp(-k) * math.prod(1 + k * pv for pv in p),
+        "pi_exact": float(rational(histogram, k)),
+        "k50": max(j for j in range(1, len(classes) + 1) if rational(histogram, j) >= Fraction(1, 2)),
+        "exposure_max": (1 - min(classes.values()) / len(rows)) ** (k - 1),
+        "exposure_mean": math.fsum(pv * (1 - pv) ** (k - 1) for pv in p),
+    }
+
+
+def column_values(rows, i):
+    return len({r[i] for r in rows})
+
+
+def figures(result):
+    """Everything the measure computes, not where it ran or how long it took."""
+    return replace(result, source="", table=None, engine="", seconds=0.0)
+
+
+def _load(engine, seed=12, n=48):
+    names, rows, types = random_table(seed, n)
+    names, rows = names[:5], [r[:5] for r in rows]
+    source, table = engine.load(HOSTILE_TABLE, as_columns(names, rows), {c: types[c] for c in names})
+    return names, rows, source, table
+
+
+@pytest.mark.parametrize("domain", ["observed", "product"])
+def test_every_qi_against_the_oracle(engine, domain):
+    names, rows, source, table = _load(engine)
+    k = 4
+    result = qar_sql.uniqueness(source, table=table, p=2, group_size=k, domain=domain, exposed=3, exposed_qis=2)
+    assert result.engine == engine.name and result.rows == len(rows) and result.domain_mode == domain
+    assert len(result.qis) == math.comb(5, 2)
+    for q in result.qis:
+        combo = tuple(names.index(c) for c in q.columns)
+        m = "observed" if domain == "observed" else math.prod(column_values(rows, i) for i in combo)
+        expected = qi_oracle(rows, combo, k, m)
+        for field_, value in expected.items():
+            assert getattr(q, field_) == pytest.approx(value, rel=1e-12, abs=1e-15), (q.columns, field_)
+    # riskiest first: π_exact descending, then k50 descending
+    order = [(-q.pi_exact, -q.k50, q.index) for q in result.qis]
+    assert order == sorted(order)
+    # the most exposed records: the smallest classes, each with (1 − n/L)^(k−1)
+    for q in result.qis[:2]:
+        combo = tuple(names.index(c) for c in q.columns)
+        classes = Counter(tuple(r[i] for i in combo) for r in rows)
+        assert [e.class_size for e in q.most_exposed] == sorted(classes.values())[:3]
+        for e in q.most_exposed:
+            assert classes[e.values] == e.class_size
+            assert e.exposure == pytest.approx((1 - e.class_size / len(rows)) ** (k - 1), rel=1e-14)
+    assert all(not q.most_exposed for q in result.qis[2:])
+
+
+def test_duckdb_and_postgresql_give_identical_figures(tmp_path):
+    results = []
+    for name in ("duckdb", "postgresql"):
+        loader = Loader(name, tmp_path)
+        try:
+            _, _, source, table = _load(loader, seed=31, n=60)
+            results.append(
+                qar_sql.uniqueness(
+                    source, table=table, p=3, group_size=5, domain="product", from_marginals=True,
+                    monte_carlo=2000, seed=9, target=0.9, exposed=0,
+                )  # fmt: skip
+            )
+        finally:
+            loader.cleanup()
+    assert figures(results[0]) == figures(results[1])
+    assert uniqueness_dict(figures(results[0])) == uniqueness_dict(figures(results[1]))
+
+
+def test_qid_monte_carlo_and_marginals(duck):
+    names, rows, source, table = _load(duck, seed=5, n=60)
+    qid = (names[3], names[0])
+    result = qar_sql.uniqueness(source, table=table, qid=qid, group_size=6, monte_carlo=20_000, seed=1, from_marginals=True)
+    (q,) = result.qis
+    assert q.columns == qid and result.p == 2
+    mc = q.monte_carlo
+    assert mc.draws == 20_000 and mc.low <= q.pi_exact <= mc.high
+    # the independence model: the product of the two columns' distributions
+    a = sorted(Counter(Counter(r[3] for r in rows).values()).items())
+    b = sorted(Counter(Counter(r[0] for r in rows).values()).items())
+    model = U.Grouped.from_marginals([a, b])
+    assert q.marginal.domain == column_values(rows, 3) * column_values(rows, 0) == model.support
+    assert q.marginal.pi_exact == pytest.approx(U.pi_exact(6, model), rel=1e-13)
+    kappa_sum = U.kappa(U.Grouped.from_histogram(a), column_values(rows, 3)) + U.kappa(
+        U.Grouped.from_histogram(b), column_values(rows, 0)
+    )
+    assert q.marginal.kappa == pytest.approx(kappa_sum, rel=1e-12)
+
+
+def test_heterogeneity_reduces_pi_on_every_qi_of_adult(shared_data):
+    path = shared_data / "arx" / "adult.csv"
+    if not path.is_file():
+        pytest.skip(f"{path} is absent")
+    result = qar_sql.uniqueness(str(path), delimiter=";", p=2, group_size=30, exposed=0)
+    assert len(result.qis) == math.comb(9, 2) and result.rows == 30162
+    for q in result.qis:
+        assert q.kappa > 0, q.columns
+        # the majorization result: below the uniform birthday problem on the same M values
+        assert q.pi_exact < q.pi_uniform or q.pi_uniform == 0.0, q.columns
+        assert q.pi_exact <= U.pi_uniform(30, q.distinct)
+
+
+def test_audit_block_equals_the_command(duck):
+    names, rows, source, table = _load(duck, seed=8, n=50)
+    audit = qar_sql.audit(source, table=table, p=2, pi_u=0.2, group_size=5)
+    direct = qar_sql.uniqueness(source, table=table, p=2, group_size=5, exposed=0)
+    assert audit.uniqueness is not None
+    assert audit.uniqueness.qis == direct.qis
+    assert qar_sql.audit(source, table=table, p=2, pi_u=0.2).uniqueness is None
+
+
+def test_treatments_before_and_after(duck, tmp_path):
+    # The paper's Figure 4: age alone, then in bands of 2 and 5 years.
+    import random
+
+    rng = random.Random(4)
+    ages = [min(94, int(rng.expovariate(1 / 35))) for _ in range(400)]
+    sexes = [rng.choice("MF") for _ in ages]
+    source, table = duck.load("people", {"age": ages, "sex": sexes})
+    plan = tmp_path / "bands.toml"
+    plan.write_text(
+        '[treatments.age_2y]\nkind = "bands"\ncolumn = "age"\nwidth = 2\n\n'
+        '[treatments.age_5y]\nkind = "bands"\ncolumn = "age"\nwidth = 5\n'
+    )
+    result = qar_sql.uniqueness(source, table=table, qid=["age"], group_size=10, treatments=str(plan))
+    assert [s.name for s in result.scenarios] == ["age_2y", "age_5y"]
+    (before,) = result.qis
+    assert before.kappa == pytest.approx(qi_oracle([(a,) for a in ages], (0,), 10, "observed")["kappa"], rel=1e-12)
+    for s, width in zip(result.scenarios, (2, 5)):
+        (after,) = s.qis
+        banded = [(a // width,) for a in ages]
+        expected = qi_oracle(banded, (0,), 10, "observed")
+        assert after.distinct == expected["distinct"]
+        assert after.kappa == pytest.approx(expected["kappa"], rel=1e-12)
+        assert after.pi_exact == pytest.approx(expected["pi_exact"], rel=1e-12)
+        assert s.rows == 400
+
+
+def test_bad_input_through_the_api(duck):
+    names, rows, source, table = _load(duck, n=20)
+    with pytest.raises(ParameterError, match="larger than the table's 20 rows"):
+        qar_sql.uniqueness(source, table=table, p=2, group_size=21)
+    with pytest.raises(ParameterError, match="at least 2"):
+        qar_sql.uniqueness(source, table=table, p=2, group_size=1)
+    with pytest.raises(ParameterError, match="strictly between 0 and 1"):
+        qar_sql.uniqueness(source, table=table, p=2, group_size=3, target=1.0)
+    with pytest.raises(ParameterError, match="unknown"):
+        qar_sql.uniqueness(source, table=table, p=2, group_size=3, domain="guess")
+    with pytest.raises(ParameterError, match="smaller than the"):
+        qar_sql.uniqueness(source, table=table, p=2, group_size=3, domain=2)

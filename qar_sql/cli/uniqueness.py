@@ -1,0 +1,84 @@
+"""``qar uniqueness``: parse options, call :func:`qar_sql.uniqueness`, print."""
+
+from __future__ import annotations
+
+import click
+
+from qar_sql import params
+
+group_size = click.option(
+    "--group-size",
+    "-k",
+    "group_size",
+    type=int,
+    required=True,
+    envvar="QAR_GROUP_SIZE",
+    help="k: how many people reveal the columns (at least 2, at most the number of rows).",
+)
+target = click.option(
+    "--target",
+    type=float,
+    default=0.5,
+    show_default=True,
+    envvar="QAR_TARGET",
+    help="k_at is the largest k whose probability that all k are unique is at least this (strictly between 0 and 1).",
+)
+domain = click.option(
+    "--domain",
+    default="observed",
+    show_default=True,
+    envvar="QAR_DOMAIN",
+    help="M, the number of possible values of a QI: observed (values seen), product (product of its columns' value counts) or a whole number.",
+)
+
+
+@click.command("uniqueness")
+@params.source_options
+@params.p
+@group_size
+@target
+@domain
+@click.option("--qid", callback=params._split, multiple=True, help="One quasi-identifier, comma-separated columns, instead of every p-subset of --columns.")
+@click.option("--from-marginals", is_flag=True, help="Also the independence model: p from the product of one-column distributions (the paper's section 4.2).")
+@click.option("--monte-carlo", "monte_carlo", type=int, default=0, show_default=True, help="Simulate this many groups of k per QI and report the share with all k unique and its 95% interval.")
+@click.option("--seed", type=int, default=None, help="Random seed for --monte-carlo (the same seed gives the same draws).")
+@click.option("--treatments", "-T", type=click.Path(dir_okay=False), help="What-if TOML file: κ and π on each treated release too (each treatment and combination).")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), help="Draw π(k) for the riskiest QIs and κ per QI to FILE.png or FILE.svg.")
+@click.option("--exposed", type=click.IntRange(0, None), default=5, show_default=True, help="Most exposed value combinations (smallest classes) listed per QI (0: none).")
+@click.option("--exposed-qis", type=click.IntRange(0, None), default=1, show_default=True, help="How many of the riskiest QIs get the --exposed list (one small GROUP BY each).")
+@click.option("--top", type=click.IntRange(1, None), default=10, show_default=True, help="QIs listed in text and Markdown; JSON lists all.")
+@params.fmt
+@params.jobs
+@params.batch_size
+@params.quiet
+def uniqueness_cmd(
+    source, table, columns, exclude, delimiter, p, group_size, target, domain, qid, from_marginals, monte_carlo,
+    seed, treatments, plot_path, exposed, exposed_qis, top, fmt, jobs, batch_size, quiet,
+):  # fmt: skip
+    """If k people reveal these columns, what is the chance that every one of them is unique?
+
+    For every set of p columns of SOURCE (or the one --qid): the exact probability, the
+    uniform birthday problem, the Kullback-Leibler approximation of Koot et al. (2011), the
+    Poissonized one, κ, k50 and the records most exposed. The counts come from the same
+    pushed-down scan as `qar audit`.
+    """
+    from qar_sql.errors import ParameterError
+    from qar_sql.output.uniqueness import plot, render_uniqueness
+    from qar_sql.treat.uniqueness import uniqueness
+
+    if monte_carlo < 0:
+        raise ParameterError(f"--monte-carlo {monte_carlo} must be 0 (off) or a number of draws such as 10000")
+    if plot_path is not None and not plot_path.lower().endswith((".png", ".svg")):
+        raise ParameterError(f"--plot {plot_path!r} must end in .png or .svg")
+    with params.Progress("scanning", quiet) as bar:
+        result = uniqueness(
+            source, table=table, columns=columns, exclude=exclude, qid=qid, p=p, group_size=group_size,
+            target=target, domain=domain, from_marginals=from_marginals, monte_carlo=monte_carlo, seed=seed,
+            treatments=treatments, exposed=exposed, exposed_qis=exposed_qis, delimiter=delimiter,
+            batch_size=batch_size, jobs=jobs, progress=bar,
+        )  # fmt: skip
+    click.echo(render_uniqueness(result, fmt, top=top), nl=False)
+    if plot_path:
+        written = plot(result, plot_path)
+        if not quiet:
+            click.echo(f"Plot written to {written}", err=True)

@@ -1,0 +1,140 @@
+"""``qar uniqueness`` on an open relation: profile → the audit's scan → the birthday measures.
+
+The counts come from the same pushed-down scan as the audit (per QI: class size → number of
+classes); the only other statements are the profile the audit runs anyway (which also gives
+each column's number of values for ``--domain product``), the one-column value frequencies for
+``--from-marginals``, and one small GROUP BY per QI whose most exposed records are listed.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+
+from qar_sql.engines.render import render
+from qar_sql.engines.source import Database, Relation, select_columns
+from qar_sql.errors import DataError, UsageError
+from qar_sql.measures import birthday
+from qar_sql.measures.audit import profile_columns
+from qar_sql.pushdown.scan import Progress, scan, value_frequencies
+from qar_sql.results import ExposedValue, QIUniqueness, UniquenessResult
+from qar_sql.stats import uniqueness as U
+
+
+def check(group_size: int, target: float, domain: str | int) -> str | int:
+    """Validate what can be checked before connecting; returns the parsed domain."""
+    if isinstance(group_size, bool) or not isinstance(group_size, int) or group_size < 2:
+        U.check_group_size(group_size, 2)
+    U.check_target(target)
+    return U.parse_domain(domain)
+
+
+def qi_columns(
+    relation: Relation, columns: Sequence[str] | None, exclude: Sequence[str] | None, qid: Sequence[str] | None, p: int
+) -> tuple[tuple[str, ...], int]:
+    """(columns, p): with ``qid`` the one QI made of exactly those columns."""
+    if qid:
+        if columns:
+            raise UsageError("give either --qid (one quasi-identifier) or --columns (every p-subset), not both")
+        if len(set(qid)) != len(qid):
+            raise UsageError(f"--qid lists a column twice ({', '.join(qid)}); list each once")
+        cols = tuple(select_columns(relation.columns, qid, None))
+        return cols, len(cols)
+    return tuple(select_columns(relation.columns, columns, exclude)), p
+
+
+def uniqueness_relation(
+    db: Database,
+    relation: Relation,
+    *,
+    group_size: int,
+    columns: Sequence[str] | None = None,
+    exclude: Sequence[str] | None = None,
+    qid: Sequence[str] | None = None,
+    p: int = 3,
+    target: float = 0.5,
+    domain: str | int = "observed",
+    from_marginals: bool = False,
+    monte_carlo: int = 0,
+    seed: int | None = None,
+    exposed: int = 5,
+    exposed_qis: int = 1,
+    batch_size: int | None = None,
+    jobs: int = 2,
+    progress: Progress | None = None,
+    source: str | None = None,
+    started: float | None = None,
+) -> UniquenessResult:
+    """The measures for every p-subset of ``columns`` (or the one QI ``qid``) of an open
+    relation; ``exposed`` most exposed value combinations for each of the ``exposed_qis``
+    riskiest QIs."""
+    started = started if started is not None else time.perf_counter()
+    parsed = check(group_size, target, domain)
+    cols, p = qi_columns(relation, columns, exclude, qid, p)
+    if not cols:
+        raise UsageError("no quasi-identifier columns are left; name them with --columns or --qid")
+    prof = profile_columns(db, relation, cols)
+    U.check_group_size(group_size, prof.rows)
+    result = scan(
+        db, relation.sql, cols, p, batch_size=batch_size, jobs=jobs, progress=progress,
+        cardinalities=prof.distinct, rows=prof.rows,
+    )  # fmt: skip
+    if result.rows != prof.rows:
+        raise DataError(f"the table changed during the scan ({prof.rows} rows, then {result.rows}); run it again")
+    marginals = None
+    if from_marginals:
+        freqs = value_frequencies(db, relation.sql, cols)
+        marginals = {c: sorted(f.items()) for c, f in zip(cols, freqs)}
+    qis = birthday.measure(
+        result.qis, prof.rows, group_size=group_size, target=target, domain=parsed,
+        column_values=prof.values_by_column, marginals=marginals, monte_carlo=monte_carlo, seed=seed,
+    )  # fmt: skip
+    if exposed > 0 and exposed_qis > 0:
+        qis = tuple(
+            _with_exposed(db, relation, q, prof.rows, group_size, exposed) if i < exposed_qis else q
+            for i, q in enumerate(qis)
+        )
+    return UniquenessResult(
+        source=source if source is not None else relation.display,
+        table=relation.display if relation.kind == "table" else None,
+        engine=db.engine_name,
+        rows=prof.rows,
+        columns=cols,
+        p=p,
+        group_size=group_size,
+        target=float(target),
+        domain_mode=birthday.domain_mode(parsed),
+        qis=qis,
+        seconds=time.perf_counter() - started,
+        from_marginals=from_marginals,
+        monte_carlo_draws=monte_carlo,
+        seed=seed,
+        warnings=tuple(prof.notes),
+    )
+
+
+def most_exposed(
+    db: Database, relation: Relation, columns: Sequence[str], rows: int, group_size: int, limit: int
+) -> tuple[ExposedValue, ...]:
+    """The ``limit`` value combinations of a QI with the fewest records, and each one's exposure
+    (1 − n/L)^(k−1). Ties in n are broken by the values in the engine's sort order."""
+    sql = render("smallest_classes.sql", db.dialect, columns=list(columns), relation=relation.sql, limit=int(limit))
+    out = []
+    for row in db.query(sql):
+        n = int(row[-1])
+        out.append(ExposedValue(tuple(_plain(v) for v in row[:-1]), n, math.exp((group_size - 1) * math.log1p(-n / rows))))
+    return tuple(out)
+
+
+def _with_exposed(db, relation, q: QIUniqueness, rows: int, group_size: int, limit: int) -> QIUniqueness:
+    return replace(q, most_exposed=most_exposed(db, relation, q.columns, rows, group_size, limit))
+
+
+def _plain(value):
+    """A value as JSON can carry it: numbers, text, booleans and NULL as they are, the rest
+    (dates, decimals, UUIDs, …) as text."""
+    if value is None or isinstance(value, (bool, int, str)) or (isinstance(value, float) and math.isfinite(value)):
+        return value
+    return str(value)

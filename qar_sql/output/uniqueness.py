@@ -1,0 +1,271 @@
+"""Render ``qar uniqueness`` (text, Markdown, JSON) and draw its figures (matplotlib).
+
+JSON field names are the contract of issue 18: ``group_size``, ``rows``, ``domain_mode`` and
+per QI ``columns``, ``domain``, ``kappa``, ``pi_uniform``, ``pi_kl``, ``pi_poisson``,
+``pi_exact``, ``k50`` (plus ``k_at``, exposures, Monte Carlo, the independence model).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from qar_sql.errors import ParameterError, UsageError
+from qar_sql.output.formats import _md_escape, _num, to_json
+from qar_sql.results import QIUniqueness, UniquenessResult
+from qar_sql.stats import uniqueness as U
+from qar_sql.version import __version__
+
+
+def qi_dict(q: QIUniqueness) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "columns": list(q.columns),
+        "domain": q.domain,
+        "kappa": _num(q.kappa),
+        "pi_uniform": _num(q.pi_uniform),
+        "pi_kl": _num(q.pi_kl),
+        "pi_poisson": _num(q.pi_poisson),
+        "pi_exact": _num(q.pi_exact),
+        "k50": q.k50,
+        "k_at": q.k_at,
+        "index": q.index,
+        "distinct": q.distinct,
+        "exposure_mean": _num(q.exposure_mean),
+        "exposure_max": _num(q.exposure_max),
+    }
+    if q.monte_carlo is not None:
+        mc = q.monte_carlo
+        d["monte_carlo"] = {"draws": mc.draws, "share": mc.share, "low": mc.low, "high": mc.high}
+    if q.marginal is not None:
+        m = q.marginal
+        d["marginal"] = {
+            "domain": m.domain,
+            "kappa": _num(m.kappa),
+            "pi_uniform": _num(m.pi_uniform),
+            "pi_kl": _num(m.pi_kl),
+            "pi_poisson": _num(m.pi_poisson),
+            "pi_exact": _num(m.pi_exact),
+            "k50": m.k50,
+        }
+    if q.most_exposed:
+        d["most_exposed"] = [
+            {"values": list(e.values), "class_size": e.class_size, "exposure": _num(e.exposure)} for e in q.most_exposed
+        ]
+    return d
+
+
+def block_dict(r: UniquenessResult) -> dict[str, Any]:
+    """The ``uniqueness`` block of the audit JSON (and the core of the command's JSON)."""
+    return {
+        "group_size": r.group_size,
+        "rows": r.rows,
+        "domain_mode": r.domain_mode,
+        "target": r.target,
+        "qis": [qi_dict(q) for q in r.qis],
+    }
+
+
+def uniqueness_dict(r: UniquenessResult) -> dict[str, Any]:
+    """The documented JSON object of ``qar uniqueness`` (docs/uniqueness.md)."""
+    d: dict[str, Any] = {
+        "qar_sql_version": __version__,
+        "source": r.source,
+        "table": r.table,
+        "engine": r.engine,
+        "columns": list(r.columns),
+        "p": r.p,
+        "from_marginals": r.from_marginals,
+        "monte_carlo": r.monte_carlo_draws,
+        "seed": r.seed,
+        "seconds": r.seconds,
+        "warnings": list(r.warnings),
+    }
+    d.update(block_dict(r))
+    if r.scenarios:
+        d["scenarios"] = [
+            {
+                "name": s.name,
+                "treatments": list(s.treatments),
+                "rows": s.rows,
+                "qis": [qi_dict(q) for q in s.qis],
+            }
+            for s in r.scenarios
+        ]
+    return d
+
+
+def _p(x: float) -> str:
+    """A probability for people: percent with 3 significant digits, or scientific when tiny."""
+    if x == 0:
+        return "0"
+    if x >= 1e-4:
+        return f"{100 * x:.3g}%"
+    return f"{x:.2e}"
+
+
+def _cols(q: QIUniqueness) -> str:
+    return ", ".join(q.columns)
+
+
+def _title(r: UniquenessResult) -> str:
+    return r.table or r.source
+
+
+def _scenario_rows(r: UniquenessResult, top: int) -> list[tuple[str, QIUniqueness, list[QIUniqueness]]]:
+    """For the riskiest QIs: (columns, before, after in each scenario)."""
+    out = []
+    for q in r.qis[:top]:
+        after = [next(a for a in s.qis if a.index == q.index) for s in r.scenarios]
+        out.append((_cols(q), q, after))
+    return out
+
+
+def uniqueness_text(r: UniquenessResult, top: int = 10) -> str:
+    k = r.group_size
+    lines = [
+        f"Uniqueness probability of groups of k = {k} in {_title(r)} ({r.engine}, {r.seconds:.2f} s)",
+        "",
+        f"  rows       {r.rows:,}",
+        f"  QIs        {len(r.qis):,} (p = {r.p} of {len(r.columns)} columns)",
+        f"  domain     {r.domain_mode}",
+        f"  k_at       largest k with pi_exact >= {r.target:g}",
+        "",
+        f"  Riskiest {min(top, len(r.qis))} QIs (largest chance that all {k} people are unique):",
+        "",
+    ]
+    shown = r.qis[:top]
+    width = max((len(_cols(q)) for q in shown), default=10)
+    header = f"  {'QI':<{width}}  {'M':>10}  {'kappa':>7}  {'pi_exact':>9}  {'pi_kl':>9}  {'pi_unif':>9}  {'pi_pois':>9}  {'k50':>6}  {'k_at':>6}"
+    if r.monte_carlo_draws:
+        header += f"  {'Monte Carlo (95%)':>26}"
+    lines.append(header)
+    for q in shown:
+        line = (
+            f"  {_cols(q):<{width}}  {q.domain:>10,}  {q.kappa:>7.4f}  {_p(q.pi_exact):>9}  {_p(q.pi_kl):>9}  "
+            f"{_p(q.pi_uniform):>9}  {_p(q.pi_poisson):>9}  {q.k50:>6,}  {q.k_at:>6,}"
+        )
+        if q.monte_carlo is not None:
+            mc = q.monte_carlo
+            line += f"  {_p(mc.share):>8} [{_p(mc.low)}, {_p(mc.high)}]"
+        lines.append(line)
+    if r.from_marginals:
+        lines += ["", "  Independence model (p from one-column distributions) for the same QIs:", ""]
+        lines.append(f"  {'QI':<{width}}  {'M':>12}  {'kappa':>7}  {'pi_exact':>9}  {'pi_kl':>9}  {'k50':>6}")
+        for q in shown:
+            m = q.marginal
+            assert m is not None
+            lines.append(f"  {_cols(q):<{width}}  {m.domain:>12,}  {m.kappa:>7.4f}  {_p(m.pi_exact):>9}  {_p(m.pi_kl):>9}  {m.k50:>6,}")
+    exposed = [q for q in r.qis if q.most_exposed]
+    for q in exposed:
+        lines += ["", f"  Most exposed records on ({_cols(q)}): chance to be unique among {k}", ""]
+        for e in q.most_exposed:
+            values = ", ".join("NULL" if v is None else str(v) for v in e.values)
+            lines.append(f"    {_p(e.exposure):>9}  class of {e.class_size:,}  ({values})")
+    if r.scenarios:
+        lines += ["", "  Treatments (kappa and pi_exact before -> after):", ""]
+        for cols, q, after in _scenario_rows(r, top):
+            lines.append(f"  {cols}")
+            lines.append(f"    {'original':<30}  kappa {q.kappa:.4f}  pi_exact {_p(q.pi_exact):>9}  k50 {q.k50:,}")
+            for s, a in zip(r.scenarios, after):
+                lines.append(f"    {s.name:<30}  kappa {a.kappa:.4f}  pi_exact {_p(a.pi_exact):>9}  k50 {a.k50:,}")
+    if r.warnings:
+        lines += ["", "Warnings:"] + [f"  - {w}" for w in r.warnings]
+    return "\n".join(lines) + "\n"
+
+
+def uniqueness_markdown(r: UniquenessResult, top: int = 10) -> str:
+    k = r.group_size
+    lines = [
+        f"## Uniqueness probability of groups of k = {k} in `{_md_escape(_title(r))}`",
+        "",
+        f"{r.rows:,} rows; {len(r.qis):,} QIs of p = {r.p}; domain: {r.domain_mode}; "
+        f"k_at: the largest k with pi_exact ≥ {r.target:g}.",
+        "",
+        "| QI | M | κ | π exact | π KL | π uniform | π Poisson | k50 | k_at |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for q in r.qis[:top]:
+        lines.append(
+            f"| {_md_escape(_cols(q))} | {q.domain:,} | {q.kappa:.4f} | {_p(q.pi_exact)} | {_p(q.pi_kl)} | "
+            f"{_p(q.pi_uniform)} | {_p(q.pi_poisson)} | {q.k50:,} | {q.k_at:,} |"
+        )
+    for q in (q for q in r.qis if q.most_exposed):
+        lines += ["", f"**Most exposed records on ({_md_escape(_cols(q))})**", "", "| exposure | class size | values |", "|---:|---:|---|"]
+        for e in q.most_exposed:
+            values = ", ".join("NULL" if v is None else str(v) for v in e.values)
+            lines.append(f"| {_p(e.exposure)} | {e.class_size:,} | {_md_escape(values)} |")
+    if r.scenarios:
+        lines += ["", "**Treatments** (κ / π exact)", "", "| QI | original | " + " | ".join(_md_escape(s.name) for s in r.scenarios) + " |"]
+        lines.append("|---|---:|" + "---:|" * len(r.scenarios))
+        for cols, q, after in _scenario_rows(r, top):
+            cells = [f"{a.kappa:.4f} / {_p(a.pi_exact)}" for a in after]
+            lines.append(f"| {_md_escape(cols)} | {q.kappa:.4f} / {_p(q.pi_exact)} | " + " | ".join(cells) + " |")
+    if r.warnings:
+        lines += ["", "**Warnings**", ""] + [f"- {_md_escape(w)}" for w in r.warnings]
+    return "\n".join(lines) + "\n"
+
+
+def render_uniqueness(r: UniquenessResult, fmt: str, *, top: int = 10) -> str:
+    if fmt == "json":
+        return to_json(uniqueness_dict(r)) + "\n"
+    if fmt == "markdown":
+        return uniqueness_markdown(r, top)
+    return uniqueness_text(r, top)
+
+
+# --- figures ----------------------------------------------------------------------------------
+
+
+def curve(q: QIUniqueness, ks: np.ndarray) -> np.ndarray:
+    """π_exact(k) of one QI at every k of ``ks``."""
+    dist = U.Grouped.from_histogram(q.class_sizes)
+    return np.array([U.pi_exact(int(k), dist) for k in ks])
+
+
+def plot(r: UniquenessResult, path: str | Path, *, n_curves: int = 3) -> Path:
+    """The paper's Figure 3 for the ``n_curves`` riskiest QIs — π(k) against k, exact (solid)
+    with the KL approximation (dashed) and the uniform curve on the same M (dotted) — and κ per
+    QI (right). ``.png`` or ``.svg``; matplotlib is the optional extra ``qar-sql[plot]``."""
+    path = Path(path)
+    if path.suffix.lower() not in (".png", ".svg"):
+        raise ParameterError(f"--plot {str(path)!r} must end in .png or .svg")
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")  # files only; never open a window
+        import matplotlib.pyplot as plt
+    except ImportError as exc:  # pragma: no cover - the dev extra installs it
+        raise UsageError("the uniqueness plot needs matplotlib; install it with: pip install 'qar-sql[plot]'") from exc
+    shown = list(r.qis[:n_curves])
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5), gridspec_kw={"width_ratios": [3, 2]})
+    k_max = max([2 * r.group_size] + [2 * q.k50 for q in shown])
+    for i, q in enumerate(shown):
+        top = min(k_max, q.distinct + 1)
+        ks = np.unique(np.linspace(1, top, num=min(top, 200)).round().astype(int))
+        colour = f"C{i}"
+        label = ", ".join(q.columns)
+        left.plot(ks, curve(q, ks), color=colour, label=f"{label} (κ = {q.kappa:.3f}, M = {q.domain:,})")
+        left.plot(ks, [U.pi_kl(int(k), q.domain, q.kappa) for k in ks], color=colour, linestyle="--")
+        left.plot(ks, [U.pi_uniform(int(k), q.domain) for k in ks], color=colour, linestyle=":")
+    left.axvline(r.group_size, color="grey", linewidth=0.8)
+    left.set_xlabel("group size k")
+    left.set_ylabel("P(all k unique)")
+    left.set_title("Uniqueness probability: exact (solid), KL (dashed), uniform (dotted)", fontsize=10)
+    left.set_ylim(0, 1.02)
+    left.legend(fontsize=8)
+    order = sorted(r.qis, key=lambda q: q.kappa)
+    right.plot(range(1, len(order) + 1), [q.kappa for q in order], marker="." if len(order) < 60 else None)
+    if len(order) <= 20:
+        right.set_xticks(range(1, len(order) + 1), [", ".join(q.columns) for q in order], rotation=60, ha="right", fontsize=7)
+    else:
+        right.set_xlabel(f"QI, by κ ({len(order):,} QIs)")
+    right.set_ylabel("κ (Kullback-Leibler distance to uniform)")
+    right.set_title(f"κ per QI (domain: {r.domain_mode})", fontsize=10)
+    fig.suptitle(f"{_title(r)}: groups of k = {r.group_size}", fontsize=11)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+    return path
