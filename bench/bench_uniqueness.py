@@ -16,7 +16,7 @@ rendering are included. Checks: both report the same QIs with the same distinct 
 π_exact of a few QIs equals an independent computation from the raw data (numpy bincount of the
 packed key, then the exact rational product of the generating polynomial is too slow at this
 size, so the DP of ``bench_reference_pi`` below: the textbook recursion e_j += p e_{j-1} over
-every value, in float). Target (issue 18): uniqueness <= 1.2x audit.
+every value, in long double, to 1e-11). Target (issue 18): uniqueness <= 1.2x audit.
 
     python bench/bench_uniqueness.py [--rows N] [--repeat R] [--group-size K]
 """
@@ -51,14 +51,15 @@ TABLE = "people"
 
 def bench_reference_pi(counts: np.ndarray, k: int) -> float:
     """k! e_k(p) by the textbook recursion over every value (no grouping, no transform), with
-    the coefficients scaled by j!/T^j (T the share added so far) so that they stay in [0, 1]."""
-    rows = counts.sum()
-    b = np.zeros(k + 1)
+    the coefficients scaled by j!/T^j (T the share added so far) so that they stay in [0, 1];
+    in long double, because half a million steps of double rounding drift by ~1e-10."""
+    rows = np.longdouble(counts.sum())
+    b = np.zeros(k + 1, dtype=np.longdouble)
     b[0] = 1.0
-    total = 0.0
-    j = np.arange(1, k + 1)
+    total = np.longdouble(0)
+    j = np.arange(1, k + 1, dtype=np.longdouble)
     for c in counts:
-        p = c / rows
+        p = np.longdouble(c) / rows
         new = total + p
         ratio = total / new
         b[1:] = b[1:] * ratio**j + j * (p / new) * ratio ** (j - 1) * b[:-1]
@@ -146,7 +147,7 @@ def main(argv=None) -> int:
             key = key * (int(codes[i].max()) + 1) + codes[i]
         counts = np.unique(key, return_counts=True)[1]
         ref = bench_reference_pi(counts, args.group_size)
-        ok = math.isclose(q["pi_exact"], ref, rel_tol=1e-9, abs_tol=1e-300)
+        ok = math.isclose(q["pi_exact"], ref, rel_tol=1e-11, abs_tol=1e-300)
         checks.append(ok)
         print(f"pi_exact({', '.join(q['columns'])}) = {q['pi_exact']:.12g}; reference recursion {ref:.12g}: {ok}")
 

@@ -66,8 +66,6 @@ def uniqueness_cmd(
     from qar_sql.output.uniqueness import plot, render_uniqueness
     from qar_sql.treat.uniqueness import uniqueness
 
-    if monte_carlo < 0:
-        raise ParameterError(f"--monte-carlo {monte_carlo} must be 0 (off) or a number of draws such as 10000")
     if plot_path is not None and not plot_path.lower().endswith((".png", ".svg")):
         raise ParameterError(f"--plot {plot_path!r} must end in .png or .svg")
     with params.Progress("scanning", quiet) as bar:

@@ -19,6 +19,11 @@ from qar_sql.results import MarginalUniqueness, QIStats, QIUniqueness
 from qar_sql.stats import uniqueness as U
 
 
+def check_group_size(group_size: int) -> None:
+    """What can be said about k before the table is read: a whole number of at least 2."""
+    U.check_group_size(group_size, max(group_size, 2) if isinstance(group_size, int) else 2)
+
+
 def domain_mode(domain: str | int) -> str:
     """The JSON ``domain_mode``: "observed", "product", or "number" for a fixed M."""
     return domain if isinstance(domain, str) else "number"

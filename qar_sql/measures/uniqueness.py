@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, Relation, select_columns
-from qar_sql.errors import DataError, UsageError
+from qar_sql.errors import DataError, ParameterError, UsageError
 from qar_sql.measures import birthday
 from qar_sql.measures.audit import profile_columns
 from qar_sql.pushdown.scan import Progress, scan, value_frequencies
@@ -23,11 +23,12 @@ from qar_sql.results import ExposedValue, QIUniqueness, UniquenessResult
 from qar_sql.stats import uniqueness as U
 
 
-def check(group_size: int, target: float, domain: str | int) -> str | int:
+def check(group_size: int, target: float, domain: str | int, monte_carlo: int = 0) -> str | int:
     """Validate what can be checked before connecting; returns the parsed domain."""
-    if isinstance(group_size, bool) or not isinstance(group_size, int) or group_size < 2:
-        U.check_group_size(group_size, 2)
+    birthday.check_group_size(group_size)
     U.check_target(target)
+    if isinstance(monte_carlo, bool) or not isinstance(monte_carlo, int) or monte_carlo < 0:
+        raise ParameterError(f"--monte-carlo {monte_carlo!r} must be 0 (off) or a number of draws such as 10000")
     return U.parse_domain(domain)
 
 
@@ -71,7 +72,7 @@ def uniqueness_relation(
     relation; ``exposed`` most exposed value combinations for each of the ``exposed_qis``
     riskiest QIs."""
     started = started if started is not None else time.perf_counter()
-    parsed = check(group_size, target, domain)
+    parsed = check(group_size, target, domain, monte_carlo)
     cols, p = qi_columns(relation, columns, exclude, qid, p)
     if not cols:
         raise UsageError("no quasi-identifier columns are left; name them with --columns or --qid")
@@ -89,7 +90,7 @@ def uniqueness_relation(
         marginals = {c: sorted(f.items()) for c, f in zip(cols, freqs)}
     qis = birthday.measure(
         result.qis, prof.rows, group_size=group_size, target=target, domain=parsed,
-        column_values=prof.values_by_column, marginals=marginals, monte_carlo=monte_carlo, seed=seed,
+        column_values=dict(zip(cols, prof.values)), marginals=marginals, monte_carlo=monte_carlo, seed=seed,
     )  # fmt: skip
     if exposed > 0 and exposed_qis > 0:
         qis = tuple(

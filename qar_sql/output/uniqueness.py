@@ -2,7 +2,8 @@
 
 JSON field names are the contract of issue 18: ``group_size``, ``rows``, ``domain_mode`` and
 per QI ``columns``, ``domain``, ``kappa``, ``pi_uniform``, ``pi_kl``, ``pi_poisson``,
-``pi_exact``, ``k50`` (plus ``k_at``, exposures, Monte Carlo, the independence model).
+``pi_exact``, ``k50`` (plus ``k_at``, exposures, Monte Carlo, the independence model); the
+per-QI and block builders live in :mod:`qar_sql.output.formats`, which the audit's JSON uses too.
 """
 
 from __future__ import annotations
@@ -13,58 +14,10 @@ from typing import Any
 import numpy as np
 
 from qar_sql.errors import ParameterError, UsageError
-from qar_sql.output.formats import _md_escape, _num, to_json
+from qar_sql.output.formats import _md_escape, percent, to_json, uniqueness_block, uniqueness_qi_dict
 from qar_sql.results import QIUniqueness, UniquenessResult
 from qar_sql.stats import uniqueness as U
 from qar_sql.version import __version__
-
-
-def qi_dict(q: QIUniqueness) -> dict[str, Any]:
-    d: dict[str, Any] = {
-        "columns": list(q.columns),
-        "domain": q.domain,
-        "kappa": _num(q.kappa),
-        "pi_uniform": _num(q.pi_uniform),
-        "pi_kl": _num(q.pi_kl),
-        "pi_poisson": _num(q.pi_poisson),
-        "pi_exact": _num(q.pi_exact),
-        "k50": q.k50,
-        "k_at": q.k_at,
-        "index": q.index,
-        "distinct": q.distinct,
-        "exposure_mean": _num(q.exposure_mean),
-        "exposure_max": _num(q.exposure_max),
-    }
-    if q.monte_carlo is not None:
-        mc = q.monte_carlo
-        d["monte_carlo"] = {"draws": mc.draws, "share": mc.share, "low": mc.low, "high": mc.high}
-    if q.marginal is not None:
-        m = q.marginal
-        d["marginal"] = {
-            "domain": m.domain,
-            "kappa": _num(m.kappa),
-            "pi_uniform": _num(m.pi_uniform),
-            "pi_kl": _num(m.pi_kl),
-            "pi_poisson": _num(m.pi_poisson),
-            "pi_exact": _num(m.pi_exact),
-            "k50": m.k50,
-        }
-    if q.most_exposed:
-        d["most_exposed"] = [
-            {"values": list(e.values), "class_size": e.class_size, "exposure": _num(e.exposure)} for e in q.most_exposed
-        ]
-    return d
-
-
-def block_dict(r: UniquenessResult) -> dict[str, Any]:
-    """The ``uniqueness`` block of the audit JSON (and the core of the command's JSON)."""
-    return {
-        "group_size": r.group_size,
-        "rows": r.rows,
-        "domain_mode": r.domain_mode,
-        "target": r.target,
-        "qis": [qi_dict(q) for q in r.qis],
-    }
 
 
 def uniqueness_dict(r: UniquenessResult) -> dict[str, Any]:
@@ -82,27 +35,21 @@ def uniqueness_dict(r: UniquenessResult) -> dict[str, Any]:
         "seconds": r.seconds,
         "warnings": list(r.warnings),
     }
-    d.update(block_dict(r))
+    d.update(uniqueness_block(r))
     if r.scenarios:
         d["scenarios"] = [
             {
                 "name": s.name,
                 "treatments": list(s.treatments),
                 "rows": s.rows,
-                "qis": [qi_dict(q) for q in s.qis],
+                "qis": [uniqueness_qi_dict(q) for q in s.qis],
             }
             for s in r.scenarios
         ]
     return d
 
 
-def _p(x: float) -> str:
-    """A probability for people: percent with 3 significant digits, or scientific when tiny."""
-    if x == 0:
-        return "0"
-    if x >= 1e-4:
-        return f"{100 * x:.3g}%"
-    return f"{x:.2e}"
+_p = percent
 
 
 def _cols(q: QIUniqueness) -> str:

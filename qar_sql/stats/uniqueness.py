@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize, special  # type: ignore[import-untyped]
+from scipy import special  # type: ignore[import-untyped]
 
 from qar_sql.errors import DataError, ParameterError
 
@@ -43,17 +43,16 @@ class Grouped:
     @classmethod
     def from_histogram(cls, histogram: Iterable[tuple[int, int]]) -> Grouped:
         """From ``[(class size, number of classes), ...]``; p = size / rows."""
-        pairs = [(int(s), int(n)) for s, n in histogram if n > 0 and s > 0]
-        if not pairs:
-            raise DataError(
-                "the class-size histogram is empty; a QI needs at least one row"
-            )
-        sizes = np.array([s for s, _ in pairs], dtype=np.float64)
-        mult = np.array([n for _, n in pairs], dtype=np.int64)
+        if not isinstance(histogram, (list, tuple, np.ndarray)):
+            histogram = list(histogram)
+        pairs = np.asarray(histogram, dtype=np.int64).reshape(-1, 2)
+        pairs = pairs[(pairs[:, 0] > 0) & (pairs[:, 1] > 0)]
+        if not len(pairs):
+            raise DataError("the class-size histogram is empty; a QI needs at least one row")
+        sizes = pairs[:, 0].astype(np.float64)
+        mult = pairs[:, 1].copy()
         rows = float(np.dot(sizes, mult))
-        if np.all(
-            np.diff(sizes) > 0
-        ):  # the scan's histograms: one row per size, ascending
+        if np.all(np.diff(sizes) > 0):  # the scan's histograms: one row per size, ascending
             return cls(prob=sizes / rows, mult=mult)
         return cls._merged(sizes / rows, mult)
 
@@ -253,21 +252,25 @@ def pi_exact(k: int, dist: Grouped) -> float:
 
 
 def _saddle(k: int, dist: Grouped) -> float:
-    """log r with Σ_v p_v r / (1 + p_v r) = k (0 < k < H): the mean of the tilted count."""
+    """log r with Σ_v p_v r / (1 + p_v r) = k (0 < k < H): the mean of the tilted count.
+
+    Newton's method on g(u) = log Σ_v q_v(u) − log k with u = log r and q = expit(log p + u):
+    g is increasing and concave (g' = the q-weighted mean of 1 − q, which falls as u grows),
+    so from u = log k, where g < 0, the iterates rise to the root without overshooting."""
     logp = np.log(dist.prob)
-
-    def excess(u: float) -> float:
-        return float(np.dot(dist.mult, special.expit(logp + u))) - k
-
-    lo = math.log(k)  # Σ p r/(1 + p r) < r Σ p = r, so the excess is negative at r = k
-    hi = (
-        math.log(k / (dist.support - k)) - float(logp[0]) + 1.0
-    )  # every share ≥ k/H there
-    while excess(hi) < 0:  # pragma: no cover - the bound above already suffices
-        hi += 1.0
-    return float(
-        optimize.brentq(excess, lo, hi, xtol=1e-12, rtol=4 * np.finfo(float).eps)
-    )
+    weights = dist.mult.astype(np.float64)
+    log_k = math.log(k)
+    u = log_k  # Σ p r/(1 + p r) < r Σ p = r: below the root
+    for _ in range(100):
+        x = logp + u
+        q = special.expit(x)
+        total = float(np.dot(weights, q))
+        slope = float(np.dot(weights, q * special.expit(-x))) / total
+        step = (log_k - math.log(total)) / slope
+        u += step
+        if abs(step) <= 1e-14 * max(1.0, abs(u)):
+            break
+    return u
 
 
 def _log_pi_window(k: int, dist: Grouped, width: int) -> dict[int, float]:
@@ -324,12 +327,12 @@ def _transform(k: int, dist: Grouped, wanted: Sequence[int]) -> dict[int, float]
     log_f_r = float(
         np.dot(dist.mult, np.logaddexp(0.0, x))
     )  # log Π (1 + p r), to an ulp per value
-    out = {}
-    for j in wanted:
-        c = coef[j % n]
-        if j == k or c > 1e-8:
-            out[j] = math.lgamma(j + 1) + math.log(c) + log_f_r - j * u
-    return out
+    js = np.asarray(wanted, dtype=np.int64)
+    c = coef[js % n]
+    ok = (js == k) | (c > 1e-8)
+    js, c = js[ok], c[ok]
+    logs = special.gammaln(js + 1.0) + np.log(c) + log_f_r - js * u
+    return dict(zip(js.tolist(), logs.tolist()))
 
 
 def _log_product_on_circle(

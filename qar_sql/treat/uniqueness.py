@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from qar_sql.engines.source import open_source
+from qar_sql.engines.source import open_source, resolve_source
 from qar_sql.errors import DataError
 from qar_sql.measures.uniqueness import check, uniqueness_relation
 from qar_sql.pushdown.scan import Progress
@@ -59,7 +59,7 @@ def uniqueness(
     combinations is measured too, as ``result.scenarios``.
     """
     started = time.perf_counter()
-    check(group_size, target, domain)
+    check(group_size, target, domain, monte_carlo)
     plan = load(treatments) if treatments is not None else None
     db, relation = open_source(source, table=table, delimiter=delimiter, threads=threads)
     with db:
@@ -70,7 +70,7 @@ def uniqueness(
         result = uniqueness_relation(
             db, relation, **options, from_marginals=from_marginals, monte_carlo=monte_carlo, seed=seed,
             exposed=exposed, exposed_qis=exposed_qis, progress=progress, started=started,
-            source=getattr(db, "masked_url", None) or mask_source(source or relation.display),
+            source=mask_source(resolve_source(source)),
         )  # fmt: skip
         scenarios = []
         if plan is not None:
