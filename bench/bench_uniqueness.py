@@ -104,7 +104,7 @@ def main(argv=None) -> int:
             "--format", "json", "--quiet",
         ],
     }  # fmt: skip
-    for label, argv_ in commands.items():
+    for argv_ in commands.values():
         print(f"  qar {' '.join(argv_[:1] + ['FILE'] + argv_[2:])}")
     print()
     runner = CliRunner()

@@ -21,8 +21,9 @@ from qar_sql.measures.audit import audit
 from qar_sql.measures.classic import RiskResult, risk
 from qar_sql.release.compare import compare
 from qar_sql.reporting.collect import report
-from qar_sql.results import AuditResult, CompareResult, QIStats, ScanResult
+from qar_sql.results import AuditResult, CompareResult, QIStats, QIUniqueness, ScanResult, UniquenessResult
 from qar_sql.treat.discover import discover
+from qar_sql.treat.uniqueness import uniqueness
 from qar_sql.treat.whatif import whatif
 from qar_sql.version import __version__
 
@@ -38,6 +39,9 @@ __all__ = [
     "history",
     "discover",
     "whatif",
+    "uniqueness",
+    "UniquenessResult",
+    "QIUniqueness",
     "AuditResult",
     "RiskResult",
     "QIStats",

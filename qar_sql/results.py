@@ -16,6 +16,7 @@ import numpy as np
 
 from qar_sql.errors import UsageError
 from qar_sql.stats.evt import TailFit
+from qar_sql.stats.uniqueness import MonteCarlo
 
 #: Rows shown by ``_repr_html_``: enough to see the riskiest, small enough for a notebook.
 HTML_ROWS = 10
@@ -152,6 +153,7 @@ class AuditResult(Tabular):
     seconds: float
     k: int = 5  # the k used for the k-anonymity summary
     column_notes: tuple[str, ...] = field(default=())
+    uniqueness: UniquenessResult | None = None  # with group_size: the birthday measures per QI
 
     @property
     def risk(self) -> float | None:
@@ -339,3 +341,118 @@ class CompareResult:
         if name == "mae":
             return self.inference.value if self.inference and self.inference.kind == "mae" else None
         return getattr(self, name)
+
+
+@dataclass(frozen=True)
+class ExposedValue:
+    """One value combination of a QI and how exposed its records are in a group of k."""
+
+    values: tuple  # the QI's values, column order (None for NULL)
+    class_size: int  # records with these values
+    exposure: float  # (1 − class_size / L)^(k − 1): each such record's chance to be unique among k
+
+
+@dataclass(frozen=True)
+class MarginalUniqueness:
+    """The measures under independence: p from the product of one-column distributions."""
+
+    domain: int
+    kappa: float
+    pi_uniform: float
+    pi_kl: float
+    pi_poisson: float
+    pi_exact: float
+    k50: int
+
+
+@dataclass(frozen=True)
+class QIUniqueness:
+    """The probability that k people are all unique on one quasi-identifier (Koot et al.)."""
+
+    index: int  # QI index (itertools.combinations order)
+    columns: tuple[str, ...]
+    distinct: int  # H: values observed (NULL a value)
+    domain: int  # M
+    kappa: float  # Σ p log(p M)
+    pi_uniform: float  # M! / ((M − k)! M^k)
+    pi_kl: float  # exp(−(1/2 + κ) k² / M)
+    pi_poisson: float  # e^(−k) Π (1 + k p)
+    pi_exact: float  # k! e_k(p)
+    k50: int  # largest k with pi_exact ≥ 1/2
+    k_at: int  # largest k with pi_exact ≥ the target
+    exposure_mean: float  # Σ p (1 − p)^(k−1): expected share of a group of k that is unique
+    exposure_max: float  # (1 − p_min)^(k−1): the most exposed records' chance to be unique
+    class_sizes: tuple[tuple[int, int], ...] = field(default=(), repr=False)  # (size, classes)
+    monte_carlo: MonteCarlo | None = None
+    marginal: MarginalUniqueness | None = None
+    most_exposed: tuple[ExposedValue, ...] = ()
+
+
+@dataclass(frozen=True)
+class UniquenessScenario:
+    """The measures on a treated release (the what-if file's treatments, applied in order)."""
+
+    name: str
+    treatments: tuple[str, ...]
+    rows: int
+    qis: tuple[QIUniqueness, ...]  # in the order of the original's QIs
+
+
+@dataclass(frozen=True, repr=False)
+class UniquenessResult(Tabular):
+    """``qar uniqueness``: for every QI the uniqueness probability of a group of k, riskiest
+    (largest pi_exact, then largest k50) first."""
+
+    source: str  # passwords masked
+    table: str | None
+    engine: str
+    rows: int
+    columns: tuple[str, ...]
+    p: int
+    group_size: int  # k
+    target: float  # the probability k_at is computed for
+    domain_mode: str  # "observed", "product" or "number"
+    qis: tuple[QIUniqueness, ...]
+    seconds: float
+    from_marginals: bool = False
+    monte_carlo_draws: int = 0
+    seed: int | None = None
+    scenarios: tuple[UniquenessScenario, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    def qi(self, columns) -> QIUniqueness:
+        """The QI on exactly these columns (any order)."""
+        wanted = set(columns)
+        for q in self.qis:
+            if set(q.columns) == wanted:
+                return q
+        raise KeyError(tuple(columns))
+
+    def table_columns(self) -> dict[str, list]:
+        """One row per QI, riskiest first: its columns, M, κ, the four probabilities, k50, k_at
+        and the exposures."""
+        qis = self.qis
+        return {
+            "qi": [q.index for q in qis],
+            "columns": [", ".join(q.columns) for q in qis],
+            "domain": [q.domain for q in qis],
+            "kappa": [q.kappa for q in qis],
+            "pi_exact": [q.pi_exact for q in qis],
+            "pi_kl": [q.pi_kl for q in qis],
+            "pi_uniform": [q.pi_uniform for q in qis],
+            "pi_poisson": [q.pi_poisson for q in qis],
+            "k50": [q.k50 for q in qis],
+            "k_at": [q.k_at for q in qis],
+            "exposure_mean": [q.exposure_mean for q in qis],
+            "exposure_max": [q.exposure_max for q in qis],
+        }
+
+    def summary_line(self) -> str:
+        top = self.qis[0] if self.qis else None
+        riskiest = (
+            f"; riskiest ({', '.join(top.columns)}): pi_exact = {top.pi_exact:.4g}, k50 = {top.k50}" if top else ""
+        )
+        return (
+            f"{self.source}{f' table {self.table}' if self.table else ''}: groups of k = {self.group_size}, "
+            f"{self.rows:,} rows, {len(self.qis):,} QIs (domain {self.domain_mode}){riskiest}"
+        )

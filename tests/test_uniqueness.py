@@ -27,11 +27,7 @@ def shares(histogram) -> list[float]:
 
 def brute_force(p: list[float], k: int) -> float:
     """Σ over all k-tuples of distinct values of Π p: the probability that k draws differ."""
-    return math.fsum(
-        math.prod(p[i] for i in t)
-        for t in itertools.product(range(len(p)), repeat=k)
-        if len(set(t)) == k
-    )
+    return math.fsum(math.prod(p[i] for i in t) for t in itertools.product(range(len(p)), repeat=k) if len(set(t)) == k)
 
 
 def rational(histogram, k: int) -> Fraction:
@@ -108,9 +104,7 @@ def test_pi_exact_against_rational_arithmetic():
     for _ in range(40):
         histogram = sorted(
             {
-                int(rng.integers(1, int(rng.choice([3, 50, 1000])))): int(
-                    rng.integers(1, 30)
-                )
+                int(rng.integers(1, int(rng.choice([3, 50, 1000])))): int(rng.integers(1, 30))
                 for _ in range(int(rng.integers(1, 7)))
             }.items()
         )
@@ -143,9 +137,7 @@ def test_pi_exact_against_monte_carlo():
         draws.sort(axis=1)
         share = np.mean(np.all(draws[:, 1:] != draws[:, :-1], axis=1))
         expected = U.pi_exact(k, d)
-        assert abs(share - expected) < 4 * math.sqrt(
-            expected * (1 - expected) / 40_000
-        ), k
+        assert abs(share - expected) < 4 * math.sqrt(expected * (1 - expected) / 40_000), k
 
 
 def test_monte_carlo_interval_covers_pi_exact():
@@ -162,9 +154,7 @@ def test_uniform_table_kappa_zero_and_exact_equals_uniform():
         assert U.kappa(d, m) == 0.0
         for k in (2, 10, 29, int(math.sqrt(m)), min(m, 300)):
             assert U.pi_exact(k, d) == pytest.approx(U.pi_uniform(k, m), rel=1e-11)
-        assert U.pi_kl(29, m, 0.0) == pytest.approx(
-            math.exp(-0.5 * 29 * 29 / m), rel=1e-15
-        )
+        assert U.pi_kl(29, m, 0.0) == pytest.approx(math.exp(-0.5 * 29 * 29 / m), rel=1e-15)
 
 
 def test_pi_exact_large_k_and_many_classes_in_log_space():
@@ -172,15 +162,11 @@ def test_pi_exact_large_k_and_many_classes_in_log_space():
     # below 1e-300 (no overflow, no underflow in the logarithm).
     d = U.Grouped.from_histogram([(1, 1_000_000)])
     for k in (1000, 3000, 60_000):
-        assert U.log_pi_exact(k, d) == pytest.approx(
-            U.log_pi_uniform(k, 1_000_000), rel=1e-10
-        )
+        assert U.log_pi_exact(k, d) == pytest.approx(U.log_pi_uniform(k, 1_000_000), rel=1e-10)
     assert U.log_pi_exact(60_000, d) < -1700  # exp() of it underflows; the log does not
     # k = H: k! Π p exactly
     d = U.Grouped.from_histogram([(1, 3), (2, 2)])
-    assert U.pi_exact(5, d) == pytest.approx(
-        120 * (1 / 7) ** 3 * (2 / 7) ** 2, rel=1e-13
-    )
+    assert U.pi_exact(5, d) == pytest.approx(120 * (1 / 7) ** 3 * (2 / 7) ** 2, rel=1e-13)
     assert U.pi_exact(6, d) == 0.0
 
 
@@ -189,11 +175,7 @@ def test_heterogeneity_reduces_pi():
     # uniqueness probability than the uniform one on H values, for every k ≥ 2.
     rng = np.random.default_rng(11)
     for _ in range(30):
-        histogram = sorted(
-            {
-                int(rng.integers(1, 40)): int(rng.integers(1, 50)) for _ in range(3)
-            }.items()
-        )
+        histogram = sorted({int(rng.integers(1, 40)): int(rng.integers(1, 50)) for _ in range(3)}.items())
         d = U.Grouped.from_histogram(histogram)
         if d.groups == 1:
             continue
@@ -208,23 +190,15 @@ def test_heterogeneity_reduces_pi():
 def test_pi_poisson_closed_form():
     rng = np.random.default_rng(5)
     for _ in range(20):
-        histogram = sorted(
-            {
-                int(rng.integers(1, 30)): int(rng.integers(1, 20)) for _ in range(4)
-            }.items()
-        )
+        histogram = sorted({int(rng.integers(1, 30)): int(rng.integers(1, 20)) for _ in range(4)}.items())
         p = shares(histogram)
         d = U.Grouped.from_histogram(histogram)
         for k in (2, 7.5, 30):
             # eq. (3), value by value
-            assert U.pi_poisson(k, d) == pytest.approx(
-                math.exp(-k) * math.prod(1 + k * pv for pv in p), rel=1e-12
-            )
+            assert U.pi_poisson(k, d) == pytest.approx(math.exp(-k) * math.prod(1 + k * pv for pv in p), rel=1e-12)
     # The uniform case of section 3.1: e^(−k) (1 + k/N)^N.
     d = U.Grouped.from_histogram([(4, 95)])
-    assert U.pi_poisson(29, d) == pytest.approx(
-        math.exp(-29) * (1 + 29 / 95) ** 95, rel=1e-13
-    )
+    assert U.pi_poisson(29, d) == pytest.approx(math.exp(-29) * (1 + 29 / 95) ** 95, rel=1e-13)
 
 
 def test_kappa_and_pi_kl_closed_forms():
@@ -234,15 +208,11 @@ def test_kappa_and_pi_kl_closed_forms():
     for m in (d.support, 10, 1e6):
         kappa = math.fsum(pv * math.log(pv * m) for pv in p)
         assert U.kappa(d, m) == pytest.approx(kappa, rel=1e-13)
-        assert U.pi_kl(4, m, kappa) == pytest.approx(
-            math.exp(-(0.5 + kappa) * 16 / m), rel=1e-14
-        )
+        assert U.pi_kl(4, m, kappa) == pytest.approx(math.exp(-(0.5 + kappa) * 16 / m), rel=1e-14)
     # The paper's small-perturbation identity: κ ≈ ½ Σ (α² f − 1)… i.e. ½ (M Σ p² − 1).
     d = U.Grouped.from_histogram([(100, 50), (101, 50)])
     m = d.support
-    assert U.kappa(d, m) == pytest.approx(
-        0.5 * (m * float(np.dot(d.mult, d.prob**2)) - 1), rel=1e-3
-    )
+    assert U.kappa(d, m) == pytest.approx(0.5 * (m * float(np.dot(d.mult, d.prob**2)) - 1), rel=1e-3)
 
 
 # --- k50 / k_at ------------------------------------------------------------------------------
@@ -287,14 +257,10 @@ def test_exposure_and_its_mean():
     p = shares(histogram)
     d = U.Grouped.from_histogram(histogram)
     k = 3
-    assert np.allclose(
-        U.exposure(k, np.array(p)), [(1 - pv) ** (k - 1) for pv in p], rtol=1e-14
-    )
+    assert np.allclose(U.exposure(k, np.array(p)), [(1 - pv) ** (k - 1) for pv in p], rtol=1e-14)
     # The mean exposure is the chance that the first of k draws meets its value nowhere else.
     first_unique = math.fsum(
-        math.prod(p[i] for i in t)
-        for t in itertools.product(range(len(p)), repeat=k)
-        if t.count(t[0]) == 1
+        math.prod(p[i] for i in t) for t in itertools.product(range(len(p)), repeat=k) if t.count(t[0]) == 1
     )
     assert U.exposure_mean(k, d) == pytest.approx(first_unique, rel=1e-13)
 
@@ -346,11 +312,7 @@ def test_bad_input_is_one_clear_sentence(call, words):
     with pytest.raises(ParameterError) as info:
         call()
     message = str(info.value)
-    assert (
-        words in message
-        and not re.search(r"[.;!?] [A-Z]", message)
-        and "\n" not in message
-    )
+    assert words in message and not re.search(r"[.;!?] [A-Z]", message) and "\n" not in message
 
 
 def test_domain_parsing():
@@ -450,8 +412,16 @@ def test_duckdb_and_postgresql_give_identical_figures(tmp_path):
             _, _, source, table = _load(loader, seed=31, n=60)
             results.append(
                 qar_sql.uniqueness(
-                    source, table=table, p=3, group_size=5, domain="product", from_marginals=True,
-                    monte_carlo=2000, seed=9, target=0.9, exposed=0,
+                    source,
+                    table=table,
+                    p=3,
+                    group_size=5,
+                    domain="product",
+                    from_marginals=True,
+                    monte_carlo=2000,
+                    seed=9,
+                    target=0.9,
+                    exposed=0,
                 )  # fmt: skip
             )
         finally:
@@ -463,7 +433,9 @@ def test_duckdb_and_postgresql_give_identical_figures(tmp_path):
 def test_qid_monte_carlo_and_marginals(duck):
     names, rows, source, table = _load(duck, seed=5, n=60)
     qid = (names[3], names[0])
-    result = qar_sql.uniqueness(source, table=table, qid=qid, group_size=6, monte_carlo=20_000, seed=1, from_marginals=True)
+    result = qar_sql.uniqueness(
+        source, table=table, qid=qid, group_size=6, monte_carlo=20_000, seed=1, from_marginals=True
+    )
     (q,) = result.qis
     assert q.columns == qid and result.p == 2
     mc = q.monte_carlo

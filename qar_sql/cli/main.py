@@ -146,6 +146,13 @@ def _sql_where(where: dict) -> dict:
 @click.option("--histograms", is_flag=True, help="Include each QI's class-size histogram in JSON.")
 @click.option("--fail-above", type=float, envvar="QAR_FAIL_ABOVE", help="Exit 1 when the risk T̂ is above this value.")
 @click.option("--show-sql", is_flag=True, help="Print the SQL this audit would run, without connecting.")
+@click.option(
+    "--group-size",
+    "group_size",
+    type=int,
+    envvar="QAR_GROUP_SIZE",
+    help="Also every QI's uniqueness probability for groups of this many people (see qar uniqueness): a uniqueness block in JSON, a section in text.",
+)
 @params.jobs
 @params.batch_size
 @params.quiet
@@ -161,6 +168,7 @@ def audit(
     histograms,
     fail_above,
     show_sql,
+    group_size,
     jobs,
     batch_size,
     quiet,
@@ -189,7 +197,8 @@ def audit(
         return
     with params.Progress("scanning", quiet) as bar:
         text = {"all_text": True} if all_text else {}  # (only then: the store records the call's options)
-        result = run_audit(**where, **risk, k=k, batch_size=batch_size, jobs=jobs, progress=bar, **text)
+        uniq = {"group_size": group_size} if group_size is not None else {}
+        result = run_audit(**where, **risk, k=k, batch_size=batch_size, jobs=jobs, progress=bar, **text, **uniq)
     if fmt == "html":
         from qar_sql.reporting.collect import audit_inputs, masked_command
 
@@ -309,6 +318,10 @@ cli.add_command(report_cmd)
 from qar_sql.cli.compare import compare_cmd  # noqa: E402
 
 cli.add_command(compare_cmd)
+
+from qar_sql.cli.uniqueness import uniqueness_cmd  # noqa: E402
+
+cli.add_command(uniqueness_cmd)
 
 from qar_sql.cli.compliance import register as _register_store_commands  # noqa: E402
 

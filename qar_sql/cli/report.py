@@ -9,7 +9,6 @@ import click
 
 from qar_sql import params
 from qar_sql.cli.records import key_option
-from qar_sql.errors import UsageError
 
 
 @click.command("report")
@@ -92,13 +91,8 @@ def report_cmd(
 
 
 def uniqueness_hook(where: dict, risk: dict, group_size: int):
-    """HOOK for the uniqueness issue: the result object of the uniqueness measure for
-    ``--group-size``; it lands in the report's ``uniqueness`` section."""
-    try:
-        from qar_sql.measures.uniqueness import uniqueness
-    except ImportError:
-        raise UsageError(
-            "--group-size needs the uniqueness measure, which this version of qar-sql does not have yet; "
-            "leave --group-size out"
-        ) from None
+    """The uniqueness measure (:func:`qar_sql.uniqueness`) for ``--group-size``; it lands in
+    the report's ``uniqueness`` section."""
+    from qar_sql.treat.uniqueness import uniqueness
+
     return uniqueness(**where, p=risk["p"], group_size=group_size)

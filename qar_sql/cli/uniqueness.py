@@ -19,14 +19,12 @@ target = click.option(
     "--target",
     type=float,
     default=0.5,
-    show_default=True,
     envvar="QAR_TARGET",
     help="k_at is the largest k whose probability that all k are unique is at least this (strictly between 0 and 1).",
 )
 domain = click.option(
     "--domain",
     default="observed",
-    show_default=True,
     envvar="QAR_DOMAIN",
     help="M, the number of possible values of a QI: observed (values seen), product (product of its columns' value counts) or a whole number.",
 )
@@ -38,22 +36,61 @@ domain = click.option(
 @group_size
 @target
 @domain
-@click.option("--qid", callback=params._split, multiple=True, help="One quasi-identifier, comma-separated columns, instead of every p-subset of --columns.")
-@click.option("--from-marginals", is_flag=True, help="Also the independence model: p from the product of one-column distributions (the paper's section 4.2).")
-@click.option("--monte-carlo", "monte_carlo", type=int, default=0, show_default=True, help="Simulate this many groups of k per QI and report the share with all k unique and its 95% interval.")
-@click.option("--seed", type=int, default=None, help="Random seed for --monte-carlo (the same seed gives the same draws).")
-@click.option("--treatments", "-T", type=click.Path(dir_okay=False), help="What-if TOML file: κ and π on each treated release too (each treatment and combination).")
-@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), help="Draw π(k) for the riskiest QIs and κ per QI to FILE.png or FILE.svg.")
-@click.option("--exposed", type=click.IntRange(0, None), default=5, show_default=True, help="Most exposed value combinations (smallest classes) listed per QI (0: none).")
-@click.option("--exposed-qis", type=click.IntRange(0, None), default=1, show_default=True, help="How many of the riskiest QIs get the --exposed list (one small GROUP BY each).")
-@click.option("--top", type=click.IntRange(1, None), default=10, show_default=True, help="QIs listed in text and Markdown; JSON lists all.")
+@click.option(
+    "--qid",
+    callback=params._split,
+    multiple=True,
+    help="One quasi-identifier, comma-separated columns, instead of every p-subset of --columns.",
+)
+@click.option(
+    "--from-marginals",
+    is_flag=True,
+    help="Also the independence model: p from the product of one-column distributions (the paper's section 4.2).",
+)
+@click.option(
+    "--monte-carlo",
+    "monte_carlo",
+    type=int,
+    default=0,
+    help="Simulate this many groups of k per QI and report the share with all k unique and its 95% interval.",
+)
+@click.option(
+    "--seed", type=int, default=None, help="Random seed for --monte-carlo (the same seed gives the same draws)."
+)
+@click.option(
+    "--treatments",
+    "-T",
+    type=click.Path(dir_okay=False),
+    help="What-if TOML file: κ and π on each treated release too (each treatment and combination).",
+)
+@click.option(
+    "--plot",
+    "plot_path",
+    type=click.Path(dir_okay=False),
+    help="Draw π(k) for the riskiest QIs and κ per QI to FILE.png or FILE.svg.",
+)
+@click.option(
+    "--exposed",
+    type=click.IntRange(0, None),
+    default=5,
+    help="Most exposed value combinations (smallest classes) listed per QI (0: none).",
+)
+@click.option(
+    "--exposed-qis",
+    type=click.IntRange(0, None),
+    default=1,
+    help="How many of the riskiest QIs get the --exposed list (one small GROUP BY each).",
+)
+@click.option(
+    "--top", type=click.IntRange(1, None), default=10, help="QIs listed in text and Markdown; JSON lists all."
+)
 @params.fmt
 @params.jobs
 @params.batch_size
 @params.quiet
 def uniqueness_cmd(
-    source, table, columns, exclude, delimiter, p, group_size, target, domain, qid, from_marginals, monte_carlo,
-    seed, treatments, plot_path, exposed, exposed_qis, top, fmt, jobs, batch_size, quiet,
+    where, p, group_size, target, domain, qid, from_marginals, monte_carlo, seed, treatments, plot_path, exposed,
+    exposed_qis, top, fmt, jobs, batch_size, quiet,
 ):  # fmt: skip
     """If k people reveal these columns, what is the chance that every one of them is unique?
 
@@ -70,10 +107,9 @@ def uniqueness_cmd(
         raise ParameterError(f"--plot {plot_path!r} must end in .png or .svg")
     with params.Progress("scanning", quiet) as bar:
         result = uniqueness(
-            source, table=table, columns=columns, exclude=exclude, qid=qid, p=p, group_size=group_size,
-            target=target, domain=domain, from_marginals=from_marginals, monte_carlo=monte_carlo, seed=seed,
-            treatments=treatments, exposed=exposed, exposed_qis=exposed_qis, delimiter=delimiter,
-            batch_size=batch_size, jobs=jobs, progress=bar,
+            **where, qid=qid, p=p, group_size=group_size, target=target, domain=domain,
+            from_marginals=from_marginals, monte_carlo=monte_carlo, seed=seed, treatments=treatments,
+            exposed=exposed, exposed_qis=exposed_qis, batch_size=batch_size, jobs=jobs, progress=bar,
         )  # fmt: skip
     click.echo(render_uniqueness(result, fmt, top=top), nl=False)
     if plot_path:

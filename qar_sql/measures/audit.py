@@ -12,8 +12,9 @@ from typing import Any, TypedDict
 from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, Relation, open_source, resolve_source, select_columns
 from qar_sql.errors import ColumnError, DatabaseError, DataError, NoTailError, ParameterError
+from qar_sql.measures import birthday
 from qar_sql.pushdown.scan import Progress, combinations, profile_statements, scan
-from qar_sql.results import AuditResult, ScanResult
+from qar_sql.results import AuditResult, ScanResult, UniquenessResult
 from qar_sql.secrets import mask_source
 from qar_sql.stats import evt
 
@@ -73,9 +74,30 @@ def split_options(options: SourceOptions) -> tuple[Options, dict]:
     return Options(**picked), where
 
 
+@dataclass(frozen=True)
+class Profile:
+    """What the profile statement says about the QI columns."""
+
+    rows: int  # L
+    notes: tuple[str, ...]  # all-NULL and constant columns
+    distinct: tuple[int, ...]  # distinct non-NULL values per column
+    has_null: tuple[bool, ...]  # whether each column holds a NULL
+
+    @property
+    def values(self) -> tuple[int, ...]:
+        """Values per column with NULL counted as one (the column's share of a product domain)."""
+        return tuple(d + n for d, n in zip(self.distinct, self.has_null))
+
+
 def profile(db: Database, relation: Relation, columns: Sequence[str]) -> tuple[int, list[str], list[int]]:
     """(L, notes on all-NULL or constant columns, distinct non-NULL values per column);
     refuses empty and one-row tables."""
+    prof = profile_columns(db, relation, columns)
+    return prof.rows, list(prof.notes), list(prof.distinct)
+
+
+def profile_columns(db: Database, relation: Relation, columns: Sequence[str]) -> Profile:
+    """:func:`profile` with each column's NULL flag; refuses empty and one-row tables."""
     row: list = []
     try:
         for sql in profile_statements(db.dialect, relation.sql, columns):
@@ -103,7 +125,8 @@ def profile(db: Database, relation: Relation, columns: Sequence[str]) -> tuple[i
                 f"column {col!r} is constant, so it separates no records; "
                 f"leave it out with --exclude {col!r} unless that is intended"
             )
-    return rows, notes, distincts
+    has_null = tuple(int(row[1 + 2 * i]) < rows for i in range(len(columns)))
+    return Profile(rows, tuple(notes), tuple(distincts), has_null)
 
 
 _NO_EQUALITY = re.compile(r"equality operator for type ([\w. \[\]\"]+)")
@@ -157,22 +180,29 @@ def audit(
     threads: int | None = None,
     progress: Progress | None = None,
     all_text: bool = False,
+    group_size: int | None = None,
 ) -> AuditResult:
     """Audit one table: its QaR risk T̂(p, α) over all C(N, p) quasi-identifiers.
 
     ``source`` is a CSV/Parquet/DuckDB file or a SQLAlchemy URL (default ``$QAR_DATABASE_URL``);
     ``columns`` the QI columns (default: all but ``exclude``). The counting runs in the
-    database; only per-QI class-size histograms come back.
+    database; only per-QI class-size histograms come back. With ``group_size`` k, the result
+    also holds every QI's uniqueness probability for groups of k (``result.uniqueness``), from
+    the same histograms.
     """
     validate(p, alpha, pi_u, pwm)
     if not isinstance(k, int) or k < 2:
         raise ParameterError(f"--k {k!r} must be a whole number of at least 2, e.g. 5")
+    if group_size is not None:
+        birthday.check_group_size(group_size)
     started = time.perf_counter()
     opts = Options(columns, exclude, p, alpha, pi_u, pwm, jobs, progress)
     db, relation = open_source(source, table=table, delimiter=delimiter, threads=threads, all_text=all_text)
     with db:
         label = mask_source(resolve_source(source))
-        return audit_relation(db, relation, opts, k=k, batch_size=batch_size, started=started, source=label)
+        return audit_relation(
+            db, relation, opts, k=k, batch_size=batch_size, started=started, source=label, group_size=group_size
+        )
 
 
 def audit_relation(
@@ -185,10 +215,11 @@ def audit_relation(
     started=None,
     source=None,
     scanner=None,
+    group_size=None,
 ) -> AuditResult:
     """The audit on an open connection (reused by later commands). ``scanner(columns,
     batch_size, jobs, progress, cardinalities) -> ScanResult`` replaces the plain scan (record-level commands
-    gather their per-record tallies in the same pass)."""
+    gather their per-record tallies in the same pass). ``group_size``: see :func:`audit`."""
     started = started if started is not None else time.perf_counter()
     opts.validate()
     p, alpha, pi_u, pwm, jobs, progress = opts.p, opts.alpha, opts.pi_u, opts.pwm, opts.jobs, opts.progress
@@ -229,8 +260,24 @@ def audit_relation(
             warnings = [f"no tail to fit: {why} and no θ is left above u; leave it out with --exclude {exclude_hint}"]
         else:
             notes.append(f"{why}; an identifier is no quasi-identifier: leave it out with --exclude {exclude_hint}")
+    shown = source if source is not None else relation.display
+    block = None
+    if group_size is not None:  # the birthday measures from the same histograms: no extra pass
+        block = UniquenessResult(
+            source=shown,
+            table=relation.display if relation.kind == "table" else None,
+            engine=db.engine_name,
+            rows=rows,
+            columns=tuple(cols),
+            p=p,
+            group_size=group_size,
+            target=0.5,
+            domain_mode="observed",
+            qis=birthday.measure(result.qis, rows, group_size=group_size),
+            seconds=0.0,
+        )
     return AuditResult(
-        source=source if source is not None else relation.display,
+        source=shown,
         table=relation.display if relation.kind == "table" else None,
         engine=db.engine_name,
         engine_version=db.engine_version,
@@ -246,6 +293,7 @@ def audit_relation(
         seconds=time.perf_counter() - started,
         k=k,
         column_notes=tuple(relation.inferred_notes(cols)),
+        uniqueness=block,
     )
 
 

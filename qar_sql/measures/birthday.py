@@ -29,9 +29,7 @@ def domain_mode(domain: str | int) -> str:
     return domain if isinstance(domain, str) else "number"
 
 
-def qi_domain(
-    domain: str | int, columns: Sequence[str], distinct: int, column_values: Mapping[str, int] | None
-) -> int:
+def qi_domain(domain: str | int, columns: Sequence[str], distinct: int, column_values: Mapping[str, int] | None) -> int:
     """M for one QI: H (observed), the product of its columns' value counts (NULL a value of
     its column), or the user's number."""
     if domain == "observed":
@@ -45,9 +43,7 @@ def qi_domain(
     return domain
 
 
-def measure_one(
-    dist: U.Grouped, k: int, target: float, m: int
-) -> tuple[float, float, float, float, float, int, int]:
+def measure_one(dist: U.Grouped, k: int, target: float, m: int) -> tuple[float, float, float, float, float, int, int]:
     """(κ, π_u, π_KL, π_Pois, π_exact, k50, k_at) of one distribution on a domain of M values."""
     kappa = U.kappa(dist, m)
     k50 = U.k50(dist)
@@ -81,15 +77,16 @@ def measure(
     per QI (seeded per QI from ``seed``)."""
     U.check_group_size(group_size, rows)
     U.check_target(target)
-    seeds = np.random.SeedSequence(seed).spawn(len(qis)) if monte_carlo else [None] * len(qis)
+    # one independent stream per QI, so a QI's draws do not depend on which QIs come before it
+    seeds = [int(ss.generate_state(1)[0]) for ss in np.random.SeedSequence(seed).spawn(len(qis))] if monte_carlo else []
     out = []
-    for q, ss in zip(qis, seeds):
+    for i, q in enumerate(qis):
         dist = U.Grouped.from_histogram(q.class_sizes)
         m = qi_domain(domain, q.columns, q.distinct, column_values)
         kappa, pi_u, pi_kl, pi_pois, pi_exact, k50, k_at = measure_one(dist, group_size, target, m)
         mc = None
         if monte_carlo:
-            mc = U.monte_carlo(group_size, dist, monte_carlo, seed=int(ss.generate_state(1)[0]))
+            mc = U.monte_carlo(group_size, dist, monte_carlo, seed=seeds[i])
         marginal = None
         if marginals is not None:
             model = U.Grouped.from_marginals([marginals[c] for c in q.columns])

@@ -125,7 +125,9 @@ def most_exposed(
     out = []
     for row in db.query(sql):
         n = int(row[-1])
-        out.append(ExposedValue(tuple(_plain(v) for v in row[:-1]), n, math.exp((group_size - 1) * math.log1p(-n / rows))))
+        out.append(
+            ExposedValue(tuple(_plain(v) for v in row[:-1]), n, math.exp((group_size - 1) * math.log1p(-n / rows)))
+        )
     return tuple(out)
 
 

@@ -6,7 +6,7 @@ import json
 import math
 from typing import Any
 
-from qar_sql.results import AuditResult, QIStats
+from qar_sql.results import AuditResult, QIStats, QIUniqueness, UniquenessResult
 from qar_sql.version import __version__
 
 FORMATS = ("text", "json", "markdown")
@@ -37,7 +37,7 @@ def qi_dict(q: QIStats, k: int, histograms: bool = False) -> dict[str, Any]:
 def audit_dict(r: AuditResult, *, histograms: bool = False) -> dict[str, Any]:
     """The documented JSON object of an audit (docs/python-api.md, JSON)."""
     f = r.fit
-    return {
+    d: dict[str, Any] = {
         "qar_sql_version": __version__,
         "source": r.source,
         "table": r.table,
@@ -64,6 +64,69 @@ def audit_dict(r: AuditResult, *, histograms: bool = False) -> dict[str, Any]:
         "seconds": r.seconds,
         "qis": [qi_dict(q, r.k, histograms) for q in r.qis],
     }
+    if r.uniqueness is not None:  # qar audit --group-size
+        d["uniqueness"] = uniqueness_block(r.uniqueness)
+    return d
+
+
+def uniqueness_qi_dict(q: QIUniqueness) -> dict[str, Any]:
+    """One QI of ``qar uniqueness`` (the names are issue 18's contract)."""
+    d: dict[str, Any] = {
+        "columns": list(q.columns),
+        "domain": q.domain,
+        "kappa": _num(q.kappa),
+        "pi_uniform": _num(q.pi_uniform),
+        "pi_kl": _num(q.pi_kl),
+        "pi_poisson": _num(q.pi_poisson),
+        "pi_exact": _num(q.pi_exact),
+        "k50": q.k50,
+        "k_at": q.k_at,
+        "index": q.index,
+        "distinct": q.distinct,
+        "exposure_mean": _num(q.exposure_mean),
+        "exposure_max": _num(q.exposure_max),
+    }
+    if q.monte_carlo is not None:
+        mc = q.monte_carlo
+        d["monte_carlo"] = {"draws": mc.draws, "share": mc.share, "low": mc.low, "high": mc.high}
+    if q.marginal is not None:
+        m = q.marginal
+        d["marginal"] = {
+            "domain": m.domain,
+            "kappa": _num(m.kappa),
+            "pi_uniform": _num(m.pi_uniform),
+            "pi_kl": _num(m.pi_kl),
+            "pi_poisson": _num(m.pi_poisson),
+            "pi_exact": _num(m.pi_exact),
+            "k50": m.k50,
+        }
+    if q.most_exposed:
+        d["most_exposed"] = [
+            {"values": list(e.values), "class_size": e.class_size, "exposure": _num(e.exposure)} for e in q.most_exposed
+        ]
+    return d
+
+
+def uniqueness_block(r: UniquenessResult) -> dict[str, Any]:
+    """The ``uniqueness`` block of the audit JSON, and the core of ``qar uniqueness``'s JSON."""
+    return {
+        "group_size": r.group_size,
+        "rows": r.rows,
+        "domain_mode": r.domain_mode,
+        "target": r.target,
+        "qis": [uniqueness_qi_dict(q) for q in r.qis],
+    }
+
+
+def percent(x: float) -> str:
+    """A probability for people: percent to 3 significant digits, scientific when tiny."""
+    if x == 0:
+        return "0"
+    return f"{100 * x:.3g}%" if x >= 1e-4 else f"{x:.2e}"
+
+
+def _uniqueness_rows(u: UniquenessResult, top: int) -> list[tuple[str, str, str, str]]:
+    return [(", ".join(q.columns), f"{q.kappa:.4f}", percent(q.pi_exact), f"{q.k50:,}") for q in u.qis[:top]]
 
 
 def to_json(obj: dict[str, Any]) -> str:
@@ -105,6 +168,11 @@ def audit_text(r: AuditResult, top: int = 10) -> str:
             f"  {q.theta:>10.6f}  {q.singletons:>10,}  {q.min_class_size:>9,}  "
             f"{q.records_below(r.k):>8,}  {', '.join(q.columns)}"
         )
+    if r.uniqueness is not None:
+        u = r.uniqueness
+        lines += ["", f"Uniqueness of groups of k = {u.group_size} (riskiest QIs; qar uniqueness for more):"]
+        lines.append(f"  {'kappa':>8}  {'pi_exact':>9}  {'k50':>6}  columns")
+        lines += [f"  {kp:>8}  {pe:>9}  {k50:>6}  {cols}" for cols, kp, pe, k50 in _uniqueness_rows(u, top)]
     if f:
         lines += ["", verdict(r)]
     if r.warnings:
@@ -153,6 +221,11 @@ def audit_markdown(r: AuditResult, top: int = 10) -> str:
     for q in r.riskiest(top):
         cols = ", ".join(f"`{_md_escape(c)}`" for c in q.columns)
         lines.append(f"| {q.theta:.6f} | {q.singletons:,} | {q.min_class_size:,} | {q.records_below(r.k):,} | {cols} |")
+    if r.uniqueness is not None:
+        u = r.uniqueness
+        lines += ["", f"### Uniqueness of groups of k = {u.group_size}", "", "| κ | π exact | k50 | columns |"]
+        lines += ["|---:|---:|---:|---|"]
+        lines += [f"| {kp} | {pe} | {k50} | {_md_escape(cols)} |" for cols, kp, pe, k50 in _uniqueness_rows(u, top)]
     if r.warnings:
         lines += ["", "**Warnings**", ""] + [f"- {_md_escape(w)}" for w in r.warnings]
     if r.column_notes:

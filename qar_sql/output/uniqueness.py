@@ -103,7 +103,9 @@ def uniqueness_text(r: UniquenessResult, top: int = 10) -> str:
         for q in shown:
             m = q.marginal
             assert m is not None
-            lines.append(f"  {_cols(q):<{width}}  {m.domain:>12,}  {m.kappa:>7.4f}  {_p(m.pi_exact):>9}  {_p(m.pi_kl):>9}  {m.k50:>6,}")
+            lines.append(
+                f"  {_cols(q):<{width}}  {m.domain:>12,}  {m.kappa:>7.4f}  {_p(m.pi_exact):>9}  {_p(m.pi_kl):>9}  {m.k50:>6,}"
+            )
     exposed = [q for q in r.qis if q.most_exposed]
     for q in exposed:
         lines += ["", f"  Most exposed records on ({_cols(q)}): chance to be unique among {k}", ""]
@@ -139,12 +141,23 @@ def uniqueness_markdown(r: UniquenessResult, top: int = 10) -> str:
             f"{_p(q.pi_uniform)} | {_p(q.pi_poisson)} | {q.k50:,} | {q.k_at:,} |"
         )
     for q in (q for q in r.qis if q.most_exposed):
-        lines += ["", f"**Most exposed records on ({_md_escape(_cols(q))})**", "", "| exposure | class size | values |", "|---:|---:|---|"]
+        lines += [
+            "",
+            f"**Most exposed records on ({_md_escape(_cols(q))})**",
+            "",
+            "| exposure | class size | values |",
+            "|---:|---:|---|",
+        ]
         for e in q.most_exposed:
             values = ", ".join("NULL" if v is None else str(v) for v in e.values)
             lines.append(f"| {_p(e.exposure)} | {e.class_size:,} | {_md_escape(values)} |")
     if r.scenarios:
-        lines += ["", "**Treatments** (κ / π exact)", "", "| QI | original | " + " | ".join(_md_escape(s.name) for s in r.scenarios) + " |"]
+        lines += [
+            "",
+            "**Treatments** (κ / π exact)",
+            "",
+            "| QI | original | " + " | ".join(_md_escape(s.name) for s in r.scenarios) + " |",
+        ]
         lines.append("|---|---:|" + "---:|" * len(r.scenarios))
         for cols, q, after in _scenario_rows(r, top):
             cells = [f"{a.kappa:.4f} / {_p(a.pi_exact)}" for a in after]
@@ -205,7 +218,9 @@ def plot(r: UniquenessResult, path: str | Path, *, n_curves: int = 3) -> Path:
     order = sorted(r.qis, key=lambda q: q.kappa)
     right.plot(range(1, len(order) + 1), [q.kappa for q in order], marker="." if len(order) < 60 else None)
     if len(order) <= 20:
-        right.set_xticks(range(1, len(order) + 1), [", ".join(q.columns) for q in order], rotation=60, ha="right", fontsize=7)
+        right.set_xticks(
+            range(1, len(order) + 1), [", ".join(q.columns) for q in order], rotation=60, ha="right", fontsize=7
+        )
     else:
         right.set_xlabel(f"QI, by κ ({len(order):,} QIs)")
     right.set_ylabel("κ (Kullback-Leibler distance to uniform)")

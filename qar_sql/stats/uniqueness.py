@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special  # type: ignore[import-untyped]
+from scipy import special
 
 from qar_sql.errors import DataError, ParameterError
 
@@ -80,9 +80,7 @@ class Grouped:
     def _merged(cls, prob: np.ndarray, mult: np.ndarray) -> Grouped:
         # Sorted by probability and equal probabilities merged: one group per distinct value.
         uniq, inverse = np.unique(prob, return_inverse=True)
-        return cls(
-            prob=uniq, mult=np.bincount(inverse.ravel(), weights=mult).astype(np.int64)
-        )
+        return cls(prob=uniq, mult=np.bincount(inverse.ravel(), weights=mult).astype(np.int64))
 
     @property
     def support(self) -> int:
@@ -100,9 +98,7 @@ class Grouped:
 def check_group_size(k: int, rows: int) -> None:
     """k people drawn from a table of ``rows`` people: 2 ≤ k ≤ rows."""
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
-        raise ParameterError(
-            f"group size k = {k!r} must be a whole number of at least 2, e.g. --group-size 30"
-        )
+        raise ParameterError(f"group size k = {k!r} must be a whole number of at least 2, e.g. --group-size 30")
     if k > rows:
         raise ParameterError(
             f"group size k = {k} is larger than the table's {rows} rows; use --group-size {rows} or less"
@@ -111,9 +107,7 @@ def check_group_size(k: int, rows: int) -> None:
 
 def check_target(target: float) -> None:
     if not isinstance(target, (int, float)) or not 0.0 < float(target) < 1.0:
-        raise ParameterError(
-            f"target probability {target!r} must lie strictly between 0 and 1, e.g. --target 0.5"
-        )
+        raise ParameterError(f"target probability {target!r} must lie strictly between 0 and 1, e.g. --target 0.5")
 
 
 def parse_domain(domain: str | float) -> str | int:
@@ -129,12 +123,8 @@ def parse_domain(domain: str | float) -> str | int:
             raise ParameterError(
                 f"domain {domain!r} is unknown; use --domain observed, --domain product or a whole number such as --domain 95"
             ) from None
-    elif isinstance(domain, bool) or not isinstance(
-        domain, (int, float, np.integer, np.floating)
-    ):
-        raise ParameterError(
-            f"domain {domain!r} is unknown; use 'observed', 'product' or a whole number such as 95"
-        )
+    elif isinstance(domain, bool) or not isinstance(domain, (int, float, np.integer, np.floating)):
+        raise ParameterError(f"domain {domain!r} is unknown; use 'observed', 'product' or a whole number such as 95")
     else:
         value = float(domain)
     if not math.isfinite(value) or value < 1 or value != int(value):
@@ -166,9 +156,7 @@ def log_pi_uniform(k: int, m: float) -> float:
     if k <= 1_000_000:  # each term to an ulp, summed pairwise: relative error ~1e-16
         return float(np.sum(np.log1p(-np.arange(k, dtype=np.float64) / m)))
     x = m - k  # M − k
-    if (
-        x < 100
-    ):  # k ≈ M > 10^6: π_u is far below the smallest float anyway, lgamma will do
+    if x < 100:  # k ≈ M > 10^6: π_u is far below the smallest float anyway, lgamma will do
         return math.lgamma(m + 1) - math.lgamma(x + 1) - k * math.log(m)
     # ln Γ(n+1) = (n+½) ln n − n + ½ ln 2π + Σ B_2j / (2j (2j−1) n^(2j−1)); the difference at
     # n = M and n = M − k, minus k ln M, is −(M − k + ½) log1p(−a) − k + (series terms) with
@@ -324,9 +312,7 @@ def _transform(k: int, dist: Grouped, wanted: Sequence[int]) -> dict[int, float]
     values[keep] = np.exp(log_f)
     # Coefficient j of f(r x) / f(r) is P(J = j) for the tilted count J (a sum of Bernoulli(q)).
     coef = np.fft.irfft(values.conj(), n=n)
-    log_f_r = float(
-        np.dot(dist.mult, np.logaddexp(0.0, x))
-    )  # log Π (1 + p r), to an ulp per value
+    log_f_r = float(np.dot(dist.mult, np.logaddexp(0.0, x)))  # log Π (1 + p r), to an ulp per value
     js = np.asarray(wanted, dtype=np.int64)
     c = coef[js % n]
     ok = (js == k) | (c > 1e-8)
@@ -335,9 +321,7 @@ def _transform(k: int, dist: Grouped, wanted: Sequence[int]) -> dict[int, float]
     return dict(zip(js.tolist(), logs.tolist()))
 
 
-def _log_product_on_circle(
-    q: np.ndarray, qc: np.ndarray, mult: np.ndarray, theta: np.ndarray
-) -> np.ndarray:
+def _log_product_on_circle(q: np.ndarray, qc: np.ndarray, mult: np.ndarray, theta: np.ndarray) -> np.ndarray:
     """Σ_g m_g log((1 − q_g) + q_g e^{iθ}) at every angle θ, in real arithmetic:
     |(1 − q) + q e^{iθ}|² = 1 − 2 q (1 − q)(1 − cos θ), so the real part is a log1p (exact for
     small q, no cancellation), and the imaginary part an arctan2; both sums over groups are
@@ -350,9 +334,7 @@ def _log_product_on_circle(
     for g0 in range(0, len(q), step):
         qg, qcg, wg = q[g0 : g0 + step], qc[g0 : g0 + step], weights[g0 : g0 + step]
         re += wg @ np.log1p(np.multiply.outer(-2 * qg * qcg, 1 - cos))
-        im += wg @ np.arctan2(
-            np.multiply.outer(qg, sin), qcg[:, None] + np.multiply.outer(qg, cos)
-        )
+        im += wg @ np.arctan2(np.multiply.outer(qg, sin), qcg[:, None] + np.multiply.outer(qg, cos))
     return 0.5 * re + 1j * im
 
 
@@ -415,15 +397,11 @@ class MonteCarlo:
     high: float
 
 
-def monte_carlo(
-    k: int, dist: Grouped, draws: int, seed: int | None = None
-) -> MonteCarlo:
+def monte_carlo(k: int, dist: Grouped, draws: int, seed: int | None = None) -> MonteCarlo:
     """Draw ``draws`` groups of k values from the distribution (with replacement, as the
     formulas assume) and count the groups whose values are all different."""
     if isinstance(draws, bool) or not isinstance(draws, (int, np.integer)) or draws < 1:
-        raise ParameterError(
-            f"--monte-carlo {draws!r} must be a whole number of draws of at least 1, e.g. 10000"
-        )
+        raise ParameterError(f"--monte-carlo {draws!r} must be a whole number of draws of at least 1, e.g. 10000")
     rng = np.random.default_rng(seed)
     weights = dist.mult * dist.prob
     weights = weights / weights.sum()
@@ -434,9 +412,7 @@ def monte_carlo(
         n = min(chunk, draws - start)
         group = rng.choice(dist.groups, size=(n, k), p=weights)
         # a value within its group of equally likely values: uniform
-        value = offsets[group] + (rng.random((n, k)) * dist.mult[group]).astype(
-            np.int64
-        )
+        value = offsets[group] + (rng.random((n, k)) * dist.mult[group]).astype(np.int64)
         value.sort(axis=1)
         hits += int(np.count_nonzero(np.all(value[:, 1:] != value[:, :-1], axis=1)))
     share = hits / draws

@@ -13,6 +13,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from qar_sql.engines.source import open_source, resolve_source
 from qar_sql.errors import DataError
@@ -63,7 +64,7 @@ def uniqueness(
     plan = load(treatments) if treatments is not None else None
     db, relation = open_source(source, table=table, delimiter=delimiter, threads=threads)
     with db:
-        options = dict(
+        options: dict[str, Any] = dict(
             group_size=group_size, columns=columns, exclude=exclude, qid=qid, p=p, target=target, domain=domain,
             batch_size=batch_size, jobs=jobs,
         )  # fmt: skip

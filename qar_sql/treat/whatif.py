@@ -14,7 +14,8 @@ import itertools
 import os
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -146,6 +147,11 @@ def _check_qid(qid, columns, display):
         raise UsageError(f"--qid lists a column twice ({', '.join(qid)}); list each once")
 
 
+def scenarios_of(plan: Plan, combine: Sequence[Sequence[str]] | None = None) -> list[tuple[str, ...]]:
+    """Every treatment alone, then every combination (the file's, then ``combine``), in order."""
+    return _scenarios(plan, combine)
+
+
 def _scenarios(plan: Plan, combine: Sequence[Sequence[str]] | None) -> list[tuple[str, ...]]:
     out: list[tuple[str, ...]] = [(t.name,) for t in plan.treatments]
     for combo in list(plan.combinations) + [tuple(c) for c in combine or ()]:
@@ -190,9 +196,13 @@ class _WithRelation(Database):
         return self.inner.query_many([self.wrap(s) for s in statements], jobs=jobs, on_done=on_done)
 
 
-def _risk(db: Database, treated: str, relation: Relation, cols, *, p, alpha, pi_u, pwm, batch_size, jobs):
-    """T̂ of a release given as SQL, or (None, reason)."""
+@contextmanager
+def release(db: Database, treated: str, relation: Relation) -> Iterator[tuple[Database, Relation]]:
+    """(connection, relation) through which a treated release, given as SQL, reads like a table:
+    a DuckDB session temp view (dropped afterwards), else a CTE put in front of every statement
+    (read-only server transactions refuse even temporary views)."""
     name = f"qar_release_{os.getpid()}_{next(_temp_counter)}"
+    runner: Database
     if db.dialect.temp_tables:
         # A session temp table (DuckDB keeps it in memory): the audit reads the release in several
         # statements, and a view would compute the treatments (draws, windows) again in each.
@@ -200,17 +210,23 @@ def _risk(db: Database, treated: str, relation: Relation, cols, *, p, alpha, pi_
         runner = db
     else:
         runner = _WithRelation(db, name, treated)
-    rel = Relation(db.dialect.quote(name), relation.display, relation.columns, "table")
     try:
-        result = audit_relation(runner, rel, Options(cols, None, p, alpha, pi_u, pwm, jobs), batch_size=batch_size)
-    except DataError as exc:
-        return None, str(exc)
+        yield runner, Relation(db.dialect.quote(name), relation.display, relation.columns, "table")
     finally:
         if db.dialect.temp_tables:
             try:
                 db.query(f"drop table if exists {db.dialect.quote(name)}")
             except DatabaseError:
                 pass
+
+
+def _risk(db: Database, treated: str, relation: Relation, cols, *, p, alpha, pi_u, pwm, batch_size, jobs):
+    """T̂ of a release given as SQL, or (None, reason)."""
+    with release(db, treated, relation) as (runner, rel):
+        try:
+            result = audit_relation(runner, rel, Options(cols, None, p, alpha, pi_u, pwm, jobs), batch_size=batch_size)
+        except DataError as exc:
+            return None, str(exc)
     if result.fit is None:
         return None, "; ".join(result.warnings) or "no tail to fit"
     return result.risk, None
