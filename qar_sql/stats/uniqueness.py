@@ -18,6 +18,7 @@ people drawn independently (the paper's equation numbers in brackets):
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -43,9 +44,11 @@ class Grouped:
     @classmethod
     def from_histogram(cls, histogram: Iterable[tuple[int, int]]) -> Grouped:
         """From ``[(class size, number of classes), ...]``; p = size / rows."""
-        if not isinstance(histogram, (list, tuple, np.ndarray)):
-            histogram = list(histogram)
-        pairs = np.asarray(histogram, dtype=np.int64).reshape(-1, 2)
+        if isinstance(histogram, np.ndarray):
+            pairs = histogram.astype(np.int64).reshape(-1, 2)
+        else:  # pairs of Python ints, as the scan returns them: flattened without a Python loop
+            flat = itertools.chain.from_iterable(histogram)
+            pairs = np.fromiter(flat, dtype=np.int64).reshape(-1, 2)
         pairs = pairs[(pairs[:, 0] > 0) & (pairs[:, 1] > 0)]
         if not len(pairs):
             raise DataError("the class-size histogram is empty; a QI needs at least one row")
@@ -295,7 +298,7 @@ def _transform(k: int, dist: Grouped, wanted: Sequence[int]) -> dict[int, float]
         special.expit(-x),
     )  # tilted probabilities p r / (1 + p r) and 1 − q
     var = float(np.dot(dist.mult, q * qc))
-    width = max(abs(j - k) for j in wanted)
+    width = max(abs(wanted[0] - k), abs(wanted[-1] - k))  # ``wanted`` is ascending
     # Points: aliasing brings in coefficients N apart; with N ≥ t + width every aliased one lies
     # at least t from the mean k, where Bernstein's bound exp(−t²/(2(σ² + t/3))) is below
     # 1e-18 of the central coefficient (≈ 1/√(2πσ²)). N = H + 1 points need no bound: exact.
@@ -321,21 +324,50 @@ def _transform(k: int, dist: Grouped, wanted: Sequence[int]) -> dict[int, float]
     return dict(zip(js.tolist(), logs.tolist()))
 
 
+_SERIES_Q = 0.15  # groups with q at most this are summed as a power series (|q z| ≤ 0.3)
+
+
 def _log_product_on_circle(q: np.ndarray, qc: np.ndarray, mult: np.ndarray, theta: np.ndarray) -> np.ndarray:
-    """Σ_g m_g log((1 − q_g) + q_g e^{iθ}) at every angle θ, in real arithmetic:
-    |(1 − q) + q e^{iθ}|² = 1 − 2 q (1 − q)(1 − cos θ), so the real part is a log1p (exact for
-    small q, no cancellation), and the imaginary part an arctan2; both sums over groups are
-    real matrix products (blocks of groups bound the memory)."""
+    """Σ_g m_g log((1 − q_g) + q_g e^{iθ}) at every angle θ.
+
+    Most groups are rare values with a small tilted probability q: for them log(1 + q z), with
+    z = e^{iθ} − 1, is summed as the power series Σ_n (−1)^(n+1) A_n z^n / n, whose
+    coefficients A_n = Σ_g m_g q_g^n are computed once for all points (as many terms as bring
+    (q |z|)^n / n below 1e-17). The other groups are summed directly in real arithmetic:
+    |(1 − q) + q e^{iθ}|² = 1 − 2 q (1 − q)(1 − cos θ) gives the real part as a log1p (no
+    cancellation) and an arctan2 the imaginary part, both sums over groups real matrix products."""
     cos, sin = np.cos(theta), np.sin(theta)
     weights = mult.astype(np.float64)
-    re = np.zeros(len(theta))
-    im = np.zeros(len(theta))
-    step = max(1, 2_000_000 // max(len(theta), 1))
-    for g0 in range(0, len(q), step):
-        qg, qcg, wg = q[g0 : g0 + step], qc[g0 : g0 + step], weights[g0 : g0 + step]
-        re += wg @ np.log1p(np.multiply.outer(-2 * qg * qcg, 1 - cos))
-        im += wg @ np.arctan2(np.multiply.outer(qg, sin), qcg[:, None] + np.multiply.outer(qg, cos))
-    return 0.5 * re + 1j * im
+    out = np.zeros(len(theta), dtype=np.complex128)
+    small = q <= _SERIES_Q
+    if small.any():
+        z = np.expm1(1j * theta)  # e^{iθ} − 1, accurate near θ = 0
+        rate = float(q[small].max()) * float(np.abs(z).max())
+        if rate > 0:
+            terms = max(1, math.ceil(math.log(1e-17) / math.log(rate)))
+            qs, power = q[small], weights[small] * q[small]
+            sums = np.empty(terms)
+            for i in range(terms):  # A_1 … A_terms
+                sums[i] = power.sum()
+                power = power * qs
+            n = np.arange(1, terms + 1)
+            coef = np.where(n % 2 == 1, 1.0, -1.0) * sums / n
+            acc = np.full(len(z), coef[-1], dtype=np.complex128)
+            for c in coef[-2::-1]:  # Horner
+                acc = acc * z + c
+            out += acc * z
+    rest = ~small
+    if rest.any():
+        q_, qc_, w_ = q[rest], qc[rest], weights[rest]
+        step = max(1, 2_000_000 // max(len(theta), 1))
+        re = np.zeros(len(theta))
+        im = np.zeros(len(theta))
+        for g0 in range(0, len(q_), step):
+            qg, qcg, wg = q_[g0 : g0 + step], qc_[g0 : g0 + step], w_[g0 : g0 + step]
+            re += wg @ np.log1p(np.multiply.outer(-2 * qg * qcg, 1 - cos))
+            im += wg @ np.arctan2(np.multiply.outer(qg, sin), qcg[:, None] + np.multiply.outer(qg, cos))
+        out += 0.5 * re + 1j * im
+    return out
 
 
 def k_at(target: float, dist: Grouped) -> int:
@@ -366,7 +398,8 @@ def _poisson_crossing(log_t: float, dist: Grouped) -> int:
     """floor of the k > 0 where log π_Pois(k) = log t. g(k) = −k + Σ m log(1 + k p) is concave
     and decreasing with g(0) = 0, so Newton's method lands right of the root after one step
     and then decreases to it monotonically."""
-    k = 1.0
+    # start at the quadratic approximation log π ≈ −k² Σ p² / 2 (any start > 0 would do)
+    k = max(1.0, math.sqrt(-2 * log_t / float(np.dot(dist.mult, dist.prob**2))))
     for _ in range(100):
         g = log_pi_poisson(k, dist) - log_t
         slope = -1.0 + float(np.dot(dist.mult, dist.prob / (1 + k * dist.prob)))
