@@ -25,9 +25,9 @@ from qar_sql.engines.source import Database, Relation, file_relation_sql, open_s
 from qar_sql.errors import ColumnError, DatabaseError, DataError, UsageError
 from qar_sql.measures.audit import Options, audit_relation
 from qar_sql.pushdown.scan import Progress, Ticker
-from qar_sql.release.infoloss import InfoLoss, LossColumn, information_loss, loss_dict
 from qar_sql.results import Tabular, format_risk
 from qar_sql.stats import evt
+from qar_sql.treat.infoloss import InfoLoss, LossColumn, information_loss, loss_dict
 from qar_sql.treat.treatments import Binder, Plan, load, treated_sql
 
 ORIGINAL = "original"
