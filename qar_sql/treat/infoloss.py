@@ -31,7 +31,7 @@ NUMERIC = ("integer", "float")
 
 
 class _Sql:
-    """Float spellings for one dialect (as in qar_sql.treat.prng.Arith; release/ must not import treat/)."""
+    """Float spellings for one dialect (the subset of qar_sql.treat.prng.Arith this module needs)."""
 
     def __init__(self, dialect: Dialect):
         self.double = "float64" if dialect.name == "bigquery" else "double precision"
