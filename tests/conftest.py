@@ -8,6 +8,7 @@ reached the PostgreSQL tests skip with the reason on a user's machine and FAIL u
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import uuid
 from pathlib import Path
@@ -193,3 +194,24 @@ def table_args(command, source, table, columns, *extra, key="id", p=2, pi_u=0.2)
     if key:
         args += ["--key", key]
     return args + ["-p", str(p), "--pi-u", str(pi_u), *extra]
+
+
+def assert_close(got, want, rel: float = 1e-12, path: str = "") -> None:
+    """Equal, except that floats may differ in the last digits: sums the engine computes in SQL
+    (χ² of information loss, say) add the same terms in whatever order the rows arrive."""
+    if dataclasses.is_dataclass(got) and not isinstance(got, type):
+        assert type(got) is type(want), path
+        for f in dataclasses.fields(got):
+            assert_close(getattr(got, f.name), getattr(want, f.name), rel, f"{path}.{f.name}")
+    elif isinstance(got, dict):
+        assert got.keys() == want.keys(), path
+        for k in got:
+            assert_close(got[k], want[k], rel, f"{path}[{k!r}]")
+    elif isinstance(got, (list, tuple)):
+        assert len(got) == len(want), path
+        for i, (g, w) in enumerate(zip(got, want)):
+            assert_close(g, w, rel, f"{path}[{i}]")
+    elif isinstance(got, float) and isinstance(want, float):
+        assert got == pytest.approx(want, rel=rel, abs=1e-15), path
+    else:
+        assert got == want, path

@@ -10,6 +10,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.dataset as pads
 import pytest
+from conftest import assert_close
 
 import qar_sql
 from qar_sql.errors import UsageError
@@ -107,7 +108,7 @@ def test_discover_and_whatif_of_a_frame(duck):
     w_ref = qar_sql.whatif(source, table=table, treatments=plan, qid=list(DATA), **ARGS)
     w_got = qar_sql.whatif(pa.table(DATA), treatments=plan, qid=list(DATA), **ARGS)
     assert w_got.source == "<pyarrow.Table>"
-    assert w_got.scenarios == w_ref.scenarios
+    assert_close(w_got.scenarios, w_ref.scenarios)
 
 
 # -- results as tables (item 2) ------------------------------------------------------------
