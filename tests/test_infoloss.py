@@ -61,7 +61,7 @@ def _bin(x: pd.Series, edges) -> pd.Series:
 def _cramers_v(a: pd.Series, b: pd.Series) -> float:
     t = pd.crosstab(a.fillna("<NULL>"), b.fillna("<NULL>"))
     n = t.to_numpy().sum()
-    expected = np.outer(t.sum(1), t.sum(0)) / n
+    expected = np.outer(t.sum(axis=1), t.sum(axis=0)) / n
     chi2 = ((t.to_numpy() - expected) ** 2 / expected).sum()
     return math.sqrt(chi2 / (n * (min(t.shape) - 1)))
 
