@@ -84,7 +84,18 @@ def test_text_output_and_per_record(people, tmp_path):
     assert "sample uniques" in res.output and "expected re-identifications" in res.output
     with open(out) as fh:
         rows = list(csv.reader(fh))
-    assert rows[0] == ["row", "fk", "Fk", "risk", "l_distinct", "l_entropy", "suda", "dis_suda"]
+    assert rows[0] == [
+        "row",
+        "fk",
+        "Fk",
+        "risk",
+        "l_distinct",
+        "l_entropy",
+        "suda",
+        "dis_suda",
+        "l_recursive",
+        "t_closeness",
+    ]
     assert [r[1] for r in rows[1:]] == ["2", "2", "1", "1", "1", "1"]
 
 
@@ -97,6 +108,8 @@ def test_text_output_and_per_record(people, tmp_path):
         (["--sampling-fraction", "1.5"], "must be in (0, 1]"),
         (["--missing", "drop"], "drop"),
         (["--per-record", "x.json"], "must end in .csv or .parquet"),
+        (["--weight", "wieght"], "--weight column 'wieght' not found"),
+        (["--suda-max-size", "0", "--per-record", "o.csv"], "--suda-max-size 0 must be at least 1"),
     ],
 )
 def test_bad_input_one_sentence_exit_2(people, args, message):
@@ -147,5 +160,17 @@ def test_all_text_keeps_1_and_1_0_apart(tmp_path):
     text = run("risk", path, "--all-text", "--format", "json")
     assert json.loads(typed.output)["qis"][0]["classes"] == 2
     assert json.loads(text.output)["qis"][0]["classes"] == 3
+    assert json.loads(typed.output)["inferred_columns"] == {"a": "DOUBLE"}
+    assert json.loads(text.output)["inferred_columns"] == {}
     audit = run("audit", path, "-p", "1", "--pi-u", "0.5")
     assert "read as numbers" in audit.output and "'a'" in audit.output
+
+
+def test_per_record_onto_the_source_exit_2(people):
+    before = people.read_bytes()
+    res = run("risk", people, "-c", "sex,age,zip", "--per-record", people)
+    assert res.exit_code == 2 and "is the source file itself" in res.output
+    assert people.read_bytes() == before
+    res = run("records", people, "--by", "suda", "--key", "sex", "--output", people)
+    assert res.exit_code == 2 and "is the source file itself" in res.output
+    assert people.read_bytes() == before

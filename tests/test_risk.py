@@ -73,8 +73,11 @@ def expected_qi(
         "fk_sum": sum(fk[i] for i in firsts.values()),
         "expected_reidentifications": sum(oracle.bf_risk(f, F) for f, F in freq),
         "prosecutor": oracle.prosecutor(fk, threshold),
+        "fk_histogram": {str(k): fk.count(k) for k in sorted(set(fk))},
     }
     out["global_risk"] = out["expected_reidentifications"] / len(rows)
+    r = [oracle.bf_risk(f, F) for f, F in freq]
+    out["individual_risk"] = (max(r), sum(r) / len(r), sum(x > threshold for x in r) / len(r))
     if population:
         sizes = sorted(set(fk))
         counts = [fk.count(s) / s for s in sizes]
@@ -102,6 +105,9 @@ def check_qi(q, want):
     assert q.fk_sum == want["fk_sum"]
     assert q.expected_reidentifications == pytest.approx(want["expected_reidentifications"], rel=1e-12)
     assert q.global_risk == pytest.approx(want["global_risk"], rel=1e-12)
+    assert q.fk_histogram == want["fk_histogram"]
+    ir = q.individual_risk
+    assert (ir.highest, ir.average, ir.records_at_risk) == pytest.approx(want["individual_risk"], rel=1e-12)
     pr = want["prosecutor"]
     assert (q.prosecutor.highest, q.prosecutor.average, q.prosecutor.records_at_risk) == pytest.approx(
         (pr["highest"], pr["average"], pr["records_at_risk"]), rel=1e-12
@@ -181,7 +187,18 @@ def test_per_record_file_matches_the_oracle(engine, missing, tmp_path):
     )
     assert res.per_record == str(out)
     header, body = read_csv(out)
-    assert header == [KEY, "fk", "Fk", "risk", "l_distinct", "l_entropy", "suda", "dis_suda"]
+    assert header == [
+        KEY,
+        "fk",
+        "Fk",
+        "risk",
+        "l_distinct",
+        "l_entropy",
+        "suda",
+        "dis_suda",
+        "l_recursive",
+        "t_closeness",
+    ]
     cols = [SEX, AGE, ZIP]
     freq = oracle.frequencies(rows, cols, missing, WEIGHT)
     scores, dis = oracle.suda(rows, cols, missing=missing, dis_fraction=0.02)
@@ -193,11 +210,14 @@ def test_per_record_file_matches_the_oracle(engine, missing, tmp_path):
         assert float(line[2]) == pytest.approx(F, rel=1e-12)
         assert float(line[3]) == pytest.approx(oracle.bf_risk(f, F), rel=1e-12)
         m = oracle.matches(rows, i, cols, missing)
-        d, e, _ = oracle.ldiversity([rows[j][DIAG] for j in m])
+        d, e, rec = oracle.ldiversity([rows[j][DIAG] for j in m])
         assert float(line[4]) == d
         assert float(line[5]) == pytest.approx(e, rel=1e-12)
         assert float(line[6]) == scores[i]
         assert float(line[7]) == pytest.approx(dis[i], rel=1e-12)
+        assert float(line[8]) == rec
+        t = oracle.emd([rows[j][DIAG] for j in m], [r[DIAG] for r in rows], ordered=False)
+        assert (math.isnan(t) and line[9] == "") or float(line[9]) == pytest.approx(t, abs=1e-12)
 
 
 def test_per_record_parquet_and_file_order(duck, tmp_path):
@@ -212,7 +232,7 @@ def test_per_record_parquet_and_file_order(duck, tmp_path):
     out = tmp_path / "r.parquet"
     classic.risk(str(path), columns=[SEX, AGE, ZIP], weight=WEIGHT, per_record=out)
     t = pq.read_table(out)
-    assert t.column_names == ["row", "fk", "Fk", "risk", "l_distinct", "l_entropy", "suda", "dis_suda"]
+    assert t.column_names == ["row", *classic.PER_RECORD_COLUMNS]
     assert t.column("row").to_pylist() == list(range(1, 31))
     freq = oracle.frequencies(rows, [SEX, AGE, ZIP], "value", WEIGHT)
     assert t.column("fk").to_pylist() == [f for f, _ in freq]
@@ -328,3 +348,34 @@ def test_bad_roles_and_parameters(small):
         classic.risk(source, table=table, columns=QI, per_record="x.csv")
     with pytest.raises(ParameterError, match="at least the number of rows"):
         classic.risk(source, table=table, columns=QI, population=3)
+
+
+def test_bad_weights_not_finite(engine):
+    # NaN and infinity pass "w <= 0" in SQL (NaN sorts above every number): named, not summed into Fk
+    for name, bad in (("nan w", float("nan")), ("inf w", float("inf"))):
+        rows = make_rows(8, 10)
+        rows[2][WEIGHT] = bad
+        source, table = load(engine, rows, name)
+        with pytest.raises(DataError, match=r"weight column 'w eight' holds 1 weight\(s\) that are not finite"):
+            classic.risk(source, table=table, columns=QI, weight=WEIGHT)
+
+
+def test_unknown_role_columns_name_their_option(small):
+    source, table = small
+    # without --columns the weight and sensitive columns leave the default key set: the message
+    # still names the option the user typed, not --exclude
+    with pytest.raises(ColumnError, match=r"^--weight column 'wieght' not found"):
+        classic.risk(source, table=table, weight="wieght")
+    with pytest.raises(ColumnError, match=r"^--sensitive column 'diag' not found; did you mean"):
+        classic.risk(source, table=table, sensitive=["diag"])
+
+
+def test_per_record_never_overwrites_the_source(tmp_path):
+    path = tmp_path / "people.csv"
+    path.write_text("a,b\n1,2\n1,3\n")
+    before = path.read_bytes()
+    with pytest.raises(UsageError, match="is the source file itself"):
+        classic.risk(str(path), per_record=str(path))
+    assert path.read_bytes() == before
+    with pytest.raises(ParameterError, match="--suda-max-size 0 must be at least 1"):
+        classic.risk(str(path), per_record=str(tmp_path / "o.csv"), suda_max_size=0)

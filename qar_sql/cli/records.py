@@ -397,9 +397,11 @@ def eliminate_cmd(where, risk, key, by, step, max_removed, greedy_steps, seed, o
 def suda_records(where, key, top, max_size, missing, sampling_fraction, population, all_text, all_records, output,
                  fmt, jobs, quiet):  # fmt: skip
     """``qar records --by suda``: every record's SUDA and DIS-SUDA score (sdcMicro's suda2)."""
-    from qar_sql.measures.classic import suda, suda_order, write_table
+    from qar_sql.measures.classic import check_not_source, suda, suda_order, write_table
     from qar_sql.output.risk import suda_dict, suda_text
 
+    if output:
+        check_not_source(output, where.get("source"), "--output")
     with params.Progress("scanning", quiet):
         result, key_names, keys = suda(
             **where,

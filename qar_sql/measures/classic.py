@@ -65,7 +65,9 @@ K_LEVELS = (2, 3, 5)
 SUDA_MAX_SETS = 5000
 """Column sets SUDA scans at most by default: all sizes while Σ C(M, k) stays below this."""
 
-PER_RECORD_COLUMNS = ("fk", "Fk", "risk", "l_distinct", "l_entropy", "suda", "dis_suda")
+PER_RECORD_COLUMNS = ("fk", "Fk", "risk", "l_distinct", "l_entropy", "suda", "dis_suda", "l_recursive", "t_closeness")
+"""The per-record file's columns after the record key: the issue's seven, then recursive
+(2, l)-diversity and the t-closeness distance of the record's class."""
 
 _ORDERED_TYPE = re.compile(r"int|dec|num|double|real|float|date|time|money|serial", re.IGNORECASE)
 
@@ -105,6 +107,8 @@ class QIRisk:
     t_closeness: float | None  # largest EMD over classes (over sensitive columns)
     t_closeness_records_above: int | None  # records in classes above the t threshold
     t_closeness_by_column: dict = field(default_factory=dict)
+    individual_risk: AttackerRisk | None = None  # sdcMicro's record risk: highest, mean, share above threshold
+    fk_histogram: dict = field(default_factory=dict)  # {"k": records with fk = k}, k ascending
 
 
 @dataclass(frozen=True, repr=False)
@@ -130,6 +134,7 @@ class RiskResult(Tabular):
     warnings: tuple[str, ...]
     seconds: float
     column_notes: tuple[str, ...] = ()  # CSV columns read as numbers or dates (see --all-text)
+    inferred_columns: dict = field(default_factory=dict)  # {column: type DuckDB inferred} of those columns
 
     def to_dict(self) -> dict:
         out = asdict(self)
@@ -216,17 +221,28 @@ def validate(
         raise ParameterError(f"--population {population!r} must be a whole number of people, e.g. 1000000")
 
 
-def _check_roles(relation: Relation, qi: Sequence[str], weight: str | None, sensitive: Sequence[str]) -> None:
-    """Sensitive and weight columns exist and are not key columns."""
-    for name, option in [(s, "--sensitive") for s in sensitive] + ([(weight, "--weight")] if weight else []):
+def _roles(weight: str | None, sensitive: Sequence[str]) -> list[tuple[str, str]]:
+    return [(s, "--sensitive") for s in sensitive] + ([(weight, "--weight")] if weight else [])
+
+
+def _check_exist(relation: Relation, weight: str | None, sensitive: Sequence[str]) -> None:
+    """Sensitive and weight columns exist (checked before they are left out of the default key
+    set, so the message names the option the user typed)."""
+    for name, option in _roles(weight, sensitive):
         if name not in relation.columns:
             close = difflib.get_close_matches(name, relation.columns, n=1, cutoff=0.5)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise ColumnError(f"{option} column {name!r} not found{hint}")
+
+
+def _check_roles(relation: Relation, qi: Sequence[str], weight: str | None, sensitive: Sequence[str]) -> None:
+    """Sensitive and weight columns exist and are not key columns."""
+    _check_exist(relation, weight, sensitive)
+    for name, option in _roles(weight, sensitive):
         if name in qi:
             raise ColumnError(
                 f"{option} column {name!r} is also a quasi-identifier column; a column cannot be "
-                f"both — leave it out of --columns or add --exclude {name!r}"
+                "both — leave it out of --columns"
             )
     if weight and weight in sensitive:
         raise ColumnError(f"column {weight!r} is both the weight and a sensitive column; name it once")
@@ -248,13 +264,17 @@ def _check_weight(db: Database, relation: Relation, weight: str, type_name: str)
             f"weight column {weight!r} has type {type_name}, not numbers; name the column that "
             "holds each record's sampling weight (people it represents)"
         )
-    nulls, bad, smallest = db.query(render("risk_weight_check.sql", db.dialect, weight=weight, relation=relation.sql))[
-        0
-    ]
+    sql = render("risk_weight_check.sql", db.dialect, weight=weight, relation=relation.sql)
+    nulls, not_finite, bad, smallest = db.query(sql)[0]
     if int(nulls):
         raise DataError(
             f"weight column {weight!r} is NULL in {int(nulls)} record(s); every record needs a positive "
             "sampling weight: fill them in, or drop --weight"
+        )
+    if int(not_finite):
+        raise DataError(
+            f"weight column {weight!r} holds {int(not_finite)} weight(s) that are not finite numbers (NaN or "
+            "infinity); a sampling weight is the number of people a record stands for: fix or drop those records"
         )
     if int(bad):
         raise DataError(
@@ -359,6 +379,8 @@ class _Cells:
     Fk: np.ndarray  # matched weight
     l_distinct: np.ndarray | None = None  # min over sensitive columns
     l_entropy: np.ndarray | None = None
+    l_recursive: np.ndarray | None = None
+    t_closeness: np.ndarray | None = None  # max over sensitive columns; NaN: only NULL sensitive values
 
 
 @dataclass(frozen=True)
@@ -419,7 +441,8 @@ def _measure(
             t_by[s.name] = _max(t_)
             dmin, emin, rmin = np.minimum(dmin, d_), np.minimum(emin, e_), np.minimum(rmin, r_)
             tmax = np.fmax(tmax, np.where(np.isnan(t_), -np.inf, t_))
-        cells.l_distinct, cells.l_entropy = dmin, emin
+        cells.l_distinct, cells.l_entropy, cells.l_recursive = dmin, emin, rmin
+        cells.t_closeness = np.where(np.isinf(tmax), np.nan, tmax)
         ldiv = LDiversity(
             distinct=_min(dmin),
             entropy=_min(emin),
@@ -447,6 +470,8 @@ def _measure(
         t_closeness=t_max,
         t_closeness_records_above=t_above,
         t_closeness_by_column=t_by,
+        individual_risk=rr.individual,
+        fk_histogram={str(int(k)): int(n[fk == k].sum()) for k in np.unique(fk)},
     )
     return risk, cells
 
@@ -499,6 +524,9 @@ def risk(
     )
     if per_record is not None:
         _output_kind(str(per_record))
+        check_not_source(per_record, source, "--per-record")
+    if suda_max_size is not None and suda_max_size < 1:
+        raise ParameterError(f"--suda-max-size {suda_max_size} must be at least 1 (columns in a minimal sample unique)")
     started = time.perf_counter()
     db, relation = open_source(source, table=table, delimiter=delimiter, all_text=all_text)
     with db:
@@ -560,6 +588,7 @@ def risk_relation(
         population=population,
     )
     sensitive = tuple(sensitive or ())
+    _check_exist(relation, weight, sensitive)
     excluded = list(exclude or ()) + ([] if columns else [c for c in (weight, *sensitive) if c])
     qi = select_columns(relation.columns, columns, excluded)
     if not qi:
@@ -691,6 +720,7 @@ def risk_relation(
         warnings=tuple(warnings),
         seconds=time.perf_counter() - started,
         column_notes=tuple(relation.inferred_notes([*qi, *sensitive])),
+        inferred_columns={c: t for c, t in relation.inferred if c in {*qi, *sensitive}},
     )
 
 
@@ -852,7 +882,7 @@ def suda(
         qi = select_columns(relation.columns, columns, exclude)
         if not qi:
             raise ParameterError("no key columns are left; name them with --columns")
-        size = max_size or default_suda_size(len(qi))
+        size = default_suda_size(len(qi)) if max_size is None else max_size
         if not 1 <= size <= len(qi):
             raise ParameterError(f"--max-size {size} must be between 1 and the number of key columns ({len(qi)})")
         order_by, key_names = record_order(db, relation, key, qi)
@@ -922,6 +952,19 @@ def _record_cells(db: Database, enc: _Encoded, codes: Sequence[str], rows: int) 
     return cell.astype(np.int64)
 
 
+def check_not_source(path: str | os.PathLike, source, option: str) -> None:
+    """Refuse an output path that is the source file itself: an audit never changes its table."""
+    if not isinstance(source, str | os.PathLike):
+        return
+    src = os.fspath(source)
+    try:
+        same = os.path.exists(path) and os.path.exists(src) and os.path.samefile(path, src)
+    except OSError:
+        same = False
+    if same:
+        raise UsageError(f"{option} {os.fspath(path)!r} is the source file itself; write the output to another file")
+
+
 def _output_kind(path: str) -> str:
     lower = path.lower()
     if lower.endswith(".csv"):
@@ -956,7 +999,7 @@ def _write_per_record(
     tick()
     fk, Fk = cells.fk[cell], cells.Fk[cell]
     risk_cell = individual_risk.individual_risk(cells.fk, cells.Fk if weighted else None)
-    max_size = suda_max_size or default_suda_size(n_columns)
+    max_size = default_suda_size(n_columns) if suda_max_size is None else suda_max_size
     if suda_max_size is None and max_size < n_columns:
         warnings.append(
             f"SUDA looked for minimal sample uniques of up to {max_size} columns (of {n_columns}); "
@@ -979,6 +1022,8 @@ def _write_per_record(
     data["l_entropy"] = cells.l_entropy[cell] if cells.l_entropy is not None else nan
     data["suda"] = s.score
     data["dis_suda"] = s.dis_score
+    data["l_recursive"] = cells.l_recursive[cell] if cells.l_recursive is not None else nan
+    data["t_closeness"] = cells.t_closeness[cell] if cells.t_closeness is not None else nan
     write_table(data, per_record, kind)
     return per_record
 

@@ -41,6 +41,14 @@ def _lines(q: QIRisk, r: RiskResult) -> list[tuple[str, str]]:
             f"records above {r.risk_threshold:g}: {_pct(q.prosecutor.records_at_risk)}",
         ),
     ]
+    if r.weight and q.individual_risk is not None:
+        ir = q.individual_risk
+        out.append(
+            (
+                "individual risk (Benedetti–Franconi)",
+                f"highest {_g(ir.highest)}, records above {r.risk_threshold:g}: {_pct(ir.records_at_risk)}",
+            )
+        )
     if r.weight:
         out += [
             (

@@ -21,7 +21,10 @@ Sources:
 
   and r = 1/fk wherever fk = Fk (the class is the whole population class); without weights,
   r = 1/fk. The expected number of re-identifications is Σ r over records and the global risk
-  that sum divided by the number of records (``global_risk_ER``, ``global_risk``).
+  that sum divided by the number of records (``global_risk_ER``, ``global_risk``). The
+  ``individual`` summary gives the highest r, its mean (the global risk) and the share of
+  records with r strictly above the threshold — with weights the record risks sdcMicro's
+  ``localSuppr`` and risk plots work from; without, the prosecutor summary.
 * ARX ``risk/RiskModelSampleSummary.java`` (El Emam's measures): prosecutor risk of a record
   1/fk; highest = 1/min fk, average ("success rate") = classes/records, records at risk = the
   share of records with 1/fk strictly above the threshold. Journalist risk uses the
@@ -114,6 +117,7 @@ class ReidentificationRisks:
     prosecutor: AttackerRisk
     journalist: AttackerRisk
     marketer: float | None
+    individual: AttackerRisk = AttackerRisk(None, None, None)  # sdcMicro's record risk r: max, mean, share > threshold
 
 
 def reidentification_risks(
@@ -144,6 +148,11 @@ def reidentification_risks(
         average=max(classes / float(np.dot(m, F / f)), share),
         records_at_risk=float(m[1.0 / F > threshold].sum()) / n,
     )
+    individual = AttackerRisk(
+        highest=float(r[m > 0].max()),
+        average=expected / n,
+        records_at_risk=float(m[r > threshold].sum()) / n,
+    )
     return ReidentificationRisks(
         records=round(n),
         expected_reidentifications=expected,
@@ -151,4 +160,5 @@ def reidentification_risks(
         prosecutor=prosecutor,
         journalist=journalist,
         marketer=share,
+        individual=individual,
     )
