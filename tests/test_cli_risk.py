@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 
 import classic_oracle as oracle
 import pytest
@@ -174,3 +175,49 @@ def test_per_record_onto_the_source_exit_2(people):
     res = run("records", people, "--by", "suda", "--key", "sex", "--output", people)
     assert res.exit_code == 2 and "is the source file itself" in res.output
     assert people.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    "missing, table, expected",
+    [
+        # docs/risk-measures.md, "Worked example": (fk, Fk, risk, l_distinct) per row. By hand:
+        # fk = 1, Fk = 80: pk = 1/80, r = pk/(1 − pk)·ln(1/pk) = ln(80)/79 = 0.05547;
+        # fk = 3, Fk = 300: r = pk/(fk − (1 − pk)) = 0.01/2.01 = 0.00498.
+        (
+            "value",
+            [
+                (2, 220, 0.00878, 2),
+                (2, 220, 0.00878, 2),
+                (1, 80, 0.05547, 1),
+                (1, 150, 0.03363, 1),
+                (1, 90, 0.05056, 1),
+                (1, 200, 0.02662, 1),
+            ],  # fmt: skip
+            0.184,
+        ),
+        (
+            "wildcard",
+            [
+                (3, 300, 0.00498, 2),
+                (3, 300, 0.00498, 2),
+                (3, 300, 0.00498, 2),
+                (2, 240, 0.00807, 2),
+                (2, 240, 0.00807, 2),
+                (1, 200, 0.02662, 1),
+            ],  # fmt: skip
+            0.058,
+        ),
+    ],
+)
+def test_docs_worked_example(people, tmp_path, missing, table, expected):
+    out = tmp_path / "people_risk.csv"
+    res = run("risk", people, "-c", "sex,age,zip", "--weight", "weight", "--sensitive", "diagnosis",
+              "--sampling-fraction", "0.01", "--missing", missing, "--per-record", out, "--format", "json")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["qis"][0]["expected_reidentifications"] == pytest.approx(expected, abs=5e-4)
+    with open(out) as fh:
+        body = list(csv.reader(fh))[1:]
+    for line, (fk, Fk, r, ld) in zip(body, table, strict=True):
+        assert (int(line[1]), float(line[2]), float(line[4])) == (fk, Fk, ld)
+        assert float(line[3]) == pytest.approx(r, abs=5e-6)
+    assert math.log(80) / 79 == pytest.approx(0.05547, abs=5e-6)
