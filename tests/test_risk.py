@@ -379,3 +379,40 @@ def test_per_record_never_overwrites_the_source(tmp_path):
     assert path.read_bytes() == before
     with pytest.raises(ParameterError, match="--suda-max-size 0 must be at least 1"):
         classic.risk(str(path), per_record=str(tmp_path / "o.csv"), suda_max_size=0)
+
+
+@pytest.mark.parametrize("missing", ["value", "wildcard"])
+@pytest.mark.parametrize("max_size", [2, None])
+def test_records_by_suda_matches_the_oracle(engine, missing, max_size):
+    # qar records --by suda (classic.suda) on both engines: SUDA and DIS-SUDA of every record,
+    # in key order, against brute force over every column set (classic_oracle.suda)
+    rows = make_rows(9, 40)
+    source, table = load(engine, rows)
+    cols = [SEX, AGE, ZIP, CITY]
+    res, key_names, keys = classic.suda(
+        source, table=table, columns=cols, key=[KEY], max_size=max_size, missing=missing, population=4000, all_keys=True
+    )
+    scores, dis = oracle.suda(rows, cols, max_size=max_size, missing=missing, dis_fraction=40 / 4000)
+    assert key_names == (KEY,) and [keys[i] for i in range(40)] == [(r[KEY],) for r in rows]
+    assert res.max_size == (max_size or 4)
+    assert res.score.tolist() == scores
+    np.testing.assert_allclose(res.dis_score, dis, rtol=1e-12)
+
+
+def test_table_columns_hold_every_measure(duck):
+    # the per-QI table (to_pandas / a report section): one row per QI, the values of qis[]
+    rows = make_rows(10, 30)
+    source, table = load(duck, rows)
+    res = classic.risk(source, table=table, columns=QI, p=2, weight=WEIGHT, sensitive=[DIAG], population=3000)
+    cols = res.table_columns()
+    assert {len(v) for v in cols.values()} == {len(res.qis)} == {6}
+    for name in ("individual_highest", "population_uniques_dankar", "l_distinct", "t_closeness", "records_below_k5"):
+        assert name in cols
+    for i, q in enumerate(res.qis):
+        assert cols["individual_highest"][i] == q.individual_risk.highest
+        assert cols["population_uniques_dankar"][i] == q.population_uniqueness.dankar
+        assert cols["l_entropy"][i] == q.l_diversity.entropy
+        assert cols["t_closeness"][i] == q.t_closeness
+        assert sum(q.fk_histogram.values()) == res.rows
+    plain = classic.risk(source, table=table, columns=QI, p=2).table_columns()
+    assert "l_distinct" not in plain and "individual_highest" not in plain

@@ -143,7 +143,9 @@ class RiskResult(Tabular):
 
     def table_columns(self) -> dict[str, list]:
         """One row per QI: its classes, sample uniques, k-anonymity violations, expected
-        re-identifications and the global, prosecutor, journalist and marketer risks."""
+        re-identifications and the global, prosecutor, journalist and marketer risks; with a
+        weight the individual risk, with a population the uniqueness estimates, with sensitive
+        columns l-diversity and t-closeness (the table a report section shows)."""
         qis = self.qis
         out: dict[str, list] = {
             "qi": [q.index for q in qis],
@@ -159,6 +161,18 @@ class RiskResult(Tabular):
             for key in ("highest", "average", "records_at_risk"):
                 out[f"{name}_{key}"] = [getattr(getattr(q, name), key, None) for q in qis]
         out["marketer"] = [q.marketer for q in qis]
+        if self.weight:
+            out["individual_highest"] = [getattr(q.individual_risk, "highest", None) for q in qis]
+            out["individual_records_at_risk"] = [getattr(q.individual_risk, "records_at_risk", None) for q in qis]
+        if self.population:
+            for key in ("pitman", "zayatz", "snb", "dankar"):
+                out[f"population_uniques_{key}"] = [getattr(q.population_uniqueness, key, None) for q in qis]
+        if self.sensitive:
+            for key in ("distinct", "entropy", "recursive_c2"):
+                out[f"l_{key}"] = [getattr(q.l_diversity, key, None) for q in qis]
+            out["l_records_below"] = [getattr(q.l_diversity, "records_below", None) for q in qis]
+            out["t_closeness"] = [q.t_closeness for q in qis]
+            out["t_closeness_records_above"] = [q.t_closeness_records_above for q in qis]
         return out
 
     def summary_line(self) -> str:
