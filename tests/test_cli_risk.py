@@ -110,6 +110,7 @@ def test_text_output_and_per_record(people, tmp_path):
         (["--missing", "drop"], "drop"),
         (["--per-record", "x.json"], "must end in .csv or .parquet"),
         (["--weight", "wieght"], "--weight column 'wieght' not found"),
+        (["--sensitive", "diagnosis", "--ordered", "weight"], "--ordered column 'weight' is not a --sensitive column"),
         (["--suda-max-size", "0", "--per-record", "o.csv"], "--suda-max-size 0 must be at least 1"),
     ],
 )

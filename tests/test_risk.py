@@ -416,3 +416,26 @@ def test_table_columns_hold_every_measure(duck):
         assert sum(q.fk_histogram.values()) == res.rows
     plain = classic.risk(source, table=table, columns=QI, p=2).table_columns()
     assert "l_distinct" not in plain and "individual_highest" not in plain
+
+
+def test_ordered_text_sensitive_column(engine):
+    # --ordered: an ordinal text column gets Li et al.'s ordered distance in sort order
+    rows = make_rows(11, 40)
+    grades = ["1-low", "2-mid", "3-high", None]
+    for i, r in enumerate(rows):
+        r[DIAG] = grades[(i * 7 + (r[AGE] or 0)) % 4]
+    source, table = load(engine, rows)
+    res = classic.risk(source, table=table, columns=[SEX, AGE], sensitive=[DIAG], ordered=[DIAG])
+    assert res.ordered == (DIAG,)
+    want = expected_qi(rows, [SEX, AGE], "value", weight=None, sensitive=())
+    tc = [
+        oracle.emd([rows[j][DIAG] for j in oracle.matches(rows, i, [SEX, AGE], "value")], [r[DIAG] for r in rows], True)
+        for i in range(len(rows))
+    ]
+    tc = [t for t in tc if not math.isnan(t)]
+    assert res.qis[0].classes == want["classes"]
+    assert res.qis[0].t_closeness == pytest.approx(max(tc), abs=1e-12)
+    equal = classic.risk(source, table=table, columns=[SEX, AGE], sensitive=[DIAG])
+    assert equal.ordered == () and equal.qis[0].t_closeness != res.qis[0].t_closeness
+    with pytest.raises(ParameterError, match="--ordered column 'in come' is not a --sensitive column"):
+        classic.risk(source, table=table, columns=[SEX, AGE], sensitive=[DIAG], ordered=[INCOME])

@@ -32,6 +32,13 @@ from qar_sql.cli.records import key_option
     callback=params._split,
     help="Sensitive column(s) for l-diversity and t-closeness, comma-separated; never a key column.",
 )
+@click.option(
+    "--ordered",
+    multiple=True,
+    callback=params._split,
+    help="Sensitive column(s) whose values are ordered (ordinal text): t-closeness uses the ordered distance, "
+    "in the database's sort order. Numbers, dates and times always are.",
+)
 @params.missing
 @params.sampling_fraction
 @params.population
@@ -73,8 +80,8 @@ from qar_sql.cli.records import key_option
 )
 @params.jobs
 @params.quiet
-def risk_cmd(where, p, weight, sensitive, missing, sampling_fraction, population, risk_threshold, l_threshold,
-             t_threshold, per_record, key, suda_max_size, all_text, fmt, top, jobs, quiet):  # fmt: skip
+def risk_cmd(where, p, weight, sensitive, ordered, missing, sampling_fraction, population, risk_threshold,
+             l_threshold, t_threshold, per_record, key, suda_max_size, all_text, fmt, top, jobs, quiet):  # fmt: skip
     """The measures sdcMicro and ARX users report, for every set of p key columns of SOURCE.
 
     k-anonymity counts, sdcMicro's individual risk and expected re-identifications (with
@@ -91,6 +98,7 @@ def risk_cmd(where, p, weight, sensitive, missing, sampling_fraction, population
             p=p,
             weight=weight,
             sensitive=sensitive or (),
+            ordered=ordered or (),
             missing=missing,
             sampling_fraction=sampling_fraction,
             population=population,

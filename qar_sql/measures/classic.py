@@ -124,6 +124,7 @@ class RiskResult(Tabular):
     p: int
     weight: str | None
     sensitive: tuple[str, ...]
+    ordered: tuple[str, ...]  # sensitive columns measured with the ordered distance
     population: int | None
     sampling_fraction: float | None
     risk_threshold: float
@@ -512,6 +513,7 @@ def risk(
     p: int | None = None,
     weight: str | None = None,
     sensitive: Sequence[str] = (),
+    ordered: Sequence[str] = (),
     missing: str = "value",
     sampling_fraction: float | None = None,
     population: int | None = None,
@@ -552,6 +554,7 @@ def risk(
             p=p,
             weight=weight,
             sensitive=sensitive,
+            ordered=ordered,
             missing=missing,
             sampling_fraction=sampling_fraction,
             population=population,
@@ -577,6 +580,7 @@ def risk_relation(
     p=None,
     weight=None,
     sensitive=(),
+    ordered=(),
     missing="value",
     sampling_fraction=None,
     population=None,
@@ -602,7 +606,14 @@ def risk_relation(
         population=population,
     )
     sensitive = tuple(sensitive or ())
+    ordered = tuple(ordered or ())
     _check_exist(relation, weight, sensitive)
+    for name in ordered:
+        if name not in sensitive:
+            raise ParameterError(
+                f"--ordered column {name!r} is not a --sensitive column; name it in --sensitive too "
+                "(--ordered only says which sensitive columns have ordered values)"
+            )
     excluded = list(exclude or ()) + ([] if columns else [c for c in (weight, *sensitive) if c])
     qi = select_columns(relation.columns, columns, excluded)
     if not qi:
@@ -625,7 +636,7 @@ def risk_relation(
     if per_record is not None:
         order_by, _ = record_order(db, relation, key, qi)
     sens = [
-        _Sensitive(i, s, f"c{n_cols + i}", bool(_ORDERED_TYPE.search(t)))
+        _Sensitive(i, s, f"c{n_cols + i}", s in ordered or bool(_ORDERED_TYPE.search(t)))
         for i, (s, t) in enumerate(zip(sensitive, types))
     ]
     enc = _encode(db, relation, [*qi, *sensitive], weight, order_by)
@@ -724,6 +735,7 @@ def risk_relation(
         p=p,
         weight=weight,
         sensitive=sensitive,
+        ordered=tuple(x.name for x in sens if x.ordered),
         population=n_pop,
         sampling_fraction=(rows / n_pop) if n_pop else None,
         risk_threshold=risk_threshold,
