@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -35,8 +33,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # benchmark the checkout, not an installed copy
 sys.path.insert(0, str(HERE))
 
-import datagen  # noqa: E402
-from common import CPU, table_options, timed, verdict  # noqa: E402
+from common import CPU, duckdb_table, file_options, print_versions, remove_duckdb, table_options, timed, verdict  # noqa: E402
 
 import qar_sql  # noqa: E402
 
@@ -88,25 +85,16 @@ def main(argv=None) -> int:
     ap.add_argument("--pandas-qis", type=int, default=40, help="QIs timed in pandas (extrapolated)")
     ap.add_argument("--threads", type=int, default=None, help="DuckDB threads (default: DuckDB's)")
     ap.add_argument("--batch-size", type=int, default=None, help="audit(batch_size=...)")
-    ap.add_argument("--out", default=str(HERE / "out"), help="folder for the DuckDB file")
-    ap.add_argument("--keep", action="store_true", help="keep the DuckDB file")
+    file_options(ap, HERE / "out")
     args = ap.parse_args(argv)
 
-    import duckdb
     import pandas as pd
 
-    print(f"qar_sql {qar_sql.__version__} from {Path(qar_sql.__file__).parent}")
-    print(
-        f"python {platform.python_version()}, duckdb {duckdb.__version__}, numpy {np.__version__}, "
-        f"pandas {pd.__version__}; {os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.2f}"
-    )
+    print_versions(f"pandas {pd.__version__}")
 
     t0 = time.perf_counter()
-    data = datagen.skewed_table(args.rows, args.cols, args.seed)
+    path, data = duckdb_table(args.out, f"bench_{args.rows}x{args.cols}", TABLE, args.rows, args.cols, args.seed)
     names = list(data)
-    Path(args.out).mkdir(parents=True, exist_ok=True)
-    path = str(Path(args.out) / f"bench_{args.rows}x{args.cols}_{os.getpid()}.duckdb")
-    datagen.write_duckdb(path, TABLE, data)
     combos = list(itertools.combinations(range(len(names)), args.p))
     n_qi = len(combos)
     print(
@@ -151,8 +139,7 @@ def main(argv=None) -> int:
         pandas_dtype = str(df[names[0]].dtype)
     finally:
         if not args.keep:
-            for suffix in ("", ".wal"):
-                Path(path + suffix).unlink(missing_ok=True)
+            remove_duckdb(path)
 
     # --- identical results -------------------------------------------------------------------
     same_audit = audit_hs == numpy_hs

@@ -98,23 +98,14 @@ def coordinates(path: str):
     fit_side = c._Side(db, select_sql(db, rel_o.sql, cols), {x: x for x in cols}, "o")
     proj = fit_projections(lambda: fit_side.batches(set(), c.BATCH_ROWS), [ProjectionFit([], cols, 5)])[0]
     names = {x: x for x in cols} | {"id": "key:"}
-    o, _ = c._coordinates(
-        c._Side(db, select_sql(db, rel_o.sql, [*cols, "id"]), names, "o").batches(set(), c.BATCH_ROWS),
-        proj,
-        None,
-        None,
-        None,
-        True,
-    )
+
+    def coordinates(side_db, rel, tag):
+        side = c._Side(side_db, select_sql(side_db, rel.sql, [*cols, "id"]), names, tag)
+        return c._coordinates(side.batches(set(), c.BATCH_ROWS), proj, None, None, None, True)[0]
+
+    o = coordinates(db, rel_o, "o")
     db2, _ = open_source(path, table="treated")
-    t, _ = c._coordinates(
-        c._Side(db2, select_sql(db2, rel_t.sql, [*cols, "id"]), names, "t").batches(set(), c.BATCH_ROWS),
-        proj,
-        None,
-        None,
-        None,
-        True,
-    )
+    t = coordinates(db2, rel_t, "t")
     own = c._own_by_key(o["key"], t["key"], "id")
     return o["main"], t["main"], own
 

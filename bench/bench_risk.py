@@ -23,8 +23,6 @@ re-identifications.
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -35,8 +33,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # benchmark the checkout, not an installed copy
 sys.path.insert(0, str(HERE))
 
-import datagen  # noqa: E402
-from common import timed  # noqa: E402
+from common import duckdb_table, print_versions, remove_duckdb, timed  # noqa: E402
 
 import qar_sql  # noqa: E402
 from qar_sql.measures import classic  # noqa: E402
@@ -72,19 +69,12 @@ def main(argv=None) -> int:
 
     import duckdb
 
-    print(f"qar_sql {qar_sql.__version__} from {Path(qar_sql.__file__).parent}")
-    print(
-        f"python {platform.python_version()}, duckdb {duckdb.__version__}, numpy {np.__version__}; "
-        f"{os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.2f}"
-    )
+    print_versions()
     t0 = time.perf_counter()
-    data = datagen.skewed_table(args.rows, 18, args.seed)
+    path, data = duckdb_table(args.out, f"bench_risk_{args.rows}", TABLE, args.rows, 18, args.seed)
     names = list(data)
     key, sensitive = names[: args.key_columns], names[-1]
     weights = 1.0 + (np.arange(args.rows) * 7919 % 100)
-    Path(args.out).mkdir(parents=True, exist_ok=True)
-    path = str(Path(args.out) / f"bench_risk_{args.rows}_{os.getpid()}.duckdb")
-    datagen.write_duckdb(path, TABLE, data)
     con = duckdb.connect(path)
     con.execute(f"create or replace table {TABLE} as select *, 1.0 + (rowid * 7919 % 100) as w from {TABLE}")
     con.close()
@@ -108,8 +98,7 @@ def main(argv=None) -> int:
             lambda: qar_sql.audit(path, table=TABLE, columns=key, p=3, pi_u=0.2), args.repeat, "audit p=3"
         )
     finally:
-        for suffix in ("", ".wal"):
-            Path(path + suffix).unlink(missing_ok=True)
+        remove_duckdb(path)
 
     q = val.qis[0]
     same = (q.classes, q.sample_uniques) == bound[:2] and abs(q.expected_reidentifications - bound[2]) < 1e-6 * bound[2]

@@ -27,8 +27,6 @@ import argparse
 import itertools
 import json
 import math
-import os
-import platform
 import statistics
 import sys
 import time
@@ -40,10 +38,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # benchmark the checkout, not an installed copy
 sys.path.insert(0, str(HERE))
 
-import datagen  # noqa: E402
 from click.testing import CliRunner  # noqa: E402
+from common import duckdb_table, file_options, print_versions, remove_duckdb, table_options  # noqa: E402
 
-import qar_sql  # noqa: E402
 from qar_sql.cli.main import cli  # noqa: E402
 
 TABLE = "people"
@@ -69,29 +66,18 @@ def bench_reference_pi(counts: np.ndarray, k: int) -> float:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--rows", type=int, default=1_000_000)
-    ap.add_argument("--cols", type=int, default=18)
+    table_options(ap, rows=1_000_000)
     ap.add_argument("-p", type=int, default=3)
     ap.add_argument("--group-size", type=int, default=100)
-    ap.add_argument("--seed", type=int, default=20240601)
     ap.add_argument("--repeat", type=int, default=3, help="runs of each command (median)")
-    ap.add_argument("--out", default=str(HERE / "out"), help="folder for the DuckDB file")
-    ap.add_argument("--keep", action="store_true", help="keep the DuckDB file")
+    file_options(ap, HERE / "out")
     args = ap.parse_args(argv)
 
-    import duckdb
-
-    print(f"qar_sql {qar_sql.__version__} from {Path(qar_sql.__file__).parent}")
-    print(
-        f"python {platform.python_version()}, duckdb {duckdb.__version__}, numpy {np.__version__}; "
-        f"{os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.2f}"
-    )
+    print_versions()
     t0 = time.perf_counter()
-    data = datagen.skewed_table(args.rows, args.cols, args.seed)
+    stem = f"bench_uniqueness_{args.rows}x{args.cols}"
+    path, data = duckdb_table(args.out, stem, TABLE, args.rows, args.cols, args.seed)
     names = list(data)
-    Path(args.out).mkdir(parents=True, exist_ok=True)
-    path = str(Path(args.out) / f"bench_uniqueness_{args.rows}x{args.cols}_{os.getpid()}.duckdb")
-    datagen.write_duckdb(path, TABLE, data)
     combos = list(itertools.combinations(range(len(names)), args.p))
     print(
         f"setup (not timed): {args.rows:,} rows x {len(names)} columns, seed {args.seed}, "
@@ -125,8 +111,7 @@ def main(argv=None) -> int:
                 print(f"  {label}: run {i + 1}/{args.repeat} {times[label][-1]:.2f} s", file=sys.stderr, flush=True)
     finally:
         if not args.keep:
-            for suffix in ("", ".wal"):
-                Path(path + suffix).unlink(missing_ok=True)
+            remove_duckdb(path)
 
     audit, uniq = outputs["audit"], outputs["uniqueness"]
     h_audit = {tuple(q["columns"]): q["distinct"] for q in audit["qis"]}

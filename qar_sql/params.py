@@ -157,6 +157,12 @@ population = click.option(
 
 #: Options without a QAR_<OPTION> variable of their own: --store's QAR_STORE names the store
 #: that ``--store`` alone (and migrate, scan, history) uses; it does not switch recording on.
+def top(default: int, help: str, minimum: int = 1) -> Callable:
+    """--top: how many rows (QIs, records, combinations) a command lists; what they are is the
+    command's own ``help``."""
+    return click.option("--top", type=click.IntRange(minimum, None), default=default, help=help)
+
+
 NO_ENVVAR = frozenset({"store", "version", "help"})
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import importlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +42,23 @@ def _fmt(value: Any) -> str:
 
 def format_risk(risk: float | None) -> str:
     return "no tail" if risk is None else f"{risk:.4g}"
+
+
+class SingletonShare:
+    """For counts of one combination or release: ``singletons`` of the ``rows`` counted."""
+
+    singletons: int
+    rows: int
+
+    @property
+    def singleton_share(self) -> float:
+        """%S as a fraction S / rows (0 when no row is counted)."""
+        return self.singletons / self.rows if self.rows else 0.0
+
+
+def attribute_columns(items: Sequence[Any], names: Sequence[str]) -> dict[str, list]:
+    """Columns for :meth:`Tabular.table_columns`: name → that attribute of every item, in order."""
+    return {name: [getattr(x, name) for x in items] for name in names}
 
 
 class Tabular:
@@ -188,10 +206,7 @@ class AuditResult(Tabular):
         return {
             "qi": [q.index for q in qis],
             "columns": [", ".join(q.columns) for q in qis],
-            "distinct": [q.distinct for q in qis],
-            "singletons": [q.singletons for q in qis],
-            "theta": [q.theta for q in qis],
-            "min_class_size": [q.min_class_size for q in qis],
+            **attribute_columns(qis, ("distinct", "singletons", "theta", "min_class_size")),
             f"records_below_k{self.k}": [q.records_below(self.k) for q in qis],
         }
 
@@ -435,16 +450,11 @@ class UniquenessResult(Tabular):
         return {
             "qi": [q.index for q in qis],
             "columns": [", ".join(q.columns) for q in qis],
-            "domain": [q.domain for q in qis],
-            "kappa": [q.kappa for q in qis],
-            "pi_exact": [q.pi_exact for q in qis],
-            "pi_kl": [q.pi_kl for q in qis],
-            "pi_uniform": [q.pi_uniform for q in qis],
-            "pi_poisson": [q.pi_poisson for q in qis],
-            "k50": [q.k50 for q in qis],
-            "k_at": [q.k_at for q in qis],
-            "exposure_mean": [q.exposure_mean for q in qis],
-            "exposure_max": [q.exposure_max for q in qis],
+            **attribute_columns(
+                qis,
+                ("domain", "kappa", "pi_exact", "pi_kl", "pi_uniform", "pi_poisson", "k50", "k_at")
+                + ("exposure_mean", "exposure_max"),
+            ),
         }
 
     def summary_line(self) -> str:

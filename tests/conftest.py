@@ -174,6 +174,19 @@ class Loader:
                 c.exec_driver_sql(f"drop schema {quote(self.schema)} cascade")
 
 
+def on_both_engines(tmp_path: Path, run):
+    """[run(loader) on DuckDB, run(loader) on PostgreSQL]: for the tests that compare the two
+    engines' results with each other; each loader's tables are dropped after its run."""
+    out = []
+    for name in ("duckdb", "postgresql"):
+        loader = Loader(name, tmp_path)
+        try:
+            out.append(run(loader))
+        finally:
+            loader.cleanup()
+    return out
+
+
 @pytest.fixture(params=["duckdb", "postgresql"])
 def engine(request, tmp_path):
     """A Loader for each real engine: the same test runs on DuckDB and on PostgreSQL."""

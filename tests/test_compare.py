@@ -310,52 +310,17 @@ def test_aligned_needs_a_row_order_on_postgresql(tmp_path):
     assert out.exit_code == 2 and "--aligned needs rows in a stored order" in out.output
 
 
-def test_fail_below_exits_1(tables):
-    ok = run(
-        [
-            tables,
-            "--table",
-            "people",
-            "--treated-table",
-            "people_release",
-            "--link",
-            "id",
-            "--fail-below",
-            "hidden_rate=0.0",
-            "--no-risk",
-        ]
-    )
-    assert ok.exit_code == 0, ok.output
-    bad = run(
-        [
-            tables,
-            "--table",
-            "people",
-            "--treated-table",
-            "people_release",
-            "--link",
-            "id",
-            "--fail-below",
-            "hidden_rate=0.999",
-            "--no-risk",
-        ]
-    )
-    assert bad.exit_code == 1 and "below the threshold 0.999" in bad.output
-    nolink = run(
-        [
-            tables,
-            "--table",
-            "people",
-            "--treated-table",
-            "noid",
-            "--exclude",
-            "id",
-            "--fail-below",
-            "hidden_rate=0.5",
-            "--no-risk",
-        ]
-    )
-    assert nolink.exit_code == 2 and "hidden_rate was not computed" in nolink.output
+@pytest.mark.parametrize(
+    ("treated", "fail_below", "code", "says"),
+    [
+        (["people_release", "--link", "id"], "hidden_rate=0.0", 0, ""),
+        (["people_release", "--link", "id"], "hidden_rate=0.999", 1, "below the threshold 0.999"),
+        (["noid", "--exclude", "id"], "hidden_rate=0.5", 2, "hidden_rate was not computed"),
+    ],
+)
+def test_fail_below_exit_codes(tables, treated, fail_below, code, says):
+    out = run([tables, "--table", "people", "--treated-table", *treated, "--fail-below", fail_below, "--no-risk"])
+    assert out.exit_code == code and says in out.output, out.output
 
 
 def test_markdown_and_text(tables):

@@ -66,17 +66,15 @@ def test_influence_equals_plain_python(engine):
 
 
 def test_identical_scores_on_both_engines(tmp_path, pg):
-    from conftest import Loader
+    from conftest import on_both_engines
 
     data = make_data(200, seed=9)
-    out = []
-    for name in ("duckdb", "postgresql"):
-        loader = Loader(name, tmp_path)
-        try:
-            src, tab = loader.load("people", data)
-            out.append(influence(src, table=tab, **KW, all_scores=True, top=50))
-        finally:
-            loader.cleanup()
+
+    def run(loader):
+        src, tab = loader.load("people", data)
+        return influence(src, table=tab, **KW, all_scores=True, top=50)
+
+    out = on_both_engines(tmp_path, run)
     np.testing.assert_array_equal(out[0].scores, out[1].scores)
     assert out[0].top == out[1].top
 

@@ -78,18 +78,15 @@ def test_dt_and_proxies_equal_brute_force(engine):
 
 
 def test_identical_on_both_engines(tmp_path, pg):
-    from conftest import Loader
+    from conftest import on_both_engines
 
     data = make_data(90, seed=11)
-    results = []
-    for name in ("duckdb", "postgresql"):
-        loader = Loader(name, tmp_path)
-        try:
-            src, tab = loader.load("people", data)
-            results.append(contributions(src, table=tab, **KW))
-        finally:
-            loader.cleanup()
-    a, b = results
+
+    def run(loader):
+        src, tab = loader.load("people", data)
+        return contributions(src, table=tab, **KW)
+
+    a, b = on_both_engines(tmp_path, run)
     assert np.array_equal(a.dt, b.dt) and np.array_equal(a.u_plus, b.u_plus)
     assert np.array_equal(a.n_unique, b.n_unique)
 

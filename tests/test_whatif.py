@@ -394,6 +394,11 @@ def _query(engine, sql):
         con.close()
 
 
+def _emit_sql(source, table, path, *options):
+    """``qar whatif SOURCE -t TABLE -T PATH --emit-sql OPTIONS…``."""
+    return CliRunner().invoke(cli, ["whatif", source, "-t", table, "-T", str(path), "--emit-sql", *options])
+
+
 @pytest.mark.parametrize(
     "release",
     [
@@ -409,23 +414,7 @@ def test_emitted_view_runs_and_gives_treated_counts(engine, tmp_path, release):
     source, table, path, toml, lookup = _load(engine, tmp_path, data, towns)
     doc = tomllib.loads(toml)
     view = _view_name(engine, 'treated "v"; 1')
-    res = CliRunner().invoke(
-        cli,
-        [
-            "whatif",
-            source,
-            "-t",
-            table,
-            "-T",
-            str(path),
-            "--emit-sql",
-            "--drop-null",
-            "--apply",
-            ",".join(release),
-            "--view",
-            view,
-        ],
-    )
+    res = _emit_sql(source, table, path, "--drop-null", "--apply", ",".join(release), "--view", view)
     assert res.exit_code == 0, res.output
     assert res.output.count("create view") == 1
     _run_ddl(engine, res.output)
@@ -458,22 +447,7 @@ def test_emit_sql_for_other_dialects(duck, tmp_path):
     data, towns = make_data(n=20)
     source, table, path, toml, lookup = _load(duck, tmp_path, data, towns)
     for dialect, quote in (("snowflake", '"'), ("bigquery", "`")):
-        res = CliRunner().invoke(
-            cli,
-            [
-                "whatif",
-                source,
-                "-t",
-                table,
-                "-T",
-                str(path),
-                "--emit-sql",
-                "--apply",
-                "age_mean,town_lookup,kids_top",
-                "--dialect",
-                dialect,
-            ],
-        )
+        res = _emit_sql(source, table, path, "--apply", "age_mean,town_lookup,kids_top", "--dialect", dialect)
         assert res.exit_code == 0, res.output
         assert f"create view {quote}the " in res.output
         assert f"from {quote}look up{quote}" in res.output

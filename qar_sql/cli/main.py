@@ -137,12 +137,7 @@ def _sql_where(where: dict) -> dict:
 @params.risk_options
 @params.fmt_html
 @params.k
-@click.option(
-    "--top",
-    type=click.IntRange(1, None),
-    default=10,
-    help="How many of the riskiest QIs to list in text and Markdown.",
-)
+@params.top(10, "How many of the riskiest QIs to list in text and Markdown.")
 @click.option("--histograms", is_flag=True, help="Include each QI's class-size histogram in JSON.")
 @click.option("--fail-above", type=float, envvar="QAR_FAIL_ABOVE", help="Exit 1 when the risk T̂ is above this value.")
 @click.option("--show-sql", is_flag=True, help="Print the SQL this audit would run, without connecting.")

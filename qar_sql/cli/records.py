@@ -92,12 +92,7 @@ def _emit_html(c, where: dict, top: int, secret: str | None, jobs: int) -> None:
 @params.source_options
 @params.risk_options
 @key_option
-@click.option(
-    "--top",
-    type=click.IntRange(1, None),
-    default=100,
-    help="How many of the riskiest records to show.",
-)
+@params.top(100, "How many of the riskiest records to show.")
 @click.option(
     "--by",
     type=click.Choice(["dt", "u_plus", "u_star", "n_unique", "influence", "suda"]),

@@ -72,12 +72,7 @@ from qar_sql.cli.records import key_option
 )
 @params.all_text
 @params.fmt
-@click.option(
-    "--top",
-    type=click.IntRange(1, None),
-    default=10,
-    help="QIs listed in text and Markdown, most expected re-identifications first.",
-)
+@params.top(10, "QIs listed in text and Markdown, most expected re-identifications first.")
 @params.jobs
 @params.quiet
 def risk_cmd(where, p, weight, sensitive, ordered, missing, sampling_fraction, population, risk_threshold,

@@ -23,12 +23,7 @@ from qar_sql import params
     envvar="QAR_DROP_NULL",
     help="Leave rows with NULL in a combination's columns out of that combination (how Pastore et al. count); by default NULL is a value of its own.",
 )
-@click.option(
-    "--top",
-    type=click.IntRange(0, None),
-    default=20,
-    help="Combinations listed in text and Markdown (0: all); JSON lists all.",
-)
+@params.top(20, "Combinations listed in text and Markdown (0: all); JSON lists all.", minimum=0)
 @params.fmt
 @params.jobs
 @params.batch_size

@@ -393,21 +393,12 @@ def _run_one(spec: ScanSpec, store, secrets, jobs: int, progress) -> ScanOutcome
             result = recorded_audit(store, spec.source, scan_name=spec.name, secrets=secrets, **kwargs)
         else:
             result = audit(spec.source, **kwargs)
-    except QarError as exc:
-        return ScanOutcome(
-            **base,
-            status="error",
-            risk=None,
-            exit_code=int(exc.exit_code),
-            seconds=time.perf_counter() - started,
-            error=scrub(describe_error(exc), [*secrets, *secret_values(spec.source)]),
-        )
     except Exception as exc:  # noqa: BLE001 - a driver error in one scan must not stop the rest
         return ScanOutcome(
             **base,
             status="error",
             risk=None,
-            exit_code=int(ExitCode.RUNTIME),
+            exit_code=int(exc.exit_code if isinstance(exc, QarError) else ExitCode.RUNTIME),
             seconds=time.perf_counter() - started,
             error=scrub(describe_error(exc), [*secrets, *secret_values(spec.source)]),
         )

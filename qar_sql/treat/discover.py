@@ -26,13 +26,13 @@ from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, Relation, open_source, select_columns
 from qar_sql.errors import DatabaseError, DataError, ParameterError
 from qar_sql.pushdown.scan import Progress, default_batch_size
-from qar_sql.results import Tabular
+from qar_sql.results import SingletonShare, Tabular, attribute_columns
 
 _temp_counter = itertools.count(1)
 
 
 @dataclass(frozen=True)
-class Combination:
+class Combination(SingletonShare):
     """Counts for one column combination."""
 
     columns: tuple[str, ...]
@@ -41,11 +41,6 @@ class Combination:
     singletons: int  # S
     min_class_size: int  # 0 when no row is counted
     identifier: bool  # H = L: every counted row is unique
-
-    @property
-    def singleton_share(self) -> float:
-        """%S as a fraction S / rows (0 when no row is counted)."""
-        return self.singletons / self.rows if self.rows else 0.0
 
 
 @dataclass(frozen=True, repr=False)
@@ -78,12 +73,9 @@ class DiscoverResult(Tabular):
         return {
             "columns": [", ".join(c.columns) for c in cs],
             "size": [len(c.columns) for c in cs],
-            "rows": [c.rows for c in cs],
-            "distinct": [c.distinct for c in cs],
-            "singletons": [c.singletons for c in cs],
-            "singleton_share": [c.singleton_share for c in cs],
-            "min_class_size": [c.min_class_size for c in cs],
-            "identifier": [c.identifier for c in cs],
+            **attribute_columns(
+                cs, ("rows", "distinct", "singletons", "singleton_share", "min_class_size", "identifier")
+            ),
         }
 
     def summary_line(self) -> str:

@@ -16,17 +16,17 @@ import re
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from qar_sql.engines.dialects import get_dialect, sql_comment
 from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, Relation, file_relation_sql, open_source, select_columns, split_table
 from qar_sql.errors import ColumnError, DatabaseError, DataError, UsageError
-from qar_sql.measures.audit import Options, audit_relation
-from qar_sql.pushdown.scan import Progress, Ticker
-from qar_sql.results import Tabular, format_risk
+from qar_sql.measures.audit import Options, SourceOptions, audit_relation, split_options
+from qar_sql.pushdown.scan import Ticker
+from qar_sql.results import SingletonShare, Tabular, attribute_columns, format_risk
 from qar_sql.stats import evt
 from qar_sql.treat.infoloss import InfoLoss, LossColumn, information_loss, loss_dict
 from qar_sql.treat.treatments import Binder, Plan, load, treated_sql
@@ -36,7 +36,7 @@ _temp_counter = itertools.count(1)
 
 
 @dataclass(frozen=True)
-class Scenario:
+class Scenario(SingletonShare):
     """One row of the table: the release after ``treatments`` (none: the original)."""
 
     name: str
@@ -63,10 +63,6 @@ class Scenario:
         values = [v for _, _, odds in self.posterior_odds for _, v in odds]
         return max(values) if values else None
 
-    @property
-    def singleton_share(self) -> float:
-        return self.singletons / self.rows if self.rows else 0.0
-
 
 @dataclass(frozen=True, repr=False)
 class WhatIfResult(Tabular):
@@ -91,13 +87,10 @@ class WhatIfResult(Tabular):
         return {
             "scenario": [s.name for s in self.scenarios],
             "treatments": [" + ".join(s.treatments) for s in self.scenarios],
-            "rows": [s.rows for s in self.scenarios],
-            "singletons": [s.singletons for s in self.scenarios],
-            "singleton_share": [s.singleton_share for s in self.scenarios],
-            "distinct": [s.distinct for s in self.scenarios],
-            "min_class_size": [s.min_class_size for s in self.scenarios],
-            "modified_rows": [s.modified_rows for s in self.scenarios],
-            "risk": [s.risk for s in self.scenarios],
+            **attribute_columns(
+                self.scenarios,
+                ("rows", "singletons", "singleton_share", "distinct", "min_class_size", "modified_rows", "risk"),
+            ),
         }
 
     def summary_line(self) -> str:
@@ -220,11 +213,11 @@ def release(db: Database, treated: str, relation: Relation) -> Iterator[tuple[Da
                 pass
 
 
-def _risk(db: Database, treated: str, relation: Relation, cols, *, p, alpha, pi_u, pwm, batch_size, jobs):
+def _risk(db: Database, treated: str, relation: Relation, opts: Options, *, batch_size: int | None):
     """T̂ of a release given as SQL, or (None, reason)."""
     with release(db, treated, relation) as (runner, rel):
         try:
-            result = audit_relation(runner, rel, Options(cols, None, p, alpha, pi_u, pwm, jobs), batch_size=batch_size)
+            result = audit_relation(runner, rel, opts, batch_size=batch_size)
         except DataError as exc:
             return None, str(exc)
     if result.fit is None:
@@ -273,25 +266,16 @@ def whatif(
     source: str | None = None,
     *,
     treatments: str | Path | Plan | Mapping,
-    table: str | None = None,
     qid: Sequence[str] | str | None = None,
     combine: Sequence[Sequence[str]] | None = None,
     only: Sequence[str] | None = None,
     drop_null: bool = False,
     risk: bool = True,
-    columns: Sequence[str] | None = None,
-    exclude: Sequence[str] | None = None,
-    p: int = 3,
-    alpha: float = 0.01,
-    pi_u: float = 0.05,
-    pwm: str = "plotting",
-    delimiter: str | None = None,
     batch_size: int | None = None,
-    jobs: int = 2,
     threads: int | None = None,
-    progress: Progress | None = None,
     key: str | None = None,
     loss: bool = True,
+    **options: Unpack[SourceOptions],
 ) -> WhatIfResult:
     """Table 1 of Pastore et al. for every treatment in ``treatments`` (a TOML path, TOML text,
     a dict or a :class:`~qar_sql.treat.treatments.Plan`) and every combination (the file's
@@ -299,16 +283,21 @@ def whatif(
     (``columns``/``exclude``; ``risk=False`` skips it). ``only`` keeps just the named
     scenarios (a treatment name, or names joined by ``+``). ``key`` names the column that
     identifies rows for the perturbative treatments' draws (default: the file's ``key``).
-    ``loss`` adds the information-loss report of every treated scenario."""
+    ``loss`` adds the information-loss report of every treated scenario. ``options``: the source
+    and audit keywords of :func:`qar_sql.audit` (:class:`SourceOptions`)."""
     started = time.perf_counter()
+    opts, where = split_options(options)
     plan = load(treatments)
     if risk:
-        evt.validate_parameters(p, alpha, pi_u)
-    db, relation = open_source(source, table=table, delimiter=delimiter, threads=threads)
+        evt.validate_parameters(opts.p, opts.alpha, opts.pi_u)
+    db, relation = open_source(source, **where, threads=threads)
     with db:
         qids = _resolve_qid(plan, qid)
         _check_qid(qids, relation.columns, relation.display)
-        audit_cols = select_columns(relation.columns, columns, exclude) if risk else ()
+        audit_cols = select_columns(relation.columns, opts.columns, opts.exclude) if risk else ()
+        # The audit of each release: over the audit columns, without the caller's progress bar
+        # (the scenarios tick it).
+        audit_opts = replace(opts, columns=audit_cols, exclude=None, progress=None)
         not_null = qids if drop_null else ()
         binder = Binder(db, relation.sql, relation.columns, plan, display=relation.display, key=key, not_null=not_null)
         scenarios = [()] + _scenarios(plan, combine)
@@ -328,11 +317,11 @@ def whatif(
                 _same(db, c, f"t.qar__o_{i}", binder.kinds[c], after[c]) for i, c in enumerate(qids)
             )
         releases = {s: treated_sql(binder, relation.sql, s, not_null=not_null, modified=False) for s in scenarios}
-        tick = Ticker(progress, len(scenarios) * (2 if risk else 1))
+        tick = Ticker(opts.progress, len(scenarios) * (2 if risk else 1))
 
         counts = db.query_many(
             [render("treat_counts.sql", db.dialect, treated=sqls[s], qid=list(qids), same=sames[s]) for s in scenarios],
-            jobs=jobs,
+            jobs=opts.jobs,
             on_done=tick,
         )
         out, warnings = [], []
@@ -340,18 +329,7 @@ def whatif(
             n, classes, singles, min_class, modified, true_singles = (int(v or 0) for v in rows[0])
             value = note = None
             if risk:
-                value, note = _risk(
-                    db,
-                    releases[s],
-                    relation,
-                    audit_cols,
-                    p=p,
-                    alpha=alpha,
-                    pi_u=pi_u,
-                    pwm=pwm,
-                    batch_size=batch_size,
-                    jobs=jobs,
-                )
+                value, note = _risk(db, releases[s], relation, audit_opts, batch_size=batch_size)
                 tick()
                 if note:
                     warnings.append(f"{scenario_name(s)}: T̂ undefined: {note}")
@@ -388,8 +366,8 @@ def whatif(
             qid=qids,
             drop_null=drop_null,
             audit_columns=tuple(audit_cols),
-            p=p,
-            alpha=alpha,
+            p=opts.p,
+            alpha=opts.alpha,
             scenarios=tuple(out),
             seconds=time.perf_counter() - started,
             warnings=tuple(warnings),

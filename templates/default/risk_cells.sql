@@ -12,11 +12,10 @@
 -- cell numbers the cells 0, 1, ... in code order: dense_rank over the codes numbers records
 -- the same way (risk_record_cells.sql).
 {% from "default/_risk.sql" import null_pattern, joined, on_keys with context %}
+{% from "default/_classes.sql" import encoded_cte %}
 with
 {% if encode_sql %}
-encoded as {{ "materialized " if dialect.cte_materialized }}(
-{{ encode_sql | indent(2, true) }}
-),
+{{ encoded_cte(encode_sql, dialect) }},
 {% endif %}
 {% for qi in qis %}
 {% set codes = qi.codes | join(", ") %}

@@ -2,17 +2,11 @@
 -- column replaced by its integer code in value order, NULL = -1), plus w, the record's sampling
 -- weight as a double (1 without --weight), and r, the record's position (file order, or key
 -- order with order_by) for the per-record output.
-{% from "default/_dictionary.sql" import dictionary with context %}
+{% from "default/_dictionary.sql" import dictionaries, coded_columns, dictionary_joins with context %}
 with
-{% for col in columns %}
-  d{{ loop.index0 }} as (
-{{ dictionary(col, relation, "s" ~ loop.index0) | indent(4, true) }}
-  ){{ "," if not loop.last }}
-{% endfor %}
+{{ dictionaries(columns, relation) }}
 select
-{% for col in columns %}
-  coalesce(d{{ loop.index0 }}.code, -1) as c{{ loop.index0 }},
-{% endfor %}
+{{ coded_columns(columns, true) }}
 {% if weight %}
   cast(t.{{ q(weight) }} as double precision) as w,
 {% else %}
@@ -26,7 +20,4 @@ select
   cast(0 as bigint) as r
 {% endif %}
 from {{ relation }} as t
-{% for col in columns %}
-left join d{{ loop.index0 }}
-  on t.{{ q(col) }} = d{{ loop.index0 }}.v
-{% endfor %}
+{{ dictionary_joins(columns) }}
