@@ -204,4 +204,3 @@ def test_write_population_quotes_hostile_names(name):
 def test_write_population_rejects_bad_table_names(name):
     with pytest.raises(UsageError):
         write_population(duckdb.connect(), table=name, n=10)
-
