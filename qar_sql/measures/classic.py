@@ -38,6 +38,7 @@ from qar_sql.engines.source import (
     Database,
     DuckDBDatabase,
     Relation,
+    SourceLike,
     open_source,
     resolve_source,
     select_columns,
@@ -505,7 +506,7 @@ def _max(a: np.ndarray) -> float | None:
 
 
 def risk(
-    source: str | None = None,
+    source: SourceLike = None,
     *,
     table: str | None = None,
     columns: Sequence[str] | None = None,
@@ -877,7 +878,7 @@ def suda_order(result: SudaResult) -> np.ndarray:
 
 
 def suda(
-    source: str | None = None,
+    source: SourceLike = None,
     *,
     table: str | None = None,
     columns: Sequence[str] | None = None,
