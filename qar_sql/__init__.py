@@ -28,9 +28,10 @@ if TYPE_CHECKING:  # the names below, typed for mypy and editors; loaded by __ge
     from qar_sql.engines.source import Source, connect
     from qar_sql.errors import ExitCode, QarError
     from qar_sql.measures.audit import audit
-    from qar_sql.measures.classic import RiskResult, risk
+    from qar_sql.measures.classic import RiskResult, SudaRecords, risk
     from qar_sql.ranking.api import records
     from qar_sql.ranking.eliminate import Elimination, eliminate
+    from qar_sql.ranking.influence import Influence
     from qar_sql.ranking.records import Contributions
     from qar_sql.release.compare import compare
     from qar_sql.reporting.collect import report
@@ -63,6 +64,8 @@ _NAMES = {
     "QIUniqueness": ("qar_sql.results", "QIUniqueness"),
     "RiskResult": ("qar_sql.measures.classic", "RiskResult"),
     "Contributions": ("qar_sql.ranking.records", "Contributions"),
+    "Influence": ("qar_sql.ranking.influence", "Influence"),
+    "SudaRecords": ("qar_sql.measures.classic", "SudaRecords"),
     "Elimination": ("qar_sql.ranking.eliminate", "Elimination"),
     "DiscoverResult": ("qar_sql.treat.discover", "DiscoverResult"),
     "WhatIfResult": ("qar_sql.treat.whatif", "WhatIfResult"),
@@ -96,6 +99,8 @@ __all__ = [
     "QIUniqueness",
     "RiskResult",
     "Contributions",
+    "Influence",
+    "SudaRecords",
     "Elimination",
     "DiscoverResult",
     "WhatIfResult",

@@ -81,7 +81,7 @@ def test_import_is_light_and_dotted_paths_work_after_a_plain_import():
         "print(json.dumps({'heavy': heavy, 'seconds': seconds, 'same': same, 'suda': suda, 'store': store}))\n"
     )
     assert got["heavy"] == []
-    assert got["same"] and got["suda"] == "qar_sql.ranking.api" and got["store"] == "runs"
+    assert got["same"] and got["suda"] == "qar_sql.measures.classic" and got["store"] == "runs"
 
 
 def test_the_command_line_does_not_load_scipy():
