@@ -5,48 +5,134 @@ templates), ``pushdown`` (the passes that run as SQL), ``stats`` (pure numpy/sci
 (the audit, the classic measures of ``risk``), ``ranking`` (record contributions), ``treat``
 (what-if, discover), ``release`` (a treated table against its original), ``compliance`` (results
 store, scans, history, dbt), ``output`` (text, Markdown, JSON), ``cli``.
+
+Every name is imported on first use (PEP 562 ``__getattr__``): ``import qar_sql`` stays fast
+and loads neither scipy nor pandas, which a command such as ``qar sql`` or ``qar config`` never
+needs. A subpackage named on the package (``qar_sql.ranking.records.contributions(...)``) is
+loaded with all its modules, so the dotted path works after a plain ``import qar_sql``.
 """
 
-# The subpackages, so that ``qar_sql.ranking.records.contributions(...)`` works after a plain
-# ``import qar_sql``.
-import qar_sql.ranking.eliminate  # noqa: F401
-import qar_sql.ranking.influence  # noqa: F401
-import qar_sql.ranking.records  # noqa: F401
-from qar_sql import compliance, engines, measures, output, pushdown, ranking, stats, treat  # noqa: F401
-from qar_sql.compliance.history import history
-from qar_sql.compliance.scans import scan_config
-from qar_sql.engines.source import Source, connect
-from qar_sql.errors import ExitCode, QarError
-from qar_sql.measures.audit import audit
-from qar_sql.measures.classic import RiskResult, risk
-from qar_sql.release.compare import compare
-from qar_sql.reporting.collect import report
-from qar_sql.results import AuditResult, CompareResult, QIStats, QIUniqueness, ScanResult, UniquenessResult
-from qar_sql.treat.discover import discover
-from qar_sql.treat.uniqueness import uniqueness
-from qar_sql.treat.whatif import whatif
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from typing import TYPE_CHECKING, Any
+
 from qar_sql.version import __version__
 
+if TYPE_CHECKING:  # the names below, typed for mypy and editors; loaded by __getattr__ at run time
+    from qar_sql import compliance, engines, measures, output, pushdown, ranking, release, stats, treat
+    from qar_sql.compliance.history import history
+    from qar_sql.compliance.scans import ScanReport, scan_config
+    from qar_sql.compliance.scans import scan_config as scan
+    from qar_sql.engines.source import Source, connect
+    from qar_sql.errors import ExitCode, QarError
+    from qar_sql.measures.audit import audit
+    from qar_sql.measures.classic import RiskResult, SudaRecords, risk
+    from qar_sql.ranking.api import records
+    from qar_sql.ranking.eliminate import Elimination, eliminate
+    from qar_sql.ranking.influence import Influence
+    from qar_sql.ranking.records import Contributions
+    from qar_sql.release.compare import compare
+    from qar_sql.reporting.collect import report
+    from qar_sql.results import AuditResult, CompareResult, QIStats, QIUniqueness, ScanResult, UniquenessResult
+    from qar_sql.treat.discover import DiscoverResult, discover
+    from qar_sql.treat.uniqueness import uniqueness
+    from qar_sql.treat.whatif import WhatIfResult, whatif
+
+#: Public name → (module, attribute) it is loaded from.
+_NAMES = {
+    "audit": ("qar_sql.measures.audit", "audit"),
+    "records": ("qar_sql.ranking.api", "records"),
+    "eliminate": ("qar_sql.ranking.eliminate", "eliminate"),
+    "discover": ("qar_sql.treat.discover", "discover"),
+    "whatif": ("qar_sql.treat.whatif", "whatif"),
+    "uniqueness": ("qar_sql.treat.uniqueness", "uniqueness"),
+    "compare": ("qar_sql.release.compare", "compare"),
+    "risk": ("qar_sql.measures.classic", "risk"),
+    "report": ("qar_sql.reporting.collect", "report"),
+    "scan": ("qar_sql.compliance.scans", "scan_config"),
+    "scan_config": ("qar_sql.compliance.scans", "scan_config"),
+    "history": ("qar_sql.compliance.history", "history"),
+    "connect": ("qar_sql.engines.source", "connect"),
+    "Source": ("qar_sql.engines.source", "Source"),
+    "AuditResult": ("qar_sql.results", "AuditResult"),
+    "QIStats": ("qar_sql.results", "QIStats"),
+    "ScanResult": ("qar_sql.results", "ScanResult"),
+    "CompareResult": ("qar_sql.results", "CompareResult"),
+    "UniquenessResult": ("qar_sql.results", "UniquenessResult"),
+    "QIUniqueness": ("qar_sql.results", "QIUniqueness"),
+    "RiskResult": ("qar_sql.measures.classic", "RiskResult"),
+    "Contributions": ("qar_sql.ranking.records", "Contributions"),
+    "Influence": ("qar_sql.ranking.influence", "Influence"),
+    "SudaRecords": ("qar_sql.measures.classic", "SudaRecords"),
+    "Elimination": ("qar_sql.ranking.eliminate", "Elimination"),
+    "DiscoverResult": ("qar_sql.treat.discover", "DiscoverResult"),
+    "WhatIfResult": ("qar_sql.treat.whatif", "WhatIfResult"),
+    "ScanReport": ("qar_sql.compliance.scans", "ScanReport"),
+    "QarError": ("qar_sql.errors", "QarError"),
+    "ExitCode": ("qar_sql.errors", "ExitCode"),
+}
+_SUBPACKAGES = {"compliance", "engines", "measures", "output", "pushdown", "ranking", "release", "stats", "treat"}
+
+# Literal, so linters and type checkers read it (tests/test_frames.py checks it against _NAMES).
 __all__ = [
     "audit",
-    "risk",
-    "report",
-    "connect",
-    "Source",
-    "compare",
-    "CompareResult",
-    "scan_config",
-    "history",
+    "records",
+    "eliminate",
     "discover",
     "whatif",
     "uniqueness",
-    "UniquenessResult",
-    "QIUniqueness",
+    "compare",
+    "risk",
+    "report",
+    "scan",
+    "scan_config",
+    "history",
+    "connect",
+    "Source",
     "AuditResult",
-    "RiskResult",
     "QIStats",
     "ScanResult",
+    "CompareResult",
+    "UniquenessResult",
+    "QIUniqueness",
+    "RiskResult",
+    "Contributions",
+    "Influence",
+    "SudaRecords",
+    "Elimination",
+    "DiscoverResult",
+    "WhatIfResult",
+    "ScanReport",
     "QarError",
     "ExitCode",
+    "compliance",
+    "engines",
+    "measures",
+    "output",
+    "pushdown",
+    "ranking",
+    "release",
+    "stats",
+    "treat",
     "__version__",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _NAMES:
+        module, attribute = _NAMES[name]
+        value = getattr(importlib.import_module(module), attribute)
+    elif name in _SUBPACKAGES:
+        value = importlib.import_module(f"{__name__}.{name}")
+        for info in pkgutil.iter_modules(value.__path__):  # its modules, for the dotted paths
+            importlib.import_module(f"{value.__name__}.{info.name}")
+    else:
+        raise AttributeError(f"module 'qar_sql' has no attribute {name!r}")
+    globals()[name] = value  # once: later lookups do not come here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_NAMES, *_SUBPACKAGES})

@@ -317,8 +317,8 @@ class Distributions:
     treated_xy: np.ndarray
 
 
-@dataclass(frozen=True)
-class CompareResult:
+@dataclass(frozen=True, repr=False)
+class CompareResult(Tabular):
     """The privacy metrics of a treated table against its original (definitions in
     docs/compare.md). Rates are fractions 0–1; None where a metric needs what was not given."""
 
@@ -350,6 +350,23 @@ class CompareResult:
     notes: tuple[str, ...]
     seconds: float
     distributions: Distributions | None = field(default=None, repr=False, compare=False)
+
+    def table_columns(self) -> dict[str, list]:
+        """One row per QI of size p: its columns and θ before and after the treatment (empty
+        without the risk comparison)."""
+        return {
+            "columns": [", ".join(q.columns) for q in self.qis],
+            "theta_original": [q.theta_original for q in self.qis],
+            "theta_treated": [q.theta_treated for q in self.qis],
+            "change": [q.change for q in self.qis],
+        }
+
+    def summary_line(self) -> str:
+        risk = f"; T {format_risk(self.risk_original)} -> {format_risk(self.risk_treated)}" if self.qis else ""
+        return (
+            f"{self.original} vs {self.treated}: DTC = {self.dtc:.4g}, CDR = {self.cdr:.4g}, "
+            f"hidden rate = {_fmt(self.hidden_rate)}{risk}"
+        )
 
     def metric(self, name: str) -> float | None:
         """A metric by its ``--fail-below`` name."""

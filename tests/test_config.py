@@ -1,4 +1,4 @@
-"""Configuration (issue 14, item 3): every option's QAR_ variable, qar.toml / [tool.qar]
+"""Configuration (issue 14, item 4): every option's QAR_ variable, qar.toml / [tool.qar]
 discovery and precedence, and ``qar config`` with secrets masked."""
 
 from __future__ import annotations
@@ -8,12 +8,10 @@ import json
 import click
 import pytest
 from click.testing import CliRunner
-from test_docs import OPTIONS, long_flag
 
 from qar_sql import config as qar_config
 from qar_sql.cli.main import cli
 from qar_sql.errors import UsageError
-from qar_sql.params import NO_ENVVAR
 
 DATA = {
     "a": [1, 1, 2, 2, 3, 3, 4, 5],
@@ -21,18 +19,6 @@ DATA = {
     "c": [1, 2, 1, 2, 1, 2, 1, 2],
     "d": [1, 1, 1, 2, 2, 2, 3, 3],
 }
-
-
-@pytest.mark.parametrize("path,option", OPTIONS, ids=[f"{' '.join(p)} {o.opts[-1]}" for p, o in OPTIONS])
-def test_every_option_has_an_envvar_shown_in_help(path, option):
-    if option.name in NO_ENVVAR:
-        return
-    assert option.envvar, f"`{' '.join(path)} {long_flag(option)}` has no QAR_ variable"
-    assert option.show_envvar
-    names = [option.envvar] if isinstance(option.envvar, str) else option.envvar
-    assert all(n.startswith("QAR_") for n in names)
-    # New names are QAR_ + the long flag (params.envvar_of); older ones are kept as they were
-    # (QAR_DATABASE_URL for SOURCE, QAR_RISK_P for qar risk's -p, which is not the QaR p).
 
 
 @pytest.fixture

@@ -389,9 +389,10 @@ def test_records_by_suda_matches_the_oracle(engine, missing, max_size):
     rows = make_rows(9, 40)
     source, table = load(engine, rows)
     cols = [SEX, AGE, ZIP, CITY]
-    res, key_names, keys = classic.suda(
+    found = classic.suda(
         source, table=table, columns=cols, key=[KEY], max_size=max_size, missing=missing, population=4000, all_keys=True
     )
+    res, key_names, keys = found.suda, found.key, found.keys
     scores, dis = oracle.suda(rows, cols, max_size=max_size, missing=missing, dis_fraction=40 / 4000)
     assert key_names == (KEY,) and [keys[i] for i in range(40)] == [(r[KEY],) for r in rows]
     assert res.max_size == (max_size or 4)

@@ -330,6 +330,10 @@ cli.add_command(config_cmd)
 # Every option has a QAR_<OPTION> variable, shown in --help (after every command is registered).
 params.add_envvars(cli)
 
+from qar_sql.cli.examples import add_examples  # noqa: E402
+
+add_examples(cli)  # `qar <command> --help` ends with examples
+
 
 def main() -> None:
     cli(prog_name="qar", auto_envvar_prefix="QAR")

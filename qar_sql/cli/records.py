@@ -398,7 +398,7 @@ def suda_records(where, key, top, max_size, missing, sampling_fraction, populati
     if output:
         check_not_source(output, where.get("source"), "--output")
     with params.Progress("scanning", quiet):
-        result, key_names, keys = suda(
+        found = suda(
             **where,
             key=key,
             max_size=max_size,
@@ -409,6 +409,7 @@ def suda_records(where, key, top, max_size, missing, sampling_fraction, populati
             all_keys=bool(output or all_records),
             jobs=jobs,
         )
+    result, key_names, keys = found.suda, found.key, found.keys
     order = suda_order(result)
     if output:
         data = {name: np.array([keys[r][i] for r in range(result.score.size)]) for i, name in enumerate(key_names)}

@@ -18,6 +18,7 @@ from typing import Any
 from qar_sql.compliance import liveness
 from qar_sql.compliance.store import StoredRun, open_store, runs
 from qar_sql.errors import UsageError
+from qar_sql.results import Tabular, attribute_columns
 
 
 @dataclass(frozen=True)
@@ -62,10 +63,24 @@ class Series:
         return scored[-1] if scored else None
 
 
-@dataclass(frozen=True)
-class History:
+@dataclass(frozen=True, repr=False)
+class History(Tabular):
     store: str  # masked
     series: tuple[Series, ...]
+
+    def table_columns(self) -> dict[str, list]:
+        """One row per run, series by series, oldest first: the series label, then the run."""
+        rows = [(s, pt) for s in self.series for pt in s.points]
+        names = ("run_id", "started_at", "status", "risk", "change", "rows", "n_qi", "seconds", "error")
+        return {
+            "series": [s.label for s, _ in rows],
+            "table": [s.table for s, _ in rows],
+            **attribute_columns([pt for _, pt in rows], names),
+        }
+
+    def summary_line(self) -> str:
+        runs = sum(len(s.points) for s in self.series)
+        return f"{self.store}: {len(self.series)} series, {runs} run(s)"
 
 
 def _params(r: StoredRun) -> tuple:

@@ -42,6 +42,7 @@ from typing import Any
 
 from qar_sql.engines.source import is_url
 from qar_sql.errors import ExitCode, ParameterError, QarError, UsageError
+from qar_sql.results import Tabular, attribute_columns
 from qar_sql.secrets import mask_source, scrub, secret_values
 
 SCAN_KEYS = (
@@ -333,8 +334,8 @@ class ScanOutcome:
     alpha: float = 0.01
 
 
-@dataclass(frozen=True)
-class ScanReport:
+@dataclass(frozen=True, repr=False)
+class ScanReport(Tabular):
     outcomes: tuple[ScanOutcome, ...]
     store: str | None  # masked; None when nothing was recorded
     started_at: datetime
@@ -351,6 +352,17 @@ class ScanReport:
 
     def count(self, status: str) -> int:
         return sum(o.status == status for o in self.outcomes)
+
+    def table_columns(self) -> dict[str, list]:
+        """One row per scan, in config order: its verdict, risk and thresholds."""
+        return attribute_columns(
+            self.outcomes,
+            ("name", "table", "source", "status", "risk", "fail_above", "warn_above", "rows", "n_qi", "error"),
+        )
+
+    def summary_line(self) -> str:
+        counts = ", ".join(f"{self.count(s)} {s}" for s in ("ok", "warn", "fail", "error") if self.count(s))
+        return f"{len(self.outcomes)} scan(s): {counts or 'none run'}; exit code {self.exit_code}"
 
 
 class ScanInterrupted(KeyboardInterrupt):

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 from qar_sql.engines import frames
 from qar_sql.engines.dialects import Dialect, get_dialect
@@ -465,8 +465,15 @@ class Source:
         return f"<qar_sql.Source {self.label}{table} ({self.db.engine_name}, {len(self.columns)} columns)>"
 
 
+#: What every API function takes as ``source``: a file path or database URL, an open
+#: :class:`Source`, None ($QAR_DATABASE_URL), or a pandas or polars DataFrame, pyarrow Table or
+#: Dataset or DuckDB relation. Spelled ``Any`` because those libraries are optional (naming their
+#: classes would make them dependencies of the type check); the check is :func:`open_source`'s.
+SourceLike: TypeAlias = Any
+
+
 def connect(
-    source: Any = None, *, table: str | None = None, delimiter: str | None = None, threads: int | None = None
+    source: SourceLike = None, *, table: str | None = None, delimiter: str | None = None, threads: int | None = None
 ) -> Source:
     """Open ``source`` once — a file, a DuckDB file, a database URL, a pandas or polars DataFrame,
     a pyarrow Table or Dataset, or a DuckDB relation — for several API calls in a row."""

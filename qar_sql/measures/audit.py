@@ -10,7 +10,7 @@ from dataclasses import dataclass, fields
 from typing import Any, TypedDict
 
 from qar_sql.engines.render import render
-from qar_sql.engines.source import Database, Relation, open_source, resolve_source, select_columns
+from qar_sql.engines.source import Database, Relation, SourceLike, open_source, resolve_source, select_columns
 from qar_sql.errors import ColumnError, DatabaseError, DataError, NoTailError, ParameterError
 from qar_sql.measures import birthday
 from qar_sql.pushdown.scan import Progress, combinations, profile_statements, scan
@@ -164,7 +164,7 @@ def fit(scan_result: ScanResult, *, alpha: float, pi_u: float, pwm: str) -> tupl
 
 
 def audit(
-    source: str | None = None,
+    source: SourceLike = None,
     *,
     table: str | None = None,
     columns: Sequence[str] | None = None,

@@ -38,6 +38,7 @@ from qar_sql.engines.source import (
     Database,
     DuckDBDatabase,
     Relation,
+    SourceLike,
     open_source,
     resolve_source,
     select_columns,
@@ -505,7 +506,7 @@ def _max(a: np.ndarray) -> float | None:
 
 
 def risk(
-    source: str | None = None,
+    source: SourceLike = None,
     *,
     table: str | None = None,
     columns: Sequence[str] | None = None,
@@ -798,6 +799,46 @@ class SudaResult:
     pair_records: int  # records in classes of two on all the key columns (P)
 
 
+@dataclass(frozen=True, repr=False)
+class SudaRecords(Tabular):
+    """What :func:`suda` returns (``qar records --by suda``): SUDA and DIS-SUDA of every record
+    (``suda``, in source order), the ``key`` names and the key values fetched (the 1,000 highest
+    scores, or every record with ``all_keys``)."""
+
+    suda: SudaResult
+    key: tuple[str, ...]
+    keys: dict[int, tuple] = field(default_factory=dict)
+
+    @property
+    def rows(self) -> int:
+        return int(self.suda.score.size)
+
+    def order(self) -> np.ndarray:
+        """Record positions by SUDA score, highest first; ties by key order."""
+        return suda_order(self.suda)
+
+    def table_columns(self) -> dict[str, list]:
+        """One row per record whose key was fetched, highest SUDA score first: the key, the
+        SUDA and DIS-SUDA scores and the number of minimal sample uniques of each size."""
+        order = [int(r) for r in self.order() if int(r) in self.keys]
+        out: dict[str, list] = {"record": order}
+        if self.key != (ROW_KEY,):
+            for i, name in enumerate(self.key):
+                out[name] = [self.keys[r][i] for r in order]
+        out["suda"] = self.suda.score[order].tolist()
+        out["dis_suda"] = self.suda.dis_score[order].tolist()
+        for k in range(self.suda.max_size):
+            out[f"msu_{k + 1}"] = self.suda.msu_counts[order, k].tolist()
+        return out
+
+    def summary_line(self) -> str:
+        risky = int(np.count_nonzero(self.suda.score))
+        return (
+            f"{self.rows:,} records, {risky:,} with a minimal sample unique of up to {self.suda.max_size} of "
+            f"{len(self.suda.columns)} key columns; {self.suda.uniques:,} unique on all"
+        )
+
+
 def default_suda_size(n_columns: int) -> int:
     """The largest k with Σ_{i≤k} C(M, i) ≤ :data:`SUDA_MAX_SETS` (all M when they fit)."""
     total, k = 0, 0
@@ -877,7 +918,7 @@ def suda_order(result: SudaResult) -> np.ndarray:
 
 
 def suda(
-    source: str | None = None,
+    source: SourceLike = None,
     *,
     table: str | None = None,
     columns: Sequence[str] | None = None,
@@ -891,10 +932,10 @@ def suda(
     all_text: bool = False,
     all_keys: bool = False,
     jobs: int = 2,
-) -> tuple[SudaResult, tuple[str, ...], dict[int, tuple]]:
-    """SUDA and DIS-SUDA of every record on the key columns (``qar records --by suda``):
-    (result in source order, key names, {position: key values} of the 1,000 records with the
-    highest scores, ties in key order — of every record with ``all_keys``)."""
+) -> SudaRecords:
+    """SUDA and DIS-SUDA of every record on the key columns (``qar records --by suda``): the
+    result in source order, the key names and {position: key values} of the 1,000 records
+    with the highest scores, ties in key order — of every record with ``all_keys``."""
     validate(
         missing=missing,
         risk_threshold=0.2,
@@ -961,7 +1002,7 @@ def suda(
         finally:
             if enc.temp:
                 db.drop_temp_tables([enc.temp])
-    return result, key_names, keys
+    return SudaRecords(result, key_names, keys)
 
 
 def _record_cells(db: Database, enc: _Encoded, codes: Sequence[str], rows: int) -> np.ndarray:

@@ -29,7 +29,7 @@ from markupsafe import Markup, escape
 from qar_sql.engines.render import templates_dir
 from qar_sql.output import figures
 from qar_sql.output.formats import _num, audit_dict
-from qar_sql.results import AuditResult
+from qar_sql.results import AuditResult, Tabular
 from qar_sql.version import __version__
 
 #: The risk above which the report's verdict says "above the threshold" (a policy choice; 0.05
@@ -59,8 +59,8 @@ class RecordsSummary:
     warnings: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class ReportInputs:
+@dataclass(frozen=True, repr=False)
+class ReportInputs(Tabular):
     """Everything a report shows. ``extra`` holds optional sections by name (``compare``,
     ``uniqueness``, …): a section is in the report iff its result object is here."""
 
@@ -79,6 +79,19 @@ class ReportInputs:
     def to_html(self) -> str:
         """The report as one self-contained HTML document."""
         return render_html(self)
+
+    # A notebook shows the audit's view (the whole report, figures and all, is to_html()).
+    def table_columns(self) -> dict[str, list]:
+        """The audit's QIs (:meth:`AuditResult.table_columns`)."""
+        return self.audit.table_columns()
+
+    def summary_line(self) -> str:
+        parts = [name for name in ("records", "elimination", "whatif", "history") if getattr(self, name) is not None]
+        sections = ", ".join(["audit", *parts, *self.extra])
+        return f"report of {self.audit.summary_line()}; sections: {sections} (the page: .to_html())"
+
+    def _repr_html_(self) -> str:
+        return self.audit._repr_html_() + "<p>The whole report: <code>.to_html()</code></p>"
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from typing import Unpack
 import numpy as np
 
 from qar_sql.engines.render import render
-from qar_sql.engines.source import Database, DuckDBDatabase, Relation, open_source
+from qar_sql.engines.source import Database, DuckDBDatabase, Relation, SourceLike, open_source
 from qar_sql.errors import NoTailError, ParameterError, UsageError
 from qar_sql.measures.audit import SourceOptions, split_options
 from qar_sql.pushdown.scan import _QI, combinations
@@ -201,7 +201,7 @@ def ranking_order(
 
 
 def eliminate(
-    source: str | None = None,
+    source: SourceLike = None,
     *,
     key: Sequence[str] | None = None,
     by: Sequence[str] = ("dt", "u_plus", "u_star", "random"),

@@ -23,7 +23,7 @@ from typing import Unpack
 import numpy as np
 
 from qar_sql.engines.render import render
-from qar_sql.engines.source import Database, Relation, open_source
+from qar_sql.engines.source import Database, Relation, SourceLike, open_source
 from qar_sql.errors import DataError, ParameterError
 from qar_sql.measures.audit import Options, SourceOptions, audit_relation, split_options
 from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys, key_warnings, record_order
@@ -218,7 +218,7 @@ def _audit_and_top(db, relation, opts, order_by, *, top, all_scores, **where):
 
 
 def influence(
-    source: str | None = None,
+    source: SourceLike = None,
     *,
     key: Sequence[str] | None = None,
     top: int = 100,

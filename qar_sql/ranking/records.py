@@ -22,7 +22,7 @@ from typing import Unpack
 import numpy as np
 
 from qar_sql.engines.render import render
-from qar_sql.engines.source import Database, Relation, open_source
+from qar_sql.engines.source import Database, Relation, SourceLike, open_source
 from qar_sql.errors import DataError, ParameterError
 from qar_sql.measures.audit import Options, SourceOptions, audit_relation, split_options
 from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys, key_warnings, patterns_from_words, record_order
@@ -245,7 +245,7 @@ def compute(
 
 
 def contributions(
-    source: str | None = None,
+    source: SourceLike = None,
     *,
     key: Sequence[str] | None = None,
     top: int | None = 100,

@@ -33,6 +33,7 @@ from qar_sql.engines.source import (
     Database,
     DuckDBDatabase,
     Relation,
+    SourceLike,
     is_url,
     open_source,
     select_columns,
@@ -80,8 +81,8 @@ class _Side:
 
 
 def compare(
-    original: str | None,
-    treated: str | None = None,
+    original: SourceLike,
+    treated: SourceLike = None,
     *,
     table: str | None = None,
     treated_table: str | None = None,

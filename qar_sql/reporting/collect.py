@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from qar_sql.engines.source import open_source, resolve_source
+from qar_sql.engines.source import SourceLike, open_source, resolve_source
 from qar_sql.errors import ParameterError
 from qar_sql.measures.audit import Options, audit_relation
 from qar_sql.output.html import DEFAULT_THRESHOLD, RecordRow, RecordsSummary, ReportInputs, write_html
@@ -245,7 +245,7 @@ def _parameters(result: AuditResult, table, **more: Any) -> dict[str, Any]:
     }
 
 
-def report(source: str | None = None, *, output: str | Path | None = None, **options: Any) -> ReportInputs:
+def report(source: SourceLike = None, *, output: str | Path | None = None, **options: Any) -> ReportInputs:
     """Build the HTML report of ``source`` (keywords as :func:`collect`); write it to ``output``
     when given. ``.to_html()`` of the result renders it again, from the results alone."""
     inputs = collect(source, **options)

@@ -24,7 +24,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
 
 from qar_sql.errors import DataError, ParameterError
 
@@ -248,6 +247,8 @@ def _saddle(k: int, dist: Grouped) -> float:
     Newton's method on g(u) = log Σ_v q_v(u) − log k with u = log r and q = expit(log p + u):
     g is increasing and concave (g' = the q-weighted mean of 1 − q, which falls as u grows),
     so from u = log k, where g < 0, the iterates rise to the root without overshooting."""
+    from scipy import special  # here, not at the top: results.py and the CLI import this module
+
     logp = np.log(dist.prob)
     weights = dist.mult.astype(np.float64)
     log_k = math.log(k)
@@ -290,6 +291,8 @@ def _log_pi_window(k: int, dist: Grouped, width: int) -> dict[int, float]:
 def _transform(k: int, dist: Grouped, wanted: Sequence[int]) -> dict[int, float]:
     """log π(j) for the ``wanted`` j (1 < j < H) from Cauchy's integral on the circle at the
     saddle point of k (1 < k < H)."""
+    from scipy import special  # (as in _saddle: scipy only when a π is computed)
+
     H = dist.support
     u = _saddle(k, dist)
     x = np.log(dist.prob) + u

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from qar_sql.engines.render import render
-from qar_sql.engines.source import Database, Relation, open_source, select_columns
+from qar_sql.engines.source import Database, Relation, SourceLike, open_source, select_columns
 from qar_sql.errors import DatabaseError, DataError, ParameterError
 from qar_sql.pushdown.scan import Progress, default_batch_size
 from qar_sql.results import SingletonShare, Tabular, attribute_columns
@@ -106,7 +106,7 @@ def best_qid(combos: Sequence[Combination], order: dict[tuple[str, ...], int]) -
 
 
 def discover(
-    source: str | None = None,
+    source: SourceLike = None,
     *,
     table: str | None = None,
     columns: Sequence[str] | None = None,

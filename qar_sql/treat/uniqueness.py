@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from qar_sql.engines.source import open_source, resolve_source
+from qar_sql.engines.source import SourceLike, open_source, resolve_source
 from qar_sql.errors import DataError
 from qar_sql.measures.uniqueness import check, uniqueness_relation
 from qar_sql.pushdown.scan import Progress
@@ -26,7 +26,7 @@ from qar_sql.treat.whatif import release, scenario_name, scenarios_of
 
 
 def uniqueness(
-    source: str | None = None,
+    source: SourceLike = None,
     *,
     group_size: int,
     table: str | None = None,
