@@ -21,7 +21,6 @@ All three must give identical H and S per QI (pandas on its sample). Targets (is
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import sys
 import time
@@ -33,7 +32,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # benchmark the checkout, not an installed copy
 sys.path.insert(0, str(HERE))
 
-from common import CPU, duckdb_table, file_options, print_versions, remove_duckdb, table_options, timed, verdict  # noqa: E402
+from common import CPU, duckdb_table, file_options, parser, print_versions, remove_duckdb, timed, verdict  # noqa: E402
 
 import qar_sql  # noqa: E402
 
@@ -77,10 +76,8 @@ def pandas_loop(df, names, combos) -> list[tuple[int, int]]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    table_options(ap, rows=1_000_000)
+    ap = parser(__doc__, repeat_help="runs of audit and numpy (median)", rows=1_000_000)
     ap.add_argument("-p", type=int, default=3)
-    ap.add_argument("--repeat", type=int, default=3, help="runs of audit and numpy (median)")
     ap.add_argument("--pandas-repeat", type=int, default=1)
     ap.add_argument("--pandas-qis", type=int, default=40, help="QIs timed in pandas (extrapolated)")
     ap.add_argument("--threads", type=int, default=None, help="DuckDB threads (default: DuckDB's)")

@@ -19,7 +19,6 @@ H and S must be identical per QI. Target (issue 2): audit >= 2x faster than the 
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import os
 import platform
@@ -33,7 +32,7 @@ sys.path.insert(0, str(HERE.parent))  # benchmark the checkout, not an installed
 sys.path.insert(0, str(HERE))
 
 import datagen  # noqa: E402
-from common import table_options, timed, verdict  # noqa: E402
+from common import parser, timed, verdict  # noqa: E402
 
 import qar_sql  # noqa: E402
 
@@ -60,10 +59,8 @@ def naive_loop(conninfo: str, schema: str, names, combos) -> list[tuple[int, int
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    table_options(ap, rows=100_000)
+    ap = parser(__doc__, repeat_help="runs of each audit (median)", rows=100_000)
     ap.add_argument("-p", type=int, default=3)
-    ap.add_argument("--repeat", type=int, default=3, help="runs of each audit (median)")
     ap.add_argument("--naive-repeat", type=int, default=1)
     ap.add_argument("--jobs", type=int, nargs="+", default=[1, 2, 4])
     ap.add_argument("--batch-size", type=int, default=None, help="audit(batch_size=...)")

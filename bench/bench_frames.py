@@ -16,7 +16,6 @@ copy into DuckDB), so the target is: each frame within 1.5x of the file.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 from pathlib import Path
@@ -26,15 +25,13 @@ sys.path.insert(0, str(HERE.parent))  # benchmark the checkout, not an installed
 sys.path.insert(0, str(HERE))
 
 import datagen  # noqa: E402
-from common import CPU, table_options, timed, verdict  # noqa: E402
+from common import CPU, parser, timed, verdict  # noqa: E402
 
 import qar_sql  # noqa: E402
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    table_options(ap, rows=1_000_000)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap = parser(__doc__, rows=1_000_000)
     args = ap.parse_args()
 
     import pandas as pd

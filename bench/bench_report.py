@@ -14,7 +14,6 @@ in a DuckDB file under bench/out/. Timed, medians of ``--repeat`` runs:
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -22,13 +21,12 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # benchmark the checkout, not an installed copy
 sys.path.insert(0, str(HERE))
 
-from common import timed  # noqa: E402
+from common import parser, timed  # noqa: E402
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = parser(__doc__)
     ap.add_argument("--rows", type=int, default=100_000)
-    ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
 
     import duckdb

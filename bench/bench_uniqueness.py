@@ -23,7 +23,6 @@ every value, in long double, to 1e-11). Target (issue 18): uniqueness <= 1.2x au
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import math
@@ -39,7 +38,7 @@ sys.path.insert(0, str(HERE.parent))  # benchmark the checkout, not an installed
 sys.path.insert(0, str(HERE))
 
 from click.testing import CliRunner  # noqa: E402
-from common import duckdb_table, file_options, print_versions, remove_duckdb, table_options  # noqa: E402
+from common import duckdb_table, file_options, parser, print_versions, remove_duckdb  # noqa: E402
 
 from qar_sql.cli.main import cli  # noqa: E402
 
@@ -65,11 +64,9 @@ def bench_reference_pi(counts: np.ndarray, k: int) -> float:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    table_options(ap, rows=1_000_000)
+    ap = parser(__doc__, repeat_help="runs of each command (median)", rows=1_000_000)
     ap.add_argument("-p", type=int, default=3)
     ap.add_argument("--group-size", type=int, default=100)
-    ap.add_argument("--repeat", type=int, default=3, help="runs of each command (median)")
     file_options(ap, HERE / "out")
     args = ap.parse_args(argv)
 

@@ -1,5 +1,5 @@
-"""What the benchmark scripts share: the timer, the PASS/MISS verdict, the options of the
-generated table, the header lines and the DuckDB file of that table. Each script puts bench/ on sys.path (it is run as ``python bench/x.py``) and
+"""What the benchmark scripts share: the timer, the PASS/MISS verdict, the argument parser and
+the options of the generated table, the header lines and the DuckDB file of that table. Each script puts bench/ on sys.path (it is run as ``python bench/x.py``) and
 imports this as ``common``."""
 
 from __future__ import annotations
@@ -31,6 +31,17 @@ def timed(fn, repeat: int, label: str = ""):
             print(f"  {label}: run {len(times)}/{repeat} {times[-1]:.2f} s", file=sys.stderr, flush=True)
     CPU[label] = statistics.median(cpu)
     return statistics.median(times), times, out
+
+
+def parser(doc: str, *, repeat: int = 3, repeat_help: str | None = None, **table) -> argparse.ArgumentParser:
+    """A benchmark's argument parser: the first paragraph of its docstring as the description,
+    the generated table's options when ``table`` gives them (:func:`table_options`), and
+    --repeat, the runs whose median is reported."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    if table:
+        table_options(ap, **table)
+    ap.add_argument("--repeat", type=int, default=repeat, help=repeat_help)
+    return ap
 
 
 def verdict(ok: bool) -> str:

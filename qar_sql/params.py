@@ -1,4 +1,5 @@
-"""Click options shared by every command, defined once (each with a ``QAR_`` variable)."""
+"""Click options shared by every command, defined once. Each gets its ``QAR_<OPTION>`` variable from
+:func:`add_envvars` (one rule, not a name written beside every option)."""
 
 from __future__ import annotations
 
@@ -32,9 +33,7 @@ def _split(ctx, param, value):
 
 
 source = click.argument("source", required=False, envvar="QAR_DATABASE_URL")
-table = click.option(
-    "--table", "-t", envvar="QAR_TABLE", help="Table to audit (schema.table allowed) in a DuckDB file or database URL."
-)
+table = click.option("--table", "-t", help="Table to audit (schema.table allowed) in a DuckDB file or database URL.")
 columns = click.option(
     "--columns",
     "-c",
@@ -49,29 +48,10 @@ exclude = click.option(
     callback=_split,
     help="Columns to leave out (e.g. an id): from all columns, or from those of --columns.",
 )
-p = click.option(
-    "-p",
-    "--p",
-    "p",
-    type=int,
-    default=3,
-    envvar="QAR_P",
-    help="Quasi-identifier size: the number of columns per QI.",
-)
-alpha = click.option(
-    "--alpha",
-    type=float,
-    default=0.01,
-    envvar="QAR_ALPHA",
-    help="Tail probability of the risk T̂(p, α).",
-)
+p = click.option("-p", "--p", "p", type=int, default=3, help="Quasi-identifier size: the number of columns per QI.")
+alpha = click.option("--alpha", type=float, default=0.01, help="Tail probability of the risk T̂(p, α).")
 pi_u = click.option(
-    "--pi-u",
-    "pi_u",
-    type=float,
-    default=0.05,
-    envvar="QAR_PI_U",
-    help="Share of QIs above the threshold u (the tail fitted by the GPD).",
+    "--pi-u", "pi_u", type=float, default=0.05, help="Share of QIs above the threshold u (the tail fitted by the GPD)."
 )
 pwm = click.option(
     "--pwm",
@@ -79,9 +59,7 @@ pwm = click.option(
     default="plotting",
     help="PWM estimator: plotting positions (as R's evir/fExtremes) or unbiased.",
 )
-delimiter = click.option(
-    "--delimiter", envvar="QAR_DELIMITER", help="CSV delimiter (detected by default), e.g. ';' or '\\t'."
-)
+delimiter = click.option("--delimiter", help="CSV delimiter (detected by default), e.g. ';' or '\\t'.")
 fmt = click.option("--format", "-f", "fmt", type=click.Choice(FORMATS), default="text", help="Output format.")
 #: --format for the commands that also write the HTML report (docs/report.md) to stdout.
 fmt_html = click.option(
@@ -92,19 +70,13 @@ fmt_html = click.option(
     default="text",
     help="Output format; html is the self-contained report (docs/report.md).",
 )
-quiet = click.option("--quiet", "-q", is_flag=True, envvar="QAR_QUIET", help="No progress bar on stderr.")
+quiet = click.option("--quiet", "-q", is_flag=True, help="No progress bar on stderr.")
 jobs = click.option(
-    "--jobs",
-    "-j",
-    type=click.IntRange(1, 64),
-    default=2,
-    envvar="QAR_JOBS",
-    help="Concurrent connections for server databases.",
+    "--jobs", "-j", type=click.IntRange(1, 64), default=2, help="Concurrent connections for server databases."
 )
 batch_size = click.option(
     "--batch-size",
     type=click.IntRange(1, 100000),
-    envvar="QAR_BATCH_SIZE",
     help="Quasi-identifiers per SQL statement (default: chosen per engine).",
 )
 k = click.option(
@@ -131,38 +103,32 @@ store_in_source = click.option(
 all_text = click.option(
     "--all-text",
     is_flag=True,
-    envvar="QAR_ALL_TEXT",
     help="Read every CSV column as text (DuckDB otherwise infers numbers and dates, so 1.0 and 1 become one value).",
 )
 missing = click.option(
     "--missing",
     type=click.Choice(["value", "wildcard"]),
     default="value",
-    envvar="QAR_MISSING",
     help="A NULL key value: a value of its own (value, as GROUP BY) or a match for any value (wildcard, as sdcMicro).",
 )
 sampling_fraction = click.option(
     "--sampling-fraction",
     type=float,
-    envvar="QAR_SAMPLING_FRACTION",
     help="Share of the population the table holds, in (0, 1]: population models and DIS-SUDA.",
 )
 population = click.option(
-    "--population",
-    type=int,
-    envvar="QAR_POPULATION",
-    help="Population size (at least the number of rows), instead of --sampling-fraction.",
+    "--population", type=int, help="Population size (at least the number of rows), instead of --sampling-fraction."
 )
 
 
-#: Options without a QAR_<OPTION> variable of their own: --store's QAR_STORE names the store
-#: that ``--store`` alone (and migrate, scan, history) uses; it does not switch recording on.
 def top(default: int, help: str, minimum: int = 1) -> Callable:
     """--top: how many rows (QIs, records, combinations) a command lists; what they are is the
     command's own ``help``."""
     return click.option("--top", type=click.IntRange(minimum, None), default=default, help=help)
 
 
+#: Options without a QAR_<OPTION> variable of their own: --store's QAR_STORE names the store
+#: that ``--store`` alone (and migrate, scan, history) uses; it does not switch recording on.
 NO_ENVVAR = frozenset({"store", "version", "help"})
 
 

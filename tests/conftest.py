@@ -81,6 +81,17 @@ def quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+def duckdb_file(path, *statements: str) -> str:
+    """A DuckDB file at ``path`` made by running ``statements`` (each a CREATE …); its path as text."""
+    con = duckdb.connect(str(path))
+    try:
+        for sql in statements:
+            con.execute(sql)
+    finally:
+        con.close()
+    return str(path)
+
+
 class Loader:
     """Loads small column dicts (or a CSV through DuckDB) into one engine as a real table and
     returns (source, table) for ``qar_sql.measures.audit``. Values land with the same types on both."""

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from qar_sql.cli.main import cli
+from qar_sql.measures import classic
 
 PEOPLE = [
     ("F", "30", "1000", "flu", "100"),
@@ -85,18 +86,7 @@ def test_text_output_and_per_record(people, tmp_path):
     assert "sample uniques" in res.output and "expected re-identifications" in res.output
     with open(out) as fh:
         rows = list(csv.reader(fh))
-    assert rows[0] == [
-        "row",
-        "fk",
-        "Fk",
-        "risk",
-        "l_distinct",
-        "l_entropy",
-        "suda",
-        "dis_suda",
-        "l_recursive",
-        "t_closeness",
-    ]
+    assert rows[0] == ["row", *classic.PER_RECORD_COLUMNS]  # the columns test_risk.py spells out
     assert [r[1] for r in rows[1:]] == ["2", "2", "1", "1", "1", "1"]
 
 
@@ -178,38 +168,21 @@ def test_per_record_onto_the_source_exit_2(people):
     assert people.read_bytes() == before
 
 
-@pytest.mark.parametrize(
-    "missing, table, expected",
-    [
-        # docs/risk-measures.md, "Worked example": (fk, Fk, risk, l_distinct) per row. By hand:
-        # fk = 1, Fk = 80: pk = 1/80, r = pk/(1 − pk)·ln(1/pk) = ln(80)/79 = 0.05547;
-        # fk = 3, Fk = 300: r = pk/(fk − (1 − pk)) = 0.01/2.01 = 0.00498.
-        (
-            "value",
-            [
-                (2, 220, 0.00878, 2),
-                (2, 220, 0.00878, 2),
-                (1, 80, 0.05547, 1),
-                (1, 150, 0.03363, 1),
-                (1, 90, 0.05056, 1),
-                (1, 200, 0.02662, 1),
-            ],  # fmt: skip
-            0.184,
-        ),
-        (
-            "wildcard",
-            [
-                (3, 300, 0.00498, 2),
-                (3, 300, 0.00498, 2),
-                (3, 300, 0.00498, 2),
-                (2, 240, 0.00807, 2),
-                (2, 240, 0.00807, 2),
-                (1, 200, 0.02662, 1),
-            ],  # fmt: skip
-            0.058,
-        ),
-    ],
-)
+# docs/risk-measures.md, "Worked example": (fk, Fk, risk, l_distinct) per row, then the expected
+# re-identifications. By hand:
+# fk = 1, Fk = 80: pk = 1/80, r = pk/(1 − pk)·ln(1/pk) = ln(80)/79 = 0.05547;
+# fk = 3, Fk = 300: r = pk/(fk − (1 − pk)) = 0.01/2.01 = 0.00498.
+# fmt: off
+WORKED_EXAMPLE = [
+    ("value", [(2, 220, 0.00878, 2), (2, 220, 0.00878, 2), (1, 80, 0.05547, 1),
+               (1, 150, 0.03363, 1), (1, 90, 0.05056, 1), (1, 200, 0.02662, 1)], 0.184),
+    ("wildcard", [(3, 300, 0.00498, 2), (3, 300, 0.00498, 2), (3, 300, 0.00498, 2),
+                  (2, 240, 0.00807, 2), (2, 240, 0.00807, 2), (1, 200, 0.02662, 1)], 0.058),
+]
+# fmt: on
+
+
+@pytest.mark.parametrize("missing, table, expected", WORKED_EXAMPLE)
 def test_docs_worked_example(people, tmp_path, missing, table, expected):
     out = tmp_path / "people_risk.csv"
     res = run("risk", people, "-c", "sex,age,zip", "--weight", "weight", "--sensitive", "diagnosis",

@@ -24,10 +24,9 @@ import uuid
 from datetime import timedelta
 from pathlib import Path
 
-import duckdb
 import pytest
 from click.testing import CliRunner
-from conftest import quote, require_postgres
+from conftest import duckdb_file, quote, require_postgres
 from test_store import pg_store_url
 
 import qar_sql
@@ -43,12 +42,11 @@ CARDS = [90, 2, 50, 7, 12, 30, 5, 200, 9, 16, 4, 60]
 @pytest.fixture(scope="module")
 def big(tmp_path_factory) -> str:
     """2,000,000 rows x 12 columns: an audit takes seconds, long enough to be interrupted."""
-    path = str(tmp_path_factory.mktemp("big") / "big.duckdb")
     cols = ", ".join(f"cast(hash(i, {k}) % {n} as integer) as c{k}" for k, n in enumerate(CARDS))
-    con = duckdb.connect(path)
-    con.execute(f"create table people as select {cols} from range(2000000) as r(i)")
-    con.close()
-    return path
+    return duckdb_file(
+        tmp_path_factory.mktemp("big") / "big.duckdb",
+        f"create table people as select {cols} from range(2000000) as r(i)",
+    )
 
 
 @pytest.fixture(params=["duckdb", "postgresql"])
@@ -68,11 +66,10 @@ def store_at(request, tmp_path):
 
 @pytest.fixture
 def small(tmp_path) -> str:
-    path = str(tmp_path / "small.duckdb")
-    con = duckdb.connect(path)
-    con.execute("create table people as select i % 7 as a, i % 5 as b, i % 3 as c, i % 11 as d from range(60) r(i)")
-    con.close()
-    return path
+    return duckdb_file(
+        tmp_path / "small.duckdb",
+        "create table people as select i % 7 as a, i % 5 as b, i % 3 as c, i % 11 as d from range(60) r(i)",
+    )
 
 
 def start(args, cwd) -> subprocess.Popen:

@@ -162,24 +162,8 @@ def test_cli_records_json_and_output(people, tmp_path):
 def test_cli_eliminate_json_and_plot(people, tmp_path):
     source, table = people
     png = tmp_path / "curves.png"
-    r = run(
-        *table_args(
-            "eliminate",
-            source,
-            table,
-            COLS,
-            "--step",
-            "5",
-            "--max",
-            "30%",
-            "--by",
-            "dt,u_plus,random",
-            "--format",
-            "json",
-            "--plot",
-            str(png),
-        )
-    )
+    options = ["--step", "5", "--max", "30%", "--by", "dt,u_plus,random", "--format", "json", "--plot", str(png)]
+    r = run(*table_args("eliminate", source, table, COLS, *options))
     assert r.exit_code == 0, r.output
     obj = json.loads(r.output)
     assert set(obj["curves"]) == {"dt", "u_plus", "random"}

@@ -73,6 +73,12 @@ def demo(tmp_path_factory) -> dict:
     return {"dir": d, "path": path, "store": store, "full": full, "html": full.to_html()}
 
 
+def qar(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    """``qar ARGS`` in a child process of this checkout (text output, raising on a failure)."""
+    command = [sys.executable, "-c", "from qar_sql.cli import main; main()", *args]
+    return subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=True, **kwargs)
+
+
 def parse(html: str):
     """html5lib's strict parser: any parse error raises."""
     parser = html5lib.HTMLParser(strict=True, namespaceHTMLElements=False)
@@ -167,13 +173,8 @@ def test_numbers_on_the_page_equal_the_json_and_an_independent_computation(demo)
 
 
 def test_audit_format_html(demo):
-    out = subprocess.run(
-        [sys.executable, "-c", "from qar_sql.cli import main; main()", "audit", demo["path"], "-t", "population"]
-        + ["-c", ",".join(COLUMNS), "--pi-u", "0.1", "-f", "html", "-q"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=True,
+    out = qar(
+        "audit", demo["path"], "-t", "population", "-c", ",".join(COLUMNS), "--pi-u", "0.1", "-f", "html", "-q"
     ).stdout
     doc = parse(out)
     assert section_ids(doc) == {"summary", "theta", "qis", "kanonymity", "reproducibility"}
@@ -199,14 +200,8 @@ def test_secrets_never_appear(tmp_path, monkeypatch):
         secret = "hmac-s3cret-value"
         out = tmp_path / "r.html"
         env = {**os.environ, "QAR_HASH_SECRET": secret}
-        subprocess.run(
-            [sys.executable, "-c", "from qar_sql.cli import main; main()", "report", url, "-t", table]
-            + ["-c", "a,b,c,d", "-p", "2", "--pi-u", "0.2", "--key", "id", "-o", str(out), "-q"],
-            cwd=REPO,
-            env=env,
-            check=True,
-            capture_output=True,
-        )
+        qar("report", url, "-t", table, "-c", "a,b,c,d", "-p", "2", "--pi-u", "0.2", "--key", "id", "-o", str(out), "-q",
+            env=env)  # fmt: skip
         html = out.read_text()
     finally:
         loader.cleanup()
@@ -317,14 +312,8 @@ def test_history_section_with_a_store_without_runs_of_the_table(demo, tmp_path):
 
 
 def test_records_format_html(demo):
-    out = subprocess.run(
-        [sys.executable, "-c", "from qar_sql.cli import main; main()", "records", demo["path"], "-t", "population"]
-        + ["-c", ",".join(COLUMNS), "--pi-u", "0.1", "--key", "person_id", "--top", "5", "-f", "html", "-q"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    out = qar("records", demo["path"], "-t", "population", "-c", ",".join(COLUMNS), "--pi-u", "0.1",
+              "--key", "person_id", "--top", "5", "-f", "html", "-q").stdout  # fmt: skip
     doc = parse(out)
     assert section_ids(doc) == {"summary", "theta", "qis", "kanonymity", "records", "reproducibility"}
     assert check_numbers(doc) > 20

@@ -123,20 +123,16 @@ def check_qi(q, want):
         assert q.t_closeness_records_above == want["t_above"]
 
 
+def weighted_risk(source, table, **kwargs):
+    """classic.risk over QI with the weight and both sensitive columns: every measure at once."""
+    return classic.risk(source, table=table, columns=QI, weight=WEIGHT, sensitive=[DIAG, INCOME], **kwargs)
+
+
 @pytest.mark.parametrize("missing", ["value", "wildcard"])
 def test_every_qi_matches_the_oracle(engine, missing):
     rows = make_rows(1)
     source, table = load(engine, rows)
-    res = classic.risk(
-        source,
-        table=table,
-        columns=QI,
-        p=2,
-        weight=WEIGHT,
-        sensitive=[DIAG, INCOME],
-        missing=missing,
-        sampling_fraction=0.05,
-    )
+    res = weighted_risk(source, table, p=2, missing=missing, sampling_fraction=0.05)
     assert res.rows == len(rows) and res.missing == missing and res.engine == engine.name
     assert [q.columns for q in res.qis] == [(a, b) for i, a in enumerate(QI) for b in QI[i + 1 :]]
     for q in res.qis:
@@ -256,20 +252,7 @@ def test_duckdb_and_postgresql_identical(tmp_path):
         try:
             source, table = load(loader, rows)
             for missing in ("value", "wildcard"):
-                got.append(
-                    comparable(
-                        classic.risk(
-                            source,
-                            table=table,
-                            columns=QI,
-                            p=3,
-                            weight=WEIGHT,
-                            sensitive=[DIAG, INCOME],
-                            missing=missing,
-                            population=700,
-                        )
-                    )
-                )
+                got.append(comparable(weighted_risk(source, table, p=3, missing=missing, population=700)))
         finally:
             loader.cleanup()
     assert got[0] == got[2]

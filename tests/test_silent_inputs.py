@@ -8,6 +8,7 @@ import json
 import duckdb
 import pytest
 from click.testing import CliRunner
+from conftest import duckdb_file
 
 import qar_sql
 from qar_sql.cli.main import cli
@@ -25,14 +26,11 @@ def run(args, code: int, *needles: str):
 
 @pytest.fixture
 def people(tmp_path) -> str:
-    path = str(tmp_path / "people.duckdb")
-    con = duckdb.connect(path)
-    con.execute(
+    return duckdb_file(
+        tmp_path / "people.duckdb",
         "create table people as select i as id, i % 7 as age, i % 2 as sex, i % 5 as zip, i % 3 as job "
-        "from range(60) r(i)"
+        "from range(60) r(i)",
     )
-    con.close()
-    return path
 
 
 @pytest.mark.parametrize("option", ["-c", "--columns", "--exclude"])

@@ -13,7 +13,7 @@ import duckdb
 import pytest
 import sqlglot
 from click.testing import CliRunner
-from conftest import Loader, quote
+from conftest import Loader, duckdb_file, quote
 from sqlglot import exp
 from sqlglot.tokens import TokenType
 from test_audit_engines import write_csv
@@ -127,13 +127,11 @@ def test_line_breaks_in_names_are_refused(tmp_path):
     with a line break into another column's name: such names are refused, clearly, instead."""
     with pytest.raises(UsageError, match="line break"):
         show_sql(None, dialect="duckdb", table="t", columns=["a \nb", "c", "d"], p=2)
-    path = str(tmp_path / "nl.duckdb")
-    con = duckdb.connect(path)
-    con.execute(
+    path = duckdb_file(
+        tmp_path / "nl.duckdb",
         'create table t as select range % 3 as "a \nb", range % 5 as "a\nb", range % 7 as c, '
-        "range % 2 as d, range % 4 as e, range % 6 as f from range(50)"
+        "range % 2 as d, range % 4 as e, range % 6 as f from range(50)",
     )
-    con.close()
     with pytest.raises(UsageError, match=re.escape(repr("a \nb") + " contains a line break")):
         qar_sql.audit(path, table="t", p=2, pi_u=0.2)
     result = qar_sql.audit(path, table="t", p=2, pi_u=0.3, exclude=["a \nb", "a\nb"])

@@ -36,102 +36,32 @@ def run(table, tmp_path, text, *extra):
 
 
 # (TOML body, words the one-line message must contain, the line it names or None)
+# fmt: off
 BAD = {
-    "unknown column": (
-        '[treatments.b]\ncolumn = "agee"\nkind = "bands"\nwidth = 10\n',
-        ["treatments.b.column", "'agee'", "did you mean 'age'"],
-        7,
-    ),
-    "unknown kind": (
-        '[treatments.b]\ncolumn = "age"\nkind = "banding"\nwidth = 10\n',
-        ["treatments.b.kind", "'banding'", "bands"],
-        8,
-    ),
-    "overlapping edges": (
-        '[treatments.b]\ncolumn = "age"\nkind = "bands"\nedges = [0, 30, 30, 60]\n',
-        ["treatments.b.edges", "repeats", "overlap"],
-        9,
-    ),
-    "unsorted edges": (
-        '[treatments.b]\ncolumn = "age"\nkind = "bands"\nedges = [0, 40, 30]\n',
-        ["treatments.b.edges", "unsorted", "30 follows 40"],
-        9,
-    ),
-    "bands on text": (
-        '[treatments.b]\ncolumn = "town"\nkind = "bands"\nwidth = 5\n',
-        ["treatments.b.kind", "numeric column", "'town'", "map"],
-        8,
-    ),
-    "local unknown QI": (
-        '[treatments.b]\ncolumn = "sex"\nkind = "suppress"\nlocal = "best"\n',
-        ["treatments.b.local", "'best'", "[qis]", "defined: q"],
-        9,
-    ),
-    "local unknown column": (
-        '[treatments.b]\ncolumn = "sex"\nkind = "suppress"\nlocal = ["age", "zzz"]\n',
-        ["treatments.b.local", "'zzz'"],
-        9,
-    ),
+    "unknown column": ('[treatments.b]\ncolumn = "agee"\nkind = "bands"\nwidth = 10\n', ["treatments.b.column", "'agee'", "did you mean 'age'"], 7),
+    "unknown kind": ('[treatments.b]\ncolumn = "age"\nkind = "banding"\nwidth = 10\n', ["treatments.b.kind", "'banding'", "bands"], 8),
+    "overlapping edges": ('[treatments.b]\ncolumn = "age"\nkind = "bands"\nedges = [0, 30, 30, 60]\n', ["treatments.b.edges", "repeats", "overlap"], 9),
+    "unsorted edges": ('[treatments.b]\ncolumn = "age"\nkind = "bands"\nedges = [0, 40, 30]\n', ["treatments.b.edges", "unsorted", "30 follows 40"], 9),
+    "bands on text": ('[treatments.b]\ncolumn = "town"\nkind = "bands"\nwidth = 5\n', ["treatments.b.kind", "numeric column", "'town'", "map"], 8),
+    "local unknown QI": ('[treatments.b]\ncolumn = "sex"\nkind = "suppress"\nlocal = "best"\n', ["treatments.b.local", "'best'", "[qis]", "defined: q"], 9),
+    "local unknown column": ('[treatments.b]\ncolumn = "sex"\nkind = "suppress"\nlocal = ["age", "zzz"]\n', ["treatments.b.local", "'zzz'"], 9),
     "malformed TOML": ('[treatments.b]\ncolumn = "sex"\nkind = suppress\n', ["not valid TOML", "line 8"], None),
-    "unknown key": (
-        '[treatments.b]\ncolumn = "age"\nkind = "bands"\nwidht = 10\n',
-        ["treatments.b.widht", "did you mean 'width'"],
-        9,
-    ),
-    "width and edges": (
-        '[treatments.b]\ncolumn = "age"\nkind = "bands"\nwidth = 10\nedges = [0, 1]\n',
-        ["treatments.b", "exactly one of width"],
-        6,
-    ),
-    "labels count": (
-        '[treatments.b]\ncolumn = "age"\nkind = "bands"\nedges = [0, 1, 2]\nlabels = ["x"]\n',
-        ["treatments.b.labels", "2 strings"],
-        10,
-    ),
-    "negative width": (
-        '[treatments.b]\ncolumn = "age"\nkind = "bands"\nwidth = -1\n',
-        ["treatments.b.width", "positive"],
-        9,
-    ),
-    "too many bands": (
-        '[treatments.b]\ncolumn = "age"\nkind = "bands"\nwidth = 0.001\n',
-        ["treatments.b.width", "bands", "wider"],
-        9,
-    ),
+    "unknown key": ('[treatments.b]\ncolumn = "age"\nkind = "bands"\nwidht = 10\n', ["treatments.b.widht", "did you mean 'width'"], 9),
+    "width and edges": ('[treatments.b]\ncolumn = "age"\nkind = "bands"\nwidth = 10\nedges = [0, 1]\n', ["treatments.b", "exactly one of width"], 6),
+    "labels count": ('[treatments.b]\ncolumn = "age"\nkind = "bands"\nedges = [0, 1, 2]\nlabels = ["x"]\n', ["treatments.b.labels", "2 strings"], 10),
+    "negative width": ('[treatments.b]\ncolumn = "age"\nkind = "bands"\nwidth = -1\n', ["treatments.b.width", "positive"], 9),
+    "too many bands": ('[treatments.b]\ncolumn = "age"\nkind = "bands"\nwidth = 0.001\n', ["treatments.b.width", "bands", "wider"], 9),
     "missing kind": ('[treatments.b]\ncolumn = "age"\n', ["treatments.b.kind", "missing"], 6),
-    "map on decimals": (
-        '[treatments.b]\ncolumn = "score"\nkind = "map"\nmap = { "1.5" = "low" }\n',
-        ["treatments.b.kind", "decimal"],
-        8,
-    ),
+    "map on decimals": ('[treatments.b]\ncolumn = "score"\nkind = "map"\nmap = { "1.5" = "low" }\n', ["treatments.b.kind", "decimal"], 8),
     "top on text": ('[treatments.b]\ncolumn = "sex"\nkind = "top"\nabove = 3\n', ["treatments.b.kind", "numeric"], 8),
-    "top label on decimals": (
-        '[treatments.b]\ncolumn = "score"\nkind = "top"\nabove = 3\nvalue = "3+"\n',
-        ["treatments.b.value", "whole-number"],
-        10,
-    ),
-    "unknown parent": (
-        '[treatments.b]\ncolumn = "town"\nkind = "hierarchy"\nparent = "province"\n',
-        ["treatments.b.parent", "'province'"],
-        9,
-    ),
-    "missing lookup table": (
-        '[treatments.b]\ncolumn = "town"\nkind = "hierarchy"\ntable = "nope"\nkey = "k"\nparent = "p"\n',
-        ["treatments.b.table", "'nope'", "cannot be read"],
-        9,
-    ),
-    "unknown combination": (
-        'combinations = [["b", "c"]]\n[treatments.b]\ncolumn = "sex"\nkind = "suppress"\n',
-        ["combinations", "'c'", "not defined"],
-        None,
-    ),
-    "unknown top-level key": (
-        'combination = [["b"]]\n[treatments.b]\ncolumn = "sex"\nkind = "suppress"\n',
-        ["combination", "did you mean 'combinations'"],
-        None,
-    ),
+    "top label on decimals": ('[treatments.b]\ncolumn = "score"\nkind = "top"\nabove = 3\nvalue = "3+"\n', ["treatments.b.value", "whole-number"], 10),
+    "unknown parent": ('[treatments.b]\ncolumn = "town"\nkind = "hierarchy"\nparent = "province"\n', ["treatments.b.parent", "'province'"], 9),
+    "missing lookup table": ('[treatments.b]\ncolumn = "town"\nkind = "hierarchy"\ntable = "nope"\nkey = "k"\nparent = "p"\n', ["treatments.b.table", "'nope'", "cannot be read"], 9),
+    "unknown combination": ('combinations = [["b", "c"]]\n[treatments.b]\ncolumn = "sex"\nkind = "suppress"\n', ["combinations", "'c'", "not defined"], None),
+    "unknown top-level key": ('combination = [["b"]]\n[treatments.b]\ncolumn = "sex"\nkind = "suppress"\n', ["combination", "did you mean 'combinations'"], None),
     "no treatments": ("", ["treatments", "missing or empty"], None),
 }
+# fmt: on
 
 
 @pytest.mark.parametrize("case", list(BAD))

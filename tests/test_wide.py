@@ -14,7 +14,7 @@ import time
 
 import duckdb
 import pytest
-from conftest import quote
+from conftest import duckdb_file, quote
 from test_audit_oracle import HOSTILE_COLUMNS, as_columns, check_against_oracle, random_table
 
 import qar_sql
@@ -81,11 +81,8 @@ def _median_seconds(path: str, n: int, repeat: int = 3) -> float:
 def test_time_grows_linearly_with_columns(tmp_path):
     """500 rows, p = 1: 300 columns take well under the 9 times of 100 columns that quadratic
     growth would give (it was 18 times before: 22 s against about 1.2 s)."""
-    path = str(tmp_path / "wide.duckdb")
-    con = duckdb.connect(path)
     values = ", ".join(f"cast(hash(i, {k}) % {2 + k % 50} as integer) as c{k}" for k in range(300))
-    con.execute(f"create table t as select {values} from range(500) as r(i)")
-    con.close()
+    path = duckdb_file(tmp_path / "wide.duckdb", f"create table t as select {values} from range(500) as r(i)")
     _median_seconds(path, 20, 1)  # warm up (imports, templates)
     t100 = _median_seconds(path, 100)
     t300 = _median_seconds(path, 300)

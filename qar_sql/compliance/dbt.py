@@ -80,7 +80,7 @@ def manifest_scans(
         raise UsageError(f"warehouse {url!r} does not exist; pass the database dbt built with --url")
     display = mask_source(url)
     specs = []
-    names = {}  # type: ignore[var-annotated]
+    names: dict[str, list[str]] = {}  # model name -> the unique ids of the models so named
     for uid, node in sorted(data["nodes"].items()):
         if node.get("resource_type") != "model":
             continue

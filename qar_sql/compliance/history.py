@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from qar_sql.compliance import liveness
 from qar_sql.compliance.store import StoredRun, open_store, runs
@@ -174,10 +174,11 @@ def history(store: str | None = None, *, table: str | None = None) -> History:
         source, tbl, p, alpha, pi_u, pwm, columns = key
         if table is not None and table != tbl and table not in {r.scan_name for r in rs}:
             continue
-        points, previous = [], None
+        points: list[HistoryPoint] = []
+        previous: float | None = None
         for r in rs:
             risk = r.risk if r.status == "complete" else None
-            change = None if risk is None or previous is None else risk - previous  # type: ignore[var-annotated]
+            change = None if risk is None or previous is None else risk - previous
             points.append(_point(r, change, now))
             if risk is not None:
                 previous = risk
@@ -200,6 +201,11 @@ def history(store: str | None = None, *, table: str | None = None) -> History:
 # Output
 
 
+# A point's time is never None: the overloads let the tables know their cells are text.
+@overload
+def _iso(t: datetime) -> str: ...
+@overload
+def _iso(t: None) -> None: ...
 def _iso(t: datetime | None) -> str | None:
     return None if t is None else t.isoformat(sep=" ", timespec="seconds")
 
@@ -295,11 +301,11 @@ def history_text(h: History, markdown: bool = False) -> str:
         ]
         if markdown:
             lines += ["", "| " + " | ".join(head) + " |", "|---|---|---:|---:|---:|"]
-            lines += ["| " + " | ".join(r) + " |" for r in rows]  # type: ignore[arg-type]
+            lines += ["| " + " | ".join(r) + " |" for r in rows]
         else:
-            widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]  # type: ignore[arg-type]
+            widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
             lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(head, widths)).rstrip())
-            lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]  # type: ignore[union-attr]
+            lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
     return "\n".join(lines) + "\n"
 
 

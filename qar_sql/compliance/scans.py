@@ -581,9 +581,9 @@ def summary_markdown(report: ScanReport) -> str:
             f"| {_md(o.name)} | `{_md(o.table or '')}` | {_risk(o.risk)} | {_risk(o.warn_above)} | "
             f"{_risk(o.fail_above)} | {icon[o.status]} |"
         )
-    errors = [o for o in report.outcomes if o.error]
+    errors = [f"- **{_md(o.name)}**: {_md(o.error)}" for o in report.outcomes if o.error]
     if errors:
-        lines += ["", "**Errors**", ""] + [f"- **{_md(o.name)}**: {_md(o.error)}" for o in errors]  # type: ignore[arg-type]
+        lines += ["", "**Errors**", ""] + errors
     if report.not_run:
         lines += ["", f"**Interrupted**: not run: {', '.join(_md(n) for n in report.not_run)}"]
     return "\n".join(lines) + "\n"

@@ -260,13 +260,11 @@ def audit_relation(
             warnings = [f"no tail to fit: {why} and no θ is left above u; leave it out with --exclude {exclude_hint}"]
         else:
             notes.append(f"{why}; an identifier is no quasi-identifier: leave it out with --exclude {exclude_hint}")
-    shown = source if source is not None else relation.display
+    where = provenance(db, relation, source)
     block = None
     if group_size is not None:  # the birthday measures from the same histograms: no extra pass
         block = UniquenessResult(
-            source=shown,
-            table=relation.display if relation.kind == "table" else None,
-            engine=db.engine_name,
+            **where,
             rows=rows,
             columns=tuple(cols),
             p=p,
@@ -277,9 +275,7 @@ def audit_relation(
             seconds=0.0,
         )
     return AuditResult(
-        source=shown,
-        table=relation.display if relation.kind == "table" else None,
-        engine=db.engine_name,
+        **where,
         engine_version=db.engine_version,
         rows=rows,
         columns=cols,
@@ -295,6 +291,17 @@ def audit_relation(
         column_notes=tuple(relation.inferred_notes(cols)),
         uniqueness=block,
     )
+
+
+def provenance(db: Database, relation: Relation, source: str | None = None) -> dict[str, Any]:
+    """The fields every result opens with: ``source`` as shown (the relation's own name unless
+    the caller masked a URL), the table when the relation is one (not a file or frame), the
+    engine."""
+    return {
+        "source": source if source is not None else relation.display,
+        "table": relation.display if relation.kind == "table" else None,
+        "engine": db.engine_name,
+    }
 
 
 def n_quasi_identifiers(n_columns: int, p: int) -> int:

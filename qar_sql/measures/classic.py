@@ -44,6 +44,7 @@ from qar_sql.engines.source import (
     select_columns,
 )
 from qar_sql.errors import ColumnError, DatabaseError, DataError, ParameterError, UsageError
+from qar_sql.measures.audit import provenance
 from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys, key_warnings, patterns_from_words, record_order
 from qar_sql.pushdown.scan import combinations
 from qar_sql.results import Tabular
@@ -727,9 +728,7 @@ def risk_relation(
             "classes overlap and the sum of fk exceeds the number of rows"
         )
     return RiskResult(
-        source=source if source is not None else relation.display,
-        table=relation.display if relation.kind == "table" else None,
-        engine=db.engine_name,
+        **provenance(db, relation, source),
         rows=rows,
         missing=missing,
         columns=tuple(qi),

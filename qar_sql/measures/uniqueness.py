@@ -17,7 +17,7 @@ from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, Relation, select_columns
 from qar_sql.errors import DataError, ParameterError, UsageError
 from qar_sql.measures import birthday
-from qar_sql.measures.audit import profile_columns
+from qar_sql.measures.audit import profile_columns, provenance
 from qar_sql.pushdown.scan import Progress, scan, value_frequencies
 from qar_sql.results import ExposedValue, QIUniqueness, UniquenessResult
 from qar_sql.stats import uniqueness as U
@@ -98,9 +98,7 @@ def uniqueness_relation(
             for i, q in enumerate(qis)
         )
     return UniquenessResult(
-        source=source if source is not None else relation.display,
-        table=relation.display if relation.kind == "table" else None,
-        engine=db.engine_name,
+        **provenance(db, relation, source),
         rows=prof.rows,
         columns=cols,
         p=p,

@@ -32,6 +32,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Sequence
+from typing import Required, TypedDict, Unpack
 
 import numpy as np
 
@@ -192,6 +193,16 @@ def pattern_risks(
 # The elimination
 
 
+class GreedyOptions(TypedDict, total=False):
+    """The keywords :func:`greedy_elimination` hands on to :func:`eliminate_codes`."""
+
+    steps: Required[int]
+    alpha: Required[float]
+    pi_u: Required[float]
+    pwm: str
+    progress: Callable[[int, int], None] | None
+
+
 def eliminate_codes(
     codes: np.ndarray,
     p: int,
@@ -292,15 +303,11 @@ def greedy_elimination(
     columns: Sequence[str],
     p: int,
     order_by: Sequence[str],
-    *,
-    steps: int,
-    alpha: float,
-    pi_u: float,
-    pwm: str = "plotting",
-    progress: Callable[[int, int], None] | None = None,
+    **options: Unpack[GreedyOptions],
 ) -> GreedyResult:
     """Proper backward elimination: ``steps`` times, remove the record with the largest DT in
-    the current data (ties: smallest r, the earliest in key order) and update.
+    the current data (ties: smallest r, the earliest in key order) and update. ``options``: the
+    keywords of :func:`eliminate_codes` (:class:`GreedyOptions`).
 
     In memory by nature: reads the L × N integer codes of ``columns`` in key order (``order_by``
     from :func:`qar_sql.pushdown.record_keys.record_order`), as entropy and PLS do, and keeps at most 16
@@ -311,5 +318,5 @@ def greedy_elimination(
     n_rows = count_rows(db, relation)
     check_size(n_rows, len(combinations(len(columns), p)), "greedy elimination")
     codes = fetch_codes(db, relation, columns, order_by)
-    result = eliminate_codes(codes, p, steps=steps, alpha=alpha, pi_u=pi_u, pwm=pwm, progress=progress)
+    result = eliminate_codes(codes, p, **options)
     return dataclasses.replace(result, seconds=time.perf_counter() - started)
