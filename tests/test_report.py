@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import re
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import duckdb
@@ -20,12 +22,13 @@ import pytest
 import qar_sql
 from qar_sql.demo import DEMO_COLUMNS, write_population
 from qar_sql.output.html import ReportInputs, fmt, lookup, render_html
-from tests.conftest import IN_CI, PG_URL, Loader
+from tests.conftest import IN_CI, PG_URL, Loader, assert_close
 
 REPO = Path(__file__).resolve().parents[1]
 COLUMNS = list(DEMO_COLUMNS[:9])  # 84 QIs of p = 3; with π_u = 0.1 a tail of about 8
 RISK = {"p": 3, "pi_u": 0.1}
-OPTIONAL = ("records", "whatif", "compare", "uniqueness", "history")
+OPTIONAL = ("records", "whatif", "classic", "compare", "uniqueness", "history")
+GROUP_SIZE = 5
 TREATMENTS = """
 qid = ["age", "sex", "postcode"]
 [treatments.age_10y]
@@ -35,16 +38,6 @@ width = 10
 """
 
 
-@dataclasses.dataclass(frozen=True)
-class _Stand:
-    """A stand-in result for the compare/uniqueness hooks (their own result types come from
-    other issues); the generic section renders any dataclass."""
-
-    risk_before: float
-    risk_after: float
-    rows: int
-
-
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory) -> dict:
     """The demo population (3,000 people), a treatments file and a store with two past runs."""
@@ -52,6 +45,9 @@ def demo(tmp_path_factory) -> dict:
     path = str(d / "demo.duckdb")
     con = duckdb.connect(path)
     write_population(con, "population", n=3000, seed=7)
+    # The treated release of the compare section: age in 10-year bands, linked by person_id.
+    kept = ", ".join("(age // 10) * 10 as age" if c == "age" else f'"{c}"' for c in COLUMNS)
+    con.execute(f"create table population_treated as select person_id, {kept} from population")
     con.close()
     (d / "t.toml").write_text(TREATMENTS)
     store = str(d / "store.duckdb")
@@ -67,7 +63,11 @@ def demo(tmp_path_factory) -> dict:
         key=["person_id"],
         treatments=str(d / "t.toml"),
         store=store,
-        extra={"compare": _Stand(0.9, 0.4, 3000), "uniqueness": _Stand(0.5, 0.25, 3000)},
+        group_size=GROUP_SIZE,
+        compare=path,
+        treated_table="population_treated",
+        link="person_id",
+        classic=True,
         command="qar report demo.duckdb -t population",
     )
     return {"dir": d, "path": path, "store": store, "full": full, "html": full.to_html()}
@@ -110,6 +110,7 @@ def test_demo_report_is_valid_html_with_every_section(demo):
         "kanonymity",
         "records",
         "whatif",
+        "classic",
         "compare",
         "uniqueness",
         "history",
@@ -122,7 +123,7 @@ def test_demo_report_is_valid_html_with_every_section(demo):
     assert "default-src 'none'" in csp and "img-src data:" in csp
     for svg in svgs(doc):  # figures carry a text alternative
         assert svg.get("role") == "img" and svg.get("aria-label")
-    assert len(svgs(doc)) >= 5  # θ, QQ, class sizes, elimination, history
+    assert len(svgs(doc)) >= 8  # θ, QQ, class sizes, elimination, history, fk, θ before/after, π(k)
     for table in doc.iter("table"):
         assert table.find(".//th") is not None
 
@@ -130,9 +131,7 @@ def test_demo_report_is_valid_html_with_every_section(demo):
 @pytest.mark.parametrize("name", OPTIONAL)
 def test_an_optional_section_is_absent_without_its_input(demo, name):
     full: ReportInputs = demo["full"]
-    if name in ("compare", "uniqueness"):
-        inp = dataclasses.replace(full, extra={k: v for k, v in full.extra.items() if k != name})
-    elif name == "records":
+    if name == "records":
         inp = dataclasses.replace(full, records=None, elimination=None)
     else:
         inp = dataclasses.replace(full, **{name: None})
@@ -164,6 +163,43 @@ def test_numbers_on_the_page_equal_the_json_and_an_independent_computation(demo)
     assert data["summary"]["verdict"] == ("above" if a.risk > 0.05 else "at or below")
     assert [s["name"] for s in data["whatif"]["scenarios"]] == ["original", "age_10y"]
     assert len(data["history"]["series"][0]["points"]) == 2
+
+
+def test_classic_compare_and_uniqueness_numbers_equal_independent_counts(demo):
+    """The three sections' numbers against GROUP BYs written here and closed forms."""
+    data = numbers(parse(demo["html"]))
+    con = duckdb.connect(demo["path"], read_only=True)
+    rows = data["audit"]["rows"]
+
+    def sizes(columns, table="population") -> list[int]:
+        cols = ", ".join(f'"{c}"' for c in columns)
+        return [n for (n,) in con.execute(f"select count(*) from {table} group by {cols}").fetchall()]
+
+    # classic: the QI with the most expected re-identifications; without a weight each record's
+    # risk is 1/fk, so the expected re-identifications are the number of classes
+    top = max(data["classic"]["qis"], key=lambda q: (q["expected_reidentifications"], -q["index"]))
+    fk = sizes(top["columns"])
+    assert top["classes"] == len(fk) and top["expected_reidentifications"] == pytest.approx(len(fk), rel=1e-12)
+    assert top["sample_uniques"] == sum(n == 1 for n in fk)
+    assert top["violations"]["3"] == sum(n for n in fk if n < 3)
+    assert_close(top["prosecutor"]["average"], len(fk) / rows)
+    assert top["fk_histogram"] == {str(k): k * c for k, c in sorted(Counter(fk).items())}
+    # compare: θ of the treated table, and T̂ of the original equal to the audit's
+    for q in data["compare"]["qis"]:
+        assert q["theta_treated"] == len(sizes(q["columns"], "population_treated")) / rows
+    assert_close(data["compare"]["risk_original"], data["audit"]["risk"])
+    assert data["compare"]["rows_treated"] == rows and data["compare"]["link"] == "key:person_id"
+    # uniqueness: P(all k unique) = k! e_k(p), e_k by the usual recurrence
+    k = data["uniqueness"]["group_size"]
+    assert k == GROUP_SIZE
+    for q in data["uniqueness"]["qis"][:3]:
+        e = [1.0] + [0.0] * k
+        for n in sizes(q["columns"]):
+            for j in range(k, 0, -1):
+                e[j] += e[j - 1] * n / rows
+        assert q["pi_exact"] == pytest.approx(math.factorial(k) * e[k], rel=1e-9)
+        assert q["distinct"] == len(sizes(q["columns"]))
+    con.close()
 
 
 def test_audit_format_html(demo):
