@@ -216,6 +216,45 @@ def test_audit_format_html(demo):
     assert check_numbers(doc) > 20
 
 
+def cli_html(*args: str):
+    """A command's --format html on stdout, parsed strictly (click's runner, in process)."""
+    from click.testing import CliRunner
+
+    from qar_sql.cli.main import cli
+
+    res = CliRunner().invoke(cli, [*args, "-f", "html"], catch_exceptions=False)
+    assert res.exit_code == 0, res.stderr
+    return parse(res.stdout)
+
+
+def test_whatif_compare_uniqueness_and_risk_format_html(demo):
+    """Each command's report has the summary, its own section and the reproducibility block,
+    and no audit section; its numbers are those of the same command's JSON."""
+    path, cols = demo["path"], ",".join(COLUMNS)
+    where = [path, "-t", "population", "-c", cols]
+    docs = {
+        "whatif": cli_html("whatif", *where, "-T", str(demo["dir"] / "t.toml"), "--pi-u", "0.1", "--no-loss", "-q"),
+        "compare": cli_html(
+            *("compare", path, path, "-t", "population", "--treated-table", "population_treated"),
+            *("--link", "person_id", "-c", cols, "--pi-u", "0.1", "-q"),
+        ),
+        "uniqueness": cli_html("uniqueness", *where, "-k", str(GROUP_SIZE), "--exposed", "0", "-q"),
+        "classic": cli_html("risk", *where, "-p", "3", "-q"),
+    }
+    full = numbers(parse(demo["html"]))
+    for name, doc in docs.items():
+        assert section_ids(doc) == {"summary", name, "reproducibility"}, name
+        assert check_numbers(doc) > 10
+        data = numbers(doc)
+        assert "audit" not in data
+        if name == "whatif":
+            assert [s["risk"] for s in data["whatif"]["scenarios"]] == [s["risk"] for s in full["whatif"]["scenarios"]]
+        elif name == "classic":
+            assert data["classic"]["qis"] == full["classic"]["qis"]
+        else:
+            assert data[name]["qis"] == full[name]["qis"]
+
+
 def test_secrets_never_appear(tmp_path, monkeypatch):
     """A URL carrying a secret as the source, and a hash secret: neither reaches the file; the
     record keys appear only hashed."""
@@ -366,3 +405,73 @@ def test_records_format_html(demo):
     assert check_numbers(doc) > 20
     full = numbers(parse(demo["html"]))["records"]["top"][:5]
     assert numbers(doc)["records"]["top"] == full
+
+
+def test_report_rebuilt_from_a_stored_run(demo, tmp_path):
+    """qar report --from-store --run: the stored run's numbers, without reading the source."""
+    from click.testing import CliRunner
+
+    from qar_sql.cli.main import cli
+    from qar_sql.compliance.store import runs
+
+    run = runs(demo["store"])[-1]
+    out = tmp_path / "stored.html"
+    res = CliRunner().invoke(
+        cli, ["report", "--from-store", demo["store"], "--run", run.run_id, "-o", str(out)], catch_exceptions=False
+    )
+    assert res.exit_code == 0, res.stderr
+    doc = parse(out.read_text(encoding="utf-8"))
+    assert section_ids(doc) == {"summary", "theta", "qis", "kanonymity", "history", "reproducibility"}
+    assert check_numbers(doc) > 50
+    data, full = numbers(doc), numbers(parse(demo["html"]))["audit"]
+    assert data["audit"]["risk"] == run.risk == full["risk"]
+    fields = ("columns", "distinct", "singletons", "theta", "min_class_size")
+    assert [{f: q[f] for f in fields} for q in data["audit"]["qis"]] == [{f: q[f] for f in fields} for q in full["qis"]]
+    assert data["parameters"]["run"] == run.run_id
+    bad = CliRunner().invoke(cli, ["report", "--from-store", demo["store"], "--run", "nope", "-o", str(out)])
+    assert bad.exit_code == 2 and "'nope' is not in the results store" in bad.stderr
+
+
+def test_scan_format_html_writes_a_report_per_table_and_an_index(demo, tmp_path):
+    from click.testing import CliRunner
+
+    from qar_sql.cli.main import cli
+
+    config = tmp_path / "qar.toml"
+    config.write_text(
+        f"""
+[defaults]
+p = 3
+pi_u = 0.1
+columns = {json.dumps(COLUMNS)}
+
+[sources.demo]
+url = "{demo["path"]}"
+
+[[scan]]
+name = "people / original"
+source = "demo"
+table = "population"
+
+[[scan]]
+name = "people / treated"
+source = "demo"
+table = "population_treated"
+"""
+    )
+    folder = tmp_path / "reports"
+    res = CliRunner().invoke(
+        cli, ["scan", str(config), "--no-store", "-f", "html", "--report-dir", str(folder)], catch_exceptions=False
+    )
+    assert res.exit_code == 0, res.stderr
+    index = parse((folder / "index.html").read_text(encoding="utf-8"))
+    assert check_numbers(index) >= 2
+    links = [a.get("href") for a in index.iter("a")]
+    assert links == ["people_original.html", "people_treated.html"]
+    for scan, link in zip(numbers(index)["scans"], links):
+        doc = parse((folder / link).read_text(encoding="utf-8"))
+        assert section_ids(doc) == {"summary", "theta", "qis", "kanonymity", "reproducibility"}
+        assert numbers(doc)["audit"]["risk"] == scan["risk"] and numbers(doc)["audit"]["table"] == scan["table"]
+    assert numbers(index)["scans"][0]["risk"] == numbers(parse(demo["html"]))["audit"]["risk"]
+    refused = CliRunner().invoke(cli, ["scan", str(config), "--no-store", "-f", "html"])
+    assert refused.exit_code == 2 and "--report-dir" in refused.stderr

@@ -153,3 +153,12 @@ def report_cmd(
     assert result.audit is not None  # a report of SOURCE or of a stored run always has its audit
     risk_text = "undefined (no tail)" if result.audit.risk is None else f"{result.audit.risk:.6g}"
     click.echo(f"Wrote {output} (T̂ = {risk_text}).", err=True)
+
+
+def emit_html(parameters: dict, **results) -> None:
+    """``--format html`` of a command other than audit and records: the report of its result
+    alone (``whatif=``, ``compare=``, ``uniqueness=``, ``classic=``), on stdout."""
+    from qar_sql.reporting.collect import masked_command, result_inputs
+
+    inputs = result_inputs(parameters, command=masked_command(["qar", *sys.argv[1:]]), **results)
+    click.echo(inputs.to_html(), nl=False)

@@ -419,27 +419,34 @@ def environment() -> jinja2.Environment:
     return env
 
 
-def render_html(inp: ReportInputs) -> str:
-    """The report as one HTML document."""
-    numbers: dict[str, Any] = {} if inp.audit is None else {"audit": audit_dict(inp.audit, histograms=True)}
-    env = environment()
-
+def _marker(numbers: Mapping[str, Any]) -> Callable[..., Markup]:
     def num(path: str, value: Any = None) -> Markup:
         """A number from the JSON block, marked with its path."""
         v = lookup(numbers, path) if value is None else value
         return Markup('<span class="num" data-qar="{}">{}</span>').format(path, fmt(v))
 
-    env.globals["num"] = num
+    return num
+
+
+def _pretty(numbers: Mapping[str, Any]) -> str:
+    """The JSON block: indented, with lists of numbers on one line."""
+    return _INNER_LIST.sub(
+        lambda m: re.sub(r"\s+", " ", m.group(0)).replace("[ ", "[").replace(" ]", "]"),
+        json.dumps(numbers, indent=1, ensure_ascii=False, allow_nan=False, default=str),
+    )
+
+
+def render_html(inp: ReportInputs) -> str:
+    """The report as one HTML document."""
+    numbers: dict[str, Any] = {} if inp.audit is None else {"audit": audit_dict(inp.audit, histograms=True)}
+    env = environment()
+    env.globals["num"] = _marker(numbers)
     built = []
     for s in SECTIONS:
         ctx = s.build(inp, numbers)
         if ctx is not None:
             built.append((s, ctx))
-    payload = _INNER_LIST.sub(
-        lambda m: re.sub(r"\s+", " ", m.group(0)).replace("[ ", "[").replace(" ]", "]"),
-        json.dumps(numbers, indent=1, ensure_ascii=False, allow_nan=False, default=str),
-    )
-    common = {"inp": inp, "version": __version__, "numbers_pretty": payload}
+    common = {"inp": inp, "version": __version__, "numbers_pretty": _pretty(numbers)}
     bodies = [
         (s, Markup(env.get_template(f"sections/{s.template}").render(section=s, **{**common, **ctx})))
         for s, ctx in built
@@ -451,14 +458,35 @@ def render_html(inp: ReportInputs) -> str:
     )
 
 
-def write_html(inp: ReportInputs, path: str) -> None:
+def render_index(data: Mapping[str, Any], links: Mapping[str, str]) -> str:
+    """The index page of ``qar scan --format html``: ``data`` is the scan's JSON (``scans`` a list
+    of name, table, status, risk, thresholds, rows, error), ``links`` scan name → report file."""
+    env = environment()
+    env.globals["num"] = _marker(data)
+    return env.get_template("index.html").render(
+        data=data, links=links, version=__version__, numbers_pretty=_pretty(data)
+    )
+
+
+def write_html(inp: ReportInputs | str, path: str) -> None:
+    """Write a report (or an already rendered page) to ``path``."""
     from qar_sql.errors import UsageError
 
     try:
         with open(path, "w", encoding="utf-8") as fh:
-            fh.write(render_html(inp))
+            fh.write(inp if isinstance(inp, str) else render_html(inp))
     except OSError as exc:
         raise UsageError(f"cannot write the report to {path!r}: {exc.strerror}; choose another -o path") from exc
 
 
-__all__ = ["SECTIONS", "Section", "register_section", "render_html", "write_html", "fmt", "lookup", "escape"]
+__all__ = [
+    "SECTIONS",
+    "Section",
+    "register_section",
+    "render_html",
+    "render_index",
+    "write_html",
+    "fmt",
+    "lookup",
+    "escape",
+]

@@ -265,6 +265,22 @@ def audit_inputs(
     )
 
 
+def result_inputs(parameters: Mapping[str, Any], *, command: str | None = None, **results: Any) -> ReportInputs:
+    """The report of one command's result alone, without an audit (``qar whatif``, ``compare``,
+    ``uniqueness``, ``risk --format html``): ``results`` are :class:`ReportInputs` fields
+    (``whatif=``, ``compare=``, ``uniqueness=``, ``classic=``). Secrets in any parameter that is
+    a source (a URL's password, ``password=`` pairs) are masked there and in ``command``."""
+    secrets = [v for value in parameters.values() if isinstance(value, str) for v in secret_values(value)]
+    shown = {k: mask_source(v) if isinstance(v, str) and secret_values(v) else v for k, v in parameters.items()}
+    return ReportInputs(
+        audit=None,
+        parameters=shown,
+        command=scrub(command, secrets) if command else None,
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
+        **results,
+    )
+
+
 def from_store(
     store: str | None,
     run_id: str,
@@ -326,3 +342,36 @@ def report(source: str | None = None, *, output: str | Path | None = None, **opt
     if output is not None:
         write_html(inputs, str(output))
     return inputs
+
+
+def write_scan_reports(report: Any, folder: str | Path, *, command: str | None = None) -> Path:
+    """``qar scan --format html``: one report per scan that produced an audit (``<scan name>.html``,
+    the verdict against its fail_above, else its warn_above) and ``index.html`` linking them;
+    returns the index's path. ``report`` is a :class:`~qar_sql.compliance.scans.ScanReport`."""
+    import re
+
+    from qar_sql.compliance.scans import report_dict
+    from qar_sql.errors import UsageError
+    from qar_sql.output.html import render_index
+
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot create the report folder {str(folder)!r}: {exc.strerror}; choose another") from exc
+    links: dict[str, str] = {}
+    used = {"index"}
+    for o in report.outcomes:
+        if o.result is None:
+            continue
+        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", o.name).strip("._") or "scan"
+        name, n = stem, 2
+        while name.lower() in used:  # scan names that differ only in case or punctuation
+            name, n = f"{stem}-{n}", n + 1
+        used.add(name.lower())
+        links[o.name] = f"{name}.html"
+        threshold = next((t for t in (o.fail_above, o.warn_above) if t is not None), DEFAULT_THRESHOLD)
+        inputs = audit_inputs(o.result, {"source": o.source, "table": o.table}, threshold=threshold, command=command)
+        write_html(inputs, str(folder / links[o.name]))
+    write_html(render_index(report_dict(report), links), str(folder / "index.html"))
+    return folder / "index.html"
