@@ -318,29 +318,70 @@ def _chromium() -> str:
     return exe
 
 
+#: Headless, no sandbox (containers), and none of Chromium's own background traffic it can switch off.
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+)
+
+
+def _browse(exe: str, page: Path, tmp: Path) -> tuple[str, list[str], list[str]]:
+    """Open ``page`` in headless Chromium: its DOM as the browser built it, the console lines
+    (script errors, CSP violations) and the URLs of every network request the page made.
+
+    Requests come from Chromium's net log: those with an initiator are the page's; Chromium's
+    own background traffic (update checks, accounts) has the initiator "not an origin"."""
+    log = tmp / f"{page.stem}.netlog.json"
+    run = subprocess.run(
+        [
+            exe,
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={tmp / ('profile-' + page.stem)}",
+            "--enable-logging=stderr",
+            "--v=0",
+            f"--log-net-log={log}",
+            "--dump-dom",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    console = [line for line in run.stderr.splitlines() if "CONSOLE" in line or "Content Security Policy" in line]
+    text = log.read_text(encoding="utf-8").rstrip()
+    events = json.loads(text if text.endswith("}") else text.rstrip(",") + "]}")["events"]  # cut short at exit
+    requests = [
+        e["params"]["url"]
+        for e in events
+        if "url" in e.get("params", {}) and e["params"].get("initiator", "not an origin") != "not an origin"
+    ]
+    return run.stdout, console, requests
+
+
 def test_the_report_in_headless_chromium(demo, tmp_path):
     exe = _chromium()
+    # The checks themselves first: a page without the CSP, with a script error and an image
+    # from the network, is caught by both.
+    control = tmp_path / "control.html"
+    control.write_text(
+        '<!DOCTYPE html><html lang="en"><head><title>c</title></head><body>'
+        '<img src="http://127.0.0.1:9/x.png" alt=""><script>undefined_function()</script></body></html>'
+    )
+    _, console, requests = _browse(exe, control, tmp_path)
+    assert any("undefined_function" in line for line in console) and requests == ["http://127.0.0.1:9/x.png"]
+
     page = tmp_path / "report.html"
     page.write_text(demo["html"], encoding="utf-8")
-    base = [
-        exe,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        f"--user-data-dir={tmp_path / 'profile'}",
-        "--enable-logging=stderr",
-        "--v=0",
-    ]
-    dom = subprocess.run([*base, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
-    assert dom.returncode == 0, dom.stderr[-2000:]
-    # Console messages (script errors, CSP violations) are logged as CONSOLE lines.
-    console = [line for line in dom.stderr.splitlines() if "CONSOLE" in line or "Content Security Policy" in line]
+    dom, console, requests = _browse(exe, page, tmp_path)
     assert not console, console
-    doc = html5lib.parse(dom.stdout, namespaceHTMLElements=False)
+    assert not requests, requests
+    doc = html5lib.parse(dom, namespaceHTMLElements=False)
     for e in doc.iter():
         for attr in ("src", "href", "{http://www.w3.org/1999/xlink}href", "xlink:href", "action", "data"):
             v = e.get(attr)
@@ -348,7 +389,10 @@ def test_the_report_in_headless_chromium(demo, tmp_path):
     assert check_numbers(doc) > 100  # as the browser built the page
     shot = tmp_path / "shot.png"
     run = subprocess.run(
-        [*base, f"--screenshot={shot}", "--window-size=1200,2000", page.as_uri()], capture_output=True, timeout=120
+        [exe, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'shot'}"]
+        + [f"--screenshot={shot}", "--window-size=1200,2000", page.as_uri()],
+        capture_output=True,
+        timeout=120,
     )
     assert run.returncode == 0 and shot.is_file()
     try:
