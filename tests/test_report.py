@@ -519,3 +519,16 @@ table = "population_treated"
     assert numbers(index)["scans"][0]["risk"] == numbers(parse(demo["html"]))["audit"]["risk"]
     refused = CliRunner().invoke(cli, ["scan", str(config), "--no-store", "-f", "html"])
     assert refused.exit_code == 2 and "--report-dir" in refused.stderr
+
+
+def test_the_example_report_the_readme_links_is_complete():
+    """examples/report/demo-report.html (scripts/make_demo_report.py): valid, every section,
+    its numbers equal its JSON, and no temporary path of the machine that made it."""
+    html = (REPO / "examples" / "report" / "demo-report.html").read_text(encoding="utf-8")
+    doc = parse(html)
+    assert section_ids(doc) == {
+        *("summary", "theta", "qis", "kanonymity", "records", "whatif", "classic"),
+        *("compare", "uniqueness", "history", "reproducibility"),
+    }
+    assert check_numbers(doc) > 100
+    assert "/tmp/" not in html and str(REPO) not in html
