@@ -350,7 +350,7 @@ def _browse(exe: str, page: Path, tmp: Path) -> tuple[str, list[str], list[str]]
         ],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=300,  # a loaded machine (2 cores, several test runs) starts Chromium slowly
     )
     assert run.returncode == 0, run.stderr[-2000:]
     console = [line for line in run.stderr.splitlines() if "CONSOLE" in line or "Content Security Policy" in line]
@@ -392,7 +392,7 @@ def test_the_report_in_headless_chromium(demo, tmp_path):
         [exe, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'shot'}"]
         + [f"--screenshot={shot}", "--window-size=1200,2000", page.as_uri()],
         capture_output=True,
-        timeout=120,
+        timeout=300,
     )
     assert run.returncode == 0 and shot.is_file()
     try:

@@ -107,17 +107,15 @@ def report_cmd(
 
     if (from_store is None) != (run_id is None):
         raise UsageError("--from-store and --run go together: give both to rebuild a recorded run's report")
-    with_compare = {"--treated-table": treated_table, "--link": link, "--aligned": aligned}
-    for opt, value in with_compare.items():
-        if value and compare is None:
+    pair = {"compare": compare, "treated_table": treated_table, "link": link, "aligned": aligned}
+    for opt, name in (("--treated-table", "treated_table"), ("--link", "link"), ("--aligned", "aligned")):
+        if pair[name] and compare is None:
             raise UsageError(f"{opt} goes with --compare TREATED; add --compare or leave {opt} out")
-    for opt, value in {
-        "--weight": weight,
-        "--sensitive": sensitive,
-        "--population": population,
-        "--sampling-fraction": sampling_fraction,
-    }.items():
+    measures = {"weight": weight, "sensitive": sensitive or (), "population": population}
+    measures["sampling_fraction"] = sampling_fraction
+    for name, value in measures.items():
         if value and not classic:
+            opt = "--" + name.replace("_", "-")
             raise UsageError(f"{opt} goes with --classic; add --classic or leave {opt} out")
     secret = hash_secret(hash_secret_file) if (hash_secret_file or os.environ.get(HASH_SECRET_ENV)) else None
     command = masked_command(["qar", *sys.argv[1:]], [secret] if secret else [])
@@ -125,31 +123,13 @@ def report_cmd(
         result = stored_report(from_store or None, run_id, threshold=threshold, command=command)
         write_html(result, output)
     else:
-        options = {"weight": weight, "sensitive": sensitive or (), "population": population}
-        options["sampling_fraction"] = sampling_fraction
+        sections = {"treatments": treatments, "store": store, "group_size": group_size, **pair}
+        sections |= {"records": False if no_records else None, "classic": measures if classic else None}
         with params.Progress("scanning", quiet) as bar:
             result = report(
-                **where,
-                **risk,
-                k=k,
-                key=key,
-                top=top,
-                threshold=threshold,
-                treatments=treatments,
-                records=False if no_records else None,
-                hash_secret=secret,
-                store=store,
-                group_size=group_size,
-                compare=compare,
-                treated_table=treated_table,
-                link=link,
-                aligned=aligned,
-                classic=options if classic else None,
-                command=command,
-                jobs=jobs,
-                progress=bar,
-                output=output,
-            )
+                **where, **risk, **sections, k=k, key=key, top=top, threshold=threshold, hash_secret=secret,
+                command=command, jobs=jobs, progress=bar, output=output,
+            )  # fmt: skip
     assert result.audit is not None  # a report of SOURCE or of a stored run always has its audit
     risk_text = "undefined (no tail)" if result.audit.risk is None else f"{result.audit.risk:.6g}"
     click.echo(f"Wrote {output} (T̂ = {risk_text}).", err=True)

@@ -416,6 +416,9 @@ def environment() -> jinja2.Environment:
     )
     env.filters["fmt"] = fmt
     env.filters["sqlhl"] = highlight_sql
+    # The stylesheet inlined on one line: a smaller file, and the same CSS.
+    css = (templates_dir() / "report" / "report.css").read_text(encoding="utf-8")
+    env.globals["css"] = Markup(" ".join(line.strip() for line in css.splitlines() if line.strip()))
     return env
 
 
