@@ -283,8 +283,30 @@ def test_secrets_never_appear(tmp_path, monkeypatch):
             capture_output=True,
         )
         html = out.read_text()
+        # The other commands' reports, the source given on the command line or in $QAR_DATABASE_URL
+        where = ["-t", table, "-c", "a,b,c,d", "-p", "2", "-f", "html", "-q"]
+        others = [
+            ("uniqueness", url, *where, "-k", "3"),
+            ("risk", *where),
+            ("compare", url, url, "-t", table, "--link", "id", "-c", "a,b,c,d", "--components", "2", "--no-risk")
+            + ("-f", "html", "-q"),
+        ]
+        pages = [
+            subprocess.run(
+                [sys.executable, "-c", "from qar_sql.cli import main; main()", *args],
+                cwd=REPO,
+                env={**env, "QAR_DATABASE_URL": url},
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout
+            for args in others
+        ]
     finally:
         loader.cleanup()
+    for page in pages:
+        assert password not in page and section_ids(parse(page)) >= {"summary", "reproducibility"}
+    assert "sslpassword=***" in pages[0] and "sslpassword=***" in pages[1]  # in the parameters, masked
     assert password not in html and secret not in html
     assert "sslpassword=***" in html  # the command line is there, masked
     assert not any(k in html for k in ids)
