@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import re
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import duckdb
@@ -20,12 +22,13 @@ import pytest
 import qar_sql
 from qar_sql.demo import DEMO_COLUMNS, write_population
 from qar_sql.output.html import ReportInputs, fmt, lookup, render_html
-from tests.conftest import IN_CI, PG_URL, Loader
+from tests.conftest import IN_CI, PG_URL, Loader, assert_close
 
 REPO = Path(__file__).resolve().parents[1]
 COLUMNS = list(DEMO_COLUMNS[:9])  # 84 QIs of p = 3; with π_u = 0.1 a tail of about 8
 RISK = {"p": 3, "pi_u": 0.1}
-OPTIONAL = ("records", "whatif", "compare", "uniqueness", "history")
+OPTIONAL = ("records", "whatif", "classic", "compare", "uniqueness", "history")
+GROUP_SIZE = 5
 TREATMENTS = """
 qid = ["age", "sex", "postcode"]
 [treatments.age_10y]
@@ -35,16 +38,6 @@ width = 10
 """
 
 
-@dataclasses.dataclass(frozen=True)
-class _Stand:
-    """A stand-in result for the compare/uniqueness hooks (their own result types come from
-    other issues); the generic section renders any dataclass."""
-
-    risk_before: float
-    risk_after: float
-    rows: int
-
-
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory) -> dict:
     """The demo population (3,000 people), a treatments file and a store with two past runs."""
@@ -52,6 +45,9 @@ def demo(tmp_path_factory) -> dict:
     path = str(d / "demo.duckdb")
     con = duckdb.connect(path)
     write_population(con, "population", n=3000, seed=7)
+    # The treated release of the compare section: age in 10-year bands, linked by person_id.
+    kept = ", ".join("(age // 10) * 10 as age" if c == "age" else f'"{c}"' for c in COLUMNS)
+    con.execute(f"create table population_treated as select person_id, {kept} from population")
     con.close()
     (d / "t.toml").write_text(TREATMENTS)
     store = str(d / "store.duckdb")
@@ -67,7 +63,11 @@ def demo(tmp_path_factory) -> dict:
         key=["person_id"],
         treatments=str(d / "t.toml"),
         store=store,
-        extra={"compare": _Stand(0.9, 0.4, 3000), "uniqueness": _Stand(0.5, 0.25, 3000)},
+        group_size=GROUP_SIZE,
+        compare=path,
+        treated_table="population_treated",
+        link="person_id",
+        classic=True,
         command="qar report demo.duckdb -t population",
     )
     return {"dir": d, "path": path, "store": store, "full": full, "html": full.to_html()}
@@ -116,6 +116,7 @@ def test_demo_report_is_valid_html_with_every_section(demo):
         "kanonymity",
         "records",
         "whatif",
+        "classic",
         "compare",
         "uniqueness",
         "history",
@@ -128,7 +129,7 @@ def test_demo_report_is_valid_html_with_every_section(demo):
     assert "default-src 'none'" in csp and "img-src data:" in csp
     for svg in svgs(doc):  # figures carry a text alternative
         assert svg.get("role") == "img" and svg.get("aria-label")
-    assert len(svgs(doc)) >= 5  # θ, QQ, class sizes, elimination, history
+    assert len(svgs(doc)) >= 8  # θ, QQ, class sizes, elimination, history, fk, θ before/after, π(k)
     for table in doc.iter("table"):
         assert table.find(".//th") is not None
 
@@ -136,9 +137,7 @@ def test_demo_report_is_valid_html_with_every_section(demo):
 @pytest.mark.parametrize("name", OPTIONAL)
 def test_an_optional_section_is_absent_without_its_input(demo, name):
     full: ReportInputs = demo["full"]
-    if name in ("compare", "uniqueness"):
-        inp = dataclasses.replace(full, extra={k: v for k, v in full.extra.items() if k != name})
-    elif name == "records":
+    if name == "records":
         inp = dataclasses.replace(full, records=None, elimination=None)
     else:
         inp = dataclasses.replace(full, **{name: None})
@@ -172,6 +171,43 @@ def test_numbers_on_the_page_equal_the_json_and_an_independent_computation(demo)
     assert len(data["history"]["series"][0]["points"]) == 2
 
 
+def test_classic_compare_and_uniqueness_numbers_equal_independent_counts(demo):
+    """The three sections' numbers against GROUP BYs written here and closed forms."""
+    data = numbers(parse(demo["html"]))
+    con = duckdb.connect(demo["path"], read_only=True)
+    rows = data["audit"]["rows"]
+
+    def sizes(columns, table="population") -> list[int]:
+        cols = ", ".join(f'"{c}"' for c in columns)
+        return [n for (n,) in con.execute(f"select count(*) from {table} group by {cols}").fetchall()]
+
+    # classic: the QI with the most expected re-identifications; without a weight each record's
+    # risk is 1/fk, so the expected re-identifications are the number of classes
+    top = max(data["classic"]["qis"], key=lambda q: (q["expected_reidentifications"], -q["index"]))
+    fk = sizes(top["columns"])
+    assert top["classes"] == len(fk) and top["expected_reidentifications"] == pytest.approx(len(fk), rel=1e-12)
+    assert top["sample_uniques"] == sum(n == 1 for n in fk)
+    assert top["violations"]["3"] == sum(n for n in fk if n < 3)
+    assert_close(top["prosecutor"]["average"], len(fk) / rows)
+    assert top["fk_histogram"] == {str(k): k * c for k, c in sorted(Counter(fk).items())}
+    # compare: θ of the treated table, and T̂ of the original equal to the audit's
+    for q in data["compare"]["qis"]:
+        assert q["theta_treated"] == len(sizes(q["columns"], "population_treated")) / rows
+    assert_close(data["compare"]["risk_original"], data["audit"]["risk"])
+    assert data["compare"]["rows_treated"] == rows and data["compare"]["link"] == "key:person_id"
+    # uniqueness: P(all k unique) = k! e_k(p), e_k by the usual recurrence
+    k = data["uniqueness"]["group_size"]
+    assert k == GROUP_SIZE
+    for q in data["uniqueness"]["qis"][:3]:
+        e = [1.0] + [0.0] * k
+        for n in sizes(q["columns"]):
+            for j in range(k, 0, -1):
+                e[j] += e[j - 1] * n / rows
+        assert q["pi_exact"] == pytest.approx(math.factorial(k) * e[k], rel=1e-9)
+        assert q["distinct"] == len(sizes(q["columns"]))
+    con.close()
+
+
 def test_audit_format_html(demo):
     out = qar(
         "audit", demo["path"], "-t", "population", "-c", ",".join(COLUMNS), "--pi-u", "0.1", "-f", "html", "-q"
@@ -179,6 +215,45 @@ def test_audit_format_html(demo):
     doc = parse(out)
     assert section_ids(doc) == {"summary", "theta", "qis", "kanonymity", "reproducibility"}
     assert check_numbers(doc) > 20
+
+
+def cli_html(*args: str):
+    """A command's --format html on stdout, parsed strictly (click's runner, in process)."""
+    from click.testing import CliRunner
+
+    from qar_sql.cli.main import cli
+
+    res = CliRunner().invoke(cli, [*args, "-f", "html"], catch_exceptions=False)
+    assert res.exit_code == 0, res.stderr
+    return parse(res.stdout)
+
+
+def test_whatif_compare_uniqueness_and_risk_format_html(demo):
+    """Each command's report has the summary, its own section and the reproducibility block,
+    and no audit section; its numbers are those of the same command's JSON."""
+    path, cols = demo["path"], ",".join(COLUMNS)
+    where = [path, "-t", "population", "-c", cols]
+    docs = {
+        "whatif": cli_html("whatif", *where, "-T", str(demo["dir"] / "t.toml"), "--pi-u", "0.1", "--no-loss", "-q"),
+        "compare": cli_html(
+            *("compare", path, path, "-t", "population", "--treated-table", "population_treated"),
+            *("--link", "person_id", "-c", cols, "--pi-u", "0.1", "-q"),
+        ),
+        "uniqueness": cli_html("uniqueness", *where, "-k", str(GROUP_SIZE), "--exposed", "0", "-q"),
+        "classic": cli_html("risk", *where, "-p", "3", "-q"),
+    }
+    full = numbers(parse(demo["html"]))
+    for name, doc in docs.items():
+        assert section_ids(doc) == {"summary", name, "reproducibility"}, name
+        assert check_numbers(doc) > 10
+        data = numbers(doc)
+        assert "audit" not in data
+        if name == "whatif":
+            assert [s["risk"] for s in data["whatif"]["scenarios"]] == [s["risk"] for s in full["whatif"]["scenarios"]]
+        elif name == "classic":
+            assert data["classic"]["qis"] == full["classic"]["qis"]
+        else:
+            assert data[name]["qis"] == full[name]["qis"]
 
 
 def test_secrets_never_appear(tmp_path, monkeypatch):
@@ -203,8 +278,30 @@ def test_secrets_never_appear(tmp_path, monkeypatch):
         qar("report", url, "-t", table, "-c", "a,b,c,d", "-p", "2", "--pi-u", "0.2", "--key", "id", "-o", str(out), "-q",
             env=env)  # fmt: skip
         html = out.read_text()
+        # The other commands' reports, the source given on the command line or in $QAR_DATABASE_URL
+        where = ["-t", table, "-c", "a,b,c,d", "-p", "2", "-f", "html", "-q"]
+        others = [
+            ("uniqueness", url, *where, "-k", "3"),
+            ("risk", *where),
+            ("compare", url, url, "-t", table, "--link", "id", "-c", "a,b,c,d", "--components", "2", "--no-risk")
+            + ("-f", "html", "-q"),
+        ]
+        pages = [
+            subprocess.run(
+                [sys.executable, "-c", "from qar_sql.cli import main; main()", *args],
+                cwd=REPO,
+                env={**env, "QAR_DATABASE_URL": url},
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout
+            for args in others
+        ]
     finally:
         loader.cleanup()
+    for page in pages:
+        assert password not in page and section_ids(parse(page)) >= {"summary", "reproducibility"}
+    assert "sslpassword=***" in pages[0] and "sslpassword=***" in pages[1]  # in the parameters, masked
     assert password not in html and secret not in html
     assert "sslpassword=***" in html  # the command line is there, masked
     assert not any(k in html for k in ids)
@@ -238,29 +335,70 @@ def _chromium() -> str:
     return exe
 
 
+#: Headless, no sandbox (containers), and none of Chromium's own background traffic it can switch off.
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+)
+
+
+def _browse(exe: str, page: Path, tmp: Path) -> tuple[str, list[str], list[str]]:
+    """Open ``page`` in headless Chromium: its DOM as the browser built it, the console lines
+    (script errors, CSP violations) and the URLs of every network request the page made.
+
+    Requests come from Chromium's net log: those with an initiator are the page's; Chromium's
+    own background traffic (update checks, accounts) has the initiator "not an origin"."""
+    log = tmp / f"{page.stem}.netlog.json"
+    run = subprocess.run(
+        [
+            exe,
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={tmp / ('profile-' + page.stem)}",
+            "--enable-logging=stderr",
+            "--v=0",
+            f"--log-net-log={log}",
+            "--dump-dom",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,  # a loaded machine (2 cores, several test runs) starts Chromium slowly
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    console = [line for line in run.stderr.splitlines() if "CONSOLE" in line or "Content Security Policy" in line]
+    text = log.read_text(encoding="utf-8").rstrip()
+    events = json.loads(text if text.endswith("}") else text.rstrip(",") + "]}")["events"]  # cut short at exit
+    requests = [
+        e["params"]["url"]
+        for e in events
+        if "url" in e.get("params", {}) and e["params"].get("initiator", "not an origin") != "not an origin"
+    ]
+    return run.stdout, console, requests
+
+
 def test_the_report_in_headless_chromium(demo, tmp_path):
     exe = _chromium()
+    # The checks themselves first: a page without the CSP, with a script error and an image
+    # from the network, is caught by both.
+    control = tmp_path / "control.html"
+    control.write_text(
+        '<!DOCTYPE html><html lang="en"><head><title>c</title></head><body>'
+        '<img src="http://127.0.0.1:9/x.png" alt=""><script>undefined_function()</script></body></html>'
+    )
+    _, console, requests = _browse(exe, control, tmp_path)
+    assert any("undefined_function" in line for line in console) and requests == ["http://127.0.0.1:9/x.png"]
+
     page = tmp_path / "report.html"
     page.write_text(demo["html"], encoding="utf-8")
-    base = [
-        exe,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        f"--user-data-dir={tmp_path / 'profile'}",
-        "--enable-logging=stderr",
-        "--v=0",
-    ]
-    dom = subprocess.run([*base, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
-    assert dom.returncode == 0, dom.stderr[-2000:]
-    # Console messages (script errors, CSP violations) are logged as CONSOLE lines.
-    console = [line for line in dom.stderr.splitlines() if "CONSOLE" in line or "Content Security Policy" in line]
+    dom, console, requests = _browse(exe, page, tmp_path)
     assert not console, console
-    doc = html5lib.parse(dom.stdout, namespaceHTMLElements=False)
+    assert not requests, requests
+    doc = html5lib.parse(dom, namespaceHTMLElements=False)
     for e in doc.iter():
         for attr in ("src", "href", "{http://www.w3.org/1999/xlink}href", "xlink:href", "action", "data"):
             v = e.get(attr)
@@ -268,7 +406,10 @@ def test_the_report_in_headless_chromium(demo, tmp_path):
     assert check_numbers(doc) > 100  # as the browser built the page
     shot = tmp_path / "shot.png"
     run = subprocess.run(
-        [*base, f"--screenshot={shot}", "--window-size=1200,2000", page.as_uri()], capture_output=True, timeout=120
+        [exe, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'shot'}"]
+        + [f"--screenshot={shot}", "--window-size=1200,2000", page.as_uri()],
+        capture_output=True,
+        timeout=300,
     )
     assert run.returncode == 0 and shot.is_file()
     try:
@@ -319,3 +460,86 @@ def test_records_format_html(demo):
     assert check_numbers(doc) > 20
     full = numbers(parse(demo["html"]))["records"]["top"][:5]
     assert numbers(doc)["records"]["top"] == full
+
+
+def test_report_rebuilt_from_a_stored_run(demo, tmp_path):
+    """qar report --from-store --run: the stored run's numbers, without reading the source."""
+    from click.testing import CliRunner
+
+    from qar_sql.cli.main import cli
+    from qar_sql.compliance.store import runs
+
+    run = runs(demo["store"])[-1]
+    out = tmp_path / "stored.html"
+    res = CliRunner().invoke(
+        cli, ["report", "--from-store", demo["store"], "--run", run.run_id, "-o", str(out)], catch_exceptions=False
+    )
+    assert res.exit_code == 0, res.stderr
+    doc = parse(out.read_text(encoding="utf-8"))
+    assert section_ids(doc) == {"summary", "theta", "qis", "kanonymity", "history", "reproducibility"}
+    assert check_numbers(doc) > 50
+    data, full = numbers(doc), numbers(parse(demo["html"]))["audit"]
+    assert data["audit"]["risk"] == run.risk == full["risk"]
+    fields = ("columns", "distinct", "singletons", "theta", "min_class_size")
+    assert [{f: q[f] for f in fields} for q in data["audit"]["qis"]] == [{f: q[f] for f in fields} for q in full["qis"]]
+    assert data["parameters"]["run"] == run.run_id
+    bad = CliRunner().invoke(cli, ["report", "--from-store", demo["store"], "--run", "nope", "-o", str(out)])
+    assert bad.exit_code == 2 and "'nope' is not in the results store" in bad.stderr
+
+
+def test_scan_format_html_writes_a_report_per_table_and_an_index(demo, tmp_path):
+    from click.testing import CliRunner
+
+    from qar_sql.cli.main import cli
+
+    config = tmp_path / "qar.toml"
+    config.write_text(
+        f"""
+[defaults]
+p = 3
+pi_u = 0.1
+columns = {json.dumps(COLUMNS)}
+
+[sources.demo]
+url = "{demo["path"]}"
+
+[[scan]]
+name = "people / original"
+source = "demo"
+table = "population"
+
+[[scan]]
+name = "people / treated"
+source = "demo"
+table = "population_treated"
+"""
+    )
+    folder = tmp_path / "reports"
+    res = CliRunner().invoke(
+        cli, ["scan", str(config), "--no-store", "-f", "html", "--report-dir", str(folder)], catch_exceptions=False
+    )
+    assert res.exit_code == 0, res.stderr
+    index = parse((folder / "index.html").read_text(encoding="utf-8"))
+    assert check_numbers(index) >= 2
+    links = [a.get("href") for a in index.iter("a")]
+    assert links == ["people_original.html", "people_treated.html"]
+    for scan, link in zip(numbers(index)["scans"], links):
+        doc = parse((folder / link).read_text(encoding="utf-8"))
+        assert section_ids(doc) == {"summary", "theta", "qis", "kanonymity", "reproducibility"}
+        assert numbers(doc)["audit"]["risk"] == scan["risk"] and numbers(doc)["audit"]["table"] == scan["table"]
+    assert numbers(index)["scans"][0]["risk"] == numbers(parse(demo["html"]))["audit"]["risk"]
+    refused = CliRunner().invoke(cli, ["scan", str(config), "--no-store", "-f", "html"])
+    assert refused.exit_code == 2 and "--report-dir" in refused.stderr
+
+
+def test_the_example_report_the_readme_links_is_complete():
+    """examples/report/demo-report.html (scripts/make_demo_report.py): valid, every section,
+    its numbers equal its JSON, and no temporary path of the machine that made it."""
+    html = (REPO / "examples" / "report" / "demo-report.html").read_text(encoding="utf-8")
+    doc = parse(html)
+    assert section_ids(doc) == {
+        *("summary", "theta", "qis", "kanonymity", "records", "whatif", "classic"),
+        *("compare", "uniqueness", "history", "reproducibility"),
+    }
+    assert check_numbers(doc) > 100
+    assert "/tmp/" not in html and str(REPO) not in html

@@ -82,7 +82,7 @@ def _components(ctx, param, value):
     show_default=True,
     help="Attacks per anonymeter evaluator.",
 )
-@params.fmt
+@params.fmt_html
 @params.delimiter
 @params.jobs
 @params.quiet
@@ -151,7 +151,14 @@ def compare_cmd(
             figures=plot is not None,
         )
     breaches = below_thresholds(result, thresholds)
-    click.echo(render_compare(result, fmt), nl=False)
+    if fmt == "html":
+        from qar_sql.cli.report import emit_html
+
+        shown = {"original": original, "treated": treated, "table": table, "treated_table": treated_table}
+        shown |= {"treatments": treatments, "link": link, "aligned": aligned, "columns": columns, "exclude": exclude}
+        emit_html({**shown, "components": components, "target": target, **risk}, compare=result)
+    else:
+        click.echo(render_compare(result, fmt), nl=False)
     if plot:
         click.echo(f"Figures written to {plot_compare(result, plot)}.", err=True)
     if breaches:

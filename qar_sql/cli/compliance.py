@@ -100,10 +100,17 @@ def migrate_cmd(store, show_status, to, fmt):
     "--junit", type=click.Path(dir_okay=False), help="Write a JUnit XML report (one testcase per table) to this file."
 )
 @click.option("--markdown", type=click.Path(dir_okay=False), help="Write a Markdown summary to this file.")
-@params.fmt
+@click.option(
+    "--report-dir",
+    type=click.Path(file_okay=False),
+    help="Write the HTML report of each scan and an index.html linking them to this folder (--format html needs it).",
+)
+@params.fmt_html
 @params.jobs
 @params.quiet
-def scan_cmd(config, dbt_manifest, url, fail_above, warn_above, store, no_store, junit, markdown, fmt, jobs, quiet):
+def scan_cmd(
+    config, dbt_manifest, url, fail_above, warn_above, store, no_store, junit, markdown, report_dir, fmt, jobs, quiet
+):
     """Run every scan in CONFIG (a qar.toml) and/or every tagged model of a dbt manifest.
 
     Exit codes: 0 all within thresholds, 1 a risk above its fail_above, 2 a bad config, table or
@@ -140,6 +147,8 @@ def scan_cmd(config, dbt_manifest, url, fail_above, warn_above, store, no_store,
         raise UsageError("--store and --no-store contradict each other; give one of them")
     if no_store:
         store = None
+    if fmt == "html" and not report_dir:
+        raise UsageError("--format html writes one report per table and an index: name their folder with --report-dir")
     from qar_sql.output.files import check_writable
 
     for option, path in (("--junit", junit), ("--markdown", markdown)):
@@ -181,13 +190,18 @@ def scan_cmd(config, dbt_manifest, url, fail_above, warn_above, store, no_store,
         _write(junit, junit_xml(report))
     if markdown:
         _write(markdown, summary_markdown(report))
+    if report_dir:
+        from qar_sql.reporting.collect import masked_command, write_scan_reports
+
+        index = write_scan_reports(report, report_dir, command=masked_command(["qar", *sys.argv[1:]]))
+        click.echo(f"HTML reports written; open {index}.", err=True)
     if fmt == "json":
         click.echo(to_json(report_dict(report)))
     elif fmt == "markdown":
         click.echo(summary_markdown(report), nl=False)
-    else:
+    else:  # text, and html (whose pages are in --report-dir): the summary
         click.echo(summary_text(report), nl=False)
-    if fmt != "text":  # the text summary lists the errors itself
+    if fmt not in ("text", "html"):  # the text summary lists the errors itself
         for o in report.outcomes:
             if o.error:
                 click.echo(f"Error: scan {o.name!r}: {o.error}", err=True)

@@ -71,7 +71,7 @@ from qar_sql.cli.records import key_option
     help="SUDA: minimal sample uniques of up to this many columns (default: all, capped at 5,000 column sets).",
 )
 @params.all_text
-@params.fmt
+@params.fmt_html
 @params.top(10, "QIs listed in text and Markdown, most expected re-identifications first.")
 @params.jobs
 @params.quiet
@@ -107,4 +107,11 @@ def risk_cmd(where, p, weight, sensitive, ordered, missing, sampling_fraction, p
             jobs=jobs,
             progress=bar,
         )
-    click.echo(render_risk(result, fmt, top=top), nl=False)
+    if fmt == "html":
+        from qar_sql.cli.report import emit_html
+
+        shown = {"p": p, "weight": weight, "sensitive": sensitive, "missing": missing, "population": population}
+        shown |= {"sampling_fraction": sampling_fraction, "risk_threshold": risk_threshold}
+        emit_html({**where, **shown, "l": l_threshold, "t": t_threshold}, classic=result)
+    else:
+        click.echo(render_risk(result, fmt, top=top), nl=False)

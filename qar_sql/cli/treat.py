@@ -83,7 +83,7 @@ def discover_cmd(where, max_size, drop_null, top, fmt, jobs, batch_size, quiet):
 )
 @click.option("--no-loss", is_flag=True, help="Skip the information-loss report (IL1s, correlations, utility).")
 @params.risk_options
-@params.fmt
+@params.fmt_html
 @click.option("--emit-sql", is_flag=True, help="Print CREATE VIEW for the treated release instead of measuring it.")
 @click.option(
     "--apply",
@@ -166,4 +166,9 @@ def whatif_cmd(
             jobs=jobs,
             progress=bar,
         )
+    if fmt == "html":
+        from qar_sql.cli.report import emit_html
+
+        shown = {"treatments": treatments, "qid": qid, "combine": combine, "only": only, "drop_null": drop_null}
+        return emit_html({**where, **risk, **shown, "key": key}, whatif=result)
     click.echo(render_whatif(result, fmt), nl=False)

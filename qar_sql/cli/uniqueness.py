@@ -84,7 +84,7 @@ domain = click.option(
 @click.option(
     "--top", type=click.IntRange(1, None), default=10, help="QIs listed in text and Markdown; JSON lists all."
 )
-@params.fmt
+@params.fmt_html
 @params.jobs
 @params.batch_size
 @params.quiet
@@ -111,7 +111,13 @@ def uniqueness_cmd(
             from_marginals=from_marginals, monte_carlo=monte_carlo, seed=seed, treatments=treatments,
             exposed=exposed, exposed_qis=exposed_qis, batch_size=batch_size, jobs=jobs, progress=bar,
         )  # fmt: skip
-    click.echo(render_uniqueness(result, fmt, top=top), nl=False)
+    if fmt == "html":
+        from qar_sql.cli.report import emit_html
+
+        shown = {"p": p, "group_size": group_size, "target": target, "domain": domain, "qid": qid}
+        emit_html({**where, **shown, "treatments": treatments}, uniqueness=result)
+    else:
+        click.echo(render_uniqueness(result, fmt, top=top), nl=False)
     if plot_path:
         written = plot(result, plot_path)
         if not quiet:

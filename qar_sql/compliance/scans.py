@@ -42,7 +42,7 @@ from typing import Any
 
 from qar_sql.engines.source import is_url
 from qar_sql.errors import ExitCode, ParameterError, QarError, UsageError
-from qar_sql.results import Tabular, attribute_columns
+from qar_sql.results import AuditResult, Tabular, attribute_columns
 from qar_sql.secrets import mask_source, scrub, secret_values
 
 SCAN_KEYS = (
@@ -332,6 +332,8 @@ class ScanOutcome:
     n_qi: int | None = None
     p: int = 3
     alpha: float = 0.01
+    #: The audit itself, for the per-table HTML reports of ``qar scan --format html``.
+    result: AuditResult | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True, repr=False)
@@ -427,6 +429,7 @@ def _run_one(spec: ScanSpec, store, secrets, jobs: int, progress) -> ScanOutcome
         error=error,
         rows=result.rows,
         n_qi=result.n_qi,
+        result=result,
     )
 
 

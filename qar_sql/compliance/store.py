@@ -39,7 +39,7 @@ from qar_sql.compliance import liveness
 from qar_sql.engines.render import migrations_dir
 from qar_sql.engines.source import DUCKDB_SUFFIXES, is_url
 from qar_sql.errors import DatabaseError, QarError, UsageError
-from qar_sql.results import AuditResult
+from qar_sql.results import AuditResult, QIStats
 from qar_sql.secrets import mask_source, scrub, secret_values
 from qar_sql.version import __version__
 
@@ -864,3 +864,65 @@ def runs(store: str | Store | None = None, *, table: str | None = None) -> list[
             rec[count] = None if rec[count] is None else int(rec[count])
         out.append(StoredRun(**rec))
     return out
+
+
+def stored_audit(store: str | Store | None, run_id: str) -> AuditResult:
+    """The :class:`AuditResult` a complete run recorded, rebuilt from ``qar_runs``,
+    ``qar_qi_results`` and ``qar_fits`` (read-only). The store keeps no class-size histograms,
+    so each QI's ``class_sizes`` is empty; everything else is as the run computed it."""
+    from qar_sql.stats.evt import TailFit
+
+    with using(store) as st:
+        if not st.exists():
+            raise UsageError(f"the results store {st.display} does not exist; check the URL or run qar migrate")
+        with st.transaction(read_only=True) as tx:
+            if not tx.has_table("qar_runs"):
+                raise UsageError(f"the results store {st.display} has no runs; record one with qar audit --store")
+            found = tx.execute(
+                "select source, table_name, columns, parameters, engine, engine_version, status, "
+                "duration_seconds, row_count, warnings from qar_runs where run_id = :id",
+                {"id": run_id},
+            )
+            if not found:
+                raise UsageError(
+                    f"run {run_id!r} is not in the results store {st.display}; qar history --format json lists "
+                    "the run ids"
+                )
+            source, table, columns, prm, engine, engine_version, status, seconds, rows, warnings = found[0]
+            if status != "complete":
+                raise UsageError(f"run {run_id!r} is {status}, not complete: it has no results to report")
+            qi_rows = tx.execute(
+                "select qi_index, columns, distinct_count, singletons, min_class_size from qar_qi_results "
+                "where run_id = :id order by qi_index",
+                {"id": run_id},
+            )
+            fit_rows = tx.execute(
+                "select risk, u, n_exceedances, xi, beta, n_qi, n_clipped from qar_fits where run_id = :id",
+                {"id": run_id},
+            )
+    parameters = json.loads(prm)
+    rows = int(rows)
+    qis = tuple(
+        QIStats(int(i), tuple(json.loads(cols)), int(h), int(s), int(m), (), rows) for i, cols, h, s, m in qi_rows
+    )
+    fit = None
+    if fit_rows:
+        risk, u, n_exc, xi, beta, n_qi, n_clipped = fit_rows[0]
+        fit = TailFit(float(risk), float(u), int(n_exc), float(xi), float(beta), int(n_qi), int(n_clipped), ())
+    return AuditResult(
+        source=source,
+        table=table,
+        engine=engine or "",
+        engine_version=engine_version or "",
+        rows=rows,
+        columns=tuple(json.loads(columns)) if columns else (),
+        p=int(parameters["p"]),
+        alpha=float(parameters["alpha"]),
+        pi_u=float(parameters["pi_u"]),
+        pwm=parameters.get("pwm", "plotting"),
+        qis=qis,
+        fit=fit,
+        warnings=tuple(json.loads(warnings)) if warnings else (),
+        seconds=float(seconds or 0.0),
+        k=int(parameters.get("k", 5)),
+    )

@@ -111,20 +111,22 @@ def qq(exc: np.ndarray, u: float, xi: float, beta: float, label: str) -> str:
     return _svg(fig, "qq", label)
 
 
-def size_bins(pairs: Sequence[tuple[int, int]], k: int) -> list[tuple[str, int, bool]]:
+def size_bins(pairs: Sequence[tuple[int, int]], k: int, *, per_class: bool = True) -> list[tuple[str, int, bool]]:
     """(label, records, below k) per bar: each size below k on its own, then widening ranges
-    (k–9, 10–19, 20–49, 50–99, …) so that a long tail of sizes stays readable."""
+    (k–9, 10–19, 20–49, 50–99, …) so that a long tail of sizes stays readable. ``pairs`` are
+    (class size, classes), or with ``per_class=False`` (class size, records) already."""
     edges = [k] + [e for e in (10, 20, 50, 100, 200, 500, 1000, 5000, 10000) if e > k]
     bars: list[tuple[str, int, bool]] = [(str(s), 0, True) for s in range(1, k)]
     ranges = [(lo, hi) for lo, hi in zip(edges, edges[1:] + [None])]
     counts = [0] * len(ranges)
-    for size, n in pairs:
+    for size, count in pairs:
+        records = size * count if per_class else count
         if size < k:
-            bars[size - 1] = (str(size), bars[size - 1][1] + size * n, True)
+            bars[size - 1] = (str(size), bars[size - 1][1] + records, True)
             continue
         for i, (lo, hi) in enumerate(ranges):
             if size >= lo and (hi is None or size < hi):
-                counts[i] += size * n
+                counts[i] += records
                 break
     for (lo, hi), c in zip(ranges, counts):
         label = f"{lo}+" if hi is None else (str(lo) if hi == lo + 1 else f"{lo}–{hi - 1}")
@@ -134,17 +136,38 @@ def size_bins(pairs: Sequence[tuple[int, int]], k: int) -> list[tuple[str, int, 
     return bars
 
 
-def class_sizes(pairs: Sequence[tuple[int, int]], k: int, label: str) -> str:
-    """Records by equivalence-class size (summed over the given QIs), classes below k in red."""
+def class_sizes(
+    pairs: Sequence[tuple[int, int]],
+    k: int,
+    label: str,
+    *,
+    per_class: bool = True,
+    name: str = "class-sizes",
+    xlabel: str = "class size",
+    ylabel: str = "records (summed over the QIs)",
+) -> str:
+    """Records by equivalence-class size, classes below k in red (``pairs`` as :func:`size_bins`)."""
     plt = _plt()
     fig, ax = _fig(plt)
-    bars = size_bins(pairs, k)
+    bars = size_bins(pairs, k, per_class=per_class)
     x = np.arange(len(bars))
     ax.bar(x, [b[1] for b in bars], color=["#b2182b" if b[2] else "#9db7d5" for b in bars])
     ax.set_xticks(x, [b[0] for b in bars], rotation=45 if len(bars) > 10 else 0)
-    ax.set_xlabel(f"class size (red: below k = {k})")
-    ax.set_ylabel("records (summed over the QIs)")
-    return _svg(fig, "class-sizes", label)
+    ax.set_xlabel(f"{xlabel} (red: below k = {k})")
+    ax.set_ylabel(ylabel)
+    return _svg(fig, name, label)
+
+
+def scatter(x: Sequence[float], y: Sequence[float], xlabel: str, ylabel: str, name: str, label: str) -> str:
+    """Points (x, y) with the diagonal y = x: one value before (x) and after (y) per item."""
+    plt = _plt()
+    fig, ax = _fig(plt, 4.6, 4.0)
+    ax.plot(x, y, "o", color="#2166ac", markersize=3, alpha=0.7)
+    hi = float(max(max(x, default=0.0), max(y, default=0.0), 1e-9))
+    ax.plot([0, hi], [0, hi], color="#777777", linewidth=0.8)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    return _svg(fig, name, label)
 
 
 def curves(

@@ -3,9 +3,7 @@
 Rendering reads only result objects (:class:`ReportInputs`, filled by :mod:`qar_sql.reporting.collect`), never the
 database, so a stored run can be rendered again. Sections are a registry (:data:`SECTIONS`): each
 has a builder that returns its template context, or None when its input is absent — a section is
-in the page iff its result object is given. Optional sections other helpers add (``compare``,
-``uniqueness``) are found in ``inputs.extra`` by name; :func:`register_section` replaces the
-generic rendering of such a section with a dedicated builder and template.
+in the page iff its result object is given; :func:`register_section` adds or replaces one.
 
 Every number shown is also in the JSON block at the end; each shown number carries
 ``data-qar="path.in.json"`` so tests (and readers) can check the page against the JSON.
@@ -24,12 +22,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import jinja2
+import numpy as np
 from markupsafe import Markup, escape
 
 from qar_sql.engines.render import templates_dir
+from qar_sql.measures.classic import RiskResult
 from qar_sql.output import figures
+from qar_sql.output.compare import compare_dict
 from qar_sql.output.formats import _num, audit_dict
-from qar_sql.results import AuditResult, Tabular
+from qar_sql.output.risk import risk_dict
+from qar_sql.output.uniqueness import curve, uniqueness_dict
+from qar_sql.results import AuditResult, CompareResult, Tabular, UniquenessResult
 from qar_sql.version import __version__
 
 #: The risk above which the report's verdict says "above the threshold" (a policy choice; 0.05
@@ -61,16 +64,18 @@ class RecordsSummary:
 
 @dataclass(frozen=True, repr=False)
 class ReportInputs(Tabular):
-    """Everything a report shows. ``extra`` holds optional sections by name (``compare``,
-    ``uniqueness``, …): a section is in the report iff its result object is here."""
+    """Everything a report shows: a section is in the report iff its result object is here."""
 
-    audit: AuditResult
+    audit: AuditResult | None  # None: a report of another command's result alone (whatif, compare, …)
     threshold: float = DEFAULT_THRESHOLD
     records: RecordsSummary | None = None
     elimination: Any = None  # qar_sql.ranking.eliminate.Elimination
     whatif: Any = None  # qar_sql.treat.whatif.WhatIfResult
     history: Any = None  # qar_sql.compliance.history.History
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    compare: CompareResult | None = None  # original vs treated (qar compare)
+    uniqueness: UniquenessResult | None = None  # qar uniqueness; else the audit's own (audit --group-size)
+    classic: RiskResult | None = None  # the classic measures of qar risk
+    stored_run: str | None = None  # the run id when rebuilt from a results store
     sql: str | None = None
     parameters: Mapping[str, Any] = field(default_factory=dict)
     command: str | None = None  # secrets masked
@@ -82,16 +87,27 @@ class ReportInputs(Tabular):
 
     # A notebook shows the audit's view (the whole report, figures and all, is to_html()).
     def table_columns(self) -> dict[str, list]:
-        """The audit's QIs (:meth:`AuditResult.table_columns`)."""
-        return self.audit.table_columns()
+        """The audit's QIs (:meth:`AuditResult.table_columns`); empty without an audit."""
+        return self.audit.table_columns() if self.audit is not None else {}
 
     def summary_line(self) -> str:
-        parts = [name for name in ("records", "elimination", "whatif", "history") if getattr(self, name) is not None]
-        sections = ", ".join(["audit", *parts, *self.extra])
-        return f"report of {self.audit.summary_line()}; sections: {sections} (the page: .to_html())"
+        names = ("audit", "records", "elimination", "whatif", "history", "compare", "uniqueness", "classic")
+        sections = ", ".join(name for name in names if getattr(self, name) is not None)
+        return f"report of {self.subject}; sections: {sections} (the page: .to_html())"
 
     def _repr_html_(self) -> str:
-        return self.audit._repr_html_() + "<p>The whole report: <code>.to_html()</code></p>"
+        head = self.audit._repr_html_() if self.audit is not None else f"<p>{escape(self.summary_line())}</p>"
+        return head + "<p>The whole report: <code>.to_html()</code></p>"
+
+    @property
+    def subject(self) -> str:
+        """What the report is about: the table (else the source) of the first result given."""
+        for r in (self.audit, self.classic, self.uniqueness, self.whatif):
+            if r is not None:
+                return r.table or r.source
+        if self.compare is not None:
+            return f"{self.compare.original} vs {self.compare.treated}"
+        return "no result"
 
 
 @dataclass(frozen=True)
@@ -148,7 +164,7 @@ def _plain(obj: Any) -> Any:
 
 def _summary(inp: ReportInputs, numbers: dict) -> dict:
     a = inp.audit
-    risk = a.risk
+    risk = a.risk if a is not None else None
     verdict = None if risk is None else ("above" if risk > inp.threshold else "at or below")
     numbers["summary"] = {
         "threshold": inp.threshold,
@@ -160,8 +176,10 @@ def _summary(inp: ReportInputs, numbers: dict) -> dict:
     return {"a": a, "verdict": verdict, "python_version": platform.python_version()}
 
 
-def _theta(inp: ReportInputs, numbers: dict) -> dict:
+def _theta(inp: ReportInputs, numbers: dict) -> dict | None:
     a = inp.audit
+    if a is None:
+        return None
     f = a.fit
     fig_theta = fig_diag = None
     exc_n = 0
@@ -198,15 +216,19 @@ def _theta(inp: ReportInputs, numbers: dict) -> dict:
     }
 
 
-def _qis(inp: ReportInputs, numbers: dict) -> dict:
+def _qis(inp: ReportInputs, numbers: dict) -> dict | None:
     a = inp.audit
+    if a is None:
+        return None
     order = {q.index: i for i, q in enumerate(a.qis)}
     top = [(order[q.index], q) for q in a.riskiest(10)]
     return {"a": a, "top": top}
 
 
-def _kanon(inp: ReportInputs, numbers: dict) -> dict:
+def _kanon(inp: ReportInputs, numbers: dict) -> dict | None:
     a = inp.audit
+    if a is None:
+        return None
     order = {q.index: i for i, q in enumerate(a.qis)}
     total: dict[int, int] = {}
     for q in a.qis:
@@ -221,7 +243,7 @@ def _kanon(inp: ReportInputs, numbers: dict) -> dict:
             f"Records by equivalence-class size, summed over the {a.n_qi} quasi-identifiers; "
             f"classes smaller than k = {a.k} in red",
         )
-    return {"a": a, "below": [(order[q.index], q) for q in below], "fig": fig}
+    return {"a": a, "below": [(order[q.index], q) for q in below], "fig": fig, "histograms": bool(total)}
 
 
 def _records(inp: ReportInputs, numbers: dict) -> dict | None:
@@ -274,18 +296,73 @@ def _history(inp: ReportInputs, numbers: dict) -> dict | None:
     return {"h": h, "fig": fig}
 
 
-def _extra(name: str) -> Callable[[ReportInputs, dict], dict | None]:
-    """The generic builder of an optional section: the result object's fields as a table."""
+def _compare(inp: ReportInputs, numbers: dict) -> dict | None:
+    c = inp.compare
+    if c is None:
+        return None
+    numbers["compare"] = compare_dict(c)
+    # The QIs whose θ changed most (in either direction), as indexes into compare.qis.
+    changes = sorted(range(len(c.qis)), key=lambda i: (-abs(c.qis[i].change), i))[:10]
+    fig = None
+    if figures.available() and c.qis:
+        fig = figures.scatter(
+            [q.theta_original for q in c.qis],
+            [q.theta_treated for q in c.qis],
+            "θ in the original",
+            "θ in the treated release",
+            "compare-theta",
+            f"θ of each of the {len(c.qis)} quasi-identifiers before (x) and after (y) treatment; "
+            "points below the diagonal became less identifying",
+        )
+    return {"c": c, "changes": changes, "fig": fig}
 
-    def build(inp: ReportInputs, numbers: dict) -> dict | None:
-        if name not in inp.extra:
-            return None
-        data = _plain(inp.extra[name])
-        numbers[name] = data
-        scalars = {k: v for k, v in data.items() if not isinstance(v, dict | list)} if isinstance(data, dict) else {}
-        return {"name": name, "scalars": scalars}
 
-    return build
+def _uniqueness(inp: ReportInputs, numbers: dict) -> dict | None:
+    u = inp.uniqueness if inp.uniqueness is not None else (inp.audit.uniqueness if inp.audit else None)
+    if u is None:
+        return None
+    numbers["uniqueness"] = uniqueness_dict(u)
+    shown = [q for q in u.qis[:3] if q.class_sizes]  # the riskiest first (UniquenessResult's order)
+    fig = None
+    if figures.available() and shown:
+        k_max = max([2 * u.group_size] + [2 * q.k50 for q in shown])
+        series: dict[str, Sequence[tuple[float, float | None]]] = {}
+        for q in shown:
+            top = min(k_max, q.distinct + 1)
+            ks = np.unique(np.linspace(1, top, num=min(top, 60)).round().astype(int))
+            series[", ".join(q.columns)] = list(zip(ks.tolist(), curve(q, ks).tolist()))
+        fig = figures.curves(
+            series,
+            "group size k",
+            "P(all k unique)",
+            "uniqueness",
+            f"The probability that k people are all unique, against k, for the {len(shown)} riskiest "
+            f"quasi-identifiers; the report's group size is k = {u.group_size}",
+        )
+    return {"u": u, "top": list(enumerate(u.qis[:10])), "fig": fig}
+
+
+def _classic(inp: ReportInputs, numbers: dict) -> dict | None:
+    r = inp.classic
+    if r is None:
+        return None
+    numbers["classic"] = risk_dict(r)
+    order = {q.index: i for i, q in enumerate(r.qis)}
+    top = [(order[q.index], q) for q in r.riskiest(10)]
+    fig = None
+    if figures.available() and top and top[0][1].fk_histogram:
+        q = top[0][1]
+        fig = figures.class_sizes(
+            [(int(k), int(n)) for k, n in q.fk_histogram.items()],
+            2,
+            f"Records by the size fk of their class on {', '.join(q.columns)} (the QI with the most expected "
+            "re-identifications); sample uniques (fk = 1) in red",
+            per_class=False,
+            name="fk-histogram",
+            xlabel="fk, the size of the record's class",
+            ylabel="records",
+        )
+    return {"r": r, "top": top, "fig": fig}
 
 
 def _repro(inp: ReportInputs, numbers: dict) -> dict:
@@ -300,10 +377,9 @@ SECTIONS: list[Section] = [
     Section("kanonymity", "k-anonymity", "kanonymity.html", _kanon),
     Section("records", "The records that carry the risk", "records.html", _records),
     Section("whatif", "What if the table were treated", "whatif.html", _whatif),
-    # Hooks for the compare and uniqueness issues: present iff inputs.extra has the key; their
-    # helpers replace the generic table with register_section(Section(...)).
-    Section("compare", "Original vs treated", "extra.html", _extra("compare")),
-    Section("uniqueness", "Uniqueness probability", "extra.html", _extra("uniqueness")),
+    Section("classic", "Classic risk measures", "classic.html", _classic),
+    Section("compare", "Original vs treated", "compare.html", _compare),
+    Section("uniqueness", "Uniqueness probability", "uniqueness.html", _uniqueness),
     Section("history", "History", "history.html", _history),
     Section("reproducibility", "Reproducibility", "reproducibility.html", _repro),
 ]
@@ -354,50 +430,80 @@ def environment() -> jinja2.Environment:
     )
     env.filters["fmt"] = fmt
     env.filters["sqlhl"] = highlight_sql
+    # The stylesheet inlined on one line: a smaller file, and the same CSS.
+    css = (templates_dir() / "report" / "report.css").read_text(encoding="utf-8")
+    env.globals["css"] = Markup(" ".join(line.strip() for line in css.splitlines() if line.strip()))
     return env
 
 
-def render_html(inp: ReportInputs) -> str:
-    """The report as one HTML document."""
-    numbers: dict[str, Any] = {"audit": audit_dict(inp.audit, histograms=True)}
-    env = environment()
-
+def _marker(numbers: Mapping[str, Any]) -> Callable[..., Markup]:
     def num(path: str, value: Any = None) -> Markup:
         """A number from the JSON block, marked with its path."""
         v = lookup(numbers, path) if value is None else value
         return Markup('<span class="num" data-qar="{}">{}</span>').format(path, fmt(v))
 
-    env.globals["num"] = num
+    return num
+
+
+def _pretty(numbers: Mapping[str, Any]) -> str:
+    """The JSON block: indented, with lists of numbers on one line."""
+    return _INNER_LIST.sub(
+        lambda m: re.sub(r"\s+", " ", m.group(0)).replace("[ ", "[").replace(" ]", "]"),
+        json.dumps(numbers, indent=1, ensure_ascii=False, allow_nan=False, default=str),
+    )
+
+
+def render_html(inp: ReportInputs) -> str:
+    """The report as one HTML document."""
+    numbers: dict[str, Any] = {} if inp.audit is None else {"audit": audit_dict(inp.audit, histograms=True)}
+    env = environment()
+    env.globals["num"] = _marker(numbers)
     built = []
     for s in SECTIONS:
         ctx = s.build(inp, numbers)
         if ctx is not None:
             built.append((s, ctx))
-    payload = _INNER_LIST.sub(
-        lambda m: re.sub(r"\s+", " ", m.group(0)).replace("[ ", "[").replace(" ]", "]"),
-        json.dumps(numbers, indent=1, ensure_ascii=False, allow_nan=False, default=str),
-    )
-    common = {"inp": inp, "version": __version__, "numbers_pretty": payload}
+    common = {"inp": inp, "version": __version__, "numbers_pretty": _pretty(numbers)}
     bodies = [
         (s, Markup(env.get_template(f"sections/{s.template}").render(section=s, **{**common, **ctx})))
         for s, ctx in built
     ]
     return env.get_template("report.html").render(
         inp=inp,
-        a=inp.audit,
         sections=bodies,
         version=__version__,
     )
 
 
-def write_html(inp: ReportInputs, path: str) -> None:
+def render_index(data: Mapping[str, Any], links: Mapping[str, str]) -> str:
+    """The index page of ``qar scan --format html``: ``data`` is the scan's JSON (``scans`` a list
+    of name, table, status, risk, thresholds, rows, error), ``links`` scan name → report file."""
+    env = environment()
+    env.globals["num"] = _marker(data)
+    return env.get_template("index.html").render(
+        data=data, links=links, version=__version__, numbers_pretty=_pretty(data)
+    )
+
+
+def write_html(inp: ReportInputs | str, path: str) -> None:
+    """Write a report (or an already rendered page) to ``path``."""
     from qar_sql.errors import UsageError
 
     try:
         with open(path, "w", encoding="utf-8") as fh:
-            fh.write(render_html(inp))
+            fh.write(inp if isinstance(inp, str) else render_html(inp))
     except OSError as exc:
         raise UsageError(f"cannot write the report to {path!r}: {exc.strerror}; choose another -o path") from exc
 
 
-__all__ = ["SECTIONS", "Section", "register_section", "render_html", "write_html", "fmt", "lookup", "escape"]
+__all__ = [
+    "SECTIONS",
+    "Section",
+    "register_section",
+    "render_html",
+    "render_index",
+    "write_html",
+    "fmt",
+    "lookup",
+    "escape",
+]

@@ -86,7 +86,12 @@ def collect(
     treatments: str | Path | None = None,
     store: str | None = None,
     threshold: float = DEFAULT_THRESHOLD,
-    extra: Mapping[str, Any] | None = None,
+    group_size: int | None = None,
+    compare: str | None = None,
+    treated_table: str | None = None,
+    link: str | None = None,
+    aligned: bool = False,
+    classic: Mapping[str, Any] | bool | None = None,
     command: str | None = None,
     jobs: int = 2,
     progress: Progress | None = None,
@@ -94,7 +99,10 @@ def collect(
     """Run what the report needs and return it. The records and elimination sections need a
     record order: ``key`` for a database table, the row order of a file; ``records=None`` adds
     them when one exists, ``False`` leaves them out (they cost a second pass); ``treatments`` adds the what-if section,
-    ``store`` the history; ``extra`` is passed through (section name → result)."""
+    ``store`` the history, ``group_size`` the uniqueness section, ``compare`` (a treated release:
+    a file, or with ``treated_table`` a table; linked by the key column ``link`` or ``aligned``
+    by row) the original-vs-treated section, ``classic`` (True, or :func:`qar_sql.measures.classic.risk`'s
+    keywords such as ``weight``, ``sensitive``, ``population``) the classic measures of the same QIs."""
     if not isinstance(threshold, int | float) or not 0.0 <= threshold <= 1.0:
         raise ParameterError(f"--threshold {threshold!r} must be a risk between 0 and 1, e.g. 0.05")
     if not isinstance(top, int) or top < 1:
@@ -157,6 +165,34 @@ def collect(
             delimiter=delimiter,
             jobs=jobs,
         )
+    common: dict[str, Any] = {"table": table, "columns": result.columns, "p": p, "delimiter": delimiter, "jobs": jobs}
+    uniq = None
+    if group_size is not None:
+        from qar_sql.treat.uniqueness import uniqueness
+
+        # exposed=0: the most exposed value combinations are the rare values themselves; a report
+        # handed on must not carry them.
+        uniq = uniqueness(source, group_size=group_size, exposed=0, **common)
+    cmp = None
+    if compare is not None:
+        from qar_sql.release.compare import compare as run_compare
+
+        cmp = run_compare(
+            source,
+            compare,
+            treated_table=treated_table,
+            link=link,
+            aligned=aligned,
+            alpha=alpha,
+            pi_u=pi_u,
+            pwm=pwm,
+            **common,
+        )
+    cls = None
+    if classic:
+        from qar_sql.measures.classic import risk as classic_risk
+
+        cls = classic_risk(source, **common, **(classic if isinstance(classic, Mapping) else {}))
     hist = None
     if store is not None:
         from qar_sql.compliance.history import History, history
@@ -178,8 +214,14 @@ def collect(
         treatments=str(treatments) if treatments is not None else None,
         store=mask_source(store) if store else store,
         hashed_keys=bool(hash_secret),
+        group_size=group_size,
+        compare=mask_source(compare) if compare else None,
+        treated_table=treated_table,
+        link=link or ("aligned" if aligned else None),
+        classic=dict(classic) if isinstance(classic, Mapping) else bool(classic),
     )
-    secrets = secret_values(resolved) + ([hash_secret] if hash_secret else [])
+    secrets = secret_values(resolved) + secret_values(compare)
+    secrets += [hash_secret] if hash_secret else []
     return ReportInputs(
         audit=result,
         threshold=float(threshold),
@@ -187,7 +229,9 @@ def collect(
         elimination=elim,
         whatif=wi,
         history=hist,
-        extra=dict(extra or {}),
+        compare=cmp,
+        uniqueness=uniq,
+        classic=cls,
         sql=scrub(sql, secrets) if sql else None,
         parameters=parameters,
         command=scrub(command, secrets) if command else None,
@@ -218,6 +262,52 @@ def audit_inputs(
         parameters=_parameters(result, where.get("table"), threshold=threshold),
         command=scrub(command, secrets) if command else None,
         created=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+
+
+def result_inputs(parameters: Mapping[str, Any], *, command: str | None = None, **results: Any) -> ReportInputs:
+    """The report of one command's result alone, without an audit (``qar whatif``, ``compare``,
+    ``uniqueness``, ``risk --format html``): ``results`` are :class:`ReportInputs` fields
+    (``whatif=``, ``compare=``, ``uniqueness=``, ``classic=``). Secrets in any parameter that is
+    a source (a URL's password, ``password=`` pairs) are masked there and in ``command``."""
+    secrets = [v for value in parameters.values() if isinstance(value, str) for v in secret_values(value)]
+    shown = {k: mask_source(v) if isinstance(v, str) and secret_values(v) else v for k, v in parameters.items()}
+    return ReportInputs(
+        audit=None,
+        parameters=shown,
+        command=scrub(command, secrets) if command else None,
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
+        **results,
+    )
+
+
+def from_store(
+    store: str | None,
+    run_id: str,
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+    history: bool = True,
+    command: str | None = None,
+) -> ReportInputs:
+    """The report of a run recorded in a results store, from the stored results alone (no
+    source is read): summary, θ and tail fit, the riskiest QIs, the smallest classes, the SQL
+    the run's options give, and the history of its table in that store."""
+    from qar_sql.compliance.history import history as read_history
+    from qar_sql.compliance.store import stored_audit
+
+    result = stored_audit(store, run_id)
+    hist = read_history(store, table=result.table) if history and result.table else None
+    return ReportInputs(
+        audit=result,
+        threshold=float(threshold),
+        history=hist,
+        sql=_sql(result.source, result.table, result, None, 2),
+        parameters=_parameters(
+            result, result.table, threshold=threshold, store=mask_source(store) if store else None, run=run_id
+        ),
+        command=command,
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
+        stored_run=run_id,
     )
 
 
@@ -252,3 +342,36 @@ def report(source: SourceLike = None, *, output: str | Path | None = None, **opt
     if output is not None:
         write_html(inputs, str(output))
     return inputs
+
+
+def write_scan_reports(report: Any, folder: str | Path, *, command: str | None = None) -> Path:
+    """``qar scan --format html``: one report per scan that produced an audit (``<scan name>.html``,
+    the verdict against its fail_above, else its warn_above) and ``index.html`` linking them;
+    returns the index's path. ``report`` is a :class:`~qar_sql.compliance.scans.ScanReport`."""
+    import re
+
+    from qar_sql.compliance.scans import report_dict
+    from qar_sql.errors import UsageError
+    from qar_sql.output.html import render_index
+
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot create the report folder {str(folder)!r}: {exc.strerror}; choose another") from exc
+    links: dict[str, str] = {}
+    used = {"index"}
+    for o in report.outcomes:
+        if o.result is None:
+            continue
+        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", o.name).strip("._") or "scan"
+        name, n = stem, 2
+        while name.lower() in used:  # scan names that differ only in case or punctuation
+            name, n = f"{stem}-{n}", n + 1
+        used.add(name.lower())
+        links[o.name] = f"{name}.html"
+        threshold = next((t for t in (o.fail_above, o.warn_above) if t is not None), DEFAULT_THRESHOLD)
+        inputs = audit_inputs(o.result, {"source": o.source, "table": o.table}, threshold=threshold, command=command)
+        write_html(inputs, str(folder / links[o.name]))
+    write_html(render_index(report_dict(report), links), str(folder / "index.html"))
+    return folder / "index.html"
