@@ -380,8 +380,8 @@ def generate_population(n: int = 100_000, seed: int = 20261122) -> dict[str, np.
 
 
 def _draw(n: int, seed: int) -> dict[str, _Column]:
-    """The population as codes: what :func:`generate_population` decodes and
-    :func:`write_population` hands to Arrow without building Python strings."""
+    """The population as codes, with each text column's labels and missing mask: what
+    :func:`generate_population` decodes."""
     n, seed = _check_n_seed(n, seed)
     rng = np.random.default_rng(seed)
 
@@ -554,16 +554,8 @@ def write_population(con: Any, table: str = "population", n: int = 100_000, seed
     import duckdb
 
     # A dict of numpy arrays is read by DuckDB directly (no pandas/pyarrow needed); text columns
-    # are object arrays with None for NULL.
-    arrow_table: dict[str, np.ndarray] = {}
-    for name, (values, labels, missing) in _draw(n, seed).items():
-        if labels is None:
-            arrow_table[name] = values
-        else:
-            text = np.asarray(labels, dtype=object)[values.astype(np.intp)]
-            if missing is not None:
-                text[np.asarray(missing, dtype=bool)] = None
-            arrow_table[name] = text
+    # are object arrays with None for NULL, as generate_population returns them.
+    arrow_table = generate_population(n, seed)
 
     view = f"__qar_demo_{uuid.uuid4().hex}"
     try:

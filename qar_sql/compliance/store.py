@@ -392,10 +392,11 @@ def _states(files: list[Migration], applied: dict) -> list[MigrationState]:
     out = []
     by_version = {m.version: m for m in files}
     for version in sorted(set(by_version) | set(applied)):
-        m = by_version.get(version)
-        if version not in applied:
-            out.append(MigrationState(version, m.name, "pending", m.checksum, None))  # type: ignore[union-attr]
+        if version not in applied:  # then it is one of the files
+            pending = by_version[version]
+            out.append(MigrationState(version, pending.name, "pending", pending.checksum, None))
             continue
+        m = by_version.get(version)
         name, checksum, at = applied[version]
         if m is None:
             state = "unknown"

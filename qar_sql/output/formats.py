@@ -174,7 +174,7 @@ def audit_text(r: AuditResult, top: int = 10) -> str:
         lines.append(f"  {'kappa':>8}  {'pi_exact':>9}  {'k50':>6}  columns")
         lines += [f"  {kp:>8}  {pe:>9}  {k50:>6}  {cols}" for cols, kp, pe, k50 in _uniqueness_rows(u, top)]
     if f:
-        lines += ["", verdict(r)]
+        lines += ["", verdict(r, f.risk)]
     if r.warnings:
         lines += ["", "Warnings:"] + [f"  - {w}" for w in r.warnings]
     if r.column_notes:
@@ -182,11 +182,12 @@ def audit_text(r: AuditResult, top: int = 10) -> str:
     return "\n".join(lines) + "\n"
 
 
-def verdict(r: AuditResult) -> str:
-    """The plain-language reading of T̂(p, α) (README, "A worked example")."""
+def verdict(r: AuditResult, risk: float) -> str:
+    """The plain-language reading of T̂(p, α) = ``risk`` (README, "A worked example"); only
+    said when the tail was fitted, so ``risk`` is a number."""
     return (
         f"Read it as: a quasi-identifier made of {r.p} of these columns has probability α = {100 * r.alpha:g}% "
-        f"of letting an attacker single out more than {100 * r.risk:.3g}% of the records "  # type: ignore[operator]
+        f"of letting an attacker single out more than {100 * risk:.3g}% of the records "
         "(θ = distinct combinations / rows)."
     )
 
