@@ -84,6 +84,16 @@ def test_import_is_light_and_dotted_paths_work_after_a_plain_import():
     assert got["same"] and got["suda"] == "qar_sql.measures.classic" and got["store"] == "runs"
 
 
+def test_a_subpackage_imported_first_still_loads_its_other_modules():
+    # Found in a fresh virtual environment: once ``qar_sql.ranking`` is imported for one module,
+    # the package's own __getattr__ (not the root's) must load the others.
+    got = _fresh(
+        "import json\nfrom qar_sql.ranking.records import contributions\nimport qar_sql\n"
+        "print(json.dumps([qar_sql.ranking.influence.influence.__name__, qar_sql.stats.evt.qar_risk.__name__]))"
+    )
+    assert got == ["influence", "qar_risk"]
+
+
 def test_the_command_line_does_not_load_scipy():
     # `qar --help`, `qar sql` and `qar config` never need scipy: only the measures that use it load it.
     got = _fresh(
