@@ -40,6 +40,14 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
+def _pandas_column(pd: Any, values: list) -> Any:
+    """Whole numbers with gaps (a key fetched for the top records only) as pandas' nullable
+    Int64: left to pandas they would become floats (5.0, NaN), which a key is not."""
+    if None in values and all(isinstance(v, int) and not isinstance(v, bool) for v in values if v is not None):
+        return pd.array(values, dtype="Int64")
+    return values
+
+
 def format_risk(risk: float | None) -> str:
     return "no tail" if risk is None else f"{risk:.4g}"
 
@@ -80,7 +88,7 @@ class Tabular:
     def to_pandas(self) -> Any:
         """The tabular part as a ``pandas.DataFrame``."""
         pd = _require("pandas", "pandas")
-        return pd.DataFrame(self.table_columns())
+        return pd.DataFrame({name: _pandas_column(pd, values) for name, values in self.table_columns().items()})
 
     def to_polars(self) -> Any:
         """The tabular part as a ``polars.DataFrame`` (when polars is installed)."""
