@@ -45,10 +45,30 @@ SQL
   fi
 }
 
+# MariaDB for the engine tests (tests/test_engines.py): installed and started by its own script.
+if mariadb_env=$(bash scripts/mariadb.sh); then
+  eval "$mariadb_env"
+else
+  echo "note: MariaDB is not available; MariaDB tests will $( [ "${CI:-}" = true ] && echo FAIL || echo skip )" >&2
+fi
+
 # Headless Chromium for the HTML report test (Debian's package), installed where absent.
 if ! command -v chromium >/dev/null; then
   { [ "$(id -u)" = 0 ] && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null 2>&1; } \
     || echo "note: Chromium is not available; the browser test of the report will $( [ "${CI:-}" = true ] && echo FAIL || echo skip )" >&2
+fi
+
+# anonymeter (the [compare] extra) pins numpy < 1.27 and pyarrow < 22, below what the rest of the
+# suite runs on, so it is not in [dev]: the extra goes into a venv of its own that sees this
+# environment's packages, and tests/test_compare_anonymeter.py runs `qar compare --anonymeter` there.
+if ! python3 -c "import anonymeter" 2>/dev/null && [ -z "${QAR_TEST_ANONYMETER_PYTHON:-}" ]; then
+  venv=build/anonymeter-venv
+  if { [ -x "$venv/bin/python" ] || python3 -m venv --system-site-packages "$venv"; } \
+    && "$venv/bin/python" -m pip install --quiet --disable-pip-version-check '.[compare]'; then
+    export QAR_TEST_ANONYMETER_PYTHON="$PWD/$venv/bin/python"
+  else
+    echo "note: anonymeter could not be installed; its test will $( [ "${CI:-}" = true ] && echo FAIL || echo skip )" >&2
+  fi
 fi
 
 if ! start_postgres; then

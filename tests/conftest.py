@@ -17,7 +17,8 @@ import duckdb
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO.parent / "shared" / "data"
+# QAR_SHARED_DATA: a worktree beside others (not beside ../shared) still finds the datasets.
+SHARED_DATA = Path(os.environ.get("QAR_SHARED_DATA") or REPO.parent / "shared" / "data")
 PG_URL = os.environ.get("QAR_TEST_PG_URL", "postgresql+psycopg://qar_test:qar_test@localhost:5432/qar_test")
 IN_CI = os.environ.get("CI", "").lower() == "true"
 

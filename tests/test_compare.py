@@ -315,12 +315,23 @@ def test_aligned_needs_a_row_order_on_postgresql(tmp_path):
     [
         (["people_release", "--link", "id"], "hidden_rate=0.0", 0, ""),
         (["people_release", "--link", "id"], "hidden_rate=0.999", 1, "below the threshold 0.999"),
-        (["noid", "--exclude", "id"], "hidden_rate=0.5", 2, "hidden_rate was not computed"),
+        (["noid", "--exclude", "id"], "hidden_rate=0.5", 2, "hidden_rate needs a link"),
+        (["people_release", "--link", "id"], "correlation_protection_rate=0.5", 2, "needs --attacker-columns"),
+        (["people_release", "--link", "id", "--target", ZIP], "mae=1", 2, "mae was not computed"),
     ],
 )
 def test_fail_below_exit_codes(tables, treated, fail_below, code, says):
     out = run([tables, "--table", "people", "--treated-table", *treated, "--fail-below", fail_below, "--no-risk"])
     assert out.exit_code == code and says in out.output, out.output
+
+
+def test_bad_threshold_fails_before_any_read(tmp_path):
+    """An unknown metric, or one the options cannot produce, is rejected before the sources are
+    opened: the message is about the threshold although ORIGINAL does not even exist."""
+    missing = str(tmp_path / "nowhere.csv")
+    for fail_below, says in (("hidden=0.9", "must be METRIC=VALUE"), ("hidden_rate=0.9", "hidden_rate needs a link")):
+        out = run([missing, missing, "--fail-below", fail_below])
+        assert out.exit_code == 2 and says in out.output and "nowhere" not in out.output, out.output
 
 
 def test_markdown_and_text(tables):

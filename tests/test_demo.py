@@ -204,12 +204,3 @@ def test_write_population_quotes_hostile_names(name):
 def test_write_population_rejects_bad_table_names(name):
     with pytest.raises(UsageError):
         write_population(duckdb.connect(), table=name, n=10)
-
-
-def test_generation_is_fast():
-    import time
-
-    generate_population(1_000)
-    start = time.perf_counter()
-    generate_population(200_000, seed=1)
-    assert time.perf_counter() - start < 2.0

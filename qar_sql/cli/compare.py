@@ -119,9 +119,13 @@ def compare_cmd(
     original. See docs/compare.md for every metric.
     """
     from qar_sql.output.compare import plot_compare, render_compare
-    from qar_sql.release.compare import below_thresholds, compare, parse_thresholds
+    from qar_sql.release.compare import below_thresholds, check_thresholds, compare, parse_thresholds
 
+    # A bad threshold fails before any table is read (exit 2).
     thresholds = parse_thresholds(fail_below)
+    check_thresholds(
+        thresholds, linked=bool(link or aligned or treatments), attacker_columns=attacker_columns, target=target
+    )
     with params.Progress("comparing", quiet) as bar:
         result = compare(
             original,

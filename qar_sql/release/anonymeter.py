@@ -6,6 +6,12 @@ the comparison both tables are held in memory here: use it on tables of up to so
 thousand rows. No control set (original records kept out of the release) is available to a
 comparison, so each risk is the attack's success rate with its confidence interval (anonymeter's
 ``risk()`` without a control), not the excess over a control attack.
+
+**Reproducible.** The singling-out queries come from anonymeter's own seeded generator. The
+linkability and inference evaluators draw their targets with pandas' ``sample``, which reads
+numpy's global random state: it is seeded for the call and restored afterwards, so the same
+tables give the same risks and the caller's random state is left as it was. With at least as
+many attacks as original records every record is attacked and the draw does not matter.
 """
 
 from __future__ import annotations
@@ -38,6 +44,17 @@ def _frame(batches: Iterable[dict[str, np.ndarray]], cols: Sequence[str], numeri
     return pd.DataFrame(data, columns=list(cols))
 
 
+def require_anonymeter() -> None:
+    """Fail before any work when the optional package is missing."""
+    import importlib.util
+
+    if importlib.util.find_spec("anonymeter") is None:
+        raise UsageError(
+            "--anonymeter needs the anonymeter package, which is not installed; install it with: "
+            "pip install 'qar-sql[compare]'"
+        )
+
+
 def run_anonymeter(
     original: Iterable[dict[str, np.ndarray]],
     treated: Iterable[dict[str, np.ndarray]],
@@ -62,27 +79,35 @@ def run_anonymeter(
     ori = _frame(original, cols, numeric)
     syn = _frame(treated, cols, numeric)
     n = min(n_attacks, len(ori))
+    n_cols = min(3, len(cols))
     out = []
-    with warnings.catch_warnings():
-        # anonymeter warns when an attack does no better than its baseline: that is a result.
-        warnings.simplefilter("ignore")
-        so = SinglingOutEvaluator(ori=ori, syn=syn, n_attacks=n, n_cols=min(3, len(cols)), seed=seed)
-        so.evaluate(mode="multivariate")
-        out.append(_risk("singling_out", so.results(), f"{min(3, len(cols))}-column queries"))
+    state = np.random.get_state()  # restored below: the caller's random state is not ours to move
+    np.random.seed(seed)
+    try:
+        with warnings.catch_warnings():
+            # anonymeter warns when an attack does no better than its baseline: that is a result.
+            warnings.simplefilter("ignore")
+            so = SinglingOutEvaluator(ori=ori, syn=syn, n_attacks=n, n_cols=n_cols, seed=seed)
+            so.evaluate(mode="multivariate")
+            out.append(_risk("singling_out", so.results(), f"{n_cols}-column queries"))
 
-        if len(cols) >= 2:
-            first = list(attackers) or list(cols[: len(cols) // 2])
-            second = [c for c in cols if c not in first]
-            if second:
-                lk = LinkabilityEvaluator(ori=ori, syn=syn, aux_cols=(first, second), n_attacks=n, n_neighbors=1)
-                lk.evaluate(n_jobs=1)
-                out.append(_risk("linkability", lk.results(), f"{', '.join(first)} | {', '.join(second)}"))
+            if len(cols) >= 2:
+                first = list(attackers) or list(cols[: len(cols) // 2])
+                second = [c for c in cols if c not in first]
+                if second:
+                    lk = LinkabilityEvaluator(ori=ori, syn=syn, aux_cols=(first, second), n_attacks=n, n_neighbors=1)
+                    lk.evaluate(n_jobs=1)
+                    out.append(_risk("linkability", lk.results(), f"{', '.join(first)} | {', '.join(second)}"))
 
-        if target is not None:
-            aux = [c for c in cols if c != target]
-            inf = InferenceEvaluator(ori=ori, syn=syn, aux_cols=aux, secret=target, n_attacks=n)
-            inf.evaluate(n_jobs=1)
-            out.append(_risk("inference", inf.results(), f"secret {target}"))
+            if target is not None:
+                aux = [c for c in cols if c != target]
+                inf = InferenceEvaluator(
+                    ori=ori, syn=syn, aux_cols=aux, secret=target, regression=target in numeric, n_attacks=n
+                )
+                inf.evaluate(n_jobs=1)
+                out.append(_risk("inference", inf.results(), f"secret {target}"))
+    finally:
+        np.random.set_state(state)
     return tuple(out)
 
 

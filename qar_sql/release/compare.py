@@ -122,6 +122,10 @@ def compare(
     """
     started = time.perf_counter()
     _check_options(treated, treated_table, treatments, link, aligned, p, batch_rows)
+    if anonymeter:
+        from qar_sql.release.anonymeter import require_anonymeter
+
+        require_anonymeter()  # a missing optional package fails before any read
     if treatments is not None:
         from qar_sql.treat.treatments import load
 
@@ -675,19 +679,38 @@ def parse_thresholds(items: Sequence[str] | None) -> dict[str, float]:
     return out
 
 
+#: What each metric needs besides the two tables (for the --fail-below messages).
+_NEEDS = {
+    "hidden_rate": "a link: --link KEY, --aligned or --treatments",
+    "local_cloaking": "a link: --link KEY, --aligned or --treatments",
+    "correlation_protection_rate": "--attacker-columns and a link (--link KEY, --aligned or --treatments)",
+    "mae": "a numeric --target",
+}
+
+
+def check_thresholds(
+    thresholds: dict[str, float], *, linked: bool, attacker_columns: Sequence[str] | None, target: str | None
+) -> None:
+    """Reject, before any work, a threshold on a metric the options cannot produce."""
+    for name, limit in thresholds.items():
+        missing = (
+            (name in ("hidden_rate", "local_cloaking") and not linked)
+            or (name == "correlation_protection_rate" and not (linked and attacker_columns))
+            or (name == "mae" and target is None)
+        )
+        if missing:
+            raise UsageError(f"--fail-below {name}={limit:g} cannot be checked: {name} needs {_NEEDS[name]}")
+
+
 def below_thresholds(result: CompareResult, thresholds: dict[str, float]) -> list[str]:
     """One sentence per breached threshold; a threshold on a metric that was not computed is a
-    usage error (it cannot pass or fail)."""
+    usage error (it cannot pass or fail: a categorical --target has an accuracy, not an mae)."""
     breaches = []
     for name, limit in thresholds.items():
         value = result.metric(name)
         if value is None:
             raise UsageError(
-                f"--fail-below {name}={limit:g}: {name} was not computed (it needs "
-                + {"mae": "a numeric --target", "correlation_protection_rate": "--attacker-columns and a link"}.get(
-                    name, "a link: --link KEY or --aligned"
-                )
-                + ")"
+                f"--fail-below {name}={limit:g}: {name} was not computed (it needs {_NEEDS.get(name, 'a link')})"
             )
         if value < limit:
             breaches.append(f"{name} {value:.6g} is below the threshold {limit:g}")
