@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -190,3 +191,7 @@ def test_the_tables_hold_the_results_numbers(results):
     assert history.to_pandas()["risk"].tolist() == scan.to_pandas()["risk"].tolist()
     report = results["report"]
     assert report.to_pandas().equals(report.audit.to_pandas())
+    # The notebook view of risk lists the QIs riskiest first (its table is in QI order).
+    risk = results["risk"]
+    cells = re.findall(r"<tr><td>\d+</td><td>([^<]*)</td>", risk._repr_html_())
+    assert cells == [", ".join(q.columns) for q in risk.riskiest(len(cells))] and len(cells) == 10
