@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from qar_sql.version import __version__
 
 if TYPE_CHECKING:  # the names below, typed for mypy and editors; loaded by __getattr__ at run time
-    from qar_sql import compliance, engines, measures, output, pushdown, ranking, release, stats, treat
+    from qar_sql import compliance, engines, measures, output, pushdown, ranking, release, reporting, stats, treat
     from qar_sql.compliance.history import history
     from qar_sql.compliance.scans import ScanReport, scan_config
     from qar_sql.compliance.scans import scan_config as scan
@@ -72,7 +72,18 @@ _NAMES = {
     "QarError": ("qar_sql.errors", "QarError"),
     "ExitCode": ("qar_sql.errors", "ExitCode"),
 }
-_SUBPACKAGES = {"compliance", "engines", "measures", "output", "pushdown", "ranking", "release", "stats", "treat"}
+_SUBPACKAGES = {
+    "compliance",
+    "engines",
+    "measures",
+    "output",
+    "pushdown",
+    "ranking",
+    "release",
+    "reporting",
+    "stats",
+    "treat",
+}
 
 # Literal, so linters and type checkers read it (tests/test_frames.py checks it against _NAMES).
 __all__ = [
@@ -113,6 +124,7 @@ __all__ = [
     "pushdown",
     "ranking",
     "release",
+    "reporting",
     "stats",
     "treat",
     "__version__",

@@ -42,6 +42,11 @@ def test_all_names_resolve_and_match_the_lazy_table():
     for name in qar_sql.__all__:
         assert getattr(qar_sql, name) is not None, name
     assert set(API) <= set(qar_sql.__all__)
+    # Every subpackage but the CLI is named on the root and loads its own modules on first use.
+    packages = {p.name for p in (ROOT / "qar_sql").iterdir() if (p / "__init__.py").is_file()}
+    assert _SUBPACKAGES == packages - {"cli"}
+    for name in _SUBPACKAGES:
+        assert callable(getattr(getattr(qar_sql, name), "__getattr__", None)), name
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         qar_sql.nope  # noqa: B018
 
