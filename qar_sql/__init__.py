@@ -8,20 +8,19 @@ store, scans, history, dbt), ``output`` (text, Markdown, JSON), ``cli``.
 
 Every name is imported on first use (PEP 562 ``__getattr__``): ``import qar_sql`` stays fast
 and loads neither scipy nor pandas, which a command such as ``qar sql`` or ``qar config`` never
-needs. A subpackage named on the package (``qar_sql.ranking.records.contributions(...)``) is
-loaded with all its modules, so the dotted path works after a plain ``import qar_sql``.
+needs. Each subpackage loads its modules the same way (``qar_sql/lazy.py``), so a dotted path
+such as ``qar_sql.ranking.records.contributions(...)`` works after a plain ``import qar_sql``.
 """
 
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from typing import TYPE_CHECKING, Any
 
 from qar_sql.version import __version__
 
 if TYPE_CHECKING:  # the names below, typed for mypy and editors; loaded by __getattr__ at run time
-    from qar_sql import compliance, engines, measures, output, pushdown, ranking, release, stats, treat
+    from qar_sql import compliance, engines, measures, output, pushdown, ranking, release, reporting, stats, treat
     from qar_sql.compliance.history import history
     from qar_sql.compliance.scans import ScanReport, scan_config
     from qar_sql.compliance.scans import scan_config as scan
@@ -73,7 +72,18 @@ _NAMES = {
     "QarError": ("qar_sql.errors", "QarError"),
     "ExitCode": ("qar_sql.errors", "ExitCode"),
 }
-_SUBPACKAGES = {"compliance", "engines", "measures", "output", "pushdown", "ranking", "release", "stats", "treat"}
+_SUBPACKAGES = {
+    "compliance",
+    "engines",
+    "measures",
+    "output",
+    "pushdown",
+    "ranking",
+    "release",
+    "reporting",
+    "stats",
+    "treat",
+}
 
 # Literal, so linters and type checkers read it (tests/test_frames.py checks it against _NAMES).
 __all__ = [
@@ -114,6 +124,7 @@ __all__ = [
     "pushdown",
     "ranking",
     "release",
+    "reporting",
     "stats",
     "treat",
     "__version__",
@@ -124,10 +135,8 @@ def __getattr__(name: str) -> Any:
     if name in _NAMES:
         module, attribute = _NAMES[name]
         value = getattr(importlib.import_module(module), attribute)
-    elif name in _SUBPACKAGES:
+    elif name in _SUBPACKAGES:  # whose own __getattr__ loads its modules (qar_sql/lazy.py)
         value = importlib.import_module(f"{__name__}.{name}")
-        for info in pkgutil.iter_modules(value.__path__):  # its modules, for the dotted paths
-            importlib.import_module(f"{value.__name__}.{info.name}")
     else:
         raise AttributeError(f"module 'qar_sql' has no attribute {name!r}")
     globals()[name] = value  # once: later lookups do not come here

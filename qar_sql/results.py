@@ -40,6 +40,14 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
+def _pandas_column(pd: Any, values: list) -> Any:
+    """Whole numbers with gaps (a key fetched for the top records only) as pandas' nullable
+    Int64: left to pandas they would become floats (5.0, NaN), which a key is not."""
+    if None in values and all(isinstance(v, int) and not isinstance(v, bool) for v in values if v is not None):
+        return pd.array(values, dtype="Int64")
+    return values
+
+
 def format_risk(risk: float | None) -> str:
     return "no tail" if risk is None else f"{risk:.4g}"
 
@@ -80,7 +88,7 @@ class Tabular:
     def to_pandas(self) -> Any:
         """The tabular part as a ``pandas.DataFrame``."""
         pd = _require("pandas", "pandas")
-        return pd.DataFrame(self.table_columns())
+        return pd.DataFrame({name: _pandas_column(pd, values) for name, values in self.table_columns().items()})
 
     def to_polars(self) -> Any:
         """The tabular part as a ``polars.DataFrame`` (when polars is installed)."""
@@ -90,14 +98,20 @@ class Tabular:
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.summary_line()}>"
 
+    def html_order(self) -> Sequence[int] | None:
+        """Rows of :meth:`table_columns` in the order the notebook view lists them (riskiest
+        first where the table itself is in QI order); None: the table's own order."""
+        return None
+
     def _html_table(self, columns: dict[str, list] | None = None, rows: int = HTML_ROWS) -> str:
+        order = self.html_order() if columns is None else None
         columns = self.table_columns() if columns is None else columns
         names = list(columns)
         n = len(columns[names[0]]) if names else 0
+        shown = list(order[:rows]) if order is not None else range(min(n, rows))
         head = "".join(f"<th>{html.escape(c)}</th>" for c in names)
         body = "".join(
-            "<tr>" + "".join(f"<td>{html.escape(_fmt(columns[c][i]))}</td>" for c in names) + "</tr>"
-            for i in range(min(n, rows))
+            "<tr>" + "".join(f"<td>{html.escape(_fmt(columns[c][i]))}</td>" for c in names) + "</tr>" for i in shown
         )
         more = f"<p>… {n - rows} more rows: <code>.to_pandas()</code></p>" if n > rows else ""
         return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{more}"

@@ -1,4 +1,4 @@
-"""Logging (issue 14, item 4): the ``qar_sql`` logger, SQL and timings at DEBUG, -v/-vv and
+"""Logging (issue 14, item 5): the ``qar_sql`` logger, SQL and timings at DEBUG, -v/-vv and
 --log-level on the group, and no output from library code."""
 
 from __future__ import annotations
@@ -45,21 +45,27 @@ def test_library_prints_nothing_and_logs_sql_at_debug(table, capsys, caplog):
     assert any(re.match(r"duckdb \d+\.\d{3} s \(\d+ rows\): select", m, re.I) for m in messages), messages[:3]
 
 
-def test_nothing_is_logged_above_debug_by_an_audit(table, caplog):
+def test_an_audit_logs_its_stages_at_info_without_sql(table, caplog):
     source, name = table
     with caplog.at_level(logging.INFO, logger="qar_sql"):
-        qar_sql.audit(source, table=name, p=2, pi_u=0.5)
-    assert [r for r in caplog.records if r.name.startswith("qar_sql")] == []
+        r = qar_sql.audit(source, table=name, p=2, pi_u=0.5)
+    records = [x for x in caplog.records if x.name.startswith("qar_sql")]
+    assert {x.levelno for x in records} == {logging.INFO}  # no SQL, no warning: those are in the result
+    text = [x.getMessage() for x in records]
+    assert text[0].startswith("duckdb on ") and "8 rows, 4 columns, 6 QIs of size 2" in text[0]
+    assert text[1].startswith("scanned 6 QIs in ") and text[1].endswith(f"= {r.risk:.6g}")
 
 
 @pytest.mark.parametrize(
-    "flags,expect_sql", [([], False), (["-v"], False), (["-vv"], True), (["--log-level", "debug"], True)]
+    "flags,expect_sql,expect_info",
+    [([], False, False), (["-v"], False, True), (["-vv"], True, True), (["--log-level", "debug"], True, True)],
 )
-def test_verbosity_flags(table, flags, expect_sql):
+def test_verbosity_flags(table, flags, expect_sql, expect_info):
     source, name = table
     result = CliRunner().invoke(cli, [*flags, "audit", source, "--table", name, "-p", "2", "--pi-u", "0.5"])
     assert result.exit_code == 0, result.output
     assert ("DEBUG qar_sql.engines.source: duckdb" in result.stderr) is expect_sql
+    assert ("INFO qar_sql.measures.audit: scanned 6 QIs" in result.stderr) is expect_info
     assert "DEBUG" not in result.stdout  # logs go to stderr only
 
 

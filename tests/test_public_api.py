@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -41,6 +42,11 @@ def test_all_names_resolve_and_match_the_lazy_table():
     for name in qar_sql.__all__:
         assert getattr(qar_sql, name) is not None, name
     assert set(API) <= set(qar_sql.__all__)
+    # Every subpackage but the CLI is named on the root and loads its own modules on first use.
+    packages = {p.name for p in (ROOT / "qar_sql").iterdir() if (p / "__init__.py").is_file()}
+    assert _SUBPACKAGES == packages - {"cli"}
+    for name in _SUBPACKAGES:
+        assert callable(getattr(getattr(qar_sql, name), "__getattr__", None)), name
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         qar_sql.nope  # noqa: B018
 
@@ -82,6 +88,16 @@ def test_import_is_light_and_dotted_paths_work_after_a_plain_import():
     )
     assert got["heavy"] == []
     assert got["same"] and got["suda"] == "qar_sql.measures.classic" and got["store"] == "runs"
+
+
+def test_a_subpackage_imported_first_still_loads_its_other_modules():
+    # Found in a fresh virtual environment: once ``qar_sql.ranking`` is imported for one module,
+    # the package's own __getattr__ (not the root's) must load the others.
+    got = _fresh(
+        "import json\nfrom qar_sql.ranking.records import contributions\nimport qar_sql\n"
+        "print(json.dumps([qar_sql.ranking.influence.influence.__name__, qar_sql.stats.evt.qar_risk.__name__]))"
+    )
+    assert got == ["influence", "qar_risk"]
 
 
 def test_the_command_line_does_not_load_scipy():
@@ -180,3 +196,7 @@ def test_the_tables_hold_the_results_numbers(results):
     assert history.to_pandas()["risk"].tolist() == scan.to_pandas()["risk"].tolist()
     report = results["report"]
     assert report.to_pandas().equals(report.audit.to_pandas())
+    # The notebook view of risk lists the QIs riskiest first (its table is in QI order).
+    risk = results["risk"]
+    cells = re.findall(r"<tr><td>\d+</td><td>([^<]*)</td>", risk._repr_html_())
+    assert cells == [", ".join(q.columns) for q in risk.riskiest(len(cells))] and len(cells) == 10

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 import time
@@ -17,6 +18,9 @@ from qar_sql.pushdown.scan import Progress, combinations, profile_statements, sc
 from qar_sql.results import AuditResult, ScanResult, UniquenessResult
 from qar_sql.secrets import mask_source
 from qar_sql.stats import evt
+
+# INFO: one line per stage of an audit (qar -v); the SQL itself is DEBUG, in engines/source.py.
+log = logging.getLogger(__name__)
 
 
 def validate(p: int, alpha: float, pi_u: float, pwm: str = "plotting") -> None:
@@ -229,6 +233,10 @@ def audit_relation(
     n_qi = len(combinations(len(cols), p))
     rows, notes, distincts = profile(db, relation, cols)  # first: "the table is empty" says more
     evt.check_n_qi(n_qi, pi_u)
+    log.info(
+        "%s on %s: %d rows, %d columns, %d QIs of size %d", db.engine_name, relation.display, rows, len(cols), n_qi, p
+    )
+    scan_started = time.perf_counter()
     if scanner is None:
         result = scan(
             db,
@@ -246,6 +254,14 @@ def audit_relation(
     if result.rows != rows:
         raise DataError(f"the table changed during the audit ({rows} rows, then {result.rows}); run it again")
     tail, warnings = fit(result, alpha=alpha, pi_u=pi_u, pwm=pwm)
+    log.info(
+        "scanned %d QIs in %.3f s; risk T(p=%d, alpha=%g) = %s",
+        n_qi,
+        time.perf_counter() - scan_started,
+        p,
+        alpha,
+        "no tail" if tail is None else f"{tail.risk:.6g}",
+    )
     keys = [c for c, d in zip(cols, distincts) if d == rows]  # every value distinct, none NULL
     if keys:
         # An identifier makes every QI it is part of a key (θ = 1): "try a larger pi_u" would

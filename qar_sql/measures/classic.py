@@ -187,6 +187,10 @@ class RiskResult(Tabular):
         """QIs by expected re-identifications, largest first (ties: QI order)."""
         return sorted(self.qis, key=lambda q: (-q.expected_reidentifications, q.index))[:n]
 
+    def html_order(self) -> list[int]:
+        """The notebook view lists the QIs as :meth:`riskiest` does."""
+        return sorted(range(len(self.qis)), key=lambda i: (-self.qis[i].expected_reidentifications, self.qis[i].index))
+
 
 def _qi_dict(q: QIRisk) -> dict:
     d = asdict(q)
