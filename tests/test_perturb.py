@@ -458,7 +458,7 @@ def test_emit_sql_renders_for_every_dialect(duck, tmp_path):
             source,
             treatments=str(path),
             table=table,
-            apply=["pram", "noise", "micro", "swap", "shuffle"],
+            apply=["pram", "noise", "micro", "mdav", "swap", "shuffle"],
             dialect=dialect,
         )
         assert "random(" not in sql.lower()
@@ -485,6 +485,12 @@ column = {json.dumps(TOWN)}
 kind = "pram"
 retention = 0.2
 local = "q"
+
+[treatments.local_mdav]
+columns = [{json.dumps(INCOME)}, {json.dumps(SAVE)}]
+kind = "microaggregation"
+k = 3
+local = "q"
 """
     )
     cols = [ID, SEX, AGE, INCOME, TOWN, SAVE]
@@ -497,3 +503,31 @@ local = "q"
     assert all(rel[i] == orig[i] for i in orig if i not in single)
     assert sorted(rel[i][3] for i in single) == sorted(orig[i][3] for i in single)
     assert any(rel[i][4] != orig[i][4] for i in single)
+    # MDAV on the singletons only: the others keep their values, the singletons' sums are kept
+    rel = _by_id(release(duck, dt, ["local_mdav"], toml, "loc_mdav"))
+    assert rel == _by_id(release(pg, pt, ["local_mdav"], toml, "loc_mdav"))
+    assert all(rel[i] == orig[i] for i in orig if i not in single)
+    for j in (3, 5):
+        assert sum(rel[i][j] for i in single) == pytest.approx(sum(orig[i][j] for i in single), rel=1e-12)
+    assert all(3 <= n <= 5 for n in Counter(rel[i][3:6:2] for i in single).values())
+
+
+def test_posterior_odds_of_an_explicit_matrix(duck):
+    """P(X = b | Y = b) = π_b·p_bb / Σ_a π_a·p_ab for the matrix treatment, from the column's
+    frequencies counted here, and the scenario's maximum."""
+    import qar_sql
+
+    data = make_rows()
+    source, table = duck.load("people", data)
+    r = qar_sql.whatif(source, table=table, treatments=TOML, qid=[SEX, TOWN], only=["matrix"], risk=False, loss=False)
+    s = r.scenario("matrix")
+    odds = dict(s.posterior_odds[0][2])
+    counts = Counter(data[TOWN])
+    n = sum(counts.values())
+    pi = {v: c / n for v, c in counts.items()}
+    p = {"a": {"a": 0.8, "b": 0.2}, "b": {"b": 0.5, "c": 0.5}, "c": {"c": 1.0}, "d": {"d": 0.9, "é": 0.1}}
+    p["é"] = {"a": 0.25, "é": 0.75}
+    for b in pi:
+        into = sum(pi[a] * p[a].get(b, 0.0) for a in pi)
+        assert odds[b] == pytest.approx(pi[b] * p[b].get(b, 0.0) / into, rel=1e-12)
+    assert s.posterior_odds_max == max(odds.values())

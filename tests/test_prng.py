@@ -30,10 +30,19 @@ IDS = np.concatenate(
 )
 
 
+def _dialect(name: str) -> Dialect:
+    """The registered dialect; SQLite and ClickHouse, which spell this SQL the portable way, as a
+    bare Dialect of that name where this checkout has not registered them yet (issue 12)."""
+    try:
+        return get_dialect(name, strict=True)
+    except Exception:
+        if name == "mysql":
+            pytest.skip("the MariaDB dialect (CAST to double, not double precision) is not registered here")
+        return Dialect(name)
+
+
 def _sql(dialect_name: str, table: str) -> str:
-    # SQLite, MariaDB and ClickHouse spell the SQL by dialect name only (prng.Arith): a bare
-    # Dialect of that name renders what their registered dialects will.
-    d = get_dialect(dialect_name) if dialect_name in ("duckdb", "postgresql") else Dialect(dialect_name)
+    d = _dialect(dialect_name)
     a = prng.Arith(d)
     la, lb = prng.lane_exprs(a, "t.id")
     layers = [Layer("l0", table, ("id",), (("qar__a", la), ("qar__b", lb)))]
