@@ -531,3 +531,37 @@ def test_posterior_odds_of_an_explicit_matrix(duck):
         into = sum(pi[a] * p[a].get(b, 0.0) for a in pi)
         assert odds[b] == pytest.approx(pi[b] * p[b].get(b, 0.0) / into, rel=1e-12)
     assert s.posterior_odds_max == max(odds.values())
+
+
+GROUPS = [(-5, 0), (3, 0), (7, 1), (2**40, 1), (11, 2)]
+
+
+def _groups_sql(dialect_name: str) -> str:
+    from qar_sql.engines.dialects import Dialect
+    from qar_sql.engines.render import render
+
+    src = render("mdav_groups.sql", Dialect(dialect_name), groups=GROUPS).strip()
+    return f"select qar_m.qar__mid, qar_m.qar__mg from {src} order by qar_m.qar__mid"
+
+
+def test_mdav_grouping_table_on_sqlite_clickhouse_and_mariadb():
+    """The literal (row identity, group) table MDAV joins, in each engine's spelling (VALUES
+    differs most between engines), reads back as the pairs it was given."""
+    import os
+    import sqlite3
+
+    assert sqlite3.connect(":memory:").execute(_groups_sql("sqlite")).fetchall() == sorted(GROUPS)
+    try:
+        from chdb import session as chdb_session
+    except ImportError:
+        chdb_session = None
+    if chdb_session is not None:
+        out = str(chdb_session.Session().query(_groups_sql("clickhouse"), "TabSeparated"))
+        assert [tuple(int(v) for v in line.split("\t")) for line in out.strip().splitlines()] == sorted(GROUPS)
+    if os.environ.get("QAR_TEST_MYSQL_URL"):
+        import sqlalchemy as sa
+
+        eng = sa.create_engine(os.environ["QAR_TEST_MYSQL_URL"], poolclass=sa.pool.NullPool)
+        with eng.connect() as c:
+            got = c.exec_driver_sql(_groups_sql("mysql"), execution_options={"no_parameters": True}).fetchall()
+        assert [tuple(r) for r in got] == sorted(GROUPS)

@@ -547,12 +547,14 @@ def mdav_step(
         join = render("mdav_groups.sql", a.dialect, groups=groups).strip()
         chain.add([("qar__g", "qar_m.qar__mg")], join=f"left join {join} on qar_m.qar__mid = t.qar__id")
     else:
-        chain.add([("qar__g", "cast(null as bigint)")])
+        chain.add([("qar__g", "null")])
     group = _over(["t.qar__g"])
     sums = []
     for i, (col, d) in enumerate(zip(columns, scales)):
         x = f"case when t.qar__g is null then null else {scaled_sql(a, f't.{q(col)}', d)} end"
-        sums += [(f"qar__gs{i}", f"cast(sum({x}) {group} as bigint)"), (f"qar__gn{i}", f"count({x}) {group}")]
+        # No cast: a group's sum stays below 2^53 (scale_for), so any engine's sum type turns
+        # into the same double.
+        sums += [(f"qar__gs{i}", f"sum({x}) {group}"), (f"qar__gn{i}", f"count({x}) {group}")]
     chain.add(sums)
     exprs = []
     for i, (col, d) in enumerate(zip(columns, scales)):
