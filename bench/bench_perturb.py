@@ -128,10 +128,11 @@ def main() -> None:
     for label, r in (("recode", r1), ("perturb", r2)):
         s = r.scenarios[1]
         il = s.information_loss
+        # T̂ is None when the tail fit has too few singleton classes (small --rows).
         print(
-            f"{label:8} T̂ {r.risk_before:.4g} -> {s.risk if s.risk is not None else float('nan'):.4g}  "
-            f"#S {s.singletons:,}  true S {s.true_singletons:,}  IL1s {il.il1s if il and il.il1s is not None else float('nan'):.4g}  "
-            f"utility {il.utility if il else float('nan'):.3f}  max odds {s.posterior_odds_max or float('nan'):.3f}"
+            f"{label:8} T̂ {_g(r.risk_before)} -> {_g(s.risk)}  #S {s.singletons:,}  true S {s.true_singletons:,}  "
+            f"IL1s {_g(il.il1s if il else None)}  utility {_g(il.utility if il else None, '.3f')}  "
+            f"max odds {_g(s.posterior_odds_max, '.3f')}"
         )
     ratio = perturb / recode
     print(
@@ -142,6 +143,10 @@ def main() -> None:
     )
     print(f"perturb  {perturb:.2f} s wall, {common.CPU['perturb']:.2f} s CPU  (PRAM x2, noise x2, microaggregation)")
     print(f"ratio    {ratio:.2f}x  target <= 2x: {common.verdict(ratio <= 2)}")
+
+
+def _g(v: float | None, spec: str = ".4g") -> str:
+    return "—" if v is None else format(v, spec)
 
 
 def _scenario(toml: str) -> str:

@@ -20,7 +20,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
+
 from qar_sql.engines.render import render
+from qar_sql.stats.mdav import mdav, standardise
 from qar_sql.treat import prng
 from qar_sql.treat.prng import Arith
 
@@ -28,13 +31,18 @@ KINDS = ("pram", "noise", "microaggregation", "swap", "shuffle")
 KEYS = {
     "pram": {"retention", "matrix", "seed"},
     "noise": {"sd", "sd_abs", "distribution", "round", "columns", "correlated", "seed"},
-    "microaggregation": {"k", "to", "by", "digits"},
+    "microaggregation": {"k", "to", "by", "digits", "columns", "method"},
     "swap": {"p", "by", "seed"},
     "shuffle": {"by", "seed"},
 }
 #: Kinds that draw random numbers and so need a seed.
 SEEDED = ("pram", "noise", "swap", "shuffle")
 MICRO_TO = ("mean", "median")
+#: "sorted": one column, groups of consecutive sorted values; "mdav": several columns, MDAV.
+MICRO_METHODS = ("sorted", "mdav")
+#: Most rows one MDAV run groups: MDAV costs O(n²·p / k) and its grouping enters the SQL as a
+#: literal list of (row identity, group) pairs, so larger tables are refused with a hint.
+MDAV_MAX_ROWS = 20_000
 DISTRIBUTIONS = ("normal", "uniform")
 #: Most categories PRAM writes into one CASE (a column with more is not categorical).
 MAX_CATEGORIES = 1000
@@ -142,6 +150,17 @@ class _Shapes:
             _names(fail, "by", o["by"])
         if "digits" in o and (not _is_int(o["digits"]) or not 0 <= o["digits"] <= 12):
             fail("digits", f"= {o['digits']!r} must be a whole number 0..12")
+        method = o.get("method", "mdav" if "columns" in o else "sorted")
+        if method not in MICRO_METHODS:
+            fail("method", f"= {method!r} is unknown; use one of {', '.join(MICRO_METHODS)}")
+        if "columns" in o:
+            if has_column:
+                fail("columns", "cannot go with column; list every column under columns")
+            _names(fail, "columns", o["columns"])
+            if method == "sorted" and len(o["columns"]) > 1:
+                fail("method", '= "sorted" groups one column; use method = "mdav" for several columns')
+        if method == "mdav" and to != "mean":
+            fail("to", f'= {to!r} does not go with method = "mdav", which gives each group its mean vector')
 
     @staticmethod
     def swap(fail: Fail, o: dict, has_column: bool) -> None:
@@ -510,6 +529,46 @@ def micro_step(ctx: Context, name: str, column: str, opts: dict, scale: int) -> 
     return _finish(ctx, chain, name, [column], [expr], ["float"], [ctx.kinds[column]])
 
 
+def mdav_step(
+    ctx: Context,
+    name: str,
+    columns: Sequence[str],
+    opts: dict,
+    groups: Sequence[tuple[int, int]],
+    scales: Sequence[int],
+) -> LayeredStep:
+    """Multivariate microaggregation: every row joins its MDAV group (``groups``: (row identity,
+    group) pairs that :meth:`PerturbBinder.mdav_groups` computed) and each column takes its
+    group's mean, from exact integer sums as in :func:`micro_step`. A row the grouping does not
+    know (the table gained it since) gets NULL rather than its own value."""
+    a, q = ctx.arith, ctx.quote
+    chain = _Chain(f"qar_s{ctx.index}", ctx.source, ctx.base)
+    if groups:
+        join = render("mdav_groups.sql", a.dialect, groups=groups).strip()
+        chain.add([("qar__g", "qar_m.qar__mg")], join=f"left join {join} on qar_m.qar__mid = t.qar__id")
+    else:
+        chain.add([("qar__g", "null")])
+    group = _over(["t.qar__g"])
+    sums = []
+    for i, (col, d) in enumerate(zip(columns, scales)):
+        x = f"case when t.qar__g is null then null else {scaled_sql(a, f't.{q(col)}', d)} end"
+        # No cast: a group's sum stays below 2^53 (scale_for), so any engine's sum type turns
+        # into the same double.
+        sums += [(f"qar__gs{i}", f"sum({x}) {group}"), (f"qar__gn{i}", f"count({x}) {group}")]
+    chain.add(sums)
+    exprs = []
+    for i, (col, d) in enumerate(zip(columns, scales)):
+        value = f"{a.to_double(f't.qar__gs{i}')} / {a.to_double(f't.qar__gn{i}')}"
+        if d:
+            value = f"{value} / {a.f(10.0**d)}"
+        if "digits" in opts:
+            s = a.f(10.0 ** opts["digits"])
+            value = f"floor({value} * {s} + {a.f(0.5)}) / {s}"
+        exprs.append(f"case when t.{q(col)} is null or t.qar__g is null then null else {value} end")
+    kinds = [ctx.kinds[c] for c in columns]
+    return _finish(ctx, chain, name, list(columns), exprs, ["float"] * len(columns), kinds)
+
+
 def _order(ctx: Context, x: str, kind: str) -> str:
     return ctx.arith.byte_order(x) if kind == "text" else x
 
@@ -580,6 +639,11 @@ def shuffle_step(ctx: Context, name: str, column: str, opts: dict) -> LayeredSte
         " on qar_v.qar__g = t.qar__g and qar_v.qar__r2 = t.qar__r1"
     )
     return _finish(ctx, chain, name, [column], ["qar_v.qar__v"], [kind], [kind], join=join)
+
+
+def _sortable(v: Any) -> tuple:
+    """A sort key for a ``by`` value of any type, NULL first (partitions only need an order)."""
+    return (v is not None, str(type(v).__name__) if v is not None else "", v if v is not None else 0)
 
 
 # ------------------------------------------------------------------------------------------
@@ -703,6 +767,54 @@ class PerturbBinder:
                 [[vals[3 * i + 2]] for i in range(len(xs))],
                 scales,
             )
+        self._cache[key] = out
+        return out
+
+    def mdav_groups(
+        self, identity: str, columns: Sequence[str], by: Sequence[str], local: Sequence[str] | None, k: int, fail: Fail
+    ) -> list[tuple[int, int]]:
+        """(row identity, group) of every row MDAV groups: the rows of each ``by`` group (and
+        NULL pattern of ``columns``; only the singletons on ``local`` when given) are grouped
+        on their present columns, standardised, with ties in identity order."""
+        key = ("mdav", identity, tuple(columns), tuple(by), tuple(local or ()), k, self.not_null)
+        if key in self._cache:
+            return self._cache[key]
+        sq = self.sq
+        flag = "1"
+        if local:
+            flag = (
+                f"case when count(*) over (partition by {', '.join(f't.{sq(c)}' for c in local)}) = 1 then 1 else 0 end"
+            )
+        picked = ", ".join(f"t.{sq(c)}" for c in (*columns, *by))
+        inner = (
+            f"select {identity} as qar__id, {flag} as qar__in, {picked} from {self.relation_sql} as t{self._where([])}"
+        )
+        n = int(self.query(f"select count(*) from ({inner}) as t where t.qar__in = 1")[0][0])
+        if n > MDAV_MAX_ROWS:
+            fail(
+                "method",
+                f'= "mdav" would group {n:,} rows, more than its {MDAV_MAX_ROWS:,} (MDAV compares every row with '
+                "every other); microaggregate one column at a time (leave out method) or split the table with by",
+            )
+        rows = self.query(f"select * from ({inner}) as t where t.qar__in = 1 order by t.qar__id")
+        width = len(columns)
+        parts: dict[tuple, list[tuple]] = {}
+        for r in rows:
+            values = r[2 : 2 + width]
+            pattern = tuple(v is None for v in values)
+            parts.setdefault((tuple(_sortable(v) for v in r[2 + width :]), pattern), []).append(r)
+        out: list[tuple[int, int]] = []
+        base = 0
+        for (_, pattern), members in sorted(parts.items()):
+            present = [i for i, missing in enumerate(pattern) if not missing]
+            ids = [int(r[0]) for r in members]
+            if present:
+                x = np.array([[float(r[2 + i]) for i in present] for r in members], dtype=np.float64)
+                groups = mdav(standardise(x), k)
+            else:
+                groups = np.zeros(len(members), dtype=np.int64)  # nothing to average: kept NULL
+            out += [(i, base + int(g)) for i, g in zip(ids, groups)]
+            base += int(groups.max()) + 1 if len(groups) else 0
         self._cache[key] = out
         return out
 
