@@ -214,6 +214,17 @@ def test_audit_format_html(demo):
     doc = parse(out)
     assert section_ids(doc) == {"summary", "theta", "qis", "kanonymity", "reproducibility"}
     assert check_numbers(doc) > 20
+    # --group-size: the audit's own uniqueness measures make the uniqueness section
+    doc = cli_html("audit", demo["path"], "-t", "population", "-c", ",".join(COLUMNS), "--pi-u", "0.1", "-q")
+    assert "uniqueness" not in section_ids(doc)
+    doc = cli_html(
+        *("audit", demo["path"], "-t", "population", "-c", ",".join(COLUMNS), "--pi-u", "0.1", "-q"),
+        *("--group-size", str(GROUP_SIZE)),
+    )
+    assert section_ids(doc) == {"summary", "theta", "qis", "kanonymity", "uniqueness", "reproducibility"}
+    full = numbers(parse(demo["html"]))["uniqueness"]["qis"]
+    got = {tuple(q["columns"]): q["pi_exact"] for q in numbers(doc)["uniqueness"]["qis"]}
+    assert all(got[tuple(q["columns"])] == pytest.approx(q["pi_exact"], rel=1e-12) for q in full)
 
 
 def cli_html(*args: str):
@@ -238,7 +249,7 @@ def test_whatif_compare_uniqueness_and_risk_format_html(demo):
             *("compare", path, path, "-t", "population", "--treated-table", "population_treated"),
             *("--link", "person_id", "-c", cols, "--pi-u", "0.1", "-q"),
         ),
-        "uniqueness": cli_html("uniqueness", *where, "-k", str(GROUP_SIZE), "--exposed", "0", "-q"),
+        "uniqueness": cli_html("uniqueness", *where, "-k", str(GROUP_SIZE), "-q"),  # --exposed 5 by default
         "classic": cli_html("risk", *where, "-p", "3", "-q"),
     }
     full = numbers(parse(demo["html"]))
@@ -252,7 +263,7 @@ def test_whatif_compare_uniqueness_and_risk_format_html(demo):
         elif name == "classic":
             assert data["classic"]["qis"] == full["classic"]["qis"]
         else:
-            assert data[name]["qis"] == full[name]["qis"]
+            assert data[name]["qis"] == full[name]["qis"]  # no most_exposed values in the uniqueness report
 
 
 def test_secrets_never_appear(tmp_path, monkeypatch):

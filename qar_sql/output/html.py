@@ -307,7 +307,12 @@ def _uniqueness(inp: ReportInputs, numbers: dict) -> dict | None:
     u = inp.uniqueness if inp.uniqueness is not None else (inp.audit.uniqueness if inp.audit else None)
     if u is None:
         return None
-    numbers["uniqueness"] = uniqueness_dict(u)
+    data = uniqueness_dict(u)
+    # The most exposed value combinations are the rare values themselves: a report handed on
+    # never carries them (qar uniqueness prints them to whoever ran it).
+    for q in [*data["qis"], *(q for s in data.get("scenarios", ()) for q in s["qis"])]:
+        q.pop("most_exposed", None)
+    numbers["uniqueness"] = data
     shown = [q for q in u.qis[:3] if q.class_sizes]  # the riskiest first (UniquenessResult's order)
     fig = None
     if figures.available() and shown:
