@@ -505,6 +505,31 @@ def test_report_rebuilt_from_a_stored_run(demo, tmp_path):
     fields = ("columns", "distinct", "singletons", "theta", "min_class_size")
     assert [{f: q[f] for f in fields} for q in data["audit"]["qis"]] == [{f: q[f] for f in fields} for q in full["qis"]]
     assert data["parameters"]["run"] == run.run_id
+    assert "records" not in data  # qar audit --store records no top records
+
+    # A run of qar records --store --hash-keys: its top records come back, keys only hashed
+    store = str(tmp_path / "records.duckdb")
+    args = ["records", demo["path"], "-t", "population", "-c", ",".join(COLUMNS), "--pi-u", "0.1", "--key"]
+    env = {"QAR_HASH_SECRET": "s3cret-for-keys"}
+    res = CliRunner(env=env).invoke(cli, [*args, "person_id", "--store", store, "--hash-keys", "-q"])
+    assert res.exit_code == 0, res.stderr
+    run = runs(store)[-1]
+    CliRunner().invoke(cli, ["report", "--from-store", store, "--run", run.run_id, "-o", str(out)])
+    html = out.read_text(encoding="utf-8")
+    doc = parse(html)
+    assert "records" in section_ids(doc) and check_numbers(doc) > 50
+    stored, full = numbers(doc)["records"], numbers(parse(demo["html"]))["records"]
+    assert stored["stored"] is True and stored["hashed"] is True
+    n = len(stored["top"])
+    assert n > 0 and [r["position"] for r in stored["top"]] == list(range(1, n + 1))
+    from qar_sql.compliance.store import hash_key
+
+    con = duckdb.connect(demo["path"], read_only=True)
+    ids = [i for (i,) in con.execute("select person_id from population order by person_id").fetchall()]
+    con.close()
+    for got, want in zip(stored["top"], full["top"][:n]):  # the same records, in the same order
+        assert_close(got["dt"], want["dt"])
+        assert got["hashed_key"] == hash_key(str(ids[want["position"] - 1]), env["QAR_HASH_SECRET"])
     bad = CliRunner().invoke(cli, ["report", "--from-store", demo["store"], "--run", "nope", "-o", str(out)])
     assert bad.exit_code == 2 and "'nope' is not in the results store" in bad.stderr
 
