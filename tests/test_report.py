@@ -215,6 +215,17 @@ def test_audit_format_html(demo):
     doc = parse(out)
     assert section_ids(doc) == {"summary", "theta", "qis", "kanonymity", "reproducibility"}
     assert check_numbers(doc) > 20
+    # --group-size: the audit's own uniqueness measures make the uniqueness section
+    doc = cli_html("audit", demo["path"], "-t", "population", "-c", ",".join(COLUMNS), "--pi-u", "0.1", "-q")
+    assert "uniqueness" not in section_ids(doc)
+    doc = cli_html(
+        *("audit", demo["path"], "-t", "population", "-c", ",".join(COLUMNS), "--pi-u", "0.1", "-q"),
+        *("--group-size", str(GROUP_SIZE)),
+    )
+    assert section_ids(doc) == {"summary", "theta", "qis", "kanonymity", "uniqueness", "reproducibility"}
+    full = numbers(parse(demo["html"]))["uniqueness"]["qis"]
+    got = {tuple(q["columns"]): q["pi_exact"] for q in numbers(doc)["uniqueness"]["qis"]}
+    assert all(got[tuple(q["columns"])] == pytest.approx(q["pi_exact"], rel=1e-12) for q in full)
 
 
 def cli_html(*args: str):
@@ -239,7 +250,7 @@ def test_whatif_compare_uniqueness_and_risk_format_html(demo):
             *("compare", path, path, "-t", "population", "--treated-table", "population_treated"),
             *("--link", "person_id", "-c", cols, "--pi-u", "0.1", "-q"),
         ),
-        "uniqueness": cli_html("uniqueness", *where, "-k", str(GROUP_SIZE), "--exposed", "0", "-q"),
+        "uniqueness": cli_html("uniqueness", *where, "-k", str(GROUP_SIZE), "-q"),  # --exposed 5 by default
         "classic": cli_html("risk", *where, "-p", "3", "-q"),
     }
     full = numbers(parse(demo["html"]))
@@ -253,7 +264,7 @@ def test_whatif_compare_uniqueness_and_risk_format_html(demo):
         elif name == "classic":
             assert data["classic"]["qis"] == full["classic"]["qis"]
         else:
-            assert data[name]["qis"] == full[name]["qis"]
+            assert data[name]["qis"] == full[name]["qis"]  # no most_exposed values in the uniqueness report
 
 
 def test_secrets_never_appear(tmp_path, monkeypatch):
@@ -483,6 +494,31 @@ def test_report_rebuilt_from_a_stored_run(demo, tmp_path):
     fields = ("columns", "distinct", "singletons", "theta", "min_class_size")
     assert [{f: q[f] for f in fields} for q in data["audit"]["qis"]] == [{f: q[f] for f in fields} for q in full["qis"]]
     assert data["parameters"]["run"] == run.run_id
+    assert "records" not in data  # qar audit --store records no top records
+
+    # A run of qar records --store --hash-keys: its top records come back, keys only hashed
+    store = str(tmp_path / "records.duckdb")
+    args = ["records", demo["path"], "-t", "population", "-c", ",".join(COLUMNS), "--pi-u", "0.1", "--key"]
+    env = {"QAR_HASH_SECRET": "s3cret-for-keys"}
+    res = CliRunner(env=env).invoke(cli, [*args, "person_id", "--store", store, "--hash-keys", "-q"])
+    assert res.exit_code == 0, res.stderr
+    run = runs(store)[-1]
+    CliRunner().invoke(cli, ["report", "--from-store", store, "--run", run.run_id, "-o", str(out)])
+    html = out.read_text(encoding="utf-8")
+    doc = parse(html)
+    assert "records" in section_ids(doc) and check_numbers(doc) > 50
+    stored, full = numbers(doc)["records"], numbers(parse(demo["html"]))["records"]
+    assert stored["stored"] is True and stored["hashed"] is True
+    n = len(stored["top"])
+    assert n > 0 and [r["position"] for r in stored["top"]] == list(range(1, n + 1))
+    from qar_sql.compliance.store import hash_key
+
+    con = duckdb.connect(demo["path"], read_only=True)
+    ids = [i for (i,) in con.execute("select person_id from population order by person_id").fetchall()]
+    con.close()
+    for got, want in zip(stored["top"], full["top"][:n]):  # the same records, in the same order
+        assert_close(got["dt"], want["dt"])
+        assert got["hashed_key"] == hash_key(str(ids[want["position"] - 1]), env["QAR_HASH_SECRET"])
     bad = CliRunner().invoke(cli, ["report", "--from-store", demo["store"], "--run", "nope", "-o", str(out)])
     assert bad.exit_code == 2 and "'nope' is not in the results store" in bad.stderr
 

@@ -867,6 +867,23 @@ def runs(store: str | Store | None = None, *, table: str | None = None) -> list[
     return out
 
 
+def stored_top_records(store: str | Store | None, run_id: str) -> list[tuple[int, str, bool, float]]:
+    """The top records a run recorded (``qar records --store``): (rank, key, hashed, contribution),
+    rank first; empty when it recorded none."""
+    with using(store) as st:
+        if not st.exists():
+            return []
+        with st.transaction(read_only=True) as tx:
+            if not tx.has_table("qar_top_records"):
+                return []
+            rows = tx.execute(
+                "select rank, record_key, key_hashed, contribution from qar_top_records where run_id = :id "
+                "order by rank",
+                {"id": run_id},
+            )
+    return [(int(r), str(k), bool(h), float(c)) for r, k, h, c in rows]
+
+
 def stored_audit(store: str | Store | None, run_id: str) -> AuditResult:
     """The :class:`AuditResult` a complete run recorded, rebuilt from ``qar_runs``,
     ``qar_qi_results`` and ``qar_fits`` (read-only). The store keeps no class-size histograms,

@@ -45,12 +45,12 @@ class RecordRow:
     """One of the top records: its position (1-based, in key order) and, with a secret, its
     hashed key. The raw key never reaches the report."""
 
-    position: int
+    position: int  # in a stored run's records: the rank
     hashed_key: str | None
     dt: float | None
-    u_plus: float
-    u_star: float
-    n_unique: int
+    u_plus: float | None  # None: not recorded (a report rebuilt from a results store)
+    u_star: float | None
+    n_unique: int | None
 
 
 @dataclass(frozen=True)
@@ -58,8 +58,9 @@ class RecordsSummary:
     key: tuple[str, ...]
     hashed: bool
     top: tuple[RecordRow, ...]
-    share_unique_on_no_qi: float
+    share_unique_on_no_qi: float | None
     warnings: tuple[str, ...] = ()
+    stored: bool = False  # the top records a run recorded in a results store: rank, hashed key, DT
 
 
 @dataclass(frozen=True, repr=False)
@@ -321,7 +322,12 @@ def _uniqueness(inp: ReportInputs, numbers: dict) -> dict | None:
     u = inp.uniqueness if inp.uniqueness is not None else (inp.audit.uniqueness if inp.audit else None)
     if u is None:
         return None
-    numbers["uniqueness"] = uniqueness_dict(u)
+    data = uniqueness_dict(u)
+    # The most exposed value combinations are the rare values themselves: a report handed on
+    # never carries them (qar uniqueness prints them to whoever ran it).
+    for q in [*data["qis"], *(q for s in data.get("scenarios", ()) for q in s["qis"])]:
+        q.pop("most_exposed", None)
+    numbers["uniqueness"] = data
     shown = [q for q in u.qis[:3] if q.class_sizes]  # the riskiest first (UniquenessResult's order)
     fig = None
     if figures.available() and shown:

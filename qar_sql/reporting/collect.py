@@ -293,13 +293,19 @@ def from_store(
     source is read): summary, θ and tail fit, the riskiest QIs, the smallest classes, the SQL
     the run's options give, and the history of its table in that store."""
     from qar_sql.compliance.history import history as read_history
-    from qar_sql.compliance.store import stored_audit
+    from qar_sql.compliance.store import stored_audit, stored_top_records
 
     result = stored_audit(store, run_id)
+    top = stored_top_records(store, run_id)
+    hashed = bool(top) and all(h for _, _, h, _ in top)
+    # A key stored in clear never reaches the report: such records are shown by rank only.
+    rows = tuple(RecordRow(rank, key if h else None, dt, None, None, None) for rank, key, h, dt in top)
+    rec = RecordsSummary((), hashed, rows, None, stored=True) if rows else None
     hist = read_history(store, table=result.table) if history and result.table else None
     return ReportInputs(
         audit=result,
         threshold=float(threshold),
+        records=rec,
         history=hist,
         sql=_sql(result.source, result.table, result, None, 2),
         parameters=_parameters(
