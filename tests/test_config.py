@@ -185,3 +185,20 @@ def test_a_config_key_skips_an_option_of_another_meaning(tmp_path):
     mapping = qar_config.default_map(qar_config.find(tmp_path), group.commands)
     assert mapping["audit"]["p"] == 2 and mapping["audit"]["k"] == 7
     assert "p" not in mapping.get("risk", {})
+
+
+def test_a_reader_that_goes_away_ends_qar_quietly(tmp_path):
+    """`qar config | head -0`: the pipe closes before qar writes; no 'unexpected BrokenPipeError'."""
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    code = f"import sys; sys.path.insert(0, {str(REPO)!r}); sys.argv[0] = 'qar'; from qar_sql.cli import main; main()"
+    child = subprocess.Popen(
+        [sys.executable, "-c", code, "config"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert child.stdout is not None
+    child.stdout.close()  # the reader is gone before the first line
+    _, err = child.communicate(timeout=120)
+    assert child.returncode == 0 and b"Error" not in err, err

@@ -56,6 +56,13 @@ class QarGroup(click.Group):
             ctx.exit(int(ExitCode.INTERRUPTED))
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
             raise
+        except BrokenPipeError:
+            # The reader went away (`qar config | head`): what it wanted it got. Stop quietly, as
+            # Unix tools do, and point stdout at devnull so the interpreter's final flush of the
+            # buffered rest does not raise again on exit.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            ctx.exit(0)
         except Exception as exc:  # a bug or an unexpected driver error: still one line
             from qar_sql.engines.source import is_interrupt
 
