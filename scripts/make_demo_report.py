@@ -2,14 +2,15 @@
 
     python scripts/make_demo_report.py [OUTPUT]
 
-Every section is in it: a seeded demo population (1,500 people, 6 quasi-identifier columns, so
-the file stays small), a treatments file (what-if), a treated release of the same table linked by
+Every section is in it: a seeded demo population (1,500 people, 8 quasi-identifier columns: 56
+QIs of 3, a tail of 11 above u, and a file that stays small), a treatments file (what-if), a treated release of the same table linked by
 person_id (original vs treated), groups of 5 (uniqueness), the classic measures, and a results
 store with two earlier runs (history). The data live in a temporary folder and are never
 committed; the report is the same command as
 
-    qar report qar_demo.duckdb -t population -c age,sex,postcode,marital_status,education,income_band \\
-        --key person_id --treatments treatments.toml --compare qar_demo.duckdb \\
+    qar report qar_demo.duckdb -t population \\
+        -c age,sex,postcode,marital_status,education,income_band,employment_status,household_size \\
+        -p 3 --pi-u 0.2 --key person_id --treatments treatments.toml --compare qar_demo.duckdb \\
         --treated-table population_treated --link person_id --group-size 5 --classic \\
         --store store.duckdb -o demo-report.html
 """
@@ -28,7 +29,10 @@ from qar_sql.compliance.store import recorded_audit
 from qar_sql.demo import write_population
 
 REPO = Path(__file__).resolve().parents[1]
-COLUMNS = ["age", "sex", "postcode", "marital_status", "education", "income_band"]
+COLUMNS = [
+    *("age", "sex", "postcode", "marital_status", "education", "income_band", "employment_status"),
+    "household_size",
+]
 RISK = {"p": 3, "pi_u": 0.2}
 TREATMENTS = """
 qid = ["age", "sex", "postcode"]
