@@ -326,7 +326,9 @@ class Distributions:
 
     dcr: np.ndarray  # per treated record
     nndr: np.ndarray  # per treated record
-    local_cloaking: np.ndarray | None  # per original record
+    # per original record: exact up to the median, above it possibly a lower bound (the count is
+    # at least that); the figure clips at the 95th percentile, which is then a lower bound too
+    local_cloaking: np.ndarray | None
     original_xy: np.ndarray  # (rows × 2) first two axes (a sample when the table is large)
     treated_xy: np.ndarray
 

@@ -80,7 +80,7 @@ def test_closest_against_brute_force(seed):
 @pytest.mark.parametrize("seed", range(6))
 def test_link_against_brute_force(seed):
     original, treated, own = grid_pair(seed)
-    got = metrics.link(original, treated, own)
+    got = metrics.link(original, treated, own, exact_share=1.0)
     right, cloak = brute_link(original, treated, own)
     np.testing.assert_allclose(got.right, right, rtol=0, atol=1e-15)
     np.testing.assert_array_equal(got.local_cloaking, cloak)
@@ -97,10 +97,40 @@ def test_link_on_continuous_coordinates(seed):
     original = rng.normal(size=(200, 4))
     treated = original + rng.normal(scale=0.7, size=original.shape)
     own = np.arange(200)
-    got = metrics.link(original, treated, own)
+    got = metrics.link(original, treated, own, exact_share=1.0)
     right, cloak = brute_link(original, treated, own)
     np.testing.assert_allclose(got.right, right, atol=1e-15)
     np.testing.assert_array_equal(got.local_cloaking, cloak)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("exact_share", [0.5, 0.95, 1.0])
+def test_local_cloaking_by_growing_k_against_brute_force(monkeypatch, seed, exact_share):
+    """Counts read from k nearest distances, k grown ×4 (from 2 here, so several rounds run):
+    the sorted counts equal brute force up to the asked quantile, the rest are lower bounds (k:
+    at least every exact count) — so the median (and the 95th percentile the figure clips at) is
+    exact. Grid coordinates: ties on the radius are counted as the brute force counts them."""
+    monkeypatch.setattr(metrics, "CLOAKING_FIRST_K", 2)
+    for original, treated, own in (grid_pair(seed, n=150), continuous_pair(seed)):
+        _, cloak = brute_link(original, treated, own)
+        got = metrics.link(original, treated, own, exact_share=exact_share).local_cloaking
+        n = len(cloak)
+        exact = got == cloak
+        assert (got <= cloak).all() and (got[~exact] >= got[exact].max(initial=-1)).all()
+        keep = min(n, int(np.ceil(exact_share * n)) + 1)
+        np.testing.assert_array_equal(np.sort(got)[:keep], np.sort(cloak)[:keep])
+        assert np.median(got) == np.median(cloak)
+        if exact_share >= 0.95:
+            assert np.percentile(got, 95) == np.percentile(cloak, 95)
+        if exact_share == 1.0:
+            np.testing.assert_array_equal(got, cloak)
+
+
+def continuous_pair(seed: int, n: int = 300):
+    """Records far from their own treated record (large counts: several rounds of k)."""
+    rng = np.random.default_rng(200 + seed)
+    original = rng.normal(size=(n, 3))
+    return original, original + rng.normal(scale=1.5, size=original.shape), np.arange(n)
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -341,10 +371,11 @@ def test_real_avatar_pair_against_brute_force(shared_data):
     d1, nndr = brute_closest(o, t)
     assert closest.dtc == pytest.approx(np.median(d1), abs=1e-12)
     assert closest.cdr == pytest.approx(np.median(nndr), abs=1e-12)
-    linkage = metrics.link(o, t, own)
+    linkage = metrics.link(o, t, own, exact_share=1.0)
     right, cloak = brute_link(o, t, own)
     np.testing.assert_allclose(linkage.right, right, atol=1e-15)
     np.testing.assert_array_equal(linkage.local_cloaking, cloak)
+    assert metrics.link(o, t, own).median_local_cloaking == np.median(cloak)  # as compare() counts
     # The figures quoted in docs/compare.md (exact decomposition, 5 components, fair ties).
     assert linkage.hidden_rate == pytest.approx(0.93379, abs=1e-5)
     assert linkage.median_local_cloaking == 18

@@ -254,6 +254,8 @@ def compare(
         hidden = cloak = cpr = None
         linkage = None
         if own is not None:
+            # Exact up to the median (metrics.cloaking_counts); the counts above it may be lower
+            # bounds, which the figure's clipping at the 95th percentile states truthfully.
             linkage = metrics.link(o["main"], t["main"], own, cloaking=cloaking)
             hidden = linkage.hidden_rate
             cloak = linkage.median_local_cloaking

@@ -44,6 +44,13 @@ TIE_TOLERANCE = 1e-9
 
 _WORKERS = -1
 
+#: Neighbours first asked per record when counting local cloaking; multiplied by 4 for the
+#: records that have more, until the share of counts asked for is exact.
+CLOAKING_FIRST_K = 64
+
+#: Neighbour distances held at once while counting (rows × k floats per chunk: 32 MB).
+_CHUNK_VALUES = 1 << 22
+
 
 def tie_radius(d: np.ndarray) -> np.ndarray:
     """The largest distance still tied with d."""
@@ -122,28 +129,59 @@ def link(
     own: np.ndarray,
     *,
     cloaking: bool = True,
+    exact_share: float = 0.5,
     tree: cKDTree | None = None,
 ) -> Linkage:
     """The distance attack: each original o_i against every treated record; ``own[i]`` is the
     row of the treated record made from o_i.
 
-    Local cloaking costs time in proportion to the counts it finds (a kd-tree ball count), so a
-    release whose records sit far from their own originals costs more; ``cloaking=False``
-    skips it.
+    Local cloaking is exact for at least the lowest ``exact_share`` of the records (0.5: the
+    median; 1: every record), see :func:`cloaking_counts`; ``cloaking=False`` skips it.
     """
     tree = tree if tree is not None else cKDTree(treated)
     dmin, _ = tree.query(original, k=1, workers=_WORKERS)
     tied = np.asarray(tree.query_ball_point(original, tie_radius(dmin), return_length=True, workers=_WORKERS))
     d_own = distances_to_own(original, treated, own)
     right = np.where(d_own <= tie_radius(dmin), 1.0 / np.maximum(tied, 1), 0.0)
-    counts = None
-    if cloaking:
-        r = below_radius(d_own)
-        counts = np.zeros(len(original), dtype=np.int64)
-        inside = r >= 0
-        if inside.any():
-            counts[inside] = tree.query_ball_point(original[inside], r[inside], return_length=True, workers=_WORKERS)
+    counts = cloaking_counts(tree, original, below_radius(d_own), exact_share) if cloaking else None
     return Linkage(right=right, tied=tied.astype(np.int64), local_cloaking=counts)
+
+
+def cloaking_counts(tree: cKDTree, points: np.ndarray, radius: np.ndarray, exact_share: float = 0.5) -> np.ndarray:
+    """#{j : ‖t_j − p_i‖ ≤ radius_i} per point (0 where radius_i < 0), with t the tree's points.
+
+    Why not a ball count per point: its cost grows with the count, and a release that moves a
+    few records far from their originals puts tens of thousands of records in their balls
+    (the benchmark's 100,000 perturbed records: mean count 2,570, median 19 — 30 CPU seconds,
+    and a hundred times more at a million rows). Instead the k nearest distances are read (k = 64 first): a
+    count below k is exact; a point with k or more is asked again with 4k, and so on, until at
+    most a share 1 − ``exact_share`` of the points is left undecided. Those keep the lower
+    bound k as their count: more than every exact count, so the sorted counts are exact up to
+    the ``exact_share`` quantile (the median for 0.5; every count for 1). Memory stays at
+    ``_CHUNK_VALUES`` distances per chunk.
+    """
+    n, n_tree = len(points), int(tree.n)
+    counts = np.zeros(n, dtype=np.int64)
+    todo = np.flatnonzero(radius >= 0)
+    # Sorted positions 0..keep-1 must be exact: at most n - keep points may stay undecided.
+    keep = min(n, int(np.ceil(exact_share * n)) + 1)
+    k = CLOAKING_FIRST_K
+    while len(todo):
+        k_eff = min(k, n_tree)
+        rows = max(1, _CHUNK_VALUES // k_eff)
+        undecided = []
+        for start in range(0, len(todo), rows):
+            idx = todo[start : start + rows]
+            d, _ = tree.query(points[idx], k=k_eff, workers=_WORKERS)
+            c = (d.reshape(len(idx), k_eff) <= radius[idx, None]).sum(axis=1)
+            counts[idx] = c
+            if k_eff < n_tree:
+                undecided.append(idx[c == k_eff])
+        todo = np.concatenate(undecided) if undecided else todo[:0]
+        if len(todo) <= n - keep:
+            break
+        k *= 4
+    return counts
 
 
 def _tied_groups(query: np.ndarray, points: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
