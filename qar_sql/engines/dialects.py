@@ -48,6 +48,10 @@ class Dialect:
     #: Spark): a backslash in a value is doubled. And how a single quote inside is written.
     string_backslash_escapes: bool = False
     string_quote_escape: str = "''"
+    #: Type names for a cast to a double and to text ("double precision" and "varchar" are
+    #: SQL's; Spark and BigQuery know neither name).
+    float_type: str = "double precision"
+    text_type: str = "varchar"
     #: The dialect runs here (tests execute it) or only compiles (tests render and parse it).
     executable: bool = False
 
@@ -129,6 +133,20 @@ DIALECTS: dict[str, Dialect] = {
         cube_beta=3.0,
         executable=True,
     ),
+    # Apache Spark through Spark Connect (engines/spark.py): backticks quote a name (a backtick
+    # inside is doubled). In a string literal a backslash escapes, and two adjacent literals
+    # 'a''b' are concatenated to 'ab', so a quote inside is written \'.
+    "spark": Dialect(
+        "spark",
+        quote_open="`",
+        quote_close="`",
+        quote_escape="``",
+        string_backslash_escapes=True,
+        string_quote_escape="\\'",
+        float_type="double",
+        text_type="string",
+        executable=True,
+    ),
     # Snowflake: double-quoted identifiers are case-sensitive, which is what we want for exact
     # names. Compile-only here.
     "snowflake": Dialect("snowflake", string_backslash_escapes=True),
@@ -143,6 +161,8 @@ DIALECTS: dict[str, Dialect] = {
         string_backslash_escapes=True,
         string_quote_escape="\\'",
         exact_decimal="bignumeric",
+        float_type="float64",
+        text_type="string",
     ),
 }
 
