@@ -147,6 +147,26 @@ DIALECTS: dict[str, Dialect] = {
         text_type="string",
         executable=True,
     ),
+    # ClickHouse in process through chdb (engines/clickhouse.py). Inside a quoted name and a
+    # string literal a backslash escapes. Names and values are case-sensitive and text
+    # compares bytes, as in DuckDB; NULL sorts last; Nullable columns group NULLs together.
+    "clickhouse": Dialect(
+        "clickhouse",
+        backslash_escapes=True,
+        string_backslash_escapes=True,
+        # An outer join's unmatched side is NULL, not the type's default (0, ''), and a cast
+        # of a Nullable value keeps NULL instead of failing: the SQL the templates assume.
+        # An aggregate over no rows is NULL (sum() would be 0).
+        session_sql=(
+            "set join_use_nulls = 1",
+            "set cast_keep_nullable = 1",
+            "set aggregate_functions_null_for_empty = 1",
+        ),
+        # Reads and settings only, from here on: no statement can write (readonly = 2 still
+        # allows session temporary tables).
+        read_only_sql="set readonly = 2",
+        executable=True,
+    ),
     # Snowflake: double-quoted identifiers are case-sensitive, which is what we want for exact
     # names. Compile-only here.
     "snowflake": Dialect("snowflake", string_backslash_escapes=True),
