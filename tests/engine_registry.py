@@ -40,6 +40,8 @@ class Engine:
     """One engine's test tables; subclasses fill in the engine's own DDL and driver."""
 
     name = ""
+    #: What qar reports as ``result.engine`` (SQLAlchemy's backend name).
+    engine_name = ""
     #: test type name -> this engine's column type
     types: dict[str, str] = {}
 
@@ -71,7 +73,8 @@ class Engine:
         types = dict(types or {})
         for i, n in enumerate(names):
             types.setdefault(n, guess_type(r[i] for r in rows))
-        ddl = ", ".join(f"{self.quote(n)} {self.types[types[n]]}" for n in names)
+        # A type the map does not name ("double", "date") is written as given.
+        ddl = ", ".join(f"{self.quote(n)} {self.types.get(types[n], types[n])}" for n in names)
         self._create(self.qualified(table), ddl, [tuple(r) for r in rows], len(names))
         return self.source, self.table_name(table)
 
@@ -93,9 +96,25 @@ class Engine:
     def cleanup(self) -> None:
         pass
 
+    def loader(self) -> ColumnLoader:
+        """This engine with conftest.Loader's interface, for the oracle tests written for it."""
+        return ColumnLoader(self)
+
+
+class ColumnLoader:
+    """``.name`` and ``.load(table, {column: values}, types)``: what the tests of the ``engine``
+    fixture (tests/conftest.py) call, so their oracle checks run on every registered engine."""
+
+    def __init__(self, engine: Engine):
+        self.engine = engine
+        self.name = engine.engine_name
+
+    def load(self, table: str, data: dict[str, list], types=None) -> tuple[str, str]:
+        return self.engine.load_columns(table, data, types)
+
 
 class DuckDB(Engine):
-    name = "duckdb"
+    name = engine_name = "duckdb"
     types = {"text": "varchar", "bigint": "bigint", "double precision": "double", "boolean": "boolean"}
 
     def __init__(self, tmp_path):
@@ -133,9 +152,9 @@ class DuckDB(Engine):
 class SQLite(Engine):
     """A file per test; Python's own sqlite3 writes it, qar reads it through SQLAlchemy."""
 
-    name = "sqlite"
+    name = engine_name = "sqlite"
     # SQLite has no boolean type: True and False are stored as 1 and 0 (as SQLAlchemy does).
-    types = {"text": "text", "bigint": "integer", "double precision": "real", "boolean": "integer"}
+    types = {"text": "text", "bigint": "integer", "double precision": "real", "double": "real", "boolean": "integer"}
 
     def __init__(self, tmp_path):
         super().__init__(tmp_path)
@@ -242,7 +261,7 @@ class _SQLAlchemyServer(Engine):
 
 
 class PostgreSQL(_SQLAlchemyServer):
-    name = "postgresql"
+    name = engine_name = "postgresql"
     url = PG_URL
     types = {"text": "text", "bigint": "bigint", "double precision": "double precision", "boolean": "boolean"}
 
@@ -257,6 +276,7 @@ class MariaDB(_SQLAlchemyServer):
     trailing-space-insensitive: qar must compare bytes to count as DuckDB does."""
 
     name = "mariadb"
+    engine_name = "mysql"  # SQLAlchemy's name for mysql+pymysql://
     url = MYSQL_URL
     _state: dict = {}
     types = {"text": "text", "bigint": "bigint", "double precision": "double", "boolean": "boolean"}
