@@ -45,6 +45,13 @@ SQL
   fi
 }
 
+# MariaDB for the engine tests (tests/test_engines.py): installed and started by its own script.
+if mariadb_env=$(bash scripts/mariadb.sh); then
+  eval "$mariadb_env"
+else
+  echo "note: MariaDB is not available; MariaDB tests will $( [ "${CI:-}" = true ] && echo FAIL || echo skip )" >&2
+fi
+
 # Headless Chromium for the HTML report test (Debian's package), installed where absent.
 if ! command -v chromium >/dev/null; then
   { [ "$(id -u)" = 0 ] && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null 2>&1; } \

@@ -17,7 +17,6 @@ from qar_sql.cli.main import cli
 from qar_sql.engines.dialects import DIALECTS, sql_comment
 from qar_sql.errors import UsageError
 
-SQLGLOT = {"postgresql": "postgres"}
 HOSTILE = [
     "a'b",
     "x\\",
@@ -32,7 +31,7 @@ SEPARATORS = ["\n", "\r", "\u2028", "\u2029", "\u0085", "\x0c", "\x00", "\u202e"
 
 
 def _parse(sql: str, dialect: str) -> list[exp.Expression]:
-    return [s for s in sqlglot.parse(sql, read=SQLGLOT.get(dialect, dialect)) if s is not None]
+    return [s for s in sqlglot.parse(sql, read=DIALECTS[dialect].sqlglot or dialect) if s is not None]
 
 
 @pytest.mark.parametrize("dialect", sorted(DIALECTS))

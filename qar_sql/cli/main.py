@@ -15,6 +15,7 @@ import click
 
 from qar_sql import config as qar_config
 from qar_sql import params
+from qar_sql.engines.dialects import DIALECTS
 from qar_sql.errors import ExitCode, QarError
 from qar_sql.secrets import scrub, secret_values
 from qar_sql.version import __version__
@@ -219,7 +220,7 @@ def audit(
 @click.option(
     "--dialect",
     "-d",
-    type=click.Choice(["duckdb", "postgresql", "snowflake", "bigquery"]),
+    type=click.Choice(sorted(DIALECTS)),
     help="SQL dialect (default: from SOURCE; duckdb for files).",
 )
 @params.table

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from qar_sql import params
+from qar_sql.engines.dialects import DIALECTS
 
 
 @click.command("discover")
@@ -94,7 +95,7 @@ def discover_cmd(where, max_size, drop_null, top, fmt, jobs, batch_size, quiet):
 @click.option(
     "--dialect",
     "-d",
-    type=click.Choice(["duckdb", "postgresql", "snowflake", "bigquery"]),
+    type=click.Choice(sorted(DIALECTS)),
     help="With --emit-sql: SQL dialect of the view (default: the source's).",
 )
 @click.option("--view", help="With --emit-sql: name of the view (default: TABLE_treated).")

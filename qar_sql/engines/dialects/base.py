@@ -1,9 +1,7 @@
-"""SQL dialects: how each engine quotes names and which capabilities it has.
-
-A dialect is a name (SQLAlchemy's backend name, also the template folder that overrides the
-portable SQL) plus capability flags. Templates in ``templates/default`` are portable; a flag is
-added here only where a test showed an engine needs something different, with a comment why.
-"""
+"""The :class:`Dialect` every engine module fills in: how an engine quotes names and literals,
+and what it can do, as flags (the way sqlglot's dialect classes declare an engine's features).
+A flag's default is the portable behaviour; an engine module overrides it only where a test
+showed that engine needs something different, with a comment why."""
 
 from __future__ import annotations
 
@@ -54,6 +52,24 @@ class Dialect:
     text_type: str = "varchar"
     #: The dialect runs here (tests execute it) or only compiles (tests render and parse it).
     executable: bool = False
+    #: The name sqlglot gives this dialect (tests parse every rendered statement with it).
+    sqlglot: str = ""
+    #: ``GROUP BY GROUPING SETS`` / ``CUBE`` exist (MariaDB and SQLite have neither: cubes,
+    #: lattice.py, then stay off whatever ``cube_beta`` says).
+    grouping_sets: bool = True
+    #: ``/`` between two integers truncates (PostgreSQL, SQLite), instead of giving a fraction
+    #: (DuckDB, MariaDB's decimal). Templates cast one side to a float wherever a fraction is meant.
+    integer_division: bool = False
+    #: NULL sorts first in ascending order (SQLite, MariaDB) instead of last (PostgreSQL,
+    #: DuckDB). Orders that feed results name ``nulls first/last`` or sort on ``x is null``.
+    nulls_first: bool = False
+    #: A text column compared as this expression ({}: the column) compares code points with no
+    #: padding, as DuckDB does; None where plain comparison already does (MariaDB's default
+    #: collations ignore case and trailing spaces, so 'a' = 'A' = 'a ').
+    binary_text: str | None = None
+    #: Arithmetic on 64-bit integers wraps modulo 2^64 (False: an overflow is an error, so the
+    #: PRNG keeps every intermediate below 2^63; see treat/prng.py).
+    integer_wraps: bool = False
 
     def quote(self, name: str) -> str:
         """Quote an identifier so any printable string (quotes, spaces, ``;``, unicode) is one name."""
@@ -107,97 +123,3 @@ def sql_comment(text: str) -> str:
     """``text`` safe inside a ``--`` comment: every unsafe character (a line break or separator
     would end the comment and let the rest run as SQL) written as its escape."""
     return "".join(c.encode("unicode_escape").decode("ascii") if unsafe_character(c) else c for c in text)
-
-
-DIALECTS: dict[str, Dialect] = {
-    "duckdb": Dialect("duckdb", cte_materialized=True, temp_tables=True, executable=True),
-    "postgresql": Dialect(
-        "postgresql",
-        cte_materialized=True,
-        # Repeatable read: every statement of the transaction reads one snapshot, which the
-        # other connections import (pg_export_snapshot), so a table written to during the scan
-        # is read as of the scan's start by all of them. A read-only transaction at this level
-        # never fails with a serialization error.
-        read_only_sql="set transaction isolation level repeatable read, read only",
-        snapshot_export_sql="select pg_export_snapshot()",
-        snapshot_import_sql="set transaction snapshot {snapshot}",
-        # JIT-compiling a statement of hundreds of GROUP BYs costs more than running it: with
-        # 256 QIs per statement, 42 s with JIT against 12 s without (bench_audit_postgres.py).
-        # Hash aggregates over more than work_mem spill to disk (PostgreSQL's default is 4MB);
-        # raise it to 64MB for the session, never lower what the server already grants.
-        session_sql=(
-            "set jit = off",
-            "select set_config('work_mem', '64MB', false) "
-            "where pg_size_bytes(current_setting('work_mem')) < 64 * 1024 * 1024",
-        ),
-        cube_beta=3.0,
-        executable=True,
-    ),
-    # Apache Spark through Spark Connect (engines/spark.py): backticks quote a name (a backtick
-    # inside is doubled). In a string literal a backslash escapes, and two adjacent literals
-    # 'a''b' are concatenated to 'ab', so a quote inside is written \'.
-    "spark": Dialect(
-        "spark",
-        quote_open="`",
-        quote_close="`",
-        quote_escape="``",
-        string_backslash_escapes=True,
-        string_quote_escape="\\'",
-        float_type="double",
-        text_type="string",
-        executable=True,
-    ),
-    # ClickHouse in process through chdb (engines/clickhouse.py). Inside a quoted name and a
-    # string literal a backslash escapes. Names and values are case-sensitive and text
-    # compares bytes, as in DuckDB; NULL sorts last; Nullable columns group NULLs together.
-    "clickhouse": Dialect(
-        "clickhouse",
-        backslash_escapes=True,
-        string_backslash_escapes=True,
-        # An outer join's unmatched side is NULL, not the type's default (0, ''), and a cast
-        # of a Nullable value keeps NULL instead of failing: the SQL the templates assume.
-        # An aggregate over no rows is NULL (sum() would be 0).
-        session_sql=(
-            "set join_use_nulls = 1",
-            "set cast_keep_nullable = 1",
-            "set aggregate_functions_null_for_empty = 1",
-        ),
-        # Reads and settings only, from here on: no statement can write (readonly = 2 still
-        # allows session temporary tables).
-        read_only_sql="set readonly = 2",
-        executable=True,
-    ),
-    # Snowflake: double-quoted identifiers are case-sensitive, which is what we want for exact
-    # names. Compile-only here.
-    "snowflake": Dialect("snowflake", string_backslash_escapes=True),
-    # BigQuery quotes with backticks and escapes a backtick inside with a backslash; its NUMERIC
-    # keeps only 9 decimal places, BIGNUMERIC 38.
-    "bigquery": Dialect(
-        "bigquery",
-        quote_open="`",
-        quote_close="`",
-        quote_escape="\\`",
-        backslash_escapes=True,
-        string_backslash_escapes=True,
-        string_quote_escape="\\'",
-        exact_decimal="bignumeric",
-        float_type="float64",
-        text_type="string",
-    ),
-}
-
-#: Dialects for engines we have not tested get the portable SQL and ANSI quoting.
-GENERIC = Dialect("default")
-
-
-def get_dialect(name: str, *, strict: bool = False) -> Dialect:
-    """The dialect called ``name`` (SQLAlchemy backend name)."""
-    if name in DIALECTS:
-        return DIALECTS[name]
-    if strict:
-        import difflib
-
-        close = difflib.get_close_matches(name, DIALECTS, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise UsageError(f"unknown SQL dialect {name!r}{hint} Choose one of: {', '.join(DIALECTS)}.")
-    return Dialect(name, quote_open=GENERIC.quote_open, quote_close=GENERIC.quote_close)

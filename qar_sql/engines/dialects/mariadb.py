@@ -1,0 +1,28 @@
+"""MariaDB and MySQL (``mysql+pymysql://``, ``mariadb+pymysql://``): through SQLAlchemy and
+PyMySQL (``pip install 'qar-sql[mysql]'``). Runs in the test suite against Debian's
+mariadb-server; SQL it needs differently lives in templates/mysql/."""
+
+from qar_sql.engines.dialects.base import Dialect
+
+DIALECT = Dialect(
+    "mysql",
+    quote_open="`",
+    quote_close="`",
+    quote_escape="``",
+    # One consistent InnoDB snapshot (the default isolation is repeatable read) for the whole
+    # read-only transaction: a write to the table mid-scan is not seen.
+    read_only_sql="start transaction read only, with consistent snapshot",
+    # A backslash escapes inside a string literal (unless NO_BACKSLASH_ESCAPES is set, where
+    # a doubled backslash would read as two: the server's default mode is assumed).
+    string_backslash_escapes=True,
+    # No GROUPING SETS (MySQL 8 has ROLLUP only, MariaDB not even grouping()): each QI is
+    # counted from the codes.
+    grouping_sets=False,
+    # NULL is the smallest value in ORDER BY.
+    nulls_first=True,
+    # The default collations (utf8mb4_general_ci and the like) compare 'a' = 'A' = 'a ': a
+    # text value is grouped and joined by its code points, with no padding, as in DuckDB.
+    binary_text="{} collate utf8mb4_nopad_bin",
+    executable=True,
+    sqlglot="mysql",
+)

@@ -1,0 +1,19 @@
+"""SQLite files (``sqlite:///file.db``): Python's own sqlite3 driver through SQLAlchemy.
+
+The file is opened read-only (source.py rewrites the URL to ``?mode=ro``), so an audit can
+never write it, and a missing file is an error instead of a new empty database."""
+
+from qar_sql.engines.dialects.base import Dialect
+
+DIALECT = Dialect(
+    "sqlite",
+    # A second line of defence beside mode=ro: the connection refuses every write.
+    read_only_sql="pragma query_only = on",
+    # No GROUPING SETS or CUBE: each QI is counted from the codes.
+    grouping_sets=False,
+    # 7 / 2 = 3 on integers; NULL is the smallest value in ORDER BY.
+    integer_division=True,
+    nulls_first=True,
+    executable=True,
+    sqlglot="sqlite",
+)

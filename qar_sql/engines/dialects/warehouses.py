@@ -1,0 +1,48 @@
+"""The warehouses qar compiles for but does not run here (no server in the test suite):
+every rendered statement is parsed by sqlglot in the warehouse's dialect, and ``qar sql
+--dialect NAME`` prints what would run. Each is one :class:`Dialect` with its flags."""
+
+from qar_sql.engines.dialects.base import Dialect
+
+# Snowflake: double-quoted identifiers are case-sensitive, which is what we want for exact
+# names; a backslash escapes inside a string literal.
+SNOWFLAKE = Dialect("snowflake", string_backslash_escapes=True, sqlglot="snowflake")
+
+# BigQuery quotes with backticks and escapes a backtick inside with a backslash; its NUMERIC
+# keeps only 9 decimal places, BIGNUMERIC 38.
+BIGQUERY = Dialect(
+    "bigquery",
+    quote_open="`",
+    quote_close="`",
+    quote_escape="\\`",
+    backslash_escapes=True,
+    string_backslash_escapes=True,
+    string_quote_escape="\\'",
+    exact_decimal="bignumeric",
+    float_type="float64",
+    text_type="string",
+    sqlglot="bigquery",
+)
+
+# Trino: ANSI quoting and literals; integer / integer truncates; NULLs sort last.
+TRINO = Dialect("trino", integer_division=True, sqlglot="trino")
+
+# Databricks (Spark SQL): backtick-quoted names, a backtick inside doubled; inside a string
+# literal a backslash escapes, also the quote (Spark reads '' as two adjacent literals).
+DATABRICKS = Dialect(
+    "databricks",
+    quote_open="`",
+    quote_close="`",
+    quote_escape="``",
+    string_backslash_escapes=True,
+    string_quote_escape="\\'",
+    nulls_first=True,
+    # Spark SQL has neither "double precision" nor "varchar" (without a length) in a cast.
+    float_type="double",
+    text_type="string",
+    sqlglot="databricks",
+)
+
+# Redshift: PostgreSQL 8's SQL, but a backslash escapes inside a string literal; integer /
+# integer truncates; no MATERIALIZED CTEs.
+REDSHIFT = Dialect("redshift", string_backslash_escapes=True, integer_division=True, sqlglot="redshift")

@@ -1,0 +1,319 @@
+"""Every engine the tests run qar on, by name: how to put a small table there and where qar
+finds it again.
+
+``ENGINES`` maps an engine name to its class; ``open_engine(name, tmp_path)`` checks that the
+engine can run here (a server answers, a driver is installed) and returns an instance, or skips
+the test with the reason on a user's machine and FAILS it under ``CI=true`` (as
+tests/conftest.py does for PostgreSQL). An instance loads tables from column names and rows
+(values may be None; names may hold quotes, spaces, ``;``, backticks, unicode) and returns
+``(source, table)`` for ``qar_sql``: the URL or file qar opens and the table name to pass as
+``table=``. ``execute`` runs DDL as the table's owner (the views ``--emit-sql`` writes) and
+``fetch`` reads rows back, both with the engine's own driver, never through qar.
+
+Adding an engine: a subclass with ``name``, ``types`` (the test type names "text", "bigint",
+"double precision", "boolean" in that engine's DDL), ``quote``, ``unavailable``, ``_create``,
+``execute`` and ``fetch``, and one line in ``ENGINES``.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+
+import duckdb
+import pytest
+from conftest import IN_CI, PG_URL, _pg_engine
+from conftest import _duck_type as guess_type
+
+#: The MariaDB that scripts/mariadb.sh starts: a user with every privilege on the databases
+#: ``qar_test%`` and a SELECT-only user on the same databases.
+MYSQL_URL = os.environ.get("QAR_TEST_MYSQL_URL", "mysql+pymysql://qar_test:qar_test@127.0.0.1:3306/qar_test")
+MYSQL_RO_URL = os.environ.get(
+    "QAR_TEST_MYSQL_RO_URL", "mysql+pymysql://qar_test_ro:qar_test_ro@127.0.0.1:3306/qar_test"
+)
+
+
+class Engine:
+    """One engine's test tables; subclasses fill in the engine's own DDL and driver."""
+
+    name = ""
+    #: What qar reports as ``result.engine`` (SQLAlchemy's backend name).
+    engine_name = ""
+    #: test type name -> this engine's column type
+    types: dict[str, str] = {}
+
+    def __init__(self, tmp_path: Path):
+        self.tmp_path = tmp_path
+
+    @classmethod
+    def unavailable(cls) -> str | None:
+        """Why the engine cannot run here, or None."""
+        return None
+
+    @property
+    def source(self) -> str:
+        raise NotImplementedError
+
+    def quote(self, name: str) -> str:
+        return '"' + name.replace('"', '""') + '"'
+
+    def qualified(self, name: str) -> str:
+        """The quoted name of an object this instance created (for ``fetch``)."""
+        return self.quote(name)
+
+    def table_name(self, name: str) -> str:
+        """What qar is given as ``table=`` for an object this instance created."""
+        return name
+
+    def load(self, table: str, names: Sequence[str], rows: Sequence[tuple], types=None) -> tuple[str, str]:
+        """Create ``table`` with ``rows`` and return (source, table) for qar."""
+        types = dict(types or {})
+        for i, n in enumerate(names):
+            types.setdefault(n, guess_type(r[i] for r in rows))
+        # A type the map does not name ("double", "date") is written as given.
+        ddl = ", ".join(f"{self.quote(n)} {self.types.get(types[n], types[n])}" for n in names)
+        self._create(self.qualified(table), ddl, [tuple(r) for r in rows], len(names))
+        return self.source, self.table_name(table)
+
+    def load_columns(self, table: str, data: dict[str, list], types=None) -> tuple[str, str]:
+        """``load`` from {column: values} (the shape conftest.Loader takes)."""
+        names = list(data)
+        n = len(data[names[0]]) if names else 0
+        return self.load(table, names, [tuple(data[c][i] for c in names) for i in range(n)], types)
+
+    def _create(self, full: str, ddl: str, rows: list[tuple], width: int) -> None:
+        raise NotImplementedError
+
+    def execute(self, sql: str) -> None:
+        raise NotImplementedError
+
+    def fetch(self, sql: str) -> list[tuple]:
+        raise NotImplementedError
+
+    def cleanup(self) -> None:
+        pass
+
+    def loader(self) -> ColumnLoader:
+        """This engine with conftest.Loader's interface, for the oracle tests written for it."""
+        return ColumnLoader(self)
+
+
+class ColumnLoader:
+    """``.name`` and ``.load(table, {column: values}, types)``: what the tests of the ``engine``
+    fixture (tests/conftest.py) call, so their oracle checks run on every registered engine."""
+
+    def __init__(self, engine: Engine):
+        self.engine = engine
+        self.name = engine.engine_name
+
+    def load(self, table: str, data: dict[str, list], types=None) -> tuple[str, str]:
+        return self.engine.load_columns(table, data, types)
+
+
+class DuckDB(Engine):
+    name = engine_name = "duckdb"
+    types = {"text": "varchar", "bigint": "bigint", "double precision": "double", "boolean": "boolean"}
+
+    def __init__(self, tmp_path):
+        super().__init__(tmp_path)
+        self.path = str(tmp_path / f"duck_{uuid.uuid4().hex[:8]}.duckdb")
+
+    @property
+    def source(self) -> str:
+        return self.path
+
+    def _create(self, full, ddl, rows, width):
+        self.execute(f"create table {full} ({ddl})")
+        if rows:
+            con = duckdb.connect(self.path)
+            try:
+                con.executemany(f"insert into {full} values ({', '.join(['?'] * width)})", rows)
+            finally:
+                con.close()
+
+    def execute(self, sql):
+        con = duckdb.connect(self.path)
+        try:
+            con.execute(sql)
+        finally:
+            con.close()
+
+    def fetch(self, sql):
+        con = duckdb.connect(self.path, read_only=True)
+        try:
+            return con.execute(sql).fetchall()
+        finally:
+            con.close()
+
+
+class SQLite(Engine):
+    """A file per test; Python's own sqlite3 writes it, qar reads it through SQLAlchemy."""
+
+    name = engine_name = "sqlite"
+    # SQLite has no boolean type: True and False are stored as 1 and 0 (as SQLAlchemy does).
+    types = {"text": "text", "bigint": "integer", "double precision": "real", "double": "real", "boolean": "integer"}
+
+    def __init__(self, tmp_path):
+        super().__init__(tmp_path)
+        self.path = tmp_path / f"lite_{uuid.uuid4().hex[:8]}.db"
+
+    @property
+    def source(self) -> str:
+        return f"sqlite:///{self.path}"
+
+    def _create(self, full, ddl, rows, width):
+        con = sqlite3.connect(self.path)
+        try:
+            con.execute(f"create table {full} ({ddl})")
+            con.executemany(f"insert into {full} values ({', '.join(['?'] * width)})", rows)
+            con.commit()
+        finally:
+            con.close()
+
+    def execute(self, sql):
+        con = sqlite3.connect(self.path)
+        try:
+            con.executescript(sql)
+        finally:
+            con.close()
+
+    def fetch(self, sql):
+        con = sqlite3.connect(self.path)
+        try:
+            return con.execute(sql).fetchall()
+        finally:
+            con.close()
+
+
+class _SQLAlchemyServer(Engine):
+    """A server reached through SQLAlchemy: every instance works in a schema of its own."""
+
+    url = ""
+    _state: dict = {}
+
+    @classmethod
+    def _engine(cls):
+        state = cls._state
+        if not state:
+            try:
+                import sqlalchemy as sa
+
+                eng = sa.create_engine(cls.url, poolclass=sa.pool.NullPool)
+                with eng.connect() as c:
+                    c.exec_driver_sql("select 1")
+                state["engine"] = eng
+            except Exception as exc:  # driver missing or server down
+                state["error"] = f"{cls.name} at {cls.url} is unreachable: {str(exc).splitlines()[0]}"
+        return state.get("engine"), state.get("error")
+
+    @classmethod
+    def unavailable(cls):
+        return cls._engine()[1]
+
+    def __init__(self, tmp_path):
+        super().__init__(tmp_path)
+        self.eng = self._engine()[0]
+        self.schema = self._schema_name()
+        self.execute(f"create schema {self.quote(self.schema)}")
+
+    def _schema_name(self) -> str:
+        return f"t_{uuid.uuid4().hex[:10]}"
+
+    @property
+    def source(self) -> str:
+        return self.url
+
+    def qualified(self, name):
+        return f"{self.quote(self.schema)}.{self.quote(name)}"
+
+    def table_name(self, name):
+        return f"{self.schema}.{name}"
+
+    def _create(self, full, ddl, rows, width):
+        raw = self.eng.raw_connection()
+        try:
+            cur = raw.cursor()
+            cur.execute(f"create table {full} ({ddl})")
+            if rows:
+                cur.executemany(f"insert into {full} values ({', '.join(['%s'] * width)})", rows)
+            raw.commit()
+        finally:
+            raw.close()
+
+    def execute(self, sql):
+        raw = self.eng.raw_connection()
+        try:
+            cur = raw.cursor()
+            cur.execute(sql)
+            raw.commit()
+        finally:
+            raw.close()
+
+    def fetch(self, sql):
+        with self.eng.connect() as c:
+            return [tuple(r) for r in c.exec_driver_sql(sql, execution_options={"no_parameters": True})]
+
+    def cleanup(self):
+        self.execute(f"drop schema {self.quote(self.schema)} cascade")
+
+
+class PostgreSQL(_SQLAlchemyServer):
+    name = engine_name = "postgresql"
+    url = PG_URL
+    types = {"text": "text", "bigint": "bigint", "double precision": "double precision", "boolean": "boolean"}
+
+    @classmethod
+    def _engine(cls):
+        return _pg_engine()  # conftest's: one connection check for the whole session
+
+
+class MariaDB(_SQLAlchemyServer):
+    """A database per instance (MySQL's schema), named ``qar_test_…`` so the test user may
+    create it. Text columns keep the server's default collation, which is case- and
+    trailing-space-insensitive: qar must compare bytes to count as DuckDB does."""
+
+    name = "mariadb"
+    engine_name = "mysql"  # SQLAlchemy's name for mysql+pymysql://
+    url = MYSQL_URL
+    _state: dict = {}
+    types = {"text": "text", "bigint": "bigint", "double precision": "double", "boolean": "boolean"}
+
+    def _schema_name(self):
+        return f"qar_test_{uuid.uuid4().hex[:10]}"
+
+    def quote(self, name):
+        return "`" + name.replace("`", "``") + "`"
+
+    def execute(self, sql):
+        # pymysql formats '%' only when arguments are given: none here, so '%' in a name is safe.
+        super().execute(sql)
+
+    def cleanup(self):
+        self.execute(f"drop database {self.quote(self.schema)}")
+
+
+#: Engine name -> its test class. engdist adds "spark" and "clickhouse" here.
+ENGINES: dict[str, type[Engine]] = {
+    "duckdb": DuckDB,
+    "postgresql": PostgreSQL,
+    "sqlite": SQLite,
+    "mariadb": MariaDB,
+}
+
+
+def require(name: str) -> None:
+    """Skip (locally) or fail (CI=true) when the engine cannot run here."""
+    reason = ENGINES[name].unavailable()
+    if reason:
+        if IN_CI:
+            pytest.fail(f"{reason} (CI=true: {name} tests must run)")
+        pytest.skip(reason)
+
+
+def open_engine(name: str, tmp_path: Path) -> Engine:
+    """An instance of the engine called ``name``, after ``require``."""
+    require(name)
+    return ENGINES[name](tmp_path)
