@@ -16,6 +16,9 @@ DIALECT = Dialect(
         "set join_use_nulls = 1",
         "set cast_keep_nullable = 1",
         "set aggregate_functions_null_for_empty = 1",
+        # Text parsed as a number (the PRNG's float literals, cast from text) is rounded
+        # correctly, as everywhere else; the fast default parser can miss by one ulp.
+        "set precise_float_parsing = 1",
     ),
     # Reads and settings only, from here on: no statement can write (readonly = 2 still allows
     # session temporary tables).
