@@ -6,7 +6,8 @@
 # still exported: the Spark tests then fail under CI=true and skip on a user's machine.
 #
 # The server runs with local[2] (this machine's two cores), a small driver heap, few shuffle
-# partitions (the test tables are tiny), and writes its logs and warehouse under
+# partitions (the test tables are tiny), long heartbeat and network timeouts (a loaded machine
+# once stalled the driver past the defaults, and local mode then exits), and writes its logs and warehouse under
 # ${QAR_SPARK_HOME:-/tmp/qar-spark}. Stop it with: "$SPARK_HOME/sbin/stop-connect-server.sh"
 # (SPARK_HOME printed below).
 
@@ -30,15 +31,17 @@ qar_spark_start() {
     --conf spark.connect.grpc.binding.port="$port" \
     --conf spark.sql.shuffle.partitions=4 \
     --conf spark.ui.enabled=false \
+    --conf spark.executor.heartbeatInterval=60s \
+    --conf spark.network.timeout=600s \
     --conf spark.sql.warehouse.dir="$work/warehouse" \
     --conf "spark.driver.extraJavaOptions=-Dderby.system.home=$work" >/dev/null 2>&1 \
     || { echo "note: start-connect-server.sh failed; see $work/logs" >&2; return 1; }
   echo "Spark Connect: starting at $QAR_TEST_SPARK_URL (SPARK_HOME=$home, logs in $work/logs)" >&2
-  for _ in $(seq 1 90); do
+  for _ in $(seq 1 180); do
     if (exec 3<>"/dev/tcp/localhost/$port") 2>/dev/null; then return 0; fi
     sleep 1
   done
-  echo "note: Spark Connect did not open port $port within 90 s; see $work/logs" >&2
+  echo "note: Spark Connect did not open port $port within 180 s; see $work/logs" >&2
   return 1
 }
 
