@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import re
 import socket
+import time
 from typing import Any
 
 from qar_sql.engines.database import Database, Relation, _first_line, _pick_table, _Timed
@@ -96,10 +97,20 @@ class SparkDatabase(Database):
             raise DatabaseError("the Spark engine takes no bound parameters")
         with _Timed("spark", sql) as timed:
             try:
-                rows = [tuple(r) for r in self.session.sql(sql).collect()]
+                started = time.perf_counter()
+                frame = self.session.sql(sql)  # parsed and analysed by the server
+                analysed = time.perf_counter()
+                rows = [tuple(r) for r in frame.collect()]  # optimised, planned, run, fetched
             except self._errors as exc:
                 raise DatabaseError(f"spark failed a statement: {self._reason(exc)}") from exc
             timed.rows = len(rows)
+            if log.isEnabledFor(logging.DEBUG):
+                log.debug(
+                    "spark time: analyse %.3f s, run %.3f s; %s",
+                    analysed - started,
+                    time.perf_counter() - analysed,
+                    metrics_summary(frame),
+                )
             return rows
 
     def stream(self, sql: str, chunk: int):
@@ -129,6 +140,34 @@ class SparkDatabase(Database):
             self.session.stop()  # releases this session only (created, not shared)
         except Exception:  # closing never hides the error that ended the work
             pass
+
+
+#: Spark's plan metrics summed over a statement's nodes (all tasks): name → (metric, unit in s).
+_METRICS = {
+    "shuffle_write_s": ("shuffleWriteTime", 1e-9),
+    "shuffle_fetch_wait_s": ("fetchWaitTime", 1e-3),
+    "task_s": ("pipelineTime", 1e-3),
+    "aggregate_s": ("aggTime", 1e-3),
+    "shuffle_bytes": ("shuffleBytesWritten", 1),
+}
+
+
+def metrics_summary(frame: Any) -> dict[str, float]:
+    """Where a collected statement's time went, from the metrics Spark Connect returns with the
+    result: shuffle write and fetch-wait time, whole-stage pipeline (task) time, aggregation
+    time, shuffle bytes — summed over all tasks, so on 2 cores the task seconds can exceed the
+    wall time. Empty where the server sends none."""
+    out = dict.fromkeys(_METRICS, 0.0)
+    try:
+        nodes = frame.executionInfo.metrics._metrics
+    except Exception:  # an older client or server without execution metrics
+        return {}
+    for node in nodes:
+        for m in node.metrics:
+            for key, (name, unit) in _METRICS.items():
+                if m.name == name:
+                    out[key] += float(m.value) * unit
+    return out
 
 
 def open_spark(url: str, table: str | None) -> tuple[SparkDatabase, Relation]:

@@ -23,6 +23,8 @@ DIALECT = Dialect(
     # Reads and settings only, from here on: no statement can write (readonly = 2 still allows
     # session temporary tables).
     read_only_sql="set readonly = 2",
+    # Integer overflow wraps silently (no error): the PRNG keeps every intermediate below 2^62.
+    integer_wraps=True,
     executable=True,
     sqlglot="clickhouse",
 )
