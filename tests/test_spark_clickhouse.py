@@ -51,14 +51,24 @@ def test_chdb_url_forms(tmp_path):
         qar_sql.audit(f"chdb://{tmp_path}/missing", table="t")
 
 
-def test_chdb_table_lookup_and_read_only(tmp_path):
-    eng = open_engine("clickhouse", tmp_path)
+@pytest.mark.parametrize("name", ["clickhouse", "spark"])
+def test_table_lookup(name, tmp_path):
+    eng = open_engine(name, tmp_path)
     try:
         source, table = eng.load("people", ["age", "zip"], [(30, "a"), (40, None), (30, "a")])
         with pytest.raises(SourceNotFound, match="did you mean"):
             qar_sql.audit(source, table=table + "x")
-        assert qar_sql.audit(source, table=table, p=1, pi_u=0.5).rows == 3
-        # The connection qar reads through refuses writes (readonly = 2), temp tables aside.
+        r = qar_sql.audit(source, table=table, p=1, pi_u=0.5)
+        assert (r.rows, r.engine) == (3, name) and [q.distinct for q in r.qis] == [2, 2]
+    finally:
+        eng.cleanup()
+
+
+def test_chdb_connection_is_read_only(tmp_path):
+    """The connection qar reads through refuses writes (readonly = 2), temp tables aside."""
+    eng = open_engine("clickhouse", tmp_path)
+    try:
+        source, _ = eng.load("people", ["age", "zip"], [(30, "a"), (40, None), (30, "a")])
         db = ClickHouseDatabase(source)
         try:
             with pytest.raises(DatabaseError, match="readonly|READONLY"):
@@ -68,17 +78,5 @@ def test_chdb_table_lookup_and_read_only(tmp_path):
         finally:
             db.close()
         assert eng.fetch(f"select count(*) from {eng.qualified('people')}") == [(3,)]
-    finally:
-        eng.cleanup()
-
-
-def test_spark_table_lookup(tmp_path):
-    eng = open_engine("spark", tmp_path)
-    try:
-        source, table = eng.load("people", ["age", "zip"], [(30, "a"), (40, None), (30, "a")])
-        with pytest.raises(SourceNotFound, match="did you mean"):
-            qar_sql.audit(source, table=table + "x")
-        r = qar_sql.audit(source, table=table, p=1, pi_u=0.5)
-        assert (r.rows, r.engine) == (3, "spark") and [q.distinct for q in r.qis] == [2, 2]
     finally:
         eng.cleanup()
