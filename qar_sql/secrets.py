@@ -62,6 +62,9 @@ def mask_source(source: str) -> str:
         scheme, user, password, rest = _split_url(source)
         userinfo = "" if user is None else user + ("" if password is None else ":" + MASK) + "@"
         path, sep, query = rest.partition("?")
+        # Parameters may also follow the path after ';' (Spark Connect: sc://host/;token=…).
+        path, semi, params = path.partition(";")
+        path += semi + (_mask_pairs(params) if semi else "")
         return scheme + userinfo + path + sep + (_mask_pairs(query) if sep else "")
     if "=" in source:  # a keyword connection string
         return _mask_pairs(source)
@@ -77,7 +80,8 @@ def secret_values(source: str | None) -> list[str]:
         _, _, password, rest = _split_url(source)
         if password:
             found.append(password)
-        text = rest.partition("?")[2]
+        path, _, query = rest.partition("?")
+        text = path.partition(";")[2] + "&" + query  # ;-parameters (Spark Connect) and the query
     else:
         text = source if "=" in source else ""
     for m in _PAIR.finditer(text):

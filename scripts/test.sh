@@ -52,6 +52,9 @@ else
   echo "note: MariaDB is not available; MariaDB tests will $( [ "${CI:-}" = true ] && echo FAIL || echo skip )" >&2
 fi
 
+# Spark Connect for the engine tests: a local server from the pyspark package (exports QAR_TEST_SPARK_URL).
+source scripts/spark.sh
+
 # Headless Chromium for the HTML report test (Debian's package), installed where absent.
 if ! command -v chromium >/dev/null; then
   { [ "$(id -u)" = 0 ] && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null 2>&1; } \

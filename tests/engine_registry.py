@@ -17,6 +17,8 @@ Adding an engine: a subclass with ``name``, ``types`` (the test type names "text
 
 from __future__ import annotations
 
+import hashlib
+import math
 import os
 import sqlite3
 import uuid
@@ -30,6 +32,8 @@ from conftest import _duck_type as guess_type
 
 #: The MariaDB that scripts/mariadb.sh starts: a user with every privilege on the databases
 #: ``qar_test%`` and a SELECT-only user on the same databases.
+#: The Spark Connect server that scripts/spark.sh starts.
+SPARK_URL = os.environ.get("QAR_TEST_SPARK_URL", "")
 MYSQL_URL = os.environ.get("QAR_TEST_MYSQL_URL", "mysql+pymysql://qar_test:qar_test@127.0.0.1:3306/qar_test")
 MYSQL_RO_URL = os.environ.get(
     "QAR_TEST_MYSQL_RO_URL", "mysql+pymysql://qar_test_ro:qar_test_ro@127.0.0.1:3306/qar_test"
@@ -40,6 +44,8 @@ class Engine:
     """One engine's test tables; subclasses fill in the engine's own DDL and driver."""
 
     name = ""
+    #: What qar reports as ``result.engine`` (SQLAlchemy's backend name).
+    engine_name = ""
     #: test type name -> this engine's column type
     types: dict[str, str] = {}
 
@@ -71,7 +77,8 @@ class Engine:
         types = dict(types or {})
         for i, n in enumerate(names):
             types.setdefault(n, guess_type(r[i] for r in rows))
-        ddl = ", ".join(f"{self.quote(n)} {self.types[types[n]]}" for n in names)
+        # A type the map does not name ("double", "date") is written as given.
+        ddl = ", ".join(f"{self.quote(n)} {self.types.get(types[n], types[n])}" for n in names)
         self._create(self.qualified(table), ddl, [tuple(r) for r in rows], len(names))
         return self.source, self.table_name(table)
 
@@ -93,9 +100,25 @@ class Engine:
     def cleanup(self) -> None:
         pass
 
+    def loader(self) -> ColumnLoader:
+        """This engine with conftest.Loader's interface, for the oracle tests written for it."""
+        return ColumnLoader(self)
+
+
+class ColumnLoader:
+    """``.name`` and ``.load(table, {column: values}, types)``: what the tests of the ``engine``
+    fixture (tests/conftest.py) call, so their oracle checks run on every registered engine."""
+
+    def __init__(self, engine: Engine):
+        self.engine = engine
+        self.name = engine.engine_name
+
+    def load(self, table: str, data: dict[str, list], types=None) -> tuple[str, str]:
+        return self.engine.load_columns(table, data, types)
+
 
 class DuckDB(Engine):
-    name = "duckdb"
+    name = engine_name = "duckdb"
     types = {"text": "varchar", "bigint": "bigint", "double precision": "double", "boolean": "boolean"}
 
     def __init__(self, tmp_path):
@@ -133,9 +156,9 @@ class DuckDB(Engine):
 class SQLite(Engine):
     """A file per test; Python's own sqlite3 writes it, qar reads it through SQLAlchemy."""
 
-    name = "sqlite"
+    name = engine_name = "sqlite"
     # SQLite has no boolean type: True and False are stored as 1 and 0 (as SQLAlchemy does).
-    types = {"text": "text", "bigint": "integer", "double precision": "real", "boolean": "integer"}
+    types = {"text": "text", "bigint": "integer", "double precision": "real", "double": "real", "boolean": "integer"}
 
     def __init__(self, tmp_path):
         super().__init__(tmp_path)
@@ -242,7 +265,7 @@ class _SQLAlchemyServer(Engine):
 
 
 class PostgreSQL(_SQLAlchemyServer):
-    name = "postgresql"
+    name = engine_name = "postgresql"
     url = PG_URL
     types = {"text": "text", "bigint": "bigint", "double precision": "double precision", "boolean": "boolean"}
 
@@ -257,6 +280,7 @@ class MariaDB(_SQLAlchemyServer):
     trailing-space-insensitive: qar must compare bytes to count as DuckDB does."""
 
     name = "mariadb"
+    engine_name = "mysql"  # SQLAlchemy's name for mysql+pymysql://
     url = MYSQL_URL
     _state: dict = {}
     types = {"text": "text", "bigint": "bigint", "double precision": "double", "boolean": "boolean"}
@@ -275,12 +299,194 @@ class MariaDB(_SQLAlchemyServer):
         self.execute(f"drop database {self.quote(self.schema)}")
 
 
+class Spark(Engine):
+    """The Spark Connect server of scripts/spark.sh (``QAR_TEST_SPARK_URL``). Each instance is a
+    database of its own; a table is written as Parquet by DuckDB and registered from that file
+    (``create table … using parquet location``), as a data lake's tables are. One client
+    session for the whole test run does the loading; qar opens sessions of its own.
+
+    Spark's catalog takes only letters, digits and ``_`` in a table name, so the hostile table
+    name is mapped to ``t_<hash>``; the hostile column names stay as they are."""
+
+    name = engine_name = "spark"
+    # Parquet written by DuckDB: these are DuckDB's types.
+    types = {"text": "varchar", "bigint": "bigint", "double precision": "double", "boolean": "boolean"}
+    _state: dict = {}
+
+    @classmethod
+    def session(cls):
+        state = cls._state
+        if not state:
+            url = SPARK_URL
+            if not url:
+                state["error"] = "QAR_TEST_SPARK_URL is not set (scripts/spark.sh starts a Spark Connect server)"
+                return None, state["error"]
+            try:
+                import socket
+
+                from pyspark.sql import SparkSession
+
+                host, _, port = url[len("sc://") :].split("/", 1)[0].partition(":")
+                socket.create_connection((host, int(port or 15002)), timeout=5).close()
+                state["session"] = SparkSession.builder.remote(url).create()
+                state["session"].sql("select 1").collect()
+            except Exception as exc:  # pyspark missing or server down
+                state["error"] = f"Spark Connect at {url} is unreachable: {str(exc).strip().splitlines()[0]}"
+        return state.get("session"), state.get("error")
+
+    @classmethod
+    def unavailable(cls):
+        return cls.session()[1]
+
+    def __init__(self, tmp_path):
+        super().__init__(tmp_path)
+        self.spark = self.session()[0]
+        self.database = f"t_{uuid.uuid4().hex[:10]}"
+        self.execute(f"create database {self.database}")
+
+    @property
+    def source(self) -> str:
+        return SPARK_URL
+
+    def quote(self, name):
+        return "`" + name.replace("`", "``") + "`"
+
+    def _safe(self, name: str) -> str:
+        return "t_" + hashlib.sha256(name.encode()).hexdigest()[:12]
+
+    def qualified(self, name):
+        return f"{self.database}.{self._safe(name)}"
+
+    def table_name(self, name):
+        return f"{self.database}.{self._safe(name)}"
+
+    def _create(self, full, ddl, rows, width):
+        path = self.tmp_path / f"spark_{uuid.uuid4().hex[:8]}.parquet"
+        con = duckdb.connect()
+        try:
+            con.execute(f"create table t ({_duck_ddl(ddl)})")
+            if rows:
+                con.executemany(f"insert into t values ({', '.join(['?'] * width)})", rows)
+            con.execute(f"copy t to '{path}' (format parquet)")
+        finally:
+            con.close()
+        self.execute(f"create table {full} using parquet location '{path}'")
+
+    def execute(self, sql):
+        self.spark.sql(sql.strip().rstrip(";")).collect()
+
+    def fetch(self, sql):
+        return [tuple(r) for r in self.spark.sql(sql).collect()]
+
+    def cleanup(self):
+        self.execute(f"drop database {self.database} cascade")
+
+
+def _duck_ddl(ddl: str) -> str:
+    """Spark's backtick-quoted column list as DuckDB's double-quoted one."""
+    import re
+
+    return re.sub(r"`((?:[^`]|``)*)`", lambda m: '"' + m.group(1).replace("``", "`").replace('"', '""') + '"', ddl)
+
+
+class ClickHouse(Engine):
+    """chdb, the in-process ClickHouse. chdb binds a process to one data folder, so every
+    instance is a database of its own in one folder for the whole test run (MergeTree tables,
+    every column Nullable as SQL columns are)."""
+
+    name = engine_name = "clickhouse"
+    types = {
+        "text": "Nullable(String)",
+        "bigint": "Nullable(Int64)",
+        "double precision": "Nullable(Float64)",
+        "double": "Nullable(Float64)",
+        "boolean": "Nullable(Bool)",
+        "date": "Nullable(Date)",
+    }
+    _folder: list[str] = []
+
+    @classmethod
+    def unavailable(cls):
+        try:
+            import chdb  # noqa: F401
+        except ModuleNotFoundError:
+            return "chdb is not installed (pip install 'qar-sql[clickhouse]')"
+        return None
+
+    @classmethod
+    def folder(cls) -> str:
+        if not cls._folder:
+            import tempfile
+
+            cls._folder.append(tempfile.mkdtemp(prefix="qar-chdb-"))
+        return cls._folder[0]
+
+    def __init__(self, tmp_path):
+        super().__init__(tmp_path)
+        self.database = f"t_{uuid.uuid4().hex[:10]}"
+        self.execute(f"create database {self.database}")
+
+    @property
+    def source(self) -> str:
+        return f"chdb://{self.folder()}"
+
+    def quote(self, name):
+        return "`" + name.replace("\\", "\\\\").replace("`", "\\`") + "`"
+
+    def qualified(self, name):
+        return f"{self.database}.{self.quote(name)}"
+
+    def table_name(self, name):
+        return f"{self.database}.{name}"
+
+    def _create(self, full, ddl, rows, width):
+        self.execute(f"create table {full} ({ddl}) engine = MergeTree order by tuple()")
+        if rows:
+            values = ", ".join("(" + ", ".join(_ch_literal(v) for v in r) + ")" for r in rows)
+            self.execute(f"insert into {full} settings precise_float_parsing = 1 values {values}")
+
+    def _run(self, sql: str) -> list[tuple]:
+        import chdb
+
+        con = chdb.connect(self.folder())
+        try:
+            cur = con.cursor()
+            cur.execute(sql)
+            return [tuple(r) for r in cur.fetchall()] if cur.description else []
+        finally:
+            con.close()
+
+    def execute(self, sql):
+        self._run(sql.strip().rstrip(";"))
+
+    def fetch(self, sql):
+        return self._run(sql)
+
+    def cleanup(self):
+        self.execute(f"drop database {self.database}")
+
+
+def _ch_literal(v) -> str:
+    """A ClickHouse literal: a float by its shortest exact repr, text with backslash escapes."""
+    if v is None:
+        return "NULL"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int | float):
+        return repr(v) if not isinstance(v, float) or math.isfinite(v) else f"'{v}'"
+    if isinstance(v, str):
+        return "'" + v.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    return "'" + str(v) + "'"
+
+
 #: Engine name -> its test class. engdist adds "spark" and "clickhouse" here.
 ENGINES: dict[str, type[Engine]] = {
     "duckdb": DuckDB,
     "postgresql": PostgreSQL,
     "sqlite": SQLite,
     "mariadb": MariaDB,
+    "spark": Spark,
+    "clickhouse": ClickHouse,
 }
 
 

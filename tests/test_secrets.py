@@ -34,6 +34,11 @@ PW = "Hunter2-" + uuid.uuid4().hex[:8]
         ("host=db port=5432 password=" + PW + " dbname=x", "host=db port=5432 password=*** dbname=x"),
         ("host=db password='" + PW + " x' dbname=x", "host=db password=*** dbname=x"),
         ("Driver=X;Server=h;UID=u;PWD=" + PW + ";", "Driver=X;Server=h;UID=u;PWD=***;"),
+        # Spark Connect (Databricks) carries its token after ';' in the path.
+        (
+            "sc://adb-1.azuredatabricks.net:443/;token=" + PW + ";x-databricks-cluster-id=0123-abc",
+            "sc://adb-1.azuredatabricks.net:443/;token=***;x-databricks-cluster-id=0123-abc",
+        ),
         ("data/people.csv", "data/people.csv"),
         ("postgresql://u@db/x", "postgresql://u@db/x"),
     ],

@@ -12,47 +12,25 @@ from __future__ import annotations
 import csv
 import difflib
 import gzip
-import logging
 import os
 import re
 import threading
-import time
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeAlias
 
 from qar_sql.engines import frames
+from qar_sql.engines.database import Database, Relation, _first_line, _pick_table, _Timed, log
 from qar_sql.engines.dialects import Dialect, get_dialect
-from qar_sql.errors import ColumnError, DatabaseError, DataError, QarError, SourceNotFound, UsageError
+from qar_sql.errors import ColumnError, DatabaseError, DataError, SourceNotFound, UsageError
 from qar_sql.secrets import mask_source, scrub, secret_values
 
 URL_ENV = "QAR_DATABASE_URL"
 
 #: Every statement and its time at DEBUG (``qar -vv`` or ``--log-level debug``); the library
 #: logs, never prints.
-log = logging.getLogger(__name__)
-
-
-class _Timed:
-    """Logs one statement with its time and row count at DEBUG, also when it fails."""
-
-    def __init__(self, engine: str, sql: str):
-        self.engine, self.sql, self.rows = engine, sql, None
-
-    def __enter__(self):
-        self.started = time.perf_counter()
-        return self
-
-    def __exit__(self, exc_type, exc, tb):
-        if log.isEnabledFor(logging.DEBUG):
-            seconds = time.perf_counter() - self.started
-            outcome = "failed" if exc_type else f"{self.rows} rows" if self.rows is not None else "done"
-            log.debug("%s %.3f s (%s): %s", self.engine, seconds, outcome, self.sql.strip())
-
-
 CSV_SUFFIXES = (".csv", ".tsv", ".txt", ".csv.gz", ".tsv.gz", ".csv.zst")
 PARQUET_SUFFIXES = (".parquet", ".pq")
 DUCKDB_SUFFIXES = (".duckdb", ".ddb", ".db")
@@ -60,84 +38,6 @@ DUCKDB_SUFFIXES = (".duckdb", ".ddb", ".db")
 
 def is_url(source: str) -> bool:
     return "://" in source
-
-
-@dataclass(frozen=True)
-class Relation:
-    """What the scan reads: SQL text for the FROM clause (already quoted) and its columns."""
-
-    sql: str
-    display: str
-    columns: tuple[str, ...]
-    kind: str  # "csv", "parquet", "table", "frame"
-    #: SQL for the file order of rows (files only): the default record identity.
-    row_order: str | None = None
-    #: CSV files: (column, type) of the columns DuckDB's reader inferred as something other
-    #: than text (numbers, dates, ...), where "1.0" and "1" become one value; empty with
-    #: ``all_text``.
-    inferred: tuple[tuple[str, str], ...] = ()
-
-    def inferred_notes(self, columns) -> list[str]:
-        """One sentence naming the given columns that were read as numbers, dates or times."""
-        typed = [f"{c!r} ({t})" for c, t in self.inferred if c in set(columns)]
-        if not typed:
-            return []
-        return [
-            f"CSV columns read as numbers, dates or times: {', '.join(typed)}; values that read alike "
-            "(such as 1.0 and 1) are then one value. Use --all-text to read every column as text"
-        ]
-
-
-class Database:
-    """A connection to one engine. ``query`` runs one statement; ``query_many`` runs
-    independent read statements, concurrently where the engine benefits."""
-
-    dialect: Dialect
-    engine_name: str
-    engine_version: str
-    #: True while a :class:`Source` (``qar_sql.connect``) owns the connection: the API functions
-    #: it is passed to leave it open for the next one.
-    shared: bool = False
-
-    def query(self, sql: str, params: dict | None = None) -> list[tuple]:  # pragma: no cover
-        raise NotImplementedError
-
-    def query_arrays(self, sql: str) -> dict:  # pragma: no cover
-        """The result's columns as numpy arrays, by name (engines that can hand them over whole)."""
-        raise NotImplementedError
-
-    def recover(self) -> None:
-        """Make the connection usable again after a failed statement (engines that abort the
-        transaction on an error override this)."""
-
-    def drop_temp_tables(self, names) -> None:
-        """Drop session temp tables by (unquoted) name, if they exist; cleanup never raises,
-        so it cannot hide the error that interrupted the work."""
-        for name in names:
-            try:
-                self.query(f"drop table if exists {self.dialect.quote(name)}")
-            except QarError:
-                pass
-
-    def query_many(
-        self, statements: Sequence[str], *, jobs: int = 1, on_done: Callable[[], None] | None = None
-    ) -> list[list[tuple]]:
-        results = []
-        for sql in statements:
-            results.append(self.query(sql))
-            if on_done:
-                on_done()
-        return results
-
-    def close(self) -> None:  # pragma: no cover - interface
-        pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        if not self.shared:
-            self.close()
 
 
 class DuckDBDatabase(Database):
@@ -397,13 +297,6 @@ def _duckdb_error(exc: BaseException) -> BaseException:
     return DatabaseError(f"DuckDB failed: {_first_line(exc)}")
 
 
-def _first_line(exc: BaseException) -> str:
-    # Only real line ends: str.splitlines() also splits at U+2028, U+0085 or a form feed inside
-    # a quoted name, which cut messages short.
-    text = str(exc).strip()
-    return re.split(r"\r\n|\r|\n", text)[0] if text else type(exc).__name__
-
-
 def _file_kind(path: str) -> str | None:
     lower = path.lower()
     if lower.endswith(CSV_SUFFIXES):
@@ -511,6 +404,15 @@ def open_source(
     if is_url(source):
         if source.startswith("duckdb:///"):
             return _open_duckdb_file(source[len("duckdb:///") :], table, threads)
+        # Engines with a native adapter of their own (no SQLAlchemy dialect runs their SQL).
+        if source.lower().startswith("sc://"):
+            from qar_sql.engines.spark import open_spark
+
+            return open_spark(source, table)
+        if source.lower().startswith("chdb://"):
+            from qar_sql.engines.clickhouse import open_chdb
+
+            return open_chdb(source, table)
         return _open_sqlalchemy(source, table)
     kind = _file_kind(source)
     path = Path(source)
@@ -680,38 +582,6 @@ def _open_duckdb_file(path: str, table: str | None, threads: int | None):
         db.close()
         raise
     return db, Relation(relation.sql, relation.display, cols, "table")
-
-
-def _pick_table(dialect, where, table, tables, default_schema) -> tuple[Relation, tuple[str, str]]:
-    """Find ``table`` among (schema, name) pairs: exact name first, then ``schema.table``."""
-    if not table:
-        names = sorted({t for _, t in tables})
-        listing = ", ".join(names[:10]) + (" ..." if len(names) > 10 else "")
-        raise UsageError(
-            f"{where} holds tables; name one with --table" + (f" (tables: {listing})" if names else " (it has none)")
-        )
-    candidates = []
-    for schema, name in tables:
-        if name == table and schema == default_schema:
-            candidates.append((schema, name))
-    if not candidates and "." in table:
-        schema, name = table.split(".", 1)
-        candidates = [(s, t) for s, t in tables if s == schema and t == name]
-    if not candidates:
-        candidates = [(s, t) for s, t in tables if t == table]
-    if not candidates:
-        known = [t for _, t in tables] + [f"{s}.{t}" for s, t in tables]
-        close = difflib.get_close_matches(table, known, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else "; check the name with your database client"
-        raise SourceNotFound(f"table {table!r} not found in {where}{hint}")
-    if len(candidates) > 1:
-        raise UsageError(
-            f"table {table!r} exists in several schemas ({', '.join(s for s, _ in candidates)}); "
-            "write it as schema.table"
-        )
-    schema, name = candidates[0]
-    display = name if schema == default_schema else f"{schema}.{name}"
-    return Relation(dialect.quote_path((schema, name)), display, (), "table"), (schema, name)
 
 
 def _open_sqlalchemy(url: str, table: str | None):

@@ -16,6 +16,11 @@ def _dialect_of(source: str | None) -> str:
     if is_url(source):
         if source.startswith("duckdb:"):
             return "duckdb"
+        # Engines reached by a native adapter, not SQLAlchemy (engines/spark.py, clickhouse.py).
+        if source.lower().startswith("sc://"):
+            return "spark"
+        if source.lower().startswith("chdb://"):
+            return "clickhouse"
         from sqlalchemy.engine import make_url
 
         try:

@@ -62,7 +62,6 @@ _FENCE = {"postgresql": "offset 0", "sqlite": "limit -1 offset 0", "mysql": "lim
 #: How each engine orders text by its bytes (code points), so a row order over text columns is
 #: the same everywhere. DuckDB, Snowflake and BigQuery compare bytes already.
 _BYTE_ORDER = {"postgresql": ' collate "C"'}
-_FLOAT = {"bigquery": "float64"}
 
 
 def stream_keys(seed: int, stream: str, n: int = 2 + 2 * ROUNDS) -> list[int]:
@@ -232,7 +231,7 @@ class Arith:
 
     @property
     def double(self) -> str:
-        return _FLOAT.get(self.dialect.name, "double precision")
+        return self.dialect.float_type
 
     @property
     def fence(self) -> str:

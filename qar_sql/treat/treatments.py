@@ -50,7 +50,6 @@ _KEYS = {
 _TOP_KEYS = {"qid", "qis", "combinations", "release", "treatments", "seed", "key"}
 
 # Type names where an engine does not take the ANSI ones (BigQuery has STRING and FLOAT64).
-_TYPE_NAMES = {"bigquery": {"text": "string", "float": "float64"}}
 
 
 class TreatmentError(UsageError):
@@ -523,7 +522,7 @@ class Binder:
     # -- helpers ------------------------------------------------------------------------------
 
     def _type(self, kind: str) -> str:
-        return _TYPE_NAMES.get(self.dialect.name, {}).get(kind, {"text": "varchar", "float": "double precision"}[kind])
+        return self.dialect.text_type if kind == "text" else self.dialect.float_type
 
     def _as_text(self, expr: str, kind: str) -> str:
         return expr if kind == "text" else f"cast({expr} as {self._type('text')})"
@@ -610,7 +609,7 @@ class Binder:
         d = self.db.dialect
         rel = self._lookup_relation(t, d)
         key, parent = d.quote(t.opt("key")), d.quote(t.opt("parent"))
-        text = _TYPE_NAMES.get(d.name, {}).get("text", "varchar")
+        text = d.text_type
         where = ("treatments", t.name)
         try:
             n = self.db.query(
@@ -651,7 +650,7 @@ class Binder:
         LEFT JOIN can never multiply rows."""
         rel = self._lookup_relation(t, d)
         key, parent = d.quote(t.opt("key")), d.quote(t.opt("parent"))
-        text = _TYPE_NAMES.get(d.name, {}).get("text", "varchar")
+        text = d.text_type
         return (
             f"select cast({key} as {text}) as qar__key, min(cast({parent} as {text})) as qar__parent "
             f"from {rel} where {key} is not null group by cast({key} as {text})"

@@ -8,9 +8,9 @@ with
 select
 {{ coded_columns(columns, true) }}
 {% if weight %}
-  cast(t.{{ q(weight) }} as double precision) as w,
+  cast(t.{{ q(weight) }} as {{ dialect.float_type }}) as w,
 {% else %}
-  cast(1 as double precision) as w,
+  cast(1 as {{ dialect.float_type }}) as w,
 {% endif %}
 {% if order_by %}
   row_number() over (order by {{ order_by | join(", ") }}) - 1 as r

@@ -4,7 +4,7 @@ backend name and the template folder that overrides the portable SQL."""
 
 from __future__ import annotations
 
-from qar_sql.engines.dialects import duckdb, mariadb, postgresql, sqlite, warehouses
+from qar_sql.engines.dialects import clickhouse, duckdb, mariadb, postgresql, spark, sqlite, warehouses
 from qar_sql.engines.dialects.base import Dialect, sql_comment, unsafe_character
 from qar_sql.errors import UsageError
 
@@ -17,6 +17,8 @@ DIALECTS: dict[str, Dialect] = {
         postgresql.DIALECT,
         sqlite.DIALECT,
         mariadb.DIALECT,
+        spark.DIALECT,
+        clickhouse.DIALECT,
         warehouses.SNOWFLAKE,
         warehouses.BIGQUERY,
         warehouses.TRINO,

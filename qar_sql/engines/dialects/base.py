@@ -46,6 +46,10 @@ class Dialect:
     #: Spark): a backslash in a value is doubled. And how a single quote inside is written.
     string_backslash_escapes: bool = False
     string_quote_escape: str = "''"
+    #: Type names for a cast to a double and to text ("double precision" and "varchar" are
+    #: SQL's; Spark and BigQuery know neither name).
+    float_type: str = "double precision"
+    text_type: str = "varchar"
     #: The dialect runs here (tests execute it) or only compiles (tests render and parse it).
     executable: bool = False
     #: The name sqlglot gives this dialect (tests parse every rendered statement with it).

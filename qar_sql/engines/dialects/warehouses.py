@@ -2,6 +2,9 @@
 every rendered statement is parsed by sqlglot in the warehouse's dialect, and ``qar sql
 --dialect NAME`` prints what would run. Each is one :class:`Dialect` with its flags."""
 
+import dataclasses
+
+from qar_sql.engines.dialects import spark
 from qar_sql.engines.dialects.base import Dialect
 
 # Snowflake: double-quoted identifiers are case-sensitive, which is what we want for exact
@@ -19,24 +22,17 @@ BIGQUERY = Dialect(
     string_backslash_escapes=True,
     string_quote_escape="\\'",
     exact_decimal="bignumeric",
+    float_type="float64",
+    text_type="string",
     sqlglot="bigquery",
 )
 
 # Trino: ANSI quoting and literals; integer / integer truncates; NULLs sort last.
 TRINO = Dialect("trino", integer_division=True, sqlglot="trino")
 
-# Databricks (Spark SQL): backtick-quoted names, a backtick inside doubled; inside a string
-# literal a backslash escapes, also the quote (Spark reads '' as two adjacent literals).
-DATABRICKS = Dialect(
-    "databricks",
-    quote_open="`",
-    quote_close="`",
-    quote_escape="``",
-    string_backslash_escapes=True,
-    string_quote_escape="\\'",
-    nulls_first=True,
-    sqlglot="databricks",
-)
+# Databricks runs Spark SQL: Spark's quoting, literals, NULL order and type names (spark.py),
+# compile-checked here (a Databricks workspace is also reached as Spark, through sc://…).
+DATABRICKS = dataclasses.replace(spark.DIALECT, name="databricks", executable=False, sqlglot="databricks")
 
 # Redshift: PostgreSQL 8's SQL, but a backslash escapes inside a string literal; integer /
 # integer truncates; no MATERIALIZED CTEs.

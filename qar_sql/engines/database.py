@@ -1,0 +1,154 @@
+"""What every engine adapter shares: the relation to read, the :class:`Database` interface,
+statement timing and table lookup. Its own module so that an engine in a module of its own
+(``spark.py``, ``clickhouse.py``) builds on it without importing ``source.py``, which opens them.
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from qar_sql.engines.dialects import Dialect
+from qar_sql.errors import QarError, SourceNotFound, UsageError
+
+#: Every statement and its time at DEBUG (``qar -vv`` or ``--log-level debug``); the library
+#: logs, never prints.
+log = logging.getLogger("qar_sql.engines.source")
+
+
+class _Timed:
+    """Logs one statement with its time and row count at DEBUG, also when it fails."""
+
+    def __init__(self, engine: str, sql: str):
+        self.engine, self.sql, self.rows = engine, sql, None
+
+    def __enter__(self):
+        self.started = time.perf_counter()
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if log.isEnabledFor(logging.DEBUG):
+            seconds = time.perf_counter() - self.started
+            outcome = "failed" if exc_type else f"{self.rows} rows" if self.rows is not None else "done"
+            log.debug("%s %.3f s (%s): %s", self.engine, seconds, outcome, self.sql.strip())
+
+
+@dataclass(frozen=True)
+class Relation:
+    """What the scan reads: SQL text for the FROM clause (already quoted) and its columns."""
+
+    sql: str
+    display: str
+    columns: tuple[str, ...]
+    kind: str  # "csv", "parquet", "table", "frame"
+    #: SQL for the file order of rows (files only): the default record identity.
+    row_order: str | None = None
+    #: CSV files: (column, type) of the columns DuckDB's reader inferred as something other
+    #: than text (numbers, dates, ...), where "1.0" and "1" become one value; empty with
+    #: ``all_text``.
+    inferred: tuple[tuple[str, str], ...] = ()
+
+    def inferred_notes(self, columns) -> list[str]:
+        """One sentence naming the given columns that were read as numbers, dates or times."""
+        typed = [f"{c!r} ({t})" for c, t in self.inferred if c in set(columns)]
+        if not typed:
+            return []
+        return [
+            f"CSV columns read as numbers, dates or times: {', '.join(typed)}; values that read alike "
+            "(such as 1.0 and 1) are then one value. Use --all-text to read every column as text"
+        ]
+
+
+class Database:
+    """A connection to one engine. ``query`` runs one statement; ``query_many`` runs
+    independent read statements, concurrently where the engine benefits."""
+
+    dialect: Dialect
+    engine_name: str
+    engine_version: str
+    #: True while a :class:`Source` (``qar_sql.connect``) owns the connection: the API functions
+    #: it is passed to leave it open for the next one.
+    shared: bool = False
+
+    def query(self, sql: str, params: dict | None = None) -> list[tuple]:  # pragma: no cover
+        raise NotImplementedError
+
+    def query_arrays(self, sql: str) -> dict:  # pragma: no cover
+        """The result's columns as numpy arrays, by name (engines that can hand them over whole)."""
+        raise NotImplementedError
+
+    def recover(self) -> None:
+        """Make the connection usable again after a failed statement (engines that abort the
+        transaction on an error override this)."""
+
+    def drop_temp_tables(self, names) -> None:
+        """Drop session temp tables by (unquoted) name, if they exist; cleanup never raises,
+        so it cannot hide the error that interrupted the work."""
+        for name in names:
+            try:
+                self.query(f"drop table if exists {self.dialect.quote(name)}")
+            except QarError:
+                pass
+
+    def query_many(
+        self, statements: Sequence[str], *, jobs: int = 1, on_done: Callable[[], None] | None = None
+    ) -> list[list[tuple]]:
+        results = []
+        for sql in statements:
+            results.append(self.query(sql))
+            if on_done:
+                on_done()
+        return results
+
+    def close(self) -> None:  # pragma: no cover - interface
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if not self.shared:
+            self.close()
+
+
+def _first_line(exc: BaseException) -> str:
+    # Only real line ends: str.splitlines() also splits at U+2028, U+0085 or a form feed inside
+    # a quoted name, which cut messages short.
+    text = str(exc).strip()
+    return re.split(r"\r\n|\r|\n", text)[0] if text else type(exc).__name__
+
+
+def _pick_table(dialect, where, table, tables, default_schema) -> tuple[Relation, tuple[str, str]]:
+    """Find ``table`` among (schema, name) pairs: exact name first, then ``schema.table``."""
+    if not table:
+        names = sorted({t for _, t in tables})
+        listing = ", ".join(names[:10]) + (" ..." if len(names) > 10 else "")
+        raise UsageError(
+            f"{where} holds tables; name one with --table" + (f" (tables: {listing})" if names else " (it has none)")
+        )
+    candidates = []
+    for schema, name in tables:
+        if name == table and schema == default_schema:
+            candidates.append((schema, name))
+    if not candidates and "." in table:
+        schema, name = table.split(".", 1)
+        candidates = [(s, t) for s, t in tables if s == schema and t == name]
+    if not candidates:
+        candidates = [(s, t) for s, t in tables if t == table]
+    if not candidates:
+        known = [t for _, t in tables] + [f"{s}.{t}" for s, t in tables]
+        close = difflib.get_close_matches(table, known, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else "; check the name with your database client"
+        raise SourceNotFound(f"table {table!r} not found in {where}{hint}")
+    if len(candidates) > 1:
+        raise UsageError(
+            f"table {table!r} exists in several schemas ({', '.join(s for s, _ in candidates)}); "
+            "write it as schema.table"
+        )
+    schema, name = candidates[0]
+    display = name if schema == default_schema else f"{schema}.{name}"
+    return Relation(dialect.quote_path((schema, name)), display, (), "table"), (schema, name)

@@ -1,0 +1,30 @@
+"""ClickHouse in process through chdb (``chdb:///folder``; engines/clickhouse.py). Runs in the
+test suite; chdb is the ``clickhouse`` extra. Names and values are case-sensitive and text
+compares bytes, as in DuckDB; NULL sorts last; Nullable columns group NULLs together."""
+
+from qar_sql.engines.dialects.base import Dialect
+
+DIALECT = Dialect(
+    "clickhouse",
+    # Inside a quoted name and a string literal a backslash escapes.
+    backslash_escapes=True,
+    string_backslash_escapes=True,
+    # An outer join's unmatched side is NULL, not the type's default (0, ''); a cast of a
+    # Nullable value keeps NULL instead of failing; an aggregate over no rows is NULL (sum()
+    # would be 0): the SQL the templates assume.
+    session_sql=(
+        "set join_use_nulls = 1",
+        "set cast_keep_nullable = 1",
+        "set aggregate_functions_null_for_empty = 1",
+        # Text parsed as a number (the PRNG's float literals, cast from text) is rounded
+        # correctly, as everywhere else; the fast default parser can miss by one ulp.
+        "set precise_float_parsing = 1",
+    ),
+    # Reads and settings only, from here on: no statement can write (readonly = 2 still allows
+    # session temporary tables).
+    read_only_sql="set readonly = 2",
+    # Integer overflow wraps silently (no error): the PRNG keeps every intermediate below 2^62.
+    integer_wraps=True,
+    executable=True,
+    sqlglot="clickhouse",
+)

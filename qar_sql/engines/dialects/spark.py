@@ -1,0 +1,23 @@
+"""Apache Spark through Spark Connect (``sc://host:port``; engines/spark.py). Runs in the test
+suite against the Connect server scripts/spark.sh starts from the pyspark package."""
+
+from qar_sql.engines.dialects.base import Dialect
+
+DIALECT = Dialect(
+    "spark",
+    # Backticks quote a name, a backtick inside doubled.
+    quote_open="`",
+    quote_close="`",
+    quote_escape="``",
+    # In a string literal a backslash escapes, and two adjacent literals 'a''b' are
+    # concatenated to 'ab': a quote inside is written \'.
+    string_backslash_escapes=True,
+    string_quote_escape="\\'",
+    # NULL sorts first in ascending order.
+    nulls_first=True,
+    # Spark SQL has neither "double precision" nor "varchar" (without a length) in a cast.
+    float_type="double",
+    text_type="string",
+    executable=True,
+    sqlglot="spark",
+)
