@@ -90,10 +90,7 @@ def factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     The tokens are computed once per distinct value (pandas' hash factorisation), so a column of
     a million rows costs one hash pass and a few Python calls.
     """
-    if isinstance(values, pd.Categorical):  # text read from Arrow (read.value_array): coded already
-        codes, uniques = np.asarray(values.codes), values.categories.to_numpy(dtype=object)
-    else:
-        codes, uniques = pd.factorize(np.asarray(values), use_na_sentinel=True)
+    codes, uniques = pd.factorize(np.asarray(values), use_na_sentinel=True)
     tokens = [value_token(u) for u in uniques]
     tokens.append(NULL_TOKEN)  # code -1 → the last entry
     # Two distinct values can share a token (2 and 2.0 in one object column): merge them.

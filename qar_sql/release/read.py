@@ -9,7 +9,6 @@ the statement is a plain SELECT in the connection's read-only transaction.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -72,19 +71,8 @@ def numeric_array(column: pa.Array, name: str) -> np.ndarray:
         ) from exc
 
 
-def value_array(column: pa.Array) -> Any:
-    """A categorical column for canonical tokens: a pandas Categorical for text (codes and
-    distinct values from Arrow's dictionary encoding, in C: no Python string per row), else
-    numpy values (NULL as None or NaN)."""
-    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
-        column = pc.dictionary_encode(column)
-    if pa.types.is_dictionary(column.type) and column.dictionary.null_count:
-        column = column.dictionary_decode()  # a NULL among the values: pandas cannot hold it as one
+def value_array(column: pa.Array) -> np.ndarray:
+    """A categorical column as numpy values (NULL as None or NaN), for canonical tokens."""
     if pa.types.is_dictionary(column.type):
-        import pandas as pd
-
-        indices = column.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
-        return pd.Categorical.from_codes(
-            indices, categories=pd.Index(column.dictionary.to_numpy(zero_copy_only=False), dtype=object)
-        )
+        column = column.dictionary_decode()
     return column.to_numpy(zero_copy_only=False)
