@@ -93,6 +93,8 @@ def _value(option: click.Option) -> str:
     if isinstance(t, click.types.FloatParamType):
         return "0.25"
     if isinstance(t, click.Path):
+        if not t.file_okay:  # a folder (scan --report-dir)
+            return "examples"
         return "examples/treatments.toml"  # exists (some options want an existing file)
     return "a,b"
 
