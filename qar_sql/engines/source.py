@@ -98,6 +98,9 @@ class Database:
     #: True while a :class:`Source` (``qar_sql.connect``) owns the connection: the API functions
     #: it is passed to leave it open for the next one.
     shared: bool = False
+    #: Relation SQL -> {column: declared type name}, for engines whose SQL cannot name a
+    #: column's type (``Dialect.typeof`` False): read from the catalog when the table is opened.
+    declared_types: dict[str, dict[str, str]] = {}
 
     def query(self, sql: str, params: dict | None = None) -> list[tuple]:  # pragma: no cover
         raise NotImplementedError
@@ -199,7 +202,10 @@ class SQLAlchemyDatabase(Database):
         self.masked_url = mask_source(url)
         self.secrets = secret_values(url)
         try:
-            self.engine = sa.create_engine(url, poolclass=sa.pool.NullPool)
+            if url.split("://", 1)[0].split("+", 1)[0].lower() == "sqlite":
+                self.engine = _sqlite_engine(sa, url)
+            else:
+                self.engine = sa.create_engine(url, poolclass=sa.pool.NullPool)
         except ModuleNotFoundError as exc:
             raise UsageError(
                 f"the database driver for {self.masked_url} is not installed ({exc.name}){driver_hint(url)}"
@@ -222,6 +228,7 @@ class SQLAlchemyDatabase(Database):
             ) from exc
         self.dialect = get_dialect(self.engine.dialect.name)
         self.engine_name = self.engine.dialect.name
+        self.declared_types = {}
         self._conns: list = []
         self._idle: list = []
         self._lock = threading.Lock()
@@ -351,6 +358,83 @@ class SQLAlchemyDatabase(Database):
                 pass
         self._conns.clear()
         self.engine.dispose()
+
+
+def _sqlite_engine(sa, url: str):
+    """A SQLAlchemy engine on a SQLite file opened read-only (``mode=ro``): an audit can never
+    write it, and a missing file is an error instead of a new, empty database."""
+    import math
+    import sqlite3
+    from urllib.parse import quote
+
+    path = sa.engine.make_url(url).database or ""
+    if path in ("", ":memory:") or path.startswith("file:"):
+        raise UsageError(f"the SQLite URL {url!r} names no file; write it as sqlite:///path/to/file.db")
+    if not Path(path).is_file():
+        raise SourceNotFound(f"SQLite database {path!r} does not exist; check the path in {url!r}")
+    uri = f"file:{quote(str(Path(path).resolve()))}?mode=ro"
+    engine = sa.create_engine(
+        "sqlite://", creator=lambda: sqlite3.connect(uri, uri=True, check_same_thread=False), poolclass=sa.pool.NullPool
+    )
+
+    def floor(x):
+        # SQLAlchemy replaces SQLite's floor() with Python's math.floor, which fails on NULL
+        # and turns a real into an integer; SQLite's own keeps both.
+        return None if x is None else x if isinstance(x, int) else float(math.floor(x))
+
+    @sa.event.listens_for(engine, "connect")
+    def _functions(dbapi_connection, _record):
+        dbapi_connection.create_function("floor", 1, floor, deterministic=True)
+        # SQLite has no statistical aggregates; these run inside SQLite's own process, like
+        # its built-in ones, summing exactly (fsum) so the figures match DuckDB's.
+        dbapi_connection.create_aggregate("stddev_samp", 1, _StddevSamp)
+        dbapi_connection.create_aggregate("corr", 2, _Corr)
+
+    return engine
+
+
+class _StddevSamp:
+    """The sample standard deviation of the non-NULL values (NULL for fewer than two)."""
+
+    def __init__(self):
+        self.xs: list[float] = []
+
+    def step(self, x):
+        if x is not None:
+            self.xs.append(float(x))
+
+    def finalize(self):
+        import math
+
+        n = len(self.xs)
+        if n < 2:
+            return None
+        mean = math.fsum(self.xs) / n
+        return math.sqrt(math.fsum((x - mean) ** 2 for x in self.xs) / (n - 1))
+
+
+class _Corr:
+    """Pearson's r over the pairs where both values are non-NULL (NULL when undefined)."""
+
+    def __init__(self):
+        self.pairs: list[tuple[float, float]] = []
+
+    def step(self, x, y):
+        if x is not None and y is not None:
+            self.pairs.append((float(x), float(y)))
+
+    def finalize(self):
+        import math
+
+        n = len(self.pairs)
+        if n < 2:
+            return None
+        mx = math.fsum(x for x, _ in self.pairs) / n
+        my = math.fsum(y for _, y in self.pairs) / n
+        sxy = math.fsum((x - mx) * (y - my) for x, y in self.pairs)
+        sxx = math.fsum((x - mx) ** 2 for x, _ in self.pairs)
+        syy = math.fsum((y - my) ** 2 for _, y in self.pairs)
+        return sxy / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else None
 
 
 #: SQLAlchemy backend → (the qar-sql extra that installs its driver, the URL scheme it serves).
@@ -730,11 +814,26 @@ def _open_sqlalchemy(url: str, table: str | None):
             # SQLAlchemy warns about column types it has no class for (point, …); only the
             # names are needed here, and an ungroupable type gets its own message later.
             warnings.simplefilter("ignore", db._sa.exc.SAWarning)
-            cols = tuple(c["name"] for c in insp.get_columns(name, schema=schema))
+            described = insp.get_columns(name, schema=schema)
+        cols = tuple(c["name"] for c in described)
+        sql = relation.sql
+        d = db.dialect
+        if d.binary_text and any(isinstance(c["type"], db._sa.String) for c in described):
+            # Every command reads text columns through this derived table, so they group, join
+            # and sort by code points wherever they are used (see Dialect.binary_text).
+            items = ", ".join(
+                f"{d.binary_text.format(d.quote(c['name']))} as {d.quote(c['name'])}"
+                if isinstance(c["type"], db._sa.String)
+                else d.quote(c["name"])
+                for c in described
+            )
+            sql = f"(select {items} from {relation.sql})"
+        if not d.typeof:
+            db.declared_types[sql] = {c["name"]: getattr(c["type"], "__visit_name__", str(c["type"])) for c in described}
     except Exception:
         db.close()
         raise
-    return db, Relation(relation.sql, relation.display, cols, "table")
+    return db, Relation(sql, relation.display, cols, "table")
 
 
 def select_columns(

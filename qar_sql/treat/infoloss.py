@@ -34,7 +34,7 @@ class _Sql:
     """Float spellings for one dialect (the subset of qar_sql.treat.prng.Arith this module needs)."""
 
     def __init__(self, dialect: Dialect):
-        self.double = "float64" if dialect.name == "bigquery" else "double precision"
+        self.double = dialect.double
 
     def f(self, x: float) -> str:
         return f"cast('{float(x)!r}' as {self.double})"
@@ -112,7 +112,7 @@ def information_loss(query, dialect: Dialect, relation: str, columns: Sequence[L
         return f"t.{q(c.released)}"
 
     def text(expr: str, kind: str) -> str:
-        return expr if kind == "text" else f"cast({expr} as {'string' if dialect.name == 'bigquery' else 'varchar'})"
+        return expr if kind == "text" else f"cast({expr} as {dialect.text})"
 
     # Deciles of the numeric originals (the bins of the two-way tables).
     numeric_o = [c for c in cols if c.before in NUMERIC]

@@ -52,7 +52,6 @@ _FENCE = {"postgresql": "offset 0"}
 #: How each engine orders text by its bytes (code points), so a row order over text columns is
 #: the same everywhere. DuckDB, Snowflake and BigQuery compare bytes already.
 _BYTE_ORDER = {"postgresql": ' collate "C"'}
-_FLOAT = {"bigquery": "float64"}
 
 
 def stream_keys(seed: int, stream: str, n: int = 2 + 2 * ROUNDS) -> list[int]:
@@ -222,7 +221,7 @@ class Arith:
 
     @property
     def double(self) -> str:
-        return _FLOAT.get(self.dialect.name, "double precision")
+        return self.dialect.double
 
     @property
     def fence(self) -> str:

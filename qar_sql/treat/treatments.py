@@ -50,7 +50,6 @@ _KEYS = {
 _TOP_KEYS = {"qid", "qis", "combinations", "release", "treatments", "seed", "key"}
 
 # Type names where an engine does not take the ANSI ones (BigQuery has STRING and FLOAT64).
-_TYPE_NAMES = {"bigquery": {"text": "string", "float": "float64"}}
 
 
 class TreatmentError(UsageError):
@@ -451,6 +450,9 @@ def type_kind(type_name: str) -> str:
 
 def column_kinds(db: Database, relation_sql: str, columns: Sequence[str]) -> dict[str, str]:
     """{column: kind}, from the declared types the engine reports (one tiny query)."""
+    declared = db.declared_types.get(relation_sql)
+    if declared is not None and all(c in declared for c in columns):
+        return {c: type_kind(declared[c]) for c in columns}
     row = db.query(render("column_types.sql", db.dialect, columns=list(columns), relation=relation_sql))[0]
     return {c: type_kind(str(t)) for c, t in zip(columns, row)}
 
@@ -523,7 +525,7 @@ class Binder:
     # -- helpers ------------------------------------------------------------------------------
 
     def _type(self, kind: str) -> str:
-        return _TYPE_NAMES.get(self.dialect.name, {}).get(kind, {"text": "varchar", "float": "double precision"}[kind])
+        return self.dialect.text if kind == "text" else self.dialect.double
 
     def _as_text(self, expr: str, kind: str) -> str:
         return expr if kind == "text" else f"cast({expr} as {self._type('text')})"
@@ -588,7 +590,7 @@ class Binder:
             return self._edges[t.name]
         w, origin = t.opt("width"), t.opt("origin", 0)
         col = self.db.dialect.quote(t.column)
-        lo, hi = self.db.query(f"select min({col}), max({col}) from {self.relation_sql}")[0]
+        lo, hi = self.db.query(f"select min({col}), max({col}) from {self.relation_sql} as t")[0]
         if lo is None:
             lo = hi = origin
         lo, hi = float(lo), float(hi)
@@ -610,11 +612,11 @@ class Binder:
         d = self.db.dialect
         rel = self._lookup_relation(t, d)
         key, parent = d.quote(t.opt("key")), d.quote(t.opt("parent"))
-        text = _TYPE_NAMES.get(d.name, {}).get("text", "varchar")
+        text = d.text
         where = ("treatments", t.name)
         try:
             n = self.db.query(
-                f"select count(*) from (select cast({key} as {text}) as k from {rel} "
+                f"select count(*) from (select cast({key} as {text}) as k from {rel} as qar_l "
                 f"where {key} is not null group by cast({key} as {text}) "
                 f"having count(distinct {parent}) > 1) as d"
             )[0][0]
@@ -651,10 +653,10 @@ class Binder:
         LEFT JOIN can never multiply rows."""
         rel = self._lookup_relation(t, d)
         key, parent = d.quote(t.opt("key")), d.quote(t.opt("parent"))
-        text = _TYPE_NAMES.get(d.name, {}).get("text", "varchar")
+        text = d.text
         return (
             f"select cast({key} as {text}) as qar__key, min(cast({parent} as {text})) as qar__parent "
-            f"from {rel} where {key} is not null group by cast({key} as {text})"
+            f"from {rel} as qar_l where {key} is not null group by cast({key} as {text})"
         )
 
     # -- SQL ----------------------------------------------------------------------------------

@@ -226,14 +226,14 @@ def _risk(db: Database, treated: str, relation: Relation, opts: Options, *, batc
 
 
 def _as_text(db: Database, expr: str, kind: str) -> str:
-    return expr if kind == "text" else f"cast({expr} as {'string' if db.dialect.name == 'bigquery' else 'varchar'})"
+    return expr if kind == "text" else f"cast({expr} as {db.dialect.text})"
 
 
 def _same(db: Database, column: str, original: str, before: str, after: str) -> str:
     """SQL: the released value of ``column`` is its original one (numbers compared as numbers)."""
     x = f"t.{db.dialect.quote(column)}"
     if before in ("integer", "float") and after in ("integer", "float"):
-        double = "float64" if db.dialect.name == "bigquery" else "double precision"
+        double = db.dialect.double
         return f"cast({x} as {double}) is not distinct from cast({original} as {double})"
     if before == after:
         return f"{x} is not distinct from {original}"

@@ -63,6 +63,14 @@ class Dialect:
     #: padding, as DuckDB does; None where plain comparison already does (MariaDB's default
     #: collations ignore case and trailing spaces, so 'a' = 'A' = 'a ').
     binary_text: str | None = None
+    #: The type names CAST takes for a double and for text (BigQuery: float64 and string;
+    #: MariaDB casts to double and char only).
+    double: str = "double precision"
+    text: str = "varchar"
+    #: SQL can name a column's declared type from a value (typeof, pg_typeof). False (SQLite's
+    #: typeof names a value's storage class, MariaDB has none): types come from the catalog
+    #: (SQLAlchemy's inspector) when the table is opened.
+    typeof: bool = True
     #: Arithmetic on 64-bit integers wraps modulo 2^64 (False: an overflow is an error, so the
     #: PRNG keeps every intermediate below 2^63; see treat/prng.py).
     integer_wraps: bool = False

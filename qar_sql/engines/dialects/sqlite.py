@@ -14,6 +14,8 @@ DIALECT = Dialect(
     # 7 / 2 = 3 on integers; NULL is the smallest value in ORDER BY.
     integer_division=True,
     nulls_first=True,
+    # No function gives a column's declared type: the catalog does.
+    typeof=False,
     executable=True,
     sqlglot="sqlite",
 )

@@ -19,6 +19,8 @@ BIGQUERY = Dialect(
     string_backslash_escapes=True,
     string_quote_escape="\\'",
     exact_decimal="bignumeric",
+    double="float64",
+    text="string",
     sqlglot="bigquery",
 )
 
