@@ -814,26 +814,42 @@ def _open_sqlalchemy(url: str, table: str | None):
             # SQLAlchemy warns about column types it has no class for (point, …); only the
             # names are needed here, and an ungroupable type gets its own message later.
             warnings.simplefilter("ignore", db._sa.exc.SAWarning)
-            described = insp.get_columns(name, schema=schema)
-        cols = tuple(c["name"] for c in described)
+            described = _describe(db, insp, schema, name)
+        cols = tuple(c for c, _, _ in described)
         sql = relation.sql
         d = db.dialect
-        if d.binary_text and any(isinstance(c["type"], db._sa.String) for c in described):
+        if d.binary_text and any(text for _, _, text in described):
             # Every command reads text columns through this derived table, so they group, join
             # and sort by code points wherever they are used (see Dialect.binary_text).
             items = ", ".join(
-                f"{d.binary_text.format(d.quote(c['name']))} as {d.quote(c['name'])}"
-                if isinstance(c["type"], db._sa.String)
-                else d.quote(c["name"])
-                for c in described
+                f"{d.binary_text.format(d.quote(c))} as {d.quote(c)}" if text else d.quote(c)
+                for c, _, text in described
             )
             sql = f"(select {items} from {relation.sql})"
         if not d.typeof:
-            db.declared_types[sql] = {c["name"]: getattr(c["type"], "__visit_name__", str(c["type"])) for c in described}
+            db.declared_types[sql] = {c: t for c, t, _ in described}
     except Exception:
         db.close()
         raise
     return db, Relation(sql, relation.display, cols, "table")
+
+
+def _describe(db: SQLAlchemyDatabase, insp, schema: str, name: str) -> list[tuple[str, str, bool]]:
+    """(name, declared type, is text) of every column of a table, in table order."""
+    if db.dialect.name == "mysql":
+        # SQLAlchemy's MySQL reflection leaves a backtick in a column name doubled; the
+        # catalog has the names as they are.
+        rows = db.query(
+            "select column_name, data_type from information_schema.columns "
+            "where table_schema = %(schema)s and table_name = %(name)s order by ordinal_position",
+            {"schema": schema, "name": name},
+        )
+        text = ("char", "varchar", "tinytext", "text", "mediumtext", "longtext", "enum", "set")
+        return [(str(c), str(t), str(t).lower() in text) for c, t in rows]
+    return [
+        (c["name"], getattr(c["type"], "__visit_name__", str(c["type"])), isinstance(c["type"], db._sa.String))
+        for c in insp.get_columns(name, schema=schema)
+    ]
 
 
 def select_columns(

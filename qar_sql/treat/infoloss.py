@@ -140,11 +140,11 @@ def information_loss(query, dialect: Dialect, relation: str, columns: Sequence[L
     for c in cols:
         both = c.before in NUMERIC and c.after in NUMERIC
         if both:
-            changed_sql = f"{a.to_double(t(c))} is distinct from {a.to_double(o(c))}"
+            changed_sql = dialect.differs(a.to_double(t(c)), a.to_double(o(c)))
         elif c.before == c.after:
-            changed_sql = f"{t(c)} is distinct from {o(c)}"
+            changed_sql = dialect.differs(t(c), o(c))
         else:
-            changed_sql = f"{text(t(c), c.after)} is distinct from {text(o(c), c.before)}"
+            changed_sql = dialect.differs(text(t(c), c.after), text(o(c), c.before))
         specs.append(
             {
                 "changed": changed_sql,

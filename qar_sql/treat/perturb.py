@@ -225,8 +225,8 @@ def scale_for(max_abs: float | None, kind: str, group: int = 1) -> int:
 def scaled_sql(a: Arith, x: str, d: int) -> str:
     """round(x·10^d) as a bigint, computed with IEEE operations every engine rounds alike."""
     if d == 0:
-        return f"cast({x} as bigint)"
-    return f"cast(floor({x} * {a.f(10.0**d)} + {a.f(0.5)}) as bigint)"
+        return f"cast({x} as {a.dialect.bigint})"
+    return f"cast(floor({x} * {a.f(10.0**d)} + {a.f(0.5)}) as {a.dialect.bigint})"
 
 
 def exact_sd(n: int, s1: int, s2: int, d: int) -> float | None:
@@ -318,11 +318,11 @@ def _finish(
         news.append(new)
         final_cols.append((new, expr))
         if out in ("integer", "float") and before in ("integer", "float"):
-            changed.append(f"{a.to_double(f't.{new}')} is distinct from {a.to_double(x)}")
+            changed.append(a.dialect.differs(a.to_double(f"t.{new}"), a.to_double(x)))
         elif out == before:
-            changed.append(f"t.{new} is distinct from {x}")
+            changed.append(a.dialect.differs(f"t.{new}", x))
         else:
-            changed.append(f"t.{new} is distinct from {ctx.as_text(x, before)}")
+            changed.append(a.dialect.differs(f"t.{new}", ctx.as_text(x, before)))
     final = f"qar_new{ctx.index}"
     chain.add(final_cols, join=join, name=final)
     ctes = render("perturb_layers.sql", a.dialect, layers=chain.layers, fence=a.fence)
@@ -457,7 +457,7 @@ def noise_step(
         value = f"{a.to_double(x)} + ({eps})"
         out = "float"
         if opts.get("round"):
-            value, out = f"cast(floor({value} + {a.f(0.5)}) as bigint)", "integer"
+            value, out = f"cast(floor({value} + {a.f(0.5)}) as {a.dialect.bigint})", "integer"
         exprs.append(f"case when {x} is null then null else {value} end")
         outs.append(out)
         before.append(ctx.kinds[col])
@@ -486,7 +486,7 @@ def micro_step(ctx: Context, name: str, column: str, opts: dict, scale: int) -> 
     if opts.get("to", "mean") == "mean":
         chain.add(
             [
-                ("qar__gsum", f"cast(sum({scaled_sql(a, x, scale)}) {group} as bigint)"),
+                ("qar__gsum", f"cast(sum({scaled_sql(a, x, scale)}) {group} as {a.dialect.bigint})"),
                 ("qar__gn", f"count(*) {group}"),
             ]
         )
@@ -535,7 +535,7 @@ def swap_step(ctx: Context, name: str, column: str, opts: dict) -> LayeredStep:
         ]
     )
     width = (
-        f"cast(floor({a.to_double(f't.qar__cnt * {p.numerator}')} / {a.to_double(str(100 * p.denominator))}) as bigint)"
+        f"cast(floor({a.to_double(f't.qar__cnt * {p.numerator}')} / {a.to_double(str(100 * p.denominator))}) as {a.dialect.bigint})"
     )
     chain.add([("qar__w", f"case when {width} < 2 then 2 else {width} end")])
     shifted = f"(t.qar__r - 1 + {a.mod(str(offset_key), 't.qar__w')})"
@@ -601,7 +601,7 @@ def identity_sql(
     if key is not None:
         k = f"t.{quote(key)}"
         if key_kind == "integer":
-            return f"cast({k} as bigint)"
+            return f"cast({k} as {a.dialect.bigint})"
         return f"row_number() over (order by {a.byte_order(k) if key_kind == 'text' else k})"
     order = ", ".join(
         f"{a.byte_order(f't.{quote(c)}') if kinds[c] == 'text' else f't.{quote(c)}'} nulls first" for c in columns

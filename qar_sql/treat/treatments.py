@@ -721,11 +721,11 @@ class Binder:
             expr = f"case when t.{local_flag} then {expr} else {keep} end"
         new = "t.qar__new_0"
         if out in ("integer", "float") and kind in ("integer", "float"):
-            changed = f"{self._as_float(new)} is distinct from {self._as_float(x)}"
+            changed = self.dialect.differs(self._as_float(new), self._as_float(x))
         elif out == kind:
-            changed = f"{new} is distinct from {x}"
+            changed = self.dialect.differs(new, x)
         else:
-            changed = f"{new} is distinct from {self._as_text(x, kind)}"
+            changed = self.dialect.differs(new, self._as_text(x, kind))
         # The name goes into a SQL comment (sql_comment: nothing in it can end the line).
         return Step(sql_comment(t.name), t.column, expr, changed, out, join, news=("qar__new_0",))
 

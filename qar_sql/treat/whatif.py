@@ -234,10 +234,10 @@ def _same(db: Database, column: str, original: str, before: str, after: str) -> 
     x = f"t.{db.dialect.quote(column)}"
     if before in ("integer", "float") and after in ("integer", "float"):
         double = db.dialect.double
-        return f"cast({x} as {double}) is not distinct from cast({original} as {double})"
+        return db.dialect.same(f"cast({x} as {double})", f"cast({original} as {double})")
     if before == after:
-        return f"{x} is not distinct from {original}"
-    return f"{_as_text(db, x, after)} is not distinct from {_as_text(db, original, before)}"
+        return db.dialect.same(x, original)
+    return db.dialect.same(_as_text(db, x, after), _as_text(db, original, before))
 
 
 def _loss(db: Database, binder: Binder, relation_sql: str, names, qids, not_null) -> InfoLoss:

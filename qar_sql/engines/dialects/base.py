@@ -67,6 +67,10 @@ class Dialect:
     #: MariaDB casts to double and char only).
     double: str = "double precision"
     text: str = "varchar"
+    #: ... and for a 64-bit integer (MariaDB: signed).
+    bigint: str = "bigint"
+    #: NULL-safe equality ({a}, {b}): MariaDB has no IS NOT DISTINCT FROM, only <=>.
+    null_safe_equal: str = "{a} is not distinct from {b}"
     #: SQL can name a column's declared type from a value (typeof, pg_typeof). False (SQLite's
     #: typeof names a value's storage class, MariaDB has none): types come from the catalog
     #: (SQLAlchemy's inspector) when the table is opened.
@@ -84,6 +88,14 @@ class Dialect:
         body = name.replace("\\", "\\\\") if self.backslash_escapes else name
         body = body.replace(self.quote_close, self.quote_escape)
         return f"{self.quote_open}{body}{self.quote_close}"
+
+    def same(self, a: str, b: str) -> str:
+        """SQL true when ``a`` and ``b`` are equal or both NULL (never NULL itself)."""
+        return self.null_safe_equal.format(a=a, b=b)
+
+    def differs(self, a: str, b: str) -> str:
+        """SQL true when ``a`` and ``b`` differ, one NULL and the other not counting."""
+        return f"not ({self.same(a, b)})"
 
     def quote_path(self, parts: tuple[str, ...]) -> str:
         """Quote a dotted object path (schema, table) part by part."""

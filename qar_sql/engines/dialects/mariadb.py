@@ -15,9 +15,11 @@ DIALECT = Dialect(
     # A backslash escapes inside a string literal (unless NO_BACKSLASH_ESCAPES is set, where
     # a doubled backslash would read as two: the server's default mode is assumed).
     string_backslash_escapes=True,
-    # CAST takes double and char, not double precision or varchar.
+    # CAST takes double, char and signed, not double precision, varchar or bigint.
     double="double",
     text="char",
+    bigint="signed",
+    null_safe_equal="({a} <=> {b})",
     # No GROUPING SETS (MySQL 8 has ROLLUP only, MariaDB not even grouping()): each QI is
     # counted from the codes.
     grouping_sets=False,
