@@ -389,8 +389,24 @@ def _sqlite_engine(sa, url: str):
         # its built-in ones, summing exactly (fsum) so the figures match DuckDB's.
         dbapi_connection.create_aggregate("stddev_samp", 1, _StddevSamp)
         dbapi_connection.create_aggregate("corr", 2, _Corr)
+        dbapi_connection.create_aggregate("qar_exact_sum", 2, _ExactSum)
 
     return engine
+
+
+class _ExactSum:
+    """Σ x·y over integers, in Python's unbounded integers; as text (SQLite's integers stop at
+    2^63), NULL when no row has both."""
+
+    def __init__(self):
+        self.total: int | None = None
+
+    def step(self, x, y):
+        if x is not None and y is not None:
+            self.total = (self.total or 0) + int(x) * int(y)
+
+    def finalize(self):
+        return None if self.total is None else str(self.total)
 
 
 class _StddevSamp:

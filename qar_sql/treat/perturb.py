@@ -534,9 +534,7 @@ def swap_step(ctx: Context, name: str, column: str, opts: dict) -> LayeredStep:
             ("qar__cnt", f"count(*) {_over(part)}"),
         ]
     )
-    width = (
-        f"cast(floor({a.to_double(f't.qar__cnt * {p.numerator}')} / {a.to_double(str(100 * p.denominator))}) as {a.dialect.bigint})"
-    )
+    width = f"cast(floor({a.to_double(f't.qar__cnt * {p.numerator}')} / {a.to_double(str(100 * p.denominator))}) as {a.dialect.bigint})"
     chain.add([("qar__w", f"case when {width} < 2 then 2 else {width} end")])
     shifted = f"(t.qar__r - 1 + {a.mod(str(offset_key), 't.qar__w')})"
     chain.add([("qar__blk", f"{shifted} - {a.mod(shifted, 't.qar__w')}")])
@@ -678,10 +676,10 @@ class PerturbBinder:
         a, sq = self.src, self.sq
         scales = self.scales(columns)
         xs = [scaled_sql(a, f"t.{sq(c)}", d) for c, d in zip(columns, scales)]
-        dec = [f"cast({x} as decimal(38, 0))" for x in xs]
+        d_ = a.dialect
         if complete:
-            parts = ["count(*)"] + [f"sum({d})" for d in dec]
-            parts += [f"sum({dec[i]} * {dec[j]})" for i in range(len(xs)) for j in range(i, len(xs))]
+            parts = ["count(*)"] + [d_.exact_sum(x) for x in xs]
+            parts += [d_.exact_sum(xs[i], xs[j]) for i in range(len(xs)) for j in range(i, len(xs))]
             row = self.query(f"select {', '.join(parts)} from {self.relation_sql} as t{self._where(columns)}")[0]
             n = int(row[0])
             s1 = [int(v or 0) for v in row[1 : 1 + len(xs)]]
@@ -693,8 +691,8 @@ class PerturbBinder:
             out: Any = (n, s1, s2, scales)
         else:
             parts = []
-            for c, d in zip(columns, dec):
-                parts += [f"count(t.{sq(c)})", f"sum({d})", f"sum({d} * {d})"]
+            for c, x in zip(columns, xs):
+                parts += [f"count(t.{sq(c)})", d_.exact_sum(x), d_.exact_sum(x, x)]
             row = self.query(f"select {', '.join(parts)} from {self.relation_sql} as t{self._where([])}")[0]
             vals = [int(v or 0) for v in row]
             out = (

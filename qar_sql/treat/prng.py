@@ -45,13 +45,6 @@ from qar_sql.engines.dialects import Dialect
 P = 2_147_483_647  # 2^31 - 1
 Q = 2_147_483_629  # 2^31 - 19
 ROUNDS = 6
-#: Engines that inline a subquery's expressions into the outer query evaluate a column once per
-#: reference; the Feistel rounds reference each lane three times, so without a fence the work
-#: grows as 3^rounds. PostgreSQL inlines; ``offset 0`` keeps a subquery a subquery there.
-_FENCE = {"postgresql": "offset 0"}
-#: How each engine orders text by its bytes (code points), so a row order over text columns is
-#: the same everywhere. DuckDB, Snowflake and BigQuery compare bytes already.
-_BYTE_ORDER = {"postgresql": ' collate "C"'}
 
 
 def stream_keys(seed: int, stream: str, n: int = 2 + 2 * ROUNDS) -> list[int]:
@@ -225,10 +218,10 @@ class Arith:
 
     @property
     def fence(self) -> str:
-        return _FENCE.get(self.dialect.name, "")
+        return self.dialect.fence
 
     def byte_order(self, expr: str) -> str:
-        return expr + _BYTE_ORDER.get(self.dialect.name, "")
+        return expr + self.dialect.byte_order
 
     def mod(self, a: str, b: str | int) -> str:
         # BigQuery has no % operator; everywhere else % on integers truncates toward zero
@@ -312,7 +305,7 @@ def big_sql(left: str, right: str) -> str:
 def normal_layers(a: Arith, right: str, tag: str) -> tuple[list[list[tuple[str, str]]], str]:
     """Layers computing Φ⁻¹(u) of the draw column ``right`` (a column of the first layer's
     input), and the name of the resulting column. AS241 references its intermediate values
-    many times, so each is computed in a layer of its own (see ``_FENCE``)."""
+    many times, so each is computed in a layer of its own (see ``Dialect.fence``)."""
     q, m, e, fcol, s, s2, rr, qq, z = (f"qar__{x}_{tag}" for x in ("q", "m", "e", "f", "s", "s2", "rr", "qq", "z"))
     layer1 = [
         (q, f"{uniform_sql(a, right)} - {a.f(0.5)}"),

@@ -71,6 +71,15 @@ class Dialect:
     bigint: str = "bigint"
     #: NULL-safe equality ({a}, {b}): MariaDB has no IS NOT DISTINCT FROM, only <=>.
     null_safe_equal: str = "{a} is not distinct from {b}"
+    #: An aggregate of x·y summed exactly over integer expressions ({x}, {y}), where a sum of
+    #: DECIMAL(38, 0) products is not exact (SQLite turns an overflowing product into a float).
+    exact_product_sum: str | None = None
+    #: Written after a subquery's FROM so the engine computes it as a subquery instead of
+    #: inlining its expressions into the outer query, which evaluates a column once per
+    #: reference (the PRNG's Feistel rounds reference each lane three times: 3^rounds work).
+    fence: str = ""
+    #: Appended to a text expression so it orders by bytes (code points), as DuckDB does.
+    byte_order: str = ""
     #: SQL can name a column's declared type from a value (typeof, pg_typeof). False (SQLite's
     #: typeof names a value's storage class, MariaDB has none): types come from the catalog
     #: (SQLAlchemy's inspector) when the table is opened.
@@ -96,6 +105,13 @@ class Dialect:
     def differs(self, a: str, b: str) -> str:
         """SQL true when ``a`` and ``b`` differ, one NULL and the other not counting."""
         return f"not ({self.same(a, b)})"
+
+    def exact_sum(self, x: str, y: str | None = None) -> str:
+        """SQL summing the integers ``x`` (times ``y``) with no rounding at any size."""
+        if self.exact_product_sum:
+            return self.exact_product_sum.format(x=x, y=y or "1")
+        dec = f"cast({x} as decimal(38, 0))"
+        return f"sum({dec} * cast({y} as decimal(38, 0)))" if y else f"sum({dec})"
 
     def quote_path(self, parts: tuple[str, ...]) -> str:
         """Quote a dotted object path (schema, table) part by part."""

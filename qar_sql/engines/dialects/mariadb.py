@@ -20,6 +20,8 @@ DIALECT = Dialect(
     text="char",
     bigint="signed",
     null_safe_equal="({a} <=> {b})",
+    # MariaDB merges derived tables and CTEs into the outer query, but never one with a LIMIT.
+    fence="limit 18446744073709551615",
     # No GROUPING SETS (MySQL 8 has ROLLUP only, MariaDB not even grouping()): each QI is
     # counted from the codes.
     grouping_sets=False,
