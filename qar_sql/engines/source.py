@@ -346,6 +346,24 @@ class SQLAlchemyDatabase(Database):
         with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="qar-scan") as pool:
             return list(pool.map(run, statements))
 
+    def result_types(self, sql: str) -> list[str]:
+        """The type names the driver reports for the columns of ``sql`` (run with no rows
+        fetched): for engines whose SQL cannot name a type (MariaDB's protocol sends them)."""
+        sa = self._sa
+        try:
+            result = self._main.exec_driver_sql(sql, execution_options={"no_parameters": True})
+            codes = [d[1] for d in result.cursor.description]
+            result.close()
+        except sa.exc.DBAPIError as exc:
+            raise DatabaseError(f"{self.engine_name} failed a statement: {_first_line(exc.orig or exc)}") from exc
+        try:
+            from pymysql.constants import FIELD_TYPE
+
+            names = {v: k for k, v in vars(FIELD_TYPE).items() if k.isupper()}
+        except ImportError:
+            names = {}
+        return [_MYSQL_TYPES.get(names.get(c, ""), str(c)) for c in codes]
+
     def inspector(self):
         return self._sa.inspect(self._main)
 
@@ -358,6 +376,14 @@ class SQLAlchemyDatabase(Database):
                 pass
         self._conns.clear()
         self.engine.dispose()
+
+
+#: MariaDB's protocol type codes (by pymysql's names) as the type names type_kind reads.
+_MYSQL_TYPES = {
+    **dict.fromkeys(("TINY", "SHORT", "LONG", "INT24", "LONGLONG", "YEAR"), "bigint"),
+    **dict.fromkeys(("DOUBLE", "FLOAT", "DECIMAL", "NEWDECIMAL"), "double"),
+    **dict.fromkeys(("VAR_STRING", "STRING", "VARCHAR", "BLOB", "TINY_BLOB", "MEDIUM_BLOB", "LONG_BLOB"), "text"),
+}
 
 
 def _sqlite_engine(sa, url: str):
