@@ -357,7 +357,9 @@ def test_every_command_renders_and_parses_in_each_warehouse(rendered, tmp_path):
                 continue  # temp tables and the influence capture are DuckDB's alone
             # The relation and the SQL embedded in the context were written for DuckDB: the
             # same text in the warehouse's dialect (sqlglot translates the quoting).
-            ctx = {k: _in_dialect(v, d.sqlglot) if k == "relation" or k.endswith("sql") else v for k, v in context.items()}
+            ctx = {
+                k: _in_dialect(v, d.sqlglot) if k == "relation" or k.endswith("sql") else v for k, v in context.items()
+            }
             sql = render(name, d, **ctx)
             for stmt in split_statements(sql, dialect):
                 try:
