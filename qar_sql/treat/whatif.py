@@ -188,6 +188,9 @@ class _WithRelation(Database):
     def query_many(self, statements, *, jobs=1, on_done=None):
         return self.inner.query_many([self.wrap(s) for s in statements], jobs=jobs, on_done=on_done)
 
+    def result_types(self, sql: str) -> list[str]:
+        return self.inner.result_types(self.wrap(sql))  # type: ignore[attr-defined]
+
 
 @contextmanager
 def release(db: Database, treated: str, relation: Relation) -> Iterator[tuple[Database, Relation]]:
