@@ -73,6 +73,9 @@ class Database:
     #: True while a :class:`Source` (``qar_sql.connect``) owns the connection: the API functions
     #: it is passed to leave it open for the next one.
     shared: bool = False
+    #: Relation SQL -> {column: declared type name}, for engines whose SQL cannot name a
+    #: column's type (``Dialect.typeof`` False): read from the catalog when the table is opened.
+    declared_types: dict[str, dict[str, str]] = {}
 
     def query(self, sql: str, params: dict | None = None) -> list[tuple]:  # pragma: no cover
         raise NotImplementedError

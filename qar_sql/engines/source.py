@@ -99,7 +99,10 @@ class SQLAlchemyDatabase(Database):
         self.masked_url = mask_source(url)
         self.secrets = secret_values(url)
         try:
-            self.engine = sa.create_engine(url, poolclass=sa.pool.NullPool)
+            if url.split("://", 1)[0].split("+", 1)[0].lower() == "sqlite":
+                self.engine = _sqlite_engine(sa, url)
+            else:
+                self.engine = sa.create_engine(url, poolclass=sa.pool.NullPool)
         except ModuleNotFoundError as exc:
             raise UsageError(
                 f"the database driver for {self.masked_url} is not installed ({exc.name}){driver_hint(url)}"
@@ -122,6 +125,7 @@ class SQLAlchemyDatabase(Database):
             ) from exc
         self.dialect = get_dialect(self.engine.dialect.name)
         self.engine_name = self.engine.dialect.name
+        self.declared_types = {}
         self._conns: list = []
         self._idle: list = []
         self._lock = threading.Lock()
@@ -239,6 +243,24 @@ class SQLAlchemyDatabase(Database):
         with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="qar-scan") as pool:
             return list(pool.map(run, statements))
 
+    def result_types(self, sql: str) -> list[str]:
+        """The type names the driver reports for the columns of ``sql`` (run with no rows
+        fetched): for engines whose SQL cannot name a type (MariaDB's protocol sends them)."""
+        sa = self._sa
+        try:
+            result = self._main.exec_driver_sql(sql, execution_options={"no_parameters": True})
+            codes = [d[1] for d in result.cursor.description]
+            result.close()
+        except sa.exc.DBAPIError as exc:
+            raise DatabaseError(f"{self.engine_name} failed a statement: {_first_line(exc.orig or exc)}") from exc
+        try:
+            from pymysql.constants import FIELD_TYPE
+
+            names = {v: k for k, v in vars(FIELD_TYPE).items() if k.isupper()}
+        except ImportError:
+            names = {}
+        return [_MYSQL_TYPES.get(names.get(c, ""), str(c)) for c in codes]
+
     def inspector(self):
         return self._sa.inspect(self._main)
 
@@ -251,6 +273,107 @@ class SQLAlchemyDatabase(Database):
                 pass
         self._conns.clear()
         self.engine.dispose()
+
+
+#: MariaDB's protocol type codes (by pymysql's names) as the type names type_kind reads.
+_MYSQL_TYPES = {
+    **dict.fromkeys(("TINY", "SHORT", "LONG", "INT24", "LONGLONG", "YEAR"), "bigint"),
+    **dict.fromkeys(("DOUBLE", "FLOAT", "DECIMAL", "NEWDECIMAL"), "double"),
+    **dict.fromkeys(("VAR_STRING", "STRING", "VARCHAR", "BLOB", "TINY_BLOB", "MEDIUM_BLOB", "LONG_BLOB"), "text"),
+}
+
+
+def _sqlite_engine(sa, url: str):
+    """A SQLAlchemy engine on a SQLite file opened read-only (``mode=ro``): an audit can never
+    write it, and a missing file is an error instead of a new, empty database."""
+    import math
+    import sqlite3
+    from urllib.parse import quote
+
+    path = sa.engine.make_url(url).database or ""
+    if path in ("", ":memory:") or path.startswith("file:"):
+        raise UsageError(f"the SQLite URL {url!r} names no file; write it as sqlite:///path/to/file.db")
+    if not Path(path).is_file():
+        raise SourceNotFound(f"SQLite database {path!r} does not exist; check the path in {url!r}")
+    uri = f"file:{quote(str(Path(path).resolve()))}?mode=ro"
+    engine = sa.create_engine(
+        "sqlite://", creator=lambda: sqlite3.connect(uri, uri=True, check_same_thread=False), poolclass=sa.pool.NullPool
+    )
+
+    def floor(x):
+        # SQLAlchemy replaces SQLite's floor() with Python's math.floor, which fails on NULL
+        # and turns a real into an integer; SQLite's own keeps both.
+        return None if x is None else x if isinstance(x, int) else float(math.floor(x))
+
+    @sa.event.listens_for(engine, "connect")
+    def _functions(dbapi_connection, _record):
+        dbapi_connection.create_function("floor", 1, floor, deterministic=True)
+        # SQLite has no statistical aggregates; these run inside SQLite's own process, like
+        # its built-in ones, summing exactly (fsum) so the figures match DuckDB's.
+        dbapi_connection.create_aggregate("stddev_samp", 1, _StddevSamp)
+        dbapi_connection.create_aggregate("corr", 2, _Corr)
+        dbapi_connection.create_aggregate("qar_exact_sum", 2, _ExactSum)
+
+    return engine
+
+
+class _ExactSum:
+    """Σ x·y over integers, in Python's unbounded integers; as text (SQLite's integers stop at
+    2^63), NULL when no row has both."""
+
+    def __init__(self):
+        self.total: int | None = None
+
+    def step(self, x, y):
+        if x is not None and y is not None:
+            self.total = (self.total or 0) + int(x) * int(y)
+
+    def finalize(self):
+        return None if self.total is None else str(self.total)
+
+
+class _StddevSamp:
+    """The sample standard deviation of the non-NULL values (NULL for fewer than two)."""
+
+    def __init__(self):
+        self.xs: list[float] = []
+
+    def step(self, x):
+        if x is not None:
+            self.xs.append(float(x))
+
+    def finalize(self):
+        import math
+
+        n = len(self.xs)
+        if n < 2:
+            return None
+        mean = math.fsum(self.xs) / n
+        return math.sqrt(math.fsum((x - mean) ** 2 for x in self.xs) / (n - 1))
+
+
+class _Corr:
+    """Pearson's r over the pairs where both values are non-NULL (NULL when undefined)."""
+
+    def __init__(self):
+        self.pairs: list[tuple[float, float]] = []
+
+    def step(self, x, y):
+        if x is not None and y is not None:
+            self.pairs.append((float(x), float(y)))
+
+    def finalize(self):
+        import math
+
+        n = len(self.pairs)
+        if n < 2:
+            return None
+        mx = math.fsum(x for x, _ in self.pairs) / n
+        my = math.fsum(y for _, y in self.pairs) / n
+        sxy = math.fsum((x - mx) * (y - my) for x, y in self.pairs)
+        sxx = math.fsum((x - mx) ** 2 for x, _ in self.pairs)
+        syy = math.fsum((y - my) ** 2 for _, y in self.pairs)
+        return sxy / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else None
 
 
 #: SQLAlchemy backend → (the qar-sql extra that installs its driver, the URL scheme it serves).
@@ -607,11 +730,42 @@ def _open_sqlalchemy(url: str, table: str | None):
             # SQLAlchemy warns about column types it has no class for (point, …); only the
             # names are needed here, and an ungroupable type gets its own message later.
             warnings.simplefilter("ignore", db._sa.exc.SAWarning)
-            cols = tuple(c["name"] for c in insp.get_columns(name, schema=schema))
+            described = _describe(db, insp, schema, name)
+        cols = tuple(c for c, _, _ in described)
+        sql = relation.sql
+        d = db.dialect
+        if d.binary_text and any(text for _, _, text in described):
+            # Every command reads text columns through this derived table, so they group, join
+            # and sort by code points wherever they are used (see Dialect.binary_text).
+            items = ", ".join(
+                f"{d.binary_text.format(d.quote(c))} as {d.quote(c)}" if text else d.quote(c)
+                for c, _, text in described
+            )
+            sql = f"(select {items} from {relation.sql})"
+        if not d.typeof:
+            db.declared_types[sql] = {c: t for c, t, _ in described}
     except Exception:
         db.close()
         raise
-    return db, Relation(relation.sql, relation.display, cols, "table")
+    return db, Relation(sql, relation.display, cols, "table")
+
+
+def _describe(db: SQLAlchemyDatabase, insp, schema: str, name: str) -> list[tuple[str, str, bool]]:
+    """(name, declared type, is text) of every column of a table, in table order."""
+    if db.dialect.name == "mysql":
+        # SQLAlchemy's MySQL reflection leaves a backtick in a column name doubled; the
+        # catalog has the names as they are.
+        rows = db.query(
+            "select column_name, data_type from information_schema.columns "
+            "where table_schema = %(schema)s and table_name = %(name)s order by ordinal_position",
+            {"schema": schema, "name": name},
+        )
+        text = ("char", "varchar", "tinytext", "text", "mediumtext", "longtext", "enum", "set")
+        return [(str(c), str(t), str(t).lower() in text) for c, t in rows]
+    return [
+        (c["name"], getattr(c["type"], "__visit_name__", str(c["type"])), isinstance(c["type"], db._sa.String))
+        for c in insp.get_columns(name, schema=schema)
+    ]
 
 
 def select_columns(

@@ -170,7 +170,7 @@ def discover_relation(
     if max_size > len(cols):
         warnings.append(f"--max-size {max_size} is more than the {len(cols)} columns; combinations stop at {len(cols)}")
         max_size = len(cols)
-    rows = int(db.query(f"select count(*) from {relation.sql}")[0][0])
+    rows = int(db.query(f"select count(*) from {relation.sql} as t")[0][0])
     if rows == 0:
         raise DataError(f"table {relation.display!r} is empty; there is nothing to discover")
 

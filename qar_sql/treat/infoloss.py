@@ -34,7 +34,7 @@ class _Sql:
     """Float spellings for one dialect (the subset of qar_sql.treat.prng.Arith this module needs)."""
 
     def __init__(self, dialect: Dialect):
-        self.double = dialect.float_type
+        self.double = dialect.double
 
     def f(self, x: float) -> str:
         return f"cast('{float(x)!r}' as {self.double})"
@@ -112,7 +112,7 @@ def information_loss(query, dialect: Dialect, relation: str, columns: Sequence[L
         return f"t.{q(c.released)}"
 
     def text(expr: str, kind: str) -> str:
-        return expr if kind == "text" else f"cast({expr} as {dialect.text_type})"
+        return expr if kind == "text" else f"cast({expr} as {dialect.text})"
 
     # Deciles of the numeric originals (the bins of the two-way tables).
     numeric_o = [c for c in cols if c.before in NUMERIC]
@@ -140,11 +140,11 @@ def information_loss(query, dialect: Dialect, relation: str, columns: Sequence[L
     for c in cols:
         both = c.before in NUMERIC and c.after in NUMERIC
         if both:
-            changed_sql = f"{a.to_double(t(c))} is distinct from {a.to_double(o(c))}"
+            changed_sql = dialect.differs(a.to_double(t(c)), a.to_double(o(c)))
         elif c.before == c.after:
-            changed_sql = f"{t(c)} is distinct from {o(c)}"
+            changed_sql = dialect.differs(t(c), o(c))
         else:
-            changed_sql = f"{text(t(c), c.after)} is distinct from {text(o(c), c.before)}"
+            changed_sql = dialect.differs(text(t(c), c.after), text(o(c), c.before))
         specs.append(
             {
                 "changed": changed_sql,

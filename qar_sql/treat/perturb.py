@@ -244,8 +244,8 @@ def scale_for(max_abs: float | None, kind: str, group: int = 1) -> int:
 def scaled_sql(a: Arith, x: str, d: int) -> str:
     """round(x·10^d) as a bigint, computed with IEEE operations every engine rounds alike."""
     if d == 0:
-        return f"cast({x} as bigint)"
-    return f"cast(floor({x} * {a.f(10.0**d)} + {a.f(0.5)}) as bigint)"
+        return f"cast({x} as {a.dialect.bigint})"
+    return f"cast(floor({x} * {a.f(10.0**d)} + {a.f(0.5)}) as {a.dialect.bigint})"
 
 
 def exact_sd(n: int, s1: int, s2: int, d: int) -> float | None:
@@ -337,11 +337,11 @@ def _finish(
         news.append(new)
         final_cols.append((new, expr))
         if out in ("integer", "float") and before in ("integer", "float"):
-            changed.append(f"{a.to_double(f't.{new}')} is distinct from {a.to_double(x)}")
+            changed.append(a.dialect.differs(a.to_double(f"t.{new}"), a.to_double(x)))
         elif out == before:
-            changed.append(f"t.{new} is distinct from {x}")
+            changed.append(a.dialect.differs(f"t.{new}", x))
         else:
-            changed.append(f"t.{new} is distinct from {ctx.as_text(x, before)}")
+            changed.append(a.dialect.differs(f"t.{new}", ctx.as_text(x, before)))
     final = f"qar_new{ctx.index}"
     chain.add(final_cols, join=join, name=final)
     ctes = render("perturb_layers.sql", a.dialect, layers=chain.layers, fence=a.fence)
@@ -476,7 +476,7 @@ def noise_step(
         value = f"{a.to_double(x)} + ({eps})"
         out = "float"
         if opts.get("round"):
-            value, out = f"cast(floor({value} + {a.f(0.5)}) as bigint)", "integer"
+            value, out = f"cast(floor({value} + {a.f(0.5)}) as {a.dialect.bigint})", "integer"
         exprs.append(f"case when {x} is null then null else {value} end")
         outs.append(out)
         before.append(ctx.kinds[col])
@@ -505,7 +505,7 @@ def micro_step(ctx: Context, name: str, column: str, opts: dict, scale: int) -> 
     if opts.get("to", "mean") == "mean":
         chain.add(
             [
-                ("qar__gsum", f"cast(sum({scaled_sql(a, x, scale)}) {group} as bigint)"),
+                ("qar__gsum", f"cast(sum({scaled_sql(a, x, scale)}) {group} as {a.dialect.bigint})"),
                 ("qar__gn", f"count(*) {group}"),
             ]
         )
@@ -593,9 +593,7 @@ def swap_step(ctx: Context, name: str, column: str, opts: dict) -> LayeredStep:
             ("qar__cnt", f"count(*) {_over(part)}"),
         ]
     )
-    width = (
-        f"cast(floor({a.to_double(f't.qar__cnt * {p.numerator}')} / {a.to_double(str(100 * p.denominator))}) as bigint)"
-    )
+    width = f"cast(floor({a.to_double(f't.qar__cnt * {p.numerator}')} / {a.to_double(str(100 * p.denominator))}) as {a.dialect.bigint})"
     chain.add([("qar__w", f"case when {width} < 2 then 2 else {width} end")])
     shifted = f"(t.qar__r - 1 + {a.mod(str(offset_key), 't.qar__w')})"
     chain.add([("qar__blk", f"{shifted} - {a.mod(shifted, 't.qar__w')}")])
@@ -665,7 +663,7 @@ def identity_sql(
     if key is not None:
         k = f"t.{quote(key)}"
         if key_kind == "integer":
-            return f"cast({k} as bigint)"
+            return f"cast({k} as {a.dialect.bigint})"
         return f"row_number() over (order by {a.byte_order(k) if key_kind == 'text' else k})"
     order = ", ".join(
         f"{a.byte_order(f't.{quote(c)}') if kinds[c] == 'text' else f't.{quote(c)}'} nulls first" for c in columns
@@ -742,10 +740,10 @@ class PerturbBinder:
         a, sq = self.src, self.sq
         scales = self.scales(columns)
         xs = [scaled_sql(a, f"t.{sq(c)}", d) for c, d in zip(columns, scales)]
-        dec = [f"cast({x} as decimal(38, 0))" for x in xs]
+        d_ = a.dialect
         if complete:
-            parts = ["count(*)"] + [f"sum({d})" for d in dec]
-            parts += [f"sum({dec[i]} * {dec[j]})" for i in range(len(xs)) for j in range(i, len(xs))]
+            parts = ["count(*)"] + [d_.exact_sum(x) for x in xs]
+            parts += [d_.exact_sum(xs[i], xs[j]) for i in range(len(xs)) for j in range(i, len(xs))]
             row = self.query(f"select {', '.join(parts)} from {self.relation_sql} as t{self._where(columns)}")[0]
             n = int(row[0])
             s1 = [int(v or 0) for v in row[1 : 1 + len(xs)]]
@@ -757,8 +755,8 @@ class PerturbBinder:
             out: Any = (n, s1, s2, scales)
         else:
             parts = []
-            for c, d in zip(columns, dec):
-                parts += [f"count(t.{sq(c)})", f"sum({d})", f"sum({d} * {d})"]
+            for c, x in zip(columns, xs):
+                parts += [f"count(t.{sq(c)})", d_.exact_sum(x), d_.exact_sum(x, x)]
             row = self.query(f"select {', '.join(parts)} from {self.relation_sql} as t{self._where([])}")[0]
             vals = [int(v or 0) for v in row]
             out = (

@@ -25,14 +25,6 @@ Definition (docs/perturbative.md repeats it):
   computed from the integer m = min(2R + 1, 2P − 2R − 1) as e·ln 2 + 2·atanh(s), s = (f − 1)/(f + 1),
   f = m / 2^e ∈ [1/√2, √2), e chosen by integer comparisons, atanh by its odd series to s^23.
 
-Portability: no intermediate value reaches 2^62 ((P − 1)² + 2P < 2^62; L·P + R < P²), so the
-integer part never relies on 64-bit wraparound — an engine that raises on overflow (MariaDB),
-turns it into a float (SQLite) or widens the type by its own rules (ClickHouse: UInt32 · UInt32
-is UInt64) computes the same numbers; ``%`` only ever sees non-negative operands after the
-first lane step (whose sign convention is then undone by + P). tests/test_prng.py holds
-DuckDB, PostgreSQL, SQLite, ClickHouse (chdb) and MariaDB to the reference bit for bit
-(Spark 4, casting to double, was checked by hand the same way).
-
 Four rounds already pass the difference and serial tests in tests/test_prng.py; six leave a
 margin. The draws are not cryptographic: whoever knows the seed (or reads the round keys in the
 emitted SQL) can recompute the noise, so keep the seed and the view definition private.
@@ -53,15 +45,6 @@ from qar_sql.engines.dialects import Dialect
 P = 2_147_483_647  # 2^31 - 1
 Q = 2_147_483_629  # 2^31 - 19
 ROUNDS = 6
-#: Engines that inline a subquery's expressions into the outer query evaluate a column once per
-#: reference; the Feistel rounds reference each lane three times, so without a fence the work
-#: grows as 3^rounds (SQLite runs out of memory). PostgreSQL inlines; ``offset 0`` keeps a
-#: subquery a subquery there. SQLite never flattens a subquery that has an OFFSET (its rule 14),
-#: and its OFFSET needs a LIMIT (-1: none).
-_FENCE = {"postgresql": "offset 0", "sqlite": "limit -1 offset 0", "mysql": "limit 9223372036854775807"}
-#: How each engine orders text by its bytes (code points), so a row order over text columns is
-#: the same everywhere. DuckDB, Snowflake and BigQuery compare bytes already.
-_BYTE_ORDER = {"postgresql": ' collate "C"'}
 
 
 def stream_keys(seed: int, stream: str, n: int = 2 + 2 * ROUNDS) -> list[int]:
@@ -231,14 +214,14 @@ class Arith:
 
     @property
     def double(self) -> str:
-        return self.dialect.float_type
+        return self.dialect.double
 
     @property
     def fence(self) -> str:
-        return _FENCE.get(self.dialect.name, "")
+        return self.dialect.fence
 
     def byte_order(self, expr: str) -> str:
-        return expr + _BYTE_ORDER.get(self.dialect.name, "")
+        return expr + self.dialect.byte_order
 
     def mod(self, a: str, b: str | int) -> str:
         # BigQuery has no % operator; everywhere else % on integers truncates toward zero
@@ -322,7 +305,7 @@ def big_sql(left: str, right: str) -> str:
 def normal_layers(a: Arith, right: str, tag: str) -> tuple[list[list[tuple[str, str]]], str]:
     """Layers computing Φ⁻¹(u) of the draw column ``right`` (a column of the first layer's
     input), and the name of the resulting column. AS241 references its intermediate values
-    many times, so each is computed in a layer of its own (see ``_FENCE``)."""
+    many times, so each is computed in a layer of its own (see ``Dialect.fence``)."""
     q, m, e, fcol, s, s2, rr, qq, z = (f"qar__{x}_{tag}" for x in ("q", "m", "e", "f", "s", "s2", "rr", "qq", "z"))
     layer1 = [
         (q, f"{uniform_sql(a, right)} - {a.f(0.5)}"),

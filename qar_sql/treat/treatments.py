@@ -235,7 +235,7 @@ def _parse_treatment(c: _Checker, name: str, spec: Any, qis, seed: int | None = 
         hint = f"; did you mean {close[0]!r}?" if close else ""
         c.fail(where, "kind", f"= {kind!r} is not a known treatment kind{hint} Use one of {', '.join(KINDS)}.")
     column = spec.get("column")
-    if kind in ("noise", "microaggregation") and column is None and "columns" in spec:
+    if kind == "noise" and column is None and "columns" in spec:
         column = spec["columns"][0] if isinstance(spec["columns"], list) and spec["columns"] else spec["columns"]
         if not isinstance(column, str) or not column:
             c.fail(where, "columns", f'= {spec["columns"]!r} must be a list of column names, e.g. ["income"]')
@@ -450,6 +450,14 @@ def type_kind(type_name: str) -> str:
 
 def column_kinds(db: Database, relation_sql: str, columns: Sequence[str]) -> dict[str, str]:
     """{column: kind}, from the declared types the engine reports (one tiny query)."""
+    declared = db.declared_types.get(relation_sql)
+    if declared is not None and all(c in declared for c in columns):
+        return {c: type_kind(declared[c]) for c in columns}
+    if not db.dialect.typeof and hasattr(db, "result_types") and db.dialect.name == "mysql":
+        q = db.dialect.quote
+        items = ", ".join(f"t.{q(c)}" for c in columns)
+        types = db.result_types(f"select {items} from {relation_sql} as t limit 0")
+        return {c: type_kind(t) for c, t in zip(columns, types)}
     row = db.query(render("column_types.sql", db.dialect, columns=list(columns), relation=relation_sql))[0]
     return {c: type_kind(str(t)) for c, t in zip(columns, row)}
 
@@ -522,7 +530,7 @@ class Binder:
     # -- helpers ------------------------------------------------------------------------------
 
     def _type(self, kind: str) -> str:
-        return self.dialect.text_type if kind == "text" else self.dialect.float_type
+        return self.dialect.text if kind == "text" else self.dialect.double
 
     def _as_text(self, expr: str, kind: str) -> str:
         return expr if kind == "text" else f"cast({expr} as {self._type('text')})"
@@ -587,7 +595,7 @@ class Binder:
             return self._edges[t.name]
         w, origin = t.opt("width"), t.opt("origin", 0)
         col = self.db.dialect.quote(t.column)
-        lo, hi = self.db.query(f"select min({col}), max({col}) from {self.relation_sql}")[0]
+        lo, hi = self.db.query(f"select min({col}), max({col}) from {self.relation_sql} as t")[0]
         if lo is None:
             lo = hi = origin
         lo, hi = float(lo), float(hi)
@@ -609,11 +617,11 @@ class Binder:
         d = self.db.dialect
         rel = self._lookup_relation(t, d)
         key, parent = d.quote(t.opt("key")), d.quote(t.opt("parent"))
-        text = d.text_type
+        text = d.text
         where = ("treatments", t.name)
         try:
             n = self.db.query(
-                f"select count(*) from (select cast({key} as {text}) as k from {rel} "
+                f"select count(*) from (select cast({key} as {text}) as k from {rel} as qar_l "
                 f"where {key} is not null group by cast({key} as {text}) "
                 f"having count(distinct {parent}) > 1) as d"
             )[0][0]
@@ -650,10 +658,10 @@ class Binder:
         LEFT JOIN can never multiply rows."""
         rel = self._lookup_relation(t, d)
         key, parent = d.quote(t.opt("key")), d.quote(t.opt("parent"))
-        text = d.text_type
+        text = d.text
         return (
             f"select cast({key} as {text}) as qar__key, min(cast({parent} as {text})) as qar__parent "
-            f"from {rel} where {key} is not null group by cast({key} as {text})"
+            f"from {rel} as qar_l where {key} is not null group by cast({key} as {text})"
         )
 
     # -- SQL ----------------------------------------------------------------------------------
@@ -718,11 +726,11 @@ class Binder:
             expr = f"case when t.{local_flag} then {expr} else {keep} end"
         new = "t.qar__new_0"
         if out in ("integer", "float") and kind in ("integer", "float"):
-            changed = f"{self._as_float(new)} is distinct from {self._as_float(x)}"
+            changed = self.dialect.differs(self._as_float(new), self._as_float(x))
         elif out == kind:
-            changed = f"{new} is distinct from {x}"
+            changed = self.dialect.differs(new, x)
         else:
-            changed = f"{new} is distinct from {self._as_text(x, kind)}"
+            changed = self.dialect.differs(new, self._as_text(x, kind))
         # The name goes into a SQL comment (sql_comment: nothing in it can end the line).
         return Step(sql_comment(t.name), t.column, expr, changed, out, join, news=("qar__new_0",))
 
@@ -817,20 +825,6 @@ class Binder:
         elif t.kind == "noise":
             sds, cov = self.perturb.noise_params(t.columns, opts)
             ls = perturb.noise_step(ctx, sql_comment(t.name), t.columns, opts, sds, cov)
-        elif t.kind == "microaggregation" and opts.get("method", "mdav" if "columns" in opts else "sorted") == "mdav":
-            k = int(opts["k"])
-            src = self.db.dialect
-            identity = perturb.identity_sql(
-                Arith(src),
-                src.quote,
-                self.key,
-                self.kinds.get(self.key) if self.key else None,
-                self.columns,
-                self.kinds,
-            )
-            groups = self.perturb.mdav_groups(identity, t.columns, opts.get("by", ()), t.local, k, fail)
-            scales = self.perturb.scales(t.columns, 2 * k - 1)
-            ls = perturb.mdav_step(ctx, sql_comment(t.name), t.columns, opts, groups, scales)
         elif t.kind == "microaggregation":
             scale = self.perturb.scales([col], 2 * int(opts["k"]) - 1)[0] if opts.get("to", "mean") == "mean" else 0
             ls = perturb.micro_step(ctx, sql_comment(t.name), col, opts, scale)

@@ -22,15 +22,7 @@ from typing import Any, Unpack
 
 from qar_sql.engines.dialects import get_dialect, sql_comment
 from qar_sql.engines.render import render
-from qar_sql.engines.source import (
-    Database,
-    Relation,
-    SourceLike,
-    file_relation_sql,
-    open_source,
-    select_columns,
-    split_table,
-)
+from qar_sql.engines.source import Database, Relation, file_relation_sql, open_source, select_columns, split_table
 from qar_sql.errors import ColumnError, DatabaseError, DataError, UsageError
 from qar_sql.measures.audit import Options, SourceOptions, audit_relation, split_options
 from qar_sql.pushdown.scan import Ticker
@@ -196,6 +188,9 @@ class _WithRelation(Database):
     def query_many(self, statements, *, jobs=1, on_done=None):
         return self.inner.query_many([self.wrap(s) for s in statements], jobs=jobs, on_done=on_done)
 
+    def result_types(self, sql: str) -> list[str]:
+        return self.inner.result_types(self.wrap(sql))  # type: ignore[attr-defined]
+
 
 @contextmanager
 def release(db: Database, treated: str, relation: Relation) -> Iterator[tuple[Database, Relation]]:
@@ -234,18 +229,18 @@ def _risk(db: Database, treated: str, relation: Relation, opts: Options, *, batc
 
 
 def _as_text(db: Database, expr: str, kind: str) -> str:
-    return expr if kind == "text" else f"cast({expr} as {db.dialect.text_type})"
+    return expr if kind == "text" else f"cast({expr} as {db.dialect.text})"
 
 
 def _same(db: Database, column: str, original: str, before: str, after: str) -> str:
     """SQL: the released value of ``column`` is its original one (numbers compared as numbers)."""
     x = f"t.{db.dialect.quote(column)}"
     if before in ("integer", "float") and after in ("integer", "float"):
-        double = db.dialect.float_type
-        return f"cast({x} as {double}) is not distinct from cast({original} as {double})"
+        double = db.dialect.double
+        return db.dialect.same(f"cast({x} as {double})", f"cast({original} as {double})")
     if before == after:
-        return f"{x} is not distinct from {original}"
-    return f"{_as_text(db, x, after)} is not distinct from {_as_text(db, original, before)}"
+        return db.dialect.same(x, original)
+    return db.dialect.same(_as_text(db, x, after), _as_text(db, original, before))
 
 
 def _loss(db: Database, binder: Binder, relation_sql: str, names, qids, not_null) -> InfoLoss:
@@ -271,7 +266,7 @@ def _loss(db: Database, binder: Binder, relation_sql: str, names, qids, not_null
 
 
 def whatif(
-    source: SourceLike = None,
+    source: str | None = None,
     *,
     treatments: str | Path | Plan | Mapping,
     qid: Sequence[str] | str | None = None,

@@ -10,7 +10,7 @@ select
   row_number() over (order by v) - 1 as code
 from (
   select distinct {{ q(column) }} as v
-  from {{ relation }}
+  from {{ relation }} as t
   where {{ q(column) }} is not null
 ) {{ alias }}
 {% endmacro %}

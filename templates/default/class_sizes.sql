@@ -19,7 +19,7 @@ with
 {% endfor %}
 {% call(qi) classes_by(qis, "size") %}
 {% if qi.cube %}
-  select cast(sum(n) as bigint) as size
+  select cast(sum(n) as {{ dialect.bigint }}) as size
   from {{ qi.cube }}
 {% else %}
   select count(*) as size

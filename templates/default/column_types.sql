@@ -5,5 +5,5 @@ select
   typeof(t.{{ q(col) }}) as type_{{ loop.index0 }}{{ "," if not loop.last }}
 {% endfor %}
 from (select 1 as one) as qar_one
-left join (select * from {{ relation }} limit 1) as t
+left join (select * from {{ relation }} as qar_r limit 1) as t
   on true

@@ -5,7 +5,7 @@
 select
   {{ qi.index }} as qi,
   {{ qi.word }} as w,
-  cast({{ qi.bit }} as bigint) as bit,
+  cast({{ qi.bit }} as {{ dialect.bigint }}) as bit,
   count(*) as size,
   min(r) as r
 from {{ encoded }}

@@ -7,7 +7,7 @@ select
 {% else %}
   count(*) - (select count(*) from (
      select distinct {% for k in key %}{{ q(k) }}{{ ", " if not loop.last }}{% endfor %}
-     from {{ relation }}
+     from {{ relation }} as t
    ) d) as duplicate_keys
 {% endif %}
-from {{ relation }}
+from {{ relation }} as t

@@ -7,4 +7,4 @@ select
 {% for col in columns %}
   {{ q(col) }} as v{{ loop.index0 }}{{ "," if not loop.last }}
 {% endfor %}
-from {{ relation }}
+from {{ relation }} as t

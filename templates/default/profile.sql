@@ -6,4 +6,4 @@ select
   , count({{ q(col) }}) as nonnull_{{ loop.index0 }}
   , count(distinct {{ q(col) }}) as distinct_{{ loop.index0 }}
 {% endfor %}
-from {{ relation }}
+from {{ relation }} as t

@@ -7,7 +7,7 @@ from (
   select
     row_number() over (order by {{ order_by | join(", ") }}) - 1 as r
 {% for col in columns %}
-    , cast(t.{{ q(col) }} as {{ dialect.float_type }}) as v{{ loop.index0 }}
+    , cast(t.{{ q(col) }} as {{ dialect.double }}) as v{{ loop.index0 }}
 {% endfor %}
   from {{ relation }} as t
 ) v

@@ -24,7 +24,7 @@ cells_{{ qi.index }} as {{ "materialized " if dialect.cte_materialized }}(
   select
     {{ codes }},
     count(*) as n,
-    {{ "sum(w)" if weighted else "cast(count(*) as " ~ dialect.float_type ~ ")" }} as ws,
+    {{ "sum(w)" if weighted else "cast(count(*) as " ~ dialect.double ~ ")" }} as ws,
     {{ null_pattern(qi.codes) }} as pat,
     row_number() over (order by {{ codes }}) - 1 as cell
   from {{ encoded }}
@@ -79,12 +79,12 @@ smatched_{{ qi.index }}_{{ s.index }} as (
 {% endfor %}
 {% endfor %}
 {% for qi in qis %}
-select 0 as kind, {{ qi.index }} as qi, cell, cast(sum(own) as bigint) as x, cast(sum(n) as bigint) as y, cast(sum(ws) as {{ dialect.float_type }}) as z
+select 0 as kind, {{ qi.index }} as qi, cell, cast(sum(own) as {{ dialect.bigint }}) as x, cast(sum(n) as {{ dialect.bigint }}) as y, cast(sum(ws) as {{ dialect.double }}) as z
 from matched_{{ qi.index }}
 group by cell
 {% for s in sensitive %}
 union all
-select 1 as kind, {{ qi.index }} as qi, cell, cast({{ s.index }} as bigint) as x, cast(s as bigint) as y, cast(sum(n) as {{ dialect.float_type }}) as z
+select 1 as kind, {{ qi.index }} as qi, cell, cast({{ s.index }} as {{ dialect.bigint }}) as x, cast(s as {{ dialect.bigint }}) as y, cast(sum(n) as {{ dialect.double }}) as z
 from smatched_{{ qi.index }}_{{ s.index }}
 group by cell, s
 {% endfor %}

@@ -8,16 +8,16 @@ with
 select
 {{ coded_columns(columns, true) }}
 {% if weight %}
-  cast(t.{{ q(weight) }} as {{ dialect.float_type }}) as w,
+  cast(t.{{ q(weight) }} as {{ dialect.double }}) as w,
 {% else %}
-  cast(1 as {{ dialect.float_type }}) as w,
+  cast(1 as {{ dialect.double }}) as w,
 {% endif %}
 {% if order_by %}
   row_number() over (order by {{ order_by | join(", ") }}) - 1 as r
 {% elif row_id %}
   {{ row_id }} as r
 {% else %}
-  cast(0 as bigint) as r
+  cast(0 as {{ dialect.bigint }}) as r
 {% endif %}
 from {{ relation }} as t
 {{ dictionary_joins(columns) }}

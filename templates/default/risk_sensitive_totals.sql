@@ -6,7 +6,7 @@ with encoded as (
 )
 {% endif %}
 {% for s in sensitive %}
-select cast({{ s.index }} as bigint) as x, cast({{ s.code }} as bigint) as y, count(*) as z
+select cast({{ s.index }} as {{ dialect.bigint }}) as x, cast({{ s.code }} as {{ dialect.bigint }}) as y, count(*) as z
 from {{ encoded }}
 group by {{ s.code }}
 {{ "union all" if not loop.last }}

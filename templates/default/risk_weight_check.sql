@@ -6,4 +6,4 @@ select
   coalesce(sum(case when {{ q(weight) }} - {{ q(weight) }} <> 0 then 1 else 0 end), 0) as not_finite,
   coalesce(sum(case when {{ q(weight) }} <= 0 then 1 else 0 end), 0) as bad_weights,
   min({{ q(weight) }}) as smallest
-from {{ relation }}
+from {{ relation }} as t

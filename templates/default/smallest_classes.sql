@@ -6,7 +6,7 @@ select
   {{ q(col) }} as v{{ loop.index0 }},
 {% endfor %}
   count(*) as n
-from {{ relation }}
+from {{ relation }} as t
 group by
 {% for col in columns %}
   {{ q(col) }}{{ "," if not loop.last }}

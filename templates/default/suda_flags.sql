@@ -24,7 +24,7 @@ flags as (
 {% for qi in qis %}
 {% set codes = qi.codes | join(", ") %}
 {% if qi.patterns %}
-  select {{ qi.index }} as qi, {{ qi.word }} as w, cast({{ qi.bit }} as bigint) as bit, a.r
+  select {{ qi.index }} as qi, {{ qi.word }} as w, cast({{ qi.bit }} as {{ dialect.bigint }}) as bit, a.r
   from cells_{{ qi.index }} as a
   where a.n = 1 and a.pat = 0
 {% for pb in qi.patterns %}
@@ -35,7 +35,7 @@ flags as (
     )
 {% endfor %}
 {% else %}
-  select {{ qi.index }} as qi, {{ qi.word }} as w, cast({{ qi.bit }} as bigint) as bit, min(r) as r
+  select {{ qi.index }} as qi, {{ qi.word }} as w, cast({{ qi.bit }} as {{ dialect.bigint }}) as bit, min(r) as r
   from {{ encoded }}
   group by {{ codes }}
   having count(*) = 1{% for c in qi.codes %} and min({{ c }}) >= 0{% endfor %}
@@ -44,6 +44,6 @@ flags as (
 {{ "  union all" if not loop.last }}
 {% endfor %}
 )
-select r, w, cast(sum(bit) as bigint) as bits
+select r, w, cast(sum(bit) as {{ dialect.bigint }}) as bits
 from flags
 group by r, w

@@ -8,7 +8,7 @@ select
 from (
 {% for col in columns %}
   select {{ loop.index0 }} as j, count(*) as n
-  from {{ relation }}
+  from {{ relation }} as t
   group by {{ q(col) }}
   {{ "union all" if not loop.last }}
 {% endfor %}

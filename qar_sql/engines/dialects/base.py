@@ -46,10 +46,6 @@ class Dialect:
     #: Spark): a backslash in a value is doubled. And how a single quote inside is written.
     string_backslash_escapes: bool = False
     string_quote_escape: str = "''"
-    #: Type names for a cast to a double and to text ("double precision" and "varchar" are
-    #: SQL's; Spark and BigQuery know neither name).
-    float_type: str = "double precision"
-    text_type: str = "varchar"
     #: The dialect runs here (tests execute it) or only compiles (tests render and parse it).
     executable: bool = False
     #: The name sqlglot gives this dialect (tests parse every rendered statement with it).
@@ -67,6 +63,27 @@ class Dialect:
     #: padding, as DuckDB does; None where plain comparison already does (MariaDB's default
     #: collations ignore case and trailing spaces, so 'a' = 'A' = 'a ').
     binary_text: str | None = None
+    #: The type names CAST takes for a double and for text (BigQuery: float64 and string;
+    #: MariaDB casts to double and char only).
+    double: str = "double precision"
+    text: str = "varchar"
+    #: ... and for a 64-bit integer (MariaDB: signed).
+    bigint: str = "bigint"
+    #: NULL-safe equality ({a}, {b}): MariaDB has no IS NOT DISTINCT FROM, only <=>.
+    null_safe_equal: str = "{a} is not distinct from {b}"
+    #: An aggregate of x·y summed exactly over integer expressions ({x}, {y}), where a sum of
+    #: DECIMAL(38, 0) products is not exact (SQLite turns an overflowing product into a float).
+    exact_product_sum: str | None = None
+    #: Written after a subquery's FROM so the engine computes it as a subquery instead of
+    #: inlining its expressions into the outer query, which evaluates a column once per
+    #: reference (the PRNG's Feistel rounds reference each lane three times: 3^rounds work).
+    fence: str = ""
+    #: Appended to a text expression so it orders by bytes (code points), as DuckDB does.
+    byte_order: str = ""
+    #: SQL can name a column's declared type from a value (typeof, pg_typeof). False (SQLite's
+    #: typeof names a value's storage class, MariaDB has none): types come from the catalog
+    #: (SQLAlchemy's inspector) when the table is opened.
+    typeof: bool = True
     #: Arithmetic on 64-bit integers wraps modulo 2^64 (False: an overflow is an error, so the
     #: PRNG keeps every intermediate below 2^63; see treat/prng.py).
     integer_wraps: bool = False
@@ -80,6 +97,21 @@ class Dialect:
         body = name.replace("\\", "\\\\") if self.backslash_escapes else name
         body = body.replace(self.quote_close, self.quote_escape)
         return f"{self.quote_open}{body}{self.quote_close}"
+
+    def same(self, a: str, b: str) -> str:
+        """SQL true when ``a`` and ``b`` are equal or both NULL (never NULL itself)."""
+        return self.null_safe_equal.format(a=a, b=b)
+
+    def differs(self, a: str, b: str) -> str:
+        """SQL true when ``a`` and ``b`` differ, one NULL and the other not counting."""
+        return f"not ({self.same(a, b)})"
+
+    def exact_sum(self, x: str, y: str | None = None) -> str:
+        """SQL summing the integers ``x`` (times ``y``) with no rounding at any size."""
+        if self.exact_product_sum:
+            return self.exact_product_sum.format(x=x, y=y or "1")
+        dec = f"cast({x} as decimal(38, 0))"
+        return f"sum({dec} * cast({y} as decimal(38, 0)))" if y else f"sum({dec})"
 
     def quote_path(self, parts: tuple[str, ...]) -> str:
         """Quote a dotted object path (schema, table) part by part."""

@@ -15,14 +15,24 @@ DIALECT = Dialect(
     # A backslash escapes inside a string literal (unless NO_BACKSLASH_ESCAPES is set, where
     # a doubled backslash would read as two: the server's default mode is assumed).
     string_backslash_escapes=True,
+    # CAST takes double, char and signed, not double precision, varchar or bigint.
+    double="double",
+    text="char",
+    bigint="signed",
+    null_safe_equal="({a} <=> {b})",
+    # MariaDB merges derived tables and CTEs into the outer query, but never one with a LIMIT.
+    fence="limit 18446744073709551615",
     # No GROUPING SETS (MySQL 8 has ROLLUP only, MariaDB not even grouping()): each QI is
     # counted from the codes.
     grouping_sets=False,
     # NULL is the smallest value in ORDER BY.
     nulls_first=True,
     # The default collations (utf8mb4_general_ci and the like) compare 'a' = 'A' = 'a ': a
-    # text value is grouped and joined by its code points, with no padding, as in DuckDB.
-    binary_text="{} collate utf8mb4_nopad_bin",
+    # text value is grouped, joined and sorted by its code points, with no padding, as in
+    # DuckDB (convert first: a latin1 column cannot take a utf8mb4 collation).
+    binary_text="convert({} using utf8mb4) collate utf8mb4_nopad_bin",
+    # No function gives a column's declared type: the catalog does.
+    typeof=False,
     executable=True,
     sqlglot="mysql",
 )

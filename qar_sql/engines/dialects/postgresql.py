@@ -22,6 +22,10 @@ DIALECT = Dialect(
         "where pg_size_bytes(current_setting('work_mem')) < 64 * 1024 * 1024",
     ),
     cube_beta=3.0,
+    # PostgreSQL inlines subqueries; offset 0 keeps one a subquery.
+    fence="offset 0",
+    # Text sorts by the database's collation unless told otherwise.
+    byte_order=' collate "C"',
     # 7 / 2 = 3 on integers.
     integer_division=True,
     executable=True,

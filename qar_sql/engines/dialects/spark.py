@@ -16,8 +16,8 @@ DIALECT = Dialect(
     # NULL sorts first in ascending order.
     nulls_first=True,
     # Spark SQL has neither "double precision" nor "varchar" (without a length) in a cast.
-    float_type="double",
-    text_type="string",
+    double="double",
+    text="string",
     executable=True,
     sqlglot="spark",
 )

@@ -14,6 +14,14 @@ DIALECT = Dialect(
     # 7 / 2 = 3 on integers; NULL is the smallest value in ORDER BY.
     integer_division=True,
     nulls_first=True,
+    # Integers are 64-bit and an overflowing product silently becomes a float: exact sums go
+    # through an aggregate of Python integers (source.py registers it), returned as text.
+    exact_product_sum="qar_exact_sum({x}, {y})",
+    # SQLite flattens subqueries (and CTEs) into the outer query, but never one with an OFFSET;
+    # flattened, the PRNG's rounds grew to gigabytes of expression tree.
+    fence="limit -1 offset 0",
+    # No function gives a column's declared type: the catalog does.
+    typeof=False,
     executable=True,
     sqlglot="sqlite",
 )

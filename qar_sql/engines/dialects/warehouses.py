@@ -22,8 +22,8 @@ BIGQUERY = Dialect(
     string_backslash_escapes=True,
     string_quote_escape="\\'",
     exact_decimal="bignumeric",
-    float_type="float64",
-    text_type="string",
+    double="float64",
+    text="string",
     sqlglot="bigquery",
 )
 
