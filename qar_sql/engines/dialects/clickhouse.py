@@ -22,6 +22,13 @@ DIALECT = Dialect(
         # Short-circuit evaluation of the PRNG's nested CASEs (the normal deviates' tails) ran
         # out of memory on a 20-row noise release; evaluated plainly it takes 0.1 s.
         "set short_circuit_function_evaluation = 'disable'",
+        # A batch of 256 QIs is one long statement: past the default limits on query text
+        # (256 KiB), syntax tree (50,000 elements) and plan optimisations (10,000) of an
+        # interactive client.
+        "set max_query_size = 67108864",
+        "set max_ast_elements = 10000000",
+        "set max_expanded_ast_elements = 10000000",
+        "set query_plan_max_optimizations_to_apply = 1000000",
     ),
     # Reads and settings only, from here on: no statement can write (readonly = 2 still allows
     # session temporary tables).
