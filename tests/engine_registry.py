@@ -448,9 +448,15 @@ class ClickHouse(Engine):
     def _run(self, sql: str) -> list[tuple]:
         import chdb
 
+        from qar_sql.engines.dialects import get_dialect
+
         con = chdb.connect(self.folder())
         try:
             cur = con.cursor()
+            # The settings qar's connections run with (SQL's NULLs, exact float parsing): a
+            # view qar emitted is read under them, as docs/engines.md tells users to.
+            for setting in get_dialect("clickhouse").session_sql:
+                cur.execute(setting)
             cur.execute(sql)
             return [tuple(r) for r in cur.fetchall()] if cur.description else []
         finally:

@@ -19,12 +19,26 @@ DIALECT = Dialect(
         # Text parsed as a number (the PRNG's float literals, cast from text) is rounded
         # correctly, as everywhere else; the fast default parser can miss by one ulp.
         "set precise_float_parsing = 1",
+        # Short-circuit evaluation of the PRNG's nested CASEs (the normal deviates' tails) ran
+        # out of memory on a 20-row noise release; evaluated plainly it takes 0.1 s.
+        "set short_circuit_function_evaluation = 'disable'",
+        # A batch of 256 QIs is one long statement: past the default limits on query text
+        # (256 KiB), syntax tree (50,000 elements) and plan optimisations (10,000) of an
+        # interactive client.
+        "set max_query_size = 67108864",
+        "set max_ast_elements = 10000000",
+        "set max_expanded_ast_elements = 10000000",
+        "set query_plan_max_optimizations_to_apply = 1000000",
     ),
     # Reads and settings only, from here on: no statement can write (readonly = 2 still allows
     # session temporary tables).
     read_only_sql="set readonly = 2",
     # Integer overflow wraps silently (no error): the PRNG keeps every intermediate below 2^62.
     integer_wraps=True,
+    # The analyzer merges subqueries, so the PRNG's layers (each referencing a lane three times)
+    # were inlined into one expression: a noise release over 5 rows outgrew 13 GB. A LIMIT it
+    # cannot drop keeps each layer a subquery (1.8 s).
+    fence="limit 9223372036854775807",
     executable=True,
     sqlglot="clickhouse",
 )
