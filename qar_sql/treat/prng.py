@@ -25,6 +25,14 @@ Definition (docs/perturbative.md repeats it):
   computed from the integer m = min(2R + 1, 2P − 2R − 1) as e·ln 2 + 2·atanh(s), s = (f − 1)/(f + 1),
   f = m / 2^e ∈ [1/√2, √2), e chosen by integer comparisons, atanh by its odd series to s^23.
 
+Portability: no intermediate value reaches 2^62 ((P − 1)² + 2P < 2^62; L·P + R < P²), so the
+integer part never relies on 64-bit wraparound — an engine that raises on overflow (MariaDB),
+turns it into a float (SQLite) or widens the type by its own rules (ClickHouse: UInt32 · UInt32
+is UInt64) computes the same numbers; ``%`` only ever sees non-negative operands after the
+first lane step (whose sign convention is then undone by + P). tests/test_prng.py holds
+DuckDB, PostgreSQL, SQLite, ClickHouse (chdb) and MariaDB to the reference bit for bit
+(Spark 4, casting to double, was checked by hand the same way).
+
 Four rounds already pass the difference and serial tests in tests/test_prng.py; six leave a
 margin. The draws are not cryptographic: whoever knows the seed (or reads the round keys in the
 emitted SQL) can recompute the noise, so keep the seed and the view definition private.

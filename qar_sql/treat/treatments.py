@@ -235,7 +235,7 @@ def _parse_treatment(c: _Checker, name: str, spec: Any, qis, seed: int | None = 
         hint = f"; did you mean {close[0]!r}?" if close else ""
         c.fail(where, "kind", f"= {kind!r} is not a known treatment kind{hint} Use one of {', '.join(KINDS)}.")
     column = spec.get("column")
-    if kind == "noise" and column is None and "columns" in spec:
+    if kind in ("noise", "microaggregation") and column is None and "columns" in spec:
         column = spec["columns"][0] if isinstance(spec["columns"], list) and spec["columns"] else spec["columns"]
         if not isinstance(column, str) or not column:
             c.fail(where, "columns", f'= {spec["columns"]!r} must be a list of column names, e.g. ["income"]')
@@ -825,6 +825,20 @@ class Binder:
         elif t.kind == "noise":
             sds, cov = self.perturb.noise_params(t.columns, opts)
             ls = perturb.noise_step(ctx, sql_comment(t.name), t.columns, opts, sds, cov)
+        elif t.kind == "microaggregation" and opts.get("method", "mdav" if "columns" in opts else "sorted") == "mdav":
+            k = int(opts["k"])
+            src = self.db.dialect
+            identity = perturb.identity_sql(
+                Arith(src),
+                src.quote,
+                self.key,
+                self.kinds.get(self.key) if self.key else None,
+                self.columns,
+                self.kinds,
+            )
+            groups = self.perturb.mdav_groups(identity, t.columns, opts.get("by", ()), t.local, k, fail)
+            scales = self.perturb.scales(t.columns, 2 * k - 1)
+            ls = perturb.mdav_step(ctx, sql_comment(t.name), t.columns, opts, groups, scales)
         elif t.kind == "microaggregation":
             scale = self.perturb.scales([col], 2 * int(opts["k"]) - 1)[0] if opts.get("to", "mean") == "mean" else 0
             ls = perturb.micro_step(ctx, sql_comment(t.name), col, opts, scale)

@@ -22,7 +22,15 @@ from typing import Any, Unpack
 
 from qar_sql.engines.dialects import get_dialect, sql_comment
 from qar_sql.engines.render import render
-from qar_sql.engines.source import Database, Relation, file_relation_sql, open_source, select_columns, split_table
+from qar_sql.engines.source import (
+    Database,
+    Relation,
+    SourceLike,
+    file_relation_sql,
+    open_source,
+    select_columns,
+    split_table,
+)
 from qar_sql.errors import ColumnError, DatabaseError, DataError, UsageError
 from qar_sql.measures.audit import Options, SourceOptions, audit_relation, split_options
 from qar_sql.pushdown.scan import Ticker
@@ -266,7 +274,7 @@ def _loss(db: Database, binder: Binder, relation_sql: str, names, qids, not_null
 
 
 def whatif(
-    source: str | None = None,
+    source: SourceLike = None,
     *,
     treatments: str | Path | Plan | Mapping,
     qid: Sequence[str] | str | None = None,
