@@ -1,3 +1,18 @@
+{# Pearson's r: the engine's corr() where it has one; else (MariaDB) from the sums over the
+   rows where both values are present. #}
+{% macro pearson_r(x, y) -%}
+{% if dialect.corr -%}
+corr({{ x }}, {{ y }})
+{%- else -%}
+{%- set both = "(" ~ x ~ ") is not null and (" ~ y ~ ") is not null" -%}
+{%- set n = "sum(case when " ~ both ~ " then 1 else 0 end)" -%}
+{%- set sx = "sum(case when " ~ both ~ " then " ~ x ~ " end)" -%}
+{%- set sy = "sum(case when " ~ both ~ " then " ~ y ~ " end)" -%}
+(({{ n }} * sum(case when {{ both }} then {{ x }} * {{ y }} end) - {{ sx }} * {{ sy }})
+    / nullif(sqrt(({{ n }} * sum(case when {{ both }} then {{ x }} * {{ x }} end) - {{ sx }} * {{ sx }})
+      * ({{ n }} * sum(case when {{ both }} then {{ y }} * {{ y }} end) - {{ sy }} * {{ sy }})), 0))
+{%- endif %}
+{%- endmacro %}
 -- One row: for every column of the information-loss report, its changed cells, the mean and
 -- standard deviation of its original and released values, and the sum of |released − original|
 -- (numeric columns); for every numeric pair, Pearson's r before and after. Original values are
@@ -19,7 +34,7 @@ select
 {% endif %}
 {% endfor %}
 {% for p in pearson %}
-  , corr({{ p.oa }}, {{ p.ob }}) as r_o_{{ loop.index0 }}
-  , corr({{ p.ta }}, {{ p.tb }}) as r_t_{{ loop.index0 }}
+  , {{ pearson_r(p.oa, p.ob) }} as r_o_{{ loop.index0 }}
+  , {{ pearson_r(p.ta, p.tb) }} as r_t_{{ loop.index0 }}
 {% endfor %}
 from {{ relation }} as t

@@ -87,6 +87,9 @@ class Dialect:
     #: Arithmetic on 64-bit integers wraps modulo 2^64 (False: an overflow is an error, so the
     #: PRNG keeps every intermediate below 2^63; see treat/prng.py).
     integer_wraps: bool = False
+    #: The aggregate corr(x, y) exists (MariaDB has none: Pearson's r is then computed from sums
+    #: in templates/default/infoloss_columns.sql).
+    corr: bool = True
 
     def quote(self, name: str) -> str:
         """Quote an identifier so any printable string (quotes, spaces, ``;``, unicode) is one name."""

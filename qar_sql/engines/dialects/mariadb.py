@@ -20,6 +20,8 @@ DIALECT = Dialect(
     text="char",
     bigint="signed",
     null_safe_equal="({a} <=> {b})",
+    # No corr() aggregate: Pearson's r from sums (templates/default/infoloss_columns.sql).
+    corr=False,
     # MariaDB merges derived tables and CTEs into the outer query, but never one with a LIMIT.
     fence="limit 18446744073709551615",
     # No GROUPING SETS (MySQL 8 has ROLLUP only, MariaDB not even grouping()): each QI is
