@@ -86,31 +86,7 @@ def _components(ctx, param, value):
 @params.delimiter
 @params.jobs
 @params.quiet
-def compare_cmd(
-    original,
-    treated,
-    table,
-    treated_table,
-    treatments,
-    link,
-    aligned,
-    columns,
-    exclude,
-    categorical,
-    components,
-    attacker_columns,
-    target,
-    risk,
-    no_risk,
-    fail_below,
-    plot,
-    anonymeter,
-    anonymeter_attacks,
-    fmt,
-    delimiter,
-    jobs,
-    quiet,
-):
+def compare_cmd(original, treated, risk, no_risk, fail_below, plot, fmt, quiet, **options):
     """Compare a treated release TREATED with its ORIGINAL: DTC, CDR, hidden rate, local
     cloaking, correlation protection, inference, and the QaR risk of both.
 
@@ -121,42 +97,31 @@ def compare_cmd(
     from qar_sql.output.compare import plot_compare, render_compare
     from qar_sql.release.compare import below_thresholds, check_thresholds, compare, parse_thresholds
 
+    # ``options`` are the rest of compare()'s keywords, by the same names (table, link, ...).
     # A bad threshold fails before any table is read (exit 2).
     thresholds = parse_thresholds(fail_below)
-    check_thresholds(
-        thresholds, linked=bool(link or aligned or treatments), attacker_columns=attacker_columns, target=target
-    )
+    linked = bool(options["link"] or options["aligned"] or options["treatments"])
+    check_thresholds(thresholds, linked=linked, attacker_columns=options["attacker_columns"], target=options["target"])
     with params.Progress("comparing", quiet) as bar:
-        result = compare(
-            original,
-            treated,
-            table=table,
-            treated_table=treated_table,
-            treatments=treatments,
-            link=link,
-            aligned=aligned,
-            columns=columns,
-            exclude=exclude,
-            categorical=categorical,
-            components=components,
-            attacker_columns=attacker_columns,
-            target=target,
-            **risk,
-            risk=not no_risk,
-            anonymeter=anonymeter,
-            anonymeter_attacks=anonymeter_attacks,
-            delimiter=delimiter,
-            jobs=jobs,
-            progress=bar,
-            figures=plot is not None,
-        )
+        figures = plot is not None
+        result = compare(original, treated, **options, **risk, risk=not no_risk, progress=bar, figures=figures)
     breaches = below_thresholds(result, thresholds)
     if fmt == "html":
         from qar_sql.cli.report import emit_html
 
-        shown = {"original": original, "treated": treated, "table": table, "treated_table": treated_table}
-        shown |= {"treatments": treatments, "link": link, "aligned": aligned, "columns": columns, "exclude": exclude}
-        emit_html({**shown, "components": components, "target": target, **risk}, compare=result)
+        shown = (
+            "table",
+            "treated_table",
+            "treatments",
+            "link",
+            "aligned",
+            "columns",
+            "exclude",
+            "components",
+            "target",
+        )
+        shown_options = {"original": original, "treated": treated} | {name: options[name] for name in shown}
+        emit_html({**shown_options, **risk}, compare=result)
     else:
         click.echo(render_compare(result, fmt), nl=False)
     if plot:

@@ -147,11 +147,6 @@ def records_cmd(
     key,
     top,
     by,
-    max_size,
-    missing,
-    sampling_fraction,
-    population,
-    all_text,
     compare_dt,
     refine,
     store,
@@ -163,6 +158,7 @@ def records_cmd(
     fmt,
     jobs,
     quiet,
+    **suda_options,
 ):
     """The records that carry the risk: exact DT, U+, U* and n_unique per record."""
     from qar_sql.compliance.store import hash_secret
@@ -178,13 +174,15 @@ def records_cmd(
     if hash_secret_file and not hash_keys:
         raise UsageError("--hash-secret-file goes with --hash-keys")
     secret = hash_secret(hash_secret_file) if hash_keys else None  # refused before any work
-    if by != "suda" and (max_size is not None or missing != "value" or sampling_fraction or population or all_text):
+    # --max-size, --missing, --sampling-fraction, --population and --all-text: suda()'s keywords.
+    s = suda_options
+    suda_set = s["max_size"] is not None or s["missing"] != "value"
+    if by != "suda" and (suda_set or s["sampling_fraction"] or s["population"] or s["all_text"]):
         raise UsageError("--max-size, --missing, --sampling-fraction, --population and --all-text go with --by suda")
     if by == "suda":
         if store is not None or compare_dt or refine:
             raise UsageError("--by suda ranks by SUDA score: --store, --compare-dt and --refine do not apply")
-        return suda_records(where, key, top, max_size, missing, sampling_fraction, population, all_text,
-                            all_records, output, fmt, jobs, quiet)  # fmt: skip
+        return suda_records(where, key, top, suda_options, all_records, output, fmt, jobs, quiet)
     if refine and by != "influence":
         raise UsageError(f"--refine goes with --by influence (--by {by} ranks every record exactly already)")
     if by == "influence":
@@ -313,8 +311,9 @@ def records_cmd(
 @params.fmt
 @params.jobs
 @params.quiet
-def eliminate_cmd(where, risk, key, by, step, max_removed, greedy_steps, seed, orders, plot_path, fmt, jobs, quiet):
+def eliminate_cmd(where, risk, by, orders, plot_path, fmt, quiet, **options):
     """Backward elimination: the risk after removing the top records of each ranking."""
+    # ``options`` go to eliminate() as they are: key, step, max_removed, greedy_steps, seed, jobs.
     from qar_sql.ranking.eliminate import eliminate, plot
 
     order_map = {}
@@ -337,19 +336,7 @@ def eliminate_cmd(where, risk, key, by, step, max_removed, greedy_steps, seed, o
         require_matplotlib("--plot")
         check_writable(plot_path, "--plot")
     with params.Progress("scanning", quiet) as bar:
-        res = eliminate(
-            **where,
-            **risk,
-            key=key,
-            by=names,
-            step=step,
-            max_removed=max_removed,
-            greedy_steps=greedy_steps,
-            seed=seed,
-            orders=order_map or None,
-            jobs=jobs,
-            progress=bar,
-        )
+        res = eliminate(**where, **risk, **options, by=names, orders=order_map or None, progress=bar)
     if plot_path:
         from qar_sql.output.files import written
 
@@ -389,8 +376,7 @@ def eliminate_cmd(where, risk, key, by, step, max_removed, greedy_steps, seed, o
     click.echo("\n".join(lines))
 
 
-def suda_records(where, key, top, max_size, missing, sampling_fraction, population, all_text, all_records, output,
-                 fmt, jobs, quiet):  # fmt: skip
+def suda_records(where, key, top, suda_options, all_records, output, fmt, jobs, quiet):
     """``qar records --by suda``: every record's SUDA and DIS-SUDA score (sdcMicro's suda2)."""
     from qar_sql.measures.classic import check_not_source, suda, suda_order, write_table
     from qar_sql.output.risk import suda_dict, suda_text
@@ -398,17 +384,7 @@ def suda_records(where, key, top, max_size, missing, sampling_fraction, populati
     if output:
         check_not_source(output, where.get("source"), "--output")
     with params.Progress("scanning", quiet):
-        found = suda(
-            **where,
-            key=key,
-            max_size=max_size,
-            missing=missing,
-            sampling_fraction=sampling_fraction,
-            population=population,
-            all_text=all_text,
-            all_keys=bool(output or all_records),
-            jobs=jobs,
-        )
+        found = suda(**where, **suda_options, key=key, all_keys=bool(output or all_records), jobs=jobs)
     result, key_names, keys = found.suda, found.key, found.keys
     order = suda_order(result)
     if output:

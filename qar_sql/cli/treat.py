@@ -129,43 +129,20 @@ def whatif_cmd(
     from qar_sql.treat.whatif import emit_sql as run_emit
     from qar_sql.treat.whatif import render_whatif, whatif
 
+    # What the view and the measurements are both built from.
+    plan = {"treatments": treatments, "qid": qid, "drop_null": drop_null, "key": key}
     if emit_sql:
-        click.echo(
-            run_emit(
-                where["source"],
-                treatments=treatments,
-                table=where["table"],
-                apply=apply_,
-                view=view,
-                dialect=dialect,
-                qid=qid,
-                drop_null=drop_null,
-                delimiter=where["delimiter"],
-                key=key,
-            ),
-            nl=False,
-        )
+        view_of = {"apply": apply_, "view": view, "dialect": dialect}
+        sql = run_emit(where["source"], table=where["table"], delimiter=where["delimiter"], **plan, **view_of)
+        click.echo(sql, nl=False)
         return
     for opt, value in (("--apply", apply_), ("--dialect", dialect), ("--view", view)):
         if value:
             raise click.UsageError(f"{opt} goes with --emit-sql; add --emit-sql or leave {opt} out")
     combos = [tuple(x.strip() for x in c.split(",") if x.strip()) for c in combine]
     with params.Progress("scenarios", quiet) as bar:
-        result = whatif(
-            **where,
-            **risk,
-            treatments=treatments,
-            qid=qid,
-            combine=combos,
-            only=only,
-            drop_null=drop_null,
-            risk=not no_risk,
-            key=key,
-            loss=not no_loss,
-            batch_size=batch_size,
-            jobs=jobs,
-            progress=bar,
-        )
+        scenarios = {"combine": combos, "only": only, "risk": not no_risk, "loss": not no_loss}
+        result = whatif(**where, **risk, **plan, **scenarios, batch_size=batch_size, jobs=jobs, progress=bar)
     if fmt == "html":
         from qar_sql.cli.report import emit_html
 
