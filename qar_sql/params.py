@@ -32,6 +32,23 @@ def _split(ctx, param, value):
     return tuple(out)
 
 
+# The three kinds of option most commands declare, each by what it takes; ``attrs`` are any
+# other click.option keywords (envvar, default, ...).
+def names_option(*decls: str, help: str, **attrs: Any) -> Callable:
+    """Column (or treatment) names, comma-separated and repeatable, to one tuple (or None)."""
+    return click.option(*decls, multiple=True, callback=_split, help=help, **attrs)
+
+
+def file_option(*decls: str, help: str, **attrs: Any) -> Callable:
+    """A file path (not a directory)."""
+    return click.option(*decls, type=click.Path(dir_okay=False), help=help, **attrs)
+
+
+def int_option(*decls: str, minimum: int, help: str, **attrs: Any) -> Callable:
+    """A whole number of at least ``minimum``."""
+    return click.option(*decls, type=click.IntRange(minimum, None), help=help, **attrs)
+
+
 source = click.argument("source", required=False, envvar="QAR_DATABASE_URL")
 table = click.option("--table", "-t", help="Table to audit (schema.table allowed) in a DuckDB file or database URL.")
 columns = click.option(

@@ -43,11 +43,8 @@ def _components(ctx, param, value):
 @click.option("--aligned", is_flag=True, help="Link row i of ORIGINAL to row i of TREATED (files and DuckDB tables).")
 @params.columns
 @params.exclude
-@click.option(
-    "--categorical",
-    multiple=True,
-    callback=params._split,
-    help="Columns to compare as categories although their type is numeric, comma-separated.",
+@params.names_option(
+    "--categorical", help="Columns to compare as categories although their type is numeric, comma-separated."
 )
 @click.option(
     "--components",
@@ -55,11 +52,8 @@ def _components(ctx, param, value):
     callback=_components,
     help="Axes of the projection: a number or 'all'.  [default: 5]",
 )
-@click.option(
-    "--attacker-columns",
-    multiple=True,
-    callback=params._split,
-    help="Columns an attacker holds from an external source (correlation protection rate).",
+@params.names_option(
+    "--attacker-columns", help="Columns an attacker holds from an external source (correlation protection rate)."
 )
 @click.option("--target", help="Column the inference attack tries to read off the nearest treated record.")
 @params.risk_options
@@ -71,16 +65,12 @@ def _components(ctx, param, value):
     help="Exit 1 when a metric is below a value, e.g. hidden_rate=0.9 (dtc, cdr, hidden_rate, local_cloaking, "
     "correlation_protection_rate, mae).",
 )
-@click.option("--plot", "plot", type=click.Path(dir_okay=False), help="Write the figures (PNG) to this file.")
+@params.file_option("--plot", "plot", help="Write the figures (PNG) to this file.")
 @click.option(
     "--anonymeter", is_flag=True, help="Also run anonymeter's three evaluators (pip install 'qar-sql[compare]')."
 )
-@click.option(
-    "--anonymeter-attacks",
-    type=click.IntRange(10, None),
-    default=500,
-    show_default=True,
-    help="Attacks per anonymeter evaluator.",
+@params.int_option(
+    "--anonymeter-attacks", minimum=10, default=500, show_default=True, help="Attacks per anonymeter evaluator."
 )
 @params.fmt_html
 @params.delimiter

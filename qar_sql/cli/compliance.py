@@ -76,9 +76,8 @@ def migrate_cmd(store, show_status, to, fmt):
 
 @click.command("scan")
 @click.argument("config", required=False, type=click.Path(dir_okay=False))
-@click.option(
+@params.file_option(
     "--dbt-manifest",
-    type=click.Path(dir_okay=False),
     help="Audit the models of this dbt target/manifest.json whose columns have meta {qar: quasi_identifier}.",
 )
 @click.option(
@@ -96,10 +95,8 @@ def migrate_cmd(store, show_status, to, fmt):
 )
 @params.store
 @click.option("--no-store", is_flag=True, help="Do not record the runs.")
-@click.option(
-    "--junit", type=click.Path(dir_okay=False), help="Write a JUnit XML report (one testcase per table) to this file."
-)
-@click.option("--markdown", type=click.Path(dir_okay=False), help="Write a Markdown summary to this file.")
+@params.file_option("--junit", help="Write a JUnit XML report (one testcase per table) to this file.")
+@params.file_option("--markdown", help="Write a Markdown summary to this file.")
 @click.option(
     "--report-dir",
     type=click.Path(file_okay=False),
@@ -212,11 +209,7 @@ def scan_cmd(
 @params.store
 @click.option("--table", "-t", help="Only this table (or scan name).")
 @params.fmt
-@click.option(
-    "--plot",
-    type=click.Path(dir_okay=False),
-    help="Also write the trend plot to this .png or .svg file (needs qar-sql[plot]).",
-)
+@params.file_option("--plot", help="Also write the trend plot to this .png or .svg file (needs qar-sql[plot]).")
 def history_cmd(store, table, fmt, plot):
     """The QaR risk trend per table over the recorded runs, with the change since the previous run."""
     from qar_sql.compliance.history import history, history_dict, history_text

@@ -82,10 +82,9 @@ class QarGroup(click.Group):
 @click.group(cls=QarGroup, context_settings={"help_option_names": ["-h", "--help"], "show_default": True})
 @click.version_option(__version__, prog_name="qar")
 @click.option("--debug", is_flag=True, envvar="QAR_DEBUG", help="Show tracebacks on errors.")
-@click.option(
+@params.file_option(
     "--config",
     "config_path",
-    type=click.Path(dir_okay=False),
     envvar=qar_config.CONFIG_ENV,
     help="Defaults from this qar.toml or pyproject.toml (default: found in the working directory or a parent).",
 )
@@ -231,13 +230,8 @@ def audit(
     help="SQL dialect (default: from SOURCE; duckdb for files).",
 )
 @params.table
-@click.option(
-    "--columns",
-    "-c",
-    multiple=True,
-    callback=params._split,
-    required=True,
-    help="Quasi-identifier columns, comma-separated (required: nothing is read).",
+@params.names_option(
+    "--columns", "-c", required=True, help="Quasi-identifier columns, comma-separated (required: nothing is read)."
 )
 @params.p
 @params.delimiter
@@ -270,9 +264,8 @@ def sql_command(source, dialect, table, columns, p, delimiter, jobs, batch_size)
     help="How many people to generate.",
 )
 @click.option("--seed", type=int, default=20261122, help="Random seed (the same seed gives the same people).")
-@click.option(
+@params.file_option(
     "--path",
-    type=click.Path(dir_okay=False),
     default="qar_demo.duckdb",
     help="DuckDB file to write the population to (table 'population'); an existing file only if it holds "
     "nothing but an earlier demo, or with --overwrite.",

@@ -12,13 +12,8 @@ import numpy as np
 from qar_sql import params
 from qar_sql.errors import ParameterError, UsageError
 
-key_option = click.option(
-    "--key",
-    "-k",
-    "key",
-    multiple=True,
-    callback=params._split,
-    help="Record key column(s), unique and non-NULL (files default to the row number).",
+key_option = params.names_option(
+    "--key", "-k", "key", help="Record key column(s), unique and non-NULL (files default to the row number)."
 )
 
 
@@ -114,16 +109,14 @@ def _emit_html(c, where: dict, top: int, secret: str | None, jobs: int) -> None:
     is_flag=True,
     help="With --by influence: also compute exact DT and report its correlation with the influence score.",
 )
-@click.option(
+@params.int_option(
     "--refine",
-    type=click.IntRange(0, None),
+    minimum=0,
     default=0,
     help="With --by influence: recompute exact DT for the N records with the largest influence score and rank those by it (settles ties near u).",
 )
 @click.option("--all", "all_records", is_flag=True, help="List every record in JSON, not only the top.")
-@click.option(
-    "--output", "-o", type=click.Path(dir_okay=False), help="Write every record's scores to FILE.csv or FILE.parquet."
-)
+@params.file_option("--output", "-o", help="Write every record's scores to FILE.csv or FILE.parquet.")
 @params.store
 @params.store_in_source
 @click.option(
@@ -132,9 +125,8 @@ def _emit_html(c, where: dict, top: int, secret: str | None, jobs: int) -> None:
     help="With --store: store the top records' keys as HMAC-SHA256, not in clear; needs a secret "
     "($QAR_HASH_SECRET or --hash-secret-file).",
 )
-@click.option(
+@params.file_option(
     "--hash-secret-file",
-    type=click.Path(dir_okay=False),
     envvar="QAR_HASH_SECRET_FILE",
     help="File holding the secret for --hash-keys (instead of $QAR_HASH_SECRET).",
 )
@@ -299,7 +291,7 @@ def records_cmd(
     default="20%",
     help="Records removed at most: a count or a share of the table such as 20%.",
 )
-@click.option("--greedy-steps", type=click.IntRange(1, None), help="Greedy steps (default: up to --max).")
+@params.int_option("--greedy-steps", minimum=1, help="Greedy steps (default: up to --max).")
 @click.option("--seed", type=int, default=0, help="Seed of the random ranking and of the PLS split.")
 @click.option(
     "--order",
@@ -307,7 +299,7 @@ def records_cmd(
     multiple=True,
     help="Value order of a nominal column for entropy: COLUMN=v1,v2,... (repeatable).",
 )
-@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), help="Draw the curves to FILE.png or FILE.svg.")
+@params.file_option("--plot", "plot_path", help="Draw the curves to FILE.png or FILE.svg.")
 @params.fmt
 @params.jobs
 @params.quiet

@@ -25,17 +25,13 @@ from qar_sql.cli.records import key_option
     envvar="QAR_WEIGHT",
     help="Column with each record's sampling weight (people it stands for): Fk, the Benedetti–Franconi risk, journalist and marketer risk.",
 )
-@click.option(
+@params.names_option(
     "--sensitive",
     "-s",
-    multiple=True,
-    callback=params._split,
     help="Sensitive column(s) for l-diversity and t-closeness, comma-separated; never a key column.",
 )
-@click.option(
+@params.names_option(
     "--ordered",
-    multiple=True,
-    callback=params._split,
     help="Sensitive column(s) whose values are ordered (ordinal text): t-closeness uses the ordered distance, "
     "in the database's sort order. Numbers, dates and times always are.",
 )
@@ -59,9 +55,8 @@ from qar_sql.cli.records import key_option
     default=0.2,
     help="Classes farther than this from the table's sensitive distribution fail (t-closeness, default 0.2).",
 )
-@click.option(
+@params.file_option(
     "--per-record",
-    type=click.Path(dir_okay=False),
     help="Write one row per record (fk, Fk, risk, l_distinct, l_entropy, suda, dis_suda) to this .csv or .parquet file.",
 )
 @key_option

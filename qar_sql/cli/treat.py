@@ -10,13 +10,8 @@ from qar_sql.engines.dialects import DIALECTS
 
 @click.command("discover")
 @params.source_options
-@click.option(
-    "--max-size",
-    "-s",
-    type=click.IntRange(1, None),
-    default=3,
-    envvar="QAR_MAX_SIZE",
-    help="Largest combination of columns to count.",
+@params.int_option(
+    "--max-size", "-s", minimum=1, default=3, envvar="QAR_MAX_SIZE", help="Largest combination of columns to count."
 )
 @click.option(
     "--drop-null",
@@ -47,19 +42,16 @@ def discover_cmd(where, max_size, drop_null, top, fmt, jobs, batch_size, quiet):
 
 @click.command("whatif")
 @params.source_options
-@click.option(
+@params.file_option(
     "--treatments",
     "-T",
     "treatments",
     required=True,
-    type=click.Path(dir_okay=False),
     envvar="QAR_TREATMENTS",
     help="TOML file of treatments (schema: docs/treatments.md).",
 )
-@click.option(
+@params.names_option(
     "--qid",
-    multiple=True,
-    callback=params._split,
     help="Quasi-identifier to count singletons on: columns, comma-separated, or a name from the file's [qis] (default: the file's qid).",
 )
 @click.option(
@@ -85,11 +77,9 @@ def discover_cmd(where, max_size, drop_null, top, fmt, jobs, batch_size, quiet):
 @params.risk_options
 @params.fmt_html
 @click.option("--emit-sql", is_flag=True, help="Print CREATE VIEW for the treated release instead of measuring it.")
-@click.option(
+@params.names_option(
     "--apply",
     "apply_",
-    multiple=True,
-    callback=params._split,
     help="With --emit-sql: treatments of the release, in order (default: the file's release, else all).",
 )
 @click.option(

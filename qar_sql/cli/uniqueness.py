@@ -36,11 +36,8 @@ domain = click.option(
 @group_size
 @target
 @domain
-@click.option(
-    "--qid",
-    callback=params._split,
-    multiple=True,
-    help="One quasi-identifier, comma-separated columns, instead of every p-subset of --columns.",
+@params.names_option(
+    "--qid", help="One quasi-identifier, comma-separated columns, instead of every p-subset of --columns."
 )
 @click.option(
     "--from-marginals",
@@ -57,33 +54,25 @@ domain = click.option(
 @click.option(
     "--seed", type=int, default=None, help="Random seed for --monte-carlo (the same seed gives the same draws)."
 )
-@click.option(
+@params.file_option(
     "--treatments",
     "-T",
-    type=click.Path(dir_okay=False),
     help="What-if TOML file: κ and π on each treated release too (each treatment and combination).",
 )
-@click.option(
-    "--plot",
-    "plot_path",
-    type=click.Path(dir_okay=False),
-    help="Draw π(k) for the riskiest QIs and κ per QI to FILE.png or FILE.svg.",
-)
-@click.option(
+@params.file_option("--plot", "plot_path", help="Draw π(k) for the riskiest QIs and κ per QI to FILE.png or FILE.svg.")
+@params.int_option(
     "--exposed",
-    type=click.IntRange(0, None),
+    minimum=0,
     default=5,
     help="Most exposed value combinations (smallest classes) listed per QI (0: none).",
 )
-@click.option(
+@params.int_option(
     "--exposed-qis",
-    type=click.IntRange(0, None),
+    minimum=0,
     default=1,
     help="How many of the riskiest QIs get the --exposed list (one small GROUP BY each).",
 )
-@click.option(
-    "--top", type=click.IntRange(1, None), default=10, help="QIs listed in text and Markdown; JSON lists all."
-)
+@params.int_option("--top", minimum=1, default=10, help="QIs listed in text and Markdown; JSON lists all.")
 @params.fmt_html
 @params.jobs
 @params.batch_size
