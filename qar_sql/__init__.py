@@ -39,38 +39,38 @@ if TYPE_CHECKING:  # the names below, typed for mypy and editors; loaded by __ge
     from qar_sql.treat.uniqueness import uniqueness
     from qar_sql.treat.whatif import WhatIfResult, whatif
 
-#: Public name → (module, attribute) it is loaded from.
+#: Public name → "module:attribute" it is loaded from (the notation of entry points).
 _NAMES = {
-    "audit": ("qar_sql.measures.audit", "audit"),
-    "records": ("qar_sql.ranking.api", "records"),
-    "eliminate": ("qar_sql.ranking.eliminate", "eliminate"),
-    "discover": ("qar_sql.treat.discover", "discover"),
-    "whatif": ("qar_sql.treat.whatif", "whatif"),
-    "uniqueness": ("qar_sql.treat.uniqueness", "uniqueness"),
-    "compare": ("qar_sql.release.compare", "compare"),
-    "risk": ("qar_sql.measures.classic", "risk"),
-    "report": ("qar_sql.reporting.collect", "report"),
-    "scan": ("qar_sql.compliance.scans", "scan_config"),
-    "scan_config": ("qar_sql.compliance.scans", "scan_config"),
-    "history": ("qar_sql.compliance.history", "history"),
-    "connect": ("qar_sql.engines.source", "connect"),
-    "Source": ("qar_sql.engines.source", "Source"),
-    "AuditResult": ("qar_sql.results", "AuditResult"),
-    "QIStats": ("qar_sql.results", "QIStats"),
-    "ScanResult": ("qar_sql.results", "ScanResult"),
-    "CompareResult": ("qar_sql.results", "CompareResult"),
-    "UniquenessResult": ("qar_sql.results", "UniquenessResult"),
-    "QIUniqueness": ("qar_sql.results", "QIUniqueness"),
-    "RiskResult": ("qar_sql.measures.classic", "RiskResult"),
-    "Contributions": ("qar_sql.ranking.records", "Contributions"),
-    "Influence": ("qar_sql.ranking.influence", "Influence"),
-    "SudaRecords": ("qar_sql.measures.classic", "SudaRecords"),
-    "Elimination": ("qar_sql.ranking.eliminate", "Elimination"),
-    "DiscoverResult": ("qar_sql.treat.discover", "DiscoverResult"),
-    "WhatIfResult": ("qar_sql.treat.whatif", "WhatIfResult"),
-    "ScanReport": ("qar_sql.compliance.scans", "ScanReport"),
-    "QarError": ("qar_sql.errors", "QarError"),
-    "ExitCode": ("qar_sql.errors", "ExitCode"),
+    "audit": "qar_sql.measures.audit:audit",
+    "records": "qar_sql.ranking.api:records",
+    "eliminate": "qar_sql.ranking.eliminate:eliminate",
+    "discover": "qar_sql.treat.discover:discover",
+    "whatif": "qar_sql.treat.whatif:whatif",
+    "uniqueness": "qar_sql.treat.uniqueness:uniqueness",
+    "compare": "qar_sql.release.compare:compare",
+    "risk": "qar_sql.measures.classic:risk",
+    "report": "qar_sql.reporting.collect:report",
+    "scan": "qar_sql.compliance.scans:scan_config",
+    "scan_config": "qar_sql.compliance.scans:scan_config",
+    "history": "qar_sql.compliance.history:history",
+    "connect": "qar_sql.engines.source:connect",
+    "Source": "qar_sql.engines.source:Source",
+    "AuditResult": "qar_sql.results:AuditResult",
+    "QIStats": "qar_sql.results:QIStats",
+    "ScanResult": "qar_sql.results:ScanResult",
+    "CompareResult": "qar_sql.results:CompareResult",
+    "UniquenessResult": "qar_sql.results:UniquenessResult",
+    "QIUniqueness": "qar_sql.results:QIUniqueness",
+    "RiskResult": "qar_sql.measures.classic:RiskResult",
+    "Contributions": "qar_sql.ranking.records:Contributions",
+    "Influence": "qar_sql.ranking.influence:Influence",
+    "SudaRecords": "qar_sql.measures.classic:SudaRecords",
+    "Elimination": "qar_sql.ranking.eliminate:Elimination",
+    "DiscoverResult": "qar_sql.treat.discover:DiscoverResult",
+    "WhatIfResult": "qar_sql.treat.whatif:WhatIfResult",
+    "ScanReport": "qar_sql.compliance.scans:ScanReport",
+    "QarError": "qar_sql.errors:QarError",
+    "ExitCode": "qar_sql.errors:ExitCode",
 }
 
 # Literal, so linters and type checkers read it (tests/test_public_api.py checks it against
@@ -124,7 +124,7 @@ _SUBPACKAGES = frozenset(__all__) - set(_NAMES) - {"__version__"}
 
 def __getattr__(name: str) -> Any:
     if name in _NAMES:
-        module, attribute = _NAMES[name]
+        module, _, attribute = _NAMES[name].partition(":")
         value = getattr(importlib.import_module(module), attribute)
     elif name in _SUBPACKAGES:  # whose own __getattr__ loads its modules (qar_sql/lazy.py)
         value = importlib.import_module(f"{__name__}.{name}")
