@@ -17,6 +17,9 @@ import duckdb
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+# Treatment files as a user writes them, on the tests' own column names; a test reads its file as
+# text (and may edit it) rather than writing TOML inside Python.
+TREATMENTS = REPO / "tests" / "fixtures" / "treatments"
 # QAR_SHARED_DATA: a worktree beside others (not beside ../shared) still finds the datasets.
 SHARED_DATA = Path(os.environ.get("QAR_SHARED_DATA") or REPO.parent / "shared" / "data")
 PG_URL = os.environ.get("QAR_TEST_PG_URL", "postgresql+psycopg://qar_test:qar_test@localhost:5432/qar_test")
@@ -180,10 +183,37 @@ class Loader:
             return self.source, self.table_name(table)
         return self.load(table, data, {c: types[c].replace("double precision", "double") for c in cols})
 
+    def execute(self, sql: str) -> None:
+        """Run one statement (a view's DDL, say) as it is: no parameters, so a '%' stays a '%'."""
+        if self.name == "postgresql":
+            with self.eng.begin() as c:
+                c.exec_driver_sql(sql, execution_options={"no_parameters": True})
+        else:
+            with duckdb.connect(self.path) as con:
+                con.execute(sql)
+
+    def fetch(self, sql: str) -> list[tuple]:
+        """The rows of one query, read the way a user would read the release."""
+        if self.name == "postgresql":
+            with self.eng.connect() as c:
+                return [tuple(r) for r in c.exec_driver_sql(sql).fetchall()]
+        with duckdb.connect(self.path, read_only=True) as con:
+            return con.execute(sql).fetchall()
+
     def cleanup(self):
         if self.name == "postgresql":
             with self.eng.begin() as c:
                 c.exec_driver_sql(f"drop schema {quote(self.schema)} cascade")
+
+
+#: Eight rows, four small columns (``duck.load("t", SMALL_TABLE)``): enough for an audit with
+#: -p 2 --pi-u 0.5, for the tests of what surrounds the audit (configuration, logging).
+SMALL_TABLE = {
+    "a": [1, 1, 2, 2, 3, 3, 4, 5],
+    "b": ["x", "y", "x", "y", "x", "y", "z", "z"],
+    "c": [1, 2, 1, 2, 1, 2, 1, 2],
+    "d": [1, 1, 1, 2, 2, 2, 3, 3],
+}
 
 
 def on_both_engines(tmp_path: Path, run):

@@ -12,13 +12,9 @@ from click.testing import CliRunner
 from qar_sql import config as qar_config
 from qar_sql.cli.main import cli
 from qar_sql.errors import UsageError
+from tests.conftest import SMALL_TABLE
 
-DATA = {
-    "a": [1, 1, 2, 2, 3, 3, 4, 5],
-    "b": ["x", "y", "x", "y", "x", "y", "z", "z"],
-    "c": [1, 2, 1, 2, 1, 2, 1, 2],
-    "d": [1, 1, 1, 2, 2, 2, 3, 3],
-}
+DATA = SMALL_TABLE
 
 
 @pytest.fixture

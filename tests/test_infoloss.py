@@ -9,7 +9,6 @@ value of each of the first nine tenths), and the total variation distance of tho
 
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
@@ -17,23 +16,10 @@ import pandas as pd
 import pytest
 
 import qar_sql
-from tests.test_perturb import ID, INCOME, SAVE, SEX, TOWN, _ddl, _rows, make_rows
+from tests.conftest import TREATMENTS
+from tests.test_perturb import ID, INCOME, SAVE, SEX, TOWN, _rows, make_rows
 
-TOML = f"""
-seed = 5
-key = {json.dumps(ID)}
-qid = [{json.dumps(SEX)}, {json.dumps(TOWN)}]
-
-[treatments.noise]
-columns = [{json.dumps(INCOME)}, {json.dumps(SAVE)}]
-kind = "noise"
-sd = 0.3
-
-[treatments.pram]
-column = {json.dumps(SEX)}
-kind = "pram"
-retention = 0.6
-"""
+TOML = (TREATMENTS / "infoloss.toml").read_text(encoding="utf-8")
 COLS = [ID, SEX, "age y", INCOME, TOWN, SAVE]
 
 
@@ -82,8 +68,8 @@ def test_information_loss_matches_pandas(engine, tmp_path):
     r = qar_sql.whatif(source, table=table, treatments=TOML, risk=False, combine=[("noise", "pram")])
     loss = r.scenario("noise + pram").information_loss
     view = f"{engine.schema}.rel" if engine.schema else "rel"
-    _ddl(
-        engine, qar_sql.treat.whatif.emit_sql(source, treatments=TOML, table=table, apply=["noise", "pram"], view=view)
+    engine.execute(
+        qar_sql.treat.whatif.emit_sql(source, treatments=TOML, table=table, apply=["noise", "pram"], view=view)
     )
     rel = pd.DataFrame(_rows(engine, f'"{engine.schema}"."rel"' if engine.schema else '"rel"'), columns=COLS)
     orig = pd.DataFrame(data)[COLS]

@@ -11,13 +11,9 @@ from click.testing import CliRunner
 
 import qar_sql
 from qar_sql.cli.main import cli
+from tests.conftest import SMALL_TABLE
 
-DATA = {
-    "a": [1, 1, 2, 2, 3, 3, 4, 5],
-    "b": ["x", "y", "x", "y", "x", "y", "z", "z"],
-    "c": [1, 2, 1, 2, 1, 2, 1, 3],
-    "d": [1, 1, 1, 2, 2, 2, 3, 3],
-}
+DATA = SMALL_TABLE
 
 
 @pytest.fixture

@@ -30,7 +30,7 @@ from qar_sql.cli import cli
 from qar_sql.errors import ExitCode
 from qar_sql.treat.treatments import TreatmentError, parse
 from qar_sql.treat.whatif import emit_sql
-from tests.conftest import Loader
+from tests.conftest import TREATMENTS, Loader
 
 ID, SEX, AGE, INCOME, TOWN, SAVE = "id", 'se"x', "age y", "in;come", "town", "savings"
 
@@ -49,99 +49,18 @@ def make_rows(n=400, seed=3):
     return data
 
 
-TOML = f"""
-seed = 4242
-key = {json.dumps(ID)}
-
-[treatments.pram]
-column = {json.dumps(SEX)}
-kind = "pram"
-retention = 0.7
-
-[treatments.matrix]
-column = {json.dumps(TOWN)}
-kind = "pram"
-matrix = {{ a = {{ a = 0.8, b = 0.2 }}, b = {{ b = 0.5, c = 0.5 }}, c = {{ c = 1.0 }}, d = {{ d = 0.9, "é" = 0.1 }}, "é" = {{ a = 0.25, "é" = 0.75 }} }}
-
-[treatments.noise]
-column = {json.dumps(INCOME)}
-kind = "noise"
-sd = 0.2
-
-[treatments.noise_u]
-column = {json.dumps(AGE)}
-kind = "noise"
-sd_abs = 2
-distribution = "uniform"
-round = true
-
-[treatments.corr]
-columns = [{json.dumps(INCOME)}, {json.dumps(SAVE)}]
-kind = "noise"
-sd = 0.5
-correlated = true
-
-[treatments.micro]
-column = {json.dumps(INCOME)}
-kind = "microaggregation"
-k = 3
-
-[treatments.median]
-column = {json.dumps(AGE)}
-kind = "microaggregation"
-k = 4
-to = "median"
-by = [{json.dumps(SEX)}]
-
-[treatments.mdav]
-columns = [{json.dumps(AGE)}, {json.dumps(INCOME)}]
-kind = "microaggregation"
-k = 3
-by = [{json.dumps(SEX)}]
-
-[treatments.swap]
-column = {json.dumps(AGE)}
-kind = "swap"
-p = 10
-
-[treatments.shuffle]
-column = {json.dumps(INCOME)}
-kind = "shuffle"
-by = [{json.dumps(SEX)}]
-seed = 7
-"""
+TOML = (TREATMENTS / "perturb.toml").read_text(encoding="utf-8")
 KINDS = ["pram", "matrix", "noise", "noise_u", "corr", "micro", "median", "mdav", "swap", "shuffle"]
 
 
-def _ddl(loader: Loader, sql: str) -> None:
-    if loader.name == "postgresql":
-        with loader.eng.begin() as c:
-            c.exec_driver_sql(sql, execution_options={"no_parameters": True})
-    else:
-        con = duckdb.connect(loader.path)
-        try:
-            con.execute(sql)
-        finally:
-            con.close()
-
-
 def _rows(loader: Loader, table: str) -> list[tuple]:
-    sql = f"select * from {table}"
-    if loader.name == "postgresql":
-        with loader.eng.connect() as c:
-            rows = [tuple(r) for r in c.exec_driver_sql(sql).fetchall()]
-    else:
-        con = duckdb.connect(loader.path, read_only=True)
-        try:
-            rows = con.execute(sql).fetchall()
-        finally:
-            con.close()
+    rows = loader.fetch(f"select * from {table}")
     return sorted(rows, key=lambda r: tuple((v is None, str(v)) for v in r))
 
 
 def release(loader: Loader, table: str, names, toml: str = TOML, view: str = "rel") -> list[tuple]:
     name = f"{loader.schema}.{view}" if loader.schema else view
-    _ddl(loader, emit_sql(loader.source, treatments=toml, table=table, apply=names, view=name))
+    loader.execute(emit_sql(loader.source, treatments=toml, table=table, apply=names, view=name))
     quoted = f'"{loader.schema}"."{view}"' if loader.schema else f'"{view}"'
     return _rows(loader, quoted)
 
@@ -385,7 +304,7 @@ kind = "pram"
 retention = 0.3
 """
     name = "adult_pram"
-    _ddl(duck, emit_sql(duck.source, treatments=toml, table=table, apply=["p", "q"], view=name))
+    duck.execute(emit_sql(duck.source, treatments=toml, table=table, apply=["p", "q"], view=name))
     con = duckdb.connect(duck.path, read_only=True)
     for col in ("education", "marital-status"):
         before = dict(con.execute(f'select "{col}", count(*) from adult group by 1').fetchall())

@@ -22,6 +22,7 @@ from click.testing import CliRunner
 import qar_sql
 from qar_sql.cli.main import cli
 from qar_sql.treat.treatments import parse
+from tests.conftest import TREATMENTS
 
 AGE, SEX, TOWN, PROV, INCOME, KIDS = 'age "y"', "sex", "town; drop", "prov.name", "income", "select"
 COLS = (AGE, SEX, TOWN, PROV, INCOME, KIDS)
@@ -43,111 +44,7 @@ def make_data(n=80, seed=5):
     return rows, towns
 
 
-TOML = f"""
-qid = "q"
-combinations = [["age_mean", "town_map", "kids_top"], ["sex_local", "town_local"], ["age_label", "town_prov"]]
-
-[qis]
-q = {json.dumps(QI)}
-
-[treatments.age_label]
-column = {json.dumps(AGE)}
-kind = "bands"
-width = 10
-origin = 5
-
-[treatments.age_mean]
-column = {json.dumps(AGE)}
-kind = "bands"
-edges = [20, 40, 60, 80]
-to = "mean"
-digits = 1
-
-[treatments.age_mid]
-column = {json.dumps(AGE)}
-kind = "bands"
-edges = [0, 30, 50, 100]
-to = "midpoint"
-
-[treatments.age_stage]
-column = {json.dumps(AGE)}
-kind = "bands"
-edges = [0, 30, 50, 100]
-labels = ["young", "mid", "old"]
-
-[treatments.town_map]
-column = {json.dumps(TOWN)}
-kind = "map"
-map = {{ T0 = "T0-1", T1 = "T0-1", T2 = "T2-5" }}
-
-[treatments.town_map_other]
-column = {json.dumps(TOWN)}
-kind = "map"
-map = {{ T3 = "T3" }}
-other = "elsewhere"
-
-[treatments.kids_map]
-column = {json.dumps(KIDS)}
-kind = "map"
-map = {{ "0" = "none", "1" = "one" }}
-
-[treatments.town_prov]
-column = {json.dumps(TOWN)}
-kind = "hierarchy"
-parent = {json.dumps(PROV)}
-
-[treatments.town_lookup]
-column = {json.dumps(TOWN)}
-kind = "hierarchy"
-table = "LOOKUP"
-key = "mun cipality"
-parent = "prov 'x'"
-other = "?"
-
-[treatments.kids_top]
-column = {json.dumps(KIDS)}
-kind = "top"
-above = 3
-
-[treatments.kids_top_label]
-column = {json.dumps(KIDS)}
-kind = "top"
-above = 2
-value = "3+"
-
-[treatments.income_bottom]
-column = "income"
-kind = "bottom"
-below = 5000
-value = 2500.5
-
-[treatments.sex_null]
-column = "sex"
-kind = "suppress"
-
-[treatments.kids_suppress]
-column = {json.dumps(KIDS)}
-kind = "suppress"
-values = [5, 7]
-
-[treatments.sex_local]
-column = "sex"
-kind = "suppress"
-local = "q"
-
-[treatments.town_local]
-column = {json.dumps(TOWN)}
-kind = "hierarchy"
-parent = {json.dumps(PROV)}
-local = "q"
-
-[treatments.age_local_mean]
-column = {json.dumps(AGE)}
-kind = "bands"
-width = 20
-to = "mean"
-local = [{json.dumps(AGE)}, "sex"]
-"""
+TOML = (TREATMENTS / "whatif.toml").read_text(encoding="utf-8")
 
 # ------------------------------------------------------------------------------------------
 # The oracle
@@ -343,7 +240,7 @@ def test_risk_before_and_after_equal_audit_of_materialised_release(engine, tmp_p
     sql = emit_sql(
         source, treatments=str(path), table=table, apply=["age_label", "town_prov"], view=_view_name(engine, "rel v")
     )
-    _run_ddl(engine, sql)
+    engine.execute(sql)
     after = qar_sql.audit(source, table=_view_table(engine, "rel v"), **kw)
     assert r.scenario("age_label + town_prov").risk == pytest.approx(after.risk, rel=1e-12)
     assert r.scenario("age_label + town_prov").risk < r.risk_before
@@ -356,8 +253,7 @@ def _digest(engine):
 
     if engine.name == "duckdb":
         return hashlib.sha256(open(engine.path, "rb").read()).hexdigest()
-    return _query(
-        engine,
+    return engine.fetch(
         "select table_name, table_type from information_schema.tables "
         f"where table_schema = '{engine.schema}' order by 1",
     )
@@ -369,29 +265,6 @@ def _view_name(engine, name):
 
 def _view_table(engine, name):
     return engine.table_name(name)
-
-
-def _run_ddl(engine, sql):
-    if engine.name == "postgresql":
-        with engine.eng.begin() as c:
-            c.exec_driver_sql(sql)
-    else:
-        con = duckdb.connect(engine.path)
-        try:
-            con.execute(sql)
-        finally:
-            con.close()
-
-
-def _query(engine, sql):
-    if engine.name == "postgresql":
-        with engine.eng.connect() as c:
-            return [tuple(r) for r in c.exec_driver_sql(sql).fetchall()]
-    con = duckdb.connect(engine.path, read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
 
 
 def _emit_sql(source, table, path, *options):
@@ -417,10 +290,10 @@ def test_emitted_view_runs_and_gives_treated_counts(engine, tmp_path, release):
     res = _emit_sql(source, table, path, "--drop-null", "--apply", ",".join(release), "--view", view)
     assert res.exit_code == 0, res.output
     assert res.output.count("create view") == 1
-    _run_ddl(engine, res.output)
+    engine.execute(res.output)
     q = lambda c: '"' + c.replace('"', '""') + '"'  # noqa: E731
     full = ".".join(q(p) for p in ((engine.schema, 'treated "v"; 1') if engine.schema else ('treated "v"; 1',)))
-    got_rows = _query(engine, f"select {', '.join(q(c) for c in COLS)} from {full}")
+    got_rows = engine.fetch(f"select {', '.join(q(c) for c in COLS)} from {full}")
     want, want_rows = oracle(data, doc, release, lookup, QI, drop_null=True)
 
     def norm(r):
@@ -432,8 +305,7 @@ def test_emitted_view_runs_and_gives_treated_counts(engine, tmp_path, release):
     assert sorted(map(norm, got_rows), key=repr) == sorted(
         (norm(tuple(r[c] for c in COLS)) for r in want_rows), key=repr
     )
-    counts = _query(
-        engine,
+    counts = engine.fetch(
         f"select count(*), sum(case when n = 1 then 1 else 0 end) from (select count(*) as n from {full} group by {', '.join(q(c) for c in QI)}) g",
     )[0]
     r = qar_sql.whatif(
