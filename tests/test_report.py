@@ -55,18 +55,16 @@ def demo(tmp_path_factory) -> dict:
 
     for _ in range(2):
         recorded_audit(store, path, table="population", columns=COLUMNS, **RISK)
+    # The inputs of the optional sections, and the treated release the compare section reads.
+    sections = {"key": ["person_id"], "treatments": str(d / "t.toml"), "store": store, "group_size": GROUP_SIZE}
+    compared = {"compare": path, "treated_table": "population_treated", "link": "person_id"}
     full = qar_sql.report(
         path,
         table="population",
         columns=COLUMNS,
         **RISK,
-        key=["person_id"],
-        treatments=str(d / "t.toml"),
-        store=store,
-        group_size=GROUP_SIZE,
-        compare=path,
-        treated_table="population_treated",
-        link="person_id",
+        **sections,
+        **compared,
         classic=True,
         command="qar report demo.duckdb -t population",
     )
