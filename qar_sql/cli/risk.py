@@ -70,8 +70,7 @@ from qar_sql.cli.records import key_option
 @params.top(10, "QIs listed in text and Markdown, most expected re-identifications first.")
 @params.jobs
 @params.quiet
-def risk_cmd(where, p, weight, sensitive, ordered, missing, sampling_fraction, population, risk_threshold,
-             l_threshold, t_threshold, per_record, key, suda_max_size, all_text, fmt, top, jobs, quiet):  # fmt: skip
+def risk_cmd(where, sensitive, ordered, fmt, top, quiet, **options):
     """The measures sdcMicro and ARX users report, for every set of p key columns of SOURCE.
 
     k-anonymity counts, sdcMicro's individual risk and expected re-identifications (with
@@ -82,31 +81,16 @@ def risk_cmd(where, p, weight, sensitive, ordered, missing, sampling_fraction, p
     from qar_sql.measures.classic import risk
     from qar_sql.output.risk import render_risk
 
+    # ``options`` are risk()'s other keywords by the same names: p, weight, missing, the thresholds, ...
     with params.Progress("measuring", quiet) as bar:
-        result = risk(
-            **where,
-            p=p,
-            weight=weight,
-            sensitive=sensitive or (),
-            ordered=ordered or (),
-            missing=missing,
-            sampling_fraction=sampling_fraction,
-            population=population,
-            risk_threshold=risk_threshold,
-            l_threshold=l_threshold,
-            t_threshold=t_threshold,
-            per_record=per_record,
-            key=key,
-            suda_max_size=suda_max_size,
-            all_text=all_text,
-            jobs=jobs,
-            progress=bar,
-        )
+        result = risk(**where, **options, sensitive=sensitive or (), ordered=ordered or (), progress=bar)
     if fmt == "html":
         from qar_sql.cli.report import emit_html
 
-        shown = {"p": p, "weight": weight, "sensitive": sensitive, "missing": missing, "population": population}
-        shown |= {"sampling_fraction": sampling_fraction, "risk_threshold": risk_threshold}
-        emit_html({**where, **shown, "l": l_threshold, "t": t_threshold}, classic=result)
+        o = options
+        shown = {"p": o["p"], "weight": o["weight"], "sensitive": sensitive, "missing": o["missing"]}
+        shown |= {"population": o["population"], "sampling_fraction": o["sampling_fraction"]}
+        shown |= {"risk_threshold": o["risk_threshold"], "l": o["l_threshold"], "t": o["t_threshold"]}
+        emit_html({**where, **shown}, classic=result)
     else:
         click.echo(render_risk(result, fmt, top=top), nl=False)
