@@ -74,16 +74,23 @@ def small(tmp_path) -> str:
 
 def start(args, cwd) -> subprocess.Popen:
     """``qar ARGS`` from this checkout in a subprocess that takes SIGINT as a terminal would
-    (a background process may start with SIGINT ignored)."""
+    (a background process may start with SIGINT ignored).
+
+    The child restores Python's own SIGINT handler itself rather than through ``preexec_fn``:
+    a ``preexec_fn`` makes CPython fork instead of vfork, which runs the fork handlers of
+    every library this pytest process has loaded. gRPC (loaded by the Spark tests) then printed
+    an epoll error into the child's stderr before the exec."""
     env = dict(os.environ, PYTHONPATH=str(REPO))
+    child = (
+        "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); from qar_sql.cli import main; main()"
+    )
     return subprocess.Popen(
-        [sys.executable, "-c", "from qar_sql.cli import main; main()", *args],
+        [sys.executable, "-c", child, *args],
         cwd=cwd,
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
 
 
