@@ -214,32 +214,52 @@ def _clean(x):
 # --- validation ---------------------------------------------------------------------------------
 
 
-def validate(
-    *,
-    missing: str,
-    risk_threshold: float,
-    l_threshold: int,
-    t_threshold: float,
-    sampling_fraction: float | None,
-    population: int | None,
-) -> None:
-    if missing not in MISSING:
-        raise ParameterError(
-            f"--missing {missing!r} is not a convention; use value (NULL is a value of its own) "
-            "or wildcard (NULL matches any value, as sdcMicro)"
-        )
-    if not (0.0 <= risk_threshold <= 1.0) or math.isnan(risk_threshold):
-        raise ParameterError(f"--risk-threshold {risk_threshold!r} must be in [0, 1], e.g. 0.2 (one in five)")
-    if not isinstance(l_threshold, int) or l_threshold < 1:
-        raise ParameterError(f"--l {l_threshold!r} must be a whole number of at least 1, e.g. 2")
-    if not (0.0 <= t_threshold <= 1.0) or math.isnan(t_threshold):
-        raise ParameterError(f"--t {t_threshold!r} must be in [0, 1], e.g. 0.2")
-    if population is not None and sampling_fraction is not None:
-        raise ParameterError("give either --population or --sampling-fraction, not both")
-    if sampling_fraction is not None:
-        popmodels.population_size(1, sampling_fraction=sampling_fraction)  # range check
-    if population is not None and (int(population) != population or population < 1):
-        raise ParameterError(f"--population {population!r} must be a whole number of people, e.g. 1000000")
+@dataclass(frozen=True)
+class RiskOptions:
+    """What :func:`risk` passes down to :func:`risk_relation`: one bundle instead of the same
+    keywords in both signatures. Defaults as :func:`risk`."""
+
+    columns: Sequence[str] | None = None
+    exclude: Sequence[str] | None = None
+    p: int | None = None
+    weight: str | None = None
+    sensitive: Sequence[str] = ()
+    ordered: Sequence[str] = ()
+    missing: str = "value"
+    sampling_fraction: float | None = None
+    population: int | None = None
+    risk_threshold: float = 0.2
+    l_threshold: int = 2
+    t_threshold: float = 0.2
+    per_record: str | os.PathLike | None = None
+    key: Sequence[str] | None = None
+    suda_max_size: int | None = None
+    jobs: int = 2
+    progress: Progress | None = None
+
+    def validate(self) -> None:
+        """What can be checked before connecting."""
+        missing, risk_threshold, l_threshold, t_threshold = (
+            self.missing, self.risk_threshold, self.l_threshold, self.t_threshold
+        )  # fmt: skip
+        population, sampling_fraction = self.population, self.sampling_fraction
+        if missing not in MISSING:
+            raise ParameterError(
+                f"--missing {missing!r} is not a convention; use value (NULL is a value of its own) "
+                "or wildcard (NULL matches any value, as sdcMicro)"
+            )
+        if not (0.0 <= risk_threshold <= 1.0) or math.isnan(risk_threshold):
+            raise ParameterError(f"--risk-threshold {risk_threshold!r} must be in [0, 1], e.g. 0.2 (one in five)")
+        if not isinstance(l_threshold, int) or l_threshold < 1:
+            raise ParameterError(f"--l {l_threshold!r} must be a whole number of at least 1, e.g. 2")
+        if not (0.0 <= t_threshold <= 1.0) or math.isnan(t_threshold):
+            raise ParameterError(f"--t {t_threshold!r} must be in [0, 1], e.g. 0.2")
+        if population is not None and sampling_fraction is not None:
+            raise ParameterError("give either --population or --sampling-fraction, not both")
+        if sampling_fraction is not None:
+            popmodels.population_size(1, sampling_fraction=sampling_fraction)  # range check
+        if population is not None and (int(population) != population or population < 1):
+            raise ParameterError(f"--population {population!r} must be a whole number of people, e.g. 1000000")
 
 
 def _roles(weight: str | None, sensitive: Sequence[str]) -> list[tuple[str, str]]:
@@ -536,14 +556,11 @@ def risk(
 ) -> RiskResult:
     """The classic disclosure-risk measures (sdcMicro, ARX) of every p-subset of the key
     columns, computed in the database. See the module docstring and docs/risk-measures.md."""
-    validate(
-        missing=missing,
-        risk_threshold=risk_threshold,
-        l_threshold=l_threshold,
-        t_threshold=t_threshold,
-        sampling_fraction=sampling_fraction,
-        population=population,
-    )
+    opts = RiskOptions(
+        columns, exclude, p, weight, sensitive, ordered, missing, sampling_fraction, population, risk_threshold,
+        l_threshold, t_threshold, per_record, key, suda_max_size, jobs, progress,
+    )  # fmt: skip
+    opts.validate()
     if per_record is not None:
         _output_kind(str(per_record))
         check_not_source(per_record, source, "--per-record")
@@ -552,67 +569,26 @@ def risk(
     started = time.perf_counter()
     db, relation = open_source(source, table=table, delimiter=delimiter, all_text=all_text)
     with db:
-        return risk_relation(
-            db,
-            relation,
-            columns=columns,
-            exclude=exclude,
-            p=p,
-            weight=weight,
-            sensitive=sensitive,
-            ordered=ordered,
-            missing=missing,
-            sampling_fraction=sampling_fraction,
-            population=population,
-            risk_threshold=risk_threshold,
-            l_threshold=l_threshold,
-            t_threshold=t_threshold,
-            per_record=per_record,
-            key=key,
-            suda_max_size=suda_max_size,
-            jobs=jobs,
-            progress=progress,
-            started=started,
-            source=mask_source(resolve_source(source)),
-        )
+        return risk_relation(db, relation, opts, started=started, source=mask_source(resolve_source(source)))
 
 
 def risk_relation(
     db: Database,
     relation: Relation,
+    opts: RiskOptions,
     *,
-    columns=None,
-    exclude=None,
-    p=None,
-    weight=None,
-    sensitive=(),
-    ordered=(),
-    missing="value",
-    sampling_fraction=None,
-    population=None,
-    risk_threshold=0.2,
-    l_threshold=2,
-    t_threshold=0.2,
-    per_record=None,
-    key=None,
-    suda_max_size=None,
-    jobs=2,
-    progress=None,
-    started=None,
-    source=None,
+    started: float | None = None,
+    source: str | None = None,
 ) -> RiskResult:
     """:func:`risk` on an open connection."""
     started = started if started is not None else time.perf_counter()
-    validate(
-        missing=missing,
-        risk_threshold=risk_threshold,
-        l_threshold=l_threshold,
-        t_threshold=t_threshold,
-        sampling_fraction=sampling_fraction,
-        population=population,
-    )
-    sensitive = tuple(sensitive or ())
-    ordered = tuple(ordered or ())
+    opts.validate()
+    columns, exclude, p, weight, missing = opts.columns, opts.exclude, opts.p, opts.weight, opts.missing
+    population, sampling_fraction, per_record, key = opts.population, opts.sampling_fraction, opts.per_record, opts.key
+    risk_threshold, l_threshold, t_threshold = opts.risk_threshold, opts.l_threshold, opts.t_threshold
+    suda_max_size, jobs, progress = opts.suda_max_size, opts.jobs, opts.progress
+    sensitive = tuple(opts.sensitive or ())
+    ordered = tuple(opts.ordered or ())
     _check_exist(relation, weight, sensitive)
     for name in ordered:
         if name not in sensitive:
@@ -939,14 +915,7 @@ def suda(
     """SUDA and DIS-SUDA of every record on the key columns (``qar records --by suda``): the
     result in source order, the key names and {position: key values} of the 1,000 records
     with the highest scores, ties in key order — of every record with ``all_keys``."""
-    validate(
-        missing=missing,
-        risk_threshold=0.2,
-        l_threshold=2,
-        t_threshold=0.2,
-        sampling_fraction=sampling_fraction,
-        population=population,
-    )
+    RiskOptions(missing=missing, sampling_fraction=sampling_fraction, population=population).validate()
     db, relation = open_source(source, table=table, delimiter=delimiter, all_text=all_text)
     with db:
         qi = select_columns(relation.columns, columns, exclude)
@@ -1154,6 +1123,7 @@ __all__ = [
     "PER_RECORD_COLUMNS",
     "LDiversity",
     "QIRisk",
+    "RiskOptions",
     "RiskResult",
     "SudaResult",
     "default_suda_size",
@@ -1162,5 +1132,4 @@ __all__ = [
     "suda",
     "suda_order",
     "suda_patterns",
-    "validate",
 ]
