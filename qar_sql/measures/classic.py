@@ -43,11 +43,11 @@ from qar_sql.engines.source import (
     resolve_source,
     select_columns,
 )
-from qar_sql.errors import ColumnError, DatabaseError, DataError, ParameterError, UsageError
+from qar_sql.errors import ColumnError, DatabaseError, DataError, ParameterError, UsageError, require_whole
 from qar_sql.measures.audit import provenance
 from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys, key_warnings, patterns_from_words, record_order
 from qar_sql.pushdown.scan import combinations
-from qar_sql.results import Tabular
+from qar_sql.results import Tabular, pick
 from qar_sql.secrets import mask_source
 from qar_sql.stats import diversity, individual_risk
 from qar_sql.stats import population as popmodels
@@ -111,6 +111,10 @@ class QIRisk:
     t_closeness_by_column: dict = field(default_factory=dict)
     individual_risk: AttackerRisk | None = None  # sdcMicro's record risk: highest, mean, share above threshold
     fk_histogram: dict = field(default_factory=dict)  # {"k": records with fk = k}, k ascending
+
+
+# The fields of a QIRisk that are those of stats.individual_risk.ReidentificationRisks as they stand.
+_REIDENTIFICATION_FIELDS = ("expected_reidentifications", "global_risk", "prosecutor", "journalist", "marketer")
 
 
 @dataclass(frozen=True, repr=False)
@@ -250,8 +254,7 @@ class RiskOptions:
             )
         if not (0.0 <= risk_threshold <= 1.0) or math.isnan(risk_threshold):
             raise ParameterError(f"--risk-threshold {risk_threshold!r} must be in [0, 1], e.g. 0.2 (one in five)")
-        if not isinstance(l_threshold, int) or l_threshold < 1:
-            raise ParameterError(f"--l {l_threshold!r} must be a whole number of at least 1, e.g. 2")
+        require_whole(l_threshold, 1, f"--l {l_threshold!r} must be a whole number of at least 1, e.g. 2")
         if not (0.0 <= t_threshold <= 1.0) or math.isnan(t_threshold):
             raise ParameterError(f"--t {t_threshold!r} must be in [0, 1], e.g. 0.2")
         if population is not None and sampling_fraction is not None:
@@ -436,15 +439,14 @@ def _measure(
     spec: _QISpec,
     columns: Sequence[str],
     data: dict[str, np.ndarray],
+    opts: RiskOptions,
     *,
-    weighted: bool,
     sensitive: Sequence[_Sensitive],
     totals: dict[int, np.ndarray],
-    threshold: float,
-    l_threshold: int,
-    t_threshold: float,
     population: int | None,
 ) -> tuple[QIRisk, _Cells]:
+    """One QI's measures from its rows of the batch's ``data``; ``population``: N, or None."""
+    l_threshold, t_threshold = opts.l_threshold, opts.t_threshold
     mine = data["qi"] == spec.index
     k0 = mine & (data["kind"] == 0)
     order = np.argsort(data["cell"][k0], kind="stable")
@@ -453,7 +455,7 @@ def _measure(
     Fk = data["z"][k0][order].astype(np.float64)
     cells = _Cells(n, fk, Fk)
     n_cells = n.size
-    rr = individual_risk.reidentification_risks(fk, Fk if weighted else None, n, threshold=threshold)
+    rr = individual_risk.reidentification_risks(fk, Fk if opts.weight else None, n, threshold=opts.risk_threshold)
     pu = None
     if population is not None and n.size:
         sizes = np.unique(fk)
@@ -501,11 +503,7 @@ def _measure(
         sample_uniques=int(n[fk == 1].sum()),
         violations=individual_risk.violations(fk, n, K_LEVELS),
         fk_sum=int(fk.sum()),
-        expected_reidentifications=rr.expected_reidentifications,
-        global_risk=rr.global_risk,
-        prosecutor=rr.prosecutor,
-        journalist=rr.journalist,
-        marketer=rr.marketer,
+        **pick(rr, _REIDENTIFICATION_FIELDS),
         population_uniqueness=pu,
         l_diversity=ldiv,
         t_closeness=t_max,
@@ -573,20 +571,13 @@ def risk(
 
 
 def risk_relation(
-    db: Database,
-    relation: Relation,
-    opts: RiskOptions,
-    *,
-    started: float | None = None,
-    source: str | None = None,
+    db: Database, relation: Relation, opts: RiskOptions, *, started: float | None = None, source: str | None = None
 ) -> RiskResult:
     """:func:`risk` on an open connection."""
     started = started if started is not None else time.perf_counter()
     opts.validate()
-    columns, exclude, p, weight, missing = opts.columns, opts.exclude, opts.p, opts.weight, opts.missing
-    population, sampling_fraction, per_record, key = opts.population, opts.sampling_fraction, opts.per_record, opts.key
-    risk_threshold, l_threshold, t_threshold = opts.risk_threshold, opts.l_threshold, opts.t_threshold
-    suda_max_size, jobs, progress = opts.suda_max_size, opts.jobs, opts.progress
+    columns, p, weight, missing = opts.columns, opts.p, opts.weight, opts.missing
+    per_record, key = opts.per_record, opts.key
     sensitive = tuple(opts.sensitive or ())
     ordered = tuple(opts.ordered or ())
     _check_exist(relation, weight, sensitive)
@@ -596,7 +587,7 @@ def risk_relation(
                 f"--ordered column {name!r} is not a --sensitive column; name it in --sensitive too "
                 "(--ordered only says which sensitive columns have ordered values)"
             )
-    excluded = list(exclude or ()) + ([] if columns else [c for c in (weight, *sensitive) if c])
+    excluded = list(opts.exclude or ()) + ([] if columns else [c for c in (weight, *sensitive) if c])
     qi = select_columns(relation.columns, columns, excluded)
     if not qi:
         raise ParameterError("no quasi-identifier columns are left; name them with --columns")
@@ -607,12 +598,7 @@ def risk_relation(
     types = _column_types(db, relation, [*sensitive, *([weight] if weight else [])])
     if weight:
         _check_weight(db, relation, weight, types[-1])
-    rows = int(db.query(render("profile.sql", db.dialect, columns=[], relation=relation.sql))[0][0])
-    if rows == 0:
-        raise DataError(f"table {relation.display!r} is empty; measure a table that has rows")
-    n_pop = None
-    if population is not None or sampling_fraction is not None:
-        n_pop = popmodels.population_size(rows, population=population, sampling_fraction=sampling_fraction)
+    rows, n_pop = _rows_and_population(db, relation, opts.population, opts.sampling_fraction)
     warnings: list[str] = key_warnings(key, qi)
     order_by = None
     if per_record is not None:
@@ -635,7 +621,7 @@ def risk_relation(
             else [_QISpec(len(specs), key_set, tuple(f"c{i}" for i in key_set), _pairs(key_set, full_patterns))]
         )
         todo = specs + extra
-        batches = _batches(db, todo, jobs)
+        batches = _batches(db, todo, opts.jobs)
         statements = [
             render(
                 "risk_cells.sql",
@@ -654,26 +640,15 @@ def risk_relation(
         def tick():
             nonlocal done
             done += 1
-            if progress:
-                progress(done, total_steps)
+            if opts.progress:
+                opts.progress(done, total_steps)
 
         results: list[QIRisk] = []
         key_cells = None
         for batch, sql in zip(batches, statements):
             data = _fetch(db, sql)
             for spec in batch:
-                qrisk, cells = _measure(
-                    spec,
-                    qi,
-                    data,
-                    weighted=bool(weight),
-                    sensitive=sens,
-                    totals=totals,
-                    threshold=risk_threshold,
-                    l_threshold=l_threshold,
-                    t_threshold=t_threshold,
-                    population=n_pop,
-                )
+                qrisk, cells = _measure(spec, qi, data, opts, sensitive=sens, totals=totals, population=n_pop)
                 if spec.cols == key_set:
                     key_cells = (spec, cells)
                 if spec.index < len(specs):
@@ -681,22 +656,9 @@ def risk_relation(
             tick()
         if want_cells and key_cells is not None:
             path = _write_per_record(
-                db,
-                relation,
-                enc,
-                key_cells,
-                qi,
-                key=key,
-                weighted=bool(weight),
-                missing=missing,
-                full_patterns=full_patterns,
-                suda_max_size=suda_max_size,
-                rows=rows,
-                dis_fraction=_dis_fraction(rows, n_pop),
-                per_record=str(per_record),
-                warnings=warnings,
-                tick=tick,
-            )
+                db, relation, enc, key_cells, qi, opts, full_patterns=full_patterns, rows=rows,
+                dis_fraction=_dis_fraction(rows, n_pop), warnings=warnings, tick=tick,
+            )  # fmt: skip
         else:
             path = None
     finally:
@@ -718,9 +680,7 @@ def risk_relation(
         ordered=tuple(x.name for x in sens if x.ordered),
         population=n_pop,
         sampling_fraction=(rows / n_pop) if n_pop else None,
-        risk_threshold=risk_threshold,
-        l_threshold=l_threshold,
-        t_threshold=t_threshold,
+        **pick(opts, ("risk_threshold", "l_threshold", "t_threshold")),
         qis=tuple(results),
         per_record=path,
         warnings=tuple(warnings),
@@ -728,6 +688,18 @@ def risk_relation(
         column_notes=tuple(relation.inferred_notes([*qi, *sensitive])),
         inferred_columns={c: t for c, t in relation.inferred if c in {*qi, *sensitive}},
     )
+
+
+def _rows_and_population(
+    db: Database, relation: Relation, population: int | None, sampling_fraction: float | None
+) -> tuple[int, int | None]:
+    """(rows, population size N or None without a population model); refuses an empty table."""
+    rows = int(db.query(render("profile.sql", db.dialect, columns=[], relation=relation.sql))[0][0])
+    if rows == 0:
+        raise DataError(f"table {relation.display!r} is empty; measure a table that has rows")
+    if population is None and sampling_fraction is None:
+        return rows, None
+    return rows, popmodels.population_size(rows, population=population, sampling_fraction=sampling_fraction)
 
 
 def _dis_fraction(rows: int, population: int | None) -> float:
@@ -925,12 +897,7 @@ def suda(
         if not 1 <= size <= len(qi):
             raise ParameterError(f"--max-size {size} must be between 1 and the number of key columns ({len(qi)})")
         order_by, key_names = record_order(db, relation, key, qi)
-        rows = int(db.query(render("profile.sql", db.dialect, columns=[], relation=relation.sql))[0][0])
-        if rows == 0:
-            raise DataError(f"table {relation.display!r} is empty; measure a table that has rows")
-        n_pop = None
-        if population is not None or sampling_fraction is not None:
-            n_pop = popmodels.population_size(rows, population=population, sampling_fraction=sampling_fraction)
+        rows, n_pop = _rows_and_population(db, relation, population, sampling_fraction)
         enc = _encode(db, relation, qi, None, order_by)
         try:
             full = _null_patterns(db, enc, len(qi)) if missing == "wildcard" else []
@@ -1019,25 +986,23 @@ def _write_per_record(
     enc,
     key_cells,
     qi,
+    opts: RiskOptions,
     *,
-    key,
-    weighted,
-    missing,
     full_patterns,
-    suda_max_size,
     rows,
     dis_fraction,
-    per_record,
     warnings,
     tick,
 ) -> str:
+    """Write ``opts.per_record``: every record's fk, risk, l-diversity, t-closeness and SUDA."""
+    per_record, key, missing, suda_max_size = str(opts.per_record), opts.key, opts.missing, opts.suda_max_size
     kind = _output_kind(per_record)
     spec, cells = key_cells
     n_columns = len(qi)
     cell = _record_cells(db, enc, spec.codes, rows)
     tick()
     fk, Fk = cells.fk[cell], cells.Fk[cell]
-    risk_cell = individual_risk.individual_risk(cells.fk, cells.Fk if weighted else None)
+    risk_cell = individual_risk.individual_risk(cells.fk, cells.Fk if opts.weight else None)
     max_size = default_suda_size(n_columns) if suda_max_size is None else suda_max_size
     if suda_max_size is None and max_size < n_columns:
         warnings.append(

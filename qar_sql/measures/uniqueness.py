@@ -78,8 +78,8 @@ def uniqueness_relation(
     relation: Relation,
     opts: UniquenessOptions,
     *,
-    source: str | None = None,
     started: float | None = None,
+    source: str | None = None,
 ) -> UniquenessResult:
     """The measures for every p-subset of ``opts.columns`` (or the one QI ``opts.qid``) of an
     open relation; ``opts.exposed`` most exposed value combinations for each of the

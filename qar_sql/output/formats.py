@@ -6,7 +6,7 @@ import json
 import math
 from typing import Any
 
-from qar_sql.results import AuditResult, QIStats, QIUniqueness, UniquenessResult
+from qar_sql.results import AuditResult, MarginalUniqueness, QIStats, QIUniqueness, UniquenessResult, pick
 from qar_sql.version import __version__
 
 FORMATS = ("text", "json", "markdown")
@@ -69,17 +69,20 @@ def audit_dict(r: AuditResult, *, histograms: bool = False) -> dict[str, Any]:
     return d
 
 
+def _birthday_measures(x: QIUniqueness | MarginalUniqueness) -> dict[str, Any]:
+    """M, κ, the four π and k50 of one distribution: a QI's own or its independence model's."""
+    return {
+        "domain": x.domain,
+        **{name: _num(getattr(x, name)) for name in ("kappa", "pi_uniform", "pi_kl", "pi_poisson", "pi_exact")},
+        "k50": x.k50,
+    }
+
+
 def uniqueness_qi_dict(q: QIUniqueness) -> dict[str, Any]:
     """One QI of ``qar uniqueness`` (the names are issue 18's contract)."""
     d: dict[str, Any] = {
         "columns": list(q.columns),
-        "domain": q.domain,
-        "kappa": _num(q.kappa),
-        "pi_uniform": _num(q.pi_uniform),
-        "pi_kl": _num(q.pi_kl),
-        "pi_poisson": _num(q.pi_poisson),
-        "pi_exact": _num(q.pi_exact),
-        "k50": q.k50,
+        **_birthday_measures(q),
         "k_at": q.k_at,
         "index": q.index,
         "distinct": q.distinct,
@@ -90,16 +93,7 @@ def uniqueness_qi_dict(q: QIUniqueness) -> dict[str, Any]:
         mc = q.monte_carlo
         d["monte_carlo"] = {"draws": mc.draws, "share": mc.share, "low": mc.low, "high": mc.high}
     if q.marginal is not None:
-        m = q.marginal
-        d["marginal"] = {
-            "domain": m.domain,
-            "kappa": _num(m.kappa),
-            "pi_uniform": _num(m.pi_uniform),
-            "pi_kl": _num(m.pi_kl),
-            "pi_poisson": _num(m.pi_poisson),
-            "pi_exact": _num(m.pi_exact),
-            "k50": m.k50,
-        }
+        d["marginal"] = _birthday_measures(q.marginal)
     if q.most_exposed:
         d["most_exposed"] = [
             {"values": list(e.values), "class_size": e.class_size, "exposure": _num(e.exposure)} for e in q.most_exposed
@@ -109,13 +103,7 @@ def uniqueness_qi_dict(q: QIUniqueness) -> dict[str, Any]:
 
 def uniqueness_block(r: UniquenessResult) -> dict[str, Any]:
     """The ``uniqueness`` block of the audit JSON, and the core of ``qar uniqueness``'s JSON."""
-    return {
-        "group_size": r.group_size,
-        "rows": r.rows,
-        "domain_mode": r.domain_mode,
-        "target": r.target,
-        "qis": [uniqueness_qi_dict(q) for q in r.qis],
-    }
+    return {**pick(r, ("group_size", "rows", "domain_mode", "target")), "qis": [uniqueness_qi_dict(q) for q in r.qis]}
 
 
 def percent(x: float) -> str:

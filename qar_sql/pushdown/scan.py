@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from qar_sql.engines.dialects import Dialect
 from qar_sql.engines.render import render
 from qar_sql.engines.source import Database
-from qar_sql.errors import DatabaseError, ParameterError
+from qar_sql.errors import DatabaseError, ParameterError, require_whole
 from qar_sql.pushdown import lattice
 from qar_sql.results import QIStats, ScanResult
 
@@ -64,8 +64,7 @@ class _QI:
 
 def combinations(n_columns: int, p: int) -> list[tuple[int, ...]]:
     """QIs as column-index tuples, in ``itertools.combinations`` order (the QI index)."""
-    if not isinstance(p, int) or p < 1:
-        raise ParameterError(f"p = {p!r} must be a whole number of at least 1; try -p 3")
+    require_whole(p, 1, f"p = {p!r} must be a whole number of at least 1; try -p 3")
     if p > n_columns:
         raise ParameterError(
             f"p = {p} is larger than the number of quasi-identifier columns ({n_columns}); "

@@ -25,8 +25,9 @@ from typing import Any
 from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, Relation, SourceLike, open_source, select_columns
 from qar_sql.errors import DatabaseError, DataError, ParameterError
+from qar_sql.measures.audit import provenance
 from qar_sql.pushdown.scan import Progress, default_batch_size
-from qar_sql.results import SingletonShare, Tabular, attribute_columns
+from qar_sql.results import SingletonShare, Tabular, attribute_columns, pick
 
 _temp_counter = itertools.count(1)
 
@@ -41,6 +42,10 @@ class Combination(SingletonShare):
     singletons: int  # S
     min_class_size: int  # 0 when no row is counted
     identifier: bool  # H = L: every counted row is unique
+
+
+# A combination's numbers, in the order of its table row and its JSON object (after "columns").
+_COMBINATION_FIELDS = ("rows", "distinct", "singletons", "singleton_share", "min_class_size", "identifier")
 
 
 @dataclass(frozen=True, repr=False)
@@ -73,9 +78,7 @@ class DiscoverResult(Tabular):
         return {
             "columns": [", ".join(c.columns) for c in cs],
             "size": [len(c.columns) for c in cs],
-            **attribute_columns(
-                cs, ("rows", "distinct", "singletons", "singleton_share", "min_class_size", "identifier")
-            ),
+            **attribute_columns(cs, _COMBINATION_FIELDS),
         }
 
     def summary_line(self) -> str:
@@ -126,39 +129,34 @@ def discover(
     Pastore et al. count); otherwise NULL is a value of its own.
     """
     started = time.perf_counter()
+    opts = DiscoverOptions(columns, exclude, max_size, drop_null, batch_size, jobs, progress)
     db, relation = open_source(source, table=table, delimiter=delimiter, threads=threads)
     with db:
         return discover_relation(
-            db,
-            relation,
-            columns=columns,
-            exclude=exclude,
-            max_size=max_size,
-            drop_null=drop_null,
-            batch_size=batch_size,
-            jobs=jobs,
-            progress=progress,
-            started=started,
-            source=getattr(db, "masked_url", relation.display),
+            db, relation, opts, started=started, source=getattr(db, "masked_url", relation.display)
         )
 
 
+@dataclass(frozen=True)
+class DiscoverOptions:
+    """What :func:`discover` passes down to :func:`discover_relation`. Defaults as :func:`discover`."""
+
+    columns: Sequence[str] | None = None
+    exclude: Sequence[str] | None = None
+    max_size: int = 3
+    drop_null: bool = False
+    batch_size: int | None = None
+    jobs: int = 2
+    progress: Progress | None = None
+
+
 def discover_relation(
-    db: Database,
-    relation: Relation,
-    *,
-    columns=None,
-    exclude=None,
-    max_size: int = 3,
-    drop_null: bool = False,
-    batch_size: int | None = None,
-    jobs: int = 2,
-    progress: Progress | None = None,
-    started: float | None = None,
-    source: str | None = None,
+    db: Database, relation: Relation, opts: DiscoverOptions, *, started: float | None = None, source: str | None = None
 ) -> DiscoverResult:
     """:func:`discover` on an open connection."""
     started = started if started is not None else time.perf_counter()
+    columns, exclude, max_size, drop_null = opts.columns, opts.exclude, opts.max_size, opts.drop_null
+    batch_size, jobs, progress = opts.batch_size, opts.jobs, opts.progress
     if not isinstance(max_size, int) or isinstance(max_size, bool) or max_size < 1:
         raise ParameterError(f"--max-size {max_size!r} must be a whole number of at least 1, e.g. 3")
     if batch_size is not None and batch_size < 1:
@@ -254,9 +252,7 @@ def discover_relation(
             db.drop_temp_tables((temp_name,))
     found.sort(key=lambda c: sort_key(c, order))
     return DiscoverResult(
-        source=source if source is not None else relation.display,
-        table=relation.display if relation.kind == "table" else None,
-        engine=db.engine_name,
+        **provenance(db, relation, source),
         rows=rows,
         columns=cols,
         max_size=max_size,
@@ -277,31 +273,18 @@ def discover_relation(
 
 
 def combination_dict(c: Combination) -> dict[str, Any]:
-    return {
-        "columns": list(c.columns),
-        "rows": c.rows,
-        "distinct": c.distinct,
-        "singletons": c.singletons,
-        "singleton_share": c.singleton_share,
-        "min_class_size": c.min_class_size,
-        "identifier": c.identifier,
-    }
+    return {"columns": list(c.columns), **pick(c, _COMBINATION_FIELDS)}
 
 
 def discover_dict(r: DiscoverResult) -> dict[str, Any]:
     """The documented JSON object of ``qar discover`` (docs/treatments.md)."""
     return {
-        "source": r.source,
-        "table": r.table,
-        "engine": r.engine,
-        "rows": r.rows,
+        **pick(r, ("source", "table", "engine", "rows")),
         "columns": list(r.columns),
-        "max_size": r.max_size,
-        "drop_null": r.drop_null,
+        **pick(r, ("max_size", "drop_null")),
         "best_qid": list(r.best_qid),
         "identifiers": [list(i) for i in r.identifiers],
-        "skipped": r.skipped,
-        "seconds": r.seconds,
+        **pick(r, ("skipped", "seconds")),
         "warnings": list(r.warnings),
         "combinations": [combination_dict(c) for c in r.combinations],
     }
