@@ -18,6 +18,7 @@ import os
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypedDict, Unpack
 
 from qar_sql.engines.dialects import Dialect
 from qar_sql.engines.render import render
@@ -269,37 +270,34 @@ def scan(db: Database, relation_sql: str, columns: Sequence[str], p: int, **opti
     return assemble(columns, p, combinations(len(columns), p), hist)
 
 
+class StatementOptions(TypedDict, total=False):
+    """The keywords of :func:`render_statements` that :func:`histograms` (and :func:`scan`) pass
+    on unchanged, declared once. Defaults as :func:`render_statements`."""
+
+    batch_size: int | None
+    jobs: int
+    codes_table: str | None
+    cardinalities: Sequence[int] | None
+    only: Sequence[int] | None
+
+
 def histograms(
     db: Database,
     relation_sql: str,
     columns: Sequence[str],
     p: int,
     *,
-    batch_size: int | None = None,
-    jobs: int = 1,
     progress: Progress | None = None,
-    codes_table: str | None = None,
-    cardinalities: Sequence[int] | None = None,
     rows: int | None = None,
-    only: Sequence[int] | None = None,
     ticks_after: int = 0,
+    **options: Unpack[StatementOptions],
 ) -> dict[int, list[tuple[int, int]]]:
-    """{QI index: [(class size, classes)]} for every QI (or those in ``only``). Progress
+    """{QI index: [(class size, classes)]} for every QI (or those in ``options["only"]``). Progress
     counts ``ticks_after`` more steps that the caller runs afterwards."""
     temp_name = f"qar_codes_{os.getpid()}_{next(_temp_counter)}"
-    plan = None if only is not None else plan_cubes(db, relation_sql, columns, p, rows)
+    plan = None if options.get("only") is not None else plan_cubes(db, relation_sql, columns, p, rows)
     setup, statements, batches, temps = render_statements(
-        db.dialect,
-        relation_sql,
-        columns,
-        p,
-        batch_size=batch_size,
-        jobs=jobs,
-        temp_name=temp_name,
-        codes_table=codes_table,
-        cardinalities=cardinalities,
-        plan=plan,
-        only=only,
+        db.dialect, relation_sql, columns, p, temp_name=temp_name, plan=plan, **options
     )
     tick = Ticker(progress, len(statements) + len(setup) + ticks_after)
 
@@ -307,7 +305,7 @@ def histograms(
         for sql in setup:
             db.query(sql)
             tick()
-        results = db.query_many(statements, jobs=jobs, on_done=tick)
+        results = db.query_many(statements, jobs=options.get("jobs", 1), on_done=tick)
     finally:
         if db.dialect.temp_tables:
             db.drop_temp_tables(([temp_name] if setup else []) + temps)
