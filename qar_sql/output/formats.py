@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from qar_sql.results import AuditResult, MarginalUniqueness, QIStats, QIUniqueness, UniquenessResult, pick
@@ -163,10 +164,7 @@ def audit_text(r: AuditResult, top: int = 10) -> str:
         lines += [f"  {kp:>8}  {pe:>9}  {k50:>6}  {cols}" for cols, kp, pe, k50 in _uniqueness_rows(u, top)]
     if f:
         lines += ["", verdict(r, f.risk)]
-    if r.warnings:
-        lines += ["", "Warnings:"] + [f"  - {w}" for w in r.warnings]
-    if r.column_notes:
-        lines += ["", "Notes:"] + [f"  - {n}" for n in r.column_notes]
+    lines += section("text", "Warnings", r.warnings) + section("text", "Notes", r.column_notes)
     return "\n".join(lines) + "\n"
 
 
@@ -182,6 +180,30 @@ def verdict(r: AuditResult, risk: float) -> str:
 
 def _md_escape(text: str) -> str:
     return text.replace("|", "\\|")
+
+
+def section(fmt: str, title: str, items: Sequence[str]) -> list[str]:
+    """A closing list of a text or Markdown report (warnings, notes); nothing when it is empty."""
+    if not items:
+        return []
+    if fmt == "markdown":
+        return ["", f"**{title}**", ""] + [f"- {_md_escape(x)}" for x in items]
+    return ["", f"{title}:"] + [f"  - {x}" for x in items]
+
+
+def render_result(
+    fmt: str,
+    as_dict: Callable[[], dict[str, Any]],
+    markdown: Callable[[], list[str]],
+    text: Callable[[], list[str]],
+    warnings: Sequence[str] = (),
+) -> str:
+    """One result in ``fmt``: the JSON of its dict, else its Markdown or text lines closed by its
+    warnings (the shape every ``render_*`` of a command shares)."""
+    if fmt == "json":
+        return to_json(as_dict()) + "\n"
+    lines = markdown() if fmt == "markdown" else text()
+    return "\n".join(lines + section(fmt, "Warnings", warnings)) + "\n"
 
 
 def audit_markdown(r: AuditResult, top: int = 10) -> str:
@@ -215,10 +237,7 @@ def audit_markdown(r: AuditResult, top: int = 10) -> str:
         lines += ["", f"### Uniqueness of groups of k = {u.group_size}", "", "| κ | π exact | k50 | columns |"]
         lines += ["|---:|---:|---:|---|"]
         lines += [f"| {kp} | {pe} | {k50} | {_md_escape(cols)} |" for cols, kp, pe, k50 in _uniqueness_rows(u, top)]
-    if r.warnings:
-        lines += ["", "**Warnings**", ""] + [f"- {_md_escape(w)}" for w in r.warnings]
-    if r.column_notes:
-        lines += ["", "**Notes**", ""] + [f"- {_md_escape(n)}" for n in r.column_notes]
+    lines += section("markdown", "Warnings", r.warnings) + section("markdown", "Notes", r.column_notes)
     return "\n".join(lines) + "\n"
 
 

@@ -295,42 +295,52 @@ def _pct(c: Combination) -> str:
 
 
 def render_discover(r: DiscoverResult, fmt: str, top: int | None = 20) -> str:
-    from qar_sql.output.formats import _md_escape, to_json  # report imports the package version: not at import time
+    from qar_sql.output.formats import render_result  # report imports the package version: not at import time
 
     shown = r.combinations if top is None else r.combinations[:top]
-    if fmt == "json":
-        return to_json(discover_dict(r)) + "\n"
-    name = r.table or r.source
+    return render_result(
+        fmt,
+        lambda: discover_dict(r),
+        lambda: _discover_markdown(r, shown),
+        lambda: _discover_text(r, shown),
+        r.warnings,
+    )
+
+
+def _discover_markdown(r: DiscoverResult, shown: Sequence[Combination]) -> list[str]:
+    from qar_sql.output.formats import _md_escape
+
     best = r.best
-    if fmt == "markdown":
-        lines = [
-            f"## Quasi-identifiers of `{_md_escape(name)}`",
-            "",
-            f"{r.rows:,} rows; combinations of 1–{r.max_size} of {len(r.columns)} columns"
-            + (", rows with NULL in a combination left out of it" if r.drop_null else "")
-            + ".",
-            "",
-            f"**Best QID:** {', '.join(f'`{_md_escape(c)}`' for c in r.best_qid) or 'none (no combination has a singleton)'}"
-            + (f" — {best.singletons:,} singletons ({_pct(best)})" if best else ""),
-            "",
-            f"**Identifiers (H = L):** {'; '.join(', '.join(f'`{_md_escape(c)}`' for c in i) for i in r.identifiers) or 'none'}"
-            + f" ({r.skipped:,} supersets skipped)",
-            "",
-            "| columns | rows | distinct | singletons | %S | min class | identifier |",
-            "|---|---:|---:|---:|---:|---:|---|",
-        ]
-        for c in shown:
-            cols = ", ".join(f"`{_md_escape(x)}`" for x in c.columns)
-            lines.append(
-                f"| {cols} | {c.rows:,} | {c.distinct:,} | {c.singletons:,} | {_pct(c)} | {c.min_class_size:,} | {'yes' if c.identifier else ''} |"
-            )
-        if len(shown) < len(r.combinations):
-            lines += ["", f"{len(r.combinations) - len(shown):,} more combinations in the JSON output."]
-        if r.warnings:
-            lines += ["", "**Warnings**", ""] + [f"- {_md_escape(w)}" for w in r.warnings]
-        return "\n".join(lines) + "\n"
     lines = [
-        f"Quasi-identifiers of {name} ({r.engine}, {r.seconds:.2f} s)",
+        f"## Quasi-identifiers of `{_md_escape(r.table or r.source)}`",
+        "",
+        f"{r.rows:,} rows; combinations of 1–{r.max_size} of {len(r.columns)} columns"
+        + (", rows with NULL in a combination left out of it" if r.drop_null else "")
+        + ".",
+        "",
+        f"**Best QID:** {', '.join(f'`{_md_escape(c)}`' for c in r.best_qid) or 'none (no combination has a singleton)'}"
+        + (f" — {best.singletons:,} singletons ({_pct(best)})" if best else ""),
+        "",
+        f"**Identifiers (H = L):** {'; '.join(', '.join(f'`{_md_escape(c)}`' for c in i) for i in r.identifiers) or 'none'}"
+        + f" ({r.skipped:,} supersets skipped)",
+        "",
+        "| columns | rows | distinct | singletons | %S | min class | identifier |",
+        "|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for c in shown:
+        cols = ", ".join(f"`{_md_escape(x)}`" for x in c.columns)
+        lines.append(
+            f"| {cols} | {c.rows:,} | {c.distinct:,} | {c.singletons:,} | {_pct(c)} | {c.min_class_size:,} | {'yes' if c.identifier else ''} |"
+        )
+    if len(shown) < len(r.combinations):
+        lines += ["", f"{len(r.combinations) - len(shown):,} more combinations in the JSON output."]
+    return lines
+
+
+def _discover_text(r: DiscoverResult, shown: Sequence[Combination]) -> list[str]:
+    best = r.best
+    lines = [
+        f"Quasi-identifiers of {r.table or r.source} ({r.engine}, {r.seconds:.2f} s)",
         "",
         f"  rows                {r.rows:,}",
         f"  columns             {len(r.columns)}: {', '.join(r.columns)}",
@@ -349,9 +359,7 @@ def render_discover(r: DiscoverResult, fmt: str, top: int | None = 20) -> str:
         )
     if len(shown) < len(r.combinations):
         lines.append(f"  … {len(r.combinations) - len(shown):,} more (use --top or --format json)")
-    if r.warnings:
-        lines += ["", "Warnings:"] + [f"  - {w}" for w in r.warnings]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def _advance_by_next(advance, sizes) -> None:
