@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -446,7 +447,6 @@ def _measure(
     population: int | None,
 ) -> tuple[QIRisk, _Cells]:
     """One QI's measures from its rows of the batch's ``data``; ``population``: N, or None."""
-    l_threshold, t_threshold = opts.l_threshold, opts.t_threshold
     mine = data["qi"] == spec.index
     k0 = mine & (data["kind"] == 0)
     order = np.argsort(data["cell"][k0], kind="stable")
@@ -461,41 +461,6 @@ def _measure(
         sizes = np.unique(fk)
         counts = np.array([n[fk == s].sum() / s for s in sizes])
         pu = popmodels.population_uniqueness(sizes, counts, population)
-    ldiv = None
-    t_max, t_above, t_by = None, None, {}
-    if sensitive:
-        k1 = mine & (data["kind"] == 1)
-        dmin = np.full(n_cells, np.inf)
-        emin = np.full(n_cells, np.inf)
-        rmin = np.full(n_cells, np.inf)
-        tmax = np.full(n_cells, -np.inf)
-        by = {}
-        for s in sensitive:
-            sel = k1 & (data["x"] == s.index)
-            cls = data["cell"][sel].astype(np.int64)
-            val = data["y"][sel].astype(np.int64)
-            cnt = data["z"][sel]
-            d_ = diversity.distinct_l(cls, val, cnt, n_cells)
-            e_ = diversity.entropy_l(cls, val, cnt, n_cells)
-            r_ = diversity.recursive_l(cls, val, cnt, 2.0, n_cells)
-            emd = diversity.t_closeness_ordered if s.ordered else diversity.t_closeness_equal
-            t_ = emd(cls, val, cnt, n_cells, overall=totals[s.index])
-            by[s.name] = {"distinct": _min(d_), "entropy": _min(e_), "recursive_c2": _min(r_)}
-            t_by[s.name] = _max(t_)
-            dmin, emin, rmin = np.minimum(dmin, d_), np.minimum(emin, e_), np.minimum(rmin, r_)
-            tmax = np.fmax(tmax, np.where(np.isnan(t_), -np.inf, t_))
-        cells.l_distinct, cells.l_entropy, cells.l_recursive = dmin, emin, rmin
-        cells.t_closeness = np.where(np.isinf(tmax), np.nan, tmax)
-        ldiv = LDiversity(
-            distinct=_min(dmin),
-            entropy=_min(emin),
-            recursive_c2=_min(rmin),
-            records_below=int(n[dmin < l_threshold].sum()),
-            threshold=l_threshold,
-            by_column=by,
-        )
-        t_max = _max(np.where(np.isinf(tmax), np.nan, tmax))
-        t_above = int(n[tmax > t_threshold].sum())
     risk = QIRisk(
         index=spec.index,
         columns=tuple(columns[i] for i in spec.cols),
@@ -505,14 +470,62 @@ def _measure(
         fk_sum=int(fk.sum()),
         **pick(rr, _REIDENTIFICATION_FIELDS),
         population_uniqueness=pu,
-        l_diversity=ldiv,
-        t_closeness=t_max,
-        t_closeness_records_above=t_above,
-        t_closeness_by_column=t_by,
+        **_sensitive_fields(data, mine, cells, opts, sensitive, totals),
         individual_risk=rr.individual,
         fk_histogram={str(int(k)): int(n[fk == k].sum()) for k in np.unique(fk)},
     )
     return risk, cells
+
+
+def _sensitive_fields(
+    data: dict[str, np.ndarray],
+    mine: np.ndarray,
+    cells: _Cells,
+    opts: RiskOptions,
+    sensitive: Sequence[_Sensitive],
+    totals: dict[int, np.ndarray],
+) -> dict[str, Any]:
+    """A QIRisk's l-diversity and t-closeness fields (none without sensitive columns); each
+    class's values go into ``cells`` for the per-record file."""
+    if not sensitive:
+        return {
+            "l_diversity": None,
+            "t_closeness": None,
+            "t_closeness_records_above": None,
+            "t_closeness_by_column": {},
+        }
+    n = cells.n
+    n_cells = n.size
+    k1 = mine & (data["kind"] == 1)
+    dmin = np.full(n_cells, np.inf)
+    emin = np.full(n_cells, np.inf)
+    rmin = np.full(n_cells, np.inf)
+    tmax = np.full(n_cells, -np.inf)
+    by, t_by = {}, {}
+    for s in sensitive:
+        sel = k1 & (data["x"] == s.index)
+        cls = data["cell"][sel].astype(np.int64)
+        val = data["y"][sel].astype(np.int64)
+        cnt = data["z"][sel]
+        d_ = diversity.distinct_l(cls, val, cnt, n_cells)
+        e_ = diversity.entropy_l(cls, val, cnt, n_cells)
+        r_ = diversity.recursive_l(cls, val, cnt, 2.0, n_cells)
+        emd = diversity.t_closeness_ordered if s.ordered else diversity.t_closeness_equal
+        t_ = emd(cls, val, cnt, n_cells, overall=totals[s.index])
+        by[s.name] = {"distinct": _min(d_), "entropy": _min(e_), "recursive_c2": _min(r_)}
+        t_by[s.name] = _max(t_)
+        dmin, emin, rmin = np.minimum(dmin, d_), np.minimum(emin, e_), np.minimum(rmin, r_)
+        tmax = np.fmax(tmax, np.where(np.isnan(t_), -np.inf, t_))
+    cells.l_distinct, cells.l_entropy, cells.l_recursive = dmin, emin, rmin
+    cells.t_closeness = np.where(np.isinf(tmax), np.nan, tmax)
+    return {
+        "l_diversity": LDiversity(
+            _min(dmin), _min(emin), _min(rmin), int(n[dmin < opts.l_threshold].sum()), opts.l_threshold, by
+        ),
+        "t_closeness": _max(np.where(np.isinf(tmax), np.nan, tmax)),
+        "t_closeness_records_above": int(n[tmax > opts.t_threshold].sum()),
+        "t_closeness_by_column": t_by,
+    }
 
 
 def _min(a: np.ndarray) -> float | None:
