@@ -30,9 +30,10 @@ def validate(p: int, alpha: float, pi_u: float, pwm: str = "plotting") -> None:
 
 
 @dataclass(frozen=True)
-class Options:
-    """What every audit-based computation (audit, records, influence, elimination, what-if) passes
-    down unchanged to :func:`audit_relation`: one signature instead of the same keywords in each."""
+class AuditParams:
+    """What an audit's figures depend on: the QI columns, p, α, π_u and the PWM estimator.
+    :class:`Options` adds how it runs; a ``qar.toml`` scan (compliance.scans.ScanSpec) where it
+    runs and its thresholds. Defaults as :func:`audit`."""
 
     columns: Sequence[str] | None = None
     exclude: Sequence[str] | None = None
@@ -40,11 +41,18 @@ class Options:
     alpha: float = 0.01
     pi_u: float = 0.05
     pwm: str = "plotting"
-    jobs: int = 2
-    progress: Progress | None = None
 
     def validate(self) -> None:
         validate(self.p, self.alpha, self.pi_u, self.pwm)
+
+
+@dataclass(frozen=True)
+class Options(AuditParams):
+    """What every audit-based computation (audit, records, influence, elimination, what-if) passes
+    down unchanged to :func:`audit_relation`: one signature instead of the same keywords in each."""
+
+    jobs: int = 2
+    progress: Progress | None = None
 
 
 class SourceOptions(TypedDict, total=False):
