@@ -20,7 +20,7 @@ import time
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, Relation, SourceLike, open_source, select_columns
@@ -108,28 +108,41 @@ def best_qid(combos: Sequence[Combination], order: dict[tuple[str, ...], int]) -
     return min(candidates, key=lambda c: sort_key(c, order)).columns
 
 
+class DiscoverKeywords(TypedDict, total=False):
+    """Where :func:`discover` reads the table and how its statements run, declared once (the
+    keywords it shares with :func:`qar_sql.audit`); defaults as :func:`qar_sql.audit`."""
+
+    table: str | None
+    delimiter: str | None
+    threads: int | None
+    batch_size: int | None
+    jobs: int
+    progress: Progress | None
+
+
 def discover(
     source: SourceLike = None,
     *,
-    table: str | None = None,
     columns: Sequence[str] | None = None,
     exclude: Sequence[str] | None = None,
     max_size: int = 3,
     drop_null: bool = False,
-    delimiter: str | None = None,
-    batch_size: int | None = None,
-    jobs: int = 2,
-    threads: int | None = None,
-    progress: Progress | None = None,
+    **options: Unpack[DiscoverKeywords],
 ) -> DiscoverResult:
     """Singletons, %S, distinct values and smallest class of every combination of 1 …
     ``max_size`` columns, identifiers pruned with their supersets, and the best QID.
 
     ``drop_null``: leave out of each combination the rows with NULL in one of its columns (how
-    Pastore et al. count); otherwise NULL is a value of its own.
+    Pastore et al. count); otherwise NULL is a value of its own. ``options``: ``table``,
+    ``delimiter``, ``threads``, ``batch_size``, ``jobs``, ``progress`` (:class:`DiscoverKeywords`).
     """
+    unknown = sorted(set(options) - set(DiscoverKeywords.__annotations__))
+    if unknown:  # as a spelled-out signature would
+        raise TypeError(f"discover() got an unexpected keyword argument {unknown[0]!r}")
     started = time.perf_counter()
-    opts = DiscoverOptions(columns, exclude, max_size, drop_null, batch_size, jobs, progress)
+    batching = (options.get("batch_size"), options.get("jobs", 2), options.get("progress"))
+    opts = DiscoverOptions(columns, exclude, max_size, drop_null, *batching)
+    table, delimiter, threads = options.get("table"), options.get("delimiter"), options.get("threads")
     db, relation = open_source(source, table=table, delimiter=delimiter, threads=threads)
     with db:
         return discover_relation(
