@@ -15,7 +15,9 @@ Generation is vectorised numpy; 200 000 rows take a fraction of a second.
 
 from __future__ import annotations
 
+import tomllib
 import uuid
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -245,91 +247,41 @@ def _pyramid(urban: bool) -> np.ndarray:
 _PYRAMID_URBAN = _pyramid(urban=True)
 _PYRAMID_RURAL = _pyramid(urban=False)
 
+
+def _load_tables() -> dict[str, np.ndarray]:
+    """The conditional probability tables, kept as data in ``demo_tables.toml`` beside this module."""
+    text = resources.files("qar_sql").joinpath("demo_tables.toml").read_text(encoding="utf-8")
+    return {name: np.array(rows, dtype=float) for name, rows in tomllib.loads(text).items()}
+
+
+_TABLES = _load_tables()
+
+
 # --------------------------------------------------------------------------------------------
 # Conditional probability tables by age band. Rows need not sum to 1; they are normalised.
 # --------------------------------------------------------------------------------------------
 
 # Marital status: columns follow _MARITAL.
 _MARITAL_BANDS = np.array([0, 18, 25, 30, 35, 45, 55, 65, 75, 85])
-_MARITAL_P = np.array(
-    [
-        [1.000, 0.000, 0.0000, 0.000, 0.000, 0.0000],  # 0-17: nobody is married
-        [0.930, 0.060, 0.0030, 0.003, 0.004, 0.0002],  # 18-24
-        [0.700, 0.260, 0.0100, 0.015, 0.015, 0.0010],  # 25-29
-        [0.480, 0.440, 0.0120, 0.030, 0.030, 0.0020],  # 30-34
-        [0.330, 0.520, 0.0120, 0.080, 0.040, 0.0050],  # 35-44
-        [0.220, 0.550, 0.0100, 0.150, 0.040, 0.0200],  # 45-54
-        [0.130, 0.580, 0.0080, 0.180, 0.030, 0.0600],  # 55-64
-        [0.070, 0.580, 0.0050, 0.150, 0.020, 0.1700],  # 65-74
-        [0.050, 0.450, 0.0030, 0.100, 0.010, 0.3900],  # 75-84
-        [0.050, 0.250, 0.0020, 0.060, 0.005, 0.6300],  # 85+
-    ]
-)
+_MARITAL_P = _TABLES["marital"]
 
 # Highest qualification: columns follow _EDUCATION.
 _EDUCATION_BANDS = np.array([0, 11, 16, 18, 21, 23, 26, 35, 50, 65, 80])
-_EDUCATION_P = np.array(
-    [
-        [1.00, 0.00, 0.00, 0.00, 0.00, 0.00, 0.00, 0.000],  # 0-10: no qualification yet
-        [0.00, 1.00, 0.00, 0.00, 0.00, 0.00, 0.00, 0.000],  # 11-15: primary completed
-        [0.03, 0.07, 0.85, 0.05, 0.00, 0.00, 0.00, 0.000],  # 16-17
-        [0.03, 0.04, 0.25, 0.55, 0.13, 0.00, 0.00, 0.000],  # 18-20
-        [0.03, 0.03, 0.18, 0.36, 0.16, 0.24, 0.00, 0.000],  # 21-22
-        [0.03, 0.03, 0.15, 0.27, 0.16, 0.30, 0.06, 0.000],  # 23-25
-        [0.03, 0.03, 0.14, 0.22, 0.16, 0.28, 0.12, 0.020],  # 26-34
-        [0.05, 0.04, 0.16, 0.22, 0.18, 0.23, 0.10, 0.020],  # 35-49
-        [0.10, 0.06, 0.22, 0.20, 0.18, 0.16, 0.065, 0.015],  # 50-64
-        [0.22, 0.10, 0.24, 0.15, 0.14, 0.10, 0.04, 0.010],  # 65-79
-        [0.35, 0.15, 0.22, 0.10, 0.10, 0.06, 0.015, 0.005],  # 80+
-    ]
-)
+_EDUCATION_P = _TABLES["education"]
 
 # Employment status: columns follow _EMPLOYMENT.
 _EMPLOYMENT_BANDS = np.array([0, 16, 18, 22, 25, 35, 50, 60, 65, 70, 75])
-_EMPLOYMENT_P = np.array(
-    [
-        # child  stud   emp    self   unemp  retir  home   sick
-        [1.000, 0.000, 0.000, 0.000, 0.000, 0.000, 0.000, 0.000],  # 0-15
-        [0.000, 0.850, 0.100, 0.002, 0.040, 0.000, 0.005, 0.003],  # 16-17
-        [0.000, 0.450, 0.400, 0.020, 0.080, 0.000, 0.030, 0.020],  # 18-21
-        [0.000, 0.150, 0.650, 0.040, 0.070, 0.000, 0.050, 0.030],  # 22-24
-        [0.000, 0.040, 0.720, 0.080, 0.050, 0.000, 0.070, 0.040],  # 25-34
-        [0.000, 0.010, 0.700, 0.120, 0.040, 0.000, 0.070, 0.060],  # 35-49
-        [0.000, 0.005, 0.630, 0.140, 0.040, 0.030, 0.050, 0.090],  # 50-59
-        [0.000, 0.000, 0.420, 0.120, 0.030, 0.290, 0.040, 0.100],  # 60-64
-        [0.000, 0.000, 0.160, 0.070, 0.010, 0.710, 0.020, 0.030],  # 65-69
-        [0.000, 0.000, 0.060, 0.050, 0.002, 0.870, 0.010, 0.008],  # 70-74
-        [0.000, 0.000, 0.010, 0.015, 0.000, 0.970, 0.003, 0.002],  # 75+
-    ]
-)
+_EMPLOYMENT_P = _TABLES["employment"]
 
 # Occupation of people in work, by highest qualification: rows follow _EDUCATION, columns the
 # ten major groups of _OCCUPATION.
-_OCCUPATION_BY_EDUCATION = np.array(
-    [
-        # mgr   prof   tech   clerk  serv   agri   craft  mach   elem   armed
-        [0.02, 0.000, 0.02, 0.05, 0.25, 0.050, 0.150, 0.160, 0.300, 0.000],  # none
-        [0.02, 0.000, 0.03, 0.06, 0.24, 0.050, 0.170, 0.160, 0.270, 0.000],  # primary
-        [0.05, 0.010, 0.06, 0.12, 0.25, 0.030, 0.160, 0.120, 0.190, 0.010],  # lower secondary
-        [0.08, 0.040, 0.12, 0.18, 0.22, 0.020, 0.120, 0.080, 0.130, 0.010],  # upper secondary
-        [0.07, 0.040, 0.18, 0.10, 0.13, 0.030, 0.280, 0.080, 0.080, 0.010],  # vocational
-        [0.15, 0.350, 0.20, 0.11, 0.10, 0.010, 0.030, 0.010, 0.035, 0.005],  # bachelor
-        [0.20, 0.500, 0.15, 0.06, 0.04, 0.005, 0.015, 0.005, 0.020, 0.005],  # master
-        [0.15, 0.700, 0.08, 0.02, 0.02, 0.005, 0.005, 0.001, 0.010, 0.005],  # doctorate
-    ]
-)
+_OCCUPATION_BY_EDUCATION = _TABLES["occupation_by_education"]
 # Multipliers for the self-employed (no self-employed soldiers).
 _SELF_EMPLOYED_OCC = np.array([1.5, 0.9, 0.8, 0.3, 0.8, 4.0, 2.0, 0.5, 0.6, 0.0])
 # Median yearly income (in pounds) of full-time-ish work per major group.
 _OCC_MEDIAN_INCOME = np.array([48e3, 45e3, 35e3, 24e3, 17e3, 20e3, 28e3, 25e3, 15e3, 32e3])
 # Completed family size (0..12 children): partnered, previously partnered, never married.
-_FAMILY_SIZE_P = np.array(
-    [
-        [0.12, 0.16, 0.40, 0.19, 0.080, 0.030, 0.0120, 0.0050, 0.0020, 0.0010, 4e-4, 2e-4, 1e-4],
-        [0.16, 0.22, 0.35, 0.16, 0.070, 0.025, 0.0100, 0.0040, 0.0015, 6e-4, 3e-4, 1e-4, 5e-5],
-        [0.60, 0.18, 0.13, 0.06, 0.020, 0.007, 0.0020, 7e-4, 2e-4, 1e-4, 5e-5, 0.0, 0.0],
-    ]
-)
+_FAMILY_SIZE_P = _TABLES["family_size"]
 _EDU_INCOME_LOG = np.array([-0.10, -0.08, -0.05, 0.0, 0.0, 0.05, 0.12, 0.18])
 
 

@@ -67,3 +67,10 @@ class DatabaseError(QarError):
     """The database refused or failed a statement, or the connection was lost."""
 
     exit_code = ExitCode.RUNTIME
+
+
+def require_whole(value: object, minimum: int, message: str) -> None:
+    """Refuse ``value`` with ``message`` (a sentence naming the value and a fix) unless it is a
+    whole number of at least ``minimum``: the one check behind --top, --step, --refine, --k, …"""
+    if not isinstance(value, int) or value < minimum:
+        raise ParameterError(message)

@@ -49,6 +49,11 @@ def int_option(*decls: str, minimum: int, help: str, **attrs: Any) -> Callable:
     return click.option(*decls, type=click.IntRange(minimum, None), help=help, **attrs)
 
 
+def _flag(*names: str, help: str) -> Callable:
+    """An on/off option: given means on (its QAR_ variable comes from :func:`add_envvars`)."""
+    return click.option(*names, is_flag=True, help=help)
+
+
 source = click.argument("source", required=False, envvar="QAR_DATABASE_URL")
 table = click.option("--table", "-t", help="Table to audit (schema.table allowed) in a DuckDB file or database URL.")
 columns = click.option(
@@ -87,7 +92,7 @@ fmt_html = click.option(
     default="text",
     help="Output format; html is the self-contained report (docs/report.md).",
 )
-quiet = click.option("--quiet", "-q", is_flag=True, help="No progress bar on stderr.")
+quiet = _flag("--quiet", "-q", help="No progress bar on stderr.")
 jobs = click.option(
     "--jobs", "-j", type=click.IntRange(1, 64), default=2, help="Concurrent connections for server databases."
 )
@@ -112,14 +117,12 @@ store = click.option(
     help="Results store: a .duckdb file or a database URL (given alone or left out: $QAR_STORE, else "
     "qar_results.duckdb). An audit records its run only when --store is given.",
 )
-store_in_source = click.option(
+store_in_source = _flag(
     "--store-in-source",
-    is_flag=True,
     help="Allow --store to be the audited DuckDB file itself (refused otherwise: audits never write to what they audit).",
 )
-all_text = click.option(
+all_text = _flag(
     "--all-text",
-    is_flag=True,
     help="Read every CSV column as text (DuckDB otherwise infers numbers and dates, so 1.0 and 1 become one value).",
 )
 missing = click.option(

@@ -64,6 +64,12 @@ class SingletonShare:
         return self.singletons / self.rows if self.rows else 0.0
 
 
+def pick(item: Any, names: Sequence[str]) -> dict[str, Any]:
+    """Name → that attribute of one item, in order: the fields a result takes over as they stand
+    from another object (or a JSON object from its result), named once."""
+    return {name: getattr(item, name) for name in names}
+
+
 def attribute_columns(items: Sequence[Any], names: Sequence[str]) -> dict[str, list]:
     """Columns for :meth:`Tabular.table_columns`: name → that attribute of every item, in order."""
     return {name: [getattr(x, name) for x in items] for name in names}

@@ -42,6 +42,7 @@ from typing import Any
 
 from qar_sql.engines.source import is_url
 from qar_sql.errors import ExitCode, ParameterError, QarError, UsageError
+from qar_sql.measures.audit import AuditParams
 from qar_sql.results import AuditResult, Tabular, attribute_columns
 from qar_sql.secrets import mask_source, scrub, secret_values
 
@@ -70,22 +71,17 @@ _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # The config
 
 
-@dataclass(frozen=True)
-class ScanSpec:
-    """One table to audit, with its parameters and thresholds. ``source`` may hold a secret
-    (it is the resolved URL); print ``source_display``."""
+@dataclass(frozen=True, kw_only=True)
+class ScanSpec(AuditParams):
+    """One table to audit, with its parameters (:class:`~qar_sql.measures.audit.AuditParams`:
+    columns, exclude, p, alpha, pi_u, pwm) and thresholds. ``source`` may hold a secret (it is the
+    resolved URL); print ``source_display``."""
 
     name: str
     source: str = field(repr=False)
     source_display: str
     source_name: str
     table: str | None
-    columns: tuple[str, ...] | None = None
-    exclude: tuple[str, ...] | None = None
-    p: int = 3
-    alpha: float = 0.01
-    pi_u: float = 0.05
-    pwm: str = "plotting"
     k: int = 5
     fail_above: float | None = None
     warn_above: float | None = None

@@ -12,10 +12,10 @@ from typing import Any, TypedDict
 
 from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, Relation, SourceLike, open_source, resolve_source, select_columns
-from qar_sql.errors import ColumnError, DatabaseError, DataError, NoTailError, ParameterError
+from qar_sql.errors import ColumnError, DatabaseError, DataError, NoTailError, ParameterError, require_whole
 from qar_sql.measures import birthday
 from qar_sql.pushdown.scan import Progress, combinations, profile_statements, scan
-from qar_sql.results import AuditResult, ScanResult, UniquenessResult
+from qar_sql.results import AuditResult, ScanResult, UniquenessResult, pick
 from qar_sql.secrets import mask_source
 from qar_sql.stats import evt
 
@@ -30,9 +30,10 @@ def validate(p: int, alpha: float, pi_u: float, pwm: str = "plotting") -> None:
 
 
 @dataclass(frozen=True)
-class Options:
-    """What every audit-based computation (audit, records, influence, elimination, what-if) passes
-    down unchanged to :func:`audit_relation`: one signature instead of the same keywords in each."""
+class AuditParams:
+    """What an audit's figures depend on: the QI columns, p, α, π_u and the PWM estimator.
+    :class:`Options` adds how it runs; a ``qar.toml`` scan (compliance.scans.ScanSpec) where it
+    runs and its thresholds. Defaults as :func:`audit`."""
 
     columns: Sequence[str] | None = None
     exclude: Sequence[str] | None = None
@@ -40,11 +41,18 @@ class Options:
     alpha: float = 0.01
     pi_u: float = 0.05
     pwm: str = "plotting"
-    jobs: int = 2
-    progress: Progress | None = None
 
     def validate(self) -> None:
         validate(self.p, self.alpha, self.pi_u, self.pwm)
+
+
+@dataclass(frozen=True)
+class Options(AuditParams):
+    """What every audit-based computation (audit, records, influence, elimination, what-if) passes
+    down unchanged to :func:`audit_relation`: one signature instead of the same keywords in each."""
+
+    jobs: int = 2
+    progress: Progress | None = None
 
 
 class SourceOptions(TypedDict, total=False):
@@ -195,8 +203,7 @@ def audit(
     the same histograms.
     """
     validate(p, alpha, pi_u, pwm)
-    if not isinstance(k, int) or k < 2:
-        raise ParameterError(f"--k {k!r} must be a whole number of at least 2, e.g. 5")
+    require_whole(k, 2, f"--k {k!r} must be a whole number of at least 2, e.g. 5")
     if group_size is not None:
         birthday.check_group_size(group_size)
     started = time.perf_counter()
@@ -295,10 +302,7 @@ def audit_relation(
         engine_version=db.engine_version,
         rows=rows,
         columns=cols,
-        p=p,
-        alpha=alpha,
-        pi_u=pi_u,
-        pwm=pwm,
+        **pick(opts, ("p", "alpha", "pi_u", "pwm")),
         qis=result.qis,
         fit=tail,
         warnings=tuple(notes + warnings),

@@ -83,7 +83,7 @@ def measure(
     for i, q in enumerate(qis):
         dist = U.Grouped.from_histogram(q.class_sizes)
         m = qi_domain(domain, q.columns, q.distinct, column_values)
-        kappa, pi_u, pi_kl, pi_pois, pi_exact, k50, k_at = measure_one(dist, group_size, target, m)
+        measured = measure_one(dist, group_size, target, m)  # QIUniqueness's fields kappa … k_at
         mc = None
         if monte_carlo:
             mc = U.monte_carlo(group_size, dist, monte_carlo, seed=seeds[i])
@@ -97,17 +97,11 @@ def measure(
             marginal = MarginalUniqueness(mm, *values[:6])
         out.append(
             QIUniqueness(
-                index=q.index,
-                columns=q.columns,
-                distinct=q.distinct,
-                domain=m,
-                kappa=kappa,
-                pi_uniform=pi_u,
-                pi_kl=pi_kl,
-                pi_poisson=pi_pois,
-                pi_exact=pi_exact,
-                k50=k50,
-                k_at=k_at,
+                q.index,
+                q.columns,
+                q.distinct,
+                m,
+                *measured,
                 exposure_mean=U.exposure_mean(group_size, dist),
                 exposure_max=float(U.exposure(group_size, dist.prob[0])),
                 class_sizes=q.class_sizes,

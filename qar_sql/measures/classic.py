@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -43,11 +44,11 @@ from qar_sql.engines.source import (
     resolve_source,
     select_columns,
 )
-from qar_sql.errors import ColumnError, DatabaseError, DataError, ParameterError, UsageError
+from qar_sql.errors import ColumnError, DatabaseError, DataError, ParameterError, UsageError, require_whole
 from qar_sql.measures.audit import provenance
 from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys, key_warnings, patterns_from_words, record_order
 from qar_sql.pushdown.scan import combinations
-from qar_sql.results import Tabular
+from qar_sql.results import Tabular, pick
 from qar_sql.secrets import mask_source
 from qar_sql.stats import diversity, individual_risk
 from qar_sql.stats import population as popmodels
@@ -111,6 +112,10 @@ class QIRisk:
     t_closeness_by_column: dict = field(default_factory=dict)
     individual_risk: AttackerRisk | None = None  # sdcMicro's record risk: highest, mean, share above threshold
     fk_histogram: dict = field(default_factory=dict)  # {"k": records with fk = k}, k ascending
+
+
+# The fields of a QIRisk that are those of stats.individual_risk.ReidentificationRisks as they stand.
+_REIDENTIFICATION_FIELDS = ("expected_reidentifications", "global_risk", "prosecutor", "journalist", "marketer")
 
 
 @dataclass(frozen=True, repr=False)
@@ -214,32 +219,51 @@ def _clean(x):
 # --- validation ---------------------------------------------------------------------------------
 
 
-def validate(
-    *,
-    missing: str,
-    risk_threshold: float,
-    l_threshold: int,
-    t_threshold: float,
-    sampling_fraction: float | None,
-    population: int | None,
-) -> None:
-    if missing not in MISSING:
-        raise ParameterError(
-            f"--missing {missing!r} is not a convention; use value (NULL is a value of its own) "
-            "or wildcard (NULL matches any value, as sdcMicro)"
-        )
-    if not (0.0 <= risk_threshold <= 1.0) or math.isnan(risk_threshold):
-        raise ParameterError(f"--risk-threshold {risk_threshold!r} must be in [0, 1], e.g. 0.2 (one in five)")
-    if not isinstance(l_threshold, int) or l_threshold < 1:
-        raise ParameterError(f"--l {l_threshold!r} must be a whole number of at least 1, e.g. 2")
-    if not (0.0 <= t_threshold <= 1.0) or math.isnan(t_threshold):
-        raise ParameterError(f"--t {t_threshold!r} must be in [0, 1], e.g. 0.2")
-    if population is not None and sampling_fraction is not None:
-        raise ParameterError("give either --population or --sampling-fraction, not both")
-    if sampling_fraction is not None:
-        popmodels.population_size(1, sampling_fraction=sampling_fraction)  # range check
-    if population is not None and (int(population) != population or population < 1):
-        raise ParameterError(f"--population {population!r} must be a whole number of people, e.g. 1000000")
+@dataclass(frozen=True)
+class RiskOptions:
+    """What :func:`risk` passes down to :func:`risk_relation`: one bundle instead of the same
+    keywords in both signatures. Defaults as :func:`risk`."""
+
+    columns: Sequence[str] | None = None
+    exclude: Sequence[str] | None = None
+    p: int | None = None
+    weight: str | None = None
+    sensitive: Sequence[str] = ()
+    ordered: Sequence[str] = ()
+    missing: str = "value"
+    sampling_fraction: float | None = None
+    population: int | None = None
+    risk_threshold: float = 0.2
+    l_threshold: int = 2
+    t_threshold: float = 0.2
+    per_record: str | os.PathLike | None = None
+    key: Sequence[str] | None = None
+    suda_max_size: int | None = None
+    jobs: int = 2
+    progress: Progress | None = None
+
+    def validate(self) -> None:
+        """What can be checked before connecting."""
+        missing, risk_threshold, l_threshold, t_threshold = (
+            self.missing, self.risk_threshold, self.l_threshold, self.t_threshold
+        )  # fmt: skip
+        population, sampling_fraction = self.population, self.sampling_fraction
+        if missing not in MISSING:
+            raise ParameterError(
+                f"--missing {missing!r} is not a convention; use value (NULL is a value of its own) "
+                "or wildcard (NULL matches any value, as sdcMicro)"
+            )
+        if not (0.0 <= risk_threshold <= 1.0) or math.isnan(risk_threshold):
+            raise ParameterError(f"--risk-threshold {risk_threshold!r} must be in [0, 1], e.g. 0.2 (one in five)")
+        require_whole(l_threshold, 1, f"--l {l_threshold!r} must be a whole number of at least 1, e.g. 2")
+        if not (0.0 <= t_threshold <= 1.0) or math.isnan(t_threshold):
+            raise ParameterError(f"--t {t_threshold!r} must be in [0, 1], e.g. 0.2")
+        if population is not None and sampling_fraction is not None:
+            raise ParameterError("give either --population or --sampling-fraction, not both")
+        if sampling_fraction is not None:
+            popmodels.population_size(1, sampling_fraction=sampling_fraction)  # range check
+        if population is not None and (int(population) != population or population < 1):
+            raise ParameterError(f"--population {population!r} must be a whole number of people, e.g. 1000000")
 
 
 def _roles(weight: str | None, sensitive: Sequence[str]) -> list[tuple[str, str]]:
@@ -416,15 +440,13 @@ def _measure(
     spec: _QISpec,
     columns: Sequence[str],
     data: dict[str, np.ndarray],
+    opts: RiskOptions,
     *,
-    weighted: bool,
     sensitive: Sequence[_Sensitive],
     totals: dict[int, np.ndarray],
-    threshold: float,
-    l_threshold: int,
-    t_threshold: float,
     population: int | None,
 ) -> tuple[QIRisk, _Cells]:
+    """One QI's measures from its rows of the batch's ``data``; ``population``: N, or None."""
     mine = data["qi"] == spec.index
     k0 = mine & (data["kind"] == 0)
     order = np.argsort(data["cell"][k0], kind="stable")
@@ -433,47 +455,12 @@ def _measure(
     Fk = data["z"][k0][order].astype(np.float64)
     cells = _Cells(n, fk, Fk)
     n_cells = n.size
-    rr = individual_risk.reidentification_risks(fk, Fk if weighted else None, n, threshold=threshold)
+    rr = individual_risk.reidentification_risks(fk, Fk if opts.weight else None, n, threshold=opts.risk_threshold)
     pu = None
     if population is not None and n.size:
         sizes = np.unique(fk)
         counts = np.array([n[fk == s].sum() / s for s in sizes])
         pu = popmodels.population_uniqueness(sizes, counts, population)
-    ldiv = None
-    t_max, t_above, t_by = None, None, {}
-    if sensitive:
-        k1 = mine & (data["kind"] == 1)
-        dmin = np.full(n_cells, np.inf)
-        emin = np.full(n_cells, np.inf)
-        rmin = np.full(n_cells, np.inf)
-        tmax = np.full(n_cells, -np.inf)
-        by = {}
-        for s in sensitive:
-            sel = k1 & (data["x"] == s.index)
-            cls = data["cell"][sel].astype(np.int64)
-            val = data["y"][sel].astype(np.int64)
-            cnt = data["z"][sel]
-            d_ = diversity.distinct_l(cls, val, cnt, n_cells)
-            e_ = diversity.entropy_l(cls, val, cnt, n_cells)
-            r_ = diversity.recursive_l(cls, val, cnt, 2.0, n_cells)
-            emd = diversity.t_closeness_ordered if s.ordered else diversity.t_closeness_equal
-            t_ = emd(cls, val, cnt, n_cells, overall=totals[s.index])
-            by[s.name] = {"distinct": _min(d_), "entropy": _min(e_), "recursive_c2": _min(r_)}
-            t_by[s.name] = _max(t_)
-            dmin, emin, rmin = np.minimum(dmin, d_), np.minimum(emin, e_), np.minimum(rmin, r_)
-            tmax = np.fmax(tmax, np.where(np.isnan(t_), -np.inf, t_))
-        cells.l_distinct, cells.l_entropy, cells.l_recursive = dmin, emin, rmin
-        cells.t_closeness = np.where(np.isinf(tmax), np.nan, tmax)
-        ldiv = LDiversity(
-            distinct=_min(dmin),
-            entropy=_min(emin),
-            recursive_c2=_min(rmin),
-            records_below=int(n[dmin < l_threshold].sum()),
-            threshold=l_threshold,
-            by_column=by,
-        )
-        t_max = _max(np.where(np.isinf(tmax), np.nan, tmax))
-        t_above = int(n[tmax > t_threshold].sum())
     risk = QIRisk(
         index=spec.index,
         columns=tuple(columns[i] for i in spec.cols),
@@ -481,20 +468,64 @@ def _measure(
         sample_uniques=int(n[fk == 1].sum()),
         violations=individual_risk.violations(fk, n, K_LEVELS),
         fk_sum=int(fk.sum()),
-        expected_reidentifications=rr.expected_reidentifications,
-        global_risk=rr.global_risk,
-        prosecutor=rr.prosecutor,
-        journalist=rr.journalist,
-        marketer=rr.marketer,
+        **pick(rr, _REIDENTIFICATION_FIELDS),
         population_uniqueness=pu,
-        l_diversity=ldiv,
-        t_closeness=t_max,
-        t_closeness_records_above=t_above,
-        t_closeness_by_column=t_by,
+        **_sensitive_fields(data, mine, cells, opts, sensitive, totals),
         individual_risk=rr.individual,
         fk_histogram={str(int(k)): int(n[fk == k].sum()) for k in np.unique(fk)},
     )
     return risk, cells
+
+
+def _sensitive_fields(
+    data: dict[str, np.ndarray],
+    mine: np.ndarray,
+    cells: _Cells,
+    opts: RiskOptions,
+    sensitive: Sequence[_Sensitive],
+    totals: dict[int, np.ndarray],
+) -> dict[str, Any]:
+    """A QIRisk's l-diversity and t-closeness fields (none without sensitive columns); each
+    class's values go into ``cells`` for the per-record file."""
+    if not sensitive:
+        return {
+            "l_diversity": None,
+            "t_closeness": None,
+            "t_closeness_records_above": None,
+            "t_closeness_by_column": {},
+        }
+    n = cells.n
+    n_cells = n.size
+    k1 = mine & (data["kind"] == 1)
+    dmin = np.full(n_cells, np.inf)
+    emin = np.full(n_cells, np.inf)
+    rmin = np.full(n_cells, np.inf)
+    tmax = np.full(n_cells, -np.inf)
+    by, t_by = {}, {}
+    for s in sensitive:
+        sel = k1 & (data["x"] == s.index)
+        cls = data["cell"][sel].astype(np.int64)
+        val = data["y"][sel].astype(np.int64)
+        cnt = data["z"][sel]
+        d_ = diversity.distinct_l(cls, val, cnt, n_cells)
+        e_ = diversity.entropy_l(cls, val, cnt, n_cells)
+        r_ = diversity.recursive_l(cls, val, cnt, 2.0, n_cells)
+        emd = diversity.t_closeness_ordered if s.ordered else diversity.t_closeness_equal
+        t_ = emd(cls, val, cnt, n_cells, overall=totals[s.index])
+        by[s.name] = {"distinct": _min(d_), "entropy": _min(e_), "recursive_c2": _min(r_)}
+        t_by[s.name] = _max(t_)
+        dmin, emin, rmin = np.minimum(dmin, d_), np.minimum(emin, e_), np.minimum(rmin, r_)
+        tmax = np.fmax(tmax, np.where(np.isnan(t_), -np.inf, t_))
+    cells.l_distinct, cells.l_entropy, cells.l_recursive = dmin, emin, rmin
+    cells.t_closeness = np.where(np.isinf(tmax), np.nan, tmax)
+    return {
+        "l_diversity": LDiversity(
+            _min(dmin), _min(emin), _min(rmin), int(n[dmin < opts.l_threshold].sum()), opts.l_threshold, by
+        ),
+        "t_closeness": _max(np.where(np.isinf(tmax), np.nan, tmax)),
+        "t_closeness_records_above": int(n[tmax > opts.t_threshold].sum()),
+        "t_closeness_by_column": t_by,
+    }
 
 
 def _min(a: np.ndarray) -> float | None:
@@ -536,14 +567,11 @@ def risk(
 ) -> RiskResult:
     """The classic disclosure-risk measures (sdcMicro, ARX) of every p-subset of the key
     columns, computed in the database. See the module docstring and docs/risk-measures.md."""
-    validate(
-        missing=missing,
-        risk_threshold=risk_threshold,
-        l_threshold=l_threshold,
-        t_threshold=t_threshold,
-        sampling_fraction=sampling_fraction,
-        population=population,
-    )
+    opts = RiskOptions(
+        columns, exclude, p, weight, sensitive, ordered, missing, sampling_fraction, population, risk_threshold,
+        l_threshold, t_threshold, per_record, key, suda_max_size, jobs, progress,
+    )  # fmt: skip
+    opts.validate()
     if per_record is not None:
         _output_kind(str(per_record))
         check_not_source(per_record, source, "--per-record")
@@ -552,67 +580,19 @@ def risk(
     started = time.perf_counter()
     db, relation = open_source(source, table=table, delimiter=delimiter, all_text=all_text)
     with db:
-        return risk_relation(
-            db,
-            relation,
-            columns=columns,
-            exclude=exclude,
-            p=p,
-            weight=weight,
-            sensitive=sensitive,
-            ordered=ordered,
-            missing=missing,
-            sampling_fraction=sampling_fraction,
-            population=population,
-            risk_threshold=risk_threshold,
-            l_threshold=l_threshold,
-            t_threshold=t_threshold,
-            per_record=per_record,
-            key=key,
-            suda_max_size=suda_max_size,
-            jobs=jobs,
-            progress=progress,
-            started=started,
-            source=mask_source(resolve_source(source)),
-        )
+        return risk_relation(db, relation, opts, started=started, source=mask_source(resolve_source(source)))
 
 
 def risk_relation(
-    db: Database,
-    relation: Relation,
-    *,
-    columns=None,
-    exclude=None,
-    p=None,
-    weight=None,
-    sensitive=(),
-    ordered=(),
-    missing="value",
-    sampling_fraction=None,
-    population=None,
-    risk_threshold=0.2,
-    l_threshold=2,
-    t_threshold=0.2,
-    per_record=None,
-    key=None,
-    suda_max_size=None,
-    jobs=2,
-    progress=None,
-    started=None,
-    source=None,
+    db: Database, relation: Relation, opts: RiskOptions, *, started: float | None = None, source: str | None = None
 ) -> RiskResult:
     """:func:`risk` on an open connection."""
     started = started if started is not None else time.perf_counter()
-    validate(
-        missing=missing,
-        risk_threshold=risk_threshold,
-        l_threshold=l_threshold,
-        t_threshold=t_threshold,
-        sampling_fraction=sampling_fraction,
-        population=population,
-    )
-    sensitive = tuple(sensitive or ())
-    ordered = tuple(ordered or ())
+    opts.validate()
+    columns, p, weight, missing = opts.columns, opts.p, opts.weight, opts.missing
+    per_record, key = opts.per_record, opts.key
+    sensitive = tuple(opts.sensitive or ())
+    ordered = tuple(opts.ordered or ())
     _check_exist(relation, weight, sensitive)
     for name in ordered:
         if name not in sensitive:
@@ -620,7 +600,7 @@ def risk_relation(
                 f"--ordered column {name!r} is not a --sensitive column; name it in --sensitive too "
                 "(--ordered only says which sensitive columns have ordered values)"
             )
-    excluded = list(exclude or ()) + ([] if columns else [c for c in (weight, *sensitive) if c])
+    excluded = list(opts.exclude or ()) + ([] if columns else [c for c in (weight, *sensitive) if c])
     qi = select_columns(relation.columns, columns, excluded)
     if not qi:
         raise ParameterError("no quasi-identifier columns are left; name them with --columns")
@@ -631,12 +611,7 @@ def risk_relation(
     types = _column_types(db, relation, [*sensitive, *([weight] if weight else [])])
     if weight:
         _check_weight(db, relation, weight, types[-1])
-    rows = int(db.query(render("profile.sql", db.dialect, columns=[], relation=relation.sql))[0][0])
-    if rows == 0:
-        raise DataError(f"table {relation.display!r} is empty; measure a table that has rows")
-    n_pop = None
-    if population is not None or sampling_fraction is not None:
-        n_pop = popmodels.population_size(rows, population=population, sampling_fraction=sampling_fraction)
+    rows, n_pop = _rows_and_population(db, relation, opts.population, opts.sampling_fraction)
     warnings: list[str] = key_warnings(key, qi)
     order_by = None
     if per_record is not None:
@@ -659,7 +634,7 @@ def risk_relation(
             else [_QISpec(len(specs), key_set, tuple(f"c{i}" for i in key_set), _pairs(key_set, full_patterns))]
         )
         todo = specs + extra
-        batches = _batches(db, todo, jobs)
+        batches = _batches(db, todo, opts.jobs)
         statements = [
             render(
                 "risk_cells.sql",
@@ -678,26 +653,15 @@ def risk_relation(
         def tick():
             nonlocal done
             done += 1
-            if progress:
-                progress(done, total_steps)
+            if opts.progress:
+                opts.progress(done, total_steps)
 
         results: list[QIRisk] = []
         key_cells = None
         for batch, sql in zip(batches, statements):
             data = _fetch(db, sql)
             for spec in batch:
-                qrisk, cells = _measure(
-                    spec,
-                    qi,
-                    data,
-                    weighted=bool(weight),
-                    sensitive=sens,
-                    totals=totals,
-                    threshold=risk_threshold,
-                    l_threshold=l_threshold,
-                    t_threshold=t_threshold,
-                    population=n_pop,
-                )
+                qrisk, cells = _measure(spec, qi, data, opts, sensitive=sens, totals=totals, population=n_pop)
                 if spec.cols == key_set:
                     key_cells = (spec, cells)
                 if spec.index < len(specs):
@@ -705,22 +669,9 @@ def risk_relation(
             tick()
         if want_cells and key_cells is not None:
             path = _write_per_record(
-                db,
-                relation,
-                enc,
-                key_cells,
-                qi,
-                key=key,
-                weighted=bool(weight),
-                missing=missing,
-                full_patterns=full_patterns,
-                suda_max_size=suda_max_size,
-                rows=rows,
-                dis_fraction=_dis_fraction(rows, n_pop),
-                per_record=str(per_record),
-                warnings=warnings,
-                tick=tick,
-            )
+                db, relation, enc, key_cells, qi, opts, full_patterns=full_patterns, rows=rows,
+                dis_fraction=_dis_fraction(rows, n_pop), warnings=warnings, tick=tick,
+            )  # fmt: skip
         else:
             path = None
     finally:
@@ -742,9 +693,7 @@ def risk_relation(
         ordered=tuple(x.name for x in sens if x.ordered),
         population=n_pop,
         sampling_fraction=(rows / n_pop) if n_pop else None,
-        risk_threshold=risk_threshold,
-        l_threshold=l_threshold,
-        t_threshold=t_threshold,
+        **pick(opts, ("risk_threshold", "l_threshold", "t_threshold")),
         qis=tuple(results),
         per_record=path,
         warnings=tuple(warnings),
@@ -752,6 +701,18 @@ def risk_relation(
         column_notes=tuple(relation.inferred_notes([*qi, *sensitive])),
         inferred_columns={c: t for c, t in relation.inferred if c in {*qi, *sensitive}},
     )
+
+
+def _rows_and_population(
+    db: Database, relation: Relation, population: int | None, sampling_fraction: float | None
+) -> tuple[int, int | None]:
+    """(rows, population size N or None without a population model); refuses an empty table."""
+    rows = int(db.query(render("profile.sql", db.dialect, columns=[], relation=relation.sql))[0][0])
+    if rows == 0:
+        raise DataError(f"table {relation.display!r} is empty; measure a table that has rows")
+    if population is None and sampling_fraction is None:
+        return rows, None
+    return rows, popmodels.population_size(rows, population=population, sampling_fraction=sampling_fraction)
 
 
 def _dis_fraction(rows: int, population: int | None) -> float:
@@ -939,14 +900,7 @@ def suda(
     """SUDA and DIS-SUDA of every record on the key columns (``qar records --by suda``): the
     result in source order, the key names and {position: key values} of the 1,000 records
     with the highest scores, ties in key order — of every record with ``all_keys``."""
-    validate(
-        missing=missing,
-        risk_threshold=0.2,
-        l_threshold=2,
-        t_threshold=0.2,
-        sampling_fraction=sampling_fraction,
-        population=population,
-    )
+    RiskOptions(missing=missing, sampling_fraction=sampling_fraction, population=population).validate()
     db, relation = open_source(source, table=table, delimiter=delimiter, all_text=all_text)
     with db:
         qi = select_columns(relation.columns, columns, exclude)
@@ -956,12 +910,7 @@ def suda(
         if not 1 <= size <= len(qi):
             raise ParameterError(f"--max-size {size} must be between 1 and the number of key columns ({len(qi)})")
         order_by, key_names = record_order(db, relation, key, qi)
-        rows = int(db.query(render("profile.sql", db.dialect, columns=[], relation=relation.sql))[0][0])
-        if rows == 0:
-            raise DataError(f"table {relation.display!r} is empty; measure a table that has rows")
-        n_pop = None
-        if population is not None or sampling_fraction is not None:
-            n_pop = popmodels.population_size(rows, population=population, sampling_fraction=sampling_fraction)
+        rows, n_pop = _rows_and_population(db, relation, population, sampling_fraction)
         enc = _encode(db, relation, qi, None, order_by)
         try:
             full = _null_patterns(db, enc, len(qi)) if missing == "wildcard" else []
@@ -1050,25 +999,23 @@ def _write_per_record(
     enc,
     key_cells,
     qi,
+    opts: RiskOptions,
     *,
-    key,
-    weighted,
-    missing,
     full_patterns,
-    suda_max_size,
     rows,
     dis_fraction,
-    per_record,
     warnings,
     tick,
 ) -> str:
+    """Write ``opts.per_record``: every record's fk, risk, l-diversity, t-closeness and SUDA."""
+    per_record, key, missing, suda_max_size = str(opts.per_record), opts.key, opts.missing, opts.suda_max_size
     kind = _output_kind(per_record)
     spec, cells = key_cells
     n_columns = len(qi)
     cell = _record_cells(db, enc, spec.codes, rows)
     tick()
     fk, Fk = cells.fk[cell], cells.Fk[cell]
-    risk_cell = individual_risk.individual_risk(cells.fk, cells.Fk if weighted else None)
+    risk_cell = individual_risk.individual_risk(cells.fk, cells.Fk if opts.weight else None)
     max_size = default_suda_size(n_columns) if suda_max_size is None else suda_max_size
     if suda_max_size is None and max_size < n_columns:
         warnings.append(
@@ -1154,6 +1101,7 @@ __all__ = [
     "PER_RECORD_COLUMNS",
     "LDiversity",
     "QIRisk",
+    "RiskOptions",
     "RiskResult",
     "SudaResult",
     "default_suda_size",
@@ -1162,5 +1110,4 @@ __all__ = [
     "suda",
     "suda_order",
     "suda_patterns",
-    "validate",
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, Relation, select_columns
@@ -46,55 +46,69 @@ def qi_columns(
     return tuple(select_columns(relation.columns, columns, exclude)), p
 
 
+@dataclass(frozen=True)
+class UniquenessOptions:
+    """What :func:`qar_sql.uniqueness` passes down to :func:`uniqueness_relation` for the source
+    and for each treated release: one bundle instead of the same keywords at every layer.
+    Defaults as :func:`qar_sql.uniqueness`."""
+
+    group_size: int
+    columns: Sequence[str] | None = None
+    exclude: Sequence[str] | None = None
+    qid: Sequence[str] | None = None
+    p: int = 3
+    target: float = 0.5
+    domain: str | int = "observed"
+    from_marginals: bool = False
+    monte_carlo: int = 0
+    seed: int | None = None
+    exposed: int = 5
+    exposed_qis: int = 1
+    batch_size: int | None = None
+    jobs: int = 2
+    progress: Progress | None = None
+
+    def check(self) -> str | int:
+        """:func:`check` on these options; returns the parsed domain."""
+        return check(self.group_size, self.target, self.domain, self.monte_carlo)
+
+
 def uniqueness_relation(
     db: Database,
     relation: Relation,
+    opts: UniquenessOptions,
     *,
-    group_size: int,
-    columns: Sequence[str] | None = None,
-    exclude: Sequence[str] | None = None,
-    qid: Sequence[str] | None = None,
-    p: int = 3,
-    target: float = 0.5,
-    domain: str | int = "observed",
-    from_marginals: bool = False,
-    monte_carlo: int = 0,
-    seed: int | None = None,
-    exposed: int = 5,
-    exposed_qis: int = 1,
-    batch_size: int | None = None,
-    jobs: int = 2,
-    progress: Progress | None = None,
-    source: str | None = None,
     started: float | None = None,
+    source: str | None = None,
 ) -> UniquenessResult:
-    """The measures for every p-subset of ``columns`` (or the one QI ``qid``) of an open
-    relation; ``exposed`` most exposed value combinations for each of the ``exposed_qis``
-    riskiest QIs."""
+    """The measures for every p-subset of ``opts.columns`` (or the one QI ``opts.qid``) of an
+    open relation; ``opts.exposed`` most exposed value combinations for each of the
+    ``opts.exposed_qis`` riskiest QIs."""
     started = started if started is not None else time.perf_counter()
-    parsed = check(group_size, target, domain, monte_carlo)
-    cols, p = qi_columns(relation, columns, exclude, qid, p)
+    parsed = opts.check()
+    group_size = opts.group_size
+    cols, p = qi_columns(relation, opts.columns, opts.exclude, opts.qid, opts.p)
     if not cols:
         raise UsageError("no quasi-identifier columns are left; name them with --columns or --qid")
     prof = profile_columns(db, relation, cols)
     U.check_group_size(group_size, prof.rows)
     result = scan(
-        db, relation.sql, cols, p, batch_size=batch_size, jobs=jobs, progress=progress,
+        db, relation.sql, cols, p, batch_size=opts.batch_size, jobs=opts.jobs, progress=opts.progress,
         cardinalities=prof.distinct, rows=prof.rows,
     )  # fmt: skip
     if result.rows != prof.rows:
         raise DataError(f"the table changed during the scan ({prof.rows} rows, then {result.rows}); run it again")
     marginals = None
-    if from_marginals:
+    if opts.from_marginals:
         freqs = value_frequencies(db, relation.sql, cols)
         marginals = {c: sorted(f.items()) for c, f in zip(cols, freqs)}
     qis = birthday.measure(
-        result.qis, prof.rows, group_size=group_size, target=target, domain=parsed,
-        column_values=dict(zip(cols, prof.values)), marginals=marginals, monte_carlo=monte_carlo, seed=seed,
+        result.qis, prof.rows, group_size=group_size, target=opts.target, domain=parsed,
+        column_values=dict(zip(cols, prof.values)), marginals=marginals, monte_carlo=opts.monte_carlo, seed=opts.seed,
     )  # fmt: skip
-    if exposed > 0 and exposed_qis > 0:
+    if opts.exposed > 0 and opts.exposed_qis > 0:
         qis = tuple(
-            _with_exposed(db, relation, q, prof.rows, group_size, exposed) if i < exposed_qis else q
+            _with_exposed(db, relation, q, prof.rows, group_size, opts.exposed) if i < opts.exposed_qis else q
             for i, q in enumerate(qis)
         )
     return UniquenessResult(
@@ -103,13 +117,13 @@ def uniqueness_relation(
         columns=cols,
         p=p,
         group_size=group_size,
-        target=float(target),
+        target=float(opts.target),
         domain_mode=birthday.domain_mode(parsed),
         qis=qis,
         seconds=time.perf_counter() - started,
-        from_marginals=from_marginals,
-        monte_carlo_draws=monte_carlo,
-        seed=seed,
+        from_marginals=opts.from_marginals,
+        monte_carlo_draws=opts.monte_carlo,
+        seed=opts.seed,
         warnings=tuple(prof.notes),
     )
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from qar_sql.results import AuditResult, QIStats, QIUniqueness, UniquenessResult
+from qar_sql.results import AuditResult, MarginalUniqueness, QIStats, QIUniqueness, UniquenessResult, pick
 from qar_sql.version import __version__
 
 FORMATS = ("text", "json", "markdown")
@@ -69,17 +70,20 @@ def audit_dict(r: AuditResult, *, histograms: bool = False) -> dict[str, Any]:
     return d
 
 
+def _birthday_measures(x: QIUniqueness | MarginalUniqueness) -> dict[str, Any]:
+    """M, κ, the four π and k50 of one distribution: a QI's own or its independence model's."""
+    return {
+        "domain": x.domain,
+        **{name: _num(getattr(x, name)) for name in ("kappa", "pi_uniform", "pi_kl", "pi_poisson", "pi_exact")},
+        "k50": x.k50,
+    }
+
+
 def uniqueness_qi_dict(q: QIUniqueness) -> dict[str, Any]:
     """One QI of ``qar uniqueness`` (the names are issue 18's contract)."""
     d: dict[str, Any] = {
         "columns": list(q.columns),
-        "domain": q.domain,
-        "kappa": _num(q.kappa),
-        "pi_uniform": _num(q.pi_uniform),
-        "pi_kl": _num(q.pi_kl),
-        "pi_poisson": _num(q.pi_poisson),
-        "pi_exact": _num(q.pi_exact),
-        "k50": q.k50,
+        **_birthday_measures(q),
         "k_at": q.k_at,
         "index": q.index,
         "distinct": q.distinct,
@@ -90,16 +94,7 @@ def uniqueness_qi_dict(q: QIUniqueness) -> dict[str, Any]:
         mc = q.monte_carlo
         d["monte_carlo"] = {"draws": mc.draws, "share": mc.share, "low": mc.low, "high": mc.high}
     if q.marginal is not None:
-        m = q.marginal
-        d["marginal"] = {
-            "domain": m.domain,
-            "kappa": _num(m.kappa),
-            "pi_uniform": _num(m.pi_uniform),
-            "pi_kl": _num(m.pi_kl),
-            "pi_poisson": _num(m.pi_poisson),
-            "pi_exact": _num(m.pi_exact),
-            "k50": m.k50,
-        }
+        d["marginal"] = _birthday_measures(q.marginal)
     if q.most_exposed:
         d["most_exposed"] = [
             {"values": list(e.values), "class_size": e.class_size, "exposure": _num(e.exposure)} for e in q.most_exposed
@@ -109,13 +104,7 @@ def uniqueness_qi_dict(q: QIUniqueness) -> dict[str, Any]:
 
 def uniqueness_block(r: UniquenessResult) -> dict[str, Any]:
     """The ``uniqueness`` block of the audit JSON, and the core of ``qar uniqueness``'s JSON."""
-    return {
-        "group_size": r.group_size,
-        "rows": r.rows,
-        "domain_mode": r.domain_mode,
-        "target": r.target,
-        "qis": [uniqueness_qi_dict(q) for q in r.qis],
-    }
+    return {**pick(r, ("group_size", "rows", "domain_mode", "target")), "qis": [uniqueness_qi_dict(q) for q in r.qis]}
 
 
 def percent(x: float) -> str:
@@ -175,10 +164,7 @@ def audit_text(r: AuditResult, top: int = 10) -> str:
         lines += [f"  {kp:>8}  {pe:>9}  {k50:>6}  {cols}" for cols, kp, pe, k50 in _uniqueness_rows(u, top)]
     if f:
         lines += ["", verdict(r, f.risk)]
-    if r.warnings:
-        lines += ["", "Warnings:"] + [f"  - {w}" for w in r.warnings]
-    if r.column_notes:
-        lines += ["", "Notes:"] + [f"  - {n}" for n in r.column_notes]
+    lines += section("text", "Warnings", r.warnings) + section("text", "Notes", r.column_notes)
     return "\n".join(lines) + "\n"
 
 
@@ -194,6 +180,30 @@ def verdict(r: AuditResult, risk: float) -> str:
 
 def _md_escape(text: str) -> str:
     return text.replace("|", "\\|")
+
+
+def section(fmt: str, title: str, items: Sequence[str]) -> list[str]:
+    """A closing list of a text or Markdown report (warnings, notes); nothing when it is empty."""
+    if not items:
+        return []
+    if fmt == "markdown":
+        return ["", f"**{title}**", ""] + [f"- {_md_escape(x)}" for x in items]
+    return ["", f"{title}:"] + [f"  - {x}" for x in items]
+
+
+def render_result(
+    fmt: str,
+    as_dict: Callable[[], dict[str, Any]],
+    markdown: Callable[[], list[str]],
+    text: Callable[[], list[str]],
+    warnings: Sequence[str] = (),
+) -> str:
+    """One result in ``fmt``: the JSON of its dict, else its Markdown or text lines closed by its
+    warnings (the shape every ``render_*`` of a command shares)."""
+    if fmt == "json":
+        return to_json(as_dict()) + "\n"
+    lines = markdown() if fmt == "markdown" else text()
+    return "\n".join(lines + section(fmt, "Warnings", warnings)) + "\n"
 
 
 def audit_markdown(r: AuditResult, top: int = 10) -> str:
@@ -227,10 +237,7 @@ def audit_markdown(r: AuditResult, top: int = 10) -> str:
         lines += ["", f"### Uniqueness of groups of k = {u.group_size}", "", "| κ | π exact | k50 | columns |"]
         lines += ["|---:|---:|---:|---|"]
         lines += [f"| {kp} | {pe} | {k50} | {_md_escape(cols)} |" for cols, kp, pe, k50 in _uniqueness_rows(u, top)]
-    if r.warnings:
-        lines += ["", "**Warnings**", ""] + [f"- {_md_escape(w)}" for w in r.warnings]
-    if r.column_notes:
-        lines += ["", "**Notes**", ""] + [f"- {_md_escape(n)}" for n in r.column_notes]
+    lines += section("markdown", "Warnings", r.warnings) + section("markdown", "Notes", r.column_notes)
     return "\n".join(lines) + "\n"
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from qar_sql.errors import ParameterError, UsageError
-from qar_sql.output.formats import _md_escape, percent, to_json, uniqueness_block, uniqueness_qi_dict
+from qar_sql.output.formats import _md_escape, percent, render_result, uniqueness_block, uniqueness_qi_dict
 from qar_sql.results import QIUniqueness, UniquenessResult
 from qar_sql.stats import uniqueness as U
 from qar_sql.version import __version__
@@ -69,7 +69,7 @@ def _scenario_rows(r: UniquenessResult, top: int) -> list[tuple[str, QIUniquenes
     return out
 
 
-def uniqueness_text(r: UniquenessResult, top: int = 10) -> str:
+def _text_lines(r: UniquenessResult, top: int) -> list[str]:
     k = r.group_size
     lines = [
         f"Uniqueness probability of groups of k = {k} in {_title(r)} ({r.engine}, {r.seconds:.2f} s)",
@@ -119,15 +119,12 @@ def uniqueness_text(r: UniquenessResult, top: int = 10) -> str:
             lines.append(f"    {'original':<30}  kappa {q.kappa:.4f}  pi_exact {_p(q.pi_exact):>9}  k50 {q.k50:,}")
             for s, a in zip(r.scenarios, after):
                 lines.append(f"    {s.name:<30}  kappa {a.kappa:.4f}  pi_exact {_p(a.pi_exact):>9}  k50 {a.k50:,}")
-    if r.warnings:
-        lines += ["", "Warnings:"] + [f"  - {w}" for w in r.warnings]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
-def uniqueness_markdown(r: UniquenessResult, top: int = 10) -> str:
-    k = r.group_size
+def _markdown_lines(r: UniquenessResult, top: int) -> list[str]:
     lines = [
-        f"## Uniqueness probability of groups of k = {k} in `{_md_escape(_title(r))}`",
+        f"## Uniqueness probability of groups of k = {r.group_size} in `{_md_escape(_title(r))}`",
         "",
         f"{r.rows:,} rows; {len(r.qis):,} QIs of p = {r.p}; domain: {r.domain_mode}; "
         f"k_at: the largest k with pi_exact ≥ {r.target:g}.",
@@ -162,17 +159,13 @@ def uniqueness_markdown(r: UniquenessResult, top: int = 10) -> str:
         for cols, q, after in _scenario_rows(r, top):
             cells = [f"{a.kappa:.4f} / {_p(a.pi_exact)}" for a in after]
             lines.append(f"| {_md_escape(cols)} | {q.kappa:.4f} / {_p(q.pi_exact)} | " + " | ".join(cells) + " |")
-    if r.warnings:
-        lines += ["", "**Warnings**", ""] + [f"- {_md_escape(w)}" for w in r.warnings]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def render_uniqueness(r: UniquenessResult, fmt: str, *, top: int = 10) -> str:
-    if fmt == "json":
-        return to_json(uniqueness_dict(r)) + "\n"
-    if fmt == "markdown":
-        return uniqueness_markdown(r, top)
-    return uniqueness_text(r, top)
+    return render_result(
+        fmt, lambda: uniqueness_dict(r), lambda: _markdown_lines(r, top), lambda: _text_lines(r, top), r.warnings
+    )
 
 
 # --- figures ----------------------------------------------------------------------------------

@@ -18,11 +18,12 @@ import os
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypedDict, Unpack
 
 from qar_sql.engines.dialects import Dialect
 from qar_sql.engines.render import render
 from qar_sql.engines.source import Database
-from qar_sql.errors import DatabaseError, ParameterError
+from qar_sql.errors import DatabaseError, ParameterError, require_whole
 from qar_sql.pushdown import lattice
 from qar_sql.results import QIStats, ScanResult
 
@@ -64,8 +65,7 @@ class _QI:
 
 def combinations(n_columns: int, p: int) -> list[tuple[int, ...]]:
     """QIs as column-index tuples, in ``itertools.combinations`` order (the QI index)."""
-    if not isinstance(p, int) or p < 1:
-        raise ParameterError(f"p = {p!r} must be a whole number of at least 1; try -p 3")
+    require_whole(p, 1, f"p = {p!r} must be a whole number of at least 1; try -p 3")
     if p > n_columns:
         raise ParameterError(
             f"p = {p} is larger than the number of quasi-identifier columns ({n_columns}); "
@@ -270,37 +270,34 @@ def scan(db: Database, relation_sql: str, columns: Sequence[str], p: int, **opti
     return assemble(columns, p, combinations(len(columns), p), hist)
 
 
+class StatementOptions(TypedDict, total=False):
+    """The keywords of :func:`render_statements` that :func:`histograms` (and :func:`scan`) pass
+    on unchanged, declared once. Defaults as :func:`render_statements`."""
+
+    batch_size: int | None
+    jobs: int
+    codes_table: str | None
+    cardinalities: Sequence[int] | None
+    only: Sequence[int] | None
+
+
 def histograms(
     db: Database,
     relation_sql: str,
     columns: Sequence[str],
     p: int,
     *,
-    batch_size: int | None = None,
-    jobs: int = 1,
     progress: Progress | None = None,
-    codes_table: str | None = None,
-    cardinalities: Sequence[int] | None = None,
     rows: int | None = None,
-    only: Sequence[int] | None = None,
     ticks_after: int = 0,
+    **options: Unpack[StatementOptions],
 ) -> dict[int, list[tuple[int, int]]]:
-    """{QI index: [(class size, classes)]} for every QI (or those in ``only``). Progress
+    """{QI index: [(class size, classes)]} for every QI (or those in ``options["only"]``). Progress
     counts ``ticks_after`` more steps that the caller runs afterwards."""
     temp_name = f"qar_codes_{os.getpid()}_{next(_temp_counter)}"
-    plan = None if only is not None else plan_cubes(db, relation_sql, columns, p, rows)
+    plan = None if options.get("only") is not None else plan_cubes(db, relation_sql, columns, p, rows)
     setup, statements, batches, temps = render_statements(
-        db.dialect,
-        relation_sql,
-        columns,
-        p,
-        batch_size=batch_size,
-        jobs=jobs,
-        temp_name=temp_name,
-        codes_table=codes_table,
-        cardinalities=cardinalities,
-        plan=plan,
-        only=only,
+        db.dialect, relation_sql, columns, p, temp_name=temp_name, plan=plan, **options
     )
     tick = Ticker(progress, len(statements) + len(setup) + ticks_after)
 
@@ -308,7 +305,7 @@ def histograms(
         for sql in setup:
             db.query(sql)
             tick()
-        results = db.query_many(statements, jobs=jobs, on_done=tick)
+        results = db.query_many(statements, jobs=options.get("jobs", 1), on_done=tick)
     finally:
         if db.dialect.temp_tables:
             db.drop_temp_tables(([temp_name] if setup else []) + temps)

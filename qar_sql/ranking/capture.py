@@ -27,7 +27,15 @@ from qar_sql.errors import DatabaseError, DataError
 from qar_sql.measures.audit import Options, audit_relation
 from qar_sql.pushdown import lattice
 from qar_sql.pushdown.record_keys import ROW_KEY
-from qar_sql.pushdown.scan import _QI, assemble, code_type, combinations, histograms, value_frequencies
+from qar_sql.pushdown.scan import (
+    _QI,
+    StatementOptions,
+    assemble,
+    code_type,
+    combinations,
+    histograms,
+    value_frequencies,
+)
 from qar_sql.ranking.influence_sql import render_influence
 
 _counter = itertools.count(1)
@@ -95,18 +103,9 @@ def top_records(
             if progress_:
                 progress_(done, total)
 
-        hist = histograms(
-            db,
-            relation.sql,
-            cols,
-            p,
-            batch_size=batch_size,
-            jobs=jobs_,
-            progress=relay,
-            codes_table=codes,
-            only=rest,
-            ticks_after=len(chunks),
-        )
+        # the QIs not captured, counted over the codes table; the captured ones are grouped below
+        rest_scan = StatementOptions(batch_size=batch_size, jobs=jobs_, codes_table=codes, only=rest)
+        hist = histograms(db, relation.sql, cols, p, progress=relay, ticks_after=len(chunks), **rest_scan)
         db.query(f"create temp table {d.quote(pairs)} (qi integer, r bigint)")
         for k, chunk in enumerate(chunks):
             qis = [_QI(j, tuple(f"c{i}" for i in combos[j])) for j in chunk]

@@ -21,7 +21,7 @@ import numpy as np
 
 from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, DuckDBDatabase, Relation, SourceLike, open_source
-from qar_sql.errors import NoTailError, ParameterError, UsageError
+from qar_sql.errors import NoTailError, ParameterError, UsageError, require_whole
 from qar_sql.measures.audit import SourceOptions, split_options
 from qar_sql.pushdown.scan import _QI, combinations
 from qar_sql.ranking.records import Contributions, compute
@@ -219,8 +219,7 @@ def eliminate(
     for name in by:
         if name not in RANKINGS:
             raise ParameterError(f"--by {name!r} is not a ranking; use some of {', '.join(RANKINGS)}")
-    if not isinstance(step, int) or step < 1:
-        raise ParameterError(f"--step {step!r} must be a whole number of records, at least 1")
+    require_whole(step, 1, f"--step {step!r} must be a whole number of records, at least 1")
     started = time.perf_counter()
     db, relation = open_source(source, **where)
     with db:

@@ -24,7 +24,7 @@ import numpy as np
 
 from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, Relation, SourceLike, open_source
-from qar_sql.errors import DataError, ParameterError
+from qar_sql.errors import DataError, require_whole
 from qar_sql.measures.audit import Options, SourceOptions, audit_relation, split_options
 from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys, key_warnings, record_order
 from qar_sql.pushdown.scan import code_type, scan
@@ -231,10 +231,8 @@ def influence(
     ``options``: the source and audit keywords of :func:`qar_sql.audit` (:class:`SourceOptions`)."""
     opts, where = split_options(options)
     opts.validate()
-    if not isinstance(top, int) or top < 1:
-        raise ParameterError(f"--top {top!r} must be a whole number of records, at least 1")
-    if not isinstance(refine, int) or refine < 0:
-        raise ParameterError(f"--refine {refine!r} must be a whole number of records (0: off), e.g. --refine 200")
+    require_whole(top, 1, f"--top {top!r} must be a whole number of records, at least 1")
+    require_whole(refine, 0, f"--refine {refine!r} must be a whole number of records (0: off), e.g. --refine 200")
     started = time.perf_counter()
     db, relation = open_source(source, **where)
     with db:

@@ -20,13 +20,14 @@ import time
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, Relation, SourceLike, open_source, select_columns
 from qar_sql.errors import DatabaseError, DataError, ParameterError
+from qar_sql.measures.audit import provenance
 from qar_sql.pushdown.scan import Progress, default_batch_size
-from qar_sql.results import SingletonShare, Tabular, attribute_columns
+from qar_sql.results import SingletonShare, Tabular, attribute_columns, pick
 
 _temp_counter = itertools.count(1)
 
@@ -41,6 +42,10 @@ class Combination(SingletonShare):
     singletons: int  # S
     min_class_size: int  # 0 when no row is counted
     identifier: bool  # H = L: every counted row is unique
+
+
+# A combination's numbers, in the order of its table row and its JSON object (after "columns").
+_COMBINATION_FIELDS = ("rows", "distinct", "singletons", "singleton_share", "min_class_size", "identifier")
 
 
 @dataclass(frozen=True, repr=False)
@@ -73,9 +78,7 @@ class DiscoverResult(Tabular):
         return {
             "columns": [", ".join(c.columns) for c in cs],
             "size": [len(c.columns) for c in cs],
-            **attribute_columns(
-                cs, ("rows", "distinct", "singletons", "singleton_share", "min_class_size", "identifier")
-            ),
+            **attribute_columns(cs, _COMBINATION_FIELDS),
         }
 
     def summary_line(self) -> str:
@@ -105,60 +108,68 @@ def best_qid(combos: Sequence[Combination], order: dict[tuple[str, ...], int]) -
     return min(candidates, key=lambda c: sort_key(c, order)).columns
 
 
+class DiscoverKeywords(TypedDict, total=False):
+    """Where :func:`discover` reads the table and how its statements run, declared once (the
+    keywords it shares with :func:`qar_sql.audit`); defaults as :func:`qar_sql.audit`."""
+
+    table: str | None
+    delimiter: str | None
+    threads: int | None
+    batch_size: int | None
+    jobs: int
+    progress: Progress | None
+
+
 def discover(
     source: SourceLike = None,
     *,
-    table: str | None = None,
     columns: Sequence[str] | None = None,
     exclude: Sequence[str] | None = None,
     max_size: int = 3,
     drop_null: bool = False,
-    delimiter: str | None = None,
-    batch_size: int | None = None,
-    jobs: int = 2,
-    threads: int | None = None,
-    progress: Progress | None = None,
+    **options: Unpack[DiscoverKeywords],
 ) -> DiscoverResult:
     """Singletons, %S, distinct values and smallest class of every combination of 1 …
     ``max_size`` columns, identifiers pruned with their supersets, and the best QID.
 
     ``drop_null``: leave out of each combination the rows with NULL in one of its columns (how
-    Pastore et al. count); otherwise NULL is a value of its own.
+    Pastore et al. count); otherwise NULL is a value of its own. ``options``: ``table``,
+    ``delimiter``, ``threads``, ``batch_size``, ``jobs``, ``progress`` (:class:`DiscoverKeywords`).
     """
+    unknown = sorted(set(options) - set(DiscoverKeywords.__annotations__))
+    if unknown:  # as a spelled-out signature would
+        raise TypeError(f"discover() got an unexpected keyword argument {unknown[0]!r}")
     started = time.perf_counter()
+    batching = (options.get("batch_size"), options.get("jobs", 2), options.get("progress"))
+    opts = DiscoverOptions(columns, exclude, max_size, drop_null, *batching)
+    table, delimiter, threads = options.get("table"), options.get("delimiter"), options.get("threads")
     db, relation = open_source(source, table=table, delimiter=delimiter, threads=threads)
     with db:
         return discover_relation(
-            db,
-            relation,
-            columns=columns,
-            exclude=exclude,
-            max_size=max_size,
-            drop_null=drop_null,
-            batch_size=batch_size,
-            jobs=jobs,
-            progress=progress,
-            started=started,
-            source=getattr(db, "masked_url", relation.display),
+            db, relation, opts, started=started, source=getattr(db, "masked_url", relation.display)
         )
 
 
+@dataclass(frozen=True)
+class DiscoverOptions:
+    """What :func:`discover` passes down to :func:`discover_relation`. Defaults as :func:`discover`."""
+
+    columns: Sequence[str] | None = None
+    exclude: Sequence[str] | None = None
+    max_size: int = 3
+    drop_null: bool = False
+    batch_size: int | None = None
+    jobs: int = 2
+    progress: Progress | None = None
+
+
 def discover_relation(
-    db: Database,
-    relation: Relation,
-    *,
-    columns=None,
-    exclude=None,
-    max_size: int = 3,
-    drop_null: bool = False,
-    batch_size: int | None = None,
-    jobs: int = 2,
-    progress: Progress | None = None,
-    started: float | None = None,
-    source: str | None = None,
+    db: Database, relation: Relation, opts: DiscoverOptions, *, started: float | None = None, source: str | None = None
 ) -> DiscoverResult:
     """:func:`discover` on an open connection."""
     started = started if started is not None else time.perf_counter()
+    columns, exclude, max_size, drop_null = opts.columns, opts.exclude, opts.max_size, opts.drop_null
+    batch_size, jobs, progress = opts.batch_size, opts.jobs, opts.progress
     if not isinstance(max_size, int) or isinstance(max_size, bool) or max_size < 1:
         raise ParameterError(f"--max-size {max_size!r} must be a whole number of at least 1, e.g. 3")
     if batch_size is not None and batch_size < 1:
@@ -254,9 +265,7 @@ def discover_relation(
             db.drop_temp_tables((temp_name,))
     found.sort(key=lambda c: sort_key(c, order))
     return DiscoverResult(
-        source=source if source is not None else relation.display,
-        table=relation.display if relation.kind == "table" else None,
-        engine=db.engine_name,
+        **provenance(db, relation, source),
         rows=rows,
         columns=cols,
         max_size=max_size,
@@ -277,31 +286,18 @@ def discover_relation(
 
 
 def combination_dict(c: Combination) -> dict[str, Any]:
-    return {
-        "columns": list(c.columns),
-        "rows": c.rows,
-        "distinct": c.distinct,
-        "singletons": c.singletons,
-        "singleton_share": c.singleton_share,
-        "min_class_size": c.min_class_size,
-        "identifier": c.identifier,
-    }
+    return {"columns": list(c.columns), **pick(c, _COMBINATION_FIELDS)}
 
 
 def discover_dict(r: DiscoverResult) -> dict[str, Any]:
     """The documented JSON object of ``qar discover`` (docs/treatments.md)."""
     return {
-        "source": r.source,
-        "table": r.table,
-        "engine": r.engine,
-        "rows": r.rows,
+        **pick(r, ("source", "table", "engine", "rows")),
         "columns": list(r.columns),
-        "max_size": r.max_size,
-        "drop_null": r.drop_null,
+        **pick(r, ("max_size", "drop_null")),
         "best_qid": list(r.best_qid),
         "identifiers": [list(i) for i in r.identifiers],
-        "skipped": r.skipped,
-        "seconds": r.seconds,
+        **pick(r, ("skipped", "seconds")),
         "warnings": list(r.warnings),
         "combinations": [combination_dict(c) for c in r.combinations],
     }
@@ -312,42 +308,52 @@ def _pct(c: Combination) -> str:
 
 
 def render_discover(r: DiscoverResult, fmt: str, top: int | None = 20) -> str:
-    from qar_sql.output.formats import _md_escape, to_json  # report imports the package version: not at import time
+    from qar_sql.output.formats import render_result  # report imports the package version: not at import time
 
     shown = r.combinations if top is None else r.combinations[:top]
-    if fmt == "json":
-        return to_json(discover_dict(r)) + "\n"
-    name = r.table or r.source
+    return render_result(
+        fmt,
+        lambda: discover_dict(r),
+        lambda: _discover_markdown(r, shown),
+        lambda: _discover_text(r, shown),
+        r.warnings,
+    )
+
+
+def _discover_markdown(r: DiscoverResult, shown: Sequence[Combination]) -> list[str]:
+    from qar_sql.output.formats import _md_escape
+
     best = r.best
-    if fmt == "markdown":
-        lines = [
-            f"## Quasi-identifiers of `{_md_escape(name)}`",
-            "",
-            f"{r.rows:,} rows; combinations of 1–{r.max_size} of {len(r.columns)} columns"
-            + (", rows with NULL in a combination left out of it" if r.drop_null else "")
-            + ".",
-            "",
-            f"**Best QID:** {', '.join(f'`{_md_escape(c)}`' for c in r.best_qid) or 'none (no combination has a singleton)'}"
-            + (f" — {best.singletons:,} singletons ({_pct(best)})" if best else ""),
-            "",
-            f"**Identifiers (H = L):** {'; '.join(', '.join(f'`{_md_escape(c)}`' for c in i) for i in r.identifiers) or 'none'}"
-            + f" ({r.skipped:,} supersets skipped)",
-            "",
-            "| columns | rows | distinct | singletons | %S | min class | identifier |",
-            "|---|---:|---:|---:|---:|---:|---|",
-        ]
-        for c in shown:
-            cols = ", ".join(f"`{_md_escape(x)}`" for x in c.columns)
-            lines.append(
-                f"| {cols} | {c.rows:,} | {c.distinct:,} | {c.singletons:,} | {_pct(c)} | {c.min_class_size:,} | {'yes' if c.identifier else ''} |"
-            )
-        if len(shown) < len(r.combinations):
-            lines += ["", f"{len(r.combinations) - len(shown):,} more combinations in the JSON output."]
-        if r.warnings:
-            lines += ["", "**Warnings**", ""] + [f"- {_md_escape(w)}" for w in r.warnings]
-        return "\n".join(lines) + "\n"
     lines = [
-        f"Quasi-identifiers of {name} ({r.engine}, {r.seconds:.2f} s)",
+        f"## Quasi-identifiers of `{_md_escape(r.table or r.source)}`",
+        "",
+        f"{r.rows:,} rows; combinations of 1–{r.max_size} of {len(r.columns)} columns"
+        + (", rows with NULL in a combination left out of it" if r.drop_null else "")
+        + ".",
+        "",
+        f"**Best QID:** {', '.join(f'`{_md_escape(c)}`' for c in r.best_qid) or 'none (no combination has a singleton)'}"
+        + (f" — {best.singletons:,} singletons ({_pct(best)})" if best else ""),
+        "",
+        f"**Identifiers (H = L):** {'; '.join(', '.join(f'`{_md_escape(c)}`' for c in i) for i in r.identifiers) or 'none'}"
+        + f" ({r.skipped:,} supersets skipped)",
+        "",
+        "| columns | rows | distinct | singletons | %S | min class | identifier |",
+        "|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for c in shown:
+        cols = ", ".join(f"`{_md_escape(x)}`" for x in c.columns)
+        lines.append(
+            f"| {cols} | {c.rows:,} | {c.distinct:,} | {c.singletons:,} | {_pct(c)} | {c.min_class_size:,} | {'yes' if c.identifier else ''} |"
+        )
+    if len(shown) < len(r.combinations):
+        lines += ["", f"{len(r.combinations) - len(shown):,} more combinations in the JSON output."]
+    return lines
+
+
+def _discover_text(r: DiscoverResult, shown: Sequence[Combination]) -> list[str]:
+    best = r.best
+    lines = [
+        f"Quasi-identifiers of {r.table or r.source} ({r.engine}, {r.seconds:.2f} s)",
         "",
         f"  rows                {r.rows:,}",
         f"  columns             {len(r.columns)}: {', '.join(r.columns)}",
@@ -366,9 +372,7 @@ def render_discover(r: DiscoverResult, fmt: str, top: int | None = 20) -> str:
         )
     if len(shown) < len(r.combinations):
         lines.append(f"  … {len(r.combinations) - len(shown):,} more (use --top or --format json)")
-    if r.warnings:
-        lines += ["", "Warnings:"] + [f"  - {w}" for w in r.warnings]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def _advance_by_next(advance, sizes) -> None:

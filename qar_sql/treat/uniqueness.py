@@ -13,11 +13,10 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from qar_sql.engines.source import SourceLike, open_source, resolve_source
 from qar_sql.errors import DataError
-from qar_sql.measures.uniqueness import check, uniqueness_relation
+from qar_sql.measures.uniqueness import UniquenessOptions, uniqueness_relation
 from qar_sql.pushdown.scan import Progress
 from qar_sql.results import UniquenessResult, UniquenessScenario
 from qar_sql.secrets import mask_source
@@ -60,19 +59,19 @@ def uniqueness(
     combinations is measured too, as ``result.scenarios``.
     """
     started = time.perf_counter()
-    check(group_size, target, domain, monte_carlo)
+    opts = UniquenessOptions(
+        group_size, columns, exclude, qid, p, target, domain, from_marginals, monte_carlo, seed, exposed, exposed_qis,
+        batch_size, jobs, progress,
+    )  # fmt: skip
+    opts.check()
     plan = load(treatments) if treatments is not None else None
     db, relation = open_source(source, table=table, delimiter=delimiter, threads=threads)
+    # A treated release: the same QIs and measures, without the extras of the source's report.
+    release_opts = replace(
+        opts, from_marginals=False, monte_carlo=0, seed=None, exposed=0, exposed_qis=1, progress=None
+    )
     with db:
-        options: dict[str, Any] = dict(
-            group_size=group_size, columns=columns, exclude=exclude, qid=qid, p=p, target=target, domain=domain,
-            batch_size=batch_size, jobs=jobs,
-        )  # fmt: skip
-        result = uniqueness_relation(
-            db, relation, **options, from_marginals=from_marginals, monte_carlo=monte_carlo, seed=seed,
-            exposed=exposed, exposed_qis=exposed_qis, progress=progress, started=started,
-            source=mask_source(resolve_source(source)),
-        )  # fmt: skip
+        result = uniqueness_relation(db, relation, opts, started=started, source=mask_source(resolve_source(source)))
         scenarios = []
         if plan is not None:
             binder = Binder(db, relation.sql, relation.columns, plan, display=relation.display)
@@ -81,7 +80,7 @@ def uniqueness(
                 sql = treated_sql(binder, relation.sql, names, modified=False)
                 with release(db, sql, relation) as (runner, treated):
                     try:
-                        after = uniqueness_relation(runner, treated, **options, exposed=0)
+                        after = uniqueness_relation(runner, treated, release_opts)
                     except DataError as exc:
                         raise DataError(f"treatment {scenario_name(names)!r}: {exc}") from exc
                 qis = tuple(sorted(after.qis, key=lambda q: order[q.index]))

@@ -521,38 +521,45 @@ def _extra(s: Scenario) -> list[str]:
 
 
 def render_whatif(r: WhatIfResult, fmt: str) -> str:
-    from qar_sql.output.formats import _md_escape, to_json  # report imports the package version: not at import time
+    from qar_sql.output.formats import render_result  # report imports the package version: not at import time
 
-    if fmt == "json":
-        return to_json(whatif_dict(r)) + "\n"
-    has_risk = bool(r.audit_columns)
-    tlabel = f"T̂({r.p}, {r.alpha:g})"
-    name = r.table or r.source
-    if fmt == "markdown":
-        lines = [
-            f"## What-if treatments on `{_md_escape(name)}`",
-            "",
-            f"QID: {', '.join(f'`{_md_escape(c)}`' for c in r.qid)}; {r.original.rows:,} rows"
-            + (" (rows with NULL in the QID dropped)" if r.drop_null else "")
-            + ".",
-            "",
-            "| treatments | #S | %S | MR | DV | min class |"
-            + (f" {tlabel} |" if has_risk else "")
-            + " true S | max odds | IL1s | utility |",
-            "|---|---:|---:|---:|---:|---:|" + ("---:|" if has_risk else "") + "---:|---:|---:|---:|",
-        ]
-        for s in r.scenarios:
-            lines.append(
-                f"| {_md_escape(s.name)} | {s.singletons:,} | {100 * s.singleton_share:.2f} | {s.modified_rows:,} | "
-                f"{s.distinct:,} | {s.min_class_size:,} |"
-                + (f" {_risk_text(s.risk)} |" if has_risk else "")
-                + " "
-                + " | ".join(_extra(s))
-                + " |"
-            )
-        if r.warnings:
-            lines += ["", "**Warnings**", ""] + [f"- {_md_escape(w)}" for w in r.warnings]
-        return "\n".join(lines) + "\n"
+    return render_result(fmt, lambda: whatif_dict(r), lambda: _whatif_markdown(r), lambda: _whatif_text(r), r.warnings)
+
+
+def _risk_label(r: WhatIfResult) -> str:
+    return f"T̂({r.p}, {r.alpha:g})"
+
+
+def _whatif_markdown(r: WhatIfResult) -> list[str]:
+    from qar_sql.output.formats import _md_escape
+
+    has_risk, tlabel, name = bool(r.audit_columns), _risk_label(r), r.table or r.source
+    lines = [
+        f"## What-if treatments on `{_md_escape(name)}`",
+        "",
+        f"QID: {', '.join(f'`{_md_escape(c)}`' for c in r.qid)}; {r.original.rows:,} rows"
+        + (" (rows with NULL in the QID dropped)" if r.drop_null else "")
+        + ".",
+        "",
+        "| treatments | #S | %S | MR | DV | min class |"
+        + (f" {tlabel} |" if has_risk else "")
+        + " true S | max odds | IL1s | utility |",
+        "|---|---:|---:|---:|---:|---:|" + ("---:|" if has_risk else "") + "---:|---:|---:|---:|",
+    ]
+    for s in r.scenarios:
+        lines.append(
+            f"| {_md_escape(s.name)} | {s.singletons:,} | {100 * s.singleton_share:.2f} | {s.modified_rows:,} | "
+            f"{s.distinct:,} | {s.min_class_size:,} |"
+            + (f" {_risk_text(s.risk)} |" if has_risk else "")
+            + " "
+            + " | ".join(_extra(s))
+            + " |"
+        )
+    return lines
+
+
+def _whatif_text(r: WhatIfResult) -> list[str]:
+    has_risk, tlabel, name = bool(r.audit_columns), _risk_label(r), r.table or r.source
     width = max(len(s.name) for s in r.scenarios)
     lines = [
         f"What-if treatments on {name} ({r.engine}, {r.seconds:.2f} s)",
@@ -575,6 +582,4 @@ def render_whatif(r: WhatIfResult, fmt: str) -> str:
             + (f"  {_risk_text(s.risk):>12}" if has_risk else "")
             + "  {:>7}  {:>8}  {:>7}  {:>7}".format(*_extra(s))
         )
-    if r.warnings:
-        lines += ["", "Warnings:"] + [f"  - {w}" for w in r.warnings]
-    return "\n".join(lines) + "\n"
+    return lines
