@@ -93,6 +93,12 @@ def svgs(doc) -> list:
     return [e for e in doc.iter() if isinstance(e.tag, str) and e.tag.rsplit("}", 1)[-1] == "svg"]
 
 
+def sql_block(doc) -> str:
+    """The text of the reproducibility section's SQL block ("" when there is none)."""
+    pre = doc.find(".//pre[@class='sql']")
+    return "" if pre is None else "".join(pre.itertext())
+
+
 def section_ids(doc) -> set[str]:
     return {s.get("id") for s in doc.iter("section")}
 
@@ -130,6 +136,11 @@ def test_demo_report_is_valid_html_with_every_section(demo):
     for svg in svgs(doc):  # figures carry a text alternative
         assert svg.get("role") == "img" and svg.get("aria-label")
     assert len(svgs(doc)) >= 8  # θ, QQ, class sizes, elimination, history, fk, θ before/after, π(k)
+    sql = sql_block(doc)  # the audit's statements, then each other section's as it ran
+    headers = [line for line in sql.splitlines() if line.startswith("-- ") and "as rendered while it ran" in line]
+    assert sql.startswith("-- qar-sql audit") and [h.split(":")[0] for h in headers] == [
+        *("-- what-if", "-- uniqueness", "-- original vs treated", "-- classic measures")
+    ]
     for table in doc.iter("table"):
         assert table.find(".//th") is not None
 
@@ -228,6 +239,29 @@ def test_audit_format_html(demo):
     assert all(got[tuple(q["columns"])] == pytest.approx(q["pi_exact"], rel=1e-12) for q in full)
 
 
+def test_audit_and_records_format_html_with_a_store_show_the_history(demo, tmp_path):
+    """--store with --format html: the run is recorded, and the history section shows it with the
+    earlier runs of the table there, each T̂ as the store holds it; without --store, no history."""
+    from qar_sql.compliance.store import runs
+
+    store = str(tmp_path / "store.duckdb")
+    where = (demo["path"], "-t", "population", "-c", ",".join(COLUMNS), "--pi-u", "0.1", "-q", "--store", store)
+    first, second = cli_html("audit", *where), cli_html("audit", *where)
+    assert section_ids(first) == {"summary", "theta", "qis", "kanonymity", "history", "reproducibility"}
+    stored = runs(store)
+    assert len(stored) == 2 and stored[0].risk == stored[1].risk == numbers(first)["audit"]["risk"]
+    for doc, n in ((first, 1), (second, 2)):
+        points = numbers(doc)["history"]["series"][0]["points"]
+        assert [p["run_id"] for p in points] == [r.run_id for r in stored[:n]]
+        assert [p["risk"] for p in points] == [r.risk for r in stored[:n]]
+        assert numbers(doc)["parameters"]["store"] == store
+        assert check_numbers(doc) > 20
+    records = cli_html("records", *where, "--key", "person_id", "--top", "5")
+    assert section_ids(records) >= {"records", "history"} and len(runs(store)) == 3
+    # (qar records records its runs under the table's name as source, so they form a series of their own)
+    assert runs(store)[-1].run_id in {p["run_id"] for s in numbers(records)["history"]["series"] for p in s["points"]}
+
+
 def cli_html(*args: str):
     """A command's --format html on stdout, parsed strictly (click's runner, in process)."""
     from click.testing import CliRunner
@@ -254,9 +288,14 @@ def test_whatif_compare_uniqueness_and_risk_format_html(demo):
         "classic": cli_html("risk", *where, "-p", "3", "-q"),
     }
     full = numbers(parse(demo["html"]))
+    command = {"whatif": "qar whatif", "compare": "qar compare", "uniqueness": "qar uniqueness", "classic": "qar risk"}
     for name, doc in docs.items():
         assert section_ids(doc) == {"summary", name, "reproducibility"}, name
         assert check_numbers(doc) > 10
+        # The SQL the command rendered while it ran, under a comment naming it (reproducibility)
+        sql = sql_block(doc)
+        assert sql.startswith(f"-- {command[name]}: ") and '"population"' in sql, name
+        assert int(sql.split(": ", 1)[1].split(" ", 1)[0]) >= 1 and sql.rstrip().endswith(";"), name
         data = numbers(doc)
         assert "audit" not in data
         if name == "whatif":

@@ -126,7 +126,9 @@ def compare_cmd(
     check_thresholds(
         thresholds, linked=bool(link or aligned or treatments), attacker_columns=attacker_columns, target=target
     )
-    with params.Progress("comparing", quiet) as bar:
+    from qar_sql.engines.render import recording  # the SQL the HTML report shows
+
+    with params.Progress("comparing", quiet) as bar, recording() as sql:
         result = compare(
             original,
             treated,
@@ -156,7 +158,7 @@ def compare_cmd(
 
         shown = {"original": original, "treated": treated, "table": table, "treated_table": treated_table}
         shown |= {"treatments": treatments, "link": link, "aligned": aligned, "columns": columns, "exclude": exclude}
-        emit_html({**shown, "components": components, "target": target, **risk}, compare=result)
+        emit_html({**shown, "components": components, "target": target, **risk}, sql=sql, compare=result)
     else:
         click.echo(render_compare(result, fmt), nl=False)
     if plot:

@@ -73,7 +73,7 @@ def write_scores(c, path: str) -> None:
     raise ParameterError(f"--output {path!r} must end in .csv or .parquet")
 
 
-def _emit_html(c, where: dict, top: int, secret: str | None, jobs: int) -> None:
+def _emit_html(c, where: dict, top: int, secret: str | None, jobs: int, store: str | None) -> None:
     import os
     import sys
 
@@ -85,7 +85,8 @@ def _emit_html(c, where: dict, top: int, secret: str | None, jobs: int) -> None:
         secret = read_secret()
     summary = records_summary(c, top, secret, c.keys)
     command = masked_command(["qar", *sys.argv[1:]], [secret] if secret else [])
-    click.echo(audit_inputs(c.audit, where, command=command, jobs=jobs, records=summary).to_html(), nl=False)
+    inputs = audit_inputs(c.audit, where, command=command, jobs=jobs, records=summary, store=store)
+    click.echo(inputs.to_html(), nl=False)
 
 
 @click.command("records")
@@ -229,7 +230,7 @@ def records_cmd(
         with written(output, "--output"):
             write_scores(c, output)
     if fmt == "html":  # the report's audit and records sections (docs/report.md)
-        return _emit_html(c, where, top, secret, jobs)
+        return _emit_html(c, where, top, secret, jobs, store)
     order = c.order(by)
     shown = order if (all_records and fmt == "json") else order[:top]
     summary = c.summary()

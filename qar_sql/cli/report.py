@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 
 import click
 
@@ -135,10 +136,11 @@ def report_cmd(
     click.echo(f"Wrote {output} (T̂ = {risk_text}).", err=True)
 
 
-def emit_html(parameters: dict, **results) -> None:
+def emit_html(parameters: dict, sql: Sequence[str] = (), **results) -> None:
     """``--format html`` of a command other than audit and records: the report of its result
-    alone (``whatif=``, ``compare=``, ``uniqueness=``, ``classic=``), on stdout."""
+    alone (``whatif=``, ``compare=``, ``uniqueness=``, ``classic=``), on stdout; ``sql``: the
+    statements it rendered while it ran (``with recording() as sql:`` around the run)."""
     from qar_sql.reporting.collect import masked_command, result_inputs
 
-    inputs = result_inputs(parameters, command=masked_command(["qar", *sys.argv[1:]]), **results)
+    inputs = result_inputs(parameters, command=masked_command(["qar", *sys.argv[1:]]), sql=sql, **results)
     click.echo(inputs.to_html(), nl=False)

@@ -84,10 +84,11 @@ def risk_cmd(where, p, weight, sensitive, ordered, missing, sampling_fraction, p
     (with --population or --sampling-fraction), l-diversity and t-closeness (with --sensitive),
     and per record SUDA and DIS-SUDA (--per-record). See docs/risk-measures.md.
     """
+    from qar_sql.engines.render import recording  # the SQL the HTML report shows
     from qar_sql.measures.classic import risk
     from qar_sql.output.risk import render_risk
 
-    with params.Progress("measuring", quiet) as bar:
+    with params.Progress("measuring", quiet) as bar, recording() as sql:
         result = risk(
             **where,
             p=p,
@@ -112,6 +113,6 @@ def risk_cmd(where, p, weight, sensitive, ordered, missing, sampling_fraction, p
 
         shown = {"p": p, "weight": weight, "sensitive": sensitive, "missing": missing, "population": population}
         shown |= {"sampling_fraction": sampling_fraction, "risk_threshold": risk_threshold}
-        emit_html({**where, **shown, "l": l_threshold, "t": t_threshold}, classic=result)
+        emit_html({**where, **shown, "l": l_threshold, "t": t_threshold}, sql=sql, classic=result)
     else:
         click.echo(render_risk(result, fmt, top=top), nl=False)

@@ -150,7 +150,9 @@ def whatif_cmd(
         if value:
             raise click.UsageError(f"{opt} goes with --emit-sql; add --emit-sql or leave {opt} out")
     combos = [tuple(x.strip() for x in c.split(",") if x.strip()) for c in combine]
-    with params.Progress("scenarios", quiet) as bar:
+    from qar_sql.engines.render import recording  # the SQL the HTML report shows
+
+    with params.Progress("scenarios", quiet) as bar, recording() as sql:
         result = whatif(
             **where,
             **risk,
@@ -170,5 +172,5 @@ def whatif_cmd(
         from qar_sql.cli.report import emit_html
 
         shown = {"treatments": treatments, "qid": qid, "combine": combine, "only": only, "drop_null": drop_null}
-        return emit_html({**where, **risk, **shown, "key": key}, whatif=result)
+        return emit_html({**where, **risk, **shown, "key": key}, sql=sql, whatif=result)
     click.echo(render_whatif(result, fmt), nl=False)
