@@ -23,6 +23,7 @@ import qar_sql
 from qar_sql.demo import DEMO_COLUMNS, write_population
 from qar_sql.output.html import ReportInputs, fmt, lookup, render_html
 from tests.conftest import IN_CI, PG_URL, Loader, assert_close
+from tests.test_store import pg_schema  # noqa: F401  (a fixture: a PostgreSQL schema of its own)
 
 REPO = Path(__file__).resolve().parents[1]
 COLUMNS = list(DEMO_COLUMNS[:9])  # 84 QIs of p = 3; with π_u = 0.1 a tail of about 8
@@ -97,6 +98,15 @@ def sql_block(doc) -> str:
     """The text of the reproducibility section's SQL block ("" when there is none)."""
     pre = doc.find(".//pre[@class='sql']")
     return "" if pre is None else "".join(pre.itertext())
+
+
+def shown(doc) -> list[tuple[str, str]]:
+    """Each marked number outside the history section: (its JSON path, the text shown)."""
+    return [
+        (e.get("data-qar"), "".join(e.itertext()))
+        for e in doc.iter()
+        if e.get("data-qar") and not e.get("data-qar").startswith("history.")
+    ]
 
 
 def section_ids(doc) -> set[str]:
@@ -262,13 +272,13 @@ def test_audit_and_records_format_html_with_a_store_show_the_history(demo, tmp_p
     assert runs(store)[-1].run_id in {p["run_id"] for s in numbers(records)["history"]["series"] for p in s["points"]}
 
 
-def cli_html(*args: str):
+def cli_html(*args: str, env: dict | None = None):
     """A command's --format html on stdout, parsed strictly (click's runner, in process)."""
     from click.testing import CliRunner
 
     from qar_sql.cli.main import cli
 
-    res = CliRunner().invoke(cli, [*args, "-f", "html"], catch_exceptions=False)
+    res = CliRunner(env=env).invoke(cli, [*args, "-f", "html"], catch_exceptions=False)
     assert res.exit_code == 0, res.stderr
     return parse(res.stdout)
 
@@ -530,18 +540,22 @@ def test_report_rebuilt_from_a_stored_run(demo, tmp_path):
     assert check_numbers(doc) > 50
     data, full = numbers(doc), numbers(parse(demo["html"]))["audit"]
     assert data["audit"]["risk"] == run.risk == full["risk"]
-    fields = ("columns", "distinct", "singletons", "theta", "min_class_size")
+    fields = ("columns", "distinct", "singletons", "theta", "min_class_size", "class_sizes")  # histograms kept (0004)
     assert [{f: q[f] for f in fields} for q in data["audit"]["qis"]] == [{f: q[f] for f in fields} for q in full["qis"]]
     assert data["parameters"]["run"] == run.run_id
     assert "records" not in data  # qar audit --store records no top records
 
-    # A run of qar records --store --hash-keys: its top records come back, keys only hashed
+    # A run of qar records --store --hash-keys recorded before 0004: its top records come back, keys only hashed
     store = str(tmp_path / "records.duckdb")
     args = ["records", demo["path"], "-t", "population", "-c", ",".join(COLUMNS), "--pi-u", "0.1", "--key"]
     env = {"QAR_HASH_SECRET": "s3cret-for-keys"}
     res = CliRunner(env=env).invoke(cli, [*args, "person_id", "--store", store, "--hash-keys", "-q"])
     assert res.exit_code == 0, res.stderr
     run = runs(store)[-1]
+    # A run recorded before migration 0004 kept its top records only by rank, hashed key and DT
+    con = duckdb.connect(store)
+    con.execute("delete from qar_run_results")
+    con.close()
     CliRunner().invoke(cli, ["report", "--from-store", store, "--run", run.run_id, "-o", str(out)])
     html = out.read_text(encoding="utf-8")
     doc = parse(html)
@@ -560,6 +574,53 @@ def test_report_rebuilt_from_a_stored_run(demo, tmp_path):
         assert got["hashed_key"] == hash_key(str(ids[want["position"] - 1]), env["QAR_HASH_SECRET"])
     bad = CliRunner().invoke(cli, ["report", "--from-store", demo["store"], "--run", "nope", "-o", str(out)])
     assert bad.exit_code == 2 and "'nope' is not in the results store" in bad.stderr
+
+
+@pytest.fixture(params=["duckdb", "postgresql"])
+def fresh_store(request, tmp_path):
+    """An empty results store on each engine the store supports (PostgreSQL: a schema of its own)."""
+    if request.param == "duckdb":
+        yield str(tmp_path / "store.duckdb")
+        return
+    from tests.test_store import pg_store_url
+
+    yield pg_store_url(request.getfixturevalue("pg_schema"))
+
+
+def test_a_stored_run_rebuilds_the_live_report(demo, fresh_store, tmp_path):
+    """qar report --from-store --run of a run recorded by audit --group-size --store and by
+    records --store --hash-keys: the same sections and the same numbers as the live report of
+    that run (--format html), histograms and curves included, on DuckDB and PostgreSQL stores."""
+    from click.testing import CliRunner
+
+    from qar_sql.cli.main import cli
+    from qar_sql.compliance.store import runs
+
+    where = (demo["path"], "-t", "population", "-c", ",".join(COLUMNS), "--pi-u", "0.1", "-q", "--store", fresh_store)
+    env = {"QAR_HASH_SECRET": "s3cret-for-keys"}
+    live = {
+        "audit": cli_html("audit", *where, "--group-size", str(GROUP_SIZE)),
+        "records": cli_html("records", *where, "--key", "person_id", "--top", "5", "--hash-keys", env=env),
+    }
+    out = tmp_path / "stored.html"
+    for (name, doc), run in zip(live.items(), runs(fresh_store), strict=True):
+        res = CliRunner().invoke(cli, ["report", "--from-store", fresh_store, "--run", run.run_id, "-o", str(out)])
+        assert res.exit_code == 0, res.stderr
+        stored = parse(out.read_text(encoding="utf-8"))
+        assert section_ids(stored) == section_ids(doc), name
+        assert "kanonymity" in section_ids(stored) and len(svgs(stored)) == len(svgs(doc)), name  # every figure
+        assert check_numbers(stored) > 50 and check_numbers(doc) > 50, name
+        # the same numbers shown, but for the history, which has grown since the live report
+        assert shown(stored) == shown(doc), name
+        got, want = numbers(stored), numbers(doc)
+        for key in ("audit", "uniqueness", "records"):
+            assert got.get(key) == want.get(key), (name, key)
+        assert got["audit"]["risk"] == run.risk and got["parameters"]["run"] == run.run_id
+        assert all(q["class_sizes"] for q in got["audit"]["qis"])  # the histograms, kept
+        if name == "audit":
+            assert "uniqueness" in got and all("most_exposed" not in q for q in got["uniqueness"]["qis"])
+        else:  # the records section: the hashed keys of the same records, no key in clear
+            assert got["records"]["hashed"] and all(r["hashed_key"] for r in got["records"]["top"])
 
 
 def test_scan_format_html_writes_a_report_per_table_and_an_index(demo, tmp_path):

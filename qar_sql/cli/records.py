@@ -214,11 +214,18 @@ def records_cmd(
                 order = c_.order(by)[:top]
                 return c_.audit, [(", ".join(map(str, c_.key_of(r))), float(c_.scores(by)[r])) for r in order]
 
+            def sections(_):  # the records section of the report, rebuilt by qar report --from-store
+                from qar_sql.reporting.collect import records_summary
+                from qar_sql.results import to_plain
+
+                return {"records": to_plain(records_summary(box["c"], top, secret, box["c"].keys))}
+
             recorded_audit(
                 store,
                 **where,
                 **risk,
                 runner=runner,
+                sections=sections,
                 hash_keys=hash_keys,
                 hash_secret_value=secret,
                 store_in_source=store_in_source,

@@ -297,16 +297,24 @@ def from_store(
     command: str | None = None,
 ) -> ReportInputs:
     """The report of a run recorded in a results store, from the stored results alone (no
-    source is read): summary, θ and tail fit, the riskiest QIs, the smallest classes, the SQL
-    the run's options give, and the history of its table in that store."""
-    from qar_sql.compliance.store import stored_audit, stored_top_records
+    source is read): the sections of the live report of that run (``qar audit/records --format
+    html``: summary, θ and tail fit, the riskiest QIs, k-anonymity with its histograms, the
+    uniqueness of ``--group-size``, the top records), the SQL the run's options give, and the
+    history of its table in that store. A run recorded before migration 0004 kept fewer
+    numbers: no histograms, and its top records by rank, hashed key and DT only."""
+    from qar_sql.compliance.store import stored_audit, stored_results, stored_top_records
+    from qar_sql.results import from_plain
 
     result = stored_audit(store, run_id)
-    top = stored_top_records(store, run_id)
-    hashed = bool(top) and all(h for _, _, h, _ in top)
-    # A key stored in clear never reaches the report: such records are shown by rank only.
-    rows = tuple(RecordRow(rank, key if h else None, dt, None, None, None) for rank, key, h, dt in top)
-    rec = RecordsSummary((), hashed, rows, None, stored=True) if rows else None
+    kept = stored_results(store, run_id).get("records")
+    if kept is not None:
+        rec = from_plain(RecordsSummary, kept)
+    else:
+        top = stored_top_records(store, run_id)
+        hashed = bool(top) and all(h for _, _, h, _ in top)
+        # A key stored in clear never reaches the report: such records are shown by rank only.
+        rows = tuple(RecordRow(rank, key if h else None, dt, None, None, None) for rank, key, h, dt in top)
+        rec = RecordsSummary((), hashed, rows, None, stored=True) if rows else None
     hist = read_history(store, result.table) if history and result.table else None
     return ReportInputs(
         audit=result,
