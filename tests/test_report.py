@@ -482,6 +482,40 @@ def test_the_report_in_headless_chromium(demo, tmp_path):
     assert ImageStat.Stat(img).stddev[0] > 10, "the screenshot is blank"
 
 
+def _print_to_pdf(exe: str, page: Path, pdf: Path) -> bytes:
+    run = subprocess.run(
+        [exe, *CHROMIUM_FLAGS, f"--user-data-dir={page.parent / ('pdf-' + page.stem)}", "--no-pdf-header-footer"]
+        + [f"--print-to-pdf={pdf}", page.as_uri()],
+        capture_output=True,
+        timeout=300,
+    )
+    assert run.returncode == 0 and pdf.is_file(), run.stderr[-2000:]
+    return pdf.read_bytes()
+
+
+def _pages(pdf: bytes) -> int:
+    """The pages of a PDF: the /Count of its page tree's root (the largest; Chromium writes the
+    page tree uncompressed)."""
+    return max(int(n) for n in re.findall(rb"/Count (\d+)", pdf))
+
+
+def test_the_report_prints_to_pdf(demo, tmp_path):
+    """Printed to PDF by headless Chromium (the print stylesheet), the report is a document of a
+    readable length: every section, the fold-outs open, but not the SQL and the JSON block (a
+    hundred pages of text for programs; the print says they are in the HTML file). The PDF's
+    text is not read back: that needs a PDF parser such as pypdf, which qar-sql does not depend
+    on; the numbers on the page are checked against the JSON in the browser test above."""
+    exe = _chromium()
+    page = tmp_path / "report.html"
+    page.write_text(demo["html"], encoding="utf-8")
+    pdf = _print_to_pdf(exe, page, tmp_path / "report.pdf")
+    assert pdf.startswith(b"%PDF-") and pdf.rstrip().endswith(b"%%EOF")
+    assert len(pdf) > 100_000 and 5 <= _pages(pdf) <= 40, (len(pdf), _pages(pdf))
+    control = tmp_path / "control.html"  # the page counter itself, on a page of known length
+    control.write_text("<!DOCTYPE html><title>c</title>" + '<p style="break-after: page">x</p>' * 3, encoding="utf-8")
+    assert _pages(_print_to_pdf(exe, control, tmp_path / "control.pdf")) == 3
+
+
 def test_class_size_bins_keep_every_record():
     from qar_sql.output.figures import size_bins
 
