@@ -168,6 +168,18 @@ def test_an_optional_section_is_absent_without_its_input(demo, name):
     assert {"summary", "theta", "qis", "kanonymity", "reproducibility"} <= section_ids(doc)
 
 
+def test_qar_report_without_optional_inputs_has_only_the_audit_sections(demo, tmp_path):
+    """qar report with none of --key, --treatments, --classic, --compare, --group-size, --store:
+    the audit's sections and the reproducibility block, whose SQL is the audit's alone."""
+    out = tmp_path / "bare.html"
+    qar("report", demo["path"], "-t", "population", "-c", ",".join(COLUMNS), "--pi-u", "0.1", "-o", str(out), "-q")
+    doc = parse(out.read_text(encoding="utf-8"))
+    assert section_ids(doc) == {"summary", "theta", "qis", "kanonymity", "reproducibility"}
+    assert set(numbers(doc)) == {"audit", "summary", "parameters"}
+    sql = sql_block(doc)
+    assert sql.startswith("-- qar-sql audit") and "as rendered while it ran" not in sql
+
+
 def test_numbers_on_the_page_equal_the_json_and_an_independent_computation(demo):
     doc = parse(demo["html"])
     assert check_numbers(doc) > 100

@@ -22,6 +22,16 @@ key_option = click.option(
 )
 
 
+def hash_secret_file_option(purpose: str):
+    """``--hash-secret-file`` (qar records, qar report): the file holding the HMAC secret of keys."""
+    return click.option(
+        "--hash-secret-file",
+        type=click.Path(dir_okay=False),
+        envvar="QAR_HASH_SECRET_FILE",
+        help=f"File holding the secret {purpose}.",
+    )
+
+
 def _f(x):
     x = float(x)
     return x if math.isfinite(x) else None
@@ -133,12 +143,7 @@ def _emit_html(c, where: dict, top: int, secret: str | None, jobs: int, store: s
     help="With --store: store the top records' keys as HMAC-SHA256, not in clear; needs a secret "
     "($QAR_HASH_SECRET or --hash-secret-file).",
 )
-@click.option(
-    "--hash-secret-file",
-    type=click.Path(dir_okay=False),
-    envvar="QAR_HASH_SECRET_FILE",
-    help="File holding the secret for --hash-keys (instead of $QAR_HASH_SECRET).",
-)
+@hash_secret_file_option("for --hash-keys (instead of $QAR_HASH_SECRET)")
 @params.fmt_html
 @params.jobs
 @params.quiet

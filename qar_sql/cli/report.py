@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import click
 
 from qar_sql import params
-from qar_sql.cli.records import key_option
+from qar_sql.cli.records import hash_secret_file_option, key_option
 from qar_sql.errors import UsageError
 
 
@@ -54,12 +54,7 @@ from qar_sql.errors import UsageError
 @params.population
 @params.sampling_fraction
 @click.option("--no-records", is_flag=True, help="Leave out the records and elimination sections (a second pass).")
-@click.option(
-    "--hash-secret-file",
-    type=click.Path(dir_okay=False),
-    envvar="QAR_HASH_SECRET_FILE",
-    help="File holding the secret that hashes record keys (else $QAR_HASH_SECRET; without one, positions are shown).",
-)
+@hash_secret_file_option("that hashes record keys (else $QAR_HASH_SECRET; without one, positions are shown)")
 @params.store
 @click.option(
     "--from-store",

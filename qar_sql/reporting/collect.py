@@ -202,21 +202,9 @@ def collect(
     )
     secrets = secret_values(resolved) + secret_values(compare)
     secrets += [hash_secret] if hash_secret else []
-    return ReportInputs(
-        audit=result,
-        threshold=float(threshold),
-        records=rec,
-        elimination=elim,
-        whatif=wi,
-        history=hist,
-        compare=cmp,
-        uniqueness=uniq,
-        classic=cls,
-        sql=scrub(sql, secrets) if sql else None,
-        parameters=parameters,
-        command=scrub(command, secrets) if command else None,
-        created=datetime.now(UTC).isoformat(timespec="seconds"),
-    )
+    found = {"records": rec, "elimination": elim, "whatif": wi, "history": hist, "compare": cmp}
+    found |= {"uniqueness": uniq, "classic": cls, "threshold": float(threshold)}
+    return _inputs(result, parameters, sql=sql, command=command, secrets=secrets, **found)
 
 
 def read_history(store: str | None, table: str | None) -> Any:
@@ -250,16 +238,10 @@ def audit_inputs(
     resolved = resolve_source(source)
     sql = _sql(resolved, where.get("table"), result, where.get("delimiter"), jobs)
     secrets = secret_values(resolved)
-    return ReportInputs(
-        audit=result,
-        threshold=float(threshold),
-        records=records,
-        history=read_history(store, result.table) if store is not None else None,
-        sql=scrub(sql, secrets) if sql else None,
-        parameters=_parameters(result, where.get("table"), threshold=threshold, **_store_parameter(store)),
-        command=scrub(command, secrets) if command else None,
-        created=datetime.now(UTC).isoformat(timespec="seconds"),
-    )
+    parameters = _parameters(result, where.get("table"), threshold=threshold, **_store_parameter(store))
+    hist = read_history(store, result.table) if store is not None else None
+    found = {"records": records, "history": hist, "threshold": float(threshold)}
+    return _inputs(result, parameters, sql=sql, command=command, secrets=secrets, **found)
 
 
 #: The command whose result each :class:`ReportInputs` field of :func:`result_inputs` holds.
@@ -278,14 +260,7 @@ def result_inputs(
     secrets = [v for value in parameters.values() if isinstance(value, str) for v in secret_values(value)]
     shown = {k: mask_source(v) if isinstance(v, str) and secret_values(v) else v for k, v in parameters.items()}
     text = sql_text(" and ".join(_COMMANDS.get(name, name) for name in results), sql)
-    return ReportInputs(
-        audit=None,
-        parameters=shown,
-        sql=scrub(text, secrets) if text else None,
-        command=scrub(command, secrets) if command else None,
-        created=datetime.now(UTC).isoformat(timespec="seconds"),
-        **results,
-    )
+    return _inputs(None, shown, sql=text, command=command, secrets=secrets, **results)
 
 
 def from_store(
@@ -316,16 +291,30 @@ def from_store(
         rows = tuple(RecordRow(rank, key if h else None, dt, None, None, None) for rank, key, h, dt in top)
         rec = RecordsSummary((), hashed, rows, None, stored=True) if rows else None
     hist = read_history(store, result.table) if history and result.table else None
+    parameters = _parameters(result, result.table, threshold=threshold, **_store_parameter(store or ""), run=run_id)
+    sql = _sql(result.source, result.table, result, None, 2)
+    found = {"records": rec, "history": hist, "threshold": float(threshold), "stored_run": run_id}
+    return _inputs(result, parameters, sql=sql, command=command, **found)
+
+
+def _inputs(
+    audit: AuditResult | None,
+    parameters: Mapping[str, Any],
+    *,
+    sql: str | None,
+    command: str | None,
+    secrets: Sequence[str] = (),
+    **sections: Any,
+) -> ReportInputs:
+    """The :class:`ReportInputs` of every kind of report: ``secrets`` masked in the SQL and the
+    command line, the time it was made; ``sections`` are the other fields (None: absent)."""
     return ReportInputs(
-        audit=result,
-        threshold=float(threshold),
-        records=rec,
-        history=hist,
-        sql=_sql(result.source, result.table, result, None, 2),
-        parameters=_parameters(result, result.table, threshold=threshold, **_store_parameter(store or ""), run=run_id),
-        command=command,
+        audit=audit,
+        parameters=parameters,
+        sql=scrub(sql, secrets) if sql else None,
+        command=scrub(command, secrets) if command else None,
         created=datetime.now(UTC).isoformat(timespec="seconds"),
-        stored_run=run_id,
+        **sections,
     )
 
 
