@@ -528,6 +528,32 @@ def test_the_report_prints_to_pdf(demo, tmp_path):
     assert _pages(_print_to_pdf(exe, control, tmp_path / "control.pdf")) == 3
 
 
+def test_recording_collects_what_render_renders_in_any_thread():
+    """engines.render.recording: every statement rendered while it is open, also in worker
+    threads and in nested recordings (two open at once, each removed by identity), none after."""
+    import threading
+
+    from qar_sql.engines.render import recording
+    from qar_sql.pushdown.showsql import show_sql
+
+    def shown() -> str:
+        return show_sql(None, dialect="duckdb", table="t", columns=["a", "b", "c"], p=2)
+
+    with recording() as outer:
+        with recording() as empty:
+            pass
+        with recording() as inner:
+            text = shown()
+            worker = threading.Thread(target=shown)
+            worker.start()
+            worker.join()
+    shown()
+    assert (
+        empty == [] and inner == outer and len(inner) % 2 == 0 and inner[: len(inner) // 2] == inner[len(inner) // 2 :]
+    )
+    assert inner and all(statement.strip() in text for statement in inner)  # qar sql's text is made of them
+
+
 def test_class_size_bins_keep_every_record():
     from qar_sql.output.figures import size_bins
 
