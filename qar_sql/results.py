@@ -505,3 +505,84 @@ class UniquenessResult(Tabular):
             f"{self.source}{f' table {self.table}' if self.table else ''}: groups of k = {self.group_size}, "
             f"{self.rows:,} rows, {len(self.qis):,} QIs (domain {self.domain_mode}){riskiest}"
         )
+
+
+# --------------------------------------------------------------------------------------------
+# Results as JSON data and back: what the results store keeps of a run (migration 0004), so a
+# report rebuilt from it (qar report --from-store) has every section the live report had.
+
+_NON_FINITE = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
+
+
+def to_plain(obj: Any) -> Any:
+    """A result as JSON-ready data, losslessly: a dataclass as the object of its fields, tuples
+    as lists, a float that is not finite as the string "NaN", "Infinity" or "-Infinity" (strict
+    JSON has no such numbers); :func:`from_plain` turns it back into the same result."""
+    if dataclass_fields(obj):
+        return {f.name: to_plain(getattr(obj, f.name)) for f in dataclass_fields(obj) if f.init}
+    if isinstance(obj, dict):
+        return {str(k): to_plain(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple | np.ndarray):
+        return [to_plain(v) for v in obj]
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if isinstance(obj, float) and not np.isfinite(obj):
+        return "NaN" if obj != obj else ("Infinity" if obj > 0 else "-Infinity")
+    return obj
+
+
+def dataclass_fields(obj: Any) -> tuple:
+    """The fields of a dataclass instance, else ()."""
+    import dataclasses
+
+    return dataclasses.fields(obj) if dataclasses.is_dataclass(obj) and not isinstance(obj, type) else ()
+
+
+def from_plain(kind: Any, data: Any) -> Any:
+    """The value of type ``kind`` (a dataclass or a type annotation) that :func:`to_plain` gave
+    ``data``. A field missing from ``data`` takes its default (data written by an older qar-sql)."""
+    import dataclasses
+    import types
+    import typing
+
+    if data is None:
+        return None
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    if dataclasses.is_dataclass(kind) and isinstance(kind, type):
+        hints = typing.get_type_hints(kind)
+        return kind(
+            **{
+                f.name: from_plain(hints[f.name], data[f.name])
+                for f in dataclasses.fields(kind)
+                if f.init and f.name in data
+            }
+        )
+    if origin in (typing.Union, types.UnionType):
+        options = [a for a in args if a is not type(None)]
+        for i, option in enumerate(options):  # the first that fits (a dataclass needs an object)
+            if dataclasses.is_dataclass(option) and not isinstance(data, dict) and i < len(options) - 1:
+                continue
+            return from_plain(option, data)
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(from_plain(args[0], v) for v in data)
+        return tuple(from_plain(a, v) for a, v in zip(args, data, strict=True)) if args else _tuples(data)
+    if origin in (dict, typing.get_origin(typing.Mapping[str, Any])):
+        key, value = args or (str, Any)
+        return {from_plain(key, k): from_plain(value, v) for k, v in data.items()}
+    if origin is list:
+        return [from_plain(args[0] if args else Any, v) for v in data]
+    if kind is float:
+        return _NON_FINITE[data] if isinstance(data, str) else float(data)
+    if kind is int:
+        return int(data)
+    if kind is tuple:
+        return _tuples(data)
+    if kind is np.ndarray:
+        return np.asarray(data)
+    return data
+
+
+def _tuples(data: Any) -> Any:
+    """A bare ``tuple`` field (values of any type): its lists back as tuples."""
+    return tuple(_tuples(v) for v in data) if isinstance(data, list) else data

@@ -23,6 +23,7 @@ import qar_sql
 from qar_sql.demo import DEMO_COLUMNS, write_population
 from qar_sql.output.html import ReportInputs, fmt, lookup, render_html
 from tests.conftest import IN_CI, PG_URL, Loader, assert_close
+from tests.test_store import pg_schema  # noqa: F401  (a fixture: a PostgreSQL schema of its own)
 
 REPO = Path(__file__).resolve().parents[1]
 COLUMNS = list(DEMO_COLUMNS[:9])  # 84 QIs of p = 3; with π_u = 0.1 a tail of about 8
@@ -91,6 +92,21 @@ def svgs(doc) -> list:
     return [e for e in doc.iter() if isinstance(e.tag, str) and e.tag.rsplit("}", 1)[-1] == "svg"]
 
 
+def sql_block(doc) -> str:
+    """The text of the reproducibility section's SQL block ("" when there is none)."""
+    pre = doc.find(".//pre[@class='sql']")
+    return "" if pre is None else "".join(pre.itertext())
+
+
+def shown(doc) -> list[tuple[str, str]]:
+    """Each marked number outside the history section: (its JSON path, the text shown)."""
+    return [
+        (e.get("data-qar"), "".join(e.itertext()))
+        for e in doc.iter()
+        if e.get("data-qar") and not e.get("data-qar").startswith("history.")
+    ]
+
+
 def section_ids(doc) -> set[str]:
     return {s.get("id") for s in doc.iter("section")}
 
@@ -128,6 +144,11 @@ def test_demo_report_is_valid_html_with_every_section(demo):
     for svg in svgs(doc):  # figures carry a text alternative
         assert svg.get("role") == "img" and svg.get("aria-label")
     assert len(svgs(doc)) >= 8  # θ, QQ, class sizes, elimination, history, fk, θ before/after, π(k)
+    sql = sql_block(doc)  # the audit's statements, then each other section's as it ran
+    headers = [line for line in sql.splitlines() if line.startswith("-- ") and "as rendered while it ran" in line]
+    assert sql.startswith("-- qar-sql audit") and [h.split(":")[0] for h in headers] == [
+        *("-- what-if", "-- uniqueness", "-- original vs treated", "-- classic measures")
+    ]
     for table in doc.iter("table"):
         assert table.find(".//th") is not None
 
@@ -143,6 +164,18 @@ def test_an_optional_section_is_absent_without_its_input(demo, name):
     assert name not in section_ids(doc)
     assert name not in numbers(doc) and (name != "records" or "elimination" not in numbers(doc))
     assert {"summary", "theta", "qis", "kanonymity", "reproducibility"} <= section_ids(doc)
+
+
+def test_qar_report_without_optional_inputs_has_only_the_audit_sections(demo, tmp_path):
+    """qar report with none of --key, --treatments, --classic, --compare, --group-size, --store:
+    the audit's sections and the reproducibility block, whose SQL is the audit's alone."""
+    out = tmp_path / "bare.html"
+    qar("report", demo["path"], "-t", "population", "-c", ",".join(COLUMNS), "--pi-u", "0.1", "-o", str(out), "-q")
+    doc = parse(out.read_text(encoding="utf-8"))
+    assert section_ids(doc) == {"summary", "theta", "qis", "kanonymity", "reproducibility"}
+    assert set(numbers(doc)) == {"audit", "summary", "parameters"}
+    sql = sql_block(doc)
+    assert sql.startswith("-- qar-sql audit") and "as rendered while it ran" not in sql
 
 
 def test_numbers_on_the_page_equal_the_json_and_an_independent_computation(demo):
@@ -226,13 +259,36 @@ def test_audit_format_html(demo):
     assert all(got[tuple(q["columns"])] == pytest.approx(q["pi_exact"], rel=1e-12) for q in full)
 
 
-def cli_html(*args: str):
+def test_audit_and_records_format_html_with_a_store_show_the_history(demo, tmp_path):
+    """--store with --format html: the run is recorded, and the history section shows it with the
+    earlier runs of the table there, each T̂ as the store holds it; without --store, no history."""
+    from qar_sql.compliance.store import runs
+
+    store = str(tmp_path / "store.duckdb")
+    where = (demo["path"], "-t", "population", "-c", ",".join(COLUMNS), "--pi-u", "0.1", "-q", "--store", store)
+    first, second = cli_html("audit", *where), cli_html("audit", *where)
+    assert section_ids(first) == {"summary", "theta", "qis", "kanonymity", "history", "reproducibility"}
+    stored = runs(store)
+    assert len(stored) == 2 and stored[0].risk == stored[1].risk == numbers(first)["audit"]["risk"]
+    for doc, n in ((first, 1), (second, 2)):
+        points = numbers(doc)["history"]["series"][0]["points"]
+        assert [p["run_id"] for p in points] == [r.run_id for r in stored[:n]]
+        assert [p["risk"] for p in points] == [r.risk for r in stored[:n]]
+        assert numbers(doc)["parameters"]["store"] == store
+        assert check_numbers(doc) > 20
+    records = cli_html("records", *where, "--key", "person_id", "--top", "5")
+    assert section_ids(records) >= {"records", "history"} and len(runs(store)) == 3
+    # (qar records records its runs under the table's name as source, so they form a series of their own)
+    assert runs(store)[-1].run_id in {p["run_id"] for s in numbers(records)["history"]["series"] for p in s["points"]}
+
+
+def cli_html(*args: str, env: dict | None = None):
     """A command's --format html on stdout, parsed strictly (click's runner, in process)."""
     from click.testing import CliRunner
 
     from qar_sql.cli.main import cli
 
-    res = CliRunner().invoke(cli, [*args, "-f", "html"], catch_exceptions=False)
+    res = CliRunner(env=env).invoke(cli, [*args, "-f", "html"], catch_exceptions=False)
     assert res.exit_code == 0, res.stderr
     return parse(res.stdout)
 
@@ -252,9 +308,14 @@ def test_whatif_compare_uniqueness_and_risk_format_html(demo):
         "classic": cli_html("risk", *where, "-p", "3", "-q"),
     }
     full = numbers(parse(demo["html"]))
+    command = {"whatif": "qar whatif", "compare": "qar compare", "uniqueness": "qar uniqueness", "classic": "qar risk"}
     for name, doc in docs.items():
         assert section_ids(doc) == {"summary", name, "reproducibility"}, name
         assert check_numbers(doc) > 10
+        # The SQL the command rendered while it ran, under a comment naming it (reproducibility)
+        sql = sql_block(doc)
+        assert sql.startswith(f"-- {command[name]}: ") and '"population"' in sql, name
+        assert int(sql.split(": ", 1)[1].split(" ", 1)[0]) >= 1 and sql.rstrip().endswith(";"), name
         data = numbers(doc)
         assert "audit" not in data
         if name == "whatif":
@@ -431,6 +492,66 @@ def test_the_report_in_headless_chromium(demo, tmp_path):
     assert ImageStat.Stat(img).stddev[0] > 10, "the screenshot is blank"
 
 
+def _print_to_pdf(exe: str, page: Path, pdf: Path) -> bytes:
+    run = subprocess.run(
+        [exe, *CHROMIUM_FLAGS, f"--user-data-dir={page.parent / ('pdf-' + page.stem)}", "--no-pdf-header-footer"]
+        + [f"--print-to-pdf={pdf}", page.as_uri()],
+        capture_output=True,
+        timeout=300,
+    )
+    assert run.returncode == 0 and pdf.is_file(), run.stderr[-2000:]
+    return pdf.read_bytes()
+
+
+def _pages(pdf: bytes) -> int:
+    """The pages of a PDF: the /Count of its page tree's root (the largest; Chromium writes the
+    page tree uncompressed)."""
+    return max(int(n) for n in re.findall(rb"/Count (\d+)", pdf))
+
+
+def test_the_report_prints_to_pdf(demo, tmp_path):
+    """Printed to PDF by headless Chromium (the print stylesheet), the report is a document of a
+    readable length: every section, the fold-outs open, but not the SQL and the JSON block (a
+    hundred pages of text for programs; the print says they are in the HTML file). The PDF's
+    text is not read back: that needs a PDF parser such as pypdf, which qar-sql does not depend
+    on; the numbers on the page are checked against the JSON in the browser test above."""
+    exe = _chromium()
+    page = tmp_path / "report.html"
+    page.write_text(demo["html"], encoding="utf-8")
+    pdf = _print_to_pdf(exe, page, tmp_path / "report.pdf")
+    assert pdf.startswith(b"%PDF-") and pdf.rstrip().endswith(b"%%EOF")
+    assert len(pdf) > 100_000 and 5 <= _pages(pdf) <= 40, (len(pdf), _pages(pdf))
+    control = tmp_path / "control.html"  # the page counter itself, on a page of known length
+    control.write_text("<!DOCTYPE html><title>c</title>" + '<p style="break-after: page">x</p>' * 3, encoding="utf-8")
+    assert _pages(_print_to_pdf(exe, control, tmp_path / "control.pdf")) == 3
+
+
+def test_recording_collects_what_render_renders_in_any_thread():
+    """engines.render.recording: every statement rendered while it is open, also in worker
+    threads and in nested recordings (two open at once, each removed by identity), none after."""
+    import threading
+
+    from qar_sql.engines.render import recording
+    from qar_sql.pushdown.showsql import show_sql
+
+    def shown() -> str:
+        return show_sql(None, dialect="duckdb", table="t", columns=["a", "b", "c"], p=2)
+
+    with recording() as outer:
+        with recording() as empty:
+            pass
+        with recording() as inner:
+            text = shown()
+            worker = threading.Thread(target=shown)
+            worker.start()
+            worker.join()
+    shown()
+    assert (
+        empty == [] and inner == outer and len(inner) % 2 == 0 and inner[: len(inner) // 2] == inner[len(inner) // 2 :]
+    )
+    assert inner and all(statement.strip() in text for statement in inner)  # qar sql's text is made of them
+
+
 def test_class_size_bins_keep_every_record():
     from qar_sql.output.figures import size_bins
 
@@ -489,18 +610,22 @@ def test_report_rebuilt_from_a_stored_run(demo, tmp_path):
     assert check_numbers(doc) > 50
     data, full = numbers(doc), numbers(parse(demo["html"]))["audit"]
     assert data["audit"]["risk"] == run.risk == full["risk"]
-    fields = ("columns", "distinct", "singletons", "theta", "min_class_size")
+    fields = ("columns", "distinct", "singletons", "theta", "min_class_size", "class_sizes")  # histograms kept (0004)
     assert [{f: q[f] for f in fields} for q in data["audit"]["qis"]] == [{f: q[f] for f in fields} for q in full["qis"]]
     assert data["parameters"]["run"] == run.run_id
     assert "records" not in data  # qar audit --store records no top records
 
-    # A run of qar records --store --hash-keys: its top records come back, keys only hashed
+    # A run of qar records --store --hash-keys recorded before 0004: its top records come back, keys only hashed
     store = str(tmp_path / "records.duckdb")
     args = ["records", demo["path"], "-t", "population", "-c", ",".join(COLUMNS), "--pi-u", "0.1", "--key"]
     env = {"QAR_HASH_SECRET": "s3cret-for-keys"}
     res = CliRunner(env=env).invoke(cli, [*args, "person_id", "--store", store, "--hash-keys", "-q"])
     assert res.exit_code == 0, res.stderr
     run = runs(store)[-1]
+    # A run recorded before migration 0004 kept its top records only by rank, hashed key and DT
+    con = duckdb.connect(store)
+    con.execute("delete from qar_run_results")
+    con.close()
     CliRunner().invoke(cli, ["report", "--from-store", store, "--run", run.run_id, "-o", str(out)])
     html = out.read_text(encoding="utf-8")
     doc = parse(html)
@@ -519,6 +644,53 @@ def test_report_rebuilt_from_a_stored_run(demo, tmp_path):
         assert got["hashed_key"] == hash_key(str(ids[want["position"] - 1]), env["QAR_HASH_SECRET"])
     bad = CliRunner().invoke(cli, ["report", "--from-store", demo["store"], "--run", "nope", "-o", str(out)])
     assert bad.exit_code == 2 and "'nope' is not in the results store" in bad.stderr
+
+
+@pytest.fixture(params=["duckdb", "postgresql"])
+def fresh_store(request, tmp_path):
+    """An empty results store on each engine the store supports (PostgreSQL: a schema of its own)."""
+    if request.param == "duckdb":
+        yield str(tmp_path / "store.duckdb")
+        return
+    from tests.test_store import pg_store_url
+
+    yield pg_store_url(request.getfixturevalue("pg_schema"))
+
+
+def test_a_stored_run_rebuilds_the_live_report(demo, fresh_store, tmp_path):
+    """qar report --from-store --run of a run recorded by audit --group-size --store and by
+    records --store --hash-keys: the same sections and the same numbers as the live report of
+    that run (--format html), histograms and curves included, on DuckDB and PostgreSQL stores."""
+    from click.testing import CliRunner
+
+    from qar_sql.cli.main import cli
+    from qar_sql.compliance.store import runs
+
+    where = (demo["path"], "-t", "population", "-c", ",".join(COLUMNS), "--pi-u", "0.1", "-q", "--store", fresh_store)
+    env = {"QAR_HASH_SECRET": "s3cret-for-keys"}
+    live = {
+        "audit": cli_html("audit", *where, "--group-size", str(GROUP_SIZE)),
+        "records": cli_html("records", *where, "--key", "person_id", "--top", "5", "--hash-keys", env=env),
+    }
+    out = tmp_path / "stored.html"
+    for (name, doc), run in zip(live.items(), runs(fresh_store), strict=True):
+        res = CliRunner().invoke(cli, ["report", "--from-store", fresh_store, "--run", run.run_id, "-o", str(out)])
+        assert res.exit_code == 0, res.stderr
+        stored = parse(out.read_text(encoding="utf-8"))
+        assert section_ids(stored) == section_ids(doc), name
+        assert "kanonymity" in section_ids(stored) and len(svgs(stored)) == len(svgs(doc)), name  # every figure
+        assert check_numbers(stored) > 50 and check_numbers(doc) > 50, name
+        # the same numbers shown, but for the history, which has grown since the live report
+        assert shown(stored) == shown(doc), name
+        got, want = numbers(stored), numbers(doc)
+        for key in ("audit", "uniqueness", "records"):
+            assert got.get(key) == want.get(key), (name, key)
+        assert got["audit"]["risk"] == run.risk and got["parameters"]["run"] == run.run_id
+        assert all(q["class_sizes"] for q in got["audit"]["qis"])  # the histograms, kept
+        if name == "audit":
+            assert "uniqueness" in got and all("most_exposed" not in q for q in got["uniqueness"]["qis"])
+        else:  # the records section: the hashed keys of the same records, no key in clear
+            assert got["records"]["hashed"] and all(r["hashed_key"] for r in got["records"]["top"])
 
 
 def test_scan_format_html_writes_a_report_per_table_and_an_index(demo, tmp_path):

@@ -24,7 +24,7 @@ from qar_sql.compliance import store as S
 from qar_sql.engines.render import migrations_dir
 from qar_sql.errors import ColumnError, DatabaseError
 
-ALL_TABLES = {"qar_schema_migrations", "qar_runs", "qar_qi_results", "qar_fits", "qar_top_records"}
+ALL_TABLES = {"qar_schema_migrations", "qar_runs", "qar_qi_results", "qar_fits", "qar_top_records", "qar_run_results"}
 
 # A small table with NULLs, ties and hostile column names (quote, space, semicolon, unicode).
 COLS = ['a"b', "c d", "x;drop", "año"]
@@ -98,10 +98,10 @@ def people(engine):
 
 def test_migrations_from_scratch(store_url):
     before = S.status(store_url)
-    assert [m.state for m in before.migrations] == ["pending", "pending", "pending"]
+    assert [m.state for m in before.migrations] == ["pending"] * 4
     assert not store_url.endswith(".duckdb") or not Path(store_url).exists()  # --status wrote nothing
     result = S.migrate(store_url)
-    assert result.applied == ("0001_runs", "0002_top_records", "0003_run_liveness")
+    assert result.applied == ("0001_runs", "0002_top_records", "0003_run_liveness", "0004_run_results")
     assert result.pending == ()
     assert ALL_TABLES <= tables(store_url)
     files = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in migrations_dir().glob("*.sql")}
@@ -111,6 +111,7 @@ def test_migrations_from_scratch(store_url):
         ("0001_runs", files["0001_runs.sql"]),
         ("0002_top_records", files["0002_top_records.sql"]),
         ("0003_run_liveness", files[liveness]),
+        ("0004_run_results", files["0004_run_results.sql"]),
     ]
     assert S.migrate(store_url).applied == ()  # idempotent
 
@@ -118,13 +119,15 @@ def test_migrations_from_scratch(store_url):
 def test_migrations_one_at_a_time(store_url):
     first = S.migrate(store_url, to="0001")
     assert first.applied == ("0001_runs",)
-    assert first.pending == ("0002_top_records", "0003_run_liveness")
+    assert first.pending == ("0002_top_records", "0003_run_liveness", "0004_run_results")
     assert "qar_top_records" not in tables(store_url)
-    with pytest.raises(S.MigrationError, match=r"needs migration 0002_top_records, 0003_run_liveness; run: qar"):
+    with pytest.raises(
+        S.MigrationError, match=r"needs migration 0002_top_records, 0003_run_liveness, 0004_run_results; run: qar"
+    ):
         S.ensure_ready(S.Store(store_url))
     assert S.migrate(store_url, to="0002").applied == ("0002_top_records",)
-    assert ALL_TABLES <= tables(store_url)
-    assert S.migrate(store_url).applied == ("0003_run_liveness",)
+    assert ALL_TABLES - {"qar_run_results"} <= tables(store_url)
+    assert S.migrate(store_url).applied == ("0003_run_liveness", "0004_run_results")
     S.ensure_ready(S.Store(store_url))
 
 
@@ -135,7 +138,12 @@ def test_checksum_guard(tmp_path, store_url):
     edited = folder / "0001_runs.sql"
     original = edited.read_text()
     edited.write_text(original + "\n-- an innocent-looking edit\n")
-    assert [m.state for m in S.status(store_url, folder=folder).migrations] == ["changed", "applied", "applied"]
+    assert [m.state for m in S.status(store_url, folder=folder).migrations] == [
+        "changed",
+        "applied",
+        "applied",
+        "applied",
+    ]
     with pytest.raises(S.MigrationError, match=r"migration 0001_runs was applied .* its file has changed"):
         S.migrate(store_url, folder=folder)
     # A migration the store has but this qar-sql does not know also stops writes.
@@ -156,7 +164,7 @@ def test_cli_migrate_and_status(tmp_path):
     assert "Applied 1 migration(s)" in r.output
     r = runner.invoke(cli, ["migrate", "--store", store, "--format", "json"])
     assert r.exit_code == 0, r.output
-    assert json.loads(r.output)["applied"] == ["0002_top_records", "0003_run_liveness"]
+    assert json.loads(r.output)["applied"] == ["0002_top_records", "0003_run_liveness", "0004_run_results"]
     r = runner.invoke(cli, ["migrate", "--store", store, "--to", "0009"])
     assert r.exit_code == 2 and "--to '0009' is not a migration version" in r.output
 
@@ -224,8 +232,10 @@ def test_concurrent_migrate_postgres(pg_schema):
     for t in threads:
         t.join()
     assert not errors
-    assert sorted(n for r in results for n in r) == ["0001_runs", "0002_top_records", "0003_run_liveness"]
-    assert query(url, "select count(*) from qar_schema_migrations") == [(3,)]
+    assert sorted(n for r in results for n in r) == [
+        *("0001_runs", "0002_top_records", "0003_run_liveness", "0004_run_results")
+    ]
+    assert query(url, "select count(*) from qar_schema_migrations") == [(4,)]
 
 
 # --------------------------------------------------------------------------------------------

@@ -92,7 +92,9 @@ def compare_cmd(original, treated, risk, no_risk, fail_below, plot, fmt, quiet, 
     thresholds = parse_thresholds(fail_below)
     linked = bool(options["link"] or options["aligned"] or options["treatments"])
     check_thresholds(thresholds, linked=linked, attacker_columns=options["attacker_columns"], target=options["target"])
-    with params.Progress("comparing", quiet) as bar:
+    from qar_sql.engines.render import recording  # the SQL the HTML report shows
+
+    with params.Progress("comparing", quiet) as bar, recording() as sql:
         figures = plot is not None
         result = compare(original, treated, **options, **risk, risk=not no_risk, progress=bar, figures=figures)
     breaches = below_thresholds(result, thresholds)
@@ -111,7 +113,7 @@ def compare_cmd(original, treated, risk, no_risk, fail_below, plot, fmt, quiet, 
             "target",
         )
         shown_options = {"original": original, "treated": treated} | {name: options[name] for name in shown}
-        emit_html({**shown_options, **risk}, compare=result)
+        emit_html({**shown_options, **risk}, sql=sql, compare=result)
     else:
         click.echo(render_compare(result, fmt), nl=False)
     if plot:

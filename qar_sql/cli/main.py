@@ -210,6 +210,7 @@ def audit(
             threshold=0.05 if fail_above is None else fail_above,
             command=masked_command(["qar", *sys.argv[1:]]),
             jobs=jobs,
+            store=store,  # the run just recorded there, and the earlier ones: the history section
         )
         _emit(inputs.to_html())
     else:

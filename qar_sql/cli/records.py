@@ -17,6 +17,16 @@ key_option = params.names_option(
 )
 
 
+def hash_secret_file_option(purpose: str):
+    """``--hash-secret-file`` (qar records, qar report): the file holding the HMAC secret of keys."""
+    return click.option(
+        "--hash-secret-file",
+        type=click.Path(dir_okay=False),
+        envvar="QAR_HASH_SECRET_FILE",
+        help=f"File holding the secret {purpose}.",
+    )
+
+
 def _f(x):
     x = float(x)
     return x if math.isfinite(x) else None
@@ -68,7 +78,7 @@ def write_scores(c, path: str) -> None:
     raise ParameterError(f"--output {path!r} must end in .csv or .parquet")
 
 
-def _emit_html(c, where: dict, top: int, secret: str | None, jobs: int) -> None:
+def _emit_html(c, where: dict, top: int, secret: str | None, jobs: int, store: str | None) -> None:
     import os
     import sys
 
@@ -80,7 +90,8 @@ def _emit_html(c, where: dict, top: int, secret: str | None, jobs: int) -> None:
         secret = read_secret()
     summary = records_summary(c, top, secret, c.keys)
     command = masked_command(["qar", *sys.argv[1:]], [secret] if secret else [])
-    click.echo(audit_inputs(c.audit, where, command=command, jobs=jobs, records=summary).to_html(), nl=False)
+    inputs = audit_inputs(c.audit, where, command=command, jobs=jobs, records=summary, store=store)
+    click.echo(inputs.to_html(), nl=False)
 
 
 @click.command("records")
@@ -125,11 +136,7 @@ def _emit_html(c, where: dict, top: int, secret: str | None, jobs: int) -> None:
     help="With --store: store the top records' keys as HMAC-SHA256, not in clear; needs a secret "
     "($QAR_HASH_SECRET or --hash-secret-file).",
 )
-@params.file_option(
-    "--hash-secret-file",
-    envvar="QAR_HASH_SECRET_FILE",
-    help="File holding the secret for --hash-keys (instead of $QAR_HASH_SECRET).",
-)
+@hash_secret_file_option("for --hash-keys (instead of $QAR_HASH_SECRET)")
 @params.fmt_html
 @params.jobs
 @params.quiet
@@ -203,11 +210,18 @@ def records_cmd(
                 order = c_.order(by)[:top]
                 return c_.audit, [(", ".join(map(str, c_.key_of(r))), float(c_.scores(by)[r])) for r in order]
 
+            def sections(_):  # the records section of the report, rebuilt by qar report --from-store
+                from qar_sql.reporting.collect import records_summary
+                from qar_sql.results import to_plain
+
+                return {"records": to_plain(records_summary(box["c"], top, secret, box["c"].keys))}
+
             recorded_audit(
                 store,
                 **where,
                 **risk,
                 runner=runner,
+                sections=sections,
                 hash_keys=hash_keys,
                 hash_secret_value=secret,
                 store_in_source=store_in_source,
@@ -219,7 +233,7 @@ def records_cmd(
         with written(output, "--output"):
             write_scores(c, output)
     if fmt == "html":  # the report's audit and records sections (docs/report.md)
-        return _emit_html(c, where, top, secret, jobs)
+        return _emit_html(c, where, top, secret, jobs, store)
     order = c.order(by)
     shown = order if (all_records and fmt == "json") else order[:top]
     summary = c.summary()

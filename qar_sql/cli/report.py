@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 
 import click
 
 from qar_sql import params
-from qar_sql.cli.records import key_option
+from qar_sql.cli.records import hash_secret_file_option, key_option
 from qar_sql.errors import UsageError
 
 
@@ -53,12 +54,7 @@ from qar_sql.errors import UsageError
 @params.population
 @params.sampling_fraction
 @click.option("--no-records", is_flag=True, help="Leave out the records and elimination sections (a second pass).")
-@click.option(
-    "--hash-secret-file",
-    type=click.Path(dir_okay=False),
-    envvar="QAR_HASH_SECRET_FILE",
-    help="File holding the secret that hashes record keys (else $QAR_HASH_SECRET; without one, positions are shown).",
-)
+@hash_secret_file_option("that hashes record keys (else $QAR_HASH_SECRET; without one, positions are shown)")
 @params.store
 @click.option(
     "--from-store",
@@ -135,10 +131,11 @@ def report_cmd(
     click.echo(f"Wrote {output} (T̂ = {risk_text}).", err=True)
 
 
-def emit_html(parameters: dict, **results) -> None:
+def emit_html(parameters: dict, sql: Sequence[str] = (), **results) -> None:
     """``--format html`` of a command other than audit and records: the report of its result
-    alone (``whatif=``, ``compare=``, ``uniqueness=``, ``classic=``), on stdout."""
+    alone (``whatif=``, ``compare=``, ``uniqueness=``, ``classic=``), on stdout; ``sql``: the
+    statements it rendered while it ran (``with recording() as sql:`` around the run)."""
     from qar_sql.reporting.collect import masked_command, result_inputs
 
-    inputs = result_inputs(parameters, command=masked_command(["qar", *sys.argv[1:]]), **results)
+    inputs = result_inputs(parameters, command=masked_command(["qar", *sys.argv[1:]]), sql=sql, **results)
     click.echo(inputs.to_html(), nl=False)

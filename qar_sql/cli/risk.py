@@ -78,11 +78,12 @@ def risk_cmd(where, sensitive, ordered, fmt, top, quiet, **options):
     (with --population or --sampling-fraction), l-diversity and t-closeness (with --sensitive),
     and per record SUDA and DIS-SUDA (--per-record). See docs/risk-measures.md.
     """
+    from qar_sql.engines.render import recording  # the SQL the HTML report shows
     from qar_sql.measures.classic import risk
     from qar_sql.output.risk import render_risk
 
     # ``options`` are risk()'s other keywords by the same names: p, weight, missing, the thresholds, ...
-    with params.Progress("measuring", quiet) as bar:
+    with params.Progress("measuring", quiet) as bar, recording() as sql:
         result = risk(**where, **options, sensitive=sensitive or (), ordered=ordered or (), progress=bar)
     if fmt == "html":
         from qar_sql.cli.report import emit_html
@@ -91,6 +92,6 @@ def risk_cmd(where, sensitive, ordered, fmt, top, quiet, **options):
         shown = {"p": o["p"], "weight": o["weight"], "sensitive": sensitive, "missing": o["missing"]}
         shown |= {"population": o["population"], "sampling_fraction": o["sampling_fraction"]}
         shown |= {"risk_threshold": o["risk_threshold"], "l": o["l_threshold"], "t": o["t_threshold"]}
-        emit_html({**where, **shown}, classic=result)
+        emit_html({**where, **shown}, sql=sql, classic=result)
     else:
         click.echo(render_risk(result, fmt, top=top), nl=False)

@@ -130,12 +130,14 @@ def whatif_cmd(
         if value:
             raise click.UsageError(f"{opt} goes with --emit-sql; add --emit-sql or leave {opt} out")
     combos = [tuple(x.strip() for x in c.split(",") if x.strip()) for c in combine]
-    with params.Progress("scenarios", quiet) as bar:
+    from qar_sql.engines.render import recording  # the SQL the HTML report shows
+
+    with params.Progress("scenarios", quiet) as bar, recording() as sql:
         scenarios = {"combine": combos, "only": only, "risk": not no_risk, "loss": not no_loss}
         result = whatif(**where, **risk, **plan, **scenarios, batch_size=batch_size, jobs=jobs, progress=bar)
     if fmt == "html":
         from qar_sql.cli.report import emit_html
 
         shown = {"treatments": treatments, "qid": qid, "combine": combine, "only": only, "drop_null": drop_null}
-        return emit_html({**where, **risk, **shown, "key": key}, whatif=result)
+        return emit_html({**where, **risk, **shown, "key": key}, sql=sql, whatif=result)
     click.echo(render_whatif(result, fmt), nl=False)

@@ -94,7 +94,9 @@ def uniqueness_cmd(
 
     if plot_path is not None and not plot_path.lower().endswith((".png", ".svg")):
         raise ParameterError(f"--plot {plot_path!r} must end in .png or .svg")
-    with params.Progress("scanning", quiet) as bar:
+    from qar_sql.engines.render import recording  # the SQL the HTML report shows
+
+    with params.Progress("scanning", quiet) as bar, recording() as sql:
         result = uniqueness(
             **where, qid=qid, p=p, group_size=group_size, target=target, domain=domain,
             from_marginals=from_marginals, monte_carlo=monte_carlo, seed=seed, treatments=treatments,
@@ -104,7 +106,7 @@ def uniqueness_cmd(
         from qar_sql.cli.report import emit_html
 
         shown = {"p": p, "group_size": group_size, "target": target, "domain": domain, "qid": qid}
-        emit_html({**where, **shown, "treatments": treatments}, uniqueness=result)
+        emit_html({**where, **shown, "treatments": treatments}, sql=sql, uniqueness=result)
     else:
         click.echo(render_uniqueness(result, fmt, top=top), nl=False)
     if plot_path:

@@ -29,8 +29,8 @@ import os
 import re
 import time
 import uuid
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, fields
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -39,7 +39,7 @@ from qar_sql.compliance import liveness
 from qar_sql.engines.render import migrations_dir
 from qar_sql.engines.source import DUCKDB_SUFFIXES, is_url
 from qar_sql.errors import DatabaseError, QarError, UsageError
-from qar_sql.results import AuditResult, QIStats
+from qar_sql.results import AuditResult, QIStats, from_plain, to_plain
 from qar_sql.secrets import mask_source, scrub, secret_values
 from qar_sql.version import __version__
 
@@ -573,11 +573,14 @@ def complete_run(
     top_records: Sequence[tuple[Any, float]] | None = None,
     hash_keys: bool = False,
     hash_secret_value: str | None = None,
+    sections: Mapping[str, Any] | None = None,
 ) -> None:
     """Write the results, the fit and the ``complete`` status in one transaction. With
     ``hash_keys`` the top records' keys are stored as HMACs under ``hash_secret_value`` (default
-    :func:`hash_secret`)."""
+    :func:`hash_secret`). Every number of the run goes to ``qar_run_results`` as JSON: the
+    audit's and ``sections`` (other report inputs as JSON data, e.g. ``{"records": …}``)."""
     secret = (hash_secret_value or hash_secret()) if hash_keys and top_records else ""
+    numbers = json.dumps({"audit": to_plain(_without_values(result)), **(sections or {})}, allow_nan=False)
     f = result.fit
     qi_rows = [
         (run_id, q.index, json.dumps(list(q.columns)), q.distinct, q.singletons, float(q.theta), q.min_class_size)
@@ -619,6 +622,8 @@ def complete_run(
                 ("run_id", "u", "xi", "beta", "n_exceedances", "risk", "n_qi", "n_clipped"),
                 [(run_id, f.u, f.xi, f.beta, f.n_exceedances, f.risk, f.n_qi, f.n_clipped)],
             )
+        if tx.has_table("qar_run_results"):  # (a store migrated up to 0004; ensure_ready sees to it)
+            tx.insert("qar_run_results", ("run_id", "results"), [(run_id, numbers)])
         if top_records:
             tx.insert(
                 "qar_top_records",
@@ -628,6 +633,20 @@ def complete_run(
                     for i, (k, c) in enumerate(top_records)
                 ],
             )
+
+
+def _without_values(result: AuditResult) -> AuditResult:
+    """The result without the data's own values (the uniqueness measures' most exposed value
+    combinations): the store keeps numbers about the table, not its rare values."""
+    u = result.uniqueness
+    if u is None:
+        return result
+
+    def strip(qis):
+        return tuple(replace(q, most_exposed=()) for q in qis)
+
+    scenarios = tuple(replace(sc, qis=strip(sc.qis)) for sc in u.scenarios)
+    return replace(result, uniqueness=replace(u, qis=strip(u.qis), scenarios=scenarios))
 
 
 def fail_run(store: Store, run_id: str, error: str, *, seconds: float | None = None, status: str = "failed") -> None:
@@ -685,15 +704,19 @@ def recorded_audit(
     hash_keys: bool = False,
     hash_secret_value: str | None = None,
     store_in_source: bool = False,
+    sections=None,
     **audit_kwargs,
 ) -> AuditResult:
     """:func:`qar_sql.measures.audit` with the run recorded in ``store``: a ``running`` row first, then
-    results and ``complete`` in one transaction; ``failed`` on any exception, which is re-raised."""
+    results and ``complete`` in one transaction; ``failed`` on any exception, which is re-raised.
+    ``sections``: a callable of the result giving other report inputs to keep with its numbers
+    (:func:`complete_run`), called once the run is done."""
     st = open_store(store)
     try:
         if not store_in_source:
             _refuse_store_in_source(st, source)
-        return _recorded(st, source, scan_name, secrets, top_records, (hash_keys, hash_secret_value), audit_kwargs)
+        hashing = (hash_keys, hash_secret_value)
+        return _recorded(st, source, scan_name, secrets, top_records, hashing, audit_kwargs, sections)
     finally:
         st.release() if st is store else st.close()
 
@@ -715,7 +738,7 @@ def _refuse_store_in_source(st: Store, source: str | None) -> None:
         )
 
 
-def _recorded(st, source, scan_name, secrets, top_records, hashing, audit_kwargs) -> AuditResult:
+def _recorded(st, source, scan_name, secrets, top_records, hashing, audit_kwargs, sections=None) -> AuditResult:
     from qar_sql.engines.source import resolve_source
     from qar_sql.measures.audit import audit as _audit
 
@@ -743,14 +766,15 @@ def _recorded(st, source, scan_name, secrets, top_records, hashing, audit_kwargs
             else:
                 result = _audit(source, **audit_kwargs)
         tops = top_records(result) if callable(top_records) else top_records
+        more = sections(result) if sections is not None else None
     except BaseException as exc:
         _fail_quietly(st, run_id, exc, started, secrets)
         raise
-    _complete_or_save(st, run_id, result, time.perf_counter() - started, tops, hashing)
+    _complete_or_save(st, run_id, result, time.perf_counter() - started, tops, hashing, more)
     return result
 
 
-def _complete_or_save(st: Store, run_id: str, result: AuditResult, seconds: float, tops, hashing) -> None:
+def _complete_or_save(st: Store, run_id: str, result: AuditResult, seconds: float, tops, hashing, more=None) -> None:
     """:func:`complete_run`, tried again after each of :data:`liveness.RECORD_RETRY_DELAYS` while
     the store refuses (locked by another process, unreachable); then the results go to a side
     file, and the error says where. Finished work is never thrown away."""
@@ -765,6 +789,7 @@ def _complete_or_save(st: Store, run_id: str, result: AuditResult, seconds: floa
                 top_records=tops,
                 hash_keys=hashing[0],
                 hash_secret_value=hashing[1],
+                sections=more,
             )
             return
         except RunNotRunning as exc:
@@ -884,10 +909,29 @@ def stored_top_records(store: str | Store | None, run_id: str) -> list[tuple[int
     return [(int(r), str(k), bool(h), float(c)) for r, k, h, c in rows]
 
 
+def stored_results(store: str | Store | None, run_id: str) -> dict[str, Any]:
+    """Every number a complete run recorded (``qar_run_results``, migration 0004), as JSON data:
+    ``audit`` and the other report inputs it kept (``records``); empty for a run recorded before
+    0004, or by a store not migrated to it."""
+    with using(store) as st:
+        if not st.exists():
+            return {}
+        with st.transaction(read_only=True) as tx:
+            return _results(tx, run_id)
+
+
+def _results(tx: _Tx, run_id: str) -> dict[str, Any]:
+    if not tx.has_table("qar_run_results"):
+        return {}
+    rows = tx.execute("select results from qar_run_results where run_id = :id", {"id": run_id})
+    return json.loads(rows[0][0]) if rows else {}
+
+
 def stored_audit(store: str | Store | None, run_id: str) -> AuditResult:
-    """The :class:`AuditResult` a complete run recorded, rebuilt from ``qar_runs``,
-    ``qar_qi_results`` and ``qar_fits`` (read-only). The store keeps no class-size histograms,
-    so each QI's ``class_sizes`` is empty; everything else is as the run computed it."""
+    """The :class:`AuditResult` a complete run recorded (read-only): as the run computed it from
+    ``qar_run_results`` (:func:`stored_results`); for a run recorded before migration 0004,
+    rebuilt from ``qar_runs``, ``qar_qi_results`` and ``qar_fits``, which keep no class-size
+    histograms (each QI's ``class_sizes`` is empty), no fit warnings and no uniqueness."""
     from qar_sql.stats.evt import TailFit
 
     with using(store) as st:
@@ -909,6 +953,9 @@ def stored_audit(store: str | Store | None, run_id: str) -> AuditResult:
             source, table, columns, prm, engine, engine_version, status, seconds, rows, warnings = found[0]
             if status != "complete":
                 raise UsageError(f"run {run_id!r} is {status}, not complete: it has no results to report")
+            kept = _results(tx, run_id)
+            if kept.get("audit") is not None:
+                return from_plain(AuditResult, kept["audit"])
             qi_rows = tx.execute(
                 "select qi_index, columns, distinct_count, singletons, min_class_size from qar_qi_results "
                 "where run_id = :id order by qi_index",

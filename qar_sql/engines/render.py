@@ -8,6 +8,9 @@ template variables are errors, never empty strings.
 from __future__ import annotations
 
 import functools
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import jinja2
@@ -45,6 +48,26 @@ def environment() -> jinja2.Environment:
     return env
 
 
+# The open recordings of rendered SQL (:func:`recording`). A plain list, not a context variable:
+# batches are rendered in worker threads too, which a context variable would not follow.
+_recordings: list[list[str]] = []
+_recording_lock = threading.Lock()
+
+
+@contextmanager
+def recording() -> Iterator[list[str]]:
+    """Collect every statement :func:`render` renders while the block runs, in order (the HTML
+    report's "SQL that ran" of commands other than the audit, whose SQL ``qar sql`` shows)."""
+    statements: list[str] = []
+    with _recording_lock:
+        _recordings.append(statements)
+    try:
+        yield statements
+    finally:
+        with _recording_lock:  # by identity: two recordings with the same statements are equal lists
+            del _recordings[next(i for i, r in enumerate(_recordings) if r is statements)]
+
+
 def render(template_name: str, dialect: Dialect, **context) -> str:
     env = environment()
     template = env.select_template([f"{dialect.name}/{template_name}", f"default/{template_name}"])
@@ -53,4 +76,9 @@ def render(template_name: str, dialect: Dialect, **context) -> str:
     # Split on "\n" only: splitlines() also breaks at U+2028, U+0085 and form feed, which would
     # silently rewrite a quoted name or literal that contained one.
     lines = [line.rstrip() for line in sql.split("\n")]
-    return "\n".join(line for line in lines if line.strip()) + "\n"
+    sql = "\n".join(line for line in lines if line.strip()) + "\n"
+    if _recordings:
+        with _recording_lock:
+            for statements in _recordings:
+                statements.append(sql)
+    return sql

@@ -412,14 +412,20 @@ _SQL_TOKENS = re.compile(
 _INNER_LIST = re.compile(r"\[[^\[\]{}]*\]")
 
 
+#: The element that marks each kind of SQL token: keywords ``<b>`` and comments ``<i>`` (styled by
+#: report.css as a highlighter's spans would be: the same look, a third of the markup, which in
+#: a report's SQL of thousands of keywords is most of the file), strings a span.
+_SQL_MARKUP = {"kw": Markup("<b>{}</b>"), "cm": Markup("<i>{}</i>"), "st": Markup('<span class="st">{}</span>')}
+
+
 def highlight_sql(sql: str) -> Markup:
-    """SQL with comments, strings and keywords wrapped in spans (escaped; no script, CSS only)."""
+    """SQL with comments, strings and keywords marked up (escaped; no script, CSS only)."""
     out, pos = [], 0
     for m in _SQL_TOKENS.finditer(sql):
         out.append(escape(sql[pos : m.start()]))
         kind = m.lastgroup
         text = escape(m.group(0))
-        out.append(text if kind == "id" else Markup('<span class="{}">{}</span>').format(kind, text))
+        out.append(text if kind == "id" else _SQL_MARKUP[str(kind)].format(text))
         pos = m.end()
     out.append(escape(sql[pos:]))
     return Markup("").join(out)

@@ -14,14 +14,14 @@ import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
+from qar_sql.engines.render import recording
 from qar_sql.engines.source import SourceLike, open_source, resolve_source
 from qar_sql.errors import ParameterError
-from qar_sql.measures.audit import Options, audit_relation
+from qar_sql.measures.audit import SourceOptions, audit_relation, split_options
 from qar_sql.output.html import DEFAULT_THRESHOLD, RecordRow, RecordsSummary, ReportInputs, write_html
 from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys
-from qar_sql.pushdown.scan import Progress
 from qar_sql.results import AuditResult
 from qar_sql.secrets import mask_source, scrub, secret_values
 
@@ -58,6 +58,15 @@ def records_summary(contrib, top: int, hash_secret: str | None, keys: Mapping[in
     )
 
 
+def sql_text(title: str, statements: Sequence[str]) -> str | None:
+    """The statements a command rendered while it ran (:func:`~qar_sql.engines.render.recording`),
+    each once, in order, under a comment naming the command; None when it rendered none."""
+    unique = list(dict.fromkeys(s.strip() for s in statements if s.strip()))
+    if not unique:
+        return None
+    return f"-- {title}: {len(unique)} statement(s) as rendered while it ran\n" + ";\n\n".join(unique) + ";\n"
+
+
 def masked_command(argv: Sequence[str], extra_secrets: Sequence[str] = ()) -> str:
     """The command line as typed, with every secret in it masked."""
     import shlex
@@ -69,14 +78,6 @@ def masked_command(argv: Sequence[str], extra_secrets: Sequence[str] = ()) -> st
 def collect(
     source: str | None = None,
     *,
-    table: str | None = None,
-    columns: Sequence[str] | None = None,
-    exclude: Sequence[str] | None = None,
-    p: int = 3,
-    alpha: float = 0.01,
-    pi_u: float = 0.05,
-    pwm: str = "plotting",
-    delimiter: str | None = None,
     k: int = 5,
     key: Sequence[str] | None = None,
     top: int = 10,
@@ -93,8 +94,7 @@ def collect(
     aligned: bool = False,
     classic: Mapping[str, Any] | bool | None = None,
     command: str | None = None,
-    jobs: int = 2,
-    progress: Progress | None = None,
+    **options: Unpack[SourceOptions],
 ) -> ReportInputs:
     """Run what the report needs and return it. The records and elimination sections need a
     record order: ``key`` for a database table, the row order of a file; ``records=None`` adds
@@ -102,14 +102,17 @@ def collect(
     ``store`` the history, ``group_size`` the uniqueness section, ``compare`` (a treated release:
     a file, or with ``treated_table`` a table; linked by the key column ``link`` or ``aligned``
     by row) the original-vs-treated section, ``classic`` (True, or :func:`qar_sql.measures.classic.risk`'s
-    keywords such as ``weight``, ``sensitive``, ``population``) the classic measures of the same QIs."""
+    keywords such as ``weight``, ``sensitive``, ``population``) the classic measures of the same QIs.
+    ``options``: the source and audit keywords of :func:`qar_sql.audit` (:class:`SourceOptions`)."""
     if not isinstance(threshold, int | float) or not 0.0 <= threshold <= 1.0:
         raise ParameterError(f"--threshold {threshold!r} must be a risk between 0 and 1, e.g. 0.05")
     if not isinstance(top, int) or top < 1:
         raise ParameterError(f"--top {top!r} must be a whole number of at least 1, e.g. 10")
     started = time.perf_counter()
-    opts = Options(columns, exclude, p, alpha, pi_u, pwm, jobs, progress)
+    opts, where = split_options(options)
     opts.validate()
+    table, delimiter = where.get("table"), where.get("delimiter")
+    p, alpha, pi_u, pwm, jobs = opts.p, opts.alpha, opts.pi_u, opts.pwm, opts.jobs
     resolved = resolve_source(source)
     label = mask_source(resolved)
     rec = elim = None
@@ -149,62 +152,39 @@ def collect(
         from dataclasses import replace
 
         result = replace(result, k=k)
+    ran: dict[str, list[str]] = {}  # the other sections' statements, as rendered while they ran
+    common: dict[str, Any] = {"table": table, "columns": result.columns, "p": p, "delimiter": delimiter, "jobs": jobs}
+    tail: dict[str, Any] = {"alpha": alpha, "pi_u": pi_u, "pwm": pwm}
     wi = None
     if treatments is not None:
         from qar_sql.treat.whatif import whatif
 
-        wi = whatif(
-            source,
-            treatments=treatments,
-            table=table,
-            columns=result.columns,
-            p=p,
-            alpha=alpha,
-            pi_u=pi_u,
-            pwm=pwm,
-            delimiter=delimiter,
-            jobs=jobs,
-        )
-    common: dict[str, Any] = {"table": table, "columns": result.columns, "p": p, "delimiter": delimiter, "jobs": jobs}
+        with recording() as ran["what-if"]:
+            wi = whatif(source, treatments=treatments, **common, **tail)
     uniq = None
     if group_size is not None:
         from qar_sql.treat.uniqueness import uniqueness
 
         # exposed=0: the most exposed value combinations are the rare values themselves; a report
         # handed on must not carry them.
-        uniq = uniqueness(source, group_size=group_size, exposed=0, **common)
+        with recording() as ran["uniqueness"]:
+            uniq = uniqueness(source, group_size=group_size, exposed=0, **common)
     cmp = None
     if compare is not None:
         from qar_sql.release.compare import compare as run_compare
 
-        cmp = run_compare(
-            source,
-            compare,
-            treated_table=treated_table,
-            link=link,
-            aligned=aligned,
-            alpha=alpha,
-            pi_u=pi_u,
-            pwm=pwm,
-            **common,
-        )
+        with recording() as ran["original vs treated"]:
+            cmp = run_compare(
+                source, compare, treated_table=treated_table, link=link, aligned=aligned, **common, **tail
+            )
     cls = None
     if classic:
         from qar_sql.measures.classic import risk as classic_risk
 
-        cls = classic_risk(source, **common, **(classic if isinstance(classic, Mapping) else {}))
-    hist = None
-    if store is not None:
-        from qar_sql.compliance.history import History, history
-        from qar_sql.errors import UsageError
-
-        try:
-            hist = history(store or None, table=result.table) if result.table else history(store or None)
-        except UsageError as exc:  # no earlier runs of this table: the section says so
-            if "no runs of table" not in str(exc):
-                raise
-            hist = History(mask_source(store) if store else "the default store", ())
-    sql = _sql(resolved, table, result, delimiter, jobs)
+        with recording() as ran["classic measures"]:
+            cls = classic_risk(source, **common, **(classic if isinstance(classic, Mapping) else {}))
+    hist = read_history(store, result.table) if store is not None else None
+    sql = "\n".join(filter(None, [_sql(resolved, table, result, delimiter, jobs), *map(sql_text, ran, ran.values())]))
     parameters = _parameters(
         result,
         table,
@@ -212,7 +192,7 @@ def collect(
         top=top,
         threshold=threshold,
         treatments=str(treatments) if treatments is not None else None,
-        store=mask_source(store) if store else store,
+        **_store_parameter(store),
         hashed_keys=bool(hash_secret),
         group_size=group_size,
         compare=mask_source(compare) if compare else None,
@@ -222,21 +202,23 @@ def collect(
     )
     secrets = secret_values(resolved) + secret_values(compare)
     secrets += [hash_secret] if hash_secret else []
-    return ReportInputs(
-        audit=result,
-        threshold=float(threshold),
-        records=rec,
-        elimination=elim,
-        whatif=wi,
-        history=hist,
-        compare=cmp,
-        uniqueness=uniq,
-        classic=cls,
-        sql=scrub(sql, secrets) if sql else None,
-        parameters=parameters,
-        command=scrub(command, secrets) if command else None,
-        created=datetime.now(UTC).isoformat(timespec="seconds"),
-    )
+    found = {"records": rec, "elimination": elim, "whatif": wi, "history": hist, "compare": cmp}
+    found |= {"uniqueness": uniq, "classic": cls, "threshold": float(threshold)}
+    return _inputs(result, parameters, sql=sql, command=command, secrets=secrets, **found)
+
+
+def read_history(store: str | None, table: str | None) -> Any:
+    """The history section's :class:`~qar_sql.compliance.history.History`: the runs of ``table``
+    (every run without one) in ``store`` ("": the default store); none yet is an empty history."""
+    from qar_sql.compliance.history import History, history
+    from qar_sql.errors import UsageError
+
+    try:
+        return history(store or None, table=table) if table else history(store or None)
+    except UsageError as exc:  # no earlier runs of this table: the section says so
+        if "no runs of table" not in str(exc):
+            raise
+        return History(mask_source(store) if store else "the default store", ())
 
 
 def audit_inputs(
@@ -247,38 +229,38 @@ def audit_inputs(
     command: str | None = None,
     jobs: int = 2,
     records: RecordsSummary | None = None,
+    store: str | None = None,
 ) -> ReportInputs:
     """The report of an audit already run (``qar audit --format html``; ``qar records --format
-    html`` adds ``records``): those sections and the reproducibility block, no other pass."""
+    html`` adds ``records``): those sections and the reproducibility block, no other pass; with
+    ``store`` (``--store``, where the run was just recorded) the history of its table there."""
     source = where.get("source")
     resolved = resolve_source(source)
     sql = _sql(resolved, where.get("table"), result, where.get("delimiter"), jobs)
     secrets = secret_values(resolved)
-    return ReportInputs(
-        audit=result,
-        threshold=float(threshold),
-        records=records,
-        sql=scrub(sql, secrets) if sql else None,
-        parameters=_parameters(result, where.get("table"), threshold=threshold),
-        command=scrub(command, secrets) if command else None,
-        created=datetime.now(UTC).isoformat(timespec="seconds"),
-    )
+    parameters = _parameters(result, where.get("table"), threshold=threshold, **_store_parameter(store))
+    hist = read_history(store, result.table) if store is not None else None
+    found = {"records": records, "history": hist, "threshold": float(threshold)}
+    return _inputs(result, parameters, sql=sql, command=command, secrets=secrets, **found)
 
 
-def result_inputs(parameters: Mapping[str, Any], *, command: str | None = None, **results: Any) -> ReportInputs:
+#: The command whose result each :class:`ReportInputs` field of :func:`result_inputs` holds.
+_COMMANDS = {"whatif": "qar whatif", "compare": "qar compare", "uniqueness": "qar uniqueness", "classic": "qar risk"}
+
+
+def result_inputs(
+    parameters: Mapping[str, Any], *, command: str | None = None, sql: Sequence[str] = (), **results: Any
+) -> ReportInputs:
     """The report of one command's result alone, without an audit (``qar whatif``, ``compare``,
     ``uniqueness``, ``risk --format html``): ``results`` are :class:`ReportInputs` fields
-    (``whatif=``, ``compare=``, ``uniqueness=``, ``classic=``). Secrets in any parameter that is
-    a source (a URL's password, ``password=`` pairs) are masked there and in ``command``."""
+    (``whatif=``, ``compare=``, ``uniqueness=``, ``classic=``); ``sql`` the statements the command
+    rendered while it ran (:func:`~qar_sql.engines.render.recording`). Secrets in any parameter
+    that is a source (a URL's password, ``password=`` pairs) are masked there, in the SQL and in
+    ``command``."""
     secrets = [v for value in parameters.values() if isinstance(value, str) for v in secret_values(value)]
     shown = {k: mask_source(v) if isinstance(v, str) and secret_values(v) else v for k, v in parameters.items()}
-    return ReportInputs(
-        audit=None,
-        parameters=shown,
-        command=scrub(command, secrets) if command else None,
-        created=datetime.now(UTC).isoformat(timespec="seconds"),
-        **results,
-    )
+    text = sql_text(" and ".join(_COMMANDS.get(name, name) for name in results), sql)
+    return _inputs(None, shown, sql=text, command=command, secrets=secrets, **results)
 
 
 def from_store(
@@ -290,30 +272,49 @@ def from_store(
     command: str | None = None,
 ) -> ReportInputs:
     """The report of a run recorded in a results store, from the stored results alone (no
-    source is read): summary, θ and tail fit, the riskiest QIs, the smallest classes, the SQL
-    the run's options give, and the history of its table in that store."""
-    from qar_sql.compliance.history import history as read_history
-    from qar_sql.compliance.store import stored_audit, stored_top_records
+    source is read): the sections of the live report of that run (``qar audit/records --format
+    html``: summary, θ and tail fit, the riskiest QIs, k-anonymity with its histograms, the
+    uniqueness of ``--group-size``, the top records), the SQL the run's options give, and the
+    history of its table in that store. A run recorded before migration 0004 kept fewer
+    numbers: no histograms, and its top records by rank, hashed key and DT only."""
+    from qar_sql.compliance.store import stored_audit, stored_results, stored_top_records
+    from qar_sql.results import from_plain
 
     result = stored_audit(store, run_id)
-    top = stored_top_records(store, run_id)
-    hashed = bool(top) and all(h for _, _, h, _ in top)
-    # A key stored in clear never reaches the report: such records are shown by rank only.
-    rows = tuple(RecordRow(rank, key if h else None, dt, None, None, None) for rank, key, h, dt in top)
-    rec = RecordsSummary((), hashed, rows, None, stored=True) if rows else None
-    hist = read_history(store, table=result.table) if history and result.table else None
+    kept = stored_results(store, run_id).get("records")
+    if kept is not None:
+        rec = from_plain(RecordsSummary, kept)
+    else:
+        top = stored_top_records(store, run_id)
+        hashed = bool(top) and all(h for _, _, h, _ in top)
+        # A key stored in clear never reaches the report: such records are shown by rank only.
+        rows = tuple(RecordRow(rank, key if h else None, dt, None, None, None) for rank, key, h, dt in top)
+        rec = RecordsSummary((), hashed, rows, None, stored=True) if rows else None
+    hist = read_history(store, result.table) if history and result.table else None
+    parameters = _parameters(result, result.table, threshold=threshold, **_store_parameter(store or ""), run=run_id)
+    sql = _sql(result.source, result.table, result, None, 2)
+    found = {"records": rec, "history": hist, "threshold": float(threshold), "stored_run": run_id}
+    return _inputs(result, parameters, sql=sql, command=command, **found)
+
+
+def _inputs(
+    audit: AuditResult | None,
+    parameters: Mapping[str, Any],
+    *,
+    sql: str | None,
+    command: str | None,
+    secrets: Sequence[str] = (),
+    **sections: Any,
+) -> ReportInputs:
+    """The :class:`ReportInputs` of every kind of report: ``secrets`` masked in the SQL and the
+    command line, the time it was made; ``sections`` are the other fields (None: absent)."""
     return ReportInputs(
-        audit=result,
-        threshold=float(threshold),
-        records=rec,
-        history=hist,
-        sql=_sql(result.source, result.table, result, None, 2),
-        parameters=_parameters(
-            result, result.table, threshold=threshold, store=mask_source(store) if store else None, run=run_id
-        ),
-        command=command,
+        audit=audit,
+        parameters=parameters,
+        sql=scrub(sql, secrets) if sql else None,
+        command=scrub(command, secrets) if command else None,
         created=datetime.now(UTC).isoformat(timespec="seconds"),
-        stored_run=run_id,
+        **sections,
     )
 
 
@@ -325,6 +326,11 @@ def _sql(resolved: str, table, result: AuditResult, delimiter, jobs) -> str | No
         return show_sql(resolved, table=table, columns=result.columns, p=result.p, delimiter=delimiter, jobs=jobs)
     except QarError:  # e.g. a dialect show_sql cannot render offline: the report says so
         return None
+
+
+def _store_parameter(store: str | None) -> dict[str, str]:
+    """The ``store`` parameter of a report that read a results store (masked), else nothing."""
+    return {} if store is None else {"store": mask_source(store) if store else "the default store"}
 
 
 def _parameters(result: AuditResult, table, **more: Any) -> dict[str, Any]:
