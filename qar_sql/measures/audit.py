@@ -11,12 +11,11 @@ from dataclasses import dataclass, fields
 from typing import Any, TypedDict
 
 from qar_sql.engines.render import render
-from qar_sql.engines.source import Database, Relation, SourceLike, open_source, resolve_source, select_columns
+from qar_sql.engines.source import Database, Relation, SourceLike, open_source, select_columns, source_label
 from qar_sql.errors import ColumnError, DatabaseError, DataError, NoTailError, ParameterError, require_whole
 from qar_sql.measures import birthday
 from qar_sql.pushdown.scan import Progress, combinations, profile_statements, scan
 from qar_sql.results import AuditResult, ScanResult, UniquenessResult, pick
-from qar_sql.secrets import mask_source
 from qar_sql.stats import evt
 
 # INFO: one line per stage of an audit (qar -v); the SQL itself is DEBUG, in engines/source.py.
@@ -210,7 +209,7 @@ def audit(
     opts = Options(columns, exclude, p, alpha, pi_u, pwm, jobs, progress)
     db, relation = open_source(source, table=table, delimiter=delimiter, threads=threads, all_text=all_text)
     with db:
-        label = mask_source(resolve_source(source))
+        label = source_label(source)
         return audit_relation(
             db, relation, opts, k=k, batch_size=batch_size, started=started, source=label, group_size=group_size
         )

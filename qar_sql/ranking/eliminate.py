@@ -20,7 +20,7 @@ from typing import Unpack
 import numpy as np
 
 from qar_sql.engines.render import render
-from qar_sql.engines.source import Database, DuckDBDatabase, Relation, SourceLike, open_source
+from qar_sql.engines.source import Database, DuckDBDatabase, Relation, SourceLike, open_source, source_label
 from qar_sql.errors import NoTailError, ParameterError, UsageError, require_whole
 from qar_sql.measures.audit import SourceOptions, split_options
 from qar_sql.pushdown.scan import _QI, combinations
@@ -223,7 +223,7 @@ def eliminate(
     started = time.perf_counter()
     db, relation = open_source(source, **where)
     with db:
-        contrib, order_by = compute(db, relation, opts, key=key, source=getattr(db, "masked_url", relation.display))
+        contrib, order_by = compute(db, relation, opts, key=key, source=source_label(source))
         rows = contrib.rows
         kmax = parse_max(max_removed, rows, step)
         points = list(range(step, kmax + 1, step))

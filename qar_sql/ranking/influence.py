@@ -23,7 +23,7 @@ from typing import Unpack
 import numpy as np
 
 from qar_sql.engines.render import render
-from qar_sql.engines.source import Database, Relation, SourceLike, open_source
+from qar_sql.engines.source import Database, Relation, SourceLike, open_source, source_label
 from qar_sql.errors import DataError, require_whole
 from qar_sql.measures.audit import Options, SourceOptions, audit_relation, split_options
 from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys, key_warnings, record_order
@@ -236,7 +236,7 @@ def influence(
     started = time.perf_counter()
     db, relation = open_source(source, **where)
     with db:
-        label = getattr(db, "masked_url", relation.display)
+        label = source_label(source)
         return compute(
             db, relation, opts, key=key, top=top, all_scores=all_scores, source=label, started=started, refine=refine
         )

@@ -22,7 +22,7 @@ from typing import Unpack
 import numpy as np
 
 from qar_sql.engines.render import render
-from qar_sql.engines.source import Database, Relation, SourceLike, open_source
+from qar_sql.engines.source import Database, Relation, SourceLike, open_source, source_label
 from qar_sql.errors import DataError, ParameterError
 from qar_sql.measures.audit import Options, SourceOptions, audit_relation, split_options
 from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys, key_warnings, patterns_from_words, record_order
@@ -268,9 +268,7 @@ def contributions(
     started = time.perf_counter()
     db, relation = open_source(source, **where)
     with db:
-        contrib, _ = compute(
-            db, relation, opts, key=key, source=getattr(db, "masked_url", relation.display), started=started
-        )
+        contrib, _ = compute(db, relation, opts, key=key, source=source_label(source), started=started)
         if contrib.key != (ROW_KEY,):
             wanted = None if all_keys else contrib.order(by)[: top or 0]
             contrib.keys.update(fetch_keys(db, relation, contrib.key, None if wanted is None else wanted.tolist()))

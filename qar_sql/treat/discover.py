@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, TypedDict, Unpack
 
 from qar_sql.engines.render import render
-from qar_sql.engines.source import Database, Relation, SourceLike, open_source, select_columns
+from qar_sql.engines.source import Database, Relation, SourceLike, open_source, select_columns, source_label
 from qar_sql.errors import DatabaseError, DataError, ParameterError
 from qar_sql.measures.audit import provenance
 from qar_sql.pushdown.scan import Progress, default_batch_size
@@ -145,9 +145,7 @@ def discover(
     table, delimiter, threads = options.get("table"), options.get("delimiter"), options.get("threads")
     db, relation = open_source(source, table=table, delimiter=delimiter, threads=threads)
     with db:
-        return discover_relation(
-            db, relation, opts, started=started, source=getattr(db, "masked_url", relation.display)
-        )
+        return discover_relation(db, relation, opts, started=started, source=source_label(source))
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from qar_sql.engines.source import (
     file_relation_sql,
     open_source,
     select_columns,
+    source_label,
     split_table,
 )
 from qar_sql.errors import ColumnError, DatabaseError, DataError, UsageError
@@ -371,7 +372,7 @@ def whatif(
                 f"table {relation.display!r} has no rows to treat" + (" with no NULL in the QID" if drop_null else "")
             )
         return WhatIfResult(
-            source=getattr(db, "masked_url", relation.display),
+            source=source_label(source),
             table=relation.display if relation.kind == "table" else None,
             engine=db.engine_name,
             qid=qids,
