@@ -62,6 +62,8 @@ _SEP = "___"
 
 def value_token(value: Any) -> str:
     """The canonical text of one categorical value (``NULL_TOKEN`` for None or NaN)."""
+    if type(value) is str:  # the common case first: text columns
+        return f"={value}"
     if value is None:
         return NULL_TOKEN
     if isinstance(value, (bool, np.bool_)):
