@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from qar_sql.results import AuditResult, QIStats, QIUniqueness, UniquenessResult
@@ -194,6 +195,20 @@ def verdict(r: AuditResult, risk: float) -> str:
 
 def _md_escape(text: str) -> str:
     return text.replace("|", "\\|")
+
+
+def md_bullets(title: str, items: Sequence[str]) -> list[str]:
+    """Markdown lines of a titled list (a bold title, one escaped bullet per item)."""
+    return ["", f"**{title}**", ""] + [f"- {_md_escape(i)}" for i in items]
+
+
+def render_as(
+    fmt: str, as_dict: Callable[[], dict[str, Any]], markdown: Callable[[], str], text: Callable[[], str]
+) -> str:
+    """A result in ``fmt``: "json" (of ``as_dict()``), "markdown", else plain text."""
+    if fmt == "json":
+        return to_json(as_dict()) + "\n"
+    return markdown() if fmt == "markdown" else text()
 
 
 def audit_markdown(r: AuditResult, top: int = 10) -> str:

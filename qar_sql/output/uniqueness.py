@@ -14,7 +14,14 @@ from typing import Any
 import numpy as np
 
 from qar_sql.errors import ParameterError, UsageError
-from qar_sql.output.formats import _md_escape, percent, to_json, uniqueness_block, uniqueness_qi_dict
+from qar_sql.output.formats import (
+    _md_escape,
+    md_bullets,
+    percent,
+    render_as,
+    uniqueness_block,
+    uniqueness_qi_dict,
+)
 from qar_sql.results import QIUniqueness, UniquenessResult
 from qar_sql.stats import uniqueness as U
 from qar_sql.version import __version__
@@ -163,16 +170,14 @@ def uniqueness_markdown(r: UniquenessResult, top: int = 10) -> str:
             cells = [f"{a.kappa:.4f} / {_p(a.pi_exact)}" for a in after]
             lines.append(f"| {_md_escape(cols)} | {q.kappa:.4f} / {_p(q.pi_exact)} | " + " | ".join(cells) + " |")
     if r.warnings:
-        lines += ["", "**Warnings**", ""] + [f"- {_md_escape(w)}" for w in r.warnings]
+        lines += md_bullets("Warnings", r.warnings)
     return "\n".join(lines) + "\n"
 
 
 def render_uniqueness(r: UniquenessResult, fmt: str, *, top: int = 10) -> str:
-    if fmt == "json":
-        return to_json(uniqueness_dict(r)) + "\n"
-    if fmt == "markdown":
-        return uniqueness_markdown(r, top)
-    return uniqueness_text(r, top)
+    return render_as(
+        fmt, lambda: uniqueness_dict(r), lambda: uniqueness_markdown(r, top), lambda: uniqueness_text(r, top)
+    )
 
 
 # --- figures ----------------------------------------------------------------------------------
