@@ -80,8 +80,11 @@ def value_array(column: pa.Array) -> np.ndarray:
     """
     if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
         encoded = pc.dictionary_encode(column)
-        values = np.append(encoded.dictionary.to_numpy(zero_copy_only=False), None)  # NULL: the last
-        return values[encoded.indices.fill_null(len(values) - 1).to_numpy()]
+        distinct = encoded.dictionary.to_numpy(zero_copy_only=False)
+        values = np.empty(len(distinct) + 1, dtype=object)
+        values[:-1] = distinct
+        values[-1] = None  # NULL: the last entry
+        return values[encoded.indices.fill_null(len(distinct)).to_numpy()]
     if pa.types.is_dictionary(column.type):
         column = column.dictionary_decode()
     return column.to_numpy(zero_copy_only=False)
