@@ -106,11 +106,13 @@ def test_link_on_continuous_coordinates(seed):
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("exact_share", [0.5, 0.95, 1.0])
 def test_local_cloaking_by_growing_k_against_brute_force(monkeypatch, seed, exact_share):
-    """Counts read from k nearest distances, k grown ×4 (from 2 here, so several rounds run):
+    """Counts read from k nearest distances, k grown round by round (from 2 here, each next k
+    estimated from 16 sampled undecided points, so several rounds run, some on a low estimate):
     the sorted counts equal brute force up to the asked quantile, the rest are lower bounds (k:
     at least every exact count) — so the median (and the 95th percentile the figure clips at) is
     exact. Grid coordinates: ties on the radius are counted as the brute force counts them."""
     monkeypatch.setattr(metrics, "CLOAKING_FIRST_K", 2)
+    monkeypatch.setattr(metrics, "_SAMPLE_POINTS", 16)
     for original, treated, own in (grid_pair(seed, n=150), continuous_pair(seed)):
         _, cloak = brute_link(original, treated, own)
         got = metrics.link(original, treated, own, exact_share=exact_share).local_cloaking

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from qar_sql.errors import UsageError
-from qar_sql.output.formats import to_json
+from qar_sql.output.formats import _md_escape, render_result, section
 from qar_sql.results import CompareResult
 from qar_sql.version import __version__
 
@@ -127,7 +127,7 @@ def _largest_changes(r: CompareResult, top: int):
     return sorted(r.qis, key=lambda q: (-q.theta_original, q.columns))[:top]
 
 
-def compare_text(r: CompareResult, top: int = 10) -> str:
+def _text_lines(r: CompareResult, top: int) -> list[str]:
     lines = [
         f"Comparison of {r.treated} against {r.original} ({r.seconds:.2f} s)",
         "",
@@ -152,18 +152,12 @@ def compare_text(r: CompareResult, top: int = 10) -> str:
             f"  {q.theta_original:>9.6f} → {q.theta_treated:<9.6f}  {', '.join(q.columns)}"
             for q in _largest_changes(r, top)
         ]
-    if r.notes:
-        lines += ["", "Notes:"] + [f"  - {n}" for n in r.notes]
-    return "\n".join(lines) + "\n"
+    return lines + section("text", "Notes", r.notes)
 
 
-def _md(text: str) -> str:
-    return text.replace("|", "\\|")
-
-
-def compare_markdown(r: CompareResult, top: int = 10) -> str:
+def _markdown_lines(r: CompareResult, top: int) -> list[str]:
     lines = [
-        f"## Comparison of `{_md(r.treated)}` against `{_md(r.original)}`",
+        f"## Comparison of `{_md_escape(r.treated)}` against `{_md_escape(r.original)}`",
         "",
         f"{r.rows_original:,} original and {r.rows_treated:,} treated records; {len(r.columns)} columns; "
         f"{r.method.upper()} (saiph, exact) with {r.components} components "
@@ -172,27 +166,21 @@ def compare_markdown(r: CompareResult, top: int = 10) -> str:
         "| metric | value | meaning |",
         "|---|---:|---|",
     ]
-    lines += [f"| {_md(m)} | {v} | {_md(why)} |" for m, v, why in _rows(r)]
+    lines += [f"| {_md_escape(m)} | {v} | {_md_escape(why)} |" for m, v, why in _rows(r)]
     if r.anonymeter:
         lines += ["", "| anonymeter | risk | 95 % CI |", "|---|---:|---|"]
         lines += [f"| {a.evaluator} | {a.risk:.4f} | {a.ci_low:.4f} – {a.ci_high:.4f} |" for a in r.anonymeter]
     if r.qis:
         lines += ["", "| θ original | θ treated | columns |", "|---:|---:|---|"]
         lines += [
-            f"| {q.theta_original:.6f} | {q.theta_treated:.6f} | {', '.join(f'`{_md(c)}`' for c in q.columns)} |"
+            f"| {q.theta_original:.6f} | {q.theta_treated:.6f} | {', '.join(f'`{_md_escape(c)}`' for c in q.columns)} |"
             for q in _largest_changes(r, top)
         ]
-    if r.notes:
-        lines += ["", "**Notes**", ""] + [f"- {_md(n)}" for n in r.notes]
-    return "\n".join(lines) + "\n"
+    return lines + section("markdown", "Notes", r.notes)
 
 
 def render_compare(r: CompareResult, fmt: str, *, top: int = 10) -> str:
-    if fmt == "json":
-        return to_json(compare_dict(r)) + "\n"
-    if fmt == "markdown":
-        return compare_markdown(r, top)
-    return compare_text(r, top)
+    return render_result(fmt, lambda: compare_dict(r), lambda: _markdown_lines(r, top), lambda: _text_lines(r, top))
 
 
 def plot_compare(r: CompareResult, path: str | Path) -> Path:

@@ -186,26 +186,10 @@ def compare(
 
         fits = [ProjectionFit(numeric, cat, components, what="the compared columns")]
         if attackers:
-            fits.append(
-                ProjectionFit(
-                    [c for c in attackers if c in numeric],
-                    [c for c in attackers if c in cat],
-                    components,
-                    cap=True,
-                    what="the attacker's columns",
-                )
-            )
+            fits.append(_sub_fit(attackers, numeric, cat, components, "the attacker's columns"))
         if target:
             others = [c for c in cols if c != target]
-            fits.append(
-                ProjectionFit(
-                    [c for c in others if c in numeric],
-                    [c for c in others if c in cat],
-                    components,
-                    cap=True,
-                    what=f"the columns other than {target!r}",
-                )
-            )
+            fits.append(_sub_fit(others, numeric, cat, components, f"the columns other than {target!r}"))
         numeric_set = set(numeric)
         first_pass = [True]
 
@@ -268,8 +252,7 @@ def compare(
             inference = _inference(o, t, target, target in numeric_set, inf.components)
         tick()
 
-        risk_o = risk_t = None
-        changes: tuple[ThetaChange, ...] = ()
+        risks: dict[str, Any] = {"risk_original": None, "risk_treated": None, "qis": ()}
         if risk:
             res_o, note_o = _audit(db_o, rel_o, cols, p, alpha, pi_u, pwm, jobs)
             tick()
@@ -278,13 +261,7 @@ def compare(
             else:
                 res_t, note_t = _audit(db_t, rel_t, cols, p, alpha, pi_u, pwm, jobs)
             tick()
-            for which, note in (("original", note_o), ("treated table", note_t)):
-                if note:
-                    notes.append(f"QaR risk of the {which} not computed: {note}")
-            risk_o = res_o.risk if res_o is not None else None
-            risk_t = res_t.risk if res_t is not None else None
-            if res_o is not None and res_t is not None:
-                changes = _theta_changes(res_o, res_t)
+            risks = _risks(res_o, note_o, res_t, note_t, notes)
 
         anon = None
         if anonymeter:
@@ -342,9 +319,7 @@ def compare(
             attacker_components=att.components if att is not None else None,
             inference=inference,
             p=p,
-            risk_original=risk_o,
-            risk_treated=risk_t,
-            qis=changes,
+            **risks,
             anonymeter=anon,
             notes=tuple(notes),
             seconds=time.perf_counter() - started,
@@ -524,26 +499,12 @@ def _treatment_side(db, rel, plan, cols, display) -> _Side:
 
 
 def _audit_release(db, rel, plan, cols, p, alpha, pi_u, pwm, jobs):
-    """The QaR audit of the plan's release (a temp view on DuckDB, a CTE elsewhere)."""
-    from qar_sql.treat.whatif import _WithRelation
+    """The QaR audit of the plan's release, read as ``qar whatif`` reads it (a DuckDB temp
+    table, a CTE elsewhere)."""
+    from qar_sql.treat.whatif import release
 
-    _, release = _release_sql(db, rel, plan)
-    name = f"qarcompare_release_{os.getpid()}"
-    if db.dialect.temp_tables:
-        db.query(f"create temp view {db.dialect.quote(name)} as\n{release}")
-        runner = db
-    else:
-        runner = _WithRelation(db, name, release)
-    try:
-        return _audit(
-            runner, Relation(db.dialect.quote(name), rel.display, rel.columns, "table"), cols, p, alpha, pi_u, pwm, jobs
-        )
-    finally:
-        if db.dialect.temp_tables:
-            try:
-                db.query(f"drop view if exists {db.dialect.quote(name)}")
-            except DatabaseError:
-                pass
+    with release(db, _release_sql(db, rel, plan)[1], rel) as (runner, treated):
+        return _audit(runner, treated, cols, p, alpha, pi_u, pwm, jobs)
 
 
 def _audit(db, rel, cols, p, alpha, pi_u, pwm, jobs):
@@ -560,6 +521,19 @@ def _audit(db, rel, cols, p, alpha, pi_u, pwm, jobs):
     return result, None
 
 
+def _risks(res_o, note_o, res_t, note_t, notes: list[str]) -> dict[str, Any]:
+    """The result's QaR fields from the two audits; why an audit has no risk goes to ``notes``."""
+    for which, note in (("original", note_o), ("treated table", note_t)):
+        if note:
+            notes.append(f"QaR risk of the {which} not computed: {note}")
+    both = res_o is not None and res_t is not None
+    return {
+        "risk_original": res_o.risk if res_o is not None else None,
+        "risk_treated": res_t.risk if res_t is not None else None,
+        "qis": _theta_changes(res_o, res_t) if both else (),
+    }
+
+
 def _theta_changes(before, after) -> tuple[ThetaChange, ...]:
     theta_after = {q.columns: q.theta for q in after.qis}
     return tuple(
@@ -570,6 +544,13 @@ def _theta_changes(before, after) -> tuple[ThetaChange, ...]:
 
 
 # -- coordinates and metrics -----------------------------------------------------------------
+
+
+def _sub_fit(names, numeric, categorical, components, what: str) -> ProjectionFit:
+    """The projection of a subset of the compared columns (capped at the axes they allow)."""
+    return ProjectionFit(
+        [c for c in names if c in numeric], [c for c in names if c in categorical], components, cap=True, what=what
+    )
 
 
 def _coordinates(

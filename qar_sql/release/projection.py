@@ -62,6 +62,8 @@ _SEP = "___"
 
 def value_token(value: Any) -> str:
     """The canonical text of one categorical value (``NULL_TOKEN`` for None or NaN)."""
+    if type(value) is str:  # the common case first: text columns
+        return f"={value}"
     if value is None:
         return NULL_TOKEN
     if isinstance(value, (bool, np.bool_)):
@@ -403,16 +405,26 @@ class _Gram:
 
 
 def fit_projections(batches: Batches, fits: Sequence[ProjectionFit]) -> list[Projection]:
-    """Fit several projections in the same two passes over ``batches``."""
+    """Fit several projections in the same two passes over ``batches``.
+
+    The linear algebra runs on one BLAS thread. Why: OpenBLAS' threads spin while they wait
+    for each other, and on a machine busier than its cores the eigendecomposition of a
+    959 × 959 Gram matrix took 10–15 s of wall time with two threads against 0.5 s with one
+    (the matrices are small; threads gain little even on an idle machine). One thread also
+    sums in the same order on every machine, so the axes do not depend on its number of cores.
+    """
+    from threadpoolctl import threadpool_limits
+
     for batch in batches():
         for f in fits:
             f.first_pass(batch)
-    for f in fits:
-        f.end_first_pass()
-    for batch in batches():
+    with threadpool_limits(limits=1, user_api="blas"):
         for f in fits:
-            f.second_pass(batch)
-    return [f.result() for f in fits]
+            f.end_first_pass()
+        for batch in batches():
+            for f in fits:
+                f.second_pass(batch)
+        return [f.result() for f in fits]
 
 
 def fit_projection(

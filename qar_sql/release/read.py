@@ -72,7 +72,19 @@ def numeric_array(column: pa.Array, name: str) -> np.ndarray:
 
 
 def value_array(column: pa.Array) -> np.ndarray:
-    """A categorical column as numpy values (NULL as None or NaN), for canonical tokens."""
+    """A categorical column as numpy values (NULL as None or NaN), for canonical tokens.
+
+    A text column becomes one Python string per *distinct* value, shared by its rows (Arrow's
+    dictionary encoding, then a take): far fewer objects to make than one per row, and the
+    factorisation that follows hashes each string once (Python caches a string's hash).
+    """
+    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+        encoded = pc.dictionary_encode(column)
+        distinct = encoded.dictionary.to_numpy(zero_copy_only=False)
+        values = np.empty(len(distinct) + 1, dtype=object)
+        values[:-1] = distinct
+        values[-1] = None  # NULL: the last entry
+        return values[encoded.indices.fill_null(len(distinct)).to_numpy()]
     if pa.types.is_dictionary(column.type):
         column = column.dictionary_decode()
     return column.to_numpy(zero_copy_only=False)
