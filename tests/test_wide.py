@@ -9,12 +9,9 @@ must grow linearly.
 
 from __future__ import annotations
 
-import statistics
-import time
-
 import duckdb
 import pytest
-from conftest import duckdb_file, quote
+from conftest import quote
 from test_audit_oracle import HOSTILE_COLUMNS, as_columns, check_against_oracle, random_table
 
 import qar_sql
@@ -69,21 +66,19 @@ def test_wide_codes_are_the_narrow_codes(duck):
         con.close()
 
 
-def _median_seconds(path: str, n: int, repeat: int = 3) -> float:
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        qar_sql.audit(path, table="t", columns=[f"c{i}" for i in range(n)], p=1)
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
+@pytest.mark.parametrize("make", ["codes", "profile"])
+def test_statements_stay_bounded_as_columns_grow(make):
+    """The quadratic time came from one statement whose size grew with columns x columns (each
+    join carrying every column coded so far): in parts, the SQL grows linearly (three times the
+    columns give about three times the SQL, where one statement gave nine). The time itself is
+    measured by bench/bench_wide.py, not here: a timed test fails on a loaded machine."""
+    d = get_dialect("duckdb")
 
+    def statements(n: int) -> list[str]:
+        if make == "codes":
+            return scan.materialize_statements(d, quote("t"), _names(n), "codes")
+        return scan.profile_statements(d, quote("t"), _names(n))
 
-def test_time_grows_linearly_with_columns(tmp_path):
-    """500 rows, p = 1: 300 columns take well under the 9 times of 100 columns that quadratic
-    growth would give (it was 18 times before: 22 s against about 1.2 s)."""
-    values = ", ".join(f"cast(hash(i, {k}) % {2 + k % 50} as integer) as c{k}" for k in range(300))
-    path = duckdb_file(tmp_path / "wide.duckdb", f"create table t as select {values} from range(500) as r(i)")
-    _median_seconds(path, 20, 1)  # warm up (imports, templates)
-    t100 = _median_seconds(path, 100)
-    t300 = _median_seconds(path, 300)
-    assert t300 < 6 * t100, (t100, t300)
+    small, large = statements(100), statements(300)
+    assert len(large) > len(small) > 1
+    assert sum(map(len, large)) < 3.3 * sum(map(len, small))
