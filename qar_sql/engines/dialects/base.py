@@ -90,6 +90,9 @@ class Dialect:
     #: The aggregate corr(x, y) exists (MariaDB has none: Pearson's r is then computed from sums
     #: in templates/default/infoloss_columns.sql).
     corr: bool = True
+    #: A WITH inside a derived table sees the CTEs of the statement around it (MariaDB's does
+    #: not: "Table 'x' doesn't exist"), so a relation can be put in front as a CTE.
+    outer_cte_scope: bool = True
 
     def quote(self, name: str) -> str:
         """Quote an identifier so any printable string (quotes, spaces, ``;``, unicode) is one name."""

@@ -22,6 +22,9 @@ DIALECT = Dialect(
     null_safe_equal="({a} <=> {b})",
     # No corr() aggregate: Pearson's r from sums (templates/default/infoloss_columns.sql).
     corr=False,
+    # A nested WITH does not see the outer statement's CTEs: compare's treated release reads its
+    # base as a derived table instead (release/compare.py).
+    outer_cte_scope=False,
     # MariaDB merges derived tables and CTEs into the outer query, but never one with a LIMIT.
     fence="limit 18446744073709551615",
     # No GROUPING SETS (MySQL 8 has ROLLUP only, MariaDB not even grouping()): each QI is
