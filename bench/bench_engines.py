@@ -111,7 +111,8 @@ def load_mariadb(duck_path: str, data, work: Path):
         with eng.begin() as c:
             # An audit stopped at its budget leaves its statement running (and locking the table).
             ids = c.exec_driver_sql(
-                f"select id from information_schema.processlist where db = '{database}' and id <> connection_id()"
+                "select id from information_schema.processlist "
+                f"where instr(info, '{database}') > 0 and id <> connection_id()"
             )
             for (pid,) in ids.fetchall():
                 c.exec_driver_sql(f"kill {int(pid)}")
@@ -179,18 +180,21 @@ def load_spark(duck_path: str, data, work: Path, url: str):
 
 
 class SparkSpans(logging.Handler):
-    def __init__(self):
+    """Sends each statement's (analysis s, run s, metrics) to ``out`` as it finishes, so the split
+    is known even of an audit stopped at its budget."""
+
+    def __init__(self, out):
         super().__init__(logging.DEBUG)
-        self.statements: list[tuple[float, float, dict]] = []
+        self.out = out
 
     def emit(self, record):
         if record.msg.startswith("spark time:"):
-            analyse, run, metrics = record.args  # type: ignore[misc]
-            self.statements.append((analyse, run, metrics))
+            self.out.put(("span", record.args))
 
 
-def print_spark_spans(statements: list, wall: float, repeat: int) -> None:
-    """The split of one audit (the sums over ``repeat`` runs, divided by ``repeat``)."""
+def print_spark_spans(statements: list, wall: float | None, repeat: int) -> None:
+    """The split of one audit (the sums over ``repeat`` runs, divided by ``repeat``); ``wall``
+    None: of the statements an audit stopped at its budget finished."""
     st = [(a / repeat, r / repeat, {k: v / repeat for k, v in m.items()}) for a, r, m in statements]
     if not st:
         print("  (no Spark statement timings were logged)")
@@ -200,10 +204,12 @@ def print_spark_spans(statements: list, wall: float, repeat: int) -> None:
         k: sum(s[2].get(k, 0.0) for s in st)
         for k in ("shuffle_write_s", "shuffle_fetch_wait_s", "task_s", "aggregate_s", "shuffle_bytes")
     }
-    print(f"  where Spark's time goes ({len(st)} statements, audit wall {wall:.1f} s):")
+    of = f"audit wall {wall:.1f} s" if wall is not None else "the statements that finished"
+    print(f"  where Spark's time goes ({len(st)} statements, {of}):")
     print(f"    analysis (parse, resolve; client round trip): {analyse:8.1f} s wall")
     print(f"    run (optimise, plan, execute, collect):      {run:8.1f} s wall")
-    print(f"    python outside statements (profile maths, fit): {max(wall - analyse - run, 0):6.1f} s wall")
+    if wall is not None:
+        print(f"    python outside statements (profile maths, fit): {max(wall - analyse - run, 0):6.1f} s wall")
     print("    inside the runs, summed over tasks (2 cores run two at once):")
     print(f"      task pipeline time      {total['task_s']:8.1f} s")
     print(f"      aggregation (hash) time {total['aggregate_s']:8.1f} s")
@@ -218,31 +224,31 @@ def print_spark_spans(statements: list, wall: float, repeat: int) -> None:
 def _audit_child(name: str, source: str, table: str, args, progress, out) -> None:
     """One engine's timed audits, in a process of its own so that the budget can stop it.
     ``progress`` is a shared array (statements done, statements in all, seconds since the epoch
-    at the first tick); the result goes to the queue ``out``."""
+    when the audit began); the Spark statement timings and then the result go to the queue ``out``."""
     import time
 
-    spans = SparkSpans()
     if name == "spark":
         log = logging.getLogger("qar_sql.engines.spark")
         log.setLevel(logging.DEBUG)
-        log.addHandler(spans)
+        log.addHandler(SparkSpans(out))
 
     def tick(done: int, total: int) -> None:
-        if progress[2] == 0:
-            progress[2] = time.time()
         progress[0], progress[1] = done, total
 
+    progress[2] = time.time()
+    batch = dict(b.split("=") for b in args.batch_size).get(name)
     t, _, result = common.timed(
-        lambda: qar_sql.audit(source, table=table, p=args.p, batch_size=args.batch_size, progress=tick),
+        lambda: qar_sql.audit(source, table=table, p=args.p, batch_size=batch and int(batch), progress=tick),
         args.repeat,
         name,
     )
-    out.put((t, hs(result), spans.statements))
+    out.put(("done", t, hs(result)))
 
 
-def run_engine(name: str, source: str, table: str, args) -> tuple[float, list, list] | str:
-    """(median s, H and S per QI, Spark statement timings), or why there is no time: an error,
-    or how far the audit got within ``--budget`` seconds and the rate it ran at."""
+def run_engine(name: str, source: str, table: str, args, statements: list) -> tuple[float, list] | str:
+    """(median s, H and S per QI), or why there is no time: an error, or how far the audit got
+    within ``--budget`` seconds and the rate it ran at. Spark's statement timings are appended
+    to ``statements``."""
     import multiprocessing as mp
     import queue
     import time
@@ -255,22 +261,27 @@ def run_engine(name: str, source: str, table: str, args) -> tuple[float, list, l
     try:
         while True:
             try:
-                return out.get(timeout=5)
+                kind, *got = out.get(timeout=5)
+                if kind == "done":
+                    return got[0], got[1]
+                statements.append(got[0])
+                continue
             except queue.Empty:
-                if not proc.is_alive():
-                    return f"failed (exit {proc.exitcode}; its traceback is above)"
-                if time.time() - started > args.budget:
-                    # qar reports finished statements (each a batch of QIs), not single QIs.
-                    done, total, first = progress[:]
-                    run = time.time() - (first or started)
-                    n_qi = math.comb(args.cols, args.p)
-                    qis = n_qi * done / total if total else 0.0
-                    rate = qis / run if run > 0 else 0.0
-                    left = f"; all {n_qi} at that rate: ~{n_qi / rate:.0f} s" if rate else ""
-                    return (
-                        f"stopped at the {args.budget:.0f} s budget: {done:.0f} of {total:.0f} statements "
-                        f"(~{qis:.0f} of {n_qi} QIs) in {run:.0f} s, {rate:.3f} QIs/s{left}"
-                    )
+                pass
+            if not proc.is_alive():
+                return f"failed (exit {proc.exitcode}; its traceback is above)"
+            if time.time() - started > args.budget:
+                # qar reports finished statements (each a batch of QIs), not single QIs.
+                done, total, first = progress[:]
+                run = time.time() - (first or started)
+                n_qi = math.comb(args.cols, args.p)
+                qis = n_qi * done / total if total else 0.0
+                rate = qis / run if run > 0 else 0.0
+                left = f"; all {n_qi} at that rate: ~{n_qi / rate:.0f} s" if rate else ""
+                return (
+                    f"stopped at the {args.budget:.0f} s budget: {done:.0f} of {total:.0f} statements "
+                    f"(~{qis:.0f} of {n_qi} QIs) in {run:.0f} s, {rate:.3f} QIs/s{left}"
+                )
     finally:
         if proc.is_alive():
             proc.kill()
@@ -292,7 +303,11 @@ def main(argv=None) -> int:
         "and the QIs it reached and its rate are reported",
     )
     ap.add_argument(
-        "--batch-size", type=int, help="QIs per statement (default: qar's); small batches measure a slow engine's rate"
+        "--batch-size",
+        nargs="*",
+        default=[],
+        metavar="ENGINE=N",
+        help="QIs per statement on that engine (default: qar's); small batches measure a slow engine's rate",
     )
     ap.add_argument(
         "--spark-10m", action="store_true", help="10,000,000 rows, DuckDB against Spark only, with Spark's time split"
@@ -305,7 +320,8 @@ def main(argv=None) -> int:
     print(f"table: {args.rows:,} rows x {args.cols} columns, p = {args.p}; budget {args.budget:.0f} s per engine")
     duck_path, data = common.duckdb_table(args.out, "engines", TABLE, args.rows, args.cols, args.seed)
     work = Path(tempfile.mkdtemp(prefix="qar-bench-engines-", dir=args.out))
-    results: dict[str, tuple[float, list, list]] = {}
+    results: dict[str, tuple[float, list]] = {}
+    statements: list = []  # Spark's (analysis s, run s, metrics) per statement
     try:
         for name in ["duckdb"] + [e for e in args.engines if e != "duckdb"]:
             cleanup = None
@@ -320,25 +336,27 @@ def main(argv=None) -> int:
                 print(f"{name:>10}: not run ({str(exc).strip().splitlines()[0][:150]})", flush=True)
                 continue
             try:
-                got = run_engine(name, source, table, args)
+                got = run_engine(name, source, table, args, statements)
             finally:
                 if cleanup:
                     cleanup()
             if isinstance(got, str):
                 print(f"{name:>10}: {got}", flush=True)
+                if name == "spark":
+                    print_spark_spans(statements, None, 1)
             else:
                 results[name] = got
                 print(f"{name:>10}: {got[0]:.2f} s", flush=True)
         if "duckdb" not in results:
             return 1
-        ref_t, ref, _ = results["duckdb"]
+        ref_t, ref = results["duckdb"]
         print(f"{'engine':>10}  {'median s':>9}  {'x DuckDB':>8}  H and S per QI")
-        for name, (t, counts, statements) in results.items():
+        for name, (t, counts) in results.items():
             same = "reference" if name == "duckdb" else ("identical" if counts == ref else "DIFFERENT")
             print(f"{name:>10}  {t:9.2f}  {t / ref_t:8.2f}  {same}")
             if name == "spark":
                 print_spark_spans(statements, t, args.repeat)
-        return 0 if all(counts == ref for _, counts, _ in results.values()) else 1
+        return 0 if all(counts == ref for _, counts in results.values()) else 1
     finally:
         common.remove_duckdb(duck_path)
         shutil.rmtree(work, ignore_errors=True)
