@@ -2,13 +2,11 @@
 PyMySQL (``pip install 'qar-sql[mysql]'``). Runs in the test suite against Debian's
 mariadb-server; SQL it needs differently lives in templates/mysql/."""
 
-from qar_sql.engines.dialects.base import Dialect
+from qar_sql.engines.dialects.base import BACKTICKS, Dialect
 
 DIALECT = Dialect(
     "mysql",
-    quote_open="`",
-    quote_close="`",
-    quote_escape="``",
+    **BACKTICKS,
     # One consistent InnoDB snapshot (the default isolation is repeatable read) for the whole
     # read-only transaction: a write to the table mid-scan is not seen.
     read_only_sql="start transaction read only, with consistent snapshot",
