@@ -28,29 +28,46 @@ IN_CI = os.environ.get("CI", "").lower() == "true"
 _pg_state: dict = {}
 
 
+def server_engine(url: str, name: str, state: dict):
+    """(SQLAlchemy engine, None) for the server at ``url``, or (None, why it is unreachable);
+    checked once, the answer kept in ``state`` for the rest of the run."""
+    if not state:
+        try:
+            import sqlalchemy as sa
+
+            eng = sa.create_engine(url, poolclass=sa.pool.NullPool)
+            with eng.connect() as c:
+                c.exec_driver_sql("select 1")
+            state["engine"] = eng
+        except Exception as exc:  # driver missing or server down
+            state["error"] = f"{name} at {url} is unreachable: {str(exc).splitlines()[0]}"
+    return state.get("engine"), state.get("error")
+
+
+def require_server(name: str, reason: str | None) -> None:
+    """Skip the test (on a user's machine) or fail it (CI=true) when the server ``name`` cannot
+    be used, ``reason`` saying why; None: it can."""
+    if reason:
+        if IN_CI:
+            pytest.fail(f"{reason} (CI=true: {name} tests must run)")
+        pytest.skip(reason)
+
+
 def _pg_engine():
     """A SQLAlchemy engine for the test server, or the reason it is unreachable."""
-    if "engine" in _pg_state or "error" in _pg_state:
-        return _pg_state.get("engine"), _pg_state.get("error")
-    try:
-        import sqlalchemy as sa
-
-        eng = sa.create_engine(PG_URL, poolclass=sa.pool.NullPool)
-        with eng.connect() as c:
-            c.exec_driver_sql("select 1")
-        _pg_state["engine"] = eng
-    except Exception as exc:  # driver missing or server down
-        _pg_state["error"] = f"PostgreSQL at {PG_URL} is unreachable: {str(exc).splitlines()[0]}"
-    return _pg_state.get("engine"), _pg_state.get("error")
+    return server_engine(PG_URL, "PostgreSQL", _pg_state)
 
 
 def require_postgres():
     eng, err = _pg_engine()
-    if eng is None:
-        if IN_CI:
-            pytest.fail(f"{err} (CI=true: PostgreSQL tests must run)")
-        pytest.skip(err)
+    require_server("PostgreSQL", err)
     return eng
+
+
+def cleaned_up(resource):
+    """A fixture's ``yield from``: ``resource`` to the test, then its ``cleanup()``."""
+    yield resource
+    resource.cleanup()
 
 
 @pytest.fixture
@@ -232,9 +249,7 @@ def on_both_engines(tmp_path: Path, run):
 @pytest.fixture(params=["duckdb", "postgresql"])
 def engine(request, tmp_path):
     """A Loader for each real engine: the same test runs on DuckDB and on PostgreSQL."""
-    loader = Loader(request.param, tmp_path)
-    yield loader
-    loader.cleanup()
+    yield from cleaned_up(Loader(request.param, tmp_path))
 
 
 @pytest.fixture

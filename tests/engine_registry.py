@@ -23,11 +23,11 @@ import os
 import sqlite3
 import uuid
 from collections.abc import Sequence
+from contextlib import closing
 from pathlib import Path
 
 import duckdb
-import pytest
-from conftest import IN_CI, PG_URL, _pg_engine
+from conftest import PG_URL, _pg_engine, require_server, server_engine
 from conftest import _duck_type as guess_type
 
 #: The MariaDB that scripts/mariadb.sh starts: a user with every privilege on the databases
@@ -132,25 +132,16 @@ class DuckDB(Engine):
     def _create(self, full, ddl, rows, width):
         self.execute(f"create table {full} ({ddl})")
         if rows:
-            con = duckdb.connect(self.path)
-            try:
+            with duckdb.connect(self.path) as con:  # closed on leaving
                 con.executemany(f"insert into {full} values ({', '.join(['?'] * width)})", rows)
-            finally:
-                con.close()
 
     def execute(self, sql):
-        con = duckdb.connect(self.path)
-        try:
+        with duckdb.connect(self.path) as con:
             con.execute(sql)
-        finally:
-            con.close()
 
     def fetch(self, sql):
-        con = duckdb.connect(self.path, read_only=True)
-        try:
+        with duckdb.connect(self.path, read_only=True) as con:
             return con.execute(sql).fetchall()
-        finally:
-            con.close()
 
 
 class SQLite(Engine):
@@ -169,27 +160,19 @@ class SQLite(Engine):
         return f"sqlite:///{self.path}"
 
     def _create(self, full, ddl, rows, width):
-        con = sqlite3.connect(self.path)
-        try:
+        # sqlite3's own context manager commits but does not close: closing() does.
+        with closing(sqlite3.connect(self.path)) as con:
             con.execute(f"create table {full} ({ddl})")
             con.executemany(f"insert into {full} values ({', '.join(['?'] * width)})", rows)
             con.commit()
-        finally:
-            con.close()
 
     def execute(self, sql):
-        con = sqlite3.connect(self.path)
-        try:
+        with closing(sqlite3.connect(self.path)) as con:
             con.executescript(sql)
-        finally:
-            con.close()
 
     def fetch(self, sql):
-        con = sqlite3.connect(self.path)
-        try:
+        with closing(sqlite3.connect(self.path)) as con:
             return con.execute(sql).fetchall()
-        finally:
-            con.close()
 
 
 class _SQLAlchemyServer(Engine):
@@ -200,18 +183,7 @@ class _SQLAlchemyServer(Engine):
 
     @classmethod
     def _engine(cls):
-        state = cls._state
-        if not state:
-            try:
-                import sqlalchemy as sa
-
-                eng = sa.create_engine(cls.url, poolclass=sa.pool.NullPool)
-                with eng.connect() as c:
-                    c.exec_driver_sql("select 1")
-                state["engine"] = eng
-            except Exception as exc:  # driver missing or server down
-                state["error"] = f"{cls.name} at {cls.url} is unreachable: {str(exc).splitlines()[0]}"
-        return state.get("engine"), state.get("error")
+        return server_engine(cls.url, cls.name, cls._state)
 
     @classmethod
     def unavailable(cls):
@@ -448,15 +420,11 @@ class ClickHouse(Engine):
     def _run(self, sql: str) -> list[tuple]:
         import chdb
 
-        from qar_sql.engines.dialects import get_dialect
-
         con = chdb.connect(self.folder())
         try:
+            # The server's default settings, not qar's: a view qar emitted carries those in its
+            # SETTINGS clause and must read right without them.
             cur = con.cursor()
-            # The settings qar's connections run with (SQL's NULLs, exact float parsing): a
-            # view qar emitted is read under them, as docs/engines.md tells users to.
-            for setting in get_dialect("clickhouse").session_sql:
-                cur.execute(setting)
             cur.execute(sql)
             return [tuple(r) for r in cur.fetchall()] if cur.description else []
         finally:
@@ -498,11 +466,7 @@ ENGINES: dict[str, type[Engine]] = {
 
 def require(name: str) -> None:
     """Skip (locally) or fail (CI=true) when the engine cannot run here."""
-    reason = ENGINES[name].unavailable()
-    if reason:
-        if IN_CI:
-            pytest.fail(f"{reason} (CI=true: {name} tests must run)")
-        pytest.skip(reason)
+    require_server(name, ENGINES[name].unavailable())
 
 
 def open_engine(name: str, tmp_path: Path) -> Engine:

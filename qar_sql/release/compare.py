@@ -480,8 +480,11 @@ def _release_sql(db: Database, rel: Relation, plan: Any, carried: Sequence[tuple
     q = db.dialect.quote
     copies = ", ".join(f"t.{q(c)} as {q(a)}" for c, a in carried)
     base = f"select t.*, {copies} from {rel.sql} as t"
-    runner = _WithRelation(db, "qarcompare_base", base)
-    base_name = q("qarcompare_base")
+    runner: Database
+    if db.dialect.outer_cte_scope:
+        runner, base_name = _WithRelation(db, "qarcompare_base", base), q("qarcompare_base")
+    else:  # the release's own WITH would not see a CTE put in front: the base is a derived table
+        runner, base_name = db, f"(\n{base}\n)"
     binder = Binder(runner, base_name, (*rel.columns, *[a for _, a in carried]), plan, display=rel.display)
     return runner, treated_sql(binder, base_name, names, modified=False)
 
@@ -494,7 +497,8 @@ def _treatment_side(db, rel, plan, cols, display) -> _Side:
     runner, release = _release_sql(db, rel, plan, carried=list(zip(cols, copies)))
     q = db.dialect.quote
     items = ",\n  ".join([f"r.{q(c)}" for c in cols] + [f"r.{q(a)}" for a in copies])
-    sql = runner.wrap(f"select\n  {items}\nfrom (\n{release}\n) as r")
+    sql = f"select\n  {items}\nfrom (\n{release}\n) as r"
+    sql = runner.wrap(sql) if runner is not db else sql
     return _Side(db, sql, {c: c for c in cols} | {a: f"o:{c}" for c, a in zip(cols, copies)}, display)
 
 

@@ -437,7 +437,9 @@ def emit_sql(
             key=key,
             not_null=not_null,
         )
-        body = treated_sql(binder, from_sql, names, not_null=not_null, modified=False)
+        body = treated_sql(binder, from_sql, names, not_null=not_null, modified=False).rstrip()
+        if target.settings_clause and target.session_sql:  # the view runs under qar's settings
+            body += "\nsettings " + ", ".join(s.removeprefix("set ") for s in target.session_sql)
         view_name = view or f"{(table or Path(relation.display).stem).split('.')[-1]}_treated"
         header = (
             f"-- qar whatif: the treated release ({sql_comment(', '.join(names))}), dialect {target.name}.\n"

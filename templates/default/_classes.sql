@@ -7,6 +7,15 @@ encoded as {{ "materialized " if dialect.cte_materialized }}(
 {{ encode_sql | indent(2, true) }}
 ){% endmacro %}
 
+{#- A statement's "with", then the coded table as its first CTE when the statement codes the rows
+    itself (encode_sql), with the comma for the caller's CTEs that follow. -#}
+{% macro with_encoded(encode_sql, dialect) %}
+with
+{% if encode_sql %}
+{{ encoded_cte(encode_sql, dialect) }},
+{% endif %}
+{% endmacro %}
+
 {#- For each QI, one row per value of `value` (a class size, or the step that empties a class)
     with how many classes have it. The caller writes, for QI `qi`, the query that groups its
     classes and selects `value`; `where` filters the values. -#}

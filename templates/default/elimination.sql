@@ -2,11 +2,8 @@
 -- step (1, 2, ...) at which record r is removed. For each QI, one row per removal step with the
 -- number of classes that step empties (a class empties when its last member goes, at the largest
 -- pos among its members). H after removing the first k records = H − classes emptied at ≤ k.
-{% from "default/_classes.sql" import encoded_cte, classes_by %}
-with
-{% if encode_sql %}
-{{ encoded_cte(encode_sql, dialect) }},
-{% endif %}
+{% from "default/_classes.sql" import with_encoded, classes_by %}
+{{ with_encoded(encode_sql, dialect) }}
 ranked as {{ "materialized " if dialect.cte_materialized }}(
   select
     e.*,

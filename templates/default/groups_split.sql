@@ -2,11 +2,8 @@
 --   kind 0: (qi, class size, number of classes): the class-size histogram of the audit;
 --   kind 1: (record r, word w, bits): the record's uniqueness flags in word w (sum of distinct
 --           powers of two = bitwise or), for records unique on some QI of the batch.
-{% from "default/_classes.sql" import encoded_cte %}
-with
-{% if encode_sql %}
-{{ encoded_cte(encode_sql, dialect) }},
-{% endif %}
+{% from "default/_classes.sql" import with_encoded %}
+{{ with_encoded(encode_sql, dialect) }}
 g as {{ "materialized " if dialect.cte_materialized }}(
 {{ groups_sql | indent(2, true) }}
 )

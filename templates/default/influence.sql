@@ -5,11 +5,8 @@
 -- tally, or every record with a non-zero one (records not returned score 0).
 -- The (qi, r) pairs — record r is alone in its class of QI qi — come from {{ "the table " ~ pairs_table if pairs_table else "one GROUP BY per weighted QI" }}.
 {% from "default/_singletons.sql" import singleton_pairs %}
-{% from "default/_classes.sql" import encoded_cte %}
-with
-{% if encode_sql %}
-{{ encoded_cte(encode_sql, dialect) }},
-{% endif %}
+{% from "default/_classes.sql" import with_encoded %}
+{{ with_encoded(encode_sql, dialect) }}
 weights as (
 {% for w in weights %}
   select {{ w.index }} as qi, cast({{ w.g }} as {{ dialect.exact_decimal }}) as g

@@ -12,11 +12,8 @@
 -- cell numbers the cells 0, 1, ... in code order: dense_rank over the codes numbers records
 -- the same way (risk_record_cells.sql).
 {% from "default/_risk.sql" import null_pattern, joined, on_keys with context %}
-{% from "default/_classes.sql" import encoded_cte %}
-with
-{% if encode_sql %}
-{{ encoded_cte(encode_sql, dialect) }},
-{% endif %}
+{% from "default/_classes.sql" import with_encoded %}
+{{ with_encoded(encode_sql, dialect) }}
 {% for qi in qis %}
 {% set codes = qi.codes | join(", ") %}
 {% set last_qi = loop.last %}

@@ -5,11 +5,8 @@
 -- no record with NULLs there matches it (for each NULL pattern pb present, no pb cell agrees
 -- with it on the columns non-NULL in pb).
 {% from "default/_risk.sql" import null_pattern with context %}
-{% from "default/_classes.sql" import encoded_cte %}
-with
-{% if encode_sql %}
-{{ encoded_cte(encode_sql, dialect) }},
-{% endif %}
+{% from "default/_classes.sql" import with_encoded %}
+{{ with_encoded(encode_sql, dialect) }}
 {% for qi in qis %}
 {% set codes = qi.codes | join(", ") %}
 {% if qi.patterns %}

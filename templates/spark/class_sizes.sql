@@ -14,11 +14,8 @@
 {% if cubes or ns.cols | length > 62 or qis | length < 2 %}
 {% include "default/class_sizes.sql" %}
 {% else %}
-{% from "default/_classes.sql" import encoded_cte %}
-with
-{% if encode_sql %}
-{{ encoded_cte(encode_sql, dialect) }},
-{% endif %}
+{% from "default/_classes.sql" import with_encoded %}
+{{ with_encoded(encode_sql, dialect) }}
 qar_sets as (
   select grouping_id({{ ns.cols | join(", ") }}) as gid, count(*) as size
   from {{ encoded }}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
+from typing import TypedDict
 
 from qar_sql.errors import UsageError
 
@@ -90,6 +91,12 @@ class Dialect:
     #: The aggregate corr(x, y) exists (MariaDB has none: Pearson's r is then computed from sums
     #: in templates/default/infoloss_columns.sql).
     corr: bool = True
+    #: A WITH inside a derived table sees the CTEs of the statement around it (MariaDB's does
+    #: not: "Table 'x' doesn't exist"), so a relation can be put in front as a CTE.
+    outer_cte_scope: bool = True
+    #: A SELECT can carry settings in a trailing SETTINGS clause (ClickHouse): a view emitted
+    #: by ``--emit-sql`` then carries ``session_sql``'s settings and reads right in any session.
+    settings_clause: bool = False
 
     def quote(self, name: str) -> str:
         """Quote an identifier so any printable string (quotes, spaces, ``;``, unicode) is one name."""
@@ -129,6 +136,16 @@ class Dialect:
         body = value.replace("\\", "\\\\") if self.string_backslash_escapes else value
         return "'" + body.replace("'", self.string_quote_escape) + "'"
 
+
+#: Names quoted in backticks, a backtick inside doubled (MariaDB/MySQL, Spark): ``Dialect(...,
+#: **BACKTICKS)``.
+class Quoting(TypedDict):
+    quote_open: str
+    quote_close: str
+    quote_escape: str
+
+
+BACKTICKS: Quoting = {"quote_open": "`", "quote_close": "`", "quote_escape": "``"}
 
 #: Bidirectional overrides and isolates: they make SQL read differently from what runs.
 _BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")

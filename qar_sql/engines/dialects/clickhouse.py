@@ -30,6 +30,8 @@ DIALECT = Dialect(
         "set max_expanded_ast_elements = 10000000",
         "set query_plan_max_optimizations_to_apply = 1000000",
     ),
+    # The settings above go into an emitted view's SELECT too (treat/whatif.py's emit_sql).
+    settings_clause=True,
     # Reads and settings only, from here on: no statement can write (readonly = 2 still allows
     # session temporary tables).
     read_only_sql="set readonly = 2",

@@ -2,13 +2,11 @@
 PyMySQL (``pip install 'qar-sql[mysql]'``). Runs in the test suite against Debian's
 mariadb-server; SQL it needs differently lives in templates/mysql/."""
 
-from qar_sql.engines.dialects.base import Dialect
+from qar_sql.engines.dialects.base import BACKTICKS, Dialect
 
 DIALECT = Dialect(
     "mysql",
-    quote_open="`",
-    quote_close="`",
-    quote_escape="``",
+    **BACKTICKS,
     # One consistent InnoDB snapshot (the default isolation is repeatable read) for the whole
     # read-only transaction: a write to the table mid-scan is not seen.
     read_only_sql="start transaction read only, with consistent snapshot",
@@ -22,6 +20,9 @@ DIALECT = Dialect(
     null_safe_equal="({a} <=> {b})",
     # No corr() aggregate: Pearson's r from sums (templates/default/infoloss_columns.sql).
     corr=False,
+    # A nested WITH does not see the outer statement's CTEs: compare's treated release reads its
+    # base as a derived table instead (release/compare.py).
+    outer_cte_scope=False,
     # MariaDB merges derived tables and CTEs into the outer query, but never one with a LIMIT.
     fence="limit 18446744073709551615",
     # No GROUPING SETS (MySQL 8 has ROLLUP only, MariaDB not even grouping()): each QI is

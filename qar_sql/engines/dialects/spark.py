@@ -1,14 +1,11 @@
 """Apache Spark through Spark Connect (``sc://host:port``; engines/spark.py). Runs in the test
 suite against the Connect server scripts/spark.sh starts from the pyspark package."""
 
-from qar_sql.engines.dialects.base import Dialect
+from qar_sql.engines.dialects.base import BACKTICKS, Dialect
 
 DIALECT = Dialect(
     "spark",
-    # Backticks quote a name, a backtick inside doubled.
-    quote_open="`",
-    quote_close="`",
-    quote_escape="``",
+    **BACKTICKS,
     # In a string literal a backslash escapes, and two adjacent literals 'a''b' are
     # concatenated to 'ab': a quote inside is written \'.
     string_backslash_escapes=True,
