@@ -25,6 +25,7 @@ import uuid
 from collections.abc import Sequence
 from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 import duckdb
 from conftest import PG_URL, _pg_engine, require_server, server_engine
@@ -53,9 +54,15 @@ class Engine:
         self.tmp_path = tmp_path
 
     @classmethod
+    def connection(cls) -> tuple[Any, str | None]:
+        """The handle shared by the whole test run (a SQLAlchemy engine, a Spark session), or
+        None and why there is none; engines that need no server have neither."""
+        return None, None
+
+    @classmethod
     def unavailable(cls) -> str | None:
         """Why the engine cannot run here, or None."""
-        return None
+        return cls.connection()[1]
 
     @property
     def source(self) -> str:
@@ -182,16 +189,12 @@ class _SQLAlchemyServer(Engine):
     _state: dict = {}
 
     @classmethod
-    def _engine(cls):
+    def connection(cls):
         return server_engine(cls.url, cls.name, cls._state)
-
-    @classmethod
-    def unavailable(cls):
-        return cls._engine()[1]
 
     def __init__(self, tmp_path):
         super().__init__(tmp_path)
-        self.eng = self._engine()[0]
+        self.eng = self.connection()[0]
         self.schema = self._schema_name()
         self.execute(f"create schema {self.quote(self.schema)}")
 
@@ -242,7 +245,7 @@ class PostgreSQL(_SQLAlchemyServer):
     types = {"text": "text", "bigint": "bigint", "double precision": "double precision", "boolean": "boolean"}
 
     @classmethod
-    def _engine(cls):
+    def connection(cls):
         return _pg_engine()  # conftest's: one connection check for the whole session
 
 
@@ -286,7 +289,7 @@ class Spark(Engine):
     _state: dict = {}
 
     @classmethod
-    def session(cls):
+    def connection(cls):
         state = cls._state
         if not state:
             url = SPARK_URL
@@ -306,13 +309,9 @@ class Spark(Engine):
                 state["error"] = f"Spark Connect at {url} is unreachable: {str(exc).strip().splitlines()[0]}"
         return state.get("session"), state.get("error")
 
-    @classmethod
-    def unavailable(cls):
-        return cls.session()[1]
-
     def __init__(self, tmp_path):
         super().__init__(tmp_path)
-        self.spark = self.session()[0]
+        self.spark = self.connection()[0]
         self.database = f"t_{uuid.uuid4().hex[:10]}"
         self.execute(f"create database {self.database}")
 
