@@ -7,8 +7,11 @@ field dump (which runs to hundreds of kilobytes), and a small HTML view for Jupy
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import importlib
+import types
+import typing
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -533,18 +536,12 @@ def to_plain(obj: Any) -> Any:
 
 def dataclass_fields(obj: Any) -> tuple:
     """The fields of a dataclass instance, else ()."""
-    import dataclasses
-
     return dataclasses.fields(obj) if dataclasses.is_dataclass(obj) and not isinstance(obj, type) else ()
 
 
 def from_plain(kind: Any, data: Any) -> Any:
     """The value of type ``kind`` (a dataclass or a type annotation) that :func:`to_plain` gave
     ``data``. A field missing from ``data`` takes its default (data written by an older qar-sql)."""
-    import dataclasses
-    import types
-    import typing
-
     if data is None:
         return None
     origin, args = typing.get_origin(kind), typing.get_args(kind)

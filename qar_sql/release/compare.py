@@ -38,7 +38,7 @@ from qar_sql.engines.source import (
     open_source,
     select_columns,
 )
-from qar_sql.errors import ColumnError, DatabaseError, DataError, ParameterError, UsageError
+from qar_sql.errors import ColumnError, DatabaseError, DataError, ParameterError, UsageError, require_whole
 from qar_sql.release import metrics
 from qar_sql.release.projection import ProjectionFit, factorize, fit_projections
 from qar_sql.release.read import BATCH_ROWS, arrow_batches, numeric_array, select_sql, value_array
@@ -338,8 +338,7 @@ def _check_options(treated, treated_table, treatments, link, aligned, p, batch_r
             raise UsageError("--treatments builds the treated table from the original; drop TREATED / --treated-table")
         if link or aligned:
             raise UsageError("--treatments links each record to the row made from it already; drop --link / --aligned")
-    if not isinstance(p, int) or p < 1:
-        raise ParameterError(f"-p {p!r} must be a whole number of at least 1, e.g. 3")
+    require_whole(p, 1, f"-p {p!r} must be a whole number of at least 1, e.g. 3")
     if batch_rows < 1:
         raise ParameterError(f"batch_rows {batch_rows!r} must be at least 1")
 

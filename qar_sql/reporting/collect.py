@@ -18,7 +18,7 @@ from typing import Any, Unpack
 
 from qar_sql.engines.render import recording
 from qar_sql.engines.source import SourceLike, open_source, resolve_source
-from qar_sql.errors import ParameterError
+from qar_sql.errors import ParameterError, require_whole
 from qar_sql.measures.audit import SourceOptions, audit_relation, split_options
 from qar_sql.output.html import DEFAULT_THRESHOLD, RecordRow, RecordsSummary, ReportInputs, write_html
 from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys
@@ -106,8 +106,7 @@ def collect(
     ``options``: the source and audit keywords of :func:`qar_sql.audit` (:class:`SourceOptions`)."""
     if not isinstance(threshold, int | float) or not 0.0 <= threshold <= 1.0:
         raise ParameterError(f"--threshold {threshold!r} must be a risk between 0 and 1, e.g. 0.05")
-    if not isinstance(top, int) or top < 1:
-        raise ParameterError(f"--top {top!r} must be a whole number of at least 1, e.g. 10")
+    require_whole(top, 1, f"--top {top!r} must be a whole number of at least 1, e.g. 10")
     started = time.perf_counter()
     opts, where = split_options(options)
     opts.validate()
