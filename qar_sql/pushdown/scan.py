@@ -74,10 +74,6 @@ def combinations(n_columns: int, p: int) -> list[tuple[int, ...]]:
     return list(itertools.combinations(range(n_columns), p))
 
 
-#: Columns per profile statement: one statement counting distinct values of many columns costs
-#: DuckDB more than linearly in their number (300 columns: 20 times 100 columns), so wide
-#: tables are profiled in statements of this many columns.
-PROFILE_COLUMNS = 32
 #: DuckDB codes a table of more than WIDE_COLUMNS columns in parts of PART_COLUMNS columns: the
 #: time of one statement with a LEFT JOIN per column grows with joins × columns carried
 #: (300 columns: 18 times 100 columns, even on 500 rows), that of the parts linearly.
@@ -85,11 +81,18 @@ WIDE_COLUMNS = 48
 PART_COLUMNS = 16
 
 
+#: Columns per profile statement, unless the dialect says fewer: one statement counting distinct
+#: values of many columns costs DuckDB more than linearly in their number (300 columns: 20
+#: times 100 columns), so wide tables are profiled in statements of this many columns.
+PROFILE_COLUMNS = 32
+
+
 def profile_statements(dialect: Dialect, relation_sql: str, columns: Sequence[str]) -> list[str]:
     """The profile (rows, then non-NULL and distinct counts per column) in statements of at
-    most :data:`PROFILE_COLUMNS` columns; each returns one row starting with the row count."""
-    columns = list(columns)
-    chunks = [columns[i : i + PROFILE_COLUMNS] for i in range(0, len(columns), PROFILE_COLUMNS)] or [[]]
+    most :data:`PROFILE_COLUMNS` (or ``dialect.profile_columns``) columns; each returns one row
+    starting with the row count."""
+    columns, n = list(columns), dialect.profile_columns or PROFILE_COLUMNS
+    chunks = [columns[i : i + n] for i in range(0, len(columns), n)] or [[]]
     return [render("profile.sql", dialect, columns=chunk, relation=relation_sql) for chunk in chunks]
 
 
@@ -131,6 +134,12 @@ def materialize_statements(
     return out
 
 
+#: QIs per statement where each QI groups the table's own columns: a statement then costs about
+#: its QIs' passes over the table, so short statements keep the connections evenly busy and
+#: progress moving, and ClickHouse's concurrent branches within its memory.
+RAW_BATCH = 32
+
+
 def default_batch_size(dialect: Dialect, n_qi: int, jobs: int) -> int:
     if dialect.temp_tables:
         return 128
@@ -170,19 +179,27 @@ def render_statements(
         # Each statement re-derives the codes; with cubes the statements are short enough
         # for one per connection, balanced by estimated work.
         batch_size = math.ceil(len(combos) / max(jobs, 1))
-    size = batch_size or default_batch_size(dialect, len(combos), jobs)
-    if size < 1:
-        raise ParameterError(f"--batch-size {size} must be at least 1")
     setup: list[str] = []
+    keys = [f"c{i}" for i in range(len(columns))]  # what each column is grouped by
     if codes_table:
         encoded, cte = dialect.quote(codes_table), None
     elif dialect.temp_tables:
         types = [code_type(k) for k in cardinalities] if cardinalities else None
         setup += materialize_statements(dialect, relation_sql, columns, temp_name, types)
         encoded, cte = dialect.quote(temp_name), None
-    else:
+    elif dialect.cte_materialized:
         encode_sql = render("encode.sql", dialect, columns=list(columns), relation=relation_sql, order_by=None)
         encoded, cte = "encoded", encode_sql
+    else:
+        # An engine that derives a CTE again at each reference would code the whole table once
+        # per QI (a join per column); grouping the columns themselves is one pass per QI, with
+        # the same classes: codes number values by the engine's own equality, as GROUP BY does.
+        encoded, cte = f"{relation_sql} as t", None
+        keys = [f"t.{dialect.quote(c)}" for c in columns]
+        batch_size, plan = batch_size or RAW_BATCH, None  # cubes name coded columns
+    size = batch_size or default_batch_size(dialect, len(combos), jobs)
+    if size < 1:
+        raise ParameterError(f"--batch-size {size} must be at least 1")
     statements, batches, temps = [], [], []
     # DuckDB: cubes are session temp tables made at the head of the batch's statement;
     # elsewhere materialized CTEs of the statement.
@@ -192,8 +209,8 @@ def render_statements(
         sources: dict = {}
         for name, cube in zip(names, cubes):
             sources.update((j, dialect.quote(name) if in_temp else name) for j in cube.qis)
-        qis = [_QI(j, tuple(f"c{i}" for i in combos[j]), sources.get(j)) for j in qi_indices]
-        cube_sql = [{"name": name, "codes": [f"c{i}" for i in cube.columns]} for name, cube in zip(names, cubes)]
+        qis = [_QI(j, tuple(keys[i] for i in combos[j]), sources.get(j)) for j in qi_indices]
+        cube_sql = [{"name": name, "codes": [keys[i] for i in cube.columns]} for name, cube in zip(names, cubes)]
         temps.extend(names if in_temp else [])
         head = (
             "".join(render("cube.sql", dialect, encoded=encoded, **c).rstrip() + ";\n" for c in cube_sql)

@@ -47,6 +47,10 @@ class Dialect:
     #: Spark): a backslash in a value is doubled. And how a single quote inside is written.
     string_backslash_escapes: bool = False
     string_quote_escape: str = "''"
+    #: Columns per profile statement (each counts its columns' distinct values); None: the
+    #: scan's default (scan.PROFILE_COLUMNS). Spark copies every row once per COUNT(DISTINCT)
+    #: of a statement.
+    profile_columns: int | None = None
     #: The dialect runs here (tests execute it) or only compiles (tests render and parse it).
     executable: bool = False
     #: The name sqlglot gives this dialect (tests parse every rendered statement with it).

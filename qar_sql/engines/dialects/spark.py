@@ -15,6 +15,10 @@ DIALECT = Dialect(
     # Spark SQL has neither "double precision" nor "varchar" (without a length) in a cast.
     double="double",
     text="string",
+    # Several COUNT(DISTINCT)s in one statement make Spark copy every row once per column (its
+    # Expand operator) and aggregate them together: profiling 10,000,000 x 18 that way ran
+    # 967 s, one statement per column takes seconds each.
+    profile_columns=1,
     executable=True,
     sqlglot="spark",
 )
