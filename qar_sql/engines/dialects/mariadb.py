@@ -10,6 +10,10 @@ DIALECT = Dialect(
     # One consistent InnoDB snapshot (the default isolation is repeatable read) for the whole
     # read-only transaction: a write to the table mid-scan is not seen.
     read_only_sql="start transaction read only, with consistent snapshot",
+    # GROUP BY builds an internal temporary table, written to disk once it outgrows 16 MB (the
+    # default): a QI of 523,068 classes over 1,000,000 rows took 22.8 s, 5.4 s with 256 MB in
+    # memory. Session variables, so a SELECT-only user may set them; memory is taken as needed.
+    session_sql=("set session tmp_table_size = 268435456, max_heap_table_size = 268435456",),
     # A backslash escapes inside a string literal (unless NO_BACKSLASH_ESCAPES is set, where
     # a doubled backslash would read as two: the server's default mode is assumed).
     string_backslash_escapes=True,
