@@ -2,12 +2,13 @@
 database in a handful of batched statements. Only (qi, class size, number of classes) rows come
 back — never the table.
 
-Plan: code every QI column as a small integer (NULL is a value of its own), then one statement
-per batch of QIs, each QI a ``GROUP BY`` over its coded columns whose group sizes are counted
-again by size. DuckDB keeps the codes in a session temp table (in memory; the audited file or
-database is never written); other engines compute them in a CTE of each statement. Where the
-engine's dialect says creating groups is cheap against reading rows (``cube_beta``), QIs whose
-columns have few combinations are counted from cubes instead (:mod:`.lattice`).
+Plan: one statement per batch of QIs, each QI a ``GROUP BY`` whose group sizes are counted again
+by size (NULL is a value of its own). DuckDB first codes every QI column as a small integer and
+keeps the codes in a session temp table (in memory; the audited file or database is never
+written); PostgreSQL codes them in a materialized CTE of each statement; the other engines
+group the columns themselves (see :func:`render_statements`). Where the engine's dialect says
+creating groups is cheap against reading rows (``cube_beta``), QIs whose columns have few
+combinations are counted from cubes instead (:mod:`.lattice`).
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 -- One row per (quasi-identifier, class size): how many equivalence classes of that size it has.
--- qi is the quasi-identifier's index; its columns are the coded columns it groups by.
+-- qi is the quasi-identifier's index; it groups by its columns' codes (c0, c1, ...) or, on
+-- engines without a place to keep codes, by the columns themselves (t."name"; scan.py).
 -- A QI with a cube is counted from that cube: a GROUP BY over a superset of its columns, whose
 -- cells carry their record counts n; summing n over the QI's columns gives the same class sizes
 -- from a much smaller input (lattice.py).
