@@ -521,8 +521,8 @@ def to_plain(obj: Any) -> Any:
     """A result as JSON-ready data, losslessly: a dataclass as the object of its fields, tuples
     as lists, a float that is not finite as the string "NaN", "Infinity" or "-Infinity" (strict
     JSON has no such numbers); :func:`from_plain` turns it back into the same result."""
-    if dataclass_fields(obj):
-        return {f.name: to_plain(getattr(obj, f.name)) for f in dataclass_fields(obj) if f.init}
+    if fields := dataclass_fields(obj):
+        return {f.name: to_plain(getattr(obj, f.name)) for f in fields if f.init}
     if isinstance(obj, dict):
         return {str(k): to_plain(v) for k, v in obj.items()}
     if isinstance(obj, list | tuple | np.ndarray):
