@@ -8,7 +8,9 @@ table wins. The values are checked as a scan's ``[defaults]`` are (same messages
 Precedence, highest first: the command line, the option's ``QAR_<OPTION>`` variable, the file,
 the built-in default. The CLI applies the file through click's ``default_map``, below the
 variables; the Python API takes no implicit defaults (a function's result does not depend on the
-folder it is called from).
+folder it is called from). In ``qar scan`` a scan's own settings and its file's [defaults] rank
+above the variables and this file: only the command line replaces them
+(:mod:`qar_sql.precedence`, the one rule).
 """
 
 from __future__ import annotations

@@ -198,3 +198,53 @@ def test_a_reader_that_goes_away_ends_qar_quietly(tmp_path):
     child.stdout.close()  # the reader is gone before the first line
     _, err = child.communicate(timeout=120)
     assert child.returncode == 0 and b"Error" not in err, err
+
+
+def test_precedence_is_one_rule():
+    """qar_sql.precedence.choose (issue 31, item 4): command line > scan's own > the scan file's
+    [defaults] > a QAR_ variable or discovered config > built-in, whatever the order given."""
+    import itertools
+
+    from qar_sql.precedence import LEVELS, Chosen, choose
+
+    assert LEVELS == ("command line", "scan", "defaults", "config", "built-in")
+    layers = [Chosen(i / 10, level, level) for i, level in enumerate(LEVELS)]
+    for k in range(1, len(layers) + 1):
+        for subset in itertools.combinations(layers, k):
+            for order in itertools.permutations(subset):
+                assert choose(*order) is subset[0]  # the highest level given, never the order
+    assert choose(None, Chosen(0.5, "config", "$QAR_FAIL_ABOVE")).value == 0.5
+    assert choose() == Chosen(None, "built-in", "built-in default")
+    with pytest.raises(ValueError):
+        Chosen(1, "environment", "$X")
+
+
+def test_a_scans_settings_follow_the_rule(tmp_path):
+    """The scan file: [[scan]] over [defaults] over built-in, each with its origin; a threshold
+    from outside the file replaces them only from the command line."""
+    from qar_sql.compliance.scans import apply_settings, parse_config
+    from qar_sql.precedence import Chosen
+
+    data = {
+        "defaults": {"p": 2, "fail_above": 0.7},
+        "sources": {"s": {"url": str(tmp_path / "x.duckdb")}},
+        "scan": [{"table": "a", "fail_above": 0.2}, {"table": "b"}, {"table": "c", "p": 1}],
+    }
+    a, b, c = parse_config(data, path=str(tmp_path / "qar.toml")).scans
+    assert (a.fail_above, a.origins["fail_above"].level) == (0.2, "scan")
+    assert (b.fail_above, b.origins["fail_above"].level) == (0.7, "defaults")
+    assert (c.p, c.origins["p"].level, b.p, b.origins["p"].level) == (1, "scan", 2, "defaults")
+    assert (a.warn_above, a.origins["warn_above"].level, a.k) == (None, "built-in", 5)
+    cfg = parse_config(data, path=str(tmp_path / "qar.toml"))
+    env = apply_settings(cfg, {"fail_above": Chosen(0.99, "config", "$QAR_FAIL_ABOVE")})
+    assert [s.fail_above for s in env.scans] == [0.2, 0.7, 0.7] and not env.notes
+    env = apply_settings(cfg, {"warn_above": Chosen(0.1, "config", "$QAR_WARN_ABOVE")})
+    assert [s.warn_above for s in env.scans] == [0.1, 0.1, 0.1]
+    assert env.notes[0] == "a: warning threshold 0.1 from $QAR_WARN_ABOVE (the scan sets none)"
+    typed = apply_settings(cfg, {"fail_above": Chosen(0.5, "command line", "--fail-above")})
+    assert [s.fail_above for s in typed.scans] == [0.5, 0.5, 0.5]
+    assert typed.notes == (
+        "a: threshold 0.5 from --fail-above overrides the scan's 0.2",
+        "b: threshold 0.5 from --fail-above overrides the scan's 0.7 from [defaults]",
+        "c: threshold 0.5 from --fail-above overrides the scan's 0.7 from [defaults]",
+    )

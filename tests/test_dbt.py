@@ -68,6 +68,18 @@ def test_manifest_convention(manifest, tmp_path):
     assert spec.columns == tuple(QI)  # person_id is untagged; "zip code" is a quoted name
     assert (spec.p, spec.pi_u, spec.fail_above, spec.warn_above) == (2, 0.4, 0.99, 0.5)
     assert spec.alpha == 0.01  # not set in meta: the default
+    # meta.qar is the model's own setting: a QAR_ variable or config does not replace it, a
+    # typed --fail-above does (issue 31, item 4).
+    from qar_sql.compliance.scans import ScanConfig, apply_settings
+    from qar_sql.precedence import Chosen
+
+    assert (spec.origins["fail_above"].level, spec.origins["fail_above"].origin) == ("scan", "meta.qar")
+    cfg = ScanConfig((spec,))
+    env = apply_settings(cfg, {"fail_above": Chosen(0.01, "config", "$QAR_FAIL_ABOVE")})
+    assert env.scans[0].fail_above == 0.99 and not env.notes
+    typed = apply_settings(cfg, {"fail_above": Chosen(0.01, "command line", "--fail-above")})
+    assert typed.scans[0].fail_above == 0.01
+    assert typed.notes == ("people: threshold 0.01 from --fail-above overrides the scan's 0.99 from meta.qar",)
 
 
 def test_scan_committed_manifest(manifest, tmp_path):

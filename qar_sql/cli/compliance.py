@@ -88,10 +88,14 @@ def migrate_cmd(store, show_status, to, fmt):
 @click.option(
     "--fail-above",
     type=float,
-    help="fail_above for every scan, replacing the config file's and the dbt meta's (exit 1 above it).",
+    help="fail_above for every scan, replacing the scan's own and the dbt meta's (exit 1 above it); the summary "
+    "says so. From $QAR_FAIL_ABOVE or a discovered config it only sets the scans that have none.",
 )
 @click.option(
-    "--warn-above", type=float, help="warn_above for every scan, replacing the config file's and the dbt meta's."
+    "--warn-above",
+    type=float,
+    help="warn_above for every scan, replacing the scan's own and the dbt meta's; from $QAR_WARN_ABOVE or a "
+    "discovered config it only sets the scans that have none.",
 )
 @params.store
 @click.option("--no-store", is_flag=True, help="Do not record the runs.")
@@ -116,10 +120,10 @@ def scan_cmd(
     from qar_sql.compliance.scans import (
         ScanConfig,
         ScanInterrupted,
+        apply_settings,
         combine,
         junit_xml,
         load_config,
-        override_thresholds,
         report_dict,
         scan_config,
         summary_markdown,
@@ -162,7 +166,13 @@ def scan_cmd(
                 "tag the quasi-identifier columns in the model's YAML"
             )
         cfg = combine(cfg, extra)
-    cfg = override_thresholds(cfg, fail_above=fail_above, warn_above=warn_above)
+    # Typed on the command line, a threshold replaces every scan's own; from a QAR_ variable or
+    # the config found from the working folder it only fills in (qar_sql.precedence): the
+    # verdict must not depend on the folder or on a variable left in the environment.
+    from qar_sql.precedence import from_click
+
+    given = {k: from_click(ctx, k, v) for k, v in (("fail_above", fail_above), ("warn_above", warn_above))}
+    cfg = apply_settings(cfg, {k: c for k, c in given.items() if c is not None})
 
     bar = params.Progress("", quiet)
     show = not quiet and fmt == "text" and sys.stderr.isatty()
@@ -198,7 +208,10 @@ def scan_cmd(
         click.echo(summary_markdown(report), nl=False)
     else:  # text, and html (whose pages are in --report-dir): the summary
         click.echo(summary_text(report), nl=False)
-    if fmt not in ("text", "html"):  # the text summary lists the errors itself
+    if fmt not in ("text", "html"):  # the text summary lists the errors and the notes itself
+        if fmt == "json":
+            for note in report.notes:
+                click.echo(f"Note: {note}", err=True)
         for o in report.outcomes:
             if o.error:
                 click.echo(f"Error: scan {o.name!r}: {o.error}", err=True)

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from qar_sql.compliance.scans import PARAM_KEYS, ScanSpec, check_unique, make_spec
+from qar_sql.compliance.scans import PARAM_KEYS, ScanSpec, check_unique, make_spec, own_settings
 from qar_sql.engines.source import is_url
 from qar_sql.errors import UsageError
 from qar_sql.secrets import mask_source
@@ -106,10 +106,14 @@ def manifest_scans(
         name = node.get("name") or uid
         names.setdefault(name, []).append(uid)
         table = f"{node.get('schema')}.{node.get('alias') or node.get('name')}"
-        specs.append((uid, name, table, {**(defaults or {}), **model_meta, "columns": list(columns)}))
+        # The model's meta.qar is the scan's own setting (qar_sql.precedence), over ``defaults``.
+        chosen = own_settings({**model_meta, "columns": list(columns)}, defaults or {}, own_origin="meta.qar")
+        specs.append((uid, name, table, chosen))
     out = []
-    for uid, name, table, settings in specs:
+    for uid, name, table, chosen in specs:
         scan_name = uid if len(names[name]) > 1 else name
-        out.append(make_spec(scan_name, table, settings, source=(url, display, source_name), where=where))
+        settings = {k: c.value for k, c in chosen.items() if c.level != "built-in"}
+        source = (url, display, source_name)
+        out.append(make_spec(scan_name, table, settings, source=source, where=where, origins=chosen))
     check_unique(out, where)
     return out

@@ -43,6 +43,7 @@ from typing import Any
 from qar_sql.engines.source import is_url
 from qar_sql.errors import ExitCode, ParameterError, QarError, UsageError
 from qar_sql.measures.audit import AuditParams
+from qar_sql.precedence import Chosen, choose
 from qar_sql.results import AuditResult, Tabular, attribute_columns
 from qar_sql.secrets import mask_source, scrub, secret_values
 
@@ -85,6 +86,9 @@ class ScanSpec(AuditParams):
     k: int = 5
     fail_above: float | None = None
     warn_above: float | None = None
+    #: Where each setting came from (:mod:`qar_sql.precedence`): the scan's own table, the
+    #: file's [defaults], the built-in default; a key not here is the built-in default.
+    origins: Mapping[str, Chosen] = field(default_factory=dict, repr=False, compare=False, hash=False)
 
 
 @dataclass(frozen=True)
@@ -93,6 +97,9 @@ class ScanConfig:
     store: str | None = field(default=None, repr=False)  # as written after ${} substitution
     secrets: tuple[str, ...] = field(default=(), repr=False)  # substituted values, to mask
     path: str | None = None
+    #: What replaced a scan's own setting, and what set one it lacked ("population: threshold
+    #: 0.5 from --fail-above overrides the scan's 0.05"), for the summary.
+    notes: tuple[str, ...] = ()
 
 
 def _where(path: str | None) -> str:
@@ -160,10 +167,16 @@ def _names(value: Any, key: str, where: str) -> tuple[str, ...]:
 
 
 def make_spec(
-    name: str, table: str | None, settings: Mapping[str, Any], *, source: tuple[str, str, str], where: str
+    name: str,
+    table: str | None,
+    settings: Mapping[str, Any],
+    *,
+    source: tuple[str, str, str],
+    where: str,
+    origins: Mapping[str, Chosen] | None = None,
 ) -> ScanSpec:
     """Validate one scan's settings (defaults already merged) into a :class:`ScanSpec`.
-    ``source``: (URL, how it is shown, its name in the file)."""
+    ``source``: (URL, how it is shown, its name in the file); ``origins``: where each came from."""
     from qar_sql.measures.audit import validate
 
     url, source_display, source_name = source
@@ -207,7 +220,23 @@ def make_spec(
         k=k,
         fail_above=fail,
         warn_above=warn,
+        origins=dict(origins or {}),
     )
+
+
+def own_settings(
+    own: Mapping[str, Any], defaults: Mapping[str, Any], *, own_origin: str = "[[scan]]"
+) -> dict[str, Chosen]:
+    """Each setting of one scan by :func:`qar_sql.precedence.choose`: its own table (``own``)
+    over the file's ``defaults`` over the built-in default."""
+    out = {}
+    for key in DEFAULT_KEYS:
+        out[key] = choose(
+            Chosen(own[key], "scan", own_origin) if key in own else None,
+            Chosen(defaults[key], "defaults", "[defaults]") if key in defaults else None,
+            Chosen(DEFAULTS.get(key), "built-in", "built-in default"),
+        )
+    return out
 
 
 def check_unique(scans: Sequence[ScanSpec], where: str) -> None:
@@ -286,9 +315,10 @@ def parse_config(
         name = raw.get("name", table or sname)
         if not isinstance(name, str) or not name:
             raise UsageError(f'{where}: scan number {i}: name must be text, e.g. name = "patients"')
-        settings = {**defaults, **{k: v for k, v in raw.items() if k not in ("name", "source", "table")}}
+        chosen = own_settings(raw, defaults)
+        settings = {k: c.value for k, c in chosen.items() if c.level != "built-in"}
         url, display = sources[sname]
-        specs.append(make_spec(name, table, settings, source=(url, display, sname), where=where))
+        specs.append(make_spec(name, table, settings, source=(url, display, sname), where=where, origins=chosen))
     check_unique(specs, where)
     return ScanConfig(tuple(specs), store, tuple(env.secrets), path)
 
@@ -339,6 +369,7 @@ class ScanReport(Tabular):
     started_at: datetime
     seconds: float
     not_run: tuple[str, ...] = ()  # scans left out by an interruption (Ctrl-C)
+    notes: tuple[str, ...] = ()  # ScanConfig.notes: settings replaced or set from outside the file
 
     @property
     def exit_code(self) -> int:
@@ -488,6 +519,7 @@ def scan_config(
                     started_at,
                     time.perf_counter() - t0,
                     not_run=tuple(s.name for s in config.scans[i + 1 :]),
+                    notes=config.notes,
                 )
                 raise ScanInterrupted(report) from exc
             outcomes.append(outcome)
@@ -496,29 +528,72 @@ def scan_config(
     finally:
         if st is not None:
             st.close()
-    return ScanReport(tuple(outcomes), st.display if st else None, started_at, time.perf_counter() - t0)
+    return ScanReport(
+        tuple(outcomes), st.display if st else None, started_at, time.perf_counter() - t0, notes=config.notes
+    )
+
+
+THRESHOLDS = {"fail_above": ("--fail-above", "threshold"), "warn_above": ("--warn-above", "warning threshold")}
 
 
 def override_thresholds(
     config: ScanConfig, *, fail_above: float | None = None, warn_above: float | None = None
 ) -> ScanConfig:
-    """``config`` with every scan's ``fail_above`` / ``warn_above`` replaced by the given ones
-    (the command line's ``--fail-above`` / ``--warn-above`` win over the file and dbt meta).
-    A ``warn_above`` left above the new ``fail_above`` is moot: such a risk fails first."""
-    for key, value in (("--fail-above", fail_above), ("--warn-above", warn_above)):
-        if value is not None and not (math.isfinite(value) and 0.0 <= value <= 1.0):
-            raise ParameterError(f"{key} {value!r} must be a risk between 0 and 1, e.g. {key} 0.5")
-    if fail_above is not None and warn_above is not None and warn_above > fail_above:
-        raise ParameterError(
-            f"--warn-above {warn_above:g} is above --fail-above {fail_above:g}; a warning must come "
-            "before the failure, so make --warn-above the smaller"
-        )
-    changes: dict[str, Any] = {
-        k: v for k, v in (("fail_above", fail_above), ("warn_above", warn_above)) if v is not None
+    """``config`` with every scan's ``fail_above`` / ``warn_above`` replaced by the given ones:
+    an explicit argument is the command line's level, above a scan's own setting (the summary
+    notes each replaced value). A ``warn_above`` left above the new ``fail_above`` is moot:
+    such a risk fails first."""
+    given = {
+        key: Chosen(value, "command line", THRESHOLDS[key][0])
+        for key, value in (("fail_above", fail_above), ("warn_above", warn_above))
+        if value is not None
     }
-    if not changes:
+    return apply_settings(config, given)
+
+
+def apply_settings(config: ScanConfig, given: Mapping[str, Chosen]) -> ScanConfig:
+    """``config`` with the thresholds ``given`` from outside the file (the command line, a
+    ``QAR_`` variable, a discovered config) applied by :func:`qar_sql.precedence.choose`: the
+    command line replaces every scan's own value; a variable or config only sets what a scan
+    and its file's [defaults] leave unset. Each replaced or supplied value is noted."""
+    for key, chosen in given.items():
+        if key not in THRESHOLDS:
+            raise ValueError(f"only {', '.join(THRESHOLDS)} can be given to every scan, not {key!r}")
+        v = chosen.value
+        if v is not None and not (isinstance(v, int | float) and math.isfinite(v) and 0.0 <= v <= 1.0):
+            raise ParameterError(
+                f"{chosen.origin} {v!r} must be a risk between 0 and 1, e.g. {THRESHOLDS[key][0]} 0.5"
+            )
+    fail, warn = given.get("fail_above"), given.get("warn_above")
+    # Typed together, a warning above the failure is a mistake; from variables and files (each
+    # checked on its own) it is moot: such a risk fails first.
+    if fail and warn and fail.level == warn.level == "command line" and warn.value > fail.value:
+        raise ParameterError(
+            f"{warn.origin} {warn.value:g} is above {fail.origin} {fail.value:g}; a warning must come "
+            f"before the failure, so make {warn.origin} the smaller"
+        )
+    if not given:
         return config
-    return replace(config, scans=tuple(replace(spec, **changes) for spec in config.scans))
+    scans, notes = [], list(config.notes)
+    for spec in config.scans:
+        changes: dict[str, Any] = {}
+        origins = dict(spec.origins)
+        for key, outside in given.items():
+            own = spec.origins.get(key) or Chosen(getattr(spec, key), "built-in", "built-in default")
+            won = choose(outside, own)
+            if won is own or won.value == own.value:
+                continue
+            changes[key], origins[key] = won.value, won
+            what = THRESHOLDS[key][1]
+            if own.value is None:
+                notes.append(f"{spec.name}: {what} {won.value:g} from {won.origin} (the scan sets none)")
+            else:
+                where = "" if own.level == "scan" and own.origin == "[[scan]]" else f" from {own.origin}"
+                notes.append(
+                    f"{spec.name}: {what} {won.value:g} from {won.origin} overrides the scan's {own.value:g}{where}"
+                )
+        scans.append(replace(spec, **changes, origins=origins) if changes else spec)
+    return replace(config, scans=tuple(scans), notes=tuple(notes))
 
 
 def combine(config: ScanConfig, extra: Sequence[ScanSpec]) -> ScanConfig:
@@ -552,6 +627,8 @@ def summary_text(report: ScanReport) -> str:
         f"{report.count('fail')} fail, {report.count('error')} error ({report.seconds:.2f} s)"
         + (f"; recorded in {report.store}" if report.store else ""),
     ]
+    if report.notes:
+        lines += ["", "Thresholds from outside the scan file:"] + [f"  {n}" for n in report.notes]
     errors = [o for o in report.outcomes if o.error]
     if errors:
         lines += ["", "Errors:"] + [f"  {o.name}: {o.error}" for o in errors]
@@ -580,6 +657,8 @@ def summary_markdown(report: ScanReport) -> str:
             f"| {_md(o.name)} | `{_md(o.table or '')}` | {_risk(o.risk)} | {_risk(o.warn_above)} | "
             f"{_risk(o.fail_above)} | {icon[o.status]} |"
         )
+    if report.notes:
+        lines += ["", "**Thresholds from outside the scan file**", ""] + [f"- {_md(n)}" for n in report.notes]
     errors = [f"- **{_md(o.name)}**: {_md(o.error)}" for o in report.outcomes if o.error]
     if errors:
         lines += ["", "**Errors**", ""] + errors
