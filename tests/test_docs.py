@@ -125,3 +125,54 @@ def test_readme_links_into_docs_resolve():
         assert path.is_file(), f"README.md links to {target}, which does not exist"
         if anchor and path.suffix == ".md":
             assert anchor in anchors(path), f"README.md links to {link}, but {target} has no heading with that anchor"
+
+
+def _registered() -> set[str]:
+    return {name for name, sub in root_group().commands.items() if not sub.hidden}
+
+
+def test_readme_and_commands_md_list_every_command():
+    """README's command table and docs/commands.md's sections name exactly the registered
+    commands (issue 31: risk, compare, report and config were missing from the README)."""
+    readme = README.read_text(encoding="utf-8")
+    table = sections(readme)["Commands"]
+    in_readme = set(re.findall(r"^\| \[`qar ([a-z-]+)", table, flags=re.MULTILINE))
+    assert in_readme == _registered(), f"README command table: {sorted(in_readme ^ _registered())}"
+    titles = {t.split()[1] for t in sections(COMMANDS_MD.read_text(encoding="utf-8")) if t.startswith("qar ")}
+    assert titles == _registered(), f"docs/commands.md sections: {sorted(titles ^ _registered())}"
+
+
+def _rows():
+    doc = sections(COMMANDS_MD.read_text(encoding="utf-8"))
+    for path, command in COMMANDS:
+        title = " ".join(path)
+        for line in doc.get(title, "").splitlines():
+            if line.startswith("| `-"):
+                yield title, command, line
+
+
+ROWS = list(_rows())
+
+
+@pytest.mark.parametrize("title,command,line", ROWS, ids=[f"{t} {ln.split('`')[1]}" for t, _, ln in ROWS])
+def test_every_option_row_is_well_formed(title, command, line):
+    """A row's cells are option | env | default | meaning: its flags in the first cell (and
+    every choice, there or in the meaning), exactly the option's variable in the second (issue 31: `--pwm` and
+    `--components` rows had the variable in the first cell and an empty second)."""
+    cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+    assert len(cells) == 4, f"{title}: {line}"
+    flag = re.match(r"`(-{1,2}[\w-]+)`", cells[0]).group(1)
+    option = next((p for p in command.params if flag in (*p.opts, *p.secondary_opts)), None)
+    assert option is not None, f"{title} has no option {flag}: {line}"
+    assert "QAR_" not in cells[0], f"{title} {flag}: a variable in the option cell: {line}"
+    for short in [o for o in option.opts if not o.startswith("--")]:
+        assert f"`{short}`" in cells[0], f"{title} {flag}: its short flag {short} is missing: {line}"
+    if isinstance(option.type, click.Choice):
+        written = f"{cells[0]} {cells[3]}"  # a long list of choices may be in the meaning
+        written = written if option.type.case_sensitive else written.lower()
+        for choice in option.type.choices:
+            choice = str(choice) if option.type.case_sensitive else str(choice).lower()
+            assert f"`{choice}`" in written, f"{title} {flag}: the choice {choice} is missing: {line}"
+    envvar = option.envvar if isinstance(option.envvar, str) else None
+    expected = {f"`{envvar}`"} if envvar else {"", "`QAR_STORE`"}  # --store: the store's variable
+    assert cells[1] in expected, f"{title} {flag}: env cell {cells[1]!r}, expected {expected}: {line}"

@@ -67,3 +67,20 @@ def test_audit_text_says_how_to_read_the_risk(checkout, monkeypatch):
         f"single out more than {100 * risk:.3g}% of the records (θ = distinct combinations / rows)."
     ) in text
     assert "Read it as" not in invoke(args + ["-f", "markdown"], checkout, monkeypatch).stdout
+
+
+def test_the_compare_help_example_runs_as_written(checkout, monkeypatch):
+    """`qar compare --help`'s demo example (issue 31): without -x person_id both risks were "—"
+    (the key is one value per row: no tail) and it exited 1."""
+    import shlex
+
+    from qar_sql.cli.examples import EXAMPLES
+
+    if not (checkout / "qar_demo.duckdb").exists():
+        invoke(["demo", "--rows", "20000", "-q"], checkout, monkeypatch)
+    (line,) = [x for x in EXAMPLES["compare"] if "qar_demo.duckdb" in x]
+    r = invoke([*shlex.split(line)[1:], "-q", "-f", "json"], checkout, monkeypatch)
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc["risk_original"] is not None and doc["risk_treated"] is not None
+    assert doc["risk_treated"] < doc["risk_original"]
