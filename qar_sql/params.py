@@ -168,7 +168,8 @@ def add_envvars(group: click.Group) -> None:
 
     def walk(command: click.Command) -> None:
         for param in command.params:
-            if isinstance(param, click.Option) and param.name and param.name not in NO_ENVVAR:
+            # (A hidden option is a deprecated spelling, read from the command line only.)
+            if isinstance(param, click.Option) and param.name and param.name not in NO_ENVVAR and not param.hidden:
                 if param.envvar is None:
                     param.envvar = envvar_of(param)
                 param.show_envvar = True

@@ -70,3 +70,25 @@ def test_log_level_variable(table):
     args = ["audit", source, "--table", name, "-p", "2", "--pi-u", "0.5"]
     result = CliRunner().invoke(cli, args, env={"QAR_LOG_LEVEL": "DEBUG"})
     assert "DEBUG qar_sql.engines.source" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "flags,expect_sql,expect_info",
+    [(["-v"], False, True), (["-vv"], True, True), (["--log-level", "debug"], True, True), (["-q", "-v"], False, True)],
+)
+def test_verbosity_flags_after_the_command(table, flags, expect_sql, expect_info):
+    """-v and --log-level are accepted after the command too (issue 31), like --debug."""
+    source, name = table
+    result = CliRunner().invoke(cli, ["audit", source, "--table", name, "-p", "2", "--pi-u", "0.5", *flags])
+    assert result.exit_code == 0, result.output
+    assert ("DEBUG qar_sql.engines.source: duckdb" in result.stderr) is expect_sql
+    assert ("INFO qar_sql.measures.audit: scanned 6 QIs" in result.stderr) is expect_info
+
+
+def test_log_level_after_the_command_wins_over_v(table):
+    source, name = table
+    args = ["audit", source, "--table", name, "-p", "2", "--pi-u", "0.5"]
+    result = CliRunner().invoke(cli, ["-vv", *args, "--log-level", "warning"])
+    assert result.exit_code == 0 and "INFO" not in result.stderr and "DEBUG" not in result.stderr
+    result = CliRunner().invoke(cli, [*args, "--log-level", "error", "-v"])  # the level wins, in any order
+    assert result.exit_code == 0 and "INFO" not in result.stderr, result.stderr

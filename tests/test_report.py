@@ -307,7 +307,7 @@ def test_whatif_compare_uniqueness_and_risk_format_html(demo):
             *("compare", path, path, "-t", "population", "--treated-table", "population_treated"),
             *("--link", "person_id", "-c", cols, "--pi-u", "0.1", "-q"),
         ),
-        "uniqueness": cli_html("uniqueness", *where, "-k", str(GROUP_SIZE), "-q"),  # --exposed 5 by default
+        "uniqueness": cli_html("uniqueness", *where, "-g", str(GROUP_SIZE), "-q"),  # --exposed 5 by default
         "classic": cli_html("risk", *where, "-p", "3", "-q"),
     }
     full = numbers(parse(demo["html"]))
@@ -354,7 +354,7 @@ def test_secrets_never_appear(tmp_path, monkeypatch):
         # The other commands' reports, the source given on the command line or in $QAR_DATABASE_URL
         where = ["-t", table, "-c", "a,b,c,d", "-p", "2", "-f", "html", "-q"]
         others = [
-            ("uniqueness", url, *where, "-k", "3"),
+            ("uniqueness", url, *where, "-g", "3"),
             ("risk", *where),
             ("compare", url, url, "-t", table, "--link", "id", "-c", "a,b,c,d", "--components", "2", "--no-risk")
             + ("-f", "html", "-q"),

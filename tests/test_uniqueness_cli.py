@@ -47,11 +47,11 @@ def test_json_contract(table):
 
 def test_domain_number_and_product(table):
     source, name, names, rows = table
-    r = run("uniqueness", source, "--table", name, "-p", 1, "-k", 3, "--domain", 1000, "-f", "json", "-q")
+    r = run("uniqueness", source, "--table", name, "-p", 1, "-g", 3, "--domain", 1000, "-f", "json", "-q")
     doc = json.loads(r.stdout)
     assert r.exit_code == 0 and doc["domain_mode"] == "number"
     assert all(q["domain"] == 1000 for q in doc["qis"])
-    r = run("uniqueness", source, "--table", name, "-p", 2, "-k", 3, "--domain", "product", "-f", "json", "-q")
+    r = run("uniqueness", source, "--table", name, "-p", 2, "-g", 3, "--domain", "product", "-f", "json", "-q")
     doc = json.loads(r.stdout)
     counts = {c: len({row[i] for row in rows}) for i, c in enumerate(names)}
     assert doc["domain_mode"] == "product"
@@ -62,13 +62,13 @@ def test_domain_number_and_product(table):
 def test_text_markdown_and_options(table, tmp_path):
     source, name, names, rows = table
     r = run(
-        "uniqueness", source, "--table", name, "-p", 2, "-k", 4, "--monte-carlo", 500, "--seed", 3,
+        "uniqueness", source, "--table", name, "-p", 2, "-g", 4, "--monte-carlo", 500, "--seed", 3,
         "--from-marginals", "--target", 0.9, "-q",
     )  # fmt: skip
     assert r.exit_code == 0, r.output
     assert "Uniqueness probability of groups of k = 4" in r.stdout and "Monte Carlo" in r.stdout
     assert "Independence model" in r.stdout and "Most exposed records" in r.stdout
-    r = run("uniqueness", source, "--table", name, "--qid", f"{names[0]},{names[2]}", "-k", 4, "-f", "markdown", "-q")
+    r = run("uniqueness", source, "--table", name, "--qid", f"{names[0]},{names[2]}", "-g", 4, "-f", "markdown", "-q")
     assert r.exit_code == 0, r.output
     assert r.stdout.startswith("## Uniqueness probability") and "| QI | M | κ |" in r.stdout
 
@@ -77,7 +77,7 @@ def test_text_markdown_and_options(table, tmp_path):
 def test_plot(table, tmp_path, suffix):
     source, name, names, rows = table
     path = tmp_path / f"figure.{suffix}"
-    r = run("uniqueness", source, "--table", name, "-p", 2, "-k", 4, "--plot", path, "-q")
+    r = run("uniqueness", source, "--table", name, "-p", 2, "-g", 4, "--plot", path, "-q")
     assert r.exit_code == 0, r.output
     assert path.stat().st_size > 5000
 
@@ -86,13 +86,13 @@ def test_treatments_file(duck, tmp_path):
     source, name = duck.load("people", {"age": [i % 70 for i in range(300)], "sex": ["MF"[i % 2] for i in range(300)]})
     plan = tmp_path / "t.toml"
     plan.write_text('[treatments.age_5y]\ncolumn = "age"\nkind = "bands"\nwidth = 5\n')
-    r = run("uniqueness", source, "--table", name, "--qid", "age,sex", "-k", 8, "-T", plan, "-f", "json", "-q")
+    r = run("uniqueness", source, "--table", name, "--qid", "age,sex", "-g", 8, "-T", plan, "-f", "json", "-q")
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
     (scenario,) = doc["scenarios"]
     assert scenario["name"] == "age_5y" and scenario["qis"][0]["distinct"] == 14 * 2
     assert scenario["qis"][0]["pi_exact"] < doc["qis"][0]["pi_exact"]
-    r = run("uniqueness", source, "--table", name, "--qid", "age,sex", "-k", 8, "-T", plan, "-q")
+    r = run("uniqueness", source, "--table", name, "--qid", "age,sex", "-g", 8, "-T", plan, "-q")
     assert "Treatments" in r.stdout and "age_5y" in r.stdout
 
 
@@ -112,15 +112,15 @@ def test_audit_gains_a_uniqueness_block(table):
 @pytest.mark.parametrize(
     "args, words",
     [
-        (["-k", 1], "group size k = 1 must be a whole number of at least 2"),
-        (["-k", 61], "group size k = 61 is larger than the table's 60 rows"),
-        (["-k", 5, "--target", 0], "target probability 0.0 must lie strictly between 0 and 1"),
-        (["-k", 5, "--target", 1.5], "strictly between 0 and 1"),
-        (["-k", 5, "--domain", "universe"], "domain 'universe' is unknown"),
-        (["-k", 5, "--domain", 3], "is smaller than the"),
-        (["-k", 5, "--plot", "figure.pdf"], "must end in .png or .svg"),
-        (["-k", 5, "--monte-carlo", -1], "--monte-carlo -1"),
-        (["-k", 5, "--qid", "x", "--columns", "y"], "not both"),
+        (["-g", 1], "group size k = 1 must be a whole number of at least 2"),
+        (["-g", 61], "group size k = 61 is larger than the table's 60 rows"),
+        (["-g", 5, "--target", 0], "target probability 0.0 must lie strictly between 0 and 1"),
+        (["-g", 5, "--target", 1.5], "strictly between 0 and 1"),
+        (["-g", 5, "--domain", "universe"], "domain 'universe' is unknown"),
+        (["-g", 5, "--domain", 3], "is smaller than the"),
+        (["-g", 5, "--plot", "figure.pdf"], "must end in .png or .svg"),
+        (["-g", 5, "--monte-carlo", -1], "--monte-carlo -1"),
+        (["-g", 5, "--qid", "x", "--columns", "y"], "not both"),
     ],
 )
 def test_bad_input_exits_2_with_one_sentence(table, args, words):

@@ -31,6 +31,7 @@ def _components(ctx, param, value):
 @click.option("--treated-table", envvar="QAR_TREATED_TABLE", help="Table of the treated release (default: --table).")
 @click.option(
     "--treatments",
+    "-T",
     type=click.Path(exists=True, dir_okay=False),
     help="What-if TOML file: build the treated table from ORIGINAL (its release), linked by row.",
 )

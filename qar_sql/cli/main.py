@@ -91,9 +91,15 @@ class QarGroup(click.Group):
 @click.option(
     "--log-level",
     type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
-    help="Log level of the qar_sql logger on stderr (DEBUG: every SQL statement and its time).",
+    help="Log level of the qar_sql logger on stderr (DEBUG: every SQL statement and its time); before or after "
+    "the command.",
 )
-@click.option("--verbose", "-v", count=True, help="More log output on stderr: -v INFO, -vv DEBUG (SQL statements).")
+@click.option(
+    "--verbose",
+    "-v",
+    count=True,
+    help="More log output on stderr: -v INFO, -vv DEBUG (SQL statements); before or after the command.",
+)
 @click.pass_context
 def cli(ctx, debug, config_path, log_level, verbose):
     """qar-sql: how easily can the people in a table be re-identified?
@@ -103,7 +109,7 @@ def cli(ctx, debug, config_path, log_level, verbose):
     130 interrupted (Ctrl-C).
     """
     ctx.ensure_object(dict)["debug"] = debug
-    _log_to_stderr(log_level or ("DEBUG" if verbose >= 2 else "INFO" if verbose == 1 else None))
+    _log_to_stderr(_level(log_level, verbose))
     # Defaults from qar.toml / [tool.qar], below the command line and the QAR_ variables.
     try:
         found = qar_config.load(config_path) if config_path else qar_config.find()
@@ -112,6 +118,44 @@ def cli(ctx, debug, config_path, log_level, verbose):
         ctx.exit(int(exc.exit_code))
     ctx.obj["config"] = found
     ctx.default_map = qar_config.default_map(found, ctx.command.commands)
+
+
+def _level(log_level: str | None, verbose: int) -> str | None:
+    """--log-level wins over -v/-vv (whatever their order)."""
+    return log_level or ("DEBUG" if verbose >= 2 else "INFO" if verbose == 1 else None)
+
+
+def _log_after_command(ctx: click.Context, param: click.Parameter, value) -> None:
+    """-v and --log-level given after the command: the same setup as before it, once both are
+    parsed (click calls this for each; the command's own values are kept in ``ctx.meta``)."""
+    given = ctx.meta.setdefault("qar_log", {"log_level": None, "verbose": 0})
+    if value:
+        given[param.name] = value
+    _log_to_stderr(_level(given["log_level"], given["verbose"]))
+
+
+def add_log_options(group: click.Group) -> None:
+    """Accept --log-level and -v/--verbose after every command too (``qar audit x.csv -v``), as
+    --debug is. Hidden there: the group's --help documents them once."""
+    for command in group.commands.values():
+        command.params += [
+            click.Option(
+                ["--log-level"],
+                type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
+                expose_value=False,
+                hidden=True,
+                callback=_log_after_command,
+                help="As qar --log-level.",
+            ),
+            click.Option(
+                ["--verbose", "-v"],
+                count=True,
+                expose_value=False,
+                hidden=True,
+                callback=_log_after_command,
+                help="As qar -v.",
+            ),
+        ]
 
 
 def _log_to_stderr(level: str | None) -> None:
@@ -150,6 +194,7 @@ def _sql_where(where: dict) -> dict:
 @click.option("--show-sql", is_flag=True, help="Print the SQL this audit would run, without connecting.")
 @click.option(
     "--group-size",
+    "-g",
     "group_size",
     type=int,
     envvar="QAR_GROUP_SIZE",
@@ -327,6 +372,9 @@ _register_store_commands(cli)  # migrate, scan, history
 from qar_sql.cli.config import config_cmd  # noqa: E402
 
 cli.add_command(config_cmd)
+
+# -v and --log-level after the command too; not their variables (the group reads those).
+add_log_options(cli)
 
 # Every option has a QAR_<OPTION> variable, shown in --help (after every command is registered).
 params.add_envvars(cli)

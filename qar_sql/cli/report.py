@@ -28,9 +28,12 @@ from qar_sql.errors import UsageError
     envvar="QAR_THRESHOLD",
     help="The risk the verdict compares T̂ with.",
 )
-@click.option("--treatments", type=click.Path(dir_okay=False), help="A treatments TOML file: adds the what-if section.")
+@click.option(
+    "--treatments", "-T", type=click.Path(dir_okay=False), help="A treatments TOML file: adds the what-if section."
+)
 @click.option(
     "--group-size",
+    "-g",
     type=click.IntRange(2, None),
     help="Group size k: adds the uniqueness section (the chance that k people are all unique).",
 )

@@ -3,20 +3,43 @@ Parse, call :func:`qar_sql.measures.classic.risk`, print."""
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from qar_sql import params
 from qar_sql.cli.records import key_option
 
 
+#: The variable -p read before it followed the QAR_<long flag> rule (QAR_QI_SIZE); still read.
+OLD_P_ENV = "QAR_RISK_P"
+
+
+def _old_p_variable(ctx: click.Context, param: click.Parameter, value):
+    """-p from $QAR_RISK_P, with a deprecation note, when neither the command line nor
+    $QAR_QI_SIZE gives it."""
+    old = os.environ.get(OLD_P_ENV)
+    if value is not None or not old:
+        return value
+    click.echo(f"Warning: {OLD_P_ENV} is deprecated; set QAR_QI_SIZE instead.", err=True)
+    try:
+        return int(old)
+    except ValueError:
+        raise click.BadParameter(f"${OLD_P_ENV} = {old!r} is not a whole number", ctx, param) from None
+
+
+# qar risk's -p is not the QaR p (its default is every key column, one QI, not 3): its long
+# flag --qi-size gives it the variable QAR_QI_SIZE by the QAR_<long flag> rule, so QAR_P and a
+# config's p, meant for the audits, leave it alone. --p is still accepted.
 @click.command("risk")
 @params.source_options
 @click.option(
     "-p",
+    "--qi-size",
     "--p",
     "p",
     type=int,
-    envvar="QAR_RISK_P",
+    callback=_old_p_variable,
     help="Quasi-identifier size: every set of p key columns (default: all of them, one QI).",
 )
 @click.option(

@@ -8,13 +8,15 @@ from qar_sql import params
 
 group_size = click.option(
     "--group-size",
-    "-k",
+    "-g",
     "group_size",
     type=int,
-    required=True,
     envvar="QAR_GROUP_SIZE",
-    help="k: how many people reveal the columns (at least 2, at most the number of rows).",
+    help="k: how many people reveal the columns (at least 2, at most the number of rows). Required.",
 )
+# -k was --group-size's short flag here, while records, risk and report use -k for --key. -k
+# means --key now; here it is still accepted for a while, with a note, and hidden from --help.
+old_k = click.option("-k", "old_k", type=int, hidden=True, help="Deprecated: -g (--group-size).")
 target = click.option(
     "--target",
     type=float,
@@ -34,6 +36,7 @@ domain = click.option(
 @params.source_options
 @params.p
 @group_size
+@old_k
 @target
 @domain
 @params.names_option(
@@ -78,7 +81,7 @@ domain = click.option(
 @params.batch_size
 @params.quiet
 def uniqueness_cmd(
-    where, p, group_size, target, domain, qid, from_marginals, monte_carlo, seed, treatments, plot_path, exposed,
+    where, p, group_size, old_k, target, domain, qid, from_marginals, monte_carlo, seed, treatments, plot_path, exposed,
     exposed_qis, top, fmt, jobs, batch_size, quiet,
 ):  # fmt: skip
     """If k people reveal these columns, what is the chance that every one of them is unique?
@@ -91,6 +94,15 @@ def uniqueness_cmd(
     from qar_sql.errors import ParameterError
     from qar_sql.output.uniqueness import plot, render_uniqueness
     from qar_sql.treat.uniqueness import uniqueness
+
+    if old_k is not None:
+        ctx = click.get_current_context()
+        if ctx.get_parameter_source("group_size") is click.core.ParameterSource.COMMANDLINE:
+            raise click.UsageError("-k and --group-size (-g) both give k; write -g only")
+        click.echo("Warning: -k for --group-size is deprecated (-k is --key elsewhere); write -g.", err=True)
+        group_size = old_k
+    if group_size is None:
+        raise click.MissingParameter(ctx=click.get_current_context(), param_hint="'--group-size' / '-g'")
 
     if plot_path is not None and not plot_path.lower().endswith((".png", ".svg")):
         raise ParameterError(f"--plot {plot_path!r} must end in .png or .svg")
