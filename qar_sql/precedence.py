@@ -19,9 +19,10 @@ rule is click's: command line, variable, config file, default.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import click
+if TYPE_CHECKING:  # click only for the command line's helper: the scans import this module too
+    import click
 
 LEVELS = ("command line", "scan", "defaults", "config", "built-in")
 
@@ -53,6 +54,8 @@ def from_click(ctx: click.Context, name: str, value: Any) -> Chosen | None:
     """Where click found parameter ``name`` (its ``value``), as a :class:`Chosen`: typed →
     ``command line``; its variable or the discovered config (``default_map``) → ``config``;
     click's own default → None (the built-in is the caller's)."""
+    import click
+
     source = ctx.get_parameter_source(name)
     param = next((p for p in ctx.command.params if p.name == name), None)
     flag = next((o for o in getattr(param, "opts", ()) if o.startswith("--")), f"--{name}")

@@ -193,6 +193,7 @@ def test_risk_qi_size_variable_follows_the_rule(tmp_path, monkeypatch):
     source = tmp_path / "t.csv"
     source.write_text("a,b,c\n" + "".join(f"{i % 3},{i % 5},{i % 7}\n" for i in range(30)))
     args = ["risk", str(source), "-f", "json", "-q"]
+
     def n_qi(result):
         assert result.exit_code == 0, result.output
         return len(json.loads(result.stdout)["qis"])

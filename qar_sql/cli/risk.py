@@ -10,7 +10,6 @@ import click
 from qar_sql import params
 from qar_sql.cli.records import key_option
 
-
 #: The variable -p read before it followed the QAR_<long flag> rule (QAR_QI_SIZE); still read.
 OLD_P_ENV = "QAR_RISK_P"
 

@@ -561,9 +561,7 @@ def apply_settings(config: ScanConfig, given: Mapping[str, Chosen]) -> ScanConfi
             raise ValueError(f"only {', '.join(THRESHOLDS)} can be given to every scan, not {key!r}")
         v = chosen.value
         if v is not None and not (isinstance(v, int | float) and math.isfinite(v) and 0.0 <= v <= 1.0):
-            raise ParameterError(
-                f"{chosen.origin} {v!r} must be a risk between 0 and 1, e.g. {THRESHOLDS[key][0]} 0.5"
-            )
+            raise ParameterError(f"{chosen.origin} {v!r} must be a risk between 0 and 1, e.g. {THRESHOLDS[key][0]} 0.5")
     fail, warn = given.get("fail_above"), given.get("warn_above")
     # Typed together, a warning above the failure is a mistake; from variables and files (each
     # checked on its own) it is moot: such a risk fails first.
