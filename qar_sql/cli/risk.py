@@ -82,6 +82,9 @@ def risk_cmd(where, sensitive, ordered, fmt, top, quiet, **options):
     from qar_sql.measures.classic import risk
     from qar_sql.output.risk import render_risk
 
+    from qar_sql.cli.records import _guard
+
+    _guard([("--per-record", options["per_record"])], where)
     # ``options`` are risk()'s other keywords by the same names: p, weight, missing, the thresholds, ...
     with params.Progress("measuring", quiet) as bar, recording() as sql:
         result = risk(**where, **options, sensitive=sensitive or (), ordered=ordered or (), progress=bar)
