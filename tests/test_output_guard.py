@@ -152,3 +152,13 @@ def test_the_guard_itself():
     assert local_file("postgresql+psycopg://u@h/db") is None
     with pytest.raises(Exception, match=r"^-o 'x.db' is the source file itself \('sqlite:///x.db'\), which"):
         check_not_input([("-o", "x.db")], [("the source file itself", "sqlite:///x.db")])
+
+
+def test_the_python_report_refuses_its_source_as_output(folder):
+    import qar_sql
+    from qar_sql.errors import UsageError
+
+    before = (folder / "a.csv").read_bytes()
+    with pytest.raises(UsageError, match="^output 'a.csv' is the source file itself"):
+        qar_sql.report("a.csv", p=2, records=False, output="a.csv")
+    assert (folder / "a.csv").read_bytes() == before

@@ -349,6 +349,11 @@ def _parameters(result: AuditResult, table, **more: Any) -> dict[str, Any]:
 def report(source: SourceLike = None, *, output: str | Path | None = None, **options: Any) -> ReportInputs:
     """Build the HTML report of ``source`` (keywords as :func:`collect`); write it to ``output``
     when given. ``.to_html()`` of the result renders it again, from the results alone."""
+    if output is not None:  # never over a file the report reads, checked before the work
+        from qar_sql.output.files import check_not_input
+
+        reads = [("the source file itself", source), ("the treated release", options.get("compare"))]
+        check_not_input([("output", output)], [*reads, ("the treatments file", options.get("treatments"))])
     inputs = collect(source, **options)
     if output is not None:
         write_html(inputs, str(output))
