@@ -20,8 +20,12 @@ from qar_sql.output.files import check_not_input, local_file
 
 ROOT = Path(__file__).resolve().parent.parent
 COLUMNS = "age,sex,zip,grade,a,b,c,d"
-ROWS = COLUMNS + "\n" + "".join(
-    f"{20 + i % 7},{'FM'[i % 2]},{1000 + i % 5},{i % 3},{i % 4},{i % 6},{i % 9},{i % 2}\n" for i in range(120)
+ROWS = (
+    COLUMNS
+    + "\n"
+    + "".join(
+        f"{20 + i % 7},{'FM'[i % 2]},{1000 + i % 5},{i % 3},{i % 4},{i % 6},{i % 9},{i % 2}\n" for i in range(120)
+    )
 )
 
 
@@ -50,8 +54,24 @@ def test_report_output_over_its_source_is_refused(folder):
 
 
 def test_records_output_over_its_source_is_refused(folder):
-    refused(["records", "a.csv", "-c", "age,sex,zip,grade,a,b", "-p", "2", "--output", "a.csv", "-q"], folder / "a.csv", "--output")
-    args = ["records", "a.csv", "-c", "age,sex,zip,grade,a,b", "-p", "2", "--by", "influence", "--output", "a.csv", "-q"]
+    refused(
+        ["records", "a.csv", "-c", "age,sex,zip,grade,a,b", "-p", "2", "--output", "a.csv", "-q"],
+        folder / "a.csv",
+        "--output",
+    )
+    args = [
+        "records",
+        "a.csv",
+        "-c",
+        "age,sex,zip,grade,a,b",
+        "-p",
+        "2",
+        "--by",
+        "influence",
+        "--output",
+        "a.csv",
+        "-q",
+    ]
     refused(args, folder / "a.csv", "--output")
     refused(["records", "a.csv", "--by", "suda", "--output", "a.csv", "-q"], folder / "a.csv", "--output")
 
@@ -112,7 +132,9 @@ def demo_scan(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("option", ["--junit", "--markdown"])
 def test_scan_summary_over_a_scanned_database_is_refused(demo_scan, option):
-    refused(["scan", "examples/qar.toml", "--no-store", option, "qar_demo.duckdb"], demo_scan / "qar_demo.duckdb", option)
+    refused(
+        ["scan", "examples/qar.toml", "--no-store", option, "qar_demo.duckdb"], demo_scan / "qar_demo.duckdb", option
+    )
 
 
 def test_scan_outputs_over_the_config_or_the_store_are_refused(demo_scan):

@@ -255,7 +255,9 @@ def test_no_piece_of_the_password_on_stderr_of_a_real_qar_process(tmp_path):
             text=True,
             cwd=tmp_path,
         )
-        assert r.returncode == 3 and r.stderr.startswith("Error: cannot connect to postgresql+psycopg://u:***@127.0.0.1")
+        assert r.returncode == 3 and r.stderr.startswith(
+            "Error: cannot connect to postgresql+psycopg://u:***@127.0.0.1"
+        )
         assert _leaks([r.stdout, r.stderr], pw) == []
 
 

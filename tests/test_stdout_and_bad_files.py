@@ -79,7 +79,11 @@ def test_a_locked_duckdb_file_is_still_a_runtime_error(folder):
     con.execute("create table t as select 1 as a")
     con.close()
     holder = subprocess.Popen(
-        [sys.executable, "-c", f"import duckdb, sys; c = duckdb.connect({str(path)!r}); print('ok', flush=True); sys.stdin.read()"],
+        [
+            sys.executable,
+            "-c",
+            f"import duckdb, sys; c = duckdb.connect({str(path)!r}); print('ok', flush=True); sys.stdin.read()",
+        ],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,

@@ -88,11 +88,10 @@ def uniqueness_cmd(
     Poissonized one, κ, k50 and the records most exposed. The counts come from the same
     pushed-down scan as `qar audit`.
     """
-    from qar_sql.output.uniqueness import plot, render_uniqueness
-    from qar_sql.treat.uniqueness import uniqueness
-
     from qar_sql.cli.guard import guard_outputs
     from qar_sql.output.files import check_plot, written
+    from qar_sql.output.uniqueness import plot, render_uniqueness
+    from qar_sql.treat.uniqueness import uniqueness
 
     if plot_path is not None:  # before the work, as every command that draws
         check_plot(plot_path)
