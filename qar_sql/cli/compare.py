@@ -65,7 +65,7 @@ def _components(ctx, param, value):
     help="Exit 1 when a metric is below a value, e.g. hidden_rate=0.9 (dtc, cdr, hidden_rate, local_cloaking, "
     "correlation_protection_rate, mae).",
 )
-@params.file_option("--plot", help="Write the figures (PNG) to this file.")
+@params.file_option("--plot", help="Write the figures to this .png or .svg file.")
 @click.option(
     "--anonymeter", is_flag=True, help="Also run anonymeter's three evaluators (pip install 'qar-sql[compare]')."
 )

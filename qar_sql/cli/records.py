@@ -78,7 +78,7 @@ def write_scores(c, path: str) -> None:
     raise ParameterError(f"--output {path!r} must end in .csv or .parquet")
 
 
-def _guard(writes, where: dict, store: str | None = None, hash_secret_file: str | None = None) -> None:
+def guard_files(writes, where: dict, store: str | None = None, hash_secret_file: str | None = None) -> None:
     """No output over a file the command reads (the source, the store, the secret, the config)."""
     from qar_sql.cli.guard import guard_outputs
 
@@ -180,7 +180,7 @@ def records_cmd(
         raise ParameterError(f"--output {output!r} must end in .csv or .parquet")
     if output:  # before the work, not after it
         check_writable(output, "--output")
-    _guard([("--output", output)], where, store, hash_secret_file)
+    guard_files([("--output", output)], where, store, hash_secret_file)
     if hash_keys and store is None:
         raise UsageError("--hash-keys goes with --store (it says how the top records are stored)")
     if hash_secret_file and not hash_keys:
@@ -351,7 +351,7 @@ def eliminate_cmd(where, risk, by, orders, plot_path, fmt, quiet, **options):
         from qar_sql.output.files import check_plot
 
         check_plot(plot_path)
-        _guard([("--plot", plot_path)], where)
+        guard_files([("--plot", plot_path)], where)
     with params.Progress("scanning", quiet) as bar:
         res = eliminate(**where, **risk, **options, by=names, orders=order_map or None, progress=bar)
     if plot_path:
