@@ -2,7 +2,7 @@
 
 ``qar report a.csv -o a.csv``, ``qar records … --output a.csv`` and ``qar scan … --junit
 qar_demo.duckdb`` each exited 0 having destroyed their source. One guard
-(:func:`qar_sql.output.files.check_not_input`) compares every file a command writes with every
+(:func:`qar_sql.guard.check_not_input`) compares every file a command writes with every
 file it reads, by resolved real path, before any work: exit 2, one sentence, the input unchanged.
 """
 
@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from qar_sql.cli.main import cli
-from qar_sql.output.files import check_not_input, local_file
+from qar_sql.guard import check_not_input, local_file
 
 ROOT = Path(__file__).resolve().parent.parent
 COLUMNS = "age,sex,zip,grade,a,b,c,d"

@@ -973,8 +973,8 @@ def _record_cells(db: Database, enc: _Encoded, codes: Sequence[str], rows: int) 
 
 def check_not_source(path: str | os.PathLike, source, option: str) -> None:
     """Refuse an output path that is the source file itself: an audit never changes its table
-    (the guard of every command, :func:`qar_sql.output.files.check_not_input`)."""
-    from qar_sql.output.files import check_not_input
+    (the guard of every command, :func:`qar_sql.guard.check_not_input`)."""
+    from qar_sql.guard import check_not_input
 
     check_not_input([(option, path)], [("the source file itself", source)])
 

@@ -350,7 +350,7 @@ def report(source: SourceLike = None, *, output: str | Path | None = None, **opt
     """Build the HTML report of ``source`` (keywords as :func:`collect`); write it to ``output``
     when given. ``.to_html()`` of the result renders it again, from the results alone."""
     if output is not None:  # never over a file the report reads, checked before the work
-        from qar_sql.output.files import check_not_input
+        from qar_sql.guard import check_not_input
 
         reads = [("the source file itself", source), ("the treated release", options.get("compare"))]
         check_not_input([("output", output)], [*reads, ("the treatments file", options.get("treatments"))])
