@@ -31,17 +31,75 @@ def _is_secret_key(key: str) -> bool:
     return any(w in k for w in _SECRET_WORDS)
 
 
+#: SQLAlchemy's own reading of what follows ``scheme://`` (``sqlalchemy.engine.url._parse_url``,
+#: 2.x), which is what the driver is given: the password runs to the FIRST ``@`` after the user's
+#: ``:`` (so it may hold ``?``, ``/``, ``:``), the host then runs to ``/``, ``:`` or ``?``.
+#: tests/test_secrets.py checks it against make_url, so a change in SQLAlchemy is noticed.
+_SA_URL = re.compile(
+    r"(?:(?P<user>[^:/]*)(?::(?P<password>[^@]*))?@)?"
+    r"(?P<host>\[[^/?]+\]|[^/:?]+)?(?::(?P<port>[^/?]*))?"
+    r"(?:/(?P<database>[^?]*))?(?:\?(?P<query>.*))?",
+    re.S,
+)
+#: A host[:port] (also empty: a Unix socket) that ends where the path, the query or ;-parameters start.
+_AUTHORITY = re.compile(r"[^\s@/?#;]*(?=[/?#;]|\Z)")
+#: Schemes qar reads without SQLAlchemy (Spark Connect, chDB): the authority ends at the first / ? #.
+_PLAIN_SCHEMES = ("sc", "chdb")
+
+
+def _sa_clean(m: re.Match[str] | None) -> bool:
+    """SQLAlchemy's reading is the one a person meant: no ``@`` left in the host, port or
+    database (an unencoded ``@`` in the password), a numeric port, and no query part holding an
+    ``@`` before its ``=`` (an unencoded ``?`` then ``@`` in the password)."""
+    if m is None:
+        return False
+    if any("@" in (m.group(g) or "") for g in ("host", "port", "database")):
+        return False
+    if m.group("port") and not m.group("port").isdigit():
+        return False
+    return all("=" in part.partition("@")[0] for part in (m.group("query") or "").split("&") if "@" in part)
+
+
+def _userinfo_end(scheme: str, after: str) -> tuple[int, bool]:
+    """(index of the ``@`` that ends the userinfo or -1, whether SQLAlchemy reads it the same way)."""
+    if after.startswith("/"):  # an empty authority (duckdb:///path, sqlite:///path): no userinfo
+        return -1, True
+    if scheme.lower() in _PLAIN_SCHEMES:
+        cut = re.search(r"[/?#]", after)
+        return after.rfind("@", 0, cut.start() if cut else len(after)), True
+    m = _SA_URL.match(after)
+    if _sa_clean(m):
+        assert m is not None
+        if m.group("password") is not None:
+            return m.end("password"), True
+        return (m.end("user") if m.group("user") is not None else -1), True
+    # Otherwise the userinfo ends at the LAST @ that a host[:port] follows, so that every @, ?,
+    # / or : in the password stays inside it (more is masked rather than any of it shown).
+    ats = [i for i, c in enumerate(after) if c == "@" and _AUTHORITY.match(after, i + 1)]
+    return (ats[-1] if ats else -1), False
+
+
 def _split_url(url: str) -> tuple[str, str | None, str | None, str]:
-    """(scheme://, user, password, rest after the userinfo) — the userinfo ends at the LAST ``@``
-    before the query, so an unencoded ``@`` in a password stays inside the password."""
+    """(scheme://, user, password, rest after the userinfo): the password is masked whatever it
+    holds (an unencoded ``?``, ``@``, ``/`` or ``:``)."""
     scheme, _, after = url.partition("://")
-    head, sep, query = after.partition("?")
-    at = head.rfind("@")
+    at, _ = _userinfo_end(scheme, after)
     if at < 0:
         return scheme + "://", None, None, after
-    userinfo, rest = head[:at], head[at + 1 :] + sep + query
+    userinfo, rest = after[:at], after[at + 1 :]
     user, colon, password = userinfo.partition(":")
     return scheme + "://", user, (password if colon else None), rest
+
+
+def _password_pieces(url: str, password: str) -> list[str]:
+    """The parts of a password a driver may see apart: where SQLAlchemy reads the URL otherwise
+    than qar (an unencoded ``@`` ends its password early), the rest lands in its host, port or
+    database and a driver's error ("failed to resolve host 'Secret@…'") would carry it."""
+    scheme, _, after = url.partition("://")
+    _, same = _userinfo_end(scheme, after)
+    if same:
+        return [password]
+    return [password, *re.split(r"[@:/?#&=;]", password)]
 
 
 def _mask_pairs(text: str) -> str:
@@ -79,7 +137,7 @@ def secret_values(source: str | None) -> list[str]:
     if "://" in source:
         _, _, password, rest = _split_url(source)
         if password:
-            found.append(password)
+            found += [p for p in _password_pieces(source, password) if p]
         path, _, query = rest.partition("?")
         text = path.partition(";")[2] + "&" + query  # ;-parameters (Spark Connect) and the query
     else:

@@ -110,3 +110,32 @@ def test_a_good_output_still_works(tmp_path):
         "Records by dt",
     )
     assert out.read_text().startswith("id,dt,u_plus,u_star,n_unique\n")
+
+
+# Issue 31, item 11: uniqueness and compare checked --plot only after the work ("/proc/x.png" and
+# "x.csv" gave "unexpected …"), and uniqueness created a missing folder. They now make the check
+# every command that draws makes (output.files.check_plot), before reading anything.
+PLOTTERS = [
+    ["uniqueness", MISSING, "-t", "t", "-g", "2", "--plot"],
+    ["compare", MISSING, "/no/such/treated.duckdb", "-t", "t", "--plot"],
+    ["eliminate", MISSING, "-t", "t", "--plot"],
+    ["history", "--store", MISSING, "--plot"],
+]
+
+
+@pytest.mark.parametrize("args", PLOTTERS, ids=lambda a: a[0])
+def test_a_plot_with_another_suffix_is_refused_first(args):
+    run(args + ["x.csv"], 2, "Error: --plot 'x.csv' must end in .png or .svg")
+
+
+@pytest.mark.parametrize("args", PLOTTERS, ids=lambda a: a[0])
+def test_a_plot_in_a_missing_folder_is_refused_and_the_folder_not_created(args, tmp_path):
+    path = tmp_path / "new" / "dir" / "x.png"
+    run(args + [str(path)], 2, f"the folder {str(path.parent)!r} does not exist; create it or write elsewhere")
+    assert not (tmp_path / "new").exists()
+
+
+@pytest.mark.parametrize("args", PLOTTERS, ids=lambda a: a[0])
+def test_a_plot_in_a_folder_no_file_can_be_created_in_is_refused_first(args):
+    # /proc passes os.access for root, yet no file can be created there
+    run(args + ["/proc/x.png"], 2, "Error: --plot '/proc/x.png' cannot be written")

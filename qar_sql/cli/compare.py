@@ -66,7 +66,7 @@ def _components(ctx, param, value):
     help="Exit 1 when a metric is below a value, e.g. hidden_rate=0.9 (dtc, cdr, hidden_rate, local_cloaking, "
     "correlation_protection_rate, mae).",
 )
-@params.file_option("--plot", help="Write the figures (PNG) to this file.")
+@params.file_option("--plot", help="Write the figures to this .png or .svg file.")
 @click.option(
     "--anonymeter", is_flag=True, help="Also run anonymeter's three evaluators (pip install 'qar-sql[compare]')."
 )
@@ -91,6 +91,13 @@ def compare_cmd(original, treated, risk, no_risk, fail_below, plot, fmt, quiet, 
     # ``options`` are the rest of compare()'s keywords, by the same names (table, link, ...).
     # A bad threshold fails before any table is read (exit 2).
     thresholds = parse_thresholds(fail_below)
+    if plot is not None:  # before the work, as every command that draws
+        from qar_sql.cli.guard import guard_outputs
+        from qar_sql.output.files import check_plot
+
+        check_plot(plot)
+        reads = [("the original", original), ("the treated release", treated)]
+        guard_outputs([("--plot", plot)], [*reads, ("the treatments file", options["treatments"])])
     linked = bool(options["link"] or options["aligned"] or options["treatments"])
     check_thresholds(thresholds, linked=linked, attacker_columns=options["attacker_columns"], target=options["target"])
     from qar_sql.engines.render import recording  # the SQL the HTML report shows
@@ -118,7 +125,11 @@ def compare_cmd(original, treated, risk, no_risk, fail_below, plot, fmt, quiet, 
     else:
         click.echo(render_compare(result, fmt), nl=False)
     if plot:
-        click.echo(f"Figures written to {plot_compare(result, plot)}.", err=True)
+        from qar_sql.output.files import written
+
+        with written(plot, "--plot"):
+            drawn = plot_compare(result, plot)
+        click.echo(f"Figures written to {drawn}.", err=True)
     if breaches:
         for b in breaches:
             click.echo(b[0].upper() + b[1:] + ".", err=True)

@@ -166,6 +166,10 @@ def scan_cmd(
                 "tag the quasi-identifier columns in the model's YAML"
             )
         cfg = combine(cfg, extra)
+    from qar_sql.compliance.store import resolve_store
+
+    recorded_in = None if no_store else resolve_store(store or cfg.store)
+    _guard(cfg, config, dbt_manifest, recorded_in, junit, markdown, report_dir)
     # Typed on the command line, a threshold replaces every scan's own; from a QAR_ variable or
     # the config found from the working folder it only fills in (qar_sql.precedence): the
     # verdict must not depend on the folder or on a variable left in the environment.
@@ -218,6 +222,25 @@ def scan_cmd(
     sys.exit(report.exit_code)
 
 
+def _guard(cfg, config, manifest, store, junit, markdown, report_dir) -> None:
+    """No summary or page over a file the scans read: the config, the manifest, a scanned
+    DuckDB or SQLite file, the store (checked before any scan runs)."""
+    import os
+
+    from qar_sql.cli.guard import guard_outputs
+    from qar_sql.reporting.collect import scan_pages
+
+    writes = [("--junit", junit), ("--markdown", markdown)]
+    if report_dir:
+        pages = ["index.html", *scan_pages([s.name for s in cfg.scans]).values()]
+        writes += [("--report-dir", os.path.join(report_dir, page)) for page in pages]
+    reads = [("the scan config", config), ("the dbt manifest", manifest)]
+    reads += [(f"the source of scan {s.name!r}", s.source) for s in cfg.scans]
+    if store is not None:
+        reads.append(("the results store", store))
+    guard_outputs(writes, reads)
+
+
 @click.command("history")
 @params.store
 @click.option("--table", "-t", help="Only this table (or scan name).")
@@ -227,12 +250,15 @@ def history_cmd(store, table, fmt, plot):
     """The QaR risk trend per table over the recorded runs, with the change since the previous run."""
     from qar_sql.compliance.history import history, history_dict, history_text
     from qar_sql.compliance.history import plot as draw
-    from qar_sql.output.files import check_writable, require_matplotlib, written
+    from qar_sql.output.files import check_plot, written
     from qar_sql.output.formats import to_json
 
     if plot:
-        check_writable(plot, "--plot", (".png", ".svg"))
-        require_matplotlib("--plot")
+        from qar_sql.cli.guard import guard_outputs
+        from qar_sql.compliance.store import resolve_store
+
+        check_plot(plot)
+        guard_outputs([("--plot", plot)], [("the results store", resolve_store(store or None))])
     h = history(store, table=table)
     if plot:
         with written(plot, "--plot"):

@@ -10,6 +10,7 @@ import logging
 import os
 import sys
 import traceback
+from typing import NoReturn
 
 import click
 
@@ -32,8 +33,47 @@ def _safe(exc: BaseException) -> str:
     return scrub(str(exc), known)
 
 
+def _from_echo(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised while click.echo wrote (stdout, where qar prints everything)."""
+    tb = exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_name == "echo" and "click" in code.co_filename:
+            return True
+        tb = tb.tb_next
+    return False
+
+
+def _stdout_failed(exc: OSError) -> NoReturn:
+    """stdout cannot be written (``qar … > /dev/full``, a disk full): one sentence, exit 3. Later
+    writes go to devnull so that the interpreter's final flush does not fail again."""
+    click.echo(
+        f"Error: cannot write to standard output ({exc.strerror or exc}); free space where it goes or send it elsewhere",
+        err=True,
+    )
+    _silence_stdout()
+    sys.exit(int(ExitCode.RUNTIME))
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real file descriptor (a test runner's buffer)
+        pass
+
+
 class QarGroup(click.Group):
     """Turns library errors into one-line messages and documented exit codes."""
+
+    def main(self, *args, **kwargs):
+        # --version and --help print while the options are parsed, before invoke().
+        try:
+            return super().main(*args, **kwargs)
+        except OSError as exc:
+            if isinstance(exc, BrokenPipeError) or not _from_echo(exc):
+                raise
+            _stdout_failed(exc)
 
     def parse_args(self, ctx, args):
         # --debug is accepted anywhere before "--" (qar audit x.csv --debug), not only before
@@ -60,10 +100,11 @@ class QarGroup(click.Group):
             # The reader went away (`qar config | head`): what it wanted it got. Stop quietly, as
             # Unix tools do, and point stdout at devnull so the interpreter's final flush of the
             # buffered rest does not raise again on exit.
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
+            _silence_stdout()
             ctx.exit(0)
         except Exception as exc:  # a bug or an unexpected driver error: still one line
+            if isinstance(exc, OSError) and _from_echo(exc):
+                _stdout_failed(exc)
             from qar_sql.engines.source import is_interrupt
 
             if is_interrupt(exc):  # Ctrl-C inside a DuckDB call outside qar's own wrappers

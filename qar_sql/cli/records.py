@@ -78,6 +78,18 @@ def write_scores(c, path: str) -> None:
     raise ParameterError(f"--output {path!r} must end in .csv or .parquet")
 
 
+def guard_files(writes, where: dict, store: str | None = None, hash_secret_file: str | None = None) -> None:
+    """No output over a file the command reads (the source, the store, the secret, the config)."""
+    from qar_sql.cli.guard import guard_outputs
+
+    reads = [("the source file itself", where.get("source")), ("the hash secret file", hash_secret_file)]
+    if store is not None:
+        from qar_sql.compliance.store import resolve_store
+
+        reads.append(("the results store", resolve_store(store or None)))
+    guard_outputs(writes, reads)
+
+
 def _emit_html(c, where: dict, top: int, secret: str | None, jobs: int, store: str | None) -> None:
     import os
     import sys
@@ -168,6 +180,7 @@ def records_cmd(
         raise ParameterError(f"--output {output!r} must end in .csv or .parquet")
     if output:  # before the work, not after it
         check_writable(output, "--output")
+    guard_files([("--output", output)], where, store, hash_secret_file)
     if hash_keys and store is None:
         raise UsageError("--hash-keys goes with --store (it says how the top records are stored)")
     if hash_secret_file and not hash_keys:
@@ -334,13 +347,11 @@ def eliminate_cmd(where, risk, by, orders, plot_path, fmt, quiet, **options):
             f"--by {by!r} names no ranking; use one or more of dt, u_plus, u_star, n_unique, entropy, pls, "
             "random, greedy, e.g. --by dt,random"
         )
-    if plot_path and not plot_path.lower().endswith((".png", ".svg")):
-        raise ParameterError(f"--plot {plot_path!r} must end in .png or .svg")
     if plot_path:  # before the work, not after it
-        from qar_sql.output.files import check_writable, require_matplotlib
+        from qar_sql.output.files import check_plot
 
-        require_matplotlib("--plot")
-        check_writable(plot_path, "--plot")
+        check_plot(plot_path)
+        guard_files([("--plot", plot_path)], where)
     with params.Progress("scanning", quiet) as bar:
         res = eliminate(**where, **risk, **options, by=names, orders=order_map or None, progress=bar)
     if plot_path:
@@ -384,11 +395,9 @@ def eliminate_cmd(where, risk, by, orders, plot_path, fmt, quiet, **options):
 
 def suda_records(where, key, top, suda_options, all_records, output, fmt, jobs, quiet):
     """``qar records --by suda``: every record's SUDA and DIS-SUDA score (sdcMicro's suda2)."""
-    from qar_sql.measures.classic import check_not_source, suda, suda_order, write_table
+    from qar_sql.measures.classic import suda, suda_order, write_table
     from qar_sql.output.risk import suda_dict, suda_text
 
-    if output:
-        check_not_source(output, where.get("source"), "--output")
     with params.Progress("scanning", quiet):
         found = suda(**where, **suda_options, key=key, all_keys=bool(output or all_records), jobs=jobs)
     result, key_names, keys = found.suda, found.key, found.keys

@@ -116,6 +116,7 @@ def report_cmd(
         if value and not classic:
             opt = "--" + name.replace("_", "-")
             raise UsageError(f"{opt} goes with --classic; add --classic or leave {opt} out")
+    _guard(where["source"], output, treatments, compare, store, from_store, hash_secret_file)
     secret = hash_secret(hash_secret_file) if (hash_secret_file or os.environ.get(HASH_SECRET_ENV)) else None
     command = masked_command(["qar", *sys.argv[1:]], [secret] if secret else [])
     if from_store is not None:
@@ -132,6 +133,23 @@ def report_cmd(
     assert result.audit is not None  # a report of SOURCE or of a stored run always has its audit
     risk_text = "undefined (no tail)" if result.audit.risk is None else f"{result.audit.risk:.6g}"
     click.echo(f"Wrote {output} (T̂ = {risk_text}).", err=True)
+
+
+def _guard(source, output, treatments, compare, store, from_store, hash_secret_file) -> None:
+    """-o: a writable file that is none of the files the report reads, checked before any work."""
+    from qar_sql.cli.guard import guard_outputs
+    from qar_sql.compliance.store import resolve_store
+    from qar_sql.output.files import check_writable
+
+    check_writable(output, "--output")
+    reads = [("the treated release", compare), ("the treatments file", treatments)]
+    reads += [("the hash secret file", hash_secret_file)]
+    if from_store is None:
+        reads.append(("the source file itself", source))
+    for given in (store, from_store):
+        if given is not None:
+            reads.append(("the results store", resolve_store(given or None)))
+    guard_outputs([("--output", output)], reads)
 
 
 def emit_html(parameters: dict, sql: Sequence[str] = (), **results) -> None:

@@ -100,10 +100,12 @@ def risk_cmd(where, sensitive, ordered, fmt, top, quiet, **options):
     (with --population or --sampling-fraction), l-diversity and t-closeness (with --sensitive),
     and per record SUDA and DIS-SUDA (--per-record). See docs/risk-measures.md.
     """
+    from qar_sql.cli.records import guard_files
     from qar_sql.engines.render import recording  # the SQL the HTML report shows
     from qar_sql.measures.classic import risk
     from qar_sql.output.risk import render_risk
 
+    guard_files([("--per-record", options["per_record"])], where)
     # ``options`` are risk()'s other keywords by the same names: p, weight, missing, the thresholds, ...
     with params.Progress("measuring", quiet) as bar, recording() as sql:
         result = risk(**where, **options, sensitive=sensitive or (), ordered=ordered or (), progress=bar)

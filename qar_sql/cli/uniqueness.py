@@ -91,7 +91,8 @@ def uniqueness_cmd(
     Poissonized one, κ, k50 and the records most exposed. The counts come from the same
     pushed-down scan as `qar audit`.
     """
-    from qar_sql.errors import ParameterError
+    from qar_sql.cli.guard import guard_outputs
+    from qar_sql.output.files import check_plot, written
     from qar_sql.output.uniqueness import plot, render_uniqueness
     from qar_sql.treat.uniqueness import uniqueness
 
@@ -104,8 +105,10 @@ def uniqueness_cmd(
     if group_size is None:
         raise click.MissingParameter(ctx=click.get_current_context(), param_hint="'--group-size' / '-g'")
 
-    if plot_path is not None and not plot_path.lower().endswith((".png", ".svg")):
-        raise ParameterError(f"--plot {plot_path!r} must end in .png or .svg")
+    if plot_path is not None:  # before the work, as every command that draws
+        check_plot(plot_path)
+        reads = [("the source file itself", where["source"]), ("the treatments file", treatments)]
+        guard_outputs([("--plot", plot_path)], reads)
     from qar_sql.engines.render import recording  # the SQL the HTML report shows
 
     with params.Progress("scanning", quiet) as bar, recording() as sql:
@@ -122,6 +125,7 @@ def uniqueness_cmd(
     else:
         click.echo(render_uniqueness(result, fmt, top=top), nl=False)
     if plot_path:
-        written = plot(result, plot_path)
+        with written(plot_path, "--plot"):
+            drawn = plot(result, plot_path)
         if not quiet:
-            click.echo(f"Plot written to {written}", err=True)
+            click.echo(f"Plot written to {drawn}", err=True)

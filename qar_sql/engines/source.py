@@ -40,6 +40,16 @@ def is_url(source: str) -> bool:
     return "://" in source
 
 
+def is_duckdb_file(path: str) -> bool:
+    """Whether ``path`` is a file that starts as DuckDB's do (the magic ``DUCK`` after an 8-byte
+    checksum); an unreadable file counts as DuckDB, so that the error is DuckDB's own."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(12)[8:12] == b"DUCK"
+    except OSError:
+        return True
+
+
 class DuckDBDatabase(Database):
     """Embedded DuckDB: in memory for files, read-only for database files."""
 
@@ -53,6 +63,11 @@ class DuckDBDatabase(Database):
             else:
                 self.con = duckdb.connect(path, read_only=True)
         except duckdb.Error as exc:
+            if path is not None and not is_duckdb_file(path):  # a bad file, as a bad CSV: exit 2
+                raise UsageError(
+                    f"{path!r} is not a DuckDB database file; name a DuckDB file, or a CSV or Parquet file by "
+                    "its suffix (.csv, .parquet)"
+                ) from None
             raise DatabaseError(f"cannot open DuckDB database {path!r}: {_first_line(exc)}") from exc
         # DuckDB draws its own progress bar on stdout; ours goes to stderr.
         self.con.execute("set enable_progress_bar = false")

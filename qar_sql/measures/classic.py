@@ -972,16 +972,11 @@ def _record_cells(db: Database, enc: _Encoded, codes: Sequence[str], rows: int) 
 
 
 def check_not_source(path: str | os.PathLike, source, option: str) -> None:
-    """Refuse an output path that is the source file itself: an audit never changes its table."""
-    if not isinstance(source, str | os.PathLike):
-        return
-    src = os.fspath(source)
-    try:
-        same = os.path.exists(path) and os.path.exists(src) and os.path.samefile(path, src)
-    except OSError:
-        same = False
-    if same:
-        raise UsageError(f"{option} {os.fspath(path)!r} is the source file itself; write the output to another file")
+    """Refuse an output path that is the source file itself: an audit never changes its table
+    (the guard of every command, :func:`qar_sql.guard.check_not_input`)."""
+    from qar_sql.guard import check_not_input
+
+    check_not_input([(option, path)], [("the source file itself", source)])
 
 
 def _output_kind(path: str) -> str:

@@ -1,5 +1,6 @@
 """Checks made before any computation, so that a long run never ends in a failure it could have
-reported at once: an output file that cannot be written, an optional library not installed."""
+reported at once: an output file that cannot be written, an optional library not installed.
+(An output that is one of the command's inputs is refused by :func:`qar_sql.guard.check_not_input`.)"""
 
 from __future__ import annotations
 
@@ -9,10 +10,14 @@ from pathlib import Path
 
 from qar_sql.errors import UsageError
 
+#: The files a plot can be drawn to (matplotlib's raster and vector formats every command offers).
+PLOT_SUFFIXES = (".png", ".svg")
+
 
 def check_writable(path: str, option: str, suffixes: Sequence[str] = ()) -> None:
     """Refuse an output ``path`` that could not be written (missing folder, a folder, no
-    permission) or has the wrong suffix. Nothing is created."""
+    permission, a folder no file can be created in) or has the wrong suffix. Nothing is left
+    behind."""
     if suffixes and not path.lower().endswith(tuple(suffixes)):
         raise UsageError(f"{option} {path!r} must end in {' or '.join(suffixes)}")
     p = Path(path)
@@ -23,6 +28,24 @@ def check_writable(path: str, option: str, suffixes: Sequence[str] = ()) -> None
         raise UsageError(f"{option} {path!r} is a folder; name a file in it")
     if not os.access(folder, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
         raise UsageError(f"{option} {path!r} cannot be written (permission denied); choose another path")
+    if not p.exists():
+        # os.access says yes to root everywhere, also in /proc or a read-only mount: create (and
+        # at once delete) an unnamed file there to be sure the output can be made.
+        import tempfile
+
+        try:
+            tempfile.TemporaryFile(dir=folder).close()
+        except OSError as exc:
+            reason = exc.strerror or type(exc).__name__
+            raise UsageError(f"{option} {path!r} cannot be written ({reason}); choose another path") from None
+
+
+def check_plot(path: str, option: str = "--plot") -> None:
+    """Refuse a plot path before any work: a suffix other than .png or .svg, a folder that does
+    not exist (nothing is created), no permission, or matplotlib missing. One check for every
+    command that draws (eliminate, uniqueness, compare, history)."""
+    check_writable(path, option, PLOT_SUFFIXES)
+    require_matplotlib(option)
 
 
 def require_matplotlib(option: str) -> None:

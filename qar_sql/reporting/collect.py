@@ -349,18 +349,38 @@ def _parameters(result: AuditResult, table, **more: Any) -> dict[str, Any]:
 def report(source: SourceLike = None, *, output: str | Path | None = None, **options: Any) -> ReportInputs:
     """Build the HTML report of ``source`` (keywords as :func:`collect`); write it to ``output``
     when given. ``.to_html()`` of the result renders it again, from the results alone."""
+    if output is not None:  # never over a file the report reads, checked before the work
+        from qar_sql.guard import check_not_input
+
+        reads = [("the source file itself", source), ("the treated release", options.get("compare"))]
+        check_not_input([("output", output)], [*reads, ("the treatments file", options.get("treatments"))])
     inputs = collect(source, **options)
     if output is not None:
         write_html(inputs, str(output))
     return inputs
 
 
+def scan_pages(names: Sequence[str]) -> dict[str, str]:
+    """The page of each scan in a ``--report-dir`` (``<scan name>.html``; ``index.html`` is the
+    index), known before the scans run so that qar scan can check them first."""
+    import re
+
+    pages: dict[str, str] = {}
+    used = {"index"}
+    for scan in names:
+        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", scan).strip("._") or "scan"
+        name, n = stem, 2
+        while name.lower() in used:  # scan names that differ only in case or punctuation
+            name, n = f"{stem}-{n}", n + 1
+        used.add(name.lower())
+        pages[scan] = f"{name}.html"
+    return pages
+
+
 def write_scan_reports(report: Any, folder: str | Path, *, command: str | None = None) -> Path:
     """``qar scan --format html``: one report per scan that produced an audit (``<scan name>.html``,
     the verdict against its fail_above, else its warn_above) and ``index.html`` linking them;
     returns the index's path. ``report`` is a :class:`~qar_sql.compliance.scans.ScanReport`."""
-    import re
-
     from qar_sql.compliance.scans import report_dict
     from qar_sql.errors import UsageError
     from qar_sql.output.html import render_index
@@ -370,17 +390,12 @@ def write_scan_reports(report: Any, folder: str | Path, *, command: str | None =
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"cannot create the report folder {str(folder)!r}: {exc.strerror}; choose another") from exc
+    pages = scan_pages([o.name for o in report.outcomes])
     links: dict[str, str] = {}
-    used = {"index"}
     for o in report.outcomes:
         if o.result is None:
             continue
-        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", o.name).strip("._") or "scan"
-        name, n = stem, 2
-        while name.lower() in used:  # scan names that differ only in case or punctuation
-            name, n = f"{stem}-{n}", n + 1
-        used.add(name.lower())
-        links[o.name] = f"{name}.html"
+        links[o.name] = pages[o.name]
         threshold = next((t for t in (o.fail_above, o.warn_above) if t is not None), DEFAULT_THRESHOLD)
         inputs = audit_inputs(o.result, {"source": o.source, "table": o.table}, threshold=threshold, command=command)
         write_html(inputs, str(folder / links[o.name]))

@@ -1,0 +1,71 @@
+"""Outputs never overwrite inputs: :func:`check_not_input`, the one guard every command (and
+:func:`qar_sql.report`, ``risk(per_record=…)``) calls before any work, compares each file it will
+write with each file it reads. On the ground floor, beside errors.py and secrets.py, so that the
+measures, the reporting and the CLI all use the same function."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from typing import Any
+
+from qar_sql.errors import UsageError
+
+
+def local_file(source: Any) -> str | None:
+    """The local file a source, store or input names (a path, ``duckdb:///path``,
+    ``sqlite:///path``), or None (a server URL, a frame, nothing)."""
+    if not isinstance(source, str | os.PathLike):
+        return None
+    text = os.fspath(source)
+    if not text:
+        return None
+    if "://" not in text:
+        return text
+    scheme = text.split("://", 1)[0].split("+", 1)[0].lower()
+    if scheme == "duckdb":
+        return (text[len("duckdb:///") :] or None) if text.startswith("duckdb:///") else None
+    if scheme == "sqlite":
+        try:
+            from sqlalchemy.engine import make_url
+
+            database = make_url(text).database
+        except Exception:  # noqa: BLE001 - not a URL SQLAlchemy reads: it names no file here
+            return None
+        return None if not database or database == ":memory:" or database.startswith("file:") else database
+    return None
+
+
+def _same_file(a: str, b: str) -> bool:
+    """The same file by its resolved real path (symlinks, ``..``, relative or absolute) or, when
+    both exist, by device and inode (hard links, a case-insensitive file system)."""
+    try:
+        if os.path.exists(a) and os.path.exists(b):
+            return os.path.samefile(a, b)
+    except OSError:
+        pass
+    return os.path.normcase(os.path.realpath(a)) == os.path.normcase(os.path.realpath(b))
+
+
+def check_not_input(writes: Iterable[tuple[str, Any]], reads: Iterable[tuple[str, Any]]) -> None:
+    """The guard of every command, called before any work: refuse (exit 2) an output file that
+    is one of the files the command reads, which writing it would destroy.
+
+    ``writes``: (option, path) of every file the command will write (``-o``, ``--plot``,
+    ``--junit``, a ``--report-dir`` page …; None when not given). ``reads``: (what, source) of
+    every file it reads (the source, a treatments or config file, a scan's sources, the store …;
+    URLs of servers and frames are skipped)."""
+    inputs = [(what, path, os.fspath(source)) for what, source in reads if (path := local_file(source))]
+    for option, out in writes:
+        if out is None or not os.fspath(out):
+            continue
+        out = os.fspath(out)
+        for what, path, given in inputs:
+            if _same_file(out, path):
+                from qar_sql.secrets import mask_source
+
+                shown = "" if given == out else f" ({mask_source(given)!r})"
+                raise UsageError(
+                    f"{option} {out!r} is {what}{shown}, which this command reads and writing would destroy; "
+                    f"give {option} another file name"
+                )
