@@ -47,6 +47,7 @@ from qar_sql.engines.source import (
 from qar_sql.errors import ColumnError, DatabaseError, DataError, ParameterError, UsageError, require_whole
 from qar_sql.measures.audit import provenance
 from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys, key_warnings, patterns_from_words, record_order
+from qar_sql.pushdown import scan
 from qar_sql.pushdown.scan import combinations
 from qar_sql.results import Tabular, pick
 from qar_sql.secrets import mask_source
@@ -342,6 +343,11 @@ class _Encoded:
 
 def _encode(db: Database, relation: Relation, columns: Sequence[str], weight: str | None, order_by) -> _Encoded:
     d = db.dialect
+    if d.temp_tables and len(columns) > scan.WIDE_COLUMNS:
+        temp = f"qar_risk_{os.getpid()}_{next(_counter)}"
+        for sql in _wide_encode_statements(d, relation, columns, weight, order_by, temp):
+            db.query(sql)
+        return _Encoded(None, d.quote(temp), temp)
     sql = render(
         "risk_encode.sql",
         d,
@@ -356,6 +362,29 @@ def _encode(db: Database, relation: Relation, columns: Sequence[str], weight: st
         db.query(render("materialize.sql", d, name=temp, encode_sql=sql, code_types=None))
         return _Encoded(None, d.quote(temp), temp)
     return _Encoded(sql, "encoded")
+
+
+def _wide_encode_statements(d, relation: Relation, columns: Sequence[str], weight, order_by, name: str) -> list[str]:
+    """A wide table's codes in parts, as the scan makes them (:func:`scan.materialize_statements`):
+    one statement with a dictionary join per column cost DuckDB time growing with columns ×
+    columns (40 rows × 300 columns: 29 s), the parts of :data:`scan.PART_COLUMNS` columns
+    linearly. The temp table ``name`` has the columns of risk_encode.sql: c0, c1, ..., w, r."""
+    rows = f"{name}_rows"
+    out = [
+        render("risk_rows.sql", d, name=rows, columns=list(columns), relation=relation.sql, weight=weight, order_by=order_by)
+    ]
+    parts: list[dict] = []
+    for k, start in enumerate(range(0, len(columns), scan.PART_COLUMNS)):
+        indices = list(range(start, min(start + scan.PART_COLUMNS, len(columns))))
+        part = f"{name}_part{k}"
+        encode_sql = render(
+            "encode.sql", d, columns=[f"v{i}" for i in indices], relation=d.quote(rows), order_by=None, row_id="t.rid"
+        )
+        out.append(render("materialize.sql", d, name=part, encode_sql=encode_sql, code_types=None))
+        parts.append({"name": part, "indices": indices})
+    out.append(render("materialize_parts.sql", d, name=name, parts=parts, rows=rows))
+    out += [f"drop table {d.quote(t)}" for t in [rows, *(part["name"] for part in parts)]]
+    return out
 
 
 @dataclass(frozen=True)
