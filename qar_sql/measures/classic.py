@@ -637,6 +637,7 @@ def risk_relation(
     n_cols = len(qi)
     p = n_cols if p is None else p
     combos = combinations(n_cols, p)
+    large = scan.announce(n_cols, p, len(combos))
     types = _column_types(db, relation, [*sensitive, *([weight] if weight else [])])
     if weight:
         _check_weight(db, relation, weight, types[-1])
@@ -664,19 +665,8 @@ def risk_relation(
         )
         todo = specs + extra
         batches = _batches(db, todo, opts.jobs)
-        statements = [
-            render(
-                "risk_cells.sql",
-                db.dialect,
-                qis=b,
-                sensitive=sens,
-                weighted=bool(weight),
-                encode_sql=enc.encode_sql,
-                encoded=enc.name,
-            )
-            for b in batches
-        ]
-        total_steps = len(statements) + (2 if want_cells else 0)
+        # A large scan (scan.LARGE_QIS) counts the statements rendered too: that took minutes.
+        total_steps = len(batches) * (2 if large else 1) + (2 if want_cells else 0)
         done = 0
 
         def tick():
@@ -684,6 +674,22 @@ def risk_relation(
             done += 1
             if opts.progress:
                 opts.progress(done, total_steps)
+
+        statements = []
+        for b in batches:
+            statements.append(
+                render(
+                    "risk_cells.sql",
+                    db.dialect,
+                    qis=b,
+                    sensitive=sens,
+                    weighted=bool(weight),
+                    encode_sql=enc.encode_sql,
+                    encoded=enc.name,
+                )
+            )
+            if large:
+                tick()
 
         results: list[QIRisk] = []
         key_cells = None
