@@ -55,7 +55,13 @@ def test_a_large_scan_announces_itself_then_ticks_while_rendering(table, monkeyp
     logger.addHandler(handler)
     logger.setLevel(logging.DEBUG)
     try:
-        where = {"table": "t", "columns": COLUMNS, "p": 3, "jobs": 1, "progress": lambda d, t: events.append(("tick", d, t))}
+        where = {
+            "table": "t",
+            "columns": COLUMNS,
+            "p": 3,
+            "jobs": 1,
+            "progress": lambda d, t: events.append(("tick", d, t)),
+        }
         if command == "audit":
             qar_sql.audit(table, batch_size=8, **where)
         else:

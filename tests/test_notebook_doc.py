@@ -51,7 +51,9 @@ def _kernel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
     (spec / "kernel.json").write_text(json.dumps({"argv": argv, "display_name": "qar test", "language": "python"}))
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in [str(DOC.parents[1]), os.environ.get("PYTHONPATH")] if p))
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(p for p in [str(DOC.parents[1]), os.environ.get("PYTHONPATH")] if p)
+    )
     return "qar-test"
 
 

@@ -84,7 +84,9 @@ def test_every_figure_leaves_the_users_backend_and_figures_alone(demo, user_pypl
     assert html.count("<svg") >= 5  # the report drew its figures
     assert user_pyplot() == state, "to_html()"
 
-    elimination = qar_sql.eliminate(str(demo), key=["person_id"], by=("dt", "random"), step=50, max_removed=100, **where)
+    elimination = qar_sql.eliminate(
+        str(demo), key=["person_id"], by=("dt", "random"), step=50, max_removed=100, **where
+    )
     plot_elimination(elimination, str(tmp_path / "eliminate.png"))
     assert user_pyplot() == state, "eliminate.plot()"
 

@@ -323,7 +323,7 @@ def plot(h: History, path: str | Path) -> Path:
     for s in h.series:
         pts = [pt for pt in s.points if pt.risk is not None]
         if pts:
-            ax.plot([pt.started_at for pt in pts], [pt.risk for pt in pts], marker="o", label=s.label)  # type: ignore[arg-type]
+            ax.plot([pt.started_at for pt in pts], [pt.risk for pt in pts], marker="o", label=s.label)
             drawn += 1
     if not drawn:
         raise UsageError(f"store {h.store} has no complete run with a risk to plot yet")

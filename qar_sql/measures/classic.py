@@ -46,8 +46,8 @@ from qar_sql.engines.source import (
 )
 from qar_sql.errors import ColumnError, DatabaseError, DataError, ParameterError, UsageError, require_whole
 from qar_sql.measures.audit import provenance
-from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys, key_warnings, patterns_from_words, record_order
 from qar_sql.pushdown import scan
+from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys, key_warnings, patterns_from_words, record_order
 from qar_sql.pushdown.scan import combinations
 from qar_sql.results import Tabular, pick
 from qar_sql.secrets import mask_source
@@ -371,7 +371,15 @@ def _wide_encode_statements(d, relation: Relation, columns: Sequence[str], weigh
     linearly. The temp table ``name`` has the columns of risk_encode.sql: c0, c1, ..., w, r."""
     rows = f"{name}_rows"
     out = [
-        render("risk_rows.sql", d, name=rows, columns=list(columns), relation=relation.sql, weight=weight, order_by=order_by)
+        render(
+            "risk_rows.sql",
+            d,
+            name=rows,
+            columns=list(columns),
+            relation=relation.sql,
+            weight=weight,
+            order_by=order_by,
+        )
     ]
     parts: list[dict] = []
     for k, start in enumerate(range(0, len(columns), scan.PART_COLUMNS)):

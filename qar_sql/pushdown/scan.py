@@ -358,7 +358,14 @@ def histograms(
             progress(done, work + ticks_after)
 
     setup, statements, batches, temps = render_statements(
-        db.dialect, relation_sql, columns, p, temp_name=temp_name, plan=plan, on_render=rendered if large else None, **options
+        db.dialect,
+        relation_sql,
+        columns,
+        p,
+        temp_name=temp_name,
+        plan=plan,
+        on_render=rendered if large else None,
+        **options,
     )
     tick = Ticker(progress, len(statements) + len(setup) + ticks_after)
     if large:  # the rendering counted as the first half of the statements' steps
