@@ -9,7 +9,8 @@
 #   (its java runs HOME/jars, none of them deleted since): a server left by an earlier clone
 #   whose virtual environment was since deleted answers on the port but fails every query.
 
-QAR_CLEANUP=()
+# Kept when this file is sourced again (spark.sh sources it inside test.sh, after registrations).
+declare -p QAR_CLEANUP >/dev/null 2>&1 || QAR_CLEANUP=()
 
 qar_on_exit() { QAR_CLEANUP+=("$1"); }
 

@@ -142,6 +142,7 @@ def test_the_script_stops_what_it_started_when_it_exits(how, status, tmp_path):
             f"python3 -m http.server {started} --bind 127.0.0.1 >/dev/null 2>&1 &\n"
             f'qar_on_exit "kill $!; wait $! 2>/dev/null; echo stopped-server $BASHPID >> {log}"\n'
             f'qar_on_exit "echo stopping $BASHPID >> {log}"\n'
+            "QAR_SPARK_NO_START=1 source scripts/spark.sh\n"  # as test.sh does: sources services.sh again
             f"until (exec 3<>/dev/tcp/127.0.0.1/{started}) 2>/dev/null; do sleep 0.05; done\n"
             f"{rest}\n"
         )
