@@ -116,6 +116,10 @@ COMMANDS = {
     "risk": ["risk", "{db}", "-t", "population", "-x", "person_id", "-p", "2"],
     "uniqueness": ["uniqueness", "{db}", "-t", "population", "-x", "person_id", "-p", "2", "--group-size", "5"],
     "discover": ["discover", "{db}", "-t", "population", "-x", "person_id", "--max-size", "2"],
+    "report": ["report", "{db}", "-t", "population", "-x", "person_id", "-p", "2", "--pi-u", "0.2"]
+    + ["--no-records", "-o", "{dir}/report.html"],
+    "compare": ["compare", "{db}", "{db}", "-t", "population", "--treated-table", "population", "--link"]
+    + ["person_id", "-c", "age,sex,postcode", "-p", "2", "--pi-u", "0.2"],
 }
 
 
