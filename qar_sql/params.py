@@ -272,7 +272,7 @@ class Progress:
         self._timer.start()
 
     def _beat(self, stop: threading.Event) -> None:
-        while not stop.wait(self.interval):
+        while not stop.wait(max(self.interval, 0.01)):
             self._line_if_due()
 
     def _line_if_due(self, final: str | None = None) -> None:
@@ -293,8 +293,10 @@ class Progress:
             else:
                 what = "started"
             line = f"{time.strftime('%H:%M:%S')}  {self.command}: {label}{what}, {now - self._started:.0f} s"
-            click.echo(line, file=self.stream)
-            self.stream.flush()
+            try:
+                click.echo(line, file=self.stream)  # (flushes)
+            except (OSError, ValueError):  # stderr gone (a closed pipe): progress is not worth an error
+                pass
 
     def close(self, outcome: str = "done") -> None:
         if self.bar is not None:
