@@ -13,7 +13,12 @@ with p = 1 on the first N columns, median of ``--repeat`` runs, for each N of ``
 Printed: medians, the ratio of each time to the one at the smallest N (linear growth gives
 N / N_min), and one / parts.
 
+``--command risk`` times ``qar_sql.risk`` instead (its default: one QI of all N columns), whose
+codes are made the same two ways (issue 31, item 10: 40 rows x 300 columns took 29 s with one
+statement); every QI's classes and sample uniques must agree.
+
     python bench/bench_wide.py [--columns 50,100,200,300] [--repeat 3] [--baseline-max 200]
+    python bench/bench_wide.py --command risk --rows 40 --columns 100,300 --repeat 1 --baseline-max 300
 """
 
 from __future__ import annotations
@@ -43,13 +48,19 @@ def make(path: Path, n: int, rows: int) -> None:
     con.close()
 
 
-def timed(path: Path, n: int, repeat: int) -> tuple[float, tuple]:
+def timed(path: Path, n: int, repeat: int, command: str = "audit") -> tuple[float, tuple]:
     times, qis = [], None
+    columns = [f"c{i}" for i in range(n)]
     for _ in range(repeat):
         started = time.perf_counter()
-        r = qar_sql.audit(str(path), table="t", columns=[f"c{i}" for i in range(n)], p=1)
-        times.append(time.perf_counter() - started)
-        qis = tuple((q.distinct, q.singletons) for q in r.qis)
+        if command == "risk":
+            risk = qar_sql.risk(str(path), table="t", columns=columns)
+            times.append(time.perf_counter() - started)
+            qis = tuple((q.classes, q.sample_uniques) for q in risk.qis)
+        else:
+            r = qar_sql.audit(str(path), table="t", columns=columns, p=1)
+            times.append(time.perf_counter() - started)
+            qis = tuple((q.distinct, q.singletons) for q in r.qis)
         print(f"  {n} columns: {times[-1]:.3f} s", file=sys.stderr, flush=True)
     return statistics.median(times), qis
 
@@ -60,22 +71,24 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=500)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--baseline-max", type=int, default=200)
+    ap.add_argument("--command", choices=("audit", "risk"), default="audit")
     args = ap.parse_args()
     ns = [int(x) for x in args.columns.split(",")]
     out = HERE / "out"
     out.mkdir(exist_ok=True)
     path = out / f"wide_{args.rows}x{max(ns)}.duckdb"
     make(path, max(ns), args.rows)
-    print(f"load average {os.getloadavg()[0]:.2f}; {args.rows} rows, p = 1, median of {args.repeat}")
-    timed(path, min(ns), 1)  # warm up: imports, templates
+    what = "qar_sql.risk, one QI of all columns" if args.command == "risk" else "qar_sql.audit, p = 1"
+    print(f"load average {os.getloadavg()[0]:.2f}; {args.rows} rows, {what}, median of {args.repeat}")
+    timed(path, min(ns), 1, args.command)  # warm up: imports, templates
     parts, one = {}, {}
     for n in ns:
-        parts[n], qis = timed(path, n, args.repeat)
+        parts[n], qis = timed(path, n, args.repeat, args.command)
         if n <= args.baseline_max:
             saved = scan.WIDE_COLUMNS, scan.PROFILE_COLUMNS
             scan.WIDE_COLUMNS = scan.PROFILE_COLUMNS = 10**9
             try:
-                one[n], qis_one = timed(path, n, args.repeat)
+                one[n], qis_one = timed(path, n, args.repeat, args.command)
             finally:
                 scan.WIDE_COLUMNS, scan.PROFILE_COLUMNS = saved
             assert qis_one == qis, "the two ways disagree on H or S"

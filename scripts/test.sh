@@ -7,8 +7,13 @@
 # The role is created only when it does not exist; an existing role is never altered (its
 # password is not reset). The database is created when missing, else qar_test is granted the
 # right to create schemas in it. Set QAR_TEST_PG_URL to use another server or role.
+#
+# Servers this script starts (PostgreSQL, MariaDB, Spark Connect: a 1-1.5 GB JVM) it stops when
+# it exits, also on Ctrl-C or TERM; servers that were already running are left as they are.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+source scripts/services.sh
+qar_trap_exit
 
 python3 -m pip install --quiet --disable-pip-version-check '.[dev]' || exit 3
 
@@ -19,7 +24,11 @@ start_postgres() {
   command -v pg_isready >/dev/null || { echo "PostgreSQL client tools not found" >&2; return 1; }
   if ! pg_isready -q -h localhost -p 5432; then
     if command -v pg_ctlcluster >/dev/null; then
-      pg_ctlcluster 15 main start 2>&1 || sudo -n pg_ctlcluster 15 main start 2>&1 || true
+      if pg_ctlcluster 15 main start 2>&1; then
+        qar_on_exit "pg_ctlcluster 15 main stop"
+      elif sudo -n pg_ctlcluster 15 main start 2>&1; then
+        qar_on_exit "sudo -n pg_ctlcluster 15 main stop"
+      fi
     fi
     for _ in $(seq 1 30); do pg_isready -q -h localhost -p 5432 && break; sleep 1; done
   fi
@@ -45,14 +54,20 @@ SQL
   fi
 }
 
-# MariaDB for the engine tests (tests/test_engines.py): installed and started by its own script.
-if mariadb_env=$(bash scripts/mariadb.sh); then
+# MariaDB for the engine tests (tests/test_engines.py): installed and started by its own script,
+# which says whether it started the server (qar_mariadb_started=1): then it is stopped at exit.
+mariadb_env=$(bash scripts/mariadb.sh)
+mariadb_status=$?
+case "$mariadb_env" in *qar_mariadb_started=1*) qar_on_exit "bash scripts/mariadb.sh stop" ;; esac
+if [ "$mariadb_status" = 0 ]; then
   eval "$mariadb_env"
 else
   echo "note: MariaDB is not available; MariaDB tests will $( [ "${CI:-}" = true ] && echo FAIL || echo skip )" >&2
 fi
 
-# Spark Connect for the engine tests: a local server from the pyspark package (exports QAR_TEST_SPARK_URL).
+# Spark Connect for the engine tests: a local server from the pyspark package (exports
+# QAR_TEST_SPARK_URL); reused only when it is this installation's, stopped at exit if started here.
+qar_on_exit "declare -F qar_spark_stop >/dev/null && qar_spark_stop"
 source scripts/spark.sh
 
 # Headless Chromium for the HTML report test (Debian's package), installed where absent.

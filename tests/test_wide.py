@@ -82,3 +82,40 @@ def test_statements_stay_bounded_as_columns_grow(make):
     small, large = statements(100), statements(300)
     assert len(large) > len(small) > 1
     assert sum(map(len, large)) < 3.3 * sum(map(len, small))
+
+
+@pytest.mark.parametrize("p", [1, None])
+def test_wide_risk_codes_in_parts_and_equals_oracle(duck, tmp_path, p):
+    """qar risk on a wide table (issue 31, item 10): its codes were made by one statement with a
+    dictionary join per column (40 rows x 300 columns: 29 s; bench/bench_wide.py --command risk).
+    Now in parts, as the scan's: no statement joins more than PART_COLUMNS dictionaries, every
+    measure (weighted) equals the one-statement path, the classes and sample uniques a Counter
+    oracle, and the per-record file in key order is the same file."""
+    from collections import Counter
+
+    from qar_sql.engines.render import recording
+
+    n = scan.WIDE_COLUMNS + scan.PART_COLUMNS + 3
+    names, rows, types = random_table(9, 40, names=_names(n))
+    data = as_columns(names, rows) | {"id": list(range(40, 0, -1)), "w eight": [1.0 + i % 3 for i in range(40)]}
+    source, table = duck.load("wide t", data, types | {"id": "bigint", "w eight": "double precision"})
+
+    def risk(out):
+        return qar_sql.risk(source, table=table, exclude=["id"], p=p, weight="w eight", key=["id"], per_record=out)
+
+    with recording() as sql:
+        parts = risk(tmp_path / "parts.csv")
+    joins = [s.count("left join") for s in sql]
+    assert max(joins) <= scan.PART_COLUMNS and sum(joins) >= n, joins
+    old = scan.WIDE_COLUMNS
+    scan.WIDE_COLUMNS = 10**6
+    try:
+        one = risk(tmp_path / "one.csv")
+    finally:
+        scan.WIDE_COLUMNS = old
+    assert parts.qis == one.qis and len(parts.qis) == (n if p == 1 else 1)
+    assert (tmp_path / "parts.csv").read_text() == (tmp_path / "one.csv").read_text()
+    for q in parts.qis:
+        cols = [names.index(c) for c in q.columns]
+        classes = Counter(tuple(r[i] for i in cols) for r in rows)
+        assert (q.classes, q.sample_uniques) == (len(classes), sum(1 for c in classes.values() if c == 1))

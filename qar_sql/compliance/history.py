@@ -315,31 +315,24 @@ def plot(h: History, path: str | Path) -> Path:
     path = Path(path)
     if path.suffix.lower() not in (".png", ".svg"):
         raise UsageError(f"plot file {str(path)!r} must end in .png or .svg")
-    try:
-        import matplotlib
+    from qar_sql.output.canvas import new_figure
 
-        matplotlib.use("Agg")  # files only; never open a window
-        import matplotlib.pyplot as plt
-    except ImportError as exc:
-        raise UsageError("the trend plot needs matplotlib; install it with: pip install 'qar-sql[plot]'") from exc
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    try:
-        drawn = 0
-        for s in h.series:
-            pts = [pt for pt in s.points if pt.risk is not None]
-            if pts:
-                ax.plot([pt.started_at for pt in pts], [pt.risk for pt in pts], marker="o", label=s.label)  # type: ignore[arg-type]
-                drawn += 1
-        if not drawn:
-            raise UsageError(f"store {h.store} has no complete run with a risk to plot yet")
-        ax.set_ylabel("QaR risk T̂(p, α)")
-        ax.set_xlabel("run (UTC)")
-        ax.set_title("Re-identification risk over time")
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize="small")
-        fig.autofmt_xdate()
-        fig.tight_layout()
-        fig.savefig(path)
-    finally:
-        plt.close(fig)
+    fig = new_figure("the trend plot needs matplotlib; install it with: pip install 'qar-sql[plot]'", figsize=(8, 4.5))
+    ax = fig.subplots()
+    drawn = 0
+    for s in h.series:
+        pts = [pt for pt in s.points if pt.risk is not None]
+        if pts:
+            ax.plot([pt.started_at for pt in pts], [pt.risk for pt in pts], marker="o", label=s.label)
+            drawn += 1
+    if not drawn:
+        raise UsageError(f"store {h.store} has no complete run with a risk to plot yet")
+    ax.set_ylabel("QaR risk T̂(p, α)")
+    ax.set_xlabel("run (UTC)")
+    ax.set_title("Re-identification risk over time")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small")
+    fig.autofmt_xdate()
+    fig.tight_layout()
+    fig.savefig(path)
     return path

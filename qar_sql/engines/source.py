@@ -69,8 +69,11 @@ class DuckDBDatabase(Database):
                     "its suffix (.csv, .parquet)"
                 ) from None
             raise DatabaseError(f"cannot open DuckDB database {path!r}: {_first_line(exc)}") from exc
-        # DuckDB draws its own progress bar on stdout; ours goes to stderr.
-        self.con.execute("set enable_progress_bar = false")
+        # DuckDB draws its own progress bar on stdout; ours goes to stderr. In a Jupyter kernel
+        # without ipywidgets DuckDB has already switched its bar off and refuses any change to the
+        # setting ("ipywidgets is missing"), so it is only turned off where it is on.
+        if self.con.execute("select current_setting('enable_progress_bar')").fetchone() != (False,):
+            self.con.execute("set enable_progress_bar = false")
         # The scan's GROUP BYs are over small integer codes whose ranges DuckDB knows from the
         # temp table's statistics; up to 2^20 key slots it then counts with a direct-index
         # ("perfect") hash table instead of a general one (default limit 2^12).

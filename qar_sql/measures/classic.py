@@ -46,6 +46,7 @@ from qar_sql.engines.source import (
 )
 from qar_sql.errors import ColumnError, DatabaseError, DataError, ParameterError, UsageError, require_whole
 from qar_sql.measures.audit import provenance
+from qar_sql.pushdown import scan
 from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys, key_warnings, patterns_from_words, record_order
 from qar_sql.pushdown.scan import combinations
 from qar_sql.results import Tabular, pick
@@ -342,6 +343,11 @@ class _Encoded:
 
 def _encode(db: Database, relation: Relation, columns: Sequence[str], weight: str | None, order_by) -> _Encoded:
     d = db.dialect
+    if d.temp_tables and len(columns) > scan.WIDE_COLUMNS:
+        temp = f"qar_risk_{os.getpid()}_{next(_counter)}"
+        for sql in _wide_encode_statements(d, relation, columns, weight, order_by, temp):
+            db.query(sql)
+        return _Encoded(None, d.quote(temp), temp)
     sql = render(
         "risk_encode.sql",
         d,
@@ -356,6 +362,37 @@ def _encode(db: Database, relation: Relation, columns: Sequence[str], weight: st
         db.query(render("materialize.sql", d, name=temp, encode_sql=sql, code_types=None))
         return _Encoded(None, d.quote(temp), temp)
     return _Encoded(sql, "encoded")
+
+
+def _wide_encode_statements(d, relation: Relation, columns: Sequence[str], weight, order_by, name: str) -> list[str]:
+    """A wide table's codes in parts, as the scan makes them (:func:`scan.materialize_statements`):
+    one statement with a dictionary join per column cost DuckDB time growing with columns ×
+    columns (40 rows × 300 columns: 29 s), the parts of :data:`scan.PART_COLUMNS` columns
+    linearly. The temp table ``name`` has the columns of risk_encode.sql: c0, c1, ..., w, r."""
+    rows = f"{name}_rows"
+    out = [
+        render(
+            "risk_rows.sql",
+            d,
+            name=rows,
+            columns=list(columns),
+            relation=relation.sql,
+            weight=weight,
+            order_by=order_by,
+        )
+    ]
+    parts: list[dict] = []
+    for k, start in enumerate(range(0, len(columns), scan.PART_COLUMNS)):
+        indices = list(range(start, min(start + scan.PART_COLUMNS, len(columns))))
+        part = f"{name}_part{k}"
+        encode_sql = render(
+            "encode.sql", d, columns=[f"v{i}" for i in indices], relation=d.quote(rows), order_by=None, row_id="t.rid"
+        )
+        out.append(render("materialize.sql", d, name=part, encode_sql=encode_sql, code_types=None))
+        parts.append({"name": part, "indices": indices})
+    out.append(render("materialize_parts.sql", d, name=name, parts=parts, rows=rows))
+    out += [f"drop table {d.quote(t)}" for t in [rows, *(part["name"] for part in parts)]]
+    return out
 
 
 @dataclass(frozen=True)
@@ -608,6 +645,7 @@ def risk_relation(
     n_cols = len(qi)
     p = n_cols if p is None else p
     combos = combinations(n_cols, p)
+    large = scan.announce(n_cols, p, len(combos))
     types = _column_types(db, relation, [*sensitive, *([weight] if weight else [])])
     if weight:
         _check_weight(db, relation, weight, types[-1])
@@ -635,19 +673,8 @@ def risk_relation(
         )
         todo = specs + extra
         batches = _batches(db, todo, opts.jobs)
-        statements = [
-            render(
-                "risk_cells.sql",
-                db.dialect,
-                qis=b,
-                sensitive=sens,
-                weighted=bool(weight),
-                encode_sql=enc.encode_sql,
-                encoded=enc.name,
-            )
-            for b in batches
-        ]
-        total_steps = len(statements) + (2 if want_cells else 0)
+        # A large scan (scan.LARGE_QIS) counts the statements rendered too: that took minutes.
+        total_steps = len(batches) * (2 if large else 1) + (2 if want_cells else 0)
         done = 0
 
         def tick():
@@ -655,6 +682,22 @@ def risk_relation(
             done += 1
             if opts.progress:
                 opts.progress(done, total_steps)
+
+        statements = []
+        for b in batches:
+            statements.append(
+                render(
+                    "risk_cells.sql",
+                    db.dialect,
+                    qis=b,
+                    sensitive=sens,
+                    weighted=bool(weight),
+                    encode_sql=enc.encode_sql,
+                    encoded=enc.name,
+                )
+            )
+            if large:
+                tick()
 
         results: list[QIRisk] = []
         key_cells = None

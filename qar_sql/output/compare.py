@@ -188,15 +188,11 @@ def plot_compare(r: CompareResult, path: str | Path) -> Path:
     treated records on the first two axes. Needs ``compare(..., figures=True)``."""
     if r.distributions is None:
         raise UsageError("the comparison kept no distributions to plot; run it with figures=True")
-    try:
-        import matplotlib
+    from qar_sql.output.canvas import new_figure
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ModuleNotFoundError as exc:  # pragma: no cover - matplotlib comes with saiph
-        raise UsageError("--plot needs matplotlib; install it with: pip install 'qar-sql[plot]'") from exc
     d = r.distributions
-    fig, axes = plt.subplots(2, 2, figsize=(11, 8.5))
+    fig = new_figure("--plot needs matplotlib; install it with: pip install 'qar-sql[plot]'", figsize=(11, 8.5))
+    axes = fig.subplots(2, 2)
     ax = axes[0][0]
     ax.hist(d.dcr, bins=60, color="#4c72b0")
     ax.axvline(r.dtc, color="k", ls="--", lw=1, label=f"DTC (median) {r.dtc:.3g}")
@@ -232,5 +228,4 @@ def plot_compare(r: CompareResult, path: str | Path) -> Path:
     fig.tight_layout()
     out = Path(path)
     fig.savefig(out, dpi=110)
-    plt.close(fig)
     return out

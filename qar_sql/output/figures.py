@@ -14,25 +14,18 @@ from collections.abc import Sequence
 import numpy as np
 
 from qar_sql.errors import UsageError
+from qar_sql.output.canvas import new_figure
 from qar_sql.stats import evt
 
 _PROLOG = re.compile(r"<\?xml[^>]*\?>\s*|<!DOCTYPE[^>]*>\s*|<metadata>.*?</metadata>\s*", re.DOTALL)
 
 
-def _plt():
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")  # files only; never open a window
-        import matplotlib.pyplot as plt
-    except ImportError as exc:
-        raise UsageError("the report's figures need matplotlib; install it with: pip install 'qar-sql[plot]'") from exc
-    return plt
+_MISSING = "the report's figures need matplotlib; install it with: pip install 'qar-sql[plot]'"
 
 
 def available() -> bool:
     try:
-        _plt()
+        new_figure(_MISSING)
     except UsageError:
         return False
     return True
@@ -40,20 +33,21 @@ def available() -> bool:
 
 def _svg(fig, name: str, label: str) -> str:
     """The figure as an inline ``<svg>`` with a text alternative (role=img, aria-label, <title>)."""
-    plt = _plt()
+    import matplotlib
+
     buf = io.StringIO()
     # A salt per figure: matplotlib derives element ids from it, and several SVGs share one page.
-    with plt.rc_context({"svg.hashsalt": f"qar-{name}", "svg.fonttype": "none"}):
+    with matplotlib.rc_context({"svg.hashsalt": f"qar-{name}", "svg.fonttype": "none"}):
         fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
-    plt.close(fig)
     text = _PROLOG.sub("", buf.getvalue()).strip()
     esc = label.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
     text = text.replace("<svg ", f'<svg role="img" aria-label="{esc}" ', 1)
     return re.sub(r"(<svg[^>]*>)", rf"\1<title>{esc}</title>", text, count=1)
 
 
-def _fig(plt, width=6.4, height=3.4):
-    fig, ax = plt.subplots(figsize=(width, height))
+def _fig(width=6.4, height=3.4):
+    fig = new_figure(_MISSING, figsize=(width, height))
+    ax = fig.subplots()
     ax.spines[["top", "right"]].set_visible(False)
     return fig, ax
 
@@ -69,8 +63,7 @@ def theta_distribution(
 ) -> str:
     """Histogram of θ with the threshold u and, above it, the fitted GPD tail's density
     (on the θ scale: logit θ − logit u ~ GPD(ξ, β), scaled to the share π_u above u)."""
-    plt = _plt()
-    fig, ax = _fig(plt)
+    fig, ax = _fig()
     theta = np.asarray(theta, dtype=float)
     bins = min(60, max(10, int(np.sqrt(theta.size))))
     counts, edges, _ = ax.hist(theta, bins=bins, density=True, color="#9db7d5", edgecolor="white", label="θ of the QIs")
@@ -97,8 +90,7 @@ def theta_distribution(
 
 def qq(exc: np.ndarray, u: float, xi: float, beta: float, label: str) -> str:
     """QQ plot of the exceedances (logit scale) against the fitted GPD's quantiles."""
-    plt = _plt()
-    fig, ax = _fig(plt, 4.2, 3.4)
+    fig, ax = _fig(4.2, 3.4)
     y = np.sort(np.log(exc / (1 - exc)) - np.log(u / (1 - u)))
     n = y.size
     q = (np.arange(1, n + 1) - 0.5) / n
@@ -147,8 +139,7 @@ def class_sizes(
     ylabel: str = "records (summed over the QIs)",
 ) -> str:
     """Records by equivalence-class size, classes below k in red (``pairs`` as :func:`size_bins`)."""
-    plt = _plt()
-    fig, ax = _fig(plt)
+    fig, ax = _fig()
     bars = size_bins(pairs, k, per_class=per_class)
     x = np.arange(len(bars))
     ax.bar(x, [b[1] for b in bars], color=["#b2182b" if b[2] else "#9db7d5" for b in bars])
@@ -160,8 +151,7 @@ def class_sizes(
 
 def scatter(x: Sequence[float], y: Sequence[float], xlabel: str, ylabel: str, name: str, label: str) -> str:
     """Points (x, y) with the diagonal y = x: one value before (x) and after (y) per item."""
-    plt = _plt()
-    fig, ax = _fig(plt, 4.6, 4.0)
+    fig, ax = _fig(4.6, 4.0)
     ax.plot(x, y, "o", color="#2166ac", markersize=3, alpha=0.7)
     hi = float(max(max(x, default=0.0), max(y, default=0.0), 1e-9))
     ax.plot([0, hi], [0, hi], color="#777777", linewidth=0.8)
@@ -174,8 +164,7 @@ def curves(
     series: dict[str, Sequence[tuple[float, float | None]]], xlabel: str, ylabel: str, name: str, label: str
 ) -> str:
     """Line plot of named (x, y) series; None y values are gaps."""
-    plt = _plt()
-    fig, ax = _fig(plt)
+    fig, ax = _fig()
     for key, pts in series.items():
         xs = [x for x, _ in pts]
         ys = [np.nan if y is None else y for _, y in pts]

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from qar_sql.errors import ParameterError, UsageError
+from qar_sql.errors import ParameterError
 from qar_sql.output.formats import _md_escape, percent, render_result, uniqueness_block, uniqueness_qi_dict
 from qar_sql.results import QIUniqueness, UniquenessResult
 from qar_sql.stats import uniqueness as U
@@ -184,15 +184,13 @@ def plot(r: UniquenessResult, path: str | Path, *, n_curves: int = 3) -> Path:
     path = Path(path)
     if path.suffix.lower() not in (".png", ".svg"):
         raise ParameterError(f"--plot {str(path)!r} must end in .png or .svg")
-    try:
-        import matplotlib
+    from qar_sql.output.canvas import new_figure
 
-        matplotlib.use("Agg")  # files only; never open a window
-        import matplotlib.pyplot as plt
-    except ImportError as exc:  # pragma: no cover - the dev extra installs it
-        raise UsageError("the uniqueness plot needs matplotlib; install it with: pip install 'qar-sql[plot]'") from exc
     shown = list(r.qis[:n_curves])
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5), gridspec_kw={"width_ratios": [3, 2]})
+    fig = new_figure(
+        "the uniqueness plot needs matplotlib; install it with: pip install 'qar-sql[plot]'", figsize=(12, 4.5)
+    )
+    left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [3, 2]})
     k_max = max([2 * r.group_size] + [2 * q.k50 for q in shown])
     for i, q in enumerate(shown):
         top = min(k_max, q.distinct + 1)
@@ -222,5 +220,4 @@ def plot(r: UniquenessResult, path: str | Path, *, n_curves: int = 3) -> Path:
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path)
-    plt.close(fig)
     return path

@@ -14,6 +14,7 @@ combinations are counted from cubes instead (:mod:`.lattice`).
 from __future__ import annotations
 
 import itertools
+import logging
 import math
 import os
 from collections import defaultdict
@@ -29,6 +30,32 @@ from qar_sql.pushdown import lattice
 from qar_sql.results import QIStats, ScanResult
 
 Progress = Callable[[int, int], None]  # (batches done, batches total)
+
+log = logging.getLogger(__name__)
+
+#: From this many QIs on a scan says what it faces before it plans (a WARNING: shown on stderr
+#: without any logging set up), and its progress counts the statements rendered as well as those
+#: run: 300 columns at p = 3 (4,455,100 QIs) spent over a minute rendering SQL in silence.
+LARGE_QIS = 100_000
+
+
+def announce(n_columns: int, p: int, n_qi: int | None = None) -> bool:
+    """Warn, before any planning, when ``n_qi`` (default: every p-subset) QIs is a large scan;
+    True when it is."""
+    if n_qi is None:
+        n_qi = math.comb(n_columns, p) if 1 <= p <= n_columns else 0
+    if n_qi < LARGE_QIS:
+        return False
+    smaller = f"a smaller p (p = {p - 1}: {math.comb(n_columns, p - 1):,} quasi-identifiers) or " if p > 1 else ""
+    log.warning(
+        "%s columns at p = %d: %s quasi-identifiers to scan, one GROUP BY over the table each; "
+        "this is large and can take many minutes — consider %sfewer columns (--columns, --exclude)",
+        f"{n_columns:,}",
+        p,
+        f"{n_qi:,}",
+        smaller,
+    )
+    return True
 
 
 class Ticker:
@@ -170,11 +197,14 @@ def render_statements(
     cardinalities: Sequence[int] | None = None,
     plan: lattice.Plan | None = None,
     only: Sequence[int] | None = None,
+    on_render: Progress | None = None,
 ) -> tuple[list[str], list[str], list[list[tuple[int, ...]]], list[str]]:
     """(setup statements, batch statements, QIs of each batch, temp tables the batches make
     besides the codes) for this scan. With
     ``codes_table`` (DuckDB), the codes are read from that existing temp table; with ``plan``,
-    some QIs are counted from cubes; with ``only``, just those QIs (by index) are counted."""
+    some QIs are counted from cubes; with ``only``, just those QIs (by index) are counted.
+    ``on_render(done, work)`` follows each batch statement rendered, ``work`` being the
+    statements to render, the setup and the statements to run."""
     combos = combinations(len(columns), p)
     setup: list[str] = []
     keys = [f"c{i}" for i in range(len(columns))]  # what each column is grouped by
@@ -207,7 +237,8 @@ def render_statements(
     # DuckDB: cubes are session temp tables made at the head of the batch's statement;
     # elsewhere (PostgreSQL) materialized CTEs of the statement.
     in_temp = dialect.temp_tables
-    for b, (cubes, qi_indices) in enumerate(_batches(plan, len(combos), size, only)):
+    planned = _batches(plan, len(combos), size, only)
+    for b, (cubes, qi_indices) in enumerate(planned):
         names = [f"{temp_name}_cube{b}_{k}" if in_temp else f"cube{k}" for k in range(len(cubes))]
         sources: dict = {}
         for name, cube in zip(names, cubes):
@@ -232,6 +263,8 @@ def render_statements(
             )
         )
         batches.append([combos[j] for j in qi_indices])
+        if on_render:
+            on_render(b + 1, 2 * len(planned) + len(setup))
     return setup, statements, batches, temps
 
 
@@ -313,13 +346,31 @@ def histograms(
     **options: Unpack[StatementOptions],
 ) -> dict[int, list[tuple[int, int]]]:
     """{QI index: [(class size, classes)]} for every QI (or those in ``options["only"]``). Progress
-    counts ``ticks_after`` more steps that the caller runs afterwards."""
+    counts ``ticks_after`` more steps that the caller runs afterwards, and on a large scan
+    (:data:`LARGE_QIS`) the statements rendered first."""
     temp_name = f"qar_codes_{os.getpid()}_{next(_temp_counter)}"
-    plan = None if options.get("only") is not None else plan_cubes(db, relation_sql, columns, p, rows)
+    only = options.get("only")
+    large = announce(len(columns), p, None if only is None else len(only))
+    plan = None if only is not None else plan_cubes(db, relation_sql, columns, p, rows)
+
+    def rendered(done: int, work: int) -> None:
+        if progress:
+            progress(done, work + ticks_after)
+
     setup, statements, batches, temps = render_statements(
-        db.dialect, relation_sql, columns, p, temp_name=temp_name, plan=plan, **options
+        db.dialect,
+        relation_sql,
+        columns,
+        p,
+        temp_name=temp_name,
+        plan=plan,
+        on_render=rendered if large else None,
+        **options,
     )
     tick = Ticker(progress, len(statements) + len(setup) + ticks_after)
+    if large:  # the rendering counted as the first half of the statements' steps
+        tick.total += len(statements)
+        tick.done = len(statements)
 
     try:
         for sql in setup:

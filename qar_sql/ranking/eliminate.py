@@ -265,16 +265,12 @@ def eliminate(
 
 def plot(result: Elimination, path: str, title: str | None = None) -> None:
     """Reduction against records removed, one line per ranking (the paper's Fig. 10)."""
-    try:
-        import matplotlib
+    from qar_sql.output.canvas import new_figure
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ModuleNotFoundError:
-        raise UsageError("plots need matplotlib; install it with: pip install 'qar-sql[plot]'") from None
     if not re.search(r"\.(png|svg)$", path, re.I):
         raise ParameterError(f"--plot {path!r} must end in .png or .svg")
-    fig, ax = plt.subplots(figsize=(7.5, 4.5), dpi=120)
+    fig = new_figure("plots need matplotlib; install it with: pip install 'qar-sql[plot]'", figsize=(7.5, 4.5), dpi=120)
+    ax = fig.subplots()
     for name, pts in result.curves.items():
         xs = [0] + [pt.removed for pt in pts]
         ys = [0.0] + [np.nan if pt.reduction is None else 100 * pt.reduction for pt in pts]
@@ -287,4 +283,3 @@ def plot(result: Elimination, path: str, title: str | None = None) -> None:
     ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(path)
-    plt.close(fig)

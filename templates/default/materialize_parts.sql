@@ -1,16 +1,26 @@
 -- Engines with temp tables, wide tables only: the codes table joined from its parts (each the
 -- codes of some columns with the row number r), the part's c0, c1, ... renamed to the column's
--- place among all quasi-identifier columns.
+-- place among all quasi-identifier columns. With rows (qar risk: risk_rows.sql's table), each
+-- row's weight w and position r come along from it, matched on its row number rid.
+{% set rows = rows if rows is defined else none %}
 create temp table {{ q(name) }} as
 select
 {% for part in parts %}
 {% set outer = loop %}
 {% for i in part.indices %}
-  p{{ outer.index0 }}.c{{ loop.index0 }} as c{{ i }}{{ "," if not (outer.last and loop.last) }}
+  p{{ outer.index0 }}.c{{ loop.index0 }} as c{{ i }}{{ "," if not (outer.last and loop.last) or rows }}
 {% endfor %}
 {% endfor %}
+{% if rows %}
+  rw.w,
+  rw.r
+{% endif %}
 from {{ q(parts[0].name) }} as p0
 {% for part in parts[1:] %}
 join {{ q(part.name) }} as p{{ loop.index }}
   on p{{ loop.index }}.r = p0.r
 {% endfor %}
+{% if rows %}
+join {{ q(rows) }} as rw
+  on rw.rid = p0.r
+{% endif %}

@@ -1,0 +1,26 @@
+"""The one way qar makes a matplotlib figure: a bare ``Figure`` on the Agg canvas.
+
+pyplot is process-wide state — its backend and its list of open figures. ``matplotlib.use("Agg")``
+switched a notebook's backend for the rest of the session, so after ``to_html()`` or
+``eliminate.plot()`` the user's ``plt.show()`` showed nothing (issue 31). A figure made here is
+known to no pyplot manager, needs no ``close``, and saves to PNG or SVG from any thread.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from qar_sql.errors import UsageError
+
+
+def new_figure(missing: str, **kwargs: Any) -> Any:
+    """A ``matplotlib.figure.Figure`` (``kwargs`` as its constructor takes them) drawn by the Agg
+    canvas; ``missing`` is the sentence raised when matplotlib (``qar-sql[plot]``) is absent."""
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError as exc:
+        raise UsageError(missing) from exc
+    fig = Figure(**kwargs)
+    FigureCanvasAgg(fig)
+    return fig

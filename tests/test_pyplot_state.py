@@ -1,0 +1,113 @@
+"""qar draws without touching pyplot (issue 31, item 6): ``matplotlib.use("Agg")`` in qar's
+figures switched a notebook's backend, so after ``to_html()`` or ``eliminate.plot()`` the
+user's ``plt.show()`` showed nothing. After every drawing call the backend and pyplot's open
+figures are what they were — with a backend other than Agg chosen beforehand, so a switch shows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pytest
+
+import qar_sql
+from qar_sql.demo import DEMO_COLUMNS, write_population
+
+matplotlib = pytest.importorskip("matplotlib")
+COLUMNS = list(DEMO_COLUMNS[:6])
+TREATMENTS = """
+qid = ["age", "sex", "postcode"]
+[treatments.age_10y]
+column = "age"
+kind = "bands"
+width = 10
+"""
+
+
+@pytest.fixture
+def user_pyplot():
+    """A notebook user's pyplot: the SVG backend and one figure of their own, both restored after."""
+    import matplotlib.pyplot as plt
+
+    before = matplotlib.get_backend()
+    matplotlib.use("svg")
+    plt.figure()
+    state = (matplotlib.get_backend(), plt.get_fignums())
+    assert state[0] == "svg" and len(state[1]) == 1
+    try:
+        yield lambda: (matplotlib.get_backend(), plt.get_fignums())
+        assert (matplotlib.get_backend(), plt.get_fignums()) == state
+    finally:
+        plt.close("all")
+        matplotlib.use(before)
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("pyplot")
+    path = d / "demo.duckdb"
+    con = duckdb.connect(str(path))
+    write_population(con, "population", n=800, seed=3)
+    kept = ", ".join("(age // 10) * 10 as age" if c == "age" else f'"{c}"' for c in COLUMNS)
+    con.execute(f"create table population_treated as select person_id, {kept} from population")
+    con.close()
+    (d / "t.toml").write_text(TREATMENTS)
+    return path
+
+
+def test_every_figure_leaves_the_users_backend_and_figures_alone(demo, user_pyplot, tmp_path):
+    from qar_sql.compliance.history import plot as plot_history
+    from qar_sql.compliance.store import recorded_audit
+    from qar_sql.output.compare import plot_compare
+    from qar_sql.output.uniqueness import plot as plot_uniqueness
+    from qar_sql.ranking.eliminate import plot as plot_elimination
+
+    state = user_pyplot()
+    where = {"table": "population", "columns": COLUMNS, "p": 2}
+    store = str(tmp_path / "store.duckdb")
+    for _ in range(2):  # two runs: the report's history section draws its curve
+        recorded_audit(store, str(demo), **where)
+    report = qar_sql.report(
+        str(demo),
+        **where,
+        pi_u=0.2,
+        key=["person_id"],
+        treatments=str(demo.parent / "t.toml"),
+        store=store,
+        group_size=5,
+        classic=True,
+        compare=str(demo),
+        treated_table="population_treated",
+        link="person_id",
+    )
+    html = report.to_html()
+    assert html.count("<svg") >= 5  # the report drew its figures
+    assert user_pyplot() == state, "to_html()"
+
+    elimination = qar_sql.eliminate(
+        str(demo), key=["person_id"], by=("dt", "random"), step=50, max_removed=100, **where
+    )
+    plot_elimination(elimination, str(tmp_path / "eliminate.png"))
+    assert user_pyplot() == state, "eliminate.plot()"
+
+    uniqueness = qar_sql.uniqueness(str(demo), group_size=5, **where)
+    plot_uniqueness(uniqueness, tmp_path / "uniqueness.svg")
+    assert user_pyplot() == state, "uniqueness plot"
+
+    compared = qar_sql.compare(
+        str(demo),
+        str(demo),
+        table="population",
+        treated_table="population_treated",
+        link="person_id",
+        columns=COLUMNS,
+        p=2,
+        figures=True,
+    )
+    plot_compare(compared, tmp_path / "compare.png")
+    assert user_pyplot() == state, "plot_compare()"
+
+    plot_history(qar_sql.history(store), tmp_path / "history.png")
+    assert user_pyplot() == state, "history plot"
+    for name in ("eliminate.png", "uniqueness.svg", "compare.png", "history.png"):
+        assert (tmp_path / name).stat().st_size > 1000, name
