@@ -21,7 +21,7 @@ from qar_sql.errors import ColumnError
 from qar_sql.pushdown.scan import combinations
 from qar_sql.stats import evt
 
-__all__ = ["InSqlRisk", "qi_context", "qi_theta_sql", "risk_from_row", "risk_sql"]
+__all__ = ["InSqlRisk", "qi_context", "qi_theta_sql", "risk_from_row", "risk_in_database", "risk_sql"]
 
 
 class _Adapter:
@@ -110,3 +110,27 @@ def risk_from_row(row: Sequence) -> InSqlRisk:
     """The :class:`InSqlRisk` of the statement's one row (any engine's number types)."""
     rows, n_qi, u, xi, beta, n, risk = row
     return InSqlRisk(int(rows), int(n_qi), _num(u), _num(xi), _num(beta), int(n or 0), _num(risk))
+
+
+def risk_in_database(
+    source,
+    *,
+    table: str | None = None,
+    columns: Sequence[str] | None = None,
+    p: int = 3,
+    alpha: float = 0.01,
+    pi_u: float = 0.05,
+) -> InSqlRisk:
+    """Run :func:`risk_sql` on ``source`` (anything :func:`qar_sql.audit` reads) and return its
+    row: the whole audit as one statement, as the dbt package runs it. ``columns`` default to
+    every column of the table."""
+    from qar_sql.engines.source import open_source
+
+    db, relation = open_source(source, table=table)
+    try:
+        cols = list(columns) if columns is not None else list(relation.columns)
+        (row,) = db.query(risk_sql(db.dialect, relation.sql, cols, p, alpha=alpha, pi_u=pi_u))
+    finally:
+        if not db.shared:  # an open qar_sql.connect() source stays open for its owner
+            db.close()
+    return risk_from_row(row)
