@@ -53,6 +53,12 @@ class DuckDBDatabase(Database):
             else:
                 self.con = duckdb.connect(path, read_only=True)
         except duckdb.Error as exc:
+            if "Could not set lock" in str(exc):
+                # Another process (typically dbt, building the warehouse) has the file open for
+                # writing, and DuckDB lets no other process read it meanwhile.
+                raise DatabaseError(
+                    f"DuckDB database {path!r} is locked by another process (a running dbt build?); retry after it ends"
+                ) from exc
             raise DatabaseError(f"cannot open DuckDB database {path!r}: {_first_line(exc)}") from exc
         # DuckDB draws its own progress bar on stdout; ours goes to stderr.
         self.con.execute("set enable_progress_bar = false")
