@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import csv
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -222,6 +223,29 @@ def test_risk_below_fails_above_the_threshold(built, engine):
     audit = qar_sql.audit(source, table=f"{schema}.people", columns=QI, p=3)
     assert risk == pytest.approx(audit.risk, rel=REL) and float(threshold) == 0.01
     assert message.startswith("QaR risk T = 0.97") and "is above the threshold 0.01 (p = 3" in message
+
+
+@pytest.mark.parametrize("engine", ["duckdb", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def test_qar_scan_reads_the_dbt_profile(built, engine):
+    """qar scan --dbt-project on the project dbt just built: the warehouse from the profile
+    (the same env_var()s dbt read), the model's meta for p and thresholds."""
+    from click.testing import CliRunner
+
+    from qar_sql.cli.main import cli
+
+    project, env, source, schema, _ = built(engine)
+    extra = {k: v for k, v in env.items() if k.startswith(("QAR_DBT_", "DBT_TARGET"))}
+    r = CliRunner(env=extra).invoke(
+        cli, ["scan", "--dbt-project", str(project), "--select", "tag:nothing people", "--no-store", "-f", "json"]
+    )
+    assert r.exit_code == 2 and "'tag:nothing' matches no model" in r.output
+    r = CliRunner(env=extra).invoke(cli, ["scan", "--dbt-project", str(project), "-s", "people", "--no-store", "-f", "json"])
+    assert r.exit_code == 0, r.output
+    (scan,) = json.loads(r.stdout)["scans"]
+    audit = qar_sql.audit(source, table=f"{schema}.people", columns=QI, p=3)
+    assert (scan["name"], scan["table"], scan["status"]) == ("people", f"{schema}.people", "warn")
+    assert scan["risk"] == pytest.approx(audit.risk, rel=REL)
+    assert "qar_test:***@" in scan["source"] or engine == "duckdb"
 
 
 def test_python_model_calls_qar_audit(built):
