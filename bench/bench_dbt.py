@@ -126,7 +126,9 @@ def main(argv=None) -> int:
         audit = qar_sql.audit(path, table=TABLE, p=3)
         same = abs(row[6] / audit.risk - 1) <= 1e-12
         med = {k: statistics.median(v) for k, v in times.items()}
-        print(f"\n{args.rows:,} rows x {args.cols} columns, p = 3: {row[1]} QIs, one statement of {len(sql):,} characters")
+        print(
+            f"\n{args.rows:,} rows x {args.cols} columns, p = 3: {row[1]} QIs, one statement of {len(sql):,} characters"
+        )
         print(f"T̂ dbt {row[6]!r}, qar audit {audit.risk!r}: {'equal' if same else 'DIFFERENT'} (1e-12)")
         for k, v in med.items():
             print(f"  {k:<10} median {v:8.2f} s   (runs: {', '.join(f'{x:.2f}' for x in times[k])})")

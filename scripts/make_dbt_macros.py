@@ -73,7 +73,9 @@ def generate() -> str:
                 adapter = ADAPTERS.get(folder.name, folder.name)
                 o_args, o_body = _body(override)
                 if o_args != args:
-                    raise SystemExit(f"{override.relative_to(REPO)}: arguments {o_args} differ from the default's {args}")
+                    raise SystemExit(
+                        f"{override.relative_to(REPO)}: arguments {o_args} differ from the default's {args}"
+                    )
                 out.append(
                     f"\n{{% macro {adapter}__{macro}({sig}) -%}}\n"
                     f"{{#- from templates/{folder.name}/{filename} -#}}\n{o_body.rstrip()}\n"

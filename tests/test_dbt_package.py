@@ -34,12 +34,12 @@ import duckdb
 import jinja2
 import pytest
 import sqlglot
+from conftest import IN_CI, PG_URL, require_postgres
+from test_audit_oracle import PARAMS, expected_fit, random_table
 
 import qar_sql
-from conftest import IN_CI, PG_URL, require_postgres
 from qar_sql.engines.dialects import get_dialect
 from qar_sql.pushdown.insql import risk_sql
-from test_audit_oracle import PARAMS, expected_fit, random_table
 
 REPO = Path(__file__).resolve().parents[1]
 PROJECT = REPO / "tests" / "fixtures" / "dbt_qar"
@@ -239,7 +239,9 @@ def test_qar_scan_reads_the_dbt_profile(built, engine):
         cli, ["scan", "--dbt-project", str(project), "--select", "tag:nothing people", "--no-store", "-f", "json"]
     )
     assert r.exit_code == 2 and "'tag:nothing' matches no model" in r.output
-    r = CliRunner(env=extra).invoke(cli, ["scan", "--dbt-project", str(project), "-s", "people", "--no-store", "-f", "json"])
+    r = CliRunner(env=extra).invoke(
+        cli, ["scan", "--dbt-project", str(project), "-s", "people", "--no-store", "-f", "json"]
+    )
     assert r.exit_code == 0, r.output
     (scan,) = json.loads(r.stdout)["scans"]
     audit = qar_sql.audit(source, table=f"{schema}.people", columns=QI, p=3)
@@ -266,7 +268,12 @@ def test_misspelt_meta_is_a_compile_error(built, tmp_path):
     schema = project / "models" / "schema.yml"
     original = schema.read_text()
     try:
-        schema.write_text(original.replace("- name: job\n        meta: {qar: quasi_identifier}", "- name: job\n        meta: {qar: quasi_identifer}"))
+        schema.write_text(
+            original.replace(
+                "- name: job\n        meta: {qar: quasi_identifier}",
+                "- name: job\n        meta: {qar: quasi_identifer}",
+            )
+        )
         run = dbt(project, "test", "--select", "people_risk_below", env=env)
     finally:
         schema.write_text(original)

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from test_dbt import FIXTURES, PROJECT, QI, build_warehouse
 
 import qar_sql
 from qar_sql.cli.main import cli
 from qar_sql.compliance.dbt_project import read_target, select_nodes
 from qar_sql.errors import UsageError
-from test_dbt import FIXTURES, PROJECT, QI, build_warehouse
 
 PROFILES = textwrap.dedent(
     """\
@@ -225,7 +225,11 @@ def test_locked_warehouse_is_one_sentence(project):
     sentence saying so, for qar scan and any other command."""
     warehouse = read_target(project).url
     holder = subprocess.Popen(
-        [sys.executable, "-c", f"import duckdb, sys, time; c = duckdb.connect({warehouse!r}); print('held', flush=True); time.sleep(60)"],
+        [
+            sys.executable,
+            "-c",
+            f"import duckdb, sys, time; c = duckdb.connect({warehouse!r}); print('held', flush=True); time.sleep(60)",
+        ],
         stdout=subprocess.PIPE,
         text=True,
     )

@@ -16,13 +16,13 @@ import sys
 import numpy as np
 import pytest
 import sqlglot
+from test_audit_oracle import HOSTILE_TABLE, PARAMS, as_columns, expected_fit, oracle, random_table
 
 from qar_sql.engines.dialects import get_dialect
 from qar_sql.engines.source import open_source
 from qar_sql.errors import ColumnError, DataError, NoTailError, ParameterError
 from qar_sql.pushdown.insql import qi_theta_sql, risk_from_row, risk_in_database, risk_sql
 from qar_sql.stats import evt
-from test_audit_oracle import HOSTILE_TABLE, PARAMS, as_columns, expected_fit, oracle, random_table
 
 REL = 1e-12
 WAREHOUSES = ("snowflake", "bigquery", "databricks", "redshift", "trino")

@@ -13,7 +13,7 @@ import click
 
 from qar_sql import params
 from qar_sql.cli.dbt_options import check as dbt_check
-from qar_sql.cli.dbt_options import dbt_options, manifest_only
+from qar_sql.cli.dbt_options import dbt_given, dbt_options, manifest_only
 from qar_sql.cli.dbt_options import project_scans as dbt_project_scans
 from qar_sql.errors import UsageError
 
@@ -110,7 +110,7 @@ def migrate_cmd(store, show_status, to, fmt):
 @params.jobs
 @params.quiet
 def scan_cmd(
-    config, dbt_manifest, url, fail_above, warn_above, store, no_store, junit, markdown, report_dir, fmt, jobs, quiet, dbt
+    config, dbt_manifest, url, fail_above, warn_above, store, no_store, junit, markdown, report_dir, fmt, jobs, quiet
 ):
     """Run every scan in CONFIG (a qar.toml) and/or every tagged model of a dbt manifest.
 
@@ -131,6 +131,7 @@ def scan_cmd(
     )
     from qar_sql.output.formats import to_json
 
+    dbt = dbt_given()
     dbt_check(dbt, dbt_manifest)
     if config is None and dbt_manifest is None and not dbt["dbt_project"]:
         raise UsageError(

@@ -5,11 +5,11 @@ does the work)."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import click
 
-from qar_sql import params
 from qar_sql.errors import UsageError
 
 dbt_project = click.option(
@@ -18,8 +18,12 @@ dbt_project = click.option(
     help="Audit the tagged models of this dbt project (its target/manifest.json), reading the warehouse "
     "from its dbt profile (--url overrides it).",
 )
-profile = click.option("--profile", help="With --dbt-project: the dbt profile (default: $DBT_PROFILE, then dbt_project.yml's).")
-target = click.option("--target", help="With --dbt-project: the profile's target (default: $DBT_TARGET, then the profile's).")
+profile = click.option(
+    "--profile", help="With --dbt-project: the dbt profile (default: $DBT_PROFILE, then dbt_project.yml's)."
+)
+target = click.option(
+    "--target", help="With --dbt-project: the profile's target (default: $DBT_TARGET, then the profile's)."
+)
 profiles_dir = click.option(
     "--profiles-dir",
     type=click.Path(file_okay=False),
@@ -34,18 +38,41 @@ select = click.option(
     "path:FOLDER; space-separated or repeated: any; comma: all).",
 )
 
-#: The five options, handed to the command as one dict ``dbt``.
-dbt_options = params._bundled("dbt", (dbt_project, profile, target, profiles_dir, select))
+_OPTIONS = (dbt_project, profile, target, profiles_dir, select)
+_KEYS = [opt(lambda: None).__click_params__[0].name for opt in _OPTIONS]
+
+
+def dbt_options(f):
+    """The five options, kept out of the command's arguments (``ctx.meta``, read back with
+    :func:`dbt_given`), so the scan command's signature does not change."""
+
+    @functools.wraps(f)
+    def command(**kwargs):
+        click.get_current_context().meta["qar.dbt"] = {key: kwargs.pop(key) for key in _KEYS}
+        return f(**kwargs)
+
+    for opt in reversed(_OPTIONS):
+        command = opt(command)
+    return command
+
+
+def dbt_given() -> dict[str, Any]:
+    """The values of the dbt options of the running command."""
+    return click.get_current_context().meta["qar.dbt"]
 
 
 def check(dbt: dict[str, Any], dbt_manifest: str | None) -> None:
     """Refuse the dbt options that would be ignored (a CI gate must not pass on a misplaced flag)."""
     if dbt["dbt_project"] and dbt_manifest:
-        raise UsageError("--dbt-project reads the project's own manifest; give --dbt-project or --dbt-manifest, not both")
+        raise UsageError(
+            "--dbt-project reads the project's own manifest; give --dbt-project or --dbt-manifest, not both"
+        )
     if not dbt["dbt_project"]:
         for key in ("profile", "target", "profiles_dir"):
             if dbt[key]:
-                raise UsageError(f"--{key.replace('_', '-')} chooses the dbt profile of --dbt-project, and there is no --dbt-project")
+                raise UsageError(
+                    f"--{key.replace('_', '-')} chooses the dbt profile of --dbt-project, and there is no --dbt-project"
+                )
         if dbt["select"] and not dbt_manifest:
             raise UsageError("--select picks dbt models, and there is neither --dbt-project nor --dbt-manifest")
 

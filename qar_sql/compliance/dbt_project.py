@@ -207,9 +207,7 @@ def manifest_path(project_dir: str | Path) -> Path:
     folder, project = project_file(project_dir)
     path = folder / str(project.get("target-path") or "target") / "manifest.json"
     if not path.is_file():
-        raise UsageError(
-            f"{str(folder)!r} has no {path.relative_to(folder)}; run dbt parse (or dbt build) in it first"
-        )
+        raise UsageError(f"{str(folder)!r} has no {path.relative_to(folder)}; run dbt parse (or dbt build) in it first")
     return path
 
 
