@@ -397,3 +397,38 @@ def test_package_files():
     for path in (PACKAGE / "macros").glob("*.sql"):
         for name in re.findall(r"adapter\.dispatch\('(\w+)', 'qar'\)", path.read_text()):
             assert any(f"macro default__{name}(" in p.read_text() for p in (PACKAGE / "macros").glob("*.sql")), name
+
+
+def test_installs_from_git_with_subdirectory(tmp_path):
+    """packages.yml with git: and subdirectory: (a local repository here: no network)."""
+    repo = tmp_path / "repo"
+    shutil.copytree(PACKAGE, repo / "integrations" / "dbt")
+    git = ["git", "-c", "user.email=qar@example.com", "-c", "user.name=qar", "-c", "init.defaultBranch=main"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "the package"]):
+        subprocess.run([*git, *args], cwd=repo, check=True, capture_output=True)
+    project = make_project(tmp_path)
+    (project / "packages.yml").write_text(
+        f'packages:\n  - git: "file://{repo}"\n    revision: main\n    subdirectory: integrations/dbt\n'
+    )
+    env = _env(QAR_DBT_PATH=str(tmp_path / "w.duckdb"))
+    _ok(dbt(project, "deps", env=env))
+    assert (project / "dbt_packages" / "qar" / "dbt_project.yml").is_file()
+    _ok(dbt(project, "compile", "--select", "people_risk", env=env))
+    compiled = (project / "target" / "compiled" / "qar_demo" / "models" / "people_risk.sql").read_text()
+    relation = re.search(r'from ("[^"]+"\."[^"]+"\."people")', compiled).group(1)
+    assert _tokens(compiled) == _tokens(risk_sql(get_dialect("duckdb"), relation, QI, 3))
+
+
+def test_risk_below_fails_without_a_tail(tmp_path):
+    """No θ above u (every column a key: every θ is 1, clipped alike): the test's row says so;
+    a table without a risk never passes silently."""
+    names = [f"k{j}" for j in range(10)]
+    with duckdb.connect(str(tmp_path / "t.duckdb")) as con:
+        con.execute(
+            "create table t as select " + ", ".join(f"range + {j} as k{j}" for j in range(10)) + " from range(50)"
+        )
+        qar, _ = render_package("duckdb")
+        ((risk, threshold, _u, n, message),) = con.execute(
+            qar.test_risk_below("t", 0.99, names, 2, 0.01, 0.05)
+        ).fetchall()
+    assert (risk, n) == (None, 0) and message.startswith("no QaR risk: no theta exceeds u")
