@@ -432,3 +432,21 @@ def test_risk_below_fails_without_a_tail(tmp_path):
             qar.test_risk_below("t", 0.99, names, 2, 0.01, 0.05)
         ).fetchall()
     assert (risk, n) == (None, 0) and message.startswith("no QaR risk: no theta exceeds u")
+
+
+@pytest.mark.parametrize("adapter_type", WAREHOUSES)
+def test_warehouse_sql_computes_the_risk(adapter_type):
+    """Each warehouse's statement, translated by sqlglot into DuckDB's dialect and run there,
+    gives the oracle's T̂: its overrides (types, literals, quoting) mean what they should, as
+    far as sqlglot's translation goes."""
+    names, rows, types = random_table(1, 80, names=[f"c{i}" for i in range(8)])
+    qis, fit = expected_fit(names, rows, 2, alpha=0.01, pi_u=0.2)
+    qar, dialect = render_package(adapter_type)
+    sql = qar.risk(dialect.quote_path(("pii", "people")), names, 2, 0.01, 0.2)
+    with duckdb.connect() as con:
+        con.execute("create schema pii")
+        ddl = ", ".join(f"{n} {types[n].replace('double precision', 'double')}" for n in names)
+        con.execute(f"create table pii.people ({ddl})")
+        con.executemany(f"insert into pii.people values ({', '.join('?' * len(names))})", rows)
+        ((*_, risk),) = con.execute(sqlglot.transpile(sql, read=dialect.sqlglot, write="duckdb")[0]).fetchall()
+    assert risk == pytest.approx(fit.risk, rel=REL)
