@@ -149,3 +149,26 @@ def _repo():
     from pathlib import Path
 
     return Path(__file__).resolve().parents[1]
+
+
+def test_qar_sql_one_statement(duck):
+    """qar sql --one-statement prints the statement; DuckDB runs it as printed to the audit's T̂."""
+    from click.testing import CliRunner
+
+    import qar_sql
+    from qar_sql.cli.main import cli
+
+    names, rows, types = random_table(1, 80, names=[f"c{i}" for i in range(8)])
+    source, table = duck.load("people", as_columns(names, rows), types)
+    args = ["sql", source, "-t", table, "-c", ",".join(names), "-p", "2", "--pi-u", "0.2"]
+    r = CliRunner().invoke(cli, [*args, "--one-statement"])
+    assert r.exit_code == 0, r.output
+    (row,) = duck.fetch(r.stdout)
+    assert risk_from_row(row).risk == pytest.approx(
+        qar_sql.audit(source, table=table, columns=names, p=2, pi_u=0.2).risk, rel=REL
+    )
+    r = CliRunner().invoke(cli, args)  # --pi-u would be ignored by the scan SQL: an error
+    assert r.exit_code == 2 and "--pi-u sets the tail fit of --one-statement" in r.output
+    r = CliRunner().invoke(cli, ["sql", "-d", "bigquery", "-t", "d.s.t", "-c", "a,b,c,d,e,f", "--one-statement"])
+    assert r.exit_code == 0 and "float64" in r.stdout
+    sqlglot.parse_one(r.stdout, read="bigquery")
