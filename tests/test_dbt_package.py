@@ -14,7 +14,9 @@ skip (and fail under CI=true).
 
 The warehouses without a server here (Snowflake, BigQuery, Databricks, Redshift, Trino) get the
 package's macros rendered as dbt renders them for that adapter (``adapter.dispatch`` picks
-``<adapter>__`` before ``default__``), and sqlglot parses the SQL in that warehouse's dialect.
+``<adapter>__`` before ``default__``), sqlglot parses the SQL in that warehouse's dialect, and the statement, translated
+by sqlglot into DuckDB's dialect and run there, gives the oracle's T̂. The package also installs
+from ``git:`` with ``subdirectory:`` (a local repository: no network).
 """
 
 from __future__ import annotations
