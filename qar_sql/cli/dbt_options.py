@@ -39,7 +39,7 @@ select = click.option(
 )
 
 _OPTIONS = (dbt_project, profile, target, profiles_dir, select)
-_KEYS = [opt(lambda: None).__click_params__[0].name for opt in _OPTIONS]
+_KEYS = ("dbt_project", "profile", "target", "profiles_dir", "select")  # their parameter names
 
 
 def dbt_options(f):
