@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,6 +26,7 @@ from qar_sql.pushdown.insql import qi_theta_sql, risk_from_row, risk_in_database
 from qar_sql.stats import evt
 
 REL = 1e-12
+REPO = Path(__file__).resolve().parents[1]
 WAREHOUSES = ("snowflake", "bigquery", "databricks", "redshift", "trino")
 
 
@@ -140,15 +142,9 @@ def test_warehouse_sql_parses(name):
 def test_dbt_macros_are_generated_from_these_templates():
     """integrations/dbt/macros/insql.sql is scripts/make_dbt_macros.py's output for templates/ now."""
     run = subprocess.run(
-        [sys.executable, "scripts/make_dbt_macros.py", "--check"], capture_output=True, text=True, cwd=_repo()
+        [sys.executable, "scripts/make_dbt_macros.py", "--check"], capture_output=True, text=True, cwd=REPO
     )
     assert run.returncode == 0, run.stderr
-
-
-def _repo():
-    from pathlib import Path
-
-    return Path(__file__).resolve().parents[1]
 
 
 def test_qar_sql_one_statement(duck):
