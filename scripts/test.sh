@@ -89,6 +89,18 @@ if ! python3 -c "import anonymeter" 2>/dev/null && [ -z "${QAR_TEST_ANONYMETER_P
   fi
 fi
 
+# dbt 1.9 (the [dbt] extra) pins protobuf < 7 and pathspec < 0.13, below what the suite runs on:
+# it goes into a venv of its own too, and tests/test_dbt_package.py runs dbt with that Python.
+if ! python3 -c "import dbt.adapters.duckdb" 2>/dev/null && [ -z "${QAR_TEST_DBT_PYTHON:-}" ]; then
+  venv=build/dbt-venv
+  if { [ -x "$venv/bin/python" ] || python3 -m venv --system-site-packages "$venv"; } \
+    && "$venv/bin/python" -m pip install --quiet --disable-pip-version-check '.[dbt]'; then
+    export QAR_TEST_DBT_PYTHON="$PWD/$venv/bin/python"
+  else
+    echo "note: dbt could not be installed; the dbt package tests will $( [ "${CI:-}" = true ] && echo FAIL || echo skip )" >&2
+  fi
+fi
+
 if ! start_postgres; then
   echo "note: PostgreSQL is not available; PostgreSQL tests will $( [ "${CI:-}" = true ] && echo FAIL || echo skip )" >&2
 fi

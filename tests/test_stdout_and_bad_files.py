@@ -91,7 +91,7 @@ def test_a_locked_duckdb_file_is_still_a_runtime_error(folder):
     try:
         assert holder.stdout.readline().strip() == "ok"
         r = CliRunner().invoke(cli, ["audit", str(path), "-t", "t", "-q"])
-        assert r.exit_code == 3 and "cannot open DuckDB database" in r.output, r.output
+        assert r.exit_code == 3 and "is locked by another process" in r.output, r.output
     finally:
         holder.stdin.close()
         holder.wait(timeout=30)

@@ -12,6 +12,9 @@ from pathlib import Path
 import click
 
 from qar_sql import params
+from qar_sql.cli.dbt_options import check as dbt_check
+from qar_sql.cli.dbt_options import dbt_given, dbt_options, manifest_only
+from qar_sql.cli.dbt_options import project_scans as dbt_project_scans
 from qar_sql.errors import UsageError
 
 
@@ -85,6 +88,7 @@ def migrate_cmd(store, show_status, to, fmt):
     envvar="QAR_DATABASE_URL",
     help="With --dbt-manifest: the warehouse dbt built (a database URL or DuckDB file; default $QAR_DATABASE_URL).",
 )
+@dbt_options
 @click.option(
     "--fail-above",
     type=float,
@@ -131,14 +135,17 @@ def scan_cmd(
     )
     from qar_sql.output.formats import to_json
 
-    if config is None and dbt_manifest is None:
+    dbt = dbt_given()
+    dbt_check(dbt, dbt_manifest)
+    if config is None and dbt_manifest is None and not dbt["dbt_project"]:
         raise UsageError(
             "name a scan config (qar scan qar.toml) or a dbt manifest (--dbt-manifest target/manifest.json)"
         )
     ctx = click.get_current_context()
     # An option that would be ignored is an error, not a silent no-op (a CI gate must not pass
     # because of a misplaced flag). $QAR_DATABASE_URL alone is no mistake.
-    if not dbt_manifest and ctx.get_parameter_source("url") is click.core.ParameterSource.COMMANDLINE:
+    url_given = ctx.get_parameter_source("url") is click.core.ParameterSource.COMMANDLINE
+    if not dbt_manifest and not dbt["dbt_project"] and url_given:
         raise UsageError(
             "--url names the warehouse of --dbt-manifest, and there is no --dbt-manifest; a scan config "
             'names its databases in [sources.NAME] url = "..."'
@@ -159,13 +166,15 @@ def scan_cmd(
     if dbt_manifest:
         from qar_sql.compliance.dbt import manifest_scans
 
-        extra = manifest_scans(dbt_manifest, url)
+        extra = manifest_scans(dbt_manifest, url, only=manifest_only(dbt, dbt_manifest))
         if not extra:
             raise UsageError(
                 f"no model in {dbt_manifest} has a column with meta {{qar: quasi_identifier}}; "
                 "tag the quasi-identifier columns in the model's YAML"
             )
         cfg = combine(cfg, extra)
+    if dbt["dbt_project"]:
+        cfg = combine(cfg, dbt_project_scans(dbt, url if url_given else None))
     from qar_sql.compliance.store import resolve_store
 
     recorded_in = None if no_store else resolve_store(store or cfg.store)

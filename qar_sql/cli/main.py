@@ -17,7 +17,7 @@ import click
 from qar_sql import config as qar_config
 from qar_sql import params
 from qar_sql.engines.dialects import DIALECTS
-from qar_sql.errors import ExitCode, QarError
+from qar_sql.errors import ExitCode, QarError, UsageError
 from qar_sql.secrets import scrub, secret_values
 from qar_sql.version import __version__
 
@@ -324,10 +324,32 @@ def audit(
 @params.delimiter
 @params.jobs
 @params.batch_size
-def sql_command(source, dialect, table, columns, p, delimiter, jobs, batch_size):
+@click.option(
+    "--one-statement",
+    is_flag=True,
+    help="Print instead the whole audit (θ, u, the GPD fit, T̂) as one SELECT the warehouse runs by itself "
+    "(the dbt package's SQL).",
+)
+@params.alpha
+@params.pi_u
+def sql_command(source, dialect, table, columns, p, delimiter, jobs, batch_size, one_statement, alpha, pi_u):
     """Print the exact SQL an audit runs, for review, without connecting to anything."""
+    from qar_sql.pushdown.showsql import show_one_statement
     from qar_sql.pushdown.showsql import show_sql as _show_sql
 
+    ctx = click.get_current_context()
+    given = [o for o in ("alpha", "pi_u") if ctx.get_parameter_source(o) is click.core.ParameterSource.COMMANDLINE]
+    if one_statement:
+        _emit(
+            show_one_statement(
+                source, table=table, columns=columns, p=p, alpha=alpha, pi_u=pi_u, dialect=dialect, delimiter=delimiter
+            )
+        )
+        return
+    if given:
+        raise UsageError(
+            f"--{given[0].replace('_', '-')} sets the tail fit of --one-statement; the audit's scan SQL does not use it"
+        )
     _emit(
         _show_sql(
             source,

@@ -10,7 +10,7 @@ Only ``target/manifest.json`` is read — dbt itself is not imported.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,12 @@ from qar_sql.errors import UsageError
 from qar_sql.secrets import mask_source
 
 TAG = "quasi_identifier"
+
+#: What a column's ``meta: {qar: ...}`` may say (the dbt package's ``qar.meta_values`` says the
+#: same): a quasi-identifier is audited; a direct identifier, a sensitive attribute or an ignored
+#: column is left out, saying why. Anything else is a mistake (a misspelt tag would otherwise drop
+#: the column silently), named in an error.
+META_VALUES = (TAG, "identifier", "sensitive", "ignore")
 
 
 def _meta(node: Mapping[str, Any]) -> dict:
@@ -41,7 +47,14 @@ def tagged_columns(node: Mapping[str, Any]) -> tuple[str, ...]:
     out = []
     for name, col in (node.get("columns") or {}).items():
         tag = _meta(col).get("qar")
-        if tag == TAG or (isinstance(tag, list) and TAG in tag):
+        tags = [] if tag is None else tag if isinstance(tag, list) else [tag]
+        for t in tags:
+            if not isinstance(t, str) or t not in META_VALUES:
+                raise UsageError(
+                    f"dbt model {node.get('name')!r}: column {col.get('name') or name!r} has meta qar: {t!r}, "
+                    f"which qar does not know; use one of {', '.join(META_VALUES)}"
+                )
+        if TAG in tags:
             out.append(_column_name(col.get("name") or name))
     return tuple(out)
 
@@ -69,9 +82,11 @@ def manifest_scans(
     *,
     defaults: Mapping[str, Any] | None = None,
     source_name: str = "dbt",
+    only: Collection[str] | None = None,
 ) -> list[ScanSpec]:
     """One :class:`ScanSpec` per model with tagged columns, reading ``schema.alias`` through
-    ``url`` (the warehouse dbt built)."""
+    ``url`` (the warehouse dbt built); with ``only``, just the models of those unique ids
+    (``qar scan --select``, compliance/dbt_project.py)."""
     data = manifest if isinstance(manifest, Mapping) else load_manifest(manifest)
     where = "dbt manifest"
     if not url:
@@ -82,7 +97,7 @@ def manifest_scans(
     specs = []
     names: dict[str, list[str]] = {}  # model name -> the unique ids of the models so named
     for uid, node in sorted(data["nodes"].items()):
-        if node.get("resource_type") != "model":
+        if node.get("resource_type") != "model" or (only is not None and uid not in only):
             continue
         columns = tagged_columns(node)
         if not columns:

@@ -63,6 +63,12 @@ class DuckDBDatabase(Database):
             else:
                 self.con = duckdb.connect(path, read_only=True)
         except duckdb.Error as exc:
+            if "Could not set lock" in str(exc):
+                # Another process (typically dbt, building the warehouse) has the file open for
+                # writing, and DuckDB lets no other process read it meanwhile.
+                raise DatabaseError(
+                    f"DuckDB database {path!r} is locked by another process (a running dbt build?); retry after it ends"
+                ) from exc
             if path is not None and not is_duckdb_file(path):  # a bad file, as a bad CSV: exit 2
                 raise UsageError(
                     f"{path!r} is not a DuckDB database file; name a DuckDB file, or a CSV or Parquet file by "

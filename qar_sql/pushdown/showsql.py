@@ -78,3 +78,39 @@ def show_sql(
         )
     parts = setup + profile + pre + batches
     return header + ";\n\n".join(s.rstrip() for s in parts) + ";\n"
+
+
+def show_one_statement(
+    source: str | None,
+    *,
+    table: str | None = None,
+    columns: Sequence[str] | None = None,
+    p: int = 3,
+    alpha: float = 0.01,
+    pi_u: float = 0.05,
+    dialect: str | None = None,
+    delimiter: str | None = None,
+) -> str:
+    """The whole audit as one SELECT (pushdown/insql.py): what a warehouse qar cannot reach
+    runs by itself, the SQL of the dbt package's ``qar.risk``."""
+    from qar_sql.pushdown.insql import risk_sql
+
+    if not columns:
+        raise UsageError("--columns is required to show the SQL, since nothing is read")
+    if source is None and dialect is None:
+        try:
+            source = resolve_source(None)
+        except UsageError:
+            pass
+    d = get_dialect(dialect or _dialect_of(source), strict=True)
+    kind = _file_kind(source) if source and not is_url(source) else None
+    if table:
+        relation = d.quote_path(split_table(table))
+    elif kind in ("csv", "parquet"):
+        if d.name != "duckdb":
+            raise UsageError(f"files are read by DuckDB; use --dialect duckdb for {source!r}")
+        relation = file_relation_sql(d, source or "", kind, delimiter)
+    else:
+        raise UsageError("name the table with --table (or a CSV/Parquet SOURCE)")
+    header = f"-- qar-sql: the whole audit as one statement, dialect {d.name}, p = {p} over {len(columns)} columns\n"
+    return header + risk_sql(d, relation, list(columns), p, alpha=alpha, pi_u=pi_u).rstrip() + ";\n"

@@ -1,0 +1,289 @@
+"""``qar scan --dbt-project DIR``: the warehouse from dbt's own profile, and dbt's node selection.
+
+The connection is read from ``profiles.yml`` as dbt resolves it, so the URL is not typed twice:
+
+* the folder: ``--profiles-dir``, else ``$DBT_PROFILES_DIR``, else the current folder when it
+  holds a profiles.yml (dbt's rule), else the project folder, else ``~/.dbt``;
+* the profile: ``--profile``, else ``$DBT_PROFILE``, else ``profile:`` of dbt_project.yml;
+* the target: ``--target``, else ``$DBT_TARGET``, else the profile's ``target:``.
+
+String values are rendered with Jinja as dbt renders them (``env_var('X', 'default')`` and the
+``as_number``/``as_text``/``as_bool``/``as_native`` filters). A duckdb target becomes its file
+(relative paths from the project folder), postgres and redshift targets a
+``postgresql+psycopg://`` URL, snowflake a ``snowflake://`` URL; secrets never reach output
+(``secrets.mask_source``). The models are those of ``target/manifest.json`` (``dbt parse``
+writes it), narrowed by ``--select`` with dbt's methods for names, ``tag:`` and ``path:``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from qar_sql.errors import UsageError
+from qar_sql.secrets import mask_source
+
+__all__ = ["DbtTarget", "manifest_path", "profiles_dir", "project_scans", "read_target", "select_nodes"]
+
+#: The node selection methods ``--select`` understands (besides a plain name).
+SELECT_METHODS = ("tag", "path")
+
+_RESOURCE_TYPES = ("model", "seed", "snapshot")
+
+
+def _yaml(path: Path, what: str) -> dict:
+    try:
+        import yaml
+    except ImportError as exc:  # pragma: no cover - pyyaml is a dependency
+        raise UsageError("reading a dbt project needs PyYAML; pip install pyyaml") from exc
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {what} {str(path)!r}: {exc}") from exc
+    except yaml.YAMLError as exc:
+        raise UsageError(f"{what} {str(path)!r} is not valid YAML: {str(exc).splitlines()[0]}") from exc
+    if not isinstance(data, dict):
+        raise UsageError(f"{what} {str(path)!r} holds no mapping; it should be dbt's {path.name}")
+    return data
+
+
+def project_file(project_dir: str | Path) -> tuple[Path, dict]:
+    """(the project folder, its dbt_project.yml)."""
+    folder = Path(project_dir)
+    path = folder / "dbt_project.yml"
+    if not path.is_file():
+        raise UsageError(f"{str(folder)!r} is not a dbt project (no dbt_project.yml); pass the folder that holds it")
+    return folder, _yaml(path, "dbt project file")
+
+
+def profiles_dir(project_dir: str | Path, given: str | Path | None = None) -> Path:
+    """The folder of profiles.yml, as dbt finds it (see the module docstring)."""
+    if given:
+        folder = Path(given)
+        if not (folder / "profiles.yml").is_file():
+            raise UsageError(f"--profiles-dir {str(given)!r} holds no profiles.yml; name the folder that has it")
+        return folder
+    env = os.environ.get("DBT_PROFILES_DIR")
+    if env:
+        if not (Path(env) / "profiles.yml").is_file():
+            raise UsageError(f"$DBT_PROFILES_DIR = {env!r} holds no profiles.yml; fix it or unset it")
+        return Path(env)
+    for folder in (Path.cwd(), Path(project_dir), Path.home() / ".dbt"):
+        if (folder / "profiles.yml").is_file():
+            return folder
+    raise UsageError(
+        f"no profiles.yml in the current folder, in {str(project_dir)!r} or in ~/.dbt; "
+        "pass --profiles-dir (or set DBT_PROFILES_DIR), or give the warehouse with --url"
+    )
+
+
+def _render(value: Any, where: str) -> Any:
+    """A profile value rendered as dbt renders it: strings through Jinja with env_var()."""
+    if isinstance(value, dict):
+        return {k: _render(v, where) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_render(v, where) for v in value]
+    if not isinstance(value, str) or ("{{" not in value and "{%" not in value):
+        return value
+    import ast
+
+    import jinja2
+
+    def env_var(name: str, default: str | None = None) -> str:
+        if name in os.environ:
+            return os.environ[name]
+        if default is None:
+            raise UsageError(f"{where} uses env_var({name!r}), which is not set; export {name} or give it a default")
+        return default
+
+    def as_native(v):
+        try:
+            return ast.literal_eval(str(v))
+        except (ValueError, SyntaxError):
+            return v
+
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined)
+    env.filters.update(as_number=as_native, as_native=as_native, as_text=str, as_bool=as_native)
+    try:
+        return env.from_string(value).render(env_var=env_var)
+    except jinja2.TemplateError as exc:
+        raise UsageError(f"{where}: cannot render {value!r}: {exc}; qar renders env_var() only") from exc
+
+
+@dataclass(frozen=True)
+class DbtTarget:
+    """The warehouse of one profile target."""
+
+    profile: str
+    target: str
+    type: str
+    url: str
+    profiles_yml: Path
+
+    @property
+    def display(self) -> str:
+        return mask_source(self.url)
+
+
+def read_target(
+    project_dir: str | Path,
+    *,
+    profile: str | None = None,
+    target: str | None = None,
+    profiles: str | Path | None = None,
+) -> DbtTarget:
+    """The target dbt would connect to for this project (see the module docstring)."""
+    folder, project = project_file(project_dir)
+    path = profiles_dir(folder, profiles) / "profiles.yml"
+    data = _yaml(path, "dbt profiles file")
+    name = profile or os.environ.get("DBT_PROFILE") or project.get("profile")
+    if not name:
+        raise UsageError(f"{folder / 'dbt_project.yml'} names no profile; pass --profile NAME")
+    if name not in data or not isinstance(data[name], dict):
+        known = ", ".join(sorted(k for k in data if k != "config")) or "none"
+        raise UsageError(f"profile {name!r} is not in {path} (profiles: {known}); pass --profile with one of them")
+    prof = data[name]
+    outputs = prof.get("outputs") or {}
+    chosen = target or os.environ.get("DBT_TARGET") or _render(prof.get("target"), f"{path}: {name}.target")
+    if not chosen:
+        raise UsageError(f"profile {name!r} in {path} names no target; pass --target NAME")
+    if chosen not in outputs:
+        raise UsageError(
+            f"target {chosen!r} is not an output of profile {name!r} in {path} "
+            f"(outputs: {', '.join(outputs) or 'none'}); pass --target with one of them"
+        )
+    where = f"{path}: {name}.outputs.{chosen}"
+    output = _render(outputs[chosen], where)
+    kind = str(output.get("type", ""))
+    return DbtTarget(name, str(chosen), kind, target_url(output, folder, where), path)
+
+
+def target_url(output: Mapping[str, Any], project_dir: Path, where: str) -> str:
+    """The source qar opens for a rendered profile output (a DuckDB file or a URL)."""
+    kind = output.get("type")
+
+    def need(key: str) -> str:
+        value = output.get(key)
+        if value in (None, ""):
+            raise UsageError(f"{where} has no {key}; dbt needs it too")
+        return str(value)
+
+    if kind == "duckdb":
+        path = str(output.get("path") or "")
+        if path in ("", ":memory:") or path.startswith("md:") or path.startswith("motherduck:"):
+            raise UsageError(
+                f"{where} is a duckdb target at {path or ':memory:'!r}, which qar cannot open from here; "
+                "give the warehouse file with --url"
+            )
+        p = Path(path).expanduser()
+        return str(p if p.is_absolute() else project_dir / p)
+    if kind in ("postgres", "redshift"):
+        user = quote(need("user"), safe="")
+        password = output.get("password") or output.get("pass")
+        auth = user + (":" + quote(str(password), safe="") if password else "")
+        port = output.get("port") or (5439 if kind == "redshift" else 5432)
+        dbname = quote(str(output.get("dbname") or output.get("database") or need("dbname")), safe="")
+        return f"postgresql+psycopg://{auth}@{need('host')}:{port}/{dbname}"
+    if kind == "snowflake":
+        user = quote(need("user"), safe="")
+        password = output.get("password")
+        auth = user + (":" + quote(str(password), safe="") if password else "")
+        query = "&".join(f"{k}={quote(str(output[k]), safe='')}" for k in ("warehouse", "role") if output.get(k))
+        url = f"snowflake://{auth}@{need('account')}/{quote(need('database'), safe='')}"
+        return url + (f"?{query}" if query else "")
+    raise UsageError(
+        f"{where} is a {kind!r} target, which qar cannot turn into a connection; "
+        "give the warehouse with --url (or use the dbt package's qar.risk there: docs/dbt.md)"
+    )
+
+
+def manifest_path(project_dir: str | Path) -> Path:
+    """target/manifest.json of the project (or its ``target-path``)."""
+    folder, project = project_file(project_dir)
+    path = folder / str(project.get("target-path") or "target") / "manifest.json"
+    if not path.is_file():
+        raise UsageError(f"{str(folder)!r} has no {path.relative_to(folder)}; run dbt parse (or dbt build) in it first")
+    return path
+
+
+def select_nodes(manifest: Mapping[str, Any], selectors: Sequence[str]) -> set[str]:
+    """The unique ids of the models, seeds and snapshots ``selectors`` select, as dbt's
+    ``--select``: each value is space-separated selectors (their union); a comma joins selectors
+    that must all match (intersection). A selector is a name (``*`` and ``?`` wildcards),
+    ``tag:NAME`` or ``path:FOLDER_OR_FILE``. Graph operators (``+``, ``@``) are refused."""
+    nodes = {uid: n for uid, n in manifest["nodes"].items() if n.get("resource_type") in _RESOURCE_TYPES}
+    out: set[str] = set()
+    for value in selectors:
+        for union in value.split():
+            chosen = set(nodes)
+            for part in union.split(","):
+                chosen &= {uid for uid, n in nodes.items() if _matches(part, n)}
+            if not chosen:
+                raise UsageError(
+                    f"--select {union!r} matches no model of the manifest; check the name, tag or path "
+                    "(or run dbt parse after changing the project)"
+                )
+            out |= chosen
+    return out
+
+
+def _matches(selector: str, node: Mapping[str, Any]) -> bool:
+    if not selector or selector[0] in "+@" or selector[-1] == "+" or selector.rstrip("0123456789").endswith("+"):
+        raise UsageError(
+            f"--select {selector!r} uses a graph operator (+ or @), which qar does not follow; "
+            "name the models themselves, by name, tag: or path:"
+        )
+    method, sep, arg = selector.partition(":")
+    if not sep:
+        return fnmatch.fnmatchcase(str(node.get("name")), selector)
+    if method == "tag":
+        tags = list(node.get("tags") or []) + list((node.get("config") or {}).get("tags") or [])
+        return any(fnmatch.fnmatchcase(str(t), arg) for t in tags)
+    if method == "path":
+        file = Path(str(node.get("original_file_path") or ""))
+        want = Path(arg.rstrip("/"))
+        return file == want or want in file.parents or fnmatch.fnmatchcase(str(file), arg)
+    raise UsageError(
+        f"--select {selector!r} uses the method {method!r}, which qar does not know; "
+        f"use a model name or one of {', '.join(m + ':' for m in SELECT_METHODS)}"
+    )
+
+
+def project_scans(
+    project_dir: str | Path,
+    *,
+    url: str | None = None,
+    profile: str | None = None,
+    target: str | None = None,
+    profiles: str | Path | None = None,
+    select: Sequence[str] = (),
+) -> tuple[list, str]:
+    """(the scans of the project's tagged models, where they read): the warehouse from the
+    profile unless ``url`` names it, the models narrowed by ``select``."""
+    from qar_sql.compliance.dbt import load_manifest, manifest_scans
+
+    manifest = load_manifest(manifest_path(project_dir))
+    if not url:
+        url = read_target(project_dir, profile=profile, target=target, profiles=profiles).url
+    only = select_nodes(manifest, select) if select else None
+    scans = manifest_scans(manifest, url, only=only)
+    if only is not None:
+        covered = {s.name for s in scans}
+        untagged = sorted(
+            str(manifest["nodes"][uid].get("name"))
+            for uid in only
+            if manifest["nodes"][uid].get("resource_type") == "model"
+            and manifest["nodes"][uid].get("name") not in covered
+            and uid not in covered
+        )
+        if untagged:
+            raise UsageError(
+                f"--select picks model {untagged[0]!r}, which has no column with meta {{qar: quasi_identifier}}; "
+                "tag its quasi-identifier columns or leave it out of --select"
+            )
+    return scans, mask_source(url)
