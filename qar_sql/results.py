@@ -290,7 +290,15 @@ def _theta_svg(theta: np.ndarray, width: int = 240, height: int = 60, points: in
 # -- qar compare (qar_sql.release) ------------------------------------------------------------
 
 #: Metrics a ``--fail-below`` threshold may name (higher is more protective for each).
-THRESHOLD_METRICS = ("dtc", "cdr", "hidden_rate", "local_cloaking", "correlation_protection_rate", "mae")
+THRESHOLD_METRICS = (
+    "dtc",
+    "cdr",
+    "hidden_rate",
+    "local_cloaking",
+    "correlation_protection_rate",
+    "mae",
+    "local_cloaking_ties",
+)
 
 
 @dataclass(frozen=True)
@@ -375,6 +383,11 @@ class CompareResult(Tabular):
     notes: tuple[str, ...]
     seconds: float
     distributions: Distributions | None = field(default=None, repr=False, compare=False)
+    # The Avatar paper's local cloaking: treated records as close as or closer than the own one
+    local_cloaking_ties: float | None = None
+    impute: str = "none"  # how a missing numeric value entered the projection ("none" or "mean")
+    null_tokens: tuple[str, ...] = ()  # CSV cells read as NULL (--null-token)
+    missing_numeric: dict = field(default_factory=dict)  # {numeric column: NULLs in the original}
 
     def table_columns(self) -> dict[str, list]:
         """One row per QI of size p: its columns and θ before and after the treatment (empty

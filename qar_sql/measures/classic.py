@@ -564,6 +564,7 @@ def risk(
     all_text: bool = False,
     jobs: int = 2,
     progress: Progress | None = None,
+    null_tokens: Sequence[str] = (),
 ) -> RiskResult:
     """The classic disclosure-risk measures (sdcMicro, ARX) of every p-subset of the key
     columns, computed in the database. See the module docstring and docs/risk-measures.md."""
@@ -578,7 +579,7 @@ def risk(
     if suda_max_size is not None and suda_max_size < 1:
         raise ParameterError(f"--suda-max-size {suda_max_size} must be at least 1 (columns in a minimal sample unique)")
     started = time.perf_counter()
-    db, relation = open_source(source, table=table, delimiter=delimiter, all_text=all_text)
+    db, relation = open_source(source, table=table, delimiter=delimiter, all_text=all_text, null_tokens=null_tokens)
     with db:
         return risk_relation(db, relation, opts, started=started, source=mask_source(resolve_source(source)))
 
@@ -698,7 +699,7 @@ def risk_relation(
         per_record=path,
         warnings=tuple(warnings),
         seconds=time.perf_counter() - started,
-        column_notes=tuple(relation.inferred_notes([*qi, *sensitive])),
+        column_notes=tuple(relation.inferred_notes([*qi, *sensitive]) + relation.token_notes([*qi, *sensitive])),
         inferred_columns={c: t for c, t in relation.inferred if c in {*qi, *sensitive}},
     )
 
@@ -896,12 +897,13 @@ def suda(
     all_text: bool = False,
     all_keys: bool = False,
     jobs: int = 2,
+    null_tokens: Sequence[str] = (),
 ) -> SudaRecords:
     """SUDA and DIS-SUDA of every record on the key columns (``qar records --by suda``): the
     result in source order, the key names and {position: key values} of the 1,000 records
     with the highest scores, ties in key order — of every record with ``all_keys``."""
     RiskOptions(missing=missing, sampling_fraction=sampling_fraction, population=population).validate()
-    db, relation = open_source(source, table=table, delimiter=delimiter, all_text=all_text)
+    db, relation = open_source(source, table=table, delimiter=delimiter, all_text=all_text, null_tokens=null_tokens)
     with db:
         qi = select_columns(relation.columns, columns, exclude)
         if not qi:

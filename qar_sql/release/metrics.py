@@ -22,6 +22,11 @@ Definitions, for original records o_i and treated records t_j:
     rate** is the same figure in the space of the attacker's columns.
   - **local cloaking** of o_i = #{j : ‖t_j − o_i‖ < ‖t_{σ(i)} − o_i‖}, strictly closer
     (ties with the own record do not count); the median is reported.
+  - **local cloaking with ties** of o_i = #{j ≠ σ(i) : ‖t_j − o_i‖ ≤ ‖t_{σ(i)} − o_i‖}: the
+    Avatar paper's count (octopize/avatar-paper, ``metrics/privacy_metrics/local_cloaking.py``:
+    the other avatars up to and at the own avatar's distance, the own avatar left out). Where
+    records repeat, many avatars sit exactly at the own avatar's distance, so the two differ
+    (Wisconsin breast cancer at 2 components: medians 11 and 24).
 
 * Inference: the attacker takes o_i's nearest treated records (in the space of the other
   columns) and reads their target. Categorical target: the share of those tied records whose
@@ -115,11 +120,13 @@ def closest_originals(original: np.ndarray, treated: np.ndarray, tree: cKDTree |
 @dataclass(frozen=True, eq=False)
 class Linkage:
     """Per original record: the probability that the distance attacker is right, the number
-    of treated records tied at the minimum distance, and the local cloaking."""
+    of treated records tied at the minimum distance, and the local cloaking (strictly closer
+    treated records; with ties: as close or closer, the own one left out)."""
 
     right: np.ndarray
     tied: np.ndarray
     local_cloaking: np.ndarray | None
+    local_cloaking_ties: np.ndarray | None = None
 
     @property
     def hidden_rate(self) -> float:
@@ -129,6 +136,10 @@ class Linkage:
     @property
     def median_local_cloaking(self) -> float | None:
         return None if self.local_cloaking is None else float(np.median(self.local_cloaking))
+
+    @property
+    def median_local_cloaking_ties(self) -> float | None:
+        return None if self.local_cloaking_ties is None else float(np.median(self.local_cloaking_ties))
 
 
 def link(
@@ -150,8 +161,12 @@ def link(
     dmin, _, tied = nearest_and_tied(tree, original)
     d_own = distances_to_own(original, treated, own)
     right = np.where(d_own <= tie_radius(dmin), 1.0 / np.maximum(tied, 1), 0.0)
-    counts = cloaking_counts(tree, original, below_radius(d_own), exact_share) if cloaking else None
-    return Linkage(right=right, tied=tied.astype(np.int64), local_cloaking=counts)
+    counts = ties = None
+    if cloaking:
+        counts = cloaking_counts(tree, original, below_radius(d_own), exact_share)
+        # Every own record lies within its own tie radius: one less is the others' count.
+        ties = cloaking_counts(tree, original, tie_radius(d_own), exact_share) - 1
+    return Linkage(right=right, tied=tied.astype(np.int64), local_cloaking=counts, local_cloaking_ties=ties)
 
 
 def nearest_and_tied(tree: cKDTree, points: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

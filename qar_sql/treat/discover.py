@@ -114,6 +114,7 @@ class DiscoverKeywords(TypedDict, total=False):
 
     table: str | None
     delimiter: str | None
+    null_tokens: Sequence[str]
     threads: int | None
     batch_size: int | None
     jobs: int
@@ -143,7 +144,8 @@ def discover(
     batching = (options.get("batch_size"), options.get("jobs", 2), options.get("progress"))
     opts = DiscoverOptions(columns, exclude, max_size, drop_null, *batching)
     table, delimiter, threads = options.get("table"), options.get("delimiter"), options.get("threads")
-    db, relation = open_source(source, table=table, delimiter=delimiter, threads=threads)
+    null_tokens = options.get("null_tokens", ())
+    db, relation = open_source(source, table=table, delimiter=delimiter, threads=threads, null_tokens=null_tokens)
     with db:
         return discover_relation(db, relation, opts, started=started, source=source_label(source))
 
