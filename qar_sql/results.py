@@ -433,6 +433,7 @@ class MarginalUniqueness:
     pi_poisson: float
     pi_exact: float
     k50: int
+    pi_kl_u: float | None = None  # π_u(k, M) · exp(−κ k² / M), section 4.1
 
 
 @dataclass(frozen=True)
@@ -445,7 +446,7 @@ class QIUniqueness:
     domain: int  # M
     kappa: float  # Σ p log(p M)
     pi_uniform: float  # M! / ((M − k)! M^k)
-    pi_kl: float  # exp(−(1/2 + κ) k² / M)
+    pi_kl: float  # exp(−(1/2 + κ) k² / M); 0 when k > H
     pi_poisson: float  # e^(−k) Π (1 + k p)
     pi_exact: float  # k! e_k(p)
     k50: int  # largest k with pi_exact ≥ 1/2
@@ -456,6 +457,7 @@ class QIUniqueness:
     monte_carlo: MonteCarlo | None = None
     marginal: MarginalUniqueness | None = None
     most_exposed: tuple[ExposedValue, ...] = ()
+    pi_kl_u: float | None = None  # π_u(k, M) · exp(−κ k² / M): Koot's validated form (section 4.1)
 
 
 @dataclass(frozen=True)
@@ -507,7 +509,7 @@ class UniquenessResult(Tabular):
             "columns": [", ".join(q.columns) for q in qis],
             **attribute_columns(
                 qis,
-                ("domain", "kappa", "pi_exact", "pi_kl", "pi_uniform", "pi_poisson", "k50", "k_at")
+                ("domain", "kappa", "pi_exact", "pi_kl", "pi_kl_u", "pi_uniform", "pi_poisson", "k50", "k_at")
                 + ("exposure_mean", "exposure_max"),
             ),
         }
