@@ -437,7 +437,7 @@ def test_l_diversity_leaves_out_classes_without_sensitive_values(duck):
     (a) diag x, y -> distinct 2, recursive (2, l) 2; (b) x, x -> 1, 1; (c) only NULLs -> out."""
     data = {"id": [1, 2, 3, 4, 5, 6], "k": ["a", "a", "b", "b", "c", "c"], "diag": ["x", "y", "x", "x", None, None]}
     source, table = duck.load("ld", data, {"id": "bigint"})
-    r = qar_sql.risk(source, table=table, columns=["k"], sensitive=["diag"])
+    r = classic.risk(source, table=table, columns=["k"], sensitive=["diag"])
     (q,) = r.qis
     ld = q.l_diversity
     assert (ld.distinct, ld.recursive_c2, ld.entropy) == (1.0, 1.0, 1.0)
