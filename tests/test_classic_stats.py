@@ -506,3 +506,15 @@ def test_pitman_finite_population_branch_on_a_grid():
         assert lik(t, a) == pytest.approx(_loglik(sizes, counts, t, a), rel=1e-11)
     assert _grid_max(lik, u) <= fit.loglik + 1e-7
     assert math.isfinite(fit.uniques) and fit.uniques >= 0
+
+
+def test_population_models_leak_no_runtime_warning():
+    """A class of 25,933 records at f = 0.5 (adult's largest race class) made (1 − f)^k
+    underflow and (1 + f)^k overflow in Shlosser's estimator: numpy printed a RuntimeWarning
+    on stderr. The figures are unchanged (NaN terms as in ARX's Java); the warning is gone."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = population.population_uniqueness([1, 2, 3, 25933], [20, 5, 3, 1], 2 * (20 + 10 + 9 + 25933))
+    assert res.zayatz is not None

@@ -415,12 +415,15 @@ def shlosser_classes(sizes, counts, f: float) -> float:
     h = _histogram(sizes, counts)
     var1 = var2 = var3 = var4 = 0.0
     f2 = f * f
-    for size, count in zip(h.sizes.astype(float), h.counts):
-        v2 = _pow(1.0 - f, size) * count
-        var1 += size * f2 * _pow(1.0 - f2, size - 1.0) * count
-        var2 += v2 * _pow(1.0 + f, size) - 1.0
-        var3 += v2
-        var4 += size * f * _pow(1.0 - f, size - 1.0) * count
+    # A large class makes (1 − f)^k underflow to 0 and (1 + f)^k overflow: 0·inf is NaN, as in
+    # Java, without numpy's RuntimeWarning on stderr.
+    with np.errstate(all="ignore"):
+        for size, count in zip(h.sizes.astype(float), h.counts):
+            v2 = _pow(1.0 - f, size) * count
+            var1 += size * f2 * _pow(1.0 - f2, size - 1.0) * count
+            var2 += v2 * _pow(1.0 + f, size) - 1.0
+            var3 += v2
+            var4 += size * f * _pow(1.0 - f, size - 1.0) * count
     return h.classes + h.of_size(1) * _div(var1, var2) * _div(var3, var4) * _div(var3, var4)
 
 
