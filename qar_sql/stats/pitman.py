@@ -37,6 +37,30 @@ LOG_BOUND = 30.0
 ALPHA_MARGIN = 1e-9
 
 
+#: From this argument on, log Γ(x + k) − log Γ(x) is taken from Stirling's series (the two
+#: log Γ values, each near x·log x, would cancel to an absolute error of about x·log x·ε).
+_STIRLING_FROM = 1e5
+
+
+def log_rising(x, k):
+    """log Γ(x + k) − log Γ(x) = Σ_{i<k} log(x + i) for x > 0, k ≥ 0 (arrays broadcast), without
+    the cancellation of two large log Γ values."""
+    x = np.asarray(x, dtype=np.float64)
+    k = np.asarray(k, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        direct = special.gammaln(x + k) - special.gammaln(x)
+        big = np.maximum(x, 1.0)
+
+        def tail(v):
+            return 1.0 / (12.0 * v) - 1.0 / (360.0 * v**3) + 1.0 / (1260.0 * v**5)
+
+        # (x+k−½)log(x+k) − (x−½)log x − k + tail(x+k) − tail(x), rearranged so that nothing
+        # large cancels: (x − ½)·log1p(k/x) + k·log(x + k) − k.
+        stirling = (big - 0.5) * np.log1p(k / big) + k * np.log(big + k) - k + tail(big + k) - tail(big)
+    out = np.where(x >= _STIRLING_FROM, stirling, direct)
+    return float(out) if out.ndim == 0 else out
+
+
 @dataclass(frozen=True)
 class PitmanFit:
     """The maximum-likelihood (θ, α) on the valid space, ℓ there, and the population uniques."""
@@ -67,9 +91,9 @@ class Likelihood:
     def _loglik(self, theta: float, alpha: float) -> float:
         with np.errstate(all="ignore"):
             a = float(np.sum(np.log(theta + self._i_u * alpha)))
-            b = float(special.gammaln(theta + self.n) - special.gammaln(theta + 1.0))
+            b = log_rising(theta + 1.0, self.n - 1.0)
             s, c = self.sizes[self._big], self.counts[self._big]
-            d = float(np.dot(c, special.gammaln(s - alpha) - special.gammaln(1.0 - alpha)))
+            d = float(np.dot(c, log_rising(1.0 - alpha, s - 1.0)))
         return a - b + d
 
     def gradient(self, theta: float, alpha: float) -> tuple[float, float]:
@@ -88,16 +112,10 @@ class Likelihood:
         if beta <= 0 or m < self.u:
             return -math.inf
         u1 = self.u - 1.0
-        # Σ_{i<u} log(β(m − i)): through log Γ while m is moderate; for a huge m that difference
-        # cancels (its error grows like m·log m·ε), so as (u − 1)·log m + Σ log1p(−i/m).
-        if m <= 1e7:
-            a = u1 * math.log(beta) + float(special.gammaln(m) - special.gammaln(m - u1))
-        else:
-            a = u1 * math.log(beta * m) + float(np.sum(np.log1p(-self._i_u / m)))
-        t = m * beta
-        b = float(special.gammaln(t + self.n) - special.gammaln(t + 1.0))
+        a = u1 * math.log(beta) + log_rising(m - u1, u1)  # Σ_{i<u} log(β(m − i))
+        b = log_rising(m * beta + 1.0, self.n - 1.0)
         s, c = self.sizes[self._big], self.counts[self._big]
-        d = float(np.dot(c, special.gammaln(s + beta) - special.gammaln(1.0 + beta)))
+        d = float(np.dot(c, log_rising(1.0 + beta, s - 1.0)))
         return a - b + d
 
 
@@ -119,10 +137,10 @@ def population_uniques(theta: float, alpha: float, population: float) -> float:
     if not (math.isfinite(theta) and math.isfinite(alpha)) or theta + alpha <= 0:
         return math.nan
     with np.errstate(all="ignore"):
-        value = math.exp(
-            float(special.gammaln(theta + 1.0) - special.gammaln(theta + alpha)) + alpha * math.log(population)
-        )
-    return value if 0.0 <= value <= population else math.nan
+        log_value = float(special.gammaln(theta + 1.0) - special.gammaln(theta + alpha)) + alpha * math.log(population)
+    if not log_value <= math.log(population):  # above N (or NaN): no estimate, as ARX
+        return math.nan
+    return math.exp(log_value)
 
 
 def fit(
@@ -148,7 +166,10 @@ def fit(
     if best is None or not math.isfinite(best[0]):
         return PitmanFit(math.nan, math.nan, -math.inf, math.nan)
     value, theta, alpha = best
-    unbounded = alpha >= 0 and math.log(theta + alpha) >= LOG_BOUND - 1e-6
+    # An optimum on the search's edge (θ + α → ∞, or β = −α → ∞) is a supremum the likelihood
+    # only approaches: no finite estimate.
+    edge = math.log(theta + alpha) if alpha >= 0 else math.log(-alpha)
+    unbounded = edge >= LOG_BOUND - 1e-6
     uniques = math.nan if unbounded else population_uniques(theta, alpha, population)
     return PitmanFit(theta, alpha, value, uniques)
 
