@@ -45,7 +45,20 @@ def test_every_csv_reader_names_the_token(csv_with_na, command, where):
     notes = doc[where]
     assert any(NOTE in n and "--null-token NA --null-token '?'" in n for n in notes), notes
     fixed = json.loads(
-        _run(*command[:1], csv_with_na, *command[1:], "-x", "id", "-f", "json", "-q", "--null-token", "NA", "--null-token", "?").stdout
+        _run(
+            *command[:1],
+            csv_with_na,
+            *command[1:],
+            "-x",
+            "id",
+            "-f",
+            "json",
+            "-q",
+            "--null-token",
+            "NA",
+            "--null-token",
+            "?",
+        ).stdout
     )
     assert not any("numeric except" in n for n in fixed[where])
 
@@ -53,7 +66,9 @@ def test_every_csv_reader_names_the_token(csv_with_na, command, where):
 def test_whatif_and_the_api(csv_with_na, tmp_path):
     toml = tmp_path / "t.toml"
     toml.write_text('qid = ["sex", "age"]\n[treatments.a]\ncolumn = "age"\nkind = "top"\nabove = 25\nvalue = 25\n')
-    doc = json.loads(_run("whatif", csv_with_na, "--treatments", toml, "-x", "id", "-f", "json", "-q", "-p", "2").stdout)
+    doc = json.loads(
+        _run("whatif", csv_with_na, "--treatments", toml, "-x", "id", "-f", "json", "-q", "-p", "2").stdout
+    )
     assert any(NOTE in w for w in doc["warnings"])
     r = qar_sql.audit(csv_with_na, exclude=["id"], p=2, pi_u=0.3, null_tokens=["NA", "?"])
     assert not any("numeric except" in n for n in r.column_notes)

@@ -66,8 +66,7 @@ class Relation:
             found = " and ".join(f"{t!r} in {n:,} row{'s' if n != 1 else ''}" for t, n in tokens)
             options = " ".join(f"--null-token {_shell_word(t)}" for t, _ in tokens)
             out.append(
-                f"{column} is numeric except {found}, so the column is read as text; "
-                f"read those as NULL with {options}"
+                f"{column} is numeric except {found}, so the column is read as text; read those as NULL with {options}"
             )
         return out
 

@@ -12,12 +12,12 @@ from qar_sql.version import __version__
 FORMATS = ("text", "json", "markdown")
 
 
-
 def _pitman_params(pu) -> str:
-    """" (θ = …, α = …)" of the valid-space Pitman fit, or nothing when there is none."""
+    """ " (θ = …, α = …)" of the valid-space Pitman fit, or nothing when there is none."""
     if pu.pitman_theta is None or pu.pitman_alpha is None:
         return ""
     return f" (θ = {pu.pitman_theta:.6g}, α = {pu.pitman_alpha:.6g})"
+
 
 def risk_dict(r: RiskResult) -> dict[str, Any]:
     """The documented JSON object of ``qar risk`` (docs/risk-measures.md, "JSON")."""

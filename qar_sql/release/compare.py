@@ -30,11 +30,11 @@ import numpy as np
 
 from qar_sql.engines.source import (
     DUCKDB_SUFFIXES,
-    check_null_tokens,
     Database,
     DuckDBDatabase,
     Relation,
     SourceLike,
+    check_null_tokens,
     is_url,
     open_source,
     select_columns,

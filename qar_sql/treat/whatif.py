@@ -265,8 +265,7 @@ def _loss(db: Database, binder: Binder, relation_sql: str, names, qids, not_null
     # PRAM and shuffling move category codes: no distance (IL1s) for those columns.
     coded = {c for n in names for c in plan.get(n).columns if plan.get(n).kind in ("pram", "shuffle")}
     spec = [
-        LossColumn(c, binder.kinds[c], kinds[c], c in treated, f"qar__o_{i}", c, c in coded)
-        for i, c in enumerate(cols)
+        LossColumn(c, binder.kinds[c], kinds[c], c in treated, f"qar__o_{i}", c, c in coded) for i, c in enumerate(cols)
     ]
     name = f"qar_paired_{os.getpid()}_{next(_temp_counter)}"
     if db.dialect.temp_tables:
