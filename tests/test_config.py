@@ -199,3 +199,19 @@ def test_a_reader_that_goes_away_ends_qar_quietly(tmp_path):
     child.stdout.close()  # the reader is gone before the first line
     _, err = child.communicate(timeout=120)
     assert child.returncode == 0 and b"Error" not in err, err
+
+
+def test_null_tokens_key(tmp_path, monkeypatch):
+    """``null_tokens = ["NA"]`` in qar.toml reads NA as NULL for every command (as
+    --null-token NA); a value that is not a list of texts is refused with the key's name."""
+    (tmp_path / "t.csv").write_text("a,b\n1,x\n2,y\nNA,x\n3,z\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    before = json.loads(CliRunner().invoke(cli, ["risk", "t.csv", "-f", "json", "-q"]).stdout)
+    assert any("a is numeric except 'NA' in 1 row" in n for n in before["column_notes"])
+    (tmp_path / "qar.toml").write_text('[defaults]\nnull_tokens = ["NA"]\n', encoding="utf-8")
+    after = json.loads(CliRunner().invoke(cli, ["risk", "t.csv", "-f", "json", "-q"]).stdout)
+    assert after["inferred_columns"] == {"a": "BIGINT"}
+    assert not any("numeric except" in n for n in after["column_notes"])
+    (tmp_path / "qar.toml").write_text("[defaults]\nnull_tokens = 3\n", encoding="utf-8")
+    with pytest.raises(UsageError, match="null_tokens must be a list of non-empty texts"):
+        qar_config.load(tmp_path / "qar.toml")
