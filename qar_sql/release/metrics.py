@@ -163,9 +163,11 @@ def link(
     right = np.where(d_own <= tie_radius(dmin), 1.0 / np.maximum(tied, 1), 0.0)
     counts = ties = None
     if cloaking:
-        counts = cloaking_counts(tree, original, below_radius(d_own), exact_share)
-        # Every own record lies within its own tie radius: one less is the others' count.
-        ties = cloaking_counts(tree, original, tie_radius(d_own), exact_share) - 1
+        # Both counts from the same neighbour distances (one search): strictly closer, and up to
+        # the own distance with ties; every own record lies within its own tie radius, so one
+        # less is the others' count.
+        both = cloaking_counts(tree, original, np.column_stack([below_radius(d_own), tie_radius(d_own)]), exact_share)
+        counts, ties = both[:, 0], both[:, 1] - 1
     return Linkage(right=right, tied=tied.astype(np.int64), local_cloaking=counts, local_cloaking_ties=ties)
 
 
@@ -192,6 +194,9 @@ def nearest_and_tied(tree: cKDTree, points: np.ndarray) -> tuple[np.ndarray, np.
 
 def cloaking_counts(tree: cKDTree, points: np.ndarray, radius: np.ndarray, exact_share: float = 0.5) -> np.ndarray:
     """#{j : ‖t_j − p_i‖ ≤ radius_i} per point (0 where radius_i < 0), with t the tree's points.
+    ``radius`` may be a matrix (points × r, each row ascending): then the r counts of each point
+    come from the same neighbour distances (points × r counts), a point being decided when its
+    largest radius is; the counts of every column are exact up to the ``exact_share`` quantile.
 
     Why not a ball count per point: its cost grows with the count, and a release that moves a
     few records far from their originals puts tens of thousands of records in their balls
@@ -210,8 +215,17 @@ def cloaking_counts(tree: cKDTree, points: np.ndarray, radius: np.ndarray, exact
     the benchmark). Every distance up to the radius is still returned, so the counts are the
     same as without the bound.
     """
+    radius = np.asarray(radius, dtype=np.float64)
+    if radius.ndim == 2:
+        return _cloaking_counts(tree, points, radius, exact_share)
+    return _cloaking_counts(tree, points, radius[:, None], exact_share)[:, 0]
+
+
+def _cloaking_counts(tree: cKDTree, points: np.ndarray, radii: np.ndarray, exact_share: float) -> np.ndarray:
+    """:func:`cloaking_counts` for a matrix of radii (points × r, rows ascending)."""
     n, n_tree = len(points), int(tree.n)
-    counts = np.zeros(n, dtype=np.int64)
+    counts = np.zeros(radii.shape, dtype=np.int64)
+    radius = radii[:, -1]  # the largest: it decides a point and bounds the search
     todo = np.flatnonzero(radius >= 0)
     todo = todo[np.argsort(radius[todo], kind="stable")]
     # Sorted positions 0..keep-1 must be exact: at most n - keep points may stay undecided.
@@ -225,10 +239,11 @@ def cloaking_counts(tree: cKDTree, points: np.ndarray, radius: np.ndarray, exact
             idx = todo[start : start + rows]
             bound = tie_radius(tie_radius(radius[idx].max()))
             d, _ = tree.query(points[idx], k=k_eff, distance_upper_bound=bound, workers=_WORKERS)
-            c = (d.reshape(len(idx), k_eff) <= radius[idx, None]).sum(axis=1)
-            counts[idx] = c
+            d = d.reshape(len(idx), k_eff)
+            for j in range(radii.shape[1]):
+                counts[idx, j] = (d <= radii[idx, j, None]).sum(axis=1)
             if k_eff < n_tree:
-                undecided.append(idx[c == k_eff])
+                undecided.append(idx[counts[idx, -1] == k_eff])
         todo = np.concatenate(undecided) if undecided else todo[:0]
         if len(todo) <= n - keep:
             break
