@@ -38,6 +38,7 @@ def _run(*args):
         (["audit", "-p", "2", "--pi-u", "0.3"], "column_notes"),
         (["risk"], "column_notes"),
         (["uniqueness", "-p", "2", "--group-size", "5"], "warnings"),
+        (["discover", "--max-size", "2"], "warnings"),
     ],
 )
 def test_every_csv_reader_names_the_token(csv_with_na, command, where):

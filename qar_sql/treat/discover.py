@@ -177,7 +177,7 @@ def discover_relation(
     cols = select_columns(relation.columns, columns, exclude)
     if not cols:
         raise ParameterError("no columns are left to combine; name them with --columns")
-    warnings = []
+    warnings = relation.token_notes(cols)
     if max_size > len(cols):
         warnings.append(f"--max-size {max_size} is more than the {len(cols)} columns; combinations stop at {len(cols)}")
         max_size = len(cols)
