@@ -45,6 +45,8 @@ _STIRLING_FROM = 1e5
 def log_rising(x, k):
     """log Γ(x + k) − log Γ(x) = Σ_{i<k} log(x + i) for x > 0, k ≥ 0 (arrays broadcast), without
     the cancellation of two large log Γ values."""
+    if isinstance(x, float | int) and isinstance(k, float | int):  # the common scalar case, in math
+        return _log_rising_scalar(float(x), float(k))
     x = np.asarray(x, dtype=np.float64)
     k = np.asarray(k, dtype=np.float64)
     with np.errstate(all="ignore"):
@@ -59,6 +61,16 @@ def log_rising(x, k):
         stirling = (big - 0.5) * np.log1p(k / big) + k * np.log(big + k) - k + tail(big + k) - tail(big)
     out = np.where(x >= _STIRLING_FROM, stirling, direct)
     return float(out) if out.ndim == 0 else out
+
+
+def _log_rising_scalar(x: float, k: float) -> float:
+    if x < _STIRLING_FROM:
+        return math.lgamma(x + k) - math.lgamma(x)
+
+    def tail(v: float) -> float:
+        return 1.0 / (12.0 * v) - 1.0 / (360.0 * v**3) + 1.0 / (1260.0 * v**5)
+
+    return (x - 0.5) * math.log1p(k / x) + k * math.log(x + k) - k + tail(x + k) - tail(x)
 
 
 @dataclass(frozen=True)
@@ -220,7 +232,7 @@ def _best_beta(lik: Likelihood, m: int) -> tuple[float, float]:
         lambda lb: -lik.finite_classes(m, math.exp(lb)),
         bounds=(-LOG_BOUND, LOG_BOUND),
         method="bounded",
-        options={"xatol": 1e-12},
+        options={"xatol": 1e-10},
     )
     return -float(res.fun), math.exp(float(res.x))
 
@@ -232,8 +244,23 @@ def _search_finite(lik: Likelihood) -> tuple[float, float, float] | None:
     if u < 2:
         return None
     grid = sorted({u, *(int(u + math.ceil(u * (2.0**k - 1))) for k in range(0, 40)), *range(u, u + 8)})
-    scored = [(_best_beta(lik, m)[0], m) for m in grid]
+    scored: list[tuple[float, int]] = []
+    for m in grid:  # up the grid while the profile may still rise (it is taken to be unimodal)
+        value = _best_beta(lik, m)[0]
+        if scored and value >= max(v for v, _ in scored) and value - scored[-1][0] <= 1e-11 * abs(value):
+            # Still rising, by rounding only: the profile tends to its limit m → ∞, Ewens' α = 0,
+            # which the search over 0 ≤ α < 1 covers.
+            return None
+        scored.append((value, m))
+        top = max(range(len(scored)), key=lambda j: scored[j][0])
+        if len(scored) - 1 - top >= 3:
+            break
+    grid = [m for _, m in scored]
     i = max(range(len(scored)), key=lambda j: scored[j][0])
+    if i == len(grid) - 1:
+        # Still rising at the largest m: the supremum is the limit m → ∞, Ewens' α = 0, which
+        # the search over 0 ≤ α < 1 covers.
+        return None
     lo = grid[max(i - 1, 0)]
     hi = grid[min(i + 1, len(grid) - 1)]
     while hi - lo > 2:  # ternary search on whole numbers
