@@ -495,11 +495,17 @@ SourceLike: TypeAlias = Any
 
 
 def connect(
-    source: SourceLike = None, *, table: str | None = None, delimiter: str | None = None, threads: int | None = None
+    source: SourceLike = None,
+    *,
+    table: str | None = None,
+    delimiter: str | None = None,
+    threads: int | None = None,
+    null_tokens: Sequence[str] = (),
 ) -> Source:
     """Open ``source`` once — a file, a DuckDB file, a database URL, a pandas or polars DataFrame,
-    a pyarrow Table or Dataset, or a DuckDB relation — for several API calls in a row."""
-    db, relation = open_source(source, table=table, delimiter=delimiter, threads=threads)
+    a pyarrow Table or Dataset, or a DuckDB relation — for several API calls in a row
+    (``null_tokens``: CSV cells read as NULL, as ``--null-token``)."""
+    db, relation = open_source(source, table=table, delimiter=delimiter, threads=threads, null_tokens=null_tokens)
     label = relation.display if relation.kind == "frame" else mask_source(resolve_source(source))
     return Source(db, relation, label)
 
