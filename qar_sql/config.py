@@ -39,10 +39,11 @@ KEYS: dict[str, Any] = {
     "fail_above": None,
     "warn_above": None,
     "store": None,
+    "null_tokens": None,  # CSV cells read as NULL (--null-token)
 }
 #: Where a variable's name differs from QAR_<KEY>. QAR_STORE is the store ``--store`` alone and
 #: the store commands use; it does not switch recording on (that is ``--store`` or ``store =``).
-ENVVARS = {key: f"QAR_{key.upper()}" for key in KEYS}
+ENVVARS = {key: f"QAR_{key.upper()}" for key in KEYS} | {"null_tokens": "QAR_NULL_TOKEN"}
 CONFIG_ENV = "QAR_CONFIG"
 
 
@@ -106,10 +107,19 @@ def load(path: str | Path, *, environ: Mapping[str, str] | None = None) -> Confi
         store = store.get("url") if isinstance(store, Mapping) else store
     if not isinstance(raw, dict):
         raise UsageError(f"{where}: {table} must be a table of settings, e.g. p = 3")
-    scans._check_keys(raw, scans.DEFAULT_KEYS, table, where)
+    # Not a scan setting (a scan reads databases): checked here, the rest as a scan's.
+    null_tokens = raw.pop("null_tokens", None)
+    if null_tokens is not None:
+        if isinstance(null_tokens, str):
+            null_tokens = [null_tokens]
+        if not isinstance(null_tokens, list) or not all(isinstance(t, str) and t for t in null_tokens):
+            raise UsageError(f'{where}: null_tokens must be a list of non-empty texts, e.g. null_tokens = ["NA"]')
+    scans._check_keys(raw, scans.DEFAULT_KEYS + ("null_tokens",), table, where)
     # The checks of a scan's settings, so a bad value reads the same in both places.
     scans.make_spec(table, None, raw, source=("", "", ""), where=where)
     values: dict[str, Any] = dict(raw)
+    if null_tokens is not None:
+        values["null_tokens"] = list(null_tokens)
     if store is not None:
         if not isinstance(store, str) or not store:
             raise UsageError(f'{where}: store must be a URL or file name, e.g. store = "qar_results.duckdb"')

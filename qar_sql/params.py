@@ -84,6 +84,13 @@ pwm = click.option(
     help="PWM estimator: plotting positions (as R's evir/fExtremes) or unbiased.",
 )
 delimiter = click.option("--delimiter", help="CSV delimiter (detected by default), e.g. ';' or '\\t'.")
+null_tokens = click.option(
+    "--null-token",
+    "null_tokens",
+    multiple=True,
+    envvar="QAR_NULL_TOKEN",
+    help="A CSV cell text read as NULL besides the empty cell, e.g. NA (repeatable).",
+)
 fmt = click.option("--format", "-f", "fmt", type=click.Choice(FORMATS), default="text", help="Output format.")
 #: --format for the commands that also write the HTML report (docs/report.md) to stdout.
 fmt_html = click.option(
@@ -200,8 +207,9 @@ def _bundled(name: str, options) -> Callable:
     return decorate
 
 
-#: SOURCE, --table, --columns, --exclude, --delimiter → ``where`` (keywords of the library calls).
-source_options = _bundled("where", (source, table, columns, exclude, delimiter))
+#: SOURCE, --table, --columns, --exclude, --delimiter, --null-token → ``where`` (keywords of the
+#: library calls).
+source_options = _bundled("where", (source, table, columns, exclude, delimiter, null_tokens))
 #: -p, --alpha, --pi-u, --pwm → ``risk``.
 risk_options = _bundled("risk", (p, alpha, pi_u, pwm))
 

@@ -290,7 +290,15 @@ def _theta_svg(theta: np.ndarray, width: int = 240, height: int = 60, points: in
 # -- qar compare (qar_sql.release) ------------------------------------------------------------
 
 #: Metrics a ``--fail-below`` threshold may name (higher is more protective for each).
-THRESHOLD_METRICS = ("dtc", "cdr", "hidden_rate", "local_cloaking", "correlation_protection_rate", "mae")
+THRESHOLD_METRICS = (
+    "dtc",
+    "cdr",
+    "hidden_rate",
+    "local_cloaking",
+    "correlation_protection_rate",
+    "mae",
+    "local_cloaking_ties",
+)
 
 
 @dataclass(frozen=True)
@@ -375,6 +383,11 @@ class CompareResult(Tabular):
     notes: tuple[str, ...]
     seconds: float
     distributions: Distributions | None = field(default=None, repr=False, compare=False)
+    # The Avatar paper's local cloaking: treated records as close as or closer than the own one
+    local_cloaking_ties: float | None = None
+    impute: str = "none"  # how a missing numeric value entered the projection ("none" or "mean")
+    null_tokens: tuple[str, ...] = ()  # CSV cells read as NULL (--null-token)
+    missing_numeric: dict = field(default_factory=dict)  # {numeric column: NULLs in the original}
 
     def table_columns(self) -> dict[str, list]:
         """One row per QI of size p: its columns and θ before and after the treatment (empty
@@ -420,6 +433,7 @@ class MarginalUniqueness:
     pi_poisson: float
     pi_exact: float
     k50: int
+    pi_kl_u: float | None = None  # π_u(k, M) · exp(−κ k² / M), section 4.1
 
 
 @dataclass(frozen=True)
@@ -432,7 +446,7 @@ class QIUniqueness:
     domain: int  # M
     kappa: float  # Σ p log(p M)
     pi_uniform: float  # M! / ((M − k)! M^k)
-    pi_kl: float  # exp(−(1/2 + κ) k² / M)
+    pi_kl: float  # exp(−(1/2 + κ) k² / M); 0 when k > H
     pi_poisson: float  # e^(−k) Π (1 + k p)
     pi_exact: float  # k! e_k(p)
     k50: int  # largest k with pi_exact ≥ 1/2
@@ -443,6 +457,7 @@ class QIUniqueness:
     monte_carlo: MonteCarlo | None = None
     marginal: MarginalUniqueness | None = None
     most_exposed: tuple[ExposedValue, ...] = ()
+    pi_kl_u: float | None = None  # π_u(k, M) · exp(−κ k² / M): Koot's validated form (section 4.1)
 
 
 @dataclass(frozen=True)
@@ -494,7 +509,7 @@ class UniquenessResult(Tabular):
             "columns": [", ".join(q.columns) for q in qis],
             **attribute_columns(
                 qis,
-                ("domain", "kappa", "pi_exact", "pi_kl", "pi_uniform", "pi_poisson", "k50", "k_at")
+                ("domain", "kappa", "pi_exact", "pi_kl", "pi_kl_u", "pi_uniform", "pi_poisson", "k50", "k_at")
                 + ("exposure_mean", "exposure_max"),
             ),
         }

@@ -431,3 +431,90 @@ def test_population_size_from_options():
             population.population_size(10, sampling_fraction=bad)
     with pytest.raises(ParameterError, match="at least the number of rows"):
         population.population_size(10, population=5)
+
+
+# --- Pitman on the model's parameter space ---------------------------------------------------
+
+
+def _grid_max(lik, u):
+    """The largest log-likelihood on a grid over the valid space (Hoshino 2001): 0 ≤ α < 1 with
+    θ > −α, and α < 0 with θ = −mα for whole m ≥ u."""
+    best = -math.inf
+    for a in np.linspace(0.0, 0.98, 50):
+        for t in np.concatenate([-a + np.geomspace(1e-3, 1e4, 120)]):
+            best = max(best, lik(t, a))
+    for m in np.unique(np.round(np.geomspace(u, 1000 * u, 60)).astype(int)):
+        for beta in np.geomspace(1e-4, 50, 120):
+            best = max(best, lik(m * beta, -beta))
+    return best
+
+
+def _loglik(sizes, counts, t, a):
+    """ℓ(θ, α) of the Pitman sampling formula term by term (Hoshino 2001, eq. 2.1), written
+    apart from qar_sql.stats.pitman: −inf outside the space where every term is defined."""
+    n, u = int(np.dot(sizes, counts)), int(np.sum(counts))
+    terms = [t + i * a for i in range(1, u)]
+    if any(x <= 0 for x in terms) or t <= -1:
+        return -math.inf
+    total = sum(math.log(x) for x in terms) - sum(math.log(t + i) for i in range(1, n))
+    for j, c in zip(sizes, counts):
+        total += c * sum(math.log(i - a) for i in range(1, int(j)))
+    return total
+
+
+@pytest.mark.parametrize("seed", [1, 4, 9])
+def test_pitman_valid_root_is_the_maximum_on_a_grid(seed):
+    """The fit maximises ℓ over the valid space: no grid point does better, the fit is in the
+    space, ℓ there equals the term-by-term sum, and a valid ARX root is kept exactly."""
+    from qar_sql.stats import pitman
+
+    rng = np.random.default_rng(seed)
+    classes = rng.zipf(1.7, 300)
+    sizes, counts = _hist(classes[classes < 150])
+    n, u = int(np.dot(sizes, counts)), int(counts.sum())
+    fit = pitman.fit(sizes, counts, 50.0 * n)
+    lik = pitman.Likelihood(sizes, counts)
+    assert pitman.valid(fit.theta, fit.alpha, u)
+    assert fit.loglik == pytest.approx(_loglik(sizes, counts, fit.theta, fit.alpha), rel=1e-12)
+    # The module's ℓ is the term-by-term sum wherever defined (checked at points of both parts),
+    # so the grid may use it.
+    for t, a in ((3.0, 0.2), (0.5, 0.9), (40.0, 0.0), (3.0 * u, -3.0), (u * 0.25, -0.25)):
+        assert lik(t, a) == pytest.approx(_loglik(sizes, counts, t, a), rel=1e-11)
+    assert _grid_max(lik, u) <= fit.loglik + 1e-7
+    root = population.pitman_root(sizes, counts)
+    res = population.population_uniqueness(sizes, counts, 50 * n)
+    assert res.pitman_theta == pytest.approx(fit.theta, rel=1e-5) and res.pitman_alpha == pytest.approx(
+        fit.alpha, rel=1e-4, abs=1e-7
+    )
+    if pitman.valid(*root, u) and lik(*root) >= fit.loglik - 1e-9:
+        assert res.pitman == res.pitman_arx  # ARX's root is the maximum: ARX's figure, unchanged
+
+
+def test_pitman_finite_population_branch_on_a_grid():
+    """A sample whose likelihood peaks at α < 0 (few, even classes): the fit sits on
+    θ = −mα with m whole, and beats every grid point of both parts of the space."""
+    from qar_sql.stats import pitman
+
+    sizes, counts = np.array([1, 30, 40, 50, 60]), np.array([1, 3, 3, 3, 3])
+    u = int(counts.sum())
+    fit = pitman.fit(sizes, counts, 1e6)
+    assert fit.alpha < 0
+    m = -fit.theta / fit.alpha
+    assert m == pytest.approx(round(m), abs=1e-6) and round(m) >= u
+    lik = pitman.Likelihood(sizes, counts)
+    for t, a in ((3.0, 0.2), (0.5, 0.9), (3.0 * u, -3.0)):
+        assert lik(t, a) == pytest.approx(_loglik(sizes, counts, t, a), rel=1e-11)
+    assert _grid_max(lik, u) <= fit.loglik + 1e-7
+    assert math.isfinite(fit.uniques) and fit.uniques >= 0
+
+
+def test_population_models_leak_no_runtime_warning():
+    """A class of 25,933 records at f = 0.5 (adult's largest race class) made (1 − f)^k
+    underflow and (1 + f)^k overflow in Shlosser's estimator: numpy printed a RuntimeWarning
+    on stderr. The figures are unchanged (NaN terms as in ARX's Java); the warning is gone."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = population.population_uniqueness([1, 2, 3, 25933], [20, 5, 3, 1], 2 * (20 + 10 + 9 + 25933))
+    assert res.zayatz is not None

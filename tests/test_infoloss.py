@@ -1,8 +1,8 @@
 """The information-loss report of ``qar whatif`` against a plain pandas computation on the
 released rows (read back through the emitted view), on DuckDB and PostgreSQL.
 
-pandas reference: changed cells, mean and sample sd before/after, IL1s as sdcMicro's
-dUtility computes it (√2·Σ|x − y| / (sd(x)·n)), Pearson's r of numeric pairs, Cramér's V of the
+pandas reference: changed cells, mean and sample sd before/after, IL1s as published
+(Σ|x − y| / (√2·sd(x)·n); Yancey, Winkler & Creecy 2002), Pearson's r of numeric pairs, Cramér's V of the
 two-way tables (numeric columns cut at the original's deciles as ntile(10) would: the largest
 value of each of the first nine tenths), and the total variation distance of those tables.
 """
@@ -83,7 +83,9 @@ def test_information_loss_matches_pandas(engine, tmp_path):
         assert c.changed == int((x != y).sum())
         assert c.mean_before == pytest.approx(x.mean(), rel=1e-12)
         assert c.sd_after == pytest.approx(y.std(), rel=1e-9)
-        assert c.il1s == pytest.approx(math.sqrt(2) * (x - y).abs().sum() / (x.std() * n), rel=1e-9)
+        # Yancey, Winkler & Creecy (2002) / sdcMicro dUtility "IL1" (after its commit 4d42643):
+        # (1/n) Σ |x − y| / (√2 · S).
+        assert c.il1s == pytest.approx((x - y).abs().sum() / (math.sqrt(2) * x.std() * n), rel=1e-9)
     assert loss.il1s == pytest.approx((by_name[INCOME].il1s + by_name[SAVE].il1s) / 2, rel=1e-12)
     assert by_name[SEX].changed == int((orig[SEX].fillna("~") != rel[SEX].fillna("~")).sum())
     assert by_name[TOWN].changed == 0
@@ -127,3 +129,76 @@ def test_information_loss_matches_pandas(engine, tmp_path):
     combo = r.scenario("noise + pram")
     assert combo.singletons == int(single.sum())
     assert combo.true_singletons == int((single & same).sum())
+
+
+def test_il1s_hand_computed(duck):
+    """The published IL1s on five values: top-coding x = 1..5 at 3 gives y = 1, 2, 3, 3, 3, so
+    Σ|x − y| = 3, S = sd(x) = √(5/2) (sample sd) and IL1s = 3 / (√2 · √(5/2) · 5) = 3 / (5√5)
+    = 0.268328… — the figure of (1/(p·n))·Σ|x − y|/(√2·S) with p = 1 (Yancey, Winkler & Creecy
+    2002, "Disclosure risk assessment in perturbative microdata protection", eq. for IL1s;
+    sdcMicro ``dUtility(method = "IL1")`` since commit 4d42643). The tool reported twice this
+    before (√2·Σ|x − y|/(S·n))."""
+    data = {"id": [1, 2, 3, 4, 5], "x": [1, 2, 3, 4, 5], "g": ["a", "a", "b", "b", "b"]}
+    source, table = duck.load("five", data, {"id": "bigint", "x": "bigint"})
+    toml = 'qid = ["x", "g"]\n[treatments.top]\ncolumn = "x"\nkind = "top"\nabove = 3\nvalue = 3\n'
+    r = qar_sql.whatif(source, table=table, treatments=toml, risk=False)
+    loss = r.scenario("top").information_loss
+    x = next(c for c in loss.columns if c.column == "x")
+    assert x.il1s == pytest.approx(3 / (5 * math.sqrt(5)), rel=1e-14)
+    assert x.il1s == pytest.approx(0.2683281572999748, rel=1e-14)
+    assert loss.il1s == x.il1s  # one treated numeric column: the table's IL1s is its own
+    assert x.rank_displacement is None
+
+
+def _dense_rank_displacement(x: pd.Series, y: pd.Series) -> float:
+    """Mean |r(x) − r(y)| over all rows, r the dense rank among both sides' distinct values."""
+    values = sorted(set(x.dropna().astype(float)) | set(y.dropna().astype(float)))
+    rank = {v: i + 1 for i, v in enumerate(values)}
+    both = x.notna() & y.notna()
+    moved = [abs(rank[float(a)] - rank[float(b)]) for a, b in zip(x[both], y[both])]
+    return sum(moved) / len(x)
+
+
+def test_pram_and_shuffle_give_no_il1s_but_rank_displacement(engine):
+    """Category codes after PRAM or a shuffle: no IL1s (a distance between codes means
+    nothing), the changed share, and the rank displacement — checked against pandas on the
+    released rows; noise on the same table keeps its IL1s."""
+    rows = make_rows(200, seed=11)
+    data = {ID: rows[ID], "grade": [(i * 7) % 5 + 1 for i in range(200)], INCOME: rows[INCOME]}
+    data["grade"][3] = None
+    types = {ID: "bigint", "grade": "bigint", INCOME: "double precision"}
+    if engine.name == "duckdb":
+        types[INCOME] = "double"
+    source, table = engine.load("coded", data, types)
+    toml = (
+        'seed = 9\nkey = "id"\nqid = ["grade"]\n'
+        '[treatments.pram]\ncolumn = "grade"\nkind = "pram"\nretention = 0.5\n'
+        '[treatments.shuffle]\ncolumn = "grade"\nkind = "shuffle"\n'
+        f'[treatments.noise]\ncolumn = "{INCOME}"\nkind = "noise"\nsd = 0.1\n'
+    )
+    r = qar_sql.whatif(source, table=table, treatments=toml, risk=False, combine=[("pram", "noise")])
+    orig = pd.DataFrame(data)
+    for i, name in enumerate(("pram", "shuffle", "pram + noise")):
+        loss = r.scenario(name).information_loss
+        grade = next(c for c in loss.columns if c.column == "grade")
+        assert grade.il1s is None
+        view = f"{engine.schema}.rel_{i}" if engine.schema else f"rel_{i}"
+        engine.execute(
+            qar_sql.treat.whatif.emit_sql(source, treatments=toml, table=table, apply=name.split(" + "), view=view)
+        )
+        quoted = f'"{engine.schema}"."rel_{i}"' if engine.schema else f'"rel_{i}"'
+        rel = pd.DataFrame(engine.fetch(f"select * from {quoted}"), columns=list(data))
+        rel = rel.set_index(ID).loc[orig[ID]].reset_index()
+        want = _dense_rank_displacement(orig["grade"], rel["grade"])
+        assert want > 0
+        assert grade.rank_displacement == pytest.approx(want, rel=1e-12)
+        assert grade.changed_share == pytest.approx(
+            ((orig["grade"] != rel["grade"]) & orig["grade"].notna() & rel["grade"].notna()).sum() / len(orig)
+        )
+        if name == "pram + noise":
+            inc = next(c for c in loss.columns if c.column == INCOME)
+            x, y = orig[INCOME].astype(float), rel[INCOME].astype(float)
+            assert inc.il1s == pytest.approx((x - y).abs().sum() / (math.sqrt(2) * x.std() * len(x)), rel=1e-9)
+            assert loss.il1s == inc.il1s  # the mean over treated numeric columns leaves PRAM's codes out
+        else:
+            assert loss.il1s is None

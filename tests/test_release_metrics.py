@@ -41,6 +41,14 @@ def brute_link(original, treated, own):
     return np.array(right), np.array(cloak)
 
 
+def brute_ties(original, treated, own):
+    """The Avatar paper's local cloaking (octopize/avatar-paper,
+    metrics/privacy_metrics/local_cloaking.py): the other treated records at a distance up to
+    and equal to the own one's."""
+    D = full_distances(original, treated)
+    return np.array([int((D[i] <= tie_radius(D[i, own[i]])).sum()) - 1 for i in range(len(original))])
+
+
 def brute_infer(original, treated, y_orig, y_treated, categorical):
     D = full_distances(original, treated)
     out = []
@@ -126,6 +134,13 @@ def test_local_cloaking_by_growing_k_against_brute_force(monkeypatch, seed, exac
             assert np.percentile(got, 95) == np.percentile(cloak, 95)
         if exact_share == 1.0:
             np.testing.assert_array_equal(got, cloak)
+        # The count with ties, from the same neighbour distances: exact up to the same quantile.
+        ties = brute_ties(original, treated, own)
+        got_ties = metrics.link(original, treated, own, exact_share=exact_share).local_cloaking_ties
+        assert (got_ties <= ties).all()
+        np.testing.assert_array_equal(np.sort(got_ties)[:keep], np.sort(ties)[:keep])
+        assert np.median(got_ties) == np.median(ties)
+        assert (ties >= cloak).all()
 
 
 def continuous_pair(seed: int, n: int = 300):

@@ -86,8 +86,13 @@ def expected_qi(
         ld, tc = [], []
         for i in range(len(rows)):
             m = oracle.matches(rows, i, cols, missing)
-            per = [oracle.ldiversity([rows[j][s] for j in m]) for s in sensitive]
-            ld.append(tuple(min(x[k] for x in per) for k in range(3)))
+            # A class with no value of a sensitive column is left out for it, as sdcMicro does
+            # (its l would be 0); a class with no value in any is left out altogether.
+            per = [
+                oracle.ldiversity([rows[j][s] for j in m]) for s in sensitive if any(rows[j][s] is not None for j in m)
+            ]
+            if per:
+                ld.append(tuple(min(x[k] for x in per) for k in range(3)))
             emds = [oracle.emd([rows[j][s] for j in m], [r[s] for r in rows], ordered=(s == INCOME)) for s in sensitive]
             emds = [e for e in emds if not math.isnan(e)]
             tc.append(max(emds) if emds else math.nan)
@@ -423,3 +428,19 @@ def test_ordered_text_sensitive_column(engine):
     assert equal.ordered == () and equal.qis[0].t_closeness != res.qis[0].t_closeness
     with pytest.raises(ParameterError, match="--ordered column 'in come' is not a --sensitive column"):
         classic.risk(source, table=table, columns=[SEX, AGE], sensitive=[DIAG], ordered=[INCOME])
+
+
+def test_l_diversity_leaves_out_classes_without_sensitive_values(duck):
+    """sdcMicro's ``ldiversity`` leaves out a class whose sensitive values are all missing
+    (sdcMicro src/Measure_Risk.h, compute_group_ldiversity: no value, no l); before, such a
+    class had distinct l 0 and recursive l 0 and pulled the table's figures to 0. Classes:
+    (a) diag x, y -> distinct 2, recursive (2, l) 2; (b) x, x -> 1, 1; (c) only NULLs -> out."""
+    data = {"id": [1, 2, 3, 4, 5, 6], "k": ["a", "a", "b", "b", "c", "c"], "diag": ["x", "y", "x", "x", None, None]}
+    source, table = duck.load("ld", data, {"id": "bigint"})
+    r = classic.risk(source, table=table, columns=["k"], sensitive=["diag"])
+    (q,) = r.qis
+    ld = q.l_diversity
+    assert (ld.distinct, ld.recursive_c2, ld.entropy) == (1.0, 1.0, 1.0)
+    assert ld.classes_all_missing == 1 and ld.by_column["diag"]["classes_all_missing"] == 1
+    assert ld.records_below == 2  # class (b) only: (c) has no l to be below 2
+    assert any("classes in which a sensitive column has no value" in w for w in r.warnings)

@@ -122,3 +122,53 @@ def test_driver_licence_reproduces_pastore_table_1(shared_data, tmp_path):
     qid = next(q for q in result.qis if q.columns == ("anno_nascita", "comune_residenza", "sesso"))
     assert (result.rows, qid.distinct, qid.singletons) == (87464, 9174, 1684)
     assert round(100 * qid.singletons / result.rows, 2) == 1.93
+
+
+def _adult_histogram(shared_data, columns):
+    import numpy as np
+
+    cols = ", ".join(quote(c) for c in columns)
+    rows = duckdb.sql(
+        f"select n, count(*) from (select count(*) as n from read_csv('{shared_data / ADULT}', delim = ';', "
+        f"header = true) group by {cols}) group by n order by n"
+    ).fetchall()
+    return np.array([r[0] for r in rows]), np.array([r[1] for r in rows], dtype=float)
+
+
+def test_adult_pitman_on_its_parameter_space(shared_data):
+    """ARX's Pitman root for adult (sex, age) at sampling fraction 0.01 is θ = 135.72,
+    α = −1.003: α < 0 with θ/(−α) not a whole number, so θ + (K − 1)α < 0 and the likelihood
+    is undefined there (Hoshino 2001: 0 ≤ α < 1, θ > −α, or α < 0 with θ = −mα). The valid
+    maximum lies on θ = −mα; Dankar's rule takes it. For (race, marital-status) ARX finds no
+    root (NaN) though the likelihood has a valid maximum."""
+    import math
+
+    from qar_sql.stats import pitman, population
+
+    sizes, counts = _adult_histogram(shared_data, ["sex", "age"])
+    n, u = int(sizes @ counts), int(counts.sum())
+    N = population.population_size(n, sampling_fraction=0.01)
+    theta, alpha = population.pitman_root(sizes, counts)
+    assert (round(theta, 2), round(alpha, 3)) == (135.72, -1.003)
+    assert not pitman.valid(theta, alpha, u) and theta + (u - 1) * alpha < 0
+    res = population.population_uniqueness(sizes, counts, N)
+    assert res.pitman_arx == pytest.approx(1.9477564685e-9, rel=1e-6)  # ARX's figure, kept
+    assert res.pitman_alpha < 0 and pitman.valid(res.pitman_theta, res.pitman_alpha, u)
+    m = -res.pitman_theta / res.pitman_alpha
+    assert m == pytest.approx(round(m), abs=1e-6)
+    assert res.dankar_model == "pitman" and res.dankar == res.pitman != res.pitman_arx
+    fit = pitman.fit(sizes, counts, N)
+    lik = pitman.Likelihood(sizes, counts)
+    for a in (0.0, 0.2, 0.5, 0.9):  # nothing on the α ≥ 0 part does better
+        assert max(lik(t - a, a) for t in [10.0**k for k in range(-3, 6)]) < fit.loglik
+    for mm in range(u, u + 40):  # nor a neighbouring number of classes
+        assert max(lik.finite_classes(mm, b) for b in [0.01 * 1.2**k for k in range(60)]) <= fit.loglik + 1e-7
+
+    sizes, counts = _adult_histogram(shared_data, ["race", "marital-status"])
+    assert all(math.isnan(x) for x in population.pitman_root(sizes, counts)) or not pitman.valid(
+        *population.pitman_root(sizes, counts), int(counts.sum())
+    )
+    n = int(sizes @ counts)
+    res = population.population_uniqueness(sizes, counts, population.population_size(n, sampling_fraction=0.01))
+    assert res.pitman_arx is None  # ARX: unavailable
+    assert res.pitman is not None and res.pitman > 0 and res.dankar_model == "pitman"

@@ -16,6 +16,8 @@ import numpy as np
 import pytest
 
 from qar_sql.errors import ParameterError
+from qar_sql.measures import birthday
+from qar_sql.results import QIStats
 from qar_sql.stats import uniqueness as U
 
 
@@ -352,7 +354,11 @@ def qi_oracle(rows, combo, k, domain):
         "domain": m,
         "kappa": kappa,
         "pi_uniform": float(math.prod(Fraction(m - i, m) for i in range(k))) if k <= m else 0.0,
-        "pi_kl": math.exp(-(0.5 + kappa) * k * k / m),
+        # Both approximations are 0 when k exceeds the values with positive probability.
+        "pi_kl": math.exp(-(0.5 + kappa) * k * k / m) if k <= len(classes) else 0.0,
+        "pi_kl_u": float(math.prod(Fraction(m - i, m) for i in range(k))) * math.exp(-kappa * k * k / m)
+        if k <= len(classes)
+        else 0.0,
         "pi_poisson": math.exp(-k) * math.prod(1 + k * pv for pv in p),
         "pi_exact": float(rational(histogram, k)),
         "k50": max(j for j in range(1, len(classes) + 1) if rational(histogram, j) >= Fraction(1, 2)),
@@ -513,3 +519,36 @@ def test_bad_input_through_the_api(duck):
         qar_sql.uniqueness(source, table=table, p=2, group_size=3, domain="guess")
     with pytest.raises(ParameterError, match="smaller than the"):
         qar_sql.uniqueness(source, table=table, p=2, group_size=3, domain=2)
+
+
+def test_pi_kl_u_koot_section_4_1():
+    """Koot et al. (2011), section 4.1: the validated approximation π ≈ π_u(k, N)·e^(−κk²/N).
+    95 equally likely values, k = 29: κ = 0, so it is π_u(29, 95) = 0.84 % (the paper's
+    published figure, section 2), while the cruder exp(−(½ + κ)k²/N) of section 4.2 gives
+    e^(−841/190) = 0.011958."""
+    d = U.Grouped.from_histogram([(1, 95)])
+    assert U.kappa(d, 95) == 0.0
+    assert U.pi_kl(29, 95, 0.0, d.support) == pytest.approx(0.011958, abs=5e-7)
+    assert U.pi_kl_u(29, 95, 0.0, d.support) == pytest.approx(0.0083993, abs=5e-8)
+    assert round(100 * U.pi_kl_u(29, 95, 0.0, d.support), 2) == 0.84  # the paper's π_u(29, 95)
+    assert U.pi_kl_u(29, 95, 0.0) == pytest.approx(U.pi_uniform(29, 95), rel=1e-14)
+    # Skewed shares: π_u · e^(−κk²/M), from the definitions.
+    histogram = [(1, 40), (3, 10), (9, 2)]
+    d = U.Grouped.from_histogram(histogram)
+    p = shares(histogram)
+    m = 200
+    kappa = math.fsum(pv * math.log(pv * m) for pv in p)
+    pu = math.prod((m - i) / m for i in range(12))
+    assert U.pi_kl_u(12, m, kappa, d.support) == pytest.approx(pu * math.exp(-kappa * 144 / m), rel=1e-12)
+
+
+def test_pi_kl_and_pi_kl_u_zero_beyond_the_support():
+    """k people cannot all differ on H < k values: both approximations are 0 there (pi_kl was
+    positive before), whatever the domain M."""
+    d = U.Grouped.from_histogram([(2, 5)])  # H = 5 values
+    for m in (5, 50, 10**6):
+        assert U.pi_kl(6, m, U.kappa(d, m), d.support) == 0.0
+        assert U.pi_kl_u(6, m, U.kappa(d, m), d.support) == 0.0
+    assert U.pi_kl(5, 50, U.kappa(d, 50), d.support) > 0
+    (q,) = birthday.measure([QIStats(0, ("a",), 5, 0, 2, ((2, 5),), 10)], 10, group_size=6)
+    assert q.pi_kl == 0.0 and q.pi_kl_u == 0.0 and q.pi_exact == 0.0

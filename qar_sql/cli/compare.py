@@ -64,7 +64,7 @@ def _components(ctx, param, value):
     multiple=True,
     envvar="QAR_FAIL_BELOW",
     help="Exit 1 when a metric is below a value, e.g. hidden_rate=0.9 (dtc, cdr, hidden_rate, local_cloaking, "
-    "correlation_protection_rate, mae).",
+    "local_cloaking_ties, correlation_protection_rate, mae).",
 )
 @params.file_option("--plot", help="Write the figures to this .png or .svg file.")
 @click.option(
@@ -73,8 +73,17 @@ def _components(ctx, param, value):
 @params.int_option(
     "--anonymeter-attacks", minimum=10, default=500, show_default=True, help="Attacks per anonymeter evaluator."
 )
+@click.option(
+    "--impute",
+    type=click.Choice(["none", "mean"]),
+    default="none",
+    show_default=True,
+    help="A missing number: none standardises on the present values (NULL at the centre); mean imputes the "
+    "mean first, then standardises (the Avatar paper).",
+)
 @params.fmt_html
 @params.delimiter
+@params.null_tokens
 @params.jobs
 @params.quiet
 def compare_cmd(original, treated, risk, no_risk, fail_below, plot, fmt, quiet, **options):

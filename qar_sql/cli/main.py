@@ -221,7 +221,7 @@ def _emit(text: str) -> None:
 
 def _sql_where(where: dict) -> dict:
     """What ``show_sql`` needs of the source options (it reads no data, so no --exclude)."""
-    return {key: where[key] for key in ("source", "table", "columns", "delimiter")}
+    return {key: where[key] for key in ("source", "table", "columns", "delimiter", "null_tokens")}
 
 
 @cli.command()

@@ -497,7 +497,9 @@ def _write_influence(inf, path, where):
         from qar_sql.engines.source import open_source
         from qar_sql.pushdown.record_keys import fetch_keys
 
-        db, relation = open_source(where["source"], table=where["table"], delimiter=where["delimiter"])
+        db, relation = open_source(
+            where["source"], table=where["table"], delimiter=where["delimiter"], null_tokens=where["null_tokens"]
+        )
         with db:
             got = fetch_keys(db, relation, inf.key, None)
         keys = [got[r] for r in range(inf.audit.rows)]

@@ -123,7 +123,14 @@ def whatif_cmd(
     plan = {"treatments": treatments, "qid": qid, "drop_null": drop_null, "key": key}
     if emit_sql:
         view_of = {"apply": apply_, "view": view, "dialect": dialect}
-        sql = run_emit(where["source"], table=where["table"], delimiter=where["delimiter"], **plan, **view_of)
+        sql = run_emit(
+            where["source"],
+            table=where["table"],
+            delimiter=where["delimiter"],
+            null_tokens=where["null_tokens"],
+            **plan,
+            **view_of,
+        )
         click.echo(sql, nl=False)
         return
     for opt, value in (("--apply", apply_), ("--dialect", dialect), ("--view", view)):

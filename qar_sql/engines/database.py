@@ -51,6 +51,24 @@ class Relation:
     #: than text (numbers, dates, ...), where "1.0" and "1" become one value; empty with
     #: ``all_text``.
     inferred: tuple[tuple[str, str], ...] = ()
+    #: CSV files: text columns whose values are numbers but for a few tokens, as (column,
+    #: ((token, rows), ...)) — a missing-value code such as ``NA`` that made the column text.
+    numeric_except: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = ()
+
+    def token_notes(self, columns) -> list[str]:
+        """One sentence per given column that is numeric but for a few tokens, naming them and
+        the option that reads them as NULL."""
+        wanted = set(columns)
+        out = []
+        for column, tokens in self.numeric_except:
+            if column not in wanted:
+                continue
+            found = " and ".join(f"{t!r} in {n:,} row{'s' if n != 1 else ''}" for t, n in tokens)
+            options = " ".join(f"--null-token {_shell_word(t)}" for t, _ in tokens)
+            out.append(
+                f"{column} is numeric except {found}, so the column is read as text; read those as NULL with {options}"
+            )
+        return out
 
     def inferred_notes(self, columns) -> list[str]:
         """One sentence naming the given columns that were read as numbers, dates or times."""
@@ -155,3 +173,10 @@ def _pick_table(dialect, where, table, tables, default_schema) -> tuple[Relation
     schema, name = candidates[0]
     display = name if schema == default_schema else f"{schema}.{name}"
     return Relation(dialect.quote_path((schema, name)), display, (), "table"), (schema, name)
+
+
+def _shell_word(token: str) -> str:
+    """``token`` as one shell word (quoted unless it is plain letters, digits, ``.``, ``-``)."""
+    import shlex
+
+    return shlex.quote(token)

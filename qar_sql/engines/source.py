@@ -519,11 +519,17 @@ SourceLike: TypeAlias = Any
 
 
 def connect(
-    source: SourceLike = None, *, table: str | None = None, delimiter: str | None = None, threads: int | None = None
+    source: SourceLike = None,
+    *,
+    table: str | None = None,
+    delimiter: str | None = None,
+    threads: int | None = None,
+    null_tokens: Sequence[str] = (),
 ) -> Source:
     """Open ``source`` once — a file, a DuckDB file, a database URL, a pandas or polars DataFrame,
-    a pyarrow Table or Dataset, or a DuckDB relation — for several API calls in a row."""
-    db, relation = open_source(source, table=table, delimiter=delimiter, threads=threads)
+    a pyarrow Table or Dataset, or a DuckDB relation — for several API calls in a row
+    (``null_tokens``: CSV cells read as NULL, as ``--null-token``)."""
+    db, relation = open_source(source, table=table, delimiter=delimiter, threads=threads, null_tokens=null_tokens)
     label = relation.display if relation.kind == "frame" else mask_source(resolve_source(source))
     return Source(db, relation, label)
 
@@ -535,11 +541,16 @@ def open_source(
     delimiter: str | None = None,
     threads: int | None = None,
     all_text: bool = False,
+    null_tokens: Sequence[str] = (),
 ) -> tuple[Database, Relation]:
     """Connect to ``source`` and describe the relation to audit. ``all_text`` reads every
-    column of a CSV file as text instead of the types DuckDB infers."""
+    column of a CSV file as text instead of the types DuckDB infers; ``null_tokens`` are the
+    CSV cells read as NULL besides the empty one (``NA``, ``?``)."""
+    null_tokens = check_null_tokens(null_tokens)
     if (isinstance(source, Source) or frames.is_frame(source)) and all_text:
         raise UsageError("--all-text applies to CSV files; a frame or an open source has its own column types")
+    if (isinstance(source, Source) or frames.is_frame(source)) and null_tokens:
+        raise UsageError("--null-token applies to CSV files; a frame or an open source has its own NULLs")
     if isinstance(source, Source):
         if table or delimiter:
             raise UsageError(
@@ -553,6 +564,11 @@ def open_source(
         raise UsageError(
             f"--all-text applies to CSV files, whose column types are guessed; {mask_source(source)!r} "
             "has declared types (cast the columns in a view to compare them as text)"
+        )
+    if null_tokens and (is_url(source) or _file_kind(source) != "csv"):
+        raise UsageError(
+            f"--null-token applies to CSV files, whose missing values are written as text; {mask_source(source)!r} "
+            "has NULLs of its own (map the token to NULL in a view: nullif(column, 'NA'))"
         )
     if is_url(source):
         if source.startswith("duckdb:///"):
@@ -586,7 +602,7 @@ def open_source(
         raise UsageError(f"--table {table!r} does not apply to the {kind.upper()} file {source!r}")
     db = DuckDBDatabase(threads=threads)
     try:
-        relation = _file_relation(db, source, kind, delimiter, all_text)
+        relation = _file_relation(db, source, kind, delimiter, all_text, null_tokens)
     except Exception:
         db.close()
         raise
@@ -618,13 +634,39 @@ def _open_frame(frame: Any, table: str | None, threads: int | None) -> tuple[Dat
     return db, Relation(name, label, cols, "frame")
 
 
-def file_relation_sql(dialect: Dialect, path: str, kind: str, delimiter: str | None, all_text: bool = False) -> str:
+def check_null_tokens(tokens: Sequence[str] | str | None) -> tuple[str, ...]:
+    """``--null-token`` values as a tuple, each a non-empty string (the empty cell is NULL
+    already)."""
+    if tokens is None:
+        return ()
+    if isinstance(tokens, str):
+        tokens = (tokens,)
+    out = []
+    for t in tokens:
+        if not isinstance(t, str) or not t:
+            raise UsageError(
+                f"--null-token {t!r} must be a non-empty text token such as NA (an empty cell is NULL already)"
+            )
+        if t not in out:
+            out.append(t)
+    return tuple(out)
+
+
+def file_relation_sql(
+    dialect: Dialect,
+    path: str,
+    kind: str,
+    delimiter: str | None,
+    all_text: bool = False,
+    null_tokens: Sequence[str] = (),
+) -> str:
     """DuckDB's reader for a file, with every argument a quoted literal (``all_text``: every CSV
-    column as VARCHAR)."""
+    column as VARCHAR; ``null_tokens``: cells read as NULL besides the empty one)."""
     lit = dialect.literal
     if kind == "parquet":
         return f"read_parquet({lit(glob_literal(path))})"
-    args = [lit(glob_literal(path)), "header = true", "nullstr = ''"]
+    nulls = "''" if not null_tokens else "[" + ", ".join(["''", *(lit(t) for t in null_tokens)]) + "]"
+    args = [lit(glob_literal(path)), "header = true", f"nullstr = {nulls}"]
     if delimiter is not None:
         if len(delimiter.encode()) != 1 and delimiter != "\\t":
             raise UsageError(f"--delimiter {delimiter!r} must be one character, e.g. ';' or '\\t'")
@@ -699,8 +741,15 @@ def _explain_csv(db: DuckDBDatabase, path: str, delimiter: str | None) -> None:
         ) from exc
 
 
-def _file_relation(db: DuckDBDatabase, path: str, kind: str, delimiter: str | None, all_text: bool = False) -> Relation:
-    reader = file_relation_sql(db.dialect, path, kind, delimiter, all_text)
+def _file_relation(
+    db: DuckDBDatabase,
+    path: str,
+    kind: str,
+    delimiter: str | None,
+    all_text: bool = False,
+    null_tokens: Sequence[str] = (),
+) -> Relation:
+    reader = file_relation_sql(db.dialect, path, kind, delimiter, all_text, null_tokens)
     try:
         described = db.query(f"describe select * from {reader}")
         cols = tuple(r[0] for r in described)
@@ -716,7 +765,47 @@ def _file_relation(db: DuckDBDatabase, path: str, kind: str, delimiter: str | No
     name = "qar_source"
     db.query(f"create temp table {db.dialect.quote(name)} as select * from {reader}")
     inferred = tuple((str(r[0]), str(r[1])) for r in described if kind == "csv" and str(r[1]) != "VARCHAR")
-    return Relation(db.dialect.quote(name), path, cols, kind, row_order="rowid", inferred=inferred)
+    text = [str(r[0]) for r in described if kind == "csv" and str(r[1]) == "VARCHAR"]
+    tokens = () if all_text else numeric_except(db, db.dialect.quote(name), text)
+    return Relation(
+        db.dialect.quote(name), path, cols, kind, row_order="rowid", inferred=inferred, numeric_except=tokens
+    )
+
+
+#: A text column is "numeric but for a few tokens" when at most this many distinct values do
+#: not read as numbers (and at least two distinct ones do): missing-value codes, not categories.
+MAX_NULL_TOKENS = 5
+
+
+def numeric_except(db: DuckDBDatabase, relation: str, columns: Sequence[str]):
+    """(column, ((token, rows), ...)) for each text column whose values are numbers but for at
+    most :data:`MAX_NULL_TOKENS` distinct tokens (such as ``NA``, ``?``, ``.``), most frequent
+    first. One scan of the text columns, then one small GROUP BY per such column."""
+    if not columns:
+        return ()
+    q = db.dialect.quote
+    parts = []
+    for c in columns:
+        x, num = f"t.{q(c)}", f"try_cast(t.{q(c)} as double)"
+        # Two different numbers, and few other tokens (approximately: checked exactly below).
+        parts += [
+            f"min({num}) < max({num})",
+            f"approx_count_distinct({x}) filter (where {x} is not null and {num} is null)",
+        ]
+    row = db.query(f"select {', '.join(parts)} from {relation} as t")[0]
+    out = []
+    for i, c in enumerate(columns):
+        numbers, tokens = bool(row[2 * i]), int(row[2 * i + 1] or 0)
+        if numbers and 1 <= tokens <= 2 * MAX_NULL_TOKENS:
+            x = f"t.{q(c)}"
+            found = db.query(
+                f"select {x}, count(*) from {relation} as t where {x} is not null and "
+                f"try_cast({x} as double) is null group by {x} order by count(*) desc, {x} "
+                f"limit {MAX_NULL_TOKENS + 1}"
+            )
+            if len(found) <= MAX_NULL_TOKENS:
+                out.append((c, tuple((str(v), int(n)) for v, n in found)))
+    return tuple(out)
 
 
 def _open_duckdb_file(path: str, table: str | None, threads: int | None):

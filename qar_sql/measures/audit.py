@@ -61,6 +61,7 @@ class SourceOptions(TypedDict, total=False):
 
     table: str | None
     delimiter: str | None
+    null_tokens: Sequence[str]
     columns: Sequence[str] | None
     exclude: Sequence[str] | None
     p: int
@@ -78,7 +79,7 @@ def split_options(options: SourceOptions) -> tuple[Options, dict]:
     """(the audit's :class:`Options`, the keywords of ``open_source``) from ``**options``; an
     unknown keyword is a TypeError, as it would be against a spelled-out signature."""
     where = {k: v for k, v in options.items() if k not in _OPTION_NAMES}
-    unknown = sorted(set(where) - {"table", "delimiter"})
+    unknown = sorted(set(where) - {"table", "delimiter", "null_tokens"})
     if unknown:
         raise TypeError(f"unexpected keyword argument {unknown[0]!r}")
     picked: dict[str, Any] = {k: v for k, v in options.items() if k in _OPTION_NAMES}
@@ -192,6 +193,7 @@ def audit(
     progress: Progress | None = None,
     all_text: bool = False,
     group_size: int | None = None,
+    null_tokens: Sequence[str] = (),
 ) -> AuditResult:
     """Audit one table: its QaR risk T̂(p, α) over all C(N, p) quasi-identifiers.
 
@@ -207,7 +209,9 @@ def audit(
         birthday.check_group_size(group_size)
     started = time.perf_counter()
     opts = Options(columns, exclude, p, alpha, pi_u, pwm, jobs, progress)
-    db, relation = open_source(source, table=table, delimiter=delimiter, threads=threads, all_text=all_text)
+    db, relation = open_source(
+        source, table=table, delimiter=delimiter, threads=threads, all_text=all_text, null_tokens=null_tokens
+    )
     with db:
         label = source_label(source)
         return audit_relation(
@@ -307,7 +311,7 @@ def audit_relation(
         warnings=tuple(notes + warnings),
         seconds=time.perf_counter() - started,
         k=k,
-        column_notes=tuple(relation.inferred_notes(cols)),
+        column_notes=tuple(relation.inferred_notes(cols) + relation.token_notes(cols)),
         uniqueness=block,
     )
 

@@ -89,6 +89,9 @@ class LDiversity:
     records_below: int
     threshold: int
     by_column: dict = field(default_factory=dict)  # {sensitive column: {distinct, entropy, recursive_c2}}
+    # Classes left out because a sensitive column has no value in them (as sdcMicro leaves them
+    # out): they would have l = 0 and pull the table's figure to 0.
+    classes_all_missing: int = 0
 
 
 @dataclass(frozen=True)
@@ -539,6 +542,12 @@ def _sensitive_fields(
     rmin = np.full(n_cells, np.inf)
     tmax = np.full(n_cells, -np.inf)
     by, t_by = {}, {}
+    empty_any = np.zeros(n_cells, dtype=bool)
+    # Per-record values as sdcMicro writes them (0 for a class without values); the summaries
+    # below leave such classes out.
+    dcell = np.full(n_cells, np.inf)
+    ecell = np.full(n_cells, np.inf)
+    rcell = np.full(n_cells, np.inf)
     for s in sensitive:
         sel = k1 & (data["x"] == s.index)
         cls = data["cell"][sel].astype(np.int64)
@@ -547,17 +556,34 @@ def _sensitive_fields(
         d_ = diversity.distinct_l(cls, val, cnt, n_cells)
         e_ = diversity.entropy_l(cls, val, cnt, n_cells)
         r_ = diversity.recursive_l(cls, val, cnt, 2.0, n_cells)
+        # A class with no value of the column has no l (sdcMicro leaves it out): NaN, which
+        # the minimums skip, rather than 0.
+        empty = diversity.all_missing(cls, val, cnt, n_cells)
+        empty_any |= empty
+        dcell, ecell, rcell = np.minimum(dcell, d_), np.minimum(ecell, e_), np.minimum(rcell, r_)
+        d_, e_, r_ = (np.where(empty, np.nan, a) for a in (d_, e_, r_))
         emd = diversity.t_closeness_ordered if s.ordered else diversity.t_closeness_equal
         t_ = emd(cls, val, cnt, n_cells, overall=totals[s.index])
-        by[s.name] = {"distinct": _min(d_), "entropy": _min(e_), "recursive_c2": _min(r_)}
+        by[s.name] = {
+            "distinct": _min(d_),
+            "entropy": _min(e_),
+            "recursive_c2": _min(r_),
+            "classes_all_missing": int(empty.sum()),
+        }
         t_by[s.name] = _max(t_)
-        dmin, emin, rmin = np.minimum(dmin, d_), np.minimum(emin, e_), np.minimum(rmin, r_)
+        dmin, emin, rmin = np.fmin(dmin, d_), np.fmin(emin, e_), np.fmin(rmin, r_)
         tmax = np.fmax(tmax, np.where(np.isnan(t_), -np.inf, t_))
-    cells.l_distinct, cells.l_entropy, cells.l_recursive = dmin, emin, rmin
+    cells.l_distinct, cells.l_entropy, cells.l_recursive = dcell, ecell, rcell
     cells.t_closeness = np.where(np.isinf(tmax), np.nan, tmax)
     return {
         "l_diversity": LDiversity(
-            _min(dmin), _min(emin), _min(rmin), int(n[dmin < opts.l_threshold].sum()), opts.l_threshold, by
+            _min(dmin),
+            _min(emin),
+            _min(rmin),
+            int(n[dmin < opts.l_threshold].sum()),
+            opts.l_threshold,
+            by,
+            int(empty_any.sum()),
         ),
         "t_closeness": _max(np.where(np.isinf(tmax), np.nan, tmax)),
         "t_closeness_records_above": int(n[tmax > opts.t_threshold].sum()),
@@ -601,6 +627,7 @@ def risk(
     all_text: bool = False,
     jobs: int = 2,
     progress: Progress | None = None,
+    null_tokens: Sequence[str] = (),
 ) -> RiskResult:
     """The classic disclosure-risk measures (sdcMicro, ARX) of every p-subset of the key
     columns, computed in the database. See the module docstring and docs/risk-measures.md."""
@@ -615,7 +642,7 @@ def risk(
     if suda_max_size is not None and suda_max_size < 1:
         raise ParameterError(f"--suda-max-size {suda_max_size} must be at least 1 (columns in a minimal sample unique)")
     started = time.perf_counter()
-    db, relation = open_source(source, table=table, delimiter=delimiter, all_text=all_text)
+    db, relation = open_source(source, table=table, delimiter=delimiter, all_text=all_text, null_tokens=null_tokens)
     with db:
         return risk_relation(db, relation, opts, started=started, source=mask_source(resolve_source(source)))
 
@@ -720,6 +747,12 @@ def risk_relation(
     finally:
         if enc.temp:
             db.drop_temp_tables([enc.temp])
+    left_out = max((q.l_diversity.classes_all_missing for q in results if q.l_diversity), default=0)
+    if left_out:
+        warnings.append(
+            f"l-diversity leaves out the classes in which a sensitive column has no value (up to {left_out:,} "
+            "per QI; l_diversity.classes_all_missing), as sdcMicro does: their l would be 0"
+        )
     if missing == "wildcard" and any(q.fk_sum > rows for q in results):
         warnings.append(
             "with --missing wildcard a record with a NULL matches records of several classes, so the "
@@ -741,7 +774,7 @@ def risk_relation(
         per_record=path,
         warnings=tuple(warnings),
         seconds=time.perf_counter() - started,
-        column_notes=tuple(relation.inferred_notes([*qi, *sensitive])),
+        column_notes=tuple(relation.inferred_notes([*qi, *sensitive]) + relation.token_notes([*qi, *sensitive])),
         inferred_columns={c: t for c, t in relation.inferred if c in {*qi, *sensitive}},
     )
 
@@ -939,12 +972,13 @@ def suda(
     all_text: bool = False,
     all_keys: bool = False,
     jobs: int = 2,
+    null_tokens: Sequence[str] = (),
 ) -> SudaRecords:
     """SUDA and DIS-SUDA of every record on the key columns (``qar records --by suda``): the
     result in source order, the key names and {position: key values} of the 1,000 records
     with the highest scores, ties in key order — of every record with ``all_keys``."""
     RiskOptions(missing=missing, sampling_fraction=sampling_fraction, population=population).validate()
-    db, relation = open_source(source, table=table, delimiter=delimiter, all_text=all_text)
+    db, relation = open_source(source, table=table, delimiter=delimiter, all_text=all_text, null_tokens=null_tokens)
     with db:
         qi = select_columns(relation.columns, columns, exclude)
         if not qi:

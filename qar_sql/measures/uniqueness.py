@@ -124,7 +124,7 @@ def uniqueness_relation(
         from_marginals=opts.from_marginals,
         monte_carlo_draws=opts.monte_carlo,
         seed=opts.seed,
-        warnings=tuple(prof.notes),
+        warnings=tuple(prof.notes) + tuple(relation.token_notes(cols)),
     )
 
 

@@ -38,6 +38,10 @@ def compare_dict(r: CompareResult) -> dict[str, Any]:
         "inference": inference,
         "risk_original": _num(r.risk_original),
         "risk_treated": _num(r.risk_treated),
+        "local_cloaking_ties": _num(r.local_cloaking_ties),
+        "impute": r.impute,
+        "null_tokens": list(r.null_tokens),
+        "missing_numeric": dict(r.missing_numeric),
         "qar_sql_version": __version__,
         "original": r.original,
         "treated": r.treated,
@@ -93,6 +97,11 @@ def _rows(r: CompareResult) -> list[tuple[str, str, str]]:
         ("hidden rate", _pct(r.hidden_rate), "originals a distance attacker links to the wrong treated record"),
         ("local cloaking", _g(r.local_cloaking), "median treated records closer to an original than its own"),
         (
+            "local cloaking (ties)",
+            _g(r.local_cloaking_ties),
+            "median other treated records as close or closer than its own (the Avatar paper's count)",
+        ),
+        (
             "correlation protection",
             _pct(r.correlation_protection_rate),
             "hidden rate when linking on " + (", ".join(r.attacker_columns) or "the attacker's columns"),
@@ -123,6 +132,18 @@ def _rows(r: CompareResult) -> list[tuple[str, str, str]]:
     return rows
 
 
+def _missing(r: CompareResult) -> str:
+    """How missing numeric values entered the projection, and how many there were."""
+    how = (
+        "mean imputed, then standardised (--impute mean)"
+        if r.impute == "mean"
+        else "standardised on the present values, NULL at the centre (--impute none)"
+    )
+    counted = ", ".join(f"{c} {n:,}" for c, n in r.missing_numeric.items()) or "none in the original"
+    tokens = f"; read as NULL: {', '.join(repr(t) for t in r.null_tokens)}" if r.null_tokens else ""
+    return f"{how}; {counted}{tokens}"
+
+
 def _largest_changes(r: CompareResult, top: int):
     return sorted(r.qis, key=lambda q: (-q.theta_original, q.columns))[:top]
 
@@ -136,6 +157,7 @@ def _text_lines(r: CompareResult, top: int) -> list[str]:
         f"  space               {r.method.upper()} (saiph, exact), {r.components} components, "
         f"{100 * r.explained_variance:.1f} % of the variance",
         f"  link                {r.link or 'none'}",
+        f"  missing numbers     {_missing(r)}",
         "",
     ]
     rows = _rows(r)
@@ -161,7 +183,8 @@ def _markdown_lines(r: CompareResult, top: int) -> list[str]:
         "",
         f"{r.rows_original:,} original and {r.rows_treated:,} treated records; {len(r.columns)} columns; "
         f"{r.method.upper()} (saiph, exact) with {r.components} components "
-        f"({100 * r.explained_variance:.1f} % of the variance); link: {r.link or 'none'}.",
+        f"({100 * r.explained_variance:.1f} % of the variance); link: {r.link or 'none'}; "
+        f"missing numbers: {_md_escape(_missing(r))}.",
         "",
         "| metric | value | meaning |",
         "|---|---:|---|",

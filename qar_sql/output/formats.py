@@ -76,6 +76,7 @@ def _birthday_measures(x: QIUniqueness | MarginalUniqueness) -> dict[str, Any]:
         "domain": x.domain,
         **{name: _num(getattr(x, name)) for name in ("kappa", "pi_uniform", "pi_kl", "pi_poisson", "pi_exact")},
         "k50": x.k50,
+        "pi_kl_u": _num(x.pi_kl_u),
     }
 
 
@@ -107,8 +108,10 @@ def uniqueness_block(r: UniquenessResult) -> dict[str, Any]:
     return {**pick(r, ("group_size", "rows", "domain_mode", "target")), "qis": [uniqueness_qi_dict(q) for q in r.qis]}
 
 
-def percent(x: float) -> str:
+def percent(x: float | None) -> str:
     """A probability for people: percent to 3 significant digits, scientific when tiny."""
+    if x is None:
+        return "—"
     if x == 0:
         return "0"
     return f"{100 * x:.3g}%" if x >= 1e-4 else f"{x:.2e}"

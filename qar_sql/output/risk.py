@@ -12,6 +12,13 @@ from qar_sql.version import __version__
 FORMATS = ("text", "json", "markdown")
 
 
+def _pitman_params(pu) -> str:
+    """ " (θ = …, α = …)" of the valid-space Pitman fit, or nothing when there is none."""
+    if pu.pitman_theta is None or pu.pitman_alpha is None:
+        return ""
+    return f" (θ = {pu.pitman_theta:.6g}, α = {pu.pitman_alpha:.6g})"
+
+
 def risk_dict(r: RiskResult) -> dict[str, Any]:
     """The documented JSON object of ``qar risk`` (docs/risk-measures.md, "JSON")."""
     return {"qar_sql_version": __version__, **r.to_dict()}
@@ -63,8 +70,8 @@ def _lines(q: QIRisk, r: RiskResult) -> list[tuple[str, str]]:
         out.append(
             (
                 f"population uniques (N = {pu.population:,})",
-                f"Pitman {_pct(pu.pitman)}, Zayatz {_pct(pu.zayatz)}, SNB {_pct(pu.snb)}; "
-                f"Dankar ({pu.dankar_model}) {_pct(pu.dankar)}",
+                f"Pitman {_pct(pu.pitman)}{_pitman_params(pu)}, Zayatz {_pct(pu.zayatz)}, SNB {_pct(pu.snb)}; "
+                f"Dankar ({pu.dankar_model}) {_pct(pu.dankar)}; ARX's Pitman root {_pct(pu.pitman_arx)}",
             )
         )
     ld = q.l_diversity

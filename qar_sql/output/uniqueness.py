@@ -84,14 +84,14 @@ def _text_lines(r: UniquenessResult, top: int) -> list[str]:
     ]
     shown = r.qis[:top]
     width = max((len(_cols(q)) for q in shown), default=10)
-    header = f"  {'QI':<{width}}  {'M':>10}  {'kappa':>7}  {'pi_exact':>9}  {'pi_kl':>9}  {'pi_unif':>9}  {'pi_pois':>9}  {'k50':>6}  {'k_at':>6}"
+    header = f"  {'QI':<{width}}  {'M':>10}  {'kappa':>7}  {'pi_exact':>9}  {'pi_kl':>9}  {'pi_kl_u':>9}  {'pi_unif':>9}  {'pi_pois':>9}  {'k50':>6}  {'k_at':>6}"
     if r.monte_carlo_draws:
         header += f"  {'Monte Carlo (95%)':>26}"
     lines.append(header)
     for q in shown:
         line = (
             f"  {_cols(q):<{width}}  {q.domain:>10,}  {q.kappa:>7.4f}  {_p(q.pi_exact):>9}  {_p(q.pi_kl):>9}  "
-            f"{_p(q.pi_uniform):>9}  {_p(q.pi_poisson):>9}  {q.k50:>6,}  {q.k_at:>6,}"
+            f"{_p(q.pi_kl_u):>9}  {_p(q.pi_uniform):>9}  {_p(q.pi_poisson):>9}  {q.k50:>6,}  {q.k_at:>6,}"
         )
         if q.monte_carlo is not None:
             mc = q.monte_carlo
@@ -129,12 +129,12 @@ def _markdown_lines(r: UniquenessResult, top: int) -> list[str]:
         f"{r.rows:,} rows; {len(r.qis):,} QIs of p = {r.p}; domain: {r.domain_mode}; "
         f"k_at: the largest k with pi_exact ≥ {r.target:g}.",
         "",
-        "| QI | M | κ | π exact | π KL | π uniform | π Poisson | k50 | k_at |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| QI | M | κ | π exact | π KL | π KL-u | π uniform | π Poisson | k50 | k_at |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for q in r.qis[:top]:
         lines.append(
-            f"| {_md_escape(_cols(q))} | {q.domain:,} | {q.kappa:.4f} | {_p(q.pi_exact)} | {_p(q.pi_kl)} | "
+            f"| {_md_escape(_cols(q))} | {q.domain:,} | {q.kappa:.4f} | {_p(q.pi_exact)} | {_p(q.pi_kl)} | {_p(q.pi_kl_u)} | "
             f"{_p(q.pi_uniform)} | {_p(q.pi_poisson)} | {q.k50:,} | {q.k_at:,} |"
         )
     for q in (q for q in r.qis if q.most_exposed):

@@ -40,6 +40,7 @@ def show_sql(
     dialect: str | None = None,
     batch_size: int | None = None,
     jobs: int = 2,  # as audit(), so the batches shown are the batches run
+    null_tokens: Sequence[str] = (),
 ) -> str:
     """Every statement of the audit, separated by ``;``, exactly as it would run."""
     if not columns:
@@ -61,7 +62,7 @@ def show_sql(
     elif kind in ("csv", "parquet"):
         if d.name != "duckdb":
             raise UsageError(f"files are read by DuckDB; use --dialect duckdb for {path!r}")
-        reader = file_relation_sql(d, path, kind, delimiter)
+        reader = file_relation_sql(d, path, kind, delimiter, null_tokens=null_tokens)
         relation = d.quote("qar_source")
         setup.append(f"create temp table {relation} as select * from {reader}\n")
     else:

@@ -183,7 +183,7 @@ def compute(
         top=top_rows[:shown],
         keys=keys,
         scores=scores,
-        warnings=tuple(key_warnings(key, result.columns)),
+        warnings=tuple(key_warnings(key, result.columns) + relation.token_notes(result.columns)),
         captured=captured,
         refined=refined,
     )

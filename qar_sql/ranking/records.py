@@ -211,7 +211,7 @@ def compute(
         return scan_result
 
     result = audit_relation(db, relation, opts, started=started, source=source, scanner=scanner)
-    warnings = key_warnings(key, result.columns)
+    warnings = key_warnings(key, result.columns) + relation.token_notes(result.columns)
     if result.fit is None:
         raise DataError(
             "the table's risk is undefined (no tail), so record contributions are too: "

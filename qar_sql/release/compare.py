@@ -34,13 +34,14 @@ from qar_sql.engines.source import (
     DuckDBDatabase,
     Relation,
     SourceLike,
+    check_null_tokens,
     is_url,
     open_source,
     select_columns,
 )
 from qar_sql.errors import ColumnError, DatabaseError, DataError, ParameterError, UsageError, require_whole
 from qar_sql.release import metrics
-from qar_sql.release.projection import ProjectionFit, factorize, fit_projections
+from qar_sql.release.projection import IMPUTE, ProjectionFit, factorize, fit_projections
 from qar_sql.release.read import BATCH_ROWS, arrow_batches, numeric_array, select_sql, value_array
 from qar_sql.results import (
     THRESHOLD_METRICS,
@@ -104,6 +105,8 @@ def compare(
     anonymeter: bool = False,
     anonymeter_attacks: int = 500,
     delimiter: str | None = None,
+    null_tokens: Sequence[str] = (),
+    impute: str = "none",
     batch_rows: int = BATCH_ROWS,
     threads: int | None = None,
     jobs: int = 2,
@@ -118,10 +121,16 @@ def compare(
     file) builds the treated table from the original instead, linked by row. Without a link
     only DTC, CDR, inference and the QaR risks are computed. ``components`` is a positive
     integer or ``"all"``; ``figures`` keeps the per-record distributions for
-    :func:`qar_sql.output.compare.plot_compare`.
+    :func:`qar_sql.output.compare.plot_compare`. ``null_tokens`` are CSV cells read as NULL
+    (``NA``); ``impute`` says how a missing numeric value enters the projection: ``"none"``
+    (standardised on the non-missing values, NULL at the centre) or ``"mean"`` (the mean
+    imputed, then standardised: the Avatar paper's pipeline).
     """
     started = time.perf_counter()
     _check_options(treated, treated_table, treatments, link, aligned, p, batch_rows)
+    null_tokens = check_null_tokens(null_tokens)
+    if impute not in IMPUTE:
+        raise ParameterError(f"--impute {impute!r} is unknown; use one of {', '.join(IMPUTE)}")
     if anonymeter:
         from qar_sql.release.anonymeter import require_anonymeter
 
@@ -141,12 +150,15 @@ def compare(
             progress(done, steps)
 
     with ExitStack() as stack:
-        db_o, rel_o = open_source(original, table=table, delimiter=delimiter, threads=threads)
+        treated_source = treated if treated is not None else original
+        tokens_o, tokens_t = _null_tokens_for(original, treated_source if treatments is None else None, null_tokens)
+        db_o, rel_o = open_source(original, table=table, delimiter=delimiter, threads=threads, null_tokens=tokens_o)
         stack.callback(db_o.close)
         if treatments is None:
-            treated_source = treated if treated is not None else original
             tt = treated_table or (table if treated is not None and _takes_table(treated) else None)
-            db_t, rel_t = open_source(treated_source, table=tt, delimiter=delimiter, threads=threads)
+            db_t, rel_t = open_source(
+                treated_source, table=tt, delimiter=delimiter, threads=threads, null_tokens=tokens_t
+            )
             stack.callback(db_t.close)
             treated_display = _display(treated_source, rel_t)
         else:
@@ -155,6 +167,10 @@ def compare(
         original_display = _display(original, rel_o)
 
         cols = _compared_columns(rel_o, rel_t, columns, exclude, link, treatments is not None)
+        for rel, side in ((rel_o, "original"), (rel_t, "treated table")):
+            for note in rel.token_notes(cols):
+                if note not in notes:
+                    notes.append(f"{note} (the {side})" if rel_o is not rel_t else note)
         numeric, cat = _kinds(db_o, rel_o, db_t, rel_t, cols, categorical, treatments is not None)
         attackers = _subset(attacker_columns, cols, "--attacker-columns")
         if target is not None and target not in cols:
@@ -184,12 +200,12 @@ def compare(
             side_o = _Side(db_o, select_sql(db_o, rel_o.sql, keyed, order_by=order_o), key_names, original_display)
             side_t = _Side(db_t, select_sql(db_t, rel_t.sql, keyed, order_by=order_t), dict(key_names), treated_display)
 
-        fits = [ProjectionFit(numeric, cat, components, what="the compared columns")]
+        fits = [ProjectionFit(numeric, cat, components, what="the compared columns", impute=impute)]
         if attackers:
-            fits.append(_sub_fit(attackers, numeric, cat, components, "the attacker's columns"))
+            fits.append(_sub_fit(attackers, numeric, cat, components, "the attacker's columns", impute))
         if target:
             others = [c for c in cols if c != target]
-            fits.append(_sub_fit(others, numeric, cat, components, f"the columns other than {target!r}"))
+            fits.append(_sub_fit(others, numeric, cat, components, f"the columns other than {target!r}", impute))
         numeric_set = set(numeric)
         first_pass = [True]
 
@@ -235,7 +251,7 @@ def compare(
             )
 
         closest = metrics.closest_originals(o["main"], t["main"])
-        hidden = cloak = cpr = None
+        hidden = cloak = cloak_ties = cpr = None
         linkage = None
         if own is not None:
             # Exact up to the median (metrics.cloaking_counts); the counts above it may be lower
@@ -243,6 +259,7 @@ def compare(
             linkage = metrics.link(o["main"], t["main"], own, cloaking=cloaking)
             hidden = linkage.hidden_rate
             cloak = linkage.median_local_cloaking
+            cloak_ties = linkage.median_local_cloaking_ties
             if att is not None:
                 cpr = metrics.link(o["att"], t["att"], own, cloaking=False).hidden_rate
         elif attackers:
@@ -322,6 +339,10 @@ def compare(
             **risks,
             anonymeter=anon,
             notes=tuple(notes),
+            local_cloaking_ties=cloak_ties,
+            impute=impute,
+            null_tokens=null_tokens,
+            missing_numeric=fits[0].missing_numeric(),
             seconds=time.perf_counter() - started,
             distributions=distributions,
         )
@@ -549,11 +570,40 @@ def _theta_changes(before, after) -> tuple[ThetaChange, ...]:
 # -- coordinates and metrics -----------------------------------------------------------------
 
 
-def _sub_fit(names, numeric, categorical, components, what: str) -> ProjectionFit:
+def _sub_fit(names, numeric, categorical, components, what: str, impute: str = "none") -> ProjectionFit:
     """The projection of a subset of the compared columns (capped at the axes they allow)."""
     return ProjectionFit(
-        [c for c in names if c in numeric], [c for c in names if c in categorical], components, cap=True, what=what
+        [c for c in names if c in numeric],
+        [c for c in names if c in categorical],
+        components,
+        cap=True,
+        what=what,
+        impute=impute,
     )
+
+
+def _null_tokens_for(original, treated, tokens: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The --null-token values for each side: they apply to the CSV files among them (a
+    database table has NULLs of its own); refused when neither side is a CSV file."""
+    if not tokens:
+        return (), ()
+
+    def csv_file(source) -> bool:
+        return isinstance(source, str | os.PathLike) and not is_url(str(source)) and _is_csv(str(source))
+
+    sides = [csv_file(original), treated is not None and csv_file(treated)]
+    if not any(sides):
+        raise UsageError(
+            "--null-token applies to CSV files, whose missing values are written as text; neither table is one "
+            "(map the token to NULL in a view: nullif(column, 'NA'))"
+        )
+    return (tokens if sides[0] else ()), (tokens if sides[1] else ())
+
+
+def _is_csv(path: str) -> bool:
+    from qar_sql.engines.source import _file_kind
+
+    return _file_kind(path) == "csv"
 
 
 def _coordinates(
@@ -669,6 +719,7 @@ def parse_thresholds(items: Sequence[str] | None) -> dict[str, float]:
 _NEEDS = {
     "hidden_rate": "a link: --link KEY, --aligned or --treatments",
     "local_cloaking": "a link: --link KEY, --aligned or --treatments",
+    "local_cloaking_ties": "a link: --link KEY, --aligned or --treatments",
     "correlation_protection_rate": "--attacker-columns and a link (--link KEY, --aligned or --treatments)",
     "mae": "a numeric --target",
 }
@@ -680,7 +731,7 @@ def check_thresholds(
     """Reject, before any work, a threshold on a metric the options cannot produce."""
     for name, limit in thresholds.items():
         missing = (
-            (name in ("hidden_rate", "local_cloaking") and not linked)
+            (name in ("hidden_rate", "local_cloaking", "local_cloaking_ties") and not linked)
             or (name == "correlation_protection_rate" and not (linked and attacker_columns))
             or (name == "mae" and target is None)
         )

@@ -22,6 +22,11 @@ Definitions, for original records o_i and treated records t_j:
     rate** is the same figure in the space of the attacker's columns.
   - **local cloaking** of o_i = #{j : ‖t_j − o_i‖ < ‖t_{σ(i)} − o_i‖}, strictly closer
     (ties with the own record do not count); the median is reported.
+  - **local cloaking with ties** of o_i = #{j ≠ σ(i) : ‖t_j − o_i‖ ≤ ‖t_{σ(i)} − o_i‖}: the
+    Avatar paper's count (octopize/avatar-paper, ``metrics/privacy_metrics/local_cloaking.py``:
+    the other avatars up to and at the own avatar's distance, the own avatar left out). Where
+    records repeat, many avatars sit exactly at the own avatar's distance, so the two differ
+    (Wisconsin breast cancer at 2 components: medians 11 and 24).
 
 * Inference: the attacker takes o_i's nearest treated records (in the space of the other
   columns) and reads their target. Categorical target: the share of those tied records whose
@@ -115,11 +120,13 @@ def closest_originals(original: np.ndarray, treated: np.ndarray, tree: cKDTree |
 @dataclass(frozen=True, eq=False)
 class Linkage:
     """Per original record: the probability that the distance attacker is right, the number
-    of treated records tied at the minimum distance, and the local cloaking."""
+    of treated records tied at the minimum distance, and the local cloaking (strictly closer
+    treated records; with ties: as close or closer, the own one left out)."""
 
     right: np.ndarray
     tied: np.ndarray
     local_cloaking: np.ndarray | None
+    local_cloaking_ties: np.ndarray | None = None
 
     @property
     def hidden_rate(self) -> float:
@@ -129,6 +136,10 @@ class Linkage:
     @property
     def median_local_cloaking(self) -> float | None:
         return None if self.local_cloaking is None else float(np.median(self.local_cloaking))
+
+    @property
+    def median_local_cloaking_ties(self) -> float | None:
+        return None if self.local_cloaking_ties is None else float(np.median(self.local_cloaking_ties))
 
 
 def link(
@@ -150,8 +161,14 @@ def link(
     dmin, _, tied = nearest_and_tied(tree, original)
     d_own = distances_to_own(original, treated, own)
     right = np.where(d_own <= tie_radius(dmin), 1.0 / np.maximum(tied, 1), 0.0)
-    counts = cloaking_counts(tree, original, below_radius(d_own), exact_share) if cloaking else None
-    return Linkage(right=right, tied=tied.astype(np.int64), local_cloaking=counts)
+    counts = ties = None
+    if cloaking:
+        # Both counts from the same neighbour distances (one search): strictly closer, and up to
+        # the own distance with ties; every own record lies within its own tie radius, so one
+        # less is the others' count.
+        both = cloaking_counts(tree, original, np.column_stack([below_radius(d_own), tie_radius(d_own)]), exact_share)
+        counts, ties = both[:, 0], both[:, 1] - 1
+    return Linkage(right=right, tied=tied.astype(np.int64), local_cloaking=counts, local_cloaking_ties=ties)
 
 
 def nearest_and_tied(tree: cKDTree, points: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -177,6 +194,9 @@ def nearest_and_tied(tree: cKDTree, points: np.ndarray) -> tuple[np.ndarray, np.
 
 def cloaking_counts(tree: cKDTree, points: np.ndarray, radius: np.ndarray, exact_share: float = 0.5) -> np.ndarray:
     """#{j : ‖t_j − p_i‖ ≤ radius_i} per point (0 where radius_i < 0), with t the tree's points.
+    ``radius`` may be a matrix (points × r, each row ascending): then the r counts of each point
+    come from the same neighbour distances (points × r counts), a point being decided when its
+    largest radius is; the counts of every column are exact up to the ``exact_share`` quantile.
 
     Why not a ball count per point: its cost grows with the count, and a release that moves a
     few records far from their originals puts tens of thousands of records in their balls
@@ -195,8 +215,17 @@ def cloaking_counts(tree: cKDTree, points: np.ndarray, radius: np.ndarray, exact
     the benchmark). Every distance up to the radius is still returned, so the counts are the
     same as without the bound.
     """
+    radius = np.asarray(radius, dtype=np.float64)
+    if radius.ndim == 2:
+        return _cloaking_counts(tree, points, radius, exact_share)
+    return _cloaking_counts(tree, points, radius[:, None], exact_share)[:, 0]
+
+
+def _cloaking_counts(tree: cKDTree, points: np.ndarray, radii: np.ndarray, exact_share: float) -> np.ndarray:
+    """:func:`cloaking_counts` for a matrix of radii (points × r, rows ascending)."""
     n, n_tree = len(points), int(tree.n)
-    counts = np.zeros(n, dtype=np.int64)
+    counts = np.zeros(radii.shape, dtype=np.int64)
+    radius = radii[:, -1]  # the largest: it decides a point and bounds the search
     todo = np.flatnonzero(radius >= 0)
     todo = todo[np.argsort(radius[todo], kind="stable")]
     # Sorted positions 0..keep-1 must be exact: at most n - keep points may stay undecided.
@@ -210,10 +239,11 @@ def cloaking_counts(tree: cKDTree, points: np.ndarray, radius: np.ndarray, exact
             idx = todo[start : start + rows]
             bound = tie_radius(tie_radius(radius[idx].max()))
             d, _ = tree.query(points[idx], k=k_eff, distance_upper_bound=bound, workers=_WORKERS)
-            c = (d.reshape(len(idx), k_eff) <= radius[idx, None]).sum(axis=1)
-            counts[idx] = c
+            d = d.reshape(len(idx), k_eff)
+            for j in range(radii.shape[1]):
+                counts[idx, j] = (d <= radii[idx, j, None]).sum(axis=1)
             if k_eff < n_tree:
-                undecided.append(idx[c == k_eff])
+                undecided.append(idx[counts[idx, -1] == k_eff])
         todo = np.concatenate(undecided) if undecided else todo[:0]
         if len(todo) <= n - keep:
             break

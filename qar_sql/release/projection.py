@@ -18,7 +18,11 @@ the same axes (signs fixed by ``svd_flip``).
 **NULL.** In a categorical column a NULL is a category of its own. In a numeric column it is
 replaced by the original's mean (saiph's pass 1 skips NULLs, so mean and standard deviation are
 those of the non-NULL values): a NULL then scales to 0, the column's centre, and moves the
-record along no axis of that column.
+record along no axis of that column. With ``impute="mean"`` (the Avatar paper's pipeline: the
+mean imputed first, then the column standardised) the standard deviation is that of the
+imputed column, over every row: the non-NULL values' population variance times the share of
+rows that have one (an imputed value adds 0 to the sum of squares). NULL still scales to 0; the
+column's other values spread further, so it weighs more in the projection.
 
 **Categories.** Values are compared as canonical text: ``2``, ``2.0`` and ``Decimal('2')`` are one
 category, so an integer column in one table and a float column in the other still match.
@@ -58,6 +62,10 @@ NULL_TOKEN = "NULL"
 
 #: saiph's separator between a column name and a modality in its dummy-column names.
 _SEP = "___"
+
+#: How a missing numeric value enters the projection (see the module docstring): "none"
+#: standardises on the non-missing values, "mean" imputes the mean and then standardises.
+IMPUTE = ("none", "mean")
 
 
 def value_token(value: Any) -> str:
@@ -226,6 +234,7 @@ class ProjectionFit:
         cap: bool = False,
         what: str = "the columns",
         decomposition: str = "gram",
+        impute: str = "none",
     ) -> None:
         from saiph import ScalingAccumulator  # saiph imports pandas/scikit-learn: load on use
 
@@ -234,8 +243,12 @@ class ProjectionFit:
             raise ParameterError("no columns to compare records on; name at least one with --columns")
         if decomposition not in ("gram", "qr"):
             raise ValueError(f"decomposition {decomposition!r} is 'gram' or 'qr'")
+        if impute not in IMPUTE:
+            raise ParameterError(f"--impute {impute!r} is unknown; use one of {', '.join(IMPUTE)}")
         self.requested, self.cap, self.what = components, cap, what
         self.decomposition = decomposition
+        self.impute = impute
+        self._present = np.zeros(len(self.numeric))  # non-NULL values per numeric column
         self._scaling = ScalingAccumulator()
         self._rows = 0
         self._params: Any = None
@@ -247,6 +260,12 @@ class ProjectionFit:
         frame = _frame(batch, self.numeric, self.categorical, None)
         self._rows += len(frame)
         self._scaling.partial_fit(frame)
+        if self.numeric:
+            self._present += frame[list(self.numeric)].notna().sum(axis=0).to_numpy(dtype=np.float64)
+
+    def missing_numeric(self) -> dict[str, int]:
+        """{numeric column: its NULL values} over the fitted rows, for the columns that have any."""
+        return {c: int(self._rows - k) for c, k in zip(self.numeric, self._present) if self._rows - k > 0}
 
     def end_first_pass(self) -> None:
         """Fix the scaling constants and the number of axes (errors on bad --components here)."""
@@ -257,6 +276,13 @@ class ProjectionFit:
                 f"{self.what} have no records to fit a projection on; compare tables with at least 2 records"
             )
         self._params = self._scaling.finalize()
+        if self.impute == "mean" and self.numeric:
+            # The imputed column's population variance: Σ(x − m)² over the present values
+            # (an imputed m adds 0) divided by every row, not by the present ones.
+            share = pd.Series(self._present / self._rows, index=list(self.numeric))
+            std = self._params.std.copy()
+            std[list(self.numeric)] = std[list(self.numeric)] * np.sqrt(share)
+            self._params.std = std
         self.components = resolve_components(self.requested, int(self._params.max_rank), cap=self.cap, what=self.what)
         self._fill = {c: float(self._params.mean[c]) for c in self.numeric}
         if self.decomposition == "qr":

@@ -115,7 +115,7 @@ def collect(
     resolved = resolve_source(source)
     label = mask_source(resolved)
     rec = elim = None
-    db, relation = open_source(source, table=table, delimiter=delimiter)
+    db, relation = open_source(source, table=table, delimiter=delimiter, null_tokens=where.get("null_tokens", ()))
     with db:
         if records is None:
             records = bool(key) or relation.row_order is not None

@@ -39,6 +39,7 @@ import numpy as np
 from qar_sql.errors import ParameterError
 
 __all__ = [
+    "all_missing",
     "class_sizes",
     "distinct_l",
     "entropy_l",
@@ -64,6 +65,14 @@ def class_sizes(cls, value, count, n_classes: int | None = None) -> np.ndarray:
     """Records per class (missing sensitive values included)."""
     c, _, k, n = _long(cls, value, count, n_classes)
     return np.bincount(c, weights=k, minlength=n)
+
+
+def all_missing(cls, value, count, n_classes: int | None = None) -> np.ndarray:
+    """Per class: True when none of its records has a sensitive value (only NULLs, or no
+    record). sdcMicro's ``ldiversity`` leaves such classes out of the table's figures."""
+    c, v, k, n = _long(cls, value, count, n_classes)
+    present = np.bincount(c, weights=((v >= 0) & (k > 0)).astype(float), minlength=n)
+    return present == 0
 
 
 def distinct_l(cls, value, count, n_classes: int | None = None) -> np.ndarray:

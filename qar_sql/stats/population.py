@@ -13,6 +13,9 @@ f = n / N). Output: the estimated number of population uniques by
 * **SNB** (Chen & Keller-McNulty 1998): the slide-negative-binomial model with K, the number
   of non-empty population classes, from Shlosser's estimator, then K·β^α
   (ARX ``risk/ModelSNB.java``);
+* **Pitman on its parameter space**: ARX's root can lie where the likelihood is undefined
+  (α < 0 with θ ≠ −mα); :mod:`qar_sql.stats.pitman` maximises the likelihood over the valid
+  space instead. ``pitman`` (and Dankar's rule) use that estimate, ``pitman_arx`` is ARX's;
 * **Dankar et al.** (2012)'s decision rule: Pitman when f ≤ 0.1 (Zayatz when Pitman fails),
   otherwise the smaller of Zayatz and SNB (Zayatz when SNB fails)
   (ARX ``risk/RiskModelPopulationUniqueness.java``).
@@ -44,6 +47,7 @@ import numpy as np
 from scipy import special, stats
 
 from qar_sql.errors import ParameterError
+from qar_sql.stats import pitman as pitman_valid
 
 __all__ = [
     "ACCURACY",
@@ -53,6 +57,7 @@ __all__ = [
     "digamma",
     "pitman",
     "population_size",
+    "pitman_root",
     "population_uniqueness",
     "shlosser_classes",
     "snb",
@@ -367,9 +372,17 @@ def pitman(sizes, counts, population: int) -> float:
     Hoshino (2001), solved with the closed (polygamma) equations, checked against — and if
     needed re-solved with — the iterative sums; θ ≥ 0 is enforced. NaN when unsolved."""
     h = _histogram(sizes, counts)
-    c1, c2, u, n = h.of_size(1), h.of_size(2), h.classes, h.n
-    if c1 == 0:
+    if h.of_size(1) == 0:
         return 0.0
+    t, a = pitman_root(h.sizes, h.counts)
+    return _pitman_result(t, a, float(population))
+
+
+def pitman_root(sizes, counts) -> tuple[float, float]:
+    """(θ, α) as ARX's solver finds them (NaN, NaN when it finds none); the root may lie
+    outside the model's parameter space (see :mod:`qar_sql.stats.pitman`)."""
+    h = _histogram(sizes, counts)
+    c1, c2, u, n = h.of_size(1), h.of_size(2), h.classes, h.n
     c2 = c2 if c2 != 0 else 1.0  # ARX: "Overestimate"
     c = _div(c1 * (c1 - 1.0), c2)
     t = _div(
@@ -389,7 +402,7 @@ def pitman(sizes, counts, population: int) -> float:
         f1, f2 = iterative(*result)[:2]
         if math.isnan(f1) or math.isnan(f2) or abs(f1) > ACCURACY or abs(f2) > ACCURACY:
             result = _solve(iterative, (t, a), theta_not_negative)
-    return _pitman_result(result[0], result[1], float(population))
+    return result
 
 
 # --- SNB ----------------------------------------------------------------------------------------
@@ -402,12 +415,15 @@ def shlosser_classes(sizes, counts, f: float) -> float:
     h = _histogram(sizes, counts)
     var1 = var2 = var3 = var4 = 0.0
     f2 = f * f
-    for size, count in zip(h.sizes.astype(float), h.counts):
-        v2 = _pow(1.0 - f, size) * count
-        var1 += size * f2 * _pow(1.0 - f2, size - 1.0) * count
-        var2 += v2 * _pow(1.0 + f, size) - 1.0
-        var3 += v2
-        var4 += size * f * _pow(1.0 - f, size - 1.0) * count
+    # A large class makes (1 − f)^k underflow to 0 and (1 + f)^k overflow: 0·inf is NaN, as in
+    # Java, without numpy's RuntimeWarning on stderr.
+    with np.errstate(all="ignore"):
+        for size, count in zip(h.sizes.astype(float), h.counts):
+            v2 = _pow(1.0 - f, size) * count
+            var1 += size * f2 * _pow(1.0 - f2, size - 1.0) * count
+            var2 += v2 * _pow(1.0 + f, size) - 1.0
+            var3 += v2
+            var4 += size * f * _pow(1.0 - f, size - 1.0) * count
     return h.classes + h.of_size(1) * _div(var1, var2) * _div(var3, var4) * _div(var3, var4)
 
 
@@ -484,11 +500,14 @@ class PopulationUniqueness:
 
     population: int
     sampling_fraction: float
-    pitman: float | None
+    pitman: float | None  # on the model's parameter space (qar_sql.stats.pitman)
     zayatz: float | None
     snb: float | None
     dankar: float | None
     dankar_model: str
+    pitman_arx: float | None = None  # from ARX's root, which may lie outside that space
+    pitman_theta: float | None = None  # the maximum-likelihood θ and α behind ``pitman``
+    pitman_alpha: float | None = None
 
 
 def _valid(value: float) -> bool:
@@ -509,8 +528,15 @@ def population_uniqueness(sizes, counts, population: int) -> PopulationUniquenes
     f = n / population if population else math.nan
     if h.of_size(1) == 0:
         zero = 0.0
-        return PopulationUniqueness(population, f, zero, zero, zero, zero, "none")
-    p_ = pitman(h.sizes, h.counts, population)
+        return PopulationUniqueness(population, f, zero, zero, zero, zero, "none", pitman_arx=zero)
+    # Pitman on the model's parameter space (Hoshino 2001), ARX's root kept for comparison
+    # and as a start: where it is valid and no better point exists, the figure is ARX's.
+    root = pitman_root(h.sizes, h.counts)
+    p_arx = _pitman_result(root[0], root[1], float(population))
+    fitted = pitman_valid.fit(h.sizes, h.counts, float(population), starts=(root,))
+    p_ = fitted.uniques
+    if fitted.theta == root[0] and fitted.alpha == root[1]:
+        p_ = p_arx  # the same root: ARX's own arithmetic for the figure
     z_ = zayatz(h.sizes, h.counts, population)
     if f <= 0.1:
         s_ = snb(h.sizes, h.counts, population)  # reported, though the rule does not use it here
@@ -528,4 +554,16 @@ def population_uniqueness(sizes, counts, population: int) -> PopulationUniquenes
     def fraction(v: float) -> float | None:
         return v / population if _valid(v) and math.isfinite(v) else None
 
-    return PopulationUniqueness(population, f, fraction(p_), fraction(z_), fraction(s_), fraction(dankar), model)
+    solved = math.isfinite(fitted.theta) and math.isfinite(fitted.alpha)
+    return PopulationUniqueness(
+        population,
+        f,
+        fraction(p_),
+        fraction(z_),
+        fraction(s_),
+        fraction(dankar),
+        model,
+        pitman_arx=fraction(p_arx),
+        pitman_theta=fitted.theta if solved else None,
+        pitman_alpha=fitted.alpha if solved else None,
+    )

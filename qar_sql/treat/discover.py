@@ -114,6 +114,7 @@ class DiscoverKeywords(TypedDict, total=False):
 
     table: str | None
     delimiter: str | None
+    null_tokens: Sequence[str]
     threads: int | None
     batch_size: int | None
     jobs: int
@@ -143,7 +144,8 @@ def discover(
     batching = (options.get("batch_size"), options.get("jobs", 2), options.get("progress"))
     opts = DiscoverOptions(columns, exclude, max_size, drop_null, *batching)
     table, delimiter, threads = options.get("table"), options.get("delimiter"), options.get("threads")
-    db, relation = open_source(source, table=table, delimiter=delimiter, threads=threads)
+    null_tokens = options.get("null_tokens", ())
+    db, relation = open_source(source, table=table, delimiter=delimiter, threads=threads, null_tokens=null_tokens)
     with db:
         return discover_relation(db, relation, opts, started=started, source=source_label(source))
 
@@ -175,7 +177,7 @@ def discover_relation(
     cols = select_columns(relation.columns, columns, exclude)
     if not cols:
         raise ParameterError("no columns are left to combine; name them with --columns")
-    warnings = []
+    warnings = relation.token_notes(cols)
     if max_size > len(cols):
         warnings.append(f"--max-size {max_size} is more than the {len(cols)} columns; combinations stop at {len(cols)}")
         max_size = len(cols)

@@ -3,9 +3,14 @@ and released values of the same rows (the release carries each reported column's
 value as ``qar__o_N`` beside its released value ``qar__t_N``).
 
 Per column: the share of changed cells; mean and standard deviation before and after (numeric
-columns); IL1s as sdcMicro computes it (``dUtility``, method "IL1"): √2 · Σ|x − y| / (s_x · n),
-s_x the original's sample standard deviation, n all rows (a row missing either value adds 0) —
-the published formula divides by √2 instead, so it is half this figure.
+columns); IL1s as published (Yancey, Winkler & Creecy 2002; sdcMicro's ``dUtility`` method
+"IL1" since its 2017 fix, commit 4d42643): Σ|x − y| / (√2 · s_x · n), s_x the original's sample
+standard deviation, n all rows (a row missing either value adds 0); the table's IL1s,
+(1/(p·n))·Σ_j Σ_i |x_ij − y_ij| / (√2 · s_j), is the mean over its p treated numeric columns.
+A column a scenario treats with PRAM or shuffling holds category codes, for which a distance
+means nothing: it gets no IL1s, only the changed share and, when its values are numbers (an
+order), the **rank displacement** — the mean over all rows of |r(x) − r(y)|, r a value's dense
+rank among the distinct values of the original and the release (a row missing either adds 0).
 Per pair of columns (at least one of them treated): the association before and after (Pearson's
 r when both columns are numeric before and after, else Cramér's V of the two-way table) and the
 total variation distance between the original's and the release's two-way tables. Numeric
@@ -54,6 +59,7 @@ class ColumnLoss:
     mean_after: float | None
     sd_after: float | None
     il1s: float | None
+    rank_displacement: float | None = None  # PRAM'd or shuffled number codes: mean |rank change|
 
 
 @dataclass(frozen=True)
@@ -86,6 +92,7 @@ class LossColumn:
     treated: bool
     original: str
     released: str
+    categorical: bool = False  # treated by PRAM or shuffle: category codes, no IL1s
 
 
 def _num(v: Any) -> float | None:
@@ -173,12 +180,17 @@ def information_loss(query, dialect: Dialect, relation: str, columns: Sequence[L
             mo, so = _num(values.pop(0)), _num(values.pop(0))
         if s["numeric_after"]:
             mt, st = _num(values.pop(0)), _num(values.pop(0))
+        rank = None
         if s["numeric_before"] and s["numeric_after"]:
             total = _num(values.pop(0)) or 0.0
-            il1 = math.sqrt(2.0) * total / (so * n) if so and n else None
+            if c.categorical:
+                rank = _rank_displacement(query, dialect, relation, c, n)
+            else:
+                il1 = total / (math.sqrt(2.0) * so * n) if so and n else None
             if il1 is not None and c.treated:
                 il1s_terms.append(il1)
-        losses.append(ColumnLoss(c.name, c.treated, changed, changed / n if n else 0.0, mo, so, mt, st, il1))
+        share = changed / n if n else 0.0
+        losses.append(ColumnLoss(c.name, c.treated, changed, share, mo, so, mt, st, il1, rank))
     r_values = {}
     for p in pearson:
         r_values[p] = (_num(values.pop(0)), _num(values.pop(0)))
@@ -218,6 +230,27 @@ def information_loss(query, dialect: Dialect, relation: str, columns: Sequence[L
     return InfoLoss(n, tuple(losses), tuple(pair_losses), overall, utility)
 
 
+def _rank_displacement(query, dialect: Dialect, relation: str, c: LossColumn, n: int) -> float | None:
+    """Mean |r(x) − r(y)| over the n rows, r the dense rank of a value among the distinct
+    values of both sides (a row with a NULL adds 0: the inner joins drop it)."""
+    if not n:
+        return None
+    q, double = dialect.quote, dialect.double
+    o, t = f"cast(t.{q(c.original)} as {double})", f"cast(t.{q(c.released)} as {double})"
+    # UNION ALL then DISTINCT: ClickHouse refuses a bare UNION.
+    ranks = (
+        f"(select v, dense_rank() over (order by v) as r from (select distinct v from ("
+        f"select {o} as v from {relation} as t union all select {t} as v from {relation} as t"
+        f") as b where v is not null) as a)"
+    )
+    sql = (
+        f"select sum(abs(ro.r - rt.r)) from {relation} as t "
+        f"join {ranks} as ro on ro.v = {o} join {ranks} as rt on rt.v = {t}"
+    )
+    total = query(sql)[0][0]
+    return float(total or 0) / n
+
+
 def _cramers_v(chi_sum, rows, cols, n: int) -> float | None:
     """V = √(χ² / (n·(min(r, c) − 1))), χ² = n·(Σ n_ab²/(n_a·n_b) − 1)."""
     if chi_sum is None or not n:
@@ -246,6 +279,7 @@ def loss_dict(loss: InfoLoss) -> dict[str, Any]:
                 "mean_after": c.mean_after,
                 "sd_after": c.sd_after,
                 "il1s": c.il1s,
+                "rank_displacement": c.rank_displacement,
             }
             for c in loss.columns
         ],

@@ -46,6 +46,7 @@ def uniqueness(
     jobs: int = 2,
     threads: int | None = None,
     progress: Progress | None = None,
+    null_tokens: Sequence[str] = (),
 ) -> UniquenessResult:
     """For every p-subset of ``columns`` (default: all but ``exclude``), or the one QI
     ``qid``: if ``group_size`` people reveal these columns, the probability that every one of
@@ -65,7 +66,7 @@ def uniqueness(
     )  # fmt: skip
     opts.check()
     plan = load(treatments) if treatments is not None else None
-    db, relation = open_source(source, table=table, delimiter=delimiter, threads=threads)
+    db, relation = open_source(source, table=table, delimiter=delimiter, threads=threads, null_tokens=null_tokens)
     # A treated release: the same QIs and measures, without the extras of the source's report.
     release_opts = replace(
         opts, from_marginals=False, monte_carlo=0, seed=None, exposed=0, exposed_qis=1, progress=None

@@ -26,6 +26,7 @@ from qar_sql.engines.source import (
     Database,
     Relation,
     SourceLike,
+    check_null_tokens,
     file_relation_sql,
     open_source,
     select_columns,
@@ -261,7 +262,11 @@ def _loss(db: Database, binder: Binder, relation_sql: str, names, qids, not_null
     paired = treated_sql(
         binder, relation_sql, names, not_null=not_null, modified=False, originals=cols, kinds_out=kinds
     )
-    spec = [LossColumn(c, binder.kinds[c], kinds[c], c in treated, f"qar__o_{i}", c) for i, c in enumerate(cols)]
+    # PRAM and shuffling move category codes: no distance (IL1s) for those columns.
+    coded = {c for n in names for c in plan.get(n).columns if plan.get(n).kind in ("pram", "shuffle")}
+    spec = [
+        LossColumn(c, binder.kinds[c], kinds[c], c in treated, f"qar__o_{i}", c, c in coded) for i, c in enumerate(cols)
+    ]
     name = f"qar_paired_{os.getpid()}_{next(_temp_counter)}"
     if db.dialect.temp_tables:
         # DuckDB: the paired release once in a session temp table (in memory), read by the
@@ -382,7 +387,7 @@ def whatif(
             alpha=opts.alpha,
             scenarios=tuple(out),
             seconds=time.perf_counter() - started,
-            warnings=tuple(warnings),
+            warnings=tuple(warnings + relation.token_notes([*qids, *audit_cols])),
         )
 
 
@@ -398,13 +403,14 @@ def emit_sql(
     drop_null: bool = False,
     delimiter: str | None = None,
     key: str | None = None,
+    null_tokens: Sequence[str] = (),
 ) -> str:
     """``CREATE VIEW`` for the treated release (``apply``, else the file's ``release``, else
     every treatment in file order), in ``dialect`` (default: the source's). It reads the
     source to check columns and types; it writes nothing."""
     plan = load(treatments)
     names = tuple(apply or plan.release or [t.name for t in plan.treatments])
-    db, relation = open_source(source, table=table, delimiter=delimiter)
+    db, relation = open_source(source, table=table, delimiter=delimiter, null_tokens=null_tokens)
     with db:
         target = get_dialect(dialect, strict=True) if dialect else db.dialect
         if relation.kind == "frame":
@@ -418,7 +424,9 @@ def emit_sql(
                     f"{relation.display!r} is a file, which only DuckDB reads; emit with "
                     "--dialect duckdb, or load the file into a table and name it with --table"
                 )
-            from_sql = file_relation_sql(target, relation.display, relation.kind, delimiter)
+            from_sql = file_relation_sql(
+                target, relation.display, relation.kind, delimiter, null_tokens=check_null_tokens(null_tokens)
+            )
         elif target.name == db.dialect.name:
             from_sql = relation.sql
         else:
