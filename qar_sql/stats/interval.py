@@ -37,6 +37,7 @@ __all__ = [
     "DEFAULT_RESAMPLES",
     "FEW_EXCEEDANCES",
     "SEED",
+    "SMALL_TAIL_NOTE",
     "Interval",
     "TailIntervals",
     "bca_interval",
@@ -65,6 +66,13 @@ FEW_EXCEEDANCES = 3
 """A fit from fewer exceedances than this is flagged in every format (a warning entry)."""
 
 METHOD = "bootstrap-bca"
+
+SMALL_TAIL_NOTE = (
+    "only {n} exceedance{s}: T̂ extrapolates from a handful of the riskiest column combinations, "
+    "so it can move a lot when one column changes; read it, and its interval, as rough"
+)
+"""The plain-language caution shown beside the interval below 10 exceedances (evt.SMALL_TAIL);
+``{n}`` and ``{s}`` (plural s) are filled in."""
 
 _NORMAL = NormalDist()
 _CHUNK_CELLS = 2_000_000  # values per chunk of resamples: bounds the memory of a large N_p
