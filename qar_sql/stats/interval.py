@@ -158,10 +158,11 @@ def require_exceedances(n: int, minimum: int | None, *, option: str = "--min-exc
     pass a verdict on it."""
     if minimum is None or n >= minimum:
         return
+    larger = "--pi-u 0.1" if option.startswith("--") else "pi_u = 0.1"
     raise DataError(
         f"T̂ rests on {n} exceedance{'s' if n != 1 else ''} of u, fewer than the {minimum} that {option} "
         "requires, so its tail fit is too thin to judge by; audit more quasi-identifier columns or raise "
-        f"pi_u (e.g. --pi-u 0.1) for a larger tail, or lower {option} if such a fit is acceptable"
+        f"pi_u (e.g. {larger}) for a larger tail, or lower {option} if such a fit is acceptable"
     )
 
 
