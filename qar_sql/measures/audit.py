@@ -173,7 +173,7 @@ def fit(scan_result: ScanResult, *, alpha: float, pi_u: float, pwm: str) -> tupl
     except NoTailError as exc:
         return None, [str(exc)]
     few = tail_interval.exceedance_note(tail.n_exceedances)  # fewer than 3: flagged in every format
-    return tail, list(tail.warnings) + ([few] if few else [])
+    return tail, ([few] if few else []) + list(tail.warnings)  # (the fit's own notes stay last)
 
 
 def audit(

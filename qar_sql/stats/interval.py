@@ -119,8 +119,10 @@ def check_level(level) -> float:
 
 def check_resamples(resamples) -> int:
     """0 (no interval) or a whole number of at least 100 (fewer make the bounds noise)."""
-    if isinstance(resamples, bool) or not isinstance(resamples, (int, np.integer)) or not (
-        resamples == 0 or resamples >= 100
+    if (
+        isinstance(resamples, bool)
+        or not isinstance(resamples, (int, np.integer))
+        or not (resamples == 0 or resamples >= 100)
     ):
         raise ParameterError(
             f"--bootstrap {resamples!r} is not a number of resamples; use a whole number of at least 100 "
