@@ -74,6 +74,33 @@ def test_resampled_tops_have_the_full_bootstrap_distribution():
     np.testing.assert_allclose(np.quantile(fast, qs), np.quantile(brute, qs), rtol=0.03)
 
 
+def test_a_short_top_is_redrawn_in_full():
+    """A resample with fewer than W draws among the K largest would need smaller values: with
+    K = W that happens in about half the rows, which are reported for a full redraw; the others
+    hold the K largest repeated by how often they were drawn."""
+    rng = np.random.default_rng(4)
+    desc = np.sort(rng.random(500))[::-1]
+    with pytest.raises(interval._Shortfall) as gap:
+        interval._resample_tops(desc[:30], 500, 30, 200, np.random.default_rng(1))
+    short = gap.value.rows
+    assert 0 < short.size < 200
+    full = np.setdiff1d(np.arange(200), short)
+    tops = gap.value.partial[full]
+    assert np.all(np.diff(tops, axis=1) <= 0) and np.isin(tops, desc[:30]).all()
+
+
+def test_large_n_qi_uses_a_sample_of_delete_one_fits():
+    """W > 256: the acceleration from 256 evenly spaced delete-one fits; still an interval
+    around T̂, quickly."""
+    rng = np.random.default_rng(12)
+    theta = gpd_thetas(rng, 8000, 0.1)
+    fit = evt.qar_risk(theta, M)
+    jack = interval._jackknife(theta, M, alpha=0.01, pi_u=0.05, pwm="plotting")
+    assert jack["weight"].size == interval._JACKKNIFE_ROWS + 1 and jack["weight"].sum() == 8000
+    iv = interval.bootstrap_intervals(theta, M, fit)
+    assert iv.risk.low < fit.risk < iv.risk.high and not iv.widened
+
+
 # ---- the interval ---------------------------------------------------------------------------
 
 
