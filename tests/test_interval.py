@@ -304,6 +304,7 @@ def test_fewer_than_three_exceedances_flagged_in_every_format(db, pi_u, n):
     assert doc["risk_interval"]["low"] <= doc["risk"] <= doc["risk_interval"]["high"]
     run(args, 0, f"rests on {n} exceedance", "caution", f"only {n} exceedance")
     run([*args, "-f", "markdown"], 0, f"rests on {n} exceedance", "| caution |")
+    run([*args, "-f", "html"], 0, f"rests on {n} exceedance", 'data-qar="audit.risk_interval.low"')
 
 
 def test_min_exceedances_gate(db):
