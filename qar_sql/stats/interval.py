@@ -54,9 +54,9 @@ DEFAULT_LEVEL = 0.95
 """Coverage probability of the intervals unless ``--interval-level`` says otherwise."""
 
 DEFAULT_RESAMPLES = 1000
-"""Bootstrap resamples B unless ``--bootstrap`` says otherwise: the Monte Carlo error of a 95%
-percentile bound with B = 1000 is about 1/20 of the interval's half-width (Efron & Tibshirani
-1993, §19.3)."""
+"""Bootstrap resamples B unless ``--bootstrap`` says otherwise: about 1,000 is the usual minimum
+for percentile-type bounds, whose tails rest on the 25 most extreme resamples each at 95%
+(Efron & Tibshirani 1993)."""
 
 SEED = 29
 """The fixed seed of the bootstrap: the same θ give the same interval on every run and machine
