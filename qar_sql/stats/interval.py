@@ -95,7 +95,7 @@ class TailIntervals:
     """Intervals for T̂ (``risk``) and for the tail fit (u, ξ̂, β̂), from ``resamples`` bootstrap
     resamples drawn with ``seed``; ``failed`` of them had no tail (every top value tied with
     u*) and are left out; ``widened``: bounds moved out to the point estimate (see
-    :func:`percentile_interval`)."""
+    :func:`bca_interval`)."""
 
     risk: Interval
     u: Interval
@@ -303,7 +303,7 @@ def _jackknife(theta: np.ndarray, m: int, *, alpha: float, pi_u: float, pwm: str
 
 def _acceleration(values: np.ndarray, weights: np.ndarray) -> float:
     """BCa's a = Σ w·d³ / (6·(Σ w·d²)^(3/2)), d = mean − J_i over the delete-one values J_i
-    (Efron & Tibshirani 1993, (14.15)); 0 when they do not vary or a fit failed."""
+    (Efron & Tibshirani 1993, ch. 14); 0 when they do not vary or a fit failed."""
     ok = np.isfinite(values)
     if not ok.all():
         return 0.0
@@ -349,7 +349,7 @@ def bootstrap_intervals(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = SEED,
 ) -> TailIntervals:
-    """Percentile-bootstrap intervals for T̂, u, ξ̂ and β̂ of one θ-vector whose fit is ``fit``
+    """BCa bootstrap intervals for T̂, u, ξ̂ and β̂ of one θ-vector whose fit is ``fit``
     (from :func:`qar_sql.stats.evt.qar_risk` with the same M, α, π_u and pwm).
 
     Each of the ``resamples`` resamples draws N_p values of θ with replacement and re-runs the
