@@ -178,7 +178,7 @@ def test_coverage_on_simulated_gpd_tails():
     biased low by a fraction of its standard error), by 0.00–0.02 at this n in
     scripts/interval_coverage.py (docs/uncertainty.md). Accepted: [0.95 − 0.021 − 0.02,
     0.95 + 0.021] ≈ [0.91, 0.97]. Observed here (seed 2, the default B = 1,000): 0.932, the truth
-    below the interval 17 times and above it 51; the script's seed 1 gives 0.949. About 15 s: the
+    below the interval 17 times and above it 51; the script's seed 1 gives 0.949. About 10 s: the
     estimator is vectorised over the resamples, and only the top 2W + 40 values of each are drawn.
     """
     rng = np.random.default_rng(2)
