@@ -149,6 +149,25 @@ population = click.option(
     "--population", type=int, help="Population size (at least the number of rows), instead of --sampling-fraction."
 )
 
+# The uncertainty of T̂ (docs/uncertainty.md).
+interval_level = click.option(
+    "--interval-level",
+    type=float,
+    default=0.95,
+    help="Coverage probability of the bootstrap intervals of T̂, u, ξ and β.",
+)
+bootstrap = click.option(
+    "--bootstrap",
+    type=int,
+    default=1000,
+    help="Bootstrap resamples for the intervals (seeded: the same data give the same interval); 0 for none.",
+)
+min_exceedances = click.option(
+    "--min-exceedances",
+    type=int,
+    help="Refuse (exit 2) a T̂ fitted to fewer exceedances of u than this, e.g. 3; T̂ is still shown.",
+)
+
 
 def top(default: int, help: str, minimum: int = 1) -> Callable:
     """--top: how many rows (QIs, records, combinations) a command lists; what they are is the

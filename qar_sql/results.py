@@ -20,6 +20,7 @@ import numpy as np
 
 from qar_sql.errors import UsageError
 from qar_sql.stats.evt import TailFit
+from qar_sql.stats.interval import TailIntervals
 from qar_sql.stats.uniqueness import MonteCarlo
 
 #: Rows shown by ``_repr_html_``: enough to see the riskiest, small enough for a notebook.
@@ -195,6 +196,8 @@ class AuditResult(Tabular):
     k: int = 5  # the k used for the k-anonymity summary
     column_notes: tuple[str, ...] = field(default=())
     uniqueness: UniquenessResult | None = None  # with group_size: the birthday measures per QI
+    #: Bootstrap intervals for T̂, u, ξ̂, β̂ (docs/uncertainty.md); None without a tail or with bootstrap=0.
+    intervals: TailIntervals | None = None
 
     @property
     def risk(self) -> float | None:

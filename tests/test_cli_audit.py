@@ -212,7 +212,9 @@ def test_bad_source_kinds(tmp_path):
     run(["audit", str(tmp_path / "x.dat")], 2, "x.dat", "cannot tell the format")
     run(["audit", str(tmp_path)], 2, "is a folder")
     (tmp_path / "fake.duckdb").write_text("not a database")
-    run(["audit", str(tmp_path / "fake.duckdb"), "-t", "t"], 3, "fake.duckdb")
+    run(
+        ["audit", str(tmp_path / "fake.duckdb"), "-t", "t"], 2, "fake.duckdb"
+    )  # not a DuckDB file: a bad input, as a bad CSV (issue 31)
     (tmp_path / "x.csv").write_text("a,b\n1,2\n")
     run(["audit", "--delimiter", "ab", str(tmp_path / "x.csv")], 2, "--delimiter 'ab'")
     run(["audit", str(tmp_path / "x.csv"), "-t", "t"], 2, "--table 't'")

@@ -101,6 +101,12 @@ def migrate_cmd(store, show_status, to, fmt):
     help="warn_above for every scan, replacing the scan's own and the dbt meta's; from $QAR_WARN_ABOVE or a "
     "discovered config it only sets the scans that have none.",
 )
+@click.option(
+    "--min-exceedances",
+    type=int,
+    help="min_exceedances for every scan: a T̂ fitted to fewer exceedances of u is an error (exit 2); from "
+    "$QAR_MIN_EXCEEDANCES or a discovered config it only sets the scans that have none.",
+)
 @params.store
 @click.option("--no-store", is_flag=True, help="Do not record the runs.")
 @params.file_option("--junit", help="Write a JUnit XML report (one testcase per table) to this file.")
@@ -114,7 +120,20 @@ def migrate_cmd(store, show_status, to, fmt):
 @params.jobs
 @params.quiet
 def scan_cmd(
-    config, dbt_manifest, url, fail_above, warn_above, store, no_store, junit, markdown, report_dir, fmt, jobs, quiet
+    config,
+    dbt_manifest,
+    url,
+    fail_above,
+    warn_above,
+    min_exceedances,
+    store,
+    no_store,
+    junit,
+    markdown,
+    report_dir,
+    fmt,
+    jobs,
+    quiet,
 ):
     """Run every scan in CONFIG (a qar.toml) and/or every tagged model of a dbt manifest.
 
@@ -184,7 +203,10 @@ def scan_cmd(
     # verdict must not depend on the folder or on a variable left in the environment.
     from qar_sql.precedence import from_click
 
-    given = {k: from_click(ctx, k, v) for k, v in (("fail_above", fail_above), ("warn_above", warn_above))}
+    given = {
+        k: from_click(ctx, k, v)
+        for k, v in (("fail_above", fail_above), ("warn_above", warn_above), ("min_exceedances", min_exceedances))
+    }
     cfg = apply_settings(cfg, {k: c for k, c in given.items() if c is not None})
 
     bar = params.Progress("", quiet)

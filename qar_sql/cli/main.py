@@ -247,6 +247,9 @@ def _sql_where(where: dict) -> dict:
 @params.store
 @params.store_in_source
 @params.all_text
+@params.interval_level
+@params.bootstrap
+@params.min_exceedances
 def audit(
     where,
     risk,
@@ -263,6 +266,9 @@ def audit(
     store,
     store_in_source,
     all_text,
+    interval_level,
+    bootstrap,
+    min_exceedances,
 ):
     """Audit SOURCE: its QaR risk T̂(p, α) over every set of p quasi-identifier columns.
 
@@ -280,12 +286,20 @@ def audit(
     run_audit = audit if store is None else partial(recorded_audit, store, store_in_source=store_in_source)
     if fail_above is not None and not 0.0 <= fail_above <= 1.0:
         raise click.BadParameter(f"{fail_above!r} is not a risk between 0 and 1", param_hint="--fail-above")
+    from qar_sql.stats import interval as tail_interval
+
+    min_exceedances = tail_interval.check_min_exceedances(min_exceedances)
     if show_sql:
         _emit(_show_sql(**_sql_where(where), p=risk["p"], batch_size=batch_size, jobs=jobs))
         return
     with params.Progress("scanning", quiet) as bar:
         text = {"all_text": True} if all_text else {}  # (only then: the store records the call's options)
         uniq = {"group_size": group_size} if group_size is not None else {}
+        # Likewise the interval's settings only when they differ from the defaults.
+        if interval_level != tail_interval.DEFAULT_LEVEL:
+            uniq["interval_level"] = interval_level
+        if bootstrap != tail_interval.DEFAULT_RESAMPLES:
+            uniq["bootstrap"] = bootstrap
         result = run_audit(**where, **risk, k=k, batch_size=batch_size, jobs=jobs, progress=bar, **text, **uniq)
     if fmt == "html":
         from qar_sql.reporting.collect import audit_inputs, masked_command
@@ -303,6 +317,7 @@ def audit(
         _emit(render_audit(result, fmt, top=top, histograms=histograms))
     if result.fit is None:
         sys.exit(int(ExitCode.USAGE))
+    tail_interval.require_exceedances(result.fit.n_exceedances, min_exceedances)  # exit 2 with its reason
     if fail_above is not None and result.risk > fail_above:
         click.echo(f"Risk {result.risk:.6g} is above the threshold {fail_above:g}.", err=True)
         sys.exit(int(ExitCode.RISK_ABOVE_THRESHOLD))

@@ -46,6 +46,7 @@ from qar_sql.measures.audit import AuditParams
 from qar_sql.precedence import Chosen, choose
 from qar_sql.results import AuditResult, Tabular, attribute_columns
 from qar_sql.secrets import mask_source, scrub, secret_values
+from qar_sql.stats.interval import require_exceedances
 
 SCAN_KEYS = (
     "name",
@@ -60,11 +61,21 @@ SCAN_KEYS = (
     "k",
     "fail_above",
     "warn_above",
+    "min_exceedances",
 )
-PARAM_KEYS = ("p", "alpha", "pi_u", "pwm", "k", "fail_above", "warn_above")
+PARAM_KEYS = ("p", "alpha", "pi_u", "pwm", "k", "fail_above", "warn_above", "min_exceedances")
 DEFAULT_KEYS = PARAM_KEYS + ("columns", "exclude")
 TOP_KEYS = ("store", "defaults", "sources", "scan")
-DEFAULTS = {"p": 3, "alpha": 0.01, "pi_u": 0.05, "pwm": "plotting", "k": 5, "fail_above": None, "warn_above": None}
+DEFAULTS = {
+    "p": 3,
+    "alpha": 0.01,
+    "pi_u": 0.05,
+    "pwm": "plotting",
+    "k": 5,
+    "fail_above": None,
+    "warn_above": None,
+    "min_exceedances": None,
+}
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -86,6 +97,8 @@ class ScanSpec(AuditParams):
     k: int = 5
     fail_above: float | None = None
     warn_above: float | None = None
+    #: A fit from fewer exceedances of u is refused: status error, exit 2 (docs/uncertainty.md).
+    min_exceedances: int | None = None
     #: Where each setting came from (:mod:`qar_sql.precedence`): the scan's own table, the
     #: file's [defaults], the built-in default; a key not here is the built-in default.
     origins: Mapping[str, Chosen] = field(default_factory=dict, repr=False, compare=False, hash=False)
@@ -203,6 +216,11 @@ def make_spec(
             f"{label}: warn_above = {warn:g} is above fail_above = {fail:g}; a warning must come "
             "before the failure, so make warn_above the smaller"
         )
+    least = s["min_exceedances"]
+    if least is not None and (isinstance(least, bool) or not isinstance(least, int) or least < 1):
+        raise ParameterError(
+            f"{label}: min_exceedances = {least!r} must be a whole number of at least 1, e.g. min_exceedances = 3"
+        )
     columns = _names(s["columns"], "columns", label) if s.get("columns") is not None else None
     exclude = _names(s["exclude"], "exclude", label) if s.get("exclude") is not None else None
     return ScanSpec(
@@ -220,6 +238,7 @@ def make_spec(
         k=k,
         fail_above=fail,
         warn_above=warn,
+        min_exceedances=least,
         origins=dict(origins or {}),
     )
 
@@ -447,6 +466,11 @@ def _run_one(spec: ScanSpec, store, secrets, jobs: int, progress) -> ScanOutcome
     error = None
     if result.risk is None:
         error = "no risk: " + ("; ".join(result.warnings) or "the θ values have no tail")
+    elif result.fit is not None:
+        try:  # the gate of min_exceedances: T̂ is kept, the verdict refused
+            require_exceedances(result.fit.n_exceedances, spec.min_exceedances, option="min_exceedances")
+        except QarError as exc:
+            status, code, error = "error", int(exc.exit_code), str(exc)
     return ScanOutcome(
         **base,
         status=status,
@@ -533,7 +557,11 @@ def scan_config(
     )
 
 
-THRESHOLDS = {"fail_above": ("--fail-above", "threshold"), "warn_above": ("--warn-above", "warning threshold")}
+THRESHOLDS = {
+    "fail_above": ("--fail-above", "threshold"),
+    "warn_above": ("--warn-above", "warning threshold"),
+    "min_exceedances": ("--min-exceedances", "minimum of exceedances"),
+}
 
 
 def override_thresholds(
@@ -560,7 +588,10 @@ def apply_settings(config: ScanConfig, given: Mapping[str, Chosen]) -> ScanConfi
         if key not in THRESHOLDS:
             raise ValueError(f"only {', '.join(THRESHOLDS)} can be given to every scan, not {key!r}")
         v = chosen.value
-        if v is not None and not (isinstance(v, int | float) and math.isfinite(v) and 0.0 <= v <= 1.0):
+        if key == "min_exceedances":
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+                raise ParameterError(f"{chosen.origin} {v!r} must be a whole number of at least 1, e.g. 3")
+        elif v is not None and not (isinstance(v, int | float) and math.isfinite(v) and 0.0 <= v <= 1.0):
             raise ParameterError(f"{chosen.origin} {v!r} must be a risk between 0 and 1, e.g. {THRESHOLDS[key][0]} 0.5")
     fail, warn = given.get("fail_above"), given.get("warn_above")
     # Typed together, a warning above the failure is a mistake; from variables and files (each

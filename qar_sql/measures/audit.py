@@ -17,6 +17,7 @@ from qar_sql.measures import birthday
 from qar_sql.pushdown.scan import Progress, combinations, profile_statements, scan
 from qar_sql.results import AuditResult, ScanResult, UniquenessResult, pick
 from qar_sql.stats import evt
+from qar_sql.stats import interval as tail_interval
 
 # INFO: one line per stage of an audit (qar -v); the SQL itself is DEBUG, in engines/source.py.
 log = logging.getLogger(__name__)
@@ -172,7 +173,8 @@ def fit(scan_result: ScanResult, *, alpha: float, pi_u: float, pwm: str) -> tupl
         tail = evt.qar_risk(scan_result.theta, scan_result.rows, alpha=alpha, pi_u=pi_u, pwm=pwm)
     except NoTailError as exc:
         return None, [str(exc)]
-    return tail, list(tail.warnings)
+    few = tail_interval.exceedance_note(tail.n_exceedances)  # fewer than 3: flagged in every format
+    return tail, ([few] if few else []) + list(tail.warnings)  # (the fit's own notes stay last)
 
 
 def audit(
@@ -194,6 +196,8 @@ def audit(
     all_text: bool = False,
     group_size: int | None = None,
     null_tokens: Sequence[str] = (),
+    interval_level: float = tail_interval.DEFAULT_LEVEL,
+    bootstrap: int = tail_interval.DEFAULT_RESAMPLES,
 ) -> AuditResult:
     """Audit one table: its QaR risk T̂(p, α) over all C(N, p) quasi-identifiers.
 
@@ -201,9 +205,12 @@ def audit(
     ``columns`` the QI columns (default: all but ``exclude``). The counting runs in the
     database; only per-QI class-size histograms come back. With ``group_size`` k, the result
     also holds every QI's uniqueness probability for groups of k (``result.uniqueness``), from
-    the same histograms.
+    the same histograms. ``interval_level`` and ``bootstrap`` (resamples; 0: none) set the
+    intervals of ``result.intervals`` (docs/uncertainty.md).
     """
     validate(p, alpha, pi_u, pwm)
+    tail_interval.check_level(interval_level)
+    tail_interval.check_resamples(bootstrap)
     require_whole(k, 2, f"--k {k!r} must be a whole number of at least 2, e.g. 5")
     if group_size is not None:
         birthday.check_group_size(group_size)
@@ -215,7 +222,16 @@ def audit(
     with db:
         label = source_label(source)
         return audit_relation(
-            db, relation, opts, k=k, batch_size=batch_size, started=started, source=label, group_size=group_size
+            db,
+            relation,
+            opts,
+            k=k,
+            batch_size=batch_size,
+            started=started,
+            source=label,
+            group_size=group_size,
+            interval_level=interval_level,
+            bootstrap=bootstrap,
         )
 
 
@@ -230,6 +246,8 @@ def audit_relation(
     source=None,
     scanner=None,
     group_size=None,
+    interval_level=tail_interval.DEFAULT_LEVEL,
+    bootstrap=tail_interval.DEFAULT_RESAMPLES,
 ) -> AuditResult:
     """The audit on an open connection (reused by later commands). ``scanner(columns,
     batch_size, jobs, progress, cardinalities) -> ScanResult`` replaces the plain scan (record-level commands
@@ -264,6 +282,11 @@ def audit_relation(
     if result.rows != rows:
         raise DataError(f"the table changed during the audit ({rows} rows, then {result.rows}); run it again")
     tail, warnings = fit(result, alpha=alpha, pi_u=pi_u, pwm=pwm)
+    intervals = None
+    if tail is not None and bootstrap:  # from the θ in memory: no query
+        intervals = tail_interval.bootstrap_intervals(
+            result.theta, rows, tail, alpha=alpha, pi_u=pi_u, pwm=pwm, level=interval_level, resamples=bootstrap
+        )
     log.info(
         "scanned %d QIs in %.3f s; risk T(p=%d, alpha=%g) = %s",
         n_qi,
@@ -313,6 +336,7 @@ def audit_relation(
         k=k,
         column_notes=tuple(relation.inferred_notes(cols) + relation.token_notes(cols)),
         uniqueness=block,
+        intervals=intervals,
     )
 
 

@@ -8,6 +8,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from qar_sql.results import AuditResult, MarginalUniqueness, QIStats, QIUniqueness, UniquenessResult, pick
+from qar_sql.stats.evt import SMALL_TAIL
+from qar_sql.stats.interval import SMALL_TAIL_NOTE, TailIntervals
 from qar_sql.version import __version__
 
 FORMATS = ("text", "json", "markdown")
@@ -35,6 +37,57 @@ def qi_dict(q: QIStats, k: int, histograms: bool = False) -> dict[str, Any]:
     return d
 
 
+INTERVAL_KEYS = {"risk": "risk_interval", "u": "u_interval", "xi": "xi_interval", "beta": "beta_interval"}
+"""JSON name of the interval of each tail quantity (docs/uncertainty.md)."""
+
+
+def interval_dicts(iv: TailIntervals | None) -> dict[str, dict[str, Any] | None]:
+    """``risk_interval``, ``u_interval``, ``xi_interval``, ``beta_interval``: each ``low``,
+    ``high``, ``level``, ``method``, then how it was drawn (``resamples``, ``seed``, ``failed``:
+    resamples without a tail) and ``widened`` (a bound moved out to the point estimate); all
+    None without a tail or with ``--bootstrap 0``."""
+    out: dict[str, dict[str, Any] | None] = {}
+    for name, key in INTERVAL_KEYS.items():
+        one = getattr(iv, name) if iv is not None else None
+        out[key] = (
+            None
+            if iv is None or one is None
+            else {
+                "low": _num(one.low),
+                "high": _num(one.high),
+                "level": one.level,
+                "method": one.method,
+                "resamples": iv.resamples,
+                "seed": iv.seed,
+                "failed": iv.failed,
+                "widened": name in iv.widened,
+            }
+        )
+    return out
+
+
+def interval_lines(r: AuditResult) -> list[str]:
+    """Text lines under T̂: its interval beside the number of exceedances, and in plain words
+    what a small tail means (fewer than 10 exceedances)."""
+    f, iv = r.fit, r.intervals
+    if f is None:
+        return []
+    n = f.n_exceedances
+    lines = []
+    if iv is not None:
+        lines.append(
+            f"  {_pct(iv.risk.level) + ' interval':<19} {iv.risk.low:.4g} to {iv.risk.high:.4g} (bootstrap BCa over "
+            f"the QIs' θ, {iv.resamples:,} resamples; from {n} exceedance{'s' if n != 1 else ''})"
+        )
+    if n < SMALL_TAIL:
+        lines.append(f"  {'caution':<19} {SMALL_TAIL_NOTE.format(n=n, s='s' if n != 1 else '')}")
+    return lines
+
+
+def _pct(level: float) -> str:
+    return f"{100 * level:g}%"
+
+
 def audit_dict(r: AuditResult, *, histograms: bool = False) -> dict[str, Any]:
     """The documented JSON object of an audit (docs/python-api.md, JSON)."""
     f = r.fit
@@ -56,6 +109,7 @@ def audit_dict(r: AuditResult, *, histograms: bool = False) -> dict[str, Any]:
         "n_exceedances": f.n_exceedances if f else 0,
         "xi": _num(f.xi) if f else None,
         "beta": _num(f.beta) if f else None,
+        **interval_dicts(r.intervals),
         "n_keys": r.n_keys,
         "k": r.k,
         "min_class_size": r.min_class_size,
@@ -142,10 +196,17 @@ def audit_text(r: AuditResult, top: int = 10) -> str:
     if f:
         lines += [
             f"  risk T̂({r.p}, {r.alpha:g})     {f.risk:.10g}",
+            *interval_lines(r),
             f"  threshold u         {f.u:.10g} (the {1 - r.pi_u:g} quantile of θ)",
             f"  exceedances         {f.n_exceedances}",
             f"  GPD fit             ξ = {f.xi:.6g}, β = {f.beta:.6g} (PWM, {r.pwm})",
         ]
+        if r.intervals is not None:
+            iv = r.intervals
+            lines.append(
+                f"  {_pct(iv.u.level) + ' intervals':<19} u {iv.u.low:.4g} to {iv.u.high:.4g}, "
+                f"ξ {iv.xi.low:.4g} to {iv.xi.high:.4g}, β {iv.beta.low:.4g} to {iv.beta.high:.4g}"
+            )
     else:
         lines += [f"  risk T̂({r.p}, {r.alpha:g})     undefined: no tail (see warnings)"]
     lines += [
@@ -221,6 +282,7 @@ def audit_markdown(r: AuditResult, top: int = 10) -> str:
         f"| columns | {len(r.columns)} |",
         f"| quasi-identifiers (p = {r.p}) | {r.n_qi:,} |",
         f"| risk T̂({r.p}, {r.alpha:g}) | {'undefined (no tail)' if not f else f'{f.risk:.10g}'} |",
+        *_interval_rows(r),
         f"| threshold u | {_g(f.u if f else None, 10)} |",
         f"| exceedances | {f.n_exceedances if f else 0} |",
         f"| ξ, β | {_g(f.xi if f else None)}, {_g(f.beta if f else None)} |",
@@ -242,6 +304,28 @@ def audit_markdown(r: AuditResult, top: int = 10) -> str:
         lines += [f"| {kp} | {pe} | {k50} | {_md_escape(cols)} |" for cols, kp, pe, k50 in _uniqueness_rows(u, top)]
     lines += section("markdown", "Warnings", r.warnings) + section("markdown", "Notes", r.column_notes)
     return "\n".join(lines) + "\n"
+
+
+def _interval_rows(r: AuditResult) -> list[str]:
+    """Markdown rows under T̂: the intervals (with the number of exceedances) and the caution."""
+    f, iv = r.fit, r.intervals
+    if f is None:
+        return []
+    n = f.n_exceedances
+    rows = []
+    if iv is not None:
+        level = _pct(iv.risk.level)
+        rows.append(
+            f"| {level} interval of T̂ | {iv.risk.low:.4g} to {iv.risk.high:.4g} (bootstrap BCa, "
+            f"{iv.resamples:,} resamples; from {n} exceedance{'s' if n != 1 else ''}) |"
+        )
+        rows += [
+            f"| {level} interval of {name} | {getattr(iv, key).low:.4g} to {getattr(iv, key).high:.4g} |"
+            for name, key in (("u", "u"), ("ξ", "xi"), ("β", "beta"))
+        ]
+    if n < SMALL_TAIL:
+        rows.append(f"| caution | {_md_escape(SMALL_TAIL_NOTE.format(n=n, s='s' if n != 1 else ''))} |")
+    return rows
 
 
 def render_audit(r: AuditResult, fmt: str, *, top: int = 10, histograms: bool = False) -> str:

@@ -119,7 +119,7 @@ def top_records(
         return assemble(cols, p, combos, hist)
 
     try:
-        result = audit_relation(db, relation, opts, source=source, started=started, scanner=scanner)
+        result = audit_relation(db, relation, opts, source=source, started=started, scanner=scanner, bootstrap=0)
         if result.fit is None:
             raise DataError("the table's risk is undefined (no tail), so influence scores are too")
         g = gradient(result)

@@ -204,7 +204,7 @@ def _audit_and_top(db, relation, opts, order_by, *, top, all_scores, **where):
         )
 
     try:
-        result = audit_relation(db, relation, opts, scanner=scanner, **where)
+        result = audit_relation(db, relation, opts, scanner=scanner, bootstrap=0, **where)
         if result.fit is None:
             raise DataError("the table's risk is undefined (no tail), so influence scores are too")
         g = gradient(result)

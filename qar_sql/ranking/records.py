@@ -210,7 +210,7 @@ def compute(
         )
         return scan_result
 
-    result = audit_relation(db, relation, opts, started=started, source=source, scanner=scanner)
+    result = audit_relation(db, relation, opts, started=started, source=source, scanner=scanner, bootstrap=0)
     warnings = key_warnings(key, result.columns) + relation.token_notes(result.columns)
     if result.fit is None:
         raise DataError(

@@ -230,7 +230,7 @@ def _risk(db: Database, treated: str, relation: Relation, opts: Options, *, batc
     """T̂ of a release given as SQL, or (None, reason)."""
     with release(db, treated, relation) as (runner, rel):
         try:
-            result = audit_relation(runner, rel, opts, batch_size=batch_size)
+            result = audit_relation(runner, rel, opts, batch_size=batch_size, bootstrap=0)
         except DataError as exc:
             return None, str(exc)
     if result.fit is None:
