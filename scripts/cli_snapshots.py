@@ -43,6 +43,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 SNAPSHOTS = REPO / "tests" / "cli" / "snapshots"
+sys.path.insert(0, str(REPO))  # this checkout's qar_sql (the commands list, the versions to mask)
 SHARED_DATA = Path(os.environ.get("QAR_SHARED_DATA") or REPO.parent / "shared" / "data")
 DATA = {
     "adult": SHARED_DATA / "arx" / "adult.csv",
@@ -301,7 +302,6 @@ def cases() -> list[Case]:
 
 def help_cases() -> list[Case]:
     """``--help`` of the group and of every command and subcommand, found from click itself."""
-    sys.path.insert(0, str(REPO))
     import click
 
     from qar_sql.cli import cli
@@ -362,8 +362,13 @@ def prepare(tmp: Path) -> None:
             (tmp / LINKS[key]).symlink_to(path)
 
 
+#: Wall-clock seconds of each case's command, for the summary's slowest cases.
+TIMES: dict[str, float] = {}
+
+
 def run(case: Case, tmp: Path, env: dict[str, str], threads: int) -> str:
     """The case's snapshot text: its command line, exit code, stdout, stderr and written files, masked."""
+    start = time.perf_counter()
     proc = subprocess.run(
         [*command(threads), *case.args],
         cwd=tmp,
@@ -373,6 +378,7 @@ def run(case: Case, tmp: Path, env: dict[str, str], threads: int) -> str:
         encoding="utf-8",
         errors="replace",
     )
+    TIMES[case.name] = time.perf_counter() - start
     envs = "".join(f"{k}={v} " for k, v in case.env)
     parts = [f"$ {envs}qar {' '.join(_shell(a) for a in case.args)}", f"exit code {proc.returncode}"]
     parts += ["──── stdout", proc.stdout, "──── stderr", _drop_noise(proc.stderr)]
@@ -539,6 +545,8 @@ def main(argv: list[str] | None = None) -> int:
             if path.stem not in known:
                 differ += 1
                 print(f"{path.relative_to(REPO)}: no case makes this snapshot (run --update to remove it)")
+    slowest = sorted(TIMES.items(), key=lambda kv: -kv[1])[:5]
+    print("slowest: " + ", ".join(f"{name} {t:.1f} s" for name, t in slowest))
     print(
         f"{len(results) - differ} of {len(results)} identical, {differ} different, {len(skipped)} skipped ({seconds:.0f} s)"
     )
