@@ -29,10 +29,6 @@ INSTALL = "pip install 'qar-sql[clickhouse]'"
 SYSTEM_DATABASES = ("system", "INFORMATION_SCHEMA", "information_schema")
 
 
-def is_chdb_url(source: str) -> bool:
-    return source.lower().startswith(SCHEME)
-
-
 def chdb_path(url: str) -> str:
     """``chdb:///abs/path`` → ``/abs/path``; ``chdb://relative/path`` → ``relative/path``."""
     path = url[len(SCHEME) :]

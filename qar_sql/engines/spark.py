@@ -27,15 +27,10 @@ from qar_sql.secrets import mask_source, scrub, secret_values
 
 log = logging.getLogger(__name__)
 
-SCHEME = "sc://"
 INSTALL = "pip install 'qar-sql[spark]'"
 #: Seconds to wait for the server's port before saying it is unreachable: the Connect client
 #: itself retries with back-off for minutes, which looks like a hang.
 CONNECT_TIMEOUT = 10.0
-
-
-def is_spark_url(source: str) -> bool:
-    return source.lower().startswith(SCHEME)
 
 
 def _host_port(url: str) -> tuple[str, int]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import math
 import re
 import time
 from collections.abc import Sequence
@@ -349,7 +348,3 @@ def provenance(db: Database, relation: Relation, source: str | None = None) -> d
         "table": relation.display if relation.kind == "table" else None,
         "engine": db.engine_name,
     }
-
-
-def n_quasi_identifiers(n_columns: int, p: int) -> int:
-    return math.comb(n_columns, p)

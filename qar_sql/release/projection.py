@@ -543,11 +543,3 @@ def _owner(name: str, categorical: Sequence[str]) -> str:
         if name.startswith(f"{col}{_SEP}") and (rest == NULL_TOKEN or rest.startswith("=")):
             owners.append(col)
     return max(owners, key=len)
-
-
-def transform_batches(projection: Projection, batches: Iterable[Batch]) -> np.ndarray:
-    """The coordinates of every row of ``batches``, in order (rows × components)."""
-    parts = [projection.transform(b) for b in batches]
-    if not parts:
-        return np.empty((0, projection.components))
-    return np.concatenate(parts) if len(parts) > 1 else parts[0]

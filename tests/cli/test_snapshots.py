@@ -1,0 +1,34 @@
+"""The command line's behaviour lock (issue 25): every ``--help`` and a fixed set of commands on
+the demo, adult.csv and the driver licences, byte for byte against tests/cli/snapshots/.
+
+A failure prints the unified diff. When a change is meant to alter output, regenerate the
+snapshots with ``python scripts/cli_snapshots.py --update`` and review the diff (CONTRIBUTING.md).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from conftest import REPO, SHARED_DATA
+
+SCRIPT = REPO / "scripts" / "cli_snapshots.py"
+
+
+def _check(inputs: str) -> None:
+    env = {**os.environ, "QAR_SHARED_DATA": str(SHARED_DATA)}
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "--check", "--inputs", inputs], cwd=REPO, env=env, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stdout[-20000:] + proc.stderr[-5000:]
+
+
+def test_help_and_demo_commands_match_their_snapshots():
+    _check("demo")
+
+
+@pytest.mark.shared_data
+def test_shared_dataset_commands_match_their_snapshots(shared_data):
+    _check("shared")
