@@ -343,8 +343,12 @@ def _check_options(treated, treated_table, treatments, link, aligned, p, batch_r
         raise ParameterError(f"batch_rows {batch_rows!r} must be at least 1")
 
 
-def _takes_table(source: str) -> bool:
-    return is_url(source) or source.lower().endswith(DUCKDB_SUFFIXES)
+def _takes_table(source: Any) -> bool:
+    """Whether the original's ``table`` also names the treated table in ``source``: a
+    database, not a file or a DataFrame (which holds one table)."""
+    if isinstance(source, Path):
+        source = str(source)
+    return isinstance(source, str) and (is_url(source) or source.lower().endswith(DUCKDB_SUFFIXES))
 
 
 def _display(source: str | None, relation: Relation) -> str:
@@ -450,9 +454,10 @@ def _row_order(db: Database, rel: Relation, side: str) -> str:
             return "t.rowid"
         except DatabaseError:
             pass
+    what = "a DataFrame, scanned in no set order" if rel.kind == "frame" else "a database table or a view"
     raise UsageError(
         f"--aligned needs rows in a stored order, which the {side} {rel.display!r} does not have "
-        "(a database table or a view); link the tables on a key with --link"
+        f"({what}); link the tables on a key with --link"
     )
 
 
