@@ -137,9 +137,9 @@ def most_exposed(
     out = []
     for row in db.query(sql):
         n = int(row[-1])
-        out.append(
-            ExposedValue(tuple(_plain(v) for v in row[:-1]), n, math.exp((group_size - 1) * math.log1p(-n / rows)))
-        )
+        # A class holding every row (a constant or all-NULL QI) leaves no one unique: 0.
+        share = 0.0 if n >= rows else math.exp((group_size - 1) * math.log1p(-n / rows))
+        out.append(ExposedValue(tuple(_plain(v) for v in row[:-1]), n, share))
     return tuple(out)
 
 

@@ -208,8 +208,12 @@ def pi_poisson(k: float, dist: Grouped) -> float:
 
 def exposure(k: int, prob: np.ndarray | float) -> np.ndarray | float:
     """(1 − p_v)^(k−1): the probability that a person whose value has share p_v meets no one
-    with the same value among the other k − 1 of a random group of k."""
-    return np.exp((k - 1) * np.log1p(-np.asarray(prob, dtype=np.float64)))
+    with the same value among the other k − 1 of a random group of k. A value every record
+    holds (p_v = 1: a constant or all-NULL QI) leaves no one unique: 0, not log1p(−1)'s −inf."""
+    p = np.asarray(prob, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        out = np.where(p >= 1.0, 0.0, np.exp((k - 1) * np.log1p(-np.minimum(p, 1.0))))
+    return out if out.ndim else float(out)
 
 
 def exposure_mean(k: int, dist: Grouped) -> float:
