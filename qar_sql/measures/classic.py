@@ -262,8 +262,8 @@ class RiskOptions:
             raise ParameterError("give either --population or --sampling-fraction, not both")
         if sampling_fraction is not None:
             popmodels.population_size(1, sampling_fraction=sampling_fraction)  # range check
-        if population is not None and (int(population) != population or population < 1):
-            raise ParameterError(f"--population {population!r} must be a whole number of people, e.g. 1000000")
+        if population is not None:
+            popmodels.check_population(population)
 
 
 def _roles(weight: str | None, sensitive: Sequence[str]) -> list[tuple[str, str]]:
