@@ -34,11 +34,12 @@ from qar_sql.engines.source import (
     DuckDBDatabase,
     Relation,
     SourceLike,
+    column_names,
     is_url,
     open_source,
     select_columns,
 )
-from qar_sql.errors import ColumnError, DatabaseError, DataError, ParameterError, UsageError, require_whole
+from qar_sql.errors import ColumnError, DatabaseError, DataError, ParameterError, UsageError, require_whole, shown
 from qar_sql.release import metrics
 from qar_sql.release.projection import ProjectionFit, factorize, fit_projections
 from qar_sql.release.read import BATCH_ROWS, arrow_batches, numeric_array, select_sql, value_array
@@ -338,9 +339,9 @@ def _check_options(treated, treated_table, treatments, link, aligned, p, batch_r
             raise UsageError("--treatments builds the treated table from the original; drop TREATED / --treated-table")
         if link or aligned:
             raise UsageError("--treatments links each record to the row made from it already; drop --link / --aligned")
-    require_whole(p, 1, f"-p {p!r} must be a whole number of at least 1, e.g. 3")
+    require_whole(p, 1, f"-p {shown(p)} must be a whole number of at least 1, e.g. 3")
     if batch_rows < 1:
-        raise ParameterError(f"batch_rows {batch_rows!r} must be at least 1")
+        raise ParameterError(f"batch_rows {shown(batch_rows)} must be at least 1")
 
 
 def _takes_table(source: Any) -> bool:
@@ -398,8 +399,8 @@ def _listing(columns: Sequence[str]) -> str:
     return ", ".join(columns[:12]) + (" ..." if len(columns) > 12 else "")
 
 
-def _subset(names: Sequence[str] | None, cols: Sequence[str], option: str) -> tuple[str, ...]:
-    names = tuple(names or ())
+def _subset(names: Sequence[str] | str | None, cols: Sequence[str], option: str) -> tuple[str, ...]:
+    names = column_names(names, option) or ()
     for n in names:
         if n not in cols:
             raise ColumnError(f"{option} names {n!r}, which is not among the compared columns ({_listing(cols)})")

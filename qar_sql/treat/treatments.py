@@ -381,6 +381,11 @@ def load(treatments: str | Path | Plan | Mapping) -> Plan:
         return parse(_dict_to_toml(json.loads(json.dumps(treatments))), "<treatments>")
     if isinstance(treatments, str) and "\n" in treatments:
         return parse(treatments)
+    if not isinstance(treatments, (str, Path)):
+        raise TreatmentError(
+            f"treatments = {treatments!r} is not a treatments file; pass its path, its TOML text, a dict "
+            "or a Plan (schema: docs/treatments.md)"
+        )
     path = Path(treatments)
     if not path.is_file():
         raise TreatmentError(f"treatments file {str(path)!r} does not exist; check the path")
