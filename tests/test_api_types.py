@@ -96,7 +96,9 @@ def test_two_rows_raise_no_numpy_warning(tmp_path, command):
     }[command]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        r = CliRunner().invoke(cli, [command, str(path), *extra, "-q"] if command != "risk" else [command, str(path), *extra])
+        r = CliRunner().invoke(
+            cli, [command, str(path), *extra, "-q"] if command != "risk" else [command, str(path), *extra]
+        )
     assert r.exit_code in (0, 1, 2), r.output
     assert "unexpected" not in r.output and "RuntimeWarning" not in r.output, r.output
 

@@ -24,7 +24,7 @@ from qar_sql.engines.source import open_source
 from qar_sql.treat.treatments import Binder, TreatmentError, load
 from qar_sql.treat.whatif import emit_sql
 from tests.conftest import Loader
-from tests.test_perturb import AGE, ID, INCOME, SEX, TOML, TOWN, make_rows
+from tests.test_perturb import AGE, ID, INCOME, TOML, TOWN, make_rows
 
 EXTRA = """
 [treatments.town_suppress]
@@ -168,8 +168,16 @@ def test_pram_after_suppress_never_brings_a_suppressed_value_back(people):
 
 def test_posterior_odds_use_the_treated_frequencies(people):
     source, _ = people
-    r = qar_sql.whatif(source, table="people", treatments=COMPOSE_TOML, qid=["town"], risk=False, loss=False,
-                       combine=[["town_suppress", "town_pram"]], only=["town_suppress+town_pram"])
+    r = qar_sql.whatif(
+        source,
+        table="people",
+        treatments=COMPOSE_TOML,
+        qid=["town"],
+        risk=False,
+        loss=False,
+        combine=[["town_suppress", "town_pram"]],
+        only=["town_suppress+town_pram"],
+    )
     odds = dict(r.scenarios[1].posterior_odds[0][2])
     treated = Counter(v for v in make_rows(400)[TOWN] if v is not None and v != "a")
     total = sum(treated.values())
@@ -199,8 +207,10 @@ def test_local_mdav_after_top_coding_groups_only_the_source_singletons(people):
     rows = _release(source, "people", ["income_top", "mdav_local"])
     key = Counter(zip(data[AGE], data[TOWN]))
     singles = {data[ID][i] for i in range(400) if key[(data[AGE][i], data[TOWN][i])] == 1}
-    coded = {data[ID][i]: (data[AGE][i], None if data[INCOME][i] is None else min(data[INCOME][i], 60000))
-             for i in range(400)}
+    coded = {
+        data[ID][i]: (data[AGE][i], None if data[INCOME][i] is None else min(data[INCOME][i], 60000))
+        for i in range(400)
+    }
     changed = {r[0] for r in rows if (r[2], r[3]) != coded[r[0]]}
     assert len(changed) > 10 and changed <= singles
 
@@ -218,13 +228,17 @@ def test_compare_and_report_release_composes_the_same_way(people):
     from qar_sql.release.compare import _release_sql
 
     source, _ = people
-    toml = COMPOSE_TOML.replace('seed = 4242\n', 'seed = 4242\nrelease = ["town_suppress", "town_pram", "age_top", "age_noise"]\n', 1)
+    toml = COMPOSE_TOML.replace(
+        "seed = 4242\n", 'seed = 4242\nrelease = ["town_suppress", "town_pram", "age_top", "age_noise"]\n', 1
+    )
     db, rel = open_source(source, table="people")
     with db:
         runner, sql = _release_sql(db, rel, load(toml), carried=[(TOWN, "town_copy")])
         cols = ", ".join(f'r."{c}"' for c in (ID, TOWN, AGE))
         got = _sorted(runner.query(f"select {cols} from ({sql}) as r"))
-    want = [(r[0], r[4], r[2]) for r in _release(source, "people", ["town_suppress", "town_pram", "age_top", "age_noise"])]
+    want = [
+        (r[0], r[4], r[2]) for r in _release(source, "people", ["town_suppress", "town_pram", "age_top", "age_noise"])
+    ]
     assert got == _sorted(want)
     assert "a" not in {r[1] for r in got}
 
@@ -241,7 +255,9 @@ def test_suppress_then_pram_release_on_adult(shared_data, tmp_path):
     )
     csv = str(shared_data / "arx" / "adult.csv")
     con = duckdb.connect()
-    got = dict(con.sql(f"select race, count(*) from ({_body(emit_sql(csv, treatments=str(toml)))}) group by race").fetchall())
+    got = dict(
+        con.sql(f"select race, count(*) from ({_body(emit_sql(csv, treatments=str(toml)))}) group by race").fetchall()
+    )
     source = dict(con.sql(f"select race, count(*) from read_csv('{csv}', delim = ';') group by race").fetchall())
     assert "Amer-Indian-Eskimo" not in got
     assert got[None] == source["Amer-Indian-Eskimo"] + source.get(None, 0)

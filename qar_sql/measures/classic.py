@@ -36,11 +36,11 @@ import numpy as np
 
 from qar_sql.engines.render import render
 from qar_sql.engines.source import (
-    column_names,
     Database,
     DuckDBDatabase,
     Relation,
     SourceLike,
+    column_names,
     open_source,
     resolve_source,
     select_columns,

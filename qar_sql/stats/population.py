@@ -249,7 +249,7 @@ def population_size(rows: int, *, population: int | None = None, sampling_fracti
         raise ParameterError("give either --population or --sampling-fraction, not both")
     if sampling_fraction is not None:
         try:
-            f = float(sampling_fraction)  # type: ignore[arg-type]
+            f = float(sampling_fraction)
         except (TypeError, ValueError):
             f = math.nan
         if isinstance(sampling_fraction, (bool, str)) or not (0.0 < f <= 1.0) or math.isnan(f):
@@ -274,14 +274,16 @@ def check_population(population: object, rows: int = 1) -> None:
     :data:`MAX_POPULATION` (a whole float such as 1e9 counts)."""
     if isinstance(population, float) and population.is_integer():
         population = int(population)
-    if isinstance(population, bool) or not isinstance(population, numbers.Integral) or population < 1:
+    whole = isinstance(population, numbers.Integral) and not isinstance(population, bool)
+    if not whole or int(population) < 1:  # type: ignore[call-overload]
         raise ParameterError(f"--population {shown(population)} must be a whole number of people, e.g. 1000000")
-    if population > MAX_POPULATION:
+    n = int(population)  # type: ignore[call-overload]
+    if n > MAX_POPULATION:
         raise ParameterError(
             f"--population {shown(population)} is larger than 1e+308, the largest number the models "
             "can hold; give the size of the population the table was drawn from"
         )
-    if population < rows:
+    if n < rows:
         raise ParameterError(
             f"--population {shown(population)} must be a whole number at least the number of rows "
             f"({rows}); the table is a sample of the population"

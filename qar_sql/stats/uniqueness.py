@@ -132,7 +132,9 @@ def parse_domain(domain: str | float) -> str | int:
                 f"domain {shown(domain)} is unknown; use --domain observed, --domain product or a whole number such as --domain 95"
             ) from None
     elif isinstance(domain, bool) or not isinstance(domain, (int, float, np.integer, np.floating)):
-        raise ParameterError(f"domain {shown(domain)} is unknown; use 'observed', 'product' or a whole number such as 95")
+        raise ParameterError(
+            f"domain {shown(domain)} is unknown; use 'observed', 'product' or a whole number such as 95"
+        )
     elif isinstance(domain, (int, np.integer)):
         value = decimal.Decimal(int(domain))
     else:
