@@ -84,11 +84,12 @@ def test_uniqueness_seed_minus_one_on_the_command_line(tmp_path):
 @pytest.mark.parametrize("command", ["audit", "risk", "uniqueness", "records", "discover"])
 def test_two_rows_raise_no_numpy_warning(tmp_path, command):
     """A 2-row table (the smallest a command takes): an answer or one sentence, never a raw
-    numpy RuntimeWarning on stderr."""
+    numpy RuntimeWarning on stderr (uniqueness and audit --group-size printed "divide by zero
+    encountered in log1p" for the constant column b: an exposure of (1 − 1)^(k−1))."""
     path = tmp_path / "two.csv"
     path.write_text("id,a,b\n1,x,1\n2,y,1\n", encoding="utf-8")
     extra = {
-        "audit": ["-p", "1", "-x", "id"],
+        "audit": ["-p", "1", "-x", "id", "--group-size", "2", "--pi-u", "0.9", "--alpha", "0.5"],
         "risk": ["-c", "a,b"],
         "uniqueness": ["-p", "1", "-k", "2", "-x", "id"],
         "records": ["-p", "1", "--key", "id"],
