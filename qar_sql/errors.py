@@ -71,6 +71,26 @@ class DatabaseError(QarError):
 
 def require_whole(value: object, minimum: int, message: str) -> None:
     """Refuse ``value`` with ``message`` (a sentence naming the value and a fix) unless it is a
-    whole number of at least ``minimum``: the one check behind --top, --step, --refine, --k, …"""
-    if not isinstance(value, int) or value < minimum:
+    whole number of at least ``minimum``: the one check behind --top, --step, --refine, --k, …
+    (a numpy integer counts: it is what a DataFrame's columns hold)."""
+    import numbers
+
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
         raise ParameterError(message)
+
+
+def shown(value: object) -> str:
+    """A value as an error message shows it: a numpy scalar as the Python number it holds
+    (200, not np.int64(200)), a whole number of more than 15 digits in scientific notation
+    (1e+400, not four hundred zeros), text quoted, anything else by its repr."""
+    item = getattr(value, "item", None)
+    if callable(item) and type(value).__module__ == "numpy":
+        try:
+            value = item()
+        except (TypeError, ValueError):
+            pass
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**15:
+        digits = str(abs(value))
+        mantissa = (digits[0] + "." + digits[1:3]).rstrip("0").rstrip(".")
+        return f"{'-' if value < 0 else ''}{mantissa}e+{len(digits) - 1}"
+    return repr(value)

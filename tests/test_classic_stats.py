@@ -518,3 +518,45 @@ def test_population_models_leak_no_runtime_warning():
         warnings.simplefilter("error")
         res = population.population_uniqueness([1, 2, 3, 25933], [20, 5, 3, 1], 2 * (20 + 10 + 9 + 25933))
     assert res.zayatz is not None
+
+
+def _zayatz_exact(sizes, counts, N):
+    """Zayatz's estimate with h(k) = k·C(N − k, n − 1)/C(N, n) in exact rational arithmetic."""
+    from fractions import Fraction
+
+    n = sum(k * c for k, c in zip(sizes, counts))
+    total = math.comb(N, n)
+    h = {k: Fraction(k * math.comb(N - k, n - 1), total) for k in sizes}
+    c1 = counts[sizes.index(1)]
+    cond = Fraction(c1) * h[1] / sum(c * h[k] for k, c in zip(sizes, counts))
+    return float(c1 * cond / Fraction(n, N))
+
+
+@pytest.mark.parametrize("N", [10 * 102, 2**31 + 11, 10**12 + 39])
+def test_zayatz_equals_the_exact_hypergeometric(N):
+    """Below 2³¹ scipy's hypergeometric as before; above it (where scipy took minutes and lost
+    digits: f = 1e-9 ran past 120 s) the log-space product k·f·Π(1 − (n−1)/(N−1−i)), in well
+    under a second."""
+    import time
+
+    sizes, counts = [1, 2, 3, 7], [40, 15, 6, 2]
+    started = time.perf_counter()
+    got = population.zayatz(sizes, counts, N)
+    assert time.perf_counter() - started < 1.0
+    assert got == pytest.approx(_zayatz_exact(sizes, counts, N), rel=1e-10)
+
+
+@pytest.mark.parametrize("N", [10**30, 3 * 10**304])
+def test_zayatz_at_an_extreme_population_is_its_limit(N):
+    """As f = n/N → 0 every class of the sample is a sample of its own population class and
+    P(unique | sample unique) → c1·1/Σ c_k·k = c1/n: the fraction of population uniques →
+    c1²/n²."""
+    import time
+
+    sizes, counts = [1, 2, 3, 7], [40, 15, 6, 2]
+    n = 102
+    started = time.perf_counter()
+    pu = population.population_uniqueness(sizes, counts, N)
+    assert time.perf_counter() - started < 1.0
+    assert pu.zayatz == pytest.approx(40**2 / n**2, rel=1e-12)
+    assert pu.population == N

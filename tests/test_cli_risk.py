@@ -195,3 +195,48 @@ def test_docs_worked_example(people, tmp_path, missing, table, expected):
         assert (int(line[1]), float(line[2]), float(line[4])) == (fk, Fk, ld)
         assert float(line[3]) == pytest.approx(r, abs=5e-6)
     assert math.log(80) / 79 == pytest.approx(0.05547, abs=5e-6)
+
+
+@pytest.mark.parametrize(
+    "option, value",
+    [
+        ("--population", 10**30),
+        ("--sampling-fraction", "1e-9"),
+        ("--sampling-fraction", "1e-300"),
+    ],
+)
+def test_a_population_that_dwarfs_the_sample_is_answered_at_once(people, option, value):
+    """Zayatz in log space (was "unexpected TypeError" at N = 1e30 and f = 1e-300, and past
+    120 s in scipy's hypergeometric at f = 1e-9 on adult.csv): the fraction of population
+    uniques tends to c1²/n² (c1 sample uniques, n rows)."""
+    import time
+
+    started = time.perf_counter()
+    res = run("risk", people, "-c", "sex,age", option, value, "--format", "json")
+    assert time.perf_counter() - started < 10
+    assert res.exit_code == 0, res.output
+    (q,) = json.loads(res.output)["qis"]
+    c1 = q["sample_uniques"]
+    assert c1 > 0
+    assert q["population_uniqueness"]["zayatz"] == pytest.approx(c1 * c1 / 36, rel=1e-6)
+
+
+@pytest.mark.parametrize(
+    "option, value, words",
+    [
+        ("--sampling-fraction", "1e-320", "--sampling-fraction 1e-320 is too small"),
+        ("--population", "1" + "0" * 400, "--population 1e+400 is larger than"),
+    ],
+)
+def test_a_population_beyond_any_number_is_one_sentence(people, option, value, words):
+    res = run("risk", people, "-c", "sex,age", option, value)
+    assert res.exit_code == 2, res.output
+    assert words in res.stderr and res.stderr.count("\n") == 1, res.stderr
+
+
+def test_a_huge_population_is_printed_readably(people):
+    """N = n/f for f = 1e-300 is a float's 301 digits; text shows 6e+300, not the digits."""
+    res = run("risk", people, "-c", "sex,age", "--sampling-fraction", "1e-300")
+    assert res.exit_code == 0, res.output
+    assert "population          6e+300 (sampling fraction 1e-300)" in res.output
+    assert "000,000,000" not in res.output

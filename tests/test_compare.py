@@ -538,3 +538,32 @@ def test_aids_figures_at_5_components(shared_data, impute, figures):
     assert r.dtc == pytest.approx(figures["dtc"], abs=5e-5)
     assert r.cdr == pytest.approx(figures["cdr"], abs=5e-5)
     assert r.inference.value == pytest.approx(figures["accuracy"], abs=5e-5)
+
+
+@pytest.mark.parametrize("kind", ["pandas", "polars", "arrow"])
+def test_data_frames_on_both_sides_equal_brute_force(kind):
+    """A DataFrame (pandas, polars) or Arrow table is accepted as the treated table too, as it
+    already was as the original (it failed with "'DataFrame' object has no attribute 'lower'")."""
+    import pandas as pd
+
+    original, treated = pair()
+    want = expected(original, treated)
+
+    def frame(d):
+        df = pd.DataFrame(d).astype({AGE: "Int64", INCOME: "float64"})
+        if kind == "polars":
+            pl = pytest.importorskip("polars")
+            return pl.from_pandas(df)
+        if kind == "arrow":
+            pa = pytest.importorskip("pyarrow")
+            return pa.Table.from_pandas(df, preserve_index=False)
+        return df
+
+    r = qar_sql.compare(
+        frame(original), frame(treated), link=ID, components=3, attacker_columns=[AGE, SEX], target=ZIP, risk=False
+    )
+    assert r.rows_original == r.rows_treated == 120
+    assert r.dtc == pytest.approx(want["dtc"], abs=1e-9)
+    assert r.hidden_rate == pytest.approx(want["hidden_rate"], abs=1e-12)
+    assert r.correlation_protection_rate == pytest.approx(want["correlation_protection_rate"], abs=1e-12)
+    assert r.inference.value == pytest.approx(want["accuracy"], abs=1e-12)

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 import test_audit_oracle as audit_tests
 import test_compare as compare_tests
+import test_composition as composition_tests
 import test_discover as discover_tests
 import test_influence as influence_tests
 import test_infoloss as infoloss_tests
@@ -204,6 +205,21 @@ def test_perturbative_release_equals_duckdb_cell_for_cell(eng, duck, kinds):
     _, duck_table = duck.load_columns("people", data, types)
     got = release_rows(eng, table, kinds, p.TOML, "rel")
     want = release_rows(duck, duck_table, kinds, p.TOML, "rel")
+    assert len(got) == len(want) == 200
+    assert got == want  # exact, floats included
+
+
+@pytest.mark.parametrize("kinds", composition_tests.ENGINE_CHAINS, ids="+".join)
+def test_composed_release_equals_duckdb_cell_for_cell(eng, duck, kinds):
+    """Perturbative treatments after other treatments of their columns read the treated column
+    (test_composition.py's oracles run on DuckDB); every engine releases the same cells."""
+    data = perturb_tests.make_rows(200)
+    p = perturb_tests
+    types = {p.ID: "bigint", p.AGE: "bigint", p.INCOME: "double precision", p.SAVE: "double precision"}
+    _, table = eng.load_columns("people", data, types)
+    _, duck_table = duck.load_columns("people", data, types)
+    got = release_rows(eng, table, kinds, composition_tests.COMPOSE_TOML, "rel")
+    want = release_rows(duck, duck_table, kinds, composition_tests.COMPOSE_TOML, "rel")
     assert len(got) == len(want) == 200
     assert got == want  # exact, floats included
 

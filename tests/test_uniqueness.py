@@ -221,8 +221,10 @@ def test_kappa_and_pi_kl_closed_forms():
 
 
 def _k_at_linear(target, d):
+    # π equal to the target up to rounding reaches it (π(2) of [(1, 2)] is exactly 1/2;
+    # test_k_at_on_an_exact_tie_with_the_target checks such ties in rational arithmetic).
     k = 1
-    while k + 1 <= d.support and U.pi_exact(k + 1, d) >= target:
+    while k + 1 <= d.support and U.pi_exact(k + 1, d) >= target * (1 - 1e-12):
         k += 1
     return k
 
@@ -552,3 +554,27 @@ def test_pi_kl_and_pi_kl_u_zero_beyond_the_support():
     assert U.pi_kl(5, 50, U.kappa(d, 50), d.support) > 0
     (q,) = birthday.measure([QIStats(0, ("a",), 5, 0, 2, ((2, 5),), 10)], 10, group_size=6)
     assert q.pi_kl == 0.0 and q.pi_kl_u == 0.0 and q.pi_exact == 0.0
+
+
+@pytest.mark.parametrize(
+    "histogram",
+    [[(1, 2), (4, 1)], [(2, 2), (8, 1)], [(1, 1), (4, 1), (9, 1)], [(1, 1), (9, 1), (16, 1)], [(1, 2)]],
+)
+def test_k_at_on_an_exact_tie_with_the_target(histogram):
+    """π(2) = 1 − Σp² is exactly 1/2 here (rational arithmetic), so k50 = 2; floating point gave
+    π = 0.49999999999999994 and k50 = 1. The oracle: π(k) in exact fractions."""
+    d = U.Grouped.from_histogram(histogram)
+    support = sum(c for _, c in histogram)
+    want = max(k for k in range(1, support + 1) if k == 1 or rational(histogram, k) >= Fraction(1, 2))
+    assert rational(histogram, 2) == Fraction(1, 2)
+    assert U.k50(d) == U.k_at(0.5, d) == want == 2
+
+
+def test_a_domain_written_as_a_power_of_ten_is_that_number():
+    """--domain 1e40 is 10^40, not the float's 10000000000000000303786028427003666890752."""
+    assert U.parse_domain("1e40") == U.parse_domain(1e40) == U.parse_domain("10_000e36") == 10**40
+    assert U.parse_domain(np.float64(1e20)) == U.parse_domain(np.int64(10**18)) * 100
+    assert U.parse_domain(" 95 ") == U.parse_domain(95.0) == 95
+    for bad in ("1.5", "1e400x", "1e400", "inf", "nan", "0", 0.5):
+        with pytest.raises(ParameterError):
+            U.parse_domain(bad)

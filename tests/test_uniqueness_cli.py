@@ -143,3 +143,23 @@ def test_help():
     for option in ("--group-size", "--target", "--domain", "--qid", "--plot", "--monte-carlo", "--seed",
                    "--from-marginals", "--treatments", "--format", "--exposed"):  # fmt: skip
         assert option in r.stdout
+
+
+@pytest.mark.parametrize("column", ["constant", "empty"])
+def test_a_constant_or_all_null_qi_is_answered(duck, column):
+    """Every record shares one value (NULL is a value, as in the audit): no two people are both
+    unique, so π = 0 for every k ≥ 2, every exposure is 0 and k50 = 1 (π(1) = 1). It failed
+    with "unexpected ValueError: math domain error" (log1p(−n/L) with n = L)."""
+    import warnings
+
+    data = {"constant": [7] * 6, "empty": [None] * 6, "other": [1, 2, 3, 4, 5, 5]}
+    source, name = duck.load("t", data, {"constant": "bigint", "empty": "bigint", "other": "bigint"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no raw numpy RuntimeWarning either
+        r = run("uniqueness", source, "--table", name, "--qid", column, "-g", 2, "-f", "json", "-q")
+    assert r.exit_code == 0, r.output
+    (q,) = json.loads(r.stdout)["qis"]
+    assert q["pi_exact"] == 0.0 and q["pi_uniform"] == 0.0 and q["kappa"] == 0.0
+    assert q["k50"] == 1 and q["k_at"] == 1
+    assert q["exposure_mean"] == 0.0 and q["exposure_max"] == 0.0
+    assert [e["exposure"] for e in q["most_exposed"]] == [0.0] and q["most_exposed"][0]["class_size"] == 6

@@ -887,12 +887,36 @@ def _describe(db: SQLAlchemyDatabase, insp, schema: str, name: str) -> list[tupl
     ]
 
 
+def column_names(value: Any, option: str) -> tuple[str, ...] | None:
+    """Column names as an API caller may give them: a list (or any iterable) of names, or one
+    string of comma-separated names as on the command line (``"age,sex"``, not the letters
+    a, g, e); None or empty stays None (not given)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        names = tuple(part.strip() for part in value.split(","))
+        if not any(names):
+            raise ColumnError(f"{option} {value!r} names no column; write e.g. 'age,sex' or ['age', 'sex']")
+        return tuple(n for n in names if n)
+    try:
+        names = tuple(value)
+    except TypeError:
+        names = ()
+        bad: Any = value
+    else:
+        bad = next((n for n in names if not isinstance(n, str)), None)
+    if bad is not None:
+        raise ColumnError(f"{option} {bad!r} must name columns: a list of names such as ['age', 'sex'] or 'age,sex'")
+    return names or None
+
+
 def select_columns(
-    available: Iterable[str], columns: Sequence[str] | None, exclude: Sequence[str] | None
+    available: Iterable[str], columns: Sequence[str] | str | None, exclude: Sequence[str] | str | None
 ) -> tuple[str, ...]:
     """The quasi-identifier columns: exactly ``columns`` in the given order, or all columns
     except ``exclude``. Unknown names get a did-you-mean."""
     available = list(available)
+    columns, exclude = column_names(columns, "--columns"), column_names(exclude, "--exclude")
 
     def check(names, option):
         for name in names:

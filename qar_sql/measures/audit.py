@@ -11,7 +11,7 @@ from typing import Any, TypedDict
 
 from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, Relation, SourceLike, open_source, select_columns, source_label
-from qar_sql.errors import ColumnError, DatabaseError, DataError, NoTailError, ParameterError, require_whole
+from qar_sql.errors import ColumnError, DatabaseError, DataError, NoTailError, ParameterError, require_whole, shown
 from qar_sql.measures import birthday
 from qar_sql.pushdown.scan import Progress, combinations, profile_statements, scan
 from qar_sql.results import AuditResult, ScanResult, UniquenessResult, pick
@@ -210,7 +210,7 @@ def audit(
     validate(p, alpha, pi_u, pwm)
     tail_interval.check_level(interval_level)
     tail_interval.check_resamples(bootstrap)
-    require_whole(k, 2, f"--k {k!r} must be a whole number of at least 2, e.g. 5")
+    require_whole(k, 2, f"--k {shown(k)} must be a whole number of at least 2, e.g. 5")
     if group_size is not None:
         birthday.check_group_size(group_size)
     started = time.perf_counter()

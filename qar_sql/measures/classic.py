@@ -40,11 +40,12 @@ from qar_sql.engines.source import (
     DuckDBDatabase,
     Relation,
     SourceLike,
+    column_names,
     open_source,
     resolve_source,
     select_columns,
 )
-from qar_sql.errors import ColumnError, DatabaseError, DataError, ParameterError, UsageError, require_whole
+from qar_sql.errors import ColumnError, DatabaseError, DataError, ParameterError, UsageError, require_whole, shown
 from qar_sql.measures.audit import provenance
 from qar_sql.pushdown import scan
 from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys, key_warnings, patterns_from_words, record_order
@@ -258,16 +259,16 @@ class RiskOptions:
                 "or wildcard (NULL matches any value, as sdcMicro)"
             )
         if not (0.0 <= risk_threshold <= 1.0) or math.isnan(risk_threshold):
-            raise ParameterError(f"--risk-threshold {risk_threshold!r} must be in [0, 1], e.g. 0.2 (one in five)")
-        require_whole(l_threshold, 1, f"--l {l_threshold!r} must be a whole number of at least 1, e.g. 2")
+            raise ParameterError(f"--risk-threshold {shown(risk_threshold)} must be in [0, 1], e.g. 0.2 (one in five)")
+        require_whole(l_threshold, 1, f"--l {shown(l_threshold)} must be a whole number of at least 1, e.g. 2")
         if not (0.0 <= t_threshold <= 1.0) or math.isnan(t_threshold):
-            raise ParameterError(f"--t {t_threshold!r} must be in [0, 1], e.g. 0.2")
+            raise ParameterError(f"--t {shown(t_threshold)} must be in [0, 1], e.g. 0.2")
         if population is not None and sampling_fraction is not None:
             raise ParameterError("give either --population or --sampling-fraction, not both")
         if sampling_fraction is not None:
             popmodels.population_size(1, sampling_fraction=sampling_fraction)  # range check
-        if population is not None and (int(population) != population or population < 1):
-            raise ParameterError(f"--population {population!r} must be a whole number of people, e.g. 1000000")
+        if population is not None:
+            popmodels.check_population(population)
 
 
 def _roles(weight: str | None, sensitive: Sequence[str]) -> list[tuple[str, str]]:
@@ -655,8 +656,8 @@ def risk_relation(
     opts.validate()
     columns, p, weight, missing = opts.columns, opts.p, opts.weight, opts.missing
     per_record, key = opts.per_record, opts.key
-    sensitive = tuple(opts.sensitive or ())
-    ordered = tuple(opts.ordered or ())
+    sensitive = column_names(opts.sensitive, "--sensitive") or ()
+    ordered = column_names(opts.ordered, "--ordered") or ()
     _check_exist(relation, weight, sensitive)
     for name in ordered:
         if name not in sensitive:

@@ -9,13 +9,14 @@ each column's number of values for ``--domain product``), the one-column value f
 from __future__ import annotations
 
 import math
+import numbers
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from qar_sql.engines.render import render
-from qar_sql.engines.source import Database, Relation, select_columns
-from qar_sql.errors import DataError, ParameterError, UsageError
+from qar_sql.engines.source import Database, Relation, column_names, select_columns
+from qar_sql.errors import DataError, ParameterError, UsageError, shown
 from qar_sql.measures import birthday
 from qar_sql.measures.audit import profile_columns, provenance
 from qar_sql.pushdown.scan import Progress, scan, value_frequencies
@@ -23,12 +24,17 @@ from qar_sql.results import ExposedValue, QIUniqueness, UniquenessResult
 from qar_sql.stats import uniqueness as U
 
 
-def check(group_size: int, target: float, domain: str | int, monte_carlo: int = 0) -> str | int:
+def check(
+    group_size: int, target: float, domain: str | int, monte_carlo: int = 0, seed: int | None = None
+) -> str | int:
     """Validate what can be checked before connecting; returns the parsed domain."""
     birthday.check_group_size(group_size)
     U.check_target(target)
-    if isinstance(monte_carlo, bool) or not isinstance(monte_carlo, int) or monte_carlo < 0:
-        raise ParameterError(f"--monte-carlo {monte_carlo!r} must be 0 (off) or a number of draws such as 10000")
+    if isinstance(monte_carlo, bool) or not isinstance(monte_carlo, numbers.Integral) or monte_carlo < 0:
+        raise ParameterError(f"--monte-carlo {shown(monte_carlo)} must be 0 (off) or a number of draws such as 10000")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0):
+        # numpy's SeedSequence takes whole numbers 0 or more; anything else was "unexpected"
+        raise ParameterError(f"--seed {shown(seed)} must be a whole number 0 or more, e.g. --seed 7")
     return U.parse_domain(domain)
 
 
@@ -36,6 +42,7 @@ def qi_columns(
     relation: Relation, columns: Sequence[str] | None, exclude: Sequence[str] | None, qid: Sequence[str] | None, p: int
 ) -> tuple[tuple[str, ...], int]:
     """(columns, p): with ``qid`` the one QI made of exactly those columns."""
+    qid = column_names(qid, "--qid")
     if qid:
         if columns:
             raise UsageError("give either --qid (one quasi-identifier) or --columns (every p-subset), not both")
@@ -70,7 +77,7 @@ class UniquenessOptions:
 
     def check(self) -> str | int:
         """:func:`check` on these options; returns the parsed domain."""
-        return check(self.group_size, self.target, self.domain, self.monte_carlo)
+        return check(self.group_size, self.target, self.domain, self.monte_carlo, self.seed)
 
 
 def uniqueness_relation(
@@ -137,9 +144,9 @@ def most_exposed(
     out = []
     for row in db.query(sql):
         n = int(row[-1])
-        out.append(
-            ExposedValue(tuple(_plain(v) for v in row[:-1]), n, math.exp((group_size - 1) * math.log1p(-n / rows)))
-        )
+        # A class holding every row (a constant or all-NULL QI) leaves no one unique: 0.
+        share = 0.0 if n >= rows else math.exp((group_size - 1) * math.log1p(-n / rows))
+        out.append(ExposedValue(tuple(_plain(v) for v in row[:-1]), n, share))
     return tuple(out)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from qar_sql.errors import shown
 from qar_sql.measures.classic import QIRisk, RiskResult, SudaResult
 from qar_sql.version import __version__
 
@@ -69,7 +70,7 @@ def _lines(q: QIRisk, r: RiskResult) -> list[tuple[str, str]]:
     if pu is not None:
         out.append(
             (
-                f"population uniques (N = {pu.population:,})",
+                f"population uniques (N = {_people(pu.population)})",
                 f"Pitman {_pct(pu.pitman)}{_pitman_params(pu)}, Zayatz {_pct(pu.zayatz)}, SNB {_pct(pu.snb)}; "
                 f"Dankar ({pu.dankar_model}) {_pct(pu.dankar)}; ARX's Pitman root {_pct(pu.pitman_arx)}",
             )
@@ -108,7 +109,7 @@ def risk_text(r: RiskResult, top: int = 10) -> str:
     if r.sensitive:
         head.append(f"  sensitive           {', '.join(r.sensitive)}")
     if r.population:
-        head.append(f"  population          {r.population:,} (sampling fraction {r.sampling_fraction:.4g})")
+        head.append(f"  population          {_people(r.population)} (sampling fraction {r.sampling_fraction:.4g})")
     out = head + [""]
     shown = r.riskiest(top)
     if len(r.qis) > 1:
@@ -136,6 +137,12 @@ def risk_markdown(r: RiskResult, top: int = 10) -> str:
     out += [f"> Warning: {w}" for w in r.warnings]
     out += [f"> Note: {n}" for n in r.column_notes]
     return "\n".join(out).rstrip() + "\n"
+
+
+def _people(n: int) -> str:
+    """N with thousands separators, or in scientific notation beyond 15 digits (N = n/f from a
+    tiny fraction is a float's digits, not a count anyone wrote)."""
+    return shown(n) if n >= 10**15 else f"{n:,}"
 
 
 def render_risk(r: RiskResult, fmt: str, *, top: int = 10) -> str:

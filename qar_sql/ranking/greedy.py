@@ -37,7 +37,7 @@ from typing import Required, TypedDict, Unpack
 import numpy as np
 
 from qar_sql.engines.source import Database, Relation
-from qar_sql.errors import ParameterError
+from qar_sql.errors import ParameterError, shown
 from qar_sql.pushdown.record_codes import check_size, count_rows, fetch_codes
 from qar_sql.pushdown.scan import combinations
 from qar_sql.stats import evt
@@ -217,7 +217,7 @@ def eliminate_codes(
     started = time.perf_counter()
     n_rows = codes.shape[0]
     if not isinstance(steps, (int, np.integer)) or isinstance(steps, bool) or steps < 0:
-        raise ParameterError(f"steps = {steps!r} must be a whole number of at least 0, e.g. 500")
+        raise ParameterError(f"steps = {shown(steps)} must be a whole number of at least 0, e.g. 500")
     if steps > n_rows - 2:
         raise ParameterError(
             f"steps = {steps} would leave fewer than 2 of the {n_rows} records; use at most {max(n_rows - 2, 0)} steps"

@@ -35,11 +35,12 @@ from qar_sql.engines.source import (
     Relation,
     SourceLike,
     check_null_tokens,
+    column_names,
     is_url,
     open_source,
     select_columns,
 )
-from qar_sql.errors import ColumnError, DatabaseError, DataError, ParameterError, UsageError, require_whole
+from qar_sql.errors import ColumnError, DatabaseError, DataError, ParameterError, UsageError, require_whole, shown
 from qar_sql.release import metrics
 from qar_sql.release.projection import IMPUTE, ProjectionFit, factorize, fit_projections
 from qar_sql.release.read import BATCH_ROWS, arrow_batches, numeric_array, select_sql, value_array
@@ -359,13 +360,17 @@ def _check_options(treated, treated_table, treatments, link, aligned, p, batch_r
             raise UsageError("--treatments builds the treated table from the original; drop TREATED / --treated-table")
         if link or aligned:
             raise UsageError("--treatments links each record to the row made from it already; drop --link / --aligned")
-    require_whole(p, 1, f"-p {p!r} must be a whole number of at least 1, e.g. 3")
+    require_whole(p, 1, f"-p {shown(p)} must be a whole number of at least 1, e.g. 3")
     if batch_rows < 1:
-        raise ParameterError(f"batch_rows {batch_rows!r} must be at least 1")
+        raise ParameterError(f"batch_rows {shown(batch_rows)} must be at least 1")
 
 
-def _takes_table(source: str) -> bool:
-    return is_url(source) or source.lower().endswith(DUCKDB_SUFFIXES)
+def _takes_table(source: Any) -> bool:
+    """Whether the original's ``table`` also names the treated table in ``source``: a
+    database, not a file or a DataFrame (which holds one table)."""
+    if isinstance(source, Path):
+        source = str(source)
+    return isinstance(source, str) and (is_url(source) or source.lower().endswith(DUCKDB_SUFFIXES))
 
 
 def _display(source: str | None, relation: Relation) -> str:
@@ -415,8 +420,8 @@ def _listing(columns: Sequence[str]) -> str:
     return ", ".join(columns[:12]) + (" ..." if len(columns) > 12 else "")
 
 
-def _subset(names: Sequence[str] | None, cols: Sequence[str], option: str) -> tuple[str, ...]:
-    names = tuple(names or ())
+def _subset(names: Sequence[str] | str | None, cols: Sequence[str], option: str) -> tuple[str, ...]:
+    names = column_names(names, option) or ()
     for n in names:
         if n not in cols:
             raise ColumnError(f"{option} names {n!r}, which is not among the compared columns ({_listing(cols)})")
@@ -471,9 +476,10 @@ def _row_order(db: Database, rel: Relation, side: str) -> str:
             return "t.rowid"
         except DatabaseError:
             pass
+    what = "a DataFrame, scanned in no set order" if rel.kind == "frame" else "a database table or a view"
     raise UsageError(
         f"--aligned needs rows in a stored order, which the {side} {rel.display!r} does not have "
-        "(a database table or a view); link the tables on a key with --link"
+        f"({what}); link the tables on a key with --link"
     )
 
 

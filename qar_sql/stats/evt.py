@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from qar_sql.errors import DataError, NoTailError, ParameterError
+from qar_sql.errors import DataError, NoTailError, ParameterError, shown
 
 __all__ = [
     "PWM_METHODS",
@@ -146,7 +146,7 @@ def quantile_type8(x: np.ndarray, q: float) -> float:
     if n == 0:
         raise DataError("cannot take a quantile of an empty vector; pass at least one value.")
     if not 0.0 <= q <= 1.0:
-        raise ParameterError(f"quantile level q = {q!r} is outside [0, 1]; pass a probability.")
+        raise ParameterError(f"quantile level q = {shown(q)} is outside [0, 1]; pass a probability.")
     v = _type8_index(n, q)
     if v >= n - 1:
         return float(s[-1])
@@ -214,7 +214,7 @@ def fit_gpd_pwm(x: np.ndarray, method: str = "plotting") -> tuple[float, float]:
         raise DataError("cannot fit a GPD to no excesses; the tail is empty.")
     if not np.all(np.isfinite(xs)) or xs[0] < 0 or xs[-1] <= 0:
         raise DataError(
-            f"GPD excesses must be finite, non-negative and not all zero; got values in [{xs[0]!r}, {xs[-1]!r}]."
+            f"GPD excesses must be finite, non-negative and not all zero; got values in [{shown(xs[0])}, {shown(xs[-1])}]."
         )
     a0 = float(np.sum(xs) / n)
     if method == "unbiased" and (n < 2 or xs[0] == xs[-1]):
@@ -300,28 +300,30 @@ def validate_parameters(p: int | None, alpha: float, pi_u: float) -> None:
     """
     if p is not None:
         if isinstance(p, bool) or not isinstance(p, (int, np.integer)) or p < 1:
-            raise ParameterError(f"p = {p!r} is not a valid QI size; use a whole number of columns, at least 1.")
+            raise ParameterError(f"p = {shown(p)} is not a valid QI size; use a whole number of columns, at least 1.")
     for name, value, usual in (("alpha", alpha, "0.01"), ("pi_u", pi_u, "0.05")):
         try:
             v = float(value)
         except (TypeError, ValueError):
             v = math.nan
+        if isinstance(value, str):
+            raise ParameterError(f"{name} = {value!r} is text; pass a number such as {usual}.")
         if isinstance(value, bool) or not 0.0 < v < 1.0:
-            raise ParameterError(f"{name} = {value!r} is outside (0, 1); use a probability such as {usual}.")
+            raise ParameterError(f"{name} = {shown(value)} is outside (0, 1); use a probability such as {usual}.")
     if not float(alpha) < float(pi_u):
         # Suggest values that work with the other one as given: alpha = pi_u / 5, pi_u = 5 alpha
         # (or halfway to 1 when that is not below 1).
         a, pu = float(alpha), float(pi_u)
         new_pi_u = 5 * a if 5 * a < 1 else (a + 1) / 2
         raise ParameterError(
-            f"alpha = {alpha!r} must be smaller than pi_u = {pi_u!r}; "
+            f"alpha = {shown(alpha)} must be smaller than pi_u = {shown(pi_u)}; "
             f"lower alpha below {pu:g} (e.g. {pu / 5:.2g}) or raise pi_u above {a:g} (e.g. {new_pi_u:.2g})."
         )
 
 
 def _check_m(m) -> int:
     if isinstance(m, bool) or not isinstance(m, (int, np.integer)):
-        raise DataError(f"the number of records M = {m!r} is not a whole number.")
+        raise DataError(f"the number of records M = {shown(m)} is not a whole number.")
     mi = int(m)
     if mi < 2:
         raise DataError(f"the data have M = {mi} record(s); the QaR risk needs at least 2 records.")
@@ -337,7 +339,7 @@ def _check_theta(theta: np.ndarray, ndim: int) -> None:
     if bad.any():
         value = float(theta[bad].flat[0])
         raise DataError(
-            f"theta contains {value!r}, outside (0, 1]; θ(j) = H(j)/M must be a share of "
+            f"theta contains {shown(value)}, outside (0, 1]; θ(j) = H(j)/M must be a share of "
             "distinct values, check how it was computed."
         )
 

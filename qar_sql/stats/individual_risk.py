@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from qar_sql.errors import ParameterError
+from qar_sql.errors import ParameterError, shown
 
 __all__ = [
     "AttackerRisk",
@@ -127,7 +127,7 @@ def reidentification_risks(
     (default: whether ``Fk`` is given) selects Benedetti–Franconi over 1/fk for the expected
     re-identifications."""
     if not (0.0 <= threshold <= 1.0) or math.isnan(threshold):
-        raise ParameterError(f"--risk-threshold {threshold!r} must be in [0, 1], e.g. 0.2 (one in five)")
+        raise ParameterError(f"--risk-threshold {shown(threshold)} must be in [0, 1], e.g. 0.2 (one in five)")
     weighted = Fk is not None if weighted is None else weighted
     f, F, m = _arrays(fk, Fk, records)
     n = float(m.sum())

@@ -277,6 +277,8 @@ def _jackknife(theta: np.ndarray, m: int, *, alpha: float, pi_u: float, pwm: str
     n_qi = theta.size
     desc = np.sort(theta)[::-1]
     try:
+        if n_qi - 1 < 2:  # one value left: no quantile between two order statistics to interpolate
+            raise DataError("too few")
         width = evt.tail_width(n_qi - 1, pi_u)
     except DataError:  # N_p − 1 values are too few for π_u: no delete-one estimates, no skew correction
         nan = np.full(1, np.nan)

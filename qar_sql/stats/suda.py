@@ -32,7 +32,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from qar_sql.errors import ParameterError
+from qar_sql.errors import ParameterError, shown
 
 __all__ = ["dis_suda", "msu_counts", "score_weights", "suda_scores"]
 
@@ -89,7 +89,7 @@ def dis_suda(
     """DIS-SUDA score for each distinct SUDA score in ``scores``, ``records`` of them each.
     ``uniques`` (U) and ``pair_records`` (P) are counted on all the key columns together."""
     if not (0.0 < dis_fraction <= 1.0):
-        raise ParameterError(f"the sampling fraction {dis_fraction!r} must be in (0, 1]")
+        raise ParameterError(f"the sampling fraction {shown(dis_fraction)} must be in (0, 1]")
     s = np.asarray(scores, dtype=np.float64)
     m = np.asarray(records, dtype=np.float64)
     cols = _effective_columns(n_columns)

@@ -21,6 +21,7 @@ people drawn independently (the paper's equation numbers in brackets):
 
 from __future__ import annotations
 
+import decimal
 import itertools
 import math
 from collections.abc import Iterable, Sequence
@@ -28,10 +29,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from qar_sql.errors import DataError, ParameterError
+from qar_sql.errors import DataError, ParameterError, shown
 
 DOMAIN_MODES = ("observed", "product")
 
+#: k_at: log π within this of log target reaches the target (rounding, not probability).
+_TIE = 1e-12
 _LOG_TINY = 41.5  # e^-41.5 ≈ 1e-18: aliasing below this, relative to the coefficient, is ignored
 
 
@@ -103,7 +106,7 @@ class Grouped:
 def check_group_size(k: int, rows: int) -> None:
     """k people drawn from a table of ``rows`` people: 2 ≤ k ≤ rows."""
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
-        raise ParameterError(f"group size k = {k!r} must be a whole number of at least 2, e.g. --group-size 30")
+        raise ParameterError(f"group size k = {shown(k)} must be a whole number of at least 2, e.g. --group-size 30")
     if k > rows:
         raise ParameterError(
             f"group size k = {k} is larger than the table's {rows} rows; use --group-size {rows} or less"
@@ -111,8 +114,10 @@ def check_group_size(k: int, rows: int) -> None:
 
 
 def check_target(target: float) -> None:
+    if isinstance(target, str):
+        raise ParameterError(f"target probability {target!r} is text; pass a number strictly between 0 and 1, e.g. 0.5")
     if not isinstance(target, (int, float)) or not 0.0 < float(target) < 1.0:
-        raise ParameterError(f"target probability {target!r} must lie strictly between 0 and 1, e.g. --target 0.5")
+        raise ParameterError(f"target probability {shown(target)} must lie strictly between 0 and 1, e.g. --target 0.5")
 
 
 def parse_domain(domain: str | float) -> str | int:
@@ -123,19 +128,26 @@ def parse_domain(domain: str | float) -> str | int:
         if text in DOMAIN_MODES:
             return text
         try:
-            value = float(text.replace("_", ""))
-        except ValueError:
+            # Decimal, not float: --domain 1e40 is 10^40 exactly, not the nearest double's digits
+            value = decimal.Decimal(text.replace("_", ""))
+        except decimal.InvalidOperation:
             raise ParameterError(
-                f"domain {domain!r} is unknown; use --domain observed, --domain product or a whole number such as --domain 95"
+                f"domain {shown(domain)} is unknown; use --domain observed, --domain product or a whole number such as --domain 95"
             ) from None
     elif isinstance(domain, bool) or not isinstance(domain, (int, float, np.integer, np.floating)):
-        raise ParameterError(f"domain {domain!r} is unknown; use 'observed', 'product' or a whole number such as 95")
-    else:
-        value = float(domain)
-    if not math.isfinite(value) or value < 1 or value != int(value):
         raise ParameterError(
-            f"domain {domain!r} must be a whole number of possible values of at least 1, e.g. --domain 95"
+            f"domain {shown(domain)} is unknown; use 'observed', 'product' or a whole number such as 95"
         )
+    elif isinstance(domain, (int, np.integer)):
+        value = decimal.Decimal(int(domain))
+    else:
+        value = decimal.Decimal(repr(float(domain)))  # the shortest digits: 1e+40, not its binary value
+    if not value.is_finite() or value < 1 or value != value.to_integral_value():
+        raise ParameterError(
+            f"domain {shown(domain)} must be a whole number of possible values of at least 1, e.g. --domain 95"
+        )
+    if value > decimal.Decimal("1e308"):  # the formulas take M as a float
+        raise ParameterError(f"domain {shown(domain)} is larger than 1e+308; give a smaller number of possible values")
     return int(value)
 
 
@@ -222,8 +234,12 @@ def pi_poisson(k: float, dist: Grouped) -> float:
 
 def exposure(k: int, prob: np.ndarray | float) -> np.ndarray | float:
     """(1 − p_v)^(k−1): the probability that a person whose value has share p_v meets no one
-    with the same value among the other k − 1 of a random group of k."""
-    return np.exp((k - 1) * np.log1p(-np.asarray(prob, dtype=np.float64)))
+    with the same value among the other k − 1 of a random group of k. A value every record
+    holds (p_v = 1: a constant or all-NULL QI) leaves no one unique: 0, not log1p(−1)'s −inf."""
+    p = np.asarray(prob, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        out = np.where(p >= 1.0, 0.0, np.exp((k - 1) * np.log1p(-np.minimum(p, 1.0))))
+    return out if out.ndim else float(out)
 
 
 def exposure_mean(k: int, dist: Grouped) -> float:
@@ -403,7 +419,11 @@ def k_at(target: float, dist: Grouped) -> int:
         width = min(64, max(2, int(3 * math.sqrt(m))))
         for j, lp in _log_pi_window(m, dist, width).items():
             if lo < j < hi:
-                if lp >= log_t:
+                if j != m and abs(lp - log_t) <= 1e-7:
+                    lp = log_pi_exact(j, dist)  # near the target: to rounding, not to 1e-8
+                # π(j) equal to the target in exact arithmetic (1 − Σp² = 1/2) comes out a few
+                # ulps either side of it: within 1e-12 (relative) counts as reaching it.
+                if lp >= log_t - _TIE:
                     lo = j
                 else:
                     hi = j
@@ -451,7 +471,7 @@ def monte_carlo(k: int, dist: Grouped, draws: int, seed: int | None = None) -> M
     """Draw ``draws`` groups of k values from the distribution (with replacement, as the
     formulas assume) and count the groups whose values are all different."""
     if isinstance(draws, bool) or not isinstance(draws, (int, np.integer)) or draws < 1:
-        raise ParameterError(f"--monte-carlo {draws!r} must be a whole number of draws of at least 1, e.g. 10000")
+        raise ParameterError(f"--monte-carlo {shown(draws)} must be a whole number of draws of at least 1, e.g. 10000")
     rng = np.random.default_rng(seed)
     weights = dist.mult * dist.prob
     weights = weights / weights.sum()

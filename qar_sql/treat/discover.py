@@ -24,7 +24,7 @@ from typing import Any, TypedDict, Unpack
 
 from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, Relation, SourceLike, open_source, select_columns, source_label
-from qar_sql.errors import DatabaseError, DataError, ParameterError
+from qar_sql.errors import DatabaseError, DataError, ParameterError, shown
 from qar_sql.measures.audit import provenance
 from qar_sql.pushdown.scan import Progress, default_batch_size
 from qar_sql.results import SingletonShare, Tabular, attribute_columns, pick
@@ -171,7 +171,7 @@ def discover_relation(
     columns, exclude, max_size, drop_null = opts.columns, opts.exclude, opts.max_size, opts.drop_null
     batch_size, jobs, progress = opts.batch_size, opts.jobs, opts.progress
     if not isinstance(max_size, int) or isinstance(max_size, bool) or max_size < 1:
-        raise ParameterError(f"--max-size {max_size!r} must be a whole number of at least 1, e.g. 3")
+        raise ParameterError(f"--max-size {shown(max_size)} must be a whole number of at least 1, e.g. 3")
     if batch_size is not None and batch_size < 1:
         raise ParameterError(f"--batch-size {batch_size} must be at least 1")
     cols = select_columns(relation.columns, columns, exclude)

@@ -381,6 +381,11 @@ def load(treatments: str | Path | Plan | Mapping) -> Plan:
         return parse(_dict_to_toml(json.loads(json.dumps(treatments))), "<treatments>")
     if isinstance(treatments, str) and "\n" in treatments:
         return parse(treatments)
+    if not isinstance(treatments, (str, Path)):
+        raise TreatmentError(
+            f"treatments = {treatments!r} is not a treatments file; pass its path, its TOML text, a dict "
+            "or a Plan (schema: docs/treatments.md)"
+        )
     path = Path(treatments)
     if not path.is_file():
         raise TreatmentError(f"treatments file {str(path)!r} does not exist; check the path")
@@ -525,7 +530,10 @@ class Binder:
         self.key = key or plan.key
         self._key_checked = False
         src = db.dialect
+        self.not_null = tuple(not_null)
         self.perturb = perturb.PerturbBinder(db.query, relation_sql, Arith(src), src.quote, self.kinds, not_null)
+        # Statistics of a column as earlier treatments left it, per prefix of a chain (see stage()).
+        self._stages: dict[tuple, tuple[perturb.PerturbBinder, dict[str, str]]] = {}
 
     # -- helpers ------------------------------------------------------------------------------
 
@@ -737,30 +745,34 @@ class Binder:
     # -- perturbative kinds ---------------------------------------------------------------
 
     def _check_perturb(self, t: Treatment) -> None:
-        where = ("treatments", t.name)
         for col in t.columns:
             self.check_column(t, col, "columns" if t.opt("columns") else "column")
         for col in t.local or ():
             self.check_column(t, col, "local")
         for col in t.opt("by") or ():
             self.check_column(t, col, "by")
+        self.check_key()
+
+    def perturb_kind_ok(self, t: Treatment, kinds: Mapping[str, str]) -> None:
+        """The columns' kinds where ``t`` runs (after any earlier treatment of the chain)."""
+        where = ("treatments", t.name)
         for col in t.columns:
-            kind = self.kinds[col]
+            kind = kinds[col]
+            here = " here" if kind != self.kinds[col] else ""
             if t.kind in ("noise", "microaggregation") and kind not in ("integer", "float"):
                 self.c.fail(
                     where,
                     "kind",
-                    f"= {t.kind!r} needs a numeric column, but {col!r} holds {kind} values; "
+                    f"= {t.kind!r} needs a numeric column, but {col!r} holds {kind} values{here}; "
                     'use kind = "pram" for categories',
                 )
             if t.kind == "pram" and kind not in ("integer", "text"):
                 self.c.fail(
                     where,
                     "kind",
-                    f'= "pram" needs a categorical column, but {col!r} holds {kind} values; '
+                    f'= "pram" needs a categorical column, but {col!r} holds {kind} values{here}; '
                     'band it first (kind = "bands") or add noise instead',
                 )
-        self.check_key()
 
     def check_key(self) -> None:
         """The declared key exists, has no NULL and no duplicate (one query, once)."""
@@ -789,21 +801,70 @@ class Binder:
             a, self.dialect.quote, self.key, self.kinds.get(self.key) if self.key else None, self.columns, self.kinds
         )
 
+    def _reads(self, t: Treatment) -> set[str]:
+        """The columns whose values ``t``'s statistics come from (MDAV also groups by ``by``)."""
+        mdav = t.kind == "microaggregation" and t.opt("method", "mdav" if t.opt("columns") else "sorted") == "mdav"
+        return set(t.columns) | (set(t.opt("by") or ()) if mdav else set())
+
+    def stage(
+        self, before: Sequence[str], t: Treatment
+    ) -> tuple[perturb.PerturbBinder, dict[str, str], tuple[str, ...] | None]:
+        """Where ``t`` reads its statistics (PRAM's categories and frequencies, noise's sd and
+        covariance, microaggregation's scale and MDAV's groups) when the treatments ``before``
+        it in the chain ran first: the source when none of them changed a column it reads,
+        else the release of ``before`` up to the last one that did, so ``t`` composes with
+        them (PRAM after suppress never brings a suppressed value back; noise after top coding
+        takes the coded column's sd). Returns (statistics, kinds there, the columns marking
+        ``local`` rows there)."""
+        reads = self._reads(t)
+        last = max((i for i, n in enumerate(before) if reads & set(self.plan.get(n).columns)), default=None)
+        if last is None:
+            return self.perturb, dict(self.kinds), t.local
+        prefix = tuple(before[: last + 1])
+        key = (prefix, t.local)
+        if key not in self._stages:
+            import copy
+
+            src = self.db.dialect
+            reader = self
+            if self.dialect is not src:  # the statistics run on the source's engine
+                reader = copy.copy(self)
+                reader.dialect = src
+            kinds: dict[str, str] = {}
+            # The local rows are singletons on the *source* values (as in the chain), so the
+            # release carries the original local columns beside the treated ones.
+            sql = treated_sql(
+                reader,
+                self.relation_sql,
+                prefix,
+                not_null=self.not_null,
+                modified=False,
+                originals=t.local or (),
+                kinds_out=kinds,
+                keep_id=True,
+            )
+            stats = perturb.PerturbBinder(self.db.query, f"(\n{sql}\n)", Arith(src), src.quote, kinds, ())
+            self._stages[key] = (stats, kinds)
+        stats, kinds = self._stages[key]
+        local = tuple(f"qar__o_{i}" for i in range(len(t.local))) if t.local else None
+        return stats, kinds, local
+
     def perturb_step(
-        self, t: Treatment, kinds: dict[str, str], local_flag: str | None, index: int, base: Sequence[str]
+        self,
+        t: Treatment,
+        kinds: dict[str, str],
+        local_flag: str | None,
+        index: int,
+        base: Sequence[str],
+        before: Sequence[str] = (),
     ) -> Step:
         where = ("treatments", t.name)
 
         def fail(key, message):
             self.c.fail(where, key, message)
 
-        for col in t.columns:
-            if kinds[col] != self.kinds[col] and t.kind in ("pram", "noise", "microaggregation"):
-                fail(
-                    "column",
-                    f"= {col!r} was changed by an earlier treatment of this scenario; {t.kind} reads its "
-                    "parameters from the original column, so apply it first",
-                )
+        self.perturb_kind_ok(t, kinds)
+        stats, _, local = self.stage(before, t)
         a = Arith(self.dialect)
         ctx = perturb.Context(
             a,
@@ -820,27 +881,30 @@ class Binder:
         opts = dict(t.options)
         col = t.column
         if t.kind == "pram":
-            cats = self.perturb.categories(col, fail)
+            cats = stats.categories(col, fail)
             ls = perturb.pram_step(ctx, sql_comment(t.name), col, opts, cats, fail)
         elif t.kind == "noise":
-            sds, cov = self.perturb.noise_params(t.columns, opts)
+            sds, cov = stats.noise_params(t.columns, opts)
             ls = perturb.noise_step(ctx, sql_comment(t.name), t.columns, opts, sds, cov)
         elif t.kind == "microaggregation" and opts.get("method", "mdav" if "columns" in opts else "sorted") == "mdav":
             k = int(opts["k"])
             src = self.db.dialect
-            identity = perturb.identity_sql(
-                Arith(src),
-                src.quote,
-                self.key,
-                self.kinds.get(self.key) if self.key else None,
-                self.columns,
-                self.kinds,
-            )
-            groups = self.perturb.mdav_groups(identity, t.columns, opts.get("by", ()), t.local, k, fail)
-            scales = self.perturb.scales(t.columns, 2 * k - 1)
+            if stats is self.perturb:
+                identity = perturb.identity_sql(
+                    Arith(src),
+                    src.quote,
+                    self.key,
+                    self.kinds.get(self.key) if self.key else None,
+                    self.columns,
+                    self.kinds,
+                )
+            else:  # the earlier treatments' release carries the chain's row identity
+                identity = "t.qar__id"
+            groups = stats.mdav_groups(identity, t.columns, opts.get("by", ()), local, k, fail)
+            scales = stats.scales(t.columns, 2 * k - 1)
             ls = perturb.mdav_step(ctx, sql_comment(t.name), t.columns, opts, groups, scales)
         elif t.kind == "microaggregation":
-            scale = self.perturb.scales([col], 2 * int(opts["k"]) - 1)[0] if opts.get("to", "mean") == "mean" else 0
+            scale = stats.scales([col], 2 * int(opts["k"]) - 1)[0] if opts.get("to", "mean") == "mean" else 0
             ls = perturb.micro_step(ctx, sql_comment(t.name), col, opts, scale)
         elif t.kind == "swap":
             ls = perturb.swap_step(ctx, sql_comment(t.name), col, opts)
@@ -848,15 +912,15 @@ class Binder:
             ls = perturb.shuffle_step(ctx, sql_comment(t.name), col, opts)
         return Step(ls.name, ls.columns[0], "", ls.changed, ls.outs[0], "", ls.ctes, ls.columns, ls.news, ls.outs)
 
-    def posterior_odds(self, t: Treatment) -> dict[Any, float]:
-        """PRAM's P(X = b | Y = b) per value b (the design's probabilities and the column's frequencies)."""
+    def posterior_odds(self, t: Treatment, before: Sequence[str] = ()) -> dict[Any, float]:
+        """PRAM's P(X = b | Y = b) per value b (the design's probabilities and the column's
+        frequencies as the treatments ``before`` it left them)."""
 
         def fail(key, message):
             self.c.fail(("treatments", t.name), key, message)
 
-        return perturb.posterior_odds(
-            self.perturb.categories(t.column, fail), dict(t.options), self.kinds[t.column], fail
-        )
+        stats, kinds, _ = self.stage(before, t)
+        return perturb.posterior_odds(stats.categories(t.column, fail), dict(t.options), kinds[t.column], fail)
 
     def _bands(self, t: Treatment, x: str) -> tuple[str, str]:
         edges = self.edges(t)
@@ -907,10 +971,13 @@ def treated_sql(
     modified: bool = True,
     originals: Sequence[str] = (),
     kinds_out: dict[str, str] | None = None,
+    keep_id: bool = False,
 ) -> str:
     """One SELECT returning the source's columns with the named treatments applied in order
-    (plus ``qar__modified`` when ``modified``, and the original value of each column in
-    ``originals`` as ``qar__o_<n>``), over ``relation_sql`` in the binder's dialect."""
+    (plus ``qar__modified`` when ``modified``, the original value of each column in
+    ``originals`` as ``qar__o_<n>``, and the row identity ``qar__id`` when ``keep_id``), over
+    ``relation_sql`` in the binder's dialect. A perturbative treatment reads its statistics
+    from the column as the treatments before it left it (:meth:`Binder.stage`)."""
     plan = binder.plan
     ts = [plan.get(n) for n in names]
     if len(set(names)) != len(names):
@@ -920,7 +987,7 @@ def treated_sql(
         binder.check(t)
         if t.local and t.local not in local_qis:
             local_qis.append(t.local)
-    identity = binder.identity() if any(t.perturbative for t in ts) else None
+    identity = binder.identity() if keep_id or any(t.perturbative for t in ts) else None
     internal = (["qar__id"] if identity else []) + [f"qar__single_{i}" for i in range(len(local_qis))]
     internal += [f"qar__o_{i}" for i in range(len(originals))]
     base = [binder.dialect.quote(c) for c in binder.columns] + internal + ["qar__modified"]
@@ -929,7 +996,7 @@ def treated_sql(
     for i, t in enumerate(ts, start=1):
         flag = f"qar__single_{local_qis.index(t.local)}" if t.local else None
         if t.perturbative:
-            s = binder.perturb_step(t, kinds, flag, i, base)
+            s = binder.perturb_step(t, kinds, flag, i, base, names[: i - 1])
         else:
             s = binder.step(t, kinds[t.column], flag, i)
         for column, _, out in s.changes:
@@ -949,4 +1016,5 @@ def treated_sql(
         identity=identity,
         internal=internal,
         originals=list(originals),
+        keep_id=keep_id,
     )

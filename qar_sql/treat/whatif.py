@@ -351,8 +351,8 @@ def whatif(
                 if note:
                     warnings.append(f"{scenario_name(s)}: T̂ undefined: {note}")
             odds = tuple(
-                (t.name, t.column, tuple((str(v), p) for v, p in binder.posterior_odds(t).items()))
-                for t in (plan.get(x) for x in s)
+                (t.name, t.column, tuple((str(v), p) for v, p in binder.posterior_odds(t, s[:i]).items()))
+                for i, t in enumerate(plan.get(x) for x in s)
                 if t.kind == "pram"
             )
             il = _loss(db, binder, relation.sql, s, qids, not_null) if loss and s else None

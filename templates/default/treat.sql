@@ -2,7 +2,8 @@
 -- qar__single_N marks rows that are singletons on local quasi-identifier N in the source (NULL a
 -- value of its own, as in GROUP BY); qar__modified marks rows some treatment changed; qar__id is
 -- the row identity the perturbative treatments draw from; qar__o_N keeps an original value for
--- the information-loss report. Read-only: the source is only selected from.
+-- the information-loss report (or a later treatment's local rows). Read-only: the source is
+-- only selected from.
 with qar_step0 as (
   select
     t.*,
@@ -51,11 +52,14 @@ qar_step{{ loop.index }} as (
 {% endfor %}
 select
 {% for c in columns %}
-  t.{{ q(c) }}{{ "," if not loop.last or modified or originals }}
+  t.{{ q(c) }}{{ "," if not loop.last or modified or originals or keep_id }}
 {% endfor %}
 {% for c in originals %}
-  t.qar__o_{{ loop.index0 }}{{ "," if not loop.last or modified }}
+  t.qar__o_{{ loop.index0 }}{{ "," if not loop.last or modified or keep_id }}
 {% endfor %}
+{% if keep_id %}
+  t.qar__id{{ "," if modified }}
+{% endif %}
 {% if modified %}
   t.qar__modified
 {% endif %}
