@@ -45,7 +45,9 @@ def _outside_engines():
 
 
 def _names(node: ast.AST) -> set[str]:
-    return {n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(node) if isinstance(n, ast.Name | ast.Attribute)}
+    return {
+        n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(node) if isinstance(n, ast.Name | ast.Attribute)
+    }
 
 
 def test_no_module_outside_engines_asks_which_engine_it_holds():
@@ -63,9 +65,7 @@ def test_no_module_outside_engines_asks_which_engine_it_holds():
 def test_the_callers_use_the_database_methods():
     for module, method in CALLERS.items():
         tree = ast.parse((PACKAGE / module).read_text())
-        calls = {
-            n.func.attr for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-        }
+        calls = {n.func.attr for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
         assert method in calls, f"{module} no longer calls db.{method}(...)"
 
 
@@ -141,9 +141,7 @@ def test_a_null_in_an_integer_column_is_an_error_not_a_number(eng):
 def test_arrow_batches_are_the_rows_on_every_engine(eng):
     db, relation = _opened(eng)
     q = db.dialect.quote
-    sql = (
-        f"select t.{q('id')} as {q('id')}, t.{q('s')} as {q('s')} from {relation.sql} as t order by t.{q('id')}"
-    )
+    sql = f"select t.{q('id')} as {q('id')}, t.{q('s')} as {q('s')} from {relation.sql} as t order by t.{q('id')}"
     with db:
         batches = list(db.arrow_batches(sql, ["id", "s"], 10))
     assert [b.num_rows for b in batches] == [10, 10, 3]
