@@ -9,8 +9,8 @@ import difflib
 import logging
 import re
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, closing
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,7 +102,7 @@ class Database:
     def query(self, sql: str, params: dict | None = None) -> list[tuple]:  # pragma: no cover
         raise NotImplementedError
 
-    def stream(self, sql: str, chunk: int) -> Iterator[list[tuple]]:
+    def stream(self, sql: str, chunk: int) -> Generator[list[tuple], None, None]:
         """Rows in chunks of at most ``chunk``. This default fetches the result whole and cuts it
         (chdb hands results over whole); engines with a server-side cursor override it, so that
         only one chunk is in memory at a time."""
@@ -119,13 +119,16 @@ class Database:
         names = list(columns)
         dtypes = [np.dtype(columns[n]) for n in names]
         parts: list[list[np.ndarray]] = [[] for _ in names]
-        for rows in self.stream(sql, ARRAY_CHUNK_ROWS):
-            if rows and len(rows[0]) != len(names):
-                raise DatabaseError(
-                    f"{self.engine_name} returned {len(rows[0])} columns where {len(names)} were expected"
-                )
-            for part, values, name, dtype in zip(parts, zip(*rows), names, dtypes):
-                part.append(_column_array(values, name, dtype))
+        # closing: a failure mid-result closes the cursor, so the connection can run the next
+        # statement (an unread streaming result blocks MariaDB's).
+        with closing(self.stream(sql, ARRAY_CHUNK_ROWS)) as chunks:
+            for rows in chunks:
+                if rows and len(rows[0]) != len(names):
+                    raise DatabaseError(
+                        f"{self.engine_name} returned {len(rows[0])} columns where {len(names)} were expected"
+                    )
+                for part, values, name, dtype in zip(parts, zip(*rows), names, dtypes):
+                    part.append(_column_array(values, name, dtype))
         return {n: np.concatenate(p) if p else np.zeros(0, dtype=d) for n, p, d in zip(names, parts, dtypes)}
 
     def arrow_batches(self, sql: str, names: Sequence[str], batch_rows: int) -> Iterator[Any]:
@@ -134,9 +137,10 @@ class Database:
         each chunk of :meth:`stream`; DuckDB overrides it with its native Arrow reader."""
         import pyarrow as pa
 
-        for rows in self.stream(sql, batch_rows):
-            values = list(zip(*rows))
-            yield pa.RecordBatch.from_arrays([pa.array(list(c)) for c in values], names=list(names))
+        with closing(self.stream(sql, batch_rows)) as chunks:
+            for rows in chunks:
+                values = list(zip(*rows))
+                yield pa.RecordBatch.from_arrays([pa.array(list(c)) for c in values], names=list(names))
 
     def array_relation(
         self, arrays: Mapping[str, np.ndarray]
