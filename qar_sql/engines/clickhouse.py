@@ -87,12 +87,6 @@ class ClickHouseDatabase(Database):
             timed.rows = len(rows)
             return rows
 
-    def stream(self, sql: str, chunk: int):
-        """Rows in chunks (chdb hands the result over whole; chunks keep callers uniform)."""
-        rows = self.query(sql)
-        for i in range(0, len(rows), chunk):
-            yield rows[i : i + chunk]
-
     def close(self) -> None:
         try:
             self.con.close()

@@ -9,11 +9,15 @@ import difflib
 import logging
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, closing
 from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 from qar_sql.engines.dialects import Dialect
-from qar_sql.errors import QarError, SourceNotFound, UsageError
+from qar_sql.errors import DatabaseError, QarError, SourceNotFound, UsageError
 
 #: Every statement and its time at DEBUG (``qar -vv`` or ``--log-level debug``); the library
 #: logs, never prints.
@@ -98,9 +102,59 @@ class Database:
     def query(self, sql: str, params: dict | None = None) -> list[tuple]:  # pragma: no cover
         raise NotImplementedError
 
-    def query_arrays(self, sql: str) -> dict:  # pragma: no cover
-        """The result's columns as numpy arrays, by name (engines that can hand them over whole)."""
-        raise NotImplementedError
+    def stream(self, sql: str, chunk: int) -> Generator[list[tuple], None, None]:
+        """Rows in chunks of at most ``chunk``. This default fetches the result whole and cuts it
+        (chdb hands results over whole); engines with a server-side cursor override it, so that
+        only one chunk is in memory at a time."""
+        rows = self.query(sql)
+        for i in range(0, len(rows), chunk):
+            yield rows[i : i + chunk]
+
+    def arrays(self, sql: str, columns: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        """The result of ``sql`` as one numpy array per output column: ``columns`` names them, in
+        the SELECT's order, with their dtypes. NULL becomes NaN in a float column; an integer
+        column has none. The same arrays on every engine: this default reads the rows in chunks
+        (:meth:`stream`), never more than one chunk of Python tuples at once; an engine that
+        hands columns over whole (DuckDB's ``fetchnumpy``) overrides it."""
+        names = list(columns)
+        dtypes = [np.dtype(columns[n]) for n in names]
+        parts: list[list[np.ndarray]] = [[] for _ in names]
+        # closing: a failure mid-result closes the cursor, so the connection can run the next
+        # statement (an unread streaming result blocks MariaDB's).
+        with closing(self.stream(sql, ARRAY_CHUNK_ROWS)) as chunks:
+            for rows in chunks:
+                if rows and len(rows[0]) != len(names):
+                    raise DatabaseError(
+                        f"{self.engine_name} returned {len(rows[0])} columns where {len(names)} were expected"
+                    )
+                for part, values, name, dtype in zip(parts, zip(*rows), names, dtypes):
+                    part.append(_column_array(values, name, dtype))
+        return {n: np.concatenate(p) if p else np.zeros(0, dtype=d) for n, p, d in zip(names, parts, dtypes)}
+
+    def arrow_batches(self, sql: str, names: Sequence[str], batch_rows: int) -> Iterator[Any]:
+        """The result of ``sql`` (whose output columns are ``names``) as pyarrow record batches
+        of at most ``batch_rows`` rows, one in memory at a time. This default makes one batch of
+        each chunk of :meth:`stream`; DuckDB overrides it with its native Arrow reader."""
+        import pyarrow as pa
+
+        with closing(self.stream(sql, batch_rows)) as chunks:
+            for rows in chunks:
+                values = list(zip(*rows))
+                yield pa.RecordBatch.from_arrays([pa.array(list(c)) for c in values], names=list(names))
+
+    def array_relation(
+        self, arrays: Mapping[str, np.ndarray]
+    ) -> AbstractContextManager[tuple[str, dict | None]] | None:
+        """A relation whose columns are the given integer arrays (equal lengths), for a FROM
+        clause: a context manager giving (SQL, the parameters to bind with it) and releasing
+        the relation on exit. None (this default) where the engine has no way to read arrays
+        from Python without writing a table: an audit writes nothing."""
+        return None
+
+    def stored_row_order(self, relation_sql: str) -> str | None:
+        """A column of ``relation_sql`` numbering its rows in the order they are stored (DuckDB
+        tables' ``rowid``), or None (this default) where the engine keeps no such order."""
+        return None
 
     def recover(self) -> None:
         """Make the connection usable again after a failed statement (engines that abort the
@@ -134,6 +188,19 @@ class Database:
     def __exit__(self, *exc):
         if not self.shared:
             self.close()
+
+
+#: Rows per chunk when :meth:`Database.arrays` builds arrays from rows: the Python tuples of one
+#: chunk are in memory at a time.
+ARRAY_CHUNK_ROWS = 100_000
+
+
+def _column_array(values: Sequence[Any], name: str, dtype: np.dtype) -> np.ndarray:
+    """One chunk of a column's values as an array of ``dtype`` (NULL → NaN in a float column)."""
+    try:
+        return np.asarray(values, dtype=dtype)  # None becomes NaN in a float array
+    except (TypeError, ValueError) as exc:
+        raise DatabaseError(f"column {name!r} of a result did not read as {dtype} values: {exc}") from exc
 
 
 def _first_line(exc: BaseException) -> str:

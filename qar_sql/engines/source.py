@@ -15,11 +15,15 @@ import gzip
 import os
 import re
 import threading
+import uuid
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, TypeAlias
+
+import numpy as np
 
 from qar_sql.engines import frames
 from qar_sql.engines.database import Database, Relation, _first_line, _pick_table, _Timed, log
@@ -100,13 +104,59 @@ class DuckDBDatabase(Database):
             timed.rows = len(rows)
             return rows
 
-    def query_arrays(self, sql: str) -> dict:
-        """A result as numpy columns (DuckDB's native fetch: no Python objects per row)."""
-        with self._lock, _Timed("duckdb", sql):
+    def arrays(self, sql: str, columns: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        """As :meth:`Database.arrays`, by DuckDB's native fetch: no Python objects per row."""
+        with self._lock, _Timed("duckdb", sql) as timed:
             try:
-                return self.con.execute(sql).fetchnumpy()
+                raw = self.con.execute(sql).fetchnumpy()
             except (self._duckdb.Error, RuntimeError) as exc:
                 raise _duckdb_error(exc) from exc
+            timed.rows = len(next(iter(raw.values()))) if raw else 0
+        if list(raw) != list(columns):
+            raise DatabaseError(f"duckdb returned the columns {list(raw)} where {list(columns)} were expected")
+        out = {}
+        for name, values in raw.items():
+            dtype = np.dtype(columns[name])
+            if np.ma.isMaskedArray(values):  # a column with NULLs: NaN where float, as elsewhere
+                if dtype.kind != "f":
+                    raise DatabaseError(f"column {name!r} of a result has NULLs where integers were expected")
+                values = np.ma.filled(values.astype(dtype), np.nan)
+            out[name] = np.asarray(values, dtype=dtype)
+        return out
+
+    def arrow_batches(self, sql: str, names: Sequence[str], batch_rows: int) -> Iterator[Any]:
+        """As :meth:`Database.arrow_batches`, by DuckDB's own Arrow reader."""
+        # The connection is not shared while the batches are read: hold its lock throughout.
+        with self._lock:
+            try:
+                relation = self.con.sql(sql)
+                # A relation streams its batches without the extra copy a DB-API result makes;
+                # DuckDB 2 names the call to_arrow_reader, DuckDB 1 fetch_arrow_reader.
+                reader_of = getattr(relation, "to_arrow_reader", None) or relation.fetch_arrow_reader
+                yield from reader_of(batch_rows)
+            except self._duckdb.Error as exc:
+                raise DatabaseError(f"DuckDB failed: {str(exc).splitlines()[0]}") from exc
+
+    @contextmanager
+    def _registered(self, arrays: Mapping[str, np.ndarray]) -> Iterator[tuple[str, dict | None]]:
+        name = f"qar_arrays_{uuid.uuid4().hex[:12]}"
+        self.con.register(name, dict(arrays))  # an in-memory view of the arrays, not a table write
+        try:
+            yield self.dialect.quote(name), None
+        finally:
+            self.con.unregister(name)
+
+    def array_relation(self, arrays: Mapping[str, np.ndarray]) -> AbstractContextManager[tuple[str, dict | None]]:
+        """As :meth:`Database.array_relation`: the arrays registered as a view, scanned in place."""
+        return self._registered(arrays)
+
+    def stored_row_order(self, relation_sql: str) -> str | None:
+        """DuckDB tables number their rows as stored (``rowid``); views and frames do not."""
+        try:
+            self.query(f"select rowid from {relation_sql} limit 0")
+        except DatabaseError:
+            return None
+        return "rowid"
 
     def close(self) -> None:
         self.con.close()
@@ -266,6 +316,19 @@ class SQLAlchemyDatabase(Database):
 
         with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="qar-scan") as pool:
             return list(pool.map(run, statements))
+
+    def array_relation(
+        self, arrays: Mapping[str, np.ndarray]
+    ) -> AbstractContextManager[tuple[str, dict | None]] | None:
+        """As :meth:`Database.array_relation`: the arrays bound as parameters and unnested
+        where the dialect reads a bound list as an array; None elsewhere."""
+        d = self.dialect
+        if not d.array_parameters:
+            return None
+        params = {f"a{i}": np.asarray(a, dtype=np.int64).tolist() for i, a in enumerate(arrays.values())}
+        casts = ", ".join(f"cast(%({p})s as {d.bigint}[])" for p in params)
+        names = ", ".join(d.quote(n) for n in arrays)
+        return nullcontext((f"(select * from unnest({casts}) as x({names}))", params))
 
     def result_types(self, sql: str) -> list[str]:
         """The type names the driver reports for the columns of ``sql`` (run with no rows

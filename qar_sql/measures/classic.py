@@ -37,7 +37,6 @@ import numpy as np
 from qar_sql.engines.render import render
 from qar_sql.engines.source import (
     Database,
-    DuckDBDatabase,
     Relation,
     SourceLike,
     column_names,
@@ -441,16 +440,12 @@ def _null_patterns(db: Database, enc: _Encoded, n_columns: int) -> list[int]:
     return [int(p) for p, _ in db.query(sql)]
 
 
+#: The columns of risk_cells.sql and their types.
+_CELL_COLUMNS = {"kind": np.int64, "qi": np.int64, "cell": np.int64, "x": np.int64, "y": np.int64, "z": np.float64}
+
+
 def _fetch(db: Database, sql: str) -> dict[str, np.ndarray]:
-    if isinstance(db, DuckDBDatabase):
-        raw = db.query_arrays(sql)
-        return {k: np.asarray(v) for k, v in raw.items()}
-    rows = db.query(sql)
-    names = ("kind", "qi", "cell", "x", "y", "z")
-    if not rows:
-        return {k: np.zeros(0) for k in names}
-    cols = list(zip(*rows))
-    return {k: np.asarray(c, dtype=np.float64 if k == "z" else np.int64) for k, c in zip(names, cols)}
+    return db.arrays(sql, _CELL_COLUMNS)
 
 
 # --- per-QI measures ----------------------------------------------------------------------------
@@ -1037,13 +1032,8 @@ def suda(
 
 def _record_cells(db: Database, enc: _Encoded, codes: Sequence[str], rows: int) -> np.ndarray:
     sql = render("risk_record_cells.sql", db.dialect, codes=list(codes), encode_sql=enc.encode_sql, encoded=enc.name)
-    if isinstance(db, DuckDBDatabase):
-        out = db.query_arrays(sql)
-        r, cell = np.asarray(out["r"]), np.asarray(out["cell"])
-    else:
-        got = db.query(sql)
-        r = np.array([a for a, _ in got], dtype=np.int64)
-        cell = np.array([b for _, b in got], dtype=np.int64)
+    out = db.arrays(sql, {"r": np.int64, "cell": np.int64})
+    r, cell = out["r"], out["cell"]
     if not np.array_equal(r, np.arange(rows)):
         raise DatabaseError("the records did not come back numbered 0..L-1 in source order; run the command again")
     return cell.astype(np.int64)

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from qar_sql.engines.render import render
-from qar_sql.engines.source import Database, DuckDBDatabase, Relation, SQLAlchemyDatabase
+from qar_sql.engines.source import Database, Relation
 from qar_sql.errors import DatabaseError, UsageError
 
 #: Largest L × C(N, p) the in-memory record commands accept (records × quasi-identifiers).
@@ -40,33 +40,17 @@ def check_size(n_rows: int, per_record: int, what: str, unit: str = "quasi-ident
         )
 
 
-_CHUNK_ROWS = 100_000
+def _fetch_matrix(db: Database, sql: str, prefix: str, n_columns: int, dtype) -> np.ndarray:
+    """Rows (r, {prefix}0..{prefix}n−1), r = 0..L−1 in order, as an L × n array (NULL → NaN).
 
-
-def _fetch_matrix(db: Database, sql: str, n_columns: int, dtype) -> np.ndarray:
-    """Rows (r, x_1..x_n), r = 0..L−1 in order, as an L × n array (NULL → NaN).
-
-    Without building L × n Python objects where the driver allows it: DuckDB hands back numpy
-    arrays, SQLAlchemy engines stream the rows in chunks (server-side cursor)."""
-    if isinstance(db, DuckDBDatabase):
-        arrays = list(db.query_arrays(sql).values())
-        r = np.asarray(arrays[0])
-        out = np.empty((r.size, n_columns), dtype=dtype)
-        for k, col in enumerate(arrays[1:]):
-            out[:, k] = np.ma.filled(col.astype(dtype), np.nan) if np.ma.isMaskedArray(col) else col
-    elif isinstance(db, SQLAlchemyDatabase):
-        r_parts, parts = [], []
-        for rows in db.stream(sql, _CHUNK_ROWS):
-            block = np.array([tuple(np.nan if v is None else v for v in row) for row in rows], dtype=float)
-            r_parts.append(block[:, 0])
-            parts.append(block[:, 1:].astype(dtype))
-        r = np.concatenate(r_parts) if r_parts else np.zeros(0)
-        out = np.concatenate(parts) if parts else np.zeros((0, n_columns), dtype=dtype)
-    else:
-        rows = db.query(sql)
-        r = np.array([row[0] for row in rows])
-        out = np.array([tuple(np.nan if v is None else v for v in row[1:]) for row in rows], dtype=dtype)
-        out = out.reshape(len(rows), n_columns)
+    Without building L × n Python objects at once (:meth:`Database.arrays`: DuckDB hands back
+    numpy arrays, other engines a chunk of rows at a time)."""
+    names = [f"{prefix}{k}" for k in range(n_columns)]
+    arrays = db.arrays(sql, {"r": np.int64, **dict.fromkeys(names, dtype)})
+    r = arrays["r"]
+    out = np.empty((r.size, n_columns), dtype=dtype)
+    for k, name in enumerate(names):
+        out[:, k] = arrays.pop(name)  # each column freed once copied
     # Every row index relies on r numbering the records 0..L−1 in order: check, do not trust.
     if not np.array_equal(r, np.arange(r.size)):
         raise DatabaseError("the records did not come back numbered 0..L-1 in key order; run the command again")
@@ -77,13 +61,13 @@ def fetch_codes(db: Database, relation: Relation, columns: Sequence[str], order_
     """L × N int64 codes of ``columns`` (value order, NULL = −1); row r = record r in key order."""
     encode_sql = render("encode.sql", db.dialect, columns=list(columns), relation=relation.sql, order_by=list(order_by))
     sql = render("record_codes.sql", db.dialect, encode_sql=encode_sql, n_columns=len(columns))
-    return _fetch_matrix(db, sql, len(columns), np.int64)
+    return _fetch_matrix(db, sql, "c", len(columns), np.int64)
 
 
 def fetch_values(db: Database, relation: Relation, columns: Sequence[str], order_by: Sequence[str]) -> np.ndarray:
     """L × len(columns) float values (NaN for NULL) of numeric columns, in key order."""
     sql = render("record_values.sql", db.dialect, columns=list(columns), relation=relation.sql, order_by=list(order_by))
-    return _fetch_matrix(db, sql, len(columns), float)
+    return _fetch_matrix(db, sql, "v", len(columns), float)
 
 
 def column_kinds(db: Database, relation: Relation, columns: Sequence[str]) -> list[str]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 import time
-import uuid
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -20,7 +19,7 @@ from typing import Unpack
 import numpy as np
 
 from qar_sql.engines.render import render
-from qar_sql.engines.source import Database, DuckDBDatabase, Relation, SourceLike, open_source, source_label
+from qar_sql.engines.source import Database, Relation, SourceLike, open_source, source_label
 from qar_sql.errors import NoTailError, ParameterError, UsageError, require_whole
 from qar_sql.measures.audit import SourceOptions, split_options
 from qar_sql.pushdown.scan import _QI, combinations
@@ -106,41 +105,30 @@ def parse_max(value: str | int | float, rows: int, step: int) -> int:
     return count
 
 
-def _removed_relation(db: Database, order: np.ndarray, kmax: int):
-    """SQL for the (r, pos) list of the first kmax records of ``order``, its params, cleanup."""
-    r = np.asarray(order[:kmax], dtype=np.int64)
-    pos = np.arange(1, kmax + 1, dtype=np.int64)
-    if isinstance(db, DuckDBDatabase):
-        name = f"qar_removed_{uuid.uuid4().hex[:12]}"
-        db.con.register(name, {"r": r, "pos": pos})  # an in-memory view, not a table write
-        return db.dialect.quote(name), None, lambda: db.con.unregister(name)
-    if db.dialect.name == "postgresql":
-        sql = "(select * from unnest(cast(%(r)s as bigint[]), cast(%(pos)s as bigint[])) as x(r, pos))"
-        return sql, {"r": r.tolist(), "pos": pos.tolist()}, lambda: None
-    raise UsageError(f"block elimination is not implemented for {db.dialect.name} yet; use DuckDB or PostgreSQL")
-
-
 def emptied_classes(
     db: Database, relation: Relation, columns, p, order_by, order: np.ndarray, kmax: int
 ) -> dict[int, np.ndarray]:
     """{qi: array of the removal step at which each emptied class empties} (steps ≤ kmax)."""
-    removed, params, cleanup = _removed_relation(db, order, kmax)
+    # The (r, pos) list of the first kmax records of ``order``, read by the engine in place.
+    removed = db.array_relation(
+        {"r": np.asarray(order[:kmax], dtype=np.int64), "pos": np.arange(1, kmax + 1, dtype=np.int64)}
+    )
+    if removed is None:
+        raise UsageError(f"block elimination is not implemented for {db.dialect.name} yet; use DuckDB or PostgreSQL")
     encode_sql = render("encode.sql", db.dialect, columns=list(columns), relation=relation.sql, order_by=order_by)
     qis = [_QI(j, tuple(f"c{i}" for i in c)) for j, c in enumerate(combinations(len(columns), p))]
-    sql = render(
-        "elimination.sql",
-        db.dialect,
-        encode_sql=encode_sql,
-        encoded="encoded",
-        removed=removed,
-        qis=qis,
-        kmax=int(kmax),
-        never=int(kmax) + 1,
-    )
-    try:
+    with removed as (removed_sql, params):
+        sql = render(
+            "elimination.sql",
+            db.dialect,
+            encode_sql=encode_sql,
+            encoded="encoded",
+            removed=removed_sql,
+            qis=qis,
+            kmax=int(kmax),
+            never=int(kmax) + 1,
+        )
         rows = db.query(sql, params)
-    finally:
-        cleanup()
     out: dict[int, list] = defaultdict(list)
     for qi, last, classes in rows:
         out[int(qi)].append((int(last), int(classes)))

@@ -157,8 +157,9 @@ def fused_scan(
                 verb = f"create temp table {flags} as" if k == 0 else f"insert into {flags}"
                 db.query(f"{verb} select r, w, bit from {groups} where size = 1")
                 tick()
-            words = db.query_arrays(
-                f"select r, w, cast(sum(bit) as {db.dialect.bigint}) as bits from {flags} group by r, w"
+            words = db.arrays(
+                f"select r, w, cast(sum(bit) as {db.dialect.bigint}) as bits from {flags} group by r, w",
+                {"r": np.int64, "w": np.int64, "bits": np.int64},
             )
             r, w, bits = words["r"], words["w"], words["bits"]
         finally:

@@ -31,7 +31,6 @@ import numpy as np
 from qar_sql.engines.source import (
     DUCKDB_SUFFIXES,
     Database,
-    DuckDBDatabase,
     Relation,
     SourceLike,
     check_null_tokens,
@@ -40,7 +39,7 @@ from qar_sql.engines.source import (
     open_source,
     select_columns,
 )
-from qar_sql.errors import ColumnError, DatabaseError, DataError, ParameterError, UsageError, require_whole, shown
+from qar_sql.errors import ColumnError, DataError, ParameterError, UsageError, require_whole, shown
 from qar_sql.release import metrics
 from qar_sql.release.projection import IMPUTE, ProjectionFit, factorize, fit_projections
 from qar_sql.release.read import BATCH_ROWS, arrow_batches, numeric_array, select_sql, value_array
@@ -468,14 +467,9 @@ def _check_key(db: Database, rel: Relation, key: str, side: str) -> None:
 
 def _row_order(db: Database, rel: Relation, side: str) -> str:
     """The SQL ordering rows as stored: a file's row order, a DuckDB table's rowid."""
-    if rel.row_order:
-        return f"t.{rel.row_order}"
-    if isinstance(db, DuckDBDatabase):
-        try:
-            db.query(f"select rowid from {rel.sql} limit 0")
-            return "t.rowid"
-        except DatabaseError:
-            pass
+    order = rel.row_order or db.stored_row_order(rel.sql)
+    if order:
+        return f"t.{order}"
     what = "a DataFrame, scanned in no set order" if rel.kind == "frame" else "a database table or a view"
     raise UsageError(
         f"--aligned needs rows in a stored order, which the {side} {rel.display!r} does not have "

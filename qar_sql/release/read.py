@@ -1,7 +1,7 @@
 """Reading the columns a comparison needs, as Arrow record batches streamed from the engine.
 
-DuckDB hands out Arrow batches natively (``fetch_record_batch``). Other engines go through
-SQLAlchemy with a server-side cursor (``stream_results``): each chunk of rows becomes one Arrow
+The engine hands them out (:meth:`~qar_sql.engines.database.Database.arrow_batches`): DuckDB
+natively, other engines a chunk of rows from a server-side cursor (``stream_results``) per
 batch. Either way only the named columns are selected, one batch is in memory at a time, and
 the statement is a plain SELECT in the connection's read-only transaction.
 """
@@ -14,8 +14,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from qar_sql.engines.source import Database, DuckDBDatabase
-from qar_sql.errors import ColumnError, DatabaseError
+from qar_sql.engines.source import Database
+from qar_sql.errors import ColumnError
 
 #: Rows per batch: 64 Ki rows × 20 columns is a few MB, and numpy's per-call overhead is small.
 BATCH_ROWS = 65_536
@@ -41,24 +41,7 @@ def arrow_batches(
 ) -> Iterator[pa.RecordBatch]:
     """The result of ``sql`` (whose output columns are ``names``) as Arrow record batches of at
     most ``batch_rows`` rows."""
-    if isinstance(db, DuckDBDatabase):
-        import duckdb
-
-        # The connection is not shared while the batches are read: hold its lock throughout.
-        with db._lock:
-            try:
-                relation = db.con.sql(sql)
-                # A relation streams its batches without the extra copy a DB-API result makes;
-                # DuckDB 2 names the call to_arrow_reader, DuckDB 1 fetch_arrow_reader.
-                reader_of = getattr(relation, "to_arrow_reader", None) or relation.fetch_arrow_reader
-                reader = reader_of(batch_rows)
-                yield from reader
-            except duckdb.Error as exc:
-                raise DatabaseError(f"DuckDB failed: {str(exc).splitlines()[0]}") from exc
-        return
-    for rows in db.stream(sql, batch_rows):  # type: ignore[attr-defined]
-        columns = list(zip(*rows))
-        yield pa.RecordBatch.from_arrays([pa.array(list(c)) for c in columns], names=list(names))
+    yield from db.arrow_batches(sql, names, batch_rows)
 
 
 def numeric_array(column: pa.Array, name: str) -> np.ndarray:

@@ -101,6 +101,9 @@ class Dialect:
     #: A SELECT can carry settings in a trailing SETTINGS clause (ClickHouse): a view emitted
     #: by ``--emit-sql`` then carries ``session_sql``'s settings and reads right in any session.
     settings_clause: bool = False
+    #: A bound list parameter reaches SQL as an array (psycopg and PostgreSQL), so ``unnest``
+    #: reads arrays from Python as a relation with no table written (Database.array_relation).
+    array_parameters: bool = False
 
     def quote(self, name: str) -> str:
         """Quote an identifier so any printable string (quotes, spaces, ``;``, unicode) is one name."""

@@ -28,6 +28,8 @@ DIALECT = Dialect(
     byte_order=' collate "C"',
     # 7 / 2 = 3 on integers.
     integer_division=True,
+    # psycopg sends a list as an array: unnest(cast(%(r)s as bigint[]), ...) is a relation.
+    array_parameters=True,
     executable=True,
     sqlglot="postgres",
 )
