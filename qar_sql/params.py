@@ -101,6 +101,14 @@ batch_size = click.option(
     type=click.IntRange(1, 100000),
     help="Quasi-identifiers per SQL statement (default: chosen per engine).",
 )
+prune = click.option(
+    "--prune",
+    type=click.Choice(["auto", "off"]),
+    envvar="QAR_PRUNE",
+    help="auto: group only the QIs that can reach the tail, bounded by the QIs of size p - 1 "
+    "(same T̂, u, ξ, β and exceedances; the other QIs get θ bounds); off: group every QI. "
+    "Default: auto at p >= 4, off below.",
+)
 k = click.option(
     "--k",
     "k",

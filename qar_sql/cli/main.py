@@ -157,6 +157,7 @@ def _sql_where(where: dict) -> dict:
 )
 @params.jobs
 @params.batch_size
+@params.prune
 @params.quiet
 @params.store
 @params.store_in_source
@@ -173,6 +174,7 @@ def audit(
     group_size,
     jobs,
     batch_size,
+    prune,
     quiet,
     store,
     store_in_source,
@@ -200,6 +202,7 @@ def audit(
     with params.Progress("scanning", quiet) as bar:
         text = {"all_text": True} if all_text else {}  # (only then: the store records the call's options)
         uniq = {"group_size": group_size} if group_size is not None else {}
+        uniq |= {"prune": prune} if prune is not None else {}
         result = run_audit(**where, **risk, k=k, batch_size=batch_size, jobs=jobs, progress=bar, **text, **uniq)
     if fmt == "html":
         from qar_sql.reporting.collect import audit_inputs, masked_command

@@ -1,0 +1,168 @@
+"""The pruned scan (issue 30): the (p − 1)-level class sizes first, then GROUP BY only the QIs of
+size p that can reach the tail, highest upper bound first (:mod:`.prune` says which and why).
+
+DuckDB codes the QI columns once, in a session temp table that both levels and every round
+read; PostgreSQL codes them in each statement's materialized CTE, as the plain scan does; the
+other engines group the columns themselves.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from qar_sql.engines.source import Database
+from qar_sql.errors import DataError
+from qar_sql.pushdown import prune, scan
+from qar_sql.results import QIBounds, QIStats, ScanResult
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PrunedScan:
+    """A :class:`ScanResult` whose pruned QIs carry bounds, and how it was reached."""
+
+    result: ScanResult
+    n_pruned: int
+    n_subsets: int  # (p − 1)-level QIs grouped for the bounds
+    rounds: int
+
+
+class _Relay:
+    """Progress in QIs: the (p − 1)-level QIs, then the p-level QIs grouped or pruned; a round's
+    statements move it within the round's share."""
+
+    def __init__(self, progress: scan.Progress | None, total: int):
+        self.progress, self.total, self.base = progress, total, 0
+
+    def within(self, share: int):
+        def tick(done: int, total: int) -> None:
+            if self.progress and total:
+                self.progress(self.base + share * done // total, self.total)
+
+        return tick
+
+    def reach(self, done: int) -> None:
+        self.base = done
+        if self.progress:
+            self.progress(self.base, self.total)
+
+
+def pruned_scan(
+    db: Database,
+    relation_sql: str,
+    columns: Sequence[str],
+    p: int,
+    *,
+    rows: int,
+    values: Sequence[int],
+    width: int,
+    cardinalities: Sequence[int] | None = None,
+    batch_size: int | None = None,
+    jobs: int = 1,
+    progress: scan.Progress | None = None,
+) -> PrunedScan:
+    """Exact H, S and class sizes of every QI that can reach the top ``width`` θ (evt.tail_width),
+    bounds for the others. ``values``: distinct values per column, NULL counted as one."""
+    n = len(columns)
+    combos = prune.qi_array(n, p)
+    n_qi, n_lower = len(combos), (len(scan.combinations(n, p - 1)) if p > 1 else 1)
+    relay = _Relay(progress, (n_lower if p > 1 else 0) + n_qi)
+    d = db.dialect
+    codes = None
+    try:
+        if d.temp_tables:  # one codes table for both levels and every round
+            codes = f"qar_prune_{os.getpid()}_{next(scan._temp_counter)}"
+            types = [scan.code_type(k) for k in cardinalities] if cardinalities else None
+            for sql in scan.materialize_statements(d, relation_sql, columns, codes, types):
+                db.query(sql)
+        opts = scan.StatementOptions(batch_size=batch_size, jobs=jobs, codes_table=codes)
+        if p > 1:
+            hist = scan.histograms(db, relation_sql, columns, p - 1, progress=relay.within(n_lower), rows=rows, **opts)
+            _check_rows(hist, rows)
+            below = prune.level(hist, n_lower, values)
+            del hist
+            relay.reach(n_lower)
+        else:
+            below = prune.empty_level(rows, values)
+        b = prune.bounds(below, combos, n, values)
+        frontier = prune.Frontier(b.distinct_low, b.distinct_high, width)
+        log.info(
+            "pruning: %d QIs of size %d bounded by %d of size %d; %d can reach the tail at first",
+            n_qi,
+            p,
+            n_lower,
+            p - 1,
+            len(frontier.candidates()),
+        )
+        grouped: dict[int, list[tuple[int, int]]] = {}
+        offset = n_lower if p > 1 else 0
+        while not frontier.done:
+            chosen = frontier.next_round()
+            got = scan.histograms(
+                db, relation_sql, columns, p, progress=relay.within(len(chosen)), rows=rows, only=chosen, **opts
+            )
+            _check_rows(got, rows)
+            try:
+                frontier.record({j: sum(c for _, c in got[j]) for j in chosen})
+            except ValueError as exc:
+                raise DataError(f"the table changed during the audit ({exc}); run it again") from exc
+            grouped.update((j, got[j]) for j in chosen)
+            n_pruned_now = int(np.count_nonzero(~frontier.grouped & (frontier.high < frontier.floor)))
+            settled = len(grouped) + n_pruned_now  # QIs grouped or pruned so far
+            relay.reach(offset + settled)
+            log.info(
+                "pruning round %d: %d QIs grouped (%d in all), %d pruned, %d left",
+                frontier.rounds,
+                len(chosen),
+                len(grouped),
+                n_pruned_now,
+                n_qi - settled,
+            )
+        frontier.check()
+    finally:
+        if codes:
+            db.drop_temp_tables([codes])
+    relay.reach(offset + n_qi)
+    return PrunedScan(
+        _assemble(columns, p, combos, grouped, b, frontier.pruned, rows),
+        n_pruned=int(frontier.pruned.sum()),
+        n_subsets=n_lower if p > 1 else 0,
+        rounds=frontier.rounds,
+    )
+
+
+def _check_rows(hist, rows: int) -> None:
+    if any(sum(s * c for s, c in h) != rows for h in hist.values()):
+        raise DataError("the table changed during the audit (the QIs disagree on the number of rows); run it again")
+
+
+def _assemble(columns, p, combos, grouped, b: prune.Bounds, pruned: np.ndarray, rows: int) -> ScanResult:
+    qis = []
+    names = tuple(columns)
+    for j, combo in enumerate(combos.tolist()):
+        cols = tuple(names[i] for i in combo)
+        if pruned[j]:
+            bound = QIBounds(
+                int(b.distinct_low[j]), int(b.distinct_high[j]), int(b.singletons_low[j]), int(b.min_class_high[j])
+            )
+            qis.append(QIStats(j, cols, 0, 0, 0, (), rows, bounds=bound))
+            continue
+        h = tuple(sorted(grouped[j]))
+        qis.append(
+            QIStats(
+                index=j,
+                columns=cols,
+                distinct=sum(c for _, c in h),
+                singletons=sum(c for s, c in h if s == 1),
+                min_class_size=h[0][0] if h else 0,
+                class_sizes=h,
+                rows=rows,
+            )
+        )
+    return ScanResult(rows=rows, columns=names, p=p, qis=tuple(qis))
