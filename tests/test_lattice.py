@@ -70,6 +70,26 @@ def test_plan_counts_every_qi_once(p):
     assert lattice.plan(freqs, rows, combos, beta=1e6).cubes == ()
 
 
+def skewed_freqs(seed: int, rows: int, cards=(2, 3, 4, 5, 7, 9, 12, 30, 80, 300)) -> list[dict[int, int]]:
+    rng = random.Random(seed)
+    freqs = []
+    for k in cards:
+        counts = Counter(rng.choices(range(k), weights=[1 / (i + 1) for i in range(k)], k=rows))
+        freqs.append(dict(Counter(counts.values())))
+    return freqs
+
+
+@pytest.mark.parametrize("p", [1, 2, 3, 4, 5])
+def test_qi_cells_equal_each_qis_own_convolution(p):
+    """The vectorised estimate (pairs and a Hankel matrix) equals the convolution of each QI's
+    columns, QI by QI (estimate_cells), to rounding."""
+    rows = 20_000
+    freqs = skewed_freqs(p, rows)
+    combos = combinations(len(freqs), p)
+    want = [lattice.estimate_cells(freqs, c, rows) for c in combos]
+    assert lattice.qi_cells(freqs, rows, combos) == pytest.approx(want, rel=1e-12)
+
+
 def test_plan_without_small_columns_has_no_cubes():
     rows = 1000
     freqs = [uniform(500, rows)] * 5  # every pair is nearly a key

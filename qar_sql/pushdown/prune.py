@@ -69,15 +69,25 @@ def combination_index(combos: np.ndarray, n_columns: int) -> np.ndarray:
     """The ``itertools.combinations(range(n_columns), k)`` index of each row of ``combos``
     (ascending column indices): C(n, k) − 1 − Σ_i C(n − 1 − c_i, k − i) (lexicographic rank)."""
     combos = np.asarray(combos, dtype=np.int64)
-    k = combos.shape[1]
-    if k == 0:
-        return np.zeros(len(combos), dtype=np.int64)
-    # binom[m, r] = C(m, r) for m < n, r ≤ k
-    binom = np.array([[math.comb(m, r) for r in range(k + 1)] for m in range(n_columns + 1)], dtype=np.int64)
-    rank = np.full(len(combos), math.comb(n_columns, k) - 1, dtype=np.int64)
-    for i in range(k):
-        rank -= binom[n_columns - 1 - combos[:, i], k - i]
-    return rank
+    return Ranker(n_columns, combos.shape[1])(combos)
+
+
+class Ranker:
+    """:func:`combination_index` for many calls with the same n and k (the binomials once)."""
+
+    def __init__(self, n_columns: int, k: int):
+        self.n, self.k = n_columns, k
+        # binom[m, r] = C(m, r) for m ≤ n, r ≤ k
+        self.binom = np.array([[math.comb(m, r) for r in range(k + 1)] for m in range(n_columns + 1)], dtype=np.int64)
+        self.top = math.comb(n_columns, k) - 1
+
+    def __call__(self, combos: np.ndarray) -> np.ndarray:
+        if self.k == 0:
+            return np.zeros(len(combos), dtype=np.int64)
+        rank = np.full(len(combos), self.top, dtype=np.int64)
+        for i in range(self.k):
+            rank -= self.binom[self.n - 1 - combos[:, i], self.k - i]
+        return rank
 
 
 @dataclass(frozen=True)
