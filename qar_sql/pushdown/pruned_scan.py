@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -31,6 +32,7 @@ class PrunedScan:
     n_pruned: int
     n_subsets: int  # (p − 1)-level QIs grouped for the bounds
     rounds: int
+    seconds: dict[str, float]  # where the time went: codes, subsets, bounds, rounds (bench/bench_frontier.py)
 
 
 class _Relay:
@@ -75,12 +77,22 @@ def pruned_scan(
     relay = _Relay(progress, (n_lower if p > 1 else 0) + n_qi)
     d = db.dialect
     codes = None
+    clock = time.perf_counter()
+    seconds = dict.fromkeys(("codes", "subsets", "bounds", "rounds"), 0.0)
+
+    def lap(name: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        seconds[name] += now - clock
+        clock = now
+
     try:
         if d.temp_tables:  # one codes table for both levels and every round
             codes = f"qar_prune_{os.getpid()}_{next(scan._temp_counter)}"
             types = [scan.code_type(k) for k in cardinalities] if cardinalities else None
             for sql in scan.materialize_statements(d, relation_sql, columns, codes, types):
                 db.query(sql)
+        lap("codes")
         opts = scan.StatementOptions(batch_size=batch_size, jobs=jobs, codes_table=codes)
         if p > 1:
             hist = scan.histograms(db, relation_sql, columns, p - 1, progress=relay.within(n_lower), rows=rows, **opts)
@@ -90,6 +102,7 @@ def pruned_scan(
             relay.reach(n_lower)
         else:
             below = prune.empty_level(rows, values)
+        lap("subsets")
         b = prune.bounds(below, combos, n, values)
         frontier = prune.Frontier(b.distinct_low, b.distinct_high, width)
         log.info(
@@ -100,13 +113,16 @@ def pruned_scan(
             p - 1,
             len(frontier.candidates()),
         )
+        lap("bounds")
         grouped: dict[int, list[tuple[int, int]]] = {}
         offset = n_lower if p > 1 else 0
         while not frontier.done:
             chosen = frontier.next_round()
+            lap("bounds")
             got = scan.histograms(
                 db, relation_sql, columns, p, progress=relay.within(len(chosen)), rows=rows, only=chosen, **opts
             )
+            lap("rounds")
             _check_rows(got, rows)
             try:
                 frontier.record({j: sum(c for _, c in got[j]) for j in chosen})
@@ -134,6 +150,7 @@ def pruned_scan(
         n_pruned=int(frontier.pruned.sum()),
         n_subsets=n_lower if p > 1 else 0,
         rounds=frontier.rounds,
+        seconds=seconds,
     )
 
 
