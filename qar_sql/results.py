@@ -291,7 +291,7 @@ class AuditResult(Tabular):
         in classes below k. A pruned QI has None for its counts, NaN for θ, and its θ bounds in
         ``theta_low`` and ``theta_high`` (columns present when the audit pruned)."""
         qis = self.qis
-        out = {
+        out: dict[str, list] = {
             "qi": [q.index for q in qis],
             "columns": [", ".join(q.columns) for q in qis],
             **attribute_columns(qis, ("distinct", "singletons", "theta", "min_class_size")),

@@ -219,7 +219,9 @@ def assert_pruned_equals_full(pr, full, *, expect_pruned=True):
             assert clipped[q.index] < u  # never an exceedance
     if u is not None:  # the exceedances, by QI and value
         exc_full = {j: theta[j] for j in np.flatnonzero(clipped > u)}
-        exc_pr = {q.index: q.theta for q in pr.qis if not q.pruned and evt.clip_theta(np.array([q.theta]), pr.rows)[0] > u}
+        exc_pr = {
+            q.index: q.theta for q in pr.qis if not q.pruned and evt.clip_theta(np.array([q.theta]), pr.rows)[0] > u
+        }
         assert exc_pr == exc_full
         assert len(exc_full) == full.fit.n_exceedances
     if "min_class_size" in pr.bounded:
@@ -323,7 +325,9 @@ def test_json_text_and_frames_say_what_was_pruned(tmp_path):
     frame = r.table_columns()
     assert sum(v is None for v in frame["distinct"]) == r.n_pruned
     assert all((lo is None) == (not q.pruned) for lo, q in zip(frame["theta_low"], r.qis))
-    bad = CliRunner().invoke(cli, ["audit", source, "--table", table, "-p", "4", "--prune", "auto", "--group-size", "5"])
+    bad = CliRunner().invoke(
+        cli, ["audit", source, "--table", table, "-p", "4", "--prune", "auto", "--group-size", "5"]
+    )
     assert bad.exit_code == 2 and "--group-size" in bad.output
 
 
@@ -338,3 +342,14 @@ def test_records_take_the_exact_path(tmp_path):
 
     c = contributions(source, table=table, key=["id"], columns=names, p=4, pi_u=0.2)
     assert c.audit.prune == "off" and c.audit.n_pruned == 0
+
+
+def test_html_report_of_a_pruned_audit(tmp_path):
+    """The report's θ figure plots the grouped QIs (the pruned ones have bounds, no θ)."""
+    from conftest import Loader
+
+    names, rows, types = skewed_table(25, 400)
+    source, table = Loader("duckdb", tmp_path).load("t", as_columns(names, rows), types)
+    out = CliRunner().invoke(cli, ["audit", source, "--table", table, "-p", "4", "--format", "html"])
+    assert out.exit_code == 0, out.output
+    assert "<html" in out.output.lower()

@@ -268,6 +268,6 @@ def _gained(members: list[int], outside: np.ndarray, p: int, uncovered: np.ndarr
     grid = np.empty((n_out, n_rest, p), dtype=np.int64)
     grid[:, :, : p - 1] = rest[None, :, :]
     grid[:, :, p - 1] = outside[:, None]
-    grid = grid.reshape(-1, p)
-    grid.sort(axis=1)
-    return uncovered[rank(grid)].reshape(n_out, n_rest).sum(axis=1)
+    flat = grid.reshape(-1, p)
+    flat.sort(axis=1)
+    return uncovered[rank(flat)].reshape(n_out, n_rest).sum(axis=1)

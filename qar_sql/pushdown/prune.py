@@ -116,17 +116,13 @@ def level(hist: Mapping[int, Sequence[tuple[int, int]]], n_lower: int, values: S
     for v, cap in enumerate(caps):
         # sums of whole numbers ≤ L < 2**53: exact in float64
         capped[:, v] = np.rint(np.bincount(qi, weights=count * np.minimum(size, cap), minlength=n_lower))
-    return Level(
-        np.rint(distinct).astype(np.int64), np.rint(singletons).astype(np.int64), min_class, capped, caps
-    )
+    return Level(np.rint(distinct).astype(np.int64), np.rint(singletons).astype(np.int64), min_class, capped, caps)
 
 
 def empty_level(rows: int, values: Sequence[int]) -> Level:
     """The level below p = 1: the empty QI, one class of all L rows."""
     caps = np.unique(np.asarray(values, dtype=np.int64))
-    return Level(
-        np.array([1]), np.array([int(rows == 1)]), np.array([rows]), np.minimum(caps, rows)[None, :], caps
-    )
+    return Level(np.array([1]), np.array([int(rows == 1)]), np.array([rows]), np.minimum(caps, rows)[None, :], caps)
 
 
 @dataclass(frozen=True)

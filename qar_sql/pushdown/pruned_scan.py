@@ -119,8 +119,9 @@ def pruned_scan(
         while not frontier.done:
             chosen = frontier.next_round()
             lap("bounds")
+            in_round = scan.StatementOptions(batch_size=batch_size, jobs=jobs, codes_table=codes, only=chosen)
             got = scan.histograms(
-                db, relation_sql, columns, p, progress=relay.within(len(chosen)), rows=rows, only=chosen, **opts
+                db, relation_sql, columns, p, progress=relay.within(len(chosen)), rows=rows, **in_round
             )
             lap("rounds")
             _check_rows(got, rows)

@@ -200,7 +200,7 @@ def render_statements(
         encoded, cte = f"{relation_sql} as t", None
         keys = [f"t.{dialect.quote(c)}" for c in columns]
         batch_size, plan = batch_size or RAW_BATCH, None  # no dialect here plans cubes
-    size = batch_size or default_batch_size(dialect, len(combos), jobs)
+    size = batch_size or default_batch_size(dialect, len(combos) if only is None else len(only), jobs)
     if size < 1:
         raise ParameterError(f"--batch-size {size} must be at least 1")
     statements, batches, temps = [], [], []
