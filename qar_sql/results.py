@@ -224,7 +224,7 @@ class AuditResult(Tabular):
     uniqueness: UniquenessResult | None = None  # with group_size: the birthday measures per QI
     prune: str = "off"  # "auto": QIs that cannot reach the tail were not grouped (issue 30)
     n_pruned: int = 0  # QIs of size p not grouped: below the tail by their bounds
-    n_subsets: int = 0  # QIs of size p − 1 grouped for the bounds
+    n_subsets: int = 0  # smaller QIs grouped for the bounds: size p − 1, and (p ≥ 3) each column alone
 
     @property
     def risk(self) -> float | None:

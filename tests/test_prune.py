@@ -292,10 +292,10 @@ def test_progress_counts_qis_grouped_and_pruned(tmp_path):
     source, table = Loader("duckdb", tmp_path).load("t", as_columns(names, rows), types)
     seen = []
     r = qar_sql.audit(source, table=table, p=4, prune="auto", progress=lambda d, t: seen.append((d, t)))
-    total = 120 + 210  # C(10, 3) QIs for the bounds, then C(10, 4)
+    total = 10 + 120 + 210  # the columns alone (their values), C(10, 3) QIs for the bounds, then C(10, 4)
     assert {t for _, t in seen} == {total}
     assert [d for d, _ in seen] == sorted(d for d, _ in seen) and seen[-1][0] == total
-    assert r.n_subsets == 120 and r.n_grouped + r.n_pruned == 210
+    assert r.n_subsets == 130 and r.n_grouped + r.n_pruned == 210
 
 
 def test_json_text_and_frames_say_what_was_pruned(tmp_path):
@@ -307,7 +307,7 @@ def test_json_text_and_frames_say_what_was_pruned(tmp_path):
     assert out.exit_code == 0, out.output
     d = json.loads(out.output)
     assert d["prune"] == "auto" and d["n_grouped"] + d["n_pruned"] == d["n_qi"] == 210 and d["n_pruned"] > 0
-    assert d["n_subsets_grouped"] == 120
+    assert d["n_subsets_grouped"] == 130
     pruned = [q for q in d["qis"] if q.get("pruned")]
     assert len(pruned) == d["n_pruned"]
     for q in pruned:

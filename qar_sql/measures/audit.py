@@ -294,7 +294,6 @@ def audit_relation(
             cols,
             p,
             rows=rows,
-            values=prof.values,
             width=evt.tail_width(n_qi, pi_u),
             cardinalities=distincts,
             batch_size=batch_size,

@@ -195,7 +195,7 @@ def audit_text(r: AuditResult, top: int = 10) -> str:
 def pruned_line(r: AuditResult) -> str:
     """How many QIs a pruned audit grouped, and why the rest need not be."""
     return (
-        f"{r.n_grouped:,} of {r.n_qi:,} QIs (and {r.n_subsets:,} of size {r.p - 1} for the bounds); "
+        f"{r.n_grouped:,} of {r.n_qi:,} QIs (and {r.n_subsets:,} smaller ones for the bounds); "
         f"{r.n_pruned:,} pruned: below the tail by their bounds (--prune off counts them all)"
     )
 

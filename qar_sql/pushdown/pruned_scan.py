@@ -62,7 +62,6 @@ def pruned_scan(
     p: int,
     *,
     rows: int,
-    values: Sequence[int],
     width: int,
     cardinalities: Sequence[int] | None = None,
     batch_size: int | None = None,
@@ -70,11 +69,18 @@ def pruned_scan(
     progress: scan.Progress | None = None,
 ) -> PrunedScan:
     """Exact H, S and class sizes of every QI that can reach the top ``width`` θ (evt.tail_width),
-    bounds for the others. ``values``: distinct values per column, NULL counted as one."""
+    bounds for the others.
+
+    V_c, the values of each column, come from a GROUP BY of each column alone (the level below
+    at p = 2), never from the profile's COUNT(DISTINCT): an engine's DISTINCT may compare
+    values otherwise than its GROUP BY (MariaDB's collations), and a V_c too small would make
+    an upper bound false. At p = 1 no V_c is needed: the bound is L."""
     n = len(columns)
     combos = prune.qi_array(n, p)
     n_qi, n_lower = len(combos), (len(scan.combinations(n, p - 1)) if p > 1 else 1)
-    relay = _Relay(progress, (n_lower if p > 1 else 0) + n_qi)
+    n_singles = n if p >= 3 else 0  # the one-column scan for V_c
+    offset = (n_lower if p > 1 else 0) + n_singles
+    relay = _Relay(progress, offset + n_qi)
     d = db.dialect
     codes = None
     clock = time.perf_counter()
@@ -94,12 +100,20 @@ def pruned_scan(
                 db.query(sql)
         lap("codes")
         opts = scan.StatementOptions(batch_size=batch_size, jobs=jobs, codes_table=codes)
+        values: Sequence[int] = [rows] * n
+        if n_singles:
+            singles = scan.histograms(db, relation_sql, columns, 1, progress=relay.within(n_singles), rows=rows, **opts)
+            _check_rows(singles, rows)
+            values = [sum(c for _, c in singles[i]) for i in range(n)]
+            relay.reach(n_singles)
         if p > 1:
             hist = scan.histograms(db, relation_sql, columns, p - 1, progress=relay.within(n_lower), rows=rows, **opts)
             _check_rows(hist, rows)
+            if p == 2:
+                values = [sum(c for _, c in hist[i]) for i in range(n)]
             below = prune.level(hist, n_lower, values)
             del hist
-            relay.reach(n_lower)
+            relay.reach(offset)
         else:
             below = prune.empty_level(rows, values)
         lap("subsets")
@@ -115,7 +129,6 @@ def pruned_scan(
         )
         lap("bounds")
         grouped: dict[int, list[tuple[int, int]]] = {}
-        offset = n_lower if p > 1 else 0
         while not frontier.done:
             chosen = frontier.next_round()
             lap("bounds")
@@ -149,7 +162,7 @@ def pruned_scan(
     return PrunedScan(
         _assemble(columns, p, combos, grouped, b, frontier.pruned, rows),
         n_pruned=int(frontier.pruned.sum()),
-        n_subsets=n_lower if p > 1 else 0,
+        n_subsets=(n_lower if p > 1 else 0) + n_singles,
         rounds=frontier.rounds,
         seconds=seconds,
     )
