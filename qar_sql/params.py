@@ -230,6 +230,13 @@ class Progress:
         self.bar.update(done - self.done)
         self.done = done
 
+    def note(self, text: str) -> None:
+        """Say where the work stands beside the bar (a pruned audit: QIs grouped, pruned, left)."""
+        self.label = text
+        if self.bar is not None:
+            self.bar.label = text
+            self.bar.render_progress()
+
     def close(self) -> None:
         if self.bar is not None:
             self.bar.__exit__(None, None, None)

@@ -297,6 +297,20 @@ def test_progress_counts_qis_grouped_and_pruned(tmp_path):
     assert [d for d, _ in seen] == sorted(d for d, _ in seen) and seen[-1][0] == total
     assert r.n_subsets == 130 and r.n_grouped + r.n_pruned == 210
 
+    class Bar:  # what the CLI's bar offers: ticks, and a note of where the work stands
+        def __init__(self):
+            self.notes = []
+
+        def __call__(self, done, total):
+            pass
+
+        def note(self, text):
+            self.notes.append(text)
+
+    bar = Bar()
+    qar_sql.audit(source, table=table, p=4, prune="auto", progress=bar)
+    assert bar.notes[-1] == f"QIs of size 4: {r.n_grouped:,} grouped, {r.n_pruned:,} pruned, 0 left"
+
 
 def test_json_text_and_frames_say_what_was_pruned(tmp_path):
     from conftest import Loader

@@ -145,6 +145,9 @@ def pruned_scan(
             grouped.update((j, got[j]) for j in chosen)
             n_pruned_now = int(np.count_nonzero(~frontier.grouped & (frontier.high < frontier.floor)))
             settled = len(grouped) + n_pruned_now  # QIs grouped or pruned so far
+            note = getattr(progress, "note", None)  # the CLI's bar shows it beside the count
+            if note:
+                note(f"QIs of size {p}: {len(grouped):,} grouped, {n_pruned_now:,} pruned, {n_qi - settled:,} left")
             relay.reach(offset + settled)
             log.info(
                 "pruning round %d: %d QIs grouped (%d in all), %d pruned, %d left",
