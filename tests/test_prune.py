@@ -367,3 +367,18 @@ def test_html_report_of_a_pruned_audit(tmp_path):
     out = CliRunner().invoke(cli, ["audit", source, "--table", table, "-p", "4", "--format", "html"])
     assert out.exit_code == 0, out.output
     assert "<html" in out.output.lower()
+
+
+def test_frontier_check_refuses_a_bound_that_reaches_the_tail():
+    """The check before the fit: four QIs, W = 1; the three low ones are pruned, and a pruned
+    upper bound that reaches the top exact H is refused."""
+    f = prune.Frontier(np.array([1, 1, 1, 5]), np.array([2, 2, 2, 6]), 1, first_round=1)
+    while not f.done:
+        f.record({j: int(f.high[j]) for j in f.next_round()})
+    f.check()
+    assert f.pruned.tolist() == [True, True, True, False]
+    f.high[0] = 6
+    with pytest.raises(ValueError, match="reaches the tail"):
+        f.check()
+    with pytest.raises(ValueError, match="outside its bounds"):
+        f.record({1: 3})

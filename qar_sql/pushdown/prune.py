@@ -211,13 +211,13 @@ class Frontier:
         return ~self.grouped
 
     def check(self) -> None:
-        """Assert what pruning rests on: at least W grouped QIs, and every pruned QI's upper
-        bound strictly below the W-th largest exact H."""
+        """Check what pruning rests on, again: at least W grouped QIs, and every pruned QI's
+        upper bound strictly below the W-th largest exact H; ValueError if not."""
         if not self.pruned.any():
             return
         exact = self.exact[self.grouped]
         if len(exact) < self.width:
-            raise AssertionError("fewer grouped QIs than the tail reads")
+            raise ValueError("fewer QIs were grouped than the tail reads")
         wth = np.partition(exact, len(exact) - self.width)[len(exact) - self.width]
         if not self.high[self.pruned].max() < wth:
-            raise AssertionError("a pruned QI may reach the tail")
+            raise ValueError("a pruned QI's upper bound reaches the tail")

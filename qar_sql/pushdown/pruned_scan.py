@@ -157,7 +157,10 @@ def pruned_scan(
                 n_pruned_now,
                 n_qi - settled,
             )
-        frontier.check()
+        try:
+            frontier.check()
+        except ValueError as exc:  # never expected: the frontier stops only when this holds
+            raise DataError(f"pruning could not prove its bounds ({exc}); run the audit with --prune off") from exc
     finally:
         if codes:
             db.drop_temp_tables([codes])
