@@ -302,12 +302,11 @@ def audit_relation(
         )
         result, n_pruned, n_subsets = pruned.result, pruned.n_pruned, pruned.n_subsets
         log.info(
-            "pruned %d of %d QIs (grouped %d, and %d of size %d for the bounds, in %d rounds)",
+            "pruned %d of %d QIs (grouped %d, and %d smaller ones for the bounds, in %d rounds)",
             n_pruned,
             n_qi,
             n_qi - n_pruned,
             n_subsets,
-            p - 1,
             pruned.rounds,
         )
     elif scanner is None:
