@@ -124,3 +124,20 @@ def test_scan_with_cubes_equals_brute_force_and_plain_scan(engine, seed, p, n_ro
         assert a.columns == tuple(names[i] for i in combo)
         assert a.class_sizes == b.class_sizes == want[combo], a.columns
     assert with_cubes.rows == without.rows == len(rows)
+
+
+def test_postgresql_statements_with_cubes_hold_at_most_cube_batch_qis():
+    """One statement per connection, but never more than CUBE_BATCH QIs: 6,325 QIs in one
+    PostgreSQL statement (12,650 at p = 4 over two connections) grew a backend past 11 GB."""
+    from qar_sql.engines.dialects import DIALECTS
+    from qar_sql.pushdown import scan as scan_module
+
+    rows = 20_000
+    freqs = skewed_freqs(7, rows, cards=(2, 3, 4, 5, 2, 3, 4, 5, 6, 7, 2, 3, 4, 8))
+    combos = combinations(len(freqs), 4)  # 1,001 QIs
+    plan = lattice.plan(freqs, rows, combos, beta=3.0)
+    assert plan.cubes
+    cols = [f"c{i}" for i in range(len(freqs))]
+    _, statements, batches, _ = scan_module.render_statements(DIALECTS["postgresql"], '"t"', cols, 4, jobs=1, plan=plan)
+    assert sorted(q for b in batches for q in b) == sorted(combos)
+    assert len(statements) == 2 and max(len(b) for b in batches) <= scan_module.CUBE_BATCH
