@@ -1,7 +1,8 @@
 """The p = 4 frontier (issue 30): the pruned audit (--prune auto) against the full one (--prune off).
 
 Data: ``--rows`` (default 100,000) rows x 50 skewed categorical columns (bench/datagen.py,
-seeded; its first 25 columns are the 25-column table of the issue), written to a DuckDB file
+seeded; its first 25 columns are the 25-column table of the issue, generated alone when only
+that case runs), written to a DuckDB file
 under bench/out/ or, with ``--engine postgresql``, to a table on ``$QAR_TEST_PG_URL``.
 
 Cases (``--cases``, comma-separated):
@@ -122,7 +123,8 @@ def main() -> int:
     from common import print_versions, remove_duckdb
 
     print_versions()
-    data = datagen.skewed_table(args.rows, 50, args.seed)
+    n_table = max(CASES[c][0] for c in cases)  # the first 25 columns of 50 are the 25-column table
+    data = datagen.skewed_table(args.rows, n_table, args.seed)
     if args.engine == "duckdb":
         Path(args.out).mkdir(parents=True, exist_ok=True)
         source = str(Path(args.out) / f"frontier_{args.rows}_{os.getpid()}.duckdb")
@@ -133,7 +135,7 @@ def main() -> int:
         table = f"{TABLE}_{args.rows}_{os.getpid()}"
         datagen.write_postgres(source, table, data)
     del data
-    print(f"{args.rows:,} rows x 50 columns on {args.engine}; jobs {args.jobs}")
+    print(f"{args.rows:,} rows x {n_table} columns on {args.engine}; jobs {args.jobs}")
     try:
         for case in cases:
             n_cols, p = CASES[case]
