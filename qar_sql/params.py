@@ -110,6 +110,14 @@ batch_size = click.option(
     type=click.IntRange(1, 100000),
     help="Quasi-identifiers per SQL statement (default: chosen per engine).",
 )
+prune = click.option(
+    "--prune",
+    type=click.Choice(["auto", "off"]),
+    envvar="QAR_PRUNE",
+    help="auto: group only the QIs that can reach the tail, bounded by the QIs of size p - 1 "
+    "(same T̂, u, ξ, β and exceedances; the other QIs get θ bounds); off: group every QI. "
+    "Default: auto at p >= 4, off below.",
+)
 k = click.option(
     "--k",
     "k",
@@ -325,6 +333,13 @@ class Progress:
                 click.echo(line, file=self.stream)  # (flushes)
             except (OSError, ValueError):  # stderr gone (a closed pipe): progress is not worth an error
                 pass
+
+    def note(self, text: str) -> None:
+        """Say where the work stands beside the bar (a pruned audit: QIs grouped, pruned, left)."""
+        self.label = text
+        if self.bar is not None:
+            self.bar.label = text
+            self.bar.render_progress()
 
     def close(self, outcome: str = "done") -> None:
         if self.bar is not None:

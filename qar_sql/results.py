@@ -132,8 +132,22 @@ class Tabular:
 
 
 @dataclass(frozen=True)
+class QIBounds:
+    """What a pruned QI's (p − 1)-column subsets prove about it (docs/method.md, "Pruning"):
+    its classes H lie in [distinct_low, distinct_high], its singletons are at least
+    ``singletons_low`` and its smallest class at most ``min_class_high``."""
+
+    distinct_low: int
+    distinct_high: int
+    singletons_low: int
+    min_class_high: int
+
+
+@dataclass(frozen=True)
 class QIStats:
-    """Counts for one quasi-identifier (a set of p columns) over the L rows."""
+    """Counts for one quasi-identifier (a set of p columns) over the L rows. A QI the audit
+    pruned (``bounds`` set) was never grouped: its counts are 0 and its θ NaN, and ``bounds``
+    says what is known of it instead."""
 
     index: int
     columns: tuple[str, ...]
@@ -142,11 +156,24 @@ class QIStats:
     min_class_size: int  # smallest equivalence class (k of k-anonymity); 0 for an empty table
     class_sizes: tuple[tuple[int, int], ...]  # (class size, number of classes), ascending
     rows: int  # L
+    bounds: QIBounds | None = None  # a pruned QI: what its subsets prove (its counts are unknown)
+
+    @property
+    def pruned(self) -> bool:
+        return self.bounds is not None
 
     @property
     def theta(self) -> float:
-        """θ(j) = H(j) / L."""
+        """θ(j) = H(j) / L (NaN for a pruned QI: see :attr:`theta_bounds`)."""
+        if self.bounds is not None:
+            return float("nan")
         return self.distinct / self.rows if self.rows else float("nan")
+
+    @property
+    def theta_bounds(self) -> tuple[float, float] | None:
+        """(lowest, highest) θ a pruned QI can have; None for a QI that was grouped."""
+        b = self.bounds
+        return None if b is None else (b.distinct_low / self.rows, b.distinct_high / self.rows)
 
     def records_below(self, k: int) -> int:
         """Records in classes smaller than k (those violating k-anonymity on this QI)."""
@@ -198,6 +225,9 @@ class AuditResult(Tabular):
     uniqueness: UniquenessResult | None = None  # with group_size: the birthday measures per QI
     #: Bootstrap intervals for T̂, u, ξ̂, β̂ (docs/uncertainty.md); None without a tail or with bootstrap=0.
     intervals: TailIntervals | None = None
+    prune: str = "off"  # "auto": QIs that cannot reach the tail were not grouped (issue 30)
+    n_pruned: int = 0  # QIs of size p not grouped: below the tail by their bounds
+    n_subsets: int = 0  # smaller QIs grouped for the bounds: size p − 1, and (p ≥ 3) each column alone
 
     @property
     def risk(self) -> float | None:
@@ -205,19 +235,53 @@ class AuditResult(Tabular):
 
     @property
     def theta(self) -> np.ndarray:
-        return np.array([q.distinct for q in self.qis], dtype=float) / self.rows
+        """θ of every QI in QI order; NaN for a pruned QI (its bounds are in ``qis``)."""
+        theta = np.array([q.distinct for q in self.qis], dtype=float) / self.rows
+        if self.n_pruned:
+            theta[[q.index for q in self.qis if q.pruned]] = np.nan
+        return theta
 
     @property
     def n_qi(self) -> int:
         return len(self.qis)
 
+    @property
+    def n_grouped(self) -> int:
+        """QIs of size p whose classes were counted (all of them unless pruned)."""
+        return self.n_qi - self.n_pruned
+
     def riskiest(self, n: int = 10) -> list[QIStats]:
-        """The n QIs with the largest θ (ties: more singletons first, then QI order)."""
-        return sorted(self.qis, key=lambda q: (-q.distinct, -q.singletons, q.index))[:n]
+        """The n QIs with the largest θ (ties: more singletons first, then QI order). Pruned QIs
+        come last: every one is below the tail, under every grouped QI of the top."""
+        return sorted(self.qis, key=lambda q: (q.pruned, -q.distinct, -q.singletons, q.index))[:n]
 
     @property
     def min_class_size(self) -> int:
-        return min((q.min_class_size for q in self.qis), default=0)
+        """The smallest class over all QIs (k-anonymity). With pruned QIs it is exact when it is
+        1 (a grouped QI has a class of one, or a pruned QI's subset does), else an upper bound
+        (:attr:`bounded`)."""
+        exact = min((q.min_class_size for q in self.qis if not q.pruned), default=0)
+        high = min((q.bounds.min_class_high for q in self.qis if q.bounds is not None), default=exact)
+        return min(exact, high) if self.n_grouped else high
+
+    @property
+    def qis_with_singletons(self) -> int:
+        """QIs on which some record is unique; with pruned QIs a lower bound unless every pruned
+        QI has a subset with a singleton (:attr:`bounded`)."""
+        return sum(q.singletons > 0 if q.bounds is None else q.bounds.singletons_low > 0 for q in self.qis)
+
+    @property
+    def bounded(self) -> tuple[str, ...]:
+        """The summary figures that are bounds, not exact values, because QIs were pruned:
+        ``min_class_size`` (an upper bound) and ``qis_with_singletons`` (a lower bound)."""
+        if not self.n_pruned:
+            return ()
+        out = []
+        if self.min_class_size > 1:
+            out.append("min_class_size")
+        if any(q.bounds is not None and q.bounds.singletons_low == 0 for q in self.qis):
+            out.append("qis_with_singletons")
+        return tuple(out)
 
     @property
     def n_keys(self) -> int:
@@ -227,14 +291,22 @@ class AuditResult(Tabular):
 
     def table_columns(self) -> dict[str, list]:
         """One row per QI, in QI order: its columns, H, S, θ, the smallest class and the records
-        in classes below k."""
+        in classes below k. A pruned QI has None for its counts, NaN for θ, and its θ bounds in
+        ``theta_low`` and ``theta_high`` (columns present when the audit pruned)."""
         qis = self.qis
-        return {
+        out: dict[str, list] = {
             "qi": [q.index for q in qis],
             "columns": [", ".join(q.columns) for q in qis],
             **attribute_columns(qis, ("distinct", "singletons", "theta", "min_class_size")),
             f"records_below_k{self.k}": [q.records_below(self.k) for q in qis],
         }
+        if self.n_pruned:
+            for name in ("distinct", "singletons", "min_class_size", f"records_below_k{self.k}"):
+                out[name] = [None if q.pruned else v for q, v in zip(qis, out[name])]
+            tb = [q.theta_bounds for q in qis]
+            out["theta_low"] = [None if b is None else b[0] for b in tb]
+            out["theta_high"] = [None if b is None else b[1] for b in tb]
+        return out
 
     def summary_line(self) -> str:
         risk = format_risk(self.risk)

@@ -22,6 +22,7 @@ import test_discover as discover_tests
 import test_influence as influence_tests
 import test_infoloss as infoloss_tests
 import test_perturb as perturb_tests
+import test_prune as prune_tests
 import test_records as records_tests
 import test_uniqueness as uniqueness_tests
 import test_whatif as whatif_tests
@@ -102,6 +103,15 @@ def test_audit_equals_duckdb(eng, duck):
     assert [q.class_sizes for q in got.qis] == [q.class_sizes for q in want.qis]
     assert_close(got.risk, want.risk)
     assert numbers(got)[:-2] == numbers(want)[:-2]
+
+
+def test_pruned_audit_equals_unpruned(eng, monkeypatch):
+    """--prune auto at p = 4 (issue 30): T̂, u, ξ, β and the exceedances bit for bit those of
+    --prune off, the bounds around the pruned QIs' counts; small rounds, so several run."""
+    monkeypatch.setattr(prune_tests.prune, "FIRST_ROUND", 16)
+    names, rows, types = prune_tests.skewed_table(31, 300, cards=(2, 3, 5, 8, 12, 4, 6, 2))
+    pr, _ = prune_tests.check_pruned_audit(eng.loader(), names, rows, types, 4, pi_u=0.1, batch_size=16)
+    assert pr.engine == eng.engine_name
 
 
 def test_progress_is_reported(eng):

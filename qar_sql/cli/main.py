@@ -243,6 +243,7 @@ def _sql_where(where: dict) -> dict:
 )
 @params.jobs
 @params.batch_size
+@params.prune
 @params.quiet
 @params.store
 @params.store_in_source
@@ -262,6 +263,7 @@ def audit(
     group_size,
     jobs,
     batch_size,
+    prune,
     quiet,
     store,
     store_in_source,
@@ -300,6 +302,7 @@ def audit(
             uniq["interval_level"] = interval_level
         if bootstrap != tail_interval.DEFAULT_RESAMPLES:
             uniq["bootstrap"] = bootstrap
+        uniq |= {"prune": prune} if prune is not None else {}
         result = run_audit(**where, **risk, k=k, batch_size=batch_size, jobs=jobs, progress=bar, **text, **uniq)
     if fmt == "html":
         from qar_sql.reporting.collect import audit_inputs, masked_command

@@ -585,6 +585,7 @@ def complete_run(
     qi_rows = [
         (run_id, q.index, json.dumps(list(q.columns)), q.distinct, q.singletons, float(q.theta), q.min_class_size)
         for q in result.qis
+        if not q.pruned  # (a pruned QI has no θ; its bounds are in the run's JSON)
     ]
     with store.transaction() as tx:
         # The run row first: DuckDB refuses to update a row that rows inserted earlier in
@@ -764,7 +765,8 @@ def _recorded(st, source, scan_name, secrets, top_records, hashing, audit_kwargs
             if runner is not None:  # record-level commands: (AuditResult, [(key, contribution)])
                 result, top_records = runner()
             else:
-                result = _audit(source, **audit_kwargs)
+                # the store keeps every QI's θ: exact unless the caller asks for --prune auto
+                result = _audit(source, **{"prune": "off", **audit_kwargs})
         tops = top_records(result) if callable(top_records) else top_records
         more = sections(result) if sections is not None else None
     except BaseException as exc:

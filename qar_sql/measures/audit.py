@@ -9,10 +9,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any, TypedDict
 
+import numpy as np
+
 from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, Relation, SourceLike, open_source, select_columns, source_label
 from qar_sql.errors import ColumnError, DatabaseError, DataError, NoTailError, ParameterError, require_whole, shown
 from qar_sql.measures import birthday
+from qar_sql.pushdown import prune as pruning
+from qar_sql.pushdown.pruned_scan import pruned_scan
 from qar_sql.pushdown.scan import Progress, combinations, profile_statements, scan
 from qar_sql.results import AuditResult, ScanResult, UniquenessResult, pick
 from qar_sql.stats import evt
@@ -169,11 +173,21 @@ def _no_equality(db: Database, relation: Relation, columns: Sequence[str], exc: 
 def fit(scan_result: ScanResult, *, alpha: float, pi_u: float, pwm: str) -> tuple[evt.TailFit | None, list[str]]:
     """Fit the tail; no tail is a warning and no number, never a made-up one."""
     try:
-        tail = evt.qar_risk(scan_result.theta, scan_result.rows, alpha=alpha, pi_u=pi_u, pwm=pwm)
+        tail = evt.qar_risk(fit_theta(scan_result), scan_result.rows, alpha=alpha, pi_u=pi_u, pwm=pwm)
     except NoTailError as exc:
         return None, [str(exc)]
     few = tail_interval.exceedance_note(tail.n_exceedances)  # fewer than 3: flagged in every format
     return tail, ([few] if few else []) + list(tail.warnings)  # (the fit's own notes stay last)
+
+
+def fit_theta(scan_result: ScanResult) -> np.ndarray:
+    """θ as the tail fit reads it: a pruned QI stands at its upper bound, which is below every
+    value the estimator reads (pushdown/prune.py), so T̂, u, ξ̂, β̂ and the exceedances are those
+    of the exact θ, bit for bit."""
+    distinct = np.array(
+        [q.distinct if q.bounds is None else q.bounds.distinct_high for q in scan_result.qis], dtype=float
+    )
+    return distinct / scan_result.rows
 
 
 def audit(
@@ -197,6 +211,7 @@ def audit(
     null_tokens: Sequence[str] = (),
     interval_level: float = tail_interval.DEFAULT_LEVEL,
     bootstrap: int = tail_interval.DEFAULT_RESAMPLES,
+    prune: str | None = None,
 ) -> AuditResult:
     """Audit one table: its QaR risk T̂(p, α) over all C(N, p) quasi-identifiers.
 
@@ -206,10 +221,23 @@ def audit(
     also holds every QI's uniqueness probability for groups of k (``result.uniqueness``), from
     the same histograms. ``interval_level`` and ``bootstrap`` (resamples; 0: none) set the
     intervals of ``result.intervals`` (docs/uncertainty.md).
+
+    ``prune``: ``"auto"`` groups only the QIs of size p that can reach the tail, found from the
+    counts of size p − 1 (T̂, u, ξ̂, β̂ and the exceedances are those of the full audit, bit for
+    bit; the other QIs carry θ bounds); ``"off"`` groups every QI. Default: ``"auto"`` at p ≥ 4,
+    ``"off"`` below, and always off with ``group_size`` (which needs every QI's classes).
     """
     validate(p, alpha, pi_u, pwm)
     tail_interval.check_level(interval_level)
     tail_interval.check_resamples(bootstrap)
+    mode = pruning.resolve(prune, p)
+    if group_size is not None and mode == "auto":
+        if prune == "auto":
+            raise ParameterError(
+                "--group-size needs every QI's class sizes, which --prune auto does not count; "
+                "drop --prune auto (or use --prune off)"
+            )
+        mode = "off"
     require_whole(k, 2, f"--k {shown(k)} must be a whole number of at least 2, e.g. 5")
     if group_size is not None:
         birthday.check_group_size(group_size)
@@ -231,6 +259,7 @@ def audit(
             group_size=group_size,
             interval_level=interval_level,
             bootstrap=bootstrap,
+            prune=mode,
         )
 
 
@@ -247,10 +276,12 @@ def audit_relation(
     group_size=None,
     interval_level=tail_interval.DEFAULT_LEVEL,
     bootstrap=tail_interval.DEFAULT_RESAMPLES,
+    prune: str = "off",
 ) -> AuditResult:
     """The audit on an open connection (reused by later commands). ``scanner(columns,
     batch_size, jobs, progress, cardinalities) -> ScanResult`` replaces the plain scan (record-level commands
-    gather their per-record tallies in the same pass). ``group_size``: see :func:`audit`."""
+    gather their per-record tallies in the same pass). ``group_size``, ``prune``: see :func:`audit`
+    (here ``prune`` defaults to ``"off"``: the commands built on this need every QI's classes)."""
     started = started if started is not None else time.perf_counter()
     opts.validate()
     p, alpha, pi_u, pwm, jobs, progress = opts.p, opts.alpha, opts.pi_u, opts.pwm, opts.jobs, opts.progress
@@ -258,13 +289,41 @@ def audit_relation(
     if not cols:
         raise ParameterError("no quasi-identifier columns are left; name them with --columns")
     n_qi = len(combinations(len(cols), p))
-    rows, notes, distincts = profile(db, relation, cols)  # first: "the table is empty" says more
+    prof = profile_columns(db, relation, cols)  # first: "the table is empty" says more
+    rows, notes, distincts = prof.rows, list(prof.notes), list(prof.distinct)
     evt.check_n_qi(n_qi, pi_u)
+    if prune not in pruning.PRUNE_MODES:
+        raise ParameterError(f"--prune {prune!r} is unknown; use one of {', '.join(pruning.PRUNE_MODES)}")
+    if prune == "auto" and (scanner is not None or group_size is not None):
+        raise ParameterError("this command needs every QI's classes; run it with --prune off")
     log.info(
         "%s on %s: %d rows, %d columns, %d QIs of size %d", db.engine_name, relation.display, rows, len(cols), n_qi, p
     )
     scan_started = time.perf_counter()
-    if scanner is None:
+    n_pruned = n_subsets = 0
+    if prune == "auto":
+        pruned = pruned_scan(
+            db,
+            relation.sql,
+            cols,
+            p,
+            rows=rows,
+            width=evt.tail_width(n_qi, pi_u),
+            cardinalities=distincts,
+            batch_size=batch_size,
+            jobs=jobs,
+            progress=progress,
+        )
+        result, n_pruned, n_subsets = pruned.result, pruned.n_pruned, pruned.n_subsets
+        log.info(
+            "pruned %d of %d QIs (grouped %d, and %d smaller ones for the bounds, in %d rounds)",
+            n_pruned,
+            n_qi,
+            n_qi - n_pruned,
+            n_subsets,
+            pruned.rounds,
+        )
+    elif scanner is None:
         result = scan(
             db,
             relation.sql,
@@ -282,7 +341,14 @@ def audit_relation(
         raise DataError(f"the table changed during the audit ({rows} rows, then {result.rows}); run it again")
     tail, warnings = fit(result, alpha=alpha, pi_u=pi_u, pwm=pwm)
     intervals = None
-    if tail is not None and bootstrap:  # from the θ in memory: no query
+    if tail is not None and bootstrap and n_pruned:
+        # A resample can bring QIs below the tail into its own top, where a pruned QI has only
+        # bounds: the bootstrap needs every θ, so a pruned audit states no interval.
+        warnings.append(
+            f"no interval of T̂: {n_pruned:,} QIs were pruned (θ bounds only) and the bootstrap needs "
+            "every θ; run with --prune off for the interval"
+        )
+    elif tail is not None and bootstrap:  # from the θ in memory: no query
         intervals = tail_interval.bootstrap_intervals(
             result.theta, rows, tail, alpha=alpha, pi_u=pi_u, pwm=pwm, level=interval_level, resamples=bootstrap
         )
@@ -336,6 +402,9 @@ def audit_relation(
         column_notes=tuple(relation.inferred_notes(cols) + relation.token_notes(cols)),
         uniqueness=block,
         intervals=intervals,
+        prune=prune,
+        n_pruned=n_pruned,
+        n_subsets=n_subsets,
     )
 
 

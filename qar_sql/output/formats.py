@@ -23,6 +23,23 @@ def _num(x: float | None) -> float | None:
 
 
 def qi_dict(q: QIStats, k: int, histograms: bool = False) -> dict[str, Any]:
+    b = q.bounds
+    if b is not None:  # pruned: never grouped, so no counts; what its subsets prove instead
+        lo, hi = q.theta_bounds or (None, None)
+        return {
+            "index": q.index,
+            "columns": list(q.columns),
+            "distinct": None,
+            "singletons": None,
+            "theta": None,
+            "min_class_size": None,
+            "records_below_k": None,
+            "pruned": True,
+            "theta_bounds": [_num(lo), _num(hi)],
+            "distinct_bounds": [b.distinct_low, b.distinct_high],
+            "singletons_low": b.singletons_low,
+            "min_class_size_high": b.min_class_high,
+        }
     d = {
         "index": q.index,
         "columns": list(q.columns),
@@ -113,7 +130,12 @@ def audit_dict(r: AuditResult, *, histograms: bool = False) -> dict[str, Any]:
         "n_keys": r.n_keys,
         "k": r.k,
         "min_class_size": r.min_class_size,
-        "qis_with_singletons": sum(q.singletons > 0 for q in r.qis),
+        "qis_with_singletons": r.qis_with_singletons,
+        "prune": r.prune,
+        "n_grouped": r.n_grouped,
+        "n_pruned": r.n_pruned,
+        "n_subsets_grouped": r.n_subsets,
+        "bounds": list(r.bounded),
         "warnings": list(r.warnings),
         "column_notes": list(r.column_notes),
         "seconds": r.seconds,
@@ -193,6 +215,8 @@ def audit_text(r: AuditResult, top: int = 10) -> str:
         f"  columns             {len(r.columns)}: {', '.join(r.columns)}",
         f"  quasi-identifiers   {r.n_qi:,} (every set of p = {r.p} columns)",
     ]
+    if r.n_pruned:
+        lines.append(f"  grouped             {pruned_line(r)}")
     if f:
         lines += [
             f"  risk T̂({r.p}, {r.alpha:g})     {f.risk:.10g}",
@@ -210,7 +234,7 @@ def audit_text(r: AuditResult, top: int = 10) -> str:
     else:
         lines += [f"  risk T̂({r.p}, {r.alpha:g})     undefined: no tail (see warnings)"]
     lines += [
-        f"  smallest class      {r.min_class_size} (k-anonymity over all QIs)",
+        f"  smallest class      {smallest_class(r)} (k-anonymity over all QIs)",
         f"  keys (θ = 1)        {r.n_keys}",
         "",
         f"The {min(top, r.n_qi)} riskiest quasi-identifiers:",
@@ -230,6 +254,19 @@ def audit_text(r: AuditResult, top: int = 10) -> str:
         lines += ["", verdict(r, f.risk)]
     lines += section("text", "Warnings", r.warnings) + section("text", "Notes", r.column_notes)
     return "\n".join(lines) + "\n"
+
+
+def pruned_line(r: AuditResult) -> str:
+    """How many QIs a pruned audit grouped, and why the rest need not be."""
+    return (
+        f"{r.n_grouped:,} of {r.n_qi:,} QIs (and {r.n_subsets:,} smaller ones for the bounds); "
+        f"{r.n_pruned:,} pruned: below the tail by their bounds (--prune off counts them all)"
+    )
+
+
+def smallest_class(r: AuditResult) -> str:
+    """The smallest class, with "at most" where pruned QIs leave it a bound."""
+    return f"at most {r.min_class_size}" if "min_class_size" in r.bounded else str(r.min_class_size)
 
 
 def verdict(r: AuditResult, risk: float) -> str:
@@ -281,12 +318,13 @@ def audit_markdown(r: AuditResult, top: int = 10) -> str:
         f"| rows | {r.rows:,} |",
         f"| columns | {len(r.columns)} |",
         f"| quasi-identifiers (p = {r.p}) | {r.n_qi:,} |",
+        *([f"| grouped | {pruned_line(r)} |"] if r.n_pruned else []),
         f"| risk T̂({r.p}, {r.alpha:g}) | {'undefined (no tail)' if not f else f'{f.risk:.10g}'} |",
         *_interval_rows(r),
         f"| threshold u | {_g(f.u if f else None, 10)} |",
         f"| exceedances | {f.n_exceedances if f else 0} |",
         f"| ξ, β | {_g(f.xi if f else None)}, {_g(f.beta if f else None)} |",
-        f"| smallest class | {r.min_class_size} |",
+        f"| smallest class | {smallest_class(r)} |",
         f"| keys (θ = 1) | {r.n_keys} |",
         "",
         f"### The {min(top, r.n_qi)} riskiest quasi-identifiers",

@@ -185,18 +185,23 @@ def _theta(inp: ReportInputs, numbers: dict) -> dict | None:
     fig_theta = fig_diag = None
     exc_n = 0
     if figures.available():
+        theta = a.theta
+        over = f"the {a.n_qi} quasi-identifiers"
+        if a.n_pruned:  # pruned QIs have no θ, only bounds below the tail: plot the grouped ones
+            theta = theta[~np.isnan(theta)]
+            over = f"the {a.n_grouped} grouped quasi-identifiers ({a.n_pruned} more pruned, all below u)"
         fig_theta = figures.theta_distribution(
-            a.theta,
+            theta,
             a.rows,
             f.u if f else None,
             f.xi if f else None,
             f.beta if f else None,
             a.pi_u,
-            f"Histogram of θ over the {a.n_qi} quasi-identifiers"
+            f"Histogram of θ over {over}"
             + (f", threshold u = {f.u:.4g} and the fitted GPD tail above it" if f else ""),
         )
         if f:
-            exc = figures.exceedances(a.theta, a.rows, f.u)
+            exc = figures.exceedances(theta, a.rows, f.u)
             exc_n = int(exc.size)
             if exc.size >= 3:
                 fig_diag = figures.qq(

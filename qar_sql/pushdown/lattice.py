@@ -100,15 +100,66 @@ def estimate_cells(freqs: Sequence[Mapping[int, int]], columns: Sequence[int], r
     return _distinct(dist, rows)
 
 
+def _curve(rows: int, length: int) -> np.ndarray:
+    """f[b] = 1 − exp(−L·2^(−b/_RES)): expected presence of a cell in bin b (:func:`_distinct`)."""
+    return -np.expm1(-rows * np.exp2(-np.arange(length) / _RES))
+
+
+def _hankel(f: np.ndarray, n: int) -> np.ndarray:
+    """H[s, t] = f[s + t] for s, t < n (f has at least 2n − 1 entries)."""
+    idx = np.arange(n)
+    return f[idx[:, None] + idx[None, :]]
+
+
 def qi_cells(freqs: Sequence[Mapping[int, int]], rows: int, combos: Sequence[tuple[int, ...]]) -> np.ndarray:
-    """Estimated number of classes of every QI (independence estimate, as for cubes)."""
-    dists = [_column_dist(f, rows) for f in freqs]
+    """Estimated number of classes of every QI (independence estimate, as for cubes).
+
+    Vectorised over QIs: E[D] = Σ_b dist(b)·f(b) with dist the convolution of the QI's column
+    histograms. Split the QI into a left part (up to two columns) and the rest (up to two
+    columns): E[D] = left · H · right with H the Hankel matrix f(s + t), and left·H computed once
+    per column pair. QIs of more than four columns fall back to one convolution each."""
+    dists = np.array([_column_dist(f, rows) for f in freqs])
+    n_cols, width = dists.shape if len(freqs) else (0, 0)
+    combos_a = np.asarray(combos, dtype=np.int64).reshape(len(combos), -1)
+    p = combos_a.shape[1]
+    if not len(combos) or p > 4 or p == 0:
+        out = np.empty(len(combos))
+        for j, combo in enumerate(combos):
+            dist = np.ones(1)
+            for i in combo:
+                dist = np.convolve(dist, dists[i])
+            out[j] = _distinct(dist, rows)
+        return out
+    f = _curve(rows, 4 * width)
+    if p == 1:
+        return dists[combos_a[:, 0]] @ f[:width]
+    # pair convolutions, only of the pairs the QIs start with (and end with, at p = 4)
+    pw = 2 * width - 1
+    idx = np.arange(width)
+
+    def pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        out = np.zeros((len(a), pw))
+        for k in range(width):  # conv: out[:, k + j] += A[:, k]·B[:, j]
+            out[:, k : k + width] += dists[a, k][:, None] * dists[b]
+        return out
+
+    key = combos_a[:, 0] * n_cols + combos_a[:, 1]
+    uniq, inv = np.unique(key, return_inverse=True)
+    left = pairs(uniq // n_cols, uniq % n_cols)  # (pairs, pw)
+    if p == 2:
+        return (left @ f[:pw])[inv]
+    g = left @ _hankel(f, pw)  # g[s'][t] = Σ_s left[s]·f[s + t]
+    if p == 3:
+        return np.einsum("ij,ij->i", g[inv][:, :width], dists[combos_a[:, 2]])
+    key2 = combos_a[:, 2] * n_cols + combos_a[:, 3]
+    uniq2, inv2 = np.unique(key2, return_inverse=True)
+    right = pairs(uniq2 // n_cols, uniq2 % n_cols)
+    del idx
     out = np.empty(len(combos))
-    for j, combo in enumerate(combos):
-        dist = np.ones(1)
-        for i in combo:
-            dist = np.convolve(dist, dists[i])
-        out[j] = _distinct(dist, rows)
+    step = 50_000  # bounded memory: (step, pw) floats at a time
+    for i in range(0, len(combos), step):
+        sl = slice(i, i + step)
+        out[sl] = np.einsum("ij,ij->i", g[inv[sl]], right[inv2[sl]])
     return out
 
 
@@ -123,65 +174,100 @@ def plan(
     """Greedy plan: from the QI with the fewest estimated cells up, grow a cube one column at a
     time while the estimated saving grows; keep it if it saves anything, else count the QI
     directly. ``freqs[i]`` maps a record count n to the number of values of column i (NULL
-    included) that occur n times."""
+    included) that occur n times.
+
+    Each growth step weighs every column at once: the cells of cube ∪ {x} are Σ_j D_x(j)·h(j)
+    with h = the cube's histogram correlated with f (one correlation, one matrix-vector
+    product), and the QIs each x would add are counted by rank in a boolean array."""
     if not combos:
         return Plan((), (), rows, beta)
     p = len(combos[0])
     if len(combos) > MAX_PLANNED_QIS or p < 1:
         return Plan((), tuple(range(len(combos))), rows, beta)
+    from qar_sql.pushdown.prune import Ranker
+
     n_cols = len(freqs)
-    dists = [_column_dist(f, rows) for f in freqs]
-    index = {c: j for j, c in enumerate(combos)}
-    uncovered = set(index)
+    dists = np.array([_column_dist(f, rows) for f in freqs])
+    width = dists.shape[1]
+    f = _curve(rows, (max_columns + 1) * width)
+    combos_a = np.asarray(combos, dtype=np.int64)
+    rank = Ranker(n_cols, p)
+    ranks = rank(combos_a)
+    index_of = np.full(math.comb(n_cols, p), -1, dtype=np.int64)  # rank -> position in combos
+    index_of[ranks] = np.arange(len(combos))
+    uncovered = np.zeros(len(index_of), dtype=bool)  # by rank
+    uncovered[ranks] = True
 
-    def conv(dist, i):
-        return np.convolve(dist, dists[i])
-
-    def saving(m: int, cells: float) -> float:
+    def saving(m, cells):
         return (m - 1) * rows - beta * cells - m * cells
 
-    seeds = []
-    for c in combos:
-        dist = np.ones(1)
-        for i in c:
-            dist = conv(dist, i)
-        seeds.append((_distinct(dist, rows), c, dist))
-    qi_cells = tuple(s[0] for s in seeds)
-    seeds.sort(key=lambda s: s[0])
+    cells_of = qi_cells(freqs, rows, combos)
+    order = np.argsort(cells_of, kind="stable")
+    qi_cells_t = tuple(float(c) for c in cells_of)
 
+    # A cube of m QIs saves at most (m − 1)·L − (beta + m)·cells, and its cells are at least
+    # its seed's: a seed with more cells than this saves nothing whatever it grows into.
+    most = math.comb(max_columns, p)
+    hopeless = rows * (most - 1) / (beta + most)
     cubes, direct = [], []
-    for cells, combo, dist in seeds:
-        if combo not in uncovered:
+    for j in order.tolist():
+        if not uncovered[ranks[j]]:
             continue
-        members, m, best = set(combo), 1, saving(1, cells)
+        if cells_of[j] >= hopeless:
+            uncovered[ranks[j]] = False
+            direct.append(j)
+            continue
+        combo = combos[j]
+        members = list(combo)
+        inside = np.zeros(n_cols, dtype=bool)
+        inside[members] = True
+        dist = np.ones(1)
+        for i in combo:
+            dist = np.convolve(dist, dists[i])
+        cells = float(cells_of[j])
+        m, best = 1, saving(1, cells)
         while len(members) < max_columns:
-            choice = None
-            for x in range(n_cols):
-                if x in members:
-                    continue
-                gained = sum(
-                    1
-                    for rest in itertools.combinations(sorted(members), p - 1)
-                    if tuple(sorted(rest + (x,))) in uncovered
-                )
-                if not gained:
-                    continue
-                d = conv(dist, x)
-                c_cells = _distinct(d, rows)
-                s = saving(m + gained, c_cells)
-                if choice is None or s > choice[0]:
-                    choice = (s, x, d, c_cells, gained)
-            if choice is None or choice[0] <= best:
+            outside = np.flatnonzero(~inside)
+            if not len(outside):
                 break
-            best, x, dist, cells, gained = choice
-            members.add(x)
-            m += gained
+            gained = _gained(members, outside, p, uncovered, rank)
+            if not gained.any():
+                break
+            h = np.correlate(f[: len(dist) + width - 1], dist, "valid")  # h[k] = Σ_b dist[b]·f[b + k]
+            c_cells = dists[outside] @ h
+            s = np.where(gained > 0, saving(m + gained, c_cells), -np.inf)
+            k = int(np.argmax(s))  # the first of equals: the lowest column, as the loop did
+            if not s[k] > best:
+                break
+            x = int(outside[k])
+            best, cells = float(s[k]), float(c_cells[k])
+            dist = np.convolve(dist, dists[x])
+            members.append(x)
+            inside[x] = True
+            m += int(gained[k])
         if m >= 2 and best > 0:
             cols = tuple(sorted(members))
-            qis = [q for q in itertools.combinations(cols, p) if q in uncovered]
-            uncovered.difference_update(qis)
-            cubes.append(Cube(cols, tuple(index[q] for q in qis), cells))
+            sub = np.array(list(itertools.combinations(cols, p)), dtype=np.int64)
+            r = rank(sub)
+            r = r[uncovered[r]]
+            uncovered[r] = False
+            cubes.append(Cube(cols, tuple(sorted(int(q) for q in index_of[r])), cells))
         else:
-            uncovered.discard(combo)
-            direct.append(index[combo])
-    return Plan(tuple(cubes), tuple(sorted(direct)), rows, beta, qi_cells)
+            uncovered[ranks[j]] = False
+            direct.append(j)
+    return Plan(tuple(cubes), tuple(sorted(direct)), rows, beta, qi_cells_t)
+
+
+def _gained(members: list[int], outside: np.ndarray, p: int, uncovered: np.ndarray, rank) -> np.ndarray:
+    """For each column x outside the cube: how many uncovered QIs the cube gains with x (the
+    (p − 1)-subsets of its members joined with x)."""
+    if p == 1:
+        return uncovered[outside].astype(np.int64)
+    rest = np.array(list(itertools.combinations(sorted(members), p - 1)), dtype=np.int64)
+    n_out, n_rest = len(outside), len(rest)
+    grid = np.empty((n_out, n_rest, p), dtype=np.int64)
+    grid[:, :, : p - 1] = rest[None, :, :]
+    grid[:, :, p - 1] = outside[:, None]
+    flat = grid.reshape(-1, p)
+    flat.sort(axis=1)
+    return uncovered[rank(flat)].reshape(n_out, n_rest).sum(axis=1)

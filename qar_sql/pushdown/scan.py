@@ -162,6 +162,10 @@ def materialize_statements(
     return out
 
 
+#: Most QIs in one PostgreSQL statement with cubes (one statement per connection up to this):
+#: 816 QIs at p = 3 stay two statements of 408, as measured in docs/speed.md.
+CUBE_BATCH = 512
+
 #: QIs per statement where each QI groups the table's own columns: a statement then costs about
 #: its QIs' passes over the table, so short statements keep the connections evenly busy and
 #: progress moving, and ClickHouse's concurrent branches within its memory.
@@ -221,7 +225,9 @@ def render_statements(
         encode_sql = render("encode.sql", dialect, columns=list(columns), relation=relation_sql, order_by=None)
         encoded, cte = "encoded", encode_sql
         if batch_size is None and plan is not None and plan.cubes:
-            batch_size = math.ceil(len(combos) / max(jobs, 1))
+            # at most CUBE_BATCH QIs a statement: one statement of 6,325 QIs (12,650 QIs at
+            # p = 4 over two connections) made a PostgreSQL backend grow past 11 GB, OOM-killed
+            batch_size = min(CUBE_BATCH, math.ceil(len(combos) / max(jobs, 1)))
     else:
         # An engine that derives a CTE again at each reference (SQLite, MariaDB, ClickHouse,
         # Spark) would code the whole table once per QI (a join per column). Grouping the
@@ -230,7 +236,7 @@ def render_statements(
         encoded, cte = f"{relation_sql} as t", None
         keys = [f"t.{dialect.quote(c)}" for c in columns]
         batch_size, plan = batch_size or RAW_BATCH, None  # no dialect here plans cubes
-    size = batch_size or default_batch_size(dialect, len(combos), jobs)
+    size = batch_size or default_batch_size(dialect, len(combos) if only is None else len(only), jobs)
     if size < 1:
         raise ParameterError(f"--batch-size {size} must be at least 1")
     statements, batches, temps = [], [], []
@@ -271,8 +277,8 @@ def render_statements(
 def _batches(plan: lattice.Plan | None, n_qi: int, size: int, only: Sequence[int] | None = None):
     """[(cubes, QI indices)] per statement. Without cubes: runs of ``size`` QIs in order. With
     cubes: ``ceil(n_qi / size)`` statements, each unit of work (a cube with its QIs, or one QI
-    counted directly) given to the statement with the least estimated work so far, heaviest
-    units first, so that parallel connections finish together."""
+    counted directly) given to the statement with the least estimated work so far among those
+    with room for its QIs, heaviest units first, so that parallel connections finish together."""
     if only is not None:  # a subset: no cubes
         wanted = sorted(only)
         return [((), wanted[i : i + size]) for i in range(0, len(wanted), size)]
@@ -283,7 +289,10 @@ def _batches(plan: lattice.Plan | None, n_qi: int, size: int, only: Sequence[int
     work = [0.0] * n_batches
     out: list[tuple[list, list[int]]] = [([], []) for _ in range(n_batches)]
     for cost, cube, qis in units:
-        b = min(range(n_batches), key=lambda i: (work[i], i))
+        # the least loaded statement that has room for the unit's QIs (``size`` bounds what
+        # one statement holds: PostgreSQL's memory), else the least loaded
+        room = [i for i in range(n_batches) if len(out[i][1]) + len(qis) <= size] or range(n_batches)
+        b = min(room, key=lambda i: (work[i], i))
         work[b] += cost
         if cube is not None:
             out[b][0].append(cube)
