@@ -9,8 +9,6 @@ from typing import Any
 from qar_sql.measures.classic import QIRisk, RiskResult, SudaResult
 from qar_sql.version import __version__
 
-FORMATS = ("text", "json", "markdown")
-
 
 def _pitman_params(pu) -> str:
     """ " (θ = …, α = …)" of the valid-space Pitman fit, or nothing when there is none."""
