@@ -13,6 +13,7 @@ import io
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import click
@@ -24,7 +25,8 @@ from qar_sql.results import Tabular
 
 def _cell(value: Any) -> str:
     """One CSV cell: floats at full precision (their repr, as the JSON writes them), NULL and
-    NaN as the empty cell (the JSON's null), a list of names joined as the text shows them."""
+    NaN as the empty cell (the JSON's null), booleans and times as the JSON writes them, a list
+    of names joined as the text shows them."""
     if value is None:
         return ""
     if isinstance(value, bool | np.bool_):
@@ -36,6 +38,8 @@ def _cell(value: Any) -> str:
         return str(int(value))
     if isinstance(value, tuple | list):
         return ", ".join(_cell(v) for v in value)
+    if isinstance(value, datetime):  # as the JSON writes a run's time (qar history)
+        return value.isoformat(sep=" ", timespec="seconds")
     return str(value)
 
 
