@@ -111,7 +111,9 @@ def test_records_by_dt_suda_influence(folder):
 def test_eliminate(folder):
     j, head, rows = both(demo_args(folder, "eliminate", "-p", "2", "--key", "person_id", "-q"))
     assert head == ["ranking", "removed", "risk", "reduction"]
-    want = [[name, *(cell(pt[n]) for n in ("removed", "risk", "reduction"))] for name, c in j["curves"].items() for pt in c]
+    want = [
+        [name, *(cell(pt[n]) for n in ("removed", "risk", "reduction"))] for name, c in j["curves"].items() for pt in c
+    ]
     assert rows == want and rows
 
 
@@ -119,7 +121,9 @@ def test_discover(folder):
     j, head, rows = both(demo_args(folder, "discover", "--max-size", "2", "-q"))
     names = ("rows", "distinct", "singletons", "singleton_share", "min_class_size", "identifier")
     assert head == ["columns", "size", *names]
-    assert rows == [[cell(c["columns"]), str(len(c["columns"])), *(cell(c[n]) for n in names)] for c in j["combinations"]]
+    assert rows == [
+        [cell(c["columns"]), str(len(c["columns"])), *(cell(c[n]) for n in names)] for c in j["combinations"]
+    ]
 
 
 def test_whatif(folder):
@@ -133,7 +137,9 @@ def test_whatif(folder):
 def test_risk(folder):
     j, head, rows = both(demo_args(folder, "risk", "-p", "2", "-q"))
     ks = sorted({k for q in j["qis"] for k in q["violations"]}, key=int)
-    nested = [f"{who}_{what}" for who in ("prosecutor", "journalist") for what in ("highest", "average", "records_at_risk")]
+    nested = [
+        f"{who}_{what}" for who in ("prosecutor", "journalist") for what in ("highest", "average", "records_at_risk")
+    ]
     assert head == [
         *("qi", "columns", "classes", "sample_uniques", *(f"records_below_k{k}" for k in ks)),
         *("expected_reidentifications", "global_risk", *nested, "marketer"),
@@ -160,7 +166,9 @@ def test_uniqueness(folder):
 def test_compare(folder):
     j, head, rows = both(demo_args(folder, "compare", "-p", "2", "--treatments", TREATMENTS, "-q"))
     assert head == ["columns", "theta_original", "theta_treated", "change"]
-    assert [r[:3] for r in rows] == [[cell(q["columns"]), cell(q["theta_original"]), cell(q["theta_treated"])] for q in j["qis"]]
+    assert [r[:3] for r in rows] == [
+        [cell(q["columns"]), cell(q["theta_original"]), cell(q["theta_treated"])] for q in j["qis"]
+    ]
     # change = θ treated − θ original, in full precision
     assert [r[3] for r in rows] == [repr(q["theta_treated"] - q["theta_original"]) for q in j["qis"]] and rows
 
