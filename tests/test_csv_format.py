@@ -109,7 +109,7 @@ def test_records_by_dt_suda_influence(folder):
 
 
 def test_eliminate(folder):
-    j, head, rows = both(demo_args(folder, "eliminate", "-p", "2", "--key", "person_id", "-q"))
+    j, head, rows = both(demo_args(folder, "eliminate", "-p", "2", "--key", "person_id", "--step", "20", "-q"))
     assert head == ["ranking", "removed", "risk", "reduction"]
     want = [
         [name, *(cell(pt[n]) for n in ("removed", "risk", "reduction"))] for name, c in j["curves"].items() for pt in c
@@ -176,7 +176,7 @@ def test_compare(folder):
 def test_scan_history_config(folder, monkeypatch):
     monkeypatch.chdir(folder)
     (folder / "scans.toml").write_text(
-        '[[scan]]\nname = "demo"\nsource = "demo.duckdb"\ntable = "population"\nexclude = ["person_id"]\n'
+        '[sources.demo]\nurl = "demo.duckdb"\n\n[[scan]]\nname = "demo"\nsource = "demo"\ntable = "population"\nexclude = ["person_id"]\n'
         "p = 2\npi_u = 0.2\nfail_above = 0.999\n"
     )
     store = ["--store", str(folder / "store.duckdb")]
