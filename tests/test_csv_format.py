@@ -95,7 +95,9 @@ def test_records_by_dt_suda_influence(folder):
     names = ("r", "key", "dt", "u_plus", "u_star", "n_unique")
     assert rows == [[cell(x[n]) for n in names] for x in j["records"]] and len(rows) == int(ROWS)
 
-    j, head, rows = both(demo_args(folder, "records", "-p", "2", "--key", "person_id", "--all", "--by", "suda"))
+    j, head, rows = both(
+        demo_args(folder, "records", "-p", "2", "--key", "person_id", "--all", "--by", "suda", "--max-size", "2")
+    )
     msus = [f"msu_{k + 1}" for k in range(j["max_size"])]
     assert head == ["record", "person_id", "suda", "dis_suda", *msus]
     assert [r[1:] for r in rows] == [
