@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from qar_sql.output.formats import FORMATS
+from qar_sql.output.render import format_option
 
 
 def _split(ctx, param, value):
@@ -91,16 +91,9 @@ null_tokens = click.option(
     envvar="QAR_NULL_TOKEN",
     help="A CSV cell text read as NULL besides the empty cell, e.g. NA (repeatable).",
 )
-fmt = click.option("--format", "-f", "fmt", type=click.Choice(FORMATS), default="text", help="Output format.")
+fmt = format_option()
 #: --format for the commands that also write the HTML report (docs/report.md) to stdout.
-fmt_html = click.option(
-    "--format",
-    "-f",
-    "fmt",
-    type=click.Choice((*FORMATS, "html")),
-    default="text",
-    help="Output format; html is the self-contained report (docs/report.md).",
-)
+fmt_html = format_option(html=True, help="Output format; html is the self-contained report (docs/report.md).")
 quiet = _flag("--quiet", "-q", help="No progress on stderr (a bar on a terminal, else a stage line every 10 s).")
 jobs = click.option(
     "--jobs", "-j", type=click.IntRange(1, 64), default=2, help="Concurrent connections for server databases."

@@ -8,6 +8,7 @@ import click
 
 from qar_sql import params
 from qar_sql.errors import ExitCode
+from qar_sql.output.render import render
 
 
 def _components(ctx, param, value):
@@ -115,8 +116,9 @@ def compare_cmd(original, treated, risk, no_risk, fail_below, plot, fmt, quiet, 
         figures = plot is not None
         result = compare(original, treated, **options, **risk, risk=not no_risk, progress=bar, figures=figures)
     breaches = below_thresholds(result, thresholds)
-    if fmt == "html":
-        from qar_sql.cli.report import emit_html
+
+    def report() -> str:
+        from qar_sql.cli.report import report_html
 
         shown = (
             "table",
@@ -130,9 +132,9 @@ def compare_cmd(original, treated, risk, no_risk, fail_below, plot, fmt, quiet, 
             "target",
         )
         shown_options = {"original": original, "treated": treated} | {name: options[name] for name in shown}
-        emit_html({**shown_options, **risk}, sql=sql, compare=result)
-    else:
-        click.echo(render_compare(result, fmt), nl=False)
+        return report_html({**shown_options, **risk}, sql=sql, compare=result)
+
+    click.echo(render(result, fmt, lambda f: render_compare(result, f), html=report), nl=False)
     if plot:
         from qar_sql.output.files import written
 

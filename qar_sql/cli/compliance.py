@@ -16,6 +16,7 @@ from qar_sql.cli.dbt_options import check as dbt_check
 from qar_sql.cli.dbt_options import dbt_given, dbt_options, manifest_only
 from qar_sql.cli.dbt_options import project_scans as dbt_project_scans
 from qar_sql.errors import UsageError
+from qar_sql.output.render import format_option, render
 
 
 def _write(path: str, text: str) -> None:
@@ -31,7 +32,8 @@ def _write(path: str, text: str) -> None:
     "--status", "show_status", is_flag=True, help="Only show which migrations are applied or pending (writes nothing)."
 )
 @click.option("--to", "to", metavar="VERSION", help="Apply migrations up to this version only (e.g. 0001).")
-@params.fmt
+# No csv: the migrations are the store's state, not a result with a table.
+@format_option(own=("text", "json", "markdown"), generic=False)
 def migrate_cmd(store, show_status, to, fmt):
     """Create or upgrade the results store: apply the pending migrations, each with its tracking
     row in one transaction."""
@@ -237,12 +239,14 @@ def scan_cmd(
 
         index = write_scan_reports(report, report_dir, command=masked_command(["qar", *sys.argv[1:]]))
         click.echo(f"HTML reports written; open {index}.", err=True)
-    if fmt == "json":
-        click.echo(to_json(report_dict(report)))
-    elif fmt == "markdown":
-        click.echo(summary_markdown(report), nl=False)
-    else:  # text, and html (whose pages are in --report-dir): the summary
-        click.echo(summary_text(report), nl=False)
+
+    def own(fmt: str) -> str:
+        if fmt == "json":
+            return to_json(report_dict(report)) + "\n"
+        return summary_markdown(report) if fmt == "markdown" else summary_text(report)
+
+    # html: the pages are in --report-dir; stdout has the text summary
+    click.echo(render(report, fmt, own, html=lambda: summary_text(report)), nl=False)
     if fmt not in ("text", "html"):  # the text summary lists the errors and the notes itself
         if fmt == "json":
             for note in report.notes:
@@ -294,10 +298,11 @@ def history_cmd(store, table, fmt, plot):
     if plot:
         with written(plot, "--plot"):
             draw(h, plot)
-    if fmt == "json":
-        click.echo(to_json(history_dict(h)))
-    else:
-        click.echo(history_text(h, markdown=fmt == "markdown"), nl=False)
+
+    def own(fmt: str) -> str:
+        return to_json(history_dict(h)) + "\n" if fmt == "json" else history_text(h, markdown=fmt == "markdown")
+
+    click.echo(render(h, fmt, own), nl=False)
     if plot and fmt != "json":
         click.echo(f"Trend plot written to {plot}.", err=True)
 

@@ -282,6 +282,7 @@ def audit(
     from qar_sql.compliance.store import recorded_audit
     from qar_sql.measures.audit import audit
     from qar_sql.output.formats import render_audit
+    from qar_sql.output.render import render
     from qar_sql.pushdown.showsql import show_sql as _show_sql
 
     # With --store the run is recorded in the results store (docs/compliance.md).
@@ -304,7 +305,8 @@ def audit(
             uniq["bootstrap"] = bootstrap
         uniq |= {"prune": prune} if prune is not None else {}
         result = run_audit(**where, **risk, k=k, batch_size=batch_size, jobs=jobs, progress=bar, **text, **uniq)
-    if fmt == "html":
+
+    def report() -> str:
         from qar_sql.reporting.collect import audit_inputs, masked_command
 
         inputs = audit_inputs(
@@ -315,9 +317,9 @@ def audit(
             jobs=jobs,
             store=store,  # the run just recorded there, and the earlier ones: the history section
         )
-        _emit(inputs.to_html())
-    else:
-        _emit(render_audit(result, fmt, top=top, histograms=histograms))
+        return inputs.to_html()
+
+    _emit(render(result, fmt, partial(render_audit, result, top=top, histograms=histograms), html=report))
     if result.fit is None:
         sys.exit(int(ExitCode.USAGE))
     tail_interval.require_exceedances(result.fit.n_exceedances, min_exceedances)  # exit 2 with its reason
@@ -409,10 +411,11 @@ def demo(rows, seed, path, overwrite, risk, fmt, quiet):
     """Generate a synthetic population into DuckDB and audit it."""
     from qar_sql.demo import run_demo
     from qar_sql.output.formats import render_audit
+    from qar_sql.output.render import render
 
     with params.Progress("scanning", quiet) as bar:
         result = run_demo(path, rows=rows, seed=seed, **risk, progress=bar, overwrite=overwrite)
-    _emit(render_audit(result, fmt))
+    _emit(render(result, fmt, lambda f: render_audit(result, f)))
     if fmt == "text":
         click.echo(
             f"\nThe population is in {path} (table 'population'). Try:\n"

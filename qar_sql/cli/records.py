@@ -5,12 +5,14 @@ from __future__ import annotations
 import csv
 import json
 import math
+from functools import partial
 
 import click
 import numpy as np
 
 from qar_sql import params
 from qar_sql.errors import ParameterError, UsageError
+from qar_sql.output.render import render, whole_table
 
 key_option = params.names_option(
     "--key", "-k", "key", help="Record key column(s), unique and non-NULL (files default to the row number)."
@@ -90,7 +92,7 @@ def guard_files(writes, where: dict, store: str | None = None, hash_secret_file:
     guard_outputs(writes, reads)
 
 
-def _emit_html(c, where: dict, top: int, secret: str | None, jobs: int, store: str | None) -> None:
+def _report_html(c, where: dict, top: int, secret: str | None, jobs: int, store: str | None) -> str:
     import os
     import sys
 
@@ -103,7 +105,7 @@ def _emit_html(c, where: dict, top: int, secret: str | None, jobs: int, store: s
     summary = records_summary(c, top, secret, c.keys)
     command = masked_command(["qar", *sys.argv[1:]], [secret] if secret else [])
     inputs = audit_inputs(c.audit, where, command=command, jobs=jobs, records=summary, store=store)
-    click.echo(inputs.to_html(), nl=False)
+    return inputs.to_html()
 
 
 @click.command("records")
@@ -191,6 +193,8 @@ def records_cmd(
     suda_set = s["max_size"] is not None or s["missing"] != "value"
     if by != "suda" and (suda_set or s["sampling_fraction"] or s["population"] or s["all_text"]):
         raise UsageError("--max-size, --missing, --sampling-fraction, --population and --all-text go with --by suda")
+    if by in ("suda", "influence") and fmt == "html":
+        raise UsageError(f"--format html shows exact contributions; use --by dt (the default) with it, not --by {by}")
     if by == "suda":
         if store is not None or compare_dt or refine:
             raise UsageError("--by suda ranks by SUDA score: --store, --compare-dt and --refine do not apply")
@@ -198,8 +202,6 @@ def records_cmd(
     if refine and by != "influence":
         raise UsageError(f"--refine goes with --by influence (--by {by} ranks every record exactly already)")
     if by == "influence":
-        if fmt == "html":
-            raise UsageError("--format html shows exact contributions; use --by dt (the default) with it")
         if store is not None:
             raise UsageError("--store records exact contributions; use --by dt with --store")
         return influence_records(where, risk, key, top, compare_dt, all_records, output, fmt, jobs, quiet, refine)
@@ -208,7 +210,7 @@ def records_cmd(
     with params.Progress("scanning", quiet) as bar:
 
         def run():
-            all_keys = bool(output or all_records)
+            all_keys = bool(output or all_records or whole_table(fmt))
             return contributions(**where, **risk, key=key, top=top, by=by, all_keys=all_keys, jobs=jobs, progress=bar)
 
         if store is None:
@@ -245,8 +247,13 @@ def records_cmd(
 
         with written(output, "--output"):
             write_scores(c, output)
-    if fmt == "html":  # the report's audit and records sections (docs/report.md)
-        return _emit_html(c, where, top, secret, jobs, store)
+    # html: the report's audit and records sections (docs/report.md)
+    report = partial(_report_html, c, where, top, secret, jobs, store)
+    click.echo(render(c, fmt, partial(_records_own, c, by, top, all_records), html=report), nl=False)
+
+
+def _records_own(c, by: str, top: int, all_records: bool, fmt: str) -> str:
+    """``qar records`` (by DT, U+, U* or n_unique) in text, Markdown or JSON."""
     order = c.order(by)
     shown = order if (all_records and fmt == "json") else order[:top]
     summary = c.summary()
@@ -261,8 +268,7 @@ def records_cmd(
             "warnings": list(c.audit.warnings) + list(c.warnings),
             "records": [dict(record_row(c, r), unique_on=[list(q) for q in c.unique_on(r)]) for r in shown],
         }
-        click.echo(json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False))
-        return
+        return json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     md = fmt == "markdown"
     cor = summary["correlations"]
 
@@ -298,7 +304,7 @@ def records_cmd(
     warnings = list(c.audit.warnings) + list(c.warnings)
     if warnings:
         lines += ["", "Warnings:"] + [f"  - {w}" for w in warnings]
-    click.echo("\n".join(lines))
+    return "\n".join(lines) + "\n"
 
 
 @click.command("eliminate")
@@ -359,9 +365,13 @@ def eliminate_cmd(where, risk, by, orders, plot_path, fmt, quiet, **options):
 
         with written(plot_path, "--plot"):
             plot(res, plot_path)
+    click.echo(render(res, fmt, partial(_eliminate_own, res, plot_path)), nl=False)
+
+
+def _eliminate_own(res, plot_path: str | None, fmt: str) -> str:
+    """``qar eliminate`` in text, Markdown or JSON."""
     if fmt == "json":
-        click.echo(json.dumps(res.to_dict(), indent=2, allow_nan=False))
-        return
+        return json.dumps(res.to_dict(), indent=2, allow_nan=False) + "\n"
     md = fmt == "markdown"
     names = list(res.curves)
     lines = [
@@ -390,7 +400,7 @@ def eliminate_cmd(where, risk, by, orders, plot_path, fmt, quiet, **options):
         lines.append(f"\n{name} AUC (25% held out): {auc:.4f}")
     if plot_path:
         lines.append(f"\nPlot written to {plot_path}")
-    click.echo("\n".join(lines))
+    return "\n".join(lines) + "\n"
 
 
 def suda_records(where, key, top, suda_options, all_records, output, fmt, jobs, quiet):
@@ -399,7 +409,9 @@ def suda_records(where, key, top, suda_options, all_records, output, fmt, jobs, 
     from qar_sql.output.risk import suda_dict, suda_text
 
     with params.Progress("scanning", quiet):
-        found = suda(**where, **suda_options, key=key, all_keys=bool(output or all_records), jobs=jobs)
+        found = suda(
+            **where, **suda_options, key=key, all_keys=bool(output or all_records or whole_table(fmt)), jobs=jobs
+        )
     result, key_names, keys = found.suda, found.key, found.keys
     order = suda_order(result)
     if output:
@@ -408,12 +420,15 @@ def suda_records(where, key, top, suda_options, all_records, output, fmt, jobs, 
         for k in range(result.max_size):
             data[f"msu_{k + 1}"] = result.msu_counts[:, k]
         write_table(data, output, "parquet" if output.lower().endswith(".parquet") else "csv")
-    if fmt == "json":
-        obj = suda_dict(result, keys, order, None if all_records else top)
-        obj["key"] = list(key_names)
-        click.echo(json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False))
-        return
-    click.echo(suda_text(result, keys, key_names, order, top), nl=False)
+
+    def own(fmt: str) -> str:
+        if fmt == "json":
+            obj = suda_dict(result, keys, order, None if all_records else top)
+            obj["key"] = list(key_names)
+            return json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        return suda_text(result, keys, key_names, order, top)
+
+    click.echo(render(found, fmt, own), nl=False)
 
 
 def influence_records(where, risk, key, top, compare_dt, all_records, output, fmt, jobs, quiet, refine=0):
@@ -423,7 +438,7 @@ def influence_records(where, risk, key, top, compare_dt, all_records, output, fm
     from qar_sql.stats.contributions import correlations
 
     with params.Progress("scanning", quiet) as bar:
-        want_all = bool(output or all_records or compare_dt)
+        want_all = bool(output or all_records or compare_dt)  # (--format csv: the top, as the JSON)
         inf = influence(**where, **risk, key=key, top=top, all_scores=want_all, jobs=jobs, progress=bar, refine=refine)
         cor = None
         if compare_dt:
@@ -447,6 +462,11 @@ def influence_records(where, risk, key, top, compare_dt, all_records, output, fm
         {"key": show_key(inf.key_of(r)), "r": r, "dt": None if np.isnan(dt) else dt, "influence": s}
         for r, dt, s in inf.refined
     ]
+    click.echo(render(inf, fmt, partial(_influence_own, inf, top, refine, cor, rows, refined)), nl=False)
+
+
+def _influence_own(inf, top: int, refine: int, cor, rows: list, refined: list, fmt: str) -> str:
+    """``qar records --by influence`` in text, Markdown or JSON."""
     if fmt == "json":
         obj = {
             "risk": inf.audit.risk,
@@ -462,8 +482,7 @@ def influence_records(where, risk, key, top, compare_dt, all_records, output, fm
         }
         if refine:
             obj["refined"] = refined
-        click.echo(json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False))
-        return
+        return json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     lines = [
         f"Records by influence — T̂ = {inf.audit.risk:.10g}, {inf.audit.rows:,} records; "
         f"ranked on {inf.n_weighted} of {inf.audit.n_qi} QIs (those with ∂T̂/∂θ ≠ 0)",
@@ -480,13 +499,12 @@ def influence_records(where, risk, key, top, compare_dt, all_records, output, fm
             key = row["key"] if not isinstance(row["key"], list) else ", ".join(map(str, row["key"]))
             dt = "undefined" if row["dt"] is None else f"{row['dt']:.6e}"
             lines.append(f"  {str(key):<16} {dt:>13} {row['influence']:>13.6e}")
-        click.echo("\n".join(lines))
-        return
+        return "\n".join(lines) + "\n"
     lines += ["", f"  {'key':<16} {'influence':>13}"]
     for row in rows[:top]:
         key = row["key"] if not isinstance(row["key"], list) else ", ".join(map(str, row["key"]))
         lines.append(f"  {str(key):<16} {row['influence']:>13.6e}")
-    click.echo("\n".join(lines))
+    return "\n".join(lines) + "\n"
 
 
 def _write_influence(inf, path, where):

@@ -152,11 +152,16 @@ def _guard(source, output, treatments, compare, store, from_store, hash_secret_f
     guard_outputs([("--output", output)], reads)
 
 
-def emit_html(parameters: dict, sql: Sequence[str] = (), **results) -> None:
+def report_html(parameters: dict, sql: Sequence[str] = (), **results) -> str:
     """``--format html`` of a command other than audit and records: the report of its result
-    alone (``whatif=``, ``compare=``, ``uniqueness=``, ``classic=``), on stdout; ``sql``: the
-    statements it rendered while it ran (``with recording() as sql:`` around the run)."""
+    alone (``whatif=``, ``compare=``, ``uniqueness=``, ``classic=``); ``sql``: the statements it
+    rendered while it ran (``with recording() as sql:`` around the run)."""
     from qar_sql.reporting.collect import masked_command, result_inputs
 
     inputs = result_inputs(parameters, command=masked_command(["qar", *sys.argv[1:]]), sql=sql, **results)
-    click.echo(inputs.to_html(), nl=False)
+    return inputs.to_html()
+
+
+def emit_html(parameters: dict, sql: Sequence[str] = (), **results) -> None:
+    """:func:`report_html` on stdout."""
+    click.echo(report_html(parameters, sql, **results), nl=False)

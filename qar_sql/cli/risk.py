@@ -103,19 +103,21 @@ def risk_cmd(where, sensitive, ordered, fmt, top, quiet, **options):
     from qar_sql.cli.records import guard_files
     from qar_sql.engines.render import recording  # the SQL the HTML report shows
     from qar_sql.measures.classic import risk
+    from qar_sql.output.render import render
     from qar_sql.output.risk import render_risk
 
     guard_files([("--per-record", options["per_record"])], where)
     # ``options`` are risk()'s other keywords by the same names: p, weight, missing, the thresholds, ...
     with params.Progress("measuring", quiet) as bar, recording() as sql:
         result = risk(**where, **options, sensitive=sensitive or (), ordered=ordered or (), progress=bar)
-    if fmt == "html":
-        from qar_sql.cli.report import emit_html
+
+    def report() -> str:
+        from qar_sql.cli.report import report_html
 
         o = options
         shown = {"p": o["p"], "weight": o["weight"], "sensitive": sensitive, "missing": o["missing"]}
         shown |= {"population": o["population"], "sampling_fraction": o["sampling_fraction"]}
         shown |= {"risk_threshold": o["risk_threshold"], "l": o["l_threshold"], "t": o["t_threshold"]}
-        emit_html({**where, **shown}, sql=sql, classic=result)
-    else:
-        click.echo(render_risk(result, fmt, top=top), nl=False)
+        return report_html({**where, **shown}, sql=sql, classic=result)
+
+    click.echo(render(result, fmt, lambda f: render_risk(result, f, top=top), html=report), nl=False)

@@ -6,6 +6,7 @@ import click
 
 from qar_sql import params
 from qar_sql.engines.dialects import DIALECTS
+from qar_sql.output.render import render
 
 
 @click.command("discover")
@@ -37,7 +38,7 @@ def discover_cmd(where, max_size, drop_null, top, fmt, jobs, batch_size, quiet):
         result = discover(
             **where, max_size=max_size, drop_null=drop_null, batch_size=batch_size, jobs=jobs, progress=bar
         )
-    click.echo(render_discover(result, fmt, top=top or None), nl=False)
+    click.echo(render(result, fmt, lambda f: render_discover(result, f, top=top or None)), nl=False)
 
 
 @click.command("whatif")
@@ -142,9 +143,11 @@ def whatif_cmd(
     with params.Progress("scenarios", quiet) as bar, recording() as sql:
         scenarios = {"combine": combos, "only": only, "risk": not no_risk, "loss": not no_loss}
         result = whatif(**where, **risk, **plan, **scenarios, batch_size=batch_size, jobs=jobs, progress=bar)
-    if fmt == "html":
-        from qar_sql.cli.report import emit_html
+
+    def report() -> str:
+        from qar_sql.cli.report import report_html
 
         shown = {"treatments": treatments, "qid": qid, "combine": combine, "only": only, "drop_null": drop_null}
-        return emit_html({**where, **risk, **shown, "key": key}, sql=sql, whatif=result)
-    click.echo(render_whatif(result, fmt), nl=False)
+        return report_html({**where, **risk, **shown, "key": key}, sql=sql, whatif=result)
+
+    click.echo(render(result, fmt, lambda f: render_whatif(result, f), html=report), nl=False)

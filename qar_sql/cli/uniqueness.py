@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from qar_sql import params
+from qar_sql.output.render import render
 
 group_size = click.option(
     "--group-size",
@@ -117,13 +118,14 @@ def uniqueness_cmd(
             from_marginals=from_marginals, monte_carlo=monte_carlo, seed=seed, treatments=treatments,
             exposed=exposed, exposed_qis=exposed_qis, batch_size=batch_size, jobs=jobs, progress=bar,
         )  # fmt: skip
-    if fmt == "html":
-        from qar_sql.cli.report import emit_html
+
+    def report() -> str:
+        from qar_sql.cli.report import report_html
 
         shown = {"p": p, "group_size": group_size, "target": target, "domain": domain, "qid": qid}
-        emit_html({**where, **shown, "treatments": treatments}, sql=sql, uniqueness=result)
-    else:
-        click.echo(render_uniqueness(result, fmt, top=top), nl=False)
+        return report_html({**where, **shown, "treatments": treatments}, sql=sql, uniqueness=result)
+
+    click.echo(render(result, fmt, lambda f: render_uniqueness(result, f, top=top), html=report), nl=False)
     if plot_path:
         with written(plot_path, "--plot"):
             drawn = plot(result, plot_path)

@@ -12,8 +12,6 @@ from qar_sql.stats.evt import SMALL_TAIL
 from qar_sql.stats.interval import SMALL_TAIL_NOTE, TailIntervals
 from qar_sql.version import __version__
 
-FORMATS = ("text", "json", "markdown")
-
 
 def _num(x: float | None) -> float | None:
     """JSON-safe float at full precision (NaN/inf become null, never a bare NaN)."""

@@ -10,8 +10,6 @@ from qar_sql.errors import shown
 from qar_sql.measures.classic import QIRisk, RiskResult, SudaResult
 from qar_sql.version import __version__
 
-FORMATS = ("text", "json", "markdown")
-
 
 def _pitman_params(pu) -> str:
     """ " (θ = …, α = …)" of the valid-space Pitman fit, or nothing when there is none."""
