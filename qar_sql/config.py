@@ -28,16 +28,12 @@ from qar_sql.errors import UsageError
 from qar_sql.secrets import mask_source
 
 #: The keys a config may set, with their built-in defaults (None: unset).
+#: The audit's defaults are the scan file's (one place: compliance/scans.DEFAULTS); a scan's
+#: min_exceedances is a gate of the scan file only.
 KEYS: dict[str, Any] = {
     "columns": None,
     "exclude": None,
-    "p": 3,
-    "alpha": 0.01,
-    "pi_u": 0.05,
-    "pwm": "plotting",
-    "k": 5,
-    "fail_above": None,
-    "warn_above": None,
+    **{key: value for key, value in scans.DEFAULTS.items() if key != "min_exceedances"},
     "store": None,
     "null_tokens": None,  # CSV cells read as NULL (--null-token)
 }
