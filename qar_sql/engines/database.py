@@ -102,6 +102,23 @@ class Database:
     def query(self, sql: str, params: dict | None = None) -> list[tuple]:  # pragma: no cover
         raise NotImplementedError
 
+    def column_types(self, relation_sql: str, columns: Sequence[str]) -> list[str]:
+        """The type name of each of ``columns`` of a relation (one tiny query, or none): the
+        catalog's where the table was opened with it, the driver's where SQL cannot name a type
+        (MariaDB, ``Dialect.typeof`` False), else the dialect's ``column_types.sql``."""
+        if not columns:
+            return []
+        declared = self.declared_types.get(relation_sql)
+        if declared is not None and all(c in declared for c in columns):
+            return [declared[c] for c in columns]
+        if not self.dialect.typeof and hasattr(self, "result_types"):
+            items = ", ".join(f"t.{self.dialect.quote(c)}" for c in columns)
+            return list(self.result_types(f"select {items} from {relation_sql} as t limit 0"))
+        from qar_sql.engines.render import render
+
+        row = self.query(render("column_types.sql", self.dialect, columns=list(columns), relation=relation_sql))[0]
+        return [str(t) for t in row]
+
     def stream(self, sql: str, chunk: int) -> Generator[list[tuple], None, None]:
         """Rows in chunks of at most ``chunk``. This default fetches the result whole and cuts it
         (chdb hands results over whole); engines with a server-side cursor override it, so that

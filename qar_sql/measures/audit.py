@@ -11,7 +11,6 @@ from typing import Any, TypedDict
 
 import numpy as np
 
-from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, Relation, SourceLike, open_source, select_columns, source_label
 from qar_sql.errors import ColumnError, DatabaseError, DataError, NoTailError, ParameterError, require_whole, shown
 from qar_sql.measures import birthday
@@ -157,7 +156,7 @@ def _no_equality(db: Database, relation: Relation, columns: Sequence[str], exc: 
     bad_type = m.group(1).strip()
     try:
         db.recover()
-        row = db.query(render("column_types.sql", db.dialect, columns=list(columns), relation=relation.sql))[0]
+        row = db.column_types(relation.sql, columns)
     except DatabaseError:
         return exc
     bad = [c for c, t in zip(columns, row) if t == bad_type]

@@ -301,10 +301,7 @@ def _check_roles(relation: Relation, qi: Sequence[str], weight: str | None, sens
 
 
 def _column_types(db: Database, relation: Relation, columns: Sequence[str]) -> list[str]:
-    if not columns:
-        return []
-    row = db.query(render("column_types.sql", db.dialect, columns=list(columns), relation=relation.sql))[0]
-    return [str(t) for t in row]
+    return db.column_types(relation.sql, columns)
 
 
 def _check_weight(db: Database, relation: Relation, weight: str, type_name: str) -> None:

@@ -455,16 +455,7 @@ def type_kind(type_name: str) -> str:
 
 def column_kinds(db: Database, relation_sql: str, columns: Sequence[str]) -> dict[str, str]:
     """{column: kind}, from the declared types the engine reports (one tiny query)."""
-    declared = db.declared_types.get(relation_sql)
-    if declared is not None and all(c in declared for c in columns):
-        return {c: type_kind(declared[c]) for c in columns}
-    if not db.dialect.typeof and hasattr(db, "result_types") and db.dialect.name == "mysql":
-        q = db.dialect.quote
-        items = ", ".join(f"t.{q(c)}" for c in columns)
-        types = db.result_types(f"select {items} from {relation_sql} as t limit 0")
-        return {c: type_kind(t) for c, t in zip(columns, types)}
-    row = db.query(render("column_types.sql", db.dialect, columns=list(columns), relation=relation_sql))[0]
-    return {c: type_kind(str(t)) for c, t in zip(columns, row)}
+    return {c: type_kind(t) for c, t in zip(columns, db.column_types(relation_sql, columns))}
 
 
 @dataclass(frozen=True)
