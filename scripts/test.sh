@@ -76,30 +76,28 @@ if ! command -v chromium >/dev/null; then
     || echo "note: Chromium is not available; the browser test of the report will $( [ "${CI:-}" = true ] && echo FAIL || echo skip )" >&2
 fi
 
+# Installs an extra into a venv of its own under build/ that sees this environment's packages,
+# and exports the venv's Python in the named variable (unless the module imports here already,
+# or the variable is set): extra_venv EXTRA VENV VARIABLE MODULE NAME WHAT.
+extra_venv() {
+  local extra=$1 venv=build/$2 var=$3 module=$4 name=$5 what=$6
+  if ! python3 -c "import $module" 2>/dev/null && [ -z "${!var:-}" ]; then
+    if { [ -x "$venv/bin/python" ] || python3 -m venv --system-site-packages "$venv"; } \
+      && "$venv/bin/python" -m pip install --quiet --disable-pip-version-check ".[$extra]"; then
+      export "$var=$PWD/$venv/bin/python"
+    else
+      echo "note: $name could not be installed; $what will $( [ "${CI:-}" = true ] && echo FAIL || echo skip )" >&2
+    fi
+  fi
+}
 # anonymeter (the [compare] extra) pins numpy < 1.27 and pyarrow < 22, below what the rest of the
 # suite runs on, so it is not in [dev]: the extra goes into a venv of its own that sees this
 # environment's packages, and tests/test_compare_anonymeter.py runs `qar compare --anonymeter` there.
-if ! python3 -c "import anonymeter" 2>/dev/null && [ -z "${QAR_TEST_ANONYMETER_PYTHON:-}" ]; then
-  venv=build/anonymeter-venv
-  if { [ -x "$venv/bin/python" ] || python3 -m venv --system-site-packages "$venv"; } \
-    && "$venv/bin/python" -m pip install --quiet --disable-pip-version-check '.[compare]'; then
-    export QAR_TEST_ANONYMETER_PYTHON="$PWD/$venv/bin/python"
-  else
-    echo "note: anonymeter could not be installed; its test will $( [ "${CI:-}" = true ] && echo FAIL || echo skip )" >&2
-  fi
-fi
+extra_venv compare anonymeter-venv QAR_TEST_ANONYMETER_PYTHON anonymeter anonymeter "its test"
 
 # dbt 1.9 (the [dbt] extra) pins protobuf < 7 and pathspec < 0.13, below what the suite runs on:
 # it goes into a venv of its own too, and tests/test_dbt_package.py runs dbt with that Python.
-if ! python3 -c "import dbt.adapters.duckdb" 2>/dev/null && [ -z "${QAR_TEST_DBT_PYTHON:-}" ]; then
-  venv=build/dbt-venv
-  if { [ -x "$venv/bin/python" ] || python3 -m venv --system-site-packages "$venv"; } \
-    && "$venv/bin/python" -m pip install --quiet --disable-pip-version-check '.[dbt]'; then
-    export QAR_TEST_DBT_PYTHON="$PWD/$venv/bin/python"
-  else
-    echo "note: dbt could not be installed; the dbt package tests will $( [ "${CI:-}" = true ] && echo FAIL || echo skip )" >&2
-  fi
-fi
+extra_venv dbt dbt-venv QAR_TEST_DBT_PYTHON dbt.adapters.duckdb dbt "the dbt package tests"
 
 if ! start_postgres; then
   echo "note: PostgreSQL is not available; PostgreSQL tests will $( [ "${CI:-}" = true ] && echo FAIL || echo skip )" >&2
