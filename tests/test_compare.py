@@ -172,6 +172,20 @@ def test_identical_tables_give_zero(duck):
     assert (r.dtc, r.hidden_rate, r.local_cloaking) == (0.0, 0.0, 0.0)
 
 
+def wbcd_compare(folder):
+    """`qar compare` of the Avatar paper's WBCD pair, rows aligned, the id left out, Class a category."""
+    return [
+        "compare",
+        str(folder / "breast_cancer_wisconsin.csv"),
+        str(folder / "breast_cancer_wisconsin_avatarized_k20.csv"),
+        "--aligned",
+        "--exclude",
+        "Sample_code_number",
+        "--categorical",
+        "Class",
+    ]
+
+
 def test_json_contract_and_real_pair(shared_data, tmp_path):
     """The real avatar pair through the command: the JSON fields of the contract, in order,
     and the figures of the brute force over the full distance matrix."""
@@ -180,14 +194,7 @@ def test_json_contract_and_real_pair(shared_data, tmp_path):
     out = CliRunner().invoke(
         cli,
         [
-            "compare",
-            str(folder / "breast_cancer_wisconsin.csv"),
-            str(folder / "breast_cancer_wisconsin_avatarized_k20.csv"),
-            "--aligned",
-            "--exclude",
-            "Sample_code_number",
-            "--categorical",
-            "Class",
+            *wbcd_compare(folder),
             "--target",
             "Class",
             "--attacker-columns",
@@ -384,14 +391,7 @@ def test_wbcd_local_cloaking_ties_is_the_avatar_papers_24(shared_data):
     out = CliRunner().invoke(
         cli,
         [
-            "compare",
-            str(folder / "breast_cancer_wisconsin.csv"),
-            str(folder / "breast_cancer_wisconsin_avatarized_k20.csv"),
-            "--aligned",
-            "--exclude",
-            "Sample_code_number",
-            "--categorical",
-            "Class",
+            *wbcd_compare(folder),
             "--components",
             "2",
             "--no-risk",
