@@ -291,8 +291,7 @@ def audit_relation(
     prof = profile_columns(db, relation, cols)  # first: "the table is empty" says more
     rows, notes, distincts = prof.rows, list(prof.notes), list(prof.distinct)
     evt.check_n_qi(n_qi, pi_u)
-    if prune not in pruning.PRUNE_MODES:
-        raise ParameterError(f"--prune {prune!r} is unknown; use one of {', '.join(pruning.PRUNE_MODES)}")
+    prune = pruning.resolve(prune, p)  # (an unknown mode: the same sentence as audit's)
     if prune == "auto" and (scanner is not None or group_size is not None):
         raise ParameterError("this command needs every QI's classes; run it with --prune off")
     log.info(
