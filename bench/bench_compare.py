@@ -91,10 +91,10 @@ def child_compare(path: str, risk: bool) -> dict:
 
 def coordinates(path: str):
     """The reads, projection and coordinates exactly as compare() makes them."""
+    from qar_sql.comparison import compare as c
+    from qar_sql.comparison.projection import ProjectionFit, fit_projections
+    from qar_sql.comparison.read import select_sql
     from qar_sql.engines.source import open_source
-    from qar_sql.release import compare as c
-    from qar_sql.release.projection import ProjectionFit, fit_projections
-    from qar_sql.release.read import select_sql
 
     db, rel_o = open_source(path, table="original")
     _, rel_t = open_source(path, table="treated")
@@ -115,8 +115,8 @@ def coordinates(path: str):
 
 
 def child_brute(path: str, block: int) -> dict:
-    from qar_sql.release import metrics
-    from qar_sql.release.metrics import below_radius, tie_radius
+    from qar_sql.comparison import metrics
+    from qar_sql.comparison.metrics import below_radius, tie_radius
 
     started = time.perf_counter()
     co, ct, own = coordinates(path)

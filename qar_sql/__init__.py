@@ -3,8 +3,9 @@
 The public API. Subpackages hold the work, by concern: ``engines`` (files, URLs, dialects, SQL
 templates), ``pushdown`` (the passes that run as SQL), ``stats`` (pure numpy/scipy), ``measures``
 (the audit, the classic measures of ``risk``), ``ranking`` (record contributions), ``treat``
-(what-if, discover), ``release`` (a treated table against its original), ``compliance`` (results
-store, scans, history, dbt), ``output`` (text, Markdown, JSON), ``cli``.
+(treatments, what-if), ``comparison`` (a treated table against its original), ``compliance``
+(results store, scans, history, dbt), ``commands`` (one ``run`` per command: its parameters, its
+session, its result), ``output`` (text, Markdown, JSON, CSV, HTML), ``cli``.
 
 Every name is imported on first use (PEP 562 ``__getattr__``): ``import qar_sql`` stays fast
 and loads neither scipy nor pandas, which a command such as ``qar sql`` or ``qar config`` never
@@ -20,7 +21,11 @@ from typing import TYPE_CHECKING, Any
 from qar_sql.version import __version__
 
 if TYPE_CHECKING:  # the names below, typed for mypy and editors; loaded by __getattr__ at run time
-    from qar_sql import compliance, engines, measures, output, pushdown, ranking, release, reporting, stats, treat
+    from qar_sql import commands, comparison, compliance, engines, measures, output, pushdown, ranking, stats, treat
+    from qar_sql.commands.compare import compare
+    from qar_sql.commands.discover import DiscoverResult, discover
+    from qar_sql.commands.report import report
+    from qar_sql.commands.uniqueness import uniqueness
     from qar_sql.compliance.history import history
     from qar_sql.compliance.scans import ScanReport, scan_config
     from qar_sql.compliance.scans import scan_config as scan
@@ -32,11 +37,7 @@ if TYPE_CHECKING:  # the names below, typed for mypy and editors; loaded by __ge
     from qar_sql.ranking.eliminate import Elimination, eliminate
     from qar_sql.ranking.influence import Influence
     from qar_sql.ranking.records import Contributions
-    from qar_sql.release.compare import compare
-    from qar_sql.reporting.collect import report
     from qar_sql.results import AuditResult, CompareResult, QIStats, QIUniqueness, ScanResult, UniquenessResult
-    from qar_sql.treat.discover import DiscoverResult, discover
-    from qar_sql.treat.uniqueness import uniqueness
     from qar_sql.treat.whatif import WhatIfResult, whatif
 
 #: Public name → "module:attribute" it is loaded from (the notation of entry points).
@@ -44,12 +45,12 @@ _NAMES = {
     "audit": "qar_sql.measures.audit:audit",
     "records": "qar_sql.ranking.api:records",
     "eliminate": "qar_sql.ranking.eliminate:eliminate",
-    "discover": "qar_sql.treat.discover:discover",
+    "discover": "qar_sql.commands.discover:discover",
     "whatif": "qar_sql.treat.whatif:whatif",
-    "uniqueness": "qar_sql.treat.uniqueness:uniqueness",
-    "compare": "qar_sql.release.compare:compare",
+    "uniqueness": "qar_sql.commands.uniqueness:uniqueness",
+    "compare": "qar_sql.commands.compare:compare",
     "risk": "qar_sql.measures.classic:risk",
-    "report": "qar_sql.reporting.collect:report",
+    "report": "qar_sql.commands.report:report",
     "scan": "qar_sql.compliance.scans:scan_config",
     "scan_config": "qar_sql.compliance.scans:scan_config",
     "history": "qar_sql.compliance.history:history",
@@ -66,7 +67,7 @@ _NAMES = {
     "Influence": "qar_sql.ranking.influence:Influence",
     "SudaRecords": "qar_sql.measures.classic:SudaRecords",
     "Elimination": "qar_sql.ranking.eliminate:Elimination",
-    "DiscoverResult": "qar_sql.treat.discover:DiscoverResult",
+    "DiscoverResult": "qar_sql.commands.discover:DiscoverResult",
     "WhatIfResult": "qar_sql.treat.whatif:WhatIfResult",
     "ScanReport": "qar_sql.compliance.scans:ScanReport",
     "QarError": "qar_sql.errors:QarError",
@@ -112,8 +113,8 @@ __all__ = [
     "output",
     "pushdown",
     "ranking",
-    "release",
-    "reporting",
+    "comparison",
+    "commands",
     "stats",
     "treat",
     "__version__",

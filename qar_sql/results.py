@@ -21,7 +21,7 @@ import numpy as np
 from qar_sql.errors import UsageError
 from qar_sql.stats.evt import TailFit
 from qar_sql.stats.interval import TailIntervals
-from qar_sql.stats.uniqueness import MonteCarlo
+from qar_sql.stats.koot import MonteCarlo
 
 #: Rows shown by ``_repr_html_``: enough to see the riskiest, small enough for a notebook.
 HTML_ROWS = 10
@@ -362,7 +362,7 @@ def _theta_svg(theta: np.ndarray, width: int = 240, height: int = 60, points: in
     )
 
 
-# -- qar compare (qar_sql.release) ------------------------------------------------------------
+# -- qar compare (qar_sql.comparison) ------------------------------------------------------------
 
 #: Metrics a ``--fail-below`` threshold may name (higher is more protective for each).
 THRESHOLD_METRICS = (

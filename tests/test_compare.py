@@ -14,7 +14,7 @@ from test_release_metrics import brute_closest, brute_infer, brute_link
 
 import qar_sql
 from qar_sql.cli.main import cli
-from qar_sql.release.projection import factorize, fit_projection
+from qar_sql.comparison.projection import factorize, fit_projection
 
 # Hostile names: a quote, a space, unicode, a percent sign.
 AGE, ZIP, SEX, INCOME, ID = 'a"ge', "zip code", "séx", "income 50%", "id"

@@ -225,7 +225,7 @@ def test_a_perturbative_treatment_of_a_column_a_band_made_text_is_refused_there(
 def test_compare_and_report_release_composes_the_same_way(people):
     """compare/report --treatments build the release over a base carrying copies of the
     original columns (another code path than emit_sql); same rows."""
-    from qar_sql.release.compare import _release_sql
+    from qar_sql.commands.compare import _release_sql
 
     source, _ = people
     toml = COMPOSE_TOML.replace(

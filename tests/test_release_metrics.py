@@ -1,7 +1,7 @@
 """The release metrics against brute force: the full distance matrix, ties included.
 
 No database here: the projection and the metrics are pure. The brute force computes every
-distance with numpy broadcasting and applies the definitions of qar_sql.release.metrics
+distance with numpy broadcasting and applies the definitions of qar_sql.comparison.metrics
 literally (min, count at the min, strictly-closer count), so the kd-tree code is checked
 against an independent computation.
 """
@@ -13,10 +13,10 @@ import pandas as pd
 import pytest
 from scipy.spatial.distance import pdist
 
+from qar_sql.comparison import metrics
+from qar_sql.comparison.metrics import below_radius, tie_radius
+from qar_sql.comparison.projection import category_tokens, fit_projection, value_token
 from qar_sql.errors import DataError, ParameterError
-from qar_sql.release import metrics
-from qar_sql.release.metrics import below_radius, tie_radius
-from qar_sql.release.projection import category_tokens, fit_projection, value_token
 
 
 def full_distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -410,7 +410,7 @@ def test_gram_pass_equals_saiph_qr_pass(numeric, categorical, components):
     """The Gram-matrix pass 2 gives saiph's DecompositionAccumulator (TSQR) axes: the same
     distances, and the same coordinates wherever an axis is determined (distinct singular
     values), NULLs included."""
-    from qar_sql.release.projection import ProjectionFit, fit_projections
+    from qar_sql.comparison.projection import ProjectionFit, fit_projections
 
     data = table(400, seed=2)
     gram, qr = fit_projections(

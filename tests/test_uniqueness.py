@@ -18,7 +18,7 @@ import pytest
 from qar_sql.errors import ParameterError
 from qar_sql.measures import birthday
 from qar_sql.results import QIStats
-from qar_sql.stats import uniqueness as U
+from qar_sql.stats import koot as U
 
 
 def shares(histogram) -> list[float]:
@@ -339,7 +339,7 @@ from conftest import Loader  # noqa: E402
 from test_audit_oracle import HOSTILE_TABLE, as_columns, random_table  # noqa: E402
 
 import qar_sql  # noqa: E402
-from qar_sql.output.uniqueness import uniqueness_dict  # noqa: E402
+from qar_sql.output.render_uniqueness import uniqueness_dict  # noqa: E402
 
 
 def qi_oracle(rows, combo, k, domain):

@@ -235,7 +235,7 @@ def scan_cmd(
     if markdown:
         _write(markdown, summary_markdown(report))
     if report_dir:
-        from qar_sql.reporting.collect import masked_command, write_scan_reports
+        from qar_sql.commands.report import masked_command, write_scan_reports
 
         index = write_scan_reports(report, report_dir, command=masked_command(["qar", *sys.argv[1:]]))
         click.echo(f"HTML reports written; open {index}.", err=True)
@@ -263,7 +263,7 @@ def _guard(cfg, config, manifest, store, junit, markdown, report_dir) -> None:
     import os
 
     from qar_sql.cli.guard import guard_outputs
-    from qar_sql.reporting.collect import scan_pages
+    from qar_sql.commands.report import scan_pages
 
     writes = [("--junit", junit), ("--markdown", markdown)]
     if report_dir:

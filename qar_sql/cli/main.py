@@ -307,7 +307,7 @@ def audit(
         result = run_audit(**where, **risk, k=k, batch_size=batch_size, jobs=jobs, progress=bar, **text, **uniq)
 
     def report() -> str:
-        from qar_sql.reporting.collect import audit_inputs, masked_command
+        from qar_sql.commands.report import audit_inputs, masked_command
 
         inputs = audit_inputs(
             result,
@@ -424,12 +424,12 @@ def demo(rows, seed, path, overwrite, risk, fmt, quiet):
         )
 
 
-from qar_sql.cli.records import eliminate_cmd, records_cmd  # noqa: E402
+from qar_sql.cli.ranking import eliminate_cmd, records_cmd  # noqa: E402
 
 cli.add_command(records_cmd)
 cli.add_command(eliminate_cmd)
 
-from qar_sql.cli.risk import risk_cmd  # noqa: E402
+from qar_sql.cli.measures import risk_cmd  # noqa: E402
 
 cli.add_command(risk_cmd)
 
@@ -441,11 +441,11 @@ cli.add_command(whatif_cmd)
 from qar_sql.cli.report import report_cmd  # noqa: E402
 
 cli.add_command(report_cmd)
-from qar_sql.cli.compare import compare_cmd  # noqa: E402
+from qar_sql.cli.release import compare_cmd  # noqa: E402
 
 cli.add_command(compare_cmd)
 
-from qar_sql.cli.uniqueness import uniqueness_cmd  # noqa: E402
+from qar_sql.cli.measures import uniqueness_cmd  # noqa: E402
 
 cli.add_command(uniqueness_cmd)
 

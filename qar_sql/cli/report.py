@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import click
 
 from qar_sql import params
-from qar_sql.cli.records import hash_secret_file_option, key_option
+from qar_sql.cli.ranking import hash_secret_file_option, key_option
 from qar_sql.errors import UsageError
 
 
@@ -99,10 +99,10 @@ def report_cmd(
     quiet,
 ):
     """Write one self-contained HTML report of SOURCE: risk, tail fit, k-anonymity, records, what-if, history."""
+    from qar_sql.commands.report import from_store as stored_report
+    from qar_sql.commands.report import masked_command, report
     from qar_sql.compliance.store import HASH_SECRET_ENV, hash_secret
     from qar_sql.output.html import write_html
-    from qar_sql.reporting.collect import from_store as stored_report
-    from qar_sql.reporting.collect import masked_command, report
 
     if (from_store is None) != (run_id is None):
         raise UsageError("--from-store and --run go together: give both to rebuild a recorded run's report")
@@ -156,7 +156,7 @@ def report_html(parameters: dict, sql: Sequence[str] = (), **results) -> str:
     """``--format html`` of a command other than audit and records: the report of its result
     alone (``whatif=``, ``compare=``, ``uniqueness=``, ``classic=``); ``sql``: the statements it
     rendered while it ran (``with recording() as sql:`` around the run)."""
-    from qar_sql.reporting.collect import masked_command, result_inputs
+    from qar_sql.commands.report import masked_command, result_inputs
 
     inputs = result_inputs(parameters, command=masked_command(["qar", *sys.argv[1:]]), sql=sql, **results)
     return inputs.to_html()

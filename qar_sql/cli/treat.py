@@ -32,7 +32,7 @@ def discover_cmd(where, max_size, drop_null, top, fmt, jobs, batch_size, quiet):
 
     Supersets of an identifier are identifiers too and are not scanned.
     """
-    from qar_sql.treat.discover import discover, render_discover
+    from qar_sql.commands.discover import discover, render_discover
 
     with params.Progress("combinations", quiet) as bar:
         result = discover(

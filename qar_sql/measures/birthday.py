@@ -1,7 +1,7 @@
 """The generalized birthday problem for every quasi-identifier, from the scan's histograms.
 
 No database here: the audit's class-size histograms (class size → number of classes) are the
-grouped distributions :mod:`qar_sql.stats.uniqueness` needs, so ``qar audit --group-size`` and
+grouped distributions :mod:`qar_sql.stats.koot` needs, so ``qar audit --group-size`` and
 ``qar uniqueness`` add no pass over the data for these figures. The audit (for its optional
 ``uniqueness`` block) and :mod:`qar_sql.measures.uniqueness` (the command) both call
 :func:`measure`.
@@ -16,7 +16,7 @@ import numpy as np
 
 from qar_sql.errors import ParameterError
 from qar_sql.results import MarginalUniqueness, QIStats, QIUniqueness
-from qar_sql.stats import uniqueness as U
+from qar_sql.stats import koot as U
 
 
 def check_group_size(group_size: int) -> None:

@@ -21,7 +21,7 @@ from qar_sql.measures import birthday
 from qar_sql.measures.audit import profile_columns, provenance
 from qar_sql.pushdown.scan import Progress, scan, value_frequencies
 from qar_sql.results import ExposedValue, QIUniqueness, UniquenessResult
-from qar_sql.stats import uniqueness as U
+from qar_sql.stats import koot as U
 
 
 def check(

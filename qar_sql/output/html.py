@@ -1,6 +1,6 @@
 """The HTML report: one self-contained, offline file rendered from ``templates/report/``.
 
-Rendering reads only result objects (:class:`ReportInputs`, filled by :mod:`qar_sql.reporting.collect`), never the
+Rendering reads only result objects (:class:`ReportInputs`, filled by :mod:`qar_sql.commands.report`), never the
 database, so a stored run can be rendered again. Sections are a registry (:data:`SECTIONS`): each
 has a builder that returns its template context, or None when its input is absent — a section is
 in the page iff its result object is given; :func:`register_section` adds or replaces one.
@@ -28,10 +28,10 @@ from markupsafe import Markup, escape
 from qar_sql.engines.render import templates_dir
 from qar_sql.measures.classic import RiskResult
 from qar_sql.output import figures
-from qar_sql.output.compare import compare_dict
 from qar_sql.output.formats import _num, audit_dict
-from qar_sql.output.risk import risk_dict
-from qar_sql.output.uniqueness import curve, uniqueness_dict
+from qar_sql.output.render_compare import compare_dict
+from qar_sql.output.render_risk import risk_dict
+from qar_sql.output.render_uniqueness import curve, uniqueness_dict
 from qar_sql.results import AuditResult, CompareResult, Tabular, UniquenessResult
 from qar_sql.version import __version__
 

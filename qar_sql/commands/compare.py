@@ -4,11 +4,11 @@ The work, in reads of the engines (never a write):
 
 1. two passes over the original's compared columns, streamed as Arrow batches, fit every
    projection at once (all columns; the attacker's columns; all but the target) with saiph's
-   exact streaming fit (:mod:`qar_sql.release.projection`);
+   exact streaming fit (:mod:`qar_sql.comparison.projection`);
 2. one more pass over the original and one over the treated table turn each batch into
    coordinates (rows × components floats: the largest thing held in memory) and keep the link
    key and the target;
-3. the metrics run on the coordinates (:mod:`qar_sql.release.metrics`, kd-trees);
+3. the metrics run on the coordinates (:mod:`qar_sql.comparison.metrics`, kd-trees);
 4. the QaR audit runs on both tables, in the database, over the same columns and p.
 
 With ``treatments`` the treated table is the what-if release of the original (the file's
@@ -28,6 +28,9 @@ from typing import Any
 
 import numpy as np
 
+from qar_sql.comparison import metrics
+from qar_sql.comparison.projection import IMPUTE, ProjectionFit, factorize, fit_projections
+from qar_sql.comparison.read import BATCH_ROWS, arrow_batches, numeric_array, select_sql, value_array
 from qar_sql.engines.source import (
     DUCKDB_SUFFIXES,
     Database,
@@ -40,9 +43,6 @@ from qar_sql.engines.source import (
     select_columns,
 )
 from qar_sql.errors import ColumnError, DataError, ParameterError, UsageError, require_whole, shown
-from qar_sql.release import metrics
-from qar_sql.release.projection import IMPUTE, ProjectionFit, factorize, fit_projections
-from qar_sql.release.read import BATCH_ROWS, arrow_batches, numeric_array, select_sql, value_array
 from qar_sql.results import (
     THRESHOLD_METRICS,
     CompareResult,
@@ -121,7 +121,7 @@ def compare(
     file) builds the treated table from the original instead, linked by row. Without a link
     only DTC, CDR, inference and the QaR risks are computed. ``components`` is a positive
     integer or ``"all"``; ``figures`` keeps the per-record distributions for
-    :func:`qar_sql.output.compare.plot_compare`. ``null_tokens`` are CSV cells read as NULL
+    :func:`qar_sql.output.render_compare.plot_compare`. ``null_tokens`` are CSV cells read as NULL
     (``NA``); ``impute`` says how a missing numeric value enters the projection: ``"none"``
     (standardised on the non-missing values, NULL at the centre) or ``"mean"`` (the mean
     imputed, then standardised: the Avatar paper's pipeline).
@@ -132,7 +132,7 @@ def compare(
     if impute not in IMPUTE:
         raise ParameterError(f"--impute {impute!r} is unknown; use one of {', '.join(IMPUTE)}")
     if anonymeter:
-        from qar_sql.release.anonymeter import require_anonymeter
+        from qar_sql.comparison.anonymeter import require_anonymeter
 
         require_anonymeter()  # a missing optional package fails before any read
     if treatments is not None:
@@ -282,7 +282,7 @@ def compare(
 
         anon = None
         if anonymeter:
-            from qar_sql.release.anonymeter import run_anonymeter
+            from qar_sql.comparison.anonymeter import run_anonymeter
 
             if treatments is not None:
                 # The release statement holds both sides: read it once per side.

@@ -20,8 +20,8 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from qar_sql.comparison.projection import category_tokens
 from qar_sql.errors import UsageError
-from qar_sql.release.projection import category_tokens
 from qar_sql.results import AnonymeterRisk
 
 

@@ -96,9 +96,9 @@ def _report_html(c, where: dict, top: int, secret: str | None, jobs: int, store:
     import os
     import sys
 
+    from qar_sql.commands.report import audit_inputs, masked_command, records_summary
     from qar_sql.compliance.store import HASH_SECRET_ENV
     from qar_sql.compliance.store import hash_secret as read_secret
-    from qar_sql.reporting.collect import audit_inputs, masked_command, records_summary
 
     if secret is None and os.environ.get(HASH_SECRET_ENV):
         secret = read_secret()
@@ -226,7 +226,7 @@ def records_cmd(
                 return c_.audit, [(", ".join(map(str, c_.key_of(r))), float(c_.scores(by)[r])) for r in order]
 
             def sections(_):  # the records section of the report, rebuilt by qar report --from-store
-                from qar_sql.reporting.collect import records_summary
+                from qar_sql.commands.report import records_summary
                 from qar_sql.results import to_plain
 
                 return {"records": to_plain(records_summary(box["c"], top, secret, box["c"].keys))}
@@ -406,7 +406,7 @@ def _eliminate_own(res, plot_path: str | None, fmt: str) -> str:
 def suda_records(where, key, top, suda_options, all_records, output, fmt, jobs, quiet):
     """``qar records --by suda``: every record's SUDA and DIS-SUDA score (sdcMicro's suda2)."""
     from qar_sql.measures.classic import suda, suda_order, write_table
-    from qar_sql.output.risk import suda_dict, suda_text
+    from qar_sql.output.render_risk import suda_dict, suda_text
 
     with params.Progress("scanning", quiet):
         found = suda(

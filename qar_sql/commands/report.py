@@ -162,7 +162,7 @@ def collect(
             wi = whatif(source, treatments=treatments, **common, **tail)
     uniq = None
     if group_size is not None:
-        from qar_sql.treat.uniqueness import uniqueness
+        from qar_sql.commands.uniqueness import uniqueness
 
         # exposed=0: the most exposed value combinations are the rare values themselves; a report
         # handed on must not carry them.
@@ -170,7 +170,7 @@ def collect(
             uniq = uniqueness(source, group_size=group_size, exposed=0, **common)
     cmp = None
     if compare is not None:
-        from qar_sql.release.compare import compare as run_compare
+        from qar_sql.commands.compare import compare as run_compare
 
         with recording() as ran["original vs treated"]:
             cmp = run_compare(

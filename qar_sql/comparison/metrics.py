@@ -7,7 +7,7 @@ Distances are Euclidean. Nearest neighbours come from scipy's ``cKDTree`` (exact
 **Ties.** Two distances count as equal when they differ by at most
 ``TIE_TOLERANCE · (1 + d)`` — floating-point rounding, not a difference between records (the
 space is standardised: a numeric column has unit variance). Identical records have bitwise
-identical coordinates (see :mod:`qar_sql.release.projection`), so duplicates are exact ties.
+identical coordinates (see :mod:`qar_sql.comparison.projection`), so duplicates are exact ties.
 
 Definitions, for original records o_i and treated records t_j:
 

@@ -95,8 +95,8 @@ def compare_cmd(original, treated, risk, no_risk, fail_below, plot, fmt, quiet, 
     --treated-table). Records are compared in an exact FAMD projection (saiph) fitted on the
     original. See docs/compare.md for every metric.
     """
-    from qar_sql.output.compare import plot_compare, render_compare
-    from qar_sql.release.compare import below_thresholds, check_thresholds, compare, parse_thresholds
+    from qar_sql.commands.compare import below_thresholds, check_thresholds, compare, parse_thresholds
+    from qar_sql.output.render_compare import plot_compare, render_compare
 
     # ``options`` are the rest of compare()'s keywords, by the same names (table, link, ...).
     # A bad threshold fails before any table is read (exit 2).

@@ -1,5 +1,3 @@
-"""The HTML report's orchestration: runs the measures a report shows (``collect``)."""
-
 from typing import TYPE_CHECKING
 
 from qar_sql.lazy import submodules

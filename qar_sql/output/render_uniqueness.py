@@ -16,7 +16,7 @@ import numpy as np
 from qar_sql.errors import ParameterError
 from qar_sql.output.formats import _md_escape, percent, render_result, uniqueness_block, uniqueness_qi_dict
 from qar_sql.results import QIUniqueness, UniquenessResult
-from qar_sql.stats import uniqueness as U
+from qar_sql.stats import koot as U
 from qar_sql.version import __version__
 
 
