@@ -36,7 +36,7 @@ sys.path.insert(0, str(HERE))
 from common import duckdb_table, print_versions, remove_duckdb, timed  # noqa: E402
 
 import qar_sql  # noqa: E402
-from qar_sql.measures import classic  # noqa: E402
+from qar_sql.commands import risk as risk_command  # noqa: E402
 from qar_sql.stats import individual_risk  # noqa: E402
 
 TABLE = "people"
@@ -85,15 +85,15 @@ def main(argv=None) -> int:
     try:
         common = {"table": TABLE, "columns": key, "weight": "w"}
         t_val, v_times, val = timed(
-            lambda: classic.risk(path, sensitive=[sensitive], missing="value", **common), args.repeat, "risk value"
+            lambda: risk_command.risk(path, sensitive=[sensitive], missing="value", **common), args.repeat, "risk value"
         )
         t_wild, w_times, wild = timed(
-            lambda: classic.risk(path, sensitive=[sensitive], missing="wildcard", **common),
+            lambda: risk_command.risk(path, sensitive=[sensitive], missing="wildcard", **common),
             args.repeat,
             "risk wildcard",
         )
         t_np, n_times, bound = timed(lambda: numpy_bound(data, key, weights), args.repeat, "numpy")
-        t_r3, r3_times, r3 = timed(lambda: classic.risk(path, p=3, **common), args.repeat, "risk p=3")
+        t_r3, r3_times, r3 = timed(lambda: risk_command.risk(path, p=3, **common), args.repeat, "risk p=3")
         t_a3, a3_times, a3 = timed(
             lambda: qar_sql.audit(path, table=TABLE, columns=key, p=3, pi_u=0.2), args.repeat, "audit p=3"
         )

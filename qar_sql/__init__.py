@@ -21,10 +21,23 @@ from typing import TYPE_CHECKING, Any
 from qar_sql.version import __version__
 
 if TYPE_CHECKING:  # the names below, typed for mypy and editors; loaded by __getattr__ at run time
-    from qar_sql import commands, comparison, compliance, engines, measures, output, pushdown, ranking, stats, treat
+    from qar_sql import (
+        commands,
+        comparison,
+        compliance,
+        engines,
+        measures,
+        output,
+        parameters,
+        pushdown,
+        ranking,
+        stats,
+        treat,
+    )
     from qar_sql.commands.compare import compare
     from qar_sql.commands.discover import DiscoverResult, discover
     from qar_sql.commands.report import report
+    from qar_sql.commands.risk import risk
     from qar_sql.commands.uniqueness import uniqueness
     from qar_sql.compliance.history import history
     from qar_sql.compliance.scans import ScanReport, scan_config
@@ -32,7 +45,7 @@ if TYPE_CHECKING:  # the names below, typed for mypy and editors; loaded by __ge
     from qar_sql.engines.source import Source, connect
     from qar_sql.errors import ExitCode, QarError
     from qar_sql.measures.audit import audit
-    from qar_sql.measures.classic import RiskResult, SudaRecords, risk
+    from qar_sql.measures.classic import RiskResult, SudaRecords
     from qar_sql.ranking.api import records
     from qar_sql.ranking.eliminate import Elimination, eliminate
     from qar_sql.ranking.influence import Influence
@@ -49,7 +62,7 @@ _NAMES = {
     "whatif": "qar_sql.treat.whatif:whatif",
     "uniqueness": "qar_sql.commands.uniqueness:uniqueness",
     "compare": "qar_sql.commands.compare:compare",
-    "risk": "qar_sql.measures.classic:risk",
+    "risk": "qar_sql.commands.risk:risk",
     "report": "qar_sql.commands.report:report",
     "scan": "qar_sql.compliance.scans:scan_config",
     "scan_config": "qar_sql.compliance.scans:scan_config",
@@ -115,6 +128,7 @@ __all__ = [
     "ranking",
     "comparison",
     "commands",
+    "parameters",
     "stats",
     "treat",
     "__version__",

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import sys
 import threading
@@ -13,6 +14,12 @@ from typing import Any
 import click
 
 from qar_sql.output.render import format_option
+
+
+def default_of(cls: Any, name: str) -> Any:
+    """The default of field ``name`` of the parameter dataclass ``cls`` (a command's
+    ``Params``): the click option shows and uses the dataclass's, written once."""
+    return next(f.default for f in dataclasses.fields(cls) if f.name == name)
 
 
 def _split(ctx, param, value):

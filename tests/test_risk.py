@@ -12,6 +12,7 @@ import classic_oracle as oracle
 import numpy as np
 import pytest
 
+from qar_sql.commands import risk as risk_command
 from qar_sql.errors import ColumnError, DataError, ParameterError, UsageError
 from qar_sql.measures import classic
 from qar_sql.stats import population as popmodels
@@ -130,7 +131,7 @@ def check_qi(q, want):
 
 def weighted_risk(source, table, **kwargs):
     """classic.risk over QI with the weight and both sensitive columns: every measure at once."""
-    return classic.risk(source, table=table, columns=QI, weight=WEIGHT, sensitive=[DIAG, INCOME], **kwargs)
+    return risk_command.risk(source, table=table, columns=QI, weight=WEIGHT, sensitive=[DIAG, INCOME], **kwargs)
 
 
 @pytest.mark.parametrize("missing", ["value", "wildcard"])
@@ -153,7 +154,7 @@ def test_every_qi_matches_the_oracle(engine, missing):
 def test_default_key_set_unweighted(engine, missing):
     rows = make_rows(2, 45)
     source, table = load(engine, rows)
-    res = classic.risk(source, table=table, columns=QI, missing=missing, population=4500)
+    res = risk_command.risk(source, table=table, columns=QI, missing=missing, population=4500)
     assert res.p == 4 and len(res.qis) == 1
     (q,) = res.qis
     want = expected_qi(rows, QI, missing, weight=None, sensitive=(), population=4500)
@@ -175,7 +176,7 @@ def test_per_record_file_matches_the_oracle(engine, missing, tmp_path):
     rows = make_rows(3, 50)
     source, table = load(engine, rows)
     out = tmp_path / "records.csv"
-    res = classic.risk(
+    res = risk_command.risk(
         source,
         table=table,
         columns=[SEX, AGE, ZIP],
@@ -231,7 +232,7 @@ def test_per_record_parquet_and_file_order(duck, tmp_path):
         w.writerow(names)
         w.writerows([["" if r[c] is None else r[c] for c in names] for r in rows])
     out = tmp_path / "r.parquet"
-    classic.risk(str(path), columns=[SEX, AGE, ZIP], weight=WEIGHT, per_record=out)
+    risk_command.risk(str(path), columns=[SEX, AGE, ZIP], weight=WEIGHT, per_record=out)
     t = pq.read_table(out)
     assert t.column_names == ["row", *classic.PER_RECORD_COLUMNS]
     assert t.column("row").to_pylist() == list(range(1, 31))
@@ -275,8 +276,8 @@ def test_worked_example_both_conventions(duck):
         {"sex": "M", "age": 50, "zip": "2000"},
     ]
     source, table = duck.load("people", {c: [r[c] for r in rows] for c in rows[0]})
-    value = classic.risk(source, table=table).qis[0]
-    wild = classic.risk(source, table=table, missing="wildcard").qis[0]
+    value = risk_command.risk(source, table=table).qis[0]
+    wild = risk_command.risk(source, table=table, missing="wildcard").qis[0]
     assert (value.classes, value.sample_uniques, value.fk_sum) == (5, 4, 6)
     assert (wild.classes, wild.sample_uniques, wild.fk_sum) == (5, 1, 11)
     assert value.expected_reidentifications == pytest.approx(5.0)  # Σ 1/fk = classes
@@ -289,7 +290,7 @@ def test_sdcmicro_freqcalc_example(duck):
     # sdcMicro tests/testthat/test_freqCalc.R: after suppressing one status, fk = 3, 3, 3, 3, 5
     data = {"region": ["A"] * 5, "status": ["single", "married", "married", "single", None], "agegroup": ["5"] * 5}
     source, table = duck.load("df", data)
-    q = classic.risk(source, table=table, missing="wildcard").qis[0]
+    q = risk_command.risk(source, table=table, missing="wildcard").qis[0]
     assert q.fk_sum == 3 + 3 + 5  # cells single, married, NULL
     assert q.violations["5"] == 4
 
@@ -310,32 +311,32 @@ def test_bad_weights(duck):
     with pytest.raises(
         DataError, match=r"weight column 'w eight' has 1 weight\(s\) of 0 or less \(the smallest is -2.5\)"
     ):
-        classic.risk(source, table=table, columns=QI, weight=WEIGHT)
+        risk_command.risk(source, table=table, columns=QI, weight=WEIGHT)
     rows[3][WEIGHT] = None
     source, table = load(duck, rows, "nul")
     with pytest.raises(DataError, match="is NULL in 1 record"):
-        classic.risk(source, table=table, columns=QI, weight=WEIGHT)
+        risk_command.risk(source, table=table, columns=QI, weight=WEIGHT)
     with pytest.raises(ColumnError, match="not numbers"):
-        classic.risk(source, table=table, columns=QI, weight=DIAG)
+        risk_command.risk(source, table=table, columns=QI, weight=DIAG)
 
 
 def test_bad_roles_and_parameters(small):
     source, table = small
     with pytest.raises(ColumnError, match="also a quasi-identifier column"):
-        classic.risk(source, table=table, columns=QI, sensitive=[SEX])
+        risk_command.risk(source, table=table, columns=QI, sensitive=[SEX])
     with pytest.raises(ColumnError, match="did you mean"):
-        classic.risk(source, table=table, columns=QI, sensitive=["diag"])
+        risk_command.risk(source, table=table, columns=QI, sensitive=["diag"])
     for bad in (0.0, 1.5, -1.0):
         with pytest.raises(ParameterError, match=r"--sampling-fraction .* must be in \(0, 1\]"):
-            classic.risk(source, table=table, columns=QI, sampling_fraction=bad)
+            risk_command.risk(source, table=table, columns=QI, sampling_fraction=bad)
     with pytest.raises(ParameterError, match="--missing"):
-        classic.risk(source, table=table, columns=QI, missing="ignore")
+        risk_command.risk(source, table=table, columns=QI, missing="ignore")
     with pytest.raises(UsageError, match=r"must end in \.csv or \.parquet"):
-        classic.risk(source, table=table, columns=QI, per_record="x.txt")
+        risk_command.risk(source, table=table, columns=QI, per_record="x.txt")
     with pytest.raises(UsageError, match="--key"):
-        classic.risk(source, table=table, columns=QI, per_record="x.csv")
+        risk_command.risk(source, table=table, columns=QI, per_record="x.csv")
     with pytest.raises(ParameterError, match="at least the number of rows"):
-        classic.risk(source, table=table, columns=QI, population=3)
+        risk_command.risk(source, table=table, columns=QI, population=3)
 
 
 def test_bad_weights_not_finite(engine):
@@ -345,7 +346,7 @@ def test_bad_weights_not_finite(engine):
         rows[2][WEIGHT] = bad
         source, table = load(engine, rows, name)
         with pytest.raises(DataError, match=r"weight column 'w eight' holds 1 weight\(s\) that are not finite"):
-            classic.risk(source, table=table, columns=QI, weight=WEIGHT)
+            risk_command.risk(source, table=table, columns=QI, weight=WEIGHT)
 
 
 def test_unknown_role_columns_name_their_option(small):
@@ -353,9 +354,9 @@ def test_unknown_role_columns_name_their_option(small):
     # without --columns the weight and sensitive columns leave the default key set: the message
     # still names the option the user typed, not --exclude
     with pytest.raises(ColumnError, match=r"^--weight column 'wieght' not found"):
-        classic.risk(source, table=table, weight="wieght")
+        risk_command.risk(source, table=table, weight="wieght")
     with pytest.raises(ColumnError, match=r"^--sensitive column 'diag' not found; did you mean"):
-        classic.risk(source, table=table, sensitive=["diag"])
+        risk_command.risk(source, table=table, sensitive=["diag"])
 
 
 def test_per_record_never_overwrites_the_source(tmp_path):
@@ -363,10 +364,10 @@ def test_per_record_never_overwrites_the_source(tmp_path):
     path.write_text("a,b\n1,2\n1,3\n")
     before = path.read_bytes()
     with pytest.raises(UsageError, match="is the source file itself"):
-        classic.risk(str(path), per_record=str(path))
+        risk_command.risk(str(path), per_record=str(path))
     assert path.read_bytes() == before
     with pytest.raises(ParameterError, match="--suda-max-size 0 must be at least 1"):
-        classic.risk(str(path), per_record=str(tmp_path / "o.csv"), suda_max_size=0)
+        risk_command.risk(str(path), per_record=str(tmp_path / "o.csv"), suda_max_size=0)
 
 
 @pytest.mark.parametrize("missing", ["value", "wildcard"])
@@ -392,7 +393,7 @@ def test_table_columns_hold_every_measure(duck):
     # the per-QI table (to_pandas / a report section): one row per QI, the values of qis[]
     rows = make_rows(10, 30)
     source, table = load(duck, rows)
-    res = classic.risk(source, table=table, columns=QI, p=2, weight=WEIGHT, sensitive=[DIAG], population=3000)
+    res = risk_command.risk(source, table=table, columns=QI, p=2, weight=WEIGHT, sensitive=[DIAG], population=3000)
     cols = res.table_columns()
     assert {len(v) for v in cols.values()} == {len(res.qis)} == {6}
     for name in ("individual_highest", "population_uniques_dankar", "l_distinct", "t_closeness", "records_below_k5"):
@@ -403,7 +404,7 @@ def test_table_columns_hold_every_measure(duck):
         assert cols["l_entropy"][i] == q.l_diversity.entropy
         assert cols["t_closeness"][i] == q.t_closeness
         assert sum(q.fk_histogram.values()) == res.rows
-    plain = classic.risk(source, table=table, columns=QI, p=2).table_columns()
+    plain = risk_command.risk(source, table=table, columns=QI, p=2).table_columns()
     assert "l_distinct" not in plain and "individual_highest" not in plain
 
 
@@ -414,7 +415,7 @@ def test_ordered_text_sensitive_column(engine):
     for i, r in enumerate(rows):
         r[DIAG] = grades[(i * 7 + (r[AGE] or 0)) % 4]
     source, table = load(engine, rows)
-    res = classic.risk(source, table=table, columns=[SEX, AGE], sensitive=[DIAG], ordered=[DIAG])
+    res = risk_command.risk(source, table=table, columns=[SEX, AGE], sensitive=[DIAG], ordered=[DIAG])
     assert res.ordered == (DIAG,)
     want = expected_qi(rows, [SEX, AGE], "value", weight=None, sensitive=())
     tc = [
@@ -424,10 +425,10 @@ def test_ordered_text_sensitive_column(engine):
     tc = [t for t in tc if not math.isnan(t)]
     assert res.qis[0].classes == want["classes"]
     assert res.qis[0].t_closeness == pytest.approx(max(tc), abs=1e-12)
-    equal = classic.risk(source, table=table, columns=[SEX, AGE], sensitive=[DIAG])
+    equal = risk_command.risk(source, table=table, columns=[SEX, AGE], sensitive=[DIAG])
     assert equal.ordered == () and equal.qis[0].t_closeness != res.qis[0].t_closeness
     with pytest.raises(ParameterError, match="--ordered column 'in come' is not a --sensitive column"):
-        classic.risk(source, table=table, columns=[SEX, AGE], sensitive=[DIAG], ordered=[INCOME])
+        risk_command.risk(source, table=table, columns=[SEX, AGE], sensitive=[DIAG], ordered=[INCOME])
 
 
 def test_l_diversity_leaves_out_classes_without_sensitive_values(duck):
@@ -437,7 +438,7 @@ def test_l_diversity_leaves_out_classes_without_sensitive_values(duck):
     (a) diag x, y -> distinct 2, recursive (2, l) 2; (b) x, x -> 1, 1; (c) only NULLs -> out."""
     data = {"id": [1, 2, 3, 4, 5, 6], "k": ["a", "a", "b", "b", "c", "c"], "diag": ["x", "y", "x", "x", None, None]}
     source, table = duck.load("ld", data, {"id": "bigint"})
-    r = classic.risk(source, table=table, columns=["k"], sensitive=["diag"])
+    r = risk_command.risk(source, table=table, columns=["k"], sensitive=["diag"])
     (q,) = r.qis
     ld = q.l_diversity
     assert (ld.distinct, ld.recursive_c2, ld.entropy) == (1.0, 1.0, 1.0)

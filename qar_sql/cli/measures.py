@@ -1,5 +1,5 @@
 """The measuring commands beside the audit: ``qar risk`` (the classic disclosure-risk measures of
-sdcMicro and ARX for every quasi-identifier, :func:`qar_sql.measures.classic.risk`) and
+sdcMicro and ARX for every quasi-identifier, :func:`qar_sql.risk`) and
 ``qar uniqueness`` (the chance that k people are all unique, :func:`qar_sql.uniqueness`).
 Parse, call, print."""
 
@@ -10,8 +10,11 @@ import os
 import click
 
 from qar_sql import params
-from qar_sql.cli.ranking import key_option
+from qar_sql.cli.emit import build, emit, session
+from qar_sql.cli.ranking import guard_files, key_option
 from qar_sql.output.render import render
+from qar_sql.parameters.risk import RiskParams
+from qar_sql.params import default_of
 
 #: The variable -p read before it followed the QAR_<long flag> rule (QAR_QI_SIZE); still read.
 OLD_P_ENV = "QAR_RISK_P"
@@ -66,19 +69,25 @@ def _old_p_variable(ctx: click.Context, param: click.Parameter, value):
 @click.option(
     "--risk-threshold",
     type=float,
-    default=0.2,
+    default=default_of(RiskParams, "risk_threshold"),
     envvar="QAR_RISK_THRESHOLD",
-    help="A record is at risk when its re-identification probability is above this (default 0.2).",
+    help="A record is at risk when its re-identification probability is above this "
+    f"(default {default_of(RiskParams, 'risk_threshold')}).",
 )
 @click.option(
-    "--l", "l_threshold", type=int, default=2, help="Classes with distinct l-diversity below this fail (default 2)."
+    "--l",
+    "l_threshold",
+    type=int,
+    default=default_of(RiskParams, "l_threshold"),
+    help=f"Classes with distinct l-diversity below this fail (default {default_of(RiskParams, 'l_threshold')}).",
 )
 @click.option(
     "--t",
     "t_threshold",
     type=float,
-    default=0.2,
-    help="Classes farther than this from the table's sensitive distribution fail (t-closeness, default 0.2).",
+    default=default_of(RiskParams, "t_threshold"),
+    help="Classes farther than this from the table's sensitive distribution fail "
+    f"(t-closeness, default {default_of(RiskParams, 't_threshold')}).",
 )
 @params.file_option(
     "--per-record",
@@ -103,27 +112,29 @@ def risk_cmd(where, sensitive, ordered, fmt, top, quiet, **options):
     (with --population or --sampling-fraction), l-diversity and t-closeness (with --sensitive),
     and per record SUDA and DIS-SUDA (--per-record). See docs/risk-measures.md.
     """
-    from qar_sql.cli.ranking import guard_files
-    from qar_sql.engines.render import recording  # the SQL the HTML report shows
-    from qar_sql.measures.classic import risk
-    from qar_sql.output.render import render
+    from qar_sql.cli.report import report_html
+    from qar_sql.commands.risk import run as run_risk
+    from qar_sql.engines.render import recording
+    from qar_sql.measures.classic import output_kind
     from qar_sql.output.render_risk import render_risk
 
     guard_files([("--per-record", options["per_record"])], where)
-    # ``options`` are risk()'s other keywords by the same names: p, weight, missing, the thresholds, ...
+    settings = build(RiskParams, {**where, **options}, sensitive=sensitive or (), ordered=ordered or ())
+    if settings.per_record is not None:
+        output_kind(str(settings.per_record))
+    # recording(): the SQL the HTML report shows
     with params.Progress("measuring", quiet) as bar, recording() as sql:
-        result = risk(**where, **options, sensitive=sensitive or (), ordered=ordered or (), progress=bar)
+        with session(where, all_text=options["all_text"]) as s:
+            result = run_risk(s, settings, bar)
 
     def report() -> str:
-        from qar_sql.cli.report import report_html
-
         o = options
         shown = {"p": o["p"], "weight": o["weight"], "sensitive": sensitive, "missing": o["missing"]}
         shown |= {"population": o["population"], "sampling_fraction": o["sampling_fraction"]}
         shown |= {"risk_threshold": o["risk_threshold"], "l": o["l_threshold"], "t": o["t_threshold"]}
         return report_html({**where, **shown}, sql=sql, classic=result)
 
-    click.echo(render(result, fmt, lambda f: render_risk(result, f, top=top), html=report), nl=False)
+    emit(result, fmt, lambda f: render_risk(result, f, top=top), html=report)
 
 
 # --- qar uniqueness ----------------------------------------------------------------------

@@ -101,7 +101,7 @@ def collect(
     them when one exists, ``False`` leaves them out (they cost a second pass); ``treatments`` adds the what-if section,
     ``store`` the history, ``group_size`` the uniqueness section, ``compare`` (a treated release:
     a file, or with ``treated_table`` a table; linked by the key column ``link`` or ``aligned``
-    by row) the original-vs-treated section, ``classic`` (True, or :func:`qar_sql.measures.classic.risk`'s
+    by row) the original-vs-treated section, ``classic`` (True, or :func:`qar_sql.risk`'s
     keywords such as ``weight``, ``sensitive``, ``population``) the classic measures of the same QIs.
     ``options``: the source and audit keywords of :func:`qar_sql.audit` (:class:`SourceOptions`)."""
     if not isinstance(threshold, int | float) or not 0.0 <= threshold <= 1.0:
@@ -178,7 +178,7 @@ def collect(
             )
     cls = None
     if classic:
-        from qar_sql.measures.classic import risk as classic_risk
+        from qar_sql.commands.risk import risk as classic_risk
 
         with recording() as ran["classic measures"]:
             cls = classic_risk(source, **common, **(classic if isinstance(classic, Mapping) else {}))

@@ -28,6 +28,7 @@ import numpy as np
 from qar_sql.engines import frames
 from qar_sql.engines.database import Database, Relation, _first_line, _pick_table, _Timed, log
 from qar_sql.engines.dialects import Dialect, get_dialect
+from qar_sql.engines.session import Session
 from qar_sql.errors import ColumnError, DatabaseError, DataError, SourceNotFound, UsageError
 from qar_sql.secrets import mask_source, scrub, secret_values
 
@@ -547,31 +548,8 @@ def split_table(table: str) -> tuple[str, ...]:
     return tuple(table.split(".", 1)) if "." in table else (table,)
 
 
-class Source:
-    """An open source (:func:`connect`): one connection and the relation to audit, reused by
-    every API function it is passed to as ``source``. Close it (or use ``with``) when done."""
-
-    def __init__(self, db: Database, relation: Relation, label: str):
-        self.db, self.relation, self.label = db, relation, label
-        db.shared = True
-
-    @property
-    def columns(self) -> tuple[str, ...]:
-        return self.relation.columns
-
-    def close(self) -> None:
-        self.db.shared = False
-        self.db.close()
-
-    def __enter__(self) -> Source:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        table = f" table {self.relation.display}" if self.relation.kind == "table" else ""
-        return f"<qar_sql.Source {self.label}{table} ({self.db.engine_name}, {len(self.columns)} columns)>"
+#: The public name of an open source (``qar_sql.Source``, :func:`connect`): a :class:`Session`.
+Source = Session
 
 
 #: What every API function takes as ``source``: a file path or database URL, an open
@@ -594,7 +572,35 @@ def connect(
     (``null_tokens``: CSV cells read as NULL, as ``--null-token``)."""
     db, relation = open_source(source, table=table, delimiter=delimiter, threads=threads, null_tokens=null_tokens)
     label = relation.display if relation.kind == "frame" else mask_source(resolve_source(source))
-    return Source(db, relation, label)
+    return Session(db, relation, label)
+
+
+@contextmanager
+def session_of(
+    source: SourceLike = None,
+    *,
+    table: str | None = None,
+    delimiter: str | None = None,
+    threads: int | None = None,
+    all_text: bool = False,
+    null_tokens: Sequence[str] = (),
+) -> Iterator[Session]:
+    """The session a command runs in: ``source`` itself when it is an open :class:`Source` (left
+    open for its owner), else ``source`` opened with the source options (:func:`open_source`)
+    and closed on exit."""
+    if isinstance(source, Session):
+        open_source(source, table=table, delimiter=delimiter, all_text=all_text, null_tokens=null_tokens)  # checks
+        yield source
+        return
+    db, relation = open_source(
+        source, table=table, delimiter=delimiter, threads=threads, all_text=all_text, null_tokens=null_tokens
+    )
+    label = relation.display if relation.kind == "frame" else mask_source(resolve_source(source))
+    session = Session(db, relation, label)
+    try:
+        yield session
+    finally:
+        session.close()
 
 
 def open_source(

@@ -41,16 +41,15 @@ from qar_sql.engines.source import (
     SourceLike,
     column_names,
     open_source,
-    resolve_source,
     select_columns,
 )
-from qar_sql.errors import ColumnError, DatabaseError, DataError, ParameterError, UsageError, require_whole, shown
+from qar_sql.errors import ColumnError, DatabaseError, DataError, ParameterError, UsageError
 from qar_sql.measures.audit import provenance
+from qar_sql.parameters.risk import MISSING, RiskParams
 from qar_sql.pushdown import scan
 from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys, key_warnings, patterns_from_words, record_order
 from qar_sql.pushdown.scan import combinations
 from qar_sql.results import Tabular, pick
-from qar_sql.secrets import mask_source
 from qar_sql.stats import diversity, individual_risk
 from qar_sql.stats import population as popmodels
 from qar_sql.stats import suda as sudastats
@@ -59,7 +58,6 @@ from qar_sql.stats.population import PopulationUniqueness
 
 Progress = Callable[[int, int], None]
 
-MISSING = ("value", "wildcard")
 """How a NULL in a key column matches: ``value`` (a value of its own, GROUP BY) or
 ``wildcard`` (any value, sdcMicro)."""
 
@@ -221,53 +219,6 @@ def _clean(x):
 
 
 # --- validation ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class RiskOptions:
-    """What :func:`risk` passes down to :func:`risk_relation`: one bundle instead of the same
-    keywords in both signatures. Defaults as :func:`risk`."""
-
-    columns: Sequence[str] | None = None
-    exclude: Sequence[str] | None = None
-    p: int | None = None
-    weight: str | None = None
-    sensitive: Sequence[str] = ()
-    ordered: Sequence[str] = ()
-    missing: str = "value"
-    sampling_fraction: float | None = None
-    population: int | None = None
-    risk_threshold: float = 0.2
-    l_threshold: int = 2
-    t_threshold: float = 0.2
-    per_record: str | os.PathLike | None = None
-    key: Sequence[str] | None = None
-    suda_max_size: int | None = None
-    jobs: int = 2
-    progress: Progress | None = None
-
-    def validate(self) -> None:
-        """What can be checked before connecting."""
-        missing, risk_threshold, l_threshold, t_threshold = (
-            self.missing, self.risk_threshold, self.l_threshold, self.t_threshold
-        )  # fmt: skip
-        population, sampling_fraction = self.population, self.sampling_fraction
-        if missing not in MISSING:
-            raise ParameterError(
-                f"--missing {missing!r} is not a convention; use value (NULL is a value of its own) "
-                "or wildcard (NULL matches any value, as sdcMicro)"
-            )
-        if not (0.0 <= risk_threshold <= 1.0) or math.isnan(risk_threshold):
-            raise ParameterError(f"--risk-threshold {shown(risk_threshold)} must be in [0, 1], e.g. 0.2 (one in five)")
-        require_whole(l_threshold, 1, f"--l {shown(l_threshold)} must be a whole number of at least 1, e.g. 2")
-        if not (0.0 <= t_threshold <= 1.0) or math.isnan(t_threshold):
-            raise ParameterError(f"--t {shown(t_threshold)} must be in [0, 1], e.g. 0.2")
-        if population is not None and sampling_fraction is not None:
-            raise ParameterError("give either --population or --sampling-fraction, not both")
-        if sampling_fraction is not None:
-            popmodels.population_size(1, sampling_fraction=sampling_fraction)  # range check
-        if population is not None:
-            popmodels.check_population(population)
 
 
 def _roles(weight: str | None, sensitive: Sequence[str]) -> list[tuple[str, str]]:
@@ -473,7 +424,7 @@ def _measure(
     spec: _QISpec,
     columns: Sequence[str],
     data: dict[str, np.ndarray],
-    opts: RiskOptions,
+    opts: RiskParams,
     *,
     sensitive: Sequence[_Sensitive],
     totals: dict[int, np.ndarray],
@@ -514,7 +465,7 @@ def _sensitive_fields(
     data: dict[str, np.ndarray],
     mine: np.ndarray,
     cells: _Cells,
-    opts: RiskOptions,
+    opts: RiskParams,
     sensitive: Sequence[_Sensitive],
     totals: dict[int, np.ndarray],
 ) -> dict[str, Any]:
@@ -597,55 +548,17 @@ def _max(a: np.ndarray) -> float | None:
 # --- the command --------------------------------------------------------------------------------
 
 
-def risk(
-    source: SourceLike = None,
-    *,
-    table: str | None = None,
-    columns: Sequence[str] | None = None,
-    exclude: Sequence[str] | None = None,
-    p: int | None = None,
-    weight: str | None = None,
-    sensitive: Sequence[str] = (),
-    ordered: Sequence[str] = (),
-    missing: str = "value",
-    sampling_fraction: float | None = None,
-    population: int | None = None,
-    risk_threshold: float = 0.2,
-    l_threshold: int = 2,
-    t_threshold: float = 0.2,
-    per_record: str | os.PathLike | None = None,
-    key: Sequence[str] | None = None,
-    suda_max_size: int | None = None,
-    delimiter: str | None = None,
-    all_text: bool = False,
-    jobs: int = 2,
-    progress: Progress | None = None,
-    null_tokens: Sequence[str] = (),
-) -> RiskResult:
-    """The classic disclosure-risk measures (sdcMicro, ARX) of every p-subset of the key
-    columns, computed in the database. See the module docstring and docs/risk-measures.md."""
-    opts = RiskOptions(
-        columns, exclude, p, weight, sensitive, ordered, missing, sampling_fraction, population, risk_threshold,
-        l_threshold, t_threshold, per_record, key, suda_max_size, jobs, progress,
-    )  # fmt: skip
-    opts.validate()
-    if per_record is not None:
-        _output_kind(str(per_record))
-        check_not_source(per_record, source, "--per-record")
-    if suda_max_size is not None and suda_max_size < 1:
-        raise ParameterError(f"--suda-max-size {suda_max_size} must be at least 1 (columns in a minimal sample unique)")
-    started = time.perf_counter()
-    db, relation = open_source(source, table=table, delimiter=delimiter, all_text=all_text, null_tokens=null_tokens)
-    with db:
-        return risk_relation(db, relation, opts, started=started, source=mask_source(resolve_source(source)))
-
-
 def risk_relation(
-    db: Database, relation: Relation, opts: RiskOptions, *, started: float | None = None, source: str | None = None
+    db: Database,
+    relation: Relation,
+    opts: RiskParams,
+    *,
+    progress: Progress | None = None,
+    started: float | None = None,
+    source: str | None = None,
 ) -> RiskResult:
-    """:func:`risk` on an open connection."""
+    """The classic measures of ``relation`` on an open connection (``qar risk``, :func:`qar_sql.risk`)."""
     started = started if started is not None else time.perf_counter()
-    opts.validate()
     columns, p, weight, missing = opts.columns, opts.p, opts.weight, opts.missing
     per_record, key = opts.per_record, opts.key
     sensitive = column_names(opts.sensitive, "--sensitive") or ()
@@ -700,8 +613,8 @@ def risk_relation(
         def tick():
             nonlocal done
             done += 1
-            if opts.progress:
-                opts.progress(done, total_steps)
+            if progress:
+                progress(done, total_steps)
 
         statements = []
         for b in batches:
@@ -970,7 +883,7 @@ def suda(
     """SUDA and DIS-SUDA of every record on the key columns (``qar records --by suda``): the
     result in source order, the key names and {position: key values} of the 1,000 records
     with the highest scores, ties in key order — of every record with ``all_keys``."""
-    RiskOptions(missing=missing, sampling_fraction=sampling_fraction, population=population).validate()
+    RiskParams(missing=missing, sampling_fraction=sampling_fraction, population=population)  # checks them
     db, relation = open_source(source, table=table, delimiter=delimiter, all_text=all_text, null_tokens=null_tokens)
     with db:
         qi = select_columns(relation.columns, columns, exclude)
@@ -1044,7 +957,7 @@ def check_not_source(path: str | os.PathLike, source, option: str) -> None:
     check_not_input([(option, path)], [("the source file itself", source)])
 
 
-def _output_kind(path: str) -> str:
+def output_kind(path: str) -> str:
     lower = path.lower()
     if lower.endswith(".csv"):
         return "csv"
@@ -1059,7 +972,7 @@ def _write_per_record(
     enc,
     key_cells,
     qi,
-    opts: RiskOptions,
+    opts: RiskParams,
     *,
     full_patterns,
     rows,
@@ -1069,7 +982,7 @@ def _write_per_record(
 ) -> str:
     """Write ``opts.per_record``: every record's fk, risk, l-diversity, t-closeness and SUDA."""
     per_record, key, missing, suda_max_size = str(opts.per_record), opts.key, opts.missing, opts.suda_max_size
-    kind = _output_kind(per_record)
+    kind = output_kind(per_record)
     spec, cells = key_cells
     n_columns = len(qi)
     cell = _record_cells(db, enc, spec.codes, rows)
@@ -1161,11 +1074,10 @@ __all__ = [
     "PER_RECORD_COLUMNS",
     "LDiversity",
     "QIRisk",
-    "RiskOptions",
+    "RiskParams",
     "RiskResult",
     "SudaResult",
     "default_suda_size",
-    "risk",
     "risk_relation",
     "suda",
     "suda_order",

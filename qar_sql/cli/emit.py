@@ -1,0 +1,51 @@
+"""What every command's body is made of: its parameters from the parsed options, the session it
+runs in, and the result emitted in the chosen format — so that a command is options and
+``emit(run(…))``, with no rendering, file writing or connection of its own.
+
+    params = build(RiskParams, options)
+    with session(where) as s, Progress("measuring", quiet) as bar:
+        result = run(s, params, bar)
+    emit(result, fmt, own=…, html=…)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import click
+
+from qar_sql.engines.session import Session
+from qar_sql.engines.source import session_of
+from qar_sql.output.render import render
+from qar_sql.results import Tabular
+
+P = TypeVar("P")
+
+#: The keywords of ``params.source_options`` that say where the data is (the rest — --columns,
+#: --exclude — are the command's parameters).
+SOURCE_KEYS = ("source", "table", "delimiter", "null_tokens")
+
+
+def build(cls: type[P], options: Mapping[str, Any], **more: Any) -> P:
+    """The command's parameter dataclass from the parsed ``options`` (and ``more``): the
+    options of ``cls``'s fields only, an option left unset (None) taking the field's default —
+    the dataclass is where defaults live."""
+    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    given = {k: v for k, v in {**options, **more}.items() if k in names and v is not None}
+    return cls(**given)
+
+
+@contextmanager
+def session(where: Mapping[str, Any], **source_options: Any) -> Iterator[Session]:
+    """The session of ``where`` (SOURCE, --table, --delimiter, --null-token; ``source_options``
+    such as ``all_text``), closed on exit."""
+    with session_of(**{k: where[k] for k in SOURCE_KEYS if k in where}, **source_options) as s:
+        yield s
+
+
+def emit(result: Tabular, fmt: str, own: Callable[[str], str], html: Callable[[], str] | None = None) -> None:
+    """``result`` on stdout in ``fmt`` (:func:`qar_sql.output.render.render`)."""
+    click.echo(render(result, fmt, own, html=html), nl=False)

@@ -1,0 +1,121 @@
+"""A session: one open source that every command of a run shares.
+
+It grows out of the :class:`Source` of the Python API (``qar_sql.connect``): the connection, the
+relation to read, its label (a URL's password masked), with the source options (``--table``,
+``--delimiter``, ``--null-token``, ``--all-text``, DuckDB's threads) applied once when it was
+opened (:func:`qar_sql.engines.source.open_session`). What a command needs of the data beyond
+plain statements goes through it, the same way on every engine:
+
+* :meth:`Session.coded` — the relation's columns as integer codes (``encode.sql``), in a temp
+  table where the dialect has them and as a CTE elsewhere, dropped on exit; the one lifecycle of
+  coding columns, which the commands of one session (the report runs several) share;
+* :meth:`Session.arrays` — a statement's result as numpy arrays (DuckDB's own fetch, else a
+  chunk of rows at a time: :meth:`Database.arrays`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from qar_sql.engines.database import Database, Relation
+from qar_sql.engines.render import render
+
+#: Temp table names are unique per process and call: two sessions of one process (a notebook,
+#: the report's commands) never collide, nor two processes on one server.
+_counter = itertools.count(1)
+
+
+def temp_name(what: str) -> str:
+    """A session temp table name, ``qar_<what>_<pid>_<n>`` (unquoted)."""
+    return f"qar_{what}_{os.getpid()}_{next(_counter)}"
+
+
+@dataclass(frozen=True)
+class Coded:
+    """Where the coded columns ``c0 .. c{n-1}`` (and ``r``, the record's position, when coded
+    with an order) are read from: ``encoded`` for a template's FROM clause, and ``encode_sql``,
+    the statement a template puts in a CTE named ``encoded`` — None when ``encoded`` is a temp
+    table already holding them."""
+
+    encoded: str
+    encode_sql: str | None
+    columns: tuple[str, ...]
+
+    @property
+    def materialized(self) -> bool:
+        return self.encode_sql is None
+
+
+class Session:
+    """An open source (:func:`qar_sql.connect`): one connection and the relation to audit, reused
+    by every API function and command it is passed to. Close it (or use ``with``) when done."""
+
+    def __init__(self, db: Database, relation: Relation, label: str):
+        self.db, self.relation, self.label = db, relation, label
+        db.shared = True
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return self.relation.columns
+
+    @property
+    def dialect(self):
+        return self.db.dialect
+
+    def arrays(self, sql: str, columns: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        """``sql``'s result as one numpy array per column (name → dtype), on every engine."""
+        return self.db.arrays(sql, columns)
+
+    @contextmanager
+    def coded(
+        self,
+        columns: Sequence[str],
+        *,
+        order_by: Sequence[str] | None = None,
+        row_id: str | None = None,
+        code_types: Sequence[str] | None = None,
+        what: str = "codes",
+        materialize: bool | None = None,
+    ) -> Iterator[Coded]:
+        """``columns`` of the relation as codes (``encode.sql``: value order, NULL = −1; with
+        ``order_by``, ``r`` numbers the records in that order). Where the dialect has session temp
+        tables (and ``materialize`` is not False) they are written once to one — each code in the
+        narrowest type of ``code_types`` — and dropped on exit, also after an error; elsewhere the
+        statement travels as a CTE with every statement that reads it."""
+        d = self.db.dialect
+        kwargs: dict[str, Any] = {"columns": list(columns), "relation": self.relation.sql}
+        if order_by is not None:
+            kwargs["order_by"] = list(order_by)
+        if row_id is not None:  # r is this expression (DuckDB's rowid), not a position in key order
+            kwargs["row_id"] = row_id
+        encode_sql = render("encode.sql", d, **kwargs)
+        if not (d.temp_tables if materialize is None else materialize and d.temp_tables):
+            yield Coded("encoded", encode_sql, tuple(columns))
+            return
+        name = temp_name(what)
+        try:
+            self.db.query(render("materialize.sql", d, name=name, encode_sql=encode_sql, code_types=code_types))
+            yield Coded(d.quote(name), None, tuple(columns))
+        finally:
+            self.db.drop_temp_tables([name])
+
+    def close(self) -> None:
+        self.db.shared = False
+        self.db.close()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        table = f" table {self.relation.display}" if self.relation.kind == "table" else ""
+        return f"<qar_sql.Source {self.label}{table} ({self.db.engine_name}, {len(self.columns)} columns)>"
