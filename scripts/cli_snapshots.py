@@ -394,9 +394,19 @@ def _shell(arg: str) -> str:
     return arg if re.fullmatch(r"[\w.,:/=+@%-]+", arg) else "'" + arg.replace("'", "'\\''") + "'"
 
 
+#: A progress stage line off a terminal (``12:01:03  whatif: scenarios 8/8 (100%), 10 s``): written
+#: every 10 s of a long command, so whether one appears depends on the machine's load, not on qar.
+_STAGE_LINE = re.compile(r"^\d\d:\d\d:\d\d  \S.*, \d+ s$")
+
+
 def _drop_noise(stderr: str) -> str:
-    """Matplotlib's one-off notice while it builds its font cache (a fresh machine's first run)."""
-    return "".join(line for line in stderr.splitlines(keepends=True) if "building the font cache" not in line)
+    """Matplotlib's one-off notice while it builds its font cache (a fresh machine's first run),
+    and progress stage lines (their number depends on the machine's speed)."""
+    return "".join(
+        line
+        for line in stderr.splitlines(keepends=True)
+        if "building the font cache" not in line and not _STAGE_LINE.match(line.rstrip("\n"))
+    )
 
 
 # --- masking: only what varies by nature ---------------------------------------------------------
