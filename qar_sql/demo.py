@@ -549,7 +549,7 @@ def _check_target(con: Any, path: str) -> None:
         )
 
 
-def write_demo(path: str, *, rows: int = 100_000, seed: int = 20261122, overwrite: bool = False) -> None:
+def write_demo(path: str, *, rows: int, seed: int, overwrite: bool = False) -> None:
     """Write the population to the DuckDB file ``path`` (table ``population``, :data:`DEMO_TABLE`).
     An existing file is written only if it holds nothing but an earlier demo population, or with
     ``overwrite`` (which replaces its table ``population`` and leaves the rest)."""

@@ -166,3 +166,45 @@ def test_config_json_keeps_its_ascii_escapes_and_refuses_nan(tmp_path):
     bad = tuple(dataclasses.replace(s, value=float("nan")) if s.name == "alpha" else s for s in result.settings)
     with pytest.raises(ValueError):
         render_config(dataclasses.replace(result, settings=bad), "json")
+
+
+def test_the_copies_of_the_defaults_outside_parameters_agree():
+    """Where the audit's defaults are still written out — in modules that may not import
+    ``qar_sql.parameters`` (statistics) or are not yet converted (the scan file, compare, the
+    one-statement SQL) — they equal AuditParams' (drift shows here)."""
+    from qar_sql.commands.compare import compare
+    from qar_sql.compliance import scans
+    from qar_sql.pushdown import insql
+
+    for name in ("p", "alpha", "pi_u", "pwm", "k", "fail_above"):
+        assert scans.DEFAULTS[name] == DEFAULTS[name], name
+    for function in (evt.qar_risk, evt.qar_risk_gradient, tail_interval.bootstrap_intervals, insql.risk_sql, compare):
+        defaults = {n: p.default for n, p in inspect.signature(function).parameters.items()}
+        for name in ("alpha", "pi_u", "pwm"):
+            if name in defaults:
+                assert defaults[name] == DEFAULTS[name], (function.__name__, name)
+
+
+def test_the_keyword_audit_refuses_an_unknown_keyword():
+    with pytest.raises(TypeError, match="nope"):
+        measures_audit.audit("x.csv", nope=1)
+
+
+def test_a_store_records_the_parameters_of_audit_params(demo_file, tmp_path):
+    """``qar audit --store`` runs through commands.audit.recorded: the run and its parameters are
+    in the store, and a source that cannot be read is a failed run (the session opens inside it)."""
+    from qar_sql.compliance import store as S
+
+    path, _ = demo_file
+    store = str(tmp_path / "store.duckdb")
+    params = AuditParams(columns=("age", "sex", "postcode", "region"), p=2, pi_u=0.2, bootstrap=0)
+    result = audit_command.recorded(store, params, source=path, table="population")
+    with pytest.raises(Exception, match="no_such_table|does not exist|not found"):
+        audit_command.recorded(store, params, source=path, table="no_such_table")
+    runs = S.runs(store)
+    assert sorted(r.status for r in runs) == ["complete", "failed"]
+    done = next(r for r in runs if r.status == "complete")
+    assert done.risk == result.risk
+    assert done.parameters == {"p": 2, "alpha": 0.01, "pi_u": 0.2, "pwm": "plotting", "k": 5}
+    assert done.columns == ("age", "sex", "postcode", "region") and done.table == "population"
+    assert result.prune == "off"  # the store keeps every QI's θ

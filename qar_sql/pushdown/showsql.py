@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from qar_sql.engines.dialects import get_dialect
 from qar_sql.engines.source import _file_kind, file_relation_sql, is_url, resolve_source, split_table
 from qar_sql.errors import ColumnError, UsageError
+from qar_sql.parameters.audit import DEFAULTS as AUDIT
 from qar_sql.pushdown.scan import profile_statements, render_statements
 
 
@@ -35,11 +36,11 @@ def show_sql(
     *,
     table: str | None = None,
     columns: Sequence[str] | None = None,
-    p: int = 3,
+    p: int = AUDIT["p"],
     delimiter: str | None = None,
     dialect: str | None = None,
     batch_size: int | None = None,
-    jobs: int = 2,  # as audit(), so the batches shown are the batches run
+    jobs: int = AUDIT["jobs"],  # as the audit's, so the batches shown are the batches run
     null_tokens: Sequence[str] = (),
 ) -> str:
     """Every statement of the audit, separated by ``;``, exactly as it would run."""
@@ -86,9 +87,9 @@ def show_one_statement(
     *,
     table: str | None = None,
     columns: Sequence[str] | None = None,
-    p: int = 3,
-    alpha: float = 0.01,
-    pi_u: float = 0.05,
+    p: int = AUDIT["p"],
+    alpha: float = AUDIT["alpha"],
+    pi_u: float = AUDIT["pi_u"],
     dialect: str | None = None,
     delimiter: str | None = None,
 ) -> str:
