@@ -258,27 +258,7 @@ def _show_audit_sql(where: dict, **options) -> str:
 @params.interval_level
 @params.bootstrap
 @params.min_exceedances
-def audit(
-    where,
-    risk,
-    fmt,
-    k,
-    top,
-    histograms,
-    fail_above,
-    show_sql,
-    group_size,
-    jobs,
-    batch_size,
-    prune,
-    quiet,
-    store,
-    store_in_source,
-    all_text,
-    interval_level,
-    bootstrap,
-    min_exceedances,
-):
+def audit(where, risk, fmt, top, histograms, show_sql, quiet, store, store_in_source, all_text, **options):
     """Audit SOURCE: its QaR risk T̂(p, α) over every set of p quasi-identifier columns.
 
     SOURCE is a CSV or Parquet file, a DuckDB file (with --table) or a database URL such as
@@ -286,28 +266,29 @@ def audit(
     """
     from functools import partial
 
-    from qar_sql.cli.emit import build, emit, session
+    from qar_sql.cli.emit import SOURCE_KEYS, build, emit, session
     from qar_sql.commands.audit import recorded, run
     from qar_sql.output.formats import render_audit
     from qar_sql.parameters.audit import AuditParams, fail_above_problem
     from qar_sql.stats.interval import check_min_exceedances, require_exceedances
 
-    problem = fail_above_problem(fail_above)
+    # ``options``: AuditParams' fields by the same names (k, jobs, batch_size, prune, group_size,
+    # interval_level, bootstrap, min_exceedances, fail_above)
+    fail_above, min_exceedances, jobs = options["fail_above"], options["min_exceedances"], options["jobs"]
+    problem = fail_above_problem(fail_above)  # (before --show-sql, as click's usage error)
     if problem:
         raise click.BadParameter(problem, param_hint="--fail-above")
     check_min_exceedances(min_exceedances)
-    if show_sql:
-        _emit(_show_audit_sql(where, p=risk["p"], batch_size=batch_size, jobs=jobs))
+    if show_sql:  # nothing is read: the other parameters are not checked
+        _emit(_show_audit_sql(where, p=risk["p"], batch_size=options["batch_size"], jobs=jobs))
         return
-    options = {"k": k, "batch_size": batch_size, "jobs": jobs, "group_size": group_size, "prune": prune}
-    options |= {"interval_level": interval_level, "bootstrap": bootstrap, "min_exceedances": min_exceedances}
-    settings = build(AuditParams, {**where, **risk, **options, "fail_above": fail_above})
+    settings = build(AuditParams, {**where, **risk, **options})
     with params.Progress("scanning", quiet) as bar:
         if store is None:
             with session(where, all_text=all_text) as s:
                 result = run(s, settings, bar)
         else:  # the run recorded in the results store (docs/compliance.md)
-            source = {key: where[key] for key in ("source", "table", "delimiter", "null_tokens")}
+            source = {key: where[key] for key in SOURCE_KEYS}
             result = recorded(store, settings, bar, **source, all_text=all_text, store_in_source=store_in_source)
 
     def report() -> str:

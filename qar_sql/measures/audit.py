@@ -220,19 +220,19 @@ def audit_relation(
     relation: Relation,
     opts: Options,
     *,
-    k=5,
+    k=DEFAULTS["k"],
     batch_size=None,
     started=None,
     source=None,
     scanner=None,
     group_size=None,
-    interval_level=tail_interval.DEFAULT_LEVEL,
-    bootstrap=tail_interval.DEFAULT_RESAMPLES,
+    interval_level=DEFAULTS["interval_level"],
+    bootstrap=DEFAULTS["bootstrap"],
     prune: str = "off",
 ) -> AuditResult:
     """The audit on an open connection (reused by later commands). ``scanner(columns,
     batch_size, jobs, progress, cardinalities) -> ScanResult`` replaces the plain scan (record-level commands
-    gather their per-record tallies in the same pass). ``group_size``, ``prune``: see :func:`audit`
+    gather their per-record tallies in the same pass). ``group_size``, ``prune``: see :class:`~qar_sql.parameters.audit.AuditParams`
     (here ``prune`` defaults to ``"off"``: the commands built on this need every QI's classes)."""
     started = started if started is not None else time.perf_counter()
     opts.validate()
