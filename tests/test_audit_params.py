@@ -208,3 +208,16 @@ def test_a_store_records_the_parameters_of_audit_params(demo_file, tmp_path):
     assert done.parameters == {"p": 2, "alpha": 0.01, "pi_u": 0.2, "pwm": "plotting", "k": 5}
     assert done.columns == ("age", "sex", "postcode", "region") and done.table == "population"
     assert result.prune == "off"  # the store keeps every QI's θ
+
+
+def test_the_parameter_modules_load_no_numpy():
+    """click reads the defaults when ``qar --help`` loads: the parameters stay light."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; import qar_sql.parameters.audit, qar_sql.parameters.sql, qar_sql.parameters.demo; "
+        "print(sorted(m for m in ('numpy', 'scipy', 'duckdb', 'sqlalchemy') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
