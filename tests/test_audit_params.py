@@ -221,3 +221,16 @@ def test_the_parameter_modules_load_no_numpy():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_the_store_records_audit_params_defaults_for_keywords_left_out(demo_file, tmp_path):
+    """compliance/store.py still writes the defaults it records beside the keywords a caller
+    leaves out (a scan passes them all); they must be AuditParams'."""
+    from qar_sql.compliance import store as S
+
+    path, _ = demo_file
+    store = str(tmp_path / "store.duckdb")
+    columns = ("age", "sex", "postcode", "region", "marital_status")
+    S.recorded_audit(store, path, table="population", columns=columns, pi_u=0.2, bootstrap=0)
+    (run,) = S.runs(store)
+    assert run.parameters == {name: DEFAULTS[name] for name in ("p", "alpha", "pwm", "k")} | {"pi_u": 0.2}
