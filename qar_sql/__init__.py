@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # the names below, typed for mypy and editors; loaded by __ge
         stats,
         treat,
     )
+    from qar_sql.commands.audit import audit
     from qar_sql.commands.compare import compare
     from qar_sql.commands.discover import DiscoverResult, discover
     from qar_sql.commands.report import report
@@ -44,7 +45,6 @@ if TYPE_CHECKING:  # the names below, typed for mypy and editors; loaded by __ge
     from qar_sql.compliance.scans import scan_config as scan
     from qar_sql.engines.source import Source, connect
     from qar_sql.errors import ExitCode, QarError
-    from qar_sql.measures.audit import audit
     from qar_sql.measures.classic import RiskResult, SudaRecords
     from qar_sql.ranking.api import records
     from qar_sql.ranking.eliminate import Elimination, eliminate
@@ -55,7 +55,7 @@ if TYPE_CHECKING:  # the names below, typed for mypy and editors; loaded by __ge
 
 #: Public name → "module:attribute" it is loaded from (the notation of entry points).
 _NAMES = {
-    "audit": "qar_sql.measures.audit:audit",
+    "audit": "qar_sql.commands.audit:audit",
     "records": "qar_sql.ranking.api:records",
     "eliminate": "qar_sql.ranking.eliminate:eliminate",
     "discover": "qar_sql.commands.discover:discover",

@@ -25,7 +25,7 @@ import numpy as np
 
 from qar_sql.errors import DatabaseError, ParameterError, UsageError
 
-__all__ = ["DEMO_COLUMNS", "generate_population", "write_population"]
+__all__ = ["DEMO_COLUMNS", "DEMO_TABLE", "generate_population", "write_demo", "write_population"]
 
 #: Quasi-identifier columns the demo audits by default (``person_id`` is the direct identifier
 #: and is not one of them).
@@ -46,6 +46,8 @@ DEMO_COLUMNS: tuple[str, ...] = (
 )
 
 _ID_COLUMN = "person_id"
+#: The table ``qar demo`` writes the population to.
+DEMO_TABLE = "population"
 
 # --------------------------------------------------------------------------------------------
 # Label sets. Order matters: the probability tables below index into them.
@@ -547,28 +549,12 @@ def _check_target(con: Any, path: str) -> None:
         )
 
 
-def run_demo(
-    path: str = "qar_demo.duckdb",
-    *,
-    rows: int = 100_000,
-    seed: int = 20261122,
-    p: int = 3,
-    alpha: float = 0.01,
-    pi_u: float = 0.05,
-    pwm: str = "plotting",
-    progress=None,
-    overwrite: bool = False,
-):
-    """Write the population to the DuckDB file ``path`` (table ``population``) and audit it over
-    :data:`DEMO_COLUMNS`. Returns the :class:`~qar_sql.AuditResult`.
-
-    An existing file is written only if it holds nothing but an earlier demo population, or
-    with ``overwrite`` (which replaces its table ``population`` and leaves the rest)."""
+def write_demo(path: str, *, rows: int, seed: int, overwrite: bool = False) -> None:
+    """Write the population to the DuckDB file ``path`` (table ``population``, :data:`DEMO_TABLE`).
+    An existing file is written only if it holds nothing but an earlier demo population, or with
+    ``overwrite`` (which replaces its table ``population`` and leaves the rest)."""
     import duckdb
 
-    from qar_sql.measures.audit import audit, validate
-
-    validate(p, alpha, pi_u, pwm)
     if Path(path).is_dir():
         raise UsageError(f"--path {path!r} is a folder; name a DuckDB file such as qar_demo.duckdb")
     existed = Path(path).exists()
@@ -579,10 +565,7 @@ def run_demo(
     try:
         if existed and not overwrite:
             _check_target(con, path)
-        write_population(con, "population", n=rows, seed=seed)
-        con.execute(f"comment on table population is '{DEMO_COMMENT}'")
+        write_population(con, DEMO_TABLE, n=rows, seed=seed)
+        con.execute(f"comment on table {DEMO_TABLE} is '{DEMO_COMMENT}'")
     finally:
         con.close()
-    return audit(
-        path, table="population", columns=DEMO_COLUMNS, p=p, alpha=alpha, pi_u=pi_u, pwm=pwm, progress=progress
-    )

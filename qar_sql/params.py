@@ -14,6 +14,8 @@ from typing import Any
 import click
 
 from qar_sql.output.render import format_option
+from qar_sql.parameters.audit import DEFAULTS as AUDIT  # the audit's defaults, written once
+from qar_sql.parameters.audit import PRUNE_MODES, PWM_METHODS
 
 
 def default_of(cls: Any, name: str) -> Any:
@@ -79,15 +81,21 @@ exclude = click.option(
     callback=_split,
     help="Columns to leave out (e.g. an id): from all columns, or from those of --columns.",
 )
-p = click.option("-p", "--p", "p", type=int, default=3, help="Quasi-identifier size: the number of columns per QI.")
-alpha = click.option("--alpha", type=float, default=0.01, help="Tail probability of the risk T̂(p, α).")
+p = click.option(
+    "-p", "--p", "p", type=int, default=AUDIT["p"], help="Quasi-identifier size: the number of columns per QI."
+)
+alpha = click.option("--alpha", type=float, default=AUDIT["alpha"], help="Tail probability of the risk T̂(p, α).")
 pi_u = click.option(
-    "--pi-u", "pi_u", type=float, default=0.05, help="Share of QIs above the threshold u (the tail fitted by the GPD)."
+    "--pi-u",
+    "pi_u",
+    type=float,
+    default=AUDIT["pi_u"],
+    help="Share of QIs above the threshold u (the tail fitted by the GPD).",
 )
 pwm = click.option(
     "--pwm",
-    type=click.Choice(["plotting", "unbiased"]),
-    default="plotting",
+    type=click.Choice(PWM_METHODS),
+    default=AUDIT["pwm"],
     help="PWM estimator: plotting positions (as R's evir/fExtremes) or unbiased.",
 )
 delimiter = click.option("--delimiter", help="CSV delimiter (detected by default), e.g. ';' or '\\t'.")
@@ -103,7 +111,11 @@ fmt = format_option()
 fmt_html = format_option(html=True, help="Output format; html is the self-contained report (docs/report.md).")
 quiet = _flag("--quiet", "-q", help="No progress on stderr (a bar on a terminal, else a stage line every 10 s).")
 jobs = click.option(
-    "--jobs", "-j", type=click.IntRange(1, 64), default=2, help="Concurrent connections for server databases."
+    "--jobs",
+    "-j",
+    type=click.IntRange(1, 64),
+    default=AUDIT["jobs"],
+    help="Concurrent connections for server databases.",
 )
 batch_size = click.option(
     "--batch-size",
@@ -112,7 +124,7 @@ batch_size = click.option(
 )
 prune = click.option(
     "--prune",
-    type=click.Choice(["auto", "off"]),
+    type=click.Choice(PRUNE_MODES),
     envvar="QAR_PRUNE",
     help="auto: group only the QIs that can reach the tail, bounded by the QIs of size p - 1 "
     "(same T̂, u, ξ, β and exceedances; the other QIs get θ bounds); off: group every QI. "
@@ -122,7 +134,7 @@ k = click.option(
     "--k",
     "k",
     type=click.IntRange(2, None),
-    default=5,
+    default=AUDIT["k"],
     help="k for the k-anonymity summary (records in classes smaller than k).",
 )
 # "--store" alone means the default store ($QAR_STORE, else qar_results.duckdb): flag_value "".
@@ -161,13 +173,13 @@ population = click.option(
 interval_level = click.option(
     "--interval-level",
     type=float,
-    default=0.95,
+    default=AUDIT["interval_level"],
     help="Coverage probability of the bootstrap intervals of T̂, u, ξ and β.",
 )
 bootstrap = click.option(
     "--bootstrap",
     type=int,
-    default=1000,
+    default=AUDIT["bootstrap"],
     help="Bootstrap resamples for the intervals (seeded: the same data give the same interval); 0 for none.",
 )
 min_exceedances = click.option(

@@ -673,3 +673,25 @@ def from_plain(kind: Any, data: Any) -> Any:
 def _tuples(data: Any) -> Any:
     """A bare ``tuple`` field (values of any type): its lists back as tuples."""
     return tuple(_tuples(v) for v in data) if isinstance(data, list) else data
+
+
+@dataclass(frozen=True, repr=False)
+class Settings(Tabular):
+    """``qar config``'s result: the resolved settings (:class:`qar_sql.config.Setting`, one row
+    each in ``--format csv``, as in the JSON) and the config file they were read from
+    (:class:`qar_sql.config.Config`; None: none found)."""
+
+    settings: tuple[Any, ...]
+    config: Any = None
+
+    def table_columns(self) -> dict[str, list]:
+        s = self.settings
+        return {
+            "name": [x.name for x in s],
+            "value": [x.shown for x in s],
+            "origin": [x.origin for x in s],
+            "env": [x.envvar for x in s],
+        }
+
+    def summary_line(self) -> str:
+        return f"{len(self.settings)} settings"

@@ -2,33 +2,9 @@
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
-
 import click
 
-from qar_sql import config as qar_config
-from qar_sql.output.render import format_option, render
-from qar_sql.results import Tabular
-
-
-@dataclass(frozen=True, repr=False)
-class Settings(Tabular):
-    """The resolved settings as a table (``--format csv``): one row per setting, as in the JSON."""
-
-    settings: tuple[qar_config.Setting, ...]
-
-    def table_columns(self) -> dict[str, list]:
-        s = self.settings
-        return {
-            "name": [x.name for x in s],
-            "value": [x.shown for x in s],
-            "origin": [x.origin for x in s],
-            "env": [x.envvar for x in s],
-        }
-
-    def summary_line(self) -> str:
-        return f"{len(self.settings)} settings"
+from qar_sql.output.render import format_option
 
 
 @click.command("config")
@@ -38,22 +14,9 @@ def config_cmd(ctx, fmt):
     """Print the resolved defaults and where each came from: a QAR_ variable, the qar.toml
     ([defaults], [store] url) or pyproject.toml ([tool.qar]) found in the working directory or a
     parent, or the built-in default. Secrets are masked."""
-    found = ctx.obj.get("config") if ctx.obj else None
-    settings = qar_config.resolve(found or qar_config.find())
+    from qar_sql.cli.emit import emit
+    from qar_sql.commands.config import run
+    from qar_sql.output.render_config import render_config
 
-    def own(fmt: str) -> str:
-        if fmt == "json":
-            payload = {
-                "config_file": str(found.path) if found and found.path else None,
-                "settings": {s.name: {"value": s.shown, "origin": s.origin, "env": s.envvar} for s in settings},
-            }
-            return json.dumps(payload, indent=2) + "\n"
-        lines = [f"config file: {found.origin if found and found.path else '(none found)'}"]
-        width = max(len(s.name) for s in settings)
-        for s in settings:
-            shown = ", ".join(s.shown) if isinstance(s.shown, list | tuple) else s.shown
-            value = "(unset)" if shown is None else shown
-            lines.append(f"{s.name.ljust(width)}  {value}  ({s.origin}; env {s.envvar})")
-        return "\n".join(lines) + "\n"
-
-    click.echo(render(Settings(tuple(settings)), fmt, own), nl=False)
+    result = run(ctx.obj.get("config") if ctx.obj else None)
+    emit(result, fmt, lambda f: render_config(result, f))

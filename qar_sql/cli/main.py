@@ -17,7 +17,9 @@ import click
 from qar_sql import config as qar_config
 from qar_sql import params
 from qar_sql.engines.dialects import DIALECTS
-from qar_sql.errors import ExitCode, QarError, UsageError
+from qar_sql.errors import ExitCode, QarError
+from qar_sql.parameters.demo import MAX_ROWS, MIN_ROWS, DemoParams
+from qar_sql.params import default_of
 from qar_sql.secrets import scrub, secret_values
 from qar_sql.version import __version__
 
@@ -219,9 +221,14 @@ def _emit(text: str) -> None:
     click.echo(text, nl=False)
 
 
-def _sql_where(where: dict) -> dict:
-    """What ``show_sql`` needs of the source options (it reads no data, so no --exclude)."""
-    return {key: where[key] for key in ("source", "table", "columns", "delimiter", "null_tokens")}
+def _show_audit_sql(where: dict, **options) -> str:
+    """``qar audit --show-sql``: ``qar sql`` of the same source options (it reads no data, so no
+    --exclude)."""
+    from qar_sql.commands.sql import run
+    from qar_sql.parameters.sql import SqlParams
+
+    shown = {key: where[key] for key in ("source", "table", "columns", "delimiter", "null_tokens")}
+    return run(SqlParams(**shown, **options))
 
 
 @cli.command()
@@ -251,27 +258,7 @@ def _sql_where(where: dict) -> dict:
 @params.interval_level
 @params.bootstrap
 @params.min_exceedances
-def audit(
-    where,
-    risk,
-    fmt,
-    k,
-    top,
-    histograms,
-    fail_above,
-    show_sql,
-    group_size,
-    jobs,
-    batch_size,
-    prune,
-    quiet,
-    store,
-    store_in_source,
-    all_text,
-    interval_level,
-    bootstrap,
-    min_exceedances,
-):
+def audit(where, risk, fmt, top, histograms, show_sql, quiet, store, store_in_source, all_text, **options):
     """Audit SOURCE: its QaR risk T̂(p, α) over every set of p quasi-identifier columns.
 
     SOURCE is a CSV or Parquet file, a DuckDB file (with --table) or a database URL such as
@@ -279,32 +266,30 @@ def audit(
     """
     from functools import partial
 
-    from qar_sql.compliance.store import recorded_audit
-    from qar_sql.measures.audit import audit
+    from qar_sql.cli.emit import SOURCE_KEYS, build, emit, session
+    from qar_sql.commands.audit import recorded, run
     from qar_sql.output.formats import render_audit
-    from qar_sql.output.render import render
-    from qar_sql.pushdown.showsql import show_sql as _show_sql
+    from qar_sql.parameters.audit import AuditParams, fail_above_problem
+    from qar_sql.stats.interval import check_min_exceedances, require_exceedances
 
-    # With --store the run is recorded in the results store (docs/compliance.md).
-    run_audit = audit if store is None else partial(recorded_audit, store, store_in_source=store_in_source)
-    if fail_above is not None and not 0.0 <= fail_above <= 1.0:
-        raise click.BadParameter(f"{fail_above!r} is not a risk between 0 and 1", param_hint="--fail-above")
-    from qar_sql.stats import interval as tail_interval
-
-    min_exceedances = tail_interval.check_min_exceedances(min_exceedances)
-    if show_sql:
-        _emit(_show_sql(**_sql_where(where), p=risk["p"], batch_size=batch_size, jobs=jobs))
+    # ``options``: AuditParams' fields by the same names (k, jobs, batch_size, prune, group_size,
+    # interval_level, bootstrap, min_exceedances, fail_above)
+    fail_above, min_exceedances, jobs = options["fail_above"], options["min_exceedances"], options["jobs"]
+    problem = fail_above_problem(fail_above)  # (before --show-sql, as click's usage error)
+    if problem:
+        raise click.BadParameter(problem, param_hint="--fail-above")
+    check_min_exceedances(min_exceedances)
+    if show_sql:  # nothing is read: the other parameters are not checked
+        _emit(_show_audit_sql(where, p=risk["p"], batch_size=options["batch_size"], jobs=jobs))
         return
+    settings = build(AuditParams, {**where, **risk, **options})
     with params.Progress("scanning", quiet) as bar:
-        text = {"all_text": True} if all_text else {}  # (only then: the store records the call's options)
-        uniq = {"group_size": group_size} if group_size is not None else {}
-        # Likewise the interval's settings only when they differ from the defaults.
-        if interval_level != tail_interval.DEFAULT_LEVEL:
-            uniq["interval_level"] = interval_level
-        if bootstrap != tail_interval.DEFAULT_RESAMPLES:
-            uniq["bootstrap"] = bootstrap
-        uniq |= {"prune": prune} if prune is not None else {}
-        result = run_audit(**where, **risk, k=k, batch_size=batch_size, jobs=jobs, progress=bar, **text, **uniq)
+        if store is None:
+            with session(where, all_text=all_text) as s:
+                result = run(s, settings, bar)
+        else:  # the run recorded in the results store (docs/compliance.md)
+            source = {key: where[key] for key in SOURCE_KEYS}
+            result = recorded(store, settings, bar, **source, all_text=all_text, store_in_source=store_in_source)
 
     def report() -> str:
         from qar_sql.commands.report import audit_inputs, masked_command
@@ -319,10 +304,10 @@ def audit(
         )
         return inputs.to_html()
 
-    _emit(render(result, fmt, partial(render_audit, result, top=top, histograms=histograms), html=report))
+    emit(result, fmt, partial(render_audit, result, top=top, histograms=histograms), html=report)
     if result.fit is None:
         sys.exit(int(ExitCode.USAGE))
-    tail_interval.require_exceedances(result.fit.n_exceedances, min_exceedances)  # exit 2 with its reason
+    require_exceedances(result.fit.n_exceedances, min_exceedances)  # exit 2 with its reason
     if fail_above is not None and result.risk > fail_above:
         click.echo(f"Risk {result.risk:.6g} is above the threshold {fail_above:g}.", err=True)
         sys.exit(int(ExitCode.RISK_ABOVE_THRESHOLD))
@@ -354,48 +339,33 @@ def audit(
 @params.pi_u
 def sql_command(source, dialect, table, columns, p, delimiter, jobs, batch_size, one_statement, alpha, pi_u):
     """Print the exact SQL an audit runs, for review, without connecting to anything."""
-    from qar_sql.pushdown.showsql import show_one_statement
-    from qar_sql.pushdown.showsql import show_sql as _show_sql
+    from qar_sql.commands.sql import run
+    from qar_sql.parameters.sql import SqlParams
 
     ctx = click.get_current_context()
     given = [o for o in ("alpha", "pi_u") if ctx.get_parameter_source(o) is click.core.ParameterSource.COMMANDLINE]
-    if one_statement:
-        _emit(
-            show_one_statement(
-                source, table=table, columns=columns, p=p, alpha=alpha, pi_u=pi_u, dialect=dialect, delimiter=delimiter
-            )
-        )
-        return
-    if given:
-        raise UsageError(
-            f"--{given[0].replace('_', '-')} sets the tail fit of --one-statement; the audit's scan SQL does not use it"
-        )
-    _emit(
-        _show_sql(
-            source,
-            table=table,
-            columns=columns,
-            p=p,
-            delimiter=delimiter,
-            dialect=dialect,
-            batch_size=batch_size,
-            jobs=jobs,
-        )
-    )
+    where = {"source": source, "table": table, "columns": columns, "delimiter": delimiter, "dialect": dialect}
+    options = {"p": p, "jobs": jobs, "batch_size": batch_size, "one_statement": one_statement}
+    _emit(run(SqlParams(**where, **options, alpha=alpha, pi_u=pi_u, tail_given=tuple(given))))
 
 
 @cli.command()
 @click.option(
     "--rows",
     "-n",
-    type=click.IntRange(2, 5_000_000),
-    default=100_000,
+    type=click.IntRange(MIN_ROWS, MAX_ROWS),
+    default=default_of(DemoParams, "rows"),
     help="How many people to generate.",
 )
-@click.option("--seed", type=int, default=20261122, help="Random seed (the same seed gives the same people).")
+@click.option(
+    "--seed",
+    type=int,
+    default=default_of(DemoParams, "seed"),
+    help="Random seed (the same seed gives the same people).",
+)
 @params.file_option(
     "--path",
-    default="qar_demo.duckdb",
+    default=default_of(DemoParams, "path"),
     help="DuckDB file to write the population to (table 'population'); an existing file only if it holds "
     "nothing but an earlier demo, or with --overwrite.",
 )
@@ -409,19 +379,14 @@ def sql_command(source, dialect, table, columns, p, delimiter, jobs, batch_size,
 @params.quiet
 def demo(rows, seed, path, overwrite, risk, fmt, quiet):
     """Generate a synthetic population into DuckDB and audit it."""
-    from qar_sql.demo import run_demo
-    from qar_sql.output.formats import render_audit
-    from qar_sql.output.render import render
+    from qar_sql.cli.emit import build, emit
+    from qar_sql.commands.demo import run
+    from qar_sql.output.render_demo import render_demo
 
+    settings = build(DemoParams, {"rows": rows, "seed": seed, "path": path, "overwrite": overwrite, **risk})
     with params.Progress("scanning", quiet) as bar:
-        result = run_demo(path, rows=rows, seed=seed, **risk, progress=bar, overwrite=overwrite)
-    _emit(render(result, fmt, lambda f: render_audit(result, f)))
-    if fmt == "text":
-        click.echo(
-            f"\nThe population is in {path} (table 'population'). Try:\n"
-            f"  qar audit {path} --table population --exclude person_id --format json\n"
-            f"  qar sql {path} --table population --columns age,sex,postcode"
-        )
+        result = run(settings, bar)
+    emit(result, fmt, lambda f: render_demo(result, f, path))
 
 
 from qar_sql.cli.ranking import eliminate_cmd, records_cmd  # noqa: E402

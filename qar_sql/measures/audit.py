@@ -11,9 +11,12 @@ from typing import Any, TypedDict
 
 import numpy as np
 
-from qar_sql.engines.source import Database, Relation, SourceLike, open_source, select_columns, source_label
-from qar_sql.errors import ColumnError, DatabaseError, DataError, NoTailError, ParameterError, require_whole, shown
+from qar_sql.engines.session import Session
+from qar_sql.engines.source import Database, Relation, SourceLike, select_columns, session_of
+from qar_sql.errors import ColumnError, DatabaseError, DataError, NoTailError, ParameterError
 from qar_sql.measures import birthday
+from qar_sql.parameters.audit import DEFAULTS, TailParams, check_tail
+from qar_sql.parameters.audit import AuditParams as CommandParams
 from qar_sql.pushdown import prune as pruning
 from qar_sql.pushdown.pruned_scan import pruned_scan
 from qar_sql.pushdown.scan import Progress, combinations, profile_statements, scan
@@ -25,35 +28,21 @@ from qar_sql.stats import interval as tail_interval
 log = logging.getLogger(__name__)
 
 
-def validate(p: int, alpha: float, pi_u: float, pwm: str = "plotting") -> None:
-    evt.validate_parameters(p, alpha, pi_u)
-    if pwm not in evt.PWM_METHODS:
-        raise ParameterError(f"--pwm {pwm!r} is unknown; use one of {', '.join(evt.PWM_METHODS)}")
+#: p ≥ 1, 0 < α < π_u < 1 and a known PWM estimator (:func:`qar_sql.parameters.audit.check_tail`).
+validate = check_tail
+
+#: What an audit's figures depend on (columns, exclude, p, α, π_u, PWM): the name
+#: ``compliance.scans.ScanSpec`` extends. The command's parameters are
+#: :class:`qar_sql.parameters.audit.AuditParams`.
+AuditParams = TailParams
 
 
-@dataclass(frozen=True)
-class AuditParams:
-    """What an audit's figures depend on: the QI columns, p, α, π_u and the PWM estimator.
-    :class:`Options` adds how it runs; a ``qar.toml`` scan (compliance.scans.ScanSpec) where it
-    runs and its thresholds. Defaults as :func:`audit`."""
-
-    columns: Sequence[str] | None = None
-    exclude: Sequence[str] | None = None
-    p: int = 3
-    alpha: float = 0.01
-    pi_u: float = 0.05
-    pwm: str = "plotting"
-
-    def validate(self) -> None:
-        validate(self.p, self.alpha, self.pi_u, self.pwm)
-
-
-@dataclass(frozen=True)
-class Options(AuditParams):
+@dataclass(frozen=True, kw_only=True)
+class Options(TailParams):
     """What every audit-based computation (audit, records, influence, elimination, what-if) passes
     down unchanged to :func:`audit_relation`: one signature instead of the same keywords in each."""
 
-    jobs: int = 2
+    jobs: int = DEFAULTS["jobs"]
     progress: Progress | None = None
 
 
@@ -76,6 +65,7 @@ class SourceOptions(TypedDict, total=False):
 
 
 _OPTION_NAMES = frozenset(f.name for f in fields(Options))
+_TAIL_NAMES = tuple(f.name for f in fields(TailParams))
 
 
 def split_options(options: SourceOptions) -> tuple[Options, dict]:
@@ -189,77 +179,40 @@ def fit_theta(scan_result: ScanResult) -> np.ndarray:
     return distinct / scan_result.rows
 
 
-def audit(
-    source: SourceLike = None,
-    *,
-    table: str | None = None,
-    columns: Sequence[str] | None = None,
-    exclude: Sequence[str] | None = None,
-    p: int = 3,
-    alpha: float = 0.01,
-    pi_u: float = 0.05,
-    pwm: str = "plotting",
-    delimiter: str | None = None,
-    k: int = 5,
-    batch_size: int | None = None,
-    jobs: int = 2,
-    threads: int | None = None,
-    progress: Progress | None = None,
-    all_text: bool = False,
-    group_size: int | None = None,
-    null_tokens: Sequence[str] = (),
-    interval_level: float = tail_interval.DEFAULT_LEVEL,
-    bootstrap: int = tail_interval.DEFAULT_RESAMPLES,
-    prune: str | None = None,
+#: The keywords of :func:`audit` that say where the data is and how it is read (the session's).
+SESSION_KEYS = ("table", "delimiter", "threads", "all_text", "null_tokens")
+
+
+def audit_session(
+    session: Session, params: CommandParams, progress: Progress | None = None, *, started: float | None = None
 ) -> AuditResult:
-    """Audit one table: its QaR risk T̂(p, α) over all C(N, p) quasi-identifiers.
-
-    ``source`` is a CSV/Parquet/DuckDB file or a SQLAlchemy URL (default ``$QAR_DATABASE_URL``);
-    ``columns`` the QI columns (default: all but ``exclude``). The counting runs in the
-    database; only per-QI class-size histograms come back. With ``group_size`` k, the result
-    also holds every QI's uniqueness probability for groups of k (``result.uniqueness``), from
-    the same histograms. ``interval_level`` and ``bootstrap`` (resamples; 0: none) set the
-    intervals of ``result.intervals`` (docs/uncertainty.md).
-
-    ``prune``: ``"auto"`` groups only the QIs of size p that can reach the tail, found from the
-    counts of size p − 1 (T̂, u, ξ̂, β̂ and the exceedances are those of the full audit, bit for
-    bit; the other QIs carry θ bounds); ``"off"`` groups every QI. Default: ``"auto"`` at p ≥ 4,
-    ``"off"`` below, and always off with ``group_size`` (which needs every QI's classes).
-    """
-    validate(p, alpha, pi_u, pwm)
-    tail_interval.check_level(interval_level)
-    tail_interval.check_resamples(bootstrap)
-    mode = pruning.resolve(prune, p)
-    if group_size is not None and mode == "auto":
-        if prune == "auto":
-            raise ParameterError(
-                "--group-size needs every QI's class sizes, which --prune auto does not count; "
-                "drop --prune auto (or use --prune off)"
-            )
-        mode = "off"
-    require_whole(k, 2, f"--k {shown(k)} must be a whole number of at least 2, e.g. 5")
-    if group_size is not None:
-        birthday.check_group_size(group_size)
-    started = time.perf_counter()
-    opts = Options(columns, exclude, p, alpha, pi_u, pwm, jobs, progress)
-    db, relation = open_source(
-        source, table=table, delimiter=delimiter, threads=threads, all_text=all_text, null_tokens=null_tokens
+    """The audit of an open session with the command's parameters (``qar audit``,
+    :func:`qar_sql.commands.audit.run`)."""
+    opts = Options(**pick(params, _TAIL_NAMES), jobs=params.jobs, progress=progress)
+    return audit_relation(
+        session.db,
+        session.relation,
+        opts,
+        k=params.k,
+        batch_size=params.batch_size,
+        started=started,
+        source=session.label,
+        group_size=params.group_size,
+        interval_level=params.interval_level,
+        bootstrap=params.bootstrap,
+        prune=params.prune_mode,
     )
-    with db:
-        label = source_label(source)
-        return audit_relation(
-            db,
-            relation,
-            opts,
-            k=k,
-            batch_size=batch_size,
-            started=started,
-            source=label,
-            group_size=group_size,
-            interval_level=interval_level,
-            bootstrap=bootstrap,
-            prune=mode,
-        )
+
+
+def audit(source: SourceLike = None, *, progress: Progress | None = None, **keywords: Any) -> AuditResult:
+    """:func:`qar_sql.audit` by its keywords (``compliance``'s scans and store call it so):
+    :data:`SESSION_KEYS` open the session, the rest are :class:`~qar_sql.parameters.audit.AuditParams`
+    (an unknown keyword is a TypeError, as against a spelled-out signature)."""
+    started = time.perf_counter()
+    where = {key: keywords.pop(key) for key in SESSION_KEYS if key in keywords}
+    params = CommandParams(**keywords)
+    with session_of(source, **where) as session:
+        return audit_session(session, params, progress, started=started)
 
 
 def audit_relation(
@@ -267,19 +220,19 @@ def audit_relation(
     relation: Relation,
     opts: Options,
     *,
-    k=5,
+    k=DEFAULTS["k"],
     batch_size=None,
     started=None,
     source=None,
     scanner=None,
     group_size=None,
-    interval_level=tail_interval.DEFAULT_LEVEL,
-    bootstrap=tail_interval.DEFAULT_RESAMPLES,
+    interval_level=DEFAULTS["interval_level"],
+    bootstrap=DEFAULTS["bootstrap"],
     prune: str = "off",
 ) -> AuditResult:
     """The audit on an open connection (reused by later commands). ``scanner(columns,
     batch_size, jobs, progress, cardinalities) -> ScanResult`` replaces the plain scan (record-level commands
-    gather their per-record tallies in the same pass). ``group_size``, ``prune``: see :func:`audit`
+    gather their per-record tallies in the same pass). ``group_size``, ``prune``: see :class:`~qar_sql.parameters.audit.AuditParams`
     (here ``prune`` defaults to ``"off"``: the commands built on this need every QI's classes)."""
     started = started if started is not None else time.perf_counter()
     opts.validate()

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from qar_sql.engines.dialects import get_dialect
+from qar_sql.engines.dialects import Dialect, get_dialect
 from qar_sql.engines.source import _file_kind, file_relation_sql, is_url, resolve_source, split_table
 from qar_sql.errors import ColumnError, UsageError
+from qar_sql.parameters.audit import DEFAULTS as AUDIT
 from qar_sql.pushdown.scan import profile_statements, render_statements
 
 
@@ -30,16 +31,40 @@ def _dialect_of(source: str | None) -> str:
     return "duckdb"
 
 
+def _target(source: str | None, dialect: str | None) -> tuple[Dialect, str | None, str]:
+    """(the dialect to render in, the source — $QAR_DATABASE_URL when neither it nor a dialect is
+    named —, the kind of a file source: csv, parquet, else "")."""
+    if source is None and dialect is None:
+        try:
+            source = resolve_source(None)
+        except UsageError:
+            pass
+    d = get_dialect(dialect or _dialect_of(source), strict=True)
+    return d, source, (_file_kind(source) or "") if source and not is_url(source) else ""
+
+
+def _table(d: Dialect, source: str | None, table: str | None, kind: str) -> str | None:
+    """``--table`` quoted for ``d``; None for a CSV/Parquet source (each statement places its
+    reader); else the sentence asking for a table."""
+    if table:
+        return d.quote_path(split_table(table))
+    if kind in ("csv", "parquet"):
+        if d.name != "duckdb":
+            raise UsageError(f"files are read by DuckDB; use --dialect duckdb for {source!r}")
+        return None
+    raise UsageError("name the table with --table (or a CSV/Parquet SOURCE)")
+
+
 def show_sql(
     source: str | None,
     *,
     table: str | None = None,
     columns: Sequence[str] | None = None,
-    p: int = 3,
+    p: int = AUDIT["p"],
     delimiter: str | None = None,
     dialect: str | None = None,
     batch_size: int | None = None,
-    jobs: int = 2,  # as audit(), so the batches shown are the batches run
+    jobs: int = AUDIT["jobs"],  # as the audit's, so the batches shown are the batches run
     null_tokens: Sequence[str] = (),
 ) -> str:
     """Every statement of the audit, separated by ``;``, exactly as it would run."""
@@ -48,25 +73,13 @@ def show_sql(
     dups = sorted({c for c in columns if list(columns).count(c) > 1})
     if dups:  # as the audit itself refuses them (source.select_columns)
         raise ColumnError(f"column {dups[0]!r} is listed twice in --columns; list it once")
-    if source is None and dialect is None:
-        try:
-            source = resolve_source(None)
-        except UsageError:
-            pass
-    d = get_dialect(dialect or _dialect_of(source), strict=True)
+    d, source, kind = _target(source, dialect)
     setup: list[str] = []
-    kind = _file_kind(source) if source and not is_url(source) else None
-    path = source or ""
-    if table:
-        relation = d.quote_path(split_table(table))
-    elif kind in ("csv", "parquet"):
-        if d.name != "duckdb":
-            raise UsageError(f"files are read by DuckDB; use --dialect duckdb for {path!r}")
-        reader = file_relation_sql(d, path, kind, delimiter, null_tokens=null_tokens)
+    relation = _table(d, source, table, kind)
+    if relation is None:  # a file: read into a temp table once, as the audit does
+        reader = file_relation_sql(d, source or "", kind, delimiter, null_tokens=null_tokens)
         relation = d.quote("qar_source")
         setup.append(f"create temp table {relation} as select * from {reader}\n")
-    else:
-        raise UsageError("name the table with --table (or a CSV/Parquet SOURCE)")
     profile = profile_statements(d, relation, list(columns))
     pre, batches, _, _ = render_statements(d, relation, list(columns), p, batch_size=batch_size, jobs=jobs)
     header = (
@@ -86,9 +99,9 @@ def show_one_statement(
     *,
     table: str | None = None,
     columns: Sequence[str] | None = None,
-    p: int = 3,
-    alpha: float = 0.01,
-    pi_u: float = 0.05,
+    p: int = AUDIT["p"],
+    alpha: float = AUDIT["alpha"],
+    pi_u: float = AUDIT["pi_u"],
     dialect: str | None = None,
     delimiter: str | None = None,
 ) -> str:
@@ -98,20 +111,9 @@ def show_one_statement(
 
     if not columns:
         raise UsageError("--columns is required to show the SQL, since nothing is read")
-    if source is None and dialect is None:
-        try:
-            source = resolve_source(None)
-        except UsageError:
-            pass
-    d = get_dialect(dialect or _dialect_of(source), strict=True)
-    kind = _file_kind(source) if source and not is_url(source) else None
-    if table:
-        relation = d.quote_path(split_table(table))
-    elif kind in ("csv", "parquet"):
-        if d.name != "duckdb":
-            raise UsageError(f"files are read by DuckDB; use --dialect duckdb for {source!r}")
+    d, source, kind = _target(source, dialect)
+    relation = _table(d, source, table, kind)
+    if relation is None:  # a file: read where the statement reads it
         relation = file_relation_sql(d, source or "", kind, delimiter)
-    else:
-        raise UsageError("name the table with --table (or a CSV/Parquet SOURCE)")
     header = f"-- qar-sql: the whole audit as one statement, dialect {d.name}, p = {p} over {len(columns)} columns\n"
     return header + risk_sql(d, relation, list(columns), p, alpha=alpha, pi_u=pi_u).rstrip() + ";\n"

@@ -1,0 +1,21 @@
+"""``qar demo``'s output: the audit of the population (:func:`~qar_sql.output.formats.render_audit`)
+and, in text, where the population is and what to try on it next."""
+
+from __future__ import annotations
+
+from qar_sql.output.formats import render_audit
+from qar_sql.results import AuditResult
+
+
+def next_steps(path: str, table: str = "population") -> str:
+    """The lines after the demo's text: where the population is, and two commands to try on it."""
+    return (
+        f"\nThe population is in {path} (table '{table}'). Try:\n"
+        f"  qar audit {path} --table {table} --exclude person_id --format json\n"
+        f"  qar sql {path} --table {table} --columns age,sex,postcode\n"
+    )
+
+
+def render_demo(result: AuditResult, fmt: str, path: str) -> str:
+    """The demo's audit in ``fmt`` (text, JSON, Markdown); the text ends with :func:`next_steps`."""
+    return render_audit(result, fmt) + (next_steps(path) if fmt == "text" else "")

@@ -1,0 +1,120 @@
+"""The parameters of ``qar audit`` (:func:`qar_sql.audit`, :mod:`qar_sql.commands.audit`), and
+the tail parameters every audit-based computation shares (records, elimination, influence,
+what-if, the report, a ``qar.toml`` scan).
+
+The one place the audit's defaults (p = 3, α = 0.01, π_u = 0.05, the plotting-position PWM, k = 5,
+two connections, …) are written: the click options, ``qar config``'s built-in defaults, ``qar
+demo`` and :func:`qar_sql.audit` read them from here (:data:`DEFAULTS`).
+
+Light on purpose: no numpy, scipy or database code at import (click reads the defaults when
+``qar --help`` loads); the checks that need them are imported when a dataclass is made.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+from typing import Any
+
+from qar_sql.errors import ParameterError, require_whole, shown
+
+#: ``--pwm``: the probability-weighted-moment estimators of the GPD fit (stats/evt.py).
+PWM_METHODS = ("plotting", "unbiased")
+#: ``--prune``: group only the QIs that can reach the tail (auto) or every QI (off).
+PRUNE_MODES = ("auto", "off")
+
+
+def _module(name: str) -> Any:
+    """A numpy/scipy module of qar_sql, loaded when a check needs it (not by ``qar --help``)."""
+    return importlib.import_module(name)
+
+
+def check_tail(p: int, alpha: float, pi_u: float, pwm: str = "plotting") -> None:
+    """p ≥ 1, 0 < α < π_u < 1 and a known PWM estimator, or a ParameterError naming the bad one."""
+    _module("qar_sql.stats.evt").validate_parameters(p, alpha, pi_u)
+    if pwm not in PWM_METHODS:
+        raise ParameterError(f"--pwm {pwm!r} is unknown; use one of {', '.join(PWM_METHODS)}")
+
+
+def fail_above_problem(value: float | None) -> str | None:
+    """What is wrong with a ``--fail-above`` value (a risk between 0 and 1), or None. One
+    wording: the command line shows it as click's usage error, the API as a ParameterError."""
+    if value is None or 0.0 <= value <= 1.0:
+        return None
+    return f"{value!r} is not a risk between 0 and 1"
+
+
+@dataclass(frozen=True, kw_only=True)
+class TailParams:
+    """What an audit's figures depend on: the QI columns, p, α, π_u and the PWM estimator.
+    :class:`AuditParams` adds how ``qar audit`` runs and judges; the libraries' ``Options``
+    (:mod:`qar_sql.measures.audit`) how a computation built on the audit runs; a ``qar.toml``
+    scan (``compliance.scans.ScanSpec``) where it runs and its thresholds. Not checked when
+    made: each computation checks it when it runs (:meth:`validate`), as before."""
+
+    columns: Sequence[str] | None = None
+    exclude: Sequence[str] | None = None
+    p: int = 3
+    alpha: float = 0.01
+    pi_u: float = 0.05
+    pwm: str = "plotting"
+
+    def validate(self) -> None:
+        check_tail(self.p, self.alpha, self.pi_u, self.pwm)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AuditParams(TailParams):
+    """The parameters of ``qar audit`` (:mod:`qar_sql.commands.audit`): the one place their
+    defaults and the rules between them live. Checked when made, in the order the audit always
+    checked them, before any connection.
+
+    ``prune``: None means ``auto`` at p ≥ 4 and ``off`` below, and off with ``group_size``
+    (:attr:`prune_mode`). ``min_exceedances`` and ``fail_above`` are the command line's gates
+    on the result (exit 2 and exit 1); the audit itself does not read them."""
+
+    k: int = 5
+    batch_size: int | None = None
+    jobs: int = 2
+    group_size: int | None = None
+    interval_level: float = 0.95  # stats/interval.py DEFAULT_LEVEL (tested equal)
+    bootstrap: int = 1000  # stats/interval.py DEFAULT_RESAMPLES (tested equal)
+    prune: str | None = None
+    min_exceedances: int | None = None
+    fail_above: float | None = None
+
+    def __post_init__(self) -> None:
+        self.validate()
+        interval = _module("qar_sql.stats.interval")
+        interval.check_level(self.interval_level)
+        interval.check_resamples(self.bootstrap)
+        if self.prune is not None and self.prune not in PRUNE_MODES:
+            raise ParameterError(f"--prune {self.prune!r} is unknown; use one of {', '.join(PRUNE_MODES)}")
+        if self.group_size is not None and self.prune == "auto":
+            raise ParameterError(
+                "--group-size needs every QI's class sizes, which --prune auto does not count; "
+                "drop --prune auto (or use --prune off)"
+            )
+        require_whole(self.k, 2, f"--k {shown(self.k)} must be a whole number of at least 2, e.g. 5")
+        if self.group_size is not None:
+            _module("qar_sql.measures.birthday").check_group_size(self.group_size)
+        interval.check_min_exceedances(self.min_exceedances)
+        problem = fail_above_problem(self.fail_above)
+        if problem:
+            raise ParameterError(f"--fail-above {problem}")
+
+    @property
+    def prune_mode(self) -> str:
+        """The mode the audit groups with: ``prune`` as given, else auto at p ≥ 4 and off below;
+        always off with ``group_size`` (which needs every QI's classes)."""
+        mode = self.prune if self.prune is not None else "auto" if self.p >= PRUNE_FROM_P else "off"
+        return "off" if self.group_size is not None else mode
+
+
+#: The size from which ``--prune`` defaults to auto (pushdown/prune.py PRUNE_FROM_P, tested equal).
+PRUNE_FROM_P = 4
+
+#: Every field's built-in default, by name: what the click options, ``qar config`` and ``qar
+#: demo`` show and use.
+DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(AuditParams)}
