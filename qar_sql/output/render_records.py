@@ -164,7 +164,8 @@ def influence_records(inf, fmt: str, top: int, refine: int, all_records: bool) -
 
 def suda_records(found: SudaRecords, fmt: str, top: int, all_records: bool) -> str:
     """``qar records --by suda`` in text (also for Markdown) or JSON."""
-    result, key_names, keys = found.suda, found.key, found.keys
+    result, key_names = found.suda, found.key
+    keys: Any = found.keys  # {position: key values}, indexed by position as a list would be
     order = suda_order(result)
     if fmt == "json":
         obj = suda_dict(result, keys, order, None if all_records else top)
