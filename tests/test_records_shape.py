@@ -187,3 +187,25 @@ def test_coded_drops_its_temp_table_after_an_error(duck):
                 raise RuntimeError("interrupted")
         assert name is not None
         assert not s.db.query(f"select * from duckdb_tables() where table_name = '{name}'")
+
+
+# --- qar records --store: the recorded run opens the source, --output follows it --------------
+
+
+def test_records_store_records_a_source_that_fails_and_writes_output_after_the_run(duck, tmp_path):
+    from click.testing import CliRunner
+
+    from qar_sql.cli.main import cli
+    from qar_sql.compliance.store import runs
+
+    source, table = duck.load("people", make_data())
+    store, out = str(tmp_path / "store.duckdb"), tmp_path / "scores.csv"
+    common = ["-c", ",".join(COLS), "-p", "2", "--pi-u", "0.2", "--key", "id", "--store", store, "-q"]
+    # a table that is not there: the run was started, so it is recorded as failed (as before)
+    r = CliRunner().invoke(cli, ["records", source, "-t", "no_such_table", *common])
+    assert r.exit_code == 2 and "no_such_table" in r.output, r.output
+    assert [x.status for x in runs(store)] == ["failed"]
+    r = CliRunner().invoke(cli, ["records", source, "-t", table, *common, "--output", str(out)])
+    assert r.exit_code == 0, r.output
+    assert [x.status for x in runs(store)] == ["failed", "complete"]
+    assert len(out.read_text().splitlines()) == 1 + 60

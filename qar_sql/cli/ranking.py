@@ -124,7 +124,7 @@ def records_cmd(
     **suda_options,
 ):
     """The records that carry the risk: exact DT, U+, U* and n_unique per record."""
-    from qar_sql.commands.records import run
+    from qar_sql.commands.records import run, run_recorded
     from qar_sql.compliance.store import hash_secret
     from qar_sql.output.files import check_writable
     from qar_sql.output.render import whole_table
@@ -154,44 +154,11 @@ def records_cmd(
             with session(where, all_text=settings.all_text) as s:
                 result = run(s, settings, bar)
         else:  # the run, its QI results and the top records by DT go to the results store
-            result = _recorded(store, where, risk, settings, bar, secret, hash_keys, store_in_source)
+            kept = dict(store=store, hash_keys=hash_keys, hash_secret=secret, store_in_source=store_in_source)
+            result = run_recorded(where, settings, bar, **kept)
     # html: the report's audit and records sections (docs/report.md)
     report = partial(_report_html, result, where, top, secret, jobs, store) if by not in ("suda", "influence") else None
     emit(result, fmt, lambda f: render_records(result, f, settings), html=report)
-
-
-def _recorded(store, where: dict, risk: dict, settings, bar, secret, hash_keys: bool, store_in_source: bool):
-    """``qar records --store``: the run recorded in the results store with its QI results, the
-    top records by ``--by`` and the report's records section; the contributions."""
-    from qar_sql.commands.records import run
-    from qar_sql.compliance.store import recorded_audit
-
-    top, by = settings.top, settings.by
-    box = {}
-
-    def runner():
-        with session(where) as s:
-            box["c"] = c_ = run(s, settings, bar)
-        order = c_.order(by)[:top]
-        return c_.audit, [(", ".join(map(str, c_.key_of(r))), float(c_.scores(by)[r])) for r in order]
-
-    def sections(_):  # the records section of the report, rebuilt by qar report --from-store
-        from qar_sql.commands.report import records_summary
-        from qar_sql.results import to_plain
-
-        return {"records": to_plain(records_summary(box["c"], top, secret, box["c"].keys))}
-
-    recorded_audit(
-        store,
-        **where,
-        **risk,
-        runner=runner,
-        sections=sections,
-        hash_keys=hash_keys,
-        hash_secret_value=secret,
-        store_in_source=store_in_source,
-    )
-    return box["c"]
 
 
 @click.command("eliminate")

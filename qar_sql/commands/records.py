@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import inspect
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Unpack
+from typing import Any, Unpack
 
 from qar_sql.engines.session import Session
 from qar_sql.engines.source import SourceLike, session_of
@@ -35,6 +35,9 @@ from qar_sql.stats.contributions import correlations
 
 NAME = "records"
 Params = RecordsParams
+
+#: The keywords that say where the data is (``qar_sql.cli.emit.SOURCE_KEYS``).
+SOURCE_KEYS = ("source", "table", "delimiter", "null_tokens")
 
 
 def audit_options(params: RecordsParams, progress: Progress | None = None) -> Options:
@@ -60,11 +63,66 @@ def run(
         session.db, session.relation, opts, key=params.key, top=params.top, by=params.by,
         all_keys=params.every_key, source=session.label, started=started,
     )  # fmt: skip
+    _write_scores(c, params)
+    return c
+
+
+def _write_scores(c: Contributions, params: RecordsParams) -> None:
     if params.output:
         output = str(params.output)
         with written(output, "--output"):
             write_scores(c, output)
-    return c
+
+
+def run_recorded(
+    where: Mapping[str, Any],
+    params: RecordsParams,
+    progress: Progress | None = None,
+    *,
+    store: str,
+    hash_keys: bool = False,
+    hash_secret: str | None = None,
+    store_in_source: bool = False,
+) -> Contributions:
+    """:func:`run` (exact contributions) recorded in the results ``store``: the run, its QI
+    results, the top records by ``params.by`` (their keys hashed with ``hash_keys``) and the
+    report's records section (``qar report --from-store``). The session of ``where`` (SOURCE,
+    --table, --delimiter, --null-token) is opened once the run is recorded as running, so a
+    source that fails to open is a failed run; ``--output`` is written once the run is complete."""
+    from qar_sql.commands.report import records_summary
+    from qar_sql.compliance.store import recorded_audit
+    from qar_sql.results import to_plain
+
+    top, by = params.top or 0, params.by
+    computing = replace(params, output=None, all_keys=params.every_key)  # the file: after the run is recorded
+    box: dict[str, Contributions] = {}
+
+    def runner():
+        with session_of(**{k: where[k] for k in SOURCE_KEYS if k in where}) as session:
+            result = run(session, computing, progress)
+        assert isinstance(result, Contributions)  # RecordsParams: --store goes with a score of DT's kind
+        box["c"] = c = result
+        order = c.order(by)[:top]
+        return c.audit, [(", ".join(map(str, c.key_of(r))), float(c.scores(by)[r])) for r in order]
+
+    def sections(_):  # the records section of the report, rebuilt by qar report --from-store
+        c = box["c"]
+        return {"records": to_plain(records_summary(c, top, hash_secret, c.keys))}
+
+    audit: dict[str, Any] = dict(columns=params.columns, exclude=params.exclude, p=params.p, alpha=params.alpha)
+    audit |= dict(pi_u=params.pi_u, pwm=params.pwm)
+    recorded_audit(
+        store,
+        **{k: where[k] for k in SOURCE_KEYS if k in where},
+        **audit,
+        runner=runner,
+        sections=sections,
+        hash_keys=hash_keys,
+        hash_secret_value=hash_secret,
+        store_in_source=store_in_source,
+    )
+    _write_scores(box["c"], params)
+    return box["c"]
 
 
 def _influence(session: Session, params: RecordsParams, opts: Options, started: float) -> Influence:
