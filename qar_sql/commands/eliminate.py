@@ -16,9 +16,10 @@ from qar_sql.engines.session import Session
 from qar_sql.engines.source import SourceLike, session_of
 from qar_sql.measures.audit import SourceOptions, split_options
 from qar_sql.output.files import written
+from qar_sql.output.render_records import plot_elimination
 from qar_sql.parameters.eliminate import EliminateParams
 from qar_sql.pushdown.scan import Progress
-from qar_sql.ranking.eliminate import Elimination, eliminate_relation, plot
+from qar_sql.ranking.eliminate import Elimination, eliminate_relation
 
 NAME = "eliminate"
 Params = EliminateParams
@@ -34,7 +35,7 @@ def run(
     if params.plot:
         path = str(params.plot)
         with written(path, "--plot"):
-            plot(result, path)
+            plot_elimination(result, path)
     return result
 
 

@@ -9,7 +9,6 @@ on θ_k = H_k / (L − k). The table is read once per ranking, not once per poin
 
 from __future__ import annotations
 
-import re
 import time
 from collections import defaultdict
 from collections.abc import Sequence
@@ -22,6 +21,7 @@ from qar_sql.engines.render import render
 from qar_sql.engines.session import coded
 from qar_sql.errors import NoTailError, ParameterError, UsageError
 from qar_sql.measures.audit import Options
+from qar_sql.output.render_records import plot_elimination as plot  # noqa: F401 (qar_sql.ranking.eliminate.plot, documented)
 from qar_sql.parameters.eliminate import RANKINGS, EliminateParams
 from qar_sql.pushdown.scan import _QI, Progress, combinations
 from qar_sql.ranking.records import Contributions, compute
@@ -242,25 +242,3 @@ def eliminate_relation(
         auc=aucs,
         seconds=time.perf_counter() - started,
     )
-
-
-def plot(result: Elimination, path: str, title: str | None = None) -> None:
-    """Reduction against records removed, one line per ranking (the paper's Fig. 10)."""
-    from qar_sql.output.canvas import new_figure
-
-    if not re.search(r"\.(png|svg)$", path, re.I):
-        raise ParameterError(f"--plot {path!r} must end in .png or .svg")
-    fig = new_figure("plots need matplotlib; install it with: pip install 'qar-sql[plot]'", figsize=(7.5, 4.5), dpi=120)
-    ax = fig.subplots()
-    for name, pts in result.curves.items():
-        xs = [0] + [pt.removed for pt in pts]
-        ys = [0.0] + [np.nan if pt.reduction is None else 100 * pt.reduction for pt in pts]
-        ax.plot(xs, ys, label=name, linewidth=2 if name in ("greedy", "dt") else 1.4)
-    ax.axhline(0, color="grey", linewidth=0.8)
-    ax.set_xlabel("records removed")
-    ax.set_ylabel("risk reduction 1 − T̂ₖ / T̂₀ (%)")
-    ax.set_title(title or f"Backward elimination (T̂₀ = {result.risk:.4g}, L = {result.rows:,})")
-    ax.legend(title="ranking")
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path)
