@@ -6,10 +6,10 @@ objects — with the same cardinalities and Zipf-like skew as bench/datagen.py. 
 (each in a child process, so peak memory is its own):
 
 * audit     — ``qar_sql.audit(path, table, p=3)`` (816 QIs);
-* influence — ``qar_sql.ranking.influence.influence(..., key=["id"], top=100)``: the audit, the gradient,
+* influence — ``qar_sql.commands.records.influence(..., key=["id"], top=100)``: the audit, the gradient,
   and the pushed-down weighted uniqueness tally returning only the top 100 records — what
   ``qar records --by influence --top 100`` runs;
-* exact DT  — ``qar_sql.ranking.records.contributions`` on ``--exact-rows`` rows (default 1,000,000;
+* exact DT  — ``qar_sql.commands.records.contributions`` on ``--exact-rows`` rows (default 1,000,000;
   exact DT on 10M rows needs every record's pattern), with the correlation between I and DT.
 
 Target (issue 6): influence <= 1.3x the audit of the same table. The audit and the influence run
@@ -63,7 +63,7 @@ def child(kind: str, path: str) -> None:
         r = qar_sql.audit(path, table=TABLE, exclude=["id"], p=3)
         out["risk"] = r.risk
     elif kind == "influence":
-        from qar_sql.ranking.influence import influence
+        from qar_sql.commands.records import influence
 
         inf = influence(path, table=TABLE, key=["id"], exclude=["id"], p=3, top=100)
         out.update(
@@ -73,8 +73,7 @@ def child(kind: str, path: str) -> None:
             top=[list(map(float, t)) for t in inf.top[:3]],
         )
     else:
-        from qar_sql.ranking.influence import influence
-        from qar_sql.ranking.records import contributions
+        from qar_sql.commands.records import contributions, influence
         from qar_sql.stats.contributions import correlations
 
         c = contributions(path, table=TABLE, key=["id"], exclude=["id"], p=3, top=100)

@@ -3,7 +3,7 @@
 Data: ``--rows`` (default 1,000,000) rows x 18 skewed categorical columns (bench/datagen.py,
 seeded) plus an ``id`` key, in a DuckDB file under bench/out/. Timed:
 
-* qar    — ``qar_sql.ranking.records.contributions(path, table, key=["id"], p=3)``: audit, uniqueness
+* qar    — ``qar_sql.commands.records.contributions(path, table, key=["id"], p=3)``: audit, uniqueness
   patterns pushed down, exact DT for every record (run in a child process so its peak memory —
   Python and DuckDB together — is measured alone);
 * numpy  — the bound: dictionary-encode the columns (timed separately), per QI a packed key and
@@ -50,7 +50,7 @@ def make(path: Path, rows: int) -> dict[str, np.ndarray]:
 
 
 def child(path: str) -> None:
-    from qar_sql.ranking.records import contributions
+    from qar_sql.commands.records import contributions
 
     t0 = time.perf_counter()
     c = contributions(path, table=TABLE, key=["id"], exclude=["id"], p=3, top=100)

@@ -10,7 +10,7 @@ session, its result), ``output`` (text, Markdown, JSON, CSV, HTML), ``cli``.
 Every name is imported on first use (PEP 562 ``__getattr__``): ``import qar_sql`` stays fast
 and loads neither scipy nor pandas, which a command such as ``qar sql`` or ``qar config`` never
 needs. Each subpackage loads its modules the same way (``qar_sql/lazy.py``), so a dotted path
-such as ``qar_sql.ranking.records.contributions(...)`` works after a plain ``import qar_sql``.
+such as ``qar_sql.commands.records.contributions(...)`` works after a plain ``import qar_sql``.
 """
 
 from __future__ import annotations
@@ -37,6 +37,8 @@ if TYPE_CHECKING:  # the names below, typed for mypy and editors; loaded by __ge
     from qar_sql.commands.audit import audit
     from qar_sql.commands.compare import compare
     from qar_sql.commands.discover import DiscoverResult, discover
+    from qar_sql.commands.eliminate import eliminate
+    from qar_sql.commands.records import records
     from qar_sql.commands.report import report
     from qar_sql.commands.risk import risk
     from qar_sql.commands.uniqueness import uniqueness
@@ -46,8 +48,7 @@ if TYPE_CHECKING:  # the names below, typed for mypy and editors; loaded by __ge
     from qar_sql.engines.source import Source, connect
     from qar_sql.errors import ExitCode, QarError
     from qar_sql.measures.classic import RiskResult, SudaRecords
-    from qar_sql.ranking.api import records
-    from qar_sql.ranking.eliminate import Elimination, eliminate
+    from qar_sql.ranking.eliminate import Elimination
     from qar_sql.ranking.influence import Influence
     from qar_sql.ranking.records import Contributions
     from qar_sql.results import AuditResult, CompareResult, QIStats, QIUniqueness, ScanResult, UniquenessResult
@@ -56,8 +57,8 @@ if TYPE_CHECKING:  # the names below, typed for mypy and editors; loaded by __ge
 #: Public name → "module:attribute" it is loaded from (the notation of entry points).
 _NAMES = {
     "audit": "qar_sql.commands.audit:audit",
-    "records": "qar_sql.ranking.api:records",
-    "eliminate": "qar_sql.ranking.eliminate:eliminate",
+    "records": "qar_sql.commands.records:records",
+    "eliminate": "qar_sql.commands.eliminate:eliminate",
     "discover": "qar_sql.commands.discover:discover",
     "whatif": "qar_sql.treat.whatif:whatif",
     "uniqueness": "qar_sql.commands.uniqueness:uniqueness",

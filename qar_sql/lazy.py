@@ -1,5 +1,5 @@
 """A package's modules loaded on first use (PEP 562), so that a dotted path such as
-``qar_sql.ranking.records.contributions(...)`` works after a plain ``import qar_sql`` without
+``qar_sql.commands.records.contributions(...)`` works after a plain ``import qar_sql`` without
 ``import qar_sql`` loading every module (and scipy, pandas) up front. Imports nothing of qar_sql:
 every subpackage, ``stats`` included, may use it."""
 

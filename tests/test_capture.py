@@ -10,8 +10,8 @@ import pytest
 from conftest import table_args
 from test_influence import KW, make_data
 
+from qar_sql.commands.records import influence
 from qar_sql.ranking import capture
-from qar_sql.ranking.influence import influence
 
 
 def ranked_everything(source, table, top):
@@ -83,8 +83,8 @@ def test_files_rank_by_row_order(duck, tmp_path):
 @pytest.mark.parametrize("refine", [5, 60])
 def test_refined_dt_is_exact_dt(engine, refine, monkeypatch):
     # A small first margin forces the retry with a larger top-M on some candidates.
+    from qar_sql.commands.records import contributions
     from qar_sql.ranking import refine as refine_mod
-    from qar_sql.ranking.records import contributions
 
     monkeypatch.setattr(refine_mod, "MARGIN", 1)
     data = make_data(250, seed=31)

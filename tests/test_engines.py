@@ -140,8 +140,7 @@ def test_records_influence_equals_plain_python(eng):
 
 
 def test_records_equal_duckdb(eng, duck):
-    from qar_sql.ranking.influence import influence
-    from qar_sql.ranking.records import contributions
+    from qar_sql.commands.records import contributions, influence
 
     data = records_tests.make_data(90, seed=11)
     got_src, got_t = eng.load_columns("people", data)

@@ -85,8 +85,8 @@ def test_records_of_a_frame_with_a_key(duck):
     data = {"id": list(range(12)), **DATA}
     source, table = duck.load("people", data)
     cols = list(DATA)
-    ref = qar_sql.ranking.records.contributions(source, table=table, key=["id"], columns=cols, **ARGS)
-    got = qar_sql.ranking.records.contributions(pd.DataFrame(data), key=["id"], columns=cols, **ARGS)
+    ref = qar_sql.commands.records.contributions(source, table=table, key=["id"], columns=cols, **ARGS)
+    got = qar_sql.commands.records.contributions(pd.DataFrame(data), key=["id"], columns=cols, **ARGS)
     assert got.audit.source == "<pandas.DataFrame>"
     assert list(got.order("dt")) == list(ref.order("dt"))
     assert got.dt.tolist() == ref.dt.tolist()
@@ -140,9 +140,9 @@ def test_every_result_has_tables_and_short_repr(duck):
     cols = list(DATA)
     plan = {"treatments": {"age_band": {"column": "âge", "kind": "bands", "width": 5}}}
     results = [
-        qar_sql.ranking.records.contributions(source, table=table, key=["id"], columns=cols, **ARGS),
-        qar_sql.ranking.influence.influence(source, table=table, key=["id"], columns=cols, **ARGS),
-        qar_sql.ranking.eliminate.eliminate(source, table=table, key=["id"], columns=cols, step=2, **ARGS),
+        qar_sql.commands.records.contributions(source, table=table, key=["id"], columns=cols, **ARGS),
+        qar_sql.commands.records.influence(source, table=table, key=["id"], columns=cols, **ARGS),
+        qar_sql.commands.eliminate.eliminate(source, table=table, key=["id"], columns=cols, step=2, **ARGS),
         qar_sql.discover(source, table=table, columns=cols, max_size=2),
         qar_sql.whatif(source, table=table, treatments=plan, qid=cols, columns=cols, **ARGS),
     ]

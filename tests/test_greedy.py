@@ -4,7 +4,7 @@ The oracle deletes each remaining record in turn and recomputes every H from scr
 ``collections.Counter`` (NULL a value like any other), picks the largest DT (ties: earliest in
 key order), and repeats. On real tables (DuckDB and PostgreSQL, hostile names, NULLs, a shuffled
 key) every step's T̂ must also equal a from-scratch ``qar_sql.measures.audit`` of the reduced table, and
-the first removal must be the argmax of the exact DT of ``qar_sql.ranking.records.contributions``.
+the first removal must be the argmax of the exact DT of ``qar_sql.commands.records.contributions``.
 """
 
 from __future__ import annotations
@@ -18,11 +18,12 @@ import pytest
 from conftest import Loader
 
 import qar_sql
+from qar_sql.commands.records import contributions
 from qar_sql.engines.source import open_source
 from qar_sql.errors import NoTailError, ParameterError, UsageError
 from qar_sql.pushdown import record_codes
 from qar_sql.ranking import greedy
-from qar_sql.ranking.records import contributions, record_order
+from qar_sql.ranking.records import record_order
 from qar_sql.stats import evt
 
 COLS = ['a"b', "with space", "semi;colon", "dot.ted", "ünï©ødé"]

@@ -14,9 +14,9 @@ from click.testing import CliRunner
 from conftest import table_args
 
 from qar_sql.cli.main import cli
+from qar_sql.commands.records import contributions, influence
 from qar_sql.engines.dialects import get_dialect
-from qar_sql.ranking.influence import influence, render_influence
-from qar_sql.ranking.records import contributions
+from qar_sql.ranking.influence import render_influence
 from qar_sql.stats import evt
 from qar_sql.stats.contributions import correlations
 
@@ -124,7 +124,7 @@ def test_cli_records_by_influence(duck, tmp_path):
 
 
 def test_eliminate_by_influence(duck):
-    from qar_sql.ranking.eliminate import eliminate
+    from qar_sql.commands.eliminate import eliminate
 
     data = make_data()
     source, table = duck.load("people", data)

@@ -14,10 +14,11 @@ import sys
 import numpy as np
 import pytest
 
+from qar_sql.commands.records import contributions
 from qar_sql.engines.source import open_source
 from qar_sql.errors import DataError, ParameterError, UsageError
 from qar_sql.ranking import pls
-from qar_sql.ranking.records import contributions, record_order
+from qar_sql.ranking.records import record_order
 
 KEY = "id; ü"
 NUM, DBL, FLAG, TXT, TXT2 = 'n"um', "dbl val", "select", "t;xt", "ünï"

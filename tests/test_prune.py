@@ -363,7 +363,7 @@ def test_records_take_the_exact_path(tmp_path):
     names, rows, types = skewed_table(24, 200, cards=(2, 3, 5, 8, 4, 6))
     keyed = [(i, *r) for i, r in enumerate(rows)]
     source, table = Loader("duckdb", tmp_path).load("t", as_columns(["id", *names], keyed), {"id": "bigint", **types})
-    from qar_sql.ranking.records import contributions
+    from qar_sql.commands.records import contributions
 
     c = contributions(source, table=table, key=["id"], columns=names, p=4, pi_u=0.2)
     assert c.audit.prune == "off" and c.audit.n_pruned == 0

@@ -81,7 +81,7 @@ def test_import_is_light_and_dotted_paths_work_after_a_plain_import():
         "import qar_sql\n"
         "seconds = time.perf_counter() - t\n"
         "heavy = sorted(m for m in ('scipy', 'pandas', 'polars', 'pyarrow', 'duckdb', 'numpy', 'sqlalchemy') if m in sys.modules)\n"
-        "same = qar_sql.records.contributions is qar_sql.ranking.records.contributions\n"
+        "same = qar_sql.records.contributions is qar_sql.commands.records.contributions\n"
         "suda = qar_sql.records.suda.__module__\n"
         "store = qar_sql.compliance.store.runs.__name__\n"
         "print(json.dumps({'heavy': heavy, 'seconds': seconds, 'same': same, 'suda': suda, 'store': store}))\n"
@@ -94,10 +94,10 @@ def test_a_subpackage_imported_first_still_loads_its_other_modules():
     # Found in a fresh virtual environment: once ``qar_sql.ranking`` is imported for one module,
     # the package's own __getattr__ (not the root's) must load the others.
     got = _fresh(
-        "import json\nfrom qar_sql.ranking.records import contributions\nimport qar_sql\n"
-        "print(json.dumps([qar_sql.ranking.influence.influence.__name__, qar_sql.stats.evt.qar_risk.__name__]))"
+        "import json\nfrom qar_sql.ranking.records import compute\nimport qar_sql\n"
+        "print(json.dumps([qar_sql.ranking.influence.gradient.__name__, qar_sql.stats.evt.qar_risk.__name__]))"
     )
-    assert got == ["influence", "qar_risk"]
+    assert got == ["gradient", "qar_risk"]
 
 
 def test_the_command_line_does_not_load_scipy():

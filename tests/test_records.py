@@ -15,9 +15,9 @@ from click.testing import CliRunner
 from conftest import table_args
 
 from qar_sql.cli.main import cli
+from qar_sql.commands.eliminate import eliminate
+from qar_sql.commands.records import contributions
 from qar_sql.errors import NoTailError
-from qar_sql.ranking.eliminate import eliminate
-from qar_sql.ranking.records import contributions
 from qar_sql.stats import evt
 
 COLS = ["a", "b c", 'd"q', "e;f", "sélect"]

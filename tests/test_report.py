@@ -196,7 +196,7 @@ def test_numbers_on_the_page_equal_the_json_and_an_independent_computation(demo)
     # T̂ and the top records equal those of the audit and records commands run on their own
     a = qar_sql.audit(demo["path"], table="population", columns=COLUMNS, **RISK)
     assert data["audit"]["risk"] == a.risk
-    from qar_sql.ranking.records import contributions
+    from qar_sql.commands.records import contributions
 
     c = contributions(demo["path"], table="population", columns=COLUMNS, **RISK, key=["person_id"], top=10)
     assert [r["position"] for r in data["records"]["top"]] == [int(r) + 1 for r in c.order("dt")[:10]]

@@ -344,8 +344,7 @@ def test_every_command_renders_and_parses_in_each_warehouse(rendered, tmp_path):
     from test_perturb import TOML as PERTURB_TOML
     from test_perturb import make_rows
 
-    from qar_sql.ranking.influence import influence
-    from qar_sql.ranking.records import contributions
+    from qar_sql.commands.records import contributions, influence
 
     loader = Loader("duckdb", tmp_path)
     names, rows, types = random_table(5, 40)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +47,8 @@ class Coded:
     encoded: str
     encode_sql: str | None
     columns: tuple[str, ...]
+    #: The temp table's unquoted name, for the functions that take one (None: a CTE).
+    name: str | None = None
 
     @property
     def materialized(self) -> bool:
@@ -73,7 +75,6 @@ class Session:
         """``sql``'s result as one numpy array per column (name → dtype), on every engine."""
         return self.db.arrays(sql, columns)
 
-    @contextmanager
     def coded(
         self,
         columns: Sequence[str],
@@ -83,28 +84,16 @@ class Session:
         code_types: Sequence[str] | None = None,
         what: str = "codes",
         materialize: bool | None = None,
-    ) -> Iterator[Coded]:
+    ) -> AbstractContextManager[Coded]:
         """``columns`` of the relation as codes (``encode.sql``: value order, NULL = −1; with
         ``order_by``, ``r`` numbers the records in that order). Where the dialect has session temp
         tables (and ``materialize`` is not False) they are written once to one — each code in the
         narrowest type of ``code_types`` — and dropped on exit, also after an error; elsewhere the
-        statement travels as a CTE with every statement that reads it."""
-        d = self.db.dialect
-        kwargs: dict[str, Any] = {"columns": list(columns), "relation": self.relation.sql}
-        if order_by is not None:
-            kwargs["order_by"] = list(order_by)
-        if row_id is not None:  # r is this expression (DuckDB's rowid), not a position in key order
-            kwargs["row_id"] = row_id
-        encode_sql = render("encode.sql", d, **kwargs)
-        if not (d.temp_tables if materialize is None else materialize and d.temp_tables):
-            yield Coded("encoded", encode_sql, tuple(columns))
-            return
-        name = temp_name(what)
-        try:
-            self.db.query(render("materialize.sql", d, name=name, encode_sql=encode_sql, code_types=code_types))
-            yield Coded(d.quote(name), None, tuple(columns))
-        finally:
-            self.db.drop_temp_tables([name])
+        statement travels as a CTE with every statement that reads it (:func:`coded`)."""
+        return coded(
+            self.db, self.relation, columns, order_by=order_by, row_id=row_id, code_types=code_types, what=what,
+            materialize=materialize,
+        )  # fmt: skip
 
     def close(self) -> None:
         self.db.shared = False
@@ -119,3 +108,36 @@ class Session:
     def __repr__(self) -> str:
         table = f" table {self.relation.display}" if self.relation.kind == "table" else ""
         return f"<qar_sql.Source {self.label}{table} ({self.db.engine_name}, {len(self.columns)} columns)>"
+
+
+@contextmanager
+def coded(
+    db: Database,
+    relation: Relation,
+    columns: Sequence[str],
+    *,
+    order_by: Sequence[str] | None = None,
+    row_id: str | None = None,
+    code_types: Sequence[str] | None = None,
+    what: str = "codes",
+    materialize: bool | None = None,
+) -> Iterator[Coded]:
+    """:meth:`Session.coded` on a connection and relation: the one lifecycle of coded columns,
+    also for the library functions that are handed ``db`` and ``relation`` (the report's)."""
+    d = db.dialect
+    # order_by always given (None: no r), as encode.sql tests it
+    kwargs: dict[str, Any] = {"columns": list(columns), "relation": relation.sql, "order_by": order_by}
+    if order_by is not None:
+        kwargs["order_by"] = list(order_by)
+    if row_id is not None:  # r is this expression (DuckDB's rowid), not a position in key order
+        kwargs["row_id"] = row_id
+    encode_sql = render("encode.sql", d, **kwargs)
+    if not (d.temp_tables if materialize is None else materialize and d.temp_tables):
+        yield Coded("encoded", encode_sql, tuple(columns))
+        return
+    name = temp_name(what)
+    try:
+        db.query(render("materialize.sql", d, name=name, encode_sql=encode_sql, code_types=code_types))
+        yield Coded(d.quote(name), None, tuple(columns), name)
+    finally:
+        db.drop_temp_tables([name])

@@ -195,11 +195,10 @@ def _uniqueness_rows(u: UniquenessResult, top: int) -> list[tuple[str, str, str,
     return [(", ".join(q.columns), f"{q.kappa:.4f}", percent(q.pi_exact), f"{q.k50:,}") for q in u.qis[:top]]
 
 
-def to_json(obj: dict[str, Any], *, ascii: bool = False) -> str:
-    """Every command's JSON: indented, and never a NaN or infinity (a bare NaN is no JSON; a
-    measure that has no value is null, set so by the result's ``to_dict``, else this raises).
-    ``ascii``: non-ASCII characters as ``\\u`` escapes (``qar config``, as it always wrote them)."""
-    return json.dumps(obj, indent=2, ensure_ascii=ascii, allow_nan=False)
+def to_json(obj: dict[str, Any], *, ascii_only: bool = False) -> str:
+    """``obj`` as the JSON every command writes (indented, no NaN). ``ascii_only``: non-ASCII
+    characters as \\u escapes, as ``qar eliminate`` has always written them."""
+    return json.dumps(obj, indent=2, ensure_ascii=ascii_only, allow_nan=False)
 
 
 def _g(x: float | None, digits: int = 6) -> str:

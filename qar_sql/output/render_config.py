@@ -30,4 +30,4 @@ def config_text(r: Settings) -> str:
 
 def render_config(r: Settings, fmt: str) -> str:
     """``r`` as text or JSON."""
-    return to_json(config_dict(r), ascii=True) + "\n" if fmt == "json" else config_text(r)
+    return to_json(config_dict(r), ascii_only=True) + "\n" if fmt == "json" else config_text(r)

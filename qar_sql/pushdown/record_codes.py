@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from qar_sql.engines.render import render
+from qar_sql.engines.session import coded
 from qar_sql.engines.source import Database, Relation
 from qar_sql.errors import DatabaseError, UsageError
 
@@ -59,9 +60,10 @@ def _fetch_matrix(db: Database, sql: str, prefix: str, n_columns: int, dtype) ->
 
 def fetch_codes(db: Database, relation: Relation, columns: Sequence[str], order_by: Sequence[str]) -> np.ndarray:
     """L × N int64 codes of ``columns`` (value order, NULL = −1); row r = record r in key order."""
-    encode_sql = render("encode.sql", db.dialect, columns=list(columns), relation=relation.sql, order_by=list(order_by))
-    sql = render("record_codes.sql", db.dialect, encode_sql=encode_sql, n_columns=len(columns))
-    return _fetch_matrix(db, sql, "c", len(columns), np.int64)
+    # one statement reads the codes: they travel as a CTE (record_codes.sql names it)
+    with coded(db, relation, columns, order_by=list(order_by), materialize=False) as codes:
+        sql = render("record_codes.sql", db.dialect, encode_sql=codes.encode_sql, n_columns=len(columns))
+        return _fetch_matrix(db, sql, "c", len(columns), np.int64)
 
 
 def fetch_values(db: Database, relation: Relation, columns: Sequence[str], order_by: Sequence[str]) -> np.ndarray:

@@ -15,14 +15,14 @@ are looked up.
 
 from __future__ import annotations
 
-import itertools
 import math
-import os
+from contextlib import ExitStack
 
 import numpy as np
 
+from qar_sql.engines.database import Database, Relation
 from qar_sql.engines.render import render
-from qar_sql.engines.source import Database, Relation
+from qar_sql.engines.session import coded, temp_name
 from qar_sql.errors import DatabaseError, DataError
 from qar_sql.measures.audit import Options, audit_relation
 from qar_sql.pushdown import lattice
@@ -37,8 +37,6 @@ from qar_sql.pushdown.scan import (
     value_frequencies,
 )
 from qar_sql.ranking.influence_sql import render_influence
-
-_counter = itertools.count(1)
 
 #: Candidates: this many times the expected number of exceedances (π_u · C(N, p)), plus a few.
 #: A candidate costs about a fifth more than grouping it in the plain scan (its classes are
@@ -79,18 +77,24 @@ def top_records(
     ``top`` records have a positive tally (the caller then ranks every record) —, {position:
     key}, (weighted QIs captured in the audit, weighted QIs grouped again))."""
     d = db.dialect
-    tag = f"qar_capture_{os.getpid()}_{next(_counter)}"
-    codes, groups, pairs = f"{tag}_codes", f"{tag}_groups", f"{tag}_pairs"
+    groups, pairs = temp_name("capture_groups"), temp_name("capture_pairs")
+    held: dict[str, str] = {}
     captured: set[int] = set()
     p = opts.p
+    stack = ExitStack()
+    stack.callback(db.drop_temp_tables, (groups, pairs))  # also after an error
 
     def scanner(cols, batch_size, jobs_, progress_, cardinalities):
-        encode_sql = render("encode.sql", d, columns=list(cols), relation=relation.sql, order_by=None, row_id="t.rowid")
+        # coded once the audit knows the columns' cardinalities; r is DuckDB's rowid
         types = [code_type(k) for k in cardinalities]
-        db.query(render("materialize.sql", d, name=codes, encode_sql=encode_sql, code_types=types))
+        coded_ = stack.enter_context(
+            coded(db, relation, cols, row_id="t.rowid", code_types=types, what="capture", materialize=True)
+        )
+        assert coded_.name is not None  # has_rowid(): DuckDB, which has temp tables
+        codes = held["codes"] = coded_.name
         combos = combinations(len(cols), p)
-        coded = [f"c{i}" for i in range(len(cols))]
-        freqs = value_frequencies(db, d.quote(codes), coded)
+        code_columns = [f"c{i}" for i in range(len(cols))]
+        freqs = value_frequencies(db, d.quote(codes), code_columns)
         rows = sum(n * c for n, c in freqs[0].items())
         cand = candidates(lattice.qi_cells(freqs, rows, combos), opts.pi_u)
         captured.update(cand)
@@ -118,11 +122,12 @@ def top_records(
         db.drop_temp_tables((groups,))
         return assemble(cols, p, combos, hist)
 
-    try:
+    with stack:
         result = audit_relation(db, relation, opts, source=source, started=started, scanner=scanner, bootstrap=0)
         if result.fit is None:
             raise DataError("the table's risk is undefined (no tail), so influence scores are too")
         g = gradient(result)
+        codes = held["codes"]
         combos = combinations(len(result.columns), p)
         weighted = [int(j) for j in np.flatnonzero(g)]
         missing = [j for j in weighted if j not in captured]
@@ -159,5 +164,3 @@ def top_records(
         ranked = [(int(where[r[0]]), float(r[1])) for r in rows]
         keys = {int(where[r[0]]): tuple(r[2:]) for r in rows}
         return result, g, ranked, keys, tally
-    finally:
-        db.drop_temp_tables((codes, groups, pairs))

@@ -9,26 +9,24 @@ on θ_k = H_k / (L − k). The table is read once per ranking, not once per poin
 
 from __future__ import annotations
 
-import re
 import time
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Unpack
 
 import numpy as np
 
+from qar_sql.engines.database import Database, Relation
 from qar_sql.engines.render import render
-from qar_sql.engines.source import Database, Relation, SourceLike, open_source, source_label
-from qar_sql.errors import NoTailError, ParameterError, UsageError, require_whole
-from qar_sql.measures.audit import SourceOptions, split_options
-from qar_sql.pushdown.scan import _QI, combinations
+from qar_sql.engines.session import coded
+from qar_sql.errors import NoTailError, ParameterError, UsageError
+from qar_sql.measures.audit import Options
+from qar_sql.output.render_records import plot_elimination as plot  # noqa: F401 (qar_sql.ranking.eliminate.plot, documented)
+from qar_sql.parameters.eliminate import RANKINGS, EliminateParams
+from qar_sql.pushdown.scan import _QI, Progress, combinations
 from qar_sql.ranking.records import Contributions, compute
 from qar_sql.results import Tabular, format_risk
 from qar_sql.stats import evt
-
-BLOCK_RANKINGS = ("dt", "influence", "u_plus", "u_star", "n_unique", "entropy", "pls", "random")
-RANKINGS = BLOCK_RANKINGS + ("greedy",)
 
 
 @dataclass(frozen=True)
@@ -115,14 +113,14 @@ def emptied_classes(
     )
     if removed is None:
         raise UsageError(f"block elimination is not implemented for {db.dialect.name} yet; use DuckDB or PostgreSQL")
-    encode_sql = render("encode.sql", db.dialect, columns=list(columns), relation=relation.sql, order_by=order_by)
     qis = [_QI(j, tuple(f"c{i}" for i in c)) for j, c in enumerate(combinations(len(columns), p))]
-    with removed as (removed_sql, params):
+    # the codes travel as a CTE: one statement reads them
+    with removed as (removed_sql, params), coded(db, relation, columns, order_by=order_by, materialize=False) as codes:
         sql = render(
             "elimination.sql",
             db.dialect,
-            encode_sql=encode_sql,
-            encoded="encoded",
+            encode_sql=codes.encode_sql,
+            encoded=codes.encoded,
             removed=removed_sql,
             qis=qis,
             kmax=int(kmax),
@@ -188,57 +186,52 @@ def ranking_order(
     raise ParameterError(f"--by {name!r} is not a ranking; use some of {', '.join(RANKINGS)}")
 
 
-def eliminate(
-    source: SourceLike = None,
+def eliminate_relation(
+    db: Database,
+    relation: Relation,
+    params: EliminateParams,
     *,
-    key: Sequence[str] | None = None,
-    by: Sequence[str] = ("dt", "u_plus", "u_star", "random"),
-    step: int = 100,
-    max_removed: str | int = "20%",
-    greedy_steps: int | None = None,
-    seed: int = 0,
-    orders: dict[str, list] | None = None,
-    **options: Unpack[SourceOptions],
+    progress: Progress | None = None,
+    source: str | None = None,
+    started: float | None = None,
 ) -> Elimination:
-    """Block elimination curves for each ranking in ``by`` (plus greedy when asked).
-    ``options``: the source and audit keywords of :func:`qar_sql.audit` (:class:`SourceOptions`)."""
-    opts, where = split_options(options)
-    by = list(dict.fromkeys(by))
-    for name in by:
-        if name not in RANKINGS:
-            raise ParameterError(f"--by {name!r} is not a ranking; use some of {', '.join(RANKINGS)}")
-    require_whole(step, 1, f"--step {step!r} must be a whole number of records, at least 1")
-    started = time.perf_counter()
-    db, relation = open_source(source, **where)
-    with db:
-        contrib, order_by = compute(db, relation, opts, key=key, source=source_label(source))
-        rows = contrib.rows
-        kmax = parse_max(max_removed, rows, step)
-        points = list(range(step, kmax + 1, step))
-        cols = contrib.audit.columns
-        distinct = np.array([q.distinct for q in contrib.audit.qis], dtype=np.int64)
-        risk0 = contrib.audit.risk
-        assert risk0 is not None  # compute() refuses an audit without a tail
-        alpha, pi_u, pwm = opts.alpha, opts.pi_u, opts.pwm
-        curves: dict[str, tuple[CurvePoint, ...]] = {}
-        aucs: dict[str, float] = {}
-        for name in by:
-            if name == "greedy":
-                continue
-            order = ranking_order(
-                name, contrib, db, relation, cols, opts.p, order_by, seed=seed, orders=orders, aucs=aucs
-            )
-            emptied = emptied_classes(db, relation, cols, opts.p, order_by, order, kmax)
-            curves[name] = curve(distinct, rows, emptied, points, risk0, alpha=alpha, pi_u=pi_u, pwm=pwm)
-        if "greedy" in by:
-            from qar_sql.ranking.greedy import greedy_elimination
+    """Block elimination curves for each ranking of ``params.by`` (plus greedy when asked) on
+    an open connection (:func:`qar_sql.eliminate`)."""
+    started = time.perf_counter() if started is None else started
+    opts = Options(
+        columns=params.columns, exclude=params.exclude, p=params.p, alpha=params.alpha, pi_u=params.pi_u,
+        pwm=params.pwm, jobs=params.jobs, progress=progress,
+    )  # fmt: skip
+    contrib, order_by = compute(db, relation, opts, key=params.key, source=source)
+    rows = contrib.rows
+    step = params.step
+    kmax = parse_max(params.max_removed, rows, step)
+    points = list(range(step, kmax + 1, step))
+    cols = contrib.audit.columns
+    distinct = np.array([q.distinct for q in contrib.audit.qis], dtype=np.int64)
+    risk0 = contrib.audit.risk
+    assert risk0 is not None  # compute() refuses an audit without a tail
+    alpha, pi_u, pwm = opts.alpha, opts.pi_u, opts.pwm
+    orders = dict(params.orders) if params.orders is not None else None
+    curves: dict[str, tuple[CurvePoint, ...]] = {}
+    aucs: dict[str, float] = {}
+    for name in params.by:
+        if name == "greedy":
+            continue
+        order = ranking_order(
+            name, contrib, db, relation, cols, opts.p, order_by, seed=params.seed, orders=orders, aucs=aucs
+        )
+        emptied = emptied_classes(db, relation, cols, opts.p, order_by, order, kmax)
+        curves[name] = curve(distinct, rows, emptied, points, risk0, alpha=alpha, pi_u=pi_u, pwm=pwm)
+    if "greedy" in params.by:
+        from qar_sql.ranking.greedy import greedy_elimination
 
-            steps = greedy_steps or kmax
-            g = greedy_elimination(db, relation, cols, opts.p, order_by, steps=steps, alpha=alpha, pi_u=pi_u, pwm=pwm)
-            curves["greedy"] = tuple(
-                CurvePoint(k, float(g.risk[k]), 1.0 - float(g.risk[k]) / risk0)
-                for k in range(step, min(steps, len(g.risk) - 1) + 1, step)
-            )
+        steps = params.greedy_steps or kmax
+        g = greedy_elimination(db, relation, cols, opts.p, order_by, steps=steps, alpha=alpha, pi_u=pi_u, pwm=pwm)
+        curves["greedy"] = tuple(
+            CurvePoint(k, float(g.risk[k]), 1.0 - float(g.risk[k]) / risk0)
+            for k in range(step, min(steps, len(g.risk) - 1) + 1, step)
+        )
     return Elimination(
         risk=risk0,
         rows=rows,
@@ -249,25 +242,3 @@ def eliminate(
         auc=aucs,
         seconds=time.perf_counter() - started,
     )
-
-
-def plot(result: Elimination, path: str, title: str | None = None) -> None:
-    """Reduction against records removed, one line per ranking (the paper's Fig. 10)."""
-    from qar_sql.output.canvas import new_figure
-
-    if not re.search(r"\.(png|svg)$", path, re.I):
-        raise ParameterError(f"--plot {path!r} must end in .png or .svg")
-    fig = new_figure("plots need matplotlib; install it with: pip install 'qar-sql[plot]'", figsize=(7.5, 4.5), dpi=120)
-    ax = fig.subplots()
-    for name, pts in result.curves.items():
-        xs = [0] + [pt.removed for pt in pts]
-        ys = [0.0] + [np.nan if pt.reduction is None else 100 * pt.reduction for pt in pts]
-        ax.plot(xs, ys, label=name, linewidth=2 if name in ("greedy", "dt") else 1.4)
-    ax.axhline(0, color="grey", linewidth=0.8)
-    ax.set_xlabel("records removed")
-    ax.set_ylabel("risk reduction 1 − T̂ₖ / T̂₀ (%)")
-    ax.set_title(title or f"Backward elimination (T̂₀ = {result.risk:.4g}, L = {result.rows:,})")
-    ax.legend(title="ranking")
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path)

@@ -13,19 +13,15 @@ them by it.
 
 from __future__ import annotations
 
-import itertools
-import os
-import time
-from collections.abc import Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
-from typing import Unpack
 
 import numpy as np
 
-from qar_sql.engines.render import render
-from qar_sql.engines.source import Database, Relation, SourceLike, open_source, source_label
-from qar_sql.errors import DataError, require_whole
-from qar_sql.measures.audit import Options, SourceOptions, audit_relation, split_options
+from qar_sql.engines.database import Database, Relation
+from qar_sql.engines.session import coded
+from qar_sql.errors import DataError
+from qar_sql.measures.audit import Options, audit_relation
 from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys, key_warnings, record_order
 from qar_sql.pushdown.scan import code_type, scan
 from qar_sql.ranking import capture
@@ -33,8 +29,6 @@ from qar_sql.ranking.influence_sql import render_influence
 from qar_sql.ranking.refine import exact_dt
 from qar_sql.results import AuditResult, Tabular, format_risk
 from qar_sql.stats import evt
-
-_counter = itertools.count(1)
 
 
 @dataclass(frozen=True, repr=False)
@@ -52,6 +46,8 @@ class Influence(Tabular):
     captured: tuple[int, int] | None = None
     #: With ``refine=N``: (r, exact DT, I) of the top N records by I, ranked by exact DT.
     refined: tuple[tuple[int, float, float], ...] = ()
+    #: With ``compare_dt``: Pearson and Kendall correlation of I with exact DT over every record.
+    correlation_with_dt: dict | None = None
 
     @property
     def n_weighted(self) -> int:
@@ -160,10 +156,8 @@ def compute(
     if refine:
         # Exact DT for the top `refine` records by I, ranked by it (ties by key order).
         cands = [r for r, _ in top_rows[:refine]]
-        encode_sql = render(
-            "encode.sql", db.dialect, columns=list(result.columns), relation=relation.sql, order_by=order_by
-        )
-        dts = exact_dt(db, result, cands, encoded="encoded", encode_sql=encode_sql)
+        with coded(db, relation, result.columns, order_by=order_by, materialize=False) as codes:
+            dts = exact_dt(db, result, cands, encoded=codes.encoded, encode_sql=codes.encode_sql)
         score = dict(top_rows)
         refined = tuple(
             sorted(
@@ -192,51 +186,33 @@ def compute(
 def _audit_and_top(db, relation, opts, order_by, *, top, all_scores, **where):
     """(audit, g, [(r, tally)] of the top records, or None when every record's tally is
     needed). DuckDB keeps the codes (with r) in one temp table for the audit and the tally."""
-    codes = f"qar_influence_{os.getpid()}_{next(_counter)}" if db.dialect.temp_tables else None
+    held: dict[str, str] = {}
 
-    def scanner(cols, batch_size, jobs, progress, cardinalities):
-        if codes:
-            encode_sql = render("encode.sql", db.dialect, columns=list(cols), relation=relation.sql, order_by=order_by)
-            types = [code_type(k) for k in cardinalities]
-            db.query(render("materialize.sql", db.dialect, name=codes, encode_sql=encode_sql, code_types=types))
-        return scan(
-            db, relation.sql, cols, opts.p, batch_size=batch_size, jobs=jobs, progress=progress, codes_table=codes
-        )
+    with ExitStack() as stack:
 
-    try:
+        def scanner(cols, batch_size, jobs, progress, cardinalities):
+            if db.dialect.temp_tables:  # coded once the audit knows the columns' cardinalities
+                types = [code_type(k) for k in cardinalities]
+                codes = stack.enter_context(
+                    coded(db, relation, cols, order_by=order_by, code_types=types, what="influence")
+                )
+                held["codes"] = codes.name
+            return scan(
+                db,
+                relation.sql,
+                cols,
+                opts.p,
+                batch_size=batch_size,
+                jobs=jobs,
+                progress=progress,
+                codes_table=held.get("codes"),
+            )
+
         result = audit_relation(db, relation, opts, scanner=scanner, bootstrap=0, **where)
         if result.fit is None:
             raise DataError("the table's risk is undefined (no tail), so influence scores are too")
         g = gradient(result)
         if all_scores:
             return result, g, None
-        rows = scores_in_db(db, relation, result, order_by, g, limit=top, codes_table=codes)
+        rows = scores_in_db(db, relation, result, order_by, g, limit=top, codes_table=held.get("codes"))
         return result, g, (rows if len(rows) >= min(top, result.rows) else None)
-    finally:
-        if codes:
-            db.drop_temp_tables((codes,))
-
-
-def influence(
-    source: SourceLike = None,
-    *,
-    key: Sequence[str] | None = None,
-    top: int = 100,
-    all_scores: bool = False,
-    refine: int = 0,
-    **options: Unpack[SourceOptions],
-) -> Influence:
-    """Top records by influence score I(i), computed in the database (no exact DT needed).
-    With ``refine=N``, exact DT of the top N records by I as well (``Influence.refined``).
-    ``options``: the source and audit keywords of :func:`qar_sql.audit` (:class:`SourceOptions`)."""
-    opts, where = split_options(options)
-    opts.validate()
-    require_whole(top, 1, f"--top {top!r} must be a whole number of records, at least 1")
-    require_whole(refine, 0, f"--refine {refine!r} must be a whole number of records (0: off), e.g. --refine 200")
-    started = time.perf_counter()
-    db, relation = open_source(source, **where)
-    with db:
-        label = source_label(source)
-        return compute(
-            db, relation, opts, key=key, top=top, all_scores=all_scores, source=label, started=started, refine=refine
-        )

@@ -11,26 +11,21 @@ row order. ``r`` is a record's position in that order, and every ranking breaks 
 from __future__ import annotations
 
 import html
-import itertools
-import os
-import time
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Unpack
 
 import numpy as np
 
+from qar_sql.engines.database import Database, Relation
 from qar_sql.engines.render import render
-from qar_sql.engines.source import Database, Relation, SourceLike, open_source, source_label
+from qar_sql.engines.session import coded, temp_name
 from qar_sql.errors import DataError, ParameterError
-from qar_sql.measures.audit import Options, SourceOptions, audit_relation, split_options
+from qar_sql.measures.audit import Options, audit_relation
 from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys, key_warnings, patterns_from_words, record_order
-from qar_sql.pushdown.scan import _QI, Ticker, combinations
+from qar_sql.pushdown.scan import _QI, Ticker, assemble, code_type, combinations, default_batch_size
 from qar_sql.results import HTML_ROWS, AuditResult, Tabular, format_risk
 from qar_sql.stats import contributions as C
-
-_counter = itertools.count(1)
 
 
 @dataclass(frozen=True, repr=False)
@@ -127,67 +122,67 @@ def fused_scan(
     """One pass over every QI giving both the audit's class-size histograms and each record's
     uniqueness flags: (ScanResult, PatternSet). Each QI is grouped once; its classes are split
     into the histogram and the singletons' records inside the database."""
-    from qar_sql.pushdown.scan import assemble, code_type, default_batch_size
-
     d = db.dialect
     combos = combinations(len(columns), p)
     qis = [_QI(j, tuple(f"c{i}" for i in c)) for j, c in enumerate(combos)]
     size = batch_size or (32 if d.temp_tables else default_batch_size(d, len(qis), jobs))
     batches = [qis[k : k + size] for k in range(0, len(qis), size)]
-    encode_sql = render("encode.sql", d, columns=list(columns), relation=relation.sql, order_by=order_by)
     hist: dict[int, list] = defaultdict(list)
     tick = Ticker(progress, len(batches) + 1)
-
-    if d.temp_tables:
-        # DuckDB: codes once in a temp table; per batch the classes in a temp table, split into
-        # histogram rows (returned) and singleton flags (kept in a temp table, summed at the end).
-        temp = f"qar_rec_{os.getpid()}_{next(_counter)}"
-        names = [f"{temp}_{x}" for x in ("codes", "groups", "flags")]
-        codes, groups, flags = (d.quote(n) for n in names)
-        try:
-            types = [code_type(k) for k in cardinalities] if cardinalities else None
-            db.query(render("materialize.sql", d, name=f"{temp}_codes", encode_sql=encode_sql, code_types=types))
-            tick()
-            for k, batch in enumerate(batches):
-                db.query(
-                    f"create or replace temp table {groups} as\n" + render("groups.sql", d, qis=batch, encoded=codes)
+    types = [code_type(k) for k in cardinalities] if cardinalities else None
+    with coded(db, relation, columns, order_by=order_by, code_types=types, what="rec") as codes:
+        if codes.materialized:
+            # DuckDB: codes once in a temp table; per batch the classes in a temp table, split into
+            # histogram rows (returned) and singleton flags (kept in a temp table, summed at the end).
+            r, w, bits = _split_in_temp_tables(db, codes.encoded, batches, hist, tick)
+        else:
+            statements = [
+                render(
+                    "groups_split.sql",
+                    d,
+                    encode_sql=codes.encode_sql,
+                    encoded=codes.encoded,
+                    groups_sql=render("groups.sql", d, qis=batch, encoded=codes.encoded),
                 )
-                for qi, sz, n in db.query(f"select qi, size, count(*) from {groups} group by qi, size"):
-                    hist[int(qi)].append((int(sz), int(n)))
-                verb = f"create temp table {flags} as" if k == 0 else f"insert into {flags}"
-                db.query(f"{verb} select r, w, bit from {groups} where size = 1")
-                tick()
-            words = db.arrays(
-                f"select r, w, cast(sum(bit) as {db.dialect.bigint}) as bits from {flags} group by r, w",
-                {"r": np.int64, "w": np.int64, "bits": np.int64},
-            )
-            r, w, bits = words["r"], words["w"], words["bits"]
-        finally:
-            db.drop_temp_tables(names)
-    else:
-        statements = [
-            render(
-                "groups_split.sql",
-                d,
-                encode_sql=encode_sql,
-                encoded="encoded",
-                groups_sql=render("groups.sql", d, qis=batch, encoded="encoded"),
-            )
-            for batch in batches
-        ]
-        tick()
-        out_r, out_w, out_b = [], [], []
-        for rows in db.query_many(statements, jobs=jobs, on_done=tick):
-            for kind, a, b, c in rows:
-                if kind == 0:
-                    hist[int(a)].append((int(b), int(c)))
-                else:
-                    out_r.append(int(a))
-                    out_w.append(int(b))
-                    out_b.append(int(c))
-        r, w, bits = (np.array(x, dtype=np.int64) for x in (out_r, out_w, out_b))
+                for batch in batches
+            ]
+            tick()
+            out_r, out_w, out_b = [], [], []
+            for rows in db.query_many(statements, jobs=jobs, on_done=tick):
+                for kind, a, b, c in rows:
+                    if kind == 0:
+                        hist[int(a)].append((int(b), int(c)))
+                    else:
+                        out_r.append(int(a))
+                        out_w.append(int(b))
+                        out_b.append(int(c))
+            r, w, bits = (np.array(x, dtype=np.int64) for x in (out_r, out_w, out_b))
     scan_result = assemble(list(columns), p, combos, hist)
     return scan_result, patterns_from_words(scan_result.rows, r, w, bits)
+
+
+def _split_in_temp_tables(db: Database, codes: str, batches, hist: dict[int, list], tick):
+    """The temp-table path of :func:`fused_scan`: per batch the classes in a temp table, their
+    sizes into ``hist``, the singletons' records kept; (r, w, bits) summed at the end."""
+    d = db.dialect
+    names = [temp_name("rec_groups"), temp_name("rec_flags")]
+    groups, flags = (d.quote(n) for n in names)
+    try:
+        tick()
+        for k, batch in enumerate(batches):
+            db.query(f"create or replace temp table {groups} as\n" + render("groups.sql", d, qis=batch, encoded=codes))
+            for qi, sz, n in db.query(f"select qi, size, count(*) from {groups} group by qi, size"):
+                hist[int(qi)].append((int(sz), int(n)))
+            verb = f"create temp table {flags} as" if k == 0 else f"insert into {flags}"
+            db.query(f"{verb} select r, w, bit from {groups} where size = 1")
+            tick()
+        words = db.arrays(
+            f"select r, w, cast(sum(bit) as {d.bigint}) as bits from {flags} group by r, w",
+            {"r": np.int64, "w": np.int64, "bits": np.int64},
+        )
+        return words["r"], words["w"], words["bits"]
+    finally:
+        db.drop_temp_tables(names)
 
 
 def compute(
@@ -247,30 +242,22 @@ def compute(
     return contrib, order_by
 
 
-def contributions(
-    source: SourceLike = None,
+def contributions_of(
+    db: Database,
+    relation: Relation,
+    opts: Options,
     *,
     key: Sequence[str] | None = None,
     top: int | None = 100,
     by: str = "dt",
     all_keys: bool = False,
-    **options: Unpack[SourceOptions],
+    source: str | None = None,
+    started: float | None = None,
 ) -> Contributions:
-    """Exact DT, U+, U*, n_unique for every record of a table, computed in the database.
-
-    Key values are fetched for the ``top`` records by ``by`` (all records with ``all_keys``).
-    ``options``: ``table``, ``columns``, ``exclude``, ``p``, ``alpha``, ``pi_u``, ``pwm``,
-    ``delimiter``, ``jobs``, ``progress`` as :func:`qar_sql.audit` (:class:`SourceOptions`).
-    """
-    opts, where = split_options(options)
-    opts.validate()
-    if by not in C.SCORES:
-        raise ParameterError(f"--by {by!r} is not a record score; use one of {', '.join(C.SCORES)}")
-    started = time.perf_counter()
-    db, relation = open_source(source, **where)
-    with db:
-        contrib, _ = compute(db, relation, opts, key=key, source=source_label(source), started=started)
-        if contrib.key != (ROW_KEY,):
-            wanted = None if all_keys else contrib.order(by)[: top or 0]
-            contrib.keys.update(fetch_keys(db, relation, contrib.key, None if wanted is None else wanted.tolist()))
+    """Exact DT, U+, U*, n_unique for every record (:func:`compute`), with the key values of
+    the ``top`` records by ``by`` (of every record with ``all_keys``)."""
+    contrib, _ = compute(db, relation, opts, key=key, source=source, started=started)
+    if contrib.key != (ROW_KEY,):
+        wanted = None if all_keys else contrib.order(by)[: top or 0]
+        contrib.keys.update(fetch_keys(db, relation, contrib.key, None if wanted is None else wanted.tolist()))
     return contrib
