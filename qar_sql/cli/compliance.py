@@ -127,8 +127,8 @@ def scan_cmd(
     # Typed on the command line, a threshold replaces every scan's own; from a QAR_ variable or
     # the config found from the working folder it only fills in (qar_sql.precedence): the
     # verdict must not depend on the folder or on a variable left in the environment.
-    given = {k: from_click(ctx, k, v) for k, v in (("fail_above", fail_above), ("warn_above", warn_above))}
-    given["min_exceedances"] = from_click(ctx, "min_exceedances", min_exceedances)
+    outside = (("fail_above", fail_above), ("warn_above", warn_above), ("min_exceedances", min_exceedances))
+    given = {k: from_click(ctx, k, v) for k, v in outside}
     where = {"config": config, "dbt_manifest": dbt_manifest, "url": url, **dbt_given()}
     outputs = {"store": store, "junit": junit, "markdown": markdown, "report_dir": report_dir, "jobs": jobs}
     settings = build(
