@@ -38,20 +38,28 @@ if TYPE_CHECKING:  # the names below, typed for mypy and editors; loaded by __ge
     from qar_sql.commands.compare import compare
     from qar_sql.commands.discover import DiscoverResult, discover
     from qar_sql.commands.eliminate import eliminate
+    from qar_sql.commands.history import history
     from qar_sql.commands.records import records
     from qar_sql.commands.report import report
     from qar_sql.commands.risk import risk
+    from qar_sql.commands.scan import scan_config
+    from qar_sql.commands.scan import scan_config as scan
     from qar_sql.commands.uniqueness import uniqueness
-    from qar_sql.compliance.history import history
-    from qar_sql.compliance.scans import ScanReport, scan_config
-    from qar_sql.compliance.scans import scan_config as scan
     from qar_sql.engines.source import Source, connect
     from qar_sql.errors import ExitCode, QarError
     from qar_sql.measures.classic import RiskResult, SudaRecords
     from qar_sql.ranking.eliminate import Elimination
     from qar_sql.ranking.influence import Influence
     from qar_sql.ranking.records import Contributions
-    from qar_sql.results import AuditResult, CompareResult, QIStats, QIUniqueness, ScanResult, UniquenessResult
+    from qar_sql.results import (
+        AuditResult,
+        CompareResult,
+        QIStats,
+        QIUniqueness,
+        ScanReport,
+        ScanResult,
+        UniquenessResult,
+    )
     from qar_sql.treat.whatif import WhatIfResult, whatif
 
 #: Public name → "module:attribute" it is loaded from (the notation of entry points).
@@ -65,9 +73,9 @@ _NAMES = {
     "compare": "qar_sql.commands.compare:compare",
     "risk": "qar_sql.commands.risk:risk",
     "report": "qar_sql.commands.report:report",
-    "scan": "qar_sql.compliance.scans:scan_config",
-    "scan_config": "qar_sql.compliance.scans:scan_config",
-    "history": "qar_sql.compliance.history:history",
+    "scan": "qar_sql.commands.scan:scan_config",
+    "scan_config": "qar_sql.commands.scan:scan_config",
+    "history": "qar_sql.commands.history:history",
     "connect": "qar_sql.engines.source:connect",
     "Source": "qar_sql.engines.source:Source",
     "AuditResult": "qar_sql.results:AuditResult",
@@ -83,7 +91,7 @@ _NAMES = {
     "Elimination": "qar_sql.ranking.eliminate:Elimination",
     "DiscoverResult": "qar_sql.commands.discover:DiscoverResult",
     "WhatIfResult": "qar_sql.treat.whatif:WhatIfResult",
-    "ScanReport": "qar_sql.compliance.scans:ScanReport",
+    "ScanReport": "qar_sql.results:ScanReport",
     "QarError": "qar_sql.errors:QarError",
     "ExitCode": "qar_sql.errors:ExitCode",
 }

@@ -14,11 +14,12 @@ import types
 import typing
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 
-from qar_sql.errors import UsageError
+from qar_sql.errors import ExitCode, UsageError
 from qar_sql.stats.evt import TailFit
 from qar_sql.stats.interval import TailIntervals
 from qar_sql.stats.koot import MonteCarlo
@@ -695,3 +696,147 @@ class Settings(Tabular):
 
     def summary_line(self) -> str:
         return f"{len(self.settings)} settings"
+
+
+# --- qar migrate, qar scan and qar history (the store commands: qar_sql.compliance) ------------
+
+
+@dataclass(frozen=True)
+class MigrationState:
+    """One migration as the store sees it: ``applied``, ``pending``, ``changed`` (applied, but
+    the file differs now) or ``unknown`` (applied by a newer qar-sql; no such file here)."""
+
+    version: str
+    name: str
+    state: str
+    checksum: str | None
+    applied_at: datetime | None
+
+
+@dataclass(frozen=True)
+class MigrateResult:
+    store: str  # masked
+    dialect: str
+    applied: tuple[str, ...]  # names applied by this call
+    migrations: tuple[MigrationState, ...]  # the state afterwards
+
+    @property
+    def pending(self) -> tuple[str, ...]:
+        return tuple(m.name for m in self.migrations if m.state == "pending")
+
+
+@dataclass(frozen=True)
+class ScanOutcome:
+    """One scan's verdict: ``ok``, ``warn`` (above warn_above), ``fail`` (above fail_above) or
+    ``error`` (the scan did not produce a risk; ``error`` says why)."""
+
+    name: str
+    table: str | None
+    source: str  # masked
+    status: str
+    risk: float | None
+    fail_above: float | None
+    warn_above: float | None
+    exit_code: int
+    seconds: float
+    error: str | None = None
+    rows: int | None = None
+    n_qi: int | None = None
+    p: int = 3
+    alpha: float = 0.01
+    #: The audit itself, for the per-table HTML reports of ``qar scan --format html``.
+    result: AuditResult | None = field(default=None, repr=False, compare=False)
+
+
+@dataclass(frozen=True, repr=False)
+class ScanReport(Tabular):
+    outcomes: tuple[ScanOutcome, ...]
+    store: str | None  # masked; None when nothing was recorded
+    started_at: datetime
+    seconds: float
+    not_run: tuple[str, ...] = ()  # scans left out by an interruption (Ctrl-C)
+    notes: tuple[str, ...] = ()  # ScanConfig.notes: settings replaced or set from outside the file
+
+    @property
+    def exit_code(self) -> int:
+        codes = {o.exit_code for o in self.outcomes}
+        for code in (ExitCode.INTERRUPTED, ExitCode.USAGE, ExitCode.RUNTIME, ExitCode.RISK_ABOVE_THRESHOLD):
+            if int(code) in codes:
+                return int(code)
+        return int(ExitCode.OK)
+
+    def count(self, status: str) -> int:
+        return sum(o.status == status for o in self.outcomes)
+
+    def table_columns(self) -> dict[str, list]:
+        """One row per scan, in config order: its verdict, risk and thresholds."""
+        return attribute_columns(
+            self.outcomes,
+            ("name", "table", "source", "status", "risk", "fail_above", "warn_above", "rows", "n_qi", "error"),
+        )
+
+    def summary_line(self) -> str:
+        counts = ", ".join(f"{self.count(s)} {s}" for s in ("ok", "warn", "fail", "error") if self.count(s))
+        return f"{len(self.outcomes)} scan(s): {counts or 'none run'}; exit code {self.exit_code}"
+
+
+@dataclass(frozen=True)
+class HistoryPoint:
+    run_id: str
+    started_at: datetime
+    status: str  # complete, failed, interrupted, running
+    risk: float | None
+    change: float | None  # risk minus the previous complete run's risk; None for the first
+    rows: int | None
+    n_qi: int | None
+    seconds: float | None
+    error: str | None
+    age_seconds: float | None = None  # running runs: seconds since they started
+    pid: int | None = None
+    host: str | None = None
+    heartbeat_at: datetime | None = None
+    gone: str | None = None  # running runs whose process is gone: why (the next run marks them)
+
+
+@dataclass(frozen=True)
+class Series:
+    table: str | None
+    source: str  # masked
+    scan_name: str | None  # the latest run's scan name
+    p: int
+    alpha: float
+    pi_u: float
+    points: tuple[HistoryPoint, ...]
+    columns: tuple[str, ...] | None = None  # None: no run of this series resolved its columns
+    pwm: str = "plotting"
+    #: How this configuration differs from the previous series of the same table, or None.
+    new_configuration: str | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.scan_name or self.table or self.source} (p={self.p}, α={self.alpha:g})"
+
+    @property
+    def latest(self) -> HistoryPoint | None:
+        scored = [pt for pt in self.points if pt.risk is not None]
+        return scored[-1] if scored else None
+
+
+@dataclass(frozen=True, repr=False)
+class History(Tabular):
+    store: str  # masked
+    series: tuple[Series, ...]
+
+    def table_columns(self) -> dict[str, list]:
+        """One row per run, series by series, oldest first: the series label, then the run."""
+        rows = [(s, pt) for s in self.series for pt in s.points]
+        names = ("run_id", "started_at", "status", "risk", "change", "rows", "n_qi", "seconds", "error")
+        return {
+            "series": [s.label for s, _ in rows],
+            "table": [s.table for s, _ in rows],
+            **attribute_columns([pt for _, pt in rows], names),
+        }
+
+    def summary_line(self) -> str:
+        runs = sum(len(s.points) for s in self.series)
+        return f"{self.store}: {len(self.series)} series, {runs} run(s)"

@@ -4,7 +4,7 @@ perturbative treatments were not implemented, and CONTRIBUTING's "where things g
 that no longer held what it said.
 
 The registries: the dialects (``qar_sql.engines.dialects.DIALECTS``, ``executable`` = the tests
-run it), the treatment kinds (``qar_sql.treat.treatments.KINDS``), the package's files and its
+run it), the treatment kinds (``qar_sql.treat.kinds.KINDS``, named in ``qar_sql.treat.treatments.KINDS``), the package's files and its
 import graph (tests/test_layout.py)."""
 
 from __future__ import annotations
@@ -16,8 +16,7 @@ import pytest
 from test_layout import GRAPH, _unit
 
 from qar_sql.engines.dialects import DIALECTS
-from qar_sql.treat import perturb
-from qar_sql.treat.treatments import KINDS
+from qar_sql.treat.treatments import KINDS, PERTURBATIVE
 
 REPO = Path(__file__).resolve().parents[1]
 PAGES = sorted((REPO / "docs").glob("*.md")) + [REPO / "README.md", REPO / "CONTRIBUTING.md"]
@@ -121,8 +120,8 @@ def test_every_treatment_kind_is_documented_and_every_documented_kind_exists():
         for row in _table(REPO / "docs" / "perturbative.md", "| kind | sdcMicro |")
         for m in re.findall(r"^`(\w+)`", row[0])
     }
-    assert perturbative == set(perturb.KINDS)
-    assert recoding == set(KINDS) - set(perturb.KINDS)
+    assert perturbative == set(PERTURBATIVE)
+    assert recoding == set(KINDS) - set(PERTURBATIVE)
 
 
 @pytest.mark.parametrize("page", PAGES + sorted((REPO / "examples").glob("*.toml")), ids=lambda p: p.name)
@@ -139,7 +138,7 @@ def test_every_kind_a_page_uses_exists_and_none_is_called_missing(page):
         named = {k for k, pattern in KIND_PROSE.items() if re.search(rf"\b{pattern}\b", clause, re.I)}
         named |= {k for k in KINDS if f"`{k}`" in clause}
         if re.search(r"\bperturbative\b", clause, re.I):
-            named |= set(perturb.KINDS)
+            named |= set(PERTURBATIVE)
         assert not named, f"{page.name}: {clause!r} says treatment kinds {sorted(named)} are missing"
 
 

@@ -13,7 +13,8 @@ from conftest import PG_URL, quote, require_postgres
 import qar_sql
 from qar_sql.cli.main import cli
 from qar_sql.compliance import store as S
-from qar_sql.compliance.history import history_dict, plot
+from qar_sql.output.render_history import history_dict
+from qar_sql.output.render_history import plot_history as plot
 
 COLS = ["age", "sex", "zip", "job"]
 BASE = [(20 + i % 6, "FMFF"[i % 4], i % 5, "abcdefg"[i % 7]) for i in range(16)]

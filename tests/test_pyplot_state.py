@@ -56,9 +56,9 @@ def demo(tmp_path_factory) -> Path:
 
 
 def test_every_figure_leaves_the_users_backend_and_figures_alone(demo, user_pyplot, tmp_path):
-    from qar_sql.compliance.history import plot as plot_history
     from qar_sql.compliance.store import recorded_audit
     from qar_sql.output.render_compare import plot_compare
+    from qar_sql.output.render_history import plot_history
     from qar_sql.output.render_uniqueness import plot as plot_uniqueness
     from qar_sql.ranking.eliminate import plot as plot_elimination
 

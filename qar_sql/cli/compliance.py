@@ -12,11 +12,9 @@ from pathlib import Path
 import click
 
 from qar_sql import params
-from qar_sql.cli.dbt_options import check as dbt_check
-from qar_sql.cli.dbt_options import dbt_given, dbt_options, manifest_only
-from qar_sql.cli.dbt_options import project_scans as dbt_project_scans
+from qar_sql.cli.dbt_options import dbt_given, dbt_options
 from qar_sql.errors import UsageError
-from qar_sql.output.render import format_option, render
+from qar_sql.output.render import format_option
 
 
 def _write(path: str, text: str) -> None:
@@ -37,42 +35,15 @@ def _write(path: str, text: str) -> None:
 def migrate_cmd(store, show_status, to, fmt):
     """Create or upgrade the results store: apply the pending migrations, each with its tracking
     row in one transaction."""
-    from qar_sql.compliance.store import migrate, status
-    from qar_sql.output.formats import to_json
+    from qar_sql.cli.emit import build
+    from qar_sql.commands.migrate import run
+    from qar_sql.output.render_migrate import render_migrate
+    from qar_sql.parameters.migrate import MigrateParams
 
-    result = status(store) if show_status else migrate(store, to=to)
-    if fmt == "json":
-        click.echo(
-            to_json(
-                {
-                    "store": result.store,
-                    "dialect": result.dialect,
-                    "applied": list(result.applied),
-                    "migrations": [
-                        {
-                            "version": m.version,
-                            "name": m.name,
-                            "state": m.state,
-                            "checksum": m.checksum,
-                            "applied_at": m.applied_at.isoformat() if m.applied_at else None,
-                        }
-                        for m in result.migrations
-                    ],
-                }
-            )
-        )
-        return
-    if not show_status:
-        click.echo(
-            f"Applied {len(result.applied)} migration(s) to {result.store}: {', '.join(result.applied)}."
-            if result.applied
-            else f"{result.store} is up to date."
-        )
-    for m in result.migrations:
-        when = f"  {m.applied_at:%Y-%m-%d %H:%M:%S} UTC" if m.applied_at else ""
-        click.echo(f"  {m.state:<8} {m.name:<24}{when}")
+    result = run(build(MigrateParams, {"store": store, "status": show_status, "to": to}))
+    click.echo(render_migrate(result, fmt, status=show_status), nl=False)
     bad = [m for m in result.migrations if m.state in ("changed", "unknown")]
-    if show_status and bad:
+    if show_status and bad and fmt != "json":  # (the JSON carries each state and exits 0)
         click.echo(
             f"Migration {bad[0].name} is {bad[0].state}; the store cannot be written until it is fixed.", err=True
         )
@@ -142,74 +113,39 @@ def scan_cmd(
     Exit codes: 0 all within thresholds, 1 a risk above its fail_above, 2 a bad config, table or
     column, 3 a scan failed in the database.
     """
-    from qar_sql.compliance.scans import (
-        ScanConfig,
-        ScanInterrupted,
-        apply_settings,
-        combine,
-        junit_xml,
-        load_config,
-        report_dict,
-        scan_config,
-        summary_markdown,
-        summary_text,
-    )
-    from qar_sql.output.formats import to_json
-
-    dbt = dbt_given()
-    dbt_check(dbt, dbt_manifest)
-    if config is None and dbt_manifest is None and not dbt["dbt_project"]:
-        raise UsageError(
-            "name a scan config (qar scan qar.toml) or a dbt manifest (--dbt-manifest target/manifest.json)"
-        )
-    ctx = click.get_current_context()
-    # An option that would be ignored is an error, not a silent no-op (a CI gate must not pass
-    # because of a misplaced flag). $QAR_DATABASE_URL alone is no mistake.
-    url_given = ctx.get_parameter_source("url") is click.core.ParameterSource.COMMANDLINE
-    if not dbt_manifest and not dbt["dbt_project"] and url_given:
-        raise UsageError(
-            "--url names the warehouse of --dbt-manifest, and there is no --dbt-manifest; a scan config "
-            'names its databases in [sources.NAME] url = "..."'
-        )
-    # Only a --store typed on the command line contradicts --no-store (a default from qar.toml does not).
-    if no_store and ctx.get_parameter_source("store") is click.core.ParameterSource.COMMANDLINE:
-        raise UsageError("--store and --no-store contradict each other; give one of them")
-    if no_store:
-        store = None
-    if fmt == "html" and not report_dir:
-        raise UsageError("--format html writes one report per table and an index: name their folder with --report-dir")
-    from qar_sql.output.files import check_writable
-
-    for option, path in (("--junit", junit), ("--markdown", markdown)):
-        if path:  # before the scans, not after them
-            check_writable(path, option)
-    cfg = load_config(config) if config else ScanConfig(())
-    if dbt_manifest:
-        from qar_sql.compliance.dbt import manifest_scans
-
-        extra = manifest_scans(dbt_manifest, url, only=manifest_only(dbt, dbt_manifest))
-        if not extra:
-            raise UsageError(
-                f"no model in {dbt_manifest} has a column with meta {{qar: quasi_identifier}}; "
-                "tag the quasi-identifier columns in the model's YAML"
-            )
-        cfg = combine(cfg, extra)
-    if dbt["dbt_project"]:
-        cfg = combine(cfg, dbt_project_scans(dbt, url if url_given else None))
+    from qar_sql.cli.emit import build, emit
+    from qar_sql.commands.scan import plan, run
+    from qar_sql.compliance.scans import ScanInterrupted
     from qar_sql.compliance.store import resolve_store
+    from qar_sql.output.files import check_writable
+    from qar_sql.output.render_scan import junit_xml, render_scan, stderr_lines, summary_markdown, summary_text
+    from qar_sql.parameters.scan import ScanParams
+    from qar_sql.precedence import from_click
 
-    recorded_in = None if no_store else resolve_store(store or cfg.store)
-    _guard(cfg, config, dbt_manifest, recorded_in, junit, markdown, report_dir)
+    ctx = click.get_current_context()
+    typed = {k for k in ("url", "store") if ctx.get_parameter_source(k) is click.core.ParameterSource.COMMANDLINE}
     # Typed on the command line, a threshold replaces every scan's own; from a QAR_ variable or
     # the config found from the working folder it only fills in (qar_sql.precedence): the
     # verdict must not depend on the folder or on a variable left in the environment.
-    from qar_sql.precedence import from_click
-
-    given = {
-        k: from_click(ctx, k, v)
-        for k, v in (("fail_above", fail_above), ("warn_above", warn_above), ("min_exceedances", min_exceedances))
-    }
-    cfg = apply_settings(cfg, {k: c for k, c in given.items() if c is not None})
+    outside = (("fail_above", fail_above), ("warn_above", warn_above), ("min_exceedances", min_exceedances))
+    given = {k: from_click(ctx, k, v) for k, v in outside}
+    where = {"config": config, "dbt_manifest": dbt_manifest, "url": url, **dbt_given()}
+    outputs = {"store": store, "junit": junit, "markdown": markdown, "report_dir": report_dir, "jobs": jobs}
+    settings = build(
+        ScanParams,
+        {**where, **outputs},
+        record=not no_store,
+        thresholds={k: c for k, c in given.items() if c is not None},
+        given=frozenset(typed),
+    )
+    if fmt == "html" and not report_dir:
+        raise UsageError("--format html writes one report per table and an index: name their folder with --report-dir")
+    for option, path in (("--junit", junit), ("--markdown", markdown)):
+        if path:  # before the scans, not after them
+            check_writable(path, option)
+    cfg = plan(settings)
+    recorded_in = None if no_store else resolve_store(settings.store or cfg.store)
+    _guard(cfg, config, dbt_manifest, recorded_in, junit, markdown, report_dir)
 
     bar = params.Progress("", quiet)
     show = not quiet and fmt == "text" and sys.stderr.isatty()
@@ -225,7 +161,7 @@ def scan_cmd(
             click.echo(f"{o.name}: {o.status}", err=True)
 
     try:
-        report = scan_config(cfg, store=store, record=not no_store, jobs=jobs, progress=progress, on_outcome=on_outcome)
+        report = run(settings, progress, config=cfg, on_outcome=on_outcome)
     except ScanInterrupted as stop:  # Ctrl-C: every scan stops; the summary so far is still due
         report = stop.report
         click.echo("Interrupted.", err=True)
@@ -239,21 +175,10 @@ def scan_cmd(
 
         index = write_scan_reports(report, report_dir, command=masked_command(["qar", *sys.argv[1:]]))
         click.echo(f"HTML reports written; open {index}.", err=True)
-
-    def own(fmt: str) -> str:
-        if fmt == "json":
-            return to_json(report_dict(report)) + "\n"
-        return summary_markdown(report) if fmt == "markdown" else summary_text(report)
-
     # html: the pages are in --report-dir; stdout has the text summary
-    click.echo(render(report, fmt, own, html=lambda: summary_text(report)), nl=False)
-    if fmt not in ("text", "html"):  # the text summary lists the errors and the notes itself
-        if fmt == "json":
-            for note in report.notes:
-                click.echo(f"Note: {note}", err=True)
-        for o in report.outcomes:
-            if o.error:
-                click.echo(f"Error: scan {o.name!r}: {o.error}", err=True)
+    emit(report, fmt, lambda f: render_scan(report, f), html=lambda: summary_text(report))
+    for line in stderr_lines(report, fmt):
+        click.echo(line, err=True)
     sys.exit(report.exit_code)
 
 
@@ -283,28 +208,26 @@ def _guard(cfg, config, manifest, store, junit, markdown, report_dir) -> None:
 @params.file_option("--plot", help="Also write the trend plot to this .png or .svg file (needs qar-sql[plot]).")
 def history_cmd(store, table, fmt, plot):
     """The QaR risk trend per table over the recorded runs, with the change since the previous run."""
-    from qar_sql.compliance.history import history, history_dict, history_text
-    from qar_sql.compliance.history import plot as draw
+    from qar_sql.cli.emit import build, emit
+    from qar_sql.commands.history import run
     from qar_sql.output.files import check_plot, written
-    from qar_sql.output.formats import to_json
+    from qar_sql.output.render_history import plot_history, render_history
+    from qar_sql.parameters.history import HistoryParams
 
-    if plot:
+    settings = build(HistoryParams, {"store": store, "table": table, "plot": plot})
+    if settings.plot:
         from qar_sql.cli.guard import guard_outputs
         from qar_sql.compliance.store import resolve_store
 
-        check_plot(plot)
-        guard_outputs([("--plot", plot)], [("the results store", resolve_store(store or None))])
-    h = history(store, table=table)
-    if plot:
-        with written(plot, "--plot"):
-            draw(h, plot)
-
-    def own(fmt: str) -> str:
-        return to_json(history_dict(h)) + "\n" if fmt == "json" else history_text(h, markdown=fmt == "markdown")
-
-    click.echo(render(h, fmt, own), nl=False)
-    if plot and fmt != "json":
-        click.echo(f"Trend plot written to {plot}.", err=True)
+        check_plot(settings.plot)
+        guard_outputs([("--plot", settings.plot)], [("the results store", resolve_store(settings.store or None))])
+    h = run(settings)
+    if settings.plot:
+        with written(settings.plot, "--plot"):
+            plot_history(h, settings.plot)
+    emit(h, fmt, lambda f: render_history(h, f))
+    if settings.plot and fmt != "json":
+        click.echo(f"Trend plot written to {settings.plot}.", err=True)
 
 
 def register(group: click.Group) -> None:

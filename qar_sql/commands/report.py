@@ -207,10 +207,11 @@ def collect(
 
 
 def read_history(store: str | None, table: str | None) -> Any:
-    """The history section's :class:`~qar_sql.compliance.history.History`: the runs of ``table``
+    """The history section's :class:`~qar_sql.results.History`: the runs of ``table``
     (every run without one) in ``store`` ("": the default store); none yet is an empty history."""
-    from qar_sql.compliance.history import History, history
+    from qar_sql.compliance.history import history
     from qar_sql.errors import UsageError
+    from qar_sql.results import History
 
     try:
         return history(store or None, table=table) if table else history(store or None)
@@ -380,10 +381,10 @@ def scan_pages(names: Sequence[str]) -> dict[str, str]:
 def write_scan_reports(report: Any, folder: str | Path, *, command: str | None = None) -> Path:
     """``qar scan --format html``: one report per scan that produced an audit (``<scan name>.html``,
     the verdict against its fail_above, else its warn_above) and ``index.html`` linking them;
-    returns the index's path. ``report`` is a :class:`~qar_sql.compliance.scans.ScanReport`."""
-    from qar_sql.compliance.scans import report_dict
+    returns the index's path. ``report`` is a :class:`~qar_sql.results.ScanReport`."""
     from qar_sql.errors import UsageError
     from qar_sql.output.html import render_index
+    from qar_sql.output.render_scan import report_dict
 
     folder = Path(folder)
     try:

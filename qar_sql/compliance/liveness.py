@@ -25,6 +25,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from qar_sql.output.render_history import age
+
 #: Seconds between heartbeats of a working run.
 HEARTBEAT_EVERY = 30.0
 #: A run on another host whose heartbeat is older than this many seconds is taken as gone
@@ -55,20 +57,6 @@ def pid_alive(pid: int) -> bool | None:
     except OSError:
         return None
     return True
-
-
-def age(seconds: float) -> str:
-    """``3 h 05 min``, ``12 min``, ``40 s``: how long ago, for people."""
-    seconds = max(0, int(seconds))
-    if seconds < 60:
-        return f"{seconds} s"
-    minutes = seconds // 60
-    if minutes < 60:
-        return f"{minutes} min"
-    hours, minutes = divmod(minutes, 60)
-    if hours < 48:
-        return f"{hours} h {minutes:02d} min"
-    return f"{hours // 24} d {hours % 24} h"
 
 
 def gone_reason(pid: int | None, run_host: str | None, last_sign: datetime, at: datetime) -> str | None:

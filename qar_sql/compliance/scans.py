@@ -33,7 +33,6 @@ import os
 import re
 import time
 import tomllib
-import xml.etree.ElementTree as ET
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -44,7 +43,7 @@ from qar_sql.engines.source import is_url
 from qar_sql.errors import ExitCode, ParameterError, QarError, UsageError
 from qar_sql.measures.audit import AuditParams
 from qar_sql.precedence import Chosen, choose
-from qar_sql.results import AuditResult, Tabular, attribute_columns
+from qar_sql.results import ScanOutcome, ScanReport
 from qar_sql.secrets import mask_source, scrub, secret_values
 from qar_sql.stats.interval import require_exceedances
 
@@ -358,63 +357,8 @@ def load_config(path: str | Path, *, environ: Mapping[str, str] | None = None) -
 # Running
 
 
-@dataclass(frozen=True)
-class ScanOutcome:
-    """One scan's verdict: ``ok``, ``warn`` (above warn_above), ``fail`` (above fail_above) or
-    ``error`` (the scan did not produce a risk; ``error`` says why)."""
-
-    name: str
-    table: str | None
-    source: str  # masked
-    status: str
-    risk: float | None
-    fail_above: float | None
-    warn_above: float | None
-    exit_code: int
-    seconds: float
-    error: str | None = None
-    rows: int | None = None
-    n_qi: int | None = None
-    p: int = 3
-    alpha: float = 0.01
-    #: The audit itself, for the per-table HTML reports of ``qar scan --format html``.
-    result: AuditResult | None = field(default=None, repr=False, compare=False)
-
-
-@dataclass(frozen=True, repr=False)
-class ScanReport(Tabular):
-    outcomes: tuple[ScanOutcome, ...]
-    store: str | None  # masked; None when nothing was recorded
-    started_at: datetime
-    seconds: float
-    not_run: tuple[str, ...] = ()  # scans left out by an interruption (Ctrl-C)
-    notes: tuple[str, ...] = ()  # ScanConfig.notes: settings replaced or set from outside the file
-
-    @property
-    def exit_code(self) -> int:
-        codes = {o.exit_code for o in self.outcomes}
-        for code in (ExitCode.INTERRUPTED, ExitCode.USAGE, ExitCode.RUNTIME, ExitCode.RISK_ABOVE_THRESHOLD):
-            if int(code) in codes:
-                return int(code)
-        return int(ExitCode.OK)
-
-    def count(self, status: str) -> int:
-        return sum(o.status == status for o in self.outcomes)
-
-    def table_columns(self) -> dict[str, list]:
-        """One row per scan, in config order: its verdict, risk and thresholds."""
-        return attribute_columns(
-            self.outcomes,
-            ("name", "table", "source", "status", "risk", "fail_above", "warn_above", "rows", "n_qi", "error"),
-        )
-
-    def summary_line(self) -> str:
-        counts = ", ".join(f"{self.count(s)} {s}" for s in ("ok", "warn", "fail", "error") if self.count(s))
-        return f"{len(self.outcomes)} scan(s): {counts or 'none run'}; exit code {self.exit_code}"
-
-
 class ScanInterrupted(KeyboardInterrupt):
-    """Ctrl-C stopped :func:`scan_config`; ``report`` holds the scans finished so far, the
+    """Ctrl-C stopped :func:`run_scans`; ``report`` holds the scans finished so far, the
     interrupted one (an error, exit code 130) and the names of those not run."""
 
     def __init__(self, report: ScanReport):
@@ -484,17 +428,17 @@ def _run_one(spec: ScanSpec, store, secrets, jobs: int, progress) -> ScanOutcome
     )
 
 
-def scan_config(
-    config: str | Path | ScanConfig | Mapping[str, Any],
+def run_scans(
+    config: ScanConfig,
     *,
     store: str | None = None,
     record: bool = True,
     jobs: int = 2,
-    environ: Mapping[str, str] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
     on_outcome: Callable[[ScanOutcome], None] | None = None,
 ) -> ScanReport:
-    """Run every scan of ``config`` (a ``qar.toml`` path, a parsed dict or a :class:`ScanConfig`).
+    """Run every scan of ``config`` (:func:`qar_sql.scan_config` reads it from a ``qar.toml``
+    path or a parsed dict).
 
     Runs are recorded in ``store`` (else the config's ``[store]``, ``$QAR_STORE``,
     ``qar_results.duckdb``) unless ``record`` is False. One scan failing does not stop the
@@ -503,10 +447,6 @@ def scan_config(
     """
     from qar_sql.compliance.store import Store, ensure_ready
 
-    if isinstance(config, (str, Path)):
-        config = load_config(config, environ=environ)
-    elif not isinstance(config, ScanConfig):
-        config = parse_config(config, environ=environ)
     st = None
     if record:
         st = Store(store or config.store)
@@ -630,150 +570,3 @@ def combine(config: ScanConfig, extra: Sequence[ScanSpec]) -> ScanConfig:
     merged = replace(config, scans=tuple(config.scans) + tuple(extra))
     check_unique(merged.scans, _where(config.path))
     return merged
-
-
-# --------------------------------------------------------------------------------------------
-# Reports
-
-
-def _risk(x: float | None) -> str:
-    return "—" if x is None else f"{x:.6g}"
-
-
-def summary_text(report: ScanReport) -> str:
-    head = ("scan", "table", "risk", "warn above", "fail above", "status")
-    rows = [
-        (o.name, o.table or "", _risk(o.risk), _risk(o.warn_above), _risk(o.fail_above), o.status.upper())
-        for o in report.outcomes
-    ]
-    widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
-    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
-    lines = [fmt.format(*head).rstrip(), fmt.format(*("-" * w for w in widths))]
-    lines += [fmt.format(*r).rstrip() for r in rows]
-    lines += [
-        "",
-        f"{len(report.outcomes)} scans: {report.count('ok')} ok, {report.count('warn')} warn, "
-        f"{report.count('fail')} fail, {report.count('error')} error ({report.seconds:.2f} s)"
-        + (f"; recorded in {report.store}" if report.store else ""),
-    ]
-    if report.notes:
-        lines += ["", "Thresholds from outside the scan file:"] + [f"  {n}" for n in report.notes]
-    errors = [o for o in report.outcomes if o.error]
-    if errors:
-        lines += ["", "Errors:"] + [f"  {o.name}: {o.error}" for o in errors]
-    if report.not_run:
-        lines += ["", f"Interrupted: {len(report.not_run)} scan(s) not run: {', '.join(report.not_run)}"]
-    return "\n".join(lines) + "\n"
-
-
-def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def summary_markdown(report: ScanReport) -> str:
-    icon = {"ok": "✅ ok", "warn": "⚠️ warn", "fail": "❌ fail", "error": "💥 error"}
-    lines = [
-        "## QaR compliance scan",
-        "",
-        f"{len(report.outcomes)} scans: {report.count('ok')} ok, {report.count('warn')} warn, "
-        f"{report.count('fail')} fail, {report.count('error')} error.",
-        "",
-        "| scan | table | risk | warn above | fail above | status |",
-        "|---|---|---:|---:|---:|---|",
-    ]
-    for o in report.outcomes:
-        lines.append(
-            f"| {_md(o.name)} | `{_md(o.table or '')}` | {_risk(o.risk)} | {_risk(o.warn_above)} | "
-            f"{_risk(o.fail_above)} | {icon[o.status]} |"
-        )
-    if report.notes:
-        lines += ["", "**Thresholds from outside the scan file**", ""] + [f"- {_md(n)}" for n in report.notes]
-    errors = [f"- **{_md(o.name)}**: {_md(o.error)}" for o in report.outcomes if o.error]
-    if errors:
-        lines += ["", "**Errors**", ""] + errors
-    if report.not_run:
-        lines += ["", f"**Interrupted**: not run: {', '.join(_md(n) for n in report.not_run)}"]
-    return "\n".join(lines) + "\n"
-
-
-def _xml_text(text: str) -> str:
-    # XML 1.0 cannot carry most control characters, even escaped.
-    return re.sub(r"[\x00-\x08\x0b\x0c\x0e-\x1f]", "?", text)
-
-
-def junit_xml(report: ScanReport) -> str:
-    """JUnit XML: one ``testcase`` per scan; a breached ``fail_above`` is a failure, a scan
-    that produced no risk is an error, a warning passes with a note."""
-    suite_attrs = {
-        "name": "qar scan",
-        "tests": str(len(report.outcomes)),
-        "failures": str(report.count("fail")),
-        "errors": str(report.count("error")),
-        "skipped": "0",
-        "time": f"{report.seconds:.3f}",
-        "timestamp": report.started_at.isoformat(timespec="seconds"),
-    }
-    root = ET.Element("testsuites", {k: suite_attrs[k] for k in ("name", "tests", "failures", "errors", "time")})
-    suite = ET.SubElement(root, "testsuite", suite_attrs)
-    for o in report.outcomes:
-        case = ET.SubElement(
-            suite,
-            "testcase",
-            {
-                "classname": _xml_text(f"qar.{o.source}"),
-                "name": _xml_text(o.name),
-                "time": f"{o.seconds:.3f}",
-            },
-        )
-        props = ET.SubElement(case, "properties")
-        for key, value in (
-            ("table", o.table or ""),
-            ("risk", _risk(o.risk)),
-            ("p", str(o.p)),
-            ("alpha", f"{o.alpha:g}"),
-            ("warn_above", _risk(o.warn_above)),
-            ("fail_above", _risk(o.fail_above)),
-        ):
-            ET.SubElement(props, "property", {"name": key, "value": _xml_text(value)})
-        if o.status == "fail":
-            msg = f"risk {o.risk:.6g} is above fail_above {o.fail_above:g} for table {o.table}"
-            ET.SubElement(case, "failure", {"message": _xml_text(msg), "type": "threshold"}).text = _xml_text(msg)
-        elif o.status == "error":
-            ET.SubElement(case, "error", {"message": _xml_text(o.error or "error"), "type": "scan"}).text = _xml_text(
-                o.error or ""
-            )
-        elif o.status == "warn":
-            ET.SubElement(case, "system-out").text = f"warning: risk {o.risk:.6g} is above warn_above {o.warn_above:g}"
-    ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
-
-
-def report_dict(report: ScanReport) -> dict[str, Any]:
-    from qar_sql.output.formats import _num
-
-    return {
-        "store": report.store,
-        "started_at": report.started_at.isoformat(),
-        "seconds": report.seconds,
-        "exit_code": report.exit_code,
-        "not_run": list(report.not_run),
-        "scans": [
-            {
-                "name": o.name,
-                "table": o.table,
-                "source": o.source,
-                "status": o.status,
-                "risk": _num(o.risk),
-                "warn_above": o.warn_above,
-                "fail_above": o.fail_above,
-                "p": o.p,
-                "alpha": o.alpha,
-                "rows": o.rows,
-                "n_qi": o.n_qi,
-                "seconds": o.seconds,
-                "error": o.error,
-                "exit_code": o.exit_code,
-            }
-            for o in report.outcomes
-        ],
-    }

@@ -39,7 +39,7 @@ from qar_sql.compliance import liveness
 from qar_sql.engines.render import migrations_dir
 from qar_sql.engines.source import DUCKDB_SUFFIXES, is_url
 from qar_sql.errors import DatabaseError, QarError, UsageError
-from qar_sql.results import AuditResult, QIStats, from_plain, to_plain
+from qar_sql.results import AuditResult, MigrateResult, MigrationState, QIStats, from_plain, to_plain
 from qar_sql.secrets import mask_source, scrub, secret_values
 from qar_sql.version import __version__
 
@@ -348,30 +348,6 @@ def using(store: str | Store | None) -> Iterator[Store]:
 
 # --------------------------------------------------------------------------------------------
 # Migrating
-
-
-@dataclass(frozen=True)
-class MigrationState:
-    """One migration as the store sees it: ``applied``, ``pending``, ``changed`` (applied, but
-    the file differs now) or ``unknown`` (applied by a newer qar-sql; no such file here)."""
-
-    version: str
-    name: str
-    state: str
-    checksum: str | None
-    applied_at: datetime | None
-
-
-@dataclass(frozen=True)
-class MigrateResult:
-    store: str  # masked
-    dialect: str
-    applied: tuple[str, ...]  # names applied by this call
-    migrations: tuple[MigrationState, ...]  # the state afterwards
-
-    @property
-    def pending(self) -> tuple[str, ...]:
-        return tuple(m.name for m in self.migrations if m.state == "pending")
 
 
 _TRACKING_DDL = (

@@ -1,6 +1,8 @@
-"""Perturbative treatments as SQL over the source: PRAM, noise, microaggregation, rank swapping
-and shuffling (the perturbative half of the lecture's table of methods; sdcMicro's ``pram``,
-``addNoise``, ``microaggregation``, ``rankSwap``).
+"""What the perturbative treatments share (PRAM, noise, microaggregation, rank swapping and
+shuffling: the perturbative half of the lecture's table of methods; sdcMicro's ``pram``,
+``addNoise``, ``microaggregation``, ``rankSwap``). Each kind's checks and SQL are its own module
+of :mod:`qar_sql.treat.kinds`; here are the layers they are written in, the exact statistics they
+read from the data and the row identity their draws are a function of.
 
 Each treatment becomes a few CTEs ("layers") in the treated release's chain: the draws of
 :mod:`qar_sql.treat.prng` (a function of the row identity, the seed and the treatment's column,
@@ -14,7 +16,6 @@ the definitions.
 from __future__ import annotations
 
 import math
-import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -27,153 +28,17 @@ from qar_sql.stats.mdav import mdav, standardise
 from qar_sql.treat import prng
 from qar_sql.treat.prng import Arith
 
-KINDS = ("pram", "noise", "microaggregation", "swap", "shuffle")
-KEYS = {
-    "pram": {"retention", "matrix", "seed"},
-    "noise": {"sd", "sd_abs", "distribution", "round", "columns", "correlated", "seed"},
-    "microaggregation": {"k", "to", "by", "digits", "columns", "method"},
-    "swap": {"p", "by", "seed"},
-    "shuffle": {"by", "seed"},
-}
-#: Kinds that draw random numbers and so need a seed.
-SEEDED = ("pram", "noise", "swap", "shuffle")
-MICRO_TO = ("mean", "median")
-#: "sorted": one column, groups of consecutive sorted values; "mdav": several columns, MDAV.
-MICRO_METHODS = ("sorted", "mdav")
 #: Most rows one MDAV run groups: MDAV costs O(n²·p / k) and its grouping enters the SQL as a
 #: literal list of (row identity, group) pairs, so larger tables are refused with a hint.
 MDAV_MAX_ROWS = 20_000
-DISTRIBUTIONS = ("normal", "uniform")
 #: Most categories PRAM writes into one CASE (a column with more is not categorical).
 MAX_CATEGORIES = 1000
 #: Float columns are summed as integers x·10^d with |x|·10^d at most this, so sums are exact
 #: (and the same on every engine) and sums of squares fit DECIMAL(38, 0).
 SCALE_LIMIT = 10**12
 
+#: ``fail(key, message)`` raises the treatments file's error naming ``treatments.NAME.key``.
 Fail = Callable[[str | None, str], Any]
-
-
-def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _names(fail: Fail, key: str, value: Any) -> tuple[str, ...]:
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
-        fail(key, f'= {value!r} must be a list of column names, e.g. ["sex"]')
-    if len(set(value)) != len(value):
-        fail(key, f"= {value!r} lists a column twice; list each once")
-    return tuple(value)
-
-
-def check_shape(fail: Fail, kind: str, o: dict[str, Any], has_column: bool, seed: int | None) -> None:
-    """Types and ranges of a perturbative treatment's options (no table needed). ``fail(key,
-    message)`` raises the file's error naming ``treatments.NAME.key``."""
-    if "seed" in o and not _is_int(o["seed"]):
-        fail("seed", f"= {o['seed']!r} must be a whole number, e.g. seed = 20240601")
-    if kind in SEEDED and "seed" not in o and seed is None:
-        fail(
-            "seed",
-            f"is missing: {kind} draws random numbers, and the same seed gives the same release; add "
-            f"seed = {secrets.randbelow(10**9)} at the top of the file (or in this table) and keep it private",
-        )
-    getattr(_Shapes, kind)(fail, o, has_column)
-
-
-class _Shapes:
-    @staticmethod
-    def pram(fail: Fail, o: dict, has_column: bool) -> None:
-        if ("retention" in o) == ("matrix" in o):
-            fail(None, "needs exactly one of retention (invariant PRAM) or matrix (explicit transition probabilities)")
-        if "retention" in o:
-            r = o["retention"]
-            if not _is_number(r) or not 0 <= r <= 1:
-                fail("retention", f"= {r!r} must be a probability between 0 and 1, e.g. 0.8")
-            return
-        m = o["matrix"]
-        if not isinstance(m, dict) or not m:
-            fail("matrix", "must be a table of rows, e.g. { M = { M = 0.9, F = 0.1 }, F = { M = 0.2, F = 0.8 } }")
-        for src, row in m.items():
-            if not isinstance(row, dict) or not row or not all(_is_number(p) and 0 <= p <= 1 for p in row.values()):
-                fail(
-                    "matrix",
-                    f"row {src!r} must be a table of probabilities between 0 and 1, e.g. {{ M = 0.9, F = 0.1 }}",
-                )
-            total: Fraction = sum((Fraction(p) for p in row.values()), Fraction(0))
-            if abs(total - 1) > Fraction(1, 10**9):
-                fail(
-                    "matrix",
-                    f"row {src!r} sums to {float(total):.10g}, not 1; make each row's probabilities add up to 1",
-                )
-
-    @staticmethod
-    def noise(fail: Fail, o: dict, has_column: bool) -> None:
-        if ("sd" in o) == ("sd_abs" in o):
-            fail(None, "needs exactly one of sd (relative to the column's standard deviation) or sd_abs (absolute)")
-        for key in ("sd", "sd_abs"):
-            if key in o and (not _is_number(o[key]) or o[key] < 0):
-                fail(key, f"= {o[key]!r} must be a number 0 or more, e.g. 0.1")
-        dist = o.get("distribution", "normal")
-        if dist not in DISTRIBUTIONS:
-            fail("distribution", f"= {dist!r} is unknown; use one of {', '.join(DISTRIBUTIONS)}")
-        for key in ("round", "correlated"):
-            if key in o and not isinstance(o[key], bool):
-                fail(key, f"= {o[key]!r} must be true or false")
-        if "columns" in o:
-            if has_column:
-                fail("columns", "cannot go with column; list every column under columns")
-            _names(fail, "columns", o["columns"])
-        elif not has_column:
-            fail("column", "is missing; name the column to add noise to (or several under columns)")
-        if o.get("correlated"):
-            if len(o.get("columns", ())) < 2:
-                fail("correlated", 'needs two or more columns, e.g. columns = ["income", "expenses"]')
-            if "sd_abs" in o:
-                fail(
-                    "sd_abs", "cannot go with correlated = true: the noise takes the columns' covariance, scaled by sd"
-                )
-
-    @staticmethod
-    def microaggregation(fail: Fail, o: dict, has_column: bool) -> None:
-        k: Any = o.get("k")
-        if not _is_int(k) or k < 2:
-            fail("k", f"= {k!r} must be a whole number 2 or more (the smallest group)")
-        to = o.get("to", "mean")
-        if to not in MICRO_TO:
-            fail("to", f"= {to!r} is unknown; use one of {', '.join(MICRO_TO)}")
-        if "by" in o:
-            _names(fail, "by", o["by"])
-        if "digits" in o and (not _is_int(o["digits"]) or not 0 <= o["digits"] <= 12):
-            fail("digits", f"= {o['digits']!r} must be a whole number 0..12")
-        method = o.get("method", "mdav" if "columns" in o else "sorted")
-        if method not in MICRO_METHODS:
-            fail("method", f"= {method!r} is unknown; use one of {', '.join(MICRO_METHODS)}")
-        if "columns" in o:
-            if has_column:
-                fail("columns", "cannot go with column; list every column under columns")
-            _names(fail, "columns", o["columns"])
-            if method == "sorted" and len(o["columns"]) > 1:
-                fail("method", '= "sorted" groups one column; use method = "mdav" for several columns')
-        if method == "mdav" and to != "mean":
-            fail("to", f'= {to!r} does not go with method = "mdav", which gives each group its mean vector')
-
-    @staticmethod
-    def swap(fail: Fail, o: dict, has_column: bool) -> None:
-        p: Any = o.get("p")
-        if not _is_number(p) or not 0 < p <= 100:
-            fail("p", f"= {p!r} must be a percentage above 0 and at most 100 (how far in rank a value may move)")
-        if "by" in o:
-            _names(fail, "by", o["by"])
-
-    @staticmethod
-    def shuffle(fail: Fail, o: dict, has_column: bool) -> None:
-        if "by" in o:
-            _names(fail, "by", o["by"])
 
 
 # ------------------------------------------------------------------------------------------
@@ -190,7 +55,7 @@ class Layer:
     join: str = ""
 
 
-class _Chain:
+class Chain:
     """CTEs of one step: each layer reads the one before and carries the base columns plus every
     column an earlier layer made (a layer's new column replaces a carried one of that name)."""
 
@@ -294,7 +159,7 @@ class Context:
     identity_ok: bool = True
 
 
-def _part(ctx: Context, by: Sequence[str], x: str | None) -> list[str]:
+def partition(ctx: Context, by: Sequence[str], x: str | None) -> list[str]:
     q = ctx.quote
     out = [f"t.{ctx.local_flag}"] if ctx.local_flag else []
     out += [f"t.{q(c)}" for c in by]
@@ -303,16 +168,16 @@ def _part(ctx: Context, by: Sequence[str], x: str | None) -> list[str]:
     return out
 
 
-def _over(part: Sequence[str], order: str | None = None) -> str:
+def over(part: Sequence[str], order: str | None = None) -> str:
     inner = f"partition by {', '.join(part)}" if part else ""
     if order:
         inner = f"{inner} order by {order}".strip()
     return f"over ({inner})"
 
 
-def _finish(
+def finish(
     ctx: Context,
-    chain: _Chain,
+    chain: Chain,
     name: str,
     cols: Sequence[str],
     exprs: Sequence[str],
@@ -348,295 +213,12 @@ def _finish(
     return LayeredStep(name, tuple(cols), tuple(outs), ctes, final, tuple(news), " or ".join(f"({c})" for c in changed))
 
 
-def _draw_chain(ctx: Context, streams: Sequence[prng.Stream]) -> _Chain:
-    chain = _Chain(f"qar_s{ctx.index}", ctx.source, ctx.base)
+def draw_chain(ctx: Context, streams: Sequence[prng.Stream]) -> Chain:
+    chain = Chain(f"qar_s{ctx.index}", ctx.source, ctx.base)
     lane_a, lane_b = prng.lane_exprs(ctx.arith, "t.qar__id")
     for cols in prng.round_layers(ctx.arith, streams, lane_a, lane_b):
         chain.add(cols)
     return chain
-
-
-def pram_step(
-    ctx: Context, name: str, column: str, opts: dict, categories: list[tuple[Any, int]], fail: Fail
-) -> LayeredStep:
-    """Invariant PRAM (keep with probability ``retention``, else draw from the column's own
-    frequencies) or an explicit transition ``matrix``, on one integer draw D in [0, P²)."""
-    a, q = ctx.arith, ctx.quote
-    kind = ctx.kinds[column]
-    x = f"t.{q(column)}"
-    stream = prng.make_stream("p", opts.get("seed", ctx.seed), f"pram\x00{column}")
-    chain = _draw_chain(ctx, [stream])
-    total = sum(n for _, n in categories)
-    chain.add([("qar__d", prng.big_sql(f"t.{stream.left}", f"t.{stream.right}"))])
-    if "retention" in opts:
-        keep = prng.threshold(opts["retention"])
-        chain.add([("qar__j", a.mod("t.qar__d", total))] if total else [("qar__j", "0")])
-        arms, cum = [], 0
-        for value, n in categories[:-1]:
-            cum += n
-            arms.append(f"when t.qar__j < {cum} then {ctx.literal(value)}")
-        last = ctx.literal(categories[-1][0]) if categories else x
-        pick = f"case {' '.join(arms)} else {last} end" if arms else last
-        expr = f"case when {x} is null then {x} when t.qar__d < {keep} then {x} else {pick} end"
-    else:
-        matrix = transition_matrix(opts["matrix"], categories, kind, fail)
-        rows = []
-        for value, row in matrix:
-            arms, cum_p = [], Fraction(0)
-            targets = list(row)
-            for target, prob in targets[:-1]:
-                cum_p += prob
-                arms.append(f"when t.qar__d < {prng.threshold(cum_p)} then {ctx.literal(target)}")
-            last = ctx.literal(targets[-1][0])
-            inner = f"case {' '.join(arms)} else {last} end" if arms else last
-            rows.append(f"when {x} = {ctx.literal(value)} then {inner}")
-        expr = f"case when {x} is null then {x} {' '.join(rows)} else {x} end"
-    return _finish(ctx, chain, name, [column], [expr], [kind], [kind])
-
-
-def _category_value(text: str, kind: str, fail: Fail) -> Any:
-    if kind == "integer":
-        try:
-            return int(text)
-        except ValueError:
-            fail("matrix", f"names {text!r}, which is not a value of this whole-number column; use its numbers as keys")
-    return text
-
-
-def transition_matrix(raw: dict, categories: list[tuple[Any, int]], kind: str, fail: Fail):
-    """[(value, [(target, probability), …]), …] in the order of ``categories``; every category
-    of the column must have a row."""
-    rows = {_category_value(str(k), kind, fail): v for k, v in raw.items()}
-    values = [v for v, _ in categories]
-    missing = [v for v in values if v not in rows]
-    if missing:
-        shown = ", ".join(repr(str(v)) for v in missing[:5]) + (" …" if len(missing) > 5 else "")
-        fail("matrix", f"has no row for {len(missing)} value(s) of the column ({shown}); give every value a row")
-    extra = [v for v in rows if v not in values]
-    if extra:
-        fail(
-            "matrix", f"has a row for {str(extra[0])!r}, which the column never holds; remove it or check the spelling"
-        )
-    out = []
-    for v in values:
-        targets = [(_category_value(str(t), kind, fail), Fraction(p)) for t, p in rows[v].items()]
-        out.append((v, targets))
-    return out
-
-
-def posterior_odds(categories: list[tuple[Any, int]], opts: dict, kind: str, fail: Fail) -> dict[Any, float]:
-    """P(X = b | Y = b) for every value b: π_b·p_bb / Σ_a π_a·p_ab (the design's probabilities)."""
-    total = sum(n for _, n in categories)
-    if not total:
-        return {}
-    pi = {v: Fraction(n, total) for v, n in categories}
-    if "retention" in opts:
-        r = Fraction(opts["retention"])
-        trans = {a: {b: r * (a == b) + (1 - r) * pi[b] for b in pi} for a in pi}
-    else:
-        trans = {v: dict(t) for v, t in transition_matrix(opts["matrix"], categories, kind, fail)}
-    out = {}
-    for b in pi:
-        into = sum(pi[a] * trans[a].get(b, 0) for a in pi)
-        out[b] = float(pi[b] * trans[b].get(b, 0) / into) if into else 0.0
-    return out
-
-
-def noise_step(
-    ctx: Context, name: str, columns: Sequence[str], opts: dict, sds: Sequence[float], cov: list[list[float]] | None
-) -> LayeredStep:
-    """x + s·z per column, z standard normal (AS241) or uniform with variance 1; with
-    ``correlated`` the noise vector is C·z with C·Cᵀ = sd²·Σ (Σ the columns' covariance)."""
-    a, q = ctx.arith, ctx.quote
-    seed = opts.get("seed", ctx.seed)
-    streams = [prng.make_stream(f"n{i}", seed, f"noise\x00{c}") for i, c in enumerate(columns)]
-    chain = _draw_chain(ctx, streams)
-    zs = []
-    if opts.get("distribution", "normal") == "normal":
-        per = [prng.normal_layers(a, f"t.{s.right}", s.tag) for s in streams]
-        for j in range(len(per[0][0])):
-            chain.add([col for layers, _ in per for col in layers[j]])
-        zs = [f"t.{z}" for _, z in per]
-    else:
-        root12 = a.f(math.sqrt(12.0))
-        chain.add(
-            [(f"qar__z_{s.tag}", f"({prng.uniform_sql(a, f't.{s.right}')} - {a.f(0.5)}) * {root12}") for s in streams]
-        )
-        zs = [f"t.qar__z_{s.tag}" for s in streams]
-    exprs, outs, before = [], [], []
-    rho = float(opts.get("sd", 0.0))
-    lower = cholesky([[rho * rho * v for v in row] for row in cov]) if cov is not None else None
-    for i, col in enumerate(columns):
-        x = f"t.{q(col)}"
-        if lower is not None:
-            terms = [f"{a.f(lower[i][j])} * {zs[j]}" for j in range(i + 1) if lower[i][j] != 0.0]
-            eps = " + ".join(terms) if terms else a.f(0.0)
-        else:
-            eps = f"{a.f(sds[i])} * {zs[i]}"
-        value = f"{a.to_double(x)} + ({eps})"
-        out = "float"
-        if opts.get("round"):
-            value, out = f"cast(floor({value} + {a.f(0.5)}) as {a.dialect.bigint})", "integer"
-        exprs.append(f"case when {x} is null then null else {value} end")
-        outs.append(out)
-        before.append(ctx.kinds[col])
-    return _finish(ctx, chain, name, list(columns), exprs, outs, before)
-
-
-def micro_step(ctx: Context, name: str, column: str, opts: dict, scale: int) -> LayeredStep:
-    """Univariate microaggregation: sorted values cut into groups of k consecutive ranks, the
-    last group taking the remainder (k to 2k − 1 members), each value replaced by its group's
-    mean (from exact integer sums) or median."""
-    a, q = ctx.arith, ctx.quote
-    x = f"t.{q(column)}"
-    k = int(opts["k"])
-    part = _part(ctx, opts.get("by", ()), x)
-    chain = _Chain(f"qar_s{ctx.index}", ctx.source, ctx.base)
-    chain.add(
-        [
-            ("qar__r", f"row_number() {_over(part, f'{x}, t.qar__id')}"),
-            ("qar__cnt", f"count(*) {_over(part)}"),
-        ]
-    )
-    start = f"(t.qar__r - 1 - {a.mod('t.qar__r - 1', k)})"
-    last = f"(t.qar__cnt - {a.mod('t.qar__cnt', k)} - {k})"
-    chain.add([("qar__g", f"case when t.qar__cnt < {k} then 0 when {start} > {last} then {last} else {start} end")])
-    group = _over(part + ["t.qar__g"])
-    if opts.get("to", "mean") == "mean":
-        chain.add(
-            [
-                ("qar__gsum", f"cast(sum({scaled_sql(a, x, scale)}) {group} as {a.dialect.bigint})"),
-                ("qar__gn", f"count(*) {group}"),
-            ]
-        )
-        value = f"{a.to_double('t.qar__gsum')} / {a.to_double('t.qar__gn')}"
-        if scale:
-            value = f"{value} / {a.f(10.0**scale)}"
-    else:
-        chain.add([("qar__gn", f"count(*) {group}"), ("qar__j", "t.qar__r - 1 - t.qar__g")])
-        middle = "abs(2 * t.qar__j - (t.qar__gn - 1)) <= 1"
-        xd = a.to_double(x)
-        value = (
-            f"(min(case when {middle} then {xd} end) {group} + max(case when {middle} then {xd} end) {group})"
-            f" / {a.f(2.0)}"
-        )
-        chain.add([("qar__med", value)])
-        value = "t.qar__med"
-    if "digits" in opts:
-        s = a.f(10.0 ** opts["digits"])
-        value = f"floor({value} * {s} + {a.f(0.5)}) / {s}"
-    expr = f"case when {x} is null then null else {value} end"
-    return _finish(ctx, chain, name, [column], [expr], ["float"], [ctx.kinds[column]])
-
-
-def mdav_step(
-    ctx: Context,
-    name: str,
-    columns: Sequence[str],
-    opts: dict,
-    groups: Sequence[tuple[int, int]],
-    scales: Sequence[int],
-) -> LayeredStep:
-    """Multivariate microaggregation: every row joins its MDAV group (``groups``: (row identity,
-    group) pairs that :meth:`PerturbBinder.mdav_groups` computed) and each column takes its
-    group's mean, from exact integer sums as in :func:`micro_step`. A row the grouping does not
-    know (the table gained it since) gets NULL rather than its own value."""
-    a, q = ctx.arith, ctx.quote
-    chain = _Chain(f"qar_s{ctx.index}", ctx.source, ctx.base)
-    if groups:
-        join = render("mdav_groups.sql", a.dialect, groups=groups).strip()
-        chain.add([("qar__g", "qar_m.qar__mg")], join=f"left join {join} on qar_m.qar__mid = t.qar__id")
-    else:
-        chain.add([("qar__g", "null")])
-    group = _over(["t.qar__g"])
-    sums = []
-    for i, (col, d) in enumerate(zip(columns, scales)):
-        x = f"case when t.qar__g is null then null else {scaled_sql(a, f't.{q(col)}', d)} end"
-        # No cast: a group's sum stays below 2^53 (scale_for), so any engine's sum type turns
-        # into the same double.
-        sums += [(f"qar__gs{i}", f"sum({x}) {group}"), (f"qar__gn{i}", f"count({x}) {group}")]
-    chain.add(sums)
-    exprs = []
-    for i, (col, d) in enumerate(zip(columns, scales)):
-        value = f"{a.to_double(f't.qar__gs{i}')} / {a.to_double(f't.qar__gn{i}')}"
-        if d:
-            value = f"{value} / {a.f(10.0**d)}"
-        if "digits" in opts:
-            s = a.f(10.0 ** opts["digits"])
-            value = f"floor({value} * {s} + {a.f(0.5)}) / {s}"
-        exprs.append(f"case when t.{q(col)} is null or t.qar__g is null then null else {value} end")
-    kinds = [ctx.kinds[c] for c in columns]
-    return _finish(ctx, chain, name, list(columns), exprs, ["float"] * len(columns), kinds)
-
-
-def _order(ctx: Context, x: str, kind: str) -> str:
-    return ctx.arith.byte_order(x) if kind == "text" else x
-
-
-def swap_step(ctx: Context, name: str, column: str, opts: dict) -> LayeredStep:
-    """Rank swapping: ranks cut into blocks of w = max(2, ⌊p·n/100⌋) consecutive ranks (from a
-    seeded offset), rows paired at random inside a block and each pair's values swapped, so
-    no value moves more than w − 1 ranks and the column keeps its values."""
-    a, q = ctx.arith, ctx.quote
-    x = f"t.{q(column)}"
-    kind = ctx.kinds[column]
-    seed = opts.get("seed", ctx.seed)
-    stream = prng.make_stream("w", seed, f"swap\x00{column}")
-    offset_key = prng.stream_keys(seed, f"swap-offset\x00{column}", 1)[0]
-    part = _part(ctx, opts.get("by", ()), x)
-    p = Fraction(opts["p"]).limit_denominator(10**6)
-    chain = _draw_chain(ctx, [stream])
-    chain.add(
-        [
-            ("qar__d", prng.big_sql(f"t.{stream.left}", f"t.{stream.right}")),
-            ("qar__r", f"row_number() {_over(part, f'{_order(ctx, x, kind)}, t.qar__id')}"),
-            ("qar__cnt", f"count(*) {_over(part)}"),
-        ]
-    )
-    width = f"cast(floor({a.to_double(f't.qar__cnt * {p.numerator}')} / {a.to_double(str(100 * p.denominator))}) as {a.dialect.bigint})"
-    chain.add([("qar__w", f"case when {width} < 2 then 2 else {width} end")])
-    shifted = f"(t.qar__r - 1 + {a.mod(str(offset_key), 't.qar__w')})"
-    chain.add([("qar__blk", f"{shifted} - {a.mod(shifted, 't.qar__w')}")])
-    block = part + ["t.qar__blk"]
-    chain.add([("qar__s", f"row_number() {_over(block, 't.qar__d, t.qar__id')} - 1")])
-    chain.add([("qar__pair", f"t.qar__s - {a.mod('t.qar__s', 2)}"), ("qar__odd", a.mod("t.qar__s", 2))])
-    w = _over(block + ["t.qar__pair"])
-    partner = (
-        f"case when t.qar__odd = 0 then max(case when t.qar__odd = 1 then {x} end) {w} "
-        f"else max(case when t.qar__odd = 0 then {x} end) {w} end"
-    )
-    chain.add([("qar__partner", partner)])
-    expr = f"coalesce(t.qar__partner, {x})"
-    return _finish(ctx, chain, name, [column], [expr], [kind], [kind])
-
-
-def shuffle_step(ctx: Context, name: str, column: str, opts: dict) -> LayeredStep:
-    """A random permutation of the column's values among its rows (within ``by`` groups): the
-    row at identity rank i takes the value of the row at random rank i."""
-    q = ctx.quote
-    x = f"t.{q(column)}"
-    kind = ctx.kinds[column]
-    stream = prng.make_stream("h", opts.get("seed", ctx.seed), f"shuffle\x00{column}")
-    part = _part(ctx, opts.get("by", ()), x)
-    chain = _draw_chain(ctx, [stream])
-    chain.add(
-        [
-            ("qar__d", prng.big_sql(f"t.{stream.left}", f"t.{stream.right}")),
-            ("qar__g", f"dense_rank() over (order by {', '.join(part)})" if part else "1"),
-        ]
-    )
-    chain.add(
-        [
-            ("qar__r1", "row_number() over (partition by t.qar__g order by t.qar__id)"),
-            ("qar__r2", "row_number() over (partition by t.qar__g order by t.qar__d, t.qar__id)"),
-        ]
-    )
-    ranked = chain.source
-    join = (
-        f"join (select s.qar__g, s.qar__r2, s.{q(column)} as qar__v from {ranked} as s) as qar_v"
-        " on qar_v.qar__g = t.qar__g and qar_v.qar__r2 = t.qar__r1"
-    )
-    return _finish(ctx, chain, name, [column], ["qar_v.qar__v"], [kind], [kind], join=join)
 
 
 def _sortable(v: Any) -> tuple:

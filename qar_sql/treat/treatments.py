@@ -27,10 +27,15 @@ from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, file_relation_sql, split_table
 from qar_sql.errors import DatabaseError, UsageError
 from qar_sql.treat import perturb
+from qar_sql.treat.kinds import KINDS as REGISTRY
+from qar_sql.treat.kinds import pram
+from qar_sql.treat.kinds.base import check_seed, names
 from qar_sql.treat.prng import Arith
 
-KINDS = ("bands", "map", "hierarchy", "top", "bottom", "suppress") + perturb.KINDS
-BAND_TARGETS = ("label", "mean", "midpoint")
+#: Every kind's name (the registry: :data:`qar_sql.treat.kinds.KINDS`, one module per kind).
+KINDS = tuple(REGISTRY)
+#: The kinds that perturb values with draws or groups rather than recode them.
+PERTURBATIVE = tuple(name for name, kind in REGISTRY.items() if kind.perturbative)
 #: Most bands a ``width`` may produce over the column's range (a typo such as width = 0.001
 #: on years would otherwise build a CASE with millions of arms).
 MAX_BANDS = 10_000
@@ -38,15 +43,6 @@ MAX_BANDS = 10_000
 PREFIX = "qar__"
 
 _COMMON = {"column", "kind", "local", "description"}
-_KEYS = {
-    "bands": {"width", "origin", "edges", "labels", "to", "digits"},
-    "map": {"map", "other"},
-    "hierarchy": {"parent", "table", "file", "key", "other"},
-    "top": {"above", "value"},
-    "bottom": {"below", "value"},
-    "suppress": {"values"},
-    **perturb.KEYS,
-}
 _TOP_KEYS = {"qid", "qis", "combinations", "release", "treatments", "seed", "key"}
 
 # Type names where an engine does not take the ANSI ones (BigQuery has STRING and FLOAT64).
@@ -77,7 +73,7 @@ class Treatment:
 
     @property
     def perturbative(self) -> bool:
-        return self.kind in perturb.KINDS
+        return REGISTRY[self.kind].perturbative
 
 
 @dataclass(frozen=True)
@@ -146,10 +142,6 @@ class _Checker:
         line = _line_of(self.text, where, key)
         at = f" (line {line})" if line else ""
         raise TreatmentError(f"{self.path}{at}: {dotted} {message}")
-
-
-def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
 def _str_list(c: _Checker, where, key, value) -> tuple[str, ...]:
@@ -235,13 +227,13 @@ def _parse_treatment(c: _Checker, name: str, spec: Any, qis, seed: int | None = 
         hint = f"; did you mean {close[0]!r}?" if close else ""
         c.fail(where, "kind", f"= {kind!r} is not a known treatment kind{hint} Use one of {', '.join(KINDS)}.")
     column = spec.get("column")
-    if kind in ("noise", "microaggregation") and column is None and "columns" in spec:
+    if REGISTRY[kind].several and column is None and "columns" in spec:
         column = spec["columns"][0] if isinstance(spec["columns"], list) and spec["columns"] else spec["columns"]
         if not isinstance(column, str) or not column:
             c.fail(where, "columns", f'= {spec["columns"]!r} must be a list of column names, e.g. ["income"]')
     elif not isinstance(column, str) or not column:
         c.fail(where, "column", "is missing; name the column this treatment changes")
-    allowed = _COMMON | _KEYS[kind]
+    allowed = _COMMON | REGISTRY[kind].keys
     for key in spec:
         if key not in allowed:
             close = difflib.get_close_matches(key, allowed, n=1)
@@ -262,112 +254,20 @@ def _parse_treatment(c: _Checker, name: str, spec: Any, qis, seed: int | None = 
         else:
             local = _str_list(c, where, "local", value)
     opts = {k: v for k, v in spec.items() if k not in _COMMON}
-    if kind in perturb.KINDS:
-        perturb.check_shape(lambda key, msg: c.fail(where, key, msg), kind, opts, "column" in spec, seed)
+    k = REGISTRY[kind]
+
+    def fail(key, message):
+        c.fail(where, key, message)
+
+    if k.perturbative:
+        check_seed(fail, k, opts, seed)
+    k.shape(fail, opts, "column" in spec)
+    if k.perturbative:
         if "columns" in opts:
-            opts["columns"] = list(perturb._names(lambda key, msg: c.fail(where, key, msg), "columns", opts["columns"]))
-        if kind in perturb.SEEDED and "seed" not in opts:
+            opts["columns"] = list(names(fail, "columns", opts["columns"]))
+        if k.seeded and "seed" not in opts:
             opts["seed"] = seed
-    else:
-        getattr(_Shapes, kind)(c, where, opts)
     return Treatment(name, column, kind, tuple(opts.items()), local, local_name)
-
-
-class _Shapes:
-    """Per-kind shape checks of the options (types, ranges, sorted edges)."""
-
-    @staticmethod
-    def bands(c, where, o):
-        if ("width" in o) == ("edges" in o):
-            c.fail(where, None, "needs exactly one of width (equal bands) or edges (explicit bands)")
-        if "width" in o:
-            if not _is_number(o["width"]) or o["width"] <= 0:
-                c.fail(where, "width", f"= {o['width']!r} must be a positive number, e.g. 10")
-            if "origin" in o and not _is_number(o["origin"]):
-                c.fail(where, "origin", f"= {o['origin']!r} must be a number (where the first band starts)")
-            if "labels" in o:
-                c.fail(where, "labels", "only goes with edges; with width the labels are the bands")
-        else:
-            if "origin" in o:
-                c.fail(where, "origin", "only goes with width; edges already say where bands start")
-            edges = o["edges"]
-            if not isinstance(edges, list) or len(edges) < 2 or not all(_is_number(e) for e in edges):
-                c.fail(where, "edges", f"= {edges!r} must list two or more numbers, e.g. [0, 18, 65]")
-            for a, b in zip(edges, edges[1:]):
-                if b <= a:
-                    what = "repeats" if a == b else "is unsorted"
-                    c.fail(
-                        where,
-                        "edges",
-                        f"{what}: {b!r} follows {a!r}; edges must be strictly increasing so bands do not overlap",
-                    )
-            if "labels" in o:
-                labels = o["labels"]
-                if (
-                    not isinstance(labels, list)
-                    or len(labels) != len(edges) - 1
-                    or not all(isinstance(x, str) for x in labels)
-                ):
-                    c.fail(where, "labels", f"must be {len(edges) - 1} strings, one per band between the edges")
-        to = o.get("to", "label")
-        if to not in BAND_TARGETS:
-            c.fail(where, "to", f"= {to!r} is unknown; use one of {', '.join(BAND_TARGETS)}")
-        if "labels" in o and to != "label":
-            c.fail(where, "labels", f'only goes with to = "label", not {to!r}')
-        if "digits" in o:
-            d = o["digits"]
-            if to == "label" or not isinstance(d, int) or isinstance(d, bool) or not 0 <= d <= 12:
-                c.fail(where, "digits", f'= {d!r} must be a whole number 0..12 and goes with to = "mean" or "midpoint"')
-
-    @staticmethod
-    def map(c, where, o):
-        m = o.get("map")
-        if not isinstance(m, dict) or not m or not all(isinstance(v, str) for v in m.values()):
-            c.fail(where, "map", 'must be a non-empty table of value = "new value" strings, e.g. { M = "*", F = "*" }')
-        _other(c, where, o)
-
-    @staticmethod
-    def hierarchy(c, where, o):
-        if not isinstance(o.get("parent"), str) or not o["parent"]:
-            c.fail(where, "parent", "is missing; name the column that holds the coarser level (e.g. the province)")
-        if "table" in o and "file" in o:
-            c.fail(where, "file", "cannot go with table; take the hierarchy from one of them")
-        lookup = "table" in o or "file" in o
-        if lookup and (not isinstance(o.get("key"), str) or not o["key"]):
-            c.fail(where, "key", "is missing; name the lookup column that matches this column's values")
-        if not lookup and "key" in o:
-            c.fail(where, "key", "only goes with table or file; without them parent is a column of the same row")
-        for k in ("table", "file"):
-            if k in o and (not isinstance(o[k], str) or not o[k]):
-                c.fail(where, k, f"= {o[k]!r} must be a name")
-        _other(c, where, o)
-
-    @staticmethod
-    def top(c, where, o):
-        _threshold(c, where, o, "above")
-
-    @staticmethod
-    def bottom(c, where, o):
-        _threshold(c, where, o, "below")
-
-    @staticmethod
-    def suppress(c, where, o):
-        if "values" in o:
-            v = o["values"]
-            if not isinstance(v, list) or not v or not all(isinstance(x, str) or _is_number(x) for x in v):
-                c.fail(where, "values", f"= {v!r} must be a non-empty list of values to set to NULL")
-
-
-def _other(c, where, o):
-    if "other" in o and not isinstance(o["other"], str):
-        c.fail(where, "other", f"= {o['other']!r} must be a string label for unmapped values")
-
-
-def _threshold(c, where, o, key):
-    if key not in o or not _is_number(o[key]):
-        c.fail(where, key, f"= {o.get(key)!r} must be a number (the coding threshold)")
-    if "value" in o and not (_is_number(o["value"]) or isinstance(o["value"], str)):
-        c.fail(where, "value", f"= {o['value']!r} must be a number or a label")
 
 
 def load(treatments: str | Path | Plan | Mapping) -> Plan:
@@ -531,13 +431,19 @@ class Binder:
     def _type(self, kind: str) -> str:
         return self.dialect.text if kind == "text" else self.dialect.double
 
-    def _as_text(self, expr: str, kind: str) -> str:
+    def as_text(self, expr: str, kind: str) -> str:
+        """``expr`` (of ``kind``) as text in the SQL being written."""
         return expr if kind == "text" else f"cast({expr} as {self._type('text')})"
 
-    def _as_float(self, expr: str) -> str:
+    def as_float(self, expr: str) -> str:
         return f"cast({expr} as {self._type('float')})"
 
-    def _lit(self, v: Any) -> str:
+    def fail(self, t: Treatment, key: str | None, message: str):
+        """Raise the file's error naming ``treatments.<t>.key``."""
+        self.c.fail(("treatments", t.name), key, message)
+
+    def lit(self, v: Any) -> str:
+        """A value of the file as a SQL literal (text quoted by the dialect, whole numbers without .0)."""
         if isinstance(v, str):
             return self.dialect.literal(v)
         return repr(int(v)) if float(v).is_integer() and abs(v) < 2**53 else repr(float(v))
@@ -556,36 +462,15 @@ class Binder:
         self.check_column(t, t.column, "column")
         for col in t.local or ():
             self.check_column(t, col, "local")
-        if t.kind == "hierarchy":
-            if "table" in dict(t.options) or "file" in dict(t.options):
-                self._lookup(t)
-            else:
-                self.check_column(t, t.opt("parent"), "parent")
-        if t.kind in ("bands", "top", "bottom") or (t.kind == "map"):
-            self.kind_ok(t, self.kinds[t.column])
-        if t.kind == "bands" and "width" in dict(t.options):
-            self.edges(t)
+        check = REGISTRY[t.kind].check
+        if check is not None:
+            check(self, t)
 
     def kind_ok(self, t: Treatment, kind: str) -> None:
-        where = ("treatments", t.name)
-        numeric = kind in ("integer", "float")
-        if t.kind in ("bands", "top", "bottom") and not numeric:
-            fix = 'use kind = "map" for categories' if t.kind == "bands" else "code it with a map"
-            self.c.fail(
-                where, "kind", f"= {t.kind!r} needs a numeric column, but {t.column!r} holds {kind} values here; {fix}"
-            )
-        if t.kind in ("top", "bottom") and isinstance(t.opt("value"), str) and kind != "integer":
-            self.c.fail(
-                where,
-                "value",
-                f"= {t.opt('value')!r} is a label, which needs a whole-number column; {t.column!r} holds {kind} values, so give a number",
-            )
-        if t.kind in ("map", "hierarchy") and kind == "float":
-            self.c.fail(
-                where,
-                "kind",
-                f'= {t.kind!r} needs categories, but {t.column!r} holds decimal numbers; band it with kind = "bands" first',
-            )
+        """A recoding ``t`` can run on its column, of ``kind`` where it runs."""
+        fits = REGISTRY[t.kind].fits
+        if fits is not None:
+            fits(self, t, t.column, kind, " here")
 
     def edges(self, t: Treatment) -> list[float]:
         if "edges" in dict(t.options):
@@ -610,7 +495,8 @@ class Binder:
         self._edges[t.name] = edges
         return edges
 
-    def _lookup(self, t: Treatment) -> None:
+    def check_lookup(self, t: Treatment) -> None:
+        """A hierarchy's lookup table or file can be read and gives each value one parent."""
         if t.name in self._checked_lookups:
             return
         d = self.db.dialect
@@ -652,8 +538,8 @@ class Binder:
             return file_relation_sql(d, path, kind, None)
         return d.quote_path(split_table(t.opt("table")))
 
-    def _lookup_sql(self, t: Treatment, d: Dialect) -> str:
-        """One row per key (its smallest parent; :meth:`_lookup` refuses keys with two), so the
+    def lookup_sql(self, t: Treatment, d: Dialect) -> str:
+        """One row per key (its smallest parent; :meth:`check_lookup` refuses keys with two), so the
         LEFT JOIN can never multiply rows."""
         rel = self._lookup_relation(t, d)
         key, parent = d.quote(t.opt("key")), d.quote(t.opt("parent"))
@@ -668,68 +554,24 @@ class Binder:
     def step(self, t: Treatment, kind: str, local_flag: str | None, index: int) -> Step:
         """The SQL step of ``t`` applied to a column currently of ``kind``."""
         self.kind_ok(t, kind)
-        q = self.dialect.quote
-        x = f"t.{q(t.column)}"
-        join = ""
-        if t.kind == "bands":
-            expr, out = self._bands(t, x)
-        elif t.kind == "map":
-            key = self._as_text(x, kind)
-            arms = " ".join(f"when {self._lit(k)} then {self._lit(v)}" for k, v in t.opt("map").items())
-            other = self._lit(t.opt("other")) if "other" in dict(t.options) else key
-            expr, out = f"case when {x} is null then null else case {key} {arms} else {other} end end", "text"
-        elif t.kind == "hierarchy":
-            other = self._lit(t.opt("other")) if "other" in dict(t.options) else self._as_text(x, kind)
-            if "table" in dict(t.options) or "file" in dict(t.options):
-                alias = f"h{index}"
-                join = f"left join ({self._lookup_sql(t, self.dialect)}) as {alias} on {self._as_text(x, kind)} = {alias}.qar__key"
-                parent = f"{alias}.qar__parent"
-            else:
-                pcol = f"t.{q(t.opt('parent'))}"
-                parent = self._as_text(pcol, self.kinds[t.opt("parent")])
-            expr = f"case when {x} is null then null when {parent} is null then {other} else {parent} end"
-            out = "text"
-        elif t.kind in ("top", "bottom"):
-            op, lim = (">", t.opt("above")) if t.kind == "top" else ("<", t.opt("below"))
-            value = t.opt("value", lim)
-            if isinstance(value, str):
-                expr, out = (
-                    f"case when {x} {op} {self._lit(lim)} then {self._lit(value)} else {self._as_text(x, kind)} end",
-                    "text",
-                )
-            else:
-                whole = kind == "integer" and float(value).is_integer()
-                out = "integer" if whole else "float"
-                keep = x if whole else self._as_float(x)
-                expr = f"case when {x} {op} {self._lit(lim)} then {self._lit(value) if whole else self._as_float(self._lit(value))} else {keep} end"
-        elif t.kind == "suppress":
-            values = t.opt("values")
-            if values is None:
-                expr = f"nullif({x}, {x})"
-            else:
-                numeric = kind in ("integer", "float") and all(_is_number(v) for v in values)
-                probe = x if numeric or kind == "text" else self._as_text(x, kind)
-                lits = ", ".join(self._lit(v if numeric else str(v)) for v in values)
-                expr = f"case when {probe} in ({lits}) then null else {x} end"
-            out = kind
-        else:  # pragma: no cover - parse() rejects other kinds
-            raise TreatmentError(f"unknown treatment kind {t.kind!r}")
+        x = f"t.{self.dialect.quote(t.column)}"
+        expr, out, join = REGISTRY[t.kind].step(self, t, x, kind, index)
         if local_flag:
             keep = (
                 x
                 if out == kind or (out in ("integer", "float") and kind in ("integer", "float"))
-                else self._as_text(x, kind)
+                else self.as_text(x, kind)
             )
             if out == "float" and kind == "integer":
-                keep = self._as_float(x)
+                keep = self.as_float(x)
             expr = f"case when t.{local_flag} then {expr} else {keep} end"
         new = "t.qar__new_0"
         if out in ("integer", "float") and kind in ("integer", "float"):
-            changed = self.dialect.differs(self._as_float(new), self._as_float(x))
+            changed = self.dialect.differs(self.as_float(new), self.as_float(x))
         elif out == kind:
             changed = self.dialect.differs(new, x)
         else:
-            changed = self.dialect.differs(new, self._as_text(x, kind))
+            changed = self.dialect.differs(new, self.as_text(x, kind))
         # The name goes into a SQL comment (sql_comment: nothing in it can end the line).
         return Step(sql_comment(t.name), t.column, expr, changed, out, join, news=("qar__new_0",))
 
@@ -746,24 +588,12 @@ class Binder:
 
     def perturb_kind_ok(self, t: Treatment, kinds: Mapping[str, str]) -> None:
         """The columns' kinds where ``t`` runs (after any earlier treatment of the chain)."""
-        where = ("treatments", t.name)
+        fits = REGISTRY[t.kind].fits
         for col in t.columns:
             kind = kinds[col]
             here = " here" if kind != self.kinds[col] else ""
-            if t.kind in ("noise", "microaggregation") and kind not in ("integer", "float"):
-                self.c.fail(
-                    where,
-                    "kind",
-                    f"= {t.kind!r} needs a numeric column, but {col!r} holds {kind} values{here}; "
-                    'use kind = "pram" for categories',
-                )
-            if t.kind == "pram" and kind not in ("integer", "text"):
-                self.c.fail(
-                    where,
-                    "kind",
-                    f'= "pram" needs a categorical column, but {col!r} holds {kind} values{here}; '
-                    'band it first (kind = "bands") or add noise instead',
-                )
+            if fits is not None:
+                fits(self, t, col, kind, here)
 
     def check_key(self) -> None:
         """The declared key exists, has no NULL and no duplicate (one query, once)."""
@@ -794,8 +624,8 @@ class Binder:
 
     def _reads(self, t: Treatment) -> set[str]:
         """The columns whose values ``t``'s statistics come from (MDAV also groups by ``by``)."""
-        mdav = t.kind == "microaggregation" and t.opt("method", "mdav" if t.opt("columns") else "sorted") == "mdav"
-        return set(t.columns) | (set(t.opt("by") or ()) if mdav else set())
+        reads = REGISTRY[t.kind].reads
+        return set(t.columns) if reads is None else reads(t)
 
     def stage(
         self, before: Sequence[str], t: Treatment
@@ -860,8 +690,8 @@ class Binder:
         ctx = perturb.Context(
             a,
             self.dialect.quote,
-            self._lit,
-            self._as_text,
+            self.lit,
+            self.as_text,
             kinds,
             index,
             f"qar_step{index - 1}",
@@ -869,38 +699,7 @@ class Binder:
             local_flag,
             t.opt("seed") or 0,
         )
-        opts = dict(t.options)
-        col = t.column
-        if t.kind == "pram":
-            cats = stats.categories(col, fail)
-            ls = perturb.pram_step(ctx, sql_comment(t.name), col, opts, cats, fail)
-        elif t.kind == "noise":
-            sds, cov = stats.noise_params(t.columns, opts)
-            ls = perturb.noise_step(ctx, sql_comment(t.name), t.columns, opts, sds, cov)
-        elif t.kind == "microaggregation" and opts.get("method", "mdav" if "columns" in opts else "sorted") == "mdav":
-            k = int(opts["k"])
-            src = self.db.dialect
-            if stats is self.perturb:
-                identity = perturb.identity_sql(
-                    Arith(src),
-                    src.quote,
-                    self.key,
-                    self.kinds.get(self.key) if self.key else None,
-                    self.columns,
-                    self.kinds,
-                )
-            else:  # the earlier treatments' release carries the chain's row identity
-                identity = "t.qar__id"
-            groups = stats.mdav_groups(identity, t.columns, opts.get("by", ()), local, k, fail)
-            scales = stats.scales(t.columns, 2 * k - 1)
-            ls = perturb.mdav_step(ctx, sql_comment(t.name), t.columns, opts, groups, scales)
-        elif t.kind == "microaggregation":
-            scale = stats.scales([col], 2 * int(opts["k"]) - 1)[0] if opts.get("to", "mean") == "mean" else 0
-            ls = perturb.micro_step(ctx, sql_comment(t.name), col, opts, scale)
-        elif t.kind == "swap":
-            ls = perturb.swap_step(ctx, sql_comment(t.name), col, opts)
-        else:
-            ls = perturb.shuffle_step(ctx, sql_comment(t.name), col, opts)
+        ls = REGISTRY[t.kind].step(self, t, ctx, stats, local, fail)
         return Step(ls.name, ls.columns[0], "", ls.changed, ls.outs[0], "", ls.ctes, ls.columns, ls.news, ls.outs)
 
     def posterior_odds(self, t: Treatment, before: Sequence[str] = ()) -> dict[Any, float]:
@@ -911,41 +710,7 @@ class Binder:
             self.c.fail(("treatments", t.name), key, message)
 
         stats, kinds, _ = self.stage(before, t)
-        return perturb.posterior_odds(stats.categories(t.column, fail), dict(t.options), kinds[t.column], fail)
-
-    def _bands(self, t: Treatment, x: str) -> tuple[str, str]:
-        edges = self.edges(t)
-        to = t.opt("to", "label")
-        labels = t.opt("labels") or [f"[{_fmt(a)}, {_fmt(b)})" for a, b in zip(edges, edges[1:])]
-        below, above = f"< {_fmt(edges[0])}", f">= {_fmt(edges[-1])}"
-        label_case = (
-            f"case when {x} is null then null when {x} < {self._lit(edges[0])} then {self._lit(below)} "
-            + " ".join(f"when {x} < {self._lit(b)} then {self._lit(lab)}" for b, lab in zip(edges[1:], labels))
-            + f" else {self._lit(above)} end"
-        )
-        if to == "label":
-            return label_case, "text"
-        if to == "midpoint":
-            mids = [(a + b) / 2 for a, b in zip(edges, edges[1:])]
-            value = (
-                f"case when {x} is null then null when {x} < {self._lit(edges[0])} then {self._lit(edges[0])} "
-                + " ".join(f"when {x} < {self._lit(b)} then {self._lit(m)}" for b, m in zip(edges[1:], mids))
-                + f" else {self._lit(edges[-1])} end"
-            )
-        else:  # mean of the values that fall in the band (Pastore's Y_avg)
-            value = f"avg({self._as_float(x)}) over (partition by {label_case})"
-        value = self._as_float(value)
-        if "digits" in dict(t.options):
-            scale = 10 ** t.opt("digits")
-            # floor(v * 10^d + 0.5) / 10^d: round half up, the same on every engine (PostgreSQL
-            # has no round(double precision, int)).
-            value = self._as_float(f"floor({value} * {scale} + 0.5) / {scale}")
-        return value, "float"
-
-
-def _fmt(v: float) -> str:
-    """A band edge as people write it: 1950, not 1950.0."""
-    return str(int(v)) if float(v).is_integer() and abs(v) < 2**53 else f"{v:.12g}"
+        return pram.posterior_odds(stats.categories(t.column, fail), dict(t.options), kinds[t.column], fail)
 
 
 # ------------------------------------------------------------------------------------------

@@ -55,14 +55,17 @@ class Dialect:
     executable: bool = False
     #: The name sqlglot gives this dialect (tests parse every rendered statement with it).
     sqlglot: str = ""
-    #: ``GROUP BY GROUPING SETS`` / ``CUBE`` exist (MariaDB and SQLite have neither: cubes,
-    #: lattice.py, then stay off whatever ``cube_beta`` says).
+    # The four flags below describe how the engine computes; no code branches on them (templates
+    # are written to be right either way), and tests/test_dialect_flags.py checks each against
+    # the engine itself, so they are facts a template author can rely on.
+    #: ``GROUP BY GROUPING SETS`` / ``CUBE`` exist (MariaDB and SQLite have neither, so their
+    #: ``cube_beta`` is None: no cube is planned, lattice.py).
     grouping_sets: bool = True
     #: ``/`` between two integers truncates (PostgreSQL, SQLite), instead of giving a fraction
     #: (DuckDB, MariaDB's decimal). Templates cast one side to a float wherever a fraction is meant.
     integer_division: bool = False
-    #: NULL sorts first in ascending order (SQLite, MariaDB) instead of last (PostgreSQL,
-    #: DuckDB). Orders that feed results name ``nulls first/last`` or sort on ``x is null``.
+    #: NULL sorts first in ascending order (SQLite, MariaDB, Spark) instead of last (PostgreSQL,
+    #: DuckDB, ClickHouse). Orders that feed results name ``nulls first/last`` or sort on ``x is null``.
     nulls_first: bool = False
     #: A text column compared as this expression ({}: the column) compares code points with no
     #: padding, as DuckDB does; None where plain comparison already does (MariaDB's default
@@ -89,8 +92,9 @@ class Dialect:
     #: typeof names a value's storage class, MariaDB has none): types come from the catalog
     #: (SQLAlchemy's inspector) when the table is opened.
     typeof: bool = True
-    #: Arithmetic on 64-bit integers wraps modulo 2^64 (False: an overflow is an error, so the
-    #: PRNG keeps every intermediate below 2^63; see treat/prng.py).
+    #: Arithmetic on 64-bit integers wraps modulo 2^64 (ClickHouse); False: an overflow is an
+    #: error, or a float on SQLite. Either way the PRNG keeps every intermediate below 2^63
+    #: (treat/prng.py), so no engine's overflow is ever reached.
     integer_wraps: bool = False
     #: The aggregate corr(x, y) exists (MariaDB has none: Pearson's r is then computed from sums
     #: in templates/default/infoloss_columns.sql).

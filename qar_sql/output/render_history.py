@@ -1,0 +1,169 @@
+"""Render ``qar history`` (:class:`~qar_sql.results.History`): text, Markdown, JSON and the
+trend plot. No database code here: the series are built by :mod:`qar_sql.compliance.history`."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any, overload
+
+from qar_sql.errors import UsageError
+from qar_sql.output.canvas import new_figure
+from qar_sql.output.formats import to_json
+from qar_sql.output.render_scan import json_number as _num
+from qar_sql.results import History, HistoryPoint
+
+
+def age(seconds: float) -> str:
+    """``3 h 05 min``, ``12 min``, ``40 s``: how long ago, for people."""
+    seconds = max(0, int(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes = seconds // 60
+    if minutes < 60:
+        return f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 48:
+        return f"{hours} h {minutes:02d} min"
+    return f"{hours // 24} d {hours % 24} h"
+
+
+# A point's time is never None: the overloads let the tables know their cells are text.
+@overload
+def _iso(t: datetime) -> str: ...
+@overload
+def _iso(t: None) -> None: ...
+def _iso(t: datetime | None) -> str | None:
+    return None if t is None else t.isoformat(sep=" ", timespec="seconds")
+
+
+def history_dict(h: History) -> dict[str, Any]:
+    """The documented JSON object of ``qar history`` (docs/compliance.md)."""
+    return {
+        "store": h.store,
+        "series": [
+            {
+                "table": s.table,
+                "source": s.source,
+                "scan_name": s.scan_name,
+                "columns": None if s.columns is None else list(s.columns),
+                "p": s.p,
+                "alpha": s.alpha,
+                "pi_u": s.pi_u,
+                "pwm": s.pwm,
+                "new_configuration": s.new_configuration,
+                "latest_risk": _num(s.latest.risk) if s.latest else None,
+                "latest_change": _num(s.latest.change) if s.latest else None,
+                "runs": [
+                    {
+                        "run_id": pt.run_id,
+                        "started_at": _iso(pt.started_at),
+                        "status": pt.status,
+                        "risk": _num(pt.risk),
+                        "change": _num(pt.change),
+                        "rows": pt.rows,
+                        "n_qi": pt.n_qi,
+                        "seconds": _num(pt.seconds),
+                        "error": pt.error,
+                        "age_seconds": _num(pt.age_seconds),
+                        "pid": pt.pid,
+                        "host": pt.host,
+                        "heartbeat_at": _iso(pt.heartbeat_at),
+                        "process_gone": pt.gone,
+                    }
+                    for pt in s.points
+                ],
+            }
+            for s in h.series
+        ],
+    }
+
+
+def _g(x: float | None) -> str:
+    return "—" if x is None else f"{x:.6g}"
+
+
+def _signed(x: float | None) -> str:
+    return "—" if x is None else f"{x:+.6g}"
+
+
+def _status(pt: HistoryPoint) -> str:
+    """``running (12 min)``; with a gone process or a silent heartbeat, says so."""
+    if pt.status != "running" or pt.age_seconds is None:
+        return pt.status
+    notes = [age(pt.age_seconds)]
+    if pt.gone is not None and pt.pid is not None and "process" in pt.gone:
+        notes.append(f"process {pt.pid} is gone")
+    elif pt.gone is not None:
+        notes.append("no heartbeat")
+    return f"running ({'; '.join(notes)})"
+
+
+def history_text(h: History, markdown: bool = False) -> str:
+    if not h.series:
+        return f"No runs in {h.store} yet; record one with qar audit … --store or qar scan.\n"
+    lines = [f"## Risk history in `{h.store}`" if markdown else f"Risk history in {h.store}"]
+    for s in h.series:
+        lines += ["", f"### {s.label}" if markdown else f"{s.label} — {s.source}"]
+        notes = []
+        if s.new_configuration:
+            notes.append(f"New configuration, a new series: {s.new_configuration}.")
+        if s.columns is not None:
+            notes.append(f"Columns ({len(s.columns)}): {', '.join(s.columns)}")
+        if markdown and notes:
+            lines += ["", "  \n".join(notes)]  # a Markdown line break between the notes
+        else:
+            lines += [f"  {n}" for n in notes]
+        head = ("when (UTC)", "status", "risk", "change", "rows")
+        rows = [
+            (
+                _iso(pt.started_at),
+                _status(pt),
+                _g(pt.risk),
+                _signed(pt.change),
+                "—" if pt.rows is None else f"{pt.rows:,}",
+            )
+            for pt in s.points
+        ]
+        if markdown:
+            lines += ["", "| " + " | ".join(head) + " |", "|---|---|---:|---:|---:|"]
+            lines += ["| " + " | ".join(r) + " |" for r in rows]
+        else:
+            widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+            lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(head, widths)).rstrip())
+            lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def plot_history(h: History, path: str | Path) -> Path:
+    """Write the trend (risk over time, one line per series) as PNG or SVG, chosen by suffix.
+    matplotlib is the optional extra ``qar-sql[plot]``."""
+    path = Path(path)
+    if path.suffix.lower() not in (".png", ".svg"):
+        raise UsageError(f"plot file {str(path)!r} must end in .png or .svg")
+    fig = new_figure("the trend plot needs matplotlib; install it with: pip install 'qar-sql[plot]'", figsize=(8, 4.5))
+    ax = fig.subplots()
+    drawn = 0
+    for s in h.series:
+        pts = [pt for pt in s.points if pt.risk is not None]
+        if pts:
+            ax.plot([pt.started_at for pt in pts], [pt.risk for pt in pts], marker="o", label=s.label)
+            drawn += 1
+    if not drawn:
+        raise UsageError(f"store {h.store} has no complete run with a risk to plot yet")
+    ax.set_ylabel("QaR risk T̂(p, α)")
+    ax.set_xlabel("run (UTC)")
+    ax.set_title("Re-identification risk over time")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small")
+    fig.autofmt_xdate()
+    fig.tight_layout()
+    fig.savefig(path)
+    return path
+
+
+def render_history(h: History, fmt: str) -> str:
+    """``h`` in one of its own formats: ``json``, ``markdown`` or ``text``."""
+    if fmt == "json":
+        return to_json(history_dict(h)) + "\n"
+    return history_text(h, markdown=fmt == "markdown")

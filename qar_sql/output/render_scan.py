@@ -1,0 +1,178 @@
+"""Render ``qar scan`` (:class:`~qar_sql.results.ScanReport`): the text and Markdown summaries,
+the JSON, and the JUnit XML of a CI gate. No database code here: the scans are run by
+:mod:`qar_sql.compliance.scans`."""
+
+from __future__ import annotations
+
+import math
+import re
+import xml.etree.ElementTree as ET
+from typing import Any
+
+from qar_sql.output.formats import to_json
+from qar_sql.results import ScanReport
+
+
+def json_number(x: float | None) -> float | None:
+    """A float for the JSON at full precision; NaN and infinities become null, never a bare NaN."""
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return None
+    return float(x)
+
+
+def _risk(x: float | None) -> str:
+    return "—" if x is None else f"{x:.6g}"
+
+
+def summary_text(report: ScanReport) -> str:
+    head = ("scan", "table", "risk", "warn above", "fail above", "status")
+    rows = [
+        (o.name, o.table or "", _risk(o.risk), _risk(o.warn_above), _risk(o.fail_above), o.status.upper())
+        for o in report.outcomes
+    ]
+    widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    lines = [fmt.format(*head).rstrip(), fmt.format(*("-" * w for w in widths))]
+    lines += [fmt.format(*r).rstrip() for r in rows]
+    lines += [
+        "",
+        f"{len(report.outcomes)} scans: {report.count('ok')} ok, {report.count('warn')} warn, "
+        f"{report.count('fail')} fail, {report.count('error')} error ({report.seconds:.2f} s)"
+        + (f"; recorded in {report.store}" if report.store else ""),
+    ]
+    if report.notes:
+        lines += ["", "Thresholds from outside the scan file:"] + [f"  {n}" for n in report.notes]
+    errors = [o for o in report.outcomes if o.error]
+    if errors:
+        lines += ["", "Errors:"] + [f"  {o.name}: {o.error}" for o in errors]
+    if report.not_run:
+        lines += ["", f"Interrupted: {len(report.not_run)} scan(s) not run: {', '.join(report.not_run)}"]
+    return "\n".join(lines) + "\n"
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def summary_markdown(report: ScanReport) -> str:
+    icon = {"ok": "✅ ok", "warn": "⚠️ warn", "fail": "❌ fail", "error": "💥 error"}
+    lines = [
+        "## QaR compliance scan",
+        "",
+        f"{len(report.outcomes)} scans: {report.count('ok')} ok, {report.count('warn')} warn, "
+        f"{report.count('fail')} fail, {report.count('error')} error.",
+        "",
+        "| scan | table | risk | warn above | fail above | status |",
+        "|---|---|---:|---:|---:|---|",
+    ]
+    for o in report.outcomes:
+        lines.append(
+            f"| {_md(o.name)} | `{_md(o.table or '')}` | {_risk(o.risk)} | {_risk(o.warn_above)} | "
+            f"{_risk(o.fail_above)} | {icon[o.status]} |"
+        )
+    if report.notes:
+        lines += ["", "**Thresholds from outside the scan file**", ""] + [f"- {_md(n)}" for n in report.notes]
+    errors = [f"- **{_md(o.name)}**: {_md(o.error)}" for o in report.outcomes if o.error]
+    if errors:
+        lines += ["", "**Errors**", ""] + errors
+    if report.not_run:
+        lines += ["", f"**Interrupted**: not run: {', '.join(_md(n) for n in report.not_run)}"]
+    return "\n".join(lines) + "\n"
+
+
+def _xml_text(text: str) -> str:
+    # XML 1.0 cannot carry most control characters, even escaped.
+    return re.sub(r"[\x00-\x08\x0b\x0c\x0e-\x1f]", "?", text)
+
+
+def junit_xml(report: ScanReport) -> str:
+    """JUnit XML: one ``testcase`` per scan; a breached ``fail_above`` is a failure, a scan
+    that produced no risk is an error, a warning passes with a note."""
+    suite_attrs = {
+        "name": "qar scan",
+        "tests": str(len(report.outcomes)),
+        "failures": str(report.count("fail")),
+        "errors": str(report.count("error")),
+        "skipped": "0",
+        "time": f"{report.seconds:.3f}",
+        "timestamp": report.started_at.isoformat(timespec="seconds"),
+    }
+    root = ET.Element("testsuites", {k: suite_attrs[k] for k in ("name", "tests", "failures", "errors", "time")})
+    suite = ET.SubElement(root, "testsuite", suite_attrs)
+    for o in report.outcomes:
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            {
+                "classname": _xml_text(f"qar.{o.source}"),
+                "name": _xml_text(o.name),
+                "time": f"{o.seconds:.3f}",
+            },
+        )
+        props = ET.SubElement(case, "properties")
+        for key, value in (
+            ("table", o.table or ""),
+            ("risk", _risk(o.risk)),
+            ("p", str(o.p)),
+            ("alpha", f"{o.alpha:g}"),
+            ("warn_above", _risk(o.warn_above)),
+            ("fail_above", _risk(o.fail_above)),
+        ):
+            ET.SubElement(props, "property", {"name": key, "value": _xml_text(value)})
+        if o.status == "fail":
+            msg = f"risk {o.risk:.6g} is above fail_above {o.fail_above:g} for table {o.table}"
+            ET.SubElement(case, "failure", {"message": _xml_text(msg), "type": "threshold"}).text = _xml_text(msg)
+        elif o.status == "error":
+            ET.SubElement(case, "error", {"message": _xml_text(o.error or "error"), "type": "scan"}).text = _xml_text(
+                o.error or ""
+            )
+        elif o.status == "warn":
+            ET.SubElement(case, "system-out").text = f"warning: risk {o.risk:.6g} is above warn_above {o.warn_above:g}"
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def report_dict(report: ScanReport) -> dict[str, Any]:
+    """The documented JSON object of ``qar scan`` (docs/compliance.md)."""
+    return {
+        "store": report.store,
+        "started_at": report.started_at.isoformat(),
+        "seconds": report.seconds,
+        "exit_code": report.exit_code,
+        "not_run": list(report.not_run),
+        "scans": [
+            {
+                "name": o.name,
+                "table": o.table,
+                "source": o.source,
+                "status": o.status,
+                "risk": json_number(o.risk),
+                "warn_above": o.warn_above,
+                "fail_above": o.fail_above,
+                "p": o.p,
+                "alpha": o.alpha,
+                "rows": o.rows,
+                "n_qi": o.n_qi,
+                "seconds": o.seconds,
+                "error": o.error,
+                "exit_code": o.exit_code,
+            }
+            for o in report.outcomes
+        ],
+    }
+
+
+def render_scan(report: ScanReport, fmt: str) -> str:
+    """``report`` in one of its own formats: ``json``, ``markdown`` or ``text``."""
+    if fmt == "json":
+        return to_json(report_dict(report)) + "\n"
+    return summary_markdown(report) if fmt == "markdown" else summary_text(report)
+
+
+def stderr_lines(report: ScanReport, fmt: str) -> list[str]:
+    """What goes to stderr beside ``report`` in ``fmt``: the notes (after JSON) and each scan's
+    error, which the text summary lists itself (and so does the html's, on stdout)."""
+    if fmt in ("text", "html"):
+        return []
+    lines = [f"Note: {note}" for note in report.notes] if fmt == "json" else []
+    return lines + [f"Error: scan {o.name!r}: {o.error}" for o in report.outcomes if o.error]
