@@ -92,7 +92,11 @@ class Tabular:
 
     def to_arrow(self) -> Any:
         """The tabular part as a ``pyarrow.Table``."""
-        pa = _require("pyarrow", "pyarrow")
+        from qar_sql.extras import require
+
+        require("arrow", "to_arrow()")
+        import pyarrow as pa
+
         return pa.table(self.table_columns())
 
     def to_pandas(self) -> Any:

@@ -317,7 +317,7 @@ def plot(h: History, path: str | Path) -> Path:
         raise UsageError(f"plot file {str(path)!r} must end in .png or .svg")
     from qar_sql.output.canvas import new_figure
 
-    fig = new_figure("the trend plot needs matplotlib; install it with: pip install 'qar-sql[plot]'", figsize=(8, 4.5))
+    fig = new_figure("the trend plot", figsize=(8, 4.5))
     ax = fig.subplots()
     drawn = 0
     for s in h.series:

@@ -10,17 +10,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from qar_sql.errors import UsageError
+from qar_sql.extras import require
 
 
-def new_figure(missing: str, **kwargs: Any) -> Any:
+def new_figure(what: str, **kwargs: Any) -> Any:
     """A ``matplotlib.figure.Figure`` (``kwargs`` as its constructor takes them) drawn by the Agg
-    canvas; ``missing`` is the sentence raised when matplotlib (``qar-sql[plot]``) is absent."""
-    try:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-    except ImportError as exc:
-        raise UsageError(missing) from exc
+    canvas; without matplotlib (``qar-sql[plot]``), UsageError: "``what`` needs matplotlib, …"."""
+    require("plot", what)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
     fig = Figure(**kwargs)
     FigureCanvasAgg(fig)
     return fig

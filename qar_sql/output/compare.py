@@ -214,7 +214,7 @@ def plot_compare(r: CompareResult, path: str | Path) -> Path:
     from qar_sql.output.canvas import new_figure
 
     d = r.distributions
-    fig = new_figure("--plot needs matplotlib; install it with: pip install 'qar-sql[plot]'", figsize=(11, 8.5))
+    fig = new_figure("the compare plot", figsize=(11, 8.5))
     axes = fig.subplots(2, 2)
     ax = axes[0][0]
     ax.hist(d.dcr, bins=60, color="#4c72b0")

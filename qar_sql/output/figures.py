@@ -13,22 +13,21 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from qar_sql.errors import UsageError
 from qar_sql.output.canvas import new_figure
 from qar_sql.stats import evt
 
 _PROLOG = re.compile(r"<\?xml[^>]*\?>\s*|<!DOCTYPE[^>]*>\s*|<metadata>.*?</metadata>\s*", re.DOTALL)
 
 
-_MISSING = "the report's figures need matplotlib; install it with: pip install 'qar-sql[plot]'"
+_MISSING = "each figure of the report"
 
 
 def available() -> bool:
-    try:
-        new_figure(_MISSING)
-    except UsageError:
-        return False
-    return True
+    """Whether matplotlib (``qar-sql[plot]``) is installed; without it the report has its tables
+    and a note in place of each figure."""
+    from qar_sql.extras import installed
+
+    return installed("plot")
 
 
 def _svg(fig, name: str, label: str) -> str:

@@ -187,9 +187,7 @@ def plot(r: UniquenessResult, path: str | Path, *, n_curves: int = 3) -> Path:
     from qar_sql.output.canvas import new_figure
 
     shown = list(r.qis[:n_curves])
-    fig = new_figure(
-        "the uniqueness plot needs matplotlib; install it with: pip install 'qar-sql[plot]'", figsize=(12, 4.5)
-    )
+    fig = new_figure("the uniqueness plot", figsize=(12, 4.5))
     left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [3, 2]})
     k_max = max([2 * r.group_size] + [2 * q.k50 for q in shown])
     for i, q in enumerate(shown):

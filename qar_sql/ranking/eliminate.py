@@ -257,7 +257,7 @@ def plot(result: Elimination, path: str, title: str | None = None) -> None:
 
     if not re.search(r"\.(png|svg)$", path, re.I):
         raise ParameterError(f"--plot {path!r} must end in .png or .svg")
-    fig = new_figure("plots need matplotlib; install it with: pip install 'qar-sql[plot]'", figsize=(7.5, 4.5), dpi=120)
+    fig = new_figure("the elimination plot", figsize=(7.5, 4.5), dpi=120)
     ax = fig.subplots()
     for name, pts in result.curves.items():
         xs = [0] + [pt.removed for pt in pts]
