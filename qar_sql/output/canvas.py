@@ -8,18 +8,8 @@ known to no pyplot manager, needs no ``close``, and saves to PNG or SVG from any
 
 from __future__ import annotations
 
-from typing import Any
+# The figure itself is made in qar_sql/plots.py, below the result types whose .plot(ax=None)
+# draws on it; the output modules keep importing it from here.
+from qar_sql.plots import new_figure
 
-from qar_sql.extras import require
-
-
-def new_figure(what: str, **kwargs: Any) -> Any:
-    """A ``matplotlib.figure.Figure`` (``kwargs`` as its constructor takes them) drawn by the Agg
-    canvas; without matplotlib (``qar-sql[plot]``), UsageError: "``what`` needs matplotlib, …"."""
-    require("plot", what)
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(**kwargs)
-    FigureCanvasAgg(fig)
-    return fig
+__all__ = ["new_figure"]

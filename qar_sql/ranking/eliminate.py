@@ -14,7 +14,7 @@ import time
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Unpack
+from typing import Any, Unpack
 
 import numpy as np
 
@@ -59,6 +59,13 @@ class Elimination(Tabular):
                 out["risk"].append(pt.risk)
                 out["reduction"].append(pt.reduction)
         return out
+
+    def plot(self, ax: Any = None, *, title: str | None = None) -> Any:
+        """Risk reduction against records removed, one line per ranking (the paper's Fig. 10),
+        on ``ax`` or a new pyplot-free figure; returns the Axes. Needs ``qar-sql[plot]``."""
+        from qar_sql import plots
+
+        return plots.elimination(self, ax, title)
 
     def summary_line(self) -> str:
         return (
@@ -253,21 +260,11 @@ def eliminate(
 
 def plot(result: Elimination, path: str, title: str | None = None) -> None:
     """Reduction against records removed, one line per ranking (the paper's Fig. 10)."""
-    from qar_sql.output.canvas import new_figure
+    from qar_sql import plots
 
     if not re.search(r"\.(png|svg)$", path, re.I):
         raise ParameterError(f"--plot {path!r} must end in .png or .svg")
-    fig = new_figure("the elimination plot", figsize=(7.5, 4.5), dpi=120)
-    ax = fig.subplots()
-    for name, pts in result.curves.items():
-        xs = [0] + [pt.removed for pt in pts]
-        ys = [0.0] + [np.nan if pt.reduction is None else 100 * pt.reduction for pt in pts]
-        ax.plot(xs, ys, label=name, linewidth=2 if name in ("greedy", "dt") else 1.4)
-    ax.axhline(0, color="grey", linewidth=0.8)
-    ax.set_xlabel("records removed")
-    ax.set_ylabel("risk reduction 1 − T̂ₖ / T̂₀ (%)")
-    ax.set_title(title or f"Backward elimination (T̂₀ = {result.risk:.4g}, L = {result.rows:,})")
-    ax.legend(title="ranking")
-    ax.grid(alpha=0.3)
+    fig = plots.new_figure("the elimination plot", figsize=(7.5, 4.5), dpi=120)
+    plots.elimination(result, fig.subplots(), title)
     fig.tight_layout()
     fig.savefig(path)
