@@ -14,6 +14,7 @@ import numpy as np
 from qar_sql.engines.source import Database, Relation, SourceLike, open_source, select_columns, source_label
 from qar_sql.errors import ColumnError, DatabaseError, DataError, NoTailError, ParameterError, require_whole, shown
 from qar_sql.measures import birthday
+from qar_sql.progress import with_progress
 from qar_sql.pushdown import prune as pruning
 from qar_sql.pushdown.pruned_scan import pruned_scan
 from qar_sql.pushdown.scan import Progress, combinations, profile_statements, scan
@@ -189,6 +190,7 @@ def fit_theta(scan_result: ScanResult) -> np.ndarray:
     return distinct / scan_result.rows
 
 
+@with_progress("audit")
 def audit(
     source: SourceLike = None,
     *,

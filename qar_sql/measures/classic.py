@@ -46,6 +46,7 @@ from qar_sql.engines.source import (
 )
 from qar_sql.errors import ColumnError, DatabaseError, DataError, ParameterError, UsageError, require_whole, shown
 from qar_sql.measures.audit import provenance
+from qar_sql.progress import with_progress
 from qar_sql.pushdown import scan
 from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys, key_warnings, patterns_from_words, record_order
 from qar_sql.pushdown.scan import combinations
@@ -597,6 +598,7 @@ def _max(a: np.ndarray) -> float | None:
 # --- the command --------------------------------------------------------------------------------
 
 
+@with_progress("risk")
 def risk(
     source: SourceLike = None,
     *,

@@ -22,6 +22,7 @@ from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, Relation, SourceLike, open_source, source_label
 from qar_sql.errors import NoTailError, ParameterError, UsageError, require_whole
 from qar_sql.measures.audit import SourceOptions, split_options
+from qar_sql.progress import with_progress
 from qar_sql.pushdown.scan import _QI, combinations
 from qar_sql.ranking.records import Contributions, compute
 from qar_sql.results import Tabular, format_risk
@@ -195,6 +196,7 @@ def ranking_order(
     raise ParameterError(f"--by {name!r} is not a ranking; use some of {', '.join(RANKINGS)}")
 
 
+@with_progress("eliminate")
 def eliminate(
     source: SourceLike = None,
     *,

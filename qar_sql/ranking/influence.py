@@ -26,6 +26,7 @@ from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, Relation, SourceLike, open_source, source_label
 from qar_sql.errors import DataError, require_whole
 from qar_sql.measures.audit import Options, SourceOptions, audit_relation, split_options
+from qar_sql.progress import with_progress
 from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys, key_warnings, record_order
 from qar_sql.pushdown.scan import code_type, scan
 from qar_sql.ranking import capture
@@ -217,6 +218,7 @@ def _audit_and_top(db, relation, opts, order_by, *, top, all_scores, **where):
             db.drop_temp_tables((codes,))
 
 
+@with_progress("influence")
 def influence(
     source: SourceLike = None,
     *,

@@ -25,6 +25,7 @@ from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, Relation, SourceLike, open_source, source_label
 from qar_sql.errors import DataError, ParameterError
 from qar_sql.measures.audit import Options, SourceOptions, audit_relation, split_options
+from qar_sql.progress import with_progress
 from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys, key_warnings, patterns_from_words, record_order
 from qar_sql.pushdown.scan import _QI, Ticker, combinations
 from qar_sql.results import HTML_ROWS, AuditResult, Tabular, format_risk
@@ -247,6 +248,7 @@ def compute(
     return contrib, order_by
 
 
+@with_progress("records")
 def contributions(
     source: SourceLike = None,
     *,

@@ -40,6 +40,7 @@ from qar_sql.engines.source import (
     select_columns,
 )
 from qar_sql.errors import ColumnError, DataError, ParameterError, UsageError, require_whole, shown
+from qar_sql.progress import with_progress
 from qar_sql.release import metrics
 from qar_sql.release.projection import IMPUTE, ProjectionFit, factorize, fit_projections
 from qar_sql.release.read import BATCH_ROWS, arrow_batches, numeric_array, select_sql, value_array
@@ -81,6 +82,7 @@ class _Side:
             yield out
 
 
+@with_progress("compare")
 def compare(
     original: SourceLike,
     treated: SourceLike = None,
