@@ -66,3 +66,55 @@ def require(extra: str, what: str, *, alternative: str = "") -> None:
     raise UsageError(
         f"{what} needs {names}, which {verb} not installed; install {pronoun} with: {install_hint(extra)}{alternative}"
     )
+
+
+#: Extra → the distributions whose versions matter in a bug report (``qar --version``), the
+#: driver extras first. mariadb: the MariaDB Connector/Python, an alternative driver.
+DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
+    "postgres": ("psycopg",),
+    "mysql": ("pymysql", "mariadb"),
+    "snowflake": ("snowflake-sqlalchemy",),
+    "bigquery": ("sqlalchemy-bigquery",),
+    "spark": ("pyspark",),
+    "clickhouse": ("chdb",),
+    "compare": ("saiph", "pandas", "pyarrow"),
+    "anonymeter": ("anonymeter",),
+    "plot": ("matplotlib",),
+    "pls": ("scikit-learn",),
+    "arrow": ("pyarrow",),
+    "progress": ("tqdm",),
+    "dbt": ("dbt-core",),
+}
+
+
+def _version(dist: str) -> str | None:
+    from importlib import metadata
+
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def version_lines() -> list[str]:
+    """What ``qar --version`` prints: qar, Python, DuckDB, SQLAlchemy, then each extra with any
+    of its packages installed (from the installed metadata: nothing is imported, so it is fast
+    and works when a package is broken)."""
+    import platform
+    import sys
+
+    from qar_sql.version import __version__
+
+    lines = [
+        f"qar {__version__}",
+        f"Python {platform.python_version()} ({platform.python_implementation()}, {sys.platform} {platform.machine()})",
+        f"DuckDB {_version('duckdb') or 'not installed'}",
+        f"SQLAlchemy {_version('sqlalchemy') or 'not installed'}",
+    ]
+    installed_extras = []
+    for extra, dists in DISTRIBUTIONS.items():
+        found = [f"{d} {v}" for d in dists if (v := _version(d))]
+        if found:
+            installed_extras.append(f"  {extra}: {', '.join(found)}")
+    lines.append("extras:" if installed_extras else "extras: none (pip install 'qar-sql[postgres]', … adds them)")
+    return lines + installed_extras

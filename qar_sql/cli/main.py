@@ -19,7 +19,6 @@ from qar_sql import params
 from qar_sql.engines.dialects import DIALECTS
 from qar_sql.errors import ExitCode, QarError, UsageError
 from qar_sql.secrets import scrub, secret_values
-from qar_sql.version import __version__
 
 
 def _safe(exc: BaseException) -> str:
@@ -119,9 +118,25 @@ class QarGroup(click.Group):
             ctx.exit(int(ExitCode.RUNTIME))
 
 
+def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from qar_sql.extras import version_lines
+
+    click.echo("\n".join(version_lines()))
+    ctx.exit()
+
+
 # Every option shows its default in --help (inherited by the subcommands' contexts).
 @click.group(cls=QarGroup, context_settings={"help_option_names": ["-h", "--help"], "show_default": True})
-@click.version_option(__version__, prog_name="qar")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the versions of qar, Python, DuckDB, SQLAlchemy and each installed extra (for a bug report), and exit.",
+)
 @click.option("--debug", is_flag=True, envvar="QAR_DEBUG", help="Show tracebacks on errors.")
 @params.file_option(
     "--config",
