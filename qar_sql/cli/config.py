@@ -2,33 +2,44 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import click
 
-from qar_sql import config as qar_config
 from qar_sql.output.render import format_option, render
-from qar_sql.results import Tabular
+
+if TYPE_CHECKING:  # imported when the command runs: qar --help does not load the scan code
+    from qar_sql import config as qar_config
 
 
-@dataclass(frozen=True, repr=False)
-class Settings(Tabular):
-    """The resolved settings as a table (``--format csv``): one row per setting, as in the JSON."""
+@functools.cache
+def _settings_type() -> type:
+    """The resolved settings as a table (a result type, made on first use: the results module
+    loads numpy, which qar --help does not need)."""
+    from qar_sql.results import Tabular
 
-    settings: tuple[qar_config.Setting, ...]
+    @dataclass(frozen=True, repr=False)
+    class Settings(Tabular):
+        """The resolved settings as a table (``--format csv``): one row per setting, as in the JSON."""
 
-    def table_columns(self) -> dict[str, list]:
-        s = self.settings
-        return {
-            "name": [x.name for x in s],
-            "value": [x.shown for x in s],
-            "origin": [x.origin for x in s],
-            "env": [x.envvar for x in s],
-        }
+        settings: tuple[qar_config.Setting, ...]
 
-    def summary_line(self) -> str:
-        return f"{len(self.settings)} settings"
+        def table_columns(self) -> dict[str, list]:
+            s = self.settings
+            return {
+                "name": [x.name for x in s],
+                "value": [x.shown for x in s],
+                "origin": [x.origin for x in s],
+                "env": [x.envvar for x in s],
+            }
+
+        def summary_line(self) -> str:
+            return f"{len(self.settings)} settings"
+
+    return Settings
 
 
 @click.command("config")
@@ -52,6 +63,8 @@ def config_cmd(ctx, fmt, check):
         n = len(data.get("scan", []))
         click.echo(f"{check}: valid ({n} scan{'s' if n != 1 else ''}; qar.toml's JSON Schema)")
         return
+    from qar_sql import config as qar_config
+
     found = ctx.obj.get("config") if ctx.obj else None
     settings = qar_config.resolve(found or qar_config.find())
 
@@ -70,4 +83,4 @@ def config_cmd(ctx, fmt, check):
             lines.append(f"{s.name.ljust(width)}  {value}  ({s.origin}; env {s.envvar})")
         return "\n".join(lines) + "\n"
 
-    click.echo(render(Settings(tuple(settings)), fmt, own), nl=False)
+    click.echo(render(_settings_type()(tuple(settings)), fmt, own), nl=False)

@@ -14,7 +14,6 @@ from typing import NoReturn
 
 import click
 
-from qar_sql import config as qar_config
 from qar_sql import params
 from qar_sql.engines.dialects import DIALECTS
 from qar_sql.errors import ExitCode, QarError, UsageError
@@ -141,7 +140,7 @@ def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> N
 @params.file_option(
     "--config",
     "config_path",
-    envvar=qar_config.CONFIG_ENV,
+    envvar="QAR_CONFIG",  # config.CONFIG_ENV; config (and the scan code it loads) is imported when run, not for --help
     help="Defaults from this qar.toml or pyproject.toml (default: found in the working directory or a parent).",
 )
 @click.option(
@@ -167,6 +166,8 @@ def cli(ctx, debug, config_path, log_level, verbose):
     ctx.ensure_object(dict)["debug"] = debug
     _log_to_stderr(_level(log_level, verbose))
     # Defaults from qar.toml / [tool.qar], below the command line and the QAR_ variables.
+    from qar_sql import config as qar_config
+
     try:
         found = qar_config.load(config_path) if config_path else qar_config.find()
     except QarError as exc:

@@ -8,7 +8,6 @@ import math
 from functools import partial
 
 import click
-import numpy as np
 
 from qar_sql import params
 from qar_sql.errors import ParameterError, UsageError
@@ -49,6 +48,7 @@ def record_row(c, r: int) -> dict:
 def _write_parquet(path: str, names, keys, **scores) -> None:
     """Key columns and score arrays to Parquet, written by an in-memory DuckDB."""
     import duckdb
+    import numpy as np
 
     data = {n: np.array([k[i] for k in keys], dtype=object) for i, n in enumerate(names)}
     data.update(scores)
@@ -405,6 +405,8 @@ def _eliminate_own(res, plot_path: str | None, fmt: str) -> str:
 
 def suda_records(where, key, top, suda_options, all_records, output, fmt, jobs, quiet):
     """``qar records --by suda``: every record's SUDA and DIS-SUDA score (sdcMicro's suda2)."""
+    import numpy as np
+
     from qar_sql.measures.classic import suda, suda_order, write_table
     from qar_sql.output.risk import suda_dict, suda_text
 
@@ -433,6 +435,8 @@ def suda_records(where, key, top, suda_options, all_records, output, fmt, jobs, 
 
 def influence_records(where, risk, key, top, compare_dt, all_records, output, fmt, jobs, quiet, refine=0):
     """``qar records --by influence``: the top records by I(i), ranked in the database."""
+    import numpy as np
+
     from qar_sql.ranking.influence import influence
     from qar_sql.ranking.records import contributions
     from qar_sql.stats.contributions import correlations
