@@ -84,3 +84,19 @@ def test_every_extra_of_pyproject_is_known_to_the_check():
     project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     declared = set(project["optional-dependencies"]) - {"dev", "all", "parquet"}
     assert declared == set(extras.MODULES)
+
+
+def test_the_python_api_names_the_extra_too(base_python):
+    code = (
+        "import qar_sql\n"
+        "try:\n"
+        "    qar_sql.compare('a.csv', 'b.csv', aligned=True)\n"
+        "except qar_sql.QarError as exc:\n"
+        "    print(int(exc.exit_code), exc)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    out = subprocess.run([base_python, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.stdout.strip() == (
+        "2 qar_sql.compare() needs saiph, pandas, pyarrow and threadpoolctl, which are not installed; "
+        "install them with: pip install 'qar-sql[compare]'"
+    ), out.stderr
