@@ -93,7 +93,11 @@ class Tabular:
 
     def to_arrow(self) -> Any:
         """The tabular part as a ``pyarrow.Table``."""
-        pa = _require("pyarrow", "pyarrow")
+        from qar_sql.extras import require
+
+        require("arrow", "to_arrow()")
+        import pyarrow as pa
+
         return pa.table(self.table_columns())
 
     def to_pandas(self) -> Any:
@@ -309,6 +313,15 @@ class AuditResult(Tabular):
             out["theta_high"] = [None if b is None else b[1] for b in tb]
         return out
 
+    def plot(self, ax: Any = None) -> Any:
+        """θ of the grouped QIs as a histogram, the threshold u and the fitted GPD tail above it,
+        drawn on ``ax`` (a matplotlib Axes) or, when None, on a new figure made without pyplot
+        (so the caller's backend and figures are left alone; ``ax.figure`` shows it in a
+        notebook). Returns the Axes. Needs ``qar-sql[plot]``."""
+        from qar_sql import plots
+
+        return plots.audit(self, ax)
+
     def summary_line(self) -> str:
         risk = format_risk(self.risk)
         return (
@@ -475,6 +488,14 @@ class CompareResult(Tabular):
             "change": [q.change for q in self.qis],
         }
 
+    def plot(self, ax: Any = None) -> Any:
+        """The distance of each treated record to its closest original (DCR) and their median,
+        the DTC, on ``ax`` or a new pyplot-free figure; returns the Axes. Needs the comparison
+        run with ``figures=True`` and ``qar-sql[plot]``."""
+        from qar_sql import plots
+
+        return plots.distances(self, ax)
+
     def summary_line(self) -> str:
         risk = f"; T {format_risk(self.risk_original)} -> {format_risk(self.risk_treated)}" if self.qis else ""
         return (
@@ -589,6 +610,13 @@ class UniquenessResult(Tabular):
                 + ("exposure_mean", "exposure_max"),
             ),
         }
+
+    def plot(self, ax: Any = None, *, n_curves: int = 3) -> Any:
+        """π(k) of the ``n_curves`` riskiest QIs against the group size k (exact, KL, uniform),
+        on ``ax`` or a new pyplot-free figure; returns the Axes. Needs ``qar-sql[plot]``."""
+        from qar_sql import plots
+
+        return plots.uniqueness(self, ax, n_curves)
 
     def summary_line(self) -> str:
         top = self.qis[0] if self.qis else None

@@ -90,14 +90,26 @@ extra_venv() {
     fi
   fi
 }
-# anonymeter (the [compare] extra) pins numpy < 1.27 and pyarrow < 22, below what the rest of the
+# anonymeter (the [anonymeter] extra) pins numpy < 1.27 and pyarrow < 22, below what the rest of the
 # suite runs on, so it is not in [dev]: the extra goes into a venv of its own that sees this
 # environment's packages, and tests/test_compare_anonymeter.py runs `qar compare --anonymeter` there.
-extra_venv compare anonymeter-venv QAR_TEST_ANONYMETER_PYTHON anonymeter anonymeter "its test"
+extra_venv anonymeter anonymeter-venv QAR_TEST_ANONYMETER_PYTHON anonymeter anonymeter "its test"
 
 # dbt 1.9 (the [dbt] extra) pins protobuf < 7 and pathspec < 0.13, below what the suite runs on:
 # it goes into a venv of its own too, and tests/test_dbt_package.py runs dbt with that Python.
 extra_venv dbt dbt-venv QAR_TEST_DBT_PYTHON dbt.adapters.duckdb dbt "the dbt package tests"
+
+# The base install, no extra (issue 28): a venv that does NOT see this environment's packages, so
+# tests/test_base_install.py checks that the core commands run on duckdb, SQLAlchemy, scipy, numpy,
+# jinja2, click and PyYAML alone, and that qar compare names the extra it needs (exit 2).
+if [ -z "${QAR_TEST_BASE_PYTHON:-}" ]; then
+  rm -rf build/base-venv  # rebuilt each run: the installed copy of qar-sql must be this tree's
+  if python3 -m venv build/base-venv && build/base-venv/bin/python -m pip install --quiet --disable-pip-version-check .; then
+    export QAR_TEST_BASE_PYTHON=$PWD/build/base-venv/bin/python
+  else
+    echo "note: the base venv could not be built; its test will $( [ "${CI:-}" = true ] && echo FAIL || echo skip )" >&2
+  fi
+fi
 
 if ! start_postgres; then
   echo "note: PostgreSQL is not available; PostgreSQL tests will $( [ "${CI:-}" = true ] && echo FAIL || echo skip )" >&2

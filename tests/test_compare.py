@@ -375,7 +375,7 @@ def test_anonymeter_missing_is_a_usage_error(tables):
     out = run(
         [tables, "--table", "people", "--treated-table", "people_release", "--link", "id", "--anonymeter", "--no-risk"]
     )
-    assert out.exit_code == 2 and "pip install 'qar-sql[compare]'" in out.output
+    assert out.exit_code == 2 and "pip install 'qar-sql[anonymeter]'" in out.output
 
 
 # --- local cloaking with ties, missing values ------------------------------------------------

@@ -1,6 +1,6 @@
 """``qar compare --anonymeter`` against anonymeter itself, run on the same tables read by pandas.
 
-anonymeter (the ``qar-sql[compare]`` extra) pins ``numpy < 1.27`` and ``pyarrow < 22``, below what
+anonymeter (the ``qar-sql[anonymeter]`` extra) pins ``numpy < 1.27`` and ``pyarrow < 22``, below what
 the rest of the suite runs on, so it is not in the ``dev`` extra. The test runs ``qar compare`` in
 a Python that has it: this one when anonymeter is importable here, else the one named by
 ``QAR_TEST_ANONYMETER_PYTHON`` (``scripts/test.sh`` makes a virtual environment with the extra,
@@ -70,7 +70,7 @@ def anonymeter_python() -> str:
         return python
     why = (
         "anonymeter is not installed here and QAR_TEST_ANONYMETER_PYTHON is not set "
-        "(pip install 'qar-sql[compare]', or run scripts/test.sh, which makes a venv with it)"
+        "(pip install 'qar-sql[anonymeter]', or run scripts/test.sh, which makes a venv with it)"
     )
     if IN_CI:
         pytest.fail(why)

@@ -83,7 +83,7 @@ def test_dev_names_the_extras_and_carries_the_test_only_packages():
     dev = EXTRAS["dev"]
     (own,) = [r for r in dev if _name(r) == "qar-sql"]
     named = {e.strip() for e in re.search(r"\[(.*)\]", own).group(1).split(",")}
-    assert {"postgres", "plot", "pls", "parquet"} <= named
+    assert {"postgres", "plot", "pls", "arrow", "compare", "progress"} <= named
     # No pin repeated: a package of a named extra is not listed again in dev.
     again = {_name(r) for r in dev} & {_name(r) for e in named for r in EXTRAS[e]}
     assert not again

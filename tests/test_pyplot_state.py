@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import pytest
 
 import qar_sql
@@ -111,3 +112,71 @@ def test_every_figure_leaves_the_users_backend_and_figures_alone(demo, user_pypl
     assert user_pyplot() == state, "history plot"
     for name in ("eliminate.png", "uniqueness.svg", "compare.png", "history.png"):
         assert (tmp_path / name).stat().st_size > 1000, name
+
+
+def test_result_plot_draws_on_an_axes_and_leaves_pyplot_alone(demo, user_pyplot):
+    """``result.plot(ax=None)`` (issue 28): each returns the Axes it drew on — the caller's, or
+    that of a new figure pyplot does not know — and what it drew is checked against numbers
+    computed here."""
+    from matplotlib.axes import Axes
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    state = user_pyplot()
+    where = {"table": "population", "columns": COLUMNS, "p": 2}
+
+    audit = qar_sql.audit(str(demo), pi_u=0.2, **where)
+    ax = audit.plot()
+    assert isinstance(ax, Axes) and user_pyplot() == state, "AuditResult.plot()"
+    # θ of every pair of columns, counted here by DuckDB: the bars are its density histogram.
+    con = duckdb.connect(str(demo), read_only=True)
+    rows = con.execute("select count(*) from population").fetchone()[0]
+    theta = []
+    for i, a in enumerate(COLUMNS):
+        for b in COLUMNS[i + 1 :]:
+            sql = f'select count(*) from (select distinct "{a}", "{b}" from population)'
+            theta.append(con.execute(sql).fetchone()[0] / rows)
+    con.close()
+    bins = min(60, max(10, int(len(theta) ** 0.5)))
+    expected, _ = np.histogram(theta, bins=bins, density=True)
+    assert np.allclose([p.get_height() for p in ax.patches], expected)
+    labels = [line.get_label() for line in ax.get_lines()]
+    assert "fitted GPD tail" in labels and any(lab.startswith("threshold u") for lab in labels)
+    mine = Figure()
+    FigureCanvasAgg(mine)
+    given = mine.subplots()
+    assert audit.plot(ax=given) is given  # the caller's Axes, drawn on, returned
+
+    elimination = qar_sql.eliminate(
+        str(demo), key=["person_id"], by=("dt", "random"), step=50, max_removed=100, **where
+    )
+    ax = elimination.plot()
+    assert isinstance(ax, Axes) and user_pyplot() == state, "Elimination.plot()"
+    for name, points in elimination.curves.items():
+        (line,) = [line for line in ax.get_lines() if line.get_label() == name]
+        want = [0.0] + [np.nan if pt.reduction is None else 100 * pt.reduction for pt in points]
+        assert np.allclose(line.get_ydata(), want, equal_nan=True)
+
+    uniqueness = qar_sql.uniqueness(str(demo), group_size=5, **where)
+    ax = uniqueness.plot(n_curves=2)
+    assert isinstance(ax, Axes) and user_pyplot() == state, "UniquenessResult.plot()"
+    assert len(ax.get_lines()) == 3 * 2 + 1  # exact, KL, uniform per QI, and the line at k
+    # Every drawn π(k) is a probability, and the exact curve at k = 1 is 1 (one person is unique).
+    exact = ax.get_lines()[0]
+    assert exact.get_xdata()[0] == 1 and exact.get_ydata()[0] == pytest.approx(1.0)
+
+    compared = qar_sql.compare(
+        str(demo),
+        str(demo),
+        table="population",
+        treated_table="population_treated",
+        link="person_id",
+        columns=COLUMNS,
+        p=2,
+        figures=True,
+    )
+    ax = compared.plot()
+    assert isinstance(ax, Axes) and user_pyplot() == state, "CompareResult.plot()"
+    # One count per treated record, and the dashed line at the DTC, the median DCR.
+    assert sum(p.get_height() for p in ax.patches) == len(compared.distributions.dcr) == rows
+    assert ax.get_lines()[0].get_xdata()[0] == pytest.approx(float(np.median(compared.distributions.dcr)))

@@ -14,14 +14,12 @@ from typing import NoReturn
 
 import click
 
-from qar_sql import config as qar_config
 from qar_sql import params
 from qar_sql.engines.dialects import DIALECTS
 from qar_sql.errors import ExitCode, QarError
 from qar_sql.parameters.demo import MAX_ROWS, MIN_ROWS, DemoParams
 from qar_sql.params import default_of
 from qar_sql.secrets import scrub, secret_values
-from qar_sql.version import __version__
 
 
 def _safe(exc: BaseException) -> str:
@@ -121,14 +119,30 @@ class QarGroup(click.Group):
             ctx.exit(int(ExitCode.RUNTIME))
 
 
+def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from qar_sql.extras import version_lines
+
+    click.echo("\n".join(version_lines()))
+    ctx.exit()
+
+
 # Every option shows its default in --help (inherited by the subcommands' contexts).
 @click.group(cls=QarGroup, context_settings={"help_option_names": ["-h", "--help"], "show_default": True})
-@click.version_option(__version__, prog_name="qar")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the versions of qar, Python, DuckDB, SQLAlchemy and each installed extra (for a bug report), and exit.",
+)
 @click.option("--debug", is_flag=True, envvar="QAR_DEBUG", help="Show tracebacks on errors.")
 @params.file_option(
     "--config",
     "config_path",
-    envvar=qar_config.CONFIG_ENV,
+    envvar="QAR_CONFIG",  # config.CONFIG_ENV; config (and the scan code it loads) is imported when run, not for --help
     help="Defaults from this qar.toml or pyproject.toml (default: found in the working directory or a parent).",
 )
 @click.option(
@@ -154,6 +168,8 @@ def cli(ctx, debug, config_path, log_level, verbose):
     ctx.ensure_object(dict)["debug"] = debug
     _log_to_stderr(_level(log_level, verbose))
     # Defaults from qar.toml / [tool.qar], below the command line and the QAR_ variables.
+    from qar_sql import config as qar_config
+
     try:
         found = qar_config.load(config_path) if config_path else qar_config.find()
     except QarError as exc:

@@ -69,7 +69,7 @@ def _components(ctx, param, value):
 )
 @params.file_option("--plot", help="Write the figures to this .png or .svg file.")
 @click.option(
-    "--anonymeter", is_flag=True, help="Also run anonymeter's three evaluators (pip install 'qar-sql[compare]')."
+    "--anonymeter", is_flag=True, help="Also run anonymeter's three evaluators (pip install 'qar-sql[anonymeter]')."
 )
 @params.int_option(
     "--anonymeter-attacks", minimum=10, default=500, show_default=True, help="Attacks per anonymeter evaluator."
@@ -95,6 +95,9 @@ def compare_cmd(original, treated, risk, no_risk, fail_below, plot, fmt, quiet, 
     --treated-table). Records are compared in an exact FAMD projection (saiph) fitted on the
     original. See docs/compare.md for every metric.
     """
+    from qar_sql.extras import require
+
+    require("compare", "qar compare")  # before any work, and before comparison/ imports pandas
     from qar_sql.commands.compare import below_thresholds, check_thresholds, compare, parse_thresholds
     from qar_sql.output.render_compare import plot_compare, render_compare
 

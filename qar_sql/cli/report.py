@@ -116,6 +116,10 @@ def report_cmd(
         if value and not classic:
             opt = "--" + name.replace("_", "-")
             raise UsageError(f"{opt} goes with --classic; add --classic or leave {opt} out")
+    if compare is not None:  # before any work: the comparison needs the [compare] extra
+        from qar_sql.extras import require
+
+        require("compare", "qar report --compare")
     _guard(where["source"], output, treatments, compare, store, from_store, hash_secret_file)
     secret = hash_secret(hash_secret_file) if (hash_secret_file or os.environ.get(HASH_SECRET_ENV)) else None
     command = masked_command(["qar", *sys.argv[1:]], [secret] if secret else [])

@@ -16,6 +16,7 @@ from qar_sql.engines.session import Session
 from qar_sql.engines.source import SourceLike, session_of
 from qar_sql.measures.audit import audit_session
 from qar_sql.parameters.audit import AuditParams
+from qar_sql.progress import with_progress
 from qar_sql.pushdown.scan import Progress
 from qar_sql.results import AuditResult, pick
 
@@ -68,6 +69,7 @@ def recorded(
     )
 
 
+@with_progress("audit")
 def audit(
     source: SourceLike = None,
     *,

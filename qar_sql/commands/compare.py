@@ -43,6 +43,7 @@ from qar_sql.engines.source import (
     select_columns,
 )
 from qar_sql.errors import ColumnError, DataError, ParameterError, UsageError, require_whole, shown
+from qar_sql.progress import with_progress
 from qar_sql.results import (
     THRESHOLD_METRICS,
     CompareResult,
@@ -81,6 +82,7 @@ class _Side:
             yield out
 
 
+@with_progress("compare")
 def compare(
     original: SourceLike,
     treated: SourceLike = None,

@@ -26,6 +26,7 @@ from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, Relation, SourceLike, open_source, select_columns, source_label
 from qar_sql.errors import DatabaseError, DataError, ParameterError, shown
 from qar_sql.measures.audit import provenance
+from qar_sql.progress import with_progress
 from qar_sql.pushdown.scan import Progress, default_batch_size
 from qar_sql.results import SingletonShare, Tabular, attribute_columns, pick
 
@@ -121,6 +122,7 @@ class DiscoverKeywords(TypedDict, total=False):
     progress: Progress | None
 
 
+@with_progress("discover")
 def discover(
     source: SourceLike = None,
     *,

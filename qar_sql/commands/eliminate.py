@@ -18,6 +18,7 @@ from qar_sql.measures.audit import SourceOptions, split_options
 from qar_sql.output.files import written
 from qar_sql.output.render_records import plot_elimination
 from qar_sql.parameters.eliminate import EliminateParams
+from qar_sql.progress import with_progress
 from qar_sql.pushdown.scan import Progress
 from qar_sql.ranking.eliminate import Elimination, eliminate_relation
 
@@ -39,6 +40,7 @@ def run(
     return result
 
 
+@with_progress("eliminate")
 def eliminate(
     source: SourceLike = None,
     *,

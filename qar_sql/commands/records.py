@@ -26,6 +26,7 @@ from qar_sql.measures.classic import SudaRecords, suda, write_table
 from qar_sql.output.files import written
 from qar_sql.output.record_scores import write_influence, write_scores
 from qar_sql.parameters.records import SCORES, RecordsParams
+from qar_sql.progress import with_progress
 from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys
 from qar_sql.pushdown.scan import Progress
 from qar_sql.ranking.influence import Influence
@@ -170,6 +171,7 @@ def _suda(session: Session, params: RecordsParams) -> SudaRecords:
     return found
 
 
+@with_progress("records")
 def contributions(
     source: SourceLike = None,
     *,
@@ -201,6 +203,7 @@ def contributions(
         )  # fmt: skip
 
 
+@with_progress("influence")
 def influence(
     source: SourceLike = None,
     *,

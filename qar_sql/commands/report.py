@@ -350,6 +350,10 @@ def _parameters(result: AuditResult, table, **more: Any) -> dict[str, Any]:
 def report(source: SourceLike = None, *, output: str | Path | None = None, **options: Any) -> ReportInputs:
     """Build the HTML report of ``source`` (keywords as :func:`collect`); write it to ``output``
     when given. ``.to_html()`` of the result renders it again, from the results alone."""
+    if options.get("compare") is not None:  # before any work, as qar report --compare
+        from qar_sql.extras import require
+
+        require("compare", "the report's comparison (compare=)")
     if output is not None:  # never over a file the report reads, checked before the work
         from qar_sql.guard import check_not_input
 

@@ -15,6 +15,7 @@ from qar_sql.engines.session import Session
 from qar_sql.engines.source import SourceLike, session_of
 from qar_sql.measures.classic import RiskResult, check_not_source, output_kind, risk_relation
 from qar_sql.parameters.risk import RiskParams
+from qar_sql.progress import with_progress
 from qar_sql.pushdown.scan import Progress
 
 NAME = "risk"
@@ -26,6 +27,7 @@ def run(session: Session, params: RiskParams, progress: Progress | None = None) 
     return risk_relation(session.db, session.relation, params, progress=progress, source=session.label)
 
 
+@with_progress("risk")
 def risk(
     source: SourceLike = None,
     *,

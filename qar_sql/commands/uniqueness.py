@@ -17,6 +17,7 @@ from pathlib import Path
 from qar_sql.engines.source import SourceLike, open_source, resolve_source
 from qar_sql.errors import DataError
 from qar_sql.measures.uniqueness import UniquenessOptions, uniqueness_relation
+from qar_sql.progress import with_progress
 from qar_sql.pushdown.scan import Progress
 from qar_sql.results import UniquenessResult, UniquenessScenario
 from qar_sql.secrets import mask_source
@@ -24,6 +25,7 @@ from qar_sql.treat.treatments import Binder, Plan, load, treated_sql
 from qar_sql.treat.whatif import release, scenario_name, scenarios_of
 
 
+@with_progress("uniqueness")
 def uniqueness(
     source: SourceLike = None,
     *,

@@ -1,5 +1,5 @@
 """``--anonymeter``: anonymeter's singling-out, linkability and inference evaluators beside the
-distance metrics (optional extra ``qar-sql[compare]``).
+distance metrics (optional extra ``qar-sql[anonymeter]``).
 
 anonymeter (Giomi et al., PoPETs 2023) works on whole pandas DataFrames, so unlike the rest of
 the comparison both tables are held in memory here: use it on tables of up to some hundred
@@ -46,13 +46,9 @@ def _frame(batches: Iterable[dict[str, np.ndarray]], cols: Sequence[str], numeri
 
 def require_anonymeter() -> None:
     """Fail before any work when the optional package is missing."""
-    import importlib.util
+    from qar_sql.extras import require
 
-    if importlib.util.find_spec("anonymeter") is None:
-        raise UsageError(
-            "--anonymeter needs the anonymeter package, which is not installed; install it with: "
-            "pip install 'qar-sql[compare]'"
-        )
+    require("anonymeter", "--anonymeter")
 
 
 def run_anonymeter(
@@ -72,7 +68,7 @@ def run_anonymeter(
     except ModuleNotFoundError as exc:
         raise UsageError(
             f"--anonymeter needs the anonymeter package ({exc.name} is missing); install it with: "
-            "pip install 'qar-sql[compare]'"
+            "pip install 'qar-sql[anonymeter]'"
         ) from exc
     import warnings
 

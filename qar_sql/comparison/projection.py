@@ -48,9 +48,14 @@ from decimal import Decimal
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from qar_sql.errors import DataError, ParameterError
+from qar_sql.extras import require
+
+# qar_sql.compare (which imports this module) without the [compare] extra: one sentence naming
+# the extra (exit 2) instead of an ImportError of pandas. The CLI checks before this, first thing.
+require("compare", "qar_sql.compare()")
+import pandas as pd  # noqa: E402
 
 #: What a batch of rows is, here: column name → numpy array (NaN or None is NULL).
 Batch = Mapping[str, np.ndarray]

@@ -962,6 +962,10 @@ def output_kind(path: str) -> str:
     if lower.endswith(".csv"):
         return "csv"
     if lower.endswith((".parquet", ".pq")):
+        from qar_sql.extras import require
+
+        # Checked here, with the path, before any work: the file is written after the measures.
+        require("arrow", "writing Parquet", alternative=f", or write CSV: --per-record {path.rsplit('.', 1)[0]}.csv")
         return "parquet"
     raise UsageError(f"--per-record {path!r} must end in .csv or .parquet, which says the format to write")
 
@@ -1038,14 +1042,14 @@ def write_table(data: dict[str, np.ndarray], path: str, kind: str) -> None:
     names = list(data)
     try:
         if kind == "parquet":
-            try:
-                import pyarrow as pa
-                import pyarrow.parquet as pq
-            except ModuleNotFoundError as exc:
-                raise UsageError(
-                    f"writing Parquet needs pyarrow, which is not installed; pip install 'qar-sql[parquet]', "
-                    f"or write CSV: --per-record {Path(path).with_suffix('.csv')}"
-                ) from exc
+            from qar_sql.extras import require
+
+            require(
+                "arrow", "writing Parquet", alternative=f", or write CSV: --per-record {Path(path).with_suffix('.csv')}"
+            )
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
             arrays = [pa.array(np.asarray(data[n]), from_pandas=True) for n in names]
             pq.write_table(pa.Table.from_arrays(arrays, names=names), path)
             return

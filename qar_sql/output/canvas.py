@@ -8,19 +8,8 @@ known to no pyplot manager, needs no ``close``, and saves to PNG or SVG from any
 
 from __future__ import annotations
 
-from typing import Any
+# The figure itself is made in qar_sql/plots.py, below the result types whose .plot(ax=None)
+# draws on it; the output modules keep importing it from here.
+from qar_sql.plots import new_figure
 
-from qar_sql.errors import UsageError
-
-
-def new_figure(missing: str, **kwargs: Any) -> Any:
-    """A ``matplotlib.figure.Figure`` (``kwargs`` as its constructor takes them) drawn by the Agg
-    canvas; ``missing`` is the sentence raised when matplotlib (``qar-sql[plot]``) is absent."""
-    try:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-    except ImportError as exc:
-        raise UsageError(missing) from exc
-    fig = Figure(**kwargs)
-    FigureCanvasAgg(fig)
-    return fig
+__all__ = ["new_figure"]

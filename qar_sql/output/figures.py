@@ -13,22 +13,22 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from qar_sql.errors import UsageError
+from qar_sql import plots
 from qar_sql.output.canvas import new_figure
 from qar_sql.stats import evt
 
 _PROLOG = re.compile(r"<\?xml[^>]*\?>\s*|<!DOCTYPE[^>]*>\s*|<metadata>.*?</metadata>\s*", re.DOTALL)
 
 
-_MISSING = "the report's figures need matplotlib; install it with: pip install 'qar-sql[plot]'"
+_MISSING = "each figure of the report"
 
 
 def available() -> bool:
-    try:
-        new_figure(_MISSING)
-    except UsageError:
-        return False
-    return True
+    """Whether matplotlib (``qar-sql[plot]``) is installed; without it the report has its tables
+    and a note in place of each figure."""
+    from qar_sql.extras import installed
+
+    return installed("plot")
 
 
 def _svg(fig, name: str, label: str) -> str:
@@ -62,29 +62,9 @@ def theta_distribution(
     theta: np.ndarray, rows: int, u: float | None, xi: float | None, beta: float | None, pi_u: float, label: str
 ) -> str:
     """Histogram of θ with the threshold u and, above it, the fitted GPD tail's density
-    (on the θ scale: logit θ − logit u ~ GPD(ξ, β), scaled to the share π_u above u)."""
+    (:func:`qar_sql.plots.theta`, which ``AuditResult.plot`` draws too)."""
     fig, ax = _fig()
-    theta = np.asarray(theta, dtype=float)
-    bins = min(60, max(10, int(np.sqrt(theta.size))))
-    counts, edges, _ = ax.hist(theta, bins=bins, density=True, color="#9db7d5", edgecolor="white", label="θ of the QIs")
-    if u is not None:
-        ax.axvline(u, color="#b2182b", linestyle="--", linewidth=1.2, label=f"threshold u = {u:.4g}")
-        if xi is not None and beta is not None and beta > 0:
-            hi = float(theta.max())
-            if hi > u:
-                x = np.linspace(u, hi, 200)[1:]
-                xc = np.clip(x, 1e-12, 1 - 1e-12)
-                y = np.log(xc / (1 - xc)) - np.log(u / (1 - u))  # the excess on the logit scale
-                with np.errstate(all="ignore"):
-                    if abs(xi) < 1e-9:
-                        dens = np.exp(-y / beta) / beta
-                    else:
-                        dens = (1 + xi * y / beta) ** (-1 / xi - 1) / beta
-                    dens = np.where(np.isfinite(dens), dens, 0.0) / (xc * (1 - xc)) * pi_u
-                ax.plot(x, dens, color="#b2182b", linewidth=1.6, label="fitted GPD tail")
-    ax.set_xlabel("θ = distinct combinations / rows")
-    ax.set_ylabel("density")
-    ax.legend(frameon=False, fontsize=8)
+    plots.theta(ax, theta, u, xi, beta, pi_u)
     return _svg(fig, "theta", label)
 
 

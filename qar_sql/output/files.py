@@ -50,13 +50,9 @@ def check_plot(path: str, option: str = "--plot") -> None:
 
 def require_matplotlib(option: str) -> None:
     """Refuse ``option`` (a plot) when matplotlib, the optional extra ``qar-sql[plot]``, is missing."""
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        raise UsageError(
-            f"{option} needs matplotlib, which is not installed; install it with: pip install 'qar-sql[plot]' "
-            f"(or leave {option} out)"
-        ) from None
+    from qar_sql.extras import require
+
+    require("plot", option, alternative=f" (or leave {option} out)")
 
 
 def written(path: str, option: str):

@@ -14,19 +14,22 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-import numpy as np
 
 from qar_sql.errors import UsageError
-from qar_sql.results import Tabular
+
+if TYPE_CHECKING:  # annotations only: qar --help loads neither the results nor numpy
+    from qar_sql.results import Tabular
 
 
 def _cell(value: Any) -> str:
     """One CSV cell: floats at full precision (their repr, as the JSON writes them), NULL and
     NaN as the empty cell (the JSON's null), booleans and times as the JSON writes them, a list
     of names joined as the text shows them."""
+    import numpy as np
+
     if value is None:
         return ""
     if isinstance(value, bool | np.bool_):

@@ -211,16 +211,12 @@ def plot_compare(r: CompareResult, path: str | Path) -> Path:
     treated records on the first two axes. Needs ``compare(..., figures=True)``."""
     if r.distributions is None:
         raise UsageError("the comparison kept no distributions to plot; run it with figures=True")
-    from qar_sql.output.canvas import new_figure
+    from qar_sql import plots
 
     d = r.distributions
-    fig = new_figure("--plot needs matplotlib; install it with: pip install 'qar-sql[plot]'", figsize=(11, 8.5))
+    fig = plots.new_figure("the compare plot", figsize=(11, 8.5))
     axes = fig.subplots(2, 2)
-    ax = axes[0][0]
-    ax.hist(d.dcr, bins=60, color="#4c72b0")
-    ax.axvline(r.dtc, color="k", ls="--", lw=1, label=f"DTC (median) {r.dtc:.3g}")
-    ax.set(title="Distance to the closest original (DCR)", xlabel="distance", ylabel="treated records")
-    ax.legend()
+    plots.distances(r, axes[0][0])
     ax = axes[0][1]
     ax.hist(d.nndr, bins=60, range=(0, 1), color="#55a868")
     ax.axvline(r.cdr, color="k", ls="--", lw=1, label=f"CDR (median) {r.cdr:.3g}")

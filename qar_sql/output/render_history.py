@@ -141,7 +141,7 @@ def plot_history(h: History, path: str | Path) -> Path:
     path = Path(path)
     if path.suffix.lower() not in (".png", ".svg"):
         raise UsageError(f"plot file {str(path)!r} must end in .png or .svg")
-    fig = new_figure("the trend plot needs matplotlib; install it with: pip install 'qar-sql[plot]'", figsize=(8, 4.5))
+    fig = new_figure("the trend plot", figsize=(8, 4.5))
     ax = fig.subplots()
     drawn = 0
     for s in h.series:

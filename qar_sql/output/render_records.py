@@ -214,21 +214,11 @@ def render_eliminate(res, fmt: str, plot_path: str | None = None) -> str:
 def plot_elimination(result, path: str, title: str | None = None) -> None:
     """``qar eliminate --plot``: the reduction against records removed, one line per ranking
     (the paper's Fig. 10), to PNG or SVG (``qar_sql.ranking.eliminate.plot``)."""
-    from qar_sql.output.canvas import new_figure
+    from qar_sql import plots
 
     if not re.search(r"\.(png|svg)$", path, re.I):
         raise ParameterError(f"--plot {path!r} must end in .png or .svg")
-    fig = new_figure("plots need matplotlib; install it with: pip install 'qar-sql[plot]'", figsize=(7.5, 4.5), dpi=120)
-    ax = fig.subplots()
-    for name, pts in result.curves.items():
-        xs = [0] + [pt.removed for pt in pts]
-        ys = [0.0] + [np.nan if pt.reduction is None else 100 * pt.reduction for pt in pts]
-        ax.plot(xs, ys, label=name, linewidth=2 if name in ("greedy", "dt") else 1.4)
-    ax.axhline(0, color="grey", linewidth=0.8)
-    ax.set_xlabel("records removed")
-    ax.set_ylabel("risk reduction 1 − T̂ₖ / T̂₀ (%)")
-    ax.set_title(title or f"Backward elimination (T̂₀ = {result.risk:.4g}, L = {result.rows:,})")
-    ax.legend(title="ranking")
-    ax.grid(alpha=0.3)
+    fig = plots.new_figure("the elimination plot", figsize=(7.5, 4.5), dpi=120)
+    plots.elimination(result, fig.subplots(), title)
     fig.tight_layout()
     fig.savefig(path)

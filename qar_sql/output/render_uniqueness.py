@@ -184,28 +184,11 @@ def plot(r: UniquenessResult, path: str | Path, *, n_curves: int = 3) -> Path:
     path = Path(path)
     if path.suffix.lower() not in (".png", ".svg"):
         raise ParameterError(f"--plot {str(path)!r} must end in .png or .svg")
-    from qar_sql.output.canvas import new_figure
+    from qar_sql import plots
 
-    shown = list(r.qis[:n_curves])
-    fig = new_figure(
-        "the uniqueness plot needs matplotlib; install it with: pip install 'qar-sql[plot]'", figsize=(12, 4.5)
-    )
+    fig = plots.new_figure("the uniqueness plot", figsize=(12, 4.5))
     left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [3, 2]})
-    k_max = max([2 * r.group_size] + [2 * q.k50 for q in shown])
-    for i, q in enumerate(shown):
-        top = min(k_max, q.distinct + 1)
-        ks = np.unique(np.linspace(1, top, num=min(top, 200)).round().astype(int))
-        colour = f"C{i}"
-        label = ", ".join(q.columns)
-        left.plot(ks, curve(q, ks), color=colour, label=f"{label} (κ = {q.kappa:.3f}, M = {q.domain:,})")
-        left.plot(ks, [U.pi_kl(int(k), q.domain, q.kappa) for k in ks], color=colour, linestyle="--")
-        left.plot(ks, [U.pi_uniform(int(k), q.domain) for k in ks], color=colour, linestyle=":")
-    left.axvline(r.group_size, color="grey", linewidth=0.8)
-    left.set_xlabel("group size k")
-    left.set_ylabel("P(all k unique)")
-    left.set_title("Uniqueness probability: exact (solid), KL (dashed), uniform (dotted)", fontsize=10)
-    left.set_ylim(0, 1.02)
-    left.legend(fontsize=8)
+    plots.uniqueness(r, left, n_curves)
     order = sorted(r.qis, key=lambda q: q.kappa)
     right.plot(range(1, len(order) + 1), [q.kappa for q in order], marker="." if len(order) < 60 else None)
     if len(order) <= 20:

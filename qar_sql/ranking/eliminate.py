@@ -13,6 +13,7 @@ import time
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -57,6 +58,13 @@ class Elimination(Tabular):
                 out["risk"].append(pt.risk)
                 out["reduction"].append(pt.reduction)
         return out
+
+    def plot(self, ax: Any = None, *, title: str | None = None) -> Any:
+        """Risk reduction against records removed, one line per ranking (the paper's Fig. 10),
+        on ``ax`` or a new pyplot-free figure; returns the Axes. Needs ``qar-sql[plot]``."""
+        from qar_sql import plots
+
+        return plots.elimination(self, ax, title)
 
     def summary_line(self) -> str:
         return (

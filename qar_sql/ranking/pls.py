@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from qar_sql.engines.source import Database, Relation
-from qar_sql.errors import DataError, ParameterError, UsageError
+from qar_sql.errors import DataError, ParameterError
 from qar_sql.pushdown.record_codes import check_size, column_kinds, count_rows, fetch_codes, fetch_values
 
 N_COMPONENTS = 3
@@ -51,13 +51,12 @@ class PLSResult:
 
 
 def _sklearn():
-    try:
-        from sklearn.cross_decomposition import PLSRegression
-        from sklearn.metrics import roc_auc_score
-    except ImportError as exc:
-        raise UsageError(
-            "the PLS predictor needs scikit-learn, which is not installed; install it with: pip install 'qar-sql[pls]'"
-        ) from exc
+    from qar_sql.extras import require
+
+    require("pls", "the PLS predictor")
+    from sklearn.cross_decomposition import PLSRegression
+    from sklearn.metrics import roc_auc_score
+
     return PLSRegression, roc_auc_score
 
 

@@ -35,6 +35,7 @@ from qar_sql.engines.source import (
 )
 from qar_sql.errors import ColumnError, DatabaseError, DataError, UsageError
 from qar_sql.measures.audit import Options, SourceOptions, audit_relation, split_options
+from qar_sql.progress import with_progress
 from qar_sql.pushdown.scan import Ticker
 from qar_sql.results import SingletonShare, Tabular, attribute_columns, format_risk
 from qar_sql.stats import evt
@@ -279,6 +280,7 @@ def _loss(db: Database, binder: Binder, relation_sql: str, names, qids, not_null
     return information_loss(db.query, db.dialect, f"(\n{paired}\n)", spec)
 
 
+@with_progress("whatif")
 def whatif(
     source: SourceLike = None,
     *,

@@ -1,0 +1,139 @@
+"""Plots on results, never on pyplot state (issue 28): each function draws one result onto a
+matplotlib ``Axes`` and returns it — the caller's ``ax``, or, with ``ax=None``, the one Axes of a
+new bare ``Figure`` on the Agg canvas (:func:`new_figure`), known to no pyplot manager.
+
+These are the drawings behind ``AuditResult.plot``, ``Elimination.plot``,
+``UniquenessResult.plot`` and ``CompareResult.plot``, and the same code draws the matching panels
+of ``--plot`` files and of the HTML report, so a figure looks the same wherever it is drawn.
+Results are read by attribute (no import of ``qar_sql.results``), so this module sits below
+every result type. matplotlib is the extra ``qar-sql[plot]``; it is imported here only when a
+figure is made.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from qar_sql.errors import UsageError
+from qar_sql.extras import require
+
+
+def new_figure(what: str, **kwargs: Any) -> Any:
+    """A ``matplotlib.figure.Figure`` (``kwargs`` as its constructor takes them) drawn by the Agg
+    canvas; without matplotlib (``qar-sql[plot]``), UsageError: "``what`` needs matplotlib, …".
+
+    pyplot is process-wide state — its backend and its list of open figures. A figure made here
+    is known to no pyplot manager, needs no ``close``, and saves to PNG or SVG from any thread."""
+    require("plot", what)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(**kwargs)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _axes(ax: Any, what: str, figsize: tuple[float, float]) -> Any:
+    """``ax``, or the Axes of a new Agg figure when it is None."""
+    if ax is not None:
+        return ax
+    return new_figure(what, figsize=figsize).subplots()
+
+
+def theta(ax: Any, theta: np.ndarray, u: float | None, xi: float | None, beta: float | None, pi_u: float) -> Any:
+    """Histogram of θ with the threshold u and, above it, the fitted GPD tail's density (on the
+    θ scale: logit θ − logit u ~ GPD(ξ, β), scaled to the share π_u above u)."""
+    theta = np.asarray(theta, dtype=float)
+    bins = min(60, max(10, int(np.sqrt(theta.size))))
+    ax.hist(theta, bins=bins, density=True, color="#9db7d5", edgecolor="white", label="θ of the QIs")
+    if u is not None:
+        ax.axvline(u, color="#b2182b", linestyle="--", linewidth=1.2, label=f"threshold u = {u:.4g}")
+        if xi is not None and beta is not None and beta > 0:
+            hi = float(theta.max())
+            if hi > u:
+                x = np.linspace(u, hi, 200)[1:]
+                xc = np.clip(x, 1e-12, 1 - 1e-12)
+                y = np.log(xc / (1 - xc)) - np.log(u / (1 - u))  # the excess on the logit scale
+                with np.errstate(all="ignore"):
+                    if abs(xi) < 1e-9:
+                        dens = np.exp(-y / beta) / beta
+                    else:
+                        dens = (1 + xi * y / beta) ** (-1 / xi - 1) / beta
+                    dens = np.where(np.isfinite(dens), dens, 0.0) / (xc * (1 - xc)) * pi_u
+                ax.plot(x, dens, color="#b2182b", linewidth=1.6, label="fitted GPD tail")
+    ax.set_xlabel("θ = distinct combinations / rows")
+    ax.set_ylabel("density")
+    ax.legend(frameon=False, fontsize=8)
+    return ax
+
+
+def audit(result: Any, ax: Any = None) -> Any:
+    """An :class:`~qar_sql.AuditResult`: θ of its grouped QIs, u and the fitted tail."""
+    ax = _axes(ax, "AuditResult.plot()", (6.4, 3.4))
+    values = result.theta
+    values = values[~np.isnan(values)]  # pruned QIs have bounds, not θ
+    f = result.fit
+    theta(ax, values, f.u if f else None, f.xi if f else None, f.beta if f else None, result.pi_u)
+    risk = "no tail" if result.risk is None else f"T̂ = {result.risk:.4g}"
+    ax.set_title(f"θ of {result.table or result.source} (p = {result.p}, {risk})", fontsize=10)
+    return ax
+
+
+def elimination(result: Any, ax: Any = None, title: str | None = None) -> Any:
+    """An :class:`~qar_sql.Elimination`: reduction against records removed, one line per
+    ranking (the paper's Fig. 10)."""
+    ax = _axes(ax, "Elimination.plot()", (7.5, 4.5))
+    for name, pts in result.curves.items():
+        xs = [0] + [pt.removed for pt in pts]
+        ys = [0.0] + [np.nan if pt.reduction is None else 100 * pt.reduction for pt in pts]
+        ax.plot(xs, ys, label=name, linewidth=2 if name in ("greedy", "dt") else 1.4)
+    ax.axhline(0, color="grey", linewidth=0.8)
+    ax.set_xlabel("records removed")
+    ax.set_ylabel("risk reduction 1 − T̂ₖ / T̂₀ (%)")
+    ax.set_title(title or f"Backward elimination (T̂₀ = {result.risk:.4g}, L = {result.rows:,})")
+    ax.legend(title="ranking")
+    ax.grid(alpha=0.3)
+    return ax
+
+
+def uniqueness(result: Any, ax: Any = None, n_curves: int = 3) -> Any:
+    """A :class:`~qar_sql.UniquenessResult`: π(k) of the ``n_curves`` riskiest QIs against the
+    group size k — exact (solid), the KL approximation (dashed), the uniform curve on the same M
+    (dotted); the paper's Figure 3."""
+    from qar_sql.stats import koot as U
+
+    ax = _axes(ax, "UniquenessResult.plot()", (7.5, 4.5))
+    shown = list(result.qis[:n_curves])
+    k_max = max([2 * result.group_size] + [2 * q.k50 for q in shown])
+    for i, q in enumerate(shown):
+        top = min(k_max, q.distinct + 1)
+        ks = np.unique(np.linspace(1, top, num=min(top, 200)).round().astype(int))
+        colour = f"C{i}"
+        label = ", ".join(q.columns)
+        dist = U.Grouped.from_histogram(q.class_sizes)
+        exact = np.array([U.pi_exact(int(k), dist) for k in ks])
+        ax.plot(ks, exact, color=colour, label=f"{label} (κ = {q.kappa:.3f}, M = {q.domain:,})")
+        ax.plot(ks, [U.pi_kl(int(k), q.domain, q.kappa) for k in ks], color=colour, linestyle="--")
+        ax.plot(ks, [U.pi_uniform(int(k), q.domain) for k in ks], color=colour, linestyle=":")
+    ax.axvline(result.group_size, color="grey", linewidth=0.8)
+    ax.set_xlabel("group size k")
+    ax.set_ylabel("P(all k unique)")
+    ax.set_title("Uniqueness probability: exact (solid), KL (dashed), uniform (dotted)", fontsize=10)
+    ax.set_ylim(0, 1.02)
+    ax.legend(fontsize=8)
+    return ax
+
+
+def distances(result: Any, ax: Any = None) -> Any:
+    """A :class:`~qar_sql.CompareResult` made with ``figures=True``: the distance of each
+    treated record to its closest original (DCR), with their median, the DTC."""
+    if result.distributions is None:
+        raise UsageError("the comparison kept no distributions to plot; run it with figures=True")
+    ax = _axes(ax, "CompareResult.plot()", (6.4, 4.2))
+    ax.hist(result.distributions.dcr, bins=60, color="#4c72b0")
+    ax.axvline(result.dtc, color="k", ls="--", lw=1, label=f"DTC (median) {result.dtc:.3g}")
+    ax.set(title="Distance to the closest original (DCR)", xlabel="distance", ylabel="treated records")
+    ax.legend()
+    return ax

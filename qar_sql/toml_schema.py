@@ -1,0 +1,256 @@
+"""The JSON Schema of ``qar.toml`` (issue 28, item 5), built from the parameter definitions, and a
+small validator for it (``qar config --check FILE``).
+
+One source: the keys come from ``compliance/scans.py`` (``TOP_KEYS``, ``SCAN_KEYS``,
+``DEFAULT_KEYS``) and ``config.KEYS`` (``null_tokens``, a command-line default), the defaults from
+``scans.DEFAULTS``, the estimators from ``stats/evt.PWM_METHODS``; this module adds, per setting,
+its JSON type, range and a sentence. ``scripts/schema.py`` writes ``qar_sql/schemas/qar.schema.json``
+and ``tests/test_toml_schema.py`` checks that the file is current and that every key has its
+fragment here, so a new setting cannot be left out. Editors (Taplo, VS Code's Even Better TOML)
+read the file; docs/config-schema.md says how.
+
+The validator covers the part of JSON Schema the file uses (type, enum, minimum and maximum,
+exclusive bounds, minLength, minItems, items, properties, additionalProperties, required,
+anyOf): the jsonschema package would be a dependency for forty lines. The checks the schema
+cannot say (``alpha < pi_u``, ``warn_above ≤ fail_above``, a source a scan names being defined)
+stay with the loader, ``qar scan``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from qar_sql import config
+from qar_sql.compliance import scans
+from qar_sql.errors import UsageError
+from qar_sql.stats.evt import PWM_METHODS
+
+PATH = Path(__file__).resolve().parent / "schemas" / "qar.schema.json"
+ID = "https://github.com/OWNER/qar-sql/raw/main/qar_sql/schemas/qar.schema.json"
+
+_NAMES = {
+    "anyOf": [
+        {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1},
+        {"type": "string", "minLength": 1, "description": "comma-separated"},
+    ]
+}
+_RISK = {"type": "number", "minimum": 0, "maximum": 1}
+_PROBABILITY = {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1}
+
+#: Each setting of [defaults] and [[scan]]: its type, range and a sentence (the default is added
+#: from scans.DEFAULTS).
+SETTINGS: dict[str, dict[str, Any]] = {
+    "columns": {**_NAMES, "description": "The quasi-identifier columns (default: all but exclude)."},
+    "exclude": {**_NAMES, "description": "Columns left out of the quasi-identifiers (identifiers, keys)."},
+    "p": {"type": "integer", "minimum": 1, "description": "Quasi-identifier size: the number of columns per QI."},
+    "alpha": {**_PROBABILITY, "description": "Tail probability of the risk T̂(p, α); below pi_u."},
+    "pi_u": {**_PROBABILITY, "description": "Share of QIs above the threshold u the tail is fitted to."},
+    "pwm": {"type": "string", "enum": list(PWM_METHODS), "description": "Probability-weighted-moment estimator."},
+    "k": {"type": "integer", "minimum": 2, "description": "The k of the k-anonymity summary."},
+    "fail_above": {**_RISK, "description": "qar scan fails (exit 1) when T̂ is above it."},
+    "warn_above": {**_RISK, "description": "The summary marks WARN when T̂ is above it (exit 0)."},
+    "min_exceedances": {
+        "type": "integer",
+        "minimum": 1,
+        "description": "A T̂ fitted to fewer exceedances of u is an error (exit 2).",
+    },
+}
+#: [defaults] keys the commands read that a scan does not (config.KEYS beyond the scan's).
+COMMAND_SETTINGS: dict[str, dict[str, Any]] = {
+    "null_tokens": {
+        "anyOf": [
+            {"type": "array", "items": {"type": "string", "minLength": 1}},
+            {"type": "string", "minLength": 1},
+        ],
+        "description": "CSV cells read as NULL by the commands (--null-token); not a qar scan setting.",
+    },
+}
+_URL = {"type": "string", "minLength": 1, "description": 'A database URL or file; secrets as "${ENV_VAR}".'}
+_SCAN_OWN = {
+    "name": {"type": "string", "minLength": 1, "description": "The scan's name (default: the table name)."},
+    "source": {"type": "string", "minLength": 1, "description": "A [sources.NAME] (may be left out with one source)."},
+    "table": {"type": "string", "minLength": 1, "description": "The table to audit."},
+}
+
+
+def _setting(key: str) -> dict[str, Any]:
+    fragment = dict(SETTINGS[key])
+    if scans.DEFAULTS.get(key) is not None:
+        fragment["default"] = scans.DEFAULTS[key]
+    return fragment
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema (draft-07, which Taplo reads) of a ``qar.toml``."""
+    defaults = {key: _setting(key) for key in scans.DEFAULT_KEYS}
+    extra = {key: COMMAND_SETTINGS[key] for key in config.KEYS if key not in defaults and key in COMMAND_SETTINGS}
+    scan_props = {key: _SCAN_OWN[key] if key in _SCAN_OWN else _setting(key) for key in scans.SCAN_KEYS}
+    top = {
+        "store": {
+            "description": "Where qar scan records its runs.",
+            "anyOf": [
+                _URL,
+                {"type": "object", "properties": {"url": _URL}, "required": ["url"], "additionalProperties": False},
+            ],
+        },
+        "defaults": {
+            "type": "object",
+            "description": "Settings for every scan (a scan's own win) and defaults of the commands.",
+            "properties": {**defaults, **extra},
+            "additionalProperties": False,
+        },
+        "sources": {
+            "type": "object",
+            "description": "[sources.NAME]: the databases the scans read.",
+            "additionalProperties": {
+                "type": "object",
+                "properties": {"url": _URL},
+                "required": ["url"],
+                "additionalProperties": False,
+            },
+        },
+        "scan": {
+            "type": "array",
+            "description": "[[scan]]: one table to audit, with its settings.",
+            "minItems": 1,
+            "items": {"type": "object", "properties": scan_props, "additionalProperties": False},
+        },
+    }
+    return {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "$id": ID,
+        "title": "qar.toml",
+        "description": "qar-sql's configuration: qar scan's tables and thresholds, and the commands' defaults.",
+        "type": "object",
+        "properties": {key: top[key] for key in scans.TOP_KEYS},
+        "additionalProperties": False,
+    }
+
+
+def render() -> str:
+    return json.dumps(schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+# --------------------------------------------------------------------------------------------
+# The validator
+
+_TYPES: dict[str, Any] = {
+    "object": dict,
+    "array": list,
+    "string": str,
+    "integer": int,
+    "number": (int, float),
+    "boolean": bool,
+}
+_WORDS = {
+    "object": "a table",
+    "array": "a list",
+    "string": "text",
+    "integer": "a whole number",
+    "number": "a number",
+    "boolean": "true or false",
+}
+
+
+def _is(value: Any, kind: str) -> bool:
+    if isinstance(value, bool) and kind != "boolean":
+        return False
+    return isinstance(value, _TYPES[kind])
+
+
+def _where(path: list[str | int]) -> str:
+    """Where a value is, as the file reads: ``[defaults] p``, ``[[scan]] number 2: pwm``,
+    ``[sources.warehouse] url``, ``store``."""
+    if not path:
+        return "the file"
+    head, rest = path[0], path[1:]
+    if head == "scan" and rest and isinstance(rest[0], int):
+        table, rest, sep = f"[[scan]] number {rest[0] + 1}", rest[1:], ": "
+    elif head == "sources" and rest:
+        table, rest, sep = f"[sources.{rest[0]}]", rest[1:], " "
+    elif rest or head == "defaults":
+        table, sep = f"[{head}]", " "
+    else:
+        return str(head)
+    tail = "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else str(p)) for i, p in enumerate(rest))
+    return f"{table}{sep}{tail}" if tail else table
+
+
+def _shown(value: Any) -> str:
+    """A value as TOML writes it (true, "text", 3)."""
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, str) else repr(value)
+
+
+def errors(value: Any, node: dict[str, Any], path: list[str | int] | None = None) -> list[str]:
+    """Every way ``value`` breaks ``node``, one sentence each (empty: valid)."""
+    path = path or []
+    where = _where(path)
+    if "anyOf" in node:
+        options = [errors(value, option, path) for option in node["anyOf"]]
+        if all(options):
+            # The option of the value's type says the most; else the first.
+            typed = [o for o, opt in zip(options, node["anyOf"]) if _is(value, opt.get("type", "object"))]
+            return (typed or options)[0]
+        return []
+    kind = node.get("type")
+    if kind and not _is(value, kind):
+        return [f"{where} = {_shown(value)} must be {_WORDS[kind]}"]
+    out: list[str] = []
+    if "enum" in node and value not in node["enum"]:
+        out.append(f"{where} = {_shown(value)} must be one of {', '.join(map(_shown, node['enum']))}")
+    if kind in ("integer", "number"):
+        if "minimum" in node and value < node["minimum"]:
+            out.append(f"{where} = {_shown(value)} is below its minimum, {node['minimum']}")
+        if "maximum" in node and value > node["maximum"]:
+            out.append(f"{where} = {_shown(value)} is above its maximum, {node['maximum']}")
+        if "exclusiveMinimum" in node and value <= node["exclusiveMinimum"]:
+            out.append(f"{where} = {_shown(value)} must be above {node['exclusiveMinimum']}")
+        if "exclusiveMaximum" in node and value >= node["exclusiveMaximum"]:
+            out.append(f"{where} = {_shown(value)} must be below {node['exclusiveMaximum']}")
+    if kind == "string" and len(value) < node.get("minLength", 0):
+        out.append(f"{where} is empty; write a value")
+    if kind == "array":
+        if len(value) < node.get("minItems", 0):
+            out.append(f"{where} is empty; give at least {node['minItems']}")
+        for i, item in enumerate(value):
+            out += errors(item, node.get("items", {}), [*path, i])
+    if kind == "object":
+        props = node.get("properties", {})
+        for key in node.get("required", []):
+            if key not in value:
+                out.append(f"{where} needs {key}")
+        for key, item in value.items():
+            if key in props:
+                out += errors(item, props[key], [*path, key])
+            elif isinstance(node.get("additionalProperties"), dict):
+                out += errors(item, node["additionalProperties"], [*path, key])
+            elif node.get("additionalProperties") is False:
+                close = difflib.get_close_matches(key, list(props), n=1)
+                hint = f"did you mean {close[0]!r}?" if close else f"allowed: {', '.join(props)}"
+                out.append(f"{where + ': ' if path else 'the file: '}unknown key {key!r}; {hint}")
+    return out
+
+
+def check_file(path: str | Path) -> dict[str, Any]:
+    """Validate one qar.toml against the schema: its parsed content, or UsageError (exit 2)
+    naming the first bad key or value (and how many more there are)."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(f"--check {str(path)!r} does not exist; give the path of a qar.toml") from None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"cannot read {str(path)!r}: {exc}; fix the TOML") from exc
+    found = errors(data, schema())
+    if found:
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        raise UsageError(f"{path.name}: {found[0]}{more}")
+    return data

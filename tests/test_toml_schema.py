@@ -1,0 +1,131 @@
+"""qar.toml's JSON Schema (issue 28, item 5): generated from the parameter definitions, current,
+covering every key, and ``qar config --check`` validating a file against it.
+
+The independent check: the jsonschema package validates the same files against the same schema,
+and qar scan's own loader (compliance/scans.parse_config) must agree on which are valid."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import tomllib
+
+import pytest
+from click.testing import CliRunner
+from conftest import REPO
+
+from qar_sql import config, toml_schema
+from qar_sql.cli.main import cli
+from qar_sql.compliance import scans
+from qar_sql.errors import QarError
+
+GOOD = """
+[store]
+url = "qar_results.duckdb"
+[defaults]
+p = 2
+pi_u = 0.2
+exclude = ["person_id"]
+[sources.demo]
+url = "qar_demo.duckdb"
+[[scan]]
+name = "people"
+table = "population"
+columns = "age,sex"
+fail_above = 0.9
+warn_above = 0.5
+"""
+#: A bad file → the key or value the message must name.
+BAD = {
+    "[defaults]\npp = 3\n": "[defaults]: unknown key 'pp'; did you mean 'p'?",
+    "[defaults]\np = 0\n": "[defaults] p = 0 is below its minimum, 1",
+    "[defaults]\nk = 1\n": "[defaults] k = 1 is below its minimum, 2",
+    "[defaults]\npi_u = 1.5\n": "[defaults] pi_u = 1.5 must be below 1",
+    '[defaults]\npwm = "median"\n': '[defaults] pwm = "median" must be one of "plotting", "unbiased"',
+    '[sources.a]\nurl = "a.duckdb"\n[[scan]]\ntable = "t"\nfail_above = 2\n': (
+        "[[scan]] number 1: fail_above = 2 is above its maximum, 1"
+    ),
+    '[sources.a]\nurl = "a.duckdb"\n[[scan]]\ntable = "t"\np = true\n': (
+        "[[scan]] number 1: p = true must be a whole number"
+    ),
+    '[sources.a]\nurl = "a.duckdb"\n[[scan]]\ntable = "t"\ncolumns = []\n': (
+        "[[scan]] number 1: columns is empty; give at least 1"
+    ),
+    "[sources.a]\nurl = 3\n": "[sources.a] url = 3 must be text",
+    'stores = "x"\n': "the file: unknown key 'stores'; did you mean 'store'?",
+    '[sources.a]\nurl = "a.duckdb"\n[[scan]]\ntable = "t"\nmin_exceedances = 0\n': (
+        "[[scan]] number 1: min_exceedances = 0 is below its minimum, 1"
+    ),
+}
+
+
+def test_the_schema_file_is_current():
+    assert toml_schema.PATH.read_text(encoding="utf-8") == toml_schema.render()
+    run = subprocess.run([sys.executable, "scripts/schema.py", "--check"], cwd=REPO, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+
+
+def test_every_key_of_the_parameter_definitions_is_in_the_schema():
+    s = toml_schema.schema()
+    props = s["properties"]
+    assert list(props) == list(scans.TOP_KEYS)
+    assert set(props["scan"]["items"]["properties"]) == set(scans.SCAN_KEYS)
+    defaults = props["defaults"]["properties"]
+    assert set(scans.DEFAULT_KEYS) <= set(defaults)
+    assert set(config.KEYS) - {"store"} <= set(defaults)  # every command default a qar.toml may set
+    for key, value in scans.DEFAULTS.items():  # the defaults are the scan file's, one place
+        assert defaults[key].get("default") == value, key
+
+
+def test_a_good_file_and_the_examples_are_valid():
+    assert toml_schema.errors(tomllib.loads(GOOD), toml_schema.schema()) == []
+    assert toml_schema.errors(tomllib.loads((REPO / "examples" / "qar.toml").read_text()), toml_schema.schema()) == []
+
+
+def test_every_qar_toml_in_the_docs_is_valid():
+    blocks = []
+    for page in sorted((REPO / "docs").glob("*.md")):
+        for block in re.findall(r"```toml\n(.*?)```", page.read_text(encoding="utf-8"), re.S):
+            if "[[scan]]" in block:
+                blocks.append((page.name, block))
+    assert blocks
+    for name, block in blocks:
+        assert toml_schema.errors(tomllib.loads(block), toml_schema.schema()) == [], name
+
+
+@pytest.mark.parametrize("text", list(BAD))
+def test_a_bad_file_names_the_key_or_value(text):
+    assert toml_schema.errors(tomllib.loads(text), toml_schema.schema())[0] == BAD[text]
+
+
+@pytest.mark.parametrize("text", [GOOD, *BAD])
+def test_jsonschema_and_qars_loader_agree(text):
+    jsonschema = pytest.importorskip("jsonschema")
+    data = tomllib.loads(text)
+    ours = toml_schema.errors(data, toml_schema.schema())
+    theirs = list(jsonschema.Draft7Validator(toml_schema.schema()).iter_errors(data))
+    assert bool(ours) == bool(theirs), (ours, theirs)
+    if "[[scan]]" in text:  # the loader needs scans to say anything; it connects to nothing
+        try:
+            scans.parse_config(data, environ={})
+            loader_ok = True
+        except QarError:
+            loader_ok = False
+        assert loader_ok == (not ours), ours
+
+
+def test_qar_config_check(tmp_path):
+    good = tmp_path / "qar.toml"
+    good.write_text(GOOD)
+    r = CliRunner().invoke(cli, ["config", "--check", str(good)])
+    assert r.exit_code == 0 and "valid (1 scan" in r.output
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[defaults]\npwm = 'median'\np = 0\n")
+    r = CliRunner().invoke(cli, ["config", "--check", str(bad)])
+    assert r.exit_code == 2
+    assert r.output.strip() == (
+        'Error: bad.toml: [defaults] pwm = "median" must be one of "plotting", "unbiased" (and 1 more)'
+    )
+    r = CliRunner().invoke(cli, ["config", "--check", str(tmp_path / "none.toml")])
+    assert r.exit_code == 2 and "does not exist" in r.output
