@@ -5,14 +5,22 @@ from __future__ import annotations
 import click
 
 from qar_sql import params
+from qar_sql.cli.emit import build, emit, session
 from qar_sql.engines.dialects import DIALECTS
 from qar_sql.output.render import render
+from qar_sql.parameters.discover import DiscoverParams
+from qar_sql.params import default_of
 
 
 @click.command("discover")
 @params.source_options
 @params.int_option(
-    "--max-size", "-s", minimum=1, default=3, envvar="QAR_MAX_SIZE", help="Largest combination of columns to count."
+    "--max-size",
+    "-s",
+    minimum=1,
+    default=default_of(DiscoverParams, "max_size"),
+    envvar="QAR_MAX_SIZE",
+    help="Largest combination of columns to count.",
 )
 @click.option(
     "--drop-null",
@@ -32,13 +40,14 @@ def discover_cmd(where, max_size, drop_null, top, fmt, jobs, batch_size, quiet):
 
     Supersets of an identifier are identifiers too and are not scanned.
     """
-    from qar_sql.commands.discover import discover, render_discover
+    from qar_sql.commands.discover import run as run_discover
+    from qar_sql.output.render_discover import render_discover
 
-    with params.Progress("combinations", quiet) as bar:
-        result = discover(
-            **where, max_size=max_size, drop_null=drop_null, batch_size=batch_size, jobs=jobs, progress=bar
-        )
-    click.echo(render(result, fmt, lambda f: render_discover(result, f, top=top or None)), nl=False)
+    chosen = {"max_size": max_size, "drop_null": drop_null, "batch_size": batch_size, "jobs": jobs}
+    settings = build(DiscoverParams, {**where, **chosen})
+    with params.Progress("combinations", quiet) as bar, session(where) as s:
+        result = run_discover(s, settings, bar)
+    emit(result, fmt, lambda f: render_discover(result, f, top=top or None))
 
 
 @click.command("whatif")
