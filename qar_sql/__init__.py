@@ -39,6 +39,7 @@ if TYPE_CHECKING:  # the names below, typed for mypy and editors; loaded by __ge
     from qar_sql.commands.report import report
     from qar_sql.commands.risk import risk
     from qar_sql.commands.uniqueness import uniqueness
+    from qar_sql.commands.whatif import whatif
     from qar_sql.compliance.history import history
     from qar_sql.compliance.scans import ScanReport, scan_config
     from qar_sql.compliance.scans import scan_config as scan
@@ -51,7 +52,7 @@ if TYPE_CHECKING:  # the names below, typed for mypy and editors; loaded by __ge
     from qar_sql.ranking.influence import Influence
     from qar_sql.ranking.records import Contributions
     from qar_sql.results import AuditResult, CompareResult, QIStats, QIUniqueness, ScanResult, UniquenessResult
-    from qar_sql.treat.whatif import WhatIfResult, whatif
+    from qar_sql.treat.whatif import WhatIfResult
 
 #: Public name → "module:attribute" it is loaded from (the notation of entry points).
 _NAMES = {
@@ -59,7 +60,7 @@ _NAMES = {
     "records": "qar_sql.ranking.api:records",
     "eliminate": "qar_sql.ranking.eliminate:eliminate",
     "discover": "qar_sql.commands.discover:discover",
-    "whatif": "qar_sql.treat.whatif:whatif",
+    "whatif": "qar_sql.commands.whatif:whatif",
     "uniqueness": "qar_sql.commands.uniqueness:uniqueness",
     "compare": "qar_sql.commands.compare:compare",
     "risk": "qar_sql.commands.risk:risk",

@@ -491,7 +491,7 @@ def _release_sql(db: Database, rel: Relation, plan: Any, carried: Sequence[tuple
     """(runner, SQL) of the plan's release over ``rel``; ``carried`` are extra columns of the
     base relation (``base`` CTE) that every step keeps unchanged."""
     from qar_sql.treat.treatments import Binder, treated_sql
-    from qar_sql.treat.whatif import _WithRelation
+    from qar_sql.treat.whatif import WithRelation
 
     names = plan.release or tuple(t.name for t in plan.treatments)
     if not carried:
@@ -502,7 +502,7 @@ def _release_sql(db: Database, rel: Relation, plan: Any, carried: Sequence[tuple
     base = f"select t.*, {copies} from {rel.sql} as t"
     runner: Database
     if db.dialect.outer_cte_scope:
-        runner, base_name = _WithRelation(db, "qarcompare_base", base), q("qarcompare_base")
+        runner, base_name = WithRelation(db, "qarcompare_base", base), q("qarcompare_base")
     else:  # the release's own WITH would not see a CTE put in front: the base is a derived table
         runner, base_name = db, f"(\n{base}\n)"
     binder = Binder(runner, base_name, (*rel.columns, *[a for _, a in carried]), plan, display=rel.display)

@@ -64,6 +64,7 @@ def discover(
         columns=columns, exclude=exclude, max_size=max_size, drop_null=drop_null,
         batch_size=options.get("batch_size"), jobs=options.get("jobs", 2),
     )  # fmt: skip
-    where = {k: options.get(k) for k in ("table", "delimiter", "threads")}
-    with session_of(source, **where, null_tokens=options.get("null_tokens", ())) as session:
+    table, delimiter, threads = options.get("table"), options.get("delimiter"), options.get("threads")
+    null_tokens = options.get("null_tokens", ())
+    with session_of(source, table=table, delimiter=delimiter, threads=threads, null_tokens=null_tokens) as session:
         return discover_relation(session, params, options.get("progress"), started=started)
