@@ -23,26 +23,29 @@ import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from qar_sql.comparison import metrics
-from qar_sql.comparison.projection import IMPUTE, ProjectionFit, factorize, fit_projections
-from qar_sql.comparison.read import BATCH_ROWS, arrow_batches, numeric_array, select_sql, value_array
+from qar_sql.comparison.projection import ProjectionFit, factorize, fit_projections
+from qar_sql.comparison.read import arrow_batches, numeric_array, select_sql, value_array
+from qar_sql.engines.session import Session
 from qar_sql.engines.source import (
     DUCKDB_SUFFIXES,
     Database,
     Relation,
     SourceLike,
-    check_null_tokens,
     column_names,
     is_url,
     open_source,
     select_columns,
+    session_of,
 )
-from qar_sql.errors import ColumnError, DataError, ParameterError, UsageError, require_whole, shown
+from qar_sql.errors import ColumnError, DataError, ParameterError, UsageError
+from qar_sql.parameters.compare import BATCH_ROWS, CompareParams
 from qar_sql.results import (
     THRESHOLD_METRICS,
     CompareResult,
@@ -127,18 +130,66 @@ def compare(
     imputed, then standardised: the Avatar paper's pipeline).
     """
     started = time.perf_counter()
-    _check_options(treated, treated_table, treatments, link, aligned, p, batch_rows)
-    null_tokens = check_null_tokens(null_tokens)
-    if impute not in IMPUTE:
-        raise ParameterError(f"--impute {impute!r} is unknown; use one of {', '.join(IMPUTE)}")
-    if anonymeter:
+    params = CompareParams(
+        treated=treated, treated_table=treated_table, treatments=treatments, link=link, aligned=aligned,
+        columns=columns, exclude=exclude, categorical=categorical, components=components,
+        attacker_columns=attacker_columns, target=target, p=p, alpha=alpha, pi_u=pi_u, pwm=pwm, risk=risk,
+        cloaking=cloaking, anonymeter=anonymeter, anonymeter_attacks=anonymeter_attacks, delimiter=delimiter,
+        null_tokens=null_tokens, impute=impute, batch_rows=batch_rows, threads=threads, jobs=jobs, figures=figures,
+    )  # fmt: skip
+    params = prepared(params, original, table)
+    tokens = original_null_tokens(original, params)
+    with session_of(original, table=table, delimiter=delimiter, threads=threads, null_tokens=tokens) as session:
+        return run(session, params, progress, started=started)
+
+
+def prepared(params: CompareParams, original: SourceLike, table: str | None) -> CompareParams:
+    """``params`` ready to run, before any connection: the optional package anonymeter present
+    when asked for, the treatments file read (a bad file fails here), and the treated side
+    placed — TREATED, else the original's own source (its --treated-table), taking the
+    original's --table where TREATED is a database too."""
+    if params.anonymeter:
         from qar_sql.comparison.anonymeter import require_anonymeter
 
         require_anonymeter()  # a missing optional package fails before any read
-    if treatments is not None:
-        from qar_sql.treat.treatments import load
+    if params.treatments is not None:
+        from qar_sql.treat.treatments import Plan, load
 
-        plan = load(treatments)  # a bad file fails before any connection
+        if not isinstance(params.treatments, Plan):
+            params = replace(params, treatments=load(params.treatments))
+        return params
+    treated = params.treated if params.treated is not None else original
+    tt = params.treated_table or (table if params.treated is not None and _takes_table(params.treated) else None)
+    return replace(params, treated=treated, treated_table=tt)
+
+
+def original_null_tokens(original: SourceLike, params: CompareParams) -> tuple[str, ...]:
+    """The --null-token values the original is read with: they apply to the CSV files among
+    the two sides (a database table has NULLs of its own); refused when neither side is one."""
+    treated = params.treated if params.treatments is None else None
+    return _null_tokens_for(original, treated, tuple(params.null_tokens))[0]
+
+
+def run(
+    session: Session, params: CompareParams, progress: Progress | None = None, *, started: float | None = None
+) -> CompareResult:
+    """The comparison of the treated release that ``params`` places (:func:`prepared`) with
+    the session's relation, the original."""
+    started = started if started is not None else time.perf_counter()
+    params = prepared(params, None, None) if params.treatments is not None else params
+    treated, treated_table, treatments, link, aligned = (
+        params.treated, params.treated_table, params.treatments, params.link, params.aligned
+    )  # fmt: skip
+    columns, exclude, categorical, components = params.columns, params.exclude, params.categorical, params.components
+    attacker_columns, target, p, alpha, pi_u, pwm = (
+        params.attacker_columns, params.target, params.p, params.alpha, params.pi_u, params.pwm
+    )  # fmt: skip
+    risk, cloaking, anonymeter, anonymeter_attacks = (
+        params.risk, params.cloaking, params.anonymeter, params.anonymeter_attacks
+    )  # fmt: skip
+    delimiter, null_tokens, impute, batch_rows = params.delimiter, params.null_tokens, params.impute, params.batch_rows
+    threads, jobs, figures = params.threads, params.jobs, params.figures
+    plan = treatments
     notes: list[str] = []
     steps = 5 + (2 if risk else 0) + (1 if anonymeter else 0)
     done = 0
@@ -150,21 +201,18 @@ def compare(
             progress(done, steps)
 
     with ExitStack() as stack:
-        treated_source = treated if treated is not None else original
-        tokens_o, tokens_t = _null_tokens_for(original, treated_source if treatments is None else None, null_tokens)
-        db_o, rel_o = open_source(original, table=table, delimiter=delimiter, threads=threads, null_tokens=tokens_o)
-        stack.callback(db_o.close)
+        db_o, rel_o = session.db, session.relation
+        original_display = f"{session.label} {rel_o.display}" if rel_o.kind == "table" else rel_o.display
         if treatments is None:
-            tt = treated_table or (table if treated is not None and _takes_table(treated) else None)
+            tokens_t = null_tokens if _csv_file(treated) else ()
             db_t, rel_t = open_source(
-                treated_source, table=tt, delimiter=delimiter, threads=threads, null_tokens=tokens_t
+                treated, table=treated_table, delimiter=delimiter, threads=threads, null_tokens=tokens_t
             )
             stack.callback(db_t.close)
-            treated_display = _display(treated_source, rel_t)
+            treated_display = _display(treated, rel_t)
         else:
             db_t, rel_t = db_o, rel_o
-            treated_display = f"{_display(original, rel_o)} with {plan.path}"
-        original_display = _display(original, rel_o)
+            treated_display = f"{original_display} with {plan.path}"
 
         cols = _compared_columns(rel_o, rel_t, columns, exclude, link, treatments is not None)
         for rel, side in ((rel_o, "original"), (rel_t, "treated table")):
@@ -341,7 +389,7 @@ def compare(
             notes=tuple(notes),
             local_cloaking_ties=cloak_ties,
             impute=impute,
-            null_tokens=null_tokens,
+            null_tokens=tuple(null_tokens),
             missing_numeric=fits[0].missing_numeric(),
             seconds=time.perf_counter() - started,
             distributions=distributions,
@@ -349,19 +397,6 @@ def compare(
 
 
 # -- options and columns ---------------------------------------------------------------------
-
-
-def _check_options(treated, treated_table, treatments, link, aligned, p, batch_rows) -> None:
-    if link and aligned:
-        raise UsageError("--link and --aligned both say how records are linked; give one of them")
-    if treatments is not None:
-        if treated is not None or treated_table:
-            raise UsageError("--treatments builds the treated table from the original; drop TREATED / --treated-table")
-        if link or aligned:
-            raise UsageError("--treatments links each record to the row made from it already; drop --link / --aligned")
-    require_whole(p, 1, f"-p {shown(p)} must be a whole number of at least 1, e.g. 3")
-    if batch_rows < 1:
-        raise ParameterError(f"batch_rows {shown(batch_rows)} must be at least 1")
 
 
 def _takes_table(source: Any) -> bool:
@@ -587,17 +622,17 @@ def _null_tokens_for(original, treated, tokens: tuple[str, ...]) -> tuple[tuple[
     database table has NULLs of its own); refused when neither side is a CSV file."""
     if not tokens:
         return (), ()
-
-    def csv_file(source) -> bool:
-        return isinstance(source, str | os.PathLike) and not is_url(str(source)) and _is_csv(str(source))
-
-    sides = [csv_file(original), treated is not None and csv_file(treated)]
+    sides = [_csv_file(original), treated is not None and _csv_file(treated)]
     if not any(sides):
         raise UsageError(
             "--null-token applies to CSV files, whose missing values are written as text; neither table is one "
             "(map the token to NULL in a view: nullif(column, 'NA'))"
         )
     return (tokens if sides[0] else ()), (tokens if sides[1] else ())
+
+
+def _csv_file(source) -> bool:
+    return isinstance(source, str | os.PathLike) and not is_url(str(source)) and _is_csv(str(source))
 
 
 def _is_csv(path: str) -> bool:

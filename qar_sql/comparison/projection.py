@@ -51,6 +51,7 @@ import numpy as np
 import pandas as pd
 
 from qar_sql.errors import DataError, ParameterError
+from qar_sql.parameters.compare import IMPUTE
 
 #: What a batch of rows is, here: column name → numpy array (NaN or None is NULL).
 Batch = Mapping[str, np.ndarray]
@@ -63,9 +64,8 @@ NULL_TOKEN = "NULL"
 #: saiph's separator between a column name and a modality in its dummy-column names.
 _SEP = "___"
 
-#: How a missing numeric value enters the projection (see the module docstring): "none"
-#: standardises on the non-missing values, "mean" imputes the mean and then standardises.
-IMPUTE = ("none", "mean")
+# How a missing numeric value enters the projection (see the module docstring): IMPUTE, "none"
+# (standardises on the non-missing values) or "mean" (imputes the mean and then standardises).
 
 
 def value_token(value: Any) -> str:
