@@ -97,14 +97,9 @@ def compare_cmd(original, treated, risk, no_risk, fail_below, plot, fmt, quiet, 
     --treated-table). Records are compared in an exact FAMD projection (saiph) fitted on the
     original. See docs/compare.md for every metric.
     """
-    from qar_sql.commands.compare import (
-        below_thresholds,
-        check_thresholds,
-        original_null_tokens,
-        parse_thresholds,
-        prepared,
-    )
+    from qar_sql.commands.compare import original_null_tokens, prepared
     from qar_sql.commands.compare import run as run_compare
+    from qar_sql.comparison.thresholds import below_thresholds, check_thresholds, parse_thresholds
     from qar_sql.engines.render import recording
     from qar_sql.output.render_compare import plot_compare, render_compare
 
