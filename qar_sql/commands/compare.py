@@ -51,6 +51,9 @@ from qar_sql.results import (
 
 Progress = Callable[[int, int], None]
 
+NAME = "compare"
+Params = CompareParams
+
 
 def compare(
     original: SourceLike,
