@@ -45,6 +45,7 @@ if TYPE_CHECKING:  # the names below, typed for mypy and editors; loaded by __ge
     from qar_sql.commands.scan import scan_config
     from qar_sql.commands.scan import scan_config as scan
     from qar_sql.commands.uniqueness import uniqueness
+    from qar_sql.commands.whatif import whatif
     from qar_sql.engines.source import Source, connect
     from qar_sql.errors import ExitCode, QarError
     from qar_sql.measures.classic import RiskResult, SudaRecords
@@ -60,7 +61,7 @@ if TYPE_CHECKING:  # the names below, typed for mypy and editors; loaded by __ge
         ScanResult,
         UniquenessResult,
     )
-    from qar_sql.treat.whatif import WhatIfResult, whatif
+    from qar_sql.treat.whatif import WhatIfResult
 
 #: Public name → "module:attribute" it is loaded from (the notation of entry points).
 _NAMES = {
@@ -68,7 +69,7 @@ _NAMES = {
     "records": "qar_sql.commands.records:records",
     "eliminate": "qar_sql.commands.eliminate:eliminate",
     "discover": "qar_sql.commands.discover:discover",
-    "whatif": "qar_sql.treat.whatif:whatif",
+    "whatif": "qar_sql.commands.whatif:whatif",
     "uniqueness": "qar_sql.commands.uniqueness:uniqueness",
     "compare": "qar_sql.commands.compare:compare",
     "risk": "qar_sql.commands.risk:risk",

@@ -225,7 +225,7 @@ def test_a_perturbative_treatment_of_a_column_a_band_made_text_is_refused_there(
 def test_compare_and_report_release_composes_the_same_way(people):
     """compare/report --treatments build the release over a base carrying copies of the
     original columns (another code path than emit_sql); same rows."""
-    from qar_sql.commands.compare import _release_sql
+    from qar_sql.comparison.tables import release_sql
 
     source, _ = people
     toml = COMPOSE_TOML.replace(
@@ -233,7 +233,7 @@ def test_compare_and_report_release_composes_the_same_way(people):
     )
     db, rel = open_source(source, table="people")
     with db:
-        runner, sql = _release_sql(db, rel, load(toml), carried=[(TOWN, "town_copy")])
+        runner, sql = release_sql(db, rel, load(toml), carried=[(TOWN, "town_copy")])
         cols = ", ".join(f'r."{c}"' for c in (ID, TOWN, AGE))
         got = _sorted(runner.query(f"select {cols} from ({sql}) as r"))
     want = [

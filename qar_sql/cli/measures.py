@@ -12,8 +12,8 @@ import click
 from qar_sql import params
 from qar_sql.cli.emit import build, emit, session
 from qar_sql.cli.ranking import guard_files, key_option
-from qar_sql.output.render import render
 from qar_sql.parameters.risk import RiskParams
+from qar_sql.parameters.uniqueness import UniquenessParams
 from qar_sql.params import default_of
 
 #: The variable -p read before it followed the QAR_<long flag> rule (QAR_QI_SIZE); still read.
@@ -153,13 +153,13 @@ old_k = click.option("-k", "old_k", type=int, hidden=True, help="Deprecated: -g 
 target = click.option(
     "--target",
     type=float,
-    default=0.5,
+    default=default_of(UniquenessParams, "target"),
     envvar="QAR_TARGET",
     help="k_at is the largest k whose probability that all k are unique is at least this (strictly between 0 and 1).",
 )
 domain = click.option(
     "--domain",
-    default="observed",
+    default=default_of(UniquenessParams, "domain"),
     envvar="QAR_DOMAIN",
     help="M, the number of possible values of a QI: observed (values seen), product (product of its columns' value counts) or a whole number.",
 )
@@ -184,7 +184,7 @@ domain = click.option(
     "--monte-carlo",
     "monte_carlo",
     type=int,
-    default=0,
+    default=default_of(UniquenessParams, "monte_carlo"),
     help="Simulate this many groups of k per QI and report the share with all k unique and its 95% interval.",
 )
 @click.option(
@@ -199,13 +199,13 @@ domain = click.option(
 @params.int_option(
     "--exposed",
     minimum=0,
-    default=5,
+    default=default_of(UniquenessParams, "exposed"),
     help="Most exposed value combinations (smallest classes) listed per QI (0: none).",
 )
 @params.int_option(
     "--exposed-qis",
     minimum=0,
-    default=1,
+    default=default_of(UniquenessParams, "exposed_qis"),
     help="How many of the riskiest QIs get the --exposed list (one small GROUP BY each).",
 )
 @params.int_option("--top", minimum=1, default=10, help="QIs listed in text and Markdown; JSON lists all.")
@@ -225,7 +225,9 @@ def uniqueness_cmd(
     pushed-down scan as `qar audit`.
     """
     from qar_sql.cli.guard import guard_outputs
-    from qar_sql.commands.uniqueness import uniqueness
+    from qar_sql.commands.uniqueness import run as run_uniqueness
+    from qar_sql.commands.uniqueness import with_plan
+    from qar_sql.engines.render import recording
     from qar_sql.output.files import check_plot, written
     from qar_sql.output.render_uniqueness import plot, render_uniqueness
 
@@ -242,14 +244,14 @@ def uniqueness_cmd(
         check_plot(plot_path)
         reads = [("the source file itself", where["source"]), ("the treatments file", treatments)]
         guard_outputs([("--plot", plot_path)], reads)
-    from qar_sql.engines.render import recording  # the SQL the HTML report shows
-
+    chosen = {"qid": qid, "p": p, "group_size": group_size, "target": target, "domain": domain, "seed": seed}
+    chosen |= {"from_marginals": from_marginals, "monte_carlo": monte_carlo, "treatments": treatments}
+    chosen |= {"exposed": exposed, "exposed_qis": exposed_qis, "batch_size": batch_size, "jobs": jobs}
+    settings = with_plan(build(UniquenessParams, {**where, **chosen}))
+    # recording(): the SQL the HTML report shows
     with params.Progress("scanning", quiet) as bar, recording() as sql:
-        result = uniqueness(
-            **where, qid=qid, p=p, group_size=group_size, target=target, domain=domain,
-            from_marginals=from_marginals, monte_carlo=monte_carlo, seed=seed, treatments=treatments,
-            exposed=exposed, exposed_qis=exposed_qis, batch_size=batch_size, jobs=jobs, progress=bar,
-        )  # fmt: skip
+        with session(where) as s:
+            result = run_uniqueness(s, settings, bar)
 
     def report() -> str:
         from qar_sql.cli.report import report_html
@@ -257,7 +259,7 @@ def uniqueness_cmd(
         shown = {"p": p, "group_size": group_size, "target": target, "domain": domain, "qid": qid}
         return report_html({**where, **shown, "treatments": treatments}, sql=sql, uniqueness=result)
 
-    click.echo(render(result, fmt, lambda f: render_uniqueness(result, f, top=top), html=report), nl=False)
+    emit(result, fmt, lambda f: render_uniqueness(result, f, top=top), html=report)
     if plot_path:
         with written(plot_path, "--plot"):
             drawn = plot(result, plot_path)

@@ -1,4 +1,4 @@
-"""``qar compare``: parse, call :func:`qar_sql.compare`, print, exit."""
+"""``qar compare``: options, ``emit(run(…))`` (:mod:`qar_sql.cli.emit`) and the exit code of --fail-below."""
 
 from __future__ import annotations
 
@@ -7,13 +7,15 @@ import sys
 import click
 
 from qar_sql import params
+from qar_sql.cli.emit import build, emit, session
 from qar_sql.errors import ExitCode
-from qar_sql.output.render import render
+from qar_sql.parameters.compare import IMPUTE, CompareParams
+from qar_sql.params import default_of
 
 
 def _components(ctx, param, value):
     if value is None:
-        return 5
+        return default_of(CompareParams, "components")
     if value.strip().lower() == "all":
         return "all"
     try:
@@ -76,8 +78,8 @@ def _components(ctx, param, value):
 )
 @click.option(
     "--impute",
-    type=click.Choice(["none", "mean"]),
-    default="none",
+    type=click.Choice(list(IMPUTE)),
+    default=default_of(CompareParams, "impute"),
     show_default=True,
     help="A missing number: none standardises on the present values (NULL at the centre); mean imputes the "
     "mean first, then standardises (the Avatar paper).",
@@ -98,7 +100,10 @@ def compare_cmd(original, treated, risk, no_risk, fail_below, plot, fmt, quiet, 
     from qar_sql.extras import require
 
     require("compare", "qar compare")  # before any work, and before comparison/ imports pandas
-    from qar_sql.commands.compare import below_thresholds, check_thresholds, compare, parse_thresholds
+    from qar_sql.commands.compare import original_null_tokens, prepared
+    from qar_sql.commands.compare import run as run_compare
+    from qar_sql.comparison.thresholds import below_thresholds, check_thresholds, parse_thresholds
+    from qar_sql.engines.render import recording
     from qar_sql.output.render_compare import plot_compare, render_compare
 
     # ``options`` are the rest of compare()'s keywords, by the same names (table, link, ...).
@@ -113,11 +118,14 @@ def compare_cmd(original, treated, risk, no_risk, fail_below, plot, fmt, quiet, 
         guard_outputs([("--plot", plot)], [*reads, ("the treatments file", options["treatments"])])
     linked = bool(options["link"] or options["aligned"] or options["treatments"])
     check_thresholds(thresholds, linked=linked, attacker_columns=options["attacker_columns"], target=options["target"])
-    from qar_sql.engines.render import recording  # the SQL the HTML report shows
-
+    chosen = {**options, **risk, "treated": treated, "risk": not no_risk, "figures": plot is not None}
+    settings = prepared(build(CompareParams, chosen), original, options["table"])
+    where = {"source": original, "table": options["table"], "delimiter": options["delimiter"]}
+    where["null_tokens"] = original_null_tokens(original, settings)
+    # recording(): the SQL the HTML report shows
     with params.Progress("comparing", quiet) as bar, recording() as sql:
-        figures = plot is not None
-        result = compare(original, treated, **options, **risk, risk=not no_risk, progress=bar, figures=figures)
+        with session(where) as s:
+            result = run_compare(s, settings, bar)
     breaches = below_thresholds(result, thresholds)
 
     def report() -> str:
@@ -137,7 +145,7 @@ def compare_cmd(original, treated, risk, no_risk, fail_below, plot, fmt, quiet, 
         shown_options = {"original": original, "treated": treated} | {name: options[name] for name in shown}
         return report_html({**shown_options, **risk}, sql=sql, compare=result)
 
-    click.echo(render(result, fmt, lambda f: render_compare(result, f), html=report), nl=False)
+    emit(result, fmt, lambda f: render_compare(result, f), html=report)
     if plot:
         from qar_sql.output.files import written
 

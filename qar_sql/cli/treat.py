@@ -1,18 +1,26 @@
-"""``qar discover`` and ``qar whatif``: parse options, call one library function, print."""
+"""``qar discover`` and ``qar whatif``: options and ``emit(run(…))`` (:mod:`qar_sql.cli.emit`)."""
 
 from __future__ import annotations
 
 import click
 
 from qar_sql import params
+from qar_sql.cli.emit import build, emit, session
 from qar_sql.engines.dialects import DIALECTS
-from qar_sql.output.render import render
+from qar_sql.parameters.discover import DiscoverParams
+from qar_sql.parameters.whatif import WhatIfParams
+from qar_sql.params import default_of
 
 
 @click.command("discover")
 @params.source_options
 @params.int_option(
-    "--max-size", "-s", minimum=1, default=3, envvar="QAR_MAX_SIZE", help="Largest combination of columns to count."
+    "--max-size",
+    "-s",
+    minimum=1,
+    default=default_of(DiscoverParams, "max_size"),
+    envvar="QAR_MAX_SIZE",
+    help="Largest combination of columns to count.",
 )
 @click.option(
     "--drop-null",
@@ -32,13 +40,14 @@ def discover_cmd(where, max_size, drop_null, top, fmt, jobs, batch_size, quiet):
 
     Supersets of an identifier are identifiers too and are not scanned.
     """
-    from qar_sql.commands.discover import discover, render_discover
+    from qar_sql.commands.discover import run as run_discover
+    from qar_sql.output.render_discover import render_discover
 
-    with params.Progress("combinations", quiet) as bar:
-        result = discover(
-            **where, max_size=max_size, drop_null=drop_null, batch_size=batch_size, jobs=jobs, progress=bar
-        )
-    click.echo(render(result, fmt, lambda f: render_discover(result, f, top=top or None)), nl=False)
+    chosen = {"max_size": max_size, "drop_null": drop_null, "batch_size": batch_size, "jobs": jobs}
+    settings = build(DiscoverParams, {**where, **chosen})
+    with params.Progress("combinations", quiet) as bar, session(where) as s:
+        result = run_discover(s, settings, bar)
+    emit(result, fmt, lambda f: render_discover(result, f, top=top or None))
 
 
 @click.command("whatif")
@@ -117,8 +126,11 @@ def whatif_cmd(
     and combination, singletons (#S), %S, modified rows (MR), distinct values (DV) on the
     QID, and the risk T̂(p, α) before and after over the audit columns (--columns/--exclude).
     """
+    from qar_sql.commands.whatif import run as run_whatif
+    from qar_sql.commands.whatif import with_plan
+    from qar_sql.engines.render import recording
+    from qar_sql.output.render_whatif import render_whatif
     from qar_sql.treat.whatif import emit_sql as run_emit
-    from qar_sql.treat.whatif import render_whatif, whatif
 
     # What the view and the measurements are both built from.
     plan = {"treatments": treatments, "qid": qid, "drop_null": drop_null, "key": key}
@@ -138,11 +150,12 @@ def whatif_cmd(
         if value:
             raise click.UsageError(f"{opt} goes with --emit-sql; add --emit-sql or leave {opt} out")
     combos = [tuple(x.strip() for x in c.split(",") if x.strip()) for c in combine]
-    from qar_sql.engines.render import recording  # the SQL the HTML report shows
-
+    scenarios = {"combine": combos, "only": only, "risk": not no_risk, "loss": not no_loss}
+    settings = with_plan(build(WhatIfParams, {**where, **risk, **plan, **scenarios}, batch_size=batch_size, jobs=jobs))
+    # recording(): the SQL the HTML report shows
     with params.Progress("scenarios", quiet) as bar, recording() as sql:
-        scenarios = {"combine": combos, "only": only, "risk": not no_risk, "loss": not no_loss}
-        result = whatif(**where, **risk, **plan, **scenarios, batch_size=batch_size, jobs=jobs, progress=bar)
+        with session(where) as s:
+            result = run_whatif(s, settings, bar)
 
     def report() -> str:
         from qar_sql.cli.report import report_html
@@ -150,4 +163,4 @@ def whatif_cmd(
         shown = {"treatments": treatments, "qid": qid, "combine": combine, "only": only, "drop_null": drop_null}
         return report_html({**where, **risk, **shown, "key": key}, sql=sql, whatif=result)
 
-    click.echo(render(result, fmt, lambda f: render_whatif(result, f), html=report), nl=False)
+    emit(result, fmt, lambda f: render_whatif(result, f), html=report)

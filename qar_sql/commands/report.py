@@ -156,7 +156,7 @@ def collect(
     tail: dict[str, Any] = {"alpha": alpha, "pi_u": pi_u, "pwm": pwm}
     wi = None
     if treatments is not None:
-        from qar_sql.treat.whatif import whatif
+        from qar_sql.commands.whatif import whatif
 
         with recording() as ran["what-if"]:
             wi = whatif(source, treatments=treatments, **common, **tail)

@@ -51,6 +51,7 @@ import numpy as np
 
 from qar_sql.errors import DataError, ParameterError
 from qar_sql.extras import require
+from qar_sql.parameters.compare import IMPUTE
 
 # qar_sql.compare (which imports this module) without the [compare] extra: one sentence naming
 # the extra (exit 2) instead of an ImportError of pandas. The CLI checks before this, first thing.
@@ -68,9 +69,8 @@ NULL_TOKEN = "NULL"
 #: saiph's separator between a column name and a modality in its dummy-column names.
 _SEP = "___"
 
-#: How a missing numeric value enters the projection (see the module docstring): "none"
-#: standardises on the non-missing values, "mean" imputes the mean and then standardises.
-IMPUTE = ("none", "mean")
+# How a missing numeric value enters the projection (see the module docstring): IMPUTE, "none"
+# (standardises on the non-missing values) or "mean" (imputes the mean and then standardises).
 
 
 def value_token(value: Any) -> str:

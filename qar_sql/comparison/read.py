@@ -16,9 +16,7 @@ import pyarrow.compute as pc
 
 from qar_sql.engines.source import Database
 from qar_sql.errors import ColumnError
-
-#: Rows per batch: 64 Ki rows × 20 columns is a few MB, and numpy's per-call overhead is small.
-BATCH_ROWS = 65_536
+from qar_sql.parameters.compare import BATCH_ROWS
 
 
 def select_sql(

@@ -3,7 +3,7 @@
 No database here: the audit's class-size histograms (class size → number of classes) are the
 grouped distributions :mod:`qar_sql.stats.koot` needs, so ``qar audit --group-size`` and
 ``qar uniqueness`` add no pass over the data for these figures. The audit (for its optional
-``uniqueness`` block) and :mod:`qar_sql.measures.uniqueness` (the command) both call
+``uniqueness`` block) and :mod:`qar_sql.commands.uniqueness` (the command) both call
 :func:`measure`.
 """
 

@@ -6,11 +6,16 @@ Every figure is a query over the source: the treated release is a SELECT (see
 :mod:`qar_sql.treat.treatments`), counted with one GROUP BY per scenario, and audited with
 :func:`qar_sql.measures.audit.audit_relation` through a DuckDB session temp table or, on read-only
 server connections, a CTE put in front of each audit statement. Nothing is copied or written.
+
+The command (its parameters, ``run`` and :func:`qar_sql.whatif`) is :mod:`qar_sql.commands.whatif`;
+its rendering :mod:`qar_sql.output.render_whatif`. (The treated releases are tables of SELECTs,
+not coded columns, so they keep their own temp tables rather than ``Session.coded``.)
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import re
 import time
@@ -18,27 +23,25 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Unpack
+from typing import Any
 
 from qar_sql.engines.dialects import get_dialect, sql_comment
 from qar_sql.engines.render import render
+from qar_sql.engines.session import Session
 from qar_sql.engines.source import (
     Database,
     Relation,
-    SourceLike,
     check_null_tokens,
     file_relation_sql,
     open_source,
     select_columns,
-    source_label,
     split_table,
 )
 from qar_sql.errors import ColumnError, DatabaseError, DataError, UsageError
-from qar_sql.measures.audit import Options, SourceOptions, audit_relation, split_options
-from qar_sql.progress import with_progress
-from qar_sql.pushdown.scan import Ticker
+from qar_sql.measures.audit import Options, audit_relation
+from qar_sql.parameters.whatif import WhatIfParams
+from qar_sql.pushdown.scan import Progress, Ticker
 from qar_sql.results import SingletonShare, Tabular, attribute_columns, format_risk
-from qar_sql.stats import evt
 from qar_sql.treat.infoloss import InfoLoss, LossColumn, information_loss, loss_dict
 from qar_sql.treat.treatments import Binder, Plan, load, treated_sql
 
@@ -114,6 +117,11 @@ class WhatIfResult(Tabular):
     def risk_before(self) -> float | None:
         return self.original.risk
 
+    def json_dict(self) -> dict[str, Any]:
+        """The documented JSON object of ``qar whatif`` (docs/treatments.md). (Not ``to_dict``:
+        the HTML report embeds a result's ``to_dict`` where it has one, its fields otherwise.)"""
+        return whatif_dict(self)
+
     def scenario(self, name: str) -> Scenario:
         for s in self.scenarios:
             if s.name == name:
@@ -166,7 +174,7 @@ def _scenarios(plan: Plan, combine: Sequence[Sequence[str]] | None) -> list[tupl
     return out
 
 
-class _WithRelation(Database):
+class WithRelation(Database):
     """The audit's statements with the treated release put in front as a CTE named ``name``.
 
     Used where a temp view cannot be made (a read-only PostgreSQL transaction refuses CREATE,
@@ -216,7 +224,7 @@ def release(db: Database, treated: str, relation: Relation) -> Iterator[tuple[Da
         db.query(f"create temp table {db.dialect.quote(name)} as\n{treated}")
         runner = db
     else:
-        runner = _WithRelation(db, name, treated)
+        runner = WithRelation(db, name, treated)
     try:
         yield runner, Relation(db.dialect.quote(name), relation.display, relation.columns, "table")
     finally:
@@ -280,117 +288,101 @@ def _loss(db: Database, binder: Binder, relation_sql: str, names, qids, not_null
     return information_loss(db.query, db.dialect, f"(\n{paired}\n)", spec)
 
 
-@with_progress("whatif")
-def whatif(
-    source: SourceLike = None,
-    *,
-    treatments: str | Path | Plan | Mapping,
-    qid: Sequence[str] | str | None = None,
-    combine: Sequence[Sequence[str]] | None = None,
-    only: Sequence[str] | None = None,
-    drop_null: bool = False,
-    risk: bool = True,
-    batch_size: int | None = None,
-    threads: int | None = None,
-    key: str | None = None,
-    loss: bool = True,
-    **options: Unpack[SourceOptions],
+def whatif_relation(
+    session: Session, params: WhatIfParams, progress: Progress | None = None, *, started: float | None = None
 ) -> WhatIfResult:
-    """Table 1 of Pastore et al. for every treatment in ``treatments`` (a TOML path, TOML text,
-    a dict or a :class:`~qar_sql.treat.treatments.Plan`) and every combination (the file's
-    ``combinations`` plus ``combine``), with T̂(p, α) before and after over the audit columns
-    (``columns``/``exclude``; ``risk=False`` skips it). ``only`` keeps just the named
-    scenarios (a treatment name, or names joined by ``+``). ``key`` names the column that
-    identifies rows for the perturbative treatments' draws (default: the file's ``key``).
-    ``loss`` adds the information-loss report of every treated scenario. ``options``: the source
-    and audit keywords of :func:`qar_sql.audit` (:class:`SourceOptions`)."""
-    started = time.perf_counter()
-    opts, where = split_options(options)
-    plan = load(treatments)
-    if risk:
-        evt.validate_parameters(opts.p, opts.alpha, opts.pi_u)
-    db, relation = open_source(source, **where, threads=threads)
-    with db:
-        qids = _resolve_qid(plan, qid)
-        _check_qid(qids, relation.columns, relation.display)
-        audit_cols = select_columns(relation.columns, opts.columns, opts.exclude) if risk else ()
-        # The audit of each release: over the audit columns, without the caller's progress bar
-        # (the scenarios tick it).
-        audit_opts = replace(opts, columns=audit_cols, exclude=None, progress=None)
-        not_null = qids if drop_null else ()
-        binder = Binder(db, relation.sql, relation.columns, plan, display=relation.display, key=key, not_null=not_null)
-        scenarios = [()] + _scenarios(plan, combine)
-        if only:
-            wanted = list(
-                dict.fromkeys(tuple(x.strip() for x in o.split("+")) if isinstance(o, str) else tuple(o) for o in only)
-            )
-            for w in wanted:
-                for part in w:
-                    plan.get(part)
-            scenarios = [()] + [s for s in scenarios[1:] if s in wanted] + [w for w in wanted if w not in scenarios]
-        sqls, sames = {}, {}
-        for s in scenarios:
-            after: dict[str, str] = {}
-            sqls[s] = treated_sql(binder, relation.sql, s, not_null=not_null, originals=qids, kinds_out=after)
-            sames[s] = " and ".join(
-                _same(db, c, f"t.qar__o_{i}", binder.kinds[c], after[c]) for i, c in enumerate(qids)
-            )
-        releases = {s: treated_sql(binder, relation.sql, s, not_null=not_null, modified=False) for s in scenarios}
-        tick = Ticker(opts.progress, len(scenarios) * (2 if risk else 1))
+    """Table 1 of Pastore et al. for every treatment in ``params.treatments`` and every
+    combination (the file's ``combinations`` plus ``params.combine``) over the session's
+    relation, with T̂(p, α) before and after over the audit columns (``params.risk``), the
+    information loss of every treated scenario (``params.loss``); ``params.only`` keeps just the
+    named scenarios."""
+    started = started if started is not None else time.perf_counter()
+    plan = load(params.treatments)
+    qid, combine, only, drop_null, risk = params.qid, params.combine, params.only, params.drop_null, params.risk
+    opts = Options(
+        columns=params.columns, exclude=params.exclude, p=params.p, alpha=params.alpha, pi_u=params.pi_u,
+        pwm=params.pwm, jobs=params.jobs,
+    )  # fmt: skip
+    batch_size, key, loss = params.batch_size, params.key, params.loss
+    db, relation = session.db, session.relation
+    qids = _resolve_qid(plan, qid)
+    _check_qid(qids, relation.columns, relation.display)
+    audit_cols = select_columns(relation.columns, opts.columns, opts.exclude) if risk else ()
+    # The audit of each release: over the audit columns, without the caller's progress bar
+    # (the scenarios tick it).
+    audit_opts = replace(opts, columns=audit_cols, exclude=None, progress=None)
+    not_null = qids if drop_null else ()
+    binder = Binder(db, relation.sql, relation.columns, plan, display=relation.display, key=key, not_null=not_null)
+    scenarios = [()] + _scenarios(plan, combine)
+    if only:
+        wanted = list(
+            dict.fromkeys(tuple(x.strip() for x in o.split("+")) if isinstance(o, str) else tuple(o) for o in only)
+        )
+        for w in wanted:
+            for part in w:
+                plan.get(part)
+        scenarios = [()] + [s for s in scenarios[1:] if s in wanted] + [w for w in wanted if w not in scenarios]
+    sqls, sames = {}, {}
+    for s in scenarios:
+        after: dict[str, str] = {}
+        sqls[s] = treated_sql(binder, relation.sql, s, not_null=not_null, originals=qids, kinds_out=after)
+        sames[s] = " and ".join(_same(db, c, f"t.qar__o_{i}", binder.kinds[c], after[c]) for i, c in enumerate(qids))
+    releases = {s: treated_sql(binder, relation.sql, s, not_null=not_null, modified=False) for s in scenarios}
+    tick = Ticker(progress, len(scenarios) * (2 if risk else 1))
 
-        counts = db.query_many(
-            [render("treat_counts.sql", db.dialect, treated=sqls[s], qid=list(qids), same=sames[s]) for s in scenarios],
-            jobs=opts.jobs,
-            on_done=tick,
+    counts = db.query_many(
+        [render("treat_counts.sql", db.dialect, treated=sqls[s], qid=list(qids), same=sames[s]) for s in scenarios],
+        jobs=opts.jobs,
+        on_done=tick,
+    )
+    out, warnings = [], []
+    for s, rows in zip(scenarios, counts):
+        n, classes, singles, min_class, modified, true_singles = (int(v or 0) for v in rows[0])
+        value = note = None
+        if risk:
+            value, note = _risk(db, releases[s], relation, audit_opts, batch_size=batch_size)
+            tick()
+            if note:
+                warnings.append(f"{scenario_name(s)}: T̂ undefined: {note}")
+        odds = tuple(
+            (t.name, t.column, tuple((str(v), p) for v, p in binder.posterior_odds(t, s[:i]).items()))
+            for i, t in enumerate(plan.get(x) for x in s)
+            if t.kind == "pram"
         )
-        out, warnings = [], []
-        for s, rows in zip(scenarios, counts):
-            n, classes, singles, min_class, modified, true_singles = (int(v or 0) for v in rows[0])
-            value = note = None
-            if risk:
-                value, note = _risk(db, releases[s], relation, audit_opts, batch_size=batch_size)
-                tick()
-                if note:
-                    warnings.append(f"{scenario_name(s)}: T̂ undefined: {note}")
-            odds = tuple(
-                (t.name, t.column, tuple((str(v), p) for v, p in binder.posterior_odds(t, s[:i]).items()))
-                for i, t in enumerate(plan.get(x) for x in s)
-                if t.kind == "pram"
+        il = _loss(db, binder, relation.sql, s, qids, not_null) if loss and s else None
+        out.append(
+            Scenario(
+                scenario_name(s),
+                tuple(s),
+                n,
+                singles,
+                classes,
+                min_class,
+                modified,
+                value,
+                note,
+                true_singles,
+                odds,
+                il,
             )
-            il = _loss(db, binder, relation.sql, s, qids, not_null) if loss and s else None
-            out.append(
-                Scenario(
-                    scenario_name(s),
-                    tuple(s),
-                    n,
-                    singles,
-                    classes,
-                    min_class,
-                    modified,
-                    value,
-                    note,
-                    true_singles,
-                    odds,
-                    il,
-                )
-            )
-        if out[0].rows == 0:
-            raise DataError(
-                f"table {relation.display!r} has no rows to treat" + (" with no NULL in the QID" if drop_null else "")
-            )
-        return WhatIfResult(
-            source=source_label(source),
-            table=relation.display if relation.kind == "table" else None,
-            engine=db.engine_name,
-            qid=qids,
-            drop_null=drop_null,
-            audit_columns=tuple(audit_cols),
-            p=opts.p,
-            alpha=opts.alpha,
-            scenarios=tuple(out),
-            seconds=time.perf_counter() - started,
-            warnings=tuple(warnings + relation.token_notes([*qids, *audit_cols])),
         )
+    if out[0].rows == 0:
+        raise DataError(
+            f"table {relation.display!r} has no rows to treat" + (" with no NULL in the QID" if drop_null else "")
+        )
+    return WhatIfResult(
+        source=session.label,
+        table=relation.display if relation.kind == "table" else None,
+        engine=db.engine_name,
+        qid=qids,
+        drop_null=drop_null,
+        audit_columns=tuple(audit_cols),
+        p=opts.p,
+        alpha=opts.alpha,
+        scenarios=tuple(out),
+        seconds=time.perf_counter() - started,
+        warnings=tuple(warnings + relation.token_notes([*qids, *audit_cols])),
+    )
 
 
 def emit_sql(
@@ -458,14 +450,10 @@ def emit_sql(
         return header + f"create view {target.quote_path(split_table(view_name))} as\n{body.rstrip()};\n"
 
 
-# ------------------------------------------------------------------------------------------
-# Output
-# ------------------------------------------------------------------------------------------
+# -- the JSON object -----------------------------------------------------------------------
 
 
 def _num(x: float | None) -> float | None:
-    import math
-
     return None if x is None or not math.isfinite(x) else float(x)
 
 
@@ -494,7 +482,7 @@ def scenario_dict(s: Scenario, before: float | None) -> dict[str, Any]:
 
 
 def whatif_dict(r: WhatIfResult) -> dict[str, Any]:
-    """The documented JSON object of ``qar whatif`` (docs/treatments.md)."""
+    """The documented JSON object of ``qar whatif`` (docs/treatments.md): :meth:`WhatIfResult.json_dict`."""
     return {
         "source": r.source,
         "table": r.table,
@@ -510,89 +498,3 @@ def whatif_dict(r: WhatIfResult) -> dict[str, Any]:
         "warnings": list(r.warnings),
         "scenarios": [scenario_dict(s, r.risk_before) for s in r.scenarios],
     }
-
-
-def _risk_text(x: float | None) -> str:
-    return "—" if x is None else f"{x:.6g}"
-
-
-def _extra(s: Scenario) -> list[str]:
-    """true S (share of singletons left with their original QID), the largest PRAM posterior
-    odds, IL1s and the utility score, as table cells."""
-    il = s.information_loss
-
-    def fmt(x: float | None, spec: str) -> str:
-        return "—" if x is None else format(x, spec)
-
-    share = s.true_singleton_share if s.treatments else None
-    return [
-        fmt(None if share is None else 100 * share, ".1f") + ("%" if share is not None else ""),
-        fmt(s.posterior_odds_max, ".3f"),
-        fmt(il.il1s if il else None, ".4g"),
-        fmt(il.utility if il else None, ".3f"),
-    ]
-
-
-def render_whatif(r: WhatIfResult, fmt: str) -> str:
-    from qar_sql.output.formats import render_result  # report imports the package version: not at import time
-
-    return render_result(fmt, lambda: whatif_dict(r), lambda: _whatif_markdown(r), lambda: _whatif_text(r), r.warnings)
-
-
-def _risk_label(r: WhatIfResult) -> str:
-    return f"T̂({r.p}, {r.alpha:g})"
-
-
-def _whatif_markdown(r: WhatIfResult) -> list[str]:
-    from qar_sql.output.formats import _md_escape
-
-    has_risk, tlabel, name = bool(r.audit_columns), _risk_label(r), r.table or r.source
-    lines = [
-        f"## What-if treatments on `{_md_escape(name)}`",
-        "",
-        f"QID: {', '.join(f'`{_md_escape(c)}`' for c in r.qid)}; {r.original.rows:,} rows"
-        + (" (rows with NULL in the QID dropped)" if r.drop_null else "")
-        + ".",
-        "",
-        "| treatments | #S | %S | MR | DV | min class |"
-        + (f" {tlabel} |" if has_risk else "")
-        + " true S | max odds | IL1s | utility |",
-        "|---|---:|---:|---:|---:|---:|" + ("---:|" if has_risk else "") + "---:|---:|---:|---:|",
-    ]
-    for s in r.scenarios:
-        lines.append(
-            f"| {_md_escape(s.name)} | {s.singletons:,} | {100 * s.singleton_share:.2f} | {s.modified_rows:,} | "
-            f"{s.distinct:,} | {s.min_class_size:,} |"
-            + (f" {_risk_text(s.risk)} |" if has_risk else "")
-            + " "
-            + " | ".join(_extra(s))
-            + " |"
-        )
-    return lines
-
-
-def _whatif_text(r: WhatIfResult) -> list[str]:
-    has_risk, tlabel, name = bool(r.audit_columns), _risk_label(r), r.table or r.source
-    width = max(len(s.name) for s in r.scenarios)
-    lines = [
-        f"What-if treatments on {name} ({r.engine}, {r.seconds:.2f} s)",
-        "",
-        f"  QID        {', '.join(r.qid)}",
-        f"  rows       {r.original.rows:,}" + (" (rows with NULL in the QID dropped)" if r.drop_null else ""),
-    ]
-    if has_risk:
-        lines.append(f"  risk       {tlabel} over {len(r.audit_columns)} columns; before: {_risk_text(r.risk_before)}")
-    lines += [
-        "",
-        f"  {'treatments':<{width}}  {'#S':>8}  {'%S':>7}  {'MR':>9}  {'DV':>9}  {'min class':>9}"
-        + (f"  {tlabel:>12}" if has_risk else "")
-        + f"  {'true S':>7}  {'max odds':>8}  {'IL1s':>7}  {'utility':>7}",
-    ]
-    for s in r.scenarios:
-        lines.append(
-            f"  {s.name:<{width}}  {s.singletons:>8,}  {100 * s.singleton_share:>6.2f}%  {s.modified_rows:>9,}  "
-            f"{s.distinct:>9,}  {s.min_class_size:>9,}"
-            + (f"  {_risk_text(s.risk):>12}" if has_risk else "")
-            + "  {:>7}  {:>8}  {:>7}  {:>7}".format(*_extra(s))
-        )
-    return lines

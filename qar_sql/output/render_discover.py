@@ -1,0 +1,96 @@
+"""``qar discover``'s result as text, Markdown and JSON (docs/treatments.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from qar_sql.measures.discovery import COMBINATION_FIELDS, Combination, DiscoverResult
+from qar_sql.output.formats import _md_escape, render_result
+from qar_sql.results import pick
+
+
+def combination_dict(c: Combination) -> dict[str, Any]:
+    return {"columns": list(c.columns), **pick(c, COMBINATION_FIELDS)}
+
+
+def discover_dict(r: DiscoverResult) -> dict[str, Any]:
+    """The documented JSON object of ``qar discover`` (docs/treatments.md)."""
+    return {
+        **pick(r, ("source", "table", "engine", "rows")),
+        "columns": list(r.columns),
+        **pick(r, ("max_size", "drop_null")),
+        "best_qid": list(r.best_qid),
+        "identifiers": [list(i) for i in r.identifiers],
+        **pick(r, ("skipped", "seconds")),
+        "warnings": list(r.warnings),
+        "combinations": [combination_dict(c) for c in r.combinations],
+    }
+
+
+def _pct(c: Combination) -> str:
+    return f"{100 * c.singleton_share:.2f}%"
+
+
+def render_discover(r: DiscoverResult, fmt: str, top: int | None = 20) -> str:
+    shown = r.combinations if top is None else r.combinations[:top]
+    return render_result(
+        fmt,
+        lambda: discover_dict(r),
+        lambda: _discover_markdown(r, shown),
+        lambda: _discover_text(r, shown),
+        r.warnings,
+    )
+
+
+def _discover_markdown(r: DiscoverResult, shown: Sequence[Combination]) -> list[str]:
+    best = r.best
+    lines = [
+        f"## Quasi-identifiers of `{_md_escape(r.table or r.source)}`",
+        "",
+        f"{r.rows:,} rows; combinations of 1–{r.max_size} of {len(r.columns)} columns"
+        + (", rows with NULL in a combination left out of it" if r.drop_null else "")
+        + ".",
+        "",
+        f"**Best QID:** {', '.join(f'`{_md_escape(c)}`' for c in r.best_qid) or 'none (no combination has a singleton)'}"
+        + (f" — {best.singletons:,} singletons ({_pct(best)})" if best else ""),
+        "",
+        f"**Identifiers (H = L):** {'; '.join(', '.join(f'`{_md_escape(c)}`' for c in i) for i in r.identifiers) or 'none'}"
+        + f" ({r.skipped:,} supersets skipped)",
+        "",
+        "| columns | rows | distinct | singletons | %S | min class | identifier |",
+        "|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for c in shown:
+        cols = ", ".join(f"`{_md_escape(x)}`" for x in c.columns)
+        lines.append(
+            f"| {cols} | {c.rows:,} | {c.distinct:,} | {c.singletons:,} | {_pct(c)} | {c.min_class_size:,} | {'yes' if c.identifier else ''} |"
+        )
+    if len(shown) < len(r.combinations):
+        lines += ["", f"{len(r.combinations) - len(shown):,} more combinations in the JSON output."]
+    return lines
+
+
+def _discover_text(r: DiscoverResult, shown: Sequence[Combination]) -> list[str]:
+    best = r.best
+    lines = [
+        f"Quasi-identifiers of {r.table or r.source} ({r.engine}, {r.seconds:.2f} s)",
+        "",
+        f"  rows                {r.rows:,}",
+        f"  columns             {len(r.columns)}: {', '.join(r.columns)}",
+        f"  combinations        {len(r.combinations):,} scanned of sizes 1..{r.max_size}, {r.skipped:,} skipped (supersets of identifiers)",
+        f"  NULLs               {'rows with NULL in a combination left out of it' if r.drop_null else 'a value of their own'}",
+        f"  best QID            {', '.join(r.best_qid) or 'none (no combination has a singleton)'}"
+        + (f" ({best.singletons:,} singletons, {_pct(best)}, {best.distinct:,} distinct)" if best else ""),
+        f"  identifiers         {'; '.join(', '.join(i) for i in r.identifiers) or 'none'}",
+        "",
+        f"  {'singletons':>10}  {'%S':>7}  {'distinct':>9}  {'rows':>9}  {'min class':>9}  columns",
+    ]
+    for c in shown:
+        flag = "  (identifier)" if c.identifier else ""
+        lines.append(
+            f"  {c.singletons:>10,}  {_pct(c):>7}  {c.distinct:>9,}  {c.rows:>9,}  {c.min_class_size:>9,}  {', '.join(c.columns)}{flag}"
+        )
+    if len(shown) < len(r.combinations):
+        lines.append(f"  … {len(r.combinations) - len(shown):,} more (use --top or --format json)")
+    return lines

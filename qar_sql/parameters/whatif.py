@@ -1,0 +1,38 @@
+"""The parameters of ``qar whatif`` (:func:`qar_sql.whatif`, :mod:`qar_sql.commands.whatif`)."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, kw_only=True)
+class WhatIfParams:
+    """The parameters of ``qar whatif`` (:func:`qar_sql.treat.whatif.whatif_relation`): the one
+    place their defaults and the rules between them live; :func:`qar_sql.whatif` and the click
+    options take their defaults from here. Checked when made, before any connection."""
+
+    #: The treatments file: a path, TOML text, a dict or a :class:`~qar_sql.treat.treatments.Plan`.
+    treatments: Any
+    qid: Sequence[str] | str | None = None
+    combine: Sequence[Sequence[str]] | None = None
+    only: Sequence[str] | None = None
+    drop_null: bool = False
+    #: T̂(p, α) before and after over the audit columns (``columns``/``exclude``).
+    risk: bool = True
+    key: str | None = None
+    loss: bool = True
+    columns: Sequence[str] | None = None
+    exclude: Sequence[str] | None = None
+    p: int = 3
+    alpha: float = 0.01
+    pi_u: float = 0.05
+    pwm: str = "plotting"
+    batch_size: int | None = None
+    jobs: int = 2
+
+    def __post_init__(self) -> None:
+        if self.risk:  # (scipy's module is loaded here, not when `qar --help` reads the defaults)
+            importlib.import_module("qar_sql.stats.evt").validate_parameters(self.p, self.alpha, self.pi_u)
