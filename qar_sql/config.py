@@ -25,11 +25,11 @@ from typing import Any
 from qar_sql.compliance import scans
 from qar_sql.engines.source import URL_ENV, is_url
 from qar_sql.errors import UsageError
-from qar_sql.parameters.audit import DEFAULTS as AUDIT
+from qar_sql.parameters.tail import DEFAULTS as AUDIT
 from qar_sql.secrets import mask_source
 
 #: The keys a config may set, with their built-in defaults (None: unset), in the order of a
-#: scan file's settings: the audit's from :class:`~qar_sql.parameters.audit.AuditParams` (one
+#: scan file's settings: the audit's from :class:`~qar_sql.parameters.tail.AuditParams` (one
 #: place), warn_above (a scan's threshold) from the scan file's; a scan's min_exceedances is a
 #: gate of the scan file only.
 KEYS: dict[str, Any] = {

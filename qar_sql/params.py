@@ -11,8 +11,8 @@ from typing import Any
 import click
 
 from qar_sql.output.render import format_option
-from qar_sql.parameters.audit import DEFAULTS as AUDIT  # the audit's defaults, written once
-from qar_sql.parameters.audit import PRUNE_MODES, PWM_METHODS
+from qar_sql.parameters.tail import DEFAULTS as AUDIT  # the audit's defaults, written once
+from qar_sql.parameters.tail import PRUNE_MODES, PWM_METHODS
 
 # The text progress of the commands lives with the API's progress=True (qar_sql/progress.py);
 # the commands keep calling it params.Progress.

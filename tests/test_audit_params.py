@@ -24,9 +24,7 @@ from qar_sql.errors import ParameterError, UsageError
 from qar_sql.measures import audit as measures_audit
 from qar_sql.output.render_config import render_config
 from qar_sql.output.render_demo import next_steps, render_demo
-from qar_sql.parameters.audit import DEFAULTS, PRUNE_FROM_P, PRUNE_MODES, PWM_METHODS, AuditParams
-from qar_sql.parameters.demo import DemoParams
-from qar_sql.parameters.sql import SqlParams
+from qar_sql.parameters.tail import DEFAULTS, PRUNE_FROM_P, PRUNE_MODES, PWM_METHODS, AuditParams, DemoParams, SqlParams
 from qar_sql.pushdown import prune as pruning
 from qar_sql.pushdown.showsql import show_one_statement, show_sql
 from qar_sql.stats import evt
@@ -216,7 +214,7 @@ def test_the_parameter_modules_load_no_numpy():
     import sys
 
     code = (
-        "import sys; import qar_sql.parameters.audit, qar_sql.parameters.sql, qar_sql.parameters.demo; "
+        "import sys; import qar_sql.parameters.tail, qar_sql.parameters.tail, qar_sql.parameters.tail; "
         "print(sorted(m for m in ('numpy', 'scipy', 'duckdb', 'sqlalchemy') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -103,3 +103,64 @@ def test_statistics_import_no_database_code(module):
 def test_the_cycle_finder_finds_a_cycle():
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+# --- the floor of one shape for every command (issue 25) ----------------------------------------
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("qar_sql.parameters")))
+def test_parameters_are_the_ground_floor(module):
+    """A command's parameters import nothing of qar but errors and the precedence rule (and the
+    lazy loader, and each other): the click options read their defaults from them when ``qar --help`` loads, and every
+    library takes them as input."""
+    light = ("qar_sql.parameters", "qar_sql.errors", "qar_sql.lazy", "qar_sql.precedence")
+    inner = {t for t in GRAPH[module] if not t.startswith(light)}
+    assert not inner, f"{module} imports {inner}"
+    tree = ast.parse(MODULES[module].read_text())
+    top = {a.name.split(".")[0] for n in tree.body if isinstance(n, ast.Import) for a in n.names}
+    top |= {(n.module or "").split(".")[0] for n in tree.body if isinstance(n, ast.ImportFrom) and not n.level}
+    assert not top & {"numpy", "scipy", "pandas", "sqlalchemy", "duckdb", "pyarrow"}, f"{module} imports {top}"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if not m.startswith(("qar_sql.commands", "qar_sql.cli"))))
+def test_only_the_cli_and_the_api_import_the_commands(module):
+    """The commands sit above the libraries they call: no library imports one (the package root,
+    the public API, does, lazily)."""
+    if module in ("qar_sql", "qar_sql.__main__"):
+        return
+    assert not {t for t in GRAPH[module] if t.startswith("qar_sql.commands")}, f"{module} imports a command"
+
+
+def _private_imports(path: Path) -> list[str]:
+    """``from qar_sql.x import _name`` (an alias ``as _y`` of a public name is fine)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("qar_sql") and not node.level:
+            found += [
+                f"{node.module}.{a.name}" for a in node.names if a.name.startswith("_") and a.name != "__version__"
+            ]
+    return found
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_private_name_is_imported_across_modules(module):
+    assert not _private_imports(MODULES[module]), f"{module} imports private names: {_private_imports(MODULES[module])}"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("qar_sql.cli")))
+def test_the_cli_opens_no_connection(module):
+    """The command line parses and emits; the commands open their session (``session_of``)."""
+    text = MODULES[module].read_text()
+    for call in ("open_source(", "connect(", "DuckDBDatabase(", "SQLAlchemyDatabase("):
+        assert call not in text, f"{module} calls {call}: open the source in the command's run, not in the CLI"
+
+
+def test_a_module_name_is_in_at_most_two_packages():
+    """Names that explain themselves: ``uniqueness.py`` was in five packages, each meaning
+    something else. A command's module (``commands/``) and its library's may share a name."""
+    where: dict[str, list[str]] = defaultdict(list)
+    for path in PACKAGE.rglob("*.py"):
+        if path.name != "__init__.py":
+            where[path.name].append(str(path.parent.relative_to(PACKAGE.parent)))
+    crowded = {name: dirs for name, dirs in where.items() if len(dirs) > 2}
+    assert not crowded, f"module names in more than two packages: {crowded}"

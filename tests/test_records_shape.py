@@ -20,8 +20,7 @@ from qar_sql.engines.session import coded
 from qar_sql.engines.source import connect
 from qar_sql.errors import DatabaseError, ParameterError, UsageError
 from qar_sql.output.render_records import render_eliminate
-from qar_sql.parameters.eliminate import EliminateParams, parse_by, parse_orders
-from qar_sql.parameters.records import RecordsParams
+from qar_sql.parameters.ranking import EliminateParams, RecordsParams, parse_by, parse_orders
 from qar_sql.ranking.eliminate import CurvePoint, Elimination
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -21,9 +21,7 @@ from qar_sql.errors import UsageError
 from qar_sql.output.render_history import render_history
 from qar_sql.output.render_migrate import render_migrate
 from qar_sql.output.render_scan import render_scan
-from qar_sql.parameters.history import HistoryParams
-from qar_sql.parameters.migrate import MigrateParams
-from qar_sql.parameters.scan import ScanParams
+from qar_sql.parameters.store import HistoryParams, MigrateParams, ScanParams
 from qar_sql.precedence import Chosen
 
 
@@ -53,7 +51,7 @@ def test_an_untyped_url_or_store_is_no_mistake():
 def test_the_parameter_modules_are_light():
     """click reads the defaults from them when ``qar --help`` loads: no numpy, no database code."""
     code = (
-        "import sys, qar_sql.parameters.scan, qar_sql.parameters.history, qar_sql.parameters.migrate; "
+        "import sys, qar_sql.parameters.store, qar_sql.parameters.store, qar_sql.parameters.store; "
         "print(sorted(m for m in ('numpy', 'duckdb', 'sqlalchemy', 'scipy') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

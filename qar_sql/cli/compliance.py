@@ -38,7 +38,7 @@ def migrate_cmd(store, show_status, to, fmt):
     from qar_sql.cli.emit import build
     from qar_sql.commands.migrate import run
     from qar_sql.output.render_migrate import render_migrate
-    from qar_sql.parameters.migrate import MigrateParams
+    from qar_sql.parameters.store import MigrateParams
 
     result = run(build(MigrateParams, {"store": store, "status": show_status, "to": to}))
     click.echo(render_migrate(result, fmt, status=show_status), nl=False)
@@ -119,7 +119,7 @@ def scan_cmd(
     from qar_sql.compliance.store import resolve_store
     from qar_sql.output.files import check_writable
     from qar_sql.output.render_scan import junit_xml, render_scan, stderr_lines, summary_markdown, summary_text
-    from qar_sql.parameters.scan import ScanParams
+    from qar_sql.parameters.store import ScanParams
     from qar_sql.precedence import from_click
 
     ctx = click.get_current_context()
@@ -212,7 +212,7 @@ def history_cmd(store, table, fmt, plot):
     from qar_sql.commands.history import run
     from qar_sql.output.files import check_plot, written
     from qar_sql.output.render_history import plot_history, render_history
-    from qar_sql.parameters.history import HistoryParams
+    from qar_sql.parameters.store import HistoryParams
 
     settings = build(HistoryParams, {"store": store, "table": table, "plot": plot})
     if settings.plot:

@@ -29,7 +29,7 @@ def config_cmd(ctx, fmt, check):
         click.echo(f"{check}: valid ({n} scan{'s' if n != 1 else ''}; qar.toml's JSON Schema)")
         return
     from qar_sql.cli.emit import emit
-    from qar_sql.commands.config import run
+    from qar_sql.commands.settings import run
     from qar_sql.output.render_config import render_config
 
     result = run(ctx.obj.get("config") if ctx.obj else None)

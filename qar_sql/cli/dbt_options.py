@@ -1,7 +1,7 @@
 """The dbt options of ``qar scan``: ``--dbt-project`` with ``--profile``, ``--target`` and
 ``--profiles-dir`` (the warehouse from dbt's profile), and ``--select`` (dbt's node selection).
 Kept apart from cli/compliance.py so the scan command only forwards them (to
-:class:`~qar_sql.parameters.scan.ScanParams`, which holds the rules between them; commands/scan.py and
+:class:`~qar_sql.parameters.store.ScanParams`, which holds the rules between them; commands/scan.py and
 compliance/dbt_project.py do the work)."""
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ import click
 from qar_sql import params
 from qar_sql.engines.dialects import DIALECTS
 from qar_sql.errors import ExitCode, QarError
-from qar_sql.parameters.demo import MAX_ROWS, MIN_ROWS, DemoParams
+from qar_sql.parameters.tail import MAX_ROWS, MIN_ROWS, DemoParams
 from qar_sql.params import default_of
 from qar_sql.secrets import scrub, secret_values
 
@@ -241,7 +241,7 @@ def _show_audit_sql(where: dict, **options) -> str:
     """``qar audit --show-sql``: ``qar sql`` of the same source options (it reads no data, so no
     --exclude)."""
     from qar_sql.commands.sql import run
-    from qar_sql.parameters.sql import SqlParams
+    from qar_sql.parameters.tail import SqlParams
 
     shown = {key: where[key] for key in ("source", "table", "columns", "delimiter", "null_tokens")}
     return run(SqlParams(**shown, **options))
@@ -285,7 +285,7 @@ def audit(where, risk, fmt, top, histograms, show_sql, quiet, store, store_in_so
     from qar_sql.cli.emit import SOURCE_KEYS, build, emit, session
     from qar_sql.commands.audit import recorded, run
     from qar_sql.output.formats import render_audit
-    from qar_sql.parameters.audit import AuditParams, fail_above_problem
+    from qar_sql.parameters.tail import AuditParams, fail_above_problem
     from qar_sql.stats.interval import check_min_exceedances, require_exceedances
 
     # ``options``: AuditParams' fields by the same names (k, jobs, batch_size, prune, group_size,
@@ -356,7 +356,7 @@ def audit(where, risk, fmt, top, histograms, show_sql, quiet, store, store_in_so
 def sql_command(source, dialect, table, columns, p, delimiter, jobs, batch_size, one_statement, alpha, pi_u):
     """Print the exact SQL an audit runs, for review, without connecting to anything."""
     from qar_sql.commands.sql import run
-    from qar_sql.parameters.sql import SqlParams
+    from qar_sql.parameters.tail import SqlParams
 
     ctx = click.get_current_context()
     given = [o for o in ("alpha", "pi_u") if ctx.get_parameter_source(o) is click.core.ParameterSource.COMMANDLINE]

@@ -12,8 +12,7 @@ import click
 from qar_sql import params
 from qar_sql.cli.emit import build, emit, session
 from qar_sql.cli.ranking import guard_files, key_option
-from qar_sql.parameters.risk import RiskParams
-from qar_sql.parameters.uniqueness import UniquenessParams
+from qar_sql.parameters.measures import RiskParams, UniquenessParams
 from qar_sql.params import default_of
 
 #: The variable -p read before it followed the QAR_<long flag> rule (QAR_QI_SIZE); still read.

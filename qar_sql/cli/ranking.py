@@ -11,8 +11,7 @@ import click
 from qar_sql import params
 from qar_sql.cli.emit import build, emit, session
 from qar_sql.errors import UsageError
-from qar_sql.parameters.eliminate import EliminateParams
-from qar_sql.parameters.records import BY, RecordsParams
+from qar_sql.parameters.ranking import BY, EliminateParams, RecordsParams
 from qar_sql.params import default_of
 
 key_option = params.names_option(
@@ -200,7 +199,7 @@ def eliminate_cmd(where, risk, by, orders, plot_path, fmt, quiet, **options):
     # ``options`` are EliminateParams' by the same names: key, step, max_removed, greedy_steps, seed, jobs.
     from qar_sql.commands.eliminate import run
     from qar_sql.output.render_records import render_eliminate
-    from qar_sql.parameters.eliminate import parse_by, parse_orders
+    from qar_sql.parameters.ranking import parse_by, parse_orders
 
     order_map = parse_orders(orders)
     names = parse_by(by)

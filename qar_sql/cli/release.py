@@ -9,7 +9,7 @@ import click
 from qar_sql import params
 from qar_sql.cli.emit import build, emit, session
 from qar_sql.errors import ExitCode
-from qar_sql.parameters.compare import IMPUTE, CompareParams
+from qar_sql.parameters.release import IMPUTE, CompareParams
 from qar_sql.params import default_of
 
 

@@ -7,8 +7,8 @@ import click
 from qar_sql import params
 from qar_sql.cli.emit import build, emit, session
 from qar_sql.engines.dialects import DIALECTS
-from qar_sql.parameters.discover import DiscoverParams
-from qar_sql.parameters.whatif import WhatIfParams
+from qar_sql.parameters.measures import DiscoverParams
+from qar_sql.parameters.treat import WhatIfParams
 from qar_sql.params import default_of
 
 

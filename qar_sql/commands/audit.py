@@ -1,7 +1,7 @@
 """``qar audit``: the QaR risk T̂(p, α) of a table over every set of p quasi-identifier columns.
 
 The shape every command has (``qar_sql/commands/__init__.py``): its parameters
-(:class:`~qar_sql.parameters.audit.AuditParams`), ``run(session, params, progress) → result``, and
+(:class:`~qar_sql.parameters.tail.AuditParams`), ``run(session, params, progress) → result``, and
 the Python API's function, which opens the session and calls ``run``. :func:`recorded` is ``run``
 with the run kept in the results store (``--store``).
 """
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from qar_sql.engines.session import Session
 from qar_sql.engines.source import SourceLike, session_of
 from qar_sql.measures.audit import audit_session
-from qar_sql.parameters.audit import AuditParams
+from qar_sql.parameters.tail import AuditParams
 from qar_sql.progress import with_progress
 from qar_sql.pushdown.scan import Progress
 from qar_sql.results import AuditResult, pick

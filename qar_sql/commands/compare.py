@@ -17,7 +17,7 @@ With ``treatments`` the treated table is the what-if release of the original (th
 one SELECT, so each record is linked to the row made from it (:mod:`qar_sql.comparison.tables`).
 
 The shape every command has (``qar_sql/commands/__init__.py``): its parameters
-(:class:`~qar_sql.parameters.compare.CompareParams`), ``run(session, params, progress) → result``
+(:class:`~qar_sql.parameters.release.CompareParams`), ``run(session, params, progress) → result``
 with the original as the session, and the Python API's function, which opens the session and
 calls ``run``.
 """
@@ -43,7 +43,7 @@ from qar_sql.engines.source import (
     session_of,
 )
 from qar_sql.errors import ColumnError, DataError
-from qar_sql.parameters.compare import BATCH_ROWS, CompareParams
+from qar_sql.parameters.release import BATCH_ROWS, CompareParams
 from qar_sql.progress import with_progress
 from qar_sql.results import (
     CompareResult,

@@ -1,7 +1,7 @@
 """``qar demo``: a synthetic population written into a DuckDB file (:mod:`qar_sql.demo`), then
 audited over its quasi-identifier columns.
 
-The command's shape: its parameters (:class:`~qar_sql.parameters.demo.DemoParams`) and
+The command's shape: its parameters (:class:`~qar_sql.parameters.tail.DemoParams`) and
 ``run(params, progress) → result``; the session is the file it has just written.
 """
 
@@ -10,8 +10,7 @@ from __future__ import annotations
 from qar_sql.commands import audit
 from qar_sql.demo import DEMO_COLUMNS, DEMO_TABLE, write_demo
 from qar_sql.engines.source import session_of
-from qar_sql.parameters.audit import AuditParams
-from qar_sql.parameters.demo import DemoParams
+from qar_sql.parameters.tail import AuditParams, DemoParams
 from qar_sql.pushdown.scan import Progress
 from qar_sql.results import AuditResult, pick
 

@@ -2,7 +2,7 @@
 METHOD.md §5); the algorithm is :mod:`qar_sql.measures.discovery`.
 
 The shape every command has (``qar_sql/commands/__init__.py``): its parameters
-(:class:`~qar_sql.parameters.discover.DiscoverParams`), ``run(session, params, progress) →
+(:class:`~qar_sql.parameters.measures.DiscoverParams`), ``run(session, params, progress) →
 result``, and the Python API's function, which opens the session and calls ``run``.
 """
 
@@ -15,7 +15,7 @@ from typing import TypedDict, Unpack
 from qar_sql.engines.session import Session
 from qar_sql.engines.source import SourceLike, session_of
 from qar_sql.measures.discovery import DiscoverResult, discover_relation
-from qar_sql.parameters.discover import DiscoverParams
+from qar_sql.parameters.measures import DiscoverParams
 from qar_sql.progress import with_progress
 from qar_sql.pushdown.scan import Progress
 

@@ -1,7 +1,7 @@
 """``qar eliminate``: backward elimination, the risk after removing the top records of each ranking.
 
 The shape every command has (``qar_sql/commands/__init__.py``): its parameters
-(:class:`~qar_sql.parameters.eliminate.EliminateParams`), ``run(session, params, progress) →
+(:class:`~qar_sql.parameters.ranking.EliminateParams`), ``run(session, params, progress) →
 result`` (the curves of :mod:`qar_sql.ranking.eliminate`, drawn to ``params.plot`` when given)
 and the Python API's function, which opens the session and calls ``run``.
 """
@@ -17,7 +17,7 @@ from qar_sql.engines.source import SourceLike, session_of
 from qar_sql.measures.audit import SourceOptions, split_options
 from qar_sql.output.files import written
 from qar_sql.output.render_records import plot_elimination
-from qar_sql.parameters.eliminate import EliminateParams
+from qar_sql.parameters.ranking import EliminateParams
 from qar_sql.progress import with_progress
 from qar_sql.pushdown.scan import Progress
 from qar_sql.ranking.eliminate import Elimination, eliminate_relation

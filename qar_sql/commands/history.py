@@ -8,7 +8,7 @@ parameters alone. The trend plot (``--plot``) is output: :func:`qar_sql.output.r
 from __future__ import annotations
 
 from qar_sql.compliance.history import history as series_of
-from qar_sql.parameters.history import HistoryParams
+from qar_sql.parameters.store import HistoryParams
 from qar_sql.results import History
 
 NAME = "history"

@@ -8,7 +8,7 @@ and close themselves, so ``run`` takes the parameters alone.
 from __future__ import annotations
 
 from qar_sql.compliance.store import MigrateResult, migrate, status
-from qar_sql.parameters.migrate import MigrateParams
+from qar_sql.parameters.store import MigrateParams
 
 NAME = "migrate"
 Params = MigrateParams

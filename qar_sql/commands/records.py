@@ -5,7 +5,7 @@
 * ``suda``: SUDA and DIS-SUDA on all the key columns (:func:`qar_sql.measures.classic.suda`).
 
 The shape every command has (``qar_sql/commands/__init__.py``): its parameters
-(:class:`~qar_sql.parameters.records.RecordsParams`), ``run(session, params, progress) → result``
+(:class:`~qar_sql.parameters.ranking.RecordsParams`), ``run(session, params, progress) → result``
 and the Python API's functions — ``qar_sql.records(...)`` (the exact contributions) with
 ``.influence`` and ``.suda`` — which open the session and do the same work.
 """
@@ -25,7 +25,7 @@ from qar_sql.measures.audit import Options, SourceOptions, split_options
 from qar_sql.measures.classic import SudaRecords, suda, write_table
 from qar_sql.output.files import written
 from qar_sql.output.record_scores import write_influence, write_scores
-from qar_sql.parameters.records import SCORES, RecordsParams
+from qar_sql.parameters.ranking import SCORES, RecordsParams
 from qar_sql.progress import with_progress
 from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys
 from qar_sql.pushdown.scan import Progress

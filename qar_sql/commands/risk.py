@@ -1,7 +1,7 @@
 """``qar risk``: the classic disclosure-risk measures (sdcMicro, ARX) of every quasi-identifier.
 
 The shape every command has (``qar_sql/commands/__init__.py``): its parameters
-(:class:`~qar_sql.parameters.risk.RiskParams`), ``run(session, params, progress) → result``, and
+(:class:`~qar_sql.parameters.measures.RiskParams`), ``run(session, params, progress) → result``, and
 the Python API's function, which opens the session and calls ``run``.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from qar_sql.engines.session import Session
 from qar_sql.engines.source import SourceLike, session_of
 from qar_sql.measures.classic import RiskResult, check_not_source, output_kind, risk_relation
-from qar_sql.parameters.risk import RiskParams
+from qar_sql.parameters.measures import RiskParams
 from qar_sql.progress import with_progress
 from qar_sql.pushdown.scan import Progress
 

@@ -25,7 +25,7 @@ from qar_sql.compliance.scans import (
     run_scans,
 )
 from qar_sql.errors import UsageError
-from qar_sql.parameters.scan import ScanParams
+from qar_sql.parameters.store import ScanParams
 from qar_sql.results import ScanReport
 
 NAME = "scan"

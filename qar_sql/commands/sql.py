@@ -2,12 +2,12 @@
 without connecting to anything (:mod:`qar_sql.pushdown.showsql`).
 
 The command's shape without a session (nothing is read): its parameters
-(:class:`~qar_sql.parameters.sql.SqlParams`) and ``run(params) → the SQL text``.
+(:class:`~qar_sql.parameters.tail.SqlParams`) and ``run(params) → the SQL text``.
 """
 
 from __future__ import annotations
 
-from qar_sql.parameters.sql import SqlParams
+from qar_sql.parameters.tail import SqlParams
 from qar_sql.pushdown.showsql import show_one_statement, show_sql
 
 NAME = "sql"

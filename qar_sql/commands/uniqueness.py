@@ -14,7 +14,7 @@ The treated releases are the what-if's: each scenario is a SELECT over the sourc
 :func:`qar_sql.treat.whatif.release` like any table. Nothing is copied or written.
 
 The shape every command has (``qar_sql/commands/__init__.py``): its parameters
-(:class:`~qar_sql.parameters.uniqueness.UniquenessParams`), ``run(session, params, progress) →
+(:class:`~qar_sql.parameters.measures.UniquenessParams`), ``run(session, params, progress) →
 result``, and the Python API's function, which opens the session and calls ``run``.
 """
 
@@ -32,7 +32,7 @@ from qar_sql.engines.source import Database, Relation, SourceLike, column_names,
 from qar_sql.errors import DataError, UsageError
 from qar_sql.measures import birthday
 from qar_sql.measures.audit import profile_columns, provenance
-from qar_sql.parameters.uniqueness import UniquenessParams
+from qar_sql.parameters.measures import UniquenessParams
 from qar_sql.progress import with_progress
 from qar_sql.pushdown.scan import Progress, scan, value_frequencies
 from qar_sql.results import ExposedValue, QIUniqueness, UniquenessResult, UniquenessScenario

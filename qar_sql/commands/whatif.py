@@ -2,7 +2,7 @@
 combination of a treatments file; the algorithm is :mod:`qar_sql.treat.whatif`.
 
 The shape every command has (``qar_sql/commands/__init__.py``): its parameters
-(:class:`~qar_sql.parameters.whatif.WhatIfParams`), ``run(session, params, progress) → result``,
+(:class:`~qar_sql.parameters.treat.WhatIfParams`), ``run(session, params, progress) → result``,
 and the Python API's function, which opens the session and calls ``run``.
 """
 
@@ -17,7 +17,7 @@ from typing import Unpack
 from qar_sql.engines.session import Session
 from qar_sql.engines.source import SourceLike, session_of
 from qar_sql.measures.audit import SourceOptions, split_options
-from qar_sql.parameters.whatif import WhatIfParams
+from qar_sql.parameters.treat import WhatIfParams
 from qar_sql.progress import with_progress
 from qar_sql.pushdown.scan import Progress
 from qar_sql.treat.treatments import Plan, load

@@ -51,7 +51,7 @@ import numpy as np
 
 from qar_sql.errors import DataError, ParameterError
 from qar_sql.extras import require
-from qar_sql.parameters.compare import IMPUTE
+from qar_sql.parameters.release import IMPUTE
 
 # qar_sql.compare (which imports this module) without the [compare] extra: one sentence naming
 # the extra (exit 2) instead of an ImportError of pandas. The CLI checks before this, first thing.

@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 
 from qar_sql.engines.source import Database
 from qar_sql.errors import ColumnError
-from qar_sql.parameters.compare import BATCH_ROWS
+from qar_sql.parameters.release import BATCH_ROWS
 
 
 def select_sql(

@@ -218,6 +218,6 @@ def csv_file(source) -> bool:
 
 
 def is_csv(path: str) -> bool:
-    from qar_sql.engines.source import _file_kind
+    from qar_sql.engines.source import file_kind
 
-    return _file_kind(path) == "csv"
+    return file_kind(path) == "csv"

@@ -134,7 +134,7 @@ def _duckdb_path(url: str) -> str | None:
     return None
 
 
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
 
@@ -239,7 +239,7 @@ class Store:
                 ) from exc
             except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError) as exc:
                 raise UsageError(
-                    f"cannot use store URL {self.display}: {_first_line(exc)}; write it as "
+                    f"cannot use store URL {self.display}: {first_line(exc)}; write it as "
                     "dialect+driver://user:password@host/database or name a .duckdb file"
                 ) from exc
             self.dialect = self.engine.dialect.name
@@ -265,7 +265,7 @@ class Store:
         try:
             conn = self.engine.connect()  # type: ignore[union-attr]
         except sa.exc.DBAPIError as exc:
-            raise DatabaseError(f"cannot connect to store {self.display}: {_first_line(exc.orig or exc)}") from exc
+            raise DatabaseError(f"cannot connect to store {self.display}: {first_line(exc.orig or exc)}") from exc
         try:
             with conn.begin():
                 if read_only and self.dialect == "postgresql":
@@ -274,10 +274,10 @@ class Store:
                     yield _SATx(conn, self.dialect)
                 except sa.exc.DBAPIError as exc:
                     raise DatabaseError(
-                        f"store {self.display} failed a statement: {_first_line(exc.orig or exc)}"
+                        f"store {self.display} failed a statement: {first_line(exc.orig or exc)}"
                     ) from exc
         except sa.exc.DBAPIError as exc:  # the commit itself failed (e.g. connection lost)
-            raise DatabaseError(f"store {self.display} failed to commit: {_first_line(exc.orig or exc)}") from exc
+            raise DatabaseError(f"store {self.display} failed to commit: {first_line(exc.orig or exc)}") from exc
         finally:
             conn.close()
 
@@ -294,7 +294,7 @@ class Store:
         try:
             yield self._con
         except duckdb.Error as exc:
-            raise DatabaseError(f"store {self.path!r} failed a statement: {_first_line(exc)}") from exc
+            raise DatabaseError(f"store {self.path!r} failed a statement: {first_line(exc)}") from exc
 
     def _open_duck(self, read_only: bool):
         import duckdb
@@ -308,9 +308,9 @@ class Store:
                 if "lock" in str(exc).lower() and time.monotonic() < deadline:
                     time.sleep(0.05)
                     continue
-                raise DatabaseError(f"cannot open store {self.path!r}: {_first_line(exc)}") from exc
+                raise DatabaseError(f"cannot open store {self.path!r}: {first_line(exc)}") from exc
             except duckdb.Error as exc:
-                raise DatabaseError(f"cannot open store {self.path!r}: {_first_line(exc)}") from exc
+                raise DatabaseError(f"cannot open store {self.path!r}: {first_line(exc)}") from exc
 
     def release(self) -> None:
         """Close the DuckDB file so other processes can write to it (e.g. during a long audit)."""
@@ -652,7 +652,7 @@ def describe_error(exc: BaseException) -> str:
         return "interrupted"
     if isinstance(exc, QarError):
         return str(exc)
-    return f"{type(exc).__name__}: {_first_line(exc)}"
+    return f"{type(exc).__name__}: {first_line(exc)}"
 
 
 def _fail_quietly(store: Store, run_id: str, exc: BaseException, started: float, secrets) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import threading
 
-from qar_sql.engines.database import Database, Relation, _first_line, _pick_table, _Timed
+from qar_sql.engines.database import Database, Relation, Timed, first_line, pick_table
 from qar_sql.engines.dialects import get_dialect
 from qar_sql.errors import DatabaseError, SourceNotFound, UsageError
 
@@ -61,7 +61,7 @@ class ClickHouseDatabase(Database):
         try:
             self.con = dbapi.connect(self.path)
         except Exception as exc:  # chdb raises its own and plain errors
-            raise DatabaseError(f"cannot open ClickHouse (chdb) data at {self.path!r}: {_first_line(exc)}") from exc
+            raise DatabaseError(f"cannot open ClickHouse (chdb) data at {self.path!r}: {first_line(exc)}") from exc
         try:
             for sql in self.dialect.session_sql:
                 self.query(sql)
@@ -75,13 +75,13 @@ class ClickHouseDatabase(Database):
     def query(self, sql: str, params: dict | None = None) -> list[tuple]:
         if params:  # qar's statements inline their (quoted) literals; nothing binds here
             raise DatabaseError("the ClickHouse engine takes no bound parameters")
-        with self._lock, _Timed("clickhouse", sql) as timed:
+        with self._lock, Timed("clickhouse", sql) as timed:
             cur = self.con.cursor()
             try:
                 cur.execute(sql)
                 rows = [tuple(r) for r in cur.fetchall()] if cur.description else []
             except Exception as exc:  # chdb's ChdbError and DB-API errors alike
-                raise DatabaseError(f"clickhouse failed a statement: {_first_line(exc)}") from exc
+                raise DatabaseError(f"clickhouse failed a statement: {first_line(exc)}") from exc
             finally:
                 cur.close()
             timed.rows = len(rows)
@@ -110,7 +110,7 @@ def open_chdb(url: str, table: str | None) -> tuple[ClickHouseDatabase, Relation
             (str(s), str(n))
             for s, n in db.query(f"select database, name from system.tables where database not in ({excluded})")
         ]
-        relation, (schema, name) = _pick_table(db.dialect, url, table, pairs, default)
+        relation, (schema, name) = pick_table(db.dialect, url, table, pairs, default)
         cols = tuple(
             str(r[0])
             for r in db.query(

@@ -24,7 +24,7 @@ from qar_sql.errors import DatabaseError, QarError, SourceNotFound, UsageError
 log = logging.getLogger("qar_sql.engines.source")
 
 
-class _Timed:
+class Timed:
     """Logs one statement with its time and row count at DEBUG, also when it fails."""
 
     def __init__(self, engine: str, sql: str):
@@ -220,14 +220,14 @@ def _column_array(values: Sequence[Any], name: str, dtype: np.dtype) -> np.ndarr
         raise DatabaseError(f"column {name!r} of a result did not read as {dtype} values: {exc}") from exc
 
 
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
     # Only real line ends: str.splitlines() also splits at U+2028, U+0085 or a form feed inside
     # a quoted name, which cut messages short.
     text = str(exc).strip()
     return re.split(r"\r\n|\r|\n", text)[0] if text else type(exc).__name__
 
 
-def _pick_table(dialect, where, table, tables, default_schema) -> tuple[Relation, tuple[str, str]]:
+def pick_table(dialect, where, table, tables, default_schema) -> tuple[Relation, tuple[str, str]]:
     """Find ``table`` among (schema, name) pairs: exact name first, then ``schema.table``."""
     if not table:
         names = sorted({t for _, t in tables})

@@ -26,7 +26,7 @@ from typing import Any, TypeAlias
 import numpy as np
 
 from qar_sql.engines import frames
-from qar_sql.engines.database import Database, Relation, _first_line, _pick_table, _Timed, log
+from qar_sql.engines.database import Database, Relation, Timed, first_line, log, pick_table
 from qar_sql.engines.dialects import Dialect, get_dialect
 from qar_sql.engines.session import Session
 from qar_sql.errors import ColumnError, DatabaseError, DataError, SourceNotFound, UsageError
@@ -79,7 +79,7 @@ class DuckDBDatabase(Database):
                     f"{path!r} is not a DuckDB database file; name a DuckDB file, or a CSV or Parquet file by "
                     "its suffix (.csv, .parquet)"
                 ) from None
-            raise DatabaseError(f"cannot open DuckDB database {path!r}: {_first_line(exc)}") from exc
+            raise DatabaseError(f"cannot open DuckDB database {path!r}: {first_line(exc)}") from exc
         # DuckDB draws its own progress bar on stdout; ours goes to stderr. In a Jupyter kernel
         # without ipywidgets DuckDB has already switched its bar off and refuses any change to the
         # setting ("ipywidgets is missing"), so it is only turned off where it is on.
@@ -97,7 +97,7 @@ class DuckDBDatabase(Database):
         self._lock = threading.Lock()
 
     def query(self, sql: str, params: dict | None = None) -> list[tuple]:
-        with self._lock, _Timed("duckdb", sql) as timed:
+        with self._lock, Timed("duckdb", sql) as timed:
             try:
                 rows = self.con.execute(sql, params).fetchall() if params else self.con.execute(sql).fetchall()
             except (self._duckdb.Error, RuntimeError) as exc:
@@ -107,7 +107,7 @@ class DuckDBDatabase(Database):
 
     def arrays(self, sql: str, columns: Mapping[str, Any]) -> dict[str, np.ndarray]:
         """As :meth:`Database.arrays`, by DuckDB's native fetch: no Python objects per row."""
-        with self._lock, _Timed("duckdb", sql) as timed:
+        with self._lock, Timed("duckdb", sql) as timed:
             try:
                 raw = self.con.execute(sql).fetchnumpy()
             except (self._duckdb.Error, RuntimeError) as exc:
@@ -190,12 +190,12 @@ class SQLAlchemyDatabase(Database):
                     f"the SQLAlchemy dialect for {backend} ({self.masked_url}) is not installed{hint}"
                 ) from exc
             raise UsageError(
-                f"cannot use database URL {self.masked_url}: {_first_line(exc)}; "
+                f"cannot use database URL {self.masked_url}: {first_line(exc)}; "
                 "write it as dialect+driver://user:password@host/database"
             ) from exc
         except sa.exc.ArgumentError as exc:
             raise UsageError(
-                f"cannot use database URL {self.masked_url}: {scrub(_first_line(exc), self.secrets)}; "
+                f"cannot use database URL {self.masked_url}: {scrub(first_line(exc), self.secrets)}; "
                 "write it as dialect+driver://user:password@host/database"
             ) from exc
         self.dialect = get_dialect(self.engine.dialect.name)
@@ -226,7 +226,7 @@ class SQLAlchemyDatabase(Database):
             if main:
                 self._snapshot = self._export_snapshot(conn)
         except sa.exc.DBAPIError as exc:
-            reason = scrub(_first_line(exc.orig or exc), self.secrets)
+            reason = scrub(first_line(exc.orig or exc), self.secrets)
             raise DatabaseError(f"cannot connect to {self.masked_url}: {reason}") from exc
         self._conns.append(conn)
         return conn
@@ -269,7 +269,7 @@ class SQLAlchemyDatabase(Database):
         main = threading.current_thread() is threading.main_thread()
         conn = self._main if main else self._borrow()
         try:
-            with _Timed(self.engine_name, sql) as timed:
+            with Timed(self.engine_name, sql) as timed:
                 # no_parameters: without params the driver gets the SQL alone, so a '%' in a quoted
                 # name is not taken for a placeholder (psycopg fails on a column named "50%").
                 result = (
@@ -281,7 +281,7 @@ class SQLAlchemyDatabase(Database):
                 timed.rows = len(rows)
             return rows
         except sa.exc.DBAPIError as exc:
-            raise DatabaseError(f"{self.engine_name} failed a statement: {_first_line(exc.orig or exc)}") from exc
+            raise DatabaseError(f"{self.engine_name} failed a statement: {first_line(exc.orig or exc)}") from exc
         finally:
             if not main:
                 self._idle.append(conn)
@@ -296,7 +296,7 @@ class SQLAlchemyDatabase(Database):
             while rows := result.fetchmany(chunk):
                 yield rows
         except sa.exc.DBAPIError as exc:
-            raise DatabaseError(f"{self.engine_name} failed a statement: {_first_line(exc.orig or exc)}") from exc
+            raise DatabaseError(f"{self.engine_name} failed a statement: {first_line(exc.orig or exc)}") from exc
 
     def _borrow(self):
         try:
@@ -340,7 +340,7 @@ class SQLAlchemyDatabase(Database):
             codes = [d[1] for d in result.cursor.description]
             result.close()
         except sa.exc.DBAPIError as exc:
-            raise DatabaseError(f"{self.engine_name} failed a statement: {_first_line(exc.orig or exc)}") from exc
+            raise DatabaseError(f"{self.engine_name} failed a statement: {first_line(exc.orig or exc)}") from exc
         try:
             from pymysql.constants import FIELD_TYPE
 
@@ -505,10 +505,10 @@ def _duckdb_error(exc: BaseException) -> BaseException:
         return KeyboardInterrupt()
     if isinstance(exc, RuntimeError):
         return exc
-    return DatabaseError(f"DuckDB failed: {_first_line(exc)}")
+    return DatabaseError(f"DuckDB failed: {first_line(exc)}")
 
 
-def _file_kind(path: str) -> str | None:
+def file_kind(path: str) -> str | None:
     lower = path.lower()
     if lower.endswith(CSV_SUFFIXES):
         return "csv"
@@ -629,12 +629,12 @@ def open_source(
     if frames.is_frame(source):
         return _open_frame(source, table, threads)
     source = resolve_source(source)
-    if all_text and (is_url(source) or _file_kind(source) != "csv"):
+    if all_text and (is_url(source) or file_kind(source) != "csv"):
         raise UsageError(
             f"--all-text applies to CSV files, whose column types are guessed; {mask_source(source)!r} "
             "has declared types (cast the columns in a view to compare them as text)"
         )
-    if null_tokens and (is_url(source) or _file_kind(source) != "csv"):
+    if null_tokens and (is_url(source) or file_kind(source) != "csv"):
         raise UsageError(
             f"--null-token applies to CSV files, whose missing values are written as text; {mask_source(source)!r} "
             "has NULLs of its own (map the token to NULL in a view: nullif(column, 'NA'))"
@@ -652,7 +652,7 @@ def open_source(
 
             return open_chdb(source, table)
         return _open_sqlalchemy(source, table)
-    kind = _file_kind(source)
+    kind = file_kind(source)
     path = Path(source)
     if not path.exists():
         raise SourceNotFound(f"file {source!r} does not exist; check the path")
@@ -694,7 +694,7 @@ def _open_frame(frame: Any, table: str | None, threads: int | None) -> tuple[Dat
         try:
             db.con.register(frames.FRAME_NAME, frames.registrable(frame))
         except db._duckdb.Error as exc:
-            raise UsageError(f"DuckDB cannot read this {label}: {_first_line(exc)}") from exc
+            raise UsageError(f"DuckDB cannot read this {label}: {first_line(exc)}") from exc
         name = db.dialect.quote(frames.FRAME_NAME)
         cols = tuple(r[0] for r in db.query(f"describe select * from {name}"))
     except Exception:
@@ -887,7 +887,7 @@ def _open_duckdb_file(path: str, table: str | None, threads: int | None):
             "union all select schema_name, view_name from duckdb_views() "
             "where database_name = current_database() and not internal"
         )
-        relation, _ = _pick_table(db.dialect, path, table, [(s, t) for s, t in rows], "main")
+        relation, _ = pick_table(db.dialect, path, table, [(s, t) for s, t in rows], "main")
         cols = tuple(r[0] for r in db.query(f"describe select * from {relation.sql}"))
     except Exception:
         db.close()
@@ -913,7 +913,7 @@ def _open_sqlalchemy(url: str, table: str | None):
         if table and "." in table and table.split(".", 1)[0] != default:
             schema = table.split(".", 1)[0]
             pairs += [(schema, n) for n in names(schema)]
-        relation, (schema, name) = _pick_table(db.dialect, db.masked_url, table, pairs, default)
+        relation, (schema, name) = pick_table(db.dialect, db.masked_url, table, pairs, default)
         with warnings.catch_warnings():
             # SQLAlchemy warns about column types it has no class for (point, …); only the
             # names are needed here, and an ungroupable type gets its own message later.

@@ -20,7 +20,7 @@ import socket
 import time
 from typing import Any
 
-from qar_sql.engines.database import Database, Relation, _first_line, _pick_table, _Timed
+from qar_sql.engines.database import Database, Relation, Timed, first_line, pick_table
 from qar_sql.engines.dialects import get_dialect
 from qar_sql.errors import DatabaseError, UsageError
 from qar_sql.secrets import mask_source, scrub, secret_values
@@ -85,12 +85,12 @@ class SparkDatabase(Database):
         self.engine_name = "spark"
 
     def _reason(self, exc: BaseException) -> str:
-        return scrub(_first_line(exc), self.secrets)
+        return scrub(first_line(exc), self.secrets)
 
     def query(self, sql: str, params: dict | None = None) -> list[tuple]:
         if params:  # qar's statements inline their (quoted) literals; nothing binds here
             raise DatabaseError("the Spark engine takes no bound parameters")
-        with _Timed("spark", sql) as timed:
+        with Timed("spark", sql) as timed:
             try:
                 started = time.perf_counter()
                 frame = self.session.sql(sql)  # parsed and analysed by the server
@@ -177,9 +177,9 @@ def open_spark(url: str, table: str | None) -> tuple[SparkDatabase, Relation]:
             try:
                 pairs += [(schema, r[1]) for r in db.query(f"show tables in {db.dialect.quote(schema)}")]
             except DatabaseError:
-                pass  # no such database: _pick_table says the table is not found
+                pass  # no such database: pick_table says the table is not found
         # Temporary views list with an empty database; they are read by their bare name.
-        relation, (schema, name) = _pick_table(
+        relation, (schema, name) = pick_table(
             db.dialect, db.masked_url, table, [(s if s else default, str(n)) for s, n in pairs], default
         )
         cols = db.columns(relation.sql)

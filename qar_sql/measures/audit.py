@@ -15,8 +15,8 @@ from qar_sql.engines.session import Session
 from qar_sql.engines.source import Database, Relation, SourceLike, select_columns, session_of
 from qar_sql.errors import ColumnError, DatabaseError, DataError, NoTailError, ParameterError
 from qar_sql.measures import birthday
-from qar_sql.parameters.audit import DEFAULTS, TailParams, check_tail
-from qar_sql.parameters.audit import AuditParams as CommandParams
+from qar_sql.parameters.tail import DEFAULTS, TailParams, check_tail
+from qar_sql.parameters.tail import AuditParams as CommandParams
 from qar_sql.pushdown import prune as pruning
 from qar_sql.pushdown.pruned_scan import pruned_scan
 from qar_sql.pushdown.scan import Progress, combinations, profile_statements, scan
@@ -28,12 +28,12 @@ from qar_sql.stats import interval as tail_interval
 log = logging.getLogger(__name__)
 
 
-#: p ≥ 1, 0 < α < π_u < 1 and a known PWM estimator (:func:`qar_sql.parameters.audit.check_tail`).
+#: p ≥ 1, 0 < α < π_u < 1 and a known PWM estimator (:func:`qar_sql.parameters.tail.check_tail`).
 validate = check_tail
 
 #: What an audit's figures depend on (columns, exclude, p, α, π_u, PWM): the name
 #: ``compliance.scans.ScanSpec`` extends. The command's parameters are
-#: :class:`qar_sql.parameters.audit.AuditParams`.
+#: :class:`qar_sql.parameters.tail.AuditParams`.
 AuditParams = TailParams
 
 
@@ -206,7 +206,7 @@ def audit_session(
 
 def audit(source: SourceLike = None, *, progress: Progress | None = None, **keywords: Any) -> AuditResult:
     """:func:`qar_sql.audit` by its keywords (``compliance``'s scans and store call it so):
-    :data:`SESSION_KEYS` open the session, the rest are :class:`~qar_sql.parameters.audit.AuditParams`
+    :data:`SESSION_KEYS` open the session, the rest are :class:`~qar_sql.parameters.tail.AuditParams`
     (an unknown keyword is a TypeError, as against a spelled-out signature)."""
     started = time.perf_counter()
     where = {key: keywords.pop(key) for key in SESSION_KEYS if key in keywords}
@@ -232,7 +232,7 @@ def audit_relation(
 ) -> AuditResult:
     """The audit on an open connection (reused by later commands). ``scanner(columns,
     batch_size, jobs, progress, cardinalities) -> ScanResult`` replaces the plain scan (record-level commands
-    gather their per-record tallies in the same pass). ``group_size``, ``prune``: see :class:`~qar_sql.parameters.audit.AuditParams`
+    gather their per-record tallies in the same pass). ``group_size``, ``prune``: see :class:`~qar_sql.parameters.tail.AuditParams`
     (here ``prune`` defaults to ``"off"``: the commands built on this need every QI's classes)."""
     started = started if started is not None else time.perf_counter()
     opts.validate()

@@ -45,7 +45,7 @@ from qar_sql.engines.source import (
 )
 from qar_sql.errors import ColumnError, DatabaseError, DataError, ParameterError, UsageError
 from qar_sql.measures.audit import provenance
-from qar_sql.parameters.risk import MISSING, RiskParams
+from qar_sql.parameters.measures import MISSING, RiskParams
 from qar_sql.pushdown import scan
 from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys, key_warnings, patterns_from_words, record_order
 from qar_sql.pushdown.scan import combinations

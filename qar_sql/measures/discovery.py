@@ -25,7 +25,7 @@ from qar_sql.engines.session import Session
 from qar_sql.engines.source import select_columns
 from qar_sql.errors import DatabaseError, DataError, ParameterError
 from qar_sql.measures.audit import provenance
-from qar_sql.parameters.discover import DiscoverParams
+from qar_sql.parameters.measures import DiscoverParams
 from qar_sql.pushdown.scan import Progress, default_batch_size
 from qar_sql.results import SingletonShare, Tabular, attribute_columns
 

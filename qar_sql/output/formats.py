@@ -13,7 +13,7 @@ from qar_sql.stats.interval import SMALL_TAIL_NOTE, TailIntervals
 from qar_sql.version import __version__
 
 
-def _num(x: float | None) -> float | None:
+def json_number(x: float | None) -> float | None:
     """JSON-safe float at full precision (NaN/inf become null, never a bare NaN)."""
     if x is None or (isinstance(x, float) and not math.isfinite(x)):
         return None
@@ -33,7 +33,7 @@ def qi_dict(q: QIStats, k: int, histograms: bool = False) -> dict[str, Any]:
             "min_class_size": None,
             "records_below_k": None,
             "pruned": True,
-            "theta_bounds": [_num(lo), _num(hi)],
+            "theta_bounds": [json_number(lo), json_number(hi)],
             "distinct_bounds": [b.distinct_low, b.distinct_high],
             "singletons_low": b.singletons_low,
             "min_class_size_high": b.min_class_high,
@@ -43,7 +43,7 @@ def qi_dict(q: QIStats, k: int, histograms: bool = False) -> dict[str, Any]:
         "columns": list(q.columns),
         "distinct": q.distinct,
         "singletons": q.singletons,
-        "theta": _num(q.theta),
+        "theta": json_number(q.theta),
         "min_class_size": q.min_class_size,
         "records_below_k": q.records_below(k),
     }
@@ -68,8 +68,8 @@ def interval_dicts(iv: TailIntervals | None) -> dict[str, dict[str, Any] | None]
             None
             if iv is None or one is None
             else {
-                "low": _num(one.low),
-                "high": _num(one.high),
+                "low": json_number(one.low),
+                "high": json_number(one.high),
                 "level": one.level,
                 "method": one.method,
                 "resamples": iv.resamples,
@@ -119,11 +119,11 @@ def audit_dict(r: AuditResult, *, histograms: bool = False) -> dict[str, Any]:
         "pi_u": r.pi_u,
         "pwm": r.pwm,
         "n_qi": r.n_qi,
-        "risk": _num(f.risk) if f else None,
-        "u": _num(f.u) if f else None,
+        "risk": json_number(f.risk) if f else None,
+        "u": json_number(f.u) if f else None,
         "n_exceedances": f.n_exceedances if f else 0,
-        "xi": _num(f.xi) if f else None,
-        "beta": _num(f.beta) if f else None,
+        "xi": json_number(f.xi) if f else None,
+        "beta": json_number(f.beta) if f else None,
         **interval_dicts(r.intervals),
         "n_keys": r.n_keys,
         "k": r.k,
@@ -148,9 +148,9 @@ def _birthday_measures(x: QIUniqueness | MarginalUniqueness) -> dict[str, Any]:
     """M, κ, the four π and k50 of one distribution: a QI's own or its independence model's."""
     return {
         "domain": x.domain,
-        **{name: _num(getattr(x, name)) for name in ("kappa", "pi_uniform", "pi_kl", "pi_poisson", "pi_exact")},
+        **{name: json_number(getattr(x, name)) for name in ("kappa", "pi_uniform", "pi_kl", "pi_poisson", "pi_exact")},
         "k50": x.k50,
-        "pi_kl_u": _num(x.pi_kl_u),
+        "pi_kl_u": json_number(x.pi_kl_u),
     }
 
 
@@ -162,8 +162,8 @@ def uniqueness_qi_dict(q: QIUniqueness) -> dict[str, Any]:
         "k_at": q.k_at,
         "index": q.index,
         "distinct": q.distinct,
-        "exposure_mean": _num(q.exposure_mean),
-        "exposure_max": _num(q.exposure_max),
+        "exposure_mean": json_number(q.exposure_mean),
+        "exposure_max": json_number(q.exposure_max),
     }
     if q.monte_carlo is not None:
         mc = q.monte_carlo
@@ -172,7 +172,8 @@ def uniqueness_qi_dict(q: QIUniqueness) -> dict[str, Any]:
         d["marginal"] = _birthday_measures(q.marginal)
     if q.most_exposed:
         d["most_exposed"] = [
-            {"values": list(e.values), "class_size": e.class_size, "exposure": _num(e.exposure)} for e in q.most_exposed
+            {"values": list(e.values), "class_size": e.class_size, "exposure": json_number(e.exposure)}
+            for e in q.most_exposed
         ]
     return d
 
@@ -279,7 +280,7 @@ def verdict(r: AuditResult, risk: float) -> str:
     )
 
 
-def _md_escape(text: str) -> str:
+def md_escape(text: str) -> str:
     return text.replace("|", "\\|")
 
 
@@ -288,7 +289,7 @@ def section(fmt: str, title: str, items: Sequence[str]) -> list[str]:
     if not items:
         return []
     if fmt == "markdown":
-        return ["", f"**{title}**", ""] + [f"- {_md_escape(x)}" for x in items]
+        return ["", f"**{title}**", ""] + [f"- {md_escape(x)}" for x in items]
     return ["", f"{title}:"] + [f"  - {x}" for x in items]
 
 
@@ -309,7 +310,7 @@ def render_result(
 
 def audit_markdown(r: AuditResult, top: int = 10) -> str:
     f = r.fit
-    name = _md_escape(r.table or r.source)
+    name = md_escape(r.table or r.source)
     lines = [
         f"## QaR audit of `{name}`",
         "",
@@ -333,13 +334,13 @@ def audit_markdown(r: AuditResult, top: int = 10) -> str:
         "|---:|---:|---:|---:|---|",
     ]
     for q in r.riskiest(top):
-        cols = ", ".join(f"`{_md_escape(c)}`" for c in q.columns)
+        cols = ", ".join(f"`{md_escape(c)}`" for c in q.columns)
         lines.append(f"| {q.theta:.6f} | {q.singletons:,} | {q.min_class_size:,} | {q.records_below(r.k):,} | {cols} |")
     if r.uniqueness is not None:
         u = r.uniqueness
         lines += ["", f"### Uniqueness of groups of k = {u.group_size}", "", "| κ | π exact | k50 | columns |"]
         lines += ["|---:|---:|---:|---|"]
-        lines += [f"| {kp} | {pe} | {k50} | {_md_escape(cols)} |" for cols, kp, pe, k50 in _uniqueness_rows(u, top)]
+        lines += [f"| {kp} | {pe} | {k50} | {md_escape(cols)} |" for cols, kp, pe, k50 in _uniqueness_rows(u, top)]
     lines += section("markdown", "Warnings", r.warnings) + section("markdown", "Notes", r.column_notes)
     return "\n".join(lines) + "\n"
 
@@ -362,7 +363,7 @@ def _interval_rows(r: AuditResult) -> list[str]:
             for name, key in (("u", "u"), ("ξ", "xi"), ("β", "beta"))
         ]
     if n < SMALL_TAIL:
-        rows.append(f"| caution | {_md_escape(SMALL_TAIL_NOTE.format(n=n, s='s' if n != 1 else ''))} |")
+        rows.append(f"| caution | {md_escape(SMALL_TAIL_NOTE.format(n=n, s='s' if n != 1 else ''))} |")
     return rows
 
 

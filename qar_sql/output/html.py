@@ -28,7 +28,7 @@ from markupsafe import Markup, escape
 from qar_sql.engines.render import templates_dir
 from qar_sql.measures.classic import RiskResult
 from qar_sql.output import figures
-from qar_sql.output.formats import _num, audit_dict
+from qar_sql.output.formats import audit_dict, json_number
 from qar_sql.output.render_compare import compare_dict
 from qar_sql.output.render_risk import risk_dict
 from qar_sql.output.render_uniqueness import curve, uniqueness_dict
@@ -151,7 +151,7 @@ def _plain(obj: Any) -> Any:
     if isinstance(obj, list | tuple):
         return [_plain(v) for v in obj]
     if isinstance(obj, float):
-        return _num(obj)
+        return json_number(obj)
     if hasattr(obj, "tolist"):
         return obj.tolist()
     if obj is None or isinstance(obj, str | int | bool):
@@ -283,7 +283,7 @@ def _whatif(inp: ReportInputs, numbers: dict) -> dict | None:
     before = w.risk_before
     for d, sc in zip(data["scenarios"], w.scenarios):
         d["singleton_share"] = sc.singleton_share
-        d["risk_change"] = _num(sc.risk - before) if sc.risk is not None and before is not None else None
+        d["risk_change"] = json_number(sc.risk - before) if sc.risk is not None and before is not None else None
     numbers["whatif"] = data
     return {"w": inp.whatif}
 

@@ -9,12 +9,12 @@ from typing import Any
 import numpy as np
 
 from qar_sql.errors import UsageError
-from qar_sql.output.formats import _md_escape, render_result, section
+from qar_sql.output.formats import md_escape, render_result, section
 from qar_sql.results import CompareResult
 from qar_sql.version import __version__
 
 
-def _num(x: float | None) -> float | None:
+def json_number(x: float | None) -> float | None:
     """JSON-safe float (NaN and infinities become null)."""
     if x is None or (isinstance(x, float) and not math.isfinite(x)):
         return None
@@ -25,20 +25,20 @@ def compare_dict(r: CompareResult) -> dict[str, Any]:
     """The JSON document: the contract's fields first (docs/compare.md), then the context."""
     inference = None
     if r.inference is not None:
-        inference = {"target": r.inference.target, r.inference.kind: _num(r.inference.value)}
+        inference = {"target": r.inference.target, r.inference.kind: json_number(r.inference.value)}
     return {
         "rows_original": r.rows_original,
         "rows_treated": r.rows_treated,
         "components": r.components,
-        "dtc": _num(r.dtc),
-        "cdr": _num(r.cdr),
-        "hidden_rate": _num(r.hidden_rate),
-        "local_cloaking": _num(r.local_cloaking),
-        "correlation_protection_rate": _num(r.correlation_protection_rate),
+        "dtc": json_number(r.dtc),
+        "cdr": json_number(r.cdr),
+        "hidden_rate": json_number(r.hidden_rate),
+        "local_cloaking": json_number(r.local_cloaking),
+        "correlation_protection_rate": json_number(r.correlation_protection_rate),
         "inference": inference,
-        "risk_original": _num(r.risk_original),
-        "risk_treated": _num(r.risk_treated),
-        "local_cloaking_ties": _num(r.local_cloaking_ties),
+        "risk_original": json_number(r.risk_original),
+        "risk_treated": json_number(r.risk_treated),
+        "local_cloaking_ties": json_number(r.local_cloaking_ties),
         "impute": r.impute,
         "null_tokens": list(r.null_tokens),
         "missing_numeric": dict(r.missing_numeric),
@@ -49,7 +49,7 @@ def compare_dict(r: CompareResult) -> dict[str, Any]:
         "columns": list(r.columns),
         "categorical": list(r.categorical),
         "method": r.method,
-        "explained_variance": _num(r.explained_variance),
+        "explained_variance": json_number(r.explained_variance),
         "link": r.link,
         "attacker_columns": list(r.attacker_columns),
         "attacker_components": r.attacker_components,
@@ -58,8 +58,8 @@ def compare_dict(r: CompareResult) -> dict[str, Any]:
         "qis": [
             {
                 "columns": list(q.columns),
-                "theta_original": _num(q.theta_original),
-                "theta_treated": _num(q.theta_treated),
+                "theta_original": json_number(q.theta_original),
+                "theta_treated": json_number(q.theta_treated),
             }
             for q in r.qis
         ],
@@ -68,10 +68,10 @@ def compare_dict(r: CompareResult) -> dict[str, Any]:
         else [
             {
                 "evaluator": a.evaluator,
-                "risk": _num(a.risk),
-                "ci": [_num(a.ci_low), _num(a.ci_high)],
-                "attack_rate": _num(a.attack_rate),
-                "baseline_rate": _num(a.baseline_rate),
+                "risk": json_number(a.risk),
+                "ci": [json_number(a.ci_low), json_number(a.ci_high)],
+                "attack_rate": json_number(a.attack_rate),
+                "baseline_rate": json_number(a.baseline_rate),
                 "detail": a.detail,
             }
             for a in r.anonymeter
@@ -179,24 +179,24 @@ def _text_lines(r: CompareResult, top: int) -> list[str]:
 
 def _markdown_lines(r: CompareResult, top: int) -> list[str]:
     lines = [
-        f"## Comparison of `{_md_escape(r.treated)}` against `{_md_escape(r.original)}`",
+        f"## Comparison of `{md_escape(r.treated)}` against `{md_escape(r.original)}`",
         "",
         f"{r.rows_original:,} original and {r.rows_treated:,} treated records; {len(r.columns)} columns; "
         f"{r.method.upper()} (saiph, exact) with {r.components} components "
         f"({100 * r.explained_variance:.1f} % of the variance); link: {r.link or 'none'}; "
-        f"missing numbers: {_md_escape(_missing(r))}.",
+        f"missing numbers: {md_escape(_missing(r))}.",
         "",
         "| metric | value | meaning |",
         "|---|---:|---|",
     ]
-    lines += [f"| {_md_escape(m)} | {v} | {_md_escape(why)} |" for m, v, why in _rows(r)]
+    lines += [f"| {md_escape(m)} | {v} | {md_escape(why)} |" for m, v, why in _rows(r)]
     if r.anonymeter:
         lines += ["", "| anonymeter | risk | 95 % CI |", "|---|---:|---|"]
         lines += [f"| {a.evaluator} | {a.risk:.4f} | {a.ci_low:.4f} – {a.ci_high:.4f} |" for a in r.anonymeter]
     if r.qis:
         lines += ["", "| θ original | θ treated | columns |", "|---:|---:|---|"]
         lines += [
-            f"| {q.theta_original:.6f} | {q.theta_treated:.6f} | {', '.join(f'`{_md_escape(c)}`' for c in q.columns)} |"
+            f"| {q.theta_original:.6f} | {q.theta_treated:.6f} | {', '.join(f'`{md_escape(c)}`' for c in q.columns)} |"
             for q in _largest_changes(r, top)
         ]
     return lines + section("markdown", "Notes", r.notes)

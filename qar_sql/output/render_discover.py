@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from qar_sql.measures.discovery import COMBINATION_FIELDS, Combination, DiscoverResult
-from qar_sql.output.formats import _md_escape, render_result
+from qar_sql.output.formats import md_escape, render_result
 from qar_sql.results import pick
 
 
@@ -46,23 +46,23 @@ def render_discover(r: DiscoverResult, fmt: str, top: int | None = 20) -> str:
 def _discover_markdown(r: DiscoverResult, shown: Sequence[Combination]) -> list[str]:
     best = r.best
     lines = [
-        f"## Quasi-identifiers of `{_md_escape(r.table or r.source)}`",
+        f"## Quasi-identifiers of `{md_escape(r.table or r.source)}`",
         "",
         f"{r.rows:,} rows; combinations of 1–{r.max_size} of {len(r.columns)} columns"
         + (", rows with NULL in a combination left out of it" if r.drop_null else "")
         + ".",
         "",
-        f"**Best QID:** {', '.join(f'`{_md_escape(c)}`' for c in r.best_qid) or 'none (no combination has a singleton)'}"
+        f"**Best QID:** {', '.join(f'`{md_escape(c)}`' for c in r.best_qid) or 'none (no combination has a singleton)'}"
         + (f" — {best.singletons:,} singletons ({_pct(best)})" if best else ""),
         "",
-        f"**Identifiers (H = L):** {'; '.join(', '.join(f'`{_md_escape(c)}`' for c in i) for i in r.identifiers) or 'none'}"
+        f"**Identifiers (H = L):** {'; '.join(', '.join(f'`{md_escape(c)}`' for c in i) for i in r.identifiers) or 'none'}"
         + f" ({r.skipped:,} supersets skipped)",
         "",
         "| columns | rows | distinct | singletons | %S | min class | identifier |",
         "|---|---:|---:|---:|---:|---:|---|",
     ]
     for c in shown:
-        cols = ", ".join(f"`{_md_escape(x)}`" for x in c.columns)
+        cols = ", ".join(f"`{md_escape(x)}`" for x in c.columns)
         lines.append(
             f"| {cols} | {c.rows:,} | {c.distinct:,} | {c.singletons:,} | {_pct(c)} | {c.min_class_size:,} | {'yes' if c.identifier else ''} |"
         )

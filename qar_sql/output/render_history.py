@@ -9,8 +9,7 @@ from typing import Any, overload
 
 from qar_sql.errors import UsageError
 from qar_sql.output.canvas import new_figure
-from qar_sql.output.formats import to_json
-from qar_sql.output.render_scan import json_number as _num
+from qar_sql.output.formats import json_number, to_json
 from qar_sql.results import History, HistoryPoint
 
 
@@ -52,20 +51,20 @@ def history_dict(h: History) -> dict[str, Any]:
                 "pi_u": s.pi_u,
                 "pwm": s.pwm,
                 "new_configuration": s.new_configuration,
-                "latest_risk": _num(s.latest.risk) if s.latest else None,
-                "latest_change": _num(s.latest.change) if s.latest else None,
+                "latest_risk": json_number(s.latest.risk) if s.latest else None,
+                "latest_change": json_number(s.latest.change) if s.latest else None,
                 "runs": [
                     {
                         "run_id": pt.run_id,
                         "started_at": _iso(pt.started_at),
                         "status": pt.status,
-                        "risk": _num(pt.risk),
-                        "change": _num(pt.change),
+                        "risk": json_number(pt.risk),
+                        "change": json_number(pt.change),
                         "rows": pt.rows,
                         "n_qi": pt.n_qi,
-                        "seconds": _num(pt.seconds),
+                        "seconds": json_number(pt.seconds),
                         "error": pt.error,
-                        "age_seconds": _num(pt.age_seconds),
+                        "age_seconds": json_number(pt.age_seconds),
                         "pid": pt.pid,
                         "host": pt.host,
                         "heartbeat_at": _iso(pt.heartbeat_at),

@@ -20,7 +20,7 @@ from qar_sql.errors import ParameterError
 from qar_sql.measures.classic import SudaRecords, suda_order
 from qar_sql.output.formats import to_json
 from qar_sql.output.render_risk import suda_dict, suda_text
-from qar_sql.parameters.records import RecordsParams
+from qar_sql.parameters.ranking import RecordsParams
 
 
 def render_records(result: Any, fmt: str, params: RecordsParams) -> str:

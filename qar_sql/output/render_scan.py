@@ -4,20 +4,12 @@ the JSON, and the JUnit XML of a CI gate. No database code here: the scans are r
 
 from __future__ import annotations
 
-import math
 import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from qar_sql.output.formats import to_json
+from qar_sql.output.formats import json_number, to_json
 from qar_sql.results import ScanReport
-
-
-def json_number(x: float | None) -> float | None:
-    """A float for the JSON at full precision; NaN and infinities become null, never a bare NaN."""
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return None
-    return float(x)
 
 
 def _risk(x: float | None) -> str:

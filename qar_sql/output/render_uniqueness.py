@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from qar_sql.errors import ParameterError
-from qar_sql.output.formats import _md_escape, percent, render_result, uniqueness_block, uniqueness_qi_dict
+from qar_sql.output.formats import md_escape, percent, render_result, uniqueness_block, uniqueness_qi_dict
 from qar_sql.results import QIUniqueness, UniquenessResult
 from qar_sql.stats import koot as U
 from qar_sql.version import __version__
@@ -124,7 +124,7 @@ def _text_lines(r: UniquenessResult, top: int) -> list[str]:
 
 def _markdown_lines(r: UniquenessResult, top: int) -> list[str]:
     lines = [
-        f"## Uniqueness probability of groups of k = {r.group_size} in `{_md_escape(_title(r))}`",
+        f"## Uniqueness probability of groups of k = {r.group_size} in `{md_escape(_title(r))}`",
         "",
         f"{r.rows:,} rows; {len(r.qis):,} QIs of p = {r.p}; domain: {r.domain_mode}; "
         f"k_at: the largest k with pi_exact ≥ {r.target:g}.",
@@ -134,31 +134,31 @@ def _markdown_lines(r: UniquenessResult, top: int) -> list[str]:
     ]
     for q in r.qis[:top]:
         lines.append(
-            f"| {_md_escape(_cols(q))} | {q.domain:,} | {q.kappa:.4f} | {_p(q.pi_exact)} | {_p(q.pi_kl)} | {_p(q.pi_kl_u)} | "
+            f"| {md_escape(_cols(q))} | {q.domain:,} | {q.kappa:.4f} | {_p(q.pi_exact)} | {_p(q.pi_kl)} | {_p(q.pi_kl_u)} | "
             f"{_p(q.pi_uniform)} | {_p(q.pi_poisson)} | {q.k50:,} | {q.k_at:,} |"
         )
     for q in (q for q in r.qis if q.most_exposed):
         lines += [
             "",
-            f"**Most exposed records on ({_md_escape(_cols(q))})**",
+            f"**Most exposed records on ({md_escape(_cols(q))})**",
             "",
             "| exposure | class size | values |",
             "|---:|---:|---|",
         ]
         for e in q.most_exposed:
             values = ", ".join("NULL" if v is None else str(v) for v in e.values)
-            lines.append(f"| {_p(e.exposure)} | {e.class_size:,} | {_md_escape(values)} |")
+            lines.append(f"| {_p(e.exposure)} | {e.class_size:,} | {md_escape(values)} |")
     if r.scenarios:
         lines += [
             "",
             "**Treatments** (κ / π exact)",
             "",
-            "| QI | original | " + " | ".join(_md_escape(s.name) for s in r.scenarios) + " |",
+            "| QI | original | " + " | ".join(md_escape(s.name) for s in r.scenarios) + " |",
         ]
         lines.append("|---|---:|" + "---:|" * len(r.scenarios))
         for cols, q, after in _scenario_rows(r, top):
             cells = [f"{a.kappa:.4f} / {_p(a.pi_exact)}" for a in after]
-            lines.append(f"| {_md_escape(cols)} | {q.kappa:.4f} / {_p(q.pi_exact)} | " + " | ".join(cells) + " |")
+            lines.append(f"| {md_escape(cols)} | {q.kappa:.4f} / {_p(q.pi_exact)} | " + " | ".join(cells) + " |")
     return lines
 
 

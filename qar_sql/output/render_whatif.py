@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from qar_sql.output.formats import _md_escape, render_result
+from qar_sql.output.formats import md_escape, render_result
 
 # output/ is below treat/ (CONTRIBUTING.md's flow), so the result types are not imported here:
 # a WhatIfResult (qar_sql.treat.whatif) is read by its attributes, and its JSON object is its
@@ -46,9 +46,9 @@ def _risk_label(r: WhatIfResult) -> str:
 def _whatif_markdown(r: WhatIfResult) -> list[str]:
     has_risk, tlabel, name = bool(r.audit_columns), _risk_label(r), r.table or r.source
     lines = [
-        f"## What-if treatments on `{_md_escape(name)}`",
+        f"## What-if treatments on `{md_escape(name)}`",
         "",
-        f"QID: {', '.join(f'`{_md_escape(c)}`' for c in r.qid)}; {r.original.rows:,} rows"
+        f"QID: {', '.join(f'`{md_escape(c)}`' for c in r.qid)}; {r.original.rows:,} rows"
         + (" (rows with NULL in the QID dropped)" if r.drop_null else "")
         + ".",
         "",
@@ -59,7 +59,7 @@ def _whatif_markdown(r: WhatIfResult) -> list[str]:
     ]
     for s in r.scenarios:
         lines.append(
-            f"| {_md_escape(s.name)} | {s.singletons:,} | {100 * s.singleton_share:.2f} | {s.modified_rows:,} | "
+            f"| {md_escape(s.name)} | {s.singletons:,} | {100 * s.singleton_share:.2f} | {s.modified_rows:,} | "
             f"{s.distinct:,} | {s.min_class_size:,} |"
             + (f" {_risk_text(s.risk)} |" if has_risk else "")
             + " "

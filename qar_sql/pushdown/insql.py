@@ -102,14 +102,16 @@ def qi_theta_sql(dialect: Dialect, relation_sql: str, columns: Sequence[str], p:
     )
 
 
-def _num(x) -> float | None:
+def json_number(x) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
 
 
 def risk_from_row(row: Sequence) -> InSqlRisk:
     """The :class:`InSqlRisk` of the statement's one row (any engine's number types)."""
     rows, n_qi, u, xi, beta, n, risk = row
-    return InSqlRisk(int(rows), int(n_qi), _num(u), _num(xi), _num(beta), int(n or 0), _num(risk))
+    return InSqlRisk(
+        int(rows), int(n_qi), json_number(u), json_number(xi), json_number(beta), int(n or 0), json_number(risk)
+    )
 
 
 def risk_in_database(

@@ -75,7 +75,7 @@ _temp_counter = itertools.count(1)
 
 
 @dataclass(frozen=True)
-class _QI:
+class QIBatch:
     index: int
     codes: tuple[str, ...]
     cube: str | None = None  # counted from this cube (CTE or quoted temp table) instead of the codes
@@ -249,7 +249,7 @@ def render_statements(
         sources: dict = {}
         for name, cube in zip(names, cubes):
             sources.update((j, dialect.quote(name) if in_temp else name) for j in cube.qis)
-        qis = [_QI(j, tuple(keys[i] for i in combos[j]), sources.get(j)) for j in qi_indices]
+        qis = [QIBatch(j, tuple(keys[i] for i in combos[j]), sources.get(j)) for j in qi_indices]
         cube_sql = [{"name": name, "codes": [keys[i] for i in cube.columns]} for name, cube in zip(names, cubes)]
         temps.extend(names if in_temp else [])
         head = (

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from qar_sql.engines.dialects import Dialect, get_dialect
-from qar_sql.engines.source import _file_kind, file_relation_sql, is_url, resolve_source, split_table
+from qar_sql.engines.source import file_kind, file_relation_sql, is_url, resolve_source, split_table
 from qar_sql.errors import ColumnError, UsageError
-from qar_sql.parameters.audit import DEFAULTS as AUDIT
+from qar_sql.parameters.tail import DEFAULTS as AUDIT
 from qar_sql.pushdown.scan import profile_statements, render_statements
 
 
@@ -40,7 +40,7 @@ def _target(source: str | None, dialect: str | None) -> tuple[Dialect, str | Non
         except UsageError:
             pass
     d = get_dialect(dialect or _dialect_of(source), strict=True)
-    return d, source, (_file_kind(source) or "") if source and not is_url(source) else ""
+    return d, source, (file_kind(source) or "") if source and not is_url(source) else ""
 
 
 def _table(d: Dialect, source: str | None, table: str | None, kind: str) -> str | None:

@@ -28,7 +28,7 @@ from qar_sql.measures.audit import Options, audit_relation
 from qar_sql.pushdown import lattice
 from qar_sql.pushdown.record_keys import ROW_KEY
 from qar_sql.pushdown.scan import (
-    _QI,
+    QIBatch,
     StatementOptions,
     assemble,
     code_type,
@@ -112,7 +112,7 @@ def top_records(
         hist = histograms(db, relation.sql, cols, p, progress=relay, ticks_after=len(chunks), **rest_scan)
         db.query(f"create temp table {d.quote(pairs)} (qi integer, r bigint)")
         for k, chunk in enumerate(chunks):
-            qis = [_QI(j, tuple(f"c{i}" for i in combos[j])) for j in chunk]
+            qis = [QIBatch(j, tuple(f"c{i}" for i in combos[j])) for j in chunk]
             db.query(render("influence_capture.sql", d, groups=groups, qis=qis, encoded=d.quote(codes)))
             for qi, size, n in db.query(f"select qi, size, count(*) from {d.quote(groups)} group by qi, size"):
                 hist[int(qi)].append((int(size), int(n)))
@@ -133,7 +133,7 @@ def top_records(
         missing = [j for j in weighted if j not in captured]
         tally = (len(weighted) - len(missing), len(missing))
         if missing:
-            qis = [_QI(j, tuple(f"c{i}" for i in combos[j])) for j in missing]
+            qis = [QIBatch(j, tuple(f"c{i}" for i in combos[j])) for j in missing]
             db.query(render("influence_pairs.sql", d, pairs=pairs, qis=qis, encoded=d.quote(codes)))
         by_key = key_names != (ROW_KEY,)
         sql = render_influence(

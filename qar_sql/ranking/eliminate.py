@@ -23,8 +23,8 @@ from qar_sql.engines.session import coded
 from qar_sql.errors import NoTailError, ParameterError, UsageError
 from qar_sql.measures.audit import Options
 from qar_sql.output.render_records import plot_elimination as plot  # noqa: F401 (qar_sql.ranking.eliminate.plot, documented)
-from qar_sql.parameters.eliminate import RANKINGS, EliminateParams
-from qar_sql.pushdown.scan import _QI, Progress, combinations
+from qar_sql.parameters.ranking import RANKINGS, EliminateParams
+from qar_sql.pushdown.scan import Progress, QIBatch, combinations
 from qar_sql.ranking.records import Contributions, compute
 from qar_sql.results import Tabular, format_risk
 from qar_sql.stats import evt
@@ -121,7 +121,7 @@ def emptied_classes(
     )
     if removed is None:
         raise UsageError(f"block elimination is not implemented for {db.dialect.name} yet; use DuckDB or PostgreSQL")
-    qis = [_QI(j, tuple(f"c{i}" for i in c)) for j, c in enumerate(combinations(len(columns), p))]
+    qis = [QIBatch(j, tuple(f"c{i}" for i in c)) for j, c in enumerate(combinations(len(columns), p))]
     # the codes travel as a CTE: one statement reads them
     with removed as (removed_sql, params), coded(db, relation, columns, order_by=order_by, materialize=False) as codes:
         sql = render(

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from qar_sql.engines.render import render
-from qar_sql.pushdown.scan import _QI, combinations
+from qar_sql.pushdown.scan import QIBatch, combinations
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ def render_influence(
     columns of ``relation_sql`` and the result carries them."""
     combos = combinations(len(columns), p)
     nz = np.flatnonzero(g)
-    qis = [_QI(int(j), tuple(f"c{i}" for i in combos[j])) for j in nz]
+    qis = [QIBatch(int(j), tuple(f"c{i}" for i in combos[j])) for j in nz]
     weights = [Weight(int(j), repr(float(g[j]))) for j in nz]
     if codes_table:
         encode_sql, encoded = None, dialect.quote(codes_table)

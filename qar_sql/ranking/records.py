@@ -23,7 +23,7 @@ from qar_sql.engines.session import coded, temp_name
 from qar_sql.errors import DataError, ParameterError
 from qar_sql.measures.audit import Options, audit_relation
 from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys, key_warnings, patterns_from_words, record_order
-from qar_sql.pushdown.scan import _QI, Ticker, assemble, code_type, combinations, default_batch_size
+from qar_sql.pushdown.scan import QIBatch, Ticker, assemble, code_type, combinations, default_batch_size
 from qar_sql.results import HTML_ROWS, AuditResult, Tabular, format_risk
 from qar_sql.stats import contributions as C
 
@@ -124,7 +124,7 @@ def fused_scan(
     into the histogram and the singletons' records inside the database."""
     d = db.dialect
     combos = combinations(len(columns), p)
-    qis = [_QI(j, tuple(f"c{i}" for i in c)) for j, c in enumerate(combos)]
+    qis = [QIBatch(j, tuple(f"c{i}" for i in c)) for j, c in enumerate(combos)]
     size = batch_size or (32 if d.temp_tables else default_batch_size(d, len(qis), jobs))
     batches = [qis[k : k + size] for k in range(0, len(qis), size)]
     hist: dict[int, list] = defaultdict(list)

@@ -18,7 +18,7 @@ import numpy as np
 
 from qar_sql.engines.render import render
 from qar_sql.engines.source import Database
-from qar_sql.pushdown.scan import _QI, combinations
+from qar_sql.pushdown.scan import QIBatch, combinations
 from qar_sql.results import AuditResult
 from qar_sql.stats import evt
 from qar_sql.stats.contributions import PatternSet, dt_per_pattern
@@ -43,7 +43,7 @@ def exact_dt(
     while True:
         m = min(n_qi, width + margin)
         top = sorted(int(j) for j in order[:m])
-        qis = [_QI(j, tuple(f"c{i}" for i in combos[j])) for j in top]
+        qis = [QIBatch(j, tuple(f"c{i}" for i in combos[j])) for j in top]
         sql = render(
             "refine_pairs.sql",
             db.dialect,

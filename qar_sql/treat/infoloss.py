@@ -95,7 +95,7 @@ class LossColumn:
     categorical: bool = False  # treated by PRAM or shuffle: category codes, no IL1s
 
 
-def _num(v: Any) -> float | None:
+def json_number(v: Any) -> float | None:
     if v is None:
         return None
     f = float(v)
@@ -177,12 +177,12 @@ def information_loss(query, dialect: Dialect, relation: str, columns: Sequence[L
         changed = int(values.pop(0) or 0)
         mo = so = mt = st = il1 = None
         if s["numeric_before"]:
-            mo, so = _num(values.pop(0)), _num(values.pop(0))
+            mo, so = json_number(values.pop(0)), json_number(values.pop(0))
         if s["numeric_after"]:
-            mt, st = _num(values.pop(0)), _num(values.pop(0))
+            mt, st = json_number(values.pop(0)), json_number(values.pop(0))
         rank = None
         if s["numeric_before"] and s["numeric_after"]:
-            total = _num(values.pop(0)) or 0.0
+            total = json_number(values.pop(0)) or 0.0
             if c.categorical:
                 rank = _rank_displacement(query, dialect, relation, c, n)
             else:
@@ -193,7 +193,7 @@ def information_loss(query, dialect: Dialect, relation: str, columns: Sequence[L
         losses.append(ColumnLoss(c.name, c.treated, changed, share, mo, so, mt, st, il1, rank))
     r_values = {}
     for p in pearson:
-        r_values[p] = (_num(values.pop(0)), _num(values.pop(0)))
+        r_values[p] = (json_number(values.pop(0)), json_number(values.pop(0)))
 
     table_rows = {}
     if pairs:

@@ -39,7 +39,7 @@ from qar_sql.engines.source import (
 )
 from qar_sql.errors import ColumnError, DatabaseError, DataError, UsageError
 from qar_sql.measures.audit import Options, audit_relation
-from qar_sql.parameters.whatif import WhatIfParams
+from qar_sql.parameters.treat import WhatIfParams
 from qar_sql.pushdown.scan import Progress, Ticker
 from qar_sql.results import SingletonShare, Tabular, attribute_columns, format_risk
 from qar_sql.treat.infoloss import InfoLoss, LossColumn, information_loss, loss_dict
@@ -453,7 +453,7 @@ def emit_sql(
 # -- the JSON object -----------------------------------------------------------------------
 
 
-def _num(x: float | None) -> float | None:
+def json_number(x: float | None) -> float | None:
     return None if x is None or not math.isfinite(x) else float(x)
 
 
@@ -467,8 +467,8 @@ def scenario_dict(s: Scenario, before: float | None) -> dict[str, Any]:
         "modified_rows": s.modified_rows,
         "distinct": s.distinct,
         "min_class_size": s.min_class_size,
-        "risk": _num(s.risk),
-        "risk_change": _num(s.risk - before) if s.risk is not None and before is not None else None,
+        "risk": json_number(s.risk),
+        "risk_change": json_number(s.risk - before) if s.risk is not None and before is not None else None,
         "risk_note": s.risk_note,
         "true_singletons": s.true_singletons,
         "true_singleton_share": s.true_singleton_share,
@@ -493,7 +493,7 @@ def whatif_dict(r: WhatIfResult) -> dict[str, Any]:
         "audit_columns": list(r.audit_columns),
         "p": r.p,
         "alpha": r.alpha,
-        "risk_before": _num(r.risk_before),
+        "risk_before": json_number(r.risk_before),
         "seconds": r.seconds,
         "warnings": list(r.warnings),
         "scenarios": [scenario_dict(s, r.risk_before) for s in r.scenarios],

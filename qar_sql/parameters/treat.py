@@ -1,4 +1,4 @@
-"""The parameters of ``qar whatif`` (:func:`qar_sql.whatif`, :mod:`qar_sql.commands.whatif`)."""
+"""The parameters of ``qar whatif``."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+# --- whatif -----------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,4 +1,4 @@
-"""The parameters of ``qar scan`` (:func:`qar_sql.scan_config`, :mod:`qar_sql.commands.scan`)."""
+"""The parameters of the commands of the results store and the compliance scans: ``qar scan``, ``qar history`` and ``qar migrate``."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from typing import Any
 
 from qar_sql.errors import UsageError
 from qar_sql.precedence import Chosen
+
+# --- scan -------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -79,3 +81,36 @@ class ScanParams:
     def project_url(self) -> str | None:
         """The warehouse replacing the dbt profile's: ``url`` when typed (not from $QAR_DATABASE_URL)."""
         return self.url if "url" in self.given else None
+
+
+# --- history ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class HistoryParams:
+    """The parameters of ``qar history``: the one place their defaults live; the click options
+    and :func:`qar_sql.history` take them from here.
+
+    ``store``: the results store (None: ``$QAR_STORE``, else ``qar_results.duckdb``); ``table``:
+    only the series of this table or scan name; ``plot``: also draw the trend to this ``.png`` or
+    ``.svg`` file (the command line's ``--plot``; the Python API returns the history only)."""
+
+    store: str | None = None
+    table: str | None = None
+    plot: str | None = None
+
+
+# --- migrate ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class MigrateParams:
+    """The parameters of ``qar migrate``: the one place their defaults live.
+
+    ``store``: the results store (None: ``$QAR_STORE``, else ``qar_results.duckdb``);
+    ``status``: only report which migrations are applied or pending (writes nothing); ``to``:
+    apply the migrations up to this version only (checked against the migration files when run)."""
+
+    store: str | None = None
+    status: bool = False
+    to: str | None = None

@@ -1,4 +1,4 @@
-"""The parameters of ``qar compare`` (:func:`qar_sql.compare`, :mod:`qar_sql.commands.compare`)."""
+"""The parameters of ``qar compare`` (a treated release against its original)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from qar_sql.errors import ParameterError, UsageError, require_whole, shown
+
+# --- compare ----------------------------------------------------------------------------------------
+
 
 #: Rows per batch read from either table: 64 Ki rows × 20 columns is a few MB, and numpy's
 #: per-call overhead is small.

@@ -1,14 +1,4 @@
-"""The parameters of ``qar audit`` (:func:`qar_sql.audit`, :mod:`qar_sql.commands.audit`), and
-the tail parameters every audit-based computation shares (records, elimination, influence,
-what-if, the report, a ``qar.toml`` scan).
-
-The one place the audit's defaults (p = 3, α = 0.01, π_u = 0.05, the plotting-position PWM, k = 5,
-two connections, …) are written: the click options, ``qar config``'s built-in defaults, ``qar
-demo`` and :func:`qar_sql.audit` read them from here (:data:`DEFAULTS`).
-
-Light on purpose: no numpy, scipy or database code at import (click reads the defaults when
-``qar --help`` loads); the checks that need them are imported when a dataclass is made.
-"""
+"""The parameters of the audit and of the commands built on its tail fit: ``qar audit`` (:func:`qar_sql.audit`), ``qar sql`` and ``qar demo``."""
 
 from __future__ import annotations
 
@@ -17,7 +7,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from qar_sql.errors import ParameterError, require_whole, shown
+from qar_sql.errors import ParameterError, UsageError, require_whole, shown
+
+# --- audit ------------------------------------------------------------------------------------------
+
 
 #: ``--pwm``: the probability-weighted-moment estimators of the GPD fit (stats/evt.py).
 PWM_METHODS = ("plotting", "unbiased")
@@ -118,3 +111,61 @@ PRUNE_FROM_P = 4
 #: Every field's built-in default, by name: what the click options, ``qar config`` and ``qar
 #: demo`` show and use.
 DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(AuditParams)}
+
+
+# --- sql --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class SqlParams:
+    """What ``qar sql`` renders: where the data would be read (nothing is), the QI columns and p,
+    the engine's batching, and with ``one_statement`` the whole audit's tail fit (α, π_u).
+    ``tail_given``: the tail options given on the command line, which only ``one_statement``
+    uses (refused without it)."""
+
+    source: str | None = None
+    table: str | None = None
+    columns: Sequence[str] | None = None
+    p: int = DEFAULTS["p"]
+    delimiter: str | None = None
+    null_tokens: Sequence[str] = ()
+    dialect: str | None = None
+    batch_size: int | None = None
+    jobs: int = DEFAULTS["jobs"]  # as the audit's, so the batches shown are the batches run
+    one_statement: bool = False
+    alpha: float = DEFAULTS["alpha"]
+    pi_u: float = DEFAULTS["pi_u"]
+    tail_given: Sequence[str] = ()
+
+    def __post_init__(self) -> None:
+        if self.tail_given and not self.one_statement:
+            raise UsageError(
+                f"--{self.tail_given[0].replace('_', '-')} sets the tail fit of --one-statement; "
+                "the audit's scan SQL does not use it"
+            )
+
+
+# --- demo -------------------------------------------------------------------------------------------
+
+
+#: How many people the demo generates, at least and at most (``--rows``).
+MIN_ROWS, MAX_ROWS = 2, 5_000_000
+
+
+@dataclass(frozen=True, kw_only=True)
+class DemoParams:
+    """Where the population goes (``path``, a DuckDB file; ``overwrite`` a file that holds other
+    tables), how many people and from which seed, and the audit's p, α, π_u and PWM estimator.
+    Checked when made."""
+
+    path: str = "qar_demo.duckdb"
+    rows: int = 100_000
+    seed: int = 20261122
+    overwrite: bool = False
+    p: int = DEFAULTS["p"]
+    alpha: float = DEFAULTS["alpha"]
+    pi_u: float = DEFAULTS["pi_u"]
+    pwm: str = DEFAULTS["pwm"]
+
+    def __post_init__(self) -> None:
+        check_tail(self.p, self.alpha, self.pi_u, self.pwm)
