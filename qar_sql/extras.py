@@ -15,7 +15,7 @@ import importlib.util
 from qar_sql.errors import UsageError
 
 #: Extra → the top-level modules it installs that qar imports, in the order a message names them.
-#: pyproject.toml's [project.optional-dependencies] is the list of pins; tests/test_extras.py
+#: pyproject.toml's [project.optional-dependencies] is the list of pins; tests/test_base_install.py
 #: checks that both name the same extras.
 MODULES: dict[str, tuple[str, ...]] = {
     "compare": ("saiph", "pandas", "pyarrow", "threadpoolctl"),

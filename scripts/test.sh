@@ -54,7 +54,7 @@ SQL
   fi
 }
 
-# MariaDB for the engine tests (tests/test_engines.py): installed and started by its own script,
+# MariaDB for the engine tests (tests/engines/test_conformance.py): installed and started by its own script,
 # which says whether it started the server (qar_mariadb_started=1): then it is stopped at exit.
 mariadb_env=$(bash scripts/mariadb.sh)
 mariadb_status=$?
@@ -92,11 +92,11 @@ extra_venv() {
 }
 # anonymeter (the [anonymeter] extra) pins numpy < 1.27 and pyarrow < 22, below what the rest of the
 # suite runs on, so it is not in [dev]: the extra goes into a venv of its own that sees this
-# environment's packages, and tests/test_compare_anonymeter.py runs `qar compare --anonymeter` there.
+# environment's packages, and tests/commands/test_compare_anonymeter.py runs `qar compare --anonymeter` there.
 extra_venv anonymeter anonymeter-venv QAR_TEST_ANONYMETER_PYTHON anonymeter anonymeter "its test"
 
 # dbt 1.9 (the [dbt] extra) pins protobuf < 7 and pathspec < 0.13, below what the suite runs on:
-# it goes into a venv of its own too, and tests/test_dbt_package.py runs dbt with that Python.
+# it goes into a venv of its own too, and tests/integrations/test_dbt_package.py runs dbt with that Python.
 extra_venv dbt dbt-venv QAR_TEST_DBT_PYTHON dbt.adapters.duckdb dbt "the dbt package tests"
 
 # The base install, no extra (issue 28): a venv that does NOT see this environment's packages, so

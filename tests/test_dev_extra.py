@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 EXTRAS = PROJECT["optional-dependencies"]
 #: Packages of opt-in tests, outside the suite ``scripts/test.sh`` runs: module → why.
-OPT_IN = {"dbt": "tests/test_dbt.py's real dbt build runs only with QAR_TEST_DBT=1 (docs/compliance.md#dbt)"}
+OPT_IN = {"dbt": "tests/compliance/test_dbt.py's real dbt build runs only with QAR_TEST_DBT=1 (docs/compliance.md#dbt)"}
 
 
 def _name(requirement: str) -> str:
@@ -87,4 +87,4 @@ def test_dev_names_the_extras_and_carries_the_test_only_packages():
     # No pin repeated: a package of a named extra is not listed again in dev.
     again = {_name(r) for r in dev} & {_name(r) for e in named for r in EXTRAS[e]}
     assert not again
-    assert "mpmath" in {_name(r) for r in dev}  # the exact oracle of tests/test_evt.py
+    assert "mpmath" in {_name(r) for r in dev}  # the exact oracle of tests/stats/test_evt.py

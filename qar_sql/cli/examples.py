@@ -1,7 +1,7 @@
 """Examples shown at the end of ``qar <command> --help`` (click's epilog), one list per command.
 
 Kept in one table rather than in each command's decorator so that every command has them and
-tests/test_cli_help.py can parse each line against the command it names (an example that
+tests/cli/test_help.py can parse each line against the command it names (an example that
 stopped parsing would fail there, not mislead a user). Most read the demo database
 (``qar demo`` writes ``qar_demo.duckdb``).
 """
@@ -76,7 +76,7 @@ def epilog(name: str) -> str:
 
 
 def add_examples(group: click.Group) -> None:
-    """Set every command's epilog from :data:`EXAMPLES` (tests/test_cli_help.py checks that no
+    """Set every command's epilog from :data:`EXAMPLES` (tests/cli/test_help.py checks that no
     command is left without)."""
     for name, command in group.commands.items():
         if name in EXAMPLES:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from qar_sql.errors import ParameterError, UsageError, require_whole
 from qar_sql.parameters.measures import RiskParams
+from qar_sql.parameters.tail import TailParams
 
 # --- records ----------------------------------------------------------------------------------------
 
@@ -28,18 +29,12 @@ def check_audit(p, alpha, pi_u, pwm) -> None:
 
 
 @dataclass(frozen=True, kw_only=True)
-class RecordsParams:
+class RecordsParams(TailParams):
     """The parameters of ``qar records`` (:mod:`qar_sql.commands.records`): the one place their
     defaults and the rules between them live. ``by`` picks the mode: a score of the exact
     contributions (dt, u_plus, u_star, n_unique), ``influence`` or ``suda``. Checked when made,
     before any connection."""
 
-    columns: Sequence[str] | None = None
-    exclude: Sequence[str] | None = None
-    p: int = 3
-    alpha: float = 0.01
-    pi_u: float = 0.05
-    pwm: str = "plotting"
     key: Sequence[str] | None = None
     top: int | None = 100
     by: str = "dt"
@@ -134,17 +129,11 @@ def parse_orders(items: Iterable[str]) -> dict[str, list[str]] | None:
 
 
 @dataclass(frozen=True, kw_only=True)
-class EliminateParams:
+class EliminateParams(TailParams):
     """The parameters of ``qar eliminate`` (:mod:`qar_sql.commands.eliminate`): the one place
     their defaults and the rules between them live. Checked when made, before any connection
     (``max_removed`` as a share needs the table's size: checked once it is known)."""
 
-    columns: Sequence[str] | None = None
-    exclude: Sequence[str] | None = None
-    p: int = 3
-    alpha: float = 0.01
-    pi_u: float = 0.05
-    pwm: str = "plotting"
     key: Sequence[str] | None = None
     by: Sequence[str] = ("dt", "u_plus", "u_star", "random")
     #: Records removed per point.

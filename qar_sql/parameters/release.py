@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from qar_sql.errors import ParameterError, UsageError, require_whole, shown
+from qar_sql.parameters.tail import TailParams
 
 # --- compare ----------------------------------------------------------------------------------------
 
@@ -21,7 +22,7 @@ IMPUTE = ("none", "mean")
 
 
 @dataclass(frozen=True, kw_only=True)
-class CompareParams:
+class CompareParams(TailParams):
     """The parameters of ``qar compare`` (:mod:`qar_sql.commands.compare`): the one place their
     defaults and the rules between them live; the click options and :func:`qar_sql.compare`
     take their defaults from here. Checked when made, before any connection.
@@ -35,16 +36,10 @@ class CompareParams:
     treatments: Any = None
     link: str | None = None
     aligned: bool = False
-    columns: Sequence[str] | None = None
-    exclude: Sequence[str] | None = None
     categorical: Sequence[str] | None = None
     components: int | str = 5
     attacker_columns: Sequence[str] | None = None
     target: str | None = None
-    p: int = 3
-    alpha: float = 0.01
-    pi_u: float = 0.05
-    pwm: str = "plotting"
     risk: bool = True
     cloaking: bool = True
     anonymeter: bool = False

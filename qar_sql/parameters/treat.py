@@ -7,11 +7,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from qar_sql.parameters.tail import TailParams
+
 # --- whatif -----------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, kw_only=True)
-class WhatIfParams:
+class WhatIfParams(TailParams):
     """The parameters of ``qar whatif`` (:func:`qar_sql.treat.whatif.whatif_relation`): the one
     place their defaults and the rules between them live; :func:`qar_sql.whatif` and the click
     options take their defaults from here. Checked when made, before any connection."""
@@ -26,12 +28,6 @@ class WhatIfParams:
     risk: bool = True
     key: str | None = None
     loss: bool = True
-    columns: Sequence[str] | None = None
-    exclude: Sequence[str] | None = None
-    p: int = 3
-    alpha: float = 0.01
-    pi_u: float = 0.05
-    pwm: str = "plotting"
     batch_size: int | None = None
     jobs: int = 2
 

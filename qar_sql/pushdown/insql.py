@@ -4,7 +4,7 @@ PWM fit of the GPD and T̂, all computed by the database (templates/default/insq
 These are the templates the dbt package renders too: scripts/make_dbt_macros.py turns them into
 the macros of integrations/dbt (``qar.risk``, ``qar.qi_theta``), and a test checks the generated
 file is current. The numbers equal :func:`qar_sql.stats.evt.qar_risk` applied to the scan's θ to
-rounding (tests/test_insql.py checks 1e-12 relative on every oracle case). Where the audit keeps
+rounding (tests/pushdown/test_insql.py checks 1e-12 relative on every oracle case). Where the audit keeps
 the class-size histograms and fits in numpy, this statement returns one row and needs no Python:
 what a warehouse that qar cannot reach runs through dbt.
 """

@@ -29,11 +29,11 @@ Portability: no intermediate value reaches 2^62 ((P − 1)² + 2P < 2^62; L·P +
 integer part never relies on 64-bit wraparound — an engine that raises on overflow (MariaDB),
 turns it into a float (SQLite) or widens the type by its own rules (ClickHouse: UInt32 · UInt32
 is UInt64) computes the same numbers; ``%`` only ever sees non-negative operands after the
-first lane step (whose sign convention is then undone by + P). tests/test_prng.py holds
+first lane step (whose sign convention is then undone by + P). tests/treat/test_prng.py holds
 DuckDB, PostgreSQL, SQLite, ClickHouse (chdb) and MariaDB to the reference bit for bit
 (Spark 4, casting to double, was checked by hand the same way).
 
-Four rounds already pass the difference and serial tests in tests/test_prng.py; six leave a
+Four rounds already pass the difference and serial tests in tests/treat/test_prng.py; six leave a
 margin. The draws are not cryptographic: whoever knows the seed (or reads the round keys in the
 emitted SQL) can recompute the noise, so keep the seed and the view definition private.
 """

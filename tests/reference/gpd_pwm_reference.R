@@ -1,4 +1,4 @@
-# Reference values for tests/test_evt.py, computed independently in R.
+# Reference values for tests/stats/test_evt.py, computed independently in R.
 #
 #   Rscript tests/reference/gpd_pwm_reference.R
 #

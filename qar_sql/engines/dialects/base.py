@@ -56,7 +56,7 @@ class Dialect:
     #: The name sqlglot gives this dialect (tests parse every rendered statement with it).
     sqlglot: str = ""
     # The four flags below describe how the engine computes; no code branches on them (templates
-    # are written to be right either way), and tests/test_dialect_flags.py checks each against
+    # are written to be right either way), and tests/engines/test_dialect_flags.py checks each against
     # the engine itself, so they are facts a template author can rely on.
     #: ``GROUP BY GROUPING SETS`` / ``CUBE`` exist (MariaDB and SQLite have neither, so their
     #: ``cube_beta`` is None: no cube is planned, lattice.py).

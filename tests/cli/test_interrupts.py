@@ -1,0 +1,269 @@
+"""Interrupted runs (issue 16, item 6), for real: the command runs in a subprocess and gets
+SIGINT or SIGKILL while DuckDB is working on a table large enough to take seconds.
+
+- Ctrl-C on DuckDB says "Interrupted." and exits 130 (it said "unexpected RuntimeError: Query
+  interrupted" and exited 3); the run is recorded ``interrupted``.
+- Ctrl-C in ``qar scan`` stops every scan (it stopped only the current one) and prints the
+  summary so far.
+- ``kill -9`` left a run ``running`` forever: the next run marks it ``interrupted``, naming the
+  process; a run on another host is judged by its heartbeat; history shows a running run's age.
+- A store locked at the end lost the run's results: writing is retried with back-off, then the
+  results go to a side file and the error says where.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import duckdb_file, quote, require_postgres
+
+import qar_sql
+from qar_sql.cli.main import cli
+from qar_sql.compliance import liveness
+from qar_sql.compliance import store as S
+from qar_sql.errors import DatabaseError
+from tests.compliance.test_store import pg_store_url
+
+REPO = Path(__file__).resolve().parents[2]
+CARDS = [90, 2, 50, 7, 12, 30, 5, 200, 9, 16, 4, 60]
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory) -> str:
+    """2,000,000 rows x 12 columns: an audit takes seconds, long enough to be interrupted."""
+    cols = ", ".join(f"cast(hash(i, {k}) % {n} as integer) as c{k}" for k, n in enumerate(CARDS))
+    return duckdb_file(
+        tmp_path_factory.mktemp("big") / "big.duckdb",
+        f"create table people as select {cols} from range(2000000) as r(i)",
+    )
+
+
+@pytest.fixture(params=["duckdb", "postgresql"])
+def store_at(request, tmp_path):
+    """A fresh, empty store: a DuckDB file, or a schema of its own in the test PostgreSQL."""
+    if request.param == "duckdb":
+        yield str(tmp_path / "store.duckdb")
+        return
+    eng = require_postgres()
+    schema = f"qi_{uuid.uuid4().hex[:10]}"
+    with eng.begin() as c:
+        c.exec_driver_sql(f"create schema {quote(schema)}")
+    yield pg_store_url(schema)
+    with eng.begin() as c:
+        c.exec_driver_sql(f"drop schema {quote(schema)} cascade")
+
+
+@pytest.fixture
+def small(tmp_path) -> str:
+    return duckdb_file(
+        tmp_path / "small.duckdb",
+        "create table people as select i % 7 as a, i % 5 as b, i % 3 as c, i % 11 as d from range(60) r(i)",
+    )
+
+
+def start(args, cwd) -> subprocess.Popen:
+    """``qar ARGS`` from this checkout in a subprocess that takes SIGINT as a terminal would
+    (a background process may start with SIGINT ignored).
+
+    The child restores Python's own SIGINT handler itself rather than through ``preexec_fn``:
+    a ``preexec_fn`` makes CPython fork instead of vfork, which runs the fork handlers of
+    every library this pytest process has loaded. gRPC (loaded by the Spark tests) then printed
+    an epoll error into the child's stderr before the exec."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    child = (
+        "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); from qar_sql.cli import main; main()"
+    )
+    return subprocess.Popen(
+        [sys.executable, "-c", child, *args],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def store_runs(store: str) -> list[S.StoredRun]:
+    """The runs, read while another process may be writing (retry while the file is locked)."""
+    for _ in range(200):
+        try:
+            return S.runs(store)
+        except DatabaseError:
+            time.sleep(0.05)
+    raise AssertionError("the store stayed locked")
+
+
+def wait_running(store: str, proc: subprocess.Popen, n: int = 1, settle: float = 1.5) -> None:
+    """Until ``n`` runs are 'running' in the store, then ``settle`` seconds more (the scan is
+    then inside DuckDB)."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        ready = "://" in store or Path(store).exists()
+        if ready and sum(r.status == "running" for r in store_runs(store)) >= n:
+            time.sleep(settle)
+            return
+        time.sleep(0.1)
+    raise AssertionError("the run never started")
+
+
+def test_ctrl_c_in_audit_says_interrupted_and_exits_130(big, tmp_path):
+    store = str(tmp_path / "store.duckdb")
+    proc = start(["audit", big, "--table", "people", "--store", store, "-q"], tmp_path)
+    wait_running(store, proc)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert err == "Interrupted.\n" and out == ""
+    (run,) = S.runs(store)
+    assert (run.status, run.error) == ("interrupted", "interrupted")
+    assert run.finished_at is not None
+
+
+def test_ctrl_c_in_scan_stops_every_scan_and_prints_the_summary(big, tmp_path):
+    config = tmp_path / "qar.toml"
+    config.write_text(
+        f'[store]\nurl = "store.duckdb"\n\n[sources.big]\nurl = "{big}"\n\n'
+        + "".join(f'[[scan]]\nname = "{n}"\ntable = "people"\n\n' for n in ("first", "second", "third"))
+    )
+    store = str(tmp_path / "store.duckdb")
+    junit = tmp_path / "junit.xml"
+    proc = start(["scan", str(config), "--junit", str(junit), "-q"], tmp_path)
+    wait_running(store, proc)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, (out, err)
+    assert "Interrupted." in err
+    lines = {ln.split()[0]: ln for ln in out.splitlines() if ln.startswith(("first", "second", "third"))}
+    assert list(lines) == ["first"] and lines["first"].endswith("ERROR")
+    assert "first: interrupted (Ctrl-C)" in out
+    assert "Interrupted: 2 scan(s) not run: second, third" in out
+    assert 'errors="1"' in junit.read_text()  # the report files are written too
+    runs = S.runs(store)  # the second and third scans never started
+    assert [(r.scan_name, r.status) for r in runs] == [("first", "interrupted")]
+
+
+def test_kill_9_leaves_running_until_the_next_run_marks_it_interrupted(big, small, tmp_path, store_at):
+    store = store_at
+    proc = start(["audit", big, "--table", "people", "--store", store, "-q"], tmp_path)
+    wait_running(store, proc, settle=0.5)
+    proc.kill()
+    proc.wait()  # reaped: the process id no longer exists
+    (run,) = S.runs(store)
+    assert run.status == "running" and run.pid == proc.pid and run.host == liveness.host()
+    # history shows how long it has been running
+    r = CliRunner().invoke(cli, ["history", "--store", store])
+    assert r.exit_code == 0, r.output
+    assert re.search(rf"running \(\d+ (s|min); process {proc.pid} is gone\)", r.output), r.output
+    h = json.loads(CliRunner().invoke(cli, ["history", "--store", store, "-f", "json"]).output)
+    (point,) = h["series"][0]["runs"]
+    assert point["status"] == "running" and point["age_seconds"] >= 0 and point["pid"] == proc.pid
+    # the next recorded run marks it interrupted, naming the process
+    S.recorded_audit(store, small, table="people", p=2, pi_u=0.5)
+    dead, new = S.runs(store)
+    assert dead.run_id == run.run_id and dead.status == "interrupted"
+    assert f"process {proc.pid} on {liveness.host()} ended without finishing" in dead.error
+    assert new.status == "complete"
+
+
+def test_runs_of_other_hosts_are_judged_by_their_heartbeat(store_at):
+    store = store_at
+    S.migrate(store)
+    now = liveness.now()
+    with S.Store(store) as st, st.transaction() as tx:
+        for run_id, beat in (("quiet", now - timedelta(minutes=20)), ("beating", now - timedelta(seconds=20))):
+            tx.execute(
+                "insert into qar_runs (run_id, started_at, source, parameters, qar_version, status, pid, host, "
+                "heartbeat_at) values (:id, :at, 's', '{}', 'x', 'running', 1, 'another-host', :beat)",
+                {"id": run_id, "at": now - timedelta(hours=1), "beat": beat},
+            )
+    assert S.mark_interrupted_runs(store) == ["quiet"]
+    by_id = {r.run_id: r for r in S.runs(store)}
+    assert by_id["quiet"].status == "interrupted" and "no sign of life for 20 min" in by_id["quiet"].error
+    assert by_id["beating"].status == "running"
+
+
+def test_a_working_run_refreshes_its_heartbeat(small, store_at, monkeypatch):
+    monkeypatch.setattr(liveness, "HEARTBEAT_EVERY", 0.05)
+    store = store_at
+
+    def runner():
+        time.sleep(0.6)
+        return qar_sql.audit(small, table="people", p=2, pi_u=0.5), None
+
+    S.recorded_audit(store, small, table="people", p=2, pi_u=0.5, runner=runner)
+    (run,) = S.runs(store)
+    assert run.status == "complete"
+    assert run.heartbeat_at > run.started_at + timedelta(seconds=0.2)
+
+
+LOCKER = """
+import sys, time, duckdb
+con = duckdb.connect(sys.argv[1])  # read-write: holds the file lock
+print("locked", flush=True)
+time.sleep(float(sys.argv[2]))
+con.close()
+"""
+
+
+def _lock_store(store: str, seconds: float) -> subprocess.Popen:
+    proc = subprocess.Popen([sys.executable, "-c", LOCKER, store, str(seconds)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "locked"
+    return proc
+
+
+def test_a_store_locked_at_the_end_is_retried_then_saved_aside(small, tmp_path, monkeypatch):
+    monkeypatch.setattr(S, "DUCKDB_LOCK_WAIT", 0.3)
+    monkeypatch.setattr(liveness, "RECORD_RETRY_DELAYS", (0.2, 0.2))
+    store = str(tmp_path / "store.duckdb")
+    locker = []
+
+    def runner():  # another process takes the store while the audit works, and keeps it
+        locker.append(_lock_store(store, 30))
+        return qar_sql.audit(small, table="people", p=2, pi_u=0.5), [("k1", 0.5)]
+
+    try:
+        with pytest.raises(DatabaseError) as err:
+            S.recorded_audit(store, small, table="people", p=2, pi_u=0.5, runner=runner)
+    finally:
+        locker[0].kill()
+        locker[0].wait()
+    side = tmp_path / f"qar_run_{S.runs(store)[0].run_id}.json"
+    assert str(err.value).endswith(f"its results are saved in {side}")
+    assert "could not be recorded in store" in str(err.value) and "lock" in str(err.value).lower()
+    saved = json.loads(side.read_text())
+    expected = qar_sql.audit(small, table="people", p=2, pi_u=0.5)
+    assert saved["audit"]["risk"] == expected.risk and saved["audit"]["n_qi"] == expected.n_qi
+    assert saved["top_records"] == [{"rank": 1, "key": "k1", "contribution": 0.5}]
+    (run,) = S.runs(store)
+    assert run.status == "running"  # the store could not even be told; the next run will
+
+
+def test_a_store_lock_released_during_the_back_off_loses_nothing(small, tmp_path, monkeypatch):
+    monkeypatch.setattr(S, "DUCKDB_LOCK_WAIT", 0.3)
+    monkeypatch.setattr(liveness, "RECORD_RETRY_DELAYS", (0.5, 1.0, 2.0, 4.0))
+    store = str(tmp_path / "store.duckdb")
+    locker = []
+
+    def runner():  # the lock is held for 1.5 s: longer than the wait, shorter than the back-off
+        locker.append(_lock_store(store, 1.5))
+        return qar_sql.audit(small, table="people", p=2, pi_u=0.5), None
+
+    try:
+        result = S.recorded_audit(store, small, table="people", p=2, pi_u=0.5, runner=runner)
+    finally:
+        locker[0].wait()
+    (run,) = S.runs(store)
+    assert run.status == "complete" and run.risk == result.risk
+    assert not list(tmp_path.glob("qar_run_*.json"))

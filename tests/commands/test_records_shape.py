@@ -1,0 +1,210 @@
+"""``qar records`` and ``qar eliminate`` in the one shape (issue 25): their parameters
+(RecordsParams, EliminateParams — the one home of defaults and option rules), ``run(session,
+params)`` equal to the Python API, the CLI opening nothing and rendering nothing, the JSON
+through the one writer, and the coded-columns lifecycle the ranking modules now share
+(:func:`qar_sql.engines.session.coded`), on DuckDB and PostgreSQL."""
+
+from __future__ import annotations
+
+import ast
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from qar_sql.commands import eliminate as eliminate_command
+from qar_sql.commands import records as records_command
+from qar_sql.engines.session import coded
+from qar_sql.engines.source import connect
+from qar_sql.errors import DatabaseError, ParameterError, UsageError
+from qar_sql.output.render_records import render_eliminate
+from qar_sql.parameters.ranking import EliminateParams, RecordsParams, parse_by, parse_orders
+from qar_sql.ranking.eliminate import CurvePoint, Elimination
+
+ROOT = Path(__file__).resolve().parents[2]
+COLS = ["a", "b", "c", "d"]
+AUDIT = dict(columns=COLS, p=2, pi_u=0.2)
+
+
+def make_data(n=60, seed=5):
+    rng = random.Random(seed)
+    data = {c: [rng.choice([None, 1, 2, 3, 4, 5][: 3 + i]) for _ in range(n)] for i, c in enumerate(COLS)}
+    data["id"] = rng.sample(range(10_000), n)
+    return data
+
+
+# --- parameters ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, words",
+    [
+        (dict(by="dt", max_size=2), UsageError, "go with --by suda"),
+        (dict(by="influence", all_text=True), UsageError, "go with --by suda"),
+        (dict(by="suda", refine=5), UsageError, "--compare-dt and --refine do not apply"),
+        (dict(by="dt", refine=5), UsageError, "--refine goes with --by influence"),
+        (dict(by="u_plus", compare_dt=True), UsageError, "--compare-dt goes with --by influence"),
+        (dict(output="scores.txt"), ParameterError, "must end in .csv or .parquet"),
+        (dict(by="entropy"), ParameterError, "--by 'entropy' is not a record score"),
+        (dict(by="influence", top=0), ParameterError, "--top 0 must be a whole number"),
+        (dict(by="dt", alpha=1.5), ParameterError, "alpha"),
+        (dict(by="suda", sampling_fraction=2.0), ParameterError, "sampling"),
+    ],
+)
+def test_records_params_refuse_each_bad_combination_when_made(kwargs, error, words):
+    with pytest.raises(error, match=words):
+        RecordsParams(**kwargs)
+
+
+def test_records_params_fetch_every_key_for_output_all_and_whole_table_formats():
+    assert not RecordsParams().every_key
+    assert RecordsParams(output="x.csv").every_key
+    assert RecordsParams(all_records=True).every_key
+    assert RecordsParams(all_keys=True).every_key
+
+
+def test_eliminate_params_rules_and_option_parsing():
+    assert EliminateParams(by=("dt", "random", "dt")).by == ("dt", "random")
+    with pytest.raises(ParameterError, match="--by 'nope' is not a ranking"):
+        EliminateParams(by=("dt", "nope"))
+    with pytest.raises(ParameterError, match="--step 0 must be a whole number"):
+        EliminateParams(step=0)
+    assert parse_by(" dt, random ,") == ("dt", "random")
+    with pytest.raises(UsageError, match="names no ranking"):
+        parse_by(" , ")
+    assert parse_orders(["edu=low,mid,high"]) == {"edu": ["low", "mid", "high"]}
+    assert parse_orders([]) is None
+    with pytest.raises(UsageError, match="must look like COLUMN=v1,v2,v3"):
+        parse_orders(["edu"])
+
+
+def test_click_options_take_their_defaults_from_the_parameters():
+    from qar_sql.cli.ranking import eliminate_cmd, records_cmd
+
+    rec = {p.name: p.default for p in records_cmd.params}
+    assert (rec["top"], rec["by"], rec["refine"]) == (100, "dt", 0)
+    assert (RecordsParams().top, RecordsParams().by, RecordsParams().refine) == (100, "dt", 0)
+    eli = {p.name: p.default for p in eliminate_cmd.params}
+    d = EliminateParams()
+    assert eli["by"] == ",".join(d.by) and eli["step"] == d.step
+    assert eli["max_removed"] == d.max_removed and eli["seed"] == d.seed
+
+
+# --- run(session, params) is the API's work ----------------------------------------------------
+
+
+def test_run_equals_the_api_for_every_mode(engine):
+    source, table = engine.load("people", make_data())
+    with connect(source, table=table) as s:
+        by_dt = records_command.run(s, RecordsParams(**AUDIT, key=["id"], top=5, by="u_star"))
+        by_inf = records_command.run(s, RecordsParams(**AUDIT, key=["id"], top=5, by="influence", compare_dt=True))
+        curves = eliminate_command.run(s, EliminateParams(**AUDIT, key=["id"], by=("dt", "random"), step=5))
+    api = records_command.contributions(source, table=table, **AUDIT, key=["id"], top=5, by="u_star")
+    np.testing.assert_array_equal(by_dt.u_star, api.u_star)
+    np.testing.assert_array_equal(by_dt.dt, api.dt)
+    assert by_dt.keys == api.keys
+    inf = records_command.influence(source, table=table, **AUDIT, key=["id"], top=5, all_scores=True)
+    assert by_inf.top == inf.top
+    # compare_dt: the correlation of I with exact DT, computed independently here
+    from qar_sql.stats.contributions import correlations
+
+    assert inf.scores is not None
+    assert by_inf.correlation_with_dt == correlations(inf.scores, api.dt)
+    again = eliminate_command.eliminate(source, table=table, **AUDIT, key=["id"], by=("dt", "random"), step=5)
+    assert curves.to_dict() == again.to_dict()
+
+
+def test_run_writes_every_records_scores_through_the_session(duck, tmp_path):
+    source, table = duck.load("people", make_data())
+    out = tmp_path / "influence.csv"
+    with connect(source, table=table) as s:
+        inf = records_command.run(s, RecordsParams(**AUDIT, key=["id"], by="influence", output=str(out)))
+    lines = out.read_text().splitlines()
+    assert lines[0] == "id,influence" and len(lines) == 1 + inf.audit.rows
+    ids = sorted(make_data()["id"])  # key order
+    assert [int(line.split(",")[0]) for line in lines[1:]] == ids
+    assert inf.scores is not None
+    assert [float(line.split(",")[1]) for line in lines[1:]] == inf.scores.tolist()
+
+
+# --- the CLI opens nothing, renders nothing; one JSON writer -----------------------------------
+
+
+def test_the_ranking_cli_opens_no_source_and_writes_no_json_itself():
+    tree = ast.parse((ROOT / "qar_sql" / "cli" / "ranking.py").read_text())
+    names = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+    assert not names & {"open_source", "connect", "fetch_keys", "json", "write_scores", "write_table"}
+    called = {ast.unparse(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    assert not {c for c in called if c.startswith(("json.", "open_source", "click.echo"))}
+
+
+def test_eliminate_json_keeps_its_ascii_escapes():
+    res = Elimination(
+        risk=0.5,
+        rows=10,
+        step=1,
+        max_removed=2,
+        curves={"dt": (CurvePoint(1, 0.25, 0.5), CurvePoint(2, None, None))},
+        notes=("the key column 'sélect' — a note",),
+    )
+    # what qar eliminate --format json has always written, byte for byte
+    assert render_eliminate(res, "json") == json.dumps(res.to_dict(), indent=2, allow_nan=False) + "\n"
+    assert "\\u00e9" in render_eliminate(res, "json")
+
+
+# --- one lifecycle of coded columns ------------------------------------------------------------
+
+
+def test_coded_without_an_order_and_on_both_paths_gives_the_same_codes(engine):
+    source, table = engine.load("people", make_data())
+    with connect(source, table=table) as s:
+        d = s.db.dialect
+        got = []
+        for materialize in (None, False):
+            with s.coded(["a", "b"], materialize=materialize, what="test") as c:
+                sql = "select c0, c1 from " + c.encoded
+                if c.encode_sql is not None:
+                    sql = f"with encoded as ({c.encode_sql})\nselect c0, c1 from encoded"
+                got.append(sorted(s.db.query(sql)))
+                if c.materialized:
+                    assert c.name is not None and d.quote(c.name) == c.encoded
+                    name = c.name
+        if d.temp_tables:  # dropped on exit
+            with pytest.raises(DatabaseError):
+                s.db.query(f"select 1 from {d.quote(name)}")
+    assert got[0] == got[1] and len(got[0]) == 60
+
+
+def test_coded_drops_its_temp_table_after_an_error(duck):
+    source, table = duck.load("people", make_data())
+    with connect(source, table=table) as s:
+        with pytest.raises(RuntimeError):
+            with coded(s.db, s.relation, ["a"], what="test") as c:
+                name = c.name
+                raise RuntimeError("interrupted")
+        assert name is not None
+        assert not s.db.query(f"select * from duckdb_tables() where table_name = '{name}'")
+
+
+# --- qar records --store: the recorded run opens the source, --output follows it --------------
+
+
+def test_records_store_records_a_source_that_fails_and_writes_output_after_the_run(duck, tmp_path):
+    from click.testing import CliRunner
+
+    from qar_sql.cli.main import cli
+    from qar_sql.compliance.store import runs
+
+    source, table = duck.load("people", make_data())
+    store, out = str(tmp_path / "store.duckdb"), tmp_path / "scores.csv"
+    common = ["-c", ",".join(COLS), "-p", "2", "--pi-u", "0.2", "--key", "id", "--store", store, "-q"]
+    # a table that is not there: the run was started, so it is recorded as failed (as before)
+    r = CliRunner().invoke(cli, ["records", source, "-t", "no_such_table", *common])
+    assert r.exit_code == 2 and "no_such_table" in r.output, r.output
+    assert [x.status for x in runs(store)] == ["failed"]
+    r = CliRunner().invoke(cli, ["records", source, "-t", table, *common, "--output", str(out)])
+    assert r.exit_code == 0, r.output
+    assert [x.status for x in runs(store)] == ["failed", "complete"]
+    assert len(out.read_text().splitlines()) == 1 + 60

@@ -1,0 +1,174 @@
+"""``qar scan --dbt-manifest``: models whose columns carry ``meta: {qar: quasi_identifier}``.
+
+Two ways, both with a manifest written by dbt itself from tests/fixtures/dbt_project:
+
+- ``dbt_manifest.json.gz`` was produced by ``dbt build`` (dbt-core 1.9.11, dbt-duckdb 1.11.1) and
+  is committed, because dbt is not a qar-sql dependency (and ``dbt build`` takes ~8 s here). The
+  test builds the warehouse from the project's seed and the manifest's own compiled SQL.
+- ``test_real_dbt_build`` runs ``dbt build`` on the project and scans what it built, end to
+  end, and checks the committed manifest still matches the project. It is opt-in
+  (``QAR_TEST_DBT=1``, with dbt-duckdb installed) because dbt takes 8-20 s to start.
+
+Regenerate the fixture after changing the project (see README, "dbt").
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+import qar_sql
+from qar_sql.cli.main import cli
+from qar_sql.compliance.dbt import manifest_scans
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+PROJECT = FIXTURES / "dbt_project"
+QI = ["age", "sex", "zip code", "job"]
+
+
+@pytest.fixture(scope="module")
+def manifest() -> dict:
+    return json.loads(gzip.decompress((FIXTURES / "dbt_manifest.json.gz").read_bytes()))
+
+
+def build_warehouse(manifest: dict, folder: Path) -> Path:
+    """The tables dbt built: the seed loaded as dbt-duckdb loads it, then every model from its
+    compiled SQL in dependency order."""
+    path = folder / f"{manifest['nodes']['model.qar_fixture.people']['database']}.duckdb"
+    con = duckdb.connect(str(path))
+    try:
+        seed = PROJECT / "seeds" / "people_raw.csv"
+        con.execute(f"create table main.people_raw as select * from read_csv('{seed}', header = true)")
+        done = {"seed.qar_fixture.people_raw"}
+        models = {k: n for k, n in manifest["nodes"].items() if n["resource_type"] == "model"}
+        while models:
+            for uid, node in list(models.items()):
+                if set(node["depends_on"]["nodes"]) <= done:
+                    con.execute(f'create table main."{node["alias"]}" as {node["compiled_code"]}')
+                    done.add(uid)
+                    del models[uid]
+    finally:
+        con.close()
+    return path
+
+
+def test_manifest_convention(manifest, tmp_path):
+    (spec,) = manifest_scans(manifest, str(tmp_path))
+    assert spec.name == "people" and spec.table == "main.people"
+    assert spec.columns == tuple(QI)  # person_id is untagged; "zip code" is a quoted name
+    assert (spec.p, spec.pi_u, spec.fail_above, spec.warn_above) == (2, 0.4, 0.99, 0.5)
+    assert spec.alpha == 0.01  # not set in meta: the default
+    # meta.qar is the model's own setting: a QAR_ variable or config does not replace it, a
+    # typed --fail-above does (issue 31, item 4).
+    from qar_sql.compliance.scans import ScanConfig, apply_settings
+    from qar_sql.precedence import Chosen
+
+    assert (spec.origins["fail_above"].level, spec.origins["fail_above"].origin) == ("scan", "meta.qar")
+    cfg = ScanConfig((spec,))
+    env = apply_settings(cfg, {"fail_above": Chosen(0.01, "config", "$QAR_FAIL_ABOVE")})
+    assert env.scans[0].fail_above == 0.99 and not env.notes
+    typed = apply_settings(cfg, {"fail_above": Chosen(0.01, "command line", "--fail-above")})
+    assert typed.scans[0].fail_above == 0.01
+    assert typed.notes == ("people: threshold 0.01 from --fail-above overrides the scan's 0.99 from meta.qar",)
+
+
+def test_scan_committed_manifest(manifest, tmp_path):
+    warehouse = build_warehouse(manifest, tmp_path)
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps(manifest))
+    junit = tmp_path / "junit.xml"
+    r = CliRunner().invoke(
+        cli,
+        [
+            "scan",
+            "--dbt-manifest",
+            str(path),
+            "--url",
+            str(warehouse),
+            "--no-store",
+            "--junit",
+            str(junit),
+            "-f",
+            "json",
+        ],
+    )
+    assert r.exit_code == 0, r.output
+    (scan,) = json.loads(r.stdout)["scans"]
+    expected = qar_sql.audit(str(warehouse), table="main.people", columns=QI, p=2, pi_u=0.4).risk
+    assert scan["risk"] == pytest.approx(expected, rel=1e-12)
+    assert scan["status"] == ("warn" if expected > 0.5 else "ok")
+    assert [c.get("name") for c in ET.parse(junit).getroot().iter("testcase")] == ["people"]
+    # A command-line threshold replaces the model meta's (issue 16: a CI gate is never ignored).
+    r = CliRunner().invoke(
+        cli, ["scan", "--dbt-manifest", str(path), "--url", str(warehouse), "--no-store", "--fail-above", "0.01"]
+    )
+    assert r.exit_code == 1, r.output  # meta says fail_above = 0.99; the command line's 0.01 wins
+
+
+def test_manifest_errors(manifest, tmp_path):
+    r = CliRunner().invoke(cli, ["scan", "--dbt-manifest", str(tmp_path / "nope.json"), "--url", str(tmp_path)])
+    assert r.exit_code == 2 and "run dbt parse" in r.output
+    untagged = json.loads(json.dumps(manifest))
+    for node in untagged["nodes"].values():
+        for col in node.get("columns", {}).values():
+            col["meta"] = {}
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(untagged))
+    r = CliRunner().invoke(cli, ["scan", "--dbt-manifest", str(path), "--url", str(tmp_path)])
+    assert r.exit_code == 2 and "no model in" in r.output and "qar: quasi_identifier" in r.output
+    bad = json.loads(json.dumps(manifest))
+    node = bad["nodes"]["model.qar_fixture.people"]
+    for meta in (node["meta"], node["config"]["meta"]):  # dbt 1.9 writes both
+        meta["qar"]["fail_abve"] = 0.5
+    path.write_text(json.dumps(bad))
+    r = CliRunner().invoke(cli, ["scan", "--dbt-manifest", str(path), "--url", str(tmp_path)])
+    assert r.exit_code == 2 and "unknown key 'fail_abve'" in r.output
+
+
+@pytest.mark.skipif(
+    os.environ.get("QAR_TEST_DBT") != "1", reason="runs dbt build (8-20 s); set QAR_TEST_DBT=1 to run it"
+)
+def test_real_dbt_build(manifest, tmp_path):
+    pytest.importorskip(
+        "dbt.adapters.duckdb", reason="dbt-duckdb is not installed (pip install dbt-duckdb 'dbt-core<1.10')"
+    )
+    project = tmp_path / "dbt_project"
+    shutil.copytree(PROJECT, project)
+    warehouse = tmp_path / "warehouse.duckdb"
+    env = {**os.environ, "QAR_DBT_PATH": str(warehouse), "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
+    dbt = [sys.executable, "-c", "from dbt.cli.main import cli; cli()"]
+    run = subprocess.run(
+        [*dbt, "build", "--profiles-dir", str(project), "--project-dir", str(project)],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    built = project / "target" / "manifest.json"
+    store = tmp_path / "store.duckdb"
+    r = CliRunner().invoke(
+        cli, ["scan", "--dbt-manifest", str(built), "--url", str(warehouse), "--store", str(store), "-f", "json"]
+    )
+    assert r.exit_code == 0, r.output
+    (scan,) = json.loads(r.stdout)["scans"]
+    expected = qar_sql.audit(str(warehouse), table="main.people", columns=QI, p=2, pi_u=0.4).risk
+    assert scan["risk"] == pytest.approx(expected, rel=1e-12)
+    assert [(x.scan_name, x.status) for x in qar_sql.compliance.store.runs(str(store))] == [("people", "complete")]
+    # The committed manifest says what this project says (regenerate it if this fails).
+    fresh = manifest_scans(built, str(warehouse))
+    assert [(s.name, s.table, s.columns, s.p, s.pi_u, s.fail_above, s.warn_above) for s in fresh] == [
+        (s.name, s.table, s.columns, s.p, s.pi_u, s.fail_above, s.warn_above)
+        for s in manifest_scans(manifest, str(warehouse))
+    ]

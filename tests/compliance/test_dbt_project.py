@@ -1,0 +1,245 @@
+"""``qar scan --dbt-project``: the warehouse from the dbt profile, dbt's node selection, meta
+values checked, and a DuckDB warehouse locked by a running dbt build (no dbt needed: the
+committed manifest of tests/fixtures/dbt_project and a warehouse built from it, as test_dbt.py;
+tests/integrations/test_dbt_package.py runs the same command after a real dbt build)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import qar_sql
+from qar_sql.cli.main import cli
+from qar_sql.compliance.dbt_project import read_target, select_nodes
+from qar_sql.errors import UsageError
+from tests.compliance.test_dbt import FIXTURES, PROJECT, QI, build_warehouse
+
+PROFILES = textwrap.dedent(
+    """\
+    qar_fixture:
+      target: dev
+      outputs:
+        dev:
+          type: duckdb
+          path: "{{ env_var('QAR_DBT_PATH', 'warehouse.duckdb') }}"
+          threads: 1
+        pg:
+          type: postgres
+          host: db.example.com
+          port: "{{ env_var('PG_PORT', '5433') | as_number }}"
+          user: analyst
+          password: "{{ env_var('PG_PASSWORD') }}"
+          dbname: warehouse
+          schema: analytics
+          threads: 4
+        snow:
+          type: snowflake
+          account: xy12345
+          user: me
+          password: "p@ss word"
+          database: ANALYTICS
+          warehouse: WH
+          role: R
+          schema: S
+        spark:
+          type: spark
+          host: h
+    other:
+      target: dev
+      outputs:
+        dev: {type: duckdb, path: other.duckdb}
+    """
+)
+
+
+@pytest.fixture
+def manifest() -> dict:
+    return json.loads(gzip.decompress((FIXTURES / "dbt_manifest.json.gz").read_bytes()))
+
+
+@pytest.fixture
+def project(tmp_path, manifest, monkeypatch) -> Path:
+    """The fixture project with its manifest in target/ and a warehouse built from it, the
+    profile in the project folder; run from elsewhere (no profiles.yml in the current folder)."""
+    folder = tmp_path / "project"
+    shutil.copytree(PROJECT, folder)
+    (folder / "profiles.yml").write_text(PROFILES)
+    (folder / "target").mkdir()
+    (folder / "target" / "manifest.json").write_text(json.dumps(manifest))
+    warehouse = build_warehouse(manifest, tmp_path)
+    monkeypatch.setenv("QAR_DBT_PATH", str(warehouse))
+    for var in ("DBT_PROFILES_DIR", "DBT_PROFILE", "DBT_TARGET", "PG_PASSWORD", "PG_PORT"):
+        monkeypatch.delenv(var, raising=False)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    return folder
+
+
+def scan(*args: str):
+    return CliRunner().invoke(cli, ["scan", *args, "--no-store", "-f", "json"])
+
+
+def test_profile_to_url(project, monkeypatch, tmp_path):
+    t = read_target(project)
+    assert (t.profile, t.target, t.type) == ("qar_fixture", "dev", "duckdb")
+    assert t.url.endswith("warehouse.duckdb") and Path(t.url).is_file()
+    monkeypatch.setenv("PG_PASSWORD", "s3cr:t@/x")
+    t = read_target(project, target="pg")
+    assert t.url == "postgresql+psycopg://analyst:s3cr%3At%40%2Fx@db.example.com:5433/warehouse"
+    assert t.display == "postgresql+psycopg://analyst:***@db.example.com:5433/warehouse"
+    monkeypatch.setenv("DBT_TARGET", "snow")  # dbt's own variable, as dbt reads it
+    t = read_target(project)
+    assert t.url == "snowflake://me:p%40ss%20word@xy12345/ANALYTICS?warehouse=WH&role=R"
+    assert "p%40ss" not in t.display
+    monkeypatch.delenv("DBT_TARGET")
+    # a relative duckdb path is the project's
+    assert read_target(project, profile="other").url == str(project / "other.duckdb")
+
+
+def test_profiles_dir_resolution(project, monkeypatch, tmp_path):
+    # project folder (neither --profiles-dir, $DBT_PROFILES_DIR nor the current folder has one)
+    assert read_target(project).profiles_yml == project / "profiles.yml"
+    # ~/.dbt comes after the project
+    home = tmp_path / "home" / ".dbt"
+    home.mkdir(parents=True)
+    (home / "profiles.yml").write_text(PROFILES.replace("warehouse.duckdb", "home.duckdb"))
+    assert read_target(project).profiles_yml == project / "profiles.yml"
+    (project / "profiles.yml").unlink()
+    assert read_target(project).profiles_yml == home / "profiles.yml"
+    # the current folder comes first (dbt's rule), then $DBT_PROFILES_DIR, then --profiles-dir
+    here = Path.cwd()
+    (here / "profiles.yml").write_text(PROFILES)
+    assert read_target(project).profiles_yml == here / "profiles.yml"
+    env = tmp_path / "env"
+    env.mkdir()
+    (env / "profiles.yml").write_text(PROFILES)
+    monkeypatch.setenv("DBT_PROFILES_DIR", str(env))
+    assert read_target(project).profiles_yml == env / "profiles.yml"
+    assert read_target(project, profiles=home.parent / ".dbt").profiles_yml == home / "profiles.yml"
+
+
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        ({"target": "pg"}, "uses env_var('PG_PASSWORD'), which is not set"),
+        ({"target": "nope"}, "target 'nope' is not an output of profile 'qar_fixture'"),
+        ({"profile": "nope"}, "profile 'nope' is not in"),
+        ({"target": "spark"}, "is a 'spark' target, which qar cannot turn into a connection"),
+        ({"profiles": "/nonexistent"}, "holds no profiles.yml"),
+    ],
+)
+def test_profile_errors(project, kwargs, message):
+    with pytest.raises(UsageError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        read_target(project, **kwargs)
+
+
+def test_scan_dbt_project_reads_the_profile(project):
+    r = scan("--dbt-project", str(project))
+    assert r.exit_code == 0, r.output
+    (s,) = json.loads(r.stdout)["scans"]
+    expected = qar_sql.audit(read_target(project).url, table="main.people", columns=QI, p=2, pi_u=0.4).risk
+    assert s["name"] == "people" and s["risk"] == pytest.approx(expected, rel=1e-12)
+    # --url still wins over the profile; another target that cannot connect fails as it should
+    r = scan("--dbt-project", str(project), "--target", "pg")
+    assert r.exit_code == 2 and "PG_PASSWORD" in r.output
+
+
+def test_select(project, manifest):
+    assert select_nodes(manifest, ["people"]) == {"model.qar_fixture.people"}
+    assert select_nodes(manifest, ["path:models"]) == {"model.qar_fixture.people", "model.qar_fixture.people_by_zip"}
+    assert select_nodes(manifest, ["path:models/people.sql people_raw"]) == {
+        "model.qar_fixture.people",
+        "seed.qar_fixture.people_raw",
+    }
+    assert select_nodes(manifest, ["people*,path:models/people_by_zip.sql"]) == {"model.qar_fixture.people_by_zip"}
+    tagged = json.loads(json.dumps(manifest))
+    tagged["nodes"]["model.qar_fixture.people"]["tags"] = ["pii"]
+    assert select_nodes(tagged, ["tag:pii"]) == {"model.qar_fixture.people"}
+    r = scan("--dbt-project", str(project), "--select", "people")
+    assert r.exit_code == 0, r.output
+    assert [s["name"] for s in json.loads(r.stdout)["scans"]] == ["people"]
+    for bad, message in (
+        ("tag:nothing", "--select 'tag:nothing' matches no model"),
+        ("people_by_zip", "picks model 'people_by_zip', which has no column with meta"),
+        ("people+", "graph operator"),
+        ("config:x", "the method 'config', which qar does not know"),
+    ):
+        r = scan("--dbt-project", str(project), "--select", bad)
+        assert r.exit_code == 2 and message in r.output, (bad, r.output)
+
+
+def test_select_with_manifest(project):
+    manifest = project / "target" / "manifest.json"
+    r = scan("--dbt-manifest", str(manifest), "--url", read_target(project).url, "--select", "people")
+    assert r.exit_code == 0, r.output
+    r = scan("--dbt-manifest", str(manifest), "--url", read_target(project).url, "--select", "nothing")
+    assert r.exit_code == 2 and "matches no model" in r.output
+
+
+def test_options_that_would_be_ignored(project):
+    for args, message in (
+        (["--profile", "x"], "--profile chooses the dbt profile of --dbt-project"),
+        (["--target", "x"], "--target chooses"),
+        (["--select", "people"], "--select picks dbt models"),
+        (["--dbt-project", str(project), "--dbt-manifest", "m.json"], "not both"),
+    ):
+        r = CliRunner().invoke(cli, ["scan", *args, "--no-store"])
+        assert r.exit_code == 2 and message in r.output, (args, r.output)
+
+
+@pytest.mark.parametrize("value", ["quasi_identifer", "QI", ["quasi_identifier", "sensitiv"]])
+def test_misspelt_meta_value_is_an_error(project, manifest, value):
+    """56 → 35 QIs and still "OK" was the bug: a value qar does not know drops nothing silently."""
+    node = manifest["nodes"]["model.qar_fixture.people"]
+    node["columns"]["job"]["meta"] = {"qar": value}
+    (project / "target" / "manifest.json").write_text(json.dumps(manifest))
+    r = scan("--dbt-project", str(project))
+    bad = value if isinstance(value, str) else value[1]
+    assert r.exit_code == 2
+    assert f"column 'job' has meta qar: {bad!r}, which qar does not know" in r.output
+    assert "quasi_identifier, identifier, sensitive, ignore" in r.output
+
+
+def test_accepted_meta_values_leave_the_column_out(project, manifest):
+    node = manifest["nodes"]["model.qar_fixture.people"]
+    node["columns"]["job"]["meta"] = {"qar": "sensitive"}
+    (project / "target" / "manifest.json").write_text(json.dumps(manifest))
+    r = scan("--dbt-project", str(project))
+    (scan_,) = json.loads(r.stdout)["scans"]
+    assert scan_["n_qi"] == 3  # C(3, 2): job is left out (C(4, 2) = 6 with it), nothing else
+    assert "which qar does not know" not in r.output
+
+
+def test_locked_warehouse_is_one_sentence(project):
+    """A DuckDB file held by another process for writing (dbt build does that): exit 3, one
+    sentence saying so, for qar scan and any other command."""
+    warehouse = read_target(project).url
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"import duckdb, sys, time; c = duckdb.connect({warehouse!r}); print('held', flush=True); time.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        want = f"DuckDB database {warehouse!r} is locked by another process (a running dbt build?); retry after it ends"
+        r = CliRunner().invoke(cli, ["scan", "--dbt-project", str(project), "--no-store"])
+        assert r.exit_code == 3 and want in r.output, r.output
+        r = CliRunner().invoke(cli, ["audit", warehouse, "-t", "people", "-p", "2", "--pi-u", "0.4"])
+        assert r.exit_code == 3 and want in r.output and "Traceback" not in r.output, r.output
+    finally:
+        holder.kill()
+        holder.wait()

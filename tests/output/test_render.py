@@ -1,0 +1,205 @@
+"""``--format csv`` on every command that has ``--format`` (qar_sql/output/render.py): a header and
+one row per row of the result's table, checked against the command's own JSON (its table field,
+read independently) on a small demo database. Floats at full precision: the same text as the JSON's.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from qar_sql.cli.main import cli
+from qar_sql.output.render import FORMATS, choices
+
+REPO = Path(__file__).resolve().parents[2]
+TREATMENTS = str(REPO / "examples" / "treatments.toml")
+ROWS = "300"
+
+
+def cell(v) -> str:
+    """The CSV text of one JSON value: null empty, floats as the JSON writes them, lists joined."""
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, list):
+        return ", ".join(cell(x) for x in v)
+    return repr(v) if isinstance(v, float) else str(v)
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("csv")
+    r = CliRunner().invoke(cli, ["demo", "--path", str(path / "demo.duckdb"), "--rows", ROWS, "-q", "-p", "2"])
+    assert r.exit_code == 0, r.output
+    return path
+
+
+def run(args: list[str], fmt: str, code: int = 0) -> str:
+    r = CliRunner().invoke(cli, [*args, "-f", fmt])
+    assert r.exit_code == code, r.output
+    return r.stdout
+
+
+def both(args: list[str], code: int = 0) -> tuple[dict, list[str], list[list[str]]]:
+    """The JSON of ``args`` and its CSV: header, rows."""
+    table = list(csv.reader(io.StringIO(run(args, "csv", code))))
+    return json.loads(run(args, "json", code)), table[0], table[1:]
+
+
+def demo_args(folder: Path, command: str, *extra: str) -> list[str]:
+    return [command, str(folder / "demo.duckdb"), "-t", "population", "-x", "person_id", *extra]
+
+
+def test_every_format_option_offers_csv():
+    """csv comes from the registry: every --format but migrate's (the store's state, no table)."""
+    import click
+
+    def options(cmd, path=()):
+        if isinstance(cmd, click.Group):
+            for name, sub in cmd.commands.items():
+                yield from options(sub, (*path, name))
+        for p in cmd.params:
+            if p.name == "fmt":
+                yield " ".join(path), p.type.choices
+
+    found = dict(options(cli))
+    assert {"audit", "records", "eliminate", "discover", "whatif", "risk", "uniqueness"} <= set(found)
+    assert {"compare", "scan", "history", "config", "demo"} <= set(found)
+    for name, kinds in found.items():
+        assert ("csv" in kinds) == (name != "migrate"), name
+    assert choices(html=True) == ("text", "json", "markdown", "html", "csv")
+    assert set(FORMATS) == {"text", "json", "markdown", "html", "csv"}
+
+
+def test_audit_and_demo(folder):
+    for args in (
+        demo_args(folder, "audit", "-p", "2"),
+        ["demo", "--path", str(folder / "other.duckdb"), "--rows", ROWS, "-q", "-p", "2"],
+    ):
+        j, head, rows = both(args)
+        assert head == ["qi", "columns", "distinct", "singletons", "theta", "min_class_size", "records_below_k5"]
+        names = ("index", "columns", "distinct", "singletons", "theta", "min_class_size", "records_below_k")
+        assert rows == [[cell(q[n]) for n in names] for q in j["qis"]]
+        assert len(rows) == 78  # C(13, 2) QIs of the demo's 13 columns
+
+
+def test_records_by_dt_suda_influence(folder):
+    j, head, rows = both(demo_args(folder, "records", "-p", "2", "--key", "person_id", "--all", "-q"))
+    assert head == ["record", "person_id", "dt", "u_plus", "u_star", "n_unique"]
+    names = ("r", "key", "dt", "u_plus", "u_star", "n_unique")
+    assert rows == [[cell(x[n]) for n in names] for x in j["records"]] and len(rows) == int(ROWS)
+
+    j, head, rows = both(
+        demo_args(folder, "records", "-p", "2", "--key", "person_id", "--all", "--by", "suda", "--max-size", "2")
+    )
+    msus = [f"msu_{k + 1}" for k in range(j["max_size"])]
+    assert head == ["record", "person_id", "suda", "dis_suda", *msus]
+    assert [r[1:] for r in rows] == [
+        [cell(x["key"]), cell(x["suda"]), cell(x["dis_suda"]), *map(cell, x["msus_by_size"])] for x in j["records"]
+    ]
+    assert len(rows) == int(ROWS)
+
+    j, head, rows = both(demo_args(folder, "records", "-p", "2", "--key", "person_id", "--by", "influence", "-q"))
+    assert head == ["record", "person_id", "influence"]
+    assert rows == [[cell(x["r"]), cell(x["key"]), cell(x["influence"])] for x in j["records"]] and rows
+
+
+def test_eliminate(folder):
+    j, head, rows = both(demo_args(folder, "eliminate", "-p", "2", "--key", "person_id", "--step", "20", "-q"))
+    assert head == ["ranking", "removed", "risk", "reduction"]
+    want = [
+        [name, *(cell(pt[n]) for n in ("removed", "risk", "reduction"))] for name, c in j["curves"].items() for pt in c
+    ]
+    assert rows == want and rows
+
+
+def test_discover(folder):
+    j, head, rows = both(demo_args(folder, "discover", "--max-size", "2", "-q"))
+    names = ("rows", "distinct", "singletons", "singleton_share", "min_class_size", "identifier")
+    assert head == ["columns", "size", *names]
+    assert rows == [
+        [cell(c["columns"]), str(len(c["columns"])), *(cell(c[n]) for n in names)] for c in j["combinations"]
+    ]
+
+
+def test_whatif(folder):
+    j, head, rows = both(demo_args(folder, "whatif", "-p", "2", "-T", TREATMENTS, "-q"))
+    names = ("rows", "singletons", "singleton_share", "distinct", "min_class_size", "modified_rows", "risk")
+    assert head == ["scenario", "treatments", *names]
+    want = [[s["name"], " + ".join(s["treatments"]), *(cell(s[n]) for n in names)] for s in j["scenarios"]]
+    assert rows == want and rows[0][0] == "original"
+
+
+def test_risk(folder):
+    j, head, rows = both(demo_args(folder, "risk", "-p", "2", "-q"))
+    ks = sorted({k for q in j["qis"] for k in q["violations"]}, key=int)
+    nested = [
+        f"{who}_{what}" for who in ("prosecutor", "journalist") for what in ("highest", "average", "records_at_risk")
+    ]
+    assert head == [
+        *("qi", "columns", "classes", "sample_uniques", *(f"records_below_k{k}" for k in ks)),
+        *("expected_reidentifications", "global_risk", *nested, "marketer"),
+    ]
+    want = [
+        [cell(q["index"]), cell(q["columns"]), cell(q["classes"]), cell(q["sample_uniques"])]
+        + [cell(q["violations"].get(k)) for k in ks]
+        + [cell(q["expected_reidentifications"]), cell(q["global_risk"])]
+        + [cell(q[n.split("_", 1)[0]][n.split("_", 1)[1]]) for n in nested]
+        + [cell(q["marketer"])]
+        for q in j["qis"]
+    ]
+    assert rows == want
+
+
+def test_uniqueness(folder):
+    j, head, rows = both(demo_args(folder, "uniqueness", "-p", "2", "-g", "30", "-q"))
+    names = ("domain", "kappa", "pi_exact", "pi_kl", "pi_kl_u", "pi_uniform", "pi_poisson", "k50", "k_at")
+    names += ("exposure_mean", "exposure_max")
+    assert head == ["qi", "columns", *names]
+    assert rows == [[cell(q["index"]), cell(q["columns"]), *(cell(q[n]) for n in names)] for q in j["qis"]]
+
+
+def test_compare(folder):
+    j, head, rows = both(demo_args(folder, "compare", "-p", "2", "--treatments", TREATMENTS, "-q"))
+    assert head == ["columns", "theta_original", "theta_treated", "change"]
+    assert [r[:3] for r in rows] == [
+        [cell(q["columns"]), cell(q["theta_original"]), cell(q["theta_treated"])] for q in j["qis"]
+    ]
+    # change = θ treated − θ original, in full precision
+    assert [r[3] for r in rows] == [repr(q["theta_treated"] - q["theta_original"]) for q in j["qis"]] and rows
+
+
+def test_scan_history_config(folder, monkeypatch):
+    monkeypatch.chdir(folder)
+    (folder / "scans.toml").write_text(
+        '[sources.demo]\nurl = "demo.duckdb"\n\n[[scan]]\nname = "demo"\nsource = "demo"\ntable = "population"\nexclude = ["person_id"]\n'
+        "p = 2\npi_u = 0.2\nfail_above = 0.999\n"
+    )
+    store = ["--store", str(folder / "store.duckdb")]
+    j, head, rows = both(["scan", "scans.toml", *store, "-q"])
+    names = ("name", "table", "source", "status", "risk", "fail_above", "warn_above", "rows", "n_qi", "error")
+    assert head == list(names)
+    assert rows == [[cell(s[n]) for n in names] for s in j["scans"]] and len(rows) == 1
+
+    j, head, rows = both(["history", *store])
+    names = ("run_id", "started_at", "status", "risk", "change", "rows", "n_qi", "seconds", "error")
+    assert head == ["series", "table", *names]
+    want = [[cell(s["table"]), *(cell(pt[n]) for n in names)] for s in j["series"] for pt in s["runs"]]
+    assert [r[1:] for r in rows] == want and len(rows) == 2  # the scan run twice (json, then csv)
+
+    j, head, rows = both(["config"])
+    assert head == ["name", "value", "origin", "env"]
+    assert rows == [[name, cell(s["value"]), s["origin"], s["env"]] for name, s in j["settings"].items()]
+
+
+def test_records_html_needs_exact_contributions(folder):
+    """--by suda printed its text for --format html; like --by influence it is refused (exit 2)."""
+    for by in ("suda", "influence"):
+        r = CliRunner().invoke(cli, [*demo_args(folder, "records", "--by", by, "-q"), "-f", "html"])
+        assert r.exit_code == 2 and f"not --by {by}" in r.output and "Traceback" not in r.output, r.output

@@ -1,0 +1,121 @@
+"""Wide tables (issue 16, item 12): hundreds of columns cost time in proportion to their number.
+
+One statement with a LEFT JOIN (DuckDB's codes) or a distinct count (the profile) per column
+cost DuckDB time growing with columns × columns, even on 500 rows: 300 columns with p = 1 took
+22 s against 0.8 s for 50. The codes of a wide table are now made in parts of 16 columns and
+the profile is counted 32 columns at a time; the numbers must not change (oracle) and the time
+must grow linearly.
+"""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+from conftest import quote
+
+import qar_sql
+from qar_sql.engines.dialects import get_dialect
+from qar_sql.pushdown import scan
+from tests.measures.test_audit import HOSTILE_COLUMNS, as_columns, check_against_oracle, random_table
+
+
+def _names(n: int) -> list[str]:
+    # hostile names repeated with a suffix, so that quoting matters in every part
+    return [f"{HOSTILE_COLUMNS[i % len(HOSTILE_COLUMNS)]} {i}" for i in range(n)]
+
+
+@pytest.mark.parametrize("p", [1, 2])
+def test_wide_table_equals_oracle(engine, p):
+    """More than WIDE_COLUMNS columns (several parts, a last part shorter than the others) with
+    NULLs and hostile names: every QI equals the Counter oracle on DuckDB and PostgreSQL."""
+    n = scan.WIDE_COLUMNS + scan.PART_COLUMNS + 3
+    assert n > scan.WIDE_COLUMNS and n > scan.PROFILE_COLUMNS
+    names, rows, types = random_table(7, 40, names=_names(n))
+    source, table = engine.load("wide t", as_columns(names, rows), types)
+    result = qar_sql.audit(source, table=table, p=p, pi_u=0.1)
+    check_against_oracle(result, names, rows, p, pi_u=0.1)
+
+
+def test_wide_codes_are_the_narrow_codes(duck):
+    """The codes table made in parts holds, row for row, the codes of the one-statement path."""
+    n = scan.WIDE_COLUMNS + 5
+    names, rows, types = random_table(8, 30, names=_names(n))
+    source, table = duck.load("t", as_columns(names, rows), types)
+    d = get_dialect("duckdb")
+    con = duckdb.connect(source, read_only=True)
+    try:
+        parts = scan.materialize_statements(d, quote(table), names, "wide_codes")
+        assert len(parts) > 3  # really in parts
+        for sql in parts:
+            con.execute(sql)
+        old = scan.WIDE_COLUMNS
+        scan.WIDE_COLUMNS = 10**6
+        try:
+            (one,) = scan.materialize_statements(d, quote(table), names, "one_codes")
+        finally:
+            scan.WIDE_COLUMNS = old
+        con.execute(one)
+        cols = ", ".join(f"c{i}" for i in range(n))
+        wide = sorted(con.execute(f"select {cols} from wide_codes").fetchall())
+        narrow = sorted(con.execute(f"select {cols} from one_codes").fetchall())
+        assert wide == narrow and len(wide) == 30
+        # the helper tables are gone
+        left = {r[0] for r in con.execute("select table_name from duckdb_tables() where temporary").fetchall()}
+        assert left == {"wide_codes", "one_codes"}
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("make", ["codes", "profile"])
+def test_statements_stay_bounded_as_columns_grow(make):
+    """The quadratic time came from one statement whose size grew with columns x columns (each
+    join carrying every column coded so far): in parts, the SQL grows linearly (three times the
+    columns give about three times the SQL, where one statement gave nine). The time itself is
+    measured by bench/bench_wide.py, not here: a timed test fails on a loaded machine."""
+    d = get_dialect("duckdb")
+
+    def statements(n: int) -> list[str]:
+        if make == "codes":
+            return scan.materialize_statements(d, quote("t"), _names(n), "codes")
+        return scan.profile_statements(d, quote("t"), _names(n))
+
+    small, large = statements(100), statements(300)
+    assert len(large) > len(small) > 1
+    assert sum(map(len, large)) < 3.3 * sum(map(len, small))
+
+
+@pytest.mark.parametrize("p", [1, None])
+def test_wide_risk_codes_in_parts_and_equals_oracle(duck, tmp_path, p):
+    """qar risk on a wide table (issue 31, item 10): its codes were made by one statement with a
+    dictionary join per column (40 rows x 300 columns: 29 s; bench/bench_wide.py --command risk).
+    Now in parts, as the scan's: no statement joins more than PART_COLUMNS dictionaries, every
+    measure (weighted) equals the one-statement path, the classes and sample uniques a Counter
+    oracle, and the per-record file in key order is the same file."""
+    from collections import Counter
+
+    from qar_sql.engines.render import recording
+
+    n = scan.WIDE_COLUMNS + scan.PART_COLUMNS + 3
+    names, rows, types = random_table(9, 40, names=_names(n))
+    data = as_columns(names, rows) | {"id": list(range(40, 0, -1)), "w eight": [1.0 + i % 3 for i in range(40)]}
+    source, table = duck.load("wide t", data, types | {"id": "bigint", "w eight": "double precision"})
+
+    def risk(out):
+        return qar_sql.risk(source, table=table, exclude=["id"], p=p, weight="w eight", key=["id"], per_record=out)
+
+    with recording() as sql:
+        parts = risk(tmp_path / "parts.csv")
+    joins = [s.count("left join") for s in sql]
+    assert max(joins) <= scan.PART_COLUMNS and sum(joins) >= n, joins
+    old = scan.WIDE_COLUMNS
+    scan.WIDE_COLUMNS = 10**6
+    try:
+        one = risk(tmp_path / "one.csv")
+    finally:
+        scan.WIDE_COLUMNS = old
+    assert parts.qis == one.qis and len(parts.qis) == (n if p == 1 else 1)
+    assert (tmp_path / "parts.csv").read_text() == (tmp_path / "one.csv").read_text()
+    for q in parts.qis:
+        cols = [names.index(c) for c in q.columns]
+        classes = Counter(tuple(r[i] for i in cols) for r in rows)
+        assert (q.classes, q.sample_uniques) == (len(classes), sum(1 for c in classes.values() if c == 1))
