@@ -8,6 +8,7 @@ from qar_sql.engines.dialects import Dialect, get_dialect
 from qar_sql.engines.source import file_kind, file_relation_sql, is_url, resolve_source, split_table
 from qar_sql.errors import ColumnError, UsageError
 from qar_sql.parameters.tail import DEFAULTS as AUDIT
+from qar_sql.pushdown import prune as pruning
 from qar_sql.pushdown.scan import profile_statements, render_statements
 
 
@@ -89,6 +90,12 @@ def show_sql(
         header += (
             "-- At run time some QIs may be counted from cubes (GROUP BYs over supersets of their\n"
             "-- columns, planned from the data's value frequencies); this is the scan without them.\n"
+        )
+    if pruning.resolve(None, p) == "auto":
+        header += (
+            f"-- At p = {p} the audit prunes by default (--prune auto): it groups the QIs of size {p - 1}\n"
+            f"-- first, then only the QIs of size {p} whose upper bound can reach the tail, chosen at run\n"
+            "-- time from those counts (docs/method.md). This is the scan of every QI (--prune off).\n"
         )
     parts = setup + profile + pre + batches
     return header + ";\n\n".join(s.rstrip() for s in parts) + ";\n"

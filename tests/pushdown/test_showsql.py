@@ -391,3 +391,14 @@ def test_every_command_renders_and_parses_in_each_warehouse(rendered, tmp_path):
                     continue
                 assert len(parsed) == 1, (dialect, name, stmt[:300])
     assert not failures, failures
+
+
+def test_the_sql_of_a_pruned_audit_says_which_qis_run():
+    """At p >= 4 the audit prunes by default (issue 30): the statements shown are the scan of
+    every QI, and the header says that the QIs of size p actually grouped are chosen at run time."""
+    from qar_sql.pushdown.showsql import show_sql
+
+    four = show_sql(None, dialect="duckdb", table="t", columns=["a", "b", "c", "d", "e"], p=4)
+    three = show_sql(None, dialect="duckdb", table="t", columns=["a", "b", "c", "d", "e"], p=3)
+    assert "prunes by default (--prune auto)" in four and "This is the scan of every QI (--prune off)" in four
+    assert "prune" not in three
