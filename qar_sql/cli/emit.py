@@ -13,14 +13,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from qar_sql.engines.session import Session
-from qar_sql.engines.source import session_of
-from qar_sql.output.render import render
-from qar_sql.results import Tabular
+if TYPE_CHECKING:  # numpy-backed: loaded when a command runs, not when ``qar --help`` loads
+    from qar_sql.engines.session import Session
+    from qar_sql.results import Tabular
 
 P = TypeVar("P")
 
@@ -42,10 +41,14 @@ def build(cls: type[P], options: Mapping[str, Any], **more: Any) -> P:
 def session(where: Mapping[str, Any], **source_options: Any) -> Iterator[Session]:
     """The session of ``where`` (SOURCE, --table, --delimiter, --null-token; ``source_options``
     such as ``all_text``), closed on exit."""
+    from qar_sql.engines.source import session_of
+
     with session_of(**{k: where[k] for k in SOURCE_KEYS if k in where}, **source_options) as s:
         yield s
 
 
 def emit(result: Tabular, fmt: str, own: Callable[[str], str], html: Callable[[], str] | None = None) -> None:
     """``result`` on stdout in ``fmt`` (:func:`qar_sql.output.render.render`)."""
+    from qar_sql.output.render import render
+
     click.echo(render(result, fmt, own, html=html), nl=False)
