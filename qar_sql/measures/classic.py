@@ -43,10 +43,26 @@ from qar_sql.engines.source import (
     open_source,
     select_columns,
 )
-from qar_sql.errors import ColumnError, DatabaseError, DataError, ParameterError, UsageError
+from qar_sql.errors import ColumnError, ParameterError, UsageError
 from qar_sql.measures.audit import provenance
 from qar_sql.parameters.measures import MISSING, RiskParams
 from qar_sql.pushdown import scan
+from qar_sql.pushdown.cells import (
+    CellQI,
+    Encoded,
+    Sensitive,
+    cell_statements,
+    check_weight,
+    encode,
+    fetch_cells,
+    null_pairs,
+    null_patterns,
+    qi_batches,
+    record_cells,
+    restrict_pattern,
+    rows_and_population,
+    sensitive_totals,
+)
 from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys, key_warnings, patterns_from_words, record_order
 from qar_sql.pushdown.scan import combinations
 from qar_sql.results import Tabular, pick
@@ -72,8 +88,6 @@ PER_RECORD_COLUMNS = ("fk", "Fk", "risk", "l_distinct", "l_entropy", "suda", "di
 (2, l)-diversity and the t-closeness distance of the record's class."""
 
 _ORDERED_TYPE = re.compile(r"int|dec|num|double|real|float|date|time|money|serial", re.IGNORECASE)
-
-_counter = itertools.count(1)
 
 
 @dataclass(frozen=True)
@@ -255,145 +269,7 @@ def _column_types(db: Database, relation: Relation, columns: Sequence[str]) -> l
     return db.column_types(relation.sql, columns)
 
 
-def _check_weight(db: Database, relation: Relation, weight: str, type_name: str) -> None:
-    if not re.search(r"int|dec|num|double|real|float|money", type_name, re.IGNORECASE):
-        raise ColumnError(
-            f"weight column {weight!r} has type {type_name}, not numbers; name the column that "
-            "holds each record's sampling weight (people it represents)"
-        )
-    sql = render("risk_weight_check.sql", db.dialect, weight=weight, relation=relation.sql)
-    nulls, not_finite, bad, smallest = db.query(sql)[0]
-    if int(nulls):
-        raise DataError(
-            f"weight column {weight!r} is NULL in {int(nulls)} record(s); every record needs a positive "
-            "sampling weight: fill them in, or drop --weight"
-        )
-    if int(not_finite):
-        raise DataError(
-            f"weight column {weight!r} holds {int(not_finite)} weight(s) that are not finite numbers (NaN or "
-            "infinity); a sampling weight is the number of people a record stands for: fix or drop those records"
-        )
-    if int(bad):
-        raise DataError(
-            f"weight column {weight!r} has {int(bad)} weight(s) of 0 or less (the smallest is {smallest}); "
-            "a sampling weight is the number of people a record stands for and must be above 0"
-        )
-
-
 # --- the coded relation -------------------------------------------------------------------------
-
-
-@dataclass
-class _Encoded:
-    """Where statements read the codes: a DuckDB temp table, or a CTE each statement repeats."""
-
-    encode_sql: str | None
-    name: str
-    temp: str | None = None
-
-
-def _encode(db: Database, relation: Relation, columns: Sequence[str], weight: str | None, order_by) -> _Encoded:
-    d = db.dialect
-    if d.temp_tables and len(columns) > scan.WIDE_COLUMNS:
-        temp = f"qar_risk_{os.getpid()}_{next(_counter)}"
-        for sql in _wide_encode_statements(d, relation, columns, weight, order_by, temp):
-            db.query(sql)
-        return _Encoded(None, d.quote(temp), temp)
-    sql = render(
-        "risk_encode.sql",
-        d,
-        columns=list(columns),
-        relation=relation.sql,
-        weight=weight,
-        order_by=order_by,
-        row_id=None,
-    )
-    if d.temp_tables:
-        temp = f"qar_risk_{os.getpid()}_{next(_counter)}"
-        db.query(render("materialize.sql", d, name=temp, encode_sql=sql, code_types=None))
-        return _Encoded(None, d.quote(temp), temp)
-    return _Encoded(sql, "encoded")
-
-
-def _wide_encode_statements(d, relation: Relation, columns: Sequence[str], weight, order_by, name: str) -> list[str]:
-    """A wide table's codes in parts, as the scan makes them (:func:`scan.materialize_statements`):
-    one statement with a dictionary join per column cost DuckDB time growing with columns ×
-    columns (40 rows × 300 columns: 29 s), the parts of :data:`scan.PART_COLUMNS` columns
-    linearly. The temp table ``name`` has the columns of risk_encode.sql: c0, c1, ..., w, r."""
-    rows = f"{name}_rows"
-    out = [
-        render(
-            "risk_rows.sql",
-            d,
-            name=rows,
-            columns=list(columns),
-            relation=relation.sql,
-            weight=weight,
-            order_by=order_by,
-        )
-    ]
-    parts: list[dict] = []
-    for k, start in enumerate(range(0, len(columns), scan.PART_COLUMNS)):
-        indices = list(range(start, min(start + scan.PART_COLUMNS, len(columns))))
-        part = f"{name}_part{k}"
-        encode_sql = render(
-            "encode.sql", d, columns=[f"v{i}" for i in indices], relation=d.quote(rows), order_by=None, row_id="t.rid"
-        )
-        out.append(render("materialize.sql", d, name=part, encode_sql=encode_sql, code_types=None))
-        parts.append({"name": part, "indices": indices})
-    out.append(render("materialize_parts.sql", d, name=name, parts=parts, rows=rows))
-    out += [f"drop table {d.quote(t)}" for t in [rows, *(part["name"] for part in parts)]]
-    return out
-
-
-@dataclass(frozen=True)
-class _Pair:
-    pa: int
-    pb: int
-    keys: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class _QISpec:
-    index: int
-    cols: tuple[int, ...]
-    codes: tuple[str, ...]
-    pairs: tuple[_Pair, ...] = ()
-
-
-def _restrict(full_pattern: int, cols: Sequence[int]) -> int:
-    """A NULL pattern over all key columns, as a pattern over the QI's columns (bit i: its i-th)."""
-    return sum(1 << i for i, c in enumerate(cols) if full_pattern >> c & 1)
-
-
-def _pairs(cols: Sequence[int], full_patterns: Sequence[int]) -> tuple[_Pair, ...]:
-    present = sorted({_restrict(p, cols) for p in full_patterns})
-    out = []
-    for pa in present:
-        for pb in present:
-            if pa != pb:
-                keys = tuple(f"c{c}" for i, c in enumerate(cols) if not (pa | pb) >> i & 1)
-                out.append(_Pair(pa, pb, keys))
-    return tuple(out)
-
-
-def _null_patterns(db: Database, enc: _Encoded, n_columns: int) -> list[int]:
-    sql = render(
-        "risk_patterns.sql",
-        db.dialect,
-        codes=[f"c{i}" for i in range(n_columns)],
-        encode_sql=enc.encode_sql,
-        encoded=enc.name,
-    )
-    return [int(p) for p, _ in db.query(sql)]
-
-
-#: The columns of risk_cells.sql and their types.
-_CELL_COLUMNS = {"kind": np.int64, "qi": np.int64, "cell": np.int64, "x": np.int64, "y": np.int64, "z": np.float64}
-
-
-def _fetch(db: Database, sql: str) -> dict[str, np.ndarray]:
-    return db.arrays(sql, _CELL_COLUMNS)
 
 
 # --- per-QI measures ----------------------------------------------------------------------------
@@ -412,21 +288,13 @@ class _Cells:
     t_closeness: np.ndarray | None = None  # max over sensitive columns; NaN: only NULL sensitive values
 
 
-@dataclass(frozen=True)
-class _Sensitive:
-    index: int
-    name: str
-    code: str
-    ordered: bool
-
-
 def _measure(
-    spec: _QISpec,
+    spec: CellQI,
     columns: Sequence[str],
     data: dict[str, np.ndarray],
     opts: RiskParams,
     *,
-    sensitive: Sequence[_Sensitive],
+    sensitive: Sequence[Sensitive],
     totals: dict[int, np.ndarray],
     population: int | None,
 ) -> tuple[QIRisk, _Cells]:
@@ -466,7 +334,7 @@ def _sensitive_fields(
     mine: np.ndarray,
     cells: _Cells,
     opts: RiskParams,
-    sensitive: Sequence[_Sensitive],
+    sensitive: Sequence[Sensitive],
     totals: dict[int, np.ndarray],
 ) -> dict[str, Any]:
     """A QIRisk's l-diversity and t-closeness fields (none without sensitive columns); each
@@ -581,31 +449,31 @@ def risk_relation(
     large = scan.announce(n_cols, p, len(combos))
     types = _column_types(db, relation, [*sensitive, *([weight] if weight else [])])
     if weight:
-        _check_weight(db, relation, weight, types[-1])
-    rows, n_pop = _rows_and_population(db, relation, opts.population, opts.sampling_fraction)
+        check_weight(db, relation, weight, types[-1])
+    rows, n_pop = rows_and_population(db, relation, opts.population, opts.sampling_fraction)
     warnings: list[str] = key_warnings(key, qi)
     order_by = None
     if per_record is not None:
         order_by, _ = record_order(db, relation, key, qi)
     sens = [
-        _Sensitive(i, s, f"c{n_cols + i}", s in ordered or bool(_ORDERED_TYPE.search(t)))
+        Sensitive(i, s, f"c{n_cols + i}", s in ordered or bool(_ORDERED_TYPE.search(t)))
         for i, (s, t) in enumerate(zip(sensitive, types))
     ]
-    enc = _encode(db, relation, [*qi, *sensitive], weight, order_by)
+    enc = encode(db, relation, [*qi, *sensitive], weight, order_by)
     try:
-        full_patterns = _null_patterns(db, enc, n_cols) if missing == "wildcard" else []
-        specs = [_QISpec(j, c, tuple(f"c{i}" for i in c), _pairs(c, full_patterns)) for j, c in enumerate(combos)]
-        totals = _totals(db, enc, sens)
+        full_patterns = null_patterns(db, enc, n_cols) if missing == "wildcard" else []
+        specs = [CellQI(j, c, tuple(f"c{i}" for i in c), null_pairs(c, full_patterns)) for j, c in enumerate(combos)]
+        totals = sensitive_totals(db, enc, sens)
         key_set = tuple(range(n_cols))
         want_cells = per_record is not None
         key_spec = next((s for s in specs if s.cols == key_set), None)
         extra = (
             []
             if key_spec or not want_cells
-            else [_QISpec(len(specs), key_set, tuple(f"c{i}" for i in key_set), _pairs(key_set, full_patterns))]
+            else [CellQI(len(specs), key_set, tuple(f"c{i}" for i in key_set), null_pairs(key_set, full_patterns))]
         )
         todo = specs + extra
-        batches = _batches(db, todo, opts.jobs)
+        batches = qi_batches(db, todo, opts.jobs)
         # A large scan (scan.LARGE_QIS) counts the statements rendered too: that took minutes.
         total_steps = len(batches) * (2 if large else 1) + (2 if want_cells else 0)
         done = 0
@@ -616,26 +484,13 @@ def risk_relation(
             if progress:
                 progress(done, total_steps)
 
-        statements = []
-        for b in batches:
-            statements.append(
-                render(
-                    "risk_cells.sql",
-                    db.dialect,
-                    qis=b,
-                    sensitive=sens,
-                    weighted=bool(weight),
-                    encode_sql=enc.encode_sql,
-                    encoded=enc.name,
-                )
-            )
-            if large:
-                tick()
+        # A large scan ticks as each statement is rendered (scan.LARGE_QIS: that took minutes).
+        statements = cell_statements(db, batches, enc, sens, bool(weight), rendered=tick if large else None)
 
         results: list[QIRisk] = []
         key_cells = None
         for batch, sql in zip(batches, statements):
-            data = _fetch(db, sql)
+            data = fetch_cells(db, sql)
             for spec in batch:
                 qrisk, cells = _measure(spec, qi, data, opts, sensitive=sens, totals=totals, population=n_pop)
                 if spec.cols == key_set:
@@ -685,46 +540,9 @@ def risk_relation(
     )
 
 
-def _rows_and_population(
-    db: Database, relation: Relation, population: int | None, sampling_fraction: float | None
-) -> tuple[int, int | None]:
-    """(rows, population size N or None without a population model); refuses an empty table."""
-    rows = int(db.query(render("profile.sql", db.dialect, columns=[], relation=relation.sql))[0][0])
-    if rows == 0:
-        raise DataError(f"table {relation.display!r} is empty; measure a table that has rows")
-    if population is None and sampling_fraction is None:
-        return rows, None
-    return rows, popmodels.population_size(rows, population=population, sampling_fraction=sampling_fraction)
-
-
 def _dis_fraction(rows: int, population: int | None) -> float:
     """DIS-SUDA's sampling fraction: n/N when a population is given, else sdcMicro's 0.01."""
     return rows / population if population else 0.01
-
-
-def _batches(db: Database, specs: Sequence[_QISpec], jobs: int) -> list[list[_QISpec]]:
-    # DuckDB reads a temp table and parallelises each statement itself: a few QIs per
-    # statement. Elsewhere each statement re-derives the codes: one per connection.
-    size = 8 if db.dialect.temp_tables else max(1, min(64, math.ceil(len(specs) / max(jobs, 1))))
-    return [list(specs[i : i + size]) for i in range(0, len(specs), size)]
-
-
-def _totals(db: Database, enc: _Encoded, sens: Sequence[_Sensitive]) -> dict[int, np.ndarray]:
-    """Records per value code of each sensitive column (NULL left out)."""
-    if not sens:
-        return {}
-    rows = db.query(
-        render("risk_sensitive_totals.sql", db.dialect, sensitive=sens, encode_sql=enc.encode_sql, encoded=enc.name)
-    )
-    out: dict[int, np.ndarray] = {}
-    for s in sens:
-        pairs = [(int(y), float(z)) for x, y, z in rows if int(x) == s.index and int(y) >= 0]
-        m = max((y for y, _ in pairs), default=-1) + 1
-        arr = np.zeros(m)
-        for y, z in pairs:
-            arr[y] = z
-        out[s.index] = arr
-    return out
 
 
 # --- SUDA ---------------------------------------------------------------------------------------
@@ -796,7 +614,7 @@ def default_suda_size(n_columns: int) -> int:
 
 def suda_patterns(
     db: Database,
-    enc: _Encoded,
+    enc: Encoded,
     n_columns: int,
     rows: int,
     max_size: int,
@@ -813,7 +631,7 @@ def suda_patterns(
     for j, c in enumerate(sets):
         patterns = []
         if missing == "wildcard":
-            for pb in sorted({_restrict(p, c) for p in full_patterns} - {0}):
+            for pb in sorted({restrict_pattern(p, c) for p in full_patterns} - {0}):
                 patterns.append({"pat": pb, "on": [f"c{col}" for i, col in enumerate(c) if not pb >> i & 1]})
         specs.append(
             {"index": j, "codes": [f"c{i}" for i in c], "word": j // 62, "bit": 1 << (j % 62), "patterns": patterns}
@@ -893,14 +711,14 @@ def suda(
         if not 1 <= size <= len(qi):
             raise ParameterError(f"--max-size {size} must be between 1 and the number of key columns ({len(qi)})")
         order_by, key_names = record_order(db, relation, key, qi)
-        rows, n_pop = _rows_and_population(db, relation, population, sampling_fraction)
-        enc = _encode(db, relation, qi, None, order_by)
+        rows, n_pop = rows_and_population(db, relation, population, sampling_fraction)
+        enc = encode(db, relation, qi, None, order_by)
         try:
-            full = _null_patterns(db, enc, len(qi)) if missing == "wildcard" else []
-            spec = _QISpec(
-                0, tuple(range(len(qi))), tuple(f"c{i}" for i in range(len(qi))), _pairs(range(len(qi)), full)
+            full = null_patterns(db, enc, len(qi)) if missing == "wildcard" else []
+            spec = CellQI(
+                0, tuple(range(len(qi))), tuple(f"c{i}" for i in range(len(qi))), null_pairs(range(len(qi)), full)
             )
-            data = _fetch(
+            data = fetch_cells(
                 db,
                 render(
                     "risk_cells.sql",
@@ -915,7 +733,7 @@ def suda(
             k0 = data["kind"] == 0
             order = np.argsort(data["cell"][k0], kind="stable")
             cell_fk = data["y"][k0][order].astype(np.int64)
-            fk = cell_fk[_record_cells(db, enc, spec.codes, rows)]
+            fk = cell_fk[record_cells(db, enc, spec.codes, rows)]
             result = _suda(
                 db,
                 enc,
@@ -938,15 +756,6 @@ def suda(
             if enc.temp:
                 db.drop_temp_tables([enc.temp])
     return SudaRecords(result, key_names, keys)
-
-
-def _record_cells(db: Database, enc: _Encoded, codes: Sequence[str], rows: int) -> np.ndarray:
-    sql = render("risk_record_cells.sql", db.dialect, codes=list(codes), encode_sql=enc.encode_sql, encoded=enc.name)
-    out = db.arrays(sql, {"r": np.int64, "cell": np.int64})
-    r, cell = out["r"], out["cell"]
-    if not np.array_equal(r, np.arange(rows)):
-        raise DatabaseError("the records did not come back numbered 0..L-1 in source order; run the command again")
-    return cell.astype(np.int64)
 
 
 def check_not_source(path: str | os.PathLike, source, option: str) -> None:
@@ -989,7 +798,7 @@ def _write_per_record(
     kind = output_kind(per_record)
     spec, cells = key_cells
     n_columns = len(qi)
-    cell = _record_cells(db, enc, spec.codes, rows)
+    cell = record_cells(db, enc, spec.codes, rows)
     tick()
     fk, Fk = cells.fk[cell], cells.Fk[cell]
     risk_cell = individual_risk.individual_risk(cells.fk, cells.Fk if opts.weight else None)
