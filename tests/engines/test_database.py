@@ -30,9 +30,9 @@ ENGINE_CLASSES = {"DuckDBDatabase", "SQLAlchemyDatabase", "SparkDatabase", "Clic
 #: The modules that branched on the engine before the methods existed, and the method each calls.
 CALLERS = {
     "ranking/eliminate.py": "array_relation",
-    "measures/classic.py": "arrays",
-    "release/compare.py": "stored_row_order",
-    "release/read.py": "arrow_batches",
+    "pushdown/cells.py": "arrays",
+    "comparison/tables.py": "stored_row_order",
+    "comparison/read.py": "arrow_batches",
     "pushdown/record_codes.py": "arrays",
     "ranking/records.py": "arrays",
 }
