@@ -379,6 +379,8 @@ class ScanOutcome:
     alpha: float = 0.01
     #: The audit itself, for the per-table HTML reports of ``qar scan --format html``.
     result: AuditResult | None = field(default=None, repr=False, compare=False)
+    #: Where each setting came from (the spec's :class:`~qar_sql.precedence.Chosen`): the report names it.
+    origins: Mapping[str, Chosen] = field(default_factory=dict, repr=False, compare=False)
 
 
 @dataclass(frozen=True, repr=False)
@@ -447,6 +449,7 @@ def _run_one(spec: ScanSpec, store, secrets, jobs: int, progress) -> ScanOutcome
         warn_above=spec.warn_above,
         p=spec.p,
         alpha=spec.alpha,
+        origins=spec.origins,
     )
     try:
         if store is not None:
