@@ -307,9 +307,8 @@ def audit(
         result = run_audit(**where, **risk, k=k, batch_size=batch_size, jobs=jobs, progress=bar, **text, **uniq)
 
     def report() -> str:
-        from qar_sql.reporting.collect import audit_inputs, masked_command
-
         from qar_sql.precedence import from_click
+        from qar_sql.reporting.collect import audit_inputs, masked_command
 
         chosen = from_click(click.get_current_context(), "fail_above", fail_above)
         inputs = audit_inputs(

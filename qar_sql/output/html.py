@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-import math
 import platform
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -233,8 +232,9 @@ def first_page(inp: ReportInputs) -> dict[str, Any]:
 def _summary(inp: ReportInputs, numbers: dict) -> dict:
     a = inp.audit
     risk = a.risk if a is not None else None
-    given = inp.threshold is not None
-    verdict = None if risk is None or not given else ("above" if risk > inp.threshold else "at or below")
+    limit = inp.threshold
+    given = limit is not None
+    verdict = None if risk is None or limit is None else ("above" if risk > limit else "at or below")
     numbers["summary"] = {
         "threshold": inp.threshold,
         "threshold_source": inp.threshold_source if given else None,

@@ -166,7 +166,7 @@ def collect(
                 risk0, contrib.rows, step, kmax, curves, notes=notes, seconds=time.perf_counter() - started
             )
         else:
-            iv = {"interval_level": interval_level, "bootstrap": bootstrap}
+            iv: dict[str, Any] = {"interval_level": interval_level, "bootstrap": bootstrap}
             iv = {name: v for name, v in iv.items() if v is not None}
             result = audit_relation(db, relation, opts, k=k, started=started, source=label, **iv)
     if result.k != k:
