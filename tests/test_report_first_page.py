@@ -343,3 +343,17 @@ def test_adult_report_in_chromium(shared_data, tmp_path):
         if kind == "external":
             captions = ["".join(c.itertext()) for c in doc.find(".//section[@id='records']").iter("caption")]
             assert "top" not in data["records"] and not any("records with the largest" in c for c in captions)
+
+
+def test_a_fit_from_fewer_than_3_exceedances_is_flagged_on_the_first_page(small):
+    """π_u = 0.1 of 10 QIs: a tail of 1; T̂ is still shown, with the flag on the first page."""
+    inputs = qar_sql.report(str(small["csv"]), p=2, pi_u=0.1, classic=False, records=False)
+    doc = parse(inputs.to_html())
+    data = numbers(doc)
+    assert data["audit"]["n_exceedances"] < 3 and data["summary"]["few_exceedances"] is True
+    summary = doc.find(".//section[@id='summary']")
+    flag = summary.find(".//p[@id='few-exceedances']")
+    assert flag is not None and "do not base a release decision on T̂" in "".join(flag.itertext())
+    assert "no interval" not in " ".join(summary.itertext()) or data["audit"]["risk_interval"] is None
+    md = render_report(inputs, "md")
+    assert "do not base a release decision on T̂" in md.split("## Contents")[0]

@@ -487,9 +487,10 @@ SECTIONS: list[Section] = [
     Section("theta", "How identifying the column combinations are", "theta.html", _theta),
     Section("qis", "The riskiest quasi-identifiers", "qis.html", _qis),
     Section("kanonymity", "k-anonymity", "kanonymity.html", _kanon),
+    # sdcMicro's and ARX's measures, early: those users look for them first
+    Section("classic", "Classic risk measures (sdcMicro, ARX)", "classic.html", _classic),
     Section("records", "The records that carry the risk", "records.html", _records),
     Section("whatif", "What if the table were treated", "whatif.html", _whatif),
-    Section("classic", "Classic risk measures", "classic.html", _classic),
     Section("compare", "Original vs treated", "compare.html", _compare),
     Section("uniqueness", "Uniqueness probability", "uniqueness.html", _uniqueness),
     Section("history", "History", "history.html", _history),
