@@ -357,3 +357,16 @@ def test_a_fit_from_fewer_than_3_exceedances_is_flagged_on_the_first_page(small)
     assert "no interval" not in " ".join(summary.itertext()) or data["audit"]["risk_interval"] is None
     md = render_report(inputs, "md")
     assert "do not base a release decision on T̂" in md.split("## Contents")[0]
+
+
+def test_classic_measures_by_default_and_no_classic(small):
+    csv = str(small["csv"])
+    where = (csv, "-p", "2", "--pi-u", "0.4", "--no-records")
+    for extra, present in (((), True), (("--classic",), True), (("--no-classic",), False)):
+        code, page, err = cli_report(*where, *extra)
+        assert code == 0, err
+        assert ("classic" in numbers(parse(page))) is present, extra
+    code, _, err = cli_report(*where, "--classic", "--no-classic")
+    assert code == 2 and "--classic and --no-classic contradict each other" in err
+    code, _, err = cli_report(*where, "--no-classic", "--weight", "a")
+    assert code == 2 and "--weight goes with the classic measures" in err

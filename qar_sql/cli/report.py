@@ -49,10 +49,11 @@ from qar_sql.errors import UsageError
 @click.option("--link", help="With --compare: the key column linking each original record to its treated record.")
 @click.option("--aligned", is_flag=True, help="With --compare: link row i of SOURCE to row i of the treated release.")
 @click.option(
-    "--classic/--no-classic",
-    default=True,
-    help="The classic risk measures of qar risk for the same QIs (sdcMicro's and ARX's; on by default).",
+    "--no-classic",
+    is_flag=True,
+    help="Leave out the classic risk measures of qar risk (sdcMicro's and ARX's, in the report by default).",
 )
+@click.option("--classic", "classic_flag", is_flag=True, hidden=True)  # the earlier opt-in: now the default
 @click.option("--weight", help="With --classic: the sampling-weight column (journalist, marketer, individual risk).")
 @click.option(
     "--sensitive",
@@ -109,7 +110,8 @@ def report_cmd(
     treated_table,
     link,
     aligned,
-    classic,
+    no_classic,
+    classic_flag,
     weight,
     sensitive,
     population,
@@ -145,6 +147,9 @@ def report_cmd(
             raise UsageError(f"{opt} goes with --compare TREATED; add --compare or leave {opt} out")
     measures = {"weight": weight, "sensitive": sensitive or (), "population": population}
     measures["sampling_fraction"] = sampling_fraction
+    if no_classic and classic_flag:
+        raise UsageError("--classic and --no-classic contradict each other; give one of them")
+    classic = not no_classic
     for name, value in measures.items():
         if value and not classic:
             opt = "--" + name.replace("_", "-")
