@@ -321,6 +321,9 @@ def test_the_demo_report_in_chromium_first_page_and_pdf(demo_page, tmp_path):
     exe = _chromium()
     doc, data = _dom_checks(exe, demo_page, tmp_path)
     assert check_numbers(doc) > 200
+    verdict = "".join(doc.find(".//p[@id='verdict']").itertext())
+    assert "set by --fail-above (command line)" in verdict and data["summary"]["verdict"] == "above"
+    assert "above" in doc.find(".//p[@id='verdict']").get("class")
     pdf = _print_to_pdf(exe, demo_page, tmp_path / "demo.pdf")
     assert 3 <= _pages(pdf) < 15, _pages(pdf)
 
