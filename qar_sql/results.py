@@ -12,7 +12,7 @@ import html
 import importlib
 import types
 import typing
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -774,6 +774,8 @@ class ScanOutcome:
     alpha: float = 0.01
     #: The audit itself, for the per-table HTML reports of ``qar scan --format html``.
     result: AuditResult | None = field(default=None, repr=False, compare=False)
+    #: Where each setting came from (the spec's :class:`~qar_sql.precedence.Chosen`): the report names it.
+    origins: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
 
 @dataclass(frozen=True, repr=False)

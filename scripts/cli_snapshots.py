@@ -427,6 +427,9 @@ def mask(text: str, tmp: Path) -> str:
     # Wall-clock durations: "seconds" fields (JSON, also inside HTML) and "(…, 0.37 s)" headers.
     text = re.sub(rf"({Q}(?:seconds|age_seconds){Q}: )-?[0-9.]+(?:e[+-]?\d+)?", r"\g<1><SECONDS>", text)
     text = re.sub(r"\b\d+\.\d+ s\b", "<SECONDS> s", text)
+    # The stage lines a long run prints every 10 s off a terminal ("10:16:51  report: scanning …"):
+    # whether one appears depends on the machine's load.
+    text = re.sub(r"(?m)^\d\d:\d\d:\d\d  [a-z]+: [^\n]*\n", "", text)
     text = re.sub(r'\btime="\d+(?:\.\d+)?"', 'time="<SECONDS>"', text)  # JUnit XML
     # Today's timestamps (data values of other dates stay).
     days = {d.isoformat() for d in (dt.date.today(), dt.datetime.now(dt.UTC).date())}

@@ -12,7 +12,8 @@ committed; the report is the same command as
         -c age,sex,postcode,marital_status,education,income_band,employment_status,household_size \\
         -p 3 --pi-u 0.2 --key person_id --treatments treatments.toml --compare qar_demo.duckdb \\
         --treated-table population_treated --link person_id --group-size 5 --classic \\
-        --store store.duckdb -o demo-report.html
+        --store store.duckdb --fail-above 0.05 --title "Demo population, release review" \\
+        --owner "Data team" --purpose "Example of a release review" -o demo-report.html
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ parent = "region"
 COMMAND = (
     "qar report qar_demo.duckdb -t population -c " + ",".join(COLUMNS) + " -p 3 --pi-u 0.2 --key person_id "
     "--treatments treatments.toml --compare qar_demo.duckdb --treated-table population_treated --link person_id "
-    "--group-size 5 --classic --store store.duckdb -o demo-report.html"
+    "--group-size 5 --classic --store store.duckdb --fail-above 0.05 --title 'Demo population, release review' "
+    "--owner 'Data team' --purpose 'Example of a release review' -o demo-report.html"
 )
 
 
@@ -81,6 +83,11 @@ def main(output: Path) -> None:
                 group_size=5,
                 classic=True,
                 store="store.duckdb",
+                threshold=0.05,
+                threshold_source="--fail-above (command line)",
+                title="Demo population, release review",
+                owner="Data team",
+                purpose="Example of a release review",
                 command=COMMAND,
             )
         finally:

@@ -309,11 +309,14 @@ def audit(where, risk, fmt, top, histograms, show_sql, quiet, store, store_in_so
 
     def report() -> str:
         from qar_sql.commands.report import audit_inputs, masked_command
+        from qar_sql.precedence import from_click
 
+        chosen = from_click(click.get_current_context(), "fail_above", fail_above)
         inputs = audit_inputs(
             result,
             where,
-            threshold=0.05 if fail_above is None else fail_above,
+            threshold=fail_above,  # only a threshold the user set gives a verdict
+            threshold_source=f"{chosen.origin} ({chosen.level})" if chosen else None,
             command=masked_command(["qar", *sys.argv[1:]]),
             jobs=jobs,
             store=store,  # the run just recorded there, and the earlier ones: the history section

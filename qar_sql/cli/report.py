@@ -22,11 +22,13 @@ from qar_sql.errors import UsageError
     "--top", type=click.IntRange(1, 1000), default=10, help="How many of the riskiest records the report lists."
 )
 @click.option(
+    "--fail-above",
     "--threshold",
+    "fail_above",
     type=click.FloatRange(0.0, 1.0),
-    default=0.05,
-    envvar="QAR_THRESHOLD",
-    help="The risk the verdict compares T̂ with.",
+    envvar="QAR_FAIL_ABOVE",
+    help="The risk the first page's verdict compares T̂ with (also fail_above in qar.toml); without one the "
+    "report gives no verdict.",
 )
 @click.option(
     "--treatments", "-T", type=click.Path(dir_okay=False), help="A treatments TOML file: adds the what-if section."
@@ -46,7 +48,12 @@ from qar_sql.errors import UsageError
 @click.option("--treated-table", help="With --compare: the treated table (default: --table).")
 @click.option("--link", help="With --compare: the key column linking each original record to its treated record.")
 @click.option("--aligned", is_flag=True, help="With --compare: link row i of SOURCE to row i of the treated release.")
-@click.option("--classic", is_flag=True, help="Add the classic risk measures of qar risk for the same QIs.")
+@click.option(
+    "--no-classic",
+    is_flag=True,
+    help="Leave out the classic risk measures of qar risk (sdcMicro's and ARX's, in the report by default).",
+)
+@click.option("--classic", "classic_flag", is_flag=True, hidden=True)  # the earlier opt-in: now the default
 @click.option("--weight", help="With --classic: the sampling-weight column (journalist, marketer, individual risk).")
 @click.option(
     "--sensitive",
@@ -68,7 +75,26 @@ from qar_sql.errors import UsageError
     "qar_results.duckdb), with --run; SOURCE is not read.",
 )
 @click.option("--run", "run_id", help="With --from-store: the run id (qar history --format json lists them).")
-@click.option("--output", "-o", type=click.Path(dir_okay=False), required=True, help="The HTML file to write.")
+@click.option("--title", help="The report's title (first page and <title>).")
+@click.option("--owner", help="Who owns the release (first page and sign-off).")
+@click.option("--purpose", help="What the release is for (first page and sign-off).")
+@click.option(
+    "--release-kind",
+    type=click.Choice(["internal", "external"]),
+    default="internal",
+    help="external: leave out every per-record table, record key, record position and value combination.",
+)
+@click.option(
+    "--format",
+    "-f",
+    "fmt",
+    type=click.Choice(["html", "md"]),
+    default="html",
+    help="html (default): one self-contained page; md: the same report as Markdown.",
+)
+@click.option("--output", "-o", type=click.Path(dir_okay=False), required=True, help="The file to write.")
+@params.interval_level
+@params.bootstrap
 @params.jobs
 @params.quiet
 def report_cmd(
@@ -77,14 +103,15 @@ def report_cmd(
     k,
     key,
     top,
-    threshold,
+    fail_above,
     treatments,
     group_size,
     compare,
     treated_table,
     link,
     aligned,
-    classic,
+    no_classic,
+    classic_flag,
     weight,
     sensitive,
     population,
@@ -94,7 +121,14 @@ def report_cmd(
     store,
     from_store,
     run_id,
+    title,
+    owner,
+    purpose,
+    release_kind,
+    fmt,
     output,
+    interval_level,
+    bootstrap,
     jobs,
     quiet,
 ):
@@ -102,7 +136,8 @@ def report_cmd(
     from qar_sql.commands.report import from_store as stored_report
     from qar_sql.commands.report import masked_command, report
     from qar_sql.compliance.store import HASH_SECRET_ENV, hash_secret
-    from qar_sql.output.html import write_html
+    from qar_sql.output.html import write_report
+    from qar_sql.precedence import from_click
 
     if (from_store is None) != (run_id is None):
         raise UsageError("--from-store and --run go together: give both to rebuild a recorded run's report")
@@ -112,10 +147,13 @@ def report_cmd(
             raise UsageError(f"{opt} goes with --compare TREATED; add --compare or leave {opt} out")
     measures = {"weight": weight, "sensitive": sensitive or (), "population": population}
     measures["sampling_fraction"] = sampling_fraction
+    if no_classic and classic_flag:
+        raise UsageError("--classic and --no-classic contradict each other; give one of them")
+    classic = not no_classic
     for name, value in measures.items():
         if value and not classic:
             opt = "--" + name.replace("_", "-")
-            raise UsageError(f"{opt} goes with --classic; add --classic or leave {opt} out")
+            raise UsageError(f"{opt} goes with the classic measures; leave out --no-classic or leave {opt} out")
     if compare is not None:  # before any work: the comparison needs the [compare] extra
         from qar_sql.extras import require
 
@@ -123,17 +161,25 @@ def report_cmd(
     _guard(where["source"], output, treatments, compare, store, from_store, hash_secret_file)
     secret = hash_secret(hash_secret_file) if (hash_secret_file or os.environ.get(HASH_SECRET_ENV)) else None
     command = masked_command(["qar", *sys.argv[1:]], [secret] if secret else [])
+    chosen = from_click(click.get_current_context(), "fail_above", fail_above)
+    given = {"threshold": fail_above, "threshold_source": f"{chosen.origin} ({chosen.level})" if chosen else None}
+    context = {"title": title, "owner": owner, "purpose": purpose, "release_kind": release_kind}
     if from_store is not None:
-        result = stored_report(from_store or None, run_id, threshold=threshold, command=command)
-        write_html(result, output)
+        result = stored_report(from_store or None, run_id, **given, command=command)
+        import dataclasses
+
+        result = dataclasses.replace(result, **context)
+        write_report(result, output, fmt)
     else:
         sections = {"treatments": treatments, "store": store, "group_size": group_size, **pair}
-        sections |= {"records": False if no_records else None, "classic": measures if classic else None}
+        sections |= {"records": False if no_records else None, "classic": measures if classic else False}
+        sections |= {"interval_level": interval_level, "bootstrap": bootstrap}
         with params.Progress("scanning", quiet) as bar:
             result = report(
-                **where, **risk, **sections, k=k, key=key, top=top, threshold=threshold, hash_secret=secret,
-                command=command, jobs=jobs, progress=bar, output=output,
+                **where, **risk, **sections, **given, **context, k=k, key=key, top=top, hash_secret=secret,
+                command=command, jobs=jobs, progress=bar,
             )  # fmt: skip
+        write_report(result, output, fmt)
     assert result.audit is not None  # a report of SOURCE or of a stored run always has its audit
     risk_text = "undefined (no tail)" if result.audit.risk is None else f"{result.audit.risk:.6g}"
     click.echo(f"Wrote {output} (T̂ = {risk_text}).", err=True)

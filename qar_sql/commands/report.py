@@ -20,7 +20,7 @@ from qar_sql.engines.render import recording
 from qar_sql.engines.source import SourceLike, open_source, resolve_source
 from qar_sql.errors import ParameterError, require_whole
 from qar_sql.measures.audit import SourceOptions, audit_relation, split_options
-from qar_sql.output.html import DEFAULT_THRESHOLD, RecordRow, RecordsSummary, ReportInputs, write_html
+from qar_sql.output.html import RELEASE_KINDS, RecordRow, RecordsSummary, ReportInputs, write_html
 from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys
 from qar_sql.results import AuditResult
 from qar_sql.secrets import mask_source, scrub, secret_values
@@ -55,6 +55,7 @@ def records_summary(contrib, top: int, hash_secret: str | None, keys: Mapping[in
         tuple(rows),
         float(contrib.patterns.counts[0] / contrib.rows),
         contrib.warnings,
+        unique_on_no_qi=int(contrib.patterns.counts[0]),
     )
 
 
@@ -86,14 +87,22 @@ def collect(
     eliminate_step: int | None = None,
     treatments: str | Path | None = None,
     store: str | None = None,
-    threshold: float = DEFAULT_THRESHOLD,
+    threshold: float | None = None,
+    threshold_source: str | None = None,
     group_size: int | None = None,
     compare: str | None = None,
     treated_table: str | None = None,
     link: str | None = None,
     aligned: bool = False,
-    classic: Mapping[str, Any] | bool | None = None,
+    classic: Mapping[str, Any] | bool | None = True,
     command: str | None = None,
+    greedy: bool = True,
+    interval_level: float | None = None,
+    bootstrap: int | None = None,
+    title: str | None = None,
+    owner: str | None = None,
+    purpose: str | None = None,
+    release_kind: str = "internal",
     **options: Unpack[SourceOptions],
 ) -> ReportInputs:
     """Run what the report needs and return it. The records and elimination sections need a
@@ -102,10 +111,14 @@ def collect(
     ``store`` the history, ``group_size`` the uniqueness section, ``compare`` (a treated release:
     a file, or with ``treated_table`` a table; linked by the key column ``link`` or ``aligned``
     by row) the original-vs-treated section, ``classic`` (True, or :func:`qar_sql.risk`'s
-    keywords such as ``weight``, ``sensitive``, ``population``) the classic measures of the same QIs.
+    keywords such as ``weight``, ``sensitive``, ``population``; the default; False leaves them out) the
+    classic measures of the same QIs; ``greedy`` adds the greedy elimination curve beside the block one.
+    ``threshold``: the risk the verdict compares T̂ with, only when the user set one (None: no
+    verdict), named in the report by ``threshold_source`` (default "the threshold argument").
+    ``title``, ``owner``, ``purpose`` and ``release_kind`` ("internal", or "external": no per-record
+    table, key, position or value combination) are the release context of the first page.
     ``options``: the source and audit keywords of :func:`qar_sql.audit` (:class:`SourceOptions`)."""
-    if not isinstance(threshold, int | float) or not 0.0 <= threshold <= 1.0:
-        raise ParameterError(f"--threshold {threshold!r} must be a risk between 0 and 1, e.g. 0.05")
+    context = release_context(threshold, threshold_source, title, owner, purpose, release_kind)
     require_whole(top, 1, f"--top {top!r} must be a whole number of at least 1, e.g. 10")
     started = time.perf_counter()
     opts, where = split_options(options)
@@ -124,7 +137,7 @@ def collect(
             from qar_sql.ranking.records import compute
 
             contrib, order_by = compute(db, relation, opts, key=key, source=label, started=started)
-            result = contrib.audit
+            result = with_intervals(contrib.audit, interval_level, bootstrap)
             keys: dict[int, tuple] = {}
             if hash_secret and contrib.key != (ROW_KEY,):
                 keys = fetch_keys(db, relation, contrib.key, [int(r) for r in contrib.order("dt")[:top]])
@@ -144,9 +157,18 @@ def collect(
                 )
                 emptied = E.emptied_classes(db, relation, result.columns, p, order_by, o, kmax)
                 curves[name] = E.curve(distinct, contrib.rows, emptied, points, risk0, alpha=alpha, pi_u=pi_u, pwm=pwm)
-            elim = E.Elimination(risk0, contrib.rows, step, kmax, curves, seconds=time.perf_counter() - started)
+            notes: tuple[str, ...] = ()
+            if greedy:
+                curves["greedy"], notes = greedy_curve(
+                    db, relation, result.columns, p, order_by, kmax, step, risk0, opts
+                )
+            elim = E.Elimination(
+                risk0, contrib.rows, step, kmax, curves, notes=notes, seconds=time.perf_counter() - started
+            )
         else:
-            result = audit_relation(db, relation, opts, k=k, started=started, source=label)
+            iv: dict[str, Any] = {"interval_level": interval_level, "bootstrap": bootstrap}
+            iv = {name: v for name, v in iv.items() if v is not None}
+            result = audit_relation(db, relation, opts, k=k, started=started, source=label, **iv)
     if result.k != k:
         from dataclasses import replace
 
@@ -202,8 +224,90 @@ def collect(
     secrets = secret_values(resolved) + secret_values(compare)
     secrets += [hash_secret] if hash_secret else []
     found = {"records": rec, "elimination": elim, "whatif": wi, "history": hist, "compare": cmp}
-    found |= {"uniqueness": uniq, "classic": cls, "threshold": float(threshold)}
+    found |= {"uniqueness": uniq, "classic": cls, **context}
     return _inputs(result, parameters, sql=sql, command=command, secrets=secrets, **found)
+
+
+def with_intervals(result: AuditResult, level: float | None, resamples: int | None) -> AuditResult:
+    """``result`` with the bootstrap intervals of its tail fit (the records pass audits without
+    them, for speed; the first page states them): as :func:`qar_sql.audit` computes them, from
+    the θ in memory. A pruned audit, one without a tail or ``resamples`` 0 keeps none."""
+    from dataclasses import replace
+
+    from qar_sql.stats import interval as tail_interval
+
+    level = tail_interval.check_level(tail_interval.DEFAULT_LEVEL if level is None else level)
+    resamples = tail_interval.check_resamples(tail_interval.DEFAULT_RESAMPLES if resamples is None else resamples)
+    if result.fit is None or result.n_pruned or not resamples or result.intervals is not None:
+        return result
+    intervals = tail_interval.bootstrap_intervals(
+        result.theta,
+        result.rows,
+        result.fit,
+        alpha=result.alpha,
+        pi_u=result.pi_u,
+        pwm=result.pwm,
+        level=level,
+        resamples=resamples,
+    )
+    return replace(result, intervals=intervals)
+
+
+def release_context(
+    threshold: float | None,
+    threshold_source: str | None = None,
+    title: str | None = None,
+    owner: str | None = None,
+    purpose: str | None = None,
+    release_kind: str = "internal",
+) -> dict[str, Any]:
+    """The :class:`ReportInputs` fields of the first page's context, checked: a threshold is a
+    risk in [0, 1] (None: the user set none, so no verdict), the release kind one of
+    :data:`RELEASE_KINDS`."""
+    if threshold is not None and (
+        isinstance(threshold, bool) or not isinstance(threshold, int | float) or not 0.0 <= threshold <= 1.0
+    ):
+        raise ParameterError(f"--fail-above {threshold!r} must be a risk between 0 and 1, e.g. 0.05")
+    if release_kind not in RELEASE_KINDS:
+        raise ParameterError(f"--release-kind {release_kind!r} is not a release kind; use internal or external")
+    return {
+        "threshold": None if threshold is None else float(threshold),
+        "threshold_source": None if threshold is None else (threshold_source or "the threshold argument"),
+        "title": title,
+        "owner": owner,
+        "purpose": purpose,
+        "release_kind": release_kind,
+    }
+
+
+#: The greedy elimination of the report removes at most this many records (one step each, every
+#: class updated: on a large table the block curve's 10% would take minutes).
+GREEDY_STEPS = 5000
+
+
+def greedy_curve(db, relation, columns, p: int, order_by, kmax: int, step: int, risk0: float, opts) -> tuple:
+    """The greedy elimination's points every ``step`` records up to ``kmax`` (it re-ranks after
+    each removal, :mod:`qar_sql.ranking.greedy`), and a note instead when the table is too large
+    for it (it holds every record's class on every QI in memory)."""
+    from qar_sql.errors import QarError
+    from qar_sql.ranking.eliminate import CurvePoint
+    from qar_sql.ranking.greedy import greedy_elimination
+
+    steps = min(kmax, GREEDY_STEPS)
+    try:
+        g = greedy_elimination(
+            db, relation, columns, p, order_by, steps=steps, alpha=opts.alpha, pi_u=opts.pi_u, pwm=opts.pwm
+        )
+    except QarError as exc:
+        return (), (f"the greedy elimination curve is left out: {exc}",)
+    points = tuple(
+        CurvePoint(k, float(g.risk[k]), 1.0 - float(g.risk[k]) / risk0)
+        for k in range(step, min(steps, len(g.risk) - 1) + 1, step)
+    )
+    notes = tuple(g.warnings)
+    if steps < kmax:
+        notes += (f"the greedy curve stops at {steps:,} records removed (qar eliminate --by greedy goes further)",)
+    return points, notes
 
 
 def read_history(store: str | None, table: str | None) -> Any:
@@ -225,7 +329,8 @@ def audit_inputs(
     result: AuditResult,
     where: Mapping[str, Any],
     *,
-    threshold: float = DEFAULT_THRESHOLD,
+    threshold: float | None = None,
+    threshold_source: str | None = None,
     command: str | None = None,
     jobs: int = 2,
     records: RecordsSummary | None = None,
@@ -240,7 +345,7 @@ def audit_inputs(
     secrets = secret_values(resolved)
     parameters = _parameters(result, where.get("table"), threshold=threshold, **_store_parameter(store))
     hist = read_history(store, result.table) if store is not None else None
-    found = {"records": records, "history": hist, "threshold": float(threshold)}
+    found = {"records": records, "history": hist, **release_context(threshold, threshold_source)}
     return _inputs(result, parameters, sql=sql, command=command, secrets=secrets, **found)
 
 
@@ -267,7 +372,8 @@ def from_store(
     store: str | None,
     run_id: str,
     *,
-    threshold: float = DEFAULT_THRESHOLD,
+    threshold: float | None = None,
+    threshold_source: str | None = None,
     history: bool = True,
     command: str | None = None,
 ) -> ReportInputs:
@@ -293,7 +399,7 @@ def from_store(
     hist = read_history(store, result.table) if history and result.table else None
     parameters = _parameters(result, result.table, threshold=threshold, **_store_parameter(store or ""), run=run_id)
     sql = _sql(result.source, result.table, result, None, 2)
-    found = {"records": rec, "history": hist, "threshold": float(threshold), "stored_run": run_id}
+    found = {"records": rec, "history": hist, "stored_run": run_id, **release_context(threshold, threshold_source)}
     return _inputs(result, parameters, sql=sql, command=command, **found)
 
 
@@ -382,6 +488,19 @@ def scan_pages(names: Sequence[str]) -> dict[str, str]:
     return pages
 
 
+def scan_threshold(outcome: Any) -> tuple[float | None, str | None]:
+    """The threshold of a scan's report and where it came from: its fail_above, else its
+    warn_above, as :mod:`qar_sql.precedence` chose them ("fail_above from [[scan]]", ...); neither
+    set: no threshold, so no verdict."""
+    for key in ("fail_above", "warn_above"):
+        value = getattr(outcome, key)
+        if value is not None:
+            chosen = (getattr(outcome, "origins", None) or {}).get(key)
+            where = f"{chosen.origin} ({chosen.level})" if chosen is not None else "the scan config"
+            return value, f"{key} of scan {outcome.name!r}, from {where}"
+    return None, None
+
+
 def write_scan_reports(report: Any, folder: str | Path, *, command: str | None = None) -> Path:
     """``qar scan --format html``: one report per scan that produced an audit (``<scan name>.html``,
     the verdict against its fail_above, else its warn_above) and ``index.html`` linking them;
@@ -401,8 +520,9 @@ def write_scan_reports(report: Any, folder: str | Path, *, command: str | None =
         if o.result is None:
             continue
         links[o.name] = pages[o.name]
-        threshold = next((t for t in (o.fail_above, o.warn_above) if t is not None), DEFAULT_THRESHOLD)
-        inputs = audit_inputs(o.result, {"source": o.source, "table": o.table}, threshold=threshold, command=command)
+        threshold, origin = scan_threshold(o)
+        where = {"source": o.source, "table": o.table}
+        inputs = audit_inputs(o.result, where, threshold=threshold, threshold_source=origin, command=command)
         write_html(inputs, str(folder / links[o.name]))
     write_html(render_index(report_dict(report), links), str(folder / "index.html"))
     return folder / "index.html"

@@ -391,6 +391,7 @@ def _run_one(spec: ScanSpec, store, secrets, jobs: int, progress) -> ScanOutcome
         warn_above=spec.warn_above,
         p=spec.p,
         alpha=spec.alpha,
+        origins=spec.origins,
     )
     try:
         if store is not None:

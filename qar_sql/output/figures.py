@@ -35,6 +35,11 @@ def _svg(fig, name: str, label: str) -> str:
     """The figure as an inline ``<svg>`` with a text alternative (role=img, aria-label, <title>)."""
     import matplotlib
 
+    for ax in fig.axes:  # numbers as people read them: no 1e5 offset, no scientific tick labels
+        try:
+            ax.ticklabel_format(style="plain", useOffset=False)
+        except AttributeError:  # an axis with its own (categorical) labels
+            pass
     buf = io.StringIO()
     # A salt per figure: matplotlib derives element ids from it, and several SVGs share one page.
     with matplotlib.rc_context({"svg.hashsalt": f"qar-{name}", "svg.fonttype": "none"}):
@@ -126,6 +131,18 @@ def class_sizes(
     ax.set_xticks(x, [b[0] for b in bars], rotation=45 if len(bars) > 10 else 0)
     ax.set_xlabel(f"{xlabel} (red: below k = {k})")
     ax.set_ylabel(ylabel)
+    return _svg(fig, name, label)
+
+
+def bars(labels: Sequence[str], values: Sequence[int], xlabel: str, name: str, label: str) -> str:
+    """Horizontal bars, the first label at the top: one value per item (e.g. the records in
+    classes below k on each of the 15 QIs with the most)."""
+    fig, ax = _fig(6.4, 0.9 + 0.28 * max(len(labels), 1))
+    y = np.arange(len(labels))
+    ax.barh(y, list(values), color="#b2182b")
+    ax.set_yticks(y, list(labels), fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel(xlabel)
     return _svg(fig, name, label)
 
 

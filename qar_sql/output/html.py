@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-import math
 import platform
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -27,17 +26,19 @@ from markupsafe import Markup, escape
 
 from qar_sql.engines.render import templates_dir
 from qar_sql.measures.classic import RiskResult
-from qar_sql.output import figures
+from qar_sql.output import figures, people
 from qar_sql.output.formats import audit_dict, json_number
 from qar_sql.output.render_compare import compare_dict
 from qar_sql.output.render_risk import risk_dict
 from qar_sql.output.render_uniqueness import curve, uniqueness_dict
 from qar_sql.results import AuditResult, CompareResult, Tabular, UniquenessResult
+from qar_sql.stats import interval
+from qar_sql.stats.evt import SMALL_TAIL
 from qar_sql.version import __version__
 
-#: The risk above which the report's verdict says "above the threshold" (a policy choice; 0.05
-#: is a common reading of "at most one in twenty re-identifiable"; set your own with --threshold).
-DEFAULT_THRESHOLD = 0.05
+#: What ``--release-kind`` accepts: an internal report holds per-record tables; an external one
+#: (handed outside the team) leaves out every record, key, position and value combination.
+RELEASE_KINDS = ("internal", "external")
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,7 @@ class RecordsSummary:
     share_unique_on_no_qi: float | None
     warnings: tuple[str, ...] = ()
     stored: bool = False  # the top records a run recorded in a results store: rank, hashed key, DT
+    unique_on_no_qi: int | None = None  # records unique on no QI (None: not recorded)
 
 
 @dataclass(frozen=True, repr=False)
@@ -68,7 +70,10 @@ class ReportInputs(Tabular):
     """Everything a report shows: a section is in the report iff its result object is here."""
 
     audit: AuditResult | None  # None: a report of another command's result alone (whatif, compare, …)
-    threshold: float = DEFAULT_THRESHOLD
+    #: The risk the verdict compares T̂ with, only when the user set one (None: no verdict at all),
+    #: and where it came from as shown ("--fail-above (command line)", "$QAR_FAIL_ABOVE (config)", …).
+    threshold: float | None = None
+    threshold_source: str | None = None
     records: RecordsSummary | None = None
     elimination: Any = None  # qar_sql.ranking.eliminate.Elimination
     whatif: Any = None  # qar_sql.treat.whatif.WhatIfResult
@@ -81,6 +86,10 @@ class ReportInputs(Tabular):
     parameters: Mapping[str, Any] = field(default_factory=dict)
     command: str | None = None  # secrets masked
     created: str = ""
+    title: str | None = None  # the release context (--title, --owner, --purpose, --release-kind)
+    owner: str | None = None
+    purpose: str | None = None
+    release_kind: str = "internal"  # "external": no record, key, position or value combination
 
     def to_html(self) -> str:
         """The report as one self-contained HTML document."""
@@ -119,17 +128,11 @@ class Section:
     build: Callable[[ReportInputs, dict], dict | None]  # (inputs, numbers) → context, or None: absent
 
 
-def fmt(x: Any) -> str:
-    """How a number is shown: floats to 6 significant digits, ints whole, None as a dash."""
-    if x is None:
-        return "—"
-    if isinstance(x, bool):
-        return "yes" if x else "no"
-    if isinstance(x, int):
-        return str(x)
-    if isinstance(x, float):
-        return "—" if not math.isfinite(x) else f"{x:.6g}"
-    return str(x)
+def fmt(x: Any, kind: str = "auto") -> str:
+    """How a number is shown (:func:`qar_sql.output.people.show`): counts with separators,
+    shares (``kind="share"``) as percentages, other reals to four significant digits, None as a
+    dash; the full value is in the JSON block and the number's tooltip."""
+    return people.show(x, kind)
 
 
 def lookup(numbers: Mapping[str, Any], path: str) -> Any:
@@ -163,18 +166,102 @@ def _plain(obj: Any) -> Any:
 # Section builders: (inputs, numbers) → template context; each writes its numbers into `numbers`.
 
 
+def driving_columns(a: AuditResult, top: int = 5) -> list[dict[str, Any]]:
+    """The columns that drive T̂: how often each column is in the QIs of the tail (θ > u, the
+    exceedances that decide T̂; without a fit, the 10 riskiest QIs), most first (ties: column
+    order); the ``top`` first."""
+    f = a.fit
+    if f is not None:
+        qis = [q for q in a.qis if not q.pruned and q.theta > f.u]
+    else:
+        qis = [q for q in a.riskiest(10) if not q.pruned]
+    counts = {c: 0 for c in a.columns}
+    for q in qis:
+        for c in q.columns:
+            counts[c] += 1
+    ranked = sorted((c for c in a.columns if counts[c]), key=lambda c: (-counts[c], a.columns.index(c)))
+    return [{"column": c, "qis": counts[c], "of": len(qis)} for c in ranked[:top]]
+
+
+def first_page(inp: ReportInputs) -> dict[str, Any]:
+    """The five numbers of the first page, in people (the ``summary`` block of the JSON): the
+    records unique on at least one QI (exact with the records pass, else None; always the
+    records unique on the worst QI, a lower bound), the records in classes below k on the worst
+    QI, the expected re-identifications on the worst QI (the classic measures' when present,
+    else the number of classes: Σ 1/fk), T̂ with its interval, and the columns that drive it."""
+    a = inp.audit
+    assert a is not None
+    grouped = [q for q in a.qis if not q.pruned]
+    out: dict[str, Any] = {"rows": a.rows}
+    r = inp.records
+    unique = None
+    if r is not None and r.unique_on_no_qi is not None:
+        unique = a.rows - r.unique_on_no_qi
+    elif r is not None and r.share_unique_on_no_qi is not None:
+        unique = a.rows - round(r.share_unique_on_no_qi * a.rows)
+    out["records_unique_on_some_qi"] = unique
+    out["share_unique_on_some_qi"] = None if unique is None or not a.rows else unique / a.rows
+    worst_unique = max(grouped, key=lambda q: (q.singletons, -q.index), default=None)
+    out["records_unique_on_worst_qi"] = worst_unique.singletons if worst_unique else None
+    out["worst_unique_qi"] = list(worst_unique.columns) if worst_unique else None
+    below = max(grouped, key=lambda q: (q.records_below(a.k), -q.index), default=None)
+    histograms = any(q.class_sizes for q in grouped)
+    out["records_below_k"] = below.records_below(a.k) if below is not None and histograms else None
+    out["share_below_k"] = None if out["records_below_k"] is None or not a.rows else out["records_below_k"] / a.rows
+    out["records_below_k_qi"] = list(below.columns) if below is not None and histograms else None
+    if inp.classic is not None and inp.classic.qis:
+        cq = max(inp.classic.qis, key=lambda q: (q.expected_reidentifications, -q.index))
+        out["expected_reidentifications"] = json_number(float(cq.expected_reidentifications))
+        out["expected_reidentifications_qi"] = list(cq.columns)
+        out["expected_reidentifications_from"] = "classic"
+    else:
+        most = max(grouped, key=lambda q: (q.distinct, -q.index), default=None)
+        out["expected_reidentifications"] = float(most.distinct) if most else None
+        out["expected_reidentifications_qi"] = list(most.columns) if most else None
+        out["expected_reidentifications_from"] = "classes"
+    e = out["expected_reidentifications"]
+    out["share_reidentified"] = None if e is None or not a.rows else e / a.rows
+    out["driving_columns"] = driving_columns(a)
+    n = a.fit.n_exceedances if a.fit else 0
+    out["n_exceedances"] = n
+    out["few_exceedances"] = a.fit is not None and n < interval.FEW_EXCEEDANCES
+    out["small_tail"] = a.fit is not None and n < SMALL_TAIL
+    return out
+
+
 def _summary(inp: ReportInputs, numbers: dict) -> dict:
     a = inp.audit
     risk = a.risk if a is not None else None
-    verdict = None if risk is None else ("above" if risk > inp.threshold else "at or below")
+    limit = inp.threshold
+    given = limit is not None
+    verdict = None if risk is None or limit is None else ("above" if risk > limit else "at or below")
     numbers["summary"] = {
         "threshold": inp.threshold,
+        "threshold_source": inp.threshold_source if given else None,
         "verdict": verdict,
         "created": inp.created,
         "qar_sql_version": __version__,
         "python_version": platform.python_version(),
+        "release_kind": inp.release_kind,
+        "title": inp.title,
+        "owner": inp.owner,
+        "purpose": inp.purpose,
     }
-    return {"a": a, "verdict": verdict, "python_version": platform.python_version()}
+    page = None
+    if a is not None:
+        page = first_page(inp)
+        numbers["summary"] |= page
+    n = page["n_exceedances"] if page else 0
+    caution = interval.SMALL_TAIL_NOTE.format(n=n, s="s" if n != 1 else "") if page and page["small_tail"] else None
+    few = interval.exceedance_note(n) if page and page["few_exceedances"] else None
+    return {
+        "a": a,
+        "verdict": verdict,
+        "page": page,
+        "caution": caution,
+        "few": few,
+        "python_version": platform.python_version(),
+    }
 
 
 def _theta(inp: ReportInputs, numbers: dict) -> dict | None:
@@ -236,41 +323,55 @@ def _kanon(inp: ReportInputs, numbers: dict) -> dict | None:
     if a is None:
         return None
     order = {q.index: i for i, q in enumerate(a.qis)}
-    total: dict[int, int] = {}
-    for q in a.qis:
-        for s, n in q.class_sizes:
-            total[s] = total.get(s, 0) + n
-    below = sorted(a.qis, key=lambda q: (-q.records_below(a.k), q.index))[:15]
+    histograms = any(q.class_sizes for q in a.qis)
+    below = sorted((q for q in a.qis if not q.pruned), key=lambda q: (-q.records_below(a.k), q.index))[:15]
+    below = [q for q in below if q.records_below(a.k) > 0] if histograms else below
     fig = None
-    if figures.available() and total:
-        fig = figures.class_sizes(
-            sorted(total.items()),
-            a.k,
-            f"Records by equivalence-class size, summed over the {a.n_qi} quasi-identifiers; "
-            f"classes smaller than k = {a.k} in red",
+    if figures.available() and histograms and below:
+        fig = figures.bars(
+            [", ".join(q.columns) for q in below],
+            [q.records_below(a.k) for q in below],
+            f"records in classes smaller than k = {a.k} (of {a.rows:,})",
+            "below-k",
+            f"Records in classes smaller than k = {a.k} on each of the {len(below)} quasi-identifiers with the most; "
+            f"each bar counts people of the {a.rows:,} records, once per quasi-identifier",
         )
-    return {"a": a, "below": [(order[q.index], q) for q in below], "fig": fig, "histograms": bool(total)}
+    return {"a": a, "below": [(order[q.index], q) for q in below], "fig": fig, "histograms": histograms}
 
 
 def _records(inp: ReportInputs, numbers: dict) -> dict | None:
     r = inp.records
     if r is None:
         return None
-    numbers["records"] = _plain(r)
+    external = inp.release_kind == "external"
+    data = _plain(r)
+    if external:  # no record position, key or per-record number leaves the team
+        data.pop("top", None)
+    numbers["records"] = data
     fig = None
     e = inp.elimination
+    rises: list[dict[str, Any]] = []
     if e is not None:
         numbers["elimination"] = _plain(e)
+        for name, pts in e.curves.items():
+            worst = max((p for p in pts if p.risk is not None), key=lambda p: p.risk, default=None)
+            if worst is not None and worst.risk > e.risk:
+                rises.append({"ranking": name, "removed": worst.removed, "risk": worst.risk})
+        numbers["elimination"]["rises"] = rises
         if figures.available():
             fig = figures.curves(
-                {k: [(p.removed, p.risk) for p in pts] for k, pts in e.curves.items()},
+                {CURVE_NAMES.get(k, k): [(p.removed, p.risk) for p in pts] for k, pts in e.curves.items()},
                 "records removed",
                 "T̂ of the rest",
                 "elimination",
-                "Elimination curves: the risk T̂ of the table after removing the riskiest records by DT, "
-                "against removing records at random",
+                "Elimination curves: the risk T̂ of the table after removing records: in one block by their DT "
+                "in the whole table, greedily (re-ranking by DT after every removal), and at random",
             )
-    return {"r": r, "e": e, "fig": fig}
+    return {"r": r, "e": e, "fig": fig, "external": external, "rises": rises, "names": CURVE_NAMES}
+
+
+#: How the report names each elimination curve.
+CURVE_NAMES = {"dt": "block by DT", "greedy": "greedy (re-ranked)", "random": "random"}
 
 
 def _whatif(inp: ReportInputs, numbers: dict) -> dict | None:
@@ -386,9 +487,10 @@ SECTIONS: list[Section] = [
     Section("theta", "How identifying the column combinations are", "theta.html", _theta),
     Section("qis", "The riskiest quasi-identifiers", "qis.html", _qis),
     Section("kanonymity", "k-anonymity", "kanonymity.html", _kanon),
+    # sdcMicro's and ARX's measures, early: those users look for them first
+    Section("classic", "Classic risk measures (sdcMicro, ARX)", "classic.html", _classic),
     Section("records", "The records that carry the risk", "records.html", _records),
     Section("whatif", "What if the table were treated", "whatif.html", _whatif),
-    Section("classic", "Classic risk measures", "classic.html", _classic),
     Section("compare", "Original vs treated", "compare.html", _compare),
     Section("uniqueness", "Uniqueness probability", "uniqueness.html", _uniqueness),
     Section("history", "History", "history.html", _history),
@@ -454,10 +556,13 @@ def environment() -> jinja2.Environment:
 
 
 def _marker(numbers: Mapping[str, Any]) -> Callable[..., Markup]:
-    def num(path: str, value: Any = None) -> Markup:
-        """A number from the JSON block, marked with its path."""
-        v = lookup(numbers, path) if value is None else value
-        return Markup('<span class="num" data-qar="{}">{}</span>').format(path, fmt(v))
+    def num(path: str, kind: str = "auto") -> Markup:
+        """A number from the JSON block, marked with its path and how it is shown (``data-fmt``),
+        its full precision in the tooltip."""
+        v = lookup(numbers, path)
+        return Markup('<span class="num" data-qar="{}" data-fmt="{}" title="{}">{}</span>').format(
+            path, kind, people.exact(v), fmt(v, kind)
+        )
 
     return num
 
@@ -504,11 +609,27 @@ def render_index(data: Mapping[str, Any], links: Mapping[str, str]) -> str:
 
 def write_html(inp: ReportInputs | str, path: str) -> None:
     """Write a report (or an already rendered page) to ``path``."""
+    write_report(inp, path, "html")
+
+
+def render_report(inp: ReportInputs | str, fmt: str = "html") -> str:
+    """The report as ``fmt``: "html" (one self-contained page) or "md" (the same as Markdown)."""
+    page = inp if isinstance(inp, str) else render_html(inp)
+    if fmt == "md":
+        from qar_sql.output.report_md import html_to_markdown
+
+        return html_to_markdown(page)
+    return page
+
+
+def write_report(inp: ReportInputs | str, path: str, fmt: str = "html") -> None:
+    """Write a report to ``path`` as ``fmt`` (:func:`render_report`)."""
     from qar_sql.errors import UsageError
 
+    text = render_report(inp, fmt)
     try:
         with open(path, "w", encoding="utf-8") as fh:
-            fh.write(inp if isinstance(inp, str) else render_html(inp))
+            fh.write(text)
     except OSError as exc:
         raise UsageError(f"cannot write the report to {path!r}: {exc.strerror}; choose another -o path") from exc
 
@@ -520,6 +641,8 @@ __all__ = [
     "render_html",
     "render_index",
     "write_html",
+    "write_report",
+    "render_report",
     "fmt",
     "lookup",
     "escape",

@@ -120,7 +120,10 @@ def check_numbers(doc) -> int:
     data = numbers(doc)
     marked = [e for e in doc.iter() if e.get("data-qar")]
     for e in marked:
-        assert "".join(e.itertext()) == fmt(lookup(data, e.get("data-qar"))), e.get("data-qar")
+        value = lookup(data, e.get("data-qar"))
+        assert "".join(e.itertext()) == fmt(value, e.get("data-fmt") or "auto"), e.get("data-qar")
+        if e.get("title") is not None:  # the full precision, in the tooltip
+            assert e.get("title") == (repr(value) if isinstance(value, float) else str(value)), e.get("data-qar")
     return len(marked)
 
 
@@ -170,10 +173,13 @@ def test_an_optional_section_is_absent_without_its_input(demo, name):
 
 
 def test_qar_report_without_optional_inputs_has_only_the_audit_sections(demo, tmp_path):
-    """qar report with none of --key, --treatments, --classic, --compare, --group-size, --store:
-    the audit's sections and the reproducibility block, whose SQL is the audit's alone."""
+    """qar report with none of --key, --treatments, --compare, --group-size, --store, and with
+    --no-classic: the audit's sections and the reproducibility block, whose SQL is the audit's alone."""
     out = tmp_path / "bare.html"
-    qar("report", demo["path"], "-t", "population", "-c", ",".join(COLUMNS), "--pi-u", "0.1", "-o", str(out), "-q")
+    qar(
+        *("report", demo["path"], "-t", "population", "-c", ",".join(COLUMNS), "--pi-u", "0.1", "--no-classic"),
+        *("-o", str(out), "-q"),
+    )
     doc = parse(out.read_text(encoding="utf-8"))
     assert section_ids(doc) == {"summary", "theta", "qis", "kanonymity", "reproducibility"}
     assert set(numbers(doc)) == {"audit", "summary", "parameters"}
@@ -200,7 +206,7 @@ def test_numbers_on_the_page_equal_the_json_and_an_independent_computation(demo)
 
     c = contributions(demo["path"], table="population", columns=COLUMNS, **RISK, key=["person_id"], top=10)
     assert [r["position"] for r in data["records"]["top"]] == [int(r) + 1 for r in c.order("dt")[:10]]
-    assert data["summary"]["verdict"] == ("above" if a.risk > 0.05 else "at or below")
+    assert data["summary"]["verdict"] is None and data["summary"]["threshold"] is None  # none set: no verdict
     assert [s["name"] for s in data["whatif"]["scenarios"]] == ["original", "age_10y"]
     assert len(data["history"]["series"][0]["points"]) == 2
 

@@ -25,7 +25,7 @@ DIALECT = Dialect(
     # No corr() aggregate: Pearson's r from sums (templates/default/infoloss_columns.sql).
     corr=False,
     # A nested WITH does not see the outer statement's CTEs: compare's treated release reads its
-    # base as a derived table instead (release/compare.py).
+    # base as a derived table instead (comparison/tables.py).
     outer_cte_scope=False,
     # MariaDB merges derived tables and CTEs into the outer query, but never one with a LIMIT.
     fence="limit 18446744073709551615",
