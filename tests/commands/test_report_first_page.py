@@ -15,14 +15,14 @@ from pathlib import Path
 import html5lib
 import pytest
 from click.testing import CliRunner
-from tests.test_report import _browse, _chromium, _pages, _print_to_pdf, check_numbers, numbers, parse
 
 import qar_sql
 from qar_sql.cli.main import cli
 from qar_sql.output import people
 from qar_sql.output.html import render_report
+from tests.commands.test_report import _browse, _chromium, _pages, _print_to_pdf, check_numbers, numbers, parse
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 COLS = ["a", "b", "c", "d", "e"]
 K = 5
 #: A number in scientific notation as people would see it (1e-05, 4.57234e-05, 2.5E+03).
