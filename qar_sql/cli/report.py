@@ -11,6 +11,8 @@ import click
 from qar_sql import params
 from qar_sql.cli.ranking import hash_secret_file_option, key_option
 from qar_sql.errors import UsageError
+from qar_sql.parameters.release import RELEASE_KINDS, ReportParams
+from qar_sql.params import default_of
 
 
 @click.command("report")
@@ -19,7 +21,10 @@ from qar_sql.errors import UsageError
 @params.k
 @key_option
 @click.option(
-    "--top", type=click.IntRange(1, 1000), default=10, help="How many of the riskiest records the report lists."
+    "--top",
+    type=click.IntRange(1, 1000),
+    default=default_of(ReportParams, "top"),
+    help="How many of the riskiest records the report lists.",
 )
 @click.option(
     "--fail-above",
@@ -80,8 +85,8 @@ from qar_sql.errors import UsageError
 @click.option("--purpose", help="What the release is for (first page and sign-off).")
 @click.option(
     "--release-kind",
-    type=click.Choice(["internal", "external"]),
-    default="internal",
+    type=click.Choice(RELEASE_KINDS),
+    default=default_of(ReportParams, "release_kind"),
     help="external: leave out every per-record table, record key, record position and value combination.",
 )
 @click.option(
@@ -139,21 +144,14 @@ def report_cmd(
     from qar_sql.output.html import write_report
     from qar_sql.precedence import from_click
 
-    if (from_store is None) != (run_id is None):
-        raise UsageError("--from-store and --run go together: give both to rebuild a recorded run's report")
-    pair = {"compare": compare, "treated_table": treated_table, "link": link, "aligned": aligned}
-    for opt, name in (("--treated-table", "treated_table"), ("--link", "link"), ("--aligned", "aligned")):
-        if pair[name] and compare is None:
-            raise UsageError(f"{opt} goes with --compare TREATED; add --compare or leave {opt} out")
-    measures = {"weight": weight, "sensitive": sensitive or (), "population": population}
-    measures["sampling_fraction"] = sampling_fraction
     if no_classic and classic_flag:
         raise UsageError("--classic and --no-classic contradict each other; give one of them")
-    classic = not no_classic
-    for name, value in measures.items():
-        if value and not classic:
-            opt = "--" + name.replace("_", "-")
-            raise UsageError(f"{opt} goes with the classic measures; leave out --no-classic or leave {opt} out")
+    settings = ReportParams(
+        top=top, treatments=treatments, group_size=group_size, compare=compare, treated_table=treated_table,
+        link=link, aligned=aligned, classic=not no_classic, weight=weight, sensitive=sensitive or (),
+        population=population, sampling_fraction=sampling_fraction, records=not no_records, from_store=from_store,
+        run_id=run_id, title=title, owner=owner, purpose=purpose, release_kind=release_kind,
+    )  # fmt: skip
     if compare is not None:  # before any work: the comparison needs the [compare] extra
         from qar_sql.extras import require
 
@@ -163,7 +161,7 @@ def report_cmd(
     command = masked_command(["qar", *sys.argv[1:]], [secret] if secret else [])
     chosen = from_click(click.get_current_context(), "fail_above", fail_above)
     given = {"threshold": fail_above, "threshold_source": f"{chosen.origin} ({chosen.level})" if chosen else None}
-    context = {"title": title, "owner": owner, "purpose": purpose, "release_kind": release_kind}
+    context = settings.context
     if from_store is not None:
         result = stored_report(from_store or None, run_id, **given, command=command)
         import dataclasses
@@ -171,8 +169,9 @@ def report_cmd(
         result = dataclasses.replace(result, **context)
         write_report(result, output, fmt)
     else:
-        sections = {"treatments": treatments, "store": store, "group_size": group_size, **pair}
-        sections |= {"records": False if no_records else None, "classic": measures if classic else False}
+        sections = {"treatments": treatments, "store": store, "group_size": group_size, **settings.comparison}
+        sections |= {"records": None if settings.records else False}
+        sections |= {"classic": settings.classic_options if settings.classic else False}
         sections |= {"interval_level": interval_level, "bootstrap": bootstrap}
         with params.Progress("scanning", quiet) as bar:
             result = report(

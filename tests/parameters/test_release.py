@@ -1,0 +1,44 @@
+"""qar report's parameters (issue 25): ReportParams is the one home of the report's section and
+release-context defaults and of the rules between its options; the command line reads them."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from qar_sql.cli.main import cli
+from qar_sql.errors import UsageError
+from qar_sql.parameters.release import ReportParams
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"from_store": "s.duckdb"}, "--from-store and --run go together"),
+        ({"run_id": "7"}, "--from-store and --run go together"),
+        ({"link": "id"}, "--link goes with --compare TREATED"),
+        ({"aligned": True}, "--aligned goes with --compare TREATED"),
+        ({"classic": False, "weight": "w"}, "--weight goes with the classic measures"),
+        ({"classic": False, "sampling_fraction": 0.1}, "--sampling-fraction goes with the classic measures"),
+        ({"release_kind": "public"}, "--release-kind 'public' is unknown"),
+    ],
+)
+def test_each_rule_is_one_sentence_before_any_work(kwargs, message):
+    with pytest.raises(UsageError, match=message):
+        ReportParams(**kwargs)
+
+
+def test_the_defaults_are_the_dataclass_s():
+    p = ReportParams()
+    assert (p.top, p.classic, p.records, p.release_kind) == (10, True, True, "internal")
+    assert p.context == {"title": None, "owner": None, "purpose": None, "release_kind": "internal"}
+    options = {o.name: o for o in next(c for n, c in cli.commands.items() if n == "report").params}
+    assert options["top"].default == p.top and options["release_kind"].default == p.release_kind
+
+
+def test_the_command_line_says_the_same_sentence(tmp_path):
+    out = tmp_path / "r.html"
+    result = CliRunner().invoke(cli, ["report", "x.csv", "--link", "id", "-o", str(out)])
+    assert result.exit_code == 2
+    assert "--link goes with --compare TREATED; add --compare or leave --link out" in result.output
+    assert not out.exists()
