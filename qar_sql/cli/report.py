@@ -11,6 +11,7 @@ import click
 from qar_sql import params
 from qar_sql.cli.ranking import hash_secret_file_option, key_option
 from qar_sql.errors import UsageError
+from qar_sql.output.render import FORMATS
 from qar_sql.parameters.release import RELEASE_KINDS, ReportParams
 from qar_sql.params import default_of
 
@@ -93,9 +94,10 @@ from qar_sql.params import default_of
     "--format",
     "-f",
     "fmt",
-    type=click.Choice(["html", "md"]),
+    type=click.Choice(["html", "md", *(name for name, f in FORMATS.items() if f.from_table is not None)]),
     default="html",
-    help="html (default): one self-contained page; md: the same report as Markdown.",
+    help="html (default): one self-contained page; md: the same report as Markdown; csv: the audit's QIs, "
+    "one row each (as qar audit --format csv).",
 )
 @click.option("--output", "-o", type=click.Path(dir_okay=False), required=True, help="The file to write.")
 @params.interval_level

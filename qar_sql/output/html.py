@@ -25,9 +25,11 @@ import numpy as np
 from markupsafe import Markup, escape
 
 from qar_sql.engines.render import templates_dir
+from qar_sql.errors import UsageError
 from qar_sql.measures.classic import RiskResult
 from qar_sql.output import figures, people
 from qar_sql.output.formats import audit_dict, json_number
+from qar_sql.output.render import FORMATS
 from qar_sql.output.render_compare import compare_dict
 from qar_sql.output.render_risk import risk_dict
 from qar_sql.output.render_uniqueness import curve, uniqueness_dict
@@ -613,7 +615,13 @@ def write_html(inp: ReportInputs | str, path: str) -> None:
 
 
 def render_report(inp: ReportInputs | str, fmt: str = "html") -> str:
-    """The report as ``fmt``: "html" (one self-contained page) or "md" (the same as Markdown)."""
+    """The report as ``fmt``: "html" (one self-contained page), "md" (the same as Markdown), or a
+    generic format of every command (csv: the audit's QIs, from the report's table)."""
+    spec = FORMATS.get(fmt)
+    if spec is not None and spec.from_table is not None:
+        if isinstance(inp, str):
+            raise UsageError(f"--format {fmt} needs the report's results, not its page; use html or md")
+        return spec.from_table(inp)
     page = inp if isinstance(inp, str) else render_html(inp)
     if fmt == "md":
         from qar_sql.output.report_md import html_to_markdown
@@ -624,8 +632,6 @@ def render_report(inp: ReportInputs | str, fmt: str = "html") -> str:
 
 def write_report(inp: ReportInputs | str, path: str, fmt: str = "html") -> None:
     """Write a report to ``path`` as ``fmt`` (:func:`render_report`)."""
-    from qar_sql.errors import UsageError
-
     text = render_report(inp, fmt)
     try:
         with open(path, "w", encoding="utf-8") as fh:

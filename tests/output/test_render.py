@@ -203,3 +203,12 @@ def test_records_html_needs_exact_contributions(folder):
     for by in ("suda", "influence"):
         r = CliRunner().invoke(cli, [*demo_args(folder, "records", "--by", by, "-q"), "-f", "html"])
         assert r.exit_code == 2 and f"not --by {by}" in r.output and "Traceback" not in r.output, r.output
+
+
+def test_report(folder):
+    """qar report --format csv writes the audit's QIs to -o, the table qar audit --format csv prints."""
+    out = folder / "report.csv"
+    args = demo_args(folder, "report", "-p", "2", "--no-records", "--no-classic", "-q", "-o", str(out), "-f", "csv")
+    r = CliRunner().invoke(cli, args)
+    assert r.exit_code == 0, r.output
+    assert out.read_text() == run(demo_args(folder, "audit", "-p", "2", "-q"), "csv")
