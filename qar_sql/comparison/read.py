@@ -11,12 +11,18 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from qar_sql.engines.source import Database
 from qar_sql.errors import ColumnError
+from qar_sql.extras import require
 from qar_sql.parameters.release import BATCH_ROWS
+
+# The first module of a comparison to need the [compare] extra (pyarrow here, pandas and saiph in
+# projection.py): without it, qar_sql.compare() is one sentence naming the extra (exit 2), not an
+# ImportError. The CLI checks before this, first thing.
+require("compare", "qar_sql.compare()")
+import pyarrow as pa  # noqa: E402
+import pyarrow.compute as pc  # noqa: E402
 
 
 def select_sql(
