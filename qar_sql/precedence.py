@@ -40,6 +40,11 @@ class Chosen:
         if self.level not in LEVELS:
             raise ValueError(f"unknown level {self.level!r}; one of {', '.join(LEVELS)}")
 
+    @property
+    def described(self) -> str:
+        """Where the value came from, as the report names it: ``--fail-above (command line)``."""
+        return f"{self.origin} ({self.level})"
+
 
 def choose(*candidates: Chosen | None) -> Chosen:
     """The candidate of the highest level (``None``: not given at that level); of two at the same

@@ -17,15 +17,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from qar_sql.parameters.tail import source_keywords
+
 if TYPE_CHECKING:  # numpy-backed: loaded when a command runs, not when ``qar --help`` loads
     from qar_sql.engines.session import Session
     from qar_sql.results import Tabular
 
 P = TypeVar("P")
-
-#: The keywords of ``params.source_options`` that say where the data is (the rest — --columns,
-#: --exclude — are the command's parameters).
-SOURCE_KEYS = ("source", "table", "delimiter", "null_tokens")
 
 
 def build(cls: type[P], options: Mapping[str, Any], **more: Any) -> P:
@@ -43,7 +41,7 @@ def session(where: Mapping[str, Any], **source_options: Any) -> Iterator[Session
     such as ``all_text``), closed on exit."""
     from qar_sql.engines.source import session_of
 
-    with session_of(**{k: where[k] for k in SOURCE_KEYS if k in where}, **source_options) as s:
+    with session_of(**source_keywords(where), **source_options) as s:
         yield s
 
 

@@ -282,10 +282,10 @@ def audit(where, risk, fmt, top, histograms, show_sql, quiet, store, store_in_so
     """
     from functools import partial
 
-    from qar_sql.cli.emit import SOURCE_KEYS, build, emit, session
+    from qar_sql.cli.emit import build, emit, session
     from qar_sql.commands.audit import recorded, run
     from qar_sql.output.formats import render_audit
-    from qar_sql.parameters.tail import AuditParams, fail_above_problem
+    from qar_sql.parameters.tail import AuditParams, fail_above_problem, source_keywords
     from qar_sql.stats.interval import check_min_exceedances, require_exceedances
 
     # ``options``: AuditParams' fields by the same names (k, jobs, batch_size, prune, group_size,
@@ -304,7 +304,7 @@ def audit(where, risk, fmt, top, histograms, show_sql, quiet, store, store_in_so
             with session(where, all_text=all_text) as s:
                 result = run(s, settings, bar)
         else:  # the run recorded in the results store (docs/compliance.md)
-            source = {key: where[key] for key in SOURCE_KEYS}
+            source = source_keywords(where)
             result = recorded(store, settings, bar, **source, all_text=all_text, store_in_source=store_in_source)
 
     def report() -> str:
@@ -316,7 +316,7 @@ def audit(where, risk, fmt, top, histograms, show_sql, quiet, store, store_in_so
             result,
             where,
             threshold=fail_above,  # only a threshold the user set gives a verdict
-            threshold_source=f"{chosen.origin} ({chosen.level})" if chosen else None,
+            threshold_source=chosen.described if chosen else None,
             command=masked_command(["qar", *sys.argv[1:]]),
             jobs=jobs,
             store=store,  # the run just recorded there, and the earlier ones: the history section

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from collections.abc import Sequence
@@ -162,13 +163,10 @@ def report_cmd(
     secret = hash_secret(hash_secret_file) if (hash_secret_file or os.environ.get(HASH_SECRET_ENV)) else None
     command = masked_command(["qar", *sys.argv[1:]], [secret] if secret else [])
     chosen = from_click(click.get_current_context(), "fail_above", fail_above)
-    given = {"threshold": fail_above, "threshold_source": f"{chosen.origin} ({chosen.level})" if chosen else None}
+    given = {"threshold": fail_above, "threshold_source": chosen.described if chosen else None}
     context = settings.context
     if from_store is not None:
-        result = stored_report(from_store or None, run_id, **given, command=command)
-        import dataclasses
-
-        result = dataclasses.replace(result, **context)
+        result = dataclasses.replace(stored_report(from_store or None, run_id, **given, command=command), **context)
         write_report(result, output, fmt)
     else:
         sections = {"treatments": treatments, "store": store, "group_size": group_size, **settings.comparison}

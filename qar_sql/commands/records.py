@@ -26,6 +26,7 @@ from qar_sql.measures.classic import SudaRecords, suda, write_table
 from qar_sql.output.files import written
 from qar_sql.output.record_scores import write_influence, write_scores
 from qar_sql.parameters.ranking import SCORES, RecordsParams
+from qar_sql.parameters.tail import source_keywords
 from qar_sql.progress import with_progress
 from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys
 from qar_sql.pushdown.scan import Progress
@@ -36,9 +37,6 @@ from qar_sql.stats.contributions import correlations
 
 NAME = "records"
 Params = RecordsParams
-
-#: The keywords that say where the data is (``qar_sql.cli.emit.SOURCE_KEYS``).
-SOURCE_KEYS = ("source", "table", "delimiter", "null_tokens")
 
 
 def audit_options(params: RecordsParams, progress: Progress | None = None) -> Options:
@@ -99,7 +97,7 @@ def run_recorded(
     box: dict[str, Contributions] = {}
 
     def runner():
-        with session_of(**{k: where[k] for k in SOURCE_KEYS if k in where}) as session:
+        with session_of(**source_keywords(where)) as session:
             result = run(session, computing, progress)
         assert isinstance(result, Contributions)  # RecordsParams: --store goes with a score of DT's kind
         box["c"] = c = result
@@ -114,7 +112,7 @@ def run_recorded(
     audit |= dict(pi_u=params.pi_u, pwm=params.pwm)
     recorded_audit(
         store,
-        **{k: where[k] for k in SOURCE_KEYS if k in where},
+        **source_keywords(where),
         **audit,
         runner=runner,
         sections=sections,

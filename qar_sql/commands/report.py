@@ -495,8 +495,8 @@ def scan_threshold(outcome: Any) -> tuple[float | None, str | None]:
     for key in ("fail_above", "warn_above"):
         value = getattr(outcome, key)
         if value is not None:
-            chosen = (getattr(outcome, "origins", None) or {}).get(key)
-            where = f"{chosen.origin} ({chosen.level})" if chosen is not None else "the scan config"
+            chosen = outcome.origins.get(key)
+            where = chosen.described if chosen is not None else "the scan config"
             return value, f"{key} of scan {outcome.name!r}, from {where}"
     return None, None
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -36,6 +36,16 @@ def fail_above_problem(value: float | None) -> str | None:
     if value is None or 0.0 <= value <= 1.0:
         return None
     return f"{value!r} is not a risk between 0 and 1"
+
+
+#: The keywords of the shared source options (SOURCE, --table, --delimiter, --null-token) that
+#: say where the data is — the session's; the others (--columns, --exclude) are parameters.
+SOURCE_KEYS = ("source", "table", "delimiter", "null_tokens")
+
+
+def source_keywords(where: Mapping[str, Any]) -> dict[str, Any]:
+    """The keywords of ``where`` (the parsed source options) that open a session."""
+    return {k: where[k] for k in SOURCE_KEYS if k in where}
 
 
 @dataclass(frozen=True, kw_only=True)
