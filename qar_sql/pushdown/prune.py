@@ -221,3 +221,48 @@ class Frontier:
         wth = np.partition(exact, len(exact) - self.width)[len(exact) - self.width]
         if not self.high[self.pruned].max() < wth:
             raise ValueError("a pruned QI's upper bound reaches the tail")
+
+
+#: A residual (below) is made for a (p − 1)-subset when the rows it spares the GROUP BYs of its
+#: QIs add up to at least this many times the table: making it costs about 1.5 passes over the
+#: table (a GROUP BY of the subset and a join back; measured at 1,000,000 rows × 50 columns).
+RESIDUAL_MIN_SAVED = 2.0
+
+
+def residual_plan(
+    chosen: Sequence[int], combos: np.ndarray, below: Level, n_columns: int, rows: int, min_saved: float | None = None
+) -> dict[int, tuple[tuple[int, ...], int]]:
+    """Which of the ``chosen`` QIs to count from a residual, and which: {QI index: (the columns
+    of its (p − 1)-subset B, S(B))}.
+
+    A record unique on B is unique on every QI A ⊃ B (adding a column never merges classes), so
+    A's class sizes are S(B) singletons plus the class sizes of A over the *residual* of B, the
+    records in B's classes of two or more: exact, from fewer rows. One residual serves every
+    chosen QI that contains B; the subsets are taken greedily, the one that spares the most rows
+    first (S(B) times the QIs it serves), while that is at least ``min_saved`` × L rows."""
+    min_saved = RESIDUAL_MIN_SAVED if min_saved is None else min_saved
+    qis = np.asarray(sorted(chosen), dtype=np.int64)
+    p = combos.shape[1]
+    if p < 2 or len(qis) == 0:
+        return {}
+    a = combos[qis]
+    ranker = Ranker(n_columns, p - 1)
+    subsets = np.stack([ranker(np.delete(a, k, axis=1)) for k in range(p)], axis=1)  # (QIs, p)
+    spared = below.singletons[subsets].astype(np.float64)
+    owner = np.full(len(qis), -1, dtype=np.int64)
+    while True:
+        open_ = owner < 0
+        keys, inverse = np.unique(subsets[open_], return_inverse=True)
+        if len(keys) == 0:
+            break
+        total = np.bincount(inverse.ravel(), weights=spared[open_].ravel())
+        best = int(total.argmax())
+        if total[best] <= 0 or total[best] < min_saved * rows:
+            break
+        owner[open_ & (subsets == keys[best]).any(axis=1)] = keys[best]
+    plan: dict[int, tuple[tuple[int, ...], int]] = {}
+    for k in range(p):  # B = A without its k-th column, where that B was taken
+        hit = (owner >= 0) & (subsets[:, k] == owner)
+        for j, row, b in zip(qis[hit].tolist(), np.delete(a[hit], k, axis=1).tolist(), owner[hit].tolist()):
+            plan.setdefault(j, (tuple(row), int(below.singletons[b])))
+    return plan

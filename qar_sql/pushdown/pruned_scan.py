@@ -131,8 +131,11 @@ def pruned_scan(
         grouped: dict[int, list[tuple[int, int]]] = {}
         while not frontier.done:
             chosen = frontier.next_round()
+            residuals = prune.residual_plan(chosen, combos, below, n, rows) if scan.residuals_apply(d, codes) else None
             lap("bounds")
-            in_round = scan.StatementOptions(batch_size=batch_size, jobs=jobs, codes_table=codes, only=chosen)
+            in_round = scan.StatementOptions(
+                batch_size=batch_size, jobs=jobs, codes_table=codes, only=chosen, residuals=residuals
+            )
             got = scan.histograms(
                 db, relation_sql, columns, p, progress=relay.within(len(chosen)), rows=rows, **in_round
             )
@@ -150,9 +153,11 @@ def pruned_scan(
                 note(f"QIs of size {p}: {len(grouped):,} grouped, {n_pruned_now:,} pruned, {n_qi - settled:,} left")
             relay.reach(offset + settled)
             log.info(
-                "pruning round %d: %d QIs grouped (%d in all), %d pruned, %d left",
+                "pruning round %d: %d QIs grouped (%d from %d residuals; %d in all), %d pruned, %d left",
                 frontier.rounds,
                 len(chosen),
+                len(residuals or ()),
+                len({b for b, _ in (residuals or {}).values()}),
                 len(grouped),
                 n_pruned_now,
                 n_qi - settled,

@@ -18,7 +18,7 @@ import logging
 import math
 import os
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypedDict, Unpack
 
@@ -79,6 +79,7 @@ class QIBatch:
     index: int
     codes: tuple[str, ...]
     cube: str | None = None  # counted from this cube (CTE or quoted temp table) instead of the codes
+    residual: str | None = None  # counted from this residual (CTE or quoted temp table): prune.residual_plan
 
     # Record-level scans pack uniqueness flags into 62-bit words (62 keeps sums of distinct
     # powers of two inside a signed 64-bit integer on every engine).
@@ -201,12 +202,14 @@ def render_statements(
     cardinalities: Sequence[int] | None = None,
     plan: lattice.Plan | None = None,
     only: Sequence[int] | None = None,
+    residuals: Residuals | None = None,
     on_render: Progress | None = None,
 ) -> tuple[list[str], list[str], list[list[tuple[int, ...]]], list[str]]:
     """(setup statements, batch statements, QIs of each batch, temp tables the batches make
     besides the codes) for this scan. With
     ``codes_table`` (DuckDB), the codes are read from that existing temp table; with ``plan``,
-    some QIs are counted from cubes; with ``only``, just those QIs (by index) are counted.
+    some QIs are counted from cubes; with ``only``, just those QIs (by index) are counted, and
+    with ``residuals`` (:func:`residuals_apply`), some of them from the residual of a subset.
     ``on_render(done, work)`` follows each batch statement rendered, ``work`` being the
     statements to render, the setup and the statements to run."""
     combos = combinations(len(columns), p)
@@ -236,27 +239,56 @@ def render_statements(
         encoded, cte = f"{relation_sql} as t", None
         keys = [f"t.{dialect.quote(c)}" for c in columns]
         batch_size, plan = batch_size or RAW_BATCH, None  # no dialect here plans cubes
+    if not residuals_apply(dialect, codes_table):
+        residuals = None
     size = batch_size or default_batch_size(dialect, len(combos) if only is None else len(only), jobs)
     if size < 1:
         raise ParameterError(f"--batch-size {size} must be at least 1")
     statements, batches, temps = [], [], []
-    # DuckDB: cubes are session temp tables made at the head of the batch's statement;
-    # elsewhere (PostgreSQL) materialized CTEs of the statement.
+    # DuckDB: cubes and residuals are session temp tables made at the head of the batch's
+    # statement; elsewhere (PostgreSQL) materialized CTEs of the statement.
     in_temp = dialect.temp_tables
-    planned = _batches(plan, len(combos), size, only)
+    planned = _residual_batches(residuals, only, size) if residuals else _batches(plan, len(combos), size, only)
+    previous: list[str] = []  # the last batch's residual tables, dropped by the next one
     for b, (cubes, qi_indices) in enumerate(planned):
         names = [f"{temp_name}_cube{b}_{k}" if in_temp else f"cube{k}" for k in range(len(cubes))]
         sources: dict = {}
         for name, cube in zip(names, cubes):
             sources.update((j, dialect.quote(name) if in_temp else name) for j in cube.qis)
-        qis = [QIBatch(j, tuple(keys[i] for i in combos[j]), sources.get(j)) for j in qi_indices]
+        rest = sorted({residuals[j][0] for j in qi_indices if j in residuals}) if residuals else []
+        rnames = [f"{temp_name}_res{b}_{k}" if in_temp else f"residual{k}" for k in range(len(rest))]
+        counted_from = dict(zip(rest, (dialect.quote(n) if in_temp else n for n in rnames)))
+        qis = [
+            QIBatch(
+                j,
+                tuple(keys[i] for i in combos[j]),
+                sources.get(j),
+                counted_from[residuals[j][0]] if residuals and j in residuals else None,
+            )
+            for j in qi_indices
+        ]
         cube_sql = [{"name": name, "codes": [keys[i] for i in cube.columns]} for name, cube in zip(names, cubes)]
-        temps.extend(names if in_temp else [])
-        head = (
-            "".join(render("cube.sql", dialect, encoded=encoded, **c).rstrip() + ";\n" for c in cube_sql)
-            if in_temp
-            else ""
-        )
+        residual_sql = [
+            {
+                "name": name,
+                "codes": [keys[i] for i in subset],
+                # the columns its QIs read: the subset's and each QI's added column
+                "keep": [
+                    keys[i] for i in sorted({i for j in qi_indices if residuals[j][0] == subset for i in combos[j]})
+                ],
+            }
+            for name, subset in zip(rnames, rest)
+            if residuals
+        ]
+        temps.extend((names + rnames) if in_temp else [])
+        head = ""
+        if in_temp:
+            head += "".join(f"drop table if exists {dialect.quote(n)};\n" for n in previous)
+            head += "".join(render("cube.sql", dialect, encoded=encoded, **c).rstrip() + ";\n" for c in cube_sql)
+            head += "".join(
+                render("residual.sql", dialect, encoded=encoded, **r).rstrip() + ";\n" for r in residual_sql
+            )
+            previous = rnames
         statements.append(
             head
             + render(
@@ -266,12 +298,50 @@ def render_statements(
                 encoded=encoded,
                 encode_sql=cte,
                 cubes=[] if in_temp else cube_sql,
+                residuals=[] if in_temp else residual_sql,
             )
         )
         batches.append([combos[j] for j in qi_indices])
         if on_render:
             on_render(b + 1, 2 * len(planned) + len(setup))
     return setup, statements, batches, temps
+
+
+#: {QI index: (the columns of the (p − 1)-subset whose residual it is counted from, S of that
+#: subset)}: :func:`qar_sql.pushdown.prune.residual_plan`.
+Residuals = Mapping[int, tuple[tuple[int, ...], int]]
+
+
+def residuals_apply(dialect: Dialect, codes_table: str | None = None) -> bool:
+    """Whether a scan on this dialect counts QIs from residuals when asked: where the codes are
+    kept (DuckDB's temp table, PostgreSQL's materialized CTE), a residual is made once per
+    statement; an engine that derives a CTE again at each reference would make it per QI."""
+    return bool(codes_table) or dialect.temp_tables or dialect.cte_materialized
+
+
+def _residual_batches(residuals: Residuals, only: Sequence[int] | None, size: int):
+    """[((), QI indices)] per statement for a subset of QIs some of which are counted from
+    residuals: the QIs of one residual stay in one statement (it is made once there), whole
+    groups packed into statements of about ``size`` QIs, then the other QIs in runs."""
+    wanted = sorted(only) if only is not None else sorted(residuals)
+    groups: dict[tuple[int, ...], list[int]] = defaultdict(list)
+    plain = []
+    for j in wanted:
+        if j in residuals:
+            groups[residuals[j][0]].append(j)
+        else:
+            plain.append(j)
+    out: list[tuple[tuple, list[int]]] = []
+    current: list[int] = []
+    for subset in sorted(groups):
+        if current and len(current) + len(groups[subset]) > size:
+            out.append(((), sorted(current)))
+            current = []
+        current += groups[subset]
+    if current:
+        out.append(((), sorted(current)))
+    out += [((), plain[i : i + size]) for i in range(0, len(plain), size)]
+    return out
 
 
 def _batches(plan: lattice.Plan | None, n_qi: int, size: int, only: Sequence[int] | None = None):
@@ -341,6 +411,7 @@ class StatementOptions(TypedDict, total=False):
     codes_table: str | None
     cardinalities: Sequence[int] | None
     only: Sequence[int] | None
+    residuals: Residuals | None
 
 
 def histograms(
@@ -393,6 +464,13 @@ def histograms(
     for rows_ in results:
         for qi, size, classes in rows_:
             hist[int(qi)].append((int(size), int(classes)))
+    residuals = options.get("residuals")
+    if residuals and residuals_apply(db.dialect, options.get("codes_table")):
+        for j, (_, spared) in residuals.items():  # the subset's singletons, singletons of the QI
+            if spared:
+                h = dict(hist[j])
+                h[1] = h.get(1, 0) + spared
+                hist[j] = sorted(h.items())
     return hist
 
 

@@ -35,3 +35,19 @@ group by {{ value }}
 {{ "union all" if not loop.last }}
 {% endfor %}
 {% endmacro %}
+
+{#- The residual of a subset: the records (``keep``: the columns its QIs read) in the subset's
+    classes of two or more, from the coded table. A record unique on the subset is unique on
+    every QI that contains it, so those QIs need only these rows (prune.residual_plan). -#}
+{% macro residual_rows(encoded, codes, keep) %}
+select {% for c in keep %}e.{{ c }}{{ ", " if not loop.last }}{% endfor %}
+
+from {{ encoded }} as e
+join (
+  select {{ codes | join(", ") }}
+  from {{ encoded }}
+  group by {{ codes | join(", ") }}
+  having count(*) > 1
+) as s
+  on {% for c in codes %}e.{{ c }} = s.{{ c }}{{ " and " if not loop.last }}{% endfor %}
+{% endmacro %}

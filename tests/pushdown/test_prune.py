@@ -270,13 +270,53 @@ def test_pruned_audit_equals_oracle_cases(engine, seed, n_rows, p, alpha, pi_u):
 
 
 @pytest.mark.parametrize(
-    "seed,n_rows,p,first_round,batch_size,jobs",
-    [(11, 500, 4, 8, None, 2), (12, 300, 3, 4, 7, 3), (13, 2000, 4, 256, None, 1), (14, 120, 4, 1, 5, 2)],
+    "seed,n_rows,p,first_round,batch_size,jobs,min_saved",
+    [
+        (11, 500, 4, 8, None, 2, None),
+        (12, 300, 3, 4, 7, 3, None),
+        (13, 2000, 4, 256, None, 1, None),
+        (14, 120, 4, 1, 5, 2, None),
+        # residuals wherever a subset has a singleton: many per statement, one QI each, none
+        (15, 800, 4, 8, None, 1, 0.0),
+        (16, 300, 3, 4, 3, 2, 0.0),
+        (17, 600, 4, 64, 2, 1, 0.0),
+        (18, 400, 2, 2, None, 1, 0.0),
+    ],
 )
-def test_pruned_audit_equals_unpruned(engine, monkeypatch, seed, n_rows, p, first_round, batch_size, jobs):
+def test_pruned_audit_equals_unpruned(engine, monkeypatch, seed, n_rows, p, first_round, batch_size, jobs, min_saved):
     monkeypatch.setattr(prune, "FIRST_ROUND", first_round)  # small rounds: many of them
+    if min_saved is not None:
+        monkeypatch.setattr(prune, "RESIDUAL_MIN_SAVED", min_saved)
     names, rows, types = skewed_table(seed, n_rows)
     check_pruned_audit(engine, names, rows, types, p, batch_size=batch_size, jobs=jobs)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_residual_plan_against_the_oracle(seed):
+    """Each planned QI's subset is the QI less one column, its S is the oracle's singletons of
+    that subset; the greedy takes the subset sparing the most rows first, and none below the
+    threshold. Counting the QI over the residual (brute force) and adding S gives its classes."""
+    from collections import Counter
+
+    names, rows, _ = skewed_table(seed, 300, cards=(2, 3, 5, 8, 12, 20, 30))
+    n_cols, p = len(names), 3
+    at_p, below, _ = oracle_level(rows, p, n_cols)
+    combos = prune.qi_array(n_cols, p)
+    chosen = list(range(0, len(combos), 2))
+    plan = prune.residual_plan(chosen, combos, below, n_cols, len(rows), min_saved=0.0)
+    lower = {q["combo"]: q for q in oracle(rows, p - 1)}
+    assert plan and set(plan) <= set(chosen)
+    for j, (subset, spared) in plan.items():
+        combo = tuple(combos[j])
+        assert set(subset) < set(combo) and len(subset) == p - 1
+        assert spared == lower[subset]["singletons"] > 0
+        on_subset = Counter(tuple(r[i] for i in subset) for r in rows)
+        residual = [r for r in rows if on_subset[tuple(r[i] for i in subset)] > 1]
+        sizes = Counter(Counter(tuple(r[i] for i in combo) for r in residual).values())
+        sizes[1] += spared
+        assert sorted(sizes.items()) == list(at_p[j]["class_sizes"])
+    # a threshold no subset reaches plans nothing; one every subset reaches plans every QI
+    assert prune.residual_plan(chosen, combos, below, n_cols, len(rows), min_saved=10.0**9) == {}
 
 
 def test_default_prunes_from_p4_only(tmp_path):
