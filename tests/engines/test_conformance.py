@@ -107,8 +107,12 @@ def test_audit_equals_duckdb(eng, duck):
 
 def test_pruned_audit_equals_unpruned(eng, monkeypatch):
     """--prune auto at p = 4 (issue 30): T̂, u, ξ, β and the exceedances bit for bit those of
-    --prune off, the bounds around the pruned QIs' counts; small rounds, so several run."""
+    --prune off, the bounds around the pruned QIs' counts; small rounds, so several run, and
+    residuals wherever the engine makes them."""
     monkeypatch.setattr(prune_tests.prune, "FIRST_ROUND", 16)
+    # a residual for every QI whose subset has a singleton (DuckDB, PostgreSQL; the other
+    # engines count over the whole table)
+    monkeypatch.setattr(prune_tests.prune, "RESIDUAL_MIN_SAVED", 0.0)
     names, rows, types = prune_tests.skewed_table(31, 300, cards=(2, 3, 5, 8, 12, 4, 6, 2))
     pr, _ = prune_tests.check_pruned_audit(eng.loader(), names, rows, types, 4, pi_u=0.1, batch_size=16)
     assert pr.engine == eng.engine_name
