@@ -21,7 +21,6 @@ from qar_sql.parameters.tail import source_keywords
 
 if TYPE_CHECKING:  # numpy-backed: loaded when a command runs, not when ``qar --help`` loads
     from qar_sql.engines.session import Session
-    from qar_sql.results import Tabular
 
 P = TypeVar("P")
 

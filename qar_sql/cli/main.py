@@ -373,12 +373,7 @@ def sql_command(source, dialect, table, columns, p, delimiter, jobs, batch_size,
     default=default_of(DemoParams, "rows"),
     help="How many people to generate.",
 )
-@click.option(
-    "--seed",
-    type=int,
-    default=default_of(DemoParams, "seed"),
-    help="Random seed (the same seed gives the same people).",
-)
+@params.seed(default_of(DemoParams, "seed"), "Random seed (the same seed gives the same people).")
 @params.file_option(
     "--path",
     default=default_of(DemoParams, "path"),

@@ -185,9 +185,7 @@ domain = click.option(
     default=default_of(UniquenessParams, "monte_carlo"),
     help="Simulate this many groups of k per QI and report the share with all k unique and its 95% interval.",
 )
-@click.option(
-    "--seed", type=int, default=None, help="Random seed for --monte-carlo (the same seed gives the same draws)."
-)
+@params.seed(None, "Random seed for --monte-carlo (the same seed gives the same draws).")
 @params.file_option(
     "--treatments",
     "-T",

@@ -177,12 +177,7 @@ def records_cmd(
     help="Records removed at most: a count or a share of the table such as 20%.",
 )
 @params.int_option("--greedy-steps", minimum=1, help="Greedy steps (default: up to --max).")
-@click.option(
-    "--seed",
-    type=int,
-    default=default_of(EliminateParams, "seed"),
-    help="Seed of the random ranking and of the PLS split.",
-)
+@params.seed(default_of(EliminateParams, "seed"), "Seed of the random ranking and of the PLS split.")
 @click.option(
     "--order",
     "orders",
