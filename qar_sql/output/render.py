@@ -125,7 +125,7 @@ Renderer = Callable[..., str]
 R = TypeVar("R", bound=Renderer)
 
 #: (result type's dotted name, format) → its renderer, filled by :func:`renders`.
-_RENDERERS: dict[tuple[str, str], Renderer] = {}
+RENDERERS: dict[tuple[str, str], Renderer] = {}
 
 #: The module of ``qar_sql.output`` that registers each result type's renderers, imported when
 #: such a result is first rendered (importing them all would load scipy for ``qar config``).
@@ -159,10 +159,10 @@ def renders(result_type: type | str, *formats: str) -> Callable[[R], R]:
     name) in each of ``formats``."""
     name = result_type if isinstance(result_type, str) else type_name(result_type)
 
-    def register(renderer: R) -> R:
+    def register(fn: R) -> R:
         for fmt in formats:
-            _RENDERERS[name, fmt] = renderer
-        return renderer
+            RENDERERS[name, fmt] = fn
+        return fn
 
     return register
 
@@ -174,8 +174,8 @@ def renderer(result_type: type, fmt: str) -> Renderer | None:
         name = type_name(cls)
         if name in RENDERED_IN:
             importlib.import_module(f"qar_sql.output.{RENDERED_IN[name]}")  # registers its renderers
-        if (name, fmt) in _RENDERERS:
-            return _RENDERERS[name, fmt]
+        if (name, fmt) in RENDERERS:
+            return RENDERERS[name, fmt]
     return None
 
 

@@ -22,9 +22,10 @@ import pytest
 from click.testing import CliRunner
 
 import qar_sql.commands
+import qar_sql.output
 from qar_sql.cli.main import cli
 from qar_sql.errors import UsageError
-from qar_sql.output.render import FORMATS, RENDERED_IN, choices, render, renderer, renders, type_name
+from qar_sql.output.render import FORMATS, RENDERED_IN, RENDERERS, choices, render, renderer, renders, type_name
 from qar_sql.results import Tabular
 
 REPO = Path(__file__).resolve().parents[2]
@@ -282,6 +283,17 @@ def test_each_module_named_registers_its_type(name):
     module, _, cls = name.rpartition(".")
     result_type = getattr(importlib.import_module(module), cls)
     assert any(renderer(result_type, fmt) for fmt in FORMATS), name
+
+
+def test_every_registration_is_found_from_its_type():
+    """Every type a module of qar_sql/output registers renderers for is in RENDERED_IN, naming that
+    module: else its renderers are found only once something else has imported the module."""
+    for info in pkgutil.iter_modules(qar_sql.output.__path__):
+        importlib.import_module(f"qar_sql.output.{info.name}")
+    ours = {(name, fn.__module__) for (name, _), fn in RENDERERS.items() if fn.__module__.startswith("qar_sql.")}
+    assert ours and {name for name, _ in ours} == set(RENDERED_IN)
+    for name, module in ours:
+        assert f"qar_sql.output.{RENDERED_IN[name]}" == module, name
 
 
 @dataclass(frozen=True)
