@@ -27,14 +27,16 @@ import numpy as np
 from qar_sql.engines.database import Database, Relation
 from qar_sql.engines.render import render
 
-#: Temp table names are unique per process and call: two sessions of one process (a notebook,
-#: the report's commands) never collide, nor two processes on one server.
-_counter = itertools.count(1)
+#: The counter of each kind of temp name (:func:`temp_name`).
+_counters: dict[str, Iterator[int]] = {}
 
 
 def temp_name(what: str) -> str:
-    """A session temp table name, ``qar_<what>_<pid>_<n>`` (unquoted)."""
-    return f"qar_{what}_{os.getpid()}_{next(_counter)}"
+    """The name of a temp table or view, ``qar_<what>_<pid>_<n>`` (unquoted), the n-th ``what``
+    of this process: every module names its temp tables here, so that two sessions of one
+    process (a notebook, the report's commands) never collide, nor two processes on one server.
+    (``setdefault`` and ``next`` on a count are atomic under the GIL: the scan's threads too.)"""
+    return f"qar_{what}_{os.getpid()}_{next(_counters.setdefault(what, itertools.count(1)))}"
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,6 @@ import gzip
 import os
 import re
 import threading
-import uuid
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -28,7 +27,7 @@ import numpy as np
 from qar_sql.engines import frames
 from qar_sql.engines.database import Database, Relation, Timed, first_line, log, pick_table
 from qar_sql.engines.dialects import Dialect, get_dialect
-from qar_sql.engines.session import Session
+from qar_sql.engines.session import Session, temp_name
 from qar_sql.errors import ColumnError, DatabaseError, DataError, SourceNotFound, UsageError
 from qar_sql.secrets import mask_source, scrub, secret_values
 
@@ -140,7 +139,7 @@ class DuckDBDatabase(Database):
 
     @contextmanager
     def _registered(self, arrays: Mapping[str, np.ndarray]) -> Iterator[tuple[str, dict | None]]:
-        name = f"qar_arrays_{uuid.uuid4().hex[:12]}"
+        name = temp_name("arrays")
         self.con.register(name, dict(arrays))  # an in-memory view of the arrays, not a table write
         try:
             yield self.dialect.quote(name), None
