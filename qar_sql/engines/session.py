@@ -15,17 +15,21 @@ plain statements goes through it, the same way on every engine:
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import numpy as np
 
 from qar_sql.engines.database import Database, Relation
 from qar_sql.engines.render import render
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 #: The counter of each kind of temp name (:func:`temp_name`).
 _counters: dict[str, Iterator[int]] = {}
@@ -57,6 +61,56 @@ class Coded:
         return self.encode_sql is None
 
 
+@contextmanager
+def coded(
+    db: Database,
+    relation: Relation,
+    columns: Sequence[str],
+    *,
+    order_by: Sequence[str] | None = None,
+    row_id: str | None = None,
+    code_types: Sequence[str] | None = None,
+    what: str = "codes",
+    materialize: bool | None = None,
+) -> Iterator[Coded]:
+    """``columns`` of the relation as codes (``encode.sql``: value order, NULL = −1; with
+    ``order_by``, ``r`` numbers the records in that order). Where the dialect has session temp
+    tables (and ``materialize`` is not False) they are written once to one — each code in the
+    narrowest type of ``code_types``, named by :func:`temp_name` — and dropped on exit, also
+    after an error; elsewhere the statement travels as a CTE with every statement that reads it.
+
+    The one lifecycle of coded columns: :meth:`Session.coded` is this function on a session; the
+    library functions that are handed ``db`` and ``relation`` call it as is."""
+    d = db.dialect
+    # order_by always given (None: no r), as encode.sql tests it
+    kwargs: dict[str, Any] = {"columns": list(columns), "relation": relation.sql, "order_by": order_by}
+    if order_by is not None:
+        kwargs["order_by"] = list(order_by)
+    if row_id is not None:  # r is this expression (DuckDB's rowid), not a position in key order
+        kwargs["row_id"] = row_id
+    encode_sql = render("encode.sql", d, **kwargs)
+    if not (d.temp_tables if materialize is None else materialize and d.temp_tables):
+        yield Coded("encoded", encode_sql, tuple(columns))
+        return
+    name = temp_name(what)
+    try:
+        db.query(render("materialize.sql", d, name=name, encode_sql=encode_sql, code_types=code_types))
+        yield Coded(d.quote(name), None, tuple(columns), name)
+    finally:
+        db.drop_temp_tables([name])
+
+
+def on_session(fn: Callable[Concatenate[Database, Relation, P], R]) -> Callable[Concatenate[Session, P], R]:
+    """``fn(db, relation, …)`` as a method of :class:`Session`, on its connection and relation,
+    with ``fn``'s own signature and docstring (so the method does not write the keywords again)."""
+
+    @functools.wraps(fn)
+    def method(self: Session, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        return fn(self.db, self.relation, *args, **kwargs)
+
+    return method
+
+
 class Session:
     """An open source (:func:`qar_sql.connect`): one connection and the relation to audit, reused
     by every API function and command it is passed to. Close it (or use ``with``) when done."""
@@ -77,25 +131,9 @@ class Session:
         """``sql``'s result as one numpy array per column (name → dtype), on every engine."""
         return self.db.arrays(sql, columns)
 
-    def coded(
-        self,
-        columns: Sequence[str],
-        *,
-        order_by: Sequence[str] | None = None,
-        row_id: str | None = None,
-        code_types: Sequence[str] | None = None,
-        what: str = "codes",
-        materialize: bool | None = None,
-    ) -> AbstractContextManager[Coded]:
-        """``columns`` of the relation as codes (``encode.sql``: value order, NULL = −1; with
-        ``order_by``, ``r`` numbers the records in that order). Where the dialect has session temp
-        tables (and ``materialize`` is not False) they are written once to one — each code in the
-        narrowest type of ``code_types`` — and dropped on exit, also after an error; elsewhere the
-        statement travels as a CTE with every statement that reads it (:func:`coded`)."""
-        return coded(
-            self.db, self.relation, columns, order_by=order_by, row_id=row_id, code_types=code_types, what=what,
-            materialize=materialize,
-        )  # fmt: skip
+    #: ``columns`` of the relation as codes: :func:`coded` on this session's connection and
+    #: relation (its keywords, its signature: declared once, there).
+    coded = on_session(coded)
 
     def close(self) -> None:
         self.db.shared = False
@@ -110,36 +148,3 @@ class Session:
     def __repr__(self) -> str:
         table = f" table {self.relation.display}" if self.relation.kind == "table" else ""
         return f"<qar_sql.Source {self.label}{table} ({self.db.engine_name}, {len(self.columns)} columns)>"
-
-
-@contextmanager
-def coded(
-    db: Database,
-    relation: Relation,
-    columns: Sequence[str],
-    *,
-    order_by: Sequence[str] | None = None,
-    row_id: str | None = None,
-    code_types: Sequence[str] | None = None,
-    what: str = "codes",
-    materialize: bool | None = None,
-) -> Iterator[Coded]:
-    """:meth:`Session.coded` on a connection and relation: the one lifecycle of coded columns,
-    also for the library functions that are handed ``db`` and ``relation`` (the report's)."""
-    d = db.dialect
-    # order_by always given (None: no r), as encode.sql tests it
-    kwargs: dict[str, Any] = {"columns": list(columns), "relation": relation.sql, "order_by": order_by}
-    if order_by is not None:
-        kwargs["order_by"] = list(order_by)
-    if row_id is not None:  # r is this expression (DuckDB's rowid), not a position in key order
-        kwargs["row_id"] = row_id
-    encode_sql = render("encode.sql", d, **kwargs)
-    if not (d.temp_tables if materialize is None else materialize and d.temp_tables):
-        yield Coded("encoded", encode_sql, tuple(columns))
-        return
-    name = temp_name(what)
-    try:
-        db.query(render("materialize.sql", d, name=name, encode_sql=encode_sql, code_types=code_types))
-        yield Coded(d.quote(name), None, tuple(columns), name)
-    finally:
-        db.drop_temp_tables([name])
