@@ -115,8 +115,12 @@ class Session:
     """An open source (:func:`qar_sql.connect`): one connection and the relation to audit, reused
     by every API function and command it is passed to. Close it (or use ``with``) when done."""
 
-    def __init__(self, db: Database, relation: Relation, label: str):
+    def __init__(self, db: Database, relation: Relation, label: str, where: Mapping[str, Any] | None = None):
         self.db, self.relation, self.label = db, relation, label
+        #: The source options it was opened with (``source``, its secrets unmasked, ``table``,
+        #: ``delimiter``, ``null_tokens``): what a command that reads a second source the same way
+        #: (the report's treated release) or shows the statements of the source (its SQL) needs.
+        self.where: dict[str, Any] = dict(where or {})
         db.shared = True
 
     @property

@@ -570,8 +570,7 @@ def connect(
     a pyarrow Table or Dataset, or a DuckDB relation — for several API calls in a row
     (``null_tokens``: CSV cells read as NULL, as ``--null-token``)."""
     db, relation = open_source(source, table=table, delimiter=delimiter, threads=threads, null_tokens=null_tokens)
-    label = relation.display if relation.kind == "frame" else mask_source(resolve_source(source))
-    return Session(db, relation, label)
+    return _session(db, relation, source, table, delimiter, null_tokens)
 
 
 @contextmanager
@@ -594,12 +593,19 @@ def session_of(
     db, relation = open_source(
         source, table=table, delimiter=delimiter, threads=threads, all_text=all_text, null_tokens=null_tokens
     )
-    label = relation.display if relation.kind == "frame" else mask_source(resolve_source(source))
-    session = Session(db, relation, label)
+    session = _session(db, relation, source, table, delimiter, null_tokens)
     try:
         yield session
     finally:
         session.close()
+
+
+def _session(db: Database, relation: Relation, source: SourceLike, table, delimiter, null_tokens) -> Session:
+    """The session of a source just opened: its label (a URL's password masked) and its options."""
+    resolved = resolve_source(source)
+    label = relation.display if relation.kind == "frame" else mask_source(resolved)
+    where = {"source": resolved, "table": table, "delimiter": delimiter, "null_tokens": check_null_tokens(null_tokens)}
+    return Session(db, relation, label, where)
 
 
 def open_source(
