@@ -248,8 +248,8 @@ def offered() -> list[tuple[str, type, str]]:
         module = importlib.import_module(f"qar_sql.commands.{info.name}")
         command = cli.commands.get(getattr(module, "NAME", ""))
         option = next((p for p in command.params if p.name == "fmt"), None) if command else None
-        if option is None:  # qar sql prints SQL; qar report writes a file, from its own result
-            continue
+        if option is None or command.name == "report":  # qar sql prints SQL; qar report writes
+            continue  # its page from its own inputs (output/html.py: write_report), not through render()
         found += [(command.name, t, fmt) for t in returned_types(module) for fmt in option.type.choices]
     return found
 
