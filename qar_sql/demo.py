@@ -16,7 +16,6 @@ Generation is vectorised numpy; 200 000 rows take a fraction of a second.
 from __future__ import annotations
 
 import tomllib
-import uuid
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -511,7 +510,9 @@ def write_population(con: Any, table: str = "population", n: int = 100_000, seed
     # are object arrays with None for NULL, as generate_population returns them.
     arrow_table = generate_population(n, seed)
 
-    view = f"__qar_demo_{uuid.uuid4().hex}"
+    from qar_sql.engines.session import temp_name
+
+    view = temp_name("demo")
     try:
         con.register(view, arrow_table)
         try:

@@ -196,6 +196,12 @@ def top(default: int, help: str, minimum: int = 1) -> Callable:
     return click.option("--top", type=click.IntRange(minimum, None), default=default, help=help)
 
 
+def seed(default: int | None, help: str) -> Callable:
+    """--seed: the seed of a command's random draws (the same seed, the same draws); what it
+    seeds is the command's own ``help``."""
+    return click.option("--seed", type=int, default=default, help=help)
+
+
 #: Options without a QAR_<OPTION> variable of their own: --store's QAR_STORE names the store
 #: that ``--store`` alone (and migrate, scan, history) uses; it does not switch recording on.
 NO_ENVVAR = frozenset({"store", "version", "help"})

@@ -360,6 +360,19 @@ class AuditResult(Tabular):
         )
 
 
+@dataclass(frozen=True, repr=False)
+class DemoResult(AuditResult):
+    """``qar demo``'s audit of the synthetic population it wrote to ``path`` (table
+    ``population``): an audit in every way, whose text also says where the population is."""
+
+    path: str = ""
+
+    @classmethod
+    def of(cls, audit: AuditResult, path: str) -> DemoResult:
+        """``audit``, of the population written to ``path``."""
+        return cls(**{f.name: getattr(audit, f.name) for f in dataclasses.fields(audit)}, path=path)
+
+
 def _theta_svg(theta: np.ndarray, width: int = 240, height: int = 60, points: int = 120) -> str:
     """θ of every QI, sorted descending, as a small inline line (at most ``points`` vertices,
     so the figure stays a few hundred bytes for any number of QIs)."""

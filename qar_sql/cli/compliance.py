@@ -35,13 +35,12 @@ def _write(path: str, text: str) -> None:
 def migrate_cmd(store, show_status, to, fmt):
     """Create or upgrade the results store: apply the pending migrations, each with its tracking
     row in one transaction."""
-    from qar_sql.cli.emit import build
+    from qar_sql.cli.emit import build, emit
     from qar_sql.commands.migrate import run
-    from qar_sql.output.render_migrate import render_migrate
     from qar_sql.parameters.store import MigrateParams
 
     result = run(build(MigrateParams, {"store": store, "status": show_status, "to": to}))
-    click.echo(render_migrate(result, fmt, status=show_status), nl=False)
+    emit(result, fmt, status=show_status)
     bad = [m for m in result.migrations if m.state in ("changed", "unknown")]
     if show_status and bad and fmt != "json":  # (the JSON carries each state and exits 0)
         click.echo(
@@ -118,7 +117,7 @@ def scan_cmd(
     from qar_sql.compliance.scans import ScanInterrupted
     from qar_sql.compliance.store import resolve_store
     from qar_sql.output.files import check_writable
-    from qar_sql.output.render_scan import junit_xml, render_scan, stderr_lines, summary_markdown, summary_text
+    from qar_sql.output.render_scan import junit_xml, stderr_lines, summary_markdown
     from qar_sql.parameters.store import ScanParams
     from qar_sql.precedence import from_click
 
@@ -175,8 +174,7 @@ def scan_cmd(
 
         index = write_scan_reports(report, report_dir, command=masked_command(["qar", *sys.argv[1:]]))
         click.echo(f"HTML reports written; open {index}.", err=True)
-    # html: the pages are in --report-dir; stdout has the text summary
-    emit(report, fmt, lambda f: render_scan(report, f), html=lambda: summary_text(report))
+    emit(report, fmt)  # html: the pages are in --report-dir; stdout has the text summary
     for line in stderr_lines(report, fmt):
         click.echo(line, err=True)
     sys.exit(report.exit_code)
@@ -211,7 +209,7 @@ def history_cmd(store, table, fmt, plot):
     from qar_sql.cli.emit import build, emit
     from qar_sql.commands.history import run
     from qar_sql.output.files import check_plot, written
-    from qar_sql.output.render_history import plot_history, render_history
+    from qar_sql.output.render_history import plot_history
     from qar_sql.parameters.store import HistoryParams
 
     settings = build(HistoryParams, {"store": store, "table": table, "plot": plot})
@@ -225,7 +223,7 @@ def history_cmd(store, table, fmt, plot):
     if settings.plot:
         with written(settings.plot, "--plot"):
             plot_history(h, settings.plot)
-    emit(h, fmt, lambda f: render_history(h, f))
+    emit(h, fmt)
     if settings.plot and fmt != "json":
         click.echo(f"Trend plot written to {settings.plot}.", err=True)
 

@@ -30,7 +30,6 @@ def config_cmd(ctx, fmt, check):
         return
     from qar_sql.cli.emit import emit
     from qar_sql.commands.settings import run
-    from qar_sql.output.render_config import render_config
 
     result = run(ctx.obj.get("config") if ctx.obj else None)
-    emit(result, fmt, lambda f: render_config(result, f))
+    emit(result, fmt)

@@ -5,7 +5,7 @@ runs in, and the result emitted in the chosen format — so that a command is op
     params = build(RiskParams, options)
     with session(where) as s, Progress("measuring", quiet) as bar:
         result = run(s, params, bar)
-    emit(result, fmt, own=…, html=…)
+    emit(result, fmt, top=top, html=report)
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from qar_sql.parameters.tail import source_keywords
 
 if TYPE_CHECKING:  # numpy-backed: loaded when a command runs, not when ``qar --help`` loads
     from qar_sql.engines.session import Session
-    from qar_sql.results import Tabular
 
 P = TypeVar("P")
 
@@ -45,8 +44,10 @@ def session(where: Mapping[str, Any], **source_options: Any) -> Iterator[Session
         yield s
 
 
-def emit(result: Tabular, fmt: str, own: Callable[[str], str], html: Callable[[], str] | None = None) -> None:
-    """``result`` on stdout in ``fmt`` (:func:`qar_sql.output.render.render`)."""
+def emit(result: object, fmt: str, html: Callable[[], str] | None = None, **options: Any) -> None:
+    """``result`` on stdout in ``fmt``, by the renderer its type registered
+    (:func:`qar_sql.output.render.render`, given ``options`` such as ``top``); ``html``: the
+    command's report, which it builds from its run."""
     from qar_sql.output.render import render
 
-    click.echo(render(result, fmt, own, html=html), nl=False)
+    click.echo(render(result, fmt, html=html, **options), nl=False)

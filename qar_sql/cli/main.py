@@ -280,11 +280,8 @@ def audit(where, risk, fmt, top, histograms, show_sql, quiet, store, store_in_so
     SOURCE is a CSV or Parquet file, a DuckDB file (with --table) or a database URL such as
     postgresql+psycopg://user@host/db (with --table; default $QAR_DATABASE_URL).
     """
-    from functools import partial
-
     from qar_sql.cli.emit import build, emit, session
     from qar_sql.commands.audit import recorded, run
-    from qar_sql.output.formats import render_audit
     from qar_sql.parameters.tail import AuditParams, fail_above_problem, source_keywords
     from qar_sql.stats.interval import check_min_exceedances, require_exceedances
 
@@ -323,7 +320,7 @@ def audit(where, risk, fmt, top, histograms, show_sql, quiet, store, store_in_so
         )
         return inputs.to_html()
 
-    emit(result, fmt, partial(render_audit, result, top=top, histograms=histograms), html=report)
+    emit(result, fmt, top=top, histograms=histograms, html=report)
     if result.fit is None:
         sys.exit(int(ExitCode.USAGE))
     require_exceedances(result.fit.n_exceedances, min_exceedances)  # exit 2 with its reason
@@ -376,12 +373,7 @@ def sql_command(source, dialect, table, columns, p, delimiter, jobs, batch_size,
     default=default_of(DemoParams, "rows"),
     help="How many people to generate.",
 )
-@click.option(
-    "--seed",
-    type=int,
-    default=default_of(DemoParams, "seed"),
-    help="Random seed (the same seed gives the same people).",
-)
+@params.seed(default_of(DemoParams, "seed"), "Random seed (the same seed gives the same people).")
 @params.file_option(
     "--path",
     default=default_of(DemoParams, "path"),
@@ -400,12 +392,11 @@ def demo(rows, seed, path, overwrite, risk, fmt, quiet):
     """Generate a synthetic population into DuckDB and audit it."""
     from qar_sql.cli.emit import build, emit
     from qar_sql.commands.demo import run
-    from qar_sql.output.render_demo import render_demo
 
     settings = build(DemoParams, {"rows": rows, "seed": seed, "path": path, "overwrite": overwrite, **risk})
     with params.Progress("scanning", quiet) as bar:
         result = run(settings, bar)
-    emit(result, fmt, lambda f: render_demo(result, f, path))
+    emit(result, fmt)
 
 
 from qar_sql.cli.ranking import eliminate_cmd, records_cmd  # noqa: E402

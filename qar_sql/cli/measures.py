@@ -115,7 +115,6 @@ def risk_cmd(where, sensitive, ordered, fmt, top, quiet, **options):
     from qar_sql.commands.risk import run as run_risk
     from qar_sql.engines.render import recording
     from qar_sql.measures.classic import output_kind
-    from qar_sql.output.render_risk import render_risk
 
     guard_files([("--per-record", options["per_record"])], where)
     settings = build(RiskParams, {**where, **options}, sensitive=sensitive or (), ordered=ordered or ())
@@ -133,7 +132,7 @@ def risk_cmd(where, sensitive, ordered, fmt, top, quiet, **options):
         shown |= {"risk_threshold": o["risk_threshold"], "l": o["l_threshold"], "t": o["t_threshold"]}
         return report_html({**where, **shown}, sql=sql, classic=result)
 
-    emit(result, fmt, lambda f: render_risk(result, f, top=top), html=report)
+    emit(result, fmt, top=top, html=report)
 
 
 # --- qar uniqueness ----------------------------------------------------------------------
@@ -186,9 +185,7 @@ domain = click.option(
     default=default_of(UniquenessParams, "monte_carlo"),
     help="Simulate this many groups of k per QI and report the share with all k unique and its 95% interval.",
 )
-@click.option(
-    "--seed", type=int, default=None, help="Random seed for --monte-carlo (the same seed gives the same draws)."
-)
+@params.seed(None, "Random seed for --monte-carlo (the same seed gives the same draws).")
 @params.file_option(
     "--treatments",
     "-T",
@@ -228,7 +225,7 @@ def uniqueness_cmd(
     from qar_sql.commands.uniqueness import with_plan
     from qar_sql.engines.render import recording
     from qar_sql.output.files import check_plot, written
-    from qar_sql.output.render_uniqueness import plot, render_uniqueness
+    from qar_sql.output.render_uniqueness import plot
 
     if old_k is not None:
         ctx = click.get_current_context()
@@ -258,7 +255,7 @@ def uniqueness_cmd(
         shown = {"p": p, "group_size": group_size, "target": target, "domain": domain, "qid": qid}
         return report_html({**where, **shown, "treatments": treatments}, sql=sql, uniqueness=result)
 
-    emit(result, fmt, lambda f: render_uniqueness(result, f, top=top), html=report)
+    emit(result, fmt, top=top, html=report)
     if plot_path:
         with written(plot_path, "--plot"):
             drawn = plot(result, plot_path)

@@ -127,7 +127,6 @@ def records_cmd(
     from qar_sql.compliance.store import hash_secret
     from qar_sql.output.files import check_writable
     from qar_sql.output.render import whole_table
-    from qar_sql.output.render_records import render_records
 
     # --max-size, --missing, --sampling-fraction, --population and --all-text: --by suda's.
     chosen = dict(key=key, top=top, by=by, compare_dt=compare_dt, refine=refine, all_records=all_records)
@@ -157,7 +156,7 @@ def records_cmd(
             result = run_recorded(where, settings, bar, **kept)
     # html: the report's audit and records sections (docs/report.md)
     report = partial(_report_html, result, where, top, secret, jobs, store) if by not in ("suda", "influence") else None
-    emit(result, fmt, lambda f: render_records(result, f, settings), html=report)
+    emit(result, fmt, params=settings, html=report)
 
 
 @click.command("eliminate")
@@ -178,12 +177,7 @@ def records_cmd(
     help="Records removed at most: a count or a share of the table such as 20%.",
 )
 @params.int_option("--greedy-steps", minimum=1, help="Greedy steps (default: up to --max).")
-@click.option(
-    "--seed",
-    type=int,
-    default=default_of(EliminateParams, "seed"),
-    help="Seed of the random ranking and of the PLS split.",
-)
+@params.seed(default_of(EliminateParams, "seed"), "Seed of the random ranking and of the PLS split.")
 @click.option(
     "--order",
     "orders",
@@ -198,7 +192,6 @@ def eliminate_cmd(where, risk, by, orders, plot_path, fmt, quiet, **options):
     """Backward elimination: the risk after removing the top records of each ranking."""
     # ``options`` are EliminateParams' by the same names: key, step, max_removed, greedy_steps, seed, jobs.
     from qar_sql.commands.eliminate import run
-    from qar_sql.output.render_records import render_eliminate
     from qar_sql.parameters.ranking import parse_by, parse_orders
 
     order_map = parse_orders(orders)
@@ -211,4 +204,4 @@ def eliminate_cmd(where, risk, by, orders, plot_path, fmt, quiet, **options):
     settings = build(EliminateParams, {**where, **risk, **options}, by=names, orders=order_map, plot=plot_path)
     with params.Progress("scanning", quiet) as bar, session(where) as s:
         res = run(s, settings, bar)
-    emit(res, fmt, lambda f: render_eliminate(res, f, plot_path))
+    emit(res, fmt, plot_path=plot_path)

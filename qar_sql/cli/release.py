@@ -104,7 +104,7 @@ def compare_cmd(original, treated, risk, no_risk, fail_below, plot, fmt, quiet, 
     from qar_sql.commands.compare import run as run_compare
     from qar_sql.comparison.thresholds import below_thresholds, check_thresholds, parse_thresholds
     from qar_sql.engines.render import recording
-    from qar_sql.output.render_compare import plot_compare, render_compare
+    from qar_sql.output.render_compare import plot_compare
 
     # ``options`` are the rest of compare()'s keywords, by the same names (table, link, ...).
     # A bad threshold fails before any table is read (exit 2).
@@ -145,7 +145,7 @@ def compare_cmd(original, treated, risk, no_risk, fail_below, plot, fmt, quiet, 
         shown_options = {"original": original, "treated": treated} | {name: options[name] for name in shown}
         return report_html({**shown_options, **risk}, sql=sql, compare=result)
 
-    emit(result, fmt, lambda f: render_compare(result, f), html=report)
+    emit(result, fmt, html=report)
     if plot:
         from qar_sql.output.files import written
 

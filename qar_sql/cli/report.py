@@ -141,20 +141,25 @@ def report_cmd(
     quiet,
 ):
     """Write one self-contained HTML report of SOURCE: risk, tail fit, k-anonymity, records, what-if, history."""
-    from qar_sql.commands.report import from_store as stored_report
-    from qar_sql.commands.report import masked_command, report
+    from qar_sql.cli.emit import build, session
+    from qar_sql.commands.report import masked_command, run, stored
     from qar_sql.compliance.store import HASH_SECRET_ENV, hash_secret
     from qar_sql.output.html import write_report
     from qar_sql.precedence import from_click
 
     if no_classic and classic_flag:
         raise UsageError("--classic and --no-classic contradict each other; give one of them")
-    settings = ReportParams(
-        top=top, treatments=treatments, group_size=group_size, compare=compare, treated_table=treated_table,
-        link=link, aligned=aligned, classic=not no_classic, weight=weight, sensitive=sensitive or (),
-        population=population, sampling_fraction=sampling_fraction, records=not no_records, from_store=from_store,
-        run_id=run_id, title=title, owner=owner, purpose=purpose, release_kind=release_kind,
-    )  # fmt: skip
+    options = {
+        "k": k, "key": key, "top": top, "treatments": treatments, "group_size": group_size, "compare": compare,
+        "treated_table": treated_table, "link": link, "aligned": aligned, "classic": not no_classic,
+        "weight": weight, "sensitive": sensitive or (), "population": population,
+        "sampling_fraction": sampling_fraction, "records": False if no_records else None, "store": store,
+        "from_store": from_store, "run_id": run_id, "title": title, "owner": owner, "purpose": purpose,
+        "release_kind": release_kind, "interval_level": interval_level, "bootstrap": bootstrap, "jobs": jobs,
+    }  # fmt: skip
+    chosen = from_click(click.get_current_context(), "fail_above", fail_above)  # (a verdict only when set)
+    given = {"threshold": fail_above, "threshold_source": chosen.described if chosen else None}
+    settings = build(ReportParams, {**where, **risk, **options, **given})
     if compare is not None:  # before any work: the comparison needs the [compare] extra
         from qar_sql.extras import require
 
@@ -162,23 +167,13 @@ def report_cmd(
     _guard(where["source"], output, treatments, compare, store, from_store, hash_secret_file)
     secret = hash_secret(hash_secret_file) if (hash_secret_file or os.environ.get(HASH_SECRET_ENV)) else None
     command = masked_command(["qar", *sys.argv[1:]], [secret] if secret else [])
-    chosen = from_click(click.get_current_context(), "fail_above", fail_above)
-    given = {"threshold": fail_above, "threshold_source": chosen.described if chosen else None}
-    context = settings.context
+    settings = dataclasses.replace(settings, hash_secret=secret, command=command)
     if from_store is not None:
-        result = dataclasses.replace(stored_report(from_store or None, run_id, **given, command=command), **context)
-        write_report(result, output, fmt)
+        result = stored(settings)
     else:
-        sections = {"treatments": treatments, "store": store, "group_size": group_size, **settings.comparison}
-        sections |= {"records": None if settings.records else False}
-        sections |= {"classic": settings.classic_options if settings.classic else False}
-        sections |= {"interval_level": interval_level, "bootstrap": bootstrap}
-        with params.Progress("scanning", quiet) as bar:
-            result = report(
-                **where, **risk, **sections, **given, **context, k=k, key=key, top=top, hash_secret=secret,
-                command=command, jobs=jobs, progress=bar,
-            )  # fmt: skip
-        write_report(result, output, fmt)
+        with params.Progress("scanning", quiet) as bar, session(where) as s:
+            result = run(s, settings, bar)
+    write_report(result, output, fmt)
     assert result.audit is not None  # a report of SOURCE or of a stored run always has its audit
     risk_text = "undefined (no tail)" if result.audit.risk is None else f"{result.audit.risk:.6g}"
     click.echo(f"Wrote {output} (T̂ = {risk_text}).", err=True)

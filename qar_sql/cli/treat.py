@@ -41,13 +41,12 @@ def discover_cmd(where, max_size, drop_null, top, fmt, jobs, batch_size, quiet):
     Supersets of an identifier are identifiers too and are not scanned.
     """
     from qar_sql.commands.discover import run as run_discover
-    from qar_sql.output.render_discover import render_discover
 
     chosen = {"max_size": max_size, "drop_null": drop_null, "batch_size": batch_size, "jobs": jobs}
     settings = build(DiscoverParams, {**where, **chosen})
     with params.Progress("combinations", quiet) as bar, session(where) as s:
         result = run_discover(s, settings, bar)
-    emit(result, fmt, lambda f: render_discover(result, f, top=top or None))
+    emit(result, fmt, top=top or None)
 
 
 @click.command("whatif")
@@ -129,7 +128,6 @@ def whatif_cmd(
     from qar_sql.commands.whatif import run as run_whatif
     from qar_sql.commands.whatif import with_plan
     from qar_sql.engines.render import recording
-    from qar_sql.output.render_whatif import render_whatif
     from qar_sql.treat.whatif import emit_sql as run_emit
 
     # What the view and the measurements are both built from.
@@ -163,4 +161,4 @@ def whatif_cmd(
         shown = {"treatments": treatments, "qid": qid, "combine": combine, "only": only, "drop_null": drop_null}
         return report_html({**where, **risk, **shown, "key": key}, sql=sql, whatif=result)
 
-    emit(result, fmt, lambda f: render_whatif(result, f), html=report)
+    emit(result, fmt, html=report)

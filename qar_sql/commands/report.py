@@ -1,11 +1,12 @@
-"""Gather what the HTML report shows (``qar report``, :func:`qar_sql.report`).
+"""``qar report``: one self-contained HTML report of a table (:func:`qar_sql.report`).
 
-A unit of its own at the top of the package: it calls the audit, the records, the what-if and
-the history, which the lower units cannot import without a cycle.
-
-The database work happens here, on one connection: the audit and the per-record contributions
-in one fused scan, then the elimination curves; the what-if and the history are their own
-commands' results. Rendering and the result types are :mod:`qar_sql.output.html`, from these result objects alone.
+The shape every command has (``qar_sql/commands/__init__.py``): its parameters
+(:class:`~qar_sql.parameters.release.ReportParams`), ``run(session, params, progress) → result``
+and the Python API's function, which opens the session and calls ``run``. Its ``run`` is the one
+that runs other commands: on one session, the audit and the per-record contributions in one
+fused scan, then the elimination curves; the what-if, uniqueness, comparison and classic
+sections are those commands' ``run`` on the same session, the history a results store's.
+Rendering and the result types are :mod:`qar_sql.output.html`, from these result objects alone.
 """
 
 from __future__ import annotations
@@ -14,16 +15,21 @@ import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Unpack
+from typing import Any
 
 from qar_sql.engines.render import recording
-from qar_sql.engines.source import SourceLike, open_source, resolve_source
-from qar_sql.errors import ParameterError, require_whole
-from qar_sql.measures.audit import SourceOptions, audit_relation, split_options
-from qar_sql.output.html import RELEASE_KINDS, RecordRow, RecordsSummary, ReportInputs, write_html
+from qar_sql.engines.session import Session
+from qar_sql.engines.source import SourceLike, resolve_source, session_of
+from qar_sql.measures.audit import Options, audit_relation
+from qar_sql.output.html import RecordRow, RecordsSummary, ReportInputs, write_html
+from qar_sql.parameters.release import CompareParams, ReportParams, check_release_context
 from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys
+from qar_sql.pushdown.scan import Progress
 from qar_sql.results import AuditResult
 from qar_sql.secrets import mask_source, scrub, secret_values
+
+NAME = "report"
+Params = ReportParams
 
 
 def records_summary(contrib, top: int, hash_secret: str | None, keys: Mapping[int, tuple] | None = None):
@@ -76,156 +82,175 @@ def masked_command(argv: Sequence[str], extra_secrets: Sequence[str] = ()) -> st
     return scrub(" ".join(shlex.quote(a) for a in argv), known)
 
 
-def collect(
-    source: str | None = None,
-    *,
-    k: int = 5,
-    key: Sequence[str] | None = None,
-    top: int = 10,
-    hash_secret: str | None = None,
-    records: bool | None = None,
-    eliminate_step: int | None = None,
-    treatments: str | Path | None = None,
-    store: str | None = None,
-    threshold: float | None = None,
-    threshold_source: str | None = None,
-    group_size: int | None = None,
-    compare: str | None = None,
-    treated_table: str | None = None,
-    link: str | None = None,
-    aligned: bool = False,
-    classic: Mapping[str, Any] | bool | None = True,
-    command: str | None = None,
-    greedy: bool = True,
-    interval_level: float | None = None,
-    bootstrap: int | None = None,
-    title: str | None = None,
-    owner: str | None = None,
-    purpose: str | None = None,
-    release_kind: str = "internal",
-    **options: Unpack[SourceOptions],
-) -> ReportInputs:
-    """Run what the report needs and return it. The records and elimination sections need a
-    record order: ``key`` for a database table, the row order of a file; ``records=None`` adds
-    them when one exists, ``False`` leaves them out (they cost a second pass); ``treatments`` adds the what-if section,
-    ``store`` the history, ``group_size`` the uniqueness section, ``compare`` (a treated release:
-    a file, or with ``treated_table`` a table; linked by the key column ``link`` or ``aligned``
-    by row) the original-vs-treated section, ``classic`` (True, or :func:`qar_sql.risk`'s
-    keywords such as ``weight``, ``sensitive``, ``population``; the default; False leaves them out) the
-    classic measures of the same QIs; ``greedy`` adds the greedy elimination curve beside the block one.
-    ``threshold``: the risk the verdict compares T̂ with, only when the user set one (None: no
-    verdict), named in the report by ``threshold_source`` (default "the threshold argument").
-    ``title``, ``owner``, ``purpose`` and ``release_kind`` ("internal", or "external": no per-record
-    table, key, position or value combination) are the release context of the first page.
-    ``options``: the source and audit keywords of :func:`qar_sql.audit` (:class:`SourceOptions`)."""
-    context = release_context(threshold, threshold_source, title, owner, purpose, release_kind)
-    require_whole(top, 1, f"--top {top!r} must be a whole number of at least 1, e.g. 10")
+def run(session: Session, params: ReportParams, progress: Progress | None = None) -> ReportInputs:
+    """What the report shows of the session's relation. The records and elimination sections
+    need a record order: ``params.key`` for a database table, the row order of a file; the other
+    sections are their commands' ``run`` on the same session (what-if, uniqueness, original vs
+    treated, classic measures), each with the statements it rendered; the history is read from
+    the results store. ``progress`` follows the audit's scan."""
     started = time.perf_counter()
-    opts, where = split_options(options)
-    opts.validate()
-    table, delimiter = where.get("table"), where.get("delimiter")
-    p, alpha, pi_u, pwm, jobs = opts.p, opts.alpha, opts.pi_u, opts.pwm, opts.jobs
-    resolved = resolve_source(source)
-    label = mask_source(resolved)
+    opts = Options(
+        columns=params.columns, exclude=params.exclude, p=params.p, alpha=params.alpha, pi_u=params.pi_u,
+        pwm=params.pwm, jobs=params.jobs, progress=progress,
+    )  # fmt: skip
+    records = params.records
+    if records is None:
+        records = bool(params.key) or session.relation.row_order is not None
     rec = elim = None
-    db, relation = open_source(source, table=table, delimiter=delimiter, null_tokens=where.get("null_tokens", ()))
-    with db:
-        if records is None:
-            records = bool(key) or relation.row_order is not None
-        if records:
-            from qar_sql.ranking import eliminate as E
-            from qar_sql.ranking.records import compute
-
-            contrib, order_by = compute(db, relation, opts, key=key, source=label, started=started)
-            result = with_intervals(contrib.audit, interval_level, bootstrap)
-            keys: dict[int, tuple] = {}
-            if hash_secret and contrib.key != (ROW_KEY,):
-                keys = fetch_keys(db, relation, contrib.key, [int(r) for r in contrib.order("dt")[:top]])
-            rec = records_summary(contrib, top, hash_secret, keys)
-            step = eliminate_step or max(1, contrib.rows // 200)
-            kmax = E.parse_max("10%", contrib.rows, step)
-            points = list(range(step, kmax + 1, step))
-            import numpy as np
-
-            distinct = np.array([q.distinct for q in result.qis], dtype=np.int64)
-            risk0 = result.risk
-            assert risk0 is not None  # compute() refuses a table without a tail
-            curves = {}
-            for name in ("dt", "random"):
-                o = E.ranking_order(
-                    name, contrib, db, relation, result.columns, p, order_by, seed=0, orders=None, aucs={}
-                )
-                emptied = E.emptied_classes(db, relation, result.columns, p, order_by, o, kmax)
-                curves[name] = E.curve(distinct, contrib.rows, emptied, points, risk0, alpha=alpha, pi_u=pi_u, pwm=pwm)
-            notes: tuple[str, ...] = ()
-            if greedy:
-                curves["greedy"], notes = greedy_curve(
-                    db, relation, result.columns, p, order_by, kmax, step, risk0, opts
-                )
-            elim = E.Elimination(
-                risk0, contrib.rows, step, kmax, curves, notes=notes, seconds=time.perf_counter() - started
-            )
-        else:
-            iv: dict[str, Any] = {"interval_level": interval_level, "bootstrap": bootstrap}
-            iv = {name: v for name, v in iv.items() if v is not None}
-            result = audit_relation(db, relation, opts, k=k, started=started, source=label, **iv)
-    if result.k != k:
+    if records:
+        result, rec, elim = _records(session, params, opts, started)
+    else:
+        iv: dict[str, Any] = {"interval_level": params.interval_level, "bootstrap": params.bootstrap}
+        iv = {name: v for name, v in iv.items() if v is not None}
+        result = audit_relation(
+            session.db, session.relation, opts, k=params.k, started=started, source=session.label, **iv
+        )
+    if result.k != params.k:
         from dataclasses import replace
 
-        result = replace(result, k=k)
+        result = replace(result, k=params.k)
     ran: dict[str, list[str]] = {}  # the other sections' statements, as rendered while they ran
-    common: dict[str, Any] = {"table": table, "columns": result.columns, "p": p, "delimiter": delimiter, "jobs": jobs}
-    tail: dict[str, Any] = {"alpha": alpha, "pi_u": pi_u, "pwm": pwm}
-    wi = None
-    if treatments is not None:
-        from qar_sql.commands.whatif import whatif
-
-        with recording() as ran["what-if"]:
-            wi = whatif(source, treatments=treatments, **common, **tail)
-    uniq = None
-    if group_size is not None:
-        from qar_sql.commands.uniqueness import uniqueness
-
-        # exposed=0: the most exposed value combinations are the rare values themselves; a report
-        # handed on must not carry them.
-        with recording() as ran["uniqueness"]:
-            uniq = uniqueness(source, group_size=group_size, exposed=0, **common)
-    cmp = None
-    if compare is not None:
-        from qar_sql.commands.compare import compare as run_compare
-
-        with recording() as ran["original vs treated"]:
-            cmp = run_compare(
-                source, compare, treated_table=treated_table, link=link, aligned=aligned, **common, **tail
-            )
-    cls = None
-    if classic:
-        from qar_sql.commands.risk import risk as classic_risk
-
-        with recording() as ran["classic measures"]:
-            cls = classic_risk(source, **common, **(classic if isinstance(classic, Mapping) else {}))
-    hist = read_history(store, result.table) if store is not None else None
-    sql = "\n".join(filter(None, [_sql(resolved, table, result, delimiter, jobs), *map(sql_text, ran, ran.values())]))
+    found: dict[str, Any] = {"records": rec, "elimination": elim}
+    for field, title, section in SECTIONS:
+        value = section(params, result.columns, session.where)
+        if value is None:
+            found[field] = None
+            continue
+        command, settings = value
+        with recording() as ran[title]:
+            found[field] = command.run(session, settings)
+    found["history"] = read_history(params.store, result.table) if params.store is not None else None
+    where = session.where
+    resolved, table = where.get("source", session.label), where.get("table")
+    audit_sql = _sql(resolved, table, result, where.get("delimiter"), params.jobs)
+    sql = "\n".join(filter(None, [audit_sql, *map(sql_text, ran, ran.values())]))
     parameters = _parameters(
         result,
         table,
-        key=list(key) if key else None,
-        top=top,
-        threshold=threshold,
-        treatments=str(treatments) if treatments is not None else None,
-        **_store_parameter(store),
-        hashed_keys=bool(hash_secret),
-        group_size=group_size,
-        compare=mask_source(compare) if compare else None,
-        treated_table=treated_table,
-        link=link or ("aligned" if aligned else None),
-        classic=dict(classic) if isinstance(classic, Mapping) else bool(classic),
+        key=list(params.key) if params.key else None,
+        top=params.top,
+        threshold=params.threshold,
+        treatments=str(params.treatments) if params.treatments is not None else None,
+        **_store_parameter(params.store),
+        hashed_keys=bool(params.hash_secret),
+        group_size=params.group_size,
+        compare=mask_source(params.compare) if params.compare else None,
+        treated_table=params.treated_table,
+        link=params.link or ("aligned" if params.aligned else None),
+        classic=params.classic_keywords if params.classic_keywords is not None else False,
     )
-    secrets = secret_values(resolved) + secret_values(compare)
-    secrets += [hash_secret] if hash_secret else []
-    found = {"records": rec, "elimination": elim, "whatif": wi, "history": hist, "compare": cmp}
-    found |= {"uniqueness": uniq, "classic": cls, **context}
-    return _inputs(result, parameters, sql=sql, command=command, secrets=secrets, **found)
+    secrets = secret_values(resolved) + secret_values(params.compare)
+    secrets += [params.hash_secret] if params.hash_secret else []
+    found |= release_context(params.threshold, params.threshold_source, **params.context)
+    return _inputs(result, parameters, sql=sql, command=params.command, secrets=secrets, **found)
+
+
+def _records(
+    session: Session, params: ReportParams, opts: Options, started: float
+) -> tuple[AuditResult, RecordsSummary, Any]:
+    """(the audit, the records section, the elimination section) from one fused pass: the audit
+    and the per-record contributions, then the elimination curves (block by DT, random and,
+    with ``params.greedy``, greedy)."""
+    import numpy as np
+
+    from qar_sql.ranking import eliminate as E
+    from qar_sql.ranking.records import compute
+
+    db, relation, top = session.db, session.relation, params.top
+    contrib, order_by = compute(db, relation, opts, key=params.key, source=session.label, started=started)
+    result = with_intervals(contrib.audit, params.interval_level, params.bootstrap)
+    keys: dict[int, tuple] = {}
+    if params.hash_secret and contrib.key != (ROW_KEY,):
+        keys = fetch_keys(db, relation, contrib.key, [int(r) for r in contrib.order("dt")[:top]])
+    rec = records_summary(contrib, top, params.hash_secret, keys)
+    step = params.eliminate_step or max(1, contrib.rows // 200)
+    kmax = E.parse_max("10%", contrib.rows, step)
+    points = list(range(step, kmax + 1, step))
+    distinct = np.array([q.distinct for q in result.qis], dtype=np.int64)
+    risk0 = result.risk
+    assert risk0 is not None  # compute() refuses a table without a tail
+    p, alpha, pi_u, pwm = opts.p, opts.alpha, opts.pi_u, opts.pwm
+    curves = {}
+    for name in ("dt", "random"):
+        o = E.ranking_order(name, contrib, db, relation, result.columns, p, order_by, seed=0, orders=None, aucs={})
+        emptied = E.emptied_classes(db, relation, result.columns, p, order_by, o, kmax)
+        curves[name] = E.curve(distinct, contrib.rows, emptied, points, risk0, alpha=alpha, pi_u=pi_u, pwm=pwm)
+    notes: tuple[str, ...] = ()
+    if params.greedy:
+        curves["greedy"], notes = greedy_curve(db, relation, result.columns, p, order_by, kmax, step, risk0, opts)
+    seconds = time.perf_counter() - started
+    return result, rec, E.Elimination(risk0, contrib.rows, step, kmax, curves, notes=notes, seconds=seconds)
+
+
+# -- the sections that are other commands' results -------------------------------------------------
+# Each: (the command's module, its parameters) for the audited columns, or None when the section
+# is not asked for. The commands run on the report's session, in this order.
+
+
+def _whatif(params: ReportParams, columns: Sequence[str], where: Mapping[str, Any]) -> tuple[Any, Any] | None:
+    if params.treatments is None:
+        return None
+    from qar_sql.commands import whatif
+    from qar_sql.parameters.treat import WhatIfParams
+
+    settings = WhatIfParams(treatments=params.treatments, columns=columns, jobs=params.jobs, **_tail(params))
+    return whatif, whatif.with_plan(settings)
+
+
+def _uniqueness(params: ReportParams, columns: Sequence[str], where: Mapping[str, Any]) -> tuple[Any, Any] | None:
+    if params.group_size is None:
+        return None
+    from qar_sql.commands import uniqueness
+    from qar_sql.parameters.measures import UniquenessParams
+
+    # exposed=0: the most exposed value combinations are the rare values themselves; a report
+    # handed on must not carry them.
+    settings = UniquenessParams(group_size=params.group_size, exposed=0, columns=columns, p=params.p, jobs=params.jobs)
+    return uniqueness, uniqueness.with_plan(settings)
+
+
+def _compare(params: ReportParams, columns: Sequence[str], where: Mapping[str, Any]) -> tuple[Any, Any] | None:
+    if params.compare is None:
+        return None
+    from qar_sql.commands import compare
+
+    # The treated release is read as the original is: its --delimiter and --null-token, and
+    # the original's --table where TREATED is a database too.
+    settings = CompareParams(
+        treated=params.compare, treated_table=params.treated_table, link=params.link, aligned=params.aligned,
+        columns=columns, delimiter=where.get("delimiter"), null_tokens=where.get("null_tokens", ()),
+        jobs=params.jobs, **_tail(params),
+    )  # fmt: skip
+    return compare, compare.prepared(settings, None, where.get("table"))
+
+
+def _classic(params: ReportParams, columns: Sequence[str], where: Mapping[str, Any]) -> tuple[Any, Any] | None:
+    keywords = params.classic_keywords
+    if keywords is None:
+        return None
+    from qar_sql.commands import risk
+    from qar_sql.parameters.measures import RiskParams
+
+    if keywords.get("per_record") is not None:  # as qar_sql.risk checks it
+        from qar_sql.measures.classic import check_not_source, output_kind
+
+        output_kind(str(keywords["per_record"]))
+        check_not_source(keywords["per_record"], where.get("source"), "--per-record")
+    return risk, RiskParams(columns=columns, p=params.p, jobs=params.jobs, **keywords)
+
+
+#: The sections that are other commands' results: (the ReportInputs field, the title of its
+#: statements in the SQL block, its command and parameters or None).
+SECTIONS = (
+    ("whatif", "what-if", _whatif),
+    ("uniqueness", "uniqueness", _uniqueness),
+    ("compare", "original vs treated", _compare),
+    ("classic", "classic measures", _classic),
+)
+
+
+def _tail(params: ReportParams) -> dict[str, Any]:
+    return {"p": params.p, "alpha": params.alpha, "pi_u": params.pi_u, "pwm": params.pwm}
 
 
 def with_intervals(result: AuditResult, level: float | None, resamples: int | None) -> AuditResult:
@@ -264,12 +289,7 @@ def release_context(
     """The :class:`ReportInputs` fields of the first page's context, checked: a threshold is a
     risk in [0, 1] (None: the user set none, so no verdict), the release kind one of
     :data:`RELEASE_KINDS`."""
-    if threshold is not None and (
-        isinstance(threshold, bool) or not isinstance(threshold, int | float) or not 0.0 <= threshold <= 1.0
-    ):
-        raise ParameterError(f"--fail-above {threshold!r} must be a risk between 0 and 1, e.g. 0.05")
-    if release_kind not in RELEASE_KINDS:
-        raise ParameterError(f"--release-kind {release_kind!r} is not a release kind; use internal or external")
+    check_release_context(threshold, release_kind)
     return {
         "threshold": None if threshold is None else float(threshold),
         "threshold_source": None if threshold is None else (threshold_source or "the threshold argument"),
@@ -454,21 +474,51 @@ def _parameters(result: AuditResult, table, **more: Any) -> dict[str, Any]:
 
 
 def report(source: SourceLike = None, *, output: str | Path | None = None, **options: Any) -> ReportInputs:
-    """Build the HTML report of ``source`` (keywords as :func:`collect`); write it to ``output``
-    when given. ``.to_html()`` of the result renders it again, from the results alone."""
-    if options.get("compare") is not None:  # before any work, as qar report --compare
+    """Build the HTML report of ``source``; write it to ``output`` when given. ``.to_html()`` of
+    the result renders it again, from the results alone.
+
+    ``options``: the fields of :class:`~qar_sql.parameters.release.ReportParams` (the audit's
+    ``columns``, ``exclude``, ``p``, ``alpha``, ``pi_u``, ``pwm``, ``jobs``; ``k``, ``key``,
+    ``top``, ``hash_secret``; ``records`` (None: when the source has a record order; False leaves
+    them out); ``treatments`` adds the what-if section, ``store`` the history, ``group_size`` the
+    uniqueness section, ``compare`` (a treated release: a file, or with ``treated_table`` a
+    table; linked by the key column ``link`` or ``aligned`` by row) the original-vs-treated
+    section, ``classic`` (True, or :func:`qar_sql.risk`'s keywords such as ``weight``,
+    ``sensitive``, ``population``; False leaves them out) the classic measures; ``greedy`` the
+    greedy elimination curve; ``threshold`` the risk of the verdict, only one the user set,
+    named by ``threshold_source``; ``title``, ``owner``, ``purpose`` and ``release_kind``
+    ("internal", or "external": no per-record table, key, position or value combination) the
+    release context of the first page), the source options ``table``, ``delimiter`` and
+    ``null_tokens``, and ``progress``."""
+    where = {name: options.pop(name) for name in ("table", "delimiter", "null_tokens") if name in options}
+    progress = options.pop("progress", None)
+    params = ReportParams(**options)
+    if params.compare is not None:  # before any work, as qar report --compare
         from qar_sql.extras import require
 
         require("compare", "the report's comparison (compare=)")
     if output is not None:  # never over a file the report reads, checked before the work
         from qar_sql.guard import check_not_input
 
-        reads = [("the source file itself", source), ("the treated release", options.get("compare"))]
-        check_not_input([("output", output)], [*reads, ("the treatments file", options.get("treatments"))])
-    inputs = collect(source, **options)
+        reads = [("the source file itself", source), ("the treated release", params.compare)]
+        check_not_input([("output", output)], [*reads, ("the treatments file", params.treatments)])
+    with session_of(source, **where) as session:
+        inputs = run(session, params, progress)
     if output is not None:
         write_html(inputs, str(output))
     return inputs
+
+
+def stored(params: ReportParams) -> ReportInputs:
+    """The report of the run ``params.run_id`` recorded in the results store ``params.from_store``
+    (:func:`from_store`; no source is read), with the release context of ``params``."""
+    from dataclasses import replace
+
+    inputs = from_store(
+        params.from_store or None, params.run_id or "", threshold=params.threshold,
+        threshold_source=params.threshold_source, command=params.command,
+    )  # fmt: skip
+    return replace(inputs, **params.context)
 
 
 def scan_pages(names: Sequence[str]) -> dict[str, str]:

@@ -15,26 +15,32 @@ plain statements goes through it, the same way on every engine:
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import numpy as np
 
 from qar_sql.engines.database import Database, Relation
 from qar_sql.engines.render import render
 
-#: Temp table names are unique per process and call: two sessions of one process (a notebook,
-#: the report's commands) never collide, nor two processes on one server.
-_counter = itertools.count(1)
+P = ParamSpec("P")
+R = TypeVar("R")
+
+#: The counter of each kind of temp name (:func:`temp_name`).
+_counters: dict[str, Iterator[int]] = {}
 
 
 def temp_name(what: str) -> str:
-    """A session temp table name, ``qar_<what>_<pid>_<n>`` (unquoted)."""
-    return f"qar_{what}_{os.getpid()}_{next(_counter)}"
+    """The name of a temp table or view, ``qar_<what>_<pid>_<n>`` (unquoted), the n-th ``what``
+    of this process: every module names its temp tables here, so that two sessions of one
+    process (a notebook, the report's commands) never collide, nor two processes on one server.
+    (``setdefault`` and ``next`` on a count are atomic under the GIL: the scan's threads too.)"""
+    return f"qar_{what}_{os.getpid()}_{next(_counters.setdefault(what, itertools.count(1)))}"
 
 
 @dataclass(frozen=True)
@@ -55,61 +61,6 @@ class Coded:
         return self.encode_sql is None
 
 
-class Session:
-    """An open source (:func:`qar_sql.connect`): one connection and the relation to audit, reused
-    by every API function and command it is passed to. Close it (or use ``with``) when done."""
-
-    def __init__(self, db: Database, relation: Relation, label: str):
-        self.db, self.relation, self.label = db, relation, label
-        db.shared = True
-
-    @property
-    def columns(self) -> tuple[str, ...]:
-        return self.relation.columns
-
-    @property
-    def dialect(self):
-        return self.db.dialect
-
-    def arrays(self, sql: str, columns: Mapping[str, Any]) -> dict[str, np.ndarray]:
-        """``sql``'s result as one numpy array per column (name → dtype), on every engine."""
-        return self.db.arrays(sql, columns)
-
-    def coded(
-        self,
-        columns: Sequence[str],
-        *,
-        order_by: Sequence[str] | None = None,
-        row_id: str | None = None,
-        code_types: Sequence[str] | None = None,
-        what: str = "codes",
-        materialize: bool | None = None,
-    ) -> AbstractContextManager[Coded]:
-        """``columns`` of the relation as codes (``encode.sql``: value order, NULL = −1; with
-        ``order_by``, ``r`` numbers the records in that order). Where the dialect has session temp
-        tables (and ``materialize`` is not False) they are written once to one — each code in the
-        narrowest type of ``code_types`` — and dropped on exit, also after an error; elsewhere the
-        statement travels as a CTE with every statement that reads it (:func:`coded`)."""
-        return coded(
-            self.db, self.relation, columns, order_by=order_by, row_id=row_id, code_types=code_types, what=what,
-            materialize=materialize,
-        )  # fmt: skip
-
-    def close(self) -> None:
-        self.db.shared = False
-        self.db.close()
-
-    def __enter__(self) -> Session:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        table = f" table {self.relation.display}" if self.relation.kind == "table" else ""
-        return f"<qar_sql.Source {self.label}{table} ({self.db.engine_name}, {len(self.columns)} columns)>"
-
-
 @contextmanager
 def coded(
     db: Database,
@@ -122,8 +73,14 @@ def coded(
     what: str = "codes",
     materialize: bool | None = None,
 ) -> Iterator[Coded]:
-    """:meth:`Session.coded` on a connection and relation: the one lifecycle of coded columns,
-    also for the library functions that are handed ``db`` and ``relation`` (the report's)."""
+    """``columns`` of the relation as codes (``encode.sql``: value order, NULL = −1; with
+    ``order_by``, ``r`` numbers the records in that order). Where the dialect has session temp
+    tables (and ``materialize`` is not False) they are written once to one — each code in the
+    narrowest type of ``code_types``, named by :func:`temp_name` — and dropped on exit, also
+    after an error; elsewhere the statement travels as a CTE with every statement that reads it.
+
+    The one lifecycle of coded columns: :meth:`Session.coded` is this function on a session; the
+    library functions that are handed ``db`` and ``relation`` call it as is."""
     d = db.dialect
     # order_by always given (None: no r), as encode.sql tests it
     kwargs: dict[str, Any] = {"columns": list(columns), "relation": relation.sql, "order_by": order_by}
@@ -141,3 +98,57 @@ def coded(
         yield Coded(d.quote(name), None, tuple(columns), name)
     finally:
         db.drop_temp_tables([name])
+
+
+def on_session(fn: Callable[Concatenate[Database, Relation, P], R]) -> Callable[Concatenate[Session, P], R]:
+    """``fn(db, relation, …)`` as a method of :class:`Session`, on its connection and relation,
+    with ``fn``'s own signature and docstring (so the method does not write the keywords again)."""
+
+    @functools.wraps(fn)
+    def method(self: Session, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        return fn(self.db, self.relation, *args, **kwargs)
+
+    return method
+
+
+class Session:
+    """An open source (:func:`qar_sql.connect`): one connection and the relation to audit, reused
+    by every API function and command it is passed to. Close it (or use ``with``) when done."""
+
+    def __init__(self, db: Database, relation: Relation, label: str, where: Mapping[str, Any] | None = None):
+        self.db, self.relation, self.label = db, relation, label
+        #: The source options it was opened with (``source``, its secrets unmasked, ``table``,
+        #: ``delimiter``, ``null_tokens``): what a command that reads a second source the same way
+        #: (the report's treated release) or shows the statements of the source (its SQL) needs.
+        self.where: dict[str, Any] = dict(where or {})
+        db.shared = True
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return self.relation.columns
+
+    @property
+    def dialect(self):
+        return self.db.dialect
+
+    def arrays(self, sql: str, columns: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        """``sql``'s result as one numpy array per column (name → dtype), on every engine."""
+        return self.db.arrays(sql, columns)
+
+    #: ``columns`` of the relation as codes: :func:`coded` on this session's connection and
+    #: relation (its keywords, its signature: declared once, there).
+    coded = on_session(coded)
+
+    def close(self) -> None:
+        self.db.shared = False
+        self.db.close()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        table = f" table {self.relation.display}" if self.relation.kind == "table" else ""
+        return f"<qar_sql.Source {self.label}{table} ({self.db.engine_name}, {len(self.columns)} columns)>"

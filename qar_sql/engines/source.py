@@ -15,7 +15,6 @@ import gzip
 import os
 import re
 import threading
-import uuid
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -28,7 +27,7 @@ import numpy as np
 from qar_sql.engines import frames
 from qar_sql.engines.database import Database, Relation, Timed, first_line, log, pick_table
 from qar_sql.engines.dialects import Dialect, get_dialect
-from qar_sql.engines.session import Session
+from qar_sql.engines.session import Session, temp_name
 from qar_sql.errors import ColumnError, DatabaseError, DataError, SourceNotFound, UsageError
 from qar_sql.secrets import mask_source, scrub, secret_values
 
@@ -140,7 +139,7 @@ class DuckDBDatabase(Database):
 
     @contextmanager
     def _registered(self, arrays: Mapping[str, np.ndarray]) -> Iterator[tuple[str, dict | None]]:
-        name = f"qar_arrays_{uuid.uuid4().hex[:12]}"
+        name = temp_name("arrays")
         self.con.register(name, dict(arrays))  # an in-memory view of the arrays, not a table write
         try:
             yield self.dialect.quote(name), None
@@ -571,8 +570,7 @@ def connect(
     a pyarrow Table or Dataset, or a DuckDB relation — for several API calls in a row
     (``null_tokens``: CSV cells read as NULL, as ``--null-token``)."""
     db, relation = open_source(source, table=table, delimiter=delimiter, threads=threads, null_tokens=null_tokens)
-    label = relation.display if relation.kind == "frame" else mask_source(resolve_source(source))
-    return Session(db, relation, label)
+    return _session(db, relation, source, table, delimiter, null_tokens)
 
 
 @contextmanager
@@ -595,12 +593,19 @@ def session_of(
     db, relation = open_source(
         source, table=table, delimiter=delimiter, threads=threads, all_text=all_text, null_tokens=null_tokens
     )
-    label = relation.display if relation.kind == "frame" else mask_source(resolve_source(source))
-    session = Session(db, relation, label)
+    session = _session(db, relation, source, table, delimiter, null_tokens)
     try:
         yield session
     finally:
         session.close()
+
+
+def _session(db: Database, relation: Relation, source: SourceLike, table, delimiter, null_tokens) -> Session:
+    """The session of a source just opened: its label (a URL's password masked) and its options."""
+    resolved = resolve_source(source)
+    label = relation.display if relation.kind == "frame" else mask_source(resolved)
+    where = {"source": resolved, "table": table, "delimiter": delimiter, "null_tokens": check_null_tokens(null_tokens)}
+    return Session(db, relation, label, where)
 
 
 def open_source(

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from qar_sql.output.render import renders, to_json
 from qar_sql.results import AuditResult, MarginalUniqueness, QIStats, QIUniqueness, UniquenessResult, pick
 from qar_sql.stats.evt import SMALL_TAIL
 from qar_sql.stats.interval import SMALL_TAIL_NOTE, TailIntervals
@@ -196,12 +196,6 @@ def _uniqueness_rows(u: UniquenessResult, top: int) -> list[tuple[str, str, str,
     return [(", ".join(q.columns), f"{q.kappa:.4f}", percent(q.pi_exact), f"{q.k50:,}") for q in u.qis[:top]]
 
 
-def to_json(obj: dict[str, Any], *, ascii_only: bool = False) -> str:
-    """``obj`` as the JSON every command writes (indented, no NaN). ``ascii_only``: non-ASCII
-    characters as \\u escapes, as ``qar eliminate`` has always written them."""
-    return json.dumps(obj, indent=2, ensure_ascii=ascii_only, allow_nan=False)
-
-
 def _g(x: float | None, digits: int = 6) -> str:
     return "—" if x is None else f"{x:.{digits}g}"
 
@@ -367,6 +361,7 @@ def _interval_rows(r: AuditResult) -> list[str]:
     return rows
 
 
+@renders(AuditResult, "text", "json", "markdown")
 def render_audit(r: AuditResult, fmt: str, *, top: int = 10, histograms: bool = False) -> str:
     if fmt == "json":
         return to_json(audit_dict(r, histograms=histograms)) + "\n"

@@ -1,20 +1,30 @@
-"""The output formats of every command, one registry: ``--format``'s choices and the renderer of each.
+"""The output formats of every command, one registry: ``--format``'s choices and, per result
+type, the renderer of each — ``render(result, fmt, **options)``.
 
-A format is either the result's own (text, JSON, Markdown: each command's ``render_*``; html:
-the command's report, docs/report.md) or generic, written from the result's table
-(:meth:`qar_sql.results.Tabular.table_columns`, which every result has). A new generic format is
-one entry in :data:`FORMATS`; every command with ``--format`` offers it (docs/commands.md).
+A format is either the result's own or generic. Own (text, JSON, Markdown): each
+``output/render_<command>.py`` registers the renderers of its result types with
+:func:`renders`, looked up along the result's class hierarchy (a subclass renders as its base
+unless it registers its own). Generic: written from the result's table
+(:meth:`qar_sql.results.Tabular.table_columns`, which every result has), one entry in
+:data:`FORMATS` that every command with ``--format`` offers (docs/commands.md). html is the
+command's report (docs/report.md), built by the command from its run (``html=``), or a
+renderer registered for it. Every JSON is written by :func:`to_json`.
+
+A new own format is one ``@renders`` per result type; a new result type is its renderers and
+one line in :data:`RENDERED_IN`; neither touches cli/.
 """
 
 from __future__ import annotations
 
 import csv
+import importlib
 import io
+import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -103,22 +113,84 @@ def format_option(
     return click.option("--format", "-f", "fmt", type=click.Choice(kinds), default="text", help=help)
 
 
-def render(
-    result: Tabular,
-    fmt: str,
-    own: Callable[[str], str],
-    html: Callable[[], str] | None = None,
-) -> str:
-    """``result`` in ``fmt``: a generic format from its table, html from ``html()`` (the
-    command's report), else the command's own renderer ``own(fmt)``."""
+def to_json(obj: dict[str, Any], *, ascii_only: bool = False) -> str:
+    """``obj`` as the JSON every command writes (indented, no NaN). ``ascii_only``: non-ASCII
+    characters as \\u escapes, as ``qar eliminate`` and ``qar config`` have always written them."""
+    return json.dumps(obj, indent=2, ensure_ascii=ascii_only, allow_nan=False)
+
+
+#: A renderer: ``renderer(result, fmt, **options) -> str``, the options those its command passes
+#: to :func:`render` (such as ``top``).
+Renderer = Callable[..., str]
+R = TypeVar("R", bound=Renderer)
+
+#: (result type's dotted name, format) → its renderer, filled by :func:`renders`.
+RENDERERS: dict[tuple[str, str], Renderer] = {}
+
+#: The module of ``qar_sql.output`` that registers each result type's renderers, imported when
+#: such a result is first rendered (importing them all would load scipy for ``qar config``).
+RENDERED_IN: dict[str, str] = {
+    "qar_sql.results.AuditResult": "formats",
+    "qar_sql.results.DemoResult": "render_demo",
+    "qar_sql.results.CompareResult": "render_compare",
+    "qar_sql.results.Settings": "render_config",
+    "qar_sql.measures.discovery.DiscoverResult": "render_discover",
+    "qar_sql.results.History": "render_history",
+    "qar_sql.results.MigrateResult": "render_migrate",
+    "qar_sql.ranking.records.Contributions": "render_records",
+    "qar_sql.ranking.influence.Influence": "render_records",
+    "qar_sql.measures.classic.SudaRecords": "render_records",
+    "qar_sql.ranking.eliminate.Elimination": "render_records",
+    "qar_sql.measures.classic.RiskResult": "render_risk",
+    "qar_sql.results.ScanReport": "render_scan",
+    "qar_sql.results.UniquenessResult": "render_uniqueness",
+    "qar_sql.treat.whatif.WhatIfResult": "render_whatif",
+}
+
+
+def type_name(cls: type) -> str:
+    """A class's dotted name, the registry's key: a type is named where output/ may not import
+    it (treat/ and ranking/ are above output/)."""
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def renders(result_type: type | str, *formats: str) -> Callable[[R], R]:
+    """Register the decorated function as ``result_type``'s renderer (a class, or its dotted
+    name) in each of ``formats``."""
+    name = result_type if isinstance(result_type, str) else type_name(result_type)
+
+    def register(fn: R) -> R:
+        for fmt in formats:
+            RENDERERS[name, fmt] = fn
+        return fn
+
+    return register
+
+
+def renderer(result_type: type, fmt: str) -> Renderer | None:
+    """``result_type``'s own renderer in ``fmt``, its nearest base's along the class hierarchy,
+    or None."""
+    for cls in result_type.__mro__:
+        name = type_name(cls)
+        if name in RENDERED_IN:
+            importlib.import_module(f"qar_sql.output.{RENDERED_IN[name]}")  # registers its renderers
+        if (name, fmt) in RENDERERS:
+            return RENDERERS[name, fmt]
+    return None
+
+
+def render(result: Any, fmt: str, html: Callable[[], str] | None = None, **options: Any) -> str:
+    """``result`` in ``fmt``: a generic format from its table, else the renderer its type
+    registered (given ``options``), else html from ``html()`` (the command's report)."""
     spec = FORMATS[fmt]
     if spec.from_table is not None:
         return spec.from_table(result)
-    if fmt == "html":
-        if html is None:
-            raise UsageError("--format html is not offered by this command; use text, json, markdown or csv")
+    own = renderer(type(result), fmt)
+    if own is not None:
+        return own(result, fmt, **options)
+    if fmt == "html" and html is not None:
         return html()
-    return own(fmt)
+    raise UsageError(f"--format {fmt} is not offered by this command; use text, json, markdown or csv")
 
 
 def whole_table(fmt: str) -> bool:

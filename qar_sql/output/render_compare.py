@@ -10,6 +10,7 @@ import numpy as np
 
 from qar_sql.errors import UsageError
 from qar_sql.output.formats import md_escape, render_result, section
+from qar_sql.output.render import renders
 from qar_sql.results import CompareResult
 from qar_sql.version import __version__
 
@@ -202,6 +203,7 @@ def _markdown_lines(r: CompareResult, top: int) -> list[str]:
     return lines + section("markdown", "Notes", r.notes)
 
 
+@renders(CompareResult, "text", "json", "markdown")
 def render_compare(r: CompareResult, fmt: str, *, top: int = 10) -> str:
     return render_result(fmt, lambda: compare_dict(r), lambda: _markdown_lines(r, top), lambda: _text_lines(r, top))
 

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from qar_sql.output.formats import to_json
+from qar_sql.output.render import renders, to_json
 from qar_sql.results import Settings
 
 
@@ -28,6 +28,7 @@ def config_text(r: Settings) -> str:
     return "\n".join(lines) + "\n"
 
 
+@renders(Settings, "text", "json")
 def render_config(r: Settings, fmt: str) -> str:
     """``r`` as text or JSON."""
     return to_json(config_dict(r), ascii_only=True) + "\n" if fmt == "json" else config_text(r)

@@ -1,10 +1,12 @@
-"""``qar demo``'s output: the audit of the population (:func:`~qar_sql.output.formats.render_audit`)
-and, in text, where the population is and what to try on it next."""
+"""``qar demo``'s output: the audit of the population (:func:`~qar_sql.output.formats.render_audit`,
+which a :class:`~qar_sql.results.DemoResult` is) and, in text, where the population is and what
+to try on it next."""
 
 from __future__ import annotations
 
 from qar_sql.output.formats import render_audit
-from qar_sql.results import AuditResult
+from qar_sql.output.render import renders
+from qar_sql.results import DemoResult
 
 
 def next_steps(path: str, table: str = "population") -> str:
@@ -16,6 +18,7 @@ def next_steps(path: str, table: str = "population") -> str:
     )
 
 
-def render_demo(result: AuditResult, fmt: str, path: str) -> str:
-    """The demo's audit in ``fmt`` (text, JSON, Markdown); the text ends with :func:`next_steps`."""
-    return render_audit(result, fmt) + (next_steps(path) if fmt == "text" else "")
+@renders(DemoResult, "text")
+def render_demo(result: DemoResult, fmt: str) -> str:
+    """The demo's audit in text, then :func:`next_steps` (its JSON and Markdown are the audit's)."""
+    return render_audit(result, fmt) + next_steps(result.path)

@@ -7,6 +7,7 @@ from typing import Any
 
 from qar_sql.measures.discovery import COMBINATION_FIELDS, Combination, DiscoverResult
 from qar_sql.output.formats import md_escape, render_result
+from qar_sql.output.render import renders
 from qar_sql.results import pick
 
 
@@ -32,6 +33,7 @@ def _pct(c: Combination) -> str:
     return f"{100 * c.singleton_share:.2f}%"
 
 
+@renders(DiscoverResult, "text", "json", "markdown")
 def render_discover(r: DiscoverResult, fmt: str, top: int | None = 20) -> str:
     shown = r.combinations if top is None else r.combinations[:top]
     return render_result(

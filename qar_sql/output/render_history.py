@@ -9,7 +9,8 @@ from typing import Any, overload
 
 from qar_sql.errors import UsageError
 from qar_sql.output.canvas import new_figure
-from qar_sql.output.formats import json_number, to_json
+from qar_sql.output.formats import json_number
+from qar_sql.output.render import renders, to_json
 from qar_sql.results import History, HistoryPoint
 
 
@@ -161,6 +162,7 @@ def plot_history(h: History, path: str | Path) -> Path:
     return path
 
 
+@renders(History, "text", "json", "markdown")
 def render_history(h: History, fmt: str) -> str:
     """``h`` in one of its own formats: ``json``, ``markdown`` or ``text``."""
     if fmt == "json":

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from qar_sql.output.formats import to_json
+from qar_sql.output.render import renders, to_json
 from qar_sql.results import MigrateResult
 
 
@@ -28,6 +28,7 @@ def migrate_dict(result: MigrateResult) -> dict[str, Any]:
     }
 
 
+@renders(MigrateResult, "text", "json", "markdown")
 def render_migrate(result: MigrateResult, fmt: str, *, status: bool = False) -> str:
     """``result`` as JSON, or as text (also for ``markdown``): what was applied (unless only the
     ``status`` was asked), then each migration's state."""

@@ -5,7 +5,7 @@
 ranking (:class:`~qar_sql.ranking.influence.Influence`) and SUDA
 (:class:`~qar_sql.measures.classic.SudaRecords`); ``qar eliminate`` one, the curves
 (:class:`~qar_sql.ranking.eliminate.Elimination`). The JSON goes through the one writer,
-:func:`qar_sql.output.formats.to_json`.
+:func:`qar_sql.output.render.to_json`.
 """
 
 from __future__ import annotations
@@ -18,20 +18,28 @@ import numpy as np
 
 from qar_sql.errors import ParameterError
 from qar_sql.measures.classic import SudaRecords, suda_order
-from qar_sql.output.formats import to_json
+from qar_sql.output.render import renders, to_json
 from qar_sql.output.render_risk import suda_dict, suda_text
 from qar_sql.parameters.ranking import RecordsParams
 
+# ``qar records``'s results (:func:`qar_sql.commands.records.run`), one type per kind of --by,
+# in text, Markdown or JSON as ``params`` (its RecordsParams) asks. ranking/ is above output/
+# (it draws with plot_elimination), so its types are named, not imported.
 
-def render_records(result: Any, fmt: str, params: RecordsParams) -> str:
-    """``qar records``'s result (:func:`qar_sql.commands.records.run`) in text, Markdown or
-    JSON, as its ``--by`` made it."""
-    top = params.top or 0
-    if params.by == "suda":
-        return suda_records(result, fmt, top, params.all_records)
-    if params.by == "influence":
-        return influence_records(result, fmt, top, params.refine, params.all_records)
-    return contributions_records(result, fmt, params.by, top, params.all_records)
+
+@renders("qar_sql.ranking.records.Contributions", "text", "json", "markdown")
+def render_contributions(c: Any, fmt: str, *, params: RecordsParams) -> str:
+    return contributions_records(c, fmt, params.by, params.top or 0, params.all_records)
+
+
+@renders("qar_sql.ranking.influence.Influence", "text", "json", "markdown")
+def render_influence(inf: Any, fmt: str, *, params: RecordsParams) -> str:
+    return influence_records(inf, fmt, params.top or 0, params.refine, params.all_records)
+
+
+@renders(SudaRecords, "text", "json", "markdown")
+def render_suda(found: SudaRecords, fmt: str, *, params: RecordsParams) -> str:
+    return suda_records(found, fmt, params.top or 0, params.all_records)
 
 
 def _f(x) -> float | None:
@@ -176,6 +184,7 @@ def suda_records(found: SudaRecords, fmt: str, top: int, all_records: bool) -> s
     return suda_text(result, keys, key_names, order, top)
 
 
+@renders("qar_sql.ranking.eliminate.Elimination", "text", "json", "markdown")
 def render_eliminate(res, fmt: str, plot_path: str | None = None) -> str:
     """``qar eliminate`` in text, Markdown or JSON (``plot_path``: where the curves were drawn)."""
     if fmt == "json":

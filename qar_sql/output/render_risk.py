@@ -3,11 +3,11 @@ code here."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from qar_sql.errors import shown
 from qar_sql.measures.classic import QIRisk, RiskResult, SudaResult
+from qar_sql.output.render import renders, to_json
 from qar_sql.version import __version__
 
 
@@ -143,9 +143,10 @@ def _people(n: int) -> str:
     return shown(n) if n >= 10**15 else f"{n:,}"
 
 
+@renders(RiskResult, "text", "json", "markdown")
 def render_risk(r: RiskResult, fmt: str, *, top: int = 10) -> str:
     if fmt == "json":
-        return json.dumps(risk_dict(r), indent=2, ensure_ascii=False) + "\n"
+        return to_json(risk_dict(r)) + "\n"
     if fmt == "markdown":
         return risk_markdown(r, top)
     return risk_text(r, top)

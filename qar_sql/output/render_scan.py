@@ -8,7 +8,8 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from qar_sql.output.formats import json_number, to_json
+from qar_sql.output.formats import json_number
+from qar_sql.output.render import renders, to_json
 from qar_sql.results import ScanReport
 
 
@@ -154,8 +155,10 @@ def report_dict(report: ScanReport) -> dict[str, Any]:
     }
 
 
+@renders(ScanReport, "text", "json", "markdown", "html")
 def render_scan(report: ScanReport, fmt: str) -> str:
-    """``report`` in one of its own formats: ``json``, ``markdown`` or ``text``."""
+    """``report`` in one of its own formats: ``json``, ``markdown`` or ``text`` (also for ``html``,
+    whose pages are in ``--report-dir``: stdout has the text summary)."""
     if fmt == "json":
         return to_json(report_dict(report)) + "\n"
     return summary_markdown(report) if fmt == "markdown" else summary_text(report)

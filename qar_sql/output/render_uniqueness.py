@@ -15,6 +15,7 @@ import numpy as np
 
 from qar_sql.errors import ParameterError
 from qar_sql.output.formats import md_escape, percent, render_result, uniqueness_block, uniqueness_qi_dict
+from qar_sql.output.render import renders
 from qar_sql.results import QIUniqueness, UniquenessResult
 from qar_sql.stats import koot as U
 from qar_sql.version import __version__
@@ -162,6 +163,7 @@ def _markdown_lines(r: UniquenessResult, top: int) -> list[str]:
     return lines
 
 
+@renders(UniquenessResult, "text", "json", "markdown")
 def render_uniqueness(r: UniquenessResult, fmt: str, *, top: int = 10) -> str:
     return render_result(
         fmt, lambda: uniqueness_dict(r), lambda: _markdown_lines(r, top), lambda: _text_lines(r, top), r.warnings

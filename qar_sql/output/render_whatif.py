@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from qar_sql.output.formats import md_escape, render_result
+from qar_sql.output.render import renders
 
 # output/ is below treat/ (CONTRIBUTING.md's flow), so the result types are not imported here:
 # a WhatIfResult (qar_sql.treat.whatif) is read by its attributes, and its JSON object is its
@@ -35,6 +36,7 @@ def _extra(s: Scenario) -> list[str]:
     ]
 
 
+@renders("qar_sql.treat.whatif.WhatIfResult", "text", "json", "markdown")
 def render_whatif(r: WhatIfResult, fmt: str) -> str:
     return render_result(fmt, r.json_dict, lambda: _whatif_markdown(r), lambda: _whatif_text(r), r.warnings)
 

@@ -4,8 +4,8 @@ original) and ``qar report`` (the report a privacy officer signs before a releas
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from qar_sql.errors import ParameterError, UsageError, require_whole, shown
@@ -82,28 +82,56 @@ class CompareParams(TailParams):
 RELEASE_KINDS = ("internal", "external")
 
 
-@dataclass(frozen=True, kw_only=True)
-class ReportParams:
-    """The sections and release context of ``qar report`` and the rules between its options, the
-    one place they live (checked when made, before any file is read or database opened). The
-    audit's own parameters are :class:`~qar_sql.parameters.tail.TailParams`; the report passes
-    them on to :func:`qar_sql.report`."""
+def check_release_context(threshold: float | None, release_kind: str) -> None:
+    """The first page's context, checked: a threshold is a risk in [0, 1] (None: the user set
+    none, so no verdict), the release kind one of :data:`RELEASE_KINDS`."""
+    if threshold is not None and (
+        isinstance(threshold, bool) or not isinstance(threshold, int | float) or not 0.0 <= threshold <= 1.0
+    ):
+        raise ParameterError(f"--fail-above {threshold!r} must be a risk between 0 and 1, e.g. 0.05")
+    if release_kind not in RELEASE_KINDS:
+        raise ParameterError(f"--release-kind {release_kind!r} is not a release kind; use internal or external")
 
+
+@dataclass(frozen=True, kw_only=True)
+class ReportParams(TailParams):
+    """The parameters of ``qar report`` (:mod:`qar_sql.commands.report`): the audit's (columns,
+    p, α, π_u, PWM: :class:`~qar_sql.parameters.tail.TailParams`), the sections, the release
+    context, and the rules between them, the one place they live; the click options and
+    :func:`qar_sql.report` take their defaults from here. Checked when made, before any file is
+    read or database opened."""
+
+    k: int = 5
+    #: The key columns that order the records (default: a file's row order).
+    key: Sequence[str] | None = None
     top: int = 10
-    treatments: str | None = None
+    #: Hashes the record keys of the records section (``--hash-secret-file``).
+    hash_secret: str | None = field(default=None, repr=False)
+    #: The records and elimination sections: None when the source has a record order, False
+    #: left out (they cost a second pass), True asked for.
+    records: bool | None = None
+    eliminate_step: int | None = None
+    greedy: bool = True
+    treatments: Any = None
+    #: The history section's results store ("": the default store).
+    store: str | None = None
     group_size: int | None = None
     #: The treated release (``--compare``) and how its records are linked to the original's.
-    compare: str | None = None
+    compare: Any = None
     treated_table: str | None = None
     link: str | None = None
     aligned: bool = False
-    #: The classic measures (on by default; ``--no-classic``) and their options.
-    classic: bool = True
+    #: The classic measures (on by default; ``--no-classic``): True with the options below, or
+    #: :func:`qar_sql.risk`'s keywords as a mapping.
+    classic: bool | Mapping[str, Any] = True
     weight: str | None = None
     sensitive: Sequence[str] = ()
     population: int | None = None
     sampling_fraction: float | None = None
-    records: bool = True
+    #: The risk the verdict compares T̂ with, only one the user set (None: no verdict), and
+    #: where it came from.
+    threshold: float | None = None
+    threshold_source: str | None = None
     #: Rebuild a recorded run's report (``--from-store`` with ``--run``) instead of reading SOURCE.
     from_store: str | None = None
     run_id: str | None = None
@@ -111,8 +139,16 @@ class ReportParams:
     owner: str | None = None
     purpose: str | None = None
     release_kind: str = "internal"
+    #: The command line shown in the reproducibility block (its secrets masked).
+    command: str | None = None
+    interval_level: float | None = None
+    bootstrap: int | None = None
+    jobs: int = 2
 
     def __post_init__(self) -> None:
+        check_release_context(self.threshold, self.release_kind)
+        require_whole(self.top, 1, f"--top {self.top!r} must be a whole number of at least 1, e.g. 10")
+        self.validate()
         if (self.from_store is None) != (self.run_id is None):
             raise UsageError("--from-store and --run go together: give both to rebuild a recorded run's report")
         for opt, value in (("--treated-table", self.treated_table), ("--link", self.link), ("--aligned", self.aligned)):
@@ -122,8 +158,6 @@ class ReportParams:
             if value and not self.classic:
                 opt = "--" + name.replace("_", "-")
                 raise UsageError(f"{opt} goes with the classic measures; leave out --no-classic or leave {opt} out")
-        if self.release_kind not in RELEASE_KINDS:
-            raise UsageError(f"--release-kind {self.release_kind!r} is unknown; use internal or external")
 
     @property
     def classic_options(self) -> dict[str, Any]:
@@ -132,13 +166,12 @@ class ReportParams:
         return options | {"sampling_fraction": self.sampling_fraction}
 
     @property
-    def comparison(self) -> dict[str, Any]:
-        return {
-            "compare": self.compare,
-            "treated_table": self.treated_table,
-            "link": self.link,
-            "aligned": self.aligned,
-        }
+    def classic_keywords(self) -> dict[str, Any] | None:
+        """:func:`qar_sql.risk`'s keywords of the classic section (None: left out): the mapping
+        given as ``classic``, else :attr:`classic_options`."""
+        if not self.classic:
+            return None
+        return dict(self.classic) if isinstance(self.classic, Mapping) else self.classic_options
 
     @property
     def context(self) -> dict[str, Any]:

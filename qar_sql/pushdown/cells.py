@@ -7,9 +7,7 @@ totals and the records' cells. The measures computed from those cells stay in ``
 
 from __future__ import annotations
 
-import itertools
 import math
-import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -18,11 +16,10 @@ import numpy as np
 
 from qar_sql.engines.database import Database, Relation
 from qar_sql.engines.render import render
+from qar_sql.engines.session import temp_name
 from qar_sql.errors import ColumnError, DatabaseError, DataError
 from qar_sql.pushdown import scan
 from qar_sql.stats import population as popmodels
-
-_counter = itertools.count(1)
 
 
 def check_weight(db: Database, relation: Relation, weight: str, type_name: str) -> None:
@@ -62,7 +59,7 @@ class Encoded:
 def encode(db: Database, relation: Relation, columns: Sequence[str], weight: str | None, order_by) -> Encoded:
     d = db.dialect
     if d.temp_tables and len(columns) > scan.WIDE_COLUMNS:
-        temp = f"qar_risk_{os.getpid()}_{next(_counter)}"
+        temp = temp_name("risk")
         for sql in wide_encode_statements(d, relation, columns, weight, order_by, temp):
             db.query(sql)
         return Encoded(None, d.quote(temp), temp)
@@ -76,7 +73,7 @@ def encode(db: Database, relation: Relation, columns: Sequence[str], weight: str
         row_id=None,
     )
     if d.temp_tables:
-        temp = f"qar_risk_{os.getpid()}_{next(_counter)}"
+        temp = temp_name("risk")
         db.query(render("materialize.sql", d, name=temp, encode_sql=sql, code_types=None))
         return Encoded(None, d.quote(temp), temp)
     return Encoded(sql, "encoded")

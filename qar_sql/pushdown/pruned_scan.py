@@ -9,13 +9,13 @@ other engines group the columns themselves.
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from qar_sql.engines.session import temp_name
 from qar_sql.engines.source import Database
 from qar_sql.errors import DataError
 from qar_sql.pushdown import prune, scan
@@ -94,7 +94,7 @@ def pruned_scan(
 
     try:
         if d.temp_tables:  # one codes table for both levels and every round
-            codes = f"qar_prune_{os.getpid()}_{next(scan._temp_counter)}"
+            codes = temp_name("prune")
             types = [scan.code_type(k) for k in cardinalities] if cardinalities else None
             for sql in scan.materialize_statements(d, relation_sql, columns, codes, types):
                 db.query(sql)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import itertools
 import logging
 import math
-import os
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from typing import TypedDict, Unpack
 
 from qar_sql.engines.dialects import Dialect
 from qar_sql.engines.render import render
+from qar_sql.engines.session import temp_name
 from qar_sql.engines.source import Database
 from qar_sql.errors import DatabaseError, ParameterError, require_whole
 from qar_sql.pushdown import lattice
@@ -69,9 +69,6 @@ class Ticker:
         self.done += 1
         if self.progress:
             self.progress(self.done, self.total)
-
-
-_temp_counter = itertools.count(1)
 
 
 @dataclass(frozen=True)
@@ -428,7 +425,7 @@ def histograms(
     """{QI index: [(class size, classes)]} for every QI (or those in ``options["only"]``). Progress
     counts ``ticks_after`` more steps that the caller runs afterwards, and on a large scan
     (:data:`LARGE_QIS`) the statements rendered first."""
-    temp_name = f"qar_codes_{os.getpid()}_{next(_temp_counter)}"
+    codes_temp = temp_name("codes")
     only = options.get("only")
     large = announce(len(columns), p, None if only is None else len(only))
     plan = None if only is not None else plan_cubes(db, relation_sql, columns, p, rows)
@@ -442,7 +439,7 @@ def histograms(
         relation_sql,
         columns,
         p,
-        temp_name=temp_name,
+        temp_name=codes_temp,
         plan=plan,
         on_render=rendered if large else None,
         **options,
@@ -459,7 +456,7 @@ def histograms(
         results = db.query_many(statements, jobs=options.get("jobs", 1), on_done=tick)
     finally:
         if db.dialect.temp_tables:
-            db.drop_temp_tables(([temp_name] if setup else []) + temps)
+            db.drop_temp_tables(([codes_temp] if setup else []) + temps)
     hist: dict[int, list[tuple[int, int]]] = defaultdict(list)
     for rows_ in results:
         for qi, size, classes in rows_:

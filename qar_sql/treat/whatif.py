@@ -14,9 +14,7 @@ not coded columns, so they keep their own temp tables rather than ``Session.code
 
 from __future__ import annotations
 
-import itertools
 import math
-import os
 import re
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -27,7 +25,7 @@ from typing import Any
 
 from qar_sql.engines.dialects import get_dialect, sql_comment
 from qar_sql.engines.render import render
-from qar_sql.engines.session import Session
+from qar_sql.engines.session import Session, temp_name
 from qar_sql.engines.source import (
     Database,
     Relation,
@@ -46,7 +44,6 @@ from qar_sql.treat.infoloss import InfoLoss, LossColumn, information_loss, loss_
 from qar_sql.treat.treatments import Binder, Plan, load, treated_sql
 
 ORIGINAL = "original"
-_temp_counter = itertools.count(1)
 
 
 @dataclass(frozen=True)
@@ -216,7 +213,7 @@ def release(db: Database, treated: str, relation: Relation) -> Iterator[tuple[Da
     """(connection, relation) through which a treated release, given as SQL, reads like a table:
     a DuckDB session temp view (dropped afterwards), else a CTE put in front of every statement
     (read-only server transactions refuse even temporary views)."""
-    name = f"qar_release_{os.getpid()}_{next(_temp_counter)}"
+    name = temp_name("release")
     runner: Database
     if db.dialect.temp_tables:
         # A session temp table (DuckDB keeps it in memory): the audit reads the release in several
@@ -276,7 +273,7 @@ def _loss(db: Database, binder: Binder, relation_sql: str, names, qids, not_null
     spec = [
         LossColumn(c, binder.kinds[c], kinds[c], c in treated, f"qar__o_{i}", c, c in coded) for i, c in enumerate(cols)
     ]
-    name = f"qar_paired_{os.getpid()}_{next(_temp_counter)}"
+    name = temp_name("paired")
     if db.dialect.temp_tables:
         # DuckDB: the paired release once in a session temp table (in memory), read by the
         # three statements of the report; the source is not written.

@@ -763,3 +763,67 @@ def test_the_example_report_the_readme_links_is_complete():
     }
     assert check_numbers(doc) > 100
     assert "/tmp/" not in html and str(REPO) not in html
+
+
+# --- one session: run(session, params) runs the sections' commands on the report's session ----------
+
+
+def _tokens_csv(tmp_path) -> Path:
+    """90 people whose town is missing as an empty cell or as "NA": read with --null-token NA
+    the two are one class (NULL), read without it two (NULL and the value "NA")."""
+    csv = tmp_path / "tokens.csv"
+    towns = ("T0", "T1", "", "NA", "T2")
+    rows = "".join(f"{i % 7},{'FM'[i % 2]},{towns[i % 5]},{i}\n" for i in range(90))
+    csv.write_text("age,sex,town,id\n" + rows)
+    return csv
+
+
+def test_the_sections_run_on_the_report_s_session_opened_once(tmp_path, monkeypatch):
+    """The report opens SOURCE once: the what-if, uniqueness and classic sections are their
+    commands' run() on that session (before: each section opened the source again)."""
+    from qar_sql.engines import source as engines_source
+
+    csv = _tokens_csv(tmp_path)
+    opened = []
+    real = engines_source.open_source
+
+    def counted(*args, **kwargs):
+        opened.append(args[0] if args else kwargs.get("source"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(engines_source, "open_source", counted)
+    treatments = 'qid = ["age", "sex", "town"]\n[treatments.age2]\ncolumn = "age"\nkind = "bands"\nwidth = 2\n'
+    inputs = qar_sql.report(str(csv), exclude=["id"], p=2, pi_u=0.3, treatments=treatments, group_size=2, records=False)
+    assert inputs.whatif is not None and inputs.uniqueness is not None and inputs.classic is not None
+    assert opened == [str(csv)]
+
+
+def test_the_sections_read_the_source_with_the_report_s_source_options(tmp_path):
+    """--null-token applies to every section (one session): the classic and uniqueness sections
+    equal qar risk's and qar uniqueness's with the same tokens (before, they read "NA" as a value)."""
+    csv = str(_tokens_csv(tmp_path))
+    cols, common = ["age", "sex", "town"], {"p": 2, "null_tokens": ["NA"]}
+    inputs = qar_sql.report(csv, columns=cols, pi_u=0.3, group_size=2, records=False, **common)
+    risk = qar_sql.risk(csv, columns=cols, **common)
+    assert inputs.classic.to_dict()["qis"] == risk.to_dict()["qis"]
+    unique = qar_sql.uniqueness(csv, columns=cols, group_size=2, exposed=0, **common)
+    assert [q.distinct for q in inputs.uniqueness.qis] == [q.distinct for q in unique.qis]
+    town = next(q for q in risk.qis if tuple(q.columns) == ("sex", "town"))
+    assert town.classes == 2 * 4  # T0, T1, T2 and NULL ("" and NA) for each sex
+
+
+def test_run_on_an_open_session_leaves_it_open_and_clean(tmp_path):
+    """commands.report.run(session, ReportParams): the report of an open source, which stays open
+    for its owner, with no temp table left behind; the same numbers as qar_sql.report."""
+    from qar_sql.commands import report as report_command
+    from qar_sql.parameters.release import ReportParams
+
+    csv = str(_tokens_csv(tmp_path))
+    settings = {"exclude": ["id"], "p": 2, "pi_u": 0.3, "group_size": 2}
+    with qar_sql.connect(csv) as s:
+        inputs = report_command.run(s, ReportParams(**settings))
+        left = s.db.query("select table_name from duckdb_tables() where table_name <> 'qar_source'")
+        assert left == [] and s.db.query("select 1") == [(1,)]
+    again = qar_sql.report(csv, **settings)
+    assert inputs.audit.risk == again.audit.risk and inputs.records.top == again.records.top
+    assert inputs.classic.to_dict()["qis"] == again.classic.to_dict()["qis"]

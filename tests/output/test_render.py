@@ -1,20 +1,32 @@
-"""``--format csv`` on every command that has ``--format`` (qar_sql/output/render.py): a header and
-one row per row of the result's table, checked against the command's own JSON (its table field,
-read independently) on a small demo database. Floats at full precision: the same text as the JSON's.
+"""The output formats (qar_sql/output/render.py). ``--format csv`` on every command that has
+``--format``: a header and one row per row of the result's table, checked against the command's
+own JSON (its table field, read independently) on a small demo database. Floats at full precision:
+the same text as the JSON's. And the registry of renderers: every result type a command returns
+renders in every format its ``--format`` offers, a new format or type is one registration.
 """
 
 from __future__ import annotations
 
+import ast
 import csv
+import importlib
+import inspect
 import io
 import json
+import pkgutil
+import typing
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+import qar_sql.commands
+import qar_sql.output
 from qar_sql.cli.main import cli
-from qar_sql.output.render import FORMATS, choices
+from qar_sql.errors import UsageError
+from qar_sql.output.render import FORMATS, RENDERED_IN, RENDERERS, choices, render, renderer, renders, type_name
+from qar_sql.results import Tabular
 
 REPO = Path(__file__).resolve().parents[2]
 TREATMENTS = str(REPO / "examples" / "treatments.toml")
@@ -212,3 +224,106 @@ def test_report(folder):
     r = CliRunner().invoke(cli, args)
     assert r.exit_code == 0, r.output
     assert out.read_text() == run(demo_args(folder, "audit", "-p", "2", "-q"), "csv")
+
+
+# --- the registry of renderers ------------------------------------------------------------------
+
+
+def returned_types(module) -> set[type]:
+    """The result types a command's ``run`` returns, from its return annotation (a string under
+    ``from __future__ import annotations``; names imported under TYPE_CHECKING are imported here)."""
+    names = dict(vars(module))
+    for node in ast.parse(inspect.getsource(module)).body:
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            exec(compile(ast.Module(body=node.body, type_ignores=[]), module.__file__, "exec"), names)
+    hint = module.run.__annotations__["return"]
+    hint = eval(hint, names) if isinstance(hint, str) else hint
+    return set(typing.get_args(hint)) or {hint}
+
+
+def offered() -> list[tuple[str, type, str]]:
+    """(command, result type, format) for every format of every command with --format."""
+    found = []
+    for info in pkgutil.iter_modules(qar_sql.commands.__path__):
+        module = importlib.import_module(f"qar_sql.commands.{info.name}")
+        command = cli.commands.get(getattr(module, "NAME", ""))
+        option = next((p for p in command.params if p.name == "fmt"), None) if command else None
+        if option is None or command.name == "report":  # qar sql prints SQL; qar report writes
+            continue  # its page from its own inputs (output/html.py: write_report), not through render()
+        found += [(command.name, t, fmt) for t in returned_types(module) for fmt in option.type.choices]
+    return found
+
+
+OFFERED = offered()
+
+
+def test_every_command_with_format_is_checked():
+    assert {c for c, _, _ in OFFERED} == {
+        *("audit", "demo", "records", "eliminate", "discover", "whatif", "risk", "uniqueness", "compare"),
+        *("scan", "history", "migrate", "config"),
+    }
+    assert {t.__name__ for c, t, _ in OFFERED if c == "records"} == {"Contributions", "Influence", "SudaRecords"}
+
+
+@pytest.mark.parametrize(("command", "result_type", "fmt"), OFFERED, ids=lambda x: getattr(x, "__name__", x))
+def test_every_result_renders_in_every_format_its_command_offers(command, result_type, fmt):
+    """A new result type without a renderer, or a new format without one, fails here."""
+    if FORMATS[fmt].from_table is not None:  # generic: from the table every result has
+        assert issubclass(result_type, Tabular), f"{type_name(result_type)} has no table_columns()"
+    elif fmt == "html" and renderer(result_type, fmt) is None:  # the command's report, built from its run
+        source = inspect.getsource(cli.commands[command].callback)
+        assert "html=" in source, f"qar {command} offers html but neither registers nor builds a report"
+    else:
+        assert renderer(result_type, fmt) is not None, f"no {fmt} renderer for {type_name(result_type)}"
+
+
+@pytest.mark.parametrize("name", sorted(RENDERED_IN))
+def test_each_module_named_registers_its_type(name):
+    """RENDERED_IN names real types, and the module it names registers each."""
+    module, _, cls = name.rpartition(".")
+    result_type = getattr(importlib.import_module(module), cls)
+    assert any(renderer(result_type, fmt) for fmt in FORMATS), name
+
+
+def test_every_registration_is_found_from_its_type():
+    """Every type a module of qar_sql/output registers renderers for is in RENDERED_IN, naming that
+    module: else its renderers are found only once something else has imported the module."""
+    for info in pkgutil.iter_modules(qar_sql.output.__path__):
+        importlib.import_module(f"qar_sql.output.{info.name}")
+    ours = {(name, fn.__module__) for (name, _), fn in RENDERERS.items() if fn.__module__.startswith("qar_sql.")}
+    assert ours and {name for name, _ in ours} == set(RENDERED_IN)
+    for name, module in ours:
+        assert f"qar_sql.output.{RENDERED_IN[name]}" == module, name
+
+
+@dataclass(frozen=True)
+class Shouted(Tabular):
+    words: tuple[str, ...]
+
+    def table_columns(self) -> dict[str, list]:
+        return {"word": list(self.words)}
+
+
+@dataclass(frozen=True)
+class Whispered(Shouted):
+    pass
+
+
+@renders(Shouted, "text", "markdown")
+def shout(r: Shouted, fmt: str, *, mark: str = "!") -> str:
+    return " ".join(w.upper() for w in r.words) + mark + ("\n" if fmt == "text" else "  \n")
+
+
+@renders(Whispered, "text")
+def whisper(r: Whispered, fmt: str, *, mark: str = "…") -> str:
+    return " ".join(r.words) + mark + "\n"
+
+
+def test_a_type_renders_as_registered_and_a_subclass_as_its_nearest_base():
+    assert render(Shouted(("a", "b")), "text", mark="?") == "A B?\n"
+    assert render(Whispered(("a", "b")), "text") == "a b…\n"  # its own
+    assert render(Whispered(("a",)), "markdown") == "A!  \n"  # its base's
+    assert render(Whispered(("a", "b")), "csv") == "word\na\nb\n"  # generic, from its table
+    with pytest.raises(UsageError, match="--format json is not offered"):
+        render(Shouted(("a",)), "json")
+    assert render(Shouted(("a",)), "html", html=lambda: "<p>report</p>") == "<p>report</p>"

@@ -20,7 +20,7 @@ from qar_sql.parameters.release import ReportParams
         ({"aligned": True}, "--aligned goes with --compare TREATED"),
         ({"classic": False, "weight": "w"}, "--weight goes with the classic measures"),
         ({"classic": False, "sampling_fraction": 0.1}, "--sampling-fraction goes with the classic measures"),
-        ({"release_kind": "public"}, "--release-kind 'public' is unknown"),
+        ({"release_kind": "public"}, "--release-kind 'public' is not a release kind"),
     ],
 )
 def test_each_rule_is_one_sentence_before_any_work(kwargs, message):
@@ -30,7 +30,7 @@ def test_each_rule_is_one_sentence_before_any_work(kwargs, message):
 
 def test_the_defaults_are_the_dataclass_s():
     p = ReportParams()
-    assert (p.top, p.classic, p.records, p.release_kind) == (10, True, True, "internal")
+    assert (p.top, p.classic, p.records, p.release_kind) == (10, True, None, "internal")
     assert p.context == {"title": None, "owner": None, "purpose": None, "release_kind": "internal"}
     options = {o.name: o for o in next(c for n, c in cli.commands.items() if n == "report").params}
     assert options["top"].default == p.top and options["release_kind"].default == p.release_kind
@@ -42,3 +42,15 @@ def test_the_command_line_says_the_same_sentence(tmp_path):
     assert result.exit_code == 2
     assert "--link goes with --compare TREATED; add --compare or leave --link out" in result.output
     assert not out.exists()
+
+
+def test_the_api_checks_the_same_rules_before_opening_the_source(tmp_path):
+    """qar_sql.report builds ReportParams first: a bad combination is refused before the (here
+    missing) source is opened."""
+    import qar_sql
+
+    missing = str(tmp_path / "no such file.csv")
+    with pytest.raises(UsageError, match="--link goes with --compare TREATED"):
+        qar_sql.report(missing, link="id")
+    with pytest.raises(UsageError, match="--top 0 must be a whole number of at least 1"):
+        qar_sql.report(missing, top=0)

@@ -22,6 +22,8 @@ from qar_sql.demo import DEMO_COLUMNS
 from qar_sql.engines.source import session_of
 from qar_sql.errors import ParameterError, UsageError
 from qar_sql.measures import audit as measures_audit
+from qar_sql.output.formats import render_audit
+from qar_sql.output.render import render
 from qar_sql.output.render_config import render_config
 from qar_sql.output.render_demo import next_steps, render_demo
 from qar_sql.parameters.tail import DEFAULTS, PRUNE_FROM_P, PRUNE_MODES, PWM_METHODS, AuditParams, DemoParams, SqlParams
@@ -127,11 +129,14 @@ def test_the_demo_audits_its_columns_and_says_what_to_try(demo_file):
     path, result = demo_file
     assert result.columns == list(DEMO_COLUMNS) or tuple(result.columns) == DEMO_COLUMNS
     assert result.p == 2 and result.rows == 600
-    text = render_demo(result, "text", path)
-    assert text.endswith(next_steps(path))
+    assert result.path == path
+    text = render(result, "text")
+    assert text == render_demo(result, "text") and text.endswith(next_steps(path))
     assert f"qar audit {path} --table population --exclude person_id --format json\n" in text
-    assert next_steps(path) not in render_demo(result, "json", path)
-    json.loads(render_demo(result, "json", path))
+    # JSON and Markdown are the audit's (its renderers, along the class hierarchy)
+    assert render(result, "json") == render_audit(result, "json") and next_steps(path) not in render(result, "json")
+    json.loads(render(result, "json"))
+    assert render(result, "markdown") == render_audit(result, "markdown")
 
 
 def test_demo_params_check_the_tail_before_writing(tmp_path):
