@@ -203,7 +203,7 @@ def make_spec(
     s = {**DEFAULTS, **settings}
     label = f"{where}: scan {name!r}"
     # The settings are the spec's fields of the same names, each checked in turn.
-    checked = {key: s.get(key) for key in DEFAULT_KEYS}
+    checked: dict[str, Any] = {key: s.get(key) for key in DEFAULT_KEYS}
     checked["p"] = _whole(s["p"], "p", label, least=1, example=3)
     checked["k"] = _whole(s["k"], "k", label, least=2, example=5)
     checked["alpha"] = _number(s["alpha"], "alpha", label)
