@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from qar_sql.engines.render import render
+from qar_sql.engines.session import Session
 from qar_sql.engines.source import (
     Database,
     Relation,
@@ -417,16 +418,11 @@ def _max(a: np.ndarray) -> float | None:
 
 
 def risk_relation(
-    db: Database,
-    relation: Relation,
-    opts: RiskParams,
-    *,
-    progress: Progress | None = None,
-    started: float | None = None,
-    source: str | None = None,
+    session: Session, opts: RiskParams, progress: Progress | None = None, *, started: float | None = None
 ) -> RiskResult:
-    """The classic measures of ``relation`` on an open connection (``qar risk``, :func:`qar_sql.risk`)."""
+    """The classic measures of the session's relation (``qar risk``, :func:`qar_sql.risk`)."""
     started = started if started is not None else time.perf_counter()
+    db, relation, source = session.db, session.relation, session.label
     columns, p, weight, missing = opts.columns, opts.p, opts.weight, opts.missing
     per_record, key = opts.per_record, opts.key
     sensitive = column_names(opts.sensitive, "--sensitive") or ()

@@ -19,7 +19,7 @@ import numpy as np
 
 from qar_sql.engines.database import Database, Relation
 from qar_sql.engines.render import render
-from qar_sql.engines.session import coded
+from qar_sql.engines.session import Session, coded
 from qar_sql.errors import NoTailError, ParameterError, UsageError
 from qar_sql.measures.audit import Options
 from qar_sql.output.render_records import plot_elimination as plot  # noqa: F401 (qar_sql.ranking.eliminate.plot, documented)
@@ -195,17 +195,12 @@ def ranking_order(
 
 
 def eliminate_relation(
-    db: Database,
-    relation: Relation,
-    params: EliminateParams,
-    *,
-    progress: Progress | None = None,
-    source: str | None = None,
-    started: float | None = None,
+    session: Session, params: EliminateParams, progress: Progress | None = None, *, started: float | None = None
 ) -> Elimination:
-    """Block elimination curves for each ranking of ``params.by`` (plus greedy when asked) on
-    an open connection (:func:`qar_sql.eliminate`)."""
+    """Block elimination curves for each ranking of ``params.by`` (plus greedy when asked) of
+    the session's relation (:func:`qar_sql.eliminate`)."""
     started = time.perf_counter() if started is None else started
+    db, relation, source = session.db, session.relation, session.label
     opts = Options(
         columns=params.columns, exclude=params.exclude, p=params.p, alpha=params.alpha, pi_u=params.pi_u,
         pwm=params.pwm, jobs=params.jobs, progress=progress,
