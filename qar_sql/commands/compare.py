@@ -43,6 +43,7 @@ from qar_sql.engines.source import (
     session_of,
 )
 from qar_sql.errors import ColumnError, DataError
+from qar_sql.extras import require
 from qar_sql.parameters.release import BATCH_ROWS, CompareParams
 from qar_sql.progress import with_progress
 from qar_sql.results import (
@@ -102,6 +103,7 @@ def compare(
     (standardised on the non-missing values, NULL at the centre) or ``"mean"`` (the mean
     imputed, then standardised: the Avatar paper's pipeline).
     """
+    require("compare", "qar_sql.compare()")  # one sentence naming the extra, before any work
     started = time.perf_counter()
     params = CompareParams(
         treated=treated, treated_table=treated_table, treatments=treatments, link=link, aligned=aligned,
