@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from qar_sql.output.render import render
 from qar_sql.parameters.tail import source_keywords
 
 if TYPE_CHECKING:  # numpy-backed: loaded when a command runs, not when ``qar --help`` loads
@@ -47,6 +48,4 @@ def session(where: Mapping[str, Any], **source_options: Any) -> Iterator[Session
 
 def emit(result: Tabular, fmt: str, own: Callable[[str], str], html: Callable[[], str] | None = None) -> None:
     """``result`` on stdout in ``fmt`` (:func:`qar_sql.output.render.render`)."""
-    from qar_sql.output.render import render
-
     click.echo(render(result, fmt, own, html=html), nl=False)

@@ -6,6 +6,7 @@ import click
 
 from qar_sql import params
 from qar_sql.cli.emit import build, emit, session
+from qar_sql.cli.report import report_html
 from qar_sql.engines.dialects import DIALECTS
 from qar_sql.parameters.measures import DiscoverParams
 from qar_sql.parameters.treat import WhatIfParams
@@ -158,8 +159,6 @@ def whatif_cmd(
             result = run_whatif(s, settings, bar)
 
     def report() -> str:
-        from qar_sql.cli.report import report_html
-
         shown = {"treatments": treatments, "qid": qid, "combine": combine, "only": only, "drop_null": drop_null}
         return report_html({**where, **risk, **shown, "key": key}, sql=sql, whatif=result)
 

@@ -16,14 +16,29 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Unpack
 
+from qar_sql.commands.compare import compare as run_compare
+from qar_sql.commands.risk import risk as classic_risk
+from qar_sql.commands.uniqueness import uniqueness
+from qar_sql.commands.whatif import whatif
+from qar_sql.compliance.history import history
+from qar_sql.compliance.store import hash_key, stored_audit, stored_results, stored_top_records
 from qar_sql.engines.render import recording
 from qar_sql.engines.source import SourceLike, open_source, resolve_source
-from qar_sql.errors import ParameterError, require_whole
+from qar_sql.errors import ParameterError, QarError, UsageError, require_whole
+from qar_sql.extras import require
+from qar_sql.guard import check_not_input
 from qar_sql.measures.audit import SourceOptions, audit_relation, split_options
-from qar_sql.output.html import RELEASE_KINDS, RecordRow, RecordsSummary, ReportInputs, write_html
+from qar_sql.output.html import RELEASE_KINDS, RecordRow, RecordsSummary, ReportInputs, render_index, write_html
+from qar_sql.output.render_scan import report_dict
 from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys
-from qar_sql.results import AuditResult
+from qar_sql.pushdown.showsql import show_sql
+from qar_sql.ranking import eliminate as E
+from qar_sql.ranking.eliminate import CurvePoint
+from qar_sql.ranking.greedy import greedy_elimination
+from qar_sql.ranking.records import compute
+from qar_sql.results import AuditResult, History, from_plain
 from qar_sql.secrets import mask_source, scrub, secret_values
+from qar_sql.stats import interval as tail_interval
 
 
 def records_summary(contrib, top: int, hash_secret: str | None, keys: Mapping[int, tuple] | None = None):
@@ -34,8 +49,6 @@ def records_summary(contrib, top: int, hash_secret: str | None, keys: Mapping[in
     for r in contrib.order("dt")[:top]:
         hashed = None
         if hash_secret:
-            from qar_sql.compliance.store import hash_key
-
             kv = (keys or {}).get(int(r), (int(r) + 1,) if contrib.key == (ROW_KEY,) else None)
             hashed = None if kv is None else hash_key(", ".join(map(str, kv)), hash_secret)
         dt = float(contrib.dt[r])
@@ -133,9 +146,6 @@ def collect(
         if records is None:
             records = bool(key) or relation.row_order is not None
         if records:
-            from qar_sql.ranking import eliminate as E
-            from qar_sql.ranking.records import compute
-
             contrib, order_by = compute(db, relation, opts, key=key, source=label, started=started)
             result = with_intervals(contrib.audit, interval_level, bootstrap)
             keys: dict[int, tuple] = {}
@@ -178,30 +188,22 @@ def collect(
     tail: dict[str, Any] = {"alpha": alpha, "pi_u": pi_u, "pwm": pwm}
     wi = None
     if treatments is not None:
-        from qar_sql.commands.whatif import whatif
-
         with recording() as ran["what-if"]:
             wi = whatif(source, treatments=treatments, **common, **tail)
     uniq = None
     if group_size is not None:
-        from qar_sql.commands.uniqueness import uniqueness
-
         # exposed=0: the most exposed value combinations are the rare values themselves; a report
         # handed on must not carry them.
         with recording() as ran["uniqueness"]:
             uniq = uniqueness(source, group_size=group_size, exposed=0, **common)
     cmp = None
     if compare is not None:
-        from qar_sql.commands.compare import compare as run_compare
-
         with recording() as ran["original vs treated"]:
             cmp = run_compare(
                 source, compare, treated_table=treated_table, link=link, aligned=aligned, **common, **tail
             )
     cls = None
     if classic:
-        from qar_sql.commands.risk import risk as classic_risk
-
         with recording() as ran["classic measures"]:
             cls = classic_risk(source, **common, **(classic if isinstance(classic, Mapping) else {}))
     hist = read_history(store, result.table) if store is not None else None
@@ -233,8 +235,6 @@ def with_intervals(result: AuditResult, level: float | None, resamples: int | No
     them, for speed; the first page states them): as :func:`qar_sql.audit` computes them, from
     the θ in memory. A pruned audit, one without a tail or ``resamples`` 0 keeps none."""
     from dataclasses import replace
-
-    from qar_sql.stats import interval as tail_interval
 
     level = tail_interval.check_level(tail_interval.DEFAULT_LEVEL if level is None else level)
     resamples = tail_interval.check_resamples(tail_interval.DEFAULT_RESAMPLES if resamples is None else resamples)
@@ -289,10 +289,6 @@ def greedy_curve(db, relation, columns, p: int, order_by, kmax: int, step: int, 
     """The greedy elimination's points every ``step`` records up to ``kmax`` (it re-ranks after
     each removal, :mod:`qar_sql.ranking.greedy`), and a note instead when the table is too large
     for it (it holds every record's class on every QI in memory)."""
-    from qar_sql.errors import QarError
-    from qar_sql.ranking.eliminate import CurvePoint
-    from qar_sql.ranking.greedy import greedy_elimination
-
     steps = min(kmax, GREEDY_STEPS)
     try:
         g = greedy_elimination(
@@ -313,10 +309,6 @@ def greedy_curve(db, relation, columns, p: int, order_by, kmax: int, step: int, 
 def read_history(store: str | None, table: str | None) -> Any:
     """The history section's :class:`~qar_sql.results.History`: the runs of ``table``
     (every run without one) in ``store`` ("": the default store); none yet is an empty history."""
-    from qar_sql.compliance.history import history
-    from qar_sql.errors import UsageError
-    from qar_sql.results import History
-
     try:
         return history(store or None, table=table) if table else history(store or None)
     except UsageError as exc:  # no earlier runs of this table: the section says so
@@ -383,9 +375,6 @@ def from_store(
     uniqueness of ``--group-size``, the top records), the SQL the run's options give, and the
     history of its table in that store. A run recorded before migration 0004 kept fewer
     numbers: no histograms, and its top records by rank, hashed key and DT only."""
-    from qar_sql.compliance.store import stored_audit, stored_results, stored_top_records
-    from qar_sql.results import from_plain
-
     result = stored_audit(store, run_id)
     kept = stored_results(store, run_id).get("records")
     if kept is not None:
@@ -425,9 +414,6 @@ def _inputs(
 
 
 def _sql(resolved: str, table, result: AuditResult, delimiter, jobs) -> str | None:
-    from qar_sql.errors import QarError
-    from qar_sql.pushdown.showsql import show_sql
-
     try:
         return show_sql(resolved, table=table, columns=result.columns, p=result.p, delimiter=delimiter, jobs=jobs)
     except QarError:  # e.g. a dialect show_sql cannot render offline: the report says so
@@ -457,12 +443,8 @@ def report(source: SourceLike = None, *, output: str | Path | None = None, **opt
     """Build the HTML report of ``source`` (keywords as :func:`collect`); write it to ``output``
     when given. ``.to_html()`` of the result renders it again, from the results alone."""
     if options.get("compare") is not None:  # before any work, as qar report --compare
-        from qar_sql.extras import require
-
         require("compare", "the report's comparison (compare=)")
     if output is not None:  # never over a file the report reads, checked before the work
-        from qar_sql.guard import check_not_input
-
         reads = [("the source file itself", source), ("the treated release", options.get("compare"))]
         check_not_input([("output", output)], [*reads, ("the treatments file", options.get("treatments"))])
     inputs = collect(source, **options)
@@ -505,10 +487,6 @@ def write_scan_reports(report: Any, folder: str | Path, *, command: str | None =
     """``qar scan --format html``: one report per scan that produced an audit (``<scan name>.html``,
     the verdict against its fail_above, else its warn_above) and ``index.html`` linking them;
     returns the index's path. ``report`` is a :class:`~qar_sql.results.ScanReport`."""
-    from qar_sql.errors import UsageError
-    from qar_sql.output.html import render_index
-    from qar_sql.output.render_scan import report_dict
-
     folder = Path(folder)
     try:
         folder.mkdir(parents=True, exist_ok=True)
