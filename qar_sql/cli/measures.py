@@ -14,6 +14,7 @@ from qar_sql.cli.emit import build, emit, session
 from qar_sql.cli.guard import guard_outputs
 from qar_sql.cli.ranking import guard_files, key_option
 from qar_sql.cli.report import report_html
+from qar_sql.engines.render import recording
 from qar_sql.output.files import check_plot, written
 from qar_sql.parameters.measures import RiskParams, UniquenessParams
 from qar_sql.params import default_of
@@ -115,7 +116,6 @@ def risk_cmd(where, sensitive, ordered, fmt, top, quiet, **options):
     and per record SUDA and DIS-SUDA (--per-record). See docs/risk-measures.md.
     """
     from qar_sql.commands.risk import run as run_risk
-    from qar_sql.engines.render import recording
     from qar_sql.measures.classic import output_kind
     from qar_sql.output.render_risk import render_risk
 
@@ -227,7 +227,6 @@ def uniqueness_cmd(
     """
     from qar_sql.commands.uniqueness import run as run_uniqueness
     from qar_sql.commands.uniqueness import with_plan
-    from qar_sql.engines.render import recording
     from qar_sql.output.render_uniqueness import plot, render_uniqueness
 
     if old_k is not None:

@@ -10,6 +10,7 @@ from qar_sql import params
 from qar_sql.cli.emit import build, emit, session
 from qar_sql.cli.guard import guard_outputs
 from qar_sql.cli.report import report_html
+from qar_sql.engines.render import recording
 from qar_sql.errors import ExitCode
 from qar_sql.extras import require
 from qar_sql.output.files import check_plot, written
@@ -105,7 +106,6 @@ def compare_cmd(original, treated, risk, no_risk, fail_below, plot, fmt, quiet, 
     from qar_sql.commands.compare import original_null_tokens, prepared
     from qar_sql.commands.compare import run as run_compare
     from qar_sql.comparison.thresholds import below_thresholds, check_thresholds, parse_thresholds
-    from qar_sql.engines.render import recording
     from qar_sql.output.render_compare import plot_compare, render_compare
 
     # ``options`` are the rest of compare()'s keywords, by the same names (table, link, ...).

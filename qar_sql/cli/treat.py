@@ -8,6 +8,7 @@ from qar_sql import params
 from qar_sql.cli.emit import build, emit, session
 from qar_sql.cli.report import report_html
 from qar_sql.engines.dialects import DIALECTS
+from qar_sql.engines.render import recording
 from qar_sql.parameters.measures import DiscoverParams
 from qar_sql.parameters.treat import WhatIfParams
 from qar_sql.params import default_of
@@ -129,7 +130,6 @@ def whatif_cmd(
     """
     from qar_sql.commands.whatif import run as run_whatif
     from qar_sql.commands.whatif import with_plan
-    from qar_sql.engines.render import recording
     from qar_sql.output.render_whatif import render_whatif
     from qar_sql.treat.whatif import emit_sql as run_emit
 
