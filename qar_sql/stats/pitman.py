@@ -49,7 +49,7 @@ def log_rising(x, k):
     the cancellation of two large log Γ values."""
     if isinstance(x, float | int) and isinstance(k, float | int):  # the common scalar case, in math
         return _log_rising_scalar(float(x), float(k))
-    from scipy import special
+    from scipy import special  # (after the scalar case, which the likelihood calls most)
 
     x = np.asarray(x, dtype=np.float64)
     k = np.asarray(k, dtype=np.float64)
