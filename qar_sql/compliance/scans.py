@@ -39,9 +39,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from qar_sql.compliance.store import Store, describe_error, ensure_ready, recorded_audit
 from qar_sql.engines.source import is_url
 from qar_sql.errors import ExitCode, ParameterError, QarError, UsageError
-from qar_sql.measures.audit import AuditParams
+from qar_sql.measures.audit import AuditParams, audit, validate
 from qar_sql.precedence import Chosen, choose
 from qar_sql.results import ScanOutcome, ScanReport
 from qar_sql.secrets import mask_source, scrub, secret_values
@@ -197,8 +198,6 @@ def make_spec(
 ) -> ScanSpec:
     """Validate one scan's settings (defaults already merged) into a :class:`ScanSpec`.
     ``source``: (URL, how it is shown, its name in the file); ``origins``: where each came from."""
-    from qar_sql.measures.audit import validate
-
     url, source_display, source_name = source
     s = {**DEFAULTS, **settings}
     label = f"{where}: scan {name!r}"
@@ -374,9 +373,6 @@ def judge(spec: ScanSpec, risk: float | None) -> tuple[str, int]:
 
 
 def _run_one(spec: ScanSpec, store, secrets, jobs: int, progress) -> ScanOutcome:
-    from qar_sql.compliance.store import describe_error, recorded_audit
-    from qar_sql.measures.audit import audit
-
     started = time.perf_counter()
     kwargs = {f: getattr(spec, f) for f in ("table", "columns", "exclude", "p", "alpha", "pi_u", "pwm", "k")}
     kwargs.update(jobs=jobs, progress=progress)
@@ -443,8 +439,6 @@ def run_scans(
     others; Ctrl-C stops them all (the current run is recorded as ``interrupted``) and raises
     :class:`ScanInterrupted`, a KeyboardInterrupt carrying the report so far.
     """
-    from qar_sql.compliance.store import Store, ensure_ready
-
     st = None
     if record:
         st = Store(store or config.store)

@@ -33,6 +33,7 @@ from qar_sql.output.render import FORMATS
 from qar_sql.output.render_compare import compare_dict
 from qar_sql.output.render_risk import risk_dict
 from qar_sql.output.render_uniqueness import curve, uniqueness_dict
+from qar_sql.output.report_md import html_to_markdown
 from qar_sql.results import AuditResult, CompareResult, Tabular, UniquenessResult
 from qar_sql.stats import interval
 from qar_sql.stats.evt import SMALL_TAIL
@@ -623,8 +624,6 @@ def render_report(inp: ReportInputs | str, fmt: str = "html") -> str:
         return spec.from_table(inp)
     page = inp if isinstance(inp, str) else render_html(inp)
     if fmt == "md":
-        from qar_sql.output.report_md import html_to_markdown
-
         return html_to_markdown(page)
     return page
 
