@@ -49,5 +49,4 @@ def emit(result: object, fmt: str, html: Callable[[], str] | None = None, **opti
     """``result`` on stdout in ``fmt``, by the renderer its type registered
     (:func:`qar_sql.output.render.render`, given ``options`` such as ``top``); ``html``: the
     command's report, which it builds from its run."""
-
     click.echo(render(result, fmt, html=html, **options), nl=False)
