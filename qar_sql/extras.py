@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib.util
 
 from qar_sql.errors import UsageError
+from qar_sql.version import __version__
 
 #: Extra → the top-level modules it installs that qar imports, in the order a message names them.
 #: pyproject.toml's [project.optional-dependencies] is the list of pins; tests/test_base_install.py
@@ -102,8 +103,6 @@ def version_lines() -> list[str]:
     and works when a package is broken)."""
     import platform
     import sys
-
-    from qar_sql.version import __version__
 
     lines = [
         f"qar {__version__}",

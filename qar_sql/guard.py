@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from qar_sql.errors import UsageError
+from qar_sql.secrets import mask_source
 
 
 def local_file(source: Any) -> str | None:
@@ -62,8 +63,6 @@ def check_not_input(writes: Iterable[tuple[str, Any]], reads: Iterable[tuple[str
         out = os.fspath(out)
         for what, path, given in inputs:
             if _same_file(out, path):
-                from qar_sql.secrets import mask_source
-
                 shown = "" if given == out else f" ({mask_source(given)!r})"
                 raise UsageError(
                     f"{option} {out!r} is {what}{shown}, which this command reads and writing would destroy; "

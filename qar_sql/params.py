@@ -66,6 +66,15 @@ def _flag(*names: str, help: str) -> Callable:
     return click.option(*names, is_flag=True, help=help)
 
 
+def _audit_option(*decls: str, help: str, **attrs: Any) -> Callable:
+    """An option of the audit's parameters: its default is the audit's
+    (:data:`~qar_sql.parameters.tail.DEFAULTS`), found by the name click gives the option
+    (``--pi-u`` → ``pi_u``), so it is written once."""
+    long = next(d for d in decls if d.startswith("--"))
+    name = next((d for d in decls if not d.startswith("-")), long[2:].replace("-", "_"))
+    return click.option(*decls, default=AUDIT[name], help=help, **attrs)
+
+
 source = click.argument("source", required=False, envvar="QAR_DATABASE_URL")
 table = click.option("--table", "-t", help="Table to audit (schema.table allowed) in a DuckDB file or database URL.")
 columns = click.option(
@@ -82,21 +91,12 @@ exclude = click.option(
     callback=_split,
     help="Columns to leave out (e.g. an id): from all columns, or from those of --columns.",
 )
-p = click.option(
-    "-p", "--p", "p", type=int, default=AUDIT["p"], help="Quasi-identifier size: the number of columns per QI."
-)
-alpha = click.option("--alpha", type=float, default=AUDIT["alpha"], help="Tail probability of the risk T̂(p, α).")
-pi_u = click.option(
-    "--pi-u",
-    "pi_u",
-    type=float,
-    default=AUDIT["pi_u"],
-    help="Share of QIs above the threshold u (the tail fitted by the GPD).",
-)
-pwm = click.option(
+p = _audit_option("-p", "--p", type=int, help="Quasi-identifier size: the number of columns per QI.")
+alpha = _audit_option("--alpha", type=float, help="Tail probability of the risk T̂(p, α).")
+pi_u = _audit_option("--pi-u", type=float, help="Share of QIs above the threshold u (the tail fitted by the GPD).")
+pwm = _audit_option(
     "--pwm",
     type=click.Choice(PWM_METHODS),
-    default=AUDIT["pwm"],
     help="PWM estimator: plotting positions (as R's evir/fExtremes) or unbiased.",
 )
 delimiter = click.option("--delimiter", help="CSV delimiter (detected by default), e.g. ';' or '\\t'.")
@@ -111,13 +111,7 @@ fmt = format_option()
 #: --format for the commands that also write the HTML report (docs/report.md) to stdout.
 fmt_html = format_option(html=True, help="Output format; html is the self-contained report (docs/report.md).")
 quiet = _flag("--quiet", "-q", help="No progress on stderr (a bar on a terminal, else a stage line every 10 s).")
-jobs = click.option(
-    "--jobs",
-    "-j",
-    type=click.IntRange(1, 64),
-    default=AUDIT["jobs"],
-    help="Concurrent connections for server databases.",
-)
+jobs = _audit_option("--jobs", "-j", type=click.IntRange(1, 64), help="Concurrent connections for server databases.")
 batch_size = click.option(
     "--batch-size",
     type=click.IntRange(1, 100000),
@@ -131,12 +125,8 @@ prune = click.option(
     "(same T̂, u, ξ, β and exceedances; the other QIs get θ bounds); off: group every QI. "
     "Default: auto at p >= 4, off below.",
 )
-k = click.option(
-    "--k",
-    "k",
-    type=click.IntRange(2, None),
-    default=AUDIT["k"],
-    help="k for the k-anonymity summary (records in classes smaller than k).",
+k = _audit_option(
+    "--k", type=click.IntRange(2, None), help="k for the k-anonymity summary (records in classes smaller than k)."
 )
 # "--store" alone means the default store ($QAR_STORE, else qar_results.duckdb): flag_value "".
 store = click.option(
@@ -171,16 +161,12 @@ population = click.option(
 )
 
 # The uncertainty of T̂ (docs/uncertainty.md).
-interval_level = click.option(
-    "--interval-level",
-    type=float,
-    default=AUDIT["interval_level"],
-    help="Coverage probability of the bootstrap intervals of T̂, u, ξ and β.",
+interval_level = _audit_option(
+    "--interval-level", type=float, help="Coverage probability of the bootstrap intervals of T̂, u, ξ and β."
 )
-bootstrap = click.option(
+bootstrap = _audit_option(
     "--bootstrap",
     type=int,
-    default=AUDIT["bootstrap"],
     help="Bootstrap resamples for the intervals (seeded: the same data give the same interval); 0 for none.",
 )
 min_exceedances = click.option(

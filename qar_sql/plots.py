@@ -18,6 +18,7 @@ import numpy as np
 
 from qar_sql.errors import UsageError
 from qar_sql.extras import require
+from qar_sql.stats import koot as U
 
 
 def new_figure(what: str, **kwargs: Any) -> Any:
@@ -102,8 +103,6 @@ def uniqueness(result: Any, ax: Any = None, n_curves: int = 3) -> Any:
     """A :class:`~qar_sql.UniquenessResult`: π(k) of the ``n_curves`` riskiest QIs against the
     group size k — exact (solid), the KL approximation (dashed), the uniform curve on the same M
     (dotted); the paper's Figure 3."""
-    from qar_sql.stats import koot as U
-
     ax = _axes(ax, "UniquenessResult.plot()", (7.5, 4.5))
     shown = list(result.qis[:n_curves])
     k_max = max([2 * result.group_size] + [2 * q.k50 for q in shown])

@@ -19,7 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from qar_sql import plots
 from qar_sql.errors import ExitCode, UsageError
+from qar_sql.extras import require
 from qar_sql.stats.evt import TailFit
 from qar_sql.stats.interval import TailIntervals
 from qar_sql.stats.koot import MonteCarlo
@@ -93,8 +95,6 @@ class Tabular:
 
     def to_arrow(self) -> Any:
         """The tabular part as a ``pyarrow.Table``."""
-        from qar_sql.extras import require
-
         require("arrow", "to_arrow()")
         import pyarrow as pa
 
@@ -318,8 +318,6 @@ class AuditResult(Tabular):
         drawn on ``ax`` (a matplotlib Axes) or, when None, on a new figure made without pyplot
         (so the caller's backend and figures are left alone; ``ax.figure`` shows it in a
         notebook). Returns the Axes. Needs ``qar-sql[plot]``."""
-        from qar_sql import plots
-
         return plots.audit(self, ax)
 
     def summary_line(self) -> str:
@@ -505,8 +503,6 @@ class CompareResult(Tabular):
         """The distance of each treated record to its closest original (DCR) and their median,
         the DTC, on ``ax`` or a new pyplot-free figure; returns the Axes. Needs the comparison
         run with ``figures=True`` and ``qar-sql[plot]``."""
-        from qar_sql import plots
-
         return plots.distances(self, ax)
 
     def summary_line(self) -> str:
@@ -627,8 +623,6 @@ class UniquenessResult(Tabular):
     def plot(self, ax: Any = None, *, n_curves: int = 3) -> Any:
         """π(k) of the ``n_curves`` riskiest QIs against the group size k (exact, KL, uniform),
         on ``ax`` or a new pyplot-free figure; returns the Axes. Needs ``qar-sql[plot]``."""
-        from qar_sql import plots
-
         return plots.uniqueness(self, ax, n_curves)
 
     def summary_line(self) -> str:

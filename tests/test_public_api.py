@@ -109,6 +109,34 @@ def test_the_command_line_does_not_load_scipy():
     assert got == {"scipy": False}
 
 
+def test_qar_help_loads_no_heavy_package():
+    # `qar --help` stays fast (bench/bench_startup.py): the commands' implementations, and numpy,
+    # jinja2 or a database driver with them, load only when a command runs.
+    got = _fresh(
+        "import contextlib, io, json, sys\nfrom qar_sql.cli.main import cli\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "    cli(['--help'], prog_name='qar')\n"
+        "heavy = ('numpy', 'scipy', 'pandas', 'pyarrow', 'jinja2', 'duckdb', 'sqlalchemy', 'matplotlib', 'saiph')\n"
+        "print(json.dumps(sorted(m for m in heavy if m in sys.modules)))"
+    )
+    assert got == []
+
+
+def test_no_module_loads_scipy_pandas_or_pyarrow_when_imported():
+    # Heavy third-party packages are imported inside the functions that use them (stats/,
+    # comparison/), so that importing a command's module, which the CLI does when the command
+    # runs, costs numpy and qar's own modules only (issue 25).
+    got = _fresh(
+        "import importlib, json, pkgutil, sys\nimport qar_sql\n"
+        "names = [m.name for m in pkgutil.walk_packages(qar_sql.__path__, 'qar_sql.') if m.name != 'qar_sql.__main__']\n"
+        "for name in names:\n"
+        "    importlib.import_module(name)\n"
+        "heavy = ('scipy', 'pandas', 'pyarrow', 'matplotlib', 'saiph', 'sklearn')\n"
+        "print(json.dumps({'modules': len(names), 'heavy': sorted(m for m in heavy if m in sys.modules)}))"
+    )
+    assert got["modules"] > 100 and got["heavy"] == []
+
+
 @pytest.fixture(scope="module")
 def people():
     return pd.DataFrame(generate_population(2_000, seed=3))

@@ -13,8 +13,13 @@ import click
 
 from qar_sql import params
 from qar_sql.cli.dbt_options import dbt_given, dbt_options
+from qar_sql.cli.emit import build, emit
+from qar_sql.cli.guard import guard_outputs
 from qar_sql.errors import UsageError
+from qar_sql.output.files import check_plot, check_writable, written
 from qar_sql.output.render import format_option
+from qar_sql.parameters.store import HistoryParams, MigrateParams, ScanParams
+from qar_sql.precedence import from_click
 
 
 def _write(path: str, text: str) -> None:
@@ -35,9 +40,7 @@ def _write(path: str, text: str) -> None:
 def migrate_cmd(store, show_status, to, fmt):
     """Create or upgrade the results store: apply the pending migrations, each with its tracking
     row in one transaction."""
-    from qar_sql.cli.emit import build, emit
     from qar_sql.commands.migrate import run
-    from qar_sql.parameters.store import MigrateParams
 
     result = run(build(MigrateParams, {"store": store, "status": show_status, "to": to}))
     emit(result, fmt, status=show_status)
@@ -112,14 +115,10 @@ def scan_cmd(
     Exit codes: 0 all within thresholds, 1 a risk above its fail_above, 2 a bad config, table or
     column, 3 a scan failed in the database.
     """
-    from qar_sql.cli.emit import build, emit
     from qar_sql.commands.scan import plan, run
     from qar_sql.compliance.scans import ScanInterrupted
     from qar_sql.compliance.store import resolve_store
-    from qar_sql.output.files import check_writable
     from qar_sql.output.render_scan import junit_xml, stderr_lines, summary_markdown
-    from qar_sql.parameters.store import ScanParams
-    from qar_sql.precedence import from_click
 
     ctx = click.get_current_context()
     typed = {k for k in ("url", "store") if ctx.get_parameter_source(k) is click.core.ParameterSource.COMMANDLINE}
@@ -185,7 +184,6 @@ def _guard(cfg, config, manifest, store, junit, markdown, report_dir) -> None:
     DuckDB or SQLite file, the store (checked before any scan runs)."""
     import os
 
-    from qar_sql.cli.guard import guard_outputs
     from qar_sql.commands.report import scan_pages
 
     writes = [("--junit", junit), ("--markdown", markdown)]
@@ -206,15 +204,11 @@ def _guard(cfg, config, manifest, store, junit, markdown, report_dir) -> None:
 @params.file_option("--plot", help="Also write the trend plot to this .png or .svg file (needs qar-sql[plot]).")
 def history_cmd(store, table, fmt, plot):
     """The QaR risk trend per table over the recorded runs, with the change since the previous run."""
-    from qar_sql.cli.emit import build, emit
     from qar_sql.commands.history import run
-    from qar_sql.output.files import check_plot, written
     from qar_sql.output.render_history import plot_history
-    from qar_sql.parameters.store import HistoryParams
 
     settings = build(HistoryParams, {"store": store, "table": table, "plot": plot})
     if settings.plot:
-        from qar_sql.cli.guard import guard_outputs
         from qar_sql.compliance.store import resolve_store
 
         check_plot(settings.plot)

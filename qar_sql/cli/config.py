@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from qar_sql.cli.emit import emit
 from qar_sql.output.render import format_option
 
 
@@ -28,7 +29,6 @@ def config_cmd(ctx, fmt, check):
         n = len(data.get("scan", []))
         click.echo(f"{check}: valid ({n} scan{'s' if n != 1 else ''}; qar.toml's JSON Schema)")
         return
-    from qar_sql.cli.emit import emit
     from qar_sql.commands.settings import run
 
     result = run(ctx.obj.get("config") if ctx.obj else None)

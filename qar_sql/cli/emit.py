@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from qar_sql.output.render import render
 from qar_sql.parameters.tail import source_keywords
 
 if TYPE_CHECKING:  # numpy-backed: loaded when a command runs, not when ``qar --help`` loads
@@ -48,6 +49,4 @@ def emit(result: object, fmt: str, html: Callable[[], str] | None = None, **opti
     """``result`` on stdout in ``fmt``, by the renderer its type registered
     (:func:`qar_sql.output.render.render`, given ``options`` such as ``top``); ``html``: the
     command's report, which it builds from its run."""
-    from qar_sql.output.render import render
-
     click.echo(render(result, fmt, html=html, **options), nl=False)

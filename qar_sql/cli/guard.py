@@ -7,11 +7,11 @@ from typing import Any
 
 import click
 
+from qar_sql.guard import check_not_input
+
 
 def guard_outputs(writes: list[tuple[str, Any]], reads: list[tuple[str, Any]]) -> None:
     """Refuse, before any work, an output that is a file this command reads (exit 2)."""
-    from qar_sql.guard import check_not_input
-
     ctx = click.get_current_context(silent=True)
     root = ctx.find_root().obj if ctx is not None else None
     config = root.get("config") if isinstance(root, dict) else None

@@ -11,10 +11,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from qar_sql.cli.main import cli
+
 
 def main(argv: list[str] | None = None) -> int:
-    from qar_sql.cli.main import cli
-
     argv = list(sys.argv[1:] if argv is None else argv)
     # The files pre-commit passes come last; an option's value (--fail-above 0.5) is never a
     # qar.toml that exists.

@@ -15,10 +15,21 @@ from typing import NoReturn
 import click
 
 from qar_sql import params
+from qar_sql.cli.emit import build, emit, session
 from qar_sql.engines.dialects import DIALECTS
 from qar_sql.errors import ExitCode, QarError
-from qar_sql.parameters.tail import MAX_ROWS, MIN_ROWS, DemoParams
+from qar_sql.extras import version_lines
+from qar_sql.parameters.tail import (
+    MAX_ROWS,
+    MIN_ROWS,
+    AuditParams,
+    DemoParams,
+    SqlParams,
+    fail_above_problem,
+    source_keywords,
+)
 from qar_sql.params import default_of
+from qar_sql.precedence import from_click
 from qar_sql.secrets import scrub, secret_values
 
 
@@ -122,7 +133,6 @@ class QarGroup(click.Group):
 def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     if not value or ctx.resilient_parsing:
         return
-    from qar_sql.extras import version_lines
 
     click.echo("\n".join(version_lines()))
     ctx.exit()
@@ -241,7 +251,6 @@ def _show_audit_sql(where: dict, **options) -> str:
     """``qar audit --show-sql``: ``qar sql`` of the same source options (it reads no data, so no
     --exclude)."""
     from qar_sql.commands.sql import run
-    from qar_sql.parameters.tail import SqlParams
 
     shown = {key: where[key] for key in ("source", "table", "columns", "delimiter", "null_tokens")}
     return run(SqlParams(**shown, **options))
@@ -280,9 +289,7 @@ def audit(where, risk, fmt, top, histograms, show_sql, quiet, store, store_in_so
     SOURCE is a CSV or Parquet file, a DuckDB file (with --table) or a database URL such as
     postgresql+psycopg://user@host/db (with --table; default $QAR_DATABASE_URL).
     """
-    from qar_sql.cli.emit import build, emit, session
     from qar_sql.commands.audit import recorded, run
-    from qar_sql.parameters.tail import AuditParams, fail_above_problem, source_keywords
     from qar_sql.stats.interval import check_min_exceedances, require_exceedances
 
     # ``options``: AuditParams' fields by the same names (k, jobs, batch_size, prune, group_size,
@@ -306,7 +313,6 @@ def audit(where, risk, fmt, top, histograms, show_sql, quiet, store, store_in_so
 
     def report() -> str:
         from qar_sql.commands.report import audit_inputs, masked_command
-        from qar_sql.precedence import from_click
 
         chosen = from_click(click.get_current_context(), "fail_above", fail_above)
         inputs = audit_inputs(
@@ -356,7 +362,6 @@ def audit(where, risk, fmt, top, histograms, show_sql, quiet, store, store_in_so
 def sql_command(source, dialect, table, columns, p, delimiter, jobs, batch_size, one_statement, alpha, pi_u):
     """Print the exact SQL an audit runs, for review, without connecting to anything."""
     from qar_sql.commands.sql import run
-    from qar_sql.parameters.tail import SqlParams
 
     ctx = click.get_current_context()
     given = [o for o in ("alpha", "pi_u") if ctx.get_parameter_source(o) is click.core.ParameterSource.COMMANDLINE]
@@ -390,7 +395,6 @@ def sql_command(source, dialect, table, columns, p, delimiter, jobs, batch_size,
 @params.quiet
 def demo(rows, seed, path, overwrite, risk, fmt, quiet):
     """Generate a synthetic population into DuckDB and audit it."""
-    from qar_sql.cli.emit import build, emit
     from qar_sql.commands.demo import run
 
     settings = build(DemoParams, {"rows": rows, "seed": seed, "path": path, "overwrite": overwrite, **risk})

@@ -11,7 +11,11 @@ import click
 
 from qar_sql import params
 from qar_sql.cli.emit import build, emit, session
+from qar_sql.cli.guard import guard_outputs
 from qar_sql.cli.ranking import guard_files, key_option
+from qar_sql.cli.report import report_html
+from qar_sql.engines.render import recording
+from qar_sql.output.files import check_plot, written
 from qar_sql.parameters.measures import RiskParams, UniquenessParams
 from qar_sql.params import default_of
 
@@ -111,9 +115,7 @@ def risk_cmd(where, sensitive, ordered, fmt, top, quiet, **options):
     (with --population or --sampling-fraction), l-diversity and t-closeness (with --sensitive),
     and per record SUDA and DIS-SUDA (--per-record). See docs/risk-measures.md.
     """
-    from qar_sql.cli.report import report_html
     from qar_sql.commands.risk import run as run_risk
-    from qar_sql.engines.render import recording
     from qar_sql.measures.classic import output_kind
 
     guard_files([("--per-record", options["per_record"])], where)
@@ -220,11 +222,8 @@ def uniqueness_cmd(
     Poissonized one, κ, k50 and the records most exposed. The counts come from the same
     pushed-down scan as `qar audit`.
     """
-    from qar_sql.cli.guard import guard_outputs
     from qar_sql.commands.uniqueness import run as run_uniqueness
     from qar_sql.commands.uniqueness import with_plan
-    from qar_sql.engines.render import recording
-    from qar_sql.output.files import check_plot, written
     from qar_sql.output.render_uniqueness import plot
 
     if old_k is not None:
@@ -250,8 +249,6 @@ def uniqueness_cmd(
             result = run_uniqueness(s, settings, bar)
 
     def report() -> str:
-        from qar_sql.cli.report import report_html
-
         shown = {"p": p, "group_size": group_size, "target": target, "domain": domain, "qid": qid}
         return report_html({**where, **shown, "treatments": treatments}, sql=sql, uniqueness=result)
 

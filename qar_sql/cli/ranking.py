@@ -10,8 +10,11 @@ import click
 
 from qar_sql import params
 from qar_sql.cli.emit import build, emit, session
+from qar_sql.cli.guard import guard_outputs
 from qar_sql.errors import UsageError
-from qar_sql.parameters.ranking import BY, EliminateParams, RecordsParams
+from qar_sql.output.files import check_plot, check_writable
+from qar_sql.output.render import whole_table
+from qar_sql.parameters.ranking import BY, EliminateParams, RecordsParams, parse_by, parse_orders
 from qar_sql.params import default_of
 
 key_option = params.names_option(
@@ -31,8 +34,6 @@ def hash_secret_file_option(purpose: str):
 
 def guard_files(writes, where: dict, store: str | None = None, hash_secret_file: str | None = None) -> None:
     """No output over a file the command reads (the source, the store, the secret, the config)."""
-    from qar_sql.cli.guard import guard_outputs
-
     reads = [("the source file itself", where.get("source")), ("the hash secret file", hash_secret_file)]
     if store is not None:
         from qar_sql.compliance.store import resolve_store
@@ -125,8 +126,6 @@ def records_cmd(
     """The records that carry the risk: exact DT, U+, U* and n_unique per record."""
     from qar_sql.commands.records import run, run_recorded
     from qar_sql.compliance.store import hash_secret
-    from qar_sql.output.files import check_writable
-    from qar_sql.output.render import whole_table
 
     # --max-size, --missing, --sampling-fraction, --population and --all-text: --by suda's.
     chosen = dict(key=key, top=top, by=by, compare_dt=compare_dt, refine=refine, all_records=all_records)
@@ -192,13 +191,10 @@ def eliminate_cmd(where, risk, by, orders, plot_path, fmt, quiet, **options):
     """Backward elimination: the risk after removing the top records of each ranking."""
     # ``options`` are EliminateParams' by the same names: key, step, max_removed, greedy_steps, seed, jobs.
     from qar_sql.commands.eliminate import run
-    from qar_sql.parameters.ranking import parse_by, parse_orders
 
     order_map = parse_orders(orders)
     names = parse_by(by)
     if plot_path:  # before the work, not after it
-        from qar_sql.output.files import check_plot
-
         check_plot(plot_path)
         guard_files([("--plot", plot_path)], where)
     settings = build(EliminateParams, {**where, **risk, **options}, by=names, orders=order_map, plot=plot_path)

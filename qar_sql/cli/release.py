@@ -8,7 +8,12 @@ import click
 
 from qar_sql import params
 from qar_sql.cli.emit import build, emit, session
+from qar_sql.cli.guard import guard_outputs
+from qar_sql.cli.report import report_html
+from qar_sql.engines.render import recording
 from qar_sql.errors import ExitCode
+from qar_sql.extras import require
+from qar_sql.output.files import check_plot, written
 from qar_sql.parameters.release import IMPUTE, CompareParams
 from qar_sql.params import default_of
 
@@ -97,22 +102,16 @@ def compare_cmd(original, treated, risk, no_risk, fail_below, plot, fmt, quiet, 
     --treated-table). Records are compared in an exact FAMD projection (saiph) fitted on the
     original. See docs/compare.md for every metric.
     """
-    from qar_sql.extras import require
-
     require("compare", "qar compare")  # before any work, and before comparison/ imports pandas
     from qar_sql.commands.compare import original_null_tokens, prepared
     from qar_sql.commands.compare import run as run_compare
     from qar_sql.comparison.thresholds import below_thresholds, check_thresholds, parse_thresholds
-    from qar_sql.engines.render import recording
     from qar_sql.output.render_compare import plot_compare
 
     # ``options`` are the rest of compare()'s keywords, by the same names (table, link, ...).
     # A bad threshold fails before any table is read (exit 2).
     thresholds = parse_thresholds(fail_below)
     if plot is not None:  # before the work, as every command that draws
-        from qar_sql.cli.guard import guard_outputs
-        from qar_sql.output.files import check_plot
-
         check_plot(plot)
         reads = [("the original", original), ("the treated release", treated)]
         guard_outputs([("--plot", plot)], [*reads, ("the treatments file", options["treatments"])])
@@ -129,8 +128,6 @@ def compare_cmd(original, treated, risk, no_risk, fail_below, plot, fmt, quiet, 
     breaches = below_thresholds(result, thresholds)
 
     def report() -> str:
-        from qar_sql.cli.report import report_html
-
         shown = (
             "table",
             "treated_table",
@@ -147,8 +144,6 @@ def compare_cmd(original, treated, risk, no_risk, fail_below, plot, fmt, quiet, 
 
     emit(result, fmt, html=report)
     if plot:
-        from qar_sql.output.files import written
-
         with written(plot, "--plot"):
             drawn = plot_compare(result, plot)
         click.echo(f"Figures written to {drawn}.", err=True)

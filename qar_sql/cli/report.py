@@ -10,11 +10,15 @@ from collections.abc import Sequence
 import click
 
 from qar_sql import params
+from qar_sql.cli.guard import guard_outputs
 from qar_sql.cli.ranking import hash_secret_file_option, key_option
 from qar_sql.errors import UsageError
+from qar_sql.extras import require
+from qar_sql.output.files import check_writable
 from qar_sql.output.render import FORMATS
 from qar_sql.parameters.release import RELEASE_KINDS, ReportParams
 from qar_sql.params import default_of
+from qar_sql.precedence import from_click
 
 
 @click.command("report")
@@ -145,7 +149,6 @@ def report_cmd(
     from qar_sql.commands.report import masked_command, run, stored
     from qar_sql.compliance.store import HASH_SECRET_ENV, hash_secret
     from qar_sql.output.html import write_report
-    from qar_sql.precedence import from_click
 
     if no_classic and classic_flag:
         raise UsageError("--classic and --no-classic contradict each other; give one of them")
@@ -161,8 +164,6 @@ def report_cmd(
     given = {"threshold": fail_above, "threshold_source": chosen.described if chosen else None}
     settings = build(ReportParams, {**where, **risk, **options, **given})
     if compare is not None:  # before any work: the comparison needs the [compare] extra
-        from qar_sql.extras import require
-
         require("compare", "qar report --compare")
     _guard(where["source"], output, treatments, compare, store, from_store, hash_secret_file)
     secret = hash_secret(hash_secret_file) if (hash_secret_file or os.environ.get(HASH_SECRET_ENV)) else None
@@ -181,9 +182,7 @@ def report_cmd(
 
 def _guard(source, output, treatments, compare, store, from_store, hash_secret_file) -> None:
     """-o: a writable file that is none of the files the report reads, checked before any work."""
-    from qar_sql.cli.guard import guard_outputs
     from qar_sql.compliance.store import resolve_store
-    from qar_sql.output.files import check_writable
 
     check_writable(output, "--output")
     reads = [("the treated release", compare), ("the treatments file", treatments)]

@@ -6,7 +6,9 @@ import click
 
 from qar_sql import params
 from qar_sql.cli.emit import build, emit, session
+from qar_sql.cli.report import report_html
 from qar_sql.engines.dialects import DIALECTS
+from qar_sql.engines.render import recording
 from qar_sql.parameters.measures import DiscoverParams
 from qar_sql.parameters.treat import WhatIfParams
 from qar_sql.params import default_of
@@ -127,7 +129,6 @@ def whatif_cmd(
     """
     from qar_sql.commands.whatif import run as run_whatif
     from qar_sql.commands.whatif import with_plan
-    from qar_sql.engines.render import recording
     from qar_sql.treat.whatif import emit_sql as run_emit
 
     # What the view and the measurements are both built from.
@@ -156,8 +157,6 @@ def whatif_cmd(
             result = run_whatif(s, settings, bar)
 
     def report() -> str:
-        from qar_sql.cli.report import report_html
-
         shown = {"treatments": treatments, "qid": qid, "combine": combine, "only": only, "drop_null": drop_null}
         return report_html({**where, **risk, **shown, "key": key}, sql=sql, whatif=result)
 

@@ -12,6 +12,7 @@ import dataclasses
 import time
 from collections.abc import Sequence
 
+from qar_sql.compliance.store import recorded_audit
 from qar_sql.engines.session import Session
 from qar_sql.engines.source import SourceLike, session_of
 from qar_sql.measures.audit import audit_session
@@ -49,8 +50,6 @@ def recorded(
     then the session, inside the recorded run, so that a source which cannot be read is a
     ``failed`` run. The store keeps every QI's θ: the audit groups every QI unless --prune auto
     is asked for."""
-    from qar_sql.compliance.store import recorded_audit
-
     if params.prune is None:
         params = dataclasses.replace(params, prune="off")
 

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from qar_sql.comparison import audits, coordinates, metrics, tables
+from qar_sql.comparison.anonymeter import require_anonymeter, run_anonymeter
 from qar_sql.comparison.projection import ProjectionFit, fit_projections
 from qar_sql.comparison.read import select_sql
 from qar_sql.engines.session import Session
@@ -43,12 +44,14 @@ from qar_sql.engines.source import (
     session_of,
 )
 from qar_sql.errors import ColumnError, DataError
+from qar_sql.extras import require
 from qar_sql.parameters.release import BATCH_ROWS, CompareParams
 from qar_sql.progress import with_progress
 from qar_sql.results import (
     CompareResult,
     Distributions,
 )
+from qar_sql.treat.treatments import Plan, load
 
 Progress = Callable[[int, int], None]
 
@@ -72,10 +75,10 @@ def compare(
     components: int | str = 5,
     attacker_columns: Sequence[str] | None = None,
     target: str | None = None,
-    p: int = 3,
-    alpha: float = 0.01,
-    pi_u: float = 0.05,
-    pwm: str = "plotting",
+    p: int = CompareParams.p,
+    alpha: float = CompareParams.alpha,
+    pi_u: float = CompareParams.pi_u,
+    pwm: str = CompareParams.pwm,
     risk: bool = True,
     cloaking: bool = True,
     anonymeter: bool = False,
@@ -102,6 +105,7 @@ def compare(
     (standardised on the non-missing values, NULL at the centre) or ``"mean"`` (the mean
     imputed, then standardised: the Avatar paper's pipeline).
     """
+    require("compare", "qar_sql.compare()")  # one sentence naming the extra, before any work
     started = time.perf_counter()
     params = CompareParams(
         treated=treated, treated_table=treated_table, treatments=treatments, link=link, aligned=aligned,
@@ -122,12 +126,8 @@ def prepared(params: CompareParams, original: SourceLike, table: str | None) -> 
     placed — TREATED, else the original's own source (its --treated-table), taking the
     original's --table where TREATED is a database too."""
     if params.anonymeter:
-        from qar_sql.comparison.anonymeter import require_anonymeter
-
         require_anonymeter()  # a missing optional package fails before any read
     if params.treatments is not None:
-        from qar_sql.treat.treatments import Plan, load
-
         if not isinstance(params.treatments, Plan):
             params = replace(params, treatments=load(params.treatments))
         return params
@@ -311,8 +311,6 @@ def run(
 
         anon = None
         if anonymeter:
-            from qar_sql.comparison.anonymeter import run_anonymeter
-
             if treatments is not None:
                 # The release statement holds both sides: read it once per side.
                 ori_batches = (

@@ -30,9 +30,7 @@ def run(
     session: Session, params: EliminateParams, progress: Progress | None = None, *, started: float | None = None
 ) -> Elimination:
     """The elimination curves of the session's relation for every ranking of ``params.by``."""
-    result = eliminate_relation(
-        session.db, session.relation, params, progress=progress, source=session.label, started=started
-    )
+    result = eliminate_relation(session, params, progress, started=started)
     if params.plot:
         path = str(params.plot)
         with written(path, "--plot"):

@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Unpack
 
+from qar_sql.commands.report import records_summary
+from qar_sql.compliance.store import recorded_audit
 from qar_sql.engines.session import Session
 from qar_sql.engines.source import SourceLike, session_of
 from qar_sql.errors import ParameterError
@@ -33,6 +35,7 @@ from qar_sql.pushdown.scan import Progress
 from qar_sql.ranking.influence import Influence
 from qar_sql.ranking.influence import compute as influence_of
 from qar_sql.ranking.records import Contributions, contributions_of
+from qar_sql.results import to_plain
 from qar_sql.stats.contributions import correlations
 
 NAME = "records"
@@ -88,10 +91,6 @@ def run_recorded(
     report's records section (``qar report --from-store``). The session of ``where`` (SOURCE,
     --table, --delimiter, --null-token) is opened once the run is recorded as running, so a
     source that fails to open is a failed run; ``--output`` is written once the run is complete."""
-    from qar_sql.commands.report import records_summary
-    from qar_sql.compliance.store import recorded_audit
-    from qar_sql.results import to_plain
-
     top, by = params.top or 0, params.by
     computing = replace(params, output=None, all_keys=params.every_key)  # the file: after the run is recorded
     box: dict[str, Contributions] = {}

@@ -17,16 +17,32 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from qar_sql.commands import compare, risk, uniqueness, whatif
+from qar_sql.compliance.history import history
+from qar_sql.compliance.store import hash_key, stored_audit, stored_results, stored_top_records
 from qar_sql.engines.render import recording
 from qar_sql.engines.session import Session
 from qar_sql.engines.source import SourceLike, resolve_source, session_of
+from qar_sql.errors import QarError, UsageError
+from qar_sql.extras import require
+from qar_sql.guard import check_not_input
 from qar_sql.measures.audit import Options, audit_relation
-from qar_sql.output.html import RecordRow, RecordsSummary, ReportInputs, write_html
+from qar_sql.measures.classic import check_not_source, output_kind
+from qar_sql.output.html import RecordRow, RecordsSummary, ReportInputs, render_index, write_html
+from qar_sql.output.render_scan import report_dict
+from qar_sql.parameters.measures import RiskParams, UniquenessParams
 from qar_sql.parameters.release import CompareParams, ReportParams, check_release_context
+from qar_sql.parameters.treat import WhatIfParams
 from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys
 from qar_sql.pushdown.scan import Progress
-from qar_sql.results import AuditResult
+from qar_sql.pushdown.showsql import show_sql
+from qar_sql.ranking import eliminate as E
+from qar_sql.ranking.eliminate import CurvePoint
+from qar_sql.ranking.greedy import greedy_elimination
+from qar_sql.ranking.records import compute
+from qar_sql.results import AuditResult, History, from_plain
 from qar_sql.secrets import mask_source, scrub, secret_values
+from qar_sql.stats import interval as tail_interval
 
 NAME = "report"
 Params = ReportParams
@@ -40,8 +56,6 @@ def records_summary(contrib, top: int, hash_secret: str | None, keys: Mapping[in
     for r in contrib.order("dt")[:top]:
         hashed = None
         if hash_secret:
-            from qar_sql.compliance.store import hash_key
-
             kv = (keys or {}).get(int(r), (int(r) + 1,) if contrib.key == (ROW_KEY,) else None)
             hashed = None if kv is None else hash_key(", ".join(map(str, kv)), hash_secret)
         dt = float(contrib.dt[r])
@@ -153,9 +167,6 @@ def _records(
     with ``params.greedy``, greedy)."""
     import numpy as np
 
-    from qar_sql.ranking import eliminate as E
-    from qar_sql.ranking.records import compute
-
     db, relation, top = session.db, session.relation, params.top
     contrib, order_by = compute(db, relation, opts, key=params.key, source=session.label, started=started)
     result = with_intervals(contrib.audit, params.interval_level, params.bootstrap)
@@ -190,8 +201,6 @@ def _records(
 def _whatif(params: ReportParams, columns: Sequence[str], where: Mapping[str, Any]) -> tuple[Any, Any] | None:
     if params.treatments is None:
         return None
-    from qar_sql.commands import whatif
-    from qar_sql.parameters.treat import WhatIfParams
 
     settings = WhatIfParams(treatments=params.treatments, columns=columns, jobs=params.jobs, **_tail(params))
     return whatif, whatif.with_plan(settings)
@@ -200,8 +209,6 @@ def _whatif(params: ReportParams, columns: Sequence[str], where: Mapping[str, An
 def _uniqueness(params: ReportParams, columns: Sequence[str], where: Mapping[str, Any]) -> tuple[Any, Any] | None:
     if params.group_size is None:
         return None
-    from qar_sql.commands import uniqueness
-    from qar_sql.parameters.measures import UniquenessParams
 
     # exposed=0: the most exposed value combinations are the rare values themselves; a report
     # handed on must not carry them.
@@ -212,7 +219,6 @@ def _uniqueness(params: ReportParams, columns: Sequence[str], where: Mapping[str
 def _compare(params: ReportParams, columns: Sequence[str], where: Mapping[str, Any]) -> tuple[Any, Any] | None:
     if params.compare is None:
         return None
-    from qar_sql.commands import compare
 
     # The treated release is read as the original is: its --delimiter and --null-token, and
     # the original's --table where TREATED is a database too.
@@ -228,12 +234,8 @@ def _classic(params: ReportParams, columns: Sequence[str], where: Mapping[str, A
     keywords = params.classic_keywords
     if keywords is None:
         return None
-    from qar_sql.commands import risk
-    from qar_sql.parameters.measures import RiskParams
 
     if keywords.get("per_record") is not None:  # as qar_sql.risk checks it
-        from qar_sql.measures.classic import check_not_source, output_kind
-
         output_kind(str(keywords["per_record"]))
         check_not_source(keywords["per_record"], where.get("source"), "--per-record")
     return risk, RiskParams(columns=columns, p=params.p, jobs=params.jobs, **keywords)
@@ -258,8 +260,6 @@ def with_intervals(result: AuditResult, level: float | None, resamples: int | No
     them, for speed; the first page states them): as :func:`qar_sql.audit` computes them, from
     the θ in memory. A pruned audit, one without a tail or ``resamples`` 0 keeps none."""
     from dataclasses import replace
-
-    from qar_sql.stats import interval as tail_interval
 
     level = tail_interval.check_level(tail_interval.DEFAULT_LEVEL if level is None else level)
     resamples = tail_interval.check_resamples(tail_interval.DEFAULT_RESAMPLES if resamples is None else resamples)
@@ -309,9 +309,6 @@ def greedy_curve(db, relation, columns, p: int, order_by, kmax: int, step: int, 
     """The greedy elimination's points every ``step`` records up to ``kmax`` (it re-ranks after
     each removal, :mod:`qar_sql.ranking.greedy`), and a note instead when the table is too large
     for it (it holds every record's class on every QI in memory)."""
-    from qar_sql.errors import QarError
-    from qar_sql.ranking.eliminate import CurvePoint
-    from qar_sql.ranking.greedy import greedy_elimination
 
     steps = min(kmax, GREEDY_STEPS)
     try:
@@ -333,9 +330,6 @@ def greedy_curve(db, relation, columns, p: int, order_by, kmax: int, step: int, 
 def read_history(store: str | None, table: str | None) -> Any:
     """The history section's :class:`~qar_sql.results.History`: the runs of ``table``
     (every run without one) in ``store`` ("": the default store); none yet is an empty history."""
-    from qar_sql.compliance.history import history
-    from qar_sql.errors import UsageError
-    from qar_sql.results import History
 
     try:
         return history(store or None, table=table) if table else history(store or None)
@@ -403,8 +397,6 @@ def from_store(
     uniqueness of ``--group-size``, the top records), the SQL the run's options give, and the
     history of its table in that store. A run recorded before migration 0004 kept fewer
     numbers: no histograms, and its top records by rank, hashed key and DT only."""
-    from qar_sql.compliance.store import stored_audit, stored_results, stored_top_records
-    from qar_sql.results import from_plain
 
     result = stored_audit(store, run_id)
     kept = stored_results(store, run_id).get("records")
@@ -445,8 +437,6 @@ def _inputs(
 
 
 def _sql(resolved: str, table, result: AuditResult, delimiter, jobs) -> str | None:
-    from qar_sql.errors import QarError
-    from qar_sql.pushdown.showsql import show_sql
 
     try:
         return show_sql(resolved, table=table, columns=result.columns, p=result.p, delimiter=delimiter, jobs=jobs)
@@ -494,12 +484,8 @@ def report(source: SourceLike = None, *, output: str | Path | None = None, **opt
     progress = options.pop("progress", None)
     params = ReportParams(**options)
     if params.compare is not None:  # before any work, as qar report --compare
-        from qar_sql.extras import require
-
         require("compare", "the report's comparison (compare=)")
     if output is not None:  # never over a file the report reads, checked before the work
-        from qar_sql.guard import check_not_input
-
         reads = [("the source file itself", source), ("the treated release", params.compare)]
         check_not_input([("output", output)], [*reads, ("the treatments file", params.treatments)])
     with session_of(source, **where) as session:
@@ -555,9 +541,6 @@ def write_scan_reports(report: Any, folder: str | Path, *, command: str | None =
     """``qar scan --format html``: one report per scan that produced an audit (``<scan name>.html``,
     the verdict against its fail_above, else its warn_above) and ``index.html`` linking them;
     returns the index's path. ``report`` is a :class:`~qar_sql.results.ScanReport`."""
-    from qar_sql.errors import UsageError
-    from qar_sql.output.html import render_index
-    from qar_sql.output.render_scan import report_dict
 
     folder = Path(folder)
     try:

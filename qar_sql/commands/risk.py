@@ -24,7 +24,7 @@ Params = RiskParams
 
 def run(session: Session, params: RiskParams, progress: Progress | None = None) -> RiskResult:
     """The classic measures of the session's relation for every p-subset of the key columns."""
-    return risk_relation(session.db, session.relation, params, progress=progress, source=session.label)
+    return risk_relation(session, params, progress)
 
 
 @with_progress("risk")
@@ -66,6 +66,4 @@ def risk(
         check_not_source(per_record, source, "--per-record")
     started = time.perf_counter()
     with session_of(source, table=table, delimiter=delimiter, all_text=all_text, null_tokens=null_tokens) as session:
-        return risk_relation(
-            session.db, session.relation, params, progress=progress, started=started, source=session.label
-        )
+        return risk_relation(session, params, progress, started=started)

@@ -22,6 +22,7 @@ import numpy as np
 
 from qar_sql.comparison.projection import category_tokens
 from qar_sql.errors import UsageError
+from qar_sql.extras import require
 from qar_sql.results import AnonymeterRisk
 
 
@@ -46,8 +47,6 @@ def _frame(batches: Iterable[dict[str, np.ndarray]], cols: Sequence[str], numeri
 
 def require_anonymeter() -> None:
     """Fail before any work when the optional package is missing."""
-    from qar_sql.extras import require
-
     require("anonymeter", "--anonymeter")
 
 

@@ -7,14 +7,14 @@ from typing import Any
 
 from qar_sql.comparison import tables
 from qar_sql.errors import DataError, ParameterError
+from qar_sql.measures.audit import Options, audit_relation
 from qar_sql.results import ThetaChange
+from qar_sql.treat.whatif import release
 
 
 def audit_release(db, rel, plan, cols, p, alpha, pi_u, pwm, jobs):
     """The QaR audit of the plan's release, read as ``qar whatif`` reads it (a DuckDB temp
     table, a CTE elsewhere)."""
-    from qar_sql.treat.whatif import release
-
     with release(db, tables.release_sql(db, rel, plan)[1], rel) as (runner, treated):
         return audit_side(runner, treated, cols, p, alpha, pi_u, pwm, jobs)
 
@@ -22,8 +22,6 @@ def audit_release(db, rel, plan, cols, p, alpha, pi_u, pwm, jobs):
 def audit_side(db, rel, cols, p, alpha, pi_u, pwm, jobs):
     """(AuditResult, None) or (None, why not): a comparison still reports its metrics when the
     QaR risk cannot be estimated (too few columns for p, no tail, ...)."""
-    from qar_sql.measures.audit import Options, audit_relation
-
     try:
         result = audit_relation(db, rel, Options(columns=cols, p=p, alpha=alpha, pi_u=pi_u, pwm=pwm, jobs=jobs))
     except (DataError, ParameterError) as exc:

@@ -40,9 +40,12 @@ cloaking 0; independently shuffled columns give a hidden rate near 1 − 1/n.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.spatial import cKDTree
+
+if TYPE_CHECKING:  # scipy.spatial is imported where a tree is built: it costs more than the rest
+    from scipy.spatial import cKDTree
 
 #: Relative tolerance under which two distances are taken as equal (see the module docstring).
 TIE_TOLERANCE = 1e-9
@@ -112,6 +115,8 @@ def closest_originals(original: np.ndarray, treated: np.ndarray, tree: cKDTree |
     """d1, d2 for every treated record (needs at least 2 original records)."""
     if len(original) < 2:
         raise ValueError("the closest distances ratio needs at least 2 original records")
+    from scipy.spatial import cKDTree
+
     tree = tree if tree is not None else cKDTree(original)
     d, _ = tree.query(treated, k=2, workers=_WORKERS)
     return Closest(np.ascontiguousarray(d[:, 0]), np.ascontiguousarray(d[:, 1]))
@@ -157,6 +162,8 @@ def link(
     Local cloaking is exact for at least the lowest ``exact_share`` of the records (0.5: the
     median; 1: every record), see :func:`cloaking_counts`; ``cloaking=False`` skips it.
     """
+    from scipy.spatial import cKDTree
+
     tree = tree if tree is not None else cKDTree(treated)
     dmin, _, tied = nearest_and_tied(tree, original)
     d_own = distances_to_own(original, treated, own)
@@ -272,6 +279,8 @@ def _tied_groups(query: np.ndarray, points: np.ndarray) -> tuple[np.ndarray, np.
     Returns (query_rows, groups, group_of_point): identical points form one group, so a
     thousand duplicates cost one tree entry, and a query's tied set is a few groups.
     """
+    from scipy.spatial import cKDTree
+
     groups, group_of_point = np.unique(points, axis=0, return_inverse=True)
     group_of_point = group_of_point.reshape(-1)
     tree = cKDTree(groups)

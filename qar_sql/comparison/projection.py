@@ -45,18 +45,18 @@ import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from qar_sql.errors import DataError, ParameterError
-from qar_sql.extras import require
 from qar_sql.parameters.release import IMPUTE
 
-# qar_sql.compare (which imports this module) without the [compare] extra: one sentence naming
-# the extra (exit 2) instead of an ImportError of pandas. The CLI checks before this, first thing.
-require("compare", "qar_sql.compare()")
-import pandas as pd  # noqa: E402
+# pandas and saiph (the [compare] extra) are imported where they are used, not here: importing
+# this module costs neither their load time nor, without the extra, an ImportError
+# (qar_sql.compare() and the CLI check the extra first thing: one sentence naming it, exit 2).
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: What a batch of rows is, here: column name → numpy array (NaN or None is NULL).
 Batch = Mapping[str, np.ndarray]
@@ -105,6 +105,8 @@ def factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     The tokens are computed once per distinct value (pandas' hash factorisation), so a column of
     a million rows costs one hash pass and a few Python calls.
     """
+    import pandas as pd
+
     codes, uniques = pd.factorize(np.asarray(values), use_na_sentinel=True)
     tokens = [value_token(u) for u in uniques]
     tokens.append(NULL_TOKEN)  # code -1 → the last entry
@@ -181,6 +183,8 @@ def _frame(
 ) -> pd.DataFrame:
     """The batch as saiph reads it: numeric float64 (NULLs filled when ``fill`` is given),
     categorical as canonical tokens (object)."""
+    import pandas as pd
+
     data: dict[str, Any] = {}
     for col in numeric:
         x = np.asarray(batch[col], dtype=np.float64)
@@ -284,6 +288,8 @@ class ProjectionFit:
         if self.impute == "mean" and self.numeric:
             # The imputed column's population variance: Σ(x − m)² over the present values
             # (an imputed m adds 0) divided by every row, not by the present ones.
+            import pandas as pd
+
             share = pd.Series(self._present / self._rows, index=list(self.numeric))
             std = self._params.std.copy()
             std[list(self.numeric)] = std[list(self.numeric)] * np.sqrt(share)

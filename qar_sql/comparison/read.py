@@ -9,20 +9,19 @@ the statement is a plain SELECT in the connection's read-only transaction.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from qar_sql.engines.source import Database
 from qar_sql.errors import ColumnError
-from qar_sql.extras import require
 from qar_sql.parameters.release import BATCH_ROWS
 
-# The first module of a comparison to need the [compare] extra (pyarrow here, pandas and saiph in
-# projection.py): without it, qar_sql.compare() is one sentence naming the extra (exit 2), not an
-# ImportError. The CLI checks before this, first thing.
-require("compare", "qar_sql.compare()")
-import pyarrow as pa  # noqa: E402
-import pyarrow.compute as pc  # noqa: E402
+# pyarrow (the [compare] extra) is imported where a column is converted, not here: importing this
+# module costs neither its load time nor, without the extra, an ImportError (qar_sql.compare() and
+# the CLI check the extra first thing: one sentence naming it, exit 2).
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 def select_sql(
@@ -50,6 +49,9 @@ def arrow_batches(
 
 def numeric_array(column: pa.Array, name: str) -> np.ndarray:
     """A numeric column as float64, NULL as NaN."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     try:
         return pc.cast(column, pa.float64()).to_numpy(zero_copy_only=False)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
@@ -65,6 +67,9 @@ def value_array(column: pa.Array) -> np.ndarray:
     dictionary encoding, then a take): far fewer objects to make than one per row, and the
     factorisation that follows hashes each string once (Python caches a string's hash).
     """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
         encoded = pc.dictionary_encode(column)
         distinct = encoded.dictionary.to_numpy(zero_copy_only=False)

@@ -16,9 +16,11 @@ from typing import Any
 import numpy as np
 
 from qar_sql.comparison.read import arrow_batches, numeric_array, value_array
-from qar_sql.engines.source import DUCKDB_SUFFIXES, Database, Relation, column_names, is_url, select_columns
+from qar_sql.engines.source import DUCKDB_SUFFIXES, Database, Relation, column_names, file_kind, is_url, select_columns
 from qar_sql.errors import ColumnError, ParameterError, UsageError
 from qar_sql.secrets import mask_source
+from qar_sql.treat.treatments import Binder, column_kinds, treated_sql
+from qar_sql.treat.whatif import WithRelation
 
 
 class Side:
@@ -112,8 +114,6 @@ def subset(names: Sequence[str] | str | None, cols: Sequence[str], option: str) 
 def kinds(db_o, rel_o, db_t, rel_t, cols, categorical, from_treatments) -> tuple[list[str], list[str]]:
     """(numeric, categorical) compared columns: the original's numeric types are continuous,
     every other type categorical; ``categorical`` forces columns to be categorical."""
-    from qar_sql.treat.treatments import column_kinds
-
     forced = subset(categorical, cols, "--categorical")
     kinds = column_kinds(db_o, rel_o.sql, cols)
     numeric = [c for c in cols if kinds[c] in ("integer", "float") and c not in forced]
@@ -167,9 +167,6 @@ def copy_names(columns: Sequence[str], taken: Sequence[str]) -> list[str]:
 def release_sql(db: Database, rel: Relation, plan: Any, carried: Sequence[tuple[str, str]] = ()) -> tuple[Any, str]:
     """(runner, SQL) of the plan's release over ``rel``; ``carried`` are extra columns of the
     base relation (``base`` CTE) that every step keeps unchanged."""
-    from qar_sql.treat.treatments import Binder, treated_sql
-    from qar_sql.treat.whatif import WithRelation
-
     names = plan.release or tuple(t.name for t in plan.treatments)
     if not carried:
         binder = Binder(db, rel.sql, rel.columns, plan, display=rel.display)
@@ -218,6 +215,4 @@ def csv_file(source) -> bool:
 
 
 def is_csv(path: str) -> bool:
-    from qar_sql.engines.source import file_kind
-
     return file_kind(path) == "csv"

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from qar_sql.compliance.dbt import load_manifest, manifest_scans
 from qar_sql.errors import UsageError
 from qar_sql.secrets import mask_source
 
@@ -265,8 +266,6 @@ def project_scans(
 ) -> tuple[list, str]:
     """(the scans of the project's tagged models, where they read): the warehouse from the
     profile unless ``url`` names it, the models narrowed by ``select``."""
-    from qar_sql.compliance.dbt import load_manifest, manifest_scans
-
     manifest = load_manifest(manifest_path(project_dir))
     if not url:
         url = read_target(project_dir, profile=profile, target=target, profiles=profiles).url

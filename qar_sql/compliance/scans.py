@@ -39,9 +39,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from qar_sql.compliance.store import Store, describe_error, ensure_ready, recorded_audit
 from qar_sql.engines.source import is_url
 from qar_sql.errors import ExitCode, ParameterError, QarError, UsageError
-from qar_sql.measures.audit import AuditParams
+from qar_sql.measures.audit import AuditParams, audit, validate
 from qar_sql.precedence import Chosen, choose
 from qar_sql.results import ScanOutcome, ScanReport
 from qar_sql.secrets import mask_source, scrub, secret_values
@@ -170,6 +171,14 @@ def _number(value: Any, key: str, where: str, *, risk: bool = False) -> float:
     return float(value)
 
 
+def _whole(value: Any, key: str, where: str, *, least: int, example: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise ParameterError(
+            f"{where}: {key} = {value!r} must be a whole number of at least {least}, e.g. {key} = {example}"
+        )
+    return value
+
+
 def _names(value: Any, key: str, where: str) -> tuple[str, ...]:
     if isinstance(value, str):
         value = [v.strip() for v in value.split(",") if v.strip()]
@@ -189,56 +198,43 @@ def make_spec(
 ) -> ScanSpec:
     """Validate one scan's settings (defaults already merged) into a :class:`ScanSpec`.
     ``source``: (URL, how it is shown, its name in the file); ``origins``: where each came from."""
-    from qar_sql.measures.audit import validate
-
     url, source_display, source_name = source
     s = {**DEFAULTS, **settings}
     label = f"{where}: scan {name!r}"
-    p = s["p"]
-    if isinstance(p, bool) or not isinstance(p, int) or p < 1:
-        raise ParameterError(f"{label}: p = {p!r} must be a whole number of at least 1, e.g. p = 3")
-    k = s["k"]
-    if isinstance(k, bool) or not isinstance(k, int) or k < 2:
-        raise ParameterError(f"{label}: k = {k!r} must be a whole number of at least 2, e.g. k = 5")
-    alpha = _number(s["alpha"], "alpha", label)
-    pi_u = _number(s["pi_u"], "pi_u", label)
+    # The settings are the spec's fields of the same names, each checked in turn.
+    checked: dict[str, Any] = {key: s.get(key) for key in DEFAULT_KEYS}
+    checked["p"] = _whole(s["p"], "p", label, least=1, example=3)
+    checked["k"] = _whole(s["k"], "k", label, least=2, example=5)
+    checked["alpha"] = _number(s["alpha"], "alpha", label)
+    checked["pi_u"] = _number(s["pi_u"], "pi_u", label)
     if not isinstance(s["pwm"], str):
         raise ParameterError(f'{label}: pwm = {s["pwm"]!r} must be "plotting" or "unbiased"')
     try:
-        validate(p, alpha, pi_u, s["pwm"])
+        validate(checked["p"], checked["alpha"], checked["pi_u"], s["pwm"])
     except ParameterError as exc:
         raise ParameterError(f"{label}: {exc}") from exc
-    fail = None if s["fail_above"] is None else _number(s["fail_above"], "fail_above", label, risk=True)
-    warn = None if s["warn_above"] is None else _number(s["warn_above"], "warn_above", label, risk=True)
+    for key in ("fail_above", "warn_above"):
+        if s[key] is not None:
+            checked[key] = _number(s[key], key, label, risk=True)
+    fail, warn = checked["fail_above"], checked["warn_above"]
     if fail is not None and warn is not None and warn > fail:
         raise ParameterError(
             f"{label}: warn_above = {warn:g} is above fail_above = {fail:g}; a warning must come "
             "before the failure, so make warn_above the smaller"
         )
-    least = s["min_exceedances"]
-    if least is not None and (isinstance(least, bool) or not isinstance(least, int) or least < 1):
-        raise ParameterError(
-            f"{label}: min_exceedances = {least!r} must be a whole number of at least 1, e.g. min_exceedances = 3"
-        )
-    columns = _names(s["columns"], "columns", label) if s.get("columns") is not None else None
-    exclude = _names(s["exclude"], "exclude", label) if s.get("exclude") is not None else None
+    if s["min_exceedances"] is not None:
+        checked["min_exceedances"] = _whole(s["min_exceedances"], "min_exceedances", label, least=1, example=3)
+    for key in ("columns", "exclude"):
+        if s.get(key) is not None:
+            checked[key] = _names(s[key], key, label)
     return ScanSpec(
         name=name,
         source=url,
         source_display=source_display,
         source_name=source_name,
         table=table,
-        columns=columns,
-        exclude=exclude,
-        p=p,
-        alpha=alpha,
-        pi_u=pi_u,
-        pwm=s["pwm"],
-        k=k,
-        fail_above=fail,
-        warn_above=warn,
-        min_exceedances=least,
         origins=dict(origins or {}),
+        **checked,
     )
 
 
@@ -377,9 +373,6 @@ def judge(spec: ScanSpec, risk: float | None) -> tuple[str, int]:
 
 
 def _run_one(spec: ScanSpec, store, secrets, jobs: int, progress) -> ScanOutcome:
-    from qar_sql.compliance.store import describe_error, recorded_audit
-    from qar_sql.measures.audit import audit
-
     started = time.perf_counter()
     kwargs = {f: getattr(spec, f) for f in ("table", "columns", "exclude", "p", "alpha", "pi_u", "pwm", "k")}
     kwargs.update(jobs=jobs, progress=progress)
@@ -446,8 +439,6 @@ def run_scans(
     others; Ctrl-C stops them all (the current run is recorded as ``interrupted``) and raises
     :class:`ScanInterrupted`, a KeyboardInterrupt carrying the report so far.
     """
-    from qar_sql.compliance.store import Store, ensure_ready
-
     st = None
     if record:
         st = Store(store or config.store)

@@ -37,10 +37,13 @@ from typing import Any
 
 from qar_sql.compliance import liveness
 from qar_sql.engines.render import migrations_dir
-from qar_sql.engines.source import DUCKDB_SUFFIXES, is_url
+from qar_sql.engines.source import DUCKDB_SUFFIXES, is_url, resolve_source
 from qar_sql.errors import DatabaseError, QarError, UsageError
+from qar_sql.measures.audit import audit as _audit
+from qar_sql.output.formats import audit_dict
 from qar_sql.results import AuditResult, MigrateResult, MigrationState, QIStats, from_plain, to_plain
 from qar_sql.secrets import mask_source, scrub, secret_values
+from qar_sql.stats.evt import TailFit
 from qar_sql.version import __version__
 
 DEFAULT_STORE = "qar_results.duckdb"
@@ -701,8 +704,6 @@ def recorded_audit(
 def _refuse_store_in_source(st: Store, source: str | None) -> None:
     """Audits never write to what they audit: a DuckDB store that is the audited file is
     refused (before the store is migrated) unless the caller says so."""
-    from qar_sql.engines.source import resolve_source
-
     if st.path is None:
         return
     src = resolve_source(source)
@@ -716,9 +717,6 @@ def _refuse_store_in_source(st: Store, source: str | None) -> None:
 
 
 def _recorded(st, source, scan_name, secrets, top_records, hashing, audit_kwargs, sections=None) -> AuditResult:
-    from qar_sql.engines.source import resolve_source
-    from qar_sql.measures.audit import audit as _audit
-
     ensure_ready(st)
     liveness.mark_interrupted(st)  # runs whose process died (kill -9) stop looking 'running'
     started = time.perf_counter()
@@ -799,8 +797,6 @@ def _complete_or_save(st: Store, run_id: str, result: AuditResult, seconds: floa
 
 
 def _audit_json(result: AuditResult) -> dict:
-    from qar_sql.output.formats import audit_dict
-
     return audit_dict(result)
 
 
@@ -910,8 +906,6 @@ def stored_audit(store: str | Store | None, run_id: str) -> AuditResult:
     ``qar_run_results`` (:func:`stored_results`); for a run recorded before migration 0004,
     rebuilt from ``qar_runs``, ``qar_qi_results`` and ``qar_fits``, which keep no class-size
     histograms (each QI's ``class_sizes`` is empty), no fit warnings and no uniqueness."""
-    from qar_sql.stats.evt import TailFit
-
     with using(store) as st:
         if not st.exists():
             raise UsageError(f"the results store {st.display} does not exist; check the URL or run qar migrate")

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from qar_sql.engines.dialects import Dialect
+from qar_sql.engines.render import render
 from qar_sql.errors import DatabaseError, QarError, SourceNotFound, UsageError
 
 #: Every statement and its time at DEBUG (``qar -vv`` or ``--log-level debug``); the library
@@ -114,7 +115,6 @@ class Database:
         if not self.dialect.typeof and hasattr(self, "result_types"):
             items = ", ".join(f"t.{self.dialect.quote(c)}" for c in columns)
             return list(self.result_types(f"select {items} from {relation_sql} as t limit 0"))
-        from qar_sql.engines.render import render
 
         row = self.query(render("column_types.sql", self.dialect, columns=list(columns), relation=relation_sql))[0]
         return [str(t) for t in row]

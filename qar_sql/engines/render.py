@@ -12,10 +12,12 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-
-import jinja2
+from typing import TYPE_CHECKING
 
 from qar_sql.engines.dialects import Dialect
+
+if TYPE_CHECKING:
+    import jinja2
 
 
 def _find(folder: str) -> Path:
@@ -37,6 +39,8 @@ def migrations_dir() -> Path:
 
 @functools.lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
+    import jinja2  # here, once (the environment is cached): importing this module stays light
+
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir())),
         undefined=jinja2.StrictUndefined,

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from qar_sql.engines.render import render
+from qar_sql.engines.session import Session
 from qar_sql.engines.source import (
     Database,
     Relation,
@@ -44,6 +45,8 @@ from qar_sql.engines.source import (
     select_columns,
 )
 from qar_sql.errors import ColumnError, ParameterError, UsageError
+from qar_sql.extras import require
+from qar_sql.guard import check_not_input
 from qar_sql.measures.audit import provenance
 from qar_sql.parameters.measures import MISSING, RiskParams
 from qar_sql.pushdown import scan
@@ -417,16 +420,11 @@ def _max(a: np.ndarray) -> float | None:
 
 
 def risk_relation(
-    db: Database,
-    relation: Relation,
-    opts: RiskParams,
-    *,
-    progress: Progress | None = None,
-    started: float | None = None,
-    source: str | None = None,
+    session: Session, opts: RiskParams, progress: Progress | None = None, *, started: float | None = None
 ) -> RiskResult:
-    """The classic measures of ``relation`` on an open connection (``qar risk``, :func:`qar_sql.risk`)."""
+    """The classic measures of the session's relation (``qar risk``, :func:`qar_sql.risk`)."""
     started = started if started is not None else time.perf_counter()
+    db, relation, source = session.db, session.relation, session.label
     columns, p, weight, missing = opts.columns, opts.p, opts.weight, opts.missing
     per_record, key = opts.per_record, opts.key
     sensitive = column_names(opts.sensitive, "--sensitive") or ()
@@ -761,8 +759,6 @@ def suda(
 def check_not_source(path: str | os.PathLike, source, option: str) -> None:
     """Refuse an output path that is the source file itself: an audit never changes its table
     (the guard of every command, :func:`qar_sql.guard.check_not_input`)."""
-    from qar_sql.guard import check_not_input
-
     check_not_input([(option, path)], [("the source file itself", source)])
 
 
@@ -771,8 +767,6 @@ def output_kind(path: str) -> str:
     if lower.endswith(".csv"):
         return "csv"
     if lower.endswith((".parquet", ".pq")):
-        from qar_sql.extras import require
-
         # Checked here, with the path, before any work: the file is written after the measures.
         require("arrow", "writing Parquet", alternative=f", or write CSV: --per-record {path.rsplit('.', 1)[0]}.csv")
         return "parquet"
@@ -851,8 +845,6 @@ def write_table(data: dict[str, np.ndarray], path: str, kind: str) -> None:
     names = list(data)
     try:
         if kind == "parquet":
-            from qar_sql.extras import require
-
             require(
                 "arrow", "writing Parquet", alternative=f", or write CSV: --per-record {Path(path).with_suffix('.csv')}"
             )

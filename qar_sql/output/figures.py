@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from qar_sql import plots
+from qar_sql.extras import installed
 from qar_sql.output.canvas import new_figure
 from qar_sql.stats import evt
 
@@ -26,8 +27,6 @@ _MISSING = "each figure of the report"
 def available() -> bool:
     """Whether matplotlib (``qar-sql[plot]``) is installed; without it the report has its tables
     and a note in place of each figure."""
-    from qar_sql.extras import installed
-
     return installed("plot")
 
 

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from qar_sql.errors import UsageError
+from qar_sql.extras import require
 
 #: The files a plot can be drawn to (matplotlib's raster and vector formats every command offers).
 PLOT_SUFFIXES = (".png", ".svg")
@@ -50,8 +51,6 @@ def check_plot(path: str, option: str = "--plot") -> None:
 
 def require_matplotlib(option: str) -> None:
     """Refuse ``option`` (a plot) when matplotlib, the optional extra ``qar-sql[plot]``, is missing."""
-    from qar_sql.extras import require
-
     require("plot", option, alternative=f" (or leave {option} out)")
 
 

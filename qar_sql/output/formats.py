@@ -81,22 +81,35 @@ def interval_dicts(iv: TailIntervals | None) -> dict[str, dict[str, Any] | None]
     return out
 
 
-def interval_lines(r: AuditResult) -> list[str]:
-    """Text lines under T̂: its interval beside the number of exceedances, and in plain words
-    what a small tail means (fewer than 10 exceedances)."""
+def interval_rows(fmt: str, r: AuditResult) -> list[str]:
+    """The rows under T̂ in a text or Markdown report: its interval beside the number of
+    exceedances (Markdown adds those of u, ξ and β) and, in plain words, what a small tail means
+    (fewer than 10 exceedances). One function so both formats say the same."""
     f, iv = r.fit, r.intervals
     if f is None:
         return []
     n = f.n_exceedances
-    lines = []
+    markdown = fmt == "markdown"
+    cells: list[tuple[str, str]] = []  # (label, text)
     if iv is not None:
-        lines.append(
-            f"  {_pct(iv.risk.level) + ' interval':<19} {iv.risk.low:.4g} to {iv.risk.high:.4g} (bootstrap BCa over "
-            f"the QIs' θ, {iv.resamples:,} resamples; from {n} exceedance{'s' if n != 1 else ''})"
+        level, over = _pct(iv.risk.level), "" if markdown else " over the QIs' θ"
+        cells.append(
+            (
+                f"{level} interval of T̂" if markdown else f"{level} interval",
+                f"{iv.risk.low:.4g} to {iv.risk.high:.4g} (bootstrap BCa{over}, "
+                f"{iv.resamples:,} resamples; from {n} exceedance{'s' if n != 1 else ''})",
+            )
         )
+        if markdown:
+            cells += [
+                (f"{level} interval of {name}", f"{getattr(iv, key).low:.4g} to {getattr(iv, key).high:.4g}")
+                for name, key in (("u", "u"), ("ξ", "xi"), ("β", "beta"))
+            ]
     if n < SMALL_TAIL:
-        lines.append(f"  {'caution':<19} {SMALL_TAIL_NOTE.format(n=n, s='s' if n != 1 else '')}")
-    return lines
+        cells.append(("caution", SMALL_TAIL_NOTE.format(n=n, s="s" if n != 1 else "")))
+    if markdown:
+        return [f"| {label} | {md_escape(text)} |" for label, text in cells]
+    return [f"  {label:<19} {text}" for label, text in cells]
 
 
 def _pct(level: float) -> str:
@@ -215,7 +228,7 @@ def audit_text(r: AuditResult, top: int = 10) -> str:
     if f:
         lines += [
             f"  risk T̂({r.p}, {r.alpha:g})     {f.risk:.10g}",
-            *interval_lines(r),
+            *interval_rows("text", r),
             f"  threshold u         {f.u:.10g} (the {1 - r.pi_u:g} quantile of θ)",
             f"  exceedances         {f.n_exceedances}",
             f"  GPD fit             ξ = {f.xi:.6g}, β = {f.beta:.6g} (PWM, {r.pwm})",
@@ -315,7 +328,7 @@ def audit_markdown(r: AuditResult, top: int = 10) -> str:
         f"| quasi-identifiers (p = {r.p}) | {r.n_qi:,} |",
         *([f"| grouped | {pruned_line(r)} |"] if r.n_pruned else []),
         f"| risk T̂({r.p}, {r.alpha:g}) | {'undefined (no tail)' if not f else f'{f.risk:.10g}'} |",
-        *_interval_rows(r),
+        *interval_rows("markdown", r),
         f"| threshold u | {_g(f.u if f else None, 10)} |",
         f"| exceedances | {f.n_exceedances if f else 0} |",
         f"| ξ, β | {_g(f.xi if f else None)}, {_g(f.beta if f else None)} |",
@@ -337,28 +350,6 @@ def audit_markdown(r: AuditResult, top: int = 10) -> str:
         lines += [f"| {kp} | {pe} | {k50} | {md_escape(cols)} |" for cols, kp, pe, k50 in _uniqueness_rows(u, top)]
     lines += section("markdown", "Warnings", r.warnings) + section("markdown", "Notes", r.column_notes)
     return "\n".join(lines) + "\n"
-
-
-def _interval_rows(r: AuditResult) -> list[str]:
-    """Markdown rows under T̂: the intervals (with the number of exceedances) and the caution."""
-    f, iv = r.fit, r.intervals
-    if f is None:
-        return []
-    n = f.n_exceedances
-    rows = []
-    if iv is not None:
-        level = _pct(iv.risk.level)
-        rows.append(
-            f"| {level} interval of T̂ | {iv.risk.low:.4g} to {iv.risk.high:.4g} (bootstrap BCa, "
-            f"{iv.resamples:,} resamples; from {n} exceedance{'s' if n != 1 else ''}) |"
-        )
-        rows += [
-            f"| {level} interval of {name} | {getattr(iv, key).low:.4g} to {getattr(iv, key).high:.4g} |"
-            for name, key in (("u", "u"), ("ξ", "xi"), ("β", "beta"))
-        ]
-    if n < SMALL_TAIL:
-        rows.append(f"| caution | {md_escape(SMALL_TAIL_NOTE.format(n=n, s='s' if n != 1 else ''))} |")
-    return rows
 
 
 @renders(AuditResult, "text", "json", "markdown")

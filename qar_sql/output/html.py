@@ -33,6 +33,7 @@ from qar_sql.output.render import FORMATS
 from qar_sql.output.render_compare import compare_dict
 from qar_sql.output.render_risk import risk_dict
 from qar_sql.output.render_uniqueness import curve, uniqueness_dict
+from qar_sql.output.report_md import html_to_markdown
 from qar_sql.results import AuditResult, CompareResult, Tabular, UniquenessResult
 from qar_sql.stats import interval
 from qar_sql.stats.evt import SMALL_TAIL
@@ -256,14 +257,7 @@ def _summary(inp: ReportInputs, numbers: dict) -> dict:
     n = page["n_exceedances"] if page else 0
     caution = interval.SMALL_TAIL_NOTE.format(n=n, s="s" if n != 1 else "") if page and page["small_tail"] else None
     few = interval.exceedance_note(n) if page and page["few_exceedances"] else None
-    return {
-        "a": a,
-        "verdict": verdict,
-        "page": page,
-        "caution": caution,
-        "few": few,
-        "python_version": platform.python_version(),
-    }
+    return {"verdict": verdict, "page": page, "caution": caution, "few": few}
 
 
 def _theta(inp: ReportInputs, numbers: dict) -> dict | None:
@@ -302,7 +296,6 @@ def _theta(inp: ReportInputs, numbers: dict) -> dict | None:
                     "points near the diagonal mean the tail model fits",
                 )
     return {
-        "a": a,
         "f": f,
         "fig_theta": fig_theta,
         "fig_diag": fig_diag,
@@ -317,7 +310,7 @@ def _qis(inp: ReportInputs, numbers: dict) -> dict | None:
         return None
     order = {q.index: i for i, q in enumerate(a.qis)}
     top = [(order[q.index], q) for q in a.riskiest(10)]
-    return {"a": a, "top": top}
+    return {"top": top}
 
 
 def _kanon(inp: ReportInputs, numbers: dict) -> dict | None:
@@ -338,7 +331,7 @@ def _kanon(inp: ReportInputs, numbers: dict) -> dict | None:
             f"Records in classes smaller than k = {a.k} on each of the {len(below)} quasi-identifiers with the most; "
             f"each bar counts people of the {a.rows:,} records, once per quasi-identifier",
         )
-    return {"a": a, "below": [(order[q.index], q) for q in below], "fig": fig, "histograms": histograms}
+    return {"below": [(order[q.index], q) for q in below], "fig": fig, "histograms": histograms}
 
 
 def _records(inp: ReportInputs, numbers: dict) -> dict | None:
@@ -587,7 +580,14 @@ def render_html(inp: ReportInputs) -> str:
         ctx = s.build(inp, numbers)
         if ctx is not None:
             built.append((s, ctx))
-    common = {"inp": inp, "version": __version__, "numbers_pretty": _pretty(numbers)}
+    # What every section's template may read: the inputs, the audit (``a``), the versions.
+    common = {
+        "inp": inp,
+        "a": inp.audit,
+        "version": __version__,
+        "python_version": platform.python_version(),
+        "numbers_pretty": _pretty(numbers),
+    }
     bodies = [
         (s, Markup(env.get_template(f"sections/{s.template}").render(section=s, **{**common, **ctx})))
         for s, ctx in built
@@ -624,8 +624,6 @@ def render_report(inp: ReportInputs | str, fmt: str = "html") -> str:
         return spec.from_table(inp)
     page = inp if isinstance(inp, str) else render_html(inp)
     if fmt == "md":
-        from qar_sql.output.report_md import html_to_markdown
-
         return html_to_markdown(page)
     return page
 

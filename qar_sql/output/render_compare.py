@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from qar_sql import plots
 from qar_sql.errors import UsageError
 from qar_sql.output.formats import md_escape, render_result, section
 from qar_sql.output.render import renders
@@ -213,7 +214,6 @@ def plot_compare(r: CompareResult, path: str | Path) -> Path:
     treated records on the first two axes. Needs ``compare(..., figures=True)``."""
     if r.distributions is None:
         raise UsageError("the comparison kept no distributions to plot; run it with figures=True")
-    from qar_sql import plots
 
     d = r.distributions
     fig = plots.new_figure("the compare plot", figsize=(11, 8.5))

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from qar_sql import plots
 from qar_sql.errors import ParameterError
 from qar_sql.measures.classic import SudaRecords, suda_order
 from qar_sql.output.render import renders, to_json
@@ -223,8 +224,6 @@ def render_eliminate(res, fmt: str, plot_path: str | None = None) -> str:
 def plot_elimination(result, path: str, title: str | None = None) -> None:
     """``qar eliminate --plot``: the reduction against records removed, one line per ranking
     (the paper's Fig. 10), to PNG or SVG (``qar_sql.ranking.eliminate.plot``)."""
-    from qar_sql import plots
-
     if not re.search(r"\.(png|svg)$", path, re.I):
         raise ParameterError(f"--plot {path!r} must end in .png or .svg")
     fig = plots.new_figure("the elimination plot", figsize=(7.5, 4.5), dpi=120)

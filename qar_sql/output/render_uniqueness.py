@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from qar_sql import plots
 from qar_sql.errors import ParameterError
 from qar_sql.output.formats import md_escape, percent, render_result, uniqueness_block, uniqueness_qi_dict
 from qar_sql.output.render import renders
@@ -186,7 +187,6 @@ def plot(r: UniquenessResult, path: str | Path, *, n_curves: int = 3) -> Path:
     path = Path(path)
     if path.suffix.lower() not in (".png", ".svg"):
         raise ParameterError(f"--plot {str(path)!r} must end in .png or .svg")
-    from qar_sql import plots
 
     fig = plots.new_figure("the uniqueness plot", figsize=(12, 4.5))
     left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [3, 2]})

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from qar_sql.engines.dialects import Dialect
 from qar_sql.engines.render import render
+from qar_sql.engines.source import open_source
 from qar_sql.errors import ColumnError
 from qar_sql.pushdown.scan import combinations
 from qar_sql.stats import evt
@@ -126,8 +127,6 @@ def risk_in_database(
     """Run :func:`risk_sql` on ``source`` (anything :func:`qar_sql.audit` reads) and return its
     row: the whole audit as one statement, as the dbt package runs it. ``columns`` default to
     every column of the table."""
-    from qar_sql.engines.source import open_source
-
     db, relation = open_source(source, table=table)
     try:
         cols = list(columns) if columns is not None else list(relation.columns)

@@ -32,6 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from qar_sql.pushdown.prune import Ranker
+
 #: Bins per octave of the log2 cell-probability histograms.
 _RES = 4
 #: Largest cube (columns); bigger cubes rarely have few cells and cost planning time.
@@ -184,7 +186,6 @@ def plan(
     p = len(combos[0])
     if len(combos) > MAX_PLANNED_QIS or p < 1:
         return Plan((), tuple(range(len(combos))), rows, beta)
-    from qar_sql.pushdown.prune import Ranker
 
     n_cols = len(freqs)
     dists = np.array([_column_dist(f, rows) for f in freqs])

@@ -37,6 +37,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from qar_sql.errors import ParameterError
+
 #: The modes of ``--prune``: ``auto`` groups only the QIs that can reach the tail, ``off`` all.
 PRUNE_MODES = ("auto", "off")
 #: ``auto`` by default from this p on; below it every QI is grouped (p = 3 keeps its per-QI
@@ -49,8 +51,6 @@ FIRST_ROUND = 256
 
 def resolve(prune: str | None, p: int) -> str:
     """The prune mode an audit at size p runs with: ``None`` means ``auto`` at p ≥ 4, else off."""
-    from qar_sql.errors import ParameterError
-
     if prune is None:
         return "auto" if p >= PRUNE_FROM_P else "off"
     if prune not in PRUNE_MODES:

@@ -9,6 +9,7 @@ from qar_sql.engines.source import file_kind, file_relation_sql, is_url, resolve
 from qar_sql.errors import ColumnError, UsageError
 from qar_sql.parameters.tail import DEFAULTS as AUDIT
 from qar_sql.pushdown import prune as pruning
+from qar_sql.pushdown.insql import risk_sql
 from qar_sql.pushdown.scan import profile_statements, render_statements
 
 
@@ -114,8 +115,6 @@ def show_one_statement(
 ) -> str:
     """The whole audit as one SELECT (pushdown/insql.py): what a warehouse qar cannot reach
     runs by itself, the SQL of the dbt package's ``qar.risk``."""
-    from qar_sql.pushdown.insql import risk_sql
-
     if not columns:
         raise UsageError("--columns is required to show the SQL, since nothing is read")
     d, source, kind = _target(source, dialect)

@@ -17,14 +17,19 @@ from typing import Any
 
 import numpy as np
 
+from qar_sql import plots
 from qar_sql.engines.database import Database, Relation
 from qar_sql.engines.render import render
-from qar_sql.engines.session import coded
+from qar_sql.engines.session import Session, coded
 from qar_sql.errors import NoTailError, ParameterError, UsageError
 from qar_sql.measures.audit import Options
 from qar_sql.output.render_records import plot_elimination as plot  # noqa: F401 (qar_sql.ranking.eliminate.plot, documented)
 from qar_sql.parameters.ranking import RANKINGS, EliminateParams
 from qar_sql.pushdown.scan import Progress, QIBatch, combinations
+from qar_sql.ranking.entropy import entropy_scores
+from qar_sql.ranking.greedy import greedy_elimination
+from qar_sql.ranking.influence import all_tallies, gradient
+from qar_sql.ranking.pls import pls_scores
 from qar_sql.ranking.records import Contributions, compute
 from qar_sql.results import Tabular, format_risk
 from qar_sql.stats import evt
@@ -62,8 +67,6 @@ class Elimination(Tabular):
     def plot(self, ax: Any = None, *, title: str | None = None) -> Any:
         """Risk reduction against records removed, one line per ranking (the paper's Fig. 10),
         on ``ax`` or a new pyplot-free figure; returns the Axes. Needs ``qar-sql[plot]``."""
-        from qar_sql import plots
-
         return plots.elimination(self, ax, title)
 
     def summary_line(self) -> str:
@@ -175,18 +178,12 @@ def ranking_order(
     if name == "random":
         return np.random.default_rng(seed).permutation(contrib.rows)
     if name == "influence":
-        from qar_sql.ranking.influence import all_tallies, gradient
-
         tally = all_tallies(db, relation, contrib.audit, order_by, gradient(contrib.audit))
         return np.argsort(-tally, kind="stable")
     if name == "entropy":
-        from qar_sql.ranking.entropy import entropy_scores
-
         e = entropy_scores(db, relation, columns, p, order_by, orders=orders)
         return np.argsort(-np.asarray(e, dtype=float), kind="stable")
     if name == "pls":
-        from qar_sql.ranking.pls import pls_scores
-
         res = pls_scores(db, relation, columns, order_by, contrib.dt, seed=seed)
         if aucs is not None and res.auc is not None:  # None: the held-out 25% has one class
             aucs["pls"] = float(res.auc)
@@ -195,17 +192,12 @@ def ranking_order(
 
 
 def eliminate_relation(
-    db: Database,
-    relation: Relation,
-    params: EliminateParams,
-    *,
-    progress: Progress | None = None,
-    source: str | None = None,
-    started: float | None = None,
+    session: Session, params: EliminateParams, progress: Progress | None = None, *, started: float | None = None
 ) -> Elimination:
-    """Block elimination curves for each ranking of ``params.by`` (plus greedy when asked) on
-    an open connection (:func:`qar_sql.eliminate`)."""
+    """Block elimination curves for each ranking of ``params.by`` (plus greedy when asked) of
+    the session's relation (:func:`qar_sql.eliminate`)."""
     started = time.perf_counter() if started is None else started
+    db, relation, source = session.db, session.relation, session.label
     opts = Options(
         columns=params.columns, exclude=params.exclude, p=params.p, alpha=params.alpha, pi_u=params.pi_u,
         pwm=params.pwm, jobs=params.jobs, progress=progress,
@@ -232,8 +224,6 @@ def eliminate_relation(
         emptied = emptied_classes(db, relation, cols, opts.p, order_by, order, kmax)
         curves[name] = curve(distinct, rows, emptied, points, risk0, alpha=alpha, pi_u=pi_u, pwm=pwm)
     if "greedy" in params.by:
-        from qar_sql.ranking.greedy import greedy_elimination
-
         steps = params.greedy_steps or kmax
         g = greedy_elimination(db, relation, cols, opts.p, order_by, steps=steps, alpha=alpha, pi_u=pi_u, pwm=pwm)
         curves["greedy"] = tuple(

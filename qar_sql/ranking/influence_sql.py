@@ -43,16 +43,16 @@ def render_influence(
     nz = np.flatnonzero(g)
     qis = [QIBatch(int(j), tuple(f"c{i}" for i in combos[j])) for j in nz]
     weights = [Weight(int(j), repr(float(g[j]))) for j in nz]
+    # Where the statement reads the codes: the temp table, or the CTE that makes them.
     if codes_table:
-        encode_sql, encoded = None, dialect.quote(codes_table)
+        codes = {"encode_sql": None, "encoded": dialect.quote(codes_table)}
     else:
         encode_sql = render("encode.sql", dialect, columns=list(columns), relation=relation_sql, order_by=order_by)
-        encoded = "encoded"
+        codes = {"encode_sql": encode_sql, "encoded": "encoded"}
     return render(
         "influence.sql",
         dialect,
-        encode_sql=encode_sql,
-        encoded=encoded,
+        **codes,
         qis=qis,
         weights=weights,
         limit=limit,

@@ -28,6 +28,7 @@ import numpy as np
 
 from qar_sql.engines.source import Database, Relation
 from qar_sql.errors import DataError, ParameterError
+from qar_sql.extras import require
 from qar_sql.pushdown.record_codes import check_size, column_kinds, count_rows, fetch_codes, fetch_values
 
 N_COMPONENTS = 3
@@ -51,8 +52,6 @@ class PLSResult:
 
 
 def _sklearn():
-    from qar_sql.extras import require
-
     require("pls", "the PLS predictor")
     from sklearn.cross_decomposition import PLSRegression
     from sklearn.metrics import roc_auc_score

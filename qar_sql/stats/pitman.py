@@ -28,7 +28,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize, special
+
+# scipy is imported where it is used: its special functions and optimiser cost more to load than
+# everything else a command imports (`qar --help`, and the commands that never fit a model).
 
 #: log(θ + α) is searched in [-LOG_BOUND, LOG_BOUND]: an optimum at the upper end means that ℓ
 #: grows without bound as θ → ∞ (every class a singleton): no finite estimate.
@@ -47,6 +49,8 @@ def log_rising(x, k):
     the cancellation of two large log Γ values."""
     if isinstance(x, float | int) and isinstance(k, float | int):  # the common scalar case, in math
         return _log_rising_scalar(float(x), float(k))
+    from scipy import special  # (after the scalar case, which the likelihood calls most)
+
     x = np.asarray(x, dtype=np.float64)
     k = np.asarray(k, dtype=np.float64)
     with np.errstate(all="ignore"):
@@ -110,6 +114,8 @@ class Likelihood:
 
     def gradient(self, theta: float, alpha: float) -> tuple[float, float]:
         """(∂ℓ/∂θ, ∂ℓ/∂α): ARX's two equations (``ModelPitman``), in closed form."""
+        from scipy import special
+
         with np.errstate(all="ignore"):
             inv = 1.0 / (theta + self._i_u * alpha)
             d_theta = float(inv.sum()) - float(special.digamma(theta + self.n) - special.digamma(theta + 1.0))
@@ -146,6 +152,8 @@ def valid(theta: float, alpha: float, u: float, tol: float = 1e-9) -> bool:
 
 def population_uniques(theta: float, alpha: float, population: float) -> float:
     """Γ(θ+1)/Γ(θ+α)·N^α (θ at α = 0), kept in [0, N] (NaN outside, as ARX's ``getResult``)."""
+    from scipy import special
+
     if not (math.isfinite(theta) and math.isfinite(alpha)) or theta + alpha <= 0:
         return math.nan
     with np.errstate(all="ignore"):
@@ -194,6 +202,8 @@ def _unit_starts(lik: Likelihood, starts) -> list[tuple[float, float]]:
 
 def _search_unit(lik: Likelihood, theta: float, alpha: float) -> tuple[float, float, float] | None:
     """A bounded search on 0 ≤ α ≤ 1 − ALPHA_MARGIN, s = log(θ + α) in [−LOG_BOUND, LOG_BOUND]."""
+    from scipy import optimize
+
     alpha = min(max(alpha, 0.0), 1.0 - ALPHA_MARGIN)
     s0 = math.log(max(theta + alpha, 1e-12))
     s0 = min(max(s0, -LOG_BOUND), LOG_BOUND)
@@ -228,6 +238,8 @@ def _search_unit(lik: Likelihood, theta: float, alpha: float) -> tuple[float, fl
 
 def _best_beta(lik: Likelihood, m: int) -> tuple[float, float]:
     """(ℓ, β) maximising ℓ over β > 0 at θ = mβ, α = −β (bounded search in log β)."""
+    from scipy import optimize
+
     res = optimize.minimize_scalar(
         lambda lb: -lik.finite_classes(m, math.exp(lb)),
         bounds=(-LOG_BOUND, LOG_BOUND),

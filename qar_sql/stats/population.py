@@ -45,7 +45,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special, stats
 
 from qar_sql.errors import ParameterError, shown
 from qar_sql.stats import pitman as pitman_valid
@@ -139,11 +138,15 @@ def trigamma(x: float) -> float:
 
 def _log_gamma(x: float) -> float:
     # Apache Commons Math Gamma.logGamma: NaN for x <= 0 (scipy would give log|Γ(x)|).
+    from scipy import special  # here, as in every function of this module: scipy only when one runs
+
     return math.nan if not x > 0 else float(special.gammaln(x))
 
 
 def _gamma(x: float) -> float:
     # Apache Commons Math Gamma.gamma: NaN at the poles 0, -1, -2, ...; ±inf on overflow.
+    from scipy import special
+
     if math.isnan(x) or (x <= 0 and x == math.floor(x)):
         return math.nan
     return float(special.gamma(x))
@@ -311,6 +314,8 @@ def zayatz(sizes, counts, population: int) -> float:
     if population > ZAYATZ_SCIPY_MAX:
         return _zayatz_log_space(h, population)
     # scipy's hypergeom(M, n, N): M population, n successes (the class size), N draws (sample).
+    from scipy import stats
+
     probability = stats.hypergeom.pmf(1, population, h.sizes, round(n))
     temp = float(np.sum(h.counts / u * probability))
     p1 = float(stats.hypergeom.pmf(1, population, 1, round(n)))

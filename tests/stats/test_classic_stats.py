@@ -9,7 +9,7 @@ import random
 import classic_oracle as oracle
 import numpy as np
 import pytest
-from scipy import optimize, special
+from scipy import optimize, special, stats  # noqa: F401  (stats: population.py imports it on first use; the timings below time the work)
 
 from qar_sql.errors import ParameterError
 from qar_sql.stats import diversity, individual_risk, population, suda

@@ -5,19 +5,17 @@ every rendered statement is parsed by sqlglot in the warehouse's dialect, and ``
 import dataclasses
 
 from qar_sql.engines.dialects import spark
-from qar_sql.engines.dialects.base import Dialect
+from qar_sql.engines.dialects.base import BACKTICKS, Dialect
 
 # Snowflake: double-quoted identifiers are case-sensitive, which is what we want for exact
 # names; a backslash escapes inside a string literal.
 SNOWFLAKE = Dialect("snowflake", string_backslash_escapes=True, sqlglot="snowflake")
 
-# BigQuery quotes with backticks and escapes a backtick inside with a backslash; its NUMERIC
-# keeps only 9 decimal places, BIGNUMERIC 38.
+# BigQuery quotes with backticks, as MySQL and Spark do, but escapes a backtick inside with a
+# backslash; its NUMERIC keeps only 9 decimal places, BIGNUMERIC 38.
 BIGQUERY = Dialect(
     "bigquery",
-    quote_open="`",
-    quote_close="`",
-    quote_escape="\\`",
+    **(BACKTICKS | {"quote_escape": "\\`"}),
     backslash_escapes=True,
     string_backslash_escapes=True,
     string_quote_escape="\\'",

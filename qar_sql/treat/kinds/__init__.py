@@ -23,18 +23,18 @@ from qar_sql.treat.kinds.base import Kind
 #: Every treatment kind by name, in the order messages list them: the recodings, then the
 #: perturbative kinds.
 KINDS: dict[str, Kind] = {
-    k.name: k
-    for k in (
-        bands.KIND,
-        maps.KIND,
-        hierarchy.KIND,
-        top.KIND,
-        bottom.KIND,
-        suppress.KIND,
-        pram.KIND,
-        noise.KIND,
-        microaggregation.KIND,
-        swap.KIND,
-        shuffle.KIND,
+    module.KIND.name: module.KIND
+    for module in (
+        bands,
+        maps,
+        hierarchy,
+        top,
+        bottom,
+        suppress,
+        pram,
+        noise,
+        microaggregation,
+        swap,
+        shuffle,
     )
 }
