@@ -4,8 +4,9 @@
 -- A QI with a cube is counted from that cube: a GROUP BY over a superset of its columns, whose
 -- cells carry their record counts n; summing n over the QI's columns gives the same class sizes
 -- from a much smaller input (lattice.py).
--- A QI with a residual is counted over the records outside the singletons of one of its
--- subsets (prune.residual_plan): scan.py adds those singletons back, one class each.
+{# A QI with a residual is counted over the records outside the singletons of one of its
+    subsets (residual_plan in pushdown/): scan.py adds those singletons back, one class each.
+    A Jinja comment, so the SQL that qar sql shows is unchanged. -#}
 {% from "default/_classes.sql" import encoded_cte, classes_by, residual_rows %}
 {% set residuals = residuals if residuals is defined else [] %}
 {% if encode_sql or cubes or residuals %}
