@@ -44,21 +44,37 @@ def _split(ctx, param, value):
     return tuple(out)
 
 
+def option_name(decls: tuple[str, ...]) -> str:
+    """The name click gives an option: its bare name where one is declared (``"--l",
+    "l_threshold"``), else its long flag's (``--pi-u`` → ``pi_u``)."""
+    long = next(d for d in decls if d.startswith("--"))
+    return next((d for d in decls if not d.startswith("-")), long[2:].replace("-", "_"))
+
+
+def option(*decls: str, of: Any = None, **attrs: Any) -> Callable:
+    """``click.option``; with ``of`` (a command's parameter dataclass) its default is the field of
+    ``of`` the option sets, found by the option's name (:func:`option_name`), so the default is
+    written once, in the dataclass."""
+    if of is not None:
+        attrs["default"] = default_of(of, option_name(decls))
+    return click.option(*decls, **attrs)
+
+
 # The three kinds of option most commands declare, each by what it takes; ``attrs`` are any
-# other click.option keywords (envvar, default, ...).
+# other :func:`option` keywords (envvar, default, of, ...).
 def names_option(*decls: str, help: str, **attrs: Any) -> Callable:
     """Column (or treatment) names, comma-separated and repeatable, to one tuple (or None)."""
-    return click.option(*decls, multiple=True, callback=_split, help=help, **attrs)
+    return option(*decls, multiple=True, callback=_split, help=help, **attrs)
 
 
 def file_option(*decls: str, help: str, **attrs: Any) -> Callable:
     """A file path (not a directory)."""
-    return click.option(*decls, type=click.Path(dir_okay=False), help=help, **attrs)
+    return option(*decls, type=click.Path(dir_okay=False), help=help, **attrs)
 
 
 def int_option(*decls: str, minimum: int, help: str, **attrs: Any) -> Callable:
     """A whole number of at least ``minimum``."""
-    return click.option(*decls, type=click.IntRange(minimum, None), help=help, **attrs)
+    return option(*decls, type=click.IntRange(minimum, None), help=help, **attrs)
 
 
 def _flag(*names: str, help: str) -> Callable:
@@ -70,9 +86,7 @@ def _audit_option(*decls: str, help: str, **attrs: Any) -> Callable:
     """An option of the audit's parameters: its default is the audit's
     (:data:`~qar_sql.parameters.tail.DEFAULTS`), found by the name click gives the option
     (``--pi-u`` → ``pi_u``), so it is written once."""
-    long = next(d for d in decls if d.startswith("--"))
-    name = next((d for d in decls if not d.startswith("-")), long[2:].replace("-", "_"))
-    return click.option(*decls, default=AUDIT[name], help=help, **attrs)
+    return click.option(*decls, default=AUDIT[option_name(decls)], help=help, **attrs)
 
 
 source = click.argument("source", required=False, envvar="QAR_DATABASE_URL")

@@ -11,33 +11,20 @@ from typing import Any
 
 import click
 
-dbt_project = click.option(
-    "--dbt-project",
-    type=click.Path(file_okay=False),
-    help="Audit the tagged models of this dbt project (its target/manifest.json), reading the warehouse "
-    "from its dbt profile (--url overrides it).",
-)
-profile = click.option(
-    "--profile", help="With --dbt-project: the dbt profile (default: $DBT_PROFILE, then dbt_project.yml's)."
-)
-target = click.option(
-    "--target", help="With --dbt-project: the profile's target (default: $DBT_TARGET, then the profile's)."
-)
-profiles_dir = click.option(
-    "--profiles-dir",
-    type=click.Path(file_okay=False),
-    help="With --dbt-project: the folder of profiles.yml (default: $DBT_PROFILES_DIR, the current folder, "
-    "the project, ~/.dbt).",
-)
-select = click.option(
-    "--select",
-    multiple=True,
-    help="With --dbt-project or --dbt-manifest: only these models, as dbt selects them (names, tag:NAME, "
+#: The five options, flag → help; each sets the parameter of its name (--dbt-project → dbt_project).
+_HELP = {
+    "--dbt-project": "Audit the tagged models of this dbt project (its target/manifest.json), reading the "
+    "warehouse from its dbt profile (--url overrides it).",
+    "--profile": "With --dbt-project: the dbt profile (default: $DBT_PROFILE, then dbt_project.yml's).",
+    "--target": "With --dbt-project: the profile's target (default: $DBT_TARGET, then the profile's).",
+    "--profiles-dir": "With --dbt-project: the folder of profiles.yml (default: $DBT_PROFILES_DIR, the current "
+    "folder, the project, ~/.dbt).",
+    "--select": "With --dbt-project or --dbt-manifest: only these models, as dbt selects them (names, tag:NAME, "
     "path:FOLDER; space-separated or repeated: any; comma: all).",
-)
-
-_OPTIONS = (dbt_project, profile, target, profiles_dir, select)
-_KEYS = ("dbt_project", "profile", "target", "profiles_dir", "select")  # their parameter names
+}
+_FOLDERS = ("--dbt-project", "--profiles-dir")  # the options that name a folder
+_REPEATED = ("--select",)
+_KEYS = tuple(flag[2:].replace("-", "_") for flag in _HELP)
 
 
 def dbt_options(f):
@@ -49,8 +36,9 @@ def dbt_options(f):
         click.get_current_context().meta["qar.dbt"] = {key: kwargs.pop(key) for key in _KEYS}
         return f(**kwargs)
 
-    for opt in reversed(_OPTIONS):
-        command = opt(command)
+    for flag, help in reversed(_HELP.items()):
+        kind = click.Path(file_okay=False) if flag in _FOLDERS else None
+        command = click.option(flag, type=kind, multiple=flag in _REPEATED, help=help)(command)
     return command
 
 

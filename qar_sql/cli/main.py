@@ -371,17 +371,13 @@ def sql_command(source, dialect, table, columns, p, delimiter, jobs, batch_size,
 
 
 @cli.command()
-@click.option(
-    "--rows",
-    "-n",
-    type=click.IntRange(MIN_ROWS, MAX_ROWS),
-    default=default_of(DemoParams, "rows"),
-    help="How many people to generate.",
+@params.option(
+    "--rows", "-n", of=DemoParams, type=click.IntRange(MIN_ROWS, MAX_ROWS), help="How many people to generate."
 )
 @params.seed(default_of(DemoParams, "seed"), "Random seed (the same seed gives the same people).")
 @params.file_option(
     "--path",
-    default=default_of(DemoParams, "path"),
+    of=DemoParams,
     help="DuckDB file to write the population to (table 'population'); an existing file only if it holds "
     "nothing but an earlier demo, or with --overwrite.",
 )

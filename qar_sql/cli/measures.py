@@ -69,26 +69,26 @@ def _old_p_variable(ctx: click.Context, param: click.Parameter, value):
 @params.missing
 @params.sampling_fraction
 @params.population
-@click.option(
+@params.option(
     "--risk-threshold",
+    of=RiskParams,
     type=float,
-    default=default_of(RiskParams, "risk_threshold"),
     envvar="QAR_RISK_THRESHOLD",
     help="A record is at risk when its re-identification probability is above this "
     f"(default {default_of(RiskParams, 'risk_threshold')}).",
 )
-@click.option(
+@params.option(
     "--l",
     "l_threshold",
+    of=RiskParams,
     type=int,
-    default=default_of(RiskParams, "l_threshold"),
     help=f"Classes with distinct l-diversity below this fail (default {default_of(RiskParams, 'l_threshold')}).",
 )
-@click.option(
+@params.option(
     "--t",
     "t_threshold",
+    of=RiskParams,
     type=float,
-    default=default_of(RiskParams, "t_threshold"),
     help="Classes farther than this from the table's sensitive distribution fail "
     f"(t-closeness, default {default_of(RiskParams, 't_threshold')}).",
 )
@@ -150,19 +150,6 @@ group_size = click.option(
 # -k was --group-size's short flag here, while records, risk and report use -k for --key. -k
 # means --key now; here it is still accepted for a while, with a note, and hidden from --help.
 old_k = click.option("-k", "old_k", type=int, hidden=True, help="Deprecated: -g (--group-size).")
-target = click.option(
-    "--target",
-    type=float,
-    default=default_of(UniquenessParams, "target"),
-    envvar="QAR_TARGET",
-    help="k_at is the largest k whose probability that all k are unique is at least this (strictly between 0 and 1).",
-)
-domain = click.option(
-    "--domain",
-    default=default_of(UniquenessParams, "domain"),
-    envvar="QAR_DOMAIN",
-    help="M, the number of possible values of a QI: observed (values seen), product (product of its columns' value counts) or a whole number.",
-)
 
 
 @click.command("uniqueness")
@@ -170,8 +157,19 @@ domain = click.option(
 @params.p
 @group_size
 @old_k
-@target
-@domain
+@params.option(
+    "--target",
+    of=UniquenessParams,
+    type=float,
+    envvar="QAR_TARGET",
+    help="k_at is the largest k whose probability that all k are unique is at least this (strictly between 0 and 1).",
+)
+@params.option(
+    "--domain",
+    of=UniquenessParams,
+    envvar="QAR_DOMAIN",
+    help="M, the number of possible values of a QI: observed (values seen), product (product of its columns' value counts) or a whole number.",
+)
 @params.names_option(
     "--qid", help="One quasi-identifier, comma-separated columns, instead of every p-subset of --columns."
 )
@@ -180,11 +178,11 @@ domain = click.option(
     is_flag=True,
     help="Also the independence model: p from the product of one-column distributions (the paper's section 4.2).",
 )
-@click.option(
+@params.option(
     "--monte-carlo",
     "monte_carlo",
+    of=UniquenessParams,
     type=int,
-    default=default_of(UniquenessParams, "monte_carlo"),
     help="Simulate this many groups of k per QI and report the share with all k unique and its 95% interval.",
 )
 @params.seed(None, "Random seed for --monte-carlo (the same seed gives the same draws).")
@@ -197,13 +195,13 @@ domain = click.option(
 @params.int_option(
     "--exposed",
     minimum=0,
-    default=default_of(UniquenessParams, "exposed"),
+    of=UniquenessParams,
     help="Most exposed value combinations (smallest classes) listed per QI (0: none).",
 )
 @params.int_option(
     "--exposed-qis",
     minimum=0,
-    default=default_of(UniquenessParams, "exposed_qis"),
+    of=UniquenessParams,
     help="How many of the riskiest QIs get the --exposed list (one small GROUP BY each).",
 )
 @params.int_option("--top", minimum=1, default=10, help="QIs listed in text and Markdown; JSON lists all.")

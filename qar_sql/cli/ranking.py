@@ -63,10 +63,10 @@ def _report_html(c, where: dict, top: int, secret: str | None, jobs: int, store:
 @params.risk_options
 @key_option
 @params.top(default_of(RecordsParams, "top"), "How many of the riskiest records to show.")
-@click.option(
+@params.option(
     "--by",
+    of=RecordsParams,
     type=click.Choice(BY),
-    default=default_of(RecordsParams, "by"),
     help="Ranking score; ties by key order. 'influence' runs in the database without exact DT (any table size); "
     "'suda' ranks by SUDA score on all the key columns (sdcMicro's suda2).",
 )
@@ -87,7 +87,7 @@ def _report_html(c, where: dict, top: int, secret: str | None, jobs: int, store:
 @params.int_option(
     "--refine",
     minimum=0,
-    default=default_of(RecordsParams, "refine"),
+    of=RecordsParams,
     help="With --by influence: recompute exact DT for the N records with the largest influence score and rank those by it (settles ties near u).",
 )
 @click.option("--all", "all_records", is_flag=True, help="List every record in JSON, not only the top.")
@@ -168,11 +168,11 @@ def records_cmd(
     default=",".join(default_of(EliminateParams, "by")),
     help="Rankings, comma-separated: dt, u_plus, u_star, n_unique, entropy, pls, random, greedy.",
 )
-@click.option("--step", type=int, default=default_of(EliminateParams, "step"), help="Records removed per point.")
-@click.option(
+@params.option("--step", of=EliminateParams, type=int, help="Records removed per point.")
+@params.option(
     "--max",
     "max_removed",
-    default=default_of(EliminateParams, "max_removed"),
+    of=EliminateParams,
     help="Records removed at most: a count or a share of the table such as 20%.",
 )
 @params.int_option("--greedy-steps", minimum=1, help="Greedy steps (default: up to --max).")

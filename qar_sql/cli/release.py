@@ -81,10 +81,10 @@ def _components(ctx, param, value):
 @params.int_option(
     "--anonymeter-attacks", minimum=10, default=500, show_default=True, help="Attacks per anonymeter evaluator."
 )
-@click.option(
+@params.option(
     "--impute",
+    of=CompareParams,
     type=click.Choice(list(IMPUTE)),
-    default=default_of(CompareParams, "impute"),
     show_default=True,
     help="A missing number: none standardises on the present values (NULL at the centre); mean imputes the "
     "mean first, then standardises (the Avatar paper).",

@@ -17,7 +17,6 @@ from qar_sql.extras import require
 from qar_sql.output.files import check_writable
 from qar_sql.output.render import FORMATS
 from qar_sql.parameters.release import RELEASE_KINDS, ReportParams
-from qar_sql.params import default_of
 from qar_sql.precedence import from_click
 
 
@@ -26,10 +25,10 @@ from qar_sql.precedence import from_click
 @params.risk_options
 @params.k
 @key_option
-@click.option(
+@params.option(
     "--top",
+    of=ReportParams,
     type=click.IntRange(1, 1000),
-    default=default_of(ReportParams, "top"),
     help="How many of the riskiest records the report lists.",
 )
 @click.option(
@@ -89,10 +88,10 @@ from qar_sql.precedence import from_click
 @click.option("--title", help="The report's title (first page and <title>).")
 @click.option("--owner", help="Who owns the release (first page and sign-off).")
 @click.option("--purpose", help="What the release is for (first page and sign-off).")
-@click.option(
+@params.option(
     "--release-kind",
+    of=ReportParams,
     type=click.Choice(RELEASE_KINDS),
-    default=default_of(ReportParams, "release_kind"),
     help="external: leave out every per-record table, record key, record position and value combination.",
 )
 @click.option(

@@ -11,7 +11,6 @@ from qar_sql.engines.dialects import DIALECTS
 from qar_sql.engines.render import recording
 from qar_sql.parameters.measures import DiscoverParams
 from qar_sql.parameters.treat import WhatIfParams
-from qar_sql.params import default_of
 
 
 @click.command("discover")
@@ -20,7 +19,7 @@ from qar_sql.params import default_of
     "--max-size",
     "-s",
     minimum=1,
-    default=default_of(DiscoverParams, "max_size"),
+    of=DiscoverParams,
     envvar="QAR_MAX_SIZE",
     help="Largest combination of columns to count.",
 )

@@ -24,17 +24,10 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 
-def select_sql(
-    db: Database,
-    relation_sql: str,
-    columns: Sequence[str],
-    aliases: Sequence[str] | None = None,
-    order_by: str | None = None,
-) -> str:
-    """SELECT of exactly ``columns`` (quoted), optionally renamed and ordered."""
+def select_sql(db: Database, relation_sql: str, columns: Sequence[str], order_by: str | None = None) -> str:
+    """SELECT of exactly ``columns`` (quoted, each under its own name), optionally ordered."""
     q = db.dialect.quote
-    names = aliases or columns
-    items = ",\n  ".join(f"t.{q(c)} as {q(a)}" for c, a in zip(columns, names))
+    items = ",\n  ".join(f"t.{q(c)} as {q(c)}" for c in columns)
     order = f"\norder by {order_by}" if order_by else ""
     return f"select\n  {items}\nfrom {relation_sql} as t{order}"
 

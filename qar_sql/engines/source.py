@@ -676,7 +676,8 @@ def open_source(
         raise UsageError(f"--table {table!r} does not apply to the {kind.upper()} file {source!r}")
     db = DuckDBDatabase(threads=threads)
     try:
-        relation = _file_relation(db, source, kind, delimiter, all_text, null_tokens)
+        reader = file_relation_sql(db.dialect, source, kind, delimiter, all_text, null_tokens)
+        relation = _file_relation(db, reader, source, kind, delimiter, all_text)
     except Exception:
         db.close()
         raise
@@ -816,14 +817,10 @@ def _explain_csv(db: DuckDBDatabase, path: str, delimiter: str | None) -> None:
 
 
 def _file_relation(
-    db: DuckDBDatabase,
-    path: str,
-    kind: str,
-    delimiter: str | None,
-    all_text: bool = False,
-    null_tokens: Sequence[str] = (),
+    db: DuckDBDatabase, reader: str, path: str, kind: str, delimiter: str | None, all_text: bool
 ) -> Relation:
-    reader = file_relation_sql(db.dialect, path, kind, delimiter, all_text, null_tokens)
+    """The file read by ``reader`` (its :func:`file_relation_sql`, which alone takes the reader's
+    options) as a session temp table; ``path``, ``kind`` and ``delimiter`` name it in errors."""
     try:
         described = db.query(f"describe select * from {reader}")
         cols = tuple(r[0] for r in described)
