@@ -245,7 +245,9 @@ def render_statements(
     # DuckDB: cubes and residuals are session temp tables made at the head of the batch's
     # statement; elsewhere (PostgreSQL) materialized CTEs of the statement.
     in_temp = dialect.temp_tables
-    planned = _residual_batches(residuals, only, size) if residuals else _batches(plan, len(combos), size, only)
+    planned = (
+        _residual_batches(residuals, len(combos), only, size) if residuals else _batches(plan, len(combos), size, only)
+    )
     previous: list[str] = []  # the last batch's residual tables, dropped by the next one
     for b, (cubes, qi_indices) in enumerate(planned):
         names = [f"{temp_name}_cube{b}_{k}" if in_temp else f"cube{k}" for k in range(len(cubes))]
@@ -316,11 +318,11 @@ def residuals_apply(dialect: Dialect, codes_table: str | None = None) -> bool:
     return bool(codes_table) or dialect.temp_tables or dialect.cte_materialized
 
 
-def _residual_batches(residuals: Residuals, only: Sequence[int] | None, size: int):
-    """[((), QI indices)] per statement for a subset of QIs some of which are counted from
-    residuals: the QIs of one residual stay in one statement (it is made once there), whole
-    groups packed into statements of about ``size`` QIs, then the other QIs in runs."""
-    wanted = sorted(only) if only is not None else sorted(residuals)
+def _residual_batches(residuals: Residuals, n_qi: int, only: Sequence[int] | None, size: int):
+    """[((), QI indices)] per statement for the QIs (``only``, else all ``n_qi``), some of which
+    are counted from residuals: the QIs of one residual stay in one statement (it is made once
+    there), whole groups packed into statements of about ``size`` QIs, then the other QIs in runs."""
+    wanted = sorted(only) if only is not None else range(n_qi)
     groups: dict[tuple[int, ...], list[int]] = defaultdict(list)
     plain = []
     for j in wanted:

@@ -305,7 +305,11 @@ def test_residual_plan_against_the_oracle(seed):
     chosen = list(range(0, len(combos), 2))
     plan = prune.residual_plan(chosen, combos, below, n_cols, len(rows), min_saved=0.0)
     lower = {q["combo"]: q for q in oracle(rows, p - 1)}
-    assert plan and set(plan) <= set(chosen)
+    # with no threshold, every chosen QI that has a subset with a singleton is planned
+    with_singletons = {
+        j for j in chosen if any(lower[tuple(np.delete(combos[j], k))]["singletons"] > 0 for k in range(p))
+    }
+    assert plan and set(plan) == with_singletons
     for j, (subset, spared) in plan.items():
         combo = tuple(combos[j])
         assert set(subset) < set(combo) and len(subset) == p - 1
@@ -315,8 +319,26 @@ def test_residual_plan_against_the_oracle(seed):
         sizes = Counter(Counter(tuple(r[i] for i in combo) for r in residual).values())
         sizes[1] += spared
         assert sorted(sizes.items()) == list(at_p[j]["class_sizes"])
-    # a threshold no subset reaches plans nothing; one every subset reaches plans every QI
+    # a threshold no subset reaches plans nothing
     assert prune.residual_plan(chosen, combos, below, n_cols, len(rows), min_saved=10.0**9) == {}
+
+
+def test_a_scan_of_every_qi_with_residuals_counts_every_qi(engine):
+    """Residuals without ``only``: the QIs that have none are counted too, and every histogram is
+    the plain scan's (the oracle's)."""
+    from qar_sql.engines.source import session_of
+    from qar_sql.pushdown import scan
+
+    names, rows, types = skewed_table(3, 300, cards=(2, 3, 5, 8, 12, 20, 30))
+    source, table = engine.load(HOSTILE_TABLE, as_columns(names, rows), types)
+    n_cols, p = len(names), 3
+    at_p, below, _ = oracle_level(rows, p, n_cols)
+    combos = prune.qi_array(n_cols, p)
+    plan = prune.residual_plan(list(range(0, len(combos), 2)), combos, below, n_cols, len(rows), min_saved=0.0)
+    assert plan and len(plan) < len(combos)
+    with session_of(source, table=table) as s:
+        hist = scan.histograms(s.db, s.relation.sql, names, p, residuals=plan, batch_size=16)
+    assert {j: sorted(h) for j, h in hist.items()} == {j: list(q["class_sizes"]) for j, q in enumerate(at_p)}
 
 
 def test_default_prunes_from_p4_only(tmp_path):
