@@ -21,6 +21,14 @@ REPO = Path(__file__).resolve().parents[1]
 # text (and may edit it) rather than writing TOML inside Python.
 TREATMENTS = REPO / "tests" / "fixtures" / "treatments"
 # QAR_SHARED_DATA: a worktree beside others (not beside ../shared) still finds the datasets.
+#: A treatments file for the demo population: ages in 10-year bands.
+AGE_BANDS_TOML = """
+qid = ["age", "sex", "postcode"]
+[treatments.age_10y]
+column = "age"
+kind = "bands"
+width = 10
+"""
 SHARED_DATA = Path(os.environ.get("QAR_SHARED_DATA") or REPO.parent / "shared" / "data")
 PG_URL = os.environ.get("QAR_TEST_PG_URL", "postgresql+psycopg://qar_test:qar_test@localhost:5432/qar_test")
 IN_CI = os.environ.get("CI", "").lower() == "true"

@@ -13,23 +13,21 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from conftest import AGE_BANDS_TOML
 
 from qar_sql.demo import write_population
 from qar_sql.params import Progress
 
 REPO = Path(__file__).resolve().parents[1]
 STAGE = re.compile(r"^\d\d:\d\d:\d\d  (?P<command>[a-z]+): (?P<what>.*), (?P<seconds>\d+) s$")
-TREATMENTS = """
-qid = ["age", "sex", "postcode"]
-[treatments.age_10y]
-column = "age"
-kind = "bands"
-width = 10
-[treatments.age_5y]
+TREATMENTS = (
+    AGE_BANDS_TOML
+    + """[treatments.age_5y]
 column = "age"
 kind = "bands"
 width = 5
 """
+)
 
 
 class Clock:

@@ -18,6 +18,7 @@ from pathlib import Path
 import duckdb
 import html5lib
 import pytest
+from conftest import AGE_BANDS_TOML
 
 import qar_sql
 from qar_sql.demo import DEMO_COLUMNS, write_population
@@ -30,13 +31,6 @@ COLUMNS = list(DEMO_COLUMNS[:9])  # 84 QIs of p = 3; with π_u = 0.1 a tail of a
 RISK = {"p": 3, "pi_u": 0.1}
 OPTIONAL = ("records", "whatif", "classic", "compare", "uniqueness", "history")
 GROUP_SIZE = 5
-TREATMENTS = """
-qid = ["age", "sex", "postcode"]
-[treatments.age_10y]
-column = "age"
-kind = "bands"
-width = 10
-"""
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +44,7 @@ def demo(tmp_path_factory) -> dict:
     kept = ", ".join("(age // 10) * 10 as age" if c == "age" else f'"{c}"' for c in COLUMNS)
     con.execute(f"create table population_treated as select person_id, {kept} from population")
     con.close()
-    (d / "t.toml").write_text(TREATMENTS)
+    (d / "t.toml").write_text(AGE_BANDS_TOML)
     store = str(d / "store.duckdb")
     from qar_sql.compliance.store import recorded_audit
 

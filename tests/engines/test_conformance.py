@@ -211,13 +211,19 @@ def release_rows(engine, table: str, kinds, toml: str, view: str) -> list[tuple]
     "kinds", [[k] for k in perturb_tests.KINDS] + [["pram", "noise", "micro", "swap", "shuffle"]], ids=str
 )
 def test_perturbative_release_equals_duckdb_cell_for_cell(eng, duck, kinds):
+    assert_same_release(eng, duck, kinds, perturb_tests.TOML)
+
+
+def assert_same_release(eng, duck, kinds, toml: str) -> None:
+    """The release of ``kinds`` (``toml``'s treatments) of the same 200 people on ``eng`` and
+    on DuckDB: the same cells."""
     data = perturb_tests.make_rows(200)
     p = perturb_tests
     types = {p.ID: "bigint", p.AGE: "bigint", p.INCOME: "double precision", p.SAVE: "double precision"}
     _, table = eng.load_columns("people", data, types)
     _, duck_table = duck.load_columns("people", data, types)
-    got = release_rows(eng, table, kinds, p.TOML, "rel")
-    want = release_rows(duck, duck_table, kinds, p.TOML, "rel")
+    got = release_rows(eng, table, kinds, toml, "rel")
+    want = release_rows(duck, duck_table, kinds, toml, "rel")
     assert len(got) == len(want) == 200
     assert got == want  # exact, floats included
 
@@ -226,15 +232,7 @@ def test_perturbative_release_equals_duckdb_cell_for_cell(eng, duck, kinds):
 def test_composed_release_equals_duckdb_cell_for_cell(eng, duck, kinds):
     """Perturbative treatments after other treatments of their columns read the treated column
     (test_composition.py's oracles run on DuckDB); every engine releases the same cells."""
-    data = perturb_tests.make_rows(200)
-    p = perturb_tests
-    types = {p.ID: "bigint", p.AGE: "bigint", p.INCOME: "double precision", p.SAVE: "double precision"}
-    _, table = eng.load_columns("people", data, types)
-    _, duck_table = duck.load_columns("people", data, types)
-    got = release_rows(eng, table, kinds, composition_tests.COMPOSE_TOML, "rel")
-    want = release_rows(duck, duck_table, kinds, composition_tests.COMPOSE_TOML, "rel")
-    assert len(got) == len(want) == 200
-    assert got == want  # exact, floats included
+    assert_same_release(eng, duck, kinds, composition_tests.COMPOSE_TOML)
 
 
 # ---------------------------------------------------------------------------------------------

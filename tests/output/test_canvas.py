@@ -10,19 +10,13 @@ from pathlib import Path
 import duckdb
 import numpy as np
 import pytest
+from conftest import AGE_BANDS_TOML
 
 import qar_sql
 from qar_sql.demo import DEMO_COLUMNS, write_population
 
 matplotlib = pytest.importorskip("matplotlib")
 COLUMNS = list(DEMO_COLUMNS[:6])
-TREATMENTS = """
-qid = ["age", "sex", "postcode"]
-[treatments.age_10y]
-column = "age"
-kind = "bands"
-width = 10
-"""
 
 
 @pytest.fixture
@@ -52,7 +46,7 @@ def demo(tmp_path_factory) -> Path:
     kept = ", ".join("(age // 10) * 10 as age" if c == "age" else f'"{c}"' for c in COLUMNS)
     con.execute(f"create table population_treated as select person_id, {kept} from population")
     con.close()
-    (d / "t.toml").write_text(TREATMENTS)
+    (d / "t.toml").write_text(AGE_BANDS_TOML)
     return path
 
 
@@ -95,16 +89,7 @@ def test_every_figure_leaves_the_users_backend_and_figures_alone(demo, user_pypl
     plot_uniqueness(uniqueness, tmp_path / "uniqueness.svg")
     assert user_pyplot() == state, "uniqueness plot"
 
-    compared = qar_sql.compare(
-        str(demo),
-        str(demo),
-        table="population",
-        treated_table="population_treated",
-        link="person_id",
-        columns=COLUMNS,
-        p=2,
-        figures=True,
-    )
+    compared = compare_demo(demo)
     plot_compare(compared, tmp_path / "compare.png")
     assert user_pyplot() == state, "plot_compare()"
 
@@ -165,7 +150,17 @@ def test_result_plot_draws_on_an_axes_and_leaves_pyplot_alone(demo, user_pyplot)
     exact = ax.get_lines()[0]
     assert exact.get_xdata()[0] == 1 and exact.get_ydata()[0] == pytest.approx(1.0)
 
-    compared = qar_sql.compare(
+    compared = compare_demo(demo)
+    ax = compared.plot()
+    assert isinstance(ax, Axes) and user_pyplot() == state, "CompareResult.plot()"
+    # One count per treated record, and the dashed line at the DTC, the median DCR.
+    assert sum(p.get_height() for p in ax.patches) == len(compared.distributions.dcr) == rows
+    assert ax.get_lines()[0].get_xdata()[0] == pytest.approx(float(np.median(compared.distributions.dcr)))
+
+
+def compare_demo(demo):
+    """The demo population against its treated copy (figures on), as both plot tests draw it."""
+    return qar_sql.compare(
         str(demo),
         str(demo),
         table="population",
@@ -175,8 +170,3 @@ def test_result_plot_draws_on_an_axes_and_leaves_pyplot_alone(demo, user_pyplot)
         p=2,
         figures=True,
     )
-    ax = compared.plot()
-    assert isinstance(ax, Axes) and user_pyplot() == state, "CompareResult.plot()"
-    # One count per treated record, and the dashed line at the DTC, the median DCR.
-    assert sum(p.get_height() for p in ax.patches) == len(compared.distributions.dcr) == rows
-    assert ax.get_lines()[0].get_xdata()[0] == pytest.approx(float(np.median(compared.distributions.dcr)))
