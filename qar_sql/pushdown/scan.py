@@ -254,31 +254,20 @@ def render_statements(
         sources: dict = {}
         for name, cube in zip(names, cubes):
             sources.update((j, dialect.quote(name) if in_temp else name) for j in cube.qis)
-        rest = sorted({residuals[j][0] for j in qi_indices if j in residuals}) if residuals else []
-        rnames = [f"{temp_name}_res{b}_{k}" if in_temp else f"residual{k}" for k in range(len(rest))]
-        counted_from = dict(zip(rest, (dialect.quote(n) if in_temp else n for n in rnames)))
-        qis = [
-            QIBatch(
-                j,
-                tuple(keys[i] for i in combos[j]),
-                sources.get(j),
-                counted_from[residuals[j][0]] if residuals and j in residuals else None,
-            )
-            for j in qi_indices
-        ]
+        groups: dict[tuple[int, ...], list[int]] = defaultdict(list)  # a residual's subset -> its QIs
+        for j in qi_indices:
+            if residuals and j in residuals:
+                groups[residuals[j][0]].append(j)
+        rnames = [f"{temp_name}_res{b}_{k}" if in_temp else f"residual{k}" for k in range(len(groups))]
+        counted_from: dict[int, str] = {}
+        residual_sql = []
+        for name, (subset, members) in zip(rnames, sorted(groups.items())):
+            counted_from.update((j, dialect.quote(name) if in_temp else name) for j in members)
+            # the columns its QIs read: the subset's and each QI's added column
+            keep = sorted({i for j in members for i in combos[j]})
+            residual_sql.append({"name": name, "codes": [keys[i] for i in subset], "keep": [keys[i] for i in keep]})
+        qis = [QIBatch(j, tuple(keys[i] for i in combos[j]), sources.get(j), counted_from.get(j)) for j in qi_indices]
         cube_sql = [{"name": name, "codes": [keys[i] for i in cube.columns]} for name, cube in zip(names, cubes)]
-        residual_sql = [
-            {
-                "name": name,
-                "codes": [keys[i] for i in subset],
-                # the columns its QIs read: the subset's and each QI's added column
-                "keep": [
-                    keys[i] for i in sorted({i for j in qi_indices if residuals[j][0] == subset for i in combos[j]})
-                ],
-            }
-            for name, subset in zip(rnames, rest)
-            if residuals
-        ]
         temps.extend((names + rnames) if in_temp else [])
         head = ""
         if in_temp:
