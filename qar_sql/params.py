@@ -12,11 +12,11 @@ import click
 
 from qar_sql.output.render import format_option
 from qar_sql.parameters.tail import DEFAULTS as AUDIT  # the audit's defaults, written once
-from qar_sql.parameters.tail import PRUNE_MODES, PWM_METHODS
 
 # The text progress of the commands lives with the API's progress=True (qar_sql/progress.py);
 # the commands keep calling it params.Progress.
 from qar_sql.progress import Progress  # noqa: F401
+from qar_sql.rules import PRUNE_MODES, PWM_METHODS
 
 
 def default_of(cls: Any, name: str) -> Any:

@@ -96,8 +96,12 @@ def test_statistics_import_no_database_code(module):
     names |= {(n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and not n.level}
     assert not names & {"sqlalchemy", "duckdb", "psycopg", "pyarrow"}, f"{module} imports {names}"
     # (qar_sql.lazy: the lazy loading of submodules every package __init__ has; it imports nothing)
-    inner = {t for t in GRAPH[module] if not t.startswith(("qar_sql.stats", "qar_sql.errors", "qar_sql.lazy"))}
-    assert not inner, f"{module} imports {inner}: statistics use only numpy/scipy and qar_sql.errors"
+    inner = {
+        t
+        for t in GRAPH[module]
+        if not t.startswith(("qar_sql.stats", "qar_sql.errors", "qar_sql.rules", "qar_sql.lazy"))
+    }
+    assert not inner, f"{module} imports {inner}: statistics use only numpy/scipy, qar_sql.errors and qar_sql.rules"
 
 
 def test_the_cycle_finder_finds_a_cycle():
@@ -113,13 +117,39 @@ def test_parameters_are_the_ground_floor(module):
     """A command's parameters import nothing of qar but errors and the precedence rule (and the
     lazy loader, and each other): the click options read their defaults from them when ``qar --help`` loads, and every
     library takes them as input."""
-    light = ("qar_sql.parameters", "qar_sql.errors", "qar_sql.lazy", "qar_sql.precedence")
+    light = ("qar_sql.parameters", "qar_sql.errors", "qar_sql.rules", "qar_sql.lazy", "qar_sql.precedence")
     inner = {t for t in GRAPH[module] if not t.startswith(light)}
     assert not inner, f"{module} imports {inner}"
     tree = ast.parse(MODULES[module].read_text())
     top = {a.name.split(".")[0] for n in tree.body if isinstance(n, ast.Import) for a in n.names}
     top |= {(n.module or "").split(".")[0] for n in tree.body if isinstance(n, ast.ImportFrom) and not n.level}
     assert not top & {"numpy", "scipy", "pandas", "sqlalchemy", "duckdb", "pyarrow"}, f"{module} imports {top}"
+
+
+#: The only modules that load a module by name, each for a reason the import graph can live
+#: with: the package's and the subpackages' lazy attribute loading, optional dependencies named
+#: with their extra (results), and the renderer registry, which loads a result type's renderer
+#: module on first use (``qar --help`` renders nothing).
+IMPORT_BY_NAME = {"qar_sql", "qar_sql.lazy", "qar_sql.results", "qar_sql.output.render"}
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_hidden_dependency(module):
+    """A dependency the layering tests cannot see (``importlib.import_module``) is a design smell:
+    a rule a parameter needs lives in :mod:`qar_sql.rules`, which everything may import."""
+    tree = ast.parse(MODULES[module].read_text())
+    calls = [
+        n.lineno
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "import_module"
+    ]
+    assert not calls or module in IMPORT_BY_NAME, f"{module} loads a module by name at lines {calls}"
+
+
+def test_the_rules_are_the_ground_floor():
+    """qar_sql.rules imports nothing of qar but the errors: parameters, statistics and scans all
+    read it."""
+    assert GRAPH["qar_sql.rules"] <= {"qar_sql.errors"}
 
 
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if not m.startswith(("qar_sql.commands", "qar_sql.cli"))))

@@ -14,7 +14,7 @@ from typing import NoReturn
 
 import click
 
-from qar_sql import params
+from qar_sql import params, rules
 from qar_sql.cli.emit import build, emit, session
 from qar_sql.engines.dialects import DIALECTS
 from qar_sql.errors import ExitCode, QarError
@@ -25,7 +25,6 @@ from qar_sql.parameters.tail import (
     AuditParams,
     DemoParams,
     SqlParams,
-    fail_above_problem,
     source_keywords,
 )
 from qar_sql.params import default_of
@@ -290,15 +289,15 @@ def audit(where, risk, fmt, top, histograms, show_sql, quiet, store, store_in_so
     postgresql+psycopg://user@host/db (with --table; default $QAR_DATABASE_URL).
     """
     from qar_sql.commands.audit import recorded, run
-    from qar_sql.stats.interval import check_min_exceedances, require_exceedances
+    from qar_sql.stats.interval import require_exceedances
 
     # ``options``: AuditParams' fields by the same names (k, jobs, batch_size, prune, group_size,
     # interval_level, bootstrap, min_exceedances, fail_above)
     fail_above, min_exceedances, jobs = options["fail_above"], options["min_exceedances"], options["jobs"]
-    problem = fail_above_problem(fail_above)  # (before --show-sql, as click's usage error)
+    problem = rules.risk_problem(fail_above)  # (before --show-sql, as click's usage error)
     if problem:
         raise click.BadParameter(problem, param_hint="--fail-above")
-    check_min_exceedances(min_exceedances)
+    rules.check_min_exceedances(min_exceedances)
     if show_sql:  # nothing is read: the other parameters are not checked
         _emit(_show_audit_sql(where, p=risk["p"], batch_size=options["batch_size"], jobs=jobs))
         return

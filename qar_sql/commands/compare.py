@@ -51,6 +51,7 @@ from qar_sql.results import (
     CompareResult,
     Distributions,
 )
+from qar_sql.rules import DEFAULT_JOBS
 from qar_sql.treat.treatments import Plan, load
 
 Progress = Callable[[int, int], None]
@@ -88,7 +89,7 @@ def compare(
     impute: str = "none",
     batch_rows: int = BATCH_ROWS,
     threads: int | None = None,
-    jobs: int = 2,
+    jobs: int = DEFAULT_JOBS,
     progress: Progress | None = None,
     figures: bool = False,
 ) -> CompareResult:

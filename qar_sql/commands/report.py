@@ -41,6 +41,7 @@ from qar_sql.ranking.eliminate import CurvePoint
 from qar_sql.ranking.greedy import greedy_elimination
 from qar_sql.ranking.records import compute
 from qar_sql.results import AuditResult, History, from_plain
+from qar_sql.rules import DEFAULT_JOBS
 from qar_sql.secrets import mask_source, scrub, secret_values
 from qar_sql.stats import interval as tail_interval
 
@@ -346,7 +347,7 @@ def audit_inputs(
     threshold: float | None = None,
     threshold_source: str | None = None,
     command: str | None = None,
-    jobs: int = 2,
+    jobs: int = DEFAULT_JOBS,
     records: RecordsSummary | None = None,
     store: str | None = None,
 ) -> ReportInputs:

@@ -17,6 +17,7 @@ from qar_sql.measures.classic import RiskResult, check_not_source, output_kind, 
 from qar_sql.parameters.measures import RiskParams
 from qar_sql.progress import with_progress
 from qar_sql.pushdown.scan import Progress
+from qar_sql.rules import DEFAULT_JOBS
 
 NAME = "risk"
 Params = RiskParams
@@ -49,7 +50,7 @@ def risk(
     suda_max_size: int | None = None,
     delimiter: str | None = None,
     all_text: bool = False,
-    jobs: int = 2,
+    jobs: int = DEFAULT_JOBS,
     progress: Progress | None = None,
     null_tokens: Sequence[str] = (),
 ) -> RiskResult:

@@ -27,6 +27,7 @@ from qar_sql.compliance.scans import (
 from qar_sql.errors import UsageError
 from qar_sql.parameters.store import ScanParams
 from qar_sql.results import ScanReport
+from qar_sql.rules import DEFAULT_JOBS
 
 NAME = "scan"
 Params = ScanParams
@@ -94,7 +95,7 @@ def scan_config(
     *,
     store: str | None = None,
     record: bool = True,
-    jobs: int = 2,
+    jobs: int = DEFAULT_JOBS,
     environ: Mapping[str, str] | None = None,
     progress: ScanProgress | None = None,
     on_outcome: Callable[[ScanOutcome], None] | None = None,

@@ -36,7 +36,7 @@ from qar_sql.parameters.measures import UniquenessParams
 from qar_sql.progress import with_progress
 from qar_sql.pushdown.scan import Progress, scan, value_frequencies
 from qar_sql.results import ExposedValue, QIUniqueness, UniquenessResult, UniquenessScenario
-from qar_sql.stats import koot as U
+from qar_sql.rules import DEFAULT_JOBS, check_group_size
 from qar_sql.treat.treatments import Binder, Plan, load, treated_sql
 from qar_sql.treat.whatif import release, scenario_name, scenarios_of
 
@@ -98,7 +98,7 @@ def uniqueness(
     exposed_qis: int = 1,
     delimiter: str | None = None,
     batch_size: int | None = None,
-    jobs: int = 2,
+    jobs: int = DEFAULT_JOBS,
     threads: int | None = None,
     progress: Progress | None = None,
     null_tokens: Sequence[str] = (),
@@ -161,7 +161,7 @@ def measure(
     if not cols:
         raise UsageError("no quasi-identifier columns are left; name them with --columns or --qid")
     prof = profile_columns(db, relation, cols)
-    U.check_group_size(group_size, prof.rows)
+    check_group_size(group_size, prof.rows)
     result = scan(
         db, relation.sql, cols, p, batch_size=params.batch_size, jobs=params.jobs, progress=progress,
         cardinalities=prof.distinct, rows=prof.rows,

@@ -45,6 +45,7 @@ from qar_sql.errors import ExitCode, ParameterError, QarError, UsageError
 from qar_sql.measures.audit import AuditParams, audit, validate
 from qar_sql.precedence import Chosen, choose
 from qar_sql.results import ScanOutcome, ScanReport
+from qar_sql.rules import DEFAULT_JOBS
 from qar_sql.secrets import mask_source, scrub, secret_values
 from qar_sql.stats.interval import require_exceedances
 
@@ -427,7 +428,7 @@ def run_scans(
     *,
     store: str | None = None,
     record: bool = True,
-    jobs: int = 2,
+    jobs: int = DEFAULT_JOBS,
     progress: Callable[[str, int, int], None] | None = None,
     on_outcome: Callable[[ScanOutcome], None] | None = None,
 ) -> ScanReport:

@@ -29,6 +29,7 @@ from qar_sql.engines.database import Database, Relation, Timed, first_line, log,
 from qar_sql.engines.dialects import Dialect, get_dialect
 from qar_sql.engines.session import Session, temp_name
 from qar_sql.errors import ColumnError, DatabaseError, DataError, SourceNotFound, UsageError
+from qar_sql.rules import check_null_tokens
 from qar_sql.secrets import mask_source, scrub, secret_values
 
 URL_ENV = "QAR_DATABASE_URL"
@@ -707,24 +708,6 @@ def _open_frame(frame: Any, table: str | None, threads: int | None) -> tuple[Dat
         db.close()
         raise
     return db, Relation(name, label, cols, "frame")
-
-
-def check_null_tokens(tokens: Sequence[str] | str | None) -> tuple[str, ...]:
-    """``--null-token`` values as a tuple, each a non-empty string (the empty cell is NULL
-    already)."""
-    if tokens is None:
-        return ()
-    if isinstance(tokens, str):
-        tokens = (tokens,)
-    out = []
-    for t in tokens:
-        if not isinstance(t, str) or not t:
-            raise UsageError(
-                f"--null-token {t!r} must be a non-empty text token such as NA (an empty cell is NULL already)"
-            )
-        if t not in out:
-            out.append(t)
-    return tuple(out)
 
 
 def file_relation_sql(

@@ -16,12 +16,8 @@ import numpy as np
 
 from qar_sql.errors import ParameterError
 from qar_sql.results import MarginalUniqueness, QIStats, QIUniqueness
+from qar_sql.rules import check_group_size, check_target
 from qar_sql.stats import koot as U
-
-
-def check_group_size(group_size: int) -> None:
-    """What can be said about k before the table is read: a whole number of at least 2."""
-    U.check_group_size(group_size, max(group_size, 2) if isinstance(group_size, int) else 2)
 
 
 def domain_mode(domain: str | int) -> str:
@@ -81,8 +77,8 @@ def measure(
     (largest π_exact, then largest k50, then QI order). ``marginals``: each column's
     value-frequency histogram, for the independence model; ``monte_carlo``: groups to simulate
     per QI (seeded per QI from ``seed``)."""
-    U.check_group_size(group_size, rows)
-    U.check_target(target)
+    check_group_size(group_size, rows)
+    check_target(target)
     # one independent stream per QI, so a QI's draws do not depend on which QIs come before it
     seeds = [int(ss.generate_state(1)[0]) for ss in np.random.SeedSequence(seed).spawn(len(qis))] if monte_carlo else []
     out = []

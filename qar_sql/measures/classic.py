@@ -69,6 +69,7 @@ from qar_sql.pushdown.cells import (
 from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys, key_warnings, patterns_from_words, record_order
 from qar_sql.pushdown.scan import combinations
 from qar_sql.results import Tabular, pick
+from qar_sql.rules import DEFAULT_JOBS
 from qar_sql.stats import diversity, individual_risk
 from qar_sql.stats import population as popmodels
 from qar_sql.stats import suda as sudastats
@@ -693,7 +694,7 @@ def suda(
     delimiter: str | None = None,
     all_text: bool = False,
     all_keys: bool = False,
-    jobs: int = 2,
+    jobs: int = DEFAULT_JOBS,
     null_tokens: Sequence[str] = (),
 ) -> SudaRecords:
     """SUDA and DIS-SUDA of every record on the key columns (``qar records --by suda``): the

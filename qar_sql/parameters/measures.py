@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import math
 import numbers
 import os
@@ -10,18 +9,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from qar_sql import rules
 from qar_sql.errors import ParameterError, require_whole, shown
+from qar_sql.rules import DEFAULT_JOBS
 
 # --- risk -------------------------------------------------------------------------------------------
 
 
 #: The two conventions for a NULL key value (``--missing``).
 MISSING = ("value", "wildcard")
-
-
-def popmodels():
-    """The population models (scipy: loaded only when a population is checked, not by ``qar --help``)."""
-    return importlib.import_module("qar_sql.stats.population")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -45,7 +41,7 @@ class RiskParams:
     per_record: str | os.PathLike | None = None
     key: Sequence[str] | None = None
     suda_max_size: int | None = None
-    jobs: int = 2
+    jobs: int = DEFAULT_JOBS
 
     def __post_init__(self) -> None:
         self.validate()
@@ -73,9 +69,9 @@ class RiskParams:
         if population is not None and sampling_fraction is not None:
             raise ParameterError("give either --population or --sampling-fraction, not both")
         if sampling_fraction is not None:
-            popmodels().population_size(1, sampling_fraction=sampling_fraction)  # range check
+            rules.check_sampling_fraction(sampling_fraction)
         if population is not None:
-            popmodels().check_population(population)
+            rules.check_population(population)
 
 
 # --- uniqueness -------------------------------------------------------------------------------------
@@ -103,7 +99,7 @@ class UniquenessParams:
     exposed: int = 5
     exposed_qis: int = 1
     batch_size: int | None = None
-    jobs: int = 2
+    jobs: int = DEFAULT_JOBS
 
     def __post_init__(self) -> None:
         self.validate()
@@ -111,10 +107,8 @@ class UniquenessParams:
     def validate(self) -> str | int:
         """What can be checked before connecting; returns the parsed domain. (numpy and the
         formulas are loaded here, not when ``qar --help`` reads the defaults.)"""
-        birthday = importlib.import_module("qar_sql.measures.birthday")
-        koot = importlib.import_module("qar_sql.stats.koot")
-        birthday.check_group_size(self.group_size)
-        koot.check_target(self.target)
+        rules.check_group_size(self.group_size)
+        rules.check_target(self.target)
         monte_carlo, seed = self.monte_carlo, self.seed
         if isinstance(monte_carlo, bool) or not isinstance(monte_carlo, numbers.Integral) or monte_carlo < 0:
             raise ParameterError(
@@ -123,7 +117,7 @@ class UniquenessParams:
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0):
             # numpy's SeedSequence takes whole numbers 0 or more; anything else was "unexpected"
             raise ParameterError(f"--seed {shown(seed)} must be a whole number 0 or more, e.g. --seed 7")
-        return koot.parse_domain(self.domain)
+        return rules.parse_domain(self.domain)
 
 
 # --- discover ---------------------------------------------------------------------------------------
@@ -141,7 +135,7 @@ class DiscoverParams:
     max_size: int = 3
     drop_null: bool = False
     batch_size: int | None = None
-    jobs: int = 2
+    jobs: int = DEFAULT_JOBS
 
     def __post_init__(self) -> None:
         max_size, batch_size = self.max_size, self.batch_size

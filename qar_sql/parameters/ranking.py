@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from qar_sql.errors import ParameterError, UsageError, require_whole
 from qar_sql.parameters.measures import RiskParams
-from qar_sql.parameters.tail import TailParams
+from qar_sql.parameters.tail import TailParams, check_tail
+from qar_sql.rules import DEFAULT_JOBS
 
 # --- records ----------------------------------------------------------------------------------------
 
@@ -20,12 +20,6 @@ SCORES = ("dt", "u_plus", "u_star", "n_unique")
 BY = (*SCORES, "influence", "suda")
 #: What ``--output`` writes.
 OUTPUT_SUFFIXES = (".csv", ".parquet")
-
-
-def check_audit(p, alpha, pi_u, pwm) -> None:
-    """The audit's own checks of p, α, π_u and the PWM estimator (scipy: loaded only when a
-    command is run, not by ``qar --help``)."""
-    importlib.import_module("qar_sql.measures.audit").validate(p, alpha, pi_u, pwm)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -55,7 +49,7 @@ class RecordsParams(TailParams):
     all_text: bool = False
     #: Every record's scores to this CSV or Parquet file.
     output: str | os.PathLike | None = None
-    jobs: int = 2
+    jobs: int = DEFAULT_JOBS
 
     def __post_init__(self) -> None:
         self.validate()
@@ -87,7 +81,7 @@ class RecordsParams(TailParams):
             raise UsageError(f"--refine goes with --by influence (--by {by} ranks every record exactly already)")
         if self.compare_dt and by != "influence":
             raise UsageError("--compare-dt goes with --by influence")
-        check_audit(self.p, self.alpha, self.pi_u, self.pwm)
+        check_tail(self.p, self.alpha, self.pi_u, self.pwm)
         if by == "influence":
             require_whole(self.top, 1, f"--top {self.top!r} must be a whole number of records, at least 1")
             require_whole(
@@ -148,7 +142,7 @@ class EliminateParams(TailParams):
     orders: Mapping[str, Sequence] | None = None
     #: Draw the curves to this PNG or SVG file.
     plot: str | os.PathLike | None = None
-    jobs: int = 2
+    jobs: int = DEFAULT_JOBS
 
     def __post_init__(self) -> None:
         # one ranking once, in the order given

@@ -3,13 +3,14 @@ original) and ``qar report`` (the report a privacy officer signs before a releas
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from qar_sql import rules
 from qar_sql.errors import ParameterError, UsageError, require_whole, shown
 from qar_sql.parameters.tail import TailParams
+from qar_sql.rules import DEFAULT_JOBS
 
 # --- compare ----------------------------------------------------------------------------------------
 
@@ -50,7 +51,7 @@ class CompareParams(TailParams):
     impute: str = "none"
     batch_rows: int = BATCH_ROWS
     threads: int | None = None
-    jobs: int = 2
+    jobs: int = DEFAULT_JOBS
     figures: bool = False
 
     def __post_init__(self) -> None:
@@ -69,9 +70,7 @@ class CompareParams(TailParams):
         require_whole(self.p, 1, f"-p {shown(self.p)} must be a whole number of at least 1, e.g. 3")
         if self.batch_rows < 1:
             raise ParameterError(f"batch_rows {shown(self.batch_rows)} must be at least 1")
-        # The tokens as the engines take them (the module is loaded here, not by `qar --help`).
-        source = importlib.import_module("qar_sql.engines.source")
-        object.__setattr__(self, "null_tokens", source.check_null_tokens(self.null_tokens))
+        object.__setattr__(self, "null_tokens", rules.check_null_tokens(self.null_tokens))
         if self.impute not in IMPUTE:
             raise ParameterError(f"--impute {self.impute!r} is unknown; use one of {', '.join(IMPUTE)}")
 
@@ -143,7 +142,7 @@ class ReportParams(TailParams):
     command: str | None = None
     interval_level: float | None = None
     bootstrap: int | None = None
-    jobs: int = 2
+    jobs: int = DEFAULT_JOBS
 
     def __post_init__(self) -> None:
         check_release_context(self.threshold, self.release_kind)

@@ -8,6 +8,7 @@ from typing import Any
 
 from qar_sql.errors import UsageError
 from qar_sql.precedence import Chosen
+from qar_sql.rules import DEFAULT_JOBS
 
 # --- scan -------------------------------------------------------------------------------------------
 
@@ -40,7 +41,7 @@ class ScanParams:
     junit: str | None = None
     markdown: str | None = None
     report_dir: str | None = None
-    jobs: int = 2
+    jobs: int = DEFAULT_JOBS
     environ: Mapping[str, str] | None = None  # for ${VAR} in the config; None: os.environ
     given: frozenset[str] = frozenset()
 

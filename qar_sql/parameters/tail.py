@@ -2,40 +2,20 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
+from qar_sql import rules
 from qar_sql.errors import ParameterError, UsageError, require_whole, shown
 
 # --- audit ------------------------------------------------------------------------------------------
 
 
-#: ``--pwm``: the probability-weighted-moment estimators of the GPD fit (stats/evt.py).
-PWM_METHODS = ("plotting", "unbiased")
-#: ``--prune``: group only the QIs that can reach the tail (auto) or every QI (off).
-PRUNE_MODES = ("auto", "off")
-
-
-def _module(name: str) -> Any:
-    """A numpy/scipy module of qar_sql, loaded when a check needs it (not by ``qar --help``)."""
-    return importlib.import_module(name)
-
-
 def check_tail(p: int, alpha: float, pi_u: float, pwm: str = "plotting") -> None:
     """p ≥ 1, 0 < α < π_u < 1 and a known PWM estimator, or a ParameterError naming the bad one."""
-    _module("qar_sql.stats.evt").validate_parameters(p, alpha, pi_u)
-    if pwm not in PWM_METHODS:
-        raise ParameterError(f"--pwm {pwm!r} is unknown; use one of {', '.join(PWM_METHODS)}")
-
-
-def fail_above_problem(value: float | None) -> str | None:
-    """What is wrong with a ``--fail-above`` value (a risk between 0 and 1), or None. One
-    wording: the command line shows it as click's usage error, the API as a ParameterError."""
-    if value is None or 0.0 <= value <= 1.0:
-        return None
-    return f"{value!r} is not a risk between 0 and 1"
+    rules.check_tail(p, alpha, pi_u)
+    rules.check_pwm(pwm)
 
 
 #: The keywords of the shared source options (SOURCE, --table, --delimiter, --null-token) that
@@ -79,21 +59,20 @@ class AuditParams(TailParams):
 
     k: int = 5
     batch_size: int | None = None
-    jobs: int = 2
+    jobs: int = rules.DEFAULT_JOBS
     group_size: int | None = None
-    interval_level: float = 0.95  # stats/interval.py DEFAULT_LEVEL (tested equal)
-    bootstrap: int = 1000  # stats/interval.py DEFAULT_RESAMPLES (tested equal)
+    interval_level: float = rules.DEFAULT_LEVEL
+    bootstrap: int = rules.DEFAULT_RESAMPLES
     prune: str | None = None
     min_exceedances: int | None = None
     fail_above: float | None = None
 
     def __post_init__(self) -> None:
         self.validate()
-        interval = _module("qar_sql.stats.interval")
-        interval.check_level(self.interval_level)
-        interval.check_resamples(self.bootstrap)
-        if self.prune is not None and self.prune not in PRUNE_MODES:
-            raise ParameterError(f"--prune {self.prune!r} is unknown; use one of {', '.join(PRUNE_MODES)}")
+        rules.check_level(self.interval_level)
+        rules.check_resamples(self.bootstrap)
+        if self.prune is not None:
+            rules.resolve_prune(self.prune, self.p)
         if self.group_size is not None and self.prune == "auto":
             raise ParameterError(
                 "--group-size needs every QI's class sizes, which --prune auto does not count; "
@@ -101,9 +80,9 @@ class AuditParams(TailParams):
             )
         require_whole(self.k, 2, f"--k {shown(self.k)} must be a whole number of at least 2, e.g. 5")
         if self.group_size is not None:
-            _module("qar_sql.measures.birthday").check_group_size(self.group_size)
-        interval.check_min_exceedances(self.min_exceedances)
-        problem = fail_above_problem(self.fail_above)
+            rules.check_group_size(self.group_size)
+        rules.check_min_exceedances(self.min_exceedances)
+        problem = rules.risk_problem(self.fail_above)
         if problem:
             raise ParameterError(f"--fail-above {problem}")
 
@@ -111,12 +90,9 @@ class AuditParams(TailParams):
     def prune_mode(self) -> str:
         """The mode the audit groups with: ``prune`` as given, else auto at p ≥ 4 and off below;
         always off with ``group_size`` (which needs every QI's classes)."""
-        mode = self.prune if self.prune is not None else "auto" if self.p >= PRUNE_FROM_P else "off"
+        mode = rules.resolve_prune(self.prune, self.p)
         return "off" if self.group_size is not None else mode
 
-
-#: The size from which ``--prune`` defaults to auto (pushdown/prune.py PRUNE_FROM_P, tested equal).
-PRUNE_FROM_P = 4
 
 #: Every field's built-in default, by name: what the click options, ``qar config`` and ``qar
 #: demo`` show and use.

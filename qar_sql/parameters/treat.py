@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from qar_sql import rules
 from qar_sql.parameters.tail import TailParams
+from qar_sql.rules import DEFAULT_JOBS
 
 # --- whatif -----------------------------------------------------------------------------------------
 
@@ -29,8 +30,8 @@ class WhatIfParams(TailParams):
     key: str | None = None
     loss: bool = True
     batch_size: int | None = None
-    jobs: int = 2
+    jobs: int = DEFAULT_JOBS
 
     def __post_init__(self) -> None:
-        if self.risk:  # (scipy's module is loaded here, not when `qar --help` reads the defaults)
-            importlib.import_module("qar_sql.stats.evt").validate_parameters(self.p, self.alpha, self.pi_u)
+        if self.risk:
+            rules.check_tail(self.p, self.alpha, self.pi_u)

@@ -37,25 +37,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from qar_sql.errors import ParameterError
+from qar_sql.rules import resolve_prune
 
-#: The modes of ``--prune``: ``auto`` groups only the QIs that can reach the tail, ``off`` all.
-PRUNE_MODES = ("auto", "off")
-#: ``auto`` by default from this p on; below it every QI is grouped (p = 3 keeps its per-QI
-#: output whole: it is cheap, and the classic per-QI figures need every QI's classes).
-PRUNE_FROM_P = 4
 #: The first round groups at least this many QIs (the rounds double after it): fewer, larger
 #: rounds waste less per statement, smaller ones prune more.
 FIRST_ROUND = 256
 
 
-def resolve(prune: str | None, p: int) -> str:
-    """The prune mode an audit at size p runs with: ``None`` means ``auto`` at p ≥ 4, else off."""
-    if prune is None:
-        return "auto" if p >= PRUNE_FROM_P else "off"
-    if prune not in PRUNE_MODES:
-        raise ParameterError(f"--prune {prune!r} is unknown; use one of {', '.join(PRUNE_MODES)}")
-    return prune
+#: The prune mode an audit at size p runs with (the rule lives in :mod:`qar_sql.rules`).
+resolve = resolve_prune
 
 
 def qi_array(n_columns: int, p: int) -> np.ndarray:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from qar_sql.errors import DataError, NoTailError, ParameterError, shown
+from qar_sql.rules import PWM_METHODS, check_tail
 
 __all__ = [
     "PWM_METHODS",
@@ -46,10 +47,6 @@ __all__ = [
     "validate_parameters",
 ]
 
-PWM_METHODS = ("plotting", "unbiased")
-"""PWM variants: ``"plotting"`` uses the plotting positions p_k = (k − 0.35)/n (the default, as
-evir and fExtremes); ``"unbiased"`` uses the unbiased estimator b1 = (1/n) Σ (k − 1)/(n − 1) x_(k)
-and a1 = a0 − b1 (Hosking & Wallis 1987)."""
 
 SMALL_TAIL = 10
 """A tail with fewer exceedances than this gets a warning: the fit is computed but fragile."""
@@ -288,37 +285,8 @@ def _check_pwm(pwm: str) -> None:
         raise ParameterError(f"unknown PWM method pwm = {pwm!r}; use one of {', '.join(map(repr, PWM_METHODS))}.")
 
 
-def validate_parameters(p: int | None, alpha: float, pi_u: float) -> None:
-    """Check p ≥ 1 (if given), 0 < α < 1, 0 < π_u < 1 and α < π_u.
-
-    α < π_u is needed because T̂ extrapolates beyond the threshold u, which is exceeded with
-    probability π_u; α ≥ π_u would ask for a quantile at or below u.
-
-    Raises
-    ------
-    ParameterError : with one sentence naming the bad value and how to fix it.
-    """
-    if p is not None:
-        if isinstance(p, bool) or not isinstance(p, (int, np.integer)) or p < 1:
-            raise ParameterError(f"p = {shown(p)} is not a valid QI size; use a whole number of columns, at least 1.")
-    for name, value, usual in (("alpha", alpha, "0.01"), ("pi_u", pi_u, "0.05")):
-        try:
-            v = float(value)
-        except (TypeError, ValueError):
-            v = math.nan
-        if isinstance(value, str):
-            raise ParameterError(f"{name} = {value!r} is text; pass a number such as {usual}.")
-        if isinstance(value, bool) or not 0.0 < v < 1.0:
-            raise ParameterError(f"{name} = {shown(value)} is outside (0, 1); use a probability such as {usual}.")
-    if not float(alpha) < float(pi_u):
-        # Suggest values that work with the other one as given: alpha = pi_u / 5, pi_u = 5 alpha
-        # (or halfway to 1 when that is not below 1).
-        a, pu = float(alpha), float(pi_u)
-        new_pi_u = 5 * a if 5 * a < 1 else (a + 1) / 2
-        raise ParameterError(
-            f"alpha = {shown(alpha)} must be smaller than pi_u = {shown(pi_u)}; "
-            f"lower alpha below {pu:g} (e.g. {pu / 5:.2g}) or raise pi_u above {a:g} (e.g. {new_pi_u:.2g})."
-        )
+#: Checks p, α and π_u (the rule lives in :mod:`qar_sql.rules`).
+validate_parameters = check_tail
 
 
 def _check_m(m) -> int:

@@ -30,6 +30,13 @@ from statistics import NormalDist
 import numpy as np
 
 from qar_sql.errors import DataError, ParameterError
+from qar_sql.rules import (
+    DEFAULT_LEVEL,
+    DEFAULT_RESAMPLES,
+    check_level,
+    check_min_exceedances,
+    check_resamples,
+)
 from qar_sql.stats import evt
 
 __all__ = [
@@ -49,14 +56,6 @@ __all__ = [
     "fit_rows",
     "require_exceedances",
 ]
-
-DEFAULT_LEVEL = 0.95
-"""Coverage probability of the intervals unless ``--interval-level`` says otherwise."""
-
-DEFAULT_RESAMPLES = 1000
-"""Bootstrap resamples B unless ``--bootstrap`` says otherwise: about 1,000 is the usual minimum
-for percentile-type bounds, whose tails rest on the 25 most extreme resamples each at 95%
-(Efron & Tibshirani 1993)."""
 
 SEED = 29
 """The fixed seed of the bootstrap: the same θ give the same interval on every run and machine
@@ -107,31 +106,6 @@ class TailIntervals:
     widened: tuple[str, ...] = ()
 
 
-def check_level(level) -> float:
-    """0 < level < 1, else a ParameterError naming it."""
-    try:
-        v = float(level)
-    except (TypeError, ValueError):
-        v = math.nan
-    if isinstance(level, bool) or not 0.0 < v < 1.0:
-        raise ParameterError(f"--interval-level {level!r} is not a probability in (0, 1); use e.g. 0.95")
-    return v
-
-
-def check_resamples(resamples) -> int:
-    """0 (no interval) or a whole number of at least 100 (fewer make the bounds noise)."""
-    if (
-        isinstance(resamples, bool)
-        or not isinstance(resamples, (int, np.integer))
-        or not (resamples == 0 or resamples >= 100)
-    ):
-        raise ParameterError(
-            f"--bootstrap {resamples!r} is not a number of resamples; use a whole number of at least 100 "
-            "(e.g. 1000), or 0 for no interval"
-        )
-    return int(resamples)
-
-
 def exceedance_note(n: int) -> str | None:
     """The warning entry for a fit from fewer than :data:`FEW_EXCEEDANCES` exceedances, else None."""
     if n >= FEW_EXCEEDANCES:
@@ -142,17 +116,6 @@ def exceedance_note(n: int) -> str | None:
         "base a release decision on T̂; more quasi-identifier columns or a larger pi_u give more "
         f"exceedances, and --min-exceedances {FEW_EXCEEDANCES} makes a gate refuse such a fit"
     )
-
-
-def check_min_exceedances(minimum) -> int | None:
-    """None (no gate) or a whole number of at least 1, else a ParameterError naming it."""
-    if minimum is None:
-        return None
-    if isinstance(minimum, bool) or not isinstance(minimum, (int, np.integer)) or minimum < 1:
-        raise ParameterError(
-            f"--min-exceedances {minimum!r} is not a number of exceedances; use a whole number of at least 1, e.g. 3"
-        )
-    return int(minimum)
 
 
 def require_exceedances(n: int, minimum: int | None, *, option: str = "--min-exceedances") -> None:

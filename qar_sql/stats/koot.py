@@ -21,7 +21,6 @@ people drawn independently (the paper's equation numbers in brackets):
 
 from __future__ import annotations
 
-import decimal
 import itertools
 import math
 from collections.abc import Iterable, Sequence
@@ -30,8 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from qar_sql.errors import DataError, ParameterError, shown
-
-DOMAIN_MODES = ("observed", "product")
+from qar_sql.rules import check_target
 
 #: k_at: log π within this of log target reaches the target (rounding, not probability).
 _TIE = 1e-12
@@ -101,54 +99,6 @@ class Grouped:
 
 
 # --- parameters ----------------------------------------------------------------------------
-
-
-def check_group_size(k: int, rows: int) -> None:
-    """k people drawn from a table of ``rows`` people: 2 ≤ k ≤ rows."""
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
-        raise ParameterError(f"group size k = {shown(k)} must be a whole number of at least 2, e.g. --group-size 30")
-    if k > rows:
-        raise ParameterError(
-            f"group size k = {k} is larger than the table's {rows} rows; use --group-size {rows} or less"
-        )
-
-
-def check_target(target: float) -> None:
-    if isinstance(target, str):
-        raise ParameterError(f"target probability {target!r} is text; pass a number strictly between 0 and 1, e.g. 0.5")
-    if not isinstance(target, (int, float)) or not 0.0 < float(target) < 1.0:
-        raise ParameterError(f"target probability {shown(target)} must lie strictly between 0 and 1, e.g. --target 0.5")
-
-
-def parse_domain(domain: str | float) -> str | int:
-    """``"observed"``, ``"product"`` or a whole number of possible values (as a string from
-    the command line, or a number)."""
-    if isinstance(domain, str):
-        text = domain.strip().lower()
-        if text in DOMAIN_MODES:
-            return text
-        try:
-            # Decimal, not float: --domain 1e40 is 10^40 exactly, not the nearest double's digits
-            value = decimal.Decimal(text.replace("_", ""))
-        except decimal.InvalidOperation:
-            raise ParameterError(
-                f"domain {shown(domain)} is unknown; use --domain observed, --domain product or a whole number such as --domain 95"
-            ) from None
-    elif isinstance(domain, bool) or not isinstance(domain, (int, float, np.integer, np.floating)):
-        raise ParameterError(
-            f"domain {shown(domain)} is unknown; use 'observed', 'product' or a whole number such as 95"
-        )
-    elif isinstance(domain, (int, np.integer)):
-        value = decimal.Decimal(int(domain))
-    else:
-        value = decimal.Decimal(repr(float(domain)))  # the shortest digits: 1e+40, not its binary value
-    if not value.is_finite() or value < 1 or value != value.to_integral_value():
-        raise ParameterError(
-            f"domain {shown(domain)} must be a whole number of possible values of at least 1, e.g. --domain 95"
-        )
-    if value > decimal.Decimal("1e308"):  # the formulas take M as a float
-        raise ParameterError(f"domain {shown(domain)} is larger than 1e+308; give a smaller number of possible values")
-    return int(value)
 
 
 def check_domain(domain: float, support: int, what: str = "the QI") -> None:

@@ -40,13 +40,13 @@ An estimate ARX flags as unavailable (NaN, or exactly 0 while the sample has uni
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from qar_sql.errors import ParameterError, shown
+from qar_sql.errors import ParameterError
+from qar_sql.rules import check_population, check_sampling_fraction
 from qar_sql.stats import pitman as pitman_valid
 
 __all__ = [
@@ -246,56 +246,18 @@ def _histogram(sizes: Sequence[int] | np.ndarray, counts: Sequence[float] | np.n
     return _Histogram(s, c)
 
 
-#: The largest population N: floats must hold it (N and n/f enter every model as a float).
-MAX_POPULATION = 10**308
-
-
 def population_size(rows: int, *, population: int | None = None, sampling_fraction: float | None = None) -> int:
     """N from ``--population`` or ``--sampling-fraction`` f, as ARX's ``ARXPopulationModel``:
     N = round(n / f)."""
     if population is not None and sampling_fraction is not None:
         raise ParameterError("give either --population or --sampling-fraction, not both")
     if sampling_fraction is not None:
-        try:
-            f = float(sampling_fraction)
-        except (TypeError, ValueError):
-            f = math.nan
-        if isinstance(sampling_fraction, (bool, str)) or not (0.0 < f <= 1.0) or math.isnan(f):
-            raise ParameterError(
-                f"--sampling-fraction {shown(sampling_fraction)} must be in (0, 1]: the share of the "
-                "population the table holds, e.g. 0.01 for a 1% sample"
-            )
-        if not rows / f < MAX_POPULATION:
-            raise ParameterError(
-                f"--sampling-fraction {shown(sampling_fraction)} is too small: the population n/f would "
-                f"exceed 1e+308 people; give a larger fraction or --population N"
-            )
+        f = check_sampling_fraction(sampling_fraction, rows)
         return math.floor(rows / f + 0.5)  # Java's Math.round
     if population is None:
         raise ParameterError("give --population N or --sampling-fraction f")
     check_population(population, rows)
     return int(population)
-
-
-def check_population(population: object, rows: int = 1) -> None:
-    """``population`` is a whole number of people, at least ``rows`` and at most
-    :data:`MAX_POPULATION` (a whole float such as 1e9 counts)."""
-    if isinstance(population, float) and population.is_integer():
-        population = int(population)
-    whole = isinstance(population, numbers.Integral) and not isinstance(population, bool)
-    if not whole or int(population) < 1:  # type: ignore[call-overload]
-        raise ParameterError(f"--population {shown(population)} must be a whole number of people, e.g. 1000000")
-    n = int(population)  # type: ignore[call-overload]
-    if n > MAX_POPULATION:
-        raise ParameterError(
-            f"--population {shown(population)} is larger than 1e+308, the largest number the models "
-            "can hold; give the size of the population the table was drawn from"
-        )
-    if n < rows:
-        raise ParameterError(
-            f"--population {shown(population)} must be a whole number at least the number of rows "
-            f"({rows}); the table is a sample of the population"
-        )
 
 
 # --- Zayatz -------------------------------------------------------------------------------------

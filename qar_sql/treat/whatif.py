@@ -29,7 +29,6 @@ from qar_sql.engines.session import Session, temp_name
 from qar_sql.engines.source import (
     Database,
     Relation,
-    check_null_tokens,
     file_relation_sql,
     open_source,
     select_columns,
@@ -40,6 +39,7 @@ from qar_sql.measures.audit import Options, audit_relation
 from qar_sql.parameters.treat import WhatIfParams
 from qar_sql.pushdown.scan import Progress, Ticker
 from qar_sql.results import SingletonShare, Tabular, attribute_columns, format_risk
+from qar_sql.rules import check_null_tokens
 from qar_sql.treat.infoloss import InfoLoss, LossColumn, information_loss, loss_dict
 from qar_sql.treat.treatments import Binder, Plan, load, treated_sql
 

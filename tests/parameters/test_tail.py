@@ -26,20 +26,11 @@ from qar_sql.output.formats import render_audit
 from qar_sql.output.render import render
 from qar_sql.output.render_config import render_config
 from qar_sql.output.render_demo import next_steps, render_demo
-from qar_sql.parameters.tail import DEFAULTS, PRUNE_FROM_P, PRUNE_MODES, PWM_METHODS, AuditParams, DemoParams, SqlParams
-from qar_sql.pushdown import prune as pruning
+from qar_sql.parameters.tail import DEFAULTS, AuditParams, DemoParams, SqlParams
 from qar_sql.pushdown.showsql import show_one_statement, show_sql
+from qar_sql.rules import PWM_METHODS
 from qar_sql.stats import evt
 from qar_sql.stats import interval as tail_interval
-
-
-def test_the_constants_the_light_module_restates_are_the_libraries():
-    # parameters/ may not import numpy at load; these are the values its libraries define.
-    assert DEFAULTS["interval_level"] == tail_interval.DEFAULT_LEVEL
-    assert DEFAULTS["bootstrap"] == tail_interval.DEFAULT_RESAMPLES
-    assert PRUNE_FROM_P == pruning.PRUNE_FROM_P
-    assert tuple(PRUNE_MODES) == tuple(pruning.PRUNE_MODES)
-    assert tuple(PWM_METHODS) == tuple(evt.PWM_METHODS)
 
 
 def test_every_default_is_read_from_audit_params():

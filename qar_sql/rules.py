@@ -1,0 +1,257 @@
+"""The rules a value keeps wherever it comes from — the command line, the Python API, a
+``qar.toml`` scan — each written once.
+
+The ground floor of the package: it imports only :mod:`qar_sql.errors`, so the parameter
+dataclasses (``qar_sql/parameters``), the statistics (``qar_sql/stats``) and the scans
+(``qar_sql/compliance``) all read it directly, and ``qar --help`` loads neither numpy nor scipy
+to know a default or check a value. A rule written here is not restated anywhere else.
+"""
+
+from __future__ import annotations
+
+import decimal
+import math
+import numbers
+from collections.abc import Sequence
+
+from qar_sql.errors import ParameterError, UsageError, shown
+
+#: Threads (connections) a command may use when ``jobs`` is not given.
+DEFAULT_JOBS = 2
+
+PWM_METHODS = ("plotting", "unbiased")
+"""PWM variants: ``"plotting"`` uses the plotting positions p_k = (k − 0.35)/n (the default, as
+evir and fExtremes); ``"unbiased"`` uses the unbiased estimator b1 = (1/n) Σ (k − 1)/(n − 1) x_(k)
+and a1 = a0 − b1 (Hosking & Wallis 1987)."""
+
+#: The largest population N: floats must hold it (N and n/f enter every model as a float).
+MAX_POPULATION = 10**308
+
+DEFAULT_LEVEL = 0.95
+"""Coverage probability of the intervals unless ``--interval-level`` says otherwise."""
+
+DEFAULT_RESAMPLES = 1000
+"""Bootstrap resamples B unless ``--bootstrap`` says otherwise: about 1,000 is the usual minimum
+for percentile-type bounds, whose tails rest on the 25 most extreme resamples each at 95%
+(Efron & Tibshirani 1993)."""
+
+
+DOMAIN_MODES = ("observed", "product")
+
+#: The modes of ``--prune``: ``auto`` groups only the QIs that can reach the tail, ``off`` all.
+PRUNE_MODES = ("auto", "off")
+#: ``auto`` by default from this p on; below it every QI is grouped (p = 3 keeps its per-QI
+#: output whole: it is cheap, and the classic per-QI figures need every QI's classes).
+PRUNE_FROM_P = 4
+
+
+def resolve_prune(prune: str | None, p: int) -> str:
+    """The prune mode an audit at size p runs with: ``None`` means ``auto`` at p ≥ 4, else off."""
+    if prune is None:
+        return "auto" if p >= PRUNE_FROM_P else "off"
+    if prune not in PRUNE_MODES:
+        raise ParameterError(f"--prune {prune!r} is unknown; use one of {', '.join(PRUNE_MODES)}")
+    return prune
+
+
+def check_tail(p: int | None, alpha: float, pi_u: float) -> None:
+    """Check p ≥ 1 (if given), 0 < α < 1, 0 < π_u < 1 and α < π_u.
+
+    α < π_u is needed because T̂ extrapolates beyond the threshold u, which is exceeded with
+    probability π_u; α ≥ π_u would ask for a quantile at or below u.
+
+    Raises
+    ------
+    ParameterError : with one sentence naming the bad value and how to fix it.
+    """
+    if p is not None:
+        # numbers.Integral covers numpy's integers too (numpy registers them)
+        if isinstance(p, bool) or not isinstance(p, numbers.Integral) or p < 1:
+            raise ParameterError(f"p = {shown(p)} is not a valid QI size; use a whole number of columns, at least 1.")
+    for name, value, usual in (("alpha", alpha, "0.01"), ("pi_u", pi_u, "0.05")):
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            v = math.nan
+        if isinstance(value, str):
+            raise ParameterError(f"{name} = {value!r} is text; pass a number such as {usual}.")
+        if isinstance(value, bool) or not 0.0 < v < 1.0:
+            raise ParameterError(f"{name} = {shown(value)} is outside (0, 1); use a probability such as {usual}.")
+    if not float(alpha) < float(pi_u):
+        # Suggest values that work with the other one as given: alpha = pi_u / 5, pi_u = 5 alpha
+        # (or halfway to 1 when that is not below 1).
+        a, pu = float(alpha), float(pi_u)
+        new_pi_u = 5 * a if 5 * a < 1 else (a + 1) / 2
+        raise ParameterError(
+            f"alpha = {shown(alpha)} must be smaller than pi_u = {shown(pi_u)}; "
+            f"lower alpha below {pu:g} (e.g. {pu / 5:.2g}) or raise pi_u above {a:g} (e.g. {new_pi_u:.2g})."
+        )
+
+
+def check_pwm(pwm: str) -> None:
+    """A known PWM estimator of the GPD fit."""
+    if pwm not in PWM_METHODS:
+        raise ParameterError(f"--pwm {pwm!r} is unknown; use one of {', '.join(PWM_METHODS)}")
+
+
+def risk_problem(value: object) -> str | None:
+    """What is wrong with a risk threshold (``--fail-above``, ``fail_above``, ``warn_above``,
+    ``--threshold``): None when it is a number between 0 and 1. The one wording of the rule;
+    each caller says where the value came from."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 <= float(value) <= 1.0:
+        return f"{value!r} is not a risk between 0 and 1"
+    return None
+
+
+def check_risk(value: object, where: str, example: str) -> None:
+    """A ParameterError naming ``where`` the bad risk came from and an ``example`` fix (e.g.
+    ``"--fail-above 0.05"``), or nothing."""
+    problem = risk_problem(value)
+    if problem:
+        raise ParameterError(f"{where}: {problem}; use e.g. {example}")
+
+
+def check_null_tokens(tokens: Sequence[str] | str | None) -> tuple[str, ...]:
+    """``--null-token`` values as a tuple, each a non-empty string (the empty cell is NULL
+    already), duplicates dropped."""
+    if tokens is None:
+        return ()
+    if isinstance(tokens, str):
+        tokens = (tokens,)
+    out: list[str] = []
+    for t in tokens:
+        if not isinstance(t, str) or not t:
+            raise UsageError(
+                f"--null-token {t!r} must be a non-empty text token such as NA (an empty cell is NULL already)"
+            )
+        if t not in out:
+            out.append(t)
+    return tuple(out)
+
+
+def check_group_size(k: object, rows: int | None = None) -> None:
+    """k people drawn from a table of ``rows`` people: 2 ≤ k (≤ rows when the rows are known)."""
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 2:
+        raise ParameterError(f"group size k = {shown(k)} must be a whole number of at least 2, e.g. --group-size 30")
+    if rows is not None and int(k) > rows:
+        raise ParameterError(
+            f"group size k = {k} is larger than the table's {rows} rows; use --group-size {rows} or less"
+        )
+
+
+def check_target(target: object) -> None:
+    """A target probability strictly between 0 and 1 (``qar uniqueness --target``)."""
+    if isinstance(target, str):
+        raise ParameterError(f"target probability {target!r} is text; pass a number strictly between 0 and 1, e.g. 0.5")
+    if not isinstance(target, (int, float)) or not 0.0 < float(target) < 1.0:
+        raise ParameterError(f"target probability {shown(target)} must lie strictly between 0 and 1, e.g. --target 0.5")
+
+
+def check_sampling_fraction(sampling_fraction: object, rows: int = 1) -> float:
+    """f in (0, 1], the share of the population the table holds, small enough that n/f is a
+    number; returns it as a float."""
+    try:
+        f = float(sampling_fraction)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        f = math.nan
+    if isinstance(sampling_fraction, (bool, str)) or not (0.0 < f <= 1.0) or math.isnan(f):
+        raise ParameterError(
+            f"--sampling-fraction {shown(sampling_fraction)} must be in (0, 1]: the share of the "
+            "population the table holds, e.g. 0.01 for a 1% sample"
+        )
+    if not rows / f < MAX_POPULATION:
+        raise ParameterError(
+            f"--sampling-fraction {shown(sampling_fraction)} is too small: the population n/f would "
+            f"exceed 1e+308 people; give a larger fraction or --population N"
+        )
+    return f
+
+
+def check_population(population: object, rows: int = 1) -> None:
+    """``population`` is a whole number of people, at least ``rows`` and at most
+    :data:`MAX_POPULATION` (a whole float such as 1e9 counts)."""
+    if isinstance(population, float) and population.is_integer():
+        population = int(population)
+    whole = isinstance(population, numbers.Integral) and not isinstance(population, bool)
+    if not whole or int(population) < 1:  # type: ignore[call-overload]
+        raise ParameterError(f"--population {shown(population)} must be a whole number of people, e.g. 1000000")
+    n = int(population)  # type: ignore[call-overload]
+    if n > MAX_POPULATION:
+        raise ParameterError(
+            f"--population {shown(population)} is larger than 1e+308, the largest number the models "
+            "can hold; give the size of the population the table was drawn from"
+        )
+    if n < rows:
+        raise ParameterError(
+            f"--population {shown(population)} must be a whole number at least the number of rows "
+            f"({rows}); the table is a sample of the population"
+        )
+
+
+def check_level(level: object) -> float:
+    """0 < level < 1, else a ParameterError naming it."""
+    try:
+        v = float(level)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        v = math.nan
+    if isinstance(level, bool) or not 0.0 < v < 1.0:
+        raise ParameterError(f"--interval-level {level!r} is not a probability in (0, 1); use e.g. 0.95")
+    return v
+
+
+def check_resamples(resamples: object) -> int:
+    """0 (no resampling) or a whole number of at least 100 (fewer make the bounds noise)."""
+    if (
+        isinstance(resamples, bool)
+        or not isinstance(resamples, numbers.Integral)
+        or not (int(resamples) == 0 or int(resamples) >= 100)
+    ):
+        raise ParameterError(
+            f"--bootstrap {resamples!r} is not a number of resamples; use a whole number of at least 100 "
+            "(e.g. 1000), or 0 for no interval"
+        )
+    return int(resamples)
+
+
+def check_min_exceedances(minimum: object) -> int | None:
+    """None (no gate) or a whole number of at least 1, else a ParameterError naming it."""
+    if minimum is None:
+        return None
+    if isinstance(minimum, bool) or not isinstance(minimum, numbers.Integral) or minimum < 1:
+        raise ParameterError(
+            f"--min-exceedances {minimum!r} is not a number of exceedances; use a whole number of at least 1, e.g. 3"
+        )
+    return int(minimum)
+
+
+def parse_domain(domain: str | float) -> str | int:
+    """``"observed"``, ``"product"`` or a whole number of possible values (as a string from
+    the command line, or a number)."""
+    if isinstance(domain, str):
+        text = domain.strip().lower()
+        if text in DOMAIN_MODES:
+            return text
+        try:
+            # Decimal, not float: --domain 1e40 is 10^40 exactly, not the nearest double's digits
+            value = decimal.Decimal(text.replace("_", ""))
+        except decimal.InvalidOperation:
+            raise ParameterError(
+                f"domain {shown(domain)} is unknown; use --domain observed, --domain product or a whole number such as --domain 95"
+            ) from None
+    elif isinstance(domain, bool) or not isinstance(domain, numbers.Real):
+        raise ParameterError(
+            f"domain {shown(domain)} is unknown; use 'observed', 'product' or a whole number such as 95"
+        )
+    elif isinstance(domain, numbers.Integral):
+        value = decimal.Decimal(int(domain))
+    else:
+        value = decimal.Decimal(repr(float(domain)))  # the shortest digits: 1e+40, not its binary value
+    if not value.is_finite() or value < 1 or value != value.to_integral_value():
+        raise ParameterError(
+            f"domain {shown(domain)} must be a whole number of possible values of at least 1, e.g. --domain 95"
+        )
+    if value > decimal.Decimal("1e308"):  # the formulas take M as a float
+        raise ParameterError(f"domain {shown(domain)} is larger than 1e+308; give a smaller number of possible values")
+    return int(value)
