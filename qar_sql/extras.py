@@ -1,7 +1,7 @@
 """The optional extras of qar-sql and the one check that an extra a command needs is installed.
 
 The base install is what the audit, records, discover, whatif, risk, uniqueness, scan and the HTML
-report need (issue 28); compare's projection, the figures, Arrow, the PLS predictor, the progress
+report need; compare's projection, the figures, Arrow, the PLS predictor, the progress
 bar and each database driver are extras. A command that needs one calls :func:`require` before
 any work, so a missing package is one sentence naming the extra to install (exit 2), never an
 ImportError halfway through a scan. The check uses ``importlib.util.find_spec``: nothing is

@@ -1,4 +1,4 @@
-"""Plots on results, never on pyplot state (issue 28): each function draws one result onto a
+"""Plots on results, never on pyplot state: each function draws one result onto a
 matplotlib ``Axes`` and returns it — the caller's ``ax``, or, with ``ax=None``, the one Axes of a
 new bare ``Figure`` on the Agg canvas (:func:`new_figure`), known to no pyplot manager.
 

@@ -1,4 +1,4 @@
-"""``progress=`` of the Python API (issue 28): a callable ``(done, total)`` as before, or ``True``
+"""``progress=`` of the Python API: a callable ``(done, total)`` as before, or ``True``
 for a bar — tqdm's (``tqdm.auto``: the notebook widget in Jupyter, a text bar elsewhere) when the
 ``progress`` extra is installed, else qar's own text progress (the one the commands print on
 stderr: a bar on a terminal, a stage line every 10 s otherwise). ``False`` or ``None``: nothing.

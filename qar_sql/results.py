@@ -230,7 +230,7 @@ class AuditResult(Tabular):
     uniqueness: UniquenessResult | None = None  # with group_size: the birthday measures per QI
     #: Bootstrap intervals for T̂, u, ξ̂, β̂ (docs/uncertainty.md); None without a tail or with bootstrap=0.
     intervals: TailIntervals | None = None
-    prune: str = "off"  # "auto": QIs that cannot reach the tail were not grouped (issue 30)
+    prune: str = "off"  # "auto": QIs that cannot reach the tail were not grouped
     n_pruned: int = 0  # QIs of size p not grouped: below the tail by their bounds
     n_subsets: int = 0  # smaller QIs grouped for the bounds: size p − 1, and (p ≥ 3) each column alone
 

@@ -1,4 +1,4 @@
-"""The JSON Schema of ``qar.toml`` (issue 28, item 5), built from the parameter definitions, and a
+"""The JSON Schema of ``qar.toml``, built from the parameter definitions, and a
 small validator for it (``qar config --check FILE``).
 
 One source: the keys come from ``compliance/scans.py`` (``TOP_KEYS``, ``SCAN_KEYS``,

@@ -202,8 +202,3 @@ def report_html(parameters: dict, sql: Sequence[str] = (), **results) -> str:
 
     inputs = result_inputs(parameters, command=masked_command(["qar", *sys.argv[1:]]), sql=sql, **results)
     return inputs.to_html()
-
-
-def emit_html(parameters: dict, sql: Sequence[str] = (), **results) -> None:
-    """:func:`report_html` on stdout."""
-    click.echo(report_html(parameters, sql, **results), nl=False)

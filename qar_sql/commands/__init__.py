@@ -1,4 +1,4 @@
-"""One module per command, each of the same shape (issue 25; STYLE.md's last section):
+"""One module per command, each of the same shape (STYLE.md's last section):
 
 * its parameters: a frozen keyword-only dataclass in :mod:`qar_sql.parameters` (``NAME.py``), the
   only place its defaults and the rules between its options live — the click options take their

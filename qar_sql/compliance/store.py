@@ -641,14 +641,6 @@ def fail_run(store: Store, run_id: str, error: str, *, seconds: float | None = N
         )
 
 
-def mark_interrupted_runs(store: str | Store | None = None) -> list[str]:
-    """Mark ``interrupted`` the ``running`` runs whose process is gone (killed, machine lost);
-    every recorded run does this first. Returns their run ids."""
-    with using(store) as st:
-        ensure_ready(st)
-        return liveness.mark_interrupted(st)
-
-
 def describe_error(exc: BaseException) -> str:
     """One line for the ``error`` column."""
     if isinstance(exc, KeyboardInterrupt):

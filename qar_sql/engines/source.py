@@ -519,12 +519,6 @@ def file_kind(path: str) -> str | None:
     return None
 
 
-def source_label(source: Any) -> str:
-    """How results and the store name a source: the path or URL with its secrets masked (the
-    history of a table is one series whichever command recorded it)."""
-    return mask_source(resolve_source(source))
-
-
 def resolve_source(source: Any) -> str:
     """The source string, falling back to ``$QAR_DATABASE_URL``; for a frame or an open
     :class:`Source`, its label (``<pandas.DataFrame>``, the masked URL, the path)."""

@@ -2,7 +2,7 @@
 
 pyplot is process-wide state — its backend and its list of open figures. ``matplotlib.use("Agg")``
 switched a notebook's backend for the rest of the session, so after ``to_html()`` or
-``eliminate.plot()`` the user's ``plt.show()`` showed nothing (issue 31). A figure made here is
+``eliminate.plot()`` the user's ``plt.show()`` showed nothing. A figure made here is
 known to no pyplot manager, needs no ``close``, and saves to PNG or SVG from any thread.
 """
 

@@ -168,7 +168,7 @@ def _birthday_measures(x: QIUniqueness | MarginalUniqueness) -> dict[str, Any]:
 
 
 def uniqueness_qi_dict(q: QIUniqueness) -> dict[str, Any]:
-    """One QI of ``qar uniqueness`` (the names are issue 18's contract)."""
+    """One QI of ``qar uniqueness`` (the names are a contract users' scripts read)."""
     d: dict[str, Any] = {
         "columns": list(q.columns),
         **_birthday_measures(q),

@@ -1,6 +1,6 @@
 """Render ``qar uniqueness`` (text, Markdown, JSON) and draw its figures (matplotlib).
 
-JSON field names are the contract of issue 18: ``group_size``, ``rows``, ``domain_mode`` and
+JSON field names are a contract users' scripts read: ``group_size``, ``rows``, ``domain_mode`` and
 per QI ``columns``, ``domain``, ``kappa``, ``pi_uniform``, ``pi_kl``, ``pi_poisson``,
 ``pi_exact``, ``k50`` (plus ``k_at``, exposures, Monte Carlo, the independence model); the
 per-QI and block builders live in :mod:`qar_sql.output.formats`, which the audit's JSON uses too.

@@ -1,4 +1,4 @@
-"""Exact tail pruning (issue 30): which quasi-identifiers of size p need a GROUP BY for T̂ to be
+"""Exact tail pruning: which quasi-identifiers of size p need a GROUP BY for T̂ to be
 exact, from the counts of their (p − 1)-column subsets. Pure numpy: no database code.
 
 T̂ reads the θ vector only through its top W values (:func:`qar_sql.stats.evt.tail_width`):

@@ -1,4 +1,4 @@
-"""The pruned scan (issue 30): the (p − 1)-level class sizes first, then GROUP BY only the QIs of
+"""The pruned scan: the (p − 1)-level class sizes first, then GROUP BY only the QIs of
 size p that can reach the tail, highest upper bound first (:mod:`.prune` says which and why).
 
 DuckDB codes the QI columns once, in a session temp table that both levels and every round

@@ -188,7 +188,8 @@ def test_runs_of_other_hosts_are_judged_by_their_heartbeat(store_at):
                 "heartbeat_at) values (:id, :at, 's', '{}', 'x', 'running', 1, 'another-host', :beat)",
                 {"id": run_id, "at": now - timedelta(hours=1), "beat": beat},
             )
-    assert S.mark_interrupted_runs(store) == ["quiet"]
+    with S.using(store) as st:
+        assert liveness.mark_interrupted(st) == ["quiet"]
     by_id = {r.run_id: r for r in S.runs(store)}
     assert by_id["quiet"].status == "interrupted" and "no sign of life for 20 min" in by_id["quiet"].error
     assert by_id["beating"].status == "running"
