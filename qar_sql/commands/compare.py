@@ -25,7 +25,7 @@ calls ``run``.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
@@ -47,14 +47,13 @@ from qar_sql.errors import ColumnError, DataError
 from qar_sql.extras import require
 from qar_sql.parameters.release import BATCH_ROWS, CompareParams
 from qar_sql.progress import with_progress
+from qar_sql.pushdown.scan import Progress
 from qar_sql.results import (
     CompareResult,
     Distributions,
 )
 from qar_sql.rules import DEFAULT_JOBS
 from qar_sql.treat.treatments import Plan, load
-
-Progress = Callable[[int, int], None]
 
 NAME = "compare"
 Params = CompareParams

@@ -42,7 +42,8 @@ from typing import Any
 from qar_sql.compliance.store import Store, describe_error, ensure_ready, recorded_audit
 from qar_sql.engines.source import is_url
 from qar_sql.errors import ExitCode, ParameterError, QarError, UsageError
-from qar_sql.measures.audit import AuditParams, audit, validate
+from qar_sql.measures.audit import audit, validate
+from qar_sql.parameters.tail import TailParams
 from qar_sql.precedence import Chosen, choose
 from qar_sql.results import ScanOutcome, ScanReport
 from qar_sql.rules import DEFAULT_JOBS
@@ -85,8 +86,8 @@ _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 @dataclass(frozen=True, kw_only=True)
-class ScanSpec(AuditParams):
-    """One table to audit, with its parameters (:class:`~qar_sql.measures.audit.AuditParams`:
+class ScanSpec(TailParams):
+    """One table to audit, with its parameters (:class:`~qar_sql.parameters.tail.TailParams`:
     columns, exclude, p, alpha, pi_u, pwm) and thresholds. ``source`` may hold a secret (it is the
     resolved URL); print ``source_display``."""
 

@@ -15,8 +15,7 @@ from qar_sql.engines.session import Session
 from qar_sql.engines.source import Database, Relation, SourceLike, select_columns, session_of
 from qar_sql.errors import ColumnError, DatabaseError, DataError, NoTailError, ParameterError
 from qar_sql.measures import birthday
-from qar_sql.parameters.tail import DEFAULTS, TailParams, check_tail
-from qar_sql.parameters.tail import AuditParams as CommandParams
+from qar_sql.parameters.tail import DEFAULTS, AuditParams, TailParams, check_tail
 from qar_sql.pushdown import prune as pruning
 from qar_sql.pushdown.pruned_scan import pruned_scan
 from qar_sql.pushdown.scan import Progress, combinations, profile_statements, scan
@@ -30,11 +29,6 @@ log = logging.getLogger(__name__)
 
 #: p ≥ 1, 0 < α < π_u < 1 and a known PWM estimator (:func:`qar_sql.parameters.tail.check_tail`).
 validate = check_tail
-
-#: What an audit's figures depend on (columns, exclude, p, α, π_u, PWM): the name
-#: ``compliance.scans.ScanSpec`` extends. The command's parameters are
-#: :class:`qar_sql.parameters.tail.AuditParams`.
-AuditParams = TailParams
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -184,7 +178,7 @@ SESSION_KEYS = ("table", "delimiter", "threads", "all_text", "null_tokens")
 
 
 def audit_session(
-    session: Session, params: CommandParams, progress: Progress | None = None, *, started: float | None = None
+    session: Session, params: AuditParams, progress: Progress | None = None, *, started: float | None = None
 ) -> AuditResult:
     """The audit of an open session with the command's parameters (``qar audit``,
     :func:`qar_sql.commands.audit.run`)."""
@@ -210,7 +204,7 @@ def audit(source: SourceLike = None, *, progress: Progress | None = None, **keyw
     (an unknown keyword is a TypeError, as against a spelled-out signature)."""
     started = time.perf_counter()
     where = {key: keywords.pop(key) for key in SESSION_KEYS if key in keywords}
-    params = CommandParams(**keywords)
+    params = AuditParams(**keywords)
     with session_of(source, **where) as session:
         return audit_session(session, params, progress, started=started)
 

@@ -27,7 +27,7 @@ import math
 import os
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -67,7 +67,7 @@ from qar_sql.pushdown.cells import (
     sensitive_totals,
 )
 from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys, key_warnings, patterns_from_words, record_order
-from qar_sql.pushdown.scan import combinations
+from qar_sql.pushdown.scan import Progress, combinations
 from qar_sql.results import Tabular, pick
 from qar_sql.rules import DEFAULT_JOBS
 from qar_sql.stats import diversity, individual_risk
@@ -75,11 +75,6 @@ from qar_sql.stats import population as popmodels
 from qar_sql.stats import suda as sudastats
 from qar_sql.stats.individual_risk import AttackerRisk
 from qar_sql.stats.population import PopulationUniqueness
-
-Progress = Callable[[int, int], None]
-
-"""How a NULL in a key column matches: ``value`` (a value of its own, GROUP BY) or
-``wildcard`` (any value, sdcMicro)."""
 
 K_LEVELS = (2, 3, 5)
 """The k of the ``violations`` counts: records in classes smaller than k."""
