@@ -101,16 +101,16 @@ def risk_problem(value: object) -> str | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 <= float(value) <= 1.0:
-        return f"{value!r} is not a risk between 0 and 1"
+        return f"{value!r} must be a risk between 0 and 1"
     return None
 
 
 def check_risk(value: object, where: str, example: str) -> None:
-    """A ParameterError naming ``where`` the bad risk came from and an ``example`` fix (e.g.
-    ``"--fail-above 0.05"``), or nothing."""
+    """A ParameterError naming ``where`` the bad risk came from (``"--fail-above"``, ``"x.toml:
+    fail_above ="``) and an ``example`` value, or nothing."""
     problem = risk_problem(value)
     if problem:
-        raise ParameterError(f"{where}: {problem}; use e.g. {example}")
+        raise ParameterError(f"{where} {problem}, e.g. {example}")
 
 
 def check_null_tokens(tokens: Sequence[str] | str | None) -> tuple[str, ...]:

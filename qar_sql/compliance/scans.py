@@ -46,7 +46,7 @@ from qar_sql.measures.audit import audit, validate
 from qar_sql.parameters.tail import TailParams
 from qar_sql.precedence import Chosen, choose
 from qar_sql.results import ScanOutcome, ScanReport
-from qar_sql.rules import DEFAULT_JOBS
+from qar_sql.rules import DEFAULT_JOBS, check_risk
 from qar_sql.secrets import mask_source, scrub, secret_values
 from qar_sql.stats.interval import require_exceedances
 
@@ -168,8 +168,8 @@ def _no_literal_password(raw: str, key: str, where: str) -> None:
 def _number(value: Any, key: str, where: str, *, risk: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise ParameterError(f"{where}: {key} = {value!r} is not a number; write e.g. {key} = 0.5")
-    if risk and not 0.0 <= value <= 1.0:
-        raise ParameterError(f"{where}: {key} = {value!r} must be a risk between 0 and 1, e.g. {key} = 0.5")
+    if risk:
+        check_risk(value, f"{where}: {key} =", "0.5")
     return float(value)
 
 
@@ -525,8 +525,10 @@ def apply_settings(config: ScanConfig, given: Mapping[str, Chosen]) -> ScanConfi
         if key == "min_exceedances":
             if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
                 raise ParameterError(f"{chosen.origin} {v!r} must be a whole number of at least 1, e.g. 3")
-        elif v is not None and not (isinstance(v, int | float) and math.isfinite(v) and 0.0 <= v <= 1.0):
+        elif v is not None and not (isinstance(v, int | float) and math.isfinite(v)):
             raise ParameterError(f"{chosen.origin} {v!r} must be a risk between 0 and 1, e.g. {THRESHOLDS[key][0]} 0.5")
+        else:
+            check_risk(v, chosen.origin, "0.5")
     fail, warn = given.get("fail_above"), given.get("warn_above")
     # Typed together, a warning above the failure is a mistake; from variables and files (each
     # checked on its own) it is moot: such a risk fails first.

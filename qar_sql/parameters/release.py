@@ -84,10 +84,7 @@ RELEASE_KINDS = ("internal", "external")
 def check_release_context(threshold: float | None, release_kind: str) -> None:
     """The first page's context, checked: a threshold is a risk in [0, 1] (None: the user set
     none, so no verdict), the release kind one of :data:`RELEASE_KINDS`."""
-    if threshold is not None and (
-        isinstance(threshold, bool) or not isinstance(threshold, int | float) or not 0.0 <= threshold <= 1.0
-    ):
-        raise ParameterError(f"--fail-above {threshold!r} must be a risk between 0 and 1, e.g. 0.05")
+    rules.check_risk(threshold, "--fail-above", "0.05")
     if release_kind not in RELEASE_KINDS:
         raise ParameterError(f"--release-kind {release_kind!r} is not a release kind; use internal or external")
 

@@ -82,9 +82,7 @@ class AuditParams(TailParams):
         if self.group_size is not None:
             rules.check_group_size(self.group_size)
         rules.check_min_exceedances(self.min_exceedances)
-        problem = rules.risk_problem(self.fail_above)
-        if problem:
-            raise ParameterError(f"--fail-above {problem}")
+        rules.check_risk(self.fail_above, "--fail-above", "0.05")
 
     @property
     def prune_mode(self) -> str:

@@ -62,7 +62,7 @@ def test_every_default_is_read_from_audit_params():
         ({"k": 1}, "--k 1 must be a whole number of at least 2"),
         ({"group_size": 1}, "group"),
         ({"min_exceedances": 0}, "--min-exceedances 0 is not a number of exceedances"),
-        ({"fail_above": 1.5}, "--fail-above 1.5 is not a risk between 0 and 1"),
+        ({"fail_above": 1.5}, "--fail-above 1.5 must be a risk between 0 and 1"),
         # the first rule broken is the one named, in the audit's order: tail, then the rest
         ({"alpha": 1.5, "k": 1}, "alpha = 1.5"),
     ],
