@@ -3,12 +3,13 @@
 The connection is read from ``profiles.yml`` as dbt resolves it, so the URL is not typed twice:
 
 * the folder: ``--profiles-dir``, else ``$DBT_PROFILES_DIR``, else the current folder when it
-  holds a profiles.yml (dbt's rule), else the project folder, else ``~/.dbt``;
+  holds a profiles.yml, else ``~/.dbt`` (dbt's order; like dbt, not the project folder);
 * the profile: ``--profile``, else ``$DBT_PROFILE``, else ``profile:`` of dbt_project.yml;
 * the target: ``--target``, else ``$DBT_TARGET``, else the profile's ``target:``.
 
-String values are rendered with Jinja as dbt renders them (``env_var('X', 'default')`` and the
-``as_number``/``as_text``/``as_bool``/``as_native`` filters). A duckdb target becomes its file
+String values are rendered as dbt renders them, in a Jinja sandbox with dbt's profile context
+only (``env_var('X', 'default')`` and the ``as_number``/``as_text``/``as_bool``/``as_native``
+filters; compliance/dbt_jinja.py). A duckdb target becomes its file
 (relative paths from the project folder), postgres and redshift targets a
 ``postgresql+psycopg://`` URL, snowflake a ``snowflake://`` URL; secrets never reach output
 (``secrets.mask_source``). The models are those of ``target/manifest.json`` (``dbt parse``
@@ -26,6 +27,7 @@ from typing import Any
 from urllib.parse import quote
 
 from qar_sql.compliance.dbt import load_manifest, manifest_scans
+from qar_sql.compliance.dbt_jinja import render_value
 from qar_sql.errors import UsageError
 from qar_sql.secrets import mask_source
 
@@ -74,46 +76,17 @@ def profiles_dir(project_dir: str | Path, given: str | Path | None = None) -> Pa
         if not (Path(env) / "profiles.yml").is_file():
             raise UsageError(f"$DBT_PROFILES_DIR = {env!r} holds no profiles.yml; fix it or unset it")
         return Path(env)
-    for folder in (Path.cwd(), Path(project_dir), Path.home() / ".dbt"):
+    for folder in (Path.cwd(), Path.home() / ".dbt"):
         if (folder / "profiles.yml").is_file():
             return folder
+    hint = ""
+    if (Path(project_dir) / "profiles.yml").is_file():
+        # dbt does not look there either: say so rather than read a file dbt would not.
+        hint = f" ({str(project_dir)!r} has one, which dbt reads only with --profiles-dir too)"
     raise UsageError(
-        f"no profiles.yml in the current folder, in {str(project_dir)!r} or in ~/.dbt; "
+        f"no profiles.yml in the current folder or in ~/.dbt{hint}; "
         "pass --profiles-dir (or set DBT_PROFILES_DIR), or give the warehouse with --url"
     )
-
-
-def _render(value: Any, where: str) -> Any:
-    """A profile value rendered as dbt renders it: strings through Jinja with env_var()."""
-    if isinstance(value, dict):
-        return {k: _render(v, where) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_render(v, where) for v in value]
-    if not isinstance(value, str) or ("{{" not in value and "{%" not in value):
-        return value
-    import ast
-
-    import jinja2
-
-    def env_var(name: str, default: str | None = None) -> str:
-        if name in os.environ:
-            return os.environ[name]
-        if default is None:
-            raise UsageError(f"{where} uses env_var({name!r}), which is not set; export {name} or give it a default")
-        return default
-
-    def as_native(v):
-        try:
-            return ast.literal_eval(str(v))
-        except (ValueError, SyntaxError):
-            return v
-
-    env = jinja2.Environment(undefined=jinja2.StrictUndefined)
-    env.filters.update(as_number=as_native, as_native=as_native, as_text=str, as_bool=as_native)
-    try:
-        return env.from_string(value).render(env_var=env_var)
-    except jinja2.TemplateError as exc:
-        raise UsageError(f"{where}: cannot render {value!r}: {exc}; qar renders env_var() only") from exc
 
 
 @dataclass(frozen=True)
@@ -150,7 +123,10 @@ def read_target(
         raise UsageError(f"profile {name!r} is not in {path} (profiles: {known}); pass --profile with one of them")
     prof = data[name]
     outputs = prof.get("outputs") or {}
-    chosen = target or os.environ.get("DBT_TARGET") or _render(prof.get("target"), f"{path}: {name}.target")
+    if not isinstance(outputs, dict):
+        raise UsageError(f"profile {name!r} in {path}: outputs is not a mapping of targets; write it as dbt documents")
+    where = f"{path} (profile {name!r})"
+    chosen = target or os.environ.get("DBT_TARGET") or render_value(prof.get("target"), "target", where)
     if not chosen:
         raise UsageError(f"profile {name!r} in {path} names no target; pass --target NAME")
     if chosen not in outputs:
@@ -158,8 +134,10 @@ def read_target(
             f"target {chosen!r} is not an output of profile {name!r} in {path} "
             f"(outputs: {', '.join(outputs) or 'none'}); pass --target with one of them"
         )
+    output = render_value(outputs[chosen], f"outputs.{chosen}", where)
     where = f"{path}: {name}.outputs.{chosen}"
-    output = _render(outputs[chosen], where)
+    if not isinstance(output, dict):
+        raise UsageError(f"{where} is not a mapping of settings (type:, host:, ...); write it as dbt documents")
     kind = str(output.get("type", ""))
     return DbtTarget(name, str(chosen), kind, target_url(output, folder, where), path)
 

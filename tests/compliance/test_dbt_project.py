@@ -68,10 +68,12 @@ def manifest() -> dict:
 @pytest.fixture
 def project(tmp_path, manifest, monkeypatch) -> Path:
     """The fixture project with its manifest in target/ and a warehouse built from it, the
-    profile in the project folder; run from elsewhere (no profiles.yml in the current folder)."""
+    profile in ~/.dbt (HOME is a temporary folder); run from elsewhere (no profiles.yml in the
+    current folder). The project's own profiles.yml is there but, as for dbt, not read."""
     folder = tmp_path / "project"
     shutil.copytree(PROJECT, folder)
-    (folder / "profiles.yml").write_text(PROFILES)
+    (tmp_path / "home" / ".dbt").mkdir(parents=True)
+    (tmp_path / "home" / ".dbt" / "profiles.yml").write_text(PROFILES)
     (folder / "target").mkdir()
     (folder / "target" / "manifest.json").write_text(json.dumps(manifest))
     warehouse = build_warehouse(manifest, tmp_path)
@@ -107,16 +109,16 @@ def test_profile_to_url(project, monkeypatch, tmp_path):
 
 
 def test_profiles_dir_resolution(project, monkeypatch, tmp_path):
-    # project folder (neither --profiles-dir, $DBT_PROFILES_DIR nor the current folder has one)
-    assert read_target(project).profiles_yml == project / "profiles.yml"
-    # ~/.dbt comes after the project
+    """dbt's order: --profiles-dir, $DBT_PROFILES_DIR, the current folder, ~/.dbt; never the
+    project folder (dbt does not read it either, so qar would connect where dbt does not)."""
     home = tmp_path / "home" / ".dbt"
-    home.mkdir(parents=True)
-    (home / "profiles.yml").write_text(PROFILES.replace("warehouse.duckdb", "home.duckdb"))
-    assert read_target(project).profiles_yml == project / "profiles.yml"
-    (project / "profiles.yml").unlink()
     assert read_target(project).profiles_yml == home / "profiles.yml"
-    # the current folder comes first (dbt's rule), then $DBT_PROFILES_DIR, then --profiles-dir
+    (home / "profiles.yml").unlink()
+    assert (project / "profiles.yml").is_file()
+    with pytest.raises(UsageError, match=r"no profiles.yml in the current folder or in ~/.dbt \(.* has one, which dbt"):
+        read_target(project)
+    (home / "profiles.yml").write_text(PROFILES.replace("warehouse.duckdb", "home.duckdb"))
+    # the current folder comes before ~/.dbt, $DBT_PROFILES_DIR before it, --profiles-dir first
     here = Path.cwd()
     (here / "profiles.yml").write_text(PROFILES)
     assert read_target(project).profiles_yml == here / "profiles.yml"
@@ -125,7 +127,85 @@ def test_profiles_dir_resolution(project, monkeypatch, tmp_path):
     (env / "profiles.yml").write_text(PROFILES)
     monkeypatch.setenv("DBT_PROFILES_DIR", str(env))
     assert read_target(project).profiles_yml == env / "profiles.yml"
-    assert read_target(project, profiles=home.parent / ".dbt").profiles_yml == home / "profiles.yml"
+    assert read_target(project, profiles=home).profiles_yml == home / "profiles.yml"
+    # run from the project folder (as dbt users do): its profiles.yml is the current folder's
+    monkeypatch.delenv("DBT_PROFILES_DIR")
+    monkeypatch.chdir(project)
+    assert read_target(project).profiles_yml == project / "profiles.yml"
+
+
+def _profile_with(tmp_path: Path, **values: str) -> Path:
+    """A profiles.yml whose dev output (duckdb) has these extra values; returns its folder."""
+    folder = tmp_path / "hostile"
+    folder.mkdir(exist_ok=True)
+    extra = "".join(f"      {k}: {json.dumps(v)}\n" for k, v in values.items())
+    (folder / "profiles.yml").write_text(
+        "qar_fixture:\n  target: dev\n  outputs:\n    dev:\n      type: duckdb\n"
+        "      path: \"{{ env_var('QAR_DBT_PATH') }}\"\n" + extra
+    )
+    return folder
+
+
+@pytest.mark.parametrize(
+    "template,why",
+    [
+        ("{{ cycler.__init__.__globals__.os.popen('touch PWNED; echo 127.0.0.1').read().strip() }}", "sandbox refuses"),
+        ("{{ lipsum.__globals__['os'].popen('touch PWNED').read() }}", "sandbox refuses"),
+        ("{{ ''.__class__.__mro__[1].__subclasses__() }}", "sandbox refuses"),
+        ("{{ self.__init__.__globals__ }}", "sandbox refuses"),
+        ("{{ config.items() }}", "does not define"),
+        ("{{ os.popen('touch PWNED') }}", "does not define"),
+        ("{{ [].append(1) }}", "sandbox refuses"),
+    ],
+)
+def test_profile_runs_no_code(project, tmp_path, template, why):
+    """A profile value is rendered in dbt's sandbox: no attribute of Python's internals, no name
+    outside dbt's profile context; refused with one sentence naming the key, exit 2, nothing run."""
+    folder = _profile_with(tmp_path, host=template)
+    r = CliRunner().invoke(
+        cli, ["scan", "--dbt-project", str(project), "--profiles-dir", str(folder), "--no-store", "--select", "people"]
+    )
+    assert r.exit_code == 2, r.output
+    assert "key outputs.dev.host " in r.output and why in r.output, r.output
+    assert len(r.output.strip().splitlines()) == 1 and "Traceback" not in r.output
+    assert not list(tmp_path.rglob("PWNED")) and not (Path.cwd() / "PWNED").exists()
+
+
+def test_profile_context_is_dbts(project, tmp_path, monkeypatch):
+    """What dbt's profile context offers still renders: env_var with and without a default, var()
+    with a default, the as_* filters, Jinja's own statements."""
+    monkeypatch.setenv("QAR_PORT", "6543")
+    folder = _profile_with(tmp_path, threads="{{ env_var('QAR_PORT') | as_number }}")
+    assert read_target(project, profiles=folder).type == "duckdb"
+    (folder / "profiles.yml").write_text(
+        PROFILES.replace("host: db.example.com", "host: \"{% if true %}{{ var('h', 'db.example.com') }}{% endif %}\"")
+        .replace("'PG_PORT', '5433'", "'QAR_PORT'")
+        .replace("{{ env_var('PG_PASSWORD') }}", "{{ env_var('PG_PASSWORD') | as_text }}")
+    )
+    monkeypatch.setenv("PG_PASSWORD", "pw")
+    t = read_target(project, profiles=folder, target="pg")
+    assert t.url == "postgresql+psycopg://analyst:pw@db.example.com:6543/warehouse"
+    with pytest.raises(UsageError, match=r"key outputs.dev.threads uses var\('x'\) without a default"):
+        read_target(project, profiles=_profile_with(tmp_path, threads="{{ var('x') }}"))
+
+
+@pytest.mark.parametrize("secret", ["pa{{ss}}Word-LEAK1", "pa{%ss%}Word-LEAK1", "pa{{ss Word-LEAK1", "{{ 1/0 }}LEAK1"])
+def test_unrenderable_password_is_never_printed(project, tmp_path, secret):
+    """A password holding {{ or {% that does not render: the key is named, the value (or any piece
+    of it: Jinja's messages quote them) never, on any channel: text, JSON, JUnit, log file."""
+    folder = _profile_with(tmp_path, password=secret)
+    junit = tmp_path / "j.xml"
+    for fmt in ("text", "json"):
+        r = CliRunner().invoke(
+            cli,
+            ["--log-level", "debug", "scan", "--dbt-project", str(project), "--profiles-dir", str(folder),
+             "--no-store", "-f", fmt, "--junit", str(junit)],
+        )  # fmt: skip
+        assert r.exit_code == 2, r.output
+        assert "key outputs.dev.password " in r.output, r.output
+        written = r.output + (junit.read_text() if junit.exists() else "")
+        for piece in ("LEAK1", "Word", "'ss'", "division"):
+            assert piece not in written, written
 
 
 @pytest.mark.parametrize(

@@ -238,11 +238,15 @@ def test_qar_scan_reads_the_dbt_profile(built, engine):
     project, env, source, schema, _ = built(engine)
     extra = {k: v for k, v in env.items() if k.startswith(("QAR_DBT_", "DBT_TARGET"))}
     r = CliRunner(env=extra).invoke(
-        cli, ["scan", "--dbt-project", str(project), "--select", "tag:nothing people", "--no-store", "-f", "json"]
+        cli,
+        ["scan", "--dbt-project", str(project), "--profiles-dir", str(project), "--select", "tag:nothing people"]
+        + ["--no-store", "-f", "json"],
     )
     assert r.exit_code == 2 and "'tag:nothing' matches no model" in r.output
     r = CliRunner(env=extra).invoke(
-        cli, ["scan", "--dbt-project", str(project), "--select", "people", "--no-store", "-f", "json"]
+        cli,
+        ["scan", "--dbt-project", str(project), "--profiles-dir", str(project), "--select", "people"]
+        + ["--no-store", "-f", "json"],
     )
     assert r.exit_code == 0, r.output
     (scan,) = json.loads(r.stdout)["scans"]
