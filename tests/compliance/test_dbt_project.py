@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -323,3 +324,137 @@ def test_locked_warehouse_is_one_sentence(project):
     finally:
         holder.kill()
         holder.wait()
+
+
+@pytest.mark.parametrize(
+    "select,message",
+    [
+        ("", "--select '' names no model"),
+        ("  ", "names no model"),
+        ("x,", "--select 'x,' has an empty selector beside a comma"),
+        (",people", "has an empty selector beside a comma"),
+        ("people,,tag:x", "has an empty selector beside a comma"),
+        ("2+people", "--select '2+people' uses a graph operator"),
+        ("people+1", "uses a graph operator"),
+        ("+people", "uses a graph operator"),
+        ("@people", "uses a graph operator"),
+        ("path:", "--select 'path:' names no path"),
+        ("path:/", "--select 'path:/' is an absolute path"),
+        ("path:/etc", "is an absolute path"),
+        ("path:../elsewhere", "points outside the project folder"),
+        ("path:models/../..", "points outside the project folder"),
+        ("tag:", "names no tag"),
+    ],
+)
+def test_select_edge_cases(project, manifest, select, message):
+    """Each of these selected everything, nothing or misled (a '2+x' graph operator read as a
+    name, 'x,' as a graph operator, 'path:' and 'path:/' as the whole project): now one sentence
+    each, exit 2, before anything is connected."""
+    with pytest.raises(UsageError, match=re.escape(message)):
+        select_nodes(manifest, [select])
+    r = scan("--dbt-project", str(project), "--select", select)
+    assert r.exit_code == 2 and message in r.output and len(r.output.strip().splitlines()) == 1, r.output
+
+
+def test_select_paths_as_dbt(manifest):
+    """path: is relative to the project folder, '..' resolved inside it, a trailing / ignored."""
+    models = {"model.qar_fixture.people", "model.qar_fixture.people_by_zip"}
+    for path in ("models", "models/", "models/../models", "./models", "models/./"):
+        assert select_nodes(manifest, [f"path:{path}"]) == models, path
+    assert select_nodes(manifest, ["path:."]) == set(manifest["nodes"])
+    assert select_nodes(manifest, ["path:models/people.sql"]) == {"model.qar_fixture.people"}
+    assert select_nodes(manifest, ["path:models/*.sql"]) == models
+    with pytest.raises(UsageError, match="matches no model"):
+        select_nodes(manifest, ["path:model"])  # a folder's prefix is not the folder
+
+
+def _tag_seed(manifest: dict) -> dict:
+    seed = manifest["nodes"]["seed.qar_fixture.people_raw"]
+    seed["columns"] = {
+        c: {"name": c, "meta": {"qar": "quasi_identifier"}, "config": {"meta": {"qar": "quasi_identifier"}}} for c in QI
+    }
+    seed["meta"] = seed["config"]["meta"] = {"qar": {"p": 2, "pi_u": 0.4}}
+    return manifest
+
+
+def test_seeds_are_scanned(project, manifest):
+    """A seed (or snapshot) with tagged columns is a table in the warehouse, scanned as a model
+    is (qar.risk_below accepts seeds; qar scan skipped them)."""
+    (project / "target" / "manifest.json").write_text(json.dumps(_tag_seed(manifest)))
+    r = scan("--dbt-project", str(project))
+    assert r.exit_code == 0, r.output
+    scans = {s["name"]: s for s in json.loads(r.stdout)["scans"]}
+    assert sorted(scans) == ["people", "people_raw"]
+    want = qar_sql.audit(read_target(project).url, table="main.people_raw", columns=QI, p=2, pi_u=0.4).risk
+    assert scans["people_raw"]["table"] == "main.people_raw"
+    assert scans["people_raw"]["risk"] == pytest.approx(want, rel=1e-12)
+    r = scan("--dbt-project", str(project), "--select", "people_raw")
+    assert [s["name"] for s in json.loads(r.stdout)["scans"]] == ["people_raw"]
+    # an untagged seed picked by --select is named as a seed
+    manifest["nodes"]["seed.qar_fixture.people_raw"]["columns"] = {}
+    (project / "target" / "manifest.json").write_text(json.dumps(manifest))
+    r = scan("--dbt-project", str(project), "--select", "people_raw")
+    assert r.exit_code == 2 and "picks seed 'people_raw', which has no column" in r.output, r.output
+
+
+def test_manifest_of_another_adapter(project, monkeypatch):
+    """--target pg after a parse for the duckdb target: the manifest's schemas are DuckDB's, so
+    qar refuses before connecting anywhere, saying which parse to run."""
+    monkeypatch.setenv("PG_PASSWORD", "never-printed")
+    r = scan("--dbt-project", str(project), "--target", "pg")
+    assert r.exit_code == 2, r.output
+    assert (
+        "target/manifest.json was written by dbt for a duckdb target, but target 'pg' is postgres" in r.output
+        and "run dbt parse --target pg first" in r.output
+    ), r.output
+    assert "never-printed" not in r.output
+
+
+def _damage(manifest: dict, how: str) -> dict:
+    nodes = manifest["nodes"]
+    people = nodes["model.qar_fixture.people"]
+    if how == "node":
+        nodes["model.qar_fixture.people"] = "people"
+    elif how == "columns":
+        people["columns"] = ["age", "sex"]
+    elif how == "column":
+        people["columns"]["age"] = "quasi_identifier"
+    elif how == "meta":
+        people["meta"] = ["qar"]
+    elif how == "column meta":
+        people["columns"]["age"]["meta"] = "qar"
+    elif how == "config":
+        people["config"] = "table"
+    elif how == "tags":
+        people["tags"] = {"pii": True}
+    elif how == "metadata":
+        manifest["metadata"] = ["duckdb"]
+    elif how == "name":
+        people["name"] = 7
+    return manifest
+
+
+@pytest.mark.parametrize(
+    "how,message",
+    [
+        ("node", "node 'model.qar_fixture.people' has its entry of type str"),
+        ("columns", "node 'model.qar_fixture.people' has columns of type list"),
+        ("column", "column 'age' of node 'model.qar_fixture.people' has its entry of type str"),
+        ("meta", "has meta of type list"),
+        ("column meta", "column 'age' of node 'model.qar_fixture.people' has meta of type str"),
+        ("config", "has config of type str"),
+        ("tags", "has tags of type dict"),
+        ("metadata", "the manifest has metadata of type list"),
+        ("name", "has name of type int"),
+    ],
+)
+def test_malformed_manifest_is_one_sentence(project, manifest, tmp_path, how, message):
+    """A damaged manifest was 'unexpected AttributeError' (exit 3): now one sentence naming the
+    node and field, exit 2, through --dbt-project and --dbt-manifest."""
+    path = project / "target" / "manifest.json"
+    path.write_text(json.dumps(_damage(manifest, how)))
+    for args in (["--dbt-project", str(project), "--select", "people"], ["--dbt-manifest", str(path)]):
+        r = scan(*args, "--url", read_target(project).url) if "--dbt-manifest" in args else scan(*args)
+        assert r.exit_code == 2, r.output
+        assert message in r.output and "run dbt parse" in r.output, r.output
+        assert "unexpected" not in r.output and len(r.output.strip().splitlines()) == 1, r.output
