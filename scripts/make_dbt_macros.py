@@ -10,6 +10,9 @@ override becomes ``<adapter>__<macro>``. The template's first line names its arg
 (``{#- args: relation, qis -#}``); an ``{% include "default/_x.sql" %}`` becomes a call of the
 macro generated from that template. Nothing else is translated: the templates are written so
 that the same text renders in qar-sql's Jinja and in dbt's (``adapter.quote`` exists in both).
+dbt's ``adapter.quote`` does not double a quote inside a name, so the templates use it only for
+fixed names (``rows``, ``columns``); the columns arrive quoted (``qi.exprs``: in dbt, the package's
+``qar.quote_column``, which doubles the quote as qar's dialects do).
 """
 
 from __future__ import annotations

@@ -17,8 +17,8 @@ _HELP = {
     "warehouse from its dbt profile (--url overrides it).",
     "--profile": "With --dbt-project: the dbt profile (default: $DBT_PROFILE, then dbt_project.yml's).",
     "--target": "With --dbt-project: the profile's target (default: $DBT_TARGET, then the profile's).",
-    "--profiles-dir": "With --dbt-project: the folder of profiles.yml (default: $DBT_PROFILES_DIR, the current "
-    "folder, the project, ~/.dbt).",
+    "--profiles-dir": "With --dbt-project: the folder of profiles.yml (default, as dbt: $DBT_PROFILES_DIR, the "
+    "current folder, ~/.dbt).",
     "--select": "With --dbt-project or --dbt-manifest: only these models, as dbt selects them (names, tag:NAME, "
     "path:FOLDER; space-separated or repeated: any; comma: all).",
 }

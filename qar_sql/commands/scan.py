@@ -54,7 +54,7 @@ def plan(params: ScanParams) -> ScanConfig:
         extra = manifest_scans(params.dbt_manifest, params.url, only=only)  # type: ignore[arg-type]
         if not extra:
             raise UsageError(
-                f"no model in {params.dbt_manifest} has a column with meta {{qar: quasi_identifier}}; "
+                f"no model, seed or snapshot in {params.dbt_manifest} has a column with meta {{qar: quasi_identifier}}; "
                 "tag the quasi-identifier columns in the model's YAML"
             )
         cfg = combine(cfg, extra)

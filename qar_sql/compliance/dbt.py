@@ -27,6 +27,10 @@ TAG = "quasi_identifier"
 #: the column silently), named in an error.
 META_VALUES = (TAG, "identifier", "sensitive", "ignore")
 
+#: The nodes that are tables in the warehouse, so scanned when their columns are tagged (the dbt
+#: package's qar.risk_below accepts the same on seeds and snapshots).
+RESOURCE_TYPES = ("model", "seed", "snapshot")
+
 
 def _meta(node: Mapping[str, Any]) -> dict:
     meta = dict(node.get("meta") or {})
@@ -51,7 +55,8 @@ def tagged_columns(node: Mapping[str, Any]) -> tuple[str, ...]:
         for t in tags:
             if not isinstance(t, str) or t not in META_VALUES:
                 raise UsageError(
-                    f"dbt model {node.get('name')!r}: column {col.get('name') or name!r} has meta qar: {t!r}, "
+                    f"dbt {node.get('resource_type') or 'model'} {node.get('name')!r}: column "
+                    f"{col.get('name') or name!r} has meta qar: {t!r}, "
                     f"which qar does not know; use one of {', '.join(META_VALUES)}"
                 )
         if TAG in tags:
@@ -73,7 +78,58 @@ def load_manifest(path: str | Path) -> dict:
         ) from exc
     if not isinstance(data, dict) or not isinstance(data.get("nodes"), dict):
         raise UsageError(f"{p.name} has no 'nodes'; point --dbt-manifest to dbt's target/manifest.json")
+    check_manifest(data, p.name)
     return data
+
+
+#: What qar reads of a node, and the type dbt writes there (None is always allowed).
+_NODE_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "resource_type": str,
+    "name": str,
+    "schema": str,
+    "alias": str,
+    "original_file_path": str,
+    "columns": dict,
+    "meta": dict,
+    "config": dict,
+    "tags": (list, str),
+}
+_COLUMN_FIELDS: dict[str, type | tuple[type, ...]] = {"name": str, "meta": dict, "config": dict}
+
+
+def check_manifest(data: Mapping[str, Any], name: str = "the dbt manifest") -> None:
+    """A UsageError naming the first node (and field) that is not what dbt writes, so a damaged
+    or hand-edited manifest is one sentence, not an AttributeError deep in the scan."""
+
+    def bad(where: str, key: str, value: Any) -> UsageError:
+        return UsageError(
+            f"{name}: {where} has {key} of type {type(value).__name__}, which dbt never writes there; "
+            "run dbt parse to write target/manifest.json again"
+        )
+
+    if not isinstance(data, Mapping) or not isinstance(data.get("nodes"), Mapping):
+        raise UsageError(f"{name} has no 'nodes' mapping; point to dbt's target/manifest.json")
+    if not isinstance(data.get("metadata") or {}, Mapping):
+        raise bad("the manifest", "metadata", data["metadata"])
+    for uid, node in data["nodes"].items():
+        if not isinstance(node, Mapping):
+            raise bad(f"node {uid!r}", "its entry", node)
+        for key, kind in _NODE_FIELDS.items():
+            if node.get(key) is not None and not isinstance(node[key], kind):
+                raise bad(f"node {uid!r}", key, node[key])
+        for key in ("meta", "tags"):
+            value = (node.get("config") or {}).get(key)
+            if value is not None and not isinstance(value, _NODE_FIELDS[key]):
+                raise bad(f"node {uid!r}", f"config.{key}", value)
+        for cname, col in (node.get("columns") or {}).items():
+            if not isinstance(col, Mapping):
+                raise bad(f"column {cname!r} of node {uid!r}", "its entry", col)
+            for key, kind in _COLUMN_FIELDS.items():
+                if col.get(key) is not None and not isinstance(col[key], kind):
+                    raise bad(f"column {cname!r} of node {uid!r}", key, col[key])
+            meta = (col.get("config") or {}).get("meta")
+            if meta is not None and not isinstance(meta, Mapping):
+                raise bad(f"column {cname!r} of node {uid!r}", "config.meta", meta)
 
 
 def manifest_scans(
@@ -84,10 +140,12 @@ def manifest_scans(
     source_name: str = "dbt",
     only: Collection[str] | None = None,
 ) -> list[ScanSpec]:
-    """One :class:`ScanSpec` per model with tagged columns, reading ``schema.alias`` through
+    """One :class:`ScanSpec` per model, seed or snapshot with tagged columns, reading ``schema.alias`` through
     ``url`` (the warehouse dbt built); with ``only``, just the models of those unique ids
     (``qar scan --select``, compliance/dbt_project.py)."""
     data = manifest if isinstance(manifest, Mapping) else load_manifest(manifest)
+    if isinstance(manifest, Mapping):
+        check_manifest(data)
     where = "dbt manifest"
     if not url:
         raise UsageError("--dbt-manifest needs the warehouse: pass --url (or set QAR_DATABASE_URL)")
@@ -97,7 +155,8 @@ def manifest_scans(
     specs = []
     names: dict[str, list[str]] = {}  # model name -> the unique ids of the models so named
     for uid, node in sorted(data["nodes"].items()):
-        if node.get("resource_type") != "model" or (only is not None and uid not in only):
+        kind = node.get("resource_type")
+        if kind not in RESOURCE_TYPES or (only is not None and uid not in only):
             continue
         columns = tagged_columns(node)
         if not columns:
@@ -110,12 +169,12 @@ def manifest_scans(
         model_meta = _meta(node).get("qar") or {}
         if not isinstance(model_meta, Mapping):
             raise UsageError(
-                f"dbt model {node.get('name')!r}: meta.qar must be a mapping such as {{p: 3, fail_above: 0.5}}"
+                f"dbt {kind} {node.get('name')!r}: meta.qar must be a mapping such as {{p: 3, fail_above: 0.5}}"
             )
         unknown = [k for k in model_meta if k not in PARAM_KEYS]
         if unknown:
             raise UsageError(
-                f"dbt model {node.get('name')!r}: meta.qar has an unknown key {unknown[0]!r}; "
+                f"dbt {kind} {node.get('name')!r}: meta.qar has an unknown key {unknown[0]!r}; "
                 f"allowed: {', '.join(PARAM_KEYS)}"
             )
         name = node.get("name") or uid

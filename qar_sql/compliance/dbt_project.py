@@ -3,12 +3,13 @@
 The connection is read from ``profiles.yml`` as dbt resolves it, so the URL is not typed twice:
 
 * the folder: ``--profiles-dir``, else ``$DBT_PROFILES_DIR``, else the current folder when it
-  holds a profiles.yml (dbt's rule), else the project folder, else ``~/.dbt``;
+  holds a profiles.yml, else ``~/.dbt`` (dbt's order; like dbt, not the project folder);
 * the profile: ``--profile``, else ``$DBT_PROFILE``, else ``profile:`` of dbt_project.yml;
 * the target: ``--target``, else ``$DBT_TARGET``, else the profile's ``target:``.
 
-String values are rendered with Jinja as dbt renders them (``env_var('X', 'default')`` and the
-``as_number``/``as_text``/``as_bool``/``as_native`` filters). A duckdb target becomes its file
+String values are rendered as dbt renders them, in a Jinja sandbox with dbt's profile context
+only (``env_var('X', 'default')`` and the ``as_number``/``as_text``/``as_bool``/``as_native``
+filters; compliance/dbt_jinja.py). A duckdb target becomes its file
 (relative paths from the project folder), postgres and redshift targets a
 ``postgresql+psycopg://`` URL, snowflake a ``snowflake://`` URL; secrets never reach output
 (``secrets.mask_source``). The models are those of ``target/manifest.json`` (``dbt parse``
@@ -18,14 +19,18 @@ writes it), narrowed by ``--select`` with dbt's methods for names, ``tag:`` and 
 from __future__ import annotations
 
 import fnmatch
+import ntpath
 import os
+import posixpath
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from qar_sql.compliance.dbt import load_manifest, manifest_scans
+from qar_sql.compliance.dbt import RESOURCE_TYPES, load_manifest, manifest_scans
+from qar_sql.compliance.dbt_jinja import render_value
 from qar_sql.errors import UsageError
 from qar_sql.secrets import mask_source
 
@@ -33,8 +38,6 @@ __all__ = ["DbtTarget", "manifest_path", "profiles_dir", "project_scans", "read_
 
 #: The node selection methods ``--select`` understands (besides a plain name).
 SELECT_METHODS = ("tag", "path")
-
-_RESOURCE_TYPES = ("model", "seed", "snapshot")
 
 
 def _yaml(path: Path, what: str) -> dict:
@@ -74,46 +77,17 @@ def profiles_dir(project_dir: str | Path, given: str | Path | None = None) -> Pa
         if not (Path(env) / "profiles.yml").is_file():
             raise UsageError(f"$DBT_PROFILES_DIR = {env!r} holds no profiles.yml; fix it or unset it")
         return Path(env)
-    for folder in (Path.cwd(), Path(project_dir), Path.home() / ".dbt"):
+    for folder in (Path.cwd(), Path.home() / ".dbt"):
         if (folder / "profiles.yml").is_file():
             return folder
+    hint = ""
+    if (Path(project_dir) / "profiles.yml").is_file():
+        # dbt does not look there either: say so rather than read a file dbt would not.
+        hint = f" ({str(project_dir)!r} has one, which dbt reads only with --profiles-dir too)"
     raise UsageError(
-        f"no profiles.yml in the current folder, in {str(project_dir)!r} or in ~/.dbt; "
+        f"no profiles.yml in the current folder or in ~/.dbt{hint}; "
         "pass --profiles-dir (or set DBT_PROFILES_DIR), or give the warehouse with --url"
     )
-
-
-def _render(value: Any, where: str) -> Any:
-    """A profile value rendered as dbt renders it: strings through Jinja with env_var()."""
-    if isinstance(value, dict):
-        return {k: _render(v, where) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_render(v, where) for v in value]
-    if not isinstance(value, str) or ("{{" not in value and "{%" not in value):
-        return value
-    import ast
-
-    import jinja2
-
-    def env_var(name: str, default: str | None = None) -> str:
-        if name in os.environ:
-            return os.environ[name]
-        if default is None:
-            raise UsageError(f"{where} uses env_var({name!r}), which is not set; export {name} or give it a default")
-        return default
-
-    def as_native(v):
-        try:
-            return ast.literal_eval(str(v))
-        except (ValueError, SyntaxError):
-            return v
-
-    env = jinja2.Environment(undefined=jinja2.StrictUndefined)
-    env.filters.update(as_number=as_native, as_native=as_native, as_text=str, as_bool=as_native)
-    try:
-        return env.from_string(value).render(env_var=env_var)
-    except jinja2.TemplateError as exc:
-        raise UsageError(f"{where}: cannot render {value!r}: {exc}; qar renders env_var() only") from exc
 
 
 @dataclass(frozen=True)
@@ -150,7 +124,10 @@ def read_target(
         raise UsageError(f"profile {name!r} is not in {path} (profiles: {known}); pass --profile with one of them")
     prof = data[name]
     outputs = prof.get("outputs") or {}
-    chosen = target or os.environ.get("DBT_TARGET") or _render(prof.get("target"), f"{path}: {name}.target")
+    if not isinstance(outputs, dict):
+        raise UsageError(f"profile {name!r} in {path}: outputs is not a mapping of targets; write it as dbt documents")
+    where = f"{path} (profile {name!r})"
+    chosen = target or os.environ.get("DBT_TARGET") or render_value(prof.get("target"), "target", where)
     if not chosen:
         raise UsageError(f"profile {name!r} in {path} names no target; pass --target NAME")
     if chosen not in outputs:
@@ -158,8 +135,10 @@ def read_target(
             f"target {chosen!r} is not an output of profile {name!r} in {path} "
             f"(outputs: {', '.join(outputs) or 'none'}); pass --target with one of them"
         )
+    output = render_value(outputs[chosen], f"outputs.{chosen}", where)
     where = f"{path}: {name}.outputs.{chosen}"
-    output = _render(outputs[chosen], where)
+    if not isinstance(output, dict):
+        raise UsageError(f"{where} is not a mapping of settings (type:, host:, ...); write it as dbt documents")
     kind = str(output.get("type", ""))
     return DbtTarget(name, str(chosen), kind, target_url(output, folder, where), path)
 
@@ -216,14 +195,29 @@ def select_nodes(manifest: Mapping[str, Any], selectors: Sequence[str]) -> set[s
     """The unique ids of the models, seeds and snapshots ``selectors`` select, as dbt's
     ``--select``: each value is space-separated selectors (their union); a comma joins selectors
     that must all match (intersection). A selector is a name (``*`` and ``?`` wildcards),
-    ``tag:NAME`` or ``path:FOLDER_OR_FILE``. Graph operators (``+``, ``@``) are refused."""
-    nodes = {uid: n for uid, n in manifest["nodes"].items() if n.get("resource_type") in _RESOURCE_TYPES}
+    ``tag:NAME`` or ``path:FOLDER_OR_FILE`` (relative to the project folder, ``..`` resolved
+    inside it). Graph operators (``+``, ``2+``, ``@``), an empty value, an empty part around a
+    comma, an empty or absolute path and a path leaving the project are refused, each with its
+    sentence: none of them may quietly select nothing or everything."""
+    nodes = {uid: n for uid, n in manifest["nodes"].items() if n.get("resource_type") in RESOURCE_TYPES}
     out: set[str] = set()
     for value in selectors:
+        if not value.strip():
+            raise UsageError(
+                f"--select {value!r} names no model; give a name, tag:NAME or path:FOLDER "
+                "(or leave --select out to scan every tagged model)"
+            )
         for union in value.split():
+            parts = union.split(",")
+            if "" in parts:
+                raise UsageError(
+                    f"--select {union!r} has an empty selector beside a comma; a comma joins selectors that "
+                    "must all match, as in tag:pii,path:models"
+                )
             chosen = set(nodes)
-            for part in union.split(","):
-                chosen &= {uid for uid, n in nodes.items() if _matches(part, n)}
+            for part in parts:
+                match = _matcher(part)
+                chosen &= {uid for uid, n in nodes.items() if match(n)}
             if not chosen:
                 raise UsageError(
                     f"--select {union!r} matches no model of the manifest; check the name, tag or path "
@@ -233,26 +227,54 @@ def select_nodes(manifest: Mapping[str, Any], selectors: Sequence[str]) -> set[s
     return out
 
 
-def _matches(selector: str, node: Mapping[str, Any]) -> bool:
-    if not selector or selector[0] in "+@" or selector[-1] == "+" or selector.rstrip("0123456789").endswith("+"):
+_GRAPH = re.compile(r"^(\d*\+|@)|\+\d*$")
+
+
+def _matcher(selector: str):
+    """A test of one node for one selector (checked once, before any node is looked at)."""
+    if _GRAPH.search(selector):
         raise UsageError(
-            f"--select {selector!r} uses a graph operator (+ or @), which qar does not follow; "
+            f"--select {selector!r} uses a graph operator (+, N+ or @), which qar does not follow; "
             "name the models themselves, by name, tag: or path:"
         )
     method, sep, arg = selector.partition(":")
     if not sep:
-        return fnmatch.fnmatchcase(str(node.get("name")), selector)
+        return lambda node: fnmatch.fnmatchcase(str(node.get("name")), selector)
     if method == "tag":
-        tags = list(node.get("tags") or []) + list((node.get("config") or {}).get("tags") or [])
-        return any(fnmatch.fnmatchcase(str(t), arg) for t in tags)
+        if not arg:
+            raise UsageError("--select 'tag:' names no tag; write tag:NAME, as tag:pii")
+
+        def tagged(node) -> bool:
+            tags = list(node.get("tags") or []) + list((node.get("config") or {}).get("tags") or [])
+            return any(fnmatch.fnmatchcase(str(t), arg) for t in tags)
+
+        return tagged
     if method == "path":
-        file = Path(str(node.get("original_file_path") or ""))
-        want = Path(arg.rstrip("/"))
-        return file == want or want in file.parents or fnmatch.fnmatchcase(str(file), arg)
+        return _path_matcher(selector, arg)
     raise UsageError(
         f"--select {selector!r} uses the method {method!r}, which qar does not know; "
         f"use a model name or one of {', '.join(m + ':' for m in SELECT_METHODS)}"
     )
+
+
+def _path_matcher(selector: str, arg: str):
+    if not arg.strip():
+        raise UsageError(f"--select {selector!r} names no path; write a folder or file of the project, as path:models")
+    if posixpath.isabs(arg) or ntpath.isabs(arg):
+        raise UsageError(
+            f"--select {selector!r} is an absolute path; write it relative to the project folder, as path:models"
+        )
+    want = posixpath.normpath(arg.replace("\\", "/"))
+    if want == ".." or want.startswith("../"):
+        raise UsageError(
+            f"--select {selector!r} points outside the project folder; write a folder or file inside it, as path:models"
+        )
+
+    def under(node) -> bool:
+        file = posixpath.normpath(str(node.get("original_file_path") or "").replace("\\", "/"))
+        return want == "." or file == want or file.startswith(want + "/") or fnmatch.fnmatchcase(file, want)
+
+    return under
 
 
 def project_scans(
@@ -268,21 +290,35 @@ def project_scans(
     profile unless ``url`` names it, the models narrowed by ``select``."""
     manifest = load_manifest(manifest_path(project_dir))
     if not url:
-        url = read_target(project_dir, profile=profile, target=target, profiles=profiles).url
+        dbt_target = read_target(project_dir, profile=profile, target=target, profiles=profiles)
+        check_adapter(manifest, dbt_target)
+        url = dbt_target.url
     only = select_nodes(manifest, select) if select else None
     scans = manifest_scans(manifest, url, only=only)
     if only is not None:
         covered = {s.name for s in scans}
+        nodes = manifest["nodes"]
         untagged = sorted(
-            str(manifest["nodes"][uid].get("name"))
+            (str(nodes[uid].get("resource_type")), str(nodes[uid].get("name")))
             for uid in only
-            if manifest["nodes"][uid].get("resource_type") == "model"
-            and manifest["nodes"][uid].get("name") not in covered
-            and uid not in covered
+            if nodes[uid].get("name") not in covered and uid not in covered
         )
         if untagged:
+            kind, name = untagged[0]
             raise UsageError(
-                f"--select picks model {untagged[0]!r}, which has no column with meta {{qar: quasi_identifier}}; "
+                f"--select picks {kind} {name!r}, which has no column with meta {{qar: quasi_identifier}}; "
                 "tag its quasi-identifier columns or leave it out of --select"
             )
     return scans, mask_source(url)
+
+
+def check_adapter(manifest: Mapping[str, Any], target: DbtTarget) -> None:
+    """Refuse a manifest parsed for another adapter than the target's: its schemas (``main`` of a
+    DuckDB file, say) are that target's, so qar would look for the tables in the wrong place."""
+    parsed = (manifest.get("metadata") or {}).get("adapter_type")
+    if parsed and target.type and str(parsed) != target.type:
+        raise UsageError(
+            f"target/manifest.json was written by dbt for a {parsed} target, but target {target.target!r} is "
+            f"{target.type}, so its schemas are another warehouse's; run dbt parse --target {target.target} "
+            "first (or pass --url)"
+        )

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from qar_sql.engines.dialects import Dialect, get_dialect
-from qar_sql.engines.source import file_kind, file_relation_sql, is_url, resolve_source, split_table
+from qar_sql.engines.source import file_kind, file_relation_sql, is_url, resolve_source
 from qar_sql.errors import ColumnError, UsageError
 from qar_sql.parameters.tail import DEFAULTS as AUDIT
 from qar_sql.pushdown import prune as pruning
@@ -45,11 +46,32 @@ def _target(source: str | None, dialect: str | None) -> tuple[Dialect, str | Non
     return d, source, (file_kind(source) or "") if source and not is_url(source) else ""
 
 
+_PART = re.compile(r'"((?:[^"]|"")*)"(?=\.|$)|([^.]+)')
+
+
+def table_path(table: str) -> tuple[str, ...]:
+    """``--table`` as the parts of its path: ``catalog.schema.table`` is three parts, split at
+    every dot, since nothing is read to look the name up; a part holding a dot is written in
+    double quotes (``s."my.table"``, a quote inside doubled)."""
+    parts: list[str] = []
+    pos = 0
+    while m := _PART.match(table, pos):
+        parts.append(m.group(1).replace('""', '"') if m.group(1) is not None else m.group(2))
+        pos = m.end()
+        if pos == len(table):
+            return tuple(parts)
+        pos += 1  # the dot the lookahead or [^.] stopped at
+    raise UsageError(
+        f"--table {table!r} is not a name or a dotted path (catalog.schema.table); "
+        'an empty part is not a name, and a part holding a dot is written in double quotes, as s."my.table"'
+    )
+
+
 def _table(d: Dialect, source: str | None, table: str | None, kind: str) -> str | None:
     """``--table`` quoted for ``d``; None for a CSV/Parquet source (each statement places its
     reader); else the sentence asking for a table."""
     if table:
-        return d.quote_path(split_table(table))
+        return d.quote_path(table_path(table))
     if kind in ("csv", "parquet"):
         if d.name != "duckdb":
             raise UsageError(f"files are read by DuckDB; use --dialect duckdb for {source!r}")

@@ -125,7 +125,7 @@ def test_manifest_errors(manifest, tmp_path):
     path = tmp_path / "m.json"
     path.write_text(json.dumps(untagged))
     r = CliRunner().invoke(cli, ["scan", "--dbt-manifest", str(path), "--url", str(tmp_path)])
-    assert r.exit_code == 2 and "no model in" in r.output and "qar: quasi_identifier" in r.output
+    assert r.exit_code == 2 and "no model, seed or snapshot in" in r.output and "qar: quasi_identifier" in r.output
     bad = json.loads(json.dumps(manifest))
     node = bad["nodes"]["model.qar_fixture.people"]
     for meta in (node["meta"], node["config"]["meta"]):  # dbt 1.9 writes both

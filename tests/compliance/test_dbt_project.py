@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -68,10 +69,12 @@ def manifest() -> dict:
 @pytest.fixture
 def project(tmp_path, manifest, monkeypatch) -> Path:
     """The fixture project with its manifest in target/ and a warehouse built from it, the
-    profile in the project folder; run from elsewhere (no profiles.yml in the current folder)."""
+    profile in ~/.dbt (HOME is a temporary folder); run from elsewhere (no profiles.yml in the
+    current folder). The project's own profiles.yml is there but, as for dbt, not read."""
     folder = tmp_path / "project"
     shutil.copytree(PROJECT, folder)
-    (folder / "profiles.yml").write_text(PROFILES)
+    (tmp_path / "home" / ".dbt").mkdir(parents=True)
+    (tmp_path / "home" / ".dbt" / "profiles.yml").write_text(PROFILES)
     (folder / "target").mkdir()
     (folder / "target" / "manifest.json").write_text(json.dumps(manifest))
     warehouse = build_warehouse(manifest, tmp_path)
@@ -107,16 +110,16 @@ def test_profile_to_url(project, monkeypatch, tmp_path):
 
 
 def test_profiles_dir_resolution(project, monkeypatch, tmp_path):
-    # project folder (neither --profiles-dir, $DBT_PROFILES_DIR nor the current folder has one)
-    assert read_target(project).profiles_yml == project / "profiles.yml"
-    # ~/.dbt comes after the project
+    """dbt's order: --profiles-dir, $DBT_PROFILES_DIR, the current folder, ~/.dbt; never the
+    project folder (dbt does not read it either, so qar would connect where dbt does not)."""
     home = tmp_path / "home" / ".dbt"
-    home.mkdir(parents=True)
-    (home / "profiles.yml").write_text(PROFILES.replace("warehouse.duckdb", "home.duckdb"))
-    assert read_target(project).profiles_yml == project / "profiles.yml"
-    (project / "profiles.yml").unlink()
     assert read_target(project).profiles_yml == home / "profiles.yml"
-    # the current folder comes first (dbt's rule), then $DBT_PROFILES_DIR, then --profiles-dir
+    (home / "profiles.yml").unlink()
+    assert (project / "profiles.yml").is_file()
+    with pytest.raises(UsageError, match=r"no profiles.yml in the current folder or in ~/.dbt \(.* has one, which dbt"):
+        read_target(project)
+    (home / "profiles.yml").write_text(PROFILES.replace("warehouse.duckdb", "home.duckdb"))
+    # the current folder comes before ~/.dbt, $DBT_PROFILES_DIR before it, --profiles-dir first
     here = Path.cwd()
     (here / "profiles.yml").write_text(PROFILES)
     assert read_target(project).profiles_yml == here / "profiles.yml"
@@ -125,7 +128,85 @@ def test_profiles_dir_resolution(project, monkeypatch, tmp_path):
     (env / "profiles.yml").write_text(PROFILES)
     monkeypatch.setenv("DBT_PROFILES_DIR", str(env))
     assert read_target(project).profiles_yml == env / "profiles.yml"
-    assert read_target(project, profiles=home.parent / ".dbt").profiles_yml == home / "profiles.yml"
+    assert read_target(project, profiles=home).profiles_yml == home / "profiles.yml"
+    # run from the project folder (as dbt users do): its profiles.yml is the current folder's
+    monkeypatch.delenv("DBT_PROFILES_DIR")
+    monkeypatch.chdir(project)
+    assert read_target(project).profiles_yml == project / "profiles.yml"
+
+
+def _profile_with(tmp_path: Path, **values: str) -> Path:
+    """A profiles.yml whose dev output (duckdb) has these extra values; returns its folder."""
+    folder = tmp_path / "hostile"
+    folder.mkdir(exist_ok=True)
+    extra = "".join(f"      {k}: {json.dumps(v)}\n" for k, v in values.items())
+    (folder / "profiles.yml").write_text(
+        "qar_fixture:\n  target: dev\n  outputs:\n    dev:\n      type: duckdb\n"
+        "      path: \"{{ env_var('QAR_DBT_PATH') }}\"\n" + extra
+    )
+    return folder
+
+
+@pytest.mark.parametrize(
+    "template,why",
+    [
+        ("{{ cycler.__init__.__globals__.os.popen('touch PWNED; echo 127.0.0.1').read().strip() }}", "sandbox refuses"),
+        ("{{ lipsum.__globals__['os'].popen('touch PWNED').read() }}", "sandbox refuses"),
+        ("{{ ''.__class__.__mro__[1].__subclasses__() }}", "sandbox refuses"),
+        ("{{ self.__init__.__globals__ }}", "sandbox refuses"),
+        ("{{ config.items() }}", "does not define"),
+        ("{{ os.popen('touch PWNED') }}", "does not define"),
+        ("{{ [].append(1) }}", "sandbox refuses"),
+    ],
+)
+def test_profile_runs_no_code(project, tmp_path, template, why):
+    """A profile value is rendered in dbt's sandbox: no attribute of Python's internals, no name
+    outside dbt's profile context; refused with one sentence naming the key, exit 2, nothing run."""
+    folder = _profile_with(tmp_path, host=template)
+    r = CliRunner().invoke(
+        cli, ["scan", "--dbt-project", str(project), "--profiles-dir", str(folder), "--no-store", "--select", "people"]
+    )
+    assert r.exit_code == 2, r.output
+    assert "key outputs.dev.host " in r.output and why in r.output, r.output
+    assert len(r.output.strip().splitlines()) == 1 and "Traceback" not in r.output
+    assert not list(tmp_path.rglob("PWNED")) and not (Path.cwd() / "PWNED").exists()
+
+
+def test_profile_context_is_dbts(project, tmp_path, monkeypatch):
+    """What dbt's profile context offers still renders: env_var with and without a default, var()
+    with a default, the as_* filters, Jinja's own statements."""
+    monkeypatch.setenv("QAR_PORT", "6543")
+    folder = _profile_with(tmp_path, threads="{{ env_var('QAR_PORT') | as_number }}")
+    assert read_target(project, profiles=folder).type == "duckdb"
+    (folder / "profiles.yml").write_text(
+        PROFILES.replace("host: db.example.com", "host: \"{% if true %}{{ var('h', 'db.example.com') }}{% endif %}\"")
+        .replace("'PG_PORT', '5433'", "'QAR_PORT'")
+        .replace("{{ env_var('PG_PASSWORD') }}", "{{ env_var('PG_PASSWORD') | as_text }}")
+    )
+    monkeypatch.setenv("PG_PASSWORD", "pw")
+    t = read_target(project, profiles=folder, target="pg")
+    assert t.url == "postgresql+psycopg://analyst:pw@db.example.com:6543/warehouse"
+    with pytest.raises(UsageError, match=r"key outputs.dev.threads uses var\('x'\) without a default"):
+        read_target(project, profiles=_profile_with(tmp_path, threads="{{ var('x') }}"))
+
+
+@pytest.mark.parametrize("secret", ["pa{{ss}}Word-LEAK1", "pa{%ss%}Word-LEAK1", "pa{{ss Word-LEAK1", "{{ 1/0 }}LEAK1"])
+def test_unrenderable_password_is_never_printed(project, tmp_path, secret):
+    """A password holding {{ or {% that does not render: the key is named, the value (or any piece
+    of it: Jinja's messages quote them) never, on any channel: text, JSON, JUnit, log file."""
+    folder = _profile_with(tmp_path, password=secret)
+    junit = tmp_path / "j.xml"
+    for fmt in ("text", "json"):
+        r = CliRunner().invoke(
+            cli,
+            ["--log-level", "debug", "scan", "--dbt-project", str(project), "--profiles-dir", str(folder),
+             "--no-store", "-f", fmt, "--junit", str(junit)],
+        )  # fmt: skip
+        assert r.exit_code == 2, r.output
+        assert "key outputs.dev.password " in r.output, r.output
+        written = r.output + (junit.read_text() if junit.exists() else "")
+        for piece in ("LEAK1", "Word", "'ss'", "division"):
+            assert piece not in written, written
 
 
 @pytest.mark.parametrize(
@@ -243,3 +324,137 @@ def test_locked_warehouse_is_one_sentence(project):
     finally:
         holder.kill()
         holder.wait()
+
+
+@pytest.mark.parametrize(
+    "select,message",
+    [
+        ("", "--select '' names no model"),
+        ("  ", "names no model"),
+        ("x,", "--select 'x,' has an empty selector beside a comma"),
+        (",people", "has an empty selector beside a comma"),
+        ("people,,tag:x", "has an empty selector beside a comma"),
+        ("2+people", "--select '2+people' uses a graph operator"),
+        ("people+1", "uses a graph operator"),
+        ("+people", "uses a graph operator"),
+        ("@people", "uses a graph operator"),
+        ("path:", "--select 'path:' names no path"),
+        ("path:/", "--select 'path:/' is an absolute path"),
+        ("path:/etc", "is an absolute path"),
+        ("path:../elsewhere", "points outside the project folder"),
+        ("path:models/../..", "points outside the project folder"),
+        ("tag:", "names no tag"),
+    ],
+)
+def test_select_edge_cases(project, manifest, select, message):
+    """Each of these selected everything, nothing or misled (a '2+x' graph operator read as a
+    name, 'x,' as a graph operator, 'path:' and 'path:/' as the whole project): now one sentence
+    each, exit 2, before anything is connected."""
+    with pytest.raises(UsageError, match=re.escape(message)):
+        select_nodes(manifest, [select])
+    r = scan("--dbt-project", str(project), "--select", select)
+    assert r.exit_code == 2 and message in r.output and len(r.output.strip().splitlines()) == 1, r.output
+
+
+def test_select_paths_as_dbt(manifest):
+    """path: is relative to the project folder, '..' resolved inside it, a trailing / ignored."""
+    models = {"model.qar_fixture.people", "model.qar_fixture.people_by_zip"}
+    for path in ("models", "models/", "models/../models", "./models", "models/./"):
+        assert select_nodes(manifest, [f"path:{path}"]) == models, path
+    assert select_nodes(manifest, ["path:."]) == set(manifest["nodes"])
+    assert select_nodes(manifest, ["path:models/people.sql"]) == {"model.qar_fixture.people"}
+    assert select_nodes(manifest, ["path:models/*.sql"]) == models
+    with pytest.raises(UsageError, match="matches no model"):
+        select_nodes(manifest, ["path:model"])  # a folder's prefix is not the folder
+
+
+def _tag_seed(manifest: dict) -> dict:
+    seed = manifest["nodes"]["seed.qar_fixture.people_raw"]
+    seed["columns"] = {
+        c: {"name": c, "meta": {"qar": "quasi_identifier"}, "config": {"meta": {"qar": "quasi_identifier"}}} for c in QI
+    }
+    seed["meta"] = seed["config"]["meta"] = {"qar": {"p": 2, "pi_u": 0.4}}
+    return manifest
+
+
+def test_seeds_are_scanned(project, manifest):
+    """A seed (or snapshot) with tagged columns is a table in the warehouse, scanned as a model
+    is (qar.risk_below accepts seeds; qar scan skipped them)."""
+    (project / "target" / "manifest.json").write_text(json.dumps(_tag_seed(manifest)))
+    r = scan("--dbt-project", str(project))
+    assert r.exit_code == 0, r.output
+    scans = {s["name"]: s for s in json.loads(r.stdout)["scans"]}
+    assert sorted(scans) == ["people", "people_raw"]
+    want = qar_sql.audit(read_target(project).url, table="main.people_raw", columns=QI, p=2, pi_u=0.4).risk
+    assert scans["people_raw"]["table"] == "main.people_raw"
+    assert scans["people_raw"]["risk"] == pytest.approx(want, rel=1e-12)
+    r = scan("--dbt-project", str(project), "--select", "people_raw")
+    assert [s["name"] for s in json.loads(r.stdout)["scans"]] == ["people_raw"]
+    # an untagged seed picked by --select is named as a seed
+    manifest["nodes"]["seed.qar_fixture.people_raw"]["columns"] = {}
+    (project / "target" / "manifest.json").write_text(json.dumps(manifest))
+    r = scan("--dbt-project", str(project), "--select", "people_raw")
+    assert r.exit_code == 2 and "picks seed 'people_raw', which has no column" in r.output, r.output
+
+
+def test_manifest_of_another_adapter(project, monkeypatch):
+    """--target pg after a parse for the duckdb target: the manifest's schemas are DuckDB's, so
+    qar refuses before connecting anywhere, saying which parse to run."""
+    monkeypatch.setenv("PG_PASSWORD", "never-printed")
+    r = scan("--dbt-project", str(project), "--target", "pg")
+    assert r.exit_code == 2, r.output
+    assert (
+        "target/manifest.json was written by dbt for a duckdb target, but target 'pg' is postgres" in r.output
+        and "run dbt parse --target pg first" in r.output
+    ), r.output
+    assert "never-printed" not in r.output
+
+
+def _damage(manifest: dict, how: str) -> dict:
+    nodes = manifest["nodes"]
+    people = nodes["model.qar_fixture.people"]
+    if how == "node":
+        nodes["model.qar_fixture.people"] = "people"
+    elif how == "columns":
+        people["columns"] = ["age", "sex"]
+    elif how == "column":
+        people["columns"]["age"] = "quasi_identifier"
+    elif how == "meta":
+        people["meta"] = ["qar"]
+    elif how == "column meta":
+        people["columns"]["age"]["meta"] = "qar"
+    elif how == "config":
+        people["config"] = "table"
+    elif how == "tags":
+        people["tags"] = {"pii": True}
+    elif how == "metadata":
+        manifest["metadata"] = ["duckdb"]
+    elif how == "name":
+        people["name"] = 7
+    return manifest
+
+
+@pytest.mark.parametrize(
+    "how,message",
+    [
+        ("node", "node 'model.qar_fixture.people' has its entry of type str"),
+        ("columns", "node 'model.qar_fixture.people' has columns of type list"),
+        ("column", "column 'age' of node 'model.qar_fixture.people' has its entry of type str"),
+        ("meta", "has meta of type list"),
+        ("column meta", "column 'age' of node 'model.qar_fixture.people' has meta of type str"),
+        ("config", "has config of type str"),
+        ("tags", "has tags of type dict"),
+        ("metadata", "the manifest has metadata of type list"),
+        ("name", "has name of type int"),
+    ],
+)
+def test_malformed_manifest_is_one_sentence(project, manifest, tmp_path, how, message):
+    """A damaged manifest was 'unexpected AttributeError' (exit 3): now one sentence naming the
+    node and field, exit 2, through --dbt-project and --dbt-manifest."""
+    path = project / "target" / "manifest.json"
+    path.write_text(json.dumps(_damage(manifest, how)))
+    for args in (["--dbt-project", str(project), "--select", "people"], ["--dbt-manifest", str(path)]):
+        r = scan(*args, "--url", read_target(project).url) if "--dbt-manifest" in args else scan(*args)
+        assert r.exit_code == 2, r.output
+        assert message in r.output and "run dbt parse" in r.output, r.output
+        assert "unexpected" not in r.output and len(r.output.strip().splitlines()) == 1, r.output

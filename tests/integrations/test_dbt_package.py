@@ -221,9 +221,10 @@ def test_risk_below_fails_above_the_threshold(built, engine):
     assert "FAIL 1 people_risk_below " in run.stdout and "WARN 1 people_risk_below_warn" in run.stdout
     # the failing row says T̂ and the threshold
     compiled = project / "target" / "compiled" / "qar_demo" / "models" / "schema.yml" / "people_risk_below.sql"
-    ((risk, threshold, _u, _n, message),) = _rows(source, compiled.read_text())
+    ((risk, threshold, _u, _n, n_exc, minimum, message),) = _rows(source, compiled.read_text())
     audit = qar_sql.audit(source, table=f"{schema}.people", columns=QI, p=3)
     assert risk == pytest.approx(audit.risk, rel=REL) and float(threshold) == 0.01
+    assert (n_exc, minimum) == (audit.fit.n_exceedances, None)  # the JSON's name, no gate given
     assert message.startswith("QaR risk T = 0.97") and "is above the threshold 0.01 (p = 3" in message
 
 
@@ -238,11 +239,15 @@ def test_qar_scan_reads_the_dbt_profile(built, engine):
     project, env, source, schema, _ = built(engine)
     extra = {k: v for k, v in env.items() if k.startswith(("QAR_DBT_", "DBT_TARGET"))}
     r = CliRunner(env=extra).invoke(
-        cli, ["scan", "--dbt-project", str(project), "--select", "tag:nothing people", "--no-store", "-f", "json"]
+        cli,
+        ["scan", "--dbt-project", str(project), "--profiles-dir", str(project), "--select", "tag:nothing people"]
+        + ["--no-store", "-f", "json"],
     )
     assert r.exit_code == 2 and "'tag:nothing' matches no model" in r.output
     r = CliRunner(env=extra).invoke(
-        cli, ["scan", "--dbt-project", str(project), "--select", "people", "--no-store", "-f", "json"]
+        cli,
+        ["scan", "--dbt-project", str(project), "--profiles-dir", str(project), "--select", "people"]
+        + ["--no-store", "-f", "json"],
     )
     assert r.exit_code == 0, r.output
     (scan,) = json.loads(r.stdout)["scans"]
@@ -282,6 +287,120 @@ def test_misspelt_meta_is_a_compile_error(built, tmp_path):
     assert run.returncode == 1
     assert "column 'job' of model 'people' has meta qar: 'quasi_identifer'" in run.stdout
     assert "quasi_identifier, identifier, sensitive, ignore" in run.stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# The package's own integration_tests project: hostile column names through a real dbt build
+
+INTEGRATION = PACKAGE / "integration_tests"
+HOSTILE = ['we"ird', "back`tick", "zip code", "select", "it's", "ü"]
+
+
+@pytest.fixture(scope="module")
+def integration(tmp_path_factory, request):
+    """{engine: (project, env, warehouse source, schema, dbt build's stdout)} of
+    integrations/dbt/integration_tests, built lazily."""
+    done: dict = {}
+
+    def build(engine: str):
+        if engine in done:
+            return done[engine]
+        dbt_python()
+        folder = tmp_path_factory.mktemp(f"dbt_it_{engine}")
+        project = folder / "integration_tests"
+        shutil.copytree(INTEGRATION, project, ignore=shutil.ignore_patterns("target", "dbt_packages", "*.duckdb"))
+        (project / "packages.yml").write_text(f"packages:\n  - local: {PACKAGE}\n")
+        if engine == "duckdb":
+            source = str(folder / "warehouse.duckdb")
+            env, schema = _env(QAR_DBT_PATH=source), "main"
+        else:
+            eng = require_postgres()
+            schema = f"qar_dbt_it_{uuid.uuid4().hex[:10]}"
+            env, source = _pg_env(schema), PG_URL
+
+            def drop():
+                with eng.begin() as c:
+                    c.exec_driver_sql(f'drop schema if exists "{schema}" cascade')
+
+            request.addfinalizer(drop)
+        env["DBT_TARGET"] = engine.replace("postgresql", "postgres")
+        _ok(dbt(project, "deps", env=env))
+        out = _ok(dbt(project, "build", "--target", env["DBT_TARGET"], env=env))
+        done[engine] = (project, env, source, schema, out)
+        return done[engine]
+
+    return build
+
+
+@pytest.mark.parametrize("engine", ["duckdb", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def test_integration_tests_with_hostile_names(integration, engine):
+    """Columns named we"ird, back`tick, zip code, select, it's and ü through qar.risk,
+    qar.qi_theta and qar.risk_below in a real dbt build (a quote inside a name broke the SQL:
+    adapter.quote() does not double it): the numbers are qar's own audit of the table dbt built."""
+    project, env, source, schema, out = integration(engine)
+    for test in ("hostile_risk_below", "hostile_risk_below_p2", "people_seed_risk_below"):
+        assert f"PASS {test} " in out, out[-3000:]
+    audit = qar_sql.audit(source, table=f"{schema}.hostile", columns=HOSTILE, p=3)
+    ((rows, n_qi, u, xi, beta, n, risk),) = _rows(source, f'select * from "{schema}"."hostile_risk"')
+    assert (rows, n_qi, n) == (300, 20, audit.fit.n_exceedances)
+    for got, want in ((u, audit.fit.u), (xi, audit.fit.xi), (beta, audit.fit.beta), (risk, audit.risk)):
+        assert got == pytest.approx(want, rel=REL, abs=0)
+    two = qar_sql.audit(source, table=f"{schema}.hostile", columns=HOSTILE, p=2, pi_u=0.2)
+    theta = _rows(source, f'select * from "{schema}"."hostile_theta" order by qi')
+    assert [(r[1], r[2], r[3], r[4]) for r in theta] == [
+        (", ".join(q.columns), q.distinct, q.singletons, q.theta) for q in two.qis
+    ]
+    compiled = (project / "target" / "compiled" / "qar_integration_tests" / "models" / "hostile_risk.sql").read_text()
+    assert 'group by "we""ird", "back`tick", "zip code"' in compiled
+    # qar scan --dbt-project reads the same project: the model and the tagged seed
+    from click.testing import CliRunner
+
+    from qar_sql.cli.main import cli
+
+    extra = {k: v for k, v in env.items() if k.startswith(("QAR_DBT_", "DBT_TARGET"))}
+    r = CliRunner(env=extra).invoke(
+        cli, ["scan", "--dbt-project", str(project), "--profiles-dir", str(project), "--no-store", "-f", "json"]
+    )
+    assert r.exit_code == 0, r.output
+    scans = {s["name"]: s for s in json.loads(r.stdout)["scans"]}
+    assert sorted(scans) == ["hostile", "people"]
+    assert scans["hostile"]["risk"] == pytest.approx(audit.risk, rel=REL)
+    seed = qar_sql.audit(
+        source, table=f"{schema}.people", columns=["age", "sex", "zip", "job", "education", "children"]
+    )
+    assert scans["people"]["risk"] == pytest.approx(seed.risk, rel=REL)
+
+
+def test_risk_below_arguments_in_dbt(integration, tmp_path):
+    """In a real dbt run: a quoted threshold is named as text (it read "0.5 is not a risk ...
+    such as 0.5"); min_exceedances fails a thinner fit, its row carrying n_exceedances (the JSON's
+    name), min_exceedances and the fragile-fit note."""
+    project, env, source, _, _ = integration("duckdb")
+    schema = project / "models" / "schema.yml"
+    original = schema.read_text()
+    quoted = original.replace(
+        "name: hostile_risk_below\n          threshold: 1", 'name: hostile_risk_below\n          threshold: "0.5"'
+    )
+    gated = original.replace("min_exceedances: 1", "min_exceedances: 50")
+    try:
+        schema.write_text(quoted)
+        run = dbt(project, "test", "--select", "hostile_risk_below", env=env)
+        assert run.returncode == 1
+        assert "qar.risk_below: threshold is the text '0.5' (quoted in the YAML), not a number; " in run.stdout
+        assert "write it without quotes, as threshold: 0.5" in run.stdout
+        schema.write_text(gated)
+        run = dbt(project, "test", "--select", "hostile_risk_below_p2", env=env)
+        assert run.returncode == 1 and "FAIL 1 hostile_risk_below_p2" in run.stdout, run.stdout[-3000:]
+        compiled = project / "target" / "compiled" / "qar_integration_tests" / "models" / "schema.yml"
+        sql = next(compiled.glob("hostile_risk_below_p2*.sql")).read_text()
+    finally:
+        schema.write_text(original)
+    ((risk, threshold, _u, n, n_exc, minimum, message),) = _rows(source, sql)
+    audit = qar_sql.audit(source, table="main.hostile", columns=HOSTILE, p=2, pi_u=0.2)
+    assert risk == pytest.approx(audit.risk, rel=REL) and n == n_exc == audit.fit.n_exceedances < 50
+    assert (float(threshold), minimum) == (1, 50)
+    assert f"rests on {n} exceedances of u, fewer than min_exceedances = 50 (p = 2" in message
+    assert ("GPD fit is fragile" in message) == (n < 10)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -365,7 +484,8 @@ def _tokens(sql: str) -> list[str]:
 def test_compiled_sql_parses_for_warehouses(adapter_type):
     qar, dialect = render_package(adapter_type)
     relation = dialect.quote_path(("analytics", "pii", "people"))
-    cols = ["age", "sex", "zip code", "job's", "education", "children"]
+    # hostile names: quoted as qar's dialect quotes them (the comparison with risk_sql below)
+    cols = ["age", 'we"ird', "zip code", "job's", "back`tick", "ends in \\"]
     statements = [
         qar.risk(relation, cols, 3, 0.01, 0.05),
         qar.qi_theta(relation, cols, 2),
@@ -430,7 +550,7 @@ def test_risk_below_fails_without_a_tail(tmp_path):
             "create table t as select " + ", ".join(f"range + {j} as k{j}" for j in range(10)) + " from range(50)"
         )
         qar, _ = render_package("duckdb")
-        ((risk, threshold, _u, n, message),) = con.execute(
+        ((risk, threshold, _u, n, _n, _min, message),) = con.execute(
             qar.test_risk_below("t", 0.99, names, 2, 0.01, 0.05)
         ).fetchall()
     assert (risk, n) == (None, 0) and message.startswith("no QaR risk: no theta exceeds u")

@@ -24,7 +24,7 @@ from qar_sql.engines.dialects import get_dialect
 from qar_sql.errors import UsageError
 from qar_sql.pushdown import scan
 from qar_sql.pushdown.scan import render_statements
-from qar_sql.pushdown.showsql import show_sql
+from qar_sql.pushdown.showsql import show_one_statement, show_sql
 from tests.engines.test_sources import write_csv
 from tests.measures.test_audit import HOSTILE_COLUMNS, HOSTILE_TABLE, as_columns, oracle, random_table
 
@@ -34,7 +34,9 @@ DIALECTS = sorted(d for d in ALL_DIALECTS if d != "mariadb")  # "mariadb" is "my
 SQLGLOT = {d: ALL_DIALECTS[d].sqlglot for d in DIALECTS}
 INJECTION = 'a"; drop table x; --'
 RENDER_COLUMNS = HOSTILE_COLUMNS + ("back`tick", "it's", "ends in \\")
-TABLE = f"sch;ema.{HOSTILE_TABLE}"  # schema.table; the table part holds a dot of its own
+#: schema.table; the table part holds a dot of its own, so it is written in double quotes (qar sql
+#: splits a name at every dot: nothing is read to look it up)
+TABLE = 'sch;ema."' + HOSTILE_TABLE.replace('"', '""') + '"'
 
 
 def split_statements(sql: str, dialect: str) -> list[str]:
@@ -92,9 +94,8 @@ def test_renders_and_parses(dialect):
     expected = [c for c in RENDER_COLUMNS if not (dialect == "bigquery" and "." in c)]
     missing = [c for c in expected if c not in names]
     assert not missing
-    schema, table = TABLE.split(".", 1)
     if dialect != "bigquery":
-        assert {schema, table} <= names
+        assert {"sch;ema", HOSTILE_TABLE} <= names
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
@@ -111,6 +112,29 @@ def test_injection_stays_inside_quoted_identifiers(dialect):
     for tree in sqlglot.parse(sql, read=SQLGLOT[dialect]):
         if tree is not None:
             assert tree.find(exp.Drop) is None
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_table_paths_split_at_every_dot(dialect):
+    """catalog.schema.table is three quoted parts on every dialect (it was "db"."schema.people");
+    a part holding a dot is written in double quotes; an empty part is refused."""
+    d = get_dialect(dialect)
+    cases = {
+        "db.schema.people": ("db", "schema", "people"),
+        "schema.people": ("schema", "people"),
+        'db.s."my.table"': ("db", "s", "my.table"),
+        's."a""b.c"': ("s", 'a"b.c'),
+        'we"ird': ('we"ird',),
+    }
+    for table, parts in cases.items():
+        sql = show_one_statement(None, dialect=dialect, table=table, columns=list("abcdefg"), p=3)
+        assert f"from {d.quote_path(parts)}" in sql, (table, sql)
+        assert f"from {d.quote_path(parts)} as t" in show_sql(
+            None, dialect=dialect, table=table, columns=["a", "b"], p=2
+        )
+    for bad in ("a..b", ".a", "a."):
+        r = CliRunner().invoke(cli, ["sql", "-d", dialect, "-t", bad, "-c", "a,b,c"])
+        assert r.exit_code == 2 and "is not a name or a dotted path" in r.output, (bad, r.output)
 
 
 def test_bigquery_escapes_backticks_and_backslashes():
@@ -236,7 +260,7 @@ def _check(names, rows, p, statements_results):
 @pytest.mark.parametrize("p,batch_size", [(2, 7), (3, None)])
 def test_duckdb_printed_sql_executes(p, batch_size):
     names, rows, types = random_table(41, 50)
-    schema, table = TABLE.split(".", 1)
+    schema, table = "sch;ema", HOSTILE_TABLE
     con = duckdb.connect()
     con.execute(f"create schema {quote(schema)}")
     full = f"{quote(schema)}.{quote(table)}"
@@ -270,7 +294,9 @@ def test_postgresql_printed_sql_executes_read_only(pg, tmp_path):
     loader = Loader("postgresql", tmp_path)
     try:
         _, table = loader.load(HOSTILE_TABLE, as_columns(names, rows), types)
-        sql = show_sql(None, dialect="postgresql", table=table, columns=names, p=2, batch_size=9)
+        schema = table[: -len(HOSTILE_TABLE) - 1]
+        quoted = f'{schema}."{HOSTILE_TABLE.replace(chr(34), chr(34) * 2)}"'
+        sql = show_sql(None, dialect="postgresql", table=quoted, columns=names, p=2, batch_size=9)
         statements = split_statements(sql, "postgresql")
         raw = pg.raw_connection()
         try:

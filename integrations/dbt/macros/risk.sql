@@ -57,6 +57,7 @@
 
 {#- p, alpha and pi_u as qar_sql.stats.evt.validate_parameters checks them, with its messages. -#}
 {% macro check_parameters(p, alpha, pi_u) -%}
+  {%- for name, value in [('p', p), ('alpha', alpha), ('pi_u', pi_u)] %}{% do qar.check_not_text('qar', name, value) %}{% endfor -%}
   {%- if p is not number or p is boolean or p != p | int or p < 1 -%}
     {{ exceptions.raise_compiler_error("qar: p = " ~ p ~ " is not a valid QI size; use a whole number of columns, at least 1") }}
   {%- endif -%}

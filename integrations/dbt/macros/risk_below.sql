@@ -1,6 +1,7 @@
 {#- The generic test qar.risk_below: fails (one row) when the QaR risk T of the model is above
-    threshold, or when it has no risk at all (no theta exceeds u: a table of near-keys can do
-    that; never a silent pass). In schema.yml:
+    threshold, when it has no risk at all (no theta exceeds u: a table of near-keys can do that;
+    never a silent pass), or, with min_exceedances, when the fit rests on fewer exceedances of u
+    (as qar scan's min_exceedances). In schema.yml:
 
       models:
         - name: people
@@ -9,36 +10,60 @@
                 threshold: 0.5
                 p: 3                      # optional, as alpha (0.01) and pi_u (0.05)
                 columns: [age, sex, zip]  # optional: default, the columns with meta {qar: quasi_identifier}
+                min_exceedances: 3        # optional: fail a fit on fewer exceedances of u
                 config: {severity: warn}  # dbt's own severity / warn_if / error_if work as usual
 -#}
 
-{% test risk_below(model, threshold, columns=none, p=3, alpha=0.01, pi_u=0.05) %}
-  {{ return(adapter.dispatch('test_risk_below', 'qar')(model, threshold, columns, p, alpha, pi_u)) }}
+{% test risk_below(model, threshold, columns=none, p=3, alpha=0.01, pi_u=0.05, min_exceedances=none) %}
+  {{ return(adapter.dispatch('test_risk_below', 'qar')(model, threshold, columns, p, alpha, pi_u, min_exceedances)) }}
 {% endtest %}
 
-{% macro default__test_risk_below(model, threshold, columns, p, alpha, pi_u) -%}
+{#- Below this many exceedances the GPD fit is fragile (qar_sql.stats.evt.SMALL_TAIL): a failing
+    row's message says so, as qar's own output does. -#}
+{% macro small_tail() -%}
+  {{ return(10) }}
+{%- endmacro %}
+
+{% macro default__test_risk_below(model, threshold, columns, p, alpha, pi_u, min_exceedances=none) -%}
 {%- if not execute -%}
 {#- Parsing: the graph (and so the columns' meta) is not there yet; dbt only records the refs. -#}
 select 1 as risk
 {%- else -%}
+{%- do qar.check_not_text('qar.risk_below', 'threshold', threshold) -%}
 {%- if threshold is not number or threshold is boolean or threshold <= 0 or threshold > 1 -%}
   {{ exceptions.raise_compiler_error("qar.risk_below: threshold = " ~ threshold ~ " is not a risk; use a number in (0, 1], such as 0.5") }}
 {%- endif -%}
+{%- if min_exceedances is not none -%}
+  {%- do qar.check_not_text('qar.risk_below', 'min_exceedances', min_exceedances) -%}
+  {%- if min_exceedances is not number or min_exceedances is boolean or min_exceedances != min_exceedances | int or min_exceedances < 1 -%}
+    {{ exceptions.raise_compiler_error("qar.risk_below: min_exceedances = " ~ min_exceedances ~ " is not a number of exceedances; use a whole number of at least 1, such as 3") }}
+  {%- endif -%}
+{%- endif -%}
 {%- set cols = columns if columns is not none else qar.tagged_columns(model) -%}
 {%- set note = " (p = " ~ p ~ ", alpha = " ~ alpha ~ ", pi_u = " ~ pi_u ~ ", " ~ (cols | length) ~ " columns)" -%}
+{%- set fragile = "; the tail has fewer than " ~ qar.small_tail() ~ " exceedances of u, so the GPD fit is fragile: read T with caution (a larger pi_u or more quasi-identifiers give a larger tail)" -%}
+{%- set minimum = min_exceedances | int if min_exceedances is not none else none -%}
 select
   r.risk as risk,
   {{ threshold }} as threshold,
   r.u as u,
   r.exceedances as exceedances,
+  r.exceedances as n_exceedances,
+  {{ minimum if minimum is not none else "cast(null as integer)" }} as min_exceedances,
   case
     when r.risk is null then {{ qar.string_literal("no QaR risk: no theta exceeds u, so there is no tail to fit" ~ note ~ "; try a larger pi_u or another p") }}
+{%- if minimum is not none %}
+    when r.exceedances < {{ minimum }} then {{ qar.string_literal("QaR risk T = ") }} || cast(r.risk as {{ dbt.type_string() }}) || {{ qar.string_literal(" rests on ") }} || cast(r.exceedances as {{ dbt.type_string() }}) || {{ qar.string_literal(" exceedances of u, fewer than min_exceedances = " ~ minimum ~ note ~ ", so its tail fit is too thin to judge by; audit more quasi-identifier columns or raise pi_u") }}
+{%- endif %}
     else {{ qar.string_literal("QaR risk T = ") }} || cast(r.risk as {{ dbt.type_string() }}) || {{ qar.string_literal(" is above the threshold " ~ threshold ~ note) }}
-  end as message
+  end
+  || case when r.risk is not null and r.exceedances < {{ qar.small_tail() }} then {{ qar.string_literal(fragile) }} else '' end
+  as message
 from (
 {{ qar.risk(model, cols, p, alpha, pi_u) }}
 ) as r
 where r.risk is null or r.risk > {{ threshold }}
+{%- if minimum is not none %} or r.exceedances < {{ minimum }}{% endif %}
 {%- endif -%}
 {%- endmacro %}
 

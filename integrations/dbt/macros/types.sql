@@ -62,20 +62,47 @@
 {%- endmacro %}
 
 {#- A column named in YAML or in the macro's arguments, quoted so that any name (spaces, quotes,
-    reserved words) is one identifier. -#}
+    reserved words) is one identifier: the quote character inside it doubled, as qar's own
+    dialects quote (adapter.quote() does not double it, so a column we"ird broke the SQL). -#}
 {% macro quote_column(name) -%}
   {{ return(adapter.dispatch('quote_column', 'qar')(name)) }}
 {%- endmacro %}
 
 {% macro default__quote_column(name) -%}
-  {{ return(adapter.quote(name)) }}
+  {{ return('"' ~ name | replace('"', '""') ~ '"') }}
+{%- endmacro %}
+
+{#- Backticks, a backtick inside doubled: Spark SQL (Databricks) and MySQL/MariaDB. -#}
+{% macro backtick_quote(name) -%}
+  {{ return('`' ~ name | replace('`', '``') ~ '`') }}
+{%- endmacro %}
+
+{% macro spark__quote_column(name) -%}
+  {{ return(qar.backtick_quote(name)) }}
+{%- endmacro %}
+
+{% macro databricks__quote_column(name) -%}
+  {{ return(qar.backtick_quote(name)) }}
+{%- endmacro %}
+
+{% macro mysql__quote_column(name) -%}
+  {{ return(qar.backtick_quote(name)) }}
+{%- endmacro %}
+
+{% macro mariadb__quote_column(name) -%}
+  {{ return(qar.backtick_quote(name)) }}
+{%- endmacro %}
+
+{#- BigQuery: backticks, in which a backslash escapes, so it is doubled and a backtick written \`. -#}
+{% macro bigquery__quote_column(name) -%}
+  {{ return('`' ~ name | replace('\\', '\\\\') | replace('`', '\\`') ~ '`') }}
 {%- endmacro %}
 
 {#- Snowflake folds unquoted names to upper case: a column written age in a model is AGE, so an
     all-lower-case plain name is quoted upper-cased; any other name is quoted as written. -#}
 {% macro snowflake__quote_column(name) -%}
   {%- if modules.re.fullmatch('[a-z_][a-z0-9_$]*', name) -%}
-    {{ return(adapter.quote(name | upper)) }}
+    {{ return(qar.default__quote_column(name | upper)) }}
   {%- endif -%}
-  {{ return(adapter.quote(name)) }}
+  {{ return(qar.default__quote_column(name)) }}
 {%- endmacro %}

@@ -1,0 +1,1 @@
+{{ qar.qi_theta(ref('hostile'), ['we"ird', 'back`tick', 'zip code', 'select', "it's", 'ü'], p=2) }}

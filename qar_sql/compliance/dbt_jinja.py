@@ -1,0 +1,89 @@
+"""A ``profiles.yml`` value rendered as dbt renders it, and nothing more.
+
+dbt renders profile values in a Jinja *sandbox* with a small context: ``env_var()``, ``var()``
+and the ``as_text``/``as_number``/``as_bool``/``as_native`` filters (plus Jinja's own globals,
+such as ``range``). So does qar: a value that reaches for anything else (``cycler.__init__``,
+``__globals__``, ``os``) is refused as ``dbt debug`` refuses it, and a profile never runs code.
+
+A refusal names the key (``outputs.dev.password``), never the value: the value may be a secret,
+and Jinja's own messages quote pieces of it (``'ss' is undefined``), so they are not passed on.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from typing import Any
+
+from qar_sql.errors import UsageError
+
+__all__ = ["CONTEXT", "render_value"]
+
+#: What a profile value may use, as in dbt's profile context (functions, then filters).
+CONTEXT = ("env_var", "var", "as_text", "as_number", "as_bool", "as_native")
+
+_FIX = (
+    "a profile value may use env_var(), var() and the as_text, as_number, as_bool and as_native filters "
+    "only (as in dbt); to keep a literal {{ or {% (in a password, say), put the value in an environment "
+    "variable and write {{ env_var('NAME') }}"
+)
+
+
+def _environment():
+    import jinja2
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    def as_native(v):
+        try:
+            return ast.literal_eval(str(v))
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            return v
+
+    env = ImmutableSandboxedEnvironment(undefined=jinja2.StrictUndefined)
+    env.filters.update(as_number=as_native, as_native=as_native, as_text=str, as_bool=as_native)
+    return env
+
+
+def render_value(value: Any, key: str, where: str) -> Any:
+    """``value`` (a mapping, list or scalar of profiles.yml) with every string holding ``{{`` or
+    ``{%`` rendered; ``key`` is its dotted key (``outputs.dev``), ``where`` names the file and
+    profile for messages."""
+    if isinstance(value, dict):
+        return {k: render_value(v, f"{key}.{k}", where) for k, v in value.items()}
+    if isinstance(value, list):
+        return [render_value(v, f"{key}[{i}]", where) for i, v in enumerate(value)]
+    if not isinstance(value, str) or ("{{" not in value and "{%" not in value):
+        return value
+    import jinja2
+    from jinja2.sandbox import SecurityError
+
+    def env_var(name: str, default: str | None = None) -> str:
+        if name in os.environ:
+            return os.environ[name]
+        if default is None:
+            raise UsageError(
+                f"{where}: key {key} uses env_var({name!r}), which is not set; export {name} or give it a default"
+            )
+        return default
+
+    def var(name: str, default: Any = None) -> Any:
+        if default is None:
+            raise UsageError(
+                f"{where}: key {key} uses var({name!r}) without a default, and qar takes no --vars; "
+                "give it a default or use env_var()"
+            )
+        return default
+
+    try:
+        return _environment().from_string(value).render(env_var=env_var, var=var)
+    except UsageError:
+        raise
+    except SecurityError:
+        why = "reaches an attribute that dbt's sandbox refuses (dbt debug refuses it too)"
+    except jinja2.UndefinedError:
+        why = "uses a name that dbt's profile context does not define"
+    except jinja2.TemplateSyntaxError:
+        why = "is not a valid Jinja template"
+    except Exception:  # noqa: BLE001 - any failure inside the template; its text may quote the value
+        why = "cannot be rendered"
+    raise UsageError(f"{where}: key {key} {why}, so qar does not use it; {_FIX}") from None
