@@ -378,8 +378,6 @@ def audit_markdown(r: AuditResult, top: int = 10) -> str:
         lines += ["", f"### Uniqueness of groups of k = {u.group_size}", "", "| κ | π exact | k50 | columns |"]
         lines += ["|---:|---:|---:|---|"]
         lines += [f"| {kp} | {pe} | {k50} | {md_escape(cols)} |" for cols, kp, pe, k50 in _uniqueness_rows(u, top)]
-    if f:
-        lines += ["", md_escape(verdict(r, f.risk))]
     lines += section("markdown", "Warnings", r.warnings) + section("markdown", "Notes", r.column_notes)
     return "\n".join(lines) + "\n"
 
