@@ -19,7 +19,7 @@ rows      record samples without replacement of a register (Valle d'Aosta's driv
 qar's SQL, so the truth is an independent computation; the full tables' T̂ is printed beside
 ``qar audit``'s for a check.
 
-    PYTHONPATH=. python scripts/band_coverage.py all            # about 4 minutes on one core
+    PYTHONPATH=. python scripts/band_coverage.py all --reps 100   # about 6 minutes on one core
     PYTHONPATH=. python scripts/band_coverage.py rows --reps 100
 """
 

@@ -187,7 +187,7 @@ def driving_columns(a: AuditResult, top: int = 5) -> list[dict[str, Any]]:
 
 
 def first_page(inp: ReportInputs) -> dict[str, Any]:
-    """The five numbers of the first page, in people (the ``summary`` block of the JSON): the
+    """The numbers of the first page beside T̂, in people (the ``summary`` block of the JSON): the
     records unique on at least one QI (exact with the records pass, else None; always the
     records unique on the worst QI, a lower bound), the records in classes below k on the worst
     QI, the expected re-identifications on the worst QI (the classic measures' when present,

@@ -28,7 +28,6 @@ FALSE = (
     "in 95% of such audits",
     "holds the truth as often as it says",
     "interval is optimistic",
-    "interval of t̂",
     "coverage probability of the bootstrap",
 )
 
