@@ -30,6 +30,7 @@ import csv
 import itertools
 import math
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -118,7 +119,7 @@ def effects(reps: int, resamples: int, columns=(13, 18), seed: int = 1) -> None:
 # θ of every p-subset of a table, counted in numpy
 
 
-def codes_of(columns: dict[str, list]) -> dict[str, np.ndarray]:
+def codes_of(columns: Mapping[str, Sequence | np.ndarray]) -> dict[str, np.ndarray]:
     """Each column as integer codes 0..d−1 (NULL, the empty string of a CSV or None, is one value)."""
     return {
         name: np.unique(np.array(["\0" if x is None else str(x) for x in v]), return_inverse=True)[1].astype(np.int64)
@@ -159,7 +160,7 @@ def subsets(reps: int, resamples: int, seed: int = 1) -> None:
     from qar_sql.demo import generate_population
 
     rng = np.random.default_rng(seed)
-    tables = []
+    tables: list[tuple[str, dict[str, np.ndarray], tuple[int, ...]]] = []
     if ADULT.exists():
         tables.append(("adult", codes_of(read_csv(ADULT, ";")), (7, 8)))
     demo = generate_population(100_000, 20261122)
