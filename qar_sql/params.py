@@ -176,12 +176,14 @@ population = click.option(
 
 # The uncertainty of T̂ (docs/uncertainty.md).
 interval_level = _audit_option(
-    "--interval-level", type=float, help="Coverage probability of the bootstrap intervals of T̂, u, ξ and β."
+    "--interval-level",
+    type=float,
+    help="Nominal level of the tail-fit bands of T̂, u, ξ and β (bootstrap quantiles; not a confidence level).",
 )
 bootstrap = _audit_option(
     "--bootstrap",
     type=int,
-    help="Bootstrap resamples for the intervals (seeded: the same data give the same interval); 0 for none.",
+    help="Bootstrap resamples for the tail-fit bands (seeded: the same data give the same band); 0 for none.",
 )
 min_exceedances = click.option(
     "--min-exceedances",

@@ -28,7 +28,8 @@ and a1 = a0 − b1 (Hosking & Wallis 1987)."""
 MAX_POPULATION = 10**308
 
 DEFAULT_LEVEL = 0.95
-"""Coverage probability of the intervals unless ``--interval-level`` says otherwise."""
+"""Nominal level of the tail-fit bands unless ``--interval-level`` says otherwise: the bootstrap
+quantiles they are read at, not a measured coverage (docs/uncertainty.md)."""
 
 DEFAULT_RESAMPLES = 1000
 """Bootstrap resamples B unless ``--bootstrap`` says otherwise: about 1,000 is the usual minimum

@@ -1,11 +1,14 @@
-"""Coverage of the bootstrap interval of T̂ on simulated tails with a known quantile
-(docs/uncertainty.md prints this script's table).
+"""Coverage of the tail-fit band of T̂ under its own assumption: independent θ from one simulated
+GPD tail with a known quantile (docs/uncertainty.md, "Under its own assumption", prints this
+script's table). An audit never meets that assumption (every QI is enumerated and QIs share
+columns); scripts/band_coverage.py measures the band under designs that vary the columns and the
+rows.
 
 The N_p values θ are i.i.d. with logit θ = logit 0.01 + Y, Y ~ GPD(ξ, σ = 0.5): every excess over
 any threshold is again GPD, so the tail model of T̂ holds exactly and the true T(p, α) is
 expit(logit 0.01 + σ/ξ·(α^(−ξ) − 1)).  Each replication draws one θ-vector, computes T̂ and its
-interval (as ``qar audit`` does: seed 29, the given resamples) and checks whether the interval
-holds the true T.
+band (as ``qar audit`` does: seed 29, the given resamples) and checks whether the band holds the
+true T.
 
     PYTHONPATH=. python scripts/interval_coverage.py --reps 1000 --resamples 1000
 """

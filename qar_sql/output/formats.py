@@ -9,7 +9,7 @@ from typing import Any
 from qar_sql.output.render import renders, to_json
 from qar_sql.results import AuditResult, MarginalUniqueness, QIStats, QIUniqueness, UniquenessResult, pick
 from qar_sql.stats.evt import SMALL_TAIL
-from qar_sql.stats.interval import SMALL_TAIL_NOTE, TailIntervals
+from qar_sql.stats.interval import METHOD_DESCRIPTION, SMALL_TAIL_NOTE, TailIntervals
 from qar_sql.version import __version__
 
 
@@ -57,10 +57,11 @@ INTERVAL_KEYS = {"risk": "risk_interval", "u": "u_interval", "xi": "xi_interval"
 
 
 def interval_dicts(iv: TailIntervals | None) -> dict[str, dict[str, Any] | None]:
-    """``risk_interval``, ``u_interval``, ``xi_interval``, ``beta_interval``: each ``low``,
-    ``high``, ``level``, ``method``, then how it was drawn (``resamples``, ``seed``, ``failed``:
-    resamples without a tail) and ``widened`` (a bound moved out to the point estimate); all
-    None without a tail or with ``--bootstrap 0``."""
+    """``risk_interval``, ``u_interval``, ``xi_interval``, ``beta_interval``: the tail-fit bands,
+    each ``low``, ``high``, ``level``, ``method`` (a token) and ``description`` (what the band
+    covers, in words), then how it was drawn (``resamples``, ``seed``, ``failed``: resamples
+    without a tail) and ``widened`` (a bound moved out to the point estimate); all None without a
+    tail or with ``--bootstrap 0``."""
     out: dict[str, dict[str, Any] | None] = {}
     for name, key in INTERVAL_KEYS.items():
         one = getattr(iv, name) if iv is not None else None
@@ -72,6 +73,7 @@ def interval_dicts(iv: TailIntervals | None) -> dict[str, dict[str, Any] | None]
                 "high": json_number(one.high),
                 "level": one.level,
                 "method": one.method,
+                "description": METHOD_DESCRIPTION,
                 "resamples": iv.resamples,
                 "seed": iv.seed,
                 "failed": iv.failed,
@@ -82,7 +84,7 @@ def interval_dicts(iv: TailIntervals | None) -> dict[str, dict[str, Any] | None]
 
 
 def interval_rows(fmt: str, r: AuditResult) -> list[str]:
-    """The rows under T̂ in a text or Markdown report: its interval beside the number of
+    """The rows under T̂ in a text or Markdown report: its tail-fit band beside the number of
     exceedances (Markdown adds those of u, ξ and β) and, in plain words, what a small tail means
     (fewer than 10 exceedances). One function so both formats say the same."""
     f, iv = r.fit, r.intervals
@@ -92,17 +94,16 @@ def interval_rows(fmt: str, r: AuditResult) -> list[str]:
     markdown = fmt == "markdown"
     cells: list[tuple[str, str]] = []  # (label, text)
     if iv is not None:
-        level, over = _pct(iv.risk.level), "" if markdown else " over the QIs' θ"
         cells.append(
             (
-                f"{level} interval of T̂" if markdown else f"{level} interval",
-                f"{iv.risk.low:.4g} to {iv.risk.high:.4g} (bootstrap BCa{over}, "
+                "tail-fit band of T̂" if markdown else "tail-fit band",
+                f"{iv.risk.low:.4g} to {iv.risk.high:.4g} (BCa bootstrap over the QIs' θ, level {iv.risk.level:g}, "
                 f"{iv.resamples:,} resamples; from {n} exceedance{'s' if n != 1 else ''})",
             )
         )
         if markdown:
             cells += [
-                (f"{level} interval of {name}", f"{getattr(iv, key).low:.4g} to {getattr(iv, key).high:.4g}")
+                (f"tail-fit band of {name}", f"{getattr(iv, key).low:.4g} to {getattr(iv, key).high:.4g}")
                 for name, key in (("u", "u"), ("ξ", "xi"), ("β", "beta"))
             ]
     if n < SMALL_TAIL:
@@ -110,10 +111,6 @@ def interval_rows(fmt: str, r: AuditResult) -> list[str]:
     if markdown:
         return [f"| {label} | {md_escape(text)} |" for label, text in cells]
     return [f"  {label:<19} {text}" for label, text in cells]
-
-
-def _pct(level: float) -> str:
-    return f"{100 * level:g}%"
 
 
 def audit_dict(r: AuditResult, *, histograms: bool = False) -> dict[str, Any]:
@@ -236,7 +233,7 @@ def audit_text(r: AuditResult, top: int = 10) -> str:
         if r.intervals is not None:
             iv = r.intervals
             lines.append(
-                f"  {_pct(iv.u.level) + ' intervals':<19} u {iv.u.low:.4g} to {iv.u.high:.4g}, "
+                f"  {'tail-fit bands':<19} u {iv.u.low:.4g} to {iv.u.high:.4g}, "
                 f"ξ {iv.xi.low:.4g} to {iv.xi.high:.4g}, β {iv.beta.low:.4g} to {iv.beta.high:.4g}"
             )
     else:
@@ -277,13 +274,46 @@ def smallest_class(r: AuditResult) -> str:
     return f"at most {r.min_class_size}" if "min_class_size" in r.bounded else str(r.min_class_size)
 
 
+def most_unique(r: AuditResult) -> tuple[QIStats | None, bool]:
+    """The QI with the most records unique on it (S, ties: QI order) among those grouped, and
+    whether a pruned QI (known only by a lower bound on S) might have more: then the count is a
+    lower bound ("at least")."""
+    grouped = [q for q in r.qis if q.bounds is None]
+    best = max(grouped, key=lambda q: (q.singletons, -q.index), default=None)
+    top = best.singletons if best else 0
+    return best, any(q.bounds is not None and (q.theta_bounds or (0, 1))[1] * r.rows > top for q in r.qis)
+
+
+def people_line(r: AuditResult) -> str | None:
+    """T̂'s neighbour in people: the records unique on the riskiest QI (S/L, the largest over the
+    QIs), since θ is not a share of people."""
+    q, bound = most_unique(r)
+    if q is None or not r.rows:
+        return None
+    return (
+        f"In people: {'at least ' if bound else ''}{q.singletons:,} records ({100 * q.singletons / r.rows:.3g}%) "
+        f"are unique on the riskiest quasi-identifier ({', '.join(q.columns)}); qar records counts those "
+        "unique on at least one."
+    )
+
+
 def verdict(r: AuditResult, risk: float) -> str:
     """The plain-language reading of T̂(p, α) = ``risk`` (README, "A worked example"); only
-    said when the tail was fitted, so ``risk`` is a number."""
+    said when the tail was fitted, so ``risk`` is a number. θ = H/L counts distinct value
+    combinations per record; T̂ is a level of θ, not a share of people."""
+    band = (
+        " The tail-fit band shows how much that extrapolation moves if the exceedances were other draws "
+        "from the same tail; it is not a confidence interval (it does not cover the choice of columns or "
+        "the row count)."
+        if r.intervals is not None
+        else ""
+    )
+    people = people_line(r)
     return (
-        f"Read it as: a quasi-identifier made of {r.p} of these columns has probability α = {100 * r.alpha:g}% "
-        f"of letting an attacker single out more than {100 * risk:.3g}% of the records "
-        "(θ = distinct combinations / rows)."
+        f"Read it as: T̂ = {risk:.3g} is the level of θ that a quasi-identifier made of {r.p} of these columns "
+        f"exceeds with probability α = {100 * r.alpha:g}%, extrapolated from the tail of the largest θ; "
+        "θ = distinct value combinations / rows, a count per record, not a number of people."
+        f"{band}" + (f" {people}" if people else "")
     )
 
 

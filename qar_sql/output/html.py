@@ -28,7 +28,7 @@ from qar_sql.engines.render import templates_dir
 from qar_sql.errors import UsageError
 from qar_sql.measures.classic import RiskResult
 from qar_sql.output import figures, people
-from qar_sql.output.formats import audit_dict, json_number
+from qar_sql.output.formats import audit_dict, json_number, most_unique
 from qar_sql.output.render import FORMATS
 from qar_sql.output.render_compare import compare_dict
 from qar_sql.output.render_risk import risk_dict
@@ -187,11 +187,12 @@ def driving_columns(a: AuditResult, top: int = 5) -> list[dict[str, Any]]:
 
 
 def first_page(inp: ReportInputs) -> dict[str, Any]:
-    """The five numbers of the first page, in people (the ``summary`` block of the JSON): the
+    """The numbers of the first page beside T̂, in people (the ``summary`` block of the JSON): the
     records unique on at least one QI (exact with the records pass, else None; always the
     records unique on the worst QI, a lower bound), the records in classes below k on the worst
     QI, the expected re-identifications on the worst QI (the classic measures' when present,
-    else the number of classes: Σ 1/fk), T̂ with its interval, and the columns that drive it."""
+    else the number of classes: Σ 1/fk), T̂ with its tail-fit band, the records unique on the
+    riskiest QI (S and S/L, the largest over the QIs) and the columns that drive it."""
     a = inp.audit
     assert a is not None
     grouped = [q for q in a.qis if not q.pruned]
@@ -207,6 +208,8 @@ def first_page(inp: ReportInputs) -> dict[str, Any]:
     worst_unique = max(grouped, key=lambda q: (q.singletons, -q.index), default=None)
     out["records_unique_on_worst_qi"] = worst_unique.singletons if worst_unique else None
     out["worst_unique_qi"] = list(worst_unique.columns) if worst_unique else None
+    out["share_unique_on_worst_qi"] = None if worst_unique is None or not a.rows else worst_unique.singletons / a.rows
+    out["worst_unique_is_bound"] = most_unique(a)[1]
     below = max(grouped, key=lambda q: (q.records_below(a.k), -q.index), default=None)
     histograms = any(q.class_sizes for q in grouped)
     out["records_below_k"] = below.records_below(a.k) if below is not None and histograms else None

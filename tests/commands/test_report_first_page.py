@@ -50,7 +50,8 @@ def brute_force(rows: list[tuple], p: int, k: int) -> dict:
     unique_some = sum(any(counts[q][tuple(r[i] for i in q)] == 1 for q in qis) for r in rows)
     below = {q: sum(n for n in counts[q].values() if n < k) for q in qis}
     classes = {q: len(counts[q]) for q in qis}
-    return {"unique_some": unique_some, "below": below, "classes": classes, "qis": qis}
+    singletons = {q: sum(n == 1 for n in counts[q].values()) for q in qis}
+    return {"unique_some": unique_some, "below": below, "classes": classes, "singletons": singletons, "qis": qis}
 
 
 def test_the_five_numbers_equal_brute_force(small):
@@ -73,7 +74,12 @@ def test_the_five_numbers_equal_brute_force(small):
     assert len(tail) == audit["n_exceedances"] >= 3
     want = Counter(COLS[i] for q in tail for i in q)
     assert {d["column"]: d["qis"] for d in s["driving_columns"]} == dict(want.most_common(5))
-    # T̂ with its interval, which contains it
+    # beside T̂, in people: the records unique on the riskiest QI (S, S/L: the most singletons)
+    most = max(bf["qis"], key=lambda q: (bf["singletons"][q], -bf["qis"].index(q)))
+    assert s["records_unique_on_worst_qi"] == bf["singletons"][most] > 0
+    assert s["share_unique_on_worst_qi"] == pytest.approx(bf["singletons"][most] / n, rel=1e-12)
+    assert s["worst_unique_qi"] == [COLS[i] for i in most] and s["worst_unique_is_bound"] is False
+    # T̂ with its tail-fit band, which contains it
     iv = audit["risk_interval"]
     assert iv["low"] <= audit["risk"] <= iv["high"] and iv["level"] == 0.95
     # and the same numbers without the classic measures: the classes of the worst QI
@@ -87,12 +93,16 @@ def test_the_first_page_shows_them_as_people_read_them(small):
     assert check_numbers(doc) > 50
     five = doc.find(".//table[@id='five-numbers']")
     rows = {tr.get("id"): " ".join("".join(tr.itertext()).split()) for tr in five.iter("tr")}
-    assert list(rows) == ["n-unique", "n-below-k", "n-reid", "n-risk", "n-columns"]
+    assert list(rows) == ["n-unique", "n-below-k", "n-reid", "n-risk", "n-unique-worst", "n-columns"]
     s = numbers(doc)["summary"]
     assert f"{s['records_unique_on_some_qi']:,}" in rows["n-unique"]
     assert people.share(s["share_unique_on_some_qi"]) in rows["n-unique"]
-    assert people.share(numbers(doc)["audit"]["risk"]) in rows["n-risk"] and "95% interval" in rows["n-risk"]
-    assert "exceedances" in rows["n-risk"]
+    # T̂ is a level of θ, shown as a number (not a percentage, which would read as a share of people)
+    assert people.plain(numbers(doc)["audit"]["risk"]) in rows["n-risk"] and "tail-fit band" in rows["n-risk"]
+    assert "exceedances" in rows["n-risk"] and "not a confidence interval" in rows["n-risk"]
+    assert "%" not in rows["n-risk"]
+    assert f"{s['records_unique_on_worst_qi']:,}" in rows["n-unique-worst"]
+    assert people.share(s["share_unique_on_worst_qi"]) in rows["n-unique-worst"]
     # no threshold set: no verdict and no verdict colour
     verdict = doc.find(".//p[@id='verdict']")
     assert "unset" in verdict.get("class") and s["verdict"] is None and s["threshold"] is None
@@ -167,7 +177,7 @@ def test_the_verdict_names_where_its_threshold_came_from(small, tmp_path):
         risk = numbers(doc)["audit"]["risk"]
         assert s["verdict"] == ("above" if risk > value else "at or below")
         text = "".join(doc.find(".//p[@id='verdict']").itertext())
-        assert origin in text and people.share(value) in text
+        assert origin in text and people.plain(value) in text  # T̂ and its threshold: levels of θ
     # from the qar.toml found from the working folder
     (tmp_path / "qar.toml").write_text("[defaults]\nfail_above = 0.7\n", encoding="utf-8")
     code, page, err = cli_report(*where, env={"QAR_FAIL_ABOVE": None}, cwd=tmp_path)
@@ -308,7 +318,7 @@ def _dom_checks(exe: str, page: Path, tmp: Path) -> tuple:
     csp = doc.find(".//meta[@http-equiv='Content-Security-Policy']").get("content")
     assert "default-src 'none'" in csp and not doc.findall(".//script")
     five = doc.find(".//table[@id='five-numbers']")
-    assert five is not None and len(five.findall(".//tbody/tr")) == 5
+    assert five is not None and len(five.findall(".//tbody/tr")) == 6
     assert scientific_above(html5lib.parse(dom, namespaceHTMLElements=False)) == []
     data = json.loads("".join(doc.find(".//pre[@id='qar-numbers']").itertext()))
     iv = doc.find(".//span[@id='risk-interval']")
@@ -357,7 +367,7 @@ def test_a_fit_from_fewer_than_3_exceedances_is_flagged_on_the_first_page(small)
     summary = doc.find(".//section[@id='summary']")
     flag = summary.find(".//p[@id='few-exceedances']")
     assert flag is not None and "do not base a release decision on T̂" in "".join(flag.itertext())
-    assert "no interval" not in " ".join(summary.itertext()) or data["audit"]["risk_interval"] is None
+    assert "no tail-fit band" not in " ".join(summary.itertext()) or data["audit"]["risk_interval"] is None
     md = render_report(inputs, "md")
     assert "do not base a release decision on T̂" in md.split("## Contents")[0]
 

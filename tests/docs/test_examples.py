@@ -60,12 +60,21 @@ def test_audit_text_says_how_to_read_the_risk(checkout, monkeypatch):
     if not (checkout / "qar_demo.duckdb").exists():
         invoke(["demo", "--rows", "20000", "-q"], checkout, monkeypatch)
     args = ["audit", "qar_demo.duckdb", "-t", "population", "-x", "person_id", "-q"]
-    risk = json.loads(invoke(args + ["-f", "json"], checkout, monkeypatch).stdout)["risk"]
+    doc = json.loads(invoke(args + ["-f", "json"], checkout, monkeypatch).stdout)
+    risk = doc["risk"]
     text = invoke(args, checkout, monkeypatch).stdout
     assert (
-        "Read it as: a quasi-identifier made of 3 of these columns has probability α = 1% of letting an attacker "
-        f"single out more than {100 * risk:.3g}% of the records (θ = distinct combinations / rows)."
+        f"Read it as: T̂ = {risk:.3g} is the level of θ that a quasi-identifier made of 3 of these columns exceeds "
+        "with probability α = 1%, extrapolated from the tail of the largest θ; θ = distinct value combinations / "
+        "rows, a count per record, not a number of people."
     ) in text
+    # beside it, in people: the records unique on the riskiest QI, S and S/L from the QIs' own counts
+    worst = max(doc["qis"], key=lambda q: (q["singletons"], -q["index"]))
+    assert (
+        f"In people: {worst['singletons']:,} records ({100 * worst['singletons'] / doc['rows']:.3g}%) are unique "
+        f"on the riskiest quasi-identifier ({', '.join(worst['columns'])})"
+    ) in text
+    assert "not a confidence interval" in text
     assert "Read it as" not in invoke(args + ["-f", "markdown"], checkout, monkeypatch).stdout
 
 

@@ -223,6 +223,20 @@ def test_recursive_l_definition():
     assert diversity.recursive_l([0], [-1], [4])[0] == 0  # only missing values
 
 
+def test_recursive_l_leaves_missing_values_out():
+    # docs/risk-measures.md's example: 3 missing and 2 `flu` (code 0). Distinct l counts the
+    # missing as one more value (2); recursive l sees only the counts [2] (l = 1), as sdcMicro.
+    assert diversity.distinct_l([0, 0], [-1, 0], [3, 2])[0] == 2
+    assert diversity.recursive_l([0, 0], [-1, 0], [3, 2])[0] == 1
+    # and the missing records do not count towards r_l + … + r_m: counts 4, 3 with 10 missing
+    # give l = 2 (4 < 2·3), as without them
+    assert (
+        diversity.recursive_l([0, 0, 0], [0, 1, -1], [4, 3, 10])[0]
+        == diversity.recursive_l([0, 0], [0, 1], [4, 3])[0]
+        == 2
+    )
+
+
 # --- SUDA ---------------------------------------------------------------------------------------
 
 

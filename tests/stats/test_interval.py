@@ -113,7 +113,7 @@ def test_deterministic_and_seeded():
     assert one.seed == interval.SEED and one.resamples == interval.DEFAULT_RESAMPLES
     other = interval.bootstrap_intervals(theta, M, fit, seed=1)
     assert other.risk != one.risk
-    assert one.risk.method == "bootstrap-bca" and one.risk.level == 0.95
+    assert one.risk.method == "tail_fit_band_bca" and one.risk.level == 0.95
 
 
 def test_a_higher_level_gives_a_wider_interval():
@@ -168,7 +168,8 @@ def test_bca_reduces_to_the_percentile_interval():
 
 
 def test_coverage_on_simulated_gpd_tails():
-    """Coverage of the 95% interval of T̂(p, 0.01) over 1,000 simulated θ-vectors of N_p = 816
+    """Coverage of the tail-fit band of T̂(p, 0.01) (level 0.95) under its own assumption: 1,000
+    simulated θ-vectors of N_p = 816, drawn independently
     (C(18, 3), the paper's ESS design; n ≈ 41 exceedances at π_u = 0.05) with a GPD tail of
     ξ = 0.1 and a known true T.
 
@@ -276,9 +277,10 @@ def test_json_fields(db):
     doc = json.loads(run(["audit", db, "-t", "wide", "-f", "json", "-q"], 0))
     for key, name in (("risk_interval", "risk"), ("u_interval", "u"), ("xi_interval", "xi"), ("beta_interval", "beta")):
         iv = doc[key]
-        assert set(iv) >= {"low", "high", "level", "method"}
+        assert set(iv) >= {"low", "high", "level", "method", "description"}
+        assert "not a confidence interval" in iv["description"]
         assert iv["low"] <= doc[name] <= iv["high"]
-        assert (iv["level"], iv["method"], iv["resamples"], iv["seed"]) == (0.95, "bootstrap-bca", 1000, 29)
+        assert (iv["level"], iv["method"], iv["resamples"], iv["seed"]) == (0.95, "tail_fit_band_bca", 1000, 29)
     doc90 = json.loads(run(["audit", db, "-t", "wide", "-f", "json", "-q", "--interval-level", "0.9"], 0))
     assert doc90["risk_interval"]["level"] == 0.9
     assert doc90["risk"] == doc["risk"]
@@ -290,8 +292,8 @@ def test_text_and_markdown_show_the_interval_beside_the_exceedances(db):
     doc = json.loads(run(["audit", db, "-t", "wide", "-f", "json", "-q"], 0))
     n = doc["n_exceedances"]
     low, high = doc["risk_interval"]["low"], doc["risk_interval"]["high"]
-    run(["audit", db, "-t", "wide", "-q"], 0, f"95% interval        {low:.4g} to {high:.4g}", f"from {n} exceedances")
-    run(["audit", db, "-t", "wide", "-q", "-f", "markdown"], 0, "| 95% interval of T̂ |", f"from {n} exceedances")
+    run(["audit", db, "-t", "wide", "-q"], 0, f"tail-fit band       {low:.4g} to {high:.4g}", f"from {n} exceedances")
+    run(["audit", db, "-t", "wide", "-q", "-f", "markdown"], 0, "| tail-fit band of T̂ |", f"from {n} exceedances")
 
 
 @pytest.mark.parametrize("pi_u, n", [("0.05", 1), ("0.1", 2)])
