@@ -1,6 +1,7 @@
-"""How uncertain T̂ is: a seeded bootstrap over the QIs' θ vector (docs/uncertainty.md). Pure numpy.
+"""How much T̂'s tail fit moves: a seeded bootstrap over the QIs' θ vector, the *tail-fit band*
+(docs/uncertainty.md). Pure numpy.
 
-The interval for T̂(p, α), and for the tail fit behind it (u, ξ̂, β̂), is the BCa interval
+The band of T̂(p, α), and of the tail fit behind it (u, ξ̂, β̂), is the BCa interval
 (bias-corrected and accelerated, Efron 1987) of the *whole* estimator of
 :func:`qar_sql.stats.evt.qar_risk` re-run on B resamples of the N_p θ values drawn with
 replacement: each resample gets its own threshold u*, its own exceedances and its own PWM fit, so
@@ -11,9 +12,13 @@ sampling distribution is skewed; a percentile-type interval follows any monotone
 so the interval of T̂ stays in (0, 1).  BCa's two corrections come from the bootstrap itself (z0,
 the share of resampled T̂* below T̂) and from the delete-one jackknife (a, the skewness).
 
-Resampling the θ treats them as exchangeable draws.  They are not independent: QIs that share
-columns have related θ, so the effective number of exceedances is below n and the interval is
-narrower than the truth when a few columns drive the tail.  docs/uncertainty.md says so.
+Resampling the θ treats them as exchangeable, independent draws.  They are not: every p-subset
+of the columns is enumerated (no QI is sampled) and QIs that share columns have related θ.  So
+the band says how much the extrapolation moves if the exceedances were other draws from the same
+tail, and nothing more: it is not a confidence interval for the table's risk, whose uncertainty
+lies mostly in the choice of columns and the row count.  Its measured coverage under designs
+that vary those (scripts/interval_coverage.py, scripts/band_coverage.py) is far below its level;
+docs/uncertainty.md publishes it.
 
 Only the top of a resample matters (T̂ reads the :func:`~qar_sql.stats.evt.tail_width` W largest
 θ).  Of a resample's N_p draws, Binomial(N_p, K/N_p) fall among the K = 2W + 40 largest θ, each
@@ -43,6 +48,8 @@ __all__ = [
     "DEFAULT_LEVEL",
     "DEFAULT_RESAMPLES",
     "FEW_EXCEEDANCES",
+    "METHOD",
+    "METHOD_DESCRIPTION",
     "SEED",
     "SMALL_TAIL_NOTE",
     "Interval",
@@ -64,11 +71,20 @@ SEED = 29
 FEW_EXCEEDANCES = 3
 """A fit from fewer exceedances than this is flagged in every format (a warning entry)."""
 
-METHOD = "bootstrap-bca"
+METHOD = "tail_fit_band_bca"
+"""The ``method`` of every band: a machine token; :data:`METHOD_DESCRIPTION` says it in words."""
+
+METHOD_DESCRIPTION = (
+    "tail-fit band: BCa bootstrap over the QIs' θ, which it treats as independent draws; it shows "
+    "how much the extrapolation moves if the exceedances were other draws from the same tail, and "
+    "is not a confidence interval for the table's risk (it does not cover the choice of columns or "
+    "the row count)"
+)
+"""The ``description`` beside ``method`` in the JSON (docs/uncertainty.md)."""
 
 SMALL_TAIL_NOTE = (
     "only {n} exceedance{s}: T̂ extrapolates from a handful of the riskiest column combinations, "
-    "so it can move a lot when one column changes; read it, and its interval, as rough"
+    "so it can move a lot when one column changes; read it, and its tail-fit band, as rough"
 )
 """The plain-language caution shown beside the interval below 10 exceedances (evt.SMALL_TAIL);
 ``{n}`` and ``{s}`` (plural s) are filled in."""
@@ -80,8 +96,9 @@ _CHUNK_CELLS = 2_000_000  # values per chunk of resamples: bounds the memory of 
 
 @dataclass(frozen=True)
 class Interval:
-    """A two-sided interval: [low, high] holds the quantity with probability ``level`` (in
-    repeated sampling), computed by ``method``. The point estimate always lies inside."""
+    """A two-sided band [low, high] computed by ``method`` at the nominal ``level`` (the bootstrap
+    quantiles it reads; its coverage of any truth is whatever docs/uncertainty.md measured). The
+    point estimate always lies inside."""
 
     low: float
     high: float
@@ -91,7 +108,7 @@ class Interval:
 
 @dataclass(frozen=True)
 class TailIntervals:
-    """Intervals for T̂ (``risk``) and for the tail fit (u, ξ̂, β̂), from ``resamples`` bootstrap
+    """Tail-fit bands of T̂ (``risk``) and of the tail fit (u, ξ̂, β̂), from ``resamples`` bootstrap
     resamples drawn with ``seed``; ``failed`` of them had no tail (every top value tied with
     u*) and are left out; ``widened``: bounds moved out to the point estimate (see
     :func:`bca_interval`)."""
@@ -314,7 +331,7 @@ def bootstrap_intervals(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = SEED,
 ) -> TailIntervals:
-    """BCa bootstrap intervals for T̂, u, ξ̂ and β̂ of one θ-vector whose fit is ``fit``
+    """BCa bootstrap tail-fit bands of T̂, u, ξ̂ and β̂ of one θ-vector whose fit is ``fit``
     (from :func:`qar_sql.stats.evt.qar_risk` with the same M, α, π_u and pwm).
 
     Each of the ``resamples`` resamples draws N_p values of θ with replacement and re-runs the
