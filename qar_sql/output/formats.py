@@ -154,6 +154,24 @@ def audit_dict(r: AuditResult, *, histograms: bool = False) -> dict[str, Any]:
     }
     if r.uniqueness is not None:  # qar audit --group-size
         d["uniqueness"] = uniqueness_block(r.uniqueness)
+    return d | sensitivity_dict(r)
+
+
+def sensitivity_dict(r: AuditResult) -> dict[str, Any]:
+    """The measure's name (``theta``), the unique measure's T̂ where computed (``risk_unique``)
+    and, where computed, how T̂ moves: without each column (``leave_one_column_out``, column →
+    T̂, and ``leave_one_column_out_reasons`` for the nulls), with p (``risk_by_p``) and with the
+    rows (``risk_by_rows``). docs/uncertainty.md, "Sensitivity"."""
+    d: dict[str, Any] = {"theta": r.measure}
+    if r.unique is not None:
+        d["risk_unique"] = json_number(r.unique.risk)
+    if r.leave_one_column_out is not None:
+        d["leave_one_column_out"] = {c.column: json_number(c.risk) for c in r.leave_one_column_out}
+        d["leave_one_column_out_reasons"] = {c.column: c.reason for c in r.leave_one_column_out if c.reason}
+    if r.risk_by_p is not None:
+        d["risk_by_p"] = {str(q): json_number(v) for q, v in r.risk_by_p}
+    if r.risk_by_rows is not None:
+        d["risk_by_rows"] = [{"rows": x.rows, "share": x.share, "risk": json_number(x.risk)} for x in r.risk_by_rows]
     return d
 
 
