@@ -276,10 +276,49 @@ def audit_text(r: AuditResult, top: int = 10) -> str:
         lines += ["", f"Uniqueness of groups of k = {u.group_size} (riskiest QIs; qar uniqueness for more):"]
         lines.append(f"  {'kappa':>8}  {'pi_exact':>9}  {'k50':>6}  columns")
         lines += [f"  {kp:>8}  {pe:>9}  {k50:>6}  {cols}" for cols, kp, pe, k50 in _uniqueness_rows(u, top)]
+    lines += sensitivity_rows("text", r)
     if f:
         lines += ["", verdict(r, f.risk)]
     lines += section("text", "Warnings", r.warnings) + section("text", "Notes", r.column_notes)
     return "\n".join(lines) + "\n"
+
+
+def sensitivity_rows(fmt: str, r: AuditResult) -> list[str]:
+    """The unique measure's T̂ (where computed besides the run's own) and how T̂ moves: without
+    each column (a small table: column, T̂ without it, change), at p ± 1 and on row subsamples,
+    where computed. One function so text and Markdown say the same."""
+    markdown, out = fmt == "markdown", []
+    if r.measure != "unique" and r.unique is not None:
+        value = "no tail" if r.unique.risk is None else f"{r.unique.risk:.4g}"
+        label = f"T̂({r.p}, {r.alpha:g}) of the unique measure (S/L)"
+        out += ["", f"{label}: {value}"] if not markdown else ["", f"**{label}**: {value}"]
+    loco = r.leave_one_column_out
+    if loco and r.risk is not None:
+        title = f"T̂ without each column (the {loco[0].n_qi:,} QIs that avoid it; same α, π_u)"
+        if markdown:
+            out += ["", f"### {title}", "", "| column | T̂ without it | change |", "|---|---:|---:|"]
+        else:
+            out += ["", f"{title}:", f"  {'T̂ without':>12}  {'change':>9}  column"]
+        for c in sorted(loco, key=lambda c: (c.risk is None, c.risk if c.risk is not None else 0.0)):
+            value = "—" if c.risk is None else f"{c.risk:.4g}"
+            change = c.reason or "" if c.risk is None else f"{c.risk - r.risk:+.4g}"
+            if markdown:
+                out.append(f"| `{md_escape(c.column)}` | {value} | {md_escape(change)} |")
+            else:
+                out.append(f"  {value:>12}  {change:>9}  {c.column}")
+    rows: list[tuple[str, str]] = []
+    if r.risk_by_p:
+        rows += [(f"T̂ at p = {q}", "—" if v is None else f"{v:.4g}") for q, v in r.risk_by_p]
+    if r.risk_by_rows:
+        rows += [
+            (f"T̂ on {x.rows:,} rows ({100 * x.share:g}%)", "no tail" if x.risk is None else f"{x.risk:.4g}")
+            for x in r.risk_by_rows
+        ]
+    if rows and markdown:
+        out += ["", "| sensitivity | T̂ |", "|---|---:|"] + [f"| {a} | {b} |" for a, b in rows]
+    elif rows:
+        out += ["", "Sensitivity:"] + [f"  {a:<28} {b}" for a, b in rows]
+    return out
 
 
 def pruned_line(r: AuditResult) -> str:
@@ -297,7 +336,14 @@ def smallest_class(r: AuditResult) -> str:
 
 def verdict(r: AuditResult, risk: float) -> str:
     """The plain-language reading of T̂(p, α) = ``risk`` (README, "A worked example"); only
-    said when the tail was fitted, so ``risk`` is a number."""
+    said when the tail was fitted, so ``risk`` is a number. Of the unique measure (θ = S/L) it
+    is a share of records singled out."""
+    if r.measure == "unique":
+        return (
+            f"Read it as: an attacker who knows {r.p} of these columns singles out (finds unique) more than "
+            f"{100 * risk:.3g}% of the records with probability α = {100 * r.alpha:g}% "
+            "(θ = records unique on the QI / rows)."
+        )
     return (
         f"Read it as: a quasi-identifier made of {r.p} of these columns has probability α = {100 * r.alpha:g}% "
         f"of letting an attacker single out more than {100 * risk:.3g}% of the records "
@@ -366,6 +412,7 @@ def audit_markdown(r: AuditResult, top: int = 10) -> str:
         lines += ["", f"### Uniqueness of groups of k = {u.group_size}", "", "| κ | π exact | k50 | columns |"]
         lines += ["|---:|---:|---:|---|"]
         lines += [f"| {kp} | {pe} | {k50} | {md_escape(cols)} |" for cols, kp, pe, k50 in _uniqueness_rows(u, top)]
+    lines += sensitivity_rows("markdown", r)
     lines += section("markdown", "Warnings", r.warnings) + section("markdown", "Notes", r.column_notes)
     return "\n".join(lines) + "\n"
 
