@@ -293,7 +293,11 @@ def sensitivity_rows(fmt: str, r: AuditResult) -> list[str]:
         label = f"T̂({r.p}, {r.alpha:g}) of the unique measure (S/L)"
         out += ["", f"{label}: {value}"] if not markdown else ["", f"**{label}**: {value}"]
     loco = r.leave_one_column_out
-    if loco and r.risk is not None:
+    reasons = {c.reason for c in loco or ()}
+    if loco and r.risk is not None and len(reasons) == 1 and None not in reasons:  # one reason for all
+        line = f"T̂ without each column: none ({loco[0].reason})"
+        out += ["", line if not markdown else md_escape(line)]
+    elif loco and r.risk is not None:
         title = f"T̂ without each column (the {loco[0].n_qi:,} QIs that avoid it; same α, π_u)"
         if markdown:
             out += ["", f"### {title}", "", "| column | T̂ without it | change |", "|---|---:|---:|"]
@@ -301,11 +305,12 @@ def sensitivity_rows(fmt: str, r: AuditResult) -> list[str]:
             out += ["", f"{title}:", f"  {'T̂ without':>12}  {'change':>9}  column"]
         for c in sorted(loco, key=lambda c: (c.risk is None, c.risk if c.risk is not None else 0.0)):
             value = "—" if c.risk is None else f"{c.risk:.4g}"
-            change = c.reason or "" if c.risk is None else f"{c.risk - r.risk:+.4g}"
+            change = "" if c.risk is None else f"{c.risk - r.risk:+.4g}"
+            why = f" ({c.reason})" if c.reason else ""
             if markdown:
-                out.append(f"| `{md_escape(c.column)}` | {value} | {md_escape(change)} |")
+                out.append(f"| `{md_escape(c.column)}`{md_escape(why)} | {value} | {change} |")
             else:
-                out.append(f"  {value:>12}  {change:>9}  {c.column}")
+                out.append(f"  {value:>12}  {change:>9}  {c.column}{why}")
     rows: list[tuple[str, str]] = []
     if r.risk_by_p:
         rows += [(f"T̂ at p = {q}", "—" if v is None else f"{v:.4g}") for q, v in r.risk_by_p]

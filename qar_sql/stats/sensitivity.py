@@ -57,9 +57,9 @@ def leave_one_column_out(
         if n_avoid == 0:
             raise DataError(f"no QI of {p} columns is left without it")
         width = evt.tail_width(n_avoid, pi_u)
-    except DataError as exc:
-        why = str(exc).split(";")[0]
-        return tuple(ColumnOut(c, None, n_avoid, f"too few QIs without the column: {why}") for c in columns)
+    except DataError:
+        why = f"the {n_avoid:,} QIs without it are too few for pi_u = {pi_u:g}"
+        return tuple(ColumnOut(c, None, n_avoid, why) for c in columns)
     # largest θ first; at equal θ a grouped QI before a pruned one (see the module doc)
     order = np.lexsort((~exact, -theta))
     # a prefix of that order holding the W' largest θ avoiding every column
@@ -87,7 +87,7 @@ def leave_one_column_out(
     out = []
     for c, name in enumerate(columns):
         if pruned_in[c]:
-            out.append(ColumnOut(name, None, n_avoid, "pruned QIs reach the tail without it; run with --prune off"))
+            out.append(ColumnOut(name, None, n_avoid, "pruned QIs reach the tail without it (--prune off gives it)"))
         elif not math.isfinite(risk[c]):
             out.append(ColumnOut(name, None, n_avoid, "no tail without it: no θ exceeds u"))
         else:
