@@ -8,15 +8,16 @@
             - qar.risk_below:
                 threshold: 0.5
                 p: 3                      # optional, as alpha (0.01) and pi_u (0.05)
+                theta: unique             # optional: distinct (H/L, the default) or unique (S/L)
                 columns: [age, sex, zip]  # optional: default, the columns with meta {qar: quasi_identifier}
                 config: {severity: warn}  # dbt's own severity / warn_if / error_if work as usual
 -#}
 
-{% test risk_below(model, threshold, columns=none, p=3, alpha=0.01, pi_u=0.05) %}
-  {{ return(adapter.dispatch('test_risk_below', 'qar')(model, threshold, columns, p, alpha, pi_u)) }}
+{% test risk_below(model, threshold, columns=none, p=3, alpha=0.01, pi_u=0.05, theta='distinct') %}
+  {{ return(adapter.dispatch('test_risk_below', 'qar')(model, threshold, columns, p, alpha, pi_u, theta)) }}
 {% endtest %}
 
-{% macro default__test_risk_below(model, threshold, columns, p, alpha, pi_u) -%}
+{% macro default__test_risk_below(model, threshold, columns, p, alpha, pi_u, theta='distinct') -%}
 {%- if not execute -%}
 {#- Parsing: the graph (and so the columns' meta) is not there yet; dbt only records the refs. -#}
 select 1 as risk
@@ -36,7 +37,7 @@ select
     else {{ qar.string_literal("QaR risk T = ") }} || cast(r.risk as {{ dbt.type_string() }}) || {{ qar.string_literal(" is above the threshold " ~ threshold ~ note) }}
   end as message
 from (
-{{ qar.risk(model, cols, p, alpha, pi_u) }}
+{{ qar.risk(model, cols, p, alpha, pi_u, theta) }}
 ) as r
 where r.risk is null or r.risk > {{ threshold }}
 {%- endif -%}
