@@ -26,7 +26,7 @@ from qar_sql.engines.source import SourceLike, resolve_source, session_of
 from qar_sql.errors import QarError, UsageError
 from qar_sql.extras import require
 from qar_sql.guard import check_not_input
-from qar_sql.measures.audit import Options, audit_relation
+from qar_sql.measures.audit import Options, audit_relation, with_sensitivity
 from qar_sql.measures.classic import check_not_source, output_kind
 from qar_sql.output.html import RecordRow, RecordsSummary, ReportInputs, render_index, write_html
 from qar_sql.output.render_scan import report_dict
@@ -123,6 +123,7 @@ def run(session: Session, params: ReportParams, progress: Progress | None = None
         from dataclasses import replace
 
         result = replace(result, k=params.k)
+    result = with_sensitivity(result)  # the unique measure and T̂ without each column: no query
     ran: dict[str, list[str]] = {}  # the other sections' statements, as rendered while they ran
     found: dict[str, Any] = {"records": rec, "elimination": elim}
     for field, title, section in SECTIONS:

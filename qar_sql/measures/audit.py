@@ -6,7 +6,7 @@ import logging
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, TypedDict
 
 import numpy as np
@@ -416,6 +416,21 @@ def audit_relation(
         risk_by_p=tuple(sorted(spread.by_p.items())) if spread.by_p else None,
         risk_by_rows=(*spread.by_rows, RowsRisk(rows, 1.0, tail.risk if tail else None)) if spread.by_rows else None,
     )
+
+
+def with_sensitivity(result: AuditResult) -> AuditResult:
+    """``result`` (an audit of every QI) with the unique measure's T̂ and leave-one-column-out,
+    from the counts in hand (the report shows both): no query."""
+    if result.n_pruned:
+        return result
+    scanned = ScanResult(result.rows, tuple(result.columns), result.p, result.qis)
+    tail_kw = {"alpha": result.alpha, "pi_u": result.pi_u, "pwm": result.pwm}
+    unique = result.fit if result.measure == "unique" else fit(scanned, **tail_kw, theta="unique")[0]
+    loco = None
+    if result.fit is not None:
+        combos = np.array(combinations(len(result.columns), result.p), dtype=np.int64).reshape(-1, result.p)
+        loco = leave_one_column_out(fit_theta(scanned, result.measure), combos, result.columns, result.rows, **tail_kw)
+    return replace(result, unique=UniqueRisk(unique), leave_one_column_out=loco)
 
 
 @dataclass
