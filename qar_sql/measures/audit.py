@@ -11,17 +11,17 @@ from typing import Any, TypedDict
 
 import numpy as np
 
+from qar_sql.engines.render import render
 from qar_sql.engines.session import Session
 from qar_sql.engines.source import Database, Relation, SourceLike, select_columns, session_of
 from qar_sql.errors import ColumnError, DatabaseError, DataError, NoTailError, ParameterError
 from qar_sql.measures import birthday
-from qar_sql.engines.render import render
 from qar_sql.parameters.tail import DEFAULTS, TailParams, check_row_subsamples, check_tail, check_theta
 from qar_sql.parameters.tail import AuditParams as CommandParams
 from qar_sql.pushdown import prune as pruning
 from qar_sql.pushdown.pruned_scan import pruned_scan
 from qar_sql.pushdown.scan import Progress, combinations, profile_statements, scan
-from qar_sql.results import AuditResult, RowsRisk, ScanResult, UniqueRisk, UniquenessResult, pick
+from qar_sql.results import AuditResult, RowsRisk, ScanResult, UniquenessResult, UniqueRisk, pick
 from qar_sql.stats import evt
 from qar_sql.stats import interval as tail_interval
 from qar_sql.stats.sensitivity import ColumnOut, leave_one_column_out
@@ -424,12 +424,15 @@ def with_sensitivity(result: AuditResult) -> AuditResult:
     if result.n_pruned:
         return result
     scanned = ScanResult(result.rows, tuple(result.columns), result.p, result.qis)
-    tail_kw = {"alpha": result.alpha, "pi_u": result.pi_u, "pwm": result.pwm}
-    unique = result.fit if result.measure == "unique" else fit(scanned, **tail_kw, theta="unique")[0]
+    alpha, pi_u, pwm = result.alpha, result.pi_u, result.pwm
+    unique = (
+        result.fit if result.measure == "unique" else fit(scanned, alpha=alpha, pi_u=pi_u, pwm=pwm, theta="unique")[0]
+    )
     loco = None
     if result.fit is not None:
         combos = np.array(combinations(len(result.columns), result.p), dtype=np.int64).reshape(-1, result.p)
-        loco = leave_one_column_out(fit_theta(scanned, result.measure), combos, result.columns, result.rows, **tail_kw)
+        theta = fit_theta(scanned, result.measure)
+        loco = leave_one_column_out(theta, combos, result.columns, result.rows, alpha=alpha, pi_u=pi_u, pwm=pwm)
     return replace(result, unique=UniqueRisk(unique), leave_one_column_out=loco)
 
 
@@ -457,7 +460,7 @@ def _risk_of(counts: np.ndarray, rows: int, opts: Options, theta: str) -> float 
 
 
 def _risk_at(
-    db: Database, relation: Relation, cols: list[str], q: int, rows: int, opts: Options, theta: str, batch_size
+    db: Database, relation: Relation, cols: Sequence[str], q: int, rows: int, opts: Options, theta: str, batch_size
 ) -> float | None:
     """T̂ at QI size ``q`` over the same columns (a scan; pruned from p = 4 as the audit is);
     None where there is no such size, too few QIs for π_u or no tail."""
@@ -489,15 +492,23 @@ def sample_relation(db: Database, relation: Relation, cols: Sequence[str], n: in
             "run it on DuckDB or PostgreSQL (e.g. the table exported to Parquet)"
         )
     text = " || '|' || ".join(
-        [f"coalesce('v' || cast(d.{d.quote(c)} as {d.text}), 'n')" for c in cols]
-        + [f"cast(d.qar_copy as {d.text})"]
+        [f"coalesce('v' || cast(d.{d.quote(c)} as {d.text}), 'n')" for c in cols] + [f"cast(d.qar_copy as {d.text})"]
     )
-    sql = render("row_sample.sql", d, columns=list(cols), relation=relation.sql, n=n, row_hash=d.row_hash.format(x=text))
+    sql = render(
+        "row_sample.sql", d, columns=list(cols), relation=relation.sql, n=n, row_hash=d.row_hash.format(x=text)
+    )
     return Relation(sql.strip(), f"{relation.display} ({n:,} rows)", tuple(cols), "frame")
 
 
 def _risk_of_rows(
-    db: Database, relation: Relation, cols: list[str], share: float, rows: int, opts: Options, theta: str, batch_size
+    db: Database,
+    relation: Relation,
+    cols: Sequence[str],
+    share: float,
+    rows: int,
+    opts: Options,
+    theta: str,
+    batch_size,
 ) -> RowsRisk:
     """T̂ on the first ``share`` of the rows in hash order (one profile and one scan)."""
     n = max(2, round(share * rows))

@@ -32,9 +32,7 @@ def check_row_subsamples(shares: Sequence[float]) -> tuple[float, ...]:
     out = []
     for share in shares:
         if isinstance(share, bool) or not isinstance(share, int | float) or not 0.0 < float(share) < 1.0:
-            raise ParameterError(
-                f"--row-subsamples {share!r} is not a share of the rows in (0, 1); use e.g. 0.25,0.5"
-            )
+            raise ParameterError(f"--row-subsamples {share!r} is not a share of the rows in (0, 1); use e.g. 0.25,0.5")
         out.append(float(share))
     return tuple(sorted(set(out)))
 

@@ -81,9 +81,7 @@ def leave_one_column_out(
     step = max(1, _CHUNK_CELLS // width)
     for start in range(0, n_cols, step):
         part = tops[start : start + step]
-        risk[start : start + step] = evt.qar_risk_batch(
-            part, rows, alpha=alpha, pi_u=pi_u, pwm=pwm, n_qi=n_avoid
-        )
+        risk[start : start + step] = evt.qar_risk_batch(part, rows, alpha=alpha, pi_u=pi_u, pwm=pwm, n_qi=n_avoid)
     out = []
     for c, name in enumerate(columns):
         if pruned_in[c]:

@@ -67,7 +67,13 @@ def close(got, want):
 
 
 #: (seed, rows, p, α, π_u): tables with a tail on both measures and some S = 0 (the last: no tail of S/L)
-PARAMS = [(1, 60, 2, 0.01, 0.1), (3, 40, 3, 0.01, 0.05), (5, 120, 3, 0.02, 0.1), (7, 30, 1, 0.05, 0.3), (2, 40, 3, 0.01, 0.05)]
+PARAMS = [
+    (1, 60, 2, 0.01, 0.1),
+    (3, 40, 3, 0.01, 0.05),
+    (5, 120, 3, 0.02, 0.1),
+    (7, 30, 1, 0.05, 0.3),
+    (2, 40, 3, 0.01, 0.05),
+]
 
 
 def check_unique(loader, seed, n_rows, p, alpha, pi_u):
@@ -149,9 +155,7 @@ def test_row_subsamples_are_nested_and_audited_as_tables(engine, tmp_path):
     assert [(x.rows, x.share) for x in r.risk_by_rows] == [(30, 0.25), (60, 0.5), (120, 1.0)]
     assert r.risk_by_rows[-1].risk == r.risk
     with session_of(source, table=table) as s:
-        got = {
-            n: s.db.query(f"select * from {sample_relation(s.db, s.relation, names, n).sql} as x") for n in (30, 60)
-        }
+        got = {n: s.db.query(f"select * from {sample_relation(s.db, s.relation, names, n).sql} as x") for n in (30, 60)}
     small, large = Counter(map(_key, got[30])), Counter(map(_key, got[60]))
     assert not small - large and sum(small.values()) == 30 and sum(large.values()) == 60
     again = qar_sql.audit(source, table=table, p=2, pi_u=0.1, row_subsamples=(0.25,))
