@@ -488,3 +488,72 @@ def test_frontier_check_refuses_a_bound_that_reaches_the_tail():
         f.check()
     with pytest.raises(ValueError, match="outside its bounds"):
         f.record({1: 3})
+
+
+# ---------------------------------------------------------------------------------------------
+# The unique measure's frontier, and the band
+
+
+def check_unique_frontier_exact(rows, p, *, alpha=0.01, pi_u=0.05, first_round=8):
+    """The unique measure's frontier (S between max_B S(B) and the bound on H): its pruned QIs
+    stand below the top W of S, and T̂ of S/L with them at the bound on H is the exact one, bit
+    for bit. Returns how many were pruned."""
+    from qar_sql.pushdown.pruned_scan import frontier_of
+
+    n_cols, n = len(rows[0]), len(rows)
+    at_p, below, values = oracle_level(rows, p, n_cols)
+    b = prune.bounds(below, prune.qi_array(n_cols, p), n_cols, values)
+    s = np.array([q["singletons"] for q in at_p])
+    try:
+        width = evt.tail_width(len(at_p), pi_u)
+    except qar_sql.QarError:
+        return 0
+    f = frontier_of(b, "unique", width)
+    while not f.done:
+        f.record({j: int(s[j]) for j in f.next_round()})
+    f.check()
+    exact = np.maximum(s, 0.5) / n
+    placed = np.where(f.pruned, np.maximum(b.distinct_high, 0.5) / n, exact)
+    try:
+        want = evt.qar_risk(exact, n, alpha=alpha, pi_u=pi_u)
+    except NoTailError:
+        with pytest.raises(NoTailError):
+            evt.qar_risk(placed, n, alpha=alpha, pi_u=pi_u)
+        return int(f.pruned.sum())
+    assert_same_fit(evt.qar_risk(placed, n, alpha=alpha, pi_u=pi_u), want)
+    top = np.sort(evt.clip_theta(exact, n))[len(exact) - width]
+    assert (evt.clip_theta(exact, n)[f.pruned] < top).all()
+    return int(f.pruned.sum())
+
+
+@pytest.mark.parametrize("block", range(3))
+def test_unique_frontier_is_exact_on_random_tables(block):
+    pruning = 0
+    for seed in range(50 * block, 50 * block + 50):
+        rows, p, pi_u, first_round = random_case(seed)
+        try:
+            pruning += check_unique_frontier_exact(rows, p, pi_u=pi_u, alpha=pi_u / 5, first_round=first_round) > 0
+        except AssertionError as exc:
+            raise AssertionError(f"seed {seed}: {exc}") from exc
+    assert pruning >= 1  # the cases exercise pruning
+
+
+@pytest.mark.parametrize("seed,n_rows,p", [(1, 200, 3), (2, 400, 4), (4, 300, 2)])
+def test_unique_frontier_is_exact_on_seeded_tables(seed, n_rows, p):
+    _, rows, _ = skewed_table(seed, n_rows)
+    pruned = check_unique_frontier_exact(rows, p)
+    if p >= 3:
+        assert pruned > 0
+
+
+def test_pruned_band_equals_the_full_band_and_prunes(engine):
+    """The default bootstrap with pruning: the same intervals as --prune off, and QIs pruned
+    (the frontier reads the K ≈ 2W + 40 largest θ, not all 210)."""
+    names, rows, types = skewed_table(13, 2000)
+    source, table = engine.load(HOSTILE_TABLE, as_columns(names, rows), types)
+    pr = qar_sql.audit(source, table=table, p=4, prune="auto")
+    full = qar_sql.audit(source, table=table, p=4, prune="off")
+    assert pr.n_pruned > 0 and pr.intervals is not None
+    assert pr.intervals == full.intervals
+    assert_same_fit(pr.fit, full.fit)
+    assert dict(pr.risk_by_p)[3] == qar_sql.audit(source, table=table, p=3, bootstrap=0).risk
