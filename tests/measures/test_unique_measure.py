@@ -171,3 +171,49 @@ def _value(v):
 
 def _key(row):
     return tuple(repr(_value(v)) for v in row)
+
+
+def test_cli_names_the_measure_and_judges_it(tmp_path):
+    """--theta unique: JSON risk is T̂ of S/L with theta = "unique" and risk_unique; without it
+    theta = "distinct" and no risk_unique; --fail-above judges the measure named; bad values
+    are one sentence and exit 2."""
+    import json
+
+    from click.testing import CliRunner
+    from conftest import Loader
+
+    from qar_sql.cli.main import cli
+
+    names, rows, types = random_table(5, 120)
+    source, table = Loader("duckdb", tmp_path).load("t", as_columns(names, rows), types)
+    base = ["audit", source, "--table", table, "-p", "3", "--pi-u", "0.1", "--alpha", "0.02", "-q"]
+    plain = json.loads(CliRunner().invoke(cli, [*base, "-f", "json"]).output)
+    assert plain["theta"] == "distinct" and "risk_unique" not in plain
+    assert set(plain["leave_one_column_out"]) == set(names) and plain["leave_one_column_out_reasons"] == {}
+    out = CliRunner().invoke(cli, [*base, "--theta", "unique", "-f", "json"])
+    d = json.loads(out.output)
+    want = oracle_risk(rows, list(range(len(names))), 3, "unique", alpha=0.02, pi_u=0.1)
+    assert d["theta"] == "unique" and d["risk"] == d["risk_unique"] == pytest.approx(want, rel=REL)
+    assert d["risk"] < plain["risk"]
+    between = f"{(d['risk'] + plain['risk']) / 2:.6f}"
+    assert CliRunner().invoke(cli, [*base, "--fail-above", between]).exit_code == 1
+    assert CliRunner().invoke(cli, [*base, "--theta", "unique", "--fail-above", between]).exit_code == 0
+    text = CliRunner().invoke(cli, [*base, "--theta", "unique"]).output
+    assert "singles out" in text and "T̂ without each column" in text
+    bad = CliRunner().invoke(cli, [*base, "--theta", "singled"])
+    assert bad.exit_code == 2 and "singled" in bad.output
+    for value, word in (("0.5,x", "'x'"), ("1.5", "1.5")):
+        bad = CliRunner().invoke(cli, [*base, "--row-subsamples", value])
+        assert bad.exit_code == 2 and word in bad.output and "Traceback" not in bad.output
+
+
+def test_row_subsamples_are_refused_on_sqlite(tmp_path):
+    from conftest import cleaned_up
+    from engine_registry import open_engine
+
+    names, rows, types = random_table(5, 60)
+    for eng in cleaned_up(open_engine("sqlite", tmp_path)):
+        source, table = eng.load("t", names, rows, types)
+        assert qar_sql.audit(source, table=table, p=2, pi_u=0.1).risk is not None  # the table reads
+        with pytest.raises(qar_sql.QarError, match="hash function"):
+            qar_sql.audit(source, table=table, p=2, pi_u=0.1, row_subsamples=(0.5,))
