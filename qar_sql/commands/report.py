@@ -353,7 +353,10 @@ def audit_inputs(
 ) -> ReportInputs:
     """The report of an audit already run (``qar audit --format html``; ``qar records --format
     html`` adds ``records``): those sections and the reproducibility block, no other pass; with
-    ``store`` (``--store``, where the run was just recorded) the history of its table there."""
+    ``store`` (``--store``, where the run was just recorded) the history of its table there. The
+    unique measure's T̂ and T̂ without each column come from the counts in hand (no query; a
+    pruned audit keeps what it has)."""
+    result = with_sensitivity(result)
     source = where.get("source")
     resolved = resolve_source(source)
     sql = _sql(resolved, where.get("table"), result, where.get("delimiter"), jobs)
@@ -399,7 +402,7 @@ def from_store(
     history of its table in that store. A run recorded before migration 0004 kept fewer
     numbers: no histograms, and its top records by rank, hashed key and DT only."""
 
-    result = stored_audit(store, run_id)
+    result = with_sensitivity(stored_audit(store, run_id))  # from the stored H and S: as live
     kept = stored_results(store, run_id).get("records")
     if kept is not None:
         rec = from_plain(RecordsSummary, kept)
