@@ -12,6 +12,7 @@ import click
 
 from qar_sql.output.render import format_option
 from qar_sql.parameters.tail import DEFAULTS as AUDIT  # the audit's defaults, written once
+from qar_sql.parameters.tail import THETA_MEASURES
 
 # The text progress of the commands lives with the API's progress=True (qar_sql/progress.py);
 # the commands keep calling it params.Progress.
@@ -41,6 +42,19 @@ def _split(ctx, param, value):
             ctx=ctx,
             param=param,
         )
+    return tuple(out)
+
+
+def _shares(value: str | None) -> tuple[float, ...]:
+    """``--row-subsamples 0.25,0.5`` as numbers; a word that is not one is click's usage error."""
+    if not value:
+        return ()
+    out = []
+    for word in value.split(","):
+        try:
+            out.append(float(word))
+        except ValueError:
+            raise click.BadParameter(f"{word.strip()!r} is not a share of the rows; use e.g. 0.25,0.5") from None
     return tuple(out)
 
 
@@ -184,6 +198,22 @@ bootstrap = _audit_option(
     "--bootstrap",
     type=int,
     help="Bootstrap resamples for the tail-fit bands (seeded: the same data give the same band); 0 for none.",
+)
+theta = _audit_option(
+    "--theta",
+    type=click.Choice(THETA_MEASURES),
+    help="The θ the tail is fitted to: distinct (H/L, distinct combinations per record, the paper's) or "
+    "unique (S/L, the share of records unique on the QI); T̂ and --fail-above are of this one.",
+)
+sensitivity = _flag(
+    "--sensitivity",
+    help="Also T̂ at p - 1 and p + 1 (a scan each; p - 1 comes free with a pruned audit): risk_by_p in JSON.",
+)
+row_subsamples = click.option(
+    "--row-subsamples",
+    callback=lambda ctx, param, value: _shares(value),
+    help="Also T̂ on nested subsamples of the rows, without replacement, of these shares, "
+    "e.g. 0.25,0.5 (a scan each): risk_by_rows in JSON.",
 )
 min_exceedances = click.option(
     "--min-exceedances",

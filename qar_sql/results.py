@@ -25,6 +25,7 @@ from qar_sql.extras import require
 from qar_sql.stats.evt import TailFit
 from qar_sql.stats.interval import TailIntervals
 from qar_sql.stats.koot import MonteCarlo
+from qar_sql.stats.sensitivity import ColumnOut
 
 #: Rows shown by ``_repr_html_``: enough to see the riskiest, small enough for a notebook.
 HTML_ROWS = 10
@@ -207,6 +208,27 @@ class ScanResult:
         return np.array([q.distinct for q in self.qis], dtype=np.int64)
 
 
+@dataclass(frozen=True)
+class UniqueRisk:
+    """The unique measure's tail fit (θ = S/L, docs/method.md), when it was computed; ``fit``
+    None: no tail."""
+
+    fit: TailFit | None
+
+    @property
+    def risk(self) -> float | None:
+        return self.fit.risk if self.fit else None
+
+
+@dataclass(frozen=True)
+class RowsRisk:
+    """T̂ on a nested subsample of ``rows`` records (``share`` of the table's; 1.0: the table)."""
+
+    rows: int
+    share: float
+    risk: float | None
+
+
 @dataclass(frozen=True, repr=False)
 class AuditResult(Tabular):
     """The QaR audit of one table. ``risk`` is T̂(p, α); it is None when there is no tail."""
@@ -233,6 +255,16 @@ class AuditResult(Tabular):
     prune: str = "off"  # "auto": QIs that cannot reach the tail were not grouped
     n_pruned: int = 0  # QIs of size p not grouped: below the tail by their bounds
     n_subsets: int = 0  # smaller QIs grouped for the bounds: size p − 1, and (p ≥ 3) each column alone
+    #: the θ ``fit`` is of: "distinct" (H/L, the paper's) or "unique" (S/L)
+    measure: str = "distinct"
+    #: the unique measure's T̂ when it was computed (measure "unique", or asked, as the report does)
+    unique: UniqueRisk | None = None
+    #: T̂ of the QIs that avoid each column (docs/uncertainty.md); None when not computed
+    leave_one_column_out: tuple[ColumnOut, ...] | None = None
+    #: ((p', T̂ at p'), ...) where computed: p − 1 with a pruned audit, p ± 1 with sensitivity
+    risk_by_p: tuple[tuple[int, float | None], ...] | None = None
+    #: T̂ on nested subsamples of the rows, the whole table last
+    risk_by_rows: tuple[RowsRisk, ...] | None = None
 
     @property
     def risk(self) -> float | None:

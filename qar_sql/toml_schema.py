@@ -27,6 +27,7 @@ from typing import Any
 from qar_sql import config
 from qar_sql.compliance import scans
 from qar_sql.errors import UsageError
+from qar_sql.parameters.tail import THETA_MEASURES
 from qar_sql.stats.evt import PWM_METHODS
 
 PATH = Path(__file__).resolve().parent / "schemas" / "qar.schema.json"
@@ -50,6 +51,12 @@ SETTINGS: dict[str, dict[str, Any]] = {
     "alpha": {**_PROBABILITY, "description": "Tail probability of the risk T̂(p, α); below pi_u."},
     "pi_u": {**_PROBABILITY, "description": "Share of QIs above the threshold u the tail is fitted to."},
     "pwm": {"type": "string", "enum": list(PWM_METHODS), "description": "Probability-weighted-moment estimator."},
+    "theta": {
+        "type": "string",
+        "enum": list(THETA_MEASURES),
+        "description": "The θ the tail is fitted to: distinct (H/L, the paper's) or unique (S/L, records "
+        "unique on the QI); fail_above and warn_above judge T̂ of this one.",
+    },
     "k": {"type": "integer", "minimum": 2, "description": "The k of the k-anonymity summary."},
     "fail_above": {**_RISK, "description": "qar scan fails (exit 1) when T̂ is above it."},
     "warn_above": {**_RISK, "description": "The summary marks WARN when T̂ is above it (exit 0)."},

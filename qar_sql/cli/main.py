@@ -282,6 +282,9 @@ def _show_audit_sql(where: dict, **options) -> str:
 @params.interval_level
 @params.bootstrap
 @params.min_exceedances
+@params.theta
+@params.sensitivity
+@params.row_subsamples
 def audit(where, risk, fmt, top, histograms, show_sql, quiet, store, store_in_source, all_text, **options):
     """Audit SOURCE: its QaR risk T̂(p, α) over every set of p quasi-identifier columns.
 
@@ -292,7 +295,7 @@ def audit(where, risk, fmt, top, histograms, show_sql, quiet, store, store_in_so
     from qar_sql.stats.interval import require_exceedances
 
     # ``options``: AuditParams' fields by the same names (k, jobs, batch_size, prune, group_size,
-    # interval_level, bootstrap, min_exceedances, fail_above)
+    # interval_level, bootstrap, min_exceedances, fail_above, theta, sensitivity, row_subsamples)
     fail_above, min_exceedances, jobs = options["fail_above"], options["min_exceedances"], options["jobs"]
     problem = rules.risk_problem(fail_above)  # (before --show-sql, as click's usage error)
     if problem:

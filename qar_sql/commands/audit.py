@@ -91,6 +91,9 @@ def audit(
     interval_level: float = AuditParams.interval_level,
     bootstrap: int = AuditParams.bootstrap,
     prune: str | None = None,
+    theta: str = AuditParams.theta,
+    sensitivity: bool = False,
+    row_subsamples: Sequence[float] = (),
 ) -> AuditResult:
     """Audit one table: its QaR risk T̂(p, α) over all C(N, p) quasi-identifiers.
 
@@ -105,10 +108,18 @@ def audit(
     counts of size p − 1 (T̂, u, ξ̂, β̂ and the exceedances are those of the full audit, bit for
     bit; the other QIs carry θ bounds); ``"off"`` groups every QI. Default: ``"auto"`` at p ≥ 4,
     ``"off"`` below, and always off with ``group_size`` (which needs every QI's classes).
+
+    ``theta``: ``"distinct"`` (θ = H/L, the paper's) or ``"unique"`` (θ = S/L, the share of
+    records unique on the QI, fitted by the same tail); ``result.risk`` is of that measure.
+    ``result.leave_one_column_out`` gives T̂ without each column (from the θ in hand);
+    ``sensitivity`` adds T̂ at p − 1 and p + 1 (``result.risk_by_p``, their scans) and
+    ``row_subsamples`` (shares such as ``(0.25, 0.5)``) T̂ on nested subsamples of the rows
+    (``result.risk_by_rows``, a scan each). docs/uncertainty.md, "Sensitivity".
     """
     params = AuditParams(
         columns=columns, exclude=exclude, p=p, alpha=alpha, pi_u=pi_u, pwm=pwm, k=k, batch_size=batch_size,
         jobs=jobs, group_size=group_size, interval_level=interval_level, bootstrap=bootstrap, prune=prune,
+        theta=theta, sensitivity=sensitivity, row_subsamples=tuple(row_subsamples),
     )  # fmt: skip
     started = time.perf_counter()
     with session_of(

@@ -26,7 +26,7 @@ from qar_sql.engines.source import SourceLike, resolve_source, session_of
 from qar_sql.errors import QarError, UsageError
 from qar_sql.extras import require
 from qar_sql.guard import check_not_input
-from qar_sql.measures.audit import Options, audit_relation
+from qar_sql.measures.audit import Options, audit_relation, with_sensitivity
 from qar_sql.measures.classic import check_not_source, output_kind
 from qar_sql.output.html import RecordRow, RecordsSummary, ReportInputs, render_index, write_html
 from qar_sql.output.render_scan import report_dict
@@ -124,6 +124,7 @@ def run(session: Session, params: ReportParams, progress: Progress | None = None
         from dataclasses import replace
 
         result = replace(result, k=params.k)
+    result = with_sensitivity(result)  # the unique measure and T̂ without each column: no query
     ran: dict[str, list[str]] = {}  # the other sections' statements, as rendered while they ran
     found: dict[str, Any] = {"records": rec, "elimination": elim}
     for field, title, section in SECTIONS:
@@ -353,7 +354,10 @@ def audit_inputs(
 ) -> ReportInputs:
     """The report of an audit already run (``qar audit --format html``; ``qar records --format
     html`` adds ``records``): those sections and the reproducibility block, no other pass; with
-    ``store`` (``--store``, where the run was just recorded) the history of its table there."""
+    ``store`` (``--store``, where the run was just recorded) the history of its table there. The
+    unique measure's T̂ and T̂ without each column come from the counts in hand (no query; a
+    pruned audit keeps what it has)."""
+    result = with_sensitivity(result)
     source = where.get("source")
     resolved = resolve_source(source)
     sql = _sql(resolved, where.get("table"), result, where.get("delimiter"), jobs)
@@ -399,7 +403,7 @@ def from_store(
     history of its table in that store. A run recorded before migration 0004 kept fewer
     numbers: no histograms, and its top records by rank, hashed key and DT only."""
 
-    result = stored_audit(store, run_id)
+    result = with_sensitivity(stored_audit(store, run_id))  # from the stored H and S: as live
     kept = stored_results(store, run_id).get("records")
     if kept is not None:
         rec = from_plain(RecordsSummary, kept)

@@ -43,7 +43,7 @@ from qar_sql.compliance.store import Store, describe_error, ensure_ready, record
 from qar_sql.engines.source import is_url
 from qar_sql.errors import ExitCode, ParameterError, QarError, UsageError
 from qar_sql.measures.audit import audit, validate
-from qar_sql.parameters.tail import TailParams
+from qar_sql.parameters.tail import THETA_MEASURES, TailParams
 from qar_sql.precedence import Chosen, choose
 from qar_sql.results import ScanOutcome, ScanReport
 from qar_sql.rules import DEFAULT_JOBS, check_risk
@@ -60,12 +60,13 @@ SCAN_KEYS = (
     "alpha",
     "pi_u",
     "pwm",
+    "theta",
     "k",
     "fail_above",
     "warn_above",
     "min_exceedances",
 )
-PARAM_KEYS = ("p", "alpha", "pi_u", "pwm", "k", "fail_above", "warn_above", "min_exceedances")
+PARAM_KEYS = ("p", "alpha", "pi_u", "pwm", "theta", "k", "fail_above", "warn_above", "min_exceedances")
 DEFAULT_KEYS = PARAM_KEYS + ("columns", "exclude")
 TOP_KEYS = ("store", "defaults", "sources", "scan")
 DEFAULTS = {
@@ -73,6 +74,7 @@ DEFAULTS = {
     "alpha": 0.01,
     "pi_u": 0.05,
     "pwm": "plotting",
+    "theta": "distinct",
     "k": 5,
     "fail_above": None,
     "warn_above": None,
@@ -97,6 +99,8 @@ class ScanSpec(TailParams):
     source_name: str
     table: str | None
     k: int = 5
+    #: the θ of T̂ that fail_above and warn_above judge: "distinct" (H/L) or "unique" (S/L)
+    theta: str = "distinct"
     fail_above: float | None = None
     warn_above: float | None = None
     #: A fit from fewer exceedances of u is refused: status error, exit 2 (docs/uncertainty.md).
@@ -215,6 +219,8 @@ def make_spec(
         validate(checked["p"], checked["alpha"], checked["pi_u"], s["pwm"])
     except ParameterError as exc:
         raise ParameterError(f"{label}: {exc}") from exc
+    if s["theta"] not in THETA_MEASURES:
+        raise ParameterError(f'{label}: theta = {s["theta"]!r} must be "distinct" or "unique"')
     for key in ("fail_above", "warn_above"):
         if s[key] is not None:
             checked[key] = _number(s[key], key, label, risk=True)
@@ -376,7 +382,7 @@ def judge(spec: ScanSpec, risk: float | None) -> tuple[str, int]:
 
 def _run_one(spec: ScanSpec, store, secrets, jobs: int, progress) -> ScanOutcome:
     started = time.perf_counter()
-    kwargs = {f: getattr(spec, f) for f in ("table", "columns", "exclude", "p", "alpha", "pi_u", "pwm", "k")}
+    kwargs = {f: getattr(spec, f) for f in ("table", "columns", "exclude", "p", "alpha", "pi_u", "pwm", "theta", "k")}
     kwargs.update(jobs=jobs, progress=progress)
     base: dict[str, Any] = dict(
         name=spec.name,

@@ -6,22 +6,24 @@ import logging
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, TypedDict
 
 import numpy as np
 
+from qar_sql.engines.render import render
 from qar_sql.engines.session import Session
 from qar_sql.engines.source import Database, Relation, SourceLike, select_columns, session_of
 from qar_sql.errors import ColumnError, DatabaseError, DataError, NoTailError, ParameterError
 from qar_sql.measures import birthday
-from qar_sql.parameters.tail import DEFAULTS, AuditParams, TailParams, check_tail
+from qar_sql.parameters.tail import DEFAULTS, AuditParams, TailParams, check_row_subsamples, check_tail, check_theta
 from qar_sql.pushdown import prune as pruning
 from qar_sql.pushdown.pruned_scan import pruned_scan
 from qar_sql.pushdown.scan import Progress, combinations, profile_statements, scan
-from qar_sql.results import AuditResult, ScanResult, UniquenessResult, pick
+from qar_sql.results import AuditResult, RowsRisk, ScanResult, UniquenessResult, UniqueRisk, pick
 from qar_sql.stats import evt
 from qar_sql.stats import interval as tail_interval
+from qar_sql.stats.sensitivity import ColumnOut, leave_one_column_out
 
 # INFO: one line per stage of an audit (qar -v); the SQL itself is DEBUG, in engines/source.py.
 log = logging.getLogger(__name__)
@@ -153,20 +155,32 @@ def _no_equality(db: Database, relation: Relation, columns: Sequence[str], exc: 
     )
 
 
-def fit(scan_result: ScanResult, *, alpha: float, pi_u: float, pwm: str) -> tuple[evt.TailFit | None, list[str]]:
-    """Fit the tail; no tail is a warning and no number, never a made-up one."""
+def fit(
+    scan_result: ScanResult, *, alpha: float, pi_u: float, pwm: str, theta: str = "distinct"
+) -> tuple[evt.TailFit | None, list[str]]:
+    """Fit the tail of the ``theta`` measure; no tail is a warning and no number, never a made-up one."""
     try:
-        tail = evt.qar_risk(fit_theta(scan_result), scan_result.rows, alpha=alpha, pi_u=pi_u, pwm=pwm)
+        tail = evt.qar_risk(fit_theta(scan_result, theta), scan_result.rows, alpha=alpha, pi_u=pi_u, pwm=pwm)
     except NoTailError as exc:
-        return None, [str(exc)]
+        return None, [str(exc) if theta == "distinct" else f"the unique measure (S/L): {exc}"]
     few = tail_interval.exceedance_note(tail.n_exceedances)  # fewer than 3: flagged in every format
     return tail, ([few] if few else []) + list(tail.warnings)  # (the fit's own notes stay last)
 
 
-def fit_theta(scan_result: ScanResult) -> np.ndarray:
+def fit_theta(scan_result: ScanResult, theta: str = "distinct") -> np.ndarray:
     """θ as the tail fit reads it: a pruned QI stands at its upper bound, which is below every
     value the estimator reads (pushdown/prune.py), so T̂, u, ξ̂, β̂ and the exceedances are those
-    of the exact θ, bit for bit."""
+    of the exact θ, bit for bit.
+
+    ``theta="unique"``: S/L, the share of records unique on the QI, where a QI that singles out
+    no one stands at 0.5/L (half a record: the clip of evt.clip_theta, which keeps logit θ
+    finite, so the fit is that of S/L itself); a pruned QI stands at its bound on H, which
+    bounds S (pushdown/pruned_scan.py, ``frontier_of``)."""
+    if theta == "unique":
+        s = np.array(
+            [q.singletons if q.bounds is None else q.bounds.distinct_high for q in scan_result.qis], dtype=float
+        )
+        return np.maximum(s, 0.5) / scan_result.rows
     distinct = np.array(
         [q.distinct if q.bounds is None else q.bounds.distinct_high for q in scan_result.qis], dtype=float
     )
@@ -195,6 +209,10 @@ def audit_session(
         interval_level=params.interval_level,
         bootstrap=params.bootstrap,
         prune=params.prune_mode,
+        theta=params.theta,
+        loco=True,
+        sensitivity=params.sensitivity,
+        row_subsamples=params.row_subsamples,
     )
 
 
@@ -223,13 +241,26 @@ def audit_relation(
     interval_level=DEFAULTS["interval_level"],
     bootstrap=DEFAULTS["bootstrap"],
     prune: str = "off",
+    theta: str = "distinct",
+    with_unique: bool = False,
+    loco: bool = False,
+    sensitivity: bool = False,
+    row_subsamples: Sequence[float] = (),
 ) -> AuditResult:
     """The audit on an open connection (reused by later commands). ``scanner(columns,
     batch_size, jobs, progress, cardinalities) -> ScanResult`` replaces the plain scan (record-level commands
     gather their per-record tallies in the same pass). ``group_size``, ``prune``: see :class:`~qar_sql.parameters.tail.AuditParams`
-    (here ``prune`` defaults to ``"off"``: the commands built on this need every QI's classes)."""
+    (here ``prune`` defaults to ``"off"``: the commands built on this need every QI's classes).
+
+    ``theta``: the measure the fit (``risk``, the intervals) is of; ``with_unique``: the unique
+    measure's T̂ too (``unique``); ``loco``: T̂ without each column (``leave_one_column_out``);
+    ``sensitivity``: T̂ at p − 1 and p + 1 (``risk_by_p``, their scans); ``row_subsamples``: T̂
+    on nested subsamples of the rows (``risk_by_rows``, a scan each). See docs/uncertainty.md."""
     started = started if started is not None else time.perf_counter()
     opts.validate()
+    check_theta(theta)
+    row_subsamples = check_row_subsamples(row_subsamples)
+    measures = ("unique",) if theta == "unique" else ("distinct", "unique") if with_unique else ("distinct",)
     p, alpha, pi_u, pwm, jobs, progress = opts.p, opts.alpha, opts.pi_u, opts.pwm, opts.jobs, opts.progress
     cols = select_columns(relation.columns, opts.columns, opts.exclude)
     if not cols:
@@ -246,6 +277,7 @@ def audit_relation(
     )
     scan_started = time.perf_counter()
     n_pruned = n_subsets = 0
+    below = None
     if prune == "auto":
         pruned = pruned_scan(
             db,
@@ -253,13 +285,16 @@ def audit_relation(
             cols,
             p,
             rows=rows,
-            width=evt.tail_width(n_qi, pi_u),
+            # with a band, the top the bootstrap reads (the exceedances and a margin below u)
+            width=tail_interval.band_width(n_qi, pi_u) if bootstrap else evt.tail_width(n_qi, pi_u),
             cardinalities=distincts,
             batch_size=batch_size,
             jobs=jobs,
             progress=progress,
+            measures=measures,
         )
         result, n_pruned, n_subsets = pruned.result, pruned.n_pruned, pruned.n_subsets
+        below = pruned.below
         log.info(
             "pruned %d of %d QIs (grouped %d, and %d smaller ones for the bounds, in %d rounds)",
             n_pruned,
@@ -284,19 +319,38 @@ def audit_relation(
         result = scanner(cols, batch_size, jobs, progress, distincts)
     if result.rows != rows:
         raise DataError(f"the table changed during the audit ({rows} rows, then {result.rows}); run it again")
-    tail, warnings = fit(result, alpha=alpha, pi_u=pi_u, pwm=pwm)
+    tail, warnings = fit(result, alpha=alpha, pi_u=pi_u, pwm=pwm, theta=theta)
+    unique = None
+    if "unique" in measures:
+        unique = tail if theta == "unique" else fit(result, alpha=alpha, pi_u=pi_u, pwm=pwm, theta="unique")[0]
     intervals = None
-    if tail is not None and bootstrap and n_pruned:
-        # A resample can bring QIs below the tail into its own top, where a pruned QI has only
-        # bounds: the bootstrap needs every θ, so a pruned audit states no interval.
-        warnings.append(
-            f"no interval of T̂: {n_pruned:,} QIs were pruned (θ bounds only) and the bootstrap needs "
-            "every θ; run with --prune off for the interval"
-        )
-    elif tail is not None and bootstrap:  # from the θ in memory: no query
+    if tail is not None and bootstrap:
+        # from the θ in memory: no query. A pruned audit grouped the top the bootstrap reads
+        # (band_width), its other QIs stand at bounds below it: the same intervals.
         intervals = tail_interval.bootstrap_intervals(
-            result.theta, rows, tail, alpha=alpha, pi_u=pi_u, pwm=pwm, level=interval_level, resamples=bootstrap
+            fit_theta(result, theta), rows, tail, alpha=alpha, pi_u=pi_u, pwm=pwm, level=interval_level,
+            resamples=bootstrap,
+        )  # fmt: skip
+    spread = Spread()
+    if loco and tail is not None:
+        spread.loco = leave_one_column_out(
+            fit_theta(result, theta),
+            np.array(combinations(len(cols), p), dtype=np.int64).reshape(-1, p),
+            cols,
+            rows,
+            alpha=alpha,
+            pi_u=pi_u,
+            pwm=pwm,
+            exact=np.array([not q.pruned for q in result.qis]),
         )
+    if below is not None:  # the pruned audit grouped every QI of size p − 1: T̂ there is free
+        spread.by_p[p - 1] = _risk_of(below.singletons if theta == "unique" else below.distinct, rows, opts, theta)
+    if sensitivity:
+        for q in (p - 1, p + 1):
+            if q not in spread.by_p:
+                spread.by_p[q] = _risk_at(db, relation, cols, q, rows, opts, theta, batch_size)
+    for share in row_subsamples:
+        spread.by_rows.append(_risk_of_rows(db, relation, cols, share, rows, opts, theta, batch_size))
     log.info(
         "scanned %d QIs in %.3f s; risk T(p=%d, alpha=%g) = %s",
         n_qi,
@@ -350,7 +404,117 @@ def audit_relation(
         prune=prune,
         n_pruned=n_pruned,
         n_subsets=n_subsets,
+        measure=theta,
+        unique=None if "unique" not in measures else UniqueRisk(unique),
+        leave_one_column_out=spread.loco,
+        risk_by_p=tuple(sorted(spread.by_p.items())) if spread.by_p else None,
+        risk_by_rows=(*spread.by_rows, RowsRisk(rows, 1.0, tail.risk if tail else None)) if spread.by_rows else None,
     )
+
+
+def with_sensitivity(result: AuditResult) -> AuditResult:
+    """``result`` (an audit of every QI) with the unique measure's T̂ and leave-one-column-out,
+    from the counts in hand (the report shows both): no query."""
+    if result.n_pruned:
+        return result
+    scanned = ScanResult(result.rows, tuple(result.columns), result.p, result.qis)
+    alpha, pi_u, pwm = result.alpha, result.pi_u, result.pwm
+    unique = (
+        result.fit if result.measure == "unique" else fit(scanned, alpha=alpha, pi_u=pi_u, pwm=pwm, theta="unique")[0]
+    )
+    loco = None
+    if result.fit is not None:
+        combos = np.array(combinations(len(result.columns), result.p), dtype=np.int64).reshape(-1, result.p)
+        theta = fit_theta(scanned, result.measure)
+        loco = leave_one_column_out(theta, combos, result.columns, result.rows, alpha=alpha, pi_u=pi_u, pwm=pwm)
+    return replace(result, unique=UniqueRisk(unique), leave_one_column_out=loco)
+
+
+@dataclass
+class Spread:
+    """The sensitivity of T̂ an audit gathers (docs/uncertainty.md, "Sensitivity")."""
+
+    loco: tuple[ColumnOut, ...] | None = None
+    by_p: dict[int, float | None] = field(default_factory=dict)
+    by_rows: list[RowsRisk] = field(default_factory=list)
+
+
+def _theta_of(counts: np.ndarray, rows: int, theta: str) -> np.ndarray:
+    """θ of H (``distinct``) or S (``unique``, a QI that singles out no one at 0.5/L: fit_theta)."""
+    counts = np.asarray(counts, dtype=float)
+    return (np.maximum(counts, 0.5) if theta == "unique" else counts) / rows
+
+
+def _risk_of(counts: np.ndarray, rows: int, opts: Options, theta: str) -> float | None:
+    """T̂ of one θ-vector with the audit's α, π_u and PWM; None without a tail or with too few QIs."""
+    try:
+        return evt.qar_risk(_theta_of(counts, rows, theta), rows, alpha=opts.alpha, pi_u=opts.pi_u, pwm=opts.pwm).risk
+    except DataError:  # (NoTailError is one): no number, never a made-up one
+        return None
+
+
+def _risk_at(
+    db: Database, relation: Relation, cols: Sequence[str], q: int, rows: int, opts: Options, theta: str, batch_size
+) -> float | None:
+    """T̂ at QI size ``q`` over the same columns (a scan; pruned from p = 4 as the audit is);
+    None where there is no such size, too few QIs for π_u or no tail."""
+    if not 1 <= q <= len(cols):
+        return None
+    n_qi = len(combinations(len(cols), q))
+    try:
+        evt.check_n_qi(n_qi, opts.pi_u)
+    except DataError:
+        return None
+    if pruning.resolve(None, q) == "auto":
+        result = pruned_scan(
+            db, relation.sql, cols, q, rows=rows, width=evt.tail_width(n_qi, opts.pi_u), batch_size=batch_size,
+            jobs=opts.jobs, measures=(theta,),
+        ).result  # fmt: skip
+    else:
+        result = scan(db, relation.sql, cols, q, batch_size=batch_size, jobs=opts.jobs, rows=rows)
+    tail, _ = fit(result, alpha=opts.alpha, pi_u=opts.pi_u, pwm=opts.pwm, theta=theta)
+    return tail.risk if tail else None
+
+
+def sample_relation(db: Database, relation: Relation, cols: Sequence[str], n: int) -> Relation:
+    """The first ``n`` rows of ``relation`` in the order of a hash of each row
+    (templates/default/row_sample.sql): nested subsamples without replacement."""
+    d = db.dialect
+    if d.row_hash is None:
+        raise ParameterError(
+            f"--row-subsamples needs a hash function, which {db.engine_name} lacks; "
+            "run it on DuckDB or PostgreSQL (e.g. the table exported to Parquet)"
+        )
+    text = " || '|' || ".join(
+        [f"coalesce('v' || cast(d.{d.quote(c)} as {d.text}), 'n')" for c in cols] + [f"cast(d.qar_copy as {d.text})"]
+    )
+    sql = render(
+        "row_sample.sql", d, columns=list(cols), relation=relation.sql, n=n, row_hash=d.row_hash.format(x=text)
+    )
+    return Relation(sql.strip(), f"{relation.display} ({n:,} rows)", tuple(cols), "frame")
+
+
+def _risk_of_rows(
+    db: Database,
+    relation: Relation,
+    cols: Sequence[str],
+    share: float,
+    rows: int,
+    opts: Options,
+    theta: str,
+    batch_size,
+) -> RowsRisk:
+    """T̂ on the first ``share`` of the rows in hash order (one profile and one scan)."""
+    n = max(2, round(share * rows))
+    sample = sample_relation(db, relation, cols, n)
+    options = Options(**{**pick(opts, _TAIL_NAMES), "columns": cols, "exclude": None}, jobs=opts.jobs)
+    try:
+        result = audit_relation(
+            db, sample, options, batch_size=batch_size, bootstrap=0, prune=pruning.resolve(None, opts.p), theta=theta
+        )
+    except DataError:
+        return RowsRisk(n, share, None)
+    return RowsRisk(result.rows, share, result.risk)
 
 
 def provenance(db: Database, relation: Relation, source: str | None = None) -> dict[str, Any]:

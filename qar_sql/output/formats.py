@@ -151,6 +151,24 @@ def audit_dict(r: AuditResult, *, histograms: bool = False) -> dict[str, Any]:
     }
     if r.uniqueness is not None:  # qar audit --group-size
         d["uniqueness"] = uniqueness_block(r.uniqueness)
+    return d | sensitivity_dict(r)
+
+
+def sensitivity_dict(r: AuditResult) -> dict[str, Any]:
+    """The measure's name (``theta``), the unique measure's T̂ where computed (``risk_unique``)
+    and, where computed, how T̂ moves: without each column (``leave_one_column_out``, column →
+    T̂, and ``leave_one_column_out_reasons`` for the nulls), with p (``risk_by_p``) and with the
+    rows (``risk_by_rows``). docs/uncertainty.md, "Sensitivity"."""
+    d: dict[str, Any] = {"theta": r.measure}
+    if r.unique is not None:
+        d["risk_unique"] = json_number(r.unique.risk)
+    if r.leave_one_column_out is not None:
+        d["leave_one_column_out"] = {c.column: json_number(c.risk) for c in r.leave_one_column_out}
+        d["leave_one_column_out_reasons"] = {c.column: c.reason for c in r.leave_one_column_out if c.reason}
+    if r.risk_by_p is not None:
+        d["risk_by_p"] = {str(q): json_number(v) for q, v in r.risk_by_p}
+    if r.risk_by_rows is not None:
+        d["risk_by_rows"] = [{"rows": x.rows, "share": x.share, "risk": json_number(x.risk)} for x in r.risk_by_rows]
     return d
 
 
@@ -255,10 +273,54 @@ def audit_text(r: AuditResult, top: int = 10) -> str:
         lines += ["", f"Uniqueness of groups of k = {u.group_size} (riskiest QIs; qar uniqueness for more):"]
         lines.append(f"  {'kappa':>8}  {'pi_exact':>9}  {'k50':>6}  columns")
         lines += [f"  {kp:>8}  {pe:>9}  {k50:>6}  {cols}" for cols, kp, pe, k50 in _uniqueness_rows(u, top)]
+    lines += sensitivity_rows("text", r)
     if f:
         lines += ["", verdict(r, f.risk)]
     lines += section("text", "Warnings", r.warnings) + section("text", "Notes", r.column_notes)
     return "\n".join(lines) + "\n"
+
+
+def sensitivity_rows(fmt: str, r: AuditResult) -> list[str]:
+    """The unique measure's T̂ (where computed besides the run's own) and how T̂ moves: without
+    each column (a small table: column, T̂ without it, change), at p ± 1 and on row subsamples,
+    where computed. One function so text and Markdown say the same."""
+    markdown, out = fmt == "markdown", []
+    if r.measure != "unique" and r.unique is not None:
+        value = "no tail" if r.unique.risk is None else f"{r.unique.risk:.4g}"
+        label = f"T̂({r.p}, {r.alpha:g}) of the unique measure (S/L)"
+        out += ["", f"{label}: {value}"] if not markdown else ["", f"**{label}**: {value}"]
+    loco = r.leave_one_column_out
+    reasons = {c.reason for c in loco or ()}
+    if loco and r.risk is not None and len(reasons) == 1 and None not in reasons:  # one reason for all
+        line = f"T̂ without each column: none ({loco[0].reason})"
+        out += ["", line if not markdown else md_escape(line)]
+    elif loco and r.risk is not None:
+        title = f"T̂ without each column (the {loco[0].n_qi:,} QIs that avoid it; same α, π_u)"
+        if markdown:
+            out += ["", f"### {title}", "", "| column | T̂ without it | change |", "|---|---:|---:|"]
+        else:
+            out += ["", f"{title}:", f"  {'T̂ without':>12}  {'change':>9}  column"]
+        for c in sorted(loco, key=lambda c: (c.risk is None, c.risk if c.risk is not None else 0.0)):
+            value = "—" if c.risk is None else f"{c.risk:.4g}"
+            change = "" if c.risk is None else f"{c.risk - r.risk:+.4g}"
+            why = f" ({c.reason})" if c.reason else ""
+            if markdown:
+                out.append(f"| `{md_escape(c.column)}`{md_escape(why)} | {value} | {change} |")
+            else:
+                out.append(f"  {value:>12}  {change:>9}  {c.column}{why}")
+    rows: list[tuple[str, str]] = []
+    if r.risk_by_p:
+        rows += [(f"T̂ at p = {q}", "—" if v is None else f"{v:.4g}") for q, v in r.risk_by_p]
+    if r.risk_by_rows:
+        rows += [
+            (f"T̂ on {x.rows:,} rows ({100 * x.share:g}%)", "no tail" if x.risk is None else f"{x.risk:.4g}")
+            for x in r.risk_by_rows
+        ]
+    if rows and markdown:
+        out += ["", "| sensitivity | T̂ |", "|---|---:|"] + [f"| {a} | {b} |" for a, b in rows]
+    elif rows:
+        out += ["", "Sensitivity:"] + [f"  {a:<28} {b}" for a, b in rows]
+    return out
 
 
 def pruned_line(r: AuditResult) -> str:
@@ -300,7 +362,8 @@ def people_line(r: AuditResult) -> str | None:
 def verdict(r: AuditResult, risk: float) -> str:
     """The plain-language reading of T̂(p, α) = ``risk`` (README, "A worked example"); only
     said when the tail was fitted, so ``risk`` is a number. θ = H/L counts distinct value
-    combinations per record; T̂ is a level of θ, not a share of people."""
+    combinations per record, and T̂ is a level of θ, not a share of people; of the unique measure
+    (θ = S/L) it is a share of records unique on the QI."""
     band = (
         " The tail-fit band shows how much that extrapolation moves if the exceedances were other draws "
         "from the same tail; it is not a confidence interval (it does not cover the choice of columns or "
@@ -309,6 +372,13 @@ def verdict(r: AuditResult, risk: float) -> str:
         else ""
     )
     people = people_line(r)
+    if r.measure == "unique":
+        return (
+            f"Read it as: an attacker who knows {r.p} of these columns singles out (finds unique) more than "
+            f"{100 * risk:.3g}% of the records with probability α = {100 * r.alpha:g}%, extrapolated from the "
+            "tail of the largest θ (θ = records unique on the QI / rows)."
+            f"{band}" + (f" {people}" if people else "")
+        )
     return (
         f"Read it as: T̂ = {risk:.3g} is the level of θ that a quasi-identifier made of {r.p} of these columns "
         f"exceeds with probability α = {100 * r.alpha:g}%, extrapolated from the tail of the largest θ; "
@@ -378,6 +448,7 @@ def audit_markdown(r: AuditResult, top: int = 10) -> str:
         lines += ["", f"### Uniqueness of groups of k = {u.group_size}", "", "| κ | π exact | k50 | columns |"]
         lines += ["|---:|---:|---:|---|"]
         lines += [f"| {kp} | {pe} | {k50} | {md_escape(cols)} |" for cols, kp, pe, k50 in _uniqueness_rows(u, top)]
+    lines += sensitivity_rows("markdown", r)
     lines += section("markdown", "Warnings", r.warnings) + section("markdown", "Notes", r.column_notes)
     return "\n".join(lines) + "\n"
 

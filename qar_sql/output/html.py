@@ -307,6 +307,15 @@ def _theta(inp: ReportInputs, numbers: dict) -> dict | None:
     }
 
 
+def _sensitivity(inp: ReportInputs, numbers: dict) -> dict | None:
+    """The unique measure's T̂ beside T̂, and T̂ without each column (largest drop first)."""
+    a = inp.audit
+    if a is None or a.fit is None or (a.unique is None and not a.leave_one_column_out):
+        return None
+    loco = sorted(a.leave_one_column_out or (), key=lambda c: (c.risk is None, c.risk or 0.0))
+    return {"unique": a.unique, "distinct": a.risk if a.measure == "distinct" else None, "loco": loco}
+
+
 def _qis(inp: ReportInputs, numbers: dict) -> dict | None:
     a = inp.audit
     if a is None:
@@ -483,6 +492,7 @@ def _repro(inp: ReportInputs, numbers: dict) -> dict:
 SECTIONS: list[Section] = [
     Section("summary", "Summary", "summary.html", _summary),
     Section("theta", "How identifying the column combinations are", "theta.html", _theta),
+    Section("sensitivity", "How T̂ depends on the columns and the measure", "sensitivity.html", _sensitivity),
     Section("qis", "The riskiest quasi-identifiers", "qis.html", _qis),
     Section("kanonymity", "k-anonymity", "kanonymity.html", _kanon),
     # sdcMicro's and ARX's measures, early: those users look for them first

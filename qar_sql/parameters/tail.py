@@ -12,6 +12,27 @@ from qar_sql.errors import ParameterError, UsageError, require_whole, shown
 # --- audit ------------------------------------------------------------------------------------------
 
 
+#: ``--theta``: the θ the tail is fitted to: H/L, distinct combinations per record (the paper's),
+#: or S/L, the share of records unique on the QI (docs/method.md, "The unique measure").
+THETA_MEASURES = ("distinct", "unique")
+
+
+def check_theta(theta: str) -> None:
+    """A known θ measure, or a ParameterError naming the bad one."""
+    if theta not in THETA_MEASURES:
+        raise ParameterError(f"--theta {theta!r} is unknown; use one of {', '.join(THETA_MEASURES)}")
+
+
+def check_row_subsamples(shares: Sequence[float]) -> tuple[float, ...]:
+    """Shares of the rows in (0, 1), ascending and distinct, or a ParameterError naming the bad one."""
+    out = []
+    for share in shares:
+        if isinstance(share, bool) or not isinstance(share, int | float) or not 0.0 < float(share) < 1.0:
+            raise ParameterError(f"--row-subsamples {share!r} is not a share of the rows in (0, 1); use e.g. 0.25,0.5")
+        out.append(float(share))
+    return tuple(sorted(set(out)))
+
+
 def check_tail(p: int, alpha: float, pi_u: float, pwm: str = "plotting") -> None:
     """p ≥ 1, 0 < α < π_u < 1 and a known PWM estimator, or a ParameterError naming the bad one."""
     rules.check_tail(p, alpha, pi_u)
@@ -66,9 +87,17 @@ class AuditParams(TailParams):
     prune: str | None = None
     min_exceedances: int | None = None
     fail_above: float | None = None
+    #: the θ the tail is fitted to (THETA_MEASURES); ``risk`` and ``fail_above`` are of this one
+    theta: str = "distinct"
+    #: T̂ at p − 1 and p + 1 as well (their scans; p − 1 comes free with a pruned audit)
+    sensitivity: bool = False
+    #: T̂ on nested subsamples of the rows of these shares (one scan each): the L-dependence
+    row_subsamples: Sequence[float] = ()
 
     def __post_init__(self) -> None:
         self.validate()
+        check_theta(self.theta)
+        check_row_subsamples(self.row_subsamples)
         rules.check_level(self.interval_level)
         rules.check_resamples(self.bootstrap)
         if self.prune is not None:

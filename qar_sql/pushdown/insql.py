@@ -73,8 +73,10 @@ def risk_sql(
     *,
     alpha: float = 0.01,
     pi_u: float = 0.05,
+    theta: str = "distinct",
 ) -> str:
-    """One SELECT returning one row: rows, n_qi, u, xi, beta, exceedances, risk (see the template)."""
+    """One SELECT returning one row: rows, n_qi, u, xi, beta, exceedances, risk (see the template),
+    of θ = H/L (``theta="distinct"``) or S/L (``"unique"``)."""
     evt.validate_parameters(p, alpha, pi_u)
     qis = qi_context(dialect, columns, p)
     evt.check_n_qi(len(qis), pi_u)
@@ -87,6 +89,7 @@ def risk_sql(
         alpha=float(alpha),
         pi_u=float(pi_u),
         double=dialect.double,
+        theta=theta,
     )
 
 
@@ -123,6 +126,7 @@ def risk_in_database(
     p: int = 3,
     alpha: float = 0.01,
     pi_u: float = 0.05,
+    theta: str = "distinct",
 ) -> InSqlRisk:
     """Run :func:`risk_sql` on ``source`` (anything :func:`qar_sql.audit` reads) and return its
     row: the whole audit as one statement, as the dbt package runs it. ``columns`` default to
@@ -130,7 +134,7 @@ def risk_in_database(
     db, relation = open_source(source, table=table)
     try:
         cols = list(columns) if columns is not None else list(relation.columns)
-        (row,) = db.query(risk_sql(db.dialect, relation.sql, cols, p, alpha=alpha, pi_u=pi_u))
+        (row,) = db.query(risk_sql(db.dialect, relation.sql, cols, p, alpha=alpha, pi_u=pi_u, theta=theta))
     finally:
         if not db.shared:  # an open qar_sql.connect() source stays open for its owner
             db.close()

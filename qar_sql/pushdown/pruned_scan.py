@@ -33,6 +33,8 @@ class PrunedScan:
     n_subsets: int  # (p − 1)-level QIs grouped for the bounds
     rounds: int
     seconds: dict[str, float]  # where the time went: codes, subsets, bounds, rounds (bench/bench_frontier.py)
+    #: H and S of every QI of size p − 1 (exact: each was grouped for the bounds); None at p = 1
+    below: prune.Level | None = None
 
 
 class _Relay:
@@ -67,9 +69,15 @@ def pruned_scan(
     batch_size: int | None = None,
     jobs: int = 1,
     progress: scan.Progress | None = None,
+    measures: Sequence[str] = ("distinct",),
 ) -> PrunedScan:
     """Exact H, S and class sizes of every QI that can reach the top ``width`` θ (evt.tail_width),
     bounds for the others.
+
+    ``measures``: the θ whose top ``width`` must be exact, ``distinct`` (H/L) and/or ``unique``
+    (S/L). A QI is pruned only when it is below the top of every one of them: the unique
+    measure is bounded by S ≥ max_B S(B) below and S ≤ H ≤ the bound on H above
+    (:func:`frontier_of`), since a QI's top on H says nothing of its rank on S.
 
     V_c, the values of each column, come from a GROUP BY of each column alone (the level below
     at p = 2), never from the profile's COUNT(DISTINCT): an engine's DISTINCT may compare
@@ -118,19 +126,22 @@ def pruned_scan(
             below = prune.empty_level(rows, values)
         lap("subsets")
         b = prune.bounds(below, combos, n, values)
-        frontier = prune.Frontier(b.distinct_low, b.distinct_high, width)
+        frontiers = {m: frontier_of(b, m, width) for m in measures}
+        frontier = frontiers[measures[0]]
         log.info(
             "pruning: %d QIs of size %d bounded by %d of size %d; %d can reach the tail at first",
             n_qi,
             p,
             n_lower,
             p - 1,
-            len(frontier.candidates()),
+            len(set().union(*(f.candidates().tolist() for f in frontiers.values()))),
         )
         lap("bounds")
         grouped: dict[int, list[tuple[int, int]]] = {}
-        while not frontier.done:
-            chosen = frontier.next_round()
+        while not all(f.done for f in frontiers.values()):
+            # each measure's next round (one measure: exactly its own); a frontier already done
+            # still doubles its round, unused
+            chosen = sorted(set().union(*(f.next_round() for f in frontiers.values())))
             residuals = prune.residual_plan(chosen, combos, below, n, rows) if scan.residuals_apply(d, codes) else None
             lap("bounds")
             in_round = scan.StatementOptions(
@@ -142,11 +153,13 @@ def pruned_scan(
             lap("rounds")
             _check_rows(got, rows)
             try:
-                frontier.record({j: sum(c for _, c in got[j]) for j in chosen})
+                for m, f in frontiers.items():
+                    f.record({j: _count(got[j], m) for j in chosen})
             except ValueError as exc:
                 raise DataError(f"the table changed during the audit ({exc}); run it again") from exc
             grouped.update((j, got[j]) for j in chosen)
-            n_pruned_now = int(np.count_nonzero(~frontier.grouped & (frontier.high < frontier.floor)))
+            below_all = np.logical_and.reduce([f.high < f.floor for f in frontiers.values()])
+            n_pruned_now = int(np.count_nonzero(~frontier.grouped & below_all))
             settled = len(grouped) + n_pruned_now  # QIs grouped or pruned so far
             note = getattr(progress, "note", None)  # the CLI's bar shows it beside the count
             if note:
@@ -163,7 +176,8 @@ def pruned_scan(
                 n_qi - settled,
             )
         try:
-            frontier.check()
+            for f in frontiers.values():
+                f.check()
         except ValueError as exc:  # never expected: the frontier stops only when this holds
             raise DataError(f"pruning could not prove its bounds ({exc}); run the audit with --prune off") from exc
     finally:
@@ -176,7 +190,23 @@ def pruned_scan(
         n_subsets=(n_lower if p > 1 else 0) + n_singles,
         rounds=frontier.rounds,
         seconds=seconds,
+        below=below if p > 1 else None,
     )
+
+
+def frontier_of(b: prune.Bounds, measure: str, width: int) -> prune.Frontier:
+    """The frontier of one measure: H between its bounds, or S between S ≥ max_B S(B) and
+    S ≤ H ≤ the upper bound on H (a record unique on A is a class of its own on A)."""
+    if measure == "unique":
+        return prune.Frontier(b.singletons_low, b.distinct_high, width)
+    return prune.Frontier(b.distinct_low, b.distinct_high, width)
+
+
+def _count(hist, measure: str) -> int:
+    """H (``distinct``) or S (``unique``) of one QI's class-size histogram."""
+    if measure == "unique":
+        return sum(c for s, c in hist if s == 1)
+    return sum(c for _, c in hist)
 
 
 def _check_rows(hist, rows: int) -> None:

@@ -54,6 +54,7 @@ __all__ = [
     "SMALL_TAIL_NOTE",
     "Interval",
     "TailIntervals",
+    "band_width",
     "bca_interval",
     "bootstrap_intervals",
     "check_level",
@@ -234,10 +235,28 @@ class _Shortfall(Exception):
         self.rows, self.partial = rows, partial
 
 
+def _top_k(n_qi: int, width: int) -> int:
+    """K: how many of the largest θ the resamples draw their tops from (module doc)."""
+    return min(n_qi, 2 * width + 40)
+
+
+def band_width(n_qi: int, pi_u: float) -> int:
+    """How many of the largest θ :func:`bootstrap_intervals` reads: the K of the resamples and
+    the W' + 2 of the delete-one fits (W' = tail_width(N_p − 1)). A θ-vector whose values below
+    these are only known to lie below them (a pruned audit's) gives the same intervals, unless a
+    resample falls short of the K (vanishingly rare; :func:`_tops` then reads every θ)."""
+    need = _top_k(n_qi, evt.tail_width(n_qi, pi_u))
+    try:
+        need = max(need, min(n_qi, evt.tail_width(n_qi - 1, pi_u) + 2))
+    except DataError:  # N_p − 1 too few for π_u: no delete-one fits (see _jackknife)
+        pass
+    return need
+
+
 def _tops(theta: np.ndarray, width: int, resamples: int, rng: np.random.Generator) -> np.ndarray:
     n_qi = theta.size
     desc = np.sort(theta)[::-1]
-    k = min(n_qi, 2 * width + 40)
+    k = _top_k(n_qi, width)
     try:
         return _resample_tops(desc[:k], n_qi, width, resamples, rng)
     except _Shortfall as gap:

@@ -75,6 +75,7 @@ VALUES = {
     "link": "id",
     "combine": "a,b",
     "weight": "w",
+    "row_subsamples": "0.25,0.5",
 }
 
 

@@ -126,6 +126,7 @@ def test_demo_report_is_valid_html_with_every_section(demo):
     assert section_ids(doc) == {
         "summary",
         "theta",
+        "sensitivity",
         "qis",
         "kanonymity",
         "records",
@@ -175,7 +176,7 @@ def test_qar_report_without_optional_inputs_has_only_the_audit_sections(demo, tm
         *("-o", str(out), "-q"),
     )
     doc = parse(out.read_text(encoding="utf-8"))
-    assert section_ids(doc) == {"summary", "theta", "qis", "kanonymity", "reproducibility"}
+    assert section_ids(doc) == {"summary", "theta", "sensitivity", "qis", "kanonymity", "reproducibility"}
     assert set(numbers(doc)) == {"audit", "summary", "parameters"}
     sql = sql_block(doc)
     assert sql.startswith("-- qar-sql audit") and "as rendered while it ran" not in sql
@@ -247,7 +248,7 @@ def test_audit_format_html(demo):
         "audit", demo["path"], "-t", "population", "-c", ",".join(COLUMNS), "--pi-u", "0.1", "-f", "html", "-q"
     ).stdout
     doc = parse(out)
-    assert section_ids(doc) == {"summary", "theta", "qis", "kanonymity", "reproducibility"}
+    assert section_ids(doc) == {"summary", "theta", "sensitivity", "qis", "kanonymity", "reproducibility"}
     assert check_numbers(doc) > 20
     # --group-size: the audit's own uniqueness measures make the uniqueness section
     doc = cli_html("audit", demo["path"], "-t", "population", "-c", ",".join(COLUMNS), "--pi-u", "0.1", "-q")
@@ -256,7 +257,7 @@ def test_audit_format_html(demo):
         *("audit", demo["path"], "-t", "population", "-c", ",".join(COLUMNS), "--pi-u", "0.1", "-q"),
         *("--group-size", str(GROUP_SIZE)),
     )
-    assert section_ids(doc) == {"summary", "theta", "qis", "kanonymity", "uniqueness", "reproducibility"}
+    assert section_ids(doc) == {"summary", "theta", "sensitivity", "qis", "kanonymity", "uniqueness", "reproducibility"}
     full = numbers(parse(demo["html"]))["uniqueness"]["qis"]
     got = {tuple(q["columns"]): q["pi_exact"] for q in numbers(doc)["uniqueness"]["qis"]}
     assert all(got[tuple(q["columns"])] == pytest.approx(q["pi_exact"], rel=1e-12) for q in full)
@@ -270,7 +271,7 @@ def test_audit_and_records_format_html_with_a_store_show_the_history(demo, tmp_p
     store = str(tmp_path / "store.duckdb")
     where = (demo["path"], "-t", "population", "-c", ",".join(COLUMNS), "--pi-u", "0.1", "-q", "--store", store)
     first, second = cli_html("audit", *where), cli_html("audit", *where)
-    assert section_ids(first) == {"summary", "theta", "qis", "kanonymity", "history", "reproducibility"}
+    assert section_ids(first) == {"summary", "theta", "sensitivity", "qis", "kanonymity", "history", "reproducibility"}
     stored = runs(store)
     assert len(stored) == 2 and stored[0].risk == stored[1].risk == numbers(first)["audit"]["risk"]
     for doc, n in ((first, 1), (second, 2)):
@@ -589,7 +590,7 @@ def test_records_format_html(demo):
     out = qar("records", demo["path"], "-t", "population", "-c", ",".join(COLUMNS), "--pi-u", "0.1",
               "--key", "person_id", "--top", "5", "-f", "html", "-q").stdout  # fmt: skip
     doc = parse(out)
-    assert section_ids(doc) == {"summary", "theta", "qis", "kanonymity", "records", "reproducibility"}
+    assert section_ids(doc) == {"summary", "theta", "sensitivity", "qis", "kanonymity", "records", "reproducibility"}
     assert check_numbers(doc) > 20
     full = numbers(parse(demo["html"]))["records"]["top"][:5]
     assert numbers(doc)["records"]["top"] == full
@@ -609,7 +610,7 @@ def test_report_rebuilt_from_a_stored_run(demo, tmp_path):
     )
     assert res.exit_code == 0, res.stderr
     doc = parse(out.read_text(encoding="utf-8"))
-    assert section_ids(doc) == {"summary", "theta", "qis", "kanonymity", "history", "reproducibility"}
+    assert section_ids(doc) == {"summary", "theta", "sensitivity", "qis", "kanonymity", "history", "reproducibility"}
     assert check_numbers(doc) > 50
     data, full = numbers(doc), numbers(parse(demo["html"]))["audit"]
     assert data["audit"]["risk"] == run.risk == full["risk"]
@@ -739,7 +740,7 @@ table = "population_treated"
     assert links == ["people_original.html", "people_treated.html"]
     for scan, link in zip(numbers(index)["scans"], links):
         doc = parse((folder / link).read_text(encoding="utf-8"))
-        assert section_ids(doc) == {"summary", "theta", "qis", "kanonymity", "reproducibility"}
+        assert section_ids(doc) == {"summary", "theta", "sensitivity", "qis", "kanonymity", "reproducibility"}
         assert numbers(doc)["audit"]["risk"] == scan["risk"] and numbers(doc)["audit"]["table"] == scan["table"]
     assert numbers(index)["scans"][0]["risk"] == numbers(parse(demo["html"]))["audit"]["risk"]
     refused = CliRunner().invoke(cli, ["scan", str(config), "--no-store", "-f", "html"])
@@ -821,3 +822,18 @@ def test_run_on_an_open_session_leaves_it_open_and_clean(tmp_path):
     again = qar_sql.report(csv, **settings)
     assert inputs.audit.risk == again.audit.risk and inputs.records.top == again.records.top
     assert inputs.classic.to_dict()["qis"] == again.classic.to_dict()["qis"]
+
+
+def test_sensitivity_section_shows_both_measures_and_each_column(demo):
+    """The section's numbers are the audit's: T̂ of the unique measure (marked, checked against
+    the JSON block by check_numbers) and T̂ without each column, as leave_one_column_out gives."""
+    doc = parse(demo["html"])
+    data = numbers(doc)["audit"]
+    assert data["theta"] == "distinct" and 0 < data["risk_unique"] <= 1
+    section = next(s for s in doc.iter("section") if s.get("id") == "sensitivity")
+    rows = [tuple("".join(td.itertext()).strip() for td in tr.iter("td")) for tr in section.iter("tr")]
+    shown = {r[0]: r[1] for r in rows if len(r) == 3}
+    assert set(shown) == set(data["leave_one_column_out"])
+    for column, value in data["leave_one_column_out"].items():
+        assert shown[column] == fmt(value, "share")
+    check_numbers(doc)

@@ -177,3 +177,23 @@ def test_variables_and_config_leave_a_scans_parameters_alone(config, tmp_path, c
     assert r.exit_code == 0, r.output
     scan = json.loads(r.stdout)["scans"][0]
     assert (scan["p"], scan["alpha"], scan["risk"]) == (2, 0.01, pytest.approx(risk, rel=1e-12))
+
+
+def test_fail_above_judges_the_measure_the_scan_names(config):
+    """theta = "unique": the scan's risk is T̂ of S/L, and fail_above judges that one; a
+    threshold between the two measures' T̂ passes one and fails the other."""
+    toml, risk = config
+    path = toml.parent / "people.duckdb"
+    unique = qar_sql.audit(str(path), table="people", **KW, theta="unique").risk
+    assert unique is not None and unique < risk  # S ≤ H, so here its T̂ is the lower
+    between = (unique + risk) / 2
+    plain = toml.read_text().replace("fail_above = 0.99\nwarn_above = 0.9\n", f"fail_above = {between:.6f}\n")
+    toml.write_text(plain)
+    assert invoke(["scan", str(toml), "--no-store"]).exit_code == 1
+    toml.write_text(plain.replace("p = 2\n", 'p = 2\ntheta = "unique"\n'))
+    r = invoke(["scan", str(toml), "--no-store", "-f", "json"])
+    assert r.exit_code == 0, r.output
+    assert f"{unique:.6g}"[:6] in r.stdout or str(unique)[:8] in r.stdout
+    toml.write_text(plain.replace("p = 2\n", 'p = 2\ntheta = "singled"\n'))
+    bad = invoke(["scan", str(toml), "--no-store"])
+    assert bad.exit_code == 2 and "theta" in bad.output

@@ -22,6 +22,7 @@ import qar_sql
 import tests.commands.test_compare as compare_tests
 import tests.commands.test_discover as discover_tests
 import tests.measures.test_audit as audit_tests
+import tests.measures.test_unique_measure as unique_tests
 import tests.pushdown.test_prune as prune_tests
 import tests.ranking.test_influence as influence_tests
 import tests.ranking.test_records as records_tests
@@ -337,3 +338,20 @@ def test_missing_mysql_driver_names_the_extra():
 
     with pytest.raises(UsageError, match=r"pip install 'qar-sql\[mysql\]' and write the URL as mysql\+pymysql"):
         qar_sql.audit("mysql+mysqldb://u:p@127.0.0.1:1/db", table="t")
+
+
+# ---------------------------------------------------------------------------------------------
+# the unique measure (θ = S/L) and the sensitivity of T̂
+
+
+@pytest.mark.parametrize("seed,n_rows,p,alpha,pi_u", unique_tests.PARAMS[:3])
+def test_unique_measure_equals_oracle(eng, seed, n_rows, p, alpha, pi_u):
+    unique_tests.check_unique(eng.loader(), seed, n_rows, p, alpha, pi_u)
+
+
+def test_sensitivity_by_p_equals_oracle(eng):
+    unique_tests.test_sensitivity_by_p_equals_oracle(eng.loader())
+
+
+def test_row_subsamples_are_nested(eng, tmp_path):
+    unique_tests.test_row_subsamples_are_nested_and_audited_as_tables(eng.loader(), tmp_path)

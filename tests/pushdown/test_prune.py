@@ -199,21 +199,28 @@ def test_frontier_is_exact_on_random_tables(block):
 # The audit on real engines: pruned against unpruned, and against the oracle
 
 
+def measure_theta(qis, rows, measure):
+    """θ of the measure, by hand: H/L, or S/L with no one singled out at half a record."""
+    if measure == "unique":
+        return np.maximum(np.array([q.singletons for q in qis], dtype=float), 0.5) / rows
+    return np.array([q.distinct for q in qis], dtype=float) / rows
+
+
 def assert_pruned_equals_full(pr, full, *, expect_pruned=True):
     """Everything the tail depends on is identical; grouped QIs equal; pruned QIs' bounds hold."""
     assert pr.prune == "auto" and full.prune == "off" and full.n_pruned == 0
     assert pr.n_qi == full.n_qi and pr.rows == full.rows and pr.columns == full.columns
     assert_same_fit(pr.fit, full.fit)
-    # The one warning of its own: a pruned audit states no bootstrap interval (it needs every θ).
-    own = [w for w in pr.warnings if w.startswith("no interval of T̂")]
-    assert [w for w in pr.warnings if w not in own] == list(full.warnings)
-    assert len(own) == (1 if pr.n_pruned and pr.fit is not None else 0)
-    assert (pr.intervals is None) == (pr.n_pruned > 0 or full.intervals is None)
+    assert pr.measure == full.measure
+    assert list(pr.warnings) == list(full.warnings)
+    # the band: the pruned audit grouped the top the bootstrap reads, so the same intervals
+    assert pr.intervals == full.intervals
+    assert_same_loco(pr, full)
     assert pr.n_keys == full.n_keys
     if expect_pruned:
         assert pr.n_pruned > 0
     assert pr.n_grouped + pr.n_pruned == pr.n_qi
-    theta = full.theta
+    theta = measure_theta(full.qis, full.rows, full.measure)
     clipped = evt.clip_theta(theta, full.rows)
     u = full.fit.u if full.fit else None
     for q, want in zip(pr.qis, full.qis, strict=True):
@@ -230,9 +237,9 @@ def assert_pruned_equals_full(pr, full, *, expect_pruned=True):
             assert clipped[q.index] < u  # never an exceedance
     if u is not None:  # the exceedances, by QI and value
         exc_full = {j: theta[j] for j in np.flatnonzero(clipped > u)}
-        exc_pr = {
-            q.index: q.theta for q in pr.qis if not q.pruned and evt.clip_theta(np.array([q.theta]), pr.rows)[0] > u
-        }
+        grouped = [q for q in pr.qis if not q.pruned]
+        mine = measure_theta(grouped, pr.rows, pr.measure)
+        exc_pr = {q.index: t for q, t in zip(grouped, mine) if evt.clip_theta(np.array([t]), pr.rows)[0] > u}
         assert exc_pr == exc_full
         assert len(exc_full) == full.fit.n_exceedances
     if "min_class_size" in pr.bounded:
@@ -245,14 +252,40 @@ def assert_pruned_equals_full(pr, full, *, expect_pruned=True):
         assert pr.qis_with_singletons == full.qis_with_singletons
 
 
+def assert_same_loco(pr, full):
+    """Leave-one-column-out: each column's T̂ equal (to rounding: the batch fit), unless the
+    pruned audit says why it has none (pruned QIs reach the tail without the column)."""
+    if full.leave_one_column_out is None:
+        assert pr.leave_one_column_out is None
+        return
+    for a, b in zip(pr.leave_one_column_out, full.leave_one_column_out, strict=True):
+        assert a.column == b.column and a.n_qi == b.n_qi
+        if a.risk is None and b.risk is not None:
+            assert a.reason and "pruned" in a.reason
+        elif b.risk is None:
+            assert a.risk is None
+        else:
+            assert a.risk == pytest.approx(b.risk, rel=1e-12)
+
+
 def check_pruned_audit(loader, names, rows, types, p, *, pi_u=0.05, alpha=0.01, expect_pruned=True, **kw):
     """Load the rows with ``loader`` (the ``engine`` fixture or ``Engine.loader()``), audit them
-    pruned and unpruned, compare (and return both)."""
+    pruned and unpruned, compare (and return both); the unique measure too (its own frontier)."""
     source, table = loader.load(HOSTILE_TABLE, as_columns(names, rows), types)
     common = dict(table=table, p=p, alpha=alpha, pi_u=pi_u)
-    full = qar_sql.audit(source, **common, prune="off")
+    # without the band the frontier reads only the tail, and prunes most
+    kw = {"bootstrap": 0, **kw}
+    full = qar_sql.audit(source, **common, prune="off", **kw)
     pr = qar_sql.audit(source, **common, prune="auto", **kw)
     assert_pruned_equals_full(pr, full, expect_pruned=expect_pruned)
+    full_u = qar_sql.audit(source, **common, prune="off", theta="unique", **kw)
+    pr_u = qar_sql.audit(source, **common, prune="auto", theta="unique", **kw)
+    assert_pruned_equals_full(pr_u, full_u, expect_pruned=False)
+    assert pr_u.unique is not None and pr_u.unique.fit == pr_u.fit
+    # with the band (the default bootstrap): the same intervals as the full audit's
+    band = {**kw, "bootstrap": 1000}
+    pr_b, full_b = (qar_sql.audit(source, **common, prune=mode, **band) for mode in ("auto", "off"))
+    assert_pruned_equals_full(pr_b, full_b, expect_pruned=False)
     return pr, full
 
 
@@ -455,3 +488,72 @@ def test_frontier_check_refuses_a_bound_that_reaches_the_tail():
         f.check()
     with pytest.raises(ValueError, match="outside its bounds"):
         f.record({1: 3})
+
+
+# ---------------------------------------------------------------------------------------------
+# The unique measure's frontier, and the band
+
+
+def check_unique_frontier_exact(rows, p, *, alpha=0.01, pi_u=0.05, first_round=8):
+    """The unique measure's frontier (S between max_B S(B) and the bound on H): its pruned QIs
+    stand below the top W of S, and T̂ of S/L with them at the bound on H is the exact one, bit
+    for bit. Returns how many were pruned."""
+    from qar_sql.pushdown.pruned_scan import frontier_of
+
+    n_cols, n = len(rows[0]), len(rows)
+    at_p, below, values = oracle_level(rows, p, n_cols)
+    b = prune.bounds(below, prune.qi_array(n_cols, p), n_cols, values)
+    s = np.array([q["singletons"] for q in at_p])
+    try:
+        width = evt.tail_width(len(at_p), pi_u)
+    except qar_sql.QarError:
+        return 0
+    f = frontier_of(b, "unique", width)
+    while not f.done:
+        f.record({j: int(s[j]) for j in f.next_round()})
+    f.check()
+    exact = np.maximum(s, 0.5) / n
+    placed = np.where(f.pruned, np.maximum(b.distinct_high, 0.5) / n, exact)
+    try:
+        want = evt.qar_risk(exact, n, alpha=alpha, pi_u=pi_u)
+    except NoTailError:
+        with pytest.raises(NoTailError):
+            evt.qar_risk(placed, n, alpha=alpha, pi_u=pi_u)
+        return int(f.pruned.sum())
+    assert_same_fit(evt.qar_risk(placed, n, alpha=alpha, pi_u=pi_u), want)
+    top = np.sort(evt.clip_theta(exact, n))[len(exact) - width]
+    assert (evt.clip_theta(exact, n)[f.pruned] < top).all()
+    return int(f.pruned.sum())
+
+
+@pytest.mark.parametrize("block", range(3))
+def test_unique_frontier_is_exact_on_random_tables(block):
+    pruning = 0
+    for seed in range(50 * block, 50 * block + 50):
+        rows, p, pi_u, first_round = random_case(seed)
+        try:
+            pruning += check_unique_frontier_exact(rows, p, pi_u=pi_u, alpha=pi_u / 5, first_round=first_round) > 0
+        except AssertionError as exc:
+            raise AssertionError(f"seed {seed}: {exc}") from exc
+    assert pruning >= 1  # the cases exercise pruning
+
+
+@pytest.mark.parametrize("seed,n_rows,p", [(1, 200, 3), (2, 400, 4), (4, 300, 2)])
+def test_unique_frontier_is_exact_on_seeded_tables(seed, n_rows, p):
+    _, rows, _ = skewed_table(seed, n_rows)
+    pruned = check_unique_frontier_exact(rows, p)
+    if p >= 3:
+        assert pruned > 0
+
+
+def test_pruned_band_equals_the_full_band_and_prunes(engine):
+    """The default bootstrap with pruning: the same intervals as --prune off, and QIs pruned
+    (the frontier reads the K ≈ 2W + 40 largest θ, not all 210)."""
+    names, rows, types = skewed_table(13, 2000)
+    source, table = engine.load(HOSTILE_TABLE, as_columns(names, rows), types)
+    pr = qar_sql.audit(source, table=table, p=4, prune="auto")
+    full = qar_sql.audit(source, table=table, p=4, prune="off")
+    assert pr.n_pruned > 0 and pr.intervals is not None
+    assert pr.intervals == full.intervals
+    assert_same_fit(pr.fit, full.fit)
+    assert dict(pr.risk_by_p)[3] == qar_sql.audit(source, table=table, p=3, bootstrap=0).risk

@@ -57,11 +57,11 @@ cross join n_rows as n
 order by c.qi
 {%- endmacro %}
 
-{% macro insql_risk(relation, qis, alpha, pi_u, double) -%}
-  {{ return(adapter.dispatch('insql_risk', 'qar')(relation, qis, alpha, pi_u, double)) }}
+{% macro insql_risk(relation, qis, alpha, pi_u, double, theta) -%}
+  {{ return(adapter.dispatch('insql_risk', 'qar')(relation, qis, alpha, pi_u, double, theta)) }}
 {%- endmacro %}
 
-{% macro default__insql_risk(relation, qis, alpha, pi_u, double) -%}
+{% macro default__insql_risk(relation, qis, alpha, pi_u, double, theta) -%}
 {#- from templates/default/insql_risk.sql -#}
 -- One row: the QaR risk T(p, alpha) of the relation over its quasi-identifiers (QIs), computed
 -- entirely in this statement (METHOD.md section 2), as qar_sql.stats.evt.qar_risk computes it:
@@ -73,7 +73,8 @@ order by c.qi
 --                over the exceedances (plotting positions (k - 0.35)/n, as evir and fExtremes);
 --   risk         expit(logit u + beta * ((alpha/pi_u)^(-xi) - 1) / xi).
 -- No exceedance (every theta equal, or the largest tied with u): xi, beta and risk are NULL,
--- never a made-up number. The same SQL as the dbt macro qar.risk (integrations/dbt, generated
+-- never a made-up number. theta = 'unique' fits the same tail to S / L, the share of records
+-- unique on each QI (a QI that singles out no one at 0.5/L, the clip's floor). The same SQL as the dbt macro qar.risk (integrations/dbt, generated
 -- from this file by scripts/make_dbt_macros.py).
 {# The type-8 quantile sits at the 0-based virtual index v of the N_p sorted theta, written as
     evt._type8_index writes it so that both round alike; u = lerp(theta_(j), theta_(j+1), g) in
@@ -95,7 +96,7 @@ n_rows as (
 clipped as (
   select
     least(
-      greatest(cast(c.h as {{ double }}) / nullif(n.m, 0), cast('0.5' as {{ double }}) / nullif(n.m, 0)),
+      greatest(cast({{ "c.s" if theta == "unique" else "c.h" }} as {{ double }}) / nullif(n.m, 0), cast('0.5' as {{ double }}) / nullif(n.m, 0)),
       1 - cast('0.5' as {{ double }}) / nullif(n.m, 0)
     ) as theta
   from counts as c

@@ -3,15 +3,20 @@
     generated from qar-sql's templates (macros/insql.sql), so the package and the qar command
     compute the same numbers. -#}
 
-{% macro risk(relation, columns, p=3, alpha=0.01, pi_u=0.05) -%}
-  {{ return(adapter.dispatch('risk', 'qar')(relation, columns, p, alpha, pi_u)) }}
+{#- theta: 'distinct' (theta = H/L, the paper's) or 'unique' (S/L, the share of records unique on
+    the QI, fitted by the same tail), as qar audit --theta. -#}
+{% macro risk(relation, columns, p=3, alpha=0.01, pi_u=0.05, theta='distinct') -%}
+  {{ return(adapter.dispatch('risk', 'qar')(relation, columns, p, alpha, pi_u, theta)) }}
 {%- endmacro %}
 
-{% macro default__risk(relation, columns, p, alpha, pi_u) -%}
+{% macro default__risk(relation, columns, p, alpha, pi_u, theta='distinct') -%}
   {%- do qar.check_parameters(p, alpha, pi_u) -%}
+  {%- if theta not in ['distinct', 'unique'] -%}
+    {{ exceptions.raise_compiler_error("qar: theta = " ~ theta ~ " is unknown; use 'distinct' or 'unique'") }}
+  {%- endif -%}
   {%- set qis = qar.quasi_identifiers(columns, p) -%}
   {%- do qar.check_n_qi(qis | length, pi_u | float) -%}
-  {{ return(qar.insql_risk(relation, qis, alpha | float, pi_u | float, qar.double_type())) }}
+  {{ return(qar.insql_risk(relation, qis, alpha | float, pi_u | float, qar.double_type(), theta)) }}
 {%- endmacro %}
 
 {% macro qi_theta(relation, columns, p=3) -%}

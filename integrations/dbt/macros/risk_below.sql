@@ -9,13 +9,14 @@
             - qar.risk_below:
                 threshold: 0.5
                 p: 3                      # optional, as alpha (0.01) and pi_u (0.05)
+                theta: unique             # optional: distinct (H/L, the default) or unique (S/L)
                 columns: [age, sex, zip]  # optional: default, the columns with meta {qar: quasi_identifier}
                 min_exceedances: 3        # optional: fail a fit on fewer exceedances of u
                 config: {severity: warn}  # dbt's own severity / warn_if / error_if work as usual
 -#}
 
-{% test risk_below(model, threshold, columns=none, p=3, alpha=0.01, pi_u=0.05, min_exceedances=none) %}
-  {{ return(adapter.dispatch('test_risk_below', 'qar')(model, threshold, columns, p, alpha, pi_u, min_exceedances)) }}
+{% test risk_below(model, threshold, columns=none, p=3, alpha=0.01, pi_u=0.05, min_exceedances=none, theta='distinct') %}
+  {{ return(adapter.dispatch('test_risk_below', 'qar')(model, threshold, columns, p, alpha, pi_u, min_exceedances, theta)) }}
 {% endtest %}
 
 {#- Below this many exceedances the GPD fit is fragile (qar_sql.stats.evt.SMALL_TAIL): a failing
@@ -24,7 +25,7 @@
   {{ return(10) }}
 {%- endmacro %}
 
-{% macro default__test_risk_below(model, threshold, columns, p, alpha, pi_u, min_exceedances=none) -%}
+{% macro default__test_risk_below(model, threshold, columns, p, alpha, pi_u, min_exceedances=none, theta='distinct') -%}
 {%- if not execute -%}
 {#- Parsing: the graph (and so the columns' meta) is not there yet; dbt only records the refs. -#}
 select 1 as risk
@@ -60,7 +61,7 @@ select
   || case when r.risk is not null and r.exceedances < {{ qar.small_tail() }} then {{ qar.string_literal(fragile) }} else '' end
   as message
 from (
-{{ qar.risk(model, cols, p, alpha, pi_u) }}
+{{ qar.risk(model, cols, p, alpha, pi_u, theta) }}
 ) as r
 where r.risk is null or r.risk > {{ threshold }}
 {%- if minimum is not none %} or r.exceedances < {{ minimum }}{% endif %}

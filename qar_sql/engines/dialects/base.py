@@ -108,6 +108,9 @@ class Dialect:
     #: A bound list parameter reaches SQL as an array (psycopg and PostgreSQL), so ``unnest``
     #: reads arrays from Python as a relation with no table written (Database.array_relation).
     array_parameters: bool = False
+    #: A text's hash as text, to order rows for nested subsamples (templates/default/row_sample.sql);
+    #: None where the engine has none (SQLite): ``--row-subsamples`` is refused there.
+    row_hash: str | None = "md5({x})"
 
     def quote(self, name: str) -> str:
         """Quote an identifier so any printable string (quotes, spaces, ``;``, unicode) is one name."""

@@ -6,6 +6,8 @@ from qar_sql.engines.dialects.base import Dialect
 
 DIALECT = Dialect(
     "clickhouse",
+    # MD5 gives 16 bytes, not hex text
+    row_hash="lower(hex(MD5({x})))",
     # Inside a quoted name and a string literal a backslash escapes.
     backslash_escapes=True,
     string_backslash_escapes=True,

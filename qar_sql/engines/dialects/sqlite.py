@@ -22,6 +22,8 @@ DIALECT = Dialect(
     fence="limit -1 offset 0",
     # No function gives a column's declared type: the catalog does.
     typeof=False,
+    # No hash function: no nested row subsamples.
+    row_hash=None,
     executable=True,
     sqlglot="sqlite",
 )
