@@ -39,7 +39,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from qar_sql.compliance.store import Store, describe_error, ensure_ready, recorded_audit
+from qar_sql.compliance.store import Store, describe_error, ensure_ready, recorded_audit, scan_store
 from qar_sql.engines.source import is_url
 from qar_sql.errors import ExitCode, ParameterError, QarError, UsageError
 from qar_sql.measures.audit import AuditParams, audit, validate
@@ -426,7 +426,7 @@ def run_scans(
     config: ScanConfig,
     *,
     store: str | None = None,
-    record: bool = True,
+    record: bool | None = None,
     jobs: int = 2,
     progress: Callable[[str, int, int], None] | None = None,
     on_outcome: Callable[[ScanOutcome], None] | None = None,
@@ -434,14 +434,16 @@ def run_scans(
     """Run every scan of ``config`` (:func:`qar_sql.scan_config` reads it from a ``qar.toml``
     path or a parsed dict).
 
-    Runs are recorded in ``store`` (else the config's ``[store]``, ``$QAR_STORE``,
-    ``qar_results.duckdb``) unless ``record`` is False. One scan failing does not stop the
-    others; Ctrl-C stops them all (the current run is recorded as ``interrupted``) and raises
-    :class:`ScanInterrupted`, a KeyboardInterrupt carrying the report so far.
+    Runs are recorded only where a store is asked for (:func:`~qar_sql.compliance.store.scan_store`):
+    ``store`` (``""``: ``$QAR_STORE``, else ``qar_results.duckdb``), else the config's
+    ``[store]``; ``record=True`` records even with neither (as ``""``), ``record=False`` never. One scan failing does not stop the others; Ctrl-C stops them all (the current run is
+    recorded as ``interrupted``) and raises :class:`ScanInterrupted`, a KeyboardInterrupt carrying
+    the report so far.
     """
     st = None
-    if record:
-        st = Store(store or config.store)
+    url = scan_store(store, config.store, record)
+    if url is not None:
+        st = Store(url)
         ensure_ready(st)  # a broken store stops everything before any scan runs
     started_at = datetime.now(UTC).replace(tzinfo=None)
     t0 = time.perf_counter()
