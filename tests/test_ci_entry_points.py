@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import duckdb
@@ -187,3 +188,54 @@ def test_pre_commit_try_repo(tmp_path):
         os.chdir(cwd)
     assert "qar scan" in out and "Traceback" not in out, out
     assert run.returncode == (0 if expected == 0 else 1), out
+
+
+def test_the_hook_reports_every_changed_qar_toml(tmp_path, monkeypatch, capsys):
+    """Two configs, one above its threshold: the JUnit XML and the Markdown hold both (not only
+    the last), the exit code is the worst; nothing is stored unasked."""
+    from qar_sql.cli.hook import main
+
+    work = demo_checkout(tmp_path)
+    monkeypatch.chdir(work)
+    for sub, fail in (("sub", 0.01), ("sub2", 1)):
+        (work / sub).mkdir()
+        (work / sub / "qar.toml").write_text(
+            f'[sources.demo]\nurl = "../qar_demo.duckdb"\n[[scan]]\nname = "{sub} people"\ntable = "population"\n'
+            f"p = 2\npi_u = 0.5\nfail_above = {fail}\n"
+        )
+    code = main(["--junit", "j.xml", "--markdown=m.md", "sub/qar.toml", "sub2/qar.toml"])
+    assert code == 1
+    root = ET.parse(work / "j.xml").getroot()
+    assert [s.get("name") for s in root.iter("testsuite")] == ["qar scan sub/qar.toml", "qar scan sub2/qar.toml"]
+    assert root.get("tests") == "2" and root.get("failures") == "1"
+    assert sorted(c.get("name") for c in root.iter("testcase")) == ["sub people", "sub2 people"]
+    md = (work / "m.md").read_text()
+    assert "### `sub/qar.toml`" in md and "### `sub2/qar.toml`" in md and "❌ fail" in md and "✅ ok" in md
+    assert not (work / "qar_results.duckdb").exists()
+
+
+def test_the_hook_ranks_exit_codes_as_qar_scan_does(tmp_path, monkeypatch, capsys):
+    """A bad table (2) outranks a database failure (3), as in ScanReport.exit_code (not max)."""
+    from qar_sql.cli.hook import main, worst
+
+    assert worst([3, 2]) == 2 and worst([1, 3]) == 3 and worst([0, 1]) == 1 and worst([]) == 0
+    assert worst([130, 2]) == 130
+    work = demo_checkout(tmp_path)
+    monkeypatch.chdir(work)
+    (work / "a").mkdir()
+    (work / "a" / "qar.toml").write_text('[sources.x]\nurl = "../qar_demo.duckdb"\n[[scan]]\ntable = "nope"\n')
+    (work / "b").mkdir()
+    (work / "b" / "qar.toml").write_text(
+        '[sources.x]\nurl = "postgresql+psycopg://nobody@127.0.0.1:1/none"\n[[scan]]\ntable = "t"\n'
+    )
+    assert main(["b/qar.toml", "a/qar.toml"]) == 2
+
+
+def test_a_qar_toml_without_scans_passes_the_hook(tmp_path, monkeypatch, capsys):
+    from qar_sql.cli.hook import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "qar.toml").write_text("[defaults]\np = 2\nfail_above = 0.5\n")
+    assert main(["--markdown", "m.md", "qar.toml"]) == 0
+    assert "nothing to scan (ok)" in capsys.readouterr().out
+    assert "nothing to scan" in (tmp_path / "m.md").read_text()

@@ -385,6 +385,7 @@ def _run_one(spec: ScanSpec, store, secrets, jobs: int, progress) -> ScanOutcome
         p=spec.p,
         alpha=spec.alpha,
         origins=spec.origins,
+        source_name=spec.source_name,
     )
     try:
         if store is not None:
@@ -469,6 +470,7 @@ def run_scans(
                         error="interrupted (Ctrl-C)",
                         p=spec.p,
                         alpha=spec.alpha,
+                        source_name=spec.source_name,
                     )
                 )
                 report = ScanReport(

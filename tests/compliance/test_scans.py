@@ -270,3 +270,24 @@ def test_a_scan_records_only_where_a_store_is_asked_for(tmp_path, monkeypatch):
     assert CliRunner().invoke(cli, ["scan", str(cfg)]).exit_code == 0
     assert len(S.runs(str(tmp_path / "kept.duckdb"))) == 1
     assert not (tmp_path / "qar_results.duckdb").exists()
+
+
+def test_junit_and_markdown_of_a_file_source(tmp_path):
+    """A CSV takes no table: the failure names the file (never "table None"), the classname is
+    the config's source name (not a path JUnit readers split at its dots), the Markdown cell is
+    the file; every JUnit value passes one masker."""
+    csv = tmp_path / "adult.v2.csv"
+    csv.write_text("age,sex,zip,job\n" + "".join(f"{a},{s},{z},{j}\n" for a, s, z, j in zip(*WIDE.values())))
+    cfg = write(
+        tmp_path,
+        '[sources.people]\nurl = "adult.v2.csv"\n[[scan]]\nname = "adult"\np = 2\npi_u = 0.5\nfail_above = 0\n',
+    )
+    junit, md = tmp_path / "j.xml", tmp_path / "m.md"
+    r = CliRunner().invoke(cli, ["scan", str(cfg), "--junit", str(junit), "--markdown", str(md)])
+    assert r.exit_code == 1, r.output
+    (case,) = ET.parse(junit).getroot().iter("testcase")
+    assert case.get("classname") == "qar.people"
+    message = case.find("failure").get("message")
+    assert "None" not in message and message.endswith(f"for {csv}")
+    assert f"| adult | `{csv}` |" in md.read_text()
+    assert f"adult  {csv}" in r.stdout  # the text summary too
