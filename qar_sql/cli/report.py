@@ -145,7 +145,7 @@ def report_cmd(
 ):
     """Write one self-contained HTML report of SOURCE: risk, tail fit, k-anonymity, records, what-if, history."""
     from qar_sql.cli.emit import build, session
-    from qar_sql.commands.report import masked_command, run, stored
+    from qar_sql.commands.report import masked_command, prepared, run, stored
     from qar_sql.compliance.store import HASH_SECRET_ENV, hash_secret
     from qar_sql.output.html import write_report
 
@@ -165,6 +165,7 @@ def report_cmd(
     if compare is not None:  # before any work: the comparison needs the [compare] extra
         require("compare", "qar report --compare")
     _guard(where["source"], output, treatments, compare, store, from_store, hash_secret_file)
+    settings = prepared(settings)  # the treatments file, before any connection
     secret = hash_secret(hash_secret_file) if (hash_secret_file or os.environ.get(HASH_SECRET_ENV)) else None
     command = masked_command(["qar", *sys.argv[1:]], [secret] if secret else [])
     settings = dataclasses.replace(settings, hash_secret=secret, command=command)

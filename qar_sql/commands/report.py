@@ -96,6 +96,34 @@ def masked_command(argv: Sequence[str], extra_secrets: Sequence[str] = ()) -> st
     return scrub(" ".join(shlex.quote(a) for a in argv), known)
 
 
+def prepared(params: ReportParams, columns: Sequence[str] | None = None) -> ReportParams:
+    """``params`` checked before the first query: the treatments file read (a bad one fails here,
+    not after the audit; the result holds the :class:`~qar_sql.treat.treatments.Plan`) and,
+    given the relation's ``columns``, no ``--sensitive`` or ``--weight`` column among the audited
+    ones (the audit takes every column but ``--exclude``, so the classic measures could not)."""
+    from dataclasses import replace
+
+    from qar_sql.engines.source import select_columns
+    from qar_sql.errors import ColumnError
+    from qar_sql.treat.treatments import load
+
+    if params.treatments is not None:
+        params = replace(params, treatments=load(params.treatments))
+    keywords = params.classic_keywords
+    if columns is not None and keywords:
+        qi = select_columns(columns, params.columns, params.exclude)
+        roles = [(s, "--sensitive") for s in keywords.get("sensitive") or ()]
+        roles += [(keywords["weight"], "--weight")] if keywords.get("weight") else []
+        for name, option in roles:
+            if name in qi:
+                how = "leave it out of --columns" if params.columns else f"add --exclude {name}"
+                raise ColumnError(
+                    f"{option} column {name!r} is also a quasi-identifier column of the audit; a column "
+                    f"cannot be both — {how}"
+                )
+    return params
+
+
 def run(session: Session, params: ReportParams, progress: Progress | None = None) -> ReportInputs:
     """What the report shows of the session's relation. The records and elimination sections
     need a record order: ``params.key`` for a database table, the row order of a file; the other
@@ -103,6 +131,7 @@ def run(session: Session, params: ReportParams, progress: Progress | None = None
     treated, classic measures), each with the statements it rendered; the history is read from
     the results store. ``progress`` follows the audit's scan."""
     started = time.perf_counter()
+    params = prepared(params, session.relation.columns)
     opts = Options(
         columns=params.columns, exclude=params.exclude, p=params.p, alpha=params.alpha, pi_u=params.pi_u,
         pwm=params.pwm, jobs=params.jobs, progress=progress,
@@ -144,7 +173,7 @@ def run(session: Session, params: ReportParams, progress: Progress | None = None
         key=list(params.key) if params.key else None,
         top=params.top,
         threshold=params.threshold,
-        treatments=str(params.treatments) if params.treatments is not None else None,
+        treatments=getattr(params.treatments, "path", None) if params.treatments is not None else None,
         **_store_parameter(params.store),
         hashed_keys=bool(params.hash_secret),
         group_size=params.group_size,
