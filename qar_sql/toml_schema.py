@@ -30,7 +30,7 @@ from qar_sql.errors import UsageError
 from qar_sql.stats.evt import PWM_METHODS
 
 PATH = Path(__file__).resolve().parent / "schemas" / "qar.schema.json"
-ID = "https://github.com/OWNER/qar-sql/raw/main/qar_sql/schemas/qar.schema.json"
+ID = "https://github.com/qar-sql/qar-sql/raw/main/qar_sql/schemas/qar.schema.json"
 
 _NAMES = {
     "anyOf": [

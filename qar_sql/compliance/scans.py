@@ -306,7 +306,9 @@ def parse_config(
 
     raw_scans = data.get("scan", [])
     if not isinstance(raw_scans, list) or not raw_scans:
-        raise UsageError(f"{where}: no scans; add at least one [[scan]] with a source and a table")
+        raise UsageError(
+            f"{where}: no scans; add at least one [[scan]] naming a source (and its table, for a database: a CSV or Parquet file takes none)"
+        )
     specs = []
     for i, raw in enumerate(raw_scans, 1):
         if not isinstance(raw, Mapping):
