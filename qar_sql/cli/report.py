@@ -154,7 +154,7 @@ def report_cmd(
     from qar_sql.cli.emit import build, session
     from qar_sql.commands.report import masked_command, prepared, run, stored
     from qar_sql.compliance.store import HASH_SECRET_ENV, hash_secret
-    from qar_sql.output.html import write_report
+    from qar_sql.output.html import render_report, write_report
 
     fmt = report_format(fmt, output)
     if no_classic and classic_flag:
@@ -183,8 +183,6 @@ def report_cmd(
         with params.Progress("scanning", quiet) as bar, session(where) as s:
             result = run(s, settings, bar)
     if output == "-":
-        from qar_sql.output.html import render_report
-
         click.echo(render_report(result, fmt), nl=False)
     else:
         write_report(result, output, fmt)

@@ -11,6 +11,7 @@ Rendering and the result types are :mod:`qar_sql.output.html`, from these result
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -22,8 +23,8 @@ from qar_sql.compliance.history import history
 from qar_sql.compliance.store import hash_key, stored_audit, stored_results, stored_top_records
 from qar_sql.engines.render import recording
 from qar_sql.engines.session import Session
-from qar_sql.engines.source import SourceLike, resolve_source, session_of
-from qar_sql.errors import QarError, UsageError
+from qar_sql.engines.source import SourceLike, resolve_source, select_columns, session_of
+from qar_sql.errors import ColumnError, QarError, UsageError
 from qar_sql.extras import require
 from qar_sql.guard import check_not_input
 from qar_sql.measures.audit import Options, audit_relation
@@ -43,6 +44,7 @@ from qar_sql.ranking.records import compute
 from qar_sql.results import AuditResult, History, from_plain
 from qar_sql.secrets import mask_source, scrub, secret_values
 from qar_sql.stats import interval as tail_interval
+from qar_sql.treat.treatments import load as load_treatments
 
 NAME = "report"
 Params = ReportParams
@@ -101,14 +103,8 @@ def prepared(params: ReportParams, columns: Sequence[str] | None = None) -> Repo
     not after the audit; the result holds the :class:`~qar_sql.treat.treatments.Plan`) and,
     given the relation's ``columns``, no ``--sensitive`` or ``--weight`` column among the audited
     ones (the audit takes every column but ``--exclude``, so the classic measures could not)."""
-    from dataclasses import replace
-
-    from qar_sql.engines.source import select_columns
-    from qar_sql.errors import ColumnError
-    from qar_sql.treat.treatments import load
-
     if params.treatments is not None:
-        params = replace(params, treatments=load(params.treatments))
+        params = dataclasses.replace(params, treatments=load_treatments(params.treatments))
     keywords = params.classic_keywords
     if columns is not None and keywords:
         qi = select_columns(columns, params.columns, params.exclude)

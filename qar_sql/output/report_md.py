@@ -61,12 +61,12 @@ class _Converter(HTMLParser):
         a = dict(attrs)
         if not self.skip and a.get("data-md") is not None:  # the page's own words for Markdown
             self._flush()
-            self.out.append(escape_md(a["data-md"] or ""))
+            self.out.append(escape_md(a.get("data-md") or ""))
             self.skip += 1
             return
         if self.skip or tag in _SKIPPED or "noprint" in (a.get("class") or "").split():
             if tag == "svg" and not self.skip and a.get("aria-label"):
-                self.out.append(f"*Figure: {escape_md(a['aria-label'])}*")
+                self.out.append(f"*Figure: {escape_md(a['aria-label'] or '')}*")
             if tag not in ("meta", "br", "img", "input"):
                 self.skip += 1
             return
