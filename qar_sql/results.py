@@ -811,6 +811,8 @@ class ScanOutcome:
     n_qi: int | None = None
     p: int = 3
     alpha: float = 0.01
+    #: The source's name in the config ([sources.NAME]); the JUnit classname groups by it.
+    source_name: str | None = None
     #: The audit itself, for the per-table HTML reports of ``qar scan --format html``.
     result: AuditResult | None = field(default=None, repr=False, compare=False)
     #: Where each setting came from (the spec's :class:`~qar_sql.precedence.Chosen`): the report names it.

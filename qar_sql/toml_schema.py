@@ -31,7 +31,7 @@ from qar_sql.parameters.tail import THETA_MEASURES
 from qar_sql.stats.evt import PWM_METHODS
 
 PATH = Path(__file__).resolve().parent / "schemas" / "qar.schema.json"
-ID = "https://github.com/OWNER/qar-sql/raw/main/qar_sql/schemas/qar.schema.json"
+ID = "https://github.com/qar-sql/qar-sql/raw/main/qar_sql/schemas/qar.schema.json"
 
 _NAMES = {
     "anyOf": [

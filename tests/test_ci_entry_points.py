@@ -11,11 +11,13 @@ upload-artifact) are GitHub's; the test checks what they are given. The hook run
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import duckdb
@@ -70,6 +72,7 @@ def run_action(workdir: Path, venv: Path, **given: str) -> tuple[int, str, dict]
             **os.environ,
             "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}",
             "GITHUB_OUTPUT": str(out_file),
+            "GITHUB_ACTION_PATH": str(REPO),  # the runner's checkout of the action at its ref
             "GITHUB_STEP_SUMMARY": str(summary),
             **{k: fill(v, inputs, outputs) for k, v in step.get("env", {}).items()},
         }
@@ -113,9 +116,8 @@ def test_the_action_uploads_its_outputs_whatever_the_scan_says():
 def test_the_action_passes_and_fails_with_the_scan(venv, tmp_path):
     work = demo_checkout(tmp_path / "repo")
     # The package input: this tree (a user writes qar-sql[postgres]).
-    status, log, outputs = run_action(
-        work, venv, package=str(REPO), config="examples/qar.toml", args="--no-store --fail-above 1"
-    )
+    # The default package: this checkout ($GITHUB_ACTION_PATH), not PyPI's latest.
+    status, log, outputs = run_action(work, venv, config="examples/qar.toml", args="--no-store --fail-above 1")
     assert status == 0, log
     assert outputs["scan"]["exit-code"] == "0"
     assert "every table is within its thresholds" in log
@@ -132,11 +134,47 @@ def test_the_action_passes_and_fails_with_the_scan(venv, tmp_path):
     assert status == 1, log
     assert outputs["scan"]["exit-code"] == "1"
     assert "::error title=qar scan::a re-identification risk is above its fail_above" in log
+    assert "::error file=examples/qar.toml,title=qar scan demo population::risk " in log
+    assert outputs["results"]["fail"] == "2" and outputs["results"]["ok"] == "0"
     assert "<failure" in (work / "qar-junit.xml").read_text()
 
     # A config that does not exist: exit 2, said as such.
     status, log, _ = run_action(work, venv, package=str(REPO), config="nope/qar.toml", args="--no-store")
     assert status == 2 and "qar scan exited with 2" in log
+
+
+def test_the_action_splits_args_as_a_shell_reads_quotes_and_gives_outputs(venv, tmp_path):
+    """config empty (nothing passed positionally), args with quoted spaces and a glob that must
+    stay literal; the outputs: the largest T̂, the counts, the files."""
+    work = demo_checkout(tmp_path / "repo")
+    (work / "my cfg").mkdir()
+    shutil.copy(work / "examples" / "qar.toml", work / "my cfg" / "qar.toml")
+    (work / "jX.xml").write_text("")  # what an unquoted j*.xml would have been expanded to
+    args = "'my cfg/qar.toml' --store \"my store.duckdb\" --fail-above 1 --junit 'j*.xml'"
+    status, log, outputs = run_action(work, venv, package=str(REPO), config="", args=args, junit="j*.xml")
+    assert status == 0, log
+    assert (work / "my store.duckdb").is_file() and (work / "j*.xml").is_file()
+    assert (work / "jX.xml").read_text() == ""
+    import qar_sql
+
+    report = qar_sql.scan_config(str(work / "my cfg" / "qar.toml"), record=False)
+    res = outputs["results"]
+    assert res["risk"] == f"{max(o.risk for o in report.outcomes):.6g}"
+    warned = sum(o.warn_above is not None and o.risk > o.warn_above for o in report.outcomes)
+    assert (res["scans"], res["ok"], res["warn"], res["fail"], res["error"]) == (
+        "2",
+        str(2 - warned),
+        str(warned),
+        "0",
+        "0",
+    )
+    assert res["junit"] == "j*.xml" and res["json"] == "qar-scan.json" and res["report-dir"] == "qar-report"
+    assert [s["name"] for s in json.loads((work / "qar-scan.json").read_text())["scans"]] == [
+        o.name for o in report.outcomes
+    ]
+    # An unclosed quote: one sentence, exit 2, nothing run.
+    status, log, _ = run_action(work, venv, package=str(REPO), config="", args="--store 'x")
+    assert status == 2 and "the args input cannot be split" in log
 
 
 def test_the_hook_scans_each_changed_qar_toml(tmp_path, monkeypatch, capsys):
@@ -187,3 +225,54 @@ def test_pre_commit_try_repo(tmp_path):
         os.chdir(cwd)
     assert "qar scan" in out and "Traceback" not in out, out
     assert run.returncode == (0 if expected == 0 else 1), out
+
+
+def test_the_hook_reports_every_changed_qar_toml(tmp_path, monkeypatch, capsys):
+    """Two configs, one above its threshold: the JUnit XML and the Markdown hold both (not only
+    the last), the exit code is the worst; nothing is stored unasked."""
+    from qar_sql.cli.hook import main
+
+    work = demo_checkout(tmp_path)
+    monkeypatch.chdir(work)
+    for sub, fail in (("sub", 0.01), ("sub2", 1)):
+        (work / sub).mkdir()
+        (work / sub / "qar.toml").write_text(
+            f'[sources.demo]\nurl = "../qar_demo.duckdb"\n[[scan]]\nname = "{sub} people"\ntable = "population"\n'
+            f"p = 2\npi_u = 0.5\nfail_above = {fail}\n"
+        )
+    code = main(["--junit", "j.xml", "--markdown=m.md", "sub/qar.toml", "sub2/qar.toml"])
+    assert code == 1
+    root = ET.parse(work / "j.xml").getroot()
+    assert [s.get("name") for s in root.iter("testsuite")] == ["qar scan sub/qar.toml", "qar scan sub2/qar.toml"]
+    assert root.get("tests") == "2" and root.get("failures") == "1"
+    assert sorted(c.get("name") for c in root.iter("testcase")) == ["sub people", "sub2 people"]
+    md = (work / "m.md").read_text()
+    assert "### `sub/qar.toml`" in md and "### `sub2/qar.toml`" in md and "❌ fail" in md and "✅ ok" in md
+    assert not (work / "qar_results.duckdb").exists()
+
+
+def test_the_hook_ranks_exit_codes_as_qar_scan_does(tmp_path, monkeypatch, capsys):
+    """A bad table (2) outranks a database failure (3), as in ScanReport.exit_code (not max)."""
+    from qar_sql.cli.hook import main, worst
+
+    assert worst([3, 2]) == 2 and worst([1, 3]) == 3 and worst([0, 1]) == 1 and worst([]) == 0
+    assert worst([130, 2]) == 130
+    work = demo_checkout(tmp_path)
+    monkeypatch.chdir(work)
+    (work / "a").mkdir()
+    (work / "a" / "qar.toml").write_text('[sources.x]\nurl = "../qar_demo.duckdb"\n[[scan]]\ntable = "nope"\n')
+    (work / "b").mkdir()
+    (work / "b" / "qar.toml").write_text(
+        '[sources.x]\nurl = "postgresql+psycopg://nobody@127.0.0.1:1/none"\n[[scan]]\ntable = "t"\n'
+    )
+    assert main(["b/qar.toml", "a/qar.toml"]) == 2
+
+
+def test_a_qar_toml_without_scans_passes_the_hook(tmp_path, monkeypatch, capsys):
+    from qar_sql.cli.hook import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "qar.toml").write_text("[defaults]\np = 2\nfail_above = 0.5\n")
+    assert main(["--markdown", "m.md", "qar.toml"]) == 0
+    assert "nothing to scan (ok)" in capsys.readouterr().out
+    assert "nothing to scan" in (tmp_path / "m.md").read_text()

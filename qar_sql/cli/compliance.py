@@ -83,7 +83,12 @@ def migrate_cmd(store, show_status, to, fmt):
     "$QAR_MIN_EXCEEDANCES or a discovered config it only sets the scans that have none.",
 )
 @params.store
-@click.option("--no-store", is_flag=True, help="Do not record the runs.")
+@click.option(
+    "--no-store",
+    is_flag=True,
+    help="Do not record the runs, even where qar.toml has a [store] (the default: runs are recorded only "
+    "with --store or a [store]).",
+)
 @params.file_option("--junit", help="Write a JUnit XML report (one testcase per table) to this file.")
 @params.file_option("--markdown", help="Write a Markdown summary to this file.")
 @click.option(
@@ -117,7 +122,7 @@ def scan_cmd(
     """
     from qar_sql.commands.scan import plan, run
     from qar_sql.compliance.scans import ScanInterrupted
-    from qar_sql.compliance.store import resolve_store
+    from qar_sql.compliance.store import scan_store
     from qar_sql.output.render_scan import junit_xml, stderr_lines, summary_markdown
 
     ctx = click.get_current_context()
@@ -132,7 +137,7 @@ def scan_cmd(
     settings = build(
         ScanParams,
         {**where, **outputs},
-        record=not no_store,
+        record=False if no_store else None,
         thresholds={k: c for k, c in given.items() if c is not None},
         given=frozenset(typed),
     )
@@ -142,7 +147,7 @@ def scan_cmd(
         if path:  # before the scans, not after them
             check_writable(path, option)
     cfg = plan(settings)
-    recorded_in = None if no_store else resolve_store(settings.store or cfg.store)
+    recorded_in = scan_store(settings.store, cfg.store, settings.record)
     _guard(cfg, config, dbt_manifest, recorded_in, junit, markdown, report_dir)
 
     bar = params.Progress("", quiet)

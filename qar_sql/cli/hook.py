@@ -1,7 +1,12 @@
 """The pre-commit hook (``.pre-commit-hooks.yaml``, id ``qar-scan``): ``qar scan`` on each changed
 ``qar.toml``. pre-commit passes the hook's ``args`` and then the changed files in one call, and
 ``qar scan`` takes one config, so this runs it once per file with the same arguments and exits
-with the worst code (1: a risk above its fail_above; 2 or 3: a scan could not run).
+with the worst code in the order :attr:`qar_sql.results.ScanReport.exit_code` ranks a scan's
+(130 interrupted, 2 a bad config, table or column, 3 the database, 1 a risk above its
+fail_above, 0). ``--junit`` and ``--markdown`` get every file's scans: one testsuite per file
+in one JUnit XML, one section per file in one Markdown summary. A ``qar.toml`` with no
+``[[scan]]`` (defaults and sources only, for configs that include it) has nothing to scan: it
+passes, with a note.
 
 Run as ``python -m qar_sql.cli.hook [qar scan options] FILE...``.
 """
@@ -9,9 +14,85 @@ Run as ``python -m qar_sql.cli.hook [qar scan options] FILE...``.
 from __future__ import annotations
 
 import sys
+import tempfile
+import tomllib
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from qar_sql.cli.main import cli
+from qar_sql.errors import ExitCode
+
+#: Worst first: the order of ScanReport.exit_code; any other code ranks after these.
+RANK = (ExitCode.INTERRUPTED, ExitCode.USAGE, ExitCode.RUNTIME, ExitCode.RISK_ABOVE_THRESHOLD)
+COMBINED = ("--junit", "--markdown")
+
+
+def worst(codes: list[int]) -> int:
+    """The code the hook exits with: the first of :data:`RANK` among ``codes``, else the
+    largest other non-zero code, else 0."""
+    for code in RANK:
+        if int(code) in codes:
+            return int(code)
+    return max([c for c in codes if c], default=0)
+
+
+def _split(options: list[str]) -> tuple[list[str], dict[str, str]]:
+    """``options`` without ``--junit``/``--markdown`` (``--junit X`` or ``--junit=X``), and those."""
+    rest, taken, i = [], {}, 0
+    while i < len(options):
+        arg = options[i]
+        name, eq, value = arg.partition("=")
+        if name in COMBINED and eq:
+            taken[name] = value
+        elif arg in COMBINED and i + 1 < len(options):
+            taken[arg] = options[i + 1]
+            i += 1
+        else:
+            rest.append(arg)
+        i += 1
+    return rest, taken
+
+
+def _nothing_to_scan(path: Path) -> bool:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return False  # qar scan says what is wrong with it
+    return not data.get("scan")
+
+
+def _junit(parts: list[tuple[str, Path]]) -> str:
+    root = ET.Element("testsuites", {"name": "qar scan"})
+    totals = dict.fromkeys(("tests", "failures", "errors"), 0)
+    seconds = 0.0
+    for name, path in parts:
+        for suite in ET.parse(path).getroot().iter("testsuite"):
+            suite.set("name", f"qar scan {name}")
+            for key in totals:
+                totals[key] += int(suite.get(key, "0"))
+            seconds += float(suite.get("time", "0"))
+            root.append(suite)
+    for key, value in totals.items():
+        root.set(key, str(value))
+    root.set("time", f"{seconds:.3f}")
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _markdown(parts: list[tuple[str, str]]) -> str:
+    lines = ["## QaR compliance scan", "", f"{len(parts)} scan config(s):"]
+    for name, text in parts:
+        body = text.split("\n", 1)[1] if text.startswith("## ") else text
+        lines += ["", f"### `{name}`", body.strip()]
+    return "\n".join(lines) + "\n"
+
+
+def _write(path: str, text: str) -> None:
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        print(f"Error: cannot write {path!r}: {exc.strerror}; check the folder exists", file=sys.stderr)
+        raise SystemExit(int(ExitCode.USAGE)) from exc
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -19,17 +100,36 @@ def main(argv: list[str] | None = None) -> int:
     # The files pre-commit passes come last; an option's value (--fail-above 0.5) is never a
     # qar.toml that exists.
     files = [a for a in argv if Path(a).name == "qar.toml" and Path(a).is_file()]
-    options = [a for a in argv if a not in files]
-    worst = 0
-    for name in files:
-        print(f"qar scan {name}", flush=True)
-        try:
-            cli.main(["scan", name, *options], prog_name="qar", auto_envvar_prefix="QAR")
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
-        worst = max(worst, code)
-    return worst
+    options, combined = _split([a for a in argv if a not in files])
+    codes: list[int] = []
+    junit: list[tuple[str, Path]] = []
+    markdown: list[tuple[str, str]] = []
+    with tempfile.TemporaryDirectory(prefix="qar-hook-") as tmp:
+        for i, name in enumerate(files):
+            print(f"qar scan {name}", flush=True)
+            if _nothing_to_scan(Path(name)):
+                print(f"{name}: no [[scan]] in it; nothing to scan (ok)", flush=True)
+                markdown.append((name, "No `[[scan]]` in it: nothing to scan."))
+                continue
+            mine = {opt: str(Path(tmp) / f"{i}{opt.replace('--', '.')}") for opt in combined}
+            extra = [a for opt, path in mine.items() for a in (opt, path)]
+            try:
+                cli.main(["scan", name, *options, *extra], prog_name="qar", auto_envvar_prefix="QAR")
+                code = 0
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+            codes.append(code)
+            if "--junit" in mine and Path(mine["--junit"]).is_file():
+                junit.append((name, Path(mine["--junit"])))
+            if "--markdown" in mine and Path(mine["--markdown"]).is_file():
+                markdown.append((name, Path(mine["--markdown"]).read_text(encoding="utf-8")))
+            elif "--markdown" in mine:
+                markdown.append((name, f"qar scan exited with {code} before writing a summary."))
+        if "--junit" in combined:
+            _write(combined["--junit"], _junit(junit))
+        if "--markdown" in combined:
+            _write(combined["--markdown"], _markdown(markdown))
+    return worst(codes)
 
 
 if __name__ == "__main__":  # pragma: no cover

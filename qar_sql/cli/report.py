@@ -38,7 +38,8 @@ from qar_sql.precedence import from_click
     type=click.FloatRange(0.0, 1.0),
     envvar="QAR_FAIL_ABOVE",
     help="The risk the first page's verdict compares T̂ with (also fail_above in qar.toml); without one the "
-    "report gives no verdict.",
+    "report gives no verdict. The report states the verdict and still exits 0: to fail a CI job, use qar "
+    "audit --fail-above or qar scan.",
 )
 @click.option(
     "--treatments", "-T", type=click.Path(dir_okay=False), help="A treatments TOML file: adds the what-if section."
@@ -99,11 +100,17 @@ from qar_sql.precedence import from_click
     "-f",
     "fmt",
     type=click.Choice(["html", "md", *(name for name, f in FORMATS.items() if f.from_table is not None)]),
-    default="html",
-    help="html (default): one self-contained page; md: the same report as Markdown; csv: the audit's QIs, "
-    "one row each (as qar audit --format csv).",
+    help="html: one self-contained page; md: the same report as Markdown; csv: the audit's QIs, one row each "
+    "(as qar audit --format csv). Default: from -o's suffix (.md, .markdown, .csv), else html; a suffix "
+    "that names another format is refused.",
 )
-@click.option("--output", "-o", type=click.Path(dir_okay=False), required=True, help="The file to write.")
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    required=True,
+    help="The file to write; - for stdout.",
+)
 @params.interval_level
 @params.bootstrap
 @params.jobs
@@ -145,10 +152,11 @@ def report_cmd(
 ):
     """Write one self-contained HTML report of SOURCE: risk, tail fit, k-anonymity, records, what-if, history."""
     from qar_sql.cli.emit import build, session
-    from qar_sql.commands.report import masked_command, run, stored
+    from qar_sql.commands.report import masked_command, prepared, run, stored
     from qar_sql.compliance.store import HASH_SECRET_ENV, hash_secret
-    from qar_sql.output.html import write_report
+    from qar_sql.output.html import render_report, write_report
 
+    fmt = report_format(fmt, output)
     if no_classic and classic_flag:
         raise UsageError("--classic and --no-classic contradict each other; give one of them")
     options = {
@@ -165,6 +173,7 @@ def report_cmd(
     if compare is not None:  # before any work: the comparison needs the [compare] extra
         require("compare", "qar report --compare")
     _guard(where["source"], output, treatments, compare, store, from_store, hash_secret_file)
+    settings = prepared(settings)  # the treatments file, before any connection
     secret = hash_secret(hash_secret_file) if (hash_secret_file or os.environ.get(HASH_SECRET_ENV)) else None
     command = masked_command(["qar", *sys.argv[1:]], [secret] if secret else [])
     settings = dataclasses.replace(settings, hash_secret=secret, command=command)
@@ -173,16 +182,41 @@ def report_cmd(
     else:
         with params.Progress("scanning", quiet) as bar, session(where) as s:
             result = run(s, settings, bar)
-    write_report(result, output, fmt)
+    if output == "-":
+        click.echo(render_report(result, fmt), nl=False)
+    else:
+        write_report(result, output, fmt)
     assert result.audit is not None  # a report of SOURCE or of a stored run always has its audit
     risk_text = "undefined (no tail)" if result.audit.risk is None else f"{result.audit.risk:.6g}"
-    click.echo(f"Wrote {output} (T̂ = {risk_text}).", err=True)
+    click.echo(f"Wrote {'the report to stdout' if output == '-' else output} (T̂ = {risk_text}).", err=True)
+
+
+#: The format each suffix of -o names.
+SUFFIX_FORMATS = {".html": "html", ".htm": "html", ".md": "md", ".markdown": "md", ".csv": "csv"}
+
+
+def report_format(fmt: str | None, output: str) -> str:
+    """The format of the report: ``fmt`` when given, else the one -o's suffix names, else html. A
+    given format that -o's suffix contradicts is refused (-f md -o x.html wrote Markdown into
+    an .html file)."""
+    suffix = os.path.splitext(output)[1].lower() if output != "-" else ""
+    named = SUFFIX_FORMATS.get(suffix)
+    if fmt is None:
+        return named or "html"
+    if named is not None and named != fmt:
+        stem = os.path.splitext(output)[0]
+        ext = next(s for s, f in SUFFIX_FORMATS.items() if f == fmt) if fmt in SUFFIX_FORMATS.values() else ""
+        fix = f"name the file {stem}{ext} or " if ext else ""
+        raise UsageError(f"-o {output!r} ends in {suffix} but --format is {fmt}; {fix}give --format {named}")
+    return fmt
 
 
 def _guard(source, output, treatments, compare, store, from_store, hash_secret_file) -> None:
     """-o: a writable file that is none of the files the report reads, checked before any work."""
     from qar_sql.compliance.store import resolve_store
 
+    if output == "-":
+        return
     check_writable(output, "--output")
     reads = [("the treated release", compare), ("the treatments file", treatments)]
     reads += [("the hash secret file", hash_secret_file)]

@@ -11,6 +11,7 @@ Rendering and the result types are :mod:`qar_sql.output.html`, from these result
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -22,8 +23,8 @@ from qar_sql.compliance.history import history
 from qar_sql.compliance.store import hash_key, stored_audit, stored_results, stored_top_records
 from qar_sql.engines.render import recording
 from qar_sql.engines.session import Session
-from qar_sql.engines.source import SourceLike, resolve_source, session_of
-from qar_sql.errors import QarError, UsageError
+from qar_sql.engines.source import SourceLike, resolve_source, select_columns, session_of
+from qar_sql.errors import ColumnError, QarError, UsageError
 from qar_sql.extras import require
 from qar_sql.guard import check_not_input
 from qar_sql.measures.audit import Options, audit_relation, with_sensitivity
@@ -44,6 +45,7 @@ from qar_sql.results import AuditResult, History, from_plain
 from qar_sql.rules import DEFAULT_JOBS
 from qar_sql.secrets import mask_source, scrub, secret_values
 from qar_sql.stats import interval as tail_interval
+from qar_sql.treat.treatments import load as load_treatments
 
 NAME = "report"
 Params = ReportParams
@@ -97,6 +99,28 @@ def masked_command(argv: Sequence[str], extra_secrets: Sequence[str] = ()) -> st
     return scrub(" ".join(shlex.quote(a) for a in argv), known)
 
 
+def prepared(params: ReportParams, columns: Sequence[str] | None = None) -> ReportParams:
+    """``params`` checked before the first query: the treatments file read (a bad one fails here,
+    not after the audit; the result holds the :class:`~qar_sql.treat.treatments.Plan`) and,
+    given the relation's ``columns``, no ``--sensitive`` or ``--weight`` column among the audited
+    ones (the audit takes every column but ``--exclude``, so the classic measures could not)."""
+    if params.treatments is not None:
+        params = dataclasses.replace(params, treatments=load_treatments(params.treatments))
+    keywords = params.classic_keywords
+    if columns is not None and keywords:
+        qi = select_columns(columns, params.columns, params.exclude)
+        roles = [(s, "--sensitive") for s in keywords.get("sensitive") or ()]
+        roles += [(keywords["weight"], "--weight")] if keywords.get("weight") else []
+        for name, option in roles:
+            if name in qi:
+                how = "leave it out of --columns" if params.columns else f"add --exclude {name}"
+                raise ColumnError(
+                    f"{option} column {name!r} is also a quasi-identifier column of the audit; a column "
+                    f"cannot be both — {how}"
+                )
+    return params
+
+
 def run(session: Session, params: ReportParams, progress: Progress | None = None) -> ReportInputs:
     """What the report shows of the session's relation. The records and elimination sections
     need a record order: ``params.key`` for a database table, the row order of a file; the other
@@ -104,6 +128,7 @@ def run(session: Session, params: ReportParams, progress: Progress | None = None
     treated, classic measures), each with the statements it rendered; the history is read from
     the results store. ``progress`` follows the audit's scan."""
     started = time.perf_counter()
+    params = prepared(params, session.relation.columns)
     opts = Options(
         columns=params.columns, exclude=params.exclude, p=params.p, alpha=params.alpha, pi_u=params.pi_u,
         pwm=params.pwm, jobs=params.jobs, progress=progress,
@@ -146,7 +171,7 @@ def run(session: Session, params: ReportParams, progress: Progress | None = None
         key=list(params.key) if params.key else None,
         top=params.top,
         threshold=params.threshold,
-        treatments=str(params.treatments) if params.treatments is not None else None,
+        treatments=getattr(params.treatments, "path", None) if params.treatments is not None else None,
         **_store_parameter(params.store),
         hashed_keys=bool(params.hash_secret),
         group_size=params.group_size,

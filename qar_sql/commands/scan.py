@@ -1,5 +1,5 @@
 """``qar scan``: every scan of a ``qar.toml`` and/or every tagged model of a dbt project, judged
-against its thresholds and recorded in the results store (docs/compliance.md).
+against its thresholds and recorded in the results store where one is asked for (docs/compliance.md).
 
 The shape of every command (``qar_sql/commands/__init__.py``), with one difference: a scan opens
 no one session — each scan reads its own source (:func:`qar_sql.compliance.scans.run_scans`), so
@@ -86,15 +86,16 @@ def run(
     """Run the scans of ``params`` (``config``: its :func:`plan`, when already read) with the
     thresholds given from outside the files applied by :func:`qar_sql.precedence.choose`."""
     cfg = apply_settings(plan(params) if config is None else config, params.thresholds)
-    store = params.store if params.record else None
-    return run_scans(cfg, store=store, record=params.record, jobs=params.jobs, progress=progress, on_outcome=on_outcome)
+    return run_scans(
+        cfg, store=params.store, record=params.record, jobs=params.jobs, progress=progress, on_outcome=on_outcome
+    )
 
 
 def scan_config(
     config: str | Path | ScanConfig | Mapping[str, Any],
     *,
     store: str | None = None,
-    record: bool = True,
+    record: bool | None = None,
     jobs: int = DEFAULT_JOBS,
     environ: Mapping[str, str] | None = None,
     progress: ScanProgress | None = None,
@@ -102,8 +103,9 @@ def scan_config(
 ) -> ScanReport:
     """Run every scan of ``config`` (a ``qar.toml`` path, a parsed dict or a :class:`ScanConfig`).
 
-    Runs are recorded in ``store`` (else the config's ``[store]``, ``$QAR_STORE``,
-    ``qar_results.duckdb``) unless ``record`` is False. One scan failing does not stop the
+    Runs are recorded only where a store is asked for: ``store`` (``""``: ``$QAR_STORE``, else
+    ``qar_results.duckdb``), else the config's ``[store]``; ``record=True`` records even with
+    neither (as ``""``), ``record=False`` never. One scan failing does not stop the
     others; Ctrl-C stops them all (the current run is recorded as ``interrupted``) and raises
     :class:`~qar_sql.compliance.scans.ScanInterrupted`, a KeyboardInterrupt carrying the report so far.
     """

@@ -39,7 +39,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from qar_sql.compliance.store import Store, describe_error, ensure_ready, recorded_audit
+from qar_sql.compliance.store import Store, describe_error, ensure_ready, recorded_audit, scan_store
 from qar_sql.engines.source import is_url
 from qar_sql.errors import ExitCode, ParameterError, QarError, UsageError
 from qar_sql.measures.audit import audit, validate
@@ -314,7 +314,9 @@ def parse_config(
 
     raw_scans = data.get("scan", [])
     if not isinstance(raw_scans, list) or not raw_scans:
-        raise UsageError(f"{where}: no scans; add at least one [[scan]] with a source and a table")
+        raise UsageError(
+            f"{where}: no scans; add at least one [[scan]] naming a source (and its table, for a database: a CSV or Parquet file takes none)"
+        )
     specs = []
     for i, raw in enumerate(raw_scans, 1):
         if not isinstance(raw, Mapping):
@@ -393,6 +395,7 @@ def _run_one(spec: ScanSpec, store, secrets, jobs: int, progress) -> ScanOutcome
         p=spec.p,
         alpha=spec.alpha,
         origins=spec.origins,
+        source_name=spec.source_name,
     )
     try:
         if store is not None:
@@ -434,7 +437,7 @@ def run_scans(
     config: ScanConfig,
     *,
     store: str | None = None,
-    record: bool = True,
+    record: bool | None = None,
     jobs: int = DEFAULT_JOBS,
     progress: Callable[[str, int, int], None] | None = None,
     on_outcome: Callable[[ScanOutcome], None] | None = None,
@@ -442,14 +445,16 @@ def run_scans(
     """Run every scan of ``config`` (:func:`qar_sql.scan_config` reads it from a ``qar.toml``
     path or a parsed dict).
 
-    Runs are recorded in ``store`` (else the config's ``[store]``, ``$QAR_STORE``,
-    ``qar_results.duckdb``) unless ``record`` is False. One scan failing does not stop the
-    others; Ctrl-C stops them all (the current run is recorded as ``interrupted``) and raises
-    :class:`ScanInterrupted`, a KeyboardInterrupt carrying the report so far.
+    Runs are recorded only where a store is asked for (:func:`~qar_sql.compliance.store.scan_store`):
+    ``store`` (``""``: ``$QAR_STORE``, else ``qar_results.duckdb``), else the config's
+    ``[store]``; ``record=True`` records even with neither (as ``""``), ``record=False`` never. One scan failing does not stop the others; Ctrl-C stops them all (the current run is
+    recorded as ``interrupted``) and raises :class:`ScanInterrupted`, a KeyboardInterrupt carrying
+    the report so far.
     """
     st = None
-    if record:
-        st = Store(store or config.store)
+    url = scan_store(store, config.store, record)
+    if url is not None:
+        st = Store(url)
         ensure_ready(st)  # a broken store stops everything before any scan runs
     started_at = datetime.now(UTC).replace(tzinfo=None)
     t0 = time.perf_counter()
@@ -475,6 +480,7 @@ def run_scans(
                         error="interrupted (Ctrl-C)",
                         p=spec.p,
                         alpha=spec.alpha,
+                        source_name=spec.source_name,
                     )
                 )
                 report = ScanReport(

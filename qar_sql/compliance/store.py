@@ -124,6 +124,20 @@ def resolve_store(url: str | None) -> str:
     return url or os.environ.get(STORE_ENV) or DEFAULT_STORE
 
 
+def scan_store(given: str | None, configured: str | None, record: bool | None) -> str | None:
+    """Where a scan records its runs, or None: nothing is written unless asked, as a linter or a
+    data-quality check writes nothing unasked. ``given``: the store asked for (``--store URL``;
+    ``""``: ``--store`` alone, i.e. ``$QAR_STORE``, else the default store); ``configured``: the
+    config's ``[store]``; ``record``: False never records (``--no-store``), True always, None
+    only where a store is given or configured. ``$QAR_STORE`` alone switches nothing on (as for
+    ``qar audit``): it names the store that ``--store`` alone uses."""
+    if record is False:
+        return None
+    if given or configured:
+        return given or configured
+    return resolve_store(None) if record or given is not None else None
+
+
 def _duckdb_path(url: str) -> str | None:
     if url.startswith("duckdb:///"):
         return url[len("duckdb:///") :]

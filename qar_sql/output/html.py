@@ -583,8 +583,19 @@ def _pretty(numbers: Mapping[str, Any]) -> str:
     )
 
 
+#: The Unicode bidirectional controls (embeddings, overrides, isolates, marks): in a column name
+#: or a --title they reorder what the reader sees (a "Trojan Source" name), so a report shows
+#: each as its code point, ⟦U+202E⟧, in HTML and Markdown alike.
+BIDI_CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def neutral_bidi(text: str) -> str:
+    """``text`` with every bidirectional control shown as its code point (:data:`BIDI_CONTROLS`)."""
+    return BIDI_CONTROLS.sub(lambda m: f"⟦U+{ord(m.group(0)):04X}⟧", text)
+
+
 def render_html(inp: ReportInputs) -> str:
-    """The report as one HTML document."""
+    """The report as one HTML document (bidirectional controls shown as code points)."""
     numbers: dict[str, Any] = {} if inp.audit is None else {"audit": audit_dict(inp.audit, histograms=True)}
     env = environment()
     env.globals["num"] = _marker(numbers)
@@ -605,10 +616,12 @@ def render_html(inp: ReportInputs) -> str:
         (s, Markup(env.get_template(f"sections/{s.template}").render(section=s, **{**common, **ctx})))
         for s, ctx in built
     ]
-    return env.get_template("report.html").render(
-        inp=inp,
-        sections=bodies,
-        version=__version__,
+    return neutral_bidi(
+        env.get_template("report.html").render(
+            inp=inp,
+            sections=bodies,
+            version=__version__,
+        )
     )
 
 
@@ -617,8 +630,8 @@ def render_index(data: Mapping[str, Any], links: Mapping[str, str]) -> str:
     of name, table, status, risk, thresholds, rows, error), ``links`` scan name → report file."""
     env = environment()
     env.globals["num"] = _marker(data)
-    return env.get_template("index.html").render(
-        data=data, links=links, version=__version__, numbers_pretty=_pretty(data)
+    return neutral_bidi(
+        env.get_template("index.html").render(data=data, links=links, version=__version__, numbers_pretty=_pretty(data))
     )
 
 
@@ -637,8 +650,8 @@ def render_report(inp: ReportInputs | str, fmt: str = "html") -> str:
         return spec.from_table(inp)
     page = inp if isinstance(inp, str) else render_html(inp)
     if fmt == "md":
-        return html_to_markdown(page)
-    return page
+        return neutral_bidi(html_to_markdown(page))
+    return neutral_bidi(page)
 
 
 def write_report(inp: ReportInputs | str, path: str, fmt: str = "html") -> None:

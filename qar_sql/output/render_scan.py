@@ -10,17 +10,23 @@ from typing import Any
 
 from qar_sql.output.formats import json_number
 from qar_sql.output.render import renders, to_json
-from qar_sql.results import ScanReport
+from qar_sql.results import ScanOutcome, ScanReport
+from qar_sql.secrets import scrub
 
 
 def _risk(x: float | None) -> str:
     return "—" if x is None else f"{x:.6g}"
 
 
+def target(o: ScanOutcome) -> str:
+    """What a scan read: its table, else its source (a CSV or Parquet file takes no table)."""
+    return o.table or o.source
+
+
 def summary_text(report: ScanReport) -> str:
     head = ("scan", "table", "risk", "warn above", "fail above", "status")
     rows = [
-        (o.name, o.table or "", _risk(o.risk), _risk(o.warn_above), _risk(o.fail_above), o.status.upper())
+        (o.name, target(o), _risk(o.risk), _risk(o.warn_above), _risk(o.fail_above), o.status.upper())
         for o in report.outcomes
     ]
     widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
@@ -60,7 +66,7 @@ def summary_markdown(report: ScanReport) -> str:
     ]
     for o in report.outcomes:
         lines.append(
-            f"| {_md(o.name)} | `{_md(o.table or '')}` | {_risk(o.risk)} | {_risk(o.warn_above)} | "
+            f"| {_md(o.name)} | `{_md(target(o))}` | {_risk(o.risk)} | {_risk(o.warn_above)} | "
             f"{_risk(o.fail_above)} | {icon[o.status]} |"
         )
     if report.notes:
@@ -74,8 +80,10 @@ def summary_markdown(report: ScanReport) -> str:
 
 
 def _xml_text(text: str) -> str:
-    # XML 1.0 cannot carry most control characters, even escaped.
-    return re.sub(r"[\x00-\x08\x0b\x0c\x0e-\x1f]", "?", text)
+    """``text`` for the JUnit XML: every value passes the one masker (:func:`qar_sql.secrets.scrub`,
+    which leaves masked text as it is), and XML 1.0 cannot carry most control characters, even
+    escaped."""
+    return re.sub(r"[\x00-\x08\x0b\x0c\x0e-\x1f]", "?", scrub(text))
 
 
 def junit_xml(report: ScanReport) -> str:
@@ -97,7 +105,9 @@ def junit_xml(report: ScanReport) -> str:
             suite,
             "testcase",
             {
-                "classname": _xml_text(f"qar.{o.source}"),
+                # The config's name of the source, never its path or URL: JUnit readers split a
+                # classname at its dots into packages.
+                "classname": _xml_text("qar." + (o.source_name or "source").replace(".", "_")),
                 "name": _xml_text(o.name),
                 "time": f"{o.seconds:.3f}",
             },
@@ -105,6 +115,7 @@ def junit_xml(report: ScanReport) -> str:
         props = ET.SubElement(case, "properties")
         for key, value in (
             ("table", o.table or ""),
+            ("source", o.source),
             ("risk", _risk(o.risk)),
             ("p", str(o.p)),
             ("alpha", f"{o.alpha:g}"),
@@ -113,7 +124,7 @@ def junit_xml(report: ScanReport) -> str:
         ):
             ET.SubElement(props, "property", {"name": key, "value": _xml_text(value)})
         if o.status == "fail":
-            msg = f"risk {o.risk:.6g} is above fail_above {o.fail_above:g} for table {o.table}"
+            msg = f"risk {o.risk:.6g} is above fail_above {o.fail_above:g} for {'table ' + o.table if o.table else o.source}"
             ET.SubElement(case, "failure", {"message": _xml_text(msg), "type": "threshold"}).text = _xml_text(msg)
         elif o.status == "error":
             ET.SubElement(case, "error", {"message": _xml_text(o.error or "error"), "type": "scan"}).text = _xml_text(

@@ -8,10 +8,30 @@ programs, and the HTML file holds them), as the printed page leaves them out.
 
 from __future__ import annotations
 
+import re
 from html.parser import HTMLParser
 
 _SKIPPED = {"style", "title", "svg", "script", "head"}
 _BLOCKS = {"p", "li", "caption", "figcaption", "summary", "h1", "h2", "h3", "pre"}
+# Every character with a meaning in Markdown or the HTML it may hold: text from the page (a
+# --title, a column name) is shown as written, never read as a link, an image, a tag or a comment.
+_ACTIVE = re.compile(r"([\\`*_\[\]<>&|!~])")
+_BLOCK_START = re.compile(r"^(?:(#|[-+](?=\s)|[-=]+$)|\d+([.)])(?=\s|$))")
+
+
+def escape_md(text: str) -> str:
+    """``text`` as literal Markdown: each active character backslash-escaped (``<`` and ``&`` as
+    entities, which GitHub and mkdocs show as the character)."""
+    text = _ACTIVE.sub(lambda m: {"<": "&lt;", ">": "&gt;", "&": "&amp;"}.get(m.group(1), "\\" + m.group(1)), text)
+    # A line that would start a heading, a list or an underline: its marker escaped.
+    return _BLOCK_START.sub(lambda m: "\\" + m.group(0) if m.group(1) else m.group(0)[:-1] + "\\" + m.group(2), text)
+
+
+def fence(code: str) -> str:
+    """``code`` in a fence longer than any run of backticks inside it (which would close it)."""
+    runs = [len(r) for r in re.findall(r"`+", code)]
+    bar = "`" * max(3, 1 + max(runs, default=0))
+    return f"{bar}\n{code}\n{bar}"
 
 
 class _Converter(HTMLParser):
@@ -29,16 +49,24 @@ class _Converter(HTMLParser):
 
     # -- helpers ---------------------------------------------------------------------------
     def _flush(self, prefix: str = "") -> None:
-        text = " ".join("".join(self.text).split()) if not self.pre else "".join(self.text).strip("\n")
+        if self.pre:
+            text = "".join(self.text).strip("\n")
+        else:
+            text = escape_md(" ".join("".join(self.text).split()))
         self.text = []
         if text:
             self.out.append(prefix + text)
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = dict(attrs)
+        if not self.skip and a.get("data-md") is not None:  # the page's own words for Markdown
+            self._flush()
+            self.out.append(escape_md(a.get("data-md") or ""))
+            self.skip += 1
+            return
         if self.skip or tag in _SKIPPED or "noprint" in (a.get("class") or "").split():
             if tag == "svg" and not self.skip and a.get("aria-label"):
-                self.out.append(f"*Figure: {a['aria-label']}*")
+                self.out.append(f"*Figure: {escape_md(a['aria-label'] or '')}*")
             if tag not in ("meta", "br", "img", "input"):
                 self.skip += 1
             return
@@ -67,13 +95,13 @@ class _Converter(HTMLParser):
             return
         if self.rows is not None:
             if tag in ("td", "th") and self.cell is not None:
-                cell = " ".join("".join(self.cell).split()).replace("|", "\\|")
+                cell = escape_md(" ".join("".join(self.cell).split()))
                 self.rows[-1].append(cell)
                 self.cell = None
             elif tag == "thead":
                 self.in_thead = False
             elif tag == "caption":
-                self.caption = " ".join("".join(self.text).split())
+                self.caption = escape_md(" ".join("".join(self.text).split()))
                 self.text = []
             elif tag == "table":
                 self._table()
@@ -91,7 +119,7 @@ class _Converter(HTMLParser):
         elif tag == "pre":
             self._flush()
             if self.out:
-                self.out[-1] = "```\n" + self.out[-1] + "\n```"
+                self.out[-1] = fence(self.out[-1])
             self.pre = False
         elif tag == "figcaption":
             self._flush("*")

@@ -37,7 +37,9 @@ class ScanParams:
     select: Sequence[str] = ()
     thresholds: Mapping[str, Chosen] = field(default_factory=dict)
     store: str | None = None
-    record: bool = True
+    #: None: record only where a store is given (--store) or configured ([store]); False: never
+    #: (``--no-store``); True: always (the default store at worst).
+    record: bool | None = None
     junit: str | None = None
     markdown: str | None = None
     report_dir: str | None = None
@@ -59,7 +61,7 @@ class ScanParams:
                 'names its databases in [sources.NAME] url = "..."'
             )
         # Only a --store typed on the command line contradicts --no-store (a default from qar.toml does not).
-        if not self.record and "store" in self.given:
+        if self.record is False and "store" in self.given:
             raise UsageError("--store and --no-store contradict each other; give one of them")
 
     def check_dbt(self) -> None:

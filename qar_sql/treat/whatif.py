@@ -138,8 +138,8 @@ def _resolve_qid(plan: Plan, qid: Sequence[str] | str | None) -> tuple[str, ...]
     qid = tuple(qid or ()) or plan.qid
     if not qid:
         raise UsageError(
-            "no quasi-identifier to count singletons on; pass --qid a,b,c or set "
-            'qid = ["a", "b", "c"] in the treatments file'
+            'no quasi-identifier to count singletons on; set qid = ["a", "b", "c"] in the treatments '
+            "file (qar whatif also takes --qid a,b,c)"
         )
     return tuple(qid)
 

@@ -239,3 +239,55 @@ def test_example_config_parses(monkeypatch, tmp_path):
     cfg = load_config(tmp_path / "qar.toml")
     assert [s.name for s in cfg.scans][-1] == "patients" and cfg.scans[-1].pi_u == 0.1
     assert "Xyzzy42" not in repr(cfg) and cfg.scans[-1].source_display == "postgresql+psycopg://u:***@db/warehouse"
+
+
+def test_a_scan_records_only_where_a_store_is_asked_for(tmp_path, monkeypatch):
+    """Nothing is written unasked: without --store or a [store] no qar_results.duckdb appears
+    (not even with $QAR_STORE set, which only names what --store alone uses); with either the
+    run is recorded, and --no-store still wins over a [store]."""
+    duck = Loader("duckdb", tmp_path)
+    duck.load("narrow", NARROW)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("QAR_STORE", raising=False)
+    cfg = write(tmp_path, f'[sources.f]\nurl = "{duck.path}"\n[[scan]]\ntable = "narrow"\np = 2\npi_u = 0.5\n')
+    before = sorted(p.name for p in tmp_path.iterdir())
+    r = CliRunner().invoke(cli, ["scan", str(cfg)])
+    assert r.exit_code == 0, r.output
+    assert "recorded in" not in r.output
+    assert qar_sql.scan_config(cfg).store is None
+    monkeypatch.setenv("QAR_STORE", str(tmp_path / "env.duckdb"))
+    assert CliRunner().invoke(cli, ["scan", str(cfg)]).exit_code == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # no store file anywhere
+
+    r = CliRunner().invoke(cli, ["scan", str(cfg), "--store"])  # --store alone: $QAR_STORE
+    assert r.exit_code == 0 and [x.scan_name for x in S.runs(str(tmp_path / "env.duckdb"))] == ["narrow"]
+    monkeypatch.delenv("QAR_STORE")
+    r = CliRunner().invoke(cli, ["scan", str(cfg), "--store", "given.duckdb"])
+    assert r.exit_code == 0 and len(S.runs(str(tmp_path / "given.duckdb"))) == 1
+    cfg.write_text('[store]\nurl = "kept.duckdb"\n' + cfg.read_text())
+    assert CliRunner().invoke(cli, ["scan", str(cfg), "--no-store"]).exit_code == 0
+    assert not (tmp_path / "kept.duckdb").exists()
+    assert CliRunner().invoke(cli, ["scan", str(cfg)]).exit_code == 0
+    assert len(S.runs(str(tmp_path / "kept.duckdb"))) == 1
+    assert not (tmp_path / "qar_results.duckdb").exists()
+
+
+def test_junit_and_markdown_of_a_file_source(tmp_path):
+    """A CSV takes no table: the failure names the file (never "table None"), the classname is
+    the config's source name (not a path JUnit readers split at its dots), the Markdown cell is
+    the file; every JUnit value passes one masker."""
+    csv = tmp_path / "adult.v2.csv"
+    csv.write_text("age,sex,zip,job\n" + "".join(f"{a},{s},{z},{j}\n" for a, s, z, j in zip(*WIDE.values())))
+    cfg = write(
+        tmp_path,
+        '[sources.people]\nurl = "adult.v2.csv"\n[[scan]]\nname = "adult"\np = 2\npi_u = 0.5\nfail_above = 0\n',
+    )
+    junit, md = tmp_path / "j.xml", tmp_path / "m.md"
+    r = CliRunner().invoke(cli, ["scan", str(cfg), "--junit", str(junit), "--markdown", str(md)])
+    assert r.exit_code == 1, r.output
+    (case,) = ET.parse(junit).getroot().iter("testcase")
+    assert case.get("classname") == "qar.people"
+    message = case.find("failure").get("message")
+    assert "None" not in message and message.endswith(f"for {csv}")
+    assert f"| adult | `{csv}` |" in md.read_text()
+    assert f"adult  {csv}" in r.stdout  # the text summary too

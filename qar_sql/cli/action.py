@@ -1,0 +1,95 @@
+"""The GitHub Action's helpers (``action.yml``), run as ``python $GITHUB_ACTION_PATH/qar_sql/cli/action.py``
+with the standard library only, so they work whatever qar-sql version the action installed.
+
+``args``: the ``args`` input ($QAR_ACTION_ARGS) split as a shell reads quotes — with no glob,
+variable or command expansion — written NUL-separated for bash's ``mapfile -d ''``.
+
+``results``: the action's outputs (the largest T̂, the counts per status, the files) appended to
+$GITHUB_OUTPUT from qar scan's JSON, a line per scan, and a workflow annotation (``::error`` /
+``::warning``, on the config file when there is one) per scan above a threshold or in error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+from collections.abc import Mapping
+
+
+def split_args(text: str) -> list[str]:
+    try:
+        return shlex.split(text)
+    except ValueError as exc:
+        raise SystemExit(f"::error title=qar scan::the args input cannot be split ({exc}); close its quotes") from exc
+
+
+def _data(text: str) -> str:
+    """A workflow command's message: one line (the runner's escapes)."""
+    return str(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _prop(text: str) -> str:
+    """A workflow command's property value (file=, title=)."""
+    return _data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def annotation(scan: Mapping, config: str) -> str | None:
+    """The ``::error``/``::warning`` line of one scan of qar scan's JSON, or None when it passed."""
+    status, risk = scan.get("status"), scan.get("risk")
+    where = f"file={_prop(config)}," if config else ""
+    head = f"{where}title={_prop('qar scan ' + str(scan.get('name')))}"
+    if status == "fail":
+        return f"::error {head}::risk {risk:.6g} is above fail_above {scan['fail_above']:g}"
+    if status == "warn":
+        return f"::warning {head}::risk {risk:.6g} is above warn_above {scan['warn_above']:g}"
+    if status == "error":
+        return f"::error {head}::{_data(scan.get('error') or 'no risk')}"
+    return None
+
+
+def outputs(scans: list[Mapping], env: Mapping[str, str]) -> dict[str, str]:
+    risks = [s["risk"] for s in scans if isinstance(s.get("risk"), int | float)]
+    out = {
+        "risk": f"{max(risks):.6g}" if risks else "",
+        "scans": str(len(scans)),
+        **{status: str(sum(s.get("status") == status for s in scans)) for status in ("ok", "warn", "fail", "error")},
+        "junit": env.get("QAR_ACTION_JUNIT", ""),
+        "json": env.get("QAR_ACTION_JSON", ""),
+        "report-dir": env.get("QAR_ACTION_REPORT_DIR", ""),
+    }
+    return {k: v.replace("\n", " ") for k, v in out.items()}
+
+
+def results(env: Mapping[str, str]) -> None:
+    try:
+        with open(env["QAR_ACTION_JSON"], encoding="utf-8") as fh:
+            scans = json.load(fh)["scans"]
+    except (OSError, ValueError, KeyError, TypeError):
+        scans = []  # qar scan stopped before its results (a bad config: its message is in the log)
+    for scan in scans:
+        risk = scan.get("risk")
+        print(f"{scan.get('name')}: {scan.get('status')}" + (f" (T̂ = {risk:.6g})" if risk is not None else ""))
+        line = (
+            annotation(scan, env.get("QAR_ACTION_CONFIG", "")) if env.get("QAR_ACTION_ANNOTATIONS") == "true" else None
+        )
+        if line:
+            print(line)
+    with open(env["GITHUB_OUTPUT"], "a", encoding="utf-8") as fh:
+        fh.writelines(f"{k}={v}\n" for k, v in outputs(scans, env).items())
+
+
+def main(argv: list[str]) -> int:
+    if argv == ["args"]:
+        sys.stdout.write("".join(a + "\0" for a in split_args(os.environ.get("QAR_ACTION_ARGS", ""))))
+        return 0
+    if argv == ["results"]:
+        results(os.environ)
+        return 0
+    print("usage: action.py args|results", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

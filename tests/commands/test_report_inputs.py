@@ -1,0 +1,105 @@
+"""``qar report``'s inputs are checked before the first query (a bad treatments file, a
+--sensitive column among the audited ones), its output goes where -o says in the format -f
+says, and the Markdown report carries the user's text as text."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from click.testing import CliRunner
+
+import qar_sql.commands.report as report_command
+from qar_sql.cli.main import cli
+
+ROWS = "age,sex,zip,dis\n" + "".join(f"{20 + i % 37},{'FM'[i % 2]},{i % 7},{'abc'[i % 3]}\n" for i in range(200))
+RISK = ["-p", "2", "--pi-u", "0.5", "-q", "--no-records"]
+
+
+@pytest.fixture
+def csv(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text(ROWS)
+    return path
+
+
+@pytest.fixture
+def no_audit(monkeypatch):
+    """The audit and the records pass fail the test if reached: the check must come first."""
+
+    def reached(*args, **kwargs):
+        raise AssertionError("the audit ran before the inputs were checked")
+
+    monkeypatch.setattr(report_command, "audit_relation", reached)
+    monkeypatch.setattr(report_command, "compute", reached)
+
+
+def test_a_bad_treatments_file_fails_before_the_audit(csv, tmp_path, no_audit):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[[treatment]]\nbogus = 1\n")
+    r = CliRunner().invoke(cli, ["report", str(csv), *RISK, "-T", str(bad), "-o", str(tmp_path / "r.html")])
+    assert r.exit_code == 2, r.output
+    assert "bad.toml: treatment is not a known top-level key" in r.output
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_a_sensitive_column_among_the_audited_fails_before_the_audit(csv, tmp_path, no_audit):
+    r = CliRunner().invoke(cli, ["report", str(csv), *RISK, "--sensitive", "dis", "-o", str(tmp_path / "r.html")])
+    assert r.exit_code == 2, r.output
+    assert "--sensitive column 'dis' is also a quasi-identifier column of the audit" in r.output
+    assert "add --exclude dis" in r.output
+
+
+HOSTILE = "<img src=https://evil.example/x.png> ![x](https://evil.example/y.png) [a](javascript:x) <!-- \u202eabc"
+
+
+def test_the_markdown_report_shows_user_text_as_text(csv, tmp_path, monkeypatch):
+    """--title/--owner/--purpose: no raw HTML, no remote image, no link, no comment that hides the
+    rest; a ``` in the command line cannot close its fence; bidi controls shown as code points."""
+    out = tmp_path / "r.md"
+    argv = ["report", str(csv), *RISK, "--title", HOSTILE, "--owner", "a|b", "--purpose", "x ```` y", "-o", str(out)]
+    monkeypatch.setattr("sys.argv", ["qar", *argv])
+    r = CliRunner().invoke(cli, argv)
+    assert r.exit_code == 0, r.output
+    md = out.read_text()
+    # The command line holds a run of 4 backticks: its fence is 5 long, and closes after it.
+    (command,) = [b for b in md.split("\n\n") if b.startswith("`````\n")]
+    assert command.endswith("\n`````") and "x ```` y" in command
+    assert "\u202e" not in md
+    rest = md.replace(command, "")
+    for raw in ("<img", "<!--", "!["):  # outside the code block, where they would act
+        assert raw not in rest, raw
+    assert not re.search(r"(?<!\\)\]\(", rest)  # no link or image: every ] escaped
+    assert "&lt;img src=https://evil.example/x.png&gt;" in md and "&lt;\\!-- ⟦U+202E⟧abc" in md
+    assert "## Sign-off" in md.split("&lt;\\!--")[-1]  # nothing after the comment is hidden
+    page = CliRunner().invoke(cli, [*argv[:-2], "-o", "-", "-f", "html"]).stdout
+    assert "\u202e" not in page and "⟦U+202E⟧abc" in page
+
+
+def test_output_dash_is_stdout_and_the_format_follows_the_suffix(csv, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(cli, ["report", str(csv), *RISK, "-o", "-", "-f", "md"])
+    assert r.exit_code == 0, r.output
+    assert r.stdout.startswith("# ") and "Wrote the report to stdout" in r.stderr
+    assert not (tmp_path / "-").exists()
+    # A suffix naming another format than -f is refused before any work; without -f it decides.
+    r = CliRunner().invoke(cli, ["report", str(csv), *RISK, "-f", "md", "-o", "x.html"])
+    assert r.exit_code == 2 and "-o 'x.html' ends in .html but --format is md; name the file x.md" in r.output
+    assert not (tmp_path / "x.html").exists()
+    assert CliRunner().invoke(cli, ["report", str(csv), *RISK, "-o", "x.md"]).exit_code == 0
+    assert (tmp_path / "x.md").read_text().startswith("# ")
+    assert CliRunner().invoke(cli, ["report", str(csv), *RISK, "-o", "x.html"]).exit_code == 0
+    assert (tmp_path / "x.html").read_text().startswith("<!DOCTYPE html>")
+
+
+def test_the_parameters_table_lists_values_and_the_threshold_does_not_gate(csv, tmp_path):
+    out = tmp_path / "r.md"
+    r = CliRunner().invoke(
+        cli,
+        ["report", str(csv), *RISK, "--exclude", "dis", "--sensitive", "dis", "--fail-above", "0.01", "-o", str(out)],
+    )
+    assert r.exit_code == 0, r.output  # above the threshold: the page says so, the command exits 0
+    (row,) = [ln for ln in out.read_text().splitlines() if ln.startswith("| classic |")]
+    assert "sensitive = dis" in row and "weight = —" in row
+    help_text = " ".join(CliRunner().invoke(cli, ["report", "--help"]).output.split())
+    assert "still exits 0" in help_text
