@@ -59,7 +59,7 @@ def _components(ctx, param, value):
     "--components",
     envvar="QAR_COMPONENTS",
     callback=_components,
-    help="Axes of the projection: a number or 'all'.  [default: 5]",
+    help="Axes of the projection: a number or 'all'.  [default: 5, or fewer when the columns allow fewer]",
 )
 @params.names_option(
     "--attacker-columns", help="Columns an attacker holds from an external source (correlation protection rate)."

@@ -29,6 +29,7 @@ from qar_sql.engines.database import Database, Relation, Timed, first_line, log,
 from qar_sql.engines.dialects import Dialect, get_dialect
 from qar_sql.engines.session import Session, temp_name
 from qar_sql.errors import ColumnError, DatabaseError, DataError, SourceNotFound, UsageError
+from qar_sql.extras import require
 from qar_sql.secrets import mask_source, scrub, secret_values
 
 URL_ENV = "QAR_DATABASE_URL"
@@ -695,6 +696,8 @@ def _open_frame(frame: Any, table: str | None, threads: int | None) -> tuple[Dat
     label = frames.frame_label(frame)
     if table:
         raise UsageError(f"table {table!r} does not apply to a {label}; select the rows and columns in the frame")
+    if label.startswith("<polars."):  # DuckDB reads a polars frame through Arrow (pandas needs none)
+        require("arrow", f"reading a {label}")
     db = DuckDBDatabase(threads=threads)
     try:
         try:
