@@ -140,6 +140,7 @@ def compare_cmd(original, treated, risk, no_risk, fail_below, plot, fmt, quiet, 
             "target",
         )
         shown_options = {"original": original, "treated": treated} | {name: options[name] for name in shown}
+        shown_options["components"] = options["components"] or result.components  # the default as resolved
         return report_html({**shown_options, **risk}, sql=sql, compare=result)
 
     emit(result, fmt, html=report)
