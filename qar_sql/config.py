@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from qar_sql import toml_text
 from qar_sql.compliance import scans
 from qar_sql.engines.source import URL_ENV, is_url
 from qar_sql.errors import UsageError
@@ -134,7 +135,7 @@ def load(path: str | Path, *, environ: Mapping[str, str] | None = None) -> Confi
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        return toml_text.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise UsageError(f"cannot read config file {str(path)!r}: {exc}; fix the TOML") from exc
 

@@ -32,6 +32,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "spark": ("pyspark",),
     "clickhouse": ("chdb",),
     "dbt": ("dbt",),
+    "docs": ("mkdocs", "mkdocstrings"),
 }
 
 

@@ -26,14 +26,53 @@ def new_figure(what: str, **kwargs: Any) -> Any:
     canvas; without matplotlib (``qar-sql[plot]``), UsageError: "``what`` needs matplotlib, …".
 
     pyplot is process-wide state — its backend and its list of open figures. A figure made here
-    is known to no pyplot manager, needs no ``close``, and saves to PNG or SVG from any thread."""
+    is known to no pyplot manager, needs no ``close``, and saves to PNG or SVG from any thread.
+    Its layout is constrained (labels and titles are kept inside the saved image: a bare Figure
+    has no layout engine and cut the x label off), and it shows itself as a PNG when it is a
+    notebook cell's value (``ax.figure`` as the last line), which IPython does for a bare Figure
+    only once pyplot's inline backend is loaded."""
     require("plot", what)
     from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
 
-    fig = Figure(**kwargs)
+    kwargs.setdefault("layout", "constrained")
+    fig = _figure_class()(**kwargs)
     FigureCanvasAgg(fig)
     return fig
+
+
+_FIGURE: Any = None
+
+
+def _figure_class() -> Any:
+    """``Figure`` with ``_repr_png_`` (made once, on first use: matplotlib is an extra)."""
+    global _FIGURE
+    if _FIGURE is None:
+        from io import BytesIO
+
+        from matplotlib.figure import Figure
+
+        class QarFigure(Figure):
+            """A bare Figure that IPython displays as a PNG."""
+
+            def _repr_png_(self) -> bytes:
+                buf = BytesIO()
+                self.savefig(buf, format="png")
+                return buf.getvalue()
+
+        _FIGURE = QarFigure
+    return _FIGURE
+
+
+def readable_name(source: str, table: str | None, rows: int | None) -> str:
+    """How a figure's title names what was audited: the table, else the file or URL, else for a
+    frame (labelled ``<pandas.DataFrame>`` in results) "pandas DataFrame (1,000 rows)"."""
+    if table:
+        return table
+    if source.startswith("<") and source.endswith(">"):
+        library, _, kind = source[1:-1].rpartition(".")
+        name = f"{library} {kind}".strip()
+        return f"{name} ({rows:,} rows)" if rows is not None else name
+    return source
 
 
 def _axes(ax: Any, what: str, figsize: tuple[float, float]) -> Any:
@@ -70,15 +109,17 @@ def theta(ax: Any, theta: np.ndarray, u: float | None, xi: float | None, beta: f
     return ax
 
 
-def audit(result: Any, ax: Any = None) -> Any:
-    """An :class:`~qar_sql.AuditResult`: θ of its grouped QIs, u and the fitted tail."""
+def audit(result: Any, ax: Any = None, title: str | None = None) -> Any:
+    """An :class:`~qar_sql.AuditResult`: θ of its grouped QIs, u and the fitted tail; ``title``
+    replaces the default "θ of NAME (p = …, T̂ = …)"."""
     ax = _axes(ax, "AuditResult.plot()", (6.4, 3.4))
     values = result.theta
     values = values[~np.isnan(values)]  # pruned QIs have bounds, not θ
     f = result.fit
     theta(ax, values, f.u if f else None, f.xi if f else None, f.beta if f else None, result.pi_u)
     risk = "no tail" if result.risk is None else f"T̂ = {result.risk:.4g}"
-    ax.set_title(f"θ of {result.table or result.source} (p = {result.p}, {risk})", fontsize=10)
+    name = readable_name(result.source, result.table, result.rows)
+    ax.set_title(title or f"θ of {name} (p = {result.p}, {risk})", fontsize=10)
     return ax
 
 
@@ -99,7 +140,7 @@ def elimination(result: Any, ax: Any = None, title: str | None = None) -> Any:
     return ax
 
 
-def uniqueness(result: Any, ax: Any = None, n_curves: int = 3) -> Any:
+def uniqueness(result: Any, ax: Any = None, n_curves: int = 3, title: str | None = None) -> Any:
     """A :class:`~qar_sql.UniquenessResult`: π(k) of the ``n_curves`` riskiest QIs against the
     group size k — exact (solid), the KL approximation (dashed), the uniform curve on the same M
     (dotted); the paper's Figure 3."""
@@ -119,13 +160,13 @@ def uniqueness(result: Any, ax: Any = None, n_curves: int = 3) -> Any:
     ax.axvline(result.group_size, color="grey", linewidth=0.8)
     ax.set_xlabel("group size k")
     ax.set_ylabel("P(all k unique)")
-    ax.set_title("Uniqueness probability: exact (solid), KL (dashed), uniform (dotted)", fontsize=10)
+    ax.set_title(title or "Uniqueness probability: exact (solid), KL (dashed), uniform (dotted)", fontsize=10)
     ax.set_ylim(0, 1.02)
     ax.legend(fontsize=8)
     return ax
 
 
-def distances(result: Any, ax: Any = None) -> Any:
+def distances(result: Any, ax: Any = None, title: str | None = None) -> Any:
     """A :class:`~qar_sql.CompareResult` made with ``figures=True``: the distance of each
     treated record to its closest original (DCR), with their median, the DTC."""
     if result.distributions is None:
@@ -133,6 +174,6 @@ def distances(result: Any, ax: Any = None) -> Any:
     ax = _axes(ax, "CompareResult.plot()", (6.4, 4.2))
     ax.hist(result.distributions.dcr, bins=60, color="#4c72b0")
     ax.axvline(result.dtc, color="k", ls="--", lw=1, label=f"DTC (median) {result.dtc:.3g}")
-    ax.set(title="Distance to the closest original (DCR)", xlabel="distance", ylabel="treated records")
+    ax.set(title=title or "Distance to the closest original (DCR)", xlabel="distance", ylabel="treated records")
     ax.legend()
     return ax

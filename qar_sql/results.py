@@ -345,12 +345,14 @@ class AuditResult(Tabular):
             out["theta_high"] = [None if b is None else b[1] for b in tb]
         return out
 
-    def plot(self, ax: Any = None) -> Any:
+    def plot(self, ax: Any = None, *, title: str | None = None) -> Any:
         """θ of the grouped QIs as a histogram, the threshold u and the fitted GPD tail above it,
         drawn on ``ax`` (a matplotlib Axes) or, when None, on a new figure made without pyplot
         (so the caller's backend and figures are left alone; ``ax.figure`` shows it in a
-        notebook). Returns the Axes. Needs ``qar-sql[plot]``."""
-        return plots.audit(self, ax)
+        notebook). ``title`` replaces "θ of NAME (p = …, T̂ = …)", where NAME is the table, the
+        file, or for a frame e.g. "pandas DataFrame (1,000 rows)". Returns the Axes. Needs
+        ``qar-sql[plot]``."""
+        return plots.audit(self, ax, title)
 
     def summary_line(self) -> str:
         risk = format_risk(self.risk)
@@ -531,11 +533,11 @@ class CompareResult(Tabular):
             "change": [q.change for q in self.qis],
         }
 
-    def plot(self, ax: Any = None) -> Any:
+    def plot(self, ax: Any = None, *, title: str | None = None) -> Any:
         """The distance of each treated record to its closest original (DCR) and their median,
-        the DTC, on ``ax`` or a new pyplot-free figure; returns the Axes. Needs the comparison
-        run with ``figures=True`` and ``qar-sql[plot]``."""
-        return plots.distances(self, ax)
+        the DTC, on ``ax`` or a new pyplot-free figure, titled ``title`` if given; returns the
+        Axes. Needs the comparison run with ``figures=True`` and ``qar-sql[plot]``."""
+        return plots.distances(self, ax, title)
 
     def summary_line(self) -> str:
         risk = f"; T {format_risk(self.risk_original)} -> {format_risk(self.risk_treated)}" if self.qis else ""
@@ -652,10 +654,11 @@ class UniquenessResult(Tabular):
             ),
         }
 
-    def plot(self, ax: Any = None, *, n_curves: int = 3) -> Any:
+    def plot(self, ax: Any = None, *, n_curves: int = 3, title: str | None = None) -> Any:
         """π(k) of the ``n_curves`` riskiest QIs against the group size k (exact, KL, uniform),
-        on ``ax`` or a new pyplot-free figure; returns the Axes. Needs ``qar-sql[plot]``."""
-        return plots.uniqueness(self, ax, n_curves)
+        on ``ax`` or a new pyplot-free figure, titled ``title`` if given; returns the Axes.
+        Needs ``qar-sql[plot]``."""
+        return plots.uniqueness(self, ax, n_curves, title)
 
     def summary_line(self) -> str:
         top = self.qis[0] if self.qis else None

@@ -24,7 +24,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from qar_sql import config
+from qar_sql import config, toml_text
 from qar_sql.compliance import scans
 from qar_sql.errors import UsageError
 from qar_sql.parameters.tail import THETA_MEASURES
@@ -32,6 +32,8 @@ from qar_sql.stats.evt import PWM_METHODS
 
 PATH = Path(__file__).resolve().parent / "schemas" / "qar.schema.json"
 ID = "https://github.com/qar-sql/qar-sql/raw/main/qar_sql/schemas/qar.schema.json"
+TOOL_PATH = PATH.with_name("tool-qar.schema.json")
+TOOL_ID = "https://github.com/qar-sql/qar-sql/raw/main/qar_sql/schemas/tool-qar.schema.json"
 
 _NAMES = {
     "anyOf": [
@@ -179,7 +181,7 @@ def _where(path: list[str | int]) -> str:
         table, rest, sep = f"[[scan]] number {rest[0] + 1}", rest[1:], ": "
     elif head == "sources" and rest:
         table, rest, sep = f"[sources.{rest[0]}]", rest[1:], " "
-    elif rest or head == "defaults":
+    elif rest or head in ("defaults", "tool.qar"):
         table, sep = f"[{head}]", " "
     else:
         return str(head)
@@ -246,18 +248,55 @@ def errors(value: Any, node: dict[str, Any], path: list[str | int] | None = None
     return out
 
 
+def tool_schema() -> dict[str, Any]:
+    """The JSON Schema of pyproject.toml's ``[tool.qar]`` table: the commands' defaults of
+    qar.toml's ``[defaults]`` and ``store`` (a URL or file), in one table."""
+    defaults = schema()["properties"]["defaults"]
+    return {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "$id": TOOL_ID,
+        "title": "[tool.qar]",
+        "description": "qar-sql's command defaults in pyproject.toml (qar.toml's [defaults] and store).",
+        "type": "object",
+        "properties": {**defaults["properties"], "store": _URL},
+        "additionalProperties": False,
+    }
+
+
+def render_tool() -> str:
+    return json.dumps(tool_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
 def check_file(path: str | Path) -> dict[str, Any]:
-    """Validate one qar.toml against the schema: its parsed content, or UsageError (exit 2)
-    naming the first bad key or value (and how many more there are)."""
+    """Validate one qar.toml, or the ``[tool.qar]`` table of a pyproject.toml, as qar reads it:
+    its parsed content, or UsageError (exit 2) listing every place the file breaks the schema;
+    then the checks the schema cannot say, by the code ``qar scan`` and the config loader run
+    (α below π_u, warn_above ≤ fail_above, no literal password, every ``${VAR}`` set, a scan's
+    source defined), so a file passes here exactly when qar accepts it."""
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = toml_text.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise UsageError(f"--check {str(path)!r} does not exist; give the path of a qar.toml") from None
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise UsageError(f"cannot read {str(path)!r}: {exc}; fix the TOML") from exc
-    found = errors(data, schema())
+    pyproject = path.name == "pyproject.toml"
+    if pyproject:
+        tool = data.get("tool")
+        if not isinstance(tool, dict) or "qar" not in tool:
+            raise UsageError(
+                f"{path.name} has no [tool.qar] table; add one (e.g. [tool.qar] then p = 3) or check a qar.toml"
+            )
+        found = errors(tool["qar"], tool_schema(), ["tool.qar"])
+    else:
+        found = errors(data, schema())
+    if len(found) == 1:
+        raise UsageError(f"{path.name}: {found[0]}")
     if found:
-        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
-        raise UsageError(f"{path.name}: {found[0]}{more}")
+        listed = "".join(f"\n  {error}" for error in found)
+        raise UsageError(f"{path.name} breaks its schema in {len(found)} places:{listed}")
+    if pyproject or "scan" not in data:
+        config.load(path)  # the commands' defaults, checked as a scan's
+    else:
+        scans.load_config(path)
     return data

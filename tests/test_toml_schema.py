@@ -125,7 +125,83 @@ def test_qar_config_check(tmp_path):
     r = CliRunner().invoke(cli, ["config", "--check", str(bad)])
     assert r.exit_code == 2
     assert r.output.strip() == (
-        'Error: bad.toml: [defaults] pwm = "median" must be one of "plotting", "unbiased" (and 1 more)'
+        "Error: bad.toml breaks its schema in 2 places:\n"
+        '  [defaults] pwm = "median" must be one of "plotting", "unbiased"\n'
+        "  [defaults] p = 0 is below its minimum, 1"
     )
     r = CliRunner().invoke(cli, ["config", "--check", str(tmp_path / "none.toml")])
     assert r.exit_code == 2 and "does not exist" in r.output
+
+
+#: Files the schema accepts and ``qar scan`` refuses → what --check must say (it said "valid").
+SCAN_REFUSES = {
+    "password": (
+        '[sources.a]\nurl = "postgresql://u:hunter2@db/x"\n[[scan]]\ntable = "t"\n',
+        "sources.a.url contains a password",
+    ),
+    "warn above fail": (
+        '[sources.a]\nurl = "a.duckdb"\n[[scan]]\ntable = "t"\nwarn_above = 0.9\nfail_above = 0.5\n',
+        "warn_above",
+    ),
+    "alpha over pi_u": ('[sources.a]\nurl = "a.duckdb"\n[[scan]]\ntable = "t"\nalpha = 0.3\npi_u = 0.2\n', "alpha"),
+    "unset variable": (
+        '[sources.a]\nurl = "${QAR_TEST_UNSET_H4}"\n[[scan]]\ntable = "t"\n',
+        "QAR_TEST_UNSET_H4",
+    ),
+    "defaults only": ("[defaults]\nwarn_above = 0.9\nfail_above = 0.5\n", "warn_above"),
+}
+
+
+@pytest.mark.parametrize("name", list(SCAN_REFUSES))
+def test_check_refuses_what_qar_scan_refuses_with_the_scans_message(name, tmp_path, monkeypatch):
+    """--check runs qar scan's own loader after the schema: its message, word for word."""
+    monkeypatch.delenv("QAR_TEST_UNSET_H4", raising=False)
+    text, says = SCAN_REFUSES[name]
+    path = tmp_path / "qar.toml"
+    path.write_text(text)
+    assert toml_schema.errors(tomllib.loads(text), toml_schema.schema()) == []  # the schema cannot say it
+    r = CliRunner().invoke(cli, ["config", "--check", str(path)])
+    assert r.exit_code == 2 and says in r.output, r.output
+    loader = config.load if "[[scan]]" not in text else scans.load_config
+    with pytest.raises(QarError) as refused:
+        loader(path)
+    assert r.output.strip() == f"Error: {refused.value}"
+
+
+@pytest.mark.parametrize(
+    "text", ["a = " + "[" * 3000 + "]" * 3000 + "\n", "[defaults]\nx = " + "{a = " * 400 + "1" + "}" * 400]
+)
+def test_deep_nesting_is_a_toml_error_everywhere(text, tmp_path):
+    """tomllib parses nesting by recursion: a deep file crashed --check, qar scan and the
+    config lookup with "unexpected RecursionError" (exit 3)."""
+    path = tmp_path / "qar.toml"
+    path.write_text(text)
+    for args in (["config", "--check", str(path)], ["scan", str(path)], ["--config", str(path), "config"]):
+        r = CliRunner().invoke(cli, args)
+        assert r.exit_code == 2 and "nested" in r.output and "RecursionError" not in r.output, (args, r.output)
+
+
+def test_pyproject_tool_qar_has_a_schema_and_a_check(tmp_path):
+    """[tool.qar] had no schema and --check read a pyproject.toml as a qar.toml (every other
+    [tool.*] table an unknown key)."""
+    jsonschema = pytest.importorskip("jsonschema")
+    path = tmp_path / "pyproject.toml"
+    path.write_text('[project]\nname = "x"\n[tool.ruff]\nline-length = 1\n[tool.qar]\np = 2\nexclude = ["id"]\n')
+    r = CliRunner().invoke(cli, ["config", "--check", str(path)])
+    assert r.exit_code == 0 and "valid" in r.output, r.output
+    path.write_text('[tool.qar]\np = 0\npp = 3\nstore = "x.duckdb"\n')
+    r = CliRunner().invoke(cli, ["config", "--check", str(path)])
+    assert r.exit_code == 2
+    assert r.output.strip() == (
+        "Error: pyproject.toml breaks its schema in 2 places:\n"
+        "  [tool.qar] p = 0 is below its minimum, 1\n"
+        "  [tool.qar]: unknown key 'pp'; did you mean 'p'?"
+    )
+    data = tomllib.loads(path.read_text())["tool"]["qar"]
+    assert len(list(jsonschema.Draft7Validator(toml_schema.tool_schema()).iter_errors(data))) == 2
+    path.write_text("[tool.qar]\nwarn_above = 0.9\nfail_above = 0.5\n")
+    r = CliRunner().invoke(cli, ["config", "--check", str(path)])
+    assert r.exit_code == 2 and "warn_above" in r.output, r.output
+    path.write_text("[tool.black]\nx = 1\n")
+    r = CliRunner().invoke(cli, ["config", "--check", str(path)])
+    assert r.exit_code == 2 and "no [tool.qar] table" in r.output, r.output

@@ -59,7 +59,7 @@ def _components(ctx, param, value):
     "--components",
     envvar="QAR_COMPONENTS",
     callback=_components,
-    help="Axes of the projection: a number or 'all'.  [default: 5]",
+    help="Axes of the projection: a number or 'all'.  [default: 5, or fewer when the columns allow fewer]",
 )
 @params.names_option(
     "--attacker-columns", help="Columns an attacker holds from an external source (correlation protection rate)."
@@ -140,6 +140,7 @@ def compare_cmd(original, treated, risk, no_risk, fail_below, plot, fmt, quiet, 
             "target",
         )
         shown_options = {"original": original, "treated": treated} | {name: options[name] for name in shown}
+        shown_options["components"] = options["components"] or result.components  # the default as resolved
         return report_html({**shown_options, **risk}, sql=sql, compare=result)
 
     emit(result, fmt, html=report)

@@ -35,7 +35,7 @@ import numpy as np
 
 from qar_sql.comparison import audits, coordinates, metrics, tables
 from qar_sql.comparison.anonymeter import require_anonymeter, run_anonymeter
-from qar_sql.comparison.projection import ProjectionFit, fit_projections
+from qar_sql.comparison.projection import API_KEYWORD, CLI_OPTION, ProjectionFit, fit_projections
 from qar_sql.comparison.read import select_sql
 from qar_sql.engines.session import Session
 from qar_sql.engines.source import (
@@ -72,7 +72,7 @@ def compare(
     columns: Sequence[str] | None = None,
     exclude: Sequence[str] | None = None,
     categorical: Sequence[str] | None = None,
-    components: int | str = 5,
+    components: int | str | None = None,
     attacker_columns: Sequence[str] | None = None,
     target: str | None = None,
     p: int = CompareParams.p,
@@ -99,7 +99,7 @@ def compare(
     row i (files and DuckDB tables, which keep their row order); ``treatments`` (a what-if TOML
     file) builds the treated table from the original instead, linked by row. Without a link
     only DTC, CDR, inference and the QaR risks are computed. ``components`` is a positive
-    integer or ``"all"``; ``figures`` keeps the per-record distributions for
+    integer or ``"all"``; by default 5, or fewer when the columns allow fewer; ``figures`` keeps the per-record distributions for
     :func:`qar_sql.output.render_compare.plot_compare`. ``null_tokens`` are CSV cells read as NULL
     (``NA``); ``impute`` says how a missing numeric value enters the projection: ``"none"``
     (standardised on the non-missing values, NULL at the centre) or ``"mean"`` (the mean
@@ -117,7 +117,7 @@ def compare(
     params = prepared(params, original, table)
     tokens = original_null_tokens(original, params)
     with session_of(original, table=table, delimiter=delimiter, threads=threads, null_tokens=tokens) as session:
-        return run(session, params, progress, started=started)
+        return run(session, params, progress, started=started, spelled=API_KEYWORD)
 
 
 def prepared(params: CompareParams, original: SourceLike, table: str | None) -> CompareParams:
@@ -144,10 +144,16 @@ def original_null_tokens(original: SourceLike, params: CompareParams) -> tuple[s
 
 
 def run(
-    session: Session, params: CompareParams, progress: Progress | None = None, *, started: float | None = None
+    session: Session,
+    params: CompareParams,
+    progress: Progress | None = None,
+    *,
+    started: float | None = None,
+    spelled: str = CLI_OPTION,
 ) -> CompareResult:
     """The comparison of the treated release that ``params`` places (:func:`prepared`) with
-    the session's relation, the original."""
+    the session's relation, the original. ``spelled`` names the components option in messages
+    (``--components 8`` on the command line, ``components=8`` to a Python caller)."""
     started = started if started is not None else time.perf_counter()
     params = prepared(params, None, None) if params.treatments is not None else params
     treated, treated_table, treatments, link, aligned = (
@@ -225,7 +231,7 @@ def run(
                 db_t, select_sql(db_t, rel_t.sql, keyed, order_by=order_t), dict(key_names), treated_display
             )
 
-        fits = [ProjectionFit(numeric, cat, components, what="the compared columns", impute=impute)]
+        fits = [ProjectionFit(numeric, cat, components, what="the compared columns", impute=impute, spelled=spelled)]
         if attackers:
             fits.append(coordinates.sub_fit(attackers, numeric, cat, components, "the attacker's columns", impute))
         if target:

@@ -194,9 +194,20 @@ def _frame(
     return pd.DataFrame(data, columns=[*numeric, *categorical])
 
 
-def resolve_components(requested: int | str, max_components: int, *, cap: bool, what: str) -> int:
+#: The axes kept when none are asked for: the Avatar paper's setting, or fewer when the columns
+#: allow fewer (a table of 3 numeric columns has 3 axes).
+DEFAULT_COMPONENTS = 5
+
+#: How the option is spelled in messages: on the command line, and to a Python caller.
+CLI_OPTION, API_KEYWORD = "--components {}", "components={!r}"
+
+
+def resolve_components(
+    requested: int | str | None, max_components: int, *, cap: bool, what: str, spelled: str = CLI_OPTION
+) -> int:
     """The number of axes to keep: ``requested`` ("all" or a positive integer) against what the
-    columns allow. Over the maximum is an error, or capped when ``cap``."""
+    columns allow. Over the maximum is an error, or capped when ``cap``; ``None`` is
+    :data:`DEFAULT_COMPONENTS` capped. ``spelled`` formats the option in messages."""
     if max_components < 1:
         raise DataError(
             f"{what} give no axis to compare records on (one record, or nothing varies); compare tables with at least 2 records"
@@ -207,17 +218,19 @@ def resolve_components(requested: int | str, max_components: int, *, cap: bool, 
                 requested = int(requested)
             except ValueError:
                 raise ParameterError(
-                    f"--components {requested!r} is not a number; give a positive integer or 'all'"
+                    f"{spelled.format(requested)} is not a number; give a positive integer or 'all'"
                 ) from None
         else:
             return max_components
+    if requested is None:
+        return min(DEFAULT_COMPONENTS, max_components)
     if requested < 1:
-        raise ParameterError(f"--components {requested} must be at least 1; give a positive integer or 'all'")
+        raise ParameterError(f"{spelled.format(requested)} must be at least 1; give a positive integer or 'all'")
     if requested > max_components:
         if cap:
             return max_components
         raise ParameterError(
-            f"--components {requested} is more than the {max_components} axes {what} allow; "
+            f"{spelled.format(requested)} is more than the {max_components} axes {what} allow; "
             f"use at most {max_components}, or 'all'"
         )
     return int(requested)
@@ -238,12 +251,13 @@ class ProjectionFit:
         self,
         numeric: Sequence[str],
         categorical: Sequence[str],
-        components: int | str = 5,
+        components: int | str | None = None,
         *,
         cap: bool = False,
         what: str = "the columns",
         decomposition: str = "gram",
         impute: str = "none",
+        spelled: str = CLI_OPTION,
     ) -> None:
         from saiph import ScalingAccumulator  # saiph imports pandas/scikit-learn: load on use
 
@@ -254,7 +268,7 @@ class ProjectionFit:
             raise ValueError(f"decomposition {decomposition!r} is 'gram' or 'qr'")
         if impute not in IMPUTE:
             raise ParameterError(f"--impute {impute!r} is unknown; use one of {', '.join(IMPUTE)}")
-        self.requested, self.cap, self.what = components, cap, what
+        self.requested, self.cap, self.what, self.spelled = components, cap, what, spelled
         self.decomposition = decomposition
         self.impute = impute
         self._present = np.zeros(len(self.numeric))  # non-NULL values per numeric column
@@ -294,7 +308,9 @@ class ProjectionFit:
             std = self._params.std.copy()
             std[list(self.numeric)] = std[list(self.numeric)] * np.sqrt(share)
             self._params.std = std
-        self.components = resolve_components(self.requested, int(self._params.max_rank), cap=self.cap, what=self.what)
+        self.components = resolve_components(
+            self.requested, int(self._params.max_rank), cap=self.cap, what=self.what, spelled=self.spelled
+        )
         self._fill = {c: float(self._params.mean[c]) for c in self.numeric}
         if self.decomposition == "qr":
             self._accumulator = DecompositionAccumulator(self._params, nf=self.components)
@@ -468,14 +484,15 @@ def fit_projection(
     batches: Batches,
     numeric: Sequence[str],
     categorical: Sequence[str],
-    components: int | str = 5,
+    components: int | str | None = None,
     *,
     cap: bool = False,
     what: str = "the columns",
 ) -> Projection:
     """Fit saiph's exact projection on the original's batches (called twice: one pass each).
 
-    ``components`` is a positive integer or ``"all"``; more than the columns allow is a
+    ``components`` is a positive integer or ``"all"`` (``None``: 5, or fewer when the columns
+    allow fewer); more than the columns allow is a
     :class:`ParameterError`, unless ``cap`` (then the maximum is used). ``what`` names the
     columns in that message.
     """

@@ -39,6 +39,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from qar_sql import toml_text
 from qar_sql.compliance.store import Store, describe_error, ensure_ready, recorded_audit, scan_store
 from qar_sql.engines.source import is_url
 from qar_sql.errors import ExitCode, ParameterError, QarError, UsageError
@@ -353,7 +354,7 @@ def load_config(path: str | Path, *, environ: Mapping[str, str] | None = None) -
     if not p.is_file():
         raise UsageError(f"scan config {str(path)!r} does not exist; create it (see examples/qar.toml)")
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
+        data = toml_text.loads(p.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{p.name} is not valid TOML ({exc}); fix the line it names") from exc
     return parse_config(data, path=str(p), environ=environ)

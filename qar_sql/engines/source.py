@@ -29,6 +29,7 @@ from qar_sql.engines.database import Database, Relation, Timed, first_line, log,
 from qar_sql.engines.dialects import Dialect, get_dialect
 from qar_sql.engines.session import Session, temp_name
 from qar_sql.errors import ColumnError, DatabaseError, DataError, SourceNotFound, UsageError
+from qar_sql.extras import require
 from qar_sql.rules import check_null_tokens
 from qar_sql.secrets import mask_source, scrub, secret_values
 
@@ -671,7 +672,13 @@ def open_source(
         raise UsageError(f"--table {table!r} does not apply to the {kind.upper()} file {source!r}")
     db = DuckDBDatabase(threads=threads)
     try:
-        reader = file_relation_sql(db.dialect, source, kind, delimiter, all_text, null_tokens)
+        names: Sequence[str] = ()
+        if kind == "csv" and null_tokens:
+            # The header is not data: a header cell equal to a token would be read as NULL and the
+            # column renamed column9; the names come from a read without the tokens.
+            plain = file_relation_sql(db.dialect, source, kind, delimiter, True)
+            names = [str(r[0]) for r in db.query(f"describe select * from {plain}")]
+        reader = file_relation_sql(db.dialect, source, kind, delimiter, all_text, null_tokens, names)
         relation = _file_relation(db, reader, source, kind, delimiter, all_text)
     except Exception:
         db.close()
@@ -690,6 +697,8 @@ def _open_frame(frame: Any, table: str | None, threads: int | None) -> tuple[Dat
     label = frames.frame_label(frame)
     if table:
         raise UsageError(f"table {table!r} does not apply to a {label}; select the rows and columns in the frame")
+    if label.startswith("<polars."):  # DuckDB reads a polars frame through Arrow (pandas needs none)
+        require("arrow", f"reading a {label}")
     db = DuckDBDatabase(threads=threads)
     try:
         try:
@@ -711,9 +720,11 @@ def file_relation_sql(
     delimiter: str | None,
     all_text: bool = False,
     null_tokens: Sequence[str] = (),
+    names: Sequence[str] = (),
 ) -> str:
     """DuckDB's reader for a file, with every argument a quoted literal (``all_text``: every CSV
-    column as VARCHAR; ``null_tokens``: cells read as NULL besides the empty one)."""
+    column as VARCHAR; ``null_tokens``: cells read as NULL besides the empty one; ``names``: the
+    columns' names, read from the header without the tokens)."""
     lit = dialect.literal
     if kind == "parquet":
         return f"read_parquet({lit(glob_literal(path))})"
@@ -728,6 +739,8 @@ def file_relation_sql(
     args.append("skip = 0")
     if all_text:
         args.append("all_varchar = true")
+    if names:
+        args.append("names = [" + ", ".join(lit(n) for n in names) + "]")
     return f"read_csv({', '.join(args)})"
 
 

@@ -246,7 +246,6 @@ def plot_compare(r: CompareResult, path: str | Path) -> Path:
     ax.legend(markerscale=3)
     hidden = "—" if r.hidden_rate is None else f"{r.hidden_rate:.3f}"
     fig.suptitle(f"{r.treated} vs {r.original}: hidden rate {hidden}", fontsize=10)
-    fig.tight_layout()
     out = Path(path)
     fig.savefig(out, dpi=110)
     return out

@@ -157,7 +157,6 @@ def plot_history(h: History, path: str | Path) -> Path:
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize="small")
     fig.autofmt_xdate()
-    fig.tight_layout()
     fig.savefig(path)
     return path
 

@@ -228,5 +228,4 @@ def plot_elimination(result, path: str, title: str | None = None) -> None:
         raise ParameterError(f"--plot {path!r} must end in .png or .svg")
     fig = plots.new_figure("the elimination plot", figsize=(7.5, 4.5), dpi=120)
     plots.elimination(result, fig.subplots(), title)
-    fig.tight_layout()
     fig.savefig(path)

@@ -202,7 +202,6 @@ def plot(r: UniquenessResult, path: str | Path, *, n_curves: int = 3) -> Path:
     right.set_ylabel("κ (Kullback-Leibler distance to uniform)")
     right.set_title(f"κ per QI (domain: {r.domain_mode})", fontsize=10)
     fig.suptitle(f"{_title(r)}: groups of k = {r.group_size}", fontsize=11)
-    fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path)
     return path

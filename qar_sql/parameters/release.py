@@ -39,7 +39,7 @@ class CompareParams(TailParams):
     link: str | None = None
     aligned: bool = False
     categorical: Sequence[str] | None = None
-    components: int | str = 5
+    components: int | str | None = None  # None: 5, or fewer when the columns allow fewer
     attacker_columns: Sequence[str] | None = None
     target: str | None = None
     risk: bool = True

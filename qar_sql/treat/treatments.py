@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from qar_sql import toml_text
 from qar_sql.engines.dialects import Dialect, sql_comment
 from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, file_relation_sql, split_table
@@ -158,7 +159,7 @@ def parse(text: str, path: str = "<treatments>") -> Plan:
     """Read a treatments file's text into a :class:`Plan`, checking everything that does not
     need the table. Every problem is one :class:`TreatmentError` naming the key."""
     try:
-        doc = tomllib.loads(text)
+        doc = toml_text.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise TreatmentError(f"{path} is not valid TOML: {exc}; fix the syntax there") from exc
     c = _Checker(path, text)

@@ -567,3 +567,22 @@ def test_data_frames_on_both_sides_equal_brute_force(kind):
     assert r.hidden_rate == pytest.approx(want["hidden_rate"], abs=1e-12)
     assert r.correlation_protection_rate == pytest.approx(want["correlation_protection_rate"], abs=1e-12)
     assert r.inference.value == pytest.approx(want["accuracy"], abs=1e-12)
+
+
+def test_default_components_fit_a_narrow_frame_and_errors_name_the_api_keyword():
+    """A 3-column frame allows 3 axes: the default asks for 5 or fewer (it failed with the CLI's
+    "--components 5"); an explicit count over the maximum names ``components=`` to a Python caller
+    and ``--components`` on the command line."""
+    import pandas as pd
+
+    from qar_sql.errors import ParameterError
+
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"a": rng.normal(size=40), "b": rng.normal(size=40), "c": rng.normal(size=40)})
+    df2 = (df + rng.normal(scale=0.1, size=(40, 3))).assign(id=range(40))
+    df = df.assign(id=range(40))
+    r = qar_sql.compare(df, df2, link="id", risk=False)
+    assert r.components == 3  # three standardised numeric columns: three axes
+    with pytest.raises(ParameterError, match=r"^components=4 is more than the 3 axes") as e:
+        qar_sql.compare(df, df2, link="id", risk=False, components=4)
+    assert "--components" not in str(e.value)

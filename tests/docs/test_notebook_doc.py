@@ -102,3 +102,11 @@ def test_every_cell_shows_what_the_page_says_in_a_stock_kernel(tmp_path, monkeyp
         got = _shown(cell)
         assert not errors, f"cell {i} of {DOC.name} failed in the kernel:\n{source}\n{got}"
         assert got.rstrip("\n") == (shown or "").rstrip("\n"), f"cell {i} of {DOC.name}:\n{source}\nshowed:\n{got}"
+
+
+def test_a_cell_that_needs_pyarrow_says_so_before_it():
+    """The polars cell needs pyarrow, which ``pip install qar-sql ipykernel`` does not bring:
+    the text before it names the extra."""
+    text = DOC.read_text(encoding="utf-8")
+    before = text[: text.index("import polars")].rsplit("```", 2)[-2]
+    assert "qar-sql[arrow]" in before and "polars" in before

@@ -201,3 +201,27 @@ def test_emit_sql_refuses_a_frame():
     plan = {"treatments": {"age_band": {"column": "âge", "kind": "bands", "width": 5}}}
     with pytest.raises(UsageError, match="lives only in this Python process"):
         emit_sql(pd.DataFrame(DATA), treatments=plan)
+
+
+def test_polars_without_pyarrow_names_the_arrow_extra():
+    """DuckDB reads a polars frame through Arrow: without pyarrow the audit raised a bare
+    ImportError (or DuckDB's own message); it is one sentence naming qar-sql[arrow]. pyarrow is
+    made unimportable in a child interpreter, as on an install without the extra."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("polars")
+    code = (
+        "import sys; sys.modules['pyarrow'] = None\n"
+        "import polars as pl, qar_sql\n"
+        "from qar_sql.errors import UsageError\n"
+        "try:\n"
+        "    qar_sql.audit(pl.DataFrame({'a': [1, 2, 3], 'b': [1, 1, 2]}), p=1)\n"
+        "except UsageError as exc:\n"
+        "    print(exc)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == (
+        "reading a <polars.DataFrame> needs pyarrow, which is not installed; "
+        "install it with: pip install 'qar-sql[arrow]'"
+    ), out.stdout + out.stderr

@@ -85,3 +85,19 @@ def test_null_token_needs_a_csv(tmp_path):
         qar_sql.audit(str(path), null_tokens=["NA"], p=1)
     with pytest.raises(UsageError, match="non-empty"):
         qar_sql.audit(str(path), null_tokens=[""], p=1)
+
+
+def test_a_token_equal_to_a_header_name_keeps_the_column_name(tmp_path):
+    """The header is not data: a column named like a token was renamed column1 (DuckDB read the
+    header cell as NULL); its name stays, and its 'NA' cells are still NULL."""
+    from qar_sql.engines.source import open_source
+
+    path = tmp_path / "t.csv"
+    path.write_text('age,NA,"s""ex"\n30,x,F\n31,NA,M\n32,y,NA\n')
+    db, relation = open_source(str(path), null_tokens=["NA"])
+    try:
+        assert relation.columns == ("age", "NA", 's"ex')
+        nulls = db.query(f'select count(*) - count("NA"), count(*) - count("s""ex") from {relation.sql}')
+        assert [tuple(r) for r in nulls] == [(1, 1)]
+    finally:
+        db.close()

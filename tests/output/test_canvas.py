@@ -170,3 +170,40 @@ def compare_demo(demo):
         p=2,
         figures=True,
     )
+
+
+def test_saved_plot_keeps_its_labels_titles_name_a_frame_and_a_title_can_be_set(tmp_path):
+    """A bare Figure had no layout engine, so a saved plot cut off its x label; a frame's audit
+    was titled "θ of <pandas.DataFrame>", and no title could be given."""
+    pd = pytest.importorskip("pandas")
+    from qar_sql.demo import generate_population
+
+    people = pd.DataFrame(generate_population(120, seed=1))
+    audit = qar_sql.audit(people, exclude=["person_id"], p=2)
+    ax = audit.plot()
+    fig = ax.figure
+    fig.savefig(tmp_path / "theta.png")  # draws it, as a saved file is drawn
+    renderer = fig.canvas.get_renderer()
+    for text in (ax.xaxis.label, ax.yaxis.label, ax.title):
+        box = text.get_window_extent(renderer)
+        assert box.x0 >= 0 and box.y0 >= 0 and box.x1 <= fig.bbox.x1 and box.y1 <= fig.bbox.y1, text.get_text()
+    assert ax.get_title().startswith("θ of pandas DataFrame (120 rows) (p = 2, ")
+    assert audit.plot(title="people, pairs").get_title() == "people, pairs"
+
+
+def test_a_figure_is_a_notebook_cells_value_in_a_fresh_kernel(tmp_path, monkeypatch):
+    """``ax.figure`` as a cell's last line showed only its text in a kernel where pyplot was
+    never imported (no inline backend registered a display for a bare Figure)."""
+    pytest.importorskip("pandas")
+    from tests.docs.test_notebook_doc import _execute
+
+    cell = (
+        "import pandas as pd, qar_sql\n"
+        "from qar_sql.demo import generate_population\n"
+        "df = pd.DataFrame(generate_population(200, seed=1))\n"
+        "qar_sql.audit(df, exclude=['person_id'], p=2).plot().figure"
+    )
+    done, probe = _execute([cell, "import sys; print('matplotlib.pyplot' in sys.modules)"], tmp_path, monkeypatch)
+    (result,) = [out for out in done.outputs if out.output_type == "execute_result"]
+    assert result.data["image/png"], result.data.keys()
+    assert probe.outputs[0].text.strip() == "False"  # shown with no pyplot state involved
