@@ -2,8 +2,8 @@
 -- qar__single_N marks rows that are singletons on local quasi-identifier N in the source (NULL a
 -- value of its own, as in GROUP BY); qar__modified marks rows some treatment changed; qar__id is
 -- the row identity the perturbative treatments draw from; qar__o_N keeps an original value for
--- the information-loss report (or a later treatment's local rows). Read-only: the source is
--- only selected from.
+-- the information-loss report (or a later treatment's local rows). A step with a keep condition
+-- (record suppression) removes the rows that fail it. Read-only: the source is only selected from.
 with qar_step0 as (
   select
     t.*,
@@ -30,7 +30,10 @@ with qar_step0 as (
 qar_new{{ loop.index }} as (
   select
     t.*,
-    {{ s.expr }} as qar__new_0
+    {{ s.expr }} as qar__new_0{{ "," if s.keep }}
+{% if s.keep %}
+    ({{ s.keep }}) as qar__keep
+{% endif %}
   from qar_step{{ loop.index0 }} as t
 {% if s.join %}
   {{ s.join }}
@@ -48,6 +51,9 @@ qar_step{{ loop.index }} as (
 {% endfor %}
     (t.qar__modified or {{ s.changed }}) as qar__modified
   from qar_new{{ loop.index }} as t
+{% if s.keep %}
+  where t.qar__keep
+{% endif %}
 ){{ "," if not loop.last }}
 {% endfor %}
 select
