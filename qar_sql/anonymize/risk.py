@@ -224,8 +224,8 @@ def order_key(loss: float, levels: tuple[int, ...]) -> tuple:
 
 @dataclass
 class Visit:
-    """What :func:`best_first` did: the nodes it evaluated (loss and models), those it measured
-    the risk of, in order, and the one it chose (None: no node meets every target)."""
+    """What :func:`best_first` did: how many nodes it evaluated (loss and models), the nodes it
+    measured the risk of, in order, and the one it chose (None: no node meets every target)."""
 
     chosen: tuple[int, ...] | None
     evaluated: int
@@ -237,6 +237,8 @@ def best_first(
     evaluate: Callable[[tuple[int, ...]], tuple[bool, float]],
     meets_risk: Callable[[tuple[int, ...]], bool],
     *,
+    lower_bound: Callable[[tuple[int, ...]], float] | None = None,
+    monotone_models: bool = False,
     monotone_loss: bool = True,
 ) -> Visit:
     """The node of least loss that passes the models and meets the risk target.
@@ -244,48 +246,84 @@ def best_first(
     ``evaluate(levels) → (passes the models, loss)``; ``meets_risk(levels)`` is asked only of
     nodes that pass the models, in increasing loss (ties: :func:`order_key`), until one meets it.
 
-    Why this is the optimum although T̂ is not monotone: with a loss non-decreasing under
-    generalization (ARX's metrics without suppression, and their monotonic variants with it),
-    every node is reached from the bottom by successor steps along which the key (loss, height,
-    levels) strictly increases, so when a node leaves the queue no node outside it has a
-    smaller key: the nodes are taken in key order and the first that meets every target is the
-    least-loss feasible node, whatever T̂ does elsewhere. With ``monotone_loss`` False (ARX's
-    non-monotonic metrics with suppression) that argument fails, so every node is evaluated and
-    then taken in key order: the same answer, at the cost of the whole lattice."""
+    Why this is the optimum although T̂ is not monotone: nodes leave a priority queue in key
+    order (loss, height, levels), and a node's risk is measured only once its exact loss is
+    its key; when it leaves, no other node can have a smaller key, so the first that meets
+    every target is the least-loss feasible node, whatever T̂ does elsewhere. No other node's
+    risk is needed. What keeps every node's key at or below its loss before it is evaluated:
+
+    * ``lower_bound(levels)`` (ARX's bounds, which need no data and are never above the loss):
+      every node enters the queue at its bound and is evaluated when the bound comes first;
+    * else a loss non-decreasing under generalization (``monotone_loss``): the queue starts at
+      the bottom and a node's successors enter when it leaves (every node is reached along a
+      path where the key strictly increases);
+    * else nothing: every node is evaluated, then taken in key order (the same answer, at the
+      cost of the whole lattice).
+
+    ``monotone_models``: a node that fails the models makes every node below it fail (k-anonymity
+    with a suppression limit, as ARX's predictive tagging): those are not evaluated."""
     maxima = tuple(int(m) for m in maxima)
-    evaluated = 0
-    measured: list[tuple[int, ...]] = []
-    if not monotone_loss:
+    visit = Visit(None, 0, [])
+    failed: list[tuple[int, ...]] = []
+
+    def run(levels: tuple[int, ...]) -> tuple[bool, float] | None:
+        """(passes, loss), or None for a node known to fail without evaluating it."""
+        if monotone_models and any(all(a <= b for a, b in zip(levels, f)) for f in failed):
+            return None
+        visit.evaluated += 1
+        ok, loss = evaluate(levels)
+        if not ok and monotone_models:
+            failed.append(levels)
+        return ok, loss
+
+    def measure(levels: tuple[int, ...]) -> bool:
+        visit.measured.append(levels)
+        if meets_risk(levels):
+            visit.chosen = levels
+            return True
+        return False
+
+    if lower_bound is None and not monotone_loss:
         ranked = []
         for levels in lattice(maxima):
-            ok, loss = evaluate(levels)
-            evaluated += 1
-            if ok:
-                ranked.append((order_key(loss, levels), levels))
+            got = run(levels)
+            if got is not None and got[0]:
+                ranked.append((order_key(got[1], levels), levels))
         for _, levels in sorted(ranked):
-            measured.append(levels)
-            if meets_risk(levels):
-                return Visit(levels, evaluated, measured)
-        return Visit(None, evaluated, measured)
+            if measure(levels):
+                break
+        return visit
+    if lower_bound is not None:
+        # (key, exact?, levels): a node at its bound until evaluated, then at its loss
+        queue: list = [(order_key(lower_bound(lv), lv), False, lv) for lv in lattice(maxima)]
+        heapq.heapify(queue)
+        while queue:
+            _, exact, levels = heapq.heappop(queue)
+            if exact:
+                if measure(levels):
+                    return visit
+                continue
+            got = run(levels)
+            if got is not None and got[0]:
+                heapq.heappush(queue, (order_key(got[1], levels), True, levels))
+        return visit
     bottom = tuple(0 for _ in maxima)
-    ok, loss = evaluate(bottom)
-    evaluated += 1
-    queue = [(order_key(loss, bottom), ok, bottom)]
+    first = run(bottom)
+    assert first is not None
+    heap = [(order_key(first[1], bottom), first[0], bottom)]
     seen = {bottom}
-    while queue:
-        _, ok, levels = heapq.heappop(queue)
-        if ok:
-            measured.append(levels)
-            if meets_risk(levels):
-                return Visit(levels, evaluated, measured)
+    while heap:
+        _, ok, levels = heapq.heappop(heap)
+        if ok and measure(levels):
+            return visit
         for nxt in successors(levels, maxima):
             if nxt in seen:
                 continue
             seen.add(nxt)
-            nxt_ok, nxt_loss = evaluate(nxt)
-            evaluated += 1
-            heapq.heappush(queue, (order_key(nxt_loss, nxt), nxt_ok, nxt))
-    return Visit(None, evaluated, measured)
+            got = evaluate(nxt)  # (the monotone path needs every node's loss: no tagging)
+            visit.evaluated += 1
+            heapq.heappush(heap, (order_key(got[1], nxt), got[0], nxt))
+    return visit
 
 
 def exhaustive(

@@ -122,11 +122,21 @@ def test_risk_and_search_equal_the_oracle(engine, seed):
             return models[levels], loss_of(levels)
 
         want = exhaustive(MAXIMA, evaluate, lambda lv, tau=tau: risks[lv] is not None and risks[lv] <= tau)
-        for monotone in (True, False):
+        modes = [
+            {"monotone_loss": True},
+            {"monotone_loss": False},
+            {"lower_bound": lambda lv: loss_of(lv) / 2},
+            {"lower_bound": loss_of, "monotone_models": True},
+        ]
+        for mode in modes:
             measured.clear()
-            visit = best_first(MAXIMA, evaluate, meets, monotone_loss=monotone)
-            assert visit.chosen == want
+            visit = best_first(MAXIMA, evaluate, meets, **mode)
+            assert visit.chosen == want, mode
             assert visit.measured == measured
+            # only nodes that pass the models, each once, the chosen one last
+            assert all(models[lv] for lv in measured) and len(set(measured)) == len(measured)
+            if want is not None:
+                assert measured[-1] == want
         if want is not None:
             n_nodes = len(risks)
             assert len(set(measured)) <= n_nodes
