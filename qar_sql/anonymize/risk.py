@@ -18,6 +18,7 @@ suppression, but u and the tail fit move), so no node is ruled out by another's 
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from qar_sql.engines.database import Database, Relation
 from qar_sql.errors import NoTailError, ParameterError
 from qar_sql.pushdown.scan import combinations, histograms
 from qar_sql.stats import evt
+from qar_sql.treat.whatif import release
 
 #: What θ counts per record on a QI: distinct value combinations H/L (the paper's) or records
 #: unique on it S/L (the singled-out share).
@@ -156,8 +158,6 @@ class RiskTarget:
         return self._rows, np.array([self._shared[k] for k in keys], dtype=float).reshape(-1, 2)
 
     def _scan(self, levels, smallest, only) -> dict[int, list[tuple[int, int]]]:
-        from qar_sql.treat.whatif import release
-
         only = list(only)
         self.scanned += len(only)
         sql = self.release_sql(levels, smallest)
@@ -205,8 +205,6 @@ def _rows_of(hist: Mapping[int, Sequence[tuple[int, int]]]) -> int:
 
 def lattice(maxima: Sequence[int]) -> Iterator[tuple[int, ...]]:
     """Every level vector with level i in 0 .. maxima[i] (the bottom first, lexicographically)."""
-    import itertools
-
     return itertools.product(*(range(m + 1) for m in maxima))
 
 
@@ -234,17 +232,20 @@ class Visit:
 
 def best_first(
     maxima: Sequence[int],
-    evaluate: Callable[[tuple[int, ...]], tuple[bool, float]],
+    evaluate: Callable[[list[tuple[int, ...]]], list[tuple[bool, float]]],
     meets_risk: Callable[[tuple[int, ...]], bool],
     *,
     lower_bound: Callable[[tuple[int, ...]], float] | None = None,
+    exact_bound: bool = False,
     monotone_models: bool = False,
     monotone_loss: bool = True,
+    batch: int = 1,
 ) -> Visit:
     """The node of least loss that passes the models and meets the risk target.
 
-    ``evaluate(levels) → (passes the models, loss)``; ``meets_risk(levels)`` is asked only of
-    nodes that pass the models, in increasing loss (ties: :func:`order_key`), until one meets it.
+    ``evaluate(nodes) → [(passes the models, loss)]`` (one statement for up to ``batch`` nodes);
+    ``meets_risk(levels)`` is asked only of nodes that pass the models, in increasing loss (ties:
+    :func:`order_key`), until one meets it.
 
     Why this is the optimum although T̂ is not monotone: nodes leave a priority queue in key
     order (loss, height, levels), and a node's risk is measured only once its exact loss is
@@ -253,28 +254,45 @@ def best_first(
     risk is needed. What keeps every node's key at or below its loss before it is evaluated:
 
     * ``lower_bound(levels)`` (ARX's bounds, which need no data and are never above the loss):
-      every node enters the queue at its bound and is evaluated when the bound comes first;
+      every node enters the queue at its bound and is evaluated when the bound comes first
+      (``exact_bound``: the bound is the loss, as for the monotonic entropy);
     * else a loss non-decreasing under generalization (``monotone_loss``): the queue starts at
       the bottom and a node's successors enter when it leaves (every node is reached along a
       path where the key strictly increases);
     * else nothing: every node is evaluated, then taken in key order (the same answer, at the
       cost of the whole lattice).
 
-    ``monotone_models``: a node that fails the models makes every node below it fail (k-anonymity
-    with a suppression limit, as ARX's predictive tagging): those are not evaluated."""
+    ``monotone_models`` (ARX's predictive tagging): a node below one that fails the models
+    fails, and is not evaluated; a node above one that passes passes, and with ``exact_bound``
+    its loss is known, so it is not evaluated either."""
     maxima = tuple(int(m) for m in maxima)
     visit = Visit(None, 0, [])
-    failed: list[tuple[int, ...]] = []
+    failed: list[tuple[int, ...]] = []  # maximal failing nodes seen
+    passed: list[tuple[int, ...]] = []  # minimal passing nodes seen
 
-    def run(levels: tuple[int, ...]) -> tuple[bool, float] | None:
-        """(passes, loss), or None for a node known to fail without evaluating it."""
-        if monotone_models and any(all(a <= b for a, b in zip(levels, f)) for f in failed):
+    def below(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+        return all(x <= y for x, y in zip(a, b))
+
+    def tagged(levels: tuple[int, ...]) -> bool | None:
+        """Known to pass (True) or fail (False) from the nodes evaluated, else None."""
+        if not monotone_models:
             return None
-        visit.evaluated += 1
-        ok, loss = evaluate(levels)
-        if not ok and monotone_models:
-            failed.append(levels)
-        return ok, loss
+        if any(below(levels, f) for f in failed):
+            return False
+        if any(below(p, levels) for p in passed):
+            return True
+        return None
+
+    def run(nodes: list[tuple[int, ...]]) -> list[tuple[bool, float]]:
+        visit.evaluated += len(nodes)
+        got = evaluate(nodes) if nodes else []
+        if monotone_models:
+            for levels, (ok, _) in zip(nodes, got):
+                if ok and not any(below(p, levels) for p in passed):
+                    passed[:] = [p for p in passed if not below(levels, p)] + [levels]
+                elif not ok and not any(below(levels, f) for f in failed):
+                    failed[:] = [f for f in failed if not below(f, levels)] + [levels]
+        return got
 
     def measure(levels: tuple[int, ...]) -> bool:
         visit.measured.append(levels)
@@ -284,12 +302,10 @@ def best_first(
         return False
 
     if lower_bound is None and not monotone_loss:
-        ranked = []
-        for levels in lattice(maxima):
-            got = run(levels)
-            if got is not None and got[0]:
-                ranked.append((order_key(got[1], levels), levels))
-        for _, levels in sorted(ranked):
+        nodes = list(lattice(maxima))
+        got = [r for i in range(0, len(nodes), batch) for r in run(nodes[i : i + batch])]
+        ranked = sorted((order_key(loss, lv), lv) for lv, (ok, loss) in zip(nodes, got) if ok)
+        for _, levels in ranked:
             if measure(levels):
                 break
         return visit
@@ -298,44 +314,58 @@ def best_first(
         queue: list = [(order_key(lower_bound(lv), lv), False, lv) for lv in lattice(maxima)]
         heapq.heapify(queue)
         while queue:
-            _, exact, levels = heapq.heappop(queue)
+            key, exact, levels = heapq.heappop(queue)
             if exact:
                 if measure(levels):
                     return visit
                 continue
-            got = run(levels)
-            if got is not None and got[0]:
-                heapq.heappush(queue, (order_key(got[1], levels), True, levels))
+            known = tagged(levels)
+            if known is False:
+                continue
+            if known and exact_bound:
+                heapq.heappush(queue, (key, True, levels))
+                continue
+            todo = [levels]
+            while queue and len(todo) < batch and not queue[0][1]:  # the next bounds, in one statement
+                _, _, nxt = heapq.heappop(queue)
+                state = tagged(nxt)
+                if state is False:
+                    continue
+                if state and exact_bound:
+                    heapq.heappush(queue, (order_key(lower_bound(nxt), nxt), True, nxt))
+                    continue
+                todo.append(nxt)
+            for lv, (ok, loss) in zip(todo, run(todo)):
+                if ok:
+                    heapq.heappush(queue, (order_key(loss, lv), True, lv))
         return visit
     bottom = tuple(0 for _ in maxima)
-    first = run(bottom)
-    assert first is not None
-    heap = [(order_key(first[1], bottom), first[0], bottom)]
+    ((ok0, loss0),) = run([bottom])
+    heap = [(order_key(loss0, bottom), ok0, bottom)]
     seen = {bottom}
     while heap:
         _, ok, levels = heapq.heappop(heap)
         if ok and measure(levels):
             return visit
-        for nxt in successors(levels, maxima):
-            if nxt in seen:
-                continue
-            seen.add(nxt)
-            got = evaluate(nxt)  # (the monotone path needs every node's loss: no tagging)
-            visit.evaluated += 1
-            heapq.heappush(heap, (order_key(got[1], nxt), got[0], nxt))
+        fresh = [n for n in successors(levels, maxima) if n not in seen]
+        seen.update(fresh)
+        # (the monotone path needs every node's loss: no tagging)
+        visit.evaluated += len(fresh)
+        for nxt, (nxt_ok, nxt_loss) in zip(fresh, evaluate(fresh) if fresh else []):
+            heapq.heappush(heap, (order_key(nxt_loss, nxt), nxt_ok, nxt))
     return visit
 
 
 def exhaustive(
     maxima: Sequence[int],
-    evaluate: Callable[[tuple[int, ...]], tuple[bool, float]],
+    evaluate: Callable[[list[tuple[int, ...]]], list[tuple[bool, float]]],
     meets_risk: Callable[[tuple[int, ...]], bool],
 ) -> tuple[int, ...] | None:
     """The same choice as :func:`best_first`, by evaluating every node and measuring every node
     that passes the models (the oracle of the tests and the benchmark)."""
     best = None
     for levels in lattice(maxima):
-        ok, loss = evaluate(levels)
+        ((ok, loss),) = evaluate([levels])
         if ok and meets_risk(levels):
             key = order_key(loss, levels)
             if best is None or key < best[0]:

@@ -122,7 +122,10 @@ def anonymize_cmd(where, hierarchy, risk, output, plot, fmt, quiet, **options):
     if outputs:
         guard_outputs(outputs, [("the source", where["source"])])
     ctx = click.get_current_context()
-    given = ctx.get_parameter_source("p") in (click.core.ParameterSource.COMMANDLINE, click.core.ParameterSource.ENVIRONMENT)
+    given = ctx.get_parameter_source("p") in (
+        click.core.ParameterSource.COMMANDLINE,
+        click.core.ParameterSource.ENVIRONMENT,
+    )
     settings = build(AnonymizeParams, {**where, **risk, **options}, hierarchy=hierarchy, risk=given)
     with params.Progress("nodes", quiet) as bar, session(where) as s:
         result = run_anonymize(s, settings, bar)

@@ -84,7 +84,10 @@ def _local_rows(r: AnonymizeResult) -> list[tuple[str, str]]:
     c = r.chosen
     glob = "—" if c is None else f"{c.suppressed:,} suppressed, k = {c.k:,}, T̂ = {_g(c.risk)}"
     loc = f"{v.modified:,} records generalized, {v.singletons:,} singletons, k = {v.k:,}, T̂ = {_g(v.risk)}"
-    return [("global recoding", glob), ("local recoding (QID singletons only)", loc + ("" if v.meets else ", misses the risk target"))]
+    return [
+        ("global recoding", glob),
+        ("local recoding (QID singletons only)", loc + ("" if v.meets else ", misses the risk target")),
+    ]
 
 
 def _text(r: AnonymizeResult) -> list[str]:

@@ -118,8 +118,8 @@ def test_risk_and_search_equal_the_oracle(engine, seed):
             measured.append(levels)
             return risks[levels] is not None and risks[levels] <= tau
 
-        def evaluate(levels):
-            return models[levels], loss_of(levels)
+        def evaluate(nodes):
+            return [(models[lv], loss_of(lv)) for lv in nodes]
 
         want = exhaustive(MAXIMA, evaluate, lambda lv, tau=tau: risks[lv] is not None and risks[lv] <= tau)
         modes = [
@@ -127,6 +127,9 @@ def test_risk_and_search_equal_the_oracle(engine, seed):
             {"monotone_loss": False},
             {"lower_bound": lambda lv: loss_of(lv) / 2},
             {"lower_bound": loss_of, "monotone_models": True},
+            {"lower_bound": loss_of, "monotone_models": True, "exact_bound": True, "batch": 4},
+            {"lower_bound": lambda lv: loss_of(lv) / 3, "monotone_models": True, "batch": 3},
+            {"monotone_loss": False, "batch": 5},
         ]
         for mode in modes:
             measured.clear()
