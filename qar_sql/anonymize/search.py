@@ -164,7 +164,7 @@ def _exhaustive(s: _Search, lattice: _Lattice) -> None:
         lattice.tag(r.levels, r.anonymous, predictive=False)
 
 
-def _flash(s: _Search, lattice: _Lattice, bounds: np.ndarray, exact_bound: bool) -> None:
+def _flash(s: _Search, lattice: _Lattice, bounds: np.ndarray, exact_bound: bool, tops: bool = True) -> None:
     best = math.inf
 
     def note(results: Sequence[NodeResult]) -> None:
@@ -178,7 +178,22 @@ def _flash(s: _Search, lattice: _Lattice, bounds: np.ndarray, exact_bound: bool)
             if known.any():
                 best = min(best, float(bounds[known].min()))
 
-    if s.predictive:
+    if s.predictive and tops:
+        while True:
+            # the unresolved nodes that could still beat the best; evaluate their maximal ones:
+            # one found not anonymous resolves every node of the set below it
+            cand = (lattice.status == 0) & (bounds < best)
+            idx = np.flatnonzero(cand)
+            if not len(idx):
+                break
+            covered = np.zeros(len(idx), dtype=bool)
+            for j, h in enumerate(lattice.heights):
+                up = lattice.nodes[idx, j] + 1 < h
+                covered[up] |= cand[idx[up] + lattice.strides[j]]
+            top = idx[~covered]
+            batch = top[np.lexsort((top, lattice.level_sum[top], bounds[top]))][:BATCH]
+            note(s.run([tuple(int(x) for x in lattice.nodes[i]) for i in batch]))
+    elif s.predictive:
         while True:
             open_idx = np.flatnonzero((lattice.status == 0) & (bounds < best))
             if not len(open_idx):
