@@ -29,6 +29,7 @@ from qar_sql.anonymize.hierarchy import (
 from qar_sql.anonymize.outcome import AnonymizeResult, Band, LocalVariant, Node, pareto
 from qar_sql.anonymize.release import column_text, generalized, release_select, treatments
 from qar_sql.anonymize.risk import NodeRisk, RiskSpec, RiskTarget, best_first, fit_theta
+from qar_sql.anonymize.search import anonymize_session
 from qar_sql.engines.database import Relation
 from qar_sql.engines.session import Session
 from qar_sql.engines.source import select_columns
@@ -157,40 +158,45 @@ class _Search:
         return Node(levels, e.violating, e.k, scores, risk)
 
 
-def choose(session: Session, params: AnonymizeParams, progress: Progress | None = None) -> AnonymizeResult:
-    """The least-loss node of the lattice that meets every model and target (exact: see
-    :func:`~qar_sql.anonymize.risk.best_first`), with what the result reports about it."""
-    started = time.perf_counter()
-    hierarchies = load_hierarchies(params)
-    models = privacy_models(params, hierarchies)
-    qi = _qid(params, hierarchies, session.columns)
-    if params.measures_risk and params.suppression_limit > 0 and (params.l is not None or params.t is not None):
-        raise ParameterError(
-            "--risk-below (or -p) with --l or --t needs --suppression-limit 0: the release of a node that "
-            "suppresses classes failing l-diversity or t-closeness is not built yet"
-        )
-    metric = metric_name(params)
+def _target(session: Session, params: AnonymizeParams, qi, hierarchies) -> tuple[RiskTarget | None, list[str]]:
+    """The QaR target over the audit columns (None without ``-p``/``--risk-below``)."""
+    if not params.measures_risk:
+        return None, []
+    audit_cols = select_columns(session.columns, params.columns, params.exclude)
+    if params.sensitive in audit_cols and params.columns is None:
+        audit_cols.remove(params.sensitive)
+    spec = RiskSpec(
+        columns=tuple(audit_cols), p=params.p, alpha=params.alpha, pi_u=params.pi_u, pwm=params.pwm,
+        theta=params.theta, below=params.risk_below,
+    )  # fmt: skip
     d = session.dialect
+
+    def expression(column: str, level: int) -> str:
+        return generalized(d, hierarchies[column], level)
+
+    target = RiskTarget(
+        session.db, session.relation, spec, qi, expression, jobs=params.jobs, batch_size=params.batch_size
+    )
+    return target, audit_cols
+
+
+def _with_risk(session, params, qi, hierarchies, models, target, progress) -> dict:
+    """The search with the QaR target: :func:`best_first` over the evaluator. With monotone
+    models, the search of the models alone goes first (ARX's Flash, few evaluations): its choice
+    is the least-loss node passing the models, so when its release meets τ it is the answer, and
+    otherwise every node it evaluated tags the lattice for :func:`best_first`."""
+    metric = metric_name(params)
+    known: list[tuple[tuple[int, ...], bool]] = []
+    flash_evaluated = 0
+    if models and privacy.monotone(models, params.suppression_limit):
+        first = _without_risk(session, params, qi, hierarchies, models, target)
+        if first["risk"] is not None and first["risk"].meets(params.risk_below):
+            return first | {"frontier": pareto([first["chosen"]], params.metric)}
+        known = [(r.levels, r.anonymous) for r in first["search"].evaluated_nodes]
+        flash_evaluated = first["evaluated"]
     with evaluator(session, hierarchies, models, qi=qi, gs_factor=params.gs_factor) as ev:
         maxima = tuple(h - 1 for h in ev.heights)
-        n_nodes = math.prod(h for h in ev.heights)
-        target = None
-        audit_cols: list[str] = []
-        if params.measures_risk:
-            audit_cols = select_columns(session.columns, params.columns, params.exclude)
-            if params.sensitive in audit_cols and params.columns is None:
-                audit_cols.remove(params.sensitive)
-            spec = RiskSpec(
-                columns=tuple(audit_cols), p=params.p, alpha=params.alpha, pi_u=params.pi_u, pwm=params.pwm,
-                theta=params.theta, below=params.risk_below,
-            )  # fmt: skip
-
-            def expression(column: str, level: int) -> str:
-                return generalized(d, hierarchies[column], level)
-
-            target = RiskTarget(
-                session.db, session.relation, spec, qi, expression, jobs=params.jobs, batch_size=params.batch_size
-            )
+        n_nodes = math.prod(ev.heights)
         search = _Search(ev, params, metric, target)
         calls = [0]
 
@@ -208,87 +214,136 @@ def choose(session: Session, params: AnonymizeParams, progress: Progress | None 
             exact_bound=metric == "entropy",
             monotone_models=privacy.monotone(models, params.suppression_limit),
             batch=BATCH,
+            known=known,
         )
         chosen = visit.chosen
-        if chosen is not None and target is not None:
-            search.risk(chosen)
-        elif chosen is not None and params.measures_risk:
-            search.risk(chosen)
-        anonymous = sum(1 for e in search.evals.values() if e.anonymous(search.limit))
         node = None if chosen is None else search.figures(chosen)
         measured = [search.figures(lv) for lv in visit.measured if lv in search.risks]
-        frontier = pareto(measured, params.metric if params.metric != "entropy" else "entropy") if target else ()
-        band, note = None, None
-        if chosen is not None and target is not None:
-            nr = search.risks[chosen]
-            note = nr.note
-            if nr.fit is not None:
-                iv = tail_interval.bootstrap_intervals(
-                    nr.theta, nr.rows, nr.fit, alpha=params.alpha, pi_u=params.pi_u, pwm=params.pwm
-                )
-                if iv.risk is not None:
-                    band = Band(iv.risk.low, iv.risk.high, iv.risk.level, iv.risk.method)
-        l_value, t_value = _diversity(session, params, qi, hierarchies, chosen) if chosen is not None else (None, None)
-        local = None
-        if params.local and chosen is not None:
-            local = _local(session, params, qi, hierarchies, chosen, audit_cols)
-        sql, steps = "", {}
-        if chosen is not None:
-            levels = dict(zip(qi, chosen))
-            smallest = params.smallest if node and node.suppressed else None
-            comment = (
-                f"qar anonymize: the release at levels {', '.join(f'{c}={v}' for c, v in levels.items())}"
-                + (f", records of classes smaller than {smallest} removed" if smallest else "")
-                + ".\nCreate it as a view if you like (create view ... as <this select>); qar writes nothing."
-            )
-            sql = release_select(
-                d, session.relation.sql, session.columns, hierarchies, levels, smallest, comment=comment
-            )
-            steps = treatments(
-                qi,
-                hierarchies,
-                levels,
-                _values(session, [c for c in qi if levels[c] and not isinstance(hierarchies[c], IntervalHierarchy)]),
-                _ranges(session, [c for c in qi if levels[c] and isinstance(hierarchies[c], IntervalHierarchy)]),
-                smallest=params.smallest,
-                suppressed=node.suppressed if node else 0,
-            )
-        model_args = {
-            "k": params.k, "l": params.l, "l_kind": params.l_kind, "c": params.c, "t": params.t,
-            "t_kind": params.t_kind, "sensitive": params.sensitive, "no_singletons": params.no_singletons,
-            "risk_below": params.risk_below, "suppression_limit": params.suppression_limit,
-        }  # fmt: skip
-        return AnonymizeResult(
-            source=session.label,
-            table=session.relation.display if session.relation.kind == "table" else None,
-            engine=session.db.engine_name,
-            rows=ev.rows,
-            qi=tuple(qi),
-            level_labels=tuple(hierarchies[c].labels for c in qi),
-            metric=params.metric,
-            models=model_args,
-            chosen=node,
-            optimal=True,
-            nodes=n_nodes,
-            evaluated=visit.evaluated,
-            anonymous=anonymous,
-            seconds=time.perf_counter() - started,
-            l_value=l_value,
-            t_value=t_value,
-            risk_band=band,
-            risk_note=note,
-            audit_columns=tuple(audit_cols),
-            p=params.p if params.measures_risk else None,
-            alpha=params.alpha if params.measures_risk else None,
-            theta=params.theta,
-            measured=len(search.risks),
-            subsets_scanned=target.scanned if target else 0,
-            frontier=frontier,
-            local=local,
-            release_sql=sql,
-            treatments=steps,
-            warnings=(),
+        return {
+            "rows": ev.rows,
+            "chosen": node,
+            "risk": None if chosen is None else search.risks[chosen],
+            "optimal": True,
+            "nodes": n_nodes,
+            "evaluated": visit.evaluated + flash_evaluated,
+            "anonymous": sum(1 for e in search.evals.values() if e.anonymous(search.limit)),
+            "measured": len(search.risks) + (1 if flash_evaluated else 0),
+            "frontier": pareto(measured, params.metric),
+        }
+
+
+def _without_risk(session, params, qi, hierarchies, models, target) -> dict:
+    """The search of the models alone (:func:`.search.anonymize_session`, ARX's Flash), and T̂
+    of the chosen release when ``-p`` is given."""
+    sr = anonymize_session(
+        session, hierarchies, models, params.suppression_limit, metric_name(params), qi=qi, gs_factor=params.gs_factor
+    )
+    levels = tuple(sr.levels[c] for c in qi)
+    entropy = metric_name(params) if params.metric == "entropy" else "entropy"
+    scores = {m: sr.scores[entropy if m == "entropy" else m] for m in REPORTED}
+    risk = None
+    if target is not None:
+        risk = target.evaluate(levels, smallest=params.smallest, suppressed=sr.suppressed)
+    node = Node(levels, sr.suppressed, sr.k, scores, None if risk is None else risk.risk)
+    return {
+        "rows": sr.rows,
+        "chosen": node,
+        "risk": risk,
+        "optimal": sr.optimal,
+        "nodes": sr.nodes,
+        "evaluated": sr.evaluated,
+        "anonymous": sr.anonymous,
+        "measured": 0 if risk is None else 1,
+        "frontier": (),
+        "search": sr,
+    }
+
+
+def choose(session: Session, params: AnonymizeParams, progress: Progress | None = None) -> AnonymizeResult:
+    """The least-loss node of the lattice that meets every model and target (exact: see
+    :func:`~qar_sql.anonymize.risk.best_first`), with what the result reports about it."""
+    started = time.perf_counter()
+    hierarchies = load_hierarchies(params)
+    models = privacy_models(params, hierarchies)
+    qi = _qid(params, hierarchies, session.columns)
+    if params.measures_risk and params.suppression_limit > 0 and (params.l is not None or params.t is not None):
+        raise ParameterError(
+            "--risk-below (or -p) with --l or --t needs --suppression-limit 0: the release of a node that "
+            "suppresses classes failing l-diversity or t-closeness is not built yet"
         )
+    target, audit_cols = _target(session, params, qi, hierarchies)
+    if params.risk_below is not None or not models:
+        found = _with_risk(session, params, qi, hierarchies, models, target, progress)
+    else:
+        found = _without_risk(session, params, qi, hierarchies, models, target)
+    node: Node | None = found["chosen"]
+    nr: NodeRisk | None = found["risk"]
+    chosen = None if node is None else node.levels
+    band = None
+    if nr is not None and nr.fit is not None:
+        iv = tail_interval.bootstrap_intervals(
+            nr.theta, nr.rows, nr.fit, alpha=params.alpha, pi_u=params.pi_u, pwm=params.pwm
+        )
+        if iv.risk is not None:
+            band = Band(iv.risk.low, iv.risk.high, iv.risk.level, iv.risk.method)
+    l_value, t_value = _diversity(session, params, qi, hierarchies, chosen) if chosen is not None else (None, None)
+    local = _local(session, params, qi, hierarchies, chosen, audit_cols) if params.local and chosen else None
+    sql, steps = "", {}
+    d = session.dialect
+    if chosen is not None and node is not None:
+        levels = dict(zip(qi, chosen))
+        smallest = params.smallest if node.suppressed else None
+        comment = (
+            f"qar anonymize: the release at levels {', '.join(f'{c}={v}' for c, v in levels.items())}"
+            + (f", records of classes smaller than {smallest} removed" if smallest else "")
+            + ".\nCreate it as a view if you like (create view ... as <this select>); qar writes nothing."
+        )
+        sql = release_select(d, session.relation.sql, session.columns, hierarchies, levels, smallest, comment=comment)
+        steps = treatments(
+            qi,
+            hierarchies,
+            levels,
+            _values(session, [c for c in qi if levels[c] and not isinstance(hierarchies[c], IntervalHierarchy)]),
+            _ranges(session, [c for c in qi if levels[c] and isinstance(hierarchies[c], IntervalHierarchy)]),
+            smallest=params.smallest,
+            suppressed=node.suppressed,
+        )
+    model_args = {
+        "k": params.k, "l": params.l, "l_kind": params.l_kind, "c": params.c, "t": params.t,
+        "t_kind": params.t_kind, "sensitive": params.sensitive, "no_singletons": params.no_singletons,
+        "risk_below": params.risk_below, "suppression_limit": params.suppression_limit,
+    }  # fmt: skip
+    return AnonymizeResult(
+        source=session.label,
+        table=session.relation.display if session.relation.kind == "table" else None,
+        engine=session.db.engine_name,
+        rows=found["rows"],
+        qi=tuple(qi),
+        level_labels=tuple(hierarchies[c].labels for c in qi),
+        metric=params.metric,
+        models=model_args,
+        chosen=node,
+        optimal=found["optimal"],
+        nodes=found["nodes"],
+        evaluated=found["evaluated"],
+        anonymous=found["anonymous"],
+        seconds=time.perf_counter() - started,
+        l_value=l_value,
+        t_value=t_value,
+        risk_band=band,
+        risk_note=None if nr is None else nr.note,
+        audit_columns=tuple(audit_cols),
+        p=params.p if params.measures_risk else None,
+        alpha=params.alpha if params.measures_risk else None,
+        theta=params.theta,
+        measured=found["measured"],
+        subsets_scanned=target.scanned if target else 0,
+        frontier=found["frontier"],
+        local=local,
+        release_sql=sql,
+        treatments=steps,
+        warnings=(),
+    )
 
 
 def _values(session: Session, columns: Sequence[str]) -> dict[str, list[str]]:

@@ -240,6 +240,7 @@ def best_first(
     monotone_models: bool = False,
     monotone_loss: bool = True,
     batch: int = 1,
+    known: Sequence[tuple[tuple[int, ...], bool]] = (),
 ) -> Visit:
     """The node of least loss that passes the models and meets the risk target.
 
@@ -264,7 +265,8 @@ def best_first(
 
     ``monotone_models`` (ARX's predictive tagging): a node below one that fails the models
     fails, and is not evaluated; a node above one that passes passes, and with ``exact_bound``
-    its loss is known, so it is not evaluated either."""
+    its loss is known, so it is not evaluated either. ``known``: (node, passes) already evaluated
+    elsewhere (a search of the models alone), used for the tagging only."""
     maxima = tuple(int(m) for m in maxima)
     visit = Visit(None, 0, [])
     failed: list[tuple[int, ...]] = []  # maximal failing nodes seen
@@ -293,6 +295,14 @@ def best_first(
                 elif not ok and not any(below(levels, f) for f in failed):
                     failed[:] = [f for f in failed if not below(f, levels)] + [levels]
         return got
+
+    if monotone_models:
+        for levels, ok in known:
+            lv = tuple(int(x) for x in levels)
+            if ok and not any(below(p, lv) for p in passed):
+                passed[:] = [p for p in passed if not below(lv, p)] + [lv]
+            elif not ok and not any(below(lv, f) for f in failed):
+                failed[:] = [f for f in failed if not below(f, lv)] + [lv]
 
     def measure(levels: tuple[int, ...]) -> bool:
         visit.measured.append(levels)
