@@ -7,3 +7,20 @@ quasi-identifier) plus record suppression that meets privacy models, searched in
 * :mod:`.models` — privacy models (k-anonymity, l-diversity, t-closeness, no singletons);
 * :mod:`.search` — the lattice, exhaustive and Flash-style search, :func:`.search.anonymize_session`.
 """
+
+import sys as _sys
+import types as _types
+
+
+class _Package(_types.ModuleType):
+    """``qar_sql.anonymize`` is both this package and the API function ``qar_sql.anonymize(...)``
+    (:func:`qar_sql.commands.anonymize.anonymize`): importing a module of the package makes the
+    package the attribute ``qar_sql.anonymize``, so the package, called, is the function."""
+
+    def __call__(self, *args, **kwargs):
+        from qar_sql.commands.anonymize import anonymize
+
+        return anonymize(*args, **kwargs)
+
+
+_sys.modules[__name__].__class__ = _Package

@@ -86,6 +86,7 @@ def _pairs(ctx, param, value):
 )
 @params.option(
     "--monotonic/--no-monotonic",
+    "monotonic",
     of=AnonymizeParams,
     help="The monotonic variant of the entropy metric (ARX's: suppressed records add no loss).",
 )

@@ -9,8 +9,6 @@ result``, and the Python API's function, which opens the session and calls ``run
 
 from __future__ import annotations
 
-import sys
-import types
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -107,15 +105,3 @@ def anonymize(
     )  # fmt: skip
     with session_of(source, table=table, delimiter=delimiter, null_tokens=null_tokens, threads=threads) as session:
         return run(session, params, progress)
-
-
-class _CallablePackage(types.ModuleType):
-    """The package ``qar_sql.anonymize`` (the algorithm) shares its name with the API function
-    ``qar_sql.anonymize(...)``; importing a module of the package makes ``qar_sql.anonymize``
-    the package, so the package, called, is the function."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> AnonymizeResult:
-        return anonymize(*args, **kwargs)
-
-
-sys.modules["qar_sql.anonymize"].__class__ = _CallablePackage
