@@ -8,6 +8,7 @@ quasi-identifier) plus record suppression that meets privacy models, searched in
 * :mod:`.search` — the lattice, exhaustive and Flash-style search, :func:`.search.anonymize_session`.
 """
 
+import importlib as _importlib
 import sys as _sys
 import types as _types
 
@@ -18,9 +19,8 @@ class _Package(_types.ModuleType):
     package the attribute ``qar_sql.anonymize``, so the package, called, is the function."""
 
     def __call__(self, *args, **kwargs):
-        from qar_sql.commands.anonymize import anonymize
-
-        return anonymize(*args, **kwargs)
+        # by name, as qar_sql.__getattr__ resolves it: the command sits above this package
+        return _importlib.import_module("qar_sql.commands.anonymize").anonymize(*args, **kwargs)
 
 
 _sys.modules[__name__].__class__ = _Package

@@ -17,6 +17,7 @@ import numpy as np
 from qar_sql.anonymize import metrics
 from qar_sql.anonymize import models as privacy
 from qar_sql.anonymize.evaluate import Evaluator, NodeEval, evaluator
+from qar_sql.anonymize.export import column_text, generalized, release_select, treatments
 from qar_sql.anonymize.hierarchy import (
     Hierarchy,
     HierarchyError,
@@ -27,14 +28,13 @@ from qar_sql.anonymize.hierarchy import (
     read_interval_toml,
 )
 from qar_sql.anonymize.outcome import AnonymizeResult, Band, LocalVariant, Node, pareto
-from qar_sql.anonymize.release import column_text, generalized, release_select, treatments
 from qar_sql.anonymize.risk import NodeRisk, RiskSpec, RiskTarget, best_first, fit_theta
 from qar_sql.anonymize.search import anonymize_session
 from qar_sql.engines.database import Relation
 from qar_sql.engines.session import Session
 from qar_sql.engines.source import select_columns
 from qar_sql.errors import ParameterError
-from qar_sql.parameters.anonymize import AnonymizeParams
+from qar_sql.parameters.treat import AnonymizeParams
 from qar_sql.pushdown.scan import Progress, histograms
 from qar_sql.stats import interval as tail_interval
 from qar_sql.treat.whatif import release as as_relation

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from qar_sql import plots
 from qar_sql.results import Tabular
 
 
@@ -124,6 +125,15 @@ class AnonymizeResult(Tabular):
             return f"{self.source}: no node of {self.nodes:,} meets the targets"
         shown = ", ".join(f"{c}={v}" for c, v in zip(self.qi, self.chosen.levels))
         return f"{self.source}: levels {shown}, {self.chosen.suppressed:,} records suppressed, k = {self.chosen.k}"
+
+    def plot(self, ax: Any = None, *, title: bool = False) -> Any:
+        """The frontier of loss against T̂ (:func:`qar_sql.plots.frontier`) on ``ax`` (None: a new
+        figure's); matplotlib is the extra ``qar-sql[plot]``."""
+        ax = plots.frontier(self, ax)
+        if title:
+            ax.set_title(f"{self.table or self.source}: loss against T̂", fontsize=10)
+            ax.figure.tight_layout()
+        return ax
 
     def json_dict(self) -> dict[str, Any]:
         """The documented JSON object of ``qar anonymize`` (docs/anonymize.md)."""

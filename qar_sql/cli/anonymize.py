@@ -12,7 +12,7 @@ from qar_sql.cli.emit import build, emit, session
 from qar_sql.cli.guard import guard_outputs
 from qar_sql.output.files import check_plot, written
 from qar_sql.output.render import format_option
-from qar_sql.parameters.anonymize import L_KINDS, METRICS, T_KINDS, THETAS, AnonymizeParams
+from qar_sql.parameters.treat import L_KINDS, METRICS, T_KINDS, THETAS, AnonymizeParams
 
 
 def _pairs(ctx, param, value):
@@ -113,9 +113,7 @@ def anonymize_cmd(where, hierarchy, risk, output, plot, fmt, quiet, **options):
     the records, minimising ARX's --metric. --risk-below adds the QaR target: T̂(p, α) of the
     release at most the value (docs/anonymize.md).
     """
-    from qar_sql.commands.anonymize import run as run_anonymize
-    from qar_sql.commands.anonymize import treatments_text
-    from qar_sql.output.render_anonymize import plot_frontier
+    from qar_sql.commands import anonymize as command
 
     if plot is not None:
         check_plot(plot)
@@ -129,10 +127,11 @@ def anonymize_cmd(where, hierarchy, risk, output, plot, fmt, quiet, **options):
     )
     settings = build(AnonymizeParams, {**where, **risk, **options}, hierarchy=hierarchy, risk=given)
     with params.Progress("nodes", quiet) as bar, session(where) as s:
-        result = run_anonymize(s, settings, bar)
+        result = command.run(s, settings, bar)
     if output is not None:
         with written(output, "--output"):
-            Path(output).write_text(treatments_text(result), encoding="utf-8")
+            Path(output).write_text(command.treatments_text(result), encoding="utf-8")
     if plot is not None:
-        plot_frontier(result, plot)
+        with written(plot, "--plot"):
+            result.plot(title=True).figure.savefig(plot)
     emit(result, fmt)

@@ -3,7 +3,7 @@ that meets privacy models — k-anonymity, l-diversity, t-closeness, no singleto
 target T̂(p, α) ≤ τ — searched inside the database; the algorithm is :mod:`qar_sql.anonymize`.
 
 The shape every command has (``qar_sql/commands/__init__.py``): its parameters
-(:class:`~qar_sql.parameters.anonymize.AnonymizeParams`), ``run(session, params, progress) →
+(:class:`~qar_sql.parameters.treat.AnonymizeParams`), ``run(session, params, progress) →
 result``, and the Python API's function, which opens the session and calls ``run``.
 """
 
@@ -13,12 +13,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from qar_sql.anonymize.choose import choose
+from qar_sql.anonymize.export import treatments_toml
 from qar_sql.anonymize.outcome import AnonymizeResult
-from qar_sql.anonymize.release import treatments_toml
 from qar_sql.engines.session import Session
 from qar_sql.engines.source import SourceLike, session_of
 from qar_sql.errors import UsageError
-from qar_sql.parameters.anonymize import AnonymizeParams
+from qar_sql.parameters.treat import AnonymizeParams
 from qar_sql.progress import with_progress
 from qar_sql.pushdown.scan import Progress
 

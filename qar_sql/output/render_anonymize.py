@@ -3,10 +3,8 @@ docs/anonymize.md, is :meth:`qar_sql.anonymize.outcome.AnonymizeResult.json_dict
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from qar_sql import plots
 from qar_sql.output.formats import md_escape, render_result
 from qar_sql.output.render import renders
 
@@ -138,12 +136,3 @@ def render_anonymize_sql(r: AnonymizeResult, fmt: str) -> str:
     if not r.release_sql:
         return "-- no node meets every target: there is no release to select\n"
     return r.release_sql
-
-
-def plot_frontier(r: AnonymizeResult, path: str) -> None:
-    """The frontier of loss against T̂ to a .png or .svg file (matplotlib: ``qar-sql[plot]``)."""
-    ax = plots.frontier(r)
-    ax.set_title(f"{r.table or r.source}: loss against T̂", fontsize=10)
-    fig = ax.figure
-    fig.tight_layout()
-    fig.savefig(Path(path))
