@@ -71,7 +71,7 @@ def _facts(r: AnonymizeResult) -> list[tuple[str, str]]:
     if r.p is not None:
         rows.append(("risk measured", f"{r.measured:,} nodes ({r.subsets_scanned:,} subset scans)"))
     rows.append(("optimal", "yes" if r.optimal else "no (a heuristic search: the best node found)"))
-    rows.append(("seconds", f"{r.seconds:.2f}"))
+    rows.append(("time", f"{r.seconds:.2f} s"))
     return rows
 
 
