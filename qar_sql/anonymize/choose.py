@@ -7,6 +7,7 @@ release as SQL and as treatments).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Mapping, Sequence
@@ -188,12 +189,14 @@ def _with_risk(session, params, qi, hierarchies, models, target, progress) -> di
     metric = metric_name(params)
     known: list[tuple[tuple[int, ...], bool]] = []
     flash_evaluated = 0
+    flash_anonymous: int | None = None
     if models and privacy.monotone(models, params.suppression_limit):
         first = _without_risk(session, params, qi, hierarchies, models, target)
         if first["risk"] is not None and first["risk"].meets(params.risk_below):
             return first | {"frontier": pareto([first["chosen"]], params.metric)}
         known = [(r.levels, r.anonymous) for r in first["search"].evaluated_nodes]
         flash_evaluated = first["evaluated"]
+        flash_anonymous = first["anonymous"]
     with evaluator(session, hierarchies, models, qi=qi, gs_factor=params.gs_factor) as ev:
         maxima = tuple(h - 1 for h in ev.heights)
         n_nodes = math.prod(ev.heights)
@@ -226,7 +229,8 @@ def _with_risk(session, params, qi, hierarchies, models, target, progress) -> di
             "optimal": True,
             "nodes": n_nodes,
             "evaluated": visit.evaluated + flash_evaluated,
-            "anonymous": sum(1 for e in search.evals.values() if e.anonymous(search.limit)),
+            # what the search of the models alone established (evaluated or tagged); None without it
+            "anonymous": flash_anonymous,
             "measured": len(search.risks) + (1 if flash_evaluated else 0),
             "frontier": pareto(measured, params.metric),
         }
@@ -266,6 +270,8 @@ def choose(session: Session, params: AnonymizeParams, progress: Progress | None 
     hierarchies = load_hierarchies(params)
     models = privacy_models(params, hierarchies)
     qi = _qid(params, hierarchies, session.columns)
+    if params.drop_null:
+        session = _without_nulls(session, qi)
     if params.measures_risk and params.suppression_limit > 0 and (params.l is not None or params.t is not None):
         raise ParameterError(
             "--risk-below (or -p) with --l or --t needs --suppression-limit 0: the release of a node that "
@@ -346,6 +352,15 @@ def choose(session: Session, params: AnonymizeParams, progress: Progress | None 
     )
 
 
+def _without_nulls(session: Session, qi: Sequence[str]) -> Session:
+    """The session's relation without the rows that have NULL in a QI column (``--drop-null``);
+    the same connection, read-only."""
+    q = session.dialect.quote
+    keep = " and ".join(f"t.{q(c)} is not null" for c in qi if c in session.columns)
+    sql = f"(select * from {session.relation.sql} as t where {keep})" if keep else session.relation.sql
+    return Session(session.db, dataclasses.replace(session.relation, sql=sql), session.label, session.where)
+
+
 def _values(session: Session, columns: Sequence[str]) -> dict[str, list[str]]:
     """Each column's distinct values as text (what a ``map`` treatment lists)."""
     d = session.dialect
@@ -410,7 +425,8 @@ def _local(session, params, qi, hierarchies, chosen, audit_cols) -> LocalVariant
     d = session.dialect
     q = d.quote
     cols = list(session.columns)
-    gen = {c: generalized(d, hierarchies[c], lv) for c, lv in zip(qi, chosen)}
+    # as text on both sides of the CASE (a level's label is text, the column may be a number)
+    gen = {c: generalized(d, hierarchies[c], lv) if lv else column_text(d, c) for c, lv in zip(qi, chosen)}
     key = ", ".join(f"t.{q(c)}" for c in qi)
     inner = f"select t.*, count(*) over (partition by {key}) as qar__n from {session.relation.sql} as t"
     sel = ", ".join(

@@ -97,6 +97,12 @@ def _pairs(ctx, param, value):
     help="Also Pastore's local recoding: the chosen levels applied only to the records unique on the QID, "
     "compared with the global release.",
 )
+@params.option(
+    "--drop-null",
+    of=AnonymizeParams,
+    is_flag=True,
+    help="Leave out the rows with NULL in a QI column first (how Pastore et al. count).",
+)
 @params.risk_options
 @params.option("--theta", of=AnonymizeParams, type=click.Choice(THETAS), help="θ of --risk-below, as qar audit's.")
 @params.file_option(

@@ -76,6 +76,7 @@ def anonymize(
     gs_factor: float = AnonymizeParams.gs_factor,
     monotonic: bool = AnonymizeParams.monotonic,
     local: bool = False,
+    drop_null: bool = False,
     columns: Sequence[str] | None = None,
     exclude: Sequence[str] | None = None,
     p: int = AnonymizeParams.p,
@@ -99,7 +100,7 @@ def anonymize(
     params = AnonymizeParams(
         hierarchy=hierarchy, hierarchies=hierarchies, intervals=intervals, qid=qid, k=k, l=l, l_kind=l_kind, c=c,
         t=t, t_kind=t_kind, sensitive=sensitive, risk_below=risk_below, risk=risk, no_singletons=no_singletons,
-        suppression_limit=suppression_limit, metric=metric, gs_factor=gs_factor, monotonic=monotonic, local=local,
+        suppression_limit=suppression_limit, metric=metric, gs_factor=gs_factor, monotonic=monotonic, local=local, drop_null=drop_null,
         columns=columns, exclude=exclude, p=p, alpha=alpha, pi_u=pi_u, pwm=pwm, theta=theta, jobs=jobs,
         batch_size=batch_size,
     )  # fmt: skip

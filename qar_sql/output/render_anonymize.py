@@ -100,10 +100,11 @@ def _text(r: AnonymizeResult) -> list[str]:
     width = max(len(k) for k, _ in facts)
     lines += [f"  {k:<{width}}  {v}" for k, v in facts]
     if len(r.frontier) > 1:
-        lines += ["", f"  frontier of {METRIC_NAMES.get(r.metric, r.metric)} against T̂ (measured nodes)"]
-        lines.append("    " + "  ".join([*r.qi, r.metric, "T̂"]))
-        for n in r.frontier:
-            lines.append("    " + "  ".join([*(str(v) for v in n.levels), _g(n.scores[r.metric], 8), _g(n.risk)]))
+        lines += ["", f"  frontier of {METRIC_NAMES.get(r.metric, r.metric)} against T̂ (the nodes measured)"]
+        table = [[*r.qi, r.metric, "T̂"]]
+        table += [[*(str(v) for v in n.levels), _g(n.scores[r.metric], 10), _g(n.risk)] for n in r.frontier]
+        widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+        lines += ["    " + "  ".join(cell.rjust(w) for cell, w in zip(row, widths)) for row in table]
     return lines
 
 

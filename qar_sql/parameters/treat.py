@@ -80,6 +80,8 @@ class AnonymizeParams(TailParams):
     gs_factor: float = 0.5
     monotonic: bool = True
     local: bool = False
+    #: Leave out the rows with NULL in a QI column first (how Pastore et al. count).
+    drop_null: bool = False
     theta: str = "distinct"
     jobs: int = 2
     batch_size: int | None = None
