@@ -97,7 +97,7 @@ def main() -> int:
         source = args.url
         datagen.write_postgres(source, table, data)
     del data
-    nodes = args.levels ** args.qi
+    nodes = args.levels**args.qi
     print(f"{args.engine}: {args.rows:,} rows, {len(qi)} QI columns x {args.levels} levels = {nodes:,} nodes, "
           f"{len(audit)} audit columns, p = 3, k = {args.k}, suppression limit {args.suppression_limit:g}")  # fmt: skip
     params = AnonymizeParams(

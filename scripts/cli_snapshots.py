@@ -266,7 +266,9 @@ def cases() -> list[Case]:
         Case("whatif-adult-text", ("whatif", *ad, "-T", "adult_treatments.toml"), data="adult"),
         Case("anonymize-adult-k100-text", ("anonymize", *ad, *arx, "--k", "100"), data="adult"),
         Case(
-            "anonymize-adult-k100-p3-json", ("anonymize", *ad, *arx, "--k", "100", "-p", "3", "-f", "json"), data="adult"
+            "anonymize-adult-k100-p3-json",
+            ("anonymize", *ad, *arx, "--k", "100", "-p", "3", "-f", "json"),
+            data="adult",
         ),
         Case("anonymize-error-no-model", ("anonymize", *ad, *arx), data="adult"),
         Case(

@@ -2,8 +2,8 @@
 -- qar__single_N marks rows that are singletons on local quasi-identifier N in the source (NULL a
 -- value of its own, as in GROUP BY); qar__modified marks rows some treatment changed; qar__id is
 -- the row identity the perturbative treatments draw from; qar__o_N keeps an original value for
--- the information-loss report (or a later treatment's local rows). A step with a keep condition
--- (record suppression) removes the rows that fail it. Read-only: the source is only selected from.
+-- the information-loss report (or a later treatment's local rows). Read-only: the source is
+-- only selected from.
 with qar_step0 as (
   select
     t.*,
@@ -51,7 +51,7 @@ qar_step{{ loop.index }} as (
 {% endfor %}
     (t.qar__modified or {{ s.changed }}) as qar__modified
   from qar_new{{ loop.index }} as t
-{% if s.keep %}
+{% if s.keep %}{# record suppression: the rows failing the step's keep condition leave the release #}
   where t.qar__keep
 {% endif %}
 ){{ "," if not loop.last }}
