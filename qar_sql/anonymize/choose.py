@@ -163,7 +163,7 @@ def _target(session: Session, params: AnonymizeParams, qi, hierarchies) -> tuple
     """The QaR target over the audit columns (None without ``-p``/``--risk-below``)."""
     if not params.measures_risk:
         return None, []
-    audit_cols = select_columns(session.columns, params.columns, params.exclude)
+    audit_cols = list(select_columns(session.columns, params.columns, params.exclude))
     if params.sensitive in audit_cols and params.columns is None:
         audit_cols.remove(params.sensitive)
     spec = RiskSpec(

@@ -329,19 +329,19 @@ def best_first(
                 if measure(levels):
                     return visit
                 continue
-            known = tagged(levels)
-            if known is False:
+            state = tagged(levels)
+            if state is False:
                 continue
-            if known and exact_bound:
+            if state and exact_bound:
                 heapq.heappush(queue, (key, True, levels))
                 continue
             todo = [levels]
             while queue and len(todo) < batch and not queue[0][1]:  # the next bounds, in one statement
                 _, _, nxt = heapq.heappop(queue)
-                state = tagged(nxt)
-                if state is False:
+                nxt_state = tagged(nxt)
+                if nxt_state is False:
                     continue
-                if state and exact_bound:
+                if nxt_state and exact_bound:
                     heapq.heappush(queue, (order_key(lower_bound(nxt), nxt), True, nxt))
                     continue
                 todo.append(nxt)

@@ -232,3 +232,26 @@ def test_a_value_missing_from_its_hierarchy_is_named(duck, tmp_path):
     town.write_text("T0;*\nT1;*\n", encoding="utf-8")
     code, _, stderr = run_cli(["anonymize", source, "--table", table, "--hierarchy", f"{TOWN}={town}", "--k", "2"])
     assert code == 2 and "is missing from its hierarchy" in stderr and "row" in stderr, stderr
+
+
+def test_l_diversity_with_the_risk_reported(duck, tmp_path):
+    """-p without --risk-below reports T̂ of the choice of the models alone; the sensitive column
+    is no audit column; l is the release's smallest count of distinct sensitive values."""
+    data = make_table(51)
+    source, table = duck.load("people", data)
+    age, sex, town = write_hierarchies(tmp_path)
+    hierarchies = {**read_interval_toml(age), SEX: read_hierarchy(sex, SEX), TOWN: read_hierarchy(town, TOWN)}
+    got = qar_sql.anonymize(
+        source, table=table, **hierarchy_args(age, sex, town), l=2, sensitive=INCOME, risk=True, p=P, pi_u=PI_U,
+        alpha=ALPHA,
+    )  # fmt: skip
+    assert got.audit_columns == (AGE, SEX, TOWN, KIDS)
+    lv = got.chosen.levels
+    rows = [
+        tuple(hierarchies[c].generalize(str(data[c][i]), lv[QI.index(c)]) for c in QI) for i in range(len(data[AGE]))
+    ]
+    diversity: dict = {}
+    for key, s in zip(rows, data[INCOME]):
+        diversity.setdefault(key, set()).add(s)
+    assert got.l_value == min(len(v) for v in diversity.values()) >= 2
+    assert got.risk is not None and got.json_dict()["risk"] == got.risk

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from qar_sql.treat.kinds.base import Fail, Kind, is_int, names
+from qar_sql.treat.kinds.base import Fail, Kind, names
 
 
 def shape(fail: Fail, o: dict[str, Any], has_column: bool) -> None:
@@ -16,7 +16,7 @@ def shape(fail: Fail, o: dict[str, Any], has_column: bool) -> None:
         fail("columns", 'is missing; list the QI whose small classes are removed, e.g. columns = ["age", "sex"]')
     names(fail, "columns", o["columns"])
     below = o.get("below")
-    if not is_int(below) or below < 2:
+    if not isinstance(below, int) or isinstance(below, bool) or below < 2:
         fail("below", f"= {below!r} must be a whole number of at least 2 (records of smaller classes are removed)")
 
 
