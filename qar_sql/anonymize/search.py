@@ -182,7 +182,7 @@ def _flash(s: _Search, lattice: _Lattice, bounds: np.ndarray, exact_bound: bool,
         while True:
             # the unresolved nodes that could still beat the best; evaluate their maximal ones:
             # one found not anonymous resolves every node of the set below it
-            cand = (lattice.status == 0) & (bounds < best)
+            cand = (lattice.status == 0) & _below(bounds, best)
             idx = np.flatnonzero(cand)
             if not len(idx):
                 break
@@ -195,7 +195,7 @@ def _flash(s: _Search, lattice: _Lattice, bounds: np.ndarray, exact_bound: bool,
             note(s.run([tuple(int(x) for x in lattice.nodes[i]) for i in batch]))
     elif s.predictive:
         while True:
-            open_idx = np.flatnonzero((lattice.status == 0) & (bounds < best))
+            open_idx = np.flatnonzero((lattice.status == 0) & _below(bounds, best))
             if not len(open_idx):
                 break
             starts = open_idx[np.lexsort((open_idx, bounds[open_idx], lattice.level_sum[open_idx]))][:BATCH]
@@ -217,9 +217,9 @@ def _flash(s: _Search, lattice: _Lattice, bounds: np.ndarray, exact_bound: bool,
     # the nodes whose score still needs their data, lowest bound first
     while True:
         if s.predictive:
-            cand = (lattice.status == 1) & (bounds < best)
+            cand = (lattice.status == 1) & _below(bounds, best)
         else:
-            cand = (lattice.status == 0) & (bounds < best)
+            cand = (lattice.status == 0) & _below(bounds, best)
         if exact_bound and s.predictive:
             break  # every anonymous node's score is its bound
         idx = np.flatnonzero(cand)
@@ -228,6 +228,11 @@ def _flash(s: _Search, lattice: _Lattice, bounds: np.ndarray, exact_bound: bool,
             break
         batch = _order(bounds, lattice, idx)[:BATCH]
         note(s.run([tuple(int(x) for x in lattice.nodes[i]) for i in batch]))
+
+
+def _below(bounds: np.ndarray, best: float) -> np.ndarray:
+    """Nodes that may still beat or tie the best score."""
+    return bounds <= best + TIE * abs(best) if math.isfinite(best) else np.ones(len(bounds), dtype=bool)
 
 
 def _path(lattice: _Lattice, bounds: np.ndarray, start: int) -> np.ndarray:
@@ -385,7 +390,20 @@ def _best(s: _Search, ev: Evaluator, lattice: _Lattice | None, metric: str) -> t
             i = idx[order[0]]
             node = tuple(int(x) for x in lattice.nodes[i])
             cands.append((float(b[order[0]]), sum(node), node))
-    return min(cands)[2] if cands else None
+    if not cands:
+        return None
+    low = min(c[0] for c in cands)
+    return min(c for c in cands if _ties(c[0], low))[2]
+
+
+def _ties(a: float, b: float) -> bool:
+    """Scores equal but for the rounding of their sums (the tie rule applies)."""
+    return a == b or abs(a - b) <= TIE * max(abs(a), abs(b))
+
+
+#: Relative difference below which two scores tie (sums taken in different orders differ by
+#: a few ulps; the lower level sum then wins, as it would on exact arithmetic).
+TIE = 1e-12
 
 
 __all__ = ["MAX_EXACT_NODES", "NodeResult", "SearchResult", "anonymize_session"]

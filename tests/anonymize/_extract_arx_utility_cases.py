@@ -1,6 +1,8 @@
 """Extract ARX's adult utility-metric cases (TestUtilityMetrics.java) that qar's models and metrics cover."""
 
-import re, sys, json
+import json
+import re
+import sys
 
 src = open(sys.argv[1]).read()
 cases = []
@@ -27,12 +29,12 @@ for line in src.splitlines():
         models.append(["t_hier", float(t)])
     for t in re.findall(r"new EqualDistanceTCloseness\(\"occupation\", ([\d.]+)", line):
         models.append(["t_equal", float(t)])
-    for c, l in re.findall(r"new RecursiveCLDiversity\(\"occupation\", ([\d.]+), (\d+)\)", line):
-        models.append(["l_recursive", float(c), int(l)])
-    for l in re.findall(r"new DistinctLDiversity\(\"occupation\", (\d+)\)", line):
-        models.append(["l_distinct", int(l)])
-    for l in re.findall(r"new EntropyLDiversity\(\"occupation\", ([\d.]+)\)", line):
-        models.append(["l_entropy", float(l)])
+    for c, ell in re.findall(r"new RecursiveCLDiversity\(\"occupation\", ([\d.]+), (\d+)\)", line):
+        models.append(["l_recursive", float(c), int(ell)])
+    for ell in re.findall(r"new DistinctLDiversity\(\"occupation\", (\d+)\)", line):
+        models.append(["l_distinct", int(ell)])
+    for ell in re.findall(r"new EntropyLDiversity\(\"occupation\", ([\d.]+)\)", line):
+        models.append(["l_entropy", float(ell)])
     n_models = line.count("addPrivacyModel(")
     if len(models) != n_models:
         continue

@@ -97,7 +97,7 @@ def node_stats(rows, qi, hs, levels, models, sensitive, sh, gs=0.5):
     scores["entropy"] = sum(math.floor(-x * 1e10) / 1e10 for x in ent)
     nm = list(ent)
     if suppressed:
-        for j, c in enumerate(qi):
+        for j in range(len(qi)):
             cnt = Counter(keys[i][j] for i in supp_rows)
             nm[j] += sum(v * math.log2(v / suppressed) * s_f for v in cnt.values())
     scores["entropy_nm"] = sum(math.floor(-x * 1e10) / 1e10 for x in nm)
@@ -108,7 +108,7 @@ def node_stats(rows, qi, hs, levels, models, sensitive, sh, gs=0.5):
         domain = [r[0] for r in h.rows] if isinstance(h, CsvHierarchy) else sorted({r[c] for r in rows})
         under = Counter(h.generalize(v, lv) for v in domain)
         x = 0.0
-        for i, k in enumerate(keys):
+        for k in keys:
             share = under[k[j]] / len(domain)
             if k in bad:
                 x += 1.0 if s_f == 1 else share + s_f * (1 - share)
@@ -133,11 +133,14 @@ def node_stats(rows, qi, hs, levels, models, sensitive, sh, gs=0.5):
 
 def optimum(rows, qi, hs, models, sensitive, sh, limit, metric, gs=0.5):
     """(levels, score) of the best anonymous node by brute force, or None."""
-    best = None
+    found = []
     for levels in itertools.product(*[range(hs[c].height) for c in qi]):
         suppressed, scores, _ = node_stats(rows, qi, hs, levels, models, sensitive, sh, gs)
         if suppressed <= limit * len(rows):
-            key = (scores[metric], sum(levels), levels)
-            if best is None or key < best:
-                best = key
-    return None if best is None else (best[2], best[0])
+            found.append((scores[metric], sum(levels), levels))
+    if not found:
+        return None
+    low = min(f[0] for f in found)
+    # scores equal but for the order of a float sum tie; the lowest level sum wins
+    best = min(f for f in found if abs(f[0] - low) <= 1e-12 * max(abs(low), abs(f[0])))
+    return best[2], best[0]
