@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -129,12 +129,26 @@ def _order(keys: np.ndarray, lattice: _Lattice, idx: np.ndarray) -> np.ndarray:
     return idx[np.lexsort((idx, lattice.level_sum[idx], keys[idx]))]
 
 
+#: A node-level criterion beyond the class-level models: ``check(levels, node) -> bool``, True
+#: when the node (whose violating classes would be suppressed) is acceptable.
+NodeCheck = Callable[[tuple[int, ...], NodeEval], bool]
+
+
 class _Search:
-    def __init__(self, ev: Evaluator, metric: str, limit: float, models: Sequence[Model], predictive: bool):
+    def __init__(
+        self,
+        ev: Evaluator,
+        metric: str,
+        limit: float,
+        models: Sequence[Model],
+        predictive: bool,
+        node_check: NodeCheck | None = None,
+    ):
         self.ev, self.metric = ev, metric
         self.max_suppressed = limit * ev.rows
         self.models = models
         self.predictive = predictive
+        self.node_check = node_check
         self.values = metric in metrics.NEEDS_SUPPRESSED_VALUES
         self.results: dict[tuple[int, ...], NodeResult] = {}
         self.evals: dict[tuple[int, ...], NodeEval] = {}
@@ -149,6 +163,8 @@ class _Search:
 
     def _result(self, e: NodeEval) -> NodeResult:
         anonymous = e.anonymous(self.max_suppressed)
+        if anonymous and self.node_check is not None:
+            anonymous = bool(self.node_check(e.levels, e))
         scores: dict[str, float | None] = {}
         for m in metrics.METRICS:
             if not anonymous or (m in metrics.NEEDS_SUPPRESSED_VALUES and e.classes.suppressed_values is None):
@@ -284,6 +300,8 @@ def anonymize_session(
     max_nodes: int = MAX_EXACT_NODES,
     max_evaluations: int = 10_000,
     time_limit: float = 600.0,
+    node_check: NodeCheck | None = None,
+    node_check_monotone: bool = False,
 ) -> SearchResult:
     """The cheapest full-domain generalization of ``session``'s relation meeting ``models``.
 
@@ -294,6 +312,13 @@ def anonymize_session(
     ``createPrecomputedEntropyMetric(…, true)``), minimised with ARX's ``gs_factor``.
     ``strategy``: ``"auto"`` (``"flash"`` up to ``max_nodes`` nodes, else ``"heuristic"``),
     ``"flash"``, ``"exhaustive"`` or ``"heuristic"`` (see the module docstring).
+
+    ``node_check(levels, node) -> bool`` adds a criterion on the whole release of a node (the
+    QaR target T̂ ≤ τ, say): a node within the suppression limit is anonymous only when it also
+    returns True; ``node.classes`` and ``node.violating`` describe the release. Say
+    ``node_check_monotone=True`` only when every generalization of an accepted node is accepted
+    too: predictive tagging is then still used; otherwise the exact search evaluates every node
+    whose bound is below the best score (still optimal, more evaluations).
 
     Raises :class:`~qar_sql.errors.DataError` when no node is anonymous (even full generalization
     leaves more violating records than the limit), and the hierarchy/column errors of
@@ -319,8 +344,8 @@ def anonymize_session(
         size = math.prod(heights)
         if strategy == "auto":
             strategy = "flash" if size <= max_nodes else "heuristic"
-        predictive = monotone(models, suppression_limit)
-        s = _Search(ev, metric, suppression_limit, models, predictive and strategy == "flash")
+        predictive = monotone(models, suppression_limit) and (node_check is None or node_check_monotone)
+        s = _Search(ev, metric, suppression_limit, models, predictive and strategy == "flash", node_check)
         optimal = True
         anonymous_known: int
         if strategy == "heuristic":
@@ -406,4 +431,4 @@ def _ties(a: float, b: float) -> bool:
 TIE = 1e-12
 
 
-__all__ = ["MAX_EXACT_NODES", "NodeResult", "SearchResult", "anonymize_session"]
+__all__ = ["MAX_EXACT_NODES", "NodeCheck", "NodeResult", "SearchResult", "anonymize_session"]
