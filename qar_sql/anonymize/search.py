@@ -8,19 +8,23 @@ privacy models are at most ``suppression_limit × rows``; those records are then
 Strategies (``strategy=``):
 
 * ``"exhaustive"`` — every node evaluated (tests, small lattices);
-* ``"flash"`` — exact, ARX's Flash ideas (``FLASHAlgorithmImpl``/``FLASHStrategy``), batched:
+* ``"flash"`` — exact, after ARX's Flash (``FLASHAlgorithmImpl``/``FLASHStrategy``), batched:
   every metric has a lower bound from the levels alone (:func:`.metrics.lower_bounds`; exact for
-  the monotonic entropy), so nodes whose bound is not below the best score found are never
-  evaluated. When the models are monotone under the limit (:func:`.models.monotone`), upward
-  paths from the lowest unresolved nodes are binary-searched for their lowest anonymous node, up
-  to :data:`.evaluate.BATCH` paths per round trip, and every result is propagated by
-  **predictive tagging**: a node found anonymous makes all its generalizations anonymous, one
-  found not anonymous makes all its specializations not anonymous — neither is evaluated. Nodes
-  tagged anonymous are evaluated only when the metric needs their data (all but the
-  monotonic entropy), in bound order, while their bound is below the best score. When the
-  models are not monotone (entropy/recursive l-diversity, t-closeness with suppression) no
-  tagging is sound: every node whose bound is below the best is evaluated, in bound order. The
-  optimum is guaranteed in both cases (``optimal: True``);
+  the monotonic entropy), so a node whose bound is above the best score found is never
+  evaluated. When the models are monotone under the limit (:func:`.models.monotone`), every
+  result is propagated by **predictive tagging** — a node found anonymous makes all its
+  generalizations anonymous, one found not anonymous all its specializations not anonymous —
+  and each round evaluates (up to :data:`.evaluate.BATCH` per round trip, lowest bound first)
+  the *maximal* unresolved nodes among those whose bound is below the best: one found not
+  anonymous resolves every candidate below it at once, one found anonymous lowers the best.
+  This replaced Flash's binary search along upward paths (still here, ``tops=False`` in
+  :func:`_flash`), which evaluated 922/674/203/109 nodes on ARX's four adult cases against
+  792/460/110/37. Nodes tagged anonymous are evaluated only when the metric needs their data
+  (all but the monotonic entropy, whose bound is its score), lowest bound first, while their
+  bound is below the best. When the models are not monotone (entropy/recursive l-diversity,
+  t-closeness with suppression; a non-monotone ``node_check``) no tagging is sound: every
+  node whose bound is below the best is evaluated, lowest bound first. Either way the
+  optimum is guaranteed (``optimal: True``);
 * ``"heuristic"`` — beyond ``max_nodes`` (ARX switches at 100,000) or when asked: a top-down
   best-first descent from the top node (evaluate the direct specializations of the current node,
   move to the anonymous one with the lowest score) within ``max_evaluations`` and
