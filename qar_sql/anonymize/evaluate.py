@@ -288,6 +288,38 @@ def _value_counts(session: Any, columns: Sequence[str]) -> list[dict[str | None,
     return out
 
 
+def frequency_sql(
+    d: Any,
+    relation_sql: str,
+    qi: Sequence[str],
+    codings: Sequence[_Coding],
+    sensitive: str | None,
+    s_coding: _Coding | None,
+) -> str:
+    """The frequency table's SELECT: columns ``c<j>_<L>`` (QI ``j``'s code at level ``L``),
+    ``s_<L>`` (the sensitive column's) and ``n`` (records)."""
+    # the frequency table: the table grouped by its raw QI (and sensitive) values, each
+    # distinct combination coded by CASEs (no join, whose row estimates on an unanalysed table
+    # led PostgreSQL into nested loops of seconds), the higher levels from the level-0 codes
+    raw = [(f"v{j}", f"cast(t.{d.quote(c)} as {d.text})") for j, c in enumerate(qi)]
+    if s_coding is not None:
+        raw.append(("vs", f"coalesce(cast(t.{d.quote(str(sensitive))} as {d.text}), '')"))
+    grouped = (
+        f"select {', '.join(f'{x} as {a}' for a, x in raw)}, count(*) as n\n"
+        f"from {relation_sql} as t\ngroup by {', '.join(x for _, x in raw)}"
+    )
+    coded = [f"{_code0_sql(f'v{j}', c, d)} as c{j}_0" for j, c in enumerate(codings)]
+    if s_coding is not None:
+        coded.append(f"{_code0_sql('vs', s_coding, d)} as s_0")
+    middle = f"select {', '.join(coded)}, n from (\n{grouped}\n) as r {d.fence}"
+    outer = []
+    for j, cd in enumerate(codings):
+        outer += [f"c{j}_0"] + [f"{_level_sql(f'c{j}_0', cd.codes[L])} as c{j}_{L}" for L in range(1, len(cd.codes))]
+    if s_coding is not None:
+        outer += ["s_0"] + [f"{_level_sql('s_0', s_coding.codes[L])} as s_{L}" for L in range(1, len(s_coding.codes))]
+    return f"select {', '.join(outer)}, n from (\n{middle}\n) as m"
+
+
 @contextmanager
 def evaluator(
     session: Any,
@@ -347,26 +379,7 @@ def evaluator(
         s_coding, _ = _coding(sh, s_counts)
     domain = metrics.Domain(rows, tuple(domains), gs_factor)
 
-    # the frequency table: the table grouped by its raw QI (and sensitive) values, each
-    # distinct combination coded by CASEs (no join, whose row estimates on an unanalysed table
-    # led PostgreSQL into nested loops of seconds), the higher levels from the level-0 codes
-    raw = [(f"v{j}", f"cast(t.{d.quote(c)} as {d.text})") for j, c in enumerate(qi)]
-    if s_coding is not None:
-        raw.append(("vs", f"coalesce(cast(t.{d.quote(sensitive)} as {d.text}), '')"))
-    grouped = (
-        f"select {', '.join(f'{x} as {a}' for a, x in raw)}, count(*) as n\n"
-        f"from {session.relation.sql} as t\ngroup by {', '.join(x for _, x in raw)}"
-    )
-    coded = [f"{_code0_sql(f'v{j}', c, d)} as c{j}_0" for j, c in enumerate(codings)]
-    if s_coding is not None:
-        coded.append(f"{_code0_sql('vs', s_coding, d)} as s_0")
-    middle = f"select {', '.join(coded)}, n from (\n{grouped}\n) as r {d.fence}"
-    outer = []
-    for j, cd in enumerate(codings):
-        outer += [f"c{j}_0"] + [f"{_level_sql(f'c{j}_0', cd.codes[L])} as c{j}_{L}" for L in range(1, len(cd.codes))]
-    if s_coding is not None:
-        outer += ["s_0"] + [f"{_level_sql('s_0', s_coding.codes[L])} as s_{L}" for L in range(1, len(s_coding.codes))]
-    freq_sql = f"select {', '.join(outer)}, n from (\n{middle}\n) as m"
+    freq_sql = frequency_sql(d, session.relation.sql, qi, codings, sensitive, s_coding)
     name = None
     if d.temp_tables:
         name = temp_name("anonymize")
