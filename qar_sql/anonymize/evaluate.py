@@ -77,8 +77,14 @@ class _Coding:
 
 
 def _coding(h: Hierarchy, counts: Mapping[str | None, int]) -> tuple[_Coding, metrics.ColumnDomain]:
+    """The column's values (those of the table) coded at every level. Values are ordered along
+    their generalization paths (top level first), and each level's codes numbered in that order,
+    so that in a tree-shaped hierarchy every generalized code covers a contiguous range of
+    level-0 codes (:func:`_level_sql` then needs one comparison per group)."""
     h.check(counts)
-    values = tuple(sorted(v for v in counts if v is not None))  # check refused None
+    present = [v for v in counts if v is not None]  # check refused None
+    paths = {v: tuple(str(h.generalize(v, L)) for L in range(h.height)) for v in present}
+    values = tuple(sorted(present, key=lambda v: paths[v][::-1]))
     domain_rows: list[str]
     if isinstance(h, CsvHierarchy):
         domain_rows = [r[0] for r in h.rows]
@@ -86,18 +92,38 @@ def _coding(h: Hierarchy, counts: Mapping[str | None, int]) -> tuple[_Coding, me
         domain_rows = list(values)
     codes, labels, shares = [], [], []
     for level in range(h.height):
-        gen_rows = [str(h.generalize(v, level)) for v in domain_rows]
-        names = tuple(sorted({g for g in gen_rows if g is not None}))
-        index: dict[str | None, int] = {g: i for i, g in enumerate(names)}
+        names = tuple(dict.fromkeys(paths[v][level] for v in values))
+        index = {g: i for i, g in enumerate(names)}
         share = np.zeros(len(names))
-        for g in gen_rows:
-            share[index[g]] += 1
-        codes.append(np.array([index[h.generalize(v, level)] for v in values], dtype=np.int64))
+        for v in domain_rows:
+            g = str(h.generalize(v, level))
+            if g in index:  # a group with no value in the table has no code (and no records)
+                share[index[g]] += 1
+        codes.append(np.array([index[paths[v][level]] for v in values], dtype=np.int64))
         labels.append(names)
         shares.append(share / len(domain_rows))
     cnt = np.array([counts[v] for v in values], dtype=np.int64)
     coding = _Coding(h.column, values, cnt, tuple(codes), tuple(labels))
     return coding, metrics.ColumnDomain(h.column, cnt, tuple(codes), tuple(shares), len(domain_rows))
+
+
+def _level_sql(code0: str, codes: np.ndarray) -> str:
+    """The level's code as SQL of the level-0 code ``code0``: a CASE of ranges where each code
+    covers a contiguous range of level-0 codes, else a CASE listing every level-0 code."""
+    if len(codes) and np.all(np.diff(codes) >= 0):
+        starts = np.flatnonzero(np.diff(codes)) + 1  # where the next code begins
+        if len(starts) == 0:
+            return f"{int(codes[0])} + 0 * {code0}"
+        whens = " ".join(f"when {code0} < {int(b)} then {int(codes[b - 1])}" for b in starts)
+        return f"case {whens} else {int(codes[-1])} end"
+    whens = " ".join(f"when {i} then {int(c)}" for i, c in enumerate(codes))
+    return f"case {code0} {whens} end"
+
+
+def _code0_sql(expression: str, coding: _Coding, dialect: Any) -> str:
+    """The level-0 code of the text ``expression`` (a CASE over the table's values)."""
+    whens = " ".join(f"when {dialect.literal(v)} then {i}" for i, v in enumerate(coding.values))
+    return f"case {expression} {whens} end"
 
 
 class Evaluator:
@@ -248,22 +274,6 @@ class Evaluator:
         return out
 
 
-def _literal_int(x: int) -> str:
-    return str(int(x))
-
-
-def _mapping_cte(name: str, coding: _Coding, dialect: Any) -> str:
-    """A CTE of one column's values (text) and their codes at every level, as a UNION ALL of
-    one-row SELECTs (every engine reads that; VALUES lists differ in how columns are named)."""
-    heads = ", ".join(f"l{L}" for L in range(len(coding.codes)))
-    rows = []
-    for i, v in enumerate(coding.values):
-        codes = ", ".join(f"{_literal_int(coding.codes[L][i])} as l{L}" for L in range(len(coding.codes)))
-        rows.append(f"select {dialect.literal(v)} as v, {codes}")
-    del heads
-    return f"{name} as (\n" + "\nunion all\n".join(rows) + "\n)"
-
-
 def _value_counts(session: Any, columns: Sequence[str]) -> list[dict[str | None, int]]:
     d = session.dialect
     rel = session.relation.sql
@@ -276,6 +286,38 @@ def _value_counts(session: Any, columns: Sequence[str]) -> list[dict[str | None,
     for j, v, n in rows:
         out[int(j)][None if v is None else str(v)] = int(n)
     return out
+
+
+def frequency_sql(
+    d: Any,
+    relation_sql: str,
+    qi: Sequence[str],
+    codings: Sequence[_Coding],
+    sensitive: str | None,
+    s_coding: _Coding | None,
+) -> str:
+    """The frequency table's SELECT: columns ``c<j>_<L>`` (QI ``j``'s code at level ``L``),
+    ``s_<L>`` (the sensitive column's) and ``n`` (records)."""
+    # the frequency table: the table grouped by its raw QI (and sensitive) values, each
+    # distinct combination coded by CASEs (no join, whose row estimates on an unanalysed table
+    # led PostgreSQL into nested loops of seconds), the higher levels from the level-0 codes
+    raw = [(f"v{j}", f"cast(t.{d.quote(c)} as {d.text})") for j, c in enumerate(qi)]
+    if s_coding is not None:
+        raw.append(("vs", f"coalesce(cast(t.{d.quote(str(sensitive))} as {d.text}), '')"))
+    grouped = (
+        f"select {', '.join(f'{x} as {a}' for a, x in raw)}, count(*) as n\n"
+        f"from {relation_sql} as t\ngroup by {', '.join(x for _, x in raw)}"
+    )
+    coded = [f"{_code0_sql(f'v{j}', c, d)} as c{j}_0" for j, c in enumerate(codings)]
+    if s_coding is not None:
+        coded.append(f"{_code0_sql('vs', s_coding, d)} as s_0")
+    middle = f"select {', '.join(coded)}, n from (\n{grouped}\n) as r {d.fence}"
+    outer = []
+    for j, cd in enumerate(codings):
+        outer += [f"c{j}_0"] + [f"{_level_sql(f'c{j}_0', cd.codes[L])} as c{j}_{L}" for L in range(1, len(cd.codes))]
+    if s_coding is not None:
+        outer += ["s_0"] + [f"{_level_sql('s_0', s_coding.codes[L])} as s_{L}" for L in range(1, len(s_coding.codes))]
+    return f"select {', '.join(outer)}, n from (\n{middle}\n) as m"
 
 
 @contextmanager
@@ -337,23 +379,7 @@ def evaluator(
         s_coding, _ = _coding(sh, s_counts)
     domain = metrics.Domain(rows, tuple(domains), gs_factor)
 
-    # the frequency table
-    ctes = [_mapping_cte(f"m{j}", c, d) for j, c in enumerate(codings)]
-    joins = [f"join m{j} on cast(t.{d.quote(c)} as {d.text}) = m{j}.v" for j, c in enumerate(qi)]
-    sel = [f"m{j}.l{L} as c{j}_{L}" for j, c in enumerate(codings) for L in range(len(c.codes))]
-    grp = [f"m{j}.l{L}" for j, c in enumerate(codings) for L in range(len(c.codes))]
-    if s_coding is not None:
-        ctes.append(_mapping_cte("ms", s_coding, d))
-        x = f"cast(t.{d.quote(sensitive)} as {d.text})"
-        joins.append(f"join ms on coalesce({x}, '') = ms.v")
-        sel += [f"ms.l{L} as s_{L}" for L in range(len(s_coding.codes))]
-        grp += [f"ms.l{L}" for L in range(len(s_coding.codes))]
-    body = (
-        f"select {', '.join(sel)}, count(*) as n\nfrom {session.relation.sql} as t\n"
-        + "\n".join(joins)
-        + f"\ngroup by {', '.join(grp)}"
-    )
-    freq_sql = "with " + ",\n".join(ctes) + "\n" + body
+    freq_sql = frequency_sql(d, session.relation.sql, qi, codings, sensitive, s_coding)
     name = None
     if d.temp_tables:
         name = temp_name("anonymize")

@@ -8,19 +8,23 @@ privacy models are at most ``suppression_limit × rows``; those records are then
 Strategies (``strategy=``):
 
 * ``"exhaustive"`` — every node evaluated (tests, small lattices);
-* ``"flash"`` — exact, ARX's Flash ideas (``FLASHAlgorithmImpl``/``FLASHStrategy``), batched:
+* ``"flash"`` — exact, after ARX's Flash (``FLASHAlgorithmImpl``/``FLASHStrategy``), batched:
   every metric has a lower bound from the levels alone (:func:`.metrics.lower_bounds`; exact for
-  the monotonic entropy), so nodes whose bound is not below the best score found are never
-  evaluated. When the models are monotone under the limit (:func:`.models.monotone`), upward
-  paths from the lowest unresolved nodes are binary-searched for their lowest anonymous node, up
-  to :data:`.evaluate.BATCH` paths per round trip, and every result is propagated by
-  **predictive tagging**: a node found anonymous makes all its generalizations anonymous, one
-  found not anonymous makes all its specializations not anonymous — neither is evaluated. Nodes
-  tagged anonymous are evaluated only when the metric needs their data (all but the
-  monotonic entropy), in bound order, while their bound is below the best score. When the
-  models are not monotone (entropy/recursive l-diversity, t-closeness with suppression) no
-  tagging is sound: every node whose bound is below the best is evaluated, in bound order. The
-  optimum is guaranteed in both cases (``optimal: True``);
+  the monotonic entropy), so a node whose bound is above the best score found is never
+  evaluated. When the models are monotone under the limit (:func:`.models.monotone`), every
+  result is propagated by **predictive tagging** — a node found anonymous makes all its
+  generalizations anonymous, one found not anonymous all its specializations not anonymous —
+  and each round evaluates (up to :data:`.evaluate.BATCH` per round trip, lowest bound first)
+  the *maximal* unresolved nodes among those whose bound is below the best: one found not
+  anonymous resolves every candidate below it at once, one found anonymous lowers the best.
+  This replaced Flash's binary search along upward paths (still here, ``tops=False`` in
+  :func:`_flash`), which evaluated 922/674/203/109 nodes on ARX's four adult cases against
+  792/460/110/37. Nodes tagged anonymous are evaluated only when the metric needs their data
+  (all but the monotonic entropy, whose bound is its score), lowest bound first, while their
+  bound is below the best. When the models are not monotone (entropy/recursive l-diversity,
+  t-closeness with suppression; a non-monotone ``node_check``) no tagging is sound: every
+  node whose bound is below the best is evaluated, lowest bound first. Either way the
+  optimum is guaranteed (``optimal: True``);
 * ``"heuristic"`` — beyond ``max_nodes`` (ARX switches at 100,000) or when asked: a top-down
   best-first descent from the top node (evaluate the direct specializations of the current node,
   move to the anonymous one with the lowest score) within ``max_evaluations`` and
@@ -33,7 +37,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -129,12 +133,26 @@ def _order(keys: np.ndarray, lattice: _Lattice, idx: np.ndarray) -> np.ndarray:
     return idx[np.lexsort((idx, lattice.level_sum[idx], keys[idx]))]
 
 
+#: A node-level criterion beyond the class-level models: ``check(levels, node) -> bool``, True
+#: when the node (whose violating classes would be suppressed) is acceptable.
+NodeCheck = Callable[[tuple[int, ...], NodeEval], bool]
+
+
 class _Search:
-    def __init__(self, ev: Evaluator, metric: str, limit: float, models: Sequence[Model], predictive: bool):
+    def __init__(
+        self,
+        ev: Evaluator,
+        metric: str,
+        limit: float,
+        models: Sequence[Model],
+        predictive: bool,
+        node_check: NodeCheck | None = None,
+    ):
         self.ev, self.metric = ev, metric
         self.max_suppressed = limit * ev.rows
         self.models = models
         self.predictive = predictive
+        self.node_check = node_check
         self.values = metric in metrics.NEEDS_SUPPRESSED_VALUES
         self.results: dict[tuple[int, ...], NodeResult] = {}
         self.evals: dict[tuple[int, ...], NodeEval] = {}
@@ -149,6 +167,8 @@ class _Search:
 
     def _result(self, e: NodeEval) -> NodeResult:
         anonymous = e.anonymous(self.max_suppressed)
+        if anonymous and self.node_check is not None:
+            anonymous = bool(self.node_check(e.levels, e))
         scores: dict[str, float | None] = {}
         for m in metrics.METRICS:
             if not anonymous or (m in metrics.NEEDS_SUPPRESSED_VALUES and e.classes.suppressed_values is None):
@@ -182,7 +202,7 @@ def _flash(s: _Search, lattice: _Lattice, bounds: np.ndarray, exact_bound: bool,
         while True:
             # the unresolved nodes that could still beat the best; evaluate their maximal ones:
             # one found not anonymous resolves every node of the set below it
-            cand = (lattice.status == 0) & (bounds < best)
+            cand = (lattice.status == 0) & _below(bounds, best)
             idx = np.flatnonzero(cand)
             if not len(idx):
                 break
@@ -195,7 +215,7 @@ def _flash(s: _Search, lattice: _Lattice, bounds: np.ndarray, exact_bound: bool,
             note(s.run([tuple(int(x) for x in lattice.nodes[i]) for i in batch]))
     elif s.predictive:
         while True:
-            open_idx = np.flatnonzero((lattice.status == 0) & (bounds < best))
+            open_idx = np.flatnonzero((lattice.status == 0) & _below(bounds, best))
             if not len(open_idx):
                 break
             starts = open_idx[np.lexsort((open_idx, bounds[open_idx], lattice.level_sum[open_idx]))][:BATCH]
@@ -217,9 +237,9 @@ def _flash(s: _Search, lattice: _Lattice, bounds: np.ndarray, exact_bound: bool,
     # the nodes whose score still needs their data, lowest bound first
     while True:
         if s.predictive:
-            cand = (lattice.status == 1) & (bounds < best)
+            cand = (lattice.status == 1) & _below(bounds, best)
         else:
-            cand = (lattice.status == 0) & (bounds < best)
+            cand = (lattice.status == 0) & _below(bounds, best)
         if exact_bound and s.predictive:
             break  # every anonymous node's score is its bound
         idx = np.flatnonzero(cand)
@@ -228,6 +248,11 @@ def _flash(s: _Search, lattice: _Lattice, bounds: np.ndarray, exact_bound: bool,
             break
         batch = _order(bounds, lattice, idx)[:BATCH]
         note(s.run([tuple(int(x) for x in lattice.nodes[i]) for i in batch]))
+
+
+def _below(bounds: np.ndarray, best: float) -> np.ndarray:
+    """Nodes that may still beat or tie the best score."""
+    return bounds <= best + TIE * abs(best) if math.isfinite(best) else np.ones(len(bounds), dtype=bool)
 
 
 def _path(lattice: _Lattice, bounds: np.ndarray, start: int) -> np.ndarray:
@@ -279,6 +304,8 @@ def anonymize_session(
     max_nodes: int = MAX_EXACT_NODES,
     max_evaluations: int = 10_000,
     time_limit: float = 600.0,
+    node_check: NodeCheck | None = None,
+    node_check_monotone: bool = False,
 ) -> SearchResult:
     """The cheapest full-domain generalization of ``session``'s relation meeting ``models``.
 
@@ -289,6 +316,13 @@ def anonymize_session(
     ``createPrecomputedEntropyMetric(…, true)``), minimised with ARX's ``gs_factor``.
     ``strategy``: ``"auto"`` (``"flash"`` up to ``max_nodes`` nodes, else ``"heuristic"``),
     ``"flash"``, ``"exhaustive"`` or ``"heuristic"`` (see the module docstring).
+
+    ``node_check(levels, node) -> bool`` adds a criterion on the whole release of a node (the
+    QaR target T̂ ≤ τ, say): a node within the suppression limit is anonymous only when it also
+    returns True; ``node.classes`` and ``node.violating`` describe the release. Say
+    ``node_check_monotone=True`` only when every generalization of an accepted node is accepted
+    too: predictive tagging is then still used; otherwise the exact search evaluates every node
+    whose bound is below the best score (still optimal, more evaluations).
 
     Raises :class:`~qar_sql.errors.DataError` when no node is anonymous (even full generalization
     leaves more violating records than the limit), and the hierarchy/column errors of
@@ -314,8 +348,8 @@ def anonymize_session(
         size = math.prod(heights)
         if strategy == "auto":
             strategy = "flash" if size <= max_nodes else "heuristic"
-        predictive = monotone(models, suppression_limit)
-        s = _Search(ev, metric, suppression_limit, models, predictive and strategy == "flash")
+        predictive = monotone(models, suppression_limit) and (node_check is None or node_check_monotone)
+        s = _Search(ev, metric, suppression_limit, models, predictive and strategy == "flash", node_check)
         optimal = True
         anonymous_known: int
         if strategy == "heuristic":
@@ -385,7 +419,20 @@ def _best(s: _Search, ev: Evaluator, lattice: _Lattice | None, metric: str) -> t
             i = idx[order[0]]
             node = tuple(int(x) for x in lattice.nodes[i])
             cands.append((float(b[order[0]]), sum(node), node))
-    return min(cands)[2] if cands else None
+    if not cands:
+        return None
+    low = min(c[0] for c in cands)
+    return min(c for c in cands if _ties(c[0], low))[2]
 
 
-__all__ = ["MAX_EXACT_NODES", "NodeResult", "SearchResult", "anonymize_session"]
+def _ties(a: float, b: float) -> bool:
+    """Scores equal but for the rounding of their sums (the tie rule applies)."""
+    return a == b or abs(a - b) <= TIE * max(abs(a), abs(b))
+
+
+#: Relative difference below which two scores tie (sums taken in different orders differ by
+#: a few ulps; the lower level sum then wins, as it would on exact arithmetic).
+TIE = 1e-12
+
+
+__all__ = ["MAX_EXACT_NODES", "NodeCheck", "NodeResult", "SearchResult", "anonymize_session"]
