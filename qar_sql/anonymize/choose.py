@@ -35,6 +35,7 @@ from qar_sql.engines.database import Relation
 from qar_sql.engines.session import Session
 from qar_sql.engines.source import select_columns
 from qar_sql.errors import ParameterError
+from qar_sql.parameters.tail import AuditParams
 from qar_sql.parameters.treat import AnonymizeParams
 from qar_sql.pushdown.scan import Progress, histograms
 from qar_sql.stats import interval as tail_interval
@@ -276,6 +277,16 @@ def choose(session: Session, params: AnonymizeParams, progress: Progress | None 
         raise ParameterError(
             "--risk-below (or -p) with --l or --t needs --suppression-limit 0: the release of a node that "
             "suppresses classes failing l-diversity or t-closeness is not built yet"
+        )
+    if (
+        params.measures_risk
+        and params.theta != "distinct"
+        and "theta" not in {f.name for f in dataclasses.fields(AuditParams)}
+    ):
+        # the tail fit of S/L (zero where a QI has no singleton) is the audit's --theta unique
+        raise ParameterError(
+            f"--theta {params.theta} needs qar audit's --theta {params.theta}, which this version does not have yet; "
+            "use --theta distinct"
         )
     target, audit_cols = _target(session, params, qi, hierarchies)
     if params.risk_below is not None or not models:
