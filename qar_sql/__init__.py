@@ -34,6 +34,8 @@ if TYPE_CHECKING:  # the names below, typed for mypy and editors; loaded by __ge
         stats,
         treat,
     )
+    from qar_sql.anonymization.outcome import AnonymizeResult
+    from qar_sql.commands.anonymize import anonymize
     from qar_sql.commands.audit import audit
     from qar_sql.commands.compare import compare
     from qar_sql.commands.discover import DiscoverResult, discover
@@ -70,6 +72,7 @@ _NAMES = {
     "eliminate": "qar_sql.commands.eliminate:eliminate",
     "discover": "qar_sql.commands.discover:discover",
     "whatif": "qar_sql.commands.whatif:whatif",
+    "anonymize": "qar_sql.commands.anonymize:anonymize",
     "uniqueness": "qar_sql.commands.uniqueness:uniqueness",
     "compare": "qar_sql.commands.compare:compare",
     "risk": "qar_sql.commands.risk:risk",
@@ -92,6 +95,7 @@ _NAMES = {
     "Elimination": "qar_sql.ranking.eliminate:Elimination",
     "DiscoverResult": "qar_sql.commands.discover:DiscoverResult",
     "WhatIfResult": "qar_sql.treat.whatif:WhatIfResult",
+    "AnonymizeResult": "qar_sql.anonymization.outcome:AnonymizeResult",
     "ScanReport": "qar_sql.results:ScanReport",
     "QarError": "qar_sql.errors:QarError",
     "ExitCode": "qar_sql.errors:ExitCode",
@@ -105,6 +109,7 @@ __all__ = [
     "eliminate",
     "discover",
     "whatif",
+    "anonymize",
     "uniqueness",
     "compare",
     "risk",
@@ -127,6 +132,7 @@ __all__ = [
     "Elimination",
     "DiscoverResult",
     "WhatIfResult",
+    "AnonymizeResult",
     "ScanReport",
     "QarError",
     "ExitCode",
@@ -141,6 +147,7 @@ __all__ = [
     "parameters",
     "stats",
     "treat",
+    "anonymization",
     "__version__",
 ]
 #: The subpackages in __all__: the names __getattr__ imports as packages.

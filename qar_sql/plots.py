@@ -177,3 +177,23 @@ def distances(result: Any, ax: Any = None, title: str | None = None) -> Any:
     ax.set(title=title or "Distance to the closest original (DCR)", xlabel="distance", ylabel="treated records")
     ax.legend()
     return ax
+
+
+def frontier(r: Any, ax: Any = None) -> Any:
+    """The loss minimised against T̂ of the nodes ``qar anonymize`` measured (grey), the Pareto
+    frontier among them (line), the chosen node (red) and the target τ (dashed)."""
+    ax = _axes(ax, "the frontier plot", (7, 4.5))
+    metric = r.metric
+    rows = [n for n in r.frontier if n.risk is not None]
+    if rows:
+        ax.plot([n.scores[metric] for n in rows], [n.risk for n in rows], marker="o", color="#2166ac", label="frontier")
+    chosen = r.chosen
+    if chosen is not None and chosen.risk is not None:
+        ax.scatter([chosen.scores[metric]], [chosen.risk], color="#b2182b", zorder=3, label="chosen node")
+    target = r.models.get("risk_below")
+    if target is not None:
+        ax.axhline(target, color="#b2182b", linestyle="--", linewidth=1, label=f"τ = {target:g}")
+    ax.set_xlabel(f"{metric} (loss minimised)")
+    ax.set_ylabel(f"T̂({r.p}, {r.alpha:g})" if r.p is not None else "T̂")
+    ax.legend(fontsize=8)
+    return ax

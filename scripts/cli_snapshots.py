@@ -49,6 +49,8 @@ DATA = {
     "adult": SHARED_DATA / "arx" / "adult.csv",
     "dl": SHARED_DATA / "driver_license" / "driverLicense_ValleAosta.csv",
 }
+#: ARX's hierarchies of adult.csv, linked as adult_hierarchies (qar anonymize).
+HIERARCHIES = SHARED_DATA / "arx" / "hierarchies"
 # Linked into the working directory under these names.
 LINKS = {"adult": "adult.csv", "dl": "driver_licences.csv"}
 DEMO_ROWS = "2000"
@@ -245,6 +247,7 @@ def cases() -> list[Case]:
 
     # adult.csv: 30,162 x 9, semicolon-separated.
     ad = ("adult.csv",)
+    arx = ("--hierarchies", "adult_hierarchies")
     each("audit", "adult", ad, data="adult")
     out += [
         Case("sql-adult", ("sql", *ad, "-c", "sex,age,race,education", "-p", "2"), data="adult"),
@@ -261,6 +264,13 @@ def cases() -> list[Case]:
             data="adult",
         ),
         Case("whatif-adult-text", ("whatif", *ad, "-T", "adult_treatments.toml"), data="adult"),
+        Case("anonymize-adult-k100-text", ("anonymize", *ad, *arx, "--k", "100"), data="adult"),
+        Case(
+            "anonymize-adult-k100-p3-json",
+            ("anonymize", *ad, *arx, "--k", "100", "-p", "3", "-f", "json"),
+            data="adult",
+        ),
+        Case("anonymize-error-no-model", ("anonymize", *ad, *arx), data="adult"),
         Case(
             "eliminate-adult-json",
             (
@@ -360,6 +370,8 @@ def prepare(tmp: Path) -> None:
     for key, path in DATA.items():
         if path.is_file():
             (tmp / LINKS[key]).symlink_to(path)
+    if HIERARCHIES.is_dir():
+        (tmp / "adult_hierarchies").symlink_to(HIERARCHIES)
 
 
 #: Wall-clock seconds of each case's command, for the summary's slowest cases.

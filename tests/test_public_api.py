@@ -45,6 +45,7 @@ def test_all_names_resolve_and_match_the_lazy_table():
     # Every subpackage but the CLI is named on the root and loads its own modules on first use.
     packages = {p.name for p in (ROOT / "qar_sql").iterdir() if (p / "__init__.py").is_file()}
     assert _SUBPACKAGES == packages - {"cli"}
+    assert callable(qar_sql.anonymize) and qar_sql.anonymization.__name__ == "qar_sql.anonymization"
     for name in _SUBPACKAGES:
         assert callable(getattr(getattr(qar_sql, name), "__getattr__", None)), name
     with pytest.raises(AttributeError, match="no attribute 'nope'"):

@@ -41,6 +41,11 @@ EXAMPLES: dict[str, list[str]] = {
         f"qar discover {DEMO} --max-size 2 --top 5",
         "qar discover people.csv -c birth_year,sex,town --max-size 3 --drop-null",
     ],
+    "anonymize": [
+        "qar anonymize adult.csv --delimiter ';' --hierarchies hierarchies --k 5 --suppression-limit 0.04",
+        "qar anonymize adult.csv --delimiter ';' --hierarchies hierarchies --k 5 --risk-below 0.05 -p 3 -o chosen.toml",
+        "qar anonymize people.csv --hierarchy age=levels.toml --hierarchy town=towns.csv --no-singletons --format sql",
+    ],
     "whatif": [
         f"qar whatif {DEMO} -T examples/treatments.toml",
         "qar whatif qar_demo.duckdb -t population -T examples/treatments.toml --emit-sql --apply age_5y",

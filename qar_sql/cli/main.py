@@ -415,6 +415,10 @@ from qar_sql.cli.treat import discover_cmd, whatif_cmd  # noqa: E402
 cli.add_command(discover_cmd)
 cli.add_command(whatif_cmd)
 
+from qar_sql.cli.anonymize import anonymize_cmd  # noqa: E402
+
+cli.add_command(anonymize_cmd)
+
 from qar_sql.cli.report import report_cmd  # noqa: E402
 
 cli.add_command(report_cmd)

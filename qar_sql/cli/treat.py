@@ -126,8 +126,7 @@ def whatif_cmd(
     and combination, singletons (#S), %S, modified rows (MR), distinct values (DV) on the
     QID, and the risk T̂(p, α) before and after over the audit columns (--columns/--exclude).
     """
-    from qar_sql.commands.whatif import run as run_whatif
-    from qar_sql.commands.whatif import with_plan
+    from qar_sql.commands import whatif as command
     from qar_sql.treat.whatif import emit_sql as run_emit
 
     # What the view and the measurements are both built from.
@@ -149,11 +148,13 @@ def whatif_cmd(
             raise click.UsageError(f"{opt} goes with --emit-sql; add --emit-sql or leave {opt} out")
     combos = [tuple(x.strip() for x in c.split(",") if x.strip()) for c in combine]
     scenarios = {"combine": combos, "only": only, "risk": not no_risk, "loss": not no_loss}
-    settings = with_plan(build(WhatIfParams, {**where, **risk, **plan, **scenarios}, batch_size=batch_size, jobs=jobs))
+    settings = command.with_plan(
+        build(WhatIfParams, {**where, **risk, **plan, **scenarios}, batch_size=batch_size, jobs=jobs)
+    )
     # recording(): the SQL the HTML report shows
     with params.Progress("scenarios", quiet) as bar, recording() as sql:
         with session(where) as s:
-            result = run_whatif(s, settings, bar)
+            result = command.run(s, settings, bar)
 
     def report() -> str:
         shown = {"treatments": treatments, "qid": qid, "combine": combine, "only": only, "drop_null": drop_null}

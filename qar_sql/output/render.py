@@ -88,6 +88,7 @@ FORMATS: dict[str, Format] = {
         Format("markdown"),
         Format("html"),
         Format("csv", lambda result: table_csv(result.table_columns())),
+        Format("sql"),  # the release as one SELECT: the commands that make one (anonymize)
     )
 }
 
@@ -145,6 +146,7 @@ RENDERED_IN: dict[str, str] = {
     "qar_sql.results.ScanReport": "render_scan",
     "qar_sql.results.UniquenessResult": "render_uniqueness",
     "qar_sql.treat.whatif.WhatIfResult": "render_whatif",
+    "qar_sql.anonymization.outcome.AnonymizeResult": "render_anonymize",
 }
 
 

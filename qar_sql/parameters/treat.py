@@ -1,13 +1,15 @@
-"""The parameters of ``qar whatif``."""
+"""The parameters of ``qar whatif`` and ``qar anonymize``."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from qar_sql import rules
-from qar_sql.parameters.tail import TailParams
+from qar_sql.errors import ParameterError
+from qar_sql.parameters.tail import THETA_MEASURES, TailParams
 from qar_sql.rules import DEFAULT_JOBS
 
 # --- whatif -----------------------------------------------------------------------------------------
@@ -35,3 +37,107 @@ class WhatIfParams(TailParams):
     def __post_init__(self) -> None:
         if self.risk:
             rules.check_tail(self.p, self.alpha, self.pi_u)
+
+
+# --- anonymize -------------------------------------------------------------------------------------
+
+#: The loss metrics ``--metric`` may minimise (ARX's; ``entropy`` with ``--no-monotonic`` is its
+#: non-monotonic variant).
+METRICS = ("entropy", "loss", "precision", "discernibility", "aecs")
+L_KINDS = ("distinct", "entropy", "recursive")
+T_KINDS = ("equal", "hierarchical")
+THETAS = THETA_MEASURES
+
+
+@dataclass(frozen=True, kw_only=True)
+class AnonymizeParams(TailParams):
+    """The parameters of ``qar anonymize`` (:mod:`qar_sql.commands.anonymize`): the one place
+    their defaults and the rules between them live; :func:`qar_sql.anonymize` and the click
+    options take their defaults from here. Checked when made, before any connection.
+
+    ``hierarchy``: column → an ARX hierarchy CSV, or a TOML file of interval levels (its
+    ``[hierarchies.<column>]`` table); ``hierarchies``: a directory of ARX's
+    ``<name>_hierarchy_<column>.csv`` files. ``columns``/``exclude``/``p``/``alpha``/``pi_u``/
+    ``pwm``/``theta``: the audit of ``risk_below`` (as ``qar audit``)."""
+
+    hierarchy: Mapping[str, str] | Sequence[tuple[str, str]] = ()
+    hierarchies: str | None = None
+    #: Interval levels for numeric columns without a file: column → {widths, bottom?, top?, origin?}.
+    intervals: Mapping[str, Mapping[str, Any]] | None = None
+    qid: Sequence[str] | None = None
+    k: int | None = None
+    l: int | None = None  # noqa: E741 - ARX's and the literature's name
+    l_kind: str = "distinct"
+    c: float | None = None
+    t: float | None = None
+    t_kind: str = "equal"
+    sensitive: str | None = None
+    risk_below: float | None = None
+    #: ``risk_below``'s p was given (-p): T̂ of the release is reported even without a target.
+    risk: bool = False
+    no_singletons: bool = False
+    suppression_limit: float = 0.0
+    metric: str = "entropy"
+    gs_factor: float = 0.5
+    monotonic: bool = True
+    local: bool = False
+    #: Leave out the rows with NULL in a QI column first (how Pastore et al. count).
+    drop_null: bool = False
+    theta: str = "distinct"
+    jobs: int = DEFAULT_JOBS
+    batch_size: int | None = None
+
+    def __post_init__(self) -> None:
+        if not any((self.k, self.l, self.t is not None, self.risk_below is not None, self.no_singletons)):
+            raise ParameterError(
+                "no privacy model given; add one or more of --k 5, --l 2 --sensitive COLUMN, --t 0.2 --sensitive "
+                "COLUMN, --risk-below 0.2 or --no-singletons"
+            )
+        if self.k is not None and (not _whole(self.k) or self.k < 2):
+            raise ParameterError(f"--k {self.k!r} must be a whole number of at least 2, e.g. --k 5")
+        for opt, value in (("--l", self.l), ("--t", self.t)):
+            if value is not None and not self.sensitive:
+                raise ParameterError(f"{opt} needs the sensitive column; add --sensitive COLUMN")
+        if self.l is not None and (not _whole(self.l) or self.l < 2):
+            raise ParameterError(f"--l {self.l!r} must be a whole number of at least 2, e.g. --l 2")
+        if self.t is not None and not 0 <= self.t <= 1:
+            raise ParameterError(f"--t {self.t!r} must be between 0 and 1, e.g. --t 0.2")
+        _choice("--l-kind", self.l_kind, L_KINDS)
+        _choice("--t-kind", self.t_kind, T_KINDS)
+        _choice("--metric", self.metric, METRICS)
+        _choice("--theta", self.theta, THETAS)
+        if self.l_kind == "recursive" and self.l is not None and (self.c is None or self.c <= 0):
+            raise ParameterError("--l-kind recursive needs --c, a positive number (e.g. --c 3)")
+        if self.c is not None and self.l_kind != "recursive":
+            raise ParameterError("--c goes with --l-kind recursive; add it or leave --c out")
+        if not (isinstance(self.suppression_limit, int | float) and 0 <= self.suppression_limit < 1):
+            raise ParameterError(
+                f"--suppression-limit {self.suppression_limit!r} must be a share of rows in [0, 1), e.g. 0.04"
+            )
+        if not 0 <= self.gs_factor <= 1:
+            raise ParameterError(f"--gs-factor {self.gs_factor!r} must be between 0 and 1 (0.5 weighs both the same)")
+        if self.risk_below is not None and not 0 < self.risk_below < 1:  # T̂ = 0 or 1 is no target
+            raise ParameterError(f"--risk-below {self.risk_below!r} must be strictly between 0 and 1, e.g. 0.2")
+        if self.sensitive and self.qid and self.sensitive in self.qid:
+            raise ParameterError(f"--sensitive {self.sensitive!r} is in --qid; a sensitive column is never a QI")
+        if self.measures_risk:
+            self.validate()
+
+    @property
+    def measures_risk(self) -> bool:
+        """Whether T̂ of the release is computed (``--risk-below`` or ``-p`` given)."""
+        return self.risk_below is not None or self.risk
+
+    @property
+    def smallest(self) -> int:
+        """The smallest class the class-size models allow (k, 2 for no singletons, else 1)."""
+        return max(self.k or 1, 2 if self.no_singletons else 1)
+
+
+def _whole(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) or (isinstance(x, float) and math.isfinite(x) and x == int(x))
+
+
+def _choice(opt: str, value: str, allowed: Sequence[str]) -> None:
+    if value not in allowed:
+        raise ParameterError(f"{opt} {value!r} is unknown; use one of {', '.join(allowed)}")

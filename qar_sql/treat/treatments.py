@@ -376,6 +376,8 @@ class Step:
     columns: tuple[str, ...] = ()
     news: tuple[str, ...] = ("qar__new",)
     outs: tuple[str, ...] = ()
+    #: The condition of the rows the step keeps (empty: all): ``suppress_records``.
+    keep: str = ""
 
     @property
     def changes(self) -> tuple[tuple[str, str, str], ...]:
@@ -573,8 +575,18 @@ class Binder:
             changed = self.dialect.differs(new, x)
         else:
             changed = self.dialect.differs(new, self.as_text(x, kind))
+        keep_rows = REGISTRY[t.kind].keep
         # The name goes into a SQL comment (sql_comment: nothing in it can end the line).
-        return Step(sql_comment(t.name), t.column, expr, changed, out, join, news=("qar__new_0",))
+        return Step(
+            sql_comment(t.name),
+            t.column,
+            expr,
+            changed,
+            out,
+            join,
+            news=("qar__new_0",),
+            keep=keep_rows(self, t) if keep_rows else "",
+        )
 
     # -- perturbative kinds ---------------------------------------------------------------
 

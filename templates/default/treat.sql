@@ -30,7 +30,10 @@ with qar_step0 as (
 qar_new{{ loop.index }} as (
   select
     t.*,
-    {{ s.expr }} as qar__new_0
+    {{ s.expr }} as qar__new_0{{ "," if s.keep }}
+{% if s.keep %}
+    ({{ s.keep }}) as qar__keep
+{% endif %}
   from qar_step{{ loop.index0 }} as t
 {% if s.join %}
   {{ s.join }}
@@ -48,6 +51,9 @@ qar_step{{ loop.index }} as (
 {% endfor %}
     (t.qar__modified or {{ s.changed }}) as qar__modified
   from qar_new{{ loop.index }} as t
+{% if s.keep %}{# record suppression: the rows failing the step's keep condition leave the release #}
+  where t.qar__keep
+{% endif %}
 ){{ "," if not loop.last }}
 {% endfor %}
 select

@@ -76,6 +76,7 @@ VALUES = {
     "combine": "a,b",
     "weight": "w",
     "row_subsamples": "0.25,0.5",
+    "hierarchy": "age=age.csv",
 }
 
 
@@ -128,7 +129,9 @@ def test_every_variable_gives_the_option_its_value(path, option, monkeypatch):
         if isinstance(other, click.Option) and other.required and other is not option:
             required += [other.opts[0], _value(other)]
     flag = [o for o in option.opts if o.startswith("--")][0]
-    if option.is_flag or option.count:
+    if option.is_flag and option.secondary_opts and option.default is True:  # --x/--no-x, on by default
+        written, env_value = [option.secondary_opts[0]], "0"
+    elif option.is_flag or option.count:
         written, env_value = [flag], "1"
     else:
         value = _value(option)

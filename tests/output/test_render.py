@@ -86,7 +86,8 @@ def test_every_format_option_offers_csv():
     for name, kinds in found.items():
         assert ("csv" in kinds) == (name != "migrate"), name
     assert choices(html=True) == ("text", "json", "markdown", "html", "csv")
-    assert set(FORMATS) == {"text", "json", "markdown", "html", "csv"}
+    assert set(FORMATS) == {"text", "json", "markdown", "html", "csv", "sql"}
+    assert "sql" in found["anonymize"]  # the release as one SELECT
 
 
 def test_audit_and_demo(folder):
@@ -260,7 +261,7 @@ OFFERED = offered()
 def test_every_command_with_format_is_checked():
     assert {c for c, _, _ in OFFERED} == {
         *("audit", "demo", "records", "eliminate", "discover", "whatif", "risk", "uniqueness", "compare"),
-        *("scan", "history", "migrate", "config"),
+        *("scan", "history", "migrate", "config", "anonymize"),
     }
     assert {t.__name__ for c, t, _ in OFFERED if c == "records"} == {"Contributions", "Influence", "SudaRecords"}
 

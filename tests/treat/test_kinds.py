@@ -28,7 +28,7 @@ def test_every_kind_module_declares_one_registered_kind():
 def test_the_kind_names_and_their_order_are_unchanged():
     """Messages list the kinds in this order ("Use one of bands, map, …")."""
     assert treatments.KINDS == (
-        "bands", "map", "hierarchy", "top", "bottom", "suppress",
+        "bands", "map", "hierarchy", "top", "bottom", "suppress", "suppress_records",
         "pram", "noise", "microaggregation", "swap", "shuffle",
     )  # fmt: skip
     assert treatments.PERTURBATIVE == ("pram", "noise", "microaggregation", "swap", "shuffle")

@@ -15,6 +15,7 @@ from qar_sql.treat.kinds import (
     pram,
     shuffle,
     suppress,
+    suppress_records,
     swap,
     top,
 )
@@ -31,6 +32,7 @@ KINDS: dict[str, Kind] = {
         top,
         bottom,
         suppress,
+        suppress_records,
         pram,
         noise,
         microaggregation,

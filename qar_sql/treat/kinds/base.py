@@ -45,6 +45,9 @@ class Kind:
     seeded: bool = False
     #: May change several columns at once (``columns = [...]`` instead of ``column``).
     several: bool = False
+    #: A recoding kind that removes rows: ``keep(binder, t)`` is the SQL condition (a window
+    #: over the rows as the chain left them) of the rows kept.
+    keep: Callable[..., str] | None = None
 
 
 def is_number(v: Any) -> bool:

@@ -1,0 +1,161 @@
+"""qar anonymize with the QaR target: k = 5 and --risk-below at p = 3, the exact search against an
+exhaustive evaluation of every node, in the same run.
+
+Data: ``--rows`` (default 1,000,000) skewed categorical columns (bench/datagen.py), generated
+each run and never committed; ``--qi`` of them (default 6, the columns of 10 to 32 values) get a
+hierarchy of ``--levels`` levels (value, groups of 4, groups of 16, …, then ``*``), and the audit
+columns are the QI columns and two more. The exhaustive evaluation runs first: the models of
+every node (one search with ``strategy="exhaustive"``) and T̂ of every node that passes them
+(its own :class:`~qar_sql.anonymization.risk.RiskTarget`, sharing θ across nodes as the search
+does). τ is then set to the ``--quantile`` of those T̂ (so the answer is neither the first node
+nor none), and ``qar_sql.anonymize`` searches with it in a new session. Prints the seconds and
+the peak memory (this process; DuckDB runs in it) of each, the node evaluations (models), the
+risk measurements and subset scans, and whether both chose the same node.
+
+    python bench/bench_anonymize_risk.py [--rows N] [--engine duckdb|postgresql] [--levels L]
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # benchmark the checkout, not an installed copy
+sys.path.insert(0, str(HERE))
+
+import datagen  # noqa: E402
+from common import parser, print_versions, verdict  # noqa: E402
+
+#: The QI columns: those of 10, 12, 16, 20, 25 and 32 values (datagen's columns 6..11).
+FIRST_QI = 6
+
+
+def peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def hierarchy_files(folder: Path, data: dict, qi: list[str], levels: int) -> list[tuple[str, str]]:
+    """An ARX hierarchy CSV per QI column: level l groups the values by 4 ** l, the last is ``*``."""
+    out = []
+    for c in qi:
+        values = sorted({v for v in data[c] if v is not None}, key=lambda v: int(v.rsplit("_", 1)[1]))
+        lines = []
+        for v in values:
+            i = int(v.rsplit("_", 1)[1])
+            lines.append(";".join([v, *(f"{c}_g{4**lv}_{i // 4**lv}" for lv in range(1, levels - 1)), "*"]))
+        path = folder / f"bench_hierarchy_{c}.csv"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        out.append((c, str(path)))
+    return out
+
+
+def main() -> int:
+    ap = parser(__doc__, rows=1_000_000, cols=14, repeat=1)
+    ap.add_argument("--engine", choices=("duckdb", "postgresql"), default="duckdb")
+    ap.add_argument("--qi", type=int, default=6, help="QI columns with a hierarchy")
+    ap.add_argument("--levels", type=int, default=3, help="levels per hierarchy (value … *)")
+    ap.add_argument("--k", type=int, default=5)
+    ap.add_argument("--suppression-limit", type=float, default=0.01)
+    ap.add_argument("--quantile", type=float, default=0.3, help="τ: this quantile of the exhaustive T̂")
+    ap.add_argument("--url", default=os.environ.get("QAR_TEST_PG_URL"), help="PostgreSQL URL (--engine postgresql)")
+    args = ap.parse_args()
+
+    import numpy as np
+
+    import qar_sql
+    from qar_sql.anonymization.choose import load_hierarchies, privacy_models
+    from qar_sql.anonymization.export import generalized
+    from qar_sql.anonymization.risk import RiskSpec, RiskTarget
+    from qar_sql.anonymization.search import anonymize_session
+    from qar_sql.parameters.treat import AnonymizeParams
+
+    print_versions()
+    data = datagen.skewed_table(args.rows, args.cols, args.seed)
+    # (NULLs: a hierarchy CSV has no row for NULL; the generator's NULL columns are left out)
+    qi = [datagen.column_name(j) for j in range(FIRST_QI, FIRST_QI + args.qi)]
+    extra = [c for c in (datagen.column_name(j) for j in (3, 4)) if c not in qi]
+    for c in qi + extra:
+        if any(v is None for v in data[c]):
+            data[c] = np.array([v if v is not None else f"{c.replace('c', 'v', 1)}_0" for v in data[c]], dtype=object)
+    data = {c: data[c] for c in qi + extra}
+    audit = qi + extra
+    tmp = Path(tempfile.mkdtemp(prefix="qar_bench_anonymize_"))
+    files = hierarchy_files(tmp, data, qi, args.levels)
+    table = f"qar_bench_anon_{os.getpid()}"
+    if args.engine == "duckdb":
+        source = str(tmp / "bench.duckdb")
+        datagen.write_duckdb(source, table, data)
+    else:
+        if not args.url:
+            print("--engine postgresql needs --url or $QAR_TEST_PG_URL", file=sys.stderr)
+            return 2
+        source = args.url
+        datagen.write_postgres(source, table, data)
+    del data
+    nodes = args.levels**args.qi
+    print(f"{args.engine}: {args.rows:,} rows, {len(qi)} QI columns x {args.levels} levels = {nodes:,} nodes, "
+          f"{len(audit)} audit columns, p = 3, k = {args.k}, suppression limit {args.suppression_limit:g}")  # fmt: skip
+    params = AnonymizeParams(
+        hierarchy=files, k=args.k, suppression_limit=args.suppression_limit, risk_below=0.5, p=3, columns=audit
+    )
+    try:
+        # -- exhaustive: every node's models, T̂ of every node that passes them -----------------
+        t0, m0 = time.perf_counter(), peak_mb()
+        hierarchies = load_hierarchies(params)
+        models = privacy_models(params, hierarchies)
+        with qar_sql.connect(source, table=table) as s:
+            every = anonymize_session(
+                s, hierarchies, models, args.suppression_limit, "entropy", qi=qi, strategy="exhaustive"
+            )
+            spec = RiskSpec(columns=tuple(audit), p=3, alpha=0.01, pi_u=0.05)
+            target = RiskTarget(
+                s.db, s.relation, spec, qi, lambda c, lv: generalized(s.dialect, hierarchies[c], lv), jobs=2
+            )
+            risks = {}
+            for r in every.evaluated_nodes:
+                if r.anonymous:
+                    risks[r.levels] = (target.evaluate(r.levels, smallest=args.k, suppressed=r.suppressed).risk, r)
+        ex_seconds, ex_scans = time.perf_counter() - t0, target.scanned
+        values = sorted(v for v, _ in risks.values() if v is not None)
+        tau = float(values[int(args.quantile * (len(values) - 1))])
+        feasible = [(r.scores["entropy"], sum(lv), lv) for lv, (v, r) in risks.items() if v is not None and v <= tau]
+        want = min(feasible)[2]
+        print(
+            f"exhaustive: {ex_seconds:.1f} s, {len(every.evaluated_nodes):,} node evaluations, "
+            f"{len(risks):,} risk measurements ({ex_scans:,} subset scans), peak {peak_mb():,.0f} MB "
+            f"(from {m0:,.0f}); tau = {tau:.6g} ({args.quantile:g} quantile of {len(values):,} T̂)"
+        )
+        # -- the search ---------------------------------------------------------------------------
+        t0 = time.perf_counter()
+        got = qar_sql.anonymize(
+            source, table=table, hierarchy=files, k=args.k, suppression_limit=args.suppression_limit, risk_below=tau,
+            p=3, columns=audit, jobs=2,
+        )  # fmt: skip
+        seconds = time.perf_counter() - t0
+        same = got.chosen is not None and got.chosen.levels == want
+        print(
+            f"search:     {seconds:.1f} s, {got.evaluated:,} node evaluations, {got.measured:,} risk measurements "
+            f"({got.subsets_scanned:,} subset scans), peak {peak_mb():,.0f} MB; chose {got.chosen.levels if got.chosen else None} "
+            f"(T̂ = {got.risk}), exhaustive chose {want}: {'same' if same else 'DIFFERENT'}"
+        )
+        fewer = len(every.evaluated_nodes) / max(got.evaluated, 1)
+        print(f"node evaluations: {fewer:.1f}x fewer  {verdict(fewer >= 10)} (target >= 10x)")
+        print(f"risk measurements: {len(risks) / max(got.measured, 1):.1f}x fewer")
+        if args.engine == "duckdb":
+            print(f"search time: {seconds:.1f} s  {verdict(seconds < 600)} (target < 600 s)")
+        return 0 if same else 1
+    finally:
+        if args.engine == "postgresql":
+            import sqlalchemy as sa
+
+            with sa.create_engine(source).begin() as c:
+                c.exec_driver_sql(f'drop table if exists "{table}"')
+
+
+if __name__ == "__main__":
+    sys.exit(main())

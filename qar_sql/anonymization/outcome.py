@@ -1,0 +1,211 @@
+"""What ``qar anonymize`` returns: the chosen node, how it was found, the frontier of loss against
+T̂, and what a user takes away (the release as SQL, the treatments file).
+
+The JSON object (docs/anonymize.md) is a contract: ``levels`` (column → level, QI order),
+``labels``, ``suppressed``, ``scores`` (metric → ARX's value), ``metric``, ``k``, ``risk``,
+``optimal``, ``nodes``, ``evaluated``, ``seconds``, ``frontier`` (rows of levels, scores, risk).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from qar_sql import plots
+from qar_sql.results import Tabular
+
+
+def _number(x: float | None) -> float | None:
+    return None if x is None or not math.isfinite(x) else float(x)
+
+
+@dataclass(frozen=True)
+class Band:
+    """The audit's tail-fit band of T̂ (bootstrap over θ; what it covers: docs/uncertainty.md)."""
+
+    low: float
+    high: float
+    level: float
+    method: str
+
+
+@dataclass(frozen=True)
+class Node:
+    """One node's figures: its levels (QI order), records suppressed, smallest class of the
+    release, every metric's score and T̂ of its release (None: not measured, or no tail)."""
+
+    levels: tuple[int, ...]
+    suppressed: int
+    k: int
+    scores: Mapping[str, float]
+    risk: float | None = None
+
+
+@dataclass(frozen=True)
+class LocalVariant:
+    """Pastore's local recoding of a node: only the records unique on the QID in the source are
+    generalized to its levels; nothing is suppressed."""
+
+    levels: tuple[int, ...]
+    modified: int
+    singletons: int
+    k: int
+    risk: float | None
+    meets: bool
+
+
+@dataclass(frozen=True, repr=False)
+class AnonymizeResult(Tabular):
+    source: str
+    table: str | None
+    engine: str
+    rows: int
+    qi: tuple[str, ...]
+    #: Each QI column's level labels, every level (``labels[i][level]``).
+    level_labels: tuple[tuple[str, ...], ...]
+    metric: str
+    #: The privacy models asked for, as given (k, l, l_kind, c, t, t_kind, sensitive,
+    #: no_singletons, risk_below, suppression_limit).
+    models: Mapping[str, Any]
+    chosen: Node | None
+    optimal: bool
+    nodes: int
+    evaluated: int
+    anonymous: int | None
+    seconds: float
+    #: The sensitive column's diversity and closeness in the release (None: not asked).
+    l_value: float | None = None
+    t_value: float | None = None
+    risk_band: Band | None = None
+    risk_note: str | None = None
+    audit_columns: tuple[str, ...] = ()
+    p: int | None = None
+    alpha: float | None = None
+    theta: str = "distinct"
+    #: Nodes whose T̂ was measured, in the order the search measured them.
+    measured: int = 0
+    #: (subset, levels) pairs scanned for θ, and what measuring every node alone would scan.
+    subsets_scanned: int = 0
+    frontier: tuple[Node, ...] = ()
+    local: LocalVariant | None = None
+    release_sql: str = ""
+    treatments: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def levels(self) -> dict[str, int] | None:
+        return None if self.chosen is None else dict(zip(self.qi, self.chosen.levels))
+
+    @property
+    def labels(self) -> dict[str, str] | None:
+        if self.chosen is None:
+            return None
+        return {c: self.level_labels[i][v] for i, (c, v) in enumerate(zip(self.qi, self.chosen.levels))}
+
+    @property
+    def risk(self) -> float | None:
+        return None if self.chosen is None else self.chosen.risk
+
+    def table_columns(self) -> dict[str, list]:
+        """The frontier of loss against T̂: one row per node, its levels, scores and risk."""
+        rows = list(self.frontier)
+        metrics = list(rows[0].scores) if rows else []
+        return {
+            **{c: [r.levels[i] for r in rows] for i, c in enumerate(self.qi)},
+            "suppressed": [r.suppressed for r in rows],
+            "k": [r.k for r in rows],
+            **{m: [r.scores[m] for r in rows] for m in metrics},
+            "risk": [r.risk for r in rows],
+        }
+
+    def summary_line(self) -> str:
+        if self.chosen is None:
+            return f"{self.source}: no node of {self.nodes:,} meets the targets"
+        shown = ", ".join(f"{c}={v}" for c, v in zip(self.qi, self.chosen.levels))
+        return f"{self.source}: levels {shown}, {self.chosen.suppressed:,} records suppressed, k = {self.chosen.k}"
+
+    def plot(self, ax: Any = None, *, title: bool = False) -> Any:
+        """The frontier of loss against T̂ (:func:`qar_sql.plots.frontier`) on ``ax`` (None: a new
+        figure's); matplotlib is the extra ``qar-sql[plot]``."""
+        ax = plots.frontier(self, ax)
+        if title:
+            ax.set_title(f"{self.table or self.source}: loss against T̂", fontsize=10)
+            ax.figure.tight_layout()
+        return ax
+
+    def json_dict(self) -> dict[str, Any]:
+        """The documented JSON object of ``qar anonymize`` (docs/anonymize.md)."""
+        c = self.chosen
+        band = self.risk_band
+
+        def node(n: Node) -> dict[str, Any]:
+            return {
+                "levels": dict(zip(self.qi, n.levels)),
+                "suppressed": n.suppressed,
+                "k": n.k,
+                "scores": {m: _number(v) for m, v in n.scores.items()},
+                "risk": _number(n.risk),
+            }
+
+        out: dict[str, Any] = {
+            "source": self.source,
+            "table": self.table,
+            "engine": self.engine,
+            "rows": self.rows,
+            "qid": list(self.qi),
+            "models": dict(self.models),
+            "levels": self.levels,
+            "labels": self.labels,
+            "suppressed": None if c is None else c.suppressed,
+            "scores": None if c is None else {m: _number(v) for m, v in c.scores.items()},
+            "metric": self.metric,
+            "k": None if c is None else c.k,
+            "l": _number(self.l_value),
+            "t": _number(self.t_value),
+            "optimal": self.optimal,
+            "nodes": self.nodes,
+            "evaluated": self.evaluated,
+            "anonymous": self.anonymous,
+            "seconds": self.seconds,
+            "frontier": [node(n) for n in self.frontier],
+            "warnings": list(self.warnings),
+        }
+        if self.p is not None:
+            out |= {
+                "risk": _number(self.risk),
+                "risk_interval": None
+                if band is None
+                else {"low": band.low, "high": band.high, "level": band.level, "method": band.method},
+                "risk_note": self.risk_note,
+                "audit_columns": list(self.audit_columns),
+                "p": self.p,
+                "alpha": self.alpha,
+                "theta": self.theta,
+                "measured": self.measured,
+                "subsets_scanned": self.subsets_scanned,
+            }
+        if self.local is not None:
+            v = self.local
+            out["local"] = {
+                "levels": dict(zip(self.qi, v.levels)),
+                "modified": v.modified,
+                "singletons": v.singletons,
+                "k": v.k,
+                "risk": _number(v.risk),
+                "meets": v.meets,
+            }
+        return out
+
+
+def pareto(nodes: Sequence[Node], metric: str) -> tuple[Node, ...]:
+    """The nodes no other beats on both the loss ``metric`` and T̂ (lower is better on both; a
+    node without T̂ is left out), by increasing loss."""
+    ranked = sorted((n for n in nodes if n.risk is not None), key=lambda n: (n.scores[metric], n.risk, n.levels))
+    out: list[Node] = []
+    for n in ranked:
+        assert n.risk is not None
+        if not out or n.risk < (out[-1].risk or math.inf):
+            out.append(n)
+    return tuple(out)

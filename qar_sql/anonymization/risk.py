@@ -1,0 +1,383 @@
+"""The QaR target of the search: T̂(p, α) of a node's release at most τ (``--risk-below``).
+
+A node is a level vector over the QI columns. Its release is the source with each column
+generalized to its level and the suppressed records removed; T̂ is the audit's estimator over
+every set of p audit columns of that release (a column without a hierarchy stays as it is).
+
+What is shared across nodes: θ over one p-subset depends only on the levels of that subset's
+columns (generalization is row by row), so a node that suppresses nothing computes only the
+subsets whose levels are new (:class:`RiskTarget` keeps (distinct, singletons) per (subset,
+its levels)). A node that suppresses records removes rows chosen by the classes of the *whole*
+QID, so its θ depend on every level: such a node scans its subsets itself (one pushed-down scan).
+
+T̂ is not monotone in the level vector (each θ is non-increasing under generalization without
+suppression, but u and the tail fit move), so no node is ruled out by another's risk: the search
+(:func:`best_first`) reaches the optimum by visiting nodes in increasing loss instead.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from qar_sql.engines.database import Database, Relation
+from qar_sql.errors import NoTailError, ParameterError
+from qar_sql.pushdown.scan import combinations, histograms
+from qar_sql.stats import evt
+from qar_sql.treat.whatif import release
+
+#: What θ counts per record on a QI: distinct value combinations H/L (the paper's) or records
+#: unique on it S/L (the singled-out share).
+THETAS = ("distinct", "unique")
+
+#: ``expression(column, level)``: the SQL of the column generalized to ``level``, over the row
+#: alias ``t`` (level 0: the column itself).
+Expression = Callable[[str, int], str]
+
+
+@dataclass(frozen=True)
+class RiskSpec:
+    """What the target measures: the audit columns, p, α, π_u, the PWM estimator, θ, and τ."""
+
+    columns: tuple[str, ...]
+    p: int = 3
+    alpha: float = 0.01
+    pi_u: float = 0.05
+    pwm: str = "plotting"
+    theta: str = "distinct"
+    below: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.theta not in THETAS:
+            raise ParameterError(f"--theta {self.theta!r} is unknown; use one of {', '.join(THETAS)}")
+        if self.below is not None and not 0 < self.below < 1:
+            raise ParameterError(f"--risk-below {self.below!r} must be strictly between 0 and 1, e.g. 0.2")
+        evt.check_n_qi(math.comb(len(self.columns), self.p) if self.p <= len(self.columns) else 0, self.pi_u)
+
+
+@dataclass(frozen=True)
+class NodeRisk:
+    """T̂ of one node's release (None when no tail can be fitted: ``note`` says why)."""
+
+    levels: tuple[int, ...]
+    rows: int
+    theta: np.ndarray
+    fit: evt.TailFit | None
+    note: str | None
+    #: Subsets this node scanned (the rest came from nodes before it).
+    scanned: int
+
+    @property
+    def risk(self) -> float | None:
+        return None if self.fit is None else self.fit.risk
+
+    def meets(self, below: float | None) -> bool:
+        """Whether T̂ ≤ τ (no τ: always; no tail: never, as no number can be shown to meet it)."""
+        return below is None or (self.risk is not None and self.risk <= below)
+
+
+class RiskTarget:
+    """T̂ of the releases of one source's nodes, over ``spec.columns``.
+
+    ``qi`` are the columns a level vector gives levels to (in its order); ``expression`` gives
+    their generalized SQL. A node's records are suppressed as its classes on the generalized QI
+    with fewer than ``smallest`` records (the class-based models' violators)."""
+
+    def __init__(
+        self,
+        db: Database,
+        relation: Relation,
+        spec: RiskSpec,
+        qi: Sequence[str],
+        expression: Expression,
+        *,
+        jobs: int = 1,
+        batch_size: int | None = None,
+    ):
+        self.db, self.relation, self.spec = db, relation, spec
+        self.qi, self.expression = tuple(qi), expression
+        self.jobs, self.batch_size = jobs, batch_size
+        self.combos = combinations(len(spec.columns), spec.p)
+        position = {c: i for i, c in enumerate(self.qi)}
+        # per subset: the positions in the level vector of its generalizable columns
+        self._levels_of = [
+            tuple(position[spec.columns[i]] for i in c if spec.columns[i] in position) for c in self.combos
+        ]
+        self._shared: dict[tuple[int, tuple[int, ...]], tuple[int, int]] = {}
+        self._rows: int | None = None
+        #: Subsets scanned, over every node so far (what the cache spares is nodes × C(N, p) − this).
+        self.scanned = 0
+        self.nodes = 0
+
+    # -- SQL ---------------------------------------------------------------------------------
+
+    def release_sql(self, levels: Sequence[int], smallest: int | None = None) -> str:
+        """One SELECT of the audit columns of the node's release: generalized, and without the
+        records of classes smaller than ``smallest`` on the generalized QI."""
+        q = self.db.dialect.quote
+        exprs = {c: self._expr(c, levels) for c in self.spec.columns}
+        cols = ", ".join(f"{exprs[c]} as {q(c)}" for c in self.spec.columns)
+        if not smallest or smallest <= 1:
+            return f"select {cols} from {self.relation.sql} as t"
+        keys = ", ".join(self._expr(c, levels) for c in self.qi)
+        outer = ", ".join(f"g.{q(c)}" for c in self.spec.columns)
+        return (
+            f"select {outer} from (select {cols}, count(*) over (partition by {keys}) as qar__class "
+            f"from {self.relation.sql} as t) as g where g.qar__class >= {int(smallest)}"
+        )
+
+    def _expr(self, column: str, levels: Sequence[int]) -> str:
+        if column in self.qi:
+            return self.expression(column, int(levels[self.qi.index(column)]))
+        return f"t.{self.db.dialect.quote(column)}"
+
+    # -- θ and T̂ ------------------------------------------------------------------------------
+
+    def counts(self, levels: Sequence[int], smallest: int | None = None, suppressed: int = 0) -> tuple[int, np.ndarray]:
+        """(rows of the release, (distinct, singletons) per subset as an n × 2 array)."""
+        levels = tuple(int(v) for v in levels)
+        self.nodes += 1
+        if suppressed:
+            hist = self._scan(levels, smallest, range(len(self.combos)))
+            rows = _rows_of(hist)
+            return rows, np.array([_counts(hist[j]) for j in range(len(self.combos))], dtype=float).reshape(-1, 2)
+        keys = [(j, tuple(levels[i] for i in self._levels_of[j])) for j in range(len(self.combos))]
+        missing = [j for j, key in enumerate(keys) if key not in self._shared]
+        if missing:
+            hist = self._scan(levels, None, missing)
+            if self._rows is None:
+                self._rows = _rows_of(hist)
+            for j in missing:
+                self._shared[keys[j]] = _counts(hist[j])
+        assert self._rows is not None
+        return self._rows, np.array([self._shared[k] for k in keys], dtype=float).reshape(-1, 2)
+
+    def _scan(self, levels, smallest, only) -> dict[int, list[tuple[int, int]]]:
+        only = list(only)
+        self.scanned += len(only)
+        sql = self.release_sql(levels, smallest)
+        view = Relation(self.relation.sql, self.relation.display, self.spec.columns, "table")
+        with release(self.db, sql, view) as (runner, rel):
+            hist = histograms(
+                runner, rel.sql, self.spec.columns, self.spec.p, only=only, jobs=self.jobs, batch_size=self.batch_size
+            )
+        return {j: hist.get(j, []) for j in only}
+
+    def evaluate(self, levels: Sequence[int], smallest: int | None = None, suppressed: int = 0) -> NodeRisk:
+        """T̂ of the node ``levels`` whose release drops ``suppressed`` records (those in classes
+        smaller than ``smallest``)."""
+        before = self.scanned
+        rows, counts = self.counts(levels, smallest, suppressed)
+        theta = self.theta(counts, rows)
+        fit, note = fit_theta(theta, rows, self.spec)
+        return NodeRisk(tuple(int(v) for v in levels), rows, theta, fit, note, self.scanned - before)
+
+    def theta(self, counts: np.ndarray, rows: int) -> np.ndarray:
+        column = 0 if self.spec.theta == "distinct" else 1
+        return counts[:, column] / rows if rows else np.zeros(len(counts))
+
+
+def fit_theta(theta: np.ndarray, rows: int, spec: RiskSpec) -> tuple[evt.TailFit | None, str | None]:
+    """The audit's tail fit of ``theta`` (the release's ``rows``), or (None, why not)."""
+    if rows < 2:
+        return None, f"the release keeps {rows} record(s); T̂ needs at least 2"
+    try:
+        return evt.qar_risk(theta, rows, alpha=spec.alpha, pi_u=spec.pi_u, pwm=spec.pwm), None
+    except NoTailError as exc:
+        return None, str(exc)
+
+
+def _counts(hist: Sequence[tuple[int, int]]) -> tuple[int, int]:
+    return sum(n for _, n in hist), sum(n for s, n in hist if s == 1)
+
+
+def _rows_of(hist: Mapping[int, Sequence[tuple[int, int]]]) -> int:
+    return next((sum(s * n for s, n in h) for h in hist.values() if h), 0)
+
+
+# -- the search over a lattice ------------------------------------------------------------------
+
+
+def lattice(maxima: Sequence[int]) -> Iterator[tuple[int, ...]]:
+    """Every level vector with level i in 0 .. maxima[i] (the bottom first, lexicographically)."""
+    return itertools.product(*(range(m + 1) for m in maxima))
+
+
+def successors(levels: tuple[int, ...], maxima: Sequence[int]) -> Iterator[tuple[int, ...]]:
+    for i, (v, m) in enumerate(zip(levels, maxima)):
+        if v < m:
+            yield levels[:i] + (v + 1,) + levels[i + 1 :]
+
+
+def order_key(loss: float, levels: tuple[int, ...]) -> tuple:
+    """How nodes of equal loss are ordered: lower first, then lexicographically (so the search and
+    an exhaustive evaluation pick the same node among ties)."""
+    return (loss, sum(levels), levels)
+
+
+@dataclass
+class Visit:
+    """What :func:`best_first` did: how many nodes it evaluated (loss and models), the nodes it
+    measured the risk of, in order, and the one it chose (None: no node meets every target)."""
+
+    chosen: tuple[int, ...] | None
+    evaluated: int
+    measured: list[tuple[int, ...]]
+
+
+def best_first(
+    maxima: Sequence[int],
+    evaluate: Callable[[list[tuple[int, ...]]], list[tuple[bool, float]]],
+    meets_risk: Callable[[tuple[int, ...]], bool],
+    *,
+    lower_bound: Callable[[tuple[int, ...]], float] | None = None,
+    exact_bound: bool = False,
+    monotone_models: bool = False,
+    monotone_loss: bool = True,
+    batch: int = 1,
+    known: Sequence[tuple[tuple[int, ...], bool]] = (),
+) -> Visit:
+    """The node of least loss that passes the models and meets the risk target.
+
+    ``evaluate(nodes) → [(passes the models, loss)]`` (one statement for up to ``batch`` nodes);
+    ``meets_risk(levels)`` is asked only of nodes that pass the models, in increasing loss (ties:
+    :func:`order_key`), until one meets it.
+
+    Why this is the optimum although T̂ is not monotone: nodes leave a priority queue in key
+    order (loss, height, levels), and a node's risk is measured only once its exact loss is
+    its key; when it leaves, no other node can have a smaller key, so the first that meets
+    every target is the least-loss feasible node, whatever T̂ does elsewhere. No other node's
+    risk is needed. What keeps every node's key at or below its loss before it is evaluated:
+
+    * ``lower_bound(levels)`` (ARX's bounds, which need no data and are never above the loss):
+      every node enters the queue at its bound and is evaluated when the bound comes first
+      (``exact_bound``: the bound is the loss, as for the monotonic entropy);
+    * else a loss non-decreasing under generalization (``monotone_loss``): the queue starts at
+      the bottom and a node's successors enter when it leaves (every node is reached along a
+      path where the key strictly increases);
+    * else nothing: every node is evaluated, then taken in key order (the same answer, at the
+      cost of the whole lattice).
+
+    ``monotone_models`` (ARX's predictive tagging): a node below one that fails the models
+    fails, and is not evaluated; a node above one that passes passes, and with ``exact_bound``
+    its loss is known, so it is not evaluated either. ``known``: (node, passes) already evaluated
+    elsewhere (a search of the models alone), used for the tagging only."""
+    maxima = tuple(int(m) for m in maxima)
+    visit = Visit(None, 0, [])
+    failed: list[tuple[int, ...]] = []  # maximal failing nodes seen
+    passed: list[tuple[int, ...]] = []  # minimal passing nodes seen
+
+    def below(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+        return all(x <= y for x, y in zip(a, b))
+
+    def tagged(levels: tuple[int, ...]) -> bool | None:
+        """Known to pass (True) or fail (False) from the nodes evaluated, else None."""
+        if not monotone_models:
+            return None
+        if any(below(levels, f) for f in failed):
+            return False
+        if any(below(p, levels) for p in passed):
+            return True
+        return None
+
+    def run(nodes: list[tuple[int, ...]]) -> list[tuple[bool, float]]:
+        visit.evaluated += len(nodes)
+        got = evaluate(nodes) if nodes else []
+        if monotone_models:
+            for levels, (ok, _) in zip(nodes, got):
+                if ok and not any(below(p, levels) for p in passed):
+                    passed[:] = [p for p in passed if not below(levels, p)] + [levels]
+                elif not ok and not any(below(levels, f) for f in failed):
+                    failed[:] = [f for f in failed if not below(f, levels)] + [levels]
+        return got
+
+    if monotone_models:
+        for levels, ok in known:
+            lv = tuple(int(x) for x in levels)
+            if ok and not any(below(p, lv) for p in passed):
+                passed[:] = [p for p in passed if not below(lv, p)] + [lv]
+            elif not ok and not any(below(lv, f) for f in failed):
+                failed[:] = [f for f in failed if not below(f, lv)] + [lv]
+
+    def measure(levels: tuple[int, ...]) -> bool:
+        visit.measured.append(levels)
+        if meets_risk(levels):
+            visit.chosen = levels
+            return True
+        return False
+
+    if lower_bound is None and not monotone_loss:
+        nodes = list(lattice(maxima))
+        got = [r for i in range(0, len(nodes), batch) for r in run(nodes[i : i + batch])]
+        ranked = sorted((order_key(loss, lv), lv) for lv, (ok, loss) in zip(nodes, got) if ok)
+        for _, levels in ranked:
+            if measure(levels):
+                break
+        return visit
+    if lower_bound is not None:
+        # (key, exact?, levels): a node at its bound until evaluated, then at its loss
+        queue: list = [(order_key(lower_bound(lv), lv), False, lv) for lv in lattice(maxima)]
+        heapq.heapify(queue)
+        while queue:
+            key, exact, levels = heapq.heappop(queue)
+            if exact:
+                if measure(levels):
+                    return visit
+                continue
+            state = tagged(levels)
+            if state is False:
+                continue
+            if state and exact_bound:
+                heapq.heappush(queue, (key, True, levels))
+                continue
+            todo = [levels]
+            while queue and len(todo) < batch and not queue[0][1]:  # the next bounds, in one statement
+                _, _, nxt = heapq.heappop(queue)
+                nxt_state = tagged(nxt)
+                if nxt_state is False:
+                    continue
+                if nxt_state and exact_bound:
+                    heapq.heappush(queue, (order_key(lower_bound(nxt), nxt), True, nxt))
+                    continue
+                todo.append(nxt)
+            for lv, (ok, loss) in zip(todo, run(todo)):
+                if ok:
+                    heapq.heappush(queue, (order_key(loss, lv), True, lv))
+        return visit
+    bottom = tuple(0 for _ in maxima)
+    ((ok0, loss0),) = run([bottom])
+    heap = [(order_key(loss0, bottom), ok0, bottom)]
+    seen = {bottom}
+    while heap:
+        _, ok, levels = heapq.heappop(heap)
+        if ok and measure(levels):
+            return visit
+        fresh = [n for n in successors(levels, maxima) if n not in seen]
+        seen.update(fresh)
+        # (the monotone path needs every node's loss: no tagging)
+        visit.evaluated += len(fresh)
+        for nxt, (nxt_ok, nxt_loss) in zip(fresh, evaluate(fresh) if fresh else []):
+            heapq.heappush(heap, (order_key(nxt_loss, nxt), nxt_ok, nxt))
+    return visit
+
+
+def exhaustive(
+    maxima: Sequence[int],
+    evaluate: Callable[[list[tuple[int, ...]]], list[tuple[bool, float]]],
+    meets_risk: Callable[[tuple[int, ...]], bool],
+) -> tuple[int, ...] | None:
+    """The same choice as :func:`best_first`, by evaluating every node and measuring every node
+    that passes the models (the oracle of the tests and the benchmark)."""
+    best = None
+    for levels in lattice(maxima):
+        ((ok, loss),) = evaluate([levels])
+        if ok and meets_risk(levels):
+            key = order_key(loss, levels)
+            if best is None or key < best[0]:
+                best = (key, levels)
+    return None if best is None else best[1]

@@ -1,0 +1,143 @@
+"""``qar anonymize``: options and ``emit(run(…))`` (:mod:`qar_sql.cli.emit`); ``-o`` writes the
+treatments file, ``--plot`` the frontier."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from qar_sql import params
+from qar_sql.cli.emit import build, emit, session
+from qar_sql.cli.guard import guard_outputs
+from qar_sql.output.files import check_plot, written
+from qar_sql.output.render import format_option
+from qar_sql.parameters.treat import L_KINDS, METRICS, T_KINDS, THETAS, AnonymizeParams
+
+
+def _pairs(ctx, param, value):
+    """``--hierarchy age=age.csv`` (repeatable) → (("age", "age.csv"), …); a TOML file alone
+    (``--hierarchy levels.toml``) gives every column it defines: ("", path)."""
+    out = []
+    for item in value or ():
+        column, sep, path = item.partition("=")
+        if not sep:
+            if item.lower().endswith(".toml"):
+                out.append(("", item))
+                continue
+            raise click.BadParameter(
+                f"{item!r} names no column; write --hierarchy COLUMN=FILE (e.g. age=age.csv), or give a TOML file "
+                "of [hierarchies.<column>] tables",
+                ctx=ctx,
+                param=param,
+            )
+        if not column.strip() or not path.strip():
+            raise click.BadParameter(f"{item!r} must be COLUMN=FILE, e.g. age=age_hierarchy.csv", ctx=ctx, param=param)
+        out.append((column.strip(), path.strip()))
+    return tuple(out)
+
+
+@click.command("anonymize")
+@params.source_options
+@click.option(
+    "--hierarchy",
+    "hierarchy",
+    multiple=True,
+    callback=_pairs,
+    help="COLUMN=FILE: the column's ARX hierarchy CSV (';'-separated, one row per value, level i in field i), "
+    "or a TOML file of interval levels ([hierarchies.COLUMN] widths = [5, 10, 20]); repeatable.",
+)
+@click.option(
+    "--hierarchies",
+    type=click.Path(file_okay=False),
+    help="Directory of ARX's <name>_hierarchy_<column>.csv files, one per QI column.",
+)
+@params.names_option("--qid", help="The QI columns, in order (default: every column given a hierarchy).")
+@params.option("--k", of=AnonymizeParams, type=int, help="k-anonymity: every class of the release has k records.")
+@params.option("--l", "l", of=AnonymizeParams, type=int, help="l-diversity of --sensitive in every class.")
+@params.option("--l-kind", of=AnonymizeParams, type=click.Choice(L_KINDS), help="Which l-diversity.")
+@params.option("--c", "c", of=AnonymizeParams, type=float, help="c of recursive (c, l)-diversity.")
+@params.option("--t", "t", of=AnonymizeParams, type=float, help="t-closeness of --sensitive in every class.")
+@params.option("--t-kind", of=AnonymizeParams, type=click.Choice(T_KINDS), help="Distance of t-closeness.")
+@params.option("--sensitive", of=AnonymizeParams, help="The sensitive column of --l and --t (never a QI column).")
+@params.option(
+    "--risk-below",
+    of=AnonymizeParams,
+    type=float,
+    help="The QaR target: T̂(p, α) of the release at most this, over the audit columns (--columns/--exclude, "
+    "generalized where they have a hierarchy).",
+)
+@params.option(
+    "--no-singletons", of=AnonymizeParams, is_flag=True, help="Pastore's target: no record unique on the QID."
+)
+@params.option(
+    "--suppression-limit",
+    of=AnonymizeParams,
+    type=float,
+    help="Share of records that may be suppressed (removed) to meet the models, e.g. 0.04.",
+)
+@params.option("--metric", of=AnonymizeParams, type=click.Choice(METRICS), help="The loss minimised (ARX's).")
+@params.option(
+    "--gs-factor",
+    of=AnonymizeParams,
+    type=float,
+    help="ARX's generalization/suppression factor: 0.5 weighs both the same, 0 only suppression, 1 only "
+    "generalization.",
+)
+@params.option(
+    "--monotonic/--no-monotonic",
+    "monotonic",
+    of=AnonymizeParams,
+    help="The monotonic variant of the entropy metric (ARX's: suppressed records add no loss).",
+)
+@params.option(
+    "--local",
+    of=AnonymizeParams,
+    is_flag=True,
+    help="Also Pastore's local recoding: the chosen levels applied only to the records unique on the QID, "
+    "compared with the global release.",
+)
+@params.option(
+    "--drop-null",
+    of=AnonymizeParams,
+    is_flag=True,
+    help="Leave out the rows with NULL in a QI column first (how Pastore et al. count).",
+)
+@params.risk_options
+@params.option("--theta", of=AnonymizeParams, type=click.Choice(THETAS), help="θ of --risk-below, as qar audit's.")
+@params.file_option(
+    "--output", "-o", "output", help="Write the chosen node as a treatments file (FILE.toml) for qar whatif."
+)
+@params.file_option("--plot", help="Draw the frontier of loss against T̂ to FILE.png or FILE.svg.")
+@format_option(own=("text", "json", "markdown", "sql"), help="Output format; sql is the release as one SELECT.")
+@params.jobs
+@params.batch_size
+@params.quiet
+def anonymize_cmd(where, hierarchy, risk, output, plot, fmt, quiet, **options):
+    """Search the cheapest generalization of SOURCE that meets the privacy models: one level of
+    each QI column's hierarchy (full-domain) plus suppression of at most --suppression-limit of
+    the records, minimising ARX's --metric. --risk-below adds the QaR target: T̂(p, α) of the
+    release at most the value (docs/anonymize.md).
+    """
+    from qar_sql.commands import anonymize as command
+
+    if plot is not None:
+        check_plot(plot)
+    outputs = [(o, f) for o, f in (("--output", output), ("--plot", plot)) if f is not None]
+    if outputs:
+        guard_outputs(outputs, [("the source", where["source"])])
+    ctx = click.get_current_context()
+    given = ctx.get_parameter_source("p") in (
+        click.core.ParameterSource.COMMANDLINE,
+        click.core.ParameterSource.ENVIRONMENT,
+    )
+    settings = build(AnonymizeParams, {**where, **risk, **options}, hierarchy=hierarchy, risk=given)
+    with params.Progress("nodes", quiet) as bar, session(where) as s:
+        result = command.run(s, settings, bar)
+    if output is not None:
+        with written(output, "--output"):
+            Path(output).write_text(command.treatments_text(result), encoding="utf-8")
+    if plot is not None:
+        with written(plot, "--plot"):
+            result.plot(title=True).figure.savefig(plot)
+    emit(result, fmt)

@@ -1,0 +1,257 @@
+"""``qar anonymize`` and ``qar_sql.anonymize`` on DuckDB and PostgreSQL, against oracles:
+
+* the choice under ``--risk-below`` equals an exhaustive evaluation of every node (each node's
+  anonymity and loss from the exhaustive search of the models, its T̂ from a plain-Python oracle
+  that generalizes the rows with the hierarchies, drops the suppressed records, counts every
+  p-subset with ``Counter`` and fits the audit's tail) on random small tables;
+* the treatments file it writes (``-o``) round-trips through ``qar whatif``: the same smallest
+  class, the same records suppressed and the same T̂;
+* ``--format sql`` is a SELECT of the release (run by the test, not by qar);
+* bad input is one sentence and exit 2.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import qar_sql
+from qar_sql.anonymization.hierarchy import read_hierarchy, read_interval_toml
+from qar_sql.anonymization.models import KAnonymity
+from qar_sql.anonymization.search import anonymize_session
+from qar_sql.cli.main import cli
+from qar_sql.errors import NoTailError
+from qar_sql.stats import evt
+
+AGE, SEX, TOWN, INCOME, KIDS = 'age "y"', "sex", "town; drop", "income", "kids"
+COLUMNS = (AGE, SEX, TOWN, INCOME, KIDS)
+QI = (AGE, SEX, TOWN)
+P, PI_U, ALPHA = 2, 0.4, 0.05
+
+
+def make_table(seed: int, n: int = 120) -> dict[str, list]:
+    rng = random.Random(seed)
+    return {
+        AGE: [rng.randrange(18, 80) for _ in range(n)],
+        SEX: [rng.choice(["F", "M"]) for _ in range(n)],
+        TOWN: [rng.choice([f"T{i}" for i in range(8)]) for _ in range(n)],
+        INCOME: [rng.randrange(0, 5) for _ in range(n)],
+        KIDS: [rng.randrange(0, 4) for _ in range(n)],
+    }
+
+
+def write_hierarchies(folder: Path) -> tuple[Path, Path, Path]:
+    """An ARX CSV for sex and town, interval levels for age (TOML)."""
+    sex = folder / "sex.csv"
+    sex.write_text("F;*\nM;*\n", encoding="utf-8")
+    town = folder / "town.csv"
+    town.write_text("".join(f"T{i};P{i // 4};*\n" for i in range(8)), encoding="utf-8")
+    age = folder / "age.toml"
+    age.write_text('[hierarchies."age \\"y\\""]\nwidths = [5, 10, 20]\n', encoding="utf-8")
+    return age, sex, town
+
+
+def hierarchy_args(age: Path, sex: Path, town: Path) -> dict:
+    return {"hierarchy": [(AGE, str(age)), (SEX, str(sex)), (TOWN, str(town))]}
+
+
+def oracle_risk(data, hierarchies, levels, k):
+    """T̂ of the release: the rows generalized in Python, classes smaller than k dropped."""
+    n = len(data[AGE])
+    rows = []
+    for i in range(n):
+        row = []
+        for c in COLUMNS:
+            v = data[c][i]
+            row.append(hierarchies[c].generalize(str(v), levels[QI.index(c)]) if c in QI else v)
+        rows.append(tuple(row))
+    classes = Counter(r[:3] for r in rows)
+    kept = [r for r in rows if classes[r[:3]] >= k]
+    theta = [
+        len(Counter(tuple(r[i] for i in combo) for r in kept)) / len(kept)
+        for combo in itertools.combinations(range(len(COLUMNS)), P)
+    ]
+    try:
+        return evt.qar_risk(theta, len(kept), alpha=ALPHA, pi_u=PI_U).risk, n - len(kept)
+    except NoTailError:
+        return None, n - len(kept)
+
+
+@pytest.mark.parametrize("seed", [11, 12, 13])
+def test_the_risk_target_equals_exhaustive_evaluation(engine, tmp_path, seed):
+    data = make_table(seed)
+    source, table = engine.load("people", data)
+    age, sex, town = write_hierarchies(tmp_path)
+    hierarchies = {**read_interval_toml(age), SEX: read_hierarchy(sex, SEX), TOWN: read_hierarchy(town, TOWN)}
+    k, limit = 3, 0.05
+    with qar_sql.connect(source, table=table) as session:
+        every = anonymize_session(
+            session, hierarchies, [KAnonymity(k=k)], limit, "entropy", qi=QI, strategy="exhaustive"
+        )
+    nodes = {r.levels: r for r in every.evaluated_nodes}
+    assert len(nodes) == 5 * 2 * 3
+    risks = {lv: oracle_risk(data, hierarchies, lv, k) for lv, r in nodes.items() if r.anonymous}
+    for lv, (_, suppressed) in risks.items():
+        assert nodes[lv].suppressed == suppressed
+    values = sorted(r for r, _ in risks.values() if r is not None)
+    assert len(values) >= 4
+    for tau in (values[0], values[len(values) // 3], values[-1] * 1.01):
+        feasible = [
+            (nodes[lv].scores["entropy"], sum(lv), lv) for lv, (r, _) in risks.items() if r is not None and r <= tau
+        ]
+        want = min(feasible)[2] if feasible else None
+        got = qar_sql.anonymize(
+            source, table=table, **hierarchy_args(age, sex, town), k=k, suppression_limit=limit, risk_below=tau,
+            p=P, pi_u=PI_U, alpha=ALPHA,
+        )  # fmt: skip
+        assert (got.chosen.levels if got.chosen else None) == want, tau
+        if want is not None:
+            assert got.risk == pytest.approx(risks[want][0], rel=1e-12)
+            assert got.chosen.suppressed == risks[want][1]
+            assert got.optimal and got.risk <= tau
+            # the frontier: loss rising, T̂ falling, the choice last
+            f = got.frontier
+            assert f[-1].levels == want
+            assert all(a.scores["entropy"] <= b.scores["entropy"] and a.risk > b.risk for a, b in zip(f, f[1:]))
+
+
+def test_the_risk_target_alone_needs_no_other_model(duck, tmp_path):
+    data = make_table(21)
+    source, table = duck.load("people", data)
+    age, sex, town = write_hierarchies(tmp_path)
+    hierarchies = {**read_interval_toml(age), SEX: read_hierarchy(sex, SEX), TOWN: read_hierarchy(town, TOWN)}
+    risks = {lv: oracle_risk(data, hierarchies, lv, 1)[0] for lv in itertools.product(range(5), range(2), range(3))}
+    tau = sorted(r for r in risks.values() if r is not None)[10]
+    got = qar_sql.anonymize(
+        source, table=table, **hierarchy_args(age, sex, town), risk_below=tau, p=P, pi_u=PI_U, alpha=ALPHA
+    )
+    with qar_sql.connect(source, table=table) as session:
+        every = anonymize_session(
+            session, hierarchies, [KAnonymity(k=2)], 0.99, "entropy", qi=QI, strategy="exhaustive"
+        )
+    entropy = {r.levels: r.scores["entropy"] for r in every.evaluated_nodes}
+    want = min((entropy[lv], sum(lv), lv) for lv, r in risks.items() if r is not None and r <= tau)[2]
+    assert got.chosen.levels == want and got.chosen.suppressed == 0
+
+
+def run_cli(args):
+    r = CliRunner().invoke(cli, args)
+    return r.exit_code, r.stdout, r.stderr
+
+
+def test_the_treatments_file_round_trips_through_whatif(engine, tmp_path):
+    data = make_table(31)
+    source, table = engine.load("people", data)
+    age, sex, town = write_hierarchies(tmp_path)
+    out = tmp_path / "chosen.toml"
+    common = ["--table", table, "-p", str(P), "--pi-u", str(PI_U), "--alpha", str(ALPHA)]
+    code, stdout, stderr = run_cli(
+        ["anonymize", source, *common, "--hierarchy", f"{AGE}={age}", "--hierarchy", f"{SEX}={sex}",
+         "--hierarchy", f"{TOWN}={town}", "--k", "3", "--suppression-limit", "0.1", "--risk-below", "0.9",
+         "-o", str(out), "-f", "json", "-q"]
+    )  # fmt: skip
+    assert code == 0, stderr
+    got = json.loads(stdout)
+    assert got["suppressed"] > 0, "the case should exercise record suppression"
+    code, stdout, stderr = run_cli(["whatif", source, *common, "-T", str(out), "--no-loss", "-f", "json", "-q"])
+    assert code == 0, stderr
+    w = json.loads(stdout)
+    release = w["scenarios"][-1]  # the file's release, all of its treatments in order
+    assert release["treatments"][-1] == "suppress_small_classes"
+    assert release["min_class_size"] == got["k"]
+    assert w["rows"] - release["rows"] == got["suppressed"]
+    assert release["risk"] == pytest.approx(got["risk"], rel=1e-12)
+
+
+def test_json_contract_and_sql(engine, tmp_path):
+    data = make_table(41)
+    source, table = engine.load("people", data)
+    age, sex, town = write_hierarchies(tmp_path)
+    args = ["anonymize", source, "--table", table, "--hierarchy", f"{AGE}={age}", "--hierarchy", f"{SEX}={sex}",
+            "--hierarchy", f"{TOWN}={town}", "--k", "3", "--suppression-limit", "0.05", "-q"]  # fmt: skip
+    code, stdout, stderr = run_cli([*args, "-f", "json"])
+    assert code == 0, stderr
+    j = json.loads(stdout)
+    for key in (
+        "levels",
+        "labels",
+        "suppressed",
+        "scores",
+        "metric",
+        "k",
+        "optimal",
+        "nodes",
+        "evaluated",
+        "seconds",
+        "frontier",
+    ):
+        assert key in j, key
+    assert list(j["levels"]) == list(QI) and list(j["labels"]) == list(QI)
+    assert set(j["scores"]) == {"entropy", "loss", "precision", "discernibility", "aecs"}
+    assert "risk" not in j  # neither -p nor --risk-below
+    assert j["k"] >= 3 and j["nodes"] == 30
+    code, sql, stderr = run_cli([*args, "-f", "sql"])
+    assert code == 0, stderr
+    rows = engine.fetch(
+        f"select count(*), count(distinct {qar_sql.engines.dialects.get_dialect(None).quote(TOWN)}) from ({sql}) as r"
+    )
+    assert rows[0][0] == len(data[AGE]) - j["suppressed"]
+    for fmt in ("text", "markdown"):
+        code, out, stderr = run_cli([*args, "-f", fmt])
+        assert code == 0 and "records suppressed" in out, stderr
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ([], "no privacy model given"),
+        (["--l", "2"], "--l needs the sensitive column"),
+        (["--k", "2", "--metric", "nonsense"], "Invalid value for '--metric'"),
+        (["--k", "2", "--hierarchy", "sex=/no/such/file.csv"], "not found"),
+        (["--k", "2", "--hierarchy", "sex"], "names no column"),
+        (["--k", "2", "--suppression-limit", "1.5"], "--suppression-limit 1.5"),
+        (["--risk-below", "2"], "--risk-below 2"),
+    ],
+)
+def test_bad_input_is_one_sentence(duck, tmp_path, extra, message):
+    source, table = duck.load("people", make_table(1, 20))
+    code, _, stderr = run_cli(["anonymize", source, "--table", table, *extra])
+    assert code == 2, stderr
+    assert message in stderr and "Traceback" not in stderr
+
+
+def test_a_value_missing_from_its_hierarchy_is_named(duck, tmp_path):
+    source, table = duck.load("people", make_table(1, 20))
+    town = tmp_path / "town.csv"
+    town.write_text("T0;*\nT1;*\n", encoding="utf-8")
+    code, _, stderr = run_cli(["anonymize", source, "--table", table, "--hierarchy", f"{TOWN}={town}", "--k", "2"])
+    assert code == 2 and "is missing from its hierarchy" in stderr and "row" in stderr, stderr
+
+
+def test_l_diversity_with_the_risk_reported(duck, tmp_path):
+    """-p without --risk-below reports T̂ of the choice of the models alone; the sensitive column
+    is no audit column; l is the release's smallest count of distinct sensitive values."""
+    data = make_table(51)
+    source, table = duck.load("people", data)
+    age, sex, town = write_hierarchies(tmp_path)
+    hierarchies = {**read_interval_toml(age), SEX: read_hierarchy(sex, SEX), TOWN: read_hierarchy(town, TOWN)}
+    got = qar_sql.anonymize(
+        source, table=table, **hierarchy_args(age, sex, town), l=2, sensitive=INCOME, risk=True, p=P, pi_u=PI_U,
+        alpha=ALPHA,
+    )  # fmt: skip
+    assert got.audit_columns == (AGE, SEX, TOWN, KIDS)
+    lv = got.chosen.levels
+    rows = [
+        tuple(hierarchies[c].generalize(str(data[c][i]), lv[QI.index(c)]) for c in QI) for i in range(len(data[AGE]))
+    ]
+    diversity: dict = {}
+    for key, s in zip(rows, data[INCOME]):
+        diversity.setdefault(key, set()).add(s)
+    assert got.l_value == min(len(v) for v in diversity.values()) >= 2
+    assert got.risk is not None and got.json_dict()["risk"] == got.risk
