@@ -89,7 +89,7 @@ apt_servers() {
   status=$?
   case "$env" in *qar_mariadb_started=1*) echo "qar_mariadb_started=1" ;; esac
   if [ "$status" = 0 ]; then
-    echo "$env"
+    echo "$env" | grep -v '^qar_mariadb_started='
   else
     echo "note: MariaDB is not available; MariaDB tests will $(ci_verb)" >&2
   fi
