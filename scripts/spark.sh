@@ -11,7 +11,8 @@
 # one there (say, left by an earlier clone whose virtual environment was since deleted) is left
 # alone and a new server starts on a free port. When the server cannot start, the URL is still
 # exported: the Spark tests then fail under CI=true and skip on a user's machine.
-# QAR_SPARK_NO_START=1 only defines the functions (the tests of this script).
+# QAR_SPARK_NO_START=1 only defines the functions (the tests of this script); QAR_SPARK_NO_WAIT=1
+# launches the server without waiting for it (scripts/test.sh calls qar_spark_wait later).
 #
 # The server runs with local[2] (this machine's two cores), a small driver heap, few shuffle
 # partitions (the test tables are tiny), long heartbeat and network timeouts (a loaded machine
@@ -40,6 +41,7 @@ qar_spark_port() {
 qar_spark_start() {
   local port="${QAR_SPARK_PORT:-15002}" root="${QAR_SPARK_HOME:-/tmp/qar-spark}" home work choice action
   if [ -n "${QAR_TEST_SPARK_URL:-}" ]; then
+    qar_spark_url_given=1
     echo "Spark Connect: using QAR_TEST_SPARK_URL=$QAR_TEST_SPARK_URL as set (not started here)" >&2
     return 0
   fi
@@ -74,11 +76,20 @@ qar_spark_start() {
     || { echo "note: start-connect-server.sh failed; see $work/logs" >&2; return 1; }
   qar_spark_started="$home|$work"
   echo "Spark Connect: starting at $QAR_TEST_SPARK_URL (SPARK_HOME=$home, logs in $work/logs)" >&2
+  [ -n "${QAR_SPARK_NO_WAIT:-}" ] || qar_spark_wait
+}
+
+# Wait (up to 180 s) for the server qar_spark_start launched to open its port; 0 at once when
+# none was launched here and QAR_TEST_SPARK_URL names a server that answers or was set by hand.
+qar_spark_wait() {
+  local port="${QAR_TEST_SPARK_URL##*:}"
+  [ -n "$qar_spark_started" ] || { [ -n "$port" ] && qar_port_answers "$port"; } || [ -n "${qar_spark_url_given:-}" ] \
+    || return 1
   for _ in $(seq 1 180); do
     if qar_port_answers "$port"; then return 0; fi
     sleep 1
   done
-  echo "note: Spark Connect did not open port $port within 180 s; see $work/logs" >&2
+  echo "note: Spark Connect did not open port $port within 180 s; see ${qar_spark_started#*|}/logs" >&2
   return 1
 }
 

@@ -36,6 +36,38 @@ IN_CI = os.environ.get("CI", "").lower() == "true"
 _pg_state: dict = {}
 
 
+#: The slow end-to-end runs whose full matrix is marked ``heavy`` (the quick loop, ``-m "not
+#: heavy"``, skips it; scripts/test.sh and CI run it): kind -> the one test of the kind that stays
+#: in the quick loop. CONTRIBUTING.md says when to mark a new test.
+HEAVY_KEEP = {
+    "spark": "tests/engines/test_conformance.py::test_audit_equals_duckdb[spark]",
+    "dbt": "tests/integrations/test_dbt_package.py::test_package_in_a_dbt_build[duckdb]",
+    "chromium": "tests/commands/test_report.py::test_the_report_in_headless_chromium",
+}
+
+
+def _heavy_kind(item) -> str | None:
+    """Which slow end-to-end run ``item`` belongs to, if any."""
+    params = getattr(item, "callspec", None)
+    if params is not None and any(isinstance(v, str) and v == "spark" for v in params.params.values()):
+        return "spark"
+    path = item.nodeid.split("::", 1)[0]
+    if path == "tests/integrations/test_dbt_package.py" and (
+        "postgresql" in item.nodeid or item.name.startswith("test_installs_from_git")
+    ):
+        return "dbt"  # a dbt build of its own (the tests on the duckdb build share one)
+    if "chromium" in item.name:
+        return "chromium"
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        kind = _heavy_kind(item)
+        if kind is not None and item.nodeid != HEAVY_KEEP[kind]:
+            item.add_marker(pytest.mark.heavy)
+
+
 def server_engine(url: str, name: str, state: dict):
     """(SQLAlchemy engine, None) for the server at ``url``, or (None, why it is unreachable);
     checked once, the answer kept in ``state`` for the rest of the run."""

@@ -100,3 +100,20 @@ def test_the_python_api_names_the_extra_too(base_python):
         "2 qar_sql.compare() needs saiph, pandas, pyarrow and threadpoolctl, which are not installed; "
         "install them with: pip install 'qar-sql[compare]'"
     ), out.stderr
+
+
+def test_a_duckdb_relation_is_audited_without_arrow(base_python, tmp_path):
+    # A DuckDB relation is read by DuckDB itself (the dbt package's Python models pass one): the
+    # base install, which has no pyarrow, gives the audit of the same rows in a DuckDB file.
+    rows = "select range % 7 as a, range % 5 as b, range % 3 as c, (range * 31) % 11 as d from range(400)"
+    db = str(tmp_path / "t.duckdb")
+    code = (
+        "import duckdb, qar_sql, sys\n"
+        f"con = duckdb.connect(); rel = con.sql({rows!r})\n"
+        f"file = duckdb.connect({db!r}); file.execute('create table t as ' + {rows!r}); file.close()\n"
+        "a = qar_sql.audit(rel, p=2, pi_u=0.5); b = qar_sql.audit(" + repr(db) + ", table='t', p=2, pi_u=0.5)\n"
+        "print(a.source, a.risk == b.risk, a.fit == b.fit)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    out = subprocess.run([base_python, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.stdout.strip() == "<duckdb.DuckDBPyRelation> True True", out.stderr

@@ -167,7 +167,7 @@ def test_test_sh_registers_a_stop_for_each_server_it_starts():
     trap = text.index("qar_trap_exit")
     for start, stop in [
         ("pg_ctlcluster 15 main start", 'qar_on_exit "pg_ctlcluster 15 main stop"'),
-        ("bash scripts/mariadb.sh)", 'qar_on_exit "bash scripts/mariadb.sh stop"'),
+        ("bash scripts/mariadb.sh)", "bash scripts/mariadb.sh stop"),
         ("source scripts/spark.sh", "qar_spark_stop"),
     ]:
         assert trap < text.index(start) and stop in text, start

@@ -4,7 +4,8 @@ Dataset, or a DuckDB relation.
 Each is registered under one name in an in-process DuckDB (``register``), which scans the
 frame's own buffers in place — no copy into DuckDB — so the audit's statements are pushed down
 exactly as for a file. A DuckDB relation belongs to its own connection, which another connection
-cannot read; it is fetched once into Arrow (a copy, in Arrow's columnar form) and registered.
+cannot read; its own connection writes it once to a Parquet file in a temporary folder (DuckDB's
+own writer: no Arrow needed, every column type kept), which the audit reads and deletes at close.
 
 Nothing here imports pandas, polars or pyarrow: a frame is recognised by its type's module, so
 the libraries stay optional.
@@ -58,12 +59,15 @@ def frame_label(obj: Any) -> str:
     return _KINDS[kind]
 
 
+def is_duckdb_relation(obj: Any) -> bool:
+    """True for a DuckDB relation, which is spooled to Parquet rather than registered."""
+    return _kind(obj) == ("duckdb", "DuckDBPyRelation")
+
+
 def registrable(obj: Any) -> Any:
-    """The object DuckDB's ``register`` accepts for ``obj`` (the object itself but for a DuckDB
-    relation, which is fetched into Arrow, and a polars LazyFrame, which is collected)."""
+    """The object DuckDB's ``register`` accepts for ``obj`` (the object itself but for a polars
+    LazyFrame, which is collected). A DuckDB relation is not registrable: see the module's note."""
     kind = _kind(obj)
-    if kind == ("duckdb", "DuckDBPyRelation"):
-        return obj.to_arrow_table()
     if kind == ("polars", "LazyFrame"):
         return obj.collect()
     return obj

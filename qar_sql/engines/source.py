@@ -14,6 +14,8 @@ import difflib
 import gzip
 import os
 import re
+import shutil
+import tempfile
 import threading
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -96,6 +98,17 @@ class DuckDBDatabase(Database):
         self.engine_name = "duckdb"
         self.engine_version = duckdb.__version__
         self._lock = threading.Lock()
+        self._spools: list[str] = []
+
+    def spool_relation(self, relation: Any, name: str) -> None:
+        """View ``name`` over a DuckDB relation of another connection: that connection writes it
+        to Parquet in a temporary folder, deleted at :meth:`close`."""
+        folder = tempfile.mkdtemp(prefix="qar_relation_")
+        self._spools.append(folder)
+        path = os.path.join(folder, "relation.parquet")
+        relation.write_parquet(path)
+        literal = "'" + path.replace("'", "''") + "'"
+        self.con.execute(f"create view {self.dialect.quote(name)} as select * from read_parquet({literal})")
 
     def query(self, sql: str, params: dict | None = None) -> list[tuple]:
         with self._lock, Timed("duckdb", sql) as timed:
@@ -162,6 +175,9 @@ class DuckDBDatabase(Database):
 
     def close(self) -> None:
         self.con.close()
+        for folder in self._spools:
+            shutil.rmtree(folder, ignore_errors=True)
+        self._spools.clear()
 
 
 class SQLAlchemyDatabase(Database):
@@ -702,7 +718,10 @@ def _open_frame(frame: Any, table: str | None, threads: int | None) -> tuple[Dat
     db = DuckDBDatabase(threads=threads)
     try:
         try:
-            db.con.register(frames.FRAME_NAME, frames.registrable(frame))
+            if frames.is_duckdb_relation(frame):
+                db.spool_relation(frame, frames.FRAME_NAME)
+            else:
+                db.con.register(frames.FRAME_NAME, frames.registrable(frame))
         except db._duckdb.Error as exc:
             raise UsageError(f"DuckDB cannot read this {label}: {first_line(exc)}") from exc
         name = db.dialect.quote(frames.FRAME_NAME)

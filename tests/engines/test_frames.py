@@ -4,13 +4,16 @@ Dataset and a DuckDB relation give the same audit as the same rows in a DuckDB f
 from __future__ import annotations
 
 import dataclasses
+import os
+import subprocess
+import sys
 
 import duckdb
 import pandas as pd
 import pyarrow as pa
 import pyarrow.dataset as pads
 import pytest
-from conftest import assert_close
+from conftest import REPO, assert_close
 
 import qar_sql
 from qar_sql.errors import UsageError
@@ -225,3 +228,27 @@ def test_polars_without_pyarrow_names_the_arrow_extra():
         "reading a <polars.DataFrame> needs pyarrow, which is not installed; "
         "install it with: pip install 'qar-sql[arrow]'"
     ), out.stdout + out.stderr
+
+
+def test_a_duckdb_relation_needs_no_arrow_and_keeps_its_types(tmp_path):
+    # pyarrow made unimportable in a child process: the relation is still read (by DuckDB's own
+    # Parquet writer), with its column types as they were (a DATE stays a DATE, a DECIMAL a
+    # DECIMAL), and the temporary folder is gone once the source is closed.
+    code = (
+        "import sys; sys.modules['pyarrow'] = None\n"
+        "import duckdb, glob, os, tempfile, qar_sql\n"
+        "con = duckdb.connect()\n"
+        "rel = con.sql(\"select date '2020-01-01' + (range % 9)::int as \\\"d'ay\\\", (range % 4 / 3)::decimal(6, 2) as x, "
+        'range % 5 as n from range(300)")\n'
+        "with qar_sql.connect(rel) as src:\n"
+        "    print(src.db.query('select data_type from information_schema.columns order by ordinal_position'))\n"
+        "print(qar_sql.audit(rel, p=2, pi_u=0.5).fit.n_exceedances)\n"
+        "print(glob.glob(os.path.join(tempfile.gettempdir(), 'qar_relation_*')))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    types, exceedances, leftovers = out.stdout.splitlines()
+    assert types == "[('DATE',), ('DECIMAL(6,2)',), ('BIGINT',)]"
+    assert int(exceedances) >= 1
+    assert leftovers == "[]"

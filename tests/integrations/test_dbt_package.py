@@ -8,8 +8,8 @@ seed and one model per oracle case of test_audit_oracle, so the package's T̂ is
 ``evt.qar_risk`` of the oracle's θ (1e-12 relative) through dbt itself, on both engines.
 
 dbt pins protobuf < 7 and pathspec < 0.13, below what the suite runs on, so it is not in the
-``dev`` extra: ``scripts/test.sh`` installs the ``dbt`` extra into build/dbt-venv (which sees this
-environment's packages) and names its Python in ``QAR_TEST_DBT_PYTHON``; without it these tests
+``dev`` extra: ``scripts/test.sh`` installs the ``dbt`` extra into build/dbt-venv (a venv of its
+own: the extra, qar-sql's base install and nothing else) and names its Python in ``QAR_TEST_DBT_PYTHON``; without it these tests
 skip (and fail under CI=true).
 
 The warehouses without a server here (Snowflake, BigQuery, Databricks, Redshift, Trino) get the

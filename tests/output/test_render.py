@@ -251,7 +251,11 @@ def offered() -> list[tuple[str, type, str]]:
         option = next((p for p in command.params if p.name == "fmt"), None) if command else None
         if option is None or command.name == "report":  # qar sql prints SQL; qar report writes
             continue  # its page from its own inputs (output/html.py: write_report), not through render()
-        found += [(command.name, t, fmt) for t in returned_types(module) for fmt in option.type.choices]
+        found += [
+            (command.name, t, fmt)
+            for t in sorted(returned_types(module), key=lambda t: t.__name__)
+            for fmt in option.type.choices
+        ]
     return found
 
 
