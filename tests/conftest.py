@@ -17,6 +17,9 @@ import duckdb
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+# The anonymization tests' fixtures (tables on every engine, adult): a module, not a second
+# conftest.py, whose name would shadow this one for `from conftest import ...` under xdist.
+pytest_plugins = ("tests.anonymize.fixtures",)
 # Treatment files as a user writes them, on the tests' own column names; a test reads its file as
 # text (and may edit it) rather than writing TOML inside Python.
 TREATMENTS = REPO / "tests" / "fixtures" / "treatments"

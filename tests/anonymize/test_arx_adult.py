@@ -16,7 +16,12 @@ from qar_sql.anonymization.hierarchy import read_hierarchy_dir
 from qar_sql.anonymization.models import EntropyLDiversity, KAnonymity
 from qar_sql.anonymization.search import anonymize_session
 from qar_sql.errors import DataError
-from tests.anonymize.conftest import ADULT_HIERARCHIES, ADULT_QI, ENGINES, need_adult
+from tests.anonymize.fixtures import (
+    ADULT_HIERARCHIES,
+    ADULT_QI,
+    ENGINES,
+    need_adult,
+)
 
 K_ANONYMITY = [
     (5, 0.04, [1, 0, 1, 1, 3, 2, 2, 0, 1], 255559.85455731067),

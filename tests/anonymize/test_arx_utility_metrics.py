@@ -17,7 +17,11 @@ from qar_sql.anonymization import metrics
 from qar_sql.anonymization.evaluate import evaluator
 from qar_sql.anonymization.hierarchy import read_hierarchy_dir
 from qar_sql.anonymization.models import KAnonymity, RecursiveCLDiversity, TCloseness
-from tests.anonymize.conftest import ADULT_HIERARCHIES, ENGINES, need_adult
+from tests.anonymize.fixtures import (
+    ADULT_HIERARCHIES,
+    ENGINES,
+    need_adult,
+)
 
 CASES = json.loads((Path(__file__).parent / "arx_utility_metrics.json").read_text())
 

@@ -17,7 +17,10 @@ from qar_sql.anonymization.models import KAnonymity
 from qar_sql.anonymization.search import anonymize_session
 from qar_sql.engines.dialects import get_dialect
 from qar_sql.errors import SourceNotFound
-from tests.anonymize.conftest import ADULT_HIERARCHIES, need_adult
+from tests.anonymize.fixtures import (
+    ADULT_HIERARCHIES,
+    need_adult,
+)
 
 
 def test_arx_adult_hierarchies():
