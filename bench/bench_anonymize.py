@@ -53,7 +53,7 @@ def main() -> int:
     else:
         import os
 
-        from tests.anonymize.conftest import Tables, _adult_columns
+        from tests.anonymize.fixtures import Tables, _adult_columns
 
         if args.url:
             os.environ["QAR_TEST_PG_URL"] = args.url

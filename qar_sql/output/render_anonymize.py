@@ -39,7 +39,7 @@ def _models(r: AnonymizeResult) -> str:
         out.append(f"{m['t']:g}-closeness ({m['t_kind']}) on {m['sensitive']}")
     if m.get("risk_below") is not None:
         out.append(f"T̂({r.p}, {r.alpha:g}) ≤ {m['risk_below']:g}")
-    return ", ".join(out) + f"; at most {100 * m.get('suppression_limit', 0):g}% of records suppressed"
+    return ", ".join(out) + f"; at most {100 * m.get('suppression_limit', 0):g}% of rows suppressed"
 
 
 def _facts(r: AnonymizeResult) -> list[tuple[str, str]]:

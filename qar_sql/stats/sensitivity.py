@@ -57,6 +57,8 @@ def leave_one_column_out(
         if n_avoid == 0:
             raise DataError(f"no QI of {p} columns is left without it")
         width = evt.tail_width(n_avoid, pi_u)
+        if width < 2:  # u interpolates between the two order statistics around its quantile
+            raise DataError(f"{n_avoid} QI leaves no quantile to interpolate")
     except DataError:
         why = f"the {n_avoid:,} QIs without it are too few for pi_u = {pi_u:g}"
         return tuple(ColumnOut(c, None, n_avoid, why) for c in columns)
