@@ -9,7 +9,9 @@ the parsed value recursively never meet a deeper one.
 
 from __future__ import annotations
 
+import json
 import tomllib
+from collections.abc import Mapping
 from typing import Any
 
 #: Deeper than any qar file needs ([[scan]] → table → list → value is four), far below Python's
@@ -41,3 +43,21 @@ def _depth(value: Any) -> int:
         children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
         stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
     return deepest
+
+
+def toml_value(v: Any) -> str:
+    """``v`` written as a TOML value: a string, number, boolean, list or inline table of them
+    (what a treatments file holds); a ValueError for anything else."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int | float):
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v, ensure_ascii=False)
+    if isinstance(v, list | tuple):
+        return "[" + ", ".join(toml_value(x) for x in v) + "]"
+    if isinstance(v, Mapping):
+        return (
+            "{ " + ", ".join(f"{json.dumps(str(k), ensure_ascii=False)} = {toml_value(x)}" for k, x in v.items()) + " }"
+        )
+    raise ValueError(f"{v!r} cannot be written as TOML")

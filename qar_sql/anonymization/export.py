@@ -22,6 +22,7 @@ from typing import Any
 
 from qar_sql.anonymization.hierarchy import ROOT, CsvHierarchy, Hierarchy, IntervalHierarchy
 from qar_sql.engines.dialects import Dialect, sql_comment
+from qar_sql.toml_text import toml_value
 
 
 def column_text(dialect: Dialect, column: str) -> str:
@@ -130,27 +131,14 @@ def treatments_toml(
     """The treatments file of a node: ``qid``, ``release`` (the steps in order) and one table per
     step (TOML written here: the values are strings, numbers and lists of them)."""
 
-    def val(v: Any) -> str:
-        if isinstance(v, bool):
-            return "true" if v else "false"
-        if isinstance(v, int | float):
-            return repr(v)
-        if isinstance(v, str):
-            return json.dumps(v, ensure_ascii=False)
-        if isinstance(v, list):
-            return "[" + ", ".join(val(x) for x in v) + "]"
-        if isinstance(v, Mapping):
-            return "{ " + ", ".join(f"{json.dumps(str(k), ensure_ascii=False)} = {val(x)}" for k, x in v.items()) + " }"
-        raise TypeError(f"cannot write {v!r} as TOML")
-
     lines = [f"# {line}" for line in header.splitlines()]
-    lines.append(f"qid = {val(list(qi))}")
+    lines.append(f"qid = {toml_value(list(qi))}")
     if steps:
-        lines.append(f"release = {val(list(steps))}")
+        lines.append(f"release = {toml_value(list(steps))}")
         if len(steps) >= 2:
-            lines.append(f"combinations = [{val(list(steps))}]")
+            lines.append(f"combinations = [{toml_value(list(steps))}]")
     for name, spec in steps.items():
         lines.append("")
         lines.append(f"[treatments.{json.dumps(name, ensure_ascii=False)}]")
-        lines += [f"{k} = {val(v)}" for k, v in spec.items()]
+        lines += [f"{k} = {toml_value(v)}" for k, v in spec.items()]
     return "\n".join(lines) + "\n"

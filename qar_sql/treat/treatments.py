@@ -303,17 +303,10 @@ def _dict_to_toml(d: dict) -> str:
     import json
 
     def val(v):
-        if isinstance(v, bool):
-            return "true" if v else "false"
-        if isinstance(v, (int, float)):
-            return repr(v)
-        if isinstance(v, str):
-            return json.dumps(v, ensure_ascii=False)
-        if isinstance(v, list):
-            return "[" + ", ".join(val(x) for x in v) + "]"
-        if isinstance(v, dict):
-            return "{ " + ", ".join(f"{json.dumps(k, ensure_ascii=False)} = {val(x)}" for k, x in v.items()) + " }"
-        raise TreatmentError(f"treatment value {v!r} cannot be written as TOML")
+        try:
+            return toml_text.toml_value(v)
+        except ValueError:
+            raise TreatmentError(f"treatment value {v!r} cannot be written as TOML") from None
 
     lines = [f"{json.dumps(k)} = {val(v)}" for k, v in d.items() if not isinstance(v, dict)]
     for k, v in d.items():
