@@ -256,3 +256,9 @@ def parse_domain(domain: str | float) -> str | int:
     if value > decimal.Decimal("1e308"):  # the formulas take M as a float
         raise ParameterError(f"domain {shown(domain)} is larger than 1e+308; give a smaller number of possible values")
     return int(value)
+
+
+def check_risk_below(value: object) -> None:
+    """A risk target strictly between 0 and 1 (``--risk-below``: T̂ = 0 or 1 is no target)."""
+    if value is not None and not (isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < 1):
+        raise ParameterError(f"--risk-below {value!r} must be strictly between 0 and 1, e.g. 0.2")

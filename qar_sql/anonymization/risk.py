@@ -26,14 +26,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from qar_sql.engines.database import Database, Relation
-from qar_sql.errors import NoTailError, ParameterError
+from qar_sql.errors import NoTailError
+from qar_sql.parameters.tail import check_theta
 from qar_sql.pushdown.scan import combinations, histograms
+from qar_sql.rules import check_risk_below
 from qar_sql.stats import evt
 from qar_sql.treat.whatif import release
-
-#: What θ counts per record on a QI: distinct value combinations H/L (the paper's) or records
-#: unique on it S/L (the singled-out share).
-THETAS = ("distinct", "unique")
 
 #: ``expression(column, level)``: the SQL of the column generalized to ``level``, over the row
 #: alias ``t`` (level 0: the column itself).
@@ -53,10 +51,8 @@ class RiskSpec:
     below: float | None = None
 
     def __post_init__(self) -> None:
-        if self.theta not in THETAS:
-            raise ParameterError(f"--theta {self.theta!r} is unknown; use one of {', '.join(THETAS)}")
-        if self.below is not None and not 0 < self.below < 1:
-            raise ParameterError(f"--risk-below {self.below!r} must be strictly between 0 and 1, e.g. 0.2")
+        check_theta(self.theta)
+        check_risk_below(self.below)
         evt.check_n_qi(math.comb(len(self.columns), self.p) if self.p <= len(self.columns) else 0, self.pi_u)
 
 

@@ -116,8 +116,7 @@ class AnonymizeParams(TailParams):
             )
         if not 0 <= self.gs_factor <= 1:
             raise ParameterError(f"--gs-factor {self.gs_factor!r} must be between 0 and 1 (0.5 weighs both the same)")
-        if self.risk_below is not None and not 0 < self.risk_below < 1:  # T̂ = 0 or 1 is no target
-            raise ParameterError(f"--risk-below {self.risk_below!r} must be strictly between 0 and 1, e.g. 0.2")
+        rules.check_risk_below(self.risk_below)
         if self.sensitive and self.qid and self.sensitive in self.qid:
             raise ParameterError(f"--sensitive {self.sensitive!r} is in --qid; a sensitive column is never a QI")
         if self.measures_risk:
