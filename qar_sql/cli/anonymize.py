@@ -125,7 +125,12 @@ def anonymize_cmd(where, hierarchy, risk, output, plot, fmt, quiet, **options):
         check_plot(plot)
     outputs = [(o, f) for o, f in (("--output", output), ("--plot", plot)) if f is not None]
     if outputs:
-        guard_outputs(outputs, [("the source", where["source"])])
+        # the hierarchy files are inputs too: -o levels.toml must not replace --hierarchy levels.toml
+        reads = [
+            ("the source", where["source"]),
+            *((f"the hierarchy of {c or 'its columns'}", f) for c, f in hierarchy),
+        ]
+        guard_outputs(outputs, reads)
     ctx = click.get_current_context()
     given = ctx.get_parameter_source("p") in (
         click.core.ParameterSource.COMMANDLINE,

@@ -255,3 +255,19 @@ def test_l_diversity_with_the_risk_reported(duck, tmp_path):
         diversity.setdefault(key, set()).add(s)
     assert got.l_value == min(len(v) for v in diversity.values()) >= 2
     assert got.risk is not None and got.json_dict()["risk"] == got.risk
+
+
+def test_the_treatments_file_never_replaces_a_hierarchy_it_reads(tmp_path):
+    """-o levels.toml beside --hierarchy levels.toml: refused before any work (exit 2), the
+    hierarchy file left as it was."""
+    data = tmp_path / "t.csv"
+    data.write_text("age,sex\n31,M\n32,F\n33,M\n34,F\n", encoding="utf-8")
+    levels = tmp_path / "levels.toml"
+    levels.write_text("[hierarchies.age]\nwidths = [5, 10]\n", encoding="utf-8")
+    before = levels.read_bytes()
+    r = CliRunner().invoke(
+        cli, ["anonymize", str(data), "--hierarchy", str(levels), "--k", "2", "-o", str(levels), "-q"]
+    )
+    assert r.exit_code == 2, r.output
+    assert "is the hierarchy of its columns, which this command reads" in r.stderr
+    assert levels.read_bytes() == before
