@@ -29,13 +29,20 @@ from qar_sql.anonymization.hierarchy import (
     read_interval_toml,
 )
 from qar_sql.anonymization.outcome import AnonymizeResult, Band, LocalVariant, Node, pareto
-from qar_sql.anonymization.risk import NodeRisk, RiskSpec, RiskTarget, best_first, fit_theta
+from qar_sql.anonymization.risk import (
+    NodeRisk,
+    RiskSpec,
+    RiskTarget,
+    best_first,
+    fit_theta,
+    theta_of,
+    unique_free,
+)
 from qar_sql.anonymization.search import anonymize_session
 from qar_sql.engines.database import Relation
 from qar_sql.engines.session import Session
 from qar_sql.engines.source import select_columns
 from qar_sql.errors import ParameterError
-from qar_sql.parameters.tail import AuditParams
 from qar_sql.parameters.treat import AnonymizeParams
 from qar_sql.pushdown.scan import Progress, histograms
 from qar_sql.stats import interval as tail_interval
@@ -275,18 +282,10 @@ def choose(session: Session, params: AnonymizeParams, progress: Progress | None 
         session = _without_nulls(session, qi)
     if params.measures_risk and params.suppression_limit > 0 and (params.l is not None or params.t is not None):
         raise ParameterError(
-            "--risk-below (or -p) with --l or --t needs --suppression-limit 0: the release of a node that "
-            "suppresses classes failing l-diversity or t-closeness is not built yet"
-        )
-    if (
-        params.measures_risk
-        and params.theta != "distinct"
-        and "theta" not in {f.name for f in dataclasses.fields(AuditParams)}
-    ):
-        # the tail fit of S/L (zero where a QI has no singleton) is the audit's --theta unique
-        raise ParameterError(
-            f"--theta {params.theta} needs qar audit's --theta {params.theta}, which this version does not have yet; "
-            "use --theta distinct"
+            "--risk-below (or -p) with --l or --t needs --suppression-limit 0: T̂ is measured on a release "
+            "that removes the classes smaller than k (as the treatments file's suppress_records does), and a "
+            "class failing l-diversity or t-closeness can be of any size, so that release would not be the one "
+            "the search chose"
         )
     target, audit_cols = _target(session, params, qi, hierarchies)
     if params.risk_below is not None or not models:
@@ -454,15 +453,23 @@ def _local(session, params, qi, hierarchies, chosen, audit_cols) -> LocalVariant
     modified, singles, k = (int(v or 0) for v in row)
     risk = None
     if params.measures_risk and audit_cols:
-        spec = RiskSpec(columns=tuple(audit_cols), p=params.p, alpha=params.alpha, pi_u=params.pi_u, pwm=params.pwm)
+        spec = RiskSpec(
+            columns=tuple(audit_cols), p=params.p, alpha=params.alpha, pi_u=params.pi_u, pwm=params.pwm,
+            theta=params.theta,
+        )  # fmt: skip
         body = f"select {', '.join(q(c) for c in audit_cols)} from ({release}) as r"
         view = Relation(session.relation.sql, session.relation.display, tuple(audit_cols), "table")
         with as_relation(session.db, body, view) as (runner, rel):
             hist = histograms(runner, rel.sql, audit_cols, params.p, jobs=params.jobs)
         n = next(sum(s * c for s, c in h) for h in hist.values() if h)
-        theta = np.array([sum(c for _, c in hist[j]) for j in sorted(hist)], dtype=float) / n
-        fit, _ = fit_theta(theta, n, spec)
-        risk = None if fit is None else fit.risk
+        counts = np.array(
+            [(sum(c for _, c in hist[j]), sum(c for s, c in hist[j] if s == 1)) for j in sorted(hist)], dtype=float
+        )
+        if unique_free(counts, n, params.theta):
+            risk = 0.0
+        else:
+            fit, _ = fit_theta(theta_of(counts, n, params.theta), n, spec)
+            risk = None if fit is None else fit.risk
     meets = (
         (params.risk_below is None or (risk is not None and risk <= params.risk_below))
         and (not params.k or k >= params.k)

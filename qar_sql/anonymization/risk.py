@@ -10,6 +10,11 @@ subsets whose levels are new (:class:`RiskTarget` keeps (distinct, singletons) p
 its levels)). A node that suppresses records removes rows chosen by the classes of the *whole*
 QID, so its θ depend on every level: such a node scans its subsets itself (one pushed-down scan).
 
+With ``theta="unique"`` (θ = S/L, as ``qar audit --theta unique``) a subset on which no record is
+unique stands at 0.5/L, as in the audit. A release on which no record is unique on *any* set of
+p audit columns has every θ = 0: no attacker who knows p of the columns singles anyone out, so
+T̂ is 0 exactly (no tail is fitted; the audit, fitting that θ-vector, finds no tail there).
+
 T̂ is not monotone in the level vector (each θ is non-increasing under generalization without
 suppression, but u and the tail fit move), so no node is ruled out by another's risk: the search
 (:func:`best_first`) reaches the optimum by visiting nodes in increasing loss instead.
@@ -67,10 +72,14 @@ class NodeRisk:
     note: str | None
     #: Subsets this node scanned (the rest came from nodes before it).
     scanned: int
+    #: θ = S/L and no record of the release is unique on any subset: T̂ = 0 without a fit.
+    unique_free: bool = False
 
     @property
     def risk(self) -> float | None:
-        return None if self.fit is None else self.fit.risk
+        if self.fit is None:
+            return 0.0 if self.unique_free else None
+        return self.fit.risk
 
     def meets(self, below: float | None) -> bool:
         """Whether T̂ ≤ τ (no τ: always; no tail: never, as no number can be shown to meet it)."""
@@ -169,13 +178,33 @@ class RiskTarget:
         smaller than ``smallest``)."""
         before = self.scanned
         rows, counts = self.counts(levels, smallest, suppressed)
-        theta = self.theta(counts, rows)
+        theta = theta_of(counts, rows, self.spec.theta)
+        scanned = self.scanned - before
+        if unique_free(counts, rows, self.spec.theta):
+            return NodeRisk(tuple(int(v) for v in levels), rows, theta, None, NO_UNIQUE, scanned, unique_free=True)
         fit, note = fit_theta(theta, rows, self.spec)
-        return NodeRisk(tuple(int(v) for v in levels), rows, theta, fit, note, self.scanned - before)
+        return NodeRisk(tuple(int(v) for v in levels), rows, theta, fit, note, scanned)
 
-    def theta(self, counts: np.ndarray, rows: int) -> np.ndarray:
-        column = 0 if self.spec.theta == "distinct" else 1
-        return counts[:, column] / rows if rows else np.zeros(len(counts))
+
+#: Why T̂ is 0 without a fit (``theta="unique"``).
+NO_UNIQUE = "no record of the release is unique on any set of p audit columns, so T̂ of θ = S/L is 0"
+
+
+def theta_of(counts: np.ndarray, rows: int, measure: str) -> np.ndarray:
+    """θ of each subset from its (distinct, singletons) counts: H/L, or S/L with a subset that
+    singles out no one at 0.5/L (the audit's, ``qar_sql.measures.audit.fit_theta``)."""
+    counts = np.asarray(counts, dtype=float).reshape(-1, 2)
+    if not rows:
+        return np.zeros(len(counts))
+    if measure == "unique":
+        return np.maximum(counts[:, 1], 0.5) / rows
+    return counts[:, 0] / rows
+
+
+def unique_free(counts: np.ndarray, rows: int, measure: str) -> bool:
+    """θ = S/L of a release that keeps records, none of them unique on any subset (T̂ = 0)."""
+    counts = np.asarray(counts, dtype=float).reshape(-1, 2)
+    return measure == "unique" and rows > 0 and len(counts) > 0 and not counts[:, 1].any()
 
 
 def fit_theta(theta: np.ndarray, rows: int, spec: RiskSpec) -> tuple[evt.TailFit | None, str | None]:

@@ -37,6 +37,14 @@ def _pairs(ctx, param, value):
     return tuple(out)
 
 
+def hierarchy_files(directory: str | None) -> list[tuple[str, Path]]:
+    """The files of ``--hierarchies DIR`` the search reads (ARX's ``<name>_hierarchy_<column>.csv``),
+    as (what, path) inputs of the output guard."""
+    if not directory or not Path(directory).is_dir():
+        return []
+    return [(f"the hierarchy file {f.name}", f) for f in sorted(Path(directory).glob("*_hierarchy_*.csv"))]
+
+
 @click.command("anonymize")
 @params.source_options
 @click.option(
@@ -129,6 +137,7 @@ def anonymize_cmd(where, hierarchy, risk, output, plot, fmt, quiet, **options):
         reads = [
             ("the source", where["source"]),
             *((f"the hierarchy of {c or 'its columns'}", f) for c, f in hierarchy),
+            *hierarchy_files(options.get("hierarchies")),
         ]
         guard_outputs(outputs, reads)
     ctx = click.get_current_context()

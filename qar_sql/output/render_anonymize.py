@@ -62,7 +62,10 @@ def _facts(r: AnonymizeResult) -> list[tuple[str, str]]:
             if r.risk_band is not None:
                 b = r.risk_band
                 risk += f" (tail-fit band {b.low:.4g} – {b.high:.4g})"
-            rows.append((f"T̂({r.p}, {r.alpha:g}) over {len(r.audit_columns)} columns", risk))
+            elif c.risk == 0 and r.risk_note:
+                risk += f" ({r.risk_note})"
+            of = " of θ = S/L" if r.theta == "unique" else ""
+            rows.append((f"T̂({r.p}, {r.alpha:g}){of} over {len(r.audit_columns)} columns", risk))
         for m, v in c.scores.items():
             star = " (minimised)" if m == r.metric else ""
             rows.append((f"{METRIC_NAMES.get(m, m)}{star}", _g(v, 10)))

@@ -271,3 +271,45 @@ def test_the_treatments_file_never_replaces_a_hierarchy_it_reads(tmp_path):
     assert r.exit_code == 2, r.output
     assert "is the hierarchy of its columns, which this command reads" in r.stderr
     assert levels.read_bytes() == before
+
+
+def test_the_outputs_never_replace_a_file_of_the_hierarchies_directory(tmp_path):
+    """--hierarchies DIR: each of its <name>_hierarchy_<column>.csv files is an input of the
+    output guard, as a --hierarchy file is (-o refused before any work, exit 2)."""
+    data = tmp_path / "t.csv"
+    data.write_text("age,sex\n31,M\n32,F\n33,M\n34,F\n", encoding="utf-8")
+    folder = tmp_path / "h"
+    folder.mkdir()
+    sex = folder / "t_hierarchy_sex.csv"
+    sex.write_text("M;*\nF;*\n", encoding="utf-8")
+    before = sex.read_bytes()
+    r = CliRunner().invoke(cli, ["anonymize", str(data), "--hierarchies", str(folder), "--k", "2", "-o", str(sex)])
+    assert r.exit_code == 2, r.output
+    assert "is the hierarchy file t_hierarchy_sex.csv, which this command reads" in r.stderr, r.stderr
+    assert sex.read_bytes() == before
+
+
+def test_the_risk_target_with_diversity_and_suppression_says_why_not(duck, tmp_path):
+    source, table = duck.load("people", make_table(1, 40))
+    age, sex, town = write_hierarchies(tmp_path)
+    code, _, stderr = run_cli(
+        [
+            "anonymize",
+            source,
+            "--table",
+            table,
+            "--hierarchy",
+            f"{AGE}={age}",
+            "--l",
+            "2",
+            "--sensitive",
+            INCOME,
+            "--risk-below",
+            "0.5",
+            "--suppression-limit",
+            "0.05",
+            "-q",
+        ]  # fmt: skip
+    )
+    assert code == 2 and "Traceback" not in stderr
+    assert "a class failing l-diversity or t-closeness can be of any size" in stderr, stderr
