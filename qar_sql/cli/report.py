@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import click
 
 from qar_sql import params
+from qar_sql.cli.anonymize import hierarchy_files, search_options
 from qar_sql.cli.guard import guard_outputs
 from qar_sql.cli.ranking import hash_secret_file_option, key_option
 from qar_sql.errors import UsageError
@@ -111,6 +112,14 @@ from qar_sql.precedence import from_click
     required=True,
     help="The file to write; - for stdout.",
 )
+@click.option(
+    "--anonymize",
+    "anonymize",
+    is_flag=True,
+    help="Add the anonymization section: qar anonymize's search with the options below (--hierarchy, "
+    "--hierarchies, --k, --risk-below, ...; --sensitive for --l/--t) on the report's columns, p, α and π_u.",
+)
+@search_options(own=False)
 @params.interval_level
 @params.bootstrap
 @params.jobs
@@ -149,6 +158,8 @@ def report_cmd(
     bootstrap,
     jobs,
     quiet,
+    anonymize,
+    **search,
 ):
     """Write one self-contained HTML report of SOURCE: risk, tail fit, k-anonymity, records, what-if, history."""
     from qar_sql.cli.emit import build, session
@@ -169,10 +180,13 @@ def report_cmd(
     }  # fmt: skip
     chosen = from_click(click.get_current_context(), "fail_above", fail_above)  # (a verdict only when set)
     given = {"threshold": fail_above, "threshold_source": chosen.described if chosen else None}
+    options["anonymize"] = _anonymize_keywords(anonymize, search, k, sensitive)
     settings = build(ReportParams, {**where, **risk, **options, **given})
     if compare is not None:  # before any work: the comparison needs the [compare] extra
         require("compare", "qar report --compare")
-    _guard(where["source"], output, treatments, compare, store, from_store, hash_secret_file)
+    hierarchies = [*((f"the hierarchy of {c or 'its columns'}", f) for c, f in search["hierarchy"])]
+    hierarchies += hierarchy_files(search["hierarchies"])
+    _guard(where["source"], output, treatments, compare, store, from_store, hash_secret_file, hierarchies)
     settings = prepared(settings)  # the treatments file, before any connection
     secret = hash_secret(hash_secret_file) if (hash_secret_file or os.environ.get(HASH_SECRET_ENV)) else None
     command = masked_command(["qar", *sys.argv[1:]], [secret] if secret else [])
@@ -211,14 +225,36 @@ def report_format(fmt: str | None, output: str) -> str:
     return fmt
 
 
-def _guard(source, output, treatments, compare, store, from_store, hash_secret_file) -> None:
+def _anonymize_keywords(asked: bool, search: dict, k: int, sensitive: Sequence[str]) -> dict | None:
+    """The anonymization section's keywords (None: not asked): the search options, the report's
+    --k as k-anonymity when given, its one --sensitive column for --l/--t. A search option
+    without --anonymize is refused."""
+    ctx = click.get_current_context()
+    given = (click.core.ParameterSource.COMMANDLINE, click.core.ParameterSource.ENVIRONMENT)
+    stray = [name for name in search if ctx.get_parameter_source(name) in given]
+    if not asked:
+        if stray:
+            opt = next(p.opts[0] for p in ctx.command.params if p.name == stray[0])
+            raise UsageError(f"{opt} goes with --anonymize; add --anonymize or leave {opt} out")
+        return None
+    out = {name: value for name, value in search.items() if value is not None}
+    if ctx.get_parameter_source("k") in given:
+        out["k"] = k
+    if search["l"] is not None or search["t"] is not None:
+        if len(sensitive or ()) != 1:
+            raise UsageError("--l and --t of --anonymize take one --sensitive column; name exactly one")
+        out["sensitive"] = sensitive[0]
+    return out
+
+
+def _guard(source, output, treatments, compare, store, from_store, hash_secret_file, hierarchies=()) -> None:
     """-o: a writable file that is none of the files the report reads, checked before any work."""
     from qar_sql.compliance.store import resolve_store
 
     if output == "-":
         return
     check_writable(output, "--output")
-    reads = [("the treated release", compare), ("the treatments file", treatments)]
+    reads = [("the treated release", compare), ("the treatments file", treatments), *hierarchies]
     reads += [("the hash secret file", hash_secret_file)]
     if from_store is None:
         reads.append(("the source file itself", source))

@@ -268,12 +268,24 @@ def _classic(params: ReportParams, columns: Sequence[str], where: Mapping[str, A
     return risk, RiskParams(columns=columns, p=params.p, jobs=params.jobs, **keywords)
 
 
+def _anonymize(params: ReportParams, columns: Sequence[str], where: Mapping[str, Any]) -> tuple[Any, Any] | None:
+    if params.anonymize is None:
+        return None
+
+    from qar_sql.commands import anonymize
+
+    # T̂ of the release over the audited columns, with the report's p, α, π_u (always shown)
+    settings = dataclasses.replace(params.anonymize, columns=list(columns), exclude=None, risk=True, **_tail(params))
+    return anonymize, settings
+
+
 #: The sections that are other commands' results: (the ReportInputs field, the title of its
 #: statements in the SQL block, its command and parameters or None).
 SECTIONS = (
     ("whatif", "what-if", _whatif),
     ("uniqueness", "uniqueness", _uniqueness),
     ("compare", "original vs treated", _compare),
+    ("anonymize", "anonymization", _anonymize),
     ("classic", "classic measures", _classic),
 )
 
@@ -395,6 +407,7 @@ def audit_inputs(
 
 #: The command whose result each :class:`ReportInputs` field of :func:`result_inputs` holds.
 _COMMANDS = {"whatif": "qar whatif", "compare": "qar compare", "uniqueness": "qar uniqueness", "classic": "qar risk"}
+_COMMANDS["anonymize"] = "qar anonymize"
 
 
 def result_inputs(

@@ -170,3 +170,11 @@ def curves(
     if len(series) > 1:
         ax.legend(frameon=False, fontsize=8)
     return _svg(fig, name, label)
+
+
+def frontier(result, label: str) -> str:
+    """The loss minimised against T̂ of the nodes ``qar anonymize`` measured
+    (:func:`qar_sql.plots.frontier`, which ``AnonymizeResult.plot`` draws too)."""
+    fig, ax = _fig()
+    plots.frontier(result, ax)
+    return _svg(fig, "anonymize-frontier", label)

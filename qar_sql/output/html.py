@@ -30,6 +30,7 @@ from qar_sql.measures.classic import RiskResult
 from qar_sql.output import figures, people
 from qar_sql.output.formats import audit_dict, json_number, most_unique
 from qar_sql.output.render import FORMATS
+from qar_sql.output.render_anonymize import METRIC_NAMES, models_text
 from qar_sql.output.render_compare import compare_dict
 from qar_sql.output.render_risk import risk_dict
 from qar_sql.output.render_uniqueness import curve, uniqueness_dict
@@ -84,6 +85,7 @@ class ReportInputs(Tabular):
     compare: CompareResult | None = None  # original vs treated (qar compare)
     uniqueness: UniquenessResult | None = None  # qar uniqueness; else the audit's own (audit --group-size)
     classic: RiskResult | None = None  # the classic measures of qar risk
+    anonymize: Any = None  # qar_sql.anonymization.outcome.AnonymizeResult (qar report --anonymize)
     stored_run: str | None = None  # the run id when rebuilt from a results store
     sql: str | None = None
     parameters: Mapping[str, Any] = field(default_factory=dict)
@@ -105,6 +107,7 @@ class ReportInputs(Tabular):
 
     def summary_line(self) -> str:
         names = ("audit", "records", "elimination", "whatif", "history", "compare", "uniqueness", "classic")
+        names += ("anonymize",)
         sections = ", ".join(name for name in names if getattr(self, name) is not None)
         return f"report of {self.subject}; sections: {sections} (the page: .to_html())"
 
@@ -115,7 +118,7 @@ class ReportInputs(Tabular):
     @property
     def subject(self) -> str:
         """What the report is about: the table (else the source) of the first result given."""
-        for r in (self.audit, self.classic, self.uniqueness, self.whatif):
+        for r in (self.audit, self.classic, self.uniqueness, self.whatif, self.anonymize):
             if r is not None:
                 return r.table or r.source
         if self.compare is not None:
@@ -396,6 +399,30 @@ def _whatif(inp: ReportInputs, numbers: dict) -> dict | None:
     return {"w": inp.whatif}
 
 
+def _anonymize(inp: ReportInputs, numbers: dict) -> dict | None:
+    r = inp.anonymize
+    if r is None:
+        return None
+    # qar anonymize's JSON object, as -f json writes it (the section's numbers are read from it)
+    numbers["anonymize"] = _plain(r.json_dict())
+    fig = None
+    if figures.available() and any(n.risk is not None for n in r.frontier):
+        fig = figures.frontier(
+            r,
+            f"The loss minimised ({r.metric}) against T̂ of the release, for the nodes whose T̂ the search "
+            "measured: the Pareto frontier (line), the chosen node (red) and the target τ (dashed)",
+        )
+    chosen = [] if r.chosen is None else list(zip(r.qi, r.labels.values(), r.chosen.levels))
+    return {
+        "r": r,
+        "fig": fig,
+        "metric_names": METRIC_NAMES,
+        "models": models_text(r),
+        "chosen_rows": chosen,
+        "numbers_of_anonymize": numbers["anonymize"],
+    }
+
+
 def _history(inp: ReportInputs, numbers: dict) -> dict | None:
     h = inp.history
     if h is None:
@@ -500,6 +527,7 @@ SECTIONS: list[Section] = [
     Section("records", "The records that carry the risk", "records.html", _records),
     Section("whatif", "What if the table were treated", "whatif.html", _whatif),
     Section("compare", "Original vs treated", "compare.html", _compare),
+    Section("anonymize", "The cheapest generalization (qar anonymize)", "anonymize.html", _anonymize),
     Section("uniqueness", "Uniqueness probability", "uniqueness.html", _uniqueness),
     Section("history", "History", "history.html", _history),
     Section("reproducibility", "Reproducibility", "reproducibility.html", _repro),

@@ -25,7 +25,8 @@ def _g(x: float | None, digits: int = 6) -> str:
     return "—" if x is None else f"{x:.{digits}g}"
 
 
-def _models(r: AnonymizeResult) -> str:
+def models_text(r: AnonymizeResult) -> str:
+    """The models asked for, in words (the text output's and the report's)."""
     m = r.models
     out = []
     if m.get("k"):
@@ -44,7 +45,7 @@ def _models(r: AnonymizeResult) -> str:
 
 def _facts(r: AnonymizeResult) -> list[tuple[str, str]]:
     c = r.chosen
-    rows: list[tuple[str, str]] = [("models", _models(r))]
+    rows: list[tuple[str, str]] = [("models", models_text(r))]
     if c is None:
         rows.append(("chosen node", "none: no node of the lattice meets every target"))
     else:

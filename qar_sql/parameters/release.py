@@ -140,8 +140,13 @@ class ReportParams(TailParams):
     interval_level: float | None = None
     bootstrap: int | None = None
     jobs: int = DEFAULT_JOBS
+    #: The anonymization section (``--anonymize``): an :class:`~qar_sql.parameters.treat.AnonymizeParams`
+    #: or a mapping of :func:`qar_sql.anonymize`'s keywords; its audit columns and tail are the report's.
+    anonymize: Any = None
 
     def __post_init__(self) -> None:
+        if self.anonymize is not None:
+            object.__setattr__(self, "anonymize", anonymize_params(self.anonymize, self))
         check_release_context(self.threshold, self.release_kind)
         require_whole(self.top, 1, f"--top {self.top!r} must be a whole number of at least 1, e.g. 10")
         self.validate()
@@ -173,3 +178,26 @@ class ReportParams(TailParams):
     def context(self) -> dict[str, Any]:
         """The release context of the first page and the sign-off."""
         return {"title": self.title, "owner": self.owner, "purpose": self.purpose, "release_kind": self.release_kind}
+
+
+def anonymize_params(given: Any, report: ReportParams) -> Any:
+    """The parameters of the report's anonymization section, checked before any connection:
+    ``given`` (AnonymizeParams or its keywords) with the report's audit columns, p, α, π_u and
+    PWM, T̂ of the release always measured."""
+    import dataclasses
+
+    from qar_sql.parameters.treat import AnonymizeParams
+
+    tail = {"columns": report.columns, "exclude": report.exclude, "p": report.p, "alpha": report.alpha}
+    tail |= {"pi_u": report.pi_u, "pwm": report.pwm, "risk": True, "jobs": report.jobs}
+    if isinstance(given, AnonymizeParams):
+        return dataclasses.replace(given, **tail)
+    if isinstance(given, Mapping):
+        unknown = sorted(set(given) - {f.name for f in dataclasses.fields(AnonymizeParams)})
+        if unknown:
+            raise ParameterError(f"anonymize: {unknown[0]!r} is no option of qar_sql.anonymize's search; leave it out")
+        return AnonymizeParams(**{**given, **tail})
+    raise ParameterError(
+        f"anonymize={given!r} is neither AnonymizeParams nor a mapping of qar_sql.anonymize's keywords, "
+        "e.g. {'hierarchy': {'age': 'age.toml'}, 'k': 5}"
+    )

@@ -1,0 +1,147 @@
+"""The anonymization section of ``qar report --anonymize`` (and ``qar anonymize -f html``), on
+DuckDB and PostgreSQL:
+
+* its numbers (the JSON block's ``anonymize``, and each number the page shows) are those of
+  ``qar anonymize -f json`` on the same inputs;
+* the frontier is a table and an inline figure; the Markdown report has the same section;
+* hostile column names (markup, a Markdown pipe) are escaped; the page parses strictly;
+* a search option without --anonymize is refused, and -o never replaces a hierarchy file.
+"""
+
+from __future__ import annotations
+
+import json
+
+import html5lib
+import pytest
+from click.testing import CliRunner
+
+from qar_sql.cli.main import cli
+from tests.anonymize.test_anonymize_command import ALPHA, PI_U, P, make_table
+
+AGE, SEX, TOWN = "<b>age</b>", "sex|x", "town <script>alert(1)</script>"
+INCOME, KIDS = "income", "kids"
+
+
+def _data(seed: int) -> dict[str, list]:
+    t = make_table(seed)
+    return dict(zip((AGE, SEX, TOWN, INCOME, KIDS), t.values()))
+
+
+def _hierarchies(folder):
+    """ARX CSVs for the two hostile QI columns (the QI: sex|x, town <script>…)."""
+    sex = folder / "sex.csv"
+    sex.write_text("F;*\nM;*\n", encoding="utf-8")
+    town = folder / "town.csv"
+    town.write_text("".join(f"T{i};P{i // 4};*\n" for i in range(8)), encoding="utf-8")
+    return ["--hierarchy", f"{SEX}={sex}", "--hierarchy", f"{TOWN}={town}"]
+
+
+def run(args):
+    r = CliRunner().invoke(cli, args)
+    return r.exit_code, r.stdout, r.stderr
+
+
+def parse(html: str):
+    return html5lib.HTMLParser(strict=True, namespaceHTMLElements=False).parse(html)
+
+
+def page_numbers(doc) -> dict:
+    return json.loads("".join(doc.find(".//pre[@id='qar-numbers']").itertext()))
+
+
+def shown(doc) -> list[str]:
+    return [e.get("data-qar") for e in doc.iter() if e.get("data-qar", "").startswith("anonymize.")]
+
+
+SEARCH = ["--k", "3", "--suppression-limit", "0.05", "--risk-below", "0.9"]
+
+
+@pytest.mark.parametrize("seed", [71])
+def test_the_report_section_equals_qar_anonymize_json(engine, tmp_path, seed):
+    source, table = engine.load("people", _data(seed))
+    common = ["--table", table, *_hierarchies(tmp_path), "-p", str(P), "--pi-u", str(PI_U), "--alpha", str(ALPHA)]
+    code, out, err = run(["anonymize", source, *common, *SEARCH, "-f", "json", "-q"])
+    assert code == 0, err
+    want = json.loads(out)
+    assert len(want["frontier"]) > 1, "the case should have a frontier to show"
+    page = tmp_path / "r.html"
+    code, _, err = run(
+        ["report", source, *common, "--anonymize", *SEARCH, "--no-records", "--no-classic", "-o", str(page), "-q"]
+    )
+    assert code == 0, err
+    html = page.read_text(encoding="utf-8")
+    doc = parse(html)
+    got = page_numbers(doc)["anonymize"]
+    for key in ("seconds",):
+        want.pop(key), got.pop(key)
+    assert got == want
+    paths = shown(doc)
+    for path in ("anonymize.suppressed", "anonymize.k", "anonymize.risk", "anonymize.nodes", "anonymize.evaluated"):
+        assert path in paths, path
+    for m in want["scores"]:
+        assert f"anonymize.scores.{m}" in paths
+    for i in range(len(want["frontier"])):
+        assert f"anonymize.frontier.{i}.risk" in paths
+    section = next(s for s in doc.iter("section") if s.get("id") == "anonymize")
+    assert any(isinstance(e.tag, str) and e.tag.rsplit("}", 1)[-1] == "svg" for e in section.iter()), "the figure"
+    # hostile names: escaped, never markup
+    assert "<script>alert(1)</script>" not in html and "<b>age</b>" not in html
+    assert "town &lt;script&gt;alert(1)&lt;/script&gt;" in html
+    for label in want["labels"].values():
+        assert label in "".join(section.itertext())
+    # -f html of qar anonymize: the same section, the same numbers
+    code, out, err = run(["anonymize", source, *common, *SEARCH, "-f", "html", "-q"])
+    assert code == 0, err
+    alone = page_numbers(parse(out))["anonymize"]
+    alone.pop("seconds")
+    assert alone == want
+
+
+def test_the_markdown_report_has_the_section(duck, tmp_path):
+    source, table = duck.load("people", _data(72))
+    md = tmp_path / "r.md"
+    code, _, err = run(
+        [
+            "report",
+            source,
+            "--table",
+            table,
+            *_hierarchies(tmp_path),
+            "-p",
+            str(P),
+            "--pi-u",
+            str(PI_U),
+            "--alpha",
+            str(ALPHA),
+            "--anonymize",
+            *SEARCH,
+            "--no-records",
+            "--no-classic",
+            "-o",
+            str(md),
+            "-q",
+        ]  # fmt: skip
+    )
+    assert code == 0, err
+    text = md.read_text(encoding="utf-8")
+    part = text.split("## The cheapest generalization (qar anonymize)", 1)[1].split("\n## ", 1)[0]
+    assert "| sex\\|x |" in part, part  # the pipe of a column name escaped in the table
+    assert "<script>" not in text
+    assert "records suppressed" in part and "frontier" in part
+
+
+def test_search_options_need_anonymize_and_hierarchies_are_inputs(duck, tmp_path):
+    source, table = duck.load("people", _data(73))
+    hier = _hierarchies(tmp_path)
+    code, _, err = run(["report", source, "--table", table, *hier, "-o", str(tmp_path / "r.html")])
+    assert code == 2 and "--hierarchy goes with --anonymize" in err, err
+    sex = tmp_path / "sex.csv"
+    before = sex.read_bytes()
+    code, _, err = run(["report", source, "--table", table, "--anonymize", *hier, "--k", "3", "-o", str(sex)])
+    assert code == 2 and "which this command reads" in err, err
+    assert sex.read_bytes() == before
+    code, _, err = run(
+        ["report", source, "--table", table, "--anonymize", *hier, "--l", "2", "-o", str(tmp_path / "r.html")]
+    )
+    assert code == 2 and "one --sensitive column" in err, err
