@@ -17,7 +17,6 @@ from qar_sql.output.files import check_plot, written
 from qar_sql.output.render import format_option
 from qar_sql.parameters.treat import L_KINDS, METRICS, T_KINDS, THETAS, AnonymizeParams
 
-
 F = TypeVar("F", bound=Callable)
 
 

@@ -106,8 +106,17 @@ class ReportInputs(Tabular):
         return self.audit.table_columns() if self.audit is not None else {}
 
     def summary_line(self) -> str:
-        names = ("audit", "records", "elimination", "whatif", "history", "compare", "uniqueness", "classic")
-        names += ("anonymize",)
+        names = (
+            "audit",
+            "records",
+            "elimination",
+            "whatif",
+            "history",
+            "compare",
+            "uniqueness",
+            "classic",
+            "anonymize",
+        )
         sections = ", ".join(name for name in names if getattr(self, name) is not None)
         return f"report of {self.subject}; sections: {sections} (the page: .to_html())"
 

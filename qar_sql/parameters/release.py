@@ -188,7 +188,7 @@ def anonymize_params(given: Any, report: ReportParams) -> Any:
 
     from qar_sql.parameters.treat import AnonymizeParams
 
-    tail = {"columns": report.columns, "exclude": report.exclude, "p": report.p, "alpha": report.alpha}
+    tail: dict[str, Any] = {"columns": report.columns, "exclude": report.exclude, "p": report.p, "alpha": report.alpha}
     tail |= {"pi_u": report.pi_u, "pwm": report.pwm, "risk": True, "jobs": report.jobs}
     if isinstance(given, AnonymizeParams):
         return dataclasses.replace(given, **tail)
