@@ -231,7 +231,8 @@ def _anonymize_keywords(asked: bool, search: dict, k: int, sensitive: Sequence[s
     without --anonymize is refused."""
     ctx = click.get_current_context()
     given = (click.core.ParameterSource.COMMANDLINE, click.core.ParameterSource.ENVIRONMENT)
-    stray = [name for name in search if ctx.get_parameter_source(name) in given]
+    # (only the command line: an environment variable of qar anonymize's options is no request)
+    stray = [name for name in search if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE]
     if not asked:
         if stray:
             opt = next(p.opts[0] for p in ctx.command.params if p.name == stray[0])
