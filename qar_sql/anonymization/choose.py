@@ -209,6 +209,8 @@ def _with_risk(session, params, qi, hierarchies, models, target, progress) -> di
         maxima = tuple(h - 1 for h in ev.heights)
         n_nodes = math.prod(ev.heights)
         search = _Search(ev, params, metric, target)
+        if known and first["risk"] is not None:  # measured already: neither again nor counted twice
+            search.risks[first["chosen"].levels] = first["risk"]
         calls = [0]
 
         def evaluate(nodes: list[tuple[int, ...]]) -> list[tuple[bool, float]]:
@@ -239,7 +241,7 @@ def _with_risk(session, params, qi, hierarchies, models, target, progress) -> di
             "evaluated": visit.evaluated + flash_evaluated,
             # what the search of the models alone established (evaluated or tagged); None without it
             "anonymous": flash_anonymous,
-            "measured": len(search.risks) + (1 if flash_evaluated else 0),
+            "measured": len(search.risks),
             "frontier": pareto(measured, params.metric),
         }
 

@@ -145,3 +145,17 @@ def test_search_options_need_anonymize_and_hierarchies_are_inputs(duck, tmp_path
         ["report", source, "--table", table, "--anonymize", *hier, "--l", "2", "-o", str(tmp_path / "r.html")]
     )
     assert code == 2 and "one --sensitive column" in err, err
+
+
+def test_each_node_is_measured_once(duck, tmp_path):
+    """The node the search of the models alone chose and measured is not measured (nor counted)
+    again by the search with the target: here every node is measured, each once."""
+    source, table = duck.load("people", _data(71))
+    code, out, err = run(
+        ["anonymize", source, "--table", table, *_hierarchies(tmp_path), "-p", str(P), "--pi-u", str(PI_U),
+         "--alpha", str(ALPHA), "--k", "3", "--suppression-limit", "0.05", "--risk-below", "0.8", "-f", "json", "-q"]
+    )  # fmt: skip
+    assert code == 0, err
+    got = json.loads(out)
+    assert got["levels"] is None and got["nodes"] == 6
+    assert got["measured"] == 6
