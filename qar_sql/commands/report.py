@@ -530,6 +530,9 @@ def report(source: SourceLike = None, *, output: str | Path | None = None, **opt
         require("compare", "the report's comparison (compare=)")
     if output is not None:  # never over a file the report reads, checked before the work
         reads = [("the source file itself", source), ("the treated release", params.compare)]
+        if params.anonymize is not None:
+            h = params.anonymize.hierarchy
+            reads += [("a hierarchy file", f) for _, f in (h.items() if isinstance(h, Mapping) else h)]
         check_not_input([("output", output)], [*reads, ("the treatments file", params.treatments)])
     with session_of(source, **where) as session:
         inputs = run(session, params, progress)

@@ -146,6 +146,8 @@ class ReportParams(TailParams):
 
     def __post_init__(self) -> None:
         if self.anonymize is not None:
+            if self.from_store is not None:
+                raise UsageError("--anonymize searches SOURCE, which --from-store does not read; leave one out")
             object.__setattr__(self, "anonymize", anonymize_params(self.anonymize, self))
         check_release_context(self.threshold, self.release_kind)
         require_whole(self.top, 1, f"--top {self.top!r} must be a whole number of at least 1, e.g. 10")

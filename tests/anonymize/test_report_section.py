@@ -159,3 +159,30 @@ def test_each_node_is_measured_once(duck, tmp_path):
     got = json.loads(out)
     assert got["levels"] is None and got["nodes"] == 6
     assert got["measured"] == 6
+
+
+def test_the_python_report_takes_the_search_keywords(duck, tmp_path):
+    """qar_sql.report(anonymize={...}): the section is qar_sql.anonymize's result with the
+    report's columns and tail; an unknown keyword and --from-store are refused."""
+    import qar_sql
+    from qar_sql.errors import ParameterError, UsageError
+
+    source, table = duck.load("people", _data(74))
+    hier = _hierarchies(tmp_path)
+    search = {"hierarchy": [(hier[1].split("=", 1)[0], hier[1].split("=", 1)[1]), (TOWN, str(tmp_path / "town.csv"))]}
+    search |= {"k": 3, "suppression_limit": 0.05}
+    tail = {"p": P, "pi_u": PI_U, "alpha": ALPHA}
+    inputs = qar_sql.report(source, table=table, records=False, classic=False, anonymize=search, **tail)
+    alone = qar_sql.anonymize(source, table=table, **search, risk=True, **tail)
+    got, want = inputs.anonymize.json_dict(), alone.json_dict()
+    got.pop("seconds"), want.pop("seconds")
+    assert got == want and got["risk"] is not None
+    with pytest.raises(ParameterError, match="'tabel' is no option"):
+        qar_sql.report(source, table=table, anonymize={**search, "tabel": "x"}, **tail)
+    with pytest.raises(UsageError, match="--from-store"):
+        qar_sql.report(from_store="", run_id="x", anonymize=search)
+    sex = tmp_path / "sex.csv"
+    before = sex.read_bytes()
+    with pytest.raises(UsageError, match="a hierarchy file"):
+        qar_sql.report(source, table=table, anonymize=search, output=sex, **tail)
+    assert sex.read_bytes() == before
