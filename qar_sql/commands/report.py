@@ -518,7 +518,9 @@ def report(source: SourceLike = None, *, output: str | Path | None = None, **opt
     table; linked by the key column ``link`` or ``aligned`` by row) the original-vs-treated
     section, ``classic`` (True, or :func:`qar_sql.risk`'s keywords such as ``weight``,
     ``sensitive``, ``population``; False leaves them out) the classic measures; ``greedy`` the
-    greedy elimination curve; ``threshold`` the risk of the verdict, only one the user set,
+    greedy elimination curve; ``anonymize`` (:class:`~qar_sql.parameters.treat.AnonymizeParams`
+    or :func:`qar_sql.anonymize`'s keywords, e.g. ``{"hierarchy": {"age": "age.toml"}, "k": 5}``)
+    the anonymization section, on the report's columns and tail; ``threshold`` the risk of the verdict, only one the user set,
     named by ``threshold_source``; ``title``, ``owner``, ``purpose`` and ``release_kind``
     ("internal", or "external": no per-record table, key, position or value combination) the
     release context of the first page), the source options ``table``, ``delimiter`` and
