@@ -10,9 +10,9 @@ from collections.abc import Sequence
 import click
 
 from qar_sql import params
-from qar_sql.cli.anonymize import hierarchy_files, search_options
 from qar_sql.cli.guard import guard_outputs
 from qar_sql.cli.ranking import hash_secret_file_option, key_option
+from qar_sql.cli.search_options import hierarchy_files, search_options
 from qar_sql.errors import UsageError
 from qar_sql.extras import require
 from qar_sql.output.files import check_writable

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from qar_sql.commands import compare, risk, uniqueness, whatif
+from qar_sql.commands import anonymize, compare, risk, uniqueness, whatif
 from qar_sql.compliance.history import history
 from qar_sql.compliance.store import hash_key, stored_audit, stored_results, stored_top_records
 from qar_sql.engines.render import recording
@@ -272,8 +272,6 @@ def _anonymize(params: ReportParams, columns: Sequence[str], where: Mapping[str,
     if params.anonymize is None:
         return None
 
-    from qar_sql.commands import anonymize
-
     # T̂ of the release over the audited columns, with the report's p, α, π_u (always shown)
     settings = dataclasses.replace(params.anonymize, columns=list(columns), exclude=None, risk=True, **_tail(params))
     return anonymize, settings
@@ -406,8 +404,13 @@ def audit_inputs(
 
 
 #: The command whose result each :class:`ReportInputs` field of :func:`result_inputs` holds.
-_COMMANDS = {"whatif": "qar whatif", "compare": "qar compare", "uniqueness": "qar uniqueness", "classic": "qar risk"}
-_COMMANDS["anonymize"] = "qar anonymize"
+_COMMANDS = {
+    "whatif": "qar whatif",
+    "compare": "qar compare",
+    "uniqueness": "qar uniqueness",
+    "classic": "qar risk",
+    "anonymize": "qar anonymize",
+}
 
 
 def result_inputs(

@@ -3,6 +3,7 @@ original) and ``qar report`` (the report a privacy officer signs before a releas
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 from qar_sql import rules
 from qar_sql.errors import ParameterError, UsageError, require_whole, shown
 from qar_sql.parameters.tail import TailParams
+from qar_sql.parameters.treat import AnonymizeParams
 from qar_sql.rules import DEFAULT_JOBS
 
 # --- compare ----------------------------------------------------------------------------------------
@@ -186,10 +188,6 @@ def anonymize_params(given: Any, report: ReportParams) -> Any:
     """The parameters of the report's anonymization section, checked before any connection:
     ``given`` (AnonymizeParams or its keywords) with the report's audit columns, p, α, π_u and
     PWM, T̂ of the release always measured."""
-    import dataclasses
-
-    from qar_sql.parameters.treat import AnonymizeParams
-
     tail: dict[str, Any] = {"columns": report.columns, "exclude": report.exclude, "p": report.p, "alpha": report.alpha}
     tail |= {"pi_u": report.pi_u, "pwm": report.pwm, "risk": True, "jobs": report.jobs}
     if isinstance(given, AnonymizeParams):
