@@ -108,6 +108,13 @@ def section_ids(doc) -> set[str]:
     return {s.get("id") for s in doc.iter("section")}
 
 
+#: The paths of the JSON block that hold T̂ (or a change of it): levels of θ, not shares.
+T_HAT_PATH = re.compile(
+    r"^(audit\.risk|elimination\.(risk|rises\.\d+\.risk|curves\.\w+\.\d+\.risk)|history\.series\.\d+\.points"
+    r"\.\d+\.(risk|change)|whatif\.\w+\.\d+\.(risk|risk_change)|compare\.risk_(original|treated))$"
+)
+
+
 def check_numbers(doc) -> int:
     """Every number shown (marked data-qar) is the JSON value at its path, as formatted; returns
     how many were checked."""
@@ -115,6 +122,8 @@ def check_numbers(doc) -> int:
     marked = [e for e in doc.iter() if e.get("data-qar")]
     for e in marked:
         value = lookup(data, e.get("data-qar"))
+        if T_HAT_PATH.search(e.get("data-qar")):  # a level of θ, never shown as a share of people
+            assert e.get("data-fmt") != "share", e.get("data-qar")
         assert "".join(e.itertext()) == fmt(value, e.get("data-fmt") or "auto"), e.get("data-qar")
         if e.get("title") is not None:  # the full precision, in the tooltip
             assert e.get("title") == (repr(value) if isinstance(value, float) else str(value)), e.get("data-qar")
@@ -753,7 +762,7 @@ def test_the_example_report_the_readme_links_is_complete():
     html = (REPO / "examples" / "report" / "demo-report.html").read_text(encoding="utf-8")
     doc = parse(html)
     assert section_ids(doc) == {
-        *("summary", "theta", "qis", "kanonymity", "records", "whatif", "classic"),
+        *("summary", "theta", "sensitivity", "qis", "kanonymity", "records", "whatif", "classic"),
         *("compare", "uniqueness", "history", "reproducibility"),
     }
     assert check_numbers(doc) > 100
@@ -835,5 +844,5 @@ def test_sensitivity_section_shows_both_measures_and_each_column(demo):
     shown = {r[0]: r[1] for r in rows if len(r) == 3}
     assert set(shown) == set(data["leave_one_column_out"])
     for column, value in data["leave_one_column_out"].items():
-        assert shown[column] == fmt(value, "share")
+        assert shown[column] == fmt(value, "plain")
     check_numbers(doc)
