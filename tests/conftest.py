@@ -140,19 +140,21 @@ def _duck_type(values):
     return "text"
 
 
-def _duck_insert(con, table: str, data: dict[str, list], rows: list[tuple]) -> None:
-    """The rows into DuckDB's ``table`` in one statement, through an Arrow table (DuckDB's
-    executemany runs a statement per row: seconds per thousand rows); the column types are the
-    table's, cast on insert. Values Arrow cannot type (mixed kinds in a column) go row by row."""
+def duck_insert(con, full: str, rows: list[tuple], width: int) -> None:
+    """``rows`` into DuckDB's table ``full`` (quoted) in one statement, through an Arrow table
+    (DuckDB's executemany runs a statement per row: seconds per thousand rows); the values are
+    cast to the table's column types on insert. Rows Arrow cannot type (mixed kinds in a column)
+    go row by row."""
     import pyarrow as pa  # a [dev] dependency
 
+    columns = list(zip(*rows, strict=True)) if rows else [()] * width
     try:
-        frame = pa.table({f"c{i}": pa.array(values) for i, values in enumerate(data.values())})
+        frame = pa.table({f"c{i}": pa.array(list(values)) for i, values in enumerate(columns)})
     except (pa.ArrowException, TypeError, ValueError, OverflowError):
-        con.executemany(f"insert into {quote(table)} values ({', '.join(['?'] * len(data))})", rows)
+        con.executemany(f"insert into {full} values ({', '.join(['?'] * width)})", rows)
         return
     con.register("qar_test_rows", frame)
-    con.execute(f"insert into {quote(table)} select * from qar_test_rows")
+    con.execute(f"insert into {full} select * from qar_test_rows")
     con.unregister("qar_test_rows")
 
 
@@ -219,7 +221,7 @@ class Loader:
             try:
                 con.execute(f"create table {quote(table)} ({ddl.replace('double precision', 'double')})")
                 if rows:
-                    _duck_insert(con, table, data, rows)
+                    duck_insert(con, quote(table), rows, len(cols))
             finally:
                 con.close()
         return self.source, self.table_name(table)
