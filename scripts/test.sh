@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run the whole test suite: install qar-sql with its test extras, start the local PostgreSQL 15,
+# Run the test suite: install qar-sql with its test extras, start the local PostgreSQL 15,
 # create the test role and database, then run pytest against DuckDB and PostgreSQL.
 # Under CI=true a PostgreSQL that cannot be reached fails the PostgreSQL tests (never skips).
 #
@@ -10,8 +10,8 @@
 #
 # Speed (two cores): the slow setup steps (the extra venvs, MariaDB and Chromium from apt, the
 # Spark JVM) run in the background while pip, ruff, mypy and mkdocs run; pytest then runs on
-# every core (pytest-xdist, files kept whole on one worker). Arguments go to pytest, e.g.
-# scripts/test.sh -m "not heavy" for the quick loop (CONTRIBUTING.md).
+# every core (pytest-xdist, files kept whole on one worker), without the heavy matrix unless
+# CI=true or QAR_TEST_HEAVY=1 (below). Arguments go to pytest (CONTRIBUTING.md).
 #
 # Servers this script starts (PostgreSQL, MariaDB, Spark Connect: a 1-1.5 GB JVM) it stops when
 # it exits, also on Ctrl-C or TERM; servers that were already running are left as they are.
@@ -163,7 +163,12 @@ NO_MKDOCS_2_WARNING=1 python3 -m mkdocs build --strict --quiet || checks=1
 collect
 qar_spark_wait || echo "note: Spark is not available; Spark tests will $(ci_verb)" >&2
 
-python3 -m pytest -q -p no:cacheprovider -n "${QAR_TEST_WORKERS:-auto}" --dist loadfile "$@"
+# The heavy matrix (tests/conftest.py, HEAVY_KEEP: Spark, ClickHouse, dbt on PostgreSQL, Chromium,
+# ARX's cases on SQLite, the CI entry points end to end) runs under CI=true (.ci/run) or with
+# QAR_TEST_HEAVY=1; otherwise one test of each kind stands for it. A -m of the caller's wins.
+heavy=(-m "not heavy")
+{ [ "${CI:-}" = true ] || [ "${QAR_TEST_HEAVY:-}" = 1 ]; } && heavy=()
+python3 -m pytest -q -p no:cacheprovider -n "${QAR_TEST_WORKERS:-auto}" --dist loadfile "${heavy[@]}" "$@"
 status=$?
 [ "$status" = 0 ] && [ "$checks" != 0 ] && status=1
 exit "$status"

@@ -39,22 +39,36 @@ IN_CI = os.environ.get("CI", "").lower() == "true"
 _pg_state: dict = {}
 
 
-#: The slow end-to-end runs whose full matrix is marked ``heavy`` (the quick loop, ``-m "not
-#: heavy"``, skips it; scripts/test.sh and CI run it): kind -> the one test of the kind that stays
-#: in the quick loop. CONTRIBUTING.md says when to mark a new test.
+#: The slow end-to-end runs whose full matrix is marked ``heavy`` (``-m "not heavy"`` skips it, as
+#: scripts/test.sh does unless CI=true or QAR_TEST_HEAVY=1; CI runs it): kind -> the one test of
+#: the kind that stays in every run. CONTRIBUTING.md says when to mark a new test.
 HEAVY_KEEP = {
     "spark": "tests/engines/test_conformance.py::test_audit_equals_duckdb[spark]",
+    "clickhouse": "tests/engines/test_conformance.py::test_audit_equals_duckdb[clickhouse]",
     "dbt": "tests/integrations/test_dbt_package.py::test_package_in_a_dbt_build[duckdb]",
     "chromium": "tests/commands/test_report.py::test_the_report_in_headless_chromium",
+    # ARX's adult cases on SQLite (DuckDB and PostgreSQL run them all in the quick loop)
+    "anonymize-sqlite": "tests/anonymize/test_arx_adult.py::test_k_anonymity_optimum_as_arx"
+    "[5-0.0-levels2-407289.5388925293-sqlite]",
+    # the CI entry points run end to end (a venv with the Action's pip install, pre-commit's clone)
+    "ci": "tests/test_ci_entry_points.py::test_the_action_passes_and_fails_with_the_scan",
 }
+#: The tests of test_ci_entry_points.py that run an entry point end to end (the others call the hook in-process).
+_CI_END_TO_END = ("test_the_action_passes", "test_the_action_splits", "test_pre_commit_try_repo")
 
 
 def _heavy_kind(item) -> str | None:
     """Which slow end-to-end run ``item`` belongs to, if any."""
     params = getattr(item, "callspec", None)
-    if params is not None and any(isinstance(v, str) and v == "spark" for v in params.params.values()):
-        return "spark"
+    values = [v for v in params.params.values() if isinstance(v, str)] if params is not None else []
     path = item.nodeid.split("::", 1)[0]
+    for engine in ("spark", "clickhouse"):
+        if engine in values:
+            return engine
+    if path.startswith("tests/anonymize/") and "sqlite" in values:
+        return "anonymize-sqlite"
+    if path == "tests/test_ci_entry_points.py" and item.name.startswith(_CI_END_TO_END):
+        return "ci"
     if path == "tests/integrations/test_dbt_package.py" and (
         "postgresql" in item.nodeid or item.name.startswith("test_installs_from_git")
     ):
@@ -140,19 +154,21 @@ def _duck_type(values):
     return "text"
 
 
-def _duck_insert(con, table: str, data: dict[str, list], rows: list[tuple]) -> None:
-    """The rows into DuckDB's ``table`` in one statement, through an Arrow table (DuckDB's
-    executemany runs a statement per row: seconds per thousand rows); the column types are the
-    table's, cast on insert. Values Arrow cannot type (mixed kinds in a column) go row by row."""
+def duck_insert(con, full: str, rows: list[tuple], width: int) -> None:
+    """``rows`` into DuckDB's table ``full`` (quoted) in one statement, through an Arrow table
+    (DuckDB's executemany runs a statement per row: seconds per thousand rows); the values are
+    cast to the table's column types on insert. Rows Arrow cannot type (mixed kinds in a column)
+    go row by row."""
     import pyarrow as pa  # a [dev] dependency
 
+    columns = list(zip(*rows, strict=True)) if rows else [()] * width
     try:
-        frame = pa.table({f"c{i}": pa.array(values) for i, values in enumerate(data.values())})
+        frame = pa.table({f"c{i}": pa.array(list(values)) for i, values in enumerate(columns)})
     except (pa.ArrowException, TypeError, ValueError, OverflowError):
-        con.executemany(f"insert into {quote(table)} values ({', '.join(['?'] * len(data))})", rows)
+        con.executemany(f"insert into {full} values ({', '.join(['?'] * width)})", rows)
         return
     con.register("qar_test_rows", frame)
-    con.execute(f"insert into {quote(table)} select * from qar_test_rows")
+    con.execute(f"insert into {full} select * from qar_test_rows")
     con.unregister("qar_test_rows")
 
 
@@ -219,7 +235,7 @@ class Loader:
             try:
                 con.execute(f"create table {quote(table)} ({ddl.replace('double precision', 'double')})")
                 if rows:
-                    _duck_insert(con, table, data, rows)
+                    duck_insert(con, quote(table), rows, len(cols))
             finally:
                 con.close()
         return self.source, self.table_name(table)

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-from conftest import PG_URL, _pg_engine, require_server, server_engine
+from conftest import PG_URL, _pg_engine, duck_insert, require_server, server_engine
 from conftest import _duck_type as guess_type
 
 #: The MariaDB that scripts/mariadb.sh starts: a user with every privilege on the databases
@@ -140,7 +140,7 @@ class DuckDB(Engine):
         self.execute(f"create table {full} ({ddl})")
         if rows:
             with duckdb.connect(self.path) as con:  # closed on leaving
-                con.executemany(f"insert into {full} values ({', '.join(['?'] * width)})", rows)
+                duck_insert(con, full, rows, width)
 
     def execute(self, sql):
         with duckdb.connect(self.path) as con:
@@ -337,7 +337,7 @@ class Spark(Engine):
         try:
             con.execute(f"create table t ({_duck_ddl(ddl)})")
             if rows:
-                con.executemany(f"insert into t values ({', '.join(['?'] * width)})", rows)
+                duck_insert(con, "t", rows, width)
             con.execute(f"copy t to '{path}' (format parquet)")
         finally:
             con.close()

@@ -13,7 +13,7 @@ import duckdb
 import pytest
 
 import qar_sql
-from tests.conftest import PG_URL, SHARED_DATA, quote, require_postgres
+from tests.conftest import PG_URL, SHARED_DATA, duck_insert, quote, require_postgres
 
 ENGINES = ("duckdb", "postgresql", "sqlite")
 ADULT = SHARED_DATA / "arx" / "adult.csv"
@@ -86,7 +86,7 @@ class Tables:
         else:
             with duckdb.connect(str(self.path)) as con:
                 con.execute(f"create table {quote(table)} ({ddl})")
-                con.executemany(f"insert into {quote(table)} values ({', '.join(['?'] * len(cols))})", rows)
+                duck_insert(con, quote(table), rows, len(cols))
             source, name = str(self.path), table
         s = qar_sql.connect(source, table=name)
         self.sessions.append(s)
