@@ -748,9 +748,9 @@ def _tuples(data: Any) -> Any:
 
 @dataclass(frozen=True, repr=False)
 class Settings(Tabular):
-    """``qar config``'s result: the resolved settings (:class:`qar_sql.config.Setting`, one row
+    """``qar config``'s result: the resolved settings (:class:`qar_sql.config_file.Setting`, one row
     each in ``--format csv``, as in the JSON) and the config file they were read from
-    (:class:`qar_sql.config.Config`; None: none found)."""
+    (:class:`qar_sql.config_file.Config`; None: none found)."""
 
     settings: tuple[Any, ...]
     config: Any = None

@@ -24,7 +24,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from qar_sql import config, toml_text
+from qar_sql import config_file as config
+from qar_sql import toml_text
 from qar_sql.compliance import scans
 from qar_sql.errors import UsageError
 from qar_sql.parameters.tail import THETA_MEASURES

@@ -10,7 +10,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from qar_sql import config as qar_config
+from qar_sql import config_file as qar_config
 from qar_sql.cli.main import cli
 from qar_sql.errors import UsageError
 from tests.conftest import SMALL_TABLE

@@ -15,7 +15,8 @@ import pytest
 from click.testing import CliRunner
 from conftest import REPO
 
-from qar_sql import config, toml_schema
+from qar_sql import config_file as config
+from qar_sql import toml_schema
 from qar_sql.cli.main import cli
 from qar_sql.compliance import scans
 from qar_sql.errors import QarError

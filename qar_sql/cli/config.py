@@ -35,7 +35,7 @@ def config_cmd(ctx, fmt, check):
                 f"{check}: valid ({n} scan{'s' if n != 1 else ''}; qar.toml's JSON Schema and qar scan's checks)"
             )
         return
-    from qar_sql.commands.settings import run
+    from qar_sql.commands.config import run
 
     result = run(ctx.obj.get("config") if ctx.obj else None)
     emit(result, fmt)

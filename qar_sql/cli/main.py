@@ -177,7 +177,7 @@ def cli(ctx, debug, config_path, log_level, verbose):
     ctx.ensure_object(dict)["debug"] = debug
     _log_to_stderr(_level(log_level, verbose))
     # Defaults from qar.toml / [tool.qar], below the command line and the QAR_ variables.
-    from qar_sql import config as qar_config
+    from qar_sql import config_file as qar_config
 
     try:
         found = qar_config.load(config_path) if config_path else qar_config.find()

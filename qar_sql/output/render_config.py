@@ -1,5 +1,5 @@
 """``qar config``'s output: each setting, its value and where it came from, as text or JSON
-(``--format csv`` is generic, from :meth:`qar_sql.config.Settings.table_columns`)."""
+(``--format csv`` is generic, from :meth:`qar_sql.results.Settings.table_columns`)."""
 
 from __future__ import annotations
 

@@ -6,8 +6,8 @@ The command's shape without a session (it reads no data): ``run(config) → resu
 
 from __future__ import annotations
 
-from qar_sql import config as qar_config
-from qar_sql.config import Config
+from qar_sql import config_file as qar_config
+from qar_sql.config_file import Config
 from qar_sql.results import Settings
 
 NAME = "config"
