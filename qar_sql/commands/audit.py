@@ -12,7 +12,7 @@ import dataclasses
 import time
 from collections.abc import Sequence
 
-from qar_sql.compliance.store import recorded_audit
+from qar_sql.compliance.store import Store, recorded_audit
 from qar_sql.engines.session import Session
 from qar_sql.engines.source import SourceLike, session_of
 from qar_sql.measures.audit import audit_session
@@ -34,7 +34,7 @@ def run(session: Session, params: AuditParams, progress: Progress | None = None)
 
 
 def recorded(
-    store: str,
+    store: str | Store,
     params: AuditParams,
     progress: Progress | None = None,
     *,
