@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from qar_sql.commands import audit as audit_command
-from qar_sql.commands.report import masked_command, scan_pages, write_scan_reports
+from qar_sql.commands.report import command_line, scan_pages, write_scan_reports
 from qar_sql.compliance.dbt import load_manifest, manifest_scans
 from qar_sql.compliance.dbt_project import project_scans, select_nodes
 from qar_sql.compliance.scans import (
@@ -189,7 +189,7 @@ def run(
     if params.markdown:
         _write(params.markdown, summary_markdown(report))
     if params.report_dir:
-        write_scan_reports(report, params.report_dir, command=masked_command(["qar", *sys.argv[1:]]))
+        write_scan_reports(report, params.report_dir, command=command_line())
     return report
 
 
