@@ -141,6 +141,7 @@ def run(session: Session | None, params: ReportParams, progress: Progress | None
     report is a recorded run's (:func:`stored`) and ``session`` is None: no source is read."""
     if params.from_store is not None:
         return stored(params)
+    assert session is not None, "a report of SOURCE runs in its session"
     started = time.perf_counter()
     params = prepared(params, session.relation.columns)
     opts = Options(
@@ -430,6 +431,12 @@ def html(parameters: Mapping[str, Any], sql: Sequence[str] = (), **results: Any)
     """``--format html`` of a command other than audit and records: the report of its result
     alone (:func:`result_inputs`), with the command line as typed (its secrets masked)."""
     return result_inputs(parameters, command=command_line(), sql=sql, **results).to_html()
+
+
+def audit_html(result: AuditResult, where: Mapping[str, Any], secrets: Sequence[str] = (), **keywords: Any) -> str:
+    """``--format html`` of ``qar audit`` and ``qar records``: the report of the audit ``result``
+    (:func:`audit_inputs` with ``keywords``), with the command line as typed, ``secrets`` masked."""
+    return audit_inputs(result, where, command=command_line(secrets), **keywords).to_html()
 
 
 def command_line(extra_secrets: Sequence[str] = ()) -> str:
