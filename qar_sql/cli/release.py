@@ -102,6 +102,7 @@ def compare_cmd(original, treated, risk, no_risk, fail_below, plot, fmt, quiet, 
     """
     require("compare", "qar compare")  # before any work, and before comparison/ imports pandas
     from qar_sql.commands import compare
+    from qar_sql.commands.report import html as report_html
     from qar_sql.comparison.thresholds import parse_thresholds
     from qar_sql.output.render_compare import plot_compare
 
@@ -117,7 +118,7 @@ def compare_cmd(original, treated, risk, no_risk, fail_below, plot, fmt, quiet, 
     with params.Progress("comparing", quiet) as bar, recording() as sql:
         with session(compare.session_keywords(prepared)) as s:
             result = compare.run(s, prepared, bar)
-    emit(result, fmt, html=lambda: compare.html(result, settings, sql))
+    emit(result, fmt, html=lambda: report_html(compare.shown(result, settings), sql=sql, compare=result))
     if plot:
         with written(plot, "--plot"):
             drawn = plot_compare(result, plot)

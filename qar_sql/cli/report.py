@@ -122,8 +122,9 @@ def report_cmd(where, risk, no_classic, classic_flag, fail_above, quiet, **optio
     chosen = from_click(click.get_current_context(), "fail_above", fail_above)  # (a verdict only when set)
     given = {"threshold": fail_above, "threshold_source": chosen.described if chosen else None}
     sections = {"classic": not no_classic, "records": False if options.pop("no_records") else None}
-    settings = report.prepare(build(ReportParams, {**where, **risk, **options, **sections, **given}))
-    guard_outputs(*report.files(settings, where["source"]))
+    settings = build(ReportParams, {**where, **risk, **options, **sections, **given})
+    guard_outputs(*report.files(settings, where["source"]))  # before any file is read
+    settings = report.prepare(settings)
     with params.Progress("scanning", quiet) as bar:
         with session(where) if settings.from_store is None else contextlib.nullcontext() as s:
             result = report.run(s, settings, bar)

@@ -156,17 +156,14 @@ def verdict(result: CompareResult, params: CompareParams) -> int:
     return int(ExitCode.RISK_ABOVE_THRESHOLD) if breaches else int(ExitCode.OK)
 
 
-def html(result: CompareResult, params: CompareParams, sql: Sequence[str] = ()) -> str:
-    """``qar compare --format html``: the report of ``result`` alone, with the options as given
-    (``params`` before :func:`prepare`) and ``sql``, the statements its run rendered."""
-    from qar_sql.commands.report import html as report_html
-
-    shown = {"original": params.original, "treated": params.treated, "table": params.table}
-    shown |= {name: getattr(params, name) for name in ("treated_table", "treatments", "link", "aligned")}
-    shown |= {"columns": params.columns, "exclude": params.exclude}
-    shown |= {"components": params.components or result.components, "target": params.target}  # the default as resolved
-    shown |= {"p": params.p, "alpha": params.alpha, "pi_u": params.pi_u, "pwm": params.pwm}
-    return report_html(shown, sql=sql, compare=result)
+def shown(result: CompareResult, params: CompareParams) -> dict[str, Any]:
+    """The options of the comparison as given (``params`` before :func:`prepare`), as its HTML
+    report (:func:`qar_sql.commands.report.html`) lists them."""
+    out = {"original": params.original, "treated": params.treated, "table": params.table}
+    out |= {name: getattr(params, name) for name in ("treated_table", "treatments", "link", "aligned")}
+    out |= {"columns": params.columns, "exclude": params.exclude}
+    out |= {"components": params.components or result.components, "target": params.target}  # the default as resolved
+    return out | {"p": params.p, "alpha": params.alpha, "pi_u": params.pi_u, "pwm": params.pwm}
 
 
 class _Steps:

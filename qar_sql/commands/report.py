@@ -599,13 +599,12 @@ def prepare(params: ReportParams) -> ReportParams:
 def files(params: ReportParams, source: SourceLike) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]:
     """(option, path) of the file the report writes and (what, path) of those it reads (of
     SOURCE, the treated release, the treatments and hash secret files, the stores): -o may be
-    none of them."""
+    none of them. ``params`` as given, before :func:`prepare` reads any of them."""
     from qar_sql.compliance.store import resolve_store
 
     if params.output in (None, "-"):
         return [], []
-    treatments = getattr(params.treatments, "path", params.treatments)
-    reads = [("the treated release", params.compare), ("the treatments file", treatments)]
+    reads = [("the treated release", params.compare), ("the treatments file", params.treatments)]
     reads += [("the hash secret file", params.hash_secret_file)]
     if params.from_store is None:
         reads.append(("the source file itself", source))
