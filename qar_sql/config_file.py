@@ -26,17 +26,15 @@ from qar_sql import toml_text
 from qar_sql.compliance import scans
 from qar_sql.engines.source import URL_ENV, is_url
 from qar_sql.errors import UsageError
-from qar_sql.parameters.tail import DEFAULTS as AUDIT
 from qar_sql.secrets import mask_source
 
 #: The keys a config may set, with their built-in defaults (None: unset), in the order of a
-#: scan file's settings: the audit's from :class:`~qar_sql.parameters.tail.AuditParams` (one
-#: place), warn_above (a scan's threshold) from the scan file's; a scan's min_exceedances is a
-#: gate of the scan file only.
+#: scan file's settings: a scan's (:class:`~qar_sql.compliance.scans.ScanSpec`, the audit's
+#: parameters and warn_above); a scan's min_exceedances is a gate of the scan file only.
 KEYS: dict[str, Any] = {
     "columns": None,
     "exclude": None,
-    **{key: AUDIT.get(key, scans.DEFAULTS[key]) for key in scans.PARAM_KEYS if key != "min_exceedances"},
+    **{key: scans.DEFAULTS[key] for key in scans.PARAM_KEYS if key != "min_exceedances"},
     "store": None,
     "null_tokens": None,  # CSV cells read as NULL (--null-token)
 }

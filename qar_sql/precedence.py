@@ -2,8 +2,8 @@
 
 Highest first:
 
-1. ``command line`` — an option typed on the command line (or an explicit argument of the
-   Python API's :func:`qar_sql.compliance.scans.override_thresholds`);
+1. ``command line`` — an option typed on the command line (or given at this level to
+   :func:`qar_sql.compliance.scans.apply_settings`);
 2. ``scan`` — the scan's own setting: its ``[[scan]]`` table, a dbt model's ``meta.qar``;
 3. ``defaults`` — the ``[defaults]`` of the scan's file;
 4. ``config`` — a ``QAR_<OPTION>`` variable, or the ``qar.toml`` / ``[tool.qar]`` found from the

@@ -7,7 +7,6 @@ codes by :class:`qar_sql.cli.main.QarGroup`.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import click
 
@@ -15,18 +14,10 @@ from qar_sql import params
 from qar_sql.cli.dbt_options import dbt_given, dbt_options
 from qar_sql.cli.emit import build, emit
 from qar_sql.cli.guard import guard_outputs
-from qar_sql.errors import UsageError
-from qar_sql.output.files import check_plot, check_writable, written
+from qar_sql.output.files import check_plot, written
 from qar_sql.output.render import format_option
 from qar_sql.parameters.store import HistoryParams, MigrateParams, ScanParams
 from qar_sql.precedence import from_click
-
-
-def _write(path: str, text: str) -> None:
-    try:
-        Path(path).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot write {path!r}: {exc.strerror}; check the folder exists and is writable") from exc
 
 
 @click.command("migrate")
@@ -99,107 +90,35 @@ def migrate_cmd(store, show_status, to, fmt):
 @params.fmt_html
 @params.jobs
 @params.quiet
-def scan_cmd(
-    config,
-    dbt_manifest,
-    url,
-    fail_above,
-    warn_above,
-    min_exceedances,
-    store,
-    no_store,
-    junit,
-    markdown,
-    report_dir,
-    fmt,
-    jobs,
-    quiet,
-):
+def scan_cmd(fail_above, warn_above, min_exceedances, no_store, fmt, quiet, **options):
     """Run every scan in CONFIG (a qar.toml) and/or every tagged model of a dbt manifest.
 
     Exit codes: 0 all within thresholds, 1 a risk above its fail_above, 2 a bad config, table or
     column, 3 a scan failed in the database.
     """
-    from qar_sql.commands.scan import plan, run
-    from qar_sql.compliance.scans import ScanInterrupted
-    from qar_sql.compliance.store import scan_store
-    from qar_sql.output.render_scan import junit_xml, stderr_lines, summary_markdown
+    from qar_sql.commands import scan
 
     ctx = click.get_current_context()
     typed = {k for k in ("url", "store") if ctx.get_parameter_source(k) is click.core.ParameterSource.COMMANDLINE}
     # Typed on the command line, a threshold replaces every scan's own; from a QAR_ variable or
-    # the config found from the working folder it only fills in (qar_sql.precedence): the
-    # verdict must not depend on the folder or on a variable left in the environment.
+    # the config found from the working folder it only fills in (qar_sql.precedence).
     outside = (("fail_above", fail_above), ("warn_above", warn_above), ("min_exceedances", min_exceedances))
     given = {k: from_click(ctx, k, v) for k, v in outside}
-    where = {"config": config, "dbt_manifest": dbt_manifest, "url": url, **dbt_given()}
-    outputs = {"store": store, "junit": junit, "markdown": markdown, "report_dir": report_dir, "jobs": jobs}
+    thresholds = {k: c for k, c in given.items() if c is not None}
     settings = build(
         ScanParams,
-        {**where, **outputs},
+        {**options, **dbt_given()},
         record=False if no_store else None,
-        thresholds={k: c for k, c in given.items() if c is not None},
+        thresholds=thresholds,
         given=frozenset(typed),
+        format=fmt,
     )
-    if fmt == "html" and not report_dir:
-        raise UsageError("--format html writes one report per table and an index: name their folder with --report-dir")
-    for option, path in (("--junit", junit), ("--markdown", markdown)):
-        if path:  # before the scans, not after them
-            check_writable(path, option)
-    cfg = plan(settings)
-    recorded_in = scan_store(settings.store, cfg.store, settings.record)
-    _guard(cfg, config, dbt_manifest, recorded_in, junit, markdown, report_dir)
-
-    bar = params.Progress("", quiet)
-    show = not quiet and fmt == "text" and sys.stderr.isatty()
-
-    def progress(name, done, total):
-        bar.label = name
-        bar(done, total)
-
-    def on_outcome(o):
-        bar.close()
-        bar.done = 0
-        if show:
-            click.echo(f"{o.name}: {o.status}", err=True)
-
-    try:
-        report = run(settings, progress, config=cfg, on_outcome=on_outcome)
-    except ScanInterrupted as stop:  # Ctrl-C: every scan stops; the summary so far is still due
-        report = stop.report
-        click.echo("Interrupted.", err=True)
-    bar.close()
-    if junit:
-        _write(junit, junit_xml(report))
-    if markdown:
-        _write(markdown, summary_markdown(report))
-    if report_dir:
-        from qar_sql.commands.report import masked_command, write_scan_reports
-
-        index = write_scan_reports(report, report_dir, command=masked_command(["qar", *sys.argv[1:]]))
-        click.echo(f"HTML reports written; open {index}.", err=True)
+    plan = scan.prepare(settings)
+    guard_outputs(*scan.files(plan))
+    with scan.Bar(quiet, fmt) as bar:
+        report = scan.run(None, plan, bar)
     emit(report, fmt)  # html: the pages are in --report-dir; stdout has the text summary
-    for line in stderr_lines(report, fmt):
-        click.echo(line, err=True)
-    sys.exit(report.exit_code)
-
-
-def _guard(cfg, config, manifest, store, junit, markdown, report_dir) -> None:
-    """No summary or page over a file the scans read: the config, the manifest, a scanned
-    DuckDB or SQLite file, the store (checked before any scan runs)."""
-    import os
-
-    from qar_sql.commands.report import scan_pages
-
-    writes = [("--junit", junit), ("--markdown", markdown)]
-    if report_dir:
-        pages = ["index.html", *scan_pages([s.name for s in cfg.scans]).values()]
-        writes += [("--report-dir", os.path.join(report_dir, page)) for page in pages]
-    reads = [("the scan config", config), ("the dbt manifest", manifest)]
-    reads += [(f"the source of scan {s.name!r}", s.source) for s in cfg.scans]
-    if store is not None:
-        reads.append(("the results store", store))
-    guard_outputs(writes, reads)
+    sys.exit(scan.verdict(report, settings))
 
 
 @click.command("history")

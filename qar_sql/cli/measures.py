@@ -13,7 +13,6 @@ from qar_sql import params
 from qar_sql.cli.emit import build, emit, session
 from qar_sql.cli.guard import guard_outputs
 from qar_sql.cli.ranking import guard_files, key_option
-from qar_sql.cli.report import report_html
 from qar_sql.engines.render import recording
 from qar_sql.output.files import check_plot, written
 from qar_sql.parameters.measures import RiskParams, UniquenessParams
@@ -128,6 +127,8 @@ def risk_cmd(where, sensitive, ordered, fmt, top, quiet, **options):
             result = run_risk(s, settings, bar)
 
     def report() -> str:
+        from qar_sql.commands.report import html as report_html
+
         o = options
         shown = {"p": o["p"], "weight": o["weight"], "sensitive": sensitive, "missing": o["missing"]}
         shown |= {"population": o["population"], "sampling_fraction": o["sampling_fraction"]}
@@ -247,6 +248,8 @@ def uniqueness_cmd(
             result = run_uniqueness(s, settings, bar)
 
     def report() -> str:
+        from qar_sql.commands.report import html as report_html
+
         shown = {"p": p, "group_size": group_size, "target": target, "domain": domain, "qid": qid}
         return report_html({**where, **shown, "treatments": treatments}, sql=sql, uniqueness=result)
 

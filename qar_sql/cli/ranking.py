@@ -44,18 +44,15 @@ def guard_files(writes, where: dict, store: str | None = None, hash_secret_file:
 
 def _report_html(c, where: dict, top: int, secret: str | None, jobs: int, store: str | None) -> str:
     import os
-    import sys
 
-    from qar_sql.commands.report import audit_inputs, masked_command, records_summary
+    from qar_sql.commands.report import audit_html, records_summary
     from qar_sql.compliance.store import HASH_SECRET_ENV
     from qar_sql.compliance.store import hash_secret as read_secret
 
     if secret is None and os.environ.get(HASH_SECRET_ENV):
         secret = read_secret()
     summary = records_summary(c, top, secret, c.keys)
-    command = masked_command(["qar", *sys.argv[1:]], [secret] if secret else [])
-    inputs = audit_inputs(c.audit, where, command=command, jobs=jobs, records=summary, store=store)
-    return inputs.to_html()
+    return audit_html(c.audit, where, [secret] if secret else [], jobs=jobs, records=summary, store=store)
 
 
 @click.command("records")

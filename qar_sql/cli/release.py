@@ -1,4 +1,4 @@
-"""``qar compare``: options, ``emit(run(…))`` (:mod:`qar_sql.cli.emit`) and the exit code of --fail-below."""
+"""``qar compare``: options, then :mod:`qar_sql.commands.compare`'s prepare, run, emit and verdict."""
 
 from __future__ import annotations
 
@@ -9,9 +9,7 @@ import click
 from qar_sql import params
 from qar_sql.cli.emit import build, emit, session
 from qar_sql.cli.guard import guard_outputs
-from qar_sql.cli.report import report_html
 from qar_sql.engines.render import recording
-from qar_sql.errors import ExitCode
 from qar_sql.extras import require
 from qar_sql.output.files import check_plot, written
 from qar_sql.parameters.release import IMPUTE, CompareParams
@@ -103,52 +101,26 @@ def compare_cmd(original, treated, risk, no_risk, fail_below, plot, fmt, quiet, 
     original. See docs/compare.md for every metric.
     """
     require("compare", "qar compare")  # before any work, and before comparison/ imports pandas
-    from qar_sql.commands.compare import original_null_tokens, prepared
-    from qar_sql.commands.compare import run as run_compare
-    from qar_sql.comparison.thresholds import below_thresholds, check_thresholds, parse_thresholds
+    from qar_sql.commands import compare
+    from qar_sql.commands.report import html as report_html
+    from qar_sql.comparison.thresholds import parse_thresholds
     from qar_sql.output.render_compare import plot_compare
 
-    # ``options`` are the rest of compare()'s keywords, by the same names (table, link, ...).
-    # A bad threshold fails before any table is read (exit 2).
-    thresholds = parse_thresholds(fail_below)
+    thresholds = parse_thresholds(fail_below)  # a bad threshold fails before any table is read (exit 2)
     if plot is not None:  # before the work, as every command that draws
         check_plot(plot)
         reads = [("the original", original), ("the treated release", treated)]
         guard_outputs([("--plot", plot)], [*reads, ("the treatments file", options["treatments"])])
-    linked = bool(options["link"] or options["aligned"] or options["treatments"])
-    check_thresholds(thresholds, linked=linked, attacker_columns=options["attacker_columns"], target=options["target"])
-    chosen = {**options, **risk, "treated": treated, "risk": not no_risk, "figures": plot is not None}
-    settings = prepared(build(CompareParams, chosen), original, options["table"])
-    where = {"source": original, "table": options["table"], "delimiter": options["delimiter"]}
-    where["null_tokens"] = original_null_tokens(original, settings)
+    chosen = {**options, **risk, "original": original, "treated": treated, "risk": not no_risk}
+    settings = build(CompareParams, chosen, figures=plot is not None, fail_below=thresholds)
+    prepared = compare.prepare(settings)
     # recording(): the SQL the HTML report shows
     with params.Progress("comparing", quiet) as bar, recording() as sql:
-        with session(where) as s:
-            result = run_compare(s, settings, bar)
-    breaches = below_thresholds(result, thresholds)
-
-    def report() -> str:
-        shown = (
-            "table",
-            "treated_table",
-            "treatments",
-            "link",
-            "aligned",
-            "columns",
-            "exclude",
-            "components",
-            "target",
-        )
-        shown_options = {"original": original, "treated": treated} | {name: options[name] for name in shown}
-        shown_options["components"] = options["components"] or result.components  # the default as resolved
-        return report_html({**shown_options, **risk}, sql=sql, compare=result)
-
-    emit(result, fmt, html=report)
+        with session(compare.session_keywords(prepared)) as s:
+            result = compare.run(s, prepared, bar)
+    emit(result, fmt, html=lambda: report_html(compare.shown(result, settings), sql=sql, compare=result))
     if plot:
         with written(plot, "--plot"):
             drawn = plot_compare(result, plot)
         click.echo(f"Figures written to {drawn}.", err=True)
-    if breaches:
-        for b in breaches:
-            click.echo(b[0].upper() + b[1:] + ".", err=True)
-        sys.exit(int(ExitCode.RISK_ABOVE_THRESHOLD))
+    sys.exit(compare.verdict(result, settings))

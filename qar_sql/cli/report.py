@@ -1,11 +1,11 @@
-"""``qar report``: one self-contained HTML report of a table (docs/report.md)."""
+"""``qar report``: one self-contained HTML report of a table (docs/report.md): options, then
+:mod:`qar_sql.commands.report`'s prepare, run, write and verdict."""
 
 from __future__ import annotations
 
-import dataclasses
-import os
-import sys
+import contextlib
 from collections.abc import Sequence
+import sys
 
 import click
 
@@ -14,8 +14,6 @@ from qar_sql.cli.guard import guard_outputs
 from qar_sql.cli.ranking import hash_secret_file_option, key_option
 from qar_sql.cli.search_options import hierarchy_files, search_options
 from qar_sql.errors import UsageError
-from qar_sql.extras import require
-from qar_sql.output.files import check_writable
 from qar_sql.output.render import FORMATS
 from qar_sql.parameters.release import RELEASE_KINDS, ReportParams
 from qar_sql.precedence import from_click
@@ -99,7 +97,7 @@ from qar_sql.precedence import from_click
 @click.option(
     "--format",
     "-f",
-    "fmt",
+    "format",
     type=click.Choice(["html", "md", *(name for name, f in FORMATS.items() if f.from_table is not None)]),
     help="html: one self-contained page; md: the same report as Markdown; csv: the audit's QIs, one row each "
     "(as qar audit --format csv). Default: from -o's suffix (.md, .markdown, .csv), else html; a suffix "
@@ -124,108 +122,35 @@ from qar_sql.precedence import from_click
 @params.bootstrap
 @params.jobs
 @params.quiet
-def report_cmd(
-    where,
-    risk,
-    k,
-    key,
-    top,
-    fail_above,
-    treatments,
-    group_size,
-    compare,
-    treated_table,
-    link,
-    aligned,
-    no_classic,
-    classic_flag,
-    weight,
-    sensitive,
-    population,
-    sampling_fraction,
-    no_records,
-    hash_secret_file,
-    store,
-    from_store,
-    run_id,
-    title,
-    owner,
-    purpose,
-    release_kind,
-    fmt,
-    output,
-    interval_level,
-    bootstrap,
-    jobs,
-    quiet,
-    anonymize,
-    **search,
-):
+def report_cmd(where, risk, no_classic, classic_flag, fail_above, quiet, anonymize, **options):
     """Write one self-contained HTML report of SOURCE: risk, tail fit, k-anonymity, records, what-if, history."""
     from qar_sql.cli.emit import build, session
-    from qar_sql.commands.report import masked_command, prepared, run, stored
-    from qar_sql.compliance.store import HASH_SECRET_ENV, hash_secret
-    from qar_sql.output.html import render_report, write_report
+    from qar_sql.commands import report
 
-    fmt = report_format(fmt, output)
     if no_classic and classic_flag:
         raise UsageError("--classic and --no-classic contradict each other; give one of them")
-    options = {
-        "k": k, "key": key, "top": top, "treatments": treatments, "group_size": group_size, "compare": compare,
-        "treated_table": treated_table, "link": link, "aligned": aligned, "classic": not no_classic,
-        "weight": weight, "sensitive": sensitive or (), "population": population,
-        "sampling_fraction": sampling_fraction, "records": False if no_records else None, "store": store,
-        "from_store": from_store, "run_id": run_id, "title": title, "owner": owner, "purpose": purpose,
-        "release_kind": release_kind, "interval_level": interval_level, "bootstrap": bootstrap, "jobs": jobs,
-    }  # fmt: skip
     chosen = from_click(click.get_current_context(), "fail_above", fail_above)  # (a verdict only when set)
     given = {"threshold": fail_above, "threshold_source": chosen.described if chosen else None}
-    options["anonymize"] = _anonymize_keywords(anonymize, search, k, sensitive)
-    settings = build(ReportParams, {**where, **risk, **options, **given})
-    if compare is not None:  # before any work: the comparison needs the [compare] extra
-        require("compare", "qar report --compare")
-    hierarchies = [*((f"the hierarchy of {c or 'its columns'}", f) for c, f in search["hierarchy"])]
-    hierarchies += hierarchy_files(search["hierarchies"])
-    _guard(where["source"], output, treatments, compare, store, from_store, hash_secret_file, hierarchies)
-    settings = prepared(settings)  # the treatments file, before any connection
-    secret = hash_secret(hash_secret_file) if (hash_secret_file or os.environ.get(HASH_SECRET_ENV)) else None
-    command = masked_command(["qar", *sys.argv[1:]], [secret] if secret else [])
-    settings = dataclasses.replace(settings, hash_secret=secret, command=command)
-    if from_store is not None:
-        result = stored(settings)
-    else:
-        with params.Progress("scanning", quiet) as bar, session(where) as s:
-            result = run(s, settings, bar)
-    if output == "-":
-        click.echo(render_report(result, fmt), nl=False)
-    else:
-        write_report(result, output, fmt)
-    assert result.audit is not None  # a report of SOURCE or of a stored run always has its audit
-    risk_text = "undefined (no tail)" if result.audit.risk is None else f"{result.audit.risk:.6g}"
-    click.echo(f"Wrote {'the report to stdout' if output == '-' else output} (T̂ = {risk_text}).", err=True)
+    search = {name: options.pop(name) for name in SEARCH_NAMES}
+    sections = {"classic": not no_classic, "records": False if options.pop("no_records") else None}
+    sections["anonymize"] = _anonymize_keywords(anonymize, search, options["k"], options["sensitive"])
+    settings = build(ReportParams, {**where, **risk, **options, **sections, **given})
+    writes, reads = report.files(settings, where["source"])
+    reads += [(f"the hierarchy of {c or 'its columns'}", f) for c, f in search["hierarchy"]]
+    guard_outputs(writes, reads + hierarchy_files(search["hierarchies"]))  # before any file is read
+    settings = report.prepare(settings)
+    with params.Progress("scanning", quiet) as bar:
+        with session(where) if settings.from_store is None else contextlib.nullcontext() as s:
+            result = report.run(s, settings, bar)
+    report.write(result, settings)
+    sys.exit(report.verdict(result, settings))
 
 
-#: The format each suffix of -o names.
-SUFFIX_FORMATS = {".html": "html", ".htm": "html", ".md": "md", ".markdown": "md", ".csv": "csv"}
+#: The names of the search's options, which --anonymize passes on (qar anonymize's own).
+SEARCH_NAMES = tuple(str(p.name) for p in click.command()(search_options(own=False)(lambda **_: None)).params)
 
 
-def report_format(fmt: str | None, output: str) -> str:
-    """The format of the report: ``fmt`` when given, else the one -o's suffix names, else html. A
-    given format that -o's suffix contradicts is refused (-f md -o x.html wrote Markdown into
-    an .html file)."""
-    suffix = os.path.splitext(output)[1].lower() if output != "-" else ""
-    named = SUFFIX_FORMATS.get(suffix)
-    if fmt is None:
-        return named or "html"
-    if named is not None and named != fmt:
-        stem = os.path.splitext(output)[0]
-        ext = next(s for s, f in SUFFIX_FORMATS.items() if f == fmt) if fmt in SUFFIX_FORMATS.values() else ""
-        fix = f"name the file {stem}{ext} or " if ext else ""
-        raise UsageError(f"-o {output!r} ends in {suffix} but --format is {fmt}; {fix}give --format {named}")
-    return fmt
-
-
-def _anonymize_keywords(asked: bool, search: dict, k: int, sensitive: Sequence[str]) -> dict | None:
+def _anonymize_keywords(asked: bool, search: dict, k: int, sensitive: Sequence[str] | None) -> dict | None:
     """The anonymization section's keywords (None: not asked): the search options, the report's
     --k as k-anonymity when given, its one --sensitive column for --l/--t. A search option
     without --anonymize is refused."""
@@ -244,32 +169,5 @@ def _anonymize_keywords(asked: bool, search: dict, k: int, sensitive: Sequence[s
     if search["l"] is not None or search["t"] is not None:
         if len(sensitive or ()) != 1:
             raise UsageError("--l and --t of --anonymize take one --sensitive column; name exactly one")
-        out["sensitive"] = sensitive[0]
+        out["sensitive"] = sensitive[0]  # type: ignore[index]
     return out
-
-
-def _guard(source, output, treatments, compare, store, from_store, hash_secret_file, hierarchies=()) -> None:
-    """-o: a writable file that is none of the files the report reads, checked before any work."""
-    from qar_sql.compliance.store import resolve_store
-
-    if output == "-":
-        return
-    check_writable(output, "--output")
-    reads = [("the treated release", compare), ("the treatments file", treatments), *hierarchies]
-    reads += [("the hash secret file", hash_secret_file)]
-    if from_store is None:
-        reads.append(("the source file itself", source))
-    for given in (store, from_store):
-        if given is not None:
-            reads.append(("the results store", resolve_store(given or None)))
-    guard_outputs([("--output", output)], reads)
-
-
-def report_html(parameters: dict, sql: Sequence[str] = (), **results) -> str:
-    """``--format html`` of a command other than audit and records: the report of its result
-    alone (``whatif=``, ``compare=``, ``uniqueness=``, ``classic=``); ``sql``: the statements it
-    rendered while it ran (``with recording() as sql:`` around the run)."""
-    from qar_sql.commands.report import masked_command, result_inputs
-
-    inputs = result_inputs(parameters, command=masked_command(["qar", *sys.argv[1:]]), sql=sql, **results)
-    return inputs.to_html()

@@ -6,7 +6,6 @@ import click
 
 from qar_sql import params
 from qar_sql.cli.emit import build, emit, session
-from qar_sql.cli.report import report_html
 from qar_sql.engines.dialects import DIALECTS
 from qar_sql.engines.render import recording
 from qar_sql.parameters.measures import DiscoverParams
@@ -157,6 +156,8 @@ def whatif_cmd(
             result = command.run(s, settings, bar)
 
     def report() -> str:
+        from qar_sql.commands.report import html as report_html
+
         shown = {"treatments": treatments, "qid": qid, "combine": combine, "only": only, "drop_null": drop_null}
         return report_html({**where, **risk, **shown, "key": key}, sql=sql, whatif=result)
 

@@ -12,7 +12,7 @@ import dataclasses
 import time
 from collections.abc import Sequence
 
-from qar_sql.compliance.store import recorded_audit
+from qar_sql.compliance.store import Store, recorded_audit
 from qar_sql.engines.session import Session
 from qar_sql.engines.source import SourceLike, session_of
 from qar_sql.measures.audit import audit_session
@@ -34,7 +34,7 @@ def run(session: Session, params: AuditParams, progress: Progress | None = None)
 
 
 def recorded(
-    store: str,
+    store: str | Store,
     params: AuditParams,
     progress: Progress | None = None,
     *,
@@ -44,12 +44,14 @@ def recorded(
     null_tokens: Sequence[str] = (),
     all_text: bool = False,
     store_in_source: bool = False,
+    scan_name: str | None = None,
+    secrets: Sequence[str] = (),
 ) -> AuditResult:
     """:func:`run` with the run recorded in the results store ``store`` (docs/compliance.md): the
     store opens first (a store that is the audited file is refused unless ``store_in_source``),
     then the session, inside the recorded run, so that a source which cannot be read is a
     ``failed`` run. The store keeps every QI's θ: the audit groups every QI unless --prune auto
-    is asked for."""
+    is asked for. ``scan_name`` and ``secrets`` (values masked in what is stored): a scan's."""
     if params.prune is None:
         params = dataclasses.replace(params, prune="off")
 
@@ -61,6 +63,8 @@ def recorded(
         store,
         source,
         store_in_source=store_in_source,
+        scan_name=scan_name,
+        secrets=secrets,
         runner=runner,
         table=table,
         columns=params.columns,

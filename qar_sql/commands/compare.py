@@ -16,18 +16,21 @@ With ``treatments`` the treated table is the what-if release of the original (th
 ``release``, else every treatment in file order), read side by side with the original values in
 one SELECT, so each record is linked to the row made from it (:mod:`qar_sql.comparison.tables`).
 
-The shape every command has (``qar_sql/commands/__init__.py``): its parameters
-(:class:`~qar_sql.parameters.release.CompareParams`), ``run(session, params, progress) → result``
-with the original as the session, and the Python API's function, which opens the session and
+The protocol of every command (``qar_sql/commands/__init__.py``): its parameters
+(:class:`~qar_sql.parameters.release.CompareParams`), :func:`prepare` once before any
+connection (the treatments file read, the treated side placed), ``run(session, params,
+progress) → result`` with the original as the session, in steps, and :func:`verdict` (exit 1
+below a --fail-below threshold). The Python API's function prepares, opens the session and
 calls ``run``.
 """
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,21 +40,15 @@ from qar_sql.comparison import audits, coordinates, metrics, tables
 from qar_sql.comparison.anonymeter import require_anonymeter, run_anonymeter
 from qar_sql.comparison.projection import API_KEYWORD, CLI_OPTION, ProjectionFit, fit_projections
 from qar_sql.comparison.read import select_sql
+from qar_sql.comparison.thresholds import below_thresholds, check_computed, check_thresholds
 from qar_sql.engines.session import Session
-from qar_sql.engines.source import (
-    SourceLike,
-    open_source,
-    session_of,
-)
-from qar_sql.errors import ColumnError, DataError
+from qar_sql.engines.source import Database, Relation, SourceLike, open_source, session_of
+from qar_sql.errors import ColumnError, DataError, ExitCode
 from qar_sql.extras import require
 from qar_sql.parameters.release import BATCH_ROWS, CompareParams
 from qar_sql.progress import with_progress
 from qar_sql.pushdown.scan import Progress
-from qar_sql.results import (
-    CompareResult,
-    Distributions,
-)
+from qar_sql.results import CompareResult, Distributions
 from qar_sql.rules import DEFAULT_JOBS
 from qar_sql.treat.treatments import Plan, load
 
@@ -108,39 +105,266 @@ def compare(
     require("compare", "qar_sql.compare()")  # one sentence naming the extra, before any work
     started = time.perf_counter()
     params = CompareParams(
-        treated=treated, treated_table=treated_table, treatments=treatments, link=link, aligned=aligned,
-        columns=columns, exclude=exclude, categorical=categorical, components=components,
-        attacker_columns=attacker_columns, target=target, p=p, alpha=alpha, pi_u=pi_u, pwm=pwm, risk=risk,
-        cloaking=cloaking, anonymeter=anonymeter, anonymeter_attacks=anonymeter_attacks, delimiter=delimiter,
-        null_tokens=null_tokens, impute=impute, batch_rows=batch_rows, threads=threads, jobs=jobs, figures=figures,
+        original=original, table=table, treated=treated, treated_table=treated_table, treatments=treatments,
+        link=link, aligned=aligned, columns=columns, exclude=exclude, categorical=categorical,
+        components=components, attacker_columns=attacker_columns, target=target, p=p, alpha=alpha, pi_u=pi_u,
+        pwm=pwm, risk=risk, cloaking=cloaking, anonymeter=anonymeter, anonymeter_attacks=anonymeter_attacks,
+        delimiter=delimiter, null_tokens=null_tokens, impute=impute, batch_rows=batch_rows, threads=threads,
+        jobs=jobs, figures=figures,
     )  # fmt: skip
-    params = prepared(params, original, table)
-    tokens = original_null_tokens(original, params)
-    with session_of(original, table=table, delimiter=delimiter, threads=threads, null_tokens=tokens) as session:
+    params = prepare(params)
+    with session_of(**session_keywords(params)) as session:
         return run(session, params, progress, started=started, spelled=API_KEYWORD)
 
 
-def prepared(params: CompareParams, original: SourceLike, table: str | None) -> CompareParams:
-    """``params`` ready to run, before any connection: the optional package anonymeter present
-    when asked for, the treatments file read (a bad file fails here), and the treated side
-    placed — TREATED, else the original's own source (its --treated-table), taking the
-    original's --table where TREATED is a database too."""
+def prepare(params: CompareParams) -> CompareParams:
+    """``params`` ready to run, before any connection: the --fail-below thresholds possible
+    with the options, the optional package anonymeter present when asked for, the treatments
+    file read (a bad file fails here), and the treated side placed — TREATED, else the
+    original's own source (its --treated-table), taking the original's --table where TREATED
+    is a database too."""
+    linked = bool(params.link or params.aligned or params.treatments)
+    check_thresholds(
+        dict(params.fail_below), linked=linked, attacker_columns=params.attacker_columns, target=params.target
+    )
     if params.anonymeter:
         require_anonymeter()  # a missing optional package fails before any read
     if params.treatments is not None:
         if not isinstance(params.treatments, Plan):
             params = replace(params, treatments=load(params.treatments))
         return params
-    treated = params.treated if params.treated is not None else original
-    tt = params.treated_table or (table if params.treated is not None and tables.takes_table(params.treated) else None)
-    return replace(params, treated=treated, treated_table=tt)
+    treated = params.treated if params.treated is not None else params.original
+    takes = params.treated is not None and tables.takes_table(params.treated)
+    return replace(params, treated=treated, treated_table=params.treated_table or (params.table if takes else None))
 
 
-def original_null_tokens(original: SourceLike, params: CompareParams) -> tuple[str, ...]:
-    """The --null-token values the original is read with: they apply to the CSV files among
-    the two sides (a database table has NULLs of its own); refused when neither side is one."""
+def session_keywords(params: CompareParams) -> dict[str, Any]:
+    """The keywords of ``session_of`` that open the original (``params`` as :func:`prepare`
+    gives them): its --null-token values apply to the CSV files among the two sides (a database
+    table has NULLs of its own), refused when neither side is one."""
     treated = params.treated if params.treatments is None else None
-    return tables.null_tokens_for(original, treated, tuple(params.null_tokens))[0]
+    tokens = tables.null_tokens_for(params.original, treated, tuple(params.null_tokens))[0]
+    where = {"source": params.original, "table": params.table, "delimiter": params.delimiter}
+    return where | {"threads": params.threads, "null_tokens": tokens}
+
+
+def verdict(result: CompareResult, params: CompareParams) -> int:
+    """Exit 1 when a metric is below its --fail-below threshold (each breach said on stderr), else 0."""
+    breaches = below_thresholds(result, dict(params.fail_below))
+    for b in breaches:
+        print(b[0].upper() + b[1:] + ".", file=sys.stderr)
+    return int(ExitCode.RISK_ABOVE_THRESHOLD) if breaches else int(ExitCode.OK)
+
+
+def shown(result: CompareResult, params: CompareParams) -> dict[str, Any]:
+    """The options of the comparison as given (``params`` before :func:`prepare`), as its HTML
+    report (:func:`qar_sql.commands.report.html`) lists them."""
+    out = {"original": params.original, "treated": params.treated, "table": params.table}
+    out |= {name: getattr(params, name) for name in ("treated_table", "treatments", "link", "aligned")}
+    out |= {"columns": params.columns, "exclude": params.exclude}
+    out |= {"components": params.components or result.components, "target": params.target}  # the default as resolved
+    return out | {"p": params.p, "alpha": params.alpha, "pi_u": params.pi_u, "pwm": params.pwm}
+
+
+class _Steps:
+    """The progress of a comparison: one tick per step done, of ``total``."""
+
+    def __init__(self, progress: Progress | None, total: int):
+        self.progress, self.total, self.done = progress, total, 0
+
+    def tick(self) -> None:
+        self.done += 1
+        if self.progress:
+            self.progress(self.done, self.total)
+
+
+@dataclass
+class _Tables:
+    """The two sides of a comparison, opened: each connection and relation, and how it is shown."""
+
+    db_o: Database
+    rel_o: Relation
+    db_t: Database
+    rel_t: Relation
+    original: str
+    treated: str
+
+
+def _open(session: Session, params: CompareParams, stack: ExitStack) -> _Tables:
+    """The original (the session's relation) and the treated release: a second source, or with
+    treatments the original itself (the release is read beside it)."""
+    db_o, rel_o = session.db, session.relation
+    original = f"{session.label} {rel_o.display}" if rel_o.kind == "table" else rel_o.display
+    if params.treatments is not None:
+        return _Tables(db_o, rel_o, db_o, rel_o, original, f"{original} with {params.treatments.path}")
+    tokens = params.null_tokens if tables.csv_file(params.treated) else ()
+    db_t, rel_t = open_source(
+        params.treated,
+        table=params.treated_table,
+        delimiter=params.delimiter,
+        threads=params.threads,
+        null_tokens=tokens,
+    )
+    stack.callback(db_t.close)
+    return _Tables(db_o, rel_o, db_t, rel_t, original, tables.display(params.treated, rel_t))
+
+
+@dataclass
+class _Columns:
+    """The compared columns, by kind, and the attacker's and the target among them."""
+
+    cols: Sequence[str]
+    numeric: list[str]
+    categorical: list[str]
+    attackers: tuple[str, ...]
+
+
+def _columns(t: _Tables, params: CompareParams, notes: list[str]) -> _Columns:
+    """The compared columns (and the notes of the null tokens read in them), checked against
+    the target and the link key."""
+    from_treatments = params.treatments is not None
+    cols = tables.compared_columns(t.rel_o, t.rel_t, params.columns, params.exclude, params.link, from_treatments)
+    for rel, side in ((t.rel_o, "original"), (t.rel_t, "treated table")):
+        for note in rel.token_notes(cols):
+            if note not in notes:
+                notes.append(f"{note} (the {side})" if t.rel_o is not t.rel_t else note)
+    numeric, cat = tables.kinds(t.db_o, t.rel_o, t.db_t, t.rel_t, cols, params.categorical, from_treatments)
+    attackers = tables.subset(params.attacker_columns, cols, "--attacker-columns")
+    target = params.target
+    if target is not None and target not in cols:
+        raise ColumnError(
+            f"--target {target!r} is not among the compared columns ({', '.join(cols)}); "
+            "name one of them, or add it to --columns"
+        )
+    if target is not None and len(cols) < 2:
+        raise ColumnError(f"--target {target!r} leaves no other column to infer it from; compare more columns")
+    if params.link is not None:
+        for db, rel, side in ((t.db_o, t.rel_o, "original"), (t.db_t, t.rel_t, "treated table")):
+            tables.check_key(db, rel, params.link, side)
+    return _Columns(cols, numeric, cat, attackers)
+
+
+@dataclass
+class _Reads:
+    """The reads of a comparison: the original's compared columns (the fit), and each side with
+    its link key — or, with treatments, both sides in one statement (``pair``)."""
+
+    fit: tables.Side
+    original: tables.Side | None = None
+    treated: tables.Side | None = None
+    pair: tables.Side | None = None
+
+    def both(self, numeric: set[str], batch_rows: int) -> tuple[Iterator, Iterator]:
+        """Each side's batches of the compared columns (anonymeter's reads)."""
+        if self.pair is None:
+            assert self.treated is not None
+            return self.fit.batches(numeric, batch_rows), self.treated.batches(numeric, batch_rows)
+        # The release statement holds both sides: read it once per side.
+        pair = self.pair
+        ori = ({k[2:]: v for k, v in b.items() if k.startswith("o:")} for b in pair.batches(numeric, batch_rows))
+        syn = ({k: v for k, v in b.items() if not k.startswith("o:")} for b in pair.batches(numeric, batch_rows))
+        return ori, syn
+
+
+def _reads(t: _Tables, c: _Columns, params: CompareParams) -> _Reads:
+    cols, link = c.cols, params.link
+    fit = tables.Side(t.db_o, select_sql(t.db_o, t.rel_o.sql, cols), {col: col for col in cols}, t.original)
+    if params.treatments is not None:
+        return _Reads(fit, pair=tables.treatment_side(t.db_o, t.rel_o, params.treatments, cols, t.treated))
+    order_o = order_t = None
+    if params.aligned:
+        order_o = tables.row_order(t.db_o, t.rel_o, "original")
+        order_t = tables.row_order(t.db_t, t.rel_t, "treated table")
+    keyed = [*cols, link] if link else list(cols)
+    names = {col: col for col in cols} | ({link: "key:"} if link else {})
+    original = tables.Side(t.db_o, select_sql(t.db_o, t.rel_o.sql, keyed, order_by=order_o), names, t.original)
+    treated = tables.Side(t.db_t, select_sql(t.db_t, t.rel_t.sql, keyed, order_by=order_t), dict(names), t.treated)
+    return _Reads(fit, original, treated)
+
+
+def _fit(reads: _Reads, c: _Columns, params: CompareParams, spelled: str, steps: _Steps) -> tuple[list, list]:
+    """The projections (their specifications, and as fitted) in two passes over the original:
+    all compared columns, the attacker's, all but the target."""
+    components, impute = params.components, params.impute
+    what = "the compared columns"
+    fits = [ProjectionFit(c.numeric, c.categorical, components, what=what, impute=impute, spelled=spelled)]
+    if c.attackers:
+        fits.append(
+            coordinates.sub_fit(c.attackers, c.numeric, c.categorical, components, "the attacker's columns", impute)
+        )
+    if params.target:
+        others = [col for col in c.cols if col != params.target]
+        what = f"the columns other than {params.target!r}"
+        fits.append(coordinates.sub_fit(others, c.numeric, c.categorical, components, what, impute))
+    first_pass = [True]
+
+    def fit_batches() -> Iterator[dict[str, np.ndarray]]:
+        yield from reads.fit.batches(set(c.numeric), params.batch_rows)
+        if first_pass[0]:
+            first_pass[0] = False
+            steps.tick()
+
+    fitted = fit_projections(fit_batches, fits)
+    steps.tick()
+    return fits, fitted
+
+
+def _coordinates(reads: _Reads, fitted: list, params: CompareParams, numeric: set[str], steps: _Steps) -> tuple:
+    """Each side's coordinates in every projection, with its target and link key: one pass
+    over each side, or over the one statement that holds both."""
+    main, att, inf = _projections(fitted, params)
+    rows, target = params.batch_rows, params.target
+    if reads.pair is not None:
+        o, t = coordinates.coordinates(reads.pair.batches(numeric, rows), main, att, inf, target, False, both=True)
+        steps.tick()
+    else:
+        assert reads.original is not None and reads.treated is not None
+        keyed = bool(params.link)
+        o, _ = coordinates.coordinates(reads.original.batches(numeric, rows), main, att, inf, target, keyed)
+        steps.tick()
+        t, _ = coordinates.coordinates(reads.treated.batches(numeric, rows), main, att, inf, target, keyed)
+    steps.tick()
+    return o, t
+
+
+def _projections(fitted: list, params: CompareParams) -> tuple:
+    """(all columns, the attacker's or None, all but the target or None) of the fitted projections."""
+    att = fitted[1] if params.attacker_columns else None
+    inf = fitted[-1] if params.target else None
+    return fitted[0], att, inf
+
+
+def _own(o: dict, t: dict, params: CompareParams, notes: list[str]) -> np.ndarray | None:
+    """The treated record made from each original record (None: not linked)."""
+    n_o, n_t = len(o["main"]), len(t["main"])
+    if params.link:
+        return coordinates.own_by_key(o["key"], t["key"], params.link)
+    if params.aligned or params.treatments is not None:
+        if n_o != n_t:
+            raise DataError(
+                f"--aligned needs tables with as many rows, but the original has {n_o} and the treated "
+                f"table {n_t}; link them on a key with --link"
+            )
+        return np.arange(n_o)
+    notes.append(
+        "no link between original and treated records (--link KEY or --aligned): the hidden rate, "
+        "local cloaking and correlation protection rate need to know which treated record was "
+        "made from which original, so only DTC, CDR, inference and the QaR risks are reported"
+    )
+    return None
+
+
+def _risks(t: _Tables, cols: Sequence[str], params: CompareParams, notes: list[str], steps: _Steps) -> dict[str, Any]:
+    """The QaR audits of both sides, in the database, over the compared columns."""
+    tail = (params.p, params.alpha, params.pi_u, params.pwm, params.jobs)
+    res_o, note_o = audits.audit_side(t.db_o, t.rel_o, cols, *tail)
+    steps.tick()
+    if params.treatments is not None:
+        res_t, note_t = audits.audit_release(t.db_o, t.rel_o, params.treatments, cols, *tail)
+    else:
+        res_t, note_t = audits.audit_side(t.db_t, t.rel_t, cols, *tail)
+    steps.tick()
+    return audits.risks(res_o, note_o, res_t, note_t, notes)
 
 
 def run(
@@ -151,231 +375,94 @@ def run(
     started: float | None = None,
     spelled: str = CLI_OPTION,
 ) -> CompareResult:
-    """The comparison of the treated release that ``params`` places (:func:`prepared`) with
-    the session's relation, the original. ``spelled`` names the components option in messages
-    (``--components 8`` on the command line, ``components=8`` to a Python caller)."""
+    """The comparison of the treated release that ``params`` places (:func:`prepare`) with the
+    session's relation, the original. ``spelled`` names the components option in messages
+    (``--components 8`` on the command line, ``components=8`` to a Python caller). A
+    --fail-below threshold on a metric the result lacks is a usage error: it can neither pass
+    nor fail."""
     started = started if started is not None else time.perf_counter()
-    params = prepared(params, None, None) if params.treatments is not None else params
-    treated, treated_table, treatments, link, aligned = (
-        params.treated, params.treated_table, params.treatments, params.link, params.aligned
-    )  # fmt: skip
-    columns, exclude, categorical, components = params.columns, params.exclude, params.categorical, params.components
-    attacker_columns, target, p, alpha, pi_u, pwm = (
-        params.attacker_columns, params.target, params.p, params.alpha, params.pi_u, params.pwm
-    )  # fmt: skip
-    risk, cloaking, anonymeter, anonymeter_attacks = (
-        params.risk, params.cloaking, params.anonymeter, params.anonymeter_attacks
-    )  # fmt: skip
-    delimiter, null_tokens, impute, batch_rows = params.delimiter, params.null_tokens, params.impute, params.batch_rows
-    threads, jobs, figures = params.threads, params.jobs, params.figures
-    plan = treatments
     notes: list[str] = []
-    steps = 5 + (2 if risk else 0) + (1 if anonymeter else 0)
-    done = 0
-
-    def tick() -> None:
-        nonlocal done
-        done += 1
-        if progress:
-            progress(done, steps)
-
+    steps = _Steps(progress, 5 + (2 if params.risk else 0) + (1 if params.anonymeter else 0))
     with ExitStack() as stack:
-        db_o, rel_o = session.db, session.relation
-        original_display = f"{session.label} {rel_o.display}" if rel_o.kind == "table" else rel_o.display
-        if treatments is None:
-            tokens_t = null_tokens if tables.csv_file(treated) else ()
-            db_t, rel_t = open_source(
-                treated, table=treated_table, delimiter=delimiter, threads=threads, null_tokens=tokens_t
-            )
-            stack.callback(db_t.close)
-            treated_display = tables.display(treated, rel_t)
-        else:
-            db_t, rel_t = db_o, rel_o
-            treated_display = f"{original_display} with {plan.path}"
+        t = _open(session, params, stack)
+        c = _columns(t, params, notes)
+        numeric = set(c.numeric)
+        reads = _reads(t, c, params)
+        fits, fitted = _fit(reads, c, params, spelled, steps)
+        main, att, inf = _projections(fitted, params)
+        o, tr = _coordinates(reads, fitted, params, numeric, steps)
+        if len(tr["main"]) == 0:
+            raise DataError(f"the treated table {t.treated!r} has no rows; compare a release that has records")
 
-        cols = tables.compared_columns(rel_o, rel_t, columns, exclude, link, treatments is not None)
-        for rel, side in ((rel_o, "original"), (rel_t, "treated table")):
-            for note in rel.token_notes(cols):
-                if note not in notes:
-                    notes.append(f"{note} (the {side})" if rel_o is not rel_t else note)
-        numeric, cat = tables.kinds(db_o, rel_o, db_t, rel_t, cols, categorical, treatments is not None)
-        attackers = tables.subset(attacker_columns, cols, "--attacker-columns")
-        if target is not None and target not in cols:
-            raise ColumnError(
-                f"--target {target!r} is not among the compared columns ({', '.join(cols)}); "
-                "name one of them, or add it to --columns"
-            )
-        if target is not None and len(cols) < 2:
-            raise ColumnError(f"--target {target!r} leaves no other column to infer it from; compare more columns")
-        if link is not None:
-            for db, rel, side in ((db_o, rel_o, "original"), (db_t, rel_t, "treated table")):
-                tables.check_key(db, rel, link, side)
-        order_o = order_t = None
-        if aligned:
-            order_o = tables.row_order(db_o, rel_o, "original")
-            order_t = tables.row_order(db_t, rel_t, "treated table")
-
-        # The reads: the original's compared columns (fit), then each side with its link key.
-        fit_side = tables.Side(db_o, select_sql(db_o, rel_o.sql, cols), {c: c for c in cols}, original_display)
-        keyed = [*cols, link] if link else list(cols)
-        key_names = {c: c for c in cols}
-        if link:
-            key_names[link] = "key:"
-        if treatments is not None:
-            pair = tables.treatment_side(db_o, rel_o, plan, cols, treated_display)
-        else:
-            side_o = tables.Side(
-                db_o, select_sql(db_o, rel_o.sql, keyed, order_by=order_o), key_names, original_display
-            )
-            side_t = tables.Side(
-                db_t, select_sql(db_t, rel_t.sql, keyed, order_by=order_t), dict(key_names), treated_display
-            )
-
-        fits = [ProjectionFit(numeric, cat, components, what="the compared columns", impute=impute, spelled=spelled)]
-        if attackers:
-            fits.append(coordinates.sub_fit(attackers, numeric, cat, components, "the attacker's columns", impute))
-        if target:
-            others = [c for c in cols if c != target]
-            fits.append(
-                coordinates.sub_fit(others, numeric, cat, components, f"the columns other than {target!r}", impute)
-            )
-        numeric_set = set(numeric)
-        first_pass = [True]
-
-        def fit_batches() -> Iterator[dict[str, np.ndarray]]:
-            yield from fit_side.batches(numeric_set, batch_rows)
-            if first_pass[0]:
-                first_pass[0] = False
-                tick()
-
-        projections = fit_projections(fit_batches, fits)
-        tick()
-        main = projections[0]
-        att = projections[1] if attackers else None
-        inf = projections[-1] if target else None
-
-        if treatments is not None:
-            o, t = coordinates.coordinates(
-                pair.batches(numeric_set, batch_rows), main, att, inf, target, False, both=True
-            )
-            tick()
-        else:
-            o, _ = coordinates.coordinates(side_o.batches(numeric_set, batch_rows), main, att, inf, target, bool(link))
-            tick()
-            t, _ = coordinates.coordinates(side_t.batches(numeric_set, batch_rows), main, att, inf, target, bool(link))
-        tick()
-        n_o, n_t = len(o["main"]), len(t["main"])
-        if n_t == 0:
-            raise DataError(f"the treated table {treated_display!r} has no rows; compare a release that has records")
-
-        own = None
-        if link:
-            own = coordinates.own_by_key(o["key"], t["key"], link)
-        elif aligned or treatments is not None:
-            if n_o != n_t:
-                raise DataError(
-                    f"--aligned needs tables with as many rows, but the original has {n_o} and the treated "
-                    f"table {n_t}; link them on a key with --link"
-                )
-            own = np.arange(n_o)
-        else:
-            notes.append(
-                "no link between original and treated records (--link KEY or --aligned): the hidden rate, "
-                "local cloaking and correlation protection rate need to know which treated record was "
-                "made from which original, so only DTC, CDR, inference and the QaR risks are reported"
-            )
-
-        closest = metrics.closest_originals(o["main"], t["main"])
-        hidden = cloak = cloak_ties = cpr = None
-        linkage = None
+        own = _own(o, tr, params, notes)
+        closest = metrics.closest_originals(o["main"], tr["main"])
+        linkage = cpr = None
         if own is not None:
             # Exact up to the median (metrics.cloaking_counts); the counts above it may be lower
             # bounds, which the figure's clipping at the 95th percentile states truthfully.
-            linkage = metrics.link(o["main"], t["main"], own, cloaking=cloaking)
-            hidden = linkage.hidden_rate
-            cloak = linkage.median_local_cloaking
-            cloak_ties = linkage.median_local_cloaking_ties
+            linkage = metrics.link(o["main"], tr["main"], own, cloaking=params.cloaking)
             if att is not None:
-                cpr = metrics.link(o["att"], t["att"], own, cloaking=False).hidden_rate
-        elif attackers:
+                cpr = metrics.link(o["att"], tr["att"], own, cloaking=False).hidden_rate
+        elif c.attackers:
             notes.append("--attacker-columns: the correlation protection rate needs a link (--link or --aligned)")
         inference = None
-        if inf is not None and target is not None:
-            inference = coordinates.inference(o, t, target, target in numeric_set, inf.components)
-        tick()
+        if inf is not None and params.target is not None:
+            inference = coordinates.inference(o, tr, params.target, params.target in numeric, inf.components)
+        steps.tick()
 
         risks: dict[str, Any] = {"risk_original": None, "risk_treated": None, "qis": ()}
-        if risk:
-            res_o, note_o = audits.audit_side(db_o, rel_o, cols, p, alpha, pi_u, pwm, jobs)
-            tick()
-            if treatments is not None:
-                res_t, note_t = audits.audit_release(db_o, rel_o, plan, cols, p, alpha, pi_u, pwm, jobs)
-            else:
-                res_t, note_t = audits.audit_side(db_t, rel_t, cols, p, alpha, pi_u, pwm, jobs)
-            tick()
-            risks = audits.risks(res_o, note_o, res_t, note_t, notes)
-
+        if params.risk:
+            risks = _risks(t, c.cols, params, notes, steps)
         anon = None
-        if anonymeter:
-            if treatments is not None:
-                # The release statement holds both sides: read it once per side.
-                ori_batches = (
-                    {k[2:]: v for k, v in b.items() if k.startswith("o:")}
-                    for b in pair.batches(numeric_set, batch_rows)
-                )
-                syn_batches = (
-                    {k: v for k, v in b.items() if not k.startswith("o:")}
-                    for b in pair.batches(numeric_set, batch_rows)
-                )
-            else:
-                ori_batches = fit_side.batches(numeric_set, batch_rows)  # type: ignore[assignment]
-                syn_batches = side_t.batches(numeric_set, batch_rows)  # type: ignore[assignment]
+        if params.anonymeter:
+            ori, syn = reads.both(numeric, params.batch_rows)
             anon = run_anonymeter(
-                ori_batches, syn_batches, numeric_set, cols, attackers, target, n_attacks=anonymeter_attacks
+                ori, syn, numeric, c.cols, c.attackers, params.target, n_attacks=params.anonymeter_attacks
             )
-            tick()
+            steps.tick()
 
-        distributions = None
-        if figures:
-            distributions = Distributions(
-                dcr=closest.dcr,
-                nndr=closest.nndr,
-                local_cloaking=linkage.local_cloaking if linkage is not None else None,
-                original_xy=coordinates.sample_xy(o["main"]),
-                treated_xy=coordinates.sample_xy(t["main"]),
-            )
-
-        return CompareResult(
-            original=original_display,
-            treated=treated_display,
-            engine_original=db_o.engine_name,
-            engine_treated=db_t.engine_name,
-            rows_original=n_o,
-            rows_treated=n_t,
-            columns=tuple(cols),
-            categorical=tuple(cat),
-            method=main.method,
-            components=main.components,
-            explained_variance=float(main.explained_variance_ratio.sum()),
-            link=f"key:{link}"
-            if link
-            else ("aligned" if aligned else ("treatments" if treatments is not None else None)),
-            dtc=closest.dtc,
-            cdr=closest.cdr,
-            hidden_rate=hidden,
-            local_cloaking=cloak,
-            correlation_protection_rate=cpr,
-            attacker_columns=tuple(attackers),
-            attacker_components=att.components if att is not None else None,
-            inference=inference,
-            p=p,
-            **risks,
-            anonymeter=anon,
-            notes=tuple(notes),
-            local_cloaking_ties=cloak_ties,
-            impute=impute,
-            null_tokens=tuple(null_tokens),
-            missing_numeric=fits[0].missing_numeric(),
-            seconds=time.perf_counter() - started,
-            distributions=distributions,
+    distributions = None
+    if params.figures:
+        distributions = Distributions(
+            dcr=closest.dcr,
+            nndr=closest.nndr,
+            local_cloaking=linkage.local_cloaking if linkage is not None else None,
+            original_xy=coordinates.sample_xy(o["main"]),
+            treated_xy=coordinates.sample_xy(tr["main"]),
         )
+    link = "treatments" if params.treatments is not None else None
+    link = f"key:{params.link}" if params.link else ("aligned" if params.aligned else link)
+    result = CompareResult(
+        original=t.original,
+        treated=t.treated,
+        engine_original=t.db_o.engine_name,
+        engine_treated=t.db_t.engine_name,
+        rows_original=len(o["main"]),
+        rows_treated=len(tr["main"]),
+        columns=tuple(c.cols),
+        categorical=tuple(c.categorical),
+        method=main.method,
+        components=main.components,
+        explained_variance=float(main.explained_variance_ratio.sum()),
+        link=link,
+        dtc=closest.dtc,
+        cdr=closest.cdr,
+        hidden_rate=linkage.hidden_rate if linkage is not None else None,
+        local_cloaking=linkage.median_local_cloaking if linkage is not None else None,
+        correlation_protection_rate=cpr,
+        attacker_columns=tuple(c.attackers),
+        attacker_components=att.components if att is not None else None,
+        inference=inference,
+        p=params.p,
+        **risks,
+        anonymeter=anon,
+        notes=tuple(notes),
+        local_cloaking_ties=linkage.median_local_cloaking_ties if linkage is not None else None,
+        impute=params.impute,
+        null_tokens=tuple(params.null_tokens),
+        missing_numeric=fits[0].missing_numeric(),
+        seconds=time.perf_counter() - started,
+        distributions=distributions,
+    )
+    check_computed(result, dict(params.fail_below))
+    return result

@@ -12,6 +12,8 @@ Rendering and the result types are :mod:`qar_sql.output.html`, from these result
 from __future__ import annotations
 
 import dataclasses
+import os
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -29,7 +31,16 @@ from qar_sql.extras import require
 from qar_sql.guard import check_not_input
 from qar_sql.measures.audit import Options, audit_relation, with_sensitivity
 from qar_sql.measures.classic import check_not_source, output_kind
-from qar_sql.output.html import RecordRow, RecordsSummary, ReportInputs, render_index, write_html
+from qar_sql.output.files import check_writable
+from qar_sql.output.html import (
+    RecordRow,
+    RecordsSummary,
+    ReportInputs,
+    render_index,
+    render_report,
+    write_html,
+    write_report,
+)
 from qar_sql.output.render_scan import report_dict
 from qar_sql.parameters.measures import RiskParams, UniquenessParams
 from qar_sql.parameters.release import CompareParams, ReportParams, check_release_context
@@ -121,12 +132,16 @@ def prepared(params: ReportParams, columns: Sequence[str] | None = None) -> Repo
     return params
 
 
-def run(session: Session, params: ReportParams, progress: Progress | None = None) -> ReportInputs:
+def run(session: Session | None, params: ReportParams, progress: Progress | None = None) -> ReportInputs:
     """What the report shows of the session's relation. The records and elimination sections
     need a record order: ``params.key`` for a database table, the row order of a file; the other
     sections are their commands' ``run`` on the same session (what-if, uniqueness, original vs
     treated, classic measures), each with the statements it rendered; the history is read from
-    the results store. ``progress`` follows the audit's scan."""
+    the results store. ``progress`` follows the audit's scan. With ``params.from_store`` the
+    report is a recorded run's (:func:`stored`) and ``session`` is None: no source is read."""
+    if params.from_store is not None:
+        return stored(params)
+    assert session is not None, "a report of SOURCE runs in its session"
     started = time.perf_counter()
     params = prepared(params, session.relation.columns)
     opts = Options(
@@ -250,11 +265,11 @@ def _compare(params: ReportParams, columns: Sequence[str], where: Mapping[str, A
     # The treated release is read as the original is: its --delimiter and --null-token, and
     # the original's --table where TREATED is a database too.
     settings = CompareParams(
-        treated=params.compare, treated_table=params.treated_table, link=params.link, aligned=params.aligned,
-        columns=columns, delimiter=where.get("delimiter"), null_tokens=where.get("null_tokens", ()),
-        jobs=params.jobs, **_tail(params),
+        table=where.get("table"), treated=params.compare, treated_table=params.treated_table, link=params.link,
+        aligned=params.aligned, columns=columns, delimiter=where.get("delimiter"),
+        null_tokens=where.get("null_tokens", ()), jobs=params.jobs, **_tail(params),
     )  # fmt: skip
-    return compare, compare.prepared(settings, None, where.get("table"))
+    return compare, compare.prepare(settings)
 
 
 def _classic(params: ReportParams, columns: Sequence[str], where: Mapping[str, Any]) -> tuple[Any, Any] | None:
@@ -428,6 +443,23 @@ def result_inputs(
     return _inputs(None, shown, sql=text, command=command, secrets=secrets, **results)
 
 
+def html(parameters: Mapping[str, Any], sql: Sequence[str] = (), **results: Any) -> str:
+    """``--format html`` of a command other than audit and records: the report of its result
+    alone (:func:`result_inputs`), with the command line as typed (its secrets masked)."""
+    return result_inputs(parameters, command=command_line(), sql=sql, **results).to_html()
+
+
+def audit_html(result: AuditResult, where: Mapping[str, Any], secrets: Sequence[str] = (), **keywords: Any) -> str:
+    """``--format html`` of ``qar audit`` and ``qar records``: the report of the audit ``result``
+    (:func:`audit_inputs` with ``keywords``), with the command line as typed, ``secrets`` masked."""
+    return audit_inputs(result, where, command=command_line(secrets), **keywords).to_html()
+
+
+def command_line(extra_secrets: Sequence[str] = ()) -> str:
+    """The running ``qar`` command as typed (:func:`masked_command` of ``sys.argv``)."""
+    return masked_command(["qar", *sys.argv[1:]], extra_secrets)
+
+
 def from_store(
     store: str | None,
     run_id: str,
@@ -544,6 +576,83 @@ def report(source: SourceLike = None, *, output: str | Path | None = None, **opt
     if output is not None:
         write_html(inputs, str(output))
     return inputs
+
+
+#: The format each suffix of -o names.
+SUFFIX_FORMATS = {".html": "html", ".htm": "html", ".md": "md", ".markdown": "md", ".csv": "csv"}
+
+
+def report_format(fmt: str | None, output: str) -> str:
+    """The format of the report: ``fmt`` when given, else the one -o's suffix names, else html. A
+    given format that -o's suffix contradicts is refused (-f md -o x.html wrote Markdown into
+    an .html file)."""
+    suffix = os.path.splitext(output)[1].lower() if output != "-" else ""
+    named = SUFFIX_FORMATS.get(suffix)
+    if fmt is None:
+        return named or "html"
+    if named is not None and named != fmt:
+        stem = os.path.splitext(output)[0]
+        ext = next(s for s, f in SUFFIX_FORMATS.items() if f == fmt) if fmt in SUFFIX_FORMATS.values() else ""
+        fix = f"name the file {stem}{ext} or " if ext else ""
+        raise UsageError(f"-o {output!r} ends in {suffix} but --format is {fmt}; {fix}give --format {named}")
+    return fmt
+
+
+def prepare(params: ReportParams) -> ReportParams:
+    """Everything read and checked before the first query: the format (from -o's suffix), the
+    comparison's extra, -o writable, the treatments file (:func:`prepared`), the hash secret
+    (``hash_secret_file``, else $QAR_HASH_SECRET) and the command line the report shows."""
+    from qar_sql.compliance.store import HASH_SECRET_ENV, hash_secret
+
+    fmt = report_format(params.format, params.output or "-")
+    if params.compare is not None:  # before any work: the comparison needs the [compare] extra
+        require("compare", "qar report --compare")
+    if params.output not in (None, "-"):
+        check_writable(params.output, "--output")
+    params = prepared(params)
+    secret = params.hash_secret
+    if params.hash_secret_file or os.environ.get(HASH_SECRET_ENV):
+        secret = hash_secret(params.hash_secret_file)
+    command = command_line([secret] if secret else [])
+    return dataclasses.replace(params, format=fmt, hash_secret=secret, command=command)
+
+
+def files(params: ReportParams, source: SourceLike) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]:
+    """(option, path) of the file the report writes and (what, path) of those it reads (of
+    SOURCE, the treated release, the treatments and hash secret files, the stores): -o may be
+    none of them. ``params`` as given, before :func:`prepare` reads any of them."""
+    from qar_sql.compliance.store import resolve_store
+
+    if params.output in (None, "-"):
+        return [], []
+    reads = [("the treated release", params.compare), ("the treatments file", params.treatments)]
+    reads += [("the hash secret file", params.hash_secret_file)]
+    if params.from_store is None:
+        reads.append(("the source file itself", source))
+    for given in (params.store, params.from_store):
+        if given is not None:
+            reads.append(("the results store", resolve_store(given or None)))
+    return [("--output", params.output)], reads
+
+
+def write(inputs: ReportInputs, params: ReportParams) -> None:
+    """The report to -o in its format (``-``: stdout)."""
+    fmt = params.format or "html"
+    if params.output == "-":
+        sys.stdout.write(render_report(inputs, fmt))
+        sys.stdout.flush()
+    elif params.output is not None:
+        write_report(inputs, params.output, fmt)
+
+
+def verdict(inputs: ReportInputs, params: ReportParams) -> int:
+    """0: the report states its verdict and still exits 0 (qar audit --fail-above and qar scan
+    fail a CI job); stderr says where it went and T̂."""
+    assert inputs.audit is not None  # a report of SOURCE or of a stored run always has its audit
+    risk = "undefined (no tail)" if inputs.audit.risk is None else f"{inputs.audit.risk:.6g}"
+    where = "the report to stdout" if params.output == "-" else params.output
+    print(f"Wrote {where} (T̂ = {risk}).", file=sys.stderr)
+    return 0
 
 
 def stored(params: ReportParams) -> ReportInputs:

@@ -58,16 +58,21 @@ def check_thresholds(
             raise UsageError(f"--fail-below {name}={limit:g} cannot be checked: {name} needs {NEEDS[name]}")
 
 
-def below_thresholds(result: CompareResult, thresholds: dict[str, float]) -> list[str]:
-    """One sentence per breached threshold; a threshold on a metric that was not computed is a
-    usage error (it cannot pass or fail: a categorical --target has an accuracy, not an mae)."""
-    breaches = []
+def check_computed(result: CompareResult, thresholds: dict[str, float]) -> None:
+    """A threshold on a metric that was not computed is a usage error: it cannot pass or fail
+    (a categorical --target has an accuracy, not an mae)."""
     for name, limit in thresholds.items():
-        value = result.metric(name)
-        if value is None:
+        if result.metric(name) is None:
             raise UsageError(
                 f"--fail-below {name}={limit:g}: {name} was not computed (it needs {NEEDS.get(name, 'a link')})"
             )
-        if value < limit:
+
+
+def below_thresholds(result: CompareResult, thresholds: dict[str, float]) -> list[str]:
+    """One sentence per breached threshold (of the metrics computed: :func:`check_computed`)."""
+    breaches = []
+    for name, limit in thresholds.items():
+        value = result.metric(name)
+        if value is not None and value < limit:
             breaches.append(f"{name} {value:.6g} is below the threshold {limit:g}")
     return breaches

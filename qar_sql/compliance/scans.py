@@ -28,28 +28,21 @@ breached, else 0.
 from __future__ import annotations
 
 import difflib
-import math
 import os
 import re
-import time
 import tomllib
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 from qar_sql import toml_text
-from qar_sql.compliance.store import Store, describe_error, ensure_ready, recorded_audit, scan_store
 from qar_sql.engines.source import is_url
-from qar_sql.errors import ExitCode, ParameterError, QarError, UsageError
-from qar_sql.measures.audit import audit, validate
-from qar_sql.parameters.tail import THETA_MEASURES, TailParams
+from qar_sql.errors import ParameterError, UsageError
+from qar_sql.parameters.tail import AuditParams
 from qar_sql.precedence import Chosen, choose
-from qar_sql.results import ScanOutcome, ScanReport
-from qar_sql.rules import DEFAULT_JOBS, check_risk
-from qar_sql.secrets import mask_source, scrub, secret_values
-from qar_sql.stats.interval import require_exceedances
+from qar_sql.rules import check_min_exceedances, check_risk
+from qar_sql.secrets import mask_source, secret_values
 
 SCAN_KEYS = (
     "name",
@@ -70,17 +63,6 @@ SCAN_KEYS = (
 PARAM_KEYS = ("p", "alpha", "pi_u", "pwm", "theta", "k", "fail_above", "warn_above", "min_exceedances")
 DEFAULT_KEYS = PARAM_KEYS + ("columns", "exclude")
 TOP_KEYS = ("store", "defaults", "sources", "scan")
-DEFAULTS = {
-    "p": 3,
-    "alpha": 0.01,
-    "pi_u": 0.05,
-    "pwm": "plotting",
-    "theta": "distinct",
-    "k": 5,
-    "fail_above": None,
-    "warn_above": None,
-    "min_exceedances": None,
-}
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -89,26 +71,33 @@ _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 @dataclass(frozen=True, kw_only=True)
-class ScanSpec(TailParams):
-    """One table to audit, with its parameters (:class:`~qar_sql.parameters.tail.TailParams`:
-    columns, exclude, p, alpha, pi_u, pwm) and thresholds. ``source`` may hold a secret (it is the
-    resolved URL); print ``source_display``."""
+class ScanSpec(AuditParams):
+    """One table to audit: the audit's parameters (:class:`~qar_sql.parameters.tail.AuditParams`,
+    whose rules it keeps: columns, exclude, p, alpha, pi_u, pwm, theta, k, and the gates
+    fail_above and min_exceedances), where it runs, and the warning threshold. ``source`` may
+    hold a secret (it is the resolved URL); print ``source_display``."""
 
     name: str
     source: str = field(repr=False)
     source_display: str
     source_name: str
     table: str | None
-    k: int = 5
-    #: the θ of T̂ that fail_above and warn_above judge: "distinct" (H/L) or "unique" (S/L)
-    theta: str = "distinct"
-    fail_above: float | None = None
     warn_above: float | None = None
-    #: A fit from fewer exceedances of u is refused: status error, exit 2 (docs/uncertainty.md).
-    min_exceedances: int | None = None
     #: Where each setting came from (:mod:`qar_sql.precedence`): the scan's own table, the
     #: file's [defaults], the built-in default; a key not here is the built-in default.
     origins: Mapping[str, Chosen] = field(default_factory=dict, repr=False, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_risk(self.warn_above, "--warn-above", "0.5")
+
+    def audit_params(self, jobs: int) -> AuditParams:
+        """The audit this scan runs (commands.audit.run), with ``jobs`` connections."""
+        return AuditParams(**{f.name: getattr(self, f.name) for f in fields(AuditParams)} | {"jobs": jobs})
+
+
+#: Each setting's built-in default: the audit's (AuditParams), the scan's warn_above.
+DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(ScanSpec) if f.name in PARAM_KEYS}
 
 
 @dataclass(frozen=True)
@@ -170,28 +159,18 @@ def _no_literal_password(raw: str, key: str, where: str) -> None:
         )
 
 
-def _number(value: Any, key: str, where: str, *, risk: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ParameterError(f"{where}: {key} = {value!r} is not a number; write e.g. {key} = 0.5")
-    if risk:
-        check_risk(value, f"{where}: {key} =", "0.5")
-    return float(value)
-
-
-def _whole(value: Any, key: str, where: str, *, least: int, example: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < least:
-        raise ParameterError(
-            f"{where}: {key} = {value!r} must be a whole number of at least {least}, e.g. {key} = {example}"
-        )
-    return value
-
-
 def _names(value: Any, key: str, where: str) -> tuple[str, ...]:
     if isinstance(value, str):
         value = [v.strip() for v in value.split(",") if v.strip()]
     if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
         raise UsageError(f'{where}: {key} must be a list of column names, e.g. {key} = ["age", "sex"]')
     return tuple(value)
+
+
+#: A rule's message names the command line's option (``--fail-above 1.5 must be ...``); a scan
+#: file names the key (``fail_above = 1.5 must be ...``).
+_FLAGS = {f"--{key.replace('_', '-')} ": f"{key} = " for key in PARAM_KEYS}
+_FLAG = re.compile("|".join(re.escape(flag) for flag in _FLAGS))
 
 
 def make_spec(
@@ -203,48 +182,36 @@ def make_spec(
     where: str,
     origins: Mapping[str, Chosen] | None = None,
 ) -> ScanSpec:
-    """Validate one scan's settings (defaults already merged) into a :class:`ScanSpec`.
-    ``source``: (URL, how it is shown, its name in the file); ``origins``: where each came from."""
+    """One scan's settings (defaults already merged) as a :class:`ScanSpec`, checked by its
+    rules (those of the audit's parameters). ``source``: (URL, how it is shown, its name in the
+    file); ``origins``: where each came from."""
     url, source_display, source_name = source
-    s = {**DEFAULTS, **settings}
     label = f"{where}: scan {name!r}"
-    # The settings are the spec's fields of the same names, each checked in turn.
-    checked: dict[str, Any] = {key: s.get(key) for key in DEFAULT_KEYS}
-    checked["p"] = _whole(s["p"], "p", label, least=1, example=3)
-    checked["k"] = _whole(s["k"], "k", label, least=2, example=5)
-    checked["alpha"] = _number(s["alpha"], "alpha", label)
-    checked["pi_u"] = _number(s["pi_u"], "pi_u", label)
-    if not isinstance(s["pwm"], str):
-        raise ParameterError(f'{label}: pwm = {s["pwm"]!r} must be "plotting" or "unbiased"')
+    checked = {key: settings[key] for key in PARAM_KEYS if key in settings}
+    for key in ("columns", "exclude"):
+        if settings.get(key) is not None:
+            checked[key] = _names(settings[key], key, label)
     try:
-        validate(checked["p"], checked["alpha"], checked["pi_u"], s["pwm"])
+        spec = ScanSpec(
+            name=name,
+            source=url,
+            source_display=source_display,
+            source_name=source_name,
+            table=table,
+            origins=dict(origins or {}),
+            **checked,
+        )
     except ParameterError as exc:
-        raise ParameterError(f"{label}: {exc}") from exc
-    if s["theta"] not in THETA_MEASURES:
-        raise ParameterError(f'{label}: theta = {s["theta"]!r} must be "distinct" or "unique"')
-    for key in ("fail_above", "warn_above"):
-        if s[key] is not None:
-            checked[key] = _number(s[key], key, label, risk=True)
-    fail, warn = checked["fail_above"], checked["warn_above"]
+        raise ParameterError(f"{label}: {_FLAG.sub(lambda m: _FLAGS[m.group(0)], str(exc))}") from exc
+    # In one file a warning above the failure is a mistake; set from outside the file
+    # (apply_settings) it is moot: such a risk fails first.
+    fail, warn = spec.fail_above, spec.warn_above
     if fail is not None and warn is not None and warn > fail:
         raise ParameterError(
             f"{label}: warn_above = {warn:g} is above fail_above = {fail:g}; a warning must come "
             "before the failure, so make warn_above the smaller"
         )
-    if s["min_exceedances"] is not None:
-        checked["min_exceedances"] = _whole(s["min_exceedances"], "min_exceedances", label, least=1, example=3)
-    for key in ("columns", "exclude"):
-        if s.get(key) is not None:
-            checked[key] = _names(s[key], key, label)
-    return ScanSpec(
-        name=name,
-        source=url,
-        source_display=source_display,
-        source_name=source_name,
-        table=table,
-        origins=dict(origins or {}),
-        **checked,
-    )
+    return spec
 
 
 def own_settings(
@@ -361,147 +328,7 @@ def load_config(path: str | Path, *, environ: Mapping[str, str] | None = None) -
 
 
 # --------------------------------------------------------------------------------------------
-# Running
-
-
-class ScanInterrupted(KeyboardInterrupt):
-    """Ctrl-C stopped :func:`run_scans`; ``report`` holds the scans finished so far, the
-    interrupted one (an error, exit code 130) and the names of those not run."""
-
-    def __init__(self, report: ScanReport):
-        super().__init__("interrupted")
-        self.report = report
-
-
-def judge(spec: ScanSpec, risk: float | None) -> tuple[str, int]:
-    if risk is None:
-        return "error", int(ExitCode.USAGE)
-    if spec.fail_above is not None and risk > spec.fail_above:
-        return "fail", int(ExitCode.RISK_ABOVE_THRESHOLD)
-    if spec.warn_above is not None and risk > spec.warn_above:
-        return "warn", int(ExitCode.OK)
-    return "ok", int(ExitCode.OK)
-
-
-def _run_one(spec: ScanSpec, store, secrets, jobs: int, progress) -> ScanOutcome:
-    started = time.perf_counter()
-    kwargs = {f: getattr(spec, f) for f in ("table", "columns", "exclude", "p", "alpha", "pi_u", "pwm", "theta", "k")}
-    kwargs.update(jobs=jobs, progress=progress)
-    base: dict[str, Any] = dict(
-        name=spec.name,
-        table=spec.table,
-        source=spec.source_display,
-        fail_above=spec.fail_above,
-        warn_above=spec.warn_above,
-        p=spec.p,
-        alpha=spec.alpha,
-        origins=spec.origins,
-        source_name=spec.source_name,
-    )
-    try:
-        if store is not None:
-            result = recorded_audit(store, spec.source, scan_name=spec.name, secrets=secrets, **kwargs)
-        else:
-            result = audit(spec.source, **kwargs)
-    except Exception as exc:  # noqa: BLE001 - a driver error in one scan must not stop the rest
-        return ScanOutcome(
-            **base,
-            status="error",
-            risk=None,
-            exit_code=int(exc.exit_code if isinstance(exc, QarError) else ExitCode.RUNTIME),
-            seconds=time.perf_counter() - started,
-            error=scrub(describe_error(exc), [*secrets, *secret_values(spec.source)]),
-        )
-    status, code = judge(spec, result.risk)
-    error = None
-    if result.risk is None:
-        error = "no risk: " + ("; ".join(result.warnings) or "the θ values have no tail")
-    elif result.fit is not None:
-        try:  # the gate of min_exceedances: T̂ is kept, the verdict refused
-            require_exceedances(result.fit.n_exceedances, spec.min_exceedances, option="min_exceedances")
-        except QarError as exc:
-            status, code, error = "error", int(exc.exit_code), str(exc)
-    return ScanOutcome(
-        **base,
-        status=status,
-        risk=result.risk,
-        exit_code=code,
-        seconds=result.seconds,
-        error=error,
-        rows=result.rows,
-        n_qi=result.n_qi,
-        result=result,
-    )
-
-
-def run_scans(
-    config: ScanConfig,
-    *,
-    store: str | None = None,
-    record: bool | None = None,
-    jobs: int = DEFAULT_JOBS,
-    progress: Callable[[str, int, int], None] | None = None,
-    on_outcome: Callable[[ScanOutcome], None] | None = None,
-) -> ScanReport:
-    """Run every scan of ``config`` (:func:`qar_sql.scan_config` reads it from a ``qar.toml``
-    path or a parsed dict).
-
-    Runs are recorded only where a store is asked for (:func:`~qar_sql.compliance.store.scan_store`):
-    ``store`` (``""``: ``$QAR_STORE``, else ``qar_results.duckdb``), else the config's
-    ``[store]``; ``record=True`` records even with neither (as ``""``), ``record=False`` never. One scan failing does not stop the others; Ctrl-C stops them all (the current run is
-    recorded as ``interrupted``) and raises :class:`ScanInterrupted`, a KeyboardInterrupt carrying
-    the report so far.
-    """
-    st = None
-    url = scan_store(store, config.store, record)
-    if url is not None:
-        st = Store(url)
-        ensure_ready(st)  # a broken store stops everything before any scan runs
-    started_at = datetime.now(UTC).replace(tzinfo=None)
-    t0 = time.perf_counter()
-    outcomes: list[ScanOutcome] = []
-    try:
-        for i, spec in enumerate(config.scans):
-            tick = (lambda done, total, _n=spec.name: progress(_n, done, total)) if progress else None
-            scan_started = time.perf_counter()
-            try:
-                outcome = _run_one(spec, st, config.secrets, jobs, tick)
-            except KeyboardInterrupt as exc:
-                outcomes.append(
-                    ScanOutcome(
-                        name=spec.name,
-                        table=spec.table,
-                        source=spec.source_display,
-                        status="error",
-                        risk=None,
-                        fail_above=spec.fail_above,
-                        warn_above=spec.warn_above,
-                        exit_code=int(ExitCode.INTERRUPTED),
-                        seconds=time.perf_counter() - scan_started,
-                        error="interrupted (Ctrl-C)",
-                        p=spec.p,
-                        alpha=spec.alpha,
-                        source_name=spec.source_name,
-                    )
-                )
-                report = ScanReport(
-                    tuple(outcomes),
-                    st.display if st else None,
-                    started_at,
-                    time.perf_counter() - t0,
-                    not_run=tuple(s.name for s in config.scans[i + 1 :]),
-                    notes=config.notes,
-                )
-                raise ScanInterrupted(report) from exc
-            outcomes.append(outcome)
-            if on_outcome:
-                on_outcome(outcome)
-    finally:
-        if st is not None:
-            st.close()
-    return ScanReport(
-        tuple(outcomes), st.display if st else None, started_at, time.perf_counter() - t0, notes=config.notes
-    )
+# Thresholds from outside the file
 
 
 THRESHOLDS = {
@@ -509,21 +336,6 @@ THRESHOLDS = {
     "warn_above": ("--warn-above", "warning threshold"),
     "min_exceedances": ("--min-exceedances", "minimum of exceedances"),
 }
-
-
-def override_thresholds(
-    config: ScanConfig, *, fail_above: float | None = None, warn_above: float | None = None
-) -> ScanConfig:
-    """``config`` with every scan's ``fail_above`` / ``warn_above`` replaced by the given ones:
-    an explicit argument is the command line's level, above a scan's own setting (the summary
-    notes each replaced value). A ``warn_above`` left above the new ``fail_above`` is moot:
-    such a risk fails first."""
-    given = {
-        key: Chosen(value, "command line", THRESHOLDS[key][0])
-        for key, value in (("fail_above", fail_above), ("warn_above", warn_above))
-        if value is not None
-    }
-    return apply_settings(config, given)
 
 
 def apply_settings(config: ScanConfig, given: Mapping[str, Chosen]) -> ScanConfig:
@@ -534,14 +346,13 @@ def apply_settings(config: ScanConfig, given: Mapping[str, Chosen]) -> ScanConfi
     for key, chosen in given.items():
         if key not in THRESHOLDS:
             raise ValueError(f"only {', '.join(THRESHOLDS)} can be given to every scan, not {key!r}")
-        v = chosen.value
         if key == "min_exceedances":
-            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
-                raise ParameterError(f"{chosen.origin} {v!r} must be a whole number of at least 1, e.g. 3")
-        elif v is not None and not (isinstance(v, int | float) and math.isfinite(v)):
-            raise ParameterError(f"{chosen.origin} {v!r} must be a risk between 0 and 1, e.g. {THRESHOLDS[key][0]} 0.5")
+            try:
+                check_min_exceedances(chosen.value)
+            except ParameterError as exc:  # the rule names the option; say where the value came from
+                raise ParameterError(str(exc).replace("--min-exceedances", chosen.origin, 1)) from exc
         else:
-            check_risk(v, chosen.origin, "0.5")
+            check_risk(chosen.value, chosen.origin, "0.5")
     fail, warn = given.get("fail_above"), given.get("warn_above")
     # Typed together, a warning above the failure is a mistake; from variables and files (each
     # checked on its own) it is moot: such a risk fails first.

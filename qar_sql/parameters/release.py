@@ -31,10 +31,14 @@ class CompareParams(TailParams):
     defaults and the rules between them live; the click options and :func:`qar_sql.compare`
     take their defaults from here. Checked when made, before any connection.
 
-    The session a comparison runs in is the original's; ``treated`` (and ``treated_table``,
-    ``delimiter``, ``threads``) say where the treated release is — a second source, or, with
-    ``treatments``, the what-if release of the original itself."""
+    The session a comparison runs in is the original's (``original``, ``table``, ``delimiter``,
+    ``threads``); ``treated`` (and ``treated_table``) say where the treated release is — a
+    second source (by default the original's), or, with ``treatments``, the what-if release of
+    the original itself. ``fail_below``: the --fail-below thresholds, metric → value (exit 1
+    below one)."""
 
+    original: Any = None
+    table: str | None = None
     treated: Any = None
     treated_table: str | None = None
     treatments: Any = None
@@ -55,6 +59,7 @@ class CompareParams(TailParams):
     threads: int | None = None
     jobs: int = DEFAULT_JOBS
     figures: bool = False
+    fail_below: Mapping[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         treated, treatments, link, aligned = self.treated, self.treatments, self.link, self.aligned
@@ -139,6 +144,12 @@ class ReportParams(TailParams):
     release_kind: str = "internal"
     #: The command line shown in the reproducibility block (its secrets masked).
     command: str | None = None
+    #: The file hash_secret is read from (``--hash-secret-file``; else $QAR_HASH_SECRET).
+    hash_secret_file: str | None = None
+    #: Where the report goes (``-o``; ``-``: stdout) and as what (html, md or csv; None: from
+    #: the suffix of ``output``, else html).
+    output: str | None = None
+    format: str | None = None
     interval_level: float | None = None
     bootstrap: int | None = None
     jobs: int = DEFAULT_JOBS

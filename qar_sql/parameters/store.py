@@ -25,7 +25,8 @@ class ScanParams:
     scan files, each at its level of :mod:`qar_sql.precedence` (typed, they replace every scan's
     own; from a ``QAR_`` variable or a discovered config they only fill in). ``given``: the
     options typed on the command line — a ``--url`` or ``--store`` from the environment or a
-    config file is no mistake where a typed one is."""
+    config file is no mistake where a typed one is. ``junit``, ``markdown``, ``report_dir``:
+    the files the scans write."""
 
     config: Any = None  # str | os.PathLike | Mapping | ScanConfig (typed loosely: parameters import no library)
     dbt_manifest: str | None = None
@@ -46,6 +47,9 @@ class ScanParams:
     jobs: int = DEFAULT_JOBS
     environ: Mapping[str, str] | None = None  # for ${VAR} in the config; None: os.environ
     given: frozenset[str] = frozenset()
+    #: The format the summary is printed in: stderr carries what it leaves out; html (the pages
+    #: of report_dir) needs report_dir.
+    format: str = "text"
 
     def __post_init__(self) -> None:
         self.check_dbt()
@@ -63,6 +67,10 @@ class ScanParams:
         # Only a --store typed on the command line contradicts --no-store (a default from qar.toml does not).
         if self.record is False and "store" in self.given:
             raise UsageError("--store and --no-store contradict each other; give one of them")
+        if self.format == "html" and not self.report_dir:
+            raise UsageError(
+                "--format html writes one report per table and an index: name their folder with --report-dir"
+            )
 
     def check_dbt(self) -> None:
         """Refuse the dbt options that would be ignored (a CI gate must not pass on a misplaced flag)."""

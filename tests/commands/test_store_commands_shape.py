@@ -75,7 +75,8 @@ def people(tmp_path):
 
 def test_scan_run_is_what_the_cli_prints(people):
     folder, toml = people
-    report = scan_command.run(ScanParams(config=str(toml), record=False))
+    params = ScanParams(config=str(toml), record=False)
+    report = scan_command.run(None, scan_command.prepare(params))
     r = CliRunner().invoke(cli, ["scan", str(toml), "--no-store", "-f", "json"])
     assert r.exit_code == report.exit_code == 0
     strip = [line for line in r.stdout.splitlines() if '"seconds"' not in line and '"started_at"' not in line]
@@ -83,8 +84,8 @@ def test_scan_run_is_what_the_cli_prints(people):
     assert strip == [line for line in mine if '"started_at"' not in line]
     # a threshold typed on the command line replaces the scan's own (one precedence rule)
     typed = {"fail_above": Chosen(0.0, "command line", "--fail-above")}
-    failed = scan_command.run(ScanParams(config=str(toml), record=False, thresholds=typed))
-    assert failed.exit_code == 1 and failed.outcomes[0].fail_above == 0.0
+    failed = scan_command.run(None, scan_command.prepare(ScanParams(config=str(toml), record=False, thresholds=typed)))
+    assert failed.exit_code == scan_command.verdict(failed, params) == 1 and failed.outcomes[0].fail_above == 0.0
     assert failed.notes == ("people: threshold 0 from --fail-above overrides the scan's 0.99",)
     assert qar_sql.scan_config(str(toml), record=False).outcomes[0].risk == report.outcomes[0].risk
 

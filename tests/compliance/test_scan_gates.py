@@ -55,9 +55,10 @@ def test_fail_above_on_the_command_line_overrides_the_file(config):
     r = invoke(["scan", str(toml), "--no-store", "--warn-above", "0.01", "-f", "json"])
     assert r.exit_code == 0 and '"status": "warn"' in r.stdout and '"warn_above": 0.01' in r.stdout
     # the Python API: the same override
-    from qar_sql.compliance.scans import load_config, override_thresholds
+    from qar_sql.compliance.scans import apply_settings, load_config
+    from qar_sql.precedence import Chosen
 
-    cfg = override_thresholds(load_config(toml), fail_above=0.01)
+    cfg = apply_settings(load_config(toml), {"fail_above": Chosen(0.01, "command line", "--fail-above")})
     assert qar_sql.scan_config(cfg, record=False).exit_code == 1
 
 

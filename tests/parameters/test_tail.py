@@ -164,14 +164,10 @@ def test_config_json_keeps_its_ascii_escapes_and_refuses_nan(tmp_path):
 
 def test_the_copies_of_the_defaults_outside_parameters_agree():
     """Where the audit's defaults are still written out — in modules that may not import
-    ``qar_sql.parameters`` (statistics) or are not yet converted (the scan file, compare, the
-    one-statement SQL) — they equal AuditParams' (drift shows here)."""
+    ``qar_sql.parameters`` (statistics) or are not yet converted (compare, the one-statement SQL) — they equal AuditParams' (drift shows here)."""
     from qar_sql.commands.compare import compare
-    from qar_sql.compliance import scans
     from qar_sql.pushdown import insql
 
-    for name in ("p", "alpha", "pi_u", "pwm", "k", "fail_above"):
-        assert scans.DEFAULTS[name] == DEFAULTS[name], name
     for function in (evt.qar_risk, evt.qar_risk_gradient, tail_interval.bootstrap_intervals, insql.risk_sql, compare):
         defaults = {n: p.default for n, p in inspect.signature(function).parameters.items()}
         for name in ("alpha", "pi_u", "pwm"):
