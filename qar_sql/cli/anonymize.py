@@ -10,7 +10,6 @@ import click
 from qar_sql import params
 from qar_sql.cli.emit import build, emit, session
 from qar_sql.cli.guard import guard_outputs
-from qar_sql.cli.report import report_html
 from qar_sql.cli.search_options import hierarchy_files, search_options
 from qar_sql.engines.render import recording
 from qar_sql.output.files import check_plot, written
@@ -71,6 +70,8 @@ def anonymize_cmd(where, hierarchy, risk, output, plot, fmt, quiet, **options):
             result.plot(title=True).figure.savefig(plot)
 
     def report() -> str:
+        from qar_sql.commands.report import html as report_html
+
         shown = {**where, **risk, **options, "hierarchy": [f"{c}={f}" if c else f for c, f in hierarchy]}
         return report_html({k: v for k, v in shown.items() if v not in (None, (), [])}, sql=sql, anonymize=result)
 

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
 import sys
+from collections.abc import Sequence
 
 import click
 
