@@ -114,9 +114,8 @@ class WhatIfResult(Tabular):
     def risk_before(self) -> float | None:
         return self.original.risk
 
-    def json_dict(self) -> dict[str, Any]:
-        """The documented JSON object of ``qar whatif`` (docs/treatments.md). (Not ``to_dict``:
-        the HTML report embeds a result's ``to_dict`` where it has one, its fields otherwise.)"""
+    def to_dict(self) -> dict[str, Any]:
+        """The documented JSON object of ``qar whatif`` (docs/treatments.md)."""
         return whatif_dict(self)
 
     def scenario(self, name: str) -> Scenario:
@@ -479,7 +478,7 @@ def scenario_dict(s: Scenario, before: float | None) -> dict[str, Any]:
 
 
 def whatif_dict(r: WhatIfResult) -> dict[str, Any]:
-    """The documented JSON object of ``qar whatif`` (docs/treatments.md): :meth:`WhatIfResult.json_dict`."""
+    """The documented JSON object of ``qar whatif`` (docs/treatments.md): :meth:`WhatIfResult.to_dict`."""
     return {
         "source": r.source,
         "table": r.table,
