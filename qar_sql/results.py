@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import html
 import importlib
+import math
 import types
 import typing
 from collections.abc import Mapping, Sequence
@@ -23,9 +24,10 @@ from qar_sql import plots
 from qar_sql.errors import ExitCode, UsageError
 from qar_sql.extras import require
 from qar_sql.stats.evt import TailFit
-from qar_sql.stats.interval import TailIntervals
+from qar_sql.stats.interval import METHOD_DESCRIPTION, TailIntervals
 from qar_sql.stats.koot import MonteCarlo
 from qar_sql.stats.sensitivity import ColumnOut
+from qar_sql.version import __version__
 
 #: Rows shown by ``_repr_html_``: enough to see the riskiest, small enough for a notebook.
 HTML_ROWS = 10
@@ -72,6 +74,25 @@ class SingletonShare:
         return self.singletons / self.rows if self.rows else 0.0
 
 
+def json_number(x: float | None) -> float | None:
+    """JSON-safe float at full precision (NaN/inf become null, never a bare NaN)."""
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return None
+    return float(x)
+
+
+def json_key(key: tuple | None) -> Any:
+    """A record's key as the JSON shows it: one value, a list of several, or null."""
+    return list(key) if key is not None and len(key) > 1 else (key[0] if key else None)
+
+
+def shown_records(params: Any) -> tuple[int, bool]:
+    """How many records ``qar records``'s output lists (``params``: its RecordsParams, None:
+    the defaults) and whether its JSON lists every one (``--all``)."""
+    top = 100 if params is None else params.top
+    return top or 0, bool(params is not None and params.all_records)
+
+
 def pick(item: Any, names: Sequence[str]) -> dict[str, Any]:
     """Name → that attribute of one item, in order: the fields a result takes over as they stand
     from another object (or a JSON object from its result), named once."""
@@ -85,7 +106,11 @@ def attribute_columns(items: Sequence[Any], names: Sequence[str]) -> dict[str, l
 
 class Tabular:
     """Tables out of a result. Subclasses say what their table is (:meth:`table_columns`),
-    their one-line summary (:meth:`summary_line`) and, optionally, richer HTML."""
+    their one-line summary (:meth:`summary_line`) and, optionally, richer HTML; a command's
+    result also its data, ``to_dict()``: the JSON object ``--format json`` prints."""
+
+    #: Non-ASCII characters of the JSON as \\u escapes (as some commands have always written them).
+    ascii_json: typing.ClassVar[bool] = False
 
     def table_columns(self) -> dict[str, list]:  # pragma: no cover - interface
         """The tabular part as column name → values (plain Python values, one list per column)."""
@@ -188,6 +213,39 @@ class QIStats:
     @property
     def is_key(self) -> bool:
         return self.rows > 0 and self.distinct == self.rows
+
+    def to_dict(self, k: int, histograms: bool = False) -> dict[str, Any]:
+        """The QI in the audit's JSON (``class_sizes`` with ``histograms``); a pruned one has its
+        bounds instead of its counts."""
+        b = self.bounds
+        if b is not None:  # pruned: never grouped, so no counts; what its subsets prove instead
+            lo, hi = self.theta_bounds or (None, None)
+            return {
+                "index": self.index,
+                "columns": list(self.columns),
+                "distinct": None,
+                "singletons": None,
+                "theta": None,
+                "min_class_size": None,
+                "records_below_k": None,
+                "pruned": True,
+                "theta_bounds": [json_number(lo), json_number(hi)],
+                "distinct_bounds": [b.distinct_low, b.distinct_high],
+                "singletons_low": b.singletons_low,
+                "min_class_size_high": b.min_class_high,
+            }
+        d = {
+            "index": self.index,
+            "columns": list(self.columns),
+            "distinct": self.distinct,
+            "singletons": self.singletons,
+            "theta": json_number(self.theta),
+            "min_class_size": self.min_class_size,
+            "records_below_k": self.records_below(k),
+        }
+        if histograms:
+            d["class_sizes"] = [[s, n] for s, n in self.class_sizes]
+        return d
 
 
 @dataclass(frozen=True)
@@ -324,7 +382,81 @@ class AuditResult(Tabular):
     def n_keys(self) -> int:
         return sum(q.is_key for q in self.qis)
 
-    # -- tables, repr, HTML ------------------------------------------------------------------
+    # -- data, tables, repr, HTML ------------------------------------------------------------
+
+    def to_dict(self, *, histograms: bool = False) -> dict[str, Any]:
+        """The documented JSON object of an audit (docs/python-api.md, JSON); ``histograms``: each
+        QI's class sizes too."""
+        f = self.fit
+        d: dict[str, Any] = {
+            "qar_sql_version": __version__,
+            **pick(self, ("source", "table", "engine", "engine_version", "rows")),
+            "columns": list(self.columns),
+            **pick(self, ("p", "alpha", "pi_u", "pwm", "n_qi")),
+            "risk": json_number(f.risk) if f else None,
+            "u": json_number(f.u) if f else None,
+            "n_exceedances": f.n_exceedances if f else 0,
+            "xi": json_number(f.xi) if f else None,
+            "beta": json_number(f.beta) if f else None,
+            **self._interval_dicts(),
+            **pick(self, ("n_keys", "k", "min_class_size", "qis_with_singletons", "prune", "n_grouped", "n_pruned")),
+            "n_subsets_grouped": self.n_subsets,
+            "bounds": list(self.bounded),
+            "warnings": list(self.warnings),
+            "column_notes": list(self.column_notes),
+            "seconds": self.seconds,
+            "qis": [q.to_dict(self.k, histograms) for q in self.qis],
+        }
+        if self.uniqueness is not None:  # qar audit --group-size
+            d["uniqueness"] = self.uniqueness.block()
+        return d | self._sensitivity_dict()
+
+    def _interval_dicts(self) -> dict[str, dict[str, Any] | None]:
+        """``risk_interval``, ``u_interval``, ``xi_interval``, ``beta_interval``: the tail-fit
+        bands, each ``low``, ``high``, ``level``, ``method`` (a token) and ``description`` (what
+        the band covers, in words), then how it was drawn (``resamples``, ``seed``, ``failed``:
+        resamples without a tail) and ``widened`` (a bound moved out to the point estimate); all
+        None without a tail or with ``--bootstrap 0`` (docs/uncertainty.md)."""
+        iv, out = self.intervals, {}
+        for name in ("risk", "u", "xi", "beta"):
+            one = getattr(iv, name) if iv is not None else None
+            out[f"{name}_interval"] = (
+                None
+                if iv is None or one is None
+                else {
+                    "low": json_number(one.low),
+                    "high": json_number(one.high),
+                    "level": one.level,
+                    "method": one.method,
+                    "description": METHOD_DESCRIPTION,
+                    "resamples": iv.resamples,
+                    "seed": iv.seed,
+                    "failed": iv.failed,
+                    "widened": name in iv.widened,
+                }
+            )
+        return out
+
+    def _sensitivity_dict(self) -> dict[str, Any]:
+        """The measure's name (``theta``), the unique measure's T̂ where computed
+        (``risk_unique``) and, where computed, how T̂ moves: without each column
+        (``leave_one_column_out``, column → T̂, and ``leave_one_column_out_reasons`` for the
+        nulls), with p (``risk_by_p``) and with the rows (``risk_by_rows``).
+        docs/uncertainty.md, "Sensitivity"."""
+        d: dict[str, Any] = {"theta": self.measure}
+        if self.unique is not None:
+            d["risk_unique"] = json_number(self.unique.risk)
+        loco = self.leave_one_column_out
+        if loco is not None:
+            d["leave_one_column_out"] = {c.column: json_number(c.risk) for c in loco}
+            d["leave_one_column_out_reasons"] = {c.column: c.reason for c in loco if c.reason}
+        if self.risk_by_p is not None:
+            d["risk_by_p"] = {str(q): json_number(v) for q, v in self.risk_by_p}
+        if self.risk_by_rows is not None:
+            d["risk_by_rows"] = [
+                {"rows": x.rows, "share": x.share, "risk": json_number(x.risk)} for x in self.risk_by_rows
+            ]
+        return d
 
     def table_columns(self) -> dict[str, list]:
         """One row per QI, in QI order: its columns, H, S, θ, the smallest class and the records
@@ -523,6 +655,51 @@ class CompareResult(Tabular):
     null_tokens: tuple[str, ...] = ()  # CSV cells read as NULL (--null-token)
     missing_numeric: dict = field(default_factory=dict)  # {numeric column: NULLs in the original}
 
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document: the contract's fields first (docs/compare.md), then the context."""
+        n, inf = json_number, self.inference
+        return {
+            **pick(self, ("rows_original", "rows_treated", "components")),
+            **{k: n(getattr(self, k)) for k in ("dtc", "cdr", "hidden_rate", "local_cloaking")},
+            "correlation_protection_rate": n(self.correlation_protection_rate),
+            "inference": None if inf is None else {"target": inf.target, inf.kind: n(inf.value)},
+            **{k: n(getattr(self, k)) for k in ("risk_original", "risk_treated", "local_cloaking_ties")},
+            "impute": self.impute,
+            "null_tokens": list(self.null_tokens),
+            "missing_numeric": dict(self.missing_numeric),
+            "qar_sql_version": __version__,
+            **pick(self, ("original", "treated")),
+            "engines": [self.engine_original, self.engine_treated],
+            "columns": list(self.columns),
+            "categorical": list(self.categorical),
+            "method": self.method,
+            "explained_variance": n(self.explained_variance),
+            "link": self.link,
+            "attacker_columns": list(self.attacker_columns),
+            "attacker_components": self.attacker_components,
+            "inference_components": inf.components if inf else None,
+            "p": self.p,
+            "qis": [
+                {"columns": list(q.columns), "theta_original": n(q.theta_original), "theta_treated": n(q.theta_treated)}
+                for q in self.qis
+            ],
+            "anonymeter": None
+            if self.anonymeter is None
+            else [
+                {
+                    "evaluator": a.evaluator,
+                    "risk": n(a.risk),
+                    "ci": [n(a.ci_low), n(a.ci_high)],
+                    "attack_rate": n(a.attack_rate),
+                    "baseline_rate": n(a.baseline_rate),
+                    "detail": a.detail,
+                }
+                for a in self.anonymeter
+            ],
+            "notes": list(self.notes),
+            "seconds": self.seconds,
+        }
+
     def table_columns(self) -> dict[str, list]:
         """One row per QI of size p: its columns and θ before and after the treatment (empty
         without the risk comparison)."""
@@ -575,6 +752,19 @@ class MarginalUniqueness:
     k50: int
     pi_kl_u: float | None = None  # π_u(k, M) · exp(−κ k² / M), section 4.1
 
+    def to_dict(self) -> dict[str, Any]:
+        return _birthday_measures(self)
+
+
+def _birthday_measures(x: MarginalUniqueness | QIUniqueness) -> dict[str, Any]:
+    """M, κ, the four π and k50 as the JSON names them: a QI's own, or its independence model's."""
+    return {
+        "domain": x.domain,
+        **{name: json_number(getattr(x, name)) for name in ("kappa", "pi_uniform", "pi_kl", "pi_poisson", "pi_exact")},
+        "k50": x.k50,
+        "pi_kl_u": json_number(x.pi_kl_u),
+    }
+
 
 @dataclass(frozen=True)
 class QIUniqueness:
@@ -598,6 +788,27 @@ class QIUniqueness:
     marginal: MarginalUniqueness | None = None
     most_exposed: tuple[ExposedValue, ...] = ()
     pi_kl_u: float | None = None  # π_u(k, M) · exp(−κ k² / M): Koot's validated form (section 4.1)
+
+    def to_dict(self) -> dict[str, Any]:
+        """One QI of ``qar uniqueness`` (the names are a contract users' scripts read)."""
+        d: dict[str, Any] = {
+            "columns": list(self.columns),
+            **_birthday_measures(self),
+            **pick(self, ("k_at", "index", "distinct")),
+            "exposure_mean": json_number(self.exposure_mean),
+            "exposure_max": json_number(self.exposure_max),
+        }
+        if self.monte_carlo is not None:
+            mc = self.monte_carlo
+            d["monte_carlo"] = {"draws": mc.draws, "share": mc.share, "low": mc.low, "high": mc.high}
+        if self.marginal is not None:
+            d["marginal"] = self.marginal.to_dict()
+        if self.most_exposed:
+            d["most_exposed"] = [
+                {"values": list(e.values), "class_size": e.class_size, "exposure": json_number(e.exposure)}
+                for e in self.most_exposed
+            ]
+        return d
 
 
 @dataclass(frozen=True)
@@ -639,6 +850,37 @@ class UniquenessResult(Tabular):
             if set(q.columns) == wanted:
                 return q
         raise KeyError(tuple(columns))
+
+    def block(self) -> dict[str, Any]:
+        """The ``uniqueness`` block of the audit JSON, and the core of :meth:`to_dict`."""
+        return {
+            **pick(self, ("group_size", "rows", "domain_mode", "target")),
+            "qis": [q.to_dict() for q in self.qis],
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """The documented JSON object of ``qar uniqueness`` (docs/uniqueness.md)."""
+        d: dict[str, Any] = {
+            "qar_sql_version": __version__,
+            **pick(self, ("source", "table", "engine")),
+            "columns": list(self.columns),
+            **pick(self, ("p", "from_marginals")),
+            "monte_carlo": self.monte_carlo_draws,
+            **pick(self, ("seed", "seconds")),
+            "warnings": list(self.warnings),
+        }
+        d.update(self.block())
+        if self.scenarios:
+            d["scenarios"] = [
+                {
+                    **pick(s, ("name",)),
+                    "treatments": list(s.treatments),
+                    "rows": s.rows,
+                    "qis": [q.to_dict() for q in s.qis],
+                }
+                for s in self.scenarios
+            ]
+        return d
 
     def table_columns(self) -> dict[str, list]:
         """One row per QI, riskiest first: its columns, M, κ, the four probabilities, k50, k_at
@@ -754,6 +996,15 @@ class Settings(Tabular):
 
     settings: tuple[Any, ...]
     config: Any = None
+    ascii_json: typing.ClassVar[bool] = True  # qar config's JSON has always escaped non-ASCII
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON of ``qar config`` (a contract: the file, then name → value, origin, variable)."""
+        found = self.config
+        return {
+            "config_file": str(found.path) if found and found.path else None,
+            "settings": {s.name: {"value": s.shown, "origin": s.origin, "env": s.envvar} for s in self.settings},
+        }
 
     def table_columns(self) -> dict[str, list]:
         s = self.settings
@@ -793,6 +1044,21 @@ class MigrateResult:
     @property
     def pending(self) -> tuple[str, ...]:
         return tuple(m.name for m in self.migrations if m.state == "pending")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of ``qar migrate`` (docs/compliance.md)."""
+        return {
+            "store": self.store,
+            "dialect": self.dialect,
+            "applied": list(self.applied),
+            "migrations": [
+                {
+                    **pick(m, ("version", "name", "state", "checksum")),
+                    "applied_at": m.applied_at.isoformat() if m.applied_at else None,
+                }
+                for m in self.migrations
+            ],
+        }
 
 
 @dataclass(frozen=True)
@@ -842,6 +1108,25 @@ class ScanReport(Tabular):
     def count(self, status: str) -> int:
         return sum(o.status == status for o in self.outcomes)
 
+    def to_dict(self) -> dict[str, Any]:
+        """The documented JSON object of ``qar scan`` (docs/compliance.md)."""
+        return {
+            "store": self.store,
+            "started_at": self.started_at.isoformat(),
+            "seconds": self.seconds,
+            "exit_code": self.exit_code,
+            "not_run": list(self.not_run),
+            "scans": [
+                {
+                    **pick(o, ("name", "table", "source", "status")),
+                    "risk": json_number(o.risk),
+                    **pick(o, ("warn_above", "fail_above", "p", "alpha", "rows", "n_qi", "seconds", "error")),
+                    "exit_code": o.exit_code,
+                }
+                for o in self.outcomes
+            ],
+        }
+
     def table_columns(self) -> dict[str, list]:
         """One row per scan, in config order: its verdict, risk and thresholds."""
         return attribute_columns(
@@ -852,6 +1137,16 @@ class ScanReport(Tabular):
     def summary_line(self) -> str:
         counts = ", ".join(f"{self.count(s)} {s}" for s in ("ok", "warn", "fail", "error") if self.count(s))
         return f"{len(self.outcomes)} scan(s): {counts or 'none run'}; exit code {self.exit_code}"
+
+
+# A point's time is never None: the overloads let the tables know their cells are text.
+@typing.overload
+def iso_time(t: datetime) -> str: ...
+@typing.overload
+def iso_time(t: None) -> None: ...
+def iso_time(t: datetime | None) -> str | None:
+    """A run's time as ``qar history`` writes it (to the second, a space before the time)."""
+    return None if t is None else t.isoformat(sep=" ", timespec="seconds")
 
 
 @dataclass(frozen=True)
@@ -900,6 +1195,40 @@ class Series:
 class History(Tabular):
     store: str  # masked
     series: tuple[Series, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The documented JSON object of ``qar history`` (docs/compliance.md)."""
+        n = json_number
+        return {
+            "store": self.store,
+            "series": [
+                {
+                    **pick(s, ("table", "source", "scan_name")),
+                    "columns": None if s.columns is None else list(s.columns),
+                    **pick(s, ("p", "alpha", "pi_u", "pwm", "new_configuration")),
+                    "latest_risk": n(s.latest.risk) if s.latest else None,
+                    "latest_change": n(s.latest.change) if s.latest else None,
+                    "runs": [
+                        {
+                            **pick(pt, ("run_id",)),
+                            "started_at": iso_time(pt.started_at),
+                            "status": pt.status,
+                            "risk": n(pt.risk),
+                            "change": n(pt.change),
+                            **pick(pt, ("rows", "n_qi")),
+                            "seconds": n(pt.seconds),
+                            "error": pt.error,
+                            "age_seconds": n(pt.age_seconds),
+                            **pick(pt, ("pid", "host")),
+                            "heartbeat_at": iso_time(pt.heartbeat_at),
+                            "process_gone": pt.gone,
+                        }
+                        for pt in s.points
+                    ],
+                }
+                for s in self.series
+            ],
+        }
 
     def table_columns(self) -> dict[str, list]:
         """One row per run, series by series, oldest first: the series label, then the run."""

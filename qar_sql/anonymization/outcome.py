@@ -135,7 +135,7 @@ class AnonymizeResult(Tabular):
             ax.figure.tight_layout()
         return ax
 
-    def json_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         """The documented JSON object of ``qar anonymize`` (docs/anonymize.md)."""
         c = self.chosen
         band = self.risk_band

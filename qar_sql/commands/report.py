@@ -41,7 +41,6 @@ from qar_sql.output.html import (
     write_html,
     write_report,
 )
-from qar_sql.output.render_scan import report_dict
 from qar_sql.parameters.measures import RiskParams, UniquenessParams
 from qar_sql.parameters.release import CompareParams, ReportParams, check_release_context
 from qar_sql.parameters.treat import WhatIfParams
@@ -717,5 +716,5 @@ def write_scan_reports(report: Any, folder: str | Path, *, command: str | None =
         where = {"source": o.source, "table": o.table}
         inputs = audit_inputs(o.result, where, threshold=threshold, threshold_source=origin, command=command)
         write_html(inputs, str(folder / links[o.name]))
-    write_html(render_index(report_dict(report), links), str(folder / "index.html"))
+    write_html(render_index(report.to_dict(), links), str(folder / "index.html"))
     return folder / "index.html"

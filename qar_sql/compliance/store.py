@@ -40,7 +40,6 @@ from qar_sql.engines.render import migrations_dir
 from qar_sql.engines.source import DUCKDB_SUFFIXES, is_url, resolve_source
 from qar_sql.errors import DatabaseError, QarError, UsageError
 from qar_sql.measures.audit import audit as _audit
-from qar_sql.output.formats import audit_dict
 from qar_sql.results import AuditResult, MigrateResult, MigrationState, QIStats, from_plain, to_plain
 from qar_sql.secrets import mask_source, scrub, secret_values
 from qar_sql.stats.evt import TailFit
@@ -790,7 +789,7 @@ def _complete_or_save(st: Store, run_id: str, result: AuditResult, seconds: floa
         run_id=run_id,
         store=st.display,
         reason=str(error),
-        audit=_audit_json(result),
+        audit=result.to_dict(),
         top_records=rows,
     )
     try:  # say where the results went, if the store lets us now
@@ -800,10 +799,6 @@ def _complete_or_save(st: Store, run_id: str, result: AuditResult, seconds: floa
     raise DatabaseError(
         f"run {run_id} could not be recorded in store {st.display} ({error}); its results are saved in {path}"
     ) from error
-
-
-def _audit_json(result: AuditResult) -> dict:
-    return audit_dict(result)
 
 
 # --------------------------------------------------------------------------------------------

@@ -68,13 +68,14 @@ from qar_sql.pushdown.cells import (
 )
 from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys, key_warnings, patterns_from_words, record_order
 from qar_sql.pushdown.scan import Progress, combinations
-from qar_sql.results import Tabular, pick
+from qar_sql.results import Tabular, pick, shown_records
 from qar_sql.rules import DEFAULT_JOBS
 from qar_sql.stats import diversity, individual_risk
 from qar_sql.stats import population as popmodels
 from qar_sql.stats import suda as sudastats
 from qar_sql.stats.individual_risk import AttackerRisk
 from qar_sql.stats.population import PopulationUniqueness
+from qar_sql.version import __version__
 
 K_LEVELS = (2, 3, 5)
 """The k of the ``violations`` counts: records in classes smaller than k."""
@@ -160,9 +161,10 @@ class RiskResult(Tabular):
     inferred_columns: dict = field(default_factory=dict)  # {column: type DuckDB inferred} of those columns
 
     def to_dict(self) -> dict:
+        """The documented JSON object of ``qar risk`` (docs/risk-measures.md, "JSON")."""
         out = asdict(self)
         out["qis"] = [_qi_dict(q) for q in self.qis]
-        return _clean(out)
+        return {"qar_sql_version": __version__, **_clean(out)}
 
     def table_columns(self) -> dict[str, list]:
         """One row per QI: its classes, sample uniques, k-anonymity violations, expected
@@ -574,6 +576,29 @@ class SudaRecords(Tabular):
     def order(self) -> np.ndarray:
         """Record positions by SUDA score, highest first; ties by key order."""
         return suda_order(self.suda)
+
+    def to_dict(self, params: Any = None) -> dict[str, Any]:
+        """The JSON of ``qar records --by suda``: the ``params.top`` records by SUDA (every one
+        with ``params.all_records``; None: the top 100)."""
+        s, keys = self.suda, self.keys
+        top, every = shown_records(params)
+        order = self.order()
+        return {
+            "qar_sql_version": __version__,
+            "columns": list(s.columns),
+            **pick(s, ("max_size", "missing", "dis_fraction", "uniques", "pair_records")),
+            "records_with_msu": int((s.score > 0).sum()),
+            "records": [
+                {
+                    "key": list(keys[r]),
+                    "suda": float(s.score[r]),
+                    "dis_suda": float(s.dis_score[r]),
+                    "msus_by_size": [int(x) for x in s.msu_counts[r]],
+                }
+                for r in (order if every else order[:top])
+            ],
+            "key": list(self.key),
+        }
 
     def table_columns(self) -> dict[str, list]:
         """One row per record whose key was fetched, highest SUDA score first: the key, the

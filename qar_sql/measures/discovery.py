@@ -19,6 +19,7 @@ import time
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from qar_sql.engines.render import render
 from qar_sql.engines.session import Session
@@ -27,7 +28,7 @@ from qar_sql.errors import DatabaseError, DataError, ParameterError
 from qar_sql.measures.audit import provenance
 from qar_sql.parameters.measures import DiscoverParams
 from qar_sql.pushdown.scan import Progress, default_batch_size
-from qar_sql.results import SingletonShare, Tabular, attribute_columns
+from qar_sql.results import SingletonShare, Tabular, attribute_columns, pick
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,19 @@ class DiscoverResult(Tabular):
             if c.columns == self.best_qid:
                 return c
         return None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The documented JSON object of ``qar discover`` (docs/treatments.md)."""
+        return {
+            **pick(self, ("source", "table", "engine", "rows")),
+            "columns": list(self.columns),
+            **pick(self, ("max_size", "drop_null")),
+            "best_qid": list(self.best_qid),
+            "identifiers": [list(i) for i in self.identifiers],
+            **pick(self, ("skipped", "seconds")),
+            "warnings": list(self.warnings),
+            "combinations": [{"columns": list(c.columns), **pick(c, COMBINATION_FIELDS)} for c in self.combinations],
+        }
 
     def table_columns(self) -> dict[str, list]:
         """One row per scanned combination, most singletons first."""

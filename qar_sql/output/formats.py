@@ -1,86 +1,14 @@
-"""Render results for people (text, Markdown) and programs (JSON). No database code here."""
+"""The audit for people (text, Markdown; its JSON is :meth:`qar_sql.results.AuditResult.to_dict`)
+and the pieces every command's text and Markdown share. No database code here."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
-from typing import Any
 
-from qar_sql.output.render import renders, to_json
-from qar_sql.results import AuditResult, MarginalUniqueness, QIStats, QIUniqueness, UniquenessResult, pick
+from qar_sql.output.render import renders
+from qar_sql.results import AuditResult, QIStats, UniquenessResult
 from qar_sql.stats.evt import SMALL_TAIL
-from qar_sql.stats.interval import METHOD_DESCRIPTION, SMALL_TAIL_NOTE, TailIntervals
-from qar_sql.version import __version__
-
-
-def json_number(x: float | None) -> float | None:
-    """JSON-safe float at full precision (NaN/inf become null, never a bare NaN)."""
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return None
-    return float(x)
-
-
-def qi_dict(q: QIStats, k: int, histograms: bool = False) -> dict[str, Any]:
-    b = q.bounds
-    if b is not None:  # pruned: never grouped, so no counts; what its subsets prove instead
-        lo, hi = q.theta_bounds or (None, None)
-        return {
-            "index": q.index,
-            "columns": list(q.columns),
-            "distinct": None,
-            "singletons": None,
-            "theta": None,
-            "min_class_size": None,
-            "records_below_k": None,
-            "pruned": True,
-            "theta_bounds": [json_number(lo), json_number(hi)],
-            "distinct_bounds": [b.distinct_low, b.distinct_high],
-            "singletons_low": b.singletons_low,
-            "min_class_size_high": b.min_class_high,
-        }
-    d = {
-        "index": q.index,
-        "columns": list(q.columns),
-        "distinct": q.distinct,
-        "singletons": q.singletons,
-        "theta": json_number(q.theta),
-        "min_class_size": q.min_class_size,
-        "records_below_k": q.records_below(k),
-    }
-    if histograms:
-        d["class_sizes"] = [[s, n] for s, n in q.class_sizes]
-    return d
-
-
-INTERVAL_KEYS = {"risk": "risk_interval", "u": "u_interval", "xi": "xi_interval", "beta": "beta_interval"}
-"""JSON name of the interval of each tail quantity (docs/uncertainty.md)."""
-
-
-def interval_dicts(iv: TailIntervals | None) -> dict[str, dict[str, Any] | None]:
-    """``risk_interval``, ``u_interval``, ``xi_interval``, ``beta_interval``: the tail-fit bands,
-    each ``low``, ``high``, ``level``, ``method`` (a token) and ``description`` (what the band
-    covers, in words), then how it was drawn (``resamples``, ``seed``, ``failed``: resamples
-    without a tail) and ``widened`` (a bound moved out to the point estimate); all None without a
-    tail or with ``--bootstrap 0``."""
-    out: dict[str, dict[str, Any] | None] = {}
-    for name, key in INTERVAL_KEYS.items():
-        one = getattr(iv, name) if iv is not None else None
-        out[key] = (
-            None
-            if iv is None or one is None
-            else {
-                "low": json_number(one.low),
-                "high": json_number(one.high),
-                "level": one.level,
-                "method": one.method,
-                "description": METHOD_DESCRIPTION,
-                "resamples": iv.resamples,
-                "seed": iv.seed,
-                "failed": iv.failed,
-                "widened": name in iv.widened,
-            }
-        )
-    return out
+from qar_sql.stats.interval import SMALL_TAIL_NOTE
 
 
 def interval_rows(fmt: str, r: AuditResult) -> list[str]:
@@ -111,104 +39,6 @@ def interval_rows(fmt: str, r: AuditResult) -> list[str]:
     if markdown:
         return [f"| {label} | {md_escape(text)} |" for label, text in cells]
     return [f"  {label:<19} {text}" for label, text in cells]
-
-
-def audit_dict(r: AuditResult, *, histograms: bool = False) -> dict[str, Any]:
-    """The documented JSON object of an audit (docs/python-api.md, JSON)."""
-    f = r.fit
-    d: dict[str, Any] = {
-        "qar_sql_version": __version__,
-        "source": r.source,
-        "table": r.table,
-        "engine": r.engine,
-        "engine_version": r.engine_version,
-        "rows": r.rows,
-        "columns": list(r.columns),
-        "p": r.p,
-        "alpha": r.alpha,
-        "pi_u": r.pi_u,
-        "pwm": r.pwm,
-        "n_qi": r.n_qi,
-        "risk": json_number(f.risk) if f else None,
-        "u": json_number(f.u) if f else None,
-        "n_exceedances": f.n_exceedances if f else 0,
-        "xi": json_number(f.xi) if f else None,
-        "beta": json_number(f.beta) if f else None,
-        **interval_dicts(r.intervals),
-        "n_keys": r.n_keys,
-        "k": r.k,
-        "min_class_size": r.min_class_size,
-        "qis_with_singletons": r.qis_with_singletons,
-        "prune": r.prune,
-        "n_grouped": r.n_grouped,
-        "n_pruned": r.n_pruned,
-        "n_subsets_grouped": r.n_subsets,
-        "bounds": list(r.bounded),
-        "warnings": list(r.warnings),
-        "column_notes": list(r.column_notes),
-        "seconds": r.seconds,
-        "qis": [qi_dict(q, r.k, histograms) for q in r.qis],
-    }
-    if r.uniqueness is not None:  # qar audit --group-size
-        d["uniqueness"] = uniqueness_block(r.uniqueness)
-    return d | sensitivity_dict(r)
-
-
-def sensitivity_dict(r: AuditResult) -> dict[str, Any]:
-    """The measure's name (``theta``), the unique measure's T̂ where computed (``risk_unique``)
-    and, where computed, how T̂ moves: without each column (``leave_one_column_out``, column →
-    T̂, and ``leave_one_column_out_reasons`` for the nulls), with p (``risk_by_p``) and with the
-    rows (``risk_by_rows``). docs/uncertainty.md, "Sensitivity"."""
-    d: dict[str, Any] = {"theta": r.measure}
-    if r.unique is not None:
-        d["risk_unique"] = json_number(r.unique.risk)
-    if r.leave_one_column_out is not None:
-        d["leave_one_column_out"] = {c.column: json_number(c.risk) for c in r.leave_one_column_out}
-        d["leave_one_column_out_reasons"] = {c.column: c.reason for c in r.leave_one_column_out if c.reason}
-    if r.risk_by_p is not None:
-        d["risk_by_p"] = {str(q): json_number(v) for q, v in r.risk_by_p}
-    if r.risk_by_rows is not None:
-        d["risk_by_rows"] = [{"rows": x.rows, "share": x.share, "risk": json_number(x.risk)} for x in r.risk_by_rows]
-    return d
-
-
-def _birthday_measures(x: QIUniqueness | MarginalUniqueness) -> dict[str, Any]:
-    """M, κ, the four π and k50 of one distribution: a QI's own or its independence model's."""
-    return {
-        "domain": x.domain,
-        **{name: json_number(getattr(x, name)) for name in ("kappa", "pi_uniform", "pi_kl", "pi_poisson", "pi_exact")},
-        "k50": x.k50,
-        "pi_kl_u": json_number(x.pi_kl_u),
-    }
-
-
-def uniqueness_qi_dict(q: QIUniqueness) -> dict[str, Any]:
-    """One QI of ``qar uniqueness`` (the names are a contract users' scripts read)."""
-    d: dict[str, Any] = {
-        "columns": list(q.columns),
-        **_birthday_measures(q),
-        "k_at": q.k_at,
-        "index": q.index,
-        "distinct": q.distinct,
-        "exposure_mean": json_number(q.exposure_mean),
-        "exposure_max": json_number(q.exposure_max),
-    }
-    if q.monte_carlo is not None:
-        mc = q.monte_carlo
-        d["monte_carlo"] = {"draws": mc.draws, "share": mc.share, "low": mc.low, "high": mc.high}
-    if q.marginal is not None:
-        d["marginal"] = _birthday_measures(q.marginal)
-    if q.most_exposed:
-        d["most_exposed"] = [
-            {"values": list(e.values), "class_size": e.class_size, "exposure": json_number(e.exposure)}
-            for e in q.most_exposed
-        ]
-    return d
-
-
-def uniqueness_block(r: UniquenessResult) -> dict[str, Any]:
-    """The ``uniqueness`` block of the audit JSON, and the core of ``qar uniqueness``'s JSON."""
-    return {**pick(r, ("group_size", "rows", "domain_mode", "target")), "qis": [uniqueness_qi_dict(q) for q in r.qis]}
 
 
 def percent(x: float | None) -> str:
@@ -401,16 +231,10 @@ def section(fmt: str, title: str, items: Sequence[str]) -> list[str]:
 
 
 def render_result(
-    fmt: str,
-    as_dict: Callable[[], dict[str, Any]],
-    markdown: Callable[[], list[str]],
-    text: Callable[[], list[str]],
-    warnings: Sequence[str] = (),
+    fmt: str, markdown: Callable[[], list[str]], text: Callable[[], list[str]], warnings: Sequence[str] = ()
 ) -> str:
-    """One result in ``fmt``: the JSON of its dict, else its Markdown or text lines closed by its
-    warnings (the shape every ``render_*`` of a command shares)."""
-    if fmt == "json":
-        return to_json(as_dict()) + "\n"
+    """One result's Markdown or text lines, closed by its warnings (the shape every ``render_*``
+    of a command shares)."""
     lines = markdown() if fmt == "markdown" else text()
     return "\n".join(lines + section(fmt, "Warnings", warnings)) + "\n"
 
@@ -453,10 +277,6 @@ def audit_markdown(r: AuditResult, top: int = 10) -> str:
     return "\n".join(lines) + "\n"
 
 
-@renders(AuditResult, "text", "json", "markdown")
-def render_audit(r: AuditResult, fmt: str, *, top: int = 10, histograms: bool = False) -> str:
-    if fmt == "json":
-        return to_json(audit_dict(r, histograms=histograms)) + "\n"
-    if fmt == "markdown":
-        return audit_markdown(r, top)
-    return audit_text(r, top)
+@renders(AuditResult, "text", "markdown")
+def render_audit(r: AuditResult, fmt: str, *, top: int = 10) -> str:
+    return audit_markdown(r, top) if fmt == "markdown" else audit_text(r, top)

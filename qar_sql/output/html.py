@@ -28,14 +28,12 @@ from qar_sql.engines.render import templates_dir
 from qar_sql.errors import UsageError
 from qar_sql.measures.classic import RiskResult
 from qar_sql.output import figures, people
-from qar_sql.output.formats import audit_dict, json_number, most_unique
+from qar_sql.output.formats import most_unique
 from qar_sql.output.render import FORMATS
 from qar_sql.output.render_anonymize import METRIC_NAMES, models_text
-from qar_sql.output.render_compare import compare_dict
-from qar_sql.output.render_risk import risk_dict
-from qar_sql.output.render_uniqueness import curve, uniqueness_dict
+from qar_sql.output.render_uniqueness import curve
 from qar_sql.output.report_md import html_to_markdown
-from qar_sql.results import AuditResult, CompareResult, Tabular, UniquenessResult
+from qar_sql.results import AuditResult, CompareResult, Tabular, UniquenessResult, json_number
 from qar_sql.stats import interval
 from qar_sql.stats.evt import SMALL_TAIL
 from qar_sql.version import __version__
@@ -159,10 +157,8 @@ def lookup(numbers: Mapping[str, Any], path: str) -> Any:
 
 
 def _plain(obj: Any) -> Any:
-    """A result object as JSON-ready data: to_dict() when it has one, else its dataclass fields."""
-    if hasattr(obj, "to_dict"):
-        obj = obj.to_dict()
-    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+    """A result object's dataclass fields as JSON-ready data."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         obj = dataclasses.asdict(obj)
     if isinstance(obj, Mapping):
         return {str(k): _plain(v) for k, v in obj.items()}
@@ -371,7 +367,7 @@ def _records(inp: ReportInputs, numbers: dict) -> dict | None:
     e = inp.elimination
     rises: list[dict[str, Any]] = []
     if e is not None:
-        numbers["elimination"] = _plain(e)
+        numbers["elimination"] = _plain(e.to_dict())
         for name, pts in e.curves.items():
             worst = max((p for p in pts if p.risk is not None), key=lambda p: p.risk, default=None)
             if worst is not None and worst.risk > e.risk:
@@ -413,7 +409,7 @@ def _anonymize(inp: ReportInputs, numbers: dict) -> dict | None:
     if r is None:
         return None
     # qar anonymize's JSON object, as -f json writes it (the section's numbers are read from it)
-    numbers["anonymize"] = _plain(r.json_dict())
+    numbers["anonymize"] = _plain(r.to_dict())
     fig = None
     if figures.available() and any(n.risk is not None for n in r.frontier):
         fig = figures.frontier(
@@ -450,7 +446,7 @@ def _compare(inp: ReportInputs, numbers: dict) -> dict | None:
     c = inp.compare
     if c is None:
         return None
-    numbers["compare"] = compare_dict(c)
+    numbers["compare"] = c.to_dict()
     # The QIs whose θ changed most (in either direction), as indexes into compare.qis.
     changes = sorted(range(len(c.qis)), key=lambda i: (-abs(c.qis[i].change), i))[:10]
     fig = None
@@ -471,7 +467,7 @@ def _uniqueness(inp: ReportInputs, numbers: dict) -> dict | None:
     u = inp.uniqueness if inp.uniqueness is not None else (inp.audit.uniqueness if inp.audit else None)
     if u is None:
         return None
-    data = uniqueness_dict(u)
+    data = u.to_dict()
     # The most exposed value combinations are the rare values themselves: a report handed on
     # never carries them (qar uniqueness prints them to whoever ran it).
     for q in [*data["qis"], *(q for s in data.get("scenarios", ()) for q in s["qis"])]:
@@ -501,7 +497,7 @@ def _classic(inp: ReportInputs, numbers: dict) -> dict | None:
     r = inp.classic
     if r is None:
         return None
-    numbers["classic"] = risk_dict(r)
+    numbers["classic"] = r.to_dict()
     order = {q.index: i for i, q in enumerate(r.qis)}
     top = [(order[q.index], q) for q in r.riskiest(10)]
     fig = None
@@ -633,7 +629,7 @@ def neutral_bidi(text: str) -> str:
 
 def render_html(inp: ReportInputs) -> str:
     """The report as one HTML document (bidirectional controls shown as code points)."""
-    numbers: dict[str, Any] = {} if inp.audit is None else {"audit": audit_dict(inp.audit, histograms=True)}
+    numbers: dict[str, Any] = {} if inp.audit is None else {"audit": inp.audit.to_dict(histograms=True)}
     env = environment()
     env.globals["num"] = _marker(numbers)
     built = []

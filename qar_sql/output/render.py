@@ -1,23 +1,24 @@
 """The output formats of every command, one registry: ``--format``'s choices and, per result
-type, the renderer of each — ``render(result, fmt, **options)``.
+type, how it is written — ``render(result, fmt, **options)``.
 
-A format is either the result's own or generic. Own (text, JSON, Markdown): each
-``output/render_<command>.py`` registers the renderers of its result types with
-:func:`renders`, looked up along the result's class hierarchy (a subclass renders as its base
-unless it registers its own). Generic: written from the result's table
-(:meth:`qar_sql.results.Tabular.table_columns`, which every result has), one entry in
-:data:`FORMATS` that every command with ``--format`` offers (docs/commands.md). html is the
-command's report (docs/report.md), built by the command from its run (``html=``), or a
-renderer registered for it. Every JSON is written by :func:`to_json`.
+JSON is every result's own data: :func:`to_json` of its ``to_dict()`` (given those of
+``options`` it takes, such as ``histograms``). CSV and the other generic formats are written
+from the result's table (:meth:`qar_sql.results.Tabular.table_columns`), one entry in
+:data:`FORMATS` that every command with ``--format`` offers (docs/commands.md). Text and
+Markdown are written for people: each ``output/render_<command>.py`` registers its result
+types' renderers with :func:`renders`, looked up along the result's class hierarchy (a
+subclass renders as its base unless it registers its own). html is the command's report
+(docs/report.md), built by the command from its run (``html=``), or a renderer registered for it.
 
-A new own format is one ``@renders`` per result type; a new result type is its renderers and
-one line in :data:`RENDERED_IN`; neither touches cli/.
+A new result type is its ``to_dict()`` and ``table_columns()``, its text (and Markdown)
+renderer and one line in :data:`RENDERED_IN`; none touches cli/.
 """
 
 from __future__ import annotations
 
 import csv
 import importlib
+import inspect
 import io
 import json
 import math
@@ -92,7 +93,8 @@ FORMATS: dict[str, Format] = {
     )
 }
 
-#: The formats each result renders itself (every command's ``render_*``).
+#: The formats a command offers besides the generic ones: JSON (every result's ``to_dict()``) and
+#: the text and Markdown of its ``render_*``.
 OWN = ("text", "json", "markdown")
 
 
@@ -181,15 +183,30 @@ def renderer(result_type: type, fmt: str) -> Renderer | None:
     return None
 
 
+def taken(fn: Callable, options: dict[str, Any]) -> dict[str, Any]:
+    """Those of ``options`` that ``fn`` takes: a command passes every option its formats need
+    (``histograms`` for the JSON, ``top`` for the text) to whichever writes the chosen one."""
+    takes = inspect.signature(fn).parameters
+    return {k: v for k, v in options.items() if k in takes}
+
+
+def as_dict(result: Any, **options: Any) -> dict[str, Any]:
+    """``result.to_dict()``, given those of ``options`` it takes (such as ``histograms``)."""
+    return result.to_dict(**taken(result.to_dict, options))
+
+
 def render(result: Any, fmt: str, html: Callable[[], str] | None = None, **options: Any) -> str:
-    """``result`` in ``fmt``: a generic format from its table, else the renderer its type
-    registered (given ``options``), else html from ``html()`` (the command's report)."""
+    """``result`` in ``fmt``: JSON from its ``to_dict()``, a generic format from its table, else
+    the renderer its type registered (given ``options``), else html from ``html()`` (the
+    command's report)."""
+    if fmt == "json" and hasattr(result, "to_dict"):
+        return to_json(as_dict(result, **options), ascii_only=getattr(result, "ascii_json", False)) + "\n"
     spec = FORMATS[fmt]
     if spec.from_table is not None:
         return spec.from_table(result)
     own = renderer(type(result), fmt)
     if own is not None:
-        return own(result, fmt, **options)
+        return own(result, fmt, **taken(own, options))
     if fmt == "html" and html is not None:
         return html()
     raise UsageError(f"--format {fmt} is not offered by this command; use text, json, markdown or csv")

@@ -1,5 +1,5 @@
-"""``qar anonymize``'s result as text, Markdown, JSON and SQL (the documented object,
-docs/anonymize.md, is :meth:`qar_sql.anonymization.outcome.AnonymizeResult.json_dict`)."""
+"""``qar anonymize``'s result as text, Markdown and SQL (its JSON, docs/anonymize.md, is
+:meth:`qar_sql.anonymization.outcome.AnonymizeResult.to_dict`)."""
 
 from __future__ import annotations
 
@@ -130,9 +130,9 @@ def _markdown(r: AnonymizeResult) -> list[str]:
     return lines
 
 
-@renders("qar_sql.anonymization.outcome.AnonymizeResult", "text", "json", "markdown")
+@renders("qar_sql.anonymization.outcome.AnonymizeResult", "text", "markdown")
 def render_anonymize(r: AnonymizeResult, fmt: str) -> str:
-    return render_result(fmt, r.json_dict, lambda: _markdown(r), lambda: _text(r), r.warnings)
+    return render_result(fmt, lambda: _markdown(r), lambda: _text(r), r.warnings)
 
 
 @renders("qar_sql.anonymization.outcome.AnonymizeResult", "sql")

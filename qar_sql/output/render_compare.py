@@ -1,10 +1,10 @@
-"""A comparison for people (text, Markdown, a figure) and programs (JSON). No database code."""
+"""A comparison for people: text, Markdown and a figure (its JSON is
+:meth:`~qar_sql.results.CompareResult.to_dict`). No database code."""
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -13,74 +13,6 @@ from qar_sql.errors import UsageError
 from qar_sql.output.formats import md_escape, render_result, section
 from qar_sql.output.render import renders
 from qar_sql.results import CompareResult
-from qar_sql.version import __version__
-
-
-def json_number(x: float | None) -> float | None:
-    """JSON-safe float (NaN and infinities become null)."""
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return None
-    return float(x)
-
-
-def compare_dict(r: CompareResult) -> dict[str, Any]:
-    """The JSON document: the contract's fields first (docs/compare.md), then the context."""
-    inference = None
-    if r.inference is not None:
-        inference = {"target": r.inference.target, r.inference.kind: json_number(r.inference.value)}
-    return {
-        "rows_original": r.rows_original,
-        "rows_treated": r.rows_treated,
-        "components": r.components,
-        "dtc": json_number(r.dtc),
-        "cdr": json_number(r.cdr),
-        "hidden_rate": json_number(r.hidden_rate),
-        "local_cloaking": json_number(r.local_cloaking),
-        "correlation_protection_rate": json_number(r.correlation_protection_rate),
-        "inference": inference,
-        "risk_original": json_number(r.risk_original),
-        "risk_treated": json_number(r.risk_treated),
-        "local_cloaking_ties": json_number(r.local_cloaking_ties),
-        "impute": r.impute,
-        "null_tokens": list(r.null_tokens),
-        "missing_numeric": dict(r.missing_numeric),
-        "qar_sql_version": __version__,
-        "original": r.original,
-        "treated": r.treated,
-        "engines": [r.engine_original, r.engine_treated],
-        "columns": list(r.columns),
-        "categorical": list(r.categorical),
-        "method": r.method,
-        "explained_variance": json_number(r.explained_variance),
-        "link": r.link,
-        "attacker_columns": list(r.attacker_columns),
-        "attacker_components": r.attacker_components,
-        "inference_components": r.inference.components if r.inference else None,
-        "p": r.p,
-        "qis": [
-            {
-                "columns": list(q.columns),
-                "theta_original": json_number(q.theta_original),
-                "theta_treated": json_number(q.theta_treated),
-            }
-            for q in r.qis
-        ],
-        "anonymeter": None
-        if r.anonymeter is None
-        else [
-            {
-                "evaluator": a.evaluator,
-                "risk": json_number(a.risk),
-                "ci": [json_number(a.ci_low), json_number(a.ci_high)],
-                "attack_rate": json_number(a.attack_rate),
-                "baseline_rate": json_number(a.baseline_rate),
-                "detail": a.detail,
-            }
-            for a in r.anonymeter
-        ],
-        "notes": list(r.notes),
-        "seconds": r.seconds,
-    }
 
 
 def _g(x: float | None, digits: int = 4) -> str:
@@ -204,9 +136,9 @@ def _markdown_lines(r: CompareResult, top: int) -> list[str]:
     return lines + section("markdown", "Notes", r.notes)
 
 
-@renders(CompareResult, "text", "json", "markdown")
+@renders(CompareResult, "text", "markdown")
 def render_compare(r: CompareResult, fmt: str, *, top: int = 10) -> str:
-    return render_result(fmt, lambda: compare_dict(r), lambda: _markdown_lines(r, top), lambda: _text_lines(r, top))
+    return render_result(fmt, lambda: _markdown_lines(r, top), lambda: _text_lines(r, top))
 
 
 def plot_compare(r: CompareResult, path: str | Path) -> Path:

@@ -1,19 +1,10 @@
-"""``qar config``'s output: each setting, its value and where it came from, as text or JSON
-(``--format csv`` is generic, from :meth:`qar_sql.results.Settings.table_columns`)."""
+"""``qar config``'s output: each setting, its value and where it came from, as text (its JSON is
+:meth:`qar_sql.results.Settings.to_dict`, its CSV :meth:`~qar_sql.results.Settings.table_columns`)."""
 
 from __future__ import annotations
 
-from qar_sql.output.render import renders, to_json
+from qar_sql.output.render import renders
 from qar_sql.results import Settings
-
-
-def config_dict(r: Settings) -> dict:
-    """The JSON of ``qar config`` (a contract: the file, then name → value, origin, variable)."""
-    found = r.config
-    return {
-        "config_file": str(found.path) if found and found.path else None,
-        "settings": {s.name: {"value": s.shown, "origin": s.origin, "env": s.envvar} for s in r.settings},
-    }
 
 
 def config_text(r: Settings) -> str:
@@ -28,7 +19,7 @@ def config_text(r: Settings) -> str:
     return "\n".join(lines) + "\n"
 
 
-@renders(Settings, "text", "json")
+@renders(Settings, "text")
 def render_config(r: Settings, fmt: str) -> str:
-    """``r`` as text or JSON."""
-    return to_json(config_dict(r), ascii_only=True) + "\n" if fmt == "json" else config_text(r)
+    """``r`` as text."""
+    return config_text(r)

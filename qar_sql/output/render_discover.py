@@ -1,48 +1,23 @@
-"""``qar discover``'s result as text, Markdown and JSON (docs/treatments.md)."""
+"""``qar discover``'s result as text and Markdown (its JSON, docs/treatments.md, is
+:meth:`~qar_sql.measures.discovery.DiscoverResult.to_dict`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from qar_sql.measures.discovery import COMBINATION_FIELDS, Combination, DiscoverResult
+from qar_sql.measures.discovery import Combination, DiscoverResult
 from qar_sql.output.formats import md_escape, render_result
 from qar_sql.output.render import renders
-from qar_sql.results import pick
-
-
-def combination_dict(c: Combination) -> dict[str, Any]:
-    return {"columns": list(c.columns), **pick(c, COMBINATION_FIELDS)}
-
-
-def discover_dict(r: DiscoverResult) -> dict[str, Any]:
-    """The documented JSON object of ``qar discover`` (docs/treatments.md)."""
-    return {
-        **pick(r, ("source", "table", "engine", "rows")),
-        "columns": list(r.columns),
-        **pick(r, ("max_size", "drop_null")),
-        "best_qid": list(r.best_qid),
-        "identifiers": [list(i) for i in r.identifiers],
-        **pick(r, ("skipped", "seconds")),
-        "warnings": list(r.warnings),
-        "combinations": [combination_dict(c) for c in r.combinations],
-    }
 
 
 def _pct(c: Combination) -> str:
     return f"{100 * c.singleton_share:.2f}%"
 
 
-@renders(DiscoverResult, "text", "json", "markdown")
+@renders(DiscoverResult, "text", "markdown")
 def render_discover(r: DiscoverResult, fmt: str, top: int | None = 20) -> str:
     shown = r.combinations if top is None else r.combinations[:top]
-    return render_result(
-        fmt,
-        lambda: discover_dict(r),
-        lambda: _discover_markdown(r, shown),
-        lambda: _discover_text(r, shown),
-        r.warnings,
-    )
+    return render_result(fmt, lambda: _discover_markdown(r, shown), lambda: _discover_text(r, shown), r.warnings)
 
 
 def _discover_markdown(r: DiscoverResult, shown: Sequence[Combination]) -> list[str]:

@@ -1,17 +1,14 @@
-"""Render ``qar history`` (:class:`~qar_sql.results.History`): text, Markdown, JSON and the
-trend plot. No database code here: the series are built by :mod:`qar_sql.compliance.history`."""
+"""Render ``qar history`` (:class:`~qar_sql.results.History`): text, Markdown and the trend
+plot (its JSON is :meth:`~qar_sql.results.History.to_dict`). No database code here: the series are built by :mod:`qar_sql.compliance.history`."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from pathlib import Path
-from typing import Any, overload
 
 from qar_sql.errors import UsageError
 from qar_sql.output.canvas import new_figure
-from qar_sql.output.formats import json_number
-from qar_sql.output.render import renders, to_json
-from qar_sql.results import History, HistoryPoint
+from qar_sql.output.render import renders
+from qar_sql.results import History, HistoryPoint, iso_time
 
 
 def age(seconds: float) -> str:
@@ -26,57 +23,6 @@ def age(seconds: float) -> str:
     if hours < 48:
         return f"{hours} h {minutes:02d} min"
     return f"{hours // 24} d {hours % 24} h"
-
-
-# A point's time is never None: the overloads let the tables know their cells are text.
-@overload
-def _iso(t: datetime) -> str: ...
-@overload
-def _iso(t: None) -> None: ...
-def _iso(t: datetime | None) -> str | None:
-    return None if t is None else t.isoformat(sep=" ", timespec="seconds")
-
-
-def history_dict(h: History) -> dict[str, Any]:
-    """The documented JSON object of ``qar history`` (docs/compliance.md)."""
-    return {
-        "store": h.store,
-        "series": [
-            {
-                "table": s.table,
-                "source": s.source,
-                "scan_name": s.scan_name,
-                "columns": None if s.columns is None else list(s.columns),
-                "p": s.p,
-                "alpha": s.alpha,
-                "pi_u": s.pi_u,
-                "pwm": s.pwm,
-                "new_configuration": s.new_configuration,
-                "latest_risk": json_number(s.latest.risk) if s.latest else None,
-                "latest_change": json_number(s.latest.change) if s.latest else None,
-                "runs": [
-                    {
-                        "run_id": pt.run_id,
-                        "started_at": _iso(pt.started_at),
-                        "status": pt.status,
-                        "risk": json_number(pt.risk),
-                        "change": json_number(pt.change),
-                        "rows": pt.rows,
-                        "n_qi": pt.n_qi,
-                        "seconds": json_number(pt.seconds),
-                        "error": pt.error,
-                        "age_seconds": json_number(pt.age_seconds),
-                        "pid": pt.pid,
-                        "host": pt.host,
-                        "heartbeat_at": _iso(pt.heartbeat_at),
-                        "process_gone": pt.gone,
-                    }
-                    for pt in s.points
-                ],
-            }
-            for s in h.series
-        ],
-    }
 
 
 def _g(x: float | None) -> str:
@@ -117,7 +63,7 @@ def history_text(h: History, markdown: bool = False) -> str:
         head = ("when (UTC)", "status", "risk", "change", "rows")
         rows = [
             (
-                _iso(pt.started_at),
+                iso_time(pt.started_at),
                 _status(pt),
                 _g(pt.risk),
                 _signed(pt.change),
@@ -161,9 +107,7 @@ def plot_history(h: History, path: str | Path) -> Path:
     return path
 
 
-@renders(History, "text", "json", "markdown")
+@renders(History, "text", "markdown")
 def render_history(h: History, fmt: str) -> str:
-    """``h`` in one of its own formats: ``json``, ``markdown`` or ``text``."""
-    if fmt == "json":
-        return to_json(history_dict(h)) + "\n"
+    """``h`` in ``markdown`` or ``text``."""
     return history_text(h, markdown=fmt == "markdown")

@@ -1,39 +1,16 @@
-"""Render ``qar migrate`` (:class:`~qar_sql.results.MigrateResult`): text and JSON.
-No database code here."""
+"""Render ``qar migrate`` (:class:`~qar_sql.results.MigrateResult`) as text (its JSON is
+:meth:`~qar_sql.results.MigrateResult.to_dict`). No database code here."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from qar_sql.output.render import renders, to_json
+from qar_sql.output.render import renders
 from qar_sql.results import MigrateResult
 
 
-def migrate_dict(result: MigrateResult) -> dict[str, Any]:
-    """The JSON object of ``qar migrate`` (docs/compliance.md)."""
-    return {
-        "store": result.store,
-        "dialect": result.dialect,
-        "applied": list(result.applied),
-        "migrations": [
-            {
-                "version": m.version,
-                "name": m.name,
-                "state": m.state,
-                "checksum": m.checksum,
-                "applied_at": m.applied_at.isoformat() if m.applied_at else None,
-            }
-            for m in result.migrations
-        ],
-    }
-
-
-@renders(MigrateResult, "text", "json", "markdown")
+@renders(MigrateResult, "text", "markdown")
 def render_migrate(result: MigrateResult, fmt: str, *, status: bool = False) -> str:
-    """``result`` as JSON, or as text (also for ``markdown``): what was applied (unless only the
-    ``status`` was asked), then each migration's state."""
-    if fmt == "json":
-        return to_json(migrate_dict(result)) + "\n"
+    """``result`` as text (also for ``markdown``): what was applied (unless only the ``status``
+    was asked), then each migration's state."""
     lines = []
     if not status:
         lines.append(

@@ -1,5 +1,5 @@
-"""Render ``qar risk`` results (text, Markdown, JSON) and ``qar records --by suda``. No database
-code here."""
+"""``qar risk`` (text, Markdown; its JSON is :meth:`~qar_sql.measures.classic.RiskResult.to_dict`)
+and ``qar records --by suda`` in text. No database code here."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ from typing import Any
 
 from qar_sql.errors import shown
 from qar_sql.measures.classic import QIRisk, RiskResult, SudaResult
-from qar_sql.output.render import renders, to_json
-from qar_sql.version import __version__
+from qar_sql.output.render import renders
 
 
 def _pitman_params(pu) -> str:
@@ -16,11 +15,6 @@ def _pitman_params(pu) -> str:
     if pu.pitman_theta is None or pu.pitman_alpha is None:
         return ""
     return f" (θ = {pu.pitman_theta:.6g}, α = {pu.pitman_alpha:.6g})"
-
-
-def risk_dict(r: RiskResult) -> dict[str, Any]:
-    """The documented JSON object of ``qar risk`` (docs/risk-measures.md, "JSON")."""
-    return {"qar_sql_version": __version__, **r.to_dict()}
 
 
 def _g(x: float | None, digits: int = 4) -> str:
@@ -143,39 +137,12 @@ def _people(n: int) -> str:
     return shown(n) if n >= 10**15 else f"{n:,}"
 
 
-@renders(RiskResult, "text", "json", "markdown")
+@renders(RiskResult, "text", "markdown")
 def render_risk(r: RiskResult, fmt: str, *, top: int = 10) -> str:
-    if fmt == "json":
-        return to_json(risk_dict(r)) + "\n"
-    if fmt == "markdown":
-        return risk_markdown(r, top)
-    return risk_text(r, top)
+    return risk_markdown(r, top) if fmt == "markdown" else risk_text(r, top)
 
 
-def suda_dict(s: SudaResult, keys: list, order, top: int | None) -> dict[str, Any]:
-    rows = order if top is None else order[:top]
-    return {
-        "qar_sql_version": __version__,
-        "columns": list(s.columns),
-        "max_size": s.max_size,
-        "missing": s.missing,
-        "dis_fraction": s.dis_fraction,
-        "uniques": s.uniques,
-        "pair_records": s.pair_records,
-        "records_with_msu": int((s.score > 0).sum()),
-        "records": [
-            {
-                "key": list(keys[r]),
-                "suda": float(s.score[r]),
-                "dis_suda": float(s.dis_score[r]),
-                "msus_by_size": [int(x) for x in s.msu_counts[r]],
-            }
-            for r in rows
-        ],
-    }
-
-
-def suda_text(s: SudaResult, keys: list, key_names, order, top: int) -> str:
+def suda_text(s: SudaResult, keys: Any, key_names, order, top: int) -> str:
     n = s.score.size
     out = [
         f"SUDA of {n:,} records on {len(s.columns)} key columns ({', '.join(s.columns)}), "

@@ -1,15 +1,13 @@
-"""Render ``qar scan`` (:class:`~qar_sql.results.ScanReport`): the text and Markdown summaries,
-the JSON, and the JUnit XML of a CI gate. No database code here: the scans are run by
+"""Render ``qar scan`` (:class:`~qar_sql.results.ScanReport`): the text and Markdown summaries
+and the JUnit XML of a CI gate (its JSON is :meth:`~qar_sql.results.ScanReport.to_dict`). No database code here: the scans are run by
 :mod:`qar_sql.compliance.scans`."""
 
 from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from typing import Any
 
-from qar_sql.output.formats import json_number
-from qar_sql.output.render import renders, to_json
+from qar_sql.output.render import renders
 from qar_sql.results import ScanOutcome, ScanReport
 from qar_sql.secrets import scrub
 
@@ -136,42 +134,10 @@ def junit_xml(report: ScanReport) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def report_dict(report: ScanReport) -> dict[str, Any]:
-    """The documented JSON object of ``qar scan`` (docs/compliance.md)."""
-    return {
-        "store": report.store,
-        "started_at": report.started_at.isoformat(),
-        "seconds": report.seconds,
-        "exit_code": report.exit_code,
-        "not_run": list(report.not_run),
-        "scans": [
-            {
-                "name": o.name,
-                "table": o.table,
-                "source": o.source,
-                "status": o.status,
-                "risk": json_number(o.risk),
-                "warn_above": o.warn_above,
-                "fail_above": o.fail_above,
-                "p": o.p,
-                "alpha": o.alpha,
-                "rows": o.rows,
-                "n_qi": o.n_qi,
-                "seconds": o.seconds,
-                "error": o.error,
-                "exit_code": o.exit_code,
-            }
-            for o in report.outcomes
-        ],
-    }
-
-
-@renders(ScanReport, "text", "json", "markdown", "html")
+@renders(ScanReport, "text", "markdown", "html")
 def render_scan(report: ScanReport, fmt: str) -> str:
-    """``report`` in one of its own formats: ``json``, ``markdown`` or ``text`` (also for ``html``,
-    whose pages are in ``--report-dir``: stdout has the text summary)."""
-    if fmt == "json":
-        return to_json(report_dict(report)) + "\n"
+    """``report`` in ``markdown`` or ``text`` (also for ``html``, whose pages are in
+    ``--report-dir``: stdout has the text summary)."""
     return summary_markdown(report) if fmt == "markdown" else summary_text(report)
 
 

@@ -1,55 +1,19 @@
-"""Render ``qar uniqueness`` (text, Markdown, JSON) and draw its figures (matplotlib).
-
-JSON field names are a contract users' scripts read: ``group_size``, ``rows``, ``domain_mode`` and
-per QI ``columns``, ``domain``, ``kappa``, ``pi_uniform``, ``pi_kl``, ``pi_poisson``,
-``pi_exact``, ``k50`` (plus ``k_at``, exposures, Monte Carlo, the independence model); the
-per-QI and block builders live in :mod:`qar_sql.output.formats`, which the audit's JSON uses too.
+"""Render ``qar uniqueness`` (text, Markdown) and draw its figures (matplotlib). Its JSON is
+:meth:`qar_sql.results.UniquenessResult.to_dict`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from qar_sql import plots
 from qar_sql.errors import ParameterError
-from qar_sql.output.formats import md_escape, percent, render_result, uniqueness_block, uniqueness_qi_dict
+from qar_sql.output.formats import md_escape, percent, render_result
 from qar_sql.output.render import renders
 from qar_sql.results import QIUniqueness, UniquenessResult
 from qar_sql.stats import koot as U
-from qar_sql.version import __version__
-
-
-def uniqueness_dict(r: UniquenessResult) -> dict[str, Any]:
-    """The documented JSON object of ``qar uniqueness`` (docs/uniqueness.md)."""
-    d: dict[str, Any] = {
-        "qar_sql_version": __version__,
-        "source": r.source,
-        "table": r.table,
-        "engine": r.engine,
-        "columns": list(r.columns),
-        "p": r.p,
-        "from_marginals": r.from_marginals,
-        "monte_carlo": r.monte_carlo_draws,
-        "seed": r.seed,
-        "seconds": r.seconds,
-        "warnings": list(r.warnings),
-    }
-    d.update(uniqueness_block(r))
-    if r.scenarios:
-        d["scenarios"] = [
-            {
-                "name": s.name,
-                "treatments": list(s.treatments),
-                "rows": s.rows,
-                "qis": [uniqueness_qi_dict(q) for q in s.qis],
-            }
-            for s in r.scenarios
-        ]
-    return d
-
 
 _p = percent
 
@@ -164,11 +128,9 @@ def _markdown_lines(r: UniquenessResult, top: int) -> list[str]:
     return lines
 
 
-@renders(UniquenessResult, "text", "json", "markdown")
+@renders(UniquenessResult, "text", "markdown")
 def render_uniqueness(r: UniquenessResult, fmt: str, *, top: int = 10) -> str:
-    return render_result(
-        fmt, lambda: uniqueness_dict(r), lambda: _markdown_lines(r, top), lambda: _text_lines(r, top), r.warnings
-    )
+    return render_result(fmt, lambda: _markdown_lines(r, top), lambda: _text_lines(r, top), r.warnings)
 
 
 # --- figures ----------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""``qar whatif``'s result as text, Markdown and JSON (the documented object, docs/treatments.md, is
-:meth:`qar_sql.treat.whatif.WhatIfResult.json_dict`)."""
+"""``qar whatif``'s result as text and Markdown (its JSON, docs/treatments.md, is
+:meth:`qar_sql.treat.whatif.WhatIfResult.to_dict`)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ from qar_sql.output.formats import md_escape, render_result
 from qar_sql.output.render import renders
 
 # output/ is below treat/ (CONTRIBUTING.md's flow), so the result types are not imported here:
-# a WhatIfResult (qar_sql.treat.whatif) is read by its attributes, and its JSON object is its
-# own json_dict().
+# a WhatIfResult (qar_sql.treat.whatif) is read by its attributes.
 WhatIfResult = Any
 Scenario = Any
 
@@ -36,9 +35,9 @@ def _extra(s: Scenario) -> list[str]:
     ]
 
 
-@renders("qar_sql.treat.whatif.WhatIfResult", "text", "json", "markdown")
+@renders("qar_sql.treat.whatif.WhatIfResult", "text", "markdown")
 def render_whatif(r: WhatIfResult, fmt: str) -> str:
-    return render_result(fmt, r.json_dict, lambda: _whatif_markdown(r), lambda: _whatif_text(r), r.warnings)
+    return render_result(fmt, lambda: _whatif_markdown(r), lambda: _whatif_text(r), r.warnings)
 
 
 def _risk_label(r: WhatIfResult) -> str:

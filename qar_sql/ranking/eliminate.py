@@ -13,7 +13,7 @@ import time
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -52,6 +52,7 @@ class Elimination(Tabular):
     notes: tuple[str, ...] = ()
     auc: dict[str, float] = field(default_factory=dict)  # e.g. the PLS predictor's AUC
     seconds: float = 0.0
+    ascii_json: ClassVar[bool] = True  # qar eliminate's JSON has always escaped non-ASCII
 
     def table_columns(self) -> dict[str, list]:
         """One row per (ranking, records removed): T̂ after removing them and its reduction."""
@@ -76,6 +77,7 @@ class Elimination(Tabular):
         )
 
     def to_dict(self) -> dict:
+        """The JSON of ``qar eliminate``: each curve's points, the AUCs and the notes."""
         return {
             "risk": self.risk,
             "rows": self.rows,

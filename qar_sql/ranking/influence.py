@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from contextlib import ExitStack
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -27,8 +28,11 @@ from qar_sql.pushdown.scan import code_type, scan
 from qar_sql.ranking import capture
 from qar_sql.ranking.influence_sql import render_influence
 from qar_sql.ranking.refine import exact_dt
-from qar_sql.results import AuditResult, Tabular, format_risk
+from qar_sql.results import AuditResult, Tabular, format_risk, json_key, shown_records
 from qar_sql.stats import evt
+
+if TYPE_CHECKING:
+    from qar_sql.parameters.ranking import RecordsParams
 
 
 @dataclass(frozen=True, repr=False)
@@ -55,6 +59,34 @@ class Influence(Tabular):
 
     def key_of(self, r: int):
         return self.keys.get(int(r), (int(r) + 1,) if self.key == (ROW_KEY,) else None)
+
+    def to_dict(self, params: RecordsParams | None = None) -> dict[str, Any]:
+        """The JSON of ``qar records --by influence``: the top records (every one with
+        ``params.all_records`` when every score was kept), and the refined ones with ``refine``."""
+        _, every = shown_records(params)
+        ranked = (
+            self.top
+            if not (every and self.scores is not None)
+            else [(int(r), float(self.scores[r])) for r in np.argsort(-self.scores, kind="stable")]
+        )
+        d: dict[str, Any] = {
+            "risk": self.audit.risk,
+            "rows": self.audit.rows,
+            "p": self.audit.p,
+            "key": list(self.key),
+            "by": "influence",
+            "weighted_qis": self.n_weighted,
+            "baseline": self.baseline,
+            "correlation_with_dt": self.correlation_with_dt,
+            "warnings": list(self.audit.warnings) + list(self.warnings),
+            "records": [{"key": json_key(self.key_of(r)), "r": r, "influence": s} for r, s in ranked],
+        }
+        if params is not None and params.refine:
+            d["refined"] = [
+                {"key": json_key(self.key_of(r)), "r": r, "dt": None if np.isnan(dt) else dt, "influence": s}
+                for r, dt, s in self.refined
+            ]
+        return d
 
     def table_columns(self) -> dict[str, list]:
         """The top records by influence I, best first: record position, key, I."""

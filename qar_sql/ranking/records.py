@@ -14,6 +14,7 @@ import html
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,8 +25,11 @@ from qar_sql.errors import DataError, ParameterError
 from qar_sql.measures.audit import Options, audit_relation
 from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys, key_warnings, patterns_from_words, record_order
 from qar_sql.pushdown.scan import QIBatch, Ticker, assemble, code_type, combinations, default_batch_size
-from qar_sql.results import HTML_ROWS, AuditResult, Tabular, format_risk
+from qar_sql.results import HTML_ROWS, AuditResult, Tabular, format_risk, json_key, json_number, shown_records
 from qar_sql.stats import contributions as C
+
+if TYPE_CHECKING:
+    from qar_sql.parameters.ranking import RecordsParams
 
 
 @dataclass(frozen=True, repr=False)
@@ -46,6 +50,34 @@ class Contributions(Tabular):
     @property
     def rows(self) -> int:
         return self.audit.rows
+
+    def to_dict(self, params: RecordsParams | None = None) -> dict[str, Any]:
+        """The JSON of ``qar records`` by a score: ``params``' ``by``, and its ``top`` records
+        (every one with ``all_records``); None: by DT, the top 100."""
+        by = "dt" if params is None else params.by
+        top, every = shown_records(params)
+        order = self.order(by)
+        return {
+            "risk": self.audit.risk,
+            "rows": self.rows,
+            "p": self.audit.p,
+            "key": list(self.key),
+            "by": by,
+            "summary": self.summary(),
+            "warnings": list(self.audit.warnings) + list(self.warnings),
+            "records": [
+                {
+                    "key": json_key(self.key_of(r)),
+                    "r": int(r),
+                    "dt": json_number(float(self.dt[r])),
+                    "u_plus": json_number(float(self.u_plus[r])),
+                    "u_star": json_number(float(self.u_star[r])),
+                    "n_unique": int(self.n_unique[r]),
+                    "unique_on": [list(q) for q in self.unique_on(r)],
+                }
+                for r in (order if every else order[:top])
+            ],
+        }
 
     def table_columns(self) -> dict[str, list]:
         """One row per record, riskiest by DT first: its key (where fetched; the row number for

@@ -14,7 +14,6 @@ not coded columns, so they keep their own temp tables rather than ``Session.code
 
 from __future__ import annotations
 
-import math
 import re
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -38,7 +37,7 @@ from qar_sql.errors import ColumnError, DatabaseError, DataError, UsageError
 from qar_sql.measures.audit import Options, audit_relation
 from qar_sql.parameters.treat import WhatIfParams
 from qar_sql.pushdown.scan import Progress, Ticker
-from qar_sql.results import SingletonShare, Tabular, attribute_columns, format_risk
+from qar_sql.results import SingletonShare, Tabular, attribute_columns, format_risk, json_number, pick
 from qar_sql.rules import check_null_tokens
 from qar_sql.treat.infoloss import InfoLoss, LossColumn, information_loss, loss_dict
 from qar_sql.treat.treatments import Binder, Plan, load, treated_sql
@@ -114,10 +113,20 @@ class WhatIfResult(Tabular):
     def risk_before(self) -> float | None:
         return self.original.risk
 
-    def json_dict(self) -> dict[str, Any]:
-        """The documented JSON object of ``qar whatif`` (docs/treatments.md). (Not ``to_dict``:
-        the HTML report embeds a result's ``to_dict`` where it has one, its fields otherwise.)"""
-        return whatif_dict(self)
+    def to_dict(self) -> dict[str, Any]:
+        """The documented JSON object of ``qar whatif`` (docs/treatments.md)."""
+        return {
+            **pick(self, ("source", "table", "engine")),
+            "rows": self.original.rows,
+            "qid": list(self.qid),
+            "drop_null": self.drop_null,
+            "audit_columns": list(self.audit_columns),
+            **pick(self, ("p", "alpha")),
+            "risk_before": json_number(self.risk_before),
+            "seconds": self.seconds,
+            "warnings": list(self.warnings),
+            "scenarios": [scenario_dict(s, self.risk_before) for s in self.scenarios],
+        }
 
     def scenario(self, name: str) -> Scenario:
         for s in self.scenarios:
@@ -450,10 +459,6 @@ def emit_sql(
 # -- the JSON object -----------------------------------------------------------------------
 
 
-def json_number(x: float | None) -> float | None:
-    return None if x is None or not math.isfinite(x) else float(x)
-
-
 def scenario_dict(s: Scenario, before: float | None) -> dict[str, Any]:
     return {
         "name": s.name,
@@ -475,23 +480,4 @@ def scenario_dict(s: Scenario, before: float | None) -> dict[str, Any]:
         ],
         "posterior_odds_max": s.posterior_odds_max,
         "information_loss": loss_dict(s.information_loss) if s.information_loss else None,
-    }
-
-
-def whatif_dict(r: WhatIfResult) -> dict[str, Any]:
-    """The documented JSON object of ``qar whatif`` (docs/treatments.md): :meth:`WhatIfResult.json_dict`."""
-    return {
-        "source": r.source,
-        "table": r.table,
-        "engine": r.engine,
-        "rows": r.original.rows,
-        "qid": list(r.qid),
-        "drop_null": r.drop_null,
-        "audit_columns": list(r.audit_columns),
-        "p": r.p,
-        "alpha": r.alpha,
-        "risk_before": json_number(r.risk_before),
-        "seconds": r.seconds,
-        "warnings": list(r.warnings),
-        "scenarios": [scenario_dict(s, r.risk_before) for s in r.scenarios],
     }

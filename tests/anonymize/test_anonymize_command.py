@@ -254,7 +254,7 @@ def test_l_diversity_with_the_risk_reported(duck, tmp_path):
     for key, s in zip(rows, data[INCOME]):
         diversity.setdefault(key, set()).add(s)
     assert got.l_value == min(len(v) for v in diversity.values()) >= 2
-    assert got.risk is not None and got.json_dict()["risk"] == got.risk
+    assert got.risk is not None and got.to_dict()["risk"] == got.risk
 
 
 def test_the_treatments_file_never_replaces_a_hierarchy_it_reads(tmp_path):

@@ -174,7 +174,7 @@ def test_the_python_report_takes_the_search_keywords(duck, tmp_path):
     tail = {"p": P, "pi_u": PI_U, "alpha": ALPHA}
     inputs = qar_sql.report(source, table=table, records=False, classic=False, anonymize=search, **tail)
     alone = qar_sql.anonymize(source, table=table, **search, risk=True, **tail)
-    got, want = inputs.anonymize.json_dict(), alone.json_dict()
+    got, want = inputs.anonymize.to_dict(), alone.to_dict()
     got.pop("seconds"), want.pop("seconds")
     assert got == want and got["risk"] is not None
     with pytest.raises(ParameterError, match="'tabel' is no option"):

@@ -99,7 +99,7 @@ def test_theta_unique_equals_exhaustive_evaluation(engine, tmp_path, seed):
         assert got.chosen is not None and got.chosen.levels == want, tau
         assert got.risk == pytest.approx(risks[want][0], rel=1e-12, abs=1e-15)
         assert got.chosen.suppressed == risks[want][1]
-        assert got.json_dict()["theta"] == "unique"
+        assert got.to_dict()["theta"] == "unique"
 
 
 def _args(source, table, files):

@@ -72,9 +72,7 @@ def oracle(data, columns, max_size, drop_null):
 
 
 def as_dicts(result):
-    from qar_sql.output.render_discover import combination_dict
-
-    return [combination_dict(c) for c in result.combinations]
+    return result.to_dict()["combinations"]
 
 
 @pytest.mark.parametrize("drop_null", [False, True])

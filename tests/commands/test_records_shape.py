@@ -19,7 +19,7 @@ from qar_sql.commands import records as records_command
 from qar_sql.engines.session import coded
 from qar_sql.engines.source import connect
 from qar_sql.errors import DatabaseError, ParameterError, UsageError
-from qar_sql.output.render_records import render_eliminate
+from qar_sql.output.render import render
 from qar_sql.parameters.ranking import EliminateParams, RecordsParams, parse_by, parse_orders
 from qar_sql.ranking.eliminate import CurvePoint, Elimination
 
@@ -150,8 +150,8 @@ def test_eliminate_json_keeps_its_ascii_escapes():
         notes=("the key column 'sélect' — a note",),
     )
     # what qar eliminate --format json has always written, byte for byte
-    assert render_eliminate(res, "json") == json.dumps(res.to_dict(), indent=2, allow_nan=False) + "\n"
-    assert "\\u00e9" in render_eliminate(res, "json")
+    assert render(res, "json") == json.dumps(res.to_dict(), indent=2, allow_nan=False) + "\n"
+    assert "\\u00e9" in render(res, "json")
 
 
 # --- one lifecycle of coded columns ------------------------------------------------------------

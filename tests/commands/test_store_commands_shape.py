@@ -18,9 +18,9 @@ from qar_sql.commands import history as history_command
 from qar_sql.commands import migrate as migrate_command
 from qar_sql.commands import scan as scan_command
 from qar_sql.errors import UsageError
+from qar_sql.output.render import render
 from qar_sql.output.render_history import render_history
 from qar_sql.output.render_migrate import render_migrate
-from qar_sql.output.render_scan import render_scan
 from qar_sql.parameters.store import HistoryParams, MigrateParams, ScanParams
 from qar_sql.precedence import Chosen
 
@@ -80,7 +80,7 @@ def test_scan_run_is_what_the_cli_prints(people):
     r = CliRunner().invoke(cli, ["scan", str(toml), "--no-store", "-f", "json"])
     assert r.exit_code == report.exit_code == 0
     strip = [line for line in r.stdout.splitlines() if '"seconds"' not in line and '"started_at"' not in line]
-    mine = [line for line in render_scan(report, "json").splitlines() if '"seconds"' not in line]
+    mine = [line for line in render(report, "json").splitlines() if '"seconds"' not in line]
     assert strip == [line for line in mine if '"started_at"' not in line]
     # a threshold typed on the command line replaces the scan's own (one precedence rule)
     typed = {"fail_above": Chosen(0.0, "command line", "--fail-above")}

@@ -13,7 +13,6 @@ from conftest import PG_URL, quote, require_postgres
 import qar_sql
 from qar_sql.cli.main import cli
 from qar_sql.compliance import store as S
-from qar_sql.output.render_history import history_dict
 from qar_sql.output.render_history import plot_history as plot
 
 COLS = ["age", "sex", "zip", "job"]
@@ -115,7 +114,7 @@ def test_history_postgres_store(tmp_path):
         (series,) = h.series
         assert [pt.risk for pt in series.points] == risks and risks[0] != risks[1]
         assert [pt.change for pt in series.points] == [None, risks[1] - risks[0]]
-        assert history_dict(h)["series"][0]["latest_change"] == risks[1] - risks[0]
+        assert h.to_dict()["series"][0]["latest_change"] == risks[1] - risks[0]
         assert "qar_test:qar_test@" not in h.store
     finally:
         with eng.begin() as c:

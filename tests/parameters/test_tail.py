@@ -23,11 +23,11 @@ from qar_sql.engines.source import session_of
 from qar_sql.errors import ParameterError, UsageError
 from qar_sql.measures import audit as measures_audit
 from qar_sql.output.formats import render_audit
-from qar_sql.output.render import render
-from qar_sql.output.render_config import render_config
+from qar_sql.output.render import render, to_json
 from qar_sql.output.render_demo import next_steps, render_demo
 from qar_sql.parameters.tail import DEFAULTS, AuditParams, DemoParams, SqlParams
 from qar_sql.pushdown.showsql import show_one_statement, show_sql
+from qar_sql.results import AuditResult
 from qar_sql.rules import PWM_METHODS
 from qar_sql.stats import evt
 from qar_sql.stats import interval as tail_interval
@@ -124,8 +124,9 @@ def test_the_demo_audits_its_columns_and_says_what_to_try(demo_file):
     text = render(result, "text")
     assert text == render_demo(result, "text") and text.endswith(next_steps(path))
     assert f"qar audit {path} --table population --exclude person_id --format json\n" in text
-    # JSON and Markdown are the audit's (its renderers, along the class hierarchy)
-    assert render(result, "json") == render_audit(result, "json") and next_steps(path) not in render(result, "json")
+    # JSON and Markdown are the audit's (its to_dict and renderer, along the class hierarchy)
+    assert render(result, "json") == to_json(AuditResult.to_dict(result)) + "\n"
+    assert next_steps(path) not in render(result, "json")
     json.loads(render(result, "json"))
     assert render(result, "markdown") == render_audit(result, "markdown")
 
@@ -154,12 +155,12 @@ def test_config_json_keeps_its_ascii_escapes_and_refuses_nan(tmp_path):
     assert result.config is found
     # resolve() reads os.environ; the rendering of a non-ASCII value is what is checked here
     settings = tuple(dataclasses.replace(s, value="é.duckdb") if s.name == "store" else s for s in result.settings)
-    text = render_config(dataclasses.replace(result, settings=settings), "json")
+    text = render(dataclasses.replace(result, settings=settings), "json")
     assert "\\u00e9.duckdb" in text
     assert json.loads(text)["settings"]["p"]["value"] == 2
     bad = tuple(dataclasses.replace(s, value=float("nan")) if s.name == "alpha" else s for s in result.settings)
     with pytest.raises(ValueError):
-        render_config(dataclasses.replace(result, settings=bad), "json")
+        render(dataclasses.replace(result, settings=bad), "json")
 
 
 def test_the_copies_of_the_defaults_outside_parameters_agree():

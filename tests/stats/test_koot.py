@@ -339,7 +339,6 @@ from dataclasses import replace  # noqa: E402
 from conftest import Loader  # noqa: E402
 
 import qar_sql  # noqa: E402
-from qar_sql.output.render_uniqueness import uniqueness_dict  # noqa: E402
 from tests.measures.test_audit import HOSTILE_TABLE, as_columns, random_table  # noqa: E402
 
 
@@ -436,7 +435,7 @@ def test_duckdb_and_postgresql_give_identical_figures(tmp_path):
         finally:
             loader.cleanup()
     assert figures(results[0]) == figures(results[1])
-    assert uniqueness_dict(figures(results[0])) == uniqueness_dict(figures(results[1]))
+    assert figures(results[0]).to_dict() == figures(results[1]).to_dict()
 
 
 def test_qid_monte_carlo_and_marginals(duck):
