@@ -292,6 +292,7 @@ def audit(where, risk, fmt, top, histograms, show_sql, quiet, store, store_in_so
     postgresql+psycopg://user@host/db (with --table; default $QAR_DATABASE_URL).
     """
     from qar_sql.commands.audit import recorded, run
+    from qar_sql.compliance.store import NotRecorded
     from qar_sql.stats.interval import require_exceedances
 
     # ``options``: AuditParams' fields by the same names (k, jobs, batch_size, prune, group_size,
@@ -305,13 +306,17 @@ def audit(where, risk, fmt, top, histograms, show_sql, quiet, store, store_in_so
         _emit(_show_audit_sql(where, p=risk["p"], batch_size=options["batch_size"], jobs=jobs))
         return
     settings = build(AuditParams, {**where, **risk, **options})
+    not_recorded: NotRecorded | None = None
     with params.Progress("scanning", quiet) as bar:
         if store is None:
             with session(where, all_text=all_text) as s:
                 result = run(s, settings, bar)
         else:  # the run recorded in the results store (docs/compliance.md)
             source = source_keywords(where)
-            result = recorded(store, settings, bar, **source, all_text=all_text, store_in_source=store_in_source)
+            try:
+                result = recorded(store, settings, bar, **source, all_text=all_text, store_in_source=store_in_source)
+            except NotRecorded as exc:  # finished, but the store refused: print it, then say where it is
+                result, not_recorded = exc.result, exc
 
     def report() -> str:
         from qar_sql.commands.report import audit_inputs, masked_command
@@ -329,6 +334,8 @@ def audit(where, risk, fmt, top, histograms, show_sql, quiet, store, store_in_so
         return inputs.to_html()
 
     emit(result, fmt, top=top, histograms=histograms, html=report)
+    if not_recorded is not None:
+        raise not_recorded  # exit 3, after the result
     if result.fit is None:
         sys.exit(int(ExitCode.USAGE))
     require_exceedances(result.fit.n_exceedances, min_exceedances)  # exit 2 with its reason

@@ -325,3 +325,35 @@ def test_ctrl_c_in_report_on_postgres_cancels_the_statement_on_the_server(pg_big
     assert not left, f"still running on the server 3 s after Ctrl-C: {[q[:60] for q in left]}"
     assert proc.returncode == 130 and err.endswith("Interrupted.\n"), err
     assert not (tmp_path / "r.html").exists()
+
+
+def test_a_store_locked_at_the_end_fails_fast_and_still_prints_the_result(big, small, tmp_path):
+    """Another process holds the DuckDB store while the audit works: the audit used to wait 98 s,
+    print nothing, and the run later showed as interrupted though its results were saved."""
+    store = str(tmp_path / "store.duckdb")
+    proc = start(["audit", big, "--table", "people", "--store", store, "-q", "-f", "json"], tmp_path)
+    wait_running(store, proc, settle=0.2)
+    locker = _lock_store(store, 120)
+    try:
+        locked = time.monotonic()
+        out, err = proc.communicate(timeout=120)
+        waited = time.monotonic() - locked
+    finally:
+        locker.kill()
+        locker.wait()
+    assert proc.returncode == 3, err
+    printed = json.loads(out)  # the result, on stdout as asked
+    # after the audit's own seconds, about 12 s of attempts (2 s lock waits, retries after 1 and 3 s)
+    assert waited - printed["seconds"] < 20, f"waited {waited - printed['seconds']:.0f} s for the store"
+    run_id = S.runs(store)[0].run_id
+    side = tmp_path / f"qar_run_{run_id}.json"
+    assert err == (
+        f"Error: run {run_id} could not be recorded in store {store} (the store file is locked by another "
+        f"process (PID {locker.pid})); its results are saved in {side}\n"
+    )
+    assert json.loads(side.read_text())["audit"]["risk"] == printed["risk"] is not None
+    # the next recorded run does not call it interrupted: its results exist, in the side file
+    S.recorded_audit(store, small, table="people", p=2, pi_u=0.5)
+    first, _ = S.runs(store)
+    assert first.run_id == run_id and first.status == "failed"
+    assert first.error == f"not recorded (the store could not be written); results saved in {side}"
