@@ -17,6 +17,7 @@ import re
 import shutil
 import tempfile
 import threading
+import uuid
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -292,7 +293,7 @@ class SQLAlchemyDatabase(Database):
                 # no_parameters: without params the driver gets the SQL alone, so a '%' in a quoted
                 # name is not taken for a placeholder (psycopg fails on a column named "50%").
                 result = (
-                    conn.exec_driver_sql(sql, params)
+                    conn.exec_driver_sql(_escape_percent(sql, params), params)
                     if params
                     else conn.exec_driver_sql(sql, execution_options={"no_parameters": True})
                 )
@@ -353,7 +354,10 @@ class SQLAlchemyDatabase(Database):
         d = self.dialect
         if not d.array_parameters:
             return None
-        params = {f"a{i}": np.asarray(a, dtype=np.int64).tolist() for i, a in enumerate(arrays.values())}
+        # Placeholder names no column or table name can hold by chance: query() doubles every
+        # other '%' of the statement (a name such as "a%" would read as a placeholder).
+        tag = uuid.uuid4().hex[:12]
+        params = {f"qar{tag}_{i}": np.asarray(a, dtype=np.int64).tolist() for i, a in enumerate(arrays.values())}
         casts = ", ".join(f"cast(%({p})s as {d.bigint}[])" for p in params)
         names = ", ".join(d.quote(n) for n in arrays)
         return nullcontext((f"(select * from unnest({casts}) as x({names}))", params))
@@ -388,6 +392,13 @@ class SQLAlchemyDatabase(Database):
                 pass
         self._conns.clear()
         self.engine.dispose()
+
+
+def _escape_percent(sql: str, params: Mapping[str, Any]) -> str:
+    """``sql`` for a driver that reads ``%(name)s`` placeholders: every '%' but those of the
+    placeholders of ``params`` doubled, so that a quoted name holding '%' stays text."""
+    names = "|".join(re.escape(str(n)) for n in params)
+    return re.sub(rf"%(?!\((?:{names})\)s)", "%%", sql)
 
 
 def _driver(conn) -> Any:
