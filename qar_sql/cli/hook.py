@@ -20,7 +20,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from qar_sql.cli.main import cli
-from qar_sql.errors import ExitCode
+from qar_sql.compliance.scans import load_config
+from qar_sql.errors import ExitCode, QarError
+from qar_sql.guard import check_not_input
 
 #: Worst first: the order of ScanReport.exit_code; any other code ranks after these.
 RANK = (ExitCode.INTERRUPTED, ExitCode.USAGE, ExitCode.RUNTIME, ExitCode.RISK_ABOVE_THRESHOLD)
@@ -99,10 +101,6 @@ def _guard(files: list[str], options: list[str], combined: dict[str, str]) -> No
     """The combined ``--junit``/``--markdown`` files are written here, not by ``qar scan``: refuse,
     before any scan, one that is a file some config reads (the config, a scan's source, the store),
     as ``qar scan`` does for its own."""
-    from qar_sql.compliance.scans import load_config
-    from qar_sql.errors import QarError
-    from qar_sql.guard import check_not_input
-
     writes = list(combined.items())
     reads: list[tuple[str, str | None]] = []
     for name in files:

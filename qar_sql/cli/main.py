@@ -17,7 +17,7 @@ import click
 from qar_sql import params, rules
 from qar_sql.cli.emit import build, emit, session
 from qar_sql.engines.dialects import DIALECTS
-from qar_sql.errors import ExitCode, QarError
+from qar_sql.errors import DatabaseError, ExitCode, QarError
 from qar_sql.extras import version_lines
 from qar_sql.parameters.tail import (
     MAX_ROWS,
@@ -292,7 +292,6 @@ def audit(where, risk, fmt, top, histograms, show_sql, quiet, store, store_in_so
     postgresql+psycopg://user@host/db (with --table; default $QAR_DATABASE_URL).
     """
     from qar_sql.commands.audit import recorded, run
-    from qar_sql.compliance.store import NotRecorded
     from qar_sql.stats.interval import require_exceedances
 
     # ``options``: AuditParams' fields by the same names (k, jobs, batch_size, prune, group_size,
@@ -306,7 +305,7 @@ def audit(where, risk, fmt, top, histograms, show_sql, quiet, store, store_in_so
         _emit(_show_audit_sql(where, p=risk["p"], batch_size=options["batch_size"], jobs=jobs))
         return
     settings = build(AuditParams, {**where, **risk, **options})
-    not_recorded: NotRecorded | None = None
+    not_recorded: DatabaseError | None = None
     with params.Progress("scanning", quiet) as bar:
         if store is None:
             with session(where, all_text=all_text) as s:
@@ -315,7 +314,9 @@ def audit(where, risk, fmt, top, histograms, show_sql, quiet, store, store_in_so
             source = source_keywords(where)
             try:
                 result = recorded(store, settings, bar, **source, all_text=all_text, store_in_source=store_in_source)
-            except NotRecorded as exc:  # finished, but the store refused: print it, then say where it is
+            except DatabaseError as exc:  # finished, but the store refused (NotRecorded): print it, then say where
+                if getattr(exc, "result", None) is None:
+                    raise
                 result, not_recorded = exc.result, exc
 
     def report() -> str:

@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 from qar_sql.output.formats import json_number
-from qar_sql.output.render import renders, to_json
+from qar_sql.output.render import neutral_bidi, renders, to_json
 from qar_sql.results import ScanOutcome, ScanReport
 from qar_sql.secrets import scrub
 
@@ -85,8 +85,7 @@ def summary_markdown(report: ScanReport) -> str:
         lines += ["", "**Errors**", ""] + errors
     if report.not_run:
         lines += ["", f"**Interrupted**: not run: {', '.join(_md(n) for n in report.not_run)}"]
-    from qar_sql.output.html import neutral_bidi  # a scan named with U+202E reads reversed in a PR comment
-
+    # a scan named with U+202E would read reversed in a pull-request comment
     return neutral_bidi("\n".join(lines) + "\n")
 
 
@@ -94,8 +93,6 @@ def _xml_text(text: str) -> str:
     """``text`` for the JUnit XML: every value passes the one masker (:func:`qar_sql.secrets.scrub`,
     which leaves masked text as it is), XML 1.0 cannot carry most control characters, even
     escaped, and a bidirectional control would reorder what a CI page shows."""
-    from qar_sql.output.html import neutral_bidi  # and bidirectional controls as their code points
-
     return neutral_bidi(re.sub(r"[\x00-\x08\x0b\x0c\x0e-\x1f]", "?", scrub(text)))
 
 
