@@ -14,10 +14,10 @@ import difflib
 import gzip
 import os
 import re
+import secrets
 import shutil
 import tempfile
 import threading
-import uuid
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -356,7 +356,7 @@ class SQLAlchemyDatabase(Database):
             return None
         # Placeholder names no column or table name can hold by chance: query() doubles every
         # other '%' of the statement (a name such as "a%" would read as a placeholder).
-        tag = uuid.uuid4().hex[:12]
+        tag = secrets.token_hex(6)  # parameter names, not a temp table's (temp_name)
         params = {f"qar{tag}_{i}": np.asarray(a, dtype=np.int64).tolist() for i, a in enumerate(arrays.values())}
         casts = ", ".join(f"cast(%({p})s as {d.bigint}[])" for p in params)
         names = ", ".join(d.quote(n) for n in arrays)
