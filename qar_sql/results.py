@@ -1034,8 +1034,8 @@ class MigrationState:
     applied_at: datetime | None
 
 
-@dataclass(frozen=True)
-class MigrateResult:
+@dataclass(frozen=True, repr=False)
+class MigrateResult(Tabular):
     store: str  # masked
     dialect: str
     applied: tuple[str, ...]  # names applied by this call
@@ -1059,6 +1059,22 @@ class MigrateResult:
                 for m in self.migrations
             ],
         }
+
+    def table_columns(self) -> dict[str, list]:
+        """One row per migration file or applied migration: its state after this call, and
+        whether this call applied it."""
+        ms = self.migrations
+        return {
+            "version": [m.version for m in ms],
+            "name": [m.name for m in ms],
+            "state": [m.state for m in ms],
+            "applied_now": [m.name in self.applied for m in ms],
+            "checksum": [m.checksum for m in ms],
+            "applied_at": [m.applied_at.isoformat() if m.applied_at else None for m in ms],
+        }
+
+    def summary_line(self) -> str:
+        return f"{self.store}: {len(self.applied)} migration(s) applied, {len(self.pending)} pending"
 
 
 @dataclass(frozen=True)

@@ -276,3 +276,35 @@ def test_a_qar_toml_without_scans_passes_the_hook(tmp_path, monkeypatch, capsys)
     assert main(["--markdown", "m.md", "qar.toml"]) == 0
     assert "nothing to scan (ok)" in capsys.readouterr().out
     assert "nothing to scan" in (tmp_path / "m.md").read_text()
+
+
+@pytest.mark.parametrize(
+    "args,what",
+    [
+        (["--markdown", "../qar_demo.duckdb"], "the source of scan 'sub people'"),  # the scanned file
+        (["--junit=sub2/qar.toml"], "a scan config"),
+        (["--markdown", "store.duckdb", "--store", "store.duckdb"], "the results store"),
+    ],
+)
+def test_the_hook_never_writes_its_summaries_over_what_the_scans_read(tmp_path, monkeypatch, capsys, args, what):
+    """The hook writes the combined JUnit and Markdown itself, past qar scan's guard:
+    --markdown naming a scanned DuckDB file replaced the data with the summary."""
+    from qar_sql.cli.hook import main
+
+    work = demo_checkout(tmp_path)
+    monkeypatch.chdir(work / "examples")
+    for sub in ("sub", "sub2"):
+        (work / "examples" / sub).mkdir()
+        (work / "examples" / sub / "qar.toml").write_text(
+            f'[sources.demo]\nurl = "../../qar_demo.duckdb"\n[[scan]]\nname = "{sub} people"\n'
+            'table = "population"\np = 2\npi_u = 0.5\n'
+        )
+    args = [a.replace("../qar_demo.duckdb", str(work / "qar_demo.duckdb")) for a in args]
+    before = {p: p.read_bytes() for p in (work / "qar_demo.duckdb", work / "examples" / "sub2" / "qar.toml")}
+    with pytest.raises(SystemExit) as stop:
+        main([*args, "sub/qar.toml", "sub2/qar.toml"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("Error: --") and what in err and "writing would destroy" in err
+    assert {p: p.read_bytes() for p in before} == before
+    assert not (work / "examples" / "store.duckdb").exists()

@@ -27,7 +27,7 @@ from qar_sql.precedence import from_click
 )
 @click.option("--to", "to", metavar="VERSION", help="Apply migrations up to this version only (e.g. 0001).")
 # No csv: the migrations are the store's state, not a result with a table.
-@format_option(own=("text", "json", "markdown"), generic=False)
+@format_option(own=("text", "json", "markdown"))
 def migrate_cmd(store, show_status, to, fmt):
     """Create or upgrade the results store: apply the pending migrations, each with its tracking
     row in one transaction."""

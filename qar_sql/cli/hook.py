@@ -20,7 +20,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from qar_sql.cli.main import cli
-from qar_sql.errors import ExitCode
+from qar_sql.compliance.scans import load_config
+from qar_sql.errors import ExitCode, QarError
+from qar_sql.guard import check_not_input
 
 #: Worst first: the order of ScanReport.exit_code; any other code ranks after these.
 RANK = (ExitCode.INTERRUPTED, ExitCode.USAGE, ExitCode.RUNTIME, ExitCode.RISK_ABOVE_THRESHOLD)
@@ -95,12 +97,37 @@ def _write(path: str, text: str) -> None:
         raise SystemExit(int(ExitCode.USAGE)) from exc
 
 
+def _guard(files: list[str], options: list[str], combined: dict[str, str]) -> None:
+    """The combined ``--junit``/``--markdown`` files are written here, not by ``qar scan``: refuse,
+    before any scan, one that is a file some config reads (the config, a scan's source, the store),
+    as ``qar scan`` does for its own."""
+    writes = list(combined.items())
+    reads: list[tuple[str, str | None]] = []
+    for name in files:
+        reads.append(("a scan config", name))
+        try:
+            cfg = load_config(name)
+        except QarError:
+            continue  # qar scan says what is wrong with it
+        reads += [(f"the source of scan {s.name!r}", s.source) for s in cfg.scans]
+        reads.append(("the results store", cfg.store))
+    stores = [options[i + 1] for i, a in enumerate(options[:-1]) if a == "--store"]
+    reads += [("the results store", v.split("=", 1)[1]) for v in options if v.startswith("--store=")]
+    reads += [("the results store", v) for v in stores]
+    try:
+        check_not_input(writes, reads)
+    except QarError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        raise SystemExit(int(exc.exit_code)) from exc
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     # The files pre-commit passes come last; an option's value (--fail-above 0.5) is never a
     # qar.toml that exists.
     files = [a for a in argv if Path(a).name == "qar.toml" and Path(a).is_file()]
     options, combined = _split([a for a in argv if a not in files])
+    _guard(files, options, combined)
     codes: list[int] = []
     junit: list[tuple[str, Path]] = []
     markdown: list[tuple[str, str]] = []

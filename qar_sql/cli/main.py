@@ -17,7 +17,7 @@ import click
 from qar_sql import params, rules
 from qar_sql.cli.emit import build, emit, session
 from qar_sql.engines.dialects import DIALECTS
-from qar_sql.errors import ExitCode, QarError
+from qar_sql.errors import DatabaseError, ExitCode, QarError
 from qar_sql.extras import version_lines
 from qar_sql.parameters.tail import (
     MAX_ROWS,
@@ -305,13 +305,19 @@ def audit(where, risk, fmt, top, histograms, show_sql, quiet, store, store_in_so
         _emit(_show_audit_sql(where, p=risk["p"], batch_size=options["batch_size"], jobs=jobs))
         return
     settings = build(AuditParams, {**where, **risk, **options})
+    not_recorded: DatabaseError | None = None
     with params.Progress("scanning", quiet) as bar:
         if store is None:
             with session(where, all_text=all_text) as s:
                 result = run(s, settings, bar)
         else:  # the run recorded in the results store (docs/compliance.md)
             source = source_keywords(where)
-            result = recorded(store, settings, bar, **source, all_text=all_text, store_in_source=store_in_source)
+            try:
+                result = recorded(store, settings, bar, **source, all_text=all_text, store_in_source=store_in_source)
+            except DatabaseError as exc:  # finished, but the store refused (NotRecorded): print it, then say where
+                if getattr(exc, "result", None) is None:
+                    raise
+                result, not_recorded = exc.result, exc
 
     def report() -> str:
         from qar_sql.commands.report import audit_inputs, masked_command
@@ -329,6 +335,8 @@ def audit(where, risk, fmt, top, histograms, show_sql, quiet, store, store_in_so
         return inputs.to_html()
 
     emit(result, fmt, top=top, histograms=histograms, html=report)
+    if not_recorded is not None:
+        raise not_recorded  # exit 3, after the result
     if result.fit is None:
         sys.exit(int(ExitCode.USAGE))
     require_exceedances(result.fit.n_exceedances, min_exceedances)  # exit 2 with its reason

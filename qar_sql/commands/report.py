@@ -579,6 +579,10 @@ def report(source: SourceLike = None, *, output: str | Path | None = None, **opt
 
 #: The format each suffix of -o names.
 SUFFIX_FORMATS = {".html": "html", ".htm": "html", ".md": "md", ".markdown": "md", ".csv": "csv"}
+#: Suffixes of formats the report is not: -o report.pdf wrote an HTML page into report.pdf.
+OTHER_SUFFIXES = frozenset(
+    (".pdf", ".json", ".txt", ".xml", ".png", ".svg", ".parquet", ".duckdb", ".toml", ".yml", ".yaml")
+)
 
 
 def report_format(fmt: str | None, output: str) -> str:
@@ -587,6 +591,12 @@ def report_format(fmt: str | None, output: str) -> str:
     an .html file)."""
     suffix = os.path.splitext(output)[1].lower() if output != "-" else ""
     named = SUFFIX_FORMATS.get(suffix)
+    if suffix in OTHER_SUFFIXES:  # html would be written under a name that promises another format
+        stem = os.path.splitext(output)[0]
+        raise UsageError(
+            f"-o {output!r} ends in {suffix}, a format qar report does not write; name the file {stem}.html "
+            f"(or .md, .csv){' and print the HTML to PDF from a browser' if suffix == '.pdf' else ''}"
+        )
     if fmt is None:
         return named or "html"
     if named is not None and named != fmt:

@@ -9,6 +9,7 @@ columns as Arrow batches (:mod:`qar_sql.comparison.read`).
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -121,6 +122,16 @@ def kinds(db_o, rel_o, db_t, rel_t, cols, categorical, from_treatments) -> tuple
         treated_kinds = column_kinds(db_t, rel_t.sql, cols)
         for c in numeric:
             if treated_kinds[c] not in ("integer", "float"):
+                # A missing-value token ('NA') made the treated column text: say so, not "its type"
+                tokens = dict(rel_t.numeric_except).get(c)
+                if tokens:
+                    found = " and ".join(f"{t!r} in {n:,} row{'s' if n != 1 else ''}" for t, n in tokens)
+                    options = " ".join(f"--null-token {shlex.quote(t)}" for t, _ in tokens)
+                    raise ColumnError(
+                        f"column {c!r} is numeric in the original, but in the treated table it holds {found}, "
+                        f"so it is read as text there; read those as NULL with {options} (or compare its "
+                        f"values as categories with --categorical {c!r})"
+                    )
                 raise ColumnError(
                     f"column {c!r} is numeric in the original but {treated_kinds[c]} in the treated table; "
                     f"compare its values as categories with --categorical {c!r}"

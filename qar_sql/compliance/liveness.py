@@ -32,8 +32,9 @@ HEARTBEAT_EVERY = 30.0
 #: A run on another host whose heartbeat is older than this many seconds is taken as gone
 #: (ten missed heartbeats: a busy store or a slow network is not mistaken for a dead process).
 STALE_AFTER = 300.0
-#: Seconds to wait before each new attempt to write a run's results (after the first failed).
-RECORD_RETRY_DELAYS = (1.0, 3.0, 9.0)
+#: Seconds to wait before each new attempt to write a run's results (after the first failed);
+#: with each attempt's wait for a DuckDB file lock (``store.FINAL_LOCK_WAIT``), about 12 s in all.
+RECORD_RETRY_DELAYS = (1.0, 3.0)
 
 
 def now() -> datetime:
@@ -75,7 +76,8 @@ def gone_reason(pid: int | None, run_host: str | None, last_sign: datetime, at: 
 
 def mark_interrupted(store: Any) -> list[str]:
     """Mark ``interrupted`` every ``running`` run of ``store`` whose process is gone; return
-    their run ids."""
+    their run ids. A run whose results were saved in a side file next to a DuckDB store (the
+    store was locked at its end) is marked ``failed``, naming the file: it was not interrupted."""
     at = now()
     marked = []
     with store.transaction() as tx:
@@ -86,10 +88,14 @@ def mark_interrupted(store: Any) -> list[str]:
             reason = gone_reason(None if pid is None else int(pid), run_host, last_sign, at)
             if reason is None:
                 continue
+            status = "interrupted"
+            side = side_file_path(getattr(store, "path", None), run_id)
+            if getattr(store, "path", None) and side.exists():  # it finished; the store was locked
+                status, reason = "failed", f"not recorded (the store could not be written); results saved in {side}"
             tx.execute(
-                "update qar_runs set status = 'interrupted', finished_at = :at, error = :error "
+                "update qar_runs set status = :status, finished_at = :at, error = :error "
                 "where run_id = :id and status = 'running'",
-                {"at": at, "error": reason, "id": run_id},
+                {"status": status, "at": at, "error": reason, "id": run_id},
             )
             marked.append(run_id)
     return marked

@@ -324,6 +324,13 @@ def load_config(path: str | Path, *, environ: Mapping[str, str] | None = None) -
         data = toml_text.loads(p.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{p.name} is not valid TOML ({exc}); fix the line it names") from exc
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            f"{p.name} is not UTF-8 text (byte {exc.start}: {exc.object[exc.start : exc.start + 1]!r}); "
+            "save it as UTF-8, as TOML requires"
+        ) from exc
+    except OSError as exc:
+        raise UsageError(f"cannot read scan config {str(path)!r}: {exc.strerror or exc}; check the file") from exc
     return parse_config(data, path=str(p), environ=environ)
 
 

@@ -54,6 +54,9 @@ _PG_LOCK = 724_011_355
 _FILE = re.compile(r"^(\d{4})_([a-z0-9_]+?)(?:\.([a-z0-9_]+))?\.sql$")
 #: How long a writer waits for a DuckDB store file that another process holds.
 DUCKDB_LOCK_WAIT = 15.0
+#: How long each attempt to record a finished run waits for that lock: the results are in hand,
+#: so a store held by another process costs seconds (a side file), not minutes of silence.
+FINAL_LOCK_WAIT = 2.0
 
 
 class MigrationError(DatabaseError):
@@ -62,6 +65,15 @@ class MigrationError(DatabaseError):
 
 class RunNotRunning(DatabaseError):
     """The run's row is no longer ``running`` (another process marked it ``interrupted``)."""
+
+
+class NotRecorded(DatabaseError):
+    """A finished run whose results could not be written to the store: they are in a side file
+    (named in the message), and ``result`` holds them, so that the command still prints them."""
+
+    def __init__(self, message: str, result: AuditResult):
+        super().__init__(message)
+        self.result = result
 
 
 # --------------------------------------------------------------------------------------------
@@ -240,6 +252,7 @@ class Store:
         self.engine = None
         self._con = None  # the DuckDB connection, held between release() calls
         self._con_ro = False
+        self.lock_wait = DUCKDB_LOCK_WAIT  # seconds to wait for a DuckDB file another process holds
         if self.path is not None:
             self.dialect = "duckdb"
         else:
@@ -315,7 +328,7 @@ class Store:
     def _open_duck(self, read_only: bool):
         import duckdb
 
-        deadline = time.monotonic() + DUCKDB_LOCK_WAIT
+        deadline = time.monotonic() + self.lock_wait
         while True:
             try:
                 return duckdb.connect(self.path, read_only=read_only)  # type: ignore[arg-type]
@@ -760,45 +773,59 @@ def _complete_or_save(st: Store, run_id: str, result: AuditResult, seconds: floa
     the store refuses (locked by another process, unreachable); then the results go to a side
     file, and the error says where. Finished work is never thrown away."""
     delays = list(liveness.RECORD_RETRY_DELAYS)
-    while True:
-        try:
-            complete_run(
-                st,
-                run_id,
-                result,
-                seconds=seconds,
-                top_records=tops,
-                hash_keys=hashing[0],
-                hash_secret_value=hashing[1],
-                sections=more,
-            )
-            return
-        except RunNotRunning as exc:
-            error: DatabaseError = exc
-            break
-        except DatabaseError as exc:
-            error = exc
-            st.release()
-            if not delays:
+    st.lock_wait = min(st.lock_wait, FINAL_LOCK_WAIT)
+    try:
+        while True:
+            try:
+                complete_run(
+                    st,
+                    run_id,
+                    result,
+                    seconds=seconds,
+                    top_records=tops,
+                    hash_keys=hashing[0],
+                    hash_secret_value=hashing[1],
+                    sections=more,
+                )
+                return
+            except RunNotRunning as exc:
+                error: DatabaseError = exc
                 break
-            time.sleep(delays.pop(0))
-    hash_keys, secret = hashing
-    rows = [(hash_key(k, secret or hash_secret()) if hash_keys else str(k), float(c)) for k, c in (tops or ())]
-    path = liveness.write_side_file(
-        liveness.side_file_path(st.path, run_id),
-        run_id=run_id,
-        store=st.display,
-        reason=str(error),
-        audit=result.to_dict(),
-        top_records=rows,
-    )
-    try:  # say where the results went, if the store lets us now
-        fail_run(st, run_id, f"not recorded ({error}); results saved in {path}", seconds=seconds)
-    except BaseException:  # noqa: BLE001 - the side file is what matters
-        pass
-    raise DatabaseError(
-        f"run {run_id} could not be recorded in store {st.display} ({error}); its results are saved in {path}"
+            except DatabaseError as exc:
+                error = exc
+                st.release()
+                if not delays:
+                    break
+                time.sleep(delays.pop(0))
+        hash_keys, secret = hashing
+        rows = [(hash_key(k, secret or hash_secret()) if hash_keys else str(k), float(c)) for k, c in (tops or ())]
+        path = liveness.write_side_file(
+            liveness.side_file_path(st.path, run_id),
+            run_id=run_id,
+            store=st.display,
+            reason=str(error),
+            audit=result.to_dict(),
+            top_records=rows,
+        )
+        try:  # say where the results went, if the store lets us now
+            fail_run(st, run_id, f"not recorded ({error}); results saved in {path}", seconds=seconds)
+        except BaseException:  # noqa: BLE001 - the side file is what matters
+            pass
+    finally:
+        st.lock_wait = DUCKDB_LOCK_WAIT
+    raise NotRecorded(
+        f"run {run_id} could not be recorded in store {st.display} ({_why(error)}); its results are saved in {path}",
+        result,
     ) from error
+
+
+def _why(error: DatabaseError) -> str:
+    """The reason a store refused, short: a DuckDB file lock names the process holding it."""
+    text = str(error)
+    if "lock" in text.lower():
+        pid = re.search(r"\(PID (\d+)\)", text)
+        return "the store file is locked by another process" + (f" (PID {pid.group(1)})" if pid else "")
+    return text
 
 
 # --------------------------------------------------------------------------------------------

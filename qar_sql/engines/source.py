@@ -14,6 +14,7 @@ import difflib
 import gzip
 import os
 import re
+import secrets
 import shutil
 import tempfile
 import threading
@@ -27,6 +28,7 @@ from typing import Any, TypeAlias
 import numpy as np
 
 from qar_sql.engines import frames
+from qar_sql.engines.cancel import Running
 from qar_sql.engines.database import Database, Relation, Timed, first_line, log, pick_table
 from qar_sql.engines.dialects import Dialect, get_dialect
 from qar_sql.engines.session import Session, temp_name
@@ -221,6 +223,7 @@ class SQLAlchemyDatabase(Database):
         self._conns: list = []
         self._idle: list = []
         self._lock = threading.Lock()
+        self._running = Running()  # Ctrl-C cancels these on the server (engines/cancel.py)
         self._snapshot: str | None = None
         self._main = self._connect(main=True)
         version = self.engine.dialect.server_version_info or ()
@@ -286,11 +289,11 @@ class SQLAlchemyDatabase(Database):
         main = threading.current_thread() is threading.main_thread()
         conn = self._main if main else self._borrow()
         try:
-            with Timed(self.engine_name, sql) as timed:
+            with Timed(self.engine_name, sql) as timed, self._running.statement(_driver(conn)):
                 # no_parameters: without params the driver gets the SQL alone, so a '%' in a quoted
                 # name is not taken for a placeholder (psycopg fails on a column named "50%").
                 result = (
-                    conn.exec_driver_sql(sql, params)
+                    conn.exec_driver_sql(_escape_percent(sql, params), params)
                     if params
                     else conn.exec_driver_sql(sql, execution_options={"no_parameters": True})
                 )
@@ -309,8 +312,15 @@ class SQLAlchemyDatabase(Database):
         log.debug("%s streaming: %s", self.engine_name, sql.strip())
         try:
             # no_parameters, as in query(): a '%' in a quoted name is not a placeholder.
-            result = self._main.exec_driver_sql(sql, execution_options={"stream_results": True, "no_parameters": True})
-            while rows := result.fetchmany(chunk):
+            with self._running.statement(_driver(self._main)):
+                result = self._main.exec_driver_sql(
+                    sql, execution_options={"stream_results": True, "no_parameters": True}
+                )
+            while True:
+                with self._running.statement(_driver(self._main)):
+                    rows = result.fetchmany(chunk)
+                if not rows:
+                    break
                 yield rows
         except sa.exc.DBAPIError as exc:
             raise DatabaseError(f"{self.engine_name} failed a statement: {first_line(exc.orig or exc)}") from exc
@@ -332,7 +342,8 @@ class SQLAlchemyDatabase(Database):
                 on_done()
             return out
 
-        with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="qar-scan") as pool:
+        # Ctrl-C reaches only this thread: it also cancels the workers' statements on the server
+        with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="qar-scan") as pool, self._running.interruptible():
             return list(pool.map(run, statements))
 
     def array_relation(
@@ -343,7 +354,10 @@ class SQLAlchemyDatabase(Database):
         d = self.dialect
         if not d.array_parameters:
             return None
-        params = {f"a{i}": np.asarray(a, dtype=np.int64).tolist() for i, a in enumerate(arrays.values())}
+        # Placeholder names no column or table name can hold by chance: query() doubles every
+        # other '%' of the statement (a name such as "a%" would read as a placeholder).
+        tag = secrets.token_hex(6)  # parameter names, not a temp table's (temp_name)
+        params = {f"qar{tag}_{i}": np.asarray(a, dtype=np.int64).tolist() for i, a in enumerate(arrays.values())}
         casts = ", ".join(f"cast(%({p})s as {d.bigint}[])" for p in params)
         names = ", ".join(d.quote(n) for n in arrays)
         return nullcontext((f"(select * from unnest({casts}) as x({names}))", params))
@@ -378,6 +392,21 @@ class SQLAlchemyDatabase(Database):
                 pass
         self._conns.clear()
         self.engine.dispose()
+
+
+def _escape_percent(sql: str, params: Mapping[str, Any]) -> str:
+    """``sql`` for a driver that reads ``%(name)s`` placeholders: every '%' but those of the
+    placeholders of ``params`` doubled, so that a quoted name holding '%' stays text."""
+    names = "|".join(re.escape(str(n)) for n in params)
+    return re.sub(rf"%(?!\((?:{names})\)s)", "%%", sql)
+
+
+def _driver(conn) -> Any:
+    """The DBAPI driver's own connection under a SQLAlchemy connection (None if it has none)."""
+    try:
+        return conn.connection.driver_connection
+    except Exception:  # noqa: BLE001 - a closed or invalidated connection: nothing to cancel
+        return None
 
 
 #: MariaDB's protocol type codes (by pymysql's names) as the type names type_kind reads.

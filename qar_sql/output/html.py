@@ -29,7 +29,7 @@ from qar_sql.errors import UsageError
 from qar_sql.measures.classic import RiskResult
 from qar_sql.output import figures, people
 from qar_sql.output.formats import most_unique
-from qar_sql.output.render import FORMATS
+from qar_sql.output.render import FORMATS, neutral_bidi
 from qar_sql.output.render_anonymize import METRIC_NAMES, models_text
 from qar_sql.output.render_uniqueness import curve
 from qar_sql.output.report_md import html_to_markdown
@@ -614,17 +614,6 @@ def _pretty(numbers: Mapping[str, Any]) -> str:
         lambda m: re.sub(r"\s+", " ", m.group(0)).replace("[ ", "[").replace(" ]", "]"),
         json.dumps(numbers, indent=1, ensure_ascii=False, allow_nan=False, default=str),
     )
-
-
-#: The Unicode bidirectional controls (embeddings, overrides, isolates, marks): in a column name
-#: or a --title they reorder what the reader sees (a "Trojan Source" name), so a report shows
-#: each as its code point, ⟦U+202E⟧, in HTML and Markdown alike.
-BIDI_CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def neutral_bidi(text: str) -> str:
-    """``text`` with every bidirectional control shown as its code point (:data:`BIDI_CONTROLS`)."""
-    return BIDI_CONTROLS.sub(lambda m: f"⟦U+{ord(m.group(0)):04X}⟧", text)
 
 
 def render_html(inp: ReportInputs) -> str:

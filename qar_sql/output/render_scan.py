@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from qar_sql.output.render import renders
+from qar_sql.output.render import neutral_bidi, renders
 from qar_sql.results import ScanOutcome, ScanReport
 from qar_sql.secrets import scrub
 
@@ -48,7 +48,16 @@ def summary_text(report: ScanReport) -> str:
 
 
 def _md(text: str) -> str:
+    """``text`` in a Markdown table cell: no raw HTML (a remote image in a pull-request comment,
+    an unclosed ``<!--`` hiding the rest), no cell break."""
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _code(text: str) -> str:
+    """``text`` in a code span of a table cell: shown as is, so only a backtick (which would end
+    the span) and the cell's own breaks are replaced."""
+    return text.replace("`", "'").replace("|", "\\|").replace("\n", " ")
 
 
 def summary_markdown(report: ScanReport) -> str:
@@ -64,7 +73,7 @@ def summary_markdown(report: ScanReport) -> str:
     ]
     for o in report.outcomes:
         lines.append(
-            f"| {_md(o.name)} | `{_md(target(o))}` | {_risk(o.risk)} | {_risk(o.warn_above)} | "
+            f"| {_md(o.name)} | `{_code(target(o))}` | {_risk(o.risk)} | {_risk(o.warn_above)} | "
             f"{_risk(o.fail_above)} | {icon[o.status]} |"
         )
     if report.notes:
@@ -74,14 +83,15 @@ def summary_markdown(report: ScanReport) -> str:
         lines += ["", "**Errors**", ""] + errors
     if report.not_run:
         lines += ["", f"**Interrupted**: not run: {', '.join(_md(n) for n in report.not_run)}"]
-    return "\n".join(lines) + "\n"
+    # a scan named with U+202E would read reversed in a pull-request comment
+    return neutral_bidi("\n".join(lines) + "\n")
 
 
 def _xml_text(text: str) -> str:
     """``text`` for the JUnit XML: every value passes the one masker (:func:`qar_sql.secrets.scrub`,
-    which leaves masked text as it is), and XML 1.0 cannot carry most control characters, even
-    escaped."""
-    return re.sub(r"[\x00-\x08\x0b\x0c\x0e-\x1f]", "?", scrub(text))
+    which leaves masked text as it is), XML 1.0 cannot carry most control characters, even
+    escaped, and a bidirectional control would reorder what a CI page shows."""
+    return neutral_bidi(re.sub(r"[\x00-\x08\x0b\x0c\x0e-\x1f]", "?", scrub(text)))
 
 
 def junit_xml(report: ScanReport) -> str:

@@ -268,3 +268,92 @@ def test_a_store_lock_released_during_the_back_off_loses_nothing(small, tmp_path
     (run,) = S.runs(store)
     assert run.status == "complete" and run.risk == result.risk
     assert not list(tmp_path.glob("qar_run_*.json"))
+
+
+@pytest.fixture(scope="module")
+def pg_big():
+    """300,000 rows x 7 columns in a schema of its own on the test PostgreSQL: the report's
+    record pass and each elimination statement take seconds there. Yields the URL and table."""
+    eng = require_postgres()
+    schema = f"qi_{uuid.uuid4().hex[:10]}"
+    cols = ", ".join(f"mod(abs(hashint4(i + {k})), {n}) as c{k}" for k, n in enumerate((90, 2, 50, 7, 12, 30, 200)))
+    with eng.begin() as c:
+        c.exec_driver_sql(f"create schema {quote(schema)}")
+        c.exec_driver_sql(
+            f"create table {quote(schema)}.big as select i as id, {cols} from generate_series(1, 300000) i"
+        )
+    yield pg_store_url(schema), eng
+    with eng.begin() as c:
+        c.exec_driver_sql(f"drop schema {quote(schema)} cascade")
+
+
+def _active(eng, like: str | None = None) -> list[str]:
+    """The statements running in the test database but this one's (a fresh transaction each
+    time: pg_stat_activity is a snapshot per transaction)."""
+    with eng.connect() as c:
+        rows = c.exec_driver_sql(
+            "select query from pg_stat_activity where datname = current_database() and state = 'active' "
+            "and pid <> pg_backend_pid()"
+        ).fetchall()
+    return [q for (q,) in rows if like is None or like in q]
+
+
+@pytest.mark.parametrize(
+    "phase",
+    [
+        "One pass per batch",  # the fused audit and records pass: statements on worker connections
+        "Block elimination",  # the main connection: a cancel during parsing or planning was dropped
+    ],
+)
+def test_ctrl_c_in_report_on_postgres_cancels_the_statement_on_the_server(pg_big, tmp_path, phase):
+    url, eng = pg_big
+    proc = start(["report", url, "-t", "big", "-k", "id", "-x", "id", "-o", str(tmp_path / "r.html"), "-q"], tmp_path)
+    deadline = time.monotonic() + 180
+    while not _active(eng, phase):
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the phase never started"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    sent = time.monotonic()
+    # Measured: the record pass stops at once, an elimination statement within about 1.2 s (the
+    # server drops cancels while it binds the statement's arrays; it ran to its end, 5-8 s, before);
+    # 3 s leaves room for a loaded machine
+    while _active(eng) and time.monotonic() - sent < 3.0:
+        time.sleep(0.05)
+    left = _active(eng)
+    out, err = proc.communicate(timeout=60)
+    assert not left, f"still running on the server 3 s after Ctrl-C: {[q[:60] for q in left]}"
+    assert proc.returncode == 130 and err.endswith("Interrupted.\n"), err
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_a_store_locked_at_the_end_fails_fast_and_still_prints_the_result(big, small, tmp_path):
+    """Another process holds the DuckDB store while the audit works: the audit used to wait 98 s,
+    print nothing, and the run later showed as interrupted though its results were saved."""
+    store = str(tmp_path / "store.duckdb")
+    proc = start(["audit", big, "--table", "people", "--store", store, "-q", "-f", "json"], tmp_path)
+    wait_running(store, proc, settle=0.2)
+    locker = _lock_store(store, 120)
+    try:
+        locked = time.monotonic()
+        out, err = proc.communicate(timeout=120)
+        waited = time.monotonic() - locked
+    finally:
+        locker.kill()
+        locker.wait()
+    assert proc.returncode == 3, err
+    printed = json.loads(out)  # the result, on stdout as asked
+    # after the audit's own seconds, about 12 s of attempts (2 s lock waits, retries after 1 and 3 s)
+    assert waited - printed["seconds"] < 20, f"waited {waited - printed['seconds']:.0f} s for the store"
+    run_id = S.runs(store)[0].run_id
+    side = tmp_path / f"qar_run_{run_id}.json"
+    assert err == (
+        f"Error: run {run_id} could not be recorded in store {store} (the store file is locked by another "
+        f"process (PID {locker.pid})); its results are saved in {side}\n"
+    )
+    assert json.loads(side.read_text())["audit"]["risk"] == printed["risk"] is not None
+    # the next recorded run does not call it interrupted: its results exist, in the side file
+    S.recorded_audit(store, small, table="people", p=2, pi_u=0.5)
+    first, _ = S.runs(store)
+    assert first.run_id == run_id and first.status == "failed"
+    assert first.error == f"not recorded (the store could not be written); results saved in {side}"

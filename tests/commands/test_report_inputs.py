@@ -92,6 +92,19 @@ def test_output_dash_is_stdout_and_the_format_follows_the_suffix(csv, tmp_path, 
     assert (tmp_path / "x.html").read_text().startswith("<!DOCTYPE html>")
 
 
+@pytest.mark.parametrize("name", ["report.pdf", "report.json", "r.TXT"])
+def test_a_suffix_of_a_format_the_report_is_not_is_refused(csv, tmp_path, monkeypatch, name):
+    """-o report.pdf wrote an HTML page into report.pdf."""
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(cli, ["report", str(csv), *RISK, "-o", name])
+    stem, suffix = name.rsplit(".", 1)
+    assert r.exit_code == 2, r.output
+    assert r.output.startswith(
+        f"Error: -o {name!r} ends in .{suffix.lower()}, a format qar report does not write; name the file {stem}.html"
+    )
+    assert not (tmp_path / name).exists()
+
+
 def test_the_parameters_table_lists_values_and_the_threshold_does_not_gate(csv, tmp_path):
     out = tmp_path / "r.md"
     r = CliRunner().invoke(

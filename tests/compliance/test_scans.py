@@ -294,3 +294,34 @@ def test_junit_and_markdown_of_a_file_source(tmp_path):
     assert "None" not in message and message.endswith(f"for {csv}")
     assert f"| adult | `{csv}` |" in md.read_text()
     assert f"adult  {csv}" in r.stdout  # the text summary too
+
+
+def test_markdown_and_junit_show_no_raw_html_nor_bidi_controls(tmp_path):
+    """A scan named with U+202E (which reverses what follows) and HTML: the pull-request comment
+    and the CI page show the control as its code point and the HTML as text."""
+    csv = tmp_path / "a`b.csv"
+    csv.write_text("age,sex,zip,job\n" + "".join(f"{a},{s},{z},{j}\n" for a, s, z, j in zip(*WIDE.values())))
+    name = 'x\u202eevil <img src="http://example.com/t.png"> <!--'
+    cfg = write(
+        tmp_path,
+        f'[sources.people]\nurl = "a`b.csv"\n[[scan]]\nname = {json.dumps(name)}\np = 2\npi_u = 0.5\nfail_above = 0\n',
+    )
+    junit, md = tmp_path / "j.xml", tmp_path / "m.md"
+    r = CliRunner().invoke(cli, ["scan", str(cfg), "--junit", str(junit), "--markdown", str(md)])
+    assert r.exit_code == 1, r.output
+    text = md.read_text()
+    assert "\u202e" not in text and "<img" not in text and "<!--" not in text
+    shown = 'x⟦U+202E⟧evil &lt;img src="http://example.com/t.png"&gt; &lt;!--'
+    path = str(csv).replace("`", "'")  # a backtick would end the code span
+    assert f"| {shown} | `{path}` |" in text
+    assert "\u202e" not in junit.read_text()
+    (case,) = ET.parse(junit).getroot().iter("testcase")
+    assert case.get("name").startswith("x⟦U+202E⟧evil <img")  # XML escapes it; the control is shown
+
+
+def test_a_config_that_is_not_utf8_is_one_sentence(tmp_path):
+    cfg = tmp_path / "qar.toml"
+    cfg.write_bytes(b'\xff\xfe[sources.a]\nurl = "x.csv"\n')
+    r = CliRunner().invoke(cli, ["scan", str(cfg), "--no-store"])
+    assert r.exit_code == 2, r.output
+    assert r.output == "Error: qar.toml is not UTF-8 text (byte 0: b'\\xff'); save it as UTF-8, as TOML requires\n"

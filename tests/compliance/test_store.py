@@ -116,6 +116,25 @@ def test_migrations_from_scratch(store_url):
     assert S.migrate(store_url).applied == ()  # idempotent
 
 
+def test_cli_migrate_writes_csv(store_url):
+    """qar migrate -f csv: one row per migration, read back by a CSV reader (it had no csv)."""
+    import csv
+    import io
+
+    r = CliRunner().invoke(cli, ["migrate", "--store", store_url, "--to", "0002", "-f", "csv"])
+    assert r.exit_code == 0, r.output
+    rows = list(csv.DictReader(io.StringIO(r.output)))
+    assert [(x["version"], x["name"], x["state"], x["applied_now"]) for x in rows] == [
+        ("0001", "0001_runs", "applied", "true"),
+        ("0002", "0002_top_records", "applied", "true"),
+        ("0003", "0003_run_liveness", "pending", "false"),
+        ("0004", "0004_run_results", "pending", "false"),
+    ]
+    applied = dict(query(store_url, "select name, checksum from qar_schema_migrations"))
+    assert {x["name"]: x["checksum"] for x in rows[:2]} == applied
+    assert rows[2]["applied_at"] == "" and rows[0]["applied_at"]
+
+
 def test_migrations_one_at_a_time(store_url):
     first = S.migrate(store_url, to="0001")
     assert first.applied == ("0001_runs",)

@@ -101,3 +101,25 @@ def test_a_token_equal_to_a_header_name_keeps_the_column_name(tmp_path):
         assert [tuple(r) for r in nulls] == [(1, 1)]
     finally:
         db.close()
+
+
+def test_compare_blames_the_tokens_not_the_column_type(csv_with_na, tmp_path):
+    """The original's column is numeric, the treated file writes missing values as NA and ?: the
+    message named only the types and suggested --categorical."""
+    original = tmp_path / "original.csv"
+    original.write_text(
+        "id,cd496,sex,age\n" + "".join(f"{i},{100 + 7 * i},{'MF'[i % 2]},{20 + i % 9}\n" for i in range(40))
+    )
+    out = CliRunner().invoke(cli, ["compare", str(original), csv_with_na, "--aligned", "-x", "id", "-p", "2"])
+    assert out.exit_code == 2, out.output
+    assert out.output == (
+        "Error: column 'cd496' is numeric in the original, but in the treated table it holds 'NA' in 4 rows and "
+        "'?' in 1 row, so it is read as text there; read those as NULL with --null-token NA --null-token '?' "
+        "(or compare its values as categories with --categorical 'cd496')\n"
+    )
+    fixed = CliRunner().invoke(
+        cli,
+        ["compare", str(original), csv_with_na, "--aligned", "-x", "id", "-p", "2", "--null-token", "NA"]
+        + ["--null-token", "?", "-f", "json"],
+    )
+    assert fixed.exit_code == 0, fixed.output

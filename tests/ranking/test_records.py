@@ -9,10 +9,11 @@ import random
 from collections import Counter
 from pathlib import Path
 
+import duckdb
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import table_args
+from conftest import quote, table_args
 
 from qar_sql.cli.main import cli
 from qar_sql.commands.eliminate import eliminate
@@ -110,6 +111,36 @@ def test_elimination_points_equal_from_scratch_audits(engine):
             else:
                 assert pt.risk == pytest.approx(expect, rel=1e-12)
                 assert pt.reduction == pytest.approx(1 - expect / res.risk, rel=1e-9, abs=1e-12)
+
+
+def test_elimination_of_names_holding_percent_signs(engine):
+    """The elimination binds its arrays as %(name)s parameters on PostgreSQL: a table or column
+    name holding '%' (or a placeholder's very text) failed with "only '%s', '%b', '%t' are
+    allowed as placeholders". The curves equal those of the same table under plain names."""
+    data = make_data(120, seed=5)
+    source, table = engine.load("people", data)
+    plain = eliminate(source, table=table, by=["dt", "random"], step=10, max_removed="50%", **KW)
+    hostile = {"a": "a%", "b c": "%(a0)s", 'd"q': "50%s", "e;f": "%%", "sélect": "%(qar_0)s"}
+    renames = [f"alter table {{t}} rename column {quote(a)} to {quote(b)}" for a, b in hostile.items()]
+    odd = quote('we"ird%s')
+    if engine.name == "postgresql":
+        with engine.eng.begin() as c:
+            full = f"{quote(engine.schema)}.{quote('people')}"
+            for sql in renames:
+                c.exec_driver_sql(sql.format(t=full).replace("%", "%%"))
+            c.exec_driver_sql(f"alter table {full} rename to {odd}".replace("%", "%%"))
+        renamed = f'{engine.schema}.we"ird%s'
+    else:
+        con = duckdb.connect(engine.path)
+        for sql in renames:
+            con.execute(sql.format(t="people"))
+        con.execute(f"alter table people rename to {odd}")
+        con.close()
+        renamed = 'we"ird%s'
+    kw = {**KW, "columns": [hostile[c] for c in COLS]}
+    res = eliminate(source, table=renamed, by=["dt", "random"], step=10, max_removed="50%", **kw)
+    assert res.risk == plain.risk
+    assert res.curves == plain.curves
 
 
 def test_file_default_key_is_row_number(tmp_path):

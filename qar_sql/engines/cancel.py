@@ -1,0 +1,107 @@
+"""Ctrl-C stops the statements a server runs for qar, not only qar.
+
+A driver's own answer to KeyboardInterrupt is not enough. psycopg sends one cancel request for
+a statement of the thread that got the interrupt, and PostgreSQL drops a cancel that arrives
+while it is still reading or planning a statement sent with parameters (between the messages of
+the extended protocol): the statement then runs to its end, seconds later, after the client has
+gone. Statements on worker connections (``--jobs``) get no KeyboardInterrupt at all.
+
+So a database keeps the driver connections that are running a statement (:class:`Running`), and
+while the main thread waits for one, Ctrl-C also starts a thread that asks the server to cancel
+each of them, again every :data:`CANCEL_EVERY` seconds, until each has stopped (at most
+:data:`CANCEL_FOR` seconds). The interrupt itself is raised as before. Python's own SIGINT
+handler is the only one replaced, and only for the wait: a handler the program set is kept.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+#: Seconds between cancel requests to a statement that is still running.
+CANCEL_EVERY = 0.1
+#: Seconds after which qar stops asking (the connections are closed on the way out anyway).
+CANCEL_FOR = 10.0
+
+
+def _cancel(driver_connection: Any) -> None:
+    """Ask the server to cancel what ``driver_connection`` runs (a no-op for drivers without a
+    cancel request, and for a connection that runs nothing)."""
+    safe = getattr(driver_connection, "cancel_safe", None)  # psycopg >= 3.2: bounded, no lock
+    try:
+        if safe is not None:
+            safe(timeout=2.0)
+        elif callable(getattr(driver_connection, "cancel", None)):
+            driver_connection.cancel()
+    except Exception:  # noqa: BLE001 - a failed cancel leaves the statement to end by itself
+        pass
+
+
+class Running:
+    """The driver connections of one database that are running a statement now."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._busy: dict[int, Any] = {}
+
+    @contextlib.contextmanager
+    def statement(self, driver_connection: Any) -> Iterator[None]:
+        """While the block runs, ``driver_connection`` is running a statement; Ctrl-C in the main
+        thread cancels it (and every other running one) on the server."""
+        if not callable(getattr(driver_connection, "cancel", None)):
+            yield  # nothing to ask the server (SQLite, MariaDB's pymysql)
+            return
+        with self._lock:
+            self._busy[id(driver_connection)] = driver_connection
+        try:
+            with self.interruptible():
+                yield
+        finally:
+            with self._lock:
+                self._busy.pop(id(driver_connection), None)
+
+    def busy(self) -> list[Any]:
+        with self._lock:
+            return list(self._busy.values())
+
+    def cancel_all(self) -> threading.Thread:
+        """Start asking the server to cancel every running statement until none runs."""
+        thread = threading.Thread(target=self._cancel_until_idle, name="qar-cancel", daemon=True)
+        thread.start()
+        return thread
+
+    def _cancel_until_idle(self) -> None:
+        deadline = time.monotonic() + CANCEL_FOR
+        while time.monotonic() < deadline:
+            busy = self.busy()
+            if not busy:
+                return
+            for connection in busy:
+                _cancel(connection)
+            time.sleep(CANCEL_EVERY)
+
+    @contextlib.contextmanager
+    def interruptible(self) -> Iterator[None]:
+        """While the main thread runs the block, SIGINT also cancels the running statements.
+        Elsewhere (another thread, a handler the program set, or already inside) it does
+        nothing."""
+        if (
+            threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+        ):
+            yield
+            return
+
+        def on_sigint(signum, frame):
+            self.cancel_all()
+            raise KeyboardInterrupt
+
+        signal.signal(signal.SIGINT, on_sigint)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
