@@ -177,9 +177,13 @@ class RiskTarget:
         alias = {c: f"a{i}" for i, c in enumerate(names)}
         exprs = [self._expr(c, levels) for c in names]
         mat = "materialized " if d.cte_materialized else ""
+        # grouped by the aliases of a subquery: a generalized column may be a constant ('*'),
+        # which PostgreSQL refuses in GROUP BY
+        cols = ", ".join(alias[c] for c in names)
         freq = (
-            f"select {', '.join(f'{x} as {alias[c]}' for c, x in zip(names, exprs))}, count(*) as n "
-            f"from {self.relation.sql} as t group by {', '.join(exprs)}"
+            f"select {cols}, count(*) as n from (select "
+            f"{', '.join(f'{x} as {alias[c]}' for c, x in zip(names, exprs))} "
+            f"from {self.relation.sql} as t) as r group by {cols}"
         )
         ctes = [f"qar_cells as {mat}(\n{freq}\n)"]
         cells = "qar_cells"
