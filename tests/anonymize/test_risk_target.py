@@ -161,6 +161,33 @@ def test_the_cache_shares_subsets_across_nodes(duck):
         assert target.evaluate((1, 0, 0), smallest=2, suppressed=3).scanned == 15
 
 
+@pytest.mark.parametrize("seed", [4, 5])
+def test_theta_never_rises_under_generalization_without_suppression(engine, seed):
+    """Generalization maps each value combination of a subset to one combination, so the distinct
+    combinations cannot grow, and a class of one record after it is one before it, so the
+    singletons cannot grow either; with the rows unchanged every θ is non-increasing from a node
+    to each successor (checked for every edge of the lattice, against the brute-force release)."""
+    data = make_table(seed)
+    source, table = engine.load("t", data)
+    with qar_sql.connect(source, table=table) as session:
+        spec = RiskSpec(columns=COLUMNS, p=2, alpha=0.05, pi_u=0.4)
+        target = RiskTarget(session.db, session.relation, spec, QI, expression(session.dialect.quote))
+        counts = {}
+        for levels in lattice(MAXIMA):
+            rows, got = target.counts(levels)
+            kept, _ = oracle_release(data, levels, 1)
+            for j, combo in enumerate(itertools.combinations(range(len(COLUMNS)), 2)):
+                c = Counter(tuple(r[i] for i in combo) for r in kept)
+                assert tuple(got[j]) == (len(c), sum(1 for v in c.values() if v == 1))
+            assert rows == len(kept)
+            counts[levels] = got
+        for levels, got in counts.items():
+            for i, m in enumerate(MAXIMA):
+                if levels[i] < m:
+                    up = levels[:i] + (levels[i] + 1,) + levels[i + 1 :]
+                    assert (counts[up] <= got).all()
+
+
 def test_bad_targets_are_one_sentence():
     with pytest.raises(ParameterError, match="--risk-below 1.5"):
         RiskSpec(columns=COLUMNS, p=2, pi_u=0.4, below=1.5)
