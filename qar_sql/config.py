@@ -24,10 +24,10 @@ from typing import Any
 
 from qar_sql import toml_text
 from qar_sql.compliance import scans
+from qar_sql.engines.secrets import mask_source
 from qar_sql.engines.source import URL_ENV, is_url
 from qar_sql.errors import UsageError
 from qar_sql.parameters.tail import DEFAULTS as AUDIT
-from qar_sql.secrets import mask_source
 
 #: The keys a config may set, with their built-in defaults (None: unset), in the order of a
 #: scan file's settings: the audit's from :class:`~qar_sql.parameters.tail.AuditParams` (one

@@ -41,6 +41,7 @@ from typing import Any
 
 from qar_sql import toml_text
 from qar_sql.compliance.store import Store, describe_error, ensure_ready, recorded_audit, scan_store
+from qar_sql.engines.secrets import mask_source, scrub, secret_values
 from qar_sql.engines.source import is_url
 from qar_sql.errors import ExitCode, ParameterError, QarError, UsageError
 from qar_sql.measures.audit import audit, validate
@@ -48,7 +49,6 @@ from qar_sql.parameters.tail import THETA_MEASURES, TailParams
 from qar_sql.precedence import Chosen, choose
 from qar_sql.results import ScanOutcome, ScanReport
 from qar_sql.rules import DEFAULT_JOBS, check_risk
-from qar_sql.secrets import mask_source, scrub, secret_values
 from qar_sql.stats.interval import require_exceedances
 
 SCAN_KEYS = (

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import difflib
 import gzip
+import importlib
 import os
 import re
 import shutil
@@ -28,12 +29,13 @@ import numpy as np
 
 from qar_sql.engines import frames
 from qar_sql.engines.database import Database, Relation, Timed, first_line, log, pick_table
-from qar_sql.engines.dialects import Dialect, get_dialect
+from qar_sql.engines.dialects import Dialect, engine_of, get_dialect, scheme_of
+from qar_sql.engines.drivers import driver_hint
+from qar_sql.engines.secrets import mask_source, scrub, secret_values
 from qar_sql.engines.session import Session, temp_name
 from qar_sql.errors import ColumnError, DatabaseError, DataError, SourceNotFound, UsageError
 from qar_sql.extras import require
 from qar_sql.rules import check_null_tokens
-from qar_sql.secrets import mask_source, scrub, secret_values
 
 URL_ENV = "QAR_DATABASE_URL"
 
@@ -191,7 +193,7 @@ class SQLAlchemyDatabase(Database):
         self.masked_url = mask_source(url)
         self.secrets = secret_values(url)
         try:
-            if url.split("://", 1)[0].split("+", 1)[0].lower() == "sqlite":
+            if scheme_of(url) == "sqlite":
                 self.engine = _sqlite_engine(sa, url)
             else:
                 self.engine = sa.create_engine(url, poolclass=sa.pool.NullPool)
@@ -200,7 +202,7 @@ class SQLAlchemyDatabase(Database):
                 f"the database driver for {self.masked_url} is not installed ({exc.name}){driver_hint(url)}"
             ) from exc
         except sa.exc.NoSuchModuleError as exc:
-            backend = url.split("://", 1)[0].split("+", 1)[0].lower()
+            backend = scheme_of(url)
             hint = driver_hint(url)
             if hint and str(exc).rstrip().endswith(f"dialects:{backend}"):  # the dialect itself is missing
                 raise UsageError(
@@ -481,30 +483,6 @@ class _Corr:
         return sxy / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else None
 
 
-#: SQLAlchemy backend → (the qar-sql extra that installs its driver, the URL scheme it serves).
-DRIVER_EXTRAS = {
-    "postgresql": ("postgres", "postgresql+psycopg"),
-    "mysql": ("mysql", "mysql+pymysql"),
-    "mariadb": ("mysql", "mariadb+pymysql"),
-    "snowflake": ("snowflake", "snowflake"),
-    "bigquery": ("bigquery", "bigquery"),
-}
-
-
-def driver_hint(url: str) -> str:
-    """'; install it with: pip install 'qar-sql[mysql]' and write the URL as mysql+pymysql://…'
-    for a backend qar-sql has an extra for, else ''."""
-    scheme = url.split("://", 1)[0].lower()
-    backend = scheme.split("+", 1)[0]
-    if backend == "postgres":
-        backend = "postgresql"
-    if backend not in DRIVER_EXTRAS:
-        return ""
-    extra, wanted = DRIVER_EXTRAS[backend]
-    write = "" if scheme == wanted else f" and write the URL as {wanted}://…"
-    return f"; install it with: pip install 'qar-sql[{extra}]'{write}"
-
-
 def is_interrupt(exc: BaseException) -> bool:
     """DuckDB stops a query on Ctrl-C (SIGINT) and raises RuntimeError("Query interrupted") or
     duckdb.InterruptException instead of KeyboardInterrupt."""
@@ -657,17 +635,12 @@ def open_source(
             "has NULLs of its own (map the token to NULL in a view: nullif(column, 'NA'))"
         )
     if is_url(source):
-        if source.startswith("duckdb:///"):
-            return _open_duckdb_file(source[len("duckdb:///") :], table, threads)
-        # Engines with a native adapter of their own (no SQLAlchemy dialect runs their SQL).
-        if source.lower().startswith("sc://"):
-            from qar_sql.engines.spark import open_spark
-
-            return open_spark(source, table)
-        if source.lower().startswith("chdb://"):
-            from qar_sql.engines.clickhouse import open_chdb
-
-            return open_chdb(source, table)
+        engine = engine_of(source)
+        if engine is not None and engine.opener:  # a native adapter: no SQLAlchemy dialect runs its SQL
+            module, _, function = engine.opener.partition(":")
+            # Imported only when such a URL is opened: its driver is an optional extra.
+            opener = getattr(importlib.import_module(module), function)
+            return opener(source, table, threads)
         return _open_sqlalchemy(source, table)
     kind = file_kind(source)
     path = Path(source)
@@ -886,6 +859,13 @@ def numeric_except(db: DuckDBDatabase, relation: str, columns: Sequence[str]):
             if len(found) <= MAX_NULL_TOKENS:
                 out.append((c, tuple((str(v), int(n)) for v, n in found)))
     return tuple(out)
+
+
+def open_duckdb_url(url: str, table: str | None, threads: int | None):
+    """``duckdb:///path``: the DuckDB file at path, read-only."""
+    if not url.startswith("duckdb:///"):
+        raise UsageError(f"cannot read the DuckDB URL {url!r}; write it as duckdb:///path/to/file.duckdb")
+    return _open_duckdb_file(url[len("duckdb:///") :], table, threads)
 
 
 def _open_duckdb_file(path: str, table: str | None, threads: int | None):

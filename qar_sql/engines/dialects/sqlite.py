@@ -4,6 +4,7 @@ The file is opened read-only (source.py rewrites the URL to ``?mode=ro``), so an
 never write it, and a missing file is an error instead of a new empty database."""
 
 from qar_sql.engines.dialects.base import Dialect
+from qar_sql.engines.dialects.unit import Engine
 
 DIALECT = Dialect(
     "sqlite",
@@ -27,3 +28,18 @@ DIALECT = Dialect(
     executable=True,
     sqlglot="sqlite",
 )
+
+
+def local_file(url: str) -> str | None:
+    """The file of ``sqlite:///path`` as SQLAlchemy reads it (none for memory or a ``file:`` URI)."""
+    try:
+        from sqlalchemy.engine import make_url
+
+        database = make_url(url).database
+    except Exception:  # noqa: BLE001 - not a URL SQLAlchemy reads: it names no file here
+        return None
+    return None if not database or database == ":memory:" or database.startswith("file:") else database
+
+
+#: Python's own sqlite3: no extra, no server.
+ENGINE = Engine(DIALECT, schemes=("sqlite",), local_file=local_file)
