@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from qar_sql.engines.dialects.base import Dialect
 
@@ -49,6 +50,9 @@ class Engine:
     #: ``module:function`` of a native adapter's ``open(url, table, threads) -> (Database,
     #: Relation)``, imported only when such a URL is opened; None: SQLAlchemy opens it.
     opener: str | None = None
+    #: ``(sqlalchemy, url) -> sqlalchemy Engine`` where its URLs need more than
+    #: ``create_engine(url)`` (SQLite: the file opened read-only, its missing aggregates added).
+    sqlalchemy_engine: Callable[[Any, str], Any] | None = None
     #: The local file a URL of it names (``duckdb:///path``), or None: qar's outputs may not
     #: overwrite it (qar_sql/guard.py).
     local_file: Callable[[str], str | None] | None = None
