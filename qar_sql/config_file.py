@@ -24,9 +24,9 @@ from typing import Any
 
 from qar_sql import toml_text
 from qar_sql.compliance import scans
+from qar_sql.engines.secrets import mask_source
 from qar_sql.engines.source import URL_ENV, is_url
 from qar_sql.errors import UsageError
-from qar_sql.secrets import mask_source
 
 #: The keys a config may set, with their built-in defaults (None: unset), in the order of a
 #: scan file's settings: a scan's (:class:`~qar_sql.compliance.scans.ScanSpec`, the audit's

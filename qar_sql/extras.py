@@ -2,7 +2,8 @@
 
 The base install is what the audit, records, discover, whatif, risk, uniqueness, scan and the HTML
 report need; compare's projection, the figures, Arrow, the PLS predictor, the progress
-bar and each database driver are extras. A command that needs one calls :func:`require` before
+bar and each database driver are extras (a driver's extra is its engine's to name:
+``Engine.extra`` in qar_sql/engines/dialects/). A command that needs one calls :func:`require` before
 any work, so a missing package is one sentence naming the extra to install (exit 2), never an
 ImportError halfway through a scan. The check uses ``importlib.util.find_spec``: nothing is
 imported, so it costs nothing when the package is there.
@@ -13,11 +14,10 @@ from __future__ import annotations
 import importlib.util
 
 from qar_sql.errors import UsageError
-from qar_sql.version import __version__
 
 #: Extra → the top-level modules it installs that qar imports, in the order a message names them.
 #: pyproject.toml's [project.optional-dependencies] is the list of pins; tests/test_base_install.py
-#: checks that both name the same extras.
+#: checks that it names these extras and the engines' driver extras.
 MODULES: dict[str, tuple[str, ...]] = {
     "compare": ("saiph", "pandas", "pyarrow", "threadpoolctl"),
     "anonymeter": ("anonymeter",),
@@ -25,12 +25,6 @@ MODULES: dict[str, tuple[str, ...]] = {
     "pls": ("sklearn",),
     "arrow": ("pyarrow",),
     "progress": ("tqdm",),
-    "postgres": ("psycopg",),
-    "mysql": ("pymysql",),
-    "snowflake": ("snowflake.sqlalchemy",),
-    "bigquery": ("sqlalchemy_bigquery",),
-    "spark": ("pyspark",),
-    "clickhouse": ("chdb",),
     "dbt": ("dbt",),
     "docs": ("mkdocs", "mkdocstrings"),
 }
@@ -70,15 +64,9 @@ def require(extra: str, what: str, *, alternative: str = "") -> None:
     )
 
 
-#: Extra → the distributions whose versions matter in a bug report (``qar --version``), the
-#: driver extras first. mariadb: the MariaDB Connector/Python, an alternative driver.
+#: Extra → the distributions whose versions matter in a bug report (``qar --version``, after the
+#: engines' drivers: qar_sql/engines/drivers.py).
 DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
-    "postgres": ("psycopg",),
-    "mysql": ("pymysql", "mariadb"),
-    "snowflake": ("snowflake-sqlalchemy",),
-    "bigquery": ("sqlalchemy-bigquery",),
-    "spark": ("pyspark",),
-    "clickhouse": ("chdb",),
     "compare": ("saiph", "pandas", "pyarrow"),
     "anonymeter": ("anonymeter",),
     "plot": ("matplotlib",),
@@ -87,34 +75,3 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "progress": ("tqdm",),
     "dbt": ("dbt-core",),
 }
-
-
-def _version(dist: str) -> str | None:
-    from importlib import metadata
-
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return None
-
-
-def version_lines() -> list[str]:
-    """What ``qar --version`` prints: qar, Python, DuckDB, SQLAlchemy, then each extra with any
-    of its packages installed (from the installed metadata: nothing is imported, so it is fast
-    and works when a package is broken)."""
-    import platform
-    import sys
-
-    lines = [
-        f"qar {__version__}",
-        f"Python {platform.python_version()} ({platform.python_implementation()}, {sys.platform} {platform.machine()})",
-        f"DuckDB {_version('duckdb') or 'not installed'}",
-        f"SQLAlchemy {_version('sqlalchemy') or 'not installed'}",
-    ]
-    installed_extras = []
-    for extra, dists in DISTRIBUTIONS.items():
-        found = [f"{d} {v}" for d in dists if (v := _version(d))]
-        if found:
-            installed_extras.append(f"  {extra}: {', '.join(found)}")
-    lines.append("extras:" if installed_extras else "extras: none (pip install 'qar-sql[postgres]', … adds them)")
-    return lines + installed_extras

@@ -1,7 +1,7 @@
 """Outputs never overwrite inputs: :func:`check_not_input`, the one guard every command (and
 :func:`qar_sql.report`, ``risk(per_record=…)``) calls before any work, compares each file it will
-write with each file it reads. On the ground floor, beside errors.py and secrets.py, so that the
-measures, the reporting and the CLI all use the same function."""
+write with each file it reads. Beside errors.py, above the engines (each says which local file
+its URLs name), so that the measures, the reporting and the CLI all use the same function."""
 
 from __future__ import annotations
 
@@ -9,13 +9,14 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
+from qar_sql.engines.dialects import engine_of
+from qar_sql.engines.secrets import mask_source
 from qar_sql.errors import UsageError
-from qar_sql.secrets import mask_source
 
 
 def local_file(source: Any) -> str | None:
-    """The local file a source, store or input names (a path, ``duckdb:///path``,
-    ``sqlite:///path``), or None (a server URL, a frame, nothing)."""
+    """The local file a source, store or input names (a path, or a URL whose engine names one:
+    ``duckdb:///path``, ``sqlite:///path``), or None (a server URL, a frame, nothing)."""
     if not isinstance(source, str | os.PathLike):
         return None
     text = os.fspath(source)
@@ -23,18 +24,8 @@ def local_file(source: Any) -> str | None:
         return None
     if "://" not in text:
         return text
-    scheme = text.split("://", 1)[0].split("+", 1)[0].lower()
-    if scheme == "duckdb":
-        return (text[len("duckdb:///") :] or None) if text.startswith("duckdb:///") else None
-    if scheme == "sqlite":
-        try:
-            from sqlalchemy.engine import make_url
-
-            database = make_url(text).database
-        except Exception:  # noqa: BLE001 - not a URL SQLAlchemy reads: it names no file here
-            return None
-        return None if not database or database == ":memory:" or database.startswith("file:") else database
-    return None
+    engine = engine_of(text)
+    return engine.local_file(text) if engine is not None and engine.local_file is not None else None
 
 
 def _same_file(a: str, b: str) -> bool:

@@ -16,7 +16,19 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from qar_sql.engines.dialects import engine_named
+
 REPO = Path(__file__).resolve().parents[1]
+
+
+def server_url(engine: str) -> str:
+    """The URL of ``engine``'s test server, as its unit's recipe says (its environment variable,
+    else the default scripts/test.sh sets up)."""
+    recipe = engine_named(engine).test_server
+    assert recipe is not None, f"{engine} runs in process: it has no test server"
+    return recipe.url()
+
+
 # The anonymization tests' fixtures (tables on every engine, adult): a module, not a second
 # conftest.py, whose name would shadow this one for `from conftest import ...` under xdist.
 pytest_plugins = ("tests.anonymize.fixtures",)
@@ -33,7 +45,8 @@ kind = "bands"
 width = 10
 """
 SHARED_DATA = Path(os.environ.get("QAR_SHARED_DATA") or REPO.parent / "shared" / "data")
-PG_URL = os.environ.get("QAR_TEST_PG_URL", "postgresql+psycopg://qar_test:qar_test@localhost:5432/qar_test")
+#: The PostgreSQL engine's test server (its recipe: qar_sql/engines/dialects/postgresql.py).
+PG_URL = server_url("postgresql")
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
 _pg_state: dict = {}

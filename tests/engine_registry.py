@@ -18,6 +18,7 @@ Adding an engine: a subclass with ``name``, ``types`` (the test type names "text
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import math
 import os
 import sqlite3
@@ -28,14 +29,16 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-from conftest import PG_URL, _pg_engine, duck_insert, require_server, server_engine
+from conftest import PG_URL, _pg_engine, duck_insert, require_server, server_engine, server_url
 from conftest import _duck_type as guess_type
 
-#: The MariaDB that scripts/mariadb.sh starts: a user with every privilege on the databases
-#: ``qar_test%`` and a SELECT-only user on the same databases.
-#: The Spark Connect server that scripts/spark.sh starts.
-SPARK_URL = os.environ.get("QAR_TEST_SPARK_URL", "")
-MYSQL_URL = os.environ.get("QAR_TEST_MYSQL_URL", "mysql+pymysql://qar_test:qar_test@127.0.0.1:3306/qar_test")
+from qar_sql.engines.dialects import engine_named
+from qar_sql.extras import install_hint
+
+#: The servers' URLs, as each engine's unit says (qar_sql/engines/dialects/<engine>.py); MariaDB
+#: also has a SELECT-only user on the same databases (scripts/mariadb.sh creates both).
+SPARK_URL = server_url("spark")
+MYSQL_URL = server_url("mysql")
 MYSQL_RO_URL = os.environ.get(
     "QAR_TEST_MYSQL_RO_URL", "mysql+pymysql://qar_test_ro:qar_test_ro@127.0.0.1:3306/qar_test"
 )
@@ -378,11 +381,9 @@ class ClickHouse(Engine):
 
     @classmethod
     def unavailable(cls):
-        try:
-            import chdb  # noqa: F401
-        except ModuleNotFoundError:
-            return "chdb is not installed (pip install 'qar-sql[clickhouse]')"
-        return None
+        unit = engine_named(cls.engine_name)
+        gone = [m for m in unit.modules if importlib.util.find_spec(m) is None]
+        return f"{', '.join(gone)} is not installed ({install_hint(unit.extra or '')})" if gone else None
 
     @classmethod
     def folder(cls) -> str:

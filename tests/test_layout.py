@@ -128,9 +128,10 @@ def test_parameters_are_the_ground_floor(module):
 
 #: The only modules that load a module by name, each for a reason the import graph can live
 #: with: the package's and the subpackages' lazy attribute loading, optional dependencies named
-#: with their extra (results), and the renderer registry, which loads a result type's renderer
-#: module on first use (``qar --help`` renders nothing).
-IMPORT_BY_NAME = {"qar_sql", "qar_sql.lazy", "qar_sql.results", "qar_sql.output.render"}
+#: with their extra (results), the renderer registry, which loads a result type's renderer
+#: module on first use (``qar --help`` renders nothing), and the opening of a URL whose engine
+#: has a native adapter (``Engine.opener``: the optional engines, loaded when used).
+IMPORT_BY_NAME = {"qar_sql", "qar_sql.lazy", "qar_sql.results", "qar_sql.output.render", "qar_sql.engines.source"}
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))

@@ -17,7 +17,7 @@ from conftest import Loader, quote
 
 from qar_sql.cli.main import cli
 from qar_sql.compliance import store as S
-from qar_sql.secrets import mask_source, scrub, secret_values
+from qar_sql.engines.secrets import mask_source, scrub, secret_values
 
 # Fixed, distinctive values (a leak is found by searching for them); fixed, not drawn per
 # process, so that every pytest-xdist worker collects the same test ids.

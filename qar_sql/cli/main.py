@@ -17,8 +17,9 @@ import click
 from qar_sql import params, rules
 from qar_sql.cli.emit import build, emit, session
 from qar_sql.engines.dialects import DIALECTS
+from qar_sql.engines.drivers import version_lines
+from qar_sql.engines.secrets import scrub, secret_values
 from qar_sql.errors import DatabaseError, ExitCode, QarError
-from qar_sql.extras import version_lines
 from qar_sql.parameters.tail import (
     MAX_ROWS,
     MIN_ROWS,
@@ -29,7 +30,6 @@ from qar_sql.parameters.tail import (
 )
 from qar_sql.params import default_of
 from qar_sql.precedence import from_click
-from qar_sql.secrets import scrub, secret_values
 
 
 def _safe(exc: BaseException) -> str:

@@ -24,6 +24,7 @@ from qar_sql.commands import anonymize, compare, risk, uniqueness, whatif
 from qar_sql.compliance.history import history
 from qar_sql.compliance.store import hash_key, stored_audit, stored_results, stored_top_records
 from qar_sql.engines.render import recording
+from qar_sql.engines.secrets import mask_source, scrub, secret_values
 from qar_sql.engines.session import Session
 from qar_sql.engines.source import SourceLike, resolve_source, select_columns, session_of
 from qar_sql.errors import ColumnError, QarError, UsageError
@@ -53,7 +54,6 @@ from qar_sql.ranking.greedy import greedy_elimination
 from qar_sql.ranking.records import compute
 from qar_sql.results import AuditResult, History, from_plain
 from qar_sql.rules import DEFAULT_JOBS
-from qar_sql.secrets import mask_source, scrub, secret_values
 from qar_sql.stats import interval as tail_interval
 from qar_sql.treat.treatments import load as load_treatments
 

@@ -33,6 +33,7 @@ from qar_sql.compliance.scans import (
     parse_config,
 )
 from qar_sql.compliance.store import Store, describe_error, ensure_ready, scan_store
+from qar_sql.engines.secrets import scrub, secret_values
 from qar_sql.engines.source import session_of
 from qar_sql.errors import ExitCode, QarError, UsageError
 from qar_sql.output.files import check_writable
@@ -41,7 +42,6 @@ from qar_sql.parameters.store import ScanParams
 from qar_sql.progress import Progress
 from qar_sql.results import ScanOutcome, ScanReport
 from qar_sql.rules import DEFAULT_JOBS
-from qar_sql.secrets import scrub, secret_values
 from qar_sql.stats.interval import require_exceedances
 
 NAME = "scan"

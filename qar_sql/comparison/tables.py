@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 
 from qar_sql.comparison.read import arrow_batches, numeric_array, value_array
+from qar_sql.engines.secrets import mask_source
 from qar_sql.engines.source import DUCKDB_SUFFIXES, Database, Relation, column_names, file_kind, is_url, select_columns
 from qar_sql.errors import ColumnError, ParameterError, UsageError
-from qar_sql.secrets import mask_source
 from qar_sql.treat.treatments import Binder, column_kinds, treated_sql
 from qar_sql.treat.whatif import WithRelation
 

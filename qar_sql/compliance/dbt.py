@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from qar_sql.compliance.scans import PARAM_KEYS, ScanSpec, check_unique, make_spec, own_settings
+from qar_sql.engines.secrets import mask_source
 from qar_sql.engines.source import is_url
 from qar_sql.errors import UsageError
-from qar_sql.secrets import mask_source
 
 TAG = "quasi_identifier"
 

@@ -31,8 +31,8 @@ from urllib.parse import quote
 
 from qar_sql.compliance.dbt import RESOURCE_TYPES, load_manifest, manifest_scans
 from qar_sql.compliance.dbt_jinja import render_value
+from qar_sql.engines.secrets import mask_source
 from qar_sql.errors import UsageError
-from qar_sql.secrets import mask_source
 
 __all__ = ["DbtTarget", "manifest_path", "profiles_dir", "project_scans", "read_target", "select_nodes"]
 

@@ -37,12 +37,12 @@ from pathlib import Path
 from typing import Any
 
 from qar_sql import toml_text
+from qar_sql.engines.secrets import mask_source, secret_values
 from qar_sql.engines.source import is_url
 from qar_sql.errors import ParameterError, UsageError
 from qar_sql.parameters.tail import AuditParams
 from qar_sql.precedence import Chosen, choose
 from qar_sql.rules import check_min_exceedances, check_risk
-from qar_sql.secrets import mask_source, secret_values
 
 SCAN_KEYS = (
     "name",

@@ -37,11 +37,11 @@ from typing import Any
 
 from qar_sql.compliance import liveness
 from qar_sql.engines.render import migrations_dir
+from qar_sql.engines.secrets import mask_source, scrub, secret_values
 from qar_sql.engines.source import DUCKDB_SUFFIXES, is_url, resolve_source
 from qar_sql.errors import DatabaseError, QarError, UsageError
 from qar_sql.measures.audit import audit as _audit
 from qar_sql.results import AuditResult, MigrateResult, MigrationState, QIStats, from_plain, to_plain
-from qar_sql.secrets import mask_source, scrub, secret_values
 from qar_sql.stats.evt import TailFit
 from qar_sql.version import __version__
 

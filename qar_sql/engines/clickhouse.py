@@ -21,10 +21,12 @@ import threading
 
 from qar_sql.engines.database import Database, Relation, Timed, first_line, pick_table
 from qar_sql.engines.dialects import get_dialect
+from qar_sql.engines.dialects.clickhouse import ENGINE
 from qar_sql.errors import DatabaseError, SourceNotFound, UsageError
+from qar_sql.extras import install_hint
 
 SCHEME = "chdb://"
-INSTALL = "pip install 'qar-sql[clickhouse]'"
+INSTALL = install_hint(ENGINE.extra or "")
 #: Databases of ClickHouse itself, never audited.
 SYSTEM_DATABASES = ("system", "INFORMATION_SCHEMA", "information_schema")
 
@@ -94,7 +96,7 @@ class ClickHouseDatabase(Database):
             pass
 
 
-def open_chdb(url: str, table: str | None) -> tuple[ClickHouseDatabase, Relation]:
+def open_chdb(url: str, table: str | None, threads: int | None = None) -> tuple[ClickHouseDatabase, Relation]:
     """Open the chdb data folder of ``url`` and describe ``table`` (``name`` in the current
     database, or ``database.name``)."""
     import os

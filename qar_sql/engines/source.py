@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import difflib
 import gzip
+import importlib
 import os
 import re
 import secrets
@@ -30,12 +31,13 @@ import numpy as np
 from qar_sql.engines import frames
 from qar_sql.engines.cancel import Running
 from qar_sql.engines.database import Database, Relation, Timed, first_line, log, pick_table
-from qar_sql.engines.dialects import Dialect, get_dialect
+from qar_sql.engines.dialects import Dialect, engine_of, get_dialect, scheme_of
+from qar_sql.engines.drivers import driver_hint
+from qar_sql.engines.secrets import mask_source, scrub, secret_values
 from qar_sql.engines.session import Session, temp_name
 from qar_sql.errors import ColumnError, DatabaseError, DataError, SourceNotFound, UsageError
 from qar_sql.extras import require
 from qar_sql.rules import check_null_tokens
-from qar_sql.secrets import mask_source, scrub, secret_values
 
 URL_ENV = "QAR_DATABASE_URL"
 
@@ -193,8 +195,9 @@ class SQLAlchemyDatabase(Database):
         self.masked_url = mask_source(url)
         self.secrets = secret_values(url)
         try:
-            if url.split("://", 1)[0].split("+", 1)[0].lower() == "sqlite":
-                self.engine = _sqlite_engine(sa, url)
+            unit = engine_of(url)
+            if unit is not None and unit.sqlalchemy_engine is not None:
+                self.engine = unit.sqlalchemy_engine(sa, url)
             else:
                 self.engine = sa.create_engine(url, poolclass=sa.pool.NullPool)
         except ModuleNotFoundError as exc:
@@ -202,7 +205,7 @@ class SQLAlchemyDatabase(Database):
                 f"the database driver for {self.masked_url} is not installed ({exc.name}){driver_hint(url)}"
             ) from exc
         except sa.exc.NoSuchModuleError as exc:
-            backend = url.split("://", 1)[0].split("+", 1)[0].lower()
+            backend = scheme_of(url)
             hint = driver_hint(url)
             if hint and str(exc).rstrip().endswith(f"dialects:{backend}"):  # the dialect itself is missing
                 raise UsageError(
@@ -417,123 +420,6 @@ _MYSQL_TYPES = {
 }
 
 
-def _sqlite_engine(sa, url: str):
-    """A SQLAlchemy engine on a SQLite file opened read-only (``mode=ro``): an audit can never
-    write it, and a missing file is an error instead of a new, empty database."""
-    import math
-    import sqlite3
-    from urllib.parse import quote
-
-    path = sa.engine.make_url(url).database or ""
-    if path in ("", ":memory:") or path.startswith("file:"):
-        raise UsageError(f"the SQLite URL {url!r} names no file; write it as sqlite:///path/to/file.db")
-    if not Path(path).is_file():
-        raise SourceNotFound(f"SQLite database {path!r} does not exist; check the path in {url!r}")
-    uri = f"file:{quote(str(Path(path).resolve()))}?mode=ro"
-    engine = sa.create_engine(
-        "sqlite://", creator=lambda: sqlite3.connect(uri, uri=True, check_same_thread=False), poolclass=sa.pool.NullPool
-    )
-
-    def floor(x):
-        # SQLAlchemy replaces SQLite's floor() with Python's math.floor, which fails on NULL
-        # and turns a real into an integer; SQLite's own keeps both.
-        return None if x is None else x if isinstance(x, int) else float(math.floor(x))
-
-    @sa.event.listens_for(engine, "connect")
-    def _functions(dbapi_connection, _record):
-        dbapi_connection.create_function("floor", 1, floor, deterministic=True)
-        # SQLite has no statistical aggregates; these run inside SQLite's own process, like
-        # its built-in ones, summing exactly (fsum) so the figures match DuckDB's.
-        dbapi_connection.create_aggregate("stddev_samp", 1, _StddevSamp)
-        dbapi_connection.create_aggregate("corr", 2, _Corr)
-        dbapi_connection.create_aggregate("qar_exact_sum", 2, _ExactSum)
-
-    return engine
-
-
-class _ExactSum:
-    """Σ x·y over integers, in Python's unbounded integers; as text (SQLite's integers stop at
-    2^63), NULL when no row has both."""
-
-    def __init__(self):
-        self.total: int | None = None
-
-    def step(self, x, y):
-        if x is not None and y is not None:
-            self.total = (self.total or 0) + int(x) * int(y)
-
-    def finalize(self):
-        return None if self.total is None else str(self.total)
-
-
-class _StddevSamp:
-    """The sample standard deviation of the non-NULL values (NULL for fewer than two)."""
-
-    def __init__(self):
-        self.xs: list[float] = []
-
-    def step(self, x):
-        if x is not None:
-            self.xs.append(float(x))
-
-    def finalize(self):
-        import math
-
-        n = len(self.xs)
-        if n < 2:
-            return None
-        mean = math.fsum(self.xs) / n
-        return math.sqrt(math.fsum((x - mean) ** 2 for x in self.xs) / (n - 1))
-
-
-class _Corr:
-    """Pearson's r over the pairs where both values are non-NULL (NULL when undefined)."""
-
-    def __init__(self):
-        self.pairs: list[tuple[float, float]] = []
-
-    def step(self, x, y):
-        if x is not None and y is not None:
-            self.pairs.append((float(x), float(y)))
-
-    def finalize(self):
-        import math
-
-        n = len(self.pairs)
-        if n < 2:
-            return None
-        mx = math.fsum(x for x, _ in self.pairs) / n
-        my = math.fsum(y for _, y in self.pairs) / n
-        sxy = math.fsum((x - mx) * (y - my) for x, y in self.pairs)
-        sxx = math.fsum((x - mx) ** 2 for x, _ in self.pairs)
-        syy = math.fsum((y - my) ** 2 for _, y in self.pairs)
-        return sxy / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else None
-
-
-#: SQLAlchemy backend → (the qar-sql extra that installs its driver, the URL scheme it serves).
-DRIVER_EXTRAS = {
-    "postgresql": ("postgres", "postgresql+psycopg"),
-    "mysql": ("mysql", "mysql+pymysql"),
-    "mariadb": ("mysql", "mariadb+pymysql"),
-    "snowflake": ("snowflake", "snowflake"),
-    "bigquery": ("bigquery", "bigquery"),
-}
-
-
-def driver_hint(url: str) -> str:
-    """'; install it with: pip install 'qar-sql[mysql]' and write the URL as mysql+pymysql://…'
-    for a backend qar-sql has an extra for, else ''."""
-    scheme = url.split("://", 1)[0].lower()
-    backend = scheme.split("+", 1)[0]
-    if backend == "postgres":
-        backend = "postgresql"
-    if backend not in DRIVER_EXTRAS:
-        return ""
-    extra, wanted = DRIVER_EXTRAS[backend]
-    write = "" if scheme == wanted else f" and write the URL as {wanted}://…"
-    return f"; install it with: pip install 'qar-sql[{extra}]'{write}"
-
-
 def is_interrupt(exc: BaseException) -> bool:
     """DuckDB stops a query on Ctrl-C (SIGINT) and raises RuntimeError("Query interrupted") or
     duckdb.InterruptException instead of KeyboardInterrupt."""
@@ -686,17 +572,12 @@ def open_source(
             "has NULLs of its own (map the token to NULL in a view: nullif(column, 'NA'))"
         )
     if is_url(source):
-        if source.startswith("duckdb:///"):
-            return _open_duckdb_file(source[len("duckdb:///") :], table, threads)
-        # Engines with a native adapter of their own (no SQLAlchemy dialect runs their SQL).
-        if source.lower().startswith("sc://"):
-            from qar_sql.engines.spark import open_spark
-
-            return open_spark(source, table)
-        if source.lower().startswith("chdb://"):
-            from qar_sql.engines.clickhouse import open_chdb
-
-            return open_chdb(source, table)
+        engine = engine_of(source)
+        if engine is not None and engine.opener:  # a native adapter: no SQLAlchemy dialect runs its SQL
+            module, _, function = engine.opener.partition(":")
+            # Imported only when such a URL is opened: its driver is an optional extra.
+            opener = getattr(importlib.import_module(module), function)
+            return opener(source, table, threads)
         return _open_sqlalchemy(source, table)
     kind = file_kind(source)
     path = Path(source)
@@ -915,6 +796,13 @@ def numeric_except(db: DuckDBDatabase, relation: str, columns: Sequence[str]):
             if len(found) <= MAX_NULL_TOKENS:
                 out.append((c, tuple((str(v), int(n)) for v, n in found)))
     return tuple(out)
+
+
+def open_duckdb_url(url: str, table: str | None, threads: int | None):
+    """``duckdb:///path``: the DuckDB file at path, read-only."""
+    if not url.startswith("duckdb:///"):
+        raise UsageError(f"cannot read the DuckDB URL {url!r}; write it as duckdb:///path/to/file.duckdb")
+    return _open_duckdb_file(url[len("duckdb:///") :], table, threads)
 
 
 def _open_duckdb_file(path: str, table: str | None, threads: int | None):

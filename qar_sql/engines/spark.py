@@ -22,12 +22,14 @@ from typing import Any
 
 from qar_sql.engines.database import Database, Relation, Timed, first_line, pick_table
 from qar_sql.engines.dialects import get_dialect
+from qar_sql.engines.dialects.spark import ENGINE
+from qar_sql.engines.secrets import mask_source, scrub, secret_values
 from qar_sql.errors import DatabaseError, UsageError
-from qar_sql.secrets import mask_source, scrub, secret_values
+from qar_sql.extras import install_hint
 
 log = logging.getLogger(__name__)
 
-INSTALL = "pip install 'qar-sql[spark]'"
+INSTALL = install_hint(ENGINE.extra or "")
 #: Seconds to wait for the server's port before saying it is unreachable: the Connect client
 #: itself retries with back-off for minutes, which looks like a hang.
 CONNECT_TIMEOUT = 10.0
@@ -165,7 +167,7 @@ def metrics_summary(frame: Any) -> dict[str, float]:
     return out
 
 
-def open_spark(url: str, table: str | None) -> tuple[SparkDatabase, Relation]:
+def open_spark(url: str, table: str | None, threads: int | None = None) -> tuple[SparkDatabase, Relation]:
     """Connect to the Spark Connect server at ``url`` and describe ``table`` (``name``,
     ``database.name`` or ``catalog.database.name``)."""
     db = SparkDatabase(url)

@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
+from qar_sql.engines.secrets import scrub
 from qar_sql.output.render import neutral_bidi, renders
 from qar_sql.results import ScanOutcome, ScanReport
-from qar_sql.secrets import scrub
 
 
 def _risk(x: float | None) -> str:
@@ -88,7 +88,7 @@ def summary_markdown(report: ScanReport) -> str:
 
 
 def _xml_text(text: str) -> str:
-    """``text`` for the JUnit XML: every value passes the one masker (:func:`qar_sql.secrets.scrub`,
+    """``text`` for the JUnit XML: every value passes the one masker (:func:`qar_sql.engines.secrets.scrub`,
     which leaves masked text as it is), XML 1.0 cannot carry most control characters, even
     escaped, and a bidirectional control would reorder what a CI page shows."""
     return neutral_bidi(re.sub(r"[\x00-\x08\x0b\x0c\x0e-\x1f]", "?", scrub(text)))

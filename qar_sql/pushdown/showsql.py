@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from qar_sql.engines.dialects import Dialect, get_dialect
+from qar_sql.engines.dialects import Dialect, engine_of, get_dialect
 from qar_sql.engines.source import file_kind, file_relation_sql, is_url, resolve_source
 from qar_sql.errors import ColumnError, UsageError
 from qar_sql.parameters.tail import DEFAULTS as AUDIT
@@ -18,13 +18,9 @@ def _dialect_of(source: str | None) -> str:
     if source is None:
         raise UsageError("name a SOURCE or a --dialect; nothing is read, so one of them is needed")
     if is_url(source):
-        if source.startswith("duckdb:"):
-            return "duckdb"
-        # Engines reached by a native adapter, not SQLAlchemy (engines/spark.py, clickhouse.py).
-        if source.lower().startswith("sc://"):
-            return "spark"
-        if source.lower().startswith("chdb://"):
-            return "clickhouse"
+        engine = engine_of(source)
+        if engine is not None and engine.opener:  # a native adapter: no SQLAlchemy dialect reads its URL
+            return engine.name
         from sqlalchemy.engine import make_url
 
         try:

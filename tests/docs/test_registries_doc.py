@@ -20,19 +20,11 @@ from qar_sql.treat.treatments import KINDS, PERTURBATIVE
 
 REPO = Path(__file__).resolve().parents[2]
 PAGES = sorted((REPO / "docs").glob("*.md")) + [REPO / "README.md", REPO / "CONTRIBUTING.md"]
-#: How pages name each dialect (DIALECTS' own names; MariaDB is the "mysql" dialect).
-ENGINE_NAMES = {
-    "duckdb": r"duckdb",
+#: How pages name each dialect: by its name, or as written here (MariaDB is the "mysql" dialect).
+ENGINE_NAMES = {d.name: d.name for d in DIALECTS.values()} | {
     "postgresql": r"postgres(?:ql)?",
-    "sqlite": r"sqlite",
     "mysql": r"mariadb|mysql",
-    "spark": r"spark",
     "clickhouse": r"clickhouse|chdb",
-    "snowflake": r"snowflake",
-    "bigquery": r"bigquery",
-    "trino": r"trino",
-    "databricks": r"databricks",
-    "redshift": r"redshift",
 }
 EXECUTING = {d.name for d in DIALECTS.values() if d.executable}
 RENDERED = {d.name for d in DIALECTS.values() if not d.executable}

@@ -24,8 +24,14 @@ from qar_sql.errors import DatabaseError
 PACKAGE = Path(__file__).resolve().parents[2] / "qar_sql"
 ENGINES_DIR = PACKAGE / "engines"
 
-#: The engine classes only ``qar_sql/engines/`` may name: elsewhere code holds a Database.
-ENGINE_CLASSES = {"DuckDBDatabase", "SQLAlchemyDatabase", "SparkDatabase", "ClickHouseDatabase"}
+#: The engine classes only ``qar_sql/engines/`` may name (every Database subclass defined there):
+#: elsewhere code holds a Database.
+ENGINE_CLASSES = {
+    node.name
+    for path in ENGINES_DIR.rglob("*.py")
+    for node in ast.walk(ast.parse(path.read_text()))
+    if isinstance(node, ast.ClassDef) and any(getattr(b, "id", None) == "Database" for b in node.bases)
+}
 
 #: The modules that branched on the engine before the methods existed, and the method each calls.
 CALLERS = {

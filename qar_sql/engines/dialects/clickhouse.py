@@ -3,6 +3,7 @@ test suite; chdb is the ``clickhouse`` extra. Names and values are case-sensitiv
 compares bytes, as in DuckDB; NULL sorts last; Nullable columns group NULLs together."""
 
 from qar_sql.engines.dialects.base import Dialect
+from qar_sql.engines.dialects.unit import Engine
 
 DIALECT = Dialect(
     "clickhouse",
@@ -45,4 +46,15 @@ DIALECT = Dialect(
     fence="limit 9223372036854775807",
     executable=True,
     sqlglot="clickhouse",
+)
+
+#: In process: no server to start.
+ENGINE = Engine(
+    DIALECT,
+    schemes=("chdb",),
+    extra="clickhouse",
+    modules=("chdb",),
+    distributions=("chdb",),
+    url_reading="plain",
+    opener="qar_sql.engines.clickhouse:open_chdb",
 )

@@ -1,6 +1,7 @@
 """DuckDB: the embedded engine files are read with; everything runs, and is the reference."""
 
 from qar_sql.engines.dialects.base import Dialect
+from qar_sql.engines.dialects.unit import Engine
 
 DIALECT = Dialect(
     "duckdb",
@@ -11,3 +12,13 @@ DIALECT = Dialect(
     executable=True,
     sqlglot="duckdb",
 )
+
+
+def local_file(url: str) -> str | None:
+    """``duckdb:///path`` → path."""
+    return (url[len("duckdb:///") :] or None) if url.startswith("duckdb:///") else None
+
+
+#: Files and ``duckdb:///file.duckdb``, opened read-only (engines/source.py); DuckDB is a
+#: dependency, not an extra.
+ENGINE = Engine(DIALECT, schemes=("duckdb",), opener="qar_sql.engines.source:open_duckdb_url", local_file=local_file)

@@ -3,6 +3,7 @@ PyMySQL (``pip install 'qar-sql[mysql]'``). Runs in the test suite against Debia
 mariadb-server; SQL it needs differently lives in templates/mysql/."""
 
 from qar_sql.engines.dialects.base import BACKTICKS, Dialect
+from qar_sql.engines.dialects.unit import Engine, ServerRecipe
 
 DIALECT = Dialect(
     "mysql",
@@ -42,4 +43,19 @@ DIALECT = Dialect(
     typeof=False,
     executable=True,
     sqlglot="mysql",
+)
+
+ENGINE = Engine(
+    DIALECT,
+    schemes=("mysql", "mariadb"),
+    url_forms=("mysql+pymysql", "mariadb+pymysql"),
+    extra="mysql",
+    modules=("pymysql",),
+    # mariadb: the MariaDB Connector/Python, an alternative driver.
+    distributions=("pymysql", "mariadb"),
+    # scripts/mariadb.sh: a user with every privilege on the databases qar_test% (and a
+    # SELECT-only user, QAR_TEST_MYSQL_RO_URL).
+    test_server=ServerRecipe(
+        "QAR_TEST_MYSQL_URL", "mysql+pymysql://qar_test:qar_test@127.0.0.1:3306/qar_test", "scripts/mariadb.sh"
+    ),
 )

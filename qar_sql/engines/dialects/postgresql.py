@@ -1,6 +1,7 @@
 """PostgreSQL (12 and later): runs in the test suite, through SQLAlchemy and psycopg."""
 
 from qar_sql.engines.dialects.base import Dialect
+from qar_sql.engines.dialects.unit import Engine, ServerRecipe
 
 DIALECT = Dialect(
     "postgresql",
@@ -32,4 +33,18 @@ DIALECT = Dialect(
     array_parameters=True,
     executable=True,
     sqlglot="postgres",
+)
+
+ENGINE = Engine(
+    DIALECT,
+    # SQLAlchemy reads postgresql://; postgres:// is the libpq spelling people write.
+    schemes=("postgresql", "postgres"),
+    url_forms=("postgresql+psycopg",),
+    extra="postgres",
+    modules=("psycopg",),
+    distributions=("psycopg",),
+    # scripts/test.sh starts the server and creates the role qar_test.
+    test_server=ServerRecipe(
+        "QAR_TEST_PG_URL", "postgresql+psycopg://qar_test:qar_test@localhost:5432/qar_test", "scripts/test.sh"
+    ),
 )

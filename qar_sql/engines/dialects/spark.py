@@ -2,6 +2,7 @@
 suite against the Connect server scripts/spark.sh starts from the pyspark package."""
 
 from qar_sql.engines.dialects.base import BACKTICKS, Dialect
+from qar_sql.engines.dialects.unit import Engine, ServerRecipe
 
 DIALECT = Dialect(
     "spark",
@@ -21,4 +22,16 @@ DIALECT = Dialect(
     profile_columns=1,
     executable=True,
     sqlglot="spark",
+)
+
+ENGINE = Engine(
+    DIALECT,
+    schemes=("sc",),
+    extra="spark",
+    modules=("pyspark",),
+    distributions=("pyspark",),
+    # Spark Connect reads its own URL: ;-parameters (a Databricks token) follow the path.
+    url_reading="plain",
+    opener="qar_sql.engines.spark:open_spark",
+    test_server=ServerRecipe("QAR_TEST_SPARK_URL", "", "scripts/spark.sh"),
 )

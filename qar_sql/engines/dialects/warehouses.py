@@ -6,6 +6,7 @@ import dataclasses
 
 from qar_sql.engines.dialects import spark
 from qar_sql.engines.dialects.base import BACKTICKS, Dialect
+from qar_sql.engines.dialects.unit import Engine
 
 # Snowflake: double-quoted identifiers are case-sensitive, which is what we want for exact
 # names; a backslash escapes inside a string literal.
@@ -35,3 +36,26 @@ DATABRICKS = dataclasses.replace(spark.DIALECT, name="databricks", executable=Fa
 # Redshift: PostgreSQL 8's SQL, but a backslash escapes inside a string literal; integer /
 # integer truncates; no MATERIALIZED CTEs.
 REDSHIFT = Dialect("redshift", string_backslash_escapes=True, integer_division=True, sqlglot="redshift")
+
+#: Snowflake and BigQuery have a driver extra (SQLAlchemy opens their URLs); none has a test server.
+ENGINES = (
+    Engine(
+        SNOWFLAKE,
+        schemes=("snowflake",),
+        url_forms=("snowflake",),
+        extra="snowflake",
+        modules=("snowflake.sqlalchemy",),
+        distributions=("snowflake-sqlalchemy",),
+    ),
+    Engine(
+        BIGQUERY,
+        schemes=("bigquery",),
+        url_forms=("bigquery",),
+        extra="bigquery",
+        modules=("sqlalchemy_bigquery",),
+        distributions=("sqlalchemy-bigquery",),
+    ),
+    Engine(TRINO),
+    Engine(DATABRICKS),
+    Engine(REDSHIFT),
+)

@@ -4,8 +4,9 @@ A source can carry a secret in several places: the password of a URL (``user:pw@
 with an unencoded ``@`` in it), a URL query parameter (``?password=…``, ``&token=…``), or a
 libpq/ODBC keyword string (``host=db password=… dbname=x``, ``PWD=…;``). :func:`mask_source`
 masks every form for display; :func:`secret_values` lists the values so that :func:`scrub` can
-remove them from any text (an error message, a driver's echo of the URL). On the ground floor,
-beside errors.py: the engines, the audit, the store and the CLI all use it.
+remove them from any text (an error message, a driver's echo of the URL). Where a URL's
+password ends is the engine's to say (``Engine.url_reading``): SQLAlchemy's reading, or a
+native adapter's own. The engines, the audit, the store and the CLI all use it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from urllib.parse import unquote
+
+from qar_sql.engines.dialects import engine_of
 
 MASK = "***"
 
@@ -43,8 +46,6 @@ _SA_URL = re.compile(
 )
 #: A host[:port] (also empty: a Unix socket) that ends where the path, the query or ;-parameters start.
 _AUTHORITY = re.compile(r"[^\s@/?#;]*(?=[/?#;]|\Z)")
-#: Schemes qar reads without SQLAlchemy (Spark Connect, chDB): the authority ends at the first / ? #.
-_PLAIN_SCHEMES = ("sc", "chdb")
 
 
 def _sa_clean(m: re.Match[str] | None) -> bool:
@@ -64,7 +65,8 @@ def _userinfo_end(scheme: str, after: str) -> tuple[int, bool]:
     """(index of the ``@`` that ends the userinfo or -1, whether SQLAlchemy reads it the same way)."""
     if after.startswith("/"):  # an empty authority (duckdb:///path, sqlite:///path): no userinfo
         return -1, True
-    if scheme.lower() in _PLAIN_SCHEMES:
+    engine = engine_of(scheme + "://")
+    if engine is not None and engine.url_reading == "plain":  # the authority ends at the first / ? #
         cut = re.search(r"[/?#]", after)
         return after.rfind("@", 0, cut.start() if cut else len(after)), True
     m = _SA_URL.match(after)
