@@ -83,7 +83,7 @@ def wide_encode_statements(d, relation: Relation, columns: Sequence[str], weight
     """A wide table's codes in parts, as the scan makes them (:func:`scan.materialize_statements`):
     one statement with a dictionary join per column cost DuckDB time growing with columns ×
     columns (40 rows × 300 columns: 29 s), the parts of :data:`scan.PART_COLUMNS` columns
-    linearly. The temp table ``name`` has the columns of risk_encode.sql: c0, c1, ..., w, r."""
+    (each coded from a slice of its columns) linearly. The temp table ``name`` has the columns of risk_encode.sql: c0, c1, ..., w, r."""
     rows = f"{name}_rows"
     out = [
         render(
@@ -96,17 +96,18 @@ def wide_encode_statements(d, relation: Relation, columns: Sequence[str], weight
             order_by=order_by,
         )
     ]
-    parts: list[dict] = []
+    names: list[str] = []
     for k, start in enumerate(range(0, len(columns), scan.PART_COLUMNS)):
-        indices = list(range(start, min(start + scan.PART_COLUMNS, len(columns))))
-        part = f"{name}_part{k}"
-        encode_sql = render(
-            "encode.sql", d, columns=[f"v{i}" for i in indices], relation=d.quote(rows), order_by=None, row_id="t.rid"
-        )
+        values = [f"v{i}" for i in range(start, min(start + scan.PART_COLUMNS, len(columns)))]
+        part, piece = f"{name}_part{k}", f"{name}_slice{k}"
+        out.append(render("materialize_slice.sql", d, name=piece, columns=values, relation=d.quote(rows), row_id="rid"))
+        encode_sql = render("encode.sql", d, columns=values, relation=d.quote(piece), order_by=None, row_id="t.rid")
         out.append(render("materialize.sql", d, name=part, encode_sql=encode_sql, code_types=None))
-        parts.append({"name": part, "indices": indices})
+        out.append(f"drop table {d.quote(piece)}")
+        names.append(part)
+    parts = scan.Parts(tuple(names)).columns(range(len(columns)))
     out.append(render("materialize_parts.sql", d, name=name, parts=parts, rows=rows))
-    out += [f"drop table {d.quote(t)}" for t in [rows, *(part["name"] for part in parts)]]
+    out += [f"drop table {d.quote(t)}" for t in [rows, *names]]
     return out
 
 

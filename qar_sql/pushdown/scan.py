@@ -122,6 +122,59 @@ def profile_statements(dialect: Dialect, relation_sql: str, columns: Sequence[st
     return [render("profile.sql", dialect, columns=chunk, relation=relation_sql) for chunk in chunks]
 
 
+@dataclass(frozen=True)
+class Parts:
+    """A wide table's codes in parts (DuckDB): ``names[k]`` is the temp table of the codes of
+    columns ``k * PART_COLUMNS`` on, as its c0, c1, ..., with the row number r."""
+
+    names: tuple[str, ...]
+
+    def columns(self, indices) -> list[dict]:
+        """materialize_parts.sql's ``parts`` for the codes of these columns (indices among all
+        QI columns): only the parts that hold one, each with (its code, the column's index)."""
+        by_part: dict[int, list[tuple[int, int]]] = defaultdict(list)
+        for i in sorted(set(indices)):
+            by_part[i // PART_COLUMNS].append((i % PART_COLUMNS, i))
+        return [{"name": self.names[k], "columns": cols} for k, cols in sorted(by_part.items())]
+
+
+def part_statements(
+    dialect: Dialect,
+    relation_sql: str,
+    columns: Sequence[str],
+    name: str,
+    code_types: Sequence[str] | None = None,
+) -> tuple[list[str], Parts]:
+    """DuckDB, a wide table: statements that leave the codes of ``columns`` in parts of
+    :data:`PART_COLUMNS` columns (:class:`Parts`, temp tables the caller drops). The QI columns
+    are copied once (with a row number), each part's columns sliced from the copy, coded from
+    the slice, and the copy and slices dropped: every statement names a table of at most
+    :data:`PART_COLUMNS` columns but the one copy and the slicing, so the work grows linearly
+    with columns (a statement over a table of thousands of columns costs DuckDB time with its
+    width, once per reference)."""
+    rows = f"{name}_rows"
+    out = [render("materialize_rows.sql", dialect, name=rows, columns=list(columns), relation=relation_sql)]
+    names: list[str] = []
+    for k, start in enumerate(range(0, len(columns), PART_COLUMNS)):
+        indices = list(range(start, min(start + PART_COLUMNS, len(columns))))
+        part, piece = f"{name}_part{k}", f"{name}_slice{k}"
+        values = [f"v{i}" for i in indices]
+        out.append(
+            render(
+                "materialize_slice.sql", dialect, name=piece, columns=values, relation=dialect.quote(rows), row_id="r"
+            )
+        )
+        encode_sql = render(
+            "encode.sql", dialect, columns=values, relation=dialect.quote(piece), order_by=None, row_id="t.r"
+        )
+        types = [code_types[i] for i in indices] if code_types else None
+        out.append(render("materialize.sql", dialect, name=part, encode_sql=encode_sql, code_types=types))
+        out.append(f"drop table {dialect.quote(piece)}")
+        names.append(part)
+    out.append(f"drop table {dialect.quote(rows)}")
+    return out, Parts(tuple(names))
+
+
 def materialize_statements(
     dialect: Dialect,
     relation_sql: str,
@@ -130,33 +183,15 @@ def materialize_statements(
     code_types: Sequence[str] | None = None,
 ) -> list[str]:
     """DuckDB: statements that leave the codes of ``columns`` in the temp table ``name``. A wide
-    table is first copied (QI columns only, with a row number) to a temp table, coded in parts
-    of :data:`PART_COLUMNS` columns, and the parts joined on the row number."""
+    table is coded in parts (:func:`part_statements`) and the parts joined on the row number.
+    The scan itself keeps the parts instead (:func:`render_statements`)."""
     columns = list(columns)
     if len(columns) <= WIDE_COLUMNS:
         encode_sql = render("encode.sql", dialect, columns=columns, relation=relation_sql, order_by=None)
         return [render("materialize.sql", dialect, name=name, encode_sql=encode_sql, code_types=code_types)]
-    rows = f"{name}_rows"
-    out = [render("materialize_rows.sql", dialect, name=rows, columns=columns, relation=relation_sql)]
-    parts: list[dict] = []
-    names: list[str] = []
-    for k, start in enumerate(range(0, len(columns), PART_COLUMNS)):
-        indices = list(range(start, min(start + PART_COLUMNS, len(columns))))
-        part = f"{name}_part{k}"
-        encode_sql = render(
-            "encode.sql",
-            dialect,
-            columns=[f"v{i}" for i in indices],
-            relation=dialect.quote(rows),
-            order_by=None,
-            row_id="t.r",
-        )
-        types = [code_types[i] for i in indices] if code_types else None
-        out.append(render("materialize.sql", dialect, name=part, encode_sql=encode_sql, code_types=types))
-        parts.append({"name": part, "indices": indices})
-        names.append(part)
-    out.append(render("materialize_parts.sql", dialect, name=name, parts=parts))
-    out += [f"drop table {dialect.quote(t)}" for t in [rows, *names]]
+    out, parts = part_statements(dialect, relation_sql, columns, name, code_types)
+    out.append(render("materialize_parts.sql", dialect, name=name, parts=parts.columns(range(len(columns)))))
+    out += [f"drop table {dialect.quote(t)}" for t in parts.names]
     return out
 
 
@@ -212,11 +247,21 @@ def render_statements(
     combos = combinations(len(columns), p)
     setup: list[str] = []
     keys = [f"c{i}" for i in range(len(columns))]  # what each column is grouped by
+    parts: Parts | None = None  # a wide table's codes in parts: each batch joins those it reads
+    temps: list[str] = []
     if codes_table:
         encoded, cte = dialect.quote(codes_table), None
     elif dialect.temp_tables:
         types = [code_type(k) for k in cardinalities] if cardinalities else None
-        setup += materialize_statements(dialect, relation_sql, columns, temp_name, types)
+        if len(columns) > WIDE_COLUMNS:
+            # Not one codes table of every column: each batch statement would name it once per
+            # QI, and DuckDB's time for a reference grows with the table's width (2,000 columns:
+            # three times that of 128), making p = 1 quadratic in columns.
+            part_sql, parts = part_statements(dialect, relation_sql, columns, temp_name, types)
+            setup += part_sql
+            temps += parts.names
+        else:
+            setup += materialize_statements(dialect, relation_sql, columns, temp_name, types)
         encoded, cte = dialect.quote(temp_name), None
     elif dialect.cte_materialized:
         # PostgreSQL: the codes once per statement, in a materialized CTE. With cubes the
@@ -241,7 +286,7 @@ def render_statements(
     size = batch_size or default_batch_size(dialect, len(combos) if only is None else len(only), jobs)
     if size < 1:
         raise ParameterError(f"--batch-size {size} must be at least 1")
-    statements, batches, temps = [], [], []
+    statements, batches = [], []
     # DuckDB: cubes and residuals are session temp tables made at the head of the batch's
     # statement; elsewhere (PostgreSQL) materialized CTEs of the statement.
     in_temp = dialect.temp_tables
@@ -272,11 +317,23 @@ def render_statements(
         head = ""
         if in_temp:
             head += "".join(f"drop table if exists {dialect.quote(n)};\n" for n in previous)
+            previous = []
+        if parts is not None:
+            # this batch's codes: the columns its QIs, cubes and residuals read, from their parts
+            batch_codes = f"{temp_name}_batch{b}"
+            read = [i for j in qi_indices for i in combos[j]] + [i for cube in cubes for i in cube.columns]
+            head += (
+                render("materialize_parts.sql", dialect, name=batch_codes, parts=parts.columns(read)).rstrip() + ";\n"
+            )
+            encoded = dialect.quote(batch_codes)
+            temps.append(batch_codes)
+            previous = [batch_codes]
+        if in_temp:
             head += "".join(render("cube.sql", dialect, encoded=encoded, **c).rstrip() + ";\n" for c in cube_sql)
             head += "".join(
                 render("residual.sql", dialect, encoded=encoded, **r).rstrip() + ";\n" for r in residual_sql
             )
-            previous = rnames
+            previous += rnames
         statements.append(
             head
             + render(

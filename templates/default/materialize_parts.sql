@@ -1,14 +1,16 @@
--- Engines with temp tables, wide tables only: the codes table joined from its parts (each the
--- codes of some columns with the row number r), the part's c0, c1, ... renamed to the column's
--- place among all quasi-identifier columns. With rows (qar risk: risk_rows.sql's table), each
--- row's weight w and position r come along from it, matched on its row number rid.
+-- Engines with temp tables, wide tables only: a codes table joined from parts (each the codes
+-- of some columns with the row number r), each part's codes listed in part.columns as (its
+-- c0, c1, ... number, the column's place among all quasi-identifier columns) and renamed to the
+-- latter. The scan makes one per batch of QIs, of the columns they read; pruned scans and qar
+-- risk one of all columns. With rows (qar risk: risk_rows.sql's table), each row's weight w
+-- and position r come along from it, matched on its row number rid.
 {% set rows = rows if rows is defined else none %}
 create temp table {{ q(name) }} as
 select
 {% for part in parts %}
 {% set outer = loop %}
-{% for i in part.indices %}
-  p{{ outer.index0 }}.c{{ loop.index0 }} as c{{ i }}{{ "," if not (outer.last and loop.last) or rows }}
+{% for local, i in part.columns %}
+  p{{ outer.index0 }}.c{{ local }} as c{{ i }}{{ "," if not (outer.last and loop.last) or rows }}
 {% endfor %}
 {% endfor %}
 {% if rows %}

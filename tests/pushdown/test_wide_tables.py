@@ -36,6 +36,52 @@ def test_wide_table_equals_oracle(engine, p):
     check_against_oracle(result, names, rows, p, pi_u=0.1)
 
 
+def test_three_hundred_columns_equal_a_count_in_python(engine):
+    """300 columns (19 parts, three batch statements at p = 1) with NULLs and hostile names: each
+    column's classes, singletons and class sizes equal a Counter over the rows."""
+    from collections import Counter
+
+    n = 300
+    names, rows, types = random_table(11, 30, names=_names(n))
+    source, table = engine.load("wide 300", as_columns(names, rows), types)
+    result = qar_sql.audit(source, table=table, p=1, pi_u=0.1)
+    assert [q.columns for q in result.qis] == [(c,) for c in names]
+    for k, q in enumerate(result.qis):
+        sizes = Counter(Counter(r[k] for r in rows).values())
+        assert q.class_sizes == tuple(sorted(sizes.items())), names[k]
+        assert (q.distinct, q.singletons) == (sum(sizes.values()), sizes.get(1, 0))
+    check_against_oracle(result, names, rows, 1, pi_u=0.1)
+
+
+@pytest.mark.parametrize("p", [1, 2])
+def test_wide_scan_statements_read_only_their_columns(p):
+    """The time of a wide scan grew with columns x columns: every batch statement read one codes
+    table of all the columns (DuckDB's time for each reference grows with the table's width),
+    and every part was coded from the copy of all the columns. Now the codes stay in parts and
+    each batch statement first joins the columns its QIs read: no statement but the copy and
+    the slicing names a table of more than PART_COLUMNS columns, and each batch's codes are
+    exactly its QIs' columns."""
+    import re
+
+    d = get_dialect("duckdb")
+    n = 300 if p == 1 else 60
+    setup, statements, batches, temps = scan.render_statements(d, quote("t"), _names(n), p, temp_name="codes")
+    assert len(statements) > 2
+    copy, *rest = setup
+    assert all(d.quote(name) in copy for name in _names(n))
+    for sql in rest:  # each slice names its own columns of the copy; each part reads its slice
+        assert len(set(re.findall(r"\bv\d+\b", sql))) <= scan.PART_COLUMNS, sql[:300]
+        if 'from "codes_rows"' in sql:
+            assert 'create temp table "codes_slice' in sql, sql[:300]
+    assert not any('"codes"' in sql for sql in setup + statements)  # no codes table of every column
+    for sql, qis in zip(statements, batches):
+        (create,) = [s for s in sql.split(";") if 'create temp table "codes_batch' in s]
+        made = [int(i) for i in re.findall(r" as c(\d+)\b", create)]
+        assert sorted(made) == sorted({i for qi in qis for i in qi}), create[:300]
+    assert {f"codes_part{k}" for k in range(-(-n // scan.PART_COLUMNS))} <= set(temps)
+    assert {f"codes_batch{b}" for b in range(len(statements))} <= set(temps)
+
+
 def test_wide_codes_are_the_narrow_codes(duck):
     """The codes table made in parts holds, row for row, the codes of the one-statement path."""
     n = scan.WIDE_COLUMNS + 5
