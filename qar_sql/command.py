@@ -21,8 +21,10 @@ from typing import Any, Generic, TypeVar
 
 import click
 
+from qar_sql.output.render import render
 from qar_sql.parameters.fields import Option as OptionMeta
 from qar_sql.parameters.fields import SourceOptions, meta_of, options_of
+from qar_sql.progress import Progress, with_progress
 
 P = TypeVar("P")
 R = TypeVar("R")
@@ -65,7 +67,7 @@ class Command(Generic[P, R]):
     ``order``: every option's name in ``--help`` order (SOURCE is the argument, first).
 
     Hooks, each optional: ``prepare(params) → params`` (files read, plans made, before any
-    connection); ``preview(where, values, out) → text | None`` (text printed instead of a run,
+    connection); ``preview(where, params, out) → text | None`` (text printed instead of a run,
     as ``qar audit --show-sql``); ``runner(where, params, progress, out) → result`` (a run other
     than ``run`` on a fresh session, as ``--store``'s recorded one); ``html(result, params,
     extras) → str`` (the HTML report); ``emits``: the output options the renderer takes."""
@@ -82,7 +84,7 @@ class Command(Generic[P, R]):
     progress: str = "scanning"
     prepare: Callable[[P], P] | None = None
     verdict: Callable[[R, P], int] = _ok
-    preview: Callable[[dict, dict, dict], str | None] | None = None
+    preview: Callable[[dict, P, dict], str | None] | None = None
     runner: Callable[[dict, P, Any, dict], R] | None = None
     html: Callable[[R, P, Extras], str] | None = None
 
@@ -91,6 +93,20 @@ class Command(Generic[P, R]):
         found = {f.name: (f, m) for f, m in options_of(self.Params)}
         found |= {f.name: (f, m) for f, m in options_of(SourceOptions) if f.name in self.source}
         return found
+
+
+def run_on(where: Mapping[str, Any], cmd: Command[P, R], params: P, progress: Any, log: list[str] | None = None) -> R:
+    """``cmd.run`` on the session of the source options ``where``, closed after; ``log`` gets the
+    statements it rendered (:attr:`~qar_sql.engines.session.Session.sql_log`)."""
+    from qar_sql.engines.source import session_of  # (numpy-backed: not loaded by `qar --help`)
+
+    with session_of(**where) as session:
+        if log is None:
+            return cmd.run(session, params, progress)
+        with session.logging_sql() as statements:
+            result = cmd.run(session, params, progress)
+        log.extend(statements)
+        return result
 
 
 # --- the command line ---------------------------------------------------------------------------
@@ -130,13 +146,15 @@ def _shares(ctx: click.Context, param: click.Parameter, value: str | None) -> tu
 def _number(kind: type, meta: OptionMeta) -> Any:
     if meta.minimum is None and meta.maximum is None:
         return kind
-    bounds = click.IntRange if kind is int else click.FloatRange
-    return bounds(meta.minimum, meta.maximum)
+    if kind is int:
+        low, high = (None if b is None else int(b) for b in (meta.minimum, meta.maximum))
+        return click.IntRange(low, high)
+    return click.FloatRange(meta.minimum, meta.maximum)
 
 
 def click_option(name: str, f: dataclasses.Field, meta: OptionMeta) -> click.Option:
-    """The click option of the field ``f``: its flags, help, kind, default (the field's) and
-    check (run while parsing, so a bad value is refused before anything else)."""
+    """The click option of the field ``f``: its flags, help, kind and default (the field's); its
+    check runs when the parameters are made."""
     decls = list(meta.flags)
     long = next(d for d in decls if d.startswith("--"))
     if long[2:].replace("-", "_") != name:
@@ -160,14 +178,7 @@ def click_option(name: str, f: dataclasses.Field, meta: OptionMeta) -> click.Opt
         attrs["multiple"] = True
     attrs["default"] = default
 
-    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-        if convert is not None:
-            value = convert(ctx, param, value)
-        if meta.check is not None and value is not None and not ctx.resilient_parsing:
-            meta.check(value)
-        return value
-
-    return click.Option(decls, callback=callback, **attrs)
+    return click.Option(decls, callback=convert, **attrs)
 
 
 def _decorated(decorator: Callable) -> click.Parameter:
@@ -197,28 +208,20 @@ def cli_command(cmd: Command) -> click.Command:
     def body(**values: Any) -> None:
         where = {n: values.pop(n) for n in source_names if n in values}
         out = {n: values.pop(n) for n in list(values) if n in cmd.outputs}
+        settings = cmd.Params(**{k: v for k, v in values.items() if v is not None})
         if cmd.preview is not None:
-            text = cmd.preview(where, values, out)
+            text = cmd.preview(where, settings, out)
             if text is not None:
                 click.echo(text, nl=False)
                 return
-        settings = cmd.Params(**{k: v for k, v in values.items() if v is not None})
         if cmd.prepare is not None:
             settings = cmd.prepare(settings)
         extras = Extras(where, out)
-        from qar_sql.progress import Progress
-
         with Progress(cmd.progress, bool(out.get("quiet"))) as bar:
             if cmd.runner is not None:
                 result = cmd.runner(where, settings, bar, out)
             else:
-                from qar_sql.engines.source import session_of
-
-                with session_of(**where) as session, session.logging_sql():
-                    result = cmd.run(session, settings, bar)
-                    extras.sql.extend(session.sql_log)
-        from qar_sql.output.render import render
-
+                result = run_on(where, cmd, settings, bar, log=extras.sql)
         report = functools.partial(cmd.html, result, settings, extras) if cmd.html is not None else None
         shown = {k: out[k] for k in cmd.emits}
         click.echo(render(result, out.get("fmt", "text"), html=report, **shown), nl=False)
@@ -238,8 +241,6 @@ def api_function(cmd: Command[P, R]) -> Callable[..., R]:
     """The Python API function of ``cmd``: ``source`` positional, then every field of its
     parameters and its source options as keywords with the dataclass's defaults, and
     ``progress``; it opens the session and calls ``run``."""
-    from qar_sql.progress import with_progress
-
     own = [f for f in dataclasses.fields(cmd.Params)]  # type: ignore[arg-type]
     where = [f for f in dataclasses.fields(SourceOptions) if f.name in cmd.source and f.name != "source"]
     kw = inspect.Parameter.KEYWORD_ONLY
@@ -261,10 +262,7 @@ def api_function(cmd: Command[P, R]) -> Callable[..., R]:
         settings = cmd.Params(**{k: values.pop(k) for k in list(values) if k in names})
         if cmd.prepare is not None:
             settings = cmd.prepare(settings)
-        from qar_sql.engines.source import session_of
-
-        with session_of(**values) as session:
-            return cmd.run(session, settings, progress)
+        return run_on(values, cmd, settings, progress)
 
     function.__name__ = function.__qualname__ = cmd.name
     function.__module__ = getattr(cmd.run, "__module__", __name__)

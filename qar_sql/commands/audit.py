@@ -11,22 +11,21 @@ from __future__ import annotations
 import dataclasses
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from qar_sql import params as cli_options
-from qar_sql.command import Command, Extras, Verdict, api_function
-from qar_sql.compliance.store import recorded_audit
-from qar_sql.engines.session import Session
-from qar_sql.engines.source import SourceLike, session_of
+from qar_sql.command import Command, Extras, Verdict, api_function, run_on
 from qar_sql.errors import ExitCode
-from qar_sql.measures.audit import audit_session
 from qar_sql.parameters.tail import AuditParams, SqlParams
 from qar_sql.precedence import from_click
-from qar_sql.pushdown.scan import Progress
-from qar_sql.results import AuditResult, pick
-from qar_sql.stats.interval import require_exceedances
+
+if TYPE_CHECKING:  # numpy-backed: loaded when the audit runs, not when `qar --help` loads
+    from qar_sql.engines.session import Session
+    from qar_sql.engines.source import SourceLike
+    from qar_sql.pushdown.scan import Progress
+    from qar_sql.results import AuditResult
 
 NAME = "audit"
 DOC = """Audit one table: its QaR risk T̂(p, α) over all C(N, p) quasi-identifiers.
@@ -58,6 +57,8 @@ RECORDED = ("p", "alpha", "pi_u", "pwm", "k")
 
 def run(session: Session, params: AuditParams, progress: Progress | None = None) -> AuditResult:
     """The audit of the session's relation: profile → pushed-down scan → tail fit."""
+    from qar_sql.measures.audit import audit_session
+
     return audit_session(session, params, progress)
 
 
@@ -78,6 +79,9 @@ def recorded(
     then the session, inside the recorded run, so that a source which cannot be read is a
     ``failed`` run. The store keeps every QI's θ: the audit groups every QI unless --prune auto
     is asked for."""
+    from qar_sql.compliance.store import recorded_audit
+    from qar_sql.engines.source import session_of
+
     if params.prune is None:
         params = dataclasses.replace(params, prune="off")
 
@@ -92,38 +96,38 @@ def recorded(
         runner=runner,
         table=table,
         columns=params.columns,
-        **pick(params, RECORDED),
+        **{name: getattr(params, name) for name in RECORDED},
     )
 
 
 def verdict(result: AuditResult, params: AuditParams) -> int:
     """The exit code of an audit: 2 without a tail fit or with fewer exceedances than
     ``min_exceedances`` (its reason raised), 1 with a risk above ``fail_above``, else 0."""
+    from qar_sql.stats.interval import require_exceedances
+
     if result.fit is None:
         return int(ExitCode.USAGE)
     require_exceedances(result.fit.n_exceedances, params.min_exceedances)
-    if params.fail_above is not None and result.risk > params.fail_above:
+    if params.fail_above is not None and result.risk is not None and result.risk > params.fail_above:
         reason = f"Risk {result.risk:.6g} is above the threshold {params.fail_above:g}."
         return Verdict(int(ExitCode.RISK_ABOVE_THRESHOLD), reason)
     return 0
 
 
-def _show_sql(where: dict[str, Any], values: dict[str, Any], out: dict[str, Any]) -> str | None:
+def _show_sql(where: dict[str, Any], params: AuditParams, out: dict[str, Any]) -> str | None:
     """``--show-sql``: ``qar sql`` of the same source options; nothing is read."""
     if not out["show_sql"]:
         return None
     from qar_sql.commands.sql import run as sql
 
     shown = {key: where[key] for key in ("source", "table", "delimiter", "null_tokens")}
-    keep = {key: values[key] for key in ("columns", "p", "batch_size", "jobs") if values[key] is not None}
-    return sql(SqlParams(**shown, **keep))
+    return sql(SqlParams(**shown, columns=params.columns, p=params.p, batch_size=params.batch_size, jobs=params.jobs))
 
 
 def _run(where: dict[str, Any], params: AuditParams, progress: Progress | None, out: dict[str, Any]) -> AuditResult:
     """The command line's run: :func:`run`, or :func:`recorded` with ``--store``."""
     if out["store"] is None:
-        with session_of(**where) as session:
-            return run(session, params, progress)
+        return run_on(where, COMMAND, params, progress)
     return recorded(out["store"], params, progress, **where, store_in_source=out["store_in_source"])
 
 
