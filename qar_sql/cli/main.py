@@ -14,22 +14,19 @@ from typing import NoReturn
 
 import click
 
-from qar_sql import params, rules
-from qar_sql.cli.emit import build, emit, session
+from qar_sql import params
+from qar_sql.cli.emit import build, emit
 from qar_sql.engines.dialects import DIALECTS
 from qar_sql.engines.drivers import version_lines
 from qar_sql.engines.secrets import scrub, secret_values
-from qar_sql.errors import DatabaseError, ExitCode, QarError
+from qar_sql.errors import ExitCode, QarError
 from qar_sql.parameters.tail import (
     MAX_ROWS,
     MIN_ROWS,
-    AuditParams,
     DemoParams,
     SqlParams,
-    source_keywords,
 )
 from qar_sql.params import default_of
-from qar_sql.precedence import from_click
 
 
 def _safe(exc: BaseException) -> str:
@@ -246,105 +243,6 @@ def _emit(text: str) -> None:
     click.echo(text, nl=False)
 
 
-def _show_audit_sql(where: dict, **options) -> str:
-    """``qar audit --show-sql``: ``qar sql`` of the same source options (it reads no data, so no
-    --exclude)."""
-    from qar_sql.commands.sql import run
-
-    shown = {key: where[key] for key in ("source", "table", "columns", "delimiter", "null_tokens")}
-    return run(SqlParams(**shown, **options))
-
-
-@cli.command()
-@params.source_options
-@params.risk_options
-@params.fmt_html
-@params.k
-@params.top(10, "How many of the riskiest QIs to list in text and Markdown.")
-@click.option("--histograms", is_flag=True, help="Include each QI's class-size histogram in JSON.")
-@click.option("--fail-above", type=float, envvar="QAR_FAIL_ABOVE", help="Exit 1 when the risk T̂ is above this value.")
-@click.option("--show-sql", is_flag=True, help="Print the SQL this audit would run, without connecting.")
-@click.option(
-    "--group-size",
-    "-g",
-    "group_size",
-    type=int,
-    envvar="QAR_GROUP_SIZE",
-    help="Also every QI's uniqueness probability for groups of this many people (see qar uniqueness): a uniqueness block in JSON, a section in text.",
-)
-@params.jobs
-@params.batch_size
-@params.prune
-@params.quiet
-@params.store
-@params.store_in_source
-@params.all_text
-@params.interval_level
-@params.bootstrap
-@params.min_exceedances
-@params.theta
-@params.sensitivity
-@params.row_subsamples
-def audit(where, risk, fmt, top, histograms, show_sql, quiet, store, store_in_source, all_text, **options):
-    """Audit SOURCE: its QaR risk T̂(p, α) over every set of p quasi-identifier columns.
-
-    SOURCE is a CSV or Parquet file, a DuckDB file (with --table) or a database URL such as
-    postgresql+psycopg://user@host/db (with --table; default $QAR_DATABASE_URL).
-    """
-    from qar_sql.commands.audit import recorded, run
-    from qar_sql.stats.interval import require_exceedances
-
-    # ``options``: AuditParams' fields by the same names (k, jobs, batch_size, prune, group_size,
-    # interval_level, bootstrap, min_exceedances, fail_above, theta, sensitivity, row_subsamples)
-    fail_above, min_exceedances, jobs = options["fail_above"], options["min_exceedances"], options["jobs"]
-    problem = rules.risk_problem(fail_above)  # (before --show-sql, as click's usage error)
-    if problem:
-        raise click.BadParameter(problem, param_hint="--fail-above")
-    rules.check_min_exceedances(min_exceedances)
-    if show_sql:  # nothing is read: the other parameters are not checked
-        _emit(_show_audit_sql(where, p=risk["p"], batch_size=options["batch_size"], jobs=jobs))
-        return
-    settings = build(AuditParams, {**where, **risk, **options})
-    not_recorded: DatabaseError | None = None
-    with params.Progress("scanning", quiet) as bar:
-        if store is None:
-            with session(where, all_text=all_text) as s:
-                result = run(s, settings, bar)
-        else:  # the run recorded in the results store (docs/compliance.md)
-            source = source_keywords(where)
-            try:
-                result = recorded(store, settings, bar, **source, all_text=all_text, store_in_source=store_in_source)
-            except DatabaseError as exc:  # finished, but the store refused (NotRecorded): print it, then say where
-                if getattr(exc, "result", None) is None:
-                    raise
-                result, not_recorded = exc.result, exc
-
-    def report() -> str:
-        from qar_sql.commands.report import audit_inputs, masked_command
-
-        chosen = from_click(click.get_current_context(), "fail_above", fail_above)
-        inputs = audit_inputs(
-            result,
-            where,
-            threshold=fail_above,  # only a threshold the user set gives a verdict
-            threshold_source=chosen.described if chosen else None,
-            command=masked_command(["qar", *sys.argv[1:]]),
-            jobs=jobs,
-            store=store,  # the run just recorded there, and the earlier ones: the history section
-        )
-        return inputs.to_html()
-
-    emit(result, fmt, top=top, histograms=histograms, html=report)
-    if not_recorded is not None:
-        raise not_recorded  # exit 3, after the result
-    if result.fit is None:
-        sys.exit(int(ExitCode.USAGE))
-    require_exceedances(result.fit.n_exceedances, min_exceedances)  # exit 2 with its reason
-    if fail_above is not None and result.risk > fail_above:
-        click.echo(f"Risk {result.risk:.6g} is above the threshold {fail_above:g}.", err=True)
-        sys.exit(int(ExitCode.RISK_ABOVE_THRESHOLD))
-
-
 @cli.command("sql")
 @click.argument("source", required=False)
 @click.option(
@@ -408,6 +306,11 @@ def demo(rows, seed, path, overwrite, risk, fmt, quiet):
         result = run(settings, bar)
     emit(result, fmt)
 
+
+from qar_sql.command import cli_command  # noqa: E402
+from qar_sql.commands import audit as audit_command  # noqa: E402
+
+cli.add_command(cli_command(audit_command.COMMAND))
 
 from qar_sql.cli.ranking import eliminate_cmd, records_cmd  # noqa: E402
 

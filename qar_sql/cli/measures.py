@@ -13,7 +13,6 @@ from qar_sql import params
 from qar_sql.cli.emit import build, emit, session
 from qar_sql.cli.guard import guard_outputs
 from qar_sql.cli.ranking import guard_files, key_option
-from qar_sql.engines.render import recording
 from qar_sql.output.files import check_plot, written
 from qar_sql.parameters.measures import RiskParams, UniquenessParams
 from qar_sql.params import default_of
@@ -121,9 +120,8 @@ def risk_cmd(where, sensitive, ordered, fmt, top, quiet, **options):
     settings = build(RiskParams, {**where, **options}, sensitive=sensitive or (), ordered=ordered or ())
     if settings.per_record is not None:
         output_kind(str(settings.per_record))
-    # recording(): the SQL the HTML report shows
-    with params.Progress("measuring", quiet) as bar, recording() as sql:
-        with session(where, all_text=options["all_text"]) as s:
+    with params.Progress("measuring", quiet) as bar:
+        with session(where, all_text=options["all_text"]) as s, s.logging_sql() as sql:  # the report's SQL
             result = run_risk(s, settings, bar)
 
     def report() -> str:
@@ -242,9 +240,8 @@ def uniqueness_cmd(
     chosen |= {"from_marginals": from_marginals, "monte_carlo": monte_carlo, "treatments": treatments}
     chosen |= {"exposed": exposed, "exposed_qis": exposed_qis, "batch_size": batch_size, "jobs": jobs}
     settings = with_plan(build(UniquenessParams, {**where, **chosen}))
-    # recording(): the SQL the HTML report shows
-    with params.Progress("scanning", quiet) as bar, recording() as sql:
-        with session(where) as s:
+    with params.Progress("scanning", quiet) as bar:
+        with session(where) as s, s.logging_sql() as sql:  # the report's SQL
             result = run_uniqueness(s, settings, bar)
 
     def report() -> str:

@@ -1,27 +1,54 @@
 """``qar audit``: the QaR risk T̂(p, α) of a table over every set of p quasi-identifier columns.
 
-The shape every command has (``qar_sql/commands/__init__.py``): its parameters
-(:class:`~qar_sql.parameters.tail.AuditParams`), ``run(session, params, progress) → result``, and
-the Python API's function, which opens the session and calls ``run``. :func:`recorded` is ``run``
-with the run kept in the results store (``--store``).
+One :class:`~qar_sql.command.Command` (:data:`COMMAND`): its parameters
+(:class:`~qar_sql.parameters.tail.AuditParams`, whose fields are its options), ``run(session,
+params, progress) → result`` and :func:`verdict`; ``qar audit`` and :func:`audit` are made from it.
+:func:`recorded` is ``run`` with the run kept in the results store (``--store``).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-from qar_sql.compliance.store import Store, recorded_audit
-from qar_sql.engines.session import Session
-from qar_sql.engines.source import SourceLike, session_of
-from qar_sql.measures.audit import audit_session
-from qar_sql.parameters.tail import AuditParams
-from qar_sql.progress import with_progress
-from qar_sql.pushdown.scan import Progress
-from qar_sql.results import AuditResult, pick
+import click
+
+from qar_sql import params as cli_options
+from qar_sql.command import RAISE_AFTER_EMIT, Command, Extras, Verdict, api_function, run_on
+from qar_sql.errors import DatabaseError, ExitCode
+from qar_sql.parameters.tail import AuditParams, SqlParams
+from qar_sql.precedence import from_click
+
+if TYPE_CHECKING:  # numpy-backed: loaded when the audit runs, not when `qar --help` loads
+    from qar_sql.compliance.store import Store
+    from qar_sql.engines.session import Session
+    from qar_sql.engines.source import SourceLike
+    from qar_sql.pushdown.scan import Progress
+    from qar_sql.results import AuditResult
 
 NAME = "audit"
+DOC = """Audit one table: its QaR risk T̂(p, α) over all C(N, p) quasi-identifiers.
+
+    ``source`` is a CSV/Parquet/DuckDB file or a SQLAlchemy URL (default ``$QAR_DATABASE_URL``);
+    ``columns`` the QI columns (default: all but ``exclude``). The counting runs in the
+    database; only per-QI class-size histograms come back. With ``group_size`` k, the result
+    also holds every QI's uniqueness probability for groups of k (``result.uniqueness``), from
+    the same histograms. ``interval_level`` and ``bootstrap`` (resamples; 0: none) set the
+    intervals of ``result.intervals`` (docs/uncertainty.md).
+
+    ``prune``: ``"auto"`` groups only the QIs of size p that can reach the tail, found from the
+    counts of size p − 1 (T̂, u, ξ̂, β̂ and the exceedances are those of the full audit, bit for
+    bit; the other QIs carry θ bounds); ``"off"`` groups every QI. Default: ``"auto"`` at p ≥ 4,
+    ``"off"`` below, and always off with ``group_size`` (which needs every QI's classes).
+
+    ``theta``: ``"distinct"`` (θ = H/L, the paper's) or ``"unique"`` (θ = S/L, the share of
+    records unique on the QI, fitted by the same tail); ``result.risk`` is of that measure.
+    ``result.leave_one_column_out`` gives T̂ without each column (from the θ in hand);
+    ``sensitivity`` adds T̂ at p − 1 and p + 1 (``result.risk_by_p``, their scans) and
+    ``row_subsamples`` (shares such as ``(0.25, 0.5)``) T̂ on nested subsamples of the rows
+    (``result.risk_by_rows``, a scan each). docs/uncertainty.md, "Sensitivity".
+"""
 Params = AuditParams
 
 #: The parameters a results store records with a run (compliance/store.py).
@@ -30,6 +57,8 @@ RECORDED = ("p", "alpha", "pi_u", "pwm", "k")
 
 def run(session: Session, params: AuditParams, progress: Progress | None = None) -> AuditResult:
     """The audit of the session's relation: profile → pushed-down scan → tail fit."""
+    from qar_sql.measures.audit import audit_session
+
     return audit_session(session, params, progress)
 
 
@@ -52,6 +81,9 @@ def recorded(
     then the session, inside the recorded run, so that a source which cannot be read is a
     ``failed`` run. The store keeps every QI's θ: the audit groups every QI unless --prune auto
     is asked for. ``scan_name`` and ``secrets`` (values masked in what is stored): a scan's."""
+    from qar_sql.compliance.store import recorded_audit
+    from qar_sql.engines.source import session_of
+
     if params.prune is None:
         params = dataclasses.replace(params, prune="off")
 
@@ -68,65 +100,124 @@ def recorded(
         runner=runner,
         table=table,
         columns=params.columns,
-        **pick(params, RECORDED),
+        **{name: getattr(params, name) for name in RECORDED},
     )
 
 
-@with_progress("audit")
-def audit(
-    source: SourceLike = None,
-    *,
-    table: str | None = None,
-    columns: Sequence[str] | None = None,
-    exclude: Sequence[str] | None = None,
-    p: int = AuditParams.p,
-    alpha: float = AuditParams.alpha,
-    pi_u: float = AuditParams.pi_u,
-    pwm: str = AuditParams.pwm,
-    delimiter: str | None = None,
-    k: int = AuditParams.k,
-    batch_size: int | None = None,
-    jobs: int = AuditParams.jobs,
-    threads: int | None = None,
-    progress: Progress | None = None,
-    all_text: bool = False,
-    group_size: int | None = None,
-    null_tokens: Sequence[str] = (),
-    interval_level: float = AuditParams.interval_level,
-    bootstrap: int = AuditParams.bootstrap,
-    prune: str | None = None,
-    theta: str = AuditParams.theta,
-    sensitivity: bool = False,
-    row_subsamples: Sequence[float] = (),
-) -> AuditResult:
-    """Audit one table: its QaR risk T̂(p, α) over all C(N, p) quasi-identifiers.
+def verdict(result: AuditResult, params: AuditParams) -> int:
+    """The exit code of an audit: 2 without a tail fit or with fewer exceedances than
+    ``min_exceedances`` (its reason raised), 1 with a risk above ``fail_above``, else 0."""
+    from qar_sql.stats.interval import require_exceedances
 
-    ``source`` is a CSV/Parquet/DuckDB file or a SQLAlchemy URL (default ``$QAR_DATABASE_URL``);
-    ``columns`` the QI columns (default: all but ``exclude``). The counting runs in the
-    database; only per-QI class-size histograms come back. With ``group_size`` k, the result
-    also holds every QI's uniqueness probability for groups of k (``result.uniqueness``), from
-    the same histograms. ``interval_level`` and ``bootstrap`` (resamples; 0: none) set the
-    intervals of ``result.intervals`` (docs/uncertainty.md).
+    if result.fit is None:
+        return int(ExitCode.USAGE)
+    require_exceedances(result.fit.n_exceedances, params.min_exceedances)
+    if params.fail_above is not None and result.risk is not None and result.risk > params.fail_above:
+        reason = f"Risk {result.risk:.6g} is above the threshold {params.fail_above:g}."
+        return Verdict(int(ExitCode.RISK_ABOVE_THRESHOLD), reason)
+    return 0
 
-    ``prune``: ``"auto"`` groups only the QIs of size p that can reach the tail, found from the
-    counts of size p − 1 (T̂, u, ξ̂, β̂ and the exceedances are those of the full audit, bit for
-    bit; the other QIs carry θ bounds); ``"off"`` groups every QI. Default: ``"auto"`` at p ≥ 4,
-    ``"off"`` below, and always off with ``group_size`` (which needs every QI's classes).
 
-    ``theta``: ``"distinct"`` (θ = H/L, the paper's) or ``"unique"`` (θ = S/L, the share of
-    records unique on the QI, fitted by the same tail); ``result.risk`` is of that measure.
-    ``result.leave_one_column_out`` gives T̂ without each column (from the θ in hand);
-    ``sensitivity`` adds T̂ at p − 1 and p + 1 (``result.risk_by_p``, their scans) and
-    ``row_subsamples`` (shares such as ``(0.25, 0.5)``) T̂ on nested subsamples of the rows
-    (``result.risk_by_rows``, a scan each). docs/uncertainty.md, "Sensitivity".
-    """
-    params = AuditParams(
-        columns=columns, exclude=exclude, p=p, alpha=alpha, pi_u=pi_u, pwm=pwm, k=k, batch_size=batch_size,
-        jobs=jobs, group_size=group_size, interval_level=interval_level, bootstrap=bootstrap, prune=prune,
-        theta=theta, sensitivity=sensitivity, row_subsamples=tuple(row_subsamples),
-    )  # fmt: skip
-    started = time.perf_counter()
-    with session_of(
-        source, table=table, delimiter=delimiter, threads=threads, all_text=all_text, null_tokens=null_tokens
-    ) as session:
-        return audit_session(session, params, progress, started=started)
+def _show_sql(where: dict[str, Any], params: AuditParams, out: dict[str, Any]) -> str | None:
+    """``--show-sql``: ``qar sql`` of the same source options; nothing is read."""
+    if not out["show_sql"]:
+        return None
+    from qar_sql.commands.sql import run as sql
+
+    shown = {key: where[key] for key in ("source", "table", "delimiter", "null_tokens")}
+    return sql(SqlParams(**shown, columns=params.columns, p=params.p, batch_size=params.batch_size, jobs=params.jobs))
+
+
+def _run(where: dict[str, Any], params: AuditParams, progress: Progress | None, out: dict[str, Any]) -> AuditResult:
+    """The command line's run: :func:`run`, or :func:`recorded` with ``--store``."""
+    if out["store"] is None:
+        return run_on(where, COMMAND, params, progress)
+    try:
+        return recorded(out["store"], params, progress, **where, store_in_source=out["store_in_source"])
+    except DatabaseError as exc:  # finished, but the store refused (NotRecorded): print it, then say where
+        if getattr(exc, "result", None) is None:
+            raise
+        out[RAISE_AFTER_EMIT] = exc  # exit 3, after the result
+        return exc.result  # type: ignore[attr-defined]
+
+
+def _report(result: AuditResult, params: AuditParams, extras: Extras) -> str:
+    """``--format html``: the report of the audit just run (docs/report.md)."""
+    from qar_sql.commands.report import audit_html
+
+    chosen = from_click(click.get_current_context(), "fail_above", params.fail_above)
+    where = {k: v for k, v in extras.where.items() if k != "all_text"}
+    return audit_html(
+        result,
+        {**where, "columns": params.columns, "exclude": params.exclude},
+        threshold=params.fail_above,  # only a threshold the user set gives a verdict
+        threshold_source=chosen.described if chosen else None,
+        jobs=params.jobs,
+        store=extras.out["store"],  # the run just recorded there, and the earlier ones: the history section
+    )
+
+
+COMMAND: Command[AuditParams, AuditResult] = Command(
+    name=NAME,
+    Params=AuditParams,
+    run=run,
+    verdict=verdict,
+    help="""Audit SOURCE: its QaR risk T̂(p, α) over every set of p quasi-identifier columns.
+
+    SOURCE is a CSV or Parquet file, a DuckDB file (with --table) or a database URL such as
+    postgresql+psycopg://user@host/db (with --table; default $QAR_DATABASE_URL).
+    """,
+    doc=DOC,
+    outputs={
+        "fmt": cli_options.fmt_html,
+        "top": cli_options.top(10, "How many of the riskiest QIs to list in text and Markdown."),
+        "histograms": click.option(
+            "--histograms", is_flag=True, help="Include each QI's class-size histogram in JSON."
+        ),
+        "show_sql": click.option(
+            "--show-sql", is_flag=True, help="Print the SQL this audit would run, without connecting."
+        ),
+        "quiet": cli_options.quiet,
+        "store": cli_options.store,
+        "store_in_source": cli_options.store_in_source,
+    },
+    emits=("top", "histograms"),
+    order=(
+        "table",
+        "columns",
+        "exclude",
+        "delimiter",
+        "null_tokens",
+        "p",
+        "alpha",
+        "pi_u",
+        "pwm",
+        "fmt",
+        "k",
+        "top",
+        "histograms",
+        "fail_above",
+        "show_sql",
+        "group_size",
+        "jobs",
+        "batch_size",
+        "prune",
+        "quiet",
+        "store",
+        "store_in_source",
+        "all_text",
+        "interval_level",
+        "bootstrap",
+        "min_exceedances",
+        "theta",
+        "sensitivity",
+        "row_subsamples",
+    ),  # fmt: skip
+    preview=_show_sql,
+    runner=_run,
+    html=_report,
+)
+
+#: ``qar_sql.audit(source, *, columns=None, p=3, ...)``: the keywords are AuditParams' fields and
+#: the source options.
+audit = api_function(COMMAND)

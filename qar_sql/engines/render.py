@@ -59,10 +59,11 @@ _recording_lock = threading.Lock()
 
 
 @contextmanager
-def recording() -> Iterator[list[str]]:
-    """Collect every statement :func:`render` renders while the block runs, in order (the HTML
-    report's "SQL that ran" of commands other than the audit, whose SQL ``qar sql`` shows)."""
-    statements: list[str] = []
+def recording(statements: list[str] | None = None) -> Iterator[list[str]]:
+    """Collect every statement :func:`render` renders while the block runs, in order, into
+    ``statements`` (a new list by default): the HTML report's "SQL that ran". A session keeps
+    its own (:meth:`~qar_sql.engines.session.Session.logging_sql`)."""
+    statements = [] if statements is None else statements
     with _recording_lock:
         _recordings.append(statements)
     try:

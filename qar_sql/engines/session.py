@@ -26,7 +26,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 import numpy as np
 
 from qar_sql.engines.database import Database, Relation
-from qar_sql.engines.render import render
+from qar_sql.engines.render import recording, render
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -121,7 +121,16 @@ class Session:
         #: ``delimiter``, ``null_tokens``): what a command that reads a second source the same way
         #: (the report's treated release) or shows the statements of the source (its SQL) needs.
         self.where: dict[str, Any] = dict(where or {})
+        #: The statements rendered while :meth:`logging_sql` was open, in order (the HTML
+        #: report's "SQL that ran").
+        self.sql_log: list[str] = []
         db.shared = True
+
+    @contextmanager
+    def logging_sql(self) -> Iterator[list[str]]:
+        """Keep every statement rendered while the block runs in :attr:`sql_log`."""
+        with recording(self.sql_log):
+            yield self.sql_log
 
     @property
     def columns(self) -> tuple[str, ...]:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
+from dataclasses import fields as dataclass_fields
 from typing import Any
 
 from qar_sql import rules
 from qar_sql.errors import ParameterError, UsageError, require_whole, shown
+from qar_sql.parameters import fields
+from qar_sql.parameters.fields import check_fields, option
 
 # --- audit ------------------------------------------------------------------------------------------
 
@@ -57,61 +60,133 @@ class TailParams:
     scan (``compliance.scans.ScanSpec``) where it runs and its thresholds. Not checked when
     made: each computation checks it when it runs (:meth:`validate`), as before."""
 
-    columns: Sequence[str] | None = None
-    exclude: Sequence[str] | None = None
-    p: int = 3
-    alpha: float = 0.01
-    pi_u: float = 0.05
-    pwm: str = "plotting"
+    columns: Sequence[str] | None = fields.columns()
+    exclude: Sequence[str] | None = fields.exclude()
+    p: int = fields.p()
+    alpha: float = fields.alpha()
+    pi_u: float = fields.pi_u()
+    pwm: str = fields.pwm()
 
     def validate(self) -> None:
         check_tail(self.p, self.alpha, self.pi_u, self.pwm)
 
 
+def _check_k(k: object) -> None:
+    require_whole(k, 2, f"--k {shown(k)} must be a whole number of at least 2, e.g. 5")
+
+
+def _check_group_size(k: int | None) -> None:
+    if k is not None:
+        rules.check_group_size(k)
+
+
+def _check_prune(prune: str | None) -> None:
+    if prune is not None:
+        rules.resolve_prune(prune, 1)
+
+
 @dataclass(frozen=True, kw_only=True)
 class AuditParams(TailParams):
     """The parameters of ``qar audit`` (:mod:`qar_sql.commands.audit`): the one place their
-    defaults and the rules between them live. Checked when made, in the order the audit always
-    checked them, before any connection.
+    defaults, their options and the rules between them live. Checked when made, before any
+    connection.
 
     ``prune``: None means ``auto`` at p ≥ 4 and ``off`` below, and off with ``group_size``
-    (:attr:`prune_mode`). ``min_exceedances`` and ``fail_above`` are the command line's gates
-    on the result (exit 2 and exit 1); the audit itself does not read them."""
+    (:attr:`prune_mode`). ``min_exceedances`` and ``fail_above`` are the command's verdict on the
+    result (exit 2 and exit 1); the audit itself does not read them."""
 
-    k: int = 5
-    batch_size: int | None = None
-    jobs: int = rules.DEFAULT_JOBS
-    group_size: int | None = None
-    interval_level: float = rules.DEFAULT_LEVEL
-    bootstrap: int = rules.DEFAULT_RESAMPLES
-    prune: str | None = None
-    min_exceedances: int | None = None
-    fail_above: float | None = None
+    k: int = option(
+        5,
+        help="k for the k-anonymity summary (records in classes smaller than k).",
+        flags=("--k",),
+        kind="int",
+        minimum=2,
+        check=_check_k,
+    )
+    batch_size: int | None = fields.batch_size()
+    jobs: int = fields.jobs()
+    group_size: int | None = option(
+        None,
+        help="Also every QI's uniqueness probability for groups of this many people (see qar uniqueness): a "
+        "uniqueness block in JSON, a section in text.",
+        flags=("--group-size", "-g"),
+        kind="int",
+        check=_check_group_size,
+    )
+    interval_level: float = option(
+        rules.DEFAULT_LEVEL,
+        help="Nominal level of the tail-fit bands of T̂, u, ξ and β (bootstrap quantiles; not a confidence level).",
+        flags=("--interval-level",),
+        kind="float",
+        check=rules.check_level,
+    )
+    bootstrap: int = option(
+        rules.DEFAULT_RESAMPLES,
+        help="Bootstrap resamples for the tail-fit bands (seeded: the same data give the same band); 0 for none.",
+        flags=("--bootstrap",),
+        kind="int",
+        check=rules.check_resamples,
+    )
+    prune: str | None = option(
+        None,
+        help="auto: group only the QIs that can reach the tail, bounded by the QIs of size p - 1 "
+        "(same T̂, u, ξ, β and exceedances; the other QIs get θ bounds); off: group every QI. "
+        "Default: auto at p >= 4, off below.",
+        flags=("--prune",),
+        kind="choice",
+        choices=rules.PRUNE_MODES,
+        check=_check_prune,
+    )
+    min_exceedances: int | None = option(
+        None,
+        help="Refuse (exit 2) a T̂ fitted to fewer exceedances of u than this, e.g. 3; T̂ is still shown.",
+        flags=("--min-exceedances",),
+        kind="int",
+        check=rules.check_min_exceedances,
+    )
+    fail_above: float | None = option(
+        None,
+        help="Exit 1 when the risk T̂ is above this value.",
+        flags=("--fail-above",),
+        kind="float",
+        check=lambda value: rules.check_risk(value, "--fail-above", "0.05"),
+    )
     #: the θ the tail is fitted to (THETA_MEASURES); ``risk`` and ``fail_above`` are of this one
-    theta: str = "distinct"
+    theta: str = option(
+        "distinct",
+        help="The θ the tail is fitted to: distinct (H/L, distinct combinations per record, the paper's) or "
+        "unique (S/L, the share of records unique on the QI); T̂ and --fail-above are of this one.",
+        flags=("--theta",),
+        kind="choice",
+        choices=THETA_MEASURES,
+        check=check_theta,
+    )
     #: T̂ at p − 1 and p + 1 as well (their scans; p − 1 comes free with a pruned audit)
-    sensitivity: bool = False
+    sensitivity: bool = option(
+        False,
+        help="Also T̂ at p - 1 and p + 1 (a scan each; p - 1 comes free with a pruned audit): risk_by_p in JSON.",
+        flags=("--sensitivity",),
+        kind="flag",
+    )
     #: T̂ on nested subsamples of the rows of these shares (one scan each): the L-dependence
-    row_subsamples: Sequence[float] = ()
+    row_subsamples: Sequence[float] = option(
+        (),
+        help="Also T̂ on nested subsamples of the rows, without replacement, of these shares, "
+        "e.g. 0.25,0.5 (a scan each): risk_by_rows in JSON.",
+        flags=("--row-subsamples",),
+        kind="shares",
+        check=check_row_subsamples,
+    )
 
     def __post_init__(self) -> None:
         self.validate()
-        check_theta(self.theta)
-        check_row_subsamples(self.row_subsamples)
-        rules.check_level(self.interval_level)
-        rules.check_resamples(self.bootstrap)
-        if self.prune is not None:
-            rules.resolve_prune(self.prune, self.p)
+        check_fields(self)
+        object.__setattr__(self, "row_subsamples", tuple(self.row_subsamples))  # (a list from the API)
         if self.group_size is not None and self.prune == "auto":
             raise ParameterError(
                 "--group-size needs every QI's class sizes, which --prune auto does not count; "
                 "drop --prune auto (or use --prune off)"
             )
-        require_whole(self.k, 2, f"--k {shown(self.k)} must be a whole number of at least 2, e.g. 5")
-        if self.group_size is not None:
-            rules.check_group_size(self.group_size)
-        rules.check_min_exceedances(self.min_exceedances)
-        rules.check_risk(self.fail_above, "--fail-above", "0.05")
 
     @property
     def prune_mode(self) -> str:
@@ -123,7 +198,7 @@ class AuditParams(TailParams):
 
 #: Every field's built-in default, by name: what the click options, ``qar config`` and ``qar
 #: demo`` show and use.
-DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(AuditParams)}
+DEFAULTS: dict[str, Any] = {f.name: f.default for f in dataclass_fields(AuditParams)}
 
 
 # --- sql --------------------------------------------------------------------------------------------

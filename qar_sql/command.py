@@ -1,0 +1,297 @@
+"""A command is one object: :class:`Command` names its parameter dataclass (whose fields carry
+their options, :mod:`qar_sql.parameters.fields`), its ``run(session, params, progress)``, its
+``verdict(result, params)`` (the exit code) and the source and output options it takes.
+:func:`cli_command` makes the click command and :func:`api_function` the Python API function
+from it, so neither restates a field, and both go through ``run``.
+
+    COMMAND = Command(name="audit", Params=AuditParams, run=run, help=..., order=(...))
+    audit = api_function(COMMAND)          # qar_sql.audit(source, *, columns=..., p=3, ...)
+    cli.add_command(cli_command(COMMAND))  # qar audit SOURCE -c ... -p 3 ...
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+import click
+
+from qar_sql.output.render import render
+from qar_sql.parameters.fields import Option as OptionMeta
+from qar_sql.parameters.fields import SourceOptions, meta_of, options_of
+from qar_sql.progress import Progress, with_progress
+
+P = TypeVar("P")
+R = TypeVar("R")
+
+#: The source options every command reading a table takes (SOURCE and these), in --help order.
+SOURCE = ("source", "table", "delimiter", "null_tokens", "all_text", "threads")
+
+
+class Verdict(int):
+    """An exit code with the sentence the command line prints on stderr for it."""
+
+    reason: str
+
+    def __new__(cls, code: int, reason: str = "") -> Verdict:
+        self = super().__new__(cls, code)
+        self.reason = reason
+        return self
+
+
+@dataclass(frozen=True)
+class Extras:
+    """What the command line gives a command's hooks besides its parameters: the source options
+    (``where``), the output options (``out``: --format, --quiet, --top, ...) and the statements
+    the run rendered (its session's :attr:`~qar_sql.engines.session.Session.sql_log`)."""
+
+    where: dict[str, Any]
+    out: dict[str, Any]
+    sql: list[str] = field(default_factory=list)
+
+
+def _ok(result: Any, params: Any) -> int:
+    return 0
+
+
+@dataclass(frozen=True)
+class Command(Generic[P, R]):
+    """One command. ``help``: the text of ``qar NAME --help`` (and the API's docstring unless
+    ``doc``); ``source``: the source options it takes (:data:`SOURCE`); ``outputs``: its
+    command-line-only options, name → click option decorator (--format, --quiet, --top, ...);
+    ``order``: every option's name in ``--help`` order (SOURCE is the argument, first).
+
+    Hooks, each optional: ``prepare(params) → params`` (files read, plans made, before any
+    connection); ``preview(where, params, out) → text | None`` (text printed instead of a run,
+    as ``qar audit --show-sql``); ``runner(where, params, progress, out) → result`` (a run other
+    than ``run`` on a fresh session, as ``--store``'s recorded one); ``html(result, params,
+    extras) → str`` (the HTML report); ``emits``: the output options the renderer takes."""
+
+    name: str
+    Params: type[P]
+    run: Callable[..., R]
+    help: str
+    order: tuple[str, ...]
+    doc: str = ""
+    source: tuple[str, ...] = SOURCE
+    outputs: Mapping[str, Callable] = field(default_factory=dict)
+    emits: tuple[str, ...] = ()
+    progress: str = "scanning"
+    prepare: Callable[[P], P] | None = None
+    verdict: Callable[[R, P], int] = _ok
+    preview: Callable[[dict, P, dict], str | None] | None = None
+    runner: Callable[[dict, P, Any, dict], R] | None = None
+    html: Callable[[R, P, Extras], str] | None = None
+
+    def fields(self) -> dict[str, tuple[dataclasses.Field, OptionMeta]]:
+        """Every option field, the parameters' then the source options', by name."""
+        found = {f.name: (f, m) for f, m in options_of(self.Params)}
+        found |= {f.name: (f, m) for f, m in options_of(SourceOptions) if f.name in self.source}
+        return found
+
+
+#: The key under which a runner leaves an error to raise once the result is printed (a finished
+#: audit whose results store refused the run: the result first, then exit 3 with the reason).
+RAISE_AFTER_EMIT = "raise_after_emit"
+
+
+def run_on(where: Mapping[str, Any], cmd: Command[P, R], params: P, progress: Any, log: list[str] | None = None) -> R:
+    """``cmd.run`` on the session of the source options ``where``, closed after; ``log`` gets the
+    statements it rendered (:attr:`~qar_sql.engines.session.Session.sql_log`)."""
+    from qar_sql.engines.source import session_of  # (numpy-backed: not loaded by `qar --help`)
+
+    with session_of(**where) as session:
+        if log is None:
+            return cmd.run(session, params, progress)
+        with session.logging_sql() as statements:
+            result = cmd.run(session, params, progress)
+        log.extend(statements)
+        return result
+
+
+# --- the command line ---------------------------------------------------------------------------
+
+
+def _split(ctx: click.Context, param: click.Parameter, value: Any) -> tuple[str, ...] | None:
+    """``--columns a,b --columns c`` → ("a", "b", "c"); order kept. An option given with no
+    name in it (``-c ''``) is refused: taken as "not given", it would silently mean all columns."""
+    if not value:
+        return None
+    out: list[str] = []
+    for item in value:
+        out += [part.strip() for part in item.split(",") if part.strip()]
+    if not out:
+        flag = param.opts[0]
+        raise click.BadParameter(
+            f"{', '.join(repr(v) for v in value)} names no column; write e.g. {flag} age,sex, or leave {flag} out",
+            ctx=ctx,
+            param=param,
+        )
+    return tuple(out)
+
+
+def _shares(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[float, ...]:
+    """``--row-subsamples 0.25,0.5`` as numbers; a word that is not one is click's usage error."""
+    if not value:
+        return ()
+    out = []
+    for word in value.split(","):
+        try:
+            out.append(float(word))
+        except ValueError:
+            raise click.BadParameter(f"{word.strip()!r} is not a share of the rows; use e.g. 0.25,0.5") from None
+    return tuple(out)
+
+
+def _number(kind: type, meta: OptionMeta) -> Any:
+    if meta.minimum is None and meta.maximum is None:
+        return kind
+    if kind is int:
+        low, high = (None if b is None else int(b) for b in (meta.minimum, meta.maximum))
+        return click.IntRange(low, high)
+    return click.FloatRange(meta.minimum, meta.maximum)
+
+
+def click_option(name: str, f: dataclasses.Field, meta: OptionMeta) -> click.Option:
+    """The click option of the field ``f``: its flags, help, kind and default (the field's); its
+    check runs when the parameters are made."""
+    decls = list(meta.flags)
+    long = next(d for d in decls if d.startswith("--"))
+    if long[2:].replace("-", "_") != name:
+        decls.append(name)
+    attrs: dict[str, Any] = {"help": meta.help, "hidden": meta.hidden, "envvar": meta.envvar}
+    convert: Callable | None = None
+    default = f.default
+    if meta.kind == "flag":
+        attrs["is_flag"] = True
+    elif meta.kind == "names":
+        attrs["multiple"], convert = True, _split
+    elif meta.kind == "shares":
+        convert, default = _shares, None
+    elif meta.kind == "choice":
+        attrs["type"] = click.Choice(meta.choices)
+    elif meta.kind == "path":
+        attrs["type"] = click.Path(dir_okay=False)
+    elif meta.kind in ("int", "float"):
+        attrs["type"] = _number(int if meta.kind == "int" else float, meta)
+    if meta.multiple:
+        attrs["multiple"] = True
+    attrs["default"] = default
+
+    return click.Option(decls, callback=convert, **attrs)
+
+
+def _decorated(decorator: Callable) -> click.Parameter:
+    """The click parameter a ``click.option(...)`` decorator adds."""
+    return decorator(lambda: None).__click_params__[0]
+
+
+def cli_command(cmd: Command) -> click.Command:
+    """The click command of ``cmd``: SOURCE, then every option in ``cmd.order``; one body for
+    every command (parameters → prepare → session → progress → run → emit → exit with the
+    verdict)."""
+    fields = cmd.fields()
+    known = set(fields) | set(cmd.outputs) | {"source"}
+    unknown = [n for n in cmd.order if n not in known]
+    on_cli = [n for n, (_, meta) in fields.items() if meta.cli]
+    missing = [n for n in (*on_cli, *cmd.outputs) if n not in cmd.order]
+    if unknown or missing:
+        raise TypeError(f"qar {cmd.name}: options {unknown} are no field, {missing} have no place in the order")
+    params: list[click.Parameter] = [click.Argument(["source"], required=False, envvar="QAR_DATABASE_URL")]
+    for name in cmd.order:
+        if name in cmd.outputs:
+            params.append(_decorated(cmd.outputs[name]))
+        else:
+            params.append(click_option(name, *fields[name]))
+    source_names = [n for n in cmd.source if n in fields or n == "source"]
+
+    def body(**values: Any) -> None:
+        where = {n: values.pop(n) for n in source_names if n in values}
+        out = {n: values.pop(n) for n in list(values) if n in cmd.outputs}
+        settings = cmd.Params(**{k: v for k, v in values.items() if v is not None})
+        if cmd.preview is not None:
+            text = cmd.preview(where, settings, out)
+            if text is not None:
+                click.echo(text, nl=False)
+                return
+        if cmd.prepare is not None:
+            settings = cmd.prepare(settings)
+        extras = Extras(where, out)
+        with Progress(cmd.progress, bool(out.get("quiet"))) as bar:
+            if cmd.runner is not None:
+                result = cmd.runner(where, settings, bar, out)
+            else:
+                result = run_on(where, cmd, settings, bar, log=extras.sql)
+        report = functools.partial(cmd.html, result, settings, extras) if cmd.html is not None else None
+        shown = {k: out[k] for k in cmd.emits}
+        click.echo(render(result, out.get("fmt", "text"), html=report, **shown), nl=False)
+        if out.get(RAISE_AFTER_EMIT) is not None:
+            raise out[RAISE_AFTER_EMIT]
+        code = cmd.verdict(result, settings)
+        if getattr(code, "reason", ""):
+            click.echo(code.reason, err=True)  # type: ignore[attr-defined]
+        if code:
+            sys.exit(int(code))
+
+    return click.Command(cmd.name, params=params, callback=body, help=cmd.help)
+
+
+# --- the Python API -------------------------------------------------------------------------------
+
+
+def api_function(cmd: Command[P, R]) -> Callable[..., R]:
+    """The Python API function of ``cmd``: ``source`` positional, then every field of its
+    parameters and its source options as keywords with the dataclass's defaults, and
+    ``progress``; it opens the session and calls ``run``."""
+    own = [f for f in dataclasses.fields(cmd.Params)]  # type: ignore[arg-type]
+    where = [f for f in dataclasses.fields(SourceOptions) if f.name in cmd.source and f.name != "source"]
+    kw = inspect.Parameter.KEYWORD_ONLY
+    signature = inspect.Signature(
+        [
+            inspect.Parameter("source", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None, annotation="SourceLike"),
+            *(inspect.Parameter(f.name, kw, default=_default(f), annotation=f.type) for f in (*own, *where)),
+            inspect.Parameter("progress", kw, default=None, annotation="Progress | bool | None"),
+        ],
+        return_annotation=getattr(cmd.run, "__annotations__", {}).get("return", inspect.Signature.empty),
+    )
+    names = {f.name for f in own}
+
+    def function(*args: Any, **kwargs: Any) -> R:
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        values = dict(bound.arguments)
+        progress = values.pop("progress")
+        settings = cmd.Params(**{k: values.pop(k) for k in list(values) if k in names})
+        if cmd.prepare is not None:
+            settings = cmd.prepare(settings)
+        return run_on(values, cmd, settings, progress)
+
+    function.__name__ = function.__qualname__ = cmd.name
+    function.__module__ = getattr(cmd.run, "__module__", __name__)
+    function.__doc__ = _docstring(cmd, [*own, *where])
+    function.__signature__ = signature  # type: ignore[attr-defined]
+    return with_progress(cmd.name)(function)
+
+
+def _default(f: dataclasses.Field) -> Any:
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return inspect.Parameter.empty
+
+
+def _docstring(cmd: Command, fields: Sequence[dataclasses.Field]) -> str:
+    """The command's text and each keyword's help (the option's, with its flag)."""
+    lines = [inspect.cleandoc(cmd.doc or cmd.help), "", "Keywords (each the option of ``qar " + cmd.name + "``):", ""]
+    for f in fields:
+        meta = meta_of(f)
+        if meta is not None:
+            lines.append(f"- ``{f.name}``: {meta.help}")
+    lines.append("- ``progress``: True for a progress bar on stderr, or a callable given each stage.")
+    return "\n".join(lines)
