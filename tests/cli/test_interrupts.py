@@ -317,12 +317,12 @@ def test_ctrl_c_in_report_on_postgres_cancels_the_statement_on_the_server(pg_big
     sent = time.monotonic()
     # Measured: the record pass stops at once, an elimination statement within about 1.2 s (the
     # server drops cancels while it binds the statement's arrays; it ran to its end, 5-8 s, before);
-    # 3 s leaves room for a loaded machine
-    while _active(eng) and time.monotonic() - sent < 3.0:
+    # 4.5 s leaves room for a loaded machine and still fails the 5-8 s of before
+    while _active(eng) and time.monotonic() - sent < 4.5:
         time.sleep(0.05)
     left = _active(eng)
     out, err = proc.communicate(timeout=60)
-    assert not left, f"still running on the server 3 s after Ctrl-C: {[q[:60] for q in left]}"
+    assert not left, f"still running on the server 4.5 s after Ctrl-C: {[q[:60] for q in left]}"
     assert proc.returncode == 130 and err.endswith("Interrupted.\n"), err
     assert not (tmp_path / "r.html").exists()
 
