@@ -24,6 +24,7 @@ import click
 from qar_sql.output.render import render
 from qar_sql.parameters.fields import Option as OptionMeta
 from qar_sql.parameters.fields import SourceOptions, meta_of, options_of
+from qar_sql.params import split_names, split_shares
 from qar_sql.progress import Progress, with_progress
 
 P = TypeVar("P")
@@ -117,37 +118,6 @@ def run_on(where: Mapping[str, Any], cmd: Command[P, R], params: P, progress: An
 # --- the command line ---------------------------------------------------------------------------
 
 
-def _split(ctx: click.Context, param: click.Parameter, value: Any) -> tuple[str, ...] | None:
-    """``--columns a,b --columns c`` → ("a", "b", "c"); order kept. An option given with no
-    name in it (``-c ''``) is refused: taken as "not given", it would silently mean all columns."""
-    if not value:
-        return None
-    out: list[str] = []
-    for item in value:
-        out += [part.strip() for part in item.split(",") if part.strip()]
-    if not out:
-        flag = param.opts[0]
-        raise click.BadParameter(
-            f"{', '.join(repr(v) for v in value)} names no column; write e.g. {flag} age,sex, or leave {flag} out",
-            ctx=ctx,
-            param=param,
-        )
-    return tuple(out)
-
-
-def _shares(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[float, ...]:
-    """``--row-subsamples 0.25,0.5`` as numbers; a word that is not one is click's usage error."""
-    if not value:
-        return ()
-    out = []
-    for word in value.split(","):
-        try:
-            out.append(float(word))
-        except ValueError:
-            raise click.BadParameter(f"{word.strip()!r} is not a share of the rows; use e.g. 0.25,0.5") from None
-    return tuple(out)
-
-
 def _number(kind: type, meta: OptionMeta) -> Any:
     if meta.minimum is None and meta.maximum is None:
         return kind
@@ -170,9 +140,9 @@ def click_option(name: str, f: dataclasses.Field, meta: OptionMeta) -> click.Opt
     if meta.kind == "flag":
         attrs["is_flag"] = True
     elif meta.kind == "names":
-        attrs["multiple"], convert = True, _split
+        attrs["multiple"], convert = True, split_names
     elif meta.kind == "shares":
-        convert, default = _shares, None
+        convert, default = split_shares, None
     elif meta.kind == "choice":
         attrs["type"] = click.Choice(meta.choices)
     elif meta.kind == "path":

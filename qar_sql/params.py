@@ -26,7 +26,7 @@ def default_of(cls: Any, name: str) -> Any:
     return next(f.default for f in dataclasses.fields(cls) if f.name == name)
 
 
-def _split(ctx, param, value):
+def split_names(ctx: click.Context, param: click.Parameter, value: Any) -> tuple[str, ...] | None:
     """``--columns a,b --columns c`` → ("a", "b", "c"); order kept. An option given with no
     name in it (``-c ''``, ``-c ',,,'``) is refused: taken as "not given", it would silently
     mean all columns."""
@@ -45,7 +45,7 @@ def _split(ctx, param, value):
     return tuple(out)
 
 
-def _shares(value: str | None) -> tuple[float, ...]:
+def split_shares(ctx: click.Context | None, param: click.Parameter | None, value: str | None) -> tuple[float, ...]:
     """``--row-subsamples 0.25,0.5`` as numbers; a word that is not one is click's usage error."""
     if not value:
         return ()
@@ -78,7 +78,7 @@ def option(*decls: str, of: Any = None, **attrs: Any) -> Callable:
 # other :func:`option` keywords (envvar, default, of, ...).
 def names_option(*decls: str, help: str, **attrs: Any) -> Callable:
     """Column (or treatment) names, comma-separated and repeatable, to one tuple (or None)."""
-    return option(*decls, multiple=True, callback=_split, help=help, **attrs)
+    return option(*decls, multiple=True, callback=split_names, help=help, **attrs)
 
 
 def file_option(*decls: str, help: str, **attrs: Any) -> Callable:
@@ -109,14 +109,14 @@ columns = click.option(
     "--columns",
     "-c",
     multiple=True,
-    callback=_split,
+    callback=split_names,
     help="Quasi-identifier columns, comma-separated, exact names, order kept (default: all columns).",
 )
 exclude = click.option(
     "--exclude",
     "-x",
     multiple=True,
-    callback=_split,
+    callback=split_names,
     help="Columns to leave out (e.g. an id): from all columns, or from those of --columns.",
 )
 p = _audit_option("-p", "--p", type=int, help="Quasi-identifier size: the number of columns per QI.")
@@ -211,7 +211,7 @@ sensitivity = _flag(
 )
 row_subsamples = click.option(
     "--row-subsamples",
-    callback=lambda ctx, param, value: _shares(value),
+    callback=split_shares,
     help="Also T̂ on nested subsamples of the rows, without replacement, of these shares, "
     "e.g. 0.25,0.5 (a scan each): risk_by_rows in JSON.",
 )

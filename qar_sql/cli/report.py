@@ -68,7 +68,7 @@ from qar_sql.precedence import from_click
 @click.option(
     "--sensitive",
     multiple=True,
-    callback=params._split,
+    callback=params.split_names,
     help="With --classic: sensitive column(s) for l-diversity and t-closeness, comma-separated.",
 )
 @params.population
