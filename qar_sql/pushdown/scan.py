@@ -107,6 +107,11 @@ WIDE_COLUMNS = 48
 PART_COLUMNS = 16
 
 
+#: From this many columns on, the scan keeps a wide table's codes in parts and each batch
+#: statement joins the parts its QIs read (:func:`render_statements`).
+PARTS_SCAN_COLUMNS = 256
+
+
 #: Columns per profile statement, unless the dialect says fewer: one statement counting distinct
 #: values of many columns costs DuckDB more than linearly in their number (300 columns: 20
 #: times 100 columns), so wide tables are profiled in statements of this many columns.
@@ -253,10 +258,11 @@ def render_statements(
         encoded, cte = dialect.quote(codes_table), None
     elif dialect.temp_tables:
         types = [code_type(k) for k in cardinalities] if cardinalities else None
-        if len(columns) > WIDE_COLUMNS:
+        if len(columns) > PARTS_SCAN_COLUMNS:
             # Not one codes table of every column: each batch statement would name it once per
             # QI, and DuckDB's time for a reference grows with the table's width (2,000 columns:
-            # three times that of 128), making p = 1 quadratic in columns.
+            # three times that of 128), making p = 1 quadratic in columns. Below, the batch's
+            # own join of its parts costs more than it saves (p = 2 on 100 columns).
             part_sql, parts = part_statements(dialect, relation_sql, columns, temp_name, types)
             setup += part_sql
             temps += parts.names

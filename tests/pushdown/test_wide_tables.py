@@ -24,12 +24,15 @@ def _names(n: int) -> list[str]:
     return [f"{HOSTILE_COLUMNS[i % len(HOSTILE_COLUMNS)]} {i}" for i in range(n)]
 
 
+@pytest.mark.parametrize("parts", [False, True])
 @pytest.mark.parametrize("p", [1, 2])
-def test_wide_table_equals_oracle(engine, p):
+def test_wide_table_equals_oracle(engine, p, parts, monkeypatch):
     """More than WIDE_COLUMNS columns (several parts, a last part shorter than the others) with
     NULLs and hostile names: every QI equals the Counter oracle on DuckDB and PostgreSQL."""
     n = scan.WIDE_COLUMNS + scan.PART_COLUMNS + 3
     assert n > scan.WIDE_COLUMNS and n > scan.PROFILE_COLUMNS
+    if parts:  # the codes kept in parts, each batch joining those it reads
+        monkeypatch.setattr(scan, "PARTS_SCAN_COLUMNS", scan.WIDE_COLUMNS)
     names, rows, types = random_table(7, 40, names=_names(n))
     source, table = engine.load("wide t", as_columns(names, rows), types)
     result = qar_sql.audit(source, table=table, p=p, pi_u=0.1)
@@ -54,7 +57,7 @@ def test_three_hundred_columns_equal_a_count_in_python(engine):
 
 
 @pytest.mark.parametrize("p", [1, 2])
-def test_wide_scan_statements_read_only_their_columns(p):
+def test_wide_scan_statements_read_only_their_columns(p, monkeypatch):
     """The time of a wide scan grew with columns x columns: every batch statement read one codes
     table of all the columns (DuckDB's time for each reference grows with the table's width),
     and every part was coded from the copy of all the columns. Now the codes stay in parts and
@@ -65,6 +68,7 @@ def test_wide_scan_statements_read_only_their_columns(p):
 
     d = get_dialect("duckdb")
     n = 300 if p == 1 else 60
+    monkeypatch.setattr(scan, "PARTS_SCAN_COLUMNS", 256 if p == 1 else 48)
     setup, statements, batches, temps = scan.render_statements(d, quote("t"), _names(n), p, temp_name="codes")
     assert len(statements) > 2
     copy, *rest = setup
