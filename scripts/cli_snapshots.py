@@ -17,8 +17,8 @@ name them by file name only). Without the shared data those cases are skipped wi
 
 What varies by nature is masked with named placeholders, and nothing else: wall-clock durations
 (``<SECONDS>``), today's timestamps (``<NOW>``), run ids (``<UUID>``), process ids and host names
-(``<PID>``, ``<HOST>``), the versions of qar-sql and DuckDB (``<QAR_VERSION>``,
-``<DUCKDB_VERSION>``), the temporary folder (``$TMP``), and the drawing inside each matplotlib
+(``<PID>``, ``<HOST>``), the versions of qar-sql, DuckDB and Python (``<QAR_VERSION>``,
+``<DUCKDB_VERSION>``, ``<PYTHON_VERSION>``), the temporary folder (``$TMP``), and the drawing inside each matplotlib
 ``<svg>`` (kept: the figure's ``aria-label``, which states what it shows; dropped: path data that a
 matplotlib or font release changes). Everything else must come out identical on every run. DuckDB
 runs with one thread (``--threads``): with several, its sums of doubles vary in the last digits.
@@ -32,6 +32,7 @@ import dataclasses
 import datetime as dt
 import difflib
 import os
+import platform
 import re
 import shutil
 import socket
@@ -457,6 +458,10 @@ def mask(text: str, tmp: Path) -> str:
     text = re.sub(rf"\bqar-sql {re.escape(__version__)}\b", "qar-sql <QAR_VERSION>", text)
     text = re.sub(rf"({Q}engine_version{Q}: {Q}){re.escape(duckdb.__version__)}", r"\g<1><DUCKDB_VERSION>", text)
     text = re.sub(rf"\b(duckdb|DuckDB) {re.escape(duckdb.__version__)}\b", r"\1 <DUCKDB_VERSION>", text)
+    # Python's, with the interpreter the venv was made from (a report names it).
+    python = re.escape(platform.python_version())
+    text = re.sub(rf"({Q}python_version{Q}: {Q}){python}", r"\g<1><PYTHON_VERSION>", text)
+    text = re.sub(rf"\bPython {python}\b", "Python <PYTHON_VERSION>", text)
     # Matplotlib's drawing (a matplotlib or font release changes it); its aria-label stays.
     return re.sub(r"<svg\b([^>]*)>.*?</svg>", _svg, text, flags=re.S)
 

@@ -282,18 +282,23 @@ def pg_big():
         c.exec_driver_sql(
             f"create table {quote(schema)}.big as select i as id, {cols} from generate_series(1, 300000) i"
         )
-    yield pg_store_url(schema), eng
+    # qar's connections carry a name of their own: the other test workers share the database
+    yield f"{pg_store_url(schema)}&application_name={APP}", eng
     with eng.begin() as c:
         c.exec_driver_sql(f"drop schema {quote(schema)} cascade")
 
 
+#: The application_name of the report's connections in these tests (pg_stat_activity shows it).
+APP = "qar_ctrl_c_test"
+
+
 def _active(eng, like: str | None = None) -> list[str]:
-    """The statements running in the test database but this one's (a fresh transaction each
-    time: pg_stat_activity is a snapshot per transaction)."""
+    """The statements of the report under test still running on the server (a fresh
+    transaction each time: pg_stat_activity is a snapshot per transaction)."""
     with eng.connect() as c:
         rows = c.exec_driver_sql(
             "select query from pg_stat_activity where datname = current_database() and state = 'active' "
-            "and pid <> pg_backend_pid()"
+            f"and pid <> pg_backend_pid() and application_name = '{APP}'"
         ).fetchall()
     return [q for (q,) in rows if like is None or like in q]
 
