@@ -185,6 +185,21 @@ def duck_insert(con, full: str, rows: list[tuple], width: int) -> None:
     con.unregister("qar_test_rows")
 
 
+def pg_copy(eng, full: str, ddl: str, rows) -> None:
+    """Create PostgreSQL's table ``full`` (quoted) with columns ``ddl`` and fill it with ``rows``
+    through COPY: one round trip, not a statement per row."""
+    raw = eng.raw_connection()
+    try:
+        cur = raw.cursor()
+        cur.execute(f"create table {full} ({ddl})")
+        with cur.copy(f"copy {full} from stdin") as cp:
+            for r in rows:
+                cp.write_row(r)
+        raw.commit()
+    finally:
+        raw.close()
+
+
 def quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
@@ -232,17 +247,7 @@ class Loader:
         rows = [tuple(data[c][i] for c in cols) for i in range(n)]
         ddl = ", ".join(f"{quote(c)} {types[c]}" for c in cols)
         if self.name == "postgresql":
-            full = f"{quote(self.schema)}.{quote(table)}"
-            raw = self.eng.raw_connection()
-            try:
-                cur = raw.cursor()
-                cur.execute(f"create table {full} ({ddl})")
-                with cur.copy(f"copy {full} from stdin") as cp:  # one round trip, not one per row
-                    for r in rows:
-                        cp.write_row(r)
-                raw.commit()
-            finally:
-                raw.close()
+            pg_copy(self.eng, f"{quote(self.schema)}.{quote(table)}", ddl, rows)
         else:
             con = duckdb.connect(self.path)
             try:
@@ -280,18 +285,8 @@ class Loader:
         con.close()
         data = {c: [r[i] for r in values] for i, c in enumerate(cols)}
         if self.name == "postgresql":
-            full = f"{quote(self.schema)}.{quote(table)}"
             ddl = ", ".join(f"{quote(c)} {types[c]}" for c in cols)
-            raw = self.eng.raw_connection()
-            try:
-                cur = raw.cursor()
-                cur.execute(f"create table {full} ({ddl})")
-                with cur.copy(f"copy {full} from stdin") as cp:
-                    for r in values:
-                        cp.write_row(r)
-                raw.commit()
-            finally:
-                raw.close()
+            pg_copy(self.eng, f"{quote(self.schema)}.{quote(table)}", ddl, values)
             return self.source, self.table_name(table)
         return self.load(table, data, {c: types[c].replace("double precision", "double") for c in cols})
 

@@ -13,7 +13,7 @@ import duckdb
 import pytest
 
 import qar_sql
-from tests.conftest import PG_URL, SHARED_DATA, duck_insert, quote, require_postgres
+from tests.conftest import PG_URL, SHARED_DATA, duck_insert, pg_copy, quote, require_postgres
 
 ENGINES = ("duckdb", "postgresql", "sqlite")
 ADULT = SHARED_DATA / "arx" / "adult.csv"
@@ -65,17 +65,7 @@ class Tables:
         rows = list(zip(*[data[c] for c in cols]))
         ddl = ", ".join(f"{quote(c)} {types[c]}" for c in cols)
         if self.engine == "postgresql":
-            full = f"{quote(self.schema)}.{quote(table)}"  # type: ignore[arg-type]
-            raw = self.pg.raw_connection()
-            try:
-                cur = raw.cursor()
-                cur.execute(f"create table {full} ({ddl})")
-                with cur.copy(f"copy {full} from stdin") as cp:
-                    for r in rows:
-                        cp.write_row(r)
-                raw.commit()
-            finally:
-                raw.close()
+            pg_copy(self.pg, f"{quote(self.schema)}.{quote(table)}", ddl, rows)  # type: ignore[arg-type]
             source, name = PG_URL, f"{self.schema}.{table}"
         elif self.engine == "sqlite":
             with closing(sqlite3.connect(self.path)) as con:
