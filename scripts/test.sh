@@ -20,6 +20,18 @@ cd "$(dirname "$0")/.."
 source scripts/services.sh
 qar_trap_exit
 
+# Every server's start script writes to /dev/null as its own user (pg_ctl runs "sh -c ... >/dev/null"
+# as postgres): a /dev/null that is not a world-writable character device (a chmod run as root by
+# mistake) stops them all with "cannot open /dev/null". Root puts it back; anyone else is told.
+null_mode="$(stat -c %a /dev/null 2>/dev/null)"
+if ! [ -c /dev/null ] || [ "$null_mode" != 666 ]; then
+  if [ "$(id -u)" = 0 ] && [ -c /dev/null ]; then
+    chmod 666 /dev/null && echo "note: /dev/null had mode $null_mode; set it back to 666" >&2
+  else
+    echo "note: /dev/null is not a character device with mode 666; servers will not start (as root: chmod 666 /dev/null)" >&2
+  fi
+fi
+
 mkdir -p build/test-setup
 setup=build/test-setup
 rm -f "$setup"/*.env "$setup"/*.log
