@@ -60,9 +60,11 @@ HEAVY_KEEP = {
     "clickhouse": "tests/engines/test_conformance.py::test_audit_equals_duckdb[clickhouse]",
     "dbt": "tests/integrations/test_dbt_package.py::test_package_in_a_dbt_build[duckdb]",
     "chromium": "tests/commands/test_report.py::test_the_report_in_headless_chromium",
-    # ARX's adult cases on SQLite (DuckDB and PostgreSQL run them all in the quick loop)
+    # ARX's adult cases on SQLite and PostgreSQL (DuckDB runs them all in the quick loop)
     "anonymize-sqlite": "tests/anonymize/test_arx_adult.py::test_k_anonymity_optimum_as_arx"
     "[5-0.0-levels2-407289.5388925293-sqlite]",
+    "anonymize-postgresql": "tests/anonymize/test_arx_adult.py::test_k_anonymity_optimum_as_arx"
+    "[5-0.04-levels0-255559.85455731067-postgresql]",
     # the CI entry points run end to end (a venv with the Action's pip install, pre-commit's clone)
     "ci": "tests/test_ci_entry_points.py::test_the_action_passes_and_fails_with_the_scan",
 }
@@ -80,6 +82,8 @@ def _heavy_kind(item) -> str | None:
             return engine
     if path.startswith("tests/anonymize/") and "sqlite" in values:
         return "anonymize-sqlite"
+    if path.startswith("tests/anonymize/test_arx_") and "postgresql" in values:
+        return "anonymize-postgresql"
     if path == "tests/test_ci_entry_points.py" and item.name.startswith(_CI_END_TO_END):
         return "ci"
     if path == "tests/integrations/test_dbt_package.py" and (
