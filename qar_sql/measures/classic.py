@@ -48,7 +48,8 @@ from qar_sql.errors import ColumnError, ParameterError, UsageError
 from qar_sql.extras import require
 from qar_sql.guard import check_not_input
 from qar_sql.measures.audit import provenance
-from qar_sql.parameters.measures import MISSING, RiskParams
+from qar_sql.parameters.fields import MISSING
+from qar_sql.parameters.measures import RiskParams
 from qar_sql.pushdown import scan
 from qar_sql.pushdown.cells import (
     CellQI,

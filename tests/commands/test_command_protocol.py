@@ -15,10 +15,12 @@ import qar_sql
 from qar_sql.cli.main import cli
 from qar_sql.command import cli_command
 from qar_sql.commands import audit as audit_command
+from qar_sql.commands import risk as risk_command
+from qar_sql.commands import uniqueness as uniqueness_command
 from qar_sql.errors import ParameterError
 from qar_sql.parameters.fields import SourceOptions, meta_of
 
-CONVERTED = [audit_command]
+CONVERTED = [audit_command, risk_command, uniqueness_command]
 
 
 @pytest.mark.parametrize("module", CONVERTED, ids=lambda m: m.NAME)
@@ -32,7 +34,8 @@ def test_the_api_signature_is_the_fields_and_the_source_options(module):
     for f in (*own, *where):
         parameter = signature.parameters[f.name]
         assert parameter.kind is inspect.Parameter.KEYWORD_ONLY
-        assert parameter.default == f.default
+        required = f.default is dataclasses.MISSING  # (uniqueness's group_size)
+        assert parameter.default == (inspect.Parameter.empty if required else f.default)
     assert signature.parameters["source"].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
 
 
