@@ -60,7 +60,8 @@ def _parsed(values: dict[str, Any]) -> dict[str, Any]:
         click.echo("Warning: -k for --group-size is deprecated (-k is --key elsewhere); write -g.", err=True)
         values["group_size"] = old_k
     if values["group_size"] is None:
-        raise click.MissingParameter(ctx=click.get_current_context(), param_hint="'--group-size' / '-g'")
+        ctx = click.get_current_context()
+        raise click.MissingParameter(ctx=ctx, param=next(p for p in ctx.command.params if p.name == "group_size"))
     if values["plot_path"] is not None:
         check_plot(values["plot_path"])
     return values
