@@ -202,10 +202,15 @@ def cli_command(cmd: Command) -> click.Command:
         else:
             params.append(click_option(name, *fields[name]))
     source_names = [n for n in cmd.source if n in fields or n == "source"]
+    required = [n for n, (f, meta) in fields.items() if meta.cli and f.default is dataclasses.MISSING]
 
     def body(**values: Any) -> None:
         if cmd.parsed is not None:
             values = cmd.parsed(values)
+        for name in required:  # (a field without a default: click's own sentence, as a required option's)
+            if values.get(name) is None:
+                ctx = click.get_current_context()
+                raise click.MissingParameter(ctx=ctx, param=next(p for p in ctx.command.params if p.name == name))
         where = {n: values.pop(n) for n in source_names if n in values}
         out = {n: values.pop(n) for n in list(values) if n in cmd.outputs}
         settings = cmd.Params(**{k: v for k, v in values.items() if v is not None})

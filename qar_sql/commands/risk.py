@@ -79,6 +79,14 @@ def _report(result: RiskResult, params: RiskParams, extras: Extras) -> str:
     return html(shown, sql=extras.sql, classic=result)
 
 
+#: Every option in ``--help`` order.
+ORDER = (
+    "table", "columns", "exclude", "delimiter", "null_tokens", "p", "weight", "sensitive", "ordered", "missing",
+    "sampling_fraction", "population", "risk_threshold", "l_threshold", "t_threshold", "per_record", "key",
+    "suda_max_size", "all_text", "fmt", "top", "jobs", "quiet",
+)  # fmt: skip
+
+
 COMMAND: Command[RiskParams, RiskResult] = Command(
     name=NAME,
     Params=RiskParams,
@@ -100,31 +108,7 @@ COMMAND: Command[RiskParams, RiskResult] = Command(
         "quiet": cli_options.quiet,
     },
     emits=("top",),
-    order=(
-        "table",
-        "columns",
-        "exclude",
-        "delimiter",
-        "null_tokens",
-        "p",
-        "weight",
-        "sensitive",
-        "ordered",
-        "missing",
-        "sampling_fraction",
-        "population",
-        "risk_threshold",
-        "l_threshold",
-        "t_threshold",
-        "per_record",
-        "key",
-        "suda_max_size",
-        "all_text",
-        "fmt",
-        "top",
-        "jobs",
-        "quiet",
-    ),  # fmt: skip
+    order=ORDER,
     progress="measuring",
     prepare=prepare,
     files=files,

@@ -59,9 +59,6 @@ def _parsed(values: dict[str, Any]) -> dict[str, Any]:
             raise click.UsageError("-k and --group-size (-g) both give k; write -g only")
         click.echo("Warning: -k for --group-size is deprecated (-k is --key elsewhere); write -g.", err=True)
         values["group_size"] = old_k
-    if values["group_size"] is None:
-        ctx = click.get_current_context()
-        raise click.MissingParameter(ctx=ctx, param=next(p for p in ctx.command.params if p.name == "group_size"))
     if values["plot_path"] is not None:
         check_plot(values["plot_path"])
     return values
@@ -91,6 +88,14 @@ def _report(result: UniquenessResult, params: UniquenessParams, extras: Extras) 
     return html({**shown, "qid": params.qid, "treatments": treatments}, sql=extras.sql, uniqueness=result)
 
 
+#: Every option in ``--help`` order.
+ORDER = (
+    "table", "columns", "exclude", "delimiter", "null_tokens", "p", "group_size", "old_k", "target", "domain", "qid",
+    "from_marginals", "monte_carlo", "seed", "treatments", "plot_path", "exposed", "exposed_qis", "top", "fmt",
+    "jobs", "batch_size", "quiet",
+)  # fmt: skip
+
+
 COMMAND: Command[UniquenessParams, UniquenessResult] = Command(
     name=NAME,
     Params=UniquenessParams,
@@ -105,13 +110,8 @@ COMMAND: Command[UniquenessParams, UniquenessResult] = Command(
     doc="""For every p-subset of ``columns`` (default: all but ``exclude``), or the one QI
     ``qid``: if ``group_size`` people reveal these columns, the probability that every one of
     them is unique (Koot et al. 2011) — exact, uniform, Kullback-Leibler and Poisson — with
-    κ, k50 and the largest k at which the probability still reaches ``target``.
-
-    ``domain``: "observed" (M = values seen), "product" (M = product of the columns' value
-    counts) or a whole number. ``from_marginals``: also the independence model built from
-    one-column distributions. ``monte_carlo``: simulated groups per QI (seeded by ``seed``).
-    ``treatments``: a what-if file (path, TOML text, dict or Plan); each of its treatments and
-    combinations is measured too, as ``result.scenarios``.
+    κ, k50 and the largest k at which the probability still reaches ``target``; with
+    ``treatments`` (a path, TOML text, dict or Plan) each treated release too, as ``result.scenarios``.
     """,
     source=("source", "table", "delimiter", "null_tokens", "threads"),
     outputs={
@@ -126,31 +126,7 @@ COMMAND: Command[UniquenessParams, UniquenessResult] = Command(
         "quiet": cli_options.quiet,
     },
     emits=("top",),
-    order=(
-        "table",
-        "columns",
-        "exclude",
-        "delimiter",
-        "null_tokens",
-        "p",
-        "group_size",
-        "old_k",
-        "target",
-        "domain",
-        "qid",
-        "from_marginals",
-        "monte_carlo",
-        "seed",
-        "treatments",
-        "plot_path",
-        "exposed",
-        "exposed_qis",
-        "top",
-        "fmt",
-        "jobs",
-        "batch_size",
-        "quiet",
-    ),  # fmt: skip
+    order=ORDER,
     prepare=prepare,
     files=files,
     parsed=_parsed,

@@ -224,12 +224,6 @@ class UniquenessParams:
     def __post_init__(self) -> None:
         check_fields(self)
 
-    def validate(self) -> str | int:
-        """The checks of :meth:`__post_init__` (a copy made by ``dataclasses.replace`` is
-        checked too); returns the parsed domain."""
-        check_fields(self)
-        return rules.parse_domain(self.domain)
-
 
 # --- discover ---------------------------------------------------------------------------------------
 

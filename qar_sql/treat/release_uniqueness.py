@@ -33,7 +33,7 @@ from qar_sql.measures.audit import profile_columns, provenance
 from qar_sql.parameters.measures import UniquenessParams
 from qar_sql.pushdown.scan import Progress, scan, value_frequencies
 from qar_sql.results import ExposedValue, QIUniqueness, UniquenessResult, UniquenessScenario
-from qar_sql.rules import check_group_size
+from qar_sql.rules import check_group_size, parse_domain
 from qar_sql.treat.treatments import Binder, Plan, load, treated_sql
 from qar_sql.treat.whatif import release, scenario_name, scenarios_of
 
@@ -105,7 +105,7 @@ def measure(
     open relation (the source, or a treated release read through ``db``); ``params.exposed`` most
     exposed value combinations for each of the ``params.exposed_qis`` riskiest QIs."""
     started = started if started is not None else time.perf_counter()
-    parsed = params.validate()
+    parsed = parse_domain(params.domain)  # (the parameters checked it when made)
     group_size = params.group_size
     cols, p = qi_columns(relation, params.columns, params.exclude, params.qid, params.p)
     if not cols:
