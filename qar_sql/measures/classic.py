@@ -418,11 +418,9 @@ def _max(a: np.ndarray) -> float | None:
 # --- the command --------------------------------------------------------------------------------
 
 
-def risk_relation(
-    session: Session, opts: RiskParams, progress: Progress | None = None, *, started: float | None = None
-) -> RiskResult:
+def risk_relation(session: Session, opts: RiskParams, progress: Progress | None = None) -> RiskResult:
     """The classic measures of the session's relation (``qar risk``, :func:`qar_sql.risk`)."""
-    started = started if started is not None else time.perf_counter()
+    started = time.perf_counter()
     db, relation, source = session.db, session.relation, session.label
     columns, p, weight, missing = opts.columns, opts.p, opts.weight, opts.missing
     per_record, key = opts.per_record, opts.key
