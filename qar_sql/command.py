@@ -21,6 +21,7 @@ from typing import Any, Generic, TypeVar
 
 import click
 
+from qar_sql.guard import check_not_input
 from qar_sql.output.render import render
 from qar_sql.parameters.fields import Option as OptionMeta
 from qar_sql.parameters.fields import SourceOptions, meta_of, options_of
@@ -71,7 +72,12 @@ class Command(Generic[P, R]):
     connection); ``preview(where, params, out) → text | None`` (text printed instead of a run,
     as ``qar audit --show-sql``); ``runner(where, params, progress, out) → result`` (a run other
     than ``run`` on a fresh session, as ``--store``'s recorded one); ``html(result, params,
-    extras) → str`` (the HTML report); ``emits``: the output options the renderer takes."""
+    extras) → str`` (the HTML report); ``emits``: the output options the renderer takes;
+    ``files(params, where, out) → (writes, reads)``: (option, path) of the files it writes and
+    (what, path) of those it reads, as given (before ``prepare``), none of which may be another
+    (the API's ``out`` is {}). On the command line only: ``parsed(values) → values`` (its parsed
+    options before the parameters are made: a deprecated spelling read into its field) and
+    ``after_emit(result, params, extras)`` (once the result is printed: a file drawn from it)."""
 
     name: str
     Params: type[P]
@@ -88,6 +94,9 @@ class Command(Generic[P, R]):
     preview: Callable[[dict, P, dict], str | None] | None = None
     runner: Callable[[dict, P, Any, dict], R] | None = None
     html: Callable[[R, P, Extras], str] | None = None
+    files: Callable[[P, Mapping[str, Any], Mapping[str, Any]], tuple[list, list]] | None = None
+    parsed: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    after_emit: Callable[[R, P, Extras], None] | None = None
 
     def fields(self) -> dict[str, tuple[dataclasses.Field, OptionMeta]]:
         """Every option field, the parameters' then the source options', by name."""
@@ -115,6 +124,20 @@ def run_on(where: Mapping[str, Any], cmd: Command[P, R], params: P, progress: An
         return result
 
 
+def _prepared(cmd: Command[P, R], params: P, where: Mapping[str, Any], out: Mapping[str, Any]) -> P:
+    """``params`` prepared, no output being a file it reads: what the command line and the API
+    do before connecting."""
+    if cmd.files is not None:
+        writes, reads = cmd.files(params, where, out)
+        ctx = click.get_current_context(silent=True)  # the command line reads its config file too
+        root = ctx.find_root().obj if ctx is not None else None
+        config = root.get("config") if isinstance(root, dict) else None
+        if config is not None and getattr(config, "path", None):
+            reads = [*reads, ("the config file", str(config.path))]
+        check_not_input(writes, reads)
+    return cmd.prepare(params) if cmd.prepare is not None else params
+
+
 # --- the command line ---------------------------------------------------------------------------
 
 
@@ -136,7 +159,7 @@ def click_option(name: str, f: dataclasses.Field, meta: OptionMeta) -> click.Opt
         decls.append(name)
     attrs: dict[str, Any] = {"help": meta.help, "hidden": meta.hidden, "envvar": meta.envvar}
     convert: Callable | None = None
-    default = f.default
+    default = None if f.default is dataclasses.MISSING else f.default  # (required: the parameters say so)
     if meta.kind == "flag":
         attrs["is_flag"] = True
     elif meta.kind == "names":
@@ -179,8 +202,15 @@ def cli_command(cmd: Command) -> click.Command:
         else:
             params.append(click_option(name, *fields[name]))
     source_names = [n for n in cmd.source if n in fields or n == "source"]
+    required = [n for n, (f, meta) in fields.items() if meta.cli and f.default is dataclasses.MISSING]
 
     def body(**values: Any) -> None:
+        if cmd.parsed is not None:
+            values = cmd.parsed(values)
+        for name in required:  # (a field without a default: click's own sentence, as a required option's)
+            if values.get(name) is None:
+                ctx = click.get_current_context()
+                raise click.MissingParameter(ctx=ctx, param=next(p for p in ctx.command.params if p.name == name))
         where = {n: values.pop(n) for n in source_names if n in values}
         out = {n: values.pop(n) for n in list(values) if n in cmd.outputs}
         settings = cmd.Params(**{k: v for k, v in values.items() if v is not None})
@@ -189,8 +219,7 @@ def cli_command(cmd: Command) -> click.Command:
             if text is not None:
                 click.echo(text, nl=False)
                 return
-        if cmd.prepare is not None:
-            settings = cmd.prepare(settings)
+        settings = _prepared(cmd, settings, where, out)
         extras = Extras(where, out)
         with Progress(cmd.progress, bool(out.get("quiet"))) as bar:
             if cmd.runner is not None:
@@ -202,6 +231,8 @@ def cli_command(cmd: Command) -> click.Command:
         click.echo(render(result, out.get("fmt", "text"), html=report, **shown), nl=False)
         if out.get(RAISE_AFTER_EMIT) is not None:
             raise out[RAISE_AFTER_EMIT]
+        if cmd.after_emit is not None:
+            cmd.after_emit(result, settings, extras)
         code = cmd.verdict(result, settings)
         if getattr(code, "reason", ""):
             click.echo(code.reason, err=True)  # type: ignore[attr-defined]
@@ -237,9 +268,7 @@ def api_function(cmd: Command[P, R]) -> Callable[..., R]:
         values = dict(bound.arguments)
         progress = values.pop("progress")
         settings = cmd.Params(**{k: values.pop(k) for k in list(values) if k in names})
-        if cmd.prepare is not None:
-            settings = cmd.prepare(settings)
-        return run_on(values, cmd, settings, progress)
+        return run_on(values, cmd, _prepared(cmd, settings, values, {}), progress)
 
     function.__name__ = function.__qualname__ = cmd.name
     function.__module__ = getattr(cmd.run, "__module__", __name__)

@@ -317,9 +317,9 @@ from qar_sql.cli.ranking import eliminate_cmd, records_cmd  # noqa: E402
 cli.add_command(records_cmd)
 cli.add_command(eliminate_cmd)
 
-from qar_sql.cli.measures import risk_cmd  # noqa: E402
+from qar_sql.commands import risk as risk_command  # noqa: E402
 
-cli.add_command(risk_cmd)
+cli.add_command(cli_command(risk_command.COMMAND))
 
 from qar_sql.cli.treat import discover_cmd, whatif_cmd  # noqa: E402
 
@@ -337,9 +337,9 @@ from qar_sql.cli.release import compare_cmd  # noqa: E402
 
 cli.add_command(compare_cmd)
 
-from qar_sql.cli.measures import uniqueness_cmd  # noqa: E402
+from qar_sql.commands import uniqueness as uniqueness_command  # noqa: E402
 
-cli.add_command(uniqueness_cmd)
+cli.add_command(cli_command(uniqueness_command.COMMAND))
 
 from qar_sql.cli.compliance import register as _register_store_commands  # noqa: E402
 

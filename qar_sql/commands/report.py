@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from qar_sql.commands import anonymize, compare, risk, uniqueness, whatif
+from qar_sql.commands import anonymize, compare, whatif
 from qar_sql.compliance.history import history
 from qar_sql.compliance.store import hash_key, stored_audit, stored_results, stored_top_records
 from qar_sql.engines.render import recording
@@ -31,7 +31,7 @@ from qar_sql.errors import ColumnError, QarError, UsageError
 from qar_sql.extras import require
 from qar_sql.guard import check_not_input
 from qar_sql.measures.audit import Options, audit_relation, with_sensitivity
-from qar_sql.measures.classic import check_not_source, output_kind
+from qar_sql.measures.classic import check_not_source, output_kind, risk_relation
 from qar_sql.output.files import check_writable
 from qar_sql.output.html import (
     RecordRow,
@@ -55,6 +55,7 @@ from qar_sql.ranking.records import compute
 from qar_sql.results import AuditResult, History, from_plain
 from qar_sql.rules import DEFAULT_JOBS
 from qar_sql.stats import interval as tail_interval
+from qar_sql.treat.release_uniqueness import uniqueness_session, with_plan
 from qar_sql.treat.treatments import load as load_treatments
 
 NAME = "report"
@@ -171,9 +172,9 @@ def run(session: Session | None, params: ReportParams, progress: Progress | None
         if value is None:
             found[field] = None
             continue
-        command, settings = value
+        run, settings = value
         with recording() as ran[title]:
-            found[field] = command.run(session, settings)
+            found[field] = run(session, settings)
     found["history"] = read_history(params.store, result.table) if params.store is not None else None
     where = session.where
     resolved, table = where.get("source", session.label), where.get("table")
@@ -244,7 +245,7 @@ def _whatif(params: ReportParams, columns: Sequence[str], where: Mapping[str, An
         return None
 
     settings = WhatIfParams(treatments=params.treatments, columns=columns, jobs=params.jobs, **_tail(params))
-    return whatif, whatif.with_plan(settings)
+    return whatif.run, whatif.with_plan(settings)
 
 
 def _uniqueness(params: ReportParams, columns: Sequence[str], where: Mapping[str, Any]) -> tuple[Any, Any] | None:
@@ -254,7 +255,7 @@ def _uniqueness(params: ReportParams, columns: Sequence[str], where: Mapping[str
     # exposed=0: the most exposed value combinations are the rare values themselves; a report
     # handed on must not carry them.
     settings = UniquenessParams(group_size=params.group_size, exposed=0, columns=columns, p=params.p, jobs=params.jobs)
-    return uniqueness, uniqueness.with_plan(settings)
+    return uniqueness_session, with_plan(settings)
 
 
 def _compare(params: ReportParams, columns: Sequence[str], where: Mapping[str, Any]) -> tuple[Any, Any] | None:
@@ -268,7 +269,7 @@ def _compare(params: ReportParams, columns: Sequence[str], where: Mapping[str, A
         aligned=params.aligned, columns=columns, delimiter=where.get("delimiter"),
         null_tokens=where.get("null_tokens", ()), jobs=params.jobs, **_tail(params),
     )  # fmt: skip
-    return compare, compare.prepare(settings)
+    return compare.run, compare.prepare(settings)
 
 
 def _classic(params: ReportParams, columns: Sequence[str], where: Mapping[str, Any]) -> tuple[Any, Any] | None:
@@ -279,7 +280,7 @@ def _classic(params: ReportParams, columns: Sequence[str], where: Mapping[str, A
     if keywords.get("per_record") is not None:  # as qar_sql.risk checks it
         output_kind(str(keywords["per_record"]))
         check_not_source(keywords["per_record"], where.get("source"), "--per-record")
-    return risk, RiskParams(columns=columns, p=params.p, jobs=params.jobs, **keywords)
+    return risk_relation, RiskParams(columns=columns, p=params.p, jobs=params.jobs, **keywords)
 
 
 def _anonymize(params: ReportParams, columns: Sequence[str], where: Mapping[str, Any]) -> tuple[Any, Any] | None:
@@ -288,11 +289,11 @@ def _anonymize(params: ReportParams, columns: Sequence[str], where: Mapping[str,
 
     # T̂ of the release over the audited columns, with the report's p, α, π_u (always shown)
     settings = dataclasses.replace(params.anonymize, columns=list(columns), exclude=None, risk=True, **_tail(params))
-    return anonymize, settings
+    return anonymize.run, settings
 
 
 #: The sections that are other commands' results: (the ReportInputs field, the title of its
-#: statements in the SQL block, its command and parameters or None).
+#: statements in the SQL block, its run(session, parameters) and parameters or None).
 SECTIONS = (
     ("whatif", "what-if", _whatif),
     ("uniqueness", "uniqueness", _uniqueness),

@@ -1,70 +1,121 @@
 """``qar risk``: the classic disclosure-risk measures (sdcMicro, ARX) of every quasi-identifier.
 
-The shape every command has (``qar_sql/commands/__init__.py``): its parameters
-(:class:`~qar_sql.parameters.measures.RiskParams`), ``run(session, params, progress) → result``, and
-the Python API's function, which opens the session and calls ``run``.
+One :class:`~qar_sql.command.Command` (:data:`COMMAND`): its parameters
+(:class:`~qar_sql.parameters.measures.RiskParams`, whose fields are its options), ``run(session,
+params, progress) → result``, the ``--per-record`` file checked before any connection
+(:func:`prepare`, :func:`files`) and the HTML report; ``qar risk`` and :func:`risk` are made from it.
 """
 
 from __future__ import annotations
 
 import os
-import time
-from collections.abc import Sequence
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from qar_sql.engines.session import Session
-from qar_sql.engines.source import SourceLike, session_of
-from qar_sql.measures.classic import RiskResult, check_not_source, output_kind, risk_relation
+import click
+
+from qar_sql import params as cli_options
+from qar_sql.command import Command, Extras, api_function
 from qar_sql.parameters.measures import RiskParams
-from qar_sql.progress import with_progress
-from qar_sql.pushdown.scan import Progress
-from qar_sql.rules import DEFAULT_JOBS
+
+if TYPE_CHECKING:  # numpy-backed: loaded when the measures run, not when `qar --help` loads
+    from qar_sql.engines.session import Session
+    from qar_sql.measures.classic import RiskResult
+    from qar_sql.pushdown.scan import Progress
 
 NAME = "risk"
 Params = RiskParams
 
+#: The variable -p read before it followed the QAR_<long flag> rule (QAR_QI_SIZE); still read.
+OLD_P_ENV = "QAR_RISK_P"
+
 
 def run(session: Session, params: RiskParams, progress: Progress | None = None) -> RiskResult:
     """The classic measures of the session's relation for every p-subset of the key columns."""
+    from qar_sql.measures.classic import risk_relation
+
     return risk_relation(session, params, progress)
 
 
-@with_progress("risk")
-def risk(
-    source: SourceLike = None,
-    *,
-    table: str | None = None,
-    columns: Sequence[str] | None = None,
-    exclude: Sequence[str] | None = None,
-    p: int | None = None,
-    weight: str | None = None,
-    sensitive: Sequence[str] = (),
-    ordered: Sequence[str] = (),
-    missing: str = "value",
-    sampling_fraction: float | None = None,
-    population: int | None = None,
-    risk_threshold: float = 0.2,
-    l_threshold: int = 2,
-    t_threshold: float = 0.2,
-    per_record: str | os.PathLike | None = None,
-    key: Sequence[str] | None = None,
-    suda_max_size: int | None = None,
-    delimiter: str | None = None,
-    all_text: bool = False,
-    jobs: int = DEFAULT_JOBS,
-    progress: Progress | None = None,
-    null_tokens: Sequence[str] = (),
-) -> RiskResult:
-    """The classic disclosure-risk measures (sdcMicro, ARX) of every p-subset of the key
-    columns, computed in the database. See :mod:`qar_sql.measures.classic` and docs/risk-measures.md."""
-    params = RiskParams(
-        columns=columns, exclude=exclude, p=p, weight=weight, sensitive=sensitive, ordered=ordered, missing=missing,
-        sampling_fraction=sampling_fraction, population=population, risk_threshold=risk_threshold,
-        l_threshold=l_threshold, t_threshold=t_threshold, per_record=per_record, key=key,
-        suda_max_size=suda_max_size, jobs=jobs,
-    )  # fmt: skip
-    if per_record is not None:
-        output_kind(str(per_record))
-        check_not_source(per_record, source, "--per-record")
-    started = time.perf_counter()
-    with session_of(source, table=table, delimiter=delimiter, all_text=all_text, null_tokens=null_tokens) as session:
-        return risk_relation(session, params, progress, started=started)
+def prepare(params: RiskParams) -> RiskParams:
+    """``--per-record``: a .csv or .parquet file (with Parquet's writer installed)."""
+    if params.per_record is not None:
+        from qar_sql.measures.classic import output_kind
+
+        output_kind(str(params.per_record))
+    return params
+
+
+def files(params: RiskParams, where: Mapping[str, Any], out: Mapping[str, Any]) -> tuple[list, list]:
+    """``--per-record`` is not the source file."""
+    return [("--per-record", params.per_record)], [("the source file itself", where.get("source"))]
+
+
+def _old_p_variable(values: dict[str, Any]) -> dict[str, Any]:
+    """-p from $QAR_RISK_P, with a deprecation note, when neither the command line nor
+    $QAR_QI_SIZE gives it."""
+    old = os.environ.get(OLD_P_ENV)
+    if values["p"] is not None or not old:
+        return values
+    click.echo(f"Warning: {OLD_P_ENV} is deprecated; set QAR_QI_SIZE instead.", err=True)
+    try:
+        return {**values, "p": int(old)}
+    except ValueError:
+        ctx = click.get_current_context()
+        param = next(p for p in ctx.command.params if p.name == "p")
+        raise click.BadParameter(f"${OLD_P_ENV} = {old!r} is not a whole number", ctx, param) from None
+
+
+def _report(result: RiskResult, params: RiskParams, extras: Extras) -> str:
+    """``--format html``: the report of the measures just taken, with the options as given."""
+    from qar_sql.commands.report import html
+
+    where, given = extras.where, vars(params)
+    shown = {k: where[k] for k in ("source", "table")} | {k: given[k] for k in ("columns", "exclude")}
+    shown |= {k: where[k] for k in ("delimiter", "null_tokens")}
+    shown |= {k: given[k] for k in ("p", "weight")} | {"sensitive": params.sensitive or None}
+    shown |= {k: given[k] for k in ("missing", "population", "sampling_fraction", "risk_threshold")}
+    shown |= {"l": params.l_threshold, "t": params.t_threshold}
+    return html(shown, sql=extras.sql, classic=result)
+
+
+#: Every option in ``--help`` order.
+ORDER = (
+    "table", "columns", "exclude", "delimiter", "null_tokens", "p", "weight", "sensitive", "ordered", "missing",
+    "sampling_fraction", "population", "risk_threshold", "l_threshold", "t_threshold", "per_record", "key",
+    "suda_max_size", "all_text", "fmt", "top", "jobs", "quiet",
+)  # fmt: skip
+
+
+COMMAND: Command[RiskParams, RiskResult] = Command(
+    name=NAME,
+    Params=RiskParams,
+    run=run,
+    help="""The measures sdcMicro and ARX users report, for every set of p key columns of SOURCE.
+
+    k-anonymity counts, sdcMicro's individual risk and expected re-identifications (with
+    --weight), ARX's prosecutor, journalist and marketer risk and population uniqueness models
+    (with --population or --sampling-fraction), l-diversity and t-closeness (with --sensitive),
+    and per record SUDA and DIS-SUDA (--per-record). See docs/risk-measures.md.
+    """,
+    doc="""The classic disclosure-risk measures (sdcMicro, ARX) of every p-subset of the key
+    columns, computed in the database. See :mod:`qar_sql.measures.classic` and docs/risk-measures.md.
+    """,
+    source=("source", "table", "delimiter", "null_tokens", "all_text"),
+    outputs={
+        "fmt": cli_options.fmt_html,
+        "top": cli_options.top(10, "QIs listed in text and Markdown, most expected re-identifications first."),
+        "quiet": cli_options.quiet,
+    },
+    emits=("top",),
+    order=ORDER,
+    progress="measuring",
+    prepare=prepare,
+    files=files,
+    parsed=_old_p_variable,
+    html=_report,
+)
+
+#: ``qar_sql.risk(source, *, columns=None, p=None, weight=None, ...)``: the keywords are
+#: RiskParams' fields and the source options.
+risk = api_function(COMMAND)

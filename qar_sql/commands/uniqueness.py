@@ -1,227 +1,139 @@
-"""``qar uniqueness``: the uniqueness probability of every QI of a source and, with a what-if
-treatments file, of each treated release (the paper's Figure 4: κ and π before and after a
-recoding such as age in bands of 2 or 5).
+"""``qar uniqueness``: if k people reveal these columns, the chance that every one of them is
+unique, for every QI of a source and, with a what-if treatments file, of each treated release.
 
-On one relation: profile → the audit's scan → the birthday measures
-(:mod:`qar_sql.measures.birthday`). The counts come from the same pushed-down scan as the audit
-(per QI: class size → number of classes); the only other statements are the profile the audit
-runs anyway (which also gives each column's number of values for ``--domain product``), the
-one-column value frequencies for ``--from-marginals``, and one small GROUP BY per QI whose most
-exposed records are listed.
-
-The treated releases are the what-if's: each scenario is a SELECT over the source
-(:func:`qar_sql.treat.treatments.treated_sql`), measured through
-:func:`qar_sql.treat.whatif.release` like any table. Nothing is copied or written.
-
-The shape every command has (``qar_sql/commands/__init__.py``): its parameters
-(:class:`~qar_sql.parameters.measures.UniquenessParams`), ``run(session, params, progress) →
-result``, and the Python API's function, which opens the session and calls ``run``.
+One :class:`~qar_sql.command.Command` (:data:`COMMAND`): its parameters
+(:class:`~qar_sql.parameters.measures.UniquenessParams`, whose fields are its options),
+``run(session, params, progress) → result`` (:mod:`qar_sql.treat.release_uniqueness`), the
+treatments file read before any connection (:func:`prepare`), ``--plot`` drawn once the result
+is printed and the HTML report; ``qar uniqueness`` and :func:`uniqueness` are made from it.
 """
 
 from __future__ import annotations
 
-import math
-import time
-from collections.abc import Mapping, Sequence
-from dataclasses import replace
-from pathlib import Path
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from qar_sql.engines.render import render
-from qar_sql.engines.session import Session
-from qar_sql.engines.source import Database, Relation, SourceLike, column_names, select_columns, session_of
-from qar_sql.errors import DataError, UsageError
-from qar_sql.measures import birthday
-from qar_sql.measures.audit import profile_columns, provenance
+import click
+
+from qar_sql import params as cli_options
+from qar_sql.command import Command, Extras, api_function
+from qar_sql.output.files import check_plot, written
 from qar_sql.parameters.measures import UniquenessParams
-from qar_sql.progress import with_progress
-from qar_sql.pushdown.scan import Progress, scan, value_frequencies
-from qar_sql.results import ExposedValue, QIUniqueness, UniquenessResult, UniquenessScenario
-from qar_sql.rules import DEFAULT_JOBS, check_group_size
-from qar_sql.treat.treatments import Binder, Plan, load, treated_sql
-from qar_sql.treat.whatif import release, scenario_name, scenarios_of
+
+if TYPE_CHECKING:  # numpy-backed: loaded when the measures run, not when `qar --help` loads
+    from qar_sql.engines.session import Session
+    from qar_sql.pushdown.scan import Progress
+    from qar_sql.results import UniquenessResult
 
 NAME = "uniqueness"
 Params = UniquenessParams
 
 
-def with_plan(params: UniquenessParams) -> UniquenessParams:
-    """``params`` with its treatments file read (a bad file fails here, before any connection)."""
-    if params.treatments is None or isinstance(params.treatments, Plan):
-        return params
-    return replace(params, treatments=load(params.treatments))
-
-
 def run(session: Session, params: UniquenessParams, progress: Progress | None = None) -> UniquenessResult:
     """The measures of the session's relation and of each treated release of ``params.treatments``."""
-    started = time.perf_counter()
-    params = with_plan(params)
-    plan: Plan | None = params.treatments
-    db, relation = session.db, session.relation
-    result = measure(db, relation, params, progress=progress, started=started, source=session.label)
-    scenarios = []
-    if plan is not None:
-        # A treated release: the same QIs and measures, without the extras of the source's report.
-        after_params = replace(
-            params, treatments=None, from_marginals=False, monte_carlo=0, seed=None, exposed=0, exposed_qis=1
-        )
-        binder = Binder(db, relation.sql, relation.columns, plan, display=relation.display)
-        order = {q.index: i for i, q in enumerate(result.qis)}
-        for names in scenarios_of(plan):
-            sql = treated_sql(binder, relation.sql, names, modified=False)
-            with release(db, sql, relation) as (runner, treated):
-                try:
-                    after = measure(runner, treated, after_params)
-                except DataError as exc:
-                    raise DataError(f"treatment {scenario_name(names)!r}: {exc}") from exc
-            qis = tuple(sorted(after.qis, key=lambda q: order[q.index]))
-            scenarios.append(UniquenessScenario(scenario_name(names), tuple(names), after.rows, qis))
-    return replace(result, scenarios=tuple(scenarios), seconds=time.perf_counter() - started)
+    from qar_sql.treat.release_uniqueness import uniqueness_session
+
+    return uniqueness_session(session, params, progress)
 
 
-@with_progress("uniqueness")
-def uniqueness(
-    source: SourceLike = None,
-    *,
-    group_size: int,
-    table: str | None = None,
-    columns: Sequence[str] | None = None,
-    exclude: Sequence[str] | None = None,
-    qid: Sequence[str] | None = None,
-    p: int = 3,
-    target: float = 0.5,
-    domain: str | int = "observed",
-    from_marginals: bool = False,
-    monte_carlo: int = 0,
-    seed: int | None = None,
-    treatments: str | Path | Plan | Mapping | None = None,
-    exposed: int = 5,
-    exposed_qis: int = 1,
-    delimiter: str | None = None,
-    batch_size: int | None = None,
-    jobs: int = DEFAULT_JOBS,
-    threads: int | None = None,
-    progress: Progress | None = None,
-    null_tokens: Sequence[str] = (),
-) -> UniquenessResult:
-    """For every p-subset of ``columns`` (default: all but ``exclude``), or the one QI
+def prepare(params: UniquenessParams) -> UniquenessParams:
+    """``params`` with its treatments file read (a bad file fails here, before any connection)."""
+    from qar_sql.treat.release_uniqueness import with_plan
+
+    return with_plan(params)
+
+
+def files(params: UniquenessParams, where: Mapping[str, Any], out: Mapping[str, Any]) -> tuple[list, list]:
+    """``--plot`` is neither the source file nor the treatments file."""
+    reads = [("the source file itself", where.get("source")), ("the treatments file", params.treatments)]
+    return [("--plot", out.get("plot_path"))], reads
+
+
+def _parsed(values: dict[str, Any]) -> dict[str, Any]:
+    """-k, the old short flag of --group-size (-k is --key elsewhere), read with a note; a
+    --plot that cannot be drawn refused before the work, as every command that draws."""
+    old_k = values.pop("old_k")
+    if old_k is not None:
+        ctx = click.get_current_context()
+        if ctx.get_parameter_source("group_size") is click.core.ParameterSource.COMMANDLINE:
+            raise click.UsageError("-k and --group-size (-g) both give k; write -g only")
+        click.echo("Warning: -k for --group-size is deprecated (-k is --key elsewhere); write -g.", err=True)
+        values["group_size"] = old_k
+    if values["plot_path"] is not None:
+        check_plot(values["plot_path"])
+    return values
+
+
+def _plot(result: UniquenessResult, params: UniquenessParams, extras: Extras) -> None:
+    """``--plot``: π(k) for the riskiest QIs and κ per QI, drawn once the result is printed."""
+    path = extras.out["plot_path"]
+    if path:
+        from qar_sql.output.render_uniqueness import plot
+
+        with written(path, "--plot"):
+            drawn = plot(result, path)
+        if not extras.out["quiet"]:
+            click.echo(f"Plot written to {drawn}", err=True)
+
+
+def _report(result: UniquenessResult, params: UniquenessParams, extras: Extras) -> str:
+    """``--format html``: the report of the measures just taken, with the options as given."""
+    from qar_sql.commands.report import html
+
+    where = extras.where
+    shown = {k: where[k] for k in ("source", "table")} | {"columns": params.columns, "exclude": params.exclude}
+    shown |= {k: where[k] for k in ("delimiter", "null_tokens")}
+    shown |= {"p": params.p, "group_size": params.group_size, "target": params.target, "domain": params.domain}
+    treatments = click.get_current_context().params["treatments"]  # the file as named (params: its plan)
+    return html({**shown, "qid": params.qid, "treatments": treatments}, sql=extras.sql, uniqueness=result)
+
+
+#: Every option in ``--help`` order.
+ORDER = (
+    "table", "columns", "exclude", "delimiter", "null_tokens", "p", "group_size", "old_k", "target", "domain", "qid",
+    "from_marginals", "monte_carlo", "seed", "treatments", "plot_path", "exposed", "exposed_qis", "top", "fmt",
+    "jobs", "batch_size", "quiet",
+)  # fmt: skip
+
+
+COMMAND: Command[UniquenessParams, UniquenessResult] = Command(
+    name=NAME,
+    Params=UniquenessParams,
+    run=run,
+    help="""If k people reveal these columns, what is the chance that every one of them is unique?
+
+    For every set of p columns of SOURCE (or the one --qid): the exact probability, the
+    uniform birthday problem, the Kullback-Leibler approximation of Koot et al. (2011), the
+    Poissonized one, κ, k50 and the records most exposed. The counts come from the same
+    pushed-down scan as `qar audit`.
+    """,
+    doc="""For every p-subset of ``columns`` (default: all but ``exclude``), or the one QI
     ``qid``: if ``group_size`` people reveal these columns, the probability that every one of
     them is unique (Koot et al. 2011) — exact, uniform, Kullback-Leibler and Poisson — with
-    κ, k50 and the largest k at which the probability still reaches ``target``.
+    κ, k50 and the largest k at which the probability still reaches ``target``; with
+    ``treatments`` (a path, TOML text, dict or Plan) each treated release too, as ``result.scenarios``.
+    """,
+    source=("source", "table", "delimiter", "null_tokens", "threads"),
+    outputs={
+        # -k was --group-size's short flag here, while records, risk and report use -k for --key:
+        # still accepted for a while, with a note, and hidden from --help.
+        "old_k": click.option("-k", "old_k", type=int, hidden=True, help="Deprecated: -g (--group-size)."),
+        "plot_path": cli_options.file_option(
+            "--plot", "plot_path", help="Draw π(k) for the riskiest QIs and κ per QI to FILE.png or FILE.svg."
+        ),
+        "top": cli_options.top(10, "QIs listed in text and Markdown; JSON lists all."),
+        "fmt": cli_options.fmt_html,
+        "quiet": cli_options.quiet,
+    },
+    emits=("top",),
+    order=ORDER,
+    prepare=prepare,
+    files=files,
+    parsed=_parsed,
+    after_emit=_plot,
+    html=_report,
+)
 
-    ``domain``: "observed" (M = values seen), "product" (M = product of the columns' value
-    counts) or a whole number. ``from_marginals``: also the independence model built from
-    one-column distributions. ``monte_carlo``: simulated groups per QI (seeded by ``seed``).
-    ``treatments``: a what-if file (path, TOML text, dict or Plan); each of its treatments and
-    combinations is measured too, as ``result.scenarios``.
-    """
-    params = UniquenessParams(
-        group_size=group_size, columns=columns, exclude=exclude, qid=qid, p=p, target=target, domain=domain,
-        from_marginals=from_marginals, monte_carlo=monte_carlo, seed=seed, treatments=treatments, exposed=exposed,
-        exposed_qis=exposed_qis, batch_size=batch_size, jobs=jobs,
-    )  # fmt: skip
-    params = with_plan(params)
-    with session_of(source, table=table, delimiter=delimiter, threads=threads, null_tokens=null_tokens) as session:
-        return run(session, params, progress)
-
-
-# -- one relation ------------------------------------------------------------------------------
-
-
-def qi_columns(
-    relation: Relation, columns: Sequence[str] | None, exclude: Sequence[str] | None, qid: Sequence[str] | None, p: int
-) -> tuple[tuple[str, ...], int]:
-    """(columns, p): with ``qid`` the one QI made of exactly those columns."""
-    qid = column_names(qid, "--qid")
-    if qid:
-        if columns:
-            raise UsageError("give either --qid (one quasi-identifier) or --columns (every p-subset), not both")
-        if len(set(qid)) != len(qid):
-            raise UsageError(f"--qid lists a column twice ({', '.join(qid)}); list each once")
-        cols = tuple(select_columns(relation.columns, qid, None))
-        return cols, len(cols)
-    return tuple(select_columns(relation.columns, columns, exclude)), p
-
-
-def measure(
-    db: Database,
-    relation: Relation,
-    params: UniquenessParams,
-    *,
-    progress: Progress | None = None,
-    started: float | None = None,
-    source: str | None = None,
-) -> UniquenessResult:
-    """The measures for every p-subset of ``params.columns`` (or the one QI ``params.qid``) of an
-    open relation (the source, or a treated release read through ``db``); ``params.exposed`` most
-    exposed value combinations for each of the ``params.exposed_qis`` riskiest QIs."""
-    started = started if started is not None else time.perf_counter()
-    parsed = params.validate()
-    group_size = params.group_size
-    cols, p = qi_columns(relation, params.columns, params.exclude, params.qid, params.p)
-    if not cols:
-        raise UsageError("no quasi-identifier columns are left; name them with --columns or --qid")
-    prof = profile_columns(db, relation, cols)
-    check_group_size(group_size, prof.rows)
-    result = scan(
-        db, relation.sql, cols, p, batch_size=params.batch_size, jobs=params.jobs, progress=progress,
-        cardinalities=prof.distinct, rows=prof.rows,
-    )  # fmt: skip
-    if result.rows != prof.rows:
-        raise DataError(f"the table changed during the scan ({prof.rows} rows, then {result.rows}); run it again")
-    marginals = None
-    if params.from_marginals:
-        freqs = value_frequencies(db, relation.sql, cols)
-        marginals = {c: sorted(f.items()) for c, f in zip(cols, freqs)}
-    qis = birthday.measure(
-        result.qis, prof.rows, group_size=group_size, target=params.target, domain=parsed,
-        column_values=dict(zip(cols, prof.values)), marginals=marginals, monte_carlo=params.monte_carlo,
-        seed=params.seed,
-    )  # fmt: skip
-    if params.exposed > 0 and params.exposed_qis > 0:
-        qis = tuple(
-            with_exposed(db, relation, q, prof.rows, group_size, params.exposed) if i < params.exposed_qis else q
-            for i, q in enumerate(qis)
-        )
-    return UniquenessResult(
-        **provenance(db, relation, source),
-        rows=prof.rows,
-        columns=cols,
-        p=p,
-        group_size=group_size,
-        target=float(params.target),
-        domain_mode=birthday.domain_mode(parsed),
-        qis=qis,
-        seconds=time.perf_counter() - started,
-        from_marginals=params.from_marginals,
-        monte_carlo_draws=params.monte_carlo,
-        seed=params.seed,
-        warnings=tuple(prof.notes) + tuple(relation.token_notes(cols)),
-    )
-
-
-def most_exposed(
-    db: Database, relation: Relation, columns: Sequence[str], rows: int, group_size: int, limit: int
-) -> tuple[ExposedValue, ...]:
-    """The ``limit`` value combinations of a QI with the fewest records, and each one's exposure
-    (1 − n/L)^(k−1). Ties in n are broken by the values in the engine's sort order."""
-    sql = render("smallest_classes.sql", db.dialect, columns=list(columns), relation=relation.sql, limit=int(limit))
-    out = []
-    for row in db.query(sql):
-        n = int(row[-1])
-        # A class holding every row (a constant or all-NULL QI) leaves no one unique: 0.
-        share = 0.0 if n >= rows else math.exp((group_size - 1) * math.log1p(-n / rows))
-        out.append(ExposedValue(tuple(plain(v) for v in row[:-1]), n, share))
-    return tuple(out)
-
-
-def with_exposed(db, relation, q: QIUniqueness, rows: int, group_size: int, limit: int) -> QIUniqueness:
-    """``q`` with its ``limit`` most exposed value combinations."""
-    return replace(q, most_exposed=most_exposed(db, relation, q.columns, rows, group_size, limit))
-
-
-def plain(value):
-    """A value as JSON can carry it: numbers, text, booleans and NULL as they are, the rest
-    (dates, decimals, UUIDs, …) as text."""
-    if value is None or isinstance(value, (bool, int, str)) or (isinstance(value, float) and math.isfinite(value)):
-        return value
-    return str(value)
+#: ``qar_sql.uniqueness(source, *, group_size, columns=None, p=3, ...)``: the keywords are
+#: UniquenessParams' fields and the source options.
+uniqueness = api_function(COMMAND)

@@ -48,7 +48,8 @@ from qar_sql.errors import ColumnError, ParameterError, UsageError
 from qar_sql.extras import require
 from qar_sql.guard import check_not_input
 from qar_sql.measures.audit import provenance
-from qar_sql.parameters.measures import MISSING, RiskParams
+from qar_sql.parameters.fields import MISSING
+from qar_sql.parameters.measures import RiskParams
 from qar_sql.pushdown import scan
 from qar_sql.pushdown.cells import (
     CellQI,
@@ -417,11 +418,9 @@ def _max(a: np.ndarray) -> float | None:
 # --- the command --------------------------------------------------------------------------------
 
 
-def risk_relation(
-    session: Session, opts: RiskParams, progress: Progress | None = None, *, started: float | None = None
-) -> RiskResult:
+def risk_relation(session: Session, opts: RiskParams, progress: Progress | None = None) -> RiskResult:
     """The classic measures of the session's relation (``qar risk``, :func:`qar_sql.risk`)."""
-    started = started if started is not None else time.perf_counter()
+    started = time.perf_counter()
     db, relation, source = session.db, session.relation, session.label
     columns, p, weight, missing = opts.columns, opts.p, opts.weight, opts.missing
     per_record, key = opts.per_record, opts.key

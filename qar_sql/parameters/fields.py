@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from qar_sql import rules
+from qar_sql.errors import ParameterError
 
 #: The key of the option metadata in a field's ``metadata``.
 KEY = "qar_option"
@@ -171,3 +172,63 @@ class SourceOptions:
         kind="flag",
     )
     threads: int | None = option(None, help="DuckDB threads (default: DuckDB's).", cli=False)
+
+
+# --- qar risk and qar uniqueness (and the other commands with these options) -----------------------
+
+
+def optional(check: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``check`` of a field whose None means "not given" (and is not checked)."""
+    return lambda value: None if value is None else check(value)
+
+
+#: The two conventions for a NULL key value (``--missing``).
+MISSING = ("value", "wildcard")
+
+
+def _check_missing(missing: object) -> None:
+    if missing not in MISSING:
+        raise ParameterError(
+            f"--missing {missing!r} is not a convention; use value (NULL is a value of its own) "
+            "or wildcard (NULL matches any value, as sdcMicro)"
+        )
+
+
+def missing() -> Any:
+    return option(
+        "value",
+        help="A NULL key value: a value of its own (value, as GROUP BY) or a match for any value (wildcard, as sdcMicro).",
+        flags=("--missing",),
+        kind="choice",
+        choices=MISSING,
+        check=_check_missing,
+    )
+
+
+def sampling_fraction() -> Any:
+    return option(
+        None,
+        help="Share of the population the table holds, in (0, 1]: population models and DIS-SUDA.",
+        flags=("--sampling-fraction",),
+        kind="float",
+        check=optional(rules.check_sampling_fraction),
+    )
+
+
+def population() -> Any:
+    return option(
+        None,
+        help="Population size (at least the number of rows), instead of --sampling-fraction.",
+        flags=("--population",),
+        kind="int",
+        check=optional(rules.check_population),
+    )
+
+
+def key() -> Any:
+    return option(
+        None,
+        help="Record key column(s), unique and non-NULL (files default to the row number).",
+        flags=("--key", "-k"),
+        kind="names",
+    )

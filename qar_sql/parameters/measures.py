@@ -2,122 +2,227 @@
 
 from __future__ import annotations
 
-import math
+import dataclasses
 import numbers
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from qar_sql import rules
 from qar_sql.errors import ParameterError, require_whole, shown
+from qar_sql.parameters import fields
+from qar_sql.parameters.fields import check_fields, option, optional
 from qar_sql.rules import DEFAULT_JOBS
 
 # --- risk -------------------------------------------------------------------------------------------
 
 
-#: The two conventions for a NULL key value (``--missing``).
-MISSING = ("value", "wildcard")
+RISK_THRESHOLD, L_THRESHOLD, T_THRESHOLD = 0.2, 2, 0.2
+
+
+def _share(flag: str, example: str) -> Callable[[float], None]:
+    """The check of a threshold in [0, 1] (``--risk-threshold``, ``--t``)."""
+
+    def check(value: float) -> None:
+        if not (0.0 <= value <= 1.0):  # (NaN fails both comparisons)
+            raise ParameterError(f"{flag} {shown(value)} must be in [0, 1], e.g. {example}")
+
+    return check
+
+
+def _check_l(value: object) -> None:
+    require_whole(value, 1, f"--l {shown(value)} must be a whole number of at least 1, e.g. 2")
+
+
+def _check_suda_max_size(value: int) -> None:
+    if value < 1:
+        raise ParameterError(f"--suda-max-size {value} must be at least 1 (columns in a minimal sample unique)")
 
 
 @dataclass(frozen=True, kw_only=True)
 class RiskParams:
-    """The parameters of ``qar risk`` (:mod:`qar_sql.commands.risk`): the one place their defaults
-    and the rules between them live; the click options, :func:`qar_sql.risk` and the report take
-    their defaults from here. Checked when made (:meth:`validate`), before any connection."""
+    """The parameters of ``qar risk`` (:mod:`qar_sql.commands.risk`): the one place their
+    defaults, their options and the rules between them live; ``qar risk``, :func:`qar_sql.risk`
+    and the report are made from them. Checked when made, before any connection.
 
-    columns: Sequence[str] | None = None
-    exclude: Sequence[str] | None = None
-    p: int | None = None
-    weight: str | None = None
-    sensitive: Sequence[str] = ()
-    ordered: Sequence[str] = ()
-    missing: str = "value"
-    sampling_fraction: float | None = None
-    population: int | None = None
-    risk_threshold: float = 0.2
-    l_threshold: int = 2
-    t_threshold: float = 0.2
-    per_record: str | os.PathLike | None = None
-    key: Sequence[str] | None = None
-    suda_max_size: int | None = None
-    jobs: int = DEFAULT_JOBS
+    ``p`` is not the QaR p: its default is every key column, one QI; its long flag --qi-size
+    gives it the variable QAR_QI_SIZE, so QAR_P and a config's p, meant for the audits, leave it
+    alone (--p is still accepted)."""
+
+    columns: Sequence[str] | None = fields.columns()
+    exclude: Sequence[str] | None = fields.exclude()
+    p: int | None = option(
+        None,
+        help="Quasi-identifier size: every set of p key columns (default: all of them, one QI).",
+        flags=("-p", "--qi-size", "--p"),
+        kind="int",
+    )
+    weight: str | None = option(
+        None,
+        help="Column with each record's sampling weight (people it stands for): Fk, the Benedetti–Franconi risk, "
+        "journalist and marketer risk.",
+        flags=("--weight", "-w"),
+    )
+    sensitive: Sequence[str] = option(
+        (),
+        help="Sensitive column(s) for l-diversity and t-closeness, comma-separated; never a key column.",
+        flags=("--sensitive", "-s"),
+        kind="names",
+    )
+    ordered: Sequence[str] = option(
+        (),
+        help="Sensitive column(s) whose values are ordered (ordinal text): t-closeness uses the ordered distance, "
+        "in the database's sort order. Numbers, dates and times always are.",
+        flags=("--ordered",),
+        kind="names",
+    )
+    missing: str = fields.missing()
+    sampling_fraction: float | None = fields.sampling_fraction()
+    population: int | None = fields.population()
+    risk_threshold: float = option(
+        RISK_THRESHOLD,
+        help=f"A record is at risk when its re-identification probability is above this (default {RISK_THRESHOLD}).",
+        flags=("--risk-threshold",),
+        kind="float",
+        check=_share("--risk-threshold", "0.2 (one in five)"),
+    )
+    l_threshold: int = option(
+        L_THRESHOLD,
+        help=f"Classes with distinct l-diversity below this fail (default {L_THRESHOLD}).",
+        flags=("--l",),
+        kind="int",
+        check=_check_l,
+    )
+    t_threshold: float = option(
+        T_THRESHOLD,
+        help="Classes farther than this from the table's sensitive distribution fail "
+        f"(t-closeness, default {T_THRESHOLD}).",
+        flags=("--t",),
+        kind="float",
+        check=_share("--t", "0.2"),
+    )
+    per_record: str | os.PathLike | None = option(
+        None,
+        help="Write one row per record (fk, Fk, risk, l_distinct, l_entropy, suda, dis_suda) to this .csv or "
+        ".parquet file.",
+        flags=("--per-record",),
+        kind="path",
+    )
+    key: Sequence[str] | None = fields.key()
+    suda_max_size: int | None = option(
+        None,
+        help="SUDA: minimal sample uniques of up to this many columns (default: all, capped at 5,000 column sets).",
+        flags=("--suda-max-size",),
+        kind="int",
+        check=optional(_check_suda_max_size),
+    )
+    jobs: int = fields.jobs()
 
     def __post_init__(self) -> None:
-        self.validate()
-        if self.suda_max_size is not None and self.suda_max_size < 1:
-            raise ParameterError(
-                f"--suda-max-size {self.suda_max_size} must be at least 1 (columns in a minimal sample unique)"
-            )
-
-    def validate(self) -> None:
-        """What can be checked before connecting."""
-        missing, risk_threshold, l_threshold, t_threshold = (
-            self.missing, self.risk_threshold, self.l_threshold, self.t_threshold
-        )  # fmt: skip
-        population, sampling_fraction = self.population, self.sampling_fraction
-        if missing not in MISSING:
-            raise ParameterError(
-                f"--missing {missing!r} is not a convention; use value (NULL is a value of its own) "
-                "or wildcard (NULL matches any value, as sdcMicro)"
-            )
-        if not (0.0 <= risk_threshold <= 1.0) or math.isnan(risk_threshold):
-            raise ParameterError(f"--risk-threshold {shown(risk_threshold)} must be in [0, 1], e.g. 0.2 (one in five)")
-        require_whole(l_threshold, 1, f"--l {shown(l_threshold)} must be a whole number of at least 1, e.g. 2")
-        if not (0.0 <= t_threshold <= 1.0) or math.isnan(t_threshold):
-            raise ParameterError(f"--t {shown(t_threshold)} must be in [0, 1], e.g. 0.2")
-        if population is not None and sampling_fraction is not None:
+        if self.population is not None and self.sampling_fraction is not None:
             raise ParameterError("give either --population or --sampling-fraction, not both")
-        if sampling_fraction is not None:
-            rules.check_sampling_fraction(sampling_fraction)
-        if population is not None:
-            rules.check_population(population)
+        check_fields(self)
 
 
 # --- uniqueness -------------------------------------------------------------------------------------
 
 
+def _check_monte_carlo(monte_carlo: object) -> None:
+    if isinstance(monte_carlo, bool) or not isinstance(monte_carlo, numbers.Integral) or monte_carlo < 0:
+        raise ParameterError(f"--monte-carlo {shown(monte_carlo)} must be 0 (off) or a number of draws such as 10000")
+
+
+def _check_seed(seed: object) -> None:
+    # numpy's SeedSequence takes whole numbers 0 or more; anything else was "unexpected"
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ParameterError(f"--seed {shown(seed)} must be a whole number 0 or more, e.g. --seed 7")
+
+
 @dataclass(frozen=True, kw_only=True)
 class UniquenessParams:
     """The parameters of ``qar uniqueness`` (:mod:`qar_sql.commands.uniqueness`): the one place
-    their defaults and the rules between them live; the click options and
-    :func:`qar_sql.uniqueness` take their defaults from here. Checked when made, before any
-    connection (a treated release is measured with the same class, its extras switched off)."""
+    their defaults, their options and the rules between them live; ``qar uniqueness`` and
+    :func:`qar_sql.uniqueness` are made from them. Checked when made, before any connection (a
+    treated release is measured with the same class, its extras switched off)."""
 
-    group_size: int
-    columns: Sequence[str] | None = None
-    exclude: Sequence[str] | None = None
-    qid: Sequence[str] | None = None
-    p: int = 3
-    target: float = 0.5
-    domain: str | int = "observed"
-    from_marginals: bool = False
-    monte_carlo: int = 0
-    seed: int | None = None
+    group_size: int = option(
+        dataclasses.MISSING,
+        help="k: how many people reveal the columns (at least 2, at most the number of rows). Required.",
+        flags=("--group-size", "-g"),
+        kind="int",
+        check=rules.check_group_size,
+    )
+    columns: Sequence[str] | None = fields.columns()
+    exclude: Sequence[str] | None = fields.exclude()
+    qid: Sequence[str] | None = option(
+        None,
+        help="One quasi-identifier, comma-separated columns, instead of every p-subset of --columns.",
+        flags=("--qid",),
+        kind="names",
+    )
+    p: int = fields.p()
+    target: float = option(
+        0.5,
+        help="k_at is the largest k whose probability that all k are unique is at least this (strictly between 0 "
+        "and 1).",
+        flags=("--target",),
+        kind="float",
+        check=rules.check_target,
+    )
+    domain: str | int = option(
+        "observed",
+        help="M, the number of possible values of a QI: observed (values seen), product (product of its columns' "
+        "value counts) or a whole number.",
+        flags=("--domain",),
+        check=rules.parse_domain,
+    )
+    from_marginals: bool = option(
+        False,
+        help="Also the independence model: p from the product of one-column distributions (the paper's section 4.2).",
+        flags=("--from-marginals",),
+        kind="flag",
+    )
+    monte_carlo: int = option(
+        0,
+        help="Simulate this many groups of k per QI and report the share with all k unique and its 95% interval.",
+        flags=("--monte-carlo",),
+        kind="int",
+        check=_check_monte_carlo,
+    )
+    seed: int | None = option(
+        None,
+        help="Random seed for --monte-carlo (the same seed gives the same draws).",
+        flags=("--seed",),
+        kind="int",
+        check=optional(_check_seed),
+    )
     #: A what-if file (path, TOML text, dict or :class:`~qar_sql.treat.treatments.Plan`).
-    treatments: Any = None
-    exposed: int = 5
-    exposed_qis: int = 1
-    batch_size: int | None = None
-    jobs: int = DEFAULT_JOBS
+    treatments: Any = option(
+        None,
+        help="What-if TOML file: κ and π on each treated release too (each treatment and combination).",
+        flags=("--treatments", "-T"),
+        kind="path",
+    )
+    exposed: int = option(
+        5,
+        help="Most exposed value combinations (smallest classes) listed per QI (0: none).",
+        flags=("--exposed",),
+        kind="int",
+        minimum=0,
+    )
+    exposed_qis: int = option(
+        1,
+        help="How many of the riskiest QIs get the --exposed list (one small GROUP BY each).",
+        flags=("--exposed-qis",),
+        kind="int",
+        minimum=0,
+    )
+    batch_size: int | None = fields.batch_size()
+    jobs: int = fields.jobs()
 
     def __post_init__(self) -> None:
-        self.validate()
-
-    def validate(self) -> str | int:
-        """What can be checked before connecting; returns the parsed domain. (numpy and the
-        formulas are loaded here, not when ``qar --help`` reads the defaults.)"""
-        rules.check_group_size(self.group_size)
-        rules.check_target(self.target)
-        monte_carlo, seed = self.monte_carlo, self.seed
-        if isinstance(monte_carlo, bool) or not isinstance(monte_carlo, numbers.Integral) or monte_carlo < 0:
-            raise ParameterError(
-                f"--monte-carlo {shown(monte_carlo)} must be 0 (off) or a number of draws such as 10000"
-            )
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0):
-            # numpy's SeedSequence takes whole numbers 0 or more; anything else was "unexpected"
-            raise ParameterError(f"--seed {shown(seed)} must be a whole number 0 or more, e.g. --seed 7")
-        return rules.parse_domain(self.domain)
+        check_fields(self)
 
 
 # --- discover ---------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import re
 
 import click
 import pytest
@@ -15,10 +16,12 @@ import qar_sql
 from qar_sql.cli.main import cli
 from qar_sql.command import cli_command
 from qar_sql.commands import audit as audit_command
-from qar_sql.errors import ParameterError
+from qar_sql.commands import risk as risk_command
+from qar_sql.commands import uniqueness as uniqueness_command
+from qar_sql.errors import ParameterError, UsageError
 from qar_sql.parameters.fields import SourceOptions, meta_of
 
-CONVERTED = [audit_command]
+CONVERTED = [audit_command, risk_command, uniqueness_command]
 
 
 @pytest.mark.parametrize("module", CONVERTED, ids=lambda m: m.NAME)
@@ -32,7 +35,8 @@ def test_the_api_signature_is_the_fields_and_the_source_options(module):
     for f in (*own, *where):
         parameter = signature.parameters[f.name]
         assert parameter.kind is inspect.Parameter.KEYWORD_ONLY
-        assert parameter.default == f.default
+        required = f.default is dataclasses.MISSING  # (uniqueness's group_size)
+        assert parameter.default == (inspect.Parameter.empty if required else f.default)
     assert signature.parameters["source"].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
 
 
@@ -122,3 +126,26 @@ def test_a_session_keeps_the_sql_it_rendered(tmp_path):
         after = len(s.sql_log)
         qar_sql.audit(s, p=1, pi_u=0.9, alpha=0.5, bootstrap=0)
         assert len(s.sql_log) == after  # only while logging_sql is open
+
+
+def test_the_files_hook_guards_the_api_and_the_command_line_alike(tmp_path):
+    """risk's --per-record may not be its source: one hook (COMMAND.files), one sentence, both ways."""
+    path = tmp_path / "t.csv"
+    path.write_text("a,b\n1,2\n3,4\n")
+    before = path.read_text()
+    message = f"--per-record {str(path)!r} is the source file itself"
+    with pytest.raises(UsageError, match=re.escape(message)):
+        qar_sql.risk(str(path), per_record=str(path))
+    result = CliRunner().invoke(cli, ["risk", str(path), "--per-record", str(path), "-q"])
+    assert result.exit_code == 2 and message in result.output
+    assert path.read_text() == before
+
+
+def test_a_field_without_a_default_is_a_required_keyword_and_option():
+    """uniqueness's group_size: the API's keyword has no default; the command line names the option."""
+    parameter = inspect.signature(qar_sql.uniqueness).parameters["group_size"]
+    assert parameter.default is inspect.Parameter.empty
+    with pytest.raises(TypeError, match="group_size"):
+        qar_sql.uniqueness("none.csv")
+    result = CliRunner().invoke(cli, ["uniqueness", "none.csv", "-q"])
+    assert result.exit_code == 2 and "Missing option '--group-size' / '-g'" in result.output
