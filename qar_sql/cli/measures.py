@@ -12,7 +12,7 @@ import click
 from qar_sql import params
 from qar_sql.cli.emit import build, emit, session
 from qar_sql.cli.guard import guard_outputs
-from qar_sql.cli.ranking import guard_files, key_option
+from qar_sql.guard import guard_files
 from qar_sql.output.files import check_plot, written
 from qar_sql.parameters.measures import RiskParams, UniquenessParams
 from qar_sql.params import default_of
@@ -94,7 +94,7 @@ def _old_p_variable(ctx: click.Context, param: click.Parameter, value):
     "--per-record",
     help="Write one row per record (fk, Fk, risk, l_distinct, l_entropy, suda, dis_suda) to this .csv or .parquet file.",
 )
-@key_option
+@params.key_option
 @click.option(
     "--suda-max-size",
     type=int,

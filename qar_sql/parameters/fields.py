@@ -25,7 +25,8 @@ class Option:
     """How a field reads on the command line. ``flags``: click's declarations (``("-p",
     "--p")``; the field's name is added when it differs from the long flag's); ``kind``: ``int``,
     ``float``, ``str``, ``flag`` (on/off), ``names`` (comma-separated, repeatable: a tuple),
-    ``shares`` (comma-separated numbers), ``path`` (a file), ``choice`` (of ``choices``);
+    ``shares`` (comma-separated numbers), ``words`` (comma-separated in one option, the
+    default shown joined: the field reads the text), ``path`` (a file), ``choice`` (of ``choices``);
     ``minimum``/``maximum`` bound a number; ``multiple``: repeatable; ``envvar``: a variable
     other than the QAR_<long flag> rule's; ``check``: the field's one check (raises a
     ParameterError naming the value), run by :func:`check_fields` and by the command line while
@@ -171,3 +172,48 @@ class SourceOptions:
         kind="flag",
     )
     threads: int | None = option(None, help="DuckDB threads (default: DuckDB's).", cli=False)
+
+
+# --- qar records, qar eliminate (and the record keys and SUDA options of qar risk, qar report) ------
+
+
+def key() -> Any:
+    return option(
+        None,
+        help="Record key column(s), unique and non-NULL (files default to the row number).",
+        flags=("--key", "-k"),
+        kind="names",
+    )
+
+
+def all_text() -> Any:
+    """--all-text as a command's parameter (checked with its other options), not as a source option."""
+    return dataclasses.field(default=False, metadata=SourceOptions.__dataclass_fields__["all_text"].metadata)
+
+
+def missing() -> Any:
+    return option(
+        "value",
+        help="A NULL key value: a value of its own (value, as GROUP BY) or a match for any value (wildcard, as sdcMicro).",
+        flags=("--missing",),
+        kind="choice",
+        choices=("value", "wildcard"),
+    )
+
+
+def sampling_fraction() -> Any:
+    return option(
+        None,
+        help="Share of the population the table holds, in (0, 1]: population models and DIS-SUDA.",
+        flags=("--sampling-fraction",),
+        kind="float",
+    )
+
+
+def population() -> Any:
+    return option(
+        None,
+        help="Population size (at least the number of rows), instead of --sampling-fraction.",
+        flags=("--population",),
+        kind="int",
+    )
