@@ -213,3 +213,27 @@ def test_records_store_records_a_source_that_fails_and_writes_output_after_the_r
     assert r.exit_code == 0, r.output
     assert [x.status for x in runs(store)] == ["failed", "complete"]
     assert len(out.read_text().splitlines()) == 1 + 60
+
+
+def test_all_text_reaches_the_session_from_the_api_and_the_command_line(tmp_path):
+    """--all-text is a parameter of qar records (it goes with --by suda) that the session opens
+    with (Command.session_params): the CSV's cells come back as text, 1.0 and 1 two values."""
+    from click.testing import CliRunner
+
+    import qar_sql
+    from qar_sql.cli.main import cli
+
+    path = tmp_path / "t.csv"
+    path.write_text("id,a,b\n" + "".join(f"{i},{'1.0' if i % 2 else '1'},{i % 3}\n" for i in range(1, 13)))
+    common = dict(key=["id"], by="suda", columns=["a", "b"], top=12)
+    as_text = qar_sql.records(str(path), all_text=True, **common)
+    inferred = qar_sql.records(str(path), **common)
+    assert {k for k in as_text.keys.values()} == {(str(i),) for i in range(1, 13)}
+    assert {k for k in inferred.keys.values()} == {(i,) for i in range(1, 13)}
+    # a, read as text, has two values (1 and 1.0): with b's three, 6 classes of 2 records, no unique;
+    # inferred as numbers, a is one value: 3 classes of 4. Either way SUDA finds no sample unique.
+    assert float(as_text.suda.score.sum()) == 0.0 == float(inferred.suda.score.sum())
+    args = ["records", str(path), "--key", "id", "--by", "suda", "-c", "a,b", "-f", "json", "-q"]
+    run = CliRunner().invoke(cli, [*args, "--all-text"])
+    assert run.exit_code == 0, run.output
+    assert '"1"' in run.output and '"1"' not in CliRunner().invoke(cli, args).output
