@@ -72,7 +72,9 @@ class Command(Generic[P, R]):
     connection); ``preview(where, params, out) → text | None`` (text printed instead of a run,
     as ``qar audit --show-sql``); ``runner(where, params, progress, out) → result`` (a run other
     than ``run`` on a fresh session, as ``--store``'s recorded one); ``html(result, params,
-    extras) → str`` (the HTML report); ``emits``: the output options the renderer takes;
+    extras) → str`` (the HTML report); ``emits``: the output options the renderer takes
+    (``"params"``: the parameters); ``session_params``: parameters the session opens with too
+    (``qar records``' --all-text, a rule of its parameters);
     ``files(params, where, out) → (writes, reads)``: (option, path) of the files it writes and
     (what, path) of those it reads, as given (before ``prepare``), none of which may be another
     (the API's ``out`` is {}). On the command line only: ``parsed(values) → values`` (its parsed
@@ -97,6 +99,7 @@ class Command(Generic[P, R]):
     files: Callable[[P, Mapping[str, Any], Mapping[str, Any]], tuple[list, list]] | None = None
     parsed: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     after_emit: Callable[[R, P, Extras], None] | None = None
+    session_params: tuple[str, ...] = ()
 
     def fields(self) -> dict[str, tuple[dataclasses.Field, OptionMeta]]:
         """Every option field, the parameters' then the source options', by name."""
@@ -115,7 +118,7 @@ def run_on(where: Mapping[str, Any], cmd: Command[P, R], params: P, progress: An
     statements it rendered (:attr:`~qar_sql.engines.session.Session.sql_log`)."""
     from qar_sql.engines.source import session_of  # (numpy-backed: not loaded by `qar --help`)
 
-    with session_of(**where) as session:
+    with session_of(**where, **{name: getattr(params, name) for name in cmd.session_params}) as session:
         if log is None:
             return cmd.run(session, params, progress)
         with session.logging_sql() as statements:
@@ -166,6 +169,8 @@ def click_option(name: str, f: dataclasses.Field, meta: OptionMeta) -> click.Opt
         attrs["multiple"], convert = True, split_names
     elif meta.kind == "shares":
         convert, default = split_shares, None
+    elif meta.kind == "words":  # comma-separated in one option, the default shown as typed; the field reads the text
+        default = ",".join(default)
     elif meta.kind == "choice":
         attrs["type"] = click.Choice(meta.choices)
     elif meta.kind == "path":
@@ -227,7 +232,7 @@ def cli_command(cmd: Command) -> click.Command:
             else:
                 result = run_on(where, cmd, settings, bar, log=extras.sql)
         report = functools.partial(cmd.html, result, settings, extras) if cmd.html is not None else None
-        shown = {k: out[k] for k in cmd.emits}
+        shown = {k: settings if k == "params" else out[k] for k in cmd.emits}
         click.echo(render(result, out.get("fmt", "text"), html=report, **shown), nl=False)
         if out.get(RAISE_AFTER_EMIT) is not None:
             raise out[RAISE_AFTER_EMIT]

@@ -9,6 +9,8 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
+import click
+
 from qar_sql.engines.dialects import engine_of
 from qar_sql.engines.secrets import mask_source
 from qar_sql.errors import UsageError
@@ -59,3 +61,25 @@ def check_not_input(writes: Iterable[tuple[str, Any]], reads: Iterable[tuple[str
                     f"{option} {out!r} is {what}{shown}, which this command reads and writing would destroy; "
                     f"give {option} another file name"
                 )
+
+
+def guard_outputs(writes: list[tuple[str, Any]], reads: list[tuple[str, Any]]) -> None:
+    """:func:`check_not_input` on the command line: the files a command reads always include the
+    qar.toml or pyproject.toml whose defaults apply (found or named by --config)."""
+    ctx = click.get_current_context(silent=True)
+    root = ctx.find_root().obj if ctx is not None else None
+    config = root.get("config") if isinstance(root, dict) else None
+    if config is not None and getattr(config, "path", None):
+        reads = [*reads, ("the config file", str(config.path))]
+    check_not_input(writes, reads)
+
+
+def guard_files(
+    writes: list[tuple[str, Any]], where: dict, store_file: str | None = None, hash_secret_file: str | None = None
+) -> None:
+    """No output over a file the command reads: the source, the results store (``store_file``,
+    resolved), the hash secret, the config."""
+    reads = [("the source file itself", where.get("source")), ("the hash secret file", hash_secret_file)]
+    if store_file is not None:
+        reads.append(("the results store", store_file))
+    guard_outputs(writes, reads)

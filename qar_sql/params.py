@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from qar_sql.output.render import format_option
+from qar_sql.parameters import fields
 from qar_sql.parameters.tail import DEFAULTS as AUDIT  # the audit's defaults, written once
 from qar_sql.parameters.tail import THETA_MEASURES
 
@@ -290,3 +291,17 @@ def _bundled(name: str, options) -> Callable:
 source_options = _bundled("where", (source, table, columns, exclude, delimiter, null_tokens))
 #: -p, --alpha, --pi-u, --pwm → ``risk``.
 risk_options = _bundled("risk", (p, alpha, pi_u, pwm))
+
+
+#: --key of the commands not yet made from their parameters (qar risk, qar report): the field's option.
+key_option = names_option(*fields.key().metadata[fields.KEY].flags, "key", help=fields.key().metadata[fields.KEY].help)
+
+
+def hash_secret_file_option(purpose: str) -> Callable:
+    """``--hash-secret-file`` (qar records, qar report): the file holding the HMAC secret of keys."""
+    return click.option(
+        "--hash-secret-file",
+        type=click.Path(dir_okay=False),
+        envvar="QAR_HASH_SECRET_FILE",
+        help=f"File holding the secret {purpose}.",
+    )

@@ -312,10 +312,11 @@ from qar_sql.commands import audit as audit_command  # noqa: E402
 
 cli.add_command(cli_command(audit_command.COMMAND))
 
-from qar_sql.cli.ranking import eliminate_cmd, records_cmd  # noqa: E402
+from qar_sql.commands import eliminate as eliminate_command  # noqa: E402
+from qar_sql.commands import records as records_command  # noqa: E402
 
-cli.add_command(records_cmd)
-cli.add_command(eliminate_cmd)
+cli.add_command(cli_command(records_command.COMMAND))
+cli.add_command(cli_command(eliminate_command.COMMAND))
 
 from qar_sql.commands import risk as risk_command  # noqa: E402
 

@@ -11,7 +11,6 @@ import click
 
 from qar_sql import params
 from qar_sql.cli.guard import guard_outputs
-from qar_sql.cli.ranking import hash_secret_file_option, key_option
 from qar_sql.cli.search_options import hierarchy_files, search_options
 from qar_sql.errors import UsageError
 from qar_sql.output.render import FORMATS
@@ -23,7 +22,7 @@ from qar_sql.precedence import from_click
 @params.source_options
 @params.risk_options
 @params.k
-@key_option
+@params.key_option
 @params.option(
     "--top",
     of=ReportParams,
@@ -74,7 +73,7 @@ from qar_sql.precedence import from_click
 @params.population
 @params.sampling_fraction
 @click.option("--no-records", is_flag=True, help="Leave out the records and elimination sections (a second pass).")
-@hash_secret_file_option("that hashes record keys (else $QAR_HASH_SECRET; without one, positions are shown)")
+@params.hash_secret_file_option("that hashes record keys (else $QAR_HASH_SECRET; without one, positions are shown)")
 @params.store
 @click.option(
     "--from-store",

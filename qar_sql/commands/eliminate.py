@@ -1,64 +1,85 @@
 """``qar eliminate``: backward elimination, the risk after removing the top records of each ranking.
 
-The shape every command has (``qar_sql/commands/__init__.py``): its parameters
-(:class:`~qar_sql.parameters.ranking.EliminateParams`), ``run(session, params, progress) →
-result`` (the curves of :mod:`qar_sql.ranking.eliminate`, drawn to ``params.plot`` when given)
-and the Python API's function, which opens the session and calls ``run``.
+One :class:`~qar_sql.command.Command` (:data:`COMMAND`): its parameters
+(:class:`~qar_sql.parameters.ranking.EliminateParams`, whose fields are its options), ``run(session,
+params, progress) → result`` (the curves of :mod:`qar_sql.ranking.eliminate`, drawn to
+``params.plot`` when given); ``qar eliminate`` and :func:`eliminate` are made from it.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Sequence
-from typing import Unpack
+from typing import TYPE_CHECKING, Any
 
-from qar_sql.engines.session import Session
-from qar_sql.engines.source import SourceLike, session_of
-from qar_sql.measures.audit import SourceOptions, split_options
-from qar_sql.output.files import written
-from qar_sql.output.render_records import plot_elimination
+from qar_sql import params as cli_options
+from qar_sql.command import Command, api_function, run_on
+from qar_sql.guard import guard_files
+from qar_sql.output.files import check_plot
 from qar_sql.parameters.ranking import EliminateParams
-from qar_sql.progress import with_progress
-from qar_sql.pushdown.scan import Progress
-from qar_sql.ranking.eliminate import Elimination, eliminate_relation
+
+if TYPE_CHECKING:  # numpy-backed: loaded when the command runs, not when `qar --help` loads
+    from qar_sql.engines.session import Session
+    from qar_sql.pushdown.scan import Progress
+    from qar_sql.ranking.eliminate import Elimination
 
 NAME = "eliminate"
 Params = EliminateParams
 
 
-def run(
-    session: Session, params: EliminateParams, progress: Progress | None = None, *, started: float | None = None
-) -> Elimination:
-    """The elimination curves of the session's relation for every ranking of ``params.by``."""
-    result = eliminate_relation(session, params, progress, started=started)
+def prepare(params: EliminateParams) -> EliminateParams:
+    """A plot that could not be drawn is refused before any work."""
     if params.plot:
-        path = str(params.plot)
-        with written(path, "--plot"):
-            plot_elimination(result, path)
-    return result
+        check_plot(str(params.plot))
+    return params
 
 
-@with_progress("eliminate")
-def eliminate(
-    source: SourceLike = None,
-    *,
-    key: Sequence[str] | None = None,
-    by: Sequence[str] = ("dt", "u_plus", "u_star", "random"),
-    step: int = 100,
-    max_removed: str | int = "20%",
-    greedy_steps: int | None = None,
-    seed: int = 0,
-    orders: dict[str, list] | None = None,
-    **options: Unpack[SourceOptions],
-) -> Elimination:
-    """Block elimination curves for each ranking in ``by`` (plus greedy when asked).
-    ``options``: the source and audit keywords of :func:`qar_sql.audit` (:class:`SourceOptions`)."""
-    opts, where = split_options(options)
-    params = EliminateParams(
-        columns=opts.columns, exclude=opts.exclude, p=opts.p, alpha=opts.alpha, pi_u=opts.pi_u, pwm=opts.pwm,
-        key=key, by=tuple(by), step=step, max_removed=max_removed, greedy_steps=greedy_steps, seed=seed,
-        orders=orders, jobs=opts.jobs,
-    )  # fmt: skip
-    started = time.perf_counter()
-    with session_of(source, **where) as session:
-        return run(session, params, opts.progress, started=started)
+def run(session: Session, params: EliminateParams, progress: Progress | None = None) -> Elimination:
+    """The elimination curves of the session's relation for every ranking of ``params.by``, drawn
+    to ``params.plot`` when given."""
+    from qar_sql.commands.record_runs import curves
+
+    return curves(session, params, progress)
+
+
+def _run(where: dict[str, Any], params: EliminateParams, progress: Progress | None, out: dict[str, Any]) -> Elimination:
+    """The command line's run: :func:`run`, once the plot is known not to overwrite an input."""
+    if params.plot:
+        guard_files([("--plot", params.plot)], where)
+    return run_on(where, COMMAND, params, progress)
+
+
+COMMAND: Command[EliminateParams, Elimination] = Command(
+    name=NAME,
+    Params=EliminateParams,
+    run=run,
+    help="Backward elimination: the risk after removing the top records of each ranking.",
+    doc="Block elimination curves for each ranking in ``by`` (plus greedy when asked).",
+    source=("source", "table", "delimiter", "null_tokens", "threads"),
+    outputs={"fmt": cli_options.fmt, "quiet": cli_options.quiet},
+    order=(
+        "table",
+        "columns",
+        "exclude",
+        "delimiter",
+        "null_tokens",
+        "p",
+        "alpha",
+        "pi_u",
+        "pwm",
+        "key",
+        "by",
+        "step",
+        "max_removed",
+        "greedy_steps",
+        "seed",
+        "orders",
+        "plot",
+        "fmt",
+        "jobs",
+        "quiet",
+    ),  # fmt: skip
+    prepare=prepare,
+    runner=_run,
+)
+
+#: ``qar_sql.eliminate(source, *, key=None, by=("dt", "u_plus", "u_star", "random"), step=100, ...)``.
+eliminate = api_function(COMMAND)

@@ -4,50 +4,46 @@
 * ``influence``: the first-order stand-in for DT, ranked in the database (:mod:`qar_sql.ranking.influence`);
 * ``suda``: SUDA and DIS-SUDA on all the key columns (:func:`qar_sql.measures.classic.suda`).
 
-The shape every command has (``qar_sql/commands/__init__.py``): its parameters
-(:class:`~qar_sql.parameters.ranking.RecordsParams`), ``run(session, params, progress) → result``
-and the Python API's functions — ``qar_sql.records(...)`` (the exact contributions) with
-``.influence`` and ``.suda`` — which open the session and do the same work.
+One :class:`~qar_sql.command.Command` (:data:`COMMAND`): its parameters
+(:class:`~qar_sql.parameters.ranking.RecordsParams`, whose fields are its options), ``run(session,
+params, progress) → result``; ``qar records`` and ``qar_sql.records(...)`` are made from it, and
+``qar_sql.records.contributions``, ``.influence`` and ``.suda`` are its rankings one by one.
+Its work is :mod:`qar_sql.commands.record_runs` (loaded when it runs).
 """
 
 from __future__ import annotations
 
 import inspect
-import time
-from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Unpack
+from typing import TYPE_CHECKING, Any
 
-from qar_sql.commands.report import records_summary
-from qar_sql.compliance.store import recorded_audit
-from qar_sql.engines.session import Session
-from qar_sql.engines.source import SourceLike, session_of
-from qar_sql.errors import ParameterError
-from qar_sql.measures.audit import Options, SourceOptions, split_options
-from qar_sql.measures.classic import SudaRecords, suda, write_table
-from qar_sql.output.files import written
-from qar_sql.output.record_scores import write_influence, write_scores
+import click
+
+from qar_sql import params as cli_options
+from qar_sql.command import Command, Extras, api_function, run_on
+from qar_sql.errors import ParameterError, UsageError
+from qar_sql.guard import guard_files
+from qar_sql.output.files import check_writable
+from qar_sql.output.render import whole_table
 from qar_sql.parameters.ranking import SCORES, RecordsParams
-from qar_sql.parameters.tail import source_keywords
-from qar_sql.progress import with_progress
-from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys
-from qar_sql.pushdown.scan import Progress
-from qar_sql.ranking.influence import Influence
-from qar_sql.ranking.influence import compute as influence_of
-from qar_sql.ranking.records import Contributions, contributions_of
-from qar_sql.results import to_plain
-from qar_sql.stats.contributions import correlations
+
+if TYPE_CHECKING:  # numpy-backed: loaded when the command runs, not when `qar --help` loads
+    from qar_sql.engines.session import Session
+    from qar_sql.engines.source import SourceLike
+    from qar_sql.measures.classic import SudaRecords
+    from qar_sql.pushdown.scan import Progress
+    from qar_sql.ranking.influence import Influence
+    from qar_sql.ranking.records import Contributions
 
 NAME = "records"
 Params = RecordsParams
 
 
-def audit_options(params: RecordsParams, progress: Progress | None = None) -> Options:
-    """The audit's options (:class:`~qar_sql.measures.audit.Options`) of ``params``."""
-    return Options(
-        columns=params.columns, exclude=params.exclude, p=params.p, alpha=params.alpha, pi_u=params.pi_u,
-        pwm=params.pwm, jobs=params.jobs, progress=progress,
-    )  # fmt: skip
+def prepare(params: RecordsParams) -> RecordsParams:
+    """An --output that could not be written is refused before any work."""
+    if params.output:
+        check_writable(str(params.output), "--output")
+    return params
 
 
 def run(
@@ -55,191 +51,159 @@ def run(
 ) -> Contributions | Influence | SudaRecords:
     """The records of the session's relation ranked by ``params.by``, with every record's
     scores written to ``params.output`` when given."""
-    if params.by == "suda":
-        return _suda(session, params)
-    started = time.perf_counter()
-    opts = audit_options(params, progress)
-    if params.by == "influence":
-        return _influence(session, params, opts, started)
-    c = contributions_of(
-        session.db, session.relation, opts, key=params.key, top=params.top, by=params.by,
-        all_keys=params.every_key, source=session.label, started=started,
-    )  # fmt: skip
-    _write_scores(c, params)
-    return c
+    from qar_sql.commands.record_runs import rank
+
+    return rank(session, params, progress)
 
 
-def _write_scores(c: Contributions, params: RecordsParams) -> None:
-    if params.output:
-        output = str(params.output)
-        with written(output, "--output"):
-            write_scores(c, output)
+def _run(where: dict[str, Any], params: RecordsParams, progress: Progress | None, out: dict[str, Any]) -> Any:
+    """The command line's run: the output options checked against the parameters before any work
+    (the secret of --hash-keys read), then :func:`run`, or :func:`~qar_sql.commands.record_runs.recorded` with ``--store``."""
+    from qar_sql.commands.record_runs import recorded
+    from qar_sql.compliance.store import hash_secret, resolve_store
+
+    fmt, store, by, secret_file = out["fmt"], out["store"], params.by, out["hash_secret_file"]
+    params = replace(params, all_keys=whole_table(fmt))  # (a generic format such as csv writes every record's key)
+    store_file = resolve_store(store or None) if store is not None else None
+    guard_files([("--output", params.output)], where, store_file, secret_file)
+    if out["hash_keys"] and store is None:
+        raise UsageError("--hash-keys goes with --store (it says how the top records are stored)")
+    if secret_file and not out["hash_keys"]:
+        raise UsageError("--hash-secret-file goes with --hash-keys")
+    out["hash_secret"] = secret = hash_secret(secret_file) if out["hash_keys"] else None  # refused before any work
+    if by in ("suda", "influence") and fmt == "html":
+        raise UsageError(f"--format html shows exact contributions; use --by dt (the default) with it, not --by {by}")
+    if store is not None and by == "suda":
+        raise UsageError("--by suda ranks by SUDA score: --store, --compare-dt and --refine do not apply")
+    if store is not None and by == "influence":
+        raise UsageError("--store records exact contributions; use --by dt with --store")
+    if store is None:
+        return run_on(where, COMMAND, params, progress)
+    # the run, its QI results and the top records by DT go to the results store
+    kept = dict(store=store, hash_keys=out["hash_keys"], hash_secret=secret, store_in_source=out["store_in_source"])
+    return recorded(where, params, progress, **kept)
 
 
-def run_recorded(
-    where: Mapping[str, Any],
-    params: RecordsParams,
-    progress: Progress | None = None,
-    *,
-    store: str,
-    hash_keys: bool = False,
-    hash_secret: str | None = None,
-    store_in_source: bool = False,
-) -> Contributions:
-    """:func:`run` (exact contributions) recorded in the results ``store``: the run, its QI
-    results, the top records by ``params.by`` (their keys hashed with ``hash_keys``) and the
-    report's records section (``qar report --from-store``). The session of ``where`` (SOURCE,
-    --table, --delimiter, --null-token) is opened once the run is recorded as running, so a
-    source that fails to open is a failed run; ``--output`` is written once the run is complete."""
-    top, by = params.top or 0, params.by
-    computing = replace(params, output=None, all_keys=params.every_key)  # the file: after the run is recorded
-    box: dict[str, Contributions] = {}
+def _report(c: Contributions, params: RecordsParams, extras: Extras) -> str:
+    """``--format html``: the report's audit and records sections (docs/report.md)."""
+    from qar_sql.commands.record_runs import report_html
 
-    def runner():
-        with session_of(**source_keywords(where)) as session:
-            result = run(session, computing, progress)
-        assert isinstance(result, Contributions)  # RecordsParams: --store goes with a score of DT's kind
-        box["c"] = c = result
-        order = c.order(by)[:top]
-        return c.audit, [(", ".join(map(str, c.key_of(r))), float(c.scores(by)[r])) for r in order]
-
-    def sections(_):  # the records section of the report, rebuilt by qar report --from-store
-        c = box["c"]
-        return {"records": to_plain(records_summary(c, top, hash_secret, c.keys))}
-
-    audit: dict[str, Any] = dict(columns=params.columns, exclude=params.exclude, p=params.p, alpha=params.alpha)
-    audit |= dict(pi_u=params.pi_u, pwm=params.pwm)
-    recorded_audit(
-        store,
-        **source_keywords(where),
-        **audit,
-        runner=runner,
-        sections=sections,
-        hash_keys=hash_keys,
-        hash_secret_value=hash_secret,
-        store_in_source=store_in_source,
-    )
-    _write_scores(box["c"], params)
-    return box["c"]
+    return report_html(c, params, extras)
 
 
-def _influence(session: Session, params: RecordsParams, opts: Options, started: float) -> Influence:
-    """``--by influence``: the top records by I(i); with ``compare_dt`` exact DT's correlation."""
-    db, relation = session.db, session.relation
-    top = params.top if params.top is not None else 100
-    want_all = bool(params.output or params.all_records or params.compare_dt)  # (--format csv: the top, as the JSON)
-    inf = influence_of(
-        db, relation, opts, key=params.key, top=top, all_scores=want_all, source=session.label, started=started,
-        refine=params.refine,
-    )  # fmt: skip
-    if params.compare_dt:
-        exact = contributions_of(db, relation, replace(opts, progress=None), key=params.key, top=0)
-        assert inf.scores is not None  # all_scores with compare_dt
-        inf = replace(inf, correlation_with_dt=correlations(inf.scores, exact.dt))
-    if params.output:
-        output = str(params.output)
-        rows = inf.audit.rows
-        with written(output, "--output"):
-            if inf.key == (ROW_KEY,):
-                keys = {r: (r + 1,) for r in range(rows)}
-            else:
-                keys = fetch_keys(db, relation, inf.key, None)
-            write_influence(inf, keys, output)
-    return inf
+COMMAND: Command[RecordsParams, Any] = Command(
+    name=NAME,
+    Params=RecordsParams,
+    run=run,
+    help="The records that carry the risk: exact DT, U+, U* and n_unique per record.",
+    doc="""The records of a table that carry the risk, ranked by ``by``: a score of the exact
+    contributions (``dt``, ``u_plus``, ``u_star``, ``n_unique``: a
+    :class:`~qar_sql.ranking.records.Contributions`), ``influence`` (an
+    :class:`~qar_sql.ranking.influence.Influence`) or ``suda`` (a
+    :class:`~qar_sql.measures.classic.SudaRecords`). Key values are fetched for the ``top``
+    records (every record's with ``all_keys``, ``all_records`` or ``output``).""",
+    source=("source", "table", "delimiter", "null_tokens", "threads"),
+    session_params=("all_text",),
+    outputs={
+        "store": cli_options.store,
+        "store_in_source": cli_options.store_in_source,
+        "hash_keys": click.option(
+            "--hash-keys",
+            is_flag=True,
+            help="With --store: store the top records' keys as HMAC-SHA256, not in clear; needs a secret "
+            "($QAR_HASH_SECRET or --hash-secret-file).",
+        ),
+        "hash_secret_file": cli_options.hash_secret_file_option("for --hash-keys (instead of $QAR_HASH_SECRET)"),
+        "fmt": cli_options.fmt_html,
+        "quiet": cli_options.quiet,
+    },
+    emits=("params",),
+    order=(
+        "table",
+        "columns",
+        "exclude",
+        "delimiter",
+        "null_tokens",
+        "p",
+        "alpha",
+        "pi_u",
+        "pwm",
+        "key",
+        "top",
+        "by",
+        "max_size",
+        "missing",
+        "sampling_fraction",
+        "population",
+        "all_text",
+        "compare_dt",
+        "refine",
+        "all_records",
+        "output",
+        "store",
+        "store_in_source",
+        "hash_keys",
+        "hash_secret_file",
+        "fmt",
+        "jobs",
+        "quiet",
+    ),  # fmt: skip
+    prepare=prepare,
+    runner=_run,
+    html=_report,
+)
+
+#: ``qar_sql.records(source, *, key=None, top=100, by="dt", ...)``: the keywords are RecordsParams'
+#: fields and the source options.
+ranked = api_function(COMMAND)
+_SIGNATURE = inspect.signature(ranked)
 
 
-def _suda(session: Session, params: RecordsParams) -> SudaRecords:
-    """``--by suda``: every record's SUDA and DIS-SUDA score (sdcMicro's suda2)."""
-    found = suda(
-        session, columns=params.columns, exclude=params.exclude, key=params.key, max_size=params.max_size,
-        missing=params.missing, sampling_fraction=params.sampling_fraction, population=params.population,
-        all_keys=params.every_key, jobs=params.jobs,
-    )  # fmt: skip
-    if params.output:
-        import numpy as np
-
-        output = str(params.output)
-        result, keys = found.suda, found.keys
-        data = {name: np.array([keys[r][i] for r in range(result.score.size)]) for i, name in enumerate(found.key)}
-        data.update(suda=result.score, dis_suda=result.dis_score)
-        for k in range(result.max_size):
-            data[f"msu_{k + 1}"] = result.msu_counts[:, k]
-        write_table(data, output, "parquet" if output.lower().endswith(".parquet") else "csv")
-    return found
-
-
-@with_progress("records")
-def contributions(
-    source: SourceLike = None,
-    *,
-    key: Sequence[str] | None = None,
-    top: int | None = 100,
-    by: str = "dt",
-    all_keys: bool = False,
-    **options: Unpack[SourceOptions],
-) -> Contributions:
-    """Exact DT, U+, U*, n_unique for every record of a table, computed in the database.
-
-    Key values are fetched for the ``top`` records by ``by`` (all records with ``all_keys``).
-    ``options``: ``table``, ``columns``, ``exclude``, ``p``, ``alpha``, ``pi_u``, ``pwm``,
-    ``delimiter``, ``jobs``, ``progress`` as :func:`qar_sql.audit` (:class:`SourceOptions`).
-    """
-    opts, where = split_options(options)
-    opts.validate()
+def contributions(source: SourceLike = None, **keywords: Any) -> Contributions:
+    """Exact DT, U+, U*, n_unique for every record of a table, computed in the database:
+    :func:`ranked` with ``by`` one of these scores."""
+    by = keywords.get("by", "dt")
     if by not in SCORES:
         raise ParameterError(f"--by {by!r} is not a record score; use one of {', '.join(SCORES)}")
-    params = RecordsParams(
-        columns=opts.columns, exclude=opts.exclude, p=opts.p, alpha=opts.alpha, pi_u=opts.pi_u, pwm=opts.pwm,
-        key=key, top=top, by=by, all_keys=all_keys, jobs=opts.jobs,
-    )  # fmt: skip
-    started = time.perf_counter()
-    with session_of(source, **where) as session:
-        return contributions_of(
-            session.db, session.relation, opts, key=params.key, top=params.top, by=params.by,
-            all_keys=params.every_key, source=session.label, started=started,
-        )  # fmt: skip
+    return ranked(source, **keywords)
 
 
-@with_progress("influence")
-def influence(
-    source: SourceLike = None,
-    *,
-    key: Sequence[str] | None = None,
-    top: int = 100,
-    all_scores: bool = False,
-    refine: int = 0,
-    **options: Unpack[SourceOptions],
-) -> Influence:
-    """Top records by influence score I(i), computed in the database (no exact DT needed).
-    With ``refine=N``, exact DT of the top N records by I as well (``Influence.refined``).
-    ``options``: the source and audit keywords of :func:`qar_sql.audit` (:class:`SourceOptions`)."""
-    opts, where = split_options(options)
-    opts.validate()
-    params = RecordsParams(
-        columns=opts.columns, exclude=opts.exclude, p=opts.p, alpha=opts.alpha, pi_u=opts.pi_u, pwm=opts.pwm,
-        key=key, top=top, by="influence", refine=refine, jobs=opts.jobs,
-    )  # fmt: skip
-    started = time.perf_counter()
-    with session_of(source, **where) as session:
-        return influence_of(
-            session.db, session.relation, opts, key=params.key, top=top, all_scores=all_scores,
-            source=session.label, started=started, refine=params.refine,
-        )  # fmt: skip
+def influence(source: SourceLike = None, *, all_scores: bool = False, **keywords: Any) -> Influence:
+    """Top records by influence score I(i), computed in the database (no exact DT needed):
+    :func:`ranked` with ``by="influence"``; ``all_scores`` keeps every record's score. With
+    ``refine=N``, exact DT of the top N records by I as well (``Influence.refined``)."""
+    return ranked(source, by="influence", all_records=all_scores, **keywords)
+
+
+def _without(names: tuple[str, ...], *extra: inspect.Parameter) -> inspect.Signature:
+    kept = [p for p in _SIGNATURE.parameters.values() if p.name not in names]
+    return _SIGNATURE.replace(parameters=[*kept[:-1], *extra, kept[-1]])  # (progress last)
+
+
+contributions.__signature__ = _SIGNATURE.replace(return_annotation="Contributions")  # type: ignore[attr-defined]
+influence.__signature__ = _without(  # type: ignore[attr-defined]
+    ("by", "all_records"),
+    inspect.Parameter("all_scores", inspect.Parameter.KEYWORD_ONLY, default=False, annotation="bool"),
+).replace(return_annotation="Influence")
 
 
 class Records:
-    """``qar_sql.records(source, key=…, …)`` is :func:`contributions` (exact DT, U+, U*,
-    n_unique per record); ``qar_sql.records.contributions``, ``.influence`` (``qar records --by
-    influence``) and ``.suda`` (``--by suda``, a :class:`~qar_sql.measures.classic.SudaRecords`)
-    are the functions themselves, as ``qar records`` is one command with three rankings."""
+    """``qar_sql.records(source, key=…, by=…, …)`` is ``qar records`` (:func:`ranked`);
+    ``qar_sql.records.contributions``, ``.influence`` (``--by influence``) and ``.suda`` (``--by
+    suda``, a :class:`~qar_sql.measures.classic.SudaRecords` of an open session) are the rankings one by one."""
 
-    # The function itself as __call__: one signature, typed once (contributions'), and shown
-    # whole by inspect/help (which would otherwise drop ``source`` as if it were ``self``).
-    __call__ = staticmethod(contributions)
-    __signature__ = inspect.signature(contributions)
+    # The function itself as __call__, shown whole by inspect/help (which would otherwise drop
+    # ``source`` as if it were ``self``).
+    __call__ = staticmethod(ranked)
+    __signature__ = _SIGNATURE
     contributions = staticmethod(contributions)
     influence = staticmethod(influence)
-    suda = staticmethod(suda)
+
+    @property
+    def suda(self) -> Any:
+        from qar_sql.measures.classic import suda
+
+        return suda
 
     def __repr__(self) -> str:
         return "<qar_sql.records: records(source, key=...), .contributions, .influence, .suda>"

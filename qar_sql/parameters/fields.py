@@ -26,7 +26,8 @@ class Option:
     """How a field reads on the command line. ``flags``: click's declarations (``("-p",
     "--p")``; the field's name is added when it differs from the long flag's); ``kind``: ``int``,
     ``float``, ``str``, ``flag`` (on/off), ``names`` (comma-separated, repeatable: a tuple),
-    ``shares`` (comma-separated numbers), ``path`` (a file), ``choice`` (of ``choices``);
+    ``shares`` (comma-separated numbers), ``words`` (comma-separated in one option, the
+    default shown joined: the field reads the text), ``path`` (a file), ``choice`` (of ``choices``);
     ``minimum``/``maximum`` bound a number; ``multiple``: repeatable; ``envvar``: a variable
     other than the QAR_<long flag> rule's; ``check``: the field's one check (raises a
     ParameterError naming the value), run by :func:`check_fields` and by the command line while
@@ -232,3 +233,8 @@ def key() -> Any:
         flags=("--key", "-k"),
         kind="names",
     )
+
+
+def all_text() -> Any:
+    """--all-text as a command's parameter (checked with its other options), not as a source option."""
+    return dataclasses.field(default=False, metadata=SourceOptions.__dataclass_fields__["all_text"].metadata)

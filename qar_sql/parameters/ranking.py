@@ -7,9 +7,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from qar_sql.errors import ParameterError, UsageError, require_whole
+from qar_sql.parameters import fields
+from qar_sql.parameters.fields import option
 from qar_sql.parameters.measures import RiskParams
 from qar_sql.parameters.tail import TailParams, check_tail
-from qar_sql.rules import DEFAULT_JOBS
 
 # --- records ----------------------------------------------------------------------------------------
 
@@ -29,27 +30,60 @@ class RecordsParams(TailParams):
     contributions (dt, u_plus, u_star, n_unique), ``influence`` or ``suda``. Checked when made,
     before any connection."""
 
-    key: Sequence[str] | None = None
-    top: int | None = 100
-    by: str = "dt"
-    #: Every record in the JSON (``--all``), not only the top.
-    all_records: bool = False
-    #: Fetch every record's key (a generic ``--format`` such as csv writes the whole table).
-    all_keys: bool = False
-    #: With ``by="influence"``: exact DT too, and its correlation with the influence score.
-    compare_dt: bool = False
-    #: With ``by="influence"``: exact DT of this many top records, ranked by it (0: off).
-    refine: int = 0
-    #: With ``by="suda"``: the largest minimal sample unique (None: every column, capped).
-    max_size: int | None = None
-    missing: str = "value"
-    sampling_fraction: float | None = None
-    population: int | None = None
-    #: Read every CSV column as text (applied by the session; checked here with ``by="suda"``).
-    all_text: bool = False
-    #: Every record's scores to this CSV or Parquet file.
-    output: str | os.PathLike | None = None
-    jobs: int = DEFAULT_JOBS
+    key: Sequence[str] | None = fields.key()
+    top: int | None = option(
+        100, help="How many of the riskiest records to show.", flags=("--top",), kind="int", minimum=1
+    )
+    by: str = option(
+        "dt",
+        help="Ranking score; ties by key order. 'influence' runs in the database without exact DT (any table "
+        "size); 'suda' ranks by SUDA score on all the key columns (sdcMicro's suda2).",
+        flags=("--by",),
+        kind="choice",
+        choices=BY,
+    )
+    all_records: bool = option(
+        False, help="List every record in JSON, not only the top.", flags=("--all",), kind="flag"
+    )
+    all_keys: bool = option(
+        False,
+        help="Fetch every record's key, not only the top records' (the command line's whole-table formats such "
+        "as csv).",
+        cli=False,
+    )
+    compare_dt: bool = option(
+        False,
+        help="With --by influence: also compute exact DT and report its correlation with the influence score.",
+        flags=("--compare-dt",),
+        kind="flag",
+    )
+    refine: int = option(
+        0,
+        help="With --by influence: recompute exact DT for the N records with the largest influence score and "
+        "rank those by it (settles ties near u).",
+        flags=("--refine",),
+        kind="int",
+        minimum=0,
+    )
+    max_size: int | None = option(
+        None,
+        help="With --by suda: minimal sample uniques of up to this many columns (default: all, capped at 5,000 "
+        "column sets).",
+        flags=("--max-size",),
+        kind="int",
+    )
+    missing: str = fields.missing()
+    sampling_fraction: float | None = fields.sampling_fraction()
+    population: int | None = fields.population()
+    #: Read every CSV column as text: the session's, a parameter here because it goes with --by suda only.
+    all_text: bool = fields.all_text()
+    output: str | os.PathLike | None = option(
+        None,
+        help="Write every record's scores to FILE.csv or FILE.parquet.",
+        flags=("--output", "-o"),
+        kind="path",
+    )
+    jobs: int = fields.jobs()
 
     def __post_init__(self) -> None:
         self.validate()
@@ -128,25 +162,40 @@ class EliminateParams(TailParams):
     their defaults and the rules between them live. Checked when made, before any connection
     (``max_removed`` as a share needs the table's size: checked once it is known)."""
 
-    key: Sequence[str] | None = None
-    by: Sequence[str] = ("dt", "u_plus", "u_star", "random")
-    #: Records removed per point.
-    step: int = 100
-    #: Records removed at most: a count or a share of the table such as "20%".
-    max_removed: str | int = "20%"
-    #: Greedy steps (None: up to ``max_removed``).
-    greedy_steps: int | None = None
-    #: Seed of the random ranking and of the PLS split.
-    seed: int = 0
-    #: The value order of nominal columns for the entropy ranking: {column: values}.
-    orders: Mapping[str, Sequence] | None = None
-    #: Draw the curves to this PNG or SVG file.
-    plot: str | os.PathLike | None = None
-    jobs: int = DEFAULT_JOBS
+    key: Sequence[str] | None = fields.key()
+    #: The rankings, in the order given (a comma-separated text is read as parse_by reads it).
+    by: Sequence[str] = option(
+        ("dt", "u_plus", "u_star", "random"),
+        help="Rankings, comma-separated: dt, u_plus, u_star, n_unique, entropy, pls, random, greedy.",
+        flags=("--by",),
+        kind="words",
+    )
+    step: int = option(100, help="Records removed per point.", flags=("--step",), kind="int")
+    max_removed: str | int = option(
+        "20%", help="Records removed at most: a count or a share of the table such as 20%.", flags=("--max",)
+    )
+    greedy_steps: int | None = option(
+        None, help="Greedy steps (default: up to --max).", flags=("--greedy-steps",), kind="int", minimum=1
+    )
+    seed: int = option(0, help="Seed of the random ranking and of the PLS split.", flags=("--seed",), kind="int")
+    #: The value order of nominal columns for the entropy ranking: {column: values}, or the
+    #: command line's COLUMN=v1,v2,... texts (read by parse_orders).
+    orders: Mapping[str, Sequence] | None = option(
+        None,
+        help="Value order of a nominal column for entropy: COLUMN=v1,v2,... (repeatable).",
+        flags=("--order",),
+        multiple=True,
+    )
+    plot: str | os.PathLike | None = option(
+        None, help="Draw the curves to FILE.png or FILE.svg.", flags=("--plot",), kind="path"
+    )
+    jobs: int = fields.jobs()
 
     def __post_init__(self) -> None:
-        # one ranking once, in the order given
-        object.__setattr__(self, "by", tuple(dict.fromkeys(self.by)))
+        by = parse_by(self.by) if isinstance(self.by, str) else self.by
+        object.__setattr__(self, "by", tuple(dict.fromkeys(by)))  # one ranking once, in the order given
+        if self.orders is not None and not isinstance(self.orders, Mapping):
+            object.__setattr__(self, "orders", parse_orders(self.orders))
         self.validate()
 
     def validate(self) -> None:

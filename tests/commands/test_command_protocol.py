@@ -16,12 +16,14 @@ import qar_sql
 from qar_sql.cli.main import cli
 from qar_sql.command import cli_command
 from qar_sql.commands import audit as audit_command
+from qar_sql.commands import eliminate as eliminate_command
+from qar_sql.commands import records as records_command
 from qar_sql.commands import risk as risk_command
 from qar_sql.commands import uniqueness as uniqueness_command
 from qar_sql.errors import ParameterError, UsageError
 from qar_sql.parameters.fields import SourceOptions, meta_of
 
-CONVERTED = [audit_command, risk_command, uniqueness_command]
+CONVERTED = [audit_command, risk_command, uniqueness_command, records_command, eliminate_command]
 
 
 @pytest.mark.parametrize("module", CONVERTED, ids=lambda m: m.NAME)

@@ -6,7 +6,6 @@ through the one writer, and the coded-columns lifecycle the ranking modules now 
 
 from __future__ import annotations
 
-import ast
 import json
 import random
 from pathlib import Path
@@ -81,15 +80,24 @@ def test_eliminate_params_rules_and_option_parsing():
 
 
 def test_click_options_take_their_defaults_from_the_parameters():
-    from qar_sql.cli.ranking import eliminate_cmd, records_cmd
+    from qar_sql.cli.main import cli
 
-    rec = {p.name: p.default for p in records_cmd.params}
+    rec = {p.name: p.default for p in cli.commands["records"].params}
     assert (rec["top"], rec["by"], rec["refine"]) == (100, "dt", 0)
     assert (RecordsParams().top, RecordsParams().by, RecordsParams().refine) == (100, "dt", 0)
-    eli = {p.name: p.default for p in eliminate_cmd.params}
+    eli = {p.name: p.default for p in cli.commands["eliminate"].params}
     d = EliminateParams()
     assert eli["by"] == ",".join(d.by) and eli["step"] == d.step
     assert eli["max_removed"] == d.max_removed and eli["seed"] == d.seed
+
+
+def test_eliminate_params_read_the_command_lines_texts():
+    """--by dt,random and --order COLUMN=v1,v2 reach the fields as typed; the fields read them."""
+    got = EliminateParams(by=" dt, random ,dt", orders=("edu=low,mid,high",))
+    assert got.by == ("dt", "random") and got.orders == {"edu": ["low", "mid", "high"]}
+    assert EliminateParams(orders=()).orders is None
+    with pytest.raises(UsageError, match="--by ' , ' names no ranking"):
+        EliminateParams(by=" , ")
 
 
 # --- run(session, params) is the API's work ----------------------------------------------------
@@ -129,15 +137,12 @@ def test_run_writes_every_records_scores_through_the_session(duck, tmp_path):
     assert [float(line.split(",")[1]) for line in lines[1:]] == inf.scores.tolist()
 
 
-# --- the CLI opens nothing, renders nothing; one JSON writer -----------------------------------
+# --- no CLI body; one JSON writer ----------------------------------------------------------------
 
 
-def test_the_ranking_cli_opens_no_source_and_writes_no_json_itself():
-    tree = ast.parse((ROOT / "qar_sql" / "cli" / "ranking.py").read_text())
-    names = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
-    assert not names & {"open_source", "connect", "fetch_keys", "json", "write_scores", "write_table"}
-    called = {ast.unparse(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
-    assert not {c for c in called if c.startswith(("json.", "open_source", "click.echo"))}
+def test_records_and_eliminate_have_no_command_line_module_of_their_own():
+    """Both are made from their parameters (qar_sql/command.py): no body that could open or render."""
+    assert not (ROOT / "qar_sql" / "cli" / "ranking.py").exists()
 
 
 def test_eliminate_json_keeps_its_ascii_escapes():
@@ -208,3 +213,27 @@ def test_records_store_records_a_source_that_fails_and_writes_output_after_the_r
     assert r.exit_code == 0, r.output
     assert [x.status for x in runs(store)] == ["failed", "complete"]
     assert len(out.read_text().splitlines()) == 1 + 60
+
+
+def test_all_text_reaches_the_session_from_the_api_and_the_command_line(tmp_path):
+    """--all-text is a parameter of qar records (it goes with --by suda) that the session opens
+    with (Command.session_params): the CSV's cells come back as text, 1.0 and 1 two values."""
+    from click.testing import CliRunner
+
+    import qar_sql
+    from qar_sql.cli.main import cli
+
+    path = tmp_path / "t.csv"
+    path.write_text("id,a,b\n" + "".join(f"{i},{'1.0' if i % 2 else '1'},{i % 3}\n" for i in range(1, 13)))
+    common = dict(key=["id"], by="suda", columns=["a", "b"], top=12)
+    as_text = qar_sql.records(str(path), all_text=True, **common)
+    inferred = qar_sql.records(str(path), **common)
+    assert {k for k in as_text.keys.values()} == {(str(i),) for i in range(1, 13)}
+    assert {k for k in inferred.keys.values()} == {(i,) for i in range(1, 13)}
+    # a, read as text, has two values (1 and 1.0): with b's three, 6 classes of 2 records, no unique;
+    # inferred as numbers, a is one value: 3 classes of 4. Either way SUDA finds no sample unique.
+    assert float(as_text.suda.score.sum()) == 0.0 == float(inferred.suda.score.sum())
+    args = ["records", str(path), "--key", "id", "--by", "suda", "-c", "a,b", "-f", "json", "-q"]
+    run = CliRunner().invoke(cli, [*args, "--all-text"])
+    assert run.exit_code == 0, run.output
+    assert '"1"' in run.output and '"1"' not in CliRunner().invoke(cli, args).output
