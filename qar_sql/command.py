@@ -128,8 +128,8 @@ def _number(kind: type, meta: OptionMeta) -> Any:
 
 
 def click_option(name: str, f: dataclasses.Field, meta: OptionMeta) -> click.Option:
-    """The click option of the field ``f``: its flags, help, kind and default (the field's); its
-    check runs when the parameters are made."""
+    """The click option of the field ``f``: its flags, help, kind and default (the field's; a
+    field without one is a required option); its check runs when the parameters are made."""
     decls = list(meta.flags)
     long = next(d for d in decls if d.startswith("--"))
     if long[2:].replace("-", "_") != name:
@@ -137,8 +137,12 @@ def click_option(name: str, f: dataclasses.Field, meta: OptionMeta) -> click.Opt
     attrs: dict[str, Any] = {"help": meta.help, "hidden": meta.hidden, "envvar": meta.envvar}
     convert: Callable | None = None
     default = f.default
+    if default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:  # no default: required
+        attrs["required"], default = True, None
     if meta.kind == "flag":
         attrs["is_flag"] = True
+    elif meta.kind == "off":  # --no-risk gives risk=False (a QAR_NO_RISK=1 too)
+        attrs["is_flag"], convert, default = True, _off, False
     elif meta.kind == "names":
         attrs["multiple"], convert = True, split_names
     elif meta.kind == "shares":
@@ -154,6 +158,10 @@ def click_option(name: str, f: dataclasses.Field, meta: OptionMeta) -> click.Opt
     attrs["default"] = default
 
     return click.Option(decls, callback=convert, **attrs)
+
+
+def _off(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    return not value
 
 
 def _decorated(decorator: Callable) -> click.Parameter:

@@ -244,7 +244,7 @@ def _whatif(params: ReportParams, columns: Sequence[str], where: Mapping[str, An
         return None
 
     settings = WhatIfParams(treatments=params.treatments, columns=columns, jobs=params.jobs, **_tail(params))
-    return whatif, whatif.with_plan(settings)
+    return whatif, whatif.prepare(settings)
 
 
 def _uniqueness(params: ReportParams, columns: Sequence[str], where: Mapping[str, Any]) -> tuple[Any, Any] | None:

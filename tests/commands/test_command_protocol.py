@@ -15,10 +15,12 @@ import qar_sql
 from qar_sql.cli.main import cli
 from qar_sql.command import cli_command
 from qar_sql.commands import audit as audit_command
+from qar_sql.commands import discover as discover_command
+from qar_sql.commands import whatif as whatif_command
 from qar_sql.errors import ParameterError
 from qar_sql.parameters.fields import SourceOptions, meta_of
 
-CONVERTED = [audit_command]
+CONVERTED = [audit_command, discover_command, whatif_command]
 
 
 @pytest.mark.parametrize("module", CONVERTED, ids=lambda m: m.NAME)
@@ -67,7 +69,9 @@ def test_the_click_defaults_are_the_dataclass_defaults(module):
             and p.name in fields
             and isinstance(fields[p.name][0].default, int | float | str)
         ):
-            assert p.default == fields[p.name][0].default, p.name
+            default = fields[p.name][0].default
+            # An "off" flag (--no-risk) is unset by default: the field's default is its negation.
+            assert p.default == (not default if fields[p.name][1].kind == "off" else default), p.name
 
 
 def test_fail_above_is_checked_once_for_the_api_and_the_command_line(tmp_path):
