@@ -71,7 +71,7 @@ def _emit_sql(where: dict[str, Any], params: WhatIfParams, out: dict[str, Any]) 
 
 def _report(result: WhatIfResult, params: WhatIfParams, extras: Extras) -> str:
     """``--format html``: the report of the scenarios just measured, with the SQL they ran."""
-    from qar_sql.commands.report import html
+    from qar_sql.commands.page import html
 
     where = extras.where
     shown = {

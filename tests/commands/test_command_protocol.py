@@ -34,7 +34,8 @@ def test_the_api_signature_is_the_fields_and_the_source_options(module):
     for f in (*own, *where):
         parameter = signature.parameters[f.name]
         assert parameter.kind is inspect.Parameter.KEYWORD_ONLY
-        assert parameter.default == f.default
+        required = f.default is dataclasses.MISSING  # (whatif's treatments: a required keyword)
+        assert parameter.default == (inspect.Parameter.empty if required else f.default)
     assert signature.parameters["source"].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
 
 
