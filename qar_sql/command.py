@@ -137,8 +137,7 @@ def click_option(name: str, f: dataclasses.Field, meta: OptionMeta) -> click.Opt
     attrs: dict[str, Any] = {"help": meta.help, "hidden": meta.hidden, "envvar": meta.envvar}
     convert: Callable | None = None
     default = f.default
-    if default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:  # no default: required
-        attrs["required"], default = True, None
+    required = default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
     if meta.kind == "flag":
         attrs["is_flag"] = True
     elif meta.kind == "off":  # --no-risk gives risk=False (a QAR_NO_RISK=1 too)
@@ -155,8 +154,10 @@ def click_option(name: str, f: dataclasses.Field, meta: OptionMeta) -> click.Opt
         attrs["type"] = _number(int if meta.kind == "int" else float, meta)
     if meta.multiple:
         attrs["multiple"] = True
-    attrs["default"] = default
-
+    if required:  # (a default, even None, would count as given)
+        attrs["required"] = True
+    else:
+        attrs["default"] = default
     return click.Option(decls, callback=convert, **attrs)
 
 

@@ -55,20 +55,7 @@ COMMAND: Command[DiscoverParams, DiscoverResult] = Command(
     },
     emits=("top",),
     progress="combinations",
-    order=(
-        "table",
-        "columns",
-        "exclude",
-        "delimiter",
-        "null_tokens",
-        "max_size",
-        "drop_null",
-        "top",
-        "fmt",
-        "jobs",
-        "batch_size",
-        "quiet",
-    ),  # fmt: skip
+    order=tuple("table columns exclude delimiter null_tokens max_size drop_null top fmt jobs batch_size quiet".split()),
 )
 
 #: ``qar_sql.discover(source, *, columns=None, exclude=None, max_size=3, ...)``: the keywords are

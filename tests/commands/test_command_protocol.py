@@ -127,3 +127,37 @@ def test_a_session_keeps_the_sql_it_rendered(tmp_path):
         after = len(s.sql_log)
         qar_sql.audit(s, p=1, pi_u=0.9, alpha=0.5, bootstrap=0)
         assert len(s.sql_log) == after  # only while logging_sql is open
+
+
+def test_a_field_without_default_is_a_required_option(tmp_path):
+    """whatif's treatments: a required keyword of the API and a required option of the command line."""
+    with pytest.raises(TypeError, match="treatments"):
+        qar_sql.whatif(str(tmp_path / "t.csv"))  # type: ignore[call-arg]
+    result = CliRunner().invoke(cli, ["whatif", str(tmp_path / "t.csv")])
+    assert result.exit_code == 2
+    assert "Missing option '--treatments' / '-T'" in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "risk", "loss"),
+    [
+        ([], {}, True, True),
+        (["--no-risk"], {}, False, True),
+        (["--no-loss"], {}, True, False),
+        ([], {"QAR_NO_RISK": "1", "QAR_NO_LOSS": "0"}, False, True),
+    ],
+)
+def test_an_off_flag_turns_its_field_off(args, env, risk, loss, monkeypatch):
+    """--no-risk (or QAR_NO_RISK=1) is risk=False, as the API's keyword."""
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    command = cli.commands["whatif"]
+    ctx = command.make_context("whatif", ["t.csv", "-T", "t.toml", *args])
+    assert (ctx.params["risk"], ctx.params["loss"]) == (risk, loss)
+
+
+def test_combine_takes_names_or_a_text_of_names():
+    """--combine a,b (a text) and the API's ("a", "b") are one combination."""
+    params = whatif_command.WhatIfParams(treatments="t.toml", combine=["a, b", ("c", "d"), "e"])
+    assert params.combine == (("a", "b"), ("c", "d"), ("e",))
+    assert whatif_command.WhatIfParams(treatments="t.toml").combine is None
