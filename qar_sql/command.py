@@ -271,6 +271,7 @@ def _docstring(cmd: Command, fields: Sequence[dataclasses.Field]) -> str:
     for f in fields:
         meta = meta_of(f)
         if meta is not None:
-            lines.append(f"- ``{f.name}``: {meta.help}")
+            off = f"``False`` is ``{meta.flags[0]}``: " if meta.kind == "off" else ""  # (its help is the flag's)
+            lines.append(f"- ``{f.name}``: {off}{meta.help}")
     lines.append("- ``progress``: True for a progress bar on stderr, or a callable given each stage.")
     return "\n".join(lines)

@@ -23,9 +23,6 @@ NAME = "discover"
 Params = DiscoverParams
 DOC = """Singletons, %S, distinct values and smallest class of every combination of 1 …
     ``max_size`` columns, identifiers pruned with their supersets, and the best QID.
-
-    ``drop_null``: leave out of each combination the rows with NULL in one of its columns (how
-    Pastore et al. count); otherwise NULL is a value of its own.
 """
 
 

@@ -29,11 +29,7 @@ NAME = "whatif"
 Params = WhatIfParams
 DOC = """Table 1 of Pastore et al. for every treatment in ``treatments`` (a TOML path, TOML text,
     a dict or a :class:`~qar_sql.treat.treatments.Plan`) and every combination (the file's
-    ``combinations`` plus ``combine``), with T̂(p, α) before and after over the audit columns
-    (``columns``/``exclude``; ``risk=False`` skips it). ``only`` keeps just the named
-    scenarios (a treatment name, or names joined by ``+``). ``key`` names the column that
-    identifies rows for the perturbative treatments' draws (default: the file's ``key``).
-    ``loss`` adds the information-loss report of every treated scenario.
+    ``combinations`` plus ``combine``), with T̂(p, α) before and after over the audit columns.
 """
 
 #: The options of ``--emit-sql`` (the view's), by option name.
