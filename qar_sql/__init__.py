@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # the names below, typed for mypy and editors; loaded by __ge
     from qar_sql.commands.anonymize import anonymize
     from qar_sql.commands.audit import audit
     from qar_sql.commands.compare import compare
-    from qar_sql.commands.discover import DiscoverResult, discover
+    from qar_sql.commands.discover import discover
     from qar_sql.commands.eliminate import eliminate
     from qar_sql.commands.history import history
     from qar_sql.commands.records import records
@@ -51,6 +51,7 @@ if TYPE_CHECKING:  # the names below, typed for mypy and editors; loaded by __ge
     from qar_sql.engines.source import Source, connect
     from qar_sql.errors import ExitCode, QarError
     from qar_sql.measures.classic import RiskResult, SudaRecords
+    from qar_sql.measures.discovery import DiscoverResult
     from qar_sql.ranking.eliminate import Elimination
     from qar_sql.ranking.influence import Influence
     from qar_sql.ranking.records import Contributions
@@ -93,7 +94,7 @@ _NAMES = {
     "Influence": "qar_sql.ranking.influence:Influence",
     "SudaRecords": "qar_sql.measures.classic:SudaRecords",
     "Elimination": "qar_sql.ranking.eliminate:Elimination",
-    "DiscoverResult": "qar_sql.commands.discover:DiscoverResult",
+    "DiscoverResult": "qar_sql.measures.discovery:DiscoverResult",
     "WhatIfResult": "qar_sql.treat.whatif:WhatIfResult",
     "AnonymizeResult": "qar_sql.anonymization.outcome:AnonymizeResult",
     "ScanReport": "qar_sql.results:ScanReport",

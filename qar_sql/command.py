@@ -154,8 +154,8 @@ def _number(kind: type, meta: OptionMeta) -> Any:
 
 
 def click_option(name: str, f: dataclasses.Field, meta: OptionMeta) -> click.Option:
-    """The click option of the field ``f``: its flags, help, kind and default (the field's); its
-    check runs when the parameters are made."""
+    """The click option of the field ``f``: its flags, help, kind and default (the field's; a
+    field without one is a required option); its check runs when the parameters are made."""
     decls = list(meta.flags)
     long = next(d for d in decls if d.startswith("--"))
     if long[2:].replace("-", "_") != name:
@@ -165,6 +165,8 @@ def click_option(name: str, f: dataclasses.Field, meta: OptionMeta) -> click.Opt
     default = None if f.default is dataclasses.MISSING else f.default  # (required: the parameters say so)
     if meta.kind == "flag":
         attrs["is_flag"] = True
+    elif meta.kind == "off":  # --no-risk gives risk=False (a QAR_NO_RISK=1 too)
+        attrs["is_flag"], convert, default = True, _off, False
     elif meta.kind == "names":
         attrs["multiple"], convert = True, split_names
     elif meta.kind == "shares":
@@ -180,8 +182,11 @@ def click_option(name: str, f: dataclasses.Field, meta: OptionMeta) -> click.Opt
     if meta.multiple:
         attrs["multiple"] = True
     attrs["default"] = default
-
     return click.Option(decls, callback=convert, **attrs)
+
+
+def _off(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    return not value
 
 
 def _decorated(decorator: Callable) -> click.Parameter:
@@ -296,6 +301,7 @@ def _docstring(cmd: Command, fields: Sequence[dataclasses.Field]) -> str:
     for f in fields:
         meta = meta_of(f)
         if meta is not None:
-            lines.append(f"- ``{f.name}``: {meta.help}")
+            off = f"``False`` is ``{meta.flags[0]}``: " if meta.kind == "off" else ""  # (its help is the flag's)
+            lines.append(f"- ``{f.name}``: {off}{meta.help}")
     lines.append("- ``progress``: True for a progress bar on stderr, or a callable given each stage.")
     return "\n".join(lines)

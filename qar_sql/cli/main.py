@@ -322,10 +322,11 @@ from qar_sql.commands import risk as risk_command  # noqa: E402
 
 cli.add_command(cli_command(risk_command.COMMAND))
 
-from qar_sql.cli.treat import discover_cmd, whatif_cmd  # noqa: E402
+from qar_sql.commands import discover as discover_command  # noqa: E402
+from qar_sql.commands import whatif as whatif_command  # noqa: E402
 
-cli.add_command(discover_cmd)
-cli.add_command(whatif_cmd)
+cli.add_command(cli_command(discover_command.COMMAND))
+cli.add_command(cli_command(whatif_command.COMMAND))
 
 from qar_sql.cli.anonymize import anonymize_cmd  # noqa: E402
 

@@ -1,73 +1,124 @@
 """``qar whatif``: what would a treatment buy? Pastore et al.'s Table 1 for each treatment and
 combination of a treatments file; the algorithm is :mod:`qar_sql.treat.whatif`.
 
-The shape every command has (``qar_sql/commands/__init__.py``): its parameters
-(:class:`~qar_sql.parameters.treat.WhatIfParams`), ``run(session, params, progress) → result``,
-and the Python API's function, which opens the session and calls ``run``.
+One :class:`~qar_sql.command.Command` (:data:`COMMAND`): its parameters
+(:class:`~qar_sql.parameters.treat.WhatIfParams`, whose fields are its options), :func:`prepare`
+(the treatments file read before any connection) and ``run(session, params, progress) →
+result``; ``qar whatif`` and :func:`whatif` are made from it. ``--emit-sql`` prints the view of
+the treated release instead (:func:`_emit_sql`).
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from pathlib import Path
-from typing import Unpack
+from typing import TYPE_CHECKING, Any
 
-from qar_sql.engines.session import Session
-from qar_sql.engines.source import SourceLike, session_of
-from qar_sql.measures.audit import SourceOptions, split_options
+import click
+
+from qar_sql import params as cli_options
+from qar_sql.command import SOURCE, Command, Extras, api_function
+from qar_sql.engines.dialects import DIALECTS
 from qar_sql.parameters.treat import WhatIfParams
-from qar_sql.progress import with_progress
-from qar_sql.pushdown.scan import Progress
-from qar_sql.treat.treatments import Plan, load
-from qar_sql.treat.whatif import WhatIfResult, whatif_relation
+
+if TYPE_CHECKING:  # numpy-backed: loaded when whatif runs, not when `qar --help` loads
+    from qar_sql.engines.session import Session
+    from qar_sql.pushdown.scan import Progress
+    from qar_sql.treat.whatif import WhatIfResult
 
 NAME = "whatif"
 Params = WhatIfParams
+DOC = """Table 1 of Pastore et al. for every treatment in ``treatments`` (a TOML path, TOML text,
+    a dict or a :class:`~qar_sql.treat.treatments.Plan`) and every combination (the file's
+    ``combinations`` plus ``combine``), with T̂(p, α) before and after over the audit columns.
+"""
+
+#: The options of ``--emit-sql`` (the view's), by option name.
+VIEW_OPTIONS = {"apply_": "--apply", "dialect": "--dialect", "view": "--view"}
 
 
-def with_plan(params: WhatIfParams) -> WhatIfParams:
+def prepare(params: WhatIfParams) -> WhatIfParams:
     """``params`` with its treatments file read (a bad file fails here, before any connection)."""
-    return params if isinstance(params.treatments, Plan) else replace(params, treatments=load(params.treatments))
+    from qar_sql.treat.treatments import load
+
+    return replace(params, treatments=load(params.treatments))
 
 
 def run(session: Session, params: WhatIfParams, progress: Progress | None = None) -> WhatIfResult:
     """Every scenario of ``params.treatments`` on the session's relation."""
+    from qar_sql.treat.whatif import whatif_relation
+
     return whatif_relation(session, params, progress)
 
 
-@with_progress("whatif")
-def whatif(
-    source: SourceLike = None,
-    *,
-    treatments: str | Path | Plan | Mapping,
-    qid: Sequence[str] | str | None = None,
-    combine: Sequence[Sequence[str]] | None = None,
-    only: Sequence[str] | None = None,
-    drop_null: bool = False,
-    risk: bool = True,
-    batch_size: int | None = None,
-    threads: int | None = None,
-    key: str | None = None,
-    loss: bool = True,
-    **options: Unpack[SourceOptions],
-) -> WhatIfResult:
-    """Table 1 of Pastore et al. for every treatment in ``treatments`` (a TOML path, TOML text,
-    a dict or a :class:`~qar_sql.treat.treatments.Plan`) and every combination (the file's
-    ``combinations`` plus ``combine``), with T̂(p, α) before and after over the audit columns
-    (``columns``/``exclude``; ``risk=False`` skips it). ``only`` keeps just the named
-    scenarios (a treatment name, or names joined by ``+``). ``key`` names the column that
-    identifies rows for the perturbative treatments' draws (default: the file's ``key``).
-    ``loss`` adds the information-loss report of every treated scenario. ``options``: the source
-    and audit keywords of :func:`qar_sql.audit` (:class:`SourceOptions`)."""
-    started = time.perf_counter()
-    opts, where = split_options(options)
-    params = WhatIfParams(
-        treatments=treatments, qid=qid, combine=combine, only=only, drop_null=drop_null, risk=risk, key=key,
-        loss=loss, columns=opts.columns, exclude=opts.exclude, p=opts.p, alpha=opts.alpha, pi_u=opts.pi_u,
-        pwm=opts.pwm, batch_size=batch_size, jobs=opts.jobs,
-    )  # fmt: skip
-    params = with_plan(params)
-    with session_of(source, **where, threads=threads) as session:
-        return whatif_relation(session, params, opts.progress, started=started)
+def _emit_sql(where: dict[str, Any], params: WhatIfParams, out: dict[str, Any]) -> str | None:
+    """``--emit-sql``: CREATE VIEW of the treated release, printed instead of measuring it; the
+    view's options go with it only."""
+    if not out["emit_sql"]:
+        for name, flag in VIEW_OPTIONS.items():
+            if out[name]:
+                raise click.UsageError(f"{flag} goes with --emit-sql; add --emit-sql or leave {flag} out")
+        return None
+    from qar_sql.treat.whatif import emit_sql
+
+    plan = {"treatments": params.treatments, "qid": params.qid, "drop_null": params.drop_null, "key": params.key}
+    view = {"apply": out["apply_"], "view": out["view"], "dialect": out["dialect"]}
+    return emit_sql(**where, **plan, **view)
+
+
+def _report(result: WhatIfResult, params: WhatIfParams, extras: Extras) -> str:
+    """``--format html``: the report of the scenarios just measured, with the SQL they ran."""
+    from qar_sql.commands.page import html
+
+    where = extras.where
+    shown = {
+        "source": where["source"], "table": where["table"], "columns": params.columns, "exclude": params.exclude,
+        "delimiter": where["delimiter"], "null_tokens": where["null_tokens"], "p": params.p, "alpha": params.alpha,
+        "pi_u": params.pi_u, "pwm": params.pwm, "treatments": params.treatments.path,
+        "qid": params.qid, "combine": tuple(",".join(c) for c in params.combine or ()), "only": params.only,
+        "drop_null": params.drop_null, "key": params.key,
+    }  # fmt: skip
+    return html(shown, sql=extras.sql, whatif=result)
+
+
+COMMAND: Command[WhatIfParams, WhatIfResult] = Command(
+    name=NAME,
+    Params=WhatIfParams,
+    run=run,
+    help="""Try the treatments in a TOML file on SOURCE without changing it: for each treatment
+    and combination, singletons (#S), %S, modified rows (MR), distinct values (DV) on the
+    QID, and the risk T̂(p, α) before and after over the audit columns (--columns/--exclude).
+    """,
+    doc=DOC,
+    source=tuple(n for n in SOURCE if n != "all_text"),
+    outputs={
+        "fmt": cli_options.fmt_html,
+        "emit_sql": click.option(
+            "--emit-sql", is_flag=True, help="Print CREATE VIEW for the treated release instead of measuring it."
+        ),
+        "apply_": cli_options.names_option(
+            "--apply",
+            "apply_",
+            help="With --emit-sql: treatments of the release, in order (default: the file's release, else all).",
+        ),
+        "dialect": click.option(
+            "--dialect",
+            "-d",
+            type=click.Choice(sorted(DIALECTS)),
+            help="With --emit-sql: SQL dialect of the view (default: the source's).",
+        ),
+        "view": click.option("--view", help="With --emit-sql: name of the view (default: TABLE_treated)."),
+        "quiet": cli_options.quiet,
+    },
+    progress="scenarios",
+    order=tuple(
+        "table columns exclude delimiter null_tokens treatments qid combine only drop_null risk key loss "
+        "p alpha pi_u pwm fmt emit_sql apply_ dialect view jobs batch_size quiet".split()
+    ),
+    prepare=prepare,
+    preview=_emit_sql,
+    html=_report,
+)
+
+#: ``qar_sql.whatif(source, *, treatments, qid=None, combine=None, ...)``: the keywords are
+#: WhatIfParams' fields and the source options.
+whatif = api_function(COMMAND)

@@ -16,7 +16,7 @@ def _pct(c: Combination) -> str:
 
 @renders(DiscoverResult, "text", "markdown")
 def render_discover(r: DiscoverResult, fmt: str, top: int | None = 20) -> str:
-    shown = r.combinations if top is None else r.combinations[:top]
+    shown = r.combinations[:top] if top else r.combinations  # --top 0: all
     return render_result(fmt, lambda: _discover_markdown(r, shown), lambda: _discover_text(r, shown), r.warnings)
 
 

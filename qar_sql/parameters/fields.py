@@ -25,7 +25,8 @@ KEY = "qar_option"
 class Option:
     """How a field reads on the command line. ``flags``: click's declarations (``("-p",
     "--p")``; the field's name is added when it differs from the long flag's); ``kind``: ``int``,
-    ``float``, ``str``, ``flag`` (on/off), ``names`` (comma-separated, repeatable: a tuple),
+    ``float``, ``str``, ``flag`` (on/off), ``off`` (a flag that turns the field off: ``--no-risk``
+    sets ``risk`` False), ``names`` (comma-separated, repeatable: a tuple),
     ``shares`` (comma-separated numbers), ``words`` (comma-separated in one option, the
     default shown joined: the field reads the text), ``path`` (a file), ``choice`` (of ``choices``);
     ``minimum``/``maximum`` bound a number; ``multiple``: repeatable; ``envvar``: a variable
@@ -47,8 +48,8 @@ class Option:
 
 
 def option(default: Any = None, *, help: str, **meta: Any) -> Any:
-    """A dataclass field with default ``default`` that is the option :class:`Option` (``meta``)
-    describes."""
+    """A dataclass field with default ``default`` (``dataclasses.MISSING``: none, a required
+    option) that is the option :class:`Option` (``meta``) describes."""
     return dataclasses.field(default=default, metadata={KEY: Option(help=help, **meta)})
 
 

@@ -13,7 +13,6 @@ from qar_sql import rules
 from qar_sql.errors import ParameterError, require_whole, shown
 from qar_sql.parameters import fields
 from qar_sql.parameters.fields import check_fields, option, optional
-from qar_sql.rules import DEFAULT_JOBS
 
 # --- risk -------------------------------------------------------------------------------------------
 
@@ -228,23 +227,42 @@ class UniquenessParams:
 # --- discover ---------------------------------------------------------------------------------------
 
 
+def _check_max_size(max_size: object) -> None:
+    if not isinstance(max_size, int) or isinstance(max_size, bool) or max_size < 1:
+        raise ParameterError(f"--max-size {shown(max_size)} must be a whole number of at least 1, e.g. 3")
+
+
+def _check_batch_size(batch_size: int | None) -> None:
+    if batch_size is not None and batch_size < 1:
+        raise ParameterError(f"--batch-size {batch_size} must be at least 1")
+
+
 @dataclass(frozen=True, kw_only=True)
 class DiscoverParams:
-    """The parameters of ``qar discover`` (:mod:`qar_sql.measures.discovery`): the one place
-    their defaults and the rules between them live; the click options and
-    :func:`qar_sql.discover` take their defaults from here. Checked when made, before any
+    """The parameters of ``qar discover`` (:mod:`qar_sql.commands.discover`): the one place
+    their defaults, their options and the rules between them live. Checked when made, before any
     connection."""
 
-    columns: Sequence[str] | None = None
-    exclude: Sequence[str] | None = None
-    max_size: int = 3
-    drop_null: bool = False
-    batch_size: int | None = None
-    jobs: int = DEFAULT_JOBS
+    columns: Sequence[str] | None = fields.columns()
+    exclude: Sequence[str] | None = fields.exclude()
+    max_size: int = option(
+        3,
+        help="Largest combination of columns to count.",
+        flags=("--max-size", "-s"),
+        kind="int",
+        minimum=1,
+        check=_check_max_size,
+    )
+    drop_null: bool = option(
+        False,
+        help="Leave rows with NULL in a combination's columns out of that combination (how Pastore et al. "
+        "count); by default NULL is a value of its own.",
+        flags=("--drop-null",),
+        kind="flag",
+    )
+    batch_size: int | None = fields.batch_size()
+    jobs: int = fields.jobs()
 
     def __post_init__(self) -> None:
-        max_size, batch_size = self.max_size, self.batch_size
-        if not isinstance(max_size, int) or isinstance(max_size, bool) or max_size < 1:
-            raise ParameterError(f"--max-size {shown(max_size)} must be a whole number of at least 1, e.g. 3")
-        if batch_size is not None and batch_size < 1:
-            raise ParameterError(f"--batch-size {batch_size} must be at least 1")
+        check_fields(self)
+        _check_batch_size(self.batch_size)  # (the API's; the option's range says the same)

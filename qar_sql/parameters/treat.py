@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -9,34 +10,88 @@ from typing import Any
 
 from qar_sql import rules
 from qar_sql.errors import ParameterError
+from qar_sql.parameters import fields
+from qar_sql.parameters.fields import option
 from qar_sql.parameters.tail import THETA_MEASURES, TailParams
 from qar_sql.rules import DEFAULT_JOBS
 
 # --- whatif -----------------------------------------------------------------------------------------
 
 
+def _combinations(combine: Sequence[Sequence[str] | str] | None) -> tuple[tuple[str, ...], ...] | None:
+    """``combine`` as tuples of names: a text is its names, comma-separated (``--combine a,b``)."""
+    if combine is None:
+        return None
+    return tuple(
+        tuple(x.strip() for x in c.split(",") if x.strip()) if isinstance(c, str) else tuple(c) for c in combine
+    )
+
+
 @dataclass(frozen=True, kw_only=True)
 class WhatIfParams(TailParams):
-    """The parameters of ``qar whatif`` (:func:`qar_sql.treat.whatif.whatif_relation`): the one
-    place their defaults and the rules between them live; :func:`qar_sql.whatif` and the click
-    options take their defaults from here. Checked when made, before any connection."""
+    """The parameters of ``qar whatif`` (:mod:`qar_sql.commands.whatif`): the one place their
+    defaults, their options and the rules between them live. Checked when made, before any
+    connection.
 
-    #: The treatments file: a path, TOML text, a dict or a :class:`~qar_sql.treat.treatments.Plan`.
-    treatments: Any
-    qid: Sequence[str] | str | None = None
-    combine: Sequence[Sequence[str]] | None = None
-    only: Sequence[str] | None = None
-    drop_null: bool = False
-    #: T̂(p, α) before and after over the audit columns (``columns``/``exclude``).
-    risk: bool = True
-    key: str | None = None
-    loss: bool = True
-    batch_size: int | None = None
-    jobs: int = DEFAULT_JOBS
+    ``treatments``: a path, TOML text, a dict or a :class:`~qar_sql.treat.treatments.Plan`;
+    ``combine``: combinations of treatments, each a sequence of names or a text of names
+    separated by commas; ``risk``: T̂(p, α) before and after over the audit columns
+    (``columns``/``exclude``)."""
+
+    treatments: Any = option(
+        dataclasses.MISSING,
+        help="TOML file of treatments (schema: docs/treatments.md).",
+        flags=("--treatments", "-T"),
+        kind="path",
+    )
+    qid: Sequence[str] | str | None = option(
+        None,
+        help="Quasi-identifier to count singletons on: columns, comma-separated, or a name from the file's [qis] "
+        "(default: the file's qid).",
+        flags=("--qid",),
+        kind="names",
+    )
+    combine: Sequence[Sequence[str] | str] | None = option(
+        None,
+        help="Also try these treatments together, comma-separated, in order (repeatable); adds to the file's "
+        "combinations.",
+        flags=("--combine",),
+        multiple=True,
+    )
+    only: Sequence[str] | None = option(
+        None,
+        help="Only this treatment or combination (names joined by '+'); repeatable.",
+        flags=("--only",),
+        multiple=True,
+    )
+    drop_null: bool = option(
+        False,
+        help="Drop rows with NULL in the QID first (how Pastore et al. count).",
+        flags=("--drop-null",),
+        kind="flag",
+    )
+    risk: bool = option(
+        True, help="Skip T̂ before and after (one full audit per scenario).", flags=("--no-risk",), kind="off"
+    )
+    key: str | None = option(
+        None,
+        help="Column that identifies rows, for the perturbative treatments' draws (default: the file's key; "
+        "without one, each row's rank over all columns).",
+        flags=("--key",),
+    )
+    loss: bool = option(
+        True,
+        help="Skip the information-loss report (IL1s, correlations, utility).",
+        flags=("--no-loss",),
+        kind="off",
+    )
+    batch_size: int | None = fields.batch_size()
+    jobs: int = fields.jobs()
 
     def __post_init__(self) -> None:
         if self.risk:
             rules.check_tail(self.p, self.alpha, self.pi_u)
+        object.__setattr__(self, "combine", _combinations(self.combine))
 
 
 # --- anonymize -------------------------------------------------------------------------------------

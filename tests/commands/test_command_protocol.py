@@ -16,14 +16,24 @@ import qar_sql
 from qar_sql.cli.main import cli
 from qar_sql.command import cli_command
 from qar_sql.commands import audit as audit_command
+from qar_sql.commands import discover as discover_command
 from qar_sql.commands import eliminate as eliminate_command
 from qar_sql.commands import records as records_command
 from qar_sql.commands import risk as risk_command
 from qar_sql.commands import uniqueness as uniqueness_command
+from qar_sql.commands import whatif as whatif_command
 from qar_sql.errors import ParameterError, UsageError
 from qar_sql.parameters.fields import SourceOptions, meta_of
 
-CONVERTED = [audit_command, risk_command, uniqueness_command, records_command, eliminate_command]
+CONVERTED = [
+    audit_command,
+    risk_command,
+    uniqueness_command,
+    records_command,
+    eliminate_command,
+    discover_command,
+    whatif_command,
+]
 
 
 @pytest.mark.parametrize("module", CONVERTED, ids=lambda m: m.NAME)
@@ -37,7 +47,7 @@ def test_the_api_signature_is_the_fields_and_the_source_options(module):
     for f in (*own, *where):
         parameter = signature.parameters[f.name]
         assert parameter.kind is inspect.Parameter.KEYWORD_ONLY
-        required = f.default is dataclasses.MISSING  # (uniqueness's group_size)
+        required = f.default is dataclasses.MISSING  # (uniqueness's group_size, whatif's treatments)
         assert parameter.default == (inspect.Parameter.empty if required else f.default)
     assert signature.parameters["source"].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
 
@@ -73,7 +83,9 @@ def test_the_click_defaults_are_the_dataclass_defaults(module):
             and p.name in fields
             and isinstance(fields[p.name][0].default, int | float | str)
         ):
-            assert p.default == fields[p.name][0].default, p.name
+            default = fields[p.name][0].default
+            # An "off" flag (--no-risk) is unset by default: the field's default is its negation.
+            assert p.default == (not default if fields[p.name][1].kind == "off" else default), p.name
 
 
 def test_fail_above_is_checked_once_for_the_api_and_the_command_line(tmp_path):
@@ -151,3 +163,37 @@ def test_a_field_without_a_default_is_a_required_keyword_and_option():
         qar_sql.uniqueness("none.csv")
     result = CliRunner().invoke(cli, ["uniqueness", "none.csv", "-q"])
     assert result.exit_code == 2 and "Missing option '--group-size' / '-g'" in result.output
+
+
+def test_a_field_without_default_is_a_required_option(tmp_path):
+    """whatif's treatments: a required keyword of the API and a required option of the command line."""
+    with pytest.raises(TypeError, match="treatments"):
+        qar_sql.whatif(str(tmp_path / "t.csv"))  # type: ignore[call-arg]
+    result = CliRunner().invoke(cli, ["whatif", str(tmp_path / "t.csv")])
+    assert result.exit_code == 2
+    assert "Missing option '--treatments' / '-T'" in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "risk", "loss"),
+    [
+        ([], {}, True, True),
+        (["--no-risk"], {}, False, True),
+        (["--no-loss"], {}, True, False),
+        ([], {"QAR_NO_RISK": "1", "QAR_NO_LOSS": "0"}, False, True),
+    ],
+)
+def test_an_off_flag_turns_its_field_off(args, env, risk, loss, monkeypatch):
+    """--no-risk (or QAR_NO_RISK=1) is risk=False, as the API's keyword."""
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    command = cli.commands["whatif"]
+    ctx = command.make_context("whatif", ["t.csv", "-T", "t.toml", *args])
+    assert (ctx.params["risk"], ctx.params["loss"]) == (risk, loss)
+
+
+def test_combine_takes_names_or_a_text_of_names():
+    """--combine a,b (a text) and the API's ("a", "b") are one combination."""
+    params = whatif_command.WhatIfParams(treatments="t.toml", combine=["a, b", ("c", "d"), "e"])
+    assert params.combine == (("a", "b"), ("c", "d"), ("e",))
+    assert whatif_command.WhatIfParams(treatments="t.toml").combine is None

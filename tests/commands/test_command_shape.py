@@ -20,6 +20,7 @@ from qar_sql.commands import discover as discover_command
 from qar_sql.commands import uniqueness as uniqueness_command
 from qar_sql.commands import whatif as whatif_command
 from qar_sql.errors import ParameterError, UsageError
+from qar_sql.parameters.fields import meta_of
 
 COMMANDS = [discover_command, whatif_command, uniqueness_command, compare_command]
 
@@ -62,11 +63,14 @@ def test_parameters_are_frozen_keyword_only_and_hold_the_apis_defaults(module):
 @pytest.mark.parametrize("module", COMMANDS, ids=lambda m: m.NAME)
 def test_the_click_options_show_the_parameters_defaults(module):
     fields = {f.name: f.default for f in dataclasses.fields(module.Params)}
+    # An "off" flag (--no-risk) is unset by default: the field's default is its negation.
+    off = {f.name for f in dataclasses.fields(module.Params) if getattr(meta_of(f), "kind", None) == "off"}
     given = (bool, int, float, str)  # (not None, (), nor click's UNSET: no default to compare)
     options = [o for o in cli.commands[module.NAME].params if o.name in fields and isinstance(o.default, given)]
     assert options
     for option in options:
-        assert option.default == fields[option.name], f"qar {module.NAME} --{option.name}"
+        expected = not fields[option.name] if option.name in off else fields[option.name]
+        assert option.default == expected, f"qar {module.NAME} --{option.name}"
 
 
 def test_options_are_checked_before_any_connection(tmp_path):
