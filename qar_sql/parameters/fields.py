@@ -29,7 +29,8 @@ class Option:
     ``minimum``/``maximum`` bound a number; ``multiple``: repeatable; ``envvar``: a variable
     other than the QAR_<long flag> rule's; ``check``: the field's one check (raises a
     ParameterError naming the value), run by :func:`check_fields` and by the command line while
-    it parses; ``cli``: False for a keyword of the Python API only."""
+    it parses; ``cli``: False for a keyword of the Python API only; ``flag_value``: the value of
+    the option given alone (``--store`` alone: ""); ``required``: on the command line."""
 
     help: str
     flags: tuple[str, ...] = ()
@@ -42,6 +43,8 @@ class Option:
     hidden: bool = False
     check: Callable[[Any], Any] | None = None
     cli: bool = True
+    flag_value: Any = None
+    required: bool = False
 
 
 def option(default: Any = None, *, help: str, **meta: Any) -> Any:
@@ -171,3 +174,85 @@ class SourceOptions:
         kind="flag",
     )
     threads: int | None = option(None, help="DuckDB threads (default: DuckDB's).", cli=False)
+
+
+# --- compare and report -----------------------------------------------------------------------------
+
+
+def source_option(name: str) -> Any:
+    """The field of the source option ``name`` (:class:`SourceOptions`) in a command's own
+    parameters (``qar compare`` opens its two sides itself)."""
+    f = SourceOptions.__dataclass_fields__[name]
+    return dataclasses.field(default=f.default, metadata=f.metadata)
+
+
+def key() -> Any:
+    return option(
+        None,
+        help="Record key column(s), unique and non-NULL (files default to the row number).",
+        flags=("--key", "-k"),
+        kind="names",
+    )
+
+
+def hash_secret_file(purpose: str) -> Any:
+    return option(
+        None,
+        help=f"File holding the secret {purpose}.",
+        flags=("--hash-secret-file",),
+        kind="path",
+        envvar="QAR_HASH_SECRET_FILE",
+    )
+
+
+def store(help: str) -> Any:
+    """--store: a results store, the default one when given alone ("")."""
+    return option(None, help=help, flags=("--store",), flag_value="")
+
+
+def population() -> Any:
+    return option(
+        None,
+        help="Population size (at least the number of rows), instead of --sampling-fraction.",
+        flags=("--population",),
+        kind="int",
+    )
+
+
+def sampling_fraction() -> Any:
+    return option(
+        None,
+        help="Share of the population the table holds, in (0, 1]: population models and DIS-SUDA.",
+        flags=("--sampling-fraction",),
+        kind="float",
+    )
+
+
+def k() -> Any:
+    return option(
+        5,
+        help="k for the k-anonymity summary (records in classes smaller than k).",
+        flags=("--k",),
+        kind="int",
+        minimum=2,
+    )
+
+
+def interval_level() -> Any:
+    return option(
+        rules.DEFAULT_LEVEL,
+        help="Nominal level of the tail-fit bands of T̂, u, ξ and β (bootstrap quantiles; not a confidence level).",
+        flags=("--interval-level",),
+        kind="float",
+        check=rules.check_level,
+    )
+
+
+def bootstrap() -> Any:
+    return option(
+        rules.DEFAULT_RESAMPLES,
+        help="Bootstrap resamples for the tail-fit bands (seeded: the same data give the same band); 0 for none.",
+        flags=("--bootstrap",),
+        kind="int",
+        check=rules.check_resamples,
+    )
