@@ -21,6 +21,7 @@ from typing import Any, Generic, TypeVar
 
 import click
 
+from qar_sql.extras import require
 from qar_sql.output.render import render
 from qar_sql.parameters.fields import Option as OptionMeta
 from qar_sql.parameters.fields import SourceOptions, meta_of, options_of
@@ -111,8 +112,6 @@ class Command(Generic[P, R]):
     def require(self, spelled: str) -> None:
         """The optional extra the command needs, present (``spelled``: how the caller named it)."""
         if self.needs is not None:
-            from qar_sql.extras import require
-
             require(self.needs, spelled)
 
     def fields(self) -> dict[str, tuple[dataclasses.Field, OptionMeta]]:

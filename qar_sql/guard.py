@@ -59,3 +59,17 @@ def check_not_input(writes: Iterable[tuple[str, Any]], reads: Iterable[tuple[str
                     f"{option} {out!r} is {what}{shown}, which this command reads and writing would destroy; "
                     f"give {option} another file name"
                 )
+
+
+def guard_outputs(writes: list[tuple[str, Any]], reads: list[tuple[str, Any]]) -> None:
+    """:func:`check_not_input` on the command line: the files a command reads always include the
+    qar.toml or pyproject.toml whose defaults apply (found or named by --config); refused before
+    any work (exit 2)."""
+    import click
+
+    ctx = click.get_current_context(silent=True)
+    root = ctx.find_root().obj if ctx is not None else None
+    config = root.get("config") if isinstance(root, dict) else None
+    if config is not None and getattr(config, "path", None):
+        reads = [*reads, ("the config file", str(config.path))]
+    check_not_input(writes, reads)

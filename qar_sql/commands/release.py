@@ -15,17 +15,36 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from qar_sql import params as cli_options
-from qar_sql.cli.search_options import hierarchy_files, search_options
 from qar_sql.command import Command, Extras, api_function
 from qar_sql.errors import UsageError
+from qar_sql.guard import guard_outputs
+from qar_sql.output.files import check_plot, written
 from qar_sql.parameters.release import CompareParams, ReportParams
 from qar_sql.precedence import from_click
+from qar_sql.search_options import hierarchy_files, search_options
 
 if TYPE_CHECKING:  # numpy-backed: loaded when the command runs, not when `qar --help` loads
+    from types import ModuleType
+
     from qar_sql.engines.session import Session
     from qar_sql.output.html import ReportInputs
     from qar_sql.pushdown.scan import Progress
     from qar_sql.results import CompareResult
+
+
+def _compare() -> ModuleType:
+    """:mod:`qar_sql.commands.compare`, the comparison's work (numpy-backed: loaded when it runs)."""
+    from qar_sql.commands import compare
+
+    return compare
+
+
+def _report() -> ModuleType:
+    """:mod:`qar_sql.commands.report`, the report's work (loaded when it runs)."""
+    from qar_sql.commands import report
+
+    return report
+
 
 # --- compare --------------------------------------------------------------------------------------
 
@@ -33,36 +52,26 @@ if TYPE_CHECKING:  # numpy-backed: loaded when the command runs, not when `qar -
 def _compare_run(
     session: Session, params: CompareParams, progress: Progress | None = None, **keywords: Any
 ) -> CompareResult:
-    from qar_sql.commands import compare
-
-    return compare.run(session, params, progress, **keywords)
+    return _compare().run(session, params, progress, **keywords)
 
 
 def _compare_prepare(params: CompareParams) -> CompareParams:
-    from qar_sql.commands import compare
-
-    return compare.prepare(params)
+    return _compare().prepare(params)
 
 
 def _compare_session(where: dict[str, Any], params: CompareParams) -> dict[str, Any]:
     """The original's session (its --null-token values those of the CSV files among both sides)."""
-    from qar_sql.commands import compare
-
-    return compare.session_keywords(params)
+    return _compare().session_keywords(params)
 
 
 def _compare_verdict(result: CompareResult, params: CompareParams) -> int:
-    from qar_sql.commands import compare
-
-    return compare.verdict(result, params)
+    return _compare().verdict(result, params)
 
 
 def _compare_parse(values: dict[str, Any], where: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
     """--fail-below's thresholds (a bad one fails before any table is read), --no-risk, and --plot
     checked before the work (its extra present, no input overwritten): it keeps the figures."""
-    from qar_sql.cli.guard import guard_outputs
-    from qar_sql.comparison.thresholds import parse_thresholds
-    from qar_sql.output.files import check_plot
+    from qar_sql.comparison.thresholds import parse_thresholds  # (numpy-backed)
 
     values["fail_below"] = parse_thresholds(values.get("fail_below") or ())
     plot = out["plot"]
@@ -75,17 +84,13 @@ def _compare_parse(values: dict[str, Any], where: dict[str, Any], out: dict[str,
 
 def _compare_html(result: CompareResult, params: CompareParams, extras: Extras) -> str:
     """``--format html``: the report of the comparison, with the statements it rendered."""
-    from qar_sql.commands import compare
-    from qar_sql.commands.report import html
-
-    return html(compare.shown(result, params), sql=extras.sql, compare=result)
+    return _report().html(_compare().shown(result, params), sql=extras.sql, compare=result)
 
 
 def _compare_write(result: CompareResult, params: CompareParams, extras: Extras) -> None:
     """--plot: the figures, after the result."""
     plot = extras.out.get("plot")
     if plot:
-        from qar_sql.output.files import written
         from qar_sql.output.render_compare import plot_compare
 
         with written(plot, "--plot"):
@@ -179,27 +184,19 @@ SEARCH = {str(p.name): p for p in click.command()(search_options(own=False)(lamb
 
 
 def _report_run(session: Session | None, params: ReportParams, progress: Progress | None = None) -> ReportInputs:
-    from qar_sql.commands import report
-
-    return report.run(session, params, progress)
+    return _report().run(session, params, progress)
 
 
 def _report_prepare(params: ReportParams) -> ReportParams:
-    from qar_sql.commands import report
-
-    return report.prepare(params)
+    return _report().prepare(params)
 
 
 def _report_verdict(inputs: ReportInputs, params: ReportParams) -> int:
-    from qar_sql.commands import report
-
-    return report.verdict(inputs, params)
+    return _report().verdict(inputs, params)
 
 
 def _report_write(inputs: ReportInputs, params: ReportParams, extras: Extras) -> None:
-    from qar_sql.commands import report
-
-    report.write(inputs, params)
+    _report().write(inputs, params)
 
 
 def _report_session(where: dict[str, Any], params: ReportParams) -> dict[str, Any] | None:
@@ -210,10 +207,7 @@ def _report_session(where: dict[str, Any], params: ReportParams) -> dict[str, An
 def _report_guard(where: dict[str, Any], params: ReportParams) -> None:
     """-o is none of the files the report reads (SOURCE, the treated release, the treatments,
     hash secret and hierarchy files, the stores), refused before any is read."""
-    from qar_sql.cli.guard import guard_outputs
-    from qar_sql.commands import report
-
-    writes, reads = report.files(params, where.get("source"))
+    writes, reads = _report().files(params, where.get("source"))
     if params.anonymize is not None and writes:
         h = params.anonymize.hierarchy
         reads += [
@@ -227,8 +221,6 @@ def _report_parse(values: dict[str, Any], where: dict[str, Any], out: dict[str, 
     """The fields of the command line's own options: --no-classic, --no-records, --fail-above (the
     verdict's threshold and where it came from), --anonymize with the search options, and the
     command line the report shows."""
-    from qar_sql.commands.report import command_line
-
     if out["no_classic"] and out["classic_flag"]:
         raise UsageError("--classic and --no-classic contradict each other; give one of them")
     ctx = click.get_current_context()
@@ -237,7 +229,7 @@ def _report_parse(values: dict[str, Any], where: dict[str, Any], out: dict[str, 
     values |= {"threshold": out["fail_above"], "threshold_source": chosen.described if chosen else None}
     values |= {"classic": not out["no_classic"], "records": False if out["no_records"] else None}
     values["anonymize"] = anonymize_keywords(out["add_anonymize"], search, values["k"], values["sensitive"])
-    return values | {"command": command_line()}
+    return values | {"command": _report().command_line()}
 
 
 def anonymize_keywords(asked: bool, search: dict, k: int, sensitive: Sequence[str] | None) -> dict | None:
