@@ -100,8 +100,9 @@ def shown(result: CompareResult, params: CompareParams) -> dict[str, Any]:
     """The options of the comparison as given (``params`` before :func:`placed`), as its HTML
     report (:func:`qar_sql.commands.report.html`) lists them."""
     out = {"original": params.original, "treated": params.treated, "table": params.table}
-    out |= {name: getattr(params, name) for name in ("treated_table", "link", "aligned")}
+    out |= {"treated_table": params.treated_table}
     out["treatments"] = getattr(params.treatments, "path", params.treatments)  # (the file, also once read)
+    out |= {"link": params.link, "aligned": params.aligned}
     out |= {"columns": params.columns, "exclude": params.exclude}
     out |= {"components": params.components or result.components, "target": params.target}  # the default as resolved
     return out | {"p": params.p, "alpha": params.alpha, "pi_u": params.pi_u, "pwm": params.pwm}
