@@ -183,7 +183,6 @@ class ReportParams(TailParams):
     read or database opened."""
 
     k: int = fields.k()
-    #: The key columns that order the records (default: a file's row order).
     key: Sequence[str] | None = fields.key()
     top: int = option(
         10,
@@ -193,15 +192,13 @@ class ReportParams(TailParams):
         minimum=1,
         maximum=1000,
     )
-    #: Hashes the record keys of the records section (``--hash-secret-file``).
     hash_secret: str | None = dataclasses.field(
         default=None, repr=False, metadata={fields.KEY: Option(help="The secret that hashes record keys.", cli=False)}
     )
-    #: The records and elimination sections: None when the source has a record order, False
-    #: left out (they cost a second pass), True asked for.
     records: bool | None = option(
         None,
-        help="The records and elimination sections: None when the source has a record order, False left out.",
+        help="The records and elimination sections (a second pass): None when the source has a record order, "
+        "False left out (--no-records), True asked for.",
         cli=False,
     )
     eliminate_step: int | None = option(None, help="Records removed per step of the elimination curves.", cli=False)
@@ -221,7 +218,6 @@ class ReportParams(TailParams):
         kind="int",
         minimum=2,
     )
-    #: The treated release (``--compare``) and how its records are linked to the original's.
     compare: Any = option(
         None,
         help="A treated release of SOURCE (a file, or a DuckDB file or URL with --treated-table): adds the original "
@@ -242,10 +238,10 @@ class ReportParams(TailParams):
         flags=("--aligned",),
         kind="flag",
     )
-    #: The classic measures (on by default; ``--no-classic``): True with the options below, or
-    #: :func:`qar_sql.risk`'s keywords as a mapping.
     classic: bool | Mapping[str, Any] = option(
-        True, help="The classic measures: True, False, or qar_sql.risk's keywords.", cli=False
+        True,
+        help="The classic measures: True with the options below, False (--no-classic), or qar_sql.risk's keywords.",
+        cli=False,
     )
     weight: str | None = option(
         None,
@@ -260,13 +256,12 @@ class ReportParams(TailParams):
     )
     population: int | None = fields.population()
     sampling_fraction: float | None = fields.sampling_fraction()
-    #: The risk the verdict compares T̂ with, only one the user set (None: no verdict), and
-    #: where it came from.
     threshold: float | None = option(
-        None, help="The risk the first page's verdict compares T̂ with (--fail-above).", cli=False
+        None,
+        help="The risk the first page's verdict compares T̂ with (--fail-above), only one the user set (None: no verdict).",
+        cli=False,
     )
     threshold_source: str | None = option(None, help="Where the threshold came from.", cli=False)
-    #: Rebuild a recorded run's report (``--from-store`` with ``--run``) instead of reading SOURCE.
     from_store: str | None = option(
         None,
         help="Rebuild the report of a recorded run from this results store (alone: $QAR_STORE, else "
@@ -287,14 +282,10 @@ class ReportParams(TailParams):
         kind="choice",
         choices=RELEASE_KINDS,
     )
-    #: The command line shown in the reproducibility block (its secrets masked).
     command: str | None = option(None, help="The command line the reproducibility block shows.", cli=False)
-    #: The file hash_secret is read from (``--hash-secret-file``; else $QAR_HASH_SECRET).
     hash_secret_file: str | None = fields.hash_secret_file(
         "that hashes record keys (else $QAR_HASH_SECRET; without one, positions are shown)"
     )
-    #: Where the report goes (``-o``; ``-``: stdout) and as what (html, md or csv; None: from
-    #: the suffix of ``output``, else html).
     format: str | None = option(
         None,
         help="html: one self-contained page; md: the same report as Markdown; csv: the audit's QIs, one row each "
@@ -310,8 +301,6 @@ class ReportParams(TailParams):
     interval_level: float | None = fields.interval_level()
     bootstrap: int | None = fields.bootstrap()
     jobs: int = fields.jobs()
-    #: The anonymization section (``--anonymize``): an :class:`~qar_sql.parameters.treat.AnonymizeParams`
-    #: or a mapping of :func:`qar_sql.anonymize`'s keywords; its audit columns and tail are the report's.
     anonymize: Any = option(
         None,
         help="The anonymization section: AnonymizeParams or qar_sql.anonymize's keywords (--anonymize).",
