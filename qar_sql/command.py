@@ -190,9 +190,10 @@ def click_option(name: str, f: dataclasses.Field, meta: OptionMeta) -> click.Opt
         attrs["multiple"] = True
     if meta.flag_value is not None:  # (given alone: this value, as --store alone)
         attrs["is_flag"], attrs["flag_value"] = False, meta.flag_value
-    if meta.required:
+    if meta.required:  # (no default: click counts a None default as given)
         attrs["required"] = True
-    attrs["default"] = None if default is dataclasses.MISSING else default
+    else:
+        attrs["default"] = None if default is dataclasses.MISSING else default
 
     return click.Option(decls, callback=convert, **attrs)
 
