@@ -206,13 +206,16 @@ def _report_session(where: dict[str, Any], params: ReportParams) -> dict[str, An
 
 def _report_guard(where: dict[str, Any], params: ReportParams) -> None:
     """-o is none of the files the report reads (SOURCE, the treated release, the treatments,
-    hash secret and hierarchy files, the stores), refused before any is read."""
+    hash secret and hierarchy files, the stores), refused before any is read; named as the
+    caller spelled it (``--output`` on the command line, ``output`` to a Python caller)."""
     writes, reads = _report().files(params, where.get("source"))
+    on_cli = click.get_current_context(silent=True) is not None
+    if not on_cli:
+        writes = [("output", path) for _, path in writes]
     if params.anonymize is not None and writes:
         h = params.anonymize.hierarchy
-        reads += [
-            (f"the hierarchy of {c or 'its columns'}", f) for c, f in (h.items() if isinstance(h, Mapping) else h)
-        ]
+        for column, f in h.items() if isinstance(h, Mapping) else h:
+            reads.append((f"the hierarchy of {column or 'its columns'}" if on_cli else "a hierarchy file", f))
         reads += hierarchy_files(params.anonymize.hierarchies)
     guard_outputs(writes, reads)
 

@@ -139,3 +139,15 @@ def test_a_session_keeps_the_sql_it_rendered(tmp_path):
         after = len(s.sql_log)
         qar_sql.audit(s, p=1, pi_u=0.9, alpha=0.5, bootstrap=0)
         assert len(s.sql_log) == after  # only while logging_sql is open
+
+
+def test_report_asks_for_its_output_and_compare_takes_two_sources(tmp_path):
+    """-o is required on the command line (not in the API); ORIGINAL and TREATED are compare's
+    two positional arguments, ORIGINAL read from $QAR_DATABASE_URL when left out."""
+    path = tmp_path / "t.csv"
+    path.write_text("a,b\n1,2\n3,4\n")
+    missing = CliRunner().invoke(cli, ["report", str(path), "-q"])
+    assert missing.exit_code == 2 and "Missing option '--output' / '-o'" in missing.output
+    params = [p for p in cli.commands["compare"].params if isinstance(p, click.Argument)]
+    assert [(p.name, p.envvar) for p in params] == [("original", "QAR_DATABASE_URL"), ("treated", None)]
+    assert list(inspect.signature(qar_sql.compare).parameters)[:2] == ["original", "treated"]
