@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from qar_sql import rules
+from qar_sql.errors import require_whole, shown
 
 #: The key of the option metadata in a field's ``metadata``.
 KEY = "qar_option"
@@ -228,6 +229,10 @@ def sampling_fraction() -> Any:
     )
 
 
+def _check_k(k: object) -> None:
+    require_whole(k, 2, f"--k {shown(k)} must be a whole number of at least 2, e.g. 5")
+
+
 def k() -> Any:
     return option(
         5,
@@ -235,6 +240,7 @@ def k() -> Any:
         flags=("--k",),
         kind="int",
         minimum=2,
+        check=_check_k,
     )
 
 
