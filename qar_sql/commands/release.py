@@ -99,19 +99,8 @@ def _compare_write(result: CompareResult, params: CompareParams, extras: Extras)
 
 
 COMPARE_DOC = """Compare ``treated`` (a file, or a table of a DuckDB file or database URL) with
-    ``original``; see docs/compare.md for every metric.
-
-    ``link`` names a key column present and unique in both tables; ``aligned`` links row i to
-    row i (files and DuckDB tables, which keep their row order); ``treatments`` (a what-if TOML
-    file) builds the treated table from the original instead, linked by row. Without a link
-    only DTC, CDR, inference and the QaR risks are computed. ``components`` is a positive
-    integer or ``"all"``; by default 5, or fewer when the columns allow fewer; ``figures`` keeps
-    the per-record distributions for :func:`qar_sql.output.render_compare.plot_compare`.
-    ``null_tokens`` are CSV cells read as NULL (``NA``); ``impute`` says how a missing numeric
-    value enters the projection: ``"none"`` (standardised on the non-missing values, NULL at the
-    centre) or ``"mean"`` (the mean imputed, then standardised: the Avatar paper's pipeline).
-    ``fail_below``: metric → threshold, the thresholds a verdict would use (checked against the
-    options before any read).
+    ``original``; see docs/compare.md for every metric. Without a link (``link``, ``aligned`` or
+    ``treatments``) only DTC, CDR, inference and the QaR risks are computed.
 """
 
 COMPARE: Command[CompareParams, CompareResult] = Command(
@@ -258,25 +247,10 @@ def anonymize_keywords(asked: bool, search: dict, k: int, sensitive: Sequence[st
     return out
 
 
-REPORT_DOC = """Build the HTML report of ``source``; write it to ``output`` when given (in the
-    format of ``format``, else of its suffix). ``.to_html()`` of the result renders it again,
-    from the results alone.
-
-    The audit's ``columns``, ``exclude``, ``p``, ``alpha``, ``pi_u``, ``pwm``, ``jobs``; ``k``,
-    ``key``, ``top``, ``hash_secret``; ``records`` (None: when the source has a record order;
-    False leaves them out); ``treatments`` adds the what-if section, ``store`` the history,
-    ``group_size`` the uniqueness section, ``compare`` (a treated release: a file, or with
-    ``treated_table`` a table; linked by the key column ``link`` or ``aligned`` by row) the
-    original-vs-treated section, ``classic`` (True, or :func:`qar_sql.risk`'s keywords such as
-    ``weight``, ``sensitive``, ``population``; False leaves them out) the classic measures;
-    ``greedy`` the greedy elimination curve; ``anonymize``
-    (:class:`~qar_sql.parameters.treat.AnonymizeParams` or :func:`qar_sql.anonymize`'s keywords,
-    e.g. ``{"hierarchy": {"age": "age.toml"}, "k": 5}``) the anonymization section, on the
-    report's columns and tail; ``threshold`` the risk of the verdict, only one the user set,
-    named by ``threshold_source``; ``title``, ``owner``, ``purpose`` and ``release_kind``
-    ("internal", or "external": no per-record table, key, position or value combination) the
-    release context of the first page; ``from_store`` and ``run_id``: a recorded run's report
-    (no source is read).
+REPORT_DOC = """Build the HTML report of ``source`` (``.to_html()`` renders it again, from the results
+    alone); write it to ``output`` when given, in ``format`` (else the one its suffix names). Each
+    keyword below adds or shapes a section; ``from_store`` with ``run_id`` rebuilds a recorded
+    run's report without reading any source.
 """
 
 REPORT: Command[ReportParams, ReportInputs] = Command(

@@ -303,7 +303,8 @@ class ReportParams(TailParams):
     jobs: int = fields.jobs()
     anonymize: Any = option(
         None,
-        help="The anonymization section: AnonymizeParams or qar_sql.anonymize's keywords (--anonymize).",
+        help="The anonymization section (--anonymize), on the report's columns and tail: AnonymizeParams or "
+        "qar_sql.anonymize's keywords, e.g. {'hierarchy': {'age': 'age.toml'}, 'k': 5}.",
         cli=False,
     )
 
