@@ -37,12 +37,11 @@ if TYPE_CHECKING:  # the names below, typed for mypy and editors; loaded by __ge
     from qar_sql.anonymization.outcome import AnonymizeResult
     from qar_sql.commands.anonymize import anonymize
     from qar_sql.commands.audit import audit
-    from qar_sql.commands.compare import compare
     from qar_sql.commands.discover import discover
     from qar_sql.commands.eliminate import eliminate
     from qar_sql.commands.history import history
     from qar_sql.commands.records import records
-    from qar_sql.commands.report import report
+    from qar_sql.commands.release import compare, report
     from qar_sql.commands.risk import risk
     from qar_sql.commands.scan import scan_config
     from qar_sql.commands.scan import scan_config as scan
@@ -75,9 +74,9 @@ _NAMES = {
     "whatif": "qar_sql.commands.whatif:whatif",
     "anonymize": "qar_sql.commands.anonymize:anonymize",
     "uniqueness": "qar_sql.commands.uniqueness:uniqueness",
-    "compare": "qar_sql.commands.compare:compare",
+    "compare": "qar_sql.commands.release:compare",
     "risk": "qar_sql.commands.risk:risk",
-    "report": "qar_sql.commands.report:report",
+    "report": "qar_sql.commands.release:report",
     "scan": "qar_sql.commands.scan:scan_config",
     "scan_config": "qar_sql.commands.scan:scan_config",
     "history": "qar_sql.commands.history:history",

@@ -21,6 +21,7 @@ from typing import Any, Generic, TypeVar
 
 import click
 
+from qar_sql.extras import require
 from qar_sql.guard import check_not_input
 from qar_sql.output.render import render
 from qar_sql.parameters.fields import Option as OptionMeta
@@ -79,7 +80,18 @@ class Command(Generic[P, R]):
     (what, path) of those it reads, as given (before ``prepare``), none of which may be another
     (the API's ``out`` is {}). On the command line only: ``parsed(values) → values`` (its parsed
     options before the parameters are made: a deprecated spelling read into its field) and
-    ``after_emit(result, params, extras)`` (once the result is printed: a file drawn from it)."""
+    ``after_emit(result, params, extras)`` (once the result is printed: a file drawn from it).
+
+    For commands that read more than one source or write files of their own: ``arguments``: the
+    positional arguments (the first reads $QAR_DATABASE_URL; a name other than ``source`` is a
+    field, as compare's ORIGINAL and TREATED); ``session(where, params) → keywords | None``: the
+    session's keywords taken from the prepared parameters (None: no source is read);
+    ``needs``: the optional extra required before any work; ``parse(values, where, out) →
+    values``: the fields that command-line-only options give (``--no-risk`` → ``risk``);
+    ``guard(where, params)``: no output over an input, before any file is read; ``write(result,
+    params, extras)``: the files the result makes (after it is printed; ``prints`` False: it is
+    not printed, as the report it writes to -o); ``cli_keywords``: keywords only the command line
+    gives ``run``."""
 
     name: str
     Params: type[P]
@@ -88,7 +100,7 @@ class Command(Generic[P, R]):
     order: tuple[str, ...]
     doc: str = ""
     source: tuple[str, ...] = SOURCE
-    outputs: Mapping[str, Callable] = field(default_factory=dict)
+    outputs: Mapping[str, Callable | click.Parameter] = field(default_factory=dict)
     emits: tuple[str, ...] = ()
     progress: str = "scanning"
     prepare: Callable[[P], P] | None = None
@@ -100,6 +112,19 @@ class Command(Generic[P, R]):
     parsed: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     after_emit: Callable[[R, P, Extras], None] | None = None
     session_params: tuple[str, ...] = ()
+    arguments: tuple[str, ...] = ("source",)
+    session: Callable[[dict, P], dict | None] | None = None
+    needs: str | None = None
+    parse: Callable[[dict, dict, dict], dict] | None = None
+    guard: Callable[[dict, P], None] | None = None
+    write: Callable[[R, P, Extras], None] | None = None
+    prints: bool = True
+    cli_keywords: Mapping[str, Any] = field(default_factory=dict)
+
+    def require(self, spelled: str) -> None:
+        """The optional extra the command needs, present (``spelled``: how the caller named it)."""
+        if self.needs is not None:
+            require(self.needs, spelled)
 
     def fields(self) -> dict[str, tuple[dataclasses.Field, OptionMeta]]:
         """Every option field, the parameters' then the source options', by name."""
@@ -113,17 +138,29 @@ class Command(Generic[P, R]):
 RAISE_AFTER_EMIT = "raise_after_emit"
 
 
-def run_on(where: Mapping[str, Any], cmd: Command[P, R], params: P, progress: Any, log: list[str] | None = None) -> R:
-    """``cmd.run`` on the session of the source options ``where``, closed after; ``log`` gets the
-    statements it rendered (:attr:`~qar_sql.engines.session.Session.sql_log`)."""
+def run_on(
+    where: Mapping[str, Any],
+    cmd: Command[P, R],
+    params: P,
+    progress: Any,
+    log: list[str] | None = None,
+    **keywords: Any,
+) -> R:
+    """``cmd.run`` on the session of the source options ``where`` (or of ``cmd.session``), closed
+    after; ``log`` gets the statements it rendered (:attr:`~qar_sql.engines.session.Session.sql_log`);
+    ``keywords`` go to ``run``."""
     from qar_sql.engines.source import session_of  # (numpy-backed: not loaded by `qar --help`)
 
-    with session_of(**where, **{name: getattr(params, name) for name in cmd.session_params}) as session:
+    opened = cmd.session(dict(where), params) if cmd.session is not None else where
+    if opened is None:
+        return cmd.run(None, params, progress, **keywords)
+    with session_of(**opened, **{name: getattr(params, name) for name in cmd.session_params}) as session:
         if log is None:
-            return cmd.run(session, params, progress)
+            return cmd.run(session, params, progress, **keywords)
+        start = len(session.sql_log)
         with session.logging_sql() as statements:
-            result = cmd.run(session, params, progress)
-        log.extend(statements)
+            result = cmd.run(session, params, progress, **keywords)
+        log.extend(statements[start:])
         return result
 
 
@@ -181,7 +218,12 @@ def click_option(name: str, f: dataclasses.Field, meta: OptionMeta) -> click.Opt
         attrs["type"] = _number(int if meta.kind == "int" else float, meta)
     if meta.multiple:
         attrs["multiple"] = True
-    attrs["default"] = default
+    if meta.flag_value is not None:  # (given alone: this value, as --store alone)
+        attrs["is_flag"], attrs["flag_value"] = False, meta.flag_value
+    if meta.required:  # (click's [required]; a default, even None, would count as given)
+        attrs["required"] = True
+    else:
+        attrs["default"] = default
     return click.Option(decls, callback=convert, **attrs)
 
 
@@ -189,8 +231,10 @@ def _off(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
     return not value
 
 
-def _decorated(decorator: Callable) -> click.Parameter:
-    """The click parameter a ``click.option(...)`` decorator adds."""
+def _decorated(decorator: Callable | click.Parameter) -> click.Parameter:
+    """The click parameter a ``click.option(...)`` decorator adds (or the parameter itself)."""
+    if isinstance(decorator, click.Parameter):
+        return decorator
     return decorator(lambda: None).__click_params__[0]
 
 
@@ -199,13 +243,16 @@ def cli_command(cmd: Command) -> click.Command:
     every command (parameters → prepare → session → progress → run → emit → exit with the
     verdict)."""
     fields = cmd.fields()
-    known = set(fields) | set(cmd.outputs) | {"source"}
+    known = set(fields) | set(cmd.outputs) | set(cmd.arguments)
     unknown = [n for n in cmd.order if n not in known]
-    on_cli = [n for n, (_, meta) in fields.items() if meta.cli]
+    on_cli = [n for n, (_, meta) in fields.items() if meta.cli and n not in cmd.arguments]
     missing = [n for n in (*on_cli, *cmd.outputs) if n not in cmd.order]
     if unknown or missing:
         raise TypeError(f"qar {cmd.name}: options {unknown} are no field, {missing} have no place in the order")
-    params: list[click.Parameter] = [click.Argument(["source"], required=False, envvar="QAR_DATABASE_URL")]
+    params: list[click.Parameter] = [
+        click.Argument([name], required=False, envvar="QAR_DATABASE_URL" if i == 0 else None)
+        for i, name in enumerate(cmd.arguments)
+    ]
     for name in cmd.order:
         if name in cmd.outputs:
             params.append(_decorated(cmd.outputs[name]))
@@ -215,6 +262,7 @@ def cli_command(cmd: Command) -> click.Command:
     required = [n for n, (f, meta) in fields.items() if meta.cli and f.default is dataclasses.MISSING]
 
     def body(**values: Any) -> None:
+        cmd.require(f"qar {cmd.name}")
         if cmd.parsed is not None:
             values = cmd.parsed(values)
         for name in required:  # (a field without a default: click's own sentence, as a required option's)
@@ -223,22 +271,29 @@ def cli_command(cmd: Command) -> click.Command:
                 raise click.MissingParameter(ctx=ctx, param=next(p for p in ctx.command.params if p.name == name))
         where = {n: values.pop(n) for n in source_names if n in values}
         out = {n: values.pop(n) for n in list(values) if n in cmd.outputs}
+        if cmd.parse is not None:
+            values = cmd.parse(values, where, out)
         settings = cmd.Params(**{k: v for k, v in values.items() if v is not None})
         if cmd.preview is not None:
             text = cmd.preview(where, settings, out)
             if text is not None:
                 click.echo(text, nl=False)
                 return
+        if cmd.guard is not None:
+            cmd.guard(where, settings)
         settings = _prepared(cmd, settings, where, out)
         extras = Extras(where, out)
         with Progress(cmd.progress, bool(out.get("quiet"))) as bar:
             if cmd.runner is not None:
                 result = cmd.runner(where, settings, bar, out)
             else:
-                result = run_on(where, cmd, settings, bar, log=extras.sql)
+                result = run_on(where, cmd, settings, bar, log=extras.sql, **cmd.cli_keywords)
         report = functools.partial(cmd.html, result, settings, extras) if cmd.html is not None else None
         shown = {k: settings if k == "params" else out[k] for k in cmd.emits}
-        click.echo(render(result, out.get("fmt", "text"), html=report, **shown), nl=False)
+        if cmd.prints:
+            click.echo(render(result, out.get("fmt", "text"), html=report, **shown), nl=False)
+        if cmd.write is not None:
+            cmd.write(result, settings, extras)
         if out.get(RAISE_AFTER_EMIT) is not None:
             raise out[RAISE_AFTER_EMIT]
         if cmd.after_emit is not None:
@@ -256,29 +311,41 @@ def cli_command(cmd: Command) -> click.Command:
 
 
 def api_function(cmd: Command[P, R]) -> Callable[..., R]:
-    """The Python API function of ``cmd``: ``source`` positional, then every field of its
-    parameters and its source options as keywords with the dataclass's defaults, and
-    ``progress``; it opens the session and calls ``run``."""
-    own = [f for f in dataclasses.fields(cmd.Params)]  # type: ignore[arg-type]
+    """The Python API function of ``cmd``: its arguments (``source``) positional, then every field
+    of its parameters and its source options as keywords with the dataclass's defaults, and
+    ``progress``; it opens the session, calls ``run`` and writes what ``write`` writes."""
+    given = {f.name: f for f in dataclasses.fields(cmd.Params)}  # type: ignore[arg-type]
+    own = [f for name, f in given.items() if name not in cmd.arguments]
     where = [f for f in dataclasses.fields(SourceOptions) if f.name in cmd.source and f.name != "source"]
-    kw = inspect.Parameter.KEYWORD_ONLY
+    kw, positional = inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD
     signature = inspect.Signature(
         [
-            inspect.Parameter("source", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None, annotation="SourceLike"),
+            *(
+                inspect.Parameter(
+                    n, positional, default=_default(given[n]) if n in given else None, annotation="SourceLike"
+                )
+                for n in cmd.arguments
+            ),
             *(inspect.Parameter(f.name, kw, default=_default(f), annotation=f.type) for f in (*own, *where)),
             inspect.Parameter("progress", kw, default=None, annotation="Progress | bool | None"),
         ],
         return_annotation=getattr(cmd.run, "__annotations__", {}).get("return", inspect.Signature.empty),
     )
-    names = {f.name for f in own}
+    names = set(given)
 
     def function(*args: Any, **kwargs: Any) -> R:
+        cmd.require(f"qar_sql.{cmd.name}()")
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
         values = dict(bound.arguments)
         progress = values.pop("progress")
         settings = cmd.Params(**{k: values.pop(k) for k in list(values) if k in names})
-        return run_on(values, cmd, _prepared(cmd, settings, values, {}), progress)
+        if cmd.guard is not None:
+            cmd.guard(values, settings)
+        result = run_on(values, cmd, _prepared(cmd, settings, values, {}), progress)
+        if cmd.write is not None:
+            cmd.write(result, settings, Extras(values, {}))
+        return result
 
     function.__name__ = function.__qualname__ = cmd.name
     function.__module__ = getattr(cmd.run, "__module__", __name__)

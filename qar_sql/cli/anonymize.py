@@ -10,11 +10,11 @@ import click
 from qar_sql import params
 from qar_sql.cli.emit import build, emit, session
 from qar_sql.cli.guard import guard_outputs
-from qar_sql.cli.search_options import hierarchy_files, search_options
 from qar_sql.engines.render import recording
 from qar_sql.output.files import check_plot, written
 from qar_sql.output.render import format_option
 from qar_sql.parameters.treat import THETAS, AnonymizeParams
+from qar_sql.search_options import hierarchy_files, search_options
 
 
 @click.command("anonymize")

@@ -332,12 +332,10 @@ from qar_sql.cli.anonymize import anonymize_cmd  # noqa: E402
 
 cli.add_command(anonymize_cmd)
 
-from qar_sql.cli.report import report_cmd  # noqa: E402
+from qar_sql.commands import release as release_commands  # noqa: E402
 
-cli.add_command(report_cmd)
-from qar_sql.cli.release import compare_cmd  # noqa: E402
-
-cli.add_command(compare_cmd)
+cli.add_command(cli_command(release_commands.REPORT))
+cli.add_command(cli_command(release_commands.COMPARE))
 
 from qar_sql.commands import uniqueness as uniqueness_command  # noqa: E402
 

@@ -16,12 +16,11 @@ With ``treatments`` the treated table is the what-if release of the original (th
 ``release``, else every treatment in file order), read side by side with the original values in
 one SELECT, so each record is linked to the row made from it (:mod:`qar_sql.comparison.tables`).
 
-The protocol of every command (``qar_sql/commands/__init__.py``): its parameters
-(:class:`~qar_sql.parameters.release.CompareParams`), :func:`prepare` once before any
-connection (the treatments file read, the treated side placed), ``run(session, params,
-progress) → result`` with the original as the session, in steps, and :func:`verdict` (exit 1
-below a --fail-below threshold). The Python API's function prepares, opens the session and
-calls ``run``.
+The hooks of the command :data:`qar_sql.commands.release.COMPARE` (``qar compare`` and
+:func:`qar_sql.compare` are made from it): :func:`prepare` once before any connection (the
+treatments file read), ``run(session, params, progress) → result`` with the original as the
+session (:func:`session_keywords`), in steps, and :func:`verdict` (exit 1 below a --fail-below
+threshold).
 """
 
 from __future__ import annotations
@@ -31,7 +30,6 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -42,96 +40,37 @@ from qar_sql.comparison.projection import API_KEYWORD, CLI_OPTION, ProjectionFit
 from qar_sql.comparison.read import select_sql
 from qar_sql.comparison.thresholds import below_thresholds, check_computed, check_thresholds
 from qar_sql.engines.session import Session
-from qar_sql.engines.source import Database, Relation, SourceLike, open_source, session_of
+from qar_sql.engines.source import Database, Relation, open_source
 from qar_sql.errors import ColumnError, DataError, ExitCode
-from qar_sql.extras import require
-from qar_sql.parameters.release import BATCH_ROWS, CompareParams
-from qar_sql.progress import with_progress
+from qar_sql.parameters.release import CompareParams
 from qar_sql.pushdown.scan import Progress
 from qar_sql.results import CompareResult, Distributions
-from qar_sql.rules import DEFAULT_JOBS
 from qar_sql.treat.treatments import Plan, load
 
 NAME = "compare"
 Params = CompareParams
 
 
-@with_progress("compare")
-def compare(
-    original: SourceLike,
-    treated: SourceLike = None,
-    *,
-    table: str | None = None,
-    treated_table: str | None = None,
-    treatments: str | Path | None = None,
-    link: str | None = None,
-    aligned: bool = False,
-    columns: Sequence[str] | None = None,
-    exclude: Sequence[str] | None = None,
-    categorical: Sequence[str] | None = None,
-    components: int | str | None = None,
-    attacker_columns: Sequence[str] | None = None,
-    target: str | None = None,
-    p: int = CompareParams.p,
-    alpha: float = CompareParams.alpha,
-    pi_u: float = CompareParams.pi_u,
-    pwm: str = CompareParams.pwm,
-    risk: bool = True,
-    cloaking: bool = True,
-    anonymeter: bool = False,
-    anonymeter_attacks: int = 500,
-    delimiter: str | None = None,
-    null_tokens: Sequence[str] = (),
-    impute: str = "none",
-    batch_rows: int = BATCH_ROWS,
-    threads: int | None = None,
-    jobs: int = DEFAULT_JOBS,
-    progress: Progress | None = None,
-    figures: bool = False,
-) -> CompareResult:
-    """Compare ``treated`` (a file, or a table of a DuckDB file or database URL) with
-    ``original``; see docs/compare.md for every metric.
-
-    ``link`` names a key column present and unique in both tables; ``aligned`` links row i to
-    row i (files and DuckDB tables, which keep their row order); ``treatments`` (a what-if TOML
-    file) builds the treated table from the original instead, linked by row. Without a link
-    only DTC, CDR, inference and the QaR risks are computed. ``components`` is a positive
-    integer or ``"all"``; by default 5, or fewer when the columns allow fewer; ``figures`` keeps the per-record distributions for
-    :func:`qar_sql.output.render_compare.plot_compare`. ``null_tokens`` are CSV cells read as NULL
-    (``NA``); ``impute`` says how a missing numeric value enters the projection: ``"none"``
-    (standardised on the non-missing values, NULL at the centre) or ``"mean"`` (the mean
-    imputed, then standardised: the Avatar paper's pipeline).
-    """
-    require("compare", "qar_sql.compare()")  # one sentence naming the extra, before any work
-    started = time.perf_counter()
-    params = CompareParams(
-        original=original, table=table, treated=treated, treated_table=treated_table, treatments=treatments,
-        link=link, aligned=aligned, columns=columns, exclude=exclude, categorical=categorical,
-        components=components, attacker_columns=attacker_columns, target=target, p=p, alpha=alpha, pi_u=pi_u,
-        pwm=pwm, risk=risk, cloaking=cloaking, anonymeter=anonymeter, anonymeter_attacks=anonymeter_attacks,
-        delimiter=delimiter, null_tokens=null_tokens, impute=impute, batch_rows=batch_rows, threads=threads,
-        jobs=jobs, figures=figures,
-    )  # fmt: skip
-    params = prepare(params)
-    with session_of(**session_keywords(params)) as session:
-        return run(session, params, progress, started=started, spelled=API_KEYWORD)
-
-
 def prepare(params: CompareParams) -> CompareParams:
     """``params`` ready to run, before any connection: the --fail-below thresholds possible
     with the options, the optional package anonymeter present when asked for, the treatments
-    file read (a bad file fails here), and the treated side placed — TREATED, else the
-    original's own source (its --treated-table), taking the original's --table where TREATED
-    is a database too."""
+    file read (a bad file fails here)."""
     linked = bool(params.link or params.aligned or params.treatments)
     check_thresholds(
         dict(params.fail_below), linked=linked, attacker_columns=params.attacker_columns, target=params.target
     )
     if params.anonymeter:
         require_anonymeter()  # a missing optional package fails before any read
+    if params.treatments is not None and not isinstance(params.treatments, Plan):
+        params = replace(params, treatments=load(params.treatments))
+    return params
+
+
+def placed(params: CompareParams) -> CompareParams:
+    """``params`` with the treated side placed (``params`` as given stay what the report shows):
+    TREATED, else the original's own source (its --treated-table), taking the original's --table
+    where TREATED is a database too; with treatments, the original itself."""
     if params.treatments is not None:
-        if not isinstance(params.treatments, Plan):
-            params = replace(params, treatments=load(params.treatments))
         return params
     treated = params.treated if params.treated is not None else params.original
     takes = params.treated is not None and tables.takes_table(params.treated)
@@ -139,9 +78,10 @@ def prepare(params: CompareParams) -> CompareParams:
 
 
 def session_keywords(params: CompareParams) -> dict[str, Any]:
-    """The keywords of ``session_of`` that open the original (``params`` as :func:`prepare`
-    gives them): its --null-token values apply to the CSV files among the two sides (a database
-    table has NULLs of its own), refused when neither side is one."""
+    """The keywords of ``session_of`` that open the original: its --null-token values apply to
+    the CSV files among the two sides (a database table has NULLs of its own), refused when
+    neither side is one."""
+    params = placed(params)
     treated = params.treated if params.treatments is None else None
     tokens = tables.null_tokens_for(params.original, treated, tuple(params.null_tokens))[0]
     where = {"source": params.original, "table": params.table, "delimiter": params.delimiter}
@@ -157,10 +97,12 @@ def verdict(result: CompareResult, params: CompareParams) -> int:
 
 
 def shown(result: CompareResult, params: CompareParams) -> dict[str, Any]:
-    """The options of the comparison as given (``params`` before :func:`prepare`), as its HTML
+    """The options of the comparison as given (``params`` before :func:`placed`), as its HTML
     report (:func:`qar_sql.commands.report.html`) lists them."""
     out = {"original": params.original, "treated": params.treated, "table": params.table}
-    out |= {name: getattr(params, name) for name in ("treated_table", "treatments", "link", "aligned")}
+    out |= {"treated_table": params.treated_table}
+    out["treatments"] = getattr(params.treatments, "path", params.treatments)  # (the file, also once read)
+    out |= {"link": params.link, "aligned": params.aligned}
     out |= {"columns": params.columns, "exclude": params.exclude}
     out |= {"components": params.components or result.components, "target": params.target}  # the default as resolved
     return out | {"p": params.p, "alpha": params.alpha, "pi_u": params.pi_u, "pwm": params.pwm}
@@ -373,14 +315,15 @@ def run(
     progress: Progress | None = None,
     *,
     started: float | None = None,
-    spelled: str = CLI_OPTION,
+    on_cli: bool = False,
 ) -> CompareResult:
-    """The comparison of the treated release that ``params`` places (:func:`prepare`) with the
-    session's relation, the original. ``spelled`` names the components option in messages
-    (``--components 8`` on the command line, ``components=8`` to a Python caller). A
+    """The comparison of the treated release that ``params`` places (:func:`placed`) with the
+    session's relation, the original. ``on_cli``: messages name the components option as the
+    command line does (``--components 8``; else ``components=8``, as a Python caller). A
     --fail-below threshold on a metric the result lacks is a usage error: it can neither pass
     nor fail."""
     started = started if started is not None else time.perf_counter()
+    params, spelled = placed(params), CLI_OPTION if on_cli else API_KEYWORD
     notes: list[str] = []
     steps = _Steps(progress, 5 + (2 if params.risk else 0) + (1 if params.anonymeter else 0))
     with ExitStack() as stack:

@@ -1,8 +1,9 @@
 """``qar report``: one self-contained HTML report of a table (:func:`qar_sql.report`).
 
-The shape every command has (``qar_sql/commands/__init__.py``): its parameters
-(:class:`~qar_sql.parameters.release.ReportParams`), ``run(session, params, progress) → result``
-and the Python API's function, which opens the session and calls ``run``. Its ``run`` is the one
+The hooks of the command :data:`qar_sql.commands.release.REPORT` (``qar report`` and
+:func:`qar_sql.report` are made from it): its parameters
+(:class:`~qar_sql.parameters.release.ReportParams`), :func:`prepare`, :func:`files` (the output
+guard's), ``run(session, params, progress) → result``, :func:`write` and :func:`verdict`. Its ``run`` is the one
 that runs other commands: on one session, the audit and the per-record contributions in one
 fused scan, then the elimination curves; the what-if, uniqueness, comparison and classic
 sections are those commands' ``run`` on the same session, the history a results store's.
@@ -23,13 +24,11 @@ from qar_sql.commands import anonymize, compare, whatif
 from qar_sql.commands.page import command_line, html, report_inputs, sql_text  # noqa: F401 (html: the commands' pages)
 from qar_sql.compliance.history import history
 from qar_sql.compliance.store import hash_key, stored_audit, stored_results, stored_top_records
-from qar_sql.engines.render import recording
-from qar_sql.engines.secrets import mask_source, secret_values
+from qar_sql.engines.secrets import mask_source, scrub, secret_values
 from qar_sql.engines.session import Session
-from qar_sql.engines.source import SourceLike, resolve_source, select_columns, session_of
+from qar_sql.engines.source import SourceLike, resolve_source, select_columns
 from qar_sql.errors import ColumnError, QarError, UsageError
 from qar_sql.extras import require
-from qar_sql.guard import check_not_input
 from qar_sql.measures.audit import Options, audit_relation, with_sensitivity
 from qar_sql.measures.classic import check_not_source, output_kind, risk_relation
 from qar_sql.output.files import check_writable
@@ -156,8 +155,10 @@ def run(session: Session | None, params: ReportParams, progress: Progress | None
             found[field] = None
             continue
         run, settings = value
-        with recording() as ran[title]:
+        start = len(session.sql_log)
+        with session.logging_sql():
             found[field] = run(session, settings)
+        ran[title] = session.sql_log[start:]
     found["history"] = read_history(params.store, result.table) if params.store is not None else None
     where = session.where
     resolved, table = where.get("source", session.label), where.get("table")
@@ -228,7 +229,7 @@ def _whatif(params: ReportParams, columns: Sequence[str], where: Mapping[str, An
         return None
 
     settings = WhatIfParams(treatments=params.treatments, columns=columns, jobs=params.jobs, **_tail(params))
-    return whatif, whatif.prepare(settings)
+    return whatif.run, whatif.prepare(settings)
 
 
 def _uniqueness(params: ReportParams, columns: Sequence[str], where: Mapping[str, Any]) -> tuple[Any, Any] | None:
@@ -467,43 +468,6 @@ def _parameters(result: AuditResult, table, **more: Any) -> dict[str, Any]:
     }
 
 
-def report(source: SourceLike = None, *, output: str | Path | None = None, **options: Any) -> ReportInputs:
-    """Build the HTML report of ``source``; write it to ``output`` when given. ``.to_html()`` of
-    the result renders it again, from the results alone.
-
-    ``options``: the fields of :class:`~qar_sql.parameters.release.ReportParams` (the audit's
-    ``columns``, ``exclude``, ``p``, ``alpha``, ``pi_u``, ``pwm``, ``jobs``; ``k``, ``key``,
-    ``top``, ``hash_secret``; ``records`` (None: when the source has a record order; False leaves
-    them out); ``treatments`` adds the what-if section, ``store`` the history, ``group_size`` the
-    uniqueness section, ``compare`` (a treated release: a file, or with ``treated_table`` a
-    table; linked by the key column ``link`` or ``aligned`` by row) the original-vs-treated
-    section, ``classic`` (True, or :func:`qar_sql.risk`'s keywords such as ``weight``,
-    ``sensitive``, ``population``; False leaves them out) the classic measures; ``greedy`` the
-    greedy elimination curve; ``anonymize`` (:class:`~qar_sql.parameters.treat.AnonymizeParams`
-    or :func:`qar_sql.anonymize`'s keywords, e.g. ``{"hierarchy": {"age": "age.toml"}, "k": 5}``)
-    the anonymization section, on the report's columns and tail; ``threshold`` the risk of the verdict, only one the user set,
-    named by ``threshold_source``; ``title``, ``owner``, ``purpose`` and ``release_kind``
-    ("internal", or "external": no per-record table, key, position or value combination) the
-    release context of the first page), the source options ``table``, ``delimiter`` and
-    ``null_tokens``, and ``progress``."""
-    where = {name: options.pop(name) for name in ("table", "delimiter", "null_tokens") if name in options}
-    progress = options.pop("progress", None)
-    params = ReportParams(**options)
-    if params.compare is not None:  # before any work, as qar report --compare
-        require("compare", "the report's comparison (compare=)")
-    if output is not None:  # never over a file the report reads, checked before the work
-        reads = [("the source file itself", source), ("the treated release", params.compare)]
-        if params.anonymize is not None:
-            h = params.anonymize.hierarchy
-            reads += [("a hierarchy file", f) for _, f in (h.items() if isinstance(h, Mapping) else h)]
-        check_not_input([("output", output)], [*reads, ("the treatments file", params.treatments)])
-    with session_of(source, **where) as session:
-        inputs = run(session, params, progress)
-    if output is not None:
-        write_html(inputs, str(output))
-    return inputs
-
-
 #: The format each suffix of -o names.
 SUFFIX_FORMATS = {".html": "html", ".htm": "html", ".md": "md", ".markdown": "md", ".csv": "csv"}
 #: Suffixes of formats the report is not: -o report.pdf wrote an HTML page into report.pdf.
@@ -537,19 +501,19 @@ def report_format(fmt: str | None, output: str) -> str:
 def prepare(params: ReportParams) -> ReportParams:
     """Everything read and checked before the first query: the format (from -o's suffix), the
     comparison's extra, -o writable, the treatments file (:func:`prepared`), the hash secret
-    (``hash_secret_file``, else $QAR_HASH_SECRET) and the command line the report shows."""
+    (``hash_secret_file``, else $QAR_HASH_SECRET), masked in the command line the report shows."""
     from qar_sql.compliance.store import HASH_SECRET_ENV, hash_secret
 
     fmt = report_format(params.format, params.output or "-")
     if params.compare is not None:  # before any work: the comparison needs the [compare] extra
-        require("compare", "qar report --compare")
+        require("compare", "the report's comparison (--compare)")
     if params.output not in (None, "-"):
         check_writable(params.output, "--output")
     params = prepared(params)
     secret = params.hash_secret
     if params.hash_secret_file or os.environ.get(HASH_SECRET_ENV):
         secret = hash_secret(params.hash_secret_file)
-    command = command_line([secret] if secret else [])
+    command = scrub(params.command, [secret]) if params.command and secret else params.command
     return dataclasses.replace(params, format=fmt, hash_secret=secret, command=command)
 
 

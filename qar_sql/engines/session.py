@@ -124,13 +124,22 @@ class Session:
         #: The statements rendered while :meth:`logging_sql` was open, in order (the HTML
         #: report's "SQL that ran").
         self.sql_log: list[str] = []
+        self._logging = False
         db.shared = True
 
     @contextmanager
     def logging_sql(self) -> Iterator[list[str]]:
-        """Keep every statement rendered while the block runs in :attr:`sql_log`."""
-        with recording(self.sql_log):
+        """Keep every statement rendered while the block runs in :attr:`sql_log` (a block inside
+        another, as the report's sections inside the command's, keeps each statement once)."""
+        if self._logging:
             yield self.sql_log
+            return
+        self._logging = True
+        try:
+            with recording(self.sql_log):
+                yield self.sql_log
+        finally:
+            self._logging = False
 
     @property
     def columns(self) -> tuple[str, ...]:

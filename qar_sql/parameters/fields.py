@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from qar_sql import rules
-from qar_sql.errors import ParameterError
+from qar_sql.errors import ParameterError, require_whole, shown
 
 #: The key of the option metadata in a field's ``metadata``.
 KEY = "qar_option"
@@ -32,7 +32,8 @@ class Option:
     ``minimum``/``maximum`` bound a number; ``multiple``: repeatable; ``envvar``: a variable
     other than the QAR_<long flag> rule's; ``check``: the field's one check (raises a
     ParameterError naming the value), run by :func:`check_fields` and by the command line while
-    it parses; ``cli``: False for a keyword of the Python API only."""
+    it parses; ``cli``: False for a keyword of the Python API only; ``flag_value``: the value of
+    the option given alone (``--store`` alone: ""); ``required``: on the command line."""
 
     help: str
     flags: tuple[str, ...] = ()
@@ -45,6 +46,8 @@ class Option:
     hidden: bool = False
     check: Callable[[Any], Any] | None = None
     cli: bool = True
+    flag_value: Any = None
+    required: bool = False
 
 
 def option(default: Any = None, *, help: str, **meta: Any) -> Any:
@@ -227,6 +230,16 @@ def population() -> Any:
     )
 
 
+# --- compare and report -----------------------------------------------------------------------------
+
+
+def source_option(name: str) -> Any:
+    """The field of the source option ``name`` (:class:`SourceOptions`) in a command's own
+    parameters (``qar compare`` opens its two sides itself)."""
+    f = SourceOptions.__dataclass_fields__[name]
+    return dataclasses.field(default=f.default, metadata=f.metadata)
+
+
 def key() -> Any:
     return option(
         None,
@@ -239,3 +252,53 @@ def key() -> Any:
 def all_text() -> Any:
     """--all-text as a command's parameter (checked with its other options), not as a source option."""
     return dataclasses.field(default=False, metadata=SourceOptions.__dataclass_fields__["all_text"].metadata)
+
+
+def hash_secret_file(purpose: str) -> Any:
+    return option(
+        None,
+        help=f"File holding the secret {purpose}.",
+        flags=("--hash-secret-file",),
+        kind="path",
+        envvar="QAR_HASH_SECRET_FILE",
+    )
+
+
+def store(help: str) -> Any:
+    """--store: a results store, the default one when given alone ("")."""
+    return option(None, help=help, flags=("--store",), flag_value="")
+
+
+def _check_k(k: object) -> None:
+    require_whole(k, 2, f"--k {shown(k)} must be a whole number of at least 2, e.g. 5")
+
+
+def k() -> Any:
+    return option(
+        5,
+        help="k for the k-anonymity summary (records in classes smaller than k).",
+        flags=("--k",),
+        kind="int",
+        minimum=2,
+        check=_check_k,
+    )
+
+
+def interval_level() -> Any:
+    return option(
+        rules.DEFAULT_LEVEL,
+        help="Nominal level of the tail-fit bands of T̂, u, ξ and β (bootstrap quantiles; not a confidence level).",
+        flags=("--interval-level",),
+        kind="float",
+        check=rules.check_level,
+    )
+
+
+def bootstrap() -> Any:
+    return option(
+        rules.DEFAULT_RESAMPLES,
+        help="Bootstrap resamples for the tail-fit bands (seeded: the same data give the same band); 0 for none.",
+        flags=("--bootstrap",),
+        kind="int",
+        check=rules.check_resamples,
+    )

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from qar_sql import rules
 from qar_sql.errors import ParameterError, UsageError, require_whole, shown
+from qar_sql.parameters import fields
+from qar_sql.parameters.fields import Option, check_fields, option
 from qar_sql.parameters.tail import TailParams
 from qar_sql.parameters.treat import AnonymizeParams
-from qar_sql.rules import DEFAULT_JOBS
 
 # --- compare ----------------------------------------------------------------------------------------
 
@@ -37,29 +38,85 @@ class CompareParams(TailParams):
     the original itself. ``fail_below``: the --fail-below thresholds, metric → value (exit 1
     below one)."""
 
-    original: Any = None
-    table: str | None = None
-    treated: Any = None
-    treated_table: str | None = None
-    treatments: Any = None
-    link: str | None = None
-    aligned: bool = False
-    categorical: Sequence[str] | None = None
-    components: int | str | None = None  # None: 5, or fewer when the columns allow fewer
-    attacker_columns: Sequence[str] | None = None
-    target: str | None = None
-    risk: bool = True
-    cloaking: bool = True
-    anonymeter: bool = False
-    anonymeter_attacks: int = 500
-    delimiter: str | None = None
-    null_tokens: Sequence[str] = ()
-    impute: str = "none"
-    batch_rows: int = BATCH_ROWS
-    threads: int | None = None
-    jobs: int = DEFAULT_JOBS
-    figures: bool = False
-    fail_below: Mapping[str, float] = field(default_factory=dict)
+    original: Any = option(
+        None, help="The original: a CSV/Parquet/DuckDB file, a SQLAlchemy URL or an open Source.", cli=False
+    )
+    table: str | None = fields.source_option("table")
+    treated: Any = option(
+        None, help="The treated release: a file or a database URL (default: the original's source).", cli=False
+    )
+    treated_table: str | None = option(
+        None, help="Table of the treated release (default: --table).", flags=("--treated-table",)
+    )
+    treatments: Any = option(
+        None,
+        help="What-if TOML file: build the treated table from ORIGINAL (its release), linked by row.",
+        flags=("--treatments", "-T"),
+        kind="path",
+    )
+    link: str | None = option(
+        None, help="Key column linking each original record to the treated record made from it.", flags=("--link",)
+    )
+    aligned: bool = option(
+        False,
+        help="Link row i of ORIGINAL to row i of TREATED (files and DuckDB tables).",
+        flags=("--aligned",),
+        kind="flag",
+    )
+    categorical: Sequence[str] | None = option(
+        None,
+        help="Columns to compare as categories although their type is numeric, comma-separated.",
+        flags=("--categorical",),
+        kind="names",
+    )
+    components: int | str | None = option(
+        None,
+        help="Axes of the projection: a number or 'all'.  [default: 5, or fewer when the columns allow fewer]",
+        flags=("--components",),
+    )
+    attacker_columns: Sequence[str] | None = option(
+        None,
+        help="Columns an attacker holds from an external source (correlation protection rate).",
+        flags=("--attacker-columns",),
+        kind="names",
+    )
+    target: str | None = option(
+        None, help="Column the inference attack tries to read off the nearest treated record.", flags=("--target",)
+    )
+    risk: bool = option(True, help="The QaR audits of both tables (--no-risk: skip them).", cli=False)
+    cloaking: bool = option(True, help="The local cloaking of every linked record.", cli=False)
+    anonymeter: bool = option(
+        False,
+        help="Also run anonymeter's three evaluators (pip install 'qar-sql[anonymeter]').",
+        flags=("--anonymeter",),
+        kind="flag",
+    )
+    anonymeter_attacks: int = option(
+        500, help="Attacks per anonymeter evaluator.", flags=("--anonymeter-attacks",), kind="int", minimum=10
+    )
+    delimiter: str | None = fields.source_option("delimiter")
+    null_tokens: Sequence[str] = fields.source_option("null_tokens")
+    impute: str = option(
+        "none",
+        help="A missing number: none standardises on the present values (NULL at the centre); mean imputes the "
+        "mean first, then standardises (the Avatar paper).",
+        flags=("--impute",),
+        kind="choice",
+        choices=IMPUTE,
+    )
+    batch_rows: int = option(BATCH_ROWS, help="Rows per batch read from either table.", cli=False)
+    threads: int | None = fields.source_option("threads")
+    jobs: int = fields.jobs()
+    figures: bool = option(
+        False, help="Keep the per-record distributions for qar_sql.output.render_compare.plot_compare.", cli=False
+    )
+    fail_below: Mapping[str, float] = option(
+        None,
+        help="Exit 1 when a metric is below a value, e.g. hidden_rate=0.9 (dtc, cdr, hidden_rate, local_cloaking, "
+        "local_cloaking_ties, correlation_protection_rate, mae).",
+        flags=("--fail-below",),
+        multiple=True,
+    )
 
     def __post_init__(self) -> None:
         treated, treatments, link, aligned = self.treated, self.treatments, self.link, self.aligned
@@ -80,12 +137,33 @@ class CompareParams(TailParams):
         object.__setattr__(self, "null_tokens", rules.check_null_tokens(self.null_tokens))
         if self.impute not in IMPUTE:
             raise ParameterError(f"--impute {self.impute!r} is unknown; use one of {', '.join(IMPUTE)}")
+        object.__setattr__(self, "fail_below", dict(self.fail_below or {}))
+        object.__setattr__(self, "components", _components(self.components))
+
+
+def _components(value: int | str | None) -> int | str | None:
+    """--components as text (the command line): a number, or 'all' in any case; a number's range
+    is the projection's to check, which knows the columns."""
+    if not isinstance(value, str):
+        return value
+    if value.strip().lower() == "all":
+        return "all"
+    try:
+        return int(value)
+    except ValueError:
+        raise ParameterError(
+            f"--components {value!r} is neither a number nor 'all'; give a positive integer or 'all'"
+        ) from None
 
 
 # --- report ---------------------------------------------------------------------------------------
 
 #: ``--release-kind``: external leaves out every per-record table, key, position and value combination.
 RELEASE_KINDS = ("internal", "external")
+
+#: ``--format`` of the report: the page, its Markdown, and the generic table formats of the
+#: output (``FORMATS`` with a table: csv).
+REPORT_FORMATS = ("html", "md", "csv")
 
 
 def check_release_context(threshold: float | None, release_kind: str) -> None:
@@ -104,58 +182,131 @@ class ReportParams(TailParams):
     :func:`qar_sql.report` take their defaults from here. Checked when made, before any file is
     read or database opened."""
 
-    k: int = 5
-    #: The key columns that order the records (default: a file's row order).
-    key: Sequence[str] | None = None
-    top: int = 10
-    #: Hashes the record keys of the records section (``--hash-secret-file``).
-    hash_secret: str | None = field(default=None, repr=False)
-    #: The records and elimination sections: None when the source has a record order, False
-    #: left out (they cost a second pass), True asked for.
-    records: bool | None = None
-    eliminate_step: int | None = None
-    greedy: bool = True
-    treatments: Any = None
+    k: int = fields.k()
+    key: Sequence[str] | None = fields.key()
+    top: int = option(
+        10,
+        help="How many of the riskiest records the report lists.",
+        flags=("--top",),
+        kind="int",
+        minimum=1,
+        maximum=1000,
+    )
+    hash_secret: str | None = dataclasses.field(
+        default=None, repr=False, metadata={fields.KEY: Option(help="The secret that hashes record keys.", cli=False)}
+    )
+    records: bool | None = option(
+        None,
+        help="The records and elimination sections (a second pass): None when the source has a record order, "
+        "False left out (--no-records), True asked for.",
+        cli=False,
+    )
+    eliminate_step: int | None = option(None, help="Records removed per step of the elimination curves.", cli=False)
+    greedy: bool = option(True, help="The greedy elimination curve.", cli=False)
+    treatments: Any = option(
+        None, help="A treatments TOML file: adds the what-if section.", flags=("--treatments", "-T"), kind="path"
+    )
     #: The history section's results store ("": the default store).
-    store: str | None = None
-    group_size: int | None = None
-    #: The treated release (``--compare``) and how its records are linked to the original's.
-    compare: Any = None
-    treated_table: str | None = None
-    link: str | None = None
-    aligned: bool = False
-    #: The classic measures (on by default; ``--no-classic``): True with the options below, or
-    #: :func:`qar_sql.risk`'s keywords as a mapping.
-    classic: bool | Mapping[str, Any] = True
-    weight: str | None = None
-    sensitive: Sequence[str] = ()
-    population: int | None = None
-    sampling_fraction: float | None = None
-    #: The risk the verdict compares T̂ with, only one the user set (None: no verdict), and
-    #: where it came from.
-    threshold: float | None = None
-    threshold_source: str | None = None
-    #: Rebuild a recorded run's report (``--from-store`` with ``--run``) instead of reading SOURCE.
-    from_store: str | None = None
-    run_id: str | None = None
-    title: str | None = None
-    owner: str | None = None
-    purpose: str | None = None
-    release_kind: str = "internal"
-    #: The command line shown in the reproducibility block (its secrets masked).
-    command: str | None = None
-    #: The file hash_secret is read from (``--hash-secret-file``; else $QAR_HASH_SECRET).
-    hash_secret_file: str | None = None
-    #: Where the report goes (``-o``; ``-``: stdout) and as what (html, md or csv; None: from
-    #: the suffix of ``output``, else html).
-    output: str | None = None
-    format: str | None = None
-    interval_level: float | None = None
-    bootstrap: int | None = None
-    jobs: int = DEFAULT_JOBS
-    #: The anonymization section (``--anonymize``): an :class:`~qar_sql.parameters.treat.AnonymizeParams`
-    #: or a mapping of :func:`qar_sql.anonymize`'s keywords; its audit columns and tail are the report's.
-    anonymize: Any = None
+    store: str | None = fields.store(
+        "Results store: a .duckdb file or a database URL (given alone or left out: $QAR_STORE, else "
+        "qar_results.duckdb). An audit records its run only when --store is given."
+    )
+    group_size: int | None = option(
+        None,
+        help="Group size k: adds the uniqueness section (the chance that k people are all unique).",
+        flags=("--group-size", "-g"),
+        kind="int",
+        minimum=2,
+    )
+    compare: Any = option(
+        None,
+        help="A treated release of SOURCE (a file, or a DuckDB file or URL with --treated-table): adds the original "
+        "vs treated section.",
+        flags=("--compare",),
+    )
+    treated_table: str | None = option(
+        None, help="With --compare: the treated table (default: --table).", flags=("--treated-table",)
+    )
+    link: str | None = option(
+        None,
+        help="With --compare: the key column linking each original record to its treated record.",
+        flags=("--link",),
+    )
+    aligned: bool = option(
+        False,
+        help="With --compare: link row i of SOURCE to row i of the treated release.",
+        flags=("--aligned",),
+        kind="flag",
+    )
+    classic: bool | Mapping[str, Any] = option(
+        True,
+        help="The classic measures: True with the options below, False (--no-classic), or qar_sql.risk's keywords.",
+        cli=False,
+    )
+    weight: str | None = option(
+        None,
+        help="With --classic: the sampling-weight column (journalist, marketer, individual risk).",
+        flags=("--weight",),
+    )
+    sensitive: Sequence[str] = option(
+        (),
+        help="With --classic: sensitive column(s) for l-diversity and t-closeness, comma-separated.",
+        flags=("--sensitive",),
+        kind="names",
+    )
+    population: int | None = fields.population()
+    sampling_fraction: float | None = fields.sampling_fraction()
+    threshold: float | None = option(
+        None,
+        help="The risk the first page's verdict compares T̂ with (--fail-above), only one the user set (None: no verdict).",
+        cli=False,
+    )
+    threshold_source: str | None = option(None, help="Where the threshold came from.", cli=False)
+    from_store: str | None = option(
+        None,
+        help="Rebuild the report of a recorded run from this results store (alone: $QAR_STORE, else "
+        "qar_results.duckdb), with --run; SOURCE is not read.",
+        flags=("--from-store",),
+        flag_value="",
+    )
+    run_id: str | None = option(
+        None, help="With --from-store: the run id (qar history --format json lists them).", flags=("--run",)
+    )
+    title: str | None = option(None, help="The report's title (first page and <title>).", flags=("--title",))
+    owner: str | None = option(None, help="Who owns the release (first page and sign-off).", flags=("--owner",))
+    purpose: str | None = option(None, help="What the release is for (first page and sign-off).", flags=("--purpose",))
+    release_kind: str = option(
+        "internal",
+        help="external: leave out every per-record table, record key, record position and value combination.",
+        flags=("--release-kind",),
+        kind="choice",
+        choices=RELEASE_KINDS,
+    )
+    command: str | None = option(None, help="The command line the reproducibility block shows.", cli=False)
+    hash_secret_file: str | None = fields.hash_secret_file(
+        "that hashes record keys (else $QAR_HASH_SECRET; without one, positions are shown)"
+    )
+    format: str | None = option(
+        None,
+        help="html: one self-contained page; md: the same report as Markdown; csv: the audit's QIs, one row each "
+        "(as qar audit --format csv). Default: from -o's suffix (.md, .markdown, .csv), else html; a suffix "
+        "that names another format is refused.",
+        flags=("--format", "-f"),
+        kind="choice",
+        choices=REPORT_FORMATS,
+    )
+    output: str | None = option(
+        None, help="The file to write; - for stdout.", flags=("--output", "-o"), kind="path", required=True
+    )
+    interval_level: float | None = fields.interval_level()
+    bootstrap: int | None = fields.bootstrap()
+    jobs: int = fields.jobs()
+    anonymize: Any = option(
+        None,
+        help="The anonymization section (--anonymize), on the report's columns and tail: AnonymizeParams or "
+        "qar_sql.anonymize's keywords, e.g. {'hierarchy': {'age': 'age.toml'}, 'k': 5}.",
+        cli=False,
+    )
 
     def __post_init__(self) -> None:
         if self.anonymize is not None:
@@ -163,6 +314,7 @@ class ReportParams(TailParams):
                 raise UsageError("--anonymize searches SOURCE, which --from-store does not read; leave one out")
             object.__setattr__(self, "anonymize", anonymize_params(self.anonymize, self))
         check_release_context(self.threshold, self.release_kind)
+        check_fields(self)
         require_whole(self.top, 1, f"--top {self.top!r} must be a whole number of at least 1, e.g. 10")
         self.validate()
         if (self.from_store is None) != (self.run_id is None):

@@ -8,7 +8,7 @@ from dataclasses import fields as dataclass_fields
 from typing import Any
 
 from qar_sql import rules
-from qar_sql.errors import ParameterError, UsageError, require_whole, shown
+from qar_sql.errors import ParameterError, UsageError
 from qar_sql.parameters import fields
 from qar_sql.parameters.fields import check_fields, option
 
@@ -71,10 +71,6 @@ class TailParams:
         check_tail(self.p, self.alpha, self.pi_u, self.pwm)
 
 
-def _check_k(k: object) -> None:
-    require_whole(k, 2, f"--k {shown(k)} must be a whole number of at least 2, e.g. 5")
-
-
 def _check_group_size(k: int | None) -> None:
     if k is not None:
         rules.check_group_size(k)
@@ -95,14 +91,7 @@ class AuditParams(TailParams):
     (:attr:`prune_mode`). ``min_exceedances`` and ``fail_above`` are the command's verdict on the
     result (exit 2 and exit 1); the audit itself does not read them."""
 
-    k: int = option(
-        5,
-        help="k for the k-anonymity summary (records in classes smaller than k).",
-        flags=("--k",),
-        kind="int",
-        minimum=2,
-        check=_check_k,
-    )
+    k: int = fields.k()
     batch_size: int | None = fields.batch_size()
     jobs: int = fields.jobs()
     group_size: int | None = option(
@@ -113,20 +102,8 @@ class AuditParams(TailParams):
         kind="int",
         check=_check_group_size,
     )
-    interval_level: float = option(
-        rules.DEFAULT_LEVEL,
-        help="Nominal level of the tail-fit bands of T̂, u, ξ and β (bootstrap quantiles; not a confidence level).",
-        flags=("--interval-level",),
-        kind="float",
-        check=rules.check_level,
-    )
-    bootstrap: int = option(
-        rules.DEFAULT_RESAMPLES,
-        help="Bootstrap resamples for the tail-fit bands (seeded: the same data give the same band); 0 for none.",
-        flags=("--bootstrap",),
-        kind="int",
-        check=rules.check_resamples,
-    )
+    interval_level: float = fields.interval_level()
+    bootstrap: int = fields.bootstrap()
     prune: str | None = option(
         None,
         help="auto: group only the QIs that can reach the tail, bounded by the QIs of size p - 1 "

@@ -43,6 +43,7 @@ class WhatIfParams(TailParams):
         help="TOML file of treatments (schema: docs/treatments.md).",
         flags=("--treatments", "-T"),
         kind="path",
+        required=True,
     )
     qid: Sequence[str] | str | None = option(
         None,

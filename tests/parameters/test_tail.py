@@ -159,7 +159,7 @@ def test_config_json_keeps_its_ascii_escapes_and_refuses_nan(tmp_path):
 def test_the_copies_of_the_defaults_outside_parameters_agree():
     """Where the audit's defaults are still written out — in modules that may not import
     ``qar_sql.parameters`` (statistics) or are not yet converted (compare, the one-statement SQL) — they equal AuditParams' (drift shows here)."""
-    from qar_sql.commands.compare import compare
+    from qar_sql.commands.release import compare
     from qar_sql.pushdown import insql
 
     for function in (evt.qar_risk, evt.qar_risk_gradient, tail_interval.bootstrap_intervals, insql.risk_sql, compare):
