@@ -21,6 +21,7 @@ from typing import Any, Generic, TypeVar
 
 import click
 
+from qar_sql.errors import ParameterError
 from qar_sql.output.render import render
 from qar_sql.parameters.fields import Option as OptionMeta
 from qar_sql.parameters.fields import SourceOptions, meta_of, options_of
@@ -134,7 +135,7 @@ def click_option(name: str, f: dataclasses.Field, meta: OptionMeta) -> click.Opt
     long = next(d for d in decls if d.startswith("--"))
     if long[2:].replace("-", "_") != name:
         decls.append(name)
-    attrs: dict[str, Any] = {"help": meta.help, "hidden": meta.hidden, "envvar": meta.envvar}
+    attrs: dict[str, Any] = {"help": meta.help, "hidden": meta.hidden, "envvar": meta.envvar, "required": meta.required}
     convert: Callable | None = None
     default = f.default
     if meta.kind == "flag":
@@ -147,13 +148,33 @@ def click_option(name: str, f: dataclasses.Field, meta: OptionMeta) -> click.Opt
         attrs["type"] = click.Choice(meta.choices)
     elif meta.kind == "path":
         attrs["type"] = click.Path(dir_okay=False)
+    elif meta.kind == "dir":
+        attrs["type"] = click.Path(file_okay=False)
+    elif meta.kind == "dialect":
+        from qar_sql.engines.dialects import DIALECTS
+
+        attrs["type"] = click.Choice(sorted(DIALECTS))
     elif meta.kind in ("int", "float"):
         attrs["type"] = _number(int if meta.kind == "int" else float, meta)
     if meta.multiple:
         attrs["multiple"] = True
+    if meta.parse is not None:
+        convert = _parsing(meta.parse)
     attrs["default"] = default
 
     return click.Option(decls, callback=convert, **attrs)
+
+
+def _parsing(parse: Callable[[Any], Any]) -> Callable:
+    """A click callback of the field's ``parse``: its ParameterError is click's usage error."""
+
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        try:
+            return parse(value)
+        except ParameterError as exc:
+            raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
+
+    return callback
 
 
 def _decorated(decorator: Callable) -> click.Parameter:
@@ -209,6 +230,20 @@ def cli_command(cmd: Command) -> click.Command:
             sys.exit(int(code))
 
     return click.Command(cmd.name, params=params, callback=body, help=cmd.help)
+
+
+def guard_outputs(writes: list[tuple[str, Any]], reads: list[tuple[str, Any]]) -> None:
+    """Refuse, before any work, an output that is a file this command reads (exit 2,
+    :func:`qar_sql.guard.check_not_input`); the files read always include the qar.toml or
+    pyproject.toml whose defaults apply (found or named by --config)."""
+    from qar_sql.guard import check_not_input
+
+    ctx = click.get_current_context(silent=True)
+    root = ctx.find_root().obj if ctx is not None else None
+    config = root.get("config") if isinstance(root, dict) else None
+    if config is not None and getattr(config, "path", None):
+        reads = [*reads, ("the config file", str(config.path))]
+    check_not_input(writes, reads)
 
 
 # --- the Python API -------------------------------------------------------------------------------

@@ -326,9 +326,9 @@ from qar_sql.cli.treat import discover_cmd, whatif_cmd  # noqa: E402
 cli.add_command(discover_cmd)
 cli.add_command(whatif_cmd)
 
-from qar_sql.cli.anonymize import anonymize_cmd  # noqa: E402
+from qar_sql.commands import anonymize as anonymize_command  # noqa: E402
 
-cli.add_command(anonymize_cmd)
+cli.add_command(cli_command(anonymize_command.COMMAND))
 
 from qar_sql.cli.report import report_cmd  # noqa: E402
 

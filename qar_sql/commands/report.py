@@ -16,15 +16,22 @@ import os
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from qar_sql.commands import anonymize, compare, risk, uniqueness, whatif
+from qar_sql.commands.page import (  # noqa: F401 (html, result_inputs: the one-result page, as before)
+    command_line,
+    html,
+    inputs,
+    masked_command,
+    result_inputs,
+    sql_text,
+)
 from qar_sql.compliance.history import history
 from qar_sql.compliance.store import hash_key, stored_audit, stored_results, stored_top_records
 from qar_sql.engines.render import recording
-from qar_sql.engines.secrets import mask_source, scrub, secret_values
+from qar_sql.engines.secrets import mask_source, secret_values
 from qar_sql.engines.session import Session
 from qar_sql.engines.source import SourceLike, resolve_source, select_columns, session_of
 from qar_sql.errors import ColumnError, QarError, UsageError
@@ -90,23 +97,6 @@ def records_summary(contrib, top: int, hash_secret: str | None, keys: Mapping[in
         contrib.warnings,
         unique_on_no_qi=int(contrib.patterns.counts[0]),
     )
-
-
-def sql_text(title: str, statements: Sequence[str]) -> str | None:
-    """The statements a command rendered while it ran (:func:`~qar_sql.engines.render.recording`),
-    each once, in order, under a comment naming the command; None when it rendered none."""
-    unique = list(dict.fromkeys(s.strip() for s in statements if s.strip()))
-    if not unique:
-        return None
-    return f"-- {title}: {len(unique)} statement(s) as rendered while it ran\n" + ";\n\n".join(unique) + ";\n"
-
-
-def masked_command(argv: Sequence[str], extra_secrets: Sequence[str] = ()) -> str:
-    """The command line as typed, with every secret in it masked."""
-    import shlex
-
-    known = [v for a in argv for v in secret_values(a)] + [s for s in extra_secrets if s]
-    return scrub(" ".join(shlex.quote(a) for a in argv), known)
 
 
 def prepared(params: ReportParams, columns: Sequence[str] | None = None) -> ReportParams:
@@ -197,7 +187,7 @@ def run(session: Session | None, params: ReportParams, progress: Progress | None
     secrets = secret_values(resolved) + secret_values(params.compare)
     secrets += [params.hash_secret] if params.hash_secret else []
     found |= release_context(params.threshold, params.threshold_source, **params.context)
-    return _inputs(result, parameters, sql=sql, command=params.command, secrets=secrets, **found)
+    return inputs(result, parameters, sql=sql, command=params.command, secrets=secrets, **found)
 
 
 def _records(
@@ -414,49 +404,13 @@ def audit_inputs(
     parameters = _parameters(result, where.get("table"), threshold=threshold, **_store_parameter(store))
     hist = read_history(store, result.table) if store is not None else None
     found = {"records": records, "history": hist, **release_context(threshold, threshold_source)}
-    return _inputs(result, parameters, sql=sql, command=command, secrets=secrets, **found)
-
-
-#: The command whose result each :class:`ReportInputs` field of :func:`result_inputs` holds.
-_COMMANDS = {
-    "whatif": "qar whatif",
-    "compare": "qar compare",
-    "uniqueness": "qar uniqueness",
-    "classic": "qar risk",
-    "anonymize": "qar anonymize",
-}
-
-
-def result_inputs(
-    parameters: Mapping[str, Any], *, command: str | None = None, sql: Sequence[str] = (), **results: Any
-) -> ReportInputs:
-    """The report of one command's result alone, without an audit (``qar whatif``, ``compare``,
-    ``uniqueness``, ``risk --format html``): ``results`` are :class:`ReportInputs` fields
-    (``whatif=``, ``compare=``, ``uniqueness=``, ``classic=``); ``sql`` the statements the command
-    rendered while it ran (:func:`~qar_sql.engines.render.recording`). Secrets in any parameter
-    that is a source (a URL's password, ``password=`` pairs) are masked there, in the SQL and in
-    ``command``."""
-    secrets = [v for value in parameters.values() if isinstance(value, str) for v in secret_values(value)]
-    shown = {k: mask_source(v) if isinstance(v, str) and secret_values(v) else v for k, v in parameters.items()}
-    text = sql_text(" and ".join(_COMMANDS.get(name, name) for name in results), sql)
-    return _inputs(None, shown, sql=text, command=command, secrets=secrets, **results)
-
-
-def html(parameters: Mapping[str, Any], sql: Sequence[str] = (), **results: Any) -> str:
-    """``--format html`` of a command other than audit and records: the report of its result
-    alone (:func:`result_inputs`), with the command line as typed (its secrets masked)."""
-    return result_inputs(parameters, command=command_line(), sql=sql, **results).to_html()
+    return inputs(result, parameters, sql=sql, command=command, secrets=secrets, **found)
 
 
 def audit_html(result: AuditResult, where: Mapping[str, Any], secrets: Sequence[str] = (), **keywords: Any) -> str:
     """``--format html`` of ``qar audit`` and ``qar records``: the report of the audit ``result``
     (:func:`audit_inputs` with ``keywords``), with the command line as typed, ``secrets`` masked."""
     return audit_inputs(result, where, command=command_line(secrets), **keywords).to_html()
-
-
-def command_line(extra_secrets: Sequence[str] = ()) -> str:
-    """The running ``qar`` command as typed (:func:`masked_command` of ``sys.argv``)."""
-    return masked_command(["qar", *sys.argv[1:]], extra_secrets)
 
 
 def from_store(
@@ -489,28 +443,7 @@ def from_store(
     parameters = _parameters(result, result.table, threshold=threshold, **_store_parameter(store or ""), run=run_id)
     sql = _sql(result.source, result.table, result, None, 2)
     found = {"records": rec, "history": hist, "stored_run": run_id, **release_context(threshold, threshold_source)}
-    return _inputs(result, parameters, sql=sql, command=command, **found)
-
-
-def _inputs(
-    audit: AuditResult | None,
-    parameters: Mapping[str, Any],
-    *,
-    sql: str | None,
-    command: str | None,
-    secrets: Sequence[str] = (),
-    **sections: Any,
-) -> ReportInputs:
-    """The :class:`ReportInputs` of every kind of report: ``secrets`` masked in the SQL and the
-    command line, the time it was made; ``sections`` are the other fields (None: absent)."""
-    return ReportInputs(
-        audit=audit,
-        parameters=parameters,
-        sql=scrub(sql, secrets) if sql else None,
-        command=scrub(command, secrets) if command else None,
-        created=datetime.now(UTC).isoformat(timespec="seconds"),
-        **sections,
-    )
+    return inputs(result, parameters, sql=sql, command=command, **found)
 
 
 def _sql(resolved: str, table, result: AuditResult, delimiter, jobs) -> str | None:

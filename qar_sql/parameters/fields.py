@@ -25,11 +25,14 @@ class Option:
     """How a field reads on the command line. ``flags``: click's declarations (``("-p",
     "--p")``; the field's name is added when it differs from the long flag's); ``kind``: ``int``,
     ``float``, ``str``, ``flag`` (on/off), ``names`` (comma-separated, repeatable: a tuple),
-    ``shares`` (comma-separated numbers), ``path`` (a file), ``choice`` (of ``choices``);
+    ``shares`` (comma-separated numbers), ``path`` (a file), ``dir`` (a directory), ``dialect`` (an
+    SQL dialect's name), ``choice`` (of ``choices``);
     ``minimum``/``maximum`` bound a number; ``multiple``: repeatable; ``envvar``: a variable
     other than the QAR_<long flag> rule's; ``check``: the field's one check (raises a
     ParameterError naming the value), run by :func:`check_fields` and by the command line while
-    it parses; ``cli``: False for a keyword of the Python API only."""
+    it parses; ``cli``: False for a keyword of the Python API only; ``parse``: what the command
+    line's text becomes (``--hierarchy age=age.csv`` → ("age", "age.csv")), a ParameterError
+    naming a value it cannot read; ``required``: the command line refuses to run without it."""
 
     help: str
     flags: tuple[str, ...] = ()
@@ -42,6 +45,8 @@ class Option:
     hidden: bool = False
     check: Callable[[Any], Any] | None = None
     cli: bool = True
+    parse: Callable[[Any], Any] | None = None
+    required: bool = False
 
 
 def option(default: Any = None, *, help: str, **meta: Any) -> Any:

@@ -9,6 +9,8 @@ from typing import Any
 
 from qar_sql import rules
 from qar_sql.errors import ParameterError
+from qar_sql.parameters import fields
+from qar_sql.parameters.fields import check_fields, option
 from qar_sql.parameters.tail import THETA_MEASURES, TailParams
 from qar_sql.rules import DEFAULT_JOBS
 
@@ -49,43 +51,186 @@ T_KINDS = ("equal", "hierarchical")
 THETAS = THETA_MEASURES
 
 
+def parse_hierarchy(items: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """``--hierarchy age=age.csv`` (repeatable) → (("age", "age.csv"), …); a TOML file alone
+    (``--hierarchy levels.toml``) gives every column it defines: ("", path)."""
+    out = []
+    for item in items or ():
+        column, sep, path = item.partition("=")
+        if not sep:
+            if item.lower().endswith(".toml"):
+                out.append(("", item))
+                continue
+            raise ParameterError(
+                f"{item!r} names no column; write --hierarchy COLUMN=FILE (e.g. age=age.csv), or give a TOML file "
+                "of [hierarchies.<column>] tables"
+            )
+        if not column.strip() or not path.strip():
+            raise ParameterError(f"{item!r} must be COLUMN=FILE, e.g. age=age_hierarchy.csv")
+        out.append((column.strip(), path.strip()))
+    return tuple(out)
+
+
+def _check_k(k: int | None) -> None:
+    if k is not None and (not _whole(k) or k < 2):
+        raise ParameterError(f"--k {k!r} must be a whole number of at least 2, e.g. --k 5")
+
+
+def _check_l(l: int | None) -> None:  # noqa: E741
+    if l is not None and (not _whole(l) or l < 2):
+        raise ParameterError(f"--l {l!r} must be a whole number of at least 2, e.g. --l 2")
+
+
+def _check_t(t: float | None) -> None:
+    if t is not None and not 0 <= t <= 1:
+        raise ParameterError(f"--t {t!r} must be between 0 and 1, e.g. --t 0.2")
+
+
+def _check_suppression_limit(limit: float) -> None:
+    if not (isinstance(limit, int | float) and 0 <= limit < 1):
+        raise ParameterError(f"--suppression-limit {limit!r} must be a share of rows in [0, 1), e.g. 0.04")
+
+
+def _check_gs_factor(factor: float) -> None:
+    if not 0 <= factor <= 1:
+        raise ParameterError(f"--gs-factor {factor!r} must be between 0 and 1 (0.5 weighs both the same)")
+
+
+def _choice_check(opt: str, allowed: Sequence[str]) -> Any:
+    return lambda value: _choice(opt, value, allowed)
+
+
 @dataclass(frozen=True, kw_only=True)
 class AnonymizeParams(TailParams):
     """The parameters of ``qar anonymize`` (:mod:`qar_sql.commands.anonymize`): the one place
-    their defaults and the rules between them live; :func:`qar_sql.anonymize` and the click
-    options take their defaults from here. Checked when made, before any connection.
+    their defaults, their options and the rules between them live (``qar report --anonymize``
+    takes the search's options from these fields too). Checked when made, before any connection.
 
     ``hierarchy``: column → an ARX hierarchy CSV, or a TOML file of interval levels (its
     ``[hierarchies.<column>]`` table); ``hierarchies``: a directory of ARX's
     ``<name>_hierarchy_<column>.csv`` files. ``columns``/``exclude``/``p``/``alpha``/``pi_u``/
     ``pwm``/``theta``: the audit of ``risk_below`` (as ``qar audit``)."""
 
-    hierarchy: Mapping[str, str] | Sequence[tuple[str, str]] = ()
-    hierarchies: str | None = None
+    hierarchy: Mapping[str, str] | Sequence[tuple[str, str]] = option(
+        (),
+        help="COLUMN=FILE: the column's ARX hierarchy CSV (';'-separated, one row per value, level i in field i), "
+        "or a TOML file of interval levels ([hierarchies.COLUMN] widths = [5, 10, 20]); repeatable.",
+        flags=("--hierarchy",),
+        multiple=True,
+        parse=parse_hierarchy,
+    )
+    hierarchies: str | None = option(
+        None,
+        help="Directory of ARX's <name>_hierarchy_<column>.csv files, one per QI column.",
+        flags=("--hierarchies",),
+        kind="dir",
+    )
     #: Interval levels for numeric columns without a file: column → {widths, bottom?, top?, origin?}.
-    intervals: Mapping[str, Mapping[str, Any]] | None = None
-    qid: Sequence[str] | None = None
-    k: int | None = None
-    l: int | None = None  # noqa: E741 - ARX's and the literature's name
-    l_kind: str = "distinct"
-    c: float | None = None
-    t: float | None = None
-    t_kind: str = "equal"
-    sensitive: str | None = None
-    risk_below: float | None = None
+    intervals: Mapping[str, Mapping[str, Any]] | None = option(
+        None, help="Column → {widths, bottom?, top?, origin?}: interval levels without a file.", cli=False
+    )
+    qid: Sequence[str] | None = option(
+        None,
+        help="The QI columns, in order (default: every column given a hierarchy).",
+        flags=("--qid",),
+        kind="names",
+    )
+    k: int | None = option(
+        None, help="k-anonymity: every class of the release has k records.", flags=("--k",), kind="int", check=_check_k
+    )
+    l: int | None = option(  # noqa: E741 - ARX's and the literature's name
+        None, help="l-diversity of --sensitive in every class.", flags=("--l",), kind="int", check=_check_l
+    )
+    l_kind: str = option(
+        "distinct",
+        help="Which l-diversity.",
+        flags=("--l-kind",),
+        kind="choice",
+        choices=L_KINDS,
+        check=_choice_check("--l-kind", L_KINDS),
+    )
+    c: float | None = option(None, help="c of recursive (c, l)-diversity.", flags=("--c",), kind="float")
+    t: float | None = option(
+        None, help="t-closeness of --sensitive in every class.", flags=("--t",), kind="float", check=_check_t
+    )
+    t_kind: str = option(
+        "equal",
+        help="Distance of t-closeness.",
+        flags=("--t-kind",),
+        kind="choice",
+        choices=T_KINDS,
+        check=_choice_check("--t-kind", T_KINDS),
+    )
+    sensitive: str | None = option(
+        None, help="The sensitive column of --l and --t (never a QI column).", flags=("--sensitive",)
+    )
+    risk_below: float | None = option(
+        None,
+        help="The QaR target: T̂(p, α) of the release at most this, over the audit columns (--columns/--exclude, "
+        "generalized where they have a hierarchy).",
+        flags=("--risk-below",),
+        kind="float",
+        check=rules.check_risk_below,
+    )
     #: ``risk_below``'s p was given (-p): T̂ of the release is reported even without a target.
-    risk: bool = False
-    no_singletons: bool = False
-    suppression_limit: float = 0.0
-    metric: str = "entropy"
-    gs_factor: float = 0.5
-    monotonic: bool = True
-    local: bool = False
-    #: Leave out the rows with NULL in a QI column first (how Pastore et al. count).
-    drop_null: bool = False
-    theta: str = "distinct"
-    jobs: int = DEFAULT_JOBS
-    batch_size: int | None = None
+    risk: bool = option(
+        False, help="Report T̂(p, α) of the release without a target (-p given on the command line).", cli=False
+    )
+    no_singletons: bool = option(
+        False, help="Pastore's target: no record unique on the QID.", flags=("--no-singletons",), kind="flag"
+    )
+    suppression_limit: float = option(
+        0.0,
+        help="Share of records that may be suppressed (removed) to meet the models, e.g. 0.04.",
+        flags=("--suppression-limit",),
+        kind="float",
+        check=_check_suppression_limit,
+    )
+    metric: str = option(
+        "entropy",
+        help="The loss minimised (ARX's).",
+        flags=("--metric",),
+        kind="choice",
+        choices=METRICS,
+        check=_choice_check("--metric", METRICS),
+    )
+    gs_factor: float = option(
+        0.5,
+        help="ARX's generalization/suppression factor: 0.5 weighs both the same, 0 only suppression, 1 only "
+        "generalization.",
+        flags=("--gs-factor",),
+        kind="float",
+        check=_check_gs_factor,
+    )
+    monotonic: bool = option(
+        True,
+        help="The monotonic variant of the entropy metric (ARX's: suppressed records add no loss).",
+        flags=("--monotonic/--no-monotonic",),
+        kind="flag",
+    )
+    local: bool = option(
+        False,
+        help="Also Pastore's local recoding: the chosen levels applied only to the records unique on the QID, "
+        "compared with the global release.",
+        flags=("--local",),
+        kind="flag",
+    )
+    drop_null: bool = option(
+        False,
+        help="Leave out the rows with NULL in a QI column first (how Pastore et al. count).",
+        flags=("--drop-null",),
+        kind="flag",
+    )
+    theta: str = option(
+        "distinct",
+        help="θ of --risk-below, as qar audit's.",
+        flags=("--theta",),
+        kind="choice",
+        choices=THETAS,
+        check=_choice_check("--theta", THETAS),
+    )
+    jobs: int = fields.jobs()
+    batch_size: int | None = fields.batch_size()
 
     def __post_init__(self) -> None:
         if not any((self.k, self.l, self.t is not None, self.risk_below is not None, self.no_singletons)):
@@ -93,34 +238,25 @@ class AnonymizeParams(TailParams):
                 "no privacy model given; add one or more of --k 5, --l 2 --sensitive COLUMN, --t 0.2 --sensitive "
                 "COLUMN, --risk-below 0.2 or --no-singletons"
             )
-        if self.k is not None and (not _whole(self.k) or self.k < 2):
-            raise ParameterError(f"--k {self.k!r} must be a whole number of at least 2, e.g. --k 5")
         for opt, value in (("--l", self.l), ("--t", self.t)):
             if value is not None and not self.sensitive:
                 raise ParameterError(f"{opt} needs the sensitive column; add --sensitive COLUMN")
-        if self.l is not None and (not _whole(self.l) or self.l < 2):
-            raise ParameterError(f"--l {self.l!r} must be a whole number of at least 2, e.g. --l 2")
-        if self.t is not None and not 0 <= self.t <= 1:
-            raise ParameterError(f"--t {self.t!r} must be between 0 and 1, e.g. --t 0.2")
-        _choice("--l-kind", self.l_kind, L_KINDS)
-        _choice("--t-kind", self.t_kind, T_KINDS)
-        _choice("--metric", self.metric, METRICS)
-        _choice("--theta", self.theta, THETAS)
+        check_fields(self)
         if self.l_kind == "recursive" and self.l is not None and (self.c is None or self.c <= 0):
             raise ParameterError("--l-kind recursive needs --c, a positive number (e.g. --c 3)")
         if self.c is not None and self.l_kind != "recursive":
             raise ParameterError("--c goes with --l-kind recursive; add it or leave --c out")
-        if not (isinstance(self.suppression_limit, int | float) and 0 <= self.suppression_limit < 1):
-            raise ParameterError(
-                f"--suppression-limit {self.suppression_limit!r} must be a share of rows in [0, 1), e.g. 0.04"
-            )
-        if not 0 <= self.gs_factor <= 1:
-            raise ParameterError(f"--gs-factor {self.gs_factor!r} must be between 0 and 1 (0.5 weighs both the same)")
-        rules.check_risk_below(self.risk_below)
         if self.sensitive and self.qid and self.sensitive in self.qid:
             raise ParameterError(f"--sensitive {self.sensitive!r} is in --qid; a sensitive column is never a QI")
         if self.measures_risk:
             self.validate()
+
+    @property
+    def hierarchy_items(self) -> Sequence[tuple[str, str]]:
+        """(column, file) of ``hierarchy``, given as a mapping or as pairs ("" for a TOML file of
+        every column it defines)."""
+        h = self.hierarchy
+        return list(h.items()) if isinstance(h, Mapping) else list(h)
 
     @property
     def measures_risk(self) -> bool:

@@ -14,11 +14,12 @@ from click.testing import CliRunner
 import qar_sql
 from qar_sql.cli.main import cli
 from qar_sql.command import cli_command
+from qar_sql.commands import anonymize as anonymize_command
 from qar_sql.commands import audit as audit_command
 from qar_sql.errors import ParameterError
 from qar_sql.parameters.fields import SourceOptions, meta_of
 
-CONVERTED = [audit_command]
+CONVERTED = [audit_command, anonymize_command]
 
 
 @pytest.mark.parametrize("module", CONVERTED, ids=lambda m: m.NAME)
