@@ -21,7 +21,9 @@ from typing import Any, Generic, TypeVar
 
 import click
 
+from qar_sql.engines.dialects import DIALECTS
 from qar_sql.errors import ParameterError
+from qar_sql.guard import check_not_input
 from qar_sql.output.render import render
 from qar_sql.parameters.fields import Option as OptionMeta
 from qar_sql.parameters.fields import SourceOptions, meta_of, options_of
@@ -66,6 +68,8 @@ class Command(Generic[P, R]):
     """One command. ``help``: the text of ``qar NAME --help`` (and the API's docstring unless
     ``doc``); ``source``: the source options it takes (:data:`SOURCE`); ``outputs``: its
     command-line-only options, name → click option decorator (--format, --quiet, --top, ...);
+    without ``"source"`` in ``source`` the command takes no SOURCE and ``run`` gets no session
+    (None: the command opens its own files, as ``qar demo``);
     ``order``: every option's name in ``--help`` order (SOURCE is the argument, first).
 
     Hooks, each optional: ``prepare(params) → params`` (files read, plans made, before any
@@ -107,6 +111,8 @@ def run_on(where: Mapping[str, Any], cmd: Command[P, R], params: P, progress: An
     statements it rendered (:attr:`~qar_sql.engines.session.Session.sql_log`)."""
     from qar_sql.engines.source import session_of  # (numpy-backed: not loaded by `qar --help`)
 
+    if not cmd.source:  # a command with no source (demo, history, migrate) opens its own files
+        return cmd.run(None, params, progress)
     with session_of(**where) as session:
         if log is None:
             return cmd.run(session, params, progress)
@@ -151,8 +157,6 @@ def click_option(name: str, f: dataclasses.Field, meta: OptionMeta) -> click.Opt
     elif meta.kind == "dir":
         attrs["type"] = click.Path(file_okay=False)
     elif meta.kind == "dialect":
-        from qar_sql.engines.dialects import DIALECTS
-
         attrs["type"] = click.Choice(sorted(DIALECTS))
     elif meta.kind in ("int", "float"):
         attrs["type"] = _number(int if meta.kind == "int" else float, meta)
@@ -193,7 +197,9 @@ def cli_command(cmd: Command) -> click.Command:
     missing = [n for n in (*on_cli, *cmd.outputs) if n not in cmd.order]
     if unknown or missing:
         raise TypeError(f"qar {cmd.name}: options {unknown} are no field, {missing} have no place in the order")
-    params: list[click.Parameter] = [click.Argument(["source"], required=False, envvar="QAR_DATABASE_URL")]
+    params: list[click.Parameter] = []
+    if "source" in cmd.source:
+        params.append(click.Argument(["source"], required=False, envvar="QAR_DATABASE_URL"))
     for name in cmd.order:
         if name in cmd.outputs:
             params.append(_decorated(cmd.outputs[name]))
@@ -236,8 +242,6 @@ def guard_outputs(writes: list[tuple[str, Any]], reads: list[tuple[str, Any]]) -
     """Refuse, before any work, an output that is a file this command reads (exit 2,
     :func:`qar_sql.guard.check_not_input`); the files read always include the qar.toml or
     pyproject.toml whose defaults apply (found or named by --config)."""
-    from qar_sql.guard import check_not_input
-
     ctx = click.get_current_context(silent=True)
     root = ctx.find_root().obj if ctx is not None else None
     config = root.get("config") if isinstance(root, dict) else None
@@ -250,15 +254,17 @@ def guard_outputs(writes: list[tuple[str, Any]], reads: list[tuple[str, Any]]) -
 
 
 def api_function(cmd: Command[P, R]) -> Callable[..., R]:
-    """The Python API function of ``cmd``: ``source`` positional, then every field of its
-    parameters and its source options as keywords with the dataclass's defaults, and
-    ``progress``; it opens the session and calls ``run``."""
+    """The Python API function of ``cmd``: ``source`` positional (for a command that reads one),
+    then every field of its parameters and its source options as keywords with the dataclass's
+    defaults, and ``progress``; it opens the session and calls ``run``."""
     own = [f for f in dataclasses.fields(cmd.Params)]  # type: ignore[arg-type]
     where = [f for f in dataclasses.fields(SourceOptions) if f.name in cmd.source and f.name != "source"]
     kw = inspect.Parameter.KEYWORD_ONLY
+    positional = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    source = [inspect.Parameter("source", positional, default=None, annotation="SourceLike")]
     signature = inspect.Signature(
         [
-            inspect.Parameter("source", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None, annotation="SourceLike"),
+            *(source if "source" in cmd.source else []),
             *(inspect.Parameter(f.name, kw, default=_default(f), annotation=f.type) for f in (*own, *where)),
             inspect.Parameter("progress", kw, default=None, annotation="Progress | bool | None"),
         ],

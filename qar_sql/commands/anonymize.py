@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from qar_sql import params as cli_options
+from qar_sql.anonymization.export import treatments_toml
 from qar_sql.command import Command, Extras, api_function, guard_outputs, run_on
 from qar_sql.errors import UsageError
+from qar_sql.output.files import check_plot, written
 from qar_sql.output.render import format_option
 from qar_sql.parameters.fields import options_of
 from qar_sql.parameters.treat import AnonymizeParams
@@ -55,8 +57,6 @@ def run(session: Session, params: AnonymizeParams, progress: Progress | None = N
 def treatments_text(result: AnonymizeResult) -> str:
     """The chosen node as a treatments file (``-o FILE.toml``) for ``qar whatif``, ``qar compare
     --treatments`` and ``qar report --treatments``."""
-    from qar_sql.anonymization.export import treatments_toml
-
     if result.chosen is None:
         raise UsageError("no node meets every target, so there is no treatment to write; relax a target")
     if not result.treatments:
@@ -90,8 +90,6 @@ def _p_given() -> bool:
 def _run(where: dict[str, Any], params: AnonymizeParams, progress: Progress | None, out: dict[str, Any]) -> Any:
     """The command line's run: the outputs checked (no input overwritten), :func:`run`, then
     ``-o`` and ``--plot`` written."""
-    from qar_sql.output.files import check_plot, written
-
     if out["plot"] is not None:
         check_plot(out["plot"])
     writes = [(o, out[k]) for o, k in (("--output", "output"), ("--plot", "plot")) if out[k] is not None]

@@ -16,13 +16,17 @@ from qar_sql.cli.main import cli
 from qar_sql.command import cli_command
 from qar_sql.commands import anonymize as anonymize_command
 from qar_sql.commands import audit as audit_command
+from qar_sql.commands import demo as demo_command
+from qar_sql.commands import sql as sql_command
 from qar_sql.errors import ParameterError
 from qar_sql.parameters.fields import SourceOptions, meta_of
 
-CONVERTED = [audit_command, anonymize_command]
+CONVERTED = [audit_command, anonymize_command, sql_command, demo_command]
+#: The converted commands that are a function of the Python API (qar_sql.<name>).
+IN_API = [m for m in CONVERTED if m.NAME in qar_sql.__all__]
 
 
-@pytest.mark.parametrize("module", CONVERTED, ids=lambda m: m.NAME)
+@pytest.mark.parametrize("module", IN_API, ids=lambda m: m.NAME)
 def test_the_api_signature_is_the_fields_and_the_source_options(module):
     cmd = module.COMMAND
     signature = inspect.signature(getattr(qar_sql, cmd.name))
