@@ -10,7 +10,7 @@ from typing import Any
 from qar_sql import rules
 from qar_sql.errors import ParameterError
 from qar_sql.parameters import fields
-from qar_sql.parameters.fields import check_fields, option
+from qar_sql.parameters.fields import option
 from qar_sql.parameters.tail import THETA_MEASURES, TailParams
 from qar_sql.rules import DEFAULT_JOBS
 
@@ -71,35 +71,6 @@ def parse_hierarchy(items: Sequence[str]) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def _check_k(k: int | None) -> None:
-    if k is not None and (not _whole(k) or k < 2):
-        raise ParameterError(f"--k {k!r} must be a whole number of at least 2, e.g. --k 5")
-
-
-def _check_l(l: int | None) -> None:  # noqa: E741
-    if l is not None and (not _whole(l) or l < 2):
-        raise ParameterError(f"--l {l!r} must be a whole number of at least 2, e.g. --l 2")
-
-
-def _check_t(t: float | None) -> None:
-    if t is not None and not 0 <= t <= 1:
-        raise ParameterError(f"--t {t!r} must be between 0 and 1, e.g. --t 0.2")
-
-
-def _check_suppression_limit(limit: float) -> None:
-    if not (isinstance(limit, int | float) and 0 <= limit < 1):
-        raise ParameterError(f"--suppression-limit {limit!r} must be a share of rows in [0, 1), e.g. 0.04")
-
-
-def _check_gs_factor(factor: float) -> None:
-    if not 0 <= factor <= 1:
-        raise ParameterError(f"--gs-factor {factor!r} must be between 0 and 1 (0.5 weighs both the same)")
-
-
-def _choice_check(opt: str, allowed: Sequence[str]) -> Any:
-    return lambda value: _choice(opt, value, allowed)
-
-
 @dataclass(frozen=True, kw_only=True)
 class AnonymizeParams(TailParams):
     """The parameters of ``qar anonymize`` (:mod:`qar_sql.commands.anonymize`): the one place
@@ -136,10 +107,10 @@ class AnonymizeParams(TailParams):
         kind="names",
     )
     k: int | None = option(
-        None, help="k-anonymity: every class of the release has k records.", flags=("--k",), kind="int", check=_check_k
+        None, help="k-anonymity: every class of the release has k records.", flags=("--k",), kind="int"
     )
     l: int | None = option(  # noqa: E741 - ARX's and the literature's name
-        None, help="l-diversity of --sensitive in every class.", flags=("--l",), kind="int", check=_check_l
+        None, help="l-diversity of --sensitive in every class.", flags=("--l",), kind="int"
     )
     l_kind: str = option(
         "distinct",
@@ -147,19 +118,15 @@ class AnonymizeParams(TailParams):
         flags=("--l-kind",),
         kind="choice",
         choices=L_KINDS,
-        check=_choice_check("--l-kind", L_KINDS),
     )
     c: float | None = option(None, help="c of recursive (c, l)-diversity.", flags=("--c",), kind="float")
-    t: float | None = option(
-        None, help="t-closeness of --sensitive in every class.", flags=("--t",), kind="float", check=_check_t
-    )
+    t: float | None = option(None, help="t-closeness of --sensitive in every class.", flags=("--t",), kind="float")
     t_kind: str = option(
         "equal",
         help="Distance of t-closeness.",
         flags=("--t-kind",),
         kind="choice",
         choices=T_KINDS,
-        check=_choice_check("--t-kind", T_KINDS),
     )
     sensitive: str | None = option(
         None, help="The sensitive column of --l and --t (never a QI column).", flags=("--sensitive",)
@@ -170,7 +137,6 @@ class AnonymizeParams(TailParams):
         "generalized where they have a hierarchy).",
         flags=("--risk-below",),
         kind="float",
-        check=rules.check_risk_below,
     )
     #: ``risk_below``'s p was given (-p): T̂ of the release is reported even without a target.
     risk: bool = option(
@@ -184,7 +150,6 @@ class AnonymizeParams(TailParams):
         help="Share of records that may be suppressed (removed) to meet the models, e.g. 0.04.",
         flags=("--suppression-limit",),
         kind="float",
-        check=_check_suppression_limit,
     )
     metric: str = option(
         "entropy",
@@ -192,7 +157,6 @@ class AnonymizeParams(TailParams):
         flags=("--metric",),
         kind="choice",
         choices=METRICS,
-        check=_choice_check("--metric", METRICS),
     )
     gs_factor: float = option(
         0.5,
@@ -200,7 +164,6 @@ class AnonymizeParams(TailParams):
         "generalization.",
         flags=("--gs-factor",),
         kind="float",
-        check=_check_gs_factor,
     )
     monotonic: bool = option(
         True,
@@ -227,7 +190,6 @@ class AnonymizeParams(TailParams):
         flags=("--theta",),
         kind="choice",
         choices=THETAS,
-        check=_choice_check("--theta", THETAS),
     )
     jobs: int = fields.jobs()
     batch_size: int | None = fields.batch_size()
@@ -238,14 +200,30 @@ class AnonymizeParams(TailParams):
                 "no privacy model given; add one or more of --k 5, --l 2 --sensitive COLUMN, --t 0.2 --sensitive "
                 "COLUMN, --risk-below 0.2 or --no-singletons"
             )
+        if self.k is not None and (not _whole(self.k) or self.k < 2):
+            raise ParameterError(f"--k {self.k!r} must be a whole number of at least 2, e.g. --k 5")
         for opt, value in (("--l", self.l), ("--t", self.t)):
             if value is not None and not self.sensitive:
                 raise ParameterError(f"{opt} needs the sensitive column; add --sensitive COLUMN")
-        check_fields(self)
+        if self.l is not None and (not _whole(self.l) or self.l < 2):
+            raise ParameterError(f"--l {self.l!r} must be a whole number of at least 2, e.g. --l 2")
+        if self.t is not None and not 0 <= self.t <= 1:
+            raise ParameterError(f"--t {self.t!r} must be between 0 and 1, e.g. --t 0.2")
+        _choice("--l-kind", self.l_kind, L_KINDS)
+        _choice("--t-kind", self.t_kind, T_KINDS)
+        _choice("--metric", self.metric, METRICS)
+        _choice("--theta", self.theta, THETAS)
         if self.l_kind == "recursive" and self.l is not None and (self.c is None or self.c <= 0):
             raise ParameterError("--l-kind recursive needs --c, a positive number (e.g. --c 3)")
         if self.c is not None and self.l_kind != "recursive":
             raise ParameterError("--c goes with --l-kind recursive; add it or leave --c out")
+        if not (isinstance(self.suppression_limit, int | float) and 0 <= self.suppression_limit < 1):
+            raise ParameterError(
+                f"--suppression-limit {self.suppression_limit!r} must be a share of rows in [0, 1), e.g. 0.04"
+            )
+        if not 0 <= self.gs_factor <= 1:
+            raise ParameterError(f"--gs-factor {self.gs_factor!r} must be between 0 and 1 (0.5 weighs both the same)")
+        rules.check_risk_below(self.risk_below)
         if self.sensitive and self.qid and self.sensitive in self.qid:
             raise ParameterError(f"--sensitive {self.sensitive!r} is in --qid; a sensitive column is never a QI")
         if self.measures_risk:
