@@ -127,3 +127,37 @@ def test_a_session_keeps_the_sql_it_rendered(tmp_path):
         after = len(s.sql_log)
         qar_sql.audit(s, p=1, pi_u=0.9, alpha=0.5, bootstrap=0)
         assert len(s.sql_log) == after  # only while logging_sql is open
+
+
+def test_a_command_without_source_takes_no_argument_and_no_session(tmp_path):
+    """qar demo: no SOURCE on the command line; its run gets None and opens the file it writes."""
+    assert not [p for p in cli.commands["demo"].params if isinstance(p, click.Argument)]
+    assert [p.name for p in cli.commands["sql"].params if isinstance(p, click.Argument)] == ["source"]
+    path = str(tmp_path / "d.duckdb")
+    run = CliRunner().invoke(cli, ["demo", "--path", path, "--rows", "300", "-p", "1", "--pi-u", "0.5", "-q"])
+    assert run.exit_code == 0, run.output
+    assert "population" in run.output
+
+
+def test_report_takes_the_search_options_of_the_anonymize_fields():
+    """qar report --anonymize's search options are AnonymizeParams' fields, as qar anonymize's."""
+    from qar_sql.cli.search_options import SEARCH
+
+    def options(name):
+        return {p.name: p for p in cli.commands[name].params if isinstance(p, click.Option)}
+
+    anonymize, report = options("anonymize"), options("report")
+    for name in SEARCH:
+        if name in ("k", "sensitive"):  # the report's own serve the search
+            continue
+        assert report[name].help == anonymize[name].help == meta_of(anonymize_command.COMMAND.fields()[name][0]).help
+        assert report[name].default == anonymize[name].default
+
+
+def test_a_value_the_field_cannot_parse_is_a_usage_error(tmp_path):
+    """--hierarchy's parse (COLUMN=FILE) refuses with click's usage error, naming the value."""
+    run = CliRunner().invoke(cli, ["anonymize", str(tmp_path / "t.csv"), "--hierarchy", "age", "--k", "5"])
+    assert run.exit_code == 2
+    assert "'age' names no column; write --hierarchy COLUMN=FILE" in run.output
+    assert anonymize_command.AnonymizeParams(hierarchy=(("age", "a.csv"),), k=5).hierarchy_items == [("age", "a.csv")]
+    assert anonymize_command.AnonymizeParams(hierarchy={"age": "a.csv"}, k=5).hierarchy_items == [("age", "a.csv")]
