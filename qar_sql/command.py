@@ -21,8 +21,10 @@ from typing import Any, Generic, TypeVar
 
 import click
 
+from qar_sql.engines.dialects import DIALECTS
+from qar_sql.errors import ParameterError
 from qar_sql.extras import require
-from qar_sql.guard import check_not_input
+from qar_sql.guard import guard_outputs
 from qar_sql.output.render import render
 from qar_sql.parameters.fields import Option as OptionMeta
 from qar_sql.parameters.fields import SourceOptions, meta_of, options_of
@@ -67,6 +69,8 @@ class Command(Generic[P, R]):
     """One command. ``help``: the text of ``qar NAME --help`` (and the API's docstring unless
     ``doc``); ``source``: the source options it takes (:data:`SOURCE`); ``outputs``: its
     command-line-only options, name → click option decorator (--format, --quiet, --top, ...);
+    without ``"source"`` in ``source`` the command takes no SOURCE and ``run`` gets no session
+    (None: the command opens its own files, as ``qar demo``);
     ``order``: every option's name in ``--help`` order (SOURCE is the argument, first).
 
     Hooks, each optional: ``prepare(params) → params`` (files read, plans made, before any
@@ -151,6 +155,8 @@ def run_on(
     ``keywords`` go to ``run``."""
     from qar_sql.engines.source import session_of  # (numpy-backed: not loaded by `qar --help`)
 
+    if not cmd.source and cmd.session is None:  # a command with no source (demo) opens its own files
+        return cmd.run(None, params, progress, **keywords)
     opened = cmd.session(dict(where), params) if cmd.session is not None else where
     if opened is None:
         return cmd.run(None, params, progress, **keywords)
@@ -168,13 +174,7 @@ def _prepared(cmd: Command[P, R], params: P, where: Mapping[str, Any], out: Mapp
     """``params`` prepared, no output being a file it reads: what the command line and the API
     do before connecting."""
     if cmd.files is not None:
-        writes, reads = cmd.files(params, where, out)
-        ctx = click.get_current_context(silent=True)  # the command line reads its config file too
-        root = ctx.find_root().obj if ctx is not None else None
-        config = root.get("config") if isinstance(root, dict) else None
-        if config is not None and getattr(config, "path", None):
-            reads = [*reads, ("the config file", str(config.path))]
-        check_not_input(writes, reads)
+        guard_outputs(*cmd.files(params, where, out))  # (the command line's config file is read too)
     return cmd.prepare(params) if cmd.prepare is not None else params
 
 
@@ -197,7 +197,7 @@ def click_option(name: str, f: dataclasses.Field, meta: OptionMeta) -> click.Opt
     long = next(d for d in decls if d.startswith("--"))
     if long[2:].replace("-", "_") != name:
         decls.append(name)
-    attrs: dict[str, Any] = {"help": meta.help, "hidden": meta.hidden, "envvar": meta.envvar}
+    attrs: dict[str, Any] = {"help": meta.help, "hidden": meta.hidden, "envvar": meta.envvar, "required": meta.required}
     convert: Callable | None = None
     default = None if f.default is dataclasses.MISSING else f.default  # (required: the parameters say so)
     if meta.kind == "flag":
@@ -214,10 +214,16 @@ def click_option(name: str, f: dataclasses.Field, meta: OptionMeta) -> click.Opt
         attrs["type"] = click.Choice(meta.choices)
     elif meta.kind == "path":
         attrs["type"] = click.Path(dir_okay=False)
+    elif meta.kind == "dir":
+        attrs["type"] = click.Path(file_okay=False)
+    elif meta.kind == "dialect":
+        attrs["type"] = click.Choice(sorted(DIALECTS))
     elif meta.kind in ("int", "float"):
         attrs["type"] = _number(int if meta.kind == "int" else float, meta)
     if meta.multiple:
         attrs["multiple"] = True
+    if meta.parse is not None:
+        convert = _parsing(meta.parse)
     if meta.flag_value is not None:  # (given alone: this value, as --store alone)
         attrs["is_flag"], attrs["flag_value"] = False, meta.flag_value
     if meta.required:  # (click's [required]; a default, even None, would count as given)
@@ -225,6 +231,18 @@ def click_option(name: str, f: dataclasses.Field, meta: OptionMeta) -> click.Opt
     else:
         attrs["default"] = default
     return click.Option(decls, callback=convert, **attrs)
+
+
+def _parsing(parse: Callable[[Any], Any]) -> Callable:
+    """A click callback of the field's ``parse``: its ParameterError is click's usage error."""
+
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        try:
+            return parse(value)
+        except ParameterError as exc:
+            raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
+
+    return callback
 
 
 def _off(ctx: click.Context, param: click.Parameter, value: bool) -> bool:

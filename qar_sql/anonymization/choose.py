@@ -61,8 +61,7 @@ def load_hierarchies(params: AnonymizeParams) -> dict[str, Hierarchy]:
     out: dict[str, Hierarchy] = {}
     if params.hierarchies:
         out.update(read_hierarchy_dir(params.hierarchies))
-    pairs = params.hierarchy.items() if isinstance(params.hierarchy, Mapping) else params.hierarchy
-    for column, path in pairs:
+    for column, path in params.hierarchy_items:
         if str(path).lower().endswith(".toml"):
             found = read_interval_toml(path)
             if column:

@@ -15,18 +15,9 @@ from typing import NoReturn
 import click
 
 from qar_sql import params
-from qar_sql.cli.emit import build, emit
-from qar_sql.engines.dialects import DIALECTS
 from qar_sql.engines.drivers import version_lines
 from qar_sql.engines.secrets import scrub, secret_values
 from qar_sql.errors import ExitCode, QarError
-from qar_sql.parameters.tail import (
-    MAX_ROWS,
-    MIN_ROWS,
-    DemoParams,
-    SqlParams,
-)
-from qar_sql.params import default_of
 
 
 def _safe(exc: BaseException) -> str:
@@ -239,78 +230,18 @@ def _log_to_stderr(level: str | None) -> None:
     logger.addHandler(handler)
 
 
-def _emit(text: str) -> None:
-    click.echo(text, nl=False)
-
-
-@cli.command("sql")
-@click.argument("source", required=False)
-@click.option(
-    "--dialect",
-    "-d",
-    type=click.Choice(sorted(DIALECTS)),
-    help="SQL dialect (default: from SOURCE; duckdb for files).",
-)
-@params.table
-@params.names_option(
-    "--columns", "-c", required=True, help="Quasi-identifier columns, comma-separated (required: nothing is read)."
-)
-@params.p
-@params.delimiter
-@params.jobs
-@params.batch_size
-@click.option(
-    "--one-statement",
-    is_flag=True,
-    help="Print instead the whole audit (θ, u, the GPD fit, T̂) as one SELECT the warehouse runs by itself "
-    "(the dbt package's SQL).",
-)
-@params.alpha
-@params.pi_u
-def sql_command(source, dialect, table, columns, p, delimiter, jobs, batch_size, one_statement, alpha, pi_u):
-    """Print the exact SQL an audit runs, for review, without connecting to anything."""
-    from qar_sql.commands.sql import run
-
-    ctx = click.get_current_context()
-    given = [o for o in ("alpha", "pi_u") if ctx.get_parameter_source(o) is click.core.ParameterSource.COMMANDLINE]
-    where = {"source": source, "table": table, "columns": columns, "delimiter": delimiter, "dialect": dialect}
-    options = {"p": p, "jobs": jobs, "batch_size": batch_size, "one_statement": one_statement}
-    _emit(run(SqlParams(**where, **options, alpha=alpha, pi_u=pi_u, tail_given=tuple(given))))
-
-
-@cli.command()
-@params.option(
-    "--rows", "-n", of=DemoParams, type=click.IntRange(MIN_ROWS, MAX_ROWS), help="How many people to generate."
-)
-@params.seed(default_of(DemoParams, "seed"), "Random seed (the same seed gives the same people).")
-@params.file_option(
-    "--path",
-    of=DemoParams,
-    help="DuckDB file to write the population to (table 'population'); an existing file only if it holds "
-    "nothing but an earlier demo, or with --overwrite.",
-)
-@click.option(
-    "--overwrite",
-    is_flag=True,
-    help="Write into an existing DuckDB file that holds other tables, replacing its table 'population'.",
-)
-@params.risk_options
-@params.fmt
-@params.quiet
-def demo(rows, seed, path, overwrite, risk, fmt, quiet):
-    """Generate a synthetic population into DuckDB and audit it."""
-    from qar_sql.commands.demo import run
-
-    settings = build(DemoParams, {"rows": rows, "seed": seed, "path": path, "overwrite": overwrite, **risk})
-    with params.Progress("scanning", quiet) as bar:
-        result = run(settings, bar)
-    emit(result, fmt)
-
-
 from qar_sql.command import cli_command  # noqa: E402
 from qar_sql.commands import audit as audit_command  # noqa: E402
 
 cli.add_command(cli_command(audit_command.COMMAND))
+
+from qar_sql.commands import sql as sql_command  # noqa: E402
+
+cli.add_command(cli_command(sql_command.COMMAND))
+
+from qar_sql.commands import demo as demo_command  # noqa: E402
+
+cli.add_command(cli_command(demo_command.COMMAND))
 
 from qar_sql.commands import eliminate as eliminate_command  # noqa: E402
 from qar_sql.commands import records as records_command  # noqa: E402
@@ -328,9 +259,9 @@ from qar_sql.commands import whatif as whatif_command  # noqa: E402
 cli.add_command(cli_command(discover_command.COMMAND))
 cli.add_command(cli_command(whatif_command.COMMAND))
 
-from qar_sql.cli.anonymize import anonymize_cmd  # noqa: E402
+from qar_sql.commands import anonymize as anonymize_command  # noqa: E402
 
-cli.add_command(anonymize_cmd)
+cli.add_command(cli_command(anonymize_command.COMMAND))
 
 from qar_sql.commands import release as release_commands  # noqa: E402
 

@@ -1,33 +1,57 @@
 """``qar anonymize``: the cheapest full-domain generalization (and record suppression) of a table
 that meets privacy models — k-anonymity, l-diversity, t-closeness, no singletons, and the QaR
-target T̂(p, α) ≤ τ — searched inside the database; the algorithm is :mod:`qar_sql.anonymize`.
+target T̂(p, α) ≤ τ — searched inside the database; the algorithm is :mod:`qar_sql.anonymization`.
 
-The shape every command has (``qar_sql/commands/__init__.py``): its parameters
-(:class:`~qar_sql.parameters.treat.AnonymizeParams`), ``run(session, params, progress) →
-result``, and the Python API's function, which opens the session and calls ``run``.
+One :class:`~qar_sql.command.Command` (:data:`COMMAND`): its parameters
+(:class:`~qar_sql.parameters.treat.AnonymizeParams`, whose fields are its options) and ``run``;
+``qar anonymize`` and :func:`anonymize` are made from it. The command line's run (:func:`_run`)
+also writes ``-o`` (the treatments file) and ``--plot`` (the frontier).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+import dataclasses
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from qar_sql.anonymization.choose import choose
+import click
+
+from qar_sql import params as cli_options
 from qar_sql.anonymization.export import treatments_toml
-from qar_sql.anonymization.outcome import AnonymizeResult
-from qar_sql.engines.session import Session
-from qar_sql.engines.source import SourceLike, session_of
+from qar_sql.command import Command, Extras, api_function, run_on
 from qar_sql.errors import UsageError
+from qar_sql.guard import guard_outputs
+from qar_sql.output.files import check_plot, written
+from qar_sql.output.render import format_option
+from qar_sql.parameters.fields import options_of
 from qar_sql.parameters.treat import AnonymizeParams
-from qar_sql.progress import with_progress
-from qar_sql.pushdown.scan import Progress
+
+if TYPE_CHECKING:  # numpy-backed: loaded when the search runs, not when `qar --help` loads
+    from qar_sql.anonymization.outcome import AnonymizeResult
+    from qar_sql.engines.session import Session
+    from qar_sql.pushdown.scan import Progress
 
 NAME = "anonymize"
 Params = AnonymizeParams
+DOC = """The cheapest generalization of one table that meets the privacy models (docs/anonymize.md).
+
+    ``hierarchy``: column → an ARX hierarchy CSV or a TOML file of interval levels;
+    ``hierarchies``: a directory of ARX's ``<name>_hierarchy_<column>.csv`` files; ``intervals``:
+    column → ``{"widths": [...], "bottom": ..., "top": ...}``. Models: ``k``, ``l`` (with
+    ``sensitive``, ``l_kind``, ``c``), ``t`` (with ``sensitive``, ``t_kind``), ``no_singletons``,
+    and the QaR target ``risk_below`` (T̂(p, α) of the release over ``columns``/``exclude``;
+    ``risk=True`` reports T̂ without a target). ``metric`` is minimised; the result reports all.
+"""
+
+#: The key of the output options under which the command line's run leaves the SQL it ran (the
+#: HTML report shows it).
+SQL_LOG = "sql_log"
 
 
 def run(session: Session, params: AnonymizeParams, progress: Progress | None = None) -> AnonymizeResult:
     """The least-loss node of the session's relation that meets ``params``' models and targets."""
+    from qar_sql.anonymization.choose import choose
+
     return choose(session, params, progress)
 
 
@@ -50,59 +74,124 @@ def treatments_text(result: AnonymizeResult) -> str:
     return treatments_toml(result.qi, result.treatments, header=header)
 
 
-@with_progress("anonymize")
-def anonymize(
-    source: SourceLike = None,
-    *,
-    table: str | None = None,
-    delimiter: str | None = None,
-    null_tokens: Sequence[str] = (),
-    hierarchy: Mapping[str, str] | Sequence[tuple[str, str]] = (),
-    hierarchies: str | None = None,
-    intervals: Mapping[str, Mapping[str, Any]] | None = None,
-    qid: Sequence[str] | None = None,
-    k: int | None = None,
-    l: int | None = None,  # noqa: E741
-    l_kind: str = AnonymizeParams.l_kind,
-    c: float | None = None,
-    t: float | None = None,
-    t_kind: str = AnonymizeParams.t_kind,
-    sensitive: str | None = None,
-    risk_below: float | None = None,
-    risk: bool = False,
-    no_singletons: bool = False,
-    suppression_limit: float = AnonymizeParams.suppression_limit,
-    metric: str = AnonymizeParams.metric,
-    gs_factor: float = AnonymizeParams.gs_factor,
-    monotonic: bool = AnonymizeParams.monotonic,
-    local: bool = False,
-    drop_null: bool = False,
-    columns: Sequence[str] | None = None,
-    exclude: Sequence[str] | None = None,
-    p: int = AnonymizeParams.p,
-    alpha: float = AnonymizeParams.alpha,
-    pi_u: float = AnonymizeParams.pi_u,
-    pwm: str = AnonymizeParams.pwm,
-    theta: str = AnonymizeParams.theta,
-    jobs: int = AnonymizeParams.jobs,
-    batch_size: int | None = None,
-    threads: int | None = None,
-    progress: Progress | None = None,
-) -> AnonymizeResult:
-    """The cheapest generalization of one table that meets the privacy models (docs/anonymize.md).
+def hierarchy_files(directory: str | None) -> list[tuple[str, Path]]:
+    """The files of ``--hierarchies DIR`` the search reads (ARX's ``<name>_hierarchy_<column>.csv``),
+    as (what, path) inputs of the output guard."""
+    if not directory or not Path(directory).is_dir():
+        return []
+    return [(f"the hierarchy file {f.name}", f) for f in sorted(Path(directory).glob("*_hierarchy_*.csv"))]
 
-    ``hierarchy``: column → an ARX hierarchy CSV or a TOML file of interval levels;
-    ``hierarchies``: a directory of ARX's ``<name>_hierarchy_<column>.csv`` files; ``intervals``:
-    column → ``{"widths": [...], "bottom": ..., "top": ...}``. Models: ``k``, ``l`` (with
-    ``sensitive``, ``l_kind``, ``c``), ``t`` (with ``sensitive``, ``t_kind``), ``no_singletons``,
-    and the QaR target ``risk_below`` (T̂(p, α) of the release over ``columns``/``exclude``;
-    ``risk=True`` reports T̂ without a target). ``metric`` is minimised; the result reports all."""
-    params = AnonymizeParams(
-        hierarchy=hierarchy, hierarchies=hierarchies, intervals=intervals, qid=qid, k=k, l=l, l_kind=l_kind, c=c,
-        t=t, t_kind=t_kind, sensitive=sensitive, risk_below=risk_below, risk=risk, no_singletons=no_singletons,
-        suppression_limit=suppression_limit, metric=metric, gs_factor=gs_factor, monotonic=monotonic, local=local, drop_null=drop_null,
-        columns=columns, exclude=exclude, p=p, alpha=alpha, pi_u=pi_u, pwm=pwm, theta=theta, jobs=jobs,
-        batch_size=batch_size,
-    )  # fmt: skip
-    with session_of(source, table=table, delimiter=delimiter, null_tokens=null_tokens, threads=threads) as session:
-        return run(session, params, progress)
+
+def _p_given() -> bool:
+    """-p typed or set by $QAR_P (not a config's default): T̂ of the release is reported."""
+    source = click.get_current_context().get_parameter_source("p")
+    return source in (click.core.ParameterSource.COMMANDLINE, click.core.ParameterSource.ENVIRONMENT)
+
+
+def _run(where: dict[str, Any], params: AnonymizeParams, progress: Progress | None, out: dict[str, Any]) -> Any:
+    """The command line's run: the outputs checked (no input overwritten), :func:`run`, then
+    ``-o`` and ``--plot`` written."""
+    if out["plot"] is not None:
+        check_plot(out["plot"])
+    writes = [(o, out[k]) for o, k in (("--output", "output"), ("--plot", "plot")) if out[k] is not None]
+    if writes:
+        # the hierarchy files are inputs too: -o levels.toml must not replace --hierarchy levels.toml
+        reads = [
+            ("the source", where["source"]),
+            *((f"the hierarchy of {c or 'its columns'}", f) for c, f in params.hierarchy_items),
+            *hierarchy_files(params.hierarchies),
+        ]
+        guard_outputs(writes, reads)
+    if _p_given():
+        params = dataclasses.replace(params, risk=True)
+    result = run_on(where, COMMAND, params, progress, log=out.setdefault(SQL_LOG, []))
+    if out["output"] is not None:
+        with written(out["output"], "--output"):
+            Path(out["output"]).write_text(treatments_text(result), encoding="utf-8")
+    if out["plot"] is not None:
+        with written(out["plot"], "--plot"):
+            result.plot(title=True).figure.savefig(out["plot"])
+    return result
+
+
+#: Keywords of the API only, which the report's parameters leave out.
+_NOT_SHOWN = ("intervals", "risk")
+
+
+def _report(result: AnonymizeResult, params: AnonymizeParams, extras: Extras) -> str:
+    """``--format html``: the report's anonymization section alone (docs/report.md)."""
+    from qar_sql.commands.page import html
+
+    shown = {**extras.where, **{f.name: getattr(params, f.name) for f, _ in options_of(AnonymizeParams)}}
+    shown["hierarchy"] = [f"{c}={f}" if c else f for c, f in params.hierarchy_items]
+    kept = {k: v for k, v in shown.items() if k not in _NOT_SHOWN and v not in (None, (), [])}
+    return html(kept, sql=extras.out.get(SQL_LOG, ()), anonymize=result)
+
+
+COMMAND: Command[AnonymizeParams, AnonymizeResult] = Command(
+    name=NAME,
+    Params=AnonymizeParams,
+    run=run,
+    help="""Search the cheapest generalization of SOURCE that meets the privacy models: one level of
+    each QI column's hierarchy (full-domain) plus suppression of at most --suppression-limit of
+    the records, minimising ARX's --metric. --risk-below adds the QaR target: T̂(p, α) of the
+    release at most the value (docs/anonymize.md).
+    """,
+    doc=DOC,
+    source=("source", "table", "delimiter", "null_tokens", "threads"),
+    outputs={
+        "output": cli_options.file_option(
+            "--output", "-o", "output", help="Write the chosen node as a treatments file (FILE.toml) for qar whatif."
+        ),
+        "plot": cli_options.file_option("--plot", help="Draw the frontier of loss against T̂ to FILE.png or FILE.svg."),
+        "fmt": format_option(
+            html=True,
+            own=("text", "json", "markdown", "sql"),
+            help="Output format; sql is the release as one SELECT; html the report's anonymization section alone.",
+        ),
+        "quiet": cli_options.quiet,
+    },
+    progress="nodes",
+    order=(
+        "table",
+        "columns",
+        "exclude",
+        "delimiter",
+        "null_tokens",
+        "hierarchy",
+        "hierarchies",
+        "qid",
+        "k",
+        "l",
+        "l_kind",
+        "c",
+        "t",
+        "t_kind",
+        "sensitive",
+        "risk_below",
+        "no_singletons",
+        "suppression_limit",
+        "metric",
+        "gs_factor",
+        "monotonic",
+        "local",
+        "drop_null",
+        "p",
+        "alpha",
+        "pi_u",
+        "pwm",
+        "theta",
+        "output",
+        "plot",
+        "fmt",
+        "jobs",
+        "batch_size",
+        "quiet",
+    ),  # fmt: skip
+    runner=_run,
+    html=_report,
+)
+
+#: ``qar_sql.anonymize(source, *, hierarchy=(), k=None, ...)``: the keywords are AnonymizeParams'
+#: fields and the source options.
+anonymize = api_function(COMMAND)

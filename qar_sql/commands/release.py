@@ -16,12 +16,12 @@ import click
 
 from qar_sql import params as cli_options
 from qar_sql.command import Command, Extras, api_function
+from qar_sql.commands.search_options import hierarchy_files, search_options
 from qar_sql.errors import UsageError
 from qar_sql.guard import guard_outputs
 from qar_sql.output.files import check_plot, written
 from qar_sql.parameters.release import CompareParams, ReportParams
 from qar_sql.precedence import from_click
-from qar_sql.search_options import hierarchy_files, search_options
 
 if TYPE_CHECKING:  # numpy-backed: loaded when the command runs, not when `qar --help` loads
     from types import ModuleType

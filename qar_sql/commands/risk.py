@@ -68,7 +68,7 @@ def _old_p_variable(values: dict[str, Any]) -> dict[str, Any]:
 
 def _report(result: RiskResult, params: RiskParams, extras: Extras) -> str:
     """``--format html``: the report of the measures just taken, with the options as given."""
-    from qar_sql.commands.report import html
+    from qar_sql.commands.page import html
 
     where, given = extras.where, vars(params)
     shown = {k: where[k] for k in ("source", "table")} | {k: given[k] for k in ("columns", "exclude")}

@@ -1,14 +1,19 @@
 """``qar sql`` (and ``qar audit --show-sql``): the exact SQL an audit runs, for review, rendered
 without connecting to anything (:mod:`qar_sql.pushdown.showsql`).
 
-The command's shape without a session (nothing is read): its parameters
-(:class:`~qar_sql.parameters.tail.SqlParams`) and ``run(params) → the SQL text``.
+One :class:`~qar_sql.command.Command` (:data:`COMMAND`) whose run is its preview: the SQL text
+of its parameters (:class:`~qar_sql.parameters.tail.SqlParams`), printed; no session is opened.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
+import click
+
+from qar_sql.command import Command
 from qar_sql.parameters.tail import SqlParams
-from qar_sql.pushdown.showsql import show_one_statement, show_sql
 
 NAME = "sql"
 Params = SqlParams
@@ -17,6 +22,8 @@ Params = SqlParams
 def run(params: SqlParams) -> str:
     """Every statement of the audit, separated by ``;`` (or, with ``one_statement``, the whole
     audit as one SELECT: the dbt package's SQL)."""
+    from qar_sql.pushdown.showsql import show_one_statement, show_sql
+
     s = params
     if s.one_statement:
         return show_one_statement(
@@ -27,3 +34,27 @@ def run(params: SqlParams) -> str:
         s.source, table=s.table, columns=s.columns, p=s.p, delimiter=s.delimiter, dialect=s.dialect,
         batch_size=s.batch_size, jobs=s.jobs, null_tokens=s.null_tokens,
     )  # fmt: skip
+
+
+def _shown(where: dict[str, Any], params: SqlParams, out: dict[str, Any]) -> str:
+    """The SQL of the source options ``where`` and ``params``; --alpha and --pi-u typed on the
+    command line are refused without --one-statement (a QAR_ variable or a config sets them for
+    any audit)."""
+    ctx = click.get_current_context()
+    typed = tuple(o for o in ("alpha", "pi_u") if ctx.get_parameter_source(o) is click.core.ParameterSource.COMMANDLINE)
+    return run(dataclasses.replace(params, **where, tail_given=typed))
+
+
+def _no_session(session: None, params: SqlParams, progress: Any = None) -> str:
+    return run(params)
+
+
+COMMAND: Command[SqlParams, str] = Command(
+    name=NAME,
+    Params=SqlParams,
+    run=_no_session,
+    help="Print the exact SQL an audit runs, for review, without connecting to anything.",
+    source=("source", "table", "delimiter"),
+    order=("dialect", "table", "columns", "p", "delimiter", "jobs", "batch_size", "one_statement", "alpha", "pi_u"),
+    preview=_shown,
+)

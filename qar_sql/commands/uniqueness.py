@@ -78,7 +78,7 @@ def _plot(result: UniquenessResult, params: UniquenessParams, extras: Extras) ->
 
 def _report(result: UniquenessResult, params: UniquenessParams, extras: Extras) -> str:
     """``--format html``: the report of the measures just taken, with the options as given."""
-    from qar_sql.commands.report import html
+    from qar_sql.commands.page import html
 
     where = extras.where
     shown = {k: where[k] for k in ("source", "table")} | {"columns": params.columns, "exclude": params.exclude}

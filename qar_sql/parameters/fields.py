@@ -28,12 +28,15 @@ class Option:
     ``float``, ``str``, ``flag`` (on/off), ``off`` (a flag that turns the field off: ``--no-risk``
     sets ``risk`` False), ``names`` (comma-separated, repeatable: a tuple),
     ``shares`` (comma-separated numbers), ``words`` (comma-separated in one option, the
-    default shown joined: the field reads the text), ``path`` (a file), ``choice`` (of ``choices``);
+    default shown joined: the field reads the text), ``path`` (a file), ``dir`` (a directory),
+    ``dialect`` (an SQL dialect's name), ``choice`` (of ``choices``);
     ``minimum``/``maximum`` bound a number; ``multiple``: repeatable; ``envvar``: a variable
     other than the QAR_<long flag> rule's; ``check``: the field's one check (raises a
     ParameterError naming the value), run by :func:`check_fields` and by the command line while
-    it parses; ``cli``: False for a keyword of the Python API only; ``flag_value``: the value of
-    the option given alone (``--store`` alone: ""); ``required``: on the command line."""
+    it parses; ``cli``: False for a keyword of the Python API only; ``parse``: what the command
+    line's text becomes (``--hierarchy age=age.csv`` → ("age", "age.csv")), a ParameterError
+    naming a value it cannot read; ``flag_value``: the value of the option given alone
+    (``--store`` alone: ""); ``required``: the command line refuses to run without it."""
 
     help: str
     flags: tuple[str, ...] = ()
@@ -47,6 +50,7 @@ class Option:
     check: Callable[[Any], Any] | None = None
     cli: bool = True
     flag_value: Any = None
+    parse: Callable[[Any], Any] | None = None
     required: bool = False
 
 

@@ -186,21 +186,36 @@ class SqlParams:
     """What ``qar sql`` renders: where the data would be read (nothing is), the QI columns and p,
     the engine's batching, and with ``one_statement`` the whole audit's tail fit (α, π_u).
     ``tail_given``: the tail options given on the command line, which only ``one_statement``
-    uses (refused without it)."""
+    uses (refused without it). ``source``, ``table`` and ``delimiter`` are the command line's
+    source options."""
 
-    source: str | None = None
-    table: str | None = None
-    columns: Sequence[str] | None = None
-    p: int = DEFAULTS["p"]
-    delimiter: str | None = None
-    null_tokens: Sequence[str] = ()
-    dialect: str | None = None
-    batch_size: int | None = None
-    jobs: int = DEFAULTS["jobs"]  # as the audit's, so the batches shown are the batches run
-    one_statement: bool = False
-    alpha: float = DEFAULTS["alpha"]
-    pi_u: float = DEFAULTS["pi_u"]
-    tail_given: Sequence[str] = ()
+    source: str | None = option(None, help="The file or database URL the audit would read.", cli=False)
+    table: str | None = option(None, help="The table the audit would read.", cli=False)
+    columns: Sequence[str] | None = option(
+        None,
+        help="Quasi-identifier columns, comma-separated (required: nothing is read).",
+        flags=("--columns", "-c"),
+        kind="names",
+        required=True,
+    )
+    p: int = fields.p()
+    delimiter: str | None = option(None, help="The CSV delimiter the audit would read with.", cli=False)
+    null_tokens: Sequence[str] = option((), help="The CSV cell texts the audit would read as NULL.", cli=False)
+    dialect: str | None = option(
+        None, help="SQL dialect (default: from SOURCE; duckdb for files).", flags=("--dialect", "-d"), kind="dialect"
+    )
+    batch_size: int | None = fields.batch_size()
+    jobs: int = fields.jobs()  # as the audit's, so the batches shown are the batches run
+    one_statement: bool = option(
+        False,
+        help="Print instead the whole audit (θ, u, the GPD fit, T̂) as one SELECT the warehouse runs by itself "
+        "(the dbt package's SQL).",
+        flags=("--one-statement",),
+        kind="flag",
+    )
+    alpha: float = fields.alpha()
+    pi_u: float = fields.pi_u()
+    tail_given: Sequence[str] = option((), help="The tail options (alpha, pi_u) given on the command line.", cli=False)
 
     def __post_init__(self) -> None:
         if self.tail_given and not self.one_statement:
@@ -223,14 +238,34 @@ class DemoParams:
     tables), how many people and from which seed, and the audit's p, α, π_u and PWM estimator.
     Checked when made."""
 
-    path: str = "qar_demo.duckdb"
-    rows: int = 100_000
-    seed: int = 20261122
-    overwrite: bool = False
-    p: int = DEFAULTS["p"]
-    alpha: float = DEFAULTS["alpha"]
-    pi_u: float = DEFAULTS["pi_u"]
-    pwm: str = DEFAULTS["pwm"]
+    path: str = option(
+        "qar_demo.duckdb",
+        help="DuckDB file to write the population to (table 'population'); an existing file only if it holds "
+        "nothing but an earlier demo, or with --overwrite.",
+        flags=("--path",),
+        kind="path",
+    )
+    rows: int = option(
+        100_000,
+        help="How many people to generate.",
+        flags=("--rows", "-n"),
+        kind="int",
+        minimum=MIN_ROWS,
+        maximum=MAX_ROWS,
+    )
+    seed: int = option(
+        20261122, help="Random seed (the same seed gives the same people).", flags=("--seed",), kind="int"
+    )
+    overwrite: bool = option(
+        False,
+        help="Write into an existing DuckDB file that holds other tables, replacing its table 'population'.",
+        flags=("--overwrite",),
+        kind="flag",
+    )
+    p: int = fields.p()
+    alpha: float = fields.alpha()
+    pi_u: float = fields.pi_u()
+    pwm: str = fields.pwm()
 
     def __post_init__(self) -> None:
         check_tail(self.p, self.alpha, self.pi_u, self.pwm)

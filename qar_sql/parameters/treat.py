@@ -13,7 +13,6 @@ from qar_sql.errors import ParameterError
 from qar_sql.parameters import fields
 from qar_sql.parameters.fields import option
 from qar_sql.parameters.tail import THETA_MEASURES, TailParams
-from qar_sql.rules import DEFAULT_JOBS
 
 # --- whatif -----------------------------------------------------------------------------------------
 
@@ -105,43 +104,148 @@ T_KINDS = ("equal", "hierarchical")
 THETAS = THETA_MEASURES
 
 
+def parse_hierarchy(items: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """``--hierarchy age=age.csv`` (repeatable) → (("age", "age.csv"), …); a TOML file alone
+    (``--hierarchy levels.toml``) gives every column it defines: ("", path)."""
+    out = []
+    for item in items or ():
+        column, sep, path = item.partition("=")
+        if not sep:
+            if item.lower().endswith(".toml"):
+                out.append(("", item))
+                continue
+            raise ParameterError(
+                f"{item!r} names no column; write --hierarchy COLUMN=FILE (e.g. age=age.csv), or give a TOML file "
+                "of [hierarchies.<column>] tables"
+            )
+        if not column.strip() or not path.strip():
+            raise ParameterError(f"{item!r} must be COLUMN=FILE, e.g. age=age_hierarchy.csv")
+        out.append((column.strip(), path.strip()))
+    return tuple(out)
+
+
 @dataclass(frozen=True, kw_only=True)
 class AnonymizeParams(TailParams):
     """The parameters of ``qar anonymize`` (:mod:`qar_sql.commands.anonymize`): the one place
-    their defaults and the rules between them live; :func:`qar_sql.anonymize` and the click
-    options take their defaults from here. Checked when made, before any connection.
+    their defaults, their options and the rules between them live (``qar report --anonymize``
+    takes the search's options from these fields too). Checked when made, before any connection.
 
     ``hierarchy``: column → an ARX hierarchy CSV, or a TOML file of interval levels (its
     ``[hierarchies.<column>]`` table); ``hierarchies``: a directory of ARX's
     ``<name>_hierarchy_<column>.csv`` files. ``columns``/``exclude``/``p``/``alpha``/``pi_u``/
     ``pwm``/``theta``: the audit of ``risk_below`` (as ``qar audit``)."""
 
-    hierarchy: Mapping[str, str] | Sequence[tuple[str, str]] = ()
-    hierarchies: str | None = None
+    hierarchy: Mapping[str, str] | Sequence[tuple[str, str]] = option(
+        (),
+        help="COLUMN=FILE: the column's ARX hierarchy CSV (';'-separated, one row per value, level i in field i), "
+        "or a TOML file of interval levels ([hierarchies.COLUMN] widths = [5, 10, 20]); repeatable.",
+        flags=("--hierarchy",),
+        multiple=True,
+        parse=parse_hierarchy,
+    )
+    hierarchies: str | None = option(
+        None,
+        help="Directory of ARX's <name>_hierarchy_<column>.csv files, one per QI column.",
+        flags=("--hierarchies",),
+        kind="dir",
+    )
     #: Interval levels for numeric columns without a file: column → {widths, bottom?, top?, origin?}.
-    intervals: Mapping[str, Mapping[str, Any]] | None = None
-    qid: Sequence[str] | None = None
-    k: int | None = None
-    l: int | None = None  # noqa: E741 - ARX's and the literature's name
-    l_kind: str = "distinct"
-    c: float | None = None
-    t: float | None = None
-    t_kind: str = "equal"
-    sensitive: str | None = None
-    risk_below: float | None = None
+    intervals: Mapping[str, Mapping[str, Any]] | None = option(
+        None, help="Column → {widths, bottom?, top?, origin?}: interval levels without a file.", cli=False
+    )
+    qid: Sequence[str] | None = option(
+        None,
+        help="The QI columns, in order (default: every column given a hierarchy).",
+        flags=("--qid",),
+        kind="names",
+    )
+    k: int | None = option(
+        None, help="k-anonymity: every class of the release has k records.", flags=("--k",), kind="int"
+    )
+    l: int | None = option(  # noqa: E741 - ARX's and the literature's name
+        None, help="l-diversity of --sensitive in every class.", flags=("--l",), kind="int"
+    )
+    l_kind: str = option(
+        "distinct",
+        help="Which l-diversity.",
+        flags=("--l-kind",),
+        kind="choice",
+        choices=L_KINDS,
+    )
+    c: float | None = option(None, help="c of recursive (c, l)-diversity.", flags=("--c",), kind="float")
+    t: float | None = option(None, help="t-closeness of --sensitive in every class.", flags=("--t",), kind="float")
+    t_kind: str = option(
+        "equal",
+        help="Distance of t-closeness.",
+        flags=("--t-kind",),
+        kind="choice",
+        choices=T_KINDS,
+    )
+    sensitive: str | None = option(
+        None, help="The sensitive column of --l and --t (never a QI column).", flags=("--sensitive",)
+    )
+    risk_below: float | None = option(
+        None,
+        help="The QaR target: T̂(p, α) of the release at most this, over the audit columns (--columns/--exclude, "
+        "generalized where they have a hierarchy).",
+        flags=("--risk-below",),
+        kind="float",
+    )
     #: ``risk_below``'s p was given (-p): T̂ of the release is reported even without a target.
-    risk: bool = False
-    no_singletons: bool = False
-    suppression_limit: float = 0.0
-    metric: str = "entropy"
-    gs_factor: float = 0.5
-    monotonic: bool = True
-    local: bool = False
-    #: Leave out the rows with NULL in a QI column first (how Pastore et al. count).
-    drop_null: bool = False
-    theta: str = "distinct"
-    jobs: int = DEFAULT_JOBS
-    batch_size: int | None = None
+    risk: bool = option(
+        False, help="Report T̂(p, α) of the release without a target (-p given on the command line).", cli=False
+    )
+    no_singletons: bool = option(
+        False, help="Pastore's target: no record unique on the QID.", flags=("--no-singletons",), kind="flag"
+    )
+    suppression_limit: float = option(
+        0.0,
+        help="Share of records that may be suppressed (removed) to meet the models, e.g. 0.04.",
+        flags=("--suppression-limit",),
+        kind="float",
+    )
+    metric: str = option(
+        "entropy",
+        help="The loss minimised (ARX's).",
+        flags=("--metric",),
+        kind="choice",
+        choices=METRICS,
+    )
+    gs_factor: float = option(
+        0.5,
+        help="ARX's generalization/suppression factor: 0.5 weighs both the same, 0 only suppression, 1 only "
+        "generalization.",
+        flags=("--gs-factor",),
+        kind="float",
+    )
+    monotonic: bool = option(
+        True,
+        help="The monotonic variant of the entropy metric (ARX's: suppressed records add no loss).",
+        flags=("--monotonic/--no-monotonic",),
+        kind="flag",
+    )
+    local: bool = option(
+        False,
+        help="Also Pastore's local recoding: the chosen levels applied only to the records unique on the QID, "
+        "compared with the global release.",
+        flags=("--local",),
+        kind="flag",
+    )
+    drop_null: bool = option(
+        False,
+        help="Leave out the rows with NULL in a QI column first (how Pastore et al. count).",
+        flags=("--drop-null",),
+        kind="flag",
+    )
+    theta: str = option(
+        "distinct",
+        help="θ of --risk-below, as qar audit's.",
+        flags=("--theta",),
+        kind="choice",
+        choices=THETAS,
+    )
+    jobs: int = fields.jobs()
+    batch_size: int | None = fields.batch_size()
 
     def __post_init__(self) -> None:
         if not any((self.k, self.l, self.t is not None, self.risk_below is not None, self.no_singletons)):
@@ -177,6 +281,13 @@ class AnonymizeParams(TailParams):
             raise ParameterError(f"--sensitive {self.sensitive!r} is in --qid; a sensitive column is never a QI")
         if self.measures_risk:
             self.validate()
+
+    @property
+    def hierarchy_items(self) -> Sequence[tuple[str, str]]:
+        """(column, file) of ``hierarchy``, given as a mapping or as pairs ("" for a TOML file of
+        every column it defines)."""
+        h = self.hierarchy
+        return list(h.items()) if isinstance(h, Mapping) else list(h)
 
     @property
     def measures_risk(self) -> bool:

@@ -15,12 +15,15 @@ from click.testing import CliRunner
 import qar_sql
 from qar_sql.cli.main import cli
 from qar_sql.command import cli_command
+from qar_sql.commands import anonymize as anonymize_command
 from qar_sql.commands import audit as audit_command
+from qar_sql.commands import demo as demo_command
 from qar_sql.commands import discover as discover_command
 from qar_sql.commands import eliminate as eliminate_command
 from qar_sql.commands import records as records_command
 from qar_sql.commands import release
 from qar_sql.commands import risk as risk_command
+from qar_sql.commands import sql as sql_command
 from qar_sql.commands import uniqueness as uniqueness_command
 from qar_sql.commands import whatif as whatif_command
 from qar_sql.errors import ParameterError, UsageError
@@ -36,10 +39,15 @@ CONVERTED = [
     whatif_command.COMMAND,
     release.COMPARE,
     release.REPORT,
+    anonymize_command.COMMAND,
+    sql_command.COMMAND,
+    demo_command.COMMAND,
 ]
+#: The converted commands that are a function of the Python API (qar_sql.<name>).
+IN_API = [c for c in CONVERTED if c.name in qar_sql.__all__]
 
 
-@pytest.mark.parametrize("cmd", CONVERTED, ids=lambda c: c.name)
+@pytest.mark.parametrize("cmd", IN_API, ids=lambda c: c.name)
 def test_the_api_signature_is_the_fields_and_the_source_options(cmd):
     signature = inspect.signature(getattr(qar_sql, cmd.name))
     own = [f for f in dataclasses.fields(cmd.Params) if f.name not in cmd.arguments]
@@ -228,3 +236,37 @@ def test_report_asks_for_its_output_and_compare_takes_two_sources(tmp_path):
     params = [p for p in cli.commands["compare"].params if isinstance(p, click.Argument)]
     assert [(p.name, p.envvar) for p in params] == [("original", "QAR_DATABASE_URL"), ("treated", None)]
     assert list(inspect.signature(qar_sql.compare).parameters)[:2] == ["original", "treated"]
+
+
+def test_a_command_without_source_takes_no_argument_and_no_session(tmp_path):
+    """qar demo: no SOURCE on the command line; its run gets None and opens the file it writes."""
+    assert not [p for p in cli.commands["demo"].params if isinstance(p, click.Argument)]
+    assert [p.name for p in cli.commands["sql"].params if isinstance(p, click.Argument)] == ["source"]
+    path = str(tmp_path / "d.duckdb")
+    run = CliRunner().invoke(cli, ["demo", "--path", path, "--rows", "300", "-p", "1", "--pi-u", "0.5", "-q"])
+    assert run.exit_code == 0, run.output
+    assert "population" in run.output
+
+
+def test_report_takes_the_search_options_of_the_anonymize_fields():
+    """qar report --anonymize's search options are AnonymizeParams' fields, as qar anonymize's."""
+    from qar_sql.commands.search_options import SEARCH
+
+    def options(name):
+        return {p.name: p for p in cli.commands[name].params if isinstance(p, click.Option)}
+
+    anonymize, report = options("anonymize"), options("report")
+    for name in SEARCH:
+        if name in ("k", "sensitive"):  # the report's own serve the search
+            continue
+        assert report[name].help == anonymize[name].help == meta_of(anonymize_command.COMMAND.fields()[name][0]).help
+        assert report[name].default == anonymize[name].default
+
+
+def test_a_value_the_field_cannot_parse_is_a_usage_error(tmp_path):
+    """--hierarchy's parse (COLUMN=FILE) refuses with click's usage error, naming the value."""
+    run = CliRunner().invoke(cli, ["anonymize", str(tmp_path / "t.csv"), "--hierarchy", "age", "--k", "5"])
+    assert run.exit_code == 2
+    assert "'age' names no column; write --hierarchy COLUMN=FILE" in run.output
+    assert anonymize_command.AnonymizeParams(hierarchy=(("age", "a.csv"),), k=5).hierarchy_items == [("age", "a.csv")]
+    assert anonymize_command.AnonymizeParams(hierarchy={"age": "a.csv"}, k=5).hierarchy_items == [("age", "a.csv")]

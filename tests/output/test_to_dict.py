@@ -136,7 +136,7 @@ def test_store_and_setting_commands(tmp_path, monkeypatch):
     from qar_sql.parameters.tail import DemoParams
 
     monkeypatch.chdir(tmp_path)
-    demo_result = demo.run(DemoParams(path=str(tmp_path / "demo.duckdb"), rows=200, p=2))
+    demo_result = demo.run(None, DemoParams(path=str(tmp_path / "demo.duckdb"), rows=200, p=2))
     assert same(demo_result)["rows"] == 200
     store = str(tmp_path / "store.duckdb")
     assert same(migrate.run(MigrateParams(store=store)))["applied"]

@@ -83,7 +83,7 @@ def test_params_are_frozen_and_keyword_only():
 @pytest.fixture(scope="module")
 def demo_file(tmp_path_factory):
     path = str(tmp_path_factory.mktemp("demo") / "demo.duckdb")
-    result = demo_command.run(DemoParams(path=path, rows=600, p=2))
+    result = demo_command.run(None, DemoParams(path=path, rows=600, p=2))
     return path, result
 
 
