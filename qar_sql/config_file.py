@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from qar_sql import toml_text
+from qar_sql import toml_text, user_files
 from qar_sql.compliance import scans
 from qar_sql.engines.secrets import mask_source
 from qar_sql.engines.source import URL_ENV, is_url
@@ -90,7 +90,7 @@ def load(path: str | Path, *, environ: Mapping[str, str] | None = None) -> Confi
     """The defaults of one ``qar.toml`` (``[defaults]`` and ``[store] url``) or ``pyproject.toml``
     (``[tool.qar]``)."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise UsageError(f"config file {str(path)!r} does not exist; check ${CONFIG_ENV} or --config")
     data = _read(path)
     where = path.name
@@ -133,7 +133,7 @@ def load(path: str | Path, *, environ: Mapping[str, str] | None = None) -> Confi
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        return toml_text.loads(path.read_text(encoding="utf-8"))
+        return toml_text.loads(user_files.read_text(path, "config file"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise UsageError(f"cannot read config file {str(path)!r}: {exc}; fix the TOML") from exc
 

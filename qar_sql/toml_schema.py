@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from qar_sql import config_file as config
-from qar_sql import toml_text
+from qar_sql import toml_text, user_files
 from qar_sql.compliance import scans
 from qar_sql.errors import UsageError
 from qar_sql.parameters.tail import THETA_MEASURES
@@ -276,7 +276,7 @@ def check_file(path: str | Path) -> dict[str, Any]:
     source defined), so a file passes here exactly when qar accepts it."""
     path = Path(path)
     try:
-        data = toml_text.loads(path.read_text(encoding="utf-8"))
+        data = toml_text.loads(user_files.read_text(path, "--check"))
     except FileNotFoundError:
         raise UsageError(f"--check {str(path)!r} does not exist; give the path of a qar.toml") from None
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

@@ -6,6 +6,7 @@ and qar scan's own loader (compliance/scans.parse_config) must agree on which ar
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -16,10 +17,11 @@ from click.testing import CliRunner
 from conftest import REPO
 
 from qar_sql import config_file as config
-from qar_sql import toml_schema
+from qar_sql import toml_schema, user_files
 from qar_sql.cli.main import cli
 from qar_sql.compliance import scans
-from qar_sql.errors import QarError
+from qar_sql.errors import QarError, UsageError
+from qar_sql.treat import treatments
 
 GOOD = """
 [store]
@@ -206,3 +208,45 @@ def test_pyproject_tool_qar_has_a_schema_and_a_check(tmp_path):
     path.write_text("[tool.black]\nx = 1\n")
     r = CliRunner().invoke(cli, ["config", "--check", str(path)])
     assert r.exit_code == 2 and "no [tool.qar] table" in r.output, r.output
+
+
+def _not_regular(tmp_path):
+    """A named pipe under tmp_path (opening it waits for a writer) and /dev/zero, which is
+    only stat-ed and, before the fix, read (never written)."""
+    fifo = tmp_path / "pipe.toml"
+    os.mkfifo(fifo)
+    return [str(fifo)] + (["/dev/zero"] if os.path.exists("/dev/zero") else [])
+
+
+def test_a_device_or_pipe_is_refused_not_read_forever(tmp_path):
+    """`qar config --check /dev/zero` read forever, a pipe waited for a writer."""
+    for path in _not_regular(tmp_path):
+        for args, what in (
+            (["config", "--check", path], "--check"),
+            (["scan", path], "scan config"),
+            (["--config", path, "config"], "config file"),
+        ):
+            r = subprocess.run(
+                [sys.executable, "-c", "from qar_sql.cli.main import main; main()", *args],
+                capture_output=True,
+                text=True,
+                timeout=30,
+                cwd=tmp_path,
+            )
+            assert r.returncode == 2, (args, r.stderr)
+            assert r.stderr.strip() == (
+                f"Error: {what} {path!r} is not a regular file (a device, pipe or socket); give the path of a file"
+            )
+        with pytest.raises(UsageError, match="not a regular file"):
+            treatments.load(path)
+
+
+def test_a_huge_file_is_refused_by_its_size(tmp_path):
+    path = tmp_path / "qar.toml"
+    with path.open("wb") as f:
+        f.truncate(user_files.MAX_BYTES + 1)  # sparse: no disk used
+    r = CliRunner().invoke(cli, ["config", "--check", str(path)])
+    assert r.exit_code == 2
+    assert r.output.strip() == (
+        f"Error: --check {str(path)!r} is larger than 10 MB, more than such a file holds; give the path of the right file"
+    )

@@ -19,6 +19,7 @@ import tomllib
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from qar_sql import user_files
 from qar_sql.cli.main import cli
 from qar_sql.compliance.scans import load_config
 from qar_sql.errors import ExitCode, QarError
@@ -57,8 +58,8 @@ def _split(options: list[str]) -> tuple[list[str], dict[str, str]]:
 
 def _nothing_to_scan(path: Path) -> bool:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        data = tomllib.loads(user_files.read_text(path, "scan config"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, QarError):
         return False  # qar scan says what is wrong with it
     return not data.get("scan")
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from qar_sql import toml_text
+from qar_sql import toml_text, user_files
 from qar_sql.engines.secrets import mask_source, secret_values
 from qar_sql.engines.source import is_url
 from qar_sql.errors import ParameterError, UsageError
@@ -318,10 +318,10 @@ def parse_config(
 def load_config(path: str | Path, *, environ: Mapping[str, str] | None = None) -> ScanConfig:
     """Read and validate a ``qar.toml``."""
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise UsageError(f"scan config {str(path)!r} does not exist; create it (see examples/qar.toml)")
     try:
-        data = toml_text.loads(p.read_text(encoding="utf-8"))
+        data = toml_text.loads(user_files.read_text(p, "scan config"))
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{p.name} is not valid TOML ({exc}); fix the line it names") from exc
     except UnicodeDecodeError as exc:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from qar_sql import toml_text
+from qar_sql import toml_text, user_files
 from qar_sql.engines.dialects import Dialect, sql_comment
 from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, file_relation_sql, split_table
@@ -288,10 +288,10 @@ def load(treatments: str | Path | Plan | Mapping) -> Plan:
             "or a Plan (schema: docs/treatments.md)"
         )
     path = Path(treatments)
-    if not path.is_file():
+    if not path.exists():
         raise TreatmentError(f"treatments file {str(path)!r} does not exist; check the path")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = user_files.read_text(path, "treatments file")
     except (OSError, UnicodeDecodeError) as exc:
         raise TreatmentError(f"cannot read treatments file {str(path)!r}: {exc}") from exc
     return parse(text, str(path))
