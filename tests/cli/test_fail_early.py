@@ -36,6 +36,7 @@ def run(args, code: int, expected: str):
         (["history", "--store", MISSING, "--plot"], "--plot", f"{NO_FOLDER}/trend.svg"),
         (["scan", MISSING, "--junit"], "--junit", f"{NO_FOLDER}/junit.xml"),
         (["scan", MISSING, "--markdown"], "--markdown", f"{NO_FOLDER}/summary.md"),
+        (["risk", MISSING, "-t", "t", "--per-record"], "--per-record", f"{NO_FOLDER}/records.csv"),
     ],
 )
 def test_an_output_in_a_missing_folder_is_refused_first(args, option, path):
@@ -176,3 +177,19 @@ def test_a_store_that_cannot_be_written_is_a_bad_option_not_an_unexpected_error(
         assert r.output.startswith("Error: " + says.format(path=str(path))), r.output
         assert r.output.count("\n") == 1 and "T̂" not in r.output, r.output  # one sentence, no audit
         assert "--store qar_results.duckdb" in r.output
+
+
+def test_a_per_record_file_that_cannot_be_made_is_refused_before_the_measures(tmp_path):
+    """`qar risk --per-record /proc/x.csv` measured every QI (48 s on a loaded machine) and only
+    then failed to write; the Python API checks the same way."""
+    import qar_sql
+
+    (tmp_path / "afile").write_text("x")
+    path = str(tmp_path / "afile" / "r.csv")
+    run(
+        ["risk", MISSING, "-t", "t", "--per-record", path],
+        2,
+        f"--per-record {path!r}: {str(tmp_path / 'afile')!r} is a file, not a folder; write elsewhere",
+    )
+    with pytest.raises(qar_sql.QarError, match="--per-record .* is a file, not a folder"):
+        qar_sql.risk(MISSING, table="t", per_record=path)
