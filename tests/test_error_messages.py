@@ -134,13 +134,25 @@ def _messages():
             if not isinstance(node, ast.Call) or not (name.endswith("Error") or name == "fail"):
                 continue
             for arg in node.args[:3]:
-                if isinstance(arg, ast.JoinedStr):
-                    text = "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in arg.values)
-                elif isinstance(arg, ast.Constant) and isinstance(arg.value, str):
-                    text = arg.value
-                else:
-                    continue
-                yield f"{path.name}:{node.lineno}", text
+                text = _template(arg)
+                if text is not None:
+                    yield f"{path.name}:{node.lineno}", text
+
+
+def _template(node):
+    """A message's text with {} for each value: an f-string, a literal, or a sum of them (a
+    parenthesised conditional part counts as a value)."""
+    import ast
+
+    if isinstance(node, ast.JoinedStr):
+        return "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _template(node.left), _template(node.right)
+        if left is not None or right is not None:
+            return (left if left is not None else "{}") + (right if right is not None else "{}")
+    return None
 
 
 def test_no_message_glues_two_clauses_without_a_separator():
@@ -150,7 +162,7 @@ def test_no_message_glues_two_clauses_without_a_separator():
     import re
 
     # A capital right after a value or a word starts a second clause, but in a name (DuckDB).
-    glued = re.compile(r"(\w*)[a-z0-9)\]'\"}`]([A-Z][a-z]\w*)|[a-z0-9)}'] (Use|Choose|Keys|Defined|Known|Try|Set)\b")
+    glued = re.compile(r"(\w*)[a-z0-9)\]'\"}`]([A-Z][a-z]\w*)|(?:[a-z0-9)}']|\{\}) (Use|Choose|Keys|Defined|Known|Try|Set|Available|Allowed)\b")
     names = {"ClickHouse", "DataFrame", "DuckDB", "PostgreSQL", "MariaDB", "SQLite", "AnonymizeParams", "LazyFrame"}
     names |= {"RecordBatch", "DuckDBPyRelation", "PyArrow", "ScanConfig", "ScanParams", "GitHub", "sdcMicro"}
 

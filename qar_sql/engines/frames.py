@@ -101,8 +101,8 @@ def check_mixed_columns(obj: Any) -> None:
         return
     from pandas.api.types import infer_dtype
 
-    for name in obj.columns:
-        column = obj[name]
+    for i, name in enumerate(obj.columns):
+        column = obj.iloc[:, i]  # by position: obj[name] is a frame when two columns share the name
         if column.dtype != object or not infer_dtype(column, skipna=True).startswith("mixed"):
             continue
         kinds = sorted({_family(v) for v in column.dropna()})

@@ -920,11 +920,9 @@ def select_columns(
         for name in names:
             if name not in available:
                 close = difflib.get_close_matches(name, available, n=1, cutoff=0.5)
-                hint = f"; did you mean {close[0]!r}?" if close else ""
-                raise ColumnError(
-                    f"column {name!r} (in {option}) not found{hint} "
-                    f"Available columns: {', '.join(available[:20])}" + (" ..." if len(available) > 20 else "")
-                )
+                listed = ", ".join(available[:20]) + (", …" if len(available) > 20 else "")
+                advice = f"did you mean {close[0]!r} (columns: {listed})?" if close else f"the columns are: {listed}"
+                raise ColumnError(f"column {name!r} (in {option}) not found; {advice}")
 
     if columns:
         check(columns, "--columns")

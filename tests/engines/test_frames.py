@@ -282,3 +282,11 @@ def test_an_object_column_of_one_type_with_missing_values_is_read():
     result = qar_sql.audit(df, p=1, pi_u=0.5)
     assert result.rows == 12
     assert _comparable(result) == _comparable(qar_sql.audit(typed, p=1, pi_u=0.5))
+
+
+def test_two_columns_of_one_name_are_still_read():
+    """The check of object columns reads them by position (df[name] is a frame when two
+    columns share the name: it raised AttributeError)."""
+    df = pd.DataFrame([[1, "a"], [2, "b"], [1, "b"], [3, "a"]] * 5, columns=["x", "x"])
+    result = qar_sql.audit(df, p=1, pi_u=0.5)
+    assert result.rows == 20 and result.columns == ("x", "x_1")  # DuckDB renames the second
