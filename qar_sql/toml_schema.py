@@ -277,7 +277,9 @@ def _without(data: Any, flags: list[Flag]) -> Any:
     """``data`` without the values the schema refused (a copy; ``data`` is left as it is)."""
     data = copy.deepcopy(data)
     # Deepest first, and list items from the last, so a removal moves no other flagged path.
-    paths = {f.path for f in flags if f.drop and f.path}
+    # A refused [sources.NAME] stays, so the scans naming it are not told it is undefined; qar's
+    # own check refuses it again, under the path the schema flagged (so not reported twice).
+    paths = {f.path for f in flags if f.drop and f.path and not (len(f.path) == 2 and f.path[0] == "sources")}
     for at in sorted(paths, key=lambda p: (len(p), p[-1] if isinstance(p[-1], int) else -1), reverse=True):
         parent = data
         try:
@@ -335,7 +337,8 @@ def check_file(path: str | Path) -> dict[str, Any]:
         found = errors(data, schema(), None, flags)
         kept = _without(data, flags)
     # Then qar's own checks, over what the schema accepted: each of their errors the schema did
-    # not already report (a key whose value it refused is gone; one in a table it flagged is said).
+    # not already report (a key whose value it refused is gone; an error about a key in or
+    # around one it flagged is said: [sources.b] needs a url after its url = 5).
     problems = scans.Problems()
     if pyproject or "scan" not in kept:
         config.from_data(kept, path, problems=problems)  # the commands' defaults, checked as a scan's
@@ -345,7 +348,7 @@ def check_file(path: str | Path) -> dict[str, Any]:
     mine = [
         message.removeprefix(f"{path.name}: ")
         for at, message in problems.found
-        if not any(at[: len(p)] == p for p in said)
+        if not any(at[: len(p)] == p or (len(at) > 1 and p[: len(at)] == at) for p in said)
     ]
     if len(found) + len(mine) == 1:
         raise UsageError(f"{path.name}: {(found + mine)[0]}")

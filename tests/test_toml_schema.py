@@ -308,3 +308,20 @@ def test_check_lists_every_error_of_the_defaults(tmp_path):
         "  scan '[tool.qar]': warn_above = 0.9 is above fail_above = 0.5; a warning must come before the failure, "
         "so make warn_above the smaller",
     ]
+
+
+def test_a_refused_table_is_not_reported_again_by_what_depends_on_it(tmp_path):
+    """A source the schema refused is not then 'not defined' for its scans, nor 'needs a url'."""
+    path = tmp_path / "qar.toml"
+    path.write_text(
+        '[sources]\na = 3\n[sources.b]\nurl = 5\n[[scan]]\nsource = "a"\ntable = "t"\n'
+        '[[scan]]\nsource = "b"\ntable = "u"\n[[scan]]\nsource = "c"\ntable = "v"\n'
+    )
+    r = CliRunner().invoke(cli, ["config", "--check", str(path)])
+    assert r.exit_code == 2
+    assert r.output.strip().splitlines() == [
+        "Error: qar.toml has 3 errors:",
+        "  [sources.a] = 3 must be a table",
+        "  [sources.b] url = 5 must be text",
+        "  scan number 3 uses source 'c', which is not defined; allowed: a, b",
+    ]
