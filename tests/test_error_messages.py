@@ -162,7 +162,9 @@ def test_no_message_glues_two_clauses_without_a_separator():
     import re
 
     # A capital right after a value or a word starts a second clause, but in a name (DuckDB).
-    glued = re.compile(r"(\w*)[a-z0-9)\]'\"}`]([A-Z][a-z]\w*)|(?:[a-z0-9)}']|\{\}) (Use|Choose|Keys|Defined|Known|Try|Set|Available|Allowed)\b")
+    glued = re.compile(
+        r"(\w*)[a-z0-9)\]'\"}`]([A-Z][a-z]\w*)|(?:[a-z0-9)}']|\{\}) (Use|Choose|Keys|Defined|Known|Try|Set|Available|Allowed)\b"
+    )
     names = {"ClickHouse", "DataFrame", "DuckDB", "PostgreSQL", "MariaDB", "SQLite", "AnonymizeParams", "LazyFrame"}
     names |= {"RecordBatch", "DuckDBPyRelation", "PyArrow", "ScanConfig", "ScanParams", "GitHub", "sdcMicro"}
 
