@@ -19,10 +19,11 @@ import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from qar_sql import toml_text
+from qar_sql import toml_text, user_files
 from qar_sql.compliance import scans
 from qar_sql.engines.secrets import mask_source
 from qar_sql.engines.source import URL_ENV, is_url
@@ -90,41 +91,67 @@ def load(path: str | Path, *, environ: Mapping[str, str] | None = None) -> Confi
     """The defaults of one ``qar.toml`` (``[defaults]`` and ``[store] url``) or ``pyproject.toml``
     (``[tool.qar]``)."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise UsageError(f"config file {str(path)!r} does not exist; check ${CONFIG_ENV} or --config")
-    data = _read(path)
+    return from_data(_read(path), path, environ=environ)
+
+
+def from_data(
+    data: Mapping[str, Any],
+    path: Path,
+    *,
+    environ: Mapping[str, str] | None = None,
+    problems: scans.Problems | None = None,
+) -> Config:
+    """The defaults in ``data``, the parsed ``path``. With ``problems``, every error is collected
+    there (each with the path of its key) instead of the first raised."""
     where = path.name
+    check = partial(scans.checked, problems)
     if path.name == "pyproject.toml":
-        table, raw = "[tool.qar]", dict(data.get("tool", {}).get("qar", {}))
+        tool = data.get("tool", {})
+        table, at, given = "[tool.qar]", ("tool.qar",), tool.get("qar", {}) if isinstance(tool, Mapping) else None
+        store_at: tuple[str, ...] = (*at, "store")
+    else:
+        table, at, given = "[defaults]", ("defaults",), data.get("defaults", {})
+        store_at = ("store",)
+    if not isinstance(given, Mapping):
+        check(at, scans.failing(f"{where}: {table} must be a table of settings, e.g. p = 3"))
+        given = {}
+    raw = dict(given)
+    if path.name == "pyproject.toml":
         store = raw.pop("store", None)
     else:
-        table = "[defaults]"
-        raw = dict(data.get("defaults", {}))
         store = data.get("store")
         store = store.get("url") if isinstance(store, Mapping) else store
-    if not isinstance(raw, dict):
-        raise UsageError(f"{where}: {table} must be a table of settings, e.g. p = 3")
     # Not a scan setting (a scan reads databases): checked here, the rest as a scan's.
     null_tokens = raw.pop("null_tokens", None)
     if null_tokens is not None:
         if isinstance(null_tokens, str):
             null_tokens = [null_tokens]
         if not isinstance(null_tokens, list) or not all(isinstance(t, str) and t for t in null_tokens):
-            raise UsageError(f'{where}: null_tokens must be a list of non-empty texts, e.g. null_tokens = ["NA"]')
-    scans._check_keys(raw, scans.DEFAULT_KEYS + ("null_tokens",), table, where)
+            message = f'{where}: null_tokens must be a list of non-empty texts, e.g. null_tokens = ["NA"]'
+            check((*at, "null_tokens"), scans.failing(message))
+            null_tokens = None
+    scans.each_key(problems, at, raw, scans.DEFAULT_KEYS + ("null_tokens",), table, where)
+    raw = {k: v for k, v in raw.items() if k in scans.DEFAULT_KEYS}
     # The checks of a scan's settings, so a bad value reads the same in both places.
-    scans.make_spec(table, None, raw, source=("", "", ""), where=where)
+    scans.spec_or_errors(problems, at, table, None, raw, source=("", "", ""), where=where)
     values: dict[str, Any] = dict(raw)
     if null_tokens is not None:
         values["null_tokens"] = list(null_tokens)
     if store is not None:
         if not isinstance(store, str) or not store:
-            raise UsageError(f'{where}: store must be a URL or file name, e.g. store = "qar_results.duckdb"')
-        scans._no_literal_password(store, "store", where)
-        store = scans._Env(os.environ if environ is None else environ, where)(store, "store")
-        if not is_url(store) and not Path(store).is_absolute():
-            store = str(path.resolve().parent / store)  # relative to the file, as in a scan
-        values["store"] = store
+            check(
+                store_at, scans.failing(f'{where}: store must be a URL or file name, e.g. store = "qar_results.duckdb"')
+            )
+        elif check(store_at, partial(scans._no_literal_password, store, "store", where), False) is not False:
+            store = check(
+                store_at, partial(scans._Env(os.environ if environ is None else environ, where), store, "store")
+            )
+            if store is not None:
+                if not is_url(store) and not Path(store).is_absolute():
+                    store = str(path.resolve().parent / store)  # relative to the file, as in a scan
+                values["store"] = store
     for key in ("columns", "exclude"):
         if isinstance(values.get(key), str):
             values[key] = [v.strip() for v in values[key].split(",") if v.strip()]
@@ -133,7 +160,7 @@ def load(path: str | Path, *, environ: Mapping[str, str] | None = None) -> Confi
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        return toml_text.loads(path.read_text(encoding="utf-8"))
+        return toml_text.loads(user_files.read_text(path, "config file"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise UsageError(f"cannot read config file {str(path)!r}: {exc}; fix the TOML") from exc
 

@@ -8,6 +8,7 @@ error's ``exit_code``; it shows a traceback only with ``--debug``.
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 
 
 class ExitCode(enum.IntEnum):
@@ -94,3 +95,15 @@ def shown(value: object) -> str:
         mantissa = (digits[0] + "." + digits[1:3]).rstrip("0").rstrip(".")
         return f"{'-' if value < 0 else ''}{mantissa}e+{len(digits) - 1}"
     return repr(value)
+
+
+def one_of(word: object, allowed: Iterable[str]) -> str:
+    """The advice clause after an unknown name, one clause of the sentence (no second sentence
+    glued on): "did you mean 'qis' (one of: qis, seed, treatment)?", or "use one of: …"."""
+    import difflib
+
+    names = list(allowed)
+    close = difflib.get_close_matches(str(word), names, n=1)
+    if close:
+        return f"did you mean {close[0]!r} (one of: {', '.join(names)})?"
+    return f"use one of: {', '.join(names)}"

@@ -18,14 +18,15 @@ stay with the loader, ``qar scan``.
 
 from __future__ import annotations
 
+import copy
 import difflib
 import json
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from qar_sql import config_file as config
-from qar_sql import toml_text
+from qar_sql import toml_text, user_files
 from qar_sql.compliance import scans
 from qar_sql.errors import UsageError
 from qar_sql.parameters.tail import THETA_MEASURES
@@ -199,8 +200,12 @@ def _shown(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False) if isinstance(value, str) else repr(value)
 
 
-def errors(value: Any, node: dict[str, Any], path: list[str | int] | None = None) -> list[str]:
-    """Every way ``value`` breaks ``node``, one sentence each (empty: valid)."""
+def errors(
+    value: Any, node: dict[str, Any], path: list[str | int] | None = None, flagged: list[Flag] | None = None
+) -> list[str]:
+    """Every way ``value`` breaks ``node``, one sentence each (empty: valid). ``flagged`` gets
+    the path of each: the bad value's own (``drop``: the rules must not read it) or, for a
+    missing key, its table's."""
     path = path or []
     where = _where(path)
     if "anyOf" in node:
@@ -208,10 +213,15 @@ def errors(value: Any, node: dict[str, Any], path: list[str | int] | None = None
         if all(options):
             # The option of the value's type says the most; else the first.
             typed = [o for o, opt in zip(options, node["anyOf"]) if _is(value, opt.get("type", "object"))]
-            return (typed or options)[0]
+            found = (typed or options)[0]
+            if flagged is not None:
+                flagged.append(Flag(tuple(path), True))
+            return found
         return []
     kind = node.get("type")
     if kind and not _is(value, kind):
+        if flagged is not None:
+            flagged.append(Flag(tuple(path), True))
         return [f"{where} = {_shown(value)} must be {_WORDS[kind]}"]
     out: list[str] = []
     if "enum" in node and value not in node["enum"]:
@@ -227,26 +237,58 @@ def errors(value: Any, node: dict[str, Any], path: list[str | int] | None = None
             out.append(f"{where} = {_shown(value)} must be below {node['exclusiveMaximum']}")
     if kind == "string" and len(value) < node.get("minLength", 0):
         out.append(f"{where} is empty; write a value")
+    if kind == "array" and len(value) < node.get("minItems", 0):
+        out.append(f"{where} is empty; give at least {node['minItems']}")
+    if out and flagged is not None:
+        flagged.append(Flag(tuple(path), True))
     if kind == "array":
-        if len(value) < node.get("minItems", 0):
-            out.append(f"{where} is empty; give at least {node['minItems']}")
         for i, item in enumerate(value):
-            out += errors(item, node.get("items", {}), [*path, i])
+            out += errors(item, node.get("items", {}), [*path, i], flagged)
     if kind == "object":
         props = node.get("properties", {})
         for key in node.get("required", []):
             if key not in value:
                 out.append(f"{where} needs {key}")
+                if flagged is not None:
+                    flagged.append(Flag(tuple(path), False))
         for key, item in value.items():
             if key in props:
-                out += errors(item, props[key], [*path, key])
+                out += errors(item, props[key], [*path, key], flagged)
             elif isinstance(node.get("additionalProperties"), dict):
-                out += errors(item, node["additionalProperties"], [*path, key])
+                out += errors(item, node["additionalProperties"], [*path, key], flagged)
             elif node.get("additionalProperties") is False:
                 close = difflib.get_close_matches(key, list(props), n=1)
                 hint = f"did you mean {close[0]!r}?" if close else f"allowed: {', '.join(props)}"
                 out.append(f"{where + ': ' if path else 'the file: '}unknown key {key!r}; {hint}")
+                if flagged is not None:
+                    flagged.append(Flag((*path, key), True))
     return out
+
+
+class Flag(NamedTuple):
+    """Where the schema found an error: the path of a key, and whether its value is dropped
+    before qar's own checks read the file (they would only say the same again)."""
+
+    path: tuple[str | int, ...]
+    drop: bool
+
+
+def _without(data: Any, flags: list[Flag]) -> Any:
+    """``data`` without the values the schema refused (a copy; ``data`` is left as it is)."""
+    data = copy.deepcopy(data)
+    # Deepest first, and list items from the last, so a removal moves no other flagged path.
+    # A refused [sources.NAME] stays, so the scans naming it are not told it is undefined; qar's
+    # own check refuses it again, under the path the schema flagged (so not reported twice).
+    paths = {f.path for f in flags if f.drop and f.path and not (len(f.path) == 2 and f.path[0] == "sources")}
+    for at in sorted(paths, key=lambda p: (len(p), p[-1] if isinstance(p[-1], int) else -1), reverse=True):
+        parent = data
+        try:
+            for step in at[:-1]:
+                parent = parent[step]
+            del parent[at[-1]]
+        except (KeyError, IndexError, TypeError):
+            continue
+    return data
 
 
 def tool_schema() -> dict[str, Any]:
@@ -276,28 +318,43 @@ def check_file(path: str | Path) -> dict[str, Any]:
     source defined), so a file passes here exactly when qar accepts it."""
     path = Path(path)
     try:
-        data = toml_text.loads(path.read_text(encoding="utf-8"))
+        data = toml_text.loads(user_files.read_text(path, "--check"))
     except FileNotFoundError:
         raise UsageError(f"--check {str(path)!r} does not exist; give the path of a qar.toml") from None
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise UsageError(f"cannot read {str(path)!r}: {exc}; fix the TOML") from exc
     pyproject = path.name == "pyproject.toml"
+    flags: list[Flag] = []
     if pyproject:
         tool = data.get("tool")
         if not isinstance(tool, dict) or "qar" not in tool:
             raise UsageError(
                 f"{path.name} has no [tool.qar] table; add one (e.g. [tool.qar] then p = 3) or check a qar.toml"
             )
-        found = errors(tool["qar"], tool_schema(), ["tool.qar"])
+        found = errors(tool["qar"], tool_schema(), ["tool.qar"], flags)
+        kept = {"tool": {"qar": _without({"tool.qar": tool["qar"]}, flags).get("tool.qar", {})}}
     else:
-        found = errors(data, schema())
-    if len(found) == 1:
-        raise UsageError(f"{path.name}: {found[0]}")
-    if found:
-        listed = "".join(f"\n  {error}" for error in found)
+        found = errors(data, schema(), None, flags)
+        kept = _without(data, flags)
+    # Then qar's own checks, over what the schema accepted: each of their errors the schema did
+    # not already report (a key whose value it refused is gone; an error about a key in or
+    # around one it flagged is said: [sources.b] needs a url after its url = 5).
+    problems = scans.Problems()
+    if pyproject or "scan" not in kept:
+        config.from_data(kept, path, problems=problems)  # the commands' defaults, checked as a scan's
+    else:
+        scans.parse_config(kept, path=str(path), problems=problems)
+    said = [f.path for f in flags]
+    mine = [
+        message.removeprefix(f"{path.name}: ")
+        for at, message in problems.found
+        if not any(at[: len(p)] == p or (len(at) > 1 and p[: len(at)] == at) for p in said)
+    ]
+    if len(found) + len(mine) == 1:
+        raise UsageError(f"{path.name}: {(found + mine)[0]}")
+    if found or mine:
+        listed = "".join(f"\n  {error}" for error in found + mine)
+        if mine:
+            raise UsageError(f"{path.name} has {len(found) + len(mine)} errors:{listed}")
         raise UsageError(f"{path.name} breaks its schema in {len(found)} places:{listed}")
-    if pyproject or "scan" not in data:
-        config.load(path)  # the commands' defaults, checked as a scan's
-    else:
-        scans.load_config(path)
     return data

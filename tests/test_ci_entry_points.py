@@ -308,3 +308,23 @@ def test_the_hook_never_writes_its_summaries_over_what_the_scans_read(tmp_path, 
     assert err.startswith("Error: --") and what in err and "writing would destroy" in err
     assert {p: p.read_bytes() for p in before} == before
     assert not (work / "examples" / "store.duckdb").exists()
+
+
+def test_the_hook_scans_every_toml_it_is_given(tmp_path, monkeypatch, capsys):
+    """A project's own `files:` pattern may pass qar.prod.toml: the hook took only files named
+    qar.toml and dropped the rest as options, so the commit passed unscanned (exit 0); a missing
+    or unreadable one passed too."""
+    from qar_sql.cli.hook import main
+
+    work = demo_checkout(tmp_path)
+    monkeypatch.chdir(work)
+    (work / "qar.prod.toml").write_text(
+        '[sources.demo]\nurl = "qar_demo.duckdb"\n[[scan]]\ntable = "population"\np = 2\npi_u = 0.5\nfail_above = 0.01\n'
+    )
+    assert main(["--no-store", "qar.prod.toml"]) == 1
+    assert "qar scan qar.prod.toml" in capsys.readouterr().out
+    assert main(["--no-store", "gone/qar.toml"]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    os.mkfifo(work / "pipe.toml")
+    assert main(["--no-store", "pipe.toml"]) == 2
+    assert "is not a regular file" in capsys.readouterr().err

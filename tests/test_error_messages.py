@@ -120,3 +120,76 @@ def test_exclude_works_with_columns_as_its_help_now_says(tmp_path):
     out = run(["audit", "--help"], 0).output
     assert "from all columns, or from those of --columns" in " ".join(out.split())
     assert "An audit records its run only when --store is given" in " ".join(out.split())
+
+
+def _messages():
+    """The template of every message raised or failed with text in qar_sql ({} for a value)."""
+    import ast
+    from pathlib import Path
+
+    for path in sorted((Path(qar_sql.__file__).parent).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            func = getattr(node, "func", None)
+            name = getattr(func, "id", None) or getattr(func, "attr", "")
+            if not isinstance(node, ast.Call) or not (name.endswith("Error") or name == "fail"):
+                continue
+            for arg in node.args[:3]:
+                text = _template(arg)
+                if text is not None:
+                    yield f"{path.name}:{node.lineno}", text
+
+
+def _template(node):
+    """A message's text with {} for each value: an f-string, a literal, or a sum of them (a
+    parenthesised conditional part counts as a value)."""
+    import ast
+
+    if isinstance(node, ast.JoinedStr):
+        return "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _template(node.left), _template(node.right)
+        if left is not None or right is not None:
+            return (left if left is not None else "{}") + (right if right is not None else "{}")
+    return None
+
+
+def test_no_message_glues_two_clauses_without_a_separator():
+    """'is not a known top-level key Use: …' and 'unknown SQL dialect 'x' Choose one of: …' ran
+    two clauses together (the hint before them was empty); a clause after a value is joined by
+    '; ' (or ', ', ': ', a parenthesis)."""
+    import re
+
+    # A capital right after a value or a word starts a second clause, but in a name (DuckDB).
+    glued = re.compile(
+        r"(\w*)[a-z0-9)\]'\"}`]([A-Z][a-z]\w*)|(?:[a-z0-9)}']|\{\}) (Use|Choose|Keys|Defined|Known|Try|Set|Available|Allowed)\b"
+    )
+    names = {"ClickHouse", "DataFrame", "DuckDB", "PostgreSQL", "MariaDB", "SQLite", "AnonymizeParams", "LazyFrame"}
+    names |= {"RecordBatch", "DuckDBPyRelation", "PyArrow", "ScanConfig", "ScanParams", "GitHub", "sdcMicro"}
+
+    def is_glued(text):
+        for m in glued.finditer(text):
+            word = (m.group(1) or "") + text[m.start(2) - 1 : m.end(2)] if m.group(2) else ""
+            if m.group(3) or not any(word.endswith(n) or n in word for n in names):
+                return True
+        return False
+
+    found = [f"{where}: {text!r}" for where, text in _messages() if is_glued(text)]
+    assert not found, "\n".join(found)
+
+
+def test_an_unknown_name_gets_one_sentence_of_advice():
+    from qar_sql.engines.dialects import get_dialect as dialect
+    from qar_sql.treat import treatments
+
+    with pytest.raises(UsageError) as e:
+        dialect("postgress", strict=True)
+    assert str(e.value).startswith("unknown SQL dialect 'postgress'; did you mean 'postgresql' (one of: ")
+    with pytest.raises(UsageError) as e:
+        dialect("zzz", strict=True)
+    assert str(e.value).startswith("unknown SQL dialect 'zzz'; use one of: ")
+    with pytest.raises(UsageError) as e:
+        treatments.parse("[[zzz]]\nbogus = 1\n", "t.toml")
+    assert "t.toml: zzz is not a known top-level key; use one of: " in str(e.value)
+    assert str(e.value).count(". ") == 0

@@ -6,6 +6,7 @@ and qar scan's own loader (compliance/scans.parse_config) must agree on which ar
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -16,10 +17,11 @@ from click.testing import CliRunner
 from conftest import REPO
 
 from qar_sql import config_file as config
-from qar_sql import toml_schema
+from qar_sql import toml_schema, user_files
 from qar_sql.cli.main import cli
 from qar_sql.compliance import scans
-from qar_sql.errors import QarError
+from qar_sql.errors import QarError, UsageError
+from qar_sql.treat import treatments
 
 GOOD = """
 [store]
@@ -206,3 +208,120 @@ def test_pyproject_tool_qar_has_a_schema_and_a_check(tmp_path):
     path.write_text("[tool.black]\nx = 1\n")
     r = CliRunner().invoke(cli, ["config", "--check", str(path)])
     assert r.exit_code == 2 and "no [tool.qar] table" in r.output, r.output
+
+
+def _not_regular(tmp_path):
+    """A named pipe under tmp_path (opening it waits for a writer) and /dev/zero, which is
+    only stat-ed and, before the fix, read (never written)."""
+    fifo = tmp_path / "pipe.toml"
+    os.mkfifo(fifo)
+    return [str(fifo)] + (["/dev/zero"] if os.path.exists("/dev/zero") else [])
+
+
+def test_a_device_or_pipe_is_refused_not_read_forever(tmp_path):
+    """`qar config --check /dev/zero` read forever, a pipe waited for a writer."""
+    for path in _not_regular(tmp_path):
+        for args, what in (
+            (["config", "--check", path], "--check"),
+            (["scan", path], "scan config"),
+            (["--config", path, "config"], "config file"),
+        ):
+            r = subprocess.run(
+                [sys.executable, "-c", "from qar_sql.cli.main import main; main()", *args],
+                capture_output=True,
+                text=True,
+                timeout=30,
+                cwd=tmp_path,
+            )
+            assert r.returncode == 2, (args, r.stderr)
+            assert r.stderr.strip() == (
+                f"Error: {what} {path!r} is not a regular file (a device, pipe or socket); give the path of a file"
+            )
+        with pytest.raises(UsageError, match="not a regular file"):
+            treatments.load(path)
+
+
+def test_a_huge_file_is_refused_by_its_size(tmp_path):
+    path = tmp_path / "qar.toml"
+    with path.open("wb") as f:
+        f.truncate(user_files.MAX_BYTES + 1)  # sparse: no disk used
+    r = CliRunner().invoke(cli, ["config", "--check", str(path)])
+    assert r.exit_code == 2
+    assert r.output.strip() == (
+        f"Error: --check {str(path)!r} is larger than 10 MB, more than such a file holds; give the path of the right file"
+    )
+
+
+#: One error each, schema or rule, in parts of a file that do not touch one another.
+SEVERAL = {
+    "unknown default": "[defaults]\npp = 3\n",
+    "store password": '[store]\nurl = "postgresql://u:hunter2@db/x"\n',
+    "unset variable": '[sources.a]\nurl = "${QAR_TEST_UNSET_H6}"\n',
+    "source password": '[sources.b]\nurl = "postgresql://u:pw@db/x"\n',
+    "alpha over pi_u": '[[scan]]\nsource = "a"\ntable = "t"\nalpha = 0.3\npi_u = 0.2\n',
+    "bad pwm and warn above fail": '[[scan]]\nsource = "b"\ntable = "u"\npwm = "median"\nwarn_above = 0.9\nfail_above = 0.5\n',
+    "undefined source": '[[scan]]\nsource = "c"\ntable = "v"\n',
+}
+
+
+def test_check_lists_every_schema_and_rule_error(tmp_path, monkeypatch):
+    """--check stopped at qar scan's first error (and listed none of them after a schema error):
+    it lists each, once, with the sentence a file holding only that error gets."""
+    monkeypatch.delenv("QAR_TEST_UNSET_H6", raising=False)
+    sources = {"a": '[sources.a]\nurl = "a.duckdb"\n', "b": '[sources.b]\nurl = "b.duckdb"\n'}
+    scan = '[[scan]]\nsource = "a"\ntable = "ok"\n'
+    expected = []
+    for name, part in SEVERAL.items():
+        alone = tmp_path / name / "qar.toml"
+        alone.parent.mkdir()
+        others = "".join(text for name, text in sources.items() if f"[sources.{name}]" not in part)
+        alone.write_text(part + others + (scan if "[[scan]]" not in part else ""))
+        r = CliRunner().invoke(cli, ["config", "--check", str(alone)])
+        assert r.exit_code == 2, (name, r.output)
+        lines = r.output.strip().splitlines()
+        expected += [line.strip() for line in lines[1:]] or [lines[0].removeprefix("Error: qar.toml: ")]
+    assert len(expected) == len(SEVERAL) + 1  # the second scan has two
+    path = tmp_path / "qar.toml"
+    path.write_text("".join(SEVERAL.values()))
+    r = CliRunner().invoke(cli, ["config", "--check", str(path)])
+    assert r.exit_code == 2
+    lines = r.output.strip().splitlines()
+    assert lines[0] == f"Error: qar.toml has {len(expected)} errors:"
+
+    def numberless(found):  # a scan's number in the whole file is not its number alone
+        return sorted(re.sub(r"number \d+", "number N", line.strip()) for line in found)
+
+    assert numberless(lines[1:]) == numberless(expected)
+    for key in ("'pp'", "store.url", "sources.a.url", "sources.b.url", "alpha =", "pwm =", "warn_above =", "'c'"):
+        assert sum(key in line for line in lines) == 1, key
+
+
+def test_check_lists_every_error_of_the_defaults(tmp_path):
+    path = tmp_path / "pyproject.toml"
+    path.write_text('[tool.qar]\np = 0\nalpha = 0.5\npi_u = 0.2\nwarn_above = 0.9\nfail_above = 0.5\nstore = "x"\n')
+    r = CliRunner().invoke(cli, ["config", "--check", str(path)])
+    assert r.exit_code == 2
+    assert r.output.strip().splitlines()[1:] == [
+        "  [tool.qar] p = 0 is below its minimum, 1",
+        "  scan '[tool.qar]': alpha = 0.5 must be smaller than pi_u = 0.2; lower alpha below 0.2 (e.g. 0.04) "
+        "or raise pi_u above 0.5 (e.g. 0.75).",
+        "  scan '[tool.qar]': warn_above = 0.9 is above fail_above = 0.5; a warning must come before the failure, "
+        "so make warn_above the smaller",
+    ]
+
+
+def test_a_refused_table_is_not_reported_again_by_what_depends_on_it(tmp_path):
+    """A source the schema refused is not then 'not defined' for its scans, nor 'needs a url'."""
+    path = tmp_path / "qar.toml"
+    path.write_text(
+        '[sources]\na = 3\n[sources.b]\nurl = 5\n[[scan]]\nsource = "a"\ntable = "t"\n'
+        '[[scan]]\nsource = "b"\ntable = "u"\n[[scan]]\nsource = "c"\ntable = "v"\n'
+    )
+    r = CliRunner().invoke(cli, ["config", "--check", str(path)])
+    assert r.exit_code == 2
+    assert r.output.strip().splitlines() == [
+        "Error: qar.toml has 3 errors:",
+        "  [sources.a] = 3 must be a table",
+        "  [sources.b] url = 5 must be text",
+        "  scan number 3 uses source 'c', which is not defined; allowed: a, b",
+    ]

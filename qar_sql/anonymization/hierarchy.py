@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from qar_sql import user_files
 from qar_sql.errors import SourceNotFound, UsageError
 
 #: The label of the root level of every hierarchy (ARX's convention).
@@ -366,7 +367,7 @@ def read_interval_toml(path: str | Path) -> dict[str, IntervalHierarchy]:
     """Interval hierarchies from the ``[hierarchies.<column>]`` tables of a TOML file."""
     p = Path(path)
     try:
-        doc = tomllib.loads(p.read_text(encoding="utf-8"))
+        doc = tomllib.loads(user_files.read_text(p, "hierarchy file"))
     except FileNotFoundError:
         raise SourceNotFound(f"hierarchy file {str(p)!r} not found; check the path") from None
     except tomllib.TOMLDecodeError as exc:
@@ -383,7 +384,7 @@ def read_hierarchy(path: str | Path, column: str, delimiter: str = ";") -> CsvHi
     """ARX's hierarchy CSV of ``column``: one row per original value, level ``i`` in field ``i``."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8-sig")
+        text = user_files.read_text(p, "hierarchy file", limit=None, encoding="utf-8-sig")
     except FileNotFoundError:
         raise SourceNotFound(f"hierarchy file {str(p)!r} of column {column!r} not found; check the path") from None
     except UnicodeDecodeError:

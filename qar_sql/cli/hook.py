@@ -19,6 +19,7 @@ import tomllib
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from qar_sql import user_files
 from qar_sql.cli.main import cli
 from qar_sql.compliance.scans import load_config
 from qar_sql.errors import ExitCode, QarError
@@ -57,8 +58,8 @@ def _split(options: list[str]) -> tuple[list[str], dict[str, str]]:
 
 def _nothing_to_scan(path: Path) -> bool:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        data = tomllib.loads(user_files.read_text(path, "scan config"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, QarError):
         return False  # qar scan says what is wrong with it
     return not data.get("scan")
 
@@ -123,9 +124,10 @@ def _guard(files: list[str], options: list[str], combined: dict[str, str]) -> No
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    # The files pre-commit passes come last; an option's value (--fail-above 0.5) is never a
-    # qar.toml that exists.
-    files = [a for a in argv if Path(a).name == "qar.toml" and Path(a).is_file()]
+    # The files pre-commit passes come last; no option of qar scan takes a .toml, so every .toml
+    # is a config to scan — also one a project's own `files:` pattern passes (qar.prod.toml), or
+    # one that is missing: ignored as an option, it let the commit pass unscanned.
+    files = [a for a in argv if not a.startswith("-") and a.lower().endswith(".toml")]
     options, combined = _split([a for a in argv if a not in files])
     _guard(files, options, combined)
     codes: list[int] = []

@@ -14,6 +14,7 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
+from qar_sql import user_files
 from qar_sql.compliance.scans import PARAM_KEYS, ScanSpec, check_unique, make_spec, own_settings
 from qar_sql.engines.secrets import mask_source
 from qar_sql.engines.source import is_url
@@ -71,7 +72,7 @@ def load_manifest(path: str | Path) -> dict:
             f"dbt manifest {str(path)!r} does not exist; run dbt parse (or dbt build) to write target/manifest.json"
         )
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        data = json.loads(user_files.read_text(p, "dbt manifest", limit=None))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(
             f"{p.name} is not a dbt manifest (invalid JSON: {exc}); point to target/manifest.json"

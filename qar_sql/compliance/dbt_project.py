@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from qar_sql import user_files
 from qar_sql.compliance.dbt import RESOURCE_TYPES, load_manifest, manifest_scans
 from qar_sql.compliance.dbt_jinja import render_value
 from qar_sql.engines.secrets import mask_source
@@ -46,7 +47,7 @@ def _yaml(path: Path, what: str) -> dict:
     except ImportError as exc:  # pragma: no cover - pyyaml is a dependency
         raise UsageError("reading a dbt project needs PyYAML; pip install pyyaml") from exc
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.safe_load(user_files.read_text(path, what))
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read {what} {str(path)!r}: {exc}") from exc
     except yaml.YAMLError as exc:

@@ -31,12 +31,13 @@ import difflib
 import os
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from qar_sql import toml_text
+from qar_sql import toml_text, user_files
 from qar_sql.engines.secrets import mask_source, secret_values
 from qar_sql.engines.source import is_url
 from qar_sql.errors import ParameterError, UsageError
@@ -237,91 +238,211 @@ def check_unique(scans: Sequence[ScanSpec], where: str) -> None:
         seen.add(spec.name)
 
 
+class Problems:
+    """Where a check collects its errors instead of raising the first (``qar config --check``
+    lists every one): each is (the path of the key it is about, its sentence). Without a
+    collector a check raises, so ``qar scan`` stops at the first, with the same sentence."""
+
+    def __init__(self) -> None:
+        self.found: list[tuple[tuple[str | int, ...], str]] = []
+
+    def run(self, path: tuple[str | int, ...], check: Callable[[], Any], fallback: Any = None) -> Any:
+        """``check()``'s value, or ``fallback`` with its error kept."""
+        try:
+            return check()
+        except UsageError as exc:
+            self.found.append((path, str(exc)))
+            return fallback
+
+
+def checked(problems: Problems | None, path: tuple[str | int, ...], check: Callable[[], Any], fallback: Any = None):
+    return check() if problems is None else problems.run(path, check, fallback)
+
+
+def failing(message: str) -> Callable[[], Any]:
+    def check() -> Any:
+        raise UsageError(message)
+
+    return check
+
+
+def each_key(problems: Problems | None, path: tuple, table: Mapping, allowed: Sequence[str], what: str, where: str):
+    """Every unknown key of ``table``: the first raised, or each collected."""
+    for key in table:
+        checked(problems, (*path, key), partial(_check_keys, {key: None}, allowed, what, where))
+
+
+def spec_or_errors(problems: Problems | None, path: tuple, name: str, table: str | None, settings: Mapping, **kw):
+    """:func:`make_spec`; collecting, each refusal names a key (``alpha = 0.3 must be ...``),
+    which is set aside and the rest checked again, so every bad value of one scan is listed,
+    each with the sentence ``qar scan`` would print for it."""
+    if problems is None:
+        return make_spec(name, table, settings, **kw)
+    label = f"{kw['where']}: scan {name!r}: "
+    left = dict(settings)
+    while True:
+        try:
+            return make_spec(name, table, left, **kw)
+        except UsageError as exc:
+            message = str(exc)
+            key = message.removeprefix(label).split(" ", 1)[0]
+            problems.found.append(((*path, key) if key in left else path, message))
+            if key not in left:
+                return None
+            del left[key]
+
+
 def parse_config(
-    data: Mapping[str, Any], *, path: str | None = None, environ: Mapping[str, str] | None = None
+    data: Mapping[str, Any],
+    *,
+    path: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    problems: Problems | None = None,
 ) -> ScanConfig:
-    """Validate a parsed ``qar.toml`` into a :class:`ScanConfig` (nothing is connected)."""
+    """Validate a parsed ``qar.toml`` into a :class:`ScanConfig` (nothing is connected). With
+    ``problems``, every error is collected there instead of the first raised (the config then
+    returned is only what was valid)."""
     where = _where(path)
     env = _Env(os.environ if environ is None else environ, where)
     base = Path(path).resolve().parent if path else Path.cwd()
-    _check_keys(data, TOP_KEYS, "the file", where)
+    each_key(problems, (), data, TOP_KEYS, "the file", where)
 
     store = data.get("store")
     if isinstance(store, Mapping):
-        _check_keys(store, ("url",), "[store]", where)
+        each_key(problems, ("store",), store, ("url",), "[store]", where)
         store = store.get("url")
     if store is not None:
         if not isinstance(store, str) or not store:
-            raise UsageError(f'{where}: store must be a URL or file name, e.g. url = "qar_results.duckdb"')
-        _no_literal_password(store, "store.url", where)
-        store = env(store, "store.url")
-        if not is_url(store) and not Path(store).is_absolute():
+            checked(
+                problems,
+                ("store",),
+                failing(f'{where}: store must be a URL or file name, e.g. url = "qar_results.duckdb"'),
+            )
+            store = None
+        elif checked(problems, ("store",), partial(_no_literal_password, store, "store.url", where), False) is False:
+            store = None
+        else:
+            store = checked(problems, ("store",), partial(env, store, "store.url"))
+        if store is not None and not is_url(store) and not Path(store).is_absolute():
             store = os.path.normpath(base / store)
 
     defaults = data.get("defaults", {})
     if not isinstance(defaults, Mapping):
-        raise UsageError(f"{where}: [defaults] must be a table of settings, e.g. p = 3")
-    _check_keys(defaults, DEFAULT_KEYS, "[defaults]", where)
+        checked(problems, ("defaults",), failing(f"{where}: [defaults] must be a table of settings, e.g. p = 3"))
+        defaults = {}
+    each_key(problems, ("defaults",), defaults, DEFAULT_KEYS, "[defaults]", where)
+    defaults = {k: v for k, v in defaults.items() if k in DEFAULT_KEYS}
 
-    sources: dict[str, tuple[str, str]] = {}
+    sources: dict[str, tuple[str, str] | None] = {}  # None: defined but refused (already said)
     raw_sources = data.get("sources", {})
     if not isinstance(raw_sources, Mapping):
-        raise UsageError(
-            f'{where}: [sources.NAME] tables are expected, e.g. [sources.warehouse] url = "${{QAR_WAREHOUSE_URL}}"'
+        checked(
+            problems,
+            ("sources",),
+            failing(
+                f'{where}: [sources.NAME] tables are expected, e.g. [sources.warehouse] url = "${{QAR_WAREHOUSE_URL}}"'
+            ),
         )
+        raw_sources = {}
     for sname, sdef in raw_sources.items():
         key = f"sources.{sname}"
+        sources[sname] = None
         if not isinstance(sdef, Mapping) or not isinstance(sdef.get("url"), str) or not sdef["url"]:
-            raise UsageError(f'{where}: [{key}] needs a url, e.g. url = "${{QAR_WAREHOUSE_URL}}"')
-        _check_keys(sdef, ("url",), f"[{key}]", where)
-        _no_literal_password(sdef["url"], f"{key}.url", where)
-        url = env(sdef["url"], f"{key}.url")
+            checked(
+                problems,
+                ("sources", sname),
+                failing(f'{where}: [{key}] needs a url, e.g. url = "${{QAR_WAREHOUSE_URL}}"'),
+            )
+            continue
+        each_key(problems, ("sources", sname), sdef, ("url",), f"[{key}]", where)
+        if (
+            checked(
+                problems,
+                ("sources", sname, "url"),
+                partial(_no_literal_password, sdef["url"], f"{key}.url", where),
+                False,
+            )
+            is False
+        ):
+            continue
+        url = checked(problems, ("sources", sname, "url"), partial(env, sdef["url"], f"{key}.url"))
+        if url is None:
+            continue
         if not is_url(url) and not Path(url).is_absolute():
             url = os.path.normpath(base / url)  # files are relative to the config file
         sources[sname] = (url, mask_source(url))
 
     raw_scans = data.get("scan", [])
     if not isinstance(raw_scans, list) or not raw_scans:
-        raise UsageError(
-            f"{where}: no scans; add at least one [[scan]] naming a source (and its table, for a database: a CSV or Parquet file takes none)"
+        checked(
+            problems,
+            ("scan",),
+            failing(
+                f"{where}: no scans; add at least one [[scan]] naming a source (and its table, for a database: a CSV or Parquet file takes none)"
+            ),
         )
+        raw_scans = []
     specs = []
     for i, raw in enumerate(raw_scans, 1):
+        at: tuple[str | int, ...] = ("scan", i - 1)
         if not isinstance(raw, Mapping):
-            raise UsageError(f"{where}: scan number {i} must be a [[scan]] table")
-        _check_keys(raw, SCAN_KEYS, f"scan number {i}", where)
+            checked(problems, at, failing(f"{where}: scan number {i} must be a [[scan]] table"))
+            continue
+        each_key(problems, at, raw, SCAN_KEYS, f"scan number {i}", where)
         sname = raw.get("source")
         if sname is None:
             if len(sources) != 1:
-                raise UsageError(
-                    f'{where}: scan number {i} names no source; add source = "..." naming one of: '
-                    f"{', '.join(sources) or '(none: add a [sources.NAME] table)'}"
+                checked(
+                    problems,
+                    (*at, "source"),
+                    failing(
+                        f'{where}: scan number {i} names no source; add source = "..." naming one of: '
+                        f"{', '.join(sources) or '(none: add a [sources.NAME] table)'}"
+                    ),
                 )
+                continue
             sname = next(iter(sources))
         if sname not in sources:
             hint = _did_you_mean(str(sname), list(sources)) if sources else "add a [sources.NAME] table"
-            raise UsageError(f"{where}: scan number {i} uses source {sname!r}, which is not defined; {hint}")
+            checked(
+                problems,
+                (*at, "source"),
+                failing(f"{where}: scan number {i} uses source {sname!r}, which is not defined; {hint}"),
+            )
+            continue
         table = raw.get("table")
         if table is not None and (not isinstance(table, str) or not table):
-            raise UsageError(f'{where}: scan number {i}: table must be a name, e.g. table = "public.people"')
+            checked(
+                problems,
+                (*at, "table"),
+                failing(f'{where}: scan number {i}: table must be a name, e.g. table = "public.people"'),
+            )
+            continue
         name = raw.get("name", table or sname)
         if not isinstance(name, str) or not name:
-            raise UsageError(f'{where}: scan number {i}: name must be text, e.g. name = "patients"')
+            checked(
+                problems, (*at, "name"), failing(f'{where}: scan number {i}: name must be text, e.g. name = "patients"')
+            )
+            continue
         chosen = own_settings(raw, defaults)
         settings = {k: c.value for k, c in chosen.items() if c.level != "built-in"}
-        url, display = sources[sname]
-        specs.append(make_spec(name, table, settings, source=(url, display, sname), where=where, origins=chosen))
-    check_unique(specs, where)
+        known = sources[sname] or ("", "", "")
+        spec = spec_or_errors(
+            problems, at, name, table, settings, source=(known[0], known[1], sname), where=where, origins=chosen
+        )
+        if spec is not None:
+            specs.append(spec)
+    checked(problems, ("scan",), partial(check_unique, specs, where))
     return ScanConfig(tuple(specs), store, tuple(env.secrets), path)
 
 
 def load_config(path: str | Path, *, environ: Mapping[str, str] | None = None) -> ScanConfig:
     """Read and validate a ``qar.toml``."""
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise UsageError(f"scan config {str(path)!r} does not exist; create it (see examples/qar.toml)")
     try:
-        data = toml_text.loads(p.read_text(encoding="utf-8"))
+        data = toml_text.loads(user_files.read_text(p, "scan config"))
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{p.name} is not valid TOML ({exc}); fix the line it names") from exc
     except UnicodeDecodeError as exc:

@@ -162,6 +162,20 @@ def _duckdb_path(url: str) -> str | None:
     return None
 
 
+def _check_writable(path: str) -> None:
+    """Refuse a DuckDB store path that cannot become a file (before the audit's work): a folder,
+    a device, or a file in a folder that does not exist."""
+    if os.path.exists(path) and not os.path.isfile(path):
+        kind = "a folder" if os.path.isdir(path) else "not a regular file"
+        raise UsageError(f"the store {path!r} is {kind}; point --store at a .duckdb file, e.g. --store {DEFAULT_STORE}")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise UsageError(
+            f"the store {path!r} cannot be created: {folder!r} {'is a file, not a folder' if os.path.exists(folder) else 'does not exist'}; create the folder or point "
+            f"--store elsewhere, e.g. --store {DEFAULT_STORE}"
+        )
+
+
 def first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
@@ -274,7 +288,7 @@ class Store:
             self.dialect = self.engine.dialect.name
 
     def exists(self) -> bool:
-        return self.path is None or Path(self.path).exists()
+        return self.path is None or os.path.exists(self.path)  # False, not OSError, for a name too long
 
     @contextlib.contextmanager
     def transaction(self, *, read_only: bool = False) -> Iterator[_Tx]:
@@ -328,6 +342,8 @@ class Store:
     def _open_duck(self, read_only: bool):
         import duckdb
 
+        if not read_only:
+            _check_writable(str(self.path))
         deadline = time.monotonic() + self.lock_wait
         while True:
             try:
@@ -337,6 +353,12 @@ class Store:
                 if "lock" in str(exc).lower() and time.monotonic() < deadline:
                     time.sleep(0.05)
                     continue
+                if not read_only and "lock" not in str(exc).lower():
+                    # The file cannot be made there (a read-only folder, /proc): the path is wrong.
+                    raise UsageError(
+                        f"cannot write the store {self.path!r} ({first_line(exc)}); point --store at a "
+                        f"file in a folder you can write, e.g. --store {DEFAULT_STORE}"
+                    ) from exc
                 raise DatabaseError(f"cannot open store {self.path!r}: {first_line(exc)}") from exc
             except duckdb.Error as exc:
                 raise DatabaseError(f"cannot open store {self.path!r}: {first_line(exc)}") from exc

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from qar_sql.errors import UsageError
+from qar_sql.errors import DataError, UsageError
 
 #: (module prefix, class name) → the label used as the result's ``source``.
 _KINDS = {
@@ -71,3 +71,44 @@ def registrable(obj: Any) -> Any:
     if kind == ("polars", "LazyFrame"):
         return obj.collect()
     return obj
+
+
+def _family(value: Any) -> str:
+    """The kind of value a database column holds for ``value``: every number is one kind (DuckDB
+    reads ints, floats and decimals as one numeric column), text, bytes, a truth value, a date or
+    time, else the value's own type."""
+    import datetime
+    import numbers
+
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        return "bool"
+    if isinstance(value, numbers.Number) or type(value).__name__ == "Decimal":
+        return "number"
+    if isinstance(value, str):
+        return "str"
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return "bytes"
+    if isinstance(value, (datetime.date, datetime.time, datetime.timedelta)):
+        return "date/time"
+    return type(value).__name__
+
+
+def check_mixed_columns(obj: Any) -> None:
+    """Refuse a pandas column of dtype object holding values of several kinds (1, "x", b"y"):
+    DuckDB types the column from a sample, then either fails on a later value or silently casts
+    (1 and "1" become one value, so the counts are wrong)."""
+    if _kind(obj) != ("pandas", "DataFrame"):
+        return
+    from pandas.api.types import infer_dtype
+
+    for i, name in enumerate(obj.columns):
+        column = obj.iloc[:, i]  # by position: obj[name] is a frame when two columns share the name
+        if column.dtype != object or not infer_dtype(column, skipna=True).startswith("mixed"):
+            continue
+        kinds = sorted({_family(v) for v in column.dropna()})
+        if len(kinds) > 1:
+            raise DataError(
+                f"column {name!r} of the pandas DataFrame holds values of several types "
+                f"({', '.join(kinds)}), which the database cannot read as one column; "
+                f"cast it to one type first, e.g. df[{name!r}] = df[{name!r}].astype(str)"
+            )

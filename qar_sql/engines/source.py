@@ -631,6 +631,7 @@ def _open_frame(frame: Any, table: str | None, threads: int | None) -> tuple[Dat
             if frames.is_duckdb_relation(frame):
                 db.spool_relation(frame, frames.FRAME_NAME)
             else:
+                frames.check_mixed_columns(frame)
                 db.con.register(frames.FRAME_NAME, frames.registrable(frame))
         except db._duckdb.Error as exc:
             raise UsageError(f"DuckDB cannot read this {label}: {first_line(exc)}") from exc
@@ -919,11 +920,9 @@ def select_columns(
         for name in names:
             if name not in available:
                 close = difflib.get_close_matches(name, available, n=1, cutoff=0.5)
-                hint = f"; did you mean {close[0]!r}?" if close else ""
-                raise ColumnError(
-                    f"column {name!r} (in {option}) not found{hint} "
-                    f"Available columns: {', '.join(available[:20])}" + (" ..." if len(available) > 20 else "")
-                )
+                listed = ", ".join(available[:20]) + (", …" if len(available) > 20 else "")
+                advice = f"did you mean {close[0]!r} (columns: {listed})?" if close else f"the columns are: {listed}"
+                raise ColumnError(f"column {name!r} (in {option}) not found; {advice}")
 
     if columns:
         check(columns, "--columns")

@@ -76,6 +76,7 @@ from qar_sql.stats import population as popmodels
 from qar_sql.stats import suda as sudastats
 from qar_sql.stats.individual_risk import AttackerRisk
 from qar_sql.stats.population import PopulationUniqueness
+from qar_sql.user_files import check_writable
 from qar_sql.version import __version__
 
 K_LEVELS = (2, 3, 5)
@@ -783,14 +784,19 @@ def check_not_source(path: str | os.PathLike, source, option: str) -> None:
 
 
 def output_kind(path: str) -> str:
+    """The per-record file's format, from its suffix; checked with the path before any work
+    (the file is written after the measures): a folder that does not exist or cannot take the
+    file, or Parquet without pyarrow, is refused at once."""
     lower = path.lower()
     if lower.endswith(".csv"):
-        return "csv"
-    if lower.endswith((".parquet", ".pq")):
-        # Checked here, with the path, before any work: the file is written after the measures.
+        kind = "csv"
+    elif lower.endswith((".parquet", ".pq")):
         require("arrow", "writing Parquet", alternative=f", or write CSV: --per-record {path.rsplit('.', 1)[0]}.csv")
-        return "parquet"
-    raise UsageError(f"--per-record {path!r} must end in .csv or .parquet, which says the format to write")
+        kind = "parquet"
+    else:
+        raise UsageError(f"--per-record {path!r} must end in .csv or .parquet, which says the format to write")
+    check_writable(path, "--per-record")
+    return kind
 
 
 def _write_per_record(

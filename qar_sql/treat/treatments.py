@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from qar_sql import toml_text
+from qar_sql import toml_text, user_files
 from qar_sql.engines.dialects import Dialect, sql_comment
 from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, file_relation_sql, split_table
-from qar_sql.errors import DatabaseError, UsageError
+from qar_sql.errors import DatabaseError, UsageError, one_of
 from qar_sql.treat import perturb
 from qar_sql.treat.kinds import KINDS as REGISTRY
 from qar_sql.treat.kinds import pram
@@ -96,9 +96,7 @@ class Plan:
             if t.name == name:
                 return t
         names = [t.name for t in self.treatments]
-        close = difflib.get_close_matches(name, names, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise TreatmentError(f"{self.path}: there is no treatment {name!r}{hint} Defined: {', '.join(names)}.")
+        raise TreatmentError(f"{self.path}: there is no treatment {name!r}; {one_of(name, names)}")
 
     def qi(self, name: str) -> tuple[str, ...] | None:
         return dict(self.qis).get(name)
@@ -165,9 +163,7 @@ def parse(text: str, path: str = "<treatments>") -> Plan:
     c = _Checker(path, text)
     for key in doc:
         if key not in _TOP_KEYS:
-            close = difflib.get_close_matches(key, _TOP_KEYS, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            c.fail((), key, f"is not a known top-level key{hint} Use: {', '.join(sorted(_TOP_KEYS))}.")
+            c.fail((), key, f"is not a known top-level key; {one_of(key, sorted(_TOP_KEYS))}")
 
     qis: dict[str, tuple[str, ...]] = {}
     raw_qis = doc.get("qis", {})
@@ -224,9 +220,7 @@ def _parse_treatment(c: _Checker, name: str, spec: Any, qis, seed: int | None = 
     if kind is None:
         c.fail(where, "kind", f"is missing; set kind to one of {', '.join(KINDS)}")
     if kind not in KINDS:
-        close = difflib.get_close_matches(str(kind), KINDS, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        c.fail(where, "kind", f"= {kind!r} is not a known treatment kind{hint} Use one of {', '.join(KINDS)}.")
+        c.fail(where, "kind", f"= {kind!r} is not a known treatment kind; {one_of(kind, KINDS)}")
     column = spec.get("column")
     if REGISTRY[kind].several and column is None and "columns" in spec:
         column = spec["columns"][0] if isinstance(spec["columns"], list) and spec["columns"] else spec["columns"]
@@ -237,9 +231,7 @@ def _parse_treatment(c: _Checker, name: str, spec: Any, qis, seed: int | None = 
     allowed = _COMMON | REGISTRY[kind].keys
     for key in spec:
         if key not in allowed:
-            close = difflib.get_close_matches(key, allowed, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            c.fail(where, key, f"is not a key of a {kind!r} treatment{hint} Keys: {', '.join(sorted(allowed))}.")
+            c.fail(where, key, f"is not a key of a {kind!r} treatment; {one_of(key, sorted(allowed))}")
     local = local_name = None
     if "local" in spec:
         value = spec["local"]
@@ -288,10 +280,10 @@ def load(treatments: str | Path | Plan | Mapping) -> Plan:
             "or a Plan (schema: docs/treatments.md)"
         )
     path = Path(treatments)
-    if not path.is_file():
+    if not path.exists():
         raise TreatmentError(f"treatments file {str(path)!r} does not exist; check the path")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = user_files.read_text(path, "treatments file")
     except (OSError, UnicodeDecodeError) as exc:
         raise TreatmentError(f"cannot read treatments file {str(path)!r}: {exc}") from exc
     return parse(text, str(path))

@@ -112,9 +112,14 @@ def test_unknown_column_did_you_mean(db):
         ["audit", path, "-t", "people", "--columns", "semi;colon 50%,with spac"],
         2,
         "'with spac'",
-        "did you mean 'with space'?",
+        "not found; did you mean 'with space' (columns: ",
     )
-    run(["audit", path, "-t", "people", "--exclude", "selct"], 2, "'selct'", "did you mean 'select'?")
+    run(
+        ["audit", path, "-t", "people", "--exclude", "selct"],
+        2,
+        "'selct'",
+        "not found; did you mean 'select' (columns: ",
+    )
 
 
 def test_p_larger_than_columns(db):

@@ -36,6 +36,7 @@ def run(args, code: int, expected: str):
         (["history", "--store", MISSING, "--plot"], "--plot", f"{NO_FOLDER}/trend.svg"),
         (["scan", MISSING, "--junit"], "--junit", f"{NO_FOLDER}/junit.xml"),
         (["scan", MISSING, "--markdown"], "--markdown", f"{NO_FOLDER}/summary.md"),
+        (["risk", MISSING, "-t", "t", "--per-record"], "--per-record", f"{NO_FOLDER}/records.csv"),
     ],
 )
 def test_an_output_in_a_missing_folder_is_refused_first(args, option, path):
@@ -139,3 +140,56 @@ def test_a_plot_in_a_missing_folder_is_refused_and_the_folder_not_created(args, 
 def test_a_plot_in_a_folder_no_file_can_be_created_in_is_refused_first(args):
     # /proc passes os.access for root, yet no file can be created there
     run(args + ["/proc/x.png"], 2, "Error: --plot '/proc/x.png' cannot be written")
+
+
+def _store_cases(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    (tmp_path / "folder.duckdb").mkdir()
+    long_name = "s" * 300 + ".duckdb"  # longer than a file name may be: the database cannot create it
+    return [
+        (
+            tmp_path / "afile" / "x.duckdb",
+            f"the store {{path!r}} cannot be created: {str(tmp_path / 'afile')!r} is a file, not a folder; "
+            "create the folder or point --store elsewhere, e.g. --store qar_results.duckdb",
+        ),
+        (
+            tmp_path / "no" / "x.duckdb",
+            f"the store {{path!r}} cannot be created: {str(tmp_path / 'no')!r} does not exist; "
+            "create the folder or point --store elsewhere, e.g. --store qar_results.duckdb",
+        ),
+        (
+            tmp_path / "folder.duckdb",
+            "the store {path!r} is a folder; point --store at a .duckdb file, e.g. --store qar_results.duckdb",
+        ),
+        (tmp_path / long_name, "cannot write the store {path!r} ("),
+    ]
+
+
+def test_a_store_that_cannot_be_written_is_a_bad_option_not_an_unexpected_error(tmp_path):
+    """`--store /proc/x.duckdb` (any path where no file can be made) was exit 3, "cannot open
+    store": it is the option that is wrong, so exit 2, naming the path and a fix, before the audit."""
+    source = str(tmp_path / "t.duckdb")
+    con = duckdb.connect(source)
+    con.execute("create table t as select i % 7 as a, i % 3 as b from range(40) r(i)")
+    con.close()
+    for path, says in _store_cases(tmp_path):
+        r = run(["audit", source, "-t", "t", "-p", "1", "--pi-u", "0.5", "--store", str(path)], 2, "")
+        assert r.output.startswith("Error: " + says.format(path=str(path))), r.output
+        assert r.output.count("\n") == 1 and "T̂" not in r.output, r.output  # one sentence, no audit
+        assert "--store qar_results.duckdb" in r.output
+
+
+def test_a_per_record_file_that_cannot_be_made_is_refused_before_the_measures(tmp_path):
+    """`qar risk --per-record /proc/x.csv` measured every QI (48 s on a loaded machine) and only
+    then failed to write; the Python API checks the same way."""
+    import qar_sql
+
+    (tmp_path / "afile").write_text("x")
+    path = str(tmp_path / "afile" / "r.csv")
+    run(
+        ["risk", MISSING, "-t", "t", "--per-record", path],
+        2,
+        f"--per-record {path!r}: {str(tmp_path / 'afile')!r} is a file, not a folder; write elsewhere",
+    )
+    with pytest.raises(qar_sql.QarError, match="--per-record .* is a file, not a folder"):
+        qar_sql.risk(MISSING, table="t", per_record=path)

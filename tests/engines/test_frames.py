@@ -16,7 +16,7 @@ import pytest
 from conftest import REPO, assert_close
 
 import qar_sql
-from qar_sql.errors import UsageError
+from qar_sql.errors import DataError, UsageError
 
 # Hostile names: a quote, a space, unicode; NULLs in two columns.
 DATA = {
@@ -252,3 +252,41 @@ def test_a_duckdb_relation_needs_no_arrow_and_keeps_its_types(tmp_path):
     assert types == "[('DATE',), ('DECIMAL(6,2)',), ('BIGINT',)]"
     assert int(exceedances) >= 1
     assert leftovers == "[]"
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [1, "x", b"y", 2, "x", 1],  # DuckDB failed on the bytes: "Unimplemented type for cast"
+        [1] * 1500 + ["1", "x"],  # read as text from the sample: 1 and "1" became one value
+        [1.5, True, 2.5, 1.5, True, 3.0],
+    ],
+)
+def test_a_pandas_column_of_mixed_types_is_refused_by_name(values):
+    df = pd.DataFrame({"ok": ["u", "v"] * (len(values) // 2), "mi xed": pd.Series(values, dtype=object)})
+    with pytest.raises(DataError, match=r"^column 'mi xed' of the pandas DataFrame holds values of several") as e:
+        qar_sql.audit(df, p=1)
+    assert "df['mi xed'] = df['mi xed'].astype(str)" in str(e.value)
+    assert e.value.exit_code == 2
+
+
+def test_an_object_column_of_one_type_with_missing_values_is_read():
+    """Text with None and NaN, and ints with floats, are one type each: nothing is refused."""
+    df = pd.DataFrame(
+        {
+            "t": pd.Series(["a", None, "b", float("nan"), "a", "b"] * 2, dtype=object),
+            "n": pd.Series([1, 2.5, 1, 2.5, 3, 1] * 2, dtype=object),
+        }
+    )
+    typed = pd.DataFrame({"t": df["t"].astype("string"), "n": df["n"].astype("float64")})
+    result = qar_sql.audit(df, p=1, pi_u=0.5)
+    assert result.rows == 12
+    assert _comparable(result) == _comparable(qar_sql.audit(typed, p=1, pi_u=0.5))
+
+
+def test_two_columns_of_one_name_are_still_read():
+    """The check of object columns reads them by position (df[name] is a frame when two
+    columns share the name: it raised AttributeError)."""
+    df = pd.DataFrame([[1, "a"], [2, "b"], [1, "b"], [3, "a"]] * 5, columns=["x", "x"])
+    result = qar_sql.audit(df, p=1, pi_u=0.5)
+    assert result.rows == 20 and result.columns == ("x", "x_1")  # DuckDB renames the second

@@ -9,7 +9,7 @@ from __future__ import annotations
 from qar_sql.engines.dialects import clickhouse, duckdb, mariadb, postgresql, spark, sqlite, warehouses
 from qar_sql.engines.dialects.base import Dialect, sql_comment, unsafe_character
 from qar_sql.engines.dialects.unit import Engine, ServerRecipe
-from qar_sql.errors import UsageError
+from qar_sql.errors import UsageError, one_of
 
 __all__ = [
     "DIALECTS",
@@ -66,9 +66,5 @@ def get_dialect(name: str, *, strict: bool = False) -> Dialect:
     if name in DIALECTS:
         return DIALECTS[name]
     if strict:
-        import difflib
-
-        close = difflib.get_close_matches(name, DIALECTS, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise UsageError(f"unknown SQL dialect {name!r}{hint} Choose one of: {', '.join(DIALECTS)}.")
+        raise UsageError(f"unknown SQL dialect {name!r}; {one_of(name, DIALECTS)}")
     return Dialect(name, quote_open=GENERIC.quote_open, quote_close=GENERIC.quote_close)
