@@ -106,7 +106,7 @@ def wide_encode_statements(d, relation: Relation, columns: Sequence[str], weight
         out.append(f"drop table {d.quote(piece)}")
         names.append(part)
     parts = scan.Parts(tuple(names)).columns(range(len(columns)))
-    out.append(render("materialize_parts.sql", d, name=name, parts=parts, rows=rows))
+    out += scan.join_parts_statements(d, name, parts, rows=rows)
     out += [f"drop table {d.quote(t)}" for t in [rows, *names]]
     return out
 

@@ -180,6 +180,36 @@ def part_statements(
     return out, Parts(tuple(names))
 
 
+#: Most parts one statement joins: DuckDB's time for a join of k tables grows faster than k (the
+#: 125 parts of 2,000 columns took 8.1 s in one statement, the 63 of 1,000 1.2 s), so more are
+#: joined in a tree of statements of at most this many (:func:`join_parts_statements`).
+JOIN_PARTS = 8
+
+
+def join_parts_statements(dialect: Dialect, name: str, parts: Sequence[dict], rows: str | None = None) -> list[str]:
+    """Statements that leave in the temp table ``name`` the codes of ``parts`` (as
+    :meth:`Parts.columns` gives them) joined on the row number (with ``rows``, each row's weight
+    and position from risk_rows.sql's table, as materialize_parts.sql). More than
+    :data:`JOIN_PARTS` parts are joined in levels: each level joins groups of at most
+    :data:`JOIN_PARTS` tables into tables that keep the row number, and drops the level before,
+    so every statement joins a bounded number of tables and the work grows linearly with parts."""
+    parts, level = list(parts), 0
+    out: list[str] = []
+    made: list[str] = []  # the tables of the level before, dropped once joined
+    while len(parts) > JOIN_PARTS:
+        joined, names = [], []
+        for k in range(0, len(parts), JOIN_PARTS):
+            group, inner = parts[k : k + JOIN_PARTS], f"{name}_join{level}_{k // JOIN_PARTS}"
+            out.append(render("materialize_parts.sql", dialect, name=inner, parts=group, keep_r=True))
+            joined.append({"name": inner, "columns": [(i, i) for part in group for _, i in part["columns"]]})
+            names.append(inner)
+        out += [f"drop table {dialect.quote(t)}" for t in made]
+        parts, made, level = joined, names, level + 1
+    out.append(render("materialize_parts.sql", dialect, name=name, parts=parts, rows=rows))
+    out += [f"drop table {dialect.quote(t)}" for t in made]
+    return out
+
+
 def materialize_statements(
     dialect: Dialect,
     relation_sql: str,
@@ -195,7 +225,7 @@ def materialize_statements(
         encode_sql = render("encode.sql", dialect, columns=columns, relation=relation_sql, order_by=None)
         return [render("materialize.sql", dialect, name=name, encode_sql=encode_sql, code_types=code_types)]
     out, parts = part_statements(dialect, relation_sql, columns, name, code_types)
-    out.append(render("materialize_parts.sql", dialect, name=name, parts=parts.columns(range(len(columns)))))
+    out += join_parts_statements(dialect, name, parts.columns(range(len(columns))))
     out += [f"drop table {dialect.quote(t)}" for t in parts.names]
     return out
 
@@ -236,6 +266,7 @@ def render_statements(
     jobs: int = 1,
     temp_name: str = "qar_codes",
     codes_table: str | None = None,
+    code_parts: Parts | None = None,
     cardinalities: Sequence[int] | None = None,
     plan: lattice.Plan | None = None,
     only: Sequence[int] | None = None,
@@ -244,7 +275,8 @@ def render_statements(
 ) -> tuple[list[str], list[str], list[list[tuple[int, ...]]], list[str]]:
     """(setup statements, batch statements, QIs of each batch, temp tables the batches make
     besides the codes) for this scan. With
-    ``codes_table`` (DuckDB), the codes are read from that existing temp table; with ``plan``,
+    ``codes_table`` (DuckDB), the codes are read from that existing temp table, with
+    ``code_parts`` from those existing parts (each batch joining the columns it reads); with ``plan``,
     some QIs are counted from cubes; with ``only``, just those QIs (by index) are counted, and
     with ``residuals`` (:func:`residuals_apply`), some of them from the residual of a subset.
     ``on_render(done, work)`` follows each batch statement rendered, ``work`` being the
@@ -252,9 +284,11 @@ def render_statements(
     combos = combinations(len(columns), p)
     setup: list[str] = []
     keys = [f"c{i}" for i in range(len(columns))]  # what each column is grouped by
-    parts: Parts | None = None  # a wide table's codes in parts: each batch joins those it reads
+    parts: Parts | None = code_parts  # a wide table's codes in parts: each batch joins those it reads
     temps: list[str] = []
-    if codes_table:
+    if code_parts:
+        encoded, cte = "", None  # each batch's own
+    elif codes_table:
         encoded, cte = dialect.quote(codes_table), None
     elif dialect.temp_tables:
         types = [code_type(k) for k in cardinalities] if cardinalities else None
@@ -328,8 +362,8 @@ def render_statements(
             # this batch's codes: the columns its QIs, cubes and residuals read, from their parts
             batch_codes = f"{temp_name}_batch{b}"
             read = [i for j in qi_indices for i in combos[j]] + [i for cube in cubes for i in cube.columns]
-            head += (
-                render("materialize_parts.sql", dialect, name=batch_codes, parts=parts.columns(read)).rstrip() + ";\n"
+            head += "".join(
+                sql.rstrip() + ";\n" for sql in join_parts_statements(dialect, batch_codes, parts.columns(read))
             )
             encoded = dialect.quote(batch_codes)
             temps.append(batch_codes)
@@ -460,6 +494,7 @@ class StatementOptions(TypedDict, total=False):
     batch_size: int | None
     jobs: int
     codes_table: str | None
+    code_parts: Parts | None
     cardinalities: Sequence[int] | None
     only: Sequence[int] | None
     residuals: Residuals | None
