@@ -236,3 +236,33 @@ def test_risk_cells_of_one_qi_of_over_a_thousand_columns():
         con.close()
     sizes = sorted(Counter(rows).values())
     assert sorted(x for kind, _, _, x, _, _ in got if kind == 0) == sizes
+
+
+def test_unpivot_profile_equals_the_distinct_counts(duck):
+    """A wide table on DuckDB is profiled by UNPIVOT, a statement per column type (statements of
+    32 COUNT(DISTINCT)s each cost time with the table's width): text, bigint, double and boolean
+    columns with NULLs and hostile names, a column of NULLs and a constant one give the same row
+    as the COUNT(DISTINCT) statements, in the columns' order: one UNPIVOT statement per type."""
+    from qar_sql.engines.render import recording
+    from qar_sql.engines.source import open_source
+
+    n = scan.WIDE_COLUMNS + scan.PART_COLUMNS + 3
+    names, rows, types = random_table(13, 30, names=_names(n))
+    data = as_columns(names, rows) | {"all null": [None] * 30, "one value": ["x"] * 30}
+    types |= {"all null": "bigint", "one value": "text"}
+    source, table = duck.load("wide profile", data, types)
+    columns = list(data)
+    db, relation = open_source(source, table=table)
+    try:
+        with recording() as unpivoted:
+            got = scan.profile_row(db, relation.sql, columns)
+        want: list = []
+        for sql in scan.profile_statements(db.dialect, relation.sql, columns):
+            row = db.query(sql)[0]
+            want = want or [row[0]]
+            want += row[1:]
+    finally:
+        db.close()
+    assert [int(x) for x in got] == [int(x) for x in want]
+    assert got[-4:] == [0, 0, 30, 1]  # the column of NULLs, the constant one
+    assert len([s for s in unpivoted if "unpivot" in s]) == len(set(types.values()))
