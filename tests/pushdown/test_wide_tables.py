@@ -31,8 +31,9 @@ def test_wide_table_equals_oracle(engine, p, parts, monkeypatch):
     NULLs and hostile names: every QI equals the Counter oracle on DuckDB and PostgreSQL."""
     n = scan.WIDE_COLUMNS + scan.PART_COLUMNS + 3
     assert n > scan.WIDE_COLUMNS and n > scan.PROFILE_COLUMNS
-    if parts:  # the codes kept in parts, each batch joining those it reads
+    if parts:  # the codes kept in parts, each batch joining those it reads, sliced from blocks
         monkeypatch.setattr(scan, "PARTS_SCAN_COLUMNS", scan.WIDE_COLUMNS)
+        monkeypatch.setattr(scan, "SLICE_BLOCK_COLUMNS", 2 * scan.PART_COLUMNS)
     names, rows, types = random_table(7, 40, names=_names(n))
     source, table = engine.load("wide t", as_columns(names, rows), types)
     result = qar_sql.audit(source, table=table, p=p, pi_u=0.1)
@@ -73,10 +74,13 @@ def test_wide_scan_statements_read_only_their_columns(p, monkeypatch):
     assert len(statements) > 2
     copy, *rest = setup
     assert all(d.quote(name) in copy for name in _names(n))
-    for sql in rest:  # each slice names its own columns of the copy; each part reads its slice
-        assert len(set(re.findall(r"\bv\d+\b", sql))) <= scan.PART_COLUMNS, sql[:300]
+    blocks = n > scan.SLICE_BLOCK_COLUMNS  # slices cut from blocks of the copy, not from the copy
+    for sql in rest:  # each block or slice names its own columns of the copy; each part reads its slice
+        made = "codes_block" if 'create temp table "codes_block' in sql else "codes_slice"
+        limit = scan.SLICE_BLOCK_COLUMNS if made == "codes_block" else scan.PART_COLUMNS
+        assert len(set(re.findall(r"\bv\d+\b", sql))) <= limit, sql[:300]
         if 'from "codes_rows"' in sql:
-            assert 'create temp table "codes_slice' in sql, sql[:300]
+            assert f'create temp table "{"codes_block" if blocks else "codes_slice"}' in sql, sql[:300]
     assert not any('"codes"' in sql for sql in setup + statements)  # no codes table of every column
     for sql, qis in zip(statements, batches):
         (create,) = [s for s in sql.split(";") if 'create temp table "codes_batch' in s]
@@ -135,7 +139,7 @@ def test_statements_stay_bounded_as_columns_grow(make):
 
 
 @pytest.mark.parametrize("p", [1, None])
-def test_wide_risk_codes_in_parts_and_equals_oracle(duck, tmp_path, p):
+def test_wide_risk_codes_in_parts_and_equals_oracle(duck, tmp_path, p, monkeypatch):
     """qar risk on a wide table (issue 31, item 10): its codes were made by one statement with a
     dictionary join per column (40 rows x 300 columns: 29 s; bench/bench_wide.py --command risk).
     Now in parts, as the scan's: no statement joins more than PART_COLUMNS dictionaries, every
@@ -146,6 +150,7 @@ def test_wide_risk_codes_in_parts_and_equals_oracle(duck, tmp_path, p):
     from qar_sql.engines.render import recording
 
     n = scan.WIDE_COLUMNS + scan.PART_COLUMNS + 3
+    monkeypatch.setattr(scan, "SLICE_BLOCK_COLUMNS", 2 * scan.PART_COLUMNS)  # slices cut from blocks
     names, rows, types = random_table(9, 40, names=_names(n))
     data = as_columns(names, rows) | {"id": list(range(40, 0, -1)), "w eight": [1.0 + i % 3 for i in range(40)]}
     source, table = duck.load("wide t", data, types | {"id": "bigint", "w eight": "double precision"})
@@ -207,6 +212,9 @@ def test_no_statement_joins_more_than_a_few_tables(n):
     _, batches, _, _ = scan.render_statements(d, quote("t"), names, 1, temp_name="codes", batch_size=n)
     for sql in codes + risk + [s for batch in batches for s in batch.split(";\n")]:
         assert sql.count("\njoin ") + 1 <= scan.JOIN_PARTS, sql[:300]
+    # the copy of every column is read by its blocks only (each read costs time with its width)
+    reads = [s for s in codes if 'from "codes_rows"' in s]
+    assert len(reads) == -(-n // scan.SLICE_BLOCK_COLUMNS), len(reads)
     if n == 2_000:  # 6.7 times the columns: about 6.7 times the SQL (one statement: 17 and more)
         small = scan.materialize_statements(d, quote("t"), _names(300), "codes")
         assert sum(map(len, codes)) < 7.5 * sum(map(len, small))
