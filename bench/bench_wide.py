@@ -57,7 +57,7 @@ STEPS = ("profile", "codes", "scan", "cells", "other")
 def step_of(sql: str) -> str:
     """Which step of the audit or qar risk a statement belongs to, by what it makes or reads."""
     head = sql.lstrip()
-    if " as row_count" in sql:
+    if " as row_count" in sql or "unpivot" in sql:
         return "profile"
     if "as classes" in sql:
         return "scan"

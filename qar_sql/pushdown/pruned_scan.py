@@ -90,7 +90,7 @@ def pruned_scan(
     offset = (n_lower if p > 1 else 0) + n_singles
     relay = _Relay(progress, offset + n_qi)
     d = db.dialect
-    codes, parts = None, None
+    codes = None
     clock = time.perf_counter()
     seconds = dict.fromkeys(("codes", "subsets", "bounds", "rounds"), 0.0)
 
@@ -101,20 +101,13 @@ def pruned_scan(
         clock = now
 
     try:
-        if d.temp_tables:  # one codes table (a wide table: its parts) for both levels and every round
+        if d.temp_tables:  # one codes table for both levels and every round
+            codes = temp_name("prune")
             types = [scan.code_type(k) for k in cardinalities] if cardinalities else None
-            if len(columns) > scan.PARTS_SCAN_COLUMNS:
-                # each batch joins the parts it reads, as the full scan's: a statement naming one
-                # codes table of every column costs DuckDB time with its width, once per reference
-                part_sql, parts = scan.part_statements(d, relation_sql, columns, temp_name("prune"), types)
-                for sql in part_sql:
-                    db.query(sql)
-            else:
-                codes = temp_name("prune")
-                for sql in scan.materialize_statements(d, relation_sql, columns, codes, types):
-                    db.query(sql)
+            for sql in scan.materialize_statements(d, relation_sql, columns, codes, types):
+                db.query(sql)
         lap("codes")
-        opts = scan.StatementOptions(batch_size=batch_size, jobs=jobs, codes_table=codes, code_parts=parts)
+        opts = scan.StatementOptions(batch_size=batch_size, jobs=jobs, codes_table=codes)
         values: Sequence[int] = [rows] * n
         if n_singles:
             singles = scan.histograms(db, relation_sql, columns, 1, progress=relay.within(n_singles), rows=rows, **opts)
@@ -152,7 +145,7 @@ def pruned_scan(
             residuals = prune.residual_plan(chosen, combos, below, n, rows) if scan.residuals_apply(d, codes) else None
             lap("bounds")
             in_round = scan.StatementOptions(
-                batch_size=batch_size, jobs=jobs, codes_table=codes, code_parts=parts, only=chosen, residuals=residuals
+                batch_size=batch_size, jobs=jobs, codes_table=codes, only=chosen, residuals=residuals
             )
             got = scan.histograms(
                 db, relation_sql, columns, p, progress=relay.within(len(chosen)), rows=rows, **in_round
@@ -190,8 +183,6 @@ def pruned_scan(
     finally:
         if codes:
             db.drop_temp_tables([codes])
-        elif parts:
-            db.drop_temp_tables(list(parts.names))
     relay.reach(offset + n_qi)
     return PrunedScan(
         _assemble(columns, p, combos, grouped, b, frontier.pruned, rows),

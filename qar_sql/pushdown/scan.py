@@ -352,7 +352,6 @@ def render_statements(
     jobs: int = 1,
     temp_name: str = "qar_codes",
     codes_table: str | None = None,
-    code_parts: Parts | None = None,
     cardinalities: Sequence[int] | None = None,
     plan: lattice.Plan | None = None,
     only: Sequence[int] | None = None,
@@ -361,8 +360,7 @@ def render_statements(
 ) -> tuple[list[str], list[str], list[list[tuple[int, ...]]], list[str]]:
     """(setup statements, batch statements, QIs of each batch, temp tables the batches make
     besides the codes) for this scan. With
-    ``codes_table`` (DuckDB), the codes are read from that existing temp table, with
-    ``code_parts`` from those existing parts (each batch joining the columns it reads); with ``plan``,
+    ``codes_table`` (DuckDB), the codes are read from that existing temp table; with ``plan``,
     some QIs are counted from cubes; with ``only``, just those QIs (by index) are counted, and
     with ``residuals`` (:func:`residuals_apply`), some of them from the residual of a subset.
     ``on_render(done, work)`` follows each batch statement rendered, ``work`` being the
@@ -370,11 +368,9 @@ def render_statements(
     combos = combinations(len(columns), p)
     setup: list[str] = []
     keys = [f"c{i}" for i in range(len(columns))]  # what each column is grouped by
-    parts: Parts | None = code_parts  # a wide table's codes in parts: each batch joins those it reads
+    parts: Parts | None = None  # a wide table's codes in parts: each batch joins those it reads
     temps: list[str] = []
-    if code_parts:
-        encoded, cte = "", None  # each batch's own
-    elif codes_table:
+    if codes_table:
         encoded, cte = dialect.quote(codes_table), None
     elif dialect.temp_tables:
         types = [code_type(k) for k in cardinalities] if cardinalities else None
@@ -580,7 +576,6 @@ class StatementOptions(TypedDict, total=False):
     batch_size: int | None
     jobs: int
     codes_table: str | None
-    code_parts: Parts | None
     cardinalities: Sequence[int] | None
     only: Sequence[int] | None
     residuals: Residuals | None

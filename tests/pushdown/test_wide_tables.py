@@ -176,11 +176,11 @@ def test_wide_risk_codes_in_parts_and_equals_oracle(duck, tmp_path, p, monkeypat
         assert (q.classes, q.sample_uniques) == (len(classes), sum(1 for c in classes.values() if c == 1))
 
 
-def test_pruned_wide_scan_in_parts_equals_the_full_scan(engine, monkeypatch):
-    """The pruned scan of a wide table keeps its codes in parts, each batch joining the columns
-    its QIs and residuals read (a codes table of every column cost DuckDB time with its width
-    in every statement): T̂ and every grouped QI equal the full scan's, and the full scan the
-    Counter oracle, with the parts joined in a tree of two tables a statement."""
+def test_pruned_wide_scan_equals_the_full_scan(engine, monkeypatch):
+    """The pruned scan of a wide table joins its parts into one codes table in a tree of
+    statements (here two tables a statement); the full scan keeps the parts, each batch joining
+    the columns it reads: T̂ and every grouped QI equal the full scan's, and the full scan the
+    Counter oracle."""
     monkeypatch.setattr(scan, "PARTS_SCAN_COLUMNS", scan.WIDE_COLUMNS)
     monkeypatch.setattr(scan, "JOIN_PARTS", 2)
     n = scan.WIDE_COLUMNS + scan.PART_COLUMNS + 3
