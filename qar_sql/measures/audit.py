@@ -19,7 +19,7 @@ from qar_sql.measures import birthday
 from qar_sql.parameters.tail import DEFAULTS, AuditParams, TailParams, check_row_subsamples, check_tail, check_theta
 from qar_sql.pushdown import prune as pruning
 from qar_sql.pushdown.pruned_scan import pruned_scan
-from qar_sql.pushdown.scan import Progress, combinations, profile_statements, scan
+from qar_sql.pushdown.scan import Progress, combinations, profile_row, scan
 from qar_sql.results import AuditResult, RowsRisk, ScanResult, UniquenessResult, UniqueRisk, pick
 from qar_sql.stats import evt
 from qar_sql.stats import interval as tail_interval
@@ -99,12 +99,8 @@ def profile(db: Database, relation: Relation, columns: Sequence[str]) -> tuple[i
 
 def profile_columns(db: Database, relation: Relation, columns: Sequence[str]) -> Profile:
     """:func:`profile` with each column's NULL flag; refuses empty and one-row tables."""
-    row: list = []
     try:
-        for sql in profile_statements(db.dialect, relation.sql, columns):
-            got = db.query(sql)[0]
-            row = row or [got[0]]
-            row += got[1:]
+        row = profile_row(db, relation.sql, columns)
     except DatabaseError as exc:
         raise _no_equality(db, relation, columns, exc) from exc
     rows = int(row[0])

@@ -96,17 +96,10 @@ def wide_encode_statements(d, relation: Relation, columns: Sequence[str], weight
             order_by=order_by,
         )
     ]
-    names: list[str] = []
-    for k, start in enumerate(range(0, len(columns), scan.PART_COLUMNS)):
-        values = [f"v{i}" for i in range(start, min(start + scan.PART_COLUMNS, len(columns)))]
-        part, piece = f"{name}_part{k}", f"{name}_slice{k}"
-        out.append(render("materialize_slice.sql", d, name=piece, columns=values, relation=d.quote(rows), row_id="rid"))
-        encode_sql = render("encode.sql", d, columns=values, relation=d.quote(piece), order_by=None, row_id="t.rid")
-        out.append(render("materialize.sql", d, name=part, encode_sql=encode_sql, code_types=None))
-        out.append(f"drop table {d.quote(piece)}")
-        names.append(part)
+    coded, names = scan.slice_statements(d, rows, len(columns), name, "rid")
+    out += coded
     parts = scan.Parts(tuple(names)).columns(range(len(columns)))
-    out.append(render("materialize_parts.sql", d, name=name, parts=parts, rows=rows))
+    out += scan.join_parts_statements(d, name, parts, rows=rows)
     out += [f"drop table {d.quote(t)}" for t in [rows, *names]]
     return out
 

@@ -112,6 +112,12 @@ PART_COLUMNS = 16
 PARTS_SCAN_COLUMNS = 256
 
 
+#: Columns a slice of a wide table's copy is cut from (a multiple of PART_COLUMNS): the copy is
+#: first cut into blocks of this many columns and each part's slice cut from its block, so that
+#: no more than len(columns) / SLICE_BLOCK_COLUMNS statements read the copy of every column.
+SLICE_BLOCK_COLUMNS = 256
+
+
 #: Columns per profile statement, unless the dialect says fewer: one statement counting distinct
 #: values of many columns costs DuckDB more than linearly in their number (300 columns: 20
 #: times 100 columns), so wide tables are profiled in statements of this many columns.
@@ -125,6 +131,101 @@ def profile_statements(dialect: Dialect, relation_sql: str, columns: Sequence[st
     columns, n = list(columns), dialect.profile_columns or PROFILE_COLUMNS
     chunks = [columns[i : i + n] for i in range(0, len(columns), n)] or [[]]
     return [render("profile.sql", dialect, columns=chunk, relation=relation_sql) for chunk in chunks]
+
+
+#: Columns per UNPIVOT profile statement (:func:`profile_row`): each statement binds the whole
+#: table once, so a few statements of many columns, while one statement's time stays linear in
+#: its columns (measured up to 4,000).
+UNPIVOT_COLUMNS = 1024
+
+
+def profile_row(db: Database, relation_sql: str, columns: Sequence[str]) -> list:
+    """The profile as one row: the row count, then each column's non-NULL and distinct non-NULL
+    counts. A table of more than :data:`WIDE_COLUMNS` columns on a dialect with ``unpivot`` is
+    counted by a statement per column type (at most :data:`UNPIVOT_COLUMNS` columns each) that
+    groups its (column, value) rows: DuckDB's statements of 32 COUNT(DISTINCT)s each cost time
+    with the table's width, so the profile grew with columns x columns. Elsewhere
+    :func:`profile_statements`."""
+    d, columns = db.dialect, list(columns)
+    if not (d.unpivot and len(columns) > WIDE_COLUMNS):
+        row: list = []
+        for sql in profile_statements(d, relation_sql, columns):
+            got = db.query(sql)[0]
+            row = row or [got[0]]
+            row += got[1:]
+        return row
+    rows = db.query(render("profile.sql", d, columns=[], relation=relation_sql))[0][0]
+    by_type: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    for i, (column, type_name) in enumerate(zip(columns, db.column_types(relation_sql, columns))):
+        by_type[type_name].append((i, column))
+    counts = [0] * (2 * len(columns))  # a column of NULLs has no row: 0 and 0
+    for same in by_type.values():
+        for k in range(0, len(same), UNPIVOT_COLUMNS):
+            chunk = same[k : k + UNPIVOT_COLUMNS]
+            for name, nonnull, distinct in db.query(
+                render("profile_unpivot.sql", d, columns=chunk, relation=relation_sql)
+            ):
+                i = int(str(name)[1:])
+                counts[2 * i], counts[2 * i + 1] = int(nonnull), int(distinct)
+    return [rows, *counts]
+
+
+def slice_statements(
+    dialect: Dialect, rows: str, n_columns: int, name: str, row_id: str, code_types: Sequence[str] | None = None
+) -> tuple[list[str], list[str]]:
+    """(statements, the parts' names): the codes of the columns v0, v1, ... of the copy ``rows``
+    (with its row number ``row_id``) in parts ``name_part<k>`` of :data:`PART_COLUMNS` columns,
+    each coded from a slice of its own columns. From :data:`SLICE_BLOCK_COLUMNS` columns on, the
+    slices are cut from blocks of that many columns cut from the copy, not from the copy itself:
+    each statement reading the copy costs time with its width (4,000 columns: 36 ms a slice,
+    against 4 ms at 500), which made the codes quadratic in columns."""
+    out: list[str] = []
+    names: list[str] = []
+    for first in range(0, n_columns, SLICE_BLOCK_COLUMNS):
+        block = range(first, min(first + SLICE_BLOCK_COLUMNS, n_columns))
+        source = rows
+        if n_columns > SLICE_BLOCK_COLUMNS:
+            source = f"{name}_block{first // SLICE_BLOCK_COLUMNS}"
+            values = [f"v{i}" for i in block]
+            out.append(
+                render(
+                    "materialize_slice.sql",
+                    dialect,
+                    name=source,
+                    columns=values,
+                    relation=dialect.quote(rows),
+                    row_id=row_id,
+                )
+            )
+        for start in range(block.start, block.stop, PART_COLUMNS):
+            indices = list(range(start, min(start + PART_COLUMNS, n_columns)))
+            part, piece = f"{name}_part{start // PART_COLUMNS}", f"{name}_slice{start // PART_COLUMNS}"
+            values = [f"v{i}" for i in indices]
+            out.append(
+                render(
+                    "materialize_slice.sql",
+                    dialect,
+                    name=piece,
+                    columns=values,
+                    relation=dialect.quote(source),
+                    row_id=row_id,
+                )
+            )
+            encode_sql = render(
+                "encode.sql",
+                dialect,
+                columns=values,
+                relation=dialect.quote(piece),
+                order_by=None,
+                row_id=f"t.{row_id}",
+            )
+            types = [code_types[i] for i in indices] if code_types else None
+            out.append(render("materialize.sql", dialect, name=part, encode_sql=encode_sql, code_types=types))
+            out.append(f"drop table {dialect.quote(piece)}")
+            names.append(part)
+        if source != rows:
+            out.append(f"drop table {dialect.quote(source)}")
+    return out, names
 
 
 @dataclass(frozen=True)
@@ -152,32 +253,47 @@ def part_statements(
 ) -> tuple[list[str], Parts]:
     """DuckDB, a wide table: statements that leave the codes of ``columns`` in parts of
     :data:`PART_COLUMNS` columns (:class:`Parts`, temp tables the caller drops). The QI columns
-    are copied once (with a row number), each part's columns sliced from the copy, coded from
-    the slice, and the copy and slices dropped: every statement names a table of at most
-    :data:`PART_COLUMNS` columns but the one copy and the slicing, so the work grows linearly
-    with columns (a statement over a table of thousands of columns costs DuckDB time with its
-    width, once per reference)."""
+    are copied once (with a row number), each part coded from a slice of the copy
+    (:func:`slice_statements`), and the copy and slices dropped: every statement names a table
+    of at most :data:`SLICE_BLOCK_COLUMNS` columns but the one copy and the cutting of its
+    blocks, so the work grows linearly with columns (a statement over a table of thousands of
+    columns costs DuckDB time with its width, once per reference)."""
     rows = f"{name}_rows"
     out = [render("materialize_rows.sql", dialect, name=rows, columns=list(columns), relation=relation_sql)]
-    names: list[str] = []
-    for k, start in enumerate(range(0, len(columns), PART_COLUMNS)):
-        indices = list(range(start, min(start + PART_COLUMNS, len(columns))))
-        part, piece = f"{name}_part{k}", f"{name}_slice{k}"
-        values = [f"v{i}" for i in indices]
-        out.append(
-            render(
-                "materialize_slice.sql", dialect, name=piece, columns=values, relation=dialect.quote(rows), row_id="r"
-            )
-        )
-        encode_sql = render(
-            "encode.sql", dialect, columns=values, relation=dialect.quote(piece), order_by=None, row_id="t.r"
-        )
-        types = [code_types[i] for i in indices] if code_types else None
-        out.append(render("materialize.sql", dialect, name=part, encode_sql=encode_sql, code_types=types))
-        out.append(f"drop table {dialect.quote(piece)}")
-        names.append(part)
+    coded, names = slice_statements(dialect, rows, len(columns), name, "r", code_types)
+    out += coded
     out.append(f"drop table {dialect.quote(rows)}")
     return out, Parts(tuple(names))
+
+
+#: Most parts one statement joins: DuckDB's time for a join of k tables grows faster than k (the
+#: 125 parts of 2,000 columns took 8.1 s in one statement, the 63 of 1,000 1.2 s), so more are
+#: joined in a tree of statements of at most this many (:func:`join_parts_statements`).
+JOIN_PARTS = 8
+
+
+def join_parts_statements(dialect: Dialect, name: str, parts: Sequence[dict], rows: str | None = None) -> list[str]:
+    """Statements that leave in the temp table ``name`` the codes of ``parts`` (as
+    :meth:`Parts.columns` gives them) joined on the row number (with ``rows``, each row's weight
+    and position from risk_rows.sql's table, as materialize_parts.sql). More than
+    :data:`JOIN_PARTS` parts are joined in levels: each level joins groups of at most
+    :data:`JOIN_PARTS` tables into tables that keep the row number, and drops the level before,
+    so every statement joins a bounded number of tables and the work grows linearly with parts."""
+    parts, level = list(parts), 0
+    out: list[str] = []
+    made: list[str] = []  # the tables of the level before, dropped once joined
+    while len(parts) > JOIN_PARTS:
+        joined, names = [], []
+        for k in range(0, len(parts), JOIN_PARTS):
+            group, inner = parts[k : k + JOIN_PARTS], f"{name}_join{level}_{k // JOIN_PARTS}"
+            out.append(render("materialize_parts.sql", dialect, name=inner, parts=group, keep_r=True))
+            joined.append({"name": inner, "columns": [(i, i) for part in group for _, i in part["columns"]]})
+            names.append(inner)
+        out += [f"drop table {dialect.quote(t)}" for t in made]
+        parts, made, level = joined, names, level + 1
+    out.append(render("materialize_parts.sql", dialect, name=name, parts=parts, rows=rows))
+    out += [f"drop table {dialect.quote(t)}" for t in made]
+    return out
 
 
 def materialize_statements(
@@ -195,7 +311,7 @@ def materialize_statements(
         encode_sql = render("encode.sql", dialect, columns=columns, relation=relation_sql, order_by=None)
         return [render("materialize.sql", dialect, name=name, encode_sql=encode_sql, code_types=code_types)]
     out, parts = part_statements(dialect, relation_sql, columns, name, code_types)
-    out.append(render("materialize_parts.sql", dialect, name=name, parts=parts.columns(range(len(columns)))))
+    out += join_parts_statements(dialect, name, parts.columns(range(len(columns))))
     out += [f"drop table {dialect.quote(t)}" for t in parts.names]
     return out
 
@@ -328,8 +444,8 @@ def render_statements(
             # this batch's codes: the columns its QIs, cubes and residuals read, from their parts
             batch_codes = f"{temp_name}_batch{b}"
             read = [i for j in qi_indices for i in combos[j]] + [i for cube in cubes for i in cube.columns]
-            head += (
-                render("materialize_parts.sql", dialect, name=batch_codes, parts=parts.columns(read)).rstrip() + ";\n"
+            head += "".join(
+                sql.rstrip() + ";\n" for sql in join_parts_statements(dialect, batch_codes, parts.columns(read))
             )
             encoded = dialect.quote(batch_codes)
             temps.append(batch_codes)

@@ -8,7 +8,8 @@
 -- agrees with it where both are non-NULL. Cells are grouped by NULL pattern pat (bit i: the
 -- QI's i-th column is NULL); for each ordered pair (pa, pb) of different patterns present, the
 -- pb cells summed over the columns non-NULL in both are joined to the pa cells on those columns
--- (equi-joins, never a join on OR conditions).
+-- (equi-joins, never a join on OR conditions). A QI without such pairs reads no pattern (0): its
+-- sum of one term per column nests as deep as the QI is wide (DuckDB refuses 1,000 levels).
 -- cell numbers the cells 0, 1, ... in code order: dense_rank over the codes numbers records
 -- the same way (risk_record_cells.sql).
 {% from "default/_risk.sql" import null_pattern, joined, on_keys with context %}
@@ -22,7 +23,7 @@ cells_{{ qi.index }} as {{ "materialized " if dialect.cte_materialized }}(
     {{ codes }},
     count(*) as n,
     {{ "sum(w)" if weighted else "cast(count(*) as " ~ dialect.double ~ ")" }} as ws,
-    {{ null_pattern(qi.codes) }} as pat,
+    {{ null_pattern(qi.codes) if qi.pairs else "0" }} as pat,
     row_number() over (order by {{ codes }}) - 1 as cell
   from {{ encoded }}
   group by {{ codes }}
@@ -52,7 +53,7 @@ values_{{ qi.index }}_{{ s.index }} as {{ "materialized " if dialect.cte_materia
     {{ codes }},
     {{ s.code }} as s,
     count(*) as n,
-    {{ null_pattern(qi.codes) }} as pat,
+    {{ null_pattern(qi.codes) if qi.pairs else "0" }} as pat,
     dense_rank() over (order by {{ codes }}) - 1 as cell
   from {{ encoded }}
   group by {{ codes }}, {{ s.code }}

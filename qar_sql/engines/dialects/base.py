@@ -51,6 +51,10 @@ class Dialect:
     #: scan's default (scan.PROFILE_COLUMNS). Spark copies every row once per COUNT(DISTINCT)
     #: of a statement.
     profile_columns: int | None = None
+    #: ``UNPIVOT`` turns columns of one type into rows (DuckDB): a wide table is profiled by a
+    #: statement per type and :data:`qar_sql.pushdown.scan.UNPIVOT_COLUMNS` columns, grouping
+    #: the (column, value) rows, instead of a COUNT(DISTINCT) per column.
+    unpivot: bool = False
     #: The dialect runs here (tests execute it) or only compiles (tests render and parse it).
     executable: bool = False
     #: The name sqlglot gives this dialect (tests parse every rendered statement with it).

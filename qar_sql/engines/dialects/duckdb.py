@@ -9,6 +9,7 @@ DIALECT = Dialect(
     # connection: the codes are materialised once per audit.
     cte_materialized=True,
     temp_tables=True,
+    unpivot=True,
     executable=True,
     sqlglot="duckdb",
 )
