@@ -162,6 +162,13 @@ class Evaluator:
         self.seconds = 0.0
 
     @property
+    def batch(self) -> int:
+        """Nodes worth evaluating together: a statement's worth in SQL (round trips cost), one
+        in memory (each result tags the lattice before the next node is chosen, so fewer nodes
+        are evaluated)."""
+        return 1 if self._cells is not None else BATCH
+
+    @property
     def rows(self) -> int:
         return self.domain.rows
 
@@ -196,7 +203,7 @@ class Evaluator:
         del rows
         codes = [tuple(level[table[:, j]] for level in c.codes) for j, c in enumerate(self.codings)]
         sizes = tuple(tuple(len(lab) for lab in c.labels) for c in self.codings)
-        self._cells = _Cells(tuple(codes), table[:, -1], sizes, max(m.k for m in self.models))  # type: ignore[attr-defined]
+        self._cells = _Cells(tuple(codes), table[:, -1], sizes, max((m.k for m in self.models), default=0))  # type: ignore[attr-defined]
         return True
 
     def _from(self) -> tuple[str, str]:
