@@ -225,7 +225,7 @@ def _with_risk(session, params, qi, hierarchies, models, target, progress) -> di
             lower_bound=lambda lv: metrics.lower_bound(metric, ev.domain, lv),
             exact_bound=metric == "entropy",
             monotone_models=privacy.monotone(models, params.suppression_limit),
-            batch=BATCH,
+            batch=ev.batch if ev.batch == 1 else BATCH,
             known=known,
         )
         chosen = visit.chosen

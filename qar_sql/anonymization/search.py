@@ -116,16 +116,17 @@ class _Lattice:
         return int(np.dot(np.asarray(node, dtype=np.int64), self.strides))
 
     def tag(self, node: Sequence[int], anonymous: bool, predictive: bool) -> None:
-        x = np.asarray(node, dtype=np.int16)
         self.status[self.index(node)] = 1 if anonymous else -1
         if not predictive:
             return
+        # the nodes above (below) a node are a box of the row-major grid: a view of status
+        grid = self.status.reshape(self.heights)
         if anonymous:
-            mask = np.all(self.nodes >= x, axis=1)
-            self.status[mask & (self.status == 0)] = 1
+            box = grid[tuple(slice(int(v), None) for v in node)]
+            box[box == 0] = 1
         else:
-            mask = np.all(self.nodes <= x, axis=1)
-            self.status[mask & (self.status == 0)] = -1
+            box = grid[tuple(slice(0, int(v) + 1) for v in node)]
+            box[box == 0] = -1
 
 
 def _order(keys: np.ndarray, lattice: _Lattice, idx: np.ndarray) -> np.ndarray:
