@@ -197,7 +197,7 @@ def click_option(name: str, f: dataclasses.Field, meta: OptionMeta) -> click.Opt
     long = next(d for d in decls if d.startswith("--"))
     if long[2:].replace("-", "_") != name:
         decls.append(name)
-    attrs: dict[str, Any] = {"help": meta.help, "hidden": meta.hidden, "envvar": meta.envvar, "required": meta.required}
+    attrs: dict[str, Any] = {"help": meta.help, "hidden": meta.hidden, "envvar": meta.envvar}
     convert: Callable | None = None
     default = None if f.default is dataclasses.MISSING else f.default  # (required: the parameters say so)
     if meta.kind == "flag":
@@ -209,7 +209,7 @@ def click_option(name: str, f: dataclasses.Field, meta: OptionMeta) -> click.Opt
     elif meta.kind == "shares":
         convert, default = split_shares, None
     elif meta.kind == "words":  # comma-separated in one option, the default shown as typed; the field reads the text
-        default = ",".join(default)
+        default = ",".join(default or ())
     elif meta.kind == "choice":
         attrs["type"] = click.Choice(meta.choices)
     elif meta.kind == "path":
