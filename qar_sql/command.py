@@ -21,6 +21,7 @@ from typing import Any, Generic, TypeVar
 
 import click
 
+from qar_sql.cli_options import split_names, split_shares
 from qar_sql.engines.dialects import DIALECTS
 from qar_sql.errors import ParameterError
 from qar_sql.extras import require
@@ -28,7 +29,6 @@ from qar_sql.guard import guard_outputs
 from qar_sql.output.render import render
 from qar_sql.parameters.fields import Option as OptionMeta
 from qar_sql.parameters.fields import SourceOptions, meta_of, options_of
-from qar_sql.params import split_names, split_shares
 from qar_sql.progress import Progress, with_progress
 
 P = TypeVar("P")

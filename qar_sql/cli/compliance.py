@@ -10,7 +10,7 @@ import sys
 
 import click
 
-from qar_sql import params
+from qar_sql import cli_options
 from qar_sql.cli.dbt_options import dbt_given, dbt_options
 from qar_sql.cli.emit import build, emit
 from qar_sql.cli.guard import guard_outputs
@@ -21,7 +21,7 @@ from qar_sql.precedence import from_click
 
 
 @click.command("migrate")
-@params.store
+@cli_options.store
 @click.option(
     "--status", "show_status", is_flag=True, help="Only show which migrations are applied or pending (writes nothing)."
 )
@@ -45,7 +45,7 @@ def migrate_cmd(store, show_status, to, fmt):
 
 @click.command("scan")
 @click.argument("config", required=False, type=click.Path(dir_okay=False))
-@params.file_option(
+@cli_options.file_option(
     "--dbt-manifest",
     help="Audit the models of this dbt target/manifest.json whose columns have meta {qar: quasi_identifier}.",
 )
@@ -73,23 +73,23 @@ def migrate_cmd(store, show_status, to, fmt):
     help="min_exceedances for every scan: a T̂ fitted to fewer exceedances of u is an error (exit 2); from "
     "$QAR_MIN_EXCEEDANCES or a discovered config it only sets the scans that have none.",
 )
-@params.store
+@cli_options.store
 @click.option(
     "--no-store",
     is_flag=True,
     help="Do not record the runs, even where qar.toml has a [store] (the default: runs are recorded only "
     "with --store or a [store]).",
 )
-@params.file_option("--junit", help="Write a JUnit XML report (one testcase per table) to this file.")
-@params.file_option("--markdown", help="Write a Markdown summary to this file.")
+@cli_options.file_option("--junit", help="Write a JUnit XML report (one testcase per table) to this file.")
+@cli_options.file_option("--markdown", help="Write a Markdown summary to this file.")
 @click.option(
     "--report-dir",
     type=click.Path(file_okay=False),
     help="Write the HTML report of each scan and an index.html linking them to this folder (--format html needs it).",
 )
-@params.fmt_html
-@params.jobs
-@params.quiet
+@cli_options.fmt_html
+@cli_options.jobs
+@cli_options.quiet
 def scan_cmd(fail_above, warn_above, min_exceedances, no_store, fmt, quiet, **options):
     """Run every scan in CONFIG (a qar.toml) and/or every tagged model of a dbt manifest.
 
@@ -122,10 +122,10 @@ def scan_cmd(fail_above, warn_above, min_exceedances, no_store, fmt, quiet, **op
 
 
 @click.command("history")
-@params.store
+@cli_options.store
 @click.option("--table", "-t", help="Only this table (or scan name).")
-@params.fmt
-@params.file_option("--plot", help="Also write the trend plot to this .png or .svg file (needs qar-sql[plot]).")
+@cli_options.fmt
+@cli_options.file_option("--plot", help="Also write the trend plot to this .png or .svg file (needs qar-sql[plot]).")
 def history_cmd(store, table, fmt, plot):
     """The QaR risk trend per table over the recorded runs, with the change since the previous run."""
     from qar_sql.commands.history import run

@@ -14,7 +14,7 @@ from typing import NoReturn
 
 import click
 
-from qar_sql import params
+from qar_sql import cli_options
 from qar_sql.engines.drivers import version_lines
 from qar_sql.engines.secrets import scrub, secret_values
 from qar_sql.errors import ExitCode, QarError
@@ -136,7 +136,7 @@ def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> N
     help="Show the versions of qar, Python, DuckDB, SQLAlchemy and each installed extra (for a bug report), and exit.",
 )
 @click.option("--debug", is_flag=True, envvar="QAR_DEBUG", help="Show tracebacks on errors.")
-@params.file_option(
+@cli_options.file_option(
     "--config",
     "config_path",
     envvar="QAR_CONFIG",  # config.CONFIG_ENV; config (and the scan code it loads) is imported when run, not for --help
@@ -284,7 +284,7 @@ cli.add_command(config_cmd)
 add_log_options(cli)
 
 # Every option has a QAR_<OPTION> variable, shown in --help (after every command is registered).
-params.add_envvars(cli)
+cli_options.add_envvars(cli)
 
 from qar_sql.cli.examples import add_examples  # noqa: E402
 

@@ -3,7 +3,7 @@ command line and the Python API can be made from it:
 
 * ``Params``: a frozen keyword-only dataclass in :mod:`qar_sql.parameters` (``NAME.py``), the
   only place its defaults and the rules between its options live — the click options take their
-  defaults from it (:func:`qar_sql.params.default_of`), the libraries take it as their input;
+  defaults from it (:func:`qar_sql.cli_options.default_of`), the libraries take it as their input;
 * ``prepare(params)`` (where a command has inputs to read first): the files read and the plan
   made, every check that needs no query, so a bad input fails before any database is opened;
   with ``files(prepared)``, the (option, path) it writes and the (what, path) it reads, for the

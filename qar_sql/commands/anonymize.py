@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from qar_sql import params as cli_options
+from qar_sql import cli_options
 from qar_sql.anonymization.export import treatments_toml
 from qar_sql.command import Command, Extras, api_function, run_on
 from qar_sql.errors import UsageError

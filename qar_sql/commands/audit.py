@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from qar_sql import params as cli_options
+from qar_sql import cli_options
 from qar_sql.command import RAISE_AFTER_EMIT, Command, Extras, Verdict, api_function, run_on
 from qar_sql.errors import DatabaseError, ExitCode
 from qar_sql.parameters.tail import AuditParams, SqlParams

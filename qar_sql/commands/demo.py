@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from qar_sql import params as cli_options
+from qar_sql import cli_options
 from qar_sql.command import Command
 from qar_sql.parameters.tail import AuditParams, DemoParams
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from qar_sql import params as cli_options
+from qar_sql import cli_options
 from qar_sql.command import Command, api_function, run_on
 from qar_sql.guard import guard_files
 from qar_sql.output.files import check_plot

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from qar_sql import params as cli_options
+from qar_sql import cli_options
 from qar_sql.command import SOURCE, Command, Extras, api_function
 from qar_sql.engines.dialects import DIALECTS
 from qar_sql.parameters.treat import WhatIfParams

@@ -3,7 +3,7 @@
 Rendering reads only result objects (:class:`ReportInputs`, filled by :mod:`qar_sql.commands.report`), never the
 database, so a stored run can be rendered again. Sections are a registry (:data:`SECTIONS`): each
 has a builder that returns its template context, or None when its input is absent — a section is
-in the page iff its result object is given; :func:`register_section` adds or replaces one.
+in the page iff its result object is given.
 
 Every number shown is also in the JSON block at the end; each shown number carries
 ``data-qar="path.in.json"`` so tests (and readers) can check the page against the JSON.
@@ -27,10 +27,11 @@ from markupsafe import Markup, escape
 from qar_sql.engines.render import templates_dir
 from qar_sql.errors import UsageError
 from qar_sql.measures.classic import RiskResult
-from qar_sql.output import figures, people
-from qar_sql.output.formats import most_unique
-from qar_sql.output.render import FORMATS, neutral_bidi
+from qar_sql.output import figures, readable_numbers
+from qar_sql.output.bidi import neutral_bidi
+from qar_sql.output.render import FORMATS
 from qar_sql.output.render_anonymize import METRIC_NAMES, models_text
+from qar_sql.output.render_audit import most_unique
 from qar_sql.output.render_uniqueness import curve
 from qar_sql.output.report_md import html_to_markdown
 from qar_sql.results import AuditResult, CompareResult, Tabular, UniquenessResult, json_number
@@ -142,10 +143,10 @@ class Section:
 
 
 def fmt(x: Any, kind: str = "auto") -> str:
-    """How a number is shown (:func:`qar_sql.output.people.show`): counts with separators,
+    """How a number is shown (:func:`qar_sql.output.readable_numbers.show`): counts with separators,
     shares (``kind="share"``) as percentages, other reals to four significant digits, None as a
     dash; the full value is in the JSON block and the number's tooltip."""
-    return people.show(x, kind)
+    return readable_numbers.show(x, kind)
 
 
 def lookup(numbers: Mapping[str, Any], path: str) -> Any:
@@ -539,15 +540,6 @@ SECTIONS: list[Section] = [
 ]
 
 
-def register_section(section: Section, *, before: str = "history") -> None:
-    """Add a section, or replace the one of the same name (e.g. a dedicated ``compare``)."""
-    names = [s.name for s in SECTIONS]
-    if section.name in names:
-        SECTIONS[names.index(section.name)] = section
-    else:
-        SECTIONS.insert(names.index(before), section)
-
-
 _SQL_TOKENS = re.compile(
     r"(?P<cm>--[^\n]*)|(?P<st>'(?:[^']|'')*')|(?P<id>\"(?:[^\"]|\"\")*\")|"
     r"(?P<kw>\b(?:select|from|where|group|by|order|with|as|union|all|count|distinct|sum|case|when|then|else|end|"
@@ -602,7 +594,7 @@ def _marker(numbers: Mapping[str, Any]) -> Callable[..., Markup]:
         its full precision in the tooltip."""
         v = lookup(numbers, path)
         return Markup('<span class="num" data-qar="{}" data-fmt="{}" title="{}">{}</span>').format(
-            path, kind, people.exact(v), fmt(v, kind)
+            path, kind, readable_numbers.exact(v), fmt(v, kind)
         )
 
     return num
@@ -689,7 +681,6 @@ def write_report(inp: ReportInputs | str, path: str, fmt: str = "html") -> None:
 __all__ = [
     "SECTIONS",
     "Section",
-    "register_section",
     "render_html",
     "render_index",
     "write_html",

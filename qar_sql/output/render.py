@@ -11,26 +11,25 @@ subclass renders as its base unless it registers its own). html is the command's
 (docs/report.md), built by the command from its run (``html=``), or a renderer registered for it.
 
 A new result type is its ``to_dict()`` and ``table_columns()``, its text (and Markdown)
-renderer and one line in :data:`RENDERED_IN`; none touches cli/.
+renderer, one line in :data:`RENDERED_IN` and one case in :func:`_load`; none touches cli/.
 """
 
 from __future__ import annotations
 
 import csv
-import importlib
 import inspect
 import io
 import json
 import math
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from qar_sql.errors import UsageError
+from qar_sql.output.registry import RENDERERS, Renderer, type_name
 
 if TYPE_CHECKING:  # annotations only: qar --help loads neither the results nor numpy
     from qar_sql.results import Tabular
@@ -109,17 +108,6 @@ def choices(*, html: bool = False, own: Sequence[str] = OWN, generic: bool = Tru
     )
 
 
-#: The Unicode bidirectional controls (embeddings, overrides, isolates, marks): in a column name
-#: or a --title they reorder what the reader sees (a "Trojan Source" name), so a report shows
-#: each as its code point, ⟦U+202E⟧, in HTML and Markdown alike.
-BIDI_CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def neutral_bidi(text: str) -> str:
-    """``text`` with every bidirectional control shown as its code point (:data:`BIDI_CONTROLS`)."""
-    return BIDI_CONTROLS.sub(lambda m: f"⟦U+{ord(m.group(0)):04X}⟧", text)
-
-
 def format_option(
     *, html: bool = False, own: Sequence[str] = OWN, generic: bool = True, help: str = "Output format."
 ) -> Callable:
@@ -136,16 +124,11 @@ def to_json(obj: dict[str, Any], *, ascii_only: bool = False) -> str:
 
 #: A renderer: ``renderer(result, fmt, **options) -> str``, the options those its command passes
 #: to :func:`render` (such as ``top``).
-Renderer = Callable[..., str]
-R = TypeVar("R", bound=Renderer)
-
-#: (result type's dotted name, format) → its renderer, filled by :func:`renders`.
-RENDERERS: dict[tuple[str, str], Renderer] = {}
 
 #: The module of ``qar_sql.output`` that registers each result type's renderers, imported when
 #: such a result is first rendered (importing them all would load scipy for ``qar config``).
 RENDERED_IN: dict[str, str] = {
-    "qar_sql.results.AuditResult": "formats",
+    "qar_sql.results.AuditResult": "render_audit",
     "qar_sql.results.DemoResult": "render_demo",
     "qar_sql.results.CompareResult": "render_compare",
     "qar_sql.results.Settings": "render_config",
@@ -164,35 +147,50 @@ RENDERED_IN: dict[str, str] = {
 }
 
 
-def type_name(cls: type) -> str:
-    """A class's dotted name, the registry's key: a type is named where output/ may not import
-    it (treat/ and ranking/ are above output/)."""
-    return f"{cls.__module__}.{cls.__qualname__}"
-
-
-def renders(result_type: type | str, *formats: str) -> Callable[[R], R]:
-    """Register the decorated function as ``result_type``'s renderer (a class, or its dotted
-    name) in each of ``formats``."""
-    name = result_type if isinstance(result_type, str) else type_name(result_type)
-
-    def register(fn: R) -> R:
-        for fmt in formats:
-            RENDERERS[name, fmt] = fn
-        return fn
-
-    return register
-
-
 def renderer(result_type: type, fmt: str) -> Renderer | None:
     """``result_type``'s own renderer in ``fmt``, its nearest base's along the class hierarchy,
     or None."""
     for cls in result_type.__mro__:
         name = type_name(cls)
         if name in RENDERED_IN:
-            importlib.import_module(f"qar_sql.output.{RENDERED_IN[name]}")  # registers its renderers
+            _load(RENDERED_IN[name])
         if (name, fmt) in RENDERERS:
             return RENDERERS[name, fmt]
     return None
+
+
+def _load(module: str) -> None:
+    """Import the renderer module ``module`` (it registers its renderers), one import statement
+    each so that the layering test sees every edge; only the module asked for is loaded."""
+    match module:
+        case "render_anonymize":
+            from qar_sql.output import render_anonymize  # noqa: F401
+        case "render_audit":
+            from qar_sql.output import render_audit  # noqa: F401
+        case "render_compare":
+            from qar_sql.output import render_compare  # noqa: F401
+        case "render_config":
+            from qar_sql.output import render_config  # noqa: F401
+        case "render_demo":
+            from qar_sql.output import render_demo  # noqa: F401
+        case "render_discover":
+            from qar_sql.output import render_discover  # noqa: F401
+        case "render_history":
+            from qar_sql.output import render_history  # noqa: F401
+        case "render_migrate":
+            from qar_sql.output import render_migrate  # noqa: F401
+        case "render_records":
+            from qar_sql.output import render_records  # noqa: F401
+        case "render_risk":
+            from qar_sql.output import render_risk  # noqa: F401
+        case "render_scan":
+            from qar_sql.output import render_scan  # noqa: F401
+        case "render_uniqueness":
+            from qar_sql.output import render_uniqueness  # noqa: F401
+        case "render_whatif":
+            from qar_sql.output import render_whatif  # noqa: F401
+        case _:
+            raise KeyError(f"no renderer module {module!r}")
 
 
 def taken(fn: Callable, options: dict[str, Any]) -> dict[str, Any]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from qar_sql.output.formats import md_escape, render_result
-from qar_sql.output.render import renders
+from qar_sql.output.registry import renders
+from qar_sql.output.render_audit import md_escape, render_result
 
 # output/ is below anonymize/ in the flow: the result is read by its attributes.
 AnonymizeResult = Any

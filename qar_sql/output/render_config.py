@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from qar_sql.output.render import renders
+from qar_sql.output.registry import renders
 from qar_sql.results import Settings
 
 

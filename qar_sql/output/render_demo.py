@@ -1,11 +1,11 @@
-"""``qar demo``'s output: the audit of the population (:func:`~qar_sql.output.formats.render_audit`,
+"""``qar demo``'s output: the audit of the population (:func:`~qar_sql.output.render_audit.render_audit`,
 which a :class:`~qar_sql.results.DemoResult` is) and, in text, where the population is and what
 to try on it next."""
 
 from __future__ import annotations
 
-from qar_sql.output.formats import render_audit
-from qar_sql.output.render import renders
+from qar_sql.output.registry import renders
+from qar_sql.output.render_audit import render_audit
 from qar_sql.results import DemoResult
 
 

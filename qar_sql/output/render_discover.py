@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from qar_sql.measures.discovery import Combination, DiscoverResult
-from qar_sql.output.formats import md_escape, render_result
-from qar_sql.output.render import renders
+from qar_sql.output.registry import renders
+from qar_sql.output.render_audit import md_escape, render_result
 
 
 def _pct(c: Combination) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from qar_sql.errors import UsageError
 from qar_sql.output.canvas import new_figure
-from qar_sql.output.render import renders
+from qar_sql.output.registry import renders
 from qar_sql.results import History, HistoryPoint, iso_time
 
 

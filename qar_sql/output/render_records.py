@@ -16,7 +16,7 @@ from typing import Any
 from qar_sql import plots
 from qar_sql.errors import ParameterError
 from qar_sql.measures.classic import SudaRecords, suda_order
-from qar_sql.output.render import renders
+from qar_sql.output.registry import renders
 from qar_sql.output.render_risk import suda_text
 from qar_sql.parameters.ranking import RecordsParams
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from qar_sql.errors import shown
 from qar_sql.measures.classic import QIRisk, RiskResult, SudaResult
-from qar_sql.output.render import renders
+from qar_sql.output.registry import renders
 
 
 def _pitman_params(pu) -> str:

@@ -8,7 +8,8 @@ import re
 import xml.etree.ElementTree as ET
 
 from qar_sql.engines.secrets import scrub
-from qar_sql.output.render import neutral_bidi, renders
+from qar_sql.output.bidi import neutral_bidi
+from qar_sql.output.registry import renders
 from qar_sql.results import ScanOutcome, ScanReport
 
 

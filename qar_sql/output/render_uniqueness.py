@@ -10,8 +10,8 @@ import numpy as np
 
 from qar_sql import plots
 from qar_sql.errors import ParameterError
-from qar_sql.output.formats import md_escape, percent, render_result
-from qar_sql.output.render import renders
+from qar_sql.output.registry import renders
+from qar_sql.output.render_audit import md_escape, percent, render_result
 from qar_sql.results import QIUniqueness, UniquenessResult
 from qar_sql.stats import koot as U
 

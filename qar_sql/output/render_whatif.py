@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from qar_sql.output.formats import md_escape, render_result
-from qar_sql.output.render import renders
+from qar_sql.output.registry import renders
+from qar_sql.output.render_audit import md_escape, render_result
 
 # output/ is below treat/ (CONTRIBUTING.md's flow), so the result types are not imported here:
 # a WhatIfResult (qar_sql.treat.whatif) is read by its attributes.

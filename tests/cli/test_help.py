@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from qar_sql.cli.examples import EXAMPLES
 from qar_sql.cli.main import cli
-from qar_sql.params import NO_ENVVAR
+from qar_sql.cli_options import NO_ENVVAR
 
 
 def _commands() -> dict[tuple[str, ...], click.Command]:

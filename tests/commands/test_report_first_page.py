@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 import qar_sql
 from qar_sql.cli.main import cli
-from qar_sql.output import people
+from qar_sql.output import readable_numbers
 from qar_sql.output.html import render_report
 from tests.commands.test_report import _browse, _chromium, _pages, _print_to_pdf, check_numbers, numbers, parse
 
@@ -96,13 +96,13 @@ def test_the_first_page_shows_them_as_people_read_them(small):
     assert list(rows) == ["n-unique", "n-below-k", "n-reid", "n-risk", "n-unique-worst", "n-columns"]
     s = numbers(doc)["summary"]
     assert f"{s['records_unique_on_some_qi']:,}" in rows["n-unique"]
-    assert people.share(s["share_unique_on_some_qi"]) in rows["n-unique"]
+    assert readable_numbers.share(s["share_unique_on_some_qi"]) in rows["n-unique"]
     # T̂ is a level of θ, shown as a number (not a percentage, which would read as a share of people)
-    assert people.plain(numbers(doc)["audit"]["risk"]) in rows["n-risk"] and "tail-fit band" in rows["n-risk"]
+    assert readable_numbers.plain(numbers(doc)["audit"]["risk"]) in rows["n-risk"] and "tail-fit band" in rows["n-risk"]
     assert "exceedances" in rows["n-risk"] and "not a confidence interval" in rows["n-risk"]
     assert "%" not in rows["n-risk"]
     assert f"{s['records_unique_on_worst_qi']:,}" in rows["n-unique-worst"]
-    assert people.share(s["share_unique_on_worst_qi"]) in rows["n-unique-worst"]
+    assert readable_numbers.share(s["share_unique_on_worst_qi"]) in rows["n-unique-worst"]
     # no threshold set: no verdict and no verdict colour
     verdict = doc.find(".//p[@id='verdict']")
     assert "unset" in verdict.get("class") and s["verdict"] is None and s["threshold"] is None
@@ -113,17 +113,25 @@ def test_the_first_page_shows_them_as_people_read_them(small):
 
 
 def test_people_numbers():
-    assert people.share(4.57234e-05) == "< 0.01%" and people.share(-3e-7) == "> −0.01%"
-    assert people.share(0.796698) == "79.7%" and people.share(0.114405) == "11.4%"
-    assert people.share(0.0012345) == "0.123%" and people.share(1.0) == "100%" and people.share(0) == "0%"
-    assert people.count(30162) == "30,162" and people.plain(0.75812) == "0.7581"
-    assert people.plain(123456.7) == "123,457" and people.show(None) == "—" and people.show(True) == "yes"
+    assert readable_numbers.share(4.57234e-05) == "< 0.01%" and readable_numbers.share(-3e-7) == "> −0.01%"
+    assert readable_numbers.share(0.796698) == "79.7%" and readable_numbers.share(0.114405) == "11.4%"
+    assert (
+        readable_numbers.share(0.0012345) == "0.123%"
+        and readable_numbers.share(1.0) == "100%"
+        and readable_numbers.share(0) == "0%"
+    )
+    assert readable_numbers.count(30162) == "30,162" and readable_numbers.plain(0.75812) == "0.7581"
+    assert (
+        readable_numbers.plain(123456.7) == "123,457"
+        and readable_numbers.show(None) == "—"
+        and readable_numbers.show(True) == "yes"
+    )
     rng = random.Random(1)
     for _ in range(5000):  # nothing above 1e-4 in scientific notation, whatever its kind
         x = 10 ** rng.uniform(-4, 9) * rng.choice((1, -1))
         for kind in ("share", "plain", "auto"):
-            assert not SCIENTIFIC.search(people.show(x, kind)), (x, kind)
-        assert not SCIENTIFIC.search(people.show(int(abs(x))))
+            assert not SCIENTIFIC.search(readable_numbers.show(x, kind)), (x, kind)
+        assert not SCIENTIFIC.search(readable_numbers.show(int(abs(x))))
 
 
 def _texts(doc) -> str:
@@ -177,7 +185,7 @@ def test_the_verdict_names_where_its_threshold_came_from(small, tmp_path):
         risk = numbers(doc)["audit"]["risk"]
         assert s["verdict"] == ("above" if risk > value else "at or below")
         text = "".join(doc.find(".//p[@id='verdict']").itertext())
-        assert origin in text and people.plain(value) in text  # T̂ and its threshold: levels of θ
+        assert origin in text and readable_numbers.plain(value) in text  # T̂ and its threshold: levels of θ
     # from the qar.toml found from the working folder
     (tmp_path / "qar.toml").write_text("[defaults]\nfail_above = 0.7\n", encoding="utf-8")
     code, page, err = cli_report(*where, env={"QAR_FAIL_ABOVE": None}, cwd=tmp_path)

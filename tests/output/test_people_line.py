@@ -11,7 +11,7 @@ from collections import Counter
 import pytest
 
 from qar_sql import audit
-from qar_sql.output.formats import most_unique, people_line, verdict
+from qar_sql.output.render_audit import most_unique, people_line, verdict
 
 COLS = ["a", "b c", 'd"e', "f", "g", "h"]  # hostile names reach SQL only quoted
 

@@ -25,7 +25,8 @@ import qar_sql.commands
 import qar_sql.output
 from qar_sql.cli.main import cli
 from qar_sql.errors import UsageError
-from qar_sql.output.render import FORMATS, RENDERED_IN, RENDERERS, choices, render, renderer, renders, type_name
+from qar_sql.output.registry import RENDERERS, renders, type_name
+from qar_sql.output.render import FORMATS, RENDERED_IN, choices, render, renderer
 from qar_sql.results import Tabular
 
 REPO = Path(__file__).resolve().parents[2]

@@ -15,7 +15,8 @@ import pytest
 
 import qar_sql
 import qar_sql.commands
-from qar_sql.output.render import RENDERERS, render, to_json
+from qar_sql.output.registry import RENDERERS
+from qar_sql.output.render import render, to_json
 from tests.output.test_render import returned_types
 
 REPO = Path(__file__).resolve().parents[2]

@@ -21,8 +21,8 @@ from qar_sql.demo import DEMO_COLUMNS
 from qar_sql.engines.source import session_of
 from qar_sql.errors import ParameterError, UsageError
 from qar_sql.measures import audit as measures_audit
-from qar_sql.output.formats import render_audit
 from qar_sql.output.render import render, to_json
+from qar_sql.output.render_audit import render_audit
 from qar_sql.output.render_demo import next_steps, render_demo
 from qar_sql.parameters.tail import DEFAULTS, AuditParams, DemoParams, SqlParams
 from qar_sql.pushdown.showsql import show_one_statement, show_sql

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from qar_sql.output.render import renders
+from qar_sql.output.registry import renders
 from qar_sql.results import AuditResult, QIStats, UniquenessResult
 from qar_sql.stats.evt import SMALL_TAIL
 from qar_sql.stats.interval import SMALL_TAIL_NOTE
