@@ -91,6 +91,9 @@ PER_RECORD_COLUMNS = ("fk", "Fk", "risk", "l_distinct", "l_entropy", "suda", "di
 
 _ORDERED_TYPE = re.compile(r"int|dec|num|double|real|float|date|time|money|serial", re.IGNORECASE)
 
+#: The most key columns ``--missing wildcard`` takes: its NULL patterns are bit masks in a BIGINT.
+WILDCARD_MAX_COLUMNS = 62
+
 
 @dataclass(frozen=True)
 class LDiversity:
@@ -440,6 +443,12 @@ def risk_relation(session: Session, opts: RiskParams, progress: Progress | None 
         raise ParameterError("no quasi-identifier columns are left; name them with --columns")
     _check_roles(relation, qi, weight, sensitive)
     n_cols = len(qi)
+    if missing == "wildcard" and n_cols > WILDCARD_MAX_COLUMNS:
+        # Each record's NULL pattern is a bit mask over the key columns, summed in SQL as a BIGINT.
+        raise ParameterError(
+            f"--missing wildcard reads at most {WILDCARD_MAX_COLUMNS} key columns (its NULL pattern is a "
+            f"64-bit mask) and {n_cols} are given; name fewer with --columns, or use --missing value"
+        )
     p = n_cols if p is None else p
     combos = combinations(n_cols, p)
     large = scan.announce(n_cols, p, len(combos))

@@ -445,3 +445,16 @@ def test_l_diversity_leaves_out_classes_without_sensitive_values(duck):
     assert ld.classes_all_missing == 1 and ld.by_column["diag"]["classes_all_missing"] == 1
     assert ld.records_below == 2  # class (b) only: (c) has no l to be below 2
     assert any("classes in which a sensitive column has no value" in w for w in r.warnings)
+
+
+def test_wildcard_refuses_more_key_columns_than_its_null_pattern_holds(tmp_path):
+    """--missing wildcard's NULL patterns are 64-bit masks over the key columns: 63 columns are
+    refused with one sentence before any count (they failed, or risked wrong classes, before)."""
+    import qar_sql
+
+    path = tmp_path / "wide.csv"
+    names = [f"c{i}" for i in range(classic.WILDCARD_MAX_COLUMNS + 1)]
+    path.write_text(",".join(names) + "\n" + ",".join("1" for _ in names) + "\n" + ",".join("" for _ in names) + "\n")
+    with pytest.raises(ParameterError, match=r"--missing wildcard reads at most 62 key columns .* 63 are given"):
+        qar_sql.risk(str(path), missing="wildcard", p=1)
+    assert qar_sql.risk(str(path), columns=names[:62], missing="wildcard", p=1).rows == 2
