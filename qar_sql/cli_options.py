@@ -4,21 +4,17 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 from collections.abc import Callable
 from typing import Any
 
 import click
 
 from qar_sql.output.render import format_option
-from qar_sql.parameters import fields
 from qar_sql.parameters.tail import DEFAULTS as AUDIT  # the audit's defaults, written once
-from qar_sql.parameters.tail import THETA_MEASURES
 
 # The text progress of the commands lives with the API's progress=True (qar_sql/progress.py);
 # the commands keep calling it params.Progress.
 from qar_sql.progress import Progress  # noqa: F401
-from qar_sql.rules import PRUNE_MODES, PWM_METHODS
 
 
 def default_of(cls: Any, name: str) -> Any:
@@ -87,11 +83,6 @@ def file_option(*decls: str, help: str, **attrs: Any) -> Callable:
     return option(*decls, type=click.Path(dir_okay=False), help=help, **attrs)
 
 
-def int_option(*decls: str, minimum: int, help: str, **attrs: Any) -> Callable:
-    """A whole number of at least ``minimum``."""
-    return option(*decls, type=click.IntRange(minimum, None), help=help, **attrs)
-
-
 def _flag(*names: str, help: str) -> Callable:
     """An on/off option: given means on (its QAR_ variable comes from :func:`add_envvars`)."""
     return click.option(*names, is_flag=True, help=help)
@@ -106,57 +97,11 @@ def _audit_option(*decls: str, help: str, **attrs: Any) -> Callable:
 
 source = click.argument("source", required=False, envvar="QAR_DATABASE_URL")
 table = click.option("--table", "-t", help="Table to audit (schema.table allowed) in a DuckDB file or database URL.")
-columns = click.option(
-    "--columns",
-    "-c",
-    multiple=True,
-    callback=split_names,
-    help="Quasi-identifier columns, comma-separated, exact names, order kept (default: all columns).",
-)
-exclude = click.option(
-    "--exclude",
-    "-x",
-    multiple=True,
-    callback=split_names,
-    help="Columns to leave out (e.g. an id): from all columns, or from those of --columns.",
-)
-p = _audit_option("-p", "--p", type=int, help="Quasi-identifier size: the number of columns per QI.")
-alpha = _audit_option("--alpha", type=float, help="Tail probability of the risk T̂(p, α).")
-pi_u = _audit_option("--pi-u", type=float, help="Share of QIs above the threshold u (the tail fitted by the GPD).")
-pwm = _audit_option(
-    "--pwm",
-    type=click.Choice(PWM_METHODS),
-    help="PWM estimator: plotting positions (as R's evir/fExtremes) or unbiased.",
-)
-delimiter = click.option("--delimiter", help="CSV delimiter (detected by default), e.g. ';' or '\\t'.")
-null_tokens = click.option(
-    "--null-token",
-    "null_tokens",
-    multiple=True,
-    envvar="QAR_NULL_TOKEN",
-    help="A CSV cell text read as NULL besides the empty cell, e.g. NA (repeatable).",
-)
 fmt = format_option()
 #: --format for the commands that also write the HTML report (docs/report.md) to stdout.
 fmt_html = format_option(html=True, help="Output format; html is the self-contained report (docs/report.md).")
 quiet = _flag("--quiet", "-q", help="No progress on stderr (a bar on a terminal, else a stage line every 10 s).")
 jobs = _audit_option("--jobs", "-j", type=click.IntRange(1, 64), help="Concurrent connections for server databases.")
-batch_size = click.option(
-    "--batch-size",
-    type=click.IntRange(1, 100000),
-    help="Quasi-identifiers per SQL statement (default: chosen per engine).",
-)
-prune = click.option(
-    "--prune",
-    type=click.Choice(PRUNE_MODES),
-    envvar="QAR_PRUNE",
-    help="auto: group only the QIs that can reach the tail, bounded by the QIs of size p - 1 "
-    "(same T̂, u, ξ, β and exceedances; the other QIs get θ bounds); off: group every QI. "
-    "Default: auto at p >= 4, off below.",
-)
-k = _audit_option(
-    "--k", type=click.IntRange(2, None), help="k for the k-anonymity summary (records in classes smaller than k)."
-)
 # "--store" alone means the default store ($QAR_STORE, else qar_results.duckdb): flag_value "".
 store = click.option(
     "--store",
@@ -170,69 +115,12 @@ store_in_source = _flag(
     "--store-in-source",
     help="Allow --store to be the audited DuckDB file itself (refused otherwise: audits never write to what they audit).",
 )
-all_text = _flag(
-    "--all-text",
-    help="Read every CSV column as text (DuckDB otherwise infers numbers and dates, so 1.0 and 1 become one value).",
-)
-missing = click.option(
-    "--missing",
-    type=click.Choice(["value", "wildcard"]),
-    default="value",
-    help="A NULL key value: a value of its own (value, as GROUP BY) or a match for any value (wildcard, as sdcMicro).",
-)
-sampling_fraction = click.option(
-    "--sampling-fraction",
-    type=float,
-    help="Share of the population the table holds, in (0, 1]: population models and DIS-SUDA.",
-)
-population = click.option(
-    "--population", type=int, help="Population size (at least the number of rows), instead of --sampling-fraction."
-)
-
-# The uncertainty of T̂ (docs/uncertainty.md).
-interval_level = _audit_option(
-    "--interval-level",
-    type=float,
-    help="Nominal level of the tail-fit bands of T̂, u, ξ and β (bootstrap quantiles; not a confidence level).",
-)
-bootstrap = _audit_option(
-    "--bootstrap",
-    type=int,
-    help="Bootstrap resamples for the tail-fit bands (seeded: the same data give the same band); 0 for none.",
-)
-theta = _audit_option(
-    "--theta",
-    type=click.Choice(THETA_MEASURES),
-    help="The θ the tail is fitted to: distinct (H/L, distinct combinations per record, the paper's) or "
-    "unique (S/L, the share of records unique on the QI); T̂ and --fail-above are of this one.",
-)
-sensitivity = _flag(
-    "--sensitivity",
-    help="Also T̂ at p - 1 and p + 1 (a scan each; p - 1 comes free with a pruned audit): risk_by_p in JSON.",
-)
-row_subsamples = click.option(
-    "--row-subsamples",
-    callback=split_shares,
-    help="Also T̂ on nested subsamples of the rows, without replacement, of these shares, "
-    "e.g. 0.25,0.5 (a scan each): risk_by_rows in JSON.",
-)
-min_exceedances = click.option(
-    "--min-exceedances",
-    type=int,
-    help="Refuse (exit 2) a T̂ fitted to fewer exceedances of u than this, e.g. 3; T̂ is still shown.",
-)
 
 
 def top(default: int, help: str, minimum: int = 1) -> Callable:
     """--top: how many rows (QIs, records, combinations) a command lists; what they are is the
     command's own ``help``."""
     return click.option("--top", type=click.IntRange(minimum, None), default=default, help=help)
-
-
-def seed(default: int | None, help: str) -> Callable:
-    """--seed: the seed of a command's random draws (the same seed, the same draws); what it
-    seeds is the command's own ``help``."""
-    return click.option("--seed", type=int, default=default, help=help)
 
 
 #: Options without a QAR_<OPTION> variable of their own: --store's QAR_STORE names the store
@@ -266,35 +154,6 @@ def add_envvars(group: click.Group) -> None:
                 walk(sub)
 
     walk(group)
-
-
-def _bundled(name: str, options) -> Callable:
-    """Apply ``options`` and hand the command their values as one dict ``name`` (keyword →
-    value, ready for ``**``), so each command and each library call forwards the set at once."""
-    keys = [opt(lambda: None).__click_params__[0].name for opt in options]
-
-    def decorate(f):
-        @functools.wraps(f)
-        def command(**kwargs):
-            kwargs[name] = {key: kwargs.pop(key) for key in keys}
-            return f(**kwargs)
-
-        for opt in reversed(options):
-            command = opt(command)
-        return command
-
-    return decorate
-
-
-#: SOURCE, --table, --columns, --exclude, --delimiter, --null-token → ``where`` (keywords of the
-#: library calls).
-source_options = _bundled("where", (source, table, columns, exclude, delimiter, null_tokens))
-#: -p, --alpha, --pi-u, --pwm → ``risk``.
-risk_options = _bundled("risk", (p, alpha, pi_u, pwm))
-
-
-#: --key of the commands not yet made from their parameters (qar risk, qar report): the field's option.
-key_option = names_option(*fields.key().metadata[fields.KEY].flags, "key", help=fields.key().metadata[fields.KEY].help)
 
 
 def hash_secret_file_option(purpose: str) -> Callable:
