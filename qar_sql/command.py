@@ -34,6 +34,11 @@ from qar_sql.progress import Progress, with_progress
 P = TypeVar("P")
 R = TypeVar("R")
 
+#: The --help order of the options that open a table (after SOURCE) and of the tail's settings,
+#: which most commands list first in that order.
+SOURCE_ORDER = ("table", "columns", "exclude", "delimiter", "null_tokens")
+TAIL_ORDER = ("p", "alpha", "pi_u", "pwm")
+
 #: The source options every command reading a table takes (SOURCE and these), in --help order.
 SOURCE = ("source", "table", "delimiter", "null_tokens", "all_text", "threads")
 

@@ -18,7 +18,7 @@ import click
 
 from qar_sql import cli_options
 from qar_sql.anonymization.export import treatments_toml
-from qar_sql.command import Command, Extras, api_function, run_on
+from qar_sql.command import SOURCE_ORDER, Command, Extras, api_function, run_on
 from qar_sql.errors import UsageError
 from qar_sql.guard import guard_outputs
 from qar_sql.output.files import check_plot, written
@@ -153,11 +153,7 @@ COMMAND: Command[AnonymizeParams, AnonymizeResult] = Command(
     },
     progress="nodes",
     order=(
-        "table",
-        "columns",
-        "exclude",
-        "delimiter",
-        "null_tokens",
+        *SOURCE_ORDER,
         "hierarchy",
         "hierarchies",
         "qid",

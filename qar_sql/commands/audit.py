@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from qar_sql import cli_options
-from qar_sql.command import RAISE_AFTER_EMIT, Command, Extras, Verdict, api_function, run_on
+from qar_sql.command import RAISE_AFTER_EMIT, SOURCE_ORDER, TAIL_ORDER, Command, Extras, Verdict, api_function, run_on
 from qar_sql.errors import DatabaseError, ExitCode
 from qar_sql.parameters.tail import AuditParams, SqlParams
 from qar_sql.precedence import from_click
@@ -183,15 +183,8 @@ COMMAND: Command[AuditParams, AuditResult] = Command(
     },
     emits=("top", "histograms"),
     order=(
-        "table",
-        "columns",
-        "exclude",
-        "delimiter",
-        "null_tokens",
-        "p",
-        "alpha",
-        "pi_u",
-        "pwm",
+        *SOURCE_ORDER,
+        *TAIL_ORDER,
         "fmt",
         "k",
         "top",

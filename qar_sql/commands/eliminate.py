@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from qar_sql import cli_options
-from qar_sql.command import Command, api_function, run_on
+from qar_sql.command import SOURCE_ORDER, TAIL_ORDER, Command, api_function, run_on
 from qar_sql.guard import guard_files
 from qar_sql.output.files import check_plot
 from qar_sql.parameters.ranking import EliminateParams
@@ -56,15 +56,8 @@ COMMAND: Command[EliminateParams, Elimination] = Command(
     source=("source", "table", "delimiter", "null_tokens", "threads"),
     outputs={"fmt": cli_options.fmt, "quiet": cli_options.quiet},
     order=(
-        "table",
-        "columns",
-        "exclude",
-        "delimiter",
-        "null_tokens",
-        "p",
-        "alpha",
-        "pi_u",
-        "pwm",
+        *SOURCE_ORDER,
+        *TAIL_ORDER,
         "key",
         "by",
         "step",

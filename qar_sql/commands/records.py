@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from qar_sql import cli_options
-from qar_sql.command import Command, Extras, api_function, run_on
+from qar_sql.command import SOURCE_ORDER, TAIL_ORDER, Command, Extras, api_function, run_on
 from qar_sql.errors import ParameterError, UsageError
 from qar_sql.guard import guard_files
 from qar_sql.output.files import check_writable
@@ -119,15 +119,8 @@ COMMAND: Command[RecordsParams, Any] = Command(
     },
     emits=("params",),
     order=(
-        "table",
-        "columns",
-        "exclude",
-        "delimiter",
-        "null_tokens",
-        "p",
-        "alpha",
-        "pi_u",
-        "pwm",
+        *SOURCE_ORDER,
+        *TAIL_ORDER,
         "key",
         "top",
         "by",

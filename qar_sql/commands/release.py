@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from qar_sql import cli_options
-from qar_sql.command import Command, Extras, api_function
+from qar_sql.command import SOURCE_ORDER, TAIL_ORDER, Command, Extras, api_function
 from qar_sql.commands.search_options import hierarchy_files, search_options
 from qar_sql.errors import UsageError
 from qar_sql.guard import guard_outputs
@@ -292,15 +292,8 @@ REPORT: Command[ReportParams, ReportInputs] = Command(
         "quiet": cli_options.quiet,
     },
     order=(
-        "table",
-        "columns",
-        "exclude",
-        "delimiter",
-        "null_tokens",
-        "p",
-        "alpha",
-        "pi_u",
-        "pwm",
+        *SOURCE_ORDER,
+        *TAIL_ORDER,
         "k",
         "key",
         "top",
