@@ -87,18 +87,19 @@ class Command(Generic[P, R]):
     (``qar records``' --all-text, a rule of its parameters);
     ``files(params, where, out) → (writes, reads)``: (option, path) of the files it writes and
     (what, path) of those it reads, as given (before ``prepare``), none of which may be another
-    (the API's ``out`` is {}). On the command line only: ``parsed(values) → values`` (its parsed
-    options before the parameters are made: a deprecated spelling read into its field) and
-    ``after_emit(result, params, extras)`` (once the result is printed: a file drawn from it).
+    (the API's ``out`` is {}).
 
     For commands that read more than one source or write files of their own: ``arguments``: the
     positional arguments (the first reads $QAR_DATABASE_URL; a name other than ``source`` is a
     field, as compare's ORIGINAL and TREATED); ``session(where, params) → keywords | None``: the
     session's keywords taken from the prepared parameters (None: no source is read);
     ``needs``: the optional extra required before any work; ``parse(values, where, out) →
-    values``: the fields that command-line-only options give (``--no-risk`` → ``risk``);
+    values`` (command line only, before the parameters are made): the fields that
+    command-line-only options give (``--no-risk`` → ``risk``, a deprecated spelling read into
+    its field);
     ``guard(where, params)``: no output over an input, before any file is read; ``write(result,
-    params, extras)``: the files the result makes (after it is printed; ``prints`` False: it is
+    params, extras)``: the files the result makes (after it is printed; the API's
+    ``extras.out`` is {}, so a file only an output option asks for is the command line's; ``prints`` False: it is
     not printed, as the report it writes to -o); ``cli_keywords``: keywords only the command line
     gives ``run``."""
 
@@ -118,8 +119,6 @@ class Command(Generic[P, R]):
     runner: Callable[[dict, P, Any, dict], R] | None = None
     html: Callable[[R, P, Extras], str] | None = None
     files: Callable[[P, Mapping[str, Any], Mapping[str, Any]], tuple[list, list]] | None = None
-    parsed: Callable[[dict[str, Any]], dict[str, Any]] | None = None
-    after_emit: Callable[[R, P, Extras], None] | None = None
     session_params: tuple[str, ...] = ()
     arguments: tuple[str, ...] = ("source",)
     session: Callable[[dict, P], dict | None] | None = None
@@ -144,7 +143,6 @@ class Command(Generic[P, R]):
 
 #: The key under which a runner leaves an error to raise once the result is printed (a finished
 #: audit whose results store refused the run: the result first, then exit 3 with the reason).
-RAISE_AFTER_EMIT = "raise_after_emit"
 
 
 def run_on(
@@ -286,16 +284,14 @@ def cli_command(cmd: Command) -> click.Command:
 
     def body(**values: Any) -> None:
         cmd.require(f"qar {cmd.name}")
-        if cmd.parsed is not None:
-            values = cmd.parsed(values)
-        for name in required:  # (a field without a default: click's own sentence, as a required option's)
-            if values.get(name) is None:
-                ctx = click.get_current_context()
-                raise click.MissingParameter(ctx=ctx, param=next(p for p in ctx.command.params if p.name == name))
         where = {n: values.pop(n) for n in source_names if n in values}
         out = {n: values.pop(n) for n in list(values) if n in cmd.outputs}
         if cmd.parse is not None:
             values = cmd.parse(values, where, out)
+        for name in required:  # (a field without a default: click's own sentence, as a required option's)
+            if values.get(name) is None:
+                ctx = click.get_current_context()
+                raise click.MissingParameter(ctx=ctx, param=next(p for p in ctx.command.params if p.name == name))
         settings = cmd.Params(**{k: v for k, v in values.items() if v is not None})
         if cmd.preview is not None:
             text = cmd.preview(where, settings, out)
@@ -317,10 +313,6 @@ def cli_command(cmd: Command) -> click.Command:
             click.echo(render(result, out.get("fmt", "text"), html=report, **shown), nl=False)
         if cmd.write is not None:
             cmd.write(result, settings, extras)
-        if out.get(RAISE_AFTER_EMIT) is not None:
-            raise out[RAISE_AFTER_EMIT]
-        if cmd.after_emit is not None:
-            cmd.after_emit(result, settings, extras)
         code = cmd.verdict(result, settings)
         if getattr(code, "reason", ""):
             click.echo(code.reason, err=True)  # type: ignore[attr-defined]

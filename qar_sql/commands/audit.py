@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from qar_sql import cli_options
-from qar_sql.command import RAISE_AFTER_EMIT, SOURCE_ORDER, TAIL_ORDER, Command, Extras, Verdict, api_function, run_on
+from qar_sql.command import SOURCE_ORDER, TAIL_ORDER, Command, Extras, Verdict, api_function, run_on
 from qar_sql.errors import DatabaseError, ExitCode
 from qar_sql.parameters.tail import AuditParams, SqlParams
 from qar_sql.precedence import from_click
@@ -137,8 +137,14 @@ def _run(where: dict[str, Any], params: AuditParams, progress: Progress | None, 
     except DatabaseError as exc:  # finished, but the store refused (NotRecorded): print it, then say where
         if getattr(exc, "result", None) is None:
             raise
-        out[RAISE_AFTER_EMIT] = exc  # exit 3, after the result
+        out["store_refused"] = exc  # exit 3, once the result is printed (_store_refused)
         return exc.result  # type: ignore[attr-defined]
+
+
+def _store_refused(result: AuditResult, params: AuditParams, extras: Extras) -> None:
+    """The store's refusal of a finished audit, raised once its result is printed."""
+    if extras.out.get("store_refused") is not None:
+        raise extras.out["store_refused"]
 
 
 def _report(result: AuditResult, params: AuditParams, extras: Extras) -> str:
@@ -209,6 +215,7 @@ COMMAND: Command[AuditParams, AuditResult] = Command(
     preview=_show_sql,
     runner=_run,
     html=_report,
+    write=_store_refused,
 )
 
 #: ``qar_sql.audit(source, *, columns=None, p=3, ...)``: the keywords are AuditParams' fields and

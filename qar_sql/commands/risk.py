@@ -51,7 +51,7 @@ def files(params: RiskParams, where: Mapping[str, Any], out: Mapping[str, Any]) 
     return [("--per-record", params.per_record)], [("the source file itself", where.get("source"))]
 
 
-def _old_p_variable(values: dict[str, Any]) -> dict[str, Any]:
+def _old_p_variable(values: dict[str, Any], where: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
     """-p from $QAR_RISK_P, with a deprecation note, when neither the command line nor
     $QAR_QI_SIZE gives it."""
     old = os.environ.get(OLD_P_ENV)
@@ -112,7 +112,7 @@ COMMAND: Command[RiskParams, RiskResult] = Command(
     progress="measuring",
     prepare=prepare,
     files=files,
-    parsed=_old_p_variable,
+    parse=_old_p_variable,
     html=_report,
 )
 

@@ -49,24 +49,24 @@ def files(params: UniquenessParams, where: Mapping[str, Any], out: Mapping[str, 
     return [("--plot", out.get("plot_path"))], reads
 
 
-def _parsed(values: dict[str, Any]) -> dict[str, Any]:
+def _parse(values: dict[str, Any], where: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
     """-k, the old short flag of --group-size (-k is --key elsewhere), read with a note; a
     --plot that cannot be drawn refused before the work, as every command that draws."""
-    old_k = values.pop("old_k")
+    old_k = out.pop("old_k")
     if old_k is not None:
         ctx = click.get_current_context()
         if ctx.get_parameter_source("group_size") is click.core.ParameterSource.COMMANDLINE:
             raise click.UsageError("-k and --group-size (-g) both give k; write -g only")
         click.echo("Warning: -k for --group-size is deprecated (-k is --key elsewhere); write -g.", err=True)
         values["group_size"] = old_k
-    if values["plot_path"] is not None:
-        check_plot(values["plot_path"])
+    if out["plot_path"] is not None:
+        check_plot(out["plot_path"])
     return values
 
 
 def _plot(result: UniquenessResult, params: UniquenessParams, extras: Extras) -> None:
     """``--plot``: π(k) for the riskiest QIs and κ per QI, drawn once the result is printed."""
-    path = extras.out["plot_path"]
+    path = extras.out.get("plot_path")
     if path:
         from qar_sql.output.render_uniqueness import plot
 
@@ -129,8 +129,8 @@ COMMAND: Command[UniquenessParams, UniquenessResult] = Command(
     order=ORDER,
     prepare=prepare,
     files=files,
-    parsed=_parsed,
-    after_emit=_plot,
+    parse=_parse,
+    write=_plot,
     html=_report,
 )
 
