@@ -328,3 +328,36 @@ def test_the_hook_scans_every_toml_it_is_given(tmp_path, monkeypatch, capsys):
     os.mkfifo(work / "pipe.toml")
     assert main(["--no-store", "pipe.toml"]) == 2
     assert "is not a regular file" in capsys.readouterr().err
+
+
+def test_the_action_prints_a_scan_name_on_one_line(tmp_path, capsys):
+    """A scan named with a newline (qar.toml accepts it) cannot start a workflow command line."""
+    from qar_sql.cli import action
+
+    (tmp_path / "j.json").write_text(
+        json.dumps({"scans": [{"name": "x\n::error::injected", "status": "ok", "risk": 0.5}]})
+    )
+    env = {
+        "QAR_ACTION_JSON": str(tmp_path / "j.json"),
+        "GITHUB_OUTPUT": str(tmp_path / "out"),
+        "QAR_ACTION_ANNOTATIONS": "true",
+    }
+    action.results(env)
+    printed = capsys.readouterr().out
+    assert not any(line.startswith("::") for line in printed.splitlines()), printed
+    assert "x%0A::error::injected: ok" in printed
+
+
+@pytest.mark.parametrize("args", ["--format text", "-f text", "--format=html", "-ftext", "--no-store -f json"])
+def test_the_action_refuses_a_format_in_args(args):
+    """The action reads qar scan's JSON: a --format in args would leave every output empty."""
+    from qar_sql.cli import action
+
+    with pytest.raises(SystemExit, match="leave it out"):
+        action.split_args(args)
+    assert action.split_args("--fail-above 0.5 --select 'tag:pii path:models'") == [
+        "--fail-above",
+        "0.5",
+        "--select",
+        "tag:pii path:models",
+    ]

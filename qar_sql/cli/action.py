@@ -18,11 +18,22 @@ import sys
 from collections.abc import Mapping
 
 
+#: Options the action gives qar scan itself: its outputs are read from the JSON it asks for.
+OWN = ("-f", "--format")
+
+
 def split_args(text: str) -> list[str]:
     try:
-        return shlex.split(text)
+        args = shlex.split(text)
     except ValueError as exc:
         raise SystemExit(f"::error title=qar scan::the args input cannot be split ({exc}); close its quotes") from exc
+    own = [a for a in args if a in OWN or a.startswith(("--format=", "-f"))]
+    if own:
+        raise SystemExit(
+            f"::error title=qar scan::the args input gives {_data(own[0])}, but the action runs qar scan with "
+            "--format json to read its outputs; leave it out (the HTML reports are in the report-dir input's folder)"
+        )
+    return args
 
 
 def _data(text: str) -> str:
@@ -70,7 +81,9 @@ def results(env: Mapping[str, str]) -> None:
         scans = []  # qar scan stopped before its results (a bad config: its message is in the log)
     for scan in scans:
         risk = scan.get("risk")
-        print(f"{scan.get('name')}: {scan.get('status')}" + (f" (T̂ = {risk:.6g})" if risk is not None else ""))
+        # (one line per scan, whatever its name holds: a line starting "::" is a workflow command)
+        shown = f"{scan.get('name')}: {scan.get('status')}" + (f" (T̂ = {risk:.6g})" if risk is not None else "")
+        print(_data(shown))
         line = (
             annotation(scan, env.get("QAR_ACTION_CONFIG", "")) if env.get("QAR_ACTION_ANNOTATIONS") == "true" else None
         )
