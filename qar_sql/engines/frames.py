@@ -13,6 +13,7 @@ the libraries stay optional.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from qar_sql.errors import DataError, UsageError
@@ -94,13 +95,21 @@ def _family(value: Any) -> str:
 
 
 def check_mixed_columns(obj: Any) -> None:
-    """Refuse a pandas column of dtype object holding values of several kinds (1, "x", b"y"):
+    """Warn that a named index is not read (the database reads a frame's columns). Refuse a pandas column of dtype object holding values of several kinds (1, "x", b"y"):
     DuckDB types the column from a sample, then either fails on a later value or silently casts
     (1 and "1" become one value, so the counts are wrong)."""
     if _kind(obj) != ("pandas", "DataFrame"):
         return
     from pandas.api.types import infer_dtype
 
+    index = [n for n in obj.index.names if n is not None]
+    if index:  # (the database reads the columns only: a column moved into the index is not audited)
+        warnings.warn(
+            f"the DataFrame's index ({', '.join(map(str, index))}) is not read as a column; "
+            "pass df.reset_index() to measure it too",
+            UserWarning,
+            stacklevel=2,
+        )
     for i, name in enumerate(obj.columns):
         column = obj.iloc[:, i]  # by position: obj[name] is a frame when two columns share the name
         if column.dtype != object or not infer_dtype(column, skipna=True).startswith("mixed"):

@@ -290,3 +290,17 @@ def test_two_columns_of_one_name_are_still_read():
     df = pd.DataFrame([[1, "a"], [2, "b"], [1, "b"], [3, "a"]] * 5, columns=["x", "x"])
     result = qar_sql.audit(df, p=1, pi_u=0.5)
     assert result.rows == 20 and result.columns == ("x", "x_1")  # DuckDB renames the second
+
+
+def test_a_named_index_is_said_to_be_left_out():
+    """df.set_index("age") moves a quasi-identifier out of the columns the database reads: the
+    audit goes on without it, and says so with the fix."""
+    df = pd.DataFrame({"age": [30, 40, 30, 50] * 5, "sex": list("FMFM") * 5, "zip": list("abcd") * 5})
+    with pytest.warns(UserWarning, match=r"index \(age\) is not read as a column; pass df.reset_index\(\)"):
+        result = qar_sql.risk(df.set_index("age"))
+    assert result.columns == ("sex", "zip")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the default RangeIndex: nothing to say
+        qar_sql.risk(df)
