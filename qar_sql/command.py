@@ -28,7 +28,7 @@ from qar_sql.extras import require
 from qar_sql.guard import guard_outputs
 from qar_sql.output.render import render
 from qar_sql.parameters.fields import Option as OptionMeta
-from qar_sql.parameters.fields import SourceOptions, meta_of, options_of
+from qar_sql.parameters.fields import SourceOptions, check_numbers, meta_of, options_of
 from qar_sql.progress import Progress, with_progress
 
 P = TypeVar("P")
@@ -354,7 +354,13 @@ def api_function(cmd: Command[P, R]) -> Callable[..., R]:
         bound.apply_defaults()
         values = dict(bound.arguments)
         progress = values.pop("progress")
-        settings = cmd.Params(**{k: values.pop(k) for k in list(values) if k in names})
+        given = {k: values.pop(k) for k in list(values) if k in names}
+        try:  # (the dataclass's own checks first: they name their values best)
+            settings = cmd.Params(**given)
+        except TypeError:  # (a check that compared text with a number)
+            check_numbers(cmd.Params, given)
+            raise
+        check_numbers(cmd.Params, given)  # what click's types check on the command line
         if cmd.guard is not None:
             cmd.guard(values, settings)
         result = run_on(values, cmd, _prepared(cmd, settings, values, {}), progress)

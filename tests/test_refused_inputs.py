@@ -3,6 +3,7 @@ sentence and exit code 2, or read as the user meant."""
 
 from __future__ import annotations
 
+import inspect
 import json
 
 import duckdb
@@ -173,3 +174,60 @@ def test_the_refusal_reaches_the_command_line_whole(tmp_path):
     con.close()
     r = run(["audit", path, "-t", "t", "-p", "1", "-q"], 2, "column or table name 'a\\u2028b' contains a line break")
     assert r.output.count("\n") == 1 and r.output.endswith("leave it out with --exclude\n")
+
+
+def _bounded_options():
+    """(command, field, a value out of its bounds or of its kind) for every number option of
+    every generated command of the Python API."""
+    import importlib
+
+    from qar_sql.parameters.fields import options_of
+
+    commands = [
+        importlib.import_module(f"qar_sql.commands.{n}").COMMAND
+        for n in (
+            "anonymize",
+            "audit",
+            "discover",
+            "eliminate",
+            "records",
+            "risk",
+            "uniqueness",
+            "whatif",
+        )
+    ]
+    from qar_sql.commands.release import COMPARE, REPORT
+
+    cases = []
+    for cmd in (*commands, COMPARE, REPORT):
+        for f, meta in options_of(cmd.Params):
+            if meta.kind not in ("int", "float") or meta.multiple or not meta.cli:
+                continue
+            if meta.minimum is not None:
+                cases.append((cmd.name, f.name, meta.minimum - 1))
+            if meta.maximum is not None:
+                cases.append((cmd.name, f.name, meta.maximum + 1))
+            cases.append((cmd.name, f.name, "3"))  # text where a number goes
+    assert len(cases) > 20
+    return cases
+
+
+@pytest.mark.parametrize(("command", "name", "value"), _bounded_options())
+def test_the_api_checks_a_number_option_as_the_command_line_does(command, name, value, tmp_path):
+    """Each number option's kind and bounds hold for a Python caller too (click checked them on the
+    command line only: qar_sql.audit(jobs=0) ran), before any source is read."""
+    import re
+
+    from qar_sql.errors import ParameterError
+
+    function = getattr(qar_sql, command)
+    args = [str(tmp_path / "absent.csv")] * (2 if command == "compare" else 1)
+    # what the other rules need, so that the value is what is refused (a privacy model, a mode)
+    given = {"group_size": 2, "treatments": str(tmp_path / "t.toml") if command == "whatif" else None}
+    if command == "anonymize":
+        given |= {"k": 5, "sensitive": "s"} | ({"l": 2, "l_kind": "recursive"} if name == "c" else {})
+    if command == "records":
+        given["by"] = "influence" if name == "refine" else "suda" if name != "top" else "dt"
+    given = {k: v for k, v in given.items() if k in inspect.signature(function).parameters and k != name}
+    with pytest.raises(ParameterError, match=re.escape(repr(value) if isinstance(value, str) else f"{value:g}")):
+        function(*args, **given, **{name: value})

@@ -158,6 +158,8 @@ def contributions(source: SourceLike = None, **keywords: Any) -> Contributions:
     by = keywords.get("by", "dt")
     if by not in SCORES:
         raise ParameterError(f"--by {by!r} is not a record score; use one of {', '.join(SCORES)}")
+    if keywords.get("top") == 0:  # (here: every record's scores, no key fetched; top=None says so too)
+        keywords["top"] = None
     return ranked(source, **keywords)
 
 

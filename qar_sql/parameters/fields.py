@@ -10,7 +10,8 @@ no click here (the kinds are words the CLI builder turns into click types)."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+import numbers
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,6 +74,38 @@ def options_of(cls: Any) -> list[tuple[dataclasses.Field, Option]]:
         if meta is not None:
             out.append((f, meta))
     return out
+
+
+def check_numbers(cls: Any, values: Mapping[str, Any]) -> None:
+    """Every number keyword of the dataclass ``cls`` in ``values`` of its kind and within its
+    bounds, before the parameters are made: what click's types check on the command line, for a
+    Python caller (so named by its keyword)."""
+    for f, meta in options_of(cls):
+        value = values.get(f.name)
+        if value is None or meta.multiple or meta.kind not in ("int", "float"):
+            continue
+        if meta.check is not None:  # (its own sentence names the value better; text made some compare str with int)
+            try:
+                meta.check(value)
+                continue
+            except TypeError:
+                pass
+        whole = meta.kind == "int"
+        example = f.default if isinstance(f.default, int | float) else (meta.minimum or 1)
+        if isinstance(value, str):
+            raise ParameterError(f"{f.name} = {value!r} is text; pass a number such as {example:g}.")
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral if whole else numbers.Real):
+            kind = "whole number" if whole else "number"
+            raise ParameterError(f"{f.name} = {shown(value)} is not a {kind}; pass one such as {example:g}.")
+        low, high = meta.minimum, meta.maximum
+        number = float(value)
+        if number != number or (low is not None and number < low) or (high is not None and number > high):
+            bounds = (
+                f"from {low:g} to {high:g}"
+                if low is not None and high is not None
+                else (f"at least {low:g}" if low is not None else f"at most {high:g}")
+            )
+            raise ParameterError(f"{f.name} = {shown(value)} is out of range; pass a value {bounds}.")
 
 
 def check_fields(obj: Any) -> None:
