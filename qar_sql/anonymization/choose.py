@@ -42,7 +42,7 @@ from qar_sql.anonymization.search import anonymize_session
 from qar_sql.engines.database import Relation
 from qar_sql.engines.session import Session
 from qar_sql.engines.source import select_columns
-from qar_sql.errors import ParameterError
+from qar_sql.errors import ColumnError, ParameterError
 from qar_sql.parameters.treat import AnonymizeParams
 from qar_sql.pushdown.scan import Progress, histograms
 from qar_sql.stats import interval as tail_interval
@@ -276,6 +276,9 @@ def choose(session: Session, params: AnonymizeParams, progress: Progress | None 
     """The least-loss node of the lattice that meets every model and target (exact: see
     :func:`~qar_sql.anonymization.risk.best_first`), with what the result reports about it."""
     started = time.perf_counter()
+    if params.sensitive is not None and params.sensitive not in session.columns:
+        # (without --l or --t it only keeps the column out of the QIs and the audit: a typo did nothing)
+        raise ColumnError(f"sensitive column {params.sensitive!r} (--sensitive) is not in the table; check its name")
     hierarchies = load_hierarchies(params)
     models = privacy_models(params, hierarchies)
     qi = _qid(params, hierarchies, session.columns)

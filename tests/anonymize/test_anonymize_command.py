@@ -217,6 +217,7 @@ def test_json_contract_and_sql(engine, tmp_path):
         (["--k", "2", "--hierarchy", "sex"], "names no column"),
         (["--k", "2", "--suppression-limit", "1.5"], "--suppression-limit 1.5"),
         (["--risk-below", "2"], "--risk-below 2"),
+        (["--k", "2", "--sensitive", "nope"], "sensitive column 'nope' (--sensitive) is not in the table"),
     ],
 )
 def test_bad_input_is_one_sentence(duck, tmp_path, extra, message):
