@@ -101,9 +101,19 @@ def risk_problem(value: object) -> str | None:
     each caller says where the value came from."""
     if value is None:
         return None
+    if isinstance(value, str) and _number(value):  # ("0.5" in a TOML or YAML file: quoted, so text)
+        return f"{value!r} is text; write it without quotes, as a number: a risk between 0 and 1"
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 <= float(value) <= 1.0:
         return f"{value!r} must be a risk between 0 and 1"
     return None
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def check_risk(value: object, where: str, example: str) -> None:

@@ -174,6 +174,10 @@ def test_one_failure_does_not_stop_the_others(warehouse, tmp_path, monkeypatch):
             lambda t: t.replace("fail_above = 0.9", 'fail_above = "high"'),
             "fail_above = 'high' must be a risk between 0 and 1",
         ),
+        (  # quoted in the file: text, and said so (it read "'0.5' must be a risk between 0 and 1")
+            lambda t: t.replace("fail_above = 0.9", 'fail_above = "0.5"'),
+            "fail_above = '0.5' is text; write it without quotes, as a number",
+        ),
         (lambda t: t.replace("warn_above = 0.0", "warn_above = 0.95"), "warn_above = 0.95 is above fail_above = 0.9"),
         (lambda t: t.replace("p = 2", "p = 0"), "p = 0 is not a valid QI size"),
         (lambda t: t.replace("pi_u = 0.5", "pi_u = 1.5"), "scan 'narrow':"),
