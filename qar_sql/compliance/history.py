@@ -127,7 +127,12 @@ def history(store: str | None = None, *, table: str | None = None) -> History:
         if (old.table, old.source) == (new.table, new.source):
             series[i] = replace(new, new_configuration=_what_changed(old, new))
     if table is not None and not series:
-        known = sorted({r.table for r in rows if r.table})
-        hint = f"tables in the store: {', '.join(known[:10])}" if known else "the store has no runs yet"
+        known = sorted({r.table for r in rows if r.table} | {r.scan_name for r in rows if r.scan_name})
+        if known:
+            hint = f"tables and scans in the store: {', '.join(known[:10])}"
+        elif rows:  # (a file source has no table)
+            hint = "its runs are of sources with no table (files); leave --table out"
+        else:
+            hint = "the store has no runs yet"
         raise UsageError(f"no runs of table {table!r} in store {st.display}; {hint}")
     return History(st.display, tuple(series))

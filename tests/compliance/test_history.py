@@ -153,3 +153,17 @@ def test_a_configuration_change_starts_a_new_series(tmp_path):
     assert [s["new_configuration"] for s in series][1:] == ["4 → 3 columns (−job)", "3 → 4 columns (+job); p 2 → 1"]
     md = CliRunner().invoke(cli, ["history", "--store", store, "-f", "markdown"]).output
     assert "New configuration, a new series: 3 → 4 columns (+job); p 2 → 1." in md
+
+
+def test_a_table_filter_on_a_store_of_file_runs_says_what_it_holds(tmp_path):
+    """Runs of a CSV have no table: --table finds none, and the message does not say the store is
+    empty (it read "the store has no runs yet")."""
+    csv = tmp_path / "people.csv"
+    csv.write_text("age,sex,zip\n" + "".join(f"{20 + i % 7},{'FM'[i % 2]},{i % 5}\n" for i in range(60)))
+    store = str(tmp_path / "s.duckdb")
+    r = CliRunner().invoke(cli, ["audit", str(csv), "-p", "1", "--pi-u", "0.5", "--store", store])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(cli, ["history", "--store", store, "--table", "nope"])
+    assert r.exit_code == 2
+    assert "its runs are of sources with no table (files); leave --table out" in r.output
+    assert "no runs yet" not in r.output
