@@ -54,6 +54,10 @@ def check_not_input(writes: Iterable[tuple[str, Any]], reads: Iterable[tuple[str
         if out is None or not os.fspath(out):
             continue
         out = os.fspath(out)
+        if out == "-":  # ("-" is stdout everywhere; only qar report -o writes there, and it never comes here)
+            raise UsageError(
+                f"{option} '-' would write a file named '-': {option} writes a file, not stdout; give it a file name"
+            )
         for what, path, given in inputs:
             if _same_file(out, path):
                 shown = "" if given == out else f" ({mask_source(given)!r})"

@@ -184,3 +184,26 @@ def test_the_python_report_refuses_its_source_as_output(folder):
     with pytest.raises(UsageError, match="^output 'a.csv' is the source file itself"):
         qar_sql.report("a.csv", p=2, records=False, output="a.csv")
     assert (folder / "a.csv").read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["anonymize", "{csv}", "--k", "2", "--hierarchy", "sex={h}", "-o", "-"],
+        ["risk", "{csv}", "--per-record", "-"],
+        ["scan", "{toml}", "--no-store", "--junit", "-"],
+        ["scan", "{toml}", "--no-store", "--markdown", "-"],
+    ],
+)
+def test_a_dash_is_no_file_name(tmp_path, monkeypatch, args):
+    """"-" is stdout everywhere (qar report -o -); an option that writes a file refuses it before
+    any work rather than create a file named "-"."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p.csv").write_text("sex,age\n" + "".join(f"{'FM'[i % 2]},{20 + i % 9}\n" for i in range(40)))
+    (tmp_path / "h.csv").write_text("F;*\nM;*\n")
+    (tmp_path / "qar.toml").write_text('[sources.a]\nurl = "p.csv"\n[[scan]]\nsource = "a"\np = 1\npi_u = 0.5\n')
+    filled = [a.format(csv="p.csv", h="h.csv", toml="qar.toml") for a in args]
+    r = CliRunner().invoke(cli, filled)
+    assert r.exit_code == 2, r.output
+    assert "'-' would write a file named '-'" in r.output and "give it a file name" in r.output
+    assert not (tmp_path / "-").exists()
