@@ -91,7 +91,8 @@ class Command(Generic[P, R]):
 
     For commands that read more than one source or write files of their own: ``arguments``: the
     positional arguments (the first reads $QAR_DATABASE_URL; a name other than ``source`` is a
-    field, as compare's ORIGINAL and TREATED); ``session(where, params) → keywords | None``: the
+    field, as compare's ORIGINAL and TREATED); ``api_arguments``: fields the Python API also takes
+    positionally, after those (options on the command line: ``qar_sql.history(store)``); ``session(where, params) → keywords | None``: the
     session's keywords taken from the prepared parameters (None: no source is read);
     ``needs``: the optional extra required before any work; ``parse(values, where, out) →
     values`` (command line only, before the parameters are made): the fields that
@@ -121,6 +122,7 @@ class Command(Generic[P, R]):
     files: Callable[[P, Mapping[str, Any], Mapping[str, Any]], tuple[list, list]] | None = None
     session_params: tuple[str, ...] = ()
     arguments: tuple[str, ...] = ("source",)
+    api_arguments: tuple[str, ...] = ()
     session: Callable[[dict, P], dict | None] | None = None
     needs: str | None = None
     parse: Callable[[dict, dict, dict], dict] | None = None
@@ -330,7 +332,7 @@ def api_function(cmd: Command[P, R]) -> Callable[..., R]:
     of its parameters and its source options as keywords with the dataclass's defaults, and
     ``progress``; it opens the session, calls ``run`` and writes what ``write`` writes."""
     given = {f.name: f for f in dataclasses.fields(cmd.Params)}  # type: ignore[arg-type]
-    own = [f for name, f in given.items() if name not in cmd.arguments]
+    own = [f for name, f in given.items() if name not in cmd.arguments and name not in cmd.api_arguments]
     where = [f for f in dataclasses.fields(SourceOptions) if f.name in cmd.source and f.name != "source"]
     kw, positional = inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD
     signature = inspect.Signature(
@@ -341,6 +343,7 @@ def api_function(cmd: Command[P, R]) -> Callable[..., R]:
                 )
                 for n in cmd.arguments
             ),
+            *(inspect.Parameter(n, positional, default=_default(given[n]), annotation=given[n].type) for n in cmd.api_arguments),
             *(inspect.Parameter(f.name, kw, default=_default(f), annotation=f.type) for f in (*own, *where)),
             inspect.Parameter("progress", kw, default=None, annotation="Progress | bool | None"),
         ],

@@ -17,7 +17,6 @@ import shlex
 import sys
 from collections.abc import Mapping
 
-
 #: Options the action gives qar scan itself: its outputs are read from the JSON it asks for.
 OWN = ("-f", "--format")
 

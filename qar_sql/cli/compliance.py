@@ -1,4 +1,5 @@
-"""The store commands: ``qar migrate``, ``qar scan`` and ``qar history`` (docs/compliance.md).
+"""The store commands ``qar migrate`` and ``qar scan`` (docs/compliance.md; ``qar history`` is
+made from its parameters, :mod:`qar_sql.commands.history`).
 
 Each parses options, calls one library function, prints, exits; errors are turned into exit
 codes by :class:`qar_sql.cli.main.QarGroup`.
@@ -14,9 +15,8 @@ from qar_sql import cli_options
 from qar_sql.cli.dbt_options import dbt_given, dbt_options
 from qar_sql.cli.emit import build, emit
 from qar_sql.cli.guard import guard_outputs
-from qar_sql.output.files import check_plot, written
 from qar_sql.output.render import format_option
-from qar_sql.parameters.store import HistoryParams, MigrateParams, ScanParams
+from qar_sql.parameters.store import MigrateParams, ScanParams
 from qar_sql.precedence import from_click
 
 
@@ -121,31 +121,6 @@ def scan_cmd(fail_above, warn_above, min_exceedances, no_store, fmt, quiet, **op
     sys.exit(scan.verdict(report, settings))
 
 
-@click.command("history")
-@cli_options.store
-@click.option("--table", "-t", help="Only this table (or scan name).")
-@cli_options.fmt
-@cli_options.file_option("--plot", help="Also write the trend plot to this .png or .svg file (needs qar-sql[plot]).")
-def history_cmd(store, table, fmt, plot):
-    """The QaR risk trend per table over the recorded runs, with the change since the previous run."""
-    from qar_sql.commands.history import run
-    from qar_sql.output.render_history import plot_history
-
-    settings = build(HistoryParams, {"store": store, "table": table, "plot": plot})
-    if settings.plot:
-        from qar_sql.compliance.store import resolve_store
-
-        check_plot(settings.plot)
-        guard_outputs([("--plot", settings.plot)], [("the results store", resolve_store(settings.store or None))])
-    h = run(settings)
-    if settings.plot:
-        with written(settings.plot, "--plot"):
-            plot_history(h, settings.plot)
-    emit(h, fmt)
-    if settings.plot and fmt != "json":
-        click.echo(f"Trend plot written to {settings.plot}.", err=True)
-
-
 def register(group: click.Group) -> None:
-    for command in (migrate_cmd, scan_cmd, history_cmd):
+    for command in (migrate_cmd, scan_cmd):
         group.add_command(command)

@@ -231,50 +231,31 @@ def _log_to_stderr(level: str | None) -> None:
 
 
 from qar_sql.command import cli_command  # noqa: E402
-from qar_sql.commands import audit as audit_command  # noqa: E402
+from qar_sql.commands import (  # noqa: E402  # noqa: E402
+    anonymize,
+    audit,
+    demo,
+    discover,
+    eliminate,
+    history,
+    records,
+    release,
+    risk,
+    sql,
+    uniqueness,
+    whatif,
+)
 
-cli.add_command(cli_command(audit_command.COMMAND))
-
-from qar_sql.commands import sql as sql_command  # noqa: E402
-
-cli.add_command(cli_command(sql_command.COMMAND))
-
-from qar_sql.commands import demo as demo_command  # noqa: E402
-
-cli.add_command(cli_command(demo_command.COMMAND))
-
-from qar_sql.commands import eliminate as eliminate_command  # noqa: E402
-from qar_sql.commands import records as records_command  # noqa: E402
-
-cli.add_command(cli_command(records_command.COMMAND))
-cli.add_command(cli_command(eliminate_command.COMMAND))
-
-from qar_sql.commands import risk as risk_command  # noqa: E402
-
-cli.add_command(cli_command(risk_command.COMMAND))
-
-from qar_sql.commands import discover as discover_command  # noqa: E402
-from qar_sql.commands import whatif as whatif_command  # noqa: E402
-
-cli.add_command(cli_command(discover_command.COMMAND))
-cli.add_command(cli_command(whatif_command.COMMAND))
-
-from qar_sql.commands import anonymize as anonymize_command  # noqa: E402
-
-cli.add_command(cli_command(anonymize_command.COMMAND))
-
-from qar_sql.commands import release as release_commands  # noqa: E402
-
-cli.add_command(cli_command(release_commands.REPORT))
-cli.add_command(cli_command(release_commands.COMPARE))
-
-from qar_sql.commands import uniqueness as uniqueness_command  # noqa: E402
-
-cli.add_command(cli_command(uniqueness_command.COMMAND))
+for _command in (
+    audit.COMMAND, sql.COMMAND, demo.COMMAND, records.COMMAND, eliminate.COMMAND, risk.COMMAND,
+    discover.COMMAND, whatif.COMMAND, anonymize.COMMAND, release.REPORT, release.COMPARE,
+    uniqueness.COMMAND, history.COMMAND,
+):  # fmt: skip
+    cli.add_command(cli_command(_command))
 
 from qar_sql.cli.compliance import register as _register_store_commands  # noqa: E402
 
-_register_store_commands(cli)  # migrate, scan, history
+_register_store_commands(cli)  # migrate, scan
 
 from qar_sql.cli.config import config_cmd  # noqa: E402
 

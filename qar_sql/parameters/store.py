@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from qar_sql.errors import UsageError
+from qar_sql.parameters import fields
+from qar_sql.parameters.fields import option
 from qar_sql.precedence import Chosen
 from qar_sql.rules import DEFAULT_JOBS
 
@@ -99,16 +101,18 @@ class ScanParams:
 
 @dataclass(frozen=True, kw_only=True)
 class HistoryParams:
-    """The parameters of ``qar history``: the one place their defaults live; the click options
-    and :func:`qar_sql.history` take them from here.
+    """The parameters of ``qar history`` and :func:`qar_sql.history`: the one place their
+    options, defaults and help live.
 
     ``store``: the results store (None: ``$QAR_STORE``, else ``qar_results.duckdb``); ``table``:
-    only the series of this table or scan name; ``plot``: also draw the trend to this ``.png`` or
-    ``.svg`` file (the command line's ``--plot``; the Python API returns the history only)."""
+    only the series of this table or scan name. (The trend plot, ``--plot``, is the command
+    line's output; the Python API returns the history, whose ``plot()`` draws it.)"""
 
-    store: str | None = None
-    table: str | None = None
-    plot: str | None = None
+    store: str | None = fields.store(
+        "Results store: a .duckdb file or a database URL (given alone or left out: $QAR_STORE, else "
+        "qar_results.duckdb). An audit records its run only when --store is given."
+    )
+    table: str | None = option(None, help="Only this table (or scan name).", flags=("--table", "-t"))
 
 
 # --- migrate ----------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from qar_sql.commands import audit as audit_command
 from qar_sql.commands import demo as demo_command
 from qar_sql.commands import discover as discover_command
 from qar_sql.commands import eliminate as eliminate_command
+from qar_sql.commands import history as history_command
 from qar_sql.commands import records as records_command
 from qar_sql.commands import release
 from qar_sql.commands import risk as risk_command
@@ -42,6 +43,7 @@ CONVERTED = [
     anonymize_command.COMMAND,
     sql_command.COMMAND,
     demo_command.COMMAND,
+    history_command.COMMAND,
 ]
 #: The converted commands that are a function of the Python API (qar_sql.<name>).
 IN_API = [c for c in CONVERTED if c.name in qar_sql.__all__]
@@ -50,9 +52,10 @@ IN_API = [c for c in CONVERTED if c.name in qar_sql.__all__]
 @pytest.mark.parametrize("cmd", IN_API, ids=lambda c: c.name)
 def test_the_api_signature_is_the_fields_and_the_source_options(cmd):
     signature = inspect.signature(getattr(qar_sql, cmd.name))
-    own = [f for f in dataclasses.fields(cmd.Params) if f.name not in cmd.arguments]
+    positional = (*cmd.arguments, *cmd.api_arguments)
+    own = [f for f in dataclasses.fields(cmd.Params) if f.name not in positional]
     where = [f for f in dataclasses.fields(SourceOptions) if f.name in cmd.source and f.name != "source"]
-    expected = [*cmd.arguments, *(f.name for f in (*own, *where)), "progress"]
+    expected = [*positional, *(f.name for f in (*own, *where)), "progress"]
     assert list(signature.parameters) == expected
     for f in (*own, *where):
         parameter = signature.parameters[f.name]

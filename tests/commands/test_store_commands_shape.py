@@ -98,7 +98,7 @@ def test_migrate_and_history_run_is_what_the_cli_prints(people):
     status = migrate_command.run(MigrateParams(store=store, status=True))
     r = CliRunner().invoke(cli, ["migrate", "--store", store, "--status"])
     assert r.exit_code == 0 and r.stdout == render_migrate(status, "text", status=True)
-    empty = history_command.run(HistoryParams(store=store))
+    empty = history_command.run(None, HistoryParams(store=store))
     assert empty.series == () and qar_sql.history(store) == empty
     r = CliRunner().invoke(cli, ["history", "--store", store])
     assert r.exit_code == 0 and r.stdout == render_history(empty, "text")
