@@ -202,7 +202,7 @@ def click_option(name: str, f: dataclasses.Field, meta: OptionMeta) -> click.Opt
     long = next(d for d in decls if d.startswith("--"))
     if long[2:].replace("-", "_") != name:
         decls.append(name)
-    attrs: dict[str, Any] = {"help": meta.help, "hidden": meta.hidden, "envvar": meta.envvar}
+    attrs: dict[str, Any] = {"help": meta.help, "hidden": meta.hidden, "envvar": meta.envvar, "metavar": meta.metavar}
     convert: Callable | None = None
     default = None if f.default is dataclasses.MISSING else f.default  # (required: the parameters say so)
     if meta.kind == "flag":
@@ -343,7 +343,10 @@ def api_function(cmd: Command[P, R]) -> Callable[..., R]:
                 )
                 for n in cmd.arguments
             ),
-            *(inspect.Parameter(n, positional, default=_default(given[n]), annotation=given[n].type) for n in cmd.api_arguments),
+            *(
+                inspect.Parameter(n, positional, default=_default(given[n]), annotation=given[n].type)
+                for n in cmd.api_arguments
+            ),
             *(inspect.Parameter(f.name, kw, default=_default(f), annotation=f.type) for f in (*own, *where)),
             inspect.Parameter("progress", kw, default=None, annotation="Progress | bool | None"),
         ],

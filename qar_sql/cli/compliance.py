@@ -1,5 +1,5 @@
-"""The store commands ``qar migrate`` and ``qar scan`` (docs/compliance.md; ``qar history`` is
-made from its parameters, :mod:`qar_sql.commands.history`).
+"""``qar scan`` (docs/compliance.md; ``qar migrate`` and ``qar history`` are made from their
+parameters, :mod:`qar_sql.commands.migrate` and :mod:`qar_sql.commands.history`).
 
 Each parses options, calls one library function, prints, exits; errors are turned into exit
 codes by :class:`qar_sql.cli.main.QarGroup`.
@@ -15,32 +15,8 @@ from qar_sql import cli_options
 from qar_sql.cli.dbt_options import dbt_given, dbt_options
 from qar_sql.cli.emit import build, emit
 from qar_sql.cli.guard import guard_outputs
-from qar_sql.output.render import format_option
-from qar_sql.parameters.store import MigrateParams, ScanParams
+from qar_sql.parameters.store import ScanParams
 from qar_sql.precedence import from_click
-
-
-@click.command("migrate")
-@cli_options.store
-@click.option(
-    "--status", "show_status", is_flag=True, help="Only show which migrations are applied or pending (writes nothing)."
-)
-@click.option("--to", "to", metavar="VERSION", help="Apply migrations up to this version only (e.g. 0001).")
-# No csv: the migrations are the store's state, not a result with a table.
-@format_option(own=("text", "json", "markdown"))
-def migrate_cmd(store, show_status, to, fmt):
-    """Create or upgrade the results store: apply the pending migrations, each with its tracking
-    row in one transaction."""
-    from qar_sql.commands.migrate import run
-
-    result = run(build(MigrateParams, {"store": store, "status": show_status, "to": to}))
-    emit(result, fmt, status=show_status)
-    bad = [m for m in result.migrations if m.state in ("changed", "unknown")]
-    if show_status and bad and fmt != "json":  # (the JSON carries each state and exits 0)
-        click.echo(
-            f"Migration {bad[0].name} is {bad[0].state}; the store cannot be written until it is fixed.", err=True
-        )
-        sys.exit(3)
 
 
 @click.command("scan")
@@ -122,5 +98,5 @@ def scan_cmd(fail_above, warn_above, min_exceedances, no_store, fmt, quiet, **op
 
 
 def register(group: click.Group) -> None:
-    for command in (migrate_cmd, scan_cmd):
+    for command in (scan_cmd,):
         group.add_command(command)

@@ -231,13 +231,14 @@ def _log_to_stderr(level: str | None) -> None:
 
 
 from qar_sql.command import cli_command  # noqa: E402
-from qar_sql.commands import (  # noqa: E402  # noqa: E402
+from qar_sql.commands import (  # noqa: E402
     anonymize,
     audit,
     demo,
     discover,
     eliminate,
     history,
+    migrate,
     records,
     release,
     risk,
@@ -249,13 +250,13 @@ from qar_sql.commands import (  # noqa: E402  # noqa: E402
 for _command in (
     audit.COMMAND, sql.COMMAND, demo.COMMAND, records.COMMAND, eliminate.COMMAND, risk.COMMAND,
     discover.COMMAND, whatif.COMMAND, anonymize.COMMAND, release.REPORT, release.COMPARE,
-    uniqueness.COMMAND, history.COMMAND,
+    uniqueness.COMMAND, history.COMMAND, migrate.COMMAND,
 ):  # fmt: skip
     cli.add_command(cli_command(_command))
 
 from qar_sql.cli.compliance import register as _register_store_commands  # noqa: E402
 
-_register_store_commands(cli)  # migrate, scan
+_register_store_commands(cli)  # scan
 
 from qar_sql.cli.config import config_cmd  # noqa: E402
 

@@ -3,16 +3,18 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from qar_sql.output.registry import renders
 from qar_sql.results import MigrateResult
 
 
 @renders(MigrateResult, "text", "markdown")
-def render_migrate(result: MigrateResult, fmt: str, *, status: bool = False) -> str:
-    """``result`` as text (also for ``markdown``): what was applied (unless only the ``status``
-    was asked), then each migration's state."""
+def render_migrate(result: MigrateResult, fmt: str, *, params: Any = None) -> str:
+    """``result`` as text (also for ``markdown``): what was applied (unless ``params`` asked only
+    the status), then each migration's state."""
     lines = []
-    if not status:
+    if not getattr(params, "status", False):
         lines.append(
             f"Applied {len(result.applied)} migration(s) to {result.store}: {', '.join(result.applied)}."
             if result.applied

@@ -37,7 +37,8 @@ class Option:
     it parses; ``cli``: False for a keyword of the Python API only; ``parse``: what the command
     line's text becomes (``--hierarchy age=age.csv`` → ("age", "age.csv")), a ParameterError
     naming a value it cannot read; ``flag_value``: the value of the option given alone
-    (``--store`` alone: ""); ``required``: the command line refuses to run without it."""
+    (``--store`` alone: ""); ``required``: the command line refuses to run without it;
+    ``metavar``: the value's name in ``--help`` (``--to VERSION``)."""
 
     help: str
     flags: tuple[str, ...] = ()
@@ -53,6 +54,7 @@ class Option:
     flag_value: Any = None
     parse: Callable[[Any], Any] | None = None
     required: bool = False
+    metavar: str | None = None
 
 
 def option(default: Any = None, *, help: str, **meta: Any) -> Any:

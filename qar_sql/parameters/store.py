@@ -12,6 +12,11 @@ from qar_sql.parameters.fields import option
 from qar_sql.precedence import Chosen
 from qar_sql.rules import DEFAULT_JOBS
 
+_STORE_HELP = (
+    "Results store: a .duckdb file or a database URL (given alone or left out: $QAR_STORE, else "
+    "qar_results.duckdb). An audit records its run only when --store is given."
+)
+
 # --- scan -------------------------------------------------------------------------------------------
 
 
@@ -108,10 +113,7 @@ class HistoryParams:
     only the series of this table or scan name. (The trend plot, ``--plot``, is the command
     line's output; the Python API returns the history, whose ``plot()`` draws it.)"""
 
-    store: str | None = fields.store(
-        "Results store: a .duckdb file or a database URL (given alone or left out: $QAR_STORE, else "
-        "qar_results.duckdb). An audit records its run only when --store is given."
-    )
+    store: str | None = fields.store(_STORE_HELP)
     table: str | None = option(None, help="Only this table (or scan name).", flags=("--table", "-t"))
 
 
@@ -120,12 +122,19 @@ class HistoryParams:
 
 @dataclass(frozen=True, kw_only=True)
 class MigrateParams:
-    """The parameters of ``qar migrate``: the one place their defaults live.
+    """The parameters of ``qar migrate``: the one place their options, defaults and help live.
 
     ``store``: the results store (None: ``$QAR_STORE``, else ``qar_results.duckdb``);
     ``status``: only report which migrations are applied or pending (writes nothing); ``to``:
     apply the migrations up to this version only (checked against the migration files when run)."""
 
-    store: str | None = None
-    status: bool = False
-    to: str | None = None
+    store: str | None = fields.store(_STORE_HELP)
+    status: bool = option(
+        False,
+        help="Only show which migrations are applied or pending (writes nothing).",
+        flags=("--status",),
+        kind="flag",
+    )
+    to: str | None = option(
+        None, help="Apply migrations up to this version only (e.g. 0001).", flags=("--to",), metavar="VERSION"
+    )

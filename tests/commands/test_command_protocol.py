@@ -21,6 +21,7 @@ from qar_sql.commands import demo as demo_command
 from qar_sql.commands import discover as discover_command
 from qar_sql.commands import eliminate as eliminate_command
 from qar_sql.commands import history as history_command
+from qar_sql.commands import migrate as migrate_command
 from qar_sql.commands import records as records_command
 from qar_sql.commands import release
 from qar_sql.commands import risk as risk_command
@@ -44,6 +45,7 @@ CONVERTED = [
     sql_command.COMMAND,
     demo_command.COMMAND,
     history_command.COMMAND,
+    migrate_command.COMMAND,
 ]
 #: The converted commands that are a function of the Python API (qar_sql.<name>).
 IN_API = [c for c in CONVERTED if c.name in qar_sql.__all__]

@@ -5,6 +5,7 @@ prints exactly what ``run`` and the renderer give."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -93,12 +94,30 @@ def test_scan_run_is_what_the_cli_prints(people):
 def test_migrate_and_history_run_is_what_the_cli_prints(people):
     folder, _ = people
     store = str(folder / "store.duckdb")
-    applied = migrate_command.run(MigrateParams(store=store))
+    applied = migrate_command.run(None, MigrateParams(store=store))
     assert applied.applied and not applied.pending
-    status = migrate_command.run(MigrateParams(store=store, status=True))
+    status = migrate_command.run(None, MigrateParams(store=store, status=True))
     r = CliRunner().invoke(cli, ["migrate", "--store", store, "--status"])
-    assert r.exit_code == 0 and r.stdout == render_migrate(status, "text", status=True)
+    assert r.exit_code == 0 and r.stdout == render_migrate(status, "text", params=MigrateParams(status=True))
     empty = history_command.run(None, HistoryParams(store=store))
     assert empty.series == () and qar_sql.history(store) == empty
     r = CliRunner().invoke(cli, ["history", "--store", store])
     assert r.exit_code == 0 and r.stdout == render_history(empty, "text")
+
+
+def test_migrate_status_exits_3_on_a_changed_migration_in_every_format(tmp_path):
+    """The verdict sees the result and the parameters only: a changed migration is exit 3 in
+    JSON too (the JSON carries each state; it exited 0 there)."""
+    from qar_sql.compliance.store import TRACKING
+
+    store = str(tmp_path / "store.duckdb")
+    assert CliRunner().invoke(cli, ["migrate", "--store", store]).exit_code == 0
+    con = duckdb.connect(store)
+    con.execute(f"update {TRACKING} set checksum = 'x' where version = '0001'")
+    con.close()
+    for fmt in ("text", "json"):
+        r = CliRunner().invoke(cli, ["migrate", "--store", store, "--status", "-f", fmt])
+        assert r.exit_code == 3, r.output
+        assert "Migration 0001_runs is changed; the store cannot be written until it is fixed." in r.stderr
+        if fmt == "json":
+            assert json.loads(r.stdout)["migrations"][0]["state"] == "changed"
