@@ -196,7 +196,7 @@ def test_the_python_report_refuses_its_source_as_output(folder):
     ],
 )
 def test_a_dash_is_no_file_name(tmp_path, monkeypatch, args):
-    """"-" is stdout everywhere (qar report -o -); an option that writes a file refuses it before
+    """A dash is stdout everywhere (qar report -o -); an option that writes a file refuses it before
     any work rather than create a file named "-"."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "p.csv").write_text("sex,age\n" + "".join(f"{'FM'[i % 2]},{20 + i % 9}\n" for i in range(40)))
