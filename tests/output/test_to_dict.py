@@ -140,12 +140,12 @@ def test_store_and_setting_commands(tmp_path, monkeypatch):
     demo_result = demo.run(None, DemoParams(path=str(tmp_path / "demo.duckdb"), rows=200, p=2))
     assert same(demo_result)["rows"] == 200
     store = str(tmp_path / "store.duckdb")
-    assert same(migrate.run(MigrateParams(store=store)))["applied"]
+    assert same(migrate.run(None, MigrateParams(store=store)))["applied"]
     config = {
         "sources": {"demo": {"url": str(tmp_path / "demo.duckdb")}},
         "scan": [{"name": "demo", "source": "demo", "table": "population", "exclude": ["person_id"], "p": 2}],
     }
     report = qar_sql.scan_config(config, store=store)
     assert same(report)["scans"][0]["name"] == "demo"
-    assert same(history.run(HistoryParams(store=store)))["series"]
+    assert same(history.run(None, HistoryParams(store=store)))["series"]
     assert "settings" in same(settings.run())
