@@ -102,7 +102,9 @@ def sampled_models(session, hierarchies, models, limit, qi, size, seed):
         picked = {tuple(int(rng.integers(h)) for h in ev.heights) for _ in range(size * 4)}
         nodes = sorted(picked)[:size] if len(picked) >= size else sorted(picked)
         s = _Search(ev, "entropy", limit, models, False)
-        return SimpleNamespace(evaluated_nodes=s.run(nodes))
+        t0 = time.perf_counter()
+        got = s.run(nodes)
+        return SimpleNamespace(evaluated_nodes=got, seconds=time.perf_counter() - t0)
 
 
 def main() -> int:
@@ -186,8 +188,8 @@ def main() -> int:
             passing = [r for r in every.evaluated_nodes if r.anonymous]
             models_seconds = time.perf_counter() - t0
             n_passing = len(passing)
-            if args.model_sample:  # evaluations = the lattice by definition; time and passing scaled
-                models_seconds *= nodes / len(every.evaluated_nodes)
+            if args.model_sample:  # evaluations = the lattice by definition; their time and passing scaled
+                models_seconds += every.seconds * (nodes / len(every.evaluated_nodes) - 1)
                 n_passing = round(len(passing) * nodes / len(every.evaluated_nodes))
             measure = passing
             if args.sample and args.sample < len(passing):
