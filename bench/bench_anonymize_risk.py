@@ -23,6 +23,7 @@ search's choice meets τ and no sampled node meeting τ has a lower loss.
 
 from __future__ import annotations
 
+import math
 import os
 import resource
 import sys
@@ -45,15 +46,17 @@ def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def hierarchy_files(folder: Path, data: dict, qi: list[str], levels: int) -> list[tuple[str, str]]:
-    """An ARX hierarchy CSV per QI column: level l groups the values by 4 ** l, the last is ``*``."""
+def hierarchy_files(folder: Path, data: dict, qi: list[str], depths: list[int], base: int) -> list[tuple[str, str]]:
+    """An ARX hierarchy CSV per QI column of ``depths[i]`` levels: level l groups the values by
+    ``base ** l``, the last is ``*``."""
     out = []
-    for c in qi:
+    for c, levels in zip(qi, depths):
         values = sorted({v for v in data[c] if v is not None}, key=lambda v: int(v.rsplit("_", 1)[1]))
         lines = []
         for v in values:
             i = int(v.rsplit("_", 1)[1])
-            lines.append(";".join([v, *(f"{c}_g{4**lv}_{i // 4**lv}" for lv in range(1, levels - 1)), "*"]))
+            groups = (f"{c}_g{base**lv}_{i // base**lv}" for lv in range(1, levels - 1))
+            lines.append(";".join([v, *groups, "*"]))
         path = folder / f"bench_hierarchy_{c}.csv"
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
         out.append((c, str(path)))
@@ -84,11 +87,40 @@ def fewest_evaluations(results, chosen) -> int:
     return max(need, 1)
 
 
+def sampled_models(session, hierarchies, models, limit, qi, size, seed):
+    """The models of a seeded random sample of ``size`` nodes (a lattice too large to evaluate
+    whole at this size in a bench run), as the exhaustive search's ``evaluated_nodes``."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from qar_sql.anonymization.evaluate import evaluator
+    from qar_sql.anonymization.search import _Search
+
+    with evaluator(session, hierarchies, models, qi=qi) as ev:
+        rng = np.random.default_rng(seed)
+        picked = {tuple(int(rng.integers(h)) for h in ev.heights) for _ in range(size * 4)}
+        nodes = sorted(picked)[:size] if len(picked) >= size else sorted(picked)
+        s = _Search(ev, "entropy", limit, models, False)
+        t0 = time.perf_counter()
+        got = s.run(nodes)
+        return SimpleNamespace(evaluated_nodes=got, seconds=time.perf_counter() - t0)
+
+
 def main() -> int:
     ap = parser(__doc__, rows=1_000_000, cols=14, repeat=1)
     ap.add_argument("--engine", choices=("duckdb", "postgresql"), default="duckdb")
     ap.add_argument("--qi", type=int, default=6, help="QI columns with a hierarchy")
-    ap.add_argument("--levels", type=int, default=3, help="levels per hierarchy (value … *)")
+    ap.add_argument("--levels", type=int, default=3, help="levels per hierarchy (value … *), groups of 4 ** level")
+    ap.add_argument(
+        "--depths",
+        help="levels per QI column instead (e.g. 5,4,6,3,3,4,5: ARX's adult hierarchies run 2 to 5 deep), groups of "
+        "2 ** level; sets --qi",
+    )
+    ap.add_argument(
+        "--model-sample", type=int, default=0,
+        help="evaluate the models of this many sampled nodes only (exhaustive time extrapolated; for large lattices)",
+    )  # fmt: skip
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--suppression-limit", type=float, default=0.01)
     ap.add_argument("--quantile", type=float, default=0.3, help="τ: this quantile of the exhaustive T̂")
@@ -108,7 +140,9 @@ def main() -> int:
     print_versions()
     data = datagen.skewed_table(args.rows, args.cols, args.seed)
     # (NULLs: a hierarchy CSV has no row for NULL; the generator's NULL columns are left out)
-    qi = [datagen.column_name(j) for j in range(FIRST_QI, FIRST_QI + args.qi)]
+    depths = [int(x) for x in args.depths.split(",")] if args.depths else [args.levels] * args.qi
+    base = 2 if args.depths else 4
+    qi = [datagen.column_name(j) for j in range(FIRST_QI, FIRST_QI + len(depths))]
     extra = [c for c in (datagen.column_name(j) for j in (3, 4)) if c not in qi]
     for c in qi + extra:
         if any(v is None for v in data[c]):
@@ -116,7 +150,7 @@ def main() -> int:
     data = {c: data[c] for c in qi + extra}
     audit = qi + extra
     tmp = Path(tempfile.mkdtemp(prefix="qar_bench_anonymize_"))
-    files = hierarchy_files(tmp, data, qi, args.levels)
+    files = hierarchy_files(tmp, data, qi, depths, base)
     table = f"qar_bench_anon_{os.getpid()}"
     if args.engine == "duckdb":
         source = str(tmp / "bench.duckdb")
@@ -128,8 +162,9 @@ def main() -> int:
         source = args.url
         datagen.write_postgres(source, table, data)
     del data
-    nodes = args.levels**args.qi
-    print(f"{args.engine}: {args.rows:,} rows, {len(qi)} QI columns x {args.levels} levels = {nodes:,} nodes, "
+    nodes = math.prod(depths)
+    shape = " x ".join(map(str, depths)) if args.depths else f"{args.levels} levels"
+    print(f"{args.engine}: {args.rows:,} rows, {len(qi)} QI columns x {shape} = {nodes:,} nodes, "
           f"{len(audit)} audit columns, p = 3, k = {args.k}, suppression limit {args.suppression_limit:g}")  # fmt: skip
     params = AnonymizeParams(
         hierarchy=files, k=args.k, suppression_limit=args.suppression_limit, risk_below=0.5, p=3, columns=audit
@@ -140,15 +175,22 @@ def main() -> int:
         hierarchies = load_hierarchies(params)
         models = privacy_models(params, hierarchies)
         with qar_sql.connect(source, table=table) as s:
-            every = anonymize_session(
-                s, hierarchies, models, args.suppression_limit, "entropy", qi=qi, strategy="exhaustive"
-            )
+            if args.model_sample:
+                every = sampled_models(s, hierarchies, models, args.suppression_limit, qi, args.model_sample, args.seed)
+            else:
+                every = anonymize_session(
+                    s, hierarchies, models, args.suppression_limit, "entropy", qi=qi, strategy="exhaustive"
+                )
             spec = RiskSpec(columns=tuple(audit), p=3, alpha=0.01, pi_u=0.05)
             target = RiskTarget(
                 s.db, s.relation, spec, qi, lambda c, lv: generalized(s.dialect, hierarchies[c], lv), jobs=2
             )
             passing = [r for r in every.evaluated_nodes if r.anonymous]
             models_seconds = time.perf_counter() - t0
+            n_passing = len(passing)
+            if args.model_sample:  # evaluations = the lattice by definition; their time and passing scaled
+                models_seconds += every.seconds * (nodes / len(every.evaluated_nodes) - 1)
+                n_passing = round(len(passing) * nodes / len(every.evaluated_nodes))
             measure = passing
             if args.sample and args.sample < len(passing):
                 pick = np.random.default_rng(args.seed).choice(len(passing), size=args.sample, replace=False)
@@ -159,9 +201,9 @@ def main() -> int:
                 risks[r.levels] = (target.evaluate(r.levels, smallest=args.k, suppressed=r.suppressed).risk, r)
             risk_seconds = time.perf_counter() - t1
         ex_seconds, ex_scans = time.perf_counter() - t0, target.scanned
-        sampled = len(measure) < len(passing)
+        sampled = len(measure) < len(passing) or bool(args.model_sample)
         if sampled:
-            ex_seconds = models_seconds + risk_seconds / len(measure) * len(passing)
+            ex_seconds = models_seconds + risk_seconds / len(measure) * n_passing
         values = sorted(v for v, _ in risks.values() if v is not None)
         tau = float(values[int(args.quantile * (len(values) - 1))])
         feasible = [(r.scores["entropy"], sum(lv), lv) for lv, (v, r) in risks.items() if v is not None and v <= tau]
@@ -169,7 +211,8 @@ def main() -> int:
         print(
             f"exhaustive{' (extrapolated)' if sampled else ''}: {ex_seconds:.1f} s "
             f"(models {models_seconds:.1f} s, {len(measure):,} risk measurements {risk_seconds:.1f} s), "
-            f"{len(every.evaluated_nodes):,} node evaluations, {len(passing):,} nodes pass the models"
+            f"{nodes:,} node evaluations, {n_passing:,} nodes pass the models"
+            f"{f' (models timed on a random sample of {len(every.evaluated_nodes):,} nodes)' if args.model_sample else ''}"
             f"{f', T̂ measured for a random sample of {len(measure):,}' if sampled else ''} "
             f"({ex_scans:,} subset scans), peak {peak_mb():,.0f} MB (from {m0:,.0f}); "
             f"tau = {tau:.6g} ({args.quantile:g} quantile of {len(values):,} T̂)"
@@ -184,9 +227,8 @@ def main() -> int:
         if sampled:
             # partial check: the choice meets τ and no sampled node meeting τ has a lower loss
             mine = None if got.chosen is None else got.chosen.levels
-            loss = {r.levels: r.scores["entropy"] for r in passing}
             same = mine is not None and got.risk is not None and got.risk <= tau
-            same = same and (loss[mine], sum(mine), mine) <= min(feasible)
+            same = same and (got.chosen.scores["entropy"], sum(mine), mine) <= min(feasible)
         else:
             same = got.chosen is not None and got.chosen.levels == want
         print(
@@ -195,18 +237,16 @@ def main() -> int:
             f"(T̂ = {got.risk}), exhaustive{' (sample)' if sampled else ''} chose {want}: "
             f"{('consistent' if sampled else 'same') if same else 'DIFFERENT'}"
         )
-        fewer = len(every.evaluated_nodes) / max(got.evaluated, 1)
-        print(f"node evaluations: {len(every.evaluated_nodes):,} -> {got.evaluated:,} of {nodes:,}, "
+        fewer = nodes / max(got.evaluated, 1)
+        print(f"node evaluations: {nodes:,} -> {got.evaluated:,} of {nodes:,}, "
               f"{fewer:.1f}x fewer  {verdict(fewer >= 10)} (target >= 10x)")  # fmt: skip
-        if got.chosen is not None:
+        if got.chosen is not None and not args.model_sample:
             least = fewest_evaluations(every.evaluated_nodes, got.chosen.levels)
             print(
                 f"any exact search evaluates at least {least:,} nodes here (the maximal failing and minimal "
                 f"passing nodes of loss up to the optimum's): at best {len(every.evaluated_nodes) / least:.1f}x fewer"
             )
-        print(
-            f"risk measurements: {len(passing):,} -> {got.measured:,}, {len(passing) / max(got.measured, 1):.1f}x fewer"
-        )
+        print(f"risk measurements: {n_passing:,} -> {got.measured:,}, {n_passing / max(got.measured, 1):.1f}x fewer")
         print(f"time: exhaustive{' (extrapolated)' if sampled else ''} / search = {ex_seconds / seconds:.1f}x")
         if args.engine == "duckdb":
             print(f"search time: {seconds:.1f} s  {verdict(seconds < 600)} (target < 600 s)")

@@ -189,27 +189,16 @@ def _target(session: Session, params: AnonymizeParams, qi, hierarchies) -> tuple
 
 
 def _with_risk(session, params, qi, hierarchies, models, target, progress) -> dict:
-    """The search with the QaR target: :func:`best_first` over the evaluator. With monotone
-    models, the search of the models alone goes first (ARX's Flash, few evaluations): its choice
-    is the least-loss node passing the models, so when its release meets τ it is the answer, and
-    otherwise every node it evaluated tags the lattice for :func:`best_first`."""
+    """The search with the QaR target: :func:`best_first` over the evaluator, in one pass. The
+    least-loss node passing the models is the first it measures, so no search of the models
+    alone goes first: that search resolves nodes of loss up to its optimum that the QaR search
+    resolves again from its own order (on the benchmark's 729 nodes at 20,000 rows the two
+    passes evaluated 217 nodes, this one 144)."""
     metric = metric_name(params)
-    known: list[tuple[tuple[int, ...], bool]] = []
-    flash_evaluated = 0
-    flash_anonymous: int | None = None
-    if models and privacy.monotone(models, params.suppression_limit):
-        first = _without_risk(session, params, qi, hierarchies, models, target)
-        if first["risk"] is not None and first["risk"].meets(params.risk_below):
-            return first | {"frontier": pareto([first["chosen"]], params.metric)}
-        known = [(r.levels, r.anonymous) for r in first["search"].evaluated_nodes]
-        flash_evaluated = first["evaluated"]
-        flash_anonymous = first["anonymous"]
     with evaluator(session, hierarchies, models, qi=qi, gs_factor=params.gs_factor) as ev:
         maxima = tuple(h - 1 for h in ev.heights)
         n_nodes = math.prod(ev.heights)
         search = _Search(ev, params, metric, target)
-        if known and first["risk"] is not None:  # measured already: neither again nor counted twice
-            search.risks[first["chosen"].levels] = first["risk"]
         calls = [0]
 
         def evaluate(nodes: list[tuple[int, ...]]) -> list[tuple[bool, float]]:
@@ -226,7 +215,6 @@ def _with_risk(session, params, qi, hierarchies, models, target, progress) -> di
             exact_bound=metric == "entropy",
             monotone_models=privacy.monotone(models, params.suppression_limit),
             batch=ev.batch if ev.batch == 1 else BATCH,
-            known=known,
         )
         chosen = visit.chosen
         node = None if chosen is None else search.figures(chosen)
@@ -237,9 +225,8 @@ def _with_risk(session, params, qi, hierarchies, models, target, progress) -> di
             "risk": None if chosen is None else search.risks[chosen],
             "optimal": True,
             "nodes": n_nodes,
-            "evaluated": visit.evaluated + flash_evaluated,
-            # what the search of the models alone established (evaluated or tagged); None without it
-            "anonymous": flash_anonymous,
+            "evaluated": visit.evaluated,
+            "anonymous": visit.anonymous(maxima),
             "measured": len(search.risks),
             "frontier": pareto(measured, params.metric),
         }
