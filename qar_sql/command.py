@@ -143,10 +143,6 @@ class Command(Generic[P, R]):
         return found
 
 
-#: The key under which a runner leaves an error to raise once the result is printed (a finished
-#: audit whose results store refused the run: the result first, then exit 3 with the reason).
-
-
 def run_on(
     where: Mapping[str, Any],
     cmd: Command[P, R],
@@ -360,13 +356,13 @@ def api_function(cmd: Command[P, R]) -> Callable[..., R]:
         bound.apply_defaults()
         values = dict(bound.arguments)
         progress = values.pop("progress")
-        given = {k: values.pop(k) for k in list(values) if k in names}
+        keywords = {k: values.pop(k) for k in list(values) if k in names}
         try:  # (the dataclass's own checks first: they name their values best)
-            settings = cmd.Params(**given)
+            settings = cmd.Params(**keywords)
         except TypeError:  # (a check that compared text with a number)
-            check_numbers(cmd.Params, given)
+            check_numbers(cmd.Params, keywords)
             raise
-        check_numbers(cmd.Params, given)  # what click's types check on the command line
+        check_numbers(cmd.Params, keywords)  # what click's types check on the command line
         if cmd.guard is not None:
             cmd.guard(values, settings)
         result = run_on(values, cmd, _prepared(cmd, settings, values, {}), progress)

@@ -315,7 +315,6 @@ def best_first(
     monotone_models: bool = False,
     monotone_loss: bool = True,
     batch: int = 1,
-    known: Sequence[tuple[tuple[int, ...], bool]] = (),
 ) -> Visit:
     """The node of least loss that passes the models and meets the risk target.
 
@@ -340,8 +339,7 @@ def best_first(
 
     ``monotone_models`` (ARX's predictive tagging): a node below one that fails the models
     fails, and is not evaluated; a node above one that passes passes, and with ``exact_bound``
-    its loss is known, so it is not evaluated either. ``known``: (node, passes) already evaluated
-    elsewhere (a search of the models alone), used for the tagging only."""
+    its loss is known, so it is not evaluated either."""
     maxima = tuple(int(m) for m in maxima)
     visit = Visit(None, 0, [])
     failed: list[tuple[int, ...]] = []  # maximal failing nodes seen
@@ -367,21 +365,13 @@ def best_first(
         got = evaluate(nodes) if nodes else []
         if not monotone_models:
             visit.passing.extend(lv for lv, (ok, _) in zip(nodes, got) if ok)
-        if monotone_models:
+        else:  # (visit.passing is `passed`: the minimal passing nodes)
             for levels, (ok, _) in zip(nodes, got):
                 if ok and not any(below(p, levels) for p in passed):
                     passed[:] = [p for p in passed if not below(levels, p)] + [levels]
                 elif not ok and not any(below(levels, f) for f in failed):
                     failed[:] = [f for f in failed if not below(f, levels)] + [levels]
         return got
-
-    if monotone_models:
-        for levels, ok in known:
-            lv = tuple(int(x) for x in levels)
-            if ok and not any(below(p, lv) for p in passed):
-                passed[:] = [p for p in passed if not below(lv, p)] + [lv]
-            elif not ok and not any(below(lv, f) for f in failed):
-                failed[:] = [f for f in failed if not below(f, lv)] + [lv]
 
     def measure(levels: tuple[int, ...]) -> bool:
         visit.measured.append(levels)

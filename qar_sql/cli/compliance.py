@@ -98,5 +98,4 @@ def scan_cmd(fail_above, warn_above, min_exceedances, no_store, fmt, quiet, **op
 
 
 def register(group: click.Group) -> None:
-    for command in (scan_cmd,):
-        group.add_command(command)
+    group.add_command(scan_cmd)

@@ -94,10 +94,12 @@ def _family(value: Any) -> str:
     return type(value).__name__
 
 
-def check_mixed_columns(obj: Any) -> None:
-    """Warn that a named index is not read (the database reads a frame's columns). Refuse a pandas column of dtype object holding values of several kinds (1, "x", b"y"):
-    DuckDB types the column from a sample, then either fails on a later value or silently casts
-    (1 and "1" become one value, so the counts are wrong)."""
+def check_pandas_frame(obj: Any) -> None:
+    """What a pandas DataFrame holds that the database would read otherwise than its caller: a
+    named index, which it does not read at all (a warning), and a column of dtype object holding
+    values of several kinds (1, "x", b"y"), refused: DuckDB types the column from a sample, then
+    either fails on a later value or silently casts (1 and "1" become one value, so the counts
+    are wrong)."""
     if _kind(obj) != ("pandas", "DataFrame"):
         return
     from pandas.api.types import infer_dtype

@@ -631,7 +631,7 @@ def _open_frame(frame: Any, table: str | None, threads: int | None) -> tuple[Dat
             if frames.is_duckdb_relation(frame):
                 db.spool_relation(frame, frames.FRAME_NAME)
             else:
-                frames.check_mixed_columns(frame)
+                frames.check_pandas_frame(frame)
                 db.con.register(frames.FRAME_NAME, frames.registrable(frame))
         except db._duckdb.Error as exc:
             raise UsageError(f"DuckDB cannot read this {label}: {first_line(exc)}") from exc
