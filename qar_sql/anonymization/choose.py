@@ -198,6 +198,8 @@ def _with_risk(session, params, qi, hierarchies, models, target, progress) -> di
     with evaluator(session, hierarchies, models, qi=qi, gs_factor=params.gs_factor) as ev:
         maxima = tuple(h - 1 for h in ev.heights)
         n_nodes = math.prod(ev.heights)
+        if target is not None:
+            target.fetch_cells(ev.codings)
         search = _Search(ev, params, metric, target)
         calls = [0]
 
@@ -217,6 +219,9 @@ def _with_risk(session, params, qi, hierarchies, models, target, progress) -> di
             batch=ev.batch if ev.batch == 1 else BATCH,
         )
         chosen = visit.chosen
+        # every node whose classes were computed: the search's, and those tagged passing whose
+        # suppressed records a risk measurement needed
+        evaluated = len(search.evals)
         node = None if chosen is None else search.figures(chosen)
         measured = [search.figures(lv) for lv in visit.measured if lv in search.risks]
         return {
@@ -225,7 +230,7 @@ def _with_risk(session, params, qi, hierarchies, models, target, progress) -> di
             "risk": None if chosen is None else search.risks[chosen],
             "optimal": True,
             "nodes": n_nodes,
-            "evaluated": visit.evaluated,
+            "evaluated": evaluated,
             "anonymous": visit.anonymous(maxima),
             "measured": len(search.risks),
             "frontier": pareto(measured, params.metric),

@@ -72,7 +72,7 @@ class NodeEval:
 
 
 @dataclass(frozen=True)
-class _Coding:
+class Coding:
     """One column's value → code at every level, and the codes' labels per level."""
 
     column: str
@@ -82,7 +82,7 @@ class _Coding:
     labels: tuple[tuple[str, ...], ...]  # labels[L][code]
 
 
-def _coding(h: Hierarchy, counts: Mapping[str | None, int]) -> tuple[_Coding, metrics.ColumnDomain]:
+def _coding(h: Hierarchy, counts: Mapping[str | None, int]) -> tuple[Coding, metrics.ColumnDomain]:
     """The column's values (those of the table) coded at every level. Values are ordered along
     their generalization paths (top level first), and each level's codes numbered in that order,
     so that in a tree-shaped hierarchy every generalized code covers a contiguous range of
@@ -109,7 +109,7 @@ def _coding(h: Hierarchy, counts: Mapping[str | None, int]) -> tuple[_Coding, me
         labels.append(names)
         shares.append(share / len(domain_rows))
     cnt = np.array([counts[v] for v in values], dtype=np.int64)
-    coding = _Coding(h.column, values, cnt, tuple(codes), tuple(labels))
+    coding = Coding(h.column, values, cnt, tuple(codes), tuple(labels))
     return coding, metrics.ColumnDomain(h.column, cnt, tuple(codes), tuple(shares), len(domain_rows))
 
 
@@ -126,7 +126,7 @@ def _level_sql(code0: str, codes: np.ndarray) -> str:
     return f"case {code0} {whens} end"
 
 
-def _code0_sql(expression: str, coding: _Coding, dialect: Any) -> str:
+def code0_sql(expression: str, coding: Coding, dialect: Any) -> str:
     """The level-0 code of the text ``expression`` (a CASE over the table's values)."""
     whens = " ".join(f"when {dialect.literal(v)} then {i}" for i, v in enumerate(coding.values))
     return f"case {expression} {whens} end"
@@ -139,10 +139,10 @@ class Evaluator:
         self,
         session: Any,
         qi: Sequence[str],
-        codings: Sequence[_Coding],
+        codings: Sequence[Coding],
         domain: metrics.Domain,
         models: Sequence[Model],
-        sensitive: _Coding | None,
+        sensitive: Coding | None,
         freq_name: str | None,
         freq_sql: str,
     ):
@@ -335,27 +335,9 @@ class _Cells:
         self.codes, self.n, self.sizes, self.smallest = codes, n, sizes, smallest
 
     def _classes(self, levels: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
-        """(each cell's class number at ``levels``, each class's records). The class key is the
-        mixed-radix number of the cell's codes (compacted whenever the next radix could overflow
-        63 bits); a key range up to a few times the cells is counted directly (no sort)."""
-        key = np.zeros(len(self.n), dtype=np.int64)
-        span = 1
-        for j, L in enumerate(levels):
-            radix = self.sizes[j][L]
-            if span * radix >= 1 << 62:
-                _, key = np.unique(key, return_inverse=True)
-                key = key.astype(np.int64).reshape(-1)
-                span = int(key.max()) + 1 if len(key) else 1
-            key = key * radix + self.codes[j][L]
-            span *= radix
-        if span <= max(1 << 16, 4 * len(key)):
-            per_key = np.bincount(key, weights=self.n, minlength=span)
-            present = per_key > 0
-            rank = np.cumsum(present) - 1
-            return rank[key], per_key[present].astype(np.int64)
-        _, inverse = np.unique(key, return_inverse=True)
-        inverse = inverse.reshape(-1)
-        return inverse, np.bincount(inverse, weights=self.n).astype(np.int64)
+        return classes(
+            [self.codes[j][L] for j, L in enumerate(levels)], [self.sizes[j][L] for j, L in enumerate(levels)], self.n
+        )
 
     def evaluate(self, levels: tuple[int, ...], values: bool) -> NodeEval:
         inverse, size = self._classes(levels)
@@ -371,6 +353,30 @@ class _Cells:
                 sv.append({int(g): int(per[g]) for g in np.flatnonzero(per)})
         c = metrics.Classes(distinct.astype(np.int64), count.astype(np.int64), bad, None if sv is None else tuple(sv))
         return NodeEval(levels, c, c.suppressed_records)
+
+
+def classes(codes: Sequence[np.ndarray], radices: Sequence[int], n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(each cell's class number, each class's records): cells grouped on their ``codes`` (one
+    array per column, codes below that column's radix), ``n`` records each. The class key is the
+    mixed-radix number of the cell's codes (compacted whenever the next radix could overflow 63
+    bits); a key range up to a few times the cells is counted directly (no sort)."""
+    key = np.zeros(len(n), dtype=np.int64)
+    span = 1
+    for code, radix in zip(codes, radices):
+        if span * radix >= 1 << 62:
+            _, key = np.unique(key, return_inverse=True)
+            key = key.astype(np.int64).reshape(-1)
+            span = int(key.max()) + 1 if len(key) else 1
+        key = key * radix + code
+        span *= radix
+    if span <= max(1 << 16, 4 * len(key)):
+        per_key = np.bincount(key, weights=n, minlength=span)
+        present = per_key > 0
+        rank = np.cumsum(present) - 1
+        return rank[key], per_key[present].astype(np.int64)
+    _, inverse = np.unique(key, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    return inverse, np.bincount(inverse, weights=n).astype(np.int64)
 
 
 def _value_counts(session: Any, columns: Sequence[str]) -> list[dict[str | None, int]]:
@@ -391,9 +397,9 @@ def frequency_sql(
     d: Any,
     relation_sql: str,
     qi: Sequence[str],
-    codings: Sequence[_Coding],
+    codings: Sequence[Coding],
     sensitive: str | None,
-    s_coding: _Coding | None,
+    s_coding: Coding | None,
 ) -> str:
     """The frequency table's SELECT: columns ``c<j>_<L>`` (QI ``j``'s code at level ``L``),
     ``s_<L>`` (the sensitive column's) and ``n`` (records)."""
@@ -407,9 +413,9 @@ def frequency_sql(
         f"select {', '.join(f'{x} as {a}' for a, x in raw)}, count(*) as n\n"
         f"from {relation_sql} as t\ngroup by {', '.join(x for _, x in raw)}"
     )
-    coded = [f"{_code0_sql(f'v{j}', c, d)} as c{j}_0" for j, c in enumerate(codings)]
+    coded = [f"{code0_sql(f'v{j}', c, d)} as c{j}_0" for j, c in enumerate(codings)]
     if s_coding is not None:
-        coded.append(f"{_code0_sql('vs', s_coding, d)} as s_0")
+        coded.append(f"{code0_sql('vs', s_coding, d)} as s_0")
     middle = f"select {', '.join(coded)}, n from (\n{grouped}\n) as r {d.fence}"
     outer = []
     for j, cd in enumerate(codings):

@@ -37,11 +37,12 @@ import dataclasses
 import heapq
 import itertools
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from qar_sql.anonymization.evaluate import LOCAL_CELLS, Coding, classes, code0_sql
 from qar_sql.engines.database import Database, Relation
 from qar_sql.errors import NoTailError
 from qar_sql.parameters.tail import check_theta
@@ -126,6 +127,7 @@ class RiskTarget:
         ]
         self._shared: dict[tuple[int, tuple[int, ...]], tuple[int, int]] = {}
         self._rows: int | None = None
+        self._cells: _Cells | None = None
         #: Subsets scanned, over every node so far (what the cache spares is nodes × C(N, p) − this).
         self.scanned = 0
         self.nodes = 0
@@ -151,6 +153,40 @@ class RiskTarget:
         if column in self.qi:
             return self.expression(column, int(levels[self.qi.index(column)]))
         return f"t.{self.db.dialect.quote(column)}"
+
+    def fetch_cells(self, codings: Sequence[Coding], limit: int = LOCAL_CELLS) -> bool:
+        """Read the frequency table of the audit and QI columns once when it has at most
+        ``limit`` cells; θ is then counted from those cells in memory (:class:`_Cells`), the same
+        counts as the statement of :meth:`_scan`. Only codes cross the wire, no value of the
+        table: a QI's level-0 code of ``codings`` (the search's, in QI order; its higher levels
+        are the codings' maps) and an audit column's rank among its distinct values (NULL one
+        value, as in a GROUP BY), with each cell's records. True when it did."""
+        if limit <= 0:
+            return False
+        d = self.db.dialect
+        names = list(dict.fromkeys([*self.spec.columns, *self.qi]))
+        raw = [f"cast(t.{d.quote(c)} as {d.text})" if c in self.qi else f"t.{d.quote(c)}" for c in names]
+        grouped = (
+            f"select {', '.join(f'{x} as v{i}' for i, x in enumerate(raw))}, count(*) as n "
+            f"from {self.relation.sql} as t group by {', '.join(raw)}"
+        )
+        coded = [
+            code0_sql(f"v{i}", codings[self.qi.index(c)], d)
+            if c in self.qi
+            else f"dense_rank() over (order by v{i}) - 1"
+            for i, c in enumerate(names)
+        ]
+        mat = "materialized " if d.cte_materialized else ""
+        sql = (
+            f"with qar_rc as {mat}(select {', '.join(f'{x} as x{i}' for i, x in enumerate(coded))}, n "
+            f"from ({grouped}) as r)\nselect * from qar_rc where (select count(*) from qar_rc) <= {int(limit)}"
+        )
+        got = self.db.arrays(sql, {**{f"x{i}": np.int64 for i in range(len(names))}, "n": np.int64})
+        if not len(got["n"]):  # more cells than the limit (the table is not empty: the search refuses that)
+            return False
+        maps = {c: codings[self.qi.index(c)].codes for c in names if c in self.qi}
+        self._cells = _Cells({c: got[f"x{i}"] for i, c in enumerate(names)}, maps, got["n"])
+        return True
 
     # -- θ and T̂ ------------------------------------------------------------------------------
 
@@ -182,6 +218,8 @@ class RiskTarget:
         NULL is a value of its own, as in the audit's GROUP BYs."""
         only = list(only)
         self.scanned += len(only)
+        if self._cells is not None:
+            return self._cells.scan(self.spec.columns, self.qi, self.combos, levels, smallest, only)
         d = self.db.dialect
         names = list(dict.fromkeys([*self.spec.columns, *self.qi]))
         alias = {c: f"a{i}" for i, c in enumerate(names)}
@@ -230,6 +268,44 @@ class RiskTarget:
             return NodeRisk(tuple(int(v) for v in levels), rows, theta, None, NO_UNIQUE, scanned, unique_free=True)
         fit, note = fit_theta(theta, rows, self.spec)
         return NodeRisk(tuple(int(v) for v in levels), rows, theta, fit, note, scanned)
+
+
+class _Cells:
+    """The frequency table of the audit and QI columns in memory (:meth:`RiskTarget.fetch_cells`):
+    a node's release and its subsets' classes are grouped from the cells as :meth:`RiskTarget._scan`
+    groups them in SQL, on the same cells, so the same counts."""
+
+    def __init__(self, codes: Mapping[str, np.ndarray], maps: Mapping[str, Sequence[np.ndarray]], n: np.ndarray):
+        self.codes, self.maps, self.n = codes, maps, n
+        self._levels: dict[tuple[str, int], tuple[np.ndarray, int]] = {}
+
+    def column(self, name: str, level: int) -> tuple[np.ndarray, int]:
+        """(each cell's code of ``name`` at ``level``, the number of codes), kept once made."""
+        key = (name, level if name in self.maps else 0)
+        if key not in self._levels:
+            code0 = self.codes[name]
+            if name in self.maps:
+                m = self.maps[name][level]
+                self._levels[key] = (m[code0].astype(np.int32), int(m.max()) + 1 if len(m) else 1)
+            else:
+                self._levels[key] = (code0.astype(np.int32), int(code0.max()) + 1 if len(code0) else 1)
+        return self._levels[key]
+
+    def scan(self, columns, qi, combos, levels, smallest, only) -> dict[int, tuple[int, int]]:
+        level_of = dict(zip(qi, levels))
+        cols = {c: self.column(c, level_of.get(c, 0)) for c in dict.fromkeys([*columns, *qi])}
+        n = self.n
+        if smallest and smallest > 1:
+            inverse, size = classes([cols[c][0] for c in qi], [cols[c][1] for c in qi], n)
+            keep = size[inverse] >= smallest
+            n = n[keep]
+            cols = {c: (code[keep], radix) for c, (code, radix) in cols.items()}
+        out = {-1: (int(n.sum()), 0)}
+        for j in only:
+            picked = [cols[columns[i]] for i in combos[j]]
+            _, size = classes([code for code, _ in picked], [radix for _, radix in picked], n)
+            out[j] = (len(size), int((size == 1).sum()))
+        return out
 
 
 #: Why T̂ is 0 without a fit (``theta="unique"``).
