@@ -273,11 +273,27 @@ class RiskTarget:
 class _Cells:
     """The frequency table of the audit and QI columns in memory (:meth:`RiskTarget.fetch_cells`):
     a node's release and its subsets' classes are grouped from the cells as :meth:`RiskTarget._scan`
-    groups them in SQL, on the same cells, so the same counts."""
+    groups them in SQL, on the same cells, so the same counts.
+
+    Shared across nodes, also those that suppress: a subset's classes over *every* cell depend
+    only on its columns' levels, so their sizes are kept per (subset, levels) (:meth:`_whole`),
+    and a node's release differs from them only by its suppressed cells (at most the suppression
+    limit's share of the records). Its (distinct, singletons) are the whole table's, corrected
+    on the classes the suppressed cells fall in: a class emptied is one fewer distinct, a class
+    left with one record one more singleton."""
+
+    #: Bytes of class sizes kept across nodes (the oldest go first); a subset of more classes
+    #: than :data:`DENSE` is grouped afresh for each node.
+    BUDGET = 256 << 20
+    DENSE = 1 << 22
 
     def __init__(self, codes: Mapping[str, np.ndarray], maps: Mapping[str, Sequence[np.ndarray]], n: np.ndarray):
         self.codes, self.maps, self.n = codes, maps, n
+        self.weights = n.astype(np.float64)
+        self.total = int(n.sum())
         self._levels: dict[tuple[str, int], tuple[np.ndarray, int]] = {}
+        self._sizes: dict[tuple, tuple[np.ndarray, int, int]] = {}
+        self._bytes = 0
 
     def column(self, name: str, level: int) -> tuple[np.ndarray, int]:
         """(each cell's code of ``name`` at ``level``, the number of codes), kept once made."""
@@ -291,21 +307,60 @@ class _Cells:
                 self._levels[key] = (code0.astype(np.int32), int(code0.max()) + 1 if len(code0) else 1)
         return self._levels[key]
 
+    def _whole(self, picked: Sequence[tuple[str, int]]) -> tuple[np.ndarray, int, int] | None:
+        """(records per class key, distinct, singletons) of the subset's classes over every cell,
+        the key the mixed-radix number of the columns' codes; None when the keys are too many."""
+        key = tuple(picked)
+        if key in self._sizes:
+            return self._sizes[key]
+        cols = [self.column(c, lv) for c, lv in picked]
+        if math.prod(r for _, r in cols) > self.DENSE:
+            return None
+        per = np.bincount(_mixed(cols, slice(None)), weights=self.weights, minlength=math.prod(r for _, r in cols))
+        got = (per.astype(np.int64), int(np.count_nonzero(per)), int(np.count_nonzero(per == 1)))
+        self._sizes[key] = got
+        self._bytes += got[0].nbytes
+        while self._bytes > self.BUDGET and len(self._sizes) > 1:
+            oldest = next(iter(self._sizes))
+            self._bytes -= self._sizes.pop(oldest)[0].nbytes
+        return got
+
     def scan(self, columns, qi, combos, levels, smallest, only) -> dict[int, tuple[int, int]]:
         level_of = dict(zip(qi, levels))
-        cols = {c: self.column(c, level_of.get(c, 0)) for c in dict.fromkeys([*columns, *qi])}
-        n = self.n
+        drop = np.zeros(0, dtype=np.int64)
         if smallest and smallest > 1:
-            inverse, size = classes([cols[c][0] for c in qi], [cols[c][1] for c in qi], n)
-            keep = size[inverse] >= smallest
-            n = n[keep]
-            cols = {c: (code[keep], radix) for c, (code, radix) in cols.items()}
-        out = {-1: (int(n.sum()), 0)}
+            qcols = [self.column(c, level_of[c]) for c in qi]
+            inverse, size = classes([code for code, _ in qcols], [r for _, r in qcols], self.n)
+            drop = np.flatnonzero(size[inverse] < smallest)
+        n_drop = self.n[drop]
+        out = {-1: (self.total - int(n_drop.sum()), 0)}
         for j in only:
-            picked = [cols[columns[i]] for i in combos[j]]
-            _, size = classes([code for code, _ in picked], [radix for _, radix in picked], n)
-            out[j] = (len(size), int((size == 1).sum()))
+            picked = [(columns[i], level_of.get(columns[i], 0)) for i in combos[j]]
+            whole = self._whole(picked)
+            if whole is None:  # too many classes to keep: grouped from the kept cells
+                keep = np.ones(len(self.n), dtype=bool)
+                keep[drop] = False
+                cols = [self.column(c, lv) for c, lv in picked]
+                _, size = classes([code[keep] for code, _ in cols], [r for _, r in cols], self.n[keep])
+                out[j] = (len(size), int((size == 1).sum()))
+                continue
+            per, distinct, singles = whole
+            if len(drop):
+                bins, at = np.unique(_mixed([self.column(c, lv) for c, lv in picked], drop), return_inverse=True)
+                before = per[bins]
+                after = before - np.bincount(at.reshape(-1), weights=n_drop).astype(np.int64)
+                distinct -= int(np.count_nonzero(after == 0))
+                singles += int(np.count_nonzero(after == 1)) - int(np.count_nonzero(before == 1))
+            out[j] = (distinct, singles)
         return out
+
+
+def _mixed(cols: Sequence[tuple[np.ndarray, int]], rows) -> np.ndarray:
+    """The mixed-radix class key of the cells ``rows`` on columns ``cols`` ((codes, radix) each)."""
+    key = np.zeros(len(cols[0][0][rows]), dtype=np.int64)
+    for code, radix in cols:
+        key = key * radix + code[rows]
+    return key
 
 
 #: Why T̂ is 0 without a fit (``theta="unique"``).

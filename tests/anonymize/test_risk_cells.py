@@ -14,7 +14,7 @@ from qar_sql.anonymization.evaluate import evaluator
 from qar_sql.anonymization.export import generalized
 from qar_sql.anonymization.hierarchy import CsvHierarchy
 from qar_sql.anonymization.models import KAnonymity
-from qar_sql.anonymization.risk import RiskSpec, RiskTarget, lattice
+from qar_sql.anonymization.risk import RiskSpec, RiskTarget, _Cells, lattice
 
 A, B = 'a "x"', "b; drop"
 OTHER = ("select", "d é", "e")
@@ -39,7 +39,14 @@ def hierarchies():
 
 
 @pytest.mark.parametrize("seed", [1, 2])
-def test_theta_in_memory_equals_the_database(engine, seed):
+@pytest.mark.parametrize("kept", ["kept", "none kept", "too many to keep"])
+def test_theta_in_memory_equals_the_database(engine, seed, kept, monkeypatch):
+    # the class sizes of a subset over every cell, kept across nodes and corrected by a node's
+    # suppressed cells; or dropped at once (budget); or never kept (too many classes)
+    if kept == "none kept":
+        monkeypatch.setattr(_Cells, "BUDGET", 1)
+    elif kept == "too many to keep":
+        monkeypatch.setattr(_Cells, "DENSE", 1)
     data = make_table(seed)
     source, table = engine.load("t", data)
     h = hierarchies()
