@@ -8,7 +8,9 @@ What is shared across nodes: θ over one p-subset depends only on the levels of 
 columns (generalization is row by row), so a node that suppresses nothing computes only the
 subsets whose levels are new (:class:`RiskTarget` keeps (distinct, singletons) per (subset,
 its levels)). A node that suppresses records removes rows chosen by the classes of the *whole*
-QID, so its θ depend on every level: such a node scans its subsets itself.
+QID, so in SQL such a node scans its subsets itself; with the cells in memory
+(:meth:`RiskTarget.fetch_cells`) it corrects each subset's class sizes over the whole table,
+kept per (subset, levels), on its suppressed cells alone (:class:`_Cells`).
 
 A scan is one statement: the release's frequency table (its cells: the generalized audit and QI
 columns with their records), the suppressed cells dropped by a window over the cells, and each
