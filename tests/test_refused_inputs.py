@@ -45,6 +45,13 @@ def test_qar_sql_refuses_a_column_listed_twice(people):
     run(["sql", people, "-t", "people", "-c", "age,age,sex", "-p", "2"], 2, "column 'age' is listed twice in --columns")
 
 
+def test_risk_key_without_per_record_is_refused(people):
+    # it was accepted and did nothing (a misspelt key went unnoticed)
+    run(["risk", people, "--table", "people", "--key", "nope"], 2, "--key", "--per-record")
+    with pytest.raises(UsageError, match="--per-record"):
+        qar_sql.risk(people, table="people", key=["id"])
+
+
 def test_eliminate_by_nothing_is_refused(people):
     run(
         ["eliminate", people, "-t", "people", "--key", "id", "-x", "id", "--by", " , "],
