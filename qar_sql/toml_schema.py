@@ -222,6 +222,9 @@ def errors(
     if kind and not _is(value, kind):
         if flagged is not None:
             flagged.append(Flag(tuple(path), True))
+        if isinstance(value, dict) and kind == "array" and path and node.get("items", {}).get("type") == "object":
+            # "[scan]" where "[[scan]]" was meant: TOML's two table syntaxes differ by a bracket
+            return [f"{where} is a table but must be a list of tables; write [[{path[-1]}]], not [{path[-1]}]"]
         return [f"{where} = {_shown(value)} must be {_WORDS[kind]}"]
     out: list[str] = []
     if "enum" in node and value not in node["enum"]:

@@ -41,6 +41,8 @@ warn_above = 0.5
 """
 #: A bad file → the key or value the message must name.
 BAD = {
+    # "[scan]" for "[[scan]]": it read "scan = a table must be a list"
+    '[scan]\ntable = "t"\n': "scan is a table but must be a list of tables; write [[scan]], not [scan]",
     "[defaults]\npp = 3\n": "[defaults]: unknown key 'pp'; did you mean 'p'?",
     "[defaults]\np = 0\n": "[defaults] p = 0 is below its minimum, 1",
     "[defaults]\nk = 1\n": "[defaults] k = 1 is below its minimum, 2",
