@@ -45,6 +45,14 @@ def test_qar_sql_refuses_a_column_listed_twice(people):
     run(["sql", people, "-t", "people", "-c", "age,age,sex", "-p", "2"], 2, "column 'age' is listed twice in --columns")
 
 
+def test_a_fifo_is_not_called_empty(tmp_path):
+    import os
+
+    fifo = tmp_path / "people.csv"
+    os.mkfifo(fifo)
+    run(["audit", str(fifo)], 2, "not a regular file")
+
+
 def test_risk_key_without_per_record_is_refused(people):
     # it was accepted and did nothing (a misspelt key went unnoticed)
     run(["risk", people, "--table", "people", "--key", "nope"], 2, "--key", "--per-record")

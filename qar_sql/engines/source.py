@@ -585,6 +585,10 @@ def open_source(
         raise SourceNotFound(f"file {source!r} does not exist; check the path")
     if path.is_dir():
         raise SourceNotFound(f"{source!r} is a folder; name a CSV, Parquet or DuckDB file")
+    if not path.is_file():  # a FIFO or a device has size 0 too: "is empty" misled
+        raise SourceNotFound(
+            f"{source!r} is not a regular file (a pipe or a device); save the data to a file and name that"
+        )
     if kind == "duckdb":
         return _open_duckdb_file(source, table, threads)
     if path.stat().st_size == 0:
