@@ -45,6 +45,16 @@ def test_qar_sql_refuses_a_column_listed_twice(people):
     run(["sql", people, "-t", "people", "-c", "age,age,sex", "-p", "2"], 2, "column 'age' is listed twice in --columns")
 
 
+def test_a_closed_source_is_named_closed(people):
+    # it failed as a database error (exit 3): "Connection already closed!"
+    with qar_sql.connect(people, table="people") as source:
+        pass
+    for call in (qar_sql.audit, qar_sql.risk):
+        with pytest.raises(UsageError, match="is closed") as e:
+            call(source, columns=["age", "sex", "zip"], p=1)
+        assert e.value.exit_code == 2
+
+
 def test_a_fifo_is_not_called_empty(tmp_path):
     import os
 

@@ -157,7 +157,12 @@ class Session:
     #: relation (its keywords, its signature: declared once, there).
     coded = on_session(coded)
 
+    #: Set by :meth:`close`: a command given a closed source says so (DuckDB's "Connection
+    #: already closed!" was exit 3, as if the database had failed).
+    closed = False
+
     def close(self) -> None:
+        self.closed = True
         self.db.shared = False
         self.db.close()
 

@@ -514,6 +514,11 @@ def session_of(
     open for its owner), else ``source`` opened with the source options (:func:`open_source`)
     and closed on exit."""
     if isinstance(source, Session):
+        if source.closed:
+            raise UsageError(
+                f"the source {source.label} is closed (its with block ended, or .close() was called); "
+                "open it again with qar_sql.connect(...)"
+            )
         open_source(source, table=table, delimiter=delimiter, all_text=all_text, null_tokens=null_tokens)  # checks
         yield source
         return
