@@ -72,7 +72,8 @@ class RiskSpec:
     def __post_init__(self) -> None:
         check_theta(self.theta)
         check_risk_below(self.below)
-        evt.check_n_qi(math.comb(len(self.columns), self.p) if self.p <= len(self.columns) else 0, self.pi_u)
+        combinations(len(self.columns), self.p)  # p above the columns: the audit's sentence
+        evt.check_n_qi(math.comb(len(self.columns), self.p), self.pi_u)
 
 
 @dataclass(frozen=True)

@@ -248,7 +248,15 @@ class AnonymizeParams(TailParams):
     batch_size: int | None = fields.batch_size()
 
     def __post_init__(self) -> None:
-        if not any((self.k, self.l, self.t is not None, self.risk_below is not None, self.no_singletons)):
+        if not any(
+            (
+                self.k is not None,
+                self.l is not None,
+                self.t is not None,
+                self.risk_below is not None,
+                self.no_singletons,
+            )
+        ):
             raise ParameterError(
                 "no privacy model given; add one or more of --k 5, --l 2 --sensitive COLUMN, --t 0.2 --sensitive "
                 "COLUMN, --risk-below 0.2 or --no-singletons"

@@ -211,6 +211,9 @@ def test_json_contract_and_sql(engine, tmp_path):
     ("extra", "message"),
     [
         ([], "no privacy model given"),
+        # 0 read as "no model": "no privacy model given"
+        (["--k", "0"], "--k 0 must be a whole number of at least 2"),
+        (["--l", "0", "--sensitive", "age"], "--l 0 must be"),
         (["--l", "2"], "--l needs the sensitive column"),
         (["--k", "2", "--metric", "nonsense"], "Invalid value for '--metric'"),
         (["--k", "2", "--hierarchy", "sex=/no/such/file.csv"], "not found"),
@@ -225,6 +228,18 @@ def test_bad_input_is_one_sentence(duck, tmp_path, extra, message):
     code, _, stderr = run_cli(["anonymize", source, "--table", table, *extra])
     assert code == 2, stderr
     assert message in stderr and "Traceback" not in stderr
+
+
+def test_p_above_the_audit_columns_is_named(duck, tmp_path):
+    # it read "N_p = 0 quasi-identifiers is too small for pi_u = 0.05 ...; use ... pi_u > 2"
+    source, table = duck.load("people", make_table(1, 20))
+    args = [
+        a for c, f in hierarchy_args(*write_hierarchies(tmp_path))["hierarchy"] for a in ("--hierarchy", f"{c}={f}")
+    ]
+    code, _, stderr = run_cli(
+        ["anonymize", source, "--table", table, *args, "--k", "2", "--risk-below", "0.5", "-p", "20"]
+    )
+    assert code == 2 and "p = 20 is larger than the number of quasi-identifier columns" in stderr, stderr
 
 
 def test_a_value_missing_from_its_hierarchy_is_named(duck, tmp_path):
