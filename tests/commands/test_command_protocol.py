@@ -17,6 +17,7 @@ from qar_sql.cli.main import cli
 from qar_sql.command import cli_command
 from qar_sql.commands import anonymize as anonymize_command
 from qar_sql.commands import audit as audit_command
+from qar_sql.commands import config as config_command
 from qar_sql.commands import demo as demo_command
 from qar_sql.commands import discover as discover_command
 from qar_sql.commands import eliminate as eliminate_command
@@ -25,6 +26,7 @@ from qar_sql.commands import migrate as migrate_command
 from qar_sql.commands import records as records_command
 from qar_sql.commands import release
 from qar_sql.commands import risk as risk_command
+from qar_sql.commands import scan as scan_command
 from qar_sql.commands import sql as sql_command
 from qar_sql.commands import uniqueness as uniqueness_command
 from qar_sql.commands import whatif as whatif_command
@@ -46,9 +48,12 @@ CONVERTED = [
     demo_command.COMMAND,
     history_command.COMMAND,
     migrate_command.COMMAND,
+    scan_command.COMMAND,
+    config_command.COMMAND,
 ]
-#: The converted commands that are a function of the Python API (qar_sql.<name>).
-IN_API = [c for c in CONVERTED if c.name in qar_sql.__all__]
+#: The converted commands whose function of the Python API (qar_sql.<name>) is made from them
+#: (qar_sql.scan is scan_config, whose keywords predate the command's fields: the test below).
+IN_API = [c for c in CONVERTED if c.name in qar_sql.__all__ and c.name != "scan"]
 
 
 @pytest.mark.parametrize("cmd", IN_API, ids=lambda c: c.name)
@@ -275,3 +280,18 @@ def test_a_value_the_field_cannot_parse_is_a_usage_error(tmp_path):
     assert "'age' names no column; write --hierarchy COLUMN=FILE" in run.output
     assert anonymize_command.AnonymizeParams(hierarchy=(("age", "a.csv"),), k=5).hierarchy_items == [("age", "a.csv")]
     assert anonymize_command.AnonymizeParams(hierarchy={"age": "a.csv"}, k=5).hierarchy_items == [("age", "a.csv")]
+
+
+def test_the_scan_api_keeps_its_keywords_and_config_is_a_file_argument(tmp_path, monkeypatch):
+    """qar_sql.scan (scan_config) keeps the keywords users call; qar scan's CONFIG is a file and,
+    unlike a SOURCE, does not read $QAR_DATABASE_URL (--url does)."""
+    signature = inspect.signature(qar_sql.scan)
+    assert list(signature.parameters) == ["config", "store", "record", "jobs", "environ", "progress", "on_outcome"]
+    assert [signature.parameters[n].default for n in ("store", "record", "jobs", "environ")] == [None, None, 2, None]
+    (argument,) = [p for p in cli.commands["scan"].params if isinstance(p, click.Argument)]
+    assert argument.name == "config" and argument.envvar is None and isinstance(argument.type, click.Path)
+    monkeypatch.setenv("QAR_DATABASE_URL", str(tmp_path / "w.duckdb"))
+    run = CliRunner().invoke(cli, ["scan", str(tmp_path)])
+    assert run.exit_code == 2 and "is a directory" in run.output
+    run = CliRunner().invoke(cli, ["scan"])
+    assert run.exit_code == 2 and "name a scan config (qar scan qar.toml)" in run.output

@@ -148,4 +148,4 @@ def test_store_and_setting_commands(tmp_path, monkeypatch):
     report = qar_sql.scan_config(config, store=store)
     assert same(report)["scans"][0]["name"] == "demo"
     assert same(history.run(None, HistoryParams(store=store)))["series"]
-    assert "settings" in same(settings.run())
+    assert "settings" in same(settings.run(None, settings.ConfigParams()))

@@ -144,7 +144,7 @@ def test_sql_run_is_show_sql_and_the_tail_needs_one_statement():
 def test_config_json_keeps_its_ascii_escapes_and_refuses_nan(tmp_path):
     (tmp_path / "qar.toml").write_text("[defaults]\np = 2\n")
     found = qar_config.find(tmp_path, environ={"QAR_STORE": "é.duckdb"})
-    result = config_command.run(found)
+    result = config_command.run(None, config_command.ConfigParams(config=found))
     assert result.config is found
     # resolve() reads os.environ; the rendering of a non-ASCII value is what is checked here
     settings = tuple(dataclasses.replace(s, value="é.duckdb") if s.name == "store" else s for s in result.settings)
