@@ -36,7 +36,7 @@ Params = ScanParams
 THRESHOLDS = ("fail_above", "warn_above", "min_exceedances")
 
 
-def _runs() -> ModuleType:
+def _runs() -> ModuleType:  # numpy-backed: the scan's work, loaded when it runs
     from qar_sql.commands import scan_runs
 
     return scan_runs
@@ -57,7 +57,11 @@ def run(
     """Run every scan of ``plan``. One scan failing does not stop the others; Ctrl-C stops them all
     (the current run is recorded as ``interrupted``) and the report so far is returned (exit code
     130). ``on_outcome`` (else ``progress.outcome``, if any) hears of each scan as it ends."""
-    return _runs().run(plan, progress, on_outcome)
+    runs = _runs()
+    try:
+        return runs.run_scans(plan, progress, on_outcome or getattr(progress, "outcome", None))
+    except runs.ScanInterrupted as stop:
+        return stop.report
 
 
 def verdict(report: ScanReport, params: ScanParams) -> int:
@@ -104,8 +108,8 @@ class Bar:
             click.echo(f"{o.name}: {o.status}", err=True)
 
 
-def _bar(where: dict[str, Any], plan: ScanParams, bar: Progress, out: dict[str, Any]) -> ScanReport:
-    return _runs().run(plan, Bar(bar, out["fmt"]), None)  # (prepared: a ScanPlan)
+def _bar(where: dict[str, Any], plan: Any, bar: Progress, out: dict[str, Any]) -> ScanReport:
+    return run(None, plan, Bar(bar, out["fmt"]))
 
 
 COMMAND: Command[ScanParams, ScanReport] = Command(

@@ -109,7 +109,7 @@ def prepare(params: ScanParams) -> ScanPlan:
             check_writable(path, option)
     cfg = scans_of(params)
     given = {f.name: getattr(params, f.name) for f in fields(ScanParams)}
-    scans = apply_settings(cfg, params.thresholds or {})
+    scans = apply_settings(cfg, params.thresholds)
     plan = ScanPlan(**given, scans=scans, recorded_in=scan_store(params.store, cfg.store, params.record))
     guard_outputs(*files(plan))
     return plan
@@ -129,18 +129,6 @@ def files(plan: ScanPlan) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]
     if plan.recorded_in is not None:
         reads.append(("the results store", plan.recorded_in))
     return writes, reads
-
-
-def run(
-    plan: ScanPlan,
-    progress: ScanProgress | None = None,
-    on_outcome: Callable[[ScanOutcome], None] | None = None,
-) -> ScanReport:
-    """Every scan of ``plan``; on Ctrl-C the report so far (exit code 130)."""
-    try:
-        return run_scans(plan, progress, on_outcome or getattr(progress, "outcome", None))
-    except ScanInterrupted as stop:
-        return stop.report
 
 
 def write(report: ScanReport, plan: ScanPlan) -> None:

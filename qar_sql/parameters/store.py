@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from qar_sql.errors import UsageError
@@ -22,16 +22,19 @@ _STORE_HELP = (
 @dataclass(frozen=True, kw_only=True)
 class ScanParams:
     """The parameters of ``qar scan``: the one place their options, defaults and the rules between
-    them live (checked when made, before any file is read or database opened). The thresholds
-    given from outside the scan files (``--fail-above``, ``--warn-above``, ``--min-exceedances``)
-    are ``thresholds``, each at its level of :mod:`qar_sql.precedence`: typed, they replace every
-    scan's own; from a ``QAR_`` variable or a discovered config they only fill in."""
+    them live (checked when made, before any file is read or database opened).
 
-    config: Any = option(
-        None,
-        help="The scan config: a qar.toml path (from Python also a parsed dict or a ScanConfig).",
-        kind="path",
-        cli=False,
+    Besides the options: ``thresholds``: ``fail_above``, ``warn_above``, ``min_exceedances``
+    given from outside the scan files, each at its level of :mod:`qar_sql.precedence` (typed,
+    they replace every scan's own; from a ``QAR_`` variable or a discovered config they only
+    fill in); ``record``; ``environ`` (for ${VAR} in the config; None: os.environ); ``given``:
+    the options typed on the command line — a ``--url`` or ``--store`` from the environment or a
+    config file is no mistake where a typed one is; ``format``: the format the summary is
+    printed in (stderr carries what it leaves out; html, the pages of report_dir, needs
+    report_dir)."""
+
+    config: Any = option(  # CONFIG, the argument (typed loosely: parameters import no library)
+        None, help="A qar.toml (from Python also a parsed dict or a ScanConfig).", kind="path", cli=False
     )
     dbt_manifest: str | None = option(
         None,
@@ -76,16 +79,11 @@ class ScanParams:
         flags=("--select",),
         multiple=True,
     )
-    thresholds: Mapping[str, Chosen] | None = option(
-        None, help="fail_above, warn_above, min_exceedances given to every scan, each a Chosen.", cli=False
-    )
+    thresholds: Mapping[str, Chosen] = field(default_factory=dict)
     store: str | None = fields.store(_STORE_HELP)
-    record: bool | None = option(
-        None,
-        help="None: record only where a store is given (--store) or configured ([store]); False: never "
-        "(--no-store); True: always (the default store at worst).",
-        cli=False,
-    )
+    #: None: record only where a store is given (--store) or configured ([store]); False: never
+    #: (``--no-store``); True: always (the default store at worst).
+    record: bool | None = None
     junit: str | None = option(
         None,
         help="Write a JUnit XML report (one testcase per table) to this file.",
@@ -103,21 +101,9 @@ class ScanParams:
         kind="dir",
     )
     jobs: int = fields.jobs()
-    environ: Mapping[str, str] | None = option(
-        None, help="The variables of ${VAR} in the config (None: os.environ).", cli=False
-    )
-    given: frozenset[str] = option(
-        frozenset(),
-        help="The options typed on the command line: a --url or --store from the environment or a config file "
-        "is no mistake where a typed one is.",
-        cli=False,
-    )
-    format: str = option(
-        "text",
-        help="The format the summary is printed in: stderr carries what it leaves out; html (the pages of "
-        "report_dir) needs report_dir.",
-        cli=False,
-    )
+    environ: Mapping[str, str] | None = None
+    given: frozenset[str] = frozenset()
+    format: str = "text"
 
     def __post_init__(self) -> None:
         self.check_dbt()
@@ -215,6 +201,4 @@ class ConfigParams:
         flags=("--check",),
         metavar="FILE",
     )
-    config: Any = option(
-        None, help="The config whose defaults apply (the qar group's --config; None: the one found here).", cli=False
-    )
+    config: Any = None  # the config whose defaults apply (the qar group's --config; None: the one found here)

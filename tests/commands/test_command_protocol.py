@@ -103,8 +103,9 @@ def test_every_click_option_is_one_field_or_one_output_option(cmd):
     assert on_cli <= set(names)
 
 
-@pytest.mark.parametrize("cmd", CONVERTED, ids=lambda c: c.name)
+@pytest.mark.parametrize("cmd", IN_API, ids=lambda c: c.name)
 def test_every_field_has_help(cmd):
+    """Each keyword of a generated API function is documented (its option's help; cli=False: the API's own)."""
     for f in (*dataclasses.fields(cmd.Params), *dataclasses.fields(SourceOptions)):
         meta = meta_of(f)
         assert meta is not None and meta.help.strip(), f"{f.name} has no option help"
