@@ -234,7 +234,6 @@ from qar_sql.command import cli_command  # noqa: E402
 from qar_sql.commands import (  # noqa: E402
     anonymize,
     audit,
-    config,
     demo,
     discover,
     eliminate,
@@ -244,6 +243,7 @@ from qar_sql.commands import (  # noqa: E402
     release,
     risk,
     scan,
+    settings,
     sql,
     uniqueness,
     whatif,
@@ -252,7 +252,7 @@ from qar_sql.commands import (  # noqa: E402
 for _command in (
     audit.COMMAND, sql.COMMAND, demo.COMMAND, records.COMMAND, eliminate.COMMAND, risk.COMMAND,
     discover.COMMAND, whatif.COMMAND, anonymize.COMMAND, release.REPORT, release.COMPARE,
-    uniqueness.COMMAND, history.COMMAND, migrate.COMMAND, scan.COMMAND, config.COMMAND,
+    uniqueness.COMMAND, history.COMMAND, migrate.COMMAND, scan.COMMAND, settings.COMMAND,
 ):  # fmt: skip
     cli.add_command(cli_command(_command))
 

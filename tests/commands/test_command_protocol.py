@@ -17,7 +17,6 @@ from qar_sql.cli.main import cli
 from qar_sql.command import cli_command
 from qar_sql.commands import anonymize as anonymize_command
 from qar_sql.commands import audit as audit_command
-from qar_sql.commands import config as config_command
 from qar_sql.commands import demo as demo_command
 from qar_sql.commands import discover as discover_command
 from qar_sql.commands import eliminate as eliminate_command
@@ -27,6 +26,7 @@ from qar_sql.commands import records as records_command
 from qar_sql.commands import release
 from qar_sql.commands import risk as risk_command
 from qar_sql.commands import scan as scan_command
+from qar_sql.commands import settings as config_command
 from qar_sql.commands import sql as sql_command
 from qar_sql.commands import uniqueness as uniqueness_command
 from qar_sql.commands import whatif as whatif_command

@@ -131,8 +131,7 @@ def test_table_commands(loaded, engine, tmp_path):
 
 def test_store_and_setting_commands(tmp_path, monkeypatch):
     """scan, history, migrate, config and demo: their results' JSON is their to_dict() too."""
-    from qar_sql.commands import config as settings
-    from qar_sql.commands import demo, history, migrate
+    from qar_sql.commands import demo, history, migrate, settings
     from qar_sql.parameters.store import HistoryParams, MigrateParams
     from qar_sql.parameters.tail import DemoParams
 

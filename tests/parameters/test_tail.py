@@ -14,8 +14,8 @@ import pytest
 import qar_sql
 from qar_sql import config_file as qar_config
 from qar_sql.commands import audit as audit_command
-from qar_sql.commands import config as config_command
 from qar_sql.commands import demo as demo_command
+from qar_sql.commands import settings as config_command
 from qar_sql.commands import sql as sql_command
 from qar_sql.demo import DEMO_COLUMNS
 from qar_sql.engines.source import session_of
