@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import json
 import re
 
 import click
@@ -296,3 +297,16 @@ def test_the_scan_api_keeps_its_keywords_and_config_is_a_file_argument(tmp_path,
     assert run.exit_code == 2 and "is a directory" in run.output
     run = CliRunner().invoke(cli, ["scan"])
     assert run.exit_code == 2 and "name a scan config (qar scan qar.toml)" in run.output
+
+
+def test_config_checks_a_file_instead_of_printing_and_reads_the_groups_config(tmp_path):
+    """qar config --check FILE prints its one sentence whatever --format (the preview hook); without
+    --check, the config the qar group was given (--config) is the one run resolves."""
+    path = tmp_path / "d.toml"
+    path.write_text("[defaults]\np = 2\n")
+    r = CliRunner().invoke(cli, ["config", "--check", str(path), "-f", "json"])
+    assert r.exit_code == 0 and r.output == f"{path}: valid (0 scans; qar.toml's JSON Schema and qar scan's checks)\n"
+    r = CliRunner().invoke(cli, ["--config", str(path), "config", "-f", "json"])
+    got = json.loads(r.output)
+    assert r.exit_code == 0 and got["config_file"] == str(path)
+    assert got["settings"]["p"] == {"value": 2, "origin": f"{path} [defaults]", "env": "QAR_P"}
