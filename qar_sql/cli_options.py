@@ -3,24 +3,16 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from typing import Any
 
 import click
 
 from qar_sql.output.render import format_option
-from qar_sql.parameters.tail import DEFAULTS as AUDIT  # the audit's defaults, written once
 
 # The text progress of the commands lives with the API's progress=True (qar_sql/progress.py);
 # the commands keep calling it params.Progress.
 from qar_sql.progress import Progress  # noqa: F401
-
-
-def default_of(cls: Any, name: str) -> Any:
-    """The default of field ``name`` of the parameter dataclass ``cls`` (a command's
-    ``Params``): the click option shows and uses the dataclass's, written once."""
-    return next(f.default for f in dataclasses.fields(cls) if f.name == name)
 
 
 def split_names(ctx: click.Context, param: click.Parameter, value: Any) -> tuple[str, ...] | None:
@@ -55,32 +47,16 @@ def split_shares(ctx: click.Context | None, param: click.Parameter | None, value
     return tuple(out)
 
 
-def option_name(decls: tuple[str, ...]) -> str:
-    """The name click gives an option: its bare name where one is declared (``"--l",
-    "l_threshold"``), else its long flag's (``--pi-u`` → ``pi_u``)."""
-    long = next(d for d in decls if d.startswith("--"))
-    return next((d for d in decls if not d.startswith("-")), long[2:].replace("-", "_"))
-
-
-def option(*decls: str, of: Any = None, **attrs: Any) -> Callable:
-    """``click.option``; with ``of`` (a command's parameter dataclass) its default is the field of
-    ``of`` the option sets, found by the option's name (:func:`option_name`), so the default is
-    written once, in the dataclass."""
-    if of is not None:
-        attrs["default"] = default_of(of, option_name(decls))
-    return click.option(*decls, **attrs)
-
-
-# The three kinds of option most commands declare, each by what it takes; ``attrs`` are any
-# other :func:`option` keywords (envvar, default, of, ...).
+# Two kinds of option the commands declare, each by what it takes; ``attrs`` are any other
+# ``click.option`` keywords.
 def names_option(*decls: str, help: str, **attrs: Any) -> Callable:
     """Column (or treatment) names, comma-separated and repeatable, to one tuple (or None)."""
-    return option(*decls, multiple=True, callback=split_names, help=help, **attrs)
+    return click.option(*decls, multiple=True, callback=split_names, help=help, **attrs)
 
 
 def file_option(*decls: str, help: str, **attrs: Any) -> Callable:
     """A file path (not a directory)."""
-    return option(*decls, type=click.Path(dir_okay=False), help=help, **attrs)
+    return click.option(*decls, type=click.Path(dir_okay=False), help=help, **attrs)
 
 
 def _flag(*names: str, help: str) -> Callable:
@@ -88,20 +64,10 @@ def _flag(*names: str, help: str) -> Callable:
     return click.option(*names, is_flag=True, help=help)
 
 
-def _audit_option(*decls: str, help: str, **attrs: Any) -> Callable:
-    """An option of the audit's parameters: its default is the audit's
-    (:data:`~qar_sql.parameters.tail.DEFAULTS`), found by the name click gives the option
-    (``--pi-u`` → ``pi_u``), so it is written once."""
-    return click.option(*decls, default=AUDIT[option_name(decls)], help=help, **attrs)
-
-
-source = click.argument("source", required=False, envvar="QAR_DATABASE_URL")
-table = click.option("--table", "-t", help="Table to audit (schema.table allowed) in a DuckDB file or database URL.")
 fmt = format_option()
 #: --format for the commands that also write the HTML report (docs/report.md) to stdout.
 fmt_html = format_option(html=True, help="Output format; html is the self-contained report (docs/report.md).")
 quiet = _flag("--quiet", "-q", help="No progress on stderr (a bar on a terminal, else a stage line every 10 s).")
-jobs = _audit_option("--jobs", "-j", type=click.IntRange(1, 64), help="Concurrent connections for server databases.")
 # "--store" alone means the default store ($QAR_STORE, else qar_results.duckdb): flag_value "".
 store = click.option(
     "--store",

@@ -90,7 +90,8 @@ class Command(Generic[P, R]):
     (the API's ``out`` is {}).
 
     For commands that read more than one source or write files of their own: ``arguments``: the
-    positional arguments (the first reads $QAR_DATABASE_URL; a name other than ``source`` is a
+    positional arguments (the first reads $QAR_DATABASE_URL, unless its field is of kind ``path``: a
+    file, as scan's CONFIG; a name other than ``source`` is a
     field, as compare's ORIGINAL and TREATED); ``api_arguments``: fields the Python API also takes
     positionally, after those (options on the command line: ``qar_sql.history(store)``); ``session(where, params) → keywords | None``: the
     session's keywords taken from the prepared parameters (None: no source is read);
@@ -269,7 +270,9 @@ def cli_command(cmd: Command) -> click.Command:
     if unknown or missing:
         raise TypeError(f"qar {cmd.name}: options {unknown} are no field, {missing} have no place in the order")
     params: list[click.Parameter] = [
-        click.Argument([name], required=False, envvar="QAR_DATABASE_URL" if i == 0 else None)
+        click.Argument([name], required=False, type=click.Path(dir_okay=False))  # a file (scan's CONFIG)
+        if name in fields and fields[name][1].kind == "path"
+        else click.Argument([name], required=False, envvar="QAR_DATABASE_URL" if i == 0 else None)
         for i, name in enumerate(cmd.arguments)
     ]
     for name in cmd.order:

@@ -242,6 +242,8 @@ from qar_sql.commands import (  # noqa: E402
     records,
     release,
     risk,
+    scan,
+    settings,
     sql,
     uniqueness,
     whatif,
@@ -250,17 +252,9 @@ from qar_sql.commands import (  # noqa: E402
 for _command in (
     audit.COMMAND, sql.COMMAND, demo.COMMAND, records.COMMAND, eliminate.COMMAND, risk.COMMAND,
     discover.COMMAND, whatif.COMMAND, anonymize.COMMAND, release.REPORT, release.COMPARE,
-    uniqueness.COMMAND, history.COMMAND, migrate.COMMAND,
+    uniqueness.COMMAND, history.COMMAND, migrate.COMMAND, scan.COMMAND, settings.COMMAND,
 ):  # fmt: skip
     cli.add_command(cli_command(_command))
-
-from qar_sql.cli.compliance import register as _register_store_commands  # noqa: E402
-
-_register_store_commands(cli)  # scan
-
-from qar_sql.cli.config import config_cmd  # noqa: E402
-
-cli.add_command(config_cmd)
 
 # -v and --log-level after the command too; not their variables (the group reads those).
 add_log_options(cli)

@@ -10,7 +10,6 @@ from qar_sql.errors import UsageError
 from qar_sql.parameters import fields
 from qar_sql.parameters.fields import option
 from qar_sql.precedence import Chosen
-from qar_sql.rules import DEFAULT_JOBS
 
 _STORE_HELP = (
     "Results store: a .duckdb file or a database URL (given alone or left out: $QAR_STORE, else "
@@ -22,40 +21,88 @@ _STORE_HELP = (
 
 @dataclass(frozen=True, kw_only=True)
 class ScanParams:
-    """The parameters of ``qar scan``: the one place their defaults and the rules between its
-    options live (checked when made, before any file is read or database opened).
+    """The parameters of ``qar scan``: the one place their options, defaults and the rules between
+    them live (checked when made, before any file is read or database opened).
 
-    What to scan: ``config`` (a ``qar.toml`` path; from Python also a parsed dict or a
-    :class:`~qar_sql.compliance.scans.ScanConfig`), ``dbt_manifest`` with ``url`` (its warehouse),
-    ``dbt_project`` with ``profile``, ``target``, ``profiles_dir``; ``select`` picks dbt models.
-    ``thresholds``: ``fail_above``, ``warn_above``, ``min_exceedances`` given from outside the
-    scan files, each at its level of :mod:`qar_sql.precedence` (typed, they replace every scan's
-    own; from a ``QAR_`` variable or a discovered config they only fill in). ``given``: the
-    options typed on the command line — a ``--url`` or ``--store`` from the environment or a
-    config file is no mistake where a typed one is. ``junit``, ``markdown``, ``report_dir``:
-    the files the scans write."""
+    Besides the options: ``thresholds``: ``fail_above``, ``warn_above``, ``min_exceedances``
+    given from outside the scan files, each at its level of :mod:`qar_sql.precedence` (typed,
+    they replace every scan's own; from a ``QAR_`` variable or a discovered config they only
+    fill in); ``record``; ``environ`` (for ${VAR} in the config; None: os.environ); ``given``:
+    the options typed on the command line — a ``--url`` or ``--store`` from the environment or a
+    config file is no mistake where a typed one is; ``format``: the format the summary is
+    printed in (stderr carries what it leaves out; html, the pages of report_dir, needs
+    report_dir)."""
 
-    config: Any = None  # str | os.PathLike | Mapping | ScanConfig (typed loosely: parameters import no library)
-    dbt_manifest: str | None = None
-    url: str | None = None
-    dbt_project: str | None = None
-    profile: str | None = None
-    target: str | None = None
-    profiles_dir: str | None = None
-    select: Sequence[str] = ()
+    config: Any = option(  # CONFIG, the argument (typed loosely: parameters import no library)
+        None, help="A qar.toml (from Python also a parsed dict or a ScanConfig).", kind="path", cli=False
+    )
+    dbt_manifest: str | None = option(
+        None,
+        help="Audit the models of this dbt target/manifest.json whose columns have meta {qar: quasi_identifier}.",
+        flags=("--dbt-manifest",),
+        kind="path",
+    )
+    url: str | None = option(
+        None,
+        help="With --dbt-manifest: the warehouse dbt built (a database URL or DuckDB file; default $QAR_DATABASE_URL).",
+        flags=("--url",),
+        envvar="QAR_DATABASE_URL",
+    )
+    dbt_project: str | None = option(
+        None,
+        help="Audit the tagged models of this dbt project (its target/manifest.json), reading the warehouse from "
+        "its dbt profile (--url overrides it).",
+        flags=("--dbt-project",),
+        kind="dir",
+    )
+    profile: str | None = option(
+        None,
+        help="With --dbt-project: the dbt profile (default: $DBT_PROFILE, then dbt_project.yml's).",
+        flags=("--profile",),
+    )
+    target: str | None = option(
+        None,
+        help="With --dbt-project: the profile's target (default: $DBT_TARGET, then the profile's).",
+        flags=("--target",),
+    )
+    profiles_dir: str | None = option(
+        None,
+        help="With --dbt-project: the folder of profiles.yml (default, as dbt: $DBT_PROFILES_DIR, the current "
+        "folder, ~/.dbt).",
+        flags=("--profiles-dir",),
+        kind="dir",
+    )
+    select: Sequence[str] = option(
+        (),
+        help="With --dbt-project or --dbt-manifest: only these models, as dbt selects them (names, tag:NAME, "
+        "path:FOLDER; space-separated or repeated: any; comma: all).",
+        flags=("--select",),
+        multiple=True,
+    )
     thresholds: Mapping[str, Chosen] = field(default_factory=dict)
-    store: str | None = None
+    store: str | None = fields.store(_STORE_HELP)
     #: None: record only where a store is given (--store) or configured ([store]); False: never
     #: (``--no-store``); True: always (the default store at worst).
     record: bool | None = None
-    junit: str | None = None
-    markdown: str | None = None
-    report_dir: str | None = None
-    jobs: int = DEFAULT_JOBS
-    environ: Mapping[str, str] | None = None  # for ${VAR} in the config; None: os.environ
+    junit: str | None = option(
+        None,
+        help="Write a JUnit XML report (one testcase per table) to this file.",
+        flags=("--junit",),
+        kind="path",
+    )
+    markdown: str | None = option(
+        None, help="Write a Markdown summary to this file.", flags=("--markdown",), kind="path"
+    )
+    report_dir: str | None = option(
+        None,
+        help="Write the HTML report of each scan and an index.html linking them to this folder (--format html "
+        "needs it).",
+        flags=("--report-dir",),
+        kind="dir",
+    )
+    jobs: int = fields.jobs()
+    environ: Mapping[str, str] | None = None
     given: frozenset[str] = frozenset()
-    #: The format the summary is printed in: stderr carries what it leaves out; html (the pages
-    #: of report_dir) needs report_dir.
     format: str = "text"
 
     def __post_init__(self) -> None:
@@ -138,3 +185,20 @@ class MigrateParams:
     to: str | None = option(
         None, help="Apply migrations up to this version only (e.g. 0001).", flags=("--to",), metavar="VERSION"
     )
+
+
+# --- config -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConfigParams:
+    """The parameters of ``qar config``: the one place its options live."""
+
+    check: str | None = option(
+        None,
+        help="Validate FILE (a qar.toml, or a pyproject.toml's [tool.qar]) as qar scan reads it instead: exit 0 if "
+        "valid, else 2 naming every bad key or value.",
+        flags=("--check",),
+        metavar="FILE",
+    )
+    config: Any = None  # the config whose defaults apply (the qar group's --config; None: the one found here)

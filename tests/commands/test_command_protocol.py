@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import json
 import re
 
 import click
@@ -25,6 +26,8 @@ from qar_sql.commands import migrate as migrate_command
 from qar_sql.commands import records as records_command
 from qar_sql.commands import release
 from qar_sql.commands import risk as risk_command
+from qar_sql.commands import scan as scan_command
+from qar_sql.commands import settings as config_command
 from qar_sql.commands import sql as sql_command
 from qar_sql.commands import uniqueness as uniqueness_command
 from qar_sql.commands import whatif as whatif_command
@@ -46,9 +49,12 @@ CONVERTED = [
     demo_command.COMMAND,
     history_command.COMMAND,
     migrate_command.COMMAND,
+    scan_command.COMMAND,
+    config_command.COMMAND,
 ]
-#: The converted commands that are a function of the Python API (qar_sql.<name>).
-IN_API = [c for c in CONVERTED if c.name in qar_sql.__all__]
+#: The converted commands whose function of the Python API (qar_sql.<name>) is made from them
+#: (qar_sql.scan is scan_config, whose keywords predate the command's fields: the test below).
+IN_API = [c for c in CONVERTED if c.name in qar_sql.__all__ and c.name != "scan"]
 
 
 @pytest.mark.parametrize("cmd", IN_API, ids=lambda c: c.name)
@@ -98,8 +104,9 @@ def test_every_click_option_is_one_field_or_one_output_option(cmd):
     assert on_cli <= set(names)
 
 
-@pytest.mark.parametrize("cmd", CONVERTED, ids=lambda c: c.name)
+@pytest.mark.parametrize("cmd", IN_API, ids=lambda c: c.name)
 def test_every_field_has_help(cmd):
+    """Each keyword of a generated API function is documented (its option's help; cli=False: the API's own)."""
     for f in (*dataclasses.fields(cmd.Params), *dataclasses.fields(SourceOptions)):
         meta = meta_of(f)
         assert meta is not None and meta.help.strip(), f"{f.name} has no option help"
@@ -275,3 +282,31 @@ def test_a_value_the_field_cannot_parse_is_a_usage_error(tmp_path):
     assert "'age' names no column; write --hierarchy COLUMN=FILE" in run.output
     assert anonymize_command.AnonymizeParams(hierarchy=(("age", "a.csv"),), k=5).hierarchy_items == [("age", "a.csv")]
     assert anonymize_command.AnonymizeParams(hierarchy={"age": "a.csv"}, k=5).hierarchy_items == [("age", "a.csv")]
+
+
+def test_the_scan_api_keeps_its_keywords_and_config_is_a_file_argument(tmp_path, monkeypatch):
+    """qar_sql.scan (scan_config) keeps the keywords users call; qar scan's CONFIG is a file and,
+    unlike a SOURCE, does not read $QAR_DATABASE_URL (--url does)."""
+    signature = inspect.signature(qar_sql.scan)
+    assert list(signature.parameters) == ["config", "store", "record", "jobs", "environ", "progress", "on_outcome"]
+    assert [signature.parameters[n].default for n in ("store", "record", "jobs", "environ")] == [None, None, 2, None]
+    (argument,) = [p for p in cli.commands["scan"].params if isinstance(p, click.Argument)]
+    assert argument.name == "config" and argument.envvar is None and isinstance(argument.type, click.Path)
+    monkeypatch.setenv("QAR_DATABASE_URL", str(tmp_path / "w.duckdb"))
+    run = CliRunner().invoke(cli, ["scan", str(tmp_path)])
+    assert run.exit_code == 2 and "is a directory" in run.output
+    run = CliRunner().invoke(cli, ["scan"])
+    assert run.exit_code == 2 and "name a scan config (qar scan qar.toml)" in run.output
+
+
+def test_config_checks_a_file_instead_of_printing_and_reads_the_groups_config(tmp_path):
+    """qar config --check FILE prints its one sentence whatever --format (the preview hook); without
+    --check, the config the qar group was given (--config) is the one run resolves."""
+    path = tmp_path / "d.toml"
+    path.write_text("[defaults]\np = 2\n")
+    r = CliRunner().invoke(cli, ["config", "--check", str(path), "-f", "json"])
+    assert r.exit_code == 0 and r.output == f"{path}: valid (0 scans; qar.toml's JSON Schema and qar scan's checks)\n"
+    r = CliRunner().invoke(cli, ["--config", str(path), "config", "-f", "json"])
+    got = json.loads(r.output)
+    assert r.exit_code == 0 and got["config_file"] == str(path)
+    assert got["settings"]["p"] == {"value": 2, "origin": f"{path} [defaults]", "env": "QAR_P"}

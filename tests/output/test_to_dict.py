@@ -131,8 +131,7 @@ def test_table_commands(loaded, engine, tmp_path):
 
 def test_store_and_setting_commands(tmp_path, monkeypatch):
     """scan, history, migrate, config and demo: their results' JSON is their to_dict() too."""
-    from qar_sql.commands import config as settings
-    from qar_sql.commands import demo, history, migrate
+    from qar_sql.commands import demo, history, migrate, settings
     from qar_sql.parameters.store import HistoryParams, MigrateParams
     from qar_sql.parameters.tail import DemoParams
 
@@ -148,4 +147,4 @@ def test_store_and_setting_commands(tmp_path, monkeypatch):
     report = qar_sql.scan_config(config, store=store)
     assert same(report)["scans"][0]["name"] == "demo"
     assert same(history.run(None, HistoryParams(store=store)))["series"]
-    assert "settings" in same(settings.run())
+    assert "settings" in same(settings.run(None, settings.ConfigParams()))

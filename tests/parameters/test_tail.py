@@ -14,8 +14,8 @@ import pytest
 import qar_sql
 from qar_sql import config_file as qar_config
 from qar_sql.commands import audit as audit_command
-from qar_sql.commands import config as config_command
 from qar_sql.commands import demo as demo_command
+from qar_sql.commands import settings as config_command
 from qar_sql.commands import sql as sql_command
 from qar_sql.demo import DEMO_COLUMNS
 from qar_sql.engines.source import session_of
@@ -144,7 +144,7 @@ def test_sql_run_is_show_sql_and_the_tail_needs_one_statement():
 def test_config_json_keeps_its_ascii_escapes_and_refuses_nan(tmp_path):
     (tmp_path / "qar.toml").write_text("[defaults]\np = 2\n")
     found = qar_config.find(tmp_path, environ={"QAR_STORE": "é.duckdb"})
-    result = config_command.run(found)
+    result = config_command.run(None, config_command.ConfigParams(config=found))
     assert result.config is found
     # resolve() reads os.environ; the rendering of a non-ASCII value is what is checked here
     settings = tuple(dataclasses.replace(s, value="é.duckdb") if s.name == "store" else s for s in result.settings)

@@ -1,0 +1,278 @@
+"""The work of ``qar scan`` (:mod:`qar_sql.commands.scan`): the scan files and the dbt manifest or
+project read, the scans run as the audit command's ``run`` (:mod:`qar_sql.commands.audit`), the
+JUnit, Markdown and HTML files written, the exit code; loaded when the scan runs, not when
+``qar --help`` loads its options. A scan opens no one session (each scan reads its own source).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from qar_sql.command import Verdict
+from qar_sql.commands import audit as audit_command
+from qar_sql.commands.report import command_line, scan_pages, write_scan_reports
+from qar_sql.compliance.dbt import load_manifest, manifest_scans
+from qar_sql.compliance.dbt_project import project_scans, select_nodes
+from qar_sql.compliance.scans import (
+    ScanConfig,
+    ScanSpec,
+    apply_settings,
+    combine,
+    load_config,
+    parse_config,
+)
+from qar_sql.compliance.store import Store, describe_error, ensure_ready, scan_store
+from qar_sql.engines.secrets import scrub, secret_values
+from qar_sql.engines.source import session_of
+from qar_sql.errors import ExitCode, QarError, UsageError
+from qar_sql.guard import guard_outputs
+from qar_sql.output.files import check_writable
+from qar_sql.output.render_scan import junit_xml, stderr_lines, summary_markdown
+from qar_sql.parameters.store import ScanParams
+from qar_sql.results import ScanOutcome, ScanReport
+from qar_sql.stats.interval import require_exceedances
+
+#: A scan's progress: (the scan's name, done, total).
+ScanProgress = Callable[[str, int, int], None]
+
+
+class ScanInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped the scans of :func:`scan_config`; ``report`` holds the scans finished so
+    far, the interrupted one (an error, exit code 130) and the names of those not run."""
+
+    def __init__(self, report: ScanReport):
+        super().__init__("interrupted")
+        self.report = report
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScanPlan(ScanParams):
+    """The parameters prepared (:func:`prepare`): the ``scans`` read (the thresholds given from
+    outside the files applied) and the store the runs are ``recorded_in`` (None: nowhere)."""
+
+    scans: ScanConfig
+    recorded_in: str | None
+
+
+def read_config(config: Any, environ: Mapping[str, str] | None = None) -> ScanConfig:
+    """``config`` as a :class:`ScanConfig`: a ``qar.toml`` path, a parsed dict or one already."""
+    if isinstance(config, (str, Path)):
+        return load_config(config, environ=environ)
+    if isinstance(config, ScanConfig):
+        return config
+    return parse_config(config, environ=environ)
+
+
+def scans_of(params: ScanParams) -> ScanConfig:
+    """The scans of ``params``: its config's, then the tagged models of its dbt manifest or
+    project (nothing is connected)."""
+    cfg = read_config(params.config, params.environ) if params.config is not None else ScanConfig(())
+    if params.dbt_manifest:
+        only = select_nodes(load_manifest(params.dbt_manifest), params.select) if params.select else None
+        extra = manifest_scans(params.dbt_manifest, params.url, only=only)  # type: ignore[arg-type]
+        if not extra:
+            raise UsageError(
+                f"no model, seed or snapshot in {params.dbt_manifest} has a column with meta {{qar: quasi_identifier}}; "
+                "tag the quasi-identifier columns in the model's YAML"
+            )
+        cfg = combine(cfg, extra)
+    if params.dbt_project:
+        specs, _ = project_scans(
+            params.dbt_project,
+            url=params.project_url,
+            profile=params.profile,
+            target=params.target,
+            profiles=params.profiles_dir,
+            select=params.select,
+        )
+        if not specs:
+            raise UsageError(
+                f"no model of the dbt project {params.dbt_project!r} has a column with meta "
+                "{qar: quasi_identifier}; tag the quasi-identifier columns in the model's YAML"
+            )
+        cfg = combine(cfg, specs)
+    return cfg
+
+
+def prepare(params: ScanParams) -> ScanPlan:
+    """Everything read and checked before any scan runs: the summaries writable, the scans
+    read, the store chosen, the thresholds given from outside the files applied by
+    :func:`qar_sql.precedence.choose`, no output a file the scans read (:func:`files`)."""
+    for option, path in (("--junit", params.junit), ("--markdown", params.markdown)):
+        if path:
+            check_writable(path, option)
+    cfg = scans_of(params)
+    given = {f.name: getattr(params, f.name) for f in fields(ScanParams)}
+    scans = apply_settings(cfg, params.thresholds)
+    plan = ScanPlan(**given, scans=scans, recorded_in=scan_store(params.store, cfg.store, params.record))
+    guard_outputs(*files(plan))
+    return plan
+
+
+def files(plan: ScanPlan) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]:
+    """(option, path) of each file the scans write and (what, path) of each they read: no
+    summary or page may be a file the scans read (the config, the manifest, a scanned DuckDB or
+    SQLite file, the store), checked before any scan runs."""
+    writes: list[tuple[str, Any]] = [("--junit", plan.junit), ("--markdown", plan.markdown)]
+    if plan.report_dir:
+        pages = ["index.html", *scan_pages([s.name for s in plan.scans.scans]).values()]
+        writes += [("--report-dir", os.path.join(plan.report_dir, page)) for page in pages]
+    config = plan.config if isinstance(plan.config, (str, os.PathLike)) else None
+    reads: list[tuple[str, Any]] = [("the scan config", config), ("the dbt manifest", plan.dbt_manifest)]
+    reads += [(f"the source of scan {s.name!r}", s.source) for s in plan.scans.scans]
+    if plan.recorded_in is not None:
+        reads.append(("the results store", plan.recorded_in))
+    return writes, reads
+
+
+def write(report: ScanReport, plan: ScanPlan) -> None:
+    """The JUnit, Markdown and HTML files ``plan`` asks for (after Ctrl-C too: the scans so far)."""
+    if plan.junit:
+        _write(plan.junit, junit_xml(report))
+    if plan.markdown:
+        _write(plan.markdown, summary_markdown(report))
+    if plan.report_dir:
+        write_scan_reports(report, plan.report_dir, command=command_line())
+
+
+def verdict(report: ScanReport, params: ScanParams) -> int:
+    """The exit code (:attr:`ScanReport.exit_code`) with what goes to stderr: that the scans
+    were interrupted, where the HTML reports are, and what ``params.format`` leaves out."""
+    lines = ["Interrupted."] if report.exit_code == ExitCode.INTERRUPTED else []
+    if params.report_dir:
+        lines.append(f"HTML reports written; open {Path(params.report_dir) / 'index.html'}.")
+    return Verdict(report.exit_code, "\n".join([*lines, *stderr_lines(report, params.format)]))
+
+
+def _write(path: str, text: str) -> None:
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {path!r}: {exc.strerror}; check the folder exists and is writable") from exc
+
+
+# --- running ----------------------------------------------------------------------------------------
+
+
+def judge(spec: ScanSpec, risk: float | None) -> tuple[str, int]:
+    if risk is None:
+        return "error", int(ExitCode.USAGE)
+    if spec.fail_above is not None and risk > spec.fail_above:
+        return "fail", int(ExitCode.RISK_ABOVE_THRESHOLD)
+    if spec.warn_above is not None and risk > spec.warn_above:
+        return "warn", int(ExitCode.OK)
+    return "ok", int(ExitCode.OK)
+
+
+def _outcome(spec: ScanSpec, **more: Any) -> ScanOutcome:
+    return ScanOutcome(
+        name=spec.name,
+        table=spec.table,
+        source=spec.source_display,
+        fail_above=spec.fail_above,
+        warn_above=spec.warn_above,
+        p=spec.p,
+        alpha=spec.alpha,
+        source_name=spec.source_name,
+        **more,
+    )
+
+
+def run_one(spec: ScanSpec, store: Store | None, secrets: tuple[str, ...], jobs: int, progress) -> ScanOutcome:
+    """One scan: the audit command's ``run`` on its source (recorded in ``store`` if any), judged."""
+    started = time.perf_counter()
+    params = spec.audit_params(jobs)
+    try:
+        if store is not None:
+            result = audit_command.recorded(
+                store, params, progress, source=spec.source, table=spec.table, scan_name=spec.name, secrets=secrets
+            )
+        else:
+            with session_of(spec.source, table=spec.table) as session:
+                result = audit_command.run(session, params, progress)
+    except Exception as exc:  # noqa: BLE001 - a driver error in one scan must not stop the rest
+        return _outcome(
+            spec,
+            origins=spec.origins,
+            status="error",
+            risk=None,
+            exit_code=int(exc.exit_code if isinstance(exc, QarError) else ExitCode.RUNTIME),
+            seconds=time.perf_counter() - started,
+            error=scrub(describe_error(exc), [*secrets, *secret_values(spec.source)]),
+        )
+    status, code = judge(spec, result.risk)
+    error = None
+    if result.risk is None:
+        error = "no risk: " + ("; ".join(result.warnings) or "the θ values have no tail")
+    elif result.fit is not None:
+        try:  # the gate of min_exceedances: T̂ is kept, the verdict refused
+            require_exceedances(result.fit.n_exceedances, spec.min_exceedances, option="min_exceedances")
+        except QarError as exc:
+            status, code, error = "error", int(exc.exit_code), str(exc)
+    return _outcome(
+        spec,
+        origins=spec.origins,
+        status=status,
+        risk=result.risk,
+        exit_code=code,
+        seconds=result.seconds,
+        error=error,
+        rows=result.rows,
+        n_qi=result.n_qi,
+        result=result,
+    )
+
+
+def run_scans(
+    plan: ScanPlan, progress: ScanProgress | None = None, on_outcome: Callable[[ScanOutcome], None] | None = None
+) -> ScanReport:
+    """Every scan of ``plan``, in order; Ctrl-C raises :class:`ScanInterrupted` with the report so far."""
+    config, st = plan.scans, None
+    if plan.recorded_in is not None:
+        st = Store(plan.recorded_in)
+        ensure_ready(st)  # a broken store stops everything before any scan runs
+    started_at = datetime.now(UTC).replace(tzinfo=None)
+    t0 = time.perf_counter()
+    outcomes: list[ScanOutcome] = []
+    try:
+        for i, spec in enumerate(config.scans):
+            tick = (lambda done, total, _n=spec.name: progress(_n, done, total)) if progress else None
+            scan_started = time.perf_counter()
+            try:
+                outcome = run_one(spec, st, config.secrets, plan.jobs, tick)
+            except KeyboardInterrupt as exc:
+                seconds = time.perf_counter() - scan_started
+                outcomes.append(
+                    _outcome(
+                        spec,
+                        status="error",
+                        risk=None,
+                        exit_code=int(ExitCode.INTERRUPTED),
+                        seconds=seconds,
+                        error="interrupted (Ctrl-C)",
+                    )
+                )
+                report = ScanReport(
+                    tuple(outcomes),
+                    st.display if st else None,
+                    started_at,
+                    time.perf_counter() - t0,
+                    not_run=tuple(s.name for s in config.scans[i + 1 :]),
+                    notes=config.notes,
+                )
+                raise ScanInterrupted(report) from exc
+            outcomes.append(outcome)
+            if on_outcome:
+                on_outcome(outcome)
+    finally:
+        if st is not None:
+            st.close()
+    return ScanReport(
+        tuple(outcomes), st.display if st else None, started_at, time.perf_counter() - t0, notes=config.notes
+    )

@@ -1,0 +1,67 @@
+"""``qar config``: the settings that apply here and where each came from, or (``--check FILE``)
+whether a qar.toml is valid.
+
+One :class:`~qar_sql.command.Command` (:data:`COMMAND`) without a SOURCE and without a Python API
+function; ``run`` reads the config the ``qar`` group found (``--config``, ``$QAR_CONFIG``, or
+discovery), which the command line's ``parse`` hook hands it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from qar_sql.command import Command
+from qar_sql.output.render import format_option
+from qar_sql.parameters.store import ConfigParams
+
+if TYPE_CHECKING:  # numpy-backed: loaded when the command runs, not when `qar --help` loads
+    from qar_sql.results import Settings
+
+NAME = "config"
+Params = ConfigParams
+
+
+def run(session: None, params: ConfigParams, progress: object = None) -> Settings:
+    """Each setting's value and origin (a ``QAR_`` variable, the file, or the built-in default),
+    from ``params.config`` (default: the one found in the working directory or a parent)."""
+    from qar_sql import config_file, results
+
+    return results.Settings(tuple(config_file.resolve(params.config or config_file.find())), params.config)
+
+
+def _found(values: dict[str, Any], where: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+    """The config file the ``qar`` group found or was given."""
+    return {**values, "config": (click.get_current_context().find_root().obj or {}).get("config")}
+
+
+def _check(where: dict[str, Any], params: ConfigParams, out: dict[str, Any]) -> str | None:
+    """``--check FILE``: the sentence that FILE is valid (else its errors, exit 2), instead of the settings."""
+    if params.check is None:
+        return None
+    from qar_sql import toml_schema
+
+    data = toml_schema.check_file(params.check)
+    if str(params.check).endswith("pyproject.toml"):
+        return f"{params.check}: valid ([tool.qar]; its JSON Schema and qar's checks)\n"
+    n = len(data.get("scan", []))
+    return f"{params.check}: valid ({n} scan{'s' if n != 1 else ''}; qar.toml's JSON Schema and qar scan's checks)\n"
+
+
+COMMAND: Command[ConfigParams, Settings] = Command(
+    name=NAME,
+    Params=ConfigParams,
+    run=run,
+    help="""Print the resolved defaults and where each came from: a QAR_ variable, the qar.toml
+    ([defaults], [store] url) or pyproject.toml ([tool.qar]) found in the working directory or a
+    parent, or the built-in default. Secrets are masked. With --check FILE, validate a qar.toml
+    against qar_sql/schemas/qar.schema.json, or a pyproject.toml's [tool.qar] against
+    tool-qar.schema.json, then with qar scan's own checks (docs/config-schema.md).""",
+    source=(),
+    arguments=(),
+    outputs={"fmt": format_option(own=("text", "json"), help="Output format: text (one setting a line), json or csv.")},
+    order=("fmt", "check"),
+    parse=_found,
+    preview=_check,
+)
