@@ -151,6 +151,18 @@ class CsvHierarchy(Hierarchy):
                     f"(row {i}); keep one row per value"
                 )
             index[row[0]] = row
+        # each group one parent: the search's predictive tagging (k-anonymity monotone under
+        # generalization) holds only when a level's classes are unions of the level below's
+        parent: dict[tuple[int, str], tuple[str, int]] = {}
+        for i, row in enumerate(self.rows, 1):
+            for level in range(1, width - 1):
+                seen = parent.setdefault((level, row[level]), (row[level + 1], i))
+                if seen[0] != row[level + 1]:
+                    raise HierarchyError(
+                        f"the hierarchy {self.source} of column {self.column!r} is not a tree: {row[level]!r} at "
+                        f"level {level} generalizes to {seen[0]!r} (row {seen[1]}) and to {row[level + 1]!r} "
+                        f"(row {i}) at level {level + 1}; give each group one parent"
+                    )
         object.__setattr__(self, "_index", index)
 
     @property
@@ -246,6 +258,13 @@ class IntervalHierarchy(Hierarchy):
                 f"the interval widths {list(widths)!r} of column {self.column!r} must not shrink from level to level "
                 "(each level generalizes the one below); sort them, e.g. [5, 10, 20]"
             )
+        for a, b in zip(widths, widths[1:]):
+            if abs(b / a - round(b / a)) > 1e-9:
+                raise HierarchyError(
+                    f"the interval widths {list(widths)!r} of column {self.column!r} must each be a multiple of the "
+                    f"one before ({b!r} is not a multiple of {a!r}), so that each band lies in one band of the next "
+                    "level; e.g. [5, 10, 20]"
+                )
         if self.bottom is not None and self.top is not None and self.bottom >= self.top:
             raise HierarchyError(f"bottom = {self.bottom!r} of column {self.column!r} must be below top = {self.top!r}")
 

@@ -89,6 +89,21 @@ def test_intervals_and_their_sql(tmp_path):
         intervals_from_toml({"age": {"widths": [5], "step": 1}})
     with pytest.raises(HierarchyError, match="bottom = 50 .* must be below top = 40"):
         intervals_from_toml({"age": {"widths": [5], "bottom": 50, "top": 40}})
+    # bands of 7 do not nest in bands of 5: k-anonymity would not be monotone, and the search's
+    # predictive tagging (which assumes it) could miss the optimum
+    with pytest.raises(HierarchyError, match=r"7 is not a multiple of 5"):
+        intervals_from_toml({"age": {"widths": [5, 7]}})
+    assert intervals_from_toml({"x": {"widths": [0.5, 1.5, 3]}})["x"].height == 5
+
+
+def test_a_hierarchy_that_is_no_tree_is_refused():
+    # 'g1' has two parents: level 2's classes are not unions of level 1's
+    rows = (("1", "g1", "X", "*"), ("2", "g1", "Y", "*"), ("3", "g2", "Y", "*"))
+    with pytest.raises(
+        HierarchyError, match=r"not a tree: 'g1' at level 1 generalizes to 'X' \(row 1\) and to 'Y' \(row 2\)"
+    ):
+        CsvHierarchy("c", rows, "h.csv")
+    CsvHierarchy("c", (("1", "g1", "X", "*"), ("2", "g1", "X", "*"), ("3", "g2", "Y", "*")), "h.csv")
 
 
 def test_a_value_missing_from_its_hierarchy_is_one_error(tables):
