@@ -99,8 +99,11 @@ def sampled_models(session, hierarchies, models, limit, qi, size, seed):
 
     with evaluator(session, hierarchies, models, qi=qi) as ev:
         rng = np.random.default_rng(seed)
-        picked = {tuple(int(rng.integers(h)) for h in ev.heights) for _ in range(size * 4)}
-        nodes = sorted(picked)[:size] if len(picked) >= size else sorted(picked)
+        # a uniform sample of distinct nodes (the first `size` of a sorted larger draw, as before,
+        # favoured low levels of the first column: 1,555 nodes were estimated to pass where 3,105 do)
+        total = math.prod(ev.heights)
+        picked = np.sort(rng.choice(total, size=min(size, total), replace=False))
+        nodes = [tuple(int(v) for v in lv) for lv in zip(*np.unravel_index(picked, ev.heights))]
         s = _Search(ev, "entropy", limit, models, False)
         t0 = time.perf_counter()
         got = s.run(nodes)
