@@ -223,7 +223,9 @@ def render(result: Any, fmt: str, html: Callable[[], str] | None = None, **optio
     if fmt == "markdown" and hasattr(result, "to_dict"):
         from qar_sql.output.markdown import to_markdown
 
-        return to_markdown(as_dict(result, **options), getattr(result, "summary_line", lambda: None)())
+        data = as_dict(result, **options)
+        notes = () if "notes" in data else getattr(result, "notes", ())
+        return to_markdown(data, getattr(result, "summary_line", lambda: None)(), notes)
     if fmt == "html" and html is not None:
         return html()
     raise UsageError(f"--format {fmt} is not offered by this command; use text, json, markdown or csv")

@@ -28,19 +28,20 @@ def test_shapes_become_tables_lists_and_sections():
         "missing": None,
         "ok": True,
         "applied": ["one", "two"],
-        "items": [{"name": "x", "n": 1}, {"name": "y", "extra": 2.5}],
+        "items": [{"name": "x", "n": 1}, {"name": "y", "extra": 2.5, "codes": [1, 2]}],
         "settings": {"jobs": 2, "fmt": "text"},
         "nested": {"inner": {"k": 1}, "level": 3},
     }
     md = to_markdown(data, "Title")
     assert md.startswith("## Title\n\n| field | value |\n|---|---|\n")
     rows = _rows(md)
-    assert ["rows", "30,162"] in rows and ["risk", "0.9709"] in rows  # as the reports show numbers
+    # a whole number as written (it may be a key), any other number as the reports show it
+    assert ["rows", "30162"] in rows and ["risk", "0.9709"] in rows
     assert ["empty", "none"] in rows and ["missing", "—"] in rows and ["ok", "yes"] in rows
     assert "### applied\n\n- one\n- two" in md
     # a list of records: the union of their keys as the header, a missing key an empty dash
-    assert "### items\n\n| name | n | extra |" in md
-    assert ["x", "1", "—"] in rows and ["y", "—", "2.5"] in rows
+    assert "### items\n\n| name | n | extra | codes |" in md
+    assert ["x", "1", "—", "—"] in rows and ["y", "—", "2.5", "1, 2"] in rows
     assert "### settings\n\n| field | value |" in md and ["jobs", "2"] in rows
     assert "### nested" in md and "#### inner" in md and ["level", "3"] in rows and ["k", "1"] in rows
 
@@ -66,3 +67,30 @@ def test_migrate_markdown_is_its_to_dict(tmp_path):
     assert md == to_markdown(result.to_dict(), result.summary_line())
     for m in result.migrations:
         assert [cell(m.version), cell(m.name), m.state, m.checksum, cell(m.applied_at.isoformat())] in _rows(md)
+
+
+def test_records_by_influence_and_suda_markdown_is_their_to_dict(tmp_path):
+    """qar records --by influence and --by suda: their Markdown is their JSON's, every top record
+    a row of its table (key, scores as the JSON has them, shown), and influence's note in words."""
+    import json
+
+    from click.testing import CliRunner
+
+    from qar_sql.cli.main import cli as main
+
+    db = str(tmp_path / "demo.duckdb")
+    runner = CliRunner()
+    assert runner.invoke(main, ["demo", "--path", db, "--rows", "500", "-q"]).exit_code == 0
+    cols = "age,sex,postcode,region,marital_status,number_of_children"
+    base = ["records", db, "-t", "population", "-c", cols, "--key", "person_id", "--top", "4", "-q"]
+    for by in ("influence", "suda"):
+        md = runner.invoke(main, [*base, "--by", by, "-f", "markdown"])
+        js = runner.invoke(main, [*base, "--by", by, "-f", "json"])
+        assert md.exit_code == 0 and js.exit_code == 0, md.output
+        data, rows = json.loads(js.output), _rows(md.output)
+        assert len(data["records"]) == 4
+        for record in data["records"]:
+            score = record[by]
+            key = record["key"] if not isinstance(record["key"], list) else ", ".join(map(str, record["key"]))
+            assert any(r[0] == str(key) and cell(score) in r for r in rows)
+    assert "**Notes**\n\n- ranked on " in runner.invoke(main, [*base, "--by", "influence", "-f", "markdown"]).output
