@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from qar_sql.errors import UsageError
+from qar_sql.output.markdown import to_markdown
 from qar_sql.output.registry import RENDERERS, Renderer, type_name
 
 if TYPE_CHECKING:  # annotations only: qar --help loads neither the results nor numpy
@@ -221,8 +222,6 @@ def render(result: Any, fmt: str, html: Callable[[], str] | None = None, **optio
     if own is not None:
         return own(result, fmt, **taken(own, options))
     if fmt == "markdown" and hasattr(result, "to_dict"):
-        from qar_sql.output.markdown import to_markdown
-
         data = as_dict(result, **options)
         notes = () if "notes" in data else getattr(result, "notes", ())
         return to_markdown(data, getattr(result, "summary_line", lambda: None)(), notes)
