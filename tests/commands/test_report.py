@@ -539,7 +539,7 @@ def test_the_report_prints_to_pdf(demo, tmp_path):
     assert _pages(_print_to_pdf(exe, control, tmp_path / "control.pdf")) == 3
 
 
-def test_session_logs_what_its_connection_renders_in_any_thread(tmp_path):
+def test_session_logs_what_its_connection_renders_in_any_thread(engine):
     """Session.logging_sql: every statement rendered on the session's connection while it is
     open, also in worker threads, once in nested blocks, none after; another session's
     statements (a process-wide recorder would take them) stay out of it, and the connection
@@ -549,13 +549,12 @@ def test_session_logs_what_its_connection_renders_in_any_thread(tmp_path):
     import qar_sql
     from qar_sql.pushdown.insql import risk_sql
 
-    path = tmp_path / "t.csv"
-    path.write_text("a,b,c\n1,2,3\n4,5,6\n", encoding="utf-8")
+    source, table = engine.load("log t", {"a": [1, 4], "b": [2, 5], "c": [3, 6]})
 
     def rendered(s) -> str:
         return risk_sql(s.dialect, s.relation.sql, ["a", "b", "c"], 2, pi_u=0.5)
 
-    with qar_sql.connect(str(path)) as session, qar_sql.connect(str(path)) as other:
+    with qar_sql.connect(source, table=table) as session, qar_sql.connect(source, table=table) as other:
         plain = session.dialect
         with session.logging_sql() as outer:
             with session.logging_sql() as inner:
