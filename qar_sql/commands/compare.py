@@ -148,6 +148,7 @@ def _open(session: Session, params: CompareParams, stack: ExitStack) -> _Tables:
         null_tokens=tokens,
     )
     stack.callback(db_t.close)
+    session.log_also(db_t)
     return _Tables(db_o, rel_o, db_t, rel_t, original, tables.display(params.treated, rel_t))
 
 

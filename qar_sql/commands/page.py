@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 
 def sql_text(title: str, statements: Sequence[str]) -> str | None:
-    """The statements a command rendered while it ran (:func:`~qar_sql.engines.render.recording`),
+    """The statements a command rendered while it ran (:meth:`~qar_sql.engines.session.Session.logging_sql`),
     each once, in order, under a comment naming the command; None when it rendered none."""
     unique = list(dict.fromkeys(s.strip() for s in statements if s.strip()))
     if not unique:
@@ -50,7 +50,7 @@ def result_inputs(
     """The report of one command's result alone, without an audit (``qar whatif``, ``compare``,
     ``uniqueness``, ``risk --format html``): ``results`` are :class:`ReportInputs` fields
     (``whatif=``, ``compare=``, ``uniqueness=``, ``classic=``); ``sql`` the statements the command
-    rendered while it ran (:func:`~qar_sql.engines.render.recording`). Secrets in any parameter
+    rendered while it ran (:meth:`~qar_sql.engines.session.Session.logging_sql`). Secrets in any parameter
     that is a source (a URL's password, ``password=`` pairs) are masked there, in the SQL and in
     ``command``."""
     secrets = [v for value in parameters.values() if isinstance(value, str) for v in secret_values(value)]

@@ -2,15 +2,13 @@
 
 ``render("class_sizes.sql", dialect, ...)`` uses ``templates/<dialect>/class_sizes.sql`` when it
 exists and ``templates/default/class_sizes.sql`` otherwise (dbt's dispatch order). Undefined
-template variables are errors, never empty strings.
+template variables are errors, never empty strings. A statement rendered in a dialect that
+carries a log (:attr:`Dialect.sql_log`, a session's while it logs) is kept there.
 """
 
 from __future__ import annotations
 
 import functools
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -52,27 +50,6 @@ def environment() -> jinja2.Environment:
     return env
 
 
-# The open recordings of rendered SQL (:func:`recording`). A plain list, not a context variable:
-# batches are rendered in worker threads too, which a context variable would not follow.
-_recordings: list[list[str]] = []
-_recording_lock = threading.Lock()
-
-
-@contextmanager
-def recording(statements: list[str] | None = None) -> Iterator[list[str]]:
-    """Collect every statement :func:`render` renders while the block runs, in order, into
-    ``statements`` (a new list by default): the HTML report's "SQL that ran". A session keeps
-    its own (:meth:`~qar_sql.engines.session.Session.logging_sql`)."""
-    statements = [] if statements is None else statements
-    with _recording_lock:
-        _recordings.append(statements)
-    try:
-        yield statements
-    finally:
-        with _recording_lock:  # by identity: two recordings with the same statements are equal lists
-            del _recordings[next(i for i, r in enumerate(_recordings) if r is statements)]
-
-
 def render(template_name: str, dialect: Dialect, **context) -> str:
     env = environment()
     template = env.select_template([f"{dialect.name}/{template_name}", f"default/{template_name}"])
@@ -82,8 +59,6 @@ def render(template_name: str, dialect: Dialect, **context) -> str:
     # silently rewrite a quoted name or literal that contained one.
     lines = [line.rstrip() for line in sql.split("\n")]
     sql = "\n".join(line for line in lines if line.strip()) + "\n"
-    if _recordings:
-        with _recording_lock:
-            for statements in _recordings:
-                statements.append(sql)
+    if dialect.sql_log is not None:  # a session logging its SQL (list.append is atomic: worker threads too)
+        dialect.sql_log.append(sql)
     return sql

@@ -15,6 +15,7 @@ plain statements goes through it, the same way on every engine:
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import os
@@ -26,7 +27,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 import numpy as np
 
 from qar_sql.engines.database import Database, Relation
-from qar_sql.engines.render import recording, render
+from qar_sql.engines.render import render
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -129,17 +130,25 @@ class Session:
 
     @contextmanager
     def logging_sql(self) -> Iterator[list[str]]:
-        """Keep every statement rendered while the block runs in :attr:`sql_log` (a block inside
-        another, as the report's sections inside the command's, keeps each statement once)."""
+        """Keep every statement rendered on this session's connection while the block runs in
+        :attr:`sql_log`, in every thread (its connection renders in a copy of its dialect that
+        carries the log); a block inside another, as the report's sections inside the
+        command's, keeps each statement once."""
         if self._logging:
             yield self.sql_log
             return
-        self._logging = True
+        self._logging, plain = True, self.db.dialect
+        self.db.dialect = dataclasses.replace(plain, sql_log=self.sql_log)
         try:
-            with recording(self.sql_log):
-                yield self.sql_log
+            yield self.sql_log
         finally:
-            self._logging = False
+            self.db.dialect, self._logging = plain, False
+
+    def log_also(self, db: Database) -> None:
+        """Keep the statements rendered on ``db`` (a second source the command reads beside
+        this one, such as compare's treated release) in :attr:`sql_log` too, while it logs."""
+        if self._logging:
+            db.dialect = dataclasses.replace(db.dialect, sql_log=self.sql_log)
 
     @property
     def columns(self) -> tuple[str, ...]:

@@ -4,14 +4,17 @@ type, how it is written — ``render(result, fmt, **options)``.
 JSON is every result's own data: :func:`to_json` of its ``to_dict()`` (given those of
 ``options`` it takes, such as ``histograms``). CSV and the other generic formats are written
 from the result's table (:meth:`qar_sql.results.Tabular.table_columns`), one entry in
-:data:`FORMATS` that every command with ``--format`` offers (docs/commands.md). Text and
-Markdown are written for people: each ``output/render_<command>.py`` registers its result
-types' renderers with :func:`renders`, looked up along the result's class hierarchy (a
-subclass renders as its base unless it registers its own). html is the command's report
-(docs/report.md), built by the command from its run (``html=``), or a renderer registered for it.
+:data:`FORMATS` that every command with ``--format`` offers (docs/commands.md). Text
+is the one format written by hand: each ``output/render_<command>.py`` registers its result
+types' text renderers with :func:`renders`, looked up along the result's class hierarchy (a
+subclass renders as its base unless it registers its own). Markdown is written from the
+``to_dict()`` too (:mod:`qar_sql.output.markdown`) unless the result's Markdown is a designed
+document (the audit's, the scan's summary for a pull request), registered like its text. html is
+the command's report (docs/report.md), built by the command from its run (``html=``), or a
+renderer registered for it.
 
-A new result type is its ``to_dict()`` and ``table_columns()``, its text (and Markdown)
-renderer, one line in :data:`RENDERED_IN` and one case in :func:`_load`; none touches cli/.
+A new result type is its ``to_dict()`` and ``table_columns()``, its text renderer, one line in
+:data:`RENDERED_IN` and one case in :func:`_load`; none touches cli/.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from qar_sql.errors import UsageError
+from qar_sql.output.markdown import to_markdown
 from qar_sql.output.registry import RENDERERS, Renderer, type_name
 
 if TYPE_CHECKING:  # annotations only: qar --help loads neither the results nor numpy
@@ -207,8 +211,8 @@ def as_dict(result: Any, **options: Any) -> dict[str, Any]:
 
 def render(result: Any, fmt: str, html: Callable[[], str] | None = None, **options: Any) -> str:
     """``result`` in ``fmt``: JSON from its ``to_dict()``, a generic format from its table, else
-    the renderer its type registered (given ``options``), else html from ``html()`` (the
-    command's report)."""
+    the renderer its type registered (given ``options``), else Markdown from its ``to_dict()``,
+    else html from ``html()`` (the command's report)."""
     if fmt == "json" and hasattr(result, "to_dict"):
         return to_json(as_dict(result, **options), ascii_only=getattr(result, "ascii_json", False)) + "\n"
     spec = FORMATS[fmt]
@@ -217,6 +221,10 @@ def render(result: Any, fmt: str, html: Callable[[], str] | None = None, **optio
     own = renderer(type(result), fmt)
     if own is not None:
         return own(result, fmt, **taken(own, options))
+    if fmt == "markdown" and hasattr(result, "to_dict"):
+        data = as_dict(result, **options)
+        notes = () if "notes" in data else getattr(result, "notes", ())
+        return to_markdown(data, getattr(result, "summary_line", lambda: None)(), notes)
     if fmt == "html" and html is not None:
         return html()
     raise UsageError(f"--format {fmt} is not offered by this command; use text, json, markdown or csv")

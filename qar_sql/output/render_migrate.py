@@ -9,10 +9,10 @@ from qar_sql.output.registry import renders
 from qar_sql.results import MigrateResult
 
 
-@renders(MigrateResult, "text", "markdown")
+@renders(MigrateResult, "text")
 def render_migrate(result: MigrateResult, fmt: str, *, params: Any = None) -> str:
-    """``result`` as text (also for ``markdown``): what was applied (unless ``params`` asked only
-    the status), then each migration's state."""
+    """``result`` as text: what was applied (unless ``params`` asked only the status), then each
+    migration's state (its Markdown is written from its ``to_dict()``)."""
     lines = []
     if not getattr(params, "status", False):
         lines.append(

@@ -1,5 +1,5 @@
 """``qar records`` and ``qar eliminate`` in text and Markdown (their JSON is each result's
-``to_dict()``).
+``to_dict()``, and so is the Markdown of ``--by influence`` and ``--by suda``).
 
 ``qar records`` has three results, one per kind of ``--by``: the exact contributions
 (:class:`~qar_sql.ranking.records.Contributions`, by DT, U+, U* or n_unique), the influence
@@ -30,12 +30,12 @@ def render_contributions(c: Any, fmt: str, *, params: RecordsParams) -> str:
     return contributions_records(c, fmt, params)
 
 
-@renders("qar_sql.ranking.influence.Influence", "text", "markdown")
+@renders("qar_sql.ranking.influence.Influence", "text")
 def render_influence(inf: Any, fmt: str, *, params: RecordsParams) -> str:
-    return influence_records(inf, fmt, params)
+    return influence_records(inf, params)
 
 
-@renders(SudaRecords, "text", "markdown")
+@renders(SudaRecords, "text")
 def render_suda(found: SudaRecords, fmt: str, *, params: RecordsParams) -> str:
     return suda_text(found.suda, found.keys, found.key, suda_order(found.suda), params.top or 0)
 
@@ -81,14 +81,13 @@ def contributions_records(c, fmt: str, params: RecordsParams) -> str:
     return "\n".join(lines) + "\n"
 
 
-def influence_records(inf, fmt: str, params: RecordsParams) -> str:
-    """``qar records --by influence`` in text (also for Markdown): the top records of its JSON,
-    or the refined ones by exact DT."""
+def influence_records(inf, params: RecordsParams) -> str:
+    """``qar records --by influence`` in text: the top records of its JSON, or the refined ones
+    by exact DT (its Markdown, as that of ``--by suda``, is written from its ``to_dict()``)."""
     data, top, refine = inf.to_dict(params), params.top or 0, params.refine
     rows, refined, cor = data["records"], data.get("refined", []), data["correlation_with_dt"]
     lines = [
-        f"Records by influence — T̂ = {inf.audit.risk:.10g}, {inf.audit.rows:,} records; "
-        f"ranked on {inf.n_weighted} of {inf.audit.n_qi} QIs (those with ∂T̂/∂θ ≠ 0)",
+        f"Records by influence — T̂ = {inf.audit.risk:.10g}, {inf.audit.rows:,} records; {inf.notes[0]}",
     ]
     if cor:
         lines.append(f"- influence vs exact DT: Pearson {cor['pearson']:.8f}, Kendall {cor['kendall']:.8f}")

@@ -57,6 +57,11 @@ class Influence(Tabular):
     def n_weighted(self) -> int:
         return int(np.count_nonzero(self.gradient))
 
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What its numbers are, in words: its text's heading and its Markdown's notes say it."""
+        return (f"ranked on {self.n_weighted} of {self.audit.n_qi} QIs (those with ∂T̂/∂θ ≠ 0)",)
+
     def key_of(self, r: int):
         return self.keys.get(int(r), (int(r) + 1,) if self.key == (ROW_KEY,) else None)
 

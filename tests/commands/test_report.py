@@ -539,30 +539,35 @@ def test_the_report_prints_to_pdf(demo, tmp_path):
     assert _pages(_print_to_pdf(exe, control, tmp_path / "control.pdf")) == 3
 
 
-def test_recording_collects_what_render_renders_in_any_thread():
-    """engines.render.recording: every statement rendered while it is open, also in worker
-    threads and in nested recordings (two open at once, each removed by identity), none after."""
+def test_session_logs_what_its_connection_renders_in_any_thread(engine):
+    """Session.logging_sql: every statement rendered on the session's connection while it is
+    open, also in worker threads, once in nested blocks, none after; another session's
+    statements (a process-wide recorder would take them) stay out of it, and the connection
+    renders as before once the block closes."""
     import threading
 
-    from qar_sql.engines.render import recording
-    from qar_sql.pushdown.showsql import show_sql
+    import qar_sql
+    from qar_sql.pushdown.insql import risk_sql
 
-    def shown() -> str:
-        return show_sql(None, dialect="duckdb", table="t", columns=["a", "b", "c"], p=2)
+    source, table = engine.load("log t", {"a": [1, 4], "b": [2, 5], "c": [3, 6]})
 
-    with recording() as outer:
-        with recording() as empty:
-            pass
-        with recording() as inner:
-            text = shown()
-            worker = threading.Thread(target=shown)
+    def rendered(s) -> str:
+        return risk_sql(s.dialect, s.relation.sql, ["a", "b", "c"], 2, pi_u=0.5)
+
+    with qar_sql.connect(source, table=table) as session, qar_sql.connect(source, table=table) as other:
+        plain = session.dialect
+        with session.logging_sql() as outer:
+            with session.logging_sql() as inner:
+                first = rendered(session)
+            worker = threading.Thread(target=rendered, args=(session,))
             worker.start()
             worker.join()
-    shown()
-    assert (
-        empty == [] and inner == outer and len(inner) % 2 == 0 and inner[: len(inner) // 2] == inner[len(inner) // 2 :]
-    )
-    assert inner and all(statement.strip() in text for statement in inner)  # qar sql's text is made of them
+            rendered(other)
+        rendered(session)
+        assert inner is outer is session.sql_log and other.sql_log == []
+        assert session.dialect is plain and plain.sql_log is None
+    assert outer and len(outer) % 2 == 0 and outer[: len(outer) // 2] == outer[len(outer) // 2 :]
+    assert all(statement.strip() in first for statement in outer)  # the statement is made of them
 
 
 def test_class_size_bins_keep_every_record():

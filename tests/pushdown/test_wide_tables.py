@@ -147,19 +147,18 @@ def test_wide_risk_codes_in_parts_and_equals_oracle(duck, tmp_path, p, monkeypat
     oracle, and the per-record file in key order is the same file."""
     from collections import Counter
 
-    from qar_sql.engines.render import recording
-
     n = scan.WIDE_COLUMNS + scan.PART_COLUMNS + 3
     monkeypatch.setattr(scan, "SLICE_BLOCK_COLUMNS", 2 * scan.PART_COLUMNS)  # slices cut from blocks
     names, rows, types = random_table(9, 40, names=_names(n))
     data = as_columns(names, rows) | {"id": list(range(40, 0, -1)), "w eight": [1.0 + i % 3 for i in range(40)]}
     source, table = duck.load("wide t", data, types | {"id": "bigint", "w eight": "double precision"})
 
-    def risk(out):
-        return qar_sql.risk(source, table=table, exclude=["id"], p=p, weight="w eight", key=["id"], per_record=out)
+    def risk(out, src=None):
+        where = {"table": table} if src is None else {}
+        return qar_sql.risk(src or source, **where, exclude=["id"], p=p, weight="w eight", key=["id"], per_record=out)
 
-    with recording() as sql:
-        parts = risk(tmp_path / "parts.csv")
+    with qar_sql.connect(source, table=table) as session, session.logging_sql() as sql:
+        parts = risk(tmp_path / "parts.csv", session)
     joins = [s.count("left join") for s in sql]
     assert max(joins) <= scan.PART_COLUMNS and sum(joins) >= n, joins
     old = scan.WIDE_COLUMNS
@@ -251,7 +250,7 @@ def test_unpivot_profile_equals_the_distinct_counts(duck):
     32 COUNT(DISTINCT)s each cost time with the table's width): text, bigint, double and boolean
     columns with NULLs and hostile names, a column of NULLs and a constant one give the same row
     as the COUNT(DISTINCT) statements, in the columns' order: one UNPIVOT statement per type."""
-    from qar_sql.engines.render import recording
+    from qar_sql.engines.session import Session
     from qar_sql.engines.source import open_source
 
     n = scan.WIDE_COLUMNS + scan.PART_COLUMNS + 3
@@ -262,7 +261,7 @@ def test_unpivot_profile_equals_the_distinct_counts(duck):
     columns = list(data)
     db, relation = open_source(source, table=table)
     try:
-        with recording() as unpivoted:
+        with Session(db, relation, "wide profile").logging_sql() as unpivoted:
             got = scan.profile_row(db, relation.sql, columns)
         want: list = []
         for sql in scan.profile_statements(db.dialect, relation.sql, columns):

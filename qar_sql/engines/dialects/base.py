@@ -6,7 +6,7 @@ showed that engine needs something different, with a comment why."""
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypedDict
 
 from qar_sql.errors import UsageError
@@ -115,6 +115,10 @@ class Dialect:
     #: A text's hash as text, to order rows for nested subsamples (templates/default/row_sample.sql);
     #: None where the engine has none (SQLite): ``--row-subsamples`` is refused there.
     row_hash: str | None = "md5({x})"
+    #: Where every statement rendered in this dialect is kept (a session's
+    #: :attr:`~qar_sql.engines.session.Session.sql_log` while it logs, on the copy of the
+    #: dialect its connection then renders with); None: kept nowhere. Not part of its identity.
+    sql_log: list[str] | None = field(default=None, compare=False, repr=False)
 
     def quote(self, name: str) -> str:
         """Quote an identifier so any printable string (quotes, spaces, ``;``, unicode) is one name."""
