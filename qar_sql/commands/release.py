@@ -103,6 +103,14 @@ COMPARE_DOC = """Compare ``treated`` (a file, or a table of a DuckDB file or dat
     ``treatments``) only DTC, CDR, inference and the QaR risks are computed.
 """
 
+#: Every option in ``--help`` order.
+COMPARE_ORDER = (
+    "table", "treated_table", "treatments", "link", "aligned", "columns", "exclude", "categorical", "components",
+    "attacker_columns", "target", "p", "alpha", "pi_u", "pwm", "no_risk", "fail_below", "plot", "anonymeter",
+    "anonymeter_attacks", "impute", "fmt", "delimiter", "null_tokens", "jobs", "quiet",
+)  # fmt: skip
+
+
 COMPARE: Command[CompareParams, CompareResult] = Command(
     name="compare",
     Params=CompareParams,
@@ -126,34 +134,7 @@ COMPARE: Command[CompareParams, CompareResult] = Command(
         "fmt": cli_options.fmt_html,
         "quiet": cli_options.quiet,
     },
-    order=(
-        "table",
-        "treated_table",
-        "treatments",
-        "link",
-        "aligned",
-        "columns",
-        "exclude",
-        "categorical",
-        "components",
-        "attacker_columns",
-        "target",
-        "p",
-        "alpha",
-        "pi_u",
-        "pwm",
-        "no_risk",
-        "fail_below",
-        "plot",
-        "anonymeter",
-        "anonymeter_attacks",
-        "impute",
-        "fmt",
-        "delimiter",
-        "null_tokens",
-        "jobs",
-        "quiet",
-    ),  # fmt: skip
+    order=COMPARE_ORDER,
     prepare=_compare_prepare,
     session=_compare_session,
     parse=_compare_parse,
@@ -253,6 +234,16 @@ REPORT_DOC = """Build the HTML report of ``source`` (``.to_html()`` renders it a
     run's report without reading any source.
 """
 
+#: Every option in ``--help`` order.
+REPORT_ORDER = (
+    *SOURCE_ORDER, *TAIL_ORDER, "k", "key", "top", "fail_above", "treatments", "group_size", "compare",
+    "treated_table", "link", "aligned", "no_classic", "classic_flag", "weight", "sensitive", "population",
+    "sampling_fraction", "no_records", "hash_secret_file", "store", "from_store", "run_id", "title", "owner",
+    "purpose", "release_kind", "format", "output", "add_anonymize", *SEARCH, "interval_level", "bootstrap", "jobs",
+    "quiet",
+)  # fmt: skip
+
+
 REPORT: Command[ReportParams, ReportInputs] = Command(
     name="report",
     Params=ReportParams,
@@ -291,43 +282,7 @@ REPORT: Command[ReportParams, ReportInputs] = Command(
         **SEARCH,
         "quiet": cli_options.quiet,
     },
-    order=(
-        *SOURCE_ORDER,
-        *TAIL_ORDER,
-        "k",
-        "key",
-        "top",
-        "fail_above",
-        "treatments",
-        "group_size",
-        "compare",
-        "treated_table",
-        "link",
-        "aligned",
-        "no_classic",
-        "classic_flag",
-        "weight",
-        "sensitive",
-        "population",
-        "sampling_fraction",
-        "no_records",
-        "hash_secret_file",
-        "store",
-        "from_store",
-        "run_id",
-        "title",
-        "owner",
-        "purpose",
-        "release_kind",
-        "format",
-        "output",
-        "add_anonymize",
-        *SEARCH,
-        "interval_level",
-        "bootstrap",
-        "jobs",
-        "quiet",
-    ),  # fmt: skip
+    order=REPORT_ORDER,
     prepare=_report_prepare,
     session=_report_session,
     guard=_report_guard,

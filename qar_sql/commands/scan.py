@@ -112,6 +112,13 @@ def _bar(where: dict[str, Any], plan: Any, bar: Progress, out: dict[str, Any]) -
     return run(None, plan, Bar(bar, out["fmt"]))
 
 
+#: Every option in ``--help`` order.
+ORDER = (
+    "dbt_manifest", "url", "dbt_project", "profile", "target", "profiles_dir", "select", *THRESHOLDS, "store",
+    "no_store", "junit", "markdown", "report_dir", "fmt", "jobs", "quiet",
+)  # fmt: skip
+
+
 COMMAND: Command[ScanParams, ScanReport] = Command(
     name=NAME,
     Params=ScanParams,
@@ -150,24 +157,7 @@ COMMAND: Command[ScanParams, ScanReport] = Command(
         "fmt": cli_options.fmt_html,
         "quiet": cli_options.quiet,
     },
-    order=(
-        "dbt_manifest",
-        "url",
-        "dbt_project",
-        "profile",
-        "target",
-        "profiles_dir",
-        "select",
-        *THRESHOLDS,
-        "store",
-        "no_store",
-        "junit",
-        "markdown",
-        "report_dir",
-        "fmt",
-        "jobs",
-        "quiet",
-    ),  # fmt: skip
+    order=ORDER,
     parse=_parse,
     prepare=prepare,
     runner=_bar,
