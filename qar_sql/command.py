@@ -69,6 +69,12 @@ def _ok(result: Any, params: Any) -> int:
     return 0
 
 
+def lazy(load: Callable[[], Any], name: str) -> Callable[..., Any]:
+    """The hook ``name`` of the module ``load()`` returns, looked up when called: a command's
+    numpy-backed work stays unloaded while ``qar --help`` builds the command."""
+    return lambda *args, **kwargs: getattr(load(), name)(*args, **kwargs)
+
+
 @dataclass(frozen=True)
 class Command(Generic[P, R]):
     """One command. ``help``: the text of ``qar NAME --help`` (and the API's docstring unless

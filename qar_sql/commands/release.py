@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from qar_sql import cli_options
-from qar_sql.command import SOURCE_ORDER, TAIL_ORDER, Command, Extras, api_function
+from qar_sql.command import SOURCE_ORDER, TAIL_ORDER, Command, Extras, api_function, lazy
 from qar_sql.commands.search_options import hierarchy_files, search_options
 from qar_sql.errors import UsageError
 from qar_sql.guard import guard_outputs
@@ -55,17 +55,9 @@ def _compare_run(
     return _compare().run(session, params, progress, **keywords)
 
 
-def _compare_prepare(params: CompareParams) -> CompareParams:
-    return _compare().prepare(params)
-
-
 def _compare_session(where: dict[str, Any], params: CompareParams) -> dict[str, Any]:
     """The original's session (its --null-token values those of the CSV files among both sides)."""
     return _compare().session_keywords(params)
-
-
-def _compare_verdict(result: CompareResult, params: CompareParams) -> int:
-    return _compare().verdict(result, params)
 
 
 def _compare_parse(values: dict[str, Any], where: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
@@ -115,7 +107,7 @@ COMPARE: Command[CompareParams, CompareResult] = Command(
     name="compare",
     Params=CompareParams,
     run=_compare_run,
-    verdict=_compare_verdict,
+    verdict=lazy(_compare, "verdict"),
     help="""Compare a treated release TREATED with its ORIGINAL: DTC, CDR, hidden rate, local
     cloaking, correlation protection, inference, and the QaR risk of both.
 
@@ -135,7 +127,7 @@ COMPARE: Command[CompareParams, CompareResult] = Command(
         "quiet": cli_options.quiet,
     },
     order=COMPARE_ORDER,
-    prepare=_compare_prepare,
+    prepare=lazy(_compare, "prepare"),
     session=_compare_session,
     parse=_compare_parse,
     html=_compare_html,
@@ -155,18 +147,6 @@ SEARCH = {str(p.name): p for p in click.command()(search_options(own=False)(lamb
 
 def _report_run(session: Session | None, params: ReportParams, progress: Progress | None = None) -> ReportInputs:
     return _report().run(session, params, progress)
-
-
-def _report_prepare(params: ReportParams) -> ReportParams:
-    return _report().prepare(params)
-
-
-def _report_verdict(inputs: ReportInputs, params: ReportParams) -> int:
-    return _report().verdict(inputs, params)
-
-
-def _report_write(inputs: ReportInputs, params: ReportParams, extras: Extras) -> None:
-    _report().write(inputs, params)
 
 
 def _report_session(where: dict[str, Any], params: ReportParams) -> dict[str, Any] | None:
@@ -248,7 +228,7 @@ REPORT: Command[ReportParams, ReportInputs] = Command(
     name="report",
     Params=ReportParams,
     run=_report_run,
-    verdict=_report_verdict,
+    verdict=lazy(_report, "verdict"),
     help="Write one self-contained HTML report of SOURCE: risk, tail fit, k-anonymity, records, what-if, history.",
     doc=REPORT_DOC,
     source=("source", "table", "delimiter", "null_tokens"),
@@ -283,11 +263,11 @@ REPORT: Command[ReportParams, ReportInputs] = Command(
         "quiet": cli_options.quiet,
     },
     order=REPORT_ORDER,
-    prepare=_report_prepare,
+    prepare=lazy(_report, "prepare"),
     session=_report_session,
     guard=_report_guard,
     parse=_report_parse,
-    write=_report_write,
+    write=lambda inputs, params, extras: _report().write(inputs, params),
     prints=False,
 )
 
