@@ -281,11 +281,7 @@ def cli_command(cmd: Command) -> click.Command:
         else click.Argument([name], required=False, envvar="QAR_DATABASE_URL" if i == 0 else None)
         for i, name in enumerate(cmd.arguments)
     ]
-    for name in cmd.order:
-        if name in cmd.outputs:
-            params.append(_decorated(cmd.outputs[name]))
-        else:
-            params.append(click_option(name, *fields[name]))
+    params += [_decorated(cmd.outputs[n]) if n in cmd.outputs else click_option(n, *fields[n]) for n in cmd.order]
     source_names = [n for n in cmd.source if n in fields or n == "source"]
     required = [n for n, (f, meta) in fields.items() if meta.cli and f.default is dataclasses.MISSING]
 

@@ -240,6 +240,12 @@ def run_scans(
     started_at = datetime.now(UTC).replace(tzinfo=None)
     t0 = time.perf_counter()
     outcomes: list[ScanOutcome] = []
+
+    def report(not_run: tuple[str, ...] = ()) -> ScanReport:
+        elapsed = time.perf_counter() - t0
+        store = st.display if st else None
+        return ScanReport(tuple(outcomes), store, started_at, elapsed, not_run=not_run, notes=config.notes)
+
     try:
         for i, spec in enumerate(config.scans):
             tick = (lambda done, total, _n=spec.name: progress(_n, done, total)) if progress else None
@@ -248,31 +254,13 @@ def run_scans(
                 outcome = run_one(spec, st, config.secrets, plan.jobs, tick)
             except KeyboardInterrupt as exc:
                 seconds = time.perf_counter() - scan_started
-                outcomes.append(
-                    _outcome(
-                        spec,
-                        status="error",
-                        risk=None,
-                        exit_code=int(ExitCode.INTERRUPTED),
-                        seconds=seconds,
-                        error="interrupted (Ctrl-C)",
-                    )
-                )
-                report = ScanReport(
-                    tuple(outcomes),
-                    st.display if st else None,
-                    started_at,
-                    time.perf_counter() - t0,
-                    not_run=tuple(s.name for s in config.scans[i + 1 :]),
-                    notes=config.notes,
-                )
-                raise ScanInterrupted(report) from exc
+                stopped = {"exit_code": int(ExitCode.INTERRUPTED), "error": "interrupted (Ctrl-C)"}
+                outcomes.append(_outcome(spec, status="error", risk=None, seconds=seconds, **stopped))
+                raise ScanInterrupted(report(tuple(s.name for s in config.scans[i + 1 :]))) from exc
             outcomes.append(outcome)
             if on_outcome:
                 on_outcome(outcome)
     finally:
         if st is not None:
             st.close()
-    return ScanReport(
-        tuple(outcomes), st.display if st else None, started_at, time.perf_counter() - t0, notes=config.notes
-    )
+    return report()
