@@ -197,14 +197,11 @@ def run_one(spec: ScanSpec, store: Store | None, secrets: tuple[str, ...], jobs:
             with session_of(spec.source, table=spec.table) as session:
                 result = audit_command.run(session, params, progress)
     except Exception as exc:  # noqa: BLE001 - a driver error in one scan must not stop the rest
+        code = int(exc.exit_code if isinstance(exc, QarError) else ExitCode.RUNTIME)
+        why = scrub(describe_error(exc), [*secrets, *secret_values(spec.source)])
+        seconds = time.perf_counter() - started
         return _outcome(
-            spec,
-            origins=spec.origins,
-            status="error",
-            risk=None,
-            exit_code=int(exc.exit_code if isinstance(exc, QarError) else ExitCode.RUNTIME),
-            seconds=time.perf_counter() - started,
-            error=scrub(describe_error(exc), [*secrets, *secret_values(spec.source)]),
+            spec, origins=spec.origins, status="error", risk=None, exit_code=code, seconds=seconds, error=why
         )
     status, code = judge(spec, result.risk)
     error = None
@@ -216,17 +213,9 @@ def run_one(spec: ScanSpec, store: Store | None, secrets: tuple[str, ...], jobs:
         except QarError as exc:
             status, code, error = "error", int(exc.exit_code), str(exc)
     return _outcome(
-        spec,
-        origins=spec.origins,
-        status=status,
-        risk=result.risk,
-        exit_code=code,
-        seconds=result.seconds,
-        error=error,
-        rows=result.rows,
-        n_qi=result.n_qi,
-        result=result,
-    )
+        spec, origins=spec.origins, status=status, risk=result.risk, exit_code=code, seconds=result.seconds,
+        error=error, rows=result.rows, n_qi=result.n_qi, result=result,
+    )  # fmt: skip
 
 
 def run_scans(
