@@ -9,7 +9,7 @@ Light on purpose (``qar --help`` loads it): the work is :mod:`qar_sql.commands.c
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -163,8 +163,7 @@ def _report_guard(where: dict[str, Any], params: ReportParams) -> None:
     if not on_cli:
         writes = [("output", path) for _, path in writes]
     if params.anonymize is not None and writes:
-        h = params.anonymize.hierarchy
-        for column, f in h.items() if isinstance(h, Mapping) else h:
+        for column, f in params.anonymize.hierarchy_items:
             reads.append((f"the hierarchy of {column or 'its columns'}" if on_cli else "a hierarchy file", f))
         reads += hierarchy_files(params.anonymize.hierarchies)
     guard_outputs(writes, reads)
