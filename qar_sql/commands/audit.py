@@ -92,16 +92,9 @@ def recorded(
             return run(s, params, progress), None
 
     return recorded_audit(
-        store,
-        source,
-        store_in_source=store_in_source,
-        scan_name=scan_name,
-        secrets=secrets,
-        runner=runner,
-        table=table,
-        columns=params.columns,
-        **{name: getattr(params, name) for name in RECORDED},
-    )
+        store, source, store_in_source=store_in_source, scan_name=scan_name, secrets=secrets, runner=runner,
+        table=table, columns=params.columns, **{name: getattr(params, name) for name in RECORDED},
+    )  # fmt: skip
 
 
 def verdict(result: AuditResult, params: AuditParams) -> int:

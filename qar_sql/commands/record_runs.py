@@ -95,15 +95,9 @@ def recorded(
     audit: dict[str, Any] = dict(columns=params.columns, exclude=params.exclude, p=params.p, alpha=params.alpha)
     audit |= dict(pi_u=params.pi_u, pwm=params.pwm)
     recorded_audit(
-        store,
-        **source_keywords(where),
-        **audit,
-        runner=runner,
-        sections=sections,
-        hash_keys=hash_keys,
-        hash_secret_value=hash_secret,
-        store_in_source=store_in_source,
-    )
+        store, **source_keywords(where), **audit, runner=runner, sections=sections, hash_keys=hash_keys,
+        hash_secret_value=hash_secret, store_in_source=store_in_source,
+    )  # fmt: skip
     write_scores_of(box["c"], params)
     return box["c"]
 

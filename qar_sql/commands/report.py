@@ -169,20 +169,13 @@ def run(session: Session | None, params: ReportParams, progress: Progress | None
     audit_sql = _sql(resolved, table, result, where.get("delimiter"), params.jobs)
     sql = "\n".join(filter(None, [audit_sql, *map(sql_text, ran, ran.values())]))
     parameters = _parameters(
-        result,
-        table,
-        key=list(params.key) if params.key else None,
-        top=params.top,
-        threshold=params.threshold,
-        treatments=getattr(params.treatments, "path", None) if params.treatments is not None else None,
-        **_store_parameter(params.store),
-        hashed_keys=bool(params.hash_secret),
-        group_size=params.group_size,
-        compare=mask_source(params.compare) if params.compare else None,
-        treated_table=params.treated_table,
+        result, table, key=list(params.key) if params.key else None, top=params.top, threshold=params.threshold,
+        treatments=getattr(params.treatments, "path", None), **_store_parameter(params.store),
+        hashed_keys=bool(params.hash_secret), group_size=params.group_size,
+        compare=mask_source(params.compare) if params.compare else None, treated_table=params.treated_table,
         link=params.link or ("aligned" if params.aligned else None),
         classic=params.classic_keywords if params.classic_keywords is not None else False,
-    )
+    )  # fmt: skip
     secrets = secret_values(resolved) + secret_values(params.compare)
     secrets += [params.hash_secret] if params.hash_secret else []
     found |= release_context(params.threshold, params.threshold_source, **params.context)
