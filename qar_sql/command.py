@@ -69,6 +69,12 @@ def _ok(result: Any, params: Any) -> int:
     return 0
 
 
+def lazy(load: Callable[[], Any], name: str) -> Callable[..., Any]:
+    """The hook ``name`` of the module ``load()`` returns, looked up when called: a command's
+    numpy-backed work stays unloaded while ``qar --help`` builds the command."""
+    return lambda *args, **kwargs: getattr(load(), name)(*args, **kwargs)
+
+
 @dataclass(frozen=True)
 class Command(Generic[P, R]):
     """One command. ``help``: the text of ``qar NAME --help`` (and the API's docstring unless
@@ -275,11 +281,7 @@ def cli_command(cmd: Command) -> click.Command:
         else click.Argument([name], required=False, envvar="QAR_DATABASE_URL" if i == 0 else None)
         for i, name in enumerate(cmd.arguments)
     ]
-    for name in cmd.order:
-        if name in cmd.outputs:
-            params.append(_decorated(cmd.outputs[name]))
-        else:
-            params.append(click_option(name, *fields[name]))
+    params += [_decorated(cmd.outputs[n]) if n in cmd.outputs else click_option(n, *fields[n]) for n in cmd.order]
     source_names = [n for n in cmd.source if n in fields or n == "source"]
     required = [n for n, (f, meta) in fields.items() if meta.cli and f.default is dataclasses.MISSING]
 

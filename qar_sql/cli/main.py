@@ -117,6 +117,10 @@ class QarGroup(click.Group):
             ctx.exit(int(ExitCode.RUNTIME))
 
 
+#: The levels of --log-level (before or after the command).
+LOG_LEVELS = click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False)
+
+
 def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     if not value or ctx.resilient_parsing:
         return
@@ -144,7 +148,7 @@ def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> N
 )
 @click.option(
     "--log-level",
-    type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
+    type=LOG_LEVELS,
     help="Log level of the qar_sql logger on stderr (DEBUG: every SQL statement and its time); before or after "
     "the command.",
 )
@@ -193,24 +197,11 @@ def _log_after_command(ctx: click.Context, param: click.Parameter, value) -> Non
 def add_log_options(group: click.Group) -> None:
     """Accept --log-level and -v/--verbose after every command too (``qar audit x.csv -v``), as
     --debug is. Hidden there: the group's --help documents them once."""
+    hidden: dict = {"expose_value": False, "hidden": True, "callback": _log_after_command}
     for command in group.commands.values():
         command.params += [
-            click.Option(
-                ["--log-level"],
-                type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
-                expose_value=False,
-                hidden=True,
-                callback=_log_after_command,
-                help="As qar --log-level.",
-            ),
-            click.Option(
-                ["--verbose", "-v"],
-                count=True,
-                expose_value=False,
-                hidden=True,
-                callback=_log_after_command,
-                help="As qar -v.",
-            ),
+            click.Option(["--log-level"], type=LOG_LEVELS, help="As qar --log-level.", **hidden),
+            click.Option(["--verbose", "-v"], count=True, help="As qar -v.", **hidden),
         ]
 
 

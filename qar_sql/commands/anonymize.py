@@ -128,6 +128,14 @@ def _report(result: AnonymizeResult, params: AnonymizeParams, extras: Extras) ->
     return html(kept, sql=extras.out.get(SQL_LOG, ()), anonymize=result)
 
 
+#: Every option in ``--help`` order.
+ORDER = (
+    *SOURCE_ORDER, "hierarchy", "hierarchies", "qid", "k", "l", "l_kind", "c", "t", "t_kind", "sensitive",
+    "risk_below", "no_singletons", "suppression_limit", "metric", "gs_factor", "monotonic", "local", "drop_null", "p",
+    "alpha", "pi_u", "pwm", "theta", "output", "plot", "fmt", "jobs", "batch_size", "quiet",
+)  # fmt: skip
+
+
 COMMAND: Command[AnonymizeParams, AnonymizeResult] = Command(
     name=NAME,
     Params=AnonymizeParams,
@@ -152,38 +160,7 @@ COMMAND: Command[AnonymizeParams, AnonymizeResult] = Command(
         "quiet": cli_options.quiet,
     },
     progress="nodes",
-    order=(
-        *SOURCE_ORDER,
-        "hierarchy",
-        "hierarchies",
-        "qid",
-        "k",
-        "l",
-        "l_kind",
-        "c",
-        "t",
-        "t_kind",
-        "sensitive",
-        "risk_below",
-        "no_singletons",
-        "suppression_limit",
-        "metric",
-        "gs_factor",
-        "monotonic",
-        "local",
-        "drop_null",
-        "p",
-        "alpha",
-        "pi_u",
-        "pwm",
-        "theta",
-        "output",
-        "plot",
-        "fmt",
-        "jobs",
-        "batch_size",
-        "quiet",
-    ),  # fmt: skip
+    order=ORDER,
     runner=_run,
     html=_report,
 )

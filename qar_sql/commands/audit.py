@@ -92,16 +92,9 @@ def recorded(
             return run(s, params, progress), None
 
     return recorded_audit(
-        store,
-        source,
-        store_in_source=store_in_source,
-        scan_name=scan_name,
-        secrets=secrets,
-        runner=runner,
-        table=table,
-        columns=params.columns,
-        **{name: getattr(params, name) for name in RECORDED},
-    )
+        store, source, store_in_source=store_in_source, scan_name=scan_name, secrets=secrets, runner=runner,
+        table=table, columns=params.columns, **{name: getattr(params, name) for name in RECORDED},
+    )  # fmt: skip
 
 
 def verdict(result: AuditResult, params: AuditParams) -> int:
@@ -163,6 +156,14 @@ def _report(result: AuditResult, params: AuditParams, extras: Extras) -> str:
     )
 
 
+#: Every option in ``--help`` order.
+ORDER = (
+    *SOURCE_ORDER, *TAIL_ORDER, "fmt", "k", "top", "histograms", "fail_above", "show_sql", "group_size", "jobs",
+    "batch_size", "prune", "quiet", "store", "store_in_source", "all_text", "interval_level", "bootstrap",
+    "min_exceedances", "theta", "sensitivity", "row_subsamples",
+)  # fmt: skip
+
+
 COMMAND: Command[AuditParams, AuditResult] = Command(
     name=NAME,
     Params=AuditParams,
@@ -188,30 +189,7 @@ COMMAND: Command[AuditParams, AuditResult] = Command(
         "store_in_source": cli_options.store_in_source,
     },
     emits=("top", "histograms"),
-    order=(
-        *SOURCE_ORDER,
-        *TAIL_ORDER,
-        "fmt",
-        "k",
-        "top",
-        "histograms",
-        "fail_above",
-        "show_sql",
-        "group_size",
-        "jobs",
-        "batch_size",
-        "prune",
-        "quiet",
-        "store",
-        "store_in_source",
-        "all_text",
-        "interval_level",
-        "bootstrap",
-        "min_exceedances",
-        "theta",
-        "sensitivity",
-        "row_subsamples",
-    ),  # fmt: skip
+    order=ORDER,
     preview=_show_sql,
     runner=_run,
     html=_report,

@@ -47,6 +47,13 @@ def _run(where: dict[str, Any], params: EliminateParams, progress: Progress | No
     return run_on(where, COMMAND, params, progress)
 
 
+#: Every option in ``--help`` order.
+ORDER = (
+    *SOURCE_ORDER, *TAIL_ORDER, "key", "by", "step", "max_removed", "greedy_steps", "seed", "orders", "plot", "fmt",
+    "jobs", "quiet",
+)  # fmt: skip
+
+
 COMMAND: Command[EliminateParams, Elimination] = Command(
     name=NAME,
     Params=EliminateParams,
@@ -55,21 +62,7 @@ COMMAND: Command[EliminateParams, Elimination] = Command(
     doc="Block elimination curves for each ranking in ``by`` (plus greedy when asked).",
     source=("source", "table", "delimiter", "null_tokens", "threads"),
     outputs={"fmt": cli_options.fmt, "quiet": cli_options.quiet},
-    order=(
-        *SOURCE_ORDER,
-        *TAIL_ORDER,
-        "key",
-        "by",
-        "step",
-        "max_removed",
-        "greedy_steps",
-        "seed",
-        "orders",
-        "plot",
-        "fmt",
-        "jobs",
-        "quiet",
-    ),  # fmt: skip
+    order=ORDER,
     prepare=prepare,
     runner=_run,
 )

@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from qar_sql.command import Extras
-from qar_sql.commands.report import audit_html, records_summary
+from qar_sql.commands.report import audit_html, audit_options, records_summary
 from qar_sql.compliance.store import HASH_SECRET_ENV, recorded_audit
 from qar_sql.compliance.store import hash_secret as read_secret
 from qar_sql.engines.session import Session
@@ -35,14 +35,6 @@ from qar_sql.stats.contributions import correlations
 # --- qar records ----------------------------------------------------------------------------------
 
 
-def audit_options(params: RecordsParams, progress: Progress | None = None) -> Options:
-    """The audit's options (:class:`~qar_sql.measures.audit.Options`) of ``params``."""
-    return Options(
-        columns=params.columns, exclude=params.exclude, p=params.p, alpha=params.alpha, pi_u=params.pi_u,
-        pwm=params.pwm, jobs=params.jobs, progress=progress,
-    )  # fmt: skip
-
-
 def rank(
     session: Session, params: RecordsParams, progress: Progress | None = None
 ) -> Contributions | Influence | SudaRecords:
@@ -63,7 +55,6 @@ def rank(
 
 
 def write_scores_of(c: Contributions, params: RecordsParams) -> None:
-
     if params.output:
         output = str(params.output)
         with written(output, "--output"):
@@ -104,15 +95,9 @@ def recorded(
     audit: dict[str, Any] = dict(columns=params.columns, exclude=params.exclude, p=params.p, alpha=params.alpha)
     audit |= dict(pi_u=params.pi_u, pwm=params.pwm)
     recorded_audit(
-        store,
-        **source_keywords(where),
-        **audit,
-        runner=runner,
-        sections=sections,
-        hash_keys=hash_keys,
-        hash_secret_value=hash_secret,
-        store_in_source=store_in_source,
-    )
+        store, **source_keywords(where), **audit, runner=runner, sections=sections, hash_keys=hash_keys,
+        hash_secret_value=hash_secret, store_in_source=store_in_source,
+    )  # fmt: skip
     write_scores_of(box["c"], params)
     return box["c"]
 

@@ -91,6 +91,14 @@ def _report(c: Contributions, params: RecordsParams, extras: Extras) -> str:
     return report_html(c, params, extras)
 
 
+#: Every option in ``--help`` order.
+ORDER = (
+    *SOURCE_ORDER, *TAIL_ORDER, "key", "top", "by", "max_size", "missing", "sampling_fraction", "population",
+    "all_text", "compare_dt", "refine", "all_records", "output", "store", "store_in_source", "hash_keys",
+    "hash_secret_file", "fmt", "jobs", "quiet",
+)  # fmt: skip
+
+
 COMMAND: Command[RecordsParams, Any] = Command(
     name=NAME,
     Params=RecordsParams,
@@ -118,29 +126,7 @@ COMMAND: Command[RecordsParams, Any] = Command(
         "quiet": cli_options.quiet,
     },
     emits=("params",),
-    order=(
-        *SOURCE_ORDER,
-        *TAIL_ORDER,
-        "key",
-        "top",
-        "by",
-        "max_size",
-        "missing",
-        "sampling_fraction",
-        "population",
-        "all_text",
-        "compare_dt",
-        "refine",
-        "all_records",
-        "output",
-        "store",
-        "store_in_source",
-        "hash_keys",
-        "hash_secret_file",
-        "fmt",
-        "jobs",
-        "quiet",
-    ),  # fmt: skip
+    order=ORDER,
     prepare=prepare,
     runner=_run,
     html=_report,

@@ -9,13 +9,13 @@ Light on purpose (``qar --help`` loads it): the work is :mod:`qar_sql.commands.c
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from qar_sql import cli_options
-from qar_sql.command import SOURCE_ORDER, TAIL_ORDER, Command, Extras, api_function
+from qar_sql.command import SOURCE_ORDER, TAIL_ORDER, Command, Extras, api_function, lazy
 from qar_sql.commands.search_options import hierarchy_files, search_options
 from qar_sql.errors import UsageError
 from qar_sql.guard import guard_outputs
@@ -55,17 +55,9 @@ def _compare_run(
     return _compare().run(session, params, progress, **keywords)
 
 
-def _compare_prepare(params: CompareParams) -> CompareParams:
-    return _compare().prepare(params)
-
-
 def _compare_session(where: dict[str, Any], params: CompareParams) -> dict[str, Any]:
     """The original's session (its --null-token values those of the CSV files among both sides)."""
     return _compare().session_keywords(params)
-
-
-def _compare_verdict(result: CompareResult, params: CompareParams) -> int:
-    return _compare().verdict(result, params)
 
 
 def _compare_parse(values: dict[str, Any], where: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
@@ -103,11 +95,19 @@ COMPARE_DOC = """Compare ``treated`` (a file, or a table of a DuckDB file or dat
     ``treatments``) only DTC, CDR, inference and the QaR risks are computed.
 """
 
+#: Every option in ``--help`` order.
+COMPARE_ORDER = (
+    "table", "treated_table", "treatments", "link", "aligned", "columns", "exclude", "categorical", "components",
+    "attacker_columns", "target", "p", "alpha", "pi_u", "pwm", "no_risk", "fail_below", "plot", "anonymeter",
+    "anonymeter_attacks", "impute", "fmt", "delimiter", "null_tokens", "jobs", "quiet",
+)  # fmt: skip
+
+
 COMPARE: Command[CompareParams, CompareResult] = Command(
     name="compare",
     Params=CompareParams,
     run=_compare_run,
-    verdict=_compare_verdict,
+    verdict=lazy(_compare, "verdict"),
     help="""Compare a treated release TREATED with its ORIGINAL: DTC, CDR, hidden rate, local
     cloaking, correlation protection, inference, and the QaR risk of both.
 
@@ -126,35 +126,8 @@ COMPARE: Command[CompareParams, CompareResult] = Command(
         "fmt": cli_options.fmt_html,
         "quiet": cli_options.quiet,
     },
-    order=(
-        "table",
-        "treated_table",
-        "treatments",
-        "link",
-        "aligned",
-        "columns",
-        "exclude",
-        "categorical",
-        "components",
-        "attacker_columns",
-        "target",
-        "p",
-        "alpha",
-        "pi_u",
-        "pwm",
-        "no_risk",
-        "fail_below",
-        "plot",
-        "anonymeter",
-        "anonymeter_attacks",
-        "impute",
-        "fmt",
-        "delimiter",
-        "null_tokens",
-        "jobs",
-        "quiet",
-    ),  # fmt: skip
-    prepare=_compare_prepare,
+    order=COMPARE_ORDER,
+    prepare=lazy(_compare, "prepare"),
     session=_compare_session,
     parse=_compare_parse,
     html=_compare_html,
@@ -176,18 +149,6 @@ def _report_run(session: Session | None, params: ReportParams, progress: Progres
     return _report().run(session, params, progress)
 
 
-def _report_prepare(params: ReportParams) -> ReportParams:
-    return _report().prepare(params)
-
-
-def _report_verdict(inputs: ReportInputs, params: ReportParams) -> int:
-    return _report().verdict(inputs, params)
-
-
-def _report_write(inputs: ReportInputs, params: ReportParams, extras: Extras) -> None:
-    _report().write(inputs, params)
-
-
 def _report_session(where: dict[str, Any], params: ReportParams) -> dict[str, Any] | None:
     """SOURCE's session; none for a recorded run's report (--from-store reads no source)."""
     return None if params.from_store is not None else where
@@ -202,8 +163,7 @@ def _report_guard(where: dict[str, Any], params: ReportParams) -> None:
     if not on_cli:
         writes = [("output", path) for _, path in writes]
     if params.anonymize is not None and writes:
-        h = params.anonymize.hierarchy
-        for column, f in h.items() if isinstance(h, Mapping) else h:
+        for column, f in params.anonymize.hierarchy_items:
             reads.append((f"the hierarchy of {column or 'its columns'}" if on_cli else "a hierarchy file", f))
         reads += hierarchy_files(params.anonymize.hierarchies)
     guard_outputs(writes, reads)
@@ -253,11 +213,21 @@ REPORT_DOC = """Build the HTML report of ``source`` (``.to_html()`` renders it a
     run's report without reading any source.
 """
 
+#: Every option in ``--help`` order.
+REPORT_ORDER = (
+    *SOURCE_ORDER, *TAIL_ORDER, "k", "key", "top", "fail_above", "treatments", "group_size", "compare",
+    "treated_table", "link", "aligned", "no_classic", "classic_flag", "weight", "sensitive", "population",
+    "sampling_fraction", "no_records", "hash_secret_file", "store", "from_store", "run_id", "title", "owner",
+    "purpose", "release_kind", "format", "output", "add_anonymize", *SEARCH, "interval_level", "bootstrap", "jobs",
+    "quiet",
+)  # fmt: skip
+
+
 REPORT: Command[ReportParams, ReportInputs] = Command(
     name="report",
     Params=ReportParams,
     run=_report_run,
-    verdict=_report_verdict,
+    verdict=lazy(_report, "verdict"),
     help="Write one self-contained HTML report of SOURCE: risk, tail fit, k-anonymity, records, what-if, history.",
     doc=REPORT_DOC,
     source=("source", "table", "delimiter", "null_tokens"),
@@ -291,48 +261,12 @@ REPORT: Command[ReportParams, ReportInputs] = Command(
         **SEARCH,
         "quiet": cli_options.quiet,
     },
-    order=(
-        *SOURCE_ORDER,
-        *TAIL_ORDER,
-        "k",
-        "key",
-        "top",
-        "fail_above",
-        "treatments",
-        "group_size",
-        "compare",
-        "treated_table",
-        "link",
-        "aligned",
-        "no_classic",
-        "classic_flag",
-        "weight",
-        "sensitive",
-        "population",
-        "sampling_fraction",
-        "no_records",
-        "hash_secret_file",
-        "store",
-        "from_store",
-        "run_id",
-        "title",
-        "owner",
-        "purpose",
-        "release_kind",
-        "format",
-        "output",
-        "add_anonymize",
-        *SEARCH,
-        "interval_level",
-        "bootstrap",
-        "jobs",
-        "quiet",
-    ),  # fmt: skip
-    prepare=_report_prepare,
+    order=REPORT_ORDER,
+    prepare=lazy(_report, "prepare"),
     session=_report_session,
     guard=_report_guard,
     parse=_report_parse,
-    write=_report_write,
+    write=lambda inputs, params, extras: _report().write(inputs, params),
     prints=False,
 )
 

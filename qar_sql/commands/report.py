@@ -43,6 +43,7 @@ from qar_sql.output.html import (
 )
 from qar_sql.parameters.measures import RiskParams, UniquenessParams
 from qar_sql.parameters.release import CompareParams, ReportParams, check_release_context
+from qar_sql.parameters.tail import TailParams
 from qar_sql.parameters.treat import WhatIfParams
 from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys
 from qar_sql.pushdown.scan import Progress
@@ -92,6 +93,14 @@ def records_summary(contrib, top: int, hash_secret: str | None, keys: Mapping[in
     )
 
 
+def audit_options(params: TailParams, progress: Progress | None = None) -> Options:
+    """The audit's options (:class:`~qar_sql.measures.audit.Options`) of ``params`` (and its ``jobs``)."""
+    return Options(
+        columns=params.columns, exclude=params.exclude, p=params.p, alpha=params.alpha, pi_u=params.pi_u,
+        pwm=params.pwm, jobs=params.jobs, progress=progress,  # type: ignore[attr-defined]
+    )  # fmt: skip
+
+
 def prepared(params: ReportParams, columns: Sequence[str] | None = None) -> ReportParams:
     """``params`` checked before the first query: the treatments file read (a bad one fails here,
     not after the audit; the result holds the :class:`~qar_sql.treat.treatments.Plan`) and,
@@ -126,10 +135,7 @@ def run(session: Session | None, params: ReportParams, progress: Progress | None
     assert session is not None, "a report of SOURCE runs in its session"
     started = time.perf_counter()
     params = prepared(params, session.relation.columns)
-    opts = Options(
-        columns=params.columns, exclude=params.exclude, p=params.p, alpha=params.alpha, pi_u=params.pi_u,
-        pwm=params.pwm, jobs=params.jobs, progress=progress,
-    )  # fmt: skip
+    opts = audit_options(params, progress)
     records = params.records
     if records is None:
         records = bool(params.key) or session.relation.row_order is not None
@@ -143,9 +149,7 @@ def run(session: Session | None, params: ReportParams, progress: Progress | None
             session.db, session.relation, opts, k=params.k, started=started, source=session.label, **iv
         )
     if result.k != params.k:
-        from dataclasses import replace
-
-        result = replace(result, k=params.k)
+        result = dataclasses.replace(result, k=params.k)
     result = with_sensitivity(result)  # the unique measure and T̂ without each column: no query
     ran: dict[str, list[str]] = {}  # the other sections' statements, as rendered while they ran
     found: dict[str, Any] = {"records": rec, "elimination": elim}
@@ -165,20 +169,13 @@ def run(session: Session | None, params: ReportParams, progress: Progress | None
     audit_sql = _sql(resolved, table, result, where.get("delimiter"), params.jobs)
     sql = "\n".join(filter(None, [audit_sql, *map(sql_text, ran, ran.values())]))
     parameters = _parameters(
-        result,
-        table,
-        key=list(params.key) if params.key else None,
-        top=params.top,
-        threshold=params.threshold,
-        treatments=getattr(params.treatments, "path", None) if params.treatments is not None else None,
-        **_store_parameter(params.store),
-        hashed_keys=bool(params.hash_secret),
-        group_size=params.group_size,
-        compare=mask_source(params.compare) if params.compare else None,
-        treated_table=params.treated_table,
+        result, table, key=list(params.key) if params.key else None, top=params.top, threshold=params.threshold,
+        treatments=getattr(params.treatments, "path", None), **_store_parameter(params.store),
+        hashed_keys=bool(params.hash_secret), group_size=params.group_size,
+        compare=mask_source(params.compare) if params.compare else None, treated_table=params.treated_table,
         link=params.link or ("aligned" if params.aligned else None),
         classic=params.classic_keywords if params.classic_keywords is not None else False,
-    )
+    )  # fmt: skip
     secrets = secret_values(resolved) + secret_values(params.compare)
     secrets += [params.hash_secret] if params.hash_secret else []
     found |= release_context(params.threshold, params.threshold_source, **params.context)
@@ -295,23 +292,15 @@ def with_intervals(result: AuditResult, level: float | None, resamples: int | No
     """``result`` with the bootstrap intervals of its tail fit (the records pass audits without
     them, for speed; the first page states them): as :func:`qar_sql.audit` computes them, from
     the θ in memory. A pruned audit, one without a tail or ``resamples`` 0 keeps none."""
-    from dataclasses import replace
-
     level = tail_interval.check_level(tail_interval.DEFAULT_LEVEL if level is None else level)
     resamples = tail_interval.check_resamples(tail_interval.DEFAULT_RESAMPLES if resamples is None else resamples)
     if result.fit is None or result.n_pruned or not resamples or result.intervals is not None:
         return result
     intervals = tail_interval.bootstrap_intervals(
-        result.theta,
-        result.rows,
-        result.fit,
-        alpha=result.alpha,
-        pi_u=result.pi_u,
-        pwm=result.pwm,
-        level=level,
-        resamples=resamples,
-    )
-    return replace(result, intervals=intervals)
+        result.theta, result.rows, result.fit, alpha=result.alpha, pi_u=result.pi_u, pwm=result.pwm,
+        level=level, resamples=resamples,
+    )  # fmt: skip
+    return dataclasses.replace(result, intervals=intervals)
 
 
 def release_context(
@@ -442,7 +431,6 @@ def from_store(
 
 
 def _sql(resolved: str, table, result: AuditResult, delimiter, jobs) -> str | None:
-
     try:
         return show_sql(resolved, table=table, columns=result.columns, p=result.p, delimiter=delimiter, jobs=jobs)
     except QarError:  # e.g. a dialect show_sql cannot render offline: the report says so
@@ -558,13 +546,11 @@ def verdict(inputs: ReportInputs, params: ReportParams) -> int:
 def stored(params: ReportParams) -> ReportInputs:
     """The report of the run ``params.run_id`` recorded in the results store ``params.from_store``
     (:func:`from_store`; no source is read), with the release context of ``params``."""
-    from dataclasses import replace
-
     inputs = from_store(
         params.from_store or None, params.run_id or "", threshold=params.threshold,
         threshold_source=params.threshold_source, command=params.command,
     )  # fmt: skip
-    return replace(inputs, **params.context)
+    return dataclasses.replace(inputs, **params.context)
 
 
 def scan_pages(names: Sequence[str]) -> dict[str, str]:

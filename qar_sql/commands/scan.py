@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from qar_sql import cli_options
-from qar_sql.command import Command, Extras
+from qar_sql.command import Command, lazy
 from qar_sql.errors import ExitCode
 from qar_sql.parameters.store import ScanParams
 from qar_sql.precedence import from_click
@@ -42,9 +42,10 @@ def _runs() -> ModuleType:  # numpy-backed: the scan's work, loaded when it runs
     return scan_runs
 
 
-def prepare(params: ScanParams) -> ScanPlan:
-    """The scans read and checked, the store chosen, the outputs guarded (:func:`scan_runs.prepare`)."""
-    return _runs().prepare(params)
+#: The scans read and checked, the store chosen, the outputs guarded (:func:`scan_runs.prepare`).
+prepare: Callable[[ScanParams], ScanPlan] = lazy(_runs, "prepare")
+#: The exit code, with what goes to stderr (:func:`scan_runs.verdict`).
+verdict: Callable[[ScanReport, ScanParams], int] = lazy(_runs, "verdict")
 
 
 def run(
@@ -62,15 +63,6 @@ def run(
         return runs.run_scans(plan, progress, on_outcome or getattr(progress, "outcome", None))
     except runs.ScanInterrupted as stop:
         return stop.report
-
-
-def verdict(report: ScanReport, params: ScanParams) -> int:
-    """The exit code, with what goes to stderr (:func:`scan_runs.verdict`)."""
-    return _runs().verdict(report, params)
-
-
-def _write(report: ScanReport, plan: ScanParams, extras: Extras) -> None:  # (prepared: a ScanPlan)
-    _runs().write(report, plan)
 
 
 def _parse(values: dict[str, Any], where: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
@@ -112,6 +104,13 @@ def _bar(where: dict[str, Any], plan: Any, bar: Progress, out: dict[str, Any]) -
     return run(None, plan, Bar(bar, out["fmt"]))
 
 
+#: Every option in ``--help`` order.
+ORDER = (
+    "dbt_manifest", "url", "dbt_project", "profile", "target", "profiles_dir", "select", *THRESHOLDS, "store",
+    "no_store", "junit", "markdown", "report_dir", "fmt", "jobs", "quiet",
+)  # fmt: skip
+
+
 COMMAND: Command[ScanParams, ScanReport] = Command(
     name=NAME,
     Params=ScanParams,
@@ -150,28 +149,11 @@ COMMAND: Command[ScanParams, ScanReport] = Command(
         "fmt": cli_options.fmt_html,
         "quiet": cli_options.quiet,
     },
-    order=(
-        "dbt_manifest",
-        "url",
-        "dbt_project",
-        "profile",
-        "target",
-        "profiles_dir",
-        "select",
-        *THRESHOLDS,
-        "store",
-        "no_store",
-        "junit",
-        "markdown",
-        "report_dir",
-        "fmt",
-        "jobs",
-        "quiet",
-    ),  # fmt: skip
+    order=ORDER,
     parse=_parse,
     prepare=prepare,
     runner=_bar,
-    write=_write,
+    write=lambda report, plan, extras: _runs().write(report, plan),  # (prepared: a ScanPlan)
     verdict=verdict,
 )
 

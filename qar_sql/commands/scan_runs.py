@@ -197,14 +197,11 @@ def run_one(spec: ScanSpec, store: Store | None, secrets: tuple[str, ...], jobs:
             with session_of(spec.source, table=spec.table) as session:
                 result = audit_command.run(session, params, progress)
     except Exception as exc:  # noqa: BLE001 - a driver error in one scan must not stop the rest
+        code = int(exc.exit_code if isinstance(exc, QarError) else ExitCode.RUNTIME)
+        why = scrub(describe_error(exc), [*secrets, *secret_values(spec.source)])
+        seconds = time.perf_counter() - started
         return _outcome(
-            spec,
-            origins=spec.origins,
-            status="error",
-            risk=None,
-            exit_code=int(exc.exit_code if isinstance(exc, QarError) else ExitCode.RUNTIME),
-            seconds=time.perf_counter() - started,
-            error=scrub(describe_error(exc), [*secrets, *secret_values(spec.source)]),
+            spec, origins=spec.origins, status="error", risk=None, exit_code=code, seconds=seconds, error=why
         )
     status, code = judge(spec, result.risk)
     error = None
@@ -216,17 +213,9 @@ def run_one(spec: ScanSpec, store: Store | None, secrets: tuple[str, ...], jobs:
         except QarError as exc:
             status, code, error = "error", int(exc.exit_code), str(exc)
     return _outcome(
-        spec,
-        origins=spec.origins,
-        status=status,
-        risk=result.risk,
-        exit_code=code,
-        seconds=result.seconds,
-        error=error,
-        rows=result.rows,
-        n_qi=result.n_qi,
-        result=result,
-    )
+        spec, origins=spec.origins, status=status, risk=result.risk, exit_code=code, seconds=result.seconds,
+        error=error, rows=result.rows, n_qi=result.n_qi, result=result,
+    )  # fmt: skip
 
 
 def run_scans(
@@ -240,6 +229,12 @@ def run_scans(
     started_at = datetime.now(UTC).replace(tzinfo=None)
     t0 = time.perf_counter()
     outcomes: list[ScanOutcome] = []
+
+    def report(not_run: tuple[str, ...] = ()) -> ScanReport:
+        elapsed = time.perf_counter() - t0
+        store = st.display if st else None
+        return ScanReport(tuple(outcomes), store, started_at, elapsed, not_run=not_run, notes=config.notes)
+
     try:
         for i, spec in enumerate(config.scans):
             tick = (lambda done, total, _n=spec.name: progress(_n, done, total)) if progress else None
@@ -248,31 +243,13 @@ def run_scans(
                 outcome = run_one(spec, st, config.secrets, plan.jobs, tick)
             except KeyboardInterrupt as exc:
                 seconds = time.perf_counter() - scan_started
-                outcomes.append(
-                    _outcome(
-                        spec,
-                        status="error",
-                        risk=None,
-                        exit_code=int(ExitCode.INTERRUPTED),
-                        seconds=seconds,
-                        error="interrupted (Ctrl-C)",
-                    )
-                )
-                report = ScanReport(
-                    tuple(outcomes),
-                    st.display if st else None,
-                    started_at,
-                    time.perf_counter() - t0,
-                    not_run=tuple(s.name for s in config.scans[i + 1 :]),
-                    notes=config.notes,
-                )
-                raise ScanInterrupted(report) from exc
+                stopped = {"exit_code": int(ExitCode.INTERRUPTED), "error": "interrupted (Ctrl-C)"}
+                outcomes.append(_outcome(spec, status="error", risk=None, seconds=seconds, **stopped))
+                raise ScanInterrupted(report(tuple(s.name for s in config.scans[i + 1 :]))) from exc
             outcomes.append(outcome)
             if on_outcome:
                 on_outcome(outcome)
     finally:
         if st is not None:
             st.close()
-    return ScanReport(
-        tuple(outcomes), st.display if st else None, started_at, time.perf_counter() - t0, notes=config.notes
-    )
+    return report()
