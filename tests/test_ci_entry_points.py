@@ -401,3 +401,17 @@ def test_a_single_scan_is_counted_in_the_singular(tmp_path, monkeypatch, capsys)
     assert main(["--no-store", "--fail-above", "1", "--markdown", "m.md", "examples/qar.toml"]) == 0
     assert re.search(r"^1 scan: ", capsys.readouterr().out, re.M)
     assert re.search(r"^1 scan: ", (work / "m.md").read_text(), re.M)
+
+
+@pytest.mark.parametrize("option", ["--junit", "--markdown"])
+def test_the_hook_refuses_an_unwritable_summary_before_any_scan(tmp_path, monkeypatch, capsys, option):
+    """The combined file's folder is checked before the scans run, as qar scan checks its own."""
+    from qar_sql.cli.hook import main
+
+    work = demo_checkout(tmp_path)
+    monkeypatch.chdir(work)
+    with pytest.raises(SystemExit) as stop:
+        main(["--no-store", option, "nodir/out", "examples/qar.toml"])
+    assert stop.value.code == 2
+    out, err = capsys.readouterr()
+    assert "qar scan examples/qar.toml" not in out and "does not exist" in err and "'nodir/out'" in err

@@ -117,6 +117,8 @@ def _guard(files: list[str], options: list[str], combined: dict[str, str]) -> No
     reads += [("the results store", v) for v in stores]
     try:
         check_not_input(writes, reads)
+        for option, path in writes:  # (a missing folder found after every scan ran wastes them)
+            user_files.check_writable(path, option)
     except QarError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         raise SystemExit(int(exc.exit_code)) from exc
