@@ -415,3 +415,19 @@ def test_the_hook_refuses_an_unwritable_summary_before_any_scan(tmp_path, monkey
     assert stop.value.code == 2
     out, err = capsys.readouterr()
     assert "qar scan examples/qar.toml" not in out and "does not exist" in err and "'nodir/out'" in err
+
+
+def test_the_hook_junit_shows_a_config_qar_scan_stopped_on(tmp_path, monkeypatch, capsys):
+    """A config refused before any scan is an error in the combined JUnit, not left out of it
+    (where a reader would count every other config's passes and show the run green)."""
+    from qar_sql.cli.hook import main
+
+    work = demo_checkout(tmp_path)
+    monkeypatch.chdir(work)
+    (work / "bad.toml").write_text("x = [\n")
+    assert main(["--no-store", "--fail-above", "1", "--junit", "j.xml", "examples/qar.toml", "bad.toml"]) == 2
+    root = ET.parse(work / "j.xml").getroot()
+    suites = {s.get("name"): s for s in root.iter("testsuite")}
+    assert suites["qar scan bad.toml"].get("errors") == "1"
+    assert suites["qar scan examples/qar.toml"].get("errors") == "0"
+    assert (root.get("tests"), root.get("errors"), root.get("failures")) == ("3", "1", "0")
