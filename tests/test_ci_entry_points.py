@@ -361,3 +361,73 @@ def test_the_action_refuses_a_format_in_args(args):
         "--select",
         "tag:pii path:models",
     ]
+
+
+@pytest.mark.parametrize(
+    "scan",
+    [
+        {"name": "a", "status": "fail", "risk": None, "fail_above": 0.5},
+        {"name": "a", "status": "warn", "risk": 0.7},
+        {"name": "a", "status": "fail", "risk": "0.7", "fail_above": None},
+    ],
+)
+def test_the_action_annotates_a_scan_with_missing_numbers(tmp_path, capsys, scan):
+    """A JSON from another qar version (or edited by hand) with a failing scan without its risk or
+    threshold still gets its annotation and the outputs of every scan, never a traceback."""
+    from qar_sql.cli import action
+
+    (tmp_path / "j.json").write_text(json.dumps({"scans": [scan, {"name": "b", "status": "ok", "risk": 0.25}, 3]}))
+    env = {
+        "QAR_ACTION_JSON": str(tmp_path / "j.json"),
+        "GITHUB_OUTPUT": str(tmp_path / "out"),
+        "QAR_ACTION_ANNOTATIONS": "true",
+    }
+    action.results(env)
+    printed = capsys.readouterr().out
+    assert re.search(r"^::(error|warning) title=qar scan a::risk \S+ is above (fail|warn)_above \S+$", printed, re.M)
+    out = dict(line.split("=", 1) for line in (tmp_path / "out").read_text().splitlines())
+    assert out["scans"] == "2" and out["ok"] == "1" and out["risk"] == ("0.7" if scan["risk"] == 0.7 else "0.25")
+
+
+def test_a_single_scan_is_counted_in_the_singular(tmp_path, monkeypatch, capsys):
+    from qar_sql.cli.hook import main
+
+    work = demo_checkout(tmp_path)
+    monkeypatch.chdir(work)
+    text = (work / "examples" / "qar.toml").read_text()
+    (work / "examples" / "qar.toml").write_text(
+        text[: text.rindex("[[scan]]", 0, text.index("demo, published columns"))]
+    )
+    assert main(["--no-store", "--fail-above", "1", "--markdown", "m.md", "examples/qar.toml"]) == 0
+    assert re.search(r"^1 scan: ", capsys.readouterr().out, re.M)
+    assert re.search(r"^1 scan: ", (work / "m.md").read_text(), re.M)
+
+
+@pytest.mark.parametrize("option", ["--junit", "--markdown"])
+def test_the_hook_refuses_an_unwritable_summary_before_any_scan(tmp_path, monkeypatch, capsys, option):
+    """The combined file's folder is checked before the scans run, as qar scan checks its own."""
+    from qar_sql.cli.hook import main
+
+    work = demo_checkout(tmp_path)
+    monkeypatch.chdir(work)
+    with pytest.raises(SystemExit) as stop:
+        main(["--no-store", option, "nodir/out", "examples/qar.toml"])
+    assert stop.value.code == 2
+    out, err = capsys.readouterr()
+    assert "qar scan examples/qar.toml" not in out and "does not exist" in err and "'nodir/out'" in err
+
+
+def test_the_hook_junit_shows_a_config_qar_scan_stopped_on(tmp_path, monkeypatch, capsys):
+    """A config refused before any scan is an error in the combined JUnit, not left out of it
+    (where a reader would count every other config's passes and show the run green)."""
+    from qar_sql.cli.hook import main
+
+    work = demo_checkout(tmp_path)
+    monkeypatch.chdir(work)
+    (work / "bad.toml").write_text("x = [\n")
+    assert main(["--no-store", "--fail-above", "1", "--junit", "j.xml", "examples/qar.toml", "bad.toml"]) == 2
+    root = ET.parse(work / "j.xml").getroot()
+    suites = {s.get("name"): s for s in root.iter("testsuite")}
+    assert suites["qar scan bad.toml"].get("errors") == "1"
+    assert suites["qar scan examples/qar.toml"].get("errors") == "0"
+    assert (root.get("tests"), root.get("errors"), root.get("failures")) == ("3", "1", "0")

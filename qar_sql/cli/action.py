@@ -51,12 +51,18 @@ def annotation(scan: Mapping, config: str) -> str | None:
     where = f"file={_prop(config)}," if config else ""
     head = f"{where}title={_prop('qar scan ' + str(scan.get('name')))}"
     if status == "fail":
-        return f"::error {head}::risk {risk:.6g} is above fail_above {scan['fail_above']:g}"
+        return f"::error {head}::risk {_num(risk)} is above fail_above {_num(scan.get('fail_above'))}"
     if status == "warn":
-        return f"::warning {head}::risk {risk:.6g} is above warn_above {scan['warn_above']:g}"
+        return f"::warning {head}::risk {_num(risk)} is above warn_above {_num(scan.get('warn_above'))}"
     if status == "error":
         return f"::error {head}::{_data(scan.get('error') or 'no risk')}"
     return None
+
+
+def _num(value: object) -> str:
+    """A number of the JSON as the log shows it; anything else (a JSON from another qar version,
+    a hand-edited file) as written, so one odd field cannot stop the outputs of every scan."""
+    return f"{value:.6g}" if isinstance(value, int | float) and not isinstance(value, bool) else _data(str(value))
 
 
 def outputs(scans: list[Mapping], env: Mapping[str, str]) -> dict[str, str]:
@@ -78,10 +84,11 @@ def results(env: Mapping[str, str]) -> None:
             scans = json.load(fh)["scans"]
     except (OSError, ValueError, KeyError, TypeError):
         scans = []  # qar scan stopped before its results (a bad config: its message is in the log)
+    scans = [s for s in scans if isinstance(s, dict)] if isinstance(scans, list) else []
     for scan in scans:
         risk = scan.get("risk")
         # (one line per scan, whatever its name holds: a line starting "::" is a workflow command)
-        shown = f"{scan.get('name')}: {scan.get('status')}" + (f" (T̂ = {risk:.6g})" if risk is not None else "")
+        shown = f"{scan.get('name')}: {scan.get('status')}" + (f" (T̂ = {_num(risk)})" if risk is not None else "")
         print(_data(shown))
         line = (
             annotation(scan, env.get("QAR_ACTION_CONFIG", "")) if env.get("QAR_ACTION_ANNOTATIONS") == "true" else None

@@ -64,12 +64,15 @@ def _nothing_to_scan(path: Path) -> bool:
     return not data.get("scan")
 
 
-def _junit(parts: list[tuple[str, Path]]) -> str:
+def _junit(parts: list[tuple[str, Path | int]]) -> str:
+    """One testsuite per config: qar scan's own, or (a config it stopped on before any scan, an
+    int: its exit code) one erroring testcase, so a JUnit reader never shows that file as passed."""
     root = ET.Element("testsuites", {"name": "qar scan"})
     totals = dict.fromkeys(("tests", "failures", "errors"), 0)
     seconds = 0.0
     for name, path in parts:
-        for suite in ET.parse(path).getroot().iter("testsuite"):
+        suites = ET.parse(path).getroot().iter("testsuite") if isinstance(path, Path) else [_stopped(name, path)]
+        for suite in suites:
             suite.set("name", f"qar scan {name}")
             for key in totals:
                 totals[key] += int(suite.get(key, "0"))
@@ -80,6 +83,13 @@ def _junit(parts: list[tuple[str, Path]]) -> str:
     root.set("time", f"{seconds:.3f}")
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _stopped(name: str, code: int) -> ET.Element:
+    suite = ET.Element("testsuite", {"tests": "1", "failures": "0", "errors": "1", "skipped": "0", "time": "0"})
+    case = ET.SubElement(suite, "testcase", {"classname": "qar scan", "name": name})
+    ET.SubElement(case, "error", {"message": f"qar scan exited with {code} before any scan; see its message above"})
+    return suite
 
 
 def _markdown(parts: list[tuple[str, str]]) -> str:
@@ -117,6 +127,8 @@ def _guard(files: list[str], options: list[str], combined: dict[str, str]) -> No
     reads += [("the results store", v) for v in stores]
     try:
         check_not_input(writes, reads)
+        for option, path in writes:  # (a missing folder found after every scan ran wastes them)
+            user_files.check_writable(path, option)
     except QarError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         raise SystemExit(int(exc.exit_code)) from exc
@@ -131,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     options, combined = _split([a for a in argv if a not in files])
     _guard(files, options, combined)
     codes: list[int] = []
-    junit: list[tuple[str, Path]] = []
+    junit: list[tuple[str, Path | int]] = []
     markdown: list[tuple[str, str]] = []
     with tempfile.TemporaryDirectory(prefix="qar-hook-") as tmp:
         for i, name in enumerate(files):
@@ -150,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
             codes.append(code)
             if "--junit" in mine and Path(mine["--junit"]).is_file():
                 junit.append((name, Path(mine["--junit"])))
+            elif "--junit" in mine and code:
+                junit.append((name, code))
             if "--markdown" in mine and Path(mine["--markdown"]).is_file():
                 markdown.append((name, Path(mine["--markdown"]).read_text(encoding="utf-8")))
             elif "--markdown" in mine:

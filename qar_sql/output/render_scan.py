@@ -34,7 +34,7 @@ def summary_text(report: ScanReport) -> str:
     lines += [fmt.format(*r).rstrip() for r in rows]
     lines += [
         "",
-        f"{len(report.outcomes)} scans: {report.count('ok')} ok, {report.count('warn')} warn, "
+        f"{_scans(len(report.outcomes))}: {report.count('ok')} ok, {report.count('warn')} warn, "
         f"{report.count('fail')} fail, {report.count('error')} error ({report.seconds:.2f} s)"
         + (f"; recorded in {report.store}" if report.store else ""),
     ]
@@ -46,6 +46,10 @@ def summary_text(report: ScanReport) -> str:
     if report.not_run:
         lines += ["", f"Interrupted: {len(report.not_run)} scan(s) not run: {', '.join(report.not_run)}"]
     return "\n".join(lines) + "\n"
+
+
+def _scans(n: int) -> str:
+    return f"{n} scan" + ("" if n == 1 else "s")
 
 
 def _md(text: str) -> str:
@@ -66,7 +70,7 @@ def summary_markdown(report: ScanReport) -> str:
     lines = [
         "## QaR compliance scan",
         "",
-        f"{len(report.outcomes)} scans: {report.count('ok')} ok, {report.count('warn')} warn, "
+        f"{_scans(len(report.outcomes))}: {report.count('ok')} ok, {report.count('warn')} warn, "
         f"{report.count('fail')} fail, {report.count('error')} error.",
         "",
         "| scan | table | risk | warn above | fail above | status |",
