@@ -167,4 +167,5 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_NAMES, *_SUBPACKAGES})
+    # The public names and the module's dunders; not the helpers this file imports (importlib, Any).
+    return sorted({*__all__, *(name for name in globals() if name.startswith("__"))})

@@ -23,12 +23,12 @@ import click
 
 from qar_sql.cli_options import split_names, split_shares
 from qar_sql.engines.dialects import DIALECTS
-from qar_sql.errors import ParameterError
+from qar_sql.errors import ParameterError, QarError
 from qar_sql.extras import require
 from qar_sql.guard import guard_outputs
 from qar_sql.output.render import render
 from qar_sql.parameters.fields import Option as OptionMeta
-from qar_sql.parameters.fields import SourceOptions, check_numbers, meta_of, options_of
+from qar_sql.parameters.fields import SourceOptions, as_keywords, check_numbers, meta_of, options_of
 from qar_sql.progress import Progress, with_progress
 
 P = TypeVar("P")
@@ -368,11 +368,16 @@ def api_function(cmd: Command[P, R]) -> Callable[..., R]:
             check_numbers(cmd.Params, keywords)
             raise
         check_numbers(cmd.Params, keywords)  # what click's types check on the command line
-        if cmd.guard is not None:
-            cmd.guard(values, settings)
-        result = run_on(values, cmd, _prepared(cmd, settings, values, {}), progress)
-        if cmd.write is not None:
-            cmd.write(result, settings, Extras(values, {}))
+        try:
+            if cmd.guard is not None:
+                cmd.guard(values, settings)
+            result = run_on(values, cmd, _prepared(cmd, settings, values, {}), progress)
+            if cmd.write is not None:
+                cmd.write(result, settings, Extras(values, {}))
+        except QarError as error:  # (the checks name the CLI's flags; the caller passed keywords)
+            if len(error.args) == 1 and isinstance(error.args[0], str):
+                error.args = (as_keywords(error.args[0], (cmd.Params, SourceOptions)),)
+            raise
         return result
 
     function.__name__ = function.__qualname__ = cmd.name

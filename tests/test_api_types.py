@@ -40,8 +40,8 @@ def people():
         (lambda df: qar_sql.uniqueness(df, group_size=2, p=1, monte_carlo=10, seed=-1), "--seed -1 must be"),
         (lambda df: qar_sql.uniqueness(df, group_size=2, p=1, monte_carlo=10, seed="x"), "--seed 'x' must be"),
         (lambda df: qar_sql.uniqueness(df, group_size=2, p=1, target="0.5"), "target probability '0.5' is text"),
-        (lambda df: qar_sql.audit(df, columns=3, p=1), "--columns 3 must name columns"),
-        (lambda df: qar_sql.risk(df, columns=["age", "sex"], population=np.int64(20)), "--population 20 must"),
+        (lambda df: qar_sql.audit(df, columns=3, p=1), "columns=3 must name columns"),
+        (lambda df: qar_sql.risk(df, columns=["age", "sex"], population=np.int64(20)), "population=20 must"),
     ],
 )
 def test_a_value_of_the_wrong_type_is_one_sentence(people, call, words):

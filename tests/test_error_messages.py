@@ -193,3 +193,29 @@ def test_an_unknown_name_gets_one_sentence_of_advice():
         treatments.parse("[[zzz]]\nbogus = 1\n", "t.toml")
     assert "t.toml: zzz is not a known top-level key; use one of: " in str(e.value)
     assert str(e.value).count(". ") == 0
+
+
+def test_an_api_error_names_the_keyword_the_caller_passed_not_the_flag(keyed):
+    """The checks deep in the audit name --exclude, -p, --key; the Python caller passed keywords."""
+    source, table = keyed
+    with pytest.raises(UsageError) as caught:
+        qar_sql.audit(source, table=table, exclude=["no such"])
+    assert "(in exclude=)" in str(caught.value) and "--exclude" not in str(caught.value)
+    with pytest.raises(ParameterError, match=r"use p=1 or name more columns$"):
+        qar_sql.audit(source, table=table, columns=["age"])
+    with pytest.raises(UsageError, match=r"with key= \(e\.g\. key='person_id'\)$"):
+        qar_sql.records(source, table=table, p=2)
+
+
+def test_flags_are_written_as_keywords_with_their_values():
+    from qar_sql.parameters.fields import SourceOptions, as_keywords
+    from qar_sql.parameters.tail import AuditParams
+
+    def written(message):
+        return as_keywords(message, (AuditParams, SourceOptions))
+
+    assert written("leave it out with --exclude 'person id' unless") == "leave it out with exclude='person id' unless"
+    assert written("use -p 2 or --alpha 0.05.") == "use p=2 or alpha=0.05."
+    assert written("use --columns to name them") == "use columns= to name them"  # (a word is the sentence's)
+    assert written("re-identification, non-p x--exclude") == "re-identification, non-p x--exclude"
+    assert written("--table people and --delimiter ';'") == "table= people and delimiter=';'"

@@ -52,6 +52,13 @@ def test_all_names_resolve_and_match_the_lazy_table():
         qar_sql.nope  # noqa: B018
 
 
+def test_dir_lists_the_public_names_not_the_helpers_imported():
+    shown = {name for name in dir(qar_sql) if not name.startswith("__")}
+    assert shown == set(qar_sql.__all__) - {"__version__"}
+    assert "__version__" in dir(qar_sql)
+    assert not {"Any", "TYPE_CHECKING", "annotations", "importlib"} & set(dir(qar_sql))
+
+
 @pytest.mark.parametrize("name", list(API))
 def test_signatures_are_stable_and_typed(name):
     sig = inspect.signature(getattr(qar_sql, name))

@@ -185,7 +185,7 @@ def test_a_column_name_with_a_line_or_page_break_is_refused(engine, char, code):
         qar_sql.audit(source, table=table, p=1, pi_u=0.5, alpha=0.1)
     assert str(err.value) == (
         f"column or table name {name!r} contains a line break ({code}), which qar cannot put in SQL safely; "
-        "rename it or leave it out with --exclude"
+        "rename it or leave it out with exclude="
     )
     # without it, the rest audits
     result = qar_sql.audit(source, table=table, exclude=[name], p=1, pi_u=0.5, alpha=0.1)

@@ -341,3 +341,31 @@ def bootstrap() -> Any:
         kind="int",
         check=rules.check_resamples,
     )
+
+
+def as_keywords(message: str, classes: Sequence[Any]) -> str:
+    """``message`` with each command-line flag of the dataclasses ``classes`` (and the value after
+    it) written as the keyword a Python caller passes: ``--exclude 'id'`` → ``exclude='id'``,
+    ``-p 1`` → ``p=1``. The checks deep in the audit name flags, as the CLI's user reads them."""
+    import re
+
+    keyword = {flag: (f.name, meta.kind) for cls in classes for f, meta in options_of(cls) for flag in meta.flags}
+    if not keyword:
+        return message
+    flags = "|".join(re.escape(flag) for flag in sorted(keyword, key=len, reverse=True))
+    # a flag alone (not inside a word), then perhaps its value: a quoted name, a number or a
+    # snake_case name (a plain word after a flag is the sentence's: "use --columns to name ...")
+    pattern = re.compile(rf"(?<![\w-])({flags})(?![\w-])(?: ('(?:[^'\\]|\\.)*'|-?\d+(?:\.\d+)?(?!\w|\.\d)|\w*_\w*))?")
+
+    def written(m: re.Match[str]) -> str:
+        name, kind = keyword[m.group(1)]
+        value = m.group(2)
+        if kind in ("flag", "off"):  # (an on/off flag takes no value: what follows is the sentence's)
+            return f"{name}={kind == 'flag'}" + ("" if value is None else f" {value}")
+        if value is None:
+            return f"{name}="
+        if not value.startswith("'") and not value.lstrip("-")[:1].isdigit():  # (a snake_case name)
+            value = repr(value)
+        return f"{name}={value}"  # (one name is a list of one to every keyword of names)
+
+    return pattern.sub(written, message)

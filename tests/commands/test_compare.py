@@ -499,7 +499,7 @@ def test_impute_changes_the_figures_and_says_so(tmp_path):
 def test_null_token_refused_for_database_tables(duck):
     original, treated = pair(30)
     src, t_o, t_t = load(duck, original, treated)
-    with pytest.raises(qar_sql.errors.UsageError, match="--null-token applies to CSV files"):
+    with pytest.raises(qar_sql.errors.UsageError, match="null_tokens= applies to CSV files"):
         qar_sql.compare(src, table=t_o, treated_table=t_t, link=ID, risk=False, null_tokens=["NA"])
 
 

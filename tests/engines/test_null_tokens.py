@@ -81,7 +81,7 @@ def test_null_token_needs_a_csv(tmp_path):
     import duckdb
 
     duckdb.sql(f"copy (select 1 as a) to '{path}' (format parquet)")
-    with pytest.raises(UsageError, match="--null-token applies to CSV files"):
+    with pytest.raises(UsageError, match="null_tokens= applies to CSV files"):
         qar_sql.audit(str(path), null_tokens=["NA"], p=1)
     with pytest.raises(UsageError, match="non-empty"):
         qar_sql.audit(str(path), null_tokens=[""], p=1)
