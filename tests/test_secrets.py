@@ -13,7 +13,8 @@ import uuid
 
 import pytest
 from click.testing import CliRunner
-from conftest import Loader, quote
+from conftest import PG_URL, Loader, quote
+from sqlalchemy.engine import make_url
 
 from qar_sql.cli.main import cli
 from qar_sql.compliance import store as S
@@ -22,6 +23,8 @@ from qar_sql.engines.secrets import mask_source, scrub, secret_values
 # Fixed, distinctive values (a leak is found by searching for them); fixed, not drawn per
 # process, so that every pytest-xdist worker collects the same test ids.
 PW = "Hunter2-83e49312"
+#: The test database of QAR_TEST_PG_URL, which the secret roles connect to.
+DB = make_url(PG_URL).database if PG_URL else "qar_test"
 
 
 @pytest.mark.parametrize(
@@ -58,6 +61,9 @@ def test_scrub_masks_urls_and_pairs_in_any_text():
     out = scrub(text, [PW])
     assert PW not in out and "postgresql://a:***@h/d" in out
     assert scrub("p = 3 is larger than the 2 columns") == "p = 3 is larger than the 2 columns"
+    # qar's own setting holds CSV cell texts, never a secret: a message quoting it stays readable
+    assert scrub('e.g. null_tokens = ["NA"]') == 'e.g. null_tokens = ["NA"]'
+    assert scrub("access_tokens = abc") == "access_tokens = ***"
 
 
 @pytest.fixture
@@ -78,8 +84,8 @@ def secret_role():
 
 def _url(role: str, *, form: str) -> str:
     if form == "query":
-        return f"postgresql+psycopg://{role}@localhost:5432/qar_test?password={PW}"
-    return f"postgresql+psycopg://{role}:{PW}@localhost:5432/qar_test"
+        return f"postgresql+psycopg://{role}@localhost:5432/{DB}?password={PW}"
+    return f"postgresql+psycopg://{role}:{PW}@localhost:5432/{DB}"
 
 
 @pytest.mark.parametrize("form", ["query", "userinfo"])
@@ -95,7 +101,7 @@ def test_no_secret_in_output_store_history_or_errors(secret_role, tmp_path, form
         assert r.exit_code == 0, r.output
         outputs.append(r.output)
     assert json.loads(outputs[0])["source"].endswith(
-        "@localhost:5432/qar_test" + ("?password=***" if form == "query" else "")
+        f"@localhost:5432/{DB}" + ("?password=***" if form == "query" else "")
     )
     bad = run(cli, ["audit", url, "-t", "no_such_table", "-p", "1", "--store", store, "-q"])
     assert bad.exit_code == 2
@@ -284,7 +290,7 @@ def test_no_piece_of_a_question_mark_password_on_any_channel_of_a_real_audit(que
     """The audit succeeds: stdout (text, JSON source, HTML), qar report's page, qar records, a scan's
     JSON, JUnit, Markdown and --report-dir pages, the store's qar_runs.source and qar config."""
     role, pg = question_role
-    url = f"postgresql+psycopg://{role}:{QPW}@localhost:5432/qar_test"
+    url = f"postgresql+psycopg://{role}:{QPW}@localhost:5432/{DB}"
     table = f"{pg.schema}.people"
     monkeypatch.chdir(tmp_path)
     run = CliRunner().invoke
@@ -294,7 +300,7 @@ def test_no_piece_of_a_question_mark_password_on_any_channel_of_a_real_audit(que
         r = run(cli, ["audit", url, *common, "-f", fmt, "--store", "s.duckdb"])
         assert r.exit_code == 0, r.output
         texts.append(r.output)
-    assert json.loads(texts[1])["source"] == f"postgresql+psycopg://{role}:***@localhost:5432/qar_test"
+    assert json.loads(texts[1])["source"] == f"postgresql+psycopg://{role}:***@localhost:5432/{DB}"
     r = run(cli, ["report", url, *common, "--no-records", "-o", "r.html"])
     assert r.exit_code == 0, r.output
     texts += [r.output, (tmp_path / "r.html").read_text()]
@@ -316,6 +322,6 @@ def test_no_piece_of_a_question_mark_password_on_any_channel_of_a_real_audit(que
     r = run(cli, ["config", "-f", "json"])
     texts.append(r.output)
     stored = [x.source for x in [*S.runs(str(tmp_path / "s.duckdb")), *S.runs(str(tmp_path / "r.duckdb"))]]
-    assert len(stored) == 5 and all(s.endswith(":***@localhost:5432/qar_test") for s in stored)
+    assert len(stored) == 5 and all(s.endswith(f":***@localhost:5432/{DB}") for s in stored)
     texts.append(json.dumps(stored))
     assert _leaks(texts, QPW) == []

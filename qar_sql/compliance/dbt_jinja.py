@@ -22,6 +22,9 @@ __all__ = ["CONTEXT", "render_value"]
 #: What a profile value may use, as in dbt's profile context (functions, then filters).
 CONTEXT = ("env_var", "var", "as_text", "as_number", "as_bool", "as_native")
 
+#: The items every range() of one value may yield together (a profile value needs a handful).
+_MAX_ITEMS = 10_000
+
 _FIX = (
     "a profile value may use env_var(), var() and the as_text, as_number, as_bool and as_native filters "
     "only (as in dbt); to keep a literal {{ or {% (in a password, say), put the value in an environment "
@@ -74,8 +77,20 @@ def render_value(value: Any, key: str, where: str) -> Any:
             )
         return default
 
+    spent = [0]
+
+    def bounded_range(*args: int) -> range:
+        # Jinja caps one range at 100,000 items but not nested loops (their product hung qar).
+        r = range(*args)
+        spent[0] += len(r)
+        if spent[0] > _MAX_ITEMS:
+            raise UsageError(
+                f"{where}: key {key} loops over more than {_MAX_ITEMS:,} items in all, so qar does not render it; {_FIX}"
+            )
+        return r
+
     try:
-        return _environment().from_string(value).render(env_var=env_var, var=var)
+        return _environment().from_string(value).render(env_var=env_var, var=var, range=bounded_range)
     except UsageError:
         raise
     except SecurityError:

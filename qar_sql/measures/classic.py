@@ -67,7 +67,14 @@ from qar_sql.pushdown.cells import (
     rows_and_population,
     sensitive_totals,
 )
-from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys, key_warnings, patterns_from_words, record_order
+from qar_sql.pushdown.record_keys import (
+    ROW_KEY,
+    check_key_names,
+    fetch_keys,
+    key_warnings,
+    patterns_from_words,
+    record_order,
+)
 from qar_sql.pushdown.scan import Progress, combinations
 from qar_sql.results import Tabular, pick, shown_records
 from qar_sql.rules import DEFAULT_JOBS
@@ -431,6 +438,8 @@ def risk_relation(session: Session, opts: RiskParams, progress: Progress | None 
     sensitive = column_names(opts.sensitive, "--sensitive") or ()
     ordered = column_names(opts.ordered, "--ordered") or ()
     _check_exist(relation, weight, sensitive)
+    if key:  # checked without --per-record too, so a misspelt key is not silently accepted
+        check_key_names(relation, key)
     for name in ordered:
         if name not in sensitive:
             raise ParameterError(

@@ -21,16 +21,21 @@ from qar_sql.stats import contributions as C
 ROW_KEY = "row"  # the key name shown for files without --key (1-based row number)
 
 
+def check_key_names(relation: Relation, key: Sequence[str]) -> None:
+    """Every key column is a column of ``relation`` (no query)."""
+    missing = [k for k in key if k not in relation.columns]
+    if missing:
+        close = difflib.get_close_matches(missing[0], relation.columns, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ColumnError(f"key column {missing[0]!r} (in --key) not found{hint}")
+
+
 def record_order(
     db: Database, relation: Relation, key: Sequence[str] | None, qi_columns
 ) -> tuple[list[str], tuple[str, ...]]:
     """SQL ORDER BY items for key order, and the key's display names. Checks the key."""
     if key:
-        missing = [k for k in key if k not in relation.columns]
-        if missing:
-            close = difflib.get_close_matches(missing[0], relation.columns, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise ColumnError(f"key column {missing[0]!r} (in --key) not found{hint}")
+        check_key_names(relation, key)
         row = db.query(render("key_check.sql", db.dialect, relation=relation.sql, key=list(key)))[0]
         nulls, dups = int(row[0]), int(row[1])
         if nulls:
