@@ -63,13 +63,6 @@ def test_a_fifo_is_not_called_empty(tmp_path):
     run(["audit", str(fifo)], 2, "not a regular file")
 
 
-def test_risk_key_without_per_record_is_refused(people):
-    # it was accepted and did nothing (a misspelt key went unnoticed)
-    run(["risk", people, "--table", "people", "--key", "nope"], 2, "--key", "--per-record")
-    with pytest.raises(UsageError, match="--per-record"):
-        qar_sql.risk(people, table="people", key=["id"])
-
-
 def test_eliminate_by_nothing_is_refused(people):
     run(
         ["eliminate", people, "-t", "people", "--key", "id", "-x", "id", "--by", " , "],

@@ -121,9 +121,6 @@ class RiskParams:
     def __post_init__(self) -> None:
         if self.population is not None and self.sampling_fraction is not None:
             raise ParameterError("give either --population or --sampling-fraction, not both")
-        if self.key is not None and self.per_record is None:
-            # the key only names the rows of the per-record file: without it, a typo did nothing
-            raise ParameterError("--key names the records of --per-record's file; add --per-record FILE or drop --key")
         check_fields(self)
 
 
