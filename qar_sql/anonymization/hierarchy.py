@@ -151,7 +151,22 @@ class CsvHierarchy(Hierarchy):
                     f"(row {i}); keep one row per value"
                 )
             index[row[0]] = row
+        self._check_monotone()
         object.__setattr__(self, "_index", index)
+
+    def _check_monotone(self) -> None:
+        # A group split at a higher level makes the lattice non-monotone: a node passing k would
+        # not imply its successors pass, and the search's predictive tagging would be wrong.
+        for level in range(1, len(self.rows[0]) - 1):
+            parent: dict[str, str] = {}
+            for i, row in enumerate(self.rows, 1):
+                seen = parent.setdefault(row[level], row[level + 1])
+                if seen != row[level + 1]:
+                    raise HierarchyError(
+                        f"group {row[level]!r} at level {level} of the hierarchy {self.source} of column "
+                        f"{self.column!r} becomes both {seen!r} and {row[level + 1]!r} at level {level + 1} "
+                        f"(row {i}); give each group one parent, as a hierarchy needs"
+                    )
 
     @property
     def height(self) -> int:

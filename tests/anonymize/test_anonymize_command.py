@@ -227,6 +227,15 @@ def test_bad_input_is_one_sentence(duck, tmp_path, extra, message):
     assert message in stderr and "Traceback" not in stderr
 
 
+def test_a_hierarchy_of_no_column_is_named(duck, tmp_path):
+    """The only hierarchy given names a column the table lacks: the error names that column."""
+    source, table = duck.load("people", make_table(1, 20))
+    town = tmp_path / "town.csv"
+    town.write_text("T0;*\nT1;*\n", encoding="utf-8")
+    code, _, stderr = run_cli(["anonymize", source, "--table", table, "--hierarchy", f"nope={town}", "--k", "2"])
+    assert code == 2 and "column 'nope' (of a hierarchy) is not in the table" in stderr, stderr
+
+
 def test_a_value_missing_from_its_hierarchy_is_named(duck, tmp_path):
     source, table = duck.load("people", make_table(1, 20))
     town = tmp_path / "town.csv"

@@ -64,6 +64,11 @@ def test_csv_files(tmp_path):
         read_hierarchy(f, "x")
     with pytest.raises(SourceNotFound, match="not found"):
         read_hierarchy(tmp_path / "nope.csv", "x")
+    f.write_text("a;A;*\nb;A;Z\nc;C;Z\n")
+    with pytest.raises(
+        HierarchyError, match="group 'A' at level 1 .* becomes both '\\*' and 'Z' at level 2 \\(row 2\\)"
+    ):
+        read_hierarchy(f, "x")
     with pytest.raises(HierarchyError, match="level 3 of column 'x' does not exist; its hierarchy has levels 0 to 1"):
         CsvHierarchy("x", (("a", "*"),)).label(3)
 
