@@ -111,6 +111,9 @@ def metric_name(params: AnonymizeParams) -> str:
 
 def _qid(params: AnonymizeParams, hierarchies: Mapping[str, Hierarchy], columns: Sequence[str]) -> list[str]:
     if params.qid:
+        twice = next((c for i, c in enumerate(params.qid) if c in params.qid[:i]), None)
+        if twice is not None:
+            raise ColumnError(f"--qid names {twice!r} twice; name each quasi-identifier once")
         return list(params.qid)
     return [c for c in columns if c in hierarchies and c != params.sensitive]
 

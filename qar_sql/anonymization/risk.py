@@ -36,7 +36,6 @@ from __future__ import annotations
 import dataclasses
 import heapq
 import itertools
-import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -69,7 +68,8 @@ class RiskSpec:
     def __post_init__(self) -> None:
         check_theta(self.theta)
         check_risk_below(self.below)
-        evt.check_n_qi(math.comb(len(self.columns), self.p) if self.p <= len(self.columns) else 0, self.pi_u)
+        # p above the audit columns is named as the audit names it, before the tail's own check.
+        evt.check_n_qi(len(combinations(len(self.columns), self.p)), self.pi_u)
 
 
 @dataclass(frozen=True)

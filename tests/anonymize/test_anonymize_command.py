@@ -227,6 +227,22 @@ def test_bad_input_is_one_sentence(duck, tmp_path, extra, message):
     assert message in stderr and "Traceback" not in stderr
 
 
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--risk-below", "0.5", "-p", "9"], "p = 9 is larger than the number of quasi-identifier columns (5)"),
+        (["--k", "2", "--qid", f"{SEX},{SEX}"], f"--qid names {SEX!r} twice"),
+    ],
+)
+def test_bad_input_with_hierarchies_is_one_sentence(duck, tmp_path, extra, message):
+    source, table = duck.load("people", make_table(1, 20))
+    age, sex, town = write_hierarchies(tmp_path)
+    given = ["--hierarchy", f"{AGE}={age}", "--hierarchy", f"{SEX}={sex}", "--hierarchy", f"{TOWN}={town}"]
+    code, _, stderr = run_cli(["anonymize", source, "--table", table, *given, *extra])
+    assert code == 2, stderr
+    assert message in stderr and "Traceback" not in stderr, stderr
+
+
 def test_a_hierarchy_of_no_column_is_named(duck, tmp_path):
     """The only hierarchy given names a column the table lacks: the error names that column."""
     source, table = duck.load("people", make_table(1, 20))
