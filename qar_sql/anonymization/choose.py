@@ -41,7 +41,7 @@ from qar_sql.anonymization.risk import (
 from qar_sql.anonymization.search import anonymize_session
 from qar_sql.engines.database import Relation
 from qar_sql.engines.session import Session
-from qar_sql.engines.source import select_columns
+from qar_sql.engines.source import TEMP_TABLE, file_relation_sql, select_columns
 from qar_sql.errors import ColumnError, ParameterError
 from qar_sql.parameters.treat import AnonymizeParams
 from qar_sql.pushdown.scan import Progress, histograms
@@ -102,6 +102,21 @@ def privacy_models(params: AnonymizeParams, hierarchies: Mapping[str, Hierarchy]
             raise HierarchyError(f"--t-kind hierarchical needs a hierarchy of {s!r}; add --hierarchy {s}=FILE")
         out.append(privacy.TCloseness(sensitive=s, t=float(params.t), kind=params.t_kind, hierarchy=h))
     return out
+
+
+def _printed_relation(session: Session) -> str:
+    """The FROM of the printed release: a file is read by its reader (the session's temp table
+    of it does not exist where the user runs the SELECT)."""
+    rel = session.relation
+    if rel.kind not in ("csv", "parquet"):
+        return rel.sql
+    tokens = tuple(session.where.get("null_tokens") or ())
+    names = rel.columns if rel.kind == "csv" and tokens else ()
+    reader = file_relation_sql(
+        session.dialect, rel.display, rel.kind, session.where.get("delimiter"), null_tokens=tokens, names=names
+    )
+    # The temp table comes first in rel.sql (alone, or in --drop-null's filter before any column).
+    return rel.sql.replace(session.dialect.quote(TEMP_TABLE), reader, 1)
 
 
 def metric_name(params: AnonymizeParams) -> str:
@@ -308,7 +323,9 @@ def choose(session: Session, params: AnonymizeParams, progress: Progress | None 
             + (f", records of classes smaller than {smallest} removed" if smallest else "")
             + ".\nCreate it as a view if you like (create view ... as <this select>); qar writes nothing."
         )
-        sql = release_select(d, session.relation.sql, session.columns, hierarchies, levels, smallest, comment=comment)
+        sql = release_select(
+            d, _printed_relation(session), session.columns, hierarchies, levels, smallest, comment=comment
+        )
         steps = treatments(
             qi,
             hierarchies,

@@ -243,6 +243,33 @@ def test_bad_input_with_hierarchies_is_one_sentence(duck, tmp_path, extra, messa
     assert message in stderr and "Traceback" not in stderr, stderr
 
 
+@pytest.mark.parametrize("drop_null", [False, True])
+def test_the_release_of_a_csv_runs_as_printed(tmp_path, monkeypatch, drop_null):
+    """A file is read into a temp table for the search; the printed SELECT reads the file itself,
+    so it runs in a fresh DuckDB (from the folder qar ran in) and keeps rows - suppressed."""
+    import csv
+
+    import duckdb
+
+    data = make_table(3, 200)
+    monkeypatch.chdir(tmp_path)
+    with open("people.csv", "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(COLUMNS)
+        w.writerows(zip(*(data[c] for c in COLUMNS)))
+    age, sex, town = write_hierarchies(tmp_path)
+    args = ["anonymize", "people.csv", "--hierarchy", f"{AGE}={age}", "--hierarchy", f"{SEX}={sex}"]
+    args += ["--hierarchy", f"{TOWN}={town}", "--k", "8", "--suppression-limit", "0.1"]
+    args += ["--drop-null"] if drop_null else []
+    code, out, stderr = run_cli([*args, "-f", "json"])
+    assert code == 0, stderr
+    j = json.loads(out)
+    code, sql, stderr = run_cli([*args, "-f", "sql"])
+    assert code == 0, stderr
+    got = duckdb.connect().execute(f"select count(*) from ({sql}) as r").fetchone()
+    assert got == (200 - j["suppressed"],)
+
+
 def test_a_hierarchy_of_no_column_is_named(duck, tmp_path):
     """The only hierarchy given names a column the table lacks: the error names that column."""
     source, table = duck.load("people", make_table(1, 20))
