@@ -270,6 +270,20 @@ def test_the_release_of_a_csv_runs_as_printed(tmp_path, monkeypatch, drop_null):
     assert got == (200 - j["suppressed"],)
 
 
+def test_local_recoding_names_the_target_it_misses(duck, tmp_path):
+    """--local with only --k: the line names k, not a risk target that was never asked for."""
+    source, table = duck.load("people", make_table(2, 150))
+    age, sex, town = write_hierarchies(tmp_path)
+    args = ["anonymize", source, "--table", table, "--hierarchy", f"{AGE}={age}", "--hierarchy", f"{SEX}={sex}"]
+    args += ["--hierarchy", f"{TOWN}={town}", "--k", "6", "--local"]
+    code, out, stderr = run_cli(args)
+    assert code == 0, stderr
+    j = json.loads(run_cli([*args, "-f", "json"])[1])
+    line = next(x for x in out.splitlines() if "local recoding" in x)
+    assert "risk target" not in line
+    assert ("misses k = 6" in line) == (j["local"]["k"] < 6), line
+
+
 def test_a_hierarchy_of_no_column_is_named(duck, tmp_path):
     """The only hierarchy given names a column the table lacks: the error names that column."""
     source, table = duck.load("people", make_table(1, 20))
