@@ -41,7 +41,7 @@ from qar_sql.anonymization.risk import (
 from qar_sql.anonymization.search import anonymize_session
 from qar_sql.engines.database import Relation
 from qar_sql.engines.session import Session
-from qar_sql.engines.source import select_columns
+from qar_sql.engines.source import TEMP_TABLE, file_relation_sql, select_columns
 from qar_sql.errors import ColumnError, ParameterError
 from qar_sql.parameters.treat import AnonymizeParams
 from qar_sql.pushdown.scan import Progress, histograms
@@ -104,6 +104,21 @@ def privacy_models(params: AnonymizeParams, hierarchies: Mapping[str, Hierarchy]
     return out
 
 
+def _printed_relation(session: Session) -> str:
+    """The FROM of the printed release: a file is read by its reader (the session's temp table
+    of it does not exist where the user runs the SELECT)."""
+    rel = session.relation
+    if rel.kind not in ("csv", "parquet"):
+        return rel.sql
+    tokens = tuple(session.where.get("null_tokens") or ())
+    names = rel.columns if rel.kind == "csv" and tokens else ()
+    reader = file_relation_sql(
+        session.dialect, rel.display, rel.kind, session.where.get("delimiter"), null_tokens=tokens, names=names
+    )
+    # The temp table comes first in rel.sql (alone, or in --drop-null's filter before any column).
+    return rel.sql.replace(session.dialect.quote(TEMP_TABLE), reader, 1)
+
+
 def metric_name(params: AnonymizeParams) -> str:
     """The metric of :mod:`.metrics` that ``--metric`` (and ``--no-monotonic``) name."""
     return "entropy_nm" if params.metric == "entropy" and not params.monotonic else params.metric
@@ -111,6 +126,9 @@ def metric_name(params: AnonymizeParams) -> str:
 
 def _qid(params: AnonymizeParams, hierarchies: Mapping[str, Hierarchy], columns: Sequence[str]) -> list[str]:
     if params.qid:
+        twice = next((c for i, c in enumerate(params.qid) if c in params.qid[:i]), None)
+        if twice is not None:
+            raise ColumnError(f"--qid names {twice!r} twice; name each quasi-identifier once")
         return list(params.qid)
     return [c for c in columns if c in hierarchies and c != params.sensitive]
 
@@ -310,7 +328,9 @@ def choose(session: Session, params: AnonymizeParams, progress: Progress | None 
             + (f", records of classes smaller than {smallest} removed" if smallest else "")
             + ".\nCreate it as a view if you like (create view ... as <this select>); qar writes nothing."
         )
-        sql = release_select(d, session.relation.sql, session.columns, hierarchies, levels, smallest, comment=comment)
+        sql = release_select(
+            d, _printed_relation(session), session.columns, hierarchies, levels, smallest, comment=comment
+        )
         steps = treatments(
             qi,
             hierarchies,

@@ -444,8 +444,6 @@ def evaluator(
     d = session.dialect
     columns = list(session.columns)
     qi = list(qi) if qi is not None else [c for c in columns if c in hierarchies]
-    if not qi:
-        raise ColumnError("no quasi-identifier has a hierarchy; give one per QI column (--hierarchy COLUMN=FILE)")
     for c in list(qi) + [c for c in hierarchies if c not in qi]:
         if c not in columns:
             import difflib
@@ -453,6 +451,8 @@ def evaluator(
             close = difflib.get_close_matches(c, columns, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise ColumnError(f"column {c!r} (of a hierarchy) is not in the table{hint}")
+    if not qi:
+        raise ColumnError("no quasi-identifier has a hierarchy; give one per QI column (--hierarchy COLUMN=FILE)")
     missing = [c for c in qi if c not in hierarchies]
     if missing:
         raise HierarchyError(

@@ -151,19 +151,22 @@ class CsvHierarchy(Hierarchy):
                     f"(row {i}); keep one row per value"
                 )
             index[row[0]] = row
-        # each group one parent: the search's predictive tagging (k-anonymity monotone under
-        # generalization) holds only when a level's classes are unions of the level below's
-        parent: dict[tuple[int, str], tuple[str, int]] = {}
-        for i, row in enumerate(self.rows, 1):
-            for level in range(1, width - 1):
-                seen = parent.setdefault((level, row[level]), (row[level + 1], i))
-                if seen[0] != row[level + 1]:
-                    raise HierarchyError(
-                        f"the hierarchy {self.source} of column {self.column!r} is not a tree: {row[level]!r} at "
-                        f"level {level} generalizes to {seen[0]!r} (row {seen[1]}) and to {row[level + 1]!r} "
-                        f"(row {i}) at level {level + 1}; give each group one parent"
-                    )
+        self._check_monotone()
         object.__setattr__(self, "_index", index)
+
+    def _check_monotone(self) -> None:
+        # A group split at a higher level makes the lattice non-monotone: a node passing k would
+        # not imply its successors pass, and the search's predictive tagging would be wrong.
+        for level in range(1, len(self.rows[0]) - 1):
+            parent: dict[str, str] = {}
+            for i, row in enumerate(self.rows, 1):
+                seen = parent.setdefault(row[level], row[level + 1])
+                if seen != row[level + 1]:
+                    raise HierarchyError(
+                        f"group {row[level]!r} at level {level} of the hierarchy {self.source} of column "
+                        f"{self.column!r} becomes both {seen!r} and {row[level + 1]!r} at level {level + 1} "
+                        f"(row {i}); give each group one parent, as a hierarchy needs"
+                    )
 
     @property
     def height(self) -> int:

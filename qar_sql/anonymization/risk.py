@@ -72,8 +72,8 @@ class RiskSpec:
     def __post_init__(self) -> None:
         check_theta(self.theta)
         check_risk_below(self.below)
-        combinations(len(self.columns), self.p)  # p above the columns: the audit's sentence
-        evt.check_n_qi(math.comb(len(self.columns), self.p), self.pi_u)
+        # p above the audit columns is named as the audit names it, before the tail's own check.
+        evt.check_n_qi(len(combinations(len(self.columns), self.p)), self.pi_u)
 
 
 @dataclass(frozen=True)

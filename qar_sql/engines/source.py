@@ -652,6 +652,10 @@ def _open_frame(frame: Any, table: str | None, threads: int | None) -> tuple[Dat
     return db, Relation(name, label, cols, "frame")
 
 
+#: The session temp table a file is read into.
+TEMP_TABLE = "qar_source"
+
+
 def file_relation_sql(
     dialect: Dialect,
     path: str,
@@ -762,7 +766,7 @@ def _file_relation(
     # A file is parsed once into a session temp table (memory, spilling to DuckDB's temp
     # folder), not once per statement; the file itself is never changed. DuckDB keeps insertion
     # order, so the temp table's rowid is the row's position in the file (the default key).
-    name = "qar_source"
+    name = TEMP_TABLE
     db.query(f"create temp table {db.dialect.quote(name)} as select * from {reader}")
     inferred = tuple((str(r[0]), str(r[1])) for r in described if kind == "csv" and str(r[1]) != "VARCHAR")
     text = [str(r[0]) for r in described if kind == "csv" and str(r[1]) == "VARCHAR"]

@@ -88,8 +88,23 @@ def _local_rows(r: AnonymizeResult) -> list[tuple[str, str]]:
     loc = f"{v.modified:,} records generalized, {v.singletons:,} singletons, k = {v.k:,}, T̂ = {_g(v.risk)}"
     return [
         ("global recoding", glob),
-        ("local recoding (QID singletons only)", loc + ("" if v.meets else ", misses the risk target")),
+        ("local recoding (QID singletons only)", loc + ("" if v.meets else f", misses {_missed(r)}")),
     ]
+
+
+def _missed(r: AnonymizeResult) -> str:
+    """Which of the asked targets the local variant misses (its ``meets`` checks these three)."""
+    v, m = r.local, r.models
+    assert v is not None
+    out = []
+    if m.get("k") and v.k < m["k"]:
+        out.append(f"k = {m['k']}")
+    if m.get("no_singletons") and v.singletons:
+        out.append("no singletons")
+    below = m.get("risk_below")
+    if below is not None and (v.risk is None or v.risk > below):
+        out.append(f"T̂ ≤ {_g(below)}")
+    return " and ".join(out) or "the targets"
 
 
 def _text(r: AnonymizeResult) -> list[str]:

@@ -230,16 +230,70 @@ def test_bad_input_is_one_sentence(duck, tmp_path, extra, message):
     assert message in stderr and "Traceback" not in stderr
 
 
-def test_p_above_the_audit_columns_is_named(duck, tmp_path):
-    # it read "N_p = 0 quasi-identifiers is too small for pi_u = 0.05 ...; use ... pi_u > 2"
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--risk-below", "0.5", "-p", "9"], "p = 9 is larger than the number of quasi-identifier columns (5)"),
+        (["--k", "2", "--qid", f"{SEX},{SEX}"], f"--qid names {SEX!r} twice"),
+    ],
+)
+def test_bad_input_with_hierarchies_is_one_sentence(duck, tmp_path, extra, message):
     source, table = duck.load("people", make_table(1, 20))
-    args = [
-        a for c, f in hierarchy_args(*write_hierarchies(tmp_path))["hierarchy"] for a in ("--hierarchy", f"{c}={f}")
-    ]
-    code, _, stderr = run_cli(
-        ["anonymize", source, "--table", table, *args, "--k", "2", "--risk-below", "0.5", "-p", "20"]
-    )
-    assert code == 2 and "p = 20 is larger than the number of quasi-identifier columns" in stderr, stderr
+    age, sex, town = write_hierarchies(tmp_path)
+    given = ["--hierarchy", f"{AGE}={age}", "--hierarchy", f"{SEX}={sex}", "--hierarchy", f"{TOWN}={town}"]
+    code, _, stderr = run_cli(["anonymize", source, "--table", table, *given, *extra])
+    assert code == 2, stderr
+    assert message in stderr and "Traceback" not in stderr, stderr
+
+
+@pytest.mark.parametrize("drop_null", [False, True])
+def test_the_release_of_a_csv_runs_as_printed(tmp_path, monkeypatch, drop_null):
+    """A file is read into a temp table for the search; the printed SELECT reads the file itself,
+    so it runs in a fresh DuckDB (from the folder qar ran in) and keeps rows - suppressed."""
+    import csv
+
+    import duckdb
+
+    data = make_table(3, 200)
+    monkeypatch.chdir(tmp_path)
+    with open("people.csv", "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(COLUMNS)
+        w.writerows(zip(*(data[c] for c in COLUMNS)))
+    age, sex, town = write_hierarchies(tmp_path)
+    args = ["anonymize", "people.csv", "--hierarchy", f"{AGE}={age}", "--hierarchy", f"{SEX}={sex}"]
+    args += ["--hierarchy", f"{TOWN}={town}", "--k", "8", "--suppression-limit", "0.1"]
+    args += ["--drop-null"] if drop_null else []
+    code, out, stderr = run_cli([*args, "-f", "json"])
+    assert code == 0, stderr
+    j = json.loads(out)
+    code, sql, stderr = run_cli([*args, "-f", "sql"])
+    assert code == 0, stderr
+    got = duckdb.connect().execute(f"select count(*) from ({sql}) as r").fetchone()
+    assert got == (200 - j["suppressed"],)
+
+
+def test_local_recoding_names_the_target_it_misses(duck, tmp_path):
+    """--local with only --k: the line names k, not a risk target that was never asked for."""
+    source, table = duck.load("people", make_table(2, 150))
+    age, sex, town = write_hierarchies(tmp_path)
+    args = ["anonymize", source, "--table", table, "--hierarchy", f"{AGE}={age}", "--hierarchy", f"{SEX}={sex}"]
+    args += ["--hierarchy", f"{TOWN}={town}", "--k", "6", "--local"]
+    code, out, stderr = run_cli(args)
+    assert code == 0, stderr
+    j = json.loads(run_cli([*args, "-f", "json"])[1])
+    line = next(x for x in out.splitlines() if "local recoding" in x)
+    assert "risk target" not in line
+    assert ("misses k = 6" in line) == (j["local"]["k"] < 6), line
+
+
+def test_a_hierarchy_of_no_column_is_named(duck, tmp_path):
+    """The only hierarchy given names a column the table lacks: the error names that column."""
+    source, table = duck.load("people", make_table(1, 20))
+    town = tmp_path / "town.csv"
+    town.write_text("T0;*\nT1;*\n", encoding="utf-8")
+    code, _, stderr = run_cli(["anonymize", source, "--table", table, "--hierarchy", f"nope={town}", "--k", "2"])
+    assert code == 2 and "column 'nope' (of a hierarchy) is not in the table" in stderr, stderr
 
 
 def test_a_value_missing_from_its_hierarchy_is_named(duck, tmp_path):

@@ -64,6 +64,11 @@ def test_csv_files(tmp_path):
         read_hierarchy(f, "x")
     with pytest.raises(SourceNotFound, match="not found"):
         read_hierarchy(tmp_path / "nope.csv", "x")
+    f.write_text("a;A;*\nb;A;Z\nc;C;Z\n")
+    with pytest.raises(
+        HierarchyError, match="group 'A' at level 1 .* becomes both '\\*' and 'Z' at level 2 \\(row 2\\)"
+    ):
+        read_hierarchy(f, "x")
     with pytest.raises(HierarchyError, match="level 3 of column 'x' does not exist; its hierarchy has levels 0 to 1"):
         CsvHierarchy("x", (("a", "*"),)).label(3)
 
@@ -100,7 +105,8 @@ def test_a_hierarchy_that_is_no_tree_is_refused():
     # 'g1' has two parents: level 2's classes are not unions of level 1's
     rows = (("1", "g1", "X", "*"), ("2", "g1", "Y", "*"), ("3", "g2", "Y", "*"))
     with pytest.raises(
-        HierarchyError, match=r"not a tree: 'g1' at level 1 generalizes to 'X' \(row 1\) and to 'Y' \(row 2\)"
+        HierarchyError,
+        match=r"group 'g1' at level 1 of the hierarchy h.csv of column 'c' becomes both 'X' and 'Y' at level 2 \(row 2\)",
     ):
         CsvHierarchy("c", rows, "h.csv")
     CsvHierarchy("c", (("1", "g1", "X", "*"), ("2", "g1", "X", "*"), ("3", "g2", "Y", "*")), "h.csv")
