@@ -7,7 +7,7 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, TypedDict
+from typing import Any
 
 import numpy as np
 
@@ -42,37 +42,7 @@ class Options(TailParams):
     progress: Progress | None = None
 
 
-class SourceOptions(TypedDict, total=False):
-    """The keywords the record-level functions (``contributions``, ``influence``, ``eliminate``)
-    share with :func:`audit`, declared once: where the table is (``table``, ``delimiter``) and
-    the :class:`Options` of the audit. Defaults as :func:`audit`."""
-
-    table: str | None
-    delimiter: str | None
-    null_tokens: Sequence[str]
-    columns: Sequence[str] | None
-    exclude: Sequence[str] | None
-    p: int
-    alpha: float
-    pi_u: float
-    pwm: str
-    jobs: int
-    progress: Progress | None
-
-
-_OPTION_NAMES = frozenset(f.name for f in fields(Options))
 _TAIL_NAMES = tuple(f.name for f in fields(TailParams))
-
-
-def split_options(options: SourceOptions) -> tuple[Options, dict]:
-    """(the audit's :class:`Options`, the keywords of ``open_source``) from ``**options``; an
-    unknown keyword is a TypeError, as it would be against a spelled-out signature."""
-    where = {k: v for k, v in options.items() if k not in _OPTION_NAMES}
-    unknown = sorted(set(where) - {"table", "delimiter", "null_tokens"})
-    if unknown:
-        raise TypeError(f"unexpected keyword argument {unknown[0]!r}")
-    picked: dict[str, Any] = {k: v for k, v in options.items() if k in _OPTION_NAMES}
-    return Options(**picked), where
 
 
 @dataclass(frozen=True)
@@ -90,15 +60,9 @@ class Profile:
         return tuple(d + n for d, n in zip(self.distinct, self.has_null))
 
 
-def profile(db: Database, relation: Relation, columns: Sequence[str]) -> tuple[int, list[str], list[int]]:
-    """(L, notes on all-NULL or constant columns, distinct non-NULL values per column);
-    refuses empty and one-row tables."""
-    prof = profile_columns(db, relation, columns)
-    return prof.rows, list(prof.notes), list(prof.distinct)
-
-
 def profile_columns(db: Database, relation: Relation, columns: Sequence[str]) -> Profile:
-    """:func:`profile` with each column's NULL flag; refuses empty and one-row tables."""
+    """(L, notes on all-NULL or constant columns, distinct non-NULL values and NULL flag per
+    column); refuses empty and one-row tables."""
     try:
         row = profile_row(db, relation.sql, columns)
     except DatabaseError as exc:
