@@ -70,7 +70,7 @@ def test_the_core_commands_run_on_the_base_install(base_python, tmp_path):
     cols = "age,sex,postcode,region,education,marital_status,occupation"
     for args in (
         ["audit", db, "--table", "population", "--columns", cols, "-p", "2"],
-        ["risk", db, "--table", "population", "--columns", cols, "-k", "3"],
+        ["risk", db, "--table", "population", "--columns", cols, "-p", "3"],
         ["uniqueness", db, "--table", "population", "--columns", cols, "-p", "2", "-g", "5"],
         ["report", db, "--table", "population", "--columns", cols, "-p", "2", "-o", str(tmp_path / "r.html")],
     ):

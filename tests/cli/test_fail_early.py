@@ -191,5 +191,5 @@ def test_a_per_record_file_that_cannot_be_made_is_refused_before_the_measures(tm
         2,
         f"--per-record {path!r}: {str(tmp_path / 'afile')!r} is a file, not a folder; write elsewhere",
     )
-    with pytest.raises(qar_sql.QarError, match="--per-record .* is a file, not a folder"):
+    with pytest.raises(qar_sql.QarError, match="per_record=.* is a file, not a folder"):  # the API names its keyword
         qar_sql.risk(MISSING, table="t", per_record=path)
