@@ -330,20 +330,25 @@ def test_the_hook_scans_every_toml_it_is_given(tmp_path, monkeypatch, capsys):
     assert "is not a regular file" in capsys.readouterr().err
 
 
-def test_the_action_prints_a_scan_name_on_one_line(tmp_path, capsys):
-    """A scan named with a newline (qar.toml accepts it) cannot start a workflow command line."""
+def _action_results(tmp_path, capsys, scans) -> str:
+    """The action's results step over a scan JSON of ``scans``, annotations on: what it printed
+    (its outputs are in tmp_path / "out")."""
     from qar_sql.cli import action
 
-    (tmp_path / "j.json").write_text(
-        json.dumps({"scans": [{"name": "x\n::error::injected", "status": "ok", "risk": 0.5}]})
-    )
+    (tmp_path / "j.json").write_text(json.dumps({"scans": scans}))
     env = {
         "QAR_ACTION_JSON": str(tmp_path / "j.json"),
         "GITHUB_OUTPUT": str(tmp_path / "out"),
         "QAR_ACTION_ANNOTATIONS": "true",
     }
     action.results(env)
-    printed = capsys.readouterr().out
+    return capsys.readouterr().out
+
+
+def test_the_action_prints_a_scan_name_on_one_line(tmp_path, capsys):
+    """A scan named with a newline (qar.toml accepts it) cannot start a workflow command line."""
+
+    printed = _action_results(tmp_path, capsys, [{"name": "x\n::error::injected", "status": "ok", "risk": 0.5}])
     assert not any(line.startswith("::") for line in printed.splitlines()), printed
     assert "x%0A::error::injected: ok" in printed
 
@@ -374,16 +379,8 @@ def test_the_action_refuses_a_format_in_args(args):
 def test_the_action_annotates_a_scan_with_missing_numbers(tmp_path, capsys, scan):
     """A JSON from another qar version (or edited by hand) with a failing scan without its risk or
     threshold still gets its annotation and the outputs of every scan, never a traceback."""
-    from qar_sql.cli import action
 
-    (tmp_path / "j.json").write_text(json.dumps({"scans": [scan, {"name": "b", "status": "ok", "risk": 0.25}, 3]}))
-    env = {
-        "QAR_ACTION_JSON": str(tmp_path / "j.json"),
-        "GITHUB_OUTPUT": str(tmp_path / "out"),
-        "QAR_ACTION_ANNOTATIONS": "true",
-    }
-    action.results(env)
-    printed = capsys.readouterr().out
+    printed = _action_results(tmp_path, capsys, [scan, {"name": "b", "status": "ok", "risk": 0.25}, 3])
     assert re.search(r"^::(error|warning) title=qar scan a::risk \S+ is above (fail|warn)_above \S+$", printed, re.M)
     out = dict(line.split("=", 1) for line in (tmp_path / "out").read_text().splitlines())
     assert out["scans"] == "2" and out["ok"] == "1" and out["risk"] == ("0.7" if scan["risk"] == 0.7 else "0.25")

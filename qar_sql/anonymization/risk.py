@@ -337,12 +337,12 @@ class _Cells:
             drop = np.flatnonzero(size[inverse] < smallest)
         n_drop = self.n[drop]
         out = {-1: (self.total - int(n_drop.sum()), 0)}
+        keep = np.ones(len(self.n), dtype=bool)
+        keep[drop] = False
         for j in only:
             picked = [(columns[i], level_of.get(columns[i], 0)) for i in combos[j]]
             whole = self._whole(picked)
             if whole is None:  # too many classes to keep: grouped from the kept cells
-                keep = np.ones(len(self.n), dtype=bool)
-                keep[drop] = False
                 cols = [self.column(c, lv) for c, lv in picked]
                 _, size = classes([code[keep] for code, _ in cols], [r for _, r in cols], self.n[keep])
                 out[j] = (len(size), int((size == 1).sum()))
