@@ -378,13 +378,23 @@ def api_function(cmd: Command[P, R]) -> Callable[..., R]:
             if len(error.args) == 1 and isinstance(error.args[0], str):
                 error.args = (as_keywords(error.args[0], (cmd.Params, SourceOptions)),)
             raise
-        return result
+        return _warnings_as_keywords(result, cmd)
 
     function.__name__ = function.__qualname__ = cmd.name
     function.__module__ = getattr(cmd.run, "__module__", __name__)
     function.__doc__ = _docstring(cmd, [*own, *where])
     function.__signature__ = signature  # type: ignore[attr-defined]
     return with_progress(cmd.name)(function)
+
+
+def _warnings_as_keywords(result: R, cmd: Command) -> R:
+    """``result`` with its warnings' flags written as the keywords the Python caller passed
+    (``--exclude id`` → ``exclude='id'``), as its errors are."""
+    warnings = getattr(result, "warnings", None)
+    if not dataclasses.is_dataclass(result) or not isinstance(warnings, tuple) or not warnings:
+        return result
+    worded = tuple(as_keywords(w, (cmd.Params, SourceOptions)) if isinstance(w, str) else w for w in warnings)
+    return result if worded == warnings else dataclasses.replace(result, warnings=worded)  # type: ignore[type-var]
 
 
 def _default(f: dataclasses.Field) -> Any:

@@ -324,7 +324,7 @@ def audit_relation(
         # An identifier makes every QI it is part of a key (θ = 1): "try a larger pi_u" would
         # mislead when that is why there is no tail.
         named = ", ".join(repr(c) for c in keys)
-        exclude_hint = ",".join(keys)
+        exclude_hint = repr(",".join(keys))  # (quoted: a name with a space is one argument)
         why = (
             f"column{'s' if len(keys) > 1 else ''} {named} identif{'y' if len(keys) > 1 else 'ies'} every record "
             f"({rows:,} distinct values), so every QI containing {'them' if len(keys) > 1 else 'it'} is a key (θ = 1)"
