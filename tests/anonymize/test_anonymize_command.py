@@ -383,17 +383,3 @@ def test_the_risk_target_with_diversity_and_suppression_says_why_not(duck, tmp_p
     )
     assert code == 2 and "Traceback" not in stderr
     assert "a class failing l-diversity or t-closeness can be of any size" in stderr, stderr
-
-
-def test_the_chosen_node_file_must_be_named_toml(tmp_path):
-    """-o writes the chosen node as a TOML treatments file: -o chosen.csv is refused before any
-    work (exit 2) instead of writing TOML under a .csv name."""
-    data = tmp_path / "t.csv"
-    data.write_text("age,sex\n31,M\n32,F\n33,M\n34,F\n", encoding="utf-8")
-    levels = tmp_path / "levels.toml"
-    levels.write_text("[hierarchies.age]\nwidths = [5, 10]\n", encoding="utf-8")
-    out = tmp_path / "chosen.csv"
-    r = CliRunner().invoke(cli, ["anonymize", str(data), "--hierarchy", str(levels), "--k", "2", "-o", str(out), "-q"])
-    assert r.exit_code == 2, r.output
-    assert f"--output {str(out)!r} must end in .toml" in r.stderr, r.stderr
-    assert not out.exists()
