@@ -212,19 +212,10 @@ def discover_relation(
                 )
     found.sort(key=lambda c: sort_key(c, order))
     return DiscoverResult(
-        **provenance(db, relation, session.label),
-        rows=rows,
-        columns=cols,
-        max_size=max_size,
-        drop_null=drop_null,
-        combinations=tuple(found),
-        best_qid=best_qid(found, order),
-        identifiers=tuple(identifier_cols),
-        skipped=skipped,
-        statements=statements,
-        seconds=time.perf_counter() - started,
-        warnings=tuple(warnings),
-    )
+        **provenance(db, relation, session.label), rows=rows, columns=cols, max_size=max_size, drop_null=drop_null,
+        combinations=tuple(found), best_qid=best_qid(found, order), identifiers=tuple(identifier_cols), skipped=skipped,
+        statements=statements, seconds=time.perf_counter() - started, warnings=tuple(warnings),
+    )  # fmt: skip
 
 
 def _advance_by_next(advance, sizes) -> None:
