@@ -109,11 +109,6 @@ def run_anonymeter(
 def _risk(name: str, results, detail: str) -> AnonymeterRisk:
     risk = results.risk()
     return AnonymeterRisk(
-        evaluator=name,
-        risk=float(risk.value),
-        ci_low=float(risk.ci[0]),
-        ci_high=float(risk.ci[1]),
-        attack_rate=float(results.attack_rate.value),
-        baseline_rate=float(results.baseline_rate.value),
-        detail=detail,
-    )
+        evaluator=name, risk=float(risk.value), ci_low=float(risk.ci[0]), ci_high=float(risk.ci[1]),
+        attack_rate=float(results.attack_rate.value), baseline_rate=float(results.baseline_rate.value), detail=detail,
+    )  # fmt: skip

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from qar_sql.comparison import metrics
-from qar_sql.comparison.projection import ProjectionFit, factorize
+from qar_sql.comparison.projection import ProjectionFit, category_tokens, factorize
 from qar_sql.errors import DataError
 from qar_sql.results import Inference
 
@@ -18,13 +18,9 @@ FIGURE_POINTS = 20_000
 def sub_fit(names, numeric, categorical, components, what: str, impute: str = "none") -> ProjectionFit:
     """The projection of a subset of the compared columns (capped at the axes they allow)."""
     return ProjectionFit(
-        [c for c in names if c in numeric],
-        [c for c in names if c in categorical],
-        components,
-        cap=True,
-        what=what,
+        [c for c in names if c in numeric], [c for c in names if c in categorical], components, cap=True, what=what,
         impute=impute,
-    )
+    )  # fmt: skip
 
 
 def coordinates(
@@ -71,8 +67,8 @@ def own_by_key(key_o: np.ndarray, key_t: np.ndarray, link: str) -> np.ndarray:
     sides, checked in SQL; here they must also be the same set)."""
     import pandas as pd
 
-    index = pd.Index(comparable(key_t))
-    own = index.get_indexer(comparable(key_o))
+    # keys as canonical values, so that 7 (integer) and 7.0 (float) are one key
+    own = pd.Index(category_tokens(key_t)).get_indexer(category_tokens(key_o))
     missing = np.flatnonzero(own < 0)
     if len(missing):
         raise DataError(
@@ -85,12 +81,6 @@ def own_by_key(key_o: np.ndarray, key_t: np.ndarray, link: str) -> np.ndarray:
             "link tables holding the same records"
         )
     return own.astype(np.int64)
-
-
-def comparable(keys: np.ndarray) -> np.ndarray:
-    """Keys as canonical values, so that 7 (integer) and 7.0 (float) are one key."""
-    codes, tokens = factorize(keys)
-    return tokens[codes]
 
 
 def inference(o, t, target, numeric_target, components) -> Inference:

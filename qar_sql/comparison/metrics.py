@@ -301,10 +301,7 @@ def _tied_groups(query: np.ndarray, points: np.ndarray) -> tuple[np.ndarray, np.
 
 
 def infer_categorical(
-    original: np.ndarray,
-    treated: np.ndarray,
-    original_target: np.ndarray,
-    treated_target: np.ndarray,
+    original: np.ndarray, treated: np.ndarray, original_target: np.ndarray, treated_target: np.ndarray
 ) -> np.ndarray:
     """Per original record: the share of its nearest treated records (ties averaged) whose
     target code equals its own. Targets are integer codes shared by both tables."""
@@ -324,10 +321,7 @@ def infer_categorical(
 
 
 def infer_numeric(
-    original: np.ndarray,
-    treated: np.ndarray,
-    original_target: np.ndarray,
-    treated_target: np.ndarray,
+    original: np.ndarray, treated: np.ndarray, original_target: np.ndarray, treated_target: np.ndarray
 ) -> np.ndarray:
     """Per original record: |mean target of its nearest treated records (ties averaged) − its
     own target|; NaN where either is NULL (NaN)."""

@@ -69,9 +69,6 @@ NULL_TOKEN = "NULL"
 #: saiph's separator between a column name and a modality in its dummy-column names.
 _SEP = "___"
 
-# How a missing numeric value enters the projection (see the module docstring): IMPUTE, "none"
-# (standardises on the non-missing values) or "mean" (imputes the mean and then standardises).
-
 
 def value_token(value: Any) -> str:
     """The canonical text of one categorical value (``NULL_TOKEN`` for None or NaN)."""
@@ -176,10 +173,7 @@ def _batch_length(batch: Batch, columns: Sequence[str]) -> int:
 
 
 def _frame(
-    batch: Batch,
-    numeric: Sequence[str],
-    categorical: Sequence[str],
-    fill: Mapping[str, float] | None,
+    batch: Batch, numeric: Sequence[str], categorical: Sequence[str], fill: Mapping[str, float] | None
 ) -> pd.DataFrame:
     """The batch as saiph reads it: numeric float64 (NULLs filled when ``fill`` is given),
     categorical as canonical tokens (object)."""
@@ -359,20 +353,11 @@ class _Gram:
         self.numeric = tuple(c for c in params.quanti)  # saiph's column order
         self.categorical = tuple(c for c in params.quali)
         self.n = int(params.n)
-        offset = len(params.quanti)
-        modality = {str(name): offset + i for i, name in enumerate(params.modalities)}
-        self.index: dict[str, np.ndarray] = {}  # column → global scaled-column index per level
-        self.levels: dict[str, dict[str, int]] = {}
-        owned: dict[str, list[tuple[str, int]]] = {c: [] for c in self.categorical}
-        for name, m in modality.items():
-            col = _owner(name, self.categorical)
-            owned[col].append((name[len(col) + len(_SEP) :], m))
-        for col in self.categorical:
-            self.levels[col] = {tok: i for i, (tok, _) in enumerate(owned[col])}
-            self.index[col] = np.array([m for _, m in owned[col]], dtype=np.int64)
-        self.mean = np.array([float(params.mean[c]) for c in self.numeric])
-        std = np.array([float(params.std[c]) for c in self.numeric])
-        self.scale = np.where(std <= sys.float_info.min, 1.0, std)
+        owned = _modalities(params, self.categorical)
+        # column → global scaled-column index per level
+        self.index = {col: np.array([m for _, m in owned[col]], dtype=np.int64) for col in self.categorical}
+        self.levels = {col: {tok: i for i, (tok, _) in enumerate(owned[col])} for col in self.categorical}
+        self.mean, self.scale = _centre_and_scale(params, self.numeric)
         k = len(self.numeric)
         self.zz = np.zeros((k, k))
         self.zsum = np.zeros(k)
@@ -499,21 +484,11 @@ def fit_projection(
     return fit_projections(batches, [ProjectionFit(numeric, categorical, components, cap=cap, what=what)])[0]
 
 
-def _from_model(
-    model: Any,
-    params: Any,
-    numeric: tuple[str, ...],
-    categorical: tuple[str, ...],
-    k: int,
-) -> Projection:
+def _from_model(model: Any, params: Any, numeric: tuple[str, ...], categorical: tuple[str, ...], k: int) -> Projection:
     V = np.asarray(model.V, dtype=np.float64)  # (k × scaled columns): numeric first, then modalities
     position = {name: i for i, name in enumerate(params.quanti)}
     offset = len(params.quanti)
-    modality = {str(name): offset + i for i, name in enumerate(params.modalities)}
-
-    std = np.array([float(params.std[c]) for c in numeric])
-    scale = np.where(std <= sys.float_info.min, 1.0, std)  # saiph's rule for a constant column
-    mean = np.array([float(params.mean[c]) for c in numeric])
+    mean, scale = _centre_and_scale(params, numeric)
     numeric_axes = np.array([V[:, position[c]] for c in numeric]).reshape(len(numeric), k)
 
     constant = np.zeros(k)
@@ -524,10 +499,7 @@ def _from_model(
         weight = 1.0 / (np.finfo(float).eps + np.sqrt(c_mass))  # saiph's D_c
     else:
         prop = np.asarray(params.prop, dtype=np.float64)
-    owned: dict[str, list[tuple[str, int]]] = {c: [] for c in categorical}
-    for name, m in modality.items():
-        col = _owner(name, categorical)
-        owned[col].append((name[len(col) + len(_SEP) :], m))
+    owned = _modalities(params, categorical)
     for col in categorical:
         table = np.zeros((len(owned[col]) + 1, k))  # the last row: a value the original never had
         lv: dict[str, int] = {}
@@ -559,6 +531,23 @@ def _from_model(
         tables=tables,
         constant=constant,
     )
+
+
+def _centre_and_scale(params: Any, numeric: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Each numeric column's mean and standard deviation in saiph's model (1 for a constant column,
+    saiph's rule)."""
+    std = np.array([float(params.std[c]) for c in numeric])
+    return np.array([float(params.mean[c]) for c in numeric]), np.where(std <= sys.float_info.min, 1.0, std)
+
+
+def _modalities(params: Any, categorical: Sequence[str]) -> dict[str, list[tuple[str, int]]]:
+    """Each categorical column's (token, scaled-column index) of saiph's modalities, in its order."""
+    owned: dict[str, list[tuple[str, int]]] = {c: [] for c in categorical}
+    for i, modality in enumerate(params.modalities):
+        name = str(modality)
+        col = _owner(name, categorical)
+        owned[col].append((name[len(col) + len(_SEP) :], len(params.quanti) + i))
+    return owned
 
 
 def _owner(name: str, categorical: Sequence[str]) -> str:

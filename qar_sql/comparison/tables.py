@@ -64,14 +64,12 @@ def display(source: str | None, relation: Relation) -> str:
 
 
 def compared_columns(rel_o, rel_t, columns, exclude, link, from_treatments) -> tuple[str, ...]:
-    if link is not None and link not in rel_o.columns:
-        raise ColumnError(
-            f"link column {link!r} is not in the original ({listing(rel_o.columns)}); name its key column"
-        )
-    if link is not None and link not in rel_t.columns:
-        raise ColumnError(
-            f"link column {link!r} is not in the treated table ({listing(rel_t.columns)}); name a key both tables have"
-        )
+    for rel, side, fix in (
+        (rel_o, "original", "name its key column"),
+        (rel_t, "treated table", "name a key both tables have"),
+    ):
+        if link is not None and link not in rel.columns:
+            raise ColumnError(f"link column {link!r} is not in the {side} ({listing(rel.columns)}); {fix}")
     if columns and link in columns:
         raise ColumnError(f"the link column {link!r} cannot also be compared; leave it out of --columns")
     skip = list(exclude or ()) + ([link] if link and not columns else [])
@@ -80,21 +78,16 @@ def compared_columns(rel_o, rel_t, columns, exclude, link, from_treatments) -> t
         raise ParameterError("no columns are left to compare; name them with --columns")
     if from_treatments:
         return cols
-    treated = set(rel_t.columns)
-    for c in cols:
-        if c not in treated:
-            raise ColumnError(
-                f"the original has column {c!r}, which the treated table lacks; compare the common columns "
-                f"with --columns, or leave it out with --exclude {c!r}"
-            )
-    if not columns:
-        dropped = set(exclude or ()) | ({link} if link else set())
-        for c in rel_t.columns:
-            if c not in cols and c not in dropped:
-                raise ColumnError(
-                    f"the treated table has column {c!r}, which the original lacks; compare the common columns "
-                    f"with --columns, or leave it out with --exclude {c!r}"
-                )
+    dropped = set(exclude or ()) | ({link} if link else set())
+    lacking = [("the original", c, "the treated table") for c in cols if c not in rel_t.columns]
+    if not columns:  # then the treated table's other columns are compared too
+        lacking += [("the treated table", c, "the original") for c in rel_t.columns if c not in {*cols, *dropped}]
+    if lacking:
+        has, c, lacks = lacking[0]
+        raise ColumnError(
+            f"{has} has column {c!r}, which {lacks} lacks; compare the common columns "
+            f"with --columns, or leave it out with --exclude {c!r}"
+        )
     return cols
 
 

@@ -16,7 +16,7 @@ from qar_sql.engines.session import Session
 from qar_sql.engines.source import Database, Relation, SourceLike, select_columns, session_of
 from qar_sql.errors import ColumnError, DatabaseError, DataError, NoTailError, ParameterError
 from qar_sql.measures import birthday
-from qar_sql.parameters.tail import DEFAULTS, AuditParams, TailParams, check_row_subsamples, check_tail, check_theta
+from qar_sql.parameters.tail import DEFAULTS, AuditParams, TailParams, check_row_subsamples, check_theta
 from qar_sql.pushdown import prune as pruning
 from qar_sql.pushdown.pruned_scan import pruned_scan
 from qar_sql.pushdown.scan import Progress, combinations, profile_row, scan
@@ -29,10 +29,6 @@ from qar_sql.stats.sensitivity import ColumnOut, leave_one_column_out
 log = logging.getLogger(__name__)
 
 
-#: p ≥ 1, 0 < α < π_u < 1 and a known PWM estimator (:func:`qar_sql.parameters.tail.check_tail`).
-validate = check_tail
-
-
 @dataclass(frozen=True, kw_only=True)
 class Options(TailParams):
     """What every audit-based computation (audit, records, influence, elimination, what-if) passes
@@ -40,6 +36,11 @@ class Options(TailParams):
 
     jobs: int = DEFAULTS["jobs"]
     progress: Progress | None = None
+
+    @classmethod
+    def of(cls, params: Any, progress: Progress | None = None) -> Options:
+        """The options of a command's parameters (their tail settings and ``jobs``)."""
+        return cls(**pick(params, _TAIL_NAMES), jobs=params.jobs, progress=progress)
 
 
 _TAIL_NAMES = tuple(f.name for f in fields(TailParams))
@@ -72,22 +73,14 @@ def profile_columns(db: Database, relation: Relation, columns: Sequence[str]) ->
         raise DataError(f"table {relation.display!r} is empty; audit a table that has rows")
     if rows == 1:
         raise DataError(f"table {relation.display!r} has one row; the QaR risk needs at least 2 records")
-    notes = []
-    distincts = [int(row[2 + 2 * i]) for i in range(len(columns))]
-    for i, col in enumerate(columns):
-        nonnull, distinct = int(row[1 + 2 * i]), int(row[2 + 2 * i])
-        if nonnull == 0:
-            notes.append(
-                f"column {col!r} is entirely NULL, so it separates no records; "
-                f"leave it out with --exclude {col!r} unless that is intended"
-            )
-        elif distinct + (nonnull < rows) == 1:
-            notes.append(
-                f"column {col!r} is constant, so it separates no records; "
-                f"leave it out with --exclude {col!r} unless that is intended"
-            )
-    has_null = tuple(int(row[1 + 2 * i]) < rows for i in range(len(columns)))
-    return Profile(rows, tuple(notes), tuple(distincts), has_null)
+    nonnulls, distincts = [int(v) for v in row[1::2]], [int(v) for v in row[2::2]]
+    notes = [
+        f"column {col!r} is {'entirely NULL' if nonnull == 0 else 'constant'}, so it separates no records; "
+        f"leave it out with --exclude {col!r} unless that is intended"
+        for col, nonnull, distinct in zip(columns, nonnulls, distincts)
+        if nonnull == 0 or distinct + (nonnull < rows) == 1
+    ]
+    return Profile(rows, tuple(notes), tuple(distincts), tuple(n < rows for n in nonnulls))
 
 
 _NO_EQUALITY = re.compile(r"equality operator for type ([\w. \[\]\"]+)")
@@ -136,15 +129,9 @@ def fit_theta(scan_result: ScanResult, theta: str = "distinct") -> np.ndarray:
     no one stands at 0.5/L (half a record: the clip of evt.clip_theta, which keeps logit θ
     finite, so the fit is that of S/L itself); a pruned QI stands at its bound on H, which
     bounds S (pushdown/pruned_scan.py, ``frontier_of``)."""
-    if theta == "unique":
-        s = np.array(
-            [q.singletons if q.bounds is None else q.bounds.distinct_high for q in scan_result.qis], dtype=float
-        )
-        return np.maximum(s, 0.5) / scan_result.rows
-    distinct = np.array(
-        [q.distinct if q.bounds is None else q.bounds.distinct_high for q in scan_result.qis], dtype=float
-    )
-    return distinct / scan_result.rows
+    exact = (lambda q: q.singletons) if theta == "unique" else (lambda q: q.distinct)
+    counts = [exact(q) if q.bounds is None else q.bounds.distinct_high for q in scan_result.qis]
+    return _theta_of(np.array(counts, dtype=float), scan_result.rows, theta)
 
 
 #: The keywords of :func:`audit` that say where the data is and how it is read (the session's).
@@ -156,24 +143,13 @@ def audit_session(
 ) -> AuditResult:
     """The audit of an open session with the command's parameters (``qar audit``,
     :func:`qar_sql.commands.audit.run`)."""
-    opts = Options(**pick(params, _TAIL_NAMES), jobs=params.jobs, progress=progress)
+    opts = Options.of(params, progress)
     return audit_relation(
-        session.db,
-        session.relation,
-        opts,
-        k=params.k,
-        batch_size=params.batch_size,
-        started=started,
-        source=session.label,
-        group_size=params.group_size,
-        interval_level=params.interval_level,
-        bootstrap=params.bootstrap,
-        prune=params.prune_mode,
-        theta=params.theta,
-        loco=True,
-        sensitivity=params.sensitivity,
-        row_subsamples=params.row_subsamples,
-    )
+        session.db, session.relation, opts, k=params.k, batch_size=params.batch_size, started=started,
+        source=session.label, group_size=params.group_size, interval_level=params.interval_level,
+        bootstrap=params.bootstrap, prune=params.prune_mode, theta=params.theta, loco=True,
+        sensitivity=params.sensitivity, row_subsamples=params.row_subsamples,
+    )  # fmt: skip
 
 
 def audit(source: SourceLike = None, *, progress: Progress | None = None, **keywords: Any) -> AuditResult:
@@ -265,16 +241,9 @@ def audit_relation(
         )
     elif scanner is None:
         result = scan(
-            db,
-            relation.sql,
-            cols,
-            p,
-            batch_size=batch_size,
-            jobs=jobs,
-            progress=progress,
-            cardinalities=distincts,
+            db, relation.sql, cols, p, batch_size=batch_size, jobs=jobs, progress=progress, cardinalities=distincts,
             rows=rows,
-        )
+        )  # fmt: skip
     else:
         result = scanner(cols, batch_size, jobs, progress, distincts)
     if result.rows != rows:
@@ -312,13 +281,9 @@ def audit_relation(
     for share in row_subsamples:
         spread.by_rows.append(_risk_of_rows(db, relation, cols, share, rows, opts, theta, batch_size))
     log.info(
-        "scanned %d QIs in %.3f s; risk T(p=%d, alpha=%g) = %s",
-        n_qi,
-        time.perf_counter() - scan_started,
-        p,
-        alpha,
+        "scanned %d QIs in %.3f s; risk T(p=%d, alpha=%g) = %s", n_qi, time.perf_counter() - scan_started, p, alpha,
         "no tail" if tail is None else f"{tail.risk:.6g}",
-    )
+    )  # fmt: skip
     keys = [c for c, d in zip(cols, distincts) if d == rows]  # every value distinct, none NULL
     if keys:
         # An identifier makes every QI it is part of a key (θ = 1): "try a larger pi_u" would

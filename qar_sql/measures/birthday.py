@@ -41,7 +41,7 @@ def qi_domain(domain: str | int, columns: Sequence[str], distinct: int, column_v
 
 def measure_one(dist: U.Grouped, k: int, target: float, m: int) -> tuple[float, float, float, float, float, int, int]:
     """(κ, π_u, π_KL, π_Pois, π_exact, k50, k_at) of one distribution on a domain of M values
-    (π_KL-u, section 4.1's form, is :func:`pi_kl_u`)."""
+    (π_KL-u, section 4.1's form, is :func:`qar_sql.stats.koot.pi_kl_u`)."""
     kappa = U.kappa(dist, m)
     k50 = U.k50(dist)
     k_at = k50 if target == 0.5 else U.k_at(target, dist)
@@ -54,11 +54,6 @@ def measure_one(dist: U.Grouped, k: int, target: float, m: int) -> tuple[float, 
         k50,
         k_at,
     )
-
-
-def pi_kl_u(dist: U.Grouped, k: int, m: int, kappa: float) -> float:
-    """Koot et al.'s section 4.1 approximation π_u(k, M)·e^(−κk²/M) of one distribution."""
-    return U.pi_kl_u(k, m, kappa, dist.support)
 
 
 def measure(
@@ -96,7 +91,7 @@ def measure(
             if isinstance(domain, int):
                 U.check_domain(domain, model.support, f"the independence model of ({', '.join(q.columns)})")
             values = measure_one(model, group_size, target, mm)
-            marginal = MarginalUniqueness(mm, *values[:6], pi_kl_u=pi_kl_u(model, group_size, mm, values[0]))
+            marginal = MarginalUniqueness(mm, *values[:6], pi_kl_u=U.pi_kl_u(group_size, mm, values[0], model.support))
         out.append(
             QIUniqueness(
                 q.index,
@@ -109,11 +104,7 @@ def measure(
                 class_sizes=q.class_sizes,
                 monte_carlo=mc,
                 marginal=marginal,
-                pi_kl_u=pi_kl_u(dist, group_size, m, measured[0]),
+                pi_kl_u=U.pi_kl_u(group_size, m, measured[0], dist.support),
             )
         )
-    return tuple(sorted(out, key=risk_order))
-
-
-def risk_order(q: QIUniqueness) -> tuple:
-    return (-q.pi_exact, -q.k50, q.index)
+    return tuple(sorted(out, key=lambda q: (-q.pi_exact, -q.k50, q.index)))

@@ -36,14 +36,7 @@ import numpy as np
 
 from qar_sql.engines.render import render
 from qar_sql.engines.session import Session
-from qar_sql.engines.source import (
-    Database,
-    Relation,
-    SourceLike,
-    column_names,
-    open_source,
-    select_columns,
-)
+from qar_sql.engines.source import Database, Relation, SourceLike, column_names, open_source, select_columns
 from qar_sql.errors import ColumnError, ParameterError, UsageError
 from qar_sql.extras import require
 from qar_sql.guard import check_not_input
@@ -75,7 +68,7 @@ from qar_sql.pushdown.record_keys import (
     patterns_from_words,
     record_order,
 )
-from qar_sql.pushdown.scan import Progress, combinations
+from qar_sql.pushdown.scan import Progress, Ticker, combinations
 from qar_sql.results import Tabular, pick, shown_records
 from qar_sql.rules import DEFAULT_JOBS
 from qar_sql.stats import diversity, individual_risk
@@ -95,6 +88,9 @@ SUDA_MAX_SETS = 5000
 PER_RECORD_COLUMNS = ("fk", "Fk", "risk", "l_distinct", "l_entropy", "suda", "dis_suda", "l_recursive", "t_closeness")
 """The per-record file's columns after the record key: the issue's seven, then recursive
 (2, l)-diversity and the t-closeness distance of the record's class."""
+
+#: The per-record columns that are a class's l-diversity or t-closeness (NaN without --sensitive).
+_DIVERSITY_COLUMNS = ("l_distinct", "l_entropy", "l_recursive", "t_closeness")
 
 _ORDERED_TYPE = re.compile(r"int|dec|num|double|real|float|date|time|money|serial", re.IGNORECASE)
 
@@ -174,9 +170,7 @@ class RiskResult(Tabular):
 
     def to_dict(self) -> dict:
         """The documented JSON object of ``qar risk`` (docs/risk-measures.md, "JSON")."""
-        out = asdict(self)
-        out["qis"] = [_qi_dict(q) for q in self.qis]
-        return {"qar_sql_version": __version__, **_clean(out)}
+        return {"qar_sql_version": __version__, **_clean(asdict(self))}
 
     def table_columns(self) -> dict[str, list]:
         """One row per QI: its classes, sample uniques, k-anonymity violations, expected
@@ -226,12 +220,6 @@ class RiskResult(Tabular):
         return sorted(range(len(self.qis)), key=lambda i: (-self.qis[i].expected_reidentifications, self.qis[i].index))
 
 
-def _qi_dict(q: QIRisk) -> dict:
-    d = asdict(q)
-    d["columns"] = list(q.columns)
-    return d
-
-
 def _clean(x):
     """NaN and ±inf have no JSON form: null."""
     if isinstance(x, dict):
@@ -276,13 +264,6 @@ def _check_roles(relation: Relation, qi: Sequence[str], weight: str | None, sens
     dups = sorted({s for s in sensitive if list(sensitive).count(s) > 1})
     if dups:
         raise ColumnError(f"sensitive column {dups[0]!r} is listed twice in --sensitive; list it once")
-
-
-def _column_types(db: Database, relation: Relation, columns: Sequence[str]) -> list[str]:
-    return db.column_types(relation.sql, columns)
-
-
-# --- the coded relation -------------------------------------------------------------------------
 
 
 # --- per-QI measures ----------------------------------------------------------------------------
@@ -461,7 +442,7 @@ def risk_relation(session: Session, opts: RiskParams, progress: Progress | None 
     p = n_cols if p is None else p
     combos = combinations(n_cols, p)
     large = scan.announce(n_cols, p, len(combos))
-    types = _column_types(db, relation, [*sensitive, *([weight] if weight else [])])
+    types = db.column_types(relation.sql, [*sensitive, *([weight] if weight else [])])
     if weight:
         check_weight(db, relation, weight, types[-1])
     rows, n_pop = rows_and_population(db, relation, opts.population, opts.sampling_fraction)
@@ -489,15 +470,7 @@ def risk_relation(session: Session, opts: RiskParams, progress: Progress | None 
         todo = specs + extra
         batches = qi_batches(db, todo, opts.jobs)
         # A large scan (scan.LARGE_QIS) counts the statements rendered too: that took minutes.
-        total_steps = len(batches) * (2 if large else 1) + (2 if want_cells else 0)
-        done = 0
-
-        def tick():
-            nonlocal done
-            done += 1
-            if progress:
-                progress(done, total_steps)
-
+        tick = Ticker(progress, len(batches) * (2 if large else 1) + (2 if want_cells else 0))
         # A large scan ticks as each statement is rendered (scan.LARGE_QIS: that took minutes).
         statements = cell_statements(db, batches, enc, sens, bool(weight), rendered=tick if large else None)
 
@@ -649,6 +622,14 @@ def default_suda_size(n_columns: int) -> int:
     return max(k, 1)
 
 
+def suda_size(requested: int | None, n_columns: int, option: str) -> int:
+    """The largest column set SUDA scans: ``requested`` (given as ``option``), checked, or the default."""
+    size = default_suda_size(n_columns) if requested is None else requested
+    if not 1 <= size <= n_columns:
+        raise ParameterError(f"{option} {size} must be between 1 and the number of key columns ({n_columns})")
+    return size
+
+
 def suda_patterns(
     db: Database,
     enc: Encoded,
@@ -701,16 +682,10 @@ def _suda(db, enc, n_columns, rows, max_size, missing, full_patterns, key_fk, *,
         values, mult, uniques=uniques, pair_records=pairs, n_columns=n_columns, dis_fraction=dis_fraction
     )
     return SudaResult(
-        columns=tuple(columns),
-        max_size=max_size,
-        missing=missing,
-        dis_fraction=dis_fraction,
-        msu_counts=counts[patterns.of_record],
-        score=record_scores,
-        dis_score=dis_values[inverse.ravel()],
-        uniques=uniques,
-        pair_records=pairs,
-    )
+        columns=tuple(columns), max_size=max_size, missing=missing, dis_fraction=dis_fraction,
+        msu_counts=counts[patterns.of_record], score=record_scores, dis_score=dis_values[inverse.ravel()],
+        uniques=uniques, pair_records=pairs,
+    )  # fmt: skip
 
 
 def suda_order(result: SudaResult) -> np.ndarray:
@@ -744,9 +719,7 @@ def suda(
         qi = select_columns(relation.columns, columns, exclude)
         if not qi:
             raise ParameterError("no key columns are left; name them with --columns")
-        size = default_suda_size(len(qi)) if max_size is None else max_size
-        if not 1 <= size <= len(qi):
-            raise ParameterError(f"--max-size {size} must be between 1 and the number of key columns ({len(qi)})")
+        size = suda_size(max_size, len(qi), "--max-size")
         order_by, key_names = record_order(db, relation, key, qi)
         rows, n_pop = rows_and_population(db, relation, population, sampling_fraction)
         enc = encode(db, relation, qi, None, order_by)
@@ -772,18 +745,9 @@ def suda(
             cell_fk = data["y"][k0][order].astype(np.int64)
             fk = cell_fk[record_cells(db, enc, spec.codes, rows)]
             result = _suda(
-                db,
-                enc,
-                len(qi),
-                rows,
-                size,
-                missing,
-                full,
-                fk,
-                dis_fraction=_dis_fraction(rows, n_pop),
-                columns=qi,
+                db, enc, len(qi), rows, size, missing, full, fk, dis_fraction=_dis_fraction(rows, n_pop), columns=qi,
                 jobs=jobs,
-            )
+            )  # fmt: skip
             wanted = np.arange(rows) if all_keys else suda_order(result)[: min(rows, 1000)]
             if key_names == (ROW_KEY,):
                 keys = {int(r): (int(r) + 1,) for r in wanted}
@@ -818,18 +782,7 @@ def output_kind(path: str) -> str:
 
 
 def _write_per_record(
-    db,
-    relation,
-    enc,
-    key_cells,
-    qi,
-    opts: RiskParams,
-    *,
-    full_patterns,
-    rows,
-    dis_fraction,
-    warnings,
-    tick,
+    db, relation, enc, key_cells, qi, opts: RiskParams, *, full_patterns, rows, dis_fraction, warnings, tick
 ) -> str:
     """Write ``opts.per_record``: every record's fk, risk, l-diversity, t-closeness and SUDA."""
     per_record, key, missing, suda_max_size = str(opts.per_record), opts.key, opts.missing, opts.suda_max_size
@@ -840,31 +793,18 @@ def _write_per_record(
     tick()
     fk, Fk = cells.fk[cell], cells.Fk[cell]
     risk_cell = individual_risk.individual_risk(cells.fk, cells.Fk if opts.weight else None)
-    max_size = default_suda_size(n_columns) if suda_max_size is None else suda_max_size
+    max_size = suda_size(suda_max_size, n_columns, "--suda-max-size")
     if suda_max_size is None and max_size < n_columns:
         warnings.append(
             f"SUDA looked for minimal sample uniques of up to {max_size} columns (of {n_columns}); "
             f"raise it with --suda-max-size {n_columns} (more column sets to scan)"
         )
-    if max_size > n_columns or max_size < 1:
-        raise ParameterError(
-            f"--suda-max-size {max_size} must be between 1 and the number of key columns ({n_columns})"
-        )
     s = _suda(db, enc, n_columns, rows, max_size, missing, full_patterns, fk, dis_fraction=dis_fraction, columns=qi)
     tick()
-    data: dict[str, np.ndarray] = {}
-    order_key = record_key_columns(db, relation, key, rows)
-    data.update(order_key)
-    data["fk"] = fk
-    data["Fk"] = Fk
-    data["risk"] = risk_cell[cell]
     nan = np.full(rows, np.nan)
-    data["l_distinct"] = cells.l_distinct[cell] if cells.l_distinct is not None else nan
-    data["l_entropy"] = cells.l_entropy[cell] if cells.l_entropy is not None else nan
-    data["suda"] = s.score
-    data["dis_suda"] = s.dis_score
-    data["l_recursive"] = cells.l_recursive[cell] if cells.l_recursive is not None else nan
-    data["t_closeness"] = cells.t_closeness[cell] if cells.t_closeness is not None else nan
+    by_class = {name: nan if a is None else a[cell] for name, a in pick(cells, _DIVERSITY_COLUMNS).items()}
+    values = {"fk": fk, "Fk": Fk, "risk": risk_cell[cell], "suda": s.score, "dis_suda": s.dis_score, **by_class}
+    data = record_key_columns(db, relation, key, rows) | {name: values[name] for name in PER_RECORD_COLUMNS}
     write_table(data, per_record, kind)
     return per_record
 

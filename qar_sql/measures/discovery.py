@@ -17,7 +17,6 @@ import itertools
 import math
 import time
 from collections import defaultdict
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,10 +65,7 @@ class DiscoverResult(Tabular):
 
     @property
     def best(self) -> Combination | None:
-        for c in self.combinations:
-            if c.columns == self.best_qid:
-                return c
-        return None
+        return next((c for c in self.combinations if c.columns == self.best_qid), None)
 
     def to_dict(self) -> dict[str, Any]:
         """The documented JSON object of ``qar discover`` (docs/treatments.md)."""
@@ -105,19 +101,6 @@ class DiscoverResult(Tabular):
 class _Combo:
     index: int
     codes: tuple[str, ...]
-
-
-def sort_key(c: Combination, order: dict[tuple[str, ...], int]):
-    """Most singletons first, then smaller combinations, then the columns' order."""
-    return (-c.singletons, len(c.columns), order[c.columns])
-
-
-def best_qid(combos: Sequence[Combination], order: dict[tuple[str, ...], int]) -> tuple[str, ...]:
-    """The smallest non-identifier combination with the most singletons (ties: column order)."""
-    candidates = [c for c in combos if not c.identifier and c.singletons > 0]
-    if not candidates:
-        return ()
-    return min(candidates, key=lambda c: sort_key(c, order)).columns
 
 
 def discover_relation(
@@ -210,21 +193,15 @@ def discover_relation(
                         identifier=ident,
                     )
                 )
-    found.sort(key=lambda c: sort_key(c, order))
+    # Most singletons first, then smaller combinations, then the columns' order; the best QID is
+    # the first non-identifier there (the smallest with the most singletons, ties: column order).
+    found.sort(key=lambda c: (-c.singletons, len(c.columns), order[c.columns]))
+    best = next((c.columns for c in found if not c.identifier and c.singletons > 0), ())
     return DiscoverResult(
-        **provenance(db, relation, session.label),
-        rows=rows,
-        columns=cols,
-        max_size=max_size,
-        drop_null=drop_null,
-        combinations=tuple(found),
-        best_qid=best_qid(found, order),
-        identifiers=tuple(identifier_cols),
-        skipped=skipped,
-        statements=statements,
-        seconds=time.perf_counter() - started,
-        warnings=tuple(warnings),
-    )
+        **provenance(db, relation, session.label), rows=rows, columns=cols, max_size=max_size, drop_null=drop_null,
+        combinations=tuple(found), best_qid=best, identifiers=tuple(identifier_cols), skipped=skipped,
+        statements=statements, seconds=time.perf_counter() - started, warnings=tuple(warnings),
+    )  # fmt: skip
 
 
 def _advance_by_next(advance, sizes) -> None:

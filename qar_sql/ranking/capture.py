@@ -62,17 +62,7 @@ def candidates(estimated_classes: np.ndarray, pi_u: float) -> list[int]:
     return sorted(np.argsort(-estimated_classes, kind="stable")[:k].tolist())
 
 
-def top_records(
-    db: Database,
-    relation: Relation,
-    opts: Options,
-    *,
-    key_names,
-    top,
-    source,
-    started,
-    gradient,
-):
+def top_records(db: Database, relation: Relation, opts: Options, *, key_names, top, source, started, gradient):
     """(audit result, g, [(position in key order, tally)] best first — or None when fewer than
     ``top`` records have a positive tally (the caller then ranks every record) —, {position:
     key}, (weighted QIs captured in the audit, weighted QIs grouped again))."""
@@ -137,17 +127,9 @@ def top_records(
             db.query(render("influence_pairs.sql", d, pairs=pairs, qis=qis, encoded=d.quote(codes)))
         by_key = key_names != (ROW_KEY,)
         sql = render_influence(
-            d,
-            relation.sql,
-            result.columns,
-            p,
-            None,
-            g,
-            limit=top,
-            codes_table=codes,
-            pairs_table=d.quote(pairs),
+            d, relation.sql, result.columns, p, None, g, limit=top, codes_table=codes, pairs_table=d.quote(pairs),
             key_join=key_names if by_key else (),
-        )
+        )  # fmt: skip
         rows = db.query(sql) if np.any(g) else []
         if len(rows) < min(top, result.rows):
             return result, g, None, {}, tally

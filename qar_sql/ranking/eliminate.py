@@ -31,7 +31,7 @@ from qar_sql.ranking.greedy import greedy_elimination
 from qar_sql.ranking.influence import all_tallies, gradient
 from qar_sql.ranking.pls import pls_scores
 from qar_sql.ranking.records import Contributions, compute
-from qar_sql.results import Tabular, format_risk
+from qar_sql.results import Tabular, attribute_columns, format_risk, pick
 from qar_sql.stats import evt
 
 
@@ -40,6 +40,9 @@ class CurvePoint:
     removed: int
     risk: float | None  # None: no tail after removing these records
     reduction: float | None  # 1 − T̂_k / T̂_0
+
+
+_POINT_FIELDS = ("removed", "risk", "reduction")
 
 
 @dataclass(frozen=True, repr=False)
@@ -56,14 +59,8 @@ class Elimination(Tabular):
 
     def table_columns(self) -> dict[str, list]:
         """One row per (ranking, records removed): T̂ after removing them and its reduction."""
-        out: dict[str, list] = {"ranking": [], "removed": [], "risk": [], "reduction": []}
-        for name, points in self.curves.items():
-            for pt in points:
-                out["ranking"].append(name)
-                out["removed"].append(pt.removed)
-                out["risk"].append(pt.risk)
-                out["reduction"].append(pt.reduction)
-        return out
+        points = [(name, pt) for name, pts in self.curves.items() for pt in pts]
+        return {"ranking": [name for name, _ in points], **attribute_columns([pt for _, pt in points], _POINT_FIELDS)}
 
     def plot(self, ax: Any = None, *, title: str | None = None) -> Any:
         """Risk reduction against records removed, one line per ranking (the paper's Fig. 10),
@@ -83,10 +80,7 @@ class Elimination(Tabular):
             "rows": self.rows,
             "step": self.step,
             "max_removed": self.max_removed,
-            "curves": {
-                name: [{"removed": p.removed, "risk": p.risk, "reduction": p.reduction} for p in pts]
-                for name, pts in self.curves.items()
-            },
+            "curves": {name: [pick(p, _POINT_FIELDS) for p in pts] for name, pts in self.curves.items()},
             "auc": dict(self.auc),
             "notes": list(self.notes),
         }
@@ -130,15 +124,9 @@ def emptied_classes(
     # the codes travel as a CTE: one statement reads them
     with removed as (removed_sql, params), coded(db, relation, columns, order_by=order_by, materialize=False) as codes:
         sql = render(
-            "elimination.sql",
-            db.dialect,
-            encode_sql=codes.encode_sql,
-            encoded=codes.encoded,
-            removed=removed_sql,
-            qis=qis,
-            kmax=int(kmax),
-            never=int(kmax) + 1,
-        )
+            "elimination.sql", db.dialect, encode_sql=codes.encode_sql, encoded=codes.encoded, removed=removed_sql,
+            qis=qis, kmax=int(kmax), never=int(kmax) + 1,
+        )  # fmt: skip
         rows = db.query(sql, params)
     out: dict[int, list] = defaultdict(list)
     for qi, last, classes in rows:
@@ -200,10 +188,7 @@ def eliminate_relation(
     the session's relation (:func:`qar_sql.eliminate`)."""
     started = time.perf_counter() if started is None else started
     db, relation, source = session.db, session.relation, session.label
-    opts = Options(
-        columns=params.columns, exclude=params.exclude, p=params.p, alpha=params.alpha, pi_u=params.pi_u,
-        pwm=params.pwm, jobs=params.jobs, progress=progress,
-    )  # fmt: skip
+    opts = Options.of(params, progress)
     contrib, order_by = compute(db, relation, opts, key=params.key, source=source)
     rows = contrib.rows
     step = params.step
@@ -233,12 +218,6 @@ def eliminate_relation(
             for k in range(step, min(steps, len(g.risk) - 1) + 1, step)
         )
     return Elimination(
-        risk=risk0,
-        rows=rows,
-        step=step,
-        max_removed=kmax,
-        curves=curves,
-        notes=contrib.warnings,
-        auc=aucs,
+        risk=risk0, rows=rows, step=step, max_removed=kmax, curves=curves, notes=contrib.warnings, auc=aucs,
         seconds=time.perf_counter() - started,
-    )
+    )  # fmt: skip

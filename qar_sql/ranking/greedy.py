@@ -289,12 +289,9 @@ def eliminate_codes(
         if progress:
             progress(s + 1, steps)
     return GreedyResult(
-        removed=np.asarray(removed, dtype=np.int64),
-        risk=np.asarray(risk),
-        seconds=time.perf_counter() - started,
-        warnings=tuple(warnings),
-        distinct_patterns=n_patterns,
-    )
+        removed=np.asarray(removed, dtype=np.int64), risk=np.asarray(risk), seconds=time.perf_counter() - started,
+        warnings=tuple(warnings), distinct_patterns=n_patterns,
+    )  # fmt: skip
 
 
 def greedy_elimination(

@@ -27,6 +27,7 @@ from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys, key_warnings, reco
 from qar_sql.pushdown.scan import code_type, scan
 from qar_sql.ranking import capture
 from qar_sql.ranking.influence_sql import render_influence
+from qar_sql.ranking.records import key_columns, key_of
 from qar_sql.ranking.refine import exact_dt
 from qar_sql.results import AuditResult, Tabular, format_risk, json_key, shown_records
 from qar_sql.stats import evt
@@ -63,7 +64,7 @@ class Influence(Tabular):
         return (f"ranked on {self.n_weighted} of {self.audit.n_qi} QIs (those with ∂T̂/∂θ ≠ 0)",)
 
     def key_of(self, r: int):
-        return self.keys.get(int(r), (int(r) + 1,) if self.key == (ROW_KEY,) else None)
+        return key_of(self.keys, self.key, r)
 
     def to_dict(self, params: RecordsParams | None = None) -> dict[str, Any]:
         """The JSON of ``qar records --by influence``: the top records (every one with
@@ -95,12 +96,11 @@ class Influence(Tabular):
 
     def table_columns(self) -> dict[str, list]:
         """The top records by influence I, best first: record position, key, I."""
-        out: dict[str, list] = {"record": [int(r) for r, _ in self.top]}
-        keys = [self.key_of(r) for r, _ in self.top]
-        for i, name in enumerate(self.key):
-            out[name] = [k[i] if k is not None else None for k in keys]
-        out["influence"] = [float(v) for _, v in self.top]
-        return out
+        return {
+            "record": [int(r) for r, _ in self.top],
+            **key_columns(self.key, [self.key_of(r) for r, _ in self.top]),
+            "influence": [float(v) for _, v in self.top],
+        }
 
     def summary_line(self) -> str:
         return (
@@ -129,16 +129,9 @@ def scores_in_db(
     if not np.any(g):
         return []
     sql = render_influence(
-        db.dialect,
-        relation.sql,
-        result.columns,
-        result.p,
-        order_by,
-        g,
-        limit=limit,
-        positive_only=positive_only,
+        db.dialect, relation.sql, result.columns, result.p, order_by, g, limit=limit, positive_only=positive_only,
         codes_table=codes_table,
-    )
+    )  # fmt: skip
     return [(int(r), float(s)) for r, s in db.query(sql)]
 
 
@@ -235,15 +228,9 @@ def _audit_and_top(db, relation, opts, order_by, *, top, all_scores, **where):
                 )
                 held["codes"] = codes.name
             return scan(
-                db,
-                relation.sql,
-                cols,
-                opts.p,
-                batch_size=batch_size,
-                jobs=jobs,
-                progress=progress,
+                db, relation.sql, cols, opts.p, batch_size=batch_size, jobs=jobs, progress=progress,
                 codes_table=held.get("codes"),
-            )
+            )  # fmt: skip
 
         result = audit_relation(db, relation, opts, scanner=scanner, bootstrap=0, **where)
         if result.fit is None:

@@ -50,14 +50,6 @@ def render_influence(
         encode_sql = render("encode.sql", dialect, columns=list(columns), relation=relation_sql, order_by=order_by)
         codes = {"encode_sql": encode_sql, "encoded": "encoded"}
     return render(
-        "influence.sql",
-        dialect,
-        **codes,
-        qis=qis,
-        weights=weights,
-        limit=limit,
-        positive_only=positive_only,
-        pairs_table=pairs_table,
-        key_join=list(key_join),
-        relation=relation_sql,
-    )
+        "influence.sql", dialect, **codes, qis=qis, weights=weights, limit=limit, positive_only=positive_only,
+        pairs_table=pairs_table, key_join=list(key_join), relation=relation_sql,
+    )  # fmt: skip

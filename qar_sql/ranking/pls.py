@@ -148,25 +148,13 @@ def fit_scores(x: np.ndarray, dt: np.ndarray, *, seed: int = 0, names: tuple[str
         return float(roc_auc_score(y[idx], scores[idx]))
 
     return PLSResult(
-        scores=scores,
-        auc=auc(test, "25% test"),
-        auc_train=auc(train, "75% training"),
-        n_train=int(train.size),
-        n_test=int(test.size),
-        n_components=int(n_comp),
-        features=tuple(names),
-        warnings=tuple(warnings),
-    )
+        scores=scores, auc=auc(test, "25% test"), auc_train=auc(train, "75% training"), n_train=int(train.size),
+        n_test=int(test.size), n_components=int(n_comp), features=tuple(names), warnings=tuple(warnings),
+    )  # fmt: skip
 
 
 def pls_scores(
-    db: Database,
-    relation: Relation,
-    columns: Sequence[str],
-    order_by: Sequence[str],
-    dt: np.ndarray,
-    *,
-    seed: int = 0,
+    db: Database, relation: Relation, columns: Sequence[str], order_by: Sequence[str], dt: np.ndarray, *, seed: int = 0
 ) -> PLSResult:
     """Scores of the PLS predictor of sign(DT) for every record (key order), with its AUC on a
     seeded 75/25 split. ``dt`` is DT per record in key order (``Contributions.dt``);

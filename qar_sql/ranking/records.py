@@ -79,21 +79,15 @@ class Contributions(Tabular):
             ],
         }
 
-    def table_columns(self) -> dict[str, list]:
-        """One row per record, riskiest by DT first: its key (where fetched; the row number for
-        a file), DT, U+, U* and the number of QIs it is unique on."""
-        order = self.order("dt")
-        keys = [self.key_of(r) for r in order]
-        out: dict[str, list] = {"record": [int(r) for r in order]}
-        for i, name in enumerate(self.key):
-            out[name] = [k[i] if k is not None else None for k in keys]
-        out |= {
-            "dt": self.dt[order].tolist(),
-            "u_plus": self.u_plus[order].tolist(),
-            "u_star": self.u_star[order].tolist(),
-            "n_unique": self.n_unique[order].tolist(),
+    def table_columns(self, rows: int | None = None) -> dict[str, list]:
+        """One row per record (the first ``rows``), riskiest by DT first: its key (where fetched;
+        the row number for a file), DT, U+, U* and the number of QIs it is unique on."""
+        order = self.order("dt")[:rows]
+        return {
+            "record": [int(r) for r in order],
+            **key_columns(self.key, [self.key_of(r) for r in order]),
+            **{s: getattr(self, s)[order].tolist() for s in ("dt", "u_plus", "u_star", "n_unique")},
         }
-        return out
 
     def summary_line(self) -> str:
         unique = int(np.count_nonzero(self.n_unique))
@@ -101,11 +95,7 @@ class Contributions(Tabular):
 
     def _repr_html_(self) -> str:
         # The first rows only: building every record's row for a preview would cost O(L).
-        top = self.order("dt")[:HTML_ROWS]
-        cols: dict[str, list] = {"record": [int(r) for r in top]}
-        for i, name in enumerate(self.key):
-            cols[name] = [(k[i] if (k := self.key_of(r)) is not None else None) for r in top]
-        cols |= {s: getattr(self, s)[top].tolist() for s in ("dt", "u_plus", "u_star", "n_unique")}
+        cols = self.table_columns(HTML_ROWS)
         return (
             f"<div><p><b>Record contributions</b> {html.escape(self.summary_line())}</p>{self._html_table(cols)}</div>"
         )
@@ -124,7 +114,7 @@ class Contributions(Tabular):
         return [qis[j].columns for j in self.patterns.qis[self.pattern_of[r]]]
 
     def key_of(self, r: int) -> tuple | None:
-        return self.keys.get(int(r), (int(r) + 1,) if self.key == (ROW_KEY,) else None)
+        return key_of(self.keys, self.key, r)
 
     def summary(self) -> dict:
         """Share of records unique on no QI; correlations between the scores."""
@@ -137,6 +127,16 @@ class Contributions(Tabular):
                 "u_plus_u_star": C.correlations(self.u_plus, self.u_star),
             },
         }
+
+
+def key_of(keys: dict[int, tuple], key: tuple[str, ...], r: int) -> tuple | None:
+    """Record r's key values: those fetched, its row number (1-based) when the key is the row."""
+    return keys.get(int(r), (int(r) + 1,) if key == (ROW_KEY,) else None)
+
+
+def key_columns(key: Sequence[str], keys: Sequence[tuple | None]) -> dict[str, list]:
+    """Each key column's values of records whose key values are ``keys`` (None: not fetched)."""
+    return {name: [k[i] if k is not None else None for k in keys] for i, name in enumerate(key)}
 
 
 def fused_scan(
@@ -226,16 +226,9 @@ def compute(
 
     def scanner(cols, batch_size, jobs, progress, cardinalities):
         scan_result, captured["patterns"] = fused_scan(
-            db,
-            relation,
-            cols,
-            opts.p,
-            order_by,
-            batch_size=batch_size,
-            jobs=jobs,
-            progress=progress,
+            db, relation, cols, opts.p, order_by, batch_size=batch_size, jobs=jobs, progress=progress,
             cardinalities=cardinalities,
-        )
+        )  # fmt: skip
         return scan_result
 
     result = audit_relation(db, relation, opts, started=started, source=source, scanner=scanner, bootstrap=0)
@@ -261,16 +254,9 @@ def compute(
         )
     of = patterns.of_record
     contrib = Contributions(
-        audit=result,
-        key=key_names,
-        dt=dt_p[of],
-        u_plus=sc["u_plus"][of],
-        u_star=sc["u_star"][of],
-        n_unique=sc["n_unique"][of],
-        pattern_of=of,
-        patterns=patterns,
-        warnings=tuple(warnings),
-    )
+        audit=result, key=key_names, dt=dt_p[of], u_plus=sc["u_plus"][of], u_star=sc["u_star"][of],
+        n_unique=sc["n_unique"][of], pattern_of=of, patterns=patterns, warnings=tuple(warnings),
+    )  # fmt: skip
     return contrib, order_by
 
 

@@ -45,13 +45,9 @@ def exact_dt(
         top = sorted(int(j) for j in order[:m])
         qis = [QIBatch(j, tuple(f"c{i}" for i in combos[j])) for j in top]
         sql = render(
-            "refine_pairs.sql",
-            db.dialect,
-            qis=qis,
-            encoded=encoded,
-            encode_sql=encode_sql,
+            "refine_pairs.sql", db.dialect, qis=qis, encoded=encoded, encode_sql=encode_sql,
             candidates=[int(r) for r in candidates],
-        )
+        )  # fmt: skip
         unique_on: dict[int, list[int]] = {int(r): [] for r in candidates}
         for qi, r in db.query(sql):
             unique_on[int(r)].append(int(qi))

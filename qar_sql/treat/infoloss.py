@@ -26,26 +26,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from qar_sql.engines.dialects import Dialect
 from qar_sql.engines.render import render
+from qar_sql.results import pick
+from qar_sql.treat.prng import Arith
 
 NUMERIC = ("integer", "float")
-
-
-class _Sql:
-    """Float spellings for one dialect (the subset of qar_sql.treat.prng.Arith this module needs)."""
-
-    def __init__(self, dialect: Dialect):
-        self.double = dialect.double
-
-    def f(self, x: float) -> str:
-        return f"cast('{float(x)!r}' as {self.double})"
-
-    def to_double(self, expr: str) -> str:
-        return f"cast({expr} as {self.double})"
 
 
 @dataclass(frozen=True)
@@ -105,7 +94,7 @@ def json_number(v: Any) -> float | None:
 def information_loss(query, dialect: Dialect, relation: str, columns: Sequence[LossColumn]) -> InfoLoss:
     """The report for the paired release ``relation`` (a name or a parenthesised SELECT), with
     ``query(sql)`` running statements on the engine."""
-    a = _Sql(dialect)
+    a = Arith(dialect)
     q = dialect.quote
     cols = list(columns)
     treated = [c for c in cols if c.treated]
@@ -117,9 +106,6 @@ def information_loss(query, dialect: Dialect, relation: str, columns: Sequence[L
 
     def t(c: LossColumn) -> str:
         return f"t.{q(c.released)}"
-
-    def text(expr: str, kind: str) -> str:
-        return expr if kind == "text" else f"cast({expr} as {dialect.text})"
 
     # Deciles of the numeric originals (the bins of the two-way tables).
     numeric_o = [c for c in cols if c.before in NUMERIC]
@@ -138,23 +124,16 @@ def information_loss(query, dialect: Dialect, relation: str, columns: Sequence[L
         if c.before in NUMERIC and kind in NUMERIC:
             e = edges[c.name]
             if not e:
-                return text(expr, kind)
+                return a.as_text(expr, kind)
             arms = " ".join(f"when {expr} <= {a.f(v)} then '{i}'" for i, v in enumerate(e))
             return f"case when {expr} is null then null {arms} else '{len(e)}' end"
-        return text(expr, kind)
+        return a.as_text(expr, kind)
 
     specs = []
     for c in cols:
-        both = c.before in NUMERIC and c.after in NUMERIC
-        if both:
-            changed_sql = dialect.differs(a.to_double(t(c)), a.to_double(o(c)))
-        elif c.before == c.after:
-            changed_sql = dialect.differs(t(c), o(c))
-        else:
-            changed_sql = dialect.differs(text(t(c), c.after), text(o(c), c.before))
         specs.append(
             {
-                "changed": changed_sql,
+                "changed": dialect.differs(*a.comparable(t(c), c.after, o(c), c.before)),
                 "numeric_before": c.before in NUMERIC,
                 "numeric_after": c.after in NUMERIC,
                 "o": a.to_double(o(c)),
@@ -262,6 +241,10 @@ def _cramers_v(chi_sum, rows, cols, n: int) -> float | None:
     return math.sqrt(max(0.0, chi2) / (n * k))
 
 
+# A ColumnLoss's JSON fields after its column, treated flag and changed cells, in order.
+_COLUMN_FIELDS = ("changed_share", "mean_before", "sd_before", "mean_after", "sd_after", "il1s", "rank_displacement")
+
+
 def loss_dict(loss: InfoLoss) -> dict[str, Any]:
     """The JSON form (field names are the documented contract)."""
     return {
@@ -269,29 +252,8 @@ def loss_dict(loss: InfoLoss) -> dict[str, Any]:
         "il1s": loss.il1s,
         "utility": loss.utility,
         "columns": [
-            {
-                "column": c.column,
-                "treated": c.treated,
-                "changed_cells": c.changed,
-                "changed_share": c.changed_share,
-                "mean_before": c.mean_before,
-                "sd_before": c.sd_before,
-                "mean_after": c.mean_after,
-                "sd_after": c.sd_after,
-                "il1s": c.il1s,
-                "rank_displacement": c.rank_displacement,
-            }
+            {"column": c.column, "treated": c.treated, "changed_cells": c.changed, **pick(c, _COLUMN_FIELDS)}
             for c in loss.columns
         ],
-        "pairs": [
-            {
-                "columns": list(p.columns),
-                "measure": p.measure,
-                "before": p.before,
-                "after": p.after,
-                "change": p.change,
-                "tvd": p.tvd,
-            }
-            for p in loss.pairs
-        ],
+        "pairs": [{**asdict(p), "columns": list(p.columns)} for p in loss.pairs],
     }

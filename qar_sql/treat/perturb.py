@@ -149,14 +149,12 @@ class Context:
     arith: Arith
     quote: Callable[[str], str]
     literal: Callable[[Any], str]
-    as_text: Callable[[str, str], str]
     kinds: dict[str, str]
     index: int
     source: str
     base: tuple[str, ...]
     local_flag: str | None
     seed: int
-    identity_ok: bool = True
 
 
 def partition(ctx: Context, by: Sequence[str], x: str | None) -> list[str]:
@@ -201,12 +199,7 @@ def finish(
         new = f"qar__new_{i}"
         news.append(new)
         final_cols.append((new, expr))
-        if out in ("integer", "float") and before in ("integer", "float"):
-            changed.append(a.dialect.differs(a.to_double(f"t.{new}"), a.to_double(x)))
-        elif out == before:
-            changed.append(a.dialect.differs(f"t.{new}", x))
-        else:
-            changed.append(a.dialect.differs(f"t.{new}", ctx.as_text(x, before)))
+        changed.append(a.dialect.differs(*a.comparable(f"t.{new}", out, x, before)))
     final = f"qar_new{ctx.index}"
     chain.add(final_cols, join=join, name=final)
     ctes = render("perturb_layers.sql", a.dialect, layers=chain.layers, fence=a.fence)

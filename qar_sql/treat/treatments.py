@@ -46,8 +46,6 @@ PREFIX = "qar__"
 _COMMON = {"column", "kind", "local", "description"}
 _TOP_KEYS = {"qid", "qis", "combinations", "release", "treatments", "seed", "key"}
 
-# Type names where an engine does not take the ANSI ones (BigQuery has STRING and FLOAT64).
-
 
 class TreatmentError(UsageError):
     """A treatments file that cannot be read or does not fit the table."""
@@ -416,15 +414,12 @@ class Binder:
 
     # -- helpers ------------------------------------------------------------------------------
 
-    def _type(self, kind: str) -> str:
-        return self.dialect.text if kind == "text" else self.dialect.double
-
     def as_text(self, expr: str, kind: str) -> str:
         """``expr`` (of ``kind``) as text in the SQL being written."""
-        return expr if kind == "text" else f"cast({expr} as {self._type('text')})"
+        return Arith(self.dialect).as_text(expr, kind)
 
     def as_float(self, expr: str) -> str:
-        return f"cast({expr} as {self._type('float')})"
+        return Arith(self.dialect).to_double(expr)
 
     def fail(self, t: Treatment, key: str | None, message: str):
         """Raise the file's error naming ``treatments.<t>.key``."""
@@ -443,15 +438,18 @@ class Binder:
             self.c.fail(("treatments", t.name), key, f"= {name!r} is not a column of {self.display}{hint}")
 
     def check(self, t: Treatment) -> None:
-        """Everything about ``t`` that needs the table (columns, types, lookups)."""
-        if t.perturbative:
-            self._check_perturb(t)
-            return
-        self.check_column(t, t.column, "column")
+        """Everything about ``t`` that needs the table (columns, types, lookups; the key of the
+        perturbative kinds' draws)."""
+        key = "columns" if t.perturbative and t.opt("columns") else "column"
+        for col in t.columns if t.perturbative else (t.column,):
+            self.check_column(t, col, key)
         for col in t.local or ():
             self.check_column(t, col, "local")
-        check = REGISTRY[t.kind].check
-        if check is not None:
+        if t.perturbative:
+            for col in t.opt("by") or ():
+                self.check_column(t, col, "by")
+            self.check_key()
+        elif (check := REGISTRY[t.kind].check) is not None:
             check(self, t)
 
     def kind_ok(self, t: Treatment, kind: str) -> None:
@@ -553,45 +551,15 @@ class Binder:
             if out == "float" and kind == "integer":
                 keep = self.as_float(x)
             expr = f"case when t.{local_flag} then {expr} else {keep} end"
-        new = "t.qar__new_0"
-        if out in ("integer", "float") and kind in ("integer", "float"):
-            changed = self.dialect.differs(self.as_float(new), self.as_float(x))
-        elif out == kind:
-            changed = self.dialect.differs(new, x)
-        else:
-            changed = self.dialect.differs(new, self.as_text(x, kind))
+        changed = self.dialect.differs(*Arith(self.dialect).comparable("t.qar__new_0", out, x, kind))
         keep_rows = REGISTRY[t.kind].keep
         # The name goes into a SQL comment (sql_comment: nothing in it can end the line).
         return Step(
-            sql_comment(t.name),
-            t.column,
-            expr,
-            changed,
-            out,
-            join,
-            news=("qar__new_0",),
+            sql_comment(t.name), t.column, expr, changed, out, join, news=("qar__new_0",),
             keep=keep_rows(self, t) if keep_rows else "",
-        )
+        )  # fmt: skip
 
     # -- perturbative kinds ---------------------------------------------------------------
-
-    def _check_perturb(self, t: Treatment) -> None:
-        for col in t.columns:
-            self.check_column(t, col, "columns" if t.opt("columns") else "column")
-        for col in t.local or ():
-            self.check_column(t, col, "local")
-        for col in t.opt("by") or ():
-            self.check_column(t, col, "by")
-        self.check_key()
-
-    def perturb_kind_ok(self, t: Treatment, kinds: Mapping[str, str]) -> None:
-        """The columns' kinds where ``t`` runs (after any earlier treatment of the chain)."""
-        fits = REGISTRY[t.kind].fits
-        for col in t.columns:
-            kind = kinds[col]
-            here = " here" if kind != self.kinds[col] else ""
-            if fits is not None:
-                fits(self, t, col, kind, here)
 
     def check_key(self) -> None:
         """The declared key exists, has no NULL and no duplicate (one query, once)."""
@@ -653,15 +621,9 @@ class Binder:
             # The local rows are singletons on the *source* values (as in the chain), so the
             # release carries the original local columns beside the treated ones.
             sql = treated_sql(
-                reader,
-                self.relation_sql,
-                prefix,
-                not_null=self.not_null,
-                modified=False,
-                originals=t.local or (),
-                kinds_out=kinds,
-                keep_id=True,
-            )
+                reader, self.relation_sql, prefix, not_null=self.not_null, modified=False, originals=t.local or (),
+                kinds_out=kinds, keep_id=True,
+            )  # fmt: skip
             stats = perturb.PerturbBinder(self.db.query, f"(\n{sql}\n)", Arith(src), src.quote, kinds, ())
             self._stages[key] = (stats, kinds)
         stats, kinds = self._stages[key]
@@ -682,21 +644,13 @@ class Binder:
         def fail(key, message):
             self.c.fail(where, key, message)
 
-        self.perturb_kind_ok(t, kinds)
+        if (fits := REGISTRY[t.kind].fits) is not None:  # the kinds where t runs, after the chain before it
+            for col in t.columns:
+                fits(self, t, col, kinds[col], " here" if kinds[col] != self.kinds[col] else "")
         stats, _, local = self.stage(before, t)
         a = Arith(self.dialect)
-        ctx = perturb.Context(
-            a,
-            self.dialect.quote,
-            self.lit,
-            self.as_text,
-            kinds,
-            index,
-            f"qar_step{index - 1}",
-            tuple(base),
-            local_flag,
-            t.opt("seed") or 0,
-        )
+        quote, seed = self.dialect.quote, t.opt("seed") or 0
+        ctx = perturb.Context(a, quote, self.lit, kinds, index, f"qar_step{index - 1}", tuple(base), local_flag, seed)
         ls = REGISTRY[t.kind].step(self, t, ctx, stats, local, fail)
         return Step(ls.name, ls.columns[0], "", ls.changed, ls.outs[0], "", ls.ctes, ls.columns, ls.news, ls.outs)
 
@@ -759,16 +713,7 @@ def treated_sql(
     if kinds_out is not None:
         kinds_out.update(kinds)
     return render(
-        "treat.sql",
-        binder.dialect,
-        relation=relation_sql,
-        columns=list(binder.columns),
-        local_qis=local_qis,
-        not_null=list(not_null),
-        steps=steps,
-        modified=modified,
-        identity=identity,
-        internal=internal,
-        originals=list(originals),
-        keep_id=keep_id,
-    )
+        "treat.sql", binder.dialect, relation=relation_sql, columns=list(binder.columns), local_qis=local_qis,
+        not_null=list(not_null), steps=steps, modified=modified, identity=identity, internal=internal,
+        originals=list(originals), keep_id=keep_id,
+    )  # fmt: skip

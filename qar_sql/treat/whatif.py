@@ -25,14 +25,7 @@ from typing import Any
 from qar_sql.engines.dialects import get_dialect, sql_comment
 from qar_sql.engines.render import render
 from qar_sql.engines.session import Session, temp_name
-from qar_sql.engines.source import (
-    Database,
-    Relation,
-    file_relation_sql,
-    open_source,
-    select_columns,
-    split_table,
-)
+from qar_sql.engines.source import Database, Relation, file_relation_sql, open_source, select_columns, split_table
 from qar_sql.errors import ColumnError, DatabaseError, DataError, UsageError
 from qar_sql.measures.audit import Options, audit_relation
 from qar_sql.parameters.treat import WhatIfParams
@@ -40,6 +33,7 @@ from qar_sql.pushdown.scan import Progress, Ticker
 from qar_sql.results import SingletonShare, Tabular, attribute_columns, format_risk, json_number, pick
 from qar_sql.rules import check_null_tokens
 from qar_sql.treat.infoloss import InfoLoss, LossColumn, information_loss, loss_dict
+from qar_sql.treat.prng import Arith
 from qar_sql.treat.treatments import Binder, Plan, load, treated_sql
 
 ORIGINAL = "original"
@@ -167,10 +161,6 @@ def _check_qid(qid, columns, display):
 
 def scenarios_of(plan: Plan, combine: Sequence[Sequence[str]] | None = None) -> list[tuple[str, ...]]:
     """Every treatment alone, then every combination (the file's, then ``combine``), in order."""
-    return _scenarios(plan, combine)
-
-
-def _scenarios(plan: Plan, combine: Sequence[Sequence[str]] | None) -> list[tuple[str, ...]]:
     out: list[tuple[str, ...]] = [(t.name,) for t in plan.treatments]
     for combo in list(plan.combinations) + [tuple(c) for c in combine or ()]:
         for n in combo:
@@ -253,19 +243,9 @@ def _risk(db: Database, treated: str, relation: Relation, opts: Options, *, batc
     return result.risk, None
 
 
-def _as_text(db: Database, expr: str, kind: str) -> str:
-    return expr if kind == "text" else f"cast({expr} as {db.dialect.text})"
-
-
 def _same(db: Database, column: str, original: str, before: str, after: str) -> str:
     """SQL: the released value of ``column`` is its original one (numbers compared as numbers)."""
-    x = f"t.{db.dialect.quote(column)}"
-    if before in ("integer", "float") and after in ("integer", "float"):
-        double = db.dialect.double
-        return db.dialect.same(f"cast({x} as {double})", f"cast({original} as {double})")
-    if before == after:
-        return db.dialect.same(x, original)
-    return db.dialect.same(_as_text(db, x, after), _as_text(db, original, before))
+    return db.dialect.same(*Arith(db.dialect).comparable(f"t.{db.dialect.quote(column)}", after, original, before))
 
 
 def _loss(db: Database, binder: Binder, relation_sql: str, names, qids, not_null) -> InfoLoss:
@@ -305,10 +285,7 @@ def whatif_relation(
     started = started if started is not None else time.perf_counter()
     plan = load(params.treatments)
     qid, combine, only, drop_null, risk = params.qid, params.combine, params.only, params.drop_null, params.risk
-    opts = Options(
-        columns=params.columns, exclude=params.exclude, p=params.p, alpha=params.alpha, pi_u=params.pi_u,
-        pwm=params.pwm, jobs=params.jobs,
-    )  # fmt: skip
+    opts = Options.of(params)
     batch_size, key, loss = params.batch_size, params.key, params.loss
     db, relation = session.db, session.relation
     qids = _resolve_qid(plan, qid)
@@ -319,7 +296,7 @@ def whatif_relation(
     audit_opts = replace(opts, columns=audit_cols, exclude=None, progress=None)
     not_null = qids if drop_null else ()
     binder = Binder(db, relation.sql, relation.columns, plan, display=relation.display, key=key, not_null=not_null)
-    scenarios = [()] + _scenarios(plan, combine)
+    scenarios = [()] + scenarios_of(plan, combine)
     if only:
         wanted = list(
             dict.fromkeys(tuple(x.strip() for x in o.split("+")) if isinstance(o, str) else tuple(o) for o in only)
@@ -357,20 +334,7 @@ def whatif_relation(
         )
         il = _loss(db, binder, relation.sql, s, qids, not_null) if loss and s else None
         out.append(
-            Scenario(
-                scenario_name(s),
-                tuple(s),
-                n,
-                singles,
-                classes,
-                min_class,
-                modified,
-                value,
-                note,
-                true_singles,
-                odds,
-                il,
-            )
+            Scenario(scenario_name(s), s, n, singles, classes, min_class, modified, value, note, true_singles, odds, il)
         )
     if out[0].rows == 0:
         raise DataError(
@@ -436,15 +400,9 @@ def emit_sql(
             not_null = _resolve_qid(plan, qid)
             _check_qid(not_null, relation.columns, relation.display)
         binder = Binder(
-            db,
-            relation.sql,
-            relation.columns,
-            plan,
-            dialect=target,
-            display=relation.display,
-            key=key,
+            db, relation.sql, relation.columns, plan, dialect=target, display=relation.display, key=key,
             not_null=not_null,
-        )
+        )  # fmt: skip
         body = treated_sql(binder, from_sql, names, not_null=not_null, modified=False).rstrip()
         if target.settings_clause and target.session_sql:  # the view runs under qar's settings
             body += "\nsettings " + ", ".join(s.removeprefix("set ") for s in target.session_sql)
@@ -463,17 +421,10 @@ def scenario_dict(s: Scenario, before: float | None) -> dict[str, Any]:
     return {
         "name": s.name,
         "treatments": list(s.treatments),
-        "rows": s.rows,
-        "singletons": s.singletons,
-        "singleton_share": s.singleton_share,
-        "modified_rows": s.modified_rows,
-        "distinct": s.distinct,
-        "min_class_size": s.min_class_size,
+        **pick(s, ("rows", "singletons", "singleton_share", "modified_rows", "distinct", "min_class_size")),
         "risk": json_number(s.risk),
         "risk_change": json_number(s.risk - before) if s.risk is not None and before is not None else None,
-        "risk_note": s.risk_note,
-        "true_singletons": s.true_singletons,
-        "true_singleton_share": s.true_singleton_share,
+        **pick(s, ("risk_note", "true_singletons", "true_singleton_share")),
         "posterior_odds": [
             {"treatment": t, "column": c, "values": dict(odds), "max": max((v for _, v in odds), default=None)}
             for t, c, odds in s.posterior_odds

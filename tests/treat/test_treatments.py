@@ -155,6 +155,6 @@ def test_type_names_per_dialect():
 
     b = Binder.__new__(Binder)
     b.dialect = get_dialect("bigquery")
-    assert b._type("text") == "string" and b._type("float") == "float64"
+    assert b.as_text("x", "integer") == "cast(x as string)" and b.as_float("x") == "cast(x as float64)"
     b.dialect = get_dialect("postgresql")
-    assert b._type("text") == "varchar" and b._type("float") == "double precision"
+    assert b.as_text("x", "float") == "cast(x as varchar)" and b.as_float("x") == "cast(x as double precision)"

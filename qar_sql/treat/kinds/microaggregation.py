@@ -56,7 +56,7 @@ def reads(t: Any) -> set[str]:
 
 def step(b: Any, t: Any, ctx: Context, stats: Any, local: Any, fail: Fail) -> LayeredStep:
     opts = dict(t.options)
-    if opts.get("method", "mdav" if "columns" in opts else "sorted") == "mdav":
+    if is_mdav(t):
         k = int(opts["k"])
         src = b.db.dialect
         if stats is b.perturb:
@@ -81,12 +81,7 @@ def sorted_layers(ctx: Context, name: str, column: str, opts: dict, scale: int) 
     k = int(opts["k"])
     part = partition(ctx, opts.get("by", ()), x)
     chain = Chain(f"qar_s{ctx.index}", ctx.source, ctx.base)
-    chain.add(
-        [
-            ("qar__r", f"row_number() {over(part, f'{x}, t.qar__id')}"),
-            ("qar__cnt", f"count(*) {over(part)}"),
-        ]
-    )
+    chain.add([("qar__r", f"row_number() {over(part, f'{x}, t.qar__id')}"), ("qar__cnt", f"count(*) {over(part)}")])
     start = f"(t.qar__r - 1 - {a.mod('t.qar__r - 1', k)})"
     last = f"(t.qar__cnt - {a.mod('t.qar__cnt', k)} - {k})"
     chain.add([("qar__g", f"case when t.qar__cnt < {k} then 0 when {start} > {last} then {last} else {start} end")])
@@ -111,11 +106,16 @@ def sorted_layers(ctx: Context, name: str, column: str, opts: dict, scale: int) 
         )
         chain.add([("qar__med", value)])
         value = "t.qar__med"
-    if "digits" in opts:
-        s = a.f(10.0 ** opts["digits"])
-        value = f"floor({value} * {s} + {a.f(0.5)}) / {s}"
-    expr = f"case when {x} is null then null else {value} end"
+    expr = f"case when {x} is null then null else {rounded(a, value, opts)} end"
     return finish(ctx, chain, name, [column], [expr], ["float"], [ctx.kinds[column]])
+
+
+def rounded(a: Arith, value: str, opts: dict) -> str:
+    """A group's value rounded half up to ``digits`` places (as given; none: as it is)."""
+    if "digits" not in opts:
+        return value
+    s = a.f(10.0 ** opts["digits"])
+    return f"floor({value} * {s} + {a.f(0.5)}) / {s}"
 
 
 def mdav_layers(
@@ -150,10 +150,7 @@ def mdav_layers(
         value = f"{a.to_double(f't.qar__gs{i}')} / {a.to_double(f't.qar__gn{i}')}"
         if d:
             value = f"{value} / {a.f(10.0**d)}"
-        if "digits" in opts:
-            s = a.f(10.0 ** opts["digits"])
-            value = f"floor({value} * {s} + {a.f(0.5)}) / {s}"
-        exprs.append(f"case when t.{q(col)} is null or t.qar__g is null then null else {value} end")
+        exprs.append(f"case when t.{q(col)} is null or t.qar__g is null then null else {rounded(a, value, opts)} end")
     kinds = [ctx.kinds[c] for c in columns]
     return finish(ctx, chain, name, list(columns), exprs, ["float"] * len(columns), kinds)
 

@@ -25,16 +25,10 @@ def shape(fail: Fail, o: dict, has_column: bool) -> None:
         fail("matrix", "must be a table of rows, e.g. { M = { M = 0.9, F = 0.1 }, F = { M = 0.2, F = 0.8 } }")
     for src, row in m.items():
         if not isinstance(row, dict) or not row or not all(is_number(p) and 0 <= p <= 1 for p in row.values()):
-            fail(
-                "matrix",
-                f"row {src!r} must be a table of probabilities between 0 and 1, e.g. {{ M = 0.9, F = 0.1 }}",
-            )
+            fail("matrix", f"row {src!r} must be a table of probabilities between 0 and 1, e.g. {{ M = 0.9, F = 0.1 }}")
         total: Fraction = sum((Fraction(p) for p in row.values()), Fraction(0))
         if abs(total - 1) > Fraction(1, 10**9):
-            fail(
-                "matrix",
-                f"row {src!r} sums to {float(total):.10g}, not 1; make each row's probabilities add up to 1",
-            )
+            fail("matrix", f"row {src!r} sums to {float(total):.10g}, not 1; make each row's probabilities add up to 1")
 
 
 def fits(b: Any, t: Any, column: str, kind: str, here: str) -> None:
