@@ -508,11 +508,8 @@ def session_of(
     db, relation = open_source(
         source, table=table, delimiter=delimiter, threads=threads, all_text=all_text, null_tokens=null_tokens
     )
-    session = _session(db, relation, source, table, delimiter, null_tokens)
-    try:
+    with _session(db, relation, source, table, delimiter, null_tokens) as session:
         yield session
-    finally:
-        session.close()
 
 
 def _session(db: Database, relation: Relation, source: SourceLike, table, delimiter, null_tokens) -> Session:

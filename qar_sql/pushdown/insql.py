@@ -131,10 +131,7 @@ def risk_in_database(
     row: the whole audit as one statement, as the dbt package runs it. ``columns`` default to
     every column of the table."""
     db, relation = open_source(source, table=table)
-    try:
+    with db:  # closed unless an open qar_sql.connect() source owns it
         cols = list(columns) if columns is not None else list(relation.columns)
         (row,) = db.query(risk_sql(db.dialect, relation.sql, cols, p, alpha=alpha, pi_u=pi_u, theta=theta))
-    finally:
-        if not db.shared:  # an open qar_sql.connect() source stays open for its owner
-            db.close()
     return risk_from_row(row)

@@ -148,14 +148,7 @@ def qi_cells(freqs: Sequence[Mapping[int, int]], rows: int, combos: Sequence[tup
     return out
 
 
-def plan(
-    freqs: Sequence[Mapping[int, int]],
-    rows: int,
-    combos: Sequence[tuple[int, ...]],
-    *,
-    beta: float,
-    max_columns: int = MAX_CUBE_COLUMNS,
-) -> Plan:
+def plan(freqs: Sequence[Mapping[int, int]], rows: int, combos: Sequence[tuple[int, ...]], *, beta: float) -> Plan:
     """Greedy plan: from the QI with the fewest estimated cells up, grow a cube one column at a
     time while the estimated saving grows; keep it if it saves anything, else count the QI
     directly. ``freqs[i]`` maps a record count n to the number of values of column i (NULL
@@ -173,7 +166,7 @@ def plan(
     n_cols = len(freqs)
     dists = np.array([_column_dist(f, rows) for f in freqs])
     width = dists.shape[1]
-    f = _curve(rows, (max_columns + 1) * width)
+    f = _curve(rows, (MAX_CUBE_COLUMNS + 1) * width)
     combos_a = np.asarray(combos, dtype=np.int64)
     rank = Ranker(n_cols, p)
     ranks = rank(combos_a)
@@ -191,7 +184,7 @@ def plan(
 
     # A cube of m QIs saves at most (m − 1)·L − (beta + m)·cells, and its cells are at least
     # its seed's: a seed with more cells than this saves nothing whatever it grows into.
-    most = math.comb(max_columns, p)
+    most = math.comb(MAX_CUBE_COLUMNS, p)
     hopeless = rows * (most - 1) / (beta + most)
     cubes, direct = [], []
     for j in order.tolist():
@@ -208,7 +201,7 @@ def plan(
         dist = _convolved(dists, combo)
         cells = float(cells_of[j])
         m, best = 1, saving(1, cells)
-        while len(members) < max_columns:
+        while len(members) < MAX_CUBE_COLUMNS:
             outside = np.flatnonzero(~inside)
             if not len(outside):
                 break
