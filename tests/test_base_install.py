@@ -19,7 +19,7 @@ import pytest
 from conftest import IN_CI, REPO
 
 from qar_sql import extras
-from qar_sql.engines.drivers import driver_modules
+from qar_sql.engines.drivers import driver_distributions
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +84,7 @@ def test_the_core_commands_run_on_the_base_install(base_python, tmp_path):
 def test_every_extra_of_pyproject_is_known_to_the_check():
     project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     declared = set(project["optional-dependencies"]) - {"dev", "all", "parquet"}
-    drivers = driver_modules()  # each engine names its driver's extra
+    drivers = driver_distributions()  # each engine names its driver's extra
     assert declared == set(extras.MODULES) | set(drivers)
     assert not set(extras.MODULES) & set(drivers)
 

@@ -64,20 +64,12 @@ class Running:
             with self._lock:
                 self._busy.pop(id(driver_connection), None)
 
-    def busy(self) -> list[Any]:
-        with self._lock:
-            return list(self._busy.values())
-
-    def cancel_all(self) -> threading.Thread:
-        """Start asking the server to cancel every running statement until none runs."""
-        thread = threading.Thread(target=self._cancel_until_idle, name="qar-cancel", daemon=True)
-        thread.start()
-        return thread
-
     def _cancel_until_idle(self) -> None:
+        """Ask the server to cancel every running statement until none runs."""
         deadline = time.monotonic() + CANCEL_FOR
         while time.monotonic() < deadline:
-            busy = self.busy()
+            with self._lock:
+                busy = list(self._busy.values())
             if not busy:
                 return
             for connection in busy:
@@ -97,7 +89,7 @@ class Running:
             return
 
         def on_sigint(signum, frame):
-            self.cancel_all()
+            threading.Thread(target=self._cancel_until_idle, name="qar-cancel", daemon=True).start()
             raise KeyboardInterrupt
 
         signal.signal(signal.SIGINT, on_sigint)

@@ -17,9 +17,10 @@ can be opened only after every connection to the first is closed.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 
-from qar_sql.engines.database import Database, Relation, Timed, first_line, pick_table
+from qar_sql.engines.database import Database, Relation, Timed, closed_on_error, first_line, pick_table
 from qar_sql.engines.dialects import get_dialect
 from qar_sql.engines.dialects.clickhouse import ENGINE
 from qar_sql.errors import DatabaseError, SourceNotFound, UsageError
@@ -64,15 +65,12 @@ class ClickHouseDatabase(Database):
             self.con = dbapi.connect(self.path)
         except Exception as exc:  # chdb raises its own and plain errors
             raise DatabaseError(f"cannot open ClickHouse (chdb) data at {self.path!r}: {first_line(exc)}") from exc
-        try:
+        with closed_on_error(self):
             for sql in self.dialect.session_sql:
                 self.query(sql)
             if self.dialect.read_only_sql:
                 self.query(self.dialect.read_only_sql)
             self.engine_version = str(self.query("select version()")[0][0])
-        except Exception:
-            self.close()
-            raise
 
     def query(self, sql: str, params: dict | None = None) -> list[tuple]:
         if params:  # qar's statements inline their (quoted) literals; nothing binds here
@@ -90,10 +88,8 @@ class ClickHouseDatabase(Database):
             return rows
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(Exception):  # closing never hides the error that ended the work
             self.con.close()
-        except Exception:  # closing never hides the error that ended the work
-            pass
 
 
 def open_chdb(url: str, table: str | None, threads: int | None = None) -> tuple[ClickHouseDatabase, Relation]:
@@ -105,7 +101,7 @@ def open_chdb(url: str, table: str | None, threads: int | None = None) -> tuple[
     if not os.path.isdir(path):
         raise SourceNotFound(f"ClickHouse (chdb) data folder {path!r} does not exist; check the path")
     db = ClickHouseDatabase(url)
-    try:
+    with closed_on_error(db):
         default = str(db.query("select currentDatabase()")[0][0])
         excluded = ", ".join(db.dialect.literal(s) for s in SYSTEM_DATABASES)
         pairs = [
@@ -120,7 +116,4 @@ def open_chdb(url: str, table: str | None, threads: int | None = None) -> tuple[
                 f"and table = {db.dialect.literal(name)} order by position"
             )
         )
-    except Exception:
-        db.close()
-        raise
     return db, Relation(relation.sql, relation.display, cols, "table")

@@ -8,9 +8,10 @@ from __future__ import annotations
 import difflib
 import logging
 import re
+import shlex
 import time
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, closing
+from contextlib import AbstractContextManager, closing, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,7 +70,7 @@ class Relation:
             if column not in wanted:
                 continue
             found = " and ".join(f"{t!r} in {n:,} row{'s' if n != 1 else ''}" for t, n in tokens)
-            options = " ".join(f"--null-token {_shell_word(t)}" for t, _ in tokens)
+            options = " ".join(f"--null-token {shlex.quote(t)}" for t, _ in tokens)
             out.append(
                 f"{column} is numeric except {found}, so the column is read as text; read those as NULL with {options}"
             )
@@ -220,6 +221,17 @@ def _column_array(values: Sequence[Any], name: str, dtype: np.dtype) -> np.ndarr
         raise DatabaseError(f"column {name!r} of a result did not read as {dtype} values: {exc}") from exc
 
 
+@contextmanager
+def closed_on_error(db: Database) -> Iterator[None]:
+    """Close ``db`` if the block fails (an opener describing its relation), so that an opener
+    never leaves a connection behind its error."""
+    try:
+        yield
+    except Exception:
+        db.close()
+        raise
+
+
 def first_line(exc: BaseException) -> str:
     # Only real line ends: str.splitlines() also splits at U+2028, U+0085 or a form feed inside
     # a quoted name, which cut messages short.
@@ -235,10 +247,7 @@ def pick_table(dialect, where, table, tables, default_schema) -> tuple[Relation,
         raise UsageError(
             f"{where} holds tables; name one with --table" + (f" (tables: {listing})" if names else " (it has none)")
         )
-    candidates = []
-    for schema, name in tables:
-        if name == table and schema == default_schema:
-            candidates.append((schema, name))
+    candidates = [(s, t) for s, t in tables if t == table and s == default_schema]
     if not candidates and "." in table:
         schema, name = table.split(".", 1)
         candidates = [(s, t) for s, t in tables if s == schema and t == name]
@@ -257,10 +266,3 @@ def pick_table(dialect, where, table, tables, default_schema) -> tuple[Relation,
     schema, name = candidates[0]
     display = name if schema == default_schema else f"{schema}.{name}"
     return Relation(dialect.quote_path((schema, name)), display, (), "table"), (schema, name)
-
-
-def _shell_word(token: str) -> str:
-    """``token`` as one shell word (quoted unless it is plain letters, digits, ``.``, ``-``)."""
-    import shlex
-
-    return shlex.quote(token)

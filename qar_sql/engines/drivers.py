@@ -18,11 +18,6 @@ def driver_distributions() -> dict[str, tuple[str, ...]]:
     return out
 
 
-def driver_modules() -> dict[str, tuple[str, ...]]:
-    """Driver extra → the top-level modules it installs that qar imports."""
-    return {e.extra: e.modules for e in ENGINES if e.extra}
-
-
 def driver_hint(url: str) -> str:
     """'; install it with: pip install 'qar-sql[mysql]' and write the URL as mysql+pymysql://…'
     for an engine with a driver extra, else ''."""

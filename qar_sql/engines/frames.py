@@ -37,11 +37,8 @@ FRAME_NAME = "qar_frame"
 
 def _kind(obj: Any) -> tuple[str, str] | None:
     t = type(obj)
-    root = (t.__module__ or "").split(".", 1)[0].lstrip("_")
-    for (module, name), _label in _KINDS.items():
-        if root == module and t.__name__ == name:
-            return module, name
-    return None
+    kind = ((t.__module__ or "").split(".", 1)[0].lstrip("_"), t.__name__)
+    return kind if kind in _KINDS else None
 
 
 def is_frame(obj: Any) -> bool:
@@ -68,10 +65,7 @@ def is_duckdb_relation(obj: Any) -> bool:
 def registrable(obj: Any) -> Any:
     """The object DuckDB's ``register`` accepts for ``obj`` (the object itself but for a polars
     LazyFrame, which is collected). A DuckDB relation is not registrable: see the module's note."""
-    kind = _kind(obj)
-    if kind == ("polars", "LazyFrame"):
-        return obj.collect()
-    return obj
+    return obj.collect() if _kind(obj) == ("polars", "LazyFrame") else obj
 
 
 def _family(value: Any) -> str:

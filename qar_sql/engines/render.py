@@ -39,7 +39,7 @@ def migrations_dir() -> Path:
 def environment() -> jinja2.Environment:
     import jinja2  # here, once (the environment is cached): importing this module stays light
 
-    env = jinja2.Environment(
+    return jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir())),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
@@ -47,12 +47,10 @@ def environment() -> jinja2.Environment:
         keep_trailing_newline=False,
         autoescape=False,
     )
-    return env
 
 
 def render(template_name: str, dialect: Dialect, **context) -> str:
-    env = environment()
-    template = env.select_template([f"{dialect.name}/{template_name}", f"default/{template_name}"])
+    template = environment().select_template([f"{dialect.name}/{template_name}", f"default/{template_name}"])
     sql = template.render(dialect=dialect, q=dialect.quote, **context)
     # Collapse the blank lines Jinja leaves behind, so printed SQL reads well.
     # Split on "\n" only: splitlines() also breaks at U+2028, U+0085 and form feed, which would

@@ -84,9 +84,8 @@ def coded(
     library functions that are handed ``db`` and ``relation`` call it as is."""
     d = db.dialect
     # order_by always given (None: no r), as encode.sql tests it
-    kwargs: dict[str, Any] = {"columns": list(columns), "relation": relation.sql, "order_by": order_by}
-    if order_by is not None:
-        kwargs["order_by"] = list(order_by)
+    order = None if order_by is None else list(order_by)
+    kwargs: dict[str, Any] = {"columns": list(columns), "relation": relation.sql, "order_by": order}
     if row_id is not None:  # r is this expression (DuckDB's rowid), not a position in key order
         kwargs["row_id"] = row_id
     encode_sql = render("encode.sql", d, **kwargs)

@@ -9,6 +9,7 @@ writes to the audited database.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import difflib
 import gzip
@@ -30,7 +31,7 @@ import numpy as np
 
 from qar_sql.engines import frames
 from qar_sql.engines.cancel import Running
-from qar_sql.engines.database import Database, Relation, Timed, first_line, log, pick_table
+from qar_sql.engines.database import Database, Relation, Timed, closed_on_error, first_line, log, pick_table
 from qar_sql.engines.dialects import Dialect, engine_of, get_dialect, scheme_of
 from qar_sql.engines.drivers import driver_hint
 from qar_sql.engines.secrets import mask_source, scrub, secret_values
@@ -41,8 +42,6 @@ from qar_sql.rules import check_null_tokens
 
 URL_ENV = "QAR_DATABASE_URL"
 
-#: Every statement and its time at DEBUG (``qar -vv`` or ``--log-level debug``); the library
-#: logs, never prints.
 CSV_SUFFIXES = (".csv", ".tsv", ".txt", ".csv.gz", ".tsv.gz", ".csv.zst")
 PARQUET_SUFFIXES = (".parquet", ".pq")
 DUCKDB_SUFFIXES = (".duckdb", ".ddb", ".db")
@@ -157,17 +156,14 @@ class DuckDBDatabase(Database):
                 raise DatabaseError(f"DuckDB failed: {str(exc).splitlines()[0]}") from exc
 
     @contextmanager
-    def _registered(self, arrays: Mapping[str, np.ndarray]) -> Iterator[tuple[str, dict | None]]:
+    def array_relation(self, arrays: Mapping[str, np.ndarray]) -> Iterator[tuple[str, dict | None]]:
+        """As :meth:`Database.array_relation`: the arrays registered as a view, scanned in place."""
         name = temp_name("arrays")
         self.con.register(name, dict(arrays))  # an in-memory view of the arrays, not a table write
         try:
             yield self.dialect.quote(name), None
         finally:
             self.con.unregister(name)
-
-    def array_relation(self, arrays: Mapping[str, np.ndarray]) -> AbstractContextManager[tuple[str, dict | None]]:
-        """As :meth:`Database.array_relation`: the arrays registered as a view, scanned in place."""
-        return self._registered(arrays)
 
     def stored_row_order(self, relation_sql: str) -> str | None:
         """DuckDB tables number their rows as stored (``rowid``); views and frames do not."""
@@ -204,18 +200,13 @@ class SQLAlchemyDatabase(Database):
             raise UsageError(
                 f"the database driver for {self.masked_url} is not installed ({exc.name}){driver_hint(url)}"
             ) from exc
-        except sa.exc.NoSuchModuleError as exc:
-            backend = scheme_of(url)
-            hint = driver_hint(url)
-            if hint and str(exc).rstrip().endswith(f"dialects:{backend}"):  # the dialect itself is missing
+        except sa.exc.ArgumentError as exc:  # NoSuchModuleError too
+            backend, hint = scheme_of(url), driver_hint(url)
+            missing = isinstance(exc, sa.exc.NoSuchModuleError) and str(exc).rstrip().endswith(f"dialects:{backend}")
+            if hint and missing:  # the dialect itself is missing
                 raise UsageError(
                     f"the SQLAlchemy dialect for {backend} ({self.masked_url}) is not installed{hint}"
                 ) from exc
-            raise UsageError(
-                f"cannot use database URL {self.masked_url}: {first_line(exc)}; "
-                "write it as dialect+driver://user:password@host/database"
-            ) from exc
-        except sa.exc.ArgumentError as exc:
             raise UsageError(
                 f"cannot use database URL {self.masked_url}: {scrub(first_line(exc), self.secrets)}; "
                 "write it as dialect+driver://user:password@host/database"
@@ -388,11 +379,9 @@ class SQLAlchemyDatabase(Database):
 
     def close(self) -> None:
         for conn in self._conns:
-            try:
+            with contextlib.suppress(Exception):  # closing never hides the error that ended the work
                 conn.rollback()
                 conn.close()
-            except Exception:
-                pass
         self._conns.clear()
         self.engine.dispose()
 
@@ -441,14 +430,8 @@ def _duckdb_error(exc: BaseException) -> BaseException:
 
 
 def file_kind(path: str) -> str | None:
-    lower = path.lower()
-    if lower.endswith(CSV_SUFFIXES):
-        return "csv"
-    if lower.endswith(PARQUET_SUFFIXES):
-        return "parquet"
-    if lower.endswith(DUCKDB_SUFFIXES):
-        return "duckdb"
-    return None
+    suffixes = {"csv": CSV_SUFFIXES, "parquet": PARQUET_SUFFIXES, "duckdb": DUCKDB_SUFFIXES}
+    return next((kind for kind, ends in suffixes.items() if path.lower().endswith(ends)), None)
 
 
 def resolve_source(source: Any) -> str:
@@ -471,7 +454,7 @@ def resolve_source(source: Any) -> str:
 def split_table(table: str) -> tuple[str, ...]:
     """``schema.table`` → (schema, table). A name with a dot that exists as one table is
     looked up before splitting (see :func:`open_source`)."""
-    return tuple(table.split(".", 1)) if "." in table else (table,)
+    return tuple(table.split(".", 1))
 
 
 #: The public name of an open source (``qar_sql.Source``, :func:`connect`): a :class:`Session`.
@@ -525,11 +508,8 @@ def session_of(
     db, relation = open_source(
         source, table=table, delimiter=delimiter, threads=threads, all_text=all_text, null_tokens=null_tokens
     )
-    session = _session(db, relation, source, table, delimiter, null_tokens)
-    try:
+    with _session(db, relation, source, table, delimiter, null_tokens) as session:
         yield session
-    finally:
-        session.close()
 
 
 def _session(db: Database, relation: Relation, source: SourceLike, table, delimiter, null_tokens) -> Session:
@@ -606,7 +586,7 @@ def open_source(
     if table:
         raise UsageError(f"--table {table!r} does not apply to the {kind.upper()} file {source!r}")
     db = DuckDBDatabase(threads=threads)
-    try:
+    with closed_on_error(db):
         names: Sequence[str] = ()
         if kind == "csv" and null_tokens:
             # The header is not data: a header cell equal to a token would be read as NULL and the
@@ -615,9 +595,6 @@ def open_source(
             names = [str(r[0]) for r in db.query(f"describe select * from {plain}")]
         reader = file_relation_sql(db.dialect, source, kind, delimiter, all_text, null_tokens, names)
         relation = _file_relation(db, reader, source, kind, delimiter, all_text)
-    except Exception:
-        db.close()
-        raise
     return db, relation
 
 
@@ -635,7 +612,7 @@ def _open_frame(frame: Any, table: str | None, threads: int | None) -> tuple[Dat
     if label.startswith("<polars."):  # DuckDB reads a polars frame through Arrow (pandas needs none)
         require("arrow", f"reading a {label}")
     db = DuckDBDatabase(threads=threads)
-    try:
+    with closed_on_error(db):
         try:
             if frames.is_duckdb_relation(frame):
                 db.spool_relation(frame, frames.FRAME_NAME)
@@ -646,9 +623,6 @@ def _open_frame(frame: Any, table: str | None, threads: int | None) -> tuple[Dat
             raise UsageError(f"DuckDB cannot read this {label}: {first_line(exc)}") from exc
         name = db.dialect.quote(frames.FRAME_NAME)
         cols = tuple(r[0] for r in db.query(f"describe select * from {name}"))
-    except Exception:
-        db.close()
-        raise
     return db, Relation(name, label, cols, "frame")
 
 
@@ -823,7 +797,7 @@ def _open_duckdb_file(path: str, table: str | None, threads: int | None):
     if not Path(path).exists():
         raise SourceNotFound(f"DuckDB database {path!r} does not exist; check the path")
     db = DuckDBDatabase(path, threads=threads)
-    try:
+    with closed_on_error(db):
         rows = db.query(
             "select schema_name, table_name from duckdb_tables() where database_name = current_database() "
             "union all select schema_name, view_name from duckdb_views() "
@@ -831,15 +805,12 @@ def _open_duckdb_file(path: str, table: str | None, threads: int | None):
         )
         relation, _ = pick_table(db.dialect, path, table, [(s, t) for s, t in rows], "main")
         cols = tuple(r[0] for r in db.query(f"describe select * from {relation.sql}"))
-    except Exception:
-        db.close()
-        raise
     return db, Relation(relation.sql, relation.display, cols, "table")
 
 
 def _open_sqlalchemy(url: str, table: str | None):
     db = SQLAlchemyDatabase(url)
-    try:
+    with closed_on_error(db):
         insp = db.inspector()
         default = insp.default_schema_name
 
@@ -874,9 +845,6 @@ def _open_sqlalchemy(url: str, table: str | None):
             sql = f"(select {items} from {relation.sql})"
         if not d.typeof:
             db.declared_types[sql] = {c: t for c, t, _ in described}
-    except Exception:
-        db.close()
-        raise
     return db, Relation(sql, relation.display, cols, "table")
 
 
@@ -942,10 +910,5 @@ def select_columns(
         dups = sorted({c for c in columns if list(columns).count(c) > 1})
         if dups:
             raise ColumnError(f"column {dups[0]!r} is listed twice in --columns; list it once")
-        if exclude:
-            check(exclude, "--exclude")
-            return tuple(c for c in columns if c not in set(exclude))
-        return tuple(columns)
-    exclude = list(exclude or ())
-    check(exclude, "--exclude")
-    return tuple(c for c in available if c not in set(exclude))
+    check(exclude or (), "--exclude")
+    return tuple(c for c in (columns or available) if c not in set(exclude or ()))

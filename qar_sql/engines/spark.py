@@ -14,13 +14,15 @@ so a user with SELECT privilege on the table suffices.
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import logging
 import re
 import socket
 import time
 from typing import Any
 
-from qar_sql.engines.database import Database, Relation, Timed, first_line, pick_table
+from qar_sql.engines.database import Database, Relation, Timed, closed_on_error, first_line, pick_table
 from qar_sql.engines.dialects import get_dialect
 from qar_sql.engines.dialects.spark import ENGINE
 from qar_sql.engines.secrets import mask_source, scrub, secret_values
@@ -115,13 +117,8 @@ class SparkDatabase(Database):
         keeps only one partition's rows in memory at a time)."""
         log.debug("spark streaming: %s", sql.strip())
         try:
-            batch: list[tuple] = []
-            for row in self.session.sql(sql).toLocalIterator():
-                batch.append(tuple(row))
-                if len(batch) >= chunk:
-                    yield batch
-                    batch = []
-            if batch:
+            rows = iter(self.session.sql(sql).toLocalIterator())
+            while batch := [tuple(row) for row in itertools.islice(rows, chunk)]:
                 yield batch
         except self._errors as exc:
             raise DatabaseError(f"spark failed a statement: {self._reason(exc)}") from exc
@@ -133,10 +130,8 @@ class SparkDatabase(Database):
             raise DatabaseError(f"spark cannot read {relation_sql}: {self._reason(exc)}") from exc
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(Exception):  # closing never hides the error that ended the work
             self.session.stop()  # releases this session only (created, not shared)
-        except Exception:  # closing never hides the error that ended the work
-            pass
 
 
 #: Spark's plan metrics summed over a statement's nodes (all tasks): name → (metric, unit in s).
@@ -171,7 +166,7 @@ def open_spark(url: str, table: str | None, threads: int | None = None) -> tuple
     """Connect to the Spark Connect server at ``url`` and describe ``table`` (``name``,
     ``database.name`` or ``catalog.database.name``)."""
     db = SparkDatabase(url)
-    try:
+    with closed_on_error(db):
         default = str(db.query("select current_database()")[0][0])
         pairs: list[tuple[str, Any]] = [(default, r[1]) for r in db.query("show tables")]
         if table and "." in table and table.split(".", 1)[0] != default:
@@ -185,7 +180,4 @@ def open_spark(url: str, table: str | None, threads: int | None = None) -> tuple
             db.dialect, db.masked_url, table, [(s if s else default, str(n)) for s, n in pairs], default
         )
         cols = db.columns(relation.sql)
-    except Exception:
-        db.close()
-        raise
     return db, Relation(relation.sql, relation.display, cols, "table")

@@ -191,11 +191,9 @@ def sensitive_totals(db: Database, enc: Encoded, sens: Sequence[Sensitive]) -> d
     out: dict[int, np.ndarray] = {}
     for s in sens:
         pairs = [(int(y), float(z)) for x, y, z in rows if int(x) == s.index and int(y) >= 0]
-        m = max((y for y, _ in pairs), default=-1) + 1
-        arr = np.zeros(m)
+        out[s.index] = np.zeros(max((y for y, _ in pairs), default=-1) + 1)
         for y, z in pairs:
-            arr[y] = z
-        out[s.index] = arr
+            out[s.index][y] = z
     return out
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 from qar_sql.engines.dialects import Dialect
 from qar_sql.engines.render import render
@@ -25,11 +26,9 @@ from qar_sql.stats import evt
 __all__ = ["InSqlRisk", "qi_context", "qi_theta_sql", "risk_from_row", "risk_in_database", "risk_sql"]
 
 
-class _Adapter:
+def _adapter(dialect: Dialect) -> SimpleNamespace:
     """The one piece of dbt's ``adapter`` the templates use, so that they read the same in both."""
-
-    def __init__(self, dialect: Dialect):
-        self.quote = dialect.quote
+    return SimpleNamespace(quote=dialect.quote)
 
 
 @dataclass(frozen=True)
@@ -83,7 +82,7 @@ def risk_sql(
     return render(
         "insql_risk.sql",
         dialect,
-        adapter=_Adapter(dialect),
+        adapter=_adapter(dialect),
         relation=relation_sql,
         qis=qis,
         alpha=float(alpha),
@@ -99,7 +98,7 @@ def qi_theta_sql(dialect: Dialect, relation_sql: str, columns: Sequence[str], p:
     return render(
         "insql_qi_theta.sql",
         dialect,
-        adapter=_Adapter(dialect),
+        adapter=_adapter(dialect),
         relation=relation_sql,
         qis=qi_context(dialect, columns, p),
         double=dialect.double,
@@ -132,10 +131,7 @@ def risk_in_database(
     row: the whole audit as one statement, as the dbt package runs it. ``columns`` default to
     every column of the table."""
     db, relation = open_source(source, table=table)
-    try:
+    with db:  # closed unless an open qar_sql.connect() source owns it
         cols = list(columns) if columns is not None else list(relation.columns)
         (row,) = db.query(risk_sql(db.dialect, relation.sql, cols, p, alpha=alpha, pi_u=pi_u, theta=theta))
-    finally:
-        if not db.shared:  # an open qar_sql.connect() source stays open for its owner
-            db.close()
     return risk_from_row(row)

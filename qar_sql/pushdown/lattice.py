@@ -57,11 +57,6 @@ class Plan:
     beta: float = 0.0
     qi_cells: tuple[float, ...] = ()  # estimated classes of every QI (by QI index)
 
-    def cost(self, beta: float | None = None) -> float:
-        """Estimated cost in table-row reads (the cost model above)."""
-        b = self.beta if beta is None else beta
-        return self.rows * len(self.direct) + sum(self.rows + b * c.cells + len(c.qis) * c.cells for c in self.cubes)
-
     def unit_costs(self) -> list[tuple[float, Cube | None, tuple[int, ...]]]:
         """(estimated cost, cube or None, QI indices) of each unit of work — a cube with its
         QIs, or one QI counted directly — including the cost of creating each QI's classes,
@@ -89,22 +84,18 @@ def _column_dist(freq: Mapping[int, int], rows: int) -> np.ndarray:
     return dist
 
 
-def _distinct(dist: np.ndarray, rows: int) -> float:
-    p = np.exp2(-np.arange(len(dist)) / _RES)
-    return float(np.dot(dist, -np.expm1(-rows * p)))
+def _curve(rows: int, length: int) -> np.ndarray:
+    """f[b] = 1 − exp(−L·2^(−b/_RES)): expected presence of a cell in bin b, so that
+    E[number of distinct cells] = Σ_b dist[b]·f[b] under independence (module doc)."""
+    return -np.expm1(-rows * np.exp2(-np.arange(length) / _RES))
 
 
-def estimate_cells(freqs: Sequence[Mapping[int, int]], columns: Sequence[int], rows: int) -> float:
-    """E[number of distinct cells] of ``columns`` under independence (see module doc)."""
+def _convolved(dists: np.ndarray, columns) -> np.ndarray:
+    """The log2 cell-probability histogram of ``columns`` together: their histograms convolved."""
     dist = np.ones(1)
     for i in columns:
-        dist = np.convolve(dist, _column_dist(freqs[i], rows))
-    return _distinct(dist, rows)
-
-
-def _curve(rows: int, length: int) -> np.ndarray:
-    """f[b] = 1 − exp(−L·2^(−b/_RES)): expected presence of a cell in bin b (:func:`_distinct`)."""
-    return -np.expm1(-rows * np.exp2(-np.arange(length) / _RES))
+        dist = np.convolve(dist, dists[i])
+    return dist
 
 
 def _hankel(f: np.ndarray, n: int) -> np.ndarray:
@@ -125,19 +116,12 @@ def qi_cells(freqs: Sequence[Mapping[int, int]], rows: int, combos: Sequence[tup
     combos_a = np.asarray(combos, dtype=np.int64).reshape(len(combos), -1)
     p = combos_a.shape[1]
     if not len(combos) or p > 4 or p == 0:
-        out = np.empty(len(combos))
-        for j, combo in enumerate(combos):
-            dist = np.ones(1)
-            for i in combo:
-                dist = np.convolve(dist, dists[i])
-            out[j] = _distinct(dist, rows)
-        return out
+        return np.array([float(np.dot(d, _curve(rows, len(d)))) for d in (_convolved(dists, c) for c in combos)])
     f = _curve(rows, 4 * width)
     if p == 1:
         return dists[combos_a[:, 0]] @ f[:width]
     # pair convolutions, only of the pairs the QIs start with (and end with, at p = 4)
     pw = 2 * width - 1
-    idx = np.arange(width)
 
     def pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         out = np.zeros((len(a), pw))
@@ -156,7 +140,6 @@ def qi_cells(freqs: Sequence[Mapping[int, int]], rows: int, combos: Sequence[tup
     key2 = combos_a[:, 2] * n_cols + combos_a[:, 3]
     uniq2, inv2 = np.unique(key2, return_inverse=True)
     right = pairs(uniq2 // n_cols, uniq2 % n_cols)
-    del idx
     out = np.empty(len(combos))
     step = 50_000  # bounded memory: (step, pw) floats at a time
     for i in range(0, len(combos), step):
@@ -165,14 +148,7 @@ def qi_cells(freqs: Sequence[Mapping[int, int]], rows: int, combos: Sequence[tup
     return out
 
 
-def plan(
-    freqs: Sequence[Mapping[int, int]],
-    rows: int,
-    combos: Sequence[tuple[int, ...]],
-    *,
-    beta: float,
-    max_columns: int = MAX_CUBE_COLUMNS,
-) -> Plan:
+def plan(freqs: Sequence[Mapping[int, int]], rows: int, combos: Sequence[tuple[int, ...]], *, beta: float) -> Plan:
     """Greedy plan: from the QI with the fewest estimated cells up, grow a cube one column at a
     time while the estimated saving grows; keep it if it saves anything, else count the QI
     directly. ``freqs[i]`` maps a record count n to the number of values of column i (NULL
@@ -190,7 +166,7 @@ def plan(
     n_cols = len(freqs)
     dists = np.array([_column_dist(f, rows) for f in freqs])
     width = dists.shape[1]
-    f = _curve(rows, (max_columns + 1) * width)
+    f = _curve(rows, (MAX_CUBE_COLUMNS + 1) * width)
     combos_a = np.asarray(combos, dtype=np.int64)
     rank = Ranker(n_cols, p)
     ranks = rank(combos_a)
@@ -208,7 +184,7 @@ def plan(
 
     # A cube of m QIs saves at most (m − 1)·L − (beta + m)·cells, and its cells are at least
     # its seed's: a seed with more cells than this saves nothing whatever it grows into.
-    most = math.comb(max_columns, p)
+    most = math.comb(MAX_CUBE_COLUMNS, p)
     hopeless = rows * (most - 1) / (beta + most)
     cubes, direct = [], []
     for j in order.tolist():
@@ -222,12 +198,10 @@ def plan(
         members = list(combo)
         inside = np.zeros(n_cols, dtype=bool)
         inside[members] = True
-        dist = np.ones(1)
-        for i in combo:
-            dist = np.convolve(dist, dists[i])
+        dist = _convolved(dists, combo)
         cells = float(cells_of[j])
         m, best = 1, saving(1, cells)
-        while len(members) < max_columns:
+        while len(members) < MAX_CUBE_COLUMNS:
             outside = np.flatnonzero(~inside)
             if not len(outside):
                 break

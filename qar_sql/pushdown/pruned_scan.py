@@ -224,17 +224,6 @@ def _assemble(columns, p, combos, grouped, b: prune.Bounds, pruned: np.ndarray, 
                 int(b.distinct_low[j]), int(b.distinct_high[j]), int(b.singletons_low[j]), int(b.min_class_high[j])
             )
             qis.append(QIStats(j, cols, 0, 0, 0, (), rows, bounds=bound))
-            continue
-        h = tuple(sorted(grouped[j]))
-        qis.append(
-            QIStats(
-                index=j,
-                columns=cols,
-                distinct=sum(c for _, c in h),
-                singletons=sum(c for s, c in h if s == 1),
-                min_class_size=h[0][0] if h else 0,
-                class_sizes=h,
-                rows=rows,
-            )
-        )
+        else:
+            qis.append(scan.qi_stats(j, cols, grouped[j], rows))
     return ScanResult(rows=rows, columns=names, p=p, qis=tuple(qis))

@@ -181,36 +181,32 @@ def slice_statements(
     against 4 ms at 500), which made the codes quadratic in columns."""
     out: list[str] = []
     names: list[str] = []
+
+    def cut(table: str, indices, source: str) -> list[str]:
+        """The temp table ``table`` of the columns v<i> of ``source`` (with the row number)."""
+        values = [f"v{i}" for i in indices]
+        out.append(
+            render(
+                "materialize_slice.sql",
+                dialect,
+                name=table,
+                columns=values,
+                relation=dialect.quote(source),
+                row_id=row_id,
+            )
+        )
+        return values
+
     for first in range(0, n_columns, SLICE_BLOCK_COLUMNS):
         block = range(first, min(first + SLICE_BLOCK_COLUMNS, n_columns))
         source = rows
         if n_columns > SLICE_BLOCK_COLUMNS:
             source = f"{name}_block{first // SLICE_BLOCK_COLUMNS}"
-            values = [f"v{i}" for i in block]
-            out.append(
-                render(
-                    "materialize_slice.sql",
-                    dialect,
-                    name=source,
-                    columns=values,
-                    relation=dialect.quote(rows),
-                    row_id=row_id,
-                )
-            )
+            cut(source, block, rows)
         for start in range(block.start, block.stop, PART_COLUMNS):
             indices = list(range(start, min(start + PART_COLUMNS, n_columns)))
             part, piece = f"{name}_part{start // PART_COLUMNS}", f"{name}_slice{start // PART_COLUMNS}"
-            values = [f"v{i}" for i in indices]
-            out.append(
-                render(
-                    "materialize_slice.sql",
-                    dialect,
-                    name=piece,
-                    columns=values,
-                    relation=dialect.quote(source),
-                    row_id=row_id,
-                )
-            )
+            values = cut(piece, indices, source)
             encode_sql = render(
                 "encode.sql",
                 dialect,
@@ -412,6 +408,7 @@ def render_statements(
     # DuckDB: cubes and residuals are session temp tables made at the head of the batch's
     # statement; elsewhere (PostgreSQL) materialized CTEs of the statement.
     in_temp = dialect.temp_tables
+    ref = dialect.quote if in_temp else str  # how a batch's statement names its cube or residual
     planned = (
         _residual_batches(residuals, len(combos), only, size) if residuals else _batches(plan, len(combos), size, only)
     )
@@ -420,7 +417,7 @@ def render_statements(
         names = [f"{temp_name}_cube{b}_{k}" if in_temp else f"cube{k}" for k in range(len(cubes))]
         sources: dict = {}
         for name, cube in zip(names, cubes):
-            sources.update((j, dialect.quote(name) if in_temp else name) for j in cube.qis)
+            sources.update((j, ref(name)) for j in cube.qis)
         groups: dict[tuple[int, ...], list[int]] = defaultdict(list)  # a residual's subset -> its QIs
         for j in qi_indices:
             if residuals and j in residuals:
@@ -429,7 +426,7 @@ def render_statements(
         counted_from: dict[int, str] = {}
         residual_sql = []
         for name, (subset, members) in zip(rnames, sorted(groups.items())):
-            counted_from.update((j, dialect.quote(name) if in_temp else name) for j in members)
+            counted_from.update((j, ref(name)) for j in members)
             # the columns its QIs read: the subset's and each QI's added column
             keep = sorted({i for j in members for i in combos[j]})
             residual_sql.append({"name": name, "codes": [keys[i] for i in subset], "keep": [keys[i] for i in keep]})
@@ -444,17 +441,13 @@ def render_statements(
             # this batch's codes: the columns its QIs, cubes and residuals read, from their parts
             batch_codes = f"{temp_name}_batch{b}"
             read = [i for j in qi_indices for i in combos[j]] + [i for cube in cubes for i in cube.columns]
-            head += "".join(
-                sql.rstrip() + ";\n" for sql in join_parts_statements(dialect, batch_codes, parts.columns(read))
-            )
+            head += _script(join_parts_statements(dialect, batch_codes, parts.columns(read)))
             encoded = dialect.quote(batch_codes)
             temps.append(batch_codes)
             previous = [batch_codes]
         if in_temp:
-            head += "".join(render("cube.sql", dialect, encoded=encoded, **c).rstrip() + ";\n" for c in cube_sql)
-            head += "".join(
-                render("residual.sql", dialect, encoded=encoded, **r).rstrip() + ";\n" for r in residual_sql
-            )
+            head += _script(render("cube.sql", dialect, encoded=encoded, **c) for c in cube_sql)
+            head += _script(render("residual.sql", dialect, encoded=encoded, **r) for r in residual_sql)
             previous += rnames
         statements.append(
             head
@@ -472,6 +465,11 @@ def render_statements(
         if on_render:
             on_render(b + 1, 2 * len(planned) + len(setup))
     return setup, statements, batches, temps
+
+
+def _script(statements) -> str:
+    """Statements as the head of a batch's statement: each ended by ``;`` and a line break."""
+    return "".join(sql.rstrip() + ";\n" for sql in statements)
 
 
 #: {QI index: (the columns of the (p − 1)-subset whose residual it is counted from, S of that
@@ -516,12 +514,10 @@ def _batches(plan: lattice.Plan | None, n_qi: int, size: int, only: Sequence[int
     cubes: ``ceil(n_qi / size)`` statements, each unit of work (a cube with its QIs, or one QI
     counted directly) given to the statement with the least estimated work so far among those
     with room for its QIs, heaviest units first, so that parallel connections finish together."""
-    if only is not None:  # a subset: no cubes
-        wanted = sorted(only)
+    if only is not None or plan is None or not plan.cubes:  # (a subset: no cubes)
+        wanted = sorted(only) if only is not None else list(range(n_qi))
         return [((), wanted[i : i + size]) for i in range(0, len(wanted), size)]
     n_batches = math.ceil(n_qi / size)
-    if plan is None or not plan.cubes:
-        return [((), list(range(i, min(i + size, n_qi)))) for i in range(0, n_qi, size)]
     units = sorted(plan.unit_costs(), key=lambda u: (-u[0], u[2][0]))
     work = [0.0] * n_batches
     out: list[tuple[list, list[int]]] = [([], []) for _ in range(n_batches)]
@@ -650,18 +646,19 @@ def assemble(columns, p, combos, hist) -> ScanResult:
             "run the audit again on a table that is not being written"
         )
     rows = totals.pop() if totals else 0
-    qis = []
-    for j, combo in enumerate(combos):
-        h = tuple(sorted(hist.get(j, ())))
-        qis.append(
-            QIStats(
-                index=j,
-                columns=tuple(columns[i] for i in combo),
-                distinct=sum(n for _, n in h),
-                singletons=sum(n for s, n in h if s == 1),
-                min_class_size=h[0][0] if h else 0,
-                class_sizes=h,
-                rows=rows,
-            )
-        )
+    qis = (qi_stats(j, tuple(columns[i] for i in combo), hist.get(j, ()), rows) for j, combo in enumerate(combos))
     return ScanResult(rows=rows, columns=tuple(columns), p=p, qis=tuple(qis))
+
+
+def qi_stats(index: int, columns: tuple[str, ...], hist, rows: int) -> QIStats:
+    """The stats of one QI counted exactly, from its class-size histogram [(size, classes), ...]."""
+    h = tuple(sorted(hist))
+    return QIStats(
+        index=index,
+        columns=columns,
+        distinct=sum(n for _, n in h),
+        singletons=sum(n for s, n in h if s == 1),
+        min_class_size=h[0][0] if h else 0,
+        class_sizes=h,
+        rows=rows,
+    )

@@ -50,10 +50,10 @@ def scheme_of(url: str) -> str:
     return url.split("://", 1)[0].split("+", 1)[0].lower()
 
 
-def engine_of(url: str, engines: tuple[Engine, ...] | None = None) -> Engine | None:
+def engine_of(url: str) -> Engine | None:
     """The engine whose schemes include ``url``'s, or None (a URL SQLAlchemy may still open)."""
     backend = scheme_of(url)
-    return next((e for e in (ENGINES if engines is None else engines) if backend in e.schemes), None)
+    return next((e for e in ENGINES if backend in e.schemes), None)
 
 
 def engine_named(name: str) -> Engine:

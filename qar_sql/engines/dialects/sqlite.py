@@ -3,6 +3,7 @@
 The file is opened read-only (:func:`read_only_engine` opens it with ``?mode=ro``), so an audit can
 never write it, and a missing file is an error instead of a new empty database."""
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +49,6 @@ def local_file(url: str) -> str | None:
 def read_only_engine(sa: Any, url: str) -> Any:
     """A SQLAlchemy engine on a SQLite file opened read-only (``mode=ro``): an audit can never
     write it, and a missing file is an error instead of a new, empty database."""
-    import math
     import sqlite3
     from urllib.parse import quote
 
@@ -105,8 +105,6 @@ class _StddevSamp:
             self.xs.append(float(x))
 
     def finalize(self):
-        import math
-
         n = len(self.xs)
         if n < 2:
             return None
@@ -125,8 +123,6 @@ class _Corr:
             self.pairs.append((float(x), float(y)))
 
     def finalize(self):
-        import math
-
         n = len(self.pairs)
         if n < 2:
             return None

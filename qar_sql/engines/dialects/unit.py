@@ -1,7 +1,7 @@
 """The :class:`Engine` record: everything qar knows about one engine besides its SQL flags, so
 that an engine is one module (``qar_sql/engines/dialects/<engine>.py``: its ``DIALECT`` and its
 ``ENGINE``) plus, for a native driver, its adapter module. qar finds an engine by the scheme of
-the URL it is given (:func:`qar_sql.engines.registry.engine_of`); nothing outside the engine's
+the URL it is given (:func:`qar_sql.engines.dialects.engine_of`); nothing outside the engine's
 module names it."""
 
 from __future__ import annotations
