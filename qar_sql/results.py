@@ -223,11 +223,7 @@ class QIStats:
             return {
                 "index": self.index,
                 "columns": list(self.columns),
-                "distinct": None,
-                "singletons": None,
-                "theta": None,
-                "min_class_size": None,
-                "records_below_k": None,
+                **dict.fromkeys(("distinct", "singletons", "theta", "min_class_size", "records_below_k")),
                 "pruned": True,
                 "theta_bounds": [json_number(lo), json_number(hi)],
                 "distinct_bounds": [b.distinct_low, b.distinct_high],
@@ -509,10 +505,7 @@ class AuditResult(Tabular):
         riskiest = self._html_table(
             {
                 "columns": [", ".join(q.columns) for q in top],
-                "distinct": [q.distinct for q in top],
-                "singletons": [q.singletons for q in top],
-                "theta": [q.theta for q in top],
-                "min_class_size": [q.min_class_size for q in top],
+                **attribute_columns(top, ("distinct", "singletons", "theta", "min_class_size")),
             }
         )
         warnings = "".join(f"<li>{e(w)}</li>" for w in self.warnings[:5])
@@ -690,8 +683,7 @@ class CompareResult(Tabular):
                     "evaluator": a.evaluator,
                     "risk": n(a.risk),
                     "ci": [n(a.ci_low), n(a.ci_high)],
-                    "attack_rate": n(a.attack_rate),
-                    "baseline_rate": n(a.baseline_rate),
+                    **{k: n(getattr(a, k)) for k in ("attack_rate", "baseline_rate")},
                     "detail": a.detail,
                 }
                 for a in self.anonymeter
@@ -705,9 +697,7 @@ class CompareResult(Tabular):
         without the risk comparison)."""
         return {
             "columns": [", ".join(q.columns) for q in self.qis],
-            "theta_original": [q.theta_original for q in self.qis],
-            "theta_treated": [q.theta_treated for q in self.qis],
-            "change": [q.change for q in self.qis],
+            **attribute_columns(self.qis, ("theta_original", "theta_treated", "change")),
         }
 
     def plot(self, ax: Any = None, *, title: str | None = None) -> Any:
@@ -845,11 +835,10 @@ class UniquenessResult(Tabular):
 
     def qi(self, columns) -> QIUniqueness:
         """The QI on exactly these columns (any order)."""
-        wanted = set(columns)
-        for q in self.qis:
-            if set(q.columns) == wanted:
-                return q
-        raise KeyError(tuple(columns))
+        found = [q for q in self.qis if set(q.columns) == set(columns)]
+        if not found:
+            raise KeyError(tuple(columns))
+        return found[0]
 
     def block(self) -> dict[str, Any]:
         """The ``uniqueness`` block of the audit JSON, and the core of :meth:`to_dict`."""
@@ -1007,13 +996,8 @@ class Settings(Tabular):
         }
 
     def table_columns(self) -> dict[str, list]:
-        s = self.settings
-        return {
-            "name": [x.name for x in s],
-            "value": [x.shown for x in s],
-            "origin": [x.origin for x in s],
-            "env": [x.envvar for x in s],
-        }
+        columns = attribute_columns(self.settings, ("name", "shown", "origin", "envvar"))
+        return dict(zip(("name", "value", "origin", "env"), columns.values(), strict=True))
 
     def summary_line(self) -> str:
         return f"{len(self.settings)} settings"
@@ -1065,9 +1049,7 @@ class MigrateResult(Tabular):
         whether this call applied it."""
         ms = self.migrations
         return {
-            "version": [m.version for m in ms],
-            "name": [m.name for m in ms],
-            "state": [m.state for m in ms],
+            **attribute_columns(ms, ("version", "name", "state")),
             "applied_now": [m.name in self.applied for m in ms],
             "checksum": [m.checksum for m in ms],
             "applied_at": [m.applied_at.isoformat() if m.applied_at else None for m in ms],

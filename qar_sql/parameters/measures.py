@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import numbers
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -28,10 +27,6 @@ def _share(flag: str, example: str) -> Callable[[float], None]:
             raise ParameterError(f"{flag} {shown(value)} must be in [0, 1], e.g. {example}")
 
     return check
-
-
-def _check_l(value: object) -> None:
-    require_whole(value, 1, f"--l {shown(value)} must be a whole number of at least 1, e.g. 2")
 
 
 def _check_suda_max_size(value: int) -> None:
@@ -91,7 +86,7 @@ class RiskParams:
         help=f"Classes with distinct l-diversity below this fail (default {L_THRESHOLD}).",
         flags=("--l",),
         kind="int",
-        check=_check_l,
+        check=lambda v: require_whole(v, 1, f"--l {shown(v)} must be a whole number of at least 1, e.g. 2"),
     )
     t_threshold: float = option(
         T_THRESHOLD,
@@ -125,17 +120,6 @@ class RiskParams:
 
 
 # --- uniqueness -------------------------------------------------------------------------------------
-
-
-def _check_monte_carlo(monte_carlo: object) -> None:
-    if isinstance(monte_carlo, bool) or not isinstance(monte_carlo, numbers.Integral) or monte_carlo < 0:
-        raise ParameterError(f"--monte-carlo {shown(monte_carlo)} must be 0 (off) or a number of draws such as 10000")
-
-
-def _check_seed(seed: object) -> None:
-    # numpy's SeedSequence takes whole numbers 0 or more; anything else was "unexpected"
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise ParameterError(f"--seed {shown(seed)} must be a whole number 0 or more, e.g. --seed 7")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -187,14 +171,19 @@ class UniquenessParams:
         help="Simulate this many groups of k per QI and report the share with all k unique and its 95% interval.",
         flags=("--monte-carlo",),
         kind="int",
-        check=_check_monte_carlo,
+        check=lambda v: require_whole(
+            v, 0, f"--monte-carlo {shown(v)} must be 0 (off) or a number of draws such as 10000"
+        ),
     )
     seed: int | None = option(
         None,
         help="Random seed for --monte-carlo (the same seed gives the same draws).",
         flags=("--seed",),
         kind="int",
-        check=optional(_check_seed),
+        # numpy's SeedSequence takes whole numbers 0 or more
+        check=optional(
+            lambda v: require_whole(v, 0, f"--seed {shown(v)} must be a whole number 0 or more, e.g. --seed 7")
+        ),
     )
     #: A what-if file (path, TOML text, dict or :class:`~qar_sql.treat.treatments.Plan`).
     treatments: Any = option(

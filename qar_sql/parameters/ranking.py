@@ -76,7 +76,7 @@ class RecordsParams(TailParams):
     sampling_fraction: float | None = fields.sampling_fraction()
     population: int | None = fields.population()
     #: Read every CSV column as text: the session's, a parameter here because it goes with --by suda only.
-    all_text: bool = fields.all_text()
+    all_text: bool = fields.source_option("all_text")
     output: str | os.PathLike | None = option(
         None,
         help="Write every record's scores to FILE.csv or FILE.parquet.",

@@ -11,11 +11,6 @@ from qar_sql.parameters import fields
 from qar_sql.parameters.fields import option
 from qar_sql.precedence import Chosen
 
-_STORE_HELP = (
-    "Results store: a .duckdb file or a database URL (given alone or left out: $QAR_STORE, else "
-    "qar_results.duckdb). An audit records its run only when --store is given."
-)
-
 # --- scan -------------------------------------------------------------------------------------------
 
 
@@ -80,7 +75,7 @@ class ScanParams:
         multiple=True,
     )
     thresholds: Mapping[str, Chosen] = field(default_factory=dict)
-    store: str | None = fields.store(_STORE_HELP)
+    store: str | None = fields.store()
     #: None: record only where a store is given (--store) or configured ([store]); False: never
     #: (``--no-store``); True: always (the default store at worst).
     record: bool | None = None
@@ -160,7 +155,7 @@ class HistoryParams:
     only the series of this table or scan name. (The trend plot, ``--plot``, is the command
     line's output; the Python API returns the history, whose ``plot()`` draws it.)"""
 
-    store: str | None = fields.store(_STORE_HELP)
+    store: str | None = fields.store()
     table: str | None = option(None, help="Only this table (or scan name).", flags=("--table", "-t"))
 
 
@@ -175,7 +170,7 @@ class MigrateParams:
     ``status``: only report which migrations are applied or pending (writes nothing); ``to``:
     apply the migrations up to this version only (checked against the migration files when run)."""
 
-    store: str | None = fields.store(_STORE_HELP)
+    store: str | None = fields.store()
     status: bool = option(
         False,
         help="Only show which migrations are applied or pending (writes nothing).",

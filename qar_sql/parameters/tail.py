@@ -22,8 +22,7 @@ THETA_MEASURES = ("distinct", "unique")
 
 def check_theta(theta: str) -> None:
     """A known θ measure, or a ParameterError naming the bad one."""
-    if theta not in THETA_MEASURES:
-        raise ParameterError(f"--theta {theta!r} is unknown; use one of {', '.join(THETA_MEASURES)}")
+    rules.check_choice("--theta", theta, THETA_MEASURES)
 
 
 def check_row_subsamples(shares: Sequence[float]) -> tuple[float, ...]:

@@ -248,15 +248,7 @@ class AnonymizeParams(TailParams):
     batch_size: int | None = fields.batch_size()
 
     def __post_init__(self) -> None:
-        if not any(
-            (
-                self.k is not None,
-                self.l is not None,
-                self.t is not None,
-                self.risk_below is not None,
-                self.no_singletons,
-            )
-        ):
+        if all(x is None for x in (self.k, self.l, self.t, self.risk_below)) and not self.no_singletons:
             raise ParameterError(
                 "no privacy model given; add one or more of --k 5, --l 2 --sensitive COLUMN, --t 0.2 --sensitive "
                 "COLUMN, --risk-below 0.2 or --no-singletons"
@@ -270,10 +262,10 @@ class AnonymizeParams(TailParams):
             raise ParameterError(f"--l {self.l!r} must be a whole number of at least 2, e.g. --l 2")
         if self.t is not None and not 0 <= self.t <= 1:
             raise ParameterError(f"--t {self.t!r} must be between 0 and 1, e.g. --t 0.2")
-        _choice("--l-kind", self.l_kind, L_KINDS)
-        _choice("--t-kind", self.t_kind, T_KINDS)
-        _choice("--metric", self.metric, METRICS)
-        _choice("--theta", self.theta, THETAS)
+        rules.check_choice("--l-kind", self.l_kind, L_KINDS)
+        rules.check_choice("--t-kind", self.t_kind, T_KINDS)
+        rules.check_choice("--metric", self.metric, METRICS)
+        rules.check_choice("--theta", self.theta, THETAS)
         if self.l_kind == "recursive" and self.l is not None and (self.c is None or self.c <= 0):
             raise ParameterError("--l-kind recursive needs --c, a positive number (e.g. --c 3)")
         if self.c is not None and self.l_kind != "recursive":
@@ -310,8 +302,3 @@ class AnonymizeParams(TailParams):
 
 def _whole(x: Any) -> bool:
     return isinstance(x, int) and not isinstance(x, bool) or (isinstance(x, float) and math.isfinite(x) and x == int(x))
-
-
-def _choice(opt: str, value: str, allowed: Sequence[str]) -> None:
-    if value not in allowed:
-        raise ParameterError(f"{opt} {value!r} is unknown; use one of {', '.join(allowed)}")
