@@ -422,12 +422,9 @@ class AuditResult(Tabular):
                 else {
                     "low": json_number(one.low),
                     "high": json_number(one.high),
-                    "level": one.level,
-                    "method": one.method,
+                    **pick(one, ("level", "method")),
                     "description": METHOD_DESCRIPTION,
-                    "resamples": iv.resamples,
-                    "seed": iv.seed,
-                    "failed": iv.failed,
+                    **pick(iv, ("resamples", "seed", "failed")),
                     "widened": name in iv.widened,
                 }
             )
@@ -861,12 +858,7 @@ class UniquenessResult(Tabular):
         d.update(self.block())
         if self.scenarios:
             d["scenarios"] = [
-                {
-                    **pick(s, ("name",)),
-                    "treatments": list(s.treatments),
-                    "rows": s.rows,
-                    "qis": [q.to_dict() for q in s.qis],
-                }
+                {"name": s.name, "treatments": list(s.treatments), "rows": s.rows, "qis": [q.to_dict() for q in s.qis]}
                 for s in self.scenarios
             ]
         return d

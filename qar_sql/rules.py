@@ -266,6 +266,13 @@ def parse_domain(domain: str | float) -> str | int:
     return int(value)
 
 
+def check_unit(value: float, flag: str, advice: str) -> None:
+    """``value`` in [0, 1] (``--risk-threshold``, ``--t``, ``--gs-factor``), else a
+    ParameterError naming it, then ``advice`` (an example or what the bounds mean)."""
+    if not (0.0 <= value <= 1.0):  # (NaN fails both comparisons)
+        raise ParameterError(f"{flag} {shown(value)} must be between 0 and 1{advice}")
+
+
 def check_risk_below(value: object) -> None:
     """A risk target strictly between 0 and 1 (``--risk-below``: T̂ = 0 or 1 is no target)."""
     if value is not None and not (isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < 1):

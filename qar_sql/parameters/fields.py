@@ -130,26 +130,26 @@ def exclude() -> Any:
     )
 
 
-def p(default: int = 3) -> Any:
-    return option(default, help="Quasi-identifier size: the number of columns per QI.", flags=("-p", "--p"), kind="int")
+def p() -> Any:
+    return option(3, help="Quasi-identifier size: the number of columns per QI.", flags=("-p", "--p"), kind="int")
 
 
-def alpha(default: float = 0.01) -> Any:
-    return option(default, help="Tail probability of the risk T̂(p, α).", flags=("--alpha",), kind="float")
+def alpha() -> Any:
+    return option(0.01, help="Tail probability of the risk T̂(p, α).", flags=("--alpha",), kind="float")
 
 
-def pi_u(default: float = 0.05) -> Any:
+def pi_u() -> Any:
     return option(
-        default,
+        0.05,
         help="Share of QIs above the threshold u (the tail fitted by the GPD).",
         flags=("--pi-u",),
         kind="float",
     )
 
 
-def pwm(default: str = "plotting") -> Any:
+def pwm() -> Any:
     return option(
-        default,
+        "plotting",
         help="PWM estimator: plotting positions (as R's evir/fExtremes) or unbiased.",
         flags=("--pwm",),
         kind="choice",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,16 +19,6 @@ from qar_sql.parameters.fields import check_fields, option, optional
 RISK_THRESHOLD, L_THRESHOLD, T_THRESHOLD = 0.2, 2, 0.2
 
 
-def _share(flag: str, example: str) -> Callable[[float], None]:
-    """The check of a threshold in [0, 1] (``--risk-threshold``, ``--t``)."""
-
-    def check(value: float) -> None:
-        if not (0.0 <= value <= 1.0):  # (NaN fails both comparisons)
-            raise ParameterError(f"{flag} {shown(value)} must be in [0, 1], e.g. {example}")
-
-    return check
-
-
 def _check_suda_max_size(value: int) -> None:
     if value < 1:
         raise ParameterError(f"--suda-max-size {value} must be at least 1 (columns in a minimal sample unique)")
@@ -36,9 +26,8 @@ def _check_suda_max_size(value: int) -> None:
 
 @dataclass(frozen=True, kw_only=True)
 class RiskParams:
-    """The parameters of ``qar risk`` (:mod:`qar_sql.commands.risk`): the one place their
-    defaults, their options and the rules between them live; ``qar risk``, :func:`qar_sql.risk`
-    and the report are made from them. Checked when made, before any connection.
+    """The parameters of ``qar risk`` (:mod:`qar_sql.commands.risk`), :func:`qar_sql.risk` and
+    the report. Checked when made, before any connection.
 
     ``p`` is not the QaR p: its default is every key column, one QI; its long flag --qi-size
     gives it the variable QAR_QI_SIZE, so QAR_P and a config's p, meant for the audits, leave it
@@ -79,7 +68,7 @@ class RiskParams:
         help=f"A record is at risk when its re-identification probability is above this (default {RISK_THRESHOLD}).",
         flags=("--risk-threshold",),
         kind="float",
-        check=_share("--risk-threshold", "0.2 (one in five)"),
+        check=lambda v: rules.check_unit(v, "--risk-threshold", ", e.g. 0.2 (one in five)"),
     )
     l_threshold: int = option(
         L_THRESHOLD,
@@ -94,7 +83,7 @@ class RiskParams:
         f"(t-closeness, default {T_THRESHOLD}).",
         flags=("--t",),
         kind="float",
-        check=_share("--t", "0.2"),
+        check=lambda v: rules.check_unit(v, "--t", ", e.g. 0.2"),
     )
     per_record: str | os.PathLike | None = option(
         None,
@@ -124,10 +113,9 @@ class RiskParams:
 
 @dataclass(frozen=True, kw_only=True)
 class UniquenessParams:
-    """The parameters of ``qar uniqueness`` (:mod:`qar_sql.commands.uniqueness`): the one place
-    their defaults, their options and the rules between them live; ``qar uniqueness`` and
-    :func:`qar_sql.uniqueness` are made from them. Checked when made, before any connection (a
-    treated release is measured with the same class, its extras switched off)."""
+    """The parameters of ``qar uniqueness`` (:mod:`qar_sql.commands.uniqueness`). Checked when
+    made, before any connection (a treated release is measured with the same class, its extras
+    switched off)."""
 
     group_size: int = option(
         dataclasses.MISSING,
@@ -228,9 +216,7 @@ def _check_batch_size(batch_size: int | None) -> None:
 
 @dataclass(frozen=True, kw_only=True)
 class DiscoverParams:
-    """The parameters of ``qar discover`` (:mod:`qar_sql.commands.discover`): the one place
-    their defaults, their options and the rules between them live. Checked when made, before any
-    connection."""
+    """The parameters of ``qar discover`` (:mod:`qar_sql.commands.discover`). Checked when made."""
 
     columns: Sequence[str] | None = fields.columns()
     exclude: Sequence[str] | None = fields.exclude()

@@ -28,9 +28,8 @@ IMPUTE = ("none", "mean")
 
 @dataclass(frozen=True, kw_only=True)
 class CompareParams(TailParams):
-    """The parameters of ``qar compare`` (:mod:`qar_sql.commands.compare`): the one place their
-    defaults and the rules between them live; the click options and :func:`qar_sql.compare`
-    take their defaults from here. Checked when made, before any connection.
+    """The parameters of ``qar compare`` (:mod:`qar_sql.commands.compare`) and
+    :func:`qar_sql.compare`. Checked when made, before any connection.
 
     The session a comparison runs in is the original's (``original``, ``table``, ``delimiter``,
     ``threads``); ``treated`` (and ``treated_table``) say where the treated release is — a

@@ -28,9 +28,8 @@ def _combinations(combine: Sequence[Sequence[str] | str] | None) -> tuple[tuple[
 
 @dataclass(frozen=True, kw_only=True)
 class WhatIfParams(TailParams):
-    """The parameters of ``qar whatif`` (:mod:`qar_sql.commands.whatif`): the one place their
-    defaults, their options and the rules between them live. Checked when made, before any
-    connection.
+    """The parameters of ``qar whatif`` (:mod:`qar_sql.commands.whatif`). Checked when made,
+    before any connection.
 
     ``treatments``: a path, TOML text, a dict or a :class:`~qar_sql.treat.treatments.Plan`;
     ``combine``: combinations of treatments, each a sequence of names or a text of names
@@ -126,9 +125,8 @@ def parse_hierarchy(items: Sequence[str]) -> tuple[tuple[str, str], ...]:
 
 @dataclass(frozen=True, kw_only=True)
 class AnonymizeParams(TailParams):
-    """The parameters of ``qar anonymize`` (:mod:`qar_sql.commands.anonymize`): the one place
-    their defaults, their options and the rules between them live (``qar report --anonymize``
-    takes the search's options from these fields too). Checked when made, before any connection.
+    """The parameters of ``qar anonymize`` (:mod:`qar_sql.commands.anonymize`) and of ``qar
+    report --anonymize``'s search. Checked when made, before any connection.
 
     ``hierarchy``: column → an ARX hierarchy CSV, or a TOML file of interval levels (its
     ``[hierarchies.<column>]`` table); ``hierarchies``: a directory of ARX's
@@ -260,8 +258,8 @@ class AnonymizeParams(TailParams):
                 raise ParameterError(f"{opt} needs the sensitive column; add --sensitive COLUMN")
         if self.l is not None and (not _whole(self.l) or self.l < 2):
             raise ParameterError(f"--l {self.l!r} must be a whole number of at least 2, e.g. --l 2")
-        if self.t is not None and not 0 <= self.t <= 1:
-            raise ParameterError(f"--t {self.t!r} must be between 0 and 1, e.g. --t 0.2")
+        if self.t is not None:
+            rules.check_unit(self.t, "--t", ", e.g. --t 0.2")
         rules.check_choice("--l-kind", self.l_kind, L_KINDS)
         rules.check_choice("--t-kind", self.t_kind, T_KINDS)
         rules.check_choice("--metric", self.metric, METRICS)
@@ -274,8 +272,7 @@ class AnonymizeParams(TailParams):
             raise ParameterError(
                 f"--suppression-limit {self.suppression_limit!r} must be a share of rows in [0, 1), e.g. 0.04"
             )
-        if not 0 <= self.gs_factor <= 1:
-            raise ParameterError(f"--gs-factor {self.gs_factor!r} must be between 0 and 1 (0.5 weighs both the same)")
+        rules.check_unit(self.gs_factor, "--gs-factor", " (0.5 weighs both the same)")
         rules.check_risk_below(self.risk_below)
         if self.sensitive and self.qid and self.sensitive in self.qid:
             raise ParameterError(f"--sensitive {self.sensitive!r} is in --qid; a sensitive column is never a QI")
