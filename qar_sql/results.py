@@ -905,7 +905,7 @@ def to_plain(obj: Any) -> Any:
     """A result as JSON-ready data, losslessly: a dataclass as the object of its fields, tuples
     as lists, a float that is not finite as the string "NaN", "Infinity" or "-Infinity" (strict
     JSON has no such numbers); :func:`from_plain` turns it back into the same result."""
-    if fields := dataclass_fields(obj):
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type) and (fields := dataclasses.fields(obj)):
         return {f.name: to_plain(getattr(obj, f.name)) for f in fields if f.init}
     if isinstance(obj, dict):
         return {str(k): to_plain(v) for k, v in obj.items()}
@@ -916,11 +916,6 @@ def to_plain(obj: Any) -> Any:
     if isinstance(obj, float) and not np.isfinite(obj):
         return "NaN" if obj != obj else ("Infinity" if obj > 0 else "-Infinity")
     return obj
-
-
-def dataclass_fields(obj: Any) -> tuple:
-    """The fields of a dataclass instance, else ()."""
-    return dataclasses.fields(obj) if dataclasses.is_dataclass(obj) and not isinstance(obj, type) else ()
 
 
 def from_plain(kind: Any, data: Any) -> Any:

@@ -131,13 +131,19 @@ def schema() -> dict[str, Any]:
             "items": {"type": "object", "properties": scan_props, "additionalProperties": False},
         },
     }
+    description = "qar-sql's configuration: qar scan's tables and thresholds, and the commands' defaults."
+    return _document(ID, "qar.toml", description, {key: top[key] for key in scans.TOP_KEYS})
+
+
+def _document(id: str, title: str, description: str, properties: dict[str, Any]) -> dict[str, Any]:
+    """A whole schema (draft-07, which Taplo reads): an object of ``properties`` and no other key."""
     return {
         "$schema": "http://json-schema.org/draft-07/schema#",
-        "$id": ID,
-        "title": "qar.toml",
-        "description": "qar-sql's configuration: qar scan's tables and thresholds, and the commands' defaults.",
+        "$id": id,
+        "title": title,
+        "description": description,
         "type": "object",
-        "properties": {key: top[key] for key in scans.TOP_KEYS},
+        "properties": properties,
         "additionalProperties": False,
     }
 
@@ -286,16 +292,10 @@ def _without(data: Any, flags: list[Flag]) -> Any:
 def tool_schema() -> dict[str, Any]:
     """The JSON Schema of pyproject.toml's ``[tool.qar]`` table: the commands' defaults of
     qar.toml's ``[defaults]`` and ``store`` (a URL or file), in one table."""
-    defaults = schema()["properties"]["defaults"]
-    return {
-        "$schema": "http://json-schema.org/draft-07/schema#",
-        "$id": TOOL_ID,
-        "title": "[tool.qar]",
-        "description": "qar-sql's command defaults in pyproject.toml (qar.toml's [defaults] and store).",
-        "type": "object",
-        "properties": {**defaults["properties"], "store": _URL},
-        "additionalProperties": False,
-    }
+    description = "qar-sql's command defaults in pyproject.toml (qar.toml's [defaults] and store)."
+    return _document(
+        TOOL_ID, "[tool.qar]", description, {**schema()["properties"]["defaults"]["properties"], "store": _URL}
+    )
 
 
 def render_tool() -> str:
