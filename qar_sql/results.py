@@ -223,11 +223,7 @@ class QIStats:
             return {
                 "index": self.index,
                 "columns": list(self.columns),
-                "distinct": None,
-                "singletons": None,
-                "theta": None,
-                "min_class_size": None,
-                "records_below_k": None,
+                **dict.fromkeys(("distinct", "singletons", "theta", "min_class_size", "records_below_k")),
                 "pruned": True,
                 "theta_bounds": [json_number(lo), json_number(hi)],
                 "distinct_bounds": [b.distinct_low, b.distinct_high],
@@ -426,12 +422,9 @@ class AuditResult(Tabular):
                 else {
                     "low": json_number(one.low),
                     "high": json_number(one.high),
-                    "level": one.level,
-                    "method": one.method,
+                    **pick(one, ("level", "method")),
                     "description": METHOD_DESCRIPTION,
-                    "resamples": iv.resamples,
-                    "seed": iv.seed,
-                    "failed": iv.failed,
+                    **pick(iv, ("resamples", "seed", "failed")),
                     "widened": name in iv.widened,
                 }
             )
@@ -509,10 +502,7 @@ class AuditResult(Tabular):
         riskiest = self._html_table(
             {
                 "columns": [", ".join(q.columns) for q in top],
-                "distinct": [q.distinct for q in top],
-                "singletons": [q.singletons for q in top],
-                "theta": [q.theta for q in top],
-                "min_class_size": [q.min_class_size for q in top],
+                **attribute_columns(top, ("distinct", "singletons", "theta", "min_class_size")),
             }
         )
         warnings = "".join(f"<li>{e(w)}</li>" for w in self.warnings[:5])
@@ -690,8 +680,7 @@ class CompareResult(Tabular):
                     "evaluator": a.evaluator,
                     "risk": n(a.risk),
                     "ci": [n(a.ci_low), n(a.ci_high)],
-                    "attack_rate": n(a.attack_rate),
-                    "baseline_rate": n(a.baseline_rate),
+                    **{k: n(getattr(a, k)) for k in ("attack_rate", "baseline_rate")},
                     "detail": a.detail,
                 }
                 for a in self.anonymeter
@@ -705,9 +694,7 @@ class CompareResult(Tabular):
         without the risk comparison)."""
         return {
             "columns": [", ".join(q.columns) for q in self.qis],
-            "theta_original": [q.theta_original for q in self.qis],
-            "theta_treated": [q.theta_treated for q in self.qis],
-            "change": [q.change for q in self.qis],
+            **attribute_columns(self.qis, ("theta_original", "theta_treated", "change")),
         }
 
     def plot(self, ax: Any = None, *, title: str | None = None) -> Any:
@@ -845,11 +832,10 @@ class UniquenessResult(Tabular):
 
     def qi(self, columns) -> QIUniqueness:
         """The QI on exactly these columns (any order)."""
-        wanted = set(columns)
-        for q in self.qis:
-            if set(q.columns) == wanted:
-                return q
-        raise KeyError(tuple(columns))
+        found = [q for q in self.qis if set(q.columns) == set(columns)]
+        if not found:
+            raise KeyError(tuple(columns))
+        return found[0]
 
     def block(self) -> dict[str, Any]:
         """The ``uniqueness`` block of the audit JSON, and the core of :meth:`to_dict`."""
@@ -872,12 +858,7 @@ class UniquenessResult(Tabular):
         d.update(self.block())
         if self.scenarios:
             d["scenarios"] = [
-                {
-                    **pick(s, ("name",)),
-                    "treatments": list(s.treatments),
-                    "rows": s.rows,
-                    "qis": [q.to_dict() for q in s.qis],
-                }
+                {"name": s.name, "treatments": list(s.treatments), "rows": s.rows, "qis": [q.to_dict() for q in s.qis]}
                 for s in self.scenarios
             ]
         return d
@@ -924,7 +905,7 @@ def to_plain(obj: Any) -> Any:
     """A result as JSON-ready data, losslessly: a dataclass as the object of its fields, tuples
     as lists, a float that is not finite as the string "NaN", "Infinity" or "-Infinity" (strict
     JSON has no such numbers); :func:`from_plain` turns it back into the same result."""
-    if fields := dataclass_fields(obj):
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type) and (fields := dataclasses.fields(obj)):
         return {f.name: to_plain(getattr(obj, f.name)) for f in fields if f.init}
     if isinstance(obj, dict):
         return {str(k): to_plain(v) for k, v in obj.items()}
@@ -935,11 +916,6 @@ def to_plain(obj: Any) -> Any:
     if isinstance(obj, float) and not np.isfinite(obj):
         return "NaN" if obj != obj else ("Infinity" if obj > 0 else "-Infinity")
     return obj
-
-
-def dataclass_fields(obj: Any) -> tuple:
-    """The fields of a dataclass instance, else ()."""
-    return dataclasses.fields(obj) if dataclasses.is_dataclass(obj) and not isinstance(obj, type) else ()
 
 
 def from_plain(kind: Any, data: Any) -> Any:
@@ -1007,13 +983,8 @@ class Settings(Tabular):
         }
 
     def table_columns(self) -> dict[str, list]:
-        s = self.settings
-        return {
-            "name": [x.name for x in s],
-            "value": [x.shown for x in s],
-            "origin": [x.origin for x in s],
-            "env": [x.envvar for x in s],
-        }
+        columns = attribute_columns(self.settings, ("name", "shown", "origin", "envvar"))
+        return dict(zip(("name", "value", "origin", "env"), columns.values(), strict=True))
 
     def summary_line(self) -> str:
         return f"{len(self.settings)} settings"
@@ -1065,9 +1036,7 @@ class MigrateResult(Tabular):
         whether this call applied it."""
         ms = self.migrations
         return {
-            "version": [m.version for m in ms],
-            "name": [m.name for m in ms],
-            "state": [m.state for m in ms],
+            **attribute_columns(ms, ("version", "name", "state")),
             "applied_now": [m.name in self.applied for m in ms],
             "checksum": [m.checksum for m in ms],
             "applied_at": [m.applied_at.isoformat() if m.applied_at else None for m in ms],

@@ -14,7 +14,7 @@ import math
 import numbers
 from collections.abc import Sequence
 
-from qar_sql.errors import ParameterError, UsageError, shown
+from qar_sql.errors import ParameterError, UsageError, require_whole, shown
 
 #: Threads (connections) a command may use when ``jobs`` is not given.
 DEFAULT_JOBS = 2
@@ -50,8 +50,7 @@ def resolve_prune(prune: str | None, p: int) -> str:
     """The prune mode an audit at size p runs with: ``None`` means ``auto`` at p ≥ 4, else off."""
     if prune is None:
         return "auto" if p >= PRUNE_FROM_P else "off"
-    if prune not in PRUNE_MODES:
-        raise ParameterError(f"--prune {prune!r} is unknown; use one of {', '.join(PRUNE_MODES)}")
+    check_choice("--prune", prune, PRUNE_MODES)
     return prune
 
 
@@ -66,14 +65,9 @@ def check_tail(p: int | None, alpha: float, pi_u: float) -> None:
     ParameterError : with one sentence naming the bad value and how to fix it.
     """
     if p is not None:
-        # numbers.Integral covers numpy's integers too (numpy registers them)
-        if isinstance(p, bool) or not isinstance(p, numbers.Integral) or p < 1:
-            raise ParameterError(f"p = {shown(p)} is not a valid QI size; use a whole number of columns, at least 1.")
+        require_whole(p, 1, f"p = {shown(p)} is not a valid QI size; use a whole number of columns, at least 1.")
     for name, value, usual in (("alpha", alpha, "0.01"), ("pi_u", pi_u, "0.05")):
-        try:
-            v = float(value)
-        except (TypeError, ValueError):
-            v = math.nan
+        v = _float(value)
         if isinstance(value, str):
             raise ParameterError(f"{name} = {value!r} is text; pass a number such as {usual}.")
         if isinstance(value, bool) or not 0.0 < v < 1.0:
@@ -91,8 +85,13 @@ def check_tail(p: int | None, alpha: float, pi_u: float) -> None:
 
 def check_pwm(pwm: str) -> None:
     """A known PWM estimator of the GPD fit."""
-    if pwm not in PWM_METHODS:
-        raise ParameterError(f"--pwm {pwm!r} is unknown; use one of {', '.join(PWM_METHODS)}")
+    check_choice("--pwm", pwm, PWM_METHODS)
+
+
+def check_choice(flag: str, value: object, allowed: Sequence[str]) -> None:
+    """``value`` one of ``allowed`` (the choices of ``flag``), else a ParameterError naming it."""
+    if value not in allowed:
+        raise ParameterError(f"{flag} {value!r} is unknown; use one of {', '.join(allowed)}")
 
 
 def risk_problem(value: object) -> str | None:
@@ -114,6 +113,14 @@ def _number(text: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _float(value: object) -> float:
+    """``value`` as a float, NaN when it is none."""
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return math.nan
 
 
 def check_risk(value: object, where: str, example: str) -> None:
@@ -144,9 +151,8 @@ def check_null_tokens(tokens: Sequence[str] | str | None) -> tuple[str, ...]:
 
 def check_group_size(k: object, rows: int | None = None) -> None:
     """k people drawn from a table of ``rows`` people: 2 ≤ k (≤ rows when the rows are known)."""
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 2:
-        raise ParameterError(f"group size k = {shown(k)} must be a whole number of at least 2, e.g. --group-size 30")
-    if rows is not None and int(k) > rows:
+    require_whole(k, 2, f"group size k = {shown(k)} must be a whole number of at least 2, e.g. --group-size 30")
+    if rows is not None and int(k) > rows:  # type: ignore[call-overload]
         raise ParameterError(
             f"group size k = {k} is larger than the table's {rows} rows; use --group-size {rows} or less"
         )
@@ -163,10 +169,7 @@ def check_target(target: object) -> None:
 def check_sampling_fraction(sampling_fraction: object, rows: int = 1) -> float:
     """f in (0, 1], the share of the population the table holds, small enough that n/f is a
     number; returns it as a float."""
-    try:
-        f = float(sampling_fraction)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        f = math.nan
+    f = _float(sampling_fraction)
     if isinstance(sampling_fraction, (bool, str)) or not (0.0 < f <= 1.0) or math.isnan(f):
         raise ParameterError(
             f"--sampling-fraction {shown(sampling_fraction)} must be in (0, 1]: the share of the "
@@ -203,10 +206,7 @@ def check_population(population: object, rows: int = 1) -> None:
 
 def check_level(level: object) -> float:
     """0 < level < 1, else a ParameterError naming it."""
-    try:
-        v = float(level)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        v = math.nan
+    v = _float(level)
     if isinstance(level, bool) or not 0.0 < v < 1.0:
         raise ParameterError(f"--interval-level {level!r} is not a probability in (0, 1); use e.g. 0.95")
     return v
@@ -230,11 +230,9 @@ def check_min_exceedances(minimum: object) -> int | None:
     """None (no gate) or a whole number of at least 1, else a ParameterError naming it."""
     if minimum is None:
         return None
-    if isinstance(minimum, bool) or not isinstance(minimum, numbers.Integral) or minimum < 1:
-        raise ParameterError(
-            f"--min-exceedances {minimum!r} is not a number of exceedances; use a whole number of at least 1, e.g. 3"
-        )
-    return int(minimum)
+    message = f"--min-exceedances {minimum!r} is not a number of exceedances; use a whole number of at least 1, e.g. 3"
+    require_whole(minimum, 1, message)
+    return int(minimum)  # type: ignore[call-overload]
 
 
 def parse_domain(domain: str | float) -> str | int:
@@ -266,6 +264,13 @@ def parse_domain(domain: str | float) -> str | int:
     if value > decimal.Decimal("1e308"):  # the formulas take M as a float
         raise ParameterError(f"domain {shown(domain)} is larger than 1e+308; give a smaller number of possible values")
     return int(value)
+
+
+def check_unit(value: float, flag: str, advice: str) -> None:
+    """``value`` in [0, 1] (``--risk-threshold``, ``--t``, ``--gs-factor``), else a
+    ParameterError naming it, then ``advice`` (an example or what the bounds mean)."""
+    if not (0.0 <= value <= 1.0):  # (NaN fails both comparisons)
+        raise ParameterError(f"{flag} {shown(value)} must be between 0 and 1{advice}")
 
 
 def check_risk_below(value: object) -> None:

@@ -131,13 +131,19 @@ def schema() -> dict[str, Any]:
             "items": {"type": "object", "properties": scan_props, "additionalProperties": False},
         },
     }
+    description = "qar-sql's configuration: qar scan's tables and thresholds, and the commands' defaults."
+    return _document(ID, "qar.toml", description, {key: top[key] for key in scans.TOP_KEYS})
+
+
+def _document(id: str, title: str, description: str, properties: dict[str, Any]) -> dict[str, Any]:
+    """A whole schema (draft-07, which Taplo reads): an object of ``properties`` and no other key."""
     return {
         "$schema": "http://json-schema.org/draft-07/schema#",
-        "$id": ID,
-        "title": "qar.toml",
-        "description": "qar-sql's configuration: qar scan's tables and thresholds, and the commands' defaults.",
+        "$id": id,
+        "title": title,
+        "description": description,
         "type": "object",
-        "properties": {key: top[key] for key in scans.TOP_KEYS},
+        "properties": properties,
         "additionalProperties": False,
     }
 
@@ -149,28 +155,21 @@ def render() -> str:
 # --------------------------------------------------------------------------------------------
 # The validator
 
-_TYPES: dict[str, Any] = {
-    "object": dict,
-    "array": list,
-    "string": str,
-    "integer": int,
-    "number": (int, float),
-    "boolean": bool,
-}
-_WORDS = {
-    "object": "a table",
-    "array": "a list",
-    "string": "text",
-    "integer": "a whole number",
-    "number": "a number",
-    "boolean": "true or false",
+#: Each JSON type: the Python types of its values, and its name in an error message.
+_TYPES: dict[str, tuple[Any, str]] = {
+    "object": (dict, "a table"),
+    "array": (list, "a list"),
+    "string": (str, "text"),
+    "integer": (int, "a whole number"),
+    "number": ((int, float), "a number"),
+    "boolean": (bool, "true or false"),
 }
 
 
 def _is(value: Any, kind: str) -> bool:
     if isinstance(value, bool) and kind != "boolean":
         return False
-    return isinstance(value, _TYPES[kind])
+    return isinstance(value, _TYPES[kind][0])
 
 
 def _where(path: list[str | int]) -> str:
@@ -206,7 +205,7 @@ def errors(
     """Every way ``value`` breaks ``node``, one sentence each (empty: valid). ``flagged`` gets
     the path of each: the bad value's own (``drop``: the rules must not read it) or, for a
     missing key, its table's."""
-    path = path or []
+    path, flagged = path or [], [] if flagged is None else flagged
     where = _where(path)
     if "anyOf" in node:
         options = [errors(value, option, path) for option in node["anyOf"]]
@@ -214,18 +213,16 @@ def errors(
             # The option of the value's type says the most; else the first.
             typed = [o for o, opt in zip(options, node["anyOf"]) if _is(value, opt.get("type", "object"))]
             found = (typed or options)[0]
-            if flagged is not None:
-                flagged.append(Flag(tuple(path), True))
+            flagged.append(Flag(tuple(path), True))
             return found
         return []
     kind = node.get("type")
     if kind and not _is(value, kind):
-        if flagged is not None:
-            flagged.append(Flag(tuple(path), True))
+        flagged.append(Flag(tuple(path), True))
         if isinstance(value, dict) and kind == "array" and path and node.get("items", {}).get("type") == "object":
             # "[scan]" where "[[scan]]" was meant: TOML's two table syntaxes differ by a bracket
             return [f"{where} is a table but must be a list of tables; write [[{path[-1]}]], not [{path[-1]}]"]
-        return [f"{where} = {_shown(value)} must be {_WORDS[kind]}"]
+        return [f"{where} = {_shown(value)} must be {_TYPES[kind][1]}"]
     out: list[str] = []
     if "enum" in node and value not in node["enum"]:
         out.append(f"{where} = {_shown(value)} must be one of {', '.join(map(_shown, node['enum']))}")
@@ -242,7 +239,7 @@ def errors(
         out.append(f"{where} is empty; write a value")
     if kind == "array" and len(value) < node.get("minItems", 0):
         out.append(f"{where} is empty; give at least {node['minItems']}")
-    if out and flagged is not None:
+    if out:
         flagged.append(Flag(tuple(path), True))
     if kind == "array":
         for i, item in enumerate(value):
@@ -252,8 +249,7 @@ def errors(
         for key in node.get("required", []):
             if key not in value:
                 out.append(f"{where} needs {key}")
-                if flagged is not None:
-                    flagged.append(Flag(tuple(path), False))
+                flagged.append(Flag(tuple(path), False))
         for key, item in value.items():
             if key in props:
                 out += errors(item, props[key], [*path, key], flagged)
@@ -263,8 +259,7 @@ def errors(
                 close = difflib.get_close_matches(key, list(props), n=1)
                 hint = f"did you mean {close[0]!r}?" if close else f"allowed: {', '.join(props)}"
                 out.append(f"{where + ': ' if path else 'the file: '}unknown key {key!r}; {hint}")
-                if flagged is not None:
-                    flagged.append(Flag((*path, key), True))
+                flagged.append(Flag((*path, key), True))
     return out
 
 
@@ -297,16 +292,10 @@ def _without(data: Any, flags: list[Flag]) -> Any:
 def tool_schema() -> dict[str, Any]:
     """The JSON Schema of pyproject.toml's ``[tool.qar]`` table: the commands' defaults of
     qar.toml's ``[defaults]`` and ``store`` (a URL or file), in one table."""
-    defaults = schema()["properties"]["defaults"]
-    return {
-        "$schema": "http://json-schema.org/draft-07/schema#",
-        "$id": TOOL_ID,
-        "title": "[tool.qar]",
-        "description": "qar-sql's command defaults in pyproject.toml (qar.toml's [defaults] and store).",
-        "type": "object",
-        "properties": {**defaults["properties"], "store": _URL},
-        "additionalProperties": False,
-    }
+    description = "qar-sql's command defaults in pyproject.toml (qar.toml's [defaults] and store)."
+    return _document(
+        TOOL_ID, "[tool.qar]", description, {**schema()["properties"]["defaults"]["properties"], "store": _URL}
+    )
 
 
 def render_tool() -> str:

@@ -70,12 +70,7 @@ def meta_of(field: dataclasses.Field) -> Option | None:
 
 def options_of(cls: Any) -> list[tuple[dataclasses.Field, Option]]:
     """Every field of the dataclass ``cls`` that is an option, in field order, with its metadata."""
-    out = []
-    for f in dataclasses.fields(cls):
-        meta = meta_of(f)
-        if meta is not None:
-            out.append((f, meta))
-    return out
+    return [(f, f.metadata[KEY]) for f in dataclasses.fields(cls) if KEY in f.metadata]
 
 
 def check_numbers(cls: Any, values: Mapping[str, Any]) -> None:
@@ -135,26 +130,26 @@ def exclude() -> Any:
     )
 
 
-def p(default: int = 3) -> Any:
-    return option(default, help="Quasi-identifier size: the number of columns per QI.", flags=("-p", "--p"), kind="int")
+def p() -> Any:
+    return option(3, help="Quasi-identifier size: the number of columns per QI.", flags=("-p", "--p"), kind="int")
 
 
-def alpha(default: float = 0.01) -> Any:
-    return option(default, help="Tail probability of the risk T̂(p, α).", flags=("--alpha",), kind="float")
+def alpha() -> Any:
+    return option(0.01, help="Tail probability of the risk T̂(p, α).", flags=("--alpha",), kind="float")
 
 
-def pi_u(default: float = 0.05) -> Any:
+def pi_u() -> Any:
     return option(
-        default,
+        0.05,
         help="Share of QIs above the threshold u (the tail fitted by the GPD).",
         flags=("--pi-u",),
         kind="float",
     )
 
 
-def pwm(default: str = "plotting") -> Any:
+def pwm() -> Any:
     return option(
-        default,
+        "plotting",
         help="PWM estimator: plotting positions (as R's evir/fExtremes) or unbiased.",
         flags=("--pwm",),
         kind="choice",
@@ -288,11 +283,6 @@ def key() -> Any:
     )
 
 
-def all_text() -> Any:
-    """--all-text as a command's parameter (checked with its other options), not as a source option."""
-    return dataclasses.field(default=False, metadata=SourceOptions.__dataclass_fields__["all_text"].metadata)
-
-
 def hash_secret_file(purpose: str) -> Any:
     return option(
         None,
@@ -303,9 +293,15 @@ def hash_secret_file(purpose: str) -> Any:
     )
 
 
-def store(help: str) -> Any:
+def store() -> Any:
     """--store: a results store, the default one when given alone ("")."""
-    return option(None, help=help, flags=("--store",), flag_value="")
+    return option(
+        None,
+        help="Results store: a .duckdb file or a database URL (given alone or left out: $QAR_STORE, else "
+        "qar_results.duckdb). An audit records its run only when --store is given.",
+        flags=("--store",),
+        flag_value="",
+    )
 
 
 def _check_k(k: object) -> None:

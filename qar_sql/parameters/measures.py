@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-import numbers
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,20 +19,6 @@ from qar_sql.parameters.fields import check_fields, option, optional
 RISK_THRESHOLD, L_THRESHOLD, T_THRESHOLD = 0.2, 2, 0.2
 
 
-def _share(flag: str, example: str) -> Callable[[float], None]:
-    """The check of a threshold in [0, 1] (``--risk-threshold``, ``--t``)."""
-
-    def check(value: float) -> None:
-        if not (0.0 <= value <= 1.0):  # (NaN fails both comparisons)
-            raise ParameterError(f"{flag} {shown(value)} must be in [0, 1], e.g. {example}")
-
-    return check
-
-
-def _check_l(value: object) -> None:
-    require_whole(value, 1, f"--l {shown(value)} must be a whole number of at least 1, e.g. 2")
-
-
 def _check_suda_max_size(value: int) -> None:
     if value < 1:
         raise ParameterError(f"--suda-max-size {value} must be at least 1 (columns in a minimal sample unique)")
@@ -41,9 +26,8 @@ def _check_suda_max_size(value: int) -> None:
 
 @dataclass(frozen=True, kw_only=True)
 class RiskParams:
-    """The parameters of ``qar risk`` (:mod:`qar_sql.commands.risk`): the one place their
-    defaults, their options and the rules between them live; ``qar risk``, :func:`qar_sql.risk`
-    and the report are made from them. Checked when made, before any connection.
+    """The parameters of ``qar risk`` (:mod:`qar_sql.commands.risk`), :func:`qar_sql.risk` and
+    the report. Checked when made, before any connection.
 
     ``p`` is not the QaR p: its default is every key column, one QI; its long flag --qi-size
     gives it the variable QAR_QI_SIZE, so QAR_P and a config's p, meant for the audits, leave it
@@ -84,14 +68,14 @@ class RiskParams:
         help=f"A record is at risk when its re-identification probability is above this (default {RISK_THRESHOLD}).",
         flags=("--risk-threshold",),
         kind="float",
-        check=_share("--risk-threshold", "0.2 (one in five)"),
+        check=lambda v: rules.check_unit(v, "--risk-threshold", ", e.g. 0.2 (one in five)"),
     )
     l_threshold: int = option(
         L_THRESHOLD,
         help=f"Classes with distinct l-diversity below this fail (default {L_THRESHOLD}).",
         flags=("--l",),
         kind="int",
-        check=_check_l,
+        check=lambda v: require_whole(v, 1, f"--l {shown(v)} must be a whole number of at least 1, e.g. 2"),
     )
     t_threshold: float = option(
         T_THRESHOLD,
@@ -99,7 +83,7 @@ class RiskParams:
         f"(t-closeness, default {T_THRESHOLD}).",
         flags=("--t",),
         kind="float",
-        check=_share("--t", "0.2"),
+        check=lambda v: rules.check_unit(v, "--t", ", e.g. 0.2"),
     )
     per_record: str | os.PathLike | None = option(
         None,
@@ -127,23 +111,11 @@ class RiskParams:
 # --- uniqueness -------------------------------------------------------------------------------------
 
 
-def _check_monte_carlo(monte_carlo: object) -> None:
-    if isinstance(monte_carlo, bool) or not isinstance(monte_carlo, numbers.Integral) or monte_carlo < 0:
-        raise ParameterError(f"--monte-carlo {shown(monte_carlo)} must be 0 (off) or a number of draws such as 10000")
-
-
-def _check_seed(seed: object) -> None:
-    # numpy's SeedSequence takes whole numbers 0 or more; anything else was "unexpected"
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise ParameterError(f"--seed {shown(seed)} must be a whole number 0 or more, e.g. --seed 7")
-
-
 @dataclass(frozen=True, kw_only=True)
 class UniquenessParams:
-    """The parameters of ``qar uniqueness`` (:mod:`qar_sql.commands.uniqueness`): the one place
-    their defaults, their options and the rules between them live; ``qar uniqueness`` and
-    :func:`qar_sql.uniqueness` are made from them. Checked when made, before any connection (a
-    treated release is measured with the same class, its extras switched off)."""
+    """The parameters of ``qar uniqueness`` (:mod:`qar_sql.commands.uniqueness`). Checked when
+    made, before any connection (a treated release is measured with the same class, its extras
+    switched off)."""
 
     group_size: int = option(
         dataclasses.MISSING,
@@ -187,14 +159,19 @@ class UniquenessParams:
         help="Simulate this many groups of k per QI and report the share with all k unique and its 95% interval.",
         flags=("--monte-carlo",),
         kind="int",
-        check=_check_monte_carlo,
+        check=lambda v: require_whole(
+            v, 0, f"--monte-carlo {shown(v)} must be 0 (off) or a number of draws such as 10000"
+        ),
     )
     seed: int | None = option(
         None,
         help="Random seed for --monte-carlo (the same seed gives the same draws).",
         flags=("--seed",),
         kind="int",
-        check=optional(_check_seed),
+        # numpy's SeedSequence takes whole numbers 0 or more
+        check=optional(
+            lambda v: require_whole(v, 0, f"--seed {shown(v)} must be a whole number 0 or more, e.g. --seed 7")
+        ),
     )
     #: A what-if file (path, TOML text, dict or :class:`~qar_sql.treat.treatments.Plan`).
     treatments: Any = option(
@@ -239,9 +216,7 @@ def _check_batch_size(batch_size: int | None) -> None:
 
 @dataclass(frozen=True, kw_only=True)
 class DiscoverParams:
-    """The parameters of ``qar discover`` (:mod:`qar_sql.commands.discover`): the one place
-    their defaults, their options and the rules between them live. Checked when made, before any
-    connection."""
+    """The parameters of ``qar discover`` (:mod:`qar_sql.commands.discover`). Checked when made."""
 
     columns: Sequence[str] | None = fields.columns()
     exclude: Sequence[str] | None = fields.exclude()

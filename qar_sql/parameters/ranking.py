@@ -25,10 +25,9 @@ OUTPUT_SUFFIXES = (".csv", ".parquet")
 
 @dataclass(frozen=True, kw_only=True)
 class RecordsParams(TailParams):
-    """The parameters of ``qar records`` (:mod:`qar_sql.commands.records`): the one place their
-    defaults and the rules between them live. ``by`` picks the mode: a score of the exact
-    contributions (dt, u_plus, u_star, n_unique), ``influence`` or ``suda``. Checked when made,
-    before any connection."""
+    """The parameters of ``qar records`` (:mod:`qar_sql.commands.records`). ``by`` picks the
+    mode: a score of the exact contributions (dt, u_plus, u_star, n_unique), ``influence`` or
+    ``suda``. Checked when made, before any connection."""
 
     key: Sequence[str] | None = fields.key()
     top: int | None = option(
@@ -76,7 +75,7 @@ class RecordsParams(TailParams):
     sampling_fraction: float | None = fields.sampling_fraction()
     population: int | None = fields.population()
     #: Read every CSV column as text: the session's, a parameter here because it goes with --by suda only.
-    all_text: bool = fields.all_text()
+    all_text: bool = fields.source_option("all_text")
     output: str | os.PathLike | None = option(
         None,
         help="Write every record's scores to FILE.csv or FILE.parquet.",
@@ -158,9 +157,8 @@ def parse_orders(items: Iterable[str]) -> dict[str, list[str]] | None:
 
 @dataclass(frozen=True, kw_only=True)
 class EliminateParams(TailParams):
-    """The parameters of ``qar eliminate`` (:mod:`qar_sql.commands.eliminate`): the one place
-    their defaults and the rules between them live. Checked when made, before any connection
-    (``max_removed`` as a share needs the table's size: checked once it is known)."""
+    """The parameters of ``qar eliminate`` (:mod:`qar_sql.commands.eliminate`). Checked when
+    made (``max_removed`` as a share needs the table's size: checked once it is known)."""
 
     key: Sequence[str] | None = fields.key()
     #: The rankings, in the order given (a comma-separated text is read as parse_by reads it).

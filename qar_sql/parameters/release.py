@@ -28,9 +28,8 @@ IMPUTE = ("none", "mean")
 
 @dataclass(frozen=True, kw_only=True)
 class CompareParams(TailParams):
-    """The parameters of ``qar compare`` (:mod:`qar_sql.commands.compare`): the one place their
-    defaults and the rules between them live; the click options and :func:`qar_sql.compare`
-    take their defaults from here. Checked when made, before any connection.
+    """The parameters of ``qar compare`` (:mod:`qar_sql.commands.compare`) and
+    :func:`qar_sql.compare`. Checked when made, before any connection.
 
     The session a comparison runs in is the original's (``original``, ``table``, ``delimiter``,
     ``threads``); ``treated`` (and ``treated_table``) say where the treated release is — a
@@ -135,8 +134,7 @@ class CompareParams(TailParams):
         if self.batch_rows < 1:
             raise ParameterError(f"batch_rows {shown(self.batch_rows)} must be at least 1")
         object.__setattr__(self, "null_tokens", rules.check_null_tokens(self.null_tokens))
-        if self.impute not in IMPUTE:
-            raise ParameterError(f"--impute {self.impute!r} is unknown; use one of {', '.join(IMPUTE)}")
+        rules.check_choice("--impute", self.impute, IMPUTE)
         object.__setattr__(self, "fail_below", dict(self.fail_below or {}))
         object.__setattr__(self, "components", _components(self.components))
 
@@ -207,10 +205,7 @@ class ReportParams(TailParams):
         None, help="A treatments TOML file: adds the what-if section.", flags=("--treatments", "-T"), kind="path"
     )
     #: The history section's results store ("": the default store).
-    store: str | None = fields.store(
-        "Results store: a .duckdb file or a database URL (given alone or left out: $QAR_STORE, else "
-        "qar_results.duckdb). An audit records its run only when --store is given."
-    )
+    store: str | None = fields.store()
     group_size: int | None = option(
         None,
         help="Group size k: adds the uniqueness section (the chance that k people are all unique).",

@@ -11,18 +11,12 @@ from qar_sql.parameters import fields
 from qar_sql.parameters.fields import option
 from qar_sql.precedence import Chosen
 
-_STORE_HELP = (
-    "Results store: a .duckdb file or a database URL (given alone or left out: $QAR_STORE, else "
-    "qar_results.duckdb). An audit records its run only when --store is given."
-)
-
 # --- scan -------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, kw_only=True)
 class ScanParams:
-    """The parameters of ``qar scan``: the one place their options, defaults and the rules between
-    them live (checked when made, before any file is read or database opened).
+    """The parameters of ``qar scan``, checked when made, before any file is read or database opened.
 
     Besides the options: ``thresholds``: ``fail_above``, ``warn_above``, ``min_exceedances``
     given from outside the scan files, each at its level of :mod:`qar_sql.precedence` (typed,
@@ -80,7 +74,7 @@ class ScanParams:
         multiple=True,
     )
     thresholds: Mapping[str, Chosen] = field(default_factory=dict)
-    store: str | None = fields.store(_STORE_HELP)
+    store: str | None = fields.store()
     #: None: record only where a store is given (--store) or configured ([store]); False: never
     #: (``--no-store``); True: always (the default store at worst).
     record: bool | None = None
@@ -106,28 +100,8 @@ class ScanParams:
     format: str = "text"
 
     def __post_init__(self) -> None:
-        self.check_dbt()
-        if self.config is None and self.dbt_manifest is None and not self.dbt_project:
-            raise UsageError(
-                "name a scan config (qar scan qar.toml) or a dbt manifest (--dbt-manifest target/manifest.json)"
-            )
         # An option that would be ignored is an error, not a silent no-op (a CI gate must not
-        # pass because of a misplaced flag). $QAR_DATABASE_URL alone is no mistake.
-        if not self.dbt_manifest and not self.dbt_project and "url" in self.given:
-            raise UsageError(
-                "--url names the warehouse of --dbt-manifest, and there is no --dbt-manifest; a scan config "
-                'names its databases in [sources.NAME] url = "..."'
-            )
-        # Only a --store typed on the command line contradicts --no-store (a default from qar.toml does not).
-        if self.record is False and "store" in self.given:
-            raise UsageError("--store and --no-store contradict each other; give one of them")
-        if self.format == "html" and not self.report_dir:
-            raise UsageError(
-                "--format html writes one report per table and an index: name their folder with --report-dir"
-            )
-
-    def check_dbt(self) -> None:
-        """Refuse the dbt options that would be ignored (a CI gate must not pass on a misplaced flag)."""
+        # pass because of a misplaced flag).
         if self.dbt_project and self.dbt_manifest:
             raise UsageError(
                 "--dbt-project reads the project's own manifest; give --dbt-project or --dbt-manifest, not both"
@@ -141,6 +115,23 @@ class ScanParams:
                     )
             if self.select and not self.dbt_manifest:
                 raise UsageError("--select picks dbt models, and there is neither --dbt-project nor --dbt-manifest")
+        if self.config is None and self.dbt_manifest is None and not self.dbt_project:
+            raise UsageError(
+                "name a scan config (qar scan qar.toml) or a dbt manifest (--dbt-manifest target/manifest.json)"
+            )
+        # $QAR_DATABASE_URL alone is no mistake.
+        if not self.dbt_manifest and not self.dbt_project and "url" in self.given:
+            raise UsageError(
+                "--url names the warehouse of --dbt-manifest, and there is no --dbt-manifest; a scan config "
+                'names its databases in [sources.NAME] url = "..."'
+            )
+        # Only a --store typed on the command line contradicts --no-store (a default from qar.toml does not).
+        if self.record is False and "store" in self.given:
+            raise UsageError("--store and --no-store contradict each other; give one of them")
+        if self.format == "html" and not self.report_dir:
+            raise UsageError(
+                "--format html writes one report per table and an index: name their folder with --report-dir"
+            )
 
     @property
     def project_url(self) -> str | None:
@@ -153,14 +144,13 @@ class ScanParams:
 
 @dataclass(frozen=True, kw_only=True)
 class HistoryParams:
-    """The parameters of ``qar history`` and :func:`qar_sql.history`: the one place their
-    options, defaults and help live.
+    """The parameters of ``qar history`` and :func:`qar_sql.history`.
 
     ``store``: the results store (None: ``$QAR_STORE``, else ``qar_results.duckdb``); ``table``:
     only the series of this table or scan name. (The trend plot, ``--plot``, is the command
     line's output; the Python API returns the history, whose ``plot()`` draws it.)"""
 
-    store: str | None = fields.store(_STORE_HELP)
+    store: str | None = fields.store()
     table: str | None = option(None, help="Only this table (or scan name).", flags=("--table", "-t"))
 
 
@@ -169,13 +159,13 @@ class HistoryParams:
 
 @dataclass(frozen=True, kw_only=True)
 class MigrateParams:
-    """The parameters of ``qar migrate``: the one place their options, defaults and help live.
+    """The parameters of ``qar migrate``.
 
     ``store``: the results store (None: ``$QAR_STORE``, else ``qar_results.duckdb``);
     ``status``: only report which migrations are applied or pending (writes nothing); ``to``:
     apply the migrations up to this version only (checked against the migration files when run)."""
 
-    store: str | None = fields.store(_STORE_HELP)
+    store: str | None = fields.store()
     status: bool = option(
         False,
         help="Only show which migrations are applied or pending (writes nothing).",
@@ -192,7 +182,7 @@ class MigrateParams:
 
 @dataclass(frozen=True, kw_only=True)
 class ConfigParams:
-    """The parameters of ``qar config``: the one place its options live."""
+    """The parameters of ``qar config``."""
 
     check: str | None = option(
         None,

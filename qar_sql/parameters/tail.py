@@ -10,7 +10,7 @@ from typing import Any
 from qar_sql import rules
 from qar_sql.errors import ParameterError, UsageError
 from qar_sql.parameters import fields
-from qar_sql.parameters.fields import check_fields, option
+from qar_sql.parameters.fields import check_fields, option, optional
 
 # --- audit ------------------------------------------------------------------------------------------
 
@@ -22,8 +22,7 @@ THETA_MEASURES = ("distinct", "unique")
 
 def check_theta(theta: str) -> None:
     """A known θ measure, or a ParameterError naming the bad one."""
-    if theta not in THETA_MEASURES:
-        raise ParameterError(f"--theta {theta!r} is unknown; use one of {', '.join(THETA_MEASURES)}")
+    rules.check_choice("--theta", theta, THETA_MEASURES)
 
 
 def check_row_subsamples(shares: Sequence[float]) -> tuple[float, ...]:
@@ -71,21 +70,10 @@ class TailParams:
         check_tail(self.p, self.alpha, self.pi_u, self.pwm)
 
 
-def _check_group_size(k: int | None) -> None:
-    if k is not None:
-        rules.check_group_size(k)
-
-
-def _check_prune(prune: str | None) -> None:
-    if prune is not None:
-        rules.resolve_prune(prune, 1)
-
-
 @dataclass(frozen=True, kw_only=True)
 class AuditParams(TailParams):
-    """The parameters of ``qar audit`` (:mod:`qar_sql.commands.audit`): the one place their
-    defaults, their options and the rules between them live. Checked when made, before any
-    connection.
+    """The parameters of ``qar audit`` (:mod:`qar_sql.commands.audit`). Checked when made, before
+    any connection.
 
     ``prune``: None means ``auto`` at p ≥ 4 and ``off`` below, and off with ``group_size``
     (:attr:`prune_mode`). ``min_exceedances`` and ``fail_above`` are the command's verdict on the
@@ -100,7 +88,7 @@ class AuditParams(TailParams):
         "uniqueness block in JSON, a section in text.",
         flags=("--group-size", "-g"),
         kind="int",
-        check=_check_group_size,
+        check=optional(rules.check_group_size),
     )
     interval_level: float = fields.interval_level()
     bootstrap: int = fields.bootstrap()
@@ -112,7 +100,7 @@ class AuditParams(TailParams):
         flags=("--prune",),
         kind="choice",
         choices=rules.PRUNE_MODES,
-        check=_check_prune,
+        check=optional(lambda prune: rules.resolve_prune(prune, 1)),
     )
     min_exceedances: int | None = option(
         None,

@@ -28,9 +28,8 @@ def _combinations(combine: Sequence[Sequence[str] | str] | None) -> tuple[tuple[
 
 @dataclass(frozen=True, kw_only=True)
 class WhatIfParams(TailParams):
-    """The parameters of ``qar whatif`` (:mod:`qar_sql.commands.whatif`): the one place their
-    defaults, their options and the rules between them live. Checked when made, before any
-    connection.
+    """The parameters of ``qar whatif`` (:mod:`qar_sql.commands.whatif`). Checked when made,
+    before any connection.
 
     ``treatments``: a path, TOML text, a dict or a :class:`~qar_sql.treat.treatments.Plan`;
     ``combine``: combinations of treatments, each a sequence of names or a text of names
@@ -126,9 +125,8 @@ def parse_hierarchy(items: Sequence[str]) -> tuple[tuple[str, str], ...]:
 
 @dataclass(frozen=True, kw_only=True)
 class AnonymizeParams(TailParams):
-    """The parameters of ``qar anonymize`` (:mod:`qar_sql.commands.anonymize`): the one place
-    their defaults, their options and the rules between them live (``qar report --anonymize``
-    takes the search's options from these fields too). Checked when made, before any connection.
+    """The parameters of ``qar anonymize`` (:mod:`qar_sql.commands.anonymize`) and of ``qar
+    report --anonymize``'s search. Checked when made, before any connection.
 
     ``hierarchy``: column → an ARX hierarchy CSV, or a TOML file of interval levels (its
     ``[hierarchies.<column>]`` table); ``hierarchies``: a directory of ARX's
@@ -248,15 +246,7 @@ class AnonymizeParams(TailParams):
     batch_size: int | None = fields.batch_size()
 
     def __post_init__(self) -> None:
-        if not any(
-            (
-                self.k is not None,
-                self.l is not None,
-                self.t is not None,
-                self.risk_below is not None,
-                self.no_singletons,
-            )
-        ):
+        if all(x is None for x in (self.k, self.l, self.t, self.risk_below)) and not self.no_singletons:
             raise ParameterError(
                 "no privacy model given; add one or more of --k 5, --l 2 --sensitive COLUMN, --t 0.2 --sensitive "
                 "COLUMN, --risk-below 0.2 or --no-singletons"
@@ -268,12 +258,12 @@ class AnonymizeParams(TailParams):
                 raise ParameterError(f"{opt} needs the sensitive column; add --sensitive COLUMN")
         if self.l is not None and (not _whole(self.l) or self.l < 2):
             raise ParameterError(f"--l {self.l!r} must be a whole number of at least 2, e.g. --l 2")
-        if self.t is not None and not 0 <= self.t <= 1:
-            raise ParameterError(f"--t {self.t!r} must be between 0 and 1, e.g. --t 0.2")
-        _choice("--l-kind", self.l_kind, L_KINDS)
-        _choice("--t-kind", self.t_kind, T_KINDS)
-        _choice("--metric", self.metric, METRICS)
-        _choice("--theta", self.theta, THETAS)
+        if self.t is not None:
+            rules.check_unit(self.t, "--t", ", e.g. --t 0.2")
+        rules.check_choice("--l-kind", self.l_kind, L_KINDS)
+        rules.check_choice("--t-kind", self.t_kind, T_KINDS)
+        rules.check_choice("--metric", self.metric, METRICS)
+        rules.check_choice("--theta", self.theta, THETAS)
         if self.l_kind == "recursive" and self.l is not None and (self.c is None or self.c <= 0):
             raise ParameterError("--l-kind recursive needs --c, a positive number (e.g. --c 3)")
         if self.c is not None and self.l_kind != "recursive":
@@ -282,8 +272,7 @@ class AnonymizeParams(TailParams):
             raise ParameterError(
                 f"--suppression-limit {self.suppression_limit!r} must be a share of rows in [0, 1), e.g. 0.04"
             )
-        if not 0 <= self.gs_factor <= 1:
-            raise ParameterError(f"--gs-factor {self.gs_factor!r} must be between 0 and 1 (0.5 weighs both the same)")
+        rules.check_unit(self.gs_factor, "--gs-factor", " (0.5 weighs both the same)")
         rules.check_risk_below(self.risk_below)
         if self.sensitive and self.qid and self.sensitive in self.qid:
             raise ParameterError(f"--sensitive {self.sensitive!r} is in --qid; a sensitive column is never a QI")
@@ -310,8 +299,3 @@ class AnonymizeParams(TailParams):
 
 def _whole(x: Any) -> bool:
     return isinstance(x, int) and not isinstance(x, bool) or (isinstance(x, float) and math.isfinite(x) and x == int(x))
-
-
-def _choice(opt: str, value: str, allowed: Sequence[str]) -> None:
-    if value not in allowed:
-        raise ParameterError(f"{opt} {value!r} is unknown; use one of {', '.join(allowed)}")
