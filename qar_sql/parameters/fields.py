@@ -353,9 +353,13 @@ def as_keywords(message: str, classes: Sequence[Any]) -> str:
     if not keyword:
         return message
     flags = "|".join(re.escape(flag) for flag in sorted(keyword, key=len, reverse=True))
-    # a flag alone (not inside a word), then perhaps its value: a quoted name, a number or a
-    # snake_case name (a plain word after a flag is the sentence's: "use --columns to name ...")
-    pattern = re.compile(rf"(?<![\w-])({flags})(?![\w-])(?: ('(?:[^'\\]|\\.)*'|-?\d+(?:\.\d+)?(?!\w|\.\d)|\w*_\w*))?")
+    # a flag alone (not inside a word), then perhaps its value: a quoted name, a number, a
+    # snake_case name or a placeholder (COLUMN, COLUMN=FILE); a plain word after a flag is the
+    # sentence's ("use --columns to name ...")
+    pattern = re.compile(
+        rf"(?<![\w-])({flags})(?![\w-])"
+        r"(?: ('(?:[^'\\]|\\.)*'|-?\d+(?:\.\d+)?(?!\w|\.\d)|\w*_\w*|[A-Z]{2}[A-Z_]*(?:=[A-Z]{2}[A-Z_]*)?(?![\w=])))?"
+    )
 
     def written(m: re.Match[str]) -> str:
         name, kind = keyword[m.group(1)]
