@@ -369,6 +369,10 @@ def api_function(cmd: Command[P, R]) -> Callable[..., R]:
         values = dict(bound.arguments)
         progress = values.pop("progress")
         keywords = {k: values.pop(k) for k in list(values) if k in names}
+        for f, meta in options_of(cmd.Params):  # key="person_id" as --key writes it (not the letters p, e, …)
+            text = keywords.get(f.name)
+            if meta.kind == "names" and isinstance(text, str) and text.strip(", "):
+                keywords[f.name] = tuple(part.strip() for part in text.split(",") if part.strip())
         try:  # (the dataclass's own checks first: they name their values best)
             settings = cmd.Params(**keywords)
         except TypeError:  # (a check that compared text with a number)

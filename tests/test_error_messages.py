@@ -263,3 +263,14 @@ def test_flags_are_written_as_keywords_with_their_values():
     assert written("re-identification, non-p x--exclude") == "re-identification, non-p x--exclude"
     assert written("--table people and --delimiter ';'") == "table= people and delimiter=';'"
     assert written("add --columns COLUMN") == "add columns='COLUMN'"  # a placeholder is the value
+
+
+def test_a_key_given_as_one_text_is_the_column_not_its_letters(keyed):
+    """``key="person id"`` (the form the API's own message suggests, ``key='person_id'``) was
+    read as the letters p, e, r, …: "key column 'p' (in key=) not found"."""
+    source, table = keyed
+    by_text = qar_sql.records(source, table=table, key="person id", exclude="person id", p=2, pi_u=0.5)
+    by_list = qar_sql.records(source, table=table, key=["person id"], exclude=["person id"], p=2, pi_u=0.5)
+    assert by_text.to_dict() == by_list.to_dict()
+    with pytest.raises(UsageError, match=r"^key column 'nobody' \(in key=\) not found"):
+        qar_sql.records(source, table=table, key="nobody", p=2, pi_u=0.5)
