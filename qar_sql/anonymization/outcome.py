@@ -109,8 +109,10 @@ class AnonymizeResult(Tabular):
         return None if self.chosen is None else self.chosen.risk
 
     def table_columns(self) -> dict[str, list]:
-        """The frontier of loss against T̂: one row per node, its levels, scores and risk."""
-        rows = list(self.frontier)
+        """The frontier of loss against T̂: one row per node, its levels, scores and risk; the
+        chosen node alone when no T̂ was measured (no frontier), so the table is never empty
+        while a node was chosen."""
+        rows = list(self.frontier) or ([self.chosen] if self.chosen is not None else [])
         metrics = list(rows[0].scores) if rows else []
         return {
             **{c: [r.levels[i] for r in rows] for i, c in enumerate(self.qi)},

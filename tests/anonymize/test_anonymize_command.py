@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import csv
 import itertools
 import json
 import random
@@ -418,3 +419,25 @@ def test_the_nodes_counted_as_passing_are_known_to_pass(tmp_path):
         result = qar_sql.anonymize(people, hierarchy=[("", str(levels))], k=5, suppression_limit=0.05, **extra)
         assert 0 < result.anonymous <= passing == 78
         assert f"{result.anonymous:,} known to pass the models" in render_anonymize(result, "text")
+
+
+def test_the_treatments_file_is_checked_before_the_search_and_csv_has_the_chosen_node(tmp_path):
+    """-o x.json wrote the TOML treatments file into x.json, and a missing folder was found only
+    after the search; without a risk target -f csv printed a header and no row (the frontier
+    is of the nodes whose T̂ was measured): the chosen node is its row."""
+    data = tmp_path / "t.csv"
+    data.write_text("age,sex\n31,M\n32,F\n33,M\n34,F\n36,M\n38,F\n", encoding="utf-8")
+    levels = tmp_path / "levels.toml"
+    levels.write_text("[hierarchies.age]\nwidths = [5, 10]\n", encoding="utf-8")
+    args = ["anonymize", str(data), "--hierarchy", str(levels), "--k", "2", "-q"]
+    for output, said in (
+        (tmp_path / "x.json", "must end in .toml"),
+        (tmp_path / "nowhere" / "x.toml", "does not exist; create it or write elsewhere"),
+    ):
+        r = CliRunner().invoke(cli, [*args, "-o", str(output)])
+        assert r.exit_code == 2 and said in r.stderr and not output.exists(), r.output
+        assert "Anonymization of" not in r.stdout  # refused before the search
+    r = CliRunner().invoke(cli, [*args, "-f", "csv"])
+    rows = list(csv.DictReader(r.stdout.splitlines()))
+    got = qar_sql.anonymize(str(data), hierarchy=str(levels), k=2)
+    assert len(rows) == 1 and int(rows[0]["age"]) == got.chosen.levels[0] and int(rows[0]["k"]) == got.chosen.k >= 2
