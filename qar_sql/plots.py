@@ -205,7 +205,7 @@ def frontier(r: Any, ax: Any = None) -> Any:
         ax.scatter([chosen.scores[metric]], [chosen.risk], color="#b2182b", zorder=3, label="chosen node")
     target = r.models.get("risk_below")
     if target is not None:
-        ax.axhline(target, color="#b2182b", linestyle="--", linewidth=1, label=f"τ = {target:g}")
+        ax.axhline(target, color="#b2182b", linestyle="--", linewidth=1, label=f"τ = {float(target)!r}")
     ax.set_xlabel(f"{metric} (loss minimised)")
     ax.set_ylabel(f"T̂({r.p}, {r.alpha:g})" if r.p is not None else "T̂")
     ax.legend(fontsize=8)

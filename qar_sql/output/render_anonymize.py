@@ -39,7 +39,7 @@ def models_text(r: AnonymizeResult) -> str:
     if m.get("t") is not None:
         out.append(f"{m['t']:g}-closeness ({m['t_kind']}) on {m['sensitive']}")
     if m.get("risk_below") is not None:
-        out.append(f"T̂({r.p}, {r.alpha:g}) ≤ {m['risk_below']:g}")
+        out.append(f"T̂({r.p}, {r.alpha:g}) ≤ {float(m['risk_below'])!r}")  # (:g read 0.9999999 as 1)
     return ", ".join(out) + f"; at most {100 * m.get('suppression_limit', 0):g}% of rows suppressed"
 
 

@@ -441,3 +441,14 @@ def test_the_treatments_file_is_checked_before_the_search_and_csv_has_the_chosen
     rows = list(csv.DictReader(r.stdout.splitlines()))
     got = qar_sql.anonymize(str(data), hierarchy=str(levels), k=2)
     assert len(rows) == 1 and int(rows[0]["age"]) == got.chosen.levels[0] and int(rows[0]["k"]) == got.chosen.k >= 2
+
+
+def test_the_risk_target_is_shown_as_given():
+    """``--risk-below 0.9999999`` was shown as "T̂(2, 0.01) ≤ 1", a target no run can be given."""
+    from qar_sql.output.render_anonymize import models_text
+
+    class Asked:
+        models = {"risk_below": 0.9999999, "suppression_limit": 0.0}
+        p, alpha = 2, 0.01
+
+    assert models_text(Asked()) == "T̂(2, 0.01) ≤ 0.9999999; at most 0% of rows suppressed"
