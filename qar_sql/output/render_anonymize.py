@@ -73,7 +73,12 @@ def _facts(r: AnonymizeResult) -> list[tuple[str, str]]:
     anonymous = "" if r.anonymous is None else f", {r.anonymous:,} known to pass the models"
     rows.append(("nodes", f"{r.nodes:,} in the lattice, {r.evaluated:,} evaluated{anonymous}"))
     if r.p is not None:
-        rows.append(("risk measured", f"{r.measured:,} node{'' if r.measured == 1 else 's'} ({r.subsets_scanned:,} subset scans)"))
+        rows.append(
+            (
+                "risk measured",
+                f"{r.measured:,} node{'' if r.measured == 1 else 's'} ({r.subsets_scanned:,} subset scans)",
+            )
+        )
     rows.append(("optimal", "yes" if r.optimal else "no (a heuristic search: the best node found)"))
     rows.append(("time", f"{r.seconds:.2f} s"))
     return rows
