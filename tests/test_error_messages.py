@@ -263,6 +263,7 @@ def test_flags_are_written_as_keywords_with_their_values():
     assert written("re-identification, non-p x--exclude") == "re-identification, non-p x--exclude"
     assert written("--table people and --delimiter ';'") == "table= people and delimiter=';'"
     assert written("add --columns COLUMN") == "add columns='COLUMN'"  # a placeholder is the value
+    assert written("drop --prune auto, not --pwm median") == "drop prune='auto', not pwm= median"  # a choice's word
 
 
 def test_a_key_given_as_one_text_is_the_column_not_its_letters(keyed):
