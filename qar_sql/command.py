@@ -328,6 +328,13 @@ def cli_command(cmd: Command) -> click.Command:
 # --- the Python API -------------------------------------------------------------------------------
 
 
+def _name_keywords(error: QarError, cmd: Command) -> None:
+    """``error``'s sentence with the command line's flags written as the keywords a Python caller
+    passed (``--k 1`` → ``k=1``): the checks, the parameters' own included, name flags."""
+    if len(error.args) == 1 and isinstance(error.args[0], str):
+        error.args = (as_keywords(error.args[0], (cmd.Params, SourceOptions)),)
+
+
 def api_function(cmd: Command[P, R]) -> Callable[..., R]:
     """The Python API function of ``cmd``: its arguments (``source``) positional, then every field
     of its parameters and its source options as keywords with the dataclass's defaults, and
@@ -362,10 +369,17 @@ def api_function(cmd: Command[P, R]) -> Callable[..., R]:
         values = dict(bound.arguments)
         progress = values.pop("progress")
         keywords = {k: values.pop(k) for k in list(values) if k in names}
+        for f, meta in options_of(cmd.Params):  # key="person_id" as --key writes it (not the letters p, e, …)
+            text = keywords.get(f.name)
+            if meta.kind == "names" and isinstance(text, str) and text.strip(", "):
+                keywords[f.name] = tuple(part.strip() for part in text.split(",") if part.strip())
         try:  # (the dataclass's own checks first: they name their values best)
             settings = cmd.Params(**keywords)
         except TypeError:  # (a check that compared text with a number)
             check_numbers(cmd.Params, keywords)
+            raise
+        except QarError as error:
+            _name_keywords(error, cmd)
             raise
         check_numbers(cmd.Params, keywords)  # what click's types check on the command line
         try:
@@ -374,9 +388,8 @@ def api_function(cmd: Command[P, R]) -> Callable[..., R]:
             result = run_on(values, cmd, _prepared(cmd, settings, values, {}), progress)
             if cmd.write is not None:
                 cmd.write(result, settings, Extras(values, {}))
-        except QarError as error:  # (the checks name the CLI's flags; the caller passed keywords)
-            if len(error.args) == 1 and isinstance(error.args[0], str):
-                error.args = (as_keywords(error.args[0], (cmd.Params, SourceOptions)),)
+        except QarError as error:
+            _name_keywords(error, cmd)
             raise
         return _warnings_as_keywords(result, cmd)
 

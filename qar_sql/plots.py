@@ -63,6 +63,19 @@ def _figure_class() -> Any:
     return _FIGURE
 
 
+def literal(text: str) -> str:
+    """``text`` (a column, table or file name) as matplotlib prints it, character for character:
+    a name holding two ``$`` would otherwise be read as mathtext, drawn in italics or, when it is
+    no valid TeX (``$\\foo$``), fail the whole figure with a ParseFatalException."""
+    return text.replace("$", r"\$")
+
+
+def short_label(text: str, width: int = 24) -> str:
+    """``text`` as a tick or legend label: :func:`literal`, cut to ``width`` characters with "…" (a
+    120-character column name left the plot no room, and the saved image cut it off)."""
+    return literal(text if len(text) <= width else text[: width - 1] + "…")
+
+
 def readable_name(source: str, table: str | None, rows: int | None) -> str:
     """How a figure's title names what was audited: the table, else the file or URL, else for a
     frame (labelled ``<pandas.DataFrame>`` in results) "pandas DataFrame (1,000 rows)"."""
@@ -118,7 +131,7 @@ def audit(result: Any, ax: Any = None, title: str | None = None) -> Any:
     f = result.fit
     theta(ax, values, f.u if f else None, f.xi if f else None, f.beta if f else None, result.pi_u)
     risk = "no tail" if result.risk is None else f"T̂ = {result.risk:.4g}"
-    name = readable_name(result.source, result.table, result.rows)
+    name = literal(readable_name(result.source, result.table, result.rows))
     ax.set_title(title or f"θ of {name} (p = {result.p}, {risk})", fontsize=10)
     return ax
 
@@ -151,7 +164,7 @@ def uniqueness(result: Any, ax: Any = None, n_curves: int = 3, title: str | None
         top = min(k_max, q.distinct + 1)
         ks = np.unique(np.linspace(1, top, num=min(top, 200)).round().astype(int))
         colour = f"C{i}"
-        label = ", ".join(q.columns)
+        label = short_label(", ".join(q.columns), 40)
         dist = U.Grouped.from_histogram(q.class_sizes)
         exact = np.array([U.pi_exact(int(k), dist) for k in ks])
         ax.plot(ks, exact, color=colour, label=f"{label} (κ = {q.kappa:.3f}, M = {q.domain:,})")
@@ -192,7 +205,7 @@ def frontier(r: Any, ax: Any = None) -> Any:
         ax.scatter([chosen.scores[metric]], [chosen.risk], color="#b2182b", zorder=3, label="chosen node")
     target = r.models.get("risk_below")
     if target is not None:
-        ax.axhline(target, color="#b2182b", linestyle="--", linewidth=1, label=f"τ = {target:g}")
+        ax.axhline(target, color="#b2182b", linestyle="--", linewidth=1, label=f"τ = {float(target)!r}")
     ax.set_xlabel(f"{metric} (loss minimised)")
     ax.set_ylabel(f"T̂({r.p}, {r.alpha:g})" if r.p is not None else "T̂")
     ax.legend(fontsize=8)

@@ -209,6 +209,49 @@ def test_an_api_error_names_the_keyword_the_caller_passed_not_the_flag(keyed):
         qar_sql.records(source, table=table, p=2)
 
 
+def test_the_parameters_own_checks_name_keywords_in_the_api(keyed, tmp_path):
+    """The checks the parameters make when built (``--k 1``, ``--suppression-limit 2``,
+    ``--group-size 30``, ``--sampling-fraction 2``) reached the Python caller with the flags."""
+    source, table = keyed
+    levels = tmp_path / "age.toml"
+    levels.write_text("[hierarchies.age]\nwidths = [5, 10]\n")
+    cases = [
+        (
+            qar_sql.anonymize,
+            {"hierarchy": {"age": str(levels)}, "k": 1},
+            "k=1 must be a whole number of at least 2, e.g. k=5",
+        ),
+        (
+            qar_sql.anonymize,
+            {"hierarchy": {"age": str(levels)}, "k": 2, "suppression_limit": 2},
+            "suppression_limit=2 must",
+        ),
+        (qar_sql.anonymize, {"hierarchy": {"age": str(levels)}}, "l=2 sensitive='COLUMN', t=0.2 sensitive='COLUMN'"),
+        (qar_sql.uniqueness, {"group_size": 0}, "e.g. group_size=30"),
+        (qar_sql.risk, {"sampling_fraction": 2}, "sampling_fraction=2 must be in (0, 1]"),
+    ]
+    for function, keywords, said in cases:
+        with pytest.raises(ParameterError) as caught:
+            function(source, table=table, **keywords)
+        assert said in str(caught.value) and "--" not in str(caught.value), (keywords, str(caught.value))
+
+
+def test_anonymize_takes_hierarchies_as_the_command_line_writes_them(keyed, tmp_path):
+    """``hierarchy=["age=levels.toml"]`` (the command line's form) failed with a bare ValueError
+    ("too many values to unpack"); a mapping, pairs, "COLUMN=FILE" texts and a TOML path now give
+    the same search, and anything else one sentence naming the keyword."""
+    source, table = keyed
+    levels = tmp_path / "age.toml"
+    levels.write_text("[hierarchies.age]\nwidths = [5, 10]\n")
+    forms = [{"age": str(levels)}, [("age", str(levels))], [f"age={levels}"], f"age={levels}", levels]
+    chosen = {str(qar_sql.anonymize(source, table=table, hierarchy=h, k=2).chosen.levels) for h in forms}
+    assert len(chosen) == 1
+    for bad in ([1], ["age"], [("age", str(levels), "x")]):
+        with pytest.raises(ParameterError, match="hierarchy=") as caught:
+            qar_sql.anonymize(source, table=table, hierarchy=bad, k=2)
+        assert "--" not in str(caught.value)
+
+
 def test_flags_are_written_as_keywords_with_their_values():
     from qar_sql.parameters.fields import SourceOptions, as_keywords
     from qar_sql.parameters.tail import AuditParams
@@ -221,3 +264,16 @@ def test_flags_are_written_as_keywords_with_their_values():
     assert written("use --columns to name them") == "use columns= to name them"  # (a word is the sentence's)
     assert written("re-identification, non-p x--exclude") == "re-identification, non-p x--exclude"
     assert written("--table people and --delimiter ';'") == "table= people and delimiter=';'"
+    assert written("add --columns COLUMN") == "add columns='COLUMN'"  # a placeholder is the value
+    assert written("drop --prune auto, not --pwm median") == "drop prune='auto', not pwm= median"  # a choice's word
+
+
+def test_a_key_given_as_one_text_is_the_column_not_its_letters(keyed):
+    """``key="person id"`` (the form the API's own message suggests, ``key='person_id'``) was
+    read as the letters p, e, r, …: "key column 'p' (in key=) not found"."""
+    source, table = keyed
+    by_text = qar_sql.records(source, table=table, key="person id", exclude="person id", p=2, pi_u=0.5)
+    by_list = qar_sql.records(source, table=table, key=["person id"], exclude=["person id"], p=2, pi_u=0.5)
+    assert by_text.to_dict() == by_list.to_dict()
+    with pytest.raises(UsageError, match=r"^key column 'nobody' \(in key=\) not found"):
+        qar_sql.records(source, table=table, key="nobody", p=2, pi_u=0.5)

@@ -417,7 +417,7 @@ def read_hierarchy(path: str | Path, column: str, delimiter: str = ";") -> CsvHi
     if rows and len(rows[0]) < 2:
         raise HierarchyError(
             f"hierarchy file {p.name} of column {column!r} has one field per row; it needs the value and at least one "
-            f"level, separated by {delimiter!r} (give the delimiter if it is another)"
+            f"level, separated by {delimiter!r} as ARX writes them; write the file with {delimiter!r} between fields"
         )
     return CsvHierarchy(column, tuple(rows), p.name)
 

@@ -109,8 +109,10 @@ class AnonymizeResult(Tabular):
         return None if self.chosen is None else self.chosen.risk
 
     def table_columns(self) -> dict[str, list]:
-        """The frontier of loss against T̂: one row per node, its levels, scores and risk."""
-        rows = list(self.frontier)
+        """The frontier of loss against T̂: one row per node, its levels, scores and risk; the
+        chosen node alone when no T̂ was measured (no frontier), so the table is never empty
+        while a node was chosen."""
+        rows = list(self.frontier) or ([self.chosen] if self.chosen is not None else [])
         metrics = list(rows[0].scores) if rows else []
         return {
             **{c: [r.levels[i] for r in rows] for i, c in enumerate(self.qi)},
@@ -126,13 +128,18 @@ class AnonymizeResult(Tabular):
         shown = ", ".join(f"{c}={v}" for c, v in zip(self.qi, self.chosen.levels))
         return f"{self.source}: levels {shown}, {self.chosen.suppressed:,} records suppressed, k = {self.chosen.k}"
 
-    def plot(self, ax: Any = None, *, title: bool = False) -> Any:
+    def plot(self, ax: Any = None, *, title: bool | str = False) -> Any:
         """The frontier of loss against T̂ (:func:`qar_sql.plots.frontier`) on ``ax`` (None: a new
-        figure's); matplotlib is the extra ``qar-sql[plot]``."""
+        figure's), titled ``title`` when it is a text or "NAME: loss against T̂" when True;
+        matplotlib is the extra ``qar-sql[plot]``. The figure's layout is left as it is (its own
+        is constrained; a caller's ``ax`` keeps the caller's)."""
         ax = plots.frontier(self, ax)
-        if title:
-            ax.set_title(f"{self.table or self.source}: loss against T̂", fontsize=10)
-            ax.figure.tight_layout()
+        if isinstance(title, str):
+            ax.set_title(title, fontsize=10)
+        elif title:
+            ax.set_title(
+                f"{plots.literal(plots.readable_name(self.source, self.table, self.rows))}: loss against T̂", fontsize=10
+            )
         return ax
 
     def to_dict(self) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from qar_sql.output.files import check_plot, written
 from qar_sql.output.render import format_option
 from qar_sql.parameters.fields import options_of
 from qar_sql.parameters.treat import AnonymizeParams
+from qar_sql.user_files import check_writable
 
 if TYPE_CHECKING:  # numpy-backed: loaded when the search runs, not when `qar --help` loads
     from qar_sql.anonymization.outcome import AnonymizeResult
@@ -102,6 +103,8 @@ def _run(where: dict[str, Any], params: AnonymizeParams, progress: Progress | No
             *hierarchy_files(params.hierarchies),
         ]
         guard_outputs(writes, reads)
+    if out["output"] is not None:  # a treatments file is TOML: -o x.json wrote TOML into it, after the search
+        check_writable(out["output"], "--output", (".toml",))
     if _p_given():
         params = dataclasses.replace(params, risk=True)
     result = run_on(where, COMMAND, params, progress, log=out.setdefault(SQL_LOG, []))

@@ -104,7 +104,7 @@ def verdict(result: AuditResult, params: AuditParams) -> int:
 
     if result.fit is None:
         return int(ExitCode.USAGE)
-    require_exceedances(result.fit.n_exceedances, params.min_exceedances)
+    require_exceedances(result.fit.n_exceedances, params.min_exceedances, pi_u=params.pi_u)
     if params.fail_above is not None and result.risk is not None and result.risk > params.fail_above:
         reason = f"Risk {result.risk:.6g} is above the threshold {params.fail_above:g}."
         return Verdict(int(ExitCode.RISK_ABOVE_THRESHOLD), reason)

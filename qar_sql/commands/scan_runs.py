@@ -209,7 +209,9 @@ def run_one(spec: ScanSpec, store: Store | None, secrets: tuple[str, ...], jobs:
         error = "no risk: " + ("; ".join(result.warnings) or "the θ values have no tail")
     elif result.fit is not None:
         try:  # the gate of min_exceedances: T̂ is kept, the verdict refused
-            require_exceedances(result.fit.n_exceedances, spec.min_exceedances, option="min_exceedances")
+            require_exceedances(
+                result.fit.n_exceedances, spec.min_exceedances, option="min_exceedances", pi_u=result.pi_u
+            )
         except QarError as exc:
             status, code, error = "error", int(exc.exit_code), str(exc)
     return _outcome(

@@ -117,3 +117,28 @@ def check_pandas_frame(obj: Any) -> None:
                 f"({', '.join(kinds)}), which the database cannot read as one column; "
                 f"cast it to one type first, e.g. df[{name!r}] = df[{name!r}].astype(str)"
             )
+
+
+def check_names(obj: Any) -> None:
+    """Refuse a frame two of whose column names differ only in case (``Age``, ``age``) or not at
+    all: DuckDB's names ignore case, so it reads the second as ``age_1``, a name the caller never
+    wrote, and ``columns=["age"]`` then finds no such column."""
+    kind = _kind(obj)
+    if kind is None:
+        return
+    if kind == ("polars", "LazyFrame"):
+        names = list(obj.collect_schema().names())
+    elif kind[0] == "pyarrow":
+        names = list(obj.schema.names)
+    else:
+        names = [str(c) for c in obj.columns]
+    seen: dict[str, str] = {}
+    for name in names:
+        if name.lower() in seen:
+            first = seen[name.lower()]
+            both = f"two columns named {name!r}" if first == name else f"columns {first!r} and {name!r}, one name"
+            raise DataError(
+                f"the {_KINDS[kind]} has {both} to the database (its names ignore case); rename one first, "
+                f"e.g. to {name + '_2'!r}"
+            )
+        seen[name.lower()] = name

@@ -611,6 +611,7 @@ def _open_frame(frame: Any, table: str | None, threads: int | None) -> tuple[Dat
         raise UsageError(f"table {table!r} does not apply to a {label}; select the rows and columns in the frame")
     if label.startswith("<polars."):  # DuckDB reads a polars frame through Arrow (pandas needs none)
         require("arrow", f"reading a {label}")
+    frames.check_names(frame)
     db = DuckDBDatabase(threads=threads)
     with closed_on_error(db):
         try:

@@ -139,7 +139,7 @@ def bars(labels: Sequence[str], values: Sequence[int], xlabel: str, name: str, l
     fig, ax = _fig(6.4, 0.9 + 0.28 * max(len(labels), 1))
     y = np.arange(len(labels))
     ax.barh(y, list(values), color="#b2182b")
-    ax.set_yticks(y, list(labels), fontsize=7)
+    ax.set_yticks(y, [plots.short_label(t) for t in labels], fontsize=7)
     ax.invert_yaxis()
     ax.set_xlabel(xlabel)
     return _svg(fig, name, label)
@@ -164,7 +164,7 @@ def curves(
     for key, pts in series.items():
         xs = [x for x, _ in pts]
         ys = [np.nan if y is None else y for _, y in pts]
-        ax.plot(xs, ys, marker="o", markersize=3, linewidth=1.4, label=key)
+        ax.plot(xs, ys, marker="o", markersize=3, linewidth=1.4, label=plots.literal(key))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if len(series) > 1:

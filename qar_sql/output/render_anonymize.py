@@ -39,7 +39,7 @@ def models_text(r: AnonymizeResult) -> str:
     if m.get("t") is not None:
         out.append(f"{m['t']:g}-closeness ({m['t_kind']}) on {m['sensitive']}")
     if m.get("risk_below") is not None:
-        out.append(f"T̂({r.p}, {r.alpha:g}) ≤ {m['risk_below']:g}")
+        out.append(f"T̂({r.p}, {r.alpha:g}) ≤ {float(m['risk_below'])!r}")  # (:g read 0.9999999 as 1)
     return ", ".join(out) + f"; at most {100 * m.get('suppression_limit', 0):g}% of rows suppressed"
 
 
@@ -70,10 +70,15 @@ def _facts(r: AnonymizeResult) -> list[tuple[str, str]]:
         for m, v in c.scores.items():
             star = " (minimised)" if m == r.metric else ""
             rows.append((f"{METRIC_NAMES.get(m, m)}{star}", _g(v, 10)))
-    anonymous = "" if r.anonymous is None else f", {r.anonymous:,} passing the models"
+    anonymous = "" if r.anonymous is None else f", {r.anonymous:,} known to pass the models"
     rows.append(("nodes", f"{r.nodes:,} in the lattice, {r.evaluated:,} evaluated{anonymous}"))
     if r.p is not None:
-        rows.append(("risk measured", f"{r.measured:,} nodes ({r.subsets_scanned:,} subset scans)"))
+        rows.append(
+            (
+                "risk measured",
+                f"{r.measured:,} node{'' if r.measured == 1 else 's'} ({r.subsets_scanned:,} subset scans)",
+            )
+        )
     rows.append(("optimal", "yes" if r.optimal else "no (a heuristic search: the best node found)"))
     rows.append(("time", f"{r.seconds:.2f} s"))
     return rows

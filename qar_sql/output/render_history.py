@@ -8,6 +8,7 @@ from pathlib import Path
 from qar_sql.errors import UsageError
 from qar_sql.output.canvas import new_figure
 from qar_sql.output.registry import renders
+from qar_sql.plots import literal
 from qar_sql.results import History, HistoryPoint, iso_time
 
 
@@ -93,7 +94,7 @@ def plot_history(h: History, path: str | Path) -> Path:
     for s in h.series:
         pts = [pt for pt in s.points if pt.risk is not None]
         if pts:
-            ax.plot([pt.started_at for pt in pts], [pt.risk for pt in pts], marker="o", label=s.label)
+            ax.plot([pt.started_at for pt in pts], [pt.risk for pt in pts], marker="o", label=literal(s.label))
             drawn += 1
     if not drawn:
         raise UsageError(f"store {h.store} has no complete run with a risk to plot yet")

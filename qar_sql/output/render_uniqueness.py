@@ -157,13 +157,19 @@ def plot(r: UniquenessResult, path: str | Path, *, n_curves: int = 3) -> Path:
     right.plot(range(1, len(order) + 1), [q.kappa for q in order], marker="." if len(order) < 60 else None)
     if len(order) <= 20:
         right.set_xticks(
-            range(1, len(order) + 1), [", ".join(q.columns) for q in order], rotation=60, ha="right", fontsize=7
+            range(1, len(order) + 1),
+            [plots.short_label(", ".join(q.columns)) for q in order],
+            rotation=60,
+            ha="right",
+            fontsize=7,
         )
     else:
         right.set_xlabel(f"QI, by κ ({len(order):,} QIs)")
     right.set_ylabel("κ (Kullback-Leibler distance to uniform)")
     right.set_title(f"κ per QI (domain: {r.domain_mode})", fontsize=10)
-    fig.suptitle(f"{_title(r)}: groups of k = {r.group_size}", fontsize=11)
+    fig.suptitle(
+        f"{plots.literal(plots.readable_name(r.source, r.table, r.rows))}: groups of k = {r.group_size}", fontsize=11
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path)
     return path

@@ -345,19 +345,31 @@ def as_keywords(message: str, classes: Sequence[Any]) -> str:
     ``-p 1`` → ``p=1``. The checks deep in the audit name flags, as the CLI's user reads them."""
     import re
 
-    keyword = {flag: (f.name, meta.kind) for cls in classes for f, meta in options_of(cls) for flag in meta.flags}
+    keyword = {
+        flag: (f.name, meta.kind, tuple(meta.choices or ()))
+        for cls in classes
+        for f, meta in options_of(cls)
+        for flag in meta.flags
+    }
     if not keyword:
         return message
     flags = "|".join(re.escape(flag) for flag in sorted(keyword, key=len, reverse=True))
-    # a flag alone (not inside a word), then perhaps its value: a quoted name, a number or a
-    # snake_case name (a plain word after a flag is the sentence's: "use --columns to name ...")
-    pattern = re.compile(rf"(?<![\w-])({flags})(?![\w-])(?: ('(?:[^'\\]|\\.)*'|-?\d+(?:\.\d+)?(?!\w|\.\d)|\w*_\w*))?")
+    # a flag alone (not inside a word), then perhaps its value: a quoted name, a number, a
+    # snake_case name, a placeholder (COLUMN, COLUMN=FILE) or one of a choice's words; another
+    # plain word after a flag is the sentence's ("use --columns to name ...")
+    pattern = re.compile(
+        rf"(?<![\w-])({flags})(?![\w-])"
+        r"(?: ('(?:[^'\\]|\\.)*'|-?\d+(?:\.\d+)?(?!\w|\.\d)|\w*_\w*|[A-Z]{2}[A-Z_]*(?:=[A-Z]{2}[A-Z_]*)?(?![\w=])"
+        r"|[a-z][\w-]*))?"
+    )
 
     def written(m: re.Match[str]) -> str:
-        name, kind = keyword[m.group(1)]
+        name, kind, choices = keyword[m.group(1)]
         value = m.group(2)
         if kind in ("flag", "off"):  # (an on/off flag takes no value: what follows is the sentence's)
             return f"{name}={kind == 'flag'}" + ("" if value is None else f" {value}")
+        if value is not None and value[:1].islower() and "_" not in value and value not in choices:
+            return f"{name}= {value}"  # (the sentence's word)
         if value is None:
             return f"{name}="
         if not value.startswith("'") and not value.lstrip("-")[:1].isdigit():  # (a snake_case name)

@@ -6,6 +6,7 @@ import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Any
 
 from qar_sql import rules
@@ -120,6 +121,21 @@ def parse_hierarchy(items: Sequence[str]) -> tuple[tuple[str, str], ...]:
         if not column.strip() or not path.strip():
             raise ParameterError(f"{item!r} must be COLUMN=FILE, e.g. age=age_hierarchy.csv")
         out.append((column.strip(), path.strip()))
+    return tuple(out)
+
+
+def _hierarchy_pairs(items: Any) -> tuple[tuple[str, str], ...]:
+    """``hierarchy`` given as pairs or as the command line's texts (one text alone too) → pairs."""
+    out: list[tuple[str, str]] = []
+    for item in [items] if isinstance(items, str | PurePath) else items:
+        if isinstance(item, str | PurePath):
+            out.extend(parse_hierarchy([str(item)]))
+        elif isinstance(item, Sequence) and len(item) == 2 and all(isinstance(v, str | PurePath) for v in item):
+            out.append((str(item[0]), str(item[1])))
+        else:
+            raise ParameterError(
+                f"--hierarchy {item!r} must be COLUMN=FILE (e.g. 'age=age.csv'), a (column, file) pair or a TOML file"
+            )
     return tuple(out)
 
 
@@ -246,6 +262,8 @@ class AnonymizeParams(TailParams):
     batch_size: int | None = fields.batch_size()
 
     def __post_init__(self) -> None:
+        if not isinstance(self.hierarchy, Mapping):  # the API's "age=age.csv" texts, as the command line's
+            object.__setattr__(self, "hierarchy", _hierarchy_pairs(self.hierarchy))
         if all(x is None for x in (self.k, self.l, self.t, self.risk_below)) and not self.no_singletons:
             raise ParameterError(
                 "no privacy model given; add one or more of --k 5, --l 2 --sensitive COLUMN, --t 0.2 --sensitive "

@@ -136,17 +136,22 @@ def exceedance_note(n: int) -> str | None:
     )
 
 
-def require_exceedances(n: int, minimum: int | None, *, option: str = "--min-exceedances") -> None:
+def require_exceedances(
+    n: int, minimum: int | None, *, option: str = "--min-exceedances", pi_u: float | None = None
+) -> None:
     """The gate: a DataError (exit 2) when the fit rests on fewer than ``minimum`` exceedances.
     T̂ itself is still computed and shown as the paper defines it; the gate only refuses to
-    pass a verdict on it."""
+    pass a verdict on it. ``pi_u``, the one in use, makes the suggested larger π_u larger than it
+    (twice it, at most 0.5: "--pi-u 0.1" was suggested to a run at 0.1)."""
     if minimum is None or n >= minimum:
         return
-    larger = "--pi-u 0.1" if option.startswith("--") else "pi_u = 0.1"
+    value = 0.1 if pi_u is None else min(2 * pi_u, 0.5)
+    larger = f"--pi-u {value:g}" if option.startswith("--") else f"pi_u = {value:g}"
+    raise_pi_u = f" or raise pi_u (e.g. {larger}) for a larger tail," if pi_u is None or pi_u < 0.5 else ""
     raise DataError(
         f"T̂ rests on {n} exceedance{'s' if n != 1 else ''} of u, fewer than the {minimum} that {option} "
-        "requires, so its tail fit is too thin to judge by; audit more quasi-identifier columns or raise "
-        f"pi_u (e.g. {larger}) for a larger tail, or lower {option} if such a fit is acceptable"
+        f"requires, so its tail fit is too thin to judge by; audit more quasi-identifier columns{raise_pi_u} "
+        f"or lower {option} if such a fit is acceptable"
     )
 
 

@@ -179,7 +179,7 @@ def test_the_python_report_takes_the_search_keywords(duck, tmp_path):
     assert got == want and got["risk"] is not None
     with pytest.raises(ParameterError, match="'tabel' is no option"):
         qar_sql.report(source, table=table, anonymize={**search, "tabel": "x"}, **tail)
-    with pytest.raises(UsageError, match="--from-store"):
+    with pytest.raises(UsageError, match="from_store="):
         qar_sql.report(from_store="", run_id="x", anonymize=search)
     sex = tmp_path / "sex.csv"
     before = sex.read_bytes()

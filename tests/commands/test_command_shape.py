@@ -75,17 +75,17 @@ def test_the_click_options_show_the_parameters_defaults(module):
 
 def test_options_are_checked_before_any_connection(tmp_path):
     missing = str(tmp_path / "no such file.csv")  # opening it would be a SourceNotFound
-    with pytest.raises(ParameterError, match="--max-size 0 must be a whole number of at least 1"):
+    with pytest.raises(ParameterError, match="max_size=0 must be a whole number of at least 1"):
         qar_sql.discover(missing, max_size=0)
-    with pytest.raises(ParameterError, match="--batch-size 0 must be at least 1"):
+    with pytest.raises(ParameterError, match="batch_size=0 must be at least 1"):
         qar_sql.discover(missing, batch_size=0)
     with pytest.raises(ParameterError):
         qar_sql.uniqueness(missing, group_size=1)
     with pytest.raises(ParameterError, match="p = 0"):
         qar_sql.whatif(missing, treatments=TREATMENTS, p=0)
-    with pytest.raises(UsageError, match="--link and --aligned"):
+    with pytest.raises(UsageError, match="link= and aligned=True"):
         qar_sql.compare(missing, missing, link="id", aligned=True)
-    with pytest.raises(ParameterError, match="--impute 'median' is unknown"):
+    with pytest.raises(ParameterError, match="impute='median' is unknown"):
         qar_sql.compare(missing, missing, impute="median")
 
 

@@ -110,3 +110,33 @@ def test_a_cell_that_needs_pyarrow_says_so_before_it():
     text = DOC.read_text(encoding="utf-8")
     before = text[: text.index("import polars")].rsplit("```", 2)[-2]
     assert "qar-sql[arrow]" in before and "polars" in before
+
+
+def test_every_module_a_cell_imports_is_installed_by_the_page():
+    """The page said ``pip install qar-sql ipykernel``, and its first cell imports pandas, which
+    qar-sql does not depend on: in that fresh venv every cell failed. Each module the cells import
+    is qar_sql itself or named in an install command before its first use."""
+    import tomllib
+
+    text = DOC.read_text(encoding="utf-8")
+    project = tomllib.loads((DOC.parents[1] / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    base = {re.split(r"[<>=~\[ ]", d)[0].lower() for d in project["dependencies"]}
+    for source, _ in CELLS:
+        for module in re.findall(r"^(?:import|from) (\w+)", source, flags=re.M):
+            if module in ("qar_sql", "sys", "json", "os") or module in base:
+                continue
+            before = text[: text.index(source)]
+            installs = " ".join(re.findall(r"pip install ([^`]+)`", before))
+            assert re.search(rf"(?<![\w-]){module}(?![\w-])", installs), (
+                f"{module} is imported before any install names it"
+            )
+
+
+def test_the_figure_cell_shows_a_png(tmp_path, monkeypatch):
+    """The page's figure cell (``ax.figure`` last) is displayed as an image, not only its text."""
+    pytest.importorskip("matplotlib")
+    sources = [cell for cell, _ in CELLS]
+    upto = next(i for i, cell in enumerate(sources) if cell.rstrip().endswith("ax.figure")) + 1
+    cells = _execute([STOCK_KERNEL, *sources[:upto]], tmp_path, monkeypatch)
+    shown = [out for out in cells[-1].outputs if out.output_type == "execute_result"]
+    assert len(shown) == 1 and shown[0].data["image/png"], [out.output_type for out in cells[-1].outputs]

@@ -284,12 +284,22 @@ def test_an_object_column_of_one_type_with_missing_values_is_read():
     assert _comparable(result) == _comparable(qar_sql.audit(typed, p=1, pi_u=0.5))
 
 
-def test_two_columns_of_one_name_are_still_read():
-    """The check of object columns reads them by position (df[name] is a frame when two
-    columns share the name: it raised AttributeError)."""
+def test_two_columns_of_one_name_to_the_database_are_refused():
+    """DuckDB's names ignore case, so it read the second of ``x``, ``x`` (or of ``Age``, ``age``)
+    as ``x_1``: results named a column the caller never had, and ``columns=["age"]`` said "did
+    you mean 'age_1'". One sentence names both and the fix, for every kind of frame."""
+    import polars as pl
+
     df = pd.DataFrame([[1, "a"], [2, "b"], [1, "b"], [3, "a"]] * 5, columns=["x", "x"])
-    result = qar_sql.audit(df, p=1, pi_u=0.5)
-    assert result.rows == 20 and result.columns == ("x", "x_1")  # DuckDB renames the second
+    with pytest.raises(DataError, match=r"^the <pandas.DataFrame> has two columns named 'x' to the database .*'x_2'"):
+        qar_sql.audit(df, p=1, pi_u=0.5)
+    cased = pd.DataFrame({"Age": [30, 40, 30, 50] * 5, "age": [1, 2, 3, 4] * 5, "zip": list("abcd") * 5})
+    for frame in (cased, pl.from_pandas(cased), pl.from_pandas(cased).lazy(), pa.Table.from_pandas(cased)):
+        with pytest.raises(DataError, match=r"has columns 'Age' and 'age', one name to the database"):
+            qar_sql.audit(frame, p=1, pi_u=0.5, columns=["age", "zip"])
+    numbered = pd.DataFrame([[1, 2, 3]] * 4, columns=[0, "0", "z"])
+    with pytest.raises(DataError, match="two columns named '0'"):
+        qar_sql.risk(numbered)
 
 
 def test_a_named_index_is_said_to_be_left_out():

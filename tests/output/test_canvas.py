@@ -207,3 +207,115 @@ def test_a_figure_is_a_notebook_cells_value_in_a_fresh_kernel(tmp_path, monkeypa
     (result,) = [out for out in done.outputs if out.output_type == "execute_result"]
     assert result.data["image/png"], result.data.keys()
     assert probe.outputs[0].text.strip() == "False"  # shown with no pyplot state involved
+
+
+def test_names_with_dollars_are_drawn_as_written_and_long_ones_fit(tmp_path):
+    """A column named ``$\\foo$`` was read by matplotlib as TeX: ``qar uniqueness --plot`` and
+    ``qar report`` failed after all their work with "unexpected ValueError: ParseFatalException"
+    (exit 3), and ``$x^2$`` was drawn as x². A 120-character name pushed the κ panel's tick labels
+    out of the saved image."""
+    pd = pytest.importorskip("pandas")
+    from click.testing import CliRunner
+    from matplotlib.text import Text
+
+    from qar_sql.cli.main import cli
+    from qar_sql.output.render_uniqueness import plot as plot_uniqueness
+
+    rng = np.random.default_rng(1)
+    names = ["$\\foo$", "$x^2$", "a_b$c", "x" * 120, "%d {} \\n", "plain"]
+    frame = pd.DataFrame({name: rng.integers(0, 6 + 7 * i, 300) for i, name in enumerate(names)})
+    frame.to_csv(tmp_path / "hostile.csv", index=False)
+
+    def literal_texts(fig):
+        texts = [t for t in fig.findobj(Text) if t.get_text()]
+        assert texts
+        return all(not t._preprocess_math(t.get_text())[1] for t in texts)  # no mathtext anywhere
+
+    uniqueness = qar_sql.uniqueness(frame, p=2, group_size=20)
+    ax = uniqueness.plot()
+    ax.figure.savefig(tmp_path / "u.png")
+    assert literal_texts(ax.figure)
+    shown = [t.get_text().replace("\\$", "$") for t in ax.get_legend().get_texts()]
+    for text, q in zip(shown, uniqueness.qis[:3], strict=True):  # the QI's names as written, cut at 40
+        name = ", ".join(q.columns)
+        assert text == f"{name if len(name) <= 40 else name[:39] + '…'} (κ = {q.kappa:.3f}, M = {q.domain:,})"
+
+    duck = duckdb.connect(str(tmp_path / "t.duckdb"))
+    duck.execute('create table "$\\t$" as select * from read_csv(?)', [str(tmp_path / "hostile.csv")])
+    duck.close()
+    audit = qar_sql.audit(str(tmp_path / "t.duckdb"), table="$\\t$", p=2)
+    ax = audit.plot()
+    ax.figure.savefig(tmp_path / "a.png")
+    assert literal_texts(ax.figure) and ax.get_title().startswith("θ of \\$\\t\\$ (p = 2")
+
+    path = plot_uniqueness(uniqueness, tmp_path / "u2.png")
+    assert path.stat().st_size > 1000
+    for args in (
+        ["uniqueness", str(tmp_path / "hostile.csv"), "-p", "2", "-g", "20", "--plot", str(tmp_path / "u.svg")],
+        ["report", str(tmp_path / "hostile.csv"), "-p", "2", "-o", str(tmp_path / "r.html")],
+    ):
+        r = CliRunner().invoke(cli, [*args, "-q"])
+        assert r.exit_code == 0, r.output
+    svg = (tmp_path / "u.svg").read_text(encoding="utf-8")
+    assert "$\\foo$" in svg and "x^2" in svg  # drawn as written (the SVG keeps its text as text)
+    assert "$\\foo$" in (tmp_path / "r.html").read_text(encoding="utf-8")
+
+
+def test_long_tick_labels_stay_inside_the_saved_uniqueness_plot(tmp_path, monkeypatch):
+    """The figure that ``qar uniqueness --plot`` saves (kept as it is saved) has every κ tick label
+    inside the image: 120-character names had them cut off at the bottom."""
+    pd = pytest.importorskip("pandas")
+    import matplotlib.figure
+
+    from qar_sql.output.render_uniqueness import plot as plot_uniqueness
+
+    rng = np.random.default_rng(2)
+    frame = pd.DataFrame({f"{'long' * 30}_{i}": rng.integers(0, 5 + 3 * i, 300) for i in range(5)})
+    uniqueness = qar_sql.uniqueness(frame, p=2, group_size=20)
+    saved = {}
+    original = matplotlib.figure.Figure.savefig
+
+    def keep(fig, *args, **kwargs):
+        saved["fig"] = fig
+        return original(fig, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", keep)  # the real savefig, which also keeps fig
+    plot_uniqueness(uniqueness, tmp_path / "u.png")
+    fig = saved["fig"]
+    renderer = fig.canvas.get_renderer()
+    assert fig.get_suptitle() == "pandas DataFrame (300 rows): groups of k = 20"  # was "<pandas.DataFrame>"
+    right = fig.axes[1]
+    labels = right.get_xticklabels()
+    assert len(labels) == len(uniqueness.qis) and all(len(t.get_text()) <= 24 for t in labels)
+    for text in [*labels, right.yaxis.label, right.title, *fig.axes[0].get_legend().get_texts()]:
+        box = text.get_window_extent(renderer)
+        assert box.x0 >= 0 and box.y0 >= 0 and box.x1 <= fig.bbox.x1 and box.y1 <= fig.bbox.y1, text.get_text()
+
+
+def test_the_anonymize_frontier_takes_a_title_and_keeps_its_layout(tmp_path):
+    """``AnonymizeResult.plot(title="…")`` drew the default title (the text was read as True) and
+    switched the figure to the tight layout with a UserWarning, the caller's figure too."""
+    pd = pytest.importorskip("pandas")
+    import warnings
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from qar_sql.demo import generate_population
+
+    people = pd.DataFrame(generate_population(400, seed=4))
+    (tmp_path / "age.toml").write_text("[hierarchies.age]\nwidths = [5, 10, 20]\n")
+    result = qar_sql.anonymize(
+        people, hierarchy=[f"age={tmp_path / 'age.toml'}"], k=2, risk_below=0.9, p=2, columns=COLUMNS
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert result.plot(title="Ages in bands").get_title() == "Ages in bands"
+        ax = result.plot(title=True)
+        assert ax.get_title() == "pandas DataFrame (400 rows): loss against T̂"
+        assert ax.figure.get_layout_engine().__class__.__name__ == "ConstrainedLayoutEngine"
+        assert result.plot().get_title() == ""
+        mine = Figure()
+        FigureCanvasAgg(mine)
+        result.plot(mine.subplots(), title=True)
+        assert mine.get_layout_engine() is None  # the caller's figure keeps its own layout

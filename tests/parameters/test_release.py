@@ -50,7 +50,7 @@ def test_the_api_checks_the_same_rules_before_opening_the_source(tmp_path):
     import qar_sql
 
     missing = str(tmp_path / "no such file.csv")
-    with pytest.raises(UsageError, match="--link goes with --compare TREATED"):
-        qar_sql.report(missing, link="id")
-    with pytest.raises(UsageError, match="--top 0 must be a whole number of at least 1"):
+    with pytest.raises(UsageError, match="^link= goes with compare='TREATED'; add compare= or leave link= out"):
+        qar_sql.report(missing, link="id")  # (the API's keywords, not the command line's flags)
+    with pytest.raises(UsageError, match="top=0 must be a whole number of at least 1"):
         qar_sql.report(missing, top=0)

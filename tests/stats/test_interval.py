@@ -222,6 +222,14 @@ def test_gate():
     interval.require_exceedances(1, None)
     with pytest.raises(DataError, match="rests on 2 exceedances of u, fewer than the 3 that --min-exceedances"):
         interval.require_exceedances(2, 3)
+    # the larger π_u it suggests is larger than the one in use (it said 0.1 to a run at 0.1)
+    with pytest.raises(DataError, match=r"raise pi_u \(e\.g\. --pi-u 0\.2\) for a larger tail"):
+        interval.require_exceedances(2, 3, pi_u=0.1)
+    with pytest.raises(DataError) as caught:
+        interval.require_exceedances(2, 3, pi_u=0.5)
+    assert "raise pi_u" not in str(caught.value) and "audit more quasi-identifier columns or lower --min" in str(
+        caught.value
+    )
 
 
 # ---- the audit and the command line (DuckDB) -------------------------------------------------
@@ -334,7 +342,7 @@ def test_scan_min_exceedances(db, tmp_path):
         encoding="utf-8",
     )
     out = run(["scan", str(config), "--no-store", "-q"], 2, "ERROR", "fewer than the 3 that min_exceedances requires")
-    assert "pi_u = 0.1" in out
+    assert "pi_u = 0.2" in out  # twice the scan's own pi_u = 0.1
     run(["scan", str(config), "--no-store", "-q", "--min-exceedances", "2"], 0, "OK", "from --min-exceedances")
     config.write_text(config.read_text().replace("min_exceedances = 3", "min_exceedances = 0"))
     run(["scan", str(config), "--no-store", "-q"], 2, "min_exceedances = 0")
