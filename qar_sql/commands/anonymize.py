@@ -102,6 +102,13 @@ def _run(where: dict[str, Any], params: AnonymizeParams, progress: Progress | No
             *hierarchy_files(params.hierarchies),
         ]
         guard_outputs(writes, reads)
+    if out["output"] is not None and Path(out["output"]).suffix.lower() != ".toml":
+        raise UsageError(f"--output {out['output']!r} must end in .toml: it is the chosen node as a treatments file")
+    if out.get("fmt") == "csv" and params.risk_below is None:
+        raise UsageError(
+            "--format csv is the frontier of loss against T̂, which only --risk-below measures; "
+            "give --risk-below, or --format json for the chosen node"
+        )
     if _p_given():
         params = dataclasses.replace(params, risk=True)
     result = run_on(where, COMMAND, params, progress, log=out.setdefault(SQL_LOG, []))

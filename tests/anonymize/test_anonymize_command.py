@@ -383,3 +383,22 @@ def test_the_risk_target_with_diversity_and_suppression_says_why_not(duck, tmp_p
     )
     assert code == 2 and "Traceback" not in stderr
     assert "a class failing l-diversity or t-closeness can be of any size" in stderr, stderr
+
+
+def test_the_treatments_file_must_end_in_toml_and_csv_needs_a_frontier(tmp_path):
+    """`-o scores.csv` wrote TOML into a .csv (also from a $QAR_OUTPUT set for `qar records`,
+    replacing its scores), and `--format csv` without --risk-below printed a header and no row:
+    both refused before the source is read (it does not exist here)."""
+    missing = str(tmp_path / "no.csv")
+    out = tmp_path / "scores.csv"
+    out.write_text("record,dt\n1,0.5\n", encoding="utf-8")
+    args = ["anonymize", missing, "--hierarchies", str(tmp_path), "--k", "2", "-q"]
+    r = CliRunner().invoke(cli, [*args, "-o", str(out)])
+    assert r.exit_code == 2, r.output
+    assert f"Error: --output {str(out)!r} must end in .toml: it is the chosen node as a treatments file" in r.stderr
+    r = CliRunner().invoke(cli, args, env={"QAR_OUTPUT": str(out)})
+    assert r.exit_code == 2 and "must end in .toml" in r.stderr, r.output
+    assert out.read_text(encoding="utf-8") == "record,dt\n1,0.5\n"
+    r = CliRunner().invoke(cli, [*args, "-f", "csv"])
+    assert r.exit_code == 2, r.output
+    assert "--format csv is the frontier of loss against T̂, which only --risk-below measures" in r.stderr
