@@ -95,7 +95,14 @@ def coded(
         return
     name = temp_name(what)
     try:
-        db.query(render("materialize.sql", d, name=name, encode_sql=encode_sql, code_types=code_types))
+        from qar_sql.pushdown.scan import WIDE_COLUMNS, materialize_statements
+
+        if order_by in (None, ()) and row_id is None and len(columns) > WIDE_COLUMNS:
+            # One statement joins a dictionary per column: DuckDB refuses 500 (expression depth)
+            for sql in materialize_statements(d, relation.sql, list(columns), name, code_types):
+                db.query(sql)
+        else:
+            db.query(render("materialize.sql", d, name=name, encode_sql=encode_sql, code_types=code_types))
         yield Coded(d.quote(name), None, tuple(columns), name)
     finally:
         db.drop_temp_tables([name])
