@@ -111,17 +111,22 @@ def keep_json(scratch: str, env: Mapping[str, str]) -> int:
     except (OSError, ValueError):
         report = {}
     report = report if isinstance(report, dict) else {}
-    scans = report.get("scans") if isinstance(report.get("scans"), list) else []
+    listed = report.get("scans")
+    scans: list = listed if isinstance(listed, list) else []
     reads = [("the config input", env.get("QAR_ACTION_CONFIG", "")), ("the results store", report.get("store"))]
     reads += [(f"the source of scan {s.get('name')!r}", s.get("source")) for s in scans if isinstance(s, dict)]
     real = os.path.realpath(target)
     for what, path in reads:
         if isinstance(path, str) and path and os.path.isfile(path) and os.path.realpath(path) == real:
-            print(f"::error title=qar scan::{_data(f'the json input names {what}, which qar scan reads; give json another file name')}")
+            print(
+                f"::error title=qar scan::{_data(f'the json input names {what}, which qar scan reads; give json another file name')}"
+            )
             return 2
     folder = os.path.dirname(os.path.abspath(target))
     if not os.path.isdir(folder):
-        print(f"::error title=qar scan::{_data(f'the folder of the json input, {folder}, does not exist; create it or write elsewhere')}")
+        print(
+            f"::error title=qar scan::{_data(f'the folder of the json input, {folder}, does not exist; create it or write elsewhere')}"
+        )
         return 2
     shutil.move(scratch, target)
     return 0
