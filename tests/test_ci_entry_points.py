@@ -428,3 +428,36 @@ def test_the_hook_junit_shows_a_config_qar_scan_stopped_on(tmp_path, monkeypatch
     assert suites["qar scan bad.toml"].get("errors") == "1"
     assert suites["qar scan examples/qar.toml"].get("errors") == "0"
     assert (root.get("tests"), root.get("errors"), root.get("failures")) == ("3", "1", "0")
+
+
+@pytest.mark.parametrize("json_input", ["examples/qar.toml", "qar_demo.duckdb", "missing/qar-scan.json"])
+def test_the_action_never_writes_its_json_over_an_input_nor_reads_a_missing_folder_as_a_risk(tmp_path, json_input):
+    """The scan step redirected qar scan's JSON to the json input: naming the config emptied it
+    before the scan read it, naming the audited DuckDB file replaced it with JSON, and a missing
+    folder failed the redirect with exit 1, announced as a risk above fail_above. Each is now
+    exit 2 with an annotation naming the input, the files untouched."""
+    work = demo_checkout(tmp_path / "repo")
+    before = {p: (work / p).read_bytes() for p in ("examples/qar.toml", "qar_demo.duckdb")}
+    (step,) = [s for s in ACTION["runs"]["steps"] if s.get("id") == "scan"]
+    inputs = {name: str(spec.get("default", "")) for name, spec in ACTION["inputs"].items()}
+    inputs |= {"config": "examples/qar.toml", "json": json_input, "args": "--no-store"}
+    out_file = work / "github-output"
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "GITHUB_OUTPUT": str(out_file),
+        "GITHUB_ACTION_PATH": str(REPO),
+        **{k: fill(v, inputs, {}) for k, v in step["env"].items()},
+    }
+    proc = subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", fill(step["run"], inputs, {})],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "exit-code=2" in out_file.read_text(), proc.stdout + proc.stderr
+    assert "::error title=qar scan::the " in proc.stdout, proc.stdout
+    assert {p: (work / p).read_bytes() for p in before} == before

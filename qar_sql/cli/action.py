@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import sys
 from collections.abc import Mapping
 
@@ -99,7 +100,41 @@ def results(env: Mapping[str, str]) -> None:
         fh.writelines(f"{k}={v}\n" for k, v in outputs(scans, env).items())
 
 
+def keep_json(scratch: str, env: Mapping[str, str]) -> int:
+    """Move qar scan's JSON from ``scratch`` to the ``json`` input, unless that names a file the
+    scan read (the config, a file source, the store) or sits in a missing folder: a shell
+    redirect there would have destroyed the input, or failed as exit 1 (read as a risk)."""
+    target = env.get("QAR_ACTION_JSON", "")
+    try:
+        with open(scratch, encoding="utf-8") as fh:
+            report = json.load(fh)
+    except (OSError, ValueError):
+        report = {}
+    report = report if isinstance(report, dict) else {}
+    listed = report.get("scans")
+    scans: list = listed if isinstance(listed, list) else []
+    reads = [("the config input", env.get("QAR_ACTION_CONFIG", "")), ("the results store", report.get("store"))]
+    reads += [(f"the source of scan {s.get('name')!r}", s.get("source")) for s in scans if isinstance(s, dict)]
+    real = os.path.realpath(target)
+    for what, path in reads:
+        if isinstance(path, str) and path and os.path.isfile(path) and os.path.realpath(path) == real:
+            print(
+                f"::error title=qar scan::{_data(f'the json input names {what}, which qar scan reads; give json another file name')}"
+            )
+            return 2
+    folder = os.path.dirname(os.path.abspath(target))
+    if not os.path.isdir(folder):
+        print(
+            f"::error title=qar scan::{_data(f'the folder of the json input, {folder}, does not exist; create it or write elsewhere')}"
+        )
+        return 2
+    shutil.move(scratch, target)
+    return 0
+
+
 def main(argv: list[str]) -> int:
+    if len(argv) == 2 and argv[0] == "keep-json":
+        return keep_json(argv[1], os.environ)
     if argv == ["args"]:
         sys.stdout.write("".join(a + "\0" for a in split_args(os.environ.get("QAR_ACTION_ARGS", ""))))
         return 0

@@ -174,6 +174,12 @@ def _check_writable(path: str) -> None:
             f"the store {path!r} cannot be created: {folder!r} {'is a file, not a folder' if os.path.exists(folder) else 'does not exist'}; create the folder or point "
             f"--store elsewhere, e.g. --store {DEFAULT_STORE}"
         )
+    if not os.access(folder, os.W_OK):  # DuckDB writes a .wal beside the file at each commit
+        raise UsageError(
+            f"cannot write the store {path!r}: the folder {folder!r} is read-only, and DuckDB writes a "
+            f".wal file beside the store; point --store at a file in a folder you can write, e.g. "
+            f"--store {DEFAULT_STORE}"
+        )
 
 
 def first_line(exc: BaseException) -> str:
@@ -349,6 +355,11 @@ class Store:
             try:
                 return duckdb.connect(self.path, read_only=read_only)  # type: ignore[arg-type]
             except duckdb.IOException as exc:
+                if "not a valid DuckDB database" in str(exc):
+                    raise UsageError(
+                        f"the store {self.path!r} is not a DuckDB database file; point --store at a "
+                        f"store qar made or a new file name, e.g. --store {DEFAULT_STORE}"
+                    ) from exc
                 # Another process holds the file: writes are short, so wait for our turn.
                 if "lock" in str(exc).lower() and time.monotonic() < deadline:
                     time.sleep(0.05)

@@ -23,10 +23,12 @@ MASK = "***"
 #: sslpassword, token, access_token, secret, client_secret, key, api_key, private_key,
 #: credentials, auth…). Masking a harmless value (sslkey's path) costs nothing; missing one leaks.
 _SECRET_WORDS = ("pass", "pwd", "token", "secret", "key", "credential", "auth", "signature")
-_KEY = r"[A-Za-z_][\w.-]*"
+#: A key is a whole run of name characters (the lookbehind): a match tried inside a long word
+#: would rescan the rest of it at each position, quadratic in a 100,000-character --title.
+_KEY = r"(?<![\w.-])[\w.-]+"
 #: key=value pairs: in a URL's query (separated by & or ;) or a keyword string (by spaces).
 _PAIR = re.compile(rf"(?P<key>{_KEY})(?P<eq>\s*=\s*)(?P<value>'(?:[^'\\]|\\.)*'|\"[^\"]*\"|[^\s&;'\"]*)")
-_URL = re.compile(r"(?P<scheme>[A-Za-z][\w+.-]*://)(?P<rest>[^\s'\"<>]*)")
+_URL = re.compile(r"(?P<scheme>(?<![\w+.-])[\w+.-]+://)(?P<rest>[^\s'\"<>]*)")
 
 
 #: Keys that contain a secret word but never hold a secret (qar's own CSV null tokens), so a

@@ -73,6 +73,7 @@ def coded(
     code_types: Sequence[str] | None = None,
     what: str = "codes",
     materialize: bool | None = None,
+    statements: Callable[[str], list[str]] | None = None,
 ) -> Iterator[Coded]:
     """``columns`` of the relation as codes (``encode.sql``: value order, NULL = −1; with
     ``order_by``, ``r`` numbers the records in that order). Where the dialect has session temp
@@ -81,7 +82,9 @@ def coded(
     after an error; elsewhere the statement travels as a CTE with every statement that reads it.
 
     The one lifecycle of coded columns: :meth:`Session.coded` is this function on a session; the
-    library functions that are handed ``db`` and ``relation`` call it as is."""
+    library functions that are handed ``db`` and ``relation`` call it as is. ``statements(name)``,
+    when given, are the statements that make the temp table ``name`` (in place of one
+    ``materialize.sql``)."""
     d = db.dialect
     # order_by always given (None: no r), as encode.sql tests it
     order = None if order_by is None else list(order_by)
@@ -94,7 +97,11 @@ def coded(
         return
     name = temp_name(what)
     try:
-        db.query(render("materialize.sql", d, name=name, encode_sql=encode_sql, code_types=code_types))
+        if statements is not None:  # the caller's way to make it (a wide table's, in parts)
+            for sql in statements(name):
+                db.query(sql)
+        else:
+            db.query(render("materialize.sql", d, name=name, encode_sql=encode_sql, code_types=code_types))
         yield Coded(d.quote(name), None, tuple(columns), name)
     finally:
         db.drop_temp_tables([name])

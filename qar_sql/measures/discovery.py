@@ -26,7 +26,7 @@ from qar_sql.engines.source import select_columns
 from qar_sql.errors import DatabaseError, DataError, ParameterError
 from qar_sql.measures.audit import provenance
 from qar_sql.parameters.measures import DiscoverParams
-from qar_sql.pushdown.scan import Progress, default_batch_size
+from qar_sql.pushdown.scan import WIDE_COLUMNS, Progress, default_batch_size, materialize_statements
 from qar_sql.results import SingletonShare, Tabular, attribute_columns, pick
 
 
@@ -140,7 +140,12 @@ def discover_relation(
             progress(done, total)
 
     # The columns coded once (a session temp table where the dialect has them, else a CTE).
-    with session.coded(cols, order_by=(), what="discover") as coded:  # (): no record order
+    # A wide table's codes in parts: one statement joining a dictionary per column exceeds
+    # DuckDB's expression depth at 500 columns.
+    wide = (
+        (lambda name: materialize_statements(dialect, relation.sql, cols, name)) if len(cols) > WIDE_COLUMNS else None
+    )
+    with session.coded(cols, order_by=(), what="discover", statements=wide) as coded:  # (): no record order
         encoded, cte = coded.encoded, coded.encode_sql
         for size in range(1, max_size + 1):
             level = []

@@ -452,3 +452,18 @@ def test_the_risk_target_is_shown_as_given():
         p, alpha = 2, 0.01
 
     assert models_text(Asked()) == "T̂(2, 0.01) ≤ 0.9999999; at most 0% of rows suppressed"
+
+
+def test_the_treatments_file_must_end_in_toml_also_from_the_environment(tmp_path):
+    """`-o scores.csv` wrote TOML into a .csv, also from a $QAR_OUTPUT set for `qar records`
+    (replacing its scores): refused before the source is read (it does not exist here)."""
+    missing = str(tmp_path / "no.csv")
+    out = tmp_path / "scores.csv"
+    out.write_text("record,dt\n1,0.5\n", encoding="utf-8")
+    args = ["anonymize", missing, "--hierarchies", str(tmp_path), "--k", "2", "-q"]
+    r = CliRunner().invoke(cli, [*args, "-o", str(out)])
+    assert r.exit_code == 2, r.output
+    assert f"--output {str(out)!r} must end in .toml" in r.stderr, r.stderr
+    r = CliRunner().invoke(cli, args, env={"QAR_OUTPUT": str(out)})
+    assert r.exit_code == 2 and "must end in .toml" in r.stderr, r.output
+    assert out.read_text(encoding="utf-8") == "record,dt\n1,0.5\n"

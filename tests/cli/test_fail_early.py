@@ -162,7 +162,71 @@ def _store_cases(tmp_path):
             "the store {path!r} is a folder; point --store at a .duckdb file, e.g. --store qar_results.duckdb",
         ),
         (tmp_path / long_name, "cannot write the store {path!r} ("),
+        (
+            _text_file(tmp_path / "notes.duckdb"),
+            "the store {path!r} is not a DuckDB database file; point --store at a store qar made or a new "
+            "file name, e.g. --store qar_results.duckdb",
+        ),
     ]
+
+
+def _text_file(path):
+    path.write_text("not a database\n")
+    return path
+
+
+def test_a_store_that_is_not_a_duckdb_file_is_named_so_by_every_store_command(tmp_path):
+    # it read "point --store at a file in a folder you can write" (exit 2), and exit 3 for history
+    path = _text_file(tmp_path / "notes.duckdb")
+    says = f"Error: the store {str(path)!r} is not a DuckDB database file; point --store at a store qar made"
+    for args in (["history"], ["migrate"], ["migrate", "--status"]):
+        run([*args, "--store", str(path)], 2, says)
+    assert path.read_text() == "not a database\n"
+
+
+def test_a_store_in_a_read_only_folder_is_refused_before_any_work(tmp_path):
+    """A writable store file in a read-only folder opened, then failed at its first commit
+    (DuckDB writes a .wal beside it): exit 3, and `qar scan` ran its scans, said "recorded in"
+    and recorded nothing."""
+    import shutil
+    import subprocess
+
+    source = tmp_path / "t.duckdb"
+    con = duckdb.connect(str(source))
+    con.execute("create table t as select i % 7 as a, i % 3 as b from range(40) r(i)")
+    con.close()
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    store = folder / "s.duckdb"
+    r = CliRunner().invoke(cli, ["migrate", "--store", str(store)])
+    assert r.exit_code == 0, r.output
+    (tmp_path / "qar.toml").write_text(f'[sources.s]\nurl = "{source}"\n[[scan]]\ntable = "t"\np = 1\npi_u = 0.5\n')
+    folder.chmod(0o555)
+    prefix: list[str] = []
+    if os.geteuid() == 0:  # root writes anywhere: drop the capabilities that let it
+        if shutil.which("setpriv") is None:
+            pytest.skip("root without setpriv can write into read-only folders")
+        caps = "-dac_override,-dac_read_search,-fowner"
+        prefix = ["setpriv", "--bounding-set", caps, "--inh-caps", caps, "--"]
+    try:
+        for args in (
+            ["audit", str(source), "-t", "t", "-p", "1", "--pi-u", "0.5"],
+            ["records", str(source), "-t", "t", "-p", "1", "--pi-u", "0.5"],
+            ["scan", str(tmp_path / "qar.toml")],
+        ):
+            out = subprocess.run(
+                [*prefix, sys.executable, "-c", "from qar_sql.cli import main; main()", *args, "--store", str(store)],
+                capture_output=True,
+                text=True,
+                env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+            )
+            assert out.returncode == 2, out.stdout + out.stderr
+            assert out.stderr.startswith(f"Error: cannot write the store {str(store)!r}: the folder "), out.stderr
+            assert "T̂" not in out.stdout and "recorded" not in out.stdout, out.stdout
+    finally:
+        folder.chmod(0o755)
+    con = duckdb.connect(str(store), read_only=True)
+    assert con.execute("select count(*) from qar_runs").fetchone() == (0,)
 
 
 def test_a_store_that_cannot_be_written_is_a_bad_option_not_an_unexpected_error(tmp_path):
