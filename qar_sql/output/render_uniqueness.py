@@ -1,5 +1,5 @@
-"""Render ``qar uniqueness`` (text, Markdown) and draw its figures (matplotlib). Its JSON is
-:meth:`qar_sql.results.UniquenessResult.to_dict`.
+"""Render ``qar uniqueness`` (text, and Markdown from its JSON,
+:meth:`qar_sql.results.UniquenessResult.to_dict`) and draw its figures (matplotlib).
 """
 
 from __future__ import annotations
@@ -10,8 +10,9 @@ import numpy as np
 
 from qar_sql import plots
 from qar_sql.errors import ParameterError
+from qar_sql.output.markdown import result_markdown
 from qar_sql.output.registry import renders
-from qar_sql.output.render_audit import md_escape, percent, render_result
+from qar_sql.output.render_audit import percent, render_result
 from qar_sql.results import QIUniqueness, UniquenessResult
 from qar_sql.stats import koot as U
 
@@ -88,49 +89,15 @@ def _text_lines(r: UniquenessResult, top: int) -> list[str]:
     return lines
 
 
-def _markdown_lines(r: UniquenessResult, top: int) -> list[str]:
-    lines = [
-        f"## Uniqueness probability of groups of k = {r.group_size} in `{md_escape(_title(r))}`",
-        "",
-        f"{r.rows:,} rows; {len(r.qis):,} QIs of p = {r.p}; domain: {r.domain_mode}; "
-        f"k_at: the largest k with pi_exact ≥ {r.target:g}.",
-        "",
-        "| QI | M | κ | π exact | π KL | π KL-u | π uniform | π Poisson | k50 | k_at |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for q in r.qis[:top]:
-        lines.append(
-            f"| {md_escape(_cols(q))} | {q.domain:,} | {q.kappa:.4f} | {_p(q.pi_exact)} | {_p(q.pi_kl)} | {_p(q.pi_kl_u)} | "
-            f"{_p(q.pi_uniform)} | {_p(q.pi_poisson)} | {q.k50:,} | {q.k_at:,} |"
-        )
-    for q in (q for q in r.qis if q.most_exposed):
-        lines += [
-            "",
-            f"**Most exposed records on ({md_escape(_cols(q))})**",
-            "",
-            "| exposure | class size | values |",
-            "|---:|---:|---|",
-        ]
-        for e in q.most_exposed:
-            values = ", ".join("NULL" if v is None else str(v) for v in e.values)
-            lines.append(f"| {_p(e.exposure)} | {e.class_size:,} | {md_escape(values)} |")
-    if r.scenarios:
-        lines += [
-            "",
-            "**Treatments** (κ / π exact)",
-            "",
-            "| QI | original | " + " | ".join(md_escape(s.name) for s in r.scenarios) + " |",
-        ]
-        lines.append("|---|---:|" + "---:|" * len(r.scenarios))
-        for cols, q, after in _scenario_rows(r, top):
-            cells = [f"{a.kappa:.4f} / {_p(a.pi_exact)}" for a in after]
-            lines.append(f"| {md_escape(cols)} | {q.kappa:.4f} / {_p(q.pi_exact)} | " + " | ".join(cells) + " |")
-    return lines
-
-
 @renders(UniquenessResult, "text", "markdown")
 def render_uniqueness(r: UniquenessResult, fmt: str, *, top: int = 10) -> str:
-    return render_result(fmt, lambda: _markdown_lines(r, top), lambda: _text_lines(r, top), r.warnings)
+    if fmt == "text":
+        return render_result(_text_lines(r, top), r.warnings)
+    notes = [
+        f"QIs by the largest chance that all {r.group_size} people are unique (pi_exact); "
+        f"k_at: the largest k with pi_exact ≥ {r.target:g}."
+    ]
+    return result_markdown(r, r.to_dict(), notes, top=top)
 
 
 # --- figures ----------------------------------------------------------------------------------
