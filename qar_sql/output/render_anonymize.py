@@ -12,14 +12,8 @@ from qar_sql.output.render_audit import render_result
 # output/ is below anonymize/ in the flow: the result is read by its attributes.
 AnonymizeResult = Any
 
-METRIC_NAMES = {
-    "entropy": "non-uniform entropy",
-    "entropy_nm": "non-uniform entropy (non-monotonic)",
-    "loss": "loss",
-    "precision": "precision",
-    "discernibility": "discernibility",
-    "aecs": "AECS",
-}
+#: How the text and the report name a metric, where its key is not its name.
+METRIC_NAMES = {"entropy": "non-uniform entropy", "entropy_nm": "non-uniform entropy (non-monotonic)", "aecs": "AECS"}
 
 
 def models_text(r: AnonymizeResult) -> str:

@@ -25,7 +25,7 @@ def _pct(x: float | None) -> str:
 
 
 def _rows(r: CompareResult) -> list[tuple[str, str, str]]:
-    """(metric, value, what it means) rows shared by text and Markdown."""
+    """(metric, value, what it means) rows: the text's table, and the Markdown's notes."""
     rows = [
         ("DTC", _g(r.dtc), "median distance from a treated record to its closest original"),
         ("CDR", _g(r.cdr), "median closest / second-closest original distance (1: no single closest)"),
@@ -42,24 +42,12 @@ def _rows(r: CompareResult) -> list[tuple[str, str, str]]:
             "hidden rate when linking on " + (", ".join(r.attacker_columns) or "the attacker's columns"),
         ),
     ]
-    if r.inference is not None:
-        inf = r.inference
-        if inf.kind == "accuracy":
-            rows.append(
-                (
-                    f"inference ({inf.target})",
-                    _pct(inf.value),
-                    "accuracy of reading the target off the nearest treated record",
-                )
-            )
-        else:
-            rows.append(
-                (
-                    f"inference ({inf.target})",
-                    _g(inf.value),
-                    "mean absolute error of reading the target off the nearest treated record",
-                )
-            )
+    inf = r.inference
+    if inf is not None:
+        accuracy = inf.kind == "accuracy"
+        how = "accuracy" if accuracy else "mean absolute error"
+        value = _pct(inf.value) if accuracy else _g(inf.value)
+        rows.append((f"inference ({inf.target})", value, f"{how} of reading the target off the nearest treated record"))
     rows += [
         (f"QaR T̂ original (p = {r.p})", _g(r.risk_original, 6), "re-identification risk of the original"),
         (f"QaR T̂ treated (p = {r.p})", _g(r.risk_treated, 6), "re-identification risk of the treated table"),

@@ -82,20 +82,12 @@ def influence_records(inf, params: RecordsParams) -> str:
     if cor:
         lines.append(f"- influence vs exact DT: Pearson {cor['pearson']:.8f}, Kendall {cor['kendall']:.8f}")
     if refine:
-        lines += [
-            "",
-            f"Exact DT of the top {len(refined)} by influence, ranked by DT:",
-            f"  {'key':<16} {'DT':>13} {'influence':>13}",
-        ]
-        for row in refined[:top]:
-            key = row["key"] if not isinstance(row["key"], list) else ", ".join(map(str, row["key"]))
-            dt = "undefined" if row["dt"] is None else f"{row['dt']:.6e}"
-            lines.append(f"  {str(key):<16} {dt:>13} {row['influence']:>13.6e}")
-        return "\n".join(lines) + "\n"
-    lines += ["", f"  {'key':<16} {'influence':>13}"]
-    for row in rows[:top]:
+        lines += ["", f"Exact DT of the top {len(refined)} by influence, ranked by DT:"]
+    lines += [f"  {'key':<16} {'DT':>13} {'influence':>13}" if refine else f"\n  {'key':<16} {'influence':>13}"]
+    for row in (refined if refine else rows)[:top]:
         key = row["key"] if not isinstance(row["key"], list) else ", ".join(map(str, row["key"]))
-        lines.append(f"  {str(key):<16} {row['influence']:>13.6e}")
+        dt = "" if not refine else f" {'undefined' if row['dt'] is None else format(row['dt'], '.6e'):>13}"
+        lines.append(f"  {str(key):<16}{dt} {row['influence']:>13.6e}")
     return "\n".join(lines) + "\n"
 
 

@@ -27,15 +27,6 @@ def _title(r: UniquenessResult) -> str:
     return r.table or r.source
 
 
-def _scenario_rows(r: UniquenessResult, top: int) -> list[tuple[str, QIUniqueness, list[QIUniqueness]]]:
-    """For the riskiest QIs: (columns, before, after in each scenario)."""
-    out = []
-    for q in r.qis[:top]:
-        after = [next(a for a in s.qis if a.index == q.index) for s in r.scenarios]
-        out.append((_cols(q), q, after))
-    return out
-
-
 def _text_lines(r: UniquenessResult, top: int) -> list[str]:
     k = r.group_size
     lines = [
@@ -81,11 +72,11 @@ def _text_lines(r: UniquenessResult, top: int) -> list[str]:
             lines.append(f"    {_p(e.exposure):>9}  class of {e.class_size:,}  ({values})")
     if r.scenarios:
         lines += ["", "  Treatments (kappa and pi_exact before -> after):", ""]
-        for cols, q, after in _scenario_rows(r, top):
-            lines.append(f"  {cols}")
-            lines.append(f"    {'original':<30}  kappa {q.kappa:.4f}  pi_exact {_p(q.pi_exact):>9}  k50 {q.k50:,}")
-            for s, a in zip(r.scenarios, after):
-                lines.append(f"    {s.name:<30}  kappa {a.kappa:.4f}  pi_exact {_p(a.pi_exact):>9}  k50 {a.k50:,}")
+        for q in shown:  # before, then after each treatment
+            lines.append(f"  {_cols(q)}")
+            after = [(s.name, next(a for a in s.qis if a.index == q.index)) for s in r.scenarios]
+            for name, a in [("original", q), *after]:
+                lines.append(f"    {name:<30}  kappa {a.kappa:.4f}  pi_exact {_p(a.pi_exact):>9}  k50 {a.k50:,}")
     return lines
 
 
