@@ -94,9 +94,8 @@ def _stopped(name: str, code: int) -> ET.Element:
 
 def _markdown(parts: list[tuple[str, str]]) -> str:
     lines = ["## QaR compliance scan", "", f"{len(parts)} scan config(s):"]
-    for name, text in parts:
-        body = text.split("\n", 1)[1] if text.startswith("## ") else text
-        lines += ["", f"### `{name}`", body.strip()]
+    for name, text in parts:  # each config's summary under its name, its title a line of text
+        lines += ["", f"### `{name}`", "", text.removeprefix("## ").strip()]
     return "\n".join(lines) + "\n"
 
 

@@ -33,7 +33,8 @@ from qar_sql.engines.source import session_of
 from qar_sql.errors import ExitCode, QarError, UsageError
 from qar_sql.guard import guard_outputs
 from qar_sql.output.files import check_writable
-from qar_sql.output.render_scan import junit_xml, stderr_lines, summary_markdown
+from qar_sql.output.render import render
+from qar_sql.output.render_scan import junit_xml, stderr_lines
 from qar_sql.parameters.store import ScanParams
 from qar_sql.results import ScanOutcome, ScanReport
 from qar_sql.stats.interval import require_exceedances
@@ -136,7 +137,7 @@ def write(report: ScanReport, plan: ScanPlan) -> None:
     if plan.junit:
         _write(plan.junit, junit_xml(report))
     if plan.markdown:
-        _write(plan.markdown, summary_markdown(report))
+        _write(plan.markdown, render(report, "markdown"))
     if plan.report_dir:
         write_scan_reports(report, plan.report_dir, command=command_line())
 

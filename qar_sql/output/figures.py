@@ -82,8 +82,7 @@ def qq(exc: np.ndarray, u: float, xi: float, beta: float, label: str) -> str:
     ax.plot(model, y, "o", color="#2166ac", markersize=3)
     lim = [0, float(max(model.max(initial=0), y.max(initial=0)))]
     ax.plot(lim, lim, color="#777777", linewidth=0.8)
-    ax.set_xlabel("fitted GPD quantile")
-    ax.set_ylabel("observed excess")
+    ax.set(xlabel="fitted GPD quantile", ylabel="observed excess")
     return _svg(fig, "qq", label)
 
 
@@ -128,8 +127,7 @@ def class_sizes(
     x = np.arange(len(bars))
     ax.bar(x, [b[1] for b in bars], color=["#b2182b" if b[2] else "#9db7d5" for b in bars])
     ax.set_xticks(x, [b[0] for b in bars], rotation=45 if len(bars) > 10 else 0)
-    ax.set_xlabel(f"{xlabel} (red: below k = {k})")
-    ax.set_ylabel(ylabel)
+    ax.set(xlabel=f"{xlabel} (red: below k = {k})", ylabel=ylabel)
     return _svg(fig, name, label)
 
 
@@ -151,8 +149,7 @@ def scatter(x: Sequence[float], y: Sequence[float], xlabel: str, ylabel: str, na
     ax.plot(x, y, "o", color="#2166ac", markersize=3, alpha=0.7)
     hi = float(max(max(x, default=0.0), max(y, default=0.0), 1e-9))
     ax.plot([0, hi], [0, hi], color="#777777", linewidth=0.8)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
+    ax.set(xlabel=xlabel, ylabel=ylabel)
     return _svg(fig, name, label)
 
 
@@ -165,8 +162,7 @@ def curves(
         xs = [x for x, _ in pts]
         ys = [np.nan if y is None else y for _, y in pts]
         ax.plot(xs, ys, marker="o", markersize=3, linewidth=1.4, label=plots.literal(key))
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
+    ax.set(xlabel=xlabel, ylabel=ylabel)
     if len(series) > 1:
         ax.legend(frameon=False, fontsize=8)
     return _svg(fig, name, label)

@@ -31,7 +31,7 @@ from qar_sql.output import figures, readable_numbers
 from qar_sql.output.bidi import neutral_bidi
 from qar_sql.output.render import FORMATS
 from qar_sql.output.render_anonymize import METRIC_NAMES, models_text
-from qar_sql.output.render_audit import most_unique
+from qar_sql.output.render_audit import most_unique, small_tail
 from qar_sql.output.render_uniqueness import curve
 from qar_sql.output.report_md import html_to_markdown
 from qar_sql.results import AuditResult, CompareResult, Tabular, UniquenessResult, json_number
@@ -267,7 +267,7 @@ def _summary(inp: ReportInputs, numbers: dict) -> dict:
         page = first_page(inp)
         numbers["summary"] |= page
     n = page["n_exceedances"] if page else 0
-    caution = interval.SMALL_TAIL_NOTE.format(n=n, s="s" if n != 1 else "") if page and page["small_tail"] else None
+    caution = small_tail(n) if page and page["small_tail"] else None
     few = interval.exceedance_note(n) if page and page["few_exceedances"] else None
     return {"verdict": verdict, "page": page, "caution": caution, "few": few}
 
@@ -307,13 +307,7 @@ def _theta(inp: ReportInputs, numbers: dict) -> dict | None:
                     f"QQ plot of the {exc.size} exceedances of u against the fitted GPD; "
                     "points near the diagonal mean the tail model fits",
                 )
-    return {
-        "f": f,
-        "fig_theta": fig_theta,
-        "fig_diag": fig_diag,
-        "exc_n": exc_n,
-        "figures": figures.available(),
-    }
+    return {"f": f, "fig_theta": fig_theta, "fig_diag": fig_diag, "exc_n": exc_n, "figures": figures.available()}
 
 
 def _sensitivity(inp: ReportInputs, numbers: dict) -> dict | None:
@@ -330,8 +324,7 @@ def _qis(inp: ReportInputs, numbers: dict) -> dict | None:
     if a is None:
         return None
     order = {q.index: i for i, q in enumerate(a.qis)}
-    top = [(order[q.index], q) for q in a.riskiest(10)]
-    return {"top": top}
+    return {"top": [(order[q.index], q) for q in a.riskiest(10)]}
 
 
 def _kanon(inp: ReportInputs, numbers: dict) -> dict | None:
@@ -613,11 +606,7 @@ def render_html(inp: ReportInputs) -> str:
     numbers: dict[str, Any] = {} if inp.audit is None else {"audit": inp.audit.to_dict(histograms=True)}
     env = environment()
     env.globals["num"] = _marker(numbers)
-    built = []
-    for s in SECTIONS:
-        ctx = s.build(inp, numbers)
-        if ctx is not None:
-            built.append((s, ctx))
+    built = [(s, ctx) for s in SECTIONS if (ctx := s.build(inp, numbers)) is not None]
     # What every section's template may read: the inputs, the audit (``a``), the versions.
     common = {
         "inp": inp,
@@ -630,13 +619,7 @@ def render_html(inp: ReportInputs) -> str:
         (s, Markup(env.get_template(f"sections/{s.template}").render(section=s, **{**common, **ctx})))
         for s, ctx in built
     ]
-    return neutral_bidi(
-        env.get_template("report.html").render(
-            inp=inp,
-            sections=bodies,
-            version=__version__,
-        )
-    )
+    return neutral_bidi(env.get_template("report.html").render(inp=inp, sections=bodies, version=__version__))
 
 
 def render_index(data: Mapping[str, Any], links: Mapping[str, str]) -> str:

@@ -67,6 +67,11 @@ def show(x: Any, kind: str = "auto") -> str:
     return str(x)
 
 
+def dash(x: float | None, spec: str = ".6g") -> str:
+    """``x`` formatted by ``spec`` (the text outputs' digits), or a dash for a missing value."""
+    return "—" if x is None else format(x, spec)
+
+
 def exact(x: Any) -> str:
     """The full precision of a shown number (its tooltip): repr of a float, str otherwise."""
     return repr(x) if isinstance(x, float) else str(x)

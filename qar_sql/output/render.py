@@ -8,8 +8,9 @@ from the result's table (:meth:`qar_sql.results.Tabular.table_columns`), one ent
 is the one format written by hand: each ``output/render_<command>.py`` registers its result
 types' text renderers with :func:`renders`, looked up along the result's class hierarchy (a
 subclass renders as its base unless it registers its own). Markdown is written from the
-``to_dict()`` too (:mod:`qar_sql.output.markdown`) unless the result's Markdown is a designed
-document (the audit's, the scan's summary for a pull request), registered like its text. html is
+``to_dict()`` too (:mod:`qar_sql.output.markdown`); a result whose lists read best in another
+order (the riskiest QIs first) or with notes of its own registers a Markdown renderer that passes
+them. html is
 the command's report (docs/report.md), built by the command from its run (``html=``), or a
 renderer registered for it.
 
@@ -32,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from qar_sql.errors import UsageError
-from qar_sql.output.markdown import to_markdown
+from qar_sql.output.markdown import result_markdown
 from qar_sql.output.registry import RENDERERS, Renderer, type_name
 
 if TYPE_CHECKING:  # annotations only: qar --help loads neither the results nor numpy
@@ -222,9 +223,7 @@ def render(result: Any, fmt: str, html: Callable[[], str] | None = None, **optio
     if own is not None:
         return own(result, fmt, **taken(own, options))
     if fmt == "markdown" and hasattr(result, "to_dict"):
-        data = as_dict(result, **options)
-        notes = () if "notes" in data else getattr(result, "notes", ())
-        return to_markdown(data, getattr(result, "summary_line", lambda: None)(), notes)
+        return result_markdown(result, as_dict(result, **options), top=options.get("top"))
     if fmt == "html" and html is not None:
         return html()
     raise UsageError(f"--format {fmt} is not offered by this command; use text, json, markdown or csv")

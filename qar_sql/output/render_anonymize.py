@@ -1,28 +1,19 @@
-"""``qar anonymize``'s result as text, Markdown and SQL (its JSON, docs/anonymize.md, is
-:meth:`qar_sql.anonymization.outcome.AnonymizeResult.to_dict`)."""
+"""``qar anonymize``'s result as text and SQL (its JSON, docs/anonymize.md, is
+:meth:`qar_sql.anonymization.outcome.AnonymizeResult.to_dict`, and its Markdown that JSON's)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from qar_sql.output.readable_numbers import dash
 from qar_sql.output.registry import renders
-from qar_sql.output.render_audit import md_escape, render_result
+from qar_sql.output.render_audit import render_result
 
 # output/ is below anonymize/ in the flow: the result is read by its attributes.
 AnonymizeResult = Any
 
-METRIC_NAMES = {
-    "entropy": "non-uniform entropy",
-    "entropy_nm": "non-uniform entropy (non-monotonic)",
-    "loss": "loss",
-    "precision": "precision",
-    "discernibility": "discernibility",
-    "aecs": "AECS",
-}
-
-
-def _g(x: float | None, digits: int = 6) -> str:
-    return "—" if x is None else f"{x:.{digits}g}"
+#: How the text and the report name a metric, where its key is not its name.
+METRIC_NAMES = {"entropy": "non-uniform entropy", "entropy_nm": "non-uniform entropy (non-monotonic)", "aecs": "AECS"}
 
 
 def models_text(r: AnonymizeResult) -> str:
@@ -55,9 +46,9 @@ def _facts(r: AnonymizeResult) -> list[tuple[str, str]]:
             ("k (smallest class)", f"{c.k:,}"),
         ]
         if r.l_value is not None:
-            rows.append(("l (smallest in a class)", _g(r.l_value)))
+            rows.append(("l (smallest in a class)", dash(r.l_value)))
         if r.t_value is not None:
-            rows.append(("t (largest distance)", _g(r.t_value)))
+            rows.append(("t (largest distance)", dash(r.t_value)))
         if r.p is not None:
             risk = "undefined (no tail)" if c.risk is None else f"{c.risk:.6g}"
             if r.risk_band is not None:
@@ -69,7 +60,7 @@ def _facts(r: AnonymizeResult) -> list[tuple[str, str]]:
             rows.append((f"T̂({r.p}, {r.alpha:g}){of} over {len(r.audit_columns)} columns", risk))
         for m, v in c.scores.items():
             star = " (minimised)" if m == r.metric else ""
-            rows.append((f"{METRIC_NAMES.get(m, m)}{star}", _g(v, 10)))
+            rows.append((f"{METRIC_NAMES.get(m, m)}{star}", dash(v, ".10g")))
     anonymous = "" if r.anonymous is None else f", {r.anonymous:,} known to pass the models"
     rows.append(("nodes", f"{r.nodes:,} in the lattice, {r.evaluated:,} evaluated{anonymous}"))
     if r.p is not None:
@@ -89,8 +80,8 @@ def _local_rows(r: AnonymizeResult) -> list[tuple[str, str]]:
     if v is None:
         return []
     c = r.chosen
-    glob = "—" if c is None else f"{c.suppressed:,} suppressed, k = {c.k:,}, T̂ = {_g(c.risk)}"
-    loc = f"{v.modified:,} records generalized, {v.singletons:,} singletons, k = {v.k:,}, T̂ = {_g(v.risk)}"
+    glob = "—" if c is None else f"{c.suppressed:,} suppressed, k = {c.k:,}, T̂ = {dash(c.risk)}"
+    loc = f"{v.modified:,} records generalized, {v.singletons:,} singletons, k = {v.k:,}, T̂ = {dash(v.risk)}"
     return [
         ("global recoding", glob),
         ("local recoding (QID singletons only)", loc + ("" if v.meets else f", misses {_missed(r)}")),
@@ -108,7 +99,7 @@ def _missed(r: AnonymizeResult) -> str:
         out.append("no singletons")
     below = m.get("risk_below")
     if below is not None and (v.risk is None or v.risk > below):
-        out.append(f"T̂ ≤ {_g(below)}")
+        out.append(f"T̂ ≤ {dash(below)}")
     return " and ".join(out) or "the targets"
 
 
@@ -126,33 +117,15 @@ def _text(r: AnonymizeResult) -> list[str]:
     if len(r.frontier) > 1:
         lines += ["", f"  frontier of {METRIC_NAMES.get(r.metric, r.metric)} against T̂ (the nodes measured)"]
         table = [[*r.qi, r.metric, "T̂"]]
-        table += [[*(str(v) for v in n.levels), _g(n.scores[r.metric], 10), _g(n.risk)] for n in r.frontier]
+        table += [[*(str(v) for v in n.levels), dash(n.scores[r.metric], ".10g"), dash(n.risk)] for n in r.frontier]
         widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
         lines += ["    " + "  ".join(cell.rjust(w) for cell, w in zip(row, widths)) for row in table]
     return lines
 
 
-def _markdown(r: AnonymizeResult) -> list[str]:
-    lines = [f"## Anonymization of `{md_escape(r.table or r.source)}`", ""]
-    if r.chosen is not None:
-        lines += ["| column | level | label |", "|---|---:|---|"]
-        for c, label, level in zip(r.qi, r.labels.values(), r.chosen.levels):
-            lines.append(f"| `{md_escape(c)}` | {level} | {md_escape(label)} |")
-        lines.append("")
-    lines += ["| measure | value |", "|---|---|"]
-    lines += [f"| {md_escape(k)} | {md_escape(v)} |" for k, v in _facts(r) + _local_rows(r)]
-    if len(r.frontier) > 1:
-        lines += ["", f"Frontier of {METRIC_NAMES.get(r.metric, r.metric)} against T̂ (the nodes measured):", ""]
-        lines.append("| " + " | ".join([*(f"`{md_escape(c)}`" for c in r.qi), r.metric, "T̂"]) + " |")
-        lines.append("|" + "---:|" * (len(r.qi) + 2))
-        for n in r.frontier:
-            lines.append("| " + " | ".join([*(str(v) for v in n.levels), _g(n.scores[r.metric], 8), _g(n.risk)]) + " |")
-    return lines
-
-
-@renders("qar_sql.anonymization.outcome.AnonymizeResult", "text", "markdown")
+@renders("qar_sql.anonymization.outcome.AnonymizeResult", "text")
 def render_anonymize(r: AnonymizeResult, fmt: str) -> str:
-    return render_result(fmt, lambda: _markdown(r), lambda: _text(r), r.warnings)
+    return render_result(_text(r), r.warnings)
 
 
 @renders("qar_sql.anonymization.outcome.AnonymizeResult", "sql")

@@ -1,44 +1,41 @@
-"""The audit for people (text, Markdown; its JSON is :meth:`qar_sql.results.AuditResult.to_dict`)
-and the pieces every command's text and Markdown share. No database code here."""
+"""The audit for people (text; its JSON is :meth:`qar_sql.results.AuditResult.to_dict`, its
+Markdown that JSON's, :mod:`qar_sql.output.markdown`) and the pieces every command's text shares.
+No database code here."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
+from qar_sql.output.markdown import result_markdown
 from qar_sql.output.registry import renders
 from qar_sql.results import AuditResult, QIStats, UniquenessResult
 from qar_sql.stats.evt import SMALL_TAIL
 from qar_sql.stats.interval import SMALL_TAIL_NOTE
 
 
-def interval_rows(fmt: str, r: AuditResult) -> list[str]:
-    """The rows under T̂ in a text or Markdown report: its tail-fit band beside the number of
-    exceedances (Markdown adds those of u, ξ and β) and, in plain words, what a small tail means
-    (fewer than 10 exceedances). One function so both formats say the same."""
+def interval_rows(r: AuditResult) -> list[str]:
+    """The rows under T̂ in the text: its tail-fit band beside the number of exceedances and, in
+    plain words, what a small tail means (fewer than 10 exceedances)."""
     f, iv = r.fit, r.intervals
     if f is None:
         return []
     n = f.n_exceedances
-    markdown = fmt == "markdown"
     cells: list[tuple[str, str]] = []  # (label, text)
     if iv is not None:
         cells.append(
             (
-                "tail-fit band of T̂" if markdown else "tail-fit band",
+                "tail-fit band",
                 f"{iv.risk.low:.4g} to {iv.risk.high:.4g} (BCa bootstrap over the QIs' θ, level {iv.risk.level:g}, "
                 f"{iv.resamples:,} resamples; from {n} exceedance{'s' if n != 1 else ''})",
             )
         )
-        if markdown:
-            cells += [
-                (f"tail-fit band of {name}", f"{getattr(iv, key).low:.4g} to {getattr(iv, key).high:.4g}")
-                for name, key in (("u", "u"), ("ξ", "xi"), ("β", "beta"))
-            ]
     if n < SMALL_TAIL:
-        cells.append(("caution", SMALL_TAIL_NOTE.format(n=n, s="s" if n != 1 else "")))
-    if markdown:
-        return [f"| {label} | {md_escape(text)} |" for label, text in cells]
+        cells.append(("caution", small_tail(n)))
     return [f"  {label:<19} {text}" for label, text in cells]
+
+
+def small_tail(n: int) -> str:
+    return SMALL_TAIL_NOTE.format(n=n, s="s" if n != 1 else "")
 
 
 def percent(x: float | None) -> str:
@@ -52,10 +49,6 @@ def percent(x: float | None) -> str:
 
 def _uniqueness_rows(u: UniquenessResult, top: int) -> list[tuple[str, str, str, str]]:
     return [(", ".join(q.columns), f"{q.kappa:.4f}", percent(q.pi_exact), f"{q.k50:,}") for q in u.qis[:top]]
-
-
-def _g(x: float | None, digits: int = 6) -> str:
-    return "—" if x is None else f"{x:.{digits}g}"
 
 
 def audit_text(r: AuditResult, top: int = 10) -> str:
@@ -73,7 +66,7 @@ def audit_text(r: AuditResult, top: int = 10) -> str:
     if f:
         lines += [
             f"  risk T̂({r.p}, {r.alpha:g})     {f.risk:.10g}",
-            *interval_rows("text", r),
+            *interval_rows(r),
             f"  threshold u         {f.u:.10g} (the {1 - r.pi_u:g} quantile of θ)",
             f"  exceedances         {f.n_exceedances}",
             f"  GPD fit             ξ = {f.xi:.6g}, β = {f.beta:.6g} (PWM, {r.pwm})",
@@ -103,41 +96,35 @@ def audit_text(r: AuditResult, top: int = 10) -> str:
         lines += ["", f"Uniqueness of groups of k = {u.group_size} (riskiest QIs; qar uniqueness for more):"]
         lines.append(f"  {'kappa':>8}  {'pi_exact':>9}  {'k50':>6}  columns")
         lines += [f"  {kp:>8}  {pe:>9}  {k50:>6}  {cols}" for cols, kp, pe, k50 in _uniqueness_rows(u, top)]
-    lines += sensitivity_rows("text", r)
+    lines += sensitivity_rows(r)
     if f:
         lines += ["", verdict(r, f.risk)]
-    lines += section("text", "Warnings", r.warnings) + section("text", "Notes", r.column_notes)
+    lines += section("Warnings", r.warnings) + section("Notes", r.column_notes)
     return "\n".join(lines) + "\n"
 
 
-def sensitivity_rows(fmt: str, r: AuditResult) -> list[str]:
+def sensitivity_rows(r: AuditResult) -> list[str]:
     """The unique measure's T̂ (where computed besides the run's own) and how T̂ moves: without
     each column (a small table: column, T̂ without it, change), at p ± 1 and on row subsamples,
-    where computed. One function so text and Markdown say the same."""
-    markdown, out = fmt == "markdown", []
+    where computed."""
+    out = []
     if r.measure != "unique" and r.unique is not None:
         value = "no tail" if r.unique.risk is None else f"{r.unique.risk:.4g}"
-        label = f"T̂({r.p}, {r.alpha:g}) of the unique measure (S/L)"
-        out += ["", f"{label}: {value}"] if not markdown else ["", f"**{label}**: {value}"]
+        out += ["", f"T̂({r.p}, {r.alpha:g}) of the unique measure (S/L): {value}"]
     loco = r.leave_one_column_out
     reasons = {c.reason for c in loco or ()}
     if loco and r.risk is not None and len(reasons) == 1 and None not in reasons:  # one reason for all
-        line = f"T̂ without each column: none ({loco[0].reason})"
-        out += ["", line if not markdown else md_escape(line)]
+        out += ["", f"T̂ without each column: none ({loco[0].reason})"]
     elif loco and r.risk is not None:
-        title = f"T̂ without each column (the {loco[0].n_qi:,} QIs that avoid it; same α, π_u)"
-        if markdown:
-            out += ["", f"### {title}", "", "| column | T̂ without it | change |", "|---|---:|---:|"]
-        else:
-            out += ["", f"{title}:", f"  {'T̂ without':>12}  {'change':>9}  column"]
+        out += [
+            "",
+            f"T̂ without each column (the {loco[0].n_qi:,} QIs that avoid it; same α, π_u):",
+            f"  {'T̂ without':>12}  {'change':>9}  column",
+        ]
         for c in sorted(loco, key=lambda c: (c.risk is None, c.risk if c.risk is not None else 0.0)):
             value = "—" if c.risk is None else f"{c.risk:.4g}"
             change = "" if c.risk is None else f"{c.risk - r.risk:+.4g}"
-            why = f" ({c.reason})" if c.reason else ""
-            if markdown:
-                out.append(f"| `{md_escape(c.column)}`{md_escape(why)} | {value} | {change} |")
-            else:
-                out.append(f"  {value:>12}  {change:>9}  {c.column}{why}")
+            out.append(f"  {value:>12}  {change:>9}  {c.column}{f' ({c.reason})' if c.reason else ''}")
     rows: list[tuple[str, str]] = []
     if r.risk_by_p:
         rows += [(f"T̂ at p = {q}", "—" if v is None else f"{v:.4g}") for q, v in r.risk_by_p]
@@ -146,9 +133,7 @@ def sensitivity_rows(fmt: str, r: AuditResult) -> list[str]:
             (f"T̂ on {x.rows:,} rows ({100 * x.share:g}%)", "no tail" if x.risk is None else f"{x.risk:.4g}")
             for x in r.risk_by_rows
         ]
-    if rows and markdown:
-        out += ["", "| sensitivity | T̂ |", "|---|---:|"] + [f"| {a} | {b} |" for a, b in rows]
-    elif rows:
+    if rows:
         out += ["", "Sensitivity:"] + [f"  {a:<28} {b}" for a, b in rows]
     return out
 
@@ -217,64 +202,21 @@ def verdict(r: AuditResult, risk: float) -> str:
     )
 
 
-def md_escape(text: str) -> str:
-    return text.replace("|", "\\|")
+def section(title: str, items: Sequence[str]) -> list[str]:
+    """A closing list of a text report (warnings, notes); nothing when it is empty."""
+    return ["", f"{title}:"] + [f"  - {x}" for x in items] if items else []
 
 
-def section(fmt: str, title: str, items: Sequence[str]) -> list[str]:
-    """A closing list of a text or Markdown report (warnings, notes); nothing when it is empty."""
-    if not items:
-        return []
-    if fmt == "markdown":
-        return ["", f"**{title}**", ""] + [f"- {md_escape(x)}" for x in items]
-    return ["", f"{title}:"] + [f"  - {x}" for x in items]
-
-
-def render_result(
-    fmt: str, markdown: Callable[[], list[str]], text: Callable[[], list[str]], warnings: Sequence[str] = ()
-) -> str:
-    """One result's Markdown or text lines, closed by its warnings (the shape every ``render_*``
-    of a command shares)."""
-    lines = markdown() if fmt == "markdown" else text()
-    return "\n".join(lines + section(fmt, "Warnings", warnings)) + "\n"
+def render_result(lines: list[str], warnings: Sequence[str] = ()) -> str:
+    """One result's text lines, closed by its warnings (the shape every ``render_*`` shares)."""
+    return "\n".join(lines + section("Warnings", warnings)) + "\n"
 
 
 def audit_markdown(r: AuditResult, top: int = 10) -> str:
-    f = r.fit
-    name = md_escape(r.table or r.source)
-    lines = [
-        f"## QaR audit of `{name}`",
-        "",
-        "| measure | value |",
-        "|---|---|",
-        f"| rows | {r.rows:,} |",
-        f"| columns | {len(r.columns)} |",
-        f"| quasi-identifiers (p = {r.p}) | {r.n_qi:,} |",
-        *([f"| grouped | {pruned_line(r)} |"] if r.n_pruned else []),
-        f"| risk T̂({r.p}, {r.alpha:g}) | {'undefined (no tail)' if not f else f'{f.risk:.10g}'} |",
-        *interval_rows("markdown", r),
-        f"| threshold u | {_g(f.u if f else None, 10)} |",
-        f"| exceedances | {f.n_exceedances if f else 0} |",
-        f"| ξ, β | {_g(f.xi if f else None)}, {_g(f.beta if f else None)} |",
-        f"| smallest class | {smallest_class(r)} |",
-        f"| keys (θ = 1) | {r.n_keys} |",
-        "",
-        f"### The {min(top, r.n_qi)} riskiest quasi-identifiers",
-        "",
-        f"| θ | singletons | min class | records in classes < {r.k} | columns |",
-        "|---:|---:|---:|---:|---|",
-    ]
-    for q in r.riskiest(top):
-        cols = ", ".join(f"`{md_escape(c)}`" for c in q.columns)
-        lines.append(f"| {q.theta:.6f} | {q.singletons:,} | {q.min_class_size:,} | {q.records_below(r.k):,} | {cols} |")
-    if r.uniqueness is not None:
-        u = r.uniqueness
-        lines += ["", f"### Uniqueness of groups of k = {u.group_size}", "", "| κ | π exact | k50 | columns |"]
-        lines += ["|---:|---:|---:|---|"]
-        lines += [f"| {kp} | {pe} | {k50} | {md_escape(cols)} |" for cols, kp, pe, k50 in _uniqueness_rows(u, top)]
-    lines += sensitivity_rows("markdown", r)
-    lines += section("markdown", "Warnings", r.warnings) + section("markdown", "Notes", r.column_notes)
-    return "\n".join(lines) + "\n"
+    """The audit's JSON as Markdown, its QIs riskiest first, closed by what T̂ means."""
+    data = r.to_dict() | {"qis": [q.to_dict(r.k) for q in r.riskiest(len(r.qis))]}
+    notes = [small_tail(r.fit.n_exceedances)] if r.fit and r.fit.n_exceedances < SMALL_TAIL else []
+    return result_markdown(r, data, notes + ([verdict(r, r.fit.risk)] if r.fit else []), top=top)
 
 
 @renders(AuditResult, "text", "markdown")

@@ -1,5 +1,5 @@
-"""A comparison for people: text, Markdown and a figure (its JSON is
-:meth:`~qar_sql.results.CompareResult.to_dict`). No database code."""
+"""A comparison for people: text, Markdown (that of its JSON,
+:meth:`~qar_sql.results.CompareResult.to_dict`) and a figure. No database code."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ import numpy as np
 
 from qar_sql import plots
 from qar_sql.errors import UsageError
+from qar_sql.output.markdown import result_markdown
 from qar_sql.output.registry import renders
-from qar_sql.output.render_audit import md_escape, render_result, section
+from qar_sql.output.render_audit import render_result, section
 from qar_sql.results import CompareResult
 
 
@@ -24,7 +25,7 @@ def _pct(x: float | None) -> str:
 
 
 def _rows(r: CompareResult) -> list[tuple[str, str, str]]:
-    """(metric, value, what it means) rows shared by text and Markdown."""
+    """(metric, value, what it means) rows: the text's table, and the Markdown's notes."""
     rows = [
         ("DTC", _g(r.dtc), "median distance from a treated record to its closest original"),
         ("CDR", _g(r.cdr), "median closest / second-closest original distance (1: no single closest)"),
@@ -41,24 +42,12 @@ def _rows(r: CompareResult) -> list[tuple[str, str, str]]:
             "hidden rate when linking on " + (", ".join(r.attacker_columns) or "the attacker's columns"),
         ),
     ]
-    if r.inference is not None:
-        inf = r.inference
-        if inf.kind == "accuracy":
-            rows.append(
-                (
-                    f"inference ({inf.target})",
-                    _pct(inf.value),
-                    "accuracy of reading the target off the nearest treated record",
-                )
-            )
-        else:
-            rows.append(
-                (
-                    f"inference ({inf.target})",
-                    _g(inf.value),
-                    "mean absolute error of reading the target off the nearest treated record",
-                )
-            )
+    inf = r.inference
+    if inf is not None:
+        accuracy = inf.kind == "accuracy"
+        how = "accuracy" if accuracy else "mean absolute error"
+        value = _pct(inf.value) if accuracy else _g(inf.value)
+        rows.append((f"inference ({inf.target})", value, f"{how} of reading the target off the nearest treated record"))
     rows += [
         (f"QaR T̂ original (p = {r.p})", _g(r.risk_original, 6), "re-identification risk of the original"),
         (f"QaR T̂ treated (p = {r.p})", _g(r.risk_treated, 6), "re-identification risk of the treated table"),
@@ -78,8 +67,9 @@ def _missing(r: CompareResult) -> str:
     return f"{how}; {counted}{tokens}"
 
 
-def _largest_changes(r: CompareResult, top: int):
-    return sorted(r.qis, key=lambda q: (-q.theta_original, q.columns))[:top]
+def _largest_changes(r: CompareResult) -> list[int]:
+    """The QIs' positions, the riskiest of the original first."""
+    return sorted(range(len(r.qis)), key=lambda i: (-r.qis[i].theta_original, r.qis[i].columns))
 
 
 def _text_lines(r: CompareResult, top: int) -> list[str]:
@@ -106,39 +96,18 @@ def _text_lines(r: CompareResult, top: int) -> list[str]:
         lines += ["", f"θ before → after for the {min(top, len(r.qis))} riskiest quasi-identifiers of the original:"]
         lines += [
             f"  {q.theta_original:>9.6f} → {q.theta_treated:<9.6f}  {', '.join(q.columns)}"
-            for q in _largest_changes(r, top)
+            for q in (r.qis[i] for i in _largest_changes(r)[:top])
         ]
-    return lines + section("text", "Notes", r.notes)
-
-
-def _markdown_lines(r: CompareResult, top: int) -> list[str]:
-    lines = [
-        f"## Comparison of `{md_escape(r.treated)}` against `{md_escape(r.original)}`",
-        "",
-        f"{r.rows_original:,} original and {r.rows_treated:,} treated records; {len(r.columns)} columns; "
-        f"{r.method.upper()} (saiph, exact) with {r.components} components "
-        f"({100 * r.explained_variance:.1f} % of the variance); link: {r.link or 'none'}; "
-        f"missing numbers: {md_escape(_missing(r))}.",
-        "",
-        "| metric | value | meaning |",
-        "|---|---:|---|",
-    ]
-    lines += [f"| {md_escape(m)} | {v} | {md_escape(why)} |" for m, v, why in _rows(r)]
-    if r.anonymeter:
-        lines += ["", "| anonymeter | risk | 95 % CI |", "|---|---:|---|"]
-        lines += [f"| {a.evaluator} | {a.risk:.4f} | {a.ci_low:.4f} – {a.ci_high:.4f} |" for a in r.anonymeter]
-    if r.qis:
-        lines += ["", "| θ original | θ treated | columns |", "|---:|---:|---|"]
-        lines += [
-            f"| {q.theta_original:.6f} | {q.theta_treated:.6f} | {', '.join(f'`{md_escape(c)}`' for c in q.columns)} |"
-            for q in _largest_changes(r, top)
-        ]
-    return lines + section("markdown", "Notes", r.notes)
+    return lines + section("Notes", r.notes)
 
 
 @renders(CompareResult, "text", "markdown")
 def render_compare(r: CompareResult, fmt: str, *, top: int = 10) -> str:
-    return render_result(fmt, lambda: _markdown_lines(r, top), lambda: _text_lines(r, top))
+    if fmt == "text":
+        return render_result(_text_lines(r, top))
+    data = r.to_dict()  # its Markdown: its JSON's, the QIs as the text orders them, what each metric means
+    data |= {"qis": [data["qis"][i] for i in _largest_changes(r)]}
+    return result_markdown(r, data, [f"{m}: {why}" for m, _, why in _rows(r)], top=top)
 
 
 def plot_compare(r: CompareResult, path: str | Path) -> Path:

@@ -1,5 +1,5 @@
-"""``qar discover``'s result as text and Markdown (its JSON, docs/treatments.md, is
-:meth:`~qar_sql.measures.discovery.DiscoverResult.to_dict`)."""
+"""``qar discover``'s result as text (its JSON, docs/treatments.md, is
+:meth:`~qar_sql.measures.discovery.DiscoverResult.to_dict`, and its Markdown that JSON's)."""
 
 from __future__ import annotations
 
@@ -7,45 +7,16 @@ from collections.abc import Sequence
 
 from qar_sql.measures.discovery import Combination, DiscoverResult
 from qar_sql.output.registry import renders
-from qar_sql.output.render_audit import md_escape, render_result
+from qar_sql.output.render_audit import render_result
 
 
 def _pct(c: Combination) -> str:
     return f"{100 * c.singleton_share:.2f}%"
 
 
-@renders(DiscoverResult, "text", "markdown")
+@renders(DiscoverResult, "text")
 def render_discover(r: DiscoverResult, fmt: str, top: int | None = 20) -> str:
-    shown = r.combinations[:top] if top else r.combinations  # --top 0: all
-    return render_result(fmt, lambda: _discover_markdown(r, shown), lambda: _discover_text(r, shown), r.warnings)
-
-
-def _discover_markdown(r: DiscoverResult, shown: Sequence[Combination]) -> list[str]:
-    best = r.best
-    lines = [
-        f"## Quasi-identifiers of `{md_escape(r.table or r.source)}`",
-        "",
-        f"{r.rows:,} rows; combinations of 1–{r.max_size} of {len(r.columns)} columns"
-        + (", rows with NULL in a combination left out of it" if r.drop_null else "")
-        + ".",
-        "",
-        f"**Best QID:** {', '.join(f'`{md_escape(c)}`' for c in r.best_qid) or 'none (no combination has a singleton)'}"
-        + (f" — {best.singletons:,} singletons ({_pct(best)})" if best else ""),
-        "",
-        f"**Identifiers (H = L):** {'; '.join(', '.join(f'`{md_escape(c)}`' for c in i) for i in r.identifiers) or 'none'}"
-        + f" ({r.skipped:,} supersets skipped)",
-        "",
-        "| columns | rows | distinct | singletons | %S | min class | identifier |",
-        "|---|---:|---:|---:|---:|---:|---|",
-    ]
-    for c in shown:
-        cols = ", ".join(f"`{md_escape(x)}`" for x in c.columns)
-        lines.append(
-            f"| {cols} | {c.rows:,} | {c.distinct:,} | {c.singletons:,} | {_pct(c)} | {c.min_class_size:,} | {'yes' if c.identifier else ''} |"
-        )
-    if len(shown) < len(r.combinations):
-        lines += ["", f"{len(r.combinations) - len(shown):,} more combinations in the JSON output."]
-    return lines
+    return render_result(_discover_text(r, r.combinations[:top] if top else r.combinations), r.warnings)  # --top 0: all
 
 
 def _discover_text(r: DiscoverResult, shown: Sequence[Combination]) -> list[str]:

@@ -1,5 +1,5 @@
-"""Render ``qar history`` (:class:`~qar_sql.results.History`): text, Markdown and the trend
-plot (its JSON is :meth:`~qar_sql.results.History.to_dict`). No database code here: the series are built by :mod:`qar_sql.compliance.history`."""
+"""Render ``qar history`` (:class:`~qar_sql.results.History`): text and the trend plot (its JSON
+is :meth:`~qar_sql.results.History.to_dict`, its Markdown that JSON's). No database code here: the series are built by :mod:`qar_sql.compliance.history`."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 
 from qar_sql.errors import UsageError
 from qar_sql.output.canvas import new_figure
+from qar_sql.output.readable_numbers import dash
 from qar_sql.output.registry import renders
 from qar_sql.plots import literal
 from qar_sql.results import History, HistoryPoint, iso_time
@@ -26,14 +27,6 @@ def age(seconds: float) -> str:
     return f"{hours // 24} d {hours % 24} h"
 
 
-def _g(x: float | None) -> str:
-    return "—" if x is None else f"{x:.6g}"
-
-
-def _signed(x: float | None) -> str:
-    return "—" if x is None else f"{x:+.6g}"
-
-
 def _status(pt: HistoryPoint) -> str:
     """``running (12 min)``; with a gone process or a silent heartbeat, says so."""
     if pt.status != "running" or pt.age_seconds is None:
@@ -46,39 +39,29 @@ def _status(pt: HistoryPoint) -> str:
     return f"running ({'; '.join(notes)})"
 
 
-def history_text(h: History, markdown: bool = False) -> str:
+def history_text(h: History) -> str:
     if not h.series:
         return f"No runs in {h.store} yet; record one with qar audit … --store or qar scan.\n"
-    lines = [f"## Risk history in `{h.store}`" if markdown else f"Risk history in {h.store}"]
+    lines = [f"Risk history in {h.store}"]
+    head = ("when (UTC)", "status", "risk", "change", "rows")
     for s in h.series:
-        lines += ["", f"### {s.label}" if markdown else f"{s.label} — {s.source}"]
-        notes = []
+        lines += ["", f"{s.label} — {s.source}"]
         if s.new_configuration:
-            notes.append(f"New configuration, a new series: {s.new_configuration}.")
+            lines.append(f"  New configuration, a new series: {s.new_configuration}.")
         if s.columns is not None:
-            notes.append(f"Columns ({len(s.columns)}): {', '.join(s.columns)}")
-        if markdown and notes:
-            lines += ["", "  \n".join(notes)]  # a Markdown line break between the notes
-        else:
-            lines += [f"  {n}" for n in notes]
-        head = ("when (UTC)", "status", "risk", "change", "rows")
+            lines.append(f"  Columns ({len(s.columns)}): {', '.join(s.columns)}")
         rows = [
             (
                 iso_time(pt.started_at),
                 _status(pt),
-                _g(pt.risk),
-                _signed(pt.change),
+                dash(pt.risk),
+                dash(pt.change, "+.6g"),
                 "—" if pt.rows is None else f"{pt.rows:,}",
             )
             for pt in s.points
         ]
-        if markdown:
-            lines += ["", "| " + " | ".join(head) + " |", "|---|---|---:|---:|---:|"]
-            lines += ["| " + " | ".join(r) + " |" for r in rows]
-        else:
-            widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
-            lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(head, widths)).rstrip())
-            lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+        widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+        lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in [head, *rows]]
     return "\n".join(lines) + "\n"
 
 
@@ -108,7 +91,6 @@ def plot_history(h: History, path: str | Path) -> Path:
     return path
 
 
-@renders(History, "text", "markdown")
+@renders(History, "text")
 def render_history(h: History, fmt: str) -> str:
-    """``h`` in ``markdown`` or ``text``."""
-    return history_text(h, markdown=fmt == "markdown")
+    return history_text(h)

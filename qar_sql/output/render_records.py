@@ -1,5 +1,5 @@
-"""``qar records`` and ``qar eliminate`` in text and Markdown (their JSON is each result's
-``to_dict()``, and so is the Markdown of ``--by influence`` and ``--by suda``).
+"""``qar records`` and ``qar eliminate`` in text (their JSON is each result's ``to_dict()``, and
+their Markdown that JSON's).
 
 ``qar records`` has three results, one per kind of ``--by``: the exact contributions
 (:class:`~qar_sql.ranking.records.Contributions`, by DT, U+, U* or n_unique), the influence
@@ -10,6 +10,7 @@ ranking (:class:`~qar_sql.ranking.influence.Influence`) and SUDA
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any
 
@@ -21,13 +22,13 @@ from qar_sql.output.render_risk import suda_text
 from qar_sql.parameters.ranking import RecordsParams
 
 # ``qar records``'s results (:func:`qar_sql.commands.records.run`), one type per kind of --by,
-# in text or Markdown as ``params`` (its RecordsParams) asks. ranking/ is above output/
+# in text as ``params`` (its RecordsParams) asks. ranking/ is above output/
 # (it draws with plot_elimination), so its types are named, not imported.
 
 
-@renders("qar_sql.ranking.records.Contributions", "text", "markdown")
+@renders("qar_sql.ranking.records.Contributions", "text")
 def render_contributions(c: Any, fmt: str, *, params: RecordsParams) -> str:
-    return contributions_records(c, fmt, params)
+    return contributions_records(c, params)
 
 
 @renders("qar_sql.ranking.influence.Influence", "text")
@@ -40,42 +41,31 @@ def render_suda(found: SudaRecords, fmt: str, *, params: RecordsParams) -> str:
     return suda_text(found.suda, found.keys, found.key, suda_order(found.suda), params.top or 0)
 
 
-def contributions_records(c, fmt: str, params: RecordsParams) -> str:
-    """``qar records`` (by DT, U+, U* or n_unique) in text or Markdown: the top records of its
-    JSON, each with its key and the QIs it is unique on."""
+def contributions_records(c, params: RecordsParams) -> str:
+    """``qar records`` (by DT, U+, U* or n_unique) in text: the top records of its JSON, each with
+    its key and the QIs it is unique on."""
     data, top = c.to_dict(params), params.top or 0
-    by, summary, shown = data["by"], data["summary"], data["records"][:top]
-    md = fmt == "markdown"
-    cor = summary["correlations"]
+    summary, cor = data["summary"], data["summary"]["correlations"]
 
     def fc(d):
         return "—" if d["pearson"] is None else f"Pearson {d['pearson']:.4f}, Kendall {d['kendall']:.4f}"
 
     lines = [
-        f"{'## ' if md else ''}Records by {by} — T̂ = {c.audit.risk:.10g}, {c.rows:,} records, key {', '.join(c.key)}",
+        f"Records by {data['by']} — T̂ = {c.audit.risk:.10g}, {c.rows:,} records, key {', '.join(c.key)}",
         "",
         f"- records unique on no QI: {100 * summary['share_unique_on_no_qi']:.2f}% ({summary['distinct_patterns']:,} distinct uniqueness patterns)",
         f"- DT–U+: {fc(cor['dt_u_plus'])}",
         f"- DT–U*: {fc(cor['dt_u_star'])}",
         f"- U+–U*: {fc(cor['u_plus_u_star'])}",
         "",
+        f"  {'key':<16} {'DT':>13} {'U+':>9} {'U*':>9} {'n_unique':>8}  unique on",
     ]
-    header = ["key", "DT", "U+", "U*", "n_unique", "unique on (first 3 QIs)"]
-    if md:
-        lines += ["| " + " | ".join(header) + " |", "|---|---:|---:|---:|---:|---|"]
-    else:
-        lines.append(f"  {'key':<16} {'DT':>13} {'U+':>9} {'U*':>9} {'n_unique':>8}  unique on")
-    for row in shown:
+    for row in data["records"][:top]:
         qis = row["unique_on"]
         on = "; ".join("(" + ", ".join(q) + ")" for q in qis[:3]) + (f" … +{len(qis) - 3}" if len(qis) > 3 else "")
         key = ", ".join(str(k) for k in (c.key_of(row["r"]) or ()))
         dt = "undefined" if row["dt"] is None else f"{row['dt']:.6e}"
-        if md:
-            lines.append(
-                f"| {key} | {dt} | {row['u_plus']:.4f} | {row['u_star']:.4f} | {row['n_unique']} | {on.replace('|', '/')} |"
-            )
-        else:
-            lines.append(f"  {key:<16} {dt:>13} {row['u_plus']:>9.4f} {row['u_star']:>9.4f} {row['n_unique']:>8}  {on}")
+        lines.append(f"  {key:<16} {dt:>13} {row['u_plus']:>9.4f} {row['u_star']:>9.4f} {row['n_unique']:>8}  {on}")
     if data["warnings"]:
         lines += ["", "Warnings:"] + [f"  - {w}" for w in data["warnings"]]
     return "\n".join(lines) + "\n"
@@ -92,52 +82,30 @@ def influence_records(inf, params: RecordsParams) -> str:
     if cor:
         lines.append(f"- influence vs exact DT: Pearson {cor['pearson']:.8f}, Kendall {cor['kendall']:.8f}")
     if refine:
-        lines += [
-            "",
-            f"Exact DT of the top {len(refined)} by influence, ranked by DT:",
-            f"  {'key':<16} {'DT':>13} {'influence':>13}",
-        ]
-        for row in refined[:top]:
-            key = row["key"] if not isinstance(row["key"], list) else ", ".join(map(str, row["key"]))
-            dt = "undefined" if row["dt"] is None else f"{row['dt']:.6e}"
-            lines.append(f"  {str(key):<16} {dt:>13} {row['influence']:>13.6e}")
-        return "\n".join(lines) + "\n"
-    lines += ["", f"  {'key':<16} {'influence':>13}"]
-    for row in rows[:top]:
+        lines += ["", f"Exact DT of the top {len(refined)} by influence, ranked by DT:"]
+    lines += [f"  {'key':<16} {'DT':>13} {'influence':>13}" if refine else f"\n  {'key':<16} {'influence':>13}"]
+    for row in (refined if refine else rows)[:top]:
         key = row["key"] if not isinstance(row["key"], list) else ", ".join(map(str, row["key"]))
-        lines.append(f"  {str(key):<16} {row['influence']:>13.6e}")
+        dt = "" if not refine else f" {'undefined' if row['dt'] is None else format(row['dt'], '.6e'):>13}"
+        lines.append(f"  {str(key):<16}{dt} {row['influence']:>13.6e}")
     return "\n".join(lines) + "\n"
 
 
-@renders("qar_sql.ranking.eliminate.Elimination", "text", "markdown")
+@renders("qar_sql.ranking.eliminate.Elimination", "text")
 def render_eliminate(res, fmt: str, plot_path: str | None = None) -> str:
-    """``qar eliminate`` in text or Markdown (``plot_path``: where the curves were drawn)."""
-    md = fmt == "markdown"
+    """``qar eliminate`` in text (``plot_path``: where the curves were drawn)."""
     names = list(res.curves)
     lines = [
-        f"{'## ' if md else ''}Backward elimination: T̂₀ = {res.risk:.10g}, {res.rows:,} records, step {res.step}",
+        f"Backward elimination: T̂₀ = {res.risk:.10g}, {res.rows:,} records, step {res.step}",
         "",
+        "  reduction 1 − T̂ₖ/T̂₀ (%)",
+        f"  {'removed':>8} " + " ".join(f"{n:>10}" for n in names),
     ]
-    if md:
-        lines += ["| removed | " + " | ".join(names) + " |", "|---:|" + "---:|" * len(names)]
-    else:
-        lines.append("  reduction 1 − T̂ₖ/T̂₀ (%)")
-        lines.append(f"  {'removed':>8} " + " ".join(f"{n:>10}" for n in names))
-    n_points = max((len(v) for v in res.curves.values()), default=0)
-    for i in range(n_points):
-        k = next(v[i].removed for v in res.curves.values() if len(v) > i)
-        cells = []
-        for n in names:
-            pts = res.curves[n]
-            red = pts[i].reduction if i < len(pts) else None
-            cells.append("no tail" if red is None else f"{100 * red:.2f}")
-        lines.append(
-            ("| " + str(k) + " | " + " | ".join(cells) + " |")
-            if md
-            else f"  {k:>8} " + " ".join(f"{c:>10}" for c in cells)
-        )
-    for name, auc in res.auc.items():
-        lines.append(f"\n{name} AUC (25% held out): {auc:.4f}")
+    for points in itertools.zip_longest(*res.curves.values()):
+        k = next(p.removed for p in points if p is not None)
+        cells = ["no tail" if p is None or p.reduction is None else f"{100 * p.reduction:.2f}" for p in points]
+        lines.append(f"  {k:>8} " + " ".join(f"{c:>10}" for c in cells))
+    lines += [f"\n{name} AUC (25% held out): {auc:.4f}" for name, auc in res.auc.items()]
     if plot_path:
         lines.append(f"\nPlot written to {plot_path}")
     return "\n".join(lines) + "\n"

@@ -1,4 +1,4 @@
-"""``qar risk`` (text, Markdown; its JSON is :meth:`~qar_sql.measures.classic.RiskResult.to_dict`)
+"""``qar risk`` in text and Markdown (that of its JSON, :meth:`~qar_sql.measures.classic.RiskResult.to_dict`)
 and ``qar records --by suda`` in text. No database code here."""
 
 from __future__ import annotations
@@ -7,6 +7,8 @@ from typing import Any
 
 from qar_sql.errors import shown
 from qar_sql.measures.classic import QIRisk, RiskResult, SudaResult
+from qar_sql.output.markdown import result_markdown
+from qar_sql.output.readable_numbers import dash
 from qar_sql.output.registry import renders
 
 
@@ -15,10 +17,6 @@ def _pitman_params(pu) -> str:
     if pu.pitman_theta is None or pu.pitman_alpha is None:
         return ""
     return f" (θ = {pu.pitman_theta:.6g}, α = {pu.pitman_alpha:.6g})"
-
-
-def _g(x: float | None, digits: int = 4) -> str:
-    return "—" if x is None else f"{x:.{digits}g}"
 
 
 def _pct(x: float | None) -> str:
@@ -37,7 +35,7 @@ def _lines(q: QIRisk, r: RiskResult) -> list[tuple[str, str]]:
         ("expected re-identifications", f"{q.expected_reidentifications:,.2f} (global risk {_pct(q.global_risk)})"),
         (
             "prosecutor risk",
-            f"highest {_g(q.prosecutor.highest)}, average {_g(q.prosecutor.average)}, "
+            f"highest {dash(q.prosecutor.highest, '.4g')}, average {dash(q.prosecutor.average, '.4g')}, "
             f"records above {r.risk_threshold:g}: {_pct(q.prosecutor.records_at_risk)}",
         ),
     ]
@@ -46,17 +44,17 @@ def _lines(q: QIRisk, r: RiskResult) -> list[tuple[str, str]]:
         out.append(
             (
                 "individual risk (Benedetti–Franconi)",
-                f"highest {_g(ir.highest)}, records above {r.risk_threshold:g}: {_pct(ir.records_at_risk)}",
+                f"highest {dash(ir.highest, '.4g')}, records above {r.risk_threshold:g}: {_pct(ir.records_at_risk)}",
             )
         )
     if r.weight:
         out += [
             (
                 "journalist risk",
-                f"highest {_g(q.journalist.highest)}, average {_g(q.journalist.average)}, "
+                f"highest {dash(q.journalist.highest, '.4g')}, average {dash(q.journalist.average, '.4g')}, "
                 f"records above {r.risk_threshold:g}: {_pct(q.journalist.records_at_risk)}",
             ),
-            ("marketer risk", _g(q.marketer)),
+            ("marketer risk", dash(q.marketer, ".4g")),
         ]
     pu = q.population_uniqueness
     if pu is not None:
@@ -72,14 +70,14 @@ def _lines(q: QIRisk, r: RiskResult) -> list[tuple[str, str]]:
         out.append(
             (
                 "l-diversity",
-                f"distinct {_g(ld.distinct)}, entropy {_g(ld.entropy)}, recursive (2, l) {_g(ld.recursive_c2)}; "
+                f"distinct {dash(ld.distinct, '.4g')}, entropy {dash(ld.entropy, '.4g')}, recursive (2, l) {dash(ld.recursive_c2, '.4g')}; "
                 f"records in classes with l < {ld.threshold}: {ld.records_below:,}",
             )
         )
         out.append(
             (
                 "t-closeness",
-                f"{_g(q.t_closeness)}; records in classes above t = {r.t_threshold:g}: "
+                f"{dash(q.t_closeness, '.4g')}; records in classes above t = {r.t_threshold:g}: "
                 f"{q.t_closeness_records_above or 0:,}",
             )
         )
@@ -120,17 +118,6 @@ def risk_text(r: RiskResult, top: int = 10) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def risk_markdown(r: RiskResult, top: int = 10) -> str:
-    out = [f"# Classic risk measures of `{r.source}`", "", f"{r.rows:,} rows, missing values: {r.missing}.", ""]
-    for q in r.riskiest(top):
-        out += [f"## {', '.join(q.columns)}", "", "| measure | value |", "|---|---|"]
-        out += [f"| {label} | {value.replace('|', '/')} |" for label, value in _lines(q, r)]
-        out.append("")
-    out += [f"> Warning: {w}" for w in r.warnings]
-    out += [f"> Note: {n}" for n in r.column_notes]
-    return "\n".join(out).rstrip() + "\n"
-
-
 def _people(n: int) -> str:
     """N with thousands separators, or in scientific notation beyond 15 digits (N = n/f from a
     tiny fraction is a float's digits, not a count anyone wrote)."""
@@ -139,7 +126,10 @@ def _people(n: int) -> str:
 
 @renders(RiskResult, "text", "markdown")
 def render_risk(r: RiskResult, fmt: str, *, top: int = 10) -> str:
-    return risk_markdown(r, top) if fmt == "markdown" else risk_text(r, top)
+    if fmt == "text":
+        return risk_text(r, top)
+    data = r.to_dict()  # its Markdown: its JSON's, the QIs as the text orders them
+    return result_markdown(r, data | {"qis": [data["qis"][i] for i in r.html_order()]}, top=top)
 
 
 def suda_text(s: SudaResult, keys: Any, key_names, order, top: int) -> str:

@@ -1,6 +1,6 @@
-"""Render ``qar scan`` (:class:`~qar_sql.results.ScanReport`): the text and Markdown summaries
-and the JUnit XML of a CI gate (its JSON is :meth:`~qar_sql.results.ScanReport.to_dict`). No database code here: the scans are run by
-:mod:`qar_sql.compliance.scans`."""
+"""Render ``qar scan`` (:class:`~qar_sql.results.ScanReport`): the text summary and the JUnit XML
+of a CI gate (its JSON is :meth:`~qar_sql.results.ScanReport.to_dict`, its Markdown that JSON's).
+No database code here: the scans are run by :mod:`qar_sql.compliance.scans`."""
 
 from __future__ import annotations
 
@@ -9,12 +9,9 @@ import xml.etree.ElementTree as ET
 
 from qar_sql.engines.secrets import scrub
 from qar_sql.output.bidi import neutral_bidi
+from qar_sql.output.readable_numbers import dash
 from qar_sql.output.registry import renders
 from qar_sql.results import ScanOutcome, ScanReport
-
-
-def _risk(x: float | None) -> str:
-    return "—" if x is None else f"{x:.6g}"
 
 
 def target(o: ScanOutcome) -> str:
@@ -25,7 +22,7 @@ def target(o: ScanOutcome) -> str:
 def summary_text(report: ScanReport) -> str:
     head = ("scan", "table", "risk", "warn above", "fail above", "status")
     rows = [
-        (o.name, target(o), _risk(o.risk), _risk(o.warn_above), _risk(o.fail_above), o.status.upper())
+        (o.name, target(o), dash(o.risk), dash(o.warn_above), dash(o.fail_above), o.status.upper())
         for o in report.outcomes
     ]
     widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
@@ -50,46 +47,6 @@ def summary_text(report: ScanReport) -> str:
 
 def _scans(n: int) -> str:
     return f"{n} scan" + ("" if n == 1 else "s")
-
-
-def _md(text: str) -> str:
-    """``text`` in a Markdown table cell: no raw HTML (a remote image in a pull-request comment,
-    an unclosed ``<!--`` hiding the rest), no cell break."""
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def _code(text: str) -> str:
-    """``text`` in a code span of a table cell: shown as is, so only a backtick (which would end
-    the span) and the cell's own breaks are replaced."""
-    return text.replace("`", "'").replace("|", "\\|").replace("\n", " ")
-
-
-def summary_markdown(report: ScanReport) -> str:
-    icon = {"ok": "✅ ok", "warn": "⚠️ warn", "fail": "❌ fail", "error": "💥 error"}
-    lines = [
-        "## QaR compliance scan",
-        "",
-        f"{_scans(len(report.outcomes))}: {report.count('ok')} ok, {report.count('warn')} warn, "
-        f"{report.count('fail')} fail, {report.count('error')} error.",
-        "",
-        "| scan | table | risk | warn above | fail above | status |",
-        "|---|---|---:|---:|---:|---|",
-    ]
-    for o in report.outcomes:
-        lines.append(
-            f"| {_md(o.name)} | `{_code(target(o))}` | {_risk(o.risk)} | {_risk(o.warn_above)} | "
-            f"{_risk(o.fail_above)} | {icon[o.status]} |"
-        )
-    if report.notes:
-        lines += ["", "**Thresholds from outside the scan file**", ""] + [f"- {_md(n)}" for n in report.notes]
-    errors = [f"- **{_md(o.name)}**: {_md(o.error)}" for o in report.outcomes if o.error]
-    if errors:
-        lines += ["", "**Errors**", ""] + errors
-    if report.not_run:
-        lines += ["", f"**Interrupted**: not run: {', '.join(_md(n) for n in report.not_run)}"]
-    # a scan named with U+202E would read reversed in a pull-request comment
-    return neutral_bidi("\n".join(lines) + "\n")
 
 
 def _xml_text(text: str) -> str:
@@ -129,11 +86,11 @@ def junit_xml(report: ScanReport) -> str:
         for key, value in (
             ("table", o.table or ""),
             ("source", o.source),
-            ("risk", _risk(o.risk)),
+            ("risk", dash(o.risk)),
             ("p", str(o.p)),
             ("alpha", f"{o.alpha:g}"),
-            ("warn_above", _risk(o.warn_above)),
-            ("fail_above", _risk(o.fail_above)),
+            ("warn_above", dash(o.warn_above)),
+            ("fail_above", dash(o.fail_above)),
         ):
             ET.SubElement(props, "property", {"name": key, "value": _xml_text(value)})
         if o.status == "fail":
@@ -149,11 +106,11 @@ def junit_xml(report: ScanReport) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-@renders(ScanReport, "text", "markdown", "html")
+@renders(ScanReport, "text", "html")
 def render_scan(report: ScanReport, fmt: str) -> str:
-    """``report`` in ``markdown`` or ``text`` (also for ``html``, whose pages are in
-    ``--report-dir``: stdout has the text summary)."""
-    return summary_markdown(report) if fmt == "markdown" else summary_text(report)
+    """``report`` in text (also for ``html``, whose pages are in ``--report-dir``: stdout has the
+    text summary)."""
+    return summary_text(report)
 
 
 def stderr_lines(report: ScanReport, fmt: str) -> list[str]:

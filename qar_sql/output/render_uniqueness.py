@@ -1,5 +1,5 @@
-"""Render ``qar uniqueness`` (text, Markdown) and draw its figures (matplotlib). Its JSON is
-:meth:`qar_sql.results.UniquenessResult.to_dict`.
+"""Render ``qar uniqueness`` (text, and Markdown from its JSON,
+:meth:`qar_sql.results.UniquenessResult.to_dict`) and draw its figures (matplotlib).
 """
 
 from __future__ import annotations
@@ -10,8 +10,9 @@ import numpy as np
 
 from qar_sql import plots
 from qar_sql.errors import ParameterError
+from qar_sql.output.markdown import result_markdown
 from qar_sql.output.registry import renders
-from qar_sql.output.render_audit import md_escape, percent, render_result
+from qar_sql.output.render_audit import percent, render_result
 from qar_sql.results import QIUniqueness, UniquenessResult
 from qar_sql.stats import koot as U
 
@@ -24,15 +25,6 @@ def _cols(q: QIUniqueness) -> str:
 
 def _title(r: UniquenessResult) -> str:
     return r.table or r.source
-
-
-def _scenario_rows(r: UniquenessResult, top: int) -> list[tuple[str, QIUniqueness, list[QIUniqueness]]]:
-    """For the riskiest QIs: (columns, before, after in each scenario)."""
-    out = []
-    for q in r.qis[:top]:
-        after = [next(a for a in s.qis if a.index == q.index) for s in r.scenarios]
-        out.append((_cols(q), q, after))
-    return out
 
 
 def _text_lines(r: UniquenessResult, top: int) -> list[str]:
@@ -80,57 +72,23 @@ def _text_lines(r: UniquenessResult, top: int) -> list[str]:
             lines.append(f"    {_p(e.exposure):>9}  class of {e.class_size:,}  ({values})")
     if r.scenarios:
         lines += ["", "  Treatments (kappa and pi_exact before -> after):", ""]
-        for cols, q, after in _scenario_rows(r, top):
-            lines.append(f"  {cols}")
-            lines.append(f"    {'original':<30}  kappa {q.kappa:.4f}  pi_exact {_p(q.pi_exact):>9}  k50 {q.k50:,}")
-            for s, a in zip(r.scenarios, after):
-                lines.append(f"    {s.name:<30}  kappa {a.kappa:.4f}  pi_exact {_p(a.pi_exact):>9}  k50 {a.k50:,}")
-    return lines
-
-
-def _markdown_lines(r: UniquenessResult, top: int) -> list[str]:
-    lines = [
-        f"## Uniqueness probability of groups of k = {r.group_size} in `{md_escape(_title(r))}`",
-        "",
-        f"{r.rows:,} rows; {len(r.qis):,} QIs of p = {r.p}; domain: {r.domain_mode}; "
-        f"k_at: the largest k with pi_exact ≥ {r.target:g}.",
-        "",
-        "| QI | M | κ | π exact | π KL | π KL-u | π uniform | π Poisson | k50 | k_at |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for q in r.qis[:top]:
-        lines.append(
-            f"| {md_escape(_cols(q))} | {q.domain:,} | {q.kappa:.4f} | {_p(q.pi_exact)} | {_p(q.pi_kl)} | {_p(q.pi_kl_u)} | "
-            f"{_p(q.pi_uniform)} | {_p(q.pi_poisson)} | {q.k50:,} | {q.k_at:,} |"
-        )
-    for q in (q for q in r.qis if q.most_exposed):
-        lines += [
-            "",
-            f"**Most exposed records on ({md_escape(_cols(q))})**",
-            "",
-            "| exposure | class size | values |",
-            "|---:|---:|---|",
-        ]
-        for e in q.most_exposed:
-            values = ", ".join("NULL" if v is None else str(v) for v in e.values)
-            lines.append(f"| {_p(e.exposure)} | {e.class_size:,} | {md_escape(values)} |")
-    if r.scenarios:
-        lines += [
-            "",
-            "**Treatments** (κ / π exact)",
-            "",
-            "| QI | original | " + " | ".join(md_escape(s.name) for s in r.scenarios) + " |",
-        ]
-        lines.append("|---|---:|" + "---:|" * len(r.scenarios))
-        for cols, q, after in _scenario_rows(r, top):
-            cells = [f"{a.kappa:.4f} / {_p(a.pi_exact)}" for a in after]
-            lines.append(f"| {md_escape(cols)} | {q.kappa:.4f} / {_p(q.pi_exact)} | " + " | ".join(cells) + " |")
+        for q in shown:  # before, then after each treatment
+            lines.append(f"  {_cols(q)}")
+            after = [(s.name, next(a for a in s.qis if a.index == q.index)) for s in r.scenarios]
+            for name, a in [("original", q), *after]:
+                lines.append(f"    {name:<30}  kappa {a.kappa:.4f}  pi_exact {_p(a.pi_exact):>9}  k50 {a.k50:,}")
     return lines
 
 
 @renders(UniquenessResult, "text", "markdown")
 def render_uniqueness(r: UniquenessResult, fmt: str, *, top: int = 10) -> str:
-    return render_result(fmt, lambda: _markdown_lines(r, top), lambda: _text_lines(r, top), r.warnings)
+    if fmt == "text":
+        return render_result(_text_lines(r, top), r.warnings)
+    notes = [
+        f"QIs by the largest chance that all {r.group_size} people are unique (pi_exact); "
+        f"k_at: the largest k with pi_exact ≥ {r.target:g}."
+    ]
+    return result_markdown(r, r.to_dict(), notes, top=top)
 
 
 # --- figures ----------------------------------------------------------------------------------

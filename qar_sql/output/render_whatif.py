@@ -1,12 +1,13 @@
-"""``qar whatif``'s result as text and Markdown (its JSON, docs/treatments.md, is
-:meth:`qar_sql.treat.whatif.WhatIfResult.to_dict`)."""
+"""``qar whatif``'s result as text (its JSON, docs/treatments.md, is
+:meth:`qar_sql.treat.whatif.WhatIfResult.to_dict`, and its Markdown that JSON's)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from qar_sql.output.readable_numbers import dash
 from qar_sql.output.registry import renders
-from qar_sql.output.render_audit import md_escape, render_result
+from qar_sql.output.render_audit import render_result
 
 # output/ is below treat/ (CONTRIBUTING.md's flow), so the result types are not imported here:
 # a WhatIfResult (qar_sql.treat.whatif) is read by its attributes.
@@ -14,60 +15,26 @@ WhatIfResult = Any
 Scenario = Any
 
 
-def _risk_text(x: float | None) -> str:
-    return "—" if x is None else f"{x:.6g}"
-
-
 def _extra(s: Scenario) -> list[str]:
     """true S (share of singletons left with their original QID), the largest PRAM posterior
     odds, IL1s and the utility score, as table cells."""
     il = s.information_loss
-
-    def fmt(x: float | None, spec: str) -> str:
-        return "—" if x is None else format(x, spec)
-
     share = s.true_singleton_share if s.treatments else None
     return [
-        fmt(None if share is None else 100 * share, ".1f") + ("%" if share is not None else ""),
-        fmt(s.posterior_odds_max, ".3f"),
-        fmt(il.il1s if il else None, ".4g"),
-        fmt(il.utility if il else None, ".3f"),
+        dash(None if share is None else 100 * share, ".1f") + ("%" if share is not None else ""),
+        dash(s.posterior_odds_max, ".3f"),
+        dash(il.il1s if il else None, ".4g"),
+        dash(il.utility if il else None, ".3f"),
     ]
 
 
-@renders("qar_sql.treat.whatif.WhatIfResult", "text", "markdown")
+@renders("qar_sql.treat.whatif.WhatIfResult", "text")
 def render_whatif(r: WhatIfResult, fmt: str) -> str:
-    return render_result(fmt, lambda: _whatif_markdown(r), lambda: _whatif_text(r), r.warnings)
+    return render_result(_whatif_text(r), r.warnings)
 
 
 def _risk_label(r: WhatIfResult) -> str:
     return f"T̂({r.p}, {r.alpha:g})"
-
-
-def _whatif_markdown(r: WhatIfResult) -> list[str]:
-    has_risk, tlabel, name = bool(r.audit_columns), _risk_label(r), r.table or r.source
-    lines = [
-        f"## What-if treatments on `{md_escape(name)}`",
-        "",
-        f"QID: {', '.join(f'`{md_escape(c)}`' for c in r.qid)}; {r.original.rows:,} rows"
-        + (" (rows with NULL in the QID dropped)" if r.drop_null else "")
-        + ".",
-        "",
-        "| treatments | #S | %S | MR | DV | min class |"
-        + (f" {tlabel} |" if has_risk else "")
-        + " true S | max odds | IL1s | utility |",
-        "|---|---:|---:|---:|---:|---:|" + ("---:|" if has_risk else "") + "---:|---:|---:|---:|",
-    ]
-    for s in r.scenarios:
-        lines.append(
-            f"| {md_escape(s.name)} | {s.singletons:,} | {100 * s.singleton_share:.2f} | {s.modified_rows:,} | "
-            f"{s.distinct:,} | {s.min_class_size:,} |"
-            + (f" {_risk_text(s.risk)} |" if has_risk else "")
-            + " "
-            + " | ".join(_extra(s))
-            + " |"
-        )
-    return lines
 
 
 def _whatif_text(r: WhatIfResult) -> list[str]:
@@ -80,7 +47,7 @@ def _whatif_text(r: WhatIfResult) -> list[str]:
         f"  rows       {r.original.rows:,}" + (" (rows with NULL in the QID dropped)" if r.drop_null else ""),
     ]
     if has_risk:
-        lines.append(f"  risk       {tlabel} over {len(r.audit_columns)} columns; before: {_risk_text(r.risk_before)}")
+        lines.append(f"  risk       {tlabel} over {len(r.audit_columns)} columns; before: {dash(r.risk_before)}")
     lines += [
         "",
         f"  {'treatments':<{width}}  {'#S':>8}  {'%S':>7}  {'MR':>9}  {'DV':>9}  {'min class':>9}"
@@ -91,7 +58,7 @@ def _whatif_text(r: WhatIfResult) -> list[str]:
         lines.append(
             f"  {s.name:<{width}}  {s.singletons:>8,}  {100 * s.singleton_share:>6.2f}%  {s.modified_rows:>9,}  "
             f"{s.distinct:>9,}  {s.min_class_size:>9,}"
-            + (f"  {_risk_text(s.risk):>12}" if has_risk else "")
+            + (f"  {dash(s.risk):>12}" if has_risk else "")
             + "  {:>7}  {:>8}  {:>7}  {:>7}".format(*_extra(s))
         )
     return lines

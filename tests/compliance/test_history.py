@@ -152,7 +152,7 @@ def test_a_configuration_change_starts_a_new_series(tmp_path):
     assert [s["columns"] for s in series] == [COLS, COLS[:3], COLS]
     assert [s["new_configuration"] for s in series][1:] == ["4 → 3 columns (−job)", "3 → 4 columns (+job); p 2 → 1"]
     md = CliRunner().invoke(cli, ["history", "--store", store, "-f", "markdown"]).output
-    assert "New configuration, a new series: 3 → 4 columns (+job); p 2 → 1." in md
+    assert "| new\\_configuration | 3 → 4 columns (+job); p 2 → 1 |" in md
 
 
 def test_a_table_filter_on_a_store_of_file_runs_says_what_it_holds(tmp_path):

@@ -75,7 +75,7 @@ def test_audit_text_says_how_to_read_the_risk(checkout, monkeypatch):
         f"on the riskiest quasi-identifier ({', '.join(worst['columns'])})"
     ) in text
     assert "not a confidence interval" in text
-    assert "Read it as" not in invoke(args + ["-f", "markdown"], checkout, monkeypatch).stdout
+    assert "Read it as: T̂ =" in invoke(args + ["-f", "markdown"], checkout, monkeypatch).stdout
 
 
 def test_the_compare_help_example_runs_as_written(checkout, monkeypatch):

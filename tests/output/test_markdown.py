@@ -28,7 +28,9 @@ def test_shapes_become_tables_lists_and_sections():
         "missing": None,
         "ok": True,
         "applied": ["one", "two"],
-        "items": [{"name": "x", "n": 1}, {"name": "y", "extra": 2.5, "codes": [1, 2]}],
+        "warnings": ["a sentence", "another one"],
+        "seconds": 0.53,
+        "items": [{"name": "x", "n": 1}, {"name": "y", "extra": 2.5, "codes": [1, 2], "pairs": [[1, 2], [3]]}],
         "settings": {"jobs": 2, "fmt": "text"},
         "nested": {"inner": {"k": 1}, "level": 3},
     }
@@ -38,12 +40,31 @@ def test_shapes_become_tables_lists_and_sections():
     # a whole number as written (it may be a key), any other number as the reports show it
     assert ["rows", "30162"] in rows and ["risk", "0.9709"] in rows
     assert ["empty", "none"] in rows and ["missing", "—"] in rows and ["ok", "yes"] in rows
-    assert "### applied\n\n- one\n- two" in md
+    # a list of values in one cell, a list of sentences as a list; a run's wall-clock left out
+    assert ["applied", "one, two"] in rows and "### warnings\n\n- a sentence\n- another one" in md
+    assert "seconds" not in md
     # a list of records: the union of their keys as the header, a missing key an empty dash
-    assert "### items\n\n| name | n | extra | codes |" in md
-    assert ["x", "1", "—", "—"] in rows and ["y", "—", "2.5", "1, 2"] in rows
+    assert "### items\n\n| name | n | extra | codes | pairs |" in md
+    assert ["x", "1", "—", "—", "—"] in rows and ["y", "—", "2.5", "1, 2", "(1, 2), (3)"] in rows
     assert "### settings\n\n| field | value |" in md and ["jobs", "2"] in rows
     assert "### nested" in md and "#### inner" in md and ["level", "3"] in rows and ["k", "1"] in rows
+
+
+def test_long_lists_are_cut_at_top_and_sibling_mappings_share_a_table():
+    data = {
+        "qis": [{"i": i} for i in range(5)],
+        "wide": [{f"c{j}": j for j in range(20)}],
+        "u_interval": {"low": 1, "high": 2},
+        "xi_interval": {"low": 3, "high": 4},
+    }
+    md = to_markdown(data, top=2)
+    rows = _rows(md)
+    assert ["0"] in rows and ["1"] in rows and ["2"] not in rows
+    assert "3 more in the JSON output (--format json)." in md
+    assert "### wide (1)" in md and ["c19", "19"] in rows  # too wide for a row: a section
+    assert "### u\\_interval, xi\\_interval\n\n| field | low | high |" in md
+    assert ["u\\_interval", "1", "2"] in rows and ["xi\\_interval", "3", "4"] in rows
+    assert ["4"] in _rows(to_markdown(data, top=0))  # 0: all
 
 
 def test_hostile_text_is_one_literal_cell():
