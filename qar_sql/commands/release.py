@@ -95,7 +95,6 @@ COMPARE_DOC = """Compare ``treated`` (a file, or a table of a DuckDB file or dat
     ``treatments``) only DTC, CDR, inference and the QaR risks are computed.
 """
 
-#: Every option in ``--help`` order.
 COMPARE_ORDER = (
     "table", "treated_table", "treatments", "link", "aligned", "columns", "exclude", "categorical", "components",
     "attacker_columns", "target", "p", "alpha", "pi_u", "pwm", "no_risk", "fail_below", "plot", "anonymeter",
@@ -135,7 +134,6 @@ COMPARE: Command[CompareParams, CompareResult] = Command(
     cli_keywords={"on_cli": True},
 )
 
-#: ``qar_sql.compare(original, treated=None, *, link=None, ...)``: the keywords are CompareParams' fields.
 compare = api_function(COMPARE)
 
 
@@ -213,7 +211,6 @@ REPORT_DOC = """Build the HTML report of ``source`` (``.to_html()`` renders it a
     run's report without reading any source.
 """
 
-#: Every option in ``--help`` order.
 REPORT_ORDER = (
     *SOURCE_ORDER, *TAIL_ORDER, "k", "key", "top", "fail_above", "treatments", "group_size", "compare",
     "treated_table", "link", "aligned", "no_classic", "classic_flag", "weight", "sensitive", "population",
@@ -270,6 +267,4 @@ REPORT: Command[ReportParams, ReportInputs] = Command(
     prints=False,
 )
 
-#: ``qar_sql.report(source, *, output=None, ...)``: the keywords are ReportParams' fields and the
-#: source options.
 report = api_function(REPORT)

@@ -1,10 +1,4 @@
-"""``qar risk``: the classic disclosure-risk measures (sdcMicro, ARX) of every quasi-identifier.
-
-One :class:`~qar_sql.command.Command` (:data:`COMMAND`): its parameters
-(:class:`~qar_sql.parameters.measures.RiskParams`, whose fields are its options), ``run(session,
-params, progress) → result``, the ``--per-record`` file checked before any connection
-(:func:`prepare`, :func:`files`) and the HTML report; ``qar risk`` and :func:`risk` are made from it.
-"""
+"""``qar risk``: the classic disclosure-risk measures (sdcMicro, ARX) of every quasi-identifier."""
 
 from __future__ import annotations
 
@@ -79,7 +73,6 @@ def _report(result: RiskResult, params: RiskParams, extras: Extras) -> str:
     return html(shown, sql=extras.sql, classic=result)
 
 
-#: Every option in ``--help`` order.
 ORDER = (
     "table", "columns", "exclude", "delimiter", "null_tokens", "p", "weight", "sensitive", "ordered", "missing",
     "sampling_fraction", "population", "risk_threshold", "l_threshold", "t_threshold", "per_record", "key",
@@ -116,6 +109,4 @@ COMMAND: Command[RiskParams, RiskResult] = Command(
     html=_report,
 )
 
-#: ``qar_sql.risk(source, *, columns=None, p=None, weight=None, ...)``: the keywords are
-#: RiskParams' fields and the source options.
 risk = api_function(COMMAND)

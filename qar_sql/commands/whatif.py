@@ -1,11 +1,7 @@
 """``qar whatif``: what would a treatment buy? Pastore et al.'s Table 1 for each treatment and
 combination of a treatments file; the algorithm is :mod:`qar_sql.treat.whatif`.
 
-One :class:`~qar_sql.command.Command` (:data:`COMMAND`): its parameters
-(:class:`~qar_sql.parameters.treat.WhatIfParams`, whose fields are its options), :func:`prepare`
-(the treatments file read before any connection) and ``run(session, params, progress) →
-result``; ``qar whatif`` and :func:`whatif` are made from it. ``--emit-sql`` prints the view of
-the treated release instead (:func:`_emit_sql`).
+``--emit-sql`` prints the view of the treated release instead (:func:`_emit_sql`).
 """
 
 from __future__ import annotations
@@ -119,6 +115,4 @@ COMMAND: Command[WhatIfParams, WhatIfResult] = Command(
     html=_report,
 )
 
-#: ``qar_sql.whatif(source, *, treatments, qid=None, combine=None, ...)``: the keywords are
-#: WhatIfParams' fields and the source options.
 whatif = api_function(COMMAND)
