@@ -117,7 +117,11 @@ COMMAND: Command[RecordsParams, Any] = Command(
             help="With --store: store the top records' keys as HMAC-SHA256, not in clear; needs a secret "
             "($QAR_HASH_SECRET or --hash-secret-file).",
         ),
-        "hash_secret_file": cli_options.hash_secret_file_option("for --hash-keys (instead of $QAR_HASH_SECRET)"),
+        "hash_secret_file": cli_options.file_option(
+            "--hash-secret-file",
+            envvar="QAR_HASH_SECRET_FILE",
+            help="File holding the secret for --hash-keys (instead of $QAR_HASH_SECRET).",
+        ),
         "fmt": cli_options.fmt_html,
         "quiet": cli_options.quiet,
     },

@@ -91,9 +91,11 @@ COMMAND: Command[WhatIfParams, WhatIfResult] = Command(
         "emit_sql": click.option(
             "--emit-sql", is_flag=True, help="Print CREATE VIEW for the treated release instead of measuring it."
         ),
-        "apply_": cli_options.names_option(
+        "apply_": click.option(
             "--apply",
             "apply_",
+            multiple=True,
+            callback=cli_options.split_names,
             help="With --emit-sql: treatments of the release, in order (default: the file's release, else all).",
         ),
         "dialect": click.option(
