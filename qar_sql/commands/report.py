@@ -290,25 +290,16 @@ def with_intervals(result: AuditResult, level: float | None, resamples: int | No
 
 
 def release_context(
-    threshold: float | None,
-    threshold_source: str | None = None,
-    title: str | None = None,
-    owner: str | None = None,
-    purpose: str | None = None,
-    release_kind: str = "internal",
-) -> dict[str, Any]:
+    threshold: float | None, threshold_source: str | None = None, title: str | None = None,
+    owner: str | None = None, purpose: str | None = None, release_kind: str = "internal",
+) -> dict[str, Any]:  # fmt: skip
     """The :class:`ReportInputs` fields of the first page's context, checked: a threshold is a
     risk in [0, 1] (None: the user set none, so no verdict), the release kind one of
     :data:`RELEASE_KINDS`."""
     check_release_context(threshold, release_kind)
-    return {
-        "threshold": None if threshold is None else float(threshold),
-        "threshold_source": None if threshold is None else (threshold_source or "the threshold argument"),
-        "title": title,
-        "owner": owner,
-        "purpose": purpose,
-        "release_kind": release_kind,
-    }
+    given: dict[str, Any] = {"threshold": None if threshold is None else float(threshold)}
+    given["threshold_source"] = None if threshold is None else (threshold_source or "the threshold argument")
+    return given | {"title": title, "owner": owner, "purpose": purpose, "release_kind": release_kind}
 
 
 #: The greedy elimination of the report removes at most this many records (one step each, every
@@ -429,17 +420,8 @@ def _store_parameter(store: str | None) -> dict[str, str]:
 
 
 def _parameters(result: AuditResult, table, **more: Any) -> dict[str, Any]:
-    return {
-        "source": result.source,
-        "table": result.table or table,
-        "columns": list(result.columns),
-        "p": result.p,
-        "alpha": result.alpha,
-        "pi_u": result.pi_u,
-        "pwm": result.pwm,
-        "k": result.k,
-        **more,
-    }
+    shown = {"source": result.source, "table": result.table or table, "columns": list(result.columns)}
+    return shown | pick(result, (*TAIL_ORDER, "k")) | more
 
 
 #: The format each suffix of -o names.

@@ -62,15 +62,12 @@ def _old_p_variable(values: dict[str, Any], where: dict[str, Any], out: dict[str
 
 def _report(result: RiskResult, params: RiskParams, extras: Extras) -> str:
     """``--format html``: the report of the measures just taken, with the options as given."""
-    from qar_sql.commands.page import html
+    from qar_sql.commands.page import given, html
 
-    where, given = extras.where, vars(params)
-    shown = {k: where[k] for k in ("source", "table")} | {k: given[k] for k in ("columns", "exclude")}
-    shown |= {k: where[k] for k in ("delimiter", "null_tokens")}
-    shown |= {k: given[k] for k in ("p", "weight")} | {"sensitive": params.sensitive or None}
-    shown |= {k: given[k] for k in ("missing", "population", "sampling_fraction", "risk_threshold")}
-    shown |= {"l": params.l_threshold, "t": params.t_threshold}
-    return html(shown, sql=extras.sql, classic=result)
+    shown = given(extras.where, params, "source table columns exclude delimiter null_tokens p weight")
+    shown |= {"sensitive": params.sensitive or None}
+    shown |= given(extras.where, params, "missing population sampling_fraction risk_threshold")
+    return html(shown | {"l": params.l_threshold, "t": params.t_threshold}, sql=extras.sql, classic=result)
 
 
 ORDER = (

@@ -72,14 +72,12 @@ def _plot(result: UniquenessResult, params: UniquenessParams, extras: Extras) ->
 
 def _report(result: UniquenessResult, params: UniquenessParams, extras: Extras) -> str:
     """``--format html``: the report of the measures just taken, with the options as given."""
-    from qar_sql.commands.page import html
+    from qar_sql.commands.page import given, html
 
-    where = extras.where
-    shown = {k: where[k] for k in ("source", "table")} | {"columns": params.columns, "exclude": params.exclude}
-    shown |= {k: where[k] for k in ("delimiter", "null_tokens")}
-    shown |= {"p": params.p, "group_size": params.group_size, "target": params.target, "domain": params.domain}
-    treatments = click.get_current_context().params["treatments"]  # the file as named (params: its plan)
-    return html({**shown, "qid": params.qid, "treatments": treatments}, sql=extras.sql, uniqueness=result)
+    names = "source table columns exclude delimiter null_tokens p group_size target domain qid"
+    shown = given(extras.where, params, names)
+    shown["treatments"] = click.get_current_context().params["treatments"]  # the file as named (params: its plan)
+    return html(shown, sql=extras.sql, uniqueness=result)
 
 
 ORDER = (

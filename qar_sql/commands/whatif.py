@@ -63,17 +63,12 @@ def _emit_sql(where: dict[str, Any], params: WhatIfParams, out: dict[str, Any]) 
 
 def _report(result: WhatIfResult, params: WhatIfParams, extras: Extras) -> str:
     """``--format html``: the report of the scenarios just measured, with the SQL they ran."""
-    from qar_sql.commands.page import html
+    from qar_sql.commands.page import given, html
 
-    where = extras.where
-    shown = {
-        "source": where["source"], "table": where["table"], "columns": params.columns, "exclude": params.exclude,
-        "delimiter": where["delimiter"], "null_tokens": where["null_tokens"], "p": params.p, "alpha": params.alpha,
-        "pi_u": params.pi_u, "pwm": params.pwm, "treatments": params.treatments.path,
-        "qid": params.qid, "combine": tuple(",".join(c) for c in params.combine or ()), "only": params.only,
-        "drop_null": params.drop_null, "key": params.key,
-    }  # fmt: skip
-    return html(shown, sql=extras.sql, whatif=result)
+    shown = given(extras.where, params, "source table columns exclude delimiter null_tokens p alpha pi_u pwm")
+    shown |= {"treatments": params.treatments.path, "qid": params.qid}
+    shown |= {"combine": tuple(",".join(c) for c in params.combine or ())}
+    return html(shown | given({}, params, "only drop_null key"), sql=extras.sql, whatif=result)
 
 
 COMMAND: Command[WhatIfParams, WhatIfResult] = Command(
