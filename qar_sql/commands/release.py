@@ -16,7 +16,8 @@ import click
 
 from qar_sql import cli_options
 from qar_sql.command import SOURCE_ORDER, TAIL_ORDER, Command, Extras, api_function, lazy
-from qar_sql.commands.search_options import hierarchy_files, search_options
+from qar_sql.commands.anonymize import hierarchy_files
+from qar_sql.commands.search_options import search_options
 from qar_sql.errors import UsageError
 from qar_sql.guard import guard_outputs
 from qar_sql.output.files import check_plot, written
