@@ -10,10 +10,6 @@ import click
 
 from qar_sql.output.render import format_option
 
-# The text progress of the commands lives with the API's progress=True (qar_sql/progress.py);
-# the commands keep calling it params.Progress.
-from qar_sql.progress import Progress  # noqa: F401
-
 
 def split_names(ctx: click.Context, param: click.Parameter, value: Any) -> tuple[str, ...] | None:
     """``--columns a,b --columns c`` → ("a", "b", "c"); order kept. An option given with no
@@ -47,27 +43,17 @@ def split_shares(ctx: click.Context | None, param: click.Parameter | None, value
     return tuple(out)
 
 
-# Two kinds of option the commands declare, each by what it takes; ``attrs`` are any other
-# ``click.option`` keywords.
-def names_option(*decls: str, help: str, **attrs: Any) -> Callable:
-    """Column (or treatment) names, comma-separated and repeatable, to one tuple (or None)."""
-    return click.option(*decls, multiple=True, callback=split_names, help=help, **attrs)
-
-
 def file_option(*decls: str, help: str, **attrs: Any) -> Callable:
-    """A file path (not a directory)."""
+    """A file path (not a directory); ``attrs`` are any other ``click.option`` keywords."""
     return click.option(*decls, type=click.Path(dir_okay=False), help=help, **attrs)
-
-
-def _flag(*names: str, help: str) -> Callable:
-    """An on/off option: given means on (its QAR_ variable comes from :func:`add_envvars`)."""
-    return click.option(*names, is_flag=True, help=help)
 
 
 fmt = format_option()
 #: --format for the commands that also write the HTML report (docs/report.md) to stdout.
 fmt_html = format_option(html=True, help="Output format; html is the self-contained report (docs/report.md).")
-quiet = _flag("--quiet", "-q", help="No progress on stderr (a bar on a terminal, else a stage line every 10 s).")
+quiet = click.option(
+    "--quiet", "-q", is_flag=True, help="No progress on stderr (a bar on a terminal, else a stage line every 10 s)."
+)
 # "--store" alone means the default store ($QAR_STORE, else qar_results.duckdb): flag_value "".
 store = click.option(
     "--store",
@@ -77,8 +63,9 @@ store = click.option(
     help="Results store: a .duckdb file or a database URL (given alone or left out: $QAR_STORE, else "
     "qar_results.duckdb). An audit records its run only when --store is given.",
 )
-store_in_source = _flag(
+store_in_source = click.option(
     "--store-in-source",
+    is_flag=True,
     help="Allow --store to be the audited DuckDB file itself (refused otherwise: audits never write to what they audit).",
 )
 
@@ -120,13 +107,3 @@ def add_envvars(group: click.Group) -> None:
                 walk(sub)
 
     walk(group)
-
-
-def hash_secret_file_option(purpose: str) -> Callable:
-    """``--hash-secret-file`` (qar records, qar report): the file holding the HMAC secret of keys."""
-    return click.option(
-        "--hash-secret-file",
-        type=click.Path(dir_okay=False),
-        envvar="QAR_HASH_SECRET_FILE",
-        help=f"File holding the secret {purpose}.",
-    )

@@ -163,9 +163,8 @@ def run_on(
     ``keywords`` go to ``run``."""
     from qar_sql.engines.source import session_of  # (numpy-backed: not loaded by `qar --help`)
 
-    if not cmd.source and cmd.session is None:  # a command with no source (demo) opens its own files
-        return cmd.run(None, params, progress, **keywords)
-    opened = cmd.session(dict(where), params) if cmd.session is not None else where
+    # (a command with no source, as demo, opens its own files)
+    opened = cmd.session(dict(where), params) if cmd.session is not None else where if cmd.source else None
     if opened is None:
         return cmd.run(None, params, progress, **keywords)
     with session_of(**opened, **{name: getattr(params, name) for name in cmd.session_params}) as session:

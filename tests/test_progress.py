@@ -15,8 +15,8 @@ import duckdb
 import pytest
 from conftest import AGE_BANDS_TOML
 
-from qar_sql.cli_options import Progress
 from qar_sql.demo import write_population
+from qar_sql.progress import Progress
 
 REPO = Path(__file__).resolve().parents[1]
 STAGE = re.compile(r"^\d\d:\d\d:\d\d  (?P<command>[a-z]+): (?P<what>.*), (?P<seconds>\d+) s$")
@@ -124,7 +124,7 @@ COMMANDS = {
 def _run(demo: Path, args: list[str]) -> subprocess.CompletedProcess:
     # The real command in a child process whose stderr is a pipe (not a terminal), with a short
     # interval so that a run of a second writes several lines.
-    code = "from qar_sql.cli_options import Progress; Progress.interval = 0.02; from qar_sql.cli import main; main()"
+    code = "from qar_sql.progress import Progress; Progress.interval = 0.02; from qar_sql.cli import main; main()"
     args = [a.format(db=demo / "demo.duckdb", dir=demo) for a in args]
     return subprocess.run([sys.executable, "-c", code, *args], cwd=REPO, capture_output=True, text=True)
 

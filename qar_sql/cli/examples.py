@@ -74,15 +74,9 @@ EXAMPLES: dict[str, list[str]] = {
 }
 
 
-def epilog(name: str) -> str:
-    """The epilog of command ``name``. ``\\b`` keeps click from re-wrapping the lines."""
-    lines = "\n".join(f"  {line}" for line in EXAMPLES[name])
-    return f"\b\nExamples:\n{lines}"
-
-
 def add_examples(group: click.Group) -> None:
     """Set every command's epilog from :data:`EXAMPLES` (tests/cli/test_help.py checks that no
     command is left without)."""
     for name, command in group.commands.items():
-        if name in EXAMPLES:
-            command.epilog = epilog(name)
+        if name in EXAMPLES:  # (\b keeps click from re-wrapping the lines)
+            command.epilog = "\b\nExamples:\n" + "\n".join(f"  {line}" for line in EXAMPLES[name])

@@ -2,10 +2,7 @@
 that meets privacy models — k-anonymity, l-diversity, t-closeness, no singletons, and the QaR
 target T̂(p, α) ≤ τ — searched inside the database; the algorithm is :mod:`qar_sql.anonymization`.
 
-One :class:`~qar_sql.command.Command` (:data:`COMMAND`): its parameters
-(:class:`~qar_sql.parameters.treat.AnonymizeParams`, whose fields are its options) and ``run``;
-``qar anonymize`` and :func:`anonymize` are made from it. The command line's run (:func:`_run`)
-also writes ``-o`` (the treatments file) and ``--plot`` (the frontier).
+The command line's run (:func:`_run`) also writes ``-o`` (the treatments file) and ``--plot``.
 """
 
 from __future__ import annotations
@@ -131,7 +128,6 @@ def _report(result: AnonymizeResult, params: AnonymizeParams, extras: Extras) ->
     return html(kept, sql=extras.out.get(SQL_LOG, ()), anonymize=result)
 
 
-#: Every option in ``--help`` order.
 ORDER = (
     *SOURCE_ORDER, "hierarchy", "hierarchies", "qid", "k", "l", "l_kind", "c", "t", "t_kind", "sensitive",
     "risk_below", "no_singletons", "suppression_limit", "metric", "gs_factor", "monotonic", "local", "drop_null", "p",
@@ -168,6 +164,4 @@ COMMAND: Command[AnonymizeParams, AnonymizeResult] = Command(
     html=_report,
 )
 
-#: ``qar_sql.anonymize(source, *, hierarchy=(), k=None, ...)``: the keywords are AnonymizeParams'
-#: fields and the source options.
 anonymize = api_function(COMMAND)

@@ -1,8 +1,5 @@
 """``qar audit``: the QaR risk T̂(p, α) of a table over every set of p quasi-identifier columns.
 
-One :class:`~qar_sql.command.Command` (:data:`COMMAND`): its parameters
-(:class:`~qar_sql.parameters.tail.AuditParams`, whose fields are its options), ``run(session,
-params, progress) → result`` and :func:`verdict`; ``qar audit`` and :func:`audit` are made from it.
 :func:`recorded` is ``run`` with the run kept in the results store (``--store``).
 """
 
@@ -156,7 +153,6 @@ def _report(result: AuditResult, params: AuditParams, extras: Extras) -> str:
     )
 
 
-#: Every option in ``--help`` order.
 ORDER = (
     *SOURCE_ORDER, *TAIL_ORDER, "fmt", "k", "top", "histograms", "fail_above", "show_sql", "group_size", "jobs",
     "batch_size", "prune", "quiet", "store", "store_in_source", "all_text", "interval_level", "bootstrap",
@@ -196,6 +192,4 @@ COMMAND: Command[AuditParams, AuditResult] = Command(
     write=_store_refused,
 )
 
-#: ``qar_sql.audit(source, *, columns=None, p=3, ...)``: the keywords are AuditParams' fields and
-#: the source options.
 audit = api_function(COMMAND)

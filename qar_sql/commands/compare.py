@@ -25,9 +25,10 @@ threshold).
 
 from __future__ import annotations
 
+import itertools
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from typing import Any
@@ -44,7 +45,7 @@ from qar_sql.engines.source import Database, Relation, open_source
 from qar_sql.errors import ColumnError, DataError, ExitCode
 from qar_sql.parameters.release import CompareParams
 from qar_sql.pushdown.scan import Progress
-from qar_sql.results import CompareResult, Distributions
+from qar_sql.results import CompareResult, Distributions, pick
 from qar_sql.treat.treatments import Plan, load
 
 NAME = "compare"
@@ -99,25 +100,20 @@ def verdict(result: CompareResult, params: CompareParams) -> int:
 def shown(result: CompareResult, params: CompareParams) -> dict[str, Any]:
     """The options of the comparison as given (``params`` before :func:`placed`), as its HTML
     report (:func:`qar_sql.commands.report.html`) lists them."""
-    out = {"original": params.original, "treated": params.treated, "table": params.table}
-    out |= {"treated_table": params.treated_table}
+    out = pick(params, ("original", "treated", "table", "treated_table"))
     out["treatments"] = getattr(params.treatments, "path", params.treatments)  # (the file, also once read)
-    out |= {"link": params.link, "aligned": params.aligned}
-    out |= {"columns": params.columns, "exclude": params.exclude}
+    out |= pick(params, ("link", "aligned", "columns", "exclude"))
     out |= {"components": params.components or result.components, "target": params.target}  # the default as resolved
-    return out | {"p": params.p, "alpha": params.alpha, "pi_u": params.pi_u, "pwm": params.pwm}
+    return out | pick(params, ("p", "alpha", "pi_u", "pwm"))
 
 
-class _Steps:
-    """The progress of a comparison: one tick per step done, of ``total``."""
+_Tick = Callable[[], None]
 
-    def __init__(self, progress: Progress | None, total: int):
-        self.progress, self.total, self.done = progress, total, 0
 
-    def tick(self) -> None:
-        self.done += 1
-        if self.progress:
-            self.progress(self.done, self.total)
+def _steps(progress: Progress | None, total: int) -> _Tick:
+    """The progress of a comparison: ``tick()`` for each step done, of ``total``."""
+    done = itertools.count(1)
+    return lambda: progress(next(done), total) if progress else None
 
 
 @dataclass
@@ -225,7 +221,7 @@ def _reads(t: _Tables, c: _Columns, params: CompareParams) -> _Reads:
     return _Reads(fit, original, treated)
 
 
-def _fit(reads: _Reads, c: _Columns, params: CompareParams, spelled: str, steps: _Steps) -> tuple[list, list]:
+def _fit(reads: _Reads, c: _Columns, params: CompareParams, spelled: str, tick: _Tick) -> tuple[list, list]:
     """The projections (their specifications, and as fitted) in two passes over the original:
     all compared columns, the attacker's, all but the target."""
     components, impute = params.components, params.impute
@@ -245,28 +241,28 @@ def _fit(reads: _Reads, c: _Columns, params: CompareParams, spelled: str, steps:
         yield from reads.fit.batches(set(c.numeric), params.batch_rows)
         if first_pass[0]:
             first_pass[0] = False
-            steps.tick()
+            tick()
 
     fitted = fit_projections(fit_batches, fits)
-    steps.tick()
+    tick()
     return fits, fitted
 
 
-def _coordinates(reads: _Reads, fitted: list, params: CompareParams, numeric: set[str], steps: _Steps) -> tuple:
+def _coordinates(reads: _Reads, fitted: list, params: CompareParams, numeric: set[str], tick: _Tick) -> tuple:
     """Each side's coordinates in every projection, with its target and link key: one pass
     over each side, or over the one statement that holds both."""
     main, att, inf = _projections(fitted, params)
     rows, target = params.batch_rows, params.target
     if reads.pair is not None:
         o, t = coordinates.coordinates(reads.pair.batches(numeric, rows), main, att, inf, target, False, both=True)
-        steps.tick()
+        tick()
     else:
         assert reads.original is not None and reads.treated is not None
         keyed = bool(params.link)
         o, _ = coordinates.coordinates(reads.original.batches(numeric, rows), main, att, inf, target, keyed)
-        steps.tick()
+        tick()
         t, _ = coordinates.coordinates(reads.treated.batches(numeric, rows), main, att, inf, target, keyed)
-    steps.tick()
+    tick()
     return o, t
 
 
@@ -297,16 +293,16 @@ def _own(o: dict, t: dict, params: CompareParams, notes: list[str]) -> np.ndarra
     return None
 
 
-def _risks(t: _Tables, cols: Sequence[str], params: CompareParams, notes: list[str], steps: _Steps) -> dict[str, Any]:
+def _risks(t: _Tables, cols: Sequence[str], params: CompareParams, notes: list[str], tick: _Tick) -> dict[str, Any]:
     """The QaR audits of both sides, in the database, over the compared columns."""
     tail = (params.p, params.alpha, params.pi_u, params.pwm, params.jobs)
     res_o, note_o = audits.audit_side(t.db_o, t.rel_o, cols, *tail)
-    steps.tick()
+    tick()
     if params.treatments is not None:
         res_t, note_t = audits.audit_release(t.db_o, t.rel_o, params.treatments, cols, *tail)
     else:
         res_t, note_t = audits.audit_side(t.db_t, t.rel_t, cols, *tail)
-    steps.tick()
+    tick()
     return audits.risks(res_o, note_o, res_t, note_t, notes)
 
 
@@ -326,15 +322,15 @@ def run(
     started = started if started is not None else time.perf_counter()
     params, spelled = placed(params), CLI_OPTION if on_cli else API_KEYWORD
     notes: list[str] = []
-    steps = _Steps(progress, 5 + (2 if params.risk else 0) + (1 if params.anonymeter else 0))
+    tick = _steps(progress, 5 + (2 if params.risk else 0) + (1 if params.anonymeter else 0))
     with ExitStack() as stack:
         t = _open(session, params, stack)
         c = _columns(t, params, notes)
         numeric = set(c.numeric)
         reads = _reads(t, c, params)
-        fits, fitted = _fit(reads, c, params, spelled, steps)
+        fits, fitted = _fit(reads, c, params, spelled, tick)
         main, att, inf = _projections(fitted, params)
-        o, tr = _coordinates(reads, fitted, params, numeric, steps)
+        o, tr = _coordinates(reads, fitted, params, numeric, tick)
         if len(tr["main"]) == 0:
             raise DataError(f"the treated table {t.treated!r} has no rows; compare a release that has records")
 
@@ -352,18 +348,18 @@ def run(
         inference = None
         if inf is not None and params.target is not None:
             inference = coordinates.inference(o, tr, params.target, params.target in numeric, inf.components)
-        steps.tick()
+        tick()
 
         risks: dict[str, Any] = {"risk_original": None, "risk_treated": None, "qis": ()}
         if params.risk:
-            risks = _risks(t, c.cols, params, notes, steps)
+            risks = _risks(t, c.cols, params, notes, tick)
         anon = None
         if params.anonymeter:
             ori, syn = reads.both(numeric, params.batch_rows)
             anon = run_anonymeter(
                 ori, syn, numeric, c.cols, c.attackers, params.target, n_attacks=params.anonymeter_attacks
             )
-            steps.tick()
+            tick()
 
     distributions = None
     if params.figures:

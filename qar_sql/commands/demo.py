@@ -1,9 +1,7 @@
 """``qar demo``: a synthetic population written into a DuckDB file (:mod:`qar_sql.demo`), then
 audited over its quasi-identifier columns.
 
-One :class:`~qar_sql.command.Command` (:data:`COMMAND`) without a SOURCE: its parameters
-(:class:`~qar_sql.parameters.tail.DemoParams`, whose fields are its options) and ``run``,
-which opens the file it has just written.
+Without a SOURCE: ``run`` opens the file it has just written.
 """
 
 from __future__ import annotations

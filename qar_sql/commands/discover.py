@@ -1,9 +1,5 @@
 """``qar discover``: find the quasi-identifiers of a source (Pastore, Pellegrino & Scarano 2020;
 METHOD.md §5); the algorithm is :mod:`qar_sql.measures.discovery`.
-
-One :class:`~qar_sql.command.Command` (:data:`COMMAND`): its parameters
-(:class:`~qar_sql.parameters.measures.DiscoverParams`, whose fields are its options) and
-``run(session, params, progress) → result``; ``qar discover`` and :func:`discover` are made from it.
 """
 
 from __future__ import annotations
@@ -55,6 +51,4 @@ COMMAND: Command[DiscoverParams, DiscoverResult] = Command(
     order=tuple("table columns exclude delimiter null_tokens max_size drop_null top fmt jobs batch_size quiet".split()),
 )
 
-#: ``qar_sql.discover(source, *, columns=None, exclude=None, max_size=3, ...)``: the keywords are
-#: DiscoverParams' fields and the source options.
 discover = api_function(COMMAND)

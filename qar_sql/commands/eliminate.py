@@ -1,10 +1,4 @@
-"""``qar eliminate``: backward elimination, the risk after removing the top records of each ranking.
-
-One :class:`~qar_sql.command.Command` (:data:`COMMAND`): its parameters
-(:class:`~qar_sql.parameters.ranking.EliminateParams`, whose fields are its options), ``run(session,
-params, progress) → result`` (the curves of :mod:`qar_sql.ranking.eliminate`, drawn to
-``params.plot`` when given); ``qar eliminate`` and :func:`eliminate` are made from it.
-"""
+"""``qar eliminate``: backward elimination, the risk after removing the top records of each ranking."""
 
 from __future__ import annotations
 
@@ -47,7 +41,6 @@ def _run(where: dict[str, Any], params: EliminateParams, progress: Progress | No
     return run_on(where, COMMAND, params, progress)
 
 
-#: Every option in ``--help`` order.
 ORDER = (
     *SOURCE_ORDER, *TAIL_ORDER, "key", "by", "step", "max_removed", "greedy_steps", "seed", "orders", "plot", "fmt",
     "jobs", "quiet",
@@ -67,5 +60,4 @@ COMMAND: Command[EliminateParams, Elimination] = Command(
     runner=_run,
 )
 
-#: ``qar_sql.eliminate(source, *, key=None, by=("dt", "u_plus", "u_star", "random"), step=100, ...)``.
 eliminate = api_function(COMMAND)

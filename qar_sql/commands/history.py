@@ -1,9 +1,7 @@
 """``qar history``: the QaR risk trend per table over the runs recorded in a results store.
 
-One :class:`~qar_sql.command.Command` (:data:`COMMAND`) without a SOURCE: its session is the
-results store, which :func:`qar_sql.compliance.history.history` opens and closes itself, so
-``run`` gets no session. The trend plot (``--plot``) is the command line's output
-(:func:`qar_sql.output.render_history.plot_history`).
+Without a SOURCE: the results store is opened and closed by
+:func:`qar_sql.compliance.history.history`, so ``run`` gets no session.
 """
 
 from __future__ import annotations
@@ -79,5 +77,4 @@ COMMAND: Command[HistoryParams, History] = Command(
     write=_plot,
 )
 
-#: ``qar_sql.history(store=None, *, table=None)``.
 history = api_function(COMMAND)

@@ -1,9 +1,7 @@
 """``qar migrate``: create or upgrade the results store (docs/compliance.md).
 
-One :class:`~qar_sql.command.Command` (:data:`COMMAND`) without a SOURCE and without a Python
-API function (``qar_sql.compliance.store.migrate`` is the library's): its session is the
-results store, which :func:`qar_sql.compliance.store.migrate` and
-:func:`~qar_sql.compliance.store.status` open and close themselves, so ``run`` gets no session.
+Without a SOURCE or an API function (:func:`qar_sql.compliance.store.migrate` is the library's,
+and opens the store itself).
 """
 
 from __future__ import annotations

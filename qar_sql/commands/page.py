@@ -28,22 +28,6 @@ def sql_text(title: str, statements: Sequence[str]) -> str | None:
     return f"-- {title}: {len(unique)} statement(s) as rendered while it ran\n" + ";\n\n".join(unique) + ";\n"
 
 
-def masked_command(argv: Sequence[str], extra_secrets: Sequence[str] = ()) -> str:
-    """The command line as typed, with every secret in it masked."""
-    known = [v for a in argv for v in secret_values(a)] + [s for s in extra_secrets if s]
-    return scrub(" ".join(shlex.quote(a) for a in argv), known)
-
-
-#: The command whose result each :class:`ReportInputs` field of :func:`result_inputs` holds.
-_COMMANDS = {
-    "whatif": "qar whatif",
-    "compare": "qar compare",
-    "uniqueness": "qar uniqueness",
-    "classic": "qar risk",
-    "anonymize": "qar anonymize",
-}
-
-
 def result_inputs(
     parameters: Mapping[str, Any], *, command: str | None = None, sql: Sequence[str] = (), **results: Any
 ) -> ReportInputs:
@@ -55,8 +39,15 @@ def result_inputs(
     ``command``."""
     secrets = [v for value in parameters.values() if isinstance(value, str) for v in secret_values(value)]
     shown = {k: mask_source(v) if isinstance(v, str) and secret_values(v) else v for k, v in parameters.items()}
-    text = sql_text(" and ".join(_COMMANDS.get(name, name) for name in results), sql)
+    # (each field is its command's name but the classic measures', qar risk's)
+    text = sql_text(" and ".join(f"qar {'risk' if name == 'classic' else name}" for name in results), sql)
     return report_inputs(None, shown, sql=text, command=command, secrets=secrets, **results)
+
+
+def given(where: Mapping[str, Any], params: Any, names: str) -> dict[str, Any]:
+    """Each of ``names`` (space-separated) as the user gave it, for a page's parameters: the source
+    option of ``where``, else the field of ``params``."""
+    return {k: where[k] if k in where else getattr(params, k) for k in names.split()}
 
 
 def html(parameters: Mapping[str, Any], sql: Sequence[str] = (), **results: Any) -> str:
@@ -66,8 +57,10 @@ def html(parameters: Mapping[str, Any], sql: Sequence[str] = (), **results: Any)
 
 
 def command_line(extra_secrets: Sequence[str] = ()) -> str:
-    """The running ``qar`` command as typed (:func:`masked_command` of ``sys.argv``)."""
-    return masked_command(["qar", *sys.argv[1:]], extra_secrets)
+    """The running ``qar`` command as typed, with every secret in it masked."""
+    argv = ["qar", *sys.argv[1:]]
+    known = [v for a in argv for v in secret_values(a)] + [s for s in extra_secrets if s]
+    return scrub(" ".join(shlex.quote(a) for a in argv), known)
 
 
 def report_inputs(

@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from qar_sql.command import Extras
+from qar_sql.commands.page import given
 from qar_sql.commands.report import audit_html, audit_options, records_summary
 from qar_sql.compliance.store import HASH_SECRET_ENV, recorded_audit
 from qar_sql.compliance.store import hash_secret as read_secret
@@ -152,8 +153,7 @@ def report_html(c: Contributions, params: RecordsParams, extras: Extras) -> str:
     secret = extras.out.get("hash_secret")
     if secret is None and os.environ.get(HASH_SECRET_ENV):
         secret = read_secret()
-    where, shown = extras.where, ("source", "table", "columns", "exclude", "delimiter", "null_tokens")
-    where = {k: where[k] if k in where else getattr(params, k) for k in shown}
+    where = given(extras.where, params, "source table columns exclude delimiter null_tokens")
     summary = records_summary(c, params.top or 0, secret, c.keys)
     return audit_html(
         c.audit, where, [secret] if secret else [], jobs=params.jobs, records=summary, store=extras.out["store"]

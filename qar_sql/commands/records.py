@@ -4,11 +4,8 @@
 * ``influence``: the first-order stand-in for DT, ranked in the database (:mod:`qar_sql.ranking.influence`);
 * ``suda``: SUDA and DIS-SUDA on all the key columns (:func:`qar_sql.measures.classic.suda`).
 
-One :class:`~qar_sql.command.Command` (:data:`COMMAND`): its parameters
-(:class:`~qar_sql.parameters.ranking.RecordsParams`, whose fields are its options), ``run(session,
-params, progress) → result``; ``qar records`` and ``qar_sql.records(...)`` are made from it, and
-``qar_sql.records.contributions``, ``.influence`` and ``.suda`` are its rankings one by one.
-Its work is :mod:`qar_sql.commands.record_runs` (loaded when it runs).
+``qar_sql.records.contributions``, ``.influence`` and ``.suda`` are its rankings one by one; its
+work is :mod:`qar_sql.commands.record_runs` (loaded when it runs).
 """
 
 from __future__ import annotations
@@ -91,7 +88,6 @@ def _report(c: Contributions, params: RecordsParams, extras: Extras) -> str:
     return report_html(c, params, extras)
 
 
-#: Every option in ``--help`` order.
 ORDER = (
     *SOURCE_ORDER, *TAIL_ORDER, "key", "top", "by", "max_size", "missing", "sampling_fraction", "population",
     "all_text", "compare_dt", "refine", "all_records", "output", "store", "store_in_source", "hash_keys",
@@ -121,7 +117,11 @@ COMMAND: Command[RecordsParams, Any] = Command(
             help="With --store: store the top records' keys as HMAC-SHA256, not in clear; needs a secret "
             "($QAR_HASH_SECRET or --hash-secret-file).",
         ),
-        "hash_secret_file": cli_options.hash_secret_file_option("for --hash-keys (instead of $QAR_HASH_SECRET)"),
+        "hash_secret_file": cli_options.file_option(
+            "--hash-secret-file",
+            envvar="QAR_HASH_SECRET_FILE",
+            help="File holding the secret for --hash-keys (instead of $QAR_HASH_SECRET).",
+        ),
         "fmt": cli_options.fmt_html,
         "quiet": cli_options.quiet,
     },
@@ -132,8 +132,6 @@ COMMAND: Command[RecordsParams, Any] = Command(
     html=_report,
 )
 
-#: ``qar_sql.records(source, *, key=None, top=100, by="dt", ...)``: the keywords are RecordsParams'
-#: fields and the source options.
 ranked = api_function(COMMAND)
 _SIGNATURE = inspect.signature(ranked)
 

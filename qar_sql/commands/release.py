@@ -16,7 +16,8 @@ import click
 
 from qar_sql import cli_options
 from qar_sql.command import SOURCE_ORDER, TAIL_ORDER, Command, Extras, api_function, lazy
-from qar_sql.commands.search_options import hierarchy_files, search_options
+from qar_sql.commands.anonymize import hierarchy_files
+from qar_sql.commands.search_options import search_options
 from qar_sql.errors import UsageError
 from qar_sql.guard import guard_outputs
 from qar_sql.output.files import check_plot, written
@@ -95,7 +96,6 @@ COMPARE_DOC = """Compare ``treated`` (a file, or a table of a DuckDB file or dat
     ``treatments``) only DTC, CDR, inference and the QaR risks are computed.
 """
 
-#: Every option in ``--help`` order.
 COMPARE_ORDER = (
     "table", "treated_table", "treatments", "link", "aligned", "columns", "exclude", "categorical", "components",
     "attacker_columns", "target", "p", "alpha", "pi_u", "pwm", "no_risk", "fail_below", "plot", "anonymeter",
@@ -135,7 +135,6 @@ COMPARE: Command[CompareParams, CompareResult] = Command(
     cli_keywords={"on_cli": True},
 )
 
-#: ``qar_sql.compare(original, treated=None, *, link=None, ...)``: the keywords are CompareParams' fields.
 compare = api_function(COMPARE)
 
 
@@ -213,7 +212,6 @@ REPORT_DOC = """Build the HTML report of ``source`` (``.to_html()`` renders it a
     run's report without reading any source.
 """
 
-#: Every option in ``--help`` order.
 REPORT_ORDER = (
     *SOURCE_ORDER, *TAIL_ORDER, "k", "key", "top", "fail_above", "treatments", "group_size", "compare",
     "treated_table", "link", "aligned", "no_classic", "classic_flag", "weight", "sensitive", "population",
@@ -270,6 +268,4 @@ REPORT: Command[ReportParams, ReportInputs] = Command(
     prints=False,
 )
 
-#: ``qar_sql.report(source, *, output=None, ...)``: the keywords are ReportParams' fields and the
-#: source options.
 report = api_function(REPORT)

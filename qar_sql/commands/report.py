@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from qar_sql.command import TAIL_ORDER
 from qar_sql.commands import anonymize, compare, whatif
 from qar_sql.commands.page import command_line, html, report_inputs, sql_text  # noqa: F401 (html: the commands' pages)
 from qar_sql.compliance.history import history
@@ -52,7 +53,7 @@ from qar_sql.ranking import eliminate as E
 from qar_sql.ranking.eliminate import CurvePoint
 from qar_sql.ranking.greedy import greedy_elimination
 from qar_sql.ranking.records import compute
-from qar_sql.results import AuditResult, History, from_plain
+from qar_sql.results import AuditResult, History, from_plain, pick
 from qar_sql.rules import DEFAULT_JOBS
 from qar_sql.stats import interval as tail_interval
 from qar_sql.treat.release_uniqueness import uniqueness_session, with_plan
@@ -73,32 +74,19 @@ def records_summary(contrib, top: int, hash_secret: str | None, keys: Mapping[in
             kv = (keys or {}).get(int(r), (int(r) + 1,) if contrib.key == (ROW_KEY,) else None)
             hashed = None if kv is None else hash_key(", ".join(map(str, kv)), hash_secret)
         dt = float(contrib.dt[r])
-        rows.append(
-            RecordRow(
-                int(r) + 1,
-                hashed,
-                None if dt != dt else dt,
-                float(contrib.u_plus[r]),
-                float(contrib.u_star[r]),
-                int(contrib.n_unique[r]),
-            )
-        )
+        scores = float(contrib.u_plus[r]), float(contrib.u_star[r]), int(contrib.n_unique[r])
+        rows.append(RecordRow(int(r) + 1, hashed, None if dt != dt else dt, *scores))
+    none = contrib.patterns.counts[0]  # records unique on no QI
+    share = float(none / contrib.rows)
     return RecordsSummary(
-        contrib.key,
-        bool(hash_secret),
-        tuple(rows),
-        float(contrib.patterns.counts[0] / contrib.rows),
-        contrib.warnings,
-        unique_on_no_qi=int(contrib.patterns.counts[0]),
+        contrib.key, bool(hash_secret), tuple(rows), share, contrib.warnings, unique_on_no_qi=int(none)
     )
 
 
 def audit_options(params: TailParams, progress: Progress | None = None) -> Options:
     """The audit's options (:class:`~qar_sql.measures.audit.Options`) of ``params`` (and its ``jobs``)."""
-    return Options(
-        columns=params.columns, exclude=params.exclude, p=params.p, alpha=params.alpha, pi_u=params.pi_u,
-        pwm=params.pwm, jobs=params.jobs, progress=progress,  # type: ignore[attr-defined]
-    )  # fmt: skip
+    tail = {f.name: getattr(params, f.name) for f in dataclasses.fields(TailParams)}
+    return Options(**tail, jobs=params.jobs, progress=progress)  # type: ignore[attr-defined]
 
 
 def prepared(params: ReportParams, columns: Sequence[str] | None = None) -> ReportParams:
@@ -225,7 +213,7 @@ def _whatif(params: ReportParams, columns: Sequence[str], where: Mapping[str, An
     if params.treatments is None:
         return None
 
-    settings = WhatIfParams(treatments=params.treatments, columns=columns, jobs=params.jobs, **_tail(params))
+    settings = WhatIfParams(treatments=params.treatments, columns=columns, jobs=params.jobs, **pick(params, TAIL_ORDER))
     return whatif.run, whatif.prepare(settings)
 
 
@@ -248,7 +236,7 @@ def _compare(params: ReportParams, columns: Sequence[str], where: Mapping[str, A
     settings = CompareParams(
         table=where.get("table"), treated=params.compare, treated_table=params.treated_table, link=params.link,
         aligned=params.aligned, columns=columns, delimiter=where.get("delimiter"),
-        null_tokens=where.get("null_tokens", ()), jobs=params.jobs, **_tail(params),
+        null_tokens=where.get("null_tokens", ()), jobs=params.jobs, **pick(params, TAIL_ORDER),
     )  # fmt: skip
     return compare.run, compare.prepare(settings)
 
@@ -269,7 +257,9 @@ def _anonymize(params: ReportParams, columns: Sequence[str], where: Mapping[str,
         return None
 
     # T̂ of the release over the audited columns, with the report's p, α, π_u (always shown)
-    settings = dataclasses.replace(params.anonymize, columns=list(columns), exclude=None, risk=True, **_tail(params))
+    settings = dataclasses.replace(
+        params.anonymize, columns=list(columns), exclude=None, risk=True, **pick(params, TAIL_ORDER)
+    )
     return anonymize.run, settings
 
 
@@ -282,10 +272,6 @@ SECTIONS = (
     ("anonymize", "anonymization", _anonymize),
     ("classic", "classic measures", _classic),
 )
-
-
-def _tail(params: ReportParams) -> dict[str, Any]:
-    return {"p": params.p, "alpha": params.alpha, "pi_u": params.pi_u, "pwm": params.pwm}
 
 
 def with_intervals(result: AuditResult, level: float | None, resamples: int | None) -> AuditResult:
@@ -304,25 +290,16 @@ def with_intervals(result: AuditResult, level: float | None, resamples: int | No
 
 
 def release_context(
-    threshold: float | None,
-    threshold_source: str | None = None,
-    title: str | None = None,
-    owner: str | None = None,
-    purpose: str | None = None,
-    release_kind: str = "internal",
-) -> dict[str, Any]:
+    threshold: float | None, threshold_source: str | None = None, title: str | None = None,
+    owner: str | None = None, purpose: str | None = None, release_kind: str = "internal",
+) -> dict[str, Any]:  # fmt: skip
     """The :class:`ReportInputs` fields of the first page's context, checked: a threshold is a
     risk in [0, 1] (None: the user set none, so no verdict), the release kind one of
     :data:`RELEASE_KINDS`."""
     check_release_context(threshold, release_kind)
-    return {
-        "threshold": None if threshold is None else float(threshold),
-        "threshold_source": None if threshold is None else (threshold_source or "the threshold argument"),
-        "title": title,
-        "owner": owner,
-        "purpose": purpose,
-        "release_kind": release_kind,
-    }
+    given: dict[str, Any] = {"threshold": None if threshold is None else float(threshold)}
+    given["threshold_source"] = None if threshold is None else (threshold_source or "the threshold argument")
+    return given | {"title": title, "owner": owner, "purpose": purpose, "release_kind": release_kind}
 
 
 #: The greedy elimination of the report removes at most this many records (one step each, every
@@ -443,17 +420,8 @@ def _store_parameter(store: str | None) -> dict[str, str]:
 
 
 def _parameters(result: AuditResult, table, **more: Any) -> dict[str, Any]:
-    return {
-        "source": result.source,
-        "table": result.table or table,
-        "columns": list(result.columns),
-        "p": result.p,
-        "alpha": result.alpha,
-        "pi_u": result.pi_u,
-        "pwm": result.pwm,
-        "k": result.k,
-        **more,
-    }
+    shown = {"source": result.source, "table": result.table or table, "columns": list(result.columns)}
+    return shown | pick(result, (*TAIL_ORDER, "k")) | more
 
 
 #: The format each suffix of -o names.

@@ -1,10 +1,4 @@
-"""``qar risk``: the classic disclosure-risk measures (sdcMicro, ARX) of every quasi-identifier.
-
-One :class:`~qar_sql.command.Command` (:data:`COMMAND`): its parameters
-(:class:`~qar_sql.parameters.measures.RiskParams`, whose fields are its options), ``run(session,
-params, progress) → result``, the ``--per-record`` file checked before any connection
-(:func:`prepare`, :func:`files`) and the HTML report; ``qar risk`` and :func:`risk` are made from it.
-"""
+"""``qar risk``: the classic disclosure-risk measures (sdcMicro, ARX) of every quasi-identifier."""
 
 from __future__ import annotations
 
@@ -68,18 +62,14 @@ def _old_p_variable(values: dict[str, Any], where: dict[str, Any], out: dict[str
 
 def _report(result: RiskResult, params: RiskParams, extras: Extras) -> str:
     """``--format html``: the report of the measures just taken, with the options as given."""
-    from qar_sql.commands.page import html
+    from qar_sql.commands.page import given, html
 
-    where, given = extras.where, vars(params)
-    shown = {k: where[k] for k in ("source", "table")} | {k: given[k] for k in ("columns", "exclude")}
-    shown |= {k: where[k] for k in ("delimiter", "null_tokens")}
-    shown |= {k: given[k] for k in ("p", "weight")} | {"sensitive": params.sensitive or None}
-    shown |= {k: given[k] for k in ("missing", "population", "sampling_fraction", "risk_threshold")}
-    shown |= {"l": params.l_threshold, "t": params.t_threshold}
-    return html(shown, sql=extras.sql, classic=result)
+    shown = given(extras.where, params, "source table columns exclude delimiter null_tokens p weight")
+    shown |= {"sensitive": params.sensitive or None}
+    shown |= given(extras.where, params, "missing population sampling_fraction risk_threshold")
+    return html(shown | {"l": params.l_threshold, "t": params.t_threshold}, sql=extras.sql, classic=result)
 
 
-#: Every option in ``--help`` order.
 ORDER = (
     "table", "columns", "exclude", "delimiter", "null_tokens", "p", "weight", "sensitive", "ordered", "missing",
     "sampling_fraction", "population", "risk_threshold", "l_threshold", "t_threshold", "per_record", "key",
@@ -116,6 +106,4 @@ COMMAND: Command[RiskParams, RiskResult] = Command(
     html=_report,
 )
 
-#: ``qar_sql.risk(source, *, columns=None, p=None, weight=None, ...)``: the keywords are
-#: RiskParams' fields and the source options.
 risk = api_function(COMMAND)

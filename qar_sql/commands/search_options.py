@@ -1,6 +1,6 @@
 """The options of ``qar anonymize``'s search (hierarchies, models, metric), which ``qar report
 --anonymize`` takes too: the click options of :class:`~qar_sql.parameters.treat.AnonymizeParams`'
-fields, and the hierarchy files they name (inputs of the output guard)."""
+fields."""
 
 from __future__ import annotations
 
@@ -8,11 +8,8 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from qar_sql.command import click_option
-from qar_sql.commands.anonymize import hierarchy_files
 from qar_sql.parameters.fields import options_of
 from qar_sql.parameters.treat import AnonymizeParams
-
-__all__ = ["hierarchy_files", "search_options"]
 
 F = TypeVar("F", bound=Callable)
 

@@ -1,9 +1,7 @@
 """``qar config``: the settings that apply here and where each came from, or (``--check FILE``)
 whether a qar.toml is valid.
 
-One :class:`~qar_sql.command.Command` (:data:`COMMAND`) without a SOURCE and without a Python API
-function; ``run`` reads the config the ``qar`` group found (``--config``, ``$QAR_CONFIG``, or
-discovery), which the command line's ``parse`` hook hands it.
+No SOURCE, no API function: ``parse`` hands ``run`` the config the ``qar`` group found.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """``qar sql`` (and ``qar audit --show-sql``): the exact SQL an audit runs, for review, rendered
 without connecting to anything (:mod:`qar_sql.pushdown.showsql`).
 
-One :class:`~qar_sql.command.Command` (:data:`COMMAND`) whose run is its preview: the SQL text
-of its parameters (:class:`~qar_sql.parameters.tail.SqlParams`), printed; no session is opened.
+Its run is its preview: no session is opened.
 """
 
 from __future__ import annotations

@@ -1,11 +1,5 @@
 """``qar uniqueness``: if k people reveal these columns, the chance that every one of them is
 unique, for every QI of a source and, with a what-if treatments file, of each treated release.
-
-One :class:`~qar_sql.command.Command` (:data:`COMMAND`): its parameters
-(:class:`~qar_sql.parameters.measures.UniquenessParams`, whose fields are its options),
-``run(session, params, progress) → result`` (:mod:`qar_sql.treat.release_uniqueness`), the
-treatments file read before any connection (:func:`prepare`), ``--plot`` drawn once the result
-is printed and the HTML report; ``qar uniqueness`` and :func:`uniqueness` are made from it.
 """
 
 from __future__ import annotations
@@ -78,17 +72,14 @@ def _plot(result: UniquenessResult, params: UniquenessParams, extras: Extras) ->
 
 def _report(result: UniquenessResult, params: UniquenessParams, extras: Extras) -> str:
     """``--format html``: the report of the measures just taken, with the options as given."""
-    from qar_sql.commands.page import html
+    from qar_sql.commands.page import given, html
 
-    where = extras.where
-    shown = {k: where[k] for k in ("source", "table")} | {"columns": params.columns, "exclude": params.exclude}
-    shown |= {k: where[k] for k in ("delimiter", "null_tokens")}
-    shown |= {"p": params.p, "group_size": params.group_size, "target": params.target, "domain": params.domain}
-    treatments = click.get_current_context().params["treatments"]  # the file as named (params: its plan)
-    return html({**shown, "qid": params.qid, "treatments": treatments}, sql=extras.sql, uniqueness=result)
+    names = "source table columns exclude delimiter null_tokens p group_size target domain qid"
+    shown = given(extras.where, params, names)
+    shown["treatments"] = click.get_current_context().params["treatments"]  # the file as named (params: its plan)
+    return html(shown, sql=extras.sql, uniqueness=result)
 
 
-#: Every option in ``--help`` order.
 ORDER = (
     "table", "columns", "exclude", "delimiter", "null_tokens", "p", "group_size", "old_k", "target", "domain", "qid",
     "from_marginals", "monte_carlo", "seed", "treatments", "plot_path", "exposed", "exposed_qis", "top", "fmt",
@@ -134,6 +125,4 @@ COMMAND: Command[UniquenessParams, UniquenessResult] = Command(
     html=_report,
 )
 
-#: ``qar_sql.uniqueness(source, *, group_size, columns=None, p=3, ...)``: the keywords are
-#: UniquenessParams' fields and the source options.
 uniqueness = api_function(COMMAND)

@@ -1,11 +1,7 @@
 """``qar whatif``: what would a treatment buy? Pastore et al.'s Table 1 for each treatment and
 combination of a treatments file; the algorithm is :mod:`qar_sql.treat.whatif`.
 
-One :class:`~qar_sql.command.Command` (:data:`COMMAND`): its parameters
-(:class:`~qar_sql.parameters.treat.WhatIfParams`, whose fields are its options), :func:`prepare`
-(the treatments file read before any connection) and ``run(session, params, progress) →
-result``; ``qar whatif`` and :func:`whatif` are made from it. ``--emit-sql`` prints the view of
-the treated release instead (:func:`_emit_sql`).
+``--emit-sql`` prints the view of the treated release instead (:func:`_emit_sql`).
 """
 
 from __future__ import annotations
@@ -67,17 +63,12 @@ def _emit_sql(where: dict[str, Any], params: WhatIfParams, out: dict[str, Any]) 
 
 def _report(result: WhatIfResult, params: WhatIfParams, extras: Extras) -> str:
     """``--format html``: the report of the scenarios just measured, with the SQL they ran."""
-    from qar_sql.commands.page import html
+    from qar_sql.commands.page import given, html
 
-    where = extras.where
-    shown = {
-        "source": where["source"], "table": where["table"], "columns": params.columns, "exclude": params.exclude,
-        "delimiter": where["delimiter"], "null_tokens": where["null_tokens"], "p": params.p, "alpha": params.alpha,
-        "pi_u": params.pi_u, "pwm": params.pwm, "treatments": params.treatments.path,
-        "qid": params.qid, "combine": tuple(",".join(c) for c in params.combine or ()), "only": params.only,
-        "drop_null": params.drop_null, "key": params.key,
-    }  # fmt: skip
-    return html(shown, sql=extras.sql, whatif=result)
+    shown = given(extras.where, params, "source table columns exclude delimiter null_tokens p alpha pi_u pwm")
+    shown |= {"treatments": params.treatments.path, "qid": params.qid}
+    shown |= {"combine": tuple(",".join(c) for c in params.combine or ())}
+    return html(shown | given({}, params, "only drop_null key"), sql=extras.sql, whatif=result)
 
 
 COMMAND: Command[WhatIfParams, WhatIfResult] = Command(
@@ -95,9 +86,11 @@ COMMAND: Command[WhatIfParams, WhatIfResult] = Command(
         "emit_sql": click.option(
             "--emit-sql", is_flag=True, help="Print CREATE VIEW for the treated release instead of measuring it."
         ),
-        "apply_": cli_options.names_option(
+        "apply_": click.option(
             "--apply",
             "apply_",
+            multiple=True,
+            callback=cli_options.split_names,
             help="With --emit-sql: treatments of the release, in order (default: the file's release, else all).",
         ),
         "dialect": click.option(
@@ -119,6 +112,4 @@ COMMAND: Command[WhatIfParams, WhatIfResult] = Command(
     html=_report,
 )
 
-#: ``qar_sql.whatif(source, *, treatments, qid=None, combine=None, ...)``: the keywords are
-#: WhatIfParams' fields and the source options.
 whatif = api_function(COMMAND)
