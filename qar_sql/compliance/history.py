@@ -14,7 +14,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from qar_sql.compliance import liveness
-from qar_sql.compliance.store import StoredRun, open_store, runs
+from qar_sql.compliance.store import StoredRun, runs, using
 from qar_sql.errors import UsageError
 from qar_sql.results import History, HistoryPoint, Series
 
@@ -96,11 +96,8 @@ def _point(r: StoredRun, risk: float | None, change: float | None, now: datetime
 def history(store: str | None = None, *, table: str | None = None) -> History:
     """The runs in ``store`` grouped into series, oldest run first. ``table`` keeps the series
     whose table (or scan name) is exactly that."""
-    st = open_store(store)
-    try:
+    with using(store) as st:
         rows = runs(st)
-    finally:
-        st.close()
     now = liveness.now()
     series = []
     for key, rs in _group(rows).items():
