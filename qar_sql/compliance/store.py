@@ -546,6 +546,10 @@ def hash_key(key: Any, secret: str) -> str:
     return hmac.new(secret.encode(), str(key).encode(), hashlib.sha256).hexdigest()
 
 
+_RUN_START = ("run_id", "started_at", "scan_name", "source", "table_name", "columns", "parameters", "qar_version")
+_RUN_START += ("status", "pid", "host", "heartbeat_at")
+
+
 def start_run(
     store: Store,
     *,
@@ -556,26 +560,12 @@ def start_run(
     scan_name: str | None = None,
 ) -> str:
     """Commit a ``running`` row and return its run id."""
-    run_id = str(uuid.uuid4())
+    run_id, now = str(uuid.uuid4()), _now()
+    row = (run_id, now, scan_name, mask_source(source) if source else "", table)
+    row += (json.dumps(list(columns)) if columns else None, json.dumps(parameters, sort_keys=True), __version__)
+    row += ("running", os.getpid(), liveness.host(), now)
     with store.transaction() as tx:
-        now = _now()
-        tx.execute(
-            "insert into qar_runs (run_id, started_at, scan_name, source, table_name, columns, "
-            "parameters, qar_version, status, pid, host, heartbeat_at) values (:id, :at, :scan, :source, "
-            ":table, :columns, :params, :qv, 'running', :pid, :host, :at)",
-            {
-                "id": run_id,
-                "at": now,
-                "pid": os.getpid(),
-                "host": liveness.host(),
-                "scan": scan_name,
-                "source": mask_source(source) if source else "",
-                "table": table,
-                "columns": json.dumps(list(columns)) if columns else None,
-                "params": json.dumps(parameters, sort_keys=True),
-                "qv": __version__,
-            },
-        )
+        tx.insert("qar_runs", _RUN_START, [row])
     return run_id
 
 
