@@ -179,10 +179,7 @@ def reporter(progress: Any, label: str) -> Iterator[Callable[[int, int], None] |
     if progress is None or progress is False:
         yield None
     elif progress is True:
-        if installed("progress"):
-            bar: Any = TqdmBar(label)
-        else:
-            bar = Progress(label)
+        bar: Any = TqdmBar(label) if installed("progress") else Progress(label)
         try:
             yield bar
         finally:

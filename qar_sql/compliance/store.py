@@ -546,8 +546,10 @@ def hash_key(key: Any, secret: str) -> str:
     return hmac.new(secret.encode(), str(key).encode(), hashlib.sha256).hexdigest()
 
 
-_RUN_START = ("run_id", "started_at", "scan_name", "source", "table_name", "columns", "parameters", "qar_version")
-_RUN_START += ("status", "pid", "host", "heartbeat_at")
+#: The columns of a run's first row (start_run), in the order of its values.
+_RUN_START = tuple(
+    "run_id started_at scan_name source table_name columns parameters qar_version status pid host heartbeat_at".split()
+)
 
 
 def start_run(
@@ -561,7 +563,7 @@ def start_run(
 ) -> str:
     """Commit a ``running`` row and return its run id."""
     run_id, now = str(uuid.uuid4()), _now()
-    row = (run_id, now, scan_name, mask_source(source) if source else "", table)
+    row: tuple[Any, ...] = (run_id, now, scan_name, mask_source(source) if source else "", table)
     row += (json.dumps(list(columns)) if columns else None, json.dumps(parameters, sort_keys=True), __version__)
     row += ("running", os.getpid(), liveness.host(), now)
     with store.transaction() as tx:
