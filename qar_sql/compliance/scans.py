@@ -352,40 +352,29 @@ def parse_config(
     specs = []
     for i, raw in enumerate(raw_scans, 1):
         at: tuple[str | int, ...] = ("scan", i - 1)
+        scan = f"{where}: scan number {i}"
         if not isinstance(raw, Mapping):
-            refuse(problems, at, f"{where}: scan number {i} must be a [[scan]] table")
+            refuse(problems, at, f"{scan} must be a [[scan]] table")
             continue
         each_key(problems, at, raw, SCAN_KEYS, f"scan number {i}", where)
         sname = raw.get("source")
         if sname is None:
             if len(sources) != 1:
-                refuse(
-                    problems,
-                    (*at, "source"),
-                    f'{where}: scan number {i} names no source; add source = "..." naming one of: '
-                    f"{', '.join(sources) or '(none: add a [sources.NAME] table)'}",
-                )
+                named = ", ".join(sources) or "(none: add a [sources.NAME] table)"
+                refuse(problems, (*at, "source"), f'{scan} names no source; add source = "..." naming one of: {named}')
                 continue
             sname = next(iter(sources))
         if sname not in sources:
             hint = _did_you_mean(str(sname), list(sources)) if sources else "add a [sources.NAME] table"
-            refuse(
-                problems,
-                (*at, "source"),
-                f"{where}: scan number {i} uses source {sname!r}, which is not defined; {hint}",
-            )
+            refuse(problems, (*at, "source"), f"{scan} uses source {sname!r}, which is not defined; {hint}")
             continue
         table = raw.get("table")
         if table is not None and (not isinstance(table, str) or not table):
-            refuse(
-                problems,
-                (*at, "table"),
-                f'{where}: scan number {i}: table must be a name, e.g. table = "public.people"',
-            )
+            refuse(problems, (*at, "table"), f'{scan}: table must be a name, e.g. table = "public.people"')
             continue
         name = raw.get("name", table or sname)
         if not isinstance(name, str) or not name:
-            refuse(problems, (*at, "name"), f'{where}: scan number {i}: name must be text, e.g. name = "patients"')
+            refuse(problems, (*at, "name"), f'{scan}: name must be text, e.g. name = "patients"')
             continue
         chosen = own_settings(raw, defaults)
         settings = {k: c.value for k, c in chosen.items() if c.level != "built-in"}
