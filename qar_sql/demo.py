@@ -28,20 +28,9 @@ __all__ = ["DEMO_COLUMNS", "DEMO_TABLE", "generate_population", "write_demo", "w
 
 #: Quasi-identifier columns the demo audits by default (``person_id`` is the direct identifier
 #: and is not one of them).
-DEMO_COLUMNS: tuple[str, ...] = (
-    "age",
-    "sex",
-    "postcode",
-    "region",
-    "marital_status",
-    "education",
-    "employment_status",
-    "occupation",
-    "income_band",
-    "household_size",
-    "number_of_children",
-    "country_of_birth",
-    "ethnicity",
+DEMO_COLUMNS: tuple[str, ...] = tuple(
+    "age sex postcode region marital_status education employment_status occupation income_band household_size "
+    "number_of_children country_of_birth ethnicity".split()
 )
 
 _ID_COLUMN = "person_id"
@@ -91,80 +80,32 @@ _ETHNICITY = _labels(
     "White|Mixed|Asian: Indian|Asian: Pakistani|Asian: Bangladeshi|Asian: Chinese|Asian: other|"
     "Black: African|Black: Caribbean|Arab|Other"
 )
-(
-    _ET_WHITE,
-    _ET_MIXED,
-    _ET_INDIAN,
-    _ET_PAKISTANI,
-    _ET_BANGLADESHI,
-    _ET_CHINESE,
-    _ET_ASIAN_OTHER,
-    _ET_AFRICAN,
-    _ET_CARIBBEAN,
-    _ET_ARAB,
-    _ET_OTHER,
-) = range(11)
-
 _DOMESTIC = "United Kingdom"
 
-# Foreign countries of birth, most common first, with the ethnicity most people born there
-# report. Their shares fall off Zipf-like, so the tail (Iceland, Bhutan, ...) is very rare.
-_FOREIGN: tuple[tuple[str, int], ...] = (
-    ("India", _ET_INDIAN),
-    ("Poland", _ET_WHITE),
-    ("Pakistan", _ET_PAKISTANI),
-    ("Romania", _ET_WHITE),
-    ("Ireland", _ET_WHITE),
-    ("Germany", _ET_WHITE),
-    ("Bangladesh", _ET_BANGLADESHI),
-    ("Nigeria", _ET_AFRICAN),
-    ("Italy", _ET_WHITE),
-    ("South Africa", _ET_WHITE),
-    ("China", _ET_CHINESE),
-    ("United States", _ET_WHITE),
-    ("Philippines", _ET_ASIAN_OTHER),
-    ("Jamaica", _ET_CARIBBEAN),
-    ("Kenya", _ET_AFRICAN),
-    ("Lithuania", _ET_WHITE),
-    ("Spain", _ET_WHITE),
-    ("France", _ET_WHITE),
-    ("Portugal", _ET_WHITE),
-    ("Sri Lanka", _ET_ASIAN_OTHER),
-    ("Hong Kong", _ET_CHINESE),
-    ("Somalia", _ET_AFRICAN),
-    ("Zimbabwe", _ET_AFRICAN),
-    ("Ghana", _ET_AFRICAN),
-    ("Australia", _ET_WHITE),
-    ("Iraq", _ET_ARAB),
-    ("Turkey", _ET_OTHER),
-    ("Afghanistan", _ET_ASIAN_OTHER),
-    ("Bulgaria", _ET_WHITE),
-    ("Iran", _ET_OTHER),
-    ("Canada", _ET_WHITE),
-    ("Nepal", _ET_ASIAN_OTHER),
-    ("Hungary", _ET_WHITE),
-    ("Greece", _ET_WHITE),
-    ("Brazil", _ET_OTHER),
-    ("Egypt", _ET_ARAB),
-    ("Vietnam", _ET_ASIAN_OTHER),
-    ("Syria", _ET_ARAB),
-    ("Trinidad and Tobago", _ET_CARIBBEAN),
-    ("Japan", _ET_ASIAN_OTHER),
-    ("New Zealand", _ET_WHITE),
-    ("Latvia", _ET_WHITE),
-    ("Eritrea", _ET_AFRICAN),
-    ("Colombia", _ET_OTHER),
-    ("Malaysia", _ET_ASIAN_OTHER),
-    ("Ukraine", _ET_WHITE),
-    ("Morocco", _ET_ARAB),
-    ("Chile", _ET_OTHER),
-    ("Iceland", _ET_WHITE),
-    ("Mongolia", _ET_ASIAN_OTHER),
-    ("Bhutan", _ET_ASIAN_OTHER),
-    ("Tonga", _ET_OTHER),
-)
-_COUNTRY = np.array([_DOMESTIC] + [c for c, _ in _FOREIGN], dtype=object)
-_COUNTRY_ETHNICITY = np.array([_ET_WHITE] + [e for _, e in _FOREIGN])
+# Foreign countries of birth, most common first. Their shares fall off Zipf-like, so the tail
+# (Iceland, Bhutan, ...) is very rare.
+_FOREIGN = (
+    "India|Poland|Pakistan|Romania|Ireland|Germany|Bangladesh|Nigeria|Italy|South Africa|China|United States|"
+    "Philippines|Jamaica|Kenya|Lithuania|Spain|France|Portugal|Sri Lanka|Hong Kong|Somalia|Zimbabwe|Ghana|"
+    "Australia|Iraq|Turkey|Afghanistan|Bulgaria|Iran|Canada|Nepal|Hungary|Greece|Brazil|Egypt|Vietnam|Syria|"
+    "Trinidad and Tobago|Japan|New Zealand|Latvia|Eritrea|Colombia|Malaysia|Ukraine|Morocco|Chile|Iceland|"
+    "Mongolia|Bhutan|Tonga"
+).split("|")
+# The ethnicity most people born in a country report: White where a country is not listed here.
+_BORN_ETHNICITY = {
+    "Asian: Indian": "India",
+    "Asian: Pakistani": "Pakistan",
+    "Asian: Bangladeshi": "Bangladesh",
+    "Asian: Chinese": "China|Hong Kong",
+    "Asian: other": "Philippines|Sri Lanka|Afghanistan|Nepal|Vietnam|Japan|Malaysia|Mongolia|Bhutan",
+    "Black: African": "Nigeria|Kenya|Somalia|Zimbabwe|Ghana|Eritrea",
+    "Black: Caribbean": "Jamaica|Trinidad and Tobago",
+    "Arab": "Iraq|Egypt|Syria|Morocco",
+    "Other": "Turkey|Iran|Brazil|Colombia|Chile|Tonga",
+}
+_COUNTRY = np.array([_DOMESTIC, *_FOREIGN], dtype=object)
+_ETHNICITY_OF = {country: label for label, countries in _BORN_ETHNICITY.items() for country in countries.split("|")}
+_COUNTRY_ETHNICITY = np.array([list(_ETHNICITY).index(_ETHNICITY_OF.get(c, "White")) for c in _COUNTRY])
 
 # --------------------------------------------------------------------------------------------
 # Geography: regions, their share of people, the share born abroad, and outward-code areas.
@@ -307,8 +248,12 @@ def _check_n_seed(n: Any, seed: Any) -> tuple[int, int]:
     return int(n), int(seed)
 
 
-# One drawn column: integer values, or category codes with their labels and a missing mask.
-_Column = tuple[np.ndarray, np.ndarray | None, np.ndarray | None]
+def _text(codes: np.ndarray, labels: np.ndarray, missing: np.ndarray | None = None) -> np.ndarray:
+    """Category codes as their labels, ``None`` where ``missing``."""
+    decoded = labels[codes]
+    if missing is not None:
+        decoded[missing] = None
+    return decoded
 
 
 def generate_population(n: int = 100_000, seed: int = 20261122) -> dict[str, np.ndarray]:
@@ -320,21 +265,6 @@ def generate_population(n: int = 100_000, seed: int = 20261122) -> dict[str, np.
     value (some ``occupation``, ``income_band`` and ``ethnicity`` answers are missing, as in
     real surveys).
     """
-    out: dict[str, np.ndarray] = {}
-    for name, (values, labels, missing) in _draw(n, seed).items():
-        if labels is None:
-            out[name] = values
-        else:
-            decoded = labels[values]
-            if missing is not None:
-                decoded[missing] = None
-            out[name] = decoded
-    return out
-
-
-def _draw(n: int, seed: int) -> dict[str, _Column]:
-    """The population as codes, with each text column's labels and missing mask: what
-    :func:`generate_population` decodes."""
     n, seed = _check_n_seed(n, seed)
     rng = np.random.default_rng(seed)
 
@@ -475,26 +405,21 @@ def _draw(n: int, seed: int) -> dict[str, _Column]:
     miss_ethnicity = rng.random(n) < 0.01
 
     return {
-        _ID_COLUMN: (np.arange(1, n + 1, dtype=np.int64), None, None),
-        "age": (age.astype(np.int32), None, None),
-        "sex": (male.astype(np.int8), _SEX, None),
-        "postcode": (pc, _POSTCODE, None),
-        "region": (region, _REGION, None),
-        "marital_status": (marital, _MARITAL, None),
-        "education": (education, _EDUCATION, None),
-        "employment_status": (employment, _EMPLOYMENT, None),
-        "occupation": (occupation, _OCCUPATION, miss_occupation),
-        "income_band": (income_band, _INCOME, miss_income),
-        "household_size": (household.astype(np.int32), None, None),
-        "number_of_children": (kids.astype(np.int32), None, None),
-        "country_of_birth": (country, _COUNTRY, None),
-        "ethnicity": (ethnicity, _ETHNICITY, miss_ethnicity),
+        _ID_COLUMN: np.arange(1, n + 1, dtype=np.int64),
+        "age": age.astype(np.int32),
+        "sex": _text(male.astype(np.int8), _SEX),
+        "postcode": _text(pc, _POSTCODE),
+        "region": _text(region, _REGION),
+        "marital_status": _text(marital, _MARITAL),
+        "education": _text(education, _EDUCATION),
+        "employment_status": _text(employment, _EMPLOYMENT),
+        "occupation": _text(occupation, _OCCUPATION, miss_occupation),
+        "income_band": _text(income_band, _INCOME, miss_income),
+        "household_size": household.astype(np.int32),
+        "number_of_children": kids.astype(np.int32),
+        "country_of_birth": _text(country, _COUNTRY),
+        "ethnicity": _text(ethnicity, _ETHNICITY, miss_ethnicity),
     }
-
-
-def _quote_identifier(name: str) -> str:
-    """Quote ``name`` as one SQL identifier: double quotes, internal quotes doubled."""
-    return '"' + name.replace('"', '""') + '"'
 
 
 def write_population(con: Any, table: str = "population", n: int = 100_000, seed: int = 20261122) -> None:
@@ -508,17 +433,15 @@ def write_population(con: Any, table: str = "population", n: int = 100_000, seed
 
     # A dict of numpy arrays is read by DuckDB directly (no pandas/pyarrow needed); text columns
     # are object arrays with None for NULL, as generate_population returns them.
-    arrow_table = generate_population(n, seed)
-
     from qar_sql.engines.session import temp_name
 
     view = temp_name("demo")
+    quoted = '"' + table.replace('"', '""') + '"'  # one identifier, whatever it holds
     try:
-        con.register(view, arrow_table)
+        con.register(view, generate_population(n, seed))
         try:
-            con.execute(
-                f"create or replace table {_quote_identifier(table)} as select * from {_quote_identifier(view)}"
-            ).fetchall()  # drain the statement's result so the connection is free again
+            # (fetchall drains the statement's result so the connection is free again)
+            con.execute(f'create or replace table {quoted} as select * from "{view}"').fetchall()
         finally:
             con.unregister(view)
     except duckdb.Error as exc:

@@ -179,10 +179,7 @@ def reporter(progress: Any, label: str) -> Iterator[Callable[[int, int], None] |
     if progress is None or progress is False:
         yield None
     elif progress is True:
-        if installed("progress"):
-            bar: Any = TqdmBar(label)
-        else:
-            bar = Progress(label)
+        bar: Any = TqdmBar(label) if installed("progress") else Progress(label)
         try:
             yield bar
         finally:
@@ -202,11 +199,9 @@ def with_progress(label: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
     def decorate(fn: Callable[P, R]) -> Callable[P, R]:
         @functools.wraps(fn)
         def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-            given = kwargs.get("progress")
-            if given is None or (callable(given) and given is not True):
-                return fn(*args, **kwargs)  # as before: nothing, or the caller's callable
-            with reporter(given, label) as callback:
-                kwargs["progress"] = callback
+            with reporter(kwargs.get("progress"), label) as callback:
+                if "progress" in kwargs:
+                    kwargs["progress"] = callback
                 return fn(*args, **kwargs)
 
         return wrapper

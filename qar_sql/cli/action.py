@@ -91,10 +91,7 @@ def results(env: Mapping[str, str]) -> None:
         # (one line per scan, whatever its name holds: a line starting "::" is a workflow command)
         shown = f"{scan.get('name')}: {scan.get('status')}" + (f" (T̂ = {_num(risk)})" if risk is not None else "")
         print(_data(shown))
-        line = (
-            annotation(scan, env.get("QAR_ACTION_CONFIG", "")) if env.get("QAR_ACTION_ANNOTATIONS") == "true" else None
-        )
-        if line:
+        if env.get("QAR_ACTION_ANNOTATIONS") == "true" and (line := annotation(scan, env.get("QAR_ACTION_CONFIG", ""))):
             print(line)
     with open(env["GITHUB_OUTPUT"], "a", encoding="utf-8") as fh:
         fh.writelines(f"{k}={v}\n" for k, v in outputs(scans, env).items())

@@ -41,18 +41,16 @@ def worst(codes: list[int]) -> int:
 
 def _split(options: list[str]) -> tuple[list[str], dict[str, str]]:
     """``options`` without ``--junit``/``--markdown`` (``--junit X`` or ``--junit=X``), and those."""
-    rest, taken, i = [], {}, 0
-    while i < len(options):
-        arg = options[i]
+    rest, taken = [], {}
+    args = iter(options)
+    for arg in args:
         name, eq, value = arg.partition("=")
         if name in COMBINED and eq:
             taken[name] = value
-        elif arg in COMBINED and i + 1 < len(options):
-            taken[arg] = options[i + 1]
-            i += 1
+        elif arg in COMBINED and (following := next(args, None)) is not None:
+            taken[arg] = following
         else:
             rest.append(arg)
-        i += 1
     return rest, taken
 
 

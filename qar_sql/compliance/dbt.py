@@ -77,25 +77,20 @@ def load_manifest(path: str | Path) -> dict:
         raise UsageError(
             f"{p.name} is not a dbt manifest (invalid JSON: {exc}); point to target/manifest.json"
         ) from exc
-    if not isinstance(data, dict) or not isinstance(data.get("nodes"), dict):
-        raise UsageError(f"{p.name} has no 'nodes'; point --dbt-manifest to dbt's target/manifest.json")
     check_manifest(data, p.name)
     return data
 
 
-#: What qar reads of a node, and the type dbt writes there (None is always allowed).
+#: What qar reads of a node and of a column, and the type dbt writes there (None is always
+#: allowed); ``config.meta`` is ``meta`` of ``config``, read once ``config`` is known a mapping.
 _NODE_FIELDS: dict[str, type | tuple[type, ...]] = {
-    "resource_type": str,
-    "name": str,
-    "schema": str,
-    "alias": str,
-    "original_file_path": str,
-    "columns": dict,
-    "meta": dict,
-    "config": dict,
+    **dict.fromkeys(("resource_type", "name", "schema", "alias", "original_file_path"), str),
+    **dict.fromkeys(("columns", "meta", "config"), dict),
     "tags": (list, str),
+    "config.meta": dict,
+    "config.tags": (list, str),
 }
-_COLUMN_FIELDS: dict[str, type | tuple[type, ...]] = {"name": str, "meta": dict, "config": dict}
+_COLUMN_FIELDS: dict[str, type | tuple[type, ...]] = {"name": str, "meta": dict, "config": dict, "config.meta": Mapping}
 
 
 def check_manifest(data: Mapping[str, Any], name: str = "the dbt manifest") -> None:
@@ -110,27 +105,22 @@ def check_manifest(data: Mapping[str, Any], name: str = "the dbt manifest") -> N
 
     if not isinstance(data, Mapping) or not isinstance(data.get("nodes"), Mapping):
         raise UsageError(f"{name} has no 'nodes' mapping; point to dbt's target/manifest.json")
+
+    def check(where: str, entry: Any, kinds: Mapping[str, type | tuple[type, ...]]) -> None:
+        if not isinstance(entry, Mapping):
+            raise bad(where, "its entry", entry)
+        for key, kind in kinds.items():
+            outer, _, inner = key.partition(".")
+            value = (entry.get(outer) or {}).get(inner) if inner else entry.get(key)
+            if value is not None and not isinstance(value, kind):
+                raise bad(where, key, value)
+
     if not isinstance(data.get("metadata") or {}, Mapping):
         raise bad("the manifest", "metadata", data["metadata"])
     for uid, node in data["nodes"].items():
-        if not isinstance(node, Mapping):
-            raise bad(f"node {uid!r}", "its entry", node)
-        for key, kind in _NODE_FIELDS.items():
-            if node.get(key) is not None and not isinstance(node[key], kind):
-                raise bad(f"node {uid!r}", key, node[key])
-        for key in ("meta", "tags"):
-            value = (node.get("config") or {}).get(key)
-            if value is not None and not isinstance(value, _NODE_FIELDS[key]):
-                raise bad(f"node {uid!r}", f"config.{key}", value)
+        check(f"node {uid!r}", node, _NODE_FIELDS)
         for cname, col in (node.get("columns") or {}).items():
-            if not isinstance(col, Mapping):
-                raise bad(f"column {cname!r} of node {uid!r}", "its entry", col)
-            for key, kind in _COLUMN_FIELDS.items():
-                if col.get(key) is not None and not isinstance(col[key], kind):
-                    raise bad(f"column {cname!r} of node {uid!r}", key, col[key])
-            meta = (col.get("config") or {}).get("meta")
-            if meta is not None and not isinstance(meta, Mapping):
-                raise bad(f"column {cname!r} of node {uid!r}", "config.meta", meta)
+            check(f"column {cname!r} of node {uid!r}", col, _COLUMN_FIELDS)
 
 
 def manifest_scans(

@@ -42,10 +42,8 @@ SELECT_METHODS = ("tag", "path")
 
 
 def _yaml(path: Path, what: str) -> dict:
-    try:
-        import yaml
-    except ImportError as exc:  # pragma: no cover - pyyaml is a dependency
-        raise UsageError("reading a dbt project needs PyYAML; pip install pyyaml") from exc
+    import yaml
+
     try:
         data = yaml.safe_load(user_files.read_text(path, what))
     except (OSError, UnicodeDecodeError) as exc:
@@ -154,6 +152,9 @@ def target_url(output: Mapping[str, Any], project_dir: Path, where: str) -> str:
             raise UsageError(f"{where} has no {key}; dbt needs it too")
         return str(value)
 
+    def auth(password: Any) -> str:
+        return quote(need("user"), safe="") + (":" + quote(str(password), safe="") if password else "")
+
     if kind == "duckdb":
         path = str(output.get("path") or "")
         if path in ("", ":memory:") or path.startswith("md:") or path.startswith("motherduck:"):
@@ -164,18 +165,13 @@ def target_url(output: Mapping[str, Any], project_dir: Path, where: str) -> str:
         p = Path(path).expanduser()
         return str(p if p.is_absolute() else project_dir / p)
     if kind in ("postgres", "redshift"):
-        user = quote(need("user"), safe="")
-        password = output.get("password") or output.get("pass")
-        auth = user + (":" + quote(str(password), safe="") if password else "")
+        login = auth(output.get("password") or output.get("pass"))
         port = output.get("port") or (5439 if kind == "redshift" else 5432)
         dbname = quote(str(output.get("dbname") or output.get("database") or need("dbname")), safe="")
-        return f"postgresql+psycopg://{auth}@{need('host')}:{port}/{dbname}"
+        return f"postgresql+psycopg://{login}@{need('host')}:{port}/{dbname}"
     if kind == "snowflake":
-        user = quote(need("user"), safe="")
-        password = output.get("password")
-        auth = user + (":" + quote(str(password), safe="") if password else "")
         query = "&".join(f"{k}={quote(str(output[k]), safe='')}" for k in ("warehouse", "role") if output.get(k))
-        url = f"snowflake://{auth}@{need('account')}/{quote(need('database'), safe='')}"
+        url = f"snowflake://{auth(output.get('password'))}@{need('account')}/{quote(need('database'), safe='')}"
         return url + (f"?{query}" if query else "")
     raise UsageError(
         f"{where} is a {kind!r} target, which qar cannot turn into a connection; "

@@ -14,7 +14,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from qar_sql.compliance import liveness
-from qar_sql.compliance.store import StoredRun, open_store, runs
+from qar_sql.compliance.store import StoredRun, runs, using
 from qar_sql.errors import UsageError
 from qar_sql.results import History, HistoryPoint, Series
 
@@ -72,12 +72,9 @@ def _what_changed(old: Series, new: Series) -> str:
     return "; ".join(parts) or "another configuration"
 
 
-def _point(r: StoredRun, change: float | None, now: datetime) -> HistoryPoint:
-    risk = r.risk if r.status == "complete" else None
+def _point(r: StoredRun, risk: float | None, change: float | None, now: datetime) -> HistoryPoint:
     running = r.status == "running"
-    gone = None
-    if running:
-        gone = liveness.gone_reason(r.pid, r.host, r.heartbeat_at or r.started_at, now)
+    gone = liveness.gone_reason(r.pid, r.host, r.heartbeat_at or r.started_at, now) if running else None
     return HistoryPoint(
         r.run_id,
         r.started_at,
@@ -99,11 +96,8 @@ def _point(r: StoredRun, change: float | None, now: datetime) -> HistoryPoint:
 def history(store: str | None = None, *, table: str | None = None) -> History:
     """The runs in ``store`` grouped into series, oldest run first. ``table`` keeps the series
     whose table (or scan name) is exactly that."""
-    st = open_store(store)
-    try:
+    with using(store) as st:
         rows = runs(st)
-    finally:
-        st.close()
     now = liveness.now()
     series = []
     for key, rs in _group(rows).items():
@@ -115,7 +109,7 @@ def history(store: str | None = None, *, table: str | None = None) -> History:
         for r in rs:
             risk = r.risk if r.status == "complete" else None
             change = None if risk is None or previous is None else risk - previous
-            points.append(_point(r, change, now))
+            points.append(_point(r, risk, change, now))
             if risk is not None:
                 previous = risk
         series.append(Series(tbl, source, rs[-1].scan_name, p, alpha, pi_u, tuple(points), columns, pwm))

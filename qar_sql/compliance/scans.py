@@ -45,24 +45,9 @@ from qar_sql.parameters.tail import AuditParams
 from qar_sql.precedence import Chosen, choose
 from qar_sql.rules import check_min_exceedances, check_risk
 
-SCAN_KEYS = (
-    "name",
-    "source",
-    "table",
-    "columns",
-    "exclude",
-    "p",
-    "alpha",
-    "pi_u",
-    "pwm",
-    "theta",
-    "k",
-    "fail_above",
-    "warn_above",
-    "min_exceedances",
-)
 PARAM_KEYS = ("p", "alpha", "pi_u", "pwm", "theta", "k", "fail_above", "warn_above", "min_exceedances")
 DEFAULT_KEYS = PARAM_KEYS + ("columns", "exclude")
+SCAN_KEYS = ("name", "source", "table", "columns", "exclude", *PARAM_KEYS)
 TOP_KEYS = ("store", "defaults", "sources", "scan")
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -119,12 +104,6 @@ def _where(path: str | None) -> str:
 def _did_you_mean(word: str, allowed: Sequence[str]) -> str:
     close = difflib.get_close_matches(word, allowed, n=1)
     return f"did you mean {close[0]!r}?" if close else f"allowed: {', '.join(allowed)}"
-
-
-def _check_keys(table: Mapping, allowed: Sequence[str], what: str, where: str) -> None:
-    for key in table:
-        if key not in allowed:
-            raise UsageError(f"{where}: {what} has an unknown key {key!r}; {_did_you_mean(key, allowed)}")
 
 
 class _Env:
@@ -266,10 +245,16 @@ def failing(message: str) -> Callable[[], Any]:
     return check
 
 
+def refuse(problems: Problems | None, path: tuple[str | int, ...], message: str) -> None:
+    """The error ``message`` about the key at ``path``: raised, or collected."""
+    checked(problems, path, failing(message))
+
+
 def each_key(problems: Problems | None, path: tuple, table: Mapping, allowed: Sequence[str], what: str, where: str):
     """Every unknown key of ``table``: the first raised, or each collected."""
     for key in table:
-        checked(problems, (*path, key), partial(_check_keys, {key: None}, allowed, what, where))
+        if key not in allowed:
+            refuse(problems, (*path, key), f"{where}: {what} has an unknown key {key!r}; {_did_you_mean(key, allowed)}")
 
 
 def spec_or_errors(problems: Problems | None, path: tuple, name: str, table: str | None, settings: Mapping, **kw):
@@ -290,6 +275,17 @@ def spec_or_errors(problems: Problems | None, path: tuple, name: str, table: str
             if key not in left:
                 return None
             del left[key]
+
+
+def _location(problems: Problems | None, path: tuple, value: str, key: str, env: _Env, base: Path) -> str | None:
+    """A URL or file name of the file with ``${NAME}`` substituted (a literal password refused),
+    a file relative to the config file's folder; None when refused."""
+    if checked(problems, path, partial(_no_literal_password, value, key, env.where), False) is False:
+        return None
+    url = checked(problems, path, partial(env, value, key))
+    if url is not None and not is_url(url) and not Path(url).is_absolute():
+        url = os.path.normpath(base / url)
+    return url
 
 
 def parse_config(
@@ -313,22 +309,14 @@ def parse_config(
         store = store.get("url")
     if store is not None:
         if not isinstance(store, str) or not store:
-            checked(
-                problems,
-                ("store",),
-                failing(f'{where}: store must be a URL or file name, e.g. url = "qar_results.duckdb"'),
-            )
-            store = None
-        elif checked(problems, ("store",), partial(_no_literal_password, store, "store.url", where), False) is False:
+            refuse(problems, ("store",), f'{where}: store must be a URL or file name, e.g. url = "qar_results.duckdb"')
             store = None
         else:
-            store = checked(problems, ("store",), partial(env, store, "store.url"))
-        if store is not None and not is_url(store) and not Path(store).is_absolute():
-            store = os.path.normpath(base / store)
+            store = _location(problems, ("store",), store, "store.url", env, base)
 
     defaults = data.get("defaults", {})
     if not isinstance(defaults, Mapping):
-        checked(problems, ("defaults",), failing(f"{where}: [defaults] must be a table of settings, e.g. p = 3"))
+        refuse(problems, ("defaults",), f"{where}: [defaults] must be a table of settings, e.g. p = 3")
         defaults = {}
     each_key(problems, ("defaults",), defaults, DEFAULT_KEYS, "[defaults]", where)
     defaults = {k: v for k, v in defaults.items() if k in DEFAULT_KEYS}
@@ -336,93 +324,57 @@ def parse_config(
     sources: dict[str, tuple[str, str] | None] = {}  # None: defined but refused (already said)
     raw_sources = data.get("sources", {})
     if not isinstance(raw_sources, Mapping):
-        checked(
+        refuse(
             problems,
             ("sources",),
-            failing(
-                f'{where}: [sources.NAME] tables are expected, e.g. [sources.warehouse] url = "${{QAR_WAREHOUSE_URL}}"'
-            ),
+            f'{where}: [sources.NAME] tables are expected, e.g. [sources.warehouse] url = "${{QAR_WAREHOUSE_URL}}"',
         )
         raw_sources = {}
     for sname, sdef in raw_sources.items():
         key = f"sources.{sname}"
         sources[sname] = None
         if not isinstance(sdef, Mapping) or not isinstance(sdef.get("url"), str) or not sdef["url"]:
-            checked(
-                problems,
-                ("sources", sname),
-                failing(f'{where}: [{key}] needs a url, e.g. url = "${{QAR_WAREHOUSE_URL}}"'),
-            )
+            refuse(problems, ("sources", sname), f'{where}: [{key}] needs a url, e.g. url = "${{QAR_WAREHOUSE_URL}}"')
             continue
         each_key(problems, ("sources", sname), sdef, ("url",), f"[{key}]", where)
-        if (
-            checked(
-                problems,
-                ("sources", sname, "url"),
-                partial(_no_literal_password, sdef["url"], f"{key}.url", where),
-                False,
-            )
-            is False
-        ):
-            continue
-        url = checked(problems, ("sources", sname, "url"), partial(env, sdef["url"], f"{key}.url"))
-        if url is None:
-            continue
-        if not is_url(url) and not Path(url).is_absolute():
-            url = os.path.normpath(base / url)  # files are relative to the config file
-        sources[sname] = (url, mask_source(url))
+        url = _location(problems, ("sources", sname, "url"), sdef["url"], f"{key}.url", env, base)
+        if url is not None:
+            sources[sname] = (url, mask_source(url))
 
     raw_scans = data.get("scan", [])
     if not isinstance(raw_scans, list) or not raw_scans:
-        checked(
+        refuse(
             problems,
             ("scan",),
-            failing(
-                f"{where}: no scans; add at least one [[scan]] naming a source (and its table, for a database: a CSV or Parquet file takes none)"
-            ),
+            f"{where}: no scans; add at least one [[scan]] naming a source (and its table, for a database: a CSV or Parquet file takes none)",
         )
         raw_scans = []
     specs = []
     for i, raw in enumerate(raw_scans, 1):
         at: tuple[str | int, ...] = ("scan", i - 1)
+        scan = f"{where}: scan number {i}"
         if not isinstance(raw, Mapping):
-            checked(problems, at, failing(f"{where}: scan number {i} must be a [[scan]] table"))
+            refuse(problems, at, f"{scan} must be a [[scan]] table")
             continue
         each_key(problems, at, raw, SCAN_KEYS, f"scan number {i}", where)
         sname = raw.get("source")
         if sname is None:
             if len(sources) != 1:
-                checked(
-                    problems,
-                    (*at, "source"),
-                    failing(
-                        f'{where}: scan number {i} names no source; add source = "..." naming one of: '
-                        f"{', '.join(sources) or '(none: add a [sources.NAME] table)'}"
-                    ),
-                )
+                named = ", ".join(sources) or "(none: add a [sources.NAME] table)"
+                refuse(problems, (*at, "source"), f'{scan} names no source; add source = "..." naming one of: {named}')
                 continue
             sname = next(iter(sources))
         if sname not in sources:
             hint = _did_you_mean(str(sname), list(sources)) if sources else "add a [sources.NAME] table"
-            checked(
-                problems,
-                (*at, "source"),
-                failing(f"{where}: scan number {i} uses source {sname!r}, which is not defined; {hint}"),
-            )
+            refuse(problems, (*at, "source"), f"{scan} uses source {sname!r}, which is not defined; {hint}")
             continue
         table = raw.get("table")
         if table is not None and (not isinstance(table, str) or not table):
-            checked(
-                problems,
-                (*at, "table"),
-                failing(f'{where}: scan number {i}: table must be a name, e.g. table = "public.people"'),
-            )
+            refuse(problems, (*at, "table"), f'{scan}: table must be a name, e.g. table = "public.people"')
             continue
         name = raw.get("name", table or sname)
         if not isinstance(name, str) or not name:
-            checked(
-                problems, (*at, "name"), failing(f'{where}: scan number {i}: name must be text, e.g. name = "patients"')
-            )
+            refuse(problems, (*at, "name"), f'{scan}: name must be text, e.g. name = "patients"')
             continue
         chosen = own_settings(raw, defaults)
         settings = {k: c.value for k, c in chosen.items() if c.level != "built-in"}
@@ -459,11 +411,8 @@ def load_config(path: str | Path, *, environ: Mapping[str, str] | None = None) -
 # Thresholds from outside the file
 
 
-THRESHOLDS = {
-    "fail_above": ("--fail-above", "threshold"),
-    "warn_above": ("--warn-above", "warning threshold"),
-    "min_exceedances": ("--min-exceedances", "minimum of exceedances"),
-}
+#: The settings given to every scan from outside the file, each as the summary's notes name it.
+THRESHOLDS = {"fail_above": "threshold", "warn_above": "warning threshold", "min_exceedances": "minimum of exceedances"}
 
 
 def apply_settings(config: ScanConfig, given: Mapping[str, Chosen]) -> ScanConfig:
@@ -501,7 +450,7 @@ def apply_settings(config: ScanConfig, given: Mapping[str, Chosen]) -> ScanConfi
             if won is own or won.value == own.value:
                 continue
             changes[key], origins[key] = won.value, won
-            what = THRESHOLDS[key][1]
+            what = THRESHOLDS[key]
             if own.value is None:
                 notes.append(f"{spec.name}: {what} {won.value:g} from {won.origin} (the scan sets none)")
             else:

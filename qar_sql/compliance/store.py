@@ -29,18 +29,20 @@ import os
 import re
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from qar_sql.compliance import liveness
+from qar_sql.engines.database import first_line
 from qar_sql.engines.render import migrations_dir
 from qar_sql.engines.secrets import mask_source, scrub, secret_values
 from qar_sql.engines.source import DUCKDB_SUFFIXES, is_url, resolve_source
 from qar_sql.errors import DatabaseError, QarError, UsageError
 from qar_sql.measures.audit import audit as _audit
+from qar_sql.parameters.tail import AuditParams
 from qar_sql.results import AuditResult, MigrateResult, MigrationState, QIStats, from_plain, to_plain
 from qar_sql.stats.evt import TailFit
 from qar_sql.version import __version__
@@ -182,11 +184,6 @@ def _check_writable(path: str) -> None:
         )
 
 
-def first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
 class _Tx:
     """One transaction on a store: ``execute`` takes SQL with ``:name`` parameters."""
 
@@ -195,11 +192,9 @@ class _Tx:
     def execute(self, sql: str, params: dict | None = None) -> list[tuple]:  # pragma: no cover
         raise NotImplementedError
 
-    def insert(self, table: str, columns: Sequence[str], rows: Sequence[tuple]) -> None:  # pragma: no cover
-        raise NotImplementedError
+    def insert(self, table: str, columns: Sequence[str], rows: Sequence[tuple]) -> None: ...
 
-    def execute_ddl(self, sql: str) -> None:  # pragma: no cover
-        raise NotImplementedError
+    def execute_ddl(self, sql: str) -> None: ...
 
     def lock(self) -> None:
         """Serialise migrators (PostgreSQL); a DuckDB file has one writer at a time anyway."""
@@ -426,6 +421,14 @@ def _applied(tx: _Tx) -> dict[str, tuple[str, str, datetime]]:
     return {v: (n, c, a) for v, n, c, a in rows}
 
 
+def _applied_in(store: Store, *, read_only: bool) -> dict[str, tuple[str, str, datetime]]:
+    """The store's applied migrations; none for a store not created yet."""
+    if not store.exists():
+        return {}
+    with store.transaction(read_only=read_only) as tx:
+        return _applied(tx)
+
+
 def _states(files: list[Migration], applied: dict) -> list[MigrationState]:
     out = []
     by_version = {m.version: m for m in files}
@@ -436,12 +439,7 @@ def _states(files: list[Migration], applied: dict) -> list[MigrationState]:
             continue
         m = by_version.get(version)
         name, checksum, at = applied[version]
-        if m is None:
-            state = "unknown"
-        elif m.checksum != checksum or m.name != name:
-            state = "changed"
-        else:
-            state = "applied"
+        state = "unknown" if m is None else "changed" if (m.checksum, m.name) != (checksum, name) else "applied"
         out.append(MigrationState(version, name, state, checksum, at))
     return out
 
@@ -466,12 +464,7 @@ def status(store: str | Store | None = None, *, folder: Path | None = None) -> M
     """The migrations and their state, without writing anything (``qar migrate --status``)."""
     with using(store) as st:
         files = discover(st.dialect, folder)
-        if not st.exists():
-            applied = {}
-        else:
-            with st.transaction(read_only=True) as tx:
-                applied = _applied(tx)
-        return MigrateResult(st.display, st.dialect, (), tuple(_states(files, applied)))
+        return MigrateResult(st.display, st.dialect, (), tuple(_states(files, _applied_in(st, read_only=True))))
 
 
 def migrate(store: str | Store | None = None, *, to: str | None = None, folder: Path | None = None) -> MigrateResult:
@@ -513,11 +506,7 @@ def ensure_ready(store: Store) -> None:
     """Before writing a run: a brand-new store is migrated on the spot; an existing one must be
     fully migrated (``qar migrate``) and unchanged."""
     files = discover(store.dialect)
-    if store.exists():
-        with store.transaction() as tx:  # read-write: the run's first write reuses the connection
-            applied = _applied(tx)
-    else:
-        applied = {}
+    applied = _applied_in(store, read_only=False)  # read-write: the run's first write reuses the connection
     if not applied:
         migrate(store)
         return
@@ -534,8 +523,7 @@ def ensure_ready(store: Store) -> None:
 # Recording runs
 
 
-def _now() -> datetime:
-    return datetime.now(UTC).replace(tzinfo=None)
+_now = liveness.now  # naive UTC, as every timestamp of the store
 
 
 def _finite(x: float | None) -> float | None:
@@ -569,6 +557,12 @@ def hash_key(key: Any, secret: str) -> str:
     return hmac.new(secret.encode(), str(key).encode(), hashlib.sha256).hexdigest()
 
 
+#: The columns of a run's first row (start_run), in the order of its values.
+_RUN_START = tuple(
+    "run_id started_at scan_name source table_name columns parameters qar_version status pid host heartbeat_at".split()
+)
+
+
 def start_run(
     store: Store,
     *,
@@ -579,26 +573,12 @@ def start_run(
     scan_name: str | None = None,
 ) -> str:
     """Commit a ``running`` row and return its run id."""
-    run_id = str(uuid.uuid4())
+    run_id, now = str(uuid.uuid4()), _now()
+    row: tuple[Any, ...] = (run_id, now, scan_name, mask_source(source) if source else "", table)
+    row += (json.dumps(list(columns)) if columns else None, json.dumps(parameters, sort_keys=True), __version__)
+    row += ("running", os.getpid(), liveness.host(), now)
     with store.transaction() as tx:
-        now = _now()
-        tx.execute(
-            "insert into qar_runs (run_id, started_at, scan_name, source, table_name, columns, "
-            "parameters, qar_version, status, pid, host, heartbeat_at) values (:id, :at, :scan, :source, "
-            ":table, :columns, :params, :qv, 'running', :pid, :host, :at)",
-            {
-                "id": run_id,
-                "at": now,
-                "pid": os.getpid(),
-                "host": liveness.host(),
-                "scan": scan_name,
-                "source": mask_source(source) if source else "",
-                "table": table,
-                "columns": json.dumps(list(columns)) if columns else None,
-                "params": json.dumps(parameters, sort_keys=True),
-                "qv": __version__,
-            },
-        )
+        tx.insert("qar_runs", _RUN_START, [row])
     return run_id
 
 
@@ -617,7 +597,7 @@ def complete_run(
     ``hash_keys`` the top records' keys are stored as HMACs under ``hash_secret_value`` (default
     :func:`hash_secret`). Every number of the run goes to ``qar_run_results`` as JSON: the
     audit's and ``sections`` (other report inputs as JSON data, e.g. ``{"records": …}``)."""
-    secret = (hash_secret_value or hash_secret()) if hash_keys and top_records else ""
+    keys = _stored_keys(top_records, hash_keys, hash_secret_value)
     numbers = json.dumps({"audit": to_plain(_without_values(result)), **(sections or {})}, allow_nan=False)
     f = result.fit
     qi_rows = [
@@ -663,15 +643,20 @@ def complete_run(
             )
         if tx.has_table("qar_run_results"):  # (a store migrated up to 0004; ensure_ready sees to it)
             tx.insert("qar_run_results", ("run_id", "results"), [(run_id, numbers)])
-        if top_records:
+        if keys:
             tx.insert(
                 "qar_top_records",
                 ("run_id", "rank", "record_key", "key_hashed", "contribution"),
-                [
-                    (run_id, i + 1, hash_key(k, secret) if hash_keys else str(k), bool(hash_keys), float(c))
-                    for i, (k, c) in enumerate(top_records)
-                ],
+                [(run_id, i, key, bool(hash_keys), c) for i, (key, c) in enumerate(keys, 1)],
             )
+
+
+def _stored_keys(top_records: Sequence[tuple[Any, float]] | None, hash_keys: bool, secret: str | None) -> list:
+    """The top records as stored: (each key's text, or with ``hash_keys`` its HMAC under
+    ``secret``, default :func:`hash_secret`; the contribution)."""
+    if hash_keys and top_records:
+        secret = secret or hash_secret()
+    return [(hash_key(k, secret or "") if hash_keys else str(k), float(c)) for k, c in top_records or ()]
 
 
 def _without_values(result: AuditResult) -> AuditResult:
@@ -742,14 +727,40 @@ def recorded_audit(
     results and ``complete`` in one transaction; ``failed`` on any exception, which is re-raised.
     ``sections``: a callable of the result giving other report inputs to keep with its numbers
     (:func:`complete_run`), called once the run is done."""
-    st = open_store(store)
-    try:
+    with using(store) as st:
         if not store_in_source:
             _refuse_store_in_source(st, source)
-        hashing = (hash_keys, hash_secret_value)
-        return _recorded(st, source, scan_name, secrets, top_records, hashing, audit_kwargs, sections)
-    finally:
-        st.release() if st is store else st.close()
+        ensure_ready(st)
+        liveness.mark_interrupted(st)  # runs whose process died (kill -9) stop looking 'running'
+        started = time.perf_counter()
+        secrets = [*secrets, *secret_values(resolve_source(source))]
+        defaults = {f.name: f.default for f in fields(AuditParams)}  # (the audit's, to compare runs by)
+        parameters = {k: audit_kwargs.get(k, defaults[k]) for k in ("p", "alpha", "pi_u", "pwm", "k")}
+        run_id = start_run(
+            st,
+            source=scrub(mask_source(resolve_source(source)), secrets),
+            table=audit_kwargs.get("table"),
+            columns=audit_kwargs.get("columns"),
+            parameters=parameters,
+            scan_name=scan_name,
+        )
+        st.release()  # a DuckDB store file stays free for other processes during the audit
+        try:
+            with liveness.Heartbeat(lambda: Store(st.url), run_id):
+                runner = audit_kwargs.pop("runner", None)
+                if runner is not None:  # record-level commands: (AuditResult, [(key, contribution)])
+                    result, top_records = runner()
+                else:
+                    # the store keeps every QI's θ: exact unless the caller asks for --prune auto
+                    result = _audit(source, **{"prune": "off", **audit_kwargs})
+            tops = top_records(result) if callable(top_records) else top_records
+            more = sections(result) if sections is not None else None
+        except BaseException as exc:
+            _fail_quietly(st, run_id, exc, started, secrets)
+            raise
+        seconds = time.perf_counter() - started
+        _complete_or_save(st, run_id, result, seconds, tops, hash_keys, hash_secret_value, more)
+        return result
 
 
 def _refuse_store_in_source(st: Store, source: str | None) -> None:
@@ -767,41 +778,9 @@ def _refuse_store_in_source(st: Store, source: str | None) -> None:
         )
 
 
-def _recorded(st, source, scan_name, secrets, top_records, hashing, audit_kwargs, sections=None) -> AuditResult:
-    ensure_ready(st)
-    liveness.mark_interrupted(st)  # runs whose process died (kill -9) stop looking 'running'
-    started = time.perf_counter()
-    secrets = [*secrets, *secret_values(resolve_source(source))]
-    parameters = {
-        k: audit_kwargs.get(k, d) for k, d in (("p", 3), ("alpha", 0.01), ("pi_u", 0.05), ("pwm", "plotting"), ("k", 5))
-    }
-    run_id = start_run(
-        st,
-        source=scrub(mask_source(resolve_source(source)), secrets),
-        table=audit_kwargs.get("table"),
-        columns=audit_kwargs.get("columns"),
-        parameters=parameters,
-        scan_name=scan_name,
-    )
-    st.release()  # a DuckDB store file stays free for other processes during the audit
-    try:
-        with liveness.Heartbeat(lambda: Store(st.url), run_id):
-            runner = audit_kwargs.pop("runner", None)
-            if runner is not None:  # record-level commands: (AuditResult, [(key, contribution)])
-                result, top_records = runner()
-            else:
-                # the store keeps every QI's θ: exact unless the caller asks for --prune auto
-                result = _audit(source, **{"prune": "off", **audit_kwargs})
-        tops = top_records(result) if callable(top_records) else top_records
-        more = sections(result) if sections is not None else None
-    except BaseException as exc:
-        _fail_quietly(st, run_id, exc, started, secrets)
-        raise
-    _complete_or_save(st, run_id, result, time.perf_counter() - started, tops, hashing, more)
-    return result
-
-
-def _complete_or_save(st: Store, run_id: str, result: AuditResult, seconds: float, tops, hashing, more=None) -> None:
+def _complete_or_save(
+    st: Store, run_id: str, result: AuditResult, seconds: float, tops, hash_keys, secret, more
+) -> None:
     """:func:`complete_run`, tried again after each of :data:`liveness.RECORD_RETRY_DELAYS` while
     the store refuses (locked by another process, unreachable); then the results go to a side
     file, and the error says where. Finished work is never thrown away."""
@@ -811,15 +790,9 @@ def _complete_or_save(st: Store, run_id: str, result: AuditResult, seconds: floa
         while True:
             try:
                 complete_run(
-                    st,
-                    run_id,
-                    result,
-                    seconds=seconds,
-                    top_records=tops,
-                    hash_keys=hashing[0],
-                    hash_secret_value=hashing[1],
+                    st, run_id, result, seconds=seconds, top_records=tops, hash_keys=hash_keys, hash_secret_value=secret,
                     sections=more,
-                )
+                )  # fmt: skip
                 return
             except RunNotRunning as exc:
                 error: DatabaseError = exc
@@ -830,15 +803,13 @@ def _complete_or_save(st: Store, run_id: str, result: AuditResult, seconds: floa
                 if not delays:
                     break
                 time.sleep(delays.pop(0))
-        hash_keys, secret = hashing
-        rows = [(hash_key(k, secret or hash_secret()) if hash_keys else str(k), float(c)) for k, c in (tops or ())]
         path = liveness.write_side_file(
             liveness.side_file_path(st.path, run_id),
             run_id=run_id,
             store=st.display,
             reason=str(error),
             audit=result.to_dict(),
-            top_records=rows,
+            top_records=_stored_keys(tops, hash_keys, secret),
         )
         try:  # say where the results went, if the store lets us now
             fail_run(st, run_id, f"not recorded ({error}); results saved in {path}", seconds=seconds)
@@ -891,33 +862,36 @@ class StoredRun:
     heartbeat_at: datetime | None = None
 
 
-def _run_rows(st: Store, table: str | None) -> list[tuple]:
-    if not st.exists():
-        return []
-    where, params = "", {}
-    if table is not None:
-        where, params = "where table_name = :table", {"table": table}
-    with st.transaction(read_only=True) as tx:
-        if not tx.has_table("qar_runs"):
+def _read(store: str | Store | None, table: str, sql: str | Callable[[_Tx], str], params: dict) -> list[tuple]:
+    """The rows of a read-only query of ``table`` (``sql``, or made from the transaction); none
+    where the store or that table does not exist yet."""
+    with using(store) as st:
+        if not st.exists():
             return []
+        with st.transaction(read_only=True) as tx:
+            return tx.execute(sql(tx) if callable(sql) else sql, params) if tx.has_table(table) else []
+
+
+def _runs_sql(where: str) -> Callable[[_Tx], str]:
+    def sql(tx: _Tx) -> str:
         # A store not yet migrated to 0003 (qar migrate) has no liveness columns: read NULLs.
         live = "pid, host, heartbeat_at" if "0003" in _applied(tx) else "null, null, null"
-        return tx.execute(
+        return (
             "select run_id, started_at, finished_at, scan_name, source, table_name, columns, "
             "parameters, engine, engine_version, qar_version, status, error, duration_seconds, "
-            f"row_count, n_qi, risk, {live} from qar_runs {where} order by started_at, run_id",
-            params,
+            f"row_count, n_qi, risk, {live} from qar_runs {where} order by started_at, run_id"
         )
+
+    return sql
 
 
 def runs(store: str | Store | None = None, *, table: str | None = None) -> list[StoredRun]:
     """Every run, oldest first (read-only)."""
-    with using(store) as st:
-        rows = _run_rows(st, table)
-    # _run_rows selects the columns in StoredRun's field order; JSON and counts are decoded here.
+    where, params = ("where table_name = :table", {"table": table}) if table is not None else ("", {})
+    # The query selects the columns in StoredRun's field order; JSON and counts are decoded here.
     names = [f.name for f in fields(StoredRun)]
     out = []
-    for r in rows:
+    for r in _read(store, "qar_runs", _runs_sql(where), params):
         rec: dict[str, Any] = dict(zip(names, r, strict=True))
         rec["columns"] = tuple(json.loads(rec["columns"])) if rec["columns"] else ()
         rec["parameters"] = json.loads(rec["parameters"])
@@ -930,17 +904,12 @@ def runs(store: str | Store | None = None, *, table: str | None = None) -> list[
 def stored_top_records(store: str | Store | None, run_id: str) -> list[tuple[int, str, bool, float]]:
     """The top records a run recorded (``qar records --store``): (rank, key, hashed, contribution),
     rank first; empty when it recorded none."""
-    with using(store) as st:
-        if not st.exists():
-            return []
-        with st.transaction(read_only=True) as tx:
-            if not tx.has_table("qar_top_records"):
-                return []
-            rows = tx.execute(
-                "select rank, record_key, key_hashed, contribution from qar_top_records where run_id = :id "
-                "order by rank",
-                {"id": run_id},
-            )
+    rows = _read(
+        store,
+        "qar_top_records",
+        "select rank, record_key, key_hashed, contribution from qar_top_records where run_id = :id order by rank",
+        {"id": run_id},
+    )
     return [(int(r), str(k), bool(h), float(c)) for r, k, h, c in rows]
 
 
