@@ -682,6 +682,35 @@ def _header_line(path: str) -> str | None:
         return None
 
 
+def _check_header_names(path: str, delimiter: str | None, cols: Sequence[str]) -> None:
+    """Refuse a CSV header with two names equal but for case (``Age,age``) or equal: DuckDB's
+    names ignore case, so it reads the second as ``age_1``, a name the file never had (as
+    :func:`frames.check_names` refuses for a frame). Only a name DuckDB could have made is
+    looked into: the header's fields are split by the delimiter that gives DuckDB's count."""
+    lowered = [c.lower() for c in cols]
+    made = [c for c in lowered if re.fullmatch(r"(.+)_\d+", c) and c.rsplit("_", 1)[0] in lowered]
+    header = _header_line(path) if made else None
+    if not header:
+        return
+    given = "\t" if delimiter == "\\t" else delimiter
+    for use in [given] if given else SEPARATORS:
+        fields = next(csv.reader([header], delimiter=use))
+        if len(fields) != len(cols):
+            continue
+        seen: dict[str, str] = {}
+        for name in fields:
+            first = seen.get(name.lower())
+            if first is not None:
+                both = (
+                    f"two columns named {name!r}"
+                    if first == name
+                    else f"columns {first!r} and {name!r}, one name to the database (its names ignore case)"
+                )
+                raise DataError(f"the header of {path!r} has {both}; rename one in the file, e.g. to {name + '_2'!r}")
+            seen[name.lower()] = name
+        return
+
+
 def _explain_csv(db: DuckDBDatabase, path: str, delimiter: str | None) -> None:
     """Raise a clear error when a CSV read as one column (or not at all) is really ragged or
     read with the wrong --delimiter; return when no better explanation is found."""
@@ -738,6 +767,8 @@ def _file_relation(
         raise UsageError(f"cannot read {path!r} as {kind.upper()}: {exc}") from exc
     if kind == "csv" and len(cols) == 1 and any(s in cols[0] for s in SEPARATORS):
         _explain_csv(db, path, delimiter)  # one column whose name holds a delimiter: ragged?
+    if kind == "csv":
+        _check_header_names(path, delimiter, cols)
     # A file is parsed once into a session temp table (memory, spilling to DuckDB's temp
     # folder), not once per statement; the file itself is never changed. DuckDB keeps insertion
     # order, so the temp table's rowid is the row's position in the file (the default key).

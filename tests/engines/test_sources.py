@@ -170,3 +170,27 @@ def test_duckdb_table_in_a_hostile_schema(tmp_path, table_data):
     r = qar_sql.audit(path, table=f"{schema}.{HOSTILE_TABLE}", p=P, alpha=ALPHA, pi_u=PI_U)
     assert r.table == f"{schema}.{HOSTILE_TABLE}"
     check_against_oracle(r, names, rows, P, alpha=ALPHA, pi_u=PI_U)
+
+
+@pytest.mark.parametrize(
+    "header, said",
+    [
+        ("Age,age,sex", "has columns 'Age' and 'age', one name to the database (its names ignore case)"),
+        ("age;age;sex", "has two columns named 'age'; rename one in the file, e.g. to 'age_2'"),
+    ],
+)
+def test_a_csv_header_with_one_name_twice_to_the_database_is_refused(tmp_path, header, said):
+    """DuckDB's names ignore case, so it read the second of ``Age,age`` as ``age_1``, a column the
+    file never had (as for a frame). A header that really says ``age_1`` is read as written."""
+    from click.testing import CliRunner
+
+    from qar_sql.cli.main import cli
+
+    sep = header[3]
+    path = tmp_path / "t.csv"
+    path.write_text(header + "\n" + "\n".join(sep.join(("1", str(i), "M")) for i in range(6)) + "\n", encoding="utf-8")
+    r = CliRunner().invoke(cli, ["audit", str(path), "-p", "1", "--pi-u", "0.5", "-q"])
+    assert r.exit_code == 2, r.output
+    assert said in r.stderr, r.stderr
+    path.write_text("age,age_1,sex\n" + "\n".join(f"1,{i},M" for i in range(6)) + "\n", encoding="utf-8")
+    assert qar_sql.audit(str(path), p=1, pi_u=0.5).columns == ("age", "age_1", "sex")
