@@ -92,8 +92,8 @@ def influence_records(inf, params: RecordsParams) -> str:
 
 
 @renders("qar_sql.ranking.eliminate.Elimination", "text")
-def render_eliminate(res, fmt: str, plot_path: str | None = None) -> str:
-    """``qar eliminate`` in text (``plot_path``: where the curves were drawn)."""
+def render_eliminate(res, fmt: str) -> str:
+    """``qar eliminate`` in text (a plot is its own file, --plot: nothing is said of it here)."""
     names = list(res.curves)
     lines = [
         f"Backward elimination: T̂₀ = {res.risk:.10g}, {res.rows:,} records, step {res.step}",
@@ -106,8 +106,6 @@ def render_eliminate(res, fmt: str, plot_path: str | None = None) -> str:
         cells = ["no tail" if p is None or p.reduction is None else f"{100 * p.reduction:.2f}" for p in points]
         lines.append(f"  {k:>8} " + " ".join(f"{c:>10}" for c in cells))
     lines += [f"\n{name} AUC (25% held out): {auc:.4f}" for name, auc in res.auc.items()]
-    if plot_path:
-        lines.append(f"\nPlot written to {plot_path}")
     return "\n".join(lines) + "\n"
 
 
