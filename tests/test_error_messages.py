@@ -229,6 +229,14 @@ def test_the_parameters_own_checks_name_keywords_in_the_api(keyed, tmp_path):
         (qar_sql.anonymize, {"hierarchy": {"age": str(levels)}}, "l=2 sensitive='COLUMN', t=0.2 sensitive='COLUMN'"),
         (qar_sql.uniqueness, {"group_size": 0}, "e.g. group_size=30"),
         (qar_sql.risk, {"sampling_fraction": 2}, "sampling_fraction=2 must be in (0, 1]"),
+        # a Python constant after the keyword, as passed (it read "risk_below= True")
+        (qar_sql.anonymize, {"hierarchy": {"age": str(levels)}, "risk_below": True}, "risk_below=True must be"),
+        # a whole float: its whole number is the example (it said "pass one such as 1")
+        (
+            qar_sql.anonymize,
+            {"hierarchy": {"age": str(levels)}, "k": 5.0},
+            "is not a whole number; pass one such as 5.",
+        ),
     ]
     for function, keywords, said in cases:
         with pytest.raises(ParameterError) as caught:

@@ -93,6 +93,8 @@ def check_numbers(cls: Any, values: Mapping[str, Any]) -> None:
             raise ParameterError(f"{f.name} = {value!r} is text; pass a number such as {example:g}.")
         if isinstance(value, bool) or not isinstance(value, numbers.Integral if whole else numbers.Real):
             kind = "whole number" if whole else "number"
+            if whole and isinstance(value, float) and value.is_integer():
+                example = int(value)  # (k=5.0: pass 5, not the default's example)
             raise ParameterError(f"{f.name} = {shown(value)} is not a {kind}; pass one such as {example:g}.")
         low, high = meta.minimum, meta.maximum
         number = float(value)
@@ -359,7 +361,7 @@ def as_keywords(message: str, classes: Sequence[Any]) -> str:
     # plain word after a flag is the sentence's ("use --columns to name ...")
     pattern = re.compile(
         rf"(?<![\w-])({flags})(?![\w-])"
-        r"(?: ('(?:[^'\\]|\\.)*'|-?\d+(?:\.\d+)?(?!\w|\.\d)|\w*_\w*|[A-Z]{2}[A-Z_]*(?:=[A-Z]{2}[A-Z_]*)?(?![\w=])"
+        r"(?: ('(?:[^'\\]|\\.)*'|-?\d+(?:\.\d+)?(?!\w|\.\d)|(?:True|False|None)\b|\w*_\w*|[A-Z]{2}[A-Z_]*(?:=[A-Z]{2}[A-Z_]*)?(?![\w=])"
         r"|[a-z][\w-]*))?"
     )
 
@@ -372,6 +374,8 @@ def as_keywords(message: str, classes: Sequence[Any]) -> str:
             return f"{name}= {value}"  # (the sentence's word)
         if value is None:
             return f"{name}="
+        if value in ("True", "False", "None"):  # (a Python constant the caller passed, as written)
+            return f"{name}={value}"
         if not value.startswith("'") and not value.lstrip("-")[:1].isdigit():  # (a snake_case name)
             value = repr(value)
         return f"{name}={value}"  # (one name is a list of one to every keyword of names)
