@@ -20,10 +20,12 @@ from qar_sql.errors import UsageError
 MAX_BYTES = 10 * 1024 * 1024
 
 
-def read_text(path: str | Path, what: str, *, limit: int | None = MAX_BYTES, encoding: str = "utf-8") -> str:
+def read_text(path: str | Path, what: str, *, limit: int | None = MAX_BYTES, encoding: str = "utf-8-sig") -> str:
     """The text of ``path`` (``what`` names it in messages, e.g. "scan config"); a device, pipe
     or folder, or a file over ``limit`` bytes, is refused with one sentence. A missing file
-    raises FileNotFoundError, an unreadable one OSError, for the caller's own message."""
+    raises FileNotFoundError, an unreadable one OSError, for the caller's own message. UTF-8, a
+    leading byte-order mark dropped (Windows editors write one; TOML and JSON parsers refuse it
+    as "invalid statement at line 1, column 1")."""
     path = Path(path)
     mode = os.stat(path).st_mode
     if not stat.S_ISREG(mode):

@@ -327,3 +327,21 @@ def test_a_refused_table_is_not_reported_again_by_what_depends_on_it(tmp_path):
         "  [sources.b] url = 5 must be text",
         "  scan number 3 uses source 'c', which is not defined; allowed: a, b",
     ]
+
+
+def test_a_file_with_a_byte_order_mark_is_read(tmp_path):
+    """Windows editors start UTF-8 files with a byte-order mark, which tomllib refuses ("Invalid
+    statement (at line 1, column 1)"): qar.toml, `qar config --check` and a treatments file are
+    read without it, as the same file without the mark."""
+    plain = (REPO / "examples" / "qar.toml").read_text(encoding="utf-8")
+    marked = tmp_path / "qar.toml"
+    marked.write_bytes(b"\xef\xbb\xbf" + plain.encode("utf-8"))
+    r = CliRunner().invoke(cli, ["config", "--check", str(marked)])
+    assert "Invalid statement" not in r.output and "line 1, column 1" not in r.output, r.output
+    assert user_files.read_text(marked, "scan config") == plain
+    trt = tmp_path / "t.toml"
+    trt.write_bytes(b"\xef\xbb\xbf" + (REPO / "examples" / "treatments.toml").read_bytes())
+    import dataclasses
+
+    same = treatments.load(str(REPO / "examples" / "treatments.toml"))
+    assert treatments.load(str(trt)) == dataclasses.replace(same, path=str(trt))
