@@ -25,7 +25,6 @@ threshold).
 
 from __future__ import annotations
 
-import itertools
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -112,8 +111,14 @@ _Tick = Callable[[], None]
 
 def _steps(progress: Progress | None, total: int) -> _Tick:
     """The progress of a comparison: ``tick()`` for each step done, of ``total``."""
-    done = itertools.count(1)
-    return lambda: progress(next(done), total) if progress else None
+    done = [0]
+
+    def tick() -> None:
+        done[0] += 1
+        if progress:
+            progress(done[0], total)
+
+    return tick
 
 
 @dataclass

@@ -327,9 +327,9 @@ def test_bad_roles_and_parameters(small):
     with pytest.raises(ColumnError, match="did you mean"):
         risk_command.risk(source, table=table, columns=QI, sensitive=["diag"])
     for bad in (0.0, 1.5, -1.0):
-        with pytest.raises(ParameterError, match=r"--sampling-fraction .* must be in \(0, 1\]"):
+        with pytest.raises(ParameterError, match=r"sampling_fraction=.* must be in \(0, 1\]"):
             risk_command.risk(source, table=table, columns=QI, sampling_fraction=bad)
-    with pytest.raises(ParameterError, match="--missing"):
+    with pytest.raises(ParameterError, match="missing='ignore' is not a convention"):
         risk_command.risk(source, table=table, columns=QI, missing="ignore")
     with pytest.raises(UsageError, match=r"must end in \.csv or \.parquet"):
         risk_command.risk(source, table=table, columns=QI, per_record="x.txt")
@@ -366,7 +366,7 @@ def test_per_record_never_overwrites_the_source(tmp_path):
     with pytest.raises(UsageError, match="is the source file itself"):
         risk_command.risk(str(path), per_record=str(path))
     assert path.read_bytes() == before
-    with pytest.raises(ParameterError, match="--suda-max-size 0 must be at least 1"):
+    with pytest.raises(ParameterError, match="suda_max_size=0 must be at least 1"):
         risk_command.risk(str(path), per_record=str(tmp_path / "o.csv"), suda_max_size=0)
 
 
@@ -455,6 +455,6 @@ def test_wildcard_refuses_more_key_columns_than_its_null_pattern_holds(tmp_path)
     path = tmp_path / "wide.csv"
     names = [f"c{i}" for i in range(classic.WILDCARD_MAX_COLUMNS + 1)]
     path.write_text(",".join(names) + "\n" + ",".join("1" for _ in names) + "\n" + ",".join("" for _ in names) + "\n")
-    with pytest.raises(ParameterError, match=r"missing= wildcard reads at most 62 key columns .* 63 are given"):
+    with pytest.raises(ParameterError, match=r"missing='wildcard' reads at most 62 key columns .* 63 are given"):
         qar_sql.risk(str(path), missing="wildcard", p=1)
     assert qar_sql.risk(str(path), columns=names[:62], missing="wildcard", p=1).rows == 2
