@@ -14,6 +14,7 @@ the libraries stay optional.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterable
 from typing import Any
 
 from qar_sql.errors import DataError, UsageError
@@ -132,13 +133,22 @@ def check_names(obj: Any) -> None:
         names = list(obj.schema.names)
     else:
         names = [str(c) for c in obj.columns]
+    clash = same_name(names)
+    if clash is not None:
+        first, name = clash
+        both = f"two columns named {name!r}" if first == name else f"columns {first!r} and {name!r}, one name"
+        raise DataError(
+            f"the {_KINDS[kind]} has {both} to the database (its names ignore case); rename one first, "
+            f"e.g. to {name + '_2'!r}"
+        )
+
+
+def same_name(names: Iterable[str]) -> tuple[str, str] | None:
+    """The first two of ``names`` that are one name to the database (equal but for case, or
+    equal), or None: the one test behind a frame's and a CSV header's refusal."""
     seen: dict[str, str] = {}
     for name in names:
         if name.lower() in seen:
-            first = seen[name.lower()]
-            both = f"two columns named {name!r}" if first == name else f"columns {first!r} and {name!r}, one name"
-            raise DataError(
-                f"the {_KINDS[kind]} has {both} to the database (its names ignore case); rename one first, "
-                f"e.g. to {name + '_2'!r}"
-            )
+            return seen[name.lower()], name
         seen[name.lower()] = name
+    return None

@@ -697,17 +697,15 @@ def _check_header_names(path: str, delimiter: str | None, cols: Sequence[str]) -
         fields = next(csv.reader([header], delimiter=use))
         if len(fields) != len(cols):
             continue
-        seen: dict[str, str] = {}
-        for name in fields:
-            first = seen.get(name.lower())
-            if first is not None:
-                both = (
-                    f"two columns named {name!r}"
-                    if first == name
-                    else f"columns {first!r} and {name!r}, one name to the database (its names ignore case)"
-                )
-                raise DataError(f"the header of {path!r} has {both}; rename one in the file, e.g. to {name + '_2'!r}")
-            seen[name.lower()] = name
+        clash = frames.same_name(fields)
+        if clash is not None:
+            first, name = clash
+            both = (
+                f"two columns named {name!r}"
+                if first == name
+                else f"columns {first!r} and {name!r}, one name to the database (its names ignore case)"
+            )
+            raise DataError(f"the header of {path!r} has {both}; rename one in the file, e.g. to {name + '_2'!r}")
         return
 
 
