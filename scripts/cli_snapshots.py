@@ -430,10 +430,12 @@ Q = r'(?:"|&#34;|&quot;|\\")'  # a JSON quote, also inside HTML or a JSON string
 def mask(text: str, tmp: Path) -> str:
     import duckdb
 
+    from qar_sql.output.report_md import escape_md
     from qar_sql.version import __version__
 
+    # The folder's random name may hold "_", which Markdown output escapes ("qar-snapshots-0t\\_pwc08").
     for path in {str(tmp.resolve()), str(tmp)}:
-        text = text.replace(path, "$TMP")
+        text = text.replace(path, "$TMP").replace(escape_md(path), "$TMP")
     for key, path in DATA.items():
         text = text.replace(str(path.resolve()), LINKS[key]).replace(str(path), LINKS[key])
     text = text.replace(str(REPO), "$REPO")

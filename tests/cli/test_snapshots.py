@@ -32,3 +32,18 @@ def test_help_and_demo_commands_match_their_snapshots():
 @pytest.mark.shared_data
 def test_shared_dataset_commands_match_their_snapshots(shared_data):
     _check("shared")
+
+
+def test_the_temporary_folder_is_masked_in_markdown_too(tmp_path):
+    """mkdtemp's random names hold "_", which Markdown output escapes; a CI run failed on one."""
+    import importlib.util
+
+    from qar_sql.output.report_md import escape_md
+
+    spec = importlib.util.spec_from_file_location("cli_snapshots", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["cli_snapshots"] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    folder = tmp_path / "qar-snapshots-0t_pwc08"
+    text = f"| store | {escape_md(str(folder / 'scan_store.duckdb'))} |\n{folder}/demo.duckdb"
+    assert module.mask(text, folder) == "| store | $TMP/scan\\_store.duckdb |\n$TMP/demo.duckdb"
