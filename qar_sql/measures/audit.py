@@ -289,15 +289,16 @@ def audit_relation(
         # An identifier makes every QI it is part of a key (θ = 1): "try a larger pi_u" would
         # mislead when that is why there is no tail.
         named = ", ".join(repr(c) for c in keys)
+        them = "them" if len(keys) > 1 else "it"
         exclude_hint = repr(",".join(keys))  # (quoted: a name with a space is one argument)
         why = (
             f"column{'s' if len(keys) > 1 else ''} {named} identif{'y' if len(keys) > 1 else 'ies'} every record "
-            f"({rows:,} distinct values), so every QI containing {'them' if len(keys) > 1 else 'it'} is a key (θ = 1)"
+            f"({rows:,} distinct values), so every QI containing {'one of them' if len(keys) > 1 else 'it'} is a key (θ = 1)"
         )
         if tail is None:
-            warnings = [f"no tail to fit: {why} and no θ is left above u; leave it out with --exclude {exclude_hint}"]
+            warnings = [f"no tail to fit: {why} and no θ is left above u; leave {them} out with --exclude {exclude_hint}"]
         else:
-            notes.append(f"{why}; an identifier is no quasi-identifier: leave it out with --exclude {exclude_hint}")
+            notes.append(f"{why}; an identifier is no quasi-identifier: leave {them} out with --exclude {exclude_hint}")
     where = provenance(db, relation, source)
     block = None
     if group_size is not None:  # the birthday measures from the same histograms: no extra pass

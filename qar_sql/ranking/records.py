@@ -234,10 +234,9 @@ def compute(
     result = audit_relation(db, relation, opts, started=started, source=source, scanner=scanner, bootstrap=0)
     warnings = key_warnings(key, result.columns) + relation.token_notes(result.columns)
     if result.fit is None:
+        reasons = [w.rstrip(".") for w in [*result.warnings[-1:], *warnings[:1]]]
         raise DataError(
-            "the table's risk is undefined (no tail), so record contributions are too: "
-            + (result.warnings[-1] if result.warnings else "")
-            + (" Also: " + warnings[0] if warnings else "")
+            "the table's risk is undefined (no tail), so record contributions are too: " + ". Also: ".join(reasons)
         )
     assert result.risk is not None  # no tail raised above
     patterns = captured["patterns"]
