@@ -296,7 +296,9 @@ def audit_relation(
             f"({rows:,} distinct values), so every QI containing {'one of them' if len(keys) > 1 else 'it'} is a key (θ = 1)"
         )
         if tail is None:
-            warnings = [f"no tail to fit: {why} and no θ is left above u; leave {them} out with --exclude {exclude_hint}"]
+            warnings = [
+                f"no tail to fit: {why} and no θ is left above u; leave {them} out with --exclude {exclude_hint}"
+            ]
         else:
             notes.append(f"{why}; an identifier is no quasi-identifier: leave {them} out with --exclude {exclude_hint}")
     where = provenance(db, relation, source)
