@@ -40,6 +40,9 @@ __all__ = ["DbtTarget", "manifest_path", "profiles_dir", "project_scans", "read_
 #: The node selection methods ``--select`` understands (besides a plain name).
 SELECT_METHODS = ("tag", "path")
 
+#: The settings of a postgres or redshift target that qar passes on to libpq, as dbt does.
+LIBPQ_KEYS = ("sslmode", "sslrootcert", "sslcert", "sslkey", "connect_timeout")
+
 
 def _yaml(path: Path, what: str) -> dict:
     import yaml
@@ -168,7 +171,11 @@ def target_url(output: Mapping[str, Any], project_dir: Path, where: str) -> str:
         login = auth(output.get("password") or output.get("pass"))
         port = output.get("port") or (5439 if kind == "redshift" else 5432)
         dbname = quote(str(output.get("dbname") or output.get("database") or need("dbname")), safe="")
-        return f"postgresql+psycopg://{login}@{need('host')}:{port}/{dbname}"
+        # The profile's TLS settings go to libpq as dbt passes them: dropped, `sslmode: require`
+        # or `verify-full` would become libpq's `prefer`, which sends the password to a server
+        # that offers no TLS or whose certificate is not checked.
+        query = "&".join(f"{k}={quote(str(output[k]), safe='')}" for k in LIBPQ_KEYS if output.get(k) not in (None, ""))
+        return f"postgresql+psycopg://{login}@{need('host')}:{port}/{dbname}" + (f"?{query}" if query else "")
     if kind == "snowflake":
         query = "&".join(f"{k}={quote(str(output[k]), safe='')}" for k in ("warehouse", "role") if output.get(k))
         url = f"snowflake://{auth(output.get('password'))}@{need('account')}/{quote(need('database'), safe='')}"

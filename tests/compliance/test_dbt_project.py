@@ -13,9 +13,11 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from click.testing import CliRunner
+from conftest import PG_URL, require_postgres
 
 import qar_sql
 from qar_sql.cli.main import cli
@@ -233,6 +235,41 @@ def test_scan_dbt_project_reads_the_profile(project):
     # --url still wins over the profile; another target that cannot connect fails as it should
     r = scan("--dbt-project", str(project), "--target", "pg")
     assert r.exit_code == 2 and "PG_PASSWORD" in r.output
+
+
+@pytest.mark.postgres
+def test_profile_tls_settings_reach_the_connection(project, tmp_path, monkeypatch):
+    """A postgres target's sslmode and sslrootcert are passed on as dbt passes them: dropped,
+    `verify-full` became libpq's `prefer`, and qar sent the password to a server whose certificate
+    it never checked (here: no TLS at all, or no root certificate), where dbt refuses to connect."""
+    from sqlalchemy import create_engine
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import OperationalError
+
+
+    require_postgres()
+    u = make_url(PG_URL)
+    monkeypatch.setenv("QAR_TLS_PASSWORD", u.password or "")
+    folder = tmp_path / "tls"
+    folder.mkdir()
+
+    def target(sslmode: str) -> str:
+        (folder / "profiles.yml").write_text(
+            f"qar_fixture:\n  target: pg\n  outputs:\n    pg:\n      type: postgres\n      host: {u.host}\n"
+            f"      port: {u.port or 5432}\n      user: {u.username}\n"
+            "      password: \"{{ env_var('QAR_TLS_PASSWORD') }}\"\n"
+            f"      dbname: {u.database}\n      schema: public\n      sslmode: {sslmode}\n"
+            f"      sslrootcert: {tmp_path / 'no such root.crt'}\n"
+        )
+        return read_target(project, profiles=folder).url
+
+    url = target("verify-full")
+    assert url.endswith(f"?sslmode=verify-full&sslrootcert={quote(str(tmp_path / 'no such root.crt'), safe='')}")
+    with pytest.raises(OperationalError):
+        create_engine(url).connect().close()
+    # the same profile without the requirement connects: the URL itself is sound
+    with create_engine(target("disable")).connect() as c:
+        assert c.exec_driver_sql("select 1").scalar() == 1
 
 
 def test_select(project, manifest):
