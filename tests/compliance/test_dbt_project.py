@@ -495,3 +495,14 @@ def test_malformed_manifest_is_one_sentence(project, manifest, tmp_path, how, me
         assert r.exit_code == 2, r.output
         assert message in r.output and "run dbt parse" in r.output, r.output
         assert "unexpected" not in r.output and len(r.output.strip().splitlines()) == 1, r.output
+
+
+def test_deeply_nested_manifest_is_one_sentence(project):
+    """JSON nested 100,000 deep (200 KB) was "unexpected RecursionError" (exit 3)."""
+    path = project / "target" / "manifest.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    for args in (["--dbt-project", str(project)], ["--dbt-manifest", str(path), "--url", read_target(project).url]):
+        r = scan(*args)
+        assert r.exit_code == 2, r.output
+        assert "manifest.json is not a dbt manifest (its JSON is nested too deep)" in r.output, r.output
+        assert "unexpected" not in r.output and len(r.output.strip().splitlines()) == 1, r.output
