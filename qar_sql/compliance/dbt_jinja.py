@@ -2,8 +2,9 @@
 
 dbt renders profile values in a Jinja *sandbox* with a small context: ``env_var()``, ``var()``
 and the ``as_text``/``as_number``/``as_bool``/``as_native`` filters (plus Jinja's own globals,
-such as ``range``). So does qar: a value that reaches for anything else (``cycler.__init__``,
-``__globals__``, ``os``) is refused as ``dbt debug`` refuses it, and a profile never runs code.
+such as ``range``, and a few functions qar does not render: ``modules``, ``tojson``, ``log``, …).
+So does qar: a value that reaches for anything else (``cycler.__init__``, ``__globals__``,
+``os``) is refused as ``dbt debug`` refuses it, and a profile never runs code.
 
 A refusal names the key (``outputs.dev.password``), never the value: the value may be a secret,
 and Jinja's own messages quote pieces of it (``'ss' is undefined``), so they are not passed on.
@@ -26,8 +27,8 @@ CONTEXT = ("env_var", "var", "as_text", "as_number", "as_bool", "as_native")
 _MAX_ITEMS = 10_000
 
 _FIX = (
-    "a profile value may use env_var(), var() and the as_text, as_number, as_bool and as_native filters "
-    "only (as in dbt); to keep a literal {{ or {% (in a password, say), put the value in an environment "
+    "qar renders env_var(), var() and the as_text, as_number, as_bool and as_native filters of dbt's "
+    "profile context (not its modules, tojson, log, ...), with Jinja's own statements and filters; to keep a literal {{ or {% (in a password, say), put the value in an environment "
     "variable and write {{ env_var('NAME') }}"
 )
 
@@ -96,7 +97,9 @@ def render_value(value: Any, key: str, where: str) -> Any:
     except SecurityError:
         why = "reaches an attribute that dbt's sandbox refuses (dbt debug refuses it too)"
     except jinja2.UndefinedError:
-        why = "uses a name that dbt's profile context does not define"
+        # Maybe one dbt has (modules, tojson, log, ...) but qar does not render; the name itself
+        # is not said (it may be a piece of a password, as in pa{{ss}}word).
+        why = "uses a name outside what qar renders"
     except jinja2.TemplateSyntaxError:
         why = "is not a valid Jinja template"
     except Exception:  # noqa: BLE001 - any failure inside the template; its text may quote the value

@@ -156,8 +156,8 @@ def _profile_with(tmp_path: Path, **values: str) -> Path:
         ("{{ lipsum.__globals__['os'].popen('touch PWNED').read() }}", "sandbox refuses"),
         ("{{ ''.__class__.__mro__[1].__subclasses__() }}", "sandbox refuses"),
         ("{{ self.__init__.__globals__ }}", "sandbox refuses"),
-        ("{{ config.items() }}", "does not define"),
-        ("{{ os.popen('touch PWNED') }}", "does not define"),
+        ("{{ config.items() }}", "uses a name outside what qar renders"),
+        ("{{ os.popen('touch PWNED') }}", "uses a name outside what qar renders"),
         ("{{ [].append(1) }}", "sandbox refuses"),
     ],
 )
@@ -190,6 +190,18 @@ def test_profile_context_is_dbts(project, tmp_path, monkeypatch):
     assert t.url == "postgresql+psycopg://analyst:pw@db.example.com:6543/warehouse"
     with pytest.raises(UsageError, match=r"key outputs.dev.threads uses var\('x'\) without a default"):
         read_target(project, profiles=_profile_with(tmp_path, threads="{{ var('x') }}"))
+
+
+@pytest.mark.parametrize("template", ["{{ modules.datetime.date.today() }}", "{{ tojson([1]) }}", "{{ log('x') }}"])
+def test_dbt_names_qar_does_not_render_are_not_called_undefined_by_dbt(project, tmp_path, template):
+    """dbt's profile context also has modules, tojson, log, ... (dbt debug renders them); qar
+    refuses them, saying what it renders, not that dbt does not define them."""
+    folder = _profile_with(tmp_path, schema=template)
+    with pytest.raises(UsageError) as err:
+        read_target(project, profiles=folder)
+    message = str(err.value)
+    assert "key outputs.dev.schema uses a name outside what qar renders" in message, message
+    assert "does not define" not in message and "(not its modules, tojson, log, ...)" in message, message
 
 
 @pytest.mark.parametrize("secret", ["pa{{ss}}Word-LEAK1", "pa{%ss%}Word-LEAK1", "pa{{ss Word-LEAK1", "{{ 1/0 }}LEAK1"])
