@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import os
+from collections.abc import Callable
 from typing import Any
 
 from qar_sql.errors import UsageError
@@ -33,7 +34,8 @@ _FIX = (
 )
 
 
-def _environment():
+def _environment(charge: Callable[[int], None]):
+    """The sandbox; ``charge(n)`` counts n items against the value's budget (and raises past it)."""
     import jinja2
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
@@ -43,7 +45,20 @@ def _environment():
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             return v
 
-    env = ImmutableSandboxedEnvironment(undefined=jinja2.StrictUndefined)
+    class Bounded(ImmutableSandboxedEnvironment):
+        # 'a' * 10**10 and 2 ** (10**9) are one expression each but allocate or compute for minutes.
+        intercepted_binops = frozenset(("*", "**"))
+
+        def call_binop(self, context, operator, left, right):
+            if operator == "**" and isinstance(right, int):
+                charge(abs(right))
+            elif operator == "*":
+                for seq, times in ((left, right), (right, left)):
+                    if isinstance(seq, str | list | tuple) and isinstance(times, int):
+                        charge(len(seq) * max(times, 0))
+            return super().call_binop(context, operator, left, right)
+
+    env = Bounded(undefined=jinja2.StrictUndefined)
     env.filters.update(as_number=as_native, as_native=as_native, as_text=str, as_bool=as_native)
     return env
 
@@ -80,18 +95,30 @@ def render_value(value: Any, key: str, where: str) -> Any:
 
     spent = [0]
 
+    def charge(items: int) -> None:
+        spent[0] += items
+        if spent[0] > _MAX_ITEMS:
+            raise UsageError(
+                f"{where}: key {key} asks for more than {_MAX_ITEMS:,} items in all (loops, lipsum(), * or **), "
+                f"so qar does not render it; {_FIX}"
+            )
+
     def bounded_range(*args: int) -> range:
         # Jinja caps one range at 100,000 items but not nested loops (their product hung qar).
         r = range(*args)
-        spent[0] += len(r)
-        if spent[0] > _MAX_ITEMS:
-            raise UsageError(
-                f"{where}: key {key} loops over more than {_MAX_ITEMS:,} items in all, so qar does not render it; {_FIX}"
-            )
+        charge(len(r))
         return r
 
+    def bounded_lipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> Any:  # noqa: A002
+        # Jinja's own lipsum(10**7) writes ten million paragraphs: it ran for minutes.
+        from jinja2.utils import generate_lorem_ipsum
+
+        charge(abs(n) * abs(max))
+        return generate_lorem_ipsum(n, html, min, max)
+
     try:
-        return _environment().from_string(value).render(env_var=env_var, var=var, range=bounded_range)
+        env = _environment(charge)
+        return env.from_string(value).render(env_var=env_var, var=var, range=bounded_range, lipsum=bounded_lipsum)
     except UsageError:
         raise
     except SecurityError:
