@@ -63,14 +63,33 @@ def _environment(charge: Callable[[int], None]):
     return env
 
 
+#: The values one profile entry may hold in all: YAML aliases (a "billion laughs" of nested
+#: ``*a`` lists) make a small file a tree of 10^9 values, which rendering would walk for minutes.
+_MAX_VALUES = 100_000
+
+
 def render_value(value: Any, key: str, where: str) -> Any:
     """``value`` (a mapping, list or scalar of profiles.yml) with every string holding ``{{`` or
     ``{%`` rendered; ``key`` is its dotted key (``outputs.dev``), ``where`` names the file and
     profile for messages."""
+    stack, seen = [value], 0
+    while stack:
+        item = stack.pop()
+        seen += 1
+        if seen > _MAX_VALUES:
+            raise UsageError(
+                f"{where}: key {key} holds more than {_MAX_VALUES:,} values (YAML aliases repeated inside each "
+                "other?), so qar does not read it; write the target's settings out plainly"
+            )
+        stack.extend(item.values() if isinstance(item, dict) else item if isinstance(item, list) else ())
+    return _render(value, key, where)
+
+
+def _render(value: Any, key: str, where: str) -> Any:
     if isinstance(value, dict):
-        return {k: render_value(v, f"{key}.{k}", where) for k, v in value.items()}
+        return {k: _render(v, f"{key}.{k}", where) for k, v in value.items()}
     if isinstance(value, list):
-        return [render_value(v, f"{key}[{i}]", where) for i, v in enumerate(value)]
+        return [_render(v, f"{key}[{i}]", where) for i, v in enumerate(value)]
     if not isinstance(value, str) or ("{{" not in value and "{%" not in value):
         return value
     import jinja2

@@ -40,3 +40,19 @@ def test_unbounded_work_is_refused_quickly(value):
 )
 def test_small_work_still_renders(value, rendered):
     assert render_value(value, "k", "profiles.yml") == rendered
+
+
+def test_a_billion_laughs_of_yaml_aliases_is_refused_quickly():
+    """Nine levels of lists of ten aliases: 10^9 values from a 600-byte file; rendering walked
+    them for minutes."""
+    import yaml
+
+    levels = ['a: &a ["x","x","x","x","x","x","x","x","x","x"]']
+    for prev, name in zip("abcdefgh", "bcdefghi", strict=True):
+        levels.append(f"{name}: &{name} [{', '.join([f'*{prev}'] * 10)}]")
+    data = yaml.safe_load("\n".join(levels) + "\ndev: {type: duckdb, extra: *i}\n")
+    started = time.perf_counter()
+    with pytest.raises(UsageError, match=r"key outputs.dev holds more than 100,000 values \(YAML aliases"):
+        render_value(data["dev"], "outputs.dev", "profiles.yml")
+    assert time.perf_counter() - started < 5
+    assert render_value({"a": [1, {"b": "{{ 'x' }}"}]}, "outputs.dev", "profiles.yml") == {"a": [1, {"b": "x"}]}
