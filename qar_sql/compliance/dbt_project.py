@@ -187,11 +187,14 @@ def target_url(output: Mapping[str, Any], project_dir: Path, where: str) -> str:
 
 
 def manifest_path(project_dir: str | Path) -> Path:
-    """target/manifest.json of the project (or its ``target-path``)."""
+    """target/manifest.json of the project, or of its target path as dbt picks it:
+    ``$DBT_TARGET_PATH``, else ``target-path`` of dbt_project.yml (either may be absolute)."""
     folder, project = project_file(project_dir)
-    path = folder / str(project.get("target-path") or "target") / "manifest.json"
+    target = os.environ.get("DBT_TARGET_PATH") or project.get("target-path") or "target"
+    path = folder / str(target) / "manifest.json"
     if not path.is_file():
-        raise UsageError(f"{str(folder)!r} has no {path.relative_to(folder)}; run dbt parse (or dbt build) in it first")
+        shown = path.relative_to(folder) if path.is_relative_to(folder) else path
+        raise UsageError(f"{str(folder)!r} has no {shown}; run dbt parse (or dbt build) in it first")
     return path
 
 

@@ -81,7 +81,7 @@ def project(tmp_path, manifest, monkeypatch) -> Path:
     (folder / "target" / "manifest.json").write_text(json.dumps(manifest))
     warehouse = build_warehouse(manifest, tmp_path)
     monkeypatch.setenv("QAR_DBT_PATH", str(warehouse))
-    for var in ("DBT_PROFILES_DIR", "DBT_PROFILE", "DBT_TARGET", "PG_PASSWORD", "PG_PORT"):
+    for var in ("DBT_PROFILES_DIR", "DBT_PROFILE", "DBT_TARGET", "DBT_TARGET_PATH", "PG_PASSWORD", "PG_PORT"):
         monkeypatch.delenv(var, raising=False)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -518,3 +518,25 @@ def test_deeply_nested_manifest_is_one_sentence(project):
         assert r.exit_code == 2, r.output
         assert "manifest.json is not a dbt manifest (its JSON is nested too deep)" in r.output, r.output
         assert "unexpected" not in r.output and len(r.output.strip().splitlines()) == 1, r.output
+
+
+def test_target_path_as_dbt_picks_it(project, manifest, tmp_path, monkeypatch):
+    """The manifest is read where dbt writes it: $DBT_TARGET_PATH (dbt's --target-path), else
+    target-path of dbt_project.yml, either absolute. $DBT_TARGET_PATH was not read, so qar scanned
+    a stale target/manifest.json; an absolute target-path without a manifest was "unexpected
+    ValueError" (exit 3)."""
+    elsewhere = tmp_path / "dbt-target"
+    elsewhere.mkdir()
+    stale = project / "target" / "manifest.json"
+    stale.write_text(json.dumps({"metadata": {}, "nodes": {}}))  # tags nothing: the stale one
+    (elsewhere / "manifest.json").write_text(json.dumps(manifest))
+    monkeypatch.setenv("DBT_TARGET_PATH", str(elsewhere))
+    r = scan("--dbt-project", str(project))
+    assert r.exit_code == 0, r.output
+    assert [s["name"] for s in json.loads(r.stdout)["scans"]] == ["people"]
+    monkeypatch.delenv("DBT_TARGET_PATH")
+    text = (project / "dbt_project.yml").read_text()
+    (project / "dbt_project.yml").write_text(text + f"\ntarget-path: {tmp_path / 'no such folder'}\n")
+    r = scan("--dbt-project", str(project))
+    assert r.exit_code == 2, r.output
+    assert f"has no {tmp_path / 'no such folder' / 'manifest.json'}; run dbt parse" in r.output, r.output
