@@ -121,9 +121,14 @@ def read_target(
     name = profile or os.environ.get("DBT_PROFILE") or project.get("profile")
     if not name:
         raise UsageError(f"{folder / 'dbt_project.yml'} names no profile; pass --profile NAME")
+    if isinstance(name, list | dict):
+        raise UsageError(f"{folder / 'dbt_project.yml'}: profile is a {type(name).__name__}, not a name; write profile: NAME")
     if name not in data or not isinstance(data[name], dict):
         known = ", ".join(sorted(k for k in data if k != "config")) or "none"
-        raise UsageError(f"profile {name!r} is not in {path} (profiles: {known}); pass --profile with one of them")
+        came = "" if profile else " (from $DBT_PROFILE)" if os.environ.get("DBT_PROFILE") else " (dbt_project.yml's)"
+        raise UsageError(
+            f"profile {name!r}{came} is not in {path} (profiles: {known}); pass --profile with one of them"
+        )
     prof = data[name]
     outputs = prof.get("outputs") or {}
     if not isinstance(outputs, dict):
@@ -132,9 +137,12 @@ def read_target(
     chosen = target or os.environ.get("DBT_TARGET") or render_value(prof.get("target"), "target", where)
     if not chosen:
         raise UsageError(f"profile {name!r} in {path} names no target; pass --target NAME")
+    if isinstance(chosen, list | dict):
+        raise UsageError(f"profile {name!r} in {path}: target is a {type(chosen).__name__}, not a name; write target: NAME")
     if chosen not in outputs:
         raise UsageError(
-            f"target {chosen!r} is not an output of profile {name!r} in {path} "
+            f"target {chosen!r}{'' if target else ' (from $DBT_TARGET)' if os.environ.get('DBT_TARGET') else ''} "
+            f"is not an output of profile {name!r} in {path} "
             f"(outputs: {', '.join(outputs) or 'none'}); pass --target with one of them"
         )
     output = render_value(outputs[chosen], f"outputs.{chosen}", where)

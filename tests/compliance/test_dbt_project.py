@@ -540,3 +540,24 @@ def test_target_path_as_dbt_picks_it(project, manifest, tmp_path, monkeypatch):
     r = scan("--dbt-project", str(project))
     assert r.exit_code == 2, r.output
     assert f"has no {tmp_path / 'no such folder' / 'manifest.json'}; run dbt parse" in r.output, r.output
+
+
+def test_a_profile_or_target_that_is_no_name(project, tmp_path, monkeypatch):
+    """profile: [a] in dbt_project.yml or target: [dev] in profiles.yml was "unexpected TypeError:
+    unhashable type" (exit 3); a name from $DBT_TARGET or $DBT_PROFILE is said to come from there."""
+    text = (project / "dbt_project.yml").read_text()
+    (project / "dbt_project.yml").write_text(re.sub(r"(?m)^profile: .*$", "profile: [qar_fixture]", text))
+    r = scan("--dbt-project", str(project))
+    assert r.exit_code == 2 and "dbt_project.yml: profile is a list, not a name; write profile: NAME" in r.output, r.output
+    (project / "dbt_project.yml").write_text(text)
+    folder = tmp_path / "listed"
+    folder.mkdir()
+    (folder / "profiles.yml").write_text(PROFILES.replace("qar_fixture:\n  target: dev", "qar_fixture:\n  target: [dev]"))
+    r = scan("--dbt-project", str(project), "--profiles-dir", str(folder))
+    assert r.exit_code == 2 and "target is a list, not a name; write target: NAME" in r.output, r.output
+    monkeypatch.setenv("DBT_TARGET", "nope")
+    with pytest.raises(UsageError, match=r"target 'nope' \(from \$DBT_TARGET\) is not an output"):
+        read_target(project)
+    monkeypatch.setenv("DBT_PROFILE", "nope")
+    with pytest.raises(UsageError, match=r"profile 'nope' \(from \$DBT_PROFILE\) is not in"):
+        read_target(project)
