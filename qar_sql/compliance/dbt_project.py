@@ -122,7 +122,9 @@ def read_target(
     if not name:
         raise UsageError(f"{folder / 'dbt_project.yml'} names no profile; pass --profile NAME")
     if isinstance(name, list | dict):
-        raise UsageError(f"{folder / 'dbt_project.yml'}: profile is a {type(name).__name__}, not a name; write profile: NAME")
+        raise UsageError(
+            f"{folder / 'dbt_project.yml'}: profile is a {type(name).__name__}, not a name; write profile: NAME"
+        )
     if name not in data or not isinstance(data[name], dict):
         known = ", ".join(sorted(k for k in data if k != "config")) or "none"
         came = "" if profile else " (from $DBT_PROFILE)" if os.environ.get("DBT_PROFILE") else " (dbt_project.yml's)"
@@ -138,7 +140,9 @@ def read_target(
     if not chosen:
         raise UsageError(f"profile {name!r} in {path} names no target; pass --target NAME")
     if isinstance(chosen, list | dict):
-        raise UsageError(f"profile {name!r} in {path}: target is a {type(chosen).__name__}, not a name; write target: NAME")
+        raise UsageError(
+            f"profile {name!r} in {path}: target is a {type(chosen).__name__}, not a name; write target: NAME"
+        )
     if chosen not in outputs:
         raise UsageError(
             f"target {chosen!r}{'' if target else ' (from $DBT_TARGET)' if os.environ.get('DBT_TARGET') else ''} "

@@ -258,7 +258,6 @@ def test_profile_tls_settings_reach_the_connection(project, tmp_path, monkeypatc
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import OperationalError
 
-
     require_postgres()
     u = make_url(PG_URL)
     monkeypatch.setenv("QAR_TLS_PASSWORD", u.password or "")
@@ -548,11 +547,15 @@ def test_a_profile_or_target_that_is_no_name(project, tmp_path, monkeypatch):
     text = (project / "dbt_project.yml").read_text()
     (project / "dbt_project.yml").write_text(re.sub(r"(?m)^profile: .*$", "profile: [qar_fixture]", text))
     r = scan("--dbt-project", str(project))
-    assert r.exit_code == 2 and "dbt_project.yml: profile is a list, not a name; write profile: NAME" in r.output, r.output
+    assert r.exit_code == 2 and "dbt_project.yml: profile is a list, not a name; write profile: NAME" in r.output, (
+        r.output
+    )
     (project / "dbt_project.yml").write_text(text)
     folder = tmp_path / "listed"
     folder.mkdir()
-    (folder / "profiles.yml").write_text(PROFILES.replace("qar_fixture:\n  target: dev", "qar_fixture:\n  target: [dev]"))
+    (folder / "profiles.yml").write_text(
+        PROFILES.replace("qar_fixture:\n  target: dev", "qar_fixture:\n  target: [dev]")
+    )
     r = scan("--dbt-project", str(project), "--profiles-dir", str(folder))
     assert r.exit_code == 2 and "target is a list, not a name; write target: NAME" in r.output, r.output
     monkeypatch.setenv("DBT_TARGET", "nope")
