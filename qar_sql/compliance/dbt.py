@@ -77,6 +77,11 @@ def load_manifest(path: str | Path) -> dict:
         raise UsageError(
             f"{p.name} is not a dbt manifest (invalid JSON: {exc}); point to target/manifest.json"
         ) from exc
+    except RecursionError:
+        # Arrays or objects nested thousands deep: JSON, but never dbt's (its depth is a few levels).
+        raise UsageError(
+            f"{p.name} is not a dbt manifest (its JSON is nested too deep); point to target/manifest.json"
+        ) from None
     check_manifest(data, p.name)
     return data
 

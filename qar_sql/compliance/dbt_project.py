@@ -40,6 +40,9 @@ __all__ = ["DbtTarget", "manifest_path", "profiles_dir", "project_scans", "read_
 #: The node selection methods ``--select`` understands (besides a plain name).
 SELECT_METHODS = ("tag", "path")
 
+#: The settings of a postgres or redshift target that qar passes on to libpq, as dbt does.
+LIBPQ_KEYS = ("sslmode", "sslrootcert", "sslcert", "sslkey", "connect_timeout")
+
 
 def _yaml(path: Path, what: str) -> dict:
     import yaml
@@ -118,9 +121,16 @@ def read_target(
     name = profile or os.environ.get("DBT_PROFILE") or project.get("profile")
     if not name:
         raise UsageError(f"{folder / 'dbt_project.yml'} names no profile; pass --profile NAME")
+    if isinstance(name, list | dict):
+        raise UsageError(
+            f"{folder / 'dbt_project.yml'}: profile is a {type(name).__name__}, not a name; write profile: NAME"
+        )
     if name not in data or not isinstance(data[name], dict):
         known = ", ".join(sorted(k for k in data if k != "config")) or "none"
-        raise UsageError(f"profile {name!r} is not in {path} (profiles: {known}); pass --profile with one of them")
+        came = "" if profile else " (from $DBT_PROFILE)" if os.environ.get("DBT_PROFILE") else " (dbt_project.yml's)"
+        raise UsageError(
+            f"profile {name!r}{came} is not in {path} (profiles: {known}); pass --profile with one of them"
+        )
     prof = data[name]
     outputs = prof.get("outputs") or {}
     if not isinstance(outputs, dict):
@@ -129,9 +139,14 @@ def read_target(
     chosen = target or os.environ.get("DBT_TARGET") or render_value(prof.get("target"), "target", where)
     if not chosen:
         raise UsageError(f"profile {name!r} in {path} names no target; pass --target NAME")
+    if isinstance(chosen, list | dict):
+        raise UsageError(
+            f"profile {name!r} in {path}: target is a {type(chosen).__name__}, not a name; write target: NAME"
+        )
     if chosen not in outputs:
         raise UsageError(
-            f"target {chosen!r} is not an output of profile {name!r} in {path} "
+            f"target {chosen!r}{'' if target else ' (from $DBT_TARGET)' if os.environ.get('DBT_TARGET') else ''} "
+            f"is not an output of profile {name!r} in {path} "
             f"(outputs: {', '.join(outputs) or 'none'}); pass --target with one of them"
         )
     output = render_value(outputs[chosen], f"outputs.{chosen}", where)
@@ -168,7 +183,11 @@ def target_url(output: Mapping[str, Any], project_dir: Path, where: str) -> str:
         login = auth(output.get("password") or output.get("pass"))
         port = output.get("port") or (5439 if kind == "redshift" else 5432)
         dbname = quote(str(output.get("dbname") or output.get("database") or need("dbname")), safe="")
-        return f"postgresql+psycopg://{login}@{need('host')}:{port}/{dbname}"
+        # The profile's TLS settings go to libpq as dbt passes them: dropped, `sslmode: require`
+        # or `verify-full` would become libpq's `prefer`, which sends the password to a server
+        # that offers no TLS or whose certificate is not checked.
+        query = "&".join(f"{k}={quote(str(output[k]), safe='')}" for k in LIBPQ_KEYS if output.get(k) not in (None, ""))
+        return f"postgresql+psycopg://{login}@{need('host')}:{port}/{dbname}" + (f"?{query}" if query else "")
     if kind == "snowflake":
         query = "&".join(f"{k}={quote(str(output[k]), safe='')}" for k in ("warehouse", "role") if output.get(k))
         url = f"snowflake://{auth(output.get('password'))}@{need('account')}/{quote(need('database'), safe='')}"
@@ -180,11 +199,14 @@ def target_url(output: Mapping[str, Any], project_dir: Path, where: str) -> str:
 
 
 def manifest_path(project_dir: str | Path) -> Path:
-    """target/manifest.json of the project (or its ``target-path``)."""
+    """target/manifest.json of the project, or of its target path as dbt picks it:
+    ``$DBT_TARGET_PATH``, else ``target-path`` of dbt_project.yml (either may be absolute)."""
     folder, project = project_file(project_dir)
-    path = folder / str(project.get("target-path") or "target") / "manifest.json"
+    target = os.environ.get("DBT_TARGET_PATH") or project.get("target-path") or "target"
+    path = folder / str(target) / "manifest.json"
     if not path.is_file():
-        raise UsageError(f"{str(folder)!r} has no {path.relative_to(folder)}; run dbt parse (or dbt build) in it first")
+        shown = path.relative_to(folder) if path.is_relative_to(folder) else path
+        raise UsageError(f"{str(folder)!r} has no {shown}; run dbt parse (or dbt build) in it first")
     return path
 
 

@@ -249,8 +249,8 @@ def pick_table(dialect, where, table, tables, default_schema) -> tuple[Relation,
         )
     candidates = [(s, t) for s, t in tables if t == table and s == default_schema]
     if not candidates and "." in table:
-        schema, name = table.split(".", 1)
-        candidates = [(s, t) for s, t in tables if s == schema and t == name]
+        # At any dot: a schema may hold one too (dbt writes a custom schema `s.x` as `main_s.x`).
+        candidates = [(s, t) for s, t in tables if f"{s}.{t}" == table]
     if not candidates:
         candidates = [(s, t) for s, t in tables if t == table]
     if not candidates:

@@ -851,10 +851,10 @@ def _open_sqlalchemy(url: str, table: str | None):
                 return []
 
         # A plain name is looked up in the default schema, like an unqualified query; a dotted
-        # name is first an exact table name there, then schema.table.
+        # name is first an exact table name there, then schema.table split at any of its dots.
         pairs = [(default, n) for n in names(default)]
-        if table and "." in table and table.split(".", 1)[0] != default:
-            schema = table.split(".", 1)[0]
+        parts = (table or "").split(".")
+        for schema in sorted({".".join(parts[:i]) for i in range(1, len(parts))} - {default}):
             pairs += [(schema, n) for n in names(schema)]
         relation, (schema, name) = pick_table(db.dialect, db.masked_url, table, pairs, default)
         with warnings.catch_warnings():

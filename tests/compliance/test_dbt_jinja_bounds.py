@@ -1,4 +1,5 @@
-"""A profiles.yml value's loops are bounded: nested range() loops (10^10 items) are refused at once."""
+"""A profiles.yml value's work is bounded: nested range() loops (10^10 items), lipsum(10**7),
+'a' * 10**10 and 2 ** (10**9) are refused at once, with one budget of 10,000 items per value."""
 
 from __future__ import annotations
 
@@ -10,13 +11,48 @@ from qar_sql.compliance.dbt_jinja import render_value
 from qar_sql.errors import UsageError
 
 
-def test_nested_loops_are_refused_quickly():
-    value = "{% for i in range(100000) %}{% for j in range(100000) %}x{% endfor %}{% endfor %}"
+@pytest.mark.parametrize(
+    "value",
+    [
+        "{% for i in range(100000) %}{% for j in range(100000) %}x{% endfor %}{% endfor %}",
+        "{{ lipsum(10**7) }}",
+        "{{ 'a' * 10**10 }}",
+        "{{ 10**10 * ['a'] }}",
+        "{{ 2 ** (10**9) }}",
+    ],
+)
+def test_unbounded_work_is_refused_quickly(value):
     started = time.perf_counter()
-    with pytest.raises(UsageError, match="loops over more than 10,000 items"):
+    with pytest.raises(UsageError, match=r"key outputs.dev.path asks for more than 10,000 items in all"):
         render_value(value, "outputs.dev.path", "profiles.yml")
     assert time.perf_counter() - started < 5
 
 
-def test_a_small_loop_still_renders():
-    assert render_value("{% for i in range(3) %}{{ i }}{% endfor %}", "k", "profiles.yml") == "012"
+@pytest.mark.parametrize(
+    "value,rendered",
+    [
+        ("{% for i in range(3) %}{{ i }}{% endfor %}", "012"),
+        ("{{ 'ab' * 3 }}", "ababab"),
+        ("{{ 2 ** 10 }}", "1024"),
+        ("{{ 6 * 7 }}", "42"),
+        ("{{ (lipsum(2) | length) > 0 }}", "True"),
+    ],
+)
+def test_small_work_still_renders(value, rendered):
+    assert render_value(value, "k", "profiles.yml") == rendered
+
+
+def test_a_billion_laughs_of_yaml_aliases_is_refused_quickly():
+    """Nine levels of lists of ten aliases: 10^9 values from a 600-byte file; rendering walked
+    them for minutes."""
+    import yaml
+
+    levels = ['a: &a ["x","x","x","x","x","x","x","x","x","x"]']
+    for prev, name in zip("abcdefgh", "bcdefghi", strict=True):
+        levels.append(f"{name}: &{name} [{', '.join([f'*{prev}'] * 10)}]")
+    data = yaml.safe_load("\n".join(levels) + "\ndev: {type: duckdb, extra: *i}\n")
+    started = time.perf_counter()
+    with pytest.raises(UsageError, match=r"key outputs.dev holds more than 100,000 values \(YAML aliases"):
+        render_value(data["dev"], "outputs.dev", "profiles.yml")
+    assert time.perf_counter() - started < 5
+    assert render_value({"a": [1, {"b": "{{ 'x' }}"}]}, "outputs.dev", "profiles.yml") == {"a": [1, {"b": "x"}]}

@@ -13,9 +13,11 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from click.testing import CliRunner
+from conftest import PG_URL, require_postgres
 
 import qar_sql
 from qar_sql.cli.main import cli
@@ -79,7 +81,7 @@ def project(tmp_path, manifest, monkeypatch) -> Path:
     (folder / "target" / "manifest.json").write_text(json.dumps(manifest))
     warehouse = build_warehouse(manifest, tmp_path)
     monkeypatch.setenv("QAR_DBT_PATH", str(warehouse))
-    for var in ("DBT_PROFILES_DIR", "DBT_PROFILE", "DBT_TARGET", "PG_PASSWORD", "PG_PORT"):
+    for var in ("DBT_PROFILES_DIR", "DBT_PROFILE", "DBT_TARGET", "DBT_TARGET_PATH", "PG_PASSWORD", "PG_PORT"):
         monkeypatch.delenv(var, raising=False)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -154,8 +156,8 @@ def _profile_with(tmp_path: Path, **values: str) -> Path:
         ("{{ lipsum.__globals__['os'].popen('touch PWNED').read() }}", "sandbox refuses"),
         ("{{ ''.__class__.__mro__[1].__subclasses__() }}", "sandbox refuses"),
         ("{{ self.__init__.__globals__ }}", "sandbox refuses"),
-        ("{{ config.items() }}", "does not define"),
-        ("{{ os.popen('touch PWNED') }}", "does not define"),
+        ("{{ config.items() }}", "uses a name outside what qar renders"),
+        ("{{ os.popen('touch PWNED') }}", "uses a name outside what qar renders"),
         ("{{ [].append(1) }}", "sandbox refuses"),
     ],
 )
@@ -188,6 +190,18 @@ def test_profile_context_is_dbts(project, tmp_path, monkeypatch):
     assert t.url == "postgresql+psycopg://analyst:pw@db.example.com:6543/warehouse"
     with pytest.raises(UsageError, match=r"key outputs.dev.threads uses var\('x'\) without a default"):
         read_target(project, profiles=_profile_with(tmp_path, threads="{{ var('x') }}"))
+
+
+@pytest.mark.parametrize("template", ["{{ modules.datetime.date.today() }}", "{{ tojson([1]) }}", "{{ log('x') }}"])
+def test_dbt_names_qar_does_not_render_are_not_called_undefined_by_dbt(project, tmp_path, template):
+    """dbt's profile context also has modules, tojson, log, ... (dbt debug renders them); qar
+    refuses them, saying what it renders, not that dbt does not define them."""
+    folder = _profile_with(tmp_path, schema=template)
+    with pytest.raises(UsageError) as err:
+        read_target(project, profiles=folder)
+    message = str(err.value)
+    assert "key outputs.dev.schema uses a name outside what qar renders" in message, message
+    assert "does not define" not in message and "(not its modules, tojson, log, ...)" in message, message
 
 
 @pytest.mark.parametrize("secret", ["pa{{ss}}Word-LEAK1", "pa{%ss%}Word-LEAK1", "pa{{ss Word-LEAK1", "{{ 1/0 }}LEAK1"])
@@ -233,6 +247,40 @@ def test_scan_dbt_project_reads_the_profile(project):
     # --url still wins over the profile; another target that cannot connect fails as it should
     r = scan("--dbt-project", str(project), "--target", "pg")
     assert r.exit_code == 2 and "PG_PASSWORD" in r.output
+
+
+@pytest.mark.postgres
+def test_profile_tls_settings_reach_the_connection(project, tmp_path, monkeypatch):
+    """A postgres target's sslmode and sslrootcert are passed on as dbt passes them: dropped,
+    `verify-full` became libpq's `prefer`, and qar sent the password to a server whose certificate
+    it never checked (here: no TLS at all, or no root certificate), where dbt refuses to connect."""
+    from sqlalchemy import create_engine
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import OperationalError
+
+    require_postgres()
+    u = make_url(PG_URL)
+    monkeypatch.setenv("QAR_TLS_PASSWORD", u.password or "")
+    folder = tmp_path / "tls"
+    folder.mkdir()
+
+    def target(sslmode: str) -> str:
+        (folder / "profiles.yml").write_text(
+            f"qar_fixture:\n  target: pg\n  outputs:\n    pg:\n      type: postgres\n      host: {u.host}\n"
+            f"      port: {u.port or 5432}\n      user: {u.username}\n"
+            "      password: \"{{ env_var('QAR_TLS_PASSWORD') }}\"\n"
+            f"      dbname: {u.database}\n      schema: public\n      sslmode: {sslmode}\n"
+            f"      sslrootcert: {tmp_path / 'no such root.crt'}\n"
+        )
+        return read_target(project, profiles=folder).url
+
+    url = target("verify-full")
+    assert url.endswith(f"?sslmode=verify-full&sslrootcert={quote(str(tmp_path / 'no such root.crt'), safe='')}")
+    with pytest.raises(OperationalError):
+        create_engine(url).connect().close()
+    # the same profile without the requirement connects: the URL itself is sound
+    with create_engine(target("disable")).connect() as c:
+        assert c.exec_driver_sql("select 1").scalar() == 1
 
 
 def test_select(project, manifest):
@@ -458,3 +506,61 @@ def test_malformed_manifest_is_one_sentence(project, manifest, tmp_path, how, me
         assert r.exit_code == 2, r.output
         assert message in r.output and "run dbt parse" in r.output, r.output
         assert "unexpected" not in r.output and len(r.output.strip().splitlines()) == 1, r.output
+
+
+def test_deeply_nested_manifest_is_one_sentence(project):
+    """JSON nested 100,000 deep (200 KB) was "unexpected RecursionError" (exit 3)."""
+    path = project / "target" / "manifest.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    for args in (["--dbt-project", str(project)], ["--dbt-manifest", str(path), "--url", read_target(project).url]):
+        r = scan(*args)
+        assert r.exit_code == 2, r.output
+        assert "manifest.json is not a dbt manifest (its JSON is nested too deep)" in r.output, r.output
+        assert "unexpected" not in r.output and len(r.output.strip().splitlines()) == 1, r.output
+
+
+def test_target_path_as_dbt_picks_it(project, manifest, tmp_path, monkeypatch):
+    """The manifest is read where dbt writes it: $DBT_TARGET_PATH (dbt's --target-path), else
+    target-path of dbt_project.yml, either absolute. $DBT_TARGET_PATH was not read, so qar scanned
+    a stale target/manifest.json; an absolute target-path without a manifest was "unexpected
+    ValueError" (exit 3)."""
+    elsewhere = tmp_path / "dbt-target"
+    elsewhere.mkdir()
+    stale = project / "target" / "manifest.json"
+    stale.write_text(json.dumps({"metadata": {}, "nodes": {}}))  # tags nothing: the stale one
+    (elsewhere / "manifest.json").write_text(json.dumps(manifest))
+    monkeypatch.setenv("DBT_TARGET_PATH", str(elsewhere))
+    r = scan("--dbt-project", str(project))
+    assert r.exit_code == 0, r.output
+    assert [s["name"] for s in json.loads(r.stdout)["scans"]] == ["people"]
+    monkeypatch.delenv("DBT_TARGET_PATH")
+    text = (project / "dbt_project.yml").read_text()
+    (project / "dbt_project.yml").write_text(text + f"\ntarget-path: {tmp_path / 'no such folder'}\n")
+    r = scan("--dbt-project", str(project))
+    assert r.exit_code == 2, r.output
+    assert f"has no {tmp_path / 'no such folder' / 'manifest.json'}; run dbt parse" in r.output, r.output
+
+
+def test_a_profile_or_target_that_is_no_name(project, tmp_path, monkeypatch):
+    """profile: [a] in dbt_project.yml or target: [dev] in profiles.yml was "unexpected TypeError:
+    unhashable type" (exit 3); a name from $DBT_TARGET or $DBT_PROFILE is said to come from there."""
+    text = (project / "dbt_project.yml").read_text()
+    (project / "dbt_project.yml").write_text(re.sub(r"(?m)^profile: .*$", "profile: [qar_fixture]", text))
+    r = scan("--dbt-project", str(project))
+    assert r.exit_code == 2 and "dbt_project.yml: profile is a list, not a name; write profile: NAME" in r.output, (
+        r.output
+    )
+    (project / "dbt_project.yml").write_text(text)
+    folder = tmp_path / "listed"
+    folder.mkdir()
+    (folder / "profiles.yml").write_text(
+        PROFILES.replace("qar_fixture:\n  target: dev", "qar_fixture:\n  target: [dev]")
+    )
+    r = scan("--dbt-project", str(project), "--profiles-dir", str(folder))
+    assert r.exit_code == 2 and "target is a list, not a name; write target: NAME" in r.output, r.output
+    monkeypatch.setenv("DBT_TARGET", "nope")
+    with pytest.raises(UsageError, match=r"target 'nope' \(from \$DBT_TARGET\) is not an output"):
+        read_target(project)
+    monkeypatch.setenv("DBT_PROFILE", "nope")
+    with pytest.raises(UsageError, match=r"profile 'nope' \(from \$DBT_PROFILE\) is not in"):
+        read_target(project)

@@ -172,6 +172,42 @@ def test_duckdb_table_in_a_hostile_schema(tmp_path, table_data):
     check_against_oracle(r, names, rows, P, alpha=ALPHA, pi_u=PI_U)
 
 
+@pytest.mark.parametrize("engine", ["duckdb", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def test_a_schema_with_a_dot(tmp_path, table_data, engine):
+    """``schema.table`` where the schema holds a dot (dbt writes a custom schema ``x.y`` as
+    ``<target schema>_x.y``): the name split at its first dot only, so the table was "not found;
+    did you mean" the very name given, and no spelling reached it."""
+    import sqlalchemy
+
+    names, rows, types = table_data
+    schema = f"t_{tmp_path.name[-8:]}_s.x"
+    full = f"{quote(schema)}.{quote('people')}"
+    if engine == "duckdb":
+        source = str(tmp_path / "dotted.duckdb")
+        con = duckdb.connect(source)
+        types = {n: t.replace("double precision", "double") for n, t in types.items()}
+    else:
+        from conftest import PG_URL, require_postgres
+
+        source, eng = PG_URL, require_postgres()
+        con = eng.raw_connection()
+    try:
+        cur = con.cursor()
+        cur.execute(f"create schema {quote(schema)}")
+        cur.execute(f"create table {full} ({', '.join(f'{quote(n)} {types[n]}' for n in names)})")
+        mark = "?" if engine == "duckdb" else "%s"
+        cur.executemany(f"insert into {full} values ({', '.join([mark] * len(names))})", rows)
+        con.commit()
+        con.close()
+        r = qar_sql.audit(source, table=f"{schema}.people", p=P, alpha=ALPHA, pi_u=PI_U)
+        check_against_oracle(r, names, rows, P, alpha=ALPHA, pi_u=PI_U)
+    finally:
+        con.close()
+        if engine == "postgresql":
+            with eng.begin() as c:
+                c.execute(sqlalchemy.text(f"drop schema if exists {quote(schema)} cascade"))
+
+
 @pytest.mark.parametrize(
     "header, said",
     [
