@@ -94,9 +94,12 @@ def shown_records(params: Any) -> tuple[int, bool]:
 
 
 def plain(value: Any) -> Any:
-    """A value as the JSON shows it: a float by :func:`json_number`, a tuple or list as a list."""
+    """A value as the JSON shows it: a float by :func:`json_number`, a time in ISO 8601, a tuple
+    or list as a list."""
     if isinstance(value, float):
         return json_number(value)
+    if isinstance(value, datetime):
+        return value.isoformat()
     return [plain(v) for v in value] if isinstance(value, tuple | list) else value
 
 
@@ -982,13 +985,7 @@ class MigrateResult(Tabular):
         """The JSON object of ``qar migrate`` (docs/compliance.md)."""
         return {
             **data(self, ("store", "dialect", "applied")),
-            "migrations": [
-                {
-                    **pick(m, ("version", "name", "state", "checksum")),
-                    "applied_at": m.applied_at.isoformat() if m.applied_at else None,
-                }
-                for m in self.migrations
-            ],
+            "migrations": [data(m, ("version", "name", "state", "checksum", "applied_at")) for m in self.migrations],
         }
 
     def table_columns(self) -> dict[str, list]:
@@ -1061,9 +1058,7 @@ class ScanReport(Tabular):
     def to_dict(self) -> dict[str, Any]:
         """The documented JSON object of ``qar scan`` (docs/compliance.md)."""
         return {
-            "store": self.store,
-            "started_at": self.started_at.isoformat(),
-            **data(self, ("seconds", "exit_code", "not_run")),
+            **data(self, ("store", "started_at", "seconds", "exit_code", "not_run")),
             "scans": [data(o, _SCAN_JSON) for o in self.outcomes],
         }
 
