@@ -210,7 +210,7 @@ def click_option(name: str, f: dataclasses.Field, meta: OptionMeta) -> click.Opt
     if meta.kind == "flag":
         attrs["is_flag"] = True
     elif meta.kind == "off":  # --no-risk gives risk=False (a QAR_NO_RISK=1 too)
-        attrs["is_flag"], convert, default = True, _off, False
+        attrs["is_flag"], convert, default = True, lambda ctx, param, value: not value, False
     elif meta.kind == "names":
         attrs["multiple"], convert = True, split_names
     elif meta.kind == "shares":
@@ -250,10 +250,6 @@ def _parsing(parse: Callable[[Any], Any]) -> Callable:
             raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
 
     return callback
-
-
-def _off(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
-    return not value
 
 
 def _decorated(decorator: Callable | click.Parameter) -> click.Parameter:

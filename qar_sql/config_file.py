@@ -26,7 +26,7 @@ from typing import Any
 from qar_sql import toml_text, user_files
 from qar_sql.compliance import scans
 from qar_sql.engines.secrets import mask_source
-from qar_sql.engines.source import URL_ENV, is_url
+from qar_sql.engines.source import URL_ENV
 from qar_sql.errors import UsageError
 
 #: The keys a config may set, with their built-in defaults (None: unset), in the order of a
@@ -144,13 +144,9 @@ def from_data(
             check(
                 store_at, scans.failing(f'{where}: store must be a URL or file name, e.g. store = "qar_results.duckdb"')
             )
-        elif check(store_at, partial(scans._no_literal_password, store, "store", where), False) is not False:
-            store = check(
-                store_at, partial(scans._Env(os.environ if environ is None else environ, where), store, "store")
-            )
-            if store is not None:
-                if not is_url(store) and not Path(store).is_absolute():
-                    store = str(path.resolve().parent / store)  # relative to the file, as in a scan
+        else:  # ${NAME} substituted, no literal password, a file relative to this one: as a scan's
+            env = scans._Env(os.environ if environ is None else environ, where)
+            if (store := scans._location(problems, store_at, store, "store", env, path.resolve().parent)) is not None:
                 values["store"] = store
     for key in ("columns", "exclude"):
         if isinstance(values.get(key), str):

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from qar_sql.errors import DatabaseError, ParameterError, UsageError
+from qar_sql.errors import DatabaseError, UsageError, require_whole
 
 __all__ = ["DEMO_COLUMNS", "DEMO_TABLE", "generate_population", "write_demo", "write_population"]
 
@@ -225,6 +225,10 @@ _OCC_MEDIAN_INCOME = np.array([48e3, 45e3, 35e3, 24e3, 17e3, 20e3, 28e3, 25e3, 1
 # Completed family size (0..12 children): partnered, previously partnered, never married.
 _FAMILY_SIZE_P = _TABLES["family_size"]
 _EDU_INCOME_LOG = np.array([-0.10, -0.08, -0.05, 0.0, 0.0, 0.05, 0.12, 0.18])
+# By employment status (columns follow _EMPLOYMENT): the median income of people not in work
+# (benefits, pensions; 1 for those in work, whose income follows occupation), and the share with none.
+_OTHER_MEDIAN_INCOME = np.array([1.0, 6e3, 1.0, 1.0, 5e3, 14e3, 4e3, 9e3])
+_NO_INCOME = np.array([1.0, 0.6, 0.0, 0.0, 0.15, 0.03, 0.5, 0.03])
 
 
 def _band(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
@@ -238,14 +242,6 @@ def _pick(rng: np.random.Generator, weights: np.ndarray) -> np.ndarray:
     u = rng.random(weights.shape[0]) * cum[:, -1]
     idx = (cum <= u[:, None]).sum(axis=1)
     return np.minimum(idx, weights.shape[1] - 1)
-
-
-def _check_n_seed(n: Any, seed: Any) -> tuple[int, int]:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ParameterError(f"the demo population size must be a positive integer, got {n!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ParameterError(f"the demo seed must be a non-negative integer, got {seed!r}")
-    return int(n), int(seed)
 
 
 def _text(codes: np.ndarray, labels: np.ndarray, missing: np.ndarray | None = None) -> np.ndarray:
@@ -265,8 +261,9 @@ def generate_population(n: int = 100_000, seed: int = 20261122) -> dict[str, np.
     value (some ``occupation``, ``income_band`` and ``ethnicity`` answers are missing, as in
     real surveys).
     """
-    n, seed = _check_n_seed(n, seed)
-    rng = np.random.default_rng(seed)
+    require_whole(n, 1, f"the demo population size must be a positive integer, got {n!r}")
+    require_whole(seed, 0, f"the demo seed must be a non-negative integer, got {seed!r}")
+    n, rng = int(n), np.random.default_rng(int(seed))
 
     # Where people live. Region is a function of postcode.
     pc = rng.choice(_N_POSTCODES, size=n, p=_POSTCODE_WEIGHT)
@@ -374,25 +371,11 @@ def generate_population(n: int = 100_000, seed: int = 20261122) -> dict[str, np.
     log_med += np.where(male, 0.0, np.log(0.88))
     sigma = np.where(employment == _EM_SELF, 0.8, 0.45)
     log_med += np.where(employment == _EM_SELF, np.log(0.9), 0.0)
-    other_med = np.select(
-        [
-            employment == _EM_STUDENT,
-            employment == _EM_UNEMP,
-            employment == _EM_RETIRED,
-            employment == _EM_HOME,
-            employment == _EM_SICK,
-        ],
-        [6e3, 5e3, 14e3, 4e3, 9e3],
-        1.0,
-    ) * np.where((employment == _EM_RETIRED) & degree, 1.6, 1.0)
+    other_med = _OTHER_MEDIAN_INCOME[employment] * np.where((employment == _EM_RETIRED) & degree, 1.6, 1.0)
     log_med = np.where(working, log_med, np.log(other_med))
     sigma = np.where(working, sigma, np.where(employment == _EM_RETIRED, 0.6, 0.5))
     income = np.exp(log_med + sigma * rng.standard_normal(n))
-    p_none = np.select(
-        [employment == _EM_CHILD, employment == _EM_STUDENT, employment == _EM_HOME, employment == _EM_UNEMP, working],
-        [1.0, 0.6, 0.5, 0.15, 0.0],
-        0.03,
-    )
+    p_none = _NO_INCOME[employment]
     no_income = rng.random(n) < p_none
     income_band = np.where(no_income, 0, 1 + np.searchsorted(_INCOME_EDGES, income, side="right"))
 

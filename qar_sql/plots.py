@@ -12,6 +12,7 @@ figure is made.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -40,27 +41,22 @@ def new_figure(what: str, **kwargs: Any) -> Any:
     return fig
 
 
-_FIGURE: Any = None
-
-
+@functools.cache
 def _figure_class() -> Any:
     """``Figure`` with ``_repr_png_`` (made once, on first use: matplotlib is an extra)."""
-    global _FIGURE
-    if _FIGURE is None:
-        from io import BytesIO
+    from io import BytesIO
 
-        from matplotlib.figure import Figure
+    from matplotlib.figure import Figure
 
-        class QarFigure(Figure):
-            """A bare Figure that IPython displays as a PNG."""
+    class QarFigure(Figure):
+        """A bare Figure that IPython displays as a PNG."""
 
-            def _repr_png_(self) -> bytes:
-                buf = BytesIO()
-                self.savefig(buf, format="png")
-                return buf.getvalue()
+        def _repr_png_(self) -> bytes:
+            buf = BytesIO()
+            self.savefig(buf, format="png")
+            return buf.getvalue()
 
-        _FIGURE = QarFigure
-    return _FIGURE
+    return QarFigure
 
 
 def literal(text: str) -> str:

@@ -93,6 +93,21 @@ def shown_records(params: Any) -> tuple[int, bool]:
     return top or 0, bool(params is not None and params.all_records)
 
 
+def plain(value: Any) -> Any:
+    """A value as the JSON shows it: a float by :func:`json_number`, a time in ISO 8601, a tuple
+    or list as a list."""
+    if isinstance(value, float):
+        return json_number(value)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return [plain(v) for v in value] if isinstance(value, tuple | list) else value
+
+
+def data(item: Any, names: Sequence[str]) -> dict[str, Any]:
+    """Name → that attribute of one item as its JSON shows it (:func:`plain`), in order."""
+    return {name: plain(getattr(item, name)) for name in names}
+
+
 def pick(item: Any, names: Sequence[str]) -> dict[str, Any]:
     """Name → that attribute of one item, in order: the fields a result takes over as they stand
     from another object (or a JSON object from its result), named once."""
@@ -219,28 +234,21 @@ class QIStats:
         bounds instead of its counts."""
         b = self.bounds
         if b is not None:  # pruned: never grouped, so no counts; what its subsets prove instead
-            lo, hi = self.theta_bounds or (None, None)
             return {
-                "index": self.index,
-                "columns": list(self.columns),
+                **data(self, ("index", "columns")),
                 **dict.fromkeys(("distinct", "singletons", "theta", "min_class_size", "records_below_k")),
                 "pruned": True,
-                "theta_bounds": [json_number(lo), json_number(hi)],
+                "theta_bounds": plain(self.theta_bounds),
                 "distinct_bounds": [b.distinct_low, b.distinct_high],
                 "singletons_low": b.singletons_low,
                 "min_class_size_high": b.min_class_high,
             }
         d = {
-            "index": self.index,
-            "columns": list(self.columns),
-            "distinct": self.distinct,
-            "singletons": self.singletons,
-            "theta": json_number(self.theta),
-            "min_class_size": self.min_class_size,
+            **data(self, ("index", "columns", "distinct", "singletons", "theta", "min_class_size")),
             "records_below_k": self.records_below(k),
         }
         if histograms:
-            d["class_sizes"] = [[s, n] for s, n in self.class_sizes]
+            d["class_sizes"] = plain(self.class_sizes)
         return d
 
 
@@ -383,24 +391,17 @@ class AuditResult(Tabular):
     def to_dict(self, *, histograms: bool = False) -> dict[str, Any]:
         """The documented JSON object of an audit (docs/python-api.md, JSON); ``histograms``: each
         QI's class sizes too."""
-        f = self.fit
+        fit = ("risk", "u", "n_exceedances", "xi", "beta")
         d: dict[str, Any] = {
             "qar_sql_version": __version__,
-            **pick(self, ("source", "table", "engine", "engine_version", "rows")),
-            "columns": list(self.columns),
-            **pick(self, ("p", "alpha", "pi_u", "pwm", "n_qi")),
-            "risk": json_number(f.risk) if f else None,
-            "u": json_number(f.u) if f else None,
-            "n_exceedances": f.n_exceedances if f else 0,
-            "xi": json_number(f.xi) if f else None,
-            "beta": json_number(f.beta) if f else None,
+            **data(self, ("source", "table", "engine", "engine_version", "rows", "columns", "p", "alpha", "pi_u")),
+            **data(self, ("pwm", "n_qi")),
+            **(data(self.fit, fit) if self.fit else dict.fromkeys(fit) | {"n_exceedances": 0}),
             **self._interval_dicts(),
             **pick(self, ("n_keys", "k", "min_class_size", "qis_with_singletons", "prune", "n_grouped", "n_pruned")),
             "n_subsets_grouped": self.n_subsets,
             "bounds": list(self.bounded),
-            "warnings": list(self.warnings),
-            "column_notes": list(self.column_notes),
-            "seconds": self.seconds,
+            **data(self, ("warnings", "column_notes", "seconds")),
             "qis": [q.to_dict(self.k, histograms) for q in self.qis],
         }
         if self.uniqueness is not None:  # qar audit --group-size
@@ -420,9 +421,7 @@ class AuditResult(Tabular):
                 None
                 if iv is None or one is None
                 else {
-                    "low": json_number(one.low),
-                    "high": json_number(one.high),
-                    **pick(one, ("level", "method")),
+                    **data(one, ("low", "high", "level", "method")),
                     "description": METHOD_DESCRIPTION,
                     **pick(iv, ("resamples", "seed", "failed")),
                     "widened": name in iv.widened,
@@ -446,9 +445,7 @@ class AuditResult(Tabular):
         if self.risk_by_p is not None:
             d["risk_by_p"] = {str(q): json_number(v) for q, v in self.risk_by_p}
         if self.risk_by_rows is not None:
-            d["risk_by_rows"] = [
-                {"rows": x.rows, "share": x.share, "risk": json_number(x.risk)} for x in self.risk_by_rows
-            ]
+            d["risk_by_rows"] = [data(x, ("rows", "share", "risk")) for x in self.risk_by_rows]
         return d
 
     def table_columns(self) -> dict[str, list]:
@@ -649,44 +646,30 @@ class CompareResult(Tabular):
         """The JSON document: the contract's fields first (docs/compare.md), then the context."""
         n, inf = json_number, self.inference
         return {
-            **pick(self, ("rows_original", "rows_treated", "components")),
-            **{k: n(getattr(self, k)) for k in ("dtc", "cdr", "hidden_rate", "local_cloaking")},
-            "correlation_protection_rate": n(self.correlation_protection_rate),
+            **data(self, ("rows_original", "rows_treated", "components", "dtc", "cdr", "hidden_rate")),
+            **data(self, ("local_cloaking", "correlation_protection_rate")),
             "inference": None if inf is None else {"target": inf.target, inf.kind: n(inf.value)},
-            **{k: n(getattr(self, k)) for k in ("risk_original", "risk_treated", "local_cloaking_ties")},
-            "impute": self.impute,
-            "null_tokens": list(self.null_tokens),
+            **data(self, ("risk_original", "risk_treated", "local_cloaking_ties", "impute", "null_tokens")),
             "missing_numeric": dict(self.missing_numeric),
             "qar_sql_version": __version__,
             **pick(self, ("original", "treated")),
             "engines": [self.engine_original, self.engine_treated],
-            "columns": list(self.columns),
-            "categorical": list(self.categorical),
-            "method": self.method,
-            "explained_variance": n(self.explained_variance),
-            "link": self.link,
-            "attacker_columns": list(self.attacker_columns),
+            **data(self, ("columns", "categorical", "method", "explained_variance", "link", "attacker_columns")),
             "attacker_components": self.attacker_components,
             "inference_components": inf.components if inf else None,
             "p": self.p,
-            "qis": [
-                {"columns": list(q.columns), "theta_original": n(q.theta_original), "theta_treated": n(q.theta_treated)}
-                for q in self.qis
-            ],
+            "qis": [data(q, ("columns", "theta_original", "theta_treated")) for q in self.qis],
             "anonymeter": None
             if self.anonymeter is None
             else [
                 {
-                    "evaluator": a.evaluator,
-                    "risk": n(a.risk),
+                    **data(a, ("evaluator", "risk")),
                     "ci": [n(a.ci_low), n(a.ci_high)],
-                    **{k: n(getattr(a, k)) for k in ("attack_rate", "baseline_rate")},
-                    "detail": a.detail,
+                    **data(a, ("attack_rate", "baseline_rate", "detail")),
                 }
                 for a in self.anonymeter
             ],
-            "notes": list(self.notes),
-            "seconds": self.seconds,
+            **data(self, ("notes", "seconds")),
         }
 
     def table_columns(self) -> dict[str, list]:
@@ -740,17 +723,11 @@ class MarginalUniqueness:
     pi_kl_u: float | None = None  # π_u(k, M) · exp(−κ k² / M), section 4.1
 
     def to_dict(self) -> dict[str, Any]:
-        return _birthday_measures(self)
+        return data(self, BIRTHDAY_MEASURES)
 
 
-def _birthday_measures(x: MarginalUniqueness | QIUniqueness) -> dict[str, Any]:
-    """M, κ, the four π and k50 as the JSON names them: a QI's own, or its independence model's."""
-    return {
-        "domain": x.domain,
-        **{name: json_number(getattr(x, name)) for name in ("kappa", "pi_uniform", "pi_kl", "pi_poisson", "pi_exact")},
-        "k50": x.k50,
-        "pi_kl_u": json_number(x.pi_kl_u),
-    }
+#: M, κ, the four π and k50 as the JSON names them: a QI's own, or its independence model's.
+BIRTHDAY_MEASURES = ("domain", "kappa", "pi_uniform", "pi_kl", "pi_poisson", "pi_exact", "k50", "pi_kl_u")
 
 
 @dataclass(frozen=True)
@@ -778,22 +755,14 @@ class QIUniqueness:
 
     def to_dict(self) -> dict[str, Any]:
         """One QI of ``qar uniqueness`` (the names are a contract users' scripts read)."""
-        d: dict[str, Any] = {
-            "columns": list(self.columns),
-            **_birthday_measures(self),
-            **pick(self, ("k_at", "index", "distinct")),
-            "exposure_mean": json_number(self.exposure_mean),
-            "exposure_max": json_number(self.exposure_max),
-        }
+        d = data(self, ("columns", *BIRTHDAY_MEASURES, "k_at", "index", "distinct", "exposure_mean", "exposure_max"))
         if self.monte_carlo is not None:
-            mc = self.monte_carlo
-            d["monte_carlo"] = {"draws": mc.draws, "share": mc.share, "low": mc.low, "high": mc.high}
+            d["monte_carlo"] = data(self.monte_carlo, ("draws", "share", "low", "high"))
         if self.marginal is not None:
             d["marginal"] = self.marginal.to_dict()
         if self.most_exposed:
             d["most_exposed"] = [
-                {"values": list(e.values), "class_size": e.class_size, "exposure": json_number(e.exposure)}
-                for e in self.most_exposed
+                {"values": list(e.values), **data(e, ("class_size", "exposure"))} for e in self.most_exposed
             ]
         return d
 
@@ -840,7 +809,7 @@ class UniquenessResult(Tabular):
     def block(self) -> dict[str, Any]:
         """The ``uniqueness`` block of the audit JSON, and the core of :meth:`to_dict`."""
         return {
-            **pick(self, ("group_size", "rows", "domain_mode", "target")),
+            **data(self, ("group_size", "rows", "domain_mode", "target")),
             "qis": [q.to_dict() for q in self.qis],
         }
 
@@ -848,18 +817,14 @@ class UniquenessResult(Tabular):
         """The documented JSON object of ``qar uniqueness`` (docs/uniqueness.md)."""
         d: dict[str, Any] = {
             "qar_sql_version": __version__,
-            **pick(self, ("source", "table", "engine")),
-            "columns": list(self.columns),
-            **pick(self, ("p", "from_marginals")),
+            **data(self, ("source", "table", "engine", "columns", "p", "from_marginals")),
             "monte_carlo": self.monte_carlo_draws,
-            **pick(self, ("seed", "seconds")),
-            "warnings": list(self.warnings),
+            **data(self, ("seed", "seconds", "warnings")),
         }
         d.update(self.block())
         if self.scenarios:
             d["scenarios"] = [
-                {"name": s.name, "treatments": list(s.treatments), "rows": s.rows, "qis": [q.to_dict() for q in s.qis]}
-                for s in self.scenarios
+                {**data(s, ("name", "treatments", "rows")), "qis": [q.to_dict() for q in s.qis]} for s in self.scenarios
             ]
         return d
 
@@ -1019,16 +984,8 @@ class MigrateResult(Tabular):
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of ``qar migrate`` (docs/compliance.md)."""
         return {
-            "store": self.store,
-            "dialect": self.dialect,
-            "applied": list(self.applied),
-            "migrations": [
-                {
-                    **pick(m, ("version", "name", "state", "checksum")),
-                    "applied_at": m.applied_at.isoformat() if m.applied_at else None,
-                }
-                for m in self.migrations
-            ],
+            **data(self, ("store", "dialect", "applied")),
+            "migrations": [data(m, ("version", "name", "state", "checksum", "applied_at")) for m in self.migrations],
         }
 
     def table_columns(self) -> dict[str, list]:
@@ -1073,6 +1030,11 @@ class ScanOutcome:
     origins: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
 
+#: A scan's fields in ``qar scan``'s JSON, in order.
+_SCAN_JSON: tuple[str, ...] = ("name", "table", "source", "status", "risk", "warn_above", "fail_above")
+_SCAN_JSON += ("p", "alpha", "rows", "n_qi", "seconds", "error", "exit_code")
+
+
 @dataclass(frozen=True, repr=False)
 class ScanReport(Tabular):
     outcomes: tuple[ScanOutcome, ...]
@@ -1096,20 +1058,8 @@ class ScanReport(Tabular):
     def to_dict(self) -> dict[str, Any]:
         """The documented JSON object of ``qar scan`` (docs/compliance.md)."""
         return {
-            "store": self.store,
-            "started_at": self.started_at.isoformat(),
-            "seconds": self.seconds,
-            "exit_code": self.exit_code,
-            "not_run": list(self.not_run),
-            "scans": [
-                {
-                    **pick(o, ("name", "table", "source", "status")),
-                    "risk": json_number(o.risk),
-                    **pick(o, ("warn_above", "fail_above", "p", "alpha", "rows", "n_qi", "seconds", "error")),
-                    "exit_code": o.exit_code,
-                }
-                for o in self.outcomes
-            ],
+            **data(self, ("store", "started_at", "seconds", "exit_code", "not_run")),
+            "scans": [data(o, _SCAN_JSON) for o in self.outcomes],
         }
 
     def table_columns(self) -> dict[str, list]:
@@ -1188,22 +1138,16 @@ class History(Tabular):
             "store": self.store,
             "series": [
                 {
-                    **pick(s, ("table", "source", "scan_name")),
-                    "columns": None if s.columns is None else list(s.columns),
-                    **pick(s, ("p", "alpha", "pi_u", "pwm", "new_configuration")),
+                    **data(
+                        s, ("table", "source", "scan_name", "columns", "p", "alpha", "pi_u", "pwm", "new_configuration")
+                    ),
                     "latest_risk": n(s.latest.risk) if s.latest else None,
                     "latest_change": n(s.latest.change) if s.latest else None,
                     "runs": [
                         {
-                            **pick(pt, ("run_id",)),
+                            "run_id": pt.run_id,
                             "started_at": iso_time(pt.started_at),
-                            "status": pt.status,
-                            "risk": n(pt.risk),
-                            "change": n(pt.change),
-                            **pick(pt, ("rows", "n_qi")),
-                            "seconds": n(pt.seconds),
-                            "error": pt.error,
-                            "age_seconds": n(pt.age_seconds),
+                            **data(pt, ("status", "risk", "change", "rows", "n_qi", "seconds", "error", "age_seconds")),
                             **pick(pt, ("pid", "host")),
                             "heartbeat_at": iso_time(pt.heartbeat_at),
                             "process_gone": pt.gone,

@@ -83,28 +83,10 @@ def check_tail(p: int | None, alpha: float, pi_u: float) -> None:
         )
 
 
-def check_pwm(pwm: str) -> None:
-    """A known PWM estimator of the GPD fit."""
-    check_choice("--pwm", pwm, PWM_METHODS)
-
-
 def check_choice(flag: str, value: object, allowed: Sequence[str]) -> None:
     """``value`` one of ``allowed`` (the choices of ``flag``), else a ParameterError naming it."""
     if value not in allowed:
         raise ParameterError(f"{flag} {value!r} is unknown; use one of {', '.join(allowed)}")
-
-
-def risk_problem(value: object) -> str | None:
-    """What is wrong with a risk threshold (``--fail-above``, ``fail_above``, ``warn_above``,
-    ``--threshold``): None when it is a number between 0 and 1. The one wording of the rule;
-    each caller says where the value came from."""
-    if value is None:
-        return None
-    if isinstance(value, str) and _number(value):  # ("0.5" in a TOML or YAML file: quoted, so text)
-        return f"{value!r} is text; write it without quotes, as a number: a risk between 0 and 1"
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 <= float(value) <= 1.0:
-        return f"{value!r} must be a risk between 0 and 1"
-    return None
 
 
 def _number(text: str) -> bool:
@@ -124,11 +106,18 @@ def _float(value: object) -> float:
 
 
 def check_risk(value: object, where: str, example: str) -> None:
-    """A ParameterError naming ``where`` the bad risk came from (``"--fail-above"``, ``"x.toml:
-    fail_above ="``) and an ``example`` value, or nothing."""
-    problem = risk_problem(value)
-    if problem:
-        raise ParameterError(f"{where} {problem}, e.g. {example}")
+    """A risk threshold (``--fail-above``, ``fail_above``, ``warn_above``, ``--threshold``): None
+    or a number between 0 and 1, else a ParameterError naming ``where`` the bad risk came from
+    (``"--fail-above"``, ``"x.toml: fail_above ="``) and an ``example`` value. The one wording of
+    the rule."""
+    if value is None:
+        return
+    if isinstance(value, str) and _number(value):  # ("0.5" in a TOML or YAML file: quoted, so text)
+        raise ParameterError(
+            f"{where} {value!r} is text; write it without quotes, as a number: a risk between 0 and 1, e.g. {example}"
+        )
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 <= float(value) <= 1.0:
+        raise ParameterError(f"{where} {value!r} must be a risk between 0 and 1, e.g. {example}")
 
 
 def check_null_tokens(tokens: Sequence[str] | str | None) -> tuple[str, ...]:

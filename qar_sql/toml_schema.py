@@ -148,8 +148,9 @@ def _document(id: str, title: str, description: str, properties: dict[str, Any])
     }
 
 
-def render() -> str:
-    return json.dumps(schema(), indent=2, ensure_ascii=False) + "\n"
+def render(document: dict[str, Any] | None = None) -> str:
+    """A schema file's text: ``document``'s (None: :func:`schema`'s)."""
+    return json.dumps(schema() if document is None else document, indent=2, ensure_ascii=False) + "\n"
 
 
 # --------------------------------------------------------------------------------------------
@@ -296,10 +297,6 @@ def tool_schema() -> dict[str, Any]:
     return _document(
         TOOL_ID, "[tool.qar]", description, {**schema()["properties"]["defaults"]["properties"], "store": _URL}
     )
-
-
-def render_tool() -> str:
-    return json.dumps(tool_schema(), indent=2, ensure_ascii=False) + "\n"
 
 
 def check_file(path: str | Path) -> dict[str, Any]:

@@ -11,7 +11,10 @@ from qar_sql import toml_schema
 
 
 def main(argv: list[str]) -> int:
-    files = [(toml_schema.PATH, toml_schema.render()), (toml_schema.TOOL_PATH, toml_schema.render_tool())]
+    files = [
+        (toml_schema.PATH, toml_schema.render()),
+        (toml_schema.TOOL_PATH, toml_schema.render(toml_schema.tool_schema())),
+    ]
     if "--check" in argv:
         stale = [path for path, text in files if (path.read_text(encoding="utf-8") if path.exists() else "") != text]
         for path in stale:

@@ -38,7 +38,7 @@ def check_row_subsamples(shares: Sequence[float]) -> tuple[float, ...]:
 def check_tail(p: int, alpha: float, pi_u: float, pwm: str = "plotting") -> None:
     """p ≥ 1, 0 < α < π_u < 1 and a known PWM estimator, or a ParameterError naming the bad one."""
     rules.check_tail(p, alpha, pi_u)
-    rules.check_pwm(pwm)
+    rules.check_choice("--pwm", pwm, rules.PWM_METHODS)
 
 
 #: The keywords of the shared source options (SOURCE, --table, --delimiter, --null-token) that
