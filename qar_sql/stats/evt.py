@@ -130,27 +130,16 @@ def quantile_type8(x: np.ndarray, q: float) -> float:
 
         Q(q) = x_(⌊h⌋) + (h − ⌊h⌋)·(x_(⌊h⌋+1) − x_(⌊h⌋))
 
-    with Q = x_(1) when h < 1 and Q = x_(n) when h ≥ n.  Equals numpy's
+    with Q = x_(1) when h < 1 and Q = x_(n) when h ≥ n: numpy's
     ``np.quantile(x, q, method="median_unbiased")`` and R's ``quantile(x, q, type = 8)``.
-
-    Parameters
-    ----------
-    x : non-empty 1-D array of finite values (any order).
-    q : probability in [0, 1].
+    x: non-empty, finite, any order; q in [0, 1].
     """
-    s = np.sort(np.asarray(x, dtype=float).ravel())
-    n = s.size
-    if n == 0:
+    x = np.asarray(x, dtype=float).ravel()
+    if x.size == 0:
         raise DataError("cannot take a quantile of an empty vector; pass at least one value.")
     if not 0.0 <= q <= 1.0:
         raise ParameterError(f"quantile level q = {shown(q)} is outside [0, 1]; pass a probability.")
-    v = _type8_index(n, q)
-    if v >= n - 1:
-        return float(s[-1])
-    if v < 0:
-        return float(s[0])
-    j = math.floor(v)
-    return float(_lerp(s[j], s[j + 1], v - j))
+    return float(np.quantile(x, q, method="median_unbiased"))
 
 
 def clip_theta(theta: np.ndarray, m: int) -> np.ndarray:
@@ -164,16 +153,17 @@ def clip_theta(theta: np.ndarray, m: int) -> np.ndarray:
     return np.clip(np.asarray(theta, dtype=float), 0.5 / m, 1.0 - 0.5 / m)
 
 
-def _pwm_a1(x_sorted: np.ndarray, a0: float, method: str) -> float:
-    """a1 for sorted excesses; see :func:`fit_gpd_pwm`."""
+def _pwm_moments(x_sorted: np.ndarray, method: str) -> tuple[float, float, np.ndarray]:
+    """(a0, a1, w) for sorted excesses, w_k = n·∂a1/∂x_(k); see :func:`fit_gpd_pwm`."""
     n = x_sorted.size
     k = np.arange(1, n + 1, dtype=float)
+    a0 = float(np.sum(x_sorted) / n)
     if method == "plotting":
         w = 1.0 - (k - 0.35) / n
-        return float(np.sum(w * x_sorted) / n)
+        return a0, float(np.sum(w * x_sorted) / n), w
     # Unbiased: b1 = (1/n) Σ (k − 1)/(n − 1) x_(k), a1 = a0 − b1; needs n ≥ 2.
-    b1 = float(np.sum((k - 1.0) / (n - 1) * x_sorted) / n)
-    return a0 - b1
+    b = (k - 1.0) / (n - 1)
+    return a0, a0 - float(np.sum(b * x_sorted) / n), 1.0 - b
 
 
 def fit_gpd_pwm(x: np.ndarray, method: str = "plotting") -> tuple[float, float]:
@@ -213,13 +203,12 @@ def fit_gpd_pwm(x: np.ndarray, method: str = "plotting") -> tuple[float, float]:
         raise DataError(
             f"GPD excesses must be finite, non-negative and not all zero; got values in [{shown(xs[0])}, {shown(xs[-1])}]."
         )
-    a0 = float(np.sum(xs) / n)
     if method == "unbiased" and (n < 2 or xs[0] == xs[-1]):
         raise DataError(
             f"the unbiased PWM fit needs at least 2 distinct excesses, got n = {n}; "
             'use pwm="plotting" or a larger pi_u.'
         )
-    a1 = _pwm_a1(xs, a0, method)
+    a0, a1, _ = _pwm_moments(xs, method)
     d = a0 - 2.0 * a1
     return 2.0 - a0 / d, 2.0 * a0 * a1 / d
 
@@ -312,8 +301,9 @@ def _check_theta(theta: np.ndarray, ndim: int) -> None:
         )
 
 
-def _check_np(n_qi: int, pi_u: float) -> float:
-    """Return the type-8 index of the (1 − π_u) quantile, or raise if no tail is possible.
+def check_n_qi(n_qi: int, pi_u: float) -> float:
+    """The type-8 index of the (1 − π_u) quantile; a DataError when no tail is possible (callers
+    refuse with it before scanning a table).
 
     Rule for "N_p too small for the chosen π_u": the type-8 (1 − π_u) quantile is the largest
     θ exactly when h = N_p(1 − π_u) + (2 − π_u)/3 ≥ N_p, i.e. N_p·π_u ≤ (2 − π_u)/3, i.e.
@@ -348,7 +338,7 @@ def _prepare(theta, m, alpha, pi_u, pwm, ndim=1):
     _check_theta(raw, ndim)
     if ndim == 2:  # rows of a batch: N_p is checked there (a row may hold only the top)
         return raw, None, mi, None
-    return raw, clip_theta(raw, mi), mi, _check_np(raw.size, pi_u)
+    return raw, clip_theta(raw, mi), mi, check_n_qi(raw.size, pi_u)
 
 
 def _no_tail(n_qi: int, u: float) -> NoTailError:
@@ -360,11 +350,7 @@ def _no_tail(n_qi: int, u: float) -> NoTailError:
 
 
 def qar_risk(theta, m: int, *, alpha=0.01, pi_u=0.05, pwm="plotting") -> TailFit:
-    """The QaR risk T̂(p, α) of one θ-vector (METHOD §2).
-
-    Steps: clip θ to [0.5/M, 1 − 0.5/M]; u = type-8 (1 − π_u) quantile; exceedances θ > u
-    (strictly), n of them; l = logit θ − logit u; (ξ̂, β̂) = PWM fit of the l; then
-    T̂ = expit(logit u + (β̂/ξ̂)[(α/π_u)^(−ξ̂) − 1]) (see :func:`tail_quantile`).
+    """The QaR risk T̂(p, α) of one θ-vector (METHOD §2), by the steps of the module docstring.
 
     Parameters
     ----------
@@ -422,7 +408,7 @@ def qar_risk(theta, m: int, *, alpha=0.01, pi_u=0.05, pwm="plotting") -> TailFit
 def tail_width(n_qi: int, pi_u: float) -> int:
     """How many of the largest θ the estimator reads: the order statistics u interpolates
     between and everything above them. Rows of :func:`qar_risk_batch` may hold just these."""
-    v = _check_np(n_qi, pi_u)
+    v = check_n_qi(n_qi, pi_u)
     return n_qi - (math.floor(v) if v >= 0 else 0)
 
 
@@ -440,7 +426,7 @@ def fit_rows(
     row sums of masked arrays.  Rows without a tail, or whose unbiased fit does not exist, give
     NaN (n = 0 for no tail).
     """
-    v = _check_np(n_qi, pi_u)
+    v = check_n_qi(n_qi, pi_u)
     # v < 0: tiny N_p with a large π_u, the quantile is the minimum (as in quantile_type8)
     j, g = (0, 0.0) if v < 0 else (math.floor(v), v - math.floor(v))
     width = tops.shape[1]
@@ -494,7 +480,7 @@ def qar_risk_batch(
     raw, _, mi, _ = _prepare(thetas, m, alpha, pi_u, pwm, ndim=2)
     k_rows, width = raw.shape
     n_qi = width if n_qi is None else int(n_qi)
-    j = max(0, math.floor(_check_np(n_qi, pi_u)))
+    j = max(0, math.floor(check_n_qi(n_qi, pi_u)))
     if n_qi < width or j < n_qi - width:
         raise ValueError(f"rows of width {width} do not hold the top {n_qi - j} of {n_qi} values")
     out = np.empty(k_rows)
@@ -547,15 +533,9 @@ def qar_risk_gradient(theta, m, *, alpha=0.01, pi_u=0.05, pwm="plotting") -> np.
         raise _no_tail(n_qi, u)
     xs = s[first:]
     x = _logit(xs) - _logit(u)
-    if pwm == "unbiased" and (n < 2 or x[0] == x[-1]):
-        fit_gpd_pwm(x, pwm)  # raises the DataError with its message
-    k = np.arange(1, n + 1, dtype=float)
-    w = 1.0 - (k - 0.35) / n if pwm == "plotting" else 1.0 - (k - 1.0) / (n - 1)
-    a0 = float(np.sum(x) / n)
-    a1 = _pwm_a1(x, a0, pwm)
+    xi, beta = fit_gpd_pwm(x, pwm)  # (raising as in qar_risk when the unbiased fit does not exist)
+    a0, a1, w = _pwm_moments(x, pwm)
     d = a0 - 2.0 * a1
-    xi = 2.0 - a0 / d
-    beta = 2.0 * a0 * a1 / d
     ell = math.log(pi_u / alpha)
     y = _logit(u) + beta * float(_bracket(xi, ell))
     risk = float(_expit(y))
@@ -584,9 +564,3 @@ def qar_risk_gradient(theta, m, *, alpha=0.01, pi_u=0.05, pwm="plotting") -> np.
     clipped = (raw > 1.0 - 0.5 / mi) | (raw < 0.5 / mi)
     grad[clipped] = 0.0
     return grad
-
-
-def check_n_qi(n_qi: int, pi_u: float) -> None:
-    """Raise DataError when N_p quasi-identifiers are too few for π_u (see :func:`_check_np`);
-    callers use it to refuse before scanning a table."""
-    _check_np(n_qi, pi_u)
