@@ -42,6 +42,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -152,27 +153,14 @@ def _gamma(x: float) -> float:
     return float(special.gamma(x))
 
 
-def _pow(x: float, y: float) -> float:
-    """Java's Math.pow: NaN for a negative base with a non-integer exponent, ±inf on overflow
-    (Python's ``**`` would return a complex number or raise)."""
+def _java(op: Callable[..., np.floating], *args: float) -> float:
+    """``op`` on doubles as Java computes it: ±inf or NaN on division by zero, overflow or a
+    negative base's non-integer power, where Python's operators would raise or turn complex."""
     with np.errstate(all="ignore"):
-        return float(np.power(np.float64(x), np.float64(y)))
+        return float(op(*(np.float64(a) for a in args)))
 
 
-def _div(a: float, b: float) -> float:
-    """Java's double division: ±inf or NaN on division by zero (Python would raise)."""
-    with np.errstate(all="ignore"):
-        return float(np.float64(a) / np.float64(b))
-
-
-def _log(x: float) -> float:
-    with np.errstate(all="ignore"):
-        return float(np.log(np.float64(x)))
-
-
-def _exp(x: float) -> float:
-    with np.errstate(all="ignore"):
-        return float(np.exp(np.float64(x)))
+_pow, _div, _log, _exp = (partial(_java, op) for op in (np.power, np.divide, np.log, np.exp))
 
 
 # (f1, f2, ∂f1/∂x, ∂f1/∂y, ∂f2/∂x, ∂f2/∂y) at (x, y)
@@ -555,18 +543,11 @@ def population_uniqueness(sizes, counts, population: int) -> PopulationUniquenes
     if fitted.theta == root[0] and fitted.alpha == root[1]:
         p_ = p_arx  # the same root: ARX's own arithmetic for the figure
     z_ = zayatz(h.sizes, h.counts, population)
+    s_ = snb(h.sizes, h.counts, population)  # reported even where the rule does not use it
     if f <= 0.1:
-        s_ = snb(h.sizes, h.counts, population)  # reported, though the rule does not use it here
-        if _valid(p_):
-            dankar, model = p_, "pitman"
-        else:
-            dankar, model = z_, "zayatz"
+        dankar, model = (p_, "pitman") if _valid(p_) else (z_, "zayatz")
     else:
-        s_ = snb(h.sizes, h.counts, population)
-        if _valid(s_):
-            dankar, model = (z_, "zayatz") if z_ < s_ else (s_, "snb")
-        else:
-            dankar, model = z_, "zayatz"
+        dankar, model = (s_, "snb") if _valid(s_) and not z_ < s_ else (z_, "zayatz")
 
     def fraction(v: float) -> float | None:
         return v / population if _valid(v) and math.isfinite(v) else None
