@@ -243,11 +243,6 @@ def _bracket_derivative(xi, ell):
     return np.where(small, series, exact)
 
 
-def _tail_logit(logit_u, xi, beta, alpha: float, pi_u: float):
-    """logit T̂ = logit u + β·c(ξ) (array-safe)."""
-    return logit_u + beta * _bracket(xi, math.log(pi_u / alpha))
-
-
 def tail_quantile(u: float, xi: float, beta: float, alpha: float, pi_u: float) -> float:
     """The GPD tail quantile on the logit scale, mapped back: T̂.
 
@@ -256,13 +251,10 @@ def tail_quantile(u: float, xi: float, beta: float, alpha: float, pi_u: float) -
     It solves π_u·(1 − G(logit T̂ − logit u)) = α: the probability of exceeding u is π_u and,
     beyond u, the excess of logit θ follows the GPD (ξ, β).
 
-    Limiting case ξ → 0 (exponential tail): the bracket term tends to β·ln(π_u/α).  The bracket
-    is evaluated as β·expm1(ξ·ln(π_u/α))/ξ, accurate for small ξ; for |ξ| < XI_ZERO_TOL (1e-9)
-    it is the series β·ln(π_u/α)·(1 + ξ·ln(π_u/α)/2), continuous with the exact form across the
-    switch to rounding error and equal to the exponential form at ξ = 0.
+    Limiting case ξ → 0 (exponential tail): the bracket term tends to β·ln(π_u/α), evaluated
+    as :func:`_bracket` says.
     """
-    y = _tail_logit(_logit(u), xi, beta, alpha, pi_u)
-    return float(_expit(y))
+    return float(_expit(_logit(u) + beta * _bracket(xi, math.log(pi_u / alpha))))
 
 
 # --------------------------------------------------------------------------------------------
@@ -536,10 +528,8 @@ def qar_risk_gradient(theta, m, *, alpha=0.01, pi_u=0.05, pwm="plotting") -> np.
     xi, beta = fit_gpd_pwm(x, pwm)  # (raising as in qar_risk when the unbiased fit does not exist)
     a0, a1, w = _pwm_moments(x, pwm)
     d = a0 - 2.0 * a1
+    risk = tail_quantile(u, xi, beta, alpha, pi_u)
     ell = math.log(pi_u / alpha)
-    y = _logit(u) + beta * float(_bracket(xi, ell))
-    risk = float(_expit(y))
-
     dy_dxi = beta * float(_bracket_derivative(xi, ell))
     dy_dbeta = float(_bracket(xi, ell))
     d2 = d * d

@@ -30,6 +30,7 @@ import numpy as np
 
 from qar_sql.errors import DataError, ParameterError, shown
 from qar_sql.rules import check_target
+from qar_sql.stats.pitman import stirling_tail
 
 #: k_at: log π within this of log target reaches the target (rounding, not probability).
 _TIE = 1e-12
@@ -135,11 +136,7 @@ def log_pi_uniform(k: int, m: float) -> float:
         lead = -k * float(np.sum(a**n / (n * (n + 1)))) - 0.5 * math.log1p(-a)
     else:
         lead = -(x + 0.5) * math.log1p(-a) - k
-
-    def tail(n: float) -> float:
-        return 1 / (12 * n) - 1 / (360 * n**3) + 1 / (1260 * n**5)
-
-    return lead + tail(m) - tail(x)
+    return lead + stirling_tail(m) - stirling_tail(x)
 
 
 def pi_uniform(k: int, m: float) -> float:
