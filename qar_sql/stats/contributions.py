@@ -92,12 +92,10 @@ def pattern_scores(theta: np.ndarray, patterns: PatternSet) -> dict[str, np.ndar
     return {"u_plus": u_plus, "u_star": n_unique - u_plus, "n_unique": n_unique}
 
 
-def rank(scores: np.ndarray, descending: bool = True) -> np.ndarray:
-    """Record positions ordered by score (largest first), ties by key order (stable)."""
-    key = -scores if descending else scores
-    # NaN (undefined DT) sorts last.
-    key = np.where(np.isnan(key), np.inf, key)
-    return np.argsort(key, kind="stable")
+def rank(scores: np.ndarray) -> np.ndarray:
+    """Record positions ordered by score (largest first), ties by key order (stable); NaN
+    (undefined DT) last."""
+    return np.argsort(np.where(np.isnan(scores), np.inf, -scores), kind="stable")
 
 
 def correlations(a: np.ndarray, b: np.ndarray) -> dict[str, float | None]:

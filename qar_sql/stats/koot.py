@@ -48,11 +48,8 @@ class Grouped:
     @classmethod
     def from_histogram(cls, histogram: Iterable[tuple[int, int]]) -> Grouped:
         """From ``[(class size, number of classes), ...]``; p = size / rows."""
-        if isinstance(histogram, np.ndarray):
-            pairs = histogram.astype(np.int64).reshape(-1, 2)
-        else:  # pairs of Python ints, as the scan returns them: flattened without a Python loop
-            flat = itertools.chain.from_iterable(histogram)
-            pairs = np.fromiter(flat, dtype=np.int64).reshape(-1, 2)
+        # pairs of Python ints, as the scan returns them: flattened without a Python loop
+        pairs = np.fromiter(itertools.chain.from_iterable(histogram), dtype=np.int64).reshape(-1, 2)
         pairs = pairs[(pairs[:, 0] > 0) & (pairs[:, 1] > 0)]
         if not len(pairs):
             raise DataError("the class-size histogram is empty; a QI needs at least one row")

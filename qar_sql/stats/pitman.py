@@ -160,12 +160,10 @@ def fit(
     root, say). A start that is a stationary point the search cannot better is kept exactly,
     so a valid ARX root gives ARX's figure."""
     lik = Likelihood(sizes, counts)
-    candidates: list[tuple[float, float, float]] = []
-    for t, a in starts:
-        if valid(t, a, lik.u) and 0.0 <= a < 1.0:
-            candidates.append((lik(t, a), t, a))
-    best_kept = max(candidates, default=None)
-    searched = [_search_unit(lik, t, a) for t, a in _unit_starts(lik, starts)]
+    kept = [(t, a) for t, a in starts if valid(t, a, lik.u) and 0.0 <= a < 1.0]
+    best_kept = max(((lik(t, a), t, a) for t, a in kept), default=None)
+    fixed = [(1.0, 0.5), (10.0, 0.1), (0.5, 0.9), (lik.u, 0.0), (0.1, 0.99)]
+    searched = [_search_unit(lik, t, a) for t, a in kept + fixed]
     searched.append(_search_finite(lik))
     best = max((c for c in searched if c is not None), default=None)
     if best_kept is not None and (best is None or best[0] <= best_kept[0] + 1e-9 * max(1.0, abs(best_kept[0]))):
@@ -179,12 +177,6 @@ def fit(
     unbounded = edge >= LOG_BOUND - 1e-6
     uniques = math.nan if unbounded else population_uniques(theta, alpha, population)
     return PitmanFit(theta, alpha, value, uniques)
-
-
-def _unit_starts(lik: Likelihood, starts) -> list[tuple[float, float]]:
-    out = [(t, a) for t, a in starts if valid(t, a, lik.u) and 0.0 <= a < 1.0]
-    out += [(1.0, 0.5), (10.0, 0.1), (0.5, 0.9), (lik.u, 0.0), (0.1, 0.99)]
-    return out
 
 
 def _search_unit(lik: Likelihood, theta: float, alpha: float) -> tuple[float, float, float] | None:

@@ -187,7 +187,7 @@ def _solve(
                 if abs(f1) <= ACCURACY and abs(f2) <= ACCURACY:
                     return x, y
                 det = a * d - b * c
-                s = float(np.float64(1.0) / np.float64(det))
+                s = _div(1.0, det)
                 ia, ib, ic, id_ = d * s, -b * s, -c * s, a * s
                 x, y = x - (ia * f1 + ib * f2), y - (ic * f1 + id_ * f2)
                 if number == len(tries) - 1:
@@ -395,18 +395,11 @@ def pitman_root(sizes, counts) -> tuple[float, float]:
         ((2.0 * c1 * u) + (c1 * c)) - (n * c),
     )
     a = _div((t * (c1 - n)) + ((n - 1.0) * c1), n * u)
-
-    def theta_not_negative(x: float, _y: float) -> bool:
-        return x >= 0
-
-    result = _solve(_pitman_closed(h), (t, a), theta_not_negative)
+    result = _solve(_pitman_closed(h), (t, a), lambda x, _y: x >= 0)  # θ ≥ 0 enforced
     iterative = _pitman_iterative(h)
-    if math.isnan(result[0]) or math.isnan(result[1]):
-        result = _solve(iterative, (t, a), theta_not_negative)
-    else:
-        f1, f2 = iterative(*result)[:2]
-        if math.isnan(f1) or math.isnan(f2) or abs(f1) > ACCURACY or abs(f2) > ACCURACY:
-            result = _solve(iterative, (t, a), theta_not_negative)
+    # unsolved, or not a root of the iterative sums: solved again with those
+    if any(map(math.isnan, result)) or not all(abs(f) <= ACCURACY for f in iterative(*result)[:2]):
+        return _solve(iterative, (t, a), lambda x, _y: x >= 0)
     return result
 
 
