@@ -120,21 +120,17 @@ class ReidentificationRisks:
     individual: AttackerRisk = AttackerRisk(None, None, None)  # sdcMicro's record risk r: max, mean, share > threshold
 
 
-def reidentification_risks(
-    fk, Fk=None, records=None, *, threshold: float = 0.2, weighted: bool | None = None
-) -> ReidentificationRisks:
-    """All record-level summaries of one QI from its (fk, Fk, records) groups. ``weighted``
-    (default: whether ``Fk`` is given) selects Benedetti–Franconi over 1/fk for the expected
-    re-identifications."""
+def reidentification_risks(fk, Fk=None, records=None, *, threshold: float = 0.2) -> ReidentificationRisks:
+    """All record-level summaries of one QI from its (fk, Fk, records) groups; the expected
+    re-identifications by Benedetti–Franconi when ``Fk`` is given, by 1/fk otherwise."""
     if not (0.0 <= threshold <= 1.0) or math.isnan(threshold):
         raise ParameterError(f"--risk-threshold {shown(threshold)} must be in [0, 1], e.g. 0.2 (one in five)")
-    weighted = Fk is not None if weighted is None else weighted
     f, F, m = _arrays(fk, Fk, records)
     n = float(m.sum())
     if n == 0:
         none = AttackerRisk(None, None, None)
         return ReidentificationRisks(0, 0.0, None, none, none, None)
-    r = individual_risk(f, F) if weighted else 1.0 / f
+    r = individual_risk(f, F) if Fk is not None else 1.0 / f
     expected = float(np.dot(m, r))
     classes = float(np.dot(m, 1.0 / f))
     prosecutor = AttackerRisk(
