@@ -36,12 +36,12 @@ Sources:
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from qar_sql.errors import ParameterError, shown
+from qar_sql.errors import ParameterError
+from qar_sql.rules import check_unit
 
 __all__ = [
     "AttackerRisk",
@@ -123,8 +123,7 @@ class ReidentificationRisks:
 def reidentification_risks(fk, Fk=None, records=None, *, threshold: float = 0.2) -> ReidentificationRisks:
     """All record-level summaries of one QI from its (fk, Fk, records) groups; the expected
     re-identifications by Benedetti–Franconi when ``Fk`` is given, by 1/fk otherwise."""
-    if not (0.0 <= threshold <= 1.0) or math.isnan(threshold):
-        raise ParameterError(f"--risk-threshold {shown(threshold)} must be in [0, 1], e.g. 0.2 (one in five)")
+    check_unit(threshold, "--risk-threshold", ", e.g. 0.2 (one in five)")
     f, F, m = _arrays(fk, Fk, records)
     n = float(m.sum())
     if n == 0:

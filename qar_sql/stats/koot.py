@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from qar_sql.errors import DataError, ParameterError, shown
+from qar_sql.errors import DataError, ParameterError, require_whole, shown
 from qar_sql.rules import check_target
 from qar_sql.stats.pitman import stirling_tail
 
@@ -414,8 +414,7 @@ class MonteCarlo:
 def monte_carlo(k: int, dist: Grouped, draws: int, seed: int | None = None) -> MonteCarlo:
     """Draw ``draws`` groups of k values from the distribution (with replacement, as the
     formulas assume) and count the groups whose values are all different."""
-    if isinstance(draws, bool) or not isinstance(draws, (int, np.integer)) or draws < 1:
-        raise ParameterError(f"--monte-carlo {shown(draws)} must be a whole number of draws of at least 1, e.g. 10000")
+    require_whole(draws, 1, f"--monte-carlo {shown(draws)} must be a whole number of draws of at least 1, e.g. 10000")
     rng = np.random.default_rng(seed)
     weights = dist.mult * dist.prob
     weights = weights / weights.sum()
