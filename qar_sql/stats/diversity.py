@@ -40,7 +40,6 @@ from qar_sql.errors import ParameterError
 
 __all__ = [
     "all_missing",
-    "class_sizes",
     "distinct_l",
     "entropy_l",
     "recursive_l",
@@ -59,12 +58,6 @@ def _long(cls, value, count, n_classes: int | None = None):
         raise ParameterError("classes and counts must not be negative; NULL values are coded -1")
     n = int(c.max()) + 1 if n_classes is None and c.size else (n_classes or 0)
     return c, v, k, n
-
-
-def class_sizes(cls, value, count, n_classes: int | None = None) -> np.ndarray:
-    """Records per class (missing sensitive values included)."""
-    c, _, k, n = _long(cls, value, count, n_classes)
-    return np.bincount(c, weights=k, minlength=n)
 
 
 def all_missing(cls, value, count, n_classes: int | None = None) -> np.ndarray:
