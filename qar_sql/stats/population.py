@@ -39,6 +39,7 @@ An estimate ARX flags as unavailable (NaN, or exactly 0 while the sample has uni
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -73,17 +74,9 @@ ITERATIONS_PER_TRY = 1000
 """ARX's Newton–Raphson iterations per start value (``ARXSolverConfiguration``)."""
 
 
-def _arx_start_values() -> tuple[tuple[float, float], ...]:
-    # ARXSolverConfiguration.getDefaultStartValues: d1, d2 = 0, .33, .66, .99 by repeated
-    # addition of 0.33 (so the last is the double 0.33+0.33+0.33, as in Java).
-    steps, d = [], 0.0
-    while d < 1.0:
-        steps.append(d)
-        d += 0.33
-    return tuple((a, b) for a in steps for b in steps)
-
-
-START_VALUES = _arx_start_values()
+# ARXSolverConfiguration.getDefaultStartValues: d1, d2 = 0, .33, .66, .99 by repeated
+# addition of 0.33 (so the last is the double 0.33+0.33+0.33, as in Java).
+START_VALUES = tuple(itertools.product(itertools.accumulate([0.33] * 3, initial=0.0), repeat=2))
 """The 16 start values ARX's solver tries after the initial guess, in ARX's order."""
 
 _EULER = 0.57721566490153286060651209008240243104215933593992
