@@ -68,16 +68,9 @@ class Grouped:
         merged, so the groups stay few when the columns have few distinct frequencies."""
         if not columns:
             raise ParameterError("from_marginals needs at least one column")
-        out = None
-        for col in columns:
-            g = cls.from_histogram(col)
-            if out is None:
-                out = g
-                continue
-            prob = np.multiply.outer(out.prob, g.prob).ravel()
-            mult = np.multiply.outer(out.mult, g.mult).ravel()
-            out = cls._merged(prob, mult)
-        assert out is not None
+        out = cls.from_histogram(columns[0])
+        for g in map(cls.from_histogram, columns[1:]):
+            out = cls._merged(np.multiply.outer(out.prob, g.prob).ravel(), np.multiply.outer(out.mult, g.mult).ravel())
         return out
 
     @classmethod
