@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from qar_sql.errors import DataError, NoTailError, ParameterError, shown
-from qar_sql.rules import PWM_METHODS, check_pwm, check_tail
+from qar_sql.rules import PWM_METHODS, check_tail
 
 __all__ = [
     "PWM_METHODS",
@@ -194,7 +194,7 @@ def fit_gpd_pwm(x: np.ndarray, method: str = "plotting") -> tuple[float, float]:
     ParameterError : unknown method.
     DataError : empty, non-finite or negative x, or a fit that does not exist.
     """
-    check_pwm(method)
+    _check_pwm(method)
     xs = np.sort(np.asarray(x, dtype=float).ravel())
     n = xs.size
     if n == 0:
@@ -261,6 +261,11 @@ def tail_quantile(u: float, xi: float, beta: float, alpha: float, pi_u: float) -
 # Validation
 
 
+def _check_pwm(pwm: str) -> None:
+    if pwm not in PWM_METHODS:
+        raise ParameterError(f"unknown PWM method pwm = {pwm!r}; use one of {', '.join(map(repr, PWM_METHODS))}.")
+
+
 #: Checks p, α and π_u (the rule lives in :mod:`qar_sql.rules`).
 validate_parameters = check_tail
 
@@ -319,7 +324,7 @@ def check_n_qi(n_qi: int, pi_u: float) -> float:
 def _prepare(theta, m, alpha, pi_u, pwm, ndim=1):
     """Validate everything; return (raw θ, clipped θ, M, index of u)."""
     validate_parameters(None, alpha, pi_u)
-    check_pwm(pwm)
+    _check_pwm(pwm)
     mi = _check_m(m)
     raw = np.asarray(theta, dtype=float)
     _check_theta(raw, ndim)
