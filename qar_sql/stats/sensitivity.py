@@ -51,12 +51,10 @@ def leave_one_column_out(
     n_avoid = math.comb(n_cols - 1, p) if n_cols > p else 0
     exact = np.ones(n_qi, dtype=bool) if exact is None else np.asarray(exact, dtype=bool)
     try:
-        if n_avoid == 0:
-            raise DataError(f"no QI of {p} columns is left without it")
-        width = evt.tail_width(n_avoid, pi_u)
-        if width < 2:  # u interpolates between the two order statistics around its quantile
-            raise DataError(f"{n_avoid} QI leaves no quantile to interpolate")
-    except DataError:
+        width = evt.tail_width(n_avoid, pi_u) if n_avoid else 0
+    except DataError:  # N_p too small for π_u
+        width = 0
+    if width < 2:  # none left, or no two order statistics around the quantile for u to interpolate
         why = f"the {n_avoid:,} QIs without it are too few for pi_u = {pi_u:g}"
         return tuple(ColumnOut(c, None, n_avoid, why) for c in columns)
     # largest θ first; at equal θ a grouped QI before a pruned one (see the module doc)
