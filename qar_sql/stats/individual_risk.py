@@ -83,11 +83,9 @@ def benedetti_franconi(fk, Fk) -> np.ndarray:
 
 
 def individual_risk(fk, Fk=None) -> np.ndarray:
-    """sdcMicro's record risk: Benedetti–Franconi with weights (``Fk`` given), 1/fk without."""
-    if Fk is None:
-        f, _, _ = _arrays(fk)
-        return 1.0 / f
-    return benedetti_franconi(fk, Fk)
+    """sdcMicro's record risk: Benedetti–Franconi with weights (``Fk`` given), 1/fk without
+    (Fk = fk: each class the whole population class, where Benedetti–Franconi is 1/fk)."""
+    return benedetti_franconi(fk, fk if Fk is None else Fk)
 
 
 def violations(fk, records=None, ks=(2, 3, 5)) -> dict[str, int]:
@@ -129,7 +127,7 @@ def reidentification_risks(fk, Fk=None, records=None, *, threshold: float = 0.2)
     if n == 0:
         none = AttackerRisk(None, None, None)
         return ReidentificationRisks(0, 0.0, None, none, none, None)
-    r = individual_risk(f, F) if Fk is not None else 1.0 / f
+    r = individual_risk(f, F)  # (F = f without weights: 1/fk)
     expected = float(np.dot(m, r))
     classes = float(np.dot(m, 1.0 / f))
     prosecutor = AttackerRisk(
