@@ -33,14 +33,13 @@ class PatternSet:
     @classmethod
     def from_rows(cls, n_records: int, patterns: dict[int, tuple[list[int], int]], records: list[tuple[int, int]]):
         """Build from the SQL rows: patterns {pid: (qis, count)} (pid ≥ 1), records [(r, pid)]."""
-        pids = sorted(patterns)
-        remap = {pid: k + 1 for k, pid in enumerate(pids)}
+        pids = sorted(patterns)  # renumbered 1, 2, … in this order
         qis = [np.zeros(0, dtype=np.int64)] + [np.asarray(sorted(patterns[p][0]), dtype=np.int64) for p in pids]
         counts = np.array([0] + [patterns[p][1] for p in pids], dtype=np.int64)
         of_record = np.zeros(n_records, dtype=np.int64)
         if records:
             arr = np.asarray(records, dtype=np.int64)
-            of_record[arr[:, 0]] = np.vectorize(remap.__getitem__, otypes=[np.int64])(arr[:, 1])
+            of_record[arr[:, 0]] = np.searchsorted(pids, arr[:, 1]) + 1
         counts[0] = n_records - int(counts[1:].sum())
         return cls(tuple(qis), counts, of_record)
 
@@ -92,12 +91,10 @@ def pattern_scores(theta: np.ndarray, patterns: PatternSet) -> dict[str, np.ndar
     return {"u_plus": u_plus, "u_star": n_unique - u_plus, "n_unique": n_unique}
 
 
-def rank(scores: np.ndarray, descending: bool = True) -> np.ndarray:
-    """Record positions ordered by score (largest first), ties by key order (stable)."""
-    key = -scores if descending else scores
-    # NaN (undefined DT) sorts last.
-    key = np.where(np.isnan(key), np.inf, key)
-    return np.argsort(key, kind="stable")
+def rank(scores: np.ndarray) -> np.ndarray:
+    """Record positions ordered by score (largest first), ties by key order (stable); NaN
+    (undefined DT) last."""
+    return np.argsort(np.where(np.isnan(scores), np.inf, -scores), kind="stable")
 
 
 def correlations(a: np.ndarray, b: np.ndarray) -> dict[str, float | None]:

@@ -40,7 +40,6 @@ from qar_sql.errors import ParameterError
 
 __all__ = [
     "all_missing",
-    "class_sizes",
     "distinct_l",
     "entropy_l",
     "recursive_l",
@@ -59,12 +58,6 @@ def _long(cls, value, count, n_classes: int | None = None):
         raise ParameterError("classes and counts must not be negative; NULL values are coded -1")
     n = int(c.max()) + 1 if n_classes is None and c.size else (n_classes or 0)
     return c, v, k, n
-
-
-def class_sizes(cls, value, count, n_classes: int | None = None) -> np.ndarray:
-    """Records per class (missing sensitive values included)."""
-    c, _, k, n = _long(cls, value, count, n_classes)
-    return np.bincount(c, weights=k, minlength=n)
 
 
 def all_missing(cls, value, count, n_classes: int | None = None) -> np.ndarray:
@@ -121,22 +114,20 @@ def recursive_l(cls, value, count, c_constant: float = 2.0, n_classes: int | Non
     return out
 
 
-def _distributions(c, v, k, n):
+def _sensitive(cls, value, count, n_classes, overall):
+    """The rows with a sensitive value, the class sizes over them and the table's distribution:
+    ``overall`` (records per value code) or, by default, the sum of the classes' counts."""
+    c, v, k, n = _long(cls, value, count, n_classes)
     keep = (v >= 0) & (k > 0)
     c, v, k = c[keep], v[keep], k[keep]
-    m = int(v.max()) + 1 if v.size else 0
-    overall = np.bincount(v, weights=k, minlength=m)
     size = np.bincount(c, weights=k, minlength=n)
-    return c, v, k, m, overall, size
-
-
-def _overall(summed: np.ndarray, overall) -> np.ndarray:
+    summed = np.bincount(v, weights=k, minlength=int(v.max()) + 1 if v.size else 0)
     if overall is None:
-        return summed
+        return c, v, k, n, size, summed
     out = np.asarray(overall, dtype=np.float64)
     if out.ndim != 1 or out.size < summed.size or (out.size and out.min() < 0):
         raise ParameterError("the table's distribution must count every sensitive value code, none negative")
-    return out
+    return c, v, k, n, size, out
 
 
 def t_closeness_equal(cls, value, count, n_classes: int | None = None, overall=None) -> np.ndarray:
@@ -144,9 +135,7 @@ def t_closeness_equal(cls, value, count, n_classes: int | None = None, overall=N
     table's distribution of the sensitive value (NULLs left out; NaN for a class with only
     NULLs). ``overall`` (records per value code) is the table's distribution; by default the
     sum of the classes' counts (not the same when classes overlap)."""
-    c, v, k, n = _long(cls, value, count, n_classes)
-    c, v, k, _, summed, size = _distributions(c, v, k, n)
-    overall = _overall(summed, overall)
+    c, v, k, n, size, overall = _sensitive(cls, value, count, n_classes, overall)
     total = overall.sum()
     if total == 0:
         return np.full(n, np.nan)
@@ -163,9 +152,7 @@ def t_closeness_ordered(cls, value, count, n_classes: int | None = None, overall
     """EMD with the ordered distance per class: Σ_i |Σ_{j≤i}(p_j − q_j)| / (m − 1) over the m
     distinct values in value order (codes 0 … m−1). ``overall`` as for
     :func:`t_closeness_equal`; m is its length (by default the largest code + 1)."""
-    c, v, k, n = _long(cls, value, count, n_classes)
-    c, v, k, _, summed, size = _distributions(c, v, k, n)
-    overall = _overall(summed, overall)
+    c, v, k, n, size, overall = _sensitive(cls, value, count, n_classes, overall)
     m = overall.size
     total = overall.sum()
     if total == 0:

@@ -130,27 +130,16 @@ def quantile_type8(x: np.ndarray, q: float) -> float:
 
         Q(q) = x_(⌊h⌋) + (h − ⌊h⌋)·(x_(⌊h⌋+1) − x_(⌊h⌋))
 
-    with Q = x_(1) when h < 1 and Q = x_(n) when h ≥ n.  Equals numpy's
+    with Q = x_(1) when h < 1 and Q = x_(n) when h ≥ n: numpy's
     ``np.quantile(x, q, method="median_unbiased")`` and R's ``quantile(x, q, type = 8)``.
-
-    Parameters
-    ----------
-    x : non-empty 1-D array of finite values (any order).
-    q : probability in [0, 1].
+    x: non-empty, finite, any order; q in [0, 1].
     """
-    s = np.sort(np.asarray(x, dtype=float).ravel())
-    n = s.size
-    if n == 0:
+    x = np.asarray(x, dtype=float).ravel()
+    if x.size == 0:
         raise DataError("cannot take a quantile of an empty vector; pass at least one value.")
     if not 0.0 <= q <= 1.0:
         raise ParameterError(f"quantile level q = {shown(q)} is outside [0, 1]; pass a probability.")
-    v = _type8_index(n, q)
-    if v >= n - 1:
-        return float(s[-1])
-    if v < 0:
-        return float(s[0])
-    j = math.floor(v)
-    return float(_lerp(s[j], s[j + 1], v - j))
+    return float(np.quantile(x, q, method="median_unbiased"))
 
 
 def clip_theta(theta: np.ndarray, m: int) -> np.ndarray:
@@ -164,16 +153,17 @@ def clip_theta(theta: np.ndarray, m: int) -> np.ndarray:
     return np.clip(np.asarray(theta, dtype=float), 0.5 / m, 1.0 - 0.5 / m)
 
 
-def _pwm_a1(x_sorted: np.ndarray, a0: float, method: str) -> float:
-    """a1 for sorted excesses; see :func:`fit_gpd_pwm`."""
+def _pwm_moments(x_sorted: np.ndarray, method: str) -> tuple[float, float, np.ndarray]:
+    """(a0, a1, w) for sorted excesses, w_k = n·∂a1/∂x_(k); see :func:`fit_gpd_pwm`."""
     n = x_sorted.size
     k = np.arange(1, n + 1, dtype=float)
+    a0 = float(np.sum(x_sorted) / n)
     if method == "plotting":
         w = 1.0 - (k - 0.35) / n
-        return float(np.sum(w * x_sorted) / n)
+        return a0, float(np.sum(w * x_sorted) / n), w
     # Unbiased: b1 = (1/n) Σ (k − 1)/(n − 1) x_(k), a1 = a0 − b1; needs n ≥ 2.
-    b1 = float(np.sum((k - 1.0) / (n - 1) * x_sorted) / n)
-    return a0 - b1
+    b = (k - 1.0) / (n - 1)
+    return a0, a0 - float(np.sum(b * x_sorted) / n), 1.0 - b
 
 
 def fit_gpd_pwm(x: np.ndarray, method: str = "plotting") -> tuple[float, float]:
@@ -213,13 +203,12 @@ def fit_gpd_pwm(x: np.ndarray, method: str = "plotting") -> tuple[float, float]:
         raise DataError(
             f"GPD excesses must be finite, non-negative and not all zero; got values in [{shown(xs[0])}, {shown(xs[-1])}]."
         )
-    a0 = float(np.sum(xs) / n)
     if method == "unbiased" and (n < 2 or xs[0] == xs[-1]):
         raise DataError(
             f"the unbiased PWM fit needs at least 2 distinct excesses, got n = {n}; "
             'use pwm="plotting" or a larger pi_u.'
         )
-    a1 = _pwm_a1(xs, a0, method)
+    a0, a1, _ = _pwm_moments(xs, method)
     d = a0 - 2.0 * a1
     return 2.0 - a0 / d, 2.0 * a0 * a1 / d
 
@@ -254,11 +243,6 @@ def _bracket_derivative(xi, ell):
     return np.where(small, series, exact)
 
 
-def _tail_logit(logit_u, xi, beta, alpha: float, pi_u: float):
-    """logit T̂ = logit u + β·c(ξ) (array-safe)."""
-    return logit_u + beta * _bracket(xi, math.log(pi_u / alpha))
-
-
 def tail_quantile(u: float, xi: float, beta: float, alpha: float, pi_u: float) -> float:
     """The GPD tail quantile on the logit scale, mapped back: T̂.
 
@@ -267,13 +251,10 @@ def tail_quantile(u: float, xi: float, beta: float, alpha: float, pi_u: float) -
     It solves π_u·(1 − G(logit T̂ − logit u)) = α: the probability of exceeding u is π_u and,
     beyond u, the excess of logit θ follows the GPD (ξ, β).
 
-    Limiting case ξ → 0 (exponential tail): the bracket term tends to β·ln(π_u/α).  The bracket
-    is evaluated as β·expm1(ξ·ln(π_u/α))/ξ, accurate for small ξ; for |ξ| < XI_ZERO_TOL (1e-9)
-    it is the series β·ln(π_u/α)·(1 + ξ·ln(π_u/α)/2), continuous with the exact form across the
-    switch to rounding error and equal to the exponential form at ξ = 0.
+    Limiting case ξ → 0 (exponential tail): the bracket term tends to β·ln(π_u/α), evaluated
+    as :func:`_bracket` says.
     """
-    y = _tail_logit(_logit(u), xi, beta, alpha, pi_u)
-    return float(_expit(y))
+    return float(_expit(_logit(u) + beta * _bracket(xi, math.log(pi_u / alpha))))
 
 
 # --------------------------------------------------------------------------------------------
@@ -312,8 +293,9 @@ def _check_theta(theta: np.ndarray, ndim: int) -> None:
         )
 
 
-def _check_np(n_qi: int, pi_u: float) -> float:
-    """Return the type-8 index of the (1 − π_u) quantile, or raise if no tail is possible.
+def check_n_qi(n_qi: int, pi_u: float) -> float:
+    """The type-8 index of the (1 − π_u) quantile; a DataError when no tail is possible (callers
+    refuse with it before scanning a table).
 
     Rule for "N_p too small for the chosen π_u": the type-8 (1 − π_u) quantile is the largest
     θ exactly when h = N_p(1 − π_u) + (2 − π_u)/3 ≥ N_p, i.e. N_p·π_u ≤ (2 − π_u)/3, i.e.
@@ -339,15 +321,16 @@ def _check_np(n_qi: int, pi_u: float) -> float:
 # The estimator
 
 
-def _prepare(theta, m, alpha, pi_u, pwm):
+def _prepare(theta, m, alpha, pi_u, pwm, ndim=1):
     """Validate everything; return (raw θ, clipped θ, M, index of u)."""
     validate_parameters(None, alpha, pi_u)
     _check_pwm(pwm)
     mi = _check_m(m)
     raw = np.asarray(theta, dtype=float)
-    _check_theta(raw, 1)
-    v = _check_np(raw.size, pi_u)
-    return raw, clip_theta(raw, mi), mi, v
+    _check_theta(raw, ndim)
+    if ndim == 2:  # rows of a batch: N_p is checked there (a row may hold only the top)
+        return raw, None, mi, None
+    return raw, clip_theta(raw, mi), mi, check_n_qi(raw.size, pi_u)
 
 
 def _no_tail(n_qi: int, u: float) -> NoTailError:
@@ -359,11 +342,7 @@ def _no_tail(n_qi: int, u: float) -> NoTailError:
 
 
 def qar_risk(theta, m: int, *, alpha=0.01, pi_u=0.05, pwm="plotting") -> TailFit:
-    """The QaR risk T̂(p, α) of one θ-vector (METHOD §2).
-
-    Steps: clip θ to [0.5/M, 1 − 0.5/M]; u = type-8 (1 − π_u) quantile; exceedances θ > u
-    (strictly), n of them; l = logit θ − logit u; (ξ̂, β̂) = PWM fit of the l; then
-    T̂ = expit(logit u + (β̂/ξ̂)[(α/π_u)^(−ξ̂) − 1]) (see :func:`tail_quantile`).
+    """The QaR risk T̂(p, α) of one θ-vector (METHOD §2), by the steps of the module docstring.
 
     Parameters
     ----------
@@ -421,84 +400,86 @@ def qar_risk(theta, m: int, *, alpha=0.01, pi_u=0.05, pwm="plotting") -> TailFit
 def tail_width(n_qi: int, pi_u: float) -> int:
     """How many of the largest θ the estimator reads: the order statistics u interpolates
     between and everything above them. Rows of :func:`qar_risk_batch` may hold just these."""
-    v = _check_np(n_qi, pi_u)
+    v = check_n_qi(n_qi, pi_u)
     return n_qi - (math.floor(v) if v >= 0 else 0)
+
+
+def fit_rows(
+    tops: np.ndarray, m: int, n_qi: int, *, alpha: float, pi_u: float, pwm: str, ascending: bool = False
+) -> dict[str, np.ndarray]:
+    """T̂, u, n, ξ̂ and β̂ of each row of ``tops``: the W ≥ :func:`tail_width` largest values of
+    a θ-vector of length ``n_qi`` (any order; ``ascending``: each row sorted already, which
+    saves the sort), M = ``m``; unchecked (see :func:`qar_risk_batch`).
+
+    Each row gives the values of :func:`qar_risk` (to rounding), vectorised over rows: since
+    N_p and π_u are shared, the type-8 index (hence which two order statistics u interpolates
+    and with what weight) is the same for every row; the exceedances of a sorted row are its
+    last n_r entries, so the PWM weights follow from the column index and n_r, and a0, a1 are
+    row sums of masked arrays.  Rows without a tail, or whose unbiased fit does not exist, give
+    NaN (n = 0 for no tail).
+    """
+    v = check_n_qi(n_qi, pi_u)
+    # v < 0: tiny N_p with a large π_u, the quantile is the minimum (as in quantile_type8)
+    j, g = (0, 0.0) if v < 0 else (math.floor(v), v - math.floor(v))
+    width = tops.shape[1]
+    offset = n_qi - width  # full-row index of a truncated row's first column
+    j -= offset
+    s = np.clip(tops, 0.5 / m, 1.0 - 0.5 / m)  # (the clip keeps the order)
+    if not ascending:
+        s = np.sort(s, axis=1)
+    u = _lerp(s[:, j], s[:, j + 1], g)
+    mask = s > u[:, None]
+    n = mask.sum(axis=1)
+    nf = np.maximum(n, 1).astype(float)[:, None]
+    lu = _logit(u)
+    x = np.where(mask, _logit(s) - lu[:, None], 0.0)
+    # 1-based rank among the exceedances: the tail of a sorted row starts at column N − n.
+    rank = np.arange(width, dtype=float)[None, :] + offset - (n_qi - nf) + 1.0
+    a0 = x.sum(axis=1) / nf[:, 0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if pwm == "plotting":
+            a1 = (np.where(mask, 1.0 - (rank - 0.35) / nf, 0.0) * x).sum(axis=1) / nf[:, 0]
+        else:
+            a1 = a0 - (np.where(mask, (rank - 1.0) / (nf - 1.0), 0.0) * x).sum(axis=1) / nf[:, 0]
+        d = a0 - 2.0 * a1
+        xi = 2.0 - a0 / d
+        beta = 2.0 * a0 * a1 / d
+        risk = _expit(lu + beta * _bracket(xi, math.log(pi_u / alpha)))
+    bad = n == 0
+    if pwm == "unbiased":
+        # The unbiased fit needs two distinct excesses (see fit_gpd_pwm); test that exactly
+        # rather than trusting the sign of a rounded a0 − 2a1.
+        bad |= (n < 2) | (s[:, -1] == np.take_along_axis(s, np.clip(width - n, 0, width - 1)[:, None], axis=1)[:, 0])
+    for a in (risk, xi, beta):
+        a[bad] = np.nan
+    return {"risk": risk, "u": u, "n": n, "xi": xi, "beta": beta}
 
 
 def qar_risk_batch(
     thetas: np.ndarray, m: int, *, alpha=0.01, pi_u=0.05, pwm="plotting", n_qi: int | None = None
 ) -> np.ndarray:
-    """T̂ for each row of a k × N_p matrix of θ-vectors that share the same M.
+    """T̂ for each row of a k × N_p matrix of θ-vectors that share the same M (:func:`fit_rows`,
+    in chunks of rows of at most ~50 MB).
 
     With ``n_qi``, each row holds only the largest W ≥ :func:`tail_width` values (any order)
     of a vector of length ``n_qi``: T̂ reads nothing below them, so the result is the same
     (to rounding) and the work is W/N_p of it.
 
-    Row r gives the same value as ``qar_risk(thetas[r], m, ...).risk`` (to rounding), but the
-    work is vectorised over rows: each row is sorted once; since N_p and π_u are shared, the
-    type-8 index (hence which two order statistics u interpolates and with what weight) is the
-    same for every row; the exceedances of a sorted row are its last n_r entries, so the PWM
-    weights follow from the column index and n_r, and a0, a1 are row sums of masked arrays.
-    Rows are processed in chunks of at most ~50 MB.
-
     Rows with no tail (n_r = 0), or whose unbiased fit does not exist, give NaN; the caller
     decides what that means.  Problems common to all rows (bad parameters, M < 2, θ outside
     (0, 1], N_p too small for π_u) raise as in :func:`qar_risk`.
     """
-    validate_parameters(None, alpha, pi_u)
-    _check_pwm(pwm)
-    mi = _check_m(m)
-    raw = np.asarray(thetas, dtype=float)
-    _check_theta(raw, 2)
+    raw, _, mi, _ = _prepare(thetas, m, alpha, pi_u, pwm, ndim=2)
     k_rows, width = raw.shape
     n_qi = width if n_qi is None else int(n_qi)
-    v = _check_np(n_qi, pi_u)
-    if v < 0:  # tiny N_p with a large π_u: the quantile is the minimum (as in quantile_type8)
-        j, g = 0, 0.0
-    else:
-        j = math.floor(v)
-        g = v - j
-    offset = n_qi - width  # full-row index of a truncated row's first column
-    if offset < 0 or j - offset < 0:
+    j = max(0, math.floor(check_n_qi(n_qi, pi_u)))
+    if n_qi < width or j < n_qi - width:
         raise ValueError(f"rows of width {width} do not hold the top {n_qi - j} of {n_qi} values")
-    j -= offset
-    lo, hi = 0.5 / mi, 1.0 - 0.5 / mi
-    ell = math.log(pi_u / alpha)
-    col = np.arange(width, dtype=float) + offset
-
     out = np.empty(k_rows)
     chunk = max(1, _BATCH_BYTES // (8 * _ARRAYS_PER_CHUNK * width))
     for start in range(0, k_rows, chunk):
-        s = np.sort(np.clip(raw[start : start + chunk], lo, hi), axis=1)
-        u = _lerp(s[:, j], s[:, j + 1], g)
-        mask = s > u[:, None]
-        n = mask.sum(axis=1)
-        nf = np.maximum(n, 1).astype(float)[:, None]
-        lu = _logit(u)
-        x = np.where(mask, _logit(s) - lu[:, None], 0.0)
-        # 1-based rank among the exceedances: the tail of a sorted row starts at column N − n.
-        rank = col[None, :] - (n_qi - nf) + 1.0
-        a0 = x.sum(axis=1) / nf[:, 0]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            if pwm == "plotting":
-                w = np.where(mask, 1.0 - (rank - 0.35) / nf, 0.0)
-                a1 = (w * x).sum(axis=1) / nf[:, 0]
-            else:
-                w = np.where(mask, (rank - 1.0) / (nf - 1.0), 0.0)
-                a1 = a0 - (w * x).sum(axis=1) / nf[:, 0]
-            d = a0 - 2.0 * a1
-            xi = 2.0 - a0 / d
-            beta = 2.0 * a0 * a1 / d
-            y = lu + beta * _bracket(xi, ell)
-        risk = _expit(y)
-        bad = n == 0
-        if pwm == "unbiased":
-            # The unbiased fit needs two distinct excesses (see fit_gpd_pwm); test that exactly
-            # rather than trusting the sign of a rounded a0 − 2a1.
-            lowest = np.take_along_axis(s, np.minimum(n_qi - n, n_qi - 1)[:, None] - offset, axis=1)[:, 0]
-            bad |= (n < 2) | (lowest == s[:, -1])
-        risk[bad] = np.nan
-        out[start : start + chunk] = risk
+        part = raw[start : start + chunk]
+        out[start : start + chunk] = fit_rows(part, mi, n_qi, alpha=alpha, pi_u=pi_u, pwm=pwm)["risk"]
     return out
 
 
@@ -544,19 +525,11 @@ def qar_risk_gradient(theta, m, *, alpha=0.01, pi_u=0.05, pwm="plotting") -> np.
         raise _no_tail(n_qi, u)
     xs = s[first:]
     x = _logit(xs) - _logit(u)
-    if pwm == "unbiased" and (n < 2 or x[0] == x[-1]):
-        fit_gpd_pwm(x, pwm)  # raises the DataError with its message
-    k = np.arange(1, n + 1, dtype=float)
-    w = 1.0 - (k - 0.35) / n if pwm == "plotting" else 1.0 - (k - 1.0) / (n - 1)
-    a0 = float(np.sum(x) / n)
-    a1 = _pwm_a1(x, a0, pwm)
+    xi, beta = fit_gpd_pwm(x, pwm)  # (raising as in qar_risk when the unbiased fit does not exist)
+    a0, a1, w = _pwm_moments(x, pwm)
     d = a0 - 2.0 * a1
-    xi = 2.0 - a0 / d
-    beta = 2.0 * a0 * a1 / d
+    risk = tail_quantile(u, xi, beta, alpha, pi_u)
     ell = math.log(pi_u / alpha)
-    y = _logit(u) + beta * float(_bracket(xi, ell))
-    risk = float(_expit(y))
-
     dy_dxi = beta * float(_bracket_derivative(xi, ell))
     dy_dbeta = float(_bracket(xi, ell))
     d2 = d * d
@@ -581,9 +554,3 @@ def qar_risk_gradient(theta, m, *, alpha=0.01, pi_u=0.05, pwm="plotting") -> np.
     clipped = (raw > 1.0 - 0.5 / mi) | (raw < 0.5 / mi)
     grad[clipped] = 0.0
     return grad
-
-
-def check_n_qi(n_qi: int, pi_u: float) -> None:
-    """Raise DataError when N_p quasi-identifiers are too few for π_u (see :func:`_check_np`);
-    callers use it to refuse before scanning a table."""
-    _check_np(n_qi, pi_u)

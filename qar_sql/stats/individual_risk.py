@@ -36,12 +36,12 @@ Sources:
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from qar_sql.errors import ParameterError, shown
+from qar_sql.errors import ParameterError
+from qar_sql.rules import check_unit
 
 __all__ = [
     "AttackerRisk",
@@ -83,11 +83,9 @@ def benedetti_franconi(fk, Fk) -> np.ndarray:
 
 
 def individual_risk(fk, Fk=None) -> np.ndarray:
-    """sdcMicro's record risk: Benedetti–Franconi with weights (``Fk`` given), 1/fk without."""
-    if Fk is None:
-        f, _, _ = _arrays(fk)
-        return 1.0 / f
-    return benedetti_franconi(fk, Fk)
+    """sdcMicro's record risk: Benedetti–Franconi with weights (``Fk`` given), 1/fk without
+    (Fk = fk: each class the whole population class, where Benedetti–Franconi is 1/fk)."""
+    return benedetti_franconi(fk, fk if Fk is None else Fk)
 
 
 def violations(fk, records=None, ks=(2, 3, 5)) -> dict[str, int]:
@@ -120,21 +118,16 @@ class ReidentificationRisks:
     individual: AttackerRisk = AttackerRisk(None, None, None)  # sdcMicro's record risk r: max, mean, share > threshold
 
 
-def reidentification_risks(
-    fk, Fk=None, records=None, *, threshold: float = 0.2, weighted: bool | None = None
-) -> ReidentificationRisks:
-    """All record-level summaries of one QI from its (fk, Fk, records) groups. ``weighted``
-    (default: whether ``Fk`` is given) selects Benedetti–Franconi over 1/fk for the expected
-    re-identifications."""
-    if not (0.0 <= threshold <= 1.0) or math.isnan(threshold):
-        raise ParameterError(f"--risk-threshold {shown(threshold)} must be in [0, 1], e.g. 0.2 (one in five)")
-    weighted = Fk is not None if weighted is None else weighted
+def reidentification_risks(fk, Fk=None, records=None, *, threshold: float = 0.2) -> ReidentificationRisks:
+    """All record-level summaries of one QI from its (fk, Fk, records) groups; the expected
+    re-identifications by Benedetti–Franconi when ``Fk`` is given, by 1/fk otherwise."""
+    check_unit(threshold, "--risk-threshold", ", e.g. 0.2 (one in five)")
     f, F, m = _arrays(fk, Fk, records)
     n = float(m.sum())
     if n == 0:
         none = AttackerRisk(None, None, None)
         return ReidentificationRisks(0, 0.0, None, none, none, None)
-    r = individual_risk(f, F) if weighted else 1.0 / f
+    r = individual_risk(f, F)  # (F = f without weights: 1/fk)
     expected = float(np.dot(m, r))
     classes = float(np.dot(m, 1.0 / f))
     prosecutor = AttackerRisk(

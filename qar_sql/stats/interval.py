@@ -28,7 +28,6 @@ of them (a shortfall, vanishingly rare, is redrawn in full).  The work is B × K
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from statistics import NormalDist
 
@@ -43,6 +42,7 @@ from qar_sql.rules import (
     check_resamples,
 )
 from qar_sql.stats import evt
+from qar_sql.stats.evt import fit_rows
 
 __all__ = [
     "DEFAULT_LEVEL",
@@ -153,54 +153,6 @@ def require_exceedances(
         f"requires, so its tail fit is too thin to judge by; audit more quasi-identifier columns{raise_pi_u} "
         f"or lower {option} if such a fit is acceptable"
     )
-
-
-# --------------------------------------------------------------------------------------------
-# The estimator, row by row, with its parts
-
-
-def fit_rows(
-    tops: np.ndarray, m: int, n_qi: int, *, alpha: float, pi_u: float, pwm: str, ascending: bool = False
-) -> dict[str, np.ndarray]:
-    """T̂, u, n, ξ̂ and β̂ of each row of ``tops``: the W ≥ tail_width(n_qi, pi_u) largest values
-    of a θ-vector of length ``n_qi`` (any order), M = ``m``.
-
-    The same arithmetic as :func:`qar_sql.stats.evt.qar_risk_batch` (whose T̂ it reproduces to
-    rounding; a test checks it), keeping the parts.  Rows without a tail, or whose unbiased fit
-    does not exist, give NaN (n = 0 for no tail). ``ascending``: each row is sorted already
-    (ascending), which saves the sort.
-    """
-    v = evt._check_np(n_qi, pi_u)
-    j, g = (0, 0.0) if v < 0 else (math.floor(v), v - math.floor(v))
-    width = tops.shape[1]
-    offset = n_qi - width
-    j -= offset
-    s = np.clip(tops, 0.5 / m, 1.0 - 0.5 / m)  # (the clip keeps the order)
-    if not ascending:
-        s = np.sort(s, axis=1)
-    u = evt._lerp(s[:, j], s[:, j + 1], g)
-    mask = s > u[:, None]
-    n = mask.sum(axis=1)
-    nf = np.maximum(n, 1).astype(float)[:, None]
-    lu = evt._logit(u)
-    x = np.where(mask, evt._logit(s) - lu[:, None], 0.0)
-    rank = np.arange(width, dtype=float)[None, :] + offset - (n_qi - nf) + 1.0
-    a0 = x.sum(axis=1) / nf[:, 0]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if pwm == "plotting":
-            a1 = (np.where(mask, 1.0 - (rank - 0.35) / nf, 0.0) * x).sum(axis=1) / nf[:, 0]
-        else:
-            a1 = a0 - (np.where(mask, (rank - 1.0) / (nf - 1.0), 0.0) * x).sum(axis=1) / nf[:, 0]
-        d = a0 - 2.0 * a1
-        xi = 2.0 - a0 / d
-        beta = 2.0 * a0 * a1 / d
-        risk = evt._expit(lu + beta * evt._bracket(xi, math.log(pi_u / alpha)))
-    bad = n == 0
-    if pwm == "unbiased":
-        bad |= (n < 2) | (s[:, -1] == np.take_along_axis(s, np.clip(width - n, 0, width - 1)[:, None], axis=1)[:, 0])
-    for a in (risk, xi, beta):
-        a[bad] = np.nan
-    return {"risk": risk, "u": u, "n": n, "xi": xi, "beta": beta}
 
 
 # --------------------------------------------------------------------------------------------

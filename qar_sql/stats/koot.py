@@ -28,8 +28,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from qar_sql.errors import DataError, ParameterError, shown
+from qar_sql.errors import DataError, ParameterError, require_whole, shown
 from qar_sql.rules import check_target
+from qar_sql.stats.pitman import stirling_tail
 
 #: k_at: log π within this of log target reaches the target (rounding, not probability).
 _TIE = 1e-12
@@ -47,11 +48,8 @@ class Grouped:
     @classmethod
     def from_histogram(cls, histogram: Iterable[tuple[int, int]]) -> Grouped:
         """From ``[(class size, number of classes), ...]``; p = size / rows."""
-        if isinstance(histogram, np.ndarray):
-            pairs = histogram.astype(np.int64).reshape(-1, 2)
-        else:  # pairs of Python ints, as the scan returns them: flattened without a Python loop
-            flat = itertools.chain.from_iterable(histogram)
-            pairs = np.fromiter(flat, dtype=np.int64).reshape(-1, 2)
+        # pairs of Python ints, as the scan returns them: flattened without a Python loop
+        pairs = np.fromiter(itertools.chain.from_iterable(histogram), dtype=np.int64).reshape(-1, 2)
         pairs = pairs[(pairs[:, 0] > 0) & (pairs[:, 1] > 0)]
         if not len(pairs):
             raise DataError("the class-size histogram is empty; a QI needs at least one row")
@@ -70,16 +68,9 @@ class Grouped:
         merged, so the groups stay few when the columns have few distinct frequencies."""
         if not columns:
             raise ParameterError("from_marginals needs at least one column")
-        out = None
-        for col in columns:
-            g = cls.from_histogram(col)
-            if out is None:
-                out = g
-                continue
-            prob = np.multiply.outer(out.prob, g.prob).ravel()
-            mult = np.multiply.outer(out.mult, g.mult).ravel()
-            out = cls._merged(prob, mult)
-        assert out is not None
+        out = cls.from_histogram(columns[0])
+        for g in map(cls.from_histogram, columns[1:]):
+            out = cls._merged(np.multiply.outer(out.prob, g.prob).ravel(), np.multiply.outer(out.mult, g.mult).ravel())
         return out
 
     @classmethod
@@ -135,11 +126,7 @@ def log_pi_uniform(k: int, m: float) -> float:
         lead = -k * float(np.sum(a**n / (n * (n + 1)))) - 0.5 * math.log1p(-a)
     else:
         lead = -(x + 0.5) * math.log1p(-a) - k
-
-    def tail(n: float) -> float:
-        return 1 / (12 * n) - 1 / (360 * n**3) + 1 / (1260 * n**5)
-
-    return lead + tail(m) - tail(x)
+    return lead + stirling_tail(m) - stirling_tail(x)
 
 
 def pi_uniform(k: int, m: float) -> float:
@@ -420,8 +407,7 @@ class MonteCarlo:
 def monte_carlo(k: int, dist: Grouped, draws: int, seed: int | None = None) -> MonteCarlo:
     """Draw ``draws`` groups of k values from the distribution (with replacement, as the
     formulas assume) and count the groups whose values are all different."""
-    if isinstance(draws, bool) or not isinstance(draws, (int, np.integer)) or draws < 1:
-        raise ParameterError(f"--monte-carlo {shown(draws)} must be a whole number of draws of at least 1, e.g. 10000")
+    require_whole(draws, 1, f"--monte-carlo {shown(draws)} must be a whole number of draws of at least 1, e.g. 10000")
     rng = np.random.default_rng(seed)
     weights = dist.mult * dist.prob
     weights = weights / weights.sum()

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from types import ModuleType
 
 import numpy as np
 
@@ -44,37 +45,25 @@ ALPHA_MARGIN = 1e-9
 _STIRLING_FROM = 1e5
 
 
-def log_rising(x, k):
-    """log Γ(x + k) − log Γ(x) = Σ_{i<k} log(x + i) for x > 0, k ≥ 0 (arrays broadcast), without
-    the cancellation of two large log Γ values."""
-    if isinstance(x, float | int) and isinstance(k, float | int):  # the common scalar case, in math
-        return _log_rising_scalar(float(x), float(k))
-    from scipy import special  # (after the scalar case, which the likelihood calls most)
+def stirling_tail(v):
+    """The correction to Stirling's formula for log Γ(v), and for log Γ(v + 1), to v⁻⁵."""
+    return 1.0 / (12.0 * v) - 1.0 / (360.0 * v**3) + 1.0 / (1260.0 * v**5)
 
-    x = np.asarray(x, dtype=np.float64)
-    k = np.asarray(k, dtype=np.float64)
+
+def log_rising(x: float, k):
+    """log Γ(x + k) − log Γ(x) = Σ_{i<k} log(x + i) for x > 0, k ≥ 0 (a number or an array),
+    without the cancellation of two large log Γ values."""
+    lib: ModuleType = np if isinstance(k, np.ndarray) else math
+    if lib is np:
+        from scipy import special  # (not for numbers, which the likelihood calls most)
+
+    lgamma = special.gammaln if lib is np else math.lgamma
     with np.errstate(all="ignore"):
-        direct = special.gammaln(x + k) - special.gammaln(x)
-        big = np.maximum(x, 1.0)
-
-        def tail(v):
-            return 1.0 / (12.0 * v) - 1.0 / (360.0 * v**3) + 1.0 / (1260.0 * v**5)
-
+        if x < _STIRLING_FROM:
+            return lgamma(x + k) - lgamma(x)
         # (x+k−½)log(x+k) − (x−½)log x − k + tail(x+k) − tail(x), rearranged so that nothing
         # large cancels: (x − ½)·log1p(k/x) + k·log(x + k) − k.
-        stirling = (big - 0.5) * np.log1p(k / big) + k * np.log(big + k) - k + tail(big + k) - tail(big)
-    out = np.where(x >= _STIRLING_FROM, stirling, direct)
-    return float(out) if out.ndim == 0 else out
-
-
-def _log_rising_scalar(x: float, k: float) -> float:
-    if x < _STIRLING_FROM:
-        return math.lgamma(x + k) - math.lgamma(x)
-
-    def tail(v: float) -> float:
-        return 1.0 / (12.0 * v) - 1.0 / (360.0 * v**3) + 1.0 / (1260.0 * v**5)
-
-    return (x - 0.5) * math.log1p(k / x) + k * math.log(x + k) - k + tail(x + k) - tail(x)
+        return (x - 0.5) * lib.log1p(k / x) + k * lib.log(x + k) - k + stirling_tail(x + k) - stirling_tail(x)
 
 
 @dataclass(frozen=True)
@@ -96,7 +85,8 @@ class Likelihood:
         self.n = float(np.dot(self.sizes, self.counts))
         self.u = float(self.counts.sum())
         self._i_u = np.arange(1.0, round(self.u))  # i = 1 … u − 1
-        self._big = self.sizes > 1
+        big = self.sizes > 1
+        self._s, self._c = self.sizes[big], self.counts[big]  # the classes of more than one
 
     def __call__(self, theta: float, alpha: float) -> float:
         """ℓ(θ, α); −inf outside the space where every logarithm is defined."""
@@ -108,8 +98,7 @@ class Likelihood:
         with np.errstate(all="ignore"):
             a = float(np.sum(np.log(theta + self._i_u * alpha)))
             b = log_rising(theta + 1.0, self.n - 1.0)
-            s, c = self.sizes[self._big], self.counts[self._big]
-            d = float(np.dot(c, log_rising(1.0 - alpha, s - 1.0)))
+            d = float(np.dot(self._c, log_rising(1.0 - alpha, self._s - 1.0)))
         return a - b + d
 
     def gradient(self, theta: float, alpha: float) -> tuple[float, float]:
@@ -119,9 +108,8 @@ class Likelihood:
         with np.errstate(all="ignore"):
             inv = 1.0 / (theta + self._i_u * alpha)
             d_theta = float(inv.sum()) - float(special.digamma(theta + self.n) - special.digamma(theta + 1.0))
-            s, c = self.sizes[self._big], self.counts[self._big]
             d_alpha = float((self._i_u * inv).sum()) - float(
-                np.dot(c, special.digamma(s - alpha) - special.digamma(1.0 - alpha))
+                np.dot(self._c, special.digamma(self._s - alpha) - special.digamma(1.0 - alpha))
             )
         return d_theta, d_alpha
 
@@ -132,8 +120,7 @@ class Likelihood:
         u1 = self.u - 1.0
         a = u1 * math.log(beta) + log_rising(m - u1, u1)  # Σ_{i<u} log(β(m − i))
         b = log_rising(m * beta + 1.0, self.n - 1.0)
-        s, c = self.sizes[self._big], self.counts[self._big]
-        d = float(np.dot(c, log_rising(1.0 + beta, s - 1.0)))
+        d = float(np.dot(self._c, log_rising(1.0 + beta, self._s - 1.0)))
         return a - b + d
 
 
@@ -173,12 +160,10 @@ def fit(
     root, say). A start that is a stationary point the search cannot better is kept exactly,
     so a valid ARX root gives ARX's figure."""
     lik = Likelihood(sizes, counts)
-    candidates: list[tuple[float, float, float]] = []
-    for t, a in starts:
-        if valid(t, a, lik.u) and 0.0 <= a < 1.0:
-            candidates.append((lik(t, a), t, a))
-    best_kept = max(candidates, default=None)
-    searched = [_search_unit(lik, t, a) for t, a in _unit_starts(lik, starts)]
+    kept = [(t, a) for t, a in starts if valid(t, a, lik.u) and 0.0 <= a < 1.0]
+    best_kept = max(((lik(t, a), t, a) for t, a in kept), default=None)
+    fixed = [(1.0, 0.5), (10.0, 0.1), (0.5, 0.9), (lik.u, 0.0), (0.1, 0.99)]
+    searched = [_search_unit(lik, t, a) for t, a in kept + fixed]
     searched.append(_search_finite(lik))
     best = max((c for c in searched if c is not None), default=None)
     if best_kept is not None and (best is None or best[0] <= best_kept[0] + 1e-9 * max(1.0, abs(best_kept[0]))):
@@ -192,12 +177,6 @@ def fit(
     unbounded = edge >= LOG_BOUND - 1e-6
     uniques = math.nan if unbounded else population_uniques(theta, alpha, population)
     return PitmanFit(theta, alpha, value, uniques)
-
-
-def _unit_starts(lik: Likelihood, starts) -> list[tuple[float, float]]:
-    out = [(t, a) for t, a in starts if valid(t, a, lik.u) and 0.0 <= a < 1.0]
-    out += [(1.0, 0.5), (10.0, 0.1), (0.5, 0.9), (lik.u, 0.0), (0.1, 0.99)]
-    return out
 
 
 def _search_unit(lik: Likelihood, theta: float, alpha: float) -> tuple[float, float, float] | None:

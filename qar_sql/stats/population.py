@@ -39,9 +39,11 @@ An estimate ARX flags as unavailable (NaN, or exactly 0 while the sample has uni
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -72,17 +74,9 @@ ITERATIONS_PER_TRY = 1000
 """ARX's Newton–Raphson iterations per start value (``ARXSolverConfiguration``)."""
 
 
-def _arx_start_values() -> tuple[tuple[float, float], ...]:
-    # ARXSolverConfiguration.getDefaultStartValues: d1, d2 = 0, .33, .66, .99 by repeated
-    # addition of 0.33 (so the last is the double 0.33+0.33+0.33, as in Java).
-    steps, d = [], 0.0
-    while d < 1.0:
-        steps.append(d)
-        d += 0.33
-    return tuple((a, b) for a in steps for b in steps)
-
-
-START_VALUES = _arx_start_values()
+# ARXSolverConfiguration.getDefaultStartValues: d1, d2 = 0, .33, .66, .99 by repeated
+# addition of 0.33 (so the last is the double 0.33+0.33+0.33, as in Java).
+START_VALUES = tuple(itertools.product(itertools.accumulate([0.33] * 3, initial=0.0), repeat=2))
 """The 16 start values ARX's solver tries after the initial guess, in ARX's order."""
 
 _EULER = 0.57721566490153286060651209008240243104215933593992
@@ -152,27 +146,14 @@ def _gamma(x: float) -> float:
     return float(special.gamma(x))
 
 
-def _pow(x: float, y: float) -> float:
-    """Java's Math.pow: NaN for a negative base with a non-integer exponent, ±inf on overflow
-    (Python's ``**`` would return a complex number or raise)."""
+def _java(op: Callable[..., np.floating], *args: float) -> float:
+    """``op`` on doubles as Java computes it: ±inf or NaN on division by zero, overflow or a
+    negative base's non-integer power, where Python's operators would raise or turn complex."""
     with np.errstate(all="ignore"):
-        return float(np.power(np.float64(x), np.float64(y)))
+        return float(op(*(np.float64(a) for a in args)))
 
 
-def _div(a: float, b: float) -> float:
-    """Java's double division: ±inf or NaN on division by zero (Python would raise)."""
-    with np.errstate(all="ignore"):
-        return float(np.float64(a) / np.float64(b))
-
-
-def _log(x: float) -> float:
-    with np.errstate(all="ignore"):
-        return float(np.log(np.float64(x)))
-
-
-def _exp(x: float) -> float:
-    with np.errstate(all="ignore"):
-        return float(np.exp(np.float64(x)))
+_pow, _div, _log, _exp = (partial(_java, op) for op in (np.power, np.divide, np.log, np.exp))
 
 
 # (f1, f2, ∂f1/∂x, ∂f1/∂y, ∂f2/∂x, ∂f2/∂y) at (x, y)
@@ -199,7 +180,7 @@ def _solve(
                 if abs(f1) <= ACCURACY and abs(f2) <= ACCURACY:
                     return x, y
                 det = a * d - b * c
-                s = float(np.float64(1.0) / np.float64(det))
+                s = _div(1.0, det)
                 ia, ib, ic, id_ = d * s, -b * s, -c * s, a * s
                 x, y = x - (ia * f1 + ib * f2), y - (ic * f1 + id_ * f2)
                 if number == len(tries) - 1:
@@ -407,18 +388,11 @@ def pitman_root(sizes, counts) -> tuple[float, float]:
         ((2.0 * c1 * u) + (c1 * c)) - (n * c),
     )
     a = _div((t * (c1 - n)) + ((n - 1.0) * c1), n * u)
-
-    def theta_not_negative(x: float, _y: float) -> bool:
-        return x >= 0
-
-    result = _solve(_pitman_closed(h), (t, a), theta_not_negative)
+    result = _solve(_pitman_closed(h), (t, a), lambda x, _y: x >= 0)  # θ ≥ 0 enforced
     iterative = _pitman_iterative(h)
-    if math.isnan(result[0]) or math.isnan(result[1]):
-        result = _solve(iterative, (t, a), theta_not_negative)
-    else:
-        f1, f2 = iterative(*result)[:2]
-        if math.isnan(f1) or math.isnan(f2) or abs(f1) > ACCURACY or abs(f2) > ACCURACY:
-            result = _solve(iterative, (t, a), theta_not_negative)
+    # unsolved, or not a root of the iterative sums: solved again with those
+    if any(map(math.isnan, result)) or not all(abs(f) <= ACCURACY for f in iterative(*result)[:2]):
+        return _solve(iterative, (t, a), lambda x, _y: x >= 0)
     return result
 
 
@@ -555,18 +529,11 @@ def population_uniqueness(sizes, counts, population: int) -> PopulationUniquenes
     if fitted.theta == root[0] and fitted.alpha == root[1]:
         p_ = p_arx  # the same root: ARX's own arithmetic for the figure
     z_ = zayatz(h.sizes, h.counts, population)
+    s_ = snb(h.sizes, h.counts, population)  # reported even where the rule does not use it
     if f <= 0.1:
-        s_ = snb(h.sizes, h.counts, population)  # reported, though the rule does not use it here
-        if _valid(p_):
-            dankar, model = p_, "pitman"
-        else:
-            dankar, model = z_, "zayatz"
+        dankar, model = (p_, "pitman") if _valid(p_) else (z_, "zayatz")
     else:
-        s_ = snb(h.sizes, h.counts, population)
-        if _valid(s_):
-            dankar, model = (z_, "zayatz") if z_ < s_ else (s_, "snb")
-        else:
-            dankar, model = z_, "zayatz"
+        dankar, model = (s_, "snb") if _valid(s_) and not z_ < s_ else (z_, "zayatz")
 
     def fraction(v: float) -> float | None:
         return v / population if _valid(v) and math.isfinite(v) else None

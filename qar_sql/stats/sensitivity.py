@@ -22,9 +22,6 @@ import numpy as np
 from qar_sql.errors import DataError
 from qar_sql.stats import evt
 
-#: Values per chunk of rows of the batch fit (columns × W'): bounds the memory of a wide table.
-_CHUNK_CELLS = 4_000_000
-
 
 @dataclass(frozen=True)
 class ColumnOut:
@@ -54,12 +51,10 @@ def leave_one_column_out(
     n_avoid = math.comb(n_cols - 1, p) if n_cols > p else 0
     exact = np.ones(n_qi, dtype=bool) if exact is None else np.asarray(exact, dtype=bool)
     try:
-        if n_avoid == 0:
-            raise DataError(f"no QI of {p} columns is left without it")
-        width = evt.tail_width(n_avoid, pi_u)
-        if width < 2:  # u interpolates between the two order statistics around its quantile
-            raise DataError(f"{n_avoid} QI leaves no quantile to interpolate")
-    except DataError:
+        width = evt.tail_width(n_avoid, pi_u) if n_avoid else 0
+    except DataError:  # N_p too small for π_u
+        width = 0
+    if width < 2:  # none left, or no two order statistics around the quantile for u to interpolate
         why = f"the {n_avoid:,} QIs without it are too few for pi_u = {pi_u:g}"
         return tuple(ColumnOut(c, None, n_avoid, why) for c in columns)
     # largest θ first; at equal θ a grouped QI before a pruned one (see the module doc)
@@ -79,11 +74,7 @@ def leave_one_column_out(
         picked = prefix[~hits[:, c]][:width]
         tops[c] = theta[picked]
         pruned_in[c] = not exact[picked].all()
-    risk = np.empty(n_cols)
-    step = max(1, _CHUNK_CELLS // width)
-    for start in range(0, n_cols, step):
-        part = tops[start : start + step]
-        risk[start : start + step] = evt.qar_risk_batch(part, rows, alpha=alpha, pi_u=pi_u, pwm=pwm, n_qi=n_avoid)
+    risk = evt.qar_risk_batch(tops, rows, alpha=alpha, pi_u=pi_u, pwm=pwm, n_qi=n_avoid)  # in chunks
     out = []
     for c, name in enumerate(columns):
         if pruned_in[c]:
