@@ -24,7 +24,6 @@ from __future__ import annotations
 import difflib
 import itertools
 import math
-import os
 import re
 import time
 from collections.abc import Sequence
@@ -39,7 +38,6 @@ from qar_sql.engines.session import Session
 from qar_sql.engines.source import Database, Relation, SourceLike, column_names, open_source, select_columns
 from qar_sql.errors import ColumnError, ParameterError, UsageError
 from qar_sql.extras import require
-from qar_sql.guard import check_not_input
 from qar_sql.measures.audit import provenance
 from qar_sql.parameters.fields import MISSING
 from qar_sql.parameters.measures import RiskParams
@@ -248,8 +246,7 @@ def _check_exist(relation: Relation, weight: str | None, sensitive: Sequence[str
 
 
 def _check_roles(relation: Relation, qi: Sequence[str], weight: str | None, sensitive: Sequence[str]) -> None:
-    """Sensitive and weight columns exist and are not key columns."""
-    _check_exist(relation, weight, sensitive)
+    """Sensitive and weight columns (that exist: :func:`_check_exist`) are not key columns."""
     for name, option in _roles(weight, sensitive):
         if name in qi:
             raise ColumnError(
@@ -651,14 +648,9 @@ def suda_patterns(
         render("suda_flags.sql", db.dialect, qis=specs[i : i + size], encode_sql=enc.encode_sql, encoded=enc.name)
         for i in range(0, len(specs), size)
     ]
-    rows_ = [row for out in db.query_many(statements, jobs=jobs) for row in out]
-    r = [int(a) for a, _, _ in rows_]
-    w = [int(b) for _, b, _ in rows_]
-    bits = [int(c) for _, _, c in rows_]
+    found = np.array([row for out in db.query_many(statements, jobs=jobs) for row in out], dtype=np.int64)
     # (r, w) rows of different statements hold distinct bits: adding them is the bitwise or.
-    return masks, patterns_from_words(
-        rows, np.array(r, dtype=np.int64), np.array(w, dtype=np.int64), np.array(bits, dtype=np.int64)
-    )
+    return masks, patterns_from_words(rows, *found.reshape(-1, 3).T)
 
 
 def _suda(db, enc, n_columns, rows, max_size, missing, full_patterns, key_fk, *, dis_fraction, columns, jobs=1):
@@ -667,8 +659,7 @@ def _suda(db, enc, n_columns, rows, max_size, missing, full_patterns, key_fk, *,
     counts = sudastats.msu_counts(per_pattern, max_size)
     scores = sudastats.suda_scores(counts, n_columns)
     record_scores = scores[patterns.of_record]
-    fk_rec = key_fk
-    uniques, pairs = int((fk_rec == 1).sum()), int((fk_rec == 2).sum())
+    uniques, pairs = int((key_fk == 1).sum()), int((key_fk == 2).sum())
     values, inverse, mult = np.unique(record_scores, return_inverse=True, return_counts=True)
     dis_values = sudastats.dis_suda(
         values, mult, uniques=uniques, pair_records=pairs, n_columns=n_columns, dis_fraction=dis_fraction
@@ -733,12 +724,6 @@ def suda(
             if enc.temp:
                 db.drop_temp_tables([enc.temp])
     return SudaRecords(result, key_names, keys)
-
-
-def check_not_source(path: str | os.PathLike, source, option: str) -> None:
-    """Refuse an output path that is the source file itself: an audit never changes its table
-    (the guard of every command, :func:`qar_sql.guard.check_not_input`)."""
-    check_not_input([(option, path)], [("the source file itself", source)])
 
 
 def output_kind(path: str) -> str:
