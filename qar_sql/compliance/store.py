@@ -41,6 +41,7 @@ from qar_sql.engines.render import migrations_dir
 from qar_sql.engines.secrets import mask_source, scrub, secret_values
 from qar_sql.engines.source import DUCKDB_SUFFIXES, is_url, resolve_source
 from qar_sql.errors import DatabaseError, QarError, UsageError
+from qar_sql.guard import local_file
 from qar_sql.measures.audit import audit as _audit
 from qar_sql.parameters.tail import AuditParams
 from qar_sql.results import AuditResult, MigrateResult, MigrationState, QIStats, from_plain, to_plain
@@ -121,11 +122,10 @@ def discover(dialect: str, folder: Path | None = None) -> list[Migration]:
         if version in chosen and chosen[version][2] and file_dialect is None:
             continue  # the dialect sibling already won
         chosen[version] = (name, path, file_dialect is not None)
-    out = []
-    for version in sorted(chosen):
-        name, path, _ = chosen[version]
-        out.append(Migration(version, name, path, hashlib.sha256(path.read_bytes()).hexdigest()))
-    return out
+    return [
+        Migration(version, name, path, hashlib.sha256(path.read_bytes()).hexdigest())
+        for version, (name, path, _) in sorted(chosen.items())
+    ]
 
 
 # --------------------------------------------------------------------------------------------
@@ -768,8 +768,7 @@ def _refuse_store_in_source(st: Store, source: str | None) -> None:
     refused (before the store is migrated) unless the caller says so."""
     if st.path is None:
         return
-    src = resolve_source(source)
-    path = src[len("duckdb:///") :] if src.startswith("duckdb:///") else None if is_url(src) else src
+    path = local_file(resolve_source(source))
     if path and os.path.realpath(path) == os.path.realpath(st.path):
         raise UsageError(
             f"the results store {st.display!r} is the audited database itself, and audits never write to "
@@ -917,11 +916,8 @@ def stored_results(store: str | Store | None, run_id: str) -> dict[str, Any]:
     """Every number a complete run recorded (``qar_run_results``, migration 0004), as JSON data:
     ``audit`` and the other report inputs it kept (``records``); empty for a run recorded before
     0004, or by a store not migrated to it."""
-    with using(store) as st:
-        if not st.exists():
-            return {}
-        with st.transaction(read_only=True) as tx:
-            return _results(tx, run_id)
+    rows = _read(store, "qar_run_results", "select results from qar_run_results where run_id = :id", {"id": run_id})
+    return json.loads(rows[0][0]) if rows else {}
 
 
 def _results(tx: _Tx, run_id: str) -> dict[str, Any]:

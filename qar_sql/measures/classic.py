@@ -39,7 +39,6 @@ from qar_sql.engines.source import Database, Relation, SourceLike, column_names,
 from qar_sql.errors import ColumnError, ParameterError, UsageError
 from qar_sql.extras import require
 from qar_sql.measures.audit import provenance
-from qar_sql.parameters.fields import MISSING
 from qar_sql.parameters.measures import RiskParams
 from qar_sql.pushdown import scan
 from qar_sql.pushdown.cells import (
@@ -817,19 +816,3 @@ def _csv_column(col: np.ndarray) -> list:
     if col.dtype.kind == "f":
         return ["" if math.isnan(v) else repr(v) for v in col.tolist()]
     return col.tolist()
-
-
-__all__ = [
-    "MISSING",
-    "PER_RECORD_COLUMNS",
-    "LDiversity",
-    "QIRisk",
-    "RiskParams",
-    "RiskResult",
-    "SudaResult",
-    "default_suda_size",
-    "risk_relation",
-    "suda",
-    "suda_order",
-    "suda_patterns",
-]
