@@ -601,18 +601,11 @@ class SudaRecords(Tabular):
         )
 
 
-def default_suda_size(n_columns: int) -> int:
-    """The largest k with Σ_{i≤k} C(M, i) ≤ :data:`SUDA_MAX_SETS` (all M when they fit)."""
-    total, k = 0, 0
-    while k < n_columns and total + math.comb(n_columns, k + 1) <= SUDA_MAX_SETS:
-        k += 1
-        total += math.comb(n_columns, k)
-    return max(k, 1)
-
-
 def suda_size(requested: int | None, n_columns: int, option: str) -> int:
-    """The largest column set SUDA scans: ``requested`` (given as ``option``), checked, or the default."""
-    size = default_suda_size(n_columns) if requested is None else requested
+    """The largest column set SUDA scans: ``requested`` (given as ``option``), checked; by default
+    the largest k with Σ_{i≤k} C(M, i) ≤ :data:`SUDA_MAX_SETS` (all M when they fit)."""
+    sets = itertools.accumulate(math.comb(n_columns, i) for i in range(1, n_columns + 1))
+    size = max(1, sum(total <= SUDA_MAX_SETS for total in sets)) if requested is None else requested
     if not 1 <= size <= n_columns:
         raise ParameterError(f"{option} {size} must be between 1 and the number of key columns ({n_columns})")
     return size
