@@ -192,7 +192,13 @@ class _Tx:
     def execute(self, sql: str, params: dict | None = None) -> list[tuple]:  # pragma: no cover
         raise NotImplementedError
 
-    def insert(self, table: str, columns: Sequence[str], rows: Sequence[tuple]) -> None: ...
+    def insert(self, table: str, columns: Sequence[str], rows: Sequence[tuple]) -> None:
+        # Multi-row VALUES in chunks: an executemany costs DuckDB a round trip per row.
+        for i in range(0, len(rows), 500):
+            chunk = rows[i : i + 500]
+            values = ", ".join("(" + ", ".join(f":{c}_{j}" for c in columns) + ")" for j in range(len(chunk)))
+            params = {f"{c}_{j}": v for j, row in enumerate(chunk) for c, v in zip(columns, row, strict=True)}
+            self.execute(f"insert into {table} ({', '.join(columns)}) values {values}", params)
 
     def execute_ddl(self, sql: str) -> None: ...
 
@@ -221,15 +227,6 @@ class _DuckTx(_Tx):
     def execute_ddl(self, sql):
         self.con.execute(sql)
 
-    def insert(self, table, columns, rows):
-        # Multi-row VALUES in chunks: DuckDB's executemany costs a round trip per row.
-        cols = ", ".join(columns)
-        one = "(" + ", ".join(["?"] * len(columns)) + ")"
-        for i in range(0, len(rows), 500):
-            chunk = rows[i : i + 500]
-            flat = [v for row in chunk for v in row]
-            self.con.execute(f"insert into {table} ({cols}) values {', '.join([one] * len(chunk))}", flat)
-
 
 class _SATx(_Tx):
     def __init__(self, conn, dialect):
@@ -245,12 +242,6 @@ class _SATx(_Tx):
 
     def execute_ddl(self, sql):
         self.conn.exec_driver_sql(sql)
-
-    def insert(self, table, columns, rows):
-        if not rows:
-            return
-        sql = f"insert into {table} ({', '.join(columns)}) values ({', '.join(':' + c for c in columns)})"
-        self.conn.execute(self.sa.text(sql), [dict(zip(columns, r)) for r in rows])
 
     def lock(self):
         if self.dialect == "postgresql":
