@@ -30,8 +30,9 @@ from qar_sql.engines.session import Session
 from qar_sql.engines.source import SourceLike, resolve_source, select_columns
 from qar_sql.errors import ColumnError, QarError, UsageError
 from qar_sql.extras import require
+from qar_sql.guard import check_not_input
 from qar_sql.measures.audit import Options, audit_relation, with_sensitivity
-from qar_sql.measures.classic import check_not_source, output_kind, risk_relation
+from qar_sql.measures.classic import output_kind, risk_relation
 from qar_sql.output.files import check_writable
 from qar_sql.output.html import (
     RecordRow,
@@ -248,7 +249,7 @@ def _classic(params: ReportParams, columns: Sequence[str], where: Mapping[str, A
 
     if keywords.get("per_record") is not None:  # as qar_sql.risk checks it
         output_kind(str(keywords["per_record"]))
-        check_not_source(keywords["per_record"], where.get("source"), "--per-record")
+        check_not_input([("--per-record", keywords["per_record"])], [("the source file itself", where.get("source"))])
     return risk_relation, RiskParams(columns=columns, p=params.p, jobs=params.jobs, **keywords)
 
 

@@ -41,6 +41,7 @@ from qar_sql.engines.render import migrations_dir
 from qar_sql.engines.secrets import mask_source, scrub, secret_values
 from qar_sql.engines.source import DUCKDB_SUFFIXES, is_url, resolve_source
 from qar_sql.errors import DatabaseError, QarError, UsageError
+from qar_sql.guard import local_file
 from qar_sql.measures.audit import audit as _audit
 from qar_sql.parameters.tail import AuditParams
 from qar_sql.results import AuditResult, MigrateResult, MigrationState, QIStats, from_plain, to_plain
@@ -121,11 +122,10 @@ def discover(dialect: str, folder: Path | None = None) -> list[Migration]:
         if version in chosen and chosen[version][2] and file_dialect is None:
             continue  # the dialect sibling already won
         chosen[version] = (name, path, file_dialect is not None)
-    out = []
-    for version in sorted(chosen):
-        name, path, _ = chosen[version]
-        out.append(Migration(version, name, path, hashlib.sha256(path.read_bytes()).hexdigest()))
-    return out
+    return [
+        Migration(version, name, path, hashlib.sha256(path.read_bytes()).hexdigest())
+        for version, (name, path, _) in sorted(chosen.items())
+    ]
 
 
 # --------------------------------------------------------------------------------------------
@@ -192,7 +192,13 @@ class _Tx:
     def execute(self, sql: str, params: dict | None = None) -> list[tuple]:  # pragma: no cover
         raise NotImplementedError
 
-    def insert(self, table: str, columns: Sequence[str], rows: Sequence[tuple]) -> None: ...
+    def insert(self, table: str, columns: Sequence[str], rows: Sequence[tuple]) -> None:
+        # Multi-row VALUES in chunks: an executemany costs DuckDB a round trip per row.
+        for i in range(0, len(rows), 500):
+            chunk = rows[i : i + 500]
+            values = ", ".join("(" + ", ".join(f":{c}_{j}" for c in columns) + ")" for j in range(len(chunk)))
+            params = {f"{c}_{j}": v for j, row in enumerate(chunk) for c, v in zip(columns, row, strict=True)}
+            self.execute(f"insert into {table} ({', '.join(columns)}) values {values}", params)
 
     def execute_ddl(self, sql: str) -> None: ...
 
@@ -221,15 +227,6 @@ class _DuckTx(_Tx):
     def execute_ddl(self, sql):
         self.con.execute(sql)
 
-    def insert(self, table, columns, rows):
-        # Multi-row VALUES in chunks: DuckDB's executemany costs a round trip per row.
-        cols = ", ".join(columns)
-        one = "(" + ", ".join(["?"] * len(columns)) + ")"
-        for i in range(0, len(rows), 500):
-            chunk = rows[i : i + 500]
-            flat = [v for row in chunk for v in row]
-            self.con.execute(f"insert into {table} ({cols}) values {', '.join([one] * len(chunk))}", flat)
-
 
 class _SATx(_Tx):
     def __init__(self, conn, dialect):
@@ -245,12 +242,6 @@ class _SATx(_Tx):
 
     def execute_ddl(self, sql):
         self.conn.exec_driver_sql(sql)
-
-    def insert(self, table, columns, rows):
-        if not rows:
-            return
-        sql = f"insert into {table} ({', '.join(columns)}) values ({', '.join(':' + c for c in columns)})"
-        self.conn.execute(self.sa.text(sql), [dict(zip(columns, r)) for r in rows])
 
     def lock(self):
         if self.dialect == "postgresql":
@@ -768,8 +759,7 @@ def _refuse_store_in_source(st: Store, source: str | None) -> None:
     refused (before the store is migrated) unless the caller says so."""
     if st.path is None:
         return
-    src = resolve_source(source)
-    path = src[len("duckdb:///") :] if src.startswith("duckdb:///") else None if is_url(src) else src
+    path = local_file(resolve_source(source))
     if path and os.path.realpath(path) == os.path.realpath(st.path):
         raise UsageError(
             f"the results store {st.display!r} is the audited database itself, and audits never write to "
@@ -917,11 +907,8 @@ def stored_results(store: str | Store | None, run_id: str) -> dict[str, Any]:
     """Every number a complete run recorded (``qar_run_results``, migration 0004), as JSON data:
     ``audit`` and the other report inputs it kept (``records``); empty for a run recorded before
     0004, or by a store not migrated to it."""
-    with using(store) as st:
-        if not st.exists():
-            return {}
-        with st.transaction(read_only=True) as tx:
-            return _results(tx, run_id)
+    rows = _read(store, "qar_run_results", "select results from qar_run_results where run_id = :id", {"id": run_id})
+    return json.loads(rows[0][0]) if rows else {}
 
 
 def _results(tx: _Tx, run_id: str) -> dict[str, Any]:

@@ -69,10 +69,7 @@ class DuckDBDatabase(Database):
 
         self._duckdb = duckdb
         try:
-            if path is None:
-                self.con = duckdb.connect(":memory:")
-            else:
-                self.con = duckdb.connect(path, read_only=True)
+            self.con = duckdb.connect(":memory:" if path is None else path, read_only=path is not None)
         except duckdb.Error as exc:
             if "Could not set lock" in str(exc):
                 # Another process (typically dbt, building the warehouse) has the file open for

@@ -24,7 +24,6 @@ from __future__ import annotations
 import difflib
 import itertools
 import math
-import os
 import re
 import time
 from collections.abc import Sequence
@@ -39,9 +38,7 @@ from qar_sql.engines.session import Session
 from qar_sql.engines.source import Database, Relation, SourceLike, column_names, open_source, select_columns
 from qar_sql.errors import ColumnError, ParameterError, UsageError
 from qar_sql.extras import require
-from qar_sql.guard import check_not_input
 from qar_sql.measures.audit import provenance
-from qar_sql.parameters.fields import MISSING
 from qar_sql.parameters.measures import RiskParams
 from qar_sql.pushdown import scan
 from qar_sql.pushdown.cells import (
@@ -88,9 +85,6 @@ SUDA_MAX_SETS = 5000
 PER_RECORD_COLUMNS = ("fk", "Fk", "risk", "l_distinct", "l_entropy", "suda", "dis_suda", "l_recursive", "t_closeness")
 """The per-record file's columns after the record key: the issue's seven, then recursive
 (2, l)-diversity and the t-closeness distance of the record's class."""
-
-#: The per-record columns that are a class's l-diversity or t-closeness (NaN without --sensitive).
-_DIVERSITY_COLUMNS = ("l_distinct", "l_entropy", "l_recursive", "t_closeness")
 
 _ORDERED_TYPE = re.compile(r"int|dec|num|double|real|float|date|time|money|serial", re.IGNORECASE)
 
@@ -251,8 +245,7 @@ def _check_exist(relation: Relation, weight: str | None, sensitive: Sequence[str
 
 
 def _check_roles(relation: Relation, qi: Sequence[str], weight: str | None, sensitive: Sequence[str]) -> None:
-    """Sensitive and weight columns exist and are not key columns."""
-    _check_exist(relation, weight, sensitive)
+    """Sensitive and weight columns (that exist: :func:`_check_exist`) are not key columns."""
     for name, option in _roles(weight, sensitive):
         if name in qi:
             raise ColumnError(
@@ -276,10 +269,16 @@ class _Cells:
     n: np.ndarray  # own records
     fk: np.ndarray  # matched records
     Fk: np.ndarray  # matched weight
-    l_distinct: np.ndarray | None = None  # min over sensitive columns
-    l_entropy: np.ndarray | None = None
-    l_recursive: np.ndarray | None = None
-    t_closeness: np.ndarray | None = None  # max over sensitive columns; NaN: only NULL sensitive values
+    #: The per-record file's l_* (min over sensitive columns) and t_closeness (max over them;
+    #: NaN: only NULL sensitive values) of each class; empty without sensitive columns.
+    diversity: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+def _counts(data: dict[str, np.ndarray], mine: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(n, fk, Fk) by cell number from the rows ``mine`` of a ``risk_cells.sql`` result."""
+    k0 = mine & (data["kind"] == 0)
+    order = np.argsort(data["cell"][k0], kind="stable")
+    return tuple(data[c][k0][order].astype(t) for c, t in (("x", np.int64), ("y", np.int64), ("z", np.float64)))
 
 
 def _measure(
@@ -294,13 +293,8 @@ def _measure(
 ) -> tuple[QIRisk, _Cells]:
     """One QI's measures from its rows of the batch's ``data``; ``population``: N, or None."""
     mine = data["qi"] == spec.index
-    k0 = mine & (data["kind"] == 0)
-    order = np.argsort(data["cell"][k0], kind="stable")
-    n = data["x"][k0][order].astype(np.int64)
-    fk = data["y"][k0][order].astype(np.int64)
-    Fk = data["z"][k0][order].astype(np.float64)
+    n, fk, Fk = _counts(data, mine)
     cells = _Cells(n, fk, Fk)
-    n_cells = n.size
     rr = individual_risk.reidentification_risks(fk, Fk if opts.weight else None, n, threshold=opts.risk_threshold)
     pu = None
     if population is not None and n.size:
@@ -310,7 +304,7 @@ def _measure(
     risk = QIRisk(
         index=spec.index,
         columns=tuple(columns[i] for i in spec.cols),
-        classes=int(n_cells),
+        classes=int(n.size),
         sample_uniques=int(n[fk == 1].sum()),
         violations=individual_risk.violations(fk, n, K_LEVELS),
         fk_sum=int(fk.sum()),
@@ -321,6 +315,10 @@ def _measure(
         fk_histogram={str(int(k)): int(n[fk == k].sum()) for k in np.unique(fk)},
     )
     return risk, cells
+
+
+#: A class's l-diversity measures: their names in the JSON and in the per-record file.
+_L_MEASURES = {"distinct": "l_distinct", "entropy": "l_entropy", "recursive_c2": "l_recursive"}
 
 
 def _sensitive_fields(
@@ -340,71 +338,59 @@ def _sensitive_fields(
             "t_closeness_records_above": None,
             "t_closeness_by_column": {},
         }
-    n = cells.n
-    n_cells = n.size
+    n, n_cells = cells.n, cells.n.size
     k1 = mine & (data["kind"] == 1)
-    dmin = np.full(n_cells, np.inf)
-    emin = np.full(n_cells, np.inf)
-    rmin = np.full(n_cells, np.inf)
+    # Per class as sdcMicro writes them (0 for a class without values), and the minimums of the
+    # summaries, which leave such classes out.
+    per_class = {k: np.full(n_cells, np.inf) for k in _L_MEASURES}
+    lows = {k: np.full(n_cells, np.inf) for k in _L_MEASURES}
     tmax = np.full(n_cells, -np.inf)
     by, t_by = {}, {}
     empty_any = np.zeros(n_cells, dtype=bool)
-    # Per-record values as sdcMicro writes them (0 for a class without values); the summaries
-    # below leave such classes out.
-    dcell = np.full(n_cells, np.inf)
-    ecell = np.full(n_cells, np.inf)
-    rcell = np.full(n_cells, np.inf)
     for s in sensitive:
         sel = k1 & (data["x"] == s.index)
-        cls = data["cell"][sel].astype(np.int64)
-        val = data["y"][sel].astype(np.int64)
-        cnt = data["z"][sel]
-        d_ = diversity.distinct_l(cls, val, cnt, n_cells)
-        e_ = diversity.entropy_l(cls, val, cnt, n_cells)
-        r_ = diversity.recursive_l(cls, val, cnt, 2.0, n_cells)
+        cls, val, cnt = data["cell"][sel].astype(np.int64), data["y"][sel].astype(np.int64), data["z"][sel]
+        ls = {
+            "distinct": diversity.distinct_l(cls, val, cnt, n_cells),
+            "entropy": diversity.entropy_l(cls, val, cnt, n_cells),
+            "recursive_c2": diversity.recursive_l(cls, val, cnt, 2.0, n_cells),
+        }
         # A class with no value of the column has no l (sdcMicro leaves it out): NaN, which
         # the minimums skip, rather than 0.
         empty = diversity.all_missing(cls, val, cnt, n_cells)
         empty_any |= empty
-        dcell, ecell, rcell = np.minimum(dcell, d_), np.minimum(ecell, e_), np.minimum(rcell, r_)
-        d_, e_, r_ = (np.where(empty, np.nan, a) for a in (d_, e_, r_))
+        for k, a in ls.items():
+            per_class[k] = np.minimum(per_class[k], a)
+            ls[k] = np.where(empty, np.nan, a)
+            lows[k] = np.fmin(lows[k], ls[k])
+        by[s.name] = {**{k: _extreme(a, np.min) for k, a in ls.items()}, "classes_all_missing": int(empty.sum())}
         emd = diversity.t_closeness_ordered if s.ordered else diversity.t_closeness_equal
         t_ = emd(cls, val, cnt, n_cells, overall=totals[s.index])
-        by[s.name] = {
-            "distinct": _min(d_),
-            "entropy": _min(e_),
-            "recursive_c2": _min(r_),
-            "classes_all_missing": int(empty.sum()),
-        }
-        t_by[s.name] = _max(t_)
-        dmin, emin, rmin = np.fmin(dmin, d_), np.fmin(emin, e_), np.fmin(rmin, r_)
+        t_by[s.name] = _extreme(t_, np.max)
         tmax = np.fmax(tmax, np.where(np.isnan(t_), -np.inf, t_))
-    cells.l_distinct, cells.l_entropy, cells.l_recursive = dcell, ecell, rcell
-    cells.t_closeness = np.where(np.isinf(tmax), np.nan, tmax)
+    t_cell = np.where(np.isinf(tmax), np.nan, tmax)
+    cells.diversity = {**{_L_MEASURES[k]: a for k, a in per_class.items()}, "t_closeness": t_cell}
+    low = {k: _extreme(a, np.min) for k, a in lows.items()}
     return {
         "l_diversity": LDiversity(
-            _min(dmin),
-            _min(emin),
-            _min(rmin),
-            int(n[dmin < opts.l_threshold].sum()),
+            low["distinct"],
+            low["entropy"],
+            low["recursive_c2"],
+            int(n[lows["distinct"] < opts.l_threshold].sum()),
             opts.l_threshold,
             by,
             int(empty_any.sum()),
         ),
-        "t_closeness": _max(np.where(np.isinf(tmax), np.nan, tmax)),
+        "t_closeness": _extreme(t_cell, np.max),
         "t_closeness_records_above": int(n[tmax > opts.t_threshold].sum()),
         "t_closeness_by_column": t_by,
     }
 
 
-def _min(a: np.ndarray) -> float | None:
+def _extreme(a: np.ndarray, of) -> float | None:
+    """``of`` (np.min, np.max) over the finite values of ``a``; None when there are none."""
     a = a[np.isfinite(a)]
-    return float(a.min()) if a.size else None
-
-
-def _max(a: np.ndarray) -> float | None:
-    a = a[np.isfinite(a)]
-    return float(a.max()) if a.size else None
+    return float(of(a)) if a.size else None
 
 
 # --- the command --------------------------------------------------------------------------------
@@ -457,19 +443,16 @@ def risk_relation(session: Session, opts: RiskParams, progress: Progress | None 
     enc = encode(db, relation, [*qi, *sensitive], weight, order_by)
     try:
         full_patterns = null_patterns(db, enc, n_cols) if missing == "wildcard" else []
-        specs = [CellQI(j, c, tuple(f"c{i}" for i in c), null_pairs(c, full_patterns)) for j, c in enumerate(combos)]
+        specs = [_cell_qi(j, c, full_patterns) for j, c in enumerate(combos)]
         totals = sensitive_totals(db, enc, sens)
         key_set = tuple(range(n_cols))
         want_cells = per_record is not None
-        key_spec = next((s for s in specs if s.cols == key_set), None)
         extra = (
             []
-            if key_spec or not want_cells
-            else [CellQI(len(specs), key_set, tuple(f"c{i}" for i in key_set), null_pairs(key_set, full_patterns))]
+            if any(s.cols == key_set for s in specs) or not want_cells
+            else [_cell_qi(len(specs), key_set, full_patterns)]
         )
-        todo = specs + extra
-        batches = qi_batches(db, todo, opts.jobs)
-        # A large scan (scan.LARGE_QIS) counts the statements rendered too: that took minutes.
+        batches = qi_batches(db, specs + extra, opts.jobs)
         tick = Ticker(progress, len(batches) * (2 if large else 1) + (2 if want_cells else 0))
         # A large scan ticks as each statement is rendered (scan.LARGE_QIS: that took minutes).
         statements = cell_statements(db, batches, enc, sens, bool(weight), rendered=tick if large else None)
@@ -525,6 +508,11 @@ def risk_relation(session: Session, opts: RiskParams, progress: Progress | None 
         column_notes=tuple(relation.inferred_notes([*qi, *sensitive]) + relation.token_notes([*qi, *sensitive])),
         inferred_columns={c: t for c, t in relation.inferred if c in {*qi, *sensitive}},
     )
+
+
+def _cell_qi(index: int, cols: tuple[int, ...], full_patterns: Sequence[int]) -> CellQI:
+    """The QI of the key columns ``cols`` (coded ``c<i>``) as ``risk_cells.sql`` groups it."""
+    return CellQI(index, cols, tuple(f"c{i}" for i in cols), null_pairs(cols, full_patterns))
 
 
 def _dis_fraction(rows: int, population: int | None) -> float:
@@ -613,18 +601,11 @@ class SudaRecords(Tabular):
         )
 
 
-def default_suda_size(n_columns: int) -> int:
-    """The largest k with Σ_{i≤k} C(M, i) ≤ :data:`SUDA_MAX_SETS` (all M when they fit)."""
-    total, k = 0, 0
-    while k < n_columns and total + math.comb(n_columns, k + 1) <= SUDA_MAX_SETS:
-        k += 1
-        total += math.comb(n_columns, k)
-    return max(k, 1)
-
-
 def suda_size(requested: int | None, n_columns: int, option: str) -> int:
-    """The largest column set SUDA scans: ``requested`` (given as ``option``), checked, or the default."""
-    size = default_suda_size(n_columns) if requested is None else requested
+    """The largest column set SUDA scans: ``requested`` (given as ``option``), checked; by default
+    the largest k with Σ_{i≤k} C(M, i) ≤ :data:`SUDA_MAX_SETS` (all M when they fit)."""
+    sets = itertools.accumulate(math.comb(n_columns, i) for i in range(1, n_columns + 1))
+    size = max(1, sum(total <= SUDA_MAX_SETS for total in sets)) if requested is None else requested
     if not 1 <= size <= n_columns:
         raise ParameterError(f"{option} {size} must be between 1 and the number of key columns ({n_columns})")
     return size
@@ -659,14 +640,9 @@ def suda_patterns(
         render("suda_flags.sql", db.dialect, qis=specs[i : i + size], encode_sql=enc.encode_sql, encoded=enc.name)
         for i in range(0, len(specs), size)
     ]
-    rows_ = [row for out in db.query_many(statements, jobs=jobs) for row in out]
-    r = [int(a) for a, _, _ in rows_]
-    w = [int(b) for _, b, _ in rows_]
-    bits = [int(c) for _, _, c in rows_]
+    found = np.array([row for out in db.query_many(statements, jobs=jobs) for row in out], dtype=np.int64)
     # (r, w) rows of different statements hold distinct bits: adding them is the bitwise or.
-    return masks, patterns_from_words(
-        rows, np.array(r, dtype=np.int64), np.array(w, dtype=np.int64), np.array(bits, dtype=np.int64)
-    )
+    return masks, patterns_from_words(rows, *found.reshape(-1, 3).T)
 
 
 def _suda(db, enc, n_columns, rows, max_size, missing, full_patterns, key_fk, *, dis_fraction, columns, jobs=1):
@@ -675,8 +651,7 @@ def _suda(db, enc, n_columns, rows, max_size, missing, full_patterns, key_fk, *,
     counts = sudastats.msu_counts(per_pattern, max_size)
     scores = sudastats.suda_scores(counts, n_columns)
     record_scores = scores[patterns.of_record]
-    fk_rec = key_fk
-    uniques, pairs = int((fk_rec == 1).sum()), int((fk_rec == 2).sum())
+    uniques, pairs = int((key_fk == 1).sum()), int((key_fk == 2).sum())
     values, inverse, mult = np.unique(record_scores, return_inverse=True, return_counts=True)
     dis_values = sudastats.dis_suda(
         values, mult, uniques=uniques, pair_records=pairs, n_columns=n_columns, dis_fraction=dis_fraction
@@ -725,25 +700,9 @@ def suda(
         enc = encode(db, relation, qi, None, order_by)
         try:
             full = null_patterns(db, enc, len(qi)) if missing == "wildcard" else []
-            spec = CellQI(
-                0, tuple(range(len(qi))), tuple(f"c{i}" for i in range(len(qi))), null_pairs(range(len(qi)), full)
-            )
-            data = fetch_cells(
-                db,
-                render(
-                    "risk_cells.sql",
-                    db.dialect,
-                    qis=[spec],
-                    sensitive=[],
-                    weighted=False,
-                    encode_sql=enc.encode_sql,
-                    encoded=enc.name,
-                ),
-            )
-            k0 = data["kind"] == 0
-            order = np.argsort(data["cell"][k0], kind="stable")
-            cell_fk = data["y"][k0][order].astype(np.int64)
-            fk = cell_fk[record_cells(db, enc, spec.codes, rows)]
+            spec = _cell_qi(0, tuple(range(len(qi))), full)
+            data = fetch_cells(db, cell_statements(db, [[spec]], enc, [], False)[0])
+            fk = _counts(data, data["qi"] == 0)[1][record_cells(db, enc, spec.codes, rows)]
             result = _suda(
                 db, enc, len(qi), rows, size, missing, full, fk, dis_fraction=_dis_fraction(rows, n_pop), columns=qi,
                 jobs=jobs,
@@ -757,12 +716,6 @@ def suda(
             if enc.temp:
                 db.drop_temp_tables([enc.temp])
     return SudaRecords(result, key_names, keys)
-
-
-def check_not_source(path: str | os.PathLike, source, option: str) -> None:
-    """Refuse an output path that is the source file itself: an audit never changes its table
-    (the guard of every command, :func:`qar_sql.guard.check_not_input`)."""
-    check_not_input([(option, path)], [("the source file itself", source)])
 
 
 def output_kind(path: str) -> str:
@@ -801,10 +754,10 @@ def _write_per_record(
         )
     s = _suda(db, enc, n_columns, rows, max_size, missing, full_patterns, fk, dis_fraction=dis_fraction, columns=qi)
     tick()
+    values = {"fk": fk, "Fk": Fk, "risk": risk_cell[cell], "suda": s.score, "dis_suda": s.dis_score}
+    values |= {name: a[cell] for name, a in cells.diversity.items()}  # (none without --sensitive: NaN)
     nan = np.full(rows, np.nan)
-    by_class = {name: nan if a is None else a[cell] for name, a in pick(cells, _DIVERSITY_COLUMNS).items()}
-    values = {"fk": fk, "Fk": Fk, "risk": risk_cell[cell], "suda": s.score, "dis_suda": s.dis_score, **by_class}
-    data = record_key_columns(db, relation, key, rows) | {name: values[name] for name in PER_RECORD_COLUMNS}
+    data = record_key_columns(db, relation, key, rows) | {name: values.get(name, nan) for name in PER_RECORD_COLUMNS}
     write_table(data, per_record, kind)
     return per_record
 
@@ -856,19 +809,3 @@ def _csv_column(col: np.ndarray) -> list:
     if col.dtype.kind == "f":
         return ["" if math.isnan(v) else repr(v) for v in col.tolist()]
     return col.tolist()
-
-
-__all__ = [
-    "MISSING",
-    "PER_RECORD_COLUMNS",
-    "LDiversity",
-    "QIRisk",
-    "RiskParams",
-    "RiskResult",
-    "SudaResult",
-    "default_suda_size",
-    "risk_relation",
-    "suda",
-    "suda_order",
-    "suda_patterns",
-]
