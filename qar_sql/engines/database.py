@@ -92,6 +92,7 @@ class Relation:
 #: The typed columns a CSV's note names; more are counted.
 NAMED_TYPED = 20
 
+
 class Database:
     """A connection to one engine. ``query`` runs one statement; ``query_many`` runs
     independent read statements, concurrently where the engine benefits."""
