@@ -274,6 +274,14 @@ def test_flags_are_written_as_keywords_with_their_values():
     assert written("--table people and --delimiter ';'") == "table= people and delimiter=';'"
     assert written("add --columns COLUMN") == "add columns='COLUMN'"  # a placeholder is the value
     assert written("drop --prune auto, not --pwm median") == "drop prune='auto', not pwm= median"  # a choice's word
+    # a list and a COLUMN=FILE are one value each: "qid= a,b,c" and "hierarchy= sex=FILE" read as
+    # a keyword without its value followed by the sentence's words
+    assert written("(qar whatif also takes --columns a,b,c)") == "(qar whatif also takes columns='a,b,c')"
+    assert written("use --columns age,sex.") == "use columns='age,sex'."
+    from qar_sql.parameters.treat import AnonymizeParams
+
+    hint = "give it one (--hierarchy sex=FILE)"
+    assert as_keywords(hint, (AnonymizeParams,)) == "give it one (hierarchy='sex=FILE')"
 
 
 def test_a_key_given_as_one_text_is_the_column_not_its_letters(keyed):

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from qar_sql import plots
+from qar_sql.errors import UsageError
 from qar_sql.results import Tabular
 
 
@@ -132,7 +133,13 @@ class AnonymizeResult(Tabular):
         """The frontier of loss against T̂ (:func:`qar_sql.plots.frontier`) on ``ax`` (None: a new
         figure's), titled ``title`` when it is a text or "NAME: loss against T̂" when True;
         matplotlib is the extra ``qar-sql[plot]``. The figure's layout is left as it is (its own
-        is constrained; a caller's ``ax`` keeps the caller's)."""
+        is constrained; a caller's ``ax`` keeps the caller's). A search that measured no T̂ (no
+        ``risk_below``, no ``risk=True``) has no point to draw and is refused."""
+        if not any(n.risk is not None for n in (*self.frontier, *([self.chosen] if self.chosen else []))):
+            raise UsageError(
+                "the frontier plot draws T̂ of the release, which this search did not measure; "
+                "pass risk_below= (or risk=True to measure the chosen node)"
+            )
         ax = plots.frontier(self, ax)
         if isinstance(title, str):
             ax.set_title(title, fontsize=10)

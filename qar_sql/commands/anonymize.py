@@ -91,6 +91,11 @@ def _run(where: dict[str, Any], params: AnonymizeParams, progress: Progress | No
     ``-o`` and ``--plot`` written."""
     if out["plot"] is not None:
         check_plot(out["plot"])
+        if params.risk_below is None and not _p_given():  # (an empty figure, after the search)
+            raise UsageError(
+                "--plot draws the frontier of loss against T̂, which only --risk-below or -p measures; "
+                "add one of them or leave --plot out"
+            )
     writes = [(o, out[k]) for o, k in (("--output", "output"), ("--plot", "plot")) if out[k] is not None]
     if writes:
         # the hierarchy files are inputs too: -o levels.toml must not replace --hierarchy levels.toml

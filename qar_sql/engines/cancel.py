@@ -9,8 +9,9 @@ gone. Statements on worker connections (``--jobs``) get no KeyboardInterrupt at 
 So a database keeps the driver connections that are running a statement (:class:`Running`), and
 while the main thread waits for one, Ctrl-C also starts a thread that asks the server to cancel
 each of them, again every :data:`CANCEL_EVERY` seconds, until each has stopped (at most
-:data:`CANCEL_FOR` seconds). The interrupt itself is raised as before. Python's own SIGINT
-handler is the only one replaced, and only for the wait: a handler the program set is kept.
+:data:`CANCEL_FOR` seconds). The interrupt itself is raised as before. SIGTERM does the same (a KeyboardInterrupt) during
+the wait. Only Python's own SIGINT handler and the default SIGTERM action are replaced, and
+only for the wait: a handler the program set is kept.
 """
 
 from __future__ import annotations
@@ -78,22 +79,28 @@ class Running:
 
     @contextlib.contextmanager
     def interruptible(self) -> Iterator[None]:
-        """While the main thread runs the block, SIGINT also cancels the running statements.
-        Elsewhere (another thread, a handler the program set, or already inside) it does
-        nothing."""
-        if (
-            threading.current_thread() is not threading.main_thread()
-            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
-        ):
+        """While the main thread runs the block, SIGINT also cancels the running statements, and
+        so does SIGTERM (what a cancelled CI job, ``timeout`` or ``docker stop`` sends), which
+        then stops qar as Ctrl-C does: by default it ended the process at once and left the
+        server running the statement. Elsewhere (another thread, a handler the program set, or
+        already inside) it does nothing."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        own = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL}
+        taken = {s: h for s, h in own.items() if signal.getsignal(s) is h}
+        if not taken:
             yield
             return
 
-        def on_sigint(signum, frame):
+        def on_signal(signum, frame):
             threading.Thread(target=self._cancel_until_idle, name="qar-cancel", daemon=True).start()
             raise KeyboardInterrupt
 
-        signal.signal(signal.SIGINT, on_sigint)
+        for s in taken:
+            signal.signal(s, on_signal)
         try:
             yield
         finally:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+            for s, handler in taken.items():
+                signal.signal(s, handler)

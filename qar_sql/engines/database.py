@@ -81,10 +81,16 @@ class Relation:
         typed = [f"{c!r} ({t})" for c, t in self.inferred if c in set(columns)]
         if not typed:
             return []
+        if len(typed) > NAMED_TYPED:  # (a wide table's note named all of its 5,000 columns)
+            typed = [*typed[:NAMED_TYPED], f"and {len(typed) - NAMED_TYPED:,} more"]
         return [
             f"CSV columns read as numbers, dates or times: {', '.join(typed)}; values that read alike "
             "(such as 1.0 and 1) are then one value. Use --all-text to read every column as text"
         ]
+
+
+#: The typed columns a CSV's note names; more are counted.
+NAMED_TYPED = 20
 
 
 class Database:

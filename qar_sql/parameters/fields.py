@@ -357,11 +357,12 @@ def as_keywords(message: str, classes: Sequence[Any]) -> str:
         return message
     flags = "|".join(re.escape(flag) for flag in sorted(keyword, key=len, reverse=True))
     # a flag alone (not inside a word), then perhaps its value: a quoted name, a number, a
-    # snake_case name, a placeholder (COLUMN, COLUMN=FILE) or one of a choice's words; another
+    # comma-separated list (a,b,c), a name=PLACEHOLDER (age=FILE), a snake_case name, a placeholder (COLUMN, COLUMN=FILE) or one of a choice's words; another
     # plain word after a flag is the sentence's ("use --columns to name ...")
     pattern = re.compile(
         rf"(?<![\w-])({flags})(?![\w-])"
-        r"(?: ('(?:[^'\\]|\\.)*'|-?\d+(?:\.\d+)?(?!\w|\.\d)|(?:True|False|None)\b|\w*_\w*|[A-Z]{2}[A-Z_]*(?:=[A-Z]{2}[A-Z_]*)?(?![\w=])"
+        r"(?: ('(?:[^'\\]|\\.)*'|-?\d+(?:\.\d+)?(?!\w|\.\d)|(?:True|False|None)\b|\w+(?:,\w+)+(?![\w,])"
+        r"|\w+=[A-Z]{2}[A-Z_]*(?![\w=])|\w*_\w*|[A-Z]{2}[A-Z_]*(?:=[A-Z]{2}[A-Z_]*)?(?![\w=])"
         r"|[a-z][\w-]*))?"
     )
 
@@ -370,6 +371,8 @@ def as_keywords(message: str, classes: Sequence[Any]) -> str:
         value = m.group(2)
         if kind in ("flag", "off"):  # (an on/off flag takes no value: what follows is the sentence's)
             return f"{name}={kind == 'flag'}" + ("" if value is None else f" {value}")
+        if value is not None and not value.startswith("'") and ("," in value or "=" in value):
+            return f"{name}={value!r}"  # (a list as one text, a COLUMN=FILE: one value, quoted)
         if value is not None and value[:1].islower() and "_" not in value and value not in choices:
             return f"{name}= {value}"  # (the sentence's word)
         if value is None:

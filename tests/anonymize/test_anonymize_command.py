@@ -467,3 +467,24 @@ def test_the_treatments_file_must_end_in_toml_also_from_the_environment(tmp_path
     r = CliRunner().invoke(cli, args, env={"QAR_OUTPUT": str(out)})
     assert r.exit_code == 2 and "must end in .toml" in r.stderr, r.output
     assert out.read_text(encoding="utf-8") == "record,dt\n1,0.5\n"
+
+
+def test_the_frontier_plot_needs_a_measured_risk(engine, tmp_path):
+    """Without --risk-below or -p no node has a T̂: ``--plot`` wrote an empty figure (exit 0, a
+    matplotlib warning on stderr) and ``plot()`` returned empty axes. Both are refused, the
+    command line's before the search; with -p the chosen node is drawn."""
+    pytest.importorskip("matplotlib")
+    source, table = engine.load("people", make_table(51))
+    age, sex, town = write_hierarchies(tmp_path)
+    plot = tmp_path / "frontier.png"
+    args = ["anonymize", source, "--table", table, "--hierarchy", f"{AGE}={age}", "--k", "3", "-q"]
+    code, stdout, stderr = run_cli([*args, "--plot", str(plot)])
+    assert code == 2 and "--plot draws the frontier" in stderr and "--risk-below or -p" in stderr, stderr
+    assert not plot.exists() and stdout == ""
+    result = qar_sql.anonymize(source, table=table, hierarchy=[(AGE, str(age))], k=3)
+    with pytest.raises(qar_sql.QarError, match=r"did not measure; pass risk_below="):
+        result.plot()
+    code, _, stderr = run_cli([*args, "-p", "1", "--pi-u", "0.3", "--plot", str(plot)])
+    assert code == 0 and plot.stat().st_size > 0 and "Warning" not in stderr, stderr
+    measured = qar_sql.anonymize(source, table=table, hierarchy=[(AGE, str(age))], k=3, risk=True, p=1, pi_u=0.3)
+    assert len(measured.plot().collections) == 1  # the chosen node

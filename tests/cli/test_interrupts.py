@@ -303,6 +303,7 @@ def _active(eng, like: str | None = None) -> list[str]:
     return [q for (q,) in rows if like is None or like in q]
 
 
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 @pytest.mark.parametrize(
     "phase",
     [
@@ -310,7 +311,9 @@ def _active(eng, like: str | None = None) -> list[str]:
         "Block elimination",  # the main connection: a cancel during parsing or planning was dropped
     ],
 )
-def test_ctrl_c_in_report_on_postgres_cancels_the_statement_on_the_server(pg_big, tmp_path, phase):
+def test_ctrl_c_in_report_on_postgres_cancels_the_statement_on_the_server(pg_big, tmp_path, phase, sig):
+    """SIGTERM (a cancelled CI job, ``timeout``) during a statement is Ctrl-C: by default it
+    ended qar at once and the server ran the statement on, seconds after."""
     url, eng = pg_big
     proc = start(["report", url, "-t", "big", "-k", "id", "-x", "id", "-o", str(tmp_path / "r.html"), "-q"], tmp_path)
     deadline = time.monotonic() + 180
@@ -318,7 +321,7 @@ def test_ctrl_c_in_report_on_postgres_cancels_the_statement_on_the_server(pg_big
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < deadline, "the phase never started"
         time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     sent = time.monotonic()
     # Measured: the record pass stops at once, an elimination statement within about 1.2 s (the
     # server drops cancels while it binds the statement's arrays; it ran to its end, 5-8 s, before);

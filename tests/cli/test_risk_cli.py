@@ -159,6 +159,18 @@ def test_all_text_keeps_1_and_1_0_apart(tmp_path):
     assert "read as numbers" in audit.output and "'a'" in audit.output
 
 
+def test_a_wide_csv_note_names_twenty_typed_columns_and_counts_the_rest(tmp_path):
+    """The note named every typed column: 500 of them in one line on a 500-column CSV."""
+    path = tmp_path / "wide.csv"
+    width = 45
+    path.write_text(",".join(f"c{j}" for j in range(width)) + "\n" + "".join(
+        ",".join(str((i * (j + 1)) % 7) for j in range(width)) + "\n" for i in range(20)
+    ))  # fmt: skip
+    notes = json.loads(run("audit", path, "-p", "1", "--format", "json").output)["column_notes"]
+    typed = next(n for n in notes if "read as numbers" in n)
+    assert "'c19' (BIGINT), and 25 more;" in typed and "'c20'" not in typed
+
+
 def test_per_record_onto_the_source_exit_2(people):
     before = people.read_bytes()
     res = run("risk", people, "-c", "sex,age,zip", "--per-record", people)
