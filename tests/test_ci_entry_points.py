@@ -563,3 +563,46 @@ def test_the_action_shows_a_bidi_control_by_its_code_point(tmp_path, capsys):
         tmp_path, capsys, [{"name": "x\u202eabc", "status": "fail", "risk": 0.7, "fail_above": 0.5}]
     )
     assert "\u202e" not in printed and printed.count("x⟦U+202E⟧abc") == 2, printed
+
+
+@pytest.mark.parametrize(
+    "text, error",
+    [
+        ('[defaults]\nfail_abvoe = 0.5\np = "x"\n', "breaks its schema in 2 places"),
+        ("scan = false\n", "scan = false must be a list"),
+    ],
+)
+def test_a_qar_toml_without_scans_but_with_errors_fails_the_hook(tmp_path, monkeypatch, capsys, text, error):
+    """A defaults-only qar.toml passed the hook as "nothing to scan (ok)" whatever it held: a
+    misspelt key, a wrong type, or scan = false (which qar scan refuses)."""
+    from qar_sql.cli.hook import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "qar.toml").write_text(text)
+    assert main(["--junit", "j.xml", "qar.toml"]) == 2
+    out, err = capsys.readouterr()
+    assert error in err and "(ok)" not in out
+    assert ET.parse(tmp_path / "j.xml").getroot().get("errors") == "1"
+
+
+def test_the_hook_takes_junit_and_markdown_from_the_environment_for_every_config(tmp_path, monkeypatch, capsys):
+    """$QAR_JUNIT/$QAR_MARKDOWN (qar scan's env vars) reached each config's qar scan, so each
+    wrote over the last one's: the files held the last config only ("1 ok") while the hook
+    exited 1."""
+    from qar_sql.cli.hook import main
+
+    work = demo_checkout(tmp_path)
+    monkeypatch.chdir(work)
+    for sub, fail in (("sub", 0.01), ("sub2", 1)):
+        (work / sub).mkdir()
+        (work / sub / "qar.toml").write_text(
+            f'[sources.demo]\nurl = "../qar_demo.duckdb"\n[[scan]]\nname = "{sub} people"\ntable = "population"\n'
+            f"p = 2\npi_u = 0.5\nfail_above = {fail}\n"
+        )
+    monkeypatch.setenv("QAR_JUNIT", "j.xml")
+    monkeypatch.setenv("QAR_MARKDOWN", "m.md")
+    assert main(["sub/qar.toml", "sub2/qar.toml"]) == 1
+    root = ET.parse(work / "j.xml").getroot()
+    assert (root.get("tests"), root.get("failures")) == ("2", "1")
+    md = (work / "m.md").read_text()
+    assert "### `sub/qar.toml`" in md and "### `sub2/qar.toml`" in md

@@ -4,22 +4,24 @@
 with the worst code in the order :attr:`qar_sql.results.ScanReport.exit_code` ranks a scan's
 (130 interrupted, 2 a bad config, table or column, 3 the database, 1 a risk above its
 fail_above, 0). ``--junit`` and ``--markdown`` get every file's scans: one testsuite per file
-in one JUnit XML, one section per file in one Markdown summary. A ``qar.toml`` with no
-``[[scan]]`` (defaults and sources only, for configs that include it) has nothing to scan: it
-passes, with a note.
+in one JUnit XML, one section per file in one Markdown summary (also when ``$QAR_JUNIT`` or
+``$QAR_MARKDOWN`` names them). A ``qar.toml`` with no ``[[scan]]`` (defaults and sources only, for
+configs that include it) has nothing to scan: it passes, with a note, when ``qar config --check``
+finds it valid. Ctrl-C stops the hook (130), not only the current file's scan.
 
 Run as ``python -m qar_sql.cli.hook [qar scan options] FILE...``.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 import tomllib
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from qar_sql import user_files
+from qar_sql import toml_schema, user_files
 from qar_sql.cli.main import cli
 from qar_sql.compliance.scans import load_config
 from qar_sql.errors import ExitCode, QarError
@@ -138,6 +140,9 @@ def main(argv: list[str] | None = None) -> int:
     # one that is missing: ignored as an option, it let the commit pass unscanned.
     files = [a for a in argv if not a.startswith("-") and a.lower().endswith(".toml")]
     options, combined = _split([a for a in argv if a not in files])
+    for option in COMBINED:  # $QAR_JUNIT/$QAR_MARKDOWN: each config's scan wrote over the last one's
+        if option not in combined and (value := os.environ.get("QAR_" + option[2:].upper())):
+            combined[option] = value
     _guard(files, options, combined)
     codes: list[int] = []
     junit: list[tuple[str, Path | int]] = []
@@ -146,6 +151,14 @@ def main(argv: list[str] | None = None) -> int:
         for i, name in enumerate(files):
             print(f"qar scan {name}", flush=True)
             if _nothing_to_scan(Path(name)):
+                try:  # (its [defaults] and [sources] are still checked, as qar config --check does)
+                    toml_schema.check_file(name)
+                except QarError as exc:
+                    print(f"Error: {exc}", file=sys.stderr, flush=True)
+                    codes.append(int(exc.exit_code))
+                    junit.append((name, int(exc.exit_code)))
+                    markdown.append((name, f"No `[[scan]]` in it, and it is not valid: exit {int(exc.exit_code)}."))
+                    continue
                 print(f"{name}: no [[scan]] in it; nothing to scan (ok)", flush=True)
                 markdown.append((name, "No `[[scan]]` in it: nothing to scan."))
                 continue
@@ -165,6 +178,10 @@ def main(argv: list[str] | None = None) -> int:
                 markdown.append((name, Path(mine["--markdown"]).read_text(encoding="utf-8")))
             elif "--markdown" in mine:
                 markdown.append((name, f"qar scan exited with {code} before writing a summary."))
+            if code == ExitCode.INTERRUPTED:  # Ctrl-C stops the hook, not only this file's scan
+                if files[i + 1 :]:
+                    print(f"Interrupted: not scanned: {', '.join(files[i + 1 :])}", file=sys.stderr, flush=True)
+                break
         if "--junit" in combined:
             _write(combined["--junit"], _junit(junit))
         if "--markdown" in combined:
