@@ -606,3 +606,26 @@ def test_the_hook_takes_junit_and_markdown_from_the_environment_for_every_config
     assert (root.get("tests"), root.get("failures")) == ("2", "1")
     md = (work / "m.md").read_text()
     assert "### `sub/qar.toml`" in md and "### `sub2/qar.toml`" in md
+
+
+def test_the_hook_report_dir_holds_every_config(tmp_path, monkeypatch, capsys):
+    """--report-dir with two configs: each config's index.html replaced the last one's, so the
+    folder's index listed the last config's scans only."""
+    from qar_sql.cli.hook import main
+
+    work = demo_checkout(tmp_path)
+    monkeypatch.chdir(work)
+    for sub in ("sub", "sub2"):
+        (work / sub).mkdir()
+        (work / sub / "qar.toml").write_text(
+            f'[sources.demo]\nurl = "../qar_demo.duckdb"\n[[scan]]\nname = "{sub} <people>"\ntable = "population"\n'
+            "p = 2\npi_u = 0.5\n"
+        )
+    assert main(["--no-store", "--report-dir", "pages", "sub/qar.toml", "sub2/qar.toml"]) == 0
+    index = (work / "pages" / "index.html").read_text()
+    for sub in ("sub", "sub2"):
+        assert f'href="{sub}_qar.toml/index.html">{sub}/qar.toml<' in index
+        assert f"{sub} &lt;people&gt;" in (work / "pages" / f"{sub}_qar.toml" / "index.html").read_text()
+    (work / "afile").write_text("x")
+    assert main(["--no-store", "--report-dir=afile", "sub/qar.toml"]) == 2
+    assert "'afile' is a file" in capsys.readouterr().err and (work / "afile").read_text() == "x"
