@@ -264,3 +264,4 @@ def test_a_url_whose_port_is_no_number_is_a_bad_input(url, tmp_path, monkeypatch
     )
     r = run(["scan", str(tmp_path / "qar.toml"), "-q", "-f", "json"], 2)
     assert "its port is not a number" in json.loads(r.stdout)["scans"][0]["error"]
+    run(["history", "--store", url], 2, "cannot use store URL", "its port is not a number")
