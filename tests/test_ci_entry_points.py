@@ -430,7 +430,9 @@ def test_the_hook_junit_shows_a_config_qar_scan_stopped_on(tmp_path, monkeypatch
     assert (root.get("tests"), root.get("errors"), root.get("failures")) == ("3", "1", "0")
 
 
-@pytest.mark.parametrize("json_input", ["examples/qar.toml", "qar_demo.duckdb", "missing/qar-scan.json", "examples"])
+@pytest.mark.parametrize(
+    "json_input", ["examples/qar.toml", "qar_demo.duckdb", "missing/qar-scan.json", "examples", ""]
+)
 def test_the_action_never_writes_its_json_over_an_input_nor_reads_a_missing_folder_as_a_risk(tmp_path, json_input):
     """The scan step redirected qar scan's JSON to the json input: naming the config emptied it
     before the scan read it, naming the audited DuckDB file replaced it with JSON, and a missing

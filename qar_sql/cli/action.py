@@ -134,6 +134,9 @@ def keep_json(scratch: str, env: Mapping[str, str]) -> int:
                 f"::error title=qar scan::{_data(f'the json input names {what}, which qar scan reads; give json another file name')}"
             )
             return 2
+    if not target.strip():
+        print("::error title=qar scan::the json input is empty; give it a file name (the outputs are read from it)")
+        return 2
     if os.path.isdir(target):  # (a move into it left the outputs empty: risk=, scans=0)
         print(f"::error title=qar scan::{_data(f'the json input, {target}, is a folder; name a file in it')}")
         return 2
@@ -143,7 +146,11 @@ def keep_json(scratch: str, env: Mapping[str, str]) -> int:
             f"::error title=qar scan::{_data(f'the folder of the json input, {folder}, does not exist; create it or write elsewhere')}"
         )
         return 2
-    shutil.move(scratch, target)
+    try:
+        shutil.move(scratch, target)
+    except OSError as exc:
+        print(f"::error title=qar scan::{_data(f'cannot write the json input, {target}: {exc.strerror}')}")
+        return 2
     return 0
 
 
