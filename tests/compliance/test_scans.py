@@ -297,6 +297,8 @@ def test_junit_and_markdown_of_a_file_source(tmp_path):
     assert case.get("classname") == "qar.people"
     message = case.find("failure").get("message")
     assert "None" not in message and message.endswith(f"for {csv}")
+    props = {p.get("name"): p.get("value") for p in case.iter("property")}
+    assert props["table"] == "—" and props["source"] == str(csv)  # no empty value
     assert f"| adult | — | {cell(str(csv))} | fail |" in md.read_text()
     assert f"adult  {csv}" in r.stdout  # the text summary too
 
