@@ -331,3 +331,10 @@ def test_a_config_that_is_not_utf8_is_one_sentence(tmp_path):
     r = CliRunner().invoke(cli, ["scan", str(cfg), "--no-store"])
     assert r.exit_code == 2, r.output
     assert r.output == "Error: qar.toml is not UTF-8 text (byte 0: b'\\xff'); save it as UTF-8, as TOML requires\n"
+
+
+def test_an_empty_scan_name_is_said_to_be_empty(tmp_path):
+    """name = "" was refused as "name must be text", which it is."""
+    cfg = write(tmp_path, '[sources.s]\nurl = "x.duckdb"\n[[scan]]\nname = ""\ntable = "t"\n')
+    r = CliRunner().invoke(cli, ["scan", str(cfg), "--no-store"])
+    assert r.exit_code == 2 and "name must be a non-empty text" in r.output, r.output
