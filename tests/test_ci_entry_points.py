@@ -430,7 +430,9 @@ def test_the_hook_junit_shows_a_config_qar_scan_stopped_on(tmp_path, monkeypatch
     assert (root.get("tests"), root.get("errors"), root.get("failures")) == ("3", "1", "0")
 
 
-@pytest.mark.parametrize("json_input", ["examples/qar.toml", "qar_demo.duckdb", "missing/qar-scan.json"])
+@pytest.mark.parametrize(
+    "json_input", ["examples/qar.toml", "qar_demo.duckdb", "missing/qar-scan.json", "examples", ""]
+)
 def test_the_action_never_writes_its_json_over_an_input_nor_reads_a_missing_folder_as_a_risk(tmp_path, json_input):
     """The scan step redirected qar scan's JSON to the json input: naming the config emptied it
     before the scan read it, naming the audited DuckDB file replaced it with JSON, and a missing
@@ -461,3 +463,171 @@ def test_the_action_never_writes_its_json_over_an_input_nor_reads_a_missing_fold
     assert "exit-code=2" in out_file.read_text(), proc.stdout + proc.stderr
     assert "::error title=qar scan::the " in proc.stdout, proc.stdout
     assert {p: (work / p).read_bytes() for p in before} == before
+    assert sorted(p.name for p in (work / "examples").iterdir()) == ["qar.toml"]  # (a folder: nothing moved in)
+
+
+def runner_commands(log: str) -> list[str]:
+    """The lines GitHub's runner reads as workflow commands: ``::`` at the start (after blanks)
+    or its legacy ``##[name]`` anywhere in a line; between ``::stop-commands::T`` and ``::T::``
+    none but that resume (actions/runner, ActionCommand.TryParseV2 and TryParse)."""
+    found, stop = [], None
+    for line in log.splitlines():
+        text = line.lstrip()
+        if text.startswith("::"):
+            head, _, data = text[2:].partition("::")
+        elif "##[" in line and "]" in line.split("##[", 1)[1]:
+            head, _, data = line.split("##[", 1)[1].partition("]")
+        else:
+            continue
+        name = head.split(" ", 1)[0]
+        if stop is not None:
+            stop = None if name == stop else stop
+            continue
+        if name == "stop-commands":
+            stop = data
+            continue
+        found.append(line)
+    assert stop is None, "the step left the runner's commands stopped"
+    return found
+
+
+def run_steps(work: Path, ids: tuple[str, ...], **given: str) -> tuple[str, dict[str, str]]:
+    """The action's steps of these ids run as the runner runs them (its log and outputs), with
+    the suite's qar (no install)."""
+    inputs = {name: str(spec.get("default", "")) for name, spec in ACTION["inputs"].items()} | given
+    outputs: dict[str, dict[str, str]] = {}
+    log = ""
+    for step in [s for s in ACTION["runs"]["steps"] if s.get("id") in ids]:
+        out_file = work / "github-output"
+        out_file.write_text("")
+        env = {
+            **os.environ,
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+            "GITHUB_OUTPUT": str(out_file),
+            "GITHUB_ACTION_PATH": str(REPO),
+            **{k: fill(v, inputs, outputs) for k, v in step["env"].items()},
+        }
+        proc = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", fill(step["run"], inputs, outputs)],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert proc.returncode == 0, proc.stderr
+        log += proc.stdout + proc.stderr
+        outputs[step["id"]] = dict(line.split("=", 1) for line in out_file.read_text().splitlines())
+    return log, outputs["results"]
+
+
+HOSTILE_NAMES = ["::stop-commands::tok", "  ::error title=forged::all pass", "a ##[error]forged", "b\n::warning::x"]
+
+
+def test_no_scan_name_gives_the_runner_a_workflow_command(tmp_path):
+    """A scan named '::stop-commands::tok' printed its line as a command that paused the step's
+    annotations, '  ::error …' forged one, and '##[error]…' (the runner's legacy form, read
+    anywhere in a line) did so from the results' line and from qar scan's own messages (a table
+    not found quotes the name). Only the action's own annotations are commands."""
+    work = demo_checkout(tmp_path / "repo")
+    scans = "".join(
+        f'[[scan]]\nname = {json.dumps(name)}\nsource = "demo"\ntable = "{"nope" if i % 2 else "population"}"\n'
+        for i, name in enumerate(HOSTILE_NAMES)
+    )
+    (work / "qar.toml").write_text(
+        f'[sources.demo]\nurl = "qar_demo.duckdb"\n[defaults]\np = 2\npi_u = 0.5\nfail_above = 0.01\n{scans}'
+    )
+    log, outputs = run_steps(work, ("scan", "results"), config="qar.toml", args="--no-store")
+    assert outputs["scans"] == "4" and outputs["fail"] == "2" and outputs["error"] == "2", log
+    assert "##[error]forged" in log  # qar scan's message quoted it, inside the stopped stretch
+    commands = runner_commands(log)
+    assert len(commands) == 4 and all(
+        re.match(r"::(error|warning) file=qar\.toml,title=qar scan ", c) for c in commands
+    ), log
+    assert "::error file=qar.toml,title=qar scan b%0A%3A%3Awarning%3A%3Ax::" in log
+
+
+def test_the_annotations_input_is_off_only_for_false(tmp_path, capsys):
+    """'TRUE' (or any text but 'false', in any case) keeps the annotations, as the input says."""
+    from qar_sql.cli import action
+
+    scan = {"name": "a", "status": "fail", "risk": 0.7, "fail_above": 0.5}
+    (tmp_path / "j.json").write_text(json.dumps({"scans": [scan]}))
+    env = {"QAR_ACTION_JSON": str(tmp_path / "j.json"), "GITHUB_OUTPUT": str(tmp_path / "out")}
+    for value, shown in (("TRUE", True), ("true", True), ("False", False), (" false ", False)):
+        action.results({**env, "QAR_ACTION_ANNOTATIONS": value})
+        assert ("::error title=qar scan a::" in capsys.readouterr().out) is shown, value
+
+
+def test_the_action_shows_a_bidi_control_by_its_code_point(tmp_path, capsys):
+    """U+202E in a scan name reversed the rest of the log line and of the annotation's title."""
+    printed = _action_results(
+        tmp_path, capsys, [{"name": "x\u202eabc", "status": "fail", "risk": 0.7, "fail_above": 0.5}]
+    )
+    assert "\u202e" not in printed and printed.count("x⟦U+202E⟧abc") == 2, printed
+
+
+@pytest.mark.parametrize(
+    "text, error",
+    [
+        ('[defaults]\nfail_abvoe = 0.5\np = "x"\n', "breaks its schema in 2 places"),
+        ("scan = false\n", "scan = false must be a list"),
+    ],
+)
+def test_a_qar_toml_without_scans_but_with_errors_fails_the_hook(tmp_path, monkeypatch, capsys, text, error):
+    """A defaults-only qar.toml passed the hook as "nothing to scan (ok)" whatever it held: a
+    misspelt key, a wrong type, or scan = false (which qar scan refuses)."""
+    from qar_sql.cli.hook import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "qar.toml").write_text(text)
+    assert main(["--junit", "j.xml", "qar.toml"]) == 2
+    out, err = capsys.readouterr()
+    assert error in err and "(ok)" not in out
+    assert ET.parse(tmp_path / "j.xml").getroot().get("errors") == "1"
+
+
+def test_the_hook_takes_junit_and_markdown_from_the_environment_for_every_config(tmp_path, monkeypatch, capsys):
+    """$QAR_JUNIT/$QAR_MARKDOWN (qar scan's env vars) reached each config's qar scan, so each
+    wrote over the last one's: the files held the last config only ("1 ok") while the hook
+    exited 1."""
+    from qar_sql.cli.hook import main
+
+    work = demo_checkout(tmp_path)
+    monkeypatch.chdir(work)
+    for sub, fail in (("sub", 0.01), ("sub2", 1)):
+        (work / sub).mkdir()
+        (work / sub / "qar.toml").write_text(
+            f'[sources.demo]\nurl = "../qar_demo.duckdb"\n[[scan]]\nname = "{sub} people"\ntable = "population"\n'
+            f"p = 2\npi_u = 0.5\nfail_above = {fail}\n"
+        )
+    monkeypatch.setenv("QAR_JUNIT", "j.xml")
+    monkeypatch.setenv("QAR_MARKDOWN", "m.md")
+    assert main(["sub/qar.toml", "sub2/qar.toml"]) == 1
+    root = ET.parse(work / "j.xml").getroot()
+    assert (root.get("tests"), root.get("failures")) == ("2", "1")
+    md = (work / "m.md").read_text()
+    assert "### `sub/qar.toml`" in md and "### `sub2/qar.toml`" in md
+
+
+def test_the_hook_report_dir_holds_every_config(tmp_path, monkeypatch, capsys):
+    """--report-dir with two configs: each config's index.html replaced the last one's, so the
+    folder's index listed the last config's scans only."""
+    from qar_sql.cli.hook import main
+
+    work = demo_checkout(tmp_path)
+    monkeypatch.chdir(work)
+    for sub in ("sub", "sub2"):
+        (work / sub).mkdir()
+        (work / sub / "qar.toml").write_text(
+            f'[sources.demo]\nurl = "../qar_demo.duckdb"\n[[scan]]\nname = "{sub} <people>"\ntable = "population"\n'
+            "p = 2\npi_u = 0.5\n"
+        )
+    assert main(["--no-store", "--report-dir", "pages", "sub/qar.toml", "sub2/qar.toml"]) == 0
+    index = (work / "pages" / "index.html").read_text()
+    for sub in ("sub", "sub2"):
+        assert f'href="{sub}_qar.toml/index.html">{sub}/qar.toml<' in index
+        assert f"{sub} &lt;people&gt;" in (work / "pages" / f"{sub}_qar.toml" / "index.html").read_text()
+    (work / "afile").write_text("x")
+    assert main(["--no-store", "--report-dir=afile", "sub/qar.toml"]) == 2
+    assert "'afile' is a file" in capsys.readouterr().err and (work / "afile").read_text() == "x"

@@ -249,3 +249,19 @@ def test_the_api_checks_a_number_option_as_the_command_line_does(command, name, 
     given = {k: v for k, v in given.items() if k in inspect.signature(function).parameters and k != name}
     with pytest.raises(ParameterError, match=re.escape(repr(value) if isinstance(value, str) else f"{value:g}")):
         function(*args, **given, **{name: value})
+
+
+@pytest.mark.parametrize(
+    "url", ["postgresql+psycopg://u:pw@127.0.0.1:54x32/db", "postgresql+psycopg://u:Qx7@Wv5:Kp3@127.0.0.1/db"]
+)
+def test_a_url_whose_port_is_no_number_is_a_bad_input(url, tmp_path, monkeypatch):
+    """SQLAlchemy's int() of the port (also where a password's unencoded @ and : make one) was
+    "unexpected ValueError: invalid literal for int()", exit 3; a scan's error said the same."""
+    run(["audit", url, "-t", "t", "-q"], 2, "its port is not a number", "%40")
+    monkeypatch.setenv("QAR_T_URL", url)
+    (tmp_path / "qar.toml").write_text(
+        '[sources.pg]\nurl = "${QAR_T_URL}"\n[[scan]]\nname = "s"\nsource = "pg"\ntable = "t"\n'
+    )
+    r = run(["scan", str(tmp_path / "qar.toml"), "-q", "-f", "json"], 2)
+    assert "its port is not a number" in json.loads(r.stdout)["scans"][0]["error"]
+    run(["history", "--store", url], 2, "cannot use store URL", "its port is not a number")

@@ -339,3 +339,15 @@ def test_no_piece_of_a_question_mark_password_on_any_channel_of_a_real_audit(que
     assert len(stored) == 5 and all(s.endswith(f":***@localhost:5432/{DB}") for s in stored)
     texts.append(json.dumps(stored))
     assert _leaks(texts, QPW) == []
+
+
+@pytest.mark.parametrize("pw", ["S3cr%40et?x@y#z", "a@b@c@Qwe", "Qx@y#z:Wv5"])
+def test_the_run_after_an_unencoded_at_is_scrubbed_though_its_pieces_are_short(tmp_path, pw):
+    """SQLAlchemy reads what follows the password's first @ as the host; the driver's "failed to
+    resolve host" echoes it. Its pieces between # and @ are under three characters (not scrubbed
+    alone), so the run itself is: 'y#z@127.0.0.1' and 'b@c@***@127.0.0.1' showed them."""
+    url = f"postgresql+psycopg://u:{pw}@127.0.0.1:1/db"
+    r = CliRunner().invoke(cli, ["audit", url, "-t", "t", "-q"])
+    assert r.exit_code in (2, 3), r.output
+    host = pw.split("@", 1)[1]
+    assert host.split(":")[0] not in r.output and host.split("@")[0] + "@" not in r.output, r.output

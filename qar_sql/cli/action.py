@@ -36,9 +36,22 @@ def split_args(text: str) -> list[str]:
     return args
 
 
+#: Bidirectional controls, shown by their code point (as the Markdown and JUnit outputs show them):
+#: in a log line they reorder what follows.
+BIDI = dict.fromkeys((0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)))
+
+
 def _data(text: str) -> str:
     """A workflow command's message: one line (the runner's escapes)."""
-    return str(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    text = str(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return "".join(f"⟦U+{ord(c):04X}⟧" if ord(c) in BIDI else c for c in text)
+
+
+def _line(text: str) -> str:
+    """A line of the log that is no workflow command whatever a scan's name holds: the runner
+    reads ``::`` at the start of a line (after blanks) and its legacy ``##[`` anywhere in it."""
+    line = _data(text).replace("##[", "##%5B")
+    return "%3A" + line.lstrip()[1:] if line.lstrip().startswith("::") else line
 
 
 def _prop(text: str) -> str:
@@ -90,8 +103,10 @@ def results(env: Mapping[str, str]) -> None:
         risk = scan.get("risk")
         # (one line per scan, whatever its name holds: a line starting "::" is a workflow command)
         shown = f"{scan.get('name')}: {scan.get('status')}" + (f" (T̂ = {_num(risk)})" if risk is not None else "")
-        print(_data(shown))
-        if env.get("QAR_ACTION_ANNOTATIONS") == "true" and (line := annotation(scan, env.get("QAR_ACTION_CONFIG", ""))):
+        print(_line(shown))
+        # ('false' in any case turns them off, as the input says; GitHub compares without case)
+        wanted = env.get("QAR_ACTION_ANNOTATIONS", "true").strip().lower() != "false"
+        if wanted and (line := annotation(scan, env.get("QAR_ACTION_CONFIG", ""))):
             print(line)
     with open(env["GITHUB_OUTPUT"], "a", encoding="utf-8") as fh:
         fh.writelines(f"{k}={v}\n" for k, v in outputs(scans, env).items())
@@ -119,13 +134,23 @@ def keep_json(scratch: str, env: Mapping[str, str]) -> int:
                 f"::error title=qar scan::{_data(f'the json input names {what}, which qar scan reads; give json another file name')}"
             )
             return 2
+    if not target.strip():
+        print("::error title=qar scan::the json input is empty; give it a file name (the outputs are read from it)")
+        return 2
+    if os.path.isdir(target):  # (a move into it left the outputs empty: risk=, scans=0)
+        print(f"::error title=qar scan::{_data(f'the json input, {target}, is a folder; name a file in it')}")
+        return 2
     folder = os.path.dirname(os.path.abspath(target))
     if not os.path.isdir(folder):
         print(
             f"::error title=qar scan::{_data(f'the folder of the json input, {folder}, does not exist; create it or write elsewhere')}"
         )
         return 2
-    shutil.move(scratch, target)
+    try:
+        shutil.move(scratch, target)
+    except OSError as exc:
+        print(f"::error title=qar scan::{_data(f'cannot write the json input, {target}: {exc.strerror}')}")
+        return 2
     return 0
 
 

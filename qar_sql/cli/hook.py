@@ -4,22 +4,27 @@
 with the worst code in the order :attr:`qar_sql.results.ScanReport.exit_code` ranks a scan's
 (130 interrupted, 2 a bad config, table or column, 3 the database, 1 a risk above its
 fail_above, 0). ``--junit`` and ``--markdown`` get every file's scans: one testsuite per file
-in one JUnit XML, one section per file in one Markdown summary. A ``qar.toml`` with no
-``[[scan]]`` (defaults and sources only, for configs that include it) has nothing to scan: it
-passes, with a note.
+in one JUnit XML, one section per file in one Markdown summary (also when ``$QAR_JUNIT`` or
+``$QAR_MARKDOWN`` names them); ``--report-dir`` gets a folder per file and an index.html linking them. A ``qar.toml`` with no ``[[scan]]`` (defaults and sources only, for
+configs that include it) has nothing to scan: it passes, with a note, when ``qar config --check``
+finds it valid. Ctrl-C stops the hook (130), not only the current file's scan.
 
 Run as ``python -m qar_sql.cli.hook [qar scan options] FILE...``.
 """
 
 from __future__ import annotations
 
+import html
+import os
+import re
 import sys
 import tempfile
 import tomllib
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from urllib.parse import quote
 
-from qar_sql import user_files
+from qar_sql import toml_schema, user_files
 from qar_sql.cli.main import cli
 from qar_sql.compliance.scans import load_config
 from qar_sql.errors import ExitCode, QarError
@@ -28,6 +33,8 @@ from qar_sql.guard import check_not_input
 #: Worst first: the order of ScanReport.exit_code; any other code ranks after these.
 RANK = (ExitCode.INTERRUPTED, ExitCode.USAGE, ExitCode.RUNTIME, ExitCode.RISK_ABOVE_THRESHOLD)
 COMBINED = ("--junit", "--markdown")
+#: Each config's HTML pages go to a folder of their own in it, and its index.html links them.
+REPORT = "--report-dir"
 
 
 def worst(codes: list[int]) -> int:
@@ -40,14 +47,15 @@ def worst(codes: list[int]) -> int:
 
 
 def _split(options: list[str]) -> tuple[list[str], dict[str, str]]:
-    """``options`` without ``--junit``/``--markdown`` (``--junit X`` or ``--junit=X``), and those."""
+    """``options`` without ``--junit``/``--markdown``/``--report-dir`` (``--junit X`` or
+    ``--junit=X``), and those."""
     rest, taken = [], {}
     args = iter(options)
     for arg in args:
         name, eq, value = arg.partition("=")
-        if name in COMBINED and eq:
+        if name in (*COMBINED, REPORT) and eq:
             taken[name] = value
-        elif arg in COMBINED and (following := next(args, None)) is not None:
+        elif arg in (*COMBINED, REPORT) and (following := next(args, None)) is not None:
             taken[arg] = following
         else:
             rest.append(arg)
@@ -97,6 +105,29 @@ def _markdown(parts: list[tuple[str, str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _folder(name: str, taken: dict[str, str]) -> str:
+    """The folder of a config's pages in ``--report-dir``: its path as one name (sub/qar.toml:
+    sub_qar.toml), made unique."""
+    base = re.sub(r"[^\w.-]+", "_", name).strip("._") or "qar.toml"
+    folder, n = base, 1
+    while folder in taken.values():
+        n += 1
+        folder = f"{base}-{n}"
+    return folder
+
+
+def _index(folders: dict[str, str], report: Path) -> str:
+    items = "".join(
+        f'<li><a href="{html.escape(quote(folder))}/index.html">{html.escape(name)}</a></li>\n'
+        for name, folder in folders.items()
+        if (report / folder / "index.html").is_file()
+    )
+    return (
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>QaR compliance scan</title></head>\n'
+        f"<body><h1>QaR compliance scan</h1>\n<p>One report per scan config:</p>\n<ul>\n{items}</ul></body></html>\n"
+    )
+
+
 def _write(path: str, text: str) -> None:
     try:
         Path(path).write_text(text, encoding="utf-8")
@@ -138,6 +169,14 @@ def main(argv: list[str] | None = None) -> int:
     # one that is missing: ignored as an option, it let the commit pass unscanned.
     files = [a for a in argv if not a.startswith("-") and a.lower().endswith(".toml")]
     options, combined = _split([a for a in argv if a not in files])
+    report = combined.pop(REPORT, None) or os.environ.get("QAR_REPORT_DIR") or None
+    if report and os.path.exists(report) and not os.path.isdir(report):
+        print(f"Error: {REPORT} {report!r} is a file; name a folder", file=sys.stderr)
+        return int(ExitCode.USAGE)
+    folders: dict[str, str] = {}
+    for option in COMBINED:  # $QAR_JUNIT/$QAR_MARKDOWN: each config's scan wrote over the last one's
+        if option not in combined and (value := os.environ.get("QAR_" + option[2:].upper())):
+            combined[option] = value
     _guard(files, options, combined)
     codes: list[int] = []
     junit: list[tuple[str, Path | int]] = []
@@ -146,11 +185,22 @@ def main(argv: list[str] | None = None) -> int:
         for i, name in enumerate(files):
             print(f"qar scan {name}", flush=True)
             if _nothing_to_scan(Path(name)):
+                try:  # (its [defaults] and [sources] are still checked, as qar config --check does)
+                    toml_schema.check_file(name)
+                except QarError as exc:
+                    print(f"Error: {exc}", file=sys.stderr, flush=True)
+                    codes.append(int(exc.exit_code))
+                    junit.append((name, int(exc.exit_code)))
+                    markdown.append((name, f"No `[[scan]]` in it, and it is not valid: exit {int(exc.exit_code)}."))
+                    continue
                 print(f"{name}: no [[scan]] in it; nothing to scan (ok)", flush=True)
                 markdown.append((name, "No `[[scan]]` in it: nothing to scan."))
                 continue
             mine = {opt: str(Path(tmp) / f"{i}{opt.replace('--', '.')}") for opt in combined}
             extra = [a for opt, path in mine.items() for a in (opt, path)]
+            if report:  # (one folder for all: each config's index.html replaced the last one's)
+                folders[name] = _folder(name, folders)
+                extra += [REPORT, str(Path(report) / folders[name])]
             try:
                 cli.main(["scan", name, *options, *extra], prog_name="qar", auto_envvar_prefix="QAR")
                 code = 0
@@ -165,10 +215,16 @@ def main(argv: list[str] | None = None) -> int:
                 markdown.append((name, Path(mine["--markdown"]).read_text(encoding="utf-8")))
             elif "--markdown" in mine:
                 markdown.append((name, f"qar scan exited with {code} before writing a summary."))
+            if code == ExitCode.INTERRUPTED:  # Ctrl-C stops the hook, not only this file's scan
+                if files[i + 1 :]:
+                    print(f"Interrupted: not scanned: {', '.join(files[i + 1 :])}", file=sys.stderr, flush=True)
+                break
         if "--junit" in combined:
             _write(combined["--junit"], _junit(junit))
         if "--markdown" in combined:
             _write(combined["--markdown"], _markdown(markdown))
+        if report and folders and Path(report).is_dir():
+            _write(str(Path(report) / "index.html"), _index(folders, Path(report)))
     return worst(codes)
 
 

@@ -374,7 +374,7 @@ def parse_config(
             continue
         name = raw.get("name", table or sname)
         if not isinstance(name, str) or not name:
-            refuse(problems, (*at, "name"), f'{scan}: name must be text, e.g. name = "patients"')
+            refuse(problems, (*at, "name"), f'{scan}: name must be a non-empty text, e.g. name = "patients"')
             continue
         chosen = own_settings(raw, defaults)
         settings = {k: c.value for k, c in chosen.items() if c.level != "built-in"}

@@ -108,7 +108,11 @@ def _password_pieces(url: str, password: str) -> list[str]:
     _, same = _userinfo_end(scheme, after)
     if same:
         return [password]
-    return [password, *re.split(r"[@:/?#&=;]", password)]
+    # What follows each @ is what SQLAlchemy may read as the host (to its first / : ?): scrubbed
+    # as one run, since its pieces between # or @ may each be too short to scrub ("y#z").
+    tails = [password[i + 1 :] for i, c in enumerate(password) if c == "@"]
+    hosts = [re.split(r"[/:?]", tail)[0] for tail in tails]
+    return [password, *tails, *hosts, *re.split(r"[@:/?#&=;]", password)]
 
 
 def _mask_pairs(text: str) -> str:

@@ -84,7 +84,7 @@ def junit_xml(report: ScanReport) -> str:
         )
         props = ET.SubElement(case, "properties")
         for key, value in (
-            ("table", o.table or ""),
+            ("table", o.table or "—"),  # (a CSV or Parquet file has none: no empty value)
             ("source", o.source),
             ("risk", dash(o.risk)),
             ("p", str(o.p)),

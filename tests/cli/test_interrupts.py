@@ -154,6 +154,36 @@ def test_ctrl_c_in_scan_stops_every_scan_and_prints_the_summary(big, tmp_path):
     assert [(r.scan_name, r.status) for r in runs] == [("first", "interrupted")]
 
 
+def test_ctrl_c_in_the_pre_commit_hook_stops_it(big, tmp_path):
+    """The hook runs qar scan once per changed qar.toml: Ctrl-C stopped only the current file's
+    scan, and the hook went on to scan the next files."""
+    for sub in ("a", "b"):
+        (tmp_path / sub).mkdir()
+        (tmp_path / sub / "qar.toml").write_text(
+            f'[store]\nurl = "store.duckdb"\n[sources.big]\nurl = "{big}"\n[[scan]]\nname = "{sub}"\ntable = "people"\n'
+        )
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    child = (
+        "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "from qar_sql.cli.hook import main; sys.exit(main())"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", child, "-q", "a/qar.toml", "b/qar.toml"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    wait_running(str(tmp_path / "a" / "store.duckdb"), proc)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, (out, err)
+    assert "qar scan a/qar.toml" in out and "qar scan b/qar.toml" not in out, out
+    assert "Interrupted: not scanned: b/qar.toml" in err
+    assert not (tmp_path / "b" / "store.duckdb").exists()
+
+
 def test_kill_9_leaves_running_until_the_next_run_marks_it_interrupted(big, small, tmp_path, store_at):
     store = store_at
     proc = start(["audit", big, "--table", "people", "--store", store, "-q"], tmp_path)

@@ -297,6 +297,8 @@ def test_junit_and_markdown_of_a_file_source(tmp_path):
     assert case.get("classname") == "qar.people"
     message = case.find("failure").get("message")
     assert "None" not in message and message.endswith(f"for {csv}")
+    props = {p.get("name"): p.get("value") for p in case.iter("property")}
+    assert props["table"] == "—" and props["source"] == str(csv)  # no empty value
     assert f"| adult | — | {cell(str(csv))} | fail |" in md.read_text()
     assert f"adult  {csv}" in r.stdout  # the text summary too
 
@@ -329,3 +331,10 @@ def test_a_config_that_is_not_utf8_is_one_sentence(tmp_path):
     r = CliRunner().invoke(cli, ["scan", str(cfg), "--no-store"])
     assert r.exit_code == 2, r.output
     assert r.output == "Error: qar.toml is not UTF-8 text (byte 0: b'\\xff'); save it as UTF-8, as TOML requires\n"
+
+
+def test_an_empty_scan_name_is_said_to_be_empty(tmp_path):
+    """name = "" was refused as "name must be text", which it is."""
+    cfg = write(tmp_path, '[sources.s]\nurl = "x.duckdb"\n[[scan]]\nname = ""\ntable = "t"\n')
+    r = CliRunner().invoke(cli, ["scan", str(cfg), "--no-store"])
+    assert r.exit_code == 2 and "name must be a non-empty text" in r.output, r.output
