@@ -236,8 +236,8 @@ def compute(
     if result.fit is None:
         raise DataError(
             "the table's risk is undefined (no tail), so record contributions are too: "
-            + (result.warnings[-1] if result.warnings else "")
-            + (" Also: " + warnings[0] if warnings else "")
+            + (result.warnings[-1].rstrip(".") if result.warnings else "")
+            + ("; also, " + warnings[0] if warnings else "")
         )
     assert result.risk is not None  # no tail raised above
     patterns = captured["patterns"]
