@@ -178,7 +178,7 @@ def test_a_column_name_with_a_line_or_page_break_is_refused(engine, char, code):
         qar_sql.audit(source, table=table, p=1, pi_u=0.5, alpha=0.1)
     assert str(err.value) == (
         f"column or table name {name!r} contains a line break ({code}), which qar cannot put in SQL safely; "
-        "rename it or leave it out with exclude="
+        "rename it, or if it is a column leave it out with exclude="
     )
     # without it, the rest audits
     result = qar_sql.audit(source, table=table, exclude=[name], p=1, pi_u=0.5, alpha=0.1)
@@ -192,6 +192,24 @@ def test_the_refusal_reaches_the_command_line_whole(tmp_path):
     con.close()
     r = run(["audit", path, "-t", "t", "-p", "1", "-q"], 2, "column or table name 'a\\u2028b' contains a line break")
     assert r.output.count("\n") == 1 and r.output.endswith("leave it out with --exclude\n")
+
+
+def test_the_columns_a_misspelt_name_is_told_show_a_broken_or_bidi_name_escaped(tmp_path):
+    """The did-you-mean lists the table's columns: one with a line break cut the message in two,
+    and a bidi override (U+202E) reversed the rest of the line on the terminal."""
+    path = str(tmp_path / "names.duckdb")
+    con = duckdb.connect(path)
+    con.execute('create table t as select i % 3 as "g\nh", i % 5 as "ab\u202ecod", i % 2 as age from range(30) r(i)')
+    con.close()
+    r = run(["audit", path, "-t", "t", "-c", "zz", "-q"], 2, "the columns are: 'g\\nh', 'ab\\u202ecod', age")
+    assert r.output.count("\n") == 1 and "\u202e" not in r.output
+
+
+def test_a_csv_duckdb_cannot_sniff_names_what_to_check(tmp_path):
+    """A quoted line break in a header with CRLF line endings defeats DuckDB's sniffer."""
+    path = tmp_path / "h.csv"
+    path.write_bytes(b'"g\nh",b\r\n' + b"".join(b"%d,%d\r\n" % (i % 3, i % 5) for i in range(20)))
+    run(["audit", str(path), "-q"], 2, "Error when sniffing file", "; check its quoting and line endings")
 
 
 def _bounded_options():

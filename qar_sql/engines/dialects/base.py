@@ -125,7 +125,9 @@ class Dialect:
         if not isinstance(name, str) or name == "":
             raise UsageError(f"invalid SQL identifier {name!r}; names must be non-empty text")
         # A tab stays on its line: a name with one is quoted like any other.
-        _refuse_unprintable(name, "column or table name", "rename it or leave it out with --exclude", allow="\t")
+        _refuse_unprintable(
+            name, "column or table name", "rename it, or if it is a column leave it out with --exclude", allow="\t"
+        )
         body = name.replace("\\", "\\\\") if self.backslash_escapes else name
         body = body.replace(self.quote_close, self.quote_escape)
         return f"{self.quote_open}{body}{self.quote_close}"
