@@ -212,6 +212,49 @@ def test_a_csv_duckdb_cannot_sniff_names_what_to_check(tmp_path):
     run(["audit", str(path), "-q"], 2, "Error when sniffing file", "; check its quoting and line endings")
 
 
+@pytest.fixture
+def broken_name(tmp_path):
+    """A DuckDB table with a column named across a line break, beside ordinary ones."""
+    path = str(tmp_path / "broken.duckdb")
+    con = duckdb.connect(path)
+    con.execute(
+        'create table t as select i as k, i % 3 as a, i % 5 as b, i % 7 as c, i % 4 as "g\nh" from range(60) r(i)'
+    )
+    con.close()
+    (tmp_path / "w.toml").write_text('qid = ["a", "b"]\n[treatments.s]\ncolumn = "a"\nkind = "suppress"\n')
+    (tmp_path / "h.toml").write_text("[hierarchies.a]\nwidths = [2, 4]\n[hierarchies.b]\nwidths = [2, 4]\n")
+    return path, str(tmp_path / "w.toml"), str(tmp_path / "h.toml")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["whatif", "-p", "1", "--pi-u", "0.5", "-T", "{w}"],
+        ["uniqueness", "-g", "3", "-T", "{w}"],
+        ["report", "-p", "1", "--pi-u", "0.5", "--key", "k", "-T", "{w}", "-o", "{out}"],
+        ["report", "-p", "1", "--pi-u", "0.5", "--key", "k", "--anonymize", "--qid", "a,b", "--hierarchy", "{h}",
+         "--k", "2", "-o", "{out}"],
+        ["anonymize", "--qid", "a,b", "--hierarchy", "{h}", "--k", "2"],
+    ],
+)  # fmt: skip
+def test_a_release_refuses_a_column_it_cannot_carry_before_any_work(broken_name, tmp_path, command):
+    """A treated release carries every column of the table, the excluded ones too: the refusal
+    told to "leave it out with --exclude", which was done, and came after the audit and records
+    passes (qar report -T), or after the search (qar anonymize). Now one sentence before any
+    grouping query (--log-level debug logs every statement)."""
+    path, w, h = broken_name
+    out = str(tmp_path / "r.html")
+    args = [a.format(w=w, h=h, out=out) for a in command]
+    r = run(
+        ["--log-level", "debug", args[0], path, "-t", "t", "-x", "k,g\nh", *args[1:], "-q"],
+        2,
+        "column name 'g\\nh' contains a line break (U+000A)",
+        "carries every column of the table, so --exclude does not leave it out; give it a view",
+    )
+    assert "group by" not in r.output.lower(), r.output
+    assert not (tmp_path / "r.html").exists()
+
+
 def _bounded_options():
     """(command, field, a value out of its bounds or of its kind) for every number option of
     every generated command of the Python API."""
