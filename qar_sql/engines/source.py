@@ -763,7 +763,9 @@ def _file_relation(
         if kind == "csv":
             _explain_csv(db, path, delimiter)
         hint = "; check its quoting and line endings" if "sniffing" in str(exc) else ""
-        raise UsageError(f"cannot read {path!r} as {kind.upper()}: {str(exc).rstrip('.') if hint else exc}{hint}") from exc
+        raise UsageError(
+            f"cannot read {path!r} as {kind.upper()}: {str(exc).rstrip('.') if hint else exc}{hint}"
+        ) from exc
     if kind == "csv" and len(cols) == 1 and any(s in cols[0] for s in SEPARATORS):
         _explain_csv(db, path, delimiter)  # one column whose name holds a delimiter: ragged?
     if kind == "csv":

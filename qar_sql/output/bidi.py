@@ -21,7 +21,6 @@ def one_line(text: str) -> str:
     name's line break, an escape sequence) as its escape, a bidirectional control as its code
     point (:func:`neutral_bidi`)."""
     escaped = "".join(
-        c.encode("unicode_escape").decode("ascii") if unicodedata.category(c) in ("Cc", "Zl", "Zp") else c
-        for c in text
+        c.encode("unicode_escape").decode("ascii") if unicodedata.category(c) in ("Cc", "Zl", "Zp") else c for c in text
     )
     return neutral_bidi(escaped)

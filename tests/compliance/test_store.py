@@ -516,7 +516,10 @@ def test_a_store_url_of_another_engine_is_refused_before_any_work(tmp_path):
                  ["migrate", "--store", url], ["migrate", "--store", url, "--status"]):  # fmt: skip
         r = CliRunner().invoke(cli, args)
         assert r.exit_code == 2, r.output
-        assert r.output.startswith("Error: store sqlite:///") and "is a sqlite database; a results store is a DuckDB" in r.output
+        assert (
+            r.output.startswith("Error: store sqlite:///")
+            and "is a sqlite database; a results store is a DuckDB" in r.output
+        )
         assert "QaR audit" not in r.output
     assert path.read_bytes() == before
     r = CliRunner().invoke(cli, ["history", "--store", "mysql+pymysql://u:secret@localhost/x"])
