@@ -178,7 +178,7 @@ def test_a_column_name_with_a_line_or_page_break_is_refused(engine, char, code):
         qar_sql.audit(source, table=table, p=1, pi_u=0.5, alpha=0.1)
     assert str(err.value) == (
         f"column or table name {name!r} contains a line break ({code}), which qar cannot put in SQL safely; "
-        "rename it or leave it out with exclude="
+        "rename it, or if it is a column leave it out with exclude="
     )
     # without it, the rest audits
     result = qar_sql.audit(source, table=table, exclude=[name], p=1, pi_u=0.5, alpha=0.1)
@@ -192,6 +192,67 @@ def test_the_refusal_reaches_the_command_line_whole(tmp_path):
     con.close()
     r = run(["audit", path, "-t", "t", "-p", "1", "-q"], 2, "column or table name 'a\\u2028b' contains a line break")
     assert r.output.count("\n") == 1 and r.output.endswith("leave it out with --exclude\n")
+
+
+def test_the_columns_a_misspelt_name_is_told_show_a_broken_or_bidi_name_escaped(tmp_path):
+    """The did-you-mean lists the table's columns: one with a line break cut the message in two,
+    and a bidi override (U+202E) reversed the rest of the line on the terminal."""
+    path = str(tmp_path / "names.duckdb")
+    con = duckdb.connect(path)
+    con.execute('create table t as select i % 3 as "g\nh", i % 5 as "ab\u202ecod", i % 2 as age from range(30) r(i)')
+    con.close()
+    r = run(["audit", path, "-t", "t", "-c", "zz", "-q"], 2, "the columns are: 'g\\nh', 'ab\\u202ecod', age")
+    assert r.output.count("\n") == 1 and "\u202e" not in r.output
+
+
+def test_a_csv_duckdb_cannot_sniff_names_what_to_check(tmp_path):
+    """A quoted line break in a header with CRLF line endings defeats DuckDB's sniffer."""
+    path = tmp_path / "h.csv"
+    path.write_bytes(b'"g\nh",b\r\n' + b"".join(b"%d,%d\r\n" % (i % 3, i % 5) for i in range(20)))
+    run(["audit", str(path), "-q"], 2, "Error when sniffing file", "; check its quoting and line endings")
+
+
+@pytest.fixture
+def broken_name(tmp_path):
+    """A DuckDB table with a column named across a line break, beside ordinary ones."""
+    path = str(tmp_path / "broken.duckdb")
+    con = duckdb.connect(path)
+    con.execute(
+        'create table t as select i as k, i % 3 as a, i % 5 as b, i % 7 as c, i % 4 as "g\nh" from range(60) r(i)'
+    )
+    con.close()
+    (tmp_path / "w.toml").write_text('qid = ["a", "b"]\n[treatments.s]\ncolumn = "a"\nkind = "suppress"\n')
+    (tmp_path / "h.toml").write_text("[hierarchies.a]\nwidths = [2, 4]\n[hierarchies.b]\nwidths = [2, 4]\n")
+    return path, str(tmp_path / "w.toml"), str(tmp_path / "h.toml")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["whatif", "-p", "1", "--pi-u", "0.5", "-T", "{w}"],
+        ["uniqueness", "-g", "3", "-T", "{w}"],
+        ["report", "-p", "1", "--pi-u", "0.5", "--key", "k", "-T", "{w}", "-o", "{out}"],
+        ["report", "-p", "1", "--pi-u", "0.5", "--key", "k", "--anonymize", "--qid", "a,b", "--hierarchy", "{h}",
+         "--k", "2", "-o", "{out}"],
+        ["anonymize", "--qid", "a,b", "--hierarchy", "{h}", "--k", "2"],
+    ],
+)  # fmt: skip
+def test_a_release_refuses_a_column_it_cannot_carry_before_any_work(broken_name, tmp_path, command):
+    """A treated release carries every column of the table, the excluded ones too: the refusal
+    told to "leave it out with --exclude", which was done, and came after the audit and records
+    passes (qar report -T), or after the search (qar anonymize). Now one sentence before any
+    grouping query (--log-level debug logs every statement)."""
+    path, w, h = broken_name
+    out = str(tmp_path / "r.html")
+    args = [a.format(w=w, h=h, out=out) for a in command]
+    r = run(
+        ["--log-level", "debug", args[0], path, "-t", "t", "-x", "k,g\nh", *args[1:], "-q"],
+        2,
+        "column name 'g\\nh' contains a line break (U+000A)",
+        "carries every column of the table, so --exclude does not leave it out; give it a view",
+    )
+    assert "group by" not in r.output.lower(), r.output
+    assert not (tmp_path / "r.html").exists()
 
 
 def _bounded_options():

@@ -40,6 +40,7 @@ from qar_sql.anonymization.risk import (
 )
 from qar_sql.anonymization.search import anonymize_session
 from qar_sql.engines.database import Relation
+from qar_sql.engines.dialects import refuse_unsafe_columns
 from qar_sql.engines.session import Session
 from qar_sql.engines.source import TEMP_TABLE, file_relation_sql, select_columns
 from qar_sql.errors import ColumnError, ParameterError
@@ -286,6 +287,7 @@ def choose(session: Session, params: AnonymizeParams, progress: Progress | None 
     """The least-loss node of the lattice that meets every model and target (exact: see
     :func:`~qar_sql.anonymization.risk.best_first`), with what the result reports about it."""
     started = time.perf_counter()
+    refuse_unsafe_columns(session.columns, "the release qar anonymize writes")  # before the search
     if params.sensitive is not None and params.sensitive not in session.columns:
         # (without --l or --t it only keeps the column out of the QIs and the audit: a typo did nothing)
         raise ColumnError(f"sensitive column {params.sensitive!r} (--sensitive) is not in the table; check its name")

@@ -25,6 +25,7 @@ from qar_sql.commands import anonymize, compare, whatif
 from qar_sql.commands.page import command_line, html, report_inputs, sql_text  # noqa: F401 (html: the commands' pages)
 from qar_sql.compliance.history import history
 from qar_sql.compliance.store import hash_key, stored_audit, stored_results, stored_top_records
+from qar_sql.engines.dialects import refuse_unsafe_columns
 from qar_sql.engines.secrets import mask_source, scrub, secret_values
 from qar_sql.engines.session import Session
 from qar_sql.engines.source import SourceLike, resolve_source, select_columns
@@ -97,6 +98,8 @@ def prepared(params: ReportParams, columns: Sequence[str] | None = None) -> Repo
     ones (the audit takes every column but ``--exclude``, so the classic measures could not)."""
     if params.treatments is not None:
         params = dataclasses.replace(params, treatments=load_treatments(params.treatments))
+    if columns is not None and (params.treatments is not None or params.anonymize is not None):
+        refuse_unsafe_columns(columns, "a treated release")  # not after the audit and records passes
     keywords = params.classic_keywords
     if columns is not None and keywords:
         qi = select_columns(columns, params.columns, params.exclude)

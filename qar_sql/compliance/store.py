@@ -266,6 +266,15 @@ class Store:
 
             self._sa = sa
             try:
+                backend = sa.engine.make_url(self.url).get_backend_name()
+            except sa.exc.ArgumentError:
+                backend = "postgresql"  # create_engine below names what is wrong with the URL
+            if backend != "postgresql":  # the migrations' dialects (migrations/README.md)
+                raise UsageError(
+                    f"store {self.display} is a {backend} database; a results store is a DuckDB file or a "
+                    f"PostgreSQL database, e.g. --store {DEFAULT_STORE} or postgresql+psycopg://host/db"
+                )
+            try:
                 self.engine = sa.create_engine(self.url, poolclass=sa.pool.NullPool)
             except ModuleNotFoundError as exc:
                 raise UsageError(

@@ -32,7 +32,7 @@ import numpy as np
 from qar_sql.engines import frames
 from qar_sql.engines.cancel import Running
 from qar_sql.engines.database import Database, Relation, Timed, closed_on_error, first_line, log, pick_table
-from qar_sql.engines.dialects import Dialect, engine_of, get_dialect, scheme_of
+from qar_sql.engines.dialects import Dialect, engine_of, get_dialect, scheme_of, unsafe_character
 from qar_sql.engines.drivers import driver_hint
 from qar_sql.engines.secrets import mask_source, scrub, secret_values
 from qar_sql.engines.session import Session, temp_name
@@ -766,7 +766,10 @@ def _file_relation(
     except DatabaseError as exc:
         if kind == "csv":
             _explain_csv(db, path, delimiter)
-        raise UsageError(f"cannot read {path!r} as {kind.upper()}: {exc}") from exc
+        hint = "; check its quoting and line endings" if "sniffing" in str(exc) else ""
+        raise UsageError(
+            f"cannot read {path!r} as {kind.upper()}: {str(exc).rstrip('.') if hint else exc}{hint}"
+        ) from exc
     if kind == "csv" and len(cols) == 1 and any(s in cols[0] for s in SEPARATORS):
         _explain_csv(db, path, delimiter)  # one column whose name holds a delimiter: ragged?
     if kind == "csv":
@@ -935,7 +938,9 @@ def select_columns(
         for name in names:
             if name not in available:
                 close = difflib.get_close_matches(name, available, n=1, cutoff=0.5)
-                listed = ", ".join(available[:20]) + (", …" if len(available) > 20 else "")
+                # A name with a line break or a bidi override is shown escaped: the message stays one line, as written.
+                shown = [repr(c) if unsafe_character(c) else c for c in available[:20]]
+                listed = ", ".join(shown) + (", …" if len(available) > 20 else "")
                 advice = f"did you mean {close[0]!r} (columns: {listed})?" if close else f"the columns are: {listed}"
                 raise ColumnError(f"column {name!r} (in {option}) not found; {advice}")
 

@@ -8,7 +8,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from qar_sql.engines.secrets import scrub
-from qar_sql.output.bidi import neutral_bidi
+from qar_sql.output.bidi import neutral_bidi, one_line
 from qar_sql.output.readable_numbers import dash
 from qar_sql.output.registry import renders
 from qar_sql.results import ScanOutcome, ScanReport
@@ -21,8 +21,9 @@ def target(o: ScanOutcome) -> str:
 
 def summary_text(report: ScanReport) -> str:
     head = ("scan", "table", "risk", "warn above", "fail above", "status")
+    # A name from qar.toml may hold a line break or a bidi control: one row, as written.
     rows = [
-        (o.name, target(o), dash(o.risk), dash(o.warn_above), dash(o.fail_above), o.status.upper())
+        (one_line(o.name), one_line(target(o)), dash(o.risk), dash(o.warn_above), dash(o.fail_above), o.status.upper())
         for o in report.outcomes
     ]
     widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
@@ -39,9 +40,10 @@ def summary_text(report: ScanReport) -> str:
         lines += ["", "Thresholds from outside the scan file:"] + [f"  {n}" for n in report.notes]
     errors = [o for o in report.outcomes if o.error]
     if errors:
-        lines += ["", "Errors:"] + [f"  {o.name}: {o.error}" for o in errors]
+        lines += ["", "Errors:"] + [f"  {one_line(o.name)}: {one_line(o.error or '')}" for o in errors]
     if report.not_run:
-        lines += ["", f"Interrupted: {len(report.not_run)} scan(s) not run: {', '.join(report.not_run)}"]
+        not_run = ", ".join(one_line(n) for n in report.not_run)
+        lines += ["", f"Interrupted: {len(report.not_run)} scan(s) not run: {not_run}"]
     return "\n".join(lines) + "\n"
 
 

@@ -74,7 +74,7 @@ class RecordsParams(TailParams):
     missing: str = fields.missing()
     sampling_fraction: float | None = fields.sampling_fraction()
     population: int | None = fields.population()
-    #: Read every CSV column as text: the session's, a parameter here because it goes with --by suda only.
+    #: Read every CSV column as text: the session's (every ranking), as qar audit's and qar risk's.
     all_text: bool = fields.source_option("all_text")
     output: str | os.PathLike | None = option(
         None,
@@ -100,10 +100,8 @@ class RecordsParams(TailParams):
         if by not in BY:
             raise ParameterError(f"--by {by!r} is not a record score; use one of {', '.join(BY)}")
         suda_set = self.max_size is not None or self.missing != "value"
-        if by != "suda" and (suda_set or self.sampling_fraction or self.population or self.all_text):
-            raise UsageError(
-                "--max-size, --missing, --sampling-fraction, --population and --all-text go with --by suda"
-            )
+        if by != "suda" and (suda_set or self.sampling_fraction or self.population):
+            raise UsageError("--max-size, --missing, --sampling-fraction and --population go with --by suda")
         if by == "suda":
             if self.compare_dt or self.refine:
                 raise UsageError("--by suda ranks by SUDA score: --store, --compare-dt and --refine do not apply")

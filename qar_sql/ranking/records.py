@@ -234,9 +234,10 @@ def compute(
     result = audit_relation(db, relation, opts, started=started, source=source, scanner=scanner, bootstrap=0)
     warnings = key_warnings(key, result.columns) + relation.token_notes(result.columns)
     if result.fit is None:
-        reasons = [w.rstrip(".") for w in [*result.warnings[-1:], *warnings[:1]]]
         raise DataError(
-            "the table's risk is undefined (no tail), so record contributions are too: " + ". Also: ".join(reasons)
+            "the table's risk is undefined (no tail), so record contributions are too: "
+            + (result.warnings[-1].rstrip(".") if result.warnings else "")
+            + ("; also, " + warnings[0] if warnings else "")
         )
     assert result.risk is not None  # no tail raised above
     patterns = captured["patterns"]

@@ -53,14 +53,15 @@ def uniqueness_session(
     params = with_plan(params)
     plan: Plan | None = params.treatments
     db, relation = session.db, session.relation
+    # The plan bound before the measures: a column the releases cannot carry fails before any work.
+    binder = None if plan is None else Binder(db, relation.sql, relation.columns, plan, display=relation.display)
     result = measure(db, relation, params, progress=progress, started=started, source=session.label)
     scenarios = []
-    if plan is not None:
+    if plan is not None and binder is not None:
         # A treated release: the same QIs and measures, without the extras of the source's report.
         after_params = replace(
             params, treatments=None, from_marginals=False, monte_carlo=0, seed=None, exposed=0, exposed_qis=1
         )
-        binder = Binder(db, relation.sql, relation.columns, plan, display=relation.display)
         order = {q.index: i for i, q in enumerate(result.qis)}
         for names in scenarios_of(plan):
             sql = treated_sql(binder, relation.sql, names, modified=False)

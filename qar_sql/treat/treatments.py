@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from qar_sql import toml_text, user_files
-from qar_sql.engines.dialects import Dialect, sql_comment
+from qar_sql.engines.dialects import Dialect, refuse_unsafe_columns, sql_comment
 from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, file_relation_sql, split_table
 from qar_sql.errors import DatabaseError, UsageError, one_of
@@ -387,6 +387,7 @@ class Binder:
         key: str | None = None,
         not_null: Sequence[str] = (),
     ):
+        refuse_unsafe_columns(columns, "a release of treatments")  # before any query
         self.db = db
         self.relation_sql = relation_sql
         self.columns = tuple(columns)

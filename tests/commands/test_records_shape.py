@@ -41,7 +41,7 @@ def make_data(n=60, seed=5):
     "kwargs, error, words",
     [
         (dict(by="dt", max_size=2), UsageError, "go with --by suda"),
-        (dict(by="influence", all_text=True), UsageError, "go with --by suda"),
+        (dict(by="influence", population=100), UsageError, "go with --by suda"),
         (dict(by="suda", refine=5), UsageError, "--compare-dt and --refine do not apply"),
         (dict(by="dt", refine=5), UsageError, "--refine goes with --by influence"),
         (dict(by="u_plus", compare_dt=True), UsageError, "--compare-dt goes with --by influence"),
@@ -215,8 +215,41 @@ def test_records_store_records_a_source_that_fails_and_writes_output_after_the_r
     assert len(out.read_text().splitlines()) == 1 + 60
 
 
+def test_all_text_ranks_the_records_of_the_audit_that_read_the_csv_as_text(tmp_path):
+    """The audit's note says "Use --all-text"; qar records --all-text (every ranking, not only
+    suda) reads the CSV as that audit did: U+ and n_unique per record equal a brute force over the
+    cells as text ("1" and "1.0" two values), and the records' T̂ is the --all-text audit's."""
+    import itertools
+    from collections import Counter
+
+    from click.testing import CliRunner
+
+    from qar_sql.cli.main import cli
+
+    rng = random.Random(11)
+    rows = [[str(i), rng.choice(["1", "1.0", "2"]), *(str(rng.randint(0, 3)) for _ in range(4))] for i in range(40)]
+    path = tmp_path / "t.csv"
+    path.write_text("id,a,b,c,d,e\n" + "".join(",".join(r) + "\n" for r in rows))
+    common = ["-x", "id", "-p", "2", "--pi-u", "0.3", "-f", "json", "-q", "--all-text"]
+    run = CliRunner().invoke(cli, ["records", str(path), "--key", "id", "--all", *common])
+    assert run.exit_code == 0, run.output
+    got = json.loads(run.output)
+    audit = CliRunner().invoke(cli, ["audit", str(path), *common])
+    assert audit.exit_code == 0, audit.output
+    assert got["risk"] == json.loads(audit.output)["risk"]
+    qis = list(itertools.combinations(range(1, 6), 2))
+    counts = [Counter(tuple(r[c] for c in qi) for r in rows) for qi in qis]
+    theta = [len(c) / len(rows) for c in counts]
+    for rec in got["records"]:
+        row = rows[int(rec["key"])]
+        unique = [j for j, qi in enumerate(qis) if counts[j][tuple(row[c] for c in qi)] == 1]
+        assert rec["n_unique"] == len(unique)
+        assert rec["u_plus"] == pytest.approx(sum(theta[j] for j in unique), abs=1e-12)
+    assert len(got["records"]) == 40
+
+
 def test_all_text_reaches_the_session_from_the_api_and_the_command_line(tmp_path):
-    """--all-text is a parameter of qar records (it goes with --by suda) that the session opens
+    """--all-text is a parameter of qar records (every ranking) that the session opens
     with (Command.session_params): the CSV's cells come back as text, 1.0 and 1 two values."""
     from click.testing import CliRunner
 
@@ -237,3 +270,18 @@ def test_all_text_reaches_the_session_from_the_api_and_the_command_line(tmp_path
     run = CliRunner().invoke(cli, [*args, "--all-text"])
     assert run.exit_code == 0, run.output
     assert '"1"' in run.output and '"1"' not in CliRunner().invoke(cli, args).output
+
+
+def test_no_tail_because_of_the_key_is_one_sentence_per_problem(tmp_path):
+    """The key left among the QI columns makes every QI with it a key: the refusal names the
+    missing tail and the key column, joined as clauses (it glued "… 'id' Also: key column …")."""
+    from click.testing import CliRunner
+
+    from qar_sql.cli.main import cli
+
+    path = tmp_path / "t.csv"
+    path.write_text("id,a,b\n" + "".join(f"{i},{i % 2},{i % 3}\n" for i in range(12)))
+    run = CliRunner().invoke(cli, ["records", str(path), "--key", "id", "-p", "2", "--pi-u", "0.5", "-q"])
+    assert run.exit_code == 2, run.output
+    assert "record contributions are too: no tail to fit" in run.output
+    assert "--exclude 'id'; also, key column 'id' is also a quasi-identifier column" in run.output

@@ -499,3 +499,28 @@ def test_store_that_is_the_audited_file_is_refused(tmp_path):
         assert con.execute("select status from qar_runs").fetchall() == [("complete",)]
     r = CliRunner().invoke(cli, [*args, "--store", str(tmp_path / "results.duckdb")])
     assert r.exit_code == 0, r.output
+
+
+def test_a_store_url_of_another_engine_is_refused_before_any_work(tmp_path):
+    """The migrations are DuckDB's and PostgreSQL's: a SQLite store failed with "no such table:
+    information_schema.tables" (exit 3). Refused by name (exit 2), the file untouched."""
+    import sqlite3
+
+    path = tmp_path / "store.sqlite"
+    sqlite3.connect(path).close()
+    before = path.read_bytes()
+    csv = tmp_path / "t.csv"
+    csv.write_text("a,b,c\n" + "".join(f"{i % 3},{i % 5},{i % 7}\n" for i in range(40)))
+    url = f"sqlite:///{path}"
+    for args in (["audit", str(csv), "-p", "1", "--pi-u", "0.5", "-q", "--store", url], ["history", "--store", url],
+                 ["migrate", "--store", url], ["migrate", "--store", url, "--status"]):  # fmt: skip
+        r = CliRunner().invoke(cli, args)
+        assert r.exit_code == 2, r.output
+        assert (
+            r.output.startswith("Error: store sqlite:///")
+            and "is a sqlite database; a results store is a DuckDB" in r.output
+        )
+        assert "QaR audit" not in r.output
+    assert path.read_bytes() == before
+    r = CliRunner().invoke(cli, ["history", "--store", "mysql+pymysql://u:secret@localhost/x"])
+    assert r.exit_code == 2 and "secret" not in r.output and "is a mysql database" in r.output, r.output

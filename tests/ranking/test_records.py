@@ -286,8 +286,8 @@ def test_records_store_with_hashed_keys(people, tmp_path, monkeypatch):
     assert [c for *_, c in rows] == sorted((c for *_, c in rows), reverse=True)
 
 
-def test_no_tail_with_the_key_among_the_qis_reads_as_two_sentences(duck):
-    """Every QI holds the key: no tail, and the key warning after it, each sentence ended."""
+def test_no_tail_from_several_identifiers_names_them_in_the_plural(duck):
+    """Every column identifies every record: "every QI containing one of them", "leave them out"."""
     data = make_data(30)
     for c in ("u1", "u2", "u3"):
         data[c] = [v + 1 for v in data["id"]]  # unique too: every θ is 1
@@ -295,4 +295,4 @@ def test_no_tail_with_the_key_among_the_qis_reads_as_two_sentences(duck):
     r = run(*table_args("records", source, table, ["id", "u1", "u2", "u3"], p=1))
     assert r.exit_code != 0 and "so record contributions are too" in r.output
     assert "every QI containing one of them is a key" in r.output
-    assert "leave them out with --exclude 'id,u1,u2,u3'. Also: key column 'id'" in r.output, r.output
+    assert "leave them out with --exclude 'id,u1,u2,u3'; also, key column 'id'" in r.output, r.output

@@ -7,7 +7,7 @@ its engine by scheme (:func:`engine_of`)."""
 from __future__ import annotations
 
 from qar_sql.engines.dialects import clickhouse, duckdb, mariadb, postgresql, spark, sqlite, warehouses
-from qar_sql.engines.dialects.base import Dialect, sql_comment, unsafe_character
+from qar_sql.engines.dialects.base import Dialect, refuse_unsafe_columns, sql_comment, unsafe_character
 from qar_sql.engines.dialects.unit import Engine, ServerRecipe
 from qar_sql.errors import UsageError, one_of
 
@@ -21,6 +21,7 @@ __all__ = [
     "engine_named",
     "engine_of",
     "get_dialect",
+    "refuse_unsafe_columns",
     "scheme_of",
     "sql_comment",
     "unsafe_character",

@@ -6,6 +6,7 @@ showed that engine needs something different, with a comment why."""
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TypedDict
 
@@ -125,7 +126,9 @@ class Dialect:
         if not isinstance(name, str) or name == "":
             raise UsageError(f"invalid SQL identifier {name!r}; names must be non-empty text")
         # A tab stays on its line: a name with one is quoted like any other.
-        _refuse_unprintable(name, "column or table name", "rename it or leave it out with --exclude", allow="\t")
+        _refuse_unprintable(
+            name, "column or table name", "rename it, or if it is a column leave it out with --exclude", allow="\t"
+        )
         body = name.replace("\\", "\\\\") if self.backslash_escapes else name
         body = body.replace(self.quote_close, self.quote_escape)
         return f"{self.quote_open}{body}{self.quote_close}"
@@ -190,6 +193,20 @@ def _refuse_unprintable(text: str, what: str, fix: str, allow: str = "") -> None
         kind = "a line break" if bad in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029" else "the character"
         raise UsageError(
             f"{what} {text!r} contains {kind} (U+{ord(bad):04X}), which qar cannot put in SQL safely; {fix}"
+        )
+
+
+def refuse_unsafe_columns(columns: Iterable[str], carried_by: str) -> None:
+    """Refuse, before any work, a column name :meth:`Dialect.quote` would refuse, where
+    ``carried_by`` (a release of the whole table) writes every column into its SQL, so that
+    ``--exclude`` cannot leave it out as it does for an audit."""
+    for name in columns:
+        _refuse_unprintable(
+            name,
+            "column name",
+            f"{carried_by} carries every column of the table, so --exclude does not leave it out; "
+            "give it a view that renames or drops that column",
+            allow="\t",
         )
 
 
