@@ -33,6 +33,7 @@ from qar_sql.engines import frames
 from qar_sql.engines.cancel import Running
 from qar_sql.engines.database import Database, Relation, Timed, closed_on_error, first_line, log, pick_table
 from qar_sql.engines.dialects import Dialect, engine_of, get_dialect, scheme_of
+from qar_sql.engines.dialects.base import unsafe_character
 from qar_sql.engines.drivers import driver_hint
 from qar_sql.engines.secrets import mask_source, scrub, secret_values
 from qar_sql.engines.session import Session, temp_name
@@ -773,7 +774,10 @@ def _file_relation(
     name = TEMP_TABLE
     db.query(f"create temp table {db.dialect.quote(name)} as select * from {reader}")
     inferred = tuple((str(r[0]), str(r[1])) for r in described if kind == "csv" and str(r[1]) != "VARCHAR")
-    text = [str(r[0]) for r in described if kind == "csv" and str(r[1]) == "VARCHAR"]
+    # A name qar cannot quote is left to the audit's own refusal, which --exclude avoids.
+    text = [
+        str(r[0]) for r in described if kind == "csv" and str(r[1]) == "VARCHAR" and not unsafe_character(str(r[0]))
+    ]
     tokens = () if all_text else numeric_except(db, db.dialect.quote(name), text)
     return Relation(
         db.dialect.quote(name), path, cols, kind, row_order="rowid", inferred=inferred, numeric_except=tokens

@@ -116,3 +116,25 @@ def test_the_parameters_table_lists_values_and_the_threshold_does_not_gate(csv, 
     assert "sensitive = dis" in row and "weight = —" in row
     help_text = " ".join(CliRunner().invoke(cli, ["report", "--help"]).output.split())
     assert "still exits 0" in help_text
+
+
+def test_a_figure_names_columns_with_backslashes_and_brackets_as_written(tmp_path):
+    """The figure's <title> was put in by a regex: a name's backslash was read as an escape
+    (exit 3 after the whole report) and a '>' of a name ended the <svg> tag inside its label."""
+    pytest.importorskip("matplotlib")
+    names = ["c\\d", "z<s>x", "age", "e", "f"]
+    path = tmp_path / "t.csv"
+    path.write_text(
+        ",".join(f'"{n}"' for n in names)
+        + "\n"
+        + "".join(f"{i % 41},{i % 7},{(i * 31) % 13},{i % 3},{(i * i) % 11}\n" for i in range(200))
+    )
+    out = tmp_path / "r.html"
+    r = CliRunner().invoke(cli, ["report", str(path), "-p", "2", "--pi-u", "0.3", "-q", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    page = out.read_text()
+    tags = re.findall(r"<svg [^>]*>", page)
+    assert tags and all(t.startswith('<svg role="img" aria-label="') for t in tags)
+    labels = re.findall(r'<svg role="img" aria-label="([^"]*)"[^>]*><title>([^<]*)</title>', page)
+    assert len(labels) == len(tags) and all(a == t for a, t in labels)
+    assert any("c\\d" in a and "z&lt;s&gt;x" in a for a, _ in labels), labels
