@@ -58,6 +58,7 @@ from qar_sql.rules import DEFAULT_JOBS
 from qar_sql.stats import interval as tail_interval
 from qar_sql.treat.release_uniqueness import uniqueness_session, with_plan
 from qar_sql.treat.treatments import load as load_treatments
+from qar_sql.treat.whatif import check_names as whatif_names
 
 NAME = "report"
 Params = ReportParams
@@ -89,13 +90,16 @@ def audit_options(params: TailParams, progress: Progress | None = None) -> Optio
     return Options(**tail, jobs=params.jobs, progress=progress)  # type: ignore[attr-defined]
 
 
-def prepared(params: ReportParams, columns: Sequence[str] | None = None) -> ReportParams:
+def prepared(params: ReportParams, columns: Sequence[str] | None = None, display: str = "") -> ReportParams:
     """``params`` checked before the first query: the treatments file read (a bad one fails here,
     not after the audit; the result holds the :class:`~qar_sql.treat.treatments.Plan`) and,
-    given the relation's ``columns``, no ``--sensitive`` or ``--weight`` column among the audited
-    ones (the audit takes every column but ``--exclude``, so the classic measures could not)."""
+    given the relation's ``columns`` (named ``display``), the file's QID, treated columns and key
+    among them, and no ``--sensitive`` or ``--weight`` column among the audited ones (the audit
+    takes every column but ``--exclude``, so the classic measures could not)."""
     if params.treatments is not None:
         params = dataclasses.replace(params, treatments=load_treatments(params.treatments))
+        if columns is not None:
+            whatif_names(params.treatments, columns, display)
     keywords = params.classic_keywords
     if columns is not None and keywords:
         qi = select_columns(columns, params.columns, params.exclude)
@@ -122,7 +126,7 @@ def run(session: Session | None, params: ReportParams, progress: Progress | None
         return stored(params)
     assert session is not None, "a report of SOURCE runs in its session"
     started = time.perf_counter()
-    params = prepared(params, session.relation.columns)
+    params = prepared(params, session.relation.columns, session.relation.display)
     opts = audit_options(params, progress)
     records = params.records
     if records is None:
