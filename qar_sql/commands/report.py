@@ -31,7 +31,7 @@ from qar_sql.engines.source import SourceLike, resolve_source, select_columns
 from qar_sql.errors import ColumnError, QarError, UsageError
 from qar_sql.extras import require
 from qar_sql.measures.audit import Options, audit_relation, with_sensitivity
-from qar_sql.measures.classic import check_not_source, output_kind, risk_relation
+from qar_sql.measures.classic import check_exist, check_not_source, output_kind, risk_relation
 from qar_sql.output.files import check_writable
 from qar_sql.output.html import (
     RecordRow,
@@ -94,14 +94,15 @@ def prepared(params: ReportParams, columns: Sequence[str] | None = None, display
     """``params`` checked before the first query: the treatments file read (a bad one fails here,
     not after the audit; the result holds the :class:`~qar_sql.treat.treatments.Plan`) and,
     given the relation's ``columns`` (named ``display``), the file's QID, treated columns and key
-    among them, and no ``--sensitive`` or ``--weight`` column among the audited ones (the audit
-    takes every column but ``--exclude``, so the classic measures could not)."""
+    among them, and the ``--sensitive`` and ``--weight`` columns among them but not among the
+    audited ones (the audit takes every column but ``--exclude``, so the classic measures could not)."""
     if params.treatments is not None:
         params = dataclasses.replace(params, treatments=load_treatments(params.treatments))
         if columns is not None:
             whatif_names(params.treatments, columns, display)
     keywords = params.classic_keywords
     if columns is not None and keywords:
+        check_exist(columns, keywords.get("weight"), keywords.get("sensitive") or ())
         qi = select_columns(columns, params.columns, params.exclude)
         roles = [(s, "--sensitive") for s in keywords.get("sensitive") or ()]
         roles += [(keywords["weight"], "--weight")] if keywords.get("weight") else []

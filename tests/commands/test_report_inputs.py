@@ -74,6 +74,14 @@ def test_a_sensitive_column_among_the_audited_fails_before_the_audit(csv, tmp_pa
     assert "add --exclude dis" in r.output
 
 
+@pytest.mark.parametrize("option", ["--sensitive", "--weight"])
+def test_a_sensitive_or_weight_column_that_does_not_exist_fails_before_the_audit(csv, tmp_path, no_audit, option):
+    """Found by the classic section, after the audit and records passes (15 s on adult)."""
+    r = CliRunner().invoke(cli, ["report", str(csv), *RISK, option, "dsi", "-o", str(tmp_path / "r.html")])
+    assert r.exit_code == 2, r.output
+    assert f"{option} column 'dsi' not found; did you mean 'dis'?" in r.output
+
+
 HOSTILE = "<img src=https://evil.example/x.png> ![x](https://evil.example/y.png) [a](javascript:x) <!-- \u202eabc"
 
 
