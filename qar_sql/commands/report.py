@@ -23,12 +23,13 @@ from typing import Any
 from qar_sql.command import TAIL_ORDER
 from qar_sql.commands import anonymize, compare, whatif
 from qar_sql.commands.page import command_line, html, report_inputs, sql_text  # noqa: F401 (html: the commands' pages)
+from qar_sql.comparison.tables import check_link
 from qar_sql.compliance.history import history
 from qar_sql.compliance.store import hash_key, stored_audit, stored_results, stored_top_records
 from qar_sql.engines.secrets import mask_source, scrub, secret_values
 from qar_sql.engines.session import Session
-from qar_sql.engines.source import SourceLike, resolve_source, select_columns
-from qar_sql.errors import ColumnError, QarError, UsageError
+from qar_sql.engines.source import SourceLike, is_url, resolve_source, select_columns
+from qar_sql.errors import ColumnError, QarError, SourceNotFound, UsageError
 from qar_sql.extras import require
 from qar_sql.measures.audit import Options, audit_relation, with_sensitivity
 from qar_sql.measures.classic import check_exist, check_not_source, output_kind, risk_relation
@@ -94,12 +95,14 @@ def prepared(params: ReportParams, columns: Sequence[str] | None = None, display
     """``params`` checked before the first query: the treatments file read (a bad one fails here,
     not after the audit; the result holds the :class:`~qar_sql.treat.treatments.Plan`) and,
     given the relation's ``columns`` (named ``display``), the file's QID, treated columns and key
-    among them, and the ``--sensitive`` and ``--weight`` columns among them but not among the
+    among them, --link among them, and the ``--sensitive`` and ``--weight`` columns among them but not among the
     audited ones (the audit takes every column but ``--exclude``, so the classic measures could not)."""
     if params.treatments is not None:
         params = dataclasses.replace(params, treatments=load_treatments(params.treatments))
         if columns is not None:
             whatif_names(params.treatments, columns, display)
+    if columns is not None and params.compare is not None:
+        check_link(columns, params.link)
     keywords = params.classic_keywords
     if columns is not None and keywords:
         check_exist(columns, keywords.get("weight"), keywords.get("sensitive") or ())
@@ -468,6 +471,11 @@ def prepare(params: ReportParams) -> ReportParams:
     fmt = report_format(params.format, params.output or "-")
     if params.compare is not None:  # before any work: the comparison needs the [compare] extra
         require("compare", "the report's comparison (--compare)")
+        treated = os.fspath(params.compare) if isinstance(params.compare, str | os.PathLike) else None
+        if treated is not None and not is_url(treated) and not Path(treated).is_file():
+            if not Path(treated).exists():
+                raise SourceNotFound(f"--compare file {treated!r} does not exist; check the path")
+            raise SourceNotFound(f"--compare {treated!r} is not a file; name a CSV, Parquet or DuckDB file")
     if params.output not in (None, "-"):
         check_writable(params.output, "--output")
     params = prepared(params)

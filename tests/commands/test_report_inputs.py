@@ -82,6 +82,25 @@ def test_a_sensitive_or_weight_column_that_does_not_exist_fails_before_the_audit
     assert f"{option} column 'dsi' not found; did you mean 'dis'?" in r.output
 
 
+@pytest.mark.parametrize(
+    "options,message",
+    [
+        (["--compare", "missing.csv"], "--compare file 'missing.csv' does not exist; check the path"),
+        (["--compare", "."], "--compare '.' is not a file; name a CSV, Parquet or DuckDB file"),
+        (["--compare", "t.csv", "--link", "id"], "link column 'id' is not in the original (age, sex, zip, dis)"),
+    ],
+)
+def test_a_compare_file_or_link_that_does_not_exist_fails_before_the_audit(
+    csv, tmp_path, monkeypatch, no_audit, options, message
+):
+    """Found by the comparison section, after the audit and records passes (18 s on adult)."""
+    pytest.importorskip("saiph")
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(cli, ["report", str(csv), *RISK, *options, "-o", "r.html"])
+    assert r.exit_code == 2, r.output
+    assert message in r.output and "Traceback" not in r.output
+
+
 HOSTILE = "<img src=https://evil.example/x.png> ![x](https://evil.example/y.png) [a](javascript:x) <!-- \u202eabc"
 
 
