@@ -154,6 +154,11 @@ SCAN_REFUSES = {
         "QAR_TEST_UNSET_H4",
     ),
     "defaults only": ("[defaults]\nwarn_above = 0.9\nfail_above = 0.5\n", "warn_above"),
+    # Said once: set aside alone, alpha's default 0.01 was found not below pi_u = 0.01 as well.
+    "alpha over a small pi_u": (
+        '[sources.a]\nurl = "a.duckdb"\n[[scan]]\ntable = "t"\nalpha = 0.05\npi_u = 0.01\n',
+        "alpha = 0.05 must be smaller than pi_u = 0.01",
+    ),
 }
 
 
@@ -171,6 +176,32 @@ def test_check_refuses_what_qar_scan_refuses_with_the_scans_message(name, tmp_pa
     with pytest.raises(QarError) as refused:
         loader(path)
     assert r.output.strip() == f"Error: {refused.value}"
+
+
+@pytest.mark.parametrize(
+    "text,says",
+    [
+        ('[scan]\ntable = "t"\n', "scan is a table but must be a list of tables; write [[scan]], not [scan]"),
+        ('scan = 3\n[sources.a]\nurl = "a.duckdb"\n', "scan = 3 must be a list"),
+    ],
+)
+def test_qar_scan_names_a_scan_that_is_no_list_as_check_does(text, says, tmp_path):
+    """qar scan said "no scans; add at least one [[scan]]" of a file that has one, as [scan]."""
+    path = tmp_path / "qar.toml"
+    path.write_text(text.replace("[scan]", '[sources.a]\nurl = "a.duckdb"\n[scan]', 1))
+    checked = CliRunner().invoke(cli, ["config", "--check", str(path)])
+    scanned = CliRunner().invoke(cli, ["scan", str(path), "--no-store"])
+    assert checked.exit_code == scanned.exit_code == 2
+    assert says in checked.output and says in scanned.output, scanned.output
+    assert "no scans" not in scanned.output
+
+
+def test_check_of_a_file_without_scans_says_qar_scan_refuses_it(tmp_path):
+    path = tmp_path / "qar.toml"
+    path.write_text("[defaults]\np = 2\n")
+    r = CliRunner().invoke(cli, ["config", "--check", str(path)])
+    assert r.exit_code == 0 and "no [[scan]], so qar scan would refuse it" in r.output
+    assert CliRunner().invoke(cli, ["scan", str(path), "--no-store"]).exit_code == 2
 
 
 @pytest.mark.parametrize(

@@ -44,6 +44,11 @@ def _check(where: dict[str, Any], params: ConfigParams, out: dict[str, Any]) -> 
     if str(params.check).endswith("pyproject.toml"):
         return f"{params.check}: valid ([tool.qar]; its JSON Schema and qar's checks)\n"
     n = len(data.get("scan", []))
+    if not n:  # the commands read its [defaults]; qar scan has nothing to run
+        return (
+            f"{params.check}: valid defaults (qar.toml's JSON Schema and qar's checks); it has no [[scan]], "
+            "so qar scan would refuse it: add one to scan with it\n"
+        )
     return f"{params.check}: valid ({n} scan{'s' if n != 1 else ''}; qar.toml's JSON Schema and qar scan's checks)\n"
 
 

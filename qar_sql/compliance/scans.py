@@ -274,7 +274,10 @@ def spec_or_errors(problems: Problems | None, path: tuple, name: str, table: str
             problems.found.append(((*path, key) if key in left else path, message))
             if key not in left:
                 return None
-            del left[key]
+            # Every setting the sentence names is set aside: "alpha = 0.05 must be smaller than
+            # pi_u = 0.01" without alpha alone would be said again of the default alpha.
+            for named in [k for k in left if re.search(rf"(?<![\w.]){re.escape(k)} = ", message)] + [key]:
+                left.pop(named, None)
 
 
 def _location(problems: Problems | None, path: tuple, value: str, key: str, env: _Env, base: Path) -> str | None:
@@ -342,7 +345,15 @@ def parse_config(
             sources[sname] = (url, mask_source(url))
 
     raw_scans = data.get("scan", [])
-    if not isinstance(raw_scans, list) or not raw_scans:
+    if isinstance(raw_scans, Mapping):  # the schema's words, so --check and qar scan say the same
+        refuse(
+            problems, ("scan",), f"{where}: scan is a table but must be a list of tables; write [[scan]], not [scan]"
+        )
+        raw_scans = []
+    elif not isinstance(raw_scans, list):
+        refuse(problems, ("scan",), f"{where}: scan = {raw_scans!r} must be a list of [[scan]] tables")
+        raw_scans = []
+    elif not raw_scans:
         refuse(
             problems,
             ("scan",),
