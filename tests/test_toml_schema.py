@@ -154,6 +154,11 @@ SCAN_REFUSES = {
         "QAR_TEST_UNSET_H4",
     ),
     "defaults only": ("[defaults]\nwarn_above = 0.9\nfail_above = 0.5\n", "warn_above"),
+    # A line break split the summary's row in two.
+    "line break in a name": (
+        '[sources.a]\nurl = "a.duckdb"\n[[scan]]\nname = "a\\nb"\ntable = "t"\n',
+        "name 'a\\nb' holds U+000A; write it on one line",
+    ),
     # Said once: set aside alone, alpha's default 0.01 was found not below pi_u = 0.01 as well.
     "alpha over a small pi_u": (
         '[sources.a]\nurl = "a.duckdb"\n[[scan]]\ntable = "t"\nalpha = 0.05\npi_u = 0.01\n',

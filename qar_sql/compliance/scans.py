@@ -31,6 +31,7 @@ import difflib
 import os
 import re
 import tomllib
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import partial
@@ -386,6 +387,10 @@ def parse_config(
         name = raw.get("name", table or sname)
         if not isinstance(name, str) or not name:
             refuse(problems, (*at, "name"), f'{scan}: name must be text, e.g. name = "patients"')
+            continue
+        bad = next((c for c in name if unicodedata.category(c) in ("Cc", "Zl", "Zp")), None)
+        if bad is not None:  # a line break split the text summary's row in two
+            refuse(problems, (*at, "name"), f"{scan}: name {name!r} holds U+{ord(bad):04X}; write it on one line")
             continue
         chosen = own_settings(raw, defaults)
         settings = {k: c.value for k, c in chosen.items() if c.level != "built-in"}
