@@ -341,9 +341,9 @@ def test_check_lists_every_error_of_the_defaults(tmp_path):
     assert r.exit_code == 2
     assert r.output.strip().splitlines()[1:] == [
         "  [tool.qar] p = 0 is below its minimum, 1",
-        "  scan '[tool.qar]': alpha = 0.5 must be smaller than pi_u = 0.2; lower alpha below 0.2 (e.g. 0.04) "
+        "  [tool.qar]: alpha = 0.5 must be smaller than pi_u = 0.2; lower alpha below 0.2 (e.g. 0.04) "
         "or raise pi_u above 0.5 (e.g. 0.75).",
-        "  scan '[tool.qar]': warn_above = 0.9 is above fail_above = 0.5; a warning must come before the failure, "
+        "  [tool.qar]: warn_above = 0.9 is above fail_above = 0.5; a warning must come before the failure, "
         "so make warn_above the smaller",
     ]
 
@@ -381,3 +381,22 @@ def test_a_file_with_a_byte_order_mark_is_read(tmp_path):
 
     same = treatments.load(str(REPO / "examples" / "treatments.toml"))
     assert treatments.load(str(trt)) == dataclasses.replace(same, path=str(trt))
+
+
+def test_check_lists_every_error_of_the_qar_toml_in_the_working_directory(tmp_path, monkeypatch):
+    """The qar group read the qar.toml it found first and stopped at its first error, so --check
+    of that file (or of any other) never ran there; qar config without --check still says it."""
+    monkeypatch.delenv("QAR_CONFIG", raising=False)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "qar.toml").write_text("[defaults]\np = 0\nbogus = 2\n")
+    r = CliRunner().invoke(cli, ["config", "--check", "qar.toml"])
+    assert r.exit_code == 2 and r.output.startswith("Error: qar.toml breaks its schema in 2 places:"), r.output
+    good = tmp_path / "other" / "qar.toml"
+    good.parent.mkdir()
+    good.write_text("[defaults]\np = 2\n")
+    r = CliRunner().invoke(cli, ["config", "--check", str(good)])
+    assert r.exit_code == 0 and "valid defaults" in r.output, r.output
+    for argv in (["config"], ["config", "-f", "json"], ["audit", str(good)]):
+        r = CliRunner().invoke(cli, argv)
+        assert r.exit_code == 2 and r.output.count("Error: ") == 1, r.output
+        assert "[defaults] has an unknown key 'bogus'" in r.output

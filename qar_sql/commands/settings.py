@@ -30,8 +30,12 @@ def run(session: None, params: ConfigParams, progress: object = None) -> Setting
 
 
 def _found(values: dict[str, Any], where: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
-    """The config file the ``qar`` group found or was given."""
-    return {**values, "config": (click.get_current_context().find_root().obj or {}).get("config")}
+    """The config file the ``qar`` group found or was given; its error, unless --check names
+    the file to check instead."""
+    obj = click.get_current_context().find_root().obj or {}
+    if obj.get("config_error") is not None and values.get("check") is None:
+        raise obj["config_error"]
+    return {**values, "config": obj.get("config")}
 
 
 def _check(where: dict[str, Any], params: ConfigParams, out: dict[str, Any]) -> str | None:

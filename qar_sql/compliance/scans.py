@@ -167,7 +167,7 @@ def make_spec(
     rules (those of the audit's parameters). ``source``: (URL, how it is shown, its name in the
     file); ``origins``: where each came from."""
     url, source_display, source_name = source
-    label = f"{where}: scan {name!r}"
+    label = scan_label(where, name)
     checked = {key: settings[key] for key in PARAM_KEYS if key in settings}
     for key in ("columns", "exclude"):
         if settings.get(key) is not None:
@@ -258,13 +258,19 @@ def each_key(problems: Problems | None, path: tuple, table: Mapping, allowed: Se
             refuse(problems, (*path, key), f"{where}: {what} has an unknown key {key!r}; {_did_you_mean(key, allowed)}")
 
 
+def scan_label(where: str, name: str) -> str:
+    """How an error names the scan ``name``; a table of defaults checked as a scan's
+    (``[defaults]``, ``[tool.qar]``) is named as the table, being no scan."""
+    return f"{where}: {name}" if name.startswith("[") else f"{where}: scan {name!r}"
+
+
 def spec_or_errors(problems: Problems | None, path: tuple, name: str, table: str | None, settings: Mapping, **kw):
     """:func:`make_spec`; collecting, each refusal names a key (``alpha = 0.3 must be ...``),
     which is set aside and the rest checked again, so every bad value of one scan is listed,
     each with the sentence ``qar scan`` would print for it."""
     if problems is None:
         return make_spec(name, table, settings, **kw)
-    label = f"{kw['where']}: scan {name!r}: "
+    label = scan_label(kw["where"], name) + ": "
     left = dict(settings)
     while True:
         try:
