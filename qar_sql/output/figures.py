@@ -45,7 +45,7 @@ def _svg(fig, name: str, label: str) -> str:
     with matplotlib.rc_context({"svg.hashsalt": f"qar-{name}", "svg.fonttype": "none"}):
         fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
     text = _PROLOG.sub("", buf.getvalue()).strip()
-    esc = html.escape(label, quote=True)
+    esc = html.escape(label, quote=False).replace('"', "&quot;")
     # The title goes after the tag matplotlib wrote (before the label is in it, so a '>' of a
     # column name cannot end the tag), as text: a backslash of a name is no regex escape.
     tag = re.search(r"<svg[^>]*>", text)
