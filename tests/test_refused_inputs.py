@@ -185,6 +185,18 @@ def test_a_column_name_with_a_line_or_page_break_is_refused(engine, char, code):
     assert result.columns == ("b", "c")
 
 
+@pytest.mark.parametrize("char", ["\u202e", "\u2028"])
+def test_a_csv_text_column_qar_cannot_quote_can_be_excluded_as_the_message_says(tmp_path, char):
+    """Opening a CSV looked for number-like text columns in every column, this one too, so the
+    refusal's own fix (--exclude) was refused again."""
+    name = f"a{char}b"
+    path = tmp_path / "t.csv"
+    path.write_text(f"{name},c,d\n" + "".join(f"x{i % 3},{i % 5},{i % 2}\n" for i in range(30)), encoding="utf-8")
+    run(["audit", str(path), "-p", "1", "--pi-u", "0.5", "-q"], 2, "leave it out with --exclude")
+    r = run(["audit", str(path), "-x", name, "-p", "1", "--pi-u", "0.5", "--alpha", "0.1", "-f", "json", "-q"], 0, "")
+    assert json.loads(r.stdout)["columns"] == ["c", "d"]
+
+
 def test_the_refusal_reaches_the_command_line_whole(tmp_path):
     path = str(tmp_path / "sep.duckdb")
     con = duckdb.connect(path)

@@ -154,6 +154,16 @@ SCAN_REFUSES = {
         "QAR_TEST_UNSET_H4",
     ),
     "defaults only": ("[defaults]\nwarn_above = 0.9\nfail_above = 0.5\n", "warn_above"),
+    # A line break split the summary's row in two.
+    "line break in a name": (
+        '[sources.a]\nurl = "a.duckdb"\n[[scan]]\nname = "a\\nb"\ntable = "t"\n',
+        "name 'a\\nb' holds U+000A; write it on one line",
+    ),
+    # Said once: set aside alone, alpha's default 0.01 was found not below pi_u = 0.01 as well.
+    "alpha over a small pi_u": (
+        '[sources.a]\nurl = "a.duckdb"\n[[scan]]\ntable = "t"\nalpha = 0.05\npi_u = 0.01\n',
+        "alpha = 0.05 must be smaller than pi_u = 0.01",
+    ),
 }
 
 
@@ -171,6 +181,32 @@ def test_check_refuses_what_qar_scan_refuses_with_the_scans_message(name, tmp_pa
     with pytest.raises(QarError) as refused:
         loader(path)
     assert r.output.strip() == f"Error: {refused.value}"
+
+
+@pytest.mark.parametrize(
+    "text,says",
+    [
+        ('[scan]\ntable = "t"\n', "scan is a table but must be a list of tables; write [[scan]], not [scan]"),
+        ('scan = 3\n[sources.a]\nurl = "a.duckdb"\n', "scan = 3 must be a list"),
+    ],
+)
+def test_qar_scan_names_a_scan_that_is_no_list_as_check_does(text, says, tmp_path):
+    """qar scan said "no scans; add at least one [[scan]]" of a file that has one, as [scan]."""
+    path = tmp_path / "qar.toml"
+    path.write_text(text.replace("[scan]", '[sources.a]\nurl = "a.duckdb"\n[scan]', 1))
+    checked = CliRunner().invoke(cli, ["config", "--check", str(path)])
+    scanned = CliRunner().invoke(cli, ["scan", str(path), "--no-store"])
+    assert checked.exit_code == scanned.exit_code == 2
+    assert says in checked.output and says in scanned.output, scanned.output
+    assert "no scans" not in scanned.output
+
+
+def test_check_of_a_file_without_scans_says_qar_scan_refuses_it(tmp_path):
+    path = tmp_path / "qar.toml"
+    path.write_text("[defaults]\np = 2\n")
+    r = CliRunner().invoke(cli, ["config", "--check", str(path)])
+    assert r.exit_code == 0 and "no [[scan]], so qar scan would refuse it" in r.output
+    assert CliRunner().invoke(cli, ["scan", str(path), "--no-store"]).exit_code == 2
 
 
 @pytest.mark.parametrize(
@@ -305,9 +341,9 @@ def test_check_lists_every_error_of_the_defaults(tmp_path):
     assert r.exit_code == 2
     assert r.output.strip().splitlines()[1:] == [
         "  [tool.qar] p = 0 is below its minimum, 1",
-        "  scan '[tool.qar]': alpha = 0.5 must be smaller than pi_u = 0.2; lower alpha below 0.2 (e.g. 0.04) "
+        "  [tool.qar]: alpha = 0.5 must be smaller than pi_u = 0.2; lower alpha below 0.2 (e.g. 0.04) "
         "or raise pi_u above 0.5 (e.g. 0.75).",
-        "  scan '[tool.qar]': warn_above = 0.9 is above fail_above = 0.5; a warning must come before the failure, "
+        "  [tool.qar]: warn_above = 0.9 is above fail_above = 0.5; a warning must come before the failure, "
         "so make warn_above the smaller",
     ]
 
@@ -345,3 +381,22 @@ def test_a_file_with_a_byte_order_mark_is_read(tmp_path):
 
     same = treatments.load(str(REPO / "examples" / "treatments.toml"))
     assert treatments.load(str(trt)) == dataclasses.replace(same, path=str(trt))
+
+
+def test_check_lists_every_error_of_the_qar_toml_in_the_working_directory(tmp_path, monkeypatch):
+    """The qar group read the qar.toml it found first and stopped at its first error, so --check
+    of that file (or of any other) never ran there; qar config without --check still says it."""
+    monkeypatch.delenv("QAR_CONFIG", raising=False)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "qar.toml").write_text("[defaults]\np = 0\nbogus = 2\n")
+    r = CliRunner().invoke(cli, ["config", "--check", "qar.toml"])
+    assert r.exit_code == 2 and r.output.startswith("Error: qar.toml breaks its schema in 2 places:"), r.output
+    good = tmp_path / "other" / "qar.toml"
+    good.parent.mkdir()
+    good.write_text("[defaults]\np = 2\n")
+    r = CliRunner().invoke(cli, ["config", "--check", str(good)])
+    assert r.exit_code == 0 and "valid defaults" in r.output, r.output
+    for argv in (["config"], ["config", "-f", "json"], ["audit", str(good)]):
+        r = CliRunner().invoke(cli, argv)
+        assert r.exit_code == 2 and r.output.count("Error: ") == 1, r.output
+        assert "[defaults] has an unknown key 'bogus'" in r.output

@@ -174,8 +174,12 @@ def cli(ctx, debug, config_path, log_level, verbose):
     try:
         found = qar_config.load(config_path) if config_path else qar_config.find()
     except QarError as exc:
-        click.echo(f"Error: {_safe(exc)}", err=True)
-        ctx.exit(int(exc.exit_code))
+        if ctx.invoked_subcommand != "config":
+            click.echo(f"Error: {_safe(exc)}", err=True)
+            ctx.exit(int(exc.exit_code))
+        # qar config says it (without --check), or --check FILE lists every error of its file:
+        # a broken qar.toml in the working directory stopped the check of any file at its first.
+        ctx.obj["config_error"], found = exc, qar_config.Config({})
     ctx.obj["config"] = found
     ctx.default_map = qar_config.default_map(found, ctx.command.commands)
 

@@ -23,17 +23,18 @@ from typing import Any
 from qar_sql.command import TAIL_ORDER
 from qar_sql.commands import anonymize, compare, whatif
 from qar_sql.commands.page import command_line, html, report_inputs, sql_text  # noqa: F401 (html: the commands' pages)
+from qar_sql.comparison.tables import check_link
 from qar_sql.compliance.history import history
 from qar_sql.compliance.store import hash_key, stored_audit, stored_results, stored_top_records
 from qar_sql.engines.dialects import refuse_unsafe_columns
 from qar_sql.engines.secrets import mask_source, scrub, secret_values
 from qar_sql.engines.session import Session
-from qar_sql.engines.source import SourceLike, resolve_source, select_columns
-from qar_sql.errors import ColumnError, QarError, UsageError
+from qar_sql.engines.source import SourceLike, is_url, resolve_source, select_columns
+from qar_sql.errors import ColumnError, QarError, SourceNotFound, UsageError
 from qar_sql.extras import require
 from qar_sql.guard import check_not_input
 from qar_sql.measures.audit import Options, audit_relation, with_sensitivity
-from qar_sql.measures.classic import output_kind, risk_relation
+from qar_sql.measures.classic import check_exist, output_kind, risk_relation
 from qar_sql.output.files import check_writable
 from qar_sql.output.html import (
     RecordRow,
@@ -60,6 +61,7 @@ from qar_sql.rules import DEFAULT_JOBS
 from qar_sql.stats import interval as tail_interval
 from qar_sql.treat.release_uniqueness import uniqueness_session, with_plan
 from qar_sql.treat.treatments import load as load_treatments
+from qar_sql.treat.whatif import check_names as whatif_names
 
 NAME = "report"
 Params = ReportParams
@@ -91,17 +93,23 @@ def audit_options(params: TailParams, progress: Progress | None = None) -> Optio
     return Options(**tail, jobs=params.jobs, progress=progress)  # type: ignore[attr-defined]
 
 
-def prepared(params: ReportParams, columns: Sequence[str] | None = None) -> ReportParams:
+def prepared(params: ReportParams, columns: Sequence[str] | None = None, display: str = "") -> ReportParams:
     """``params`` checked before the first query: the treatments file read (a bad one fails here,
     not after the audit; the result holds the :class:`~qar_sql.treat.treatments.Plan`) and,
-    given the relation's ``columns``, no ``--sensitive`` or ``--weight`` column among the audited
-    ones (the audit takes every column but ``--exclude``, so the classic measures could not)."""
+    given the relation's ``columns`` (named ``display``), the file's QID, treated columns and key
+    among them, --link among them, and the ``--sensitive`` and ``--weight`` columns among them but not among the
+    audited ones (the audit takes every column but ``--exclude``, so the classic measures could not)."""
     if params.treatments is not None:
         params = dataclasses.replace(params, treatments=load_treatments(params.treatments))
+        if columns is not None:
+            whatif_names(params.treatments, columns, display)
+    if columns is not None and params.compare is not None:
+        check_link(columns, params.link)
     if columns is not None and (params.treatments is not None or params.anonymize is not None):
         refuse_unsafe_columns(columns, "a treated release")  # not after the audit and records passes
     keywords = params.classic_keywords
     if columns is not None and keywords:
+        check_exist(columns, keywords.get("weight"), keywords.get("sensitive") or ())
         qi = select_columns(columns, params.columns, params.exclude)
         roles = [(s, "--sensitive") for s in keywords.get("sensitive") or ()]
         roles += [(keywords["weight"], "--weight")] if keywords.get("weight") else []
@@ -126,7 +134,7 @@ def run(session: Session | None, params: ReportParams, progress: Progress | None
         return stored(params)
     assert session is not None, "a report of SOURCE runs in its session"
     started = time.perf_counter()
-    params = prepared(params, session.relation.columns)
+    params = prepared(params, session.relation.columns, session.relation.display)
     opts = audit_options(params, progress)
     records = params.records
     if records is None:
@@ -467,6 +475,11 @@ def prepare(params: ReportParams) -> ReportParams:
     fmt = report_format(params.format, params.output or "-")
     if params.compare is not None:  # before any work: the comparison needs the [compare] extra
         require("compare", "the report's comparison (--compare)")
+        treated = os.fspath(params.compare) if isinstance(params.compare, str | os.PathLike) else None
+        if treated is not None and not is_url(treated) and not Path(treated).is_file():
+            if not Path(treated).exists():
+                raise SourceNotFound(f"--compare file {treated!r} does not exist; check the path")
+            raise SourceNotFound(f"--compare {treated!r} is not a file; name a CSV, Parquet or DuckDB file")
     if params.output not in (None, "-"):
         check_writable(params.output, "--output")
     params = prepared(params)

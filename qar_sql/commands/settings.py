@@ -30,8 +30,12 @@ def run(session: None, params: ConfigParams, progress: object = None) -> Setting
 
 
 def _found(values: dict[str, Any], where: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
-    """The config file the ``qar`` group found or was given."""
-    return {**values, "config": (click.get_current_context().find_root().obj or {}).get("config")}
+    """The config file the ``qar`` group found or was given; its error, unless --check names
+    the file to check instead."""
+    obj = click.get_current_context().find_root().obj or {}
+    if obj.get("config_error") is not None and values.get("check") is None:
+        raise obj["config_error"]
+    return {**values, "config": obj.get("config")}
 
 
 def _check(where: dict[str, Any], params: ConfigParams, out: dict[str, Any]) -> str | None:
@@ -44,6 +48,11 @@ def _check(where: dict[str, Any], params: ConfigParams, out: dict[str, Any]) -> 
     if str(params.check).endswith("pyproject.toml"):
         return f"{params.check}: valid ([tool.qar]; its JSON Schema and qar's checks)\n"
     n = len(data.get("scan", []))
+    if not n:  # the commands read its [defaults]; qar scan has nothing to run
+        return (
+            f"{params.check}: valid defaults (qar.toml's JSON Schema and qar's checks); it has no [[scan]], "
+            "so qar scan would refuse it: add one to scan with it\n"
+        )
     return f"{params.check}: valid ({n} scan{'s' if n != 1 else ''}; qar.toml's JSON Schema and qar scan's checks)\n"
 
 

@@ -63,13 +63,17 @@ def display(source: str | None, relation: Relation) -> str:
     return relation.display
 
 
+def check_link(
+    columns: Sequence[str], link: str | None, side: str = "original", fix: str = "name its key column"
+) -> None:
+    """The --link column is one of ``columns`` (the ``side``'s)."""
+    if link is not None and link not in columns:
+        raise ColumnError(f"link column {link!r} is not in the {side} ({listing(columns)}); {fix}")
+
+
 def compared_columns(rel_o, rel_t, columns, exclude, link, from_treatments) -> tuple[str, ...]:
-    for rel, side, fix in (
-        (rel_o, "original", "name its key column"),
-        (rel_t, "treated table", "name a key both tables have"),
-    ):
-        if link is not None and link not in rel.columns:
-            raise ColumnError(f"link column {link!r} is not in the {side} ({listing(rel.columns)}); {fix}")
+    check_link(rel_o.columns, link)
+    check_link(rel_t.columns, link, "treated table", "name a key both tables have")
     if columns and link in columns:
         raise ColumnError(f"the link column {link!r} cannot also be compared; leave it out of --columns")
     skip = list(exclude or ()) + ([link] if link and not columns else [])

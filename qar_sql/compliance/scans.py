@@ -31,6 +31,7 @@ import difflib
 import os
 import re
 import tomllib
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import partial
@@ -166,7 +167,7 @@ def make_spec(
     rules (those of the audit's parameters). ``source``: (URL, how it is shown, its name in the
     file); ``origins``: where each came from."""
     url, source_display, source_name = source
-    label = f"{where}: scan {name!r}"
+    label = scan_label(where, name)
     checked = {key: settings[key] for key in PARAM_KEYS if key in settings}
     for key in ("columns", "exclude"):
         if settings.get(key) is not None:
@@ -257,13 +258,19 @@ def each_key(problems: Problems | None, path: tuple, table: Mapping, allowed: Se
             refuse(problems, (*path, key), f"{where}: {what} has an unknown key {key!r}; {_did_you_mean(key, allowed)}")
 
 
+def scan_label(where: str, name: str) -> str:
+    """How an error names the scan ``name``; a table of defaults checked as a scan's
+    (``[defaults]``, ``[tool.qar]``) is named as the table, being no scan."""
+    return f"{where}: {name}" if name.startswith("[") else f"{where}: scan {name!r}"
+
+
 def spec_or_errors(problems: Problems | None, path: tuple, name: str, table: str | None, settings: Mapping, **kw):
     """:func:`make_spec`; collecting, each refusal names a key (``alpha = 0.3 must be ...``),
     which is set aside and the rest checked again, so every bad value of one scan is listed,
     each with the sentence ``qar scan`` would print for it."""
     if problems is None:
         return make_spec(name, table, settings, **kw)
-    label = f"{kw['where']}: scan {name!r}: "
+    label = scan_label(kw["where"], name) + ": "
     left = dict(settings)
     while True:
         try:
@@ -274,7 +281,10 @@ def spec_or_errors(problems: Problems | None, path: tuple, name: str, table: str
             problems.found.append(((*path, key) if key in left else path, message))
             if key not in left:
                 return None
-            del left[key]
+            # Every setting the sentence names is set aside: "alpha = 0.05 must be smaller than
+            # pi_u = 0.01" without alpha alone would be said again of the default alpha.
+            for named in [k for k in left if re.search(rf"(?<![\w.]){re.escape(k)} = ", message)] + [key]:
+                left.pop(named, None)
 
 
 def _location(problems: Problems | None, path: tuple, value: str, key: str, env: _Env, base: Path) -> str | None:
@@ -342,7 +352,15 @@ def parse_config(
             sources[sname] = (url, mask_source(url))
 
     raw_scans = data.get("scan", [])
-    if not isinstance(raw_scans, list) or not raw_scans:
+    if isinstance(raw_scans, Mapping):  # the schema's words, so --check and qar scan say the same
+        refuse(
+            problems, ("scan",), f"{where}: scan is a table but must be a list of tables; write [[scan]], not [scan]"
+        )
+        raw_scans = []
+    elif not isinstance(raw_scans, list):
+        refuse(problems, ("scan",), f"{where}: scan = {raw_scans!r} must be a list of [[scan]] tables")
+        raw_scans = []
+    elif not raw_scans:
         refuse(
             problems,
             ("scan",),
@@ -375,6 +393,10 @@ def parse_config(
         name = raw.get("name", table or sname)
         if not isinstance(name, str) or not name:
             refuse(problems, (*at, "name"), f'{scan}: name must be a non-empty text, e.g. name = "patients"')
+            continue
+        bad = next((c for c in name if unicodedata.category(c) in ("Cc", "Zl", "Zp")), None)
+        if bad is not None:  # a line break split the text summary's row in two
+            refuse(problems, (*at, "name"), f"{scan}: name {name!r} holds U+{ord(bad):04X}; write it on one line")
             continue
         chosen = own_settings(raw, defaults)
         settings = {k: c.value for k, c in chosen.items() if c.level != "built-in"}

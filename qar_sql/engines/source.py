@@ -780,7 +780,10 @@ def _file_relation(
     name = TEMP_TABLE
     db.query(f"create temp table {db.dialect.quote(name)} as select * from {reader}")
     inferred = tuple((str(r[0]), str(r[1])) for r in described if kind == "csv" and str(r[1]) != "VARCHAR")
-    text = [str(r[0]) for r in described if kind == "csv" and str(r[1]) == "VARCHAR"]
+    # A name qar cannot quote is left to the audit's own refusal, which --exclude avoids.
+    text = [
+        str(r[0]) for r in described if kind == "csv" and str(r[1]) == "VARCHAR" and not unsafe_character(str(r[0]))
+    ]
     tokens = () if all_text else numeric_except(db, db.dialect.quote(name), text)
     return Relation(
         db.dialect.quote(name), path, cols, kind, row_order="rowid", inferred=inferred, numeric_except=tokens

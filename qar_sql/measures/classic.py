@@ -234,18 +234,18 @@ def _roles(weight: str | None, sensitive: Sequence[str]) -> list[tuple[str, str]
     return [(s, "--sensitive") for s in sensitive] + ([(weight, "--weight")] if weight else [])
 
 
-def _check_exist(relation: Relation, weight: str | None, sensitive: Sequence[str]) -> None:
-    """Sensitive and weight columns exist (checked before they are left out of the default key
-    set, so the message names the option the user typed)."""
+def check_exist(columns: Sequence[str], weight: str | None, sensitive: Sequence[str]) -> None:
+    """Sensitive and weight columns are among ``columns`` (checked before they are left out of
+    the default key set, so the message names the option the user typed)."""
     for name, option in _roles(weight, sensitive):
-        if name not in relation.columns:
-            close = difflib.get_close_matches(name, relation.columns, n=1, cutoff=0.5)
+        if name not in columns:
+            close = difflib.get_close_matches(name, columns, n=1, cutoff=0.5)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise ColumnError(f"{option} column {name!r} not found{hint}")
 
 
 def _check_roles(relation: Relation, qi: Sequence[str], weight: str | None, sensitive: Sequence[str]) -> None:
-    """Sensitive and weight columns (that exist: :func:`_check_exist`) are not key columns."""
+    """Sensitive and weight columns (that exist: :func:`check_exist`) are not key columns."""
     for name, option in _roles(weight, sensitive):
         if name in qi:
             raise ColumnError(
@@ -404,7 +404,7 @@ def risk_relation(session: Session, opts: RiskParams, progress: Progress | None 
     per_record, key = opts.per_record, opts.key
     sensitive = column_names(opts.sensitive, "--sensitive") or ()
     ordered = column_names(opts.ordered, "--ordered") or ()
-    _check_exist(relation, weight, sensitive)
+    check_exist(relation.columns, weight, sensitive)
     if key:  # checked without --per-record too, so a misspelt key is not silently accepted
         check_key_names(relation, key)
     for name in ordered:

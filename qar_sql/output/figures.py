@@ -7,6 +7,7 @@ reference) so the report stays one self-contained file. matplotlib is the option
 
 from __future__ import annotations
 
+import html
 import io
 import re
 from collections.abc import Sequence
@@ -44,9 +45,14 @@ def _svg(fig, name: str, label: str) -> str:
     with matplotlib.rc_context({"svg.hashsalt": f"qar-{name}", "svg.fonttype": "none"}):
         fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
     text = _PROLOG.sub("", buf.getvalue()).strip()
-    esc = label.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
-    text = text.replace("<svg ", f'<svg role="img" aria-label="{esc}" ', 1)
-    return re.sub(r"(<svg[^>]*>)", rf"\1<title>{esc}</title>", text, count=1)
+    esc = html.escape(label, quote=False).replace('"', "&quot;")
+    # The title goes after the tag matplotlib wrote (before the label is in it, so a '>' of a
+    # column name cannot end the tag), as text: a backslash of a name is no regex escape.
+    tag = re.search(r"<svg[^>]*>", text)
+    if tag is None:
+        return text
+    opened = tag.group(0).replace("<svg ", f'<svg role="img" aria-label="{esc}" ', 1)
+    return text[: tag.start()] + opened + f"<title>{esc}</title>" + text[tag.end() :]
 
 
 def _fig(width=6.4, height=3.4):

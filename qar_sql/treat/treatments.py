@@ -368,6 +368,37 @@ class Step:
         return tuple(zip(self.columns or (self.column,), self.news, self.outs or (self.out,)))
 
 
+def check_column(c: _Checker, t: Treatment, name: str, key: str, columns: Sequence[str], display: str) -> None:
+    if name not in columns:
+        close = difflib.get_close_matches(name, columns, n=1, cutoff=0.5)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        c.fail(("treatments", t.name), key, f"= {name!r} is not a column of {display}{hint}")
+
+
+def check_columns(c: _Checker, t: Treatment, columns: Sequence[str], display: str) -> None:
+    """The column(s) ``t`` treats are among ``columns``: a check of names alone, before any query."""
+    key = "columns" if t.perturbative and t.opt("columns") else "column"
+    for col in t.columns if t.perturbative else (t.column,):
+        check_column(c, t, col, key, columns, display)
+
+
+def check_names(plan: Plan, columns: Sequence[str], display: str) -> None:
+    """Each treatment's column(s) and the file's key among ``columns`` (``qar report`` checks this
+    before its audit; the binder checks it again with the types)."""
+    c = _Checker(plan.path, plan.text)
+    for t in plan.treatments:
+        check_columns(c, t, columns, display)
+    if plan.key is not None:
+        check_key_name(c, plan.key, columns, display)
+
+
+def check_key_name(c: _Checker, key: str, columns: Sequence[str], display: str) -> None:
+    if key not in columns:
+        close = difflib.get_close_matches(key, columns, n=1, cutoff=0.5)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        c.fail((), "key", f"names {key!r}, which is not a column of {display}{hint}")
+
+
 class Binder:
     """Checks a plan against one table and turns treatments into :class:`Step` s.
 
@@ -433,17 +464,12 @@ class Binder:
         return repr(int(v)) if float(v).is_integer() and abs(v) < 2**53 else repr(float(v))
 
     def check_column(self, t: Treatment, name: str, key: str) -> None:
-        if name not in self.columns:
-            close = difflib.get_close_matches(name, self.columns, n=1, cutoff=0.5)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            self.c.fail(("treatments", t.name), key, f"= {name!r} is not a column of {self.display}{hint}")
+        check_column(self.c, t, name, key, self.columns, self.display)
 
     def check(self, t: Treatment) -> None:
         """Everything about ``t`` that needs the table (columns, types, lookups; the key of the
         perturbative kinds' draws)."""
-        key = "columns" if t.perturbative and t.opt("columns") else "column"
-        for col in t.columns if t.perturbative else (t.column,):
-            self.check_column(t, col, key)
+        check_columns(self.c, t, self.columns, self.display)
         for col in t.local or ():
             self.check_column(t, col, "local")
         if t.perturbative:
@@ -566,10 +592,7 @@ class Binder:
         """The declared key exists, has no NULL and no duplicate (one query, once)."""
         if self.key is None or self._key_checked:
             return
-        if self.key not in self.columns:
-            close = difflib.get_close_matches(self.key, self.columns, n=1, cutoff=0.5)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            self.c.fail((), "key", f"names {self.key!r}, which is not a column of {self.display}{hint}")
+        check_key_name(self.c, self.key, self.columns, self.display)
         k = f"t.{self.db.dialect.quote(self.key)}"
         n, present, distinct = self.db.query(
             f"select count(*), count({k}), count(distinct {k}) from {self.relation_sql} as t"

@@ -35,6 +35,7 @@ from qar_sql.rules import check_null_tokens
 from qar_sql.treat.infoloss import InfoLoss, LossColumn, information_loss, loss_dict
 from qar_sql.treat.prng import Arith
 from qar_sql.treat.treatments import Binder, Plan, load, treated_sql
+from qar_sql.treat.treatments import check_names as check_plan_names
 
 ORIGINAL = "original"
 
@@ -145,6 +146,13 @@ def _resolve_qid(plan: Plan, qid: Sequence[str] | str | None) -> tuple[str, ...]
             "file (qar whatif also takes --qid a,b,c)"
         )
     return tuple(qid)
+
+
+def check_names(plan: Plan, columns: Sequence[str], display: str) -> None:
+    """What of ``plan`` needs only the relation's column names, before any query: its QID and
+    each treatment's column(s) and key (``qar report`` runs its audit before the what-if)."""
+    _check_qid(_resolve_qid(plan, None), columns, display)
+    check_plan_names(plan, columns, display)
 
 
 def _check_qid(qid, columns, display):

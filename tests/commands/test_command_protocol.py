@@ -306,7 +306,10 @@ def test_config_checks_a_file_instead_of_printing_and_reads_the_groups_config(tm
     path = tmp_path / "d.toml"
     path.write_text("[defaults]\np = 2\n")
     r = CliRunner().invoke(cli, ["config", "--check", str(path), "-f", "json"])
-    assert r.exit_code == 0 and r.output == f"{path}: valid (0 scans; qar.toml's JSON Schema and qar scan's checks)\n"
+    assert r.exit_code == 0 and r.output == (
+        f"{path}: valid defaults (qar.toml's JSON Schema and qar's checks); it has no [[scan]], so qar scan "
+        "would refuse it: add one to scan with it\n"
+    )
     r = CliRunner().invoke(cli, ["--config", str(path), "config", "-f", "json"])
     got = json.loads(r.output)
     assert r.exit_code == 0 and got["config_file"] == str(path)

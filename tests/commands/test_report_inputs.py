@@ -43,11 +43,62 @@ def test_a_bad_treatments_file_fails_before_the_audit(csv, tmp_path, no_audit):
     assert not (tmp_path / "r.html").exists()
 
 
+QID = 'qid = ["age", "sex"]\n'
+BANDS = '[treatments.a]\ncolumn = "age"\nkind = "bands"\nwidth = 10\n'
+
+
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        (QID + BANDS.replace('"age"', '"agee"'), "bad.toml (line 3): treatments.a.column = 'agee' is not a column of"),
+        (BANDS, "no quasi-identifier to count singletons on"),
+        (QID.replace('"sex"', '"sexx"') + BANDS, "QID column 'sexx' is not a column of"),
+        (QID + 'key = "id"\n' + BANDS, "bad.toml (line 2): key names 'id', which is not a column of"),
+    ],
+)
+def test_treatments_naming_no_column_fail_before_the_audit(csv, tmp_path, no_audit, text, message):
+    """These need the table's column names only; the report found them after its audit and
+    records passes (20 s on adult), where qar whatif refuses them at once."""
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text)
+    r = CliRunner().invoke(cli, ["report", str(csv), *RISK, "-T", str(bad), "-o", str(tmp_path / "r.html")])
+    assert r.exit_code == 2, r.output
+    assert message in r.output and "Traceback" not in r.output
+    assert not (tmp_path / "r.html").exists()
+
+
 def test_a_sensitive_column_among_the_audited_fails_before_the_audit(csv, tmp_path, no_audit):
     r = CliRunner().invoke(cli, ["report", str(csv), *RISK, "--sensitive", "dis", "-o", str(tmp_path / "r.html")])
     assert r.exit_code == 2, r.output
     assert "--sensitive column 'dis' is also a quasi-identifier column of the audit" in r.output
     assert "add --exclude dis" in r.output
+
+
+@pytest.mark.parametrize("option", ["--sensitive", "--weight"])
+def test_a_sensitive_or_weight_column_that_does_not_exist_fails_before_the_audit(csv, tmp_path, no_audit, option):
+    """Found by the classic section, after the audit and records passes (15 s on adult)."""
+    r = CliRunner().invoke(cli, ["report", str(csv), *RISK, option, "dsi", "-o", str(tmp_path / "r.html")])
+    assert r.exit_code == 2, r.output
+    assert f"{option} column 'dsi' not found; did you mean 'dis'?" in r.output
+
+
+@pytest.mark.parametrize(
+    "options,message",
+    [
+        (["--compare", "missing.csv"], "--compare file 'missing.csv' does not exist; check the path"),
+        (["--compare", "."], "--compare '.' is not a file; name a CSV, Parquet or DuckDB file"),
+        (["--compare", "t.csv", "--link", "id"], "link column 'id' is not in the original (age, sex, zip, dis)"),
+    ],
+)
+def test_a_compare_file_or_link_that_does_not_exist_fails_before_the_audit(
+    csv, tmp_path, monkeypatch, no_audit, options, message
+):
+    """Found by the comparison section, after the audit and records passes (18 s on adult)."""
+    pytest.importorskip("saiph")
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(cli, ["report", str(csv), *RISK, *options, "-o", "r.html"])
+    assert r.exit_code == 2, r.output
+    assert message in r.output and "Traceback" not in r.output
 
 
 HOSTILE = "<img src=https://evil.example/x.png> ![x](https://evil.example/y.png) [a](javascript:x) <!-- \u202eabc"
@@ -116,3 +167,25 @@ def test_the_parameters_table_lists_values_and_the_threshold_does_not_gate(csv, 
     assert "sensitive = dis" in row and "weight = —" in row
     help_text = " ".join(CliRunner().invoke(cli, ["report", "--help"]).output.split())
     assert "still exits 0" in help_text
+
+
+def test_a_figure_names_columns_with_backslashes_and_brackets_as_written(tmp_path):
+    """The figure's <title> was put in by a regex: a name's backslash was read as an escape
+    (exit 3 after the whole report) and a '>' of a name ended the <svg> tag inside its label."""
+    pytest.importorskip("matplotlib")
+    names = ["c\\d", "z<s>x", "age", "e", "f"]
+    path = tmp_path / "t.csv"
+    path.write_text(
+        ",".join(f'"{n}"' for n in names)
+        + "\n"
+        + "".join(f"{i % 41},{i % 7},{(i * 31) % 13},{i % 3},{(i * i) % 11}\n" for i in range(200))
+    )
+    out = tmp_path / "r.html"
+    r = CliRunner().invoke(cli, ["report", str(path), "-p", "2", "--pi-u", "0.3", "-q", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    page = out.read_text()
+    tags = re.findall(r"<svg [^>]*>", page)
+    assert tags and all(t.startswith('<svg role="img" aria-label="') for t in tags)
+    labels = re.findall(r'<svg role="img" aria-label="([^"]*)"[^>]*><title>([^<]*)</title>', page)
+    assert len(labels) == len(tags) and all(a == t for a, t in labels)
+    assert any("c\\d" in a and "z&lt;s&gt;x" in a for a, _ in labels), labels
