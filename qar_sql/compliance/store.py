@@ -267,7 +267,7 @@ class Store:
             self._sa = sa
             try:
                 backend = sa.engine.make_url(self.url).get_backend_name()
-            except sa.exc.ArgumentError:
+            except (sa.exc.ArgumentError, ValueError):  # (ValueError: a port that is no number)
                 backend = "postgresql"  # create_engine below names what is wrong with the URL
             if backend != "postgresql":  # the migrations' dialects (migrations/README.md)
                 raise UsageError(
