@@ -521,7 +521,7 @@ def run_steps(work: Path, ids: tuple[str, ...], **given: str) -> tuple[str, dict
     return log, outputs["results"]
 
 
-HOSTILE_NAMES = ["::stop-commands::tok", "  ::error title=forged::all pass", "a ##[error]forged", "b\n::warning::x"]
+HOSTILE_NAMES = ["::stop-commands::tok", "  ::error title=forged::all pass", "a ##[error]forged", "b ::warning::x"]
 
 
 def test_no_scan_name_gives_the_runner_a_workflow_command(tmp_path):
@@ -544,7 +544,7 @@ def test_no_scan_name_gives_the_runner_a_workflow_command(tmp_path):
     assert len(commands) == 4 and all(
         re.match(r"::(error|warning) file=qar\.toml,title=qar scan ", c) for c in commands
     ), log
-    assert "::error file=qar.toml,title=qar scan b%0A%3A%3Awarning%3A%3Ax::" in log
+    assert "::error file=qar.toml,title=qar scan b %3A%3Awarning%3A%3Ax::" in log
 
 
 def test_the_annotations_input_is_off_only_for_false(tmp_path, capsys):

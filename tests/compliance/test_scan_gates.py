@@ -201,14 +201,14 @@ def test_fail_above_judges_the_measure_the_scan_names(config):
 
 
 def test_the_text_summary_keeps_a_scan_name_on_its_row_as_written(config):
-    """A scan name from qar.toml with a line break and a bidi override: the text summary split
-    the row at it (its second line began with "::error::", a GitHub workflow command where the
-    summary is a step's output) and the U+202E reversed the rest of the line."""
+    """A scan name from qar.toml with a bidi override: the U+202E reversed the rest of the line.
+    (A line break split the row, its second line a GitHub workflow command "::error::": such a
+    name is now refused, tests/test_toml_schema.py.)"""
     toml, _ = config
-    text = toml.read_text().replace('table = "people"', 'name = "odd\\u202e name\\n::error::x"\ntable = "people"')
+    text = toml.read_text().replace('table = "people"', 'name = "odd\\u202e name ::error::x"\ntable = "people"')
     toml.write_text(text)
     r = CliRunner().invoke(cli, ["scan", str(toml), "-q"])
     assert r.exit_code == 0, r.output
     assert "\u202e" not in r.output and not any(line.startswith("::") for line in r.output.splitlines())
     row = next(line for line in r.output.splitlines() if line.startswith("odd"))
-    assert row.startswith("odd⟦U+202E⟧ name\\n::error::x  people") and row.rstrip().endswith("OK")
+    assert row.startswith("odd⟦U+202E⟧ name ::error::x  people") and row.rstrip().endswith("OK")
