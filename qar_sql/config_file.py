@@ -123,15 +123,8 @@ def from_data(
     else:
         store = data.get("store")
         store = store.get("url") if isinstance(store, Mapping) else store
-    # Not a scan setting (a scan reads databases): checked here, the rest as a scan's.
-    null_tokens = raw.pop("null_tokens", None)
-    if null_tokens is not None:
-        if isinstance(null_tokens, str):
-            null_tokens = [null_tokens]
-        if not isinstance(null_tokens, list) or not all(isinstance(t, str) and t for t in null_tokens):
-            message = f'{where}: null_tokens must be a list of non-empty texts, e.g. null_tokens = ["NA"]'
-            check((*at, "null_tokens"), scans.failing(message))
-            null_tokens = None
+    # Not a setting of the audit's parameters: checked as qar scan checks it, the rest as a scan's.
+    null_tokens = scans.null_tokens_of(problems, at, raw.pop("null_tokens", None), where)
     scans.each_key(problems, at, raw, scans.DEFAULT_KEYS + ("null_tokens",), table, where)
     raw = {k: v for k, v in raw.items() if k in scans.DEFAULT_KEYS}
     # The checks of a scan's settings, so a bad value reads the same in both places.

@@ -192,10 +192,17 @@ def run_one(spec: ScanSpec, store: Store | None, secrets: tuple[str, ...], jobs:
     try:
         if store is not None:
             result = audit_command.recorded(
-                store, params, progress, source=spec.source, table=spec.table, scan_name=spec.name, secrets=secrets
+                store,
+                params,
+                progress,
+                source=spec.source,
+                table=spec.table,
+                null_tokens=spec.null_tokens,
+                scan_name=spec.name,
+                secrets=secrets,
             )
         else:
-            with session_of(spec.source, table=spec.table) as session:
+            with session_of(spec.source, table=spec.table, null_tokens=spec.null_tokens) as session:
                 result = audit_command.run(session, params, progress)
     except Exception as exc:  # noqa: BLE001 - a driver error in one scan must not stop the rest
         code = int(exc.exit_code if isinstance(exc, QarError) else ExitCode.RUNTIME)

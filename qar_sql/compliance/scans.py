@@ -70,6 +70,8 @@ class ScanSpec(AuditParams):
     source_name: str
     table: str | None
     warn_above: float | None = None
+    #: [defaults] null_tokens: the CSV cell texts read as NULL (a file source's, as --null-token).
+    null_tokens: tuple[str, ...] = ()
     #: Where each setting came from (:mod:`qar_sql.precedence`): the scan's own table, the
     #: file's [defaults], the built-in default; a key not here is the built-in default.
     origins: Mapping[str, Chosen] = field(default_factory=dict, repr=False, compare=False, hash=False)
@@ -251,6 +253,16 @@ def refuse(problems: Problems | None, path: tuple[str | int, ...], message: str)
     checked(problems, path, failing(message))
 
 
+def null_tokens_of(problems: Problems | None, path: tuple, value: Any, where: str) -> tuple[str, ...] | None:
+    """[defaults] ``null_tokens`` (one text or a list of them) as a tuple; None when absent or refused."""
+    tokens = [value] if isinstance(value, str) else value
+    if value is None or (isinstance(tokens, list) and all(isinstance(t, str) and t for t in tokens)):
+        return None if value is None else tuple(tokens)
+    message = f'{where}: null_tokens must be a list of non-empty texts, e.g. null_tokens = ["NA"]'
+    checked(problems, (*path, "null_tokens"), failing(message))
+    return None
+
+
 def each_key(problems: Problems | None, path: tuple, table: Mapping, allowed: Sequence[str], what: str, where: str):
     """Every unknown key of ``table``: the first raised, or each collected."""
     for key in table:
@@ -328,7 +340,8 @@ def parse_config(
     if not isinstance(defaults, Mapping):
         refuse(problems, ("defaults",), f"{where}: [defaults] must be a table of settings, e.g. p = 3")
         defaults = {}
-    each_key(problems, ("defaults",), defaults, DEFAULT_KEYS, "[defaults]", where)
+    each_key(problems, ("defaults",), defaults, (*DEFAULT_KEYS, "null_tokens"), "[defaults]", where)
+    null_tokens = null_tokens_of(problems, ("defaults",), defaults.get("null_tokens"), where) or ()
     defaults = {k: v for k, v in defaults.items() if k in DEFAULT_KEYS}
 
     sources: dict[str, tuple[str, str] | None] = {}  # None: defined but refused (already said)
@@ -405,7 +418,7 @@ def parse_config(
             problems, at, name, table, settings, source=(known[0], known[1], sname), where=where, origins=chosen
         )
         if spec is not None:
-            specs.append(spec)
+            specs.append(replace(spec, null_tokens=null_tokens) if null_tokens else spec)
     checked(problems, ("scan",), partial(check_unique, specs, where))
     return ScanConfig(tuple(specs), store, tuple(env.secrets), path)
 

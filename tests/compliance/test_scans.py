@@ -338,3 +338,31 @@ def test_an_empty_scan_name_is_said_to_be_empty(tmp_path):
     cfg = write(tmp_path, '[sources.s]\nurl = "x.duckdb"\n[[scan]]\nname = ""\ntable = "t"\n')
     r = CliRunner().invoke(cli, ["scan", str(cfg), "--no-store"])
     assert r.exit_code == 2 and "name must be a non-empty text" in r.output, r.output
+
+
+def test_defaults_null_tokens_reach_a_csv_scan_as_null_token_does(tmp_path):
+    """[defaults] null_tokens is documented for the config file; qar scan refused it beside
+    [[scan]] ("unknown key") though --check and the schema accepted it. The scan's risk equals
+    qar audit's with --null-token, and differs from the file read without it."""
+    rows = ["age,sex,zip,job"] + [
+        ",".join([{0: "NA", 1: ""}.get((i * 7 + j) % 5, str(v[i])) for j, v in enumerate(WIDE.values())])
+        for i in range(16)
+    ]  # empty cells and 'NA': two values, or one (NULL) with the token
+    (tmp_path / "t.csv").write_text("\n".join(rows) + "\n")
+    config = tmp_path / "qar.toml"
+    base = '[sources.f]\nurl = "t.csv"\n[defaults]\np = 2\npi_u = 0.5\n{}[[scan]]\nname = "t"\nsource = "f"\n'
+    risks = {}
+    for tokens in ("", 'null_tokens = ["NA"]\n'):
+        config.write_text(base.format(tokens))
+        assert CliRunner().invoke(cli, ["config", "--check", str(config)]).exit_code == 0
+        r = CliRunner().invoke(cli, ["scan", str(config), "-q", "-f", "json", "--no-store"])
+        assert r.exit_code == 0, r.output
+        risks[tokens] = json.loads(r.stdout)["scans"][0]["risk"]
+    audit = CliRunner().invoke(
+        cli, ["audit", str(tmp_path / "t.csv"), "-p", "2", "--pi-u", "0.5", "--null-token", "NA", "-f", "json", "-q"]
+    )
+    assert audit.exit_code == 0, audit.output
+    assert risks['null_tokens = ["NA"]\n'] == json.loads(audit.stdout)["risk"] != risks[""]
+    config.write_text(base.format("null_tokens = [1]\n"))
+    r = CliRunner().invoke(cli, ["scan", str(config), "-q"])
+    assert r.exit_code == 2 and "null_tokens must be a list of non-empty texts" in r.output
