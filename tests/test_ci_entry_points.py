@@ -440,28 +440,9 @@ def test_the_action_never_writes_its_json_over_an_input_nor_reads_a_missing_fold
     exit 2 with an annotation naming the input, the files untouched."""
     work = demo_checkout(tmp_path / "repo")
     before = {p: (work / p).read_bytes() for p in ("examples/qar.toml", "qar_demo.duckdb")}
-    (step,) = [s for s in ACTION["runs"]["steps"] if s.get("id") == "scan"]
-    inputs = {name: str(spec.get("default", "")) for name, spec in ACTION["inputs"].items()}
-    inputs |= {"config": "examples/qar.toml", "json": json_input, "args": "--no-store"}
-    out_file = work / "github-output"
-    env = {
-        **os.environ,
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-        "GITHUB_OUTPUT": str(out_file),
-        "GITHUB_ACTION_PATH": str(REPO),
-        **{k: fill(v, inputs, {}) for k, v in step["env"].items()},
-    }
-    proc = subprocess.run(
-        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", fill(step["run"], inputs, {})],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert "exit-code=2" in out_file.read_text(), proc.stdout + proc.stderr
-    assert "::error title=qar scan::the " in proc.stdout, proc.stdout
+    log, outputs = run_steps(work, ("scan",), config="examples/qar.toml", json=json_input, args="--no-store")
+    assert outputs["scan"]["exit-code"] == "2", log
+    assert "::error title=qar scan::the " in log, log
     assert {p: (work / p).read_bytes() for p in before} == before
     assert sorted(p.name for p in (work / "examples").iterdir()) == ["qar.toml"]  # (a folder: nothing moved in)
 
@@ -491,9 +472,9 @@ def runner_commands(log: str) -> list[str]:
     return found
 
 
-def run_steps(work: Path, ids: tuple[str, ...], **given: str) -> tuple[str, dict[str, str]]:
-    """The action's steps of these ids run as the runner runs them (its log and outputs), with
-    the suite's qar (no install)."""
+def run_steps(work: Path, ids: tuple[str, ...], **given: str) -> tuple[str, dict[str, dict[str, str]]]:
+    """The action's steps of these ids run as the runner runs them (its log, and each step's
+    outputs by id), with the suite's qar (no install)."""
     inputs = {name: str(spec.get("default", "")) for name, spec in ACTION["inputs"].items()} | given
     outputs: dict[str, dict[str, str]] = {}
     log = ""
@@ -518,7 +499,7 @@ def run_steps(work: Path, ids: tuple[str, ...], **given: str) -> tuple[str, dict
         assert proc.returncode == 0, proc.stderr
         log += proc.stdout + proc.stderr
         outputs[step["id"]] = dict(line.split("=", 1) for line in out_file.read_text().splitlines())
-    return log, outputs["results"]
+    return log, outputs
 
 
 HOSTILE_NAMES = ["::stop-commands::tok", "  ::error title=forged::all pass", "a ##[error]forged", "b ::warning::x"]
@@ -537,7 +518,8 @@ def test_no_scan_name_gives_the_runner_a_workflow_command(tmp_path):
     (work / "qar.toml").write_text(
         f'[sources.demo]\nurl = "qar_demo.duckdb"\n[defaults]\np = 2\npi_u = 0.5\nfail_above = 0.01\n{scans}'
     )
-    log, outputs = run_steps(work, ("scan", "results"), config="qar.toml", args="--no-store")
+    log, steps = run_steps(work, ("scan", "results"), config="qar.toml", args="--no-store")
+    outputs = steps["results"]
     assert outputs["scans"] == "4" and outputs["fail"] == "2" and outputs["error"] == "2", log
     assert "##[error]forged" in log  # qar scan's message quoted it, inside the stopped stretch
     commands = runner_commands(log)
