@@ -227,6 +227,16 @@ def test_pre_commit_try_repo(tmp_path):
     assert run.returncode == (0 if expected == 0 else 1), out
 
 
+def two_configs(work: Path) -> None:
+    """sub/qar.toml above its fail_above, sub2/qar.toml below it, both on the demo."""
+    for sub, fail in (("sub", 0.01), ("sub2", 1)):
+        (work / sub).mkdir()
+        (work / sub / "qar.toml").write_text(
+            f'[sources.demo]\nurl = "../qar_demo.duckdb"\n[[scan]]\nname = "{sub} people"\ntable = "population"\n'
+            f"p = 2\npi_u = 0.5\nfail_above = {fail}\n"
+        )
+
+
 def test_the_hook_reports_every_changed_qar_toml(tmp_path, monkeypatch, capsys):
     """Two configs, one above its threshold: the JUnit XML and the Markdown hold both (not only
     the last), the exit code is the worst; nothing is stored unasked."""
@@ -234,12 +244,7 @@ def test_the_hook_reports_every_changed_qar_toml(tmp_path, monkeypatch, capsys):
 
     work = demo_checkout(tmp_path)
     monkeypatch.chdir(work)
-    for sub, fail in (("sub", 0.01), ("sub2", 1)):
-        (work / sub).mkdir()
-        (work / sub / "qar.toml").write_text(
-            f'[sources.demo]\nurl = "../qar_demo.duckdb"\n[[scan]]\nname = "{sub} people"\ntable = "population"\n'
-            f"p = 2\npi_u = 0.5\nfail_above = {fail}\n"
-        )
+    two_configs(work)
     code = main(["--junit", "j.xml", "--markdown=m.md", "sub/qar.toml", "sub2/qar.toml"])
     assert code == 1
     root = ET.parse(work / "j.xml").getroot()
@@ -577,12 +582,7 @@ def test_the_hook_takes_junit_and_markdown_from_the_environment_for_every_config
 
     work = demo_checkout(tmp_path)
     monkeypatch.chdir(work)
-    for sub, fail in (("sub", 0.01), ("sub2", 1)):
-        (work / sub).mkdir()
-        (work / sub / "qar.toml").write_text(
-            f'[sources.demo]\nurl = "../qar_demo.duckdb"\n[[scan]]\nname = "{sub} people"\ntable = "population"\n'
-            f"p = 2\npi_u = 0.5\nfail_above = {fail}\n"
-        )
+    two_configs(work)
     monkeypatch.setenv("QAR_JUNIT", "j.xml")
     monkeypatch.setenv("QAR_MARKDOWN", "m.md")
     assert main(["sub/qar.toml", "sub2/qar.toml"]) == 1
