@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from qar_sql.compliance import liveness
-from qar_sql.engines.database import first_line
+from qar_sql.engines.database import first_line, port_error
 from qar_sql.engines.render import migrations_dir
 from qar_sql.engines.secrets import mask_source, scrub, secret_values
 from qar_sql.engines.source import DUCKDB_SUFFIXES, is_url, resolve_source
@@ -281,13 +281,8 @@ class Store:
                     f"the database driver for store {self.display} is not installed ({exc.name}); "
                     "install it, e.g. pip install 'qar-sql[postgres]'"
                 ) from exc
-            except ValueError as exc:  # SQLAlchemy's int() of the port
-                if not str(exc).startswith("invalid literal for int()"):
-                    raise
-                raise UsageError(
-                    f"cannot use store URL {self.display}: its port is not a number; give the port as digits "
-                    "after the host (host:5432), and write an @, : or / in the password as %40, %3A or %2F"
-                ) from exc
+            except ValueError as exc:
+                raise port_error(exc, f"store URL {self.display}") from exc
             except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError) as exc:
                 raise UsageError(
                     f"cannot use store URL {self.display}: {first_line(exc)}; write it as "

@@ -245,6 +245,17 @@ def first_line(exc: BaseException) -> str:
     return re.split(r"\r\n|\r|\n", text)[0] if text else type(exc).__name__
 
 
+def port_error(exc: ValueError, what: str) -> UsageError:
+    """SQLAlchemy's ``int()`` of a URL's port (also of a password's unencoded ``@`` ... ``:``) as
+    one sentence about ``what`` ("database URL …", "store URL …"); another ValueError is raised."""
+    if not str(exc).startswith("invalid literal for int()"):
+        raise exc
+    return UsageError(
+        f"cannot use {what}: its port is not a number; give the port as digits after the host (host:5432), "
+        "and write an @, : or / in the password as %40, %3A or %2F"
+    )
+
+
 def pick_table(dialect, where, table, tables, default_schema) -> tuple[Relation, tuple[str, str]]:
     """Find ``table`` among (schema, name) pairs: exact name first, then ``schema.table``."""
     if not table:

@@ -31,7 +31,16 @@ import numpy as np
 
 from qar_sql.engines import frames
 from qar_sql.engines.cancel import Running
-from qar_sql.engines.database import Database, Relation, Timed, closed_on_error, first_line, log, pick_table
+from qar_sql.engines.database import (
+    Database,
+    Relation,
+    Timed,
+    closed_on_error,
+    first_line,
+    log,
+    pick_table,
+    port_error,
+)
 from qar_sql.engines.dialects import Dialect, engine_of, get_dialect, scheme_of, unsafe_character
 from qar_sql.engines.drivers import driver_hint
 from qar_sql.engines.secrets import mask_source, scrub, secret_values
@@ -197,13 +206,8 @@ class SQLAlchemyDatabase(Database):
             raise UsageError(
                 f"the database driver for {self.masked_url} is not installed ({exc.name}){driver_hint(url)}"
             ) from exc
-        except ValueError as exc:  # SQLAlchemy's int() of the port (also of a password's unencoded @ ... :)
-            if not str(exc).startswith("invalid literal for int()"):
-                raise
-            raise UsageError(
-                f"cannot use database URL {self.masked_url}: its port is not a number; give the port as "
-                "digits after the host (host:5432), and write an @, : or / in the password as %40, %3A or %2F"
-            ) from exc
+        except ValueError as exc:
+            raise port_error(exc, f"database URL {self.masked_url}") from exc
         except sa.exc.ArgumentError as exc:  # NoSuchModuleError too
             backend, hint = scheme_of(url), driver_hint(url)
             missing = isinstance(exc, sa.exc.NoSuchModuleError) and str(exc).rstrip().endswith(f"dialects:{backend}")
