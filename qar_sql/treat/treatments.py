@@ -370,9 +370,7 @@ class Step:
 
 def check_column(c: _Checker, t: Treatment, name: str, key: str, columns: Sequence[str], display: str) -> None:
     if name not in columns:
-        close = difflib.get_close_matches(name, columns, n=1, cutoff=0.5)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        c.fail(("treatments", t.name), key, f"= {name!r} is not a column of {display}{hint}")
+        c.fail(("treatments", t.name), key, f"= {name!r} is not a column of {display}{_close(name, columns)}")
 
 
 def check_columns(c: _Checker, t: Treatment, columns: Sequence[str], display: str) -> None:
@@ -394,9 +392,13 @@ def check_names(plan: Plan, columns: Sequence[str], display: str) -> None:
 
 def check_key_name(c: _Checker, key: str, columns: Sequence[str], display: str) -> None:
     if key not in columns:
-        close = difflib.get_close_matches(key, columns, n=1, cutoff=0.5)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        c.fail((), "key", f"names {key!r}, which is not a column of {display}{hint}")
+        c.fail((), "key", f"names {key!r}, which is not a column of {display}{_close(key, columns)}")
+
+
+def _close(name: str, columns: Sequence[str]) -> str:
+    """ "; did you mean 'x'?" after a name that is no column, where one is close, else ""."""
+    close = difflib.get_close_matches(name, columns, n=1, cutoff=0.5)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 class Binder:
