@@ -33,10 +33,18 @@ FAKE_SPARK = (
 )
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def free_ports(n: int) -> list[int]:
+    """n distinct free ports: each socket is held until all are chosen, since the kernel may hand
+    a just-closed port out again: two ports chosen one after the other can be equal, and the
+    "server the script did not start" is then the one it should have stopped."""
+    sockets = [socket.socket() for _ in range(n)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
 
 
 def answers(port: int) -> bool:
@@ -95,7 +103,7 @@ def test_the_scripts_parse(script):
 @pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="the listener is found through Linux's /proc")
 def test_only_this_installations_spark_is_reused(servers):
     home = servers.home
-    ours, other, empty = free_port(), free_port(), free_port()
+    ours, other, empty = free_ports(3)
     servers("spark", ours)
     servers("other", other)
 
@@ -126,7 +134,7 @@ def test_only_this_installations_spark_is_reused(servers):
 def test_the_script_stops_what_it_started_when_it_exits(how, status, tmp_path):
     """qar_trap_exit + qar_on_exit: the registered stops run once, last first, on a normal end
     and on Ctrl-C (INT) or TERM; a server the script did not start is never registered."""
-    started, already = free_port(), free_port()
+    started, already = free_ports(2)
     log, ready = tmp_path / "log", tmp_path / "ready"
     other = subprocess.Popen(
         [sys.executable, "-m", "http.server", str(already), "--bind", "127.0.0.1"],
