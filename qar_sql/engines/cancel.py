@@ -9,9 +9,12 @@ gone. Statements on worker connections (``--jobs``) get no KeyboardInterrupt at 
 So a database keeps the driver connections that are running a statement (:class:`Running`), and
 while the main thread waits for one, Ctrl-C also starts a thread that asks the server to cancel
 each of them, again every :data:`CANCEL_EVERY` seconds, until each has stopped (at most
-:data:`CANCEL_FOR` seconds). The interrupt itself is raised as before. SIGTERM does the same (a KeyboardInterrupt) during
-the wait. Only Python's own SIGINT handler and the default SIGTERM action are replaced, and
-only for the wait: a handler the program set is kept.
+:data:`CANCEL_FOR` seconds). From the interrupt until the main thread leaves the wait, a worker
+thread starts no new statement: a worker that had just finished one and taken the next queued
+one could otherwise start it after the cancelling thread found nothing running and stopped, and
+the server ran it to its end. The interrupt itself is raised as before. SIGTERM does the same
+(a KeyboardInterrupt) during the wait. Only Python's own SIGINT handler and the default SIGTERM
+action are replaced, and only for the wait: a handler the program set is kept.
 """
 
 from __future__ import annotations
@@ -27,6 +30,11 @@ from typing import Any
 CANCEL_EVERY = 0.1
 #: Seconds after which qar stops asking (the connections are closed on the way out anyway).
 CANCEL_FOR = 10.0
+
+
+class Interrupted(Exception):
+    """A worker's statement not started because Ctrl-C came (the main thread raises the
+    KeyboardInterrupt; this only ends the worker's task)."""
 
 
 def _cancel(driver_connection: Any) -> None:
@@ -48,6 +56,7 @@ class Running:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._busy: dict[int, Any] = {}
+        self._interrupted = False  # set by Ctrl-C, until the main thread leaves interruptible()
 
     @contextlib.contextmanager
     def statement(self, driver_connection: Any) -> Iterator[None]:
@@ -56,7 +65,9 @@ class Running:
         if not callable(getattr(driver_connection, "cancel", None)):
             yield  # nothing to ask the server (SQLite, MariaDB's pymysql)
             return
-        with self._lock:
+        with self._lock:  # the same lock as the cancelling thread's look: no statement slips between
+            if self._interrupted and threading.current_thread() is not threading.main_thread():
+                raise Interrupted("interrupted: a worker starts no new statement after Ctrl-C")
             self._busy[id(driver_connection)] = driver_connection
         try:
             with self.interruptible():
@@ -94,6 +105,8 @@ class Running:
             return
 
         def on_signal(signum, frame):
+            with self._lock:
+                self._interrupted = True
             threading.Thread(target=self._cancel_until_idle, name="qar-cancel", daemon=True).start()
             raise KeyboardInterrupt
 
@@ -104,3 +117,5 @@ class Running:
         finally:
             for s, handler in taken.items():
                 signal.signal(s, handler)
+            with self._lock:
+                self._interrupted = False

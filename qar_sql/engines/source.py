@@ -344,8 +344,10 @@ class SQLAlchemyDatabase(Database):
                 on_done()
             return out
 
-        # Ctrl-C reaches only this thread: it also cancels the workers' statements on the server
-        with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="qar-scan") as pool, self._running.interruptible():
+        # Ctrl-C reaches only this thread: it also cancels the workers' statements on the server,
+        # and keeps them from starting new ones until the pool has stopped (interruptible() is
+        # left after the pool's exit has waited for its workers).
+        with self._running.interruptible(), ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="qar-scan") as pool:
             return list(pool.map(run, statements))
 
     def array_relation(
