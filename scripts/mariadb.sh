@@ -34,7 +34,8 @@ if ! client -e "select 1" >/dev/null 2>&1; then
   (run_as_root mysqld_safe --skip-syslog >/dev/null 2>&1 &)
   started=1
   echo "qar_mariadb_started=1"  # first: a server that then fails to answer is stopped too
-  for _ in $(seq 1 60); do client -e "select 1" >/dev/null 2>&1 && break; sleep 1; done
+  # up to 180 s, as for Spark: pip, apt and the other servers start on the same two cores
+  for _ in $(seq 1 180); do client -e "select 1" >/dev/null 2>&1 && break; sleep 1; done
 fi
 client -e "select 1" >/dev/null 2>&1 || { echo "note: MariaDB did not start${started:+ (stop it: bash scripts/mariadb.sh stop)}" >&2; exit 1; }
 

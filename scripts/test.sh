@@ -130,7 +130,7 @@ start_postgres() {
         qar_on_exit "sudo -n pg_ctlcluster 15 main stop"
       fi
     fi
-    for _ in $(seq 1 30); do pg_isready -q -h localhost -p 5432 && break; sleep 1; done
+    for _ in $(seq 1 180); do pg_isready -q -h localhost -p 5432 && break; sleep 1; done  # (a busy machine starts it slowly)
   fi
   pg_isready -q -h localhost -p 5432 || return 1
   # SQL goes to psql on stdin, run as the postgres superuser (root: su; otherwise sudo -n).

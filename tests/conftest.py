@@ -95,6 +95,27 @@ def _heavy_kind(item) -> str | None:
     return None
 
 
+@pytest.fixture(autouse=True)
+def _no_qar_settings(monkeypatch):
+    """Every test starts from qar's built-in settings: a QAR_ variable of the shell that runs the
+    suite (QAR_P=3, QAR_STORE=…: click reads QAR_<OPTION> for every option) failed tests that
+    pass elsewhere. The suite's own QAR_TEST_* and QAR_SHARED_DATA stay."""
+    for key in [k for k in os.environ if k.startswith("QAR_") and not k.startswith("QAR_TEST_")]:
+        if key != "QAR_SHARED_DATA":
+            monkeypatch.delenv(key)
+
+
+@pytest.fixture(autouse=True)
+def _no_stage_lines(monkeypatch):
+    """No "12:01:03  risk: measuring started, 10 s" line unless a test asks for one (tests/
+    test_progress.py gives its own interval): a command that ran past Progress.interval on a
+    loaded machine wrote it to stderr, which CliRunner's output holds too, and the JSON or text
+    the test read was no longer what the command printed."""
+    from qar_sql.progress import Progress
+
+    monkeypatch.setattr(Progress, "interval", 1e6)
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         kind = _heavy_kind(item)

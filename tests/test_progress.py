@@ -84,11 +84,16 @@ def test_quiet_a_short_run_and_a_terminal_write_no_line():
 
 def test_a_phase_without_ticks_still_shows_the_command_alive():
     """The timer writes the line: eliminate's curves and a suda run call no progress."""
+    import time
+
     out = io.StringIO()
     with Progress("scanning", stream=out, interval=0.02):
-        import time
-
-        time.sleep(0.3)
+        # Wait for the timer's second line, not a fixed time: a loaded machine may not run the
+        # timer thread for a while.
+        deadline = time.monotonic() + 60
+        while len(out.getvalue().splitlines()) < 2:
+            assert time.monotonic() < deadline, f"the timer wrote {out.getvalue()!r} in 60 s"
+            time.sleep(0.01)
     lines = out.getvalue().splitlines()
     assert len(lines) >= 3 and STAGE.match(lines[0]).group("what") == "scanning started"
     assert STAGE.match(lines[-1]).group("what") == "scanning done"

@@ -9,6 +9,9 @@ runs them through scripts/test.sh)."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -20,31 +23,47 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = ["test.sh", "spark.sh", "mariadb.sh", "services.sh"]
-# A stand-in Spark: listens on argv[1] and keeps argv[2] (a jar) open, as a JVM keeps its jars;
-# its command line names the jar, as the JVM's class path names HOME/jars/*.
-FAKE_SPARK = (
-    "import socket, sys, time\n"
-    "jar = open(sys.argv[2], 'rb')\n"
+# A stand-in server: listens on a port the kernel picks when it binds (a port chosen first and
+# bound later can be taken in between by any process of the machine) and writes it to the file
+# argv[2]; it keeps the files argv[3:] (jars) open, as a JVM keeps its jars, and its command line
+# names them, as the JVM's class path names HOME/jars/*. It runs until killed, or until the
+# test's process argv[1] is gone.
+STAND_IN = (
+    "import os, socket, sys, time\n"
+    "owner, ready, jars = int(sys.argv[1]), sys.argv[2], [open(j, 'rb') for j in sys.argv[3:]]\n"
     "s = socket.socket()\n"
-    "s.bind(('127.0.0.1', int(sys.argv[1])))\n"
+    "s.bind(('127.0.0.1', 0))\n"
     "s.listen()\n"
-    "print('ready', flush=True)\n"
-    "time.sleep(120)\n"
+    "with open(ready + '.part', 'w') as f:\n"
+    "    f.write(str(s.getsockname()[1]))\n"
+    "os.replace(ready + '.part', ready)\n"
+    "while True:\n"
+    "    time.sleep(1)\n"
+    "    try:\n"
+    "        os.kill(owner, 0)\n"
+    "    except ProcessLookupError:\n"
+    "        break\n"
 )
 
 
-def free_ports(n: int) -> list[int]:
-    """n distinct free ports: each socket is held until all are chosen, since the kernel may hand
-    a just-closed port out again: two ports chosen one after the other can be equal, and the
-    "server the script did not start" is then the one it should have stopped."""
-    sockets = [socket.socket() for _ in range(n)]
-    try:
-        for s in sockets:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
+def stand_in(ready: Path, *jars: Path) -> list[str]:
+    """The command line of a stand-in server that writes its port to ``ready``."""
+    return [sys.executable, "-c", STAND_IN, str(os.getpid()), str(ready), *map(str, jars)]
+
+
+def port_of(ready: Path) -> int:
+    """The port a stand-in listens on, once it does."""
+    wait_for(ready.exists)
+    return int(ready.read_text())
+
+
+@contextlib.contextmanager
+def unused_port():
+    """A port nothing answers on, held (bound, not listening) until the block ends so that no
+    other process takes it meanwhile."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        yield s.getsockname()[1]
 
 
 def answers(port: int) -> bool:
@@ -55,7 +74,7 @@ def answers(port: int) -> bool:
         return False
 
 
-def wait_for(condition, seconds: float = 15) -> None:
+def wait_for(condition, seconds: float = 60) -> None:
     end = time.monotonic() + seconds
     while not condition():
         assert time.monotonic() < end, "timed out"
@@ -66,25 +85,31 @@ def bash(code: str, **env) -> subprocess.CompletedProcess:
     return subprocess.run(["bash", "-c", code], cwd=REPO, capture_output=True, text=True, env=env or None)
 
 
+def interruptible(code: str) -> list[str]:
+    """``bash -c CODE`` that takes SIGINT as from a terminal. A process started in the background
+    inherits SIGINT ignored (pytest, then its children, too), and bash cannot trap a signal
+    ignored on entry: Ctrl-C was lost and the test waited out its timeout. The shim restores
+    SIGINT and execs bash (the same process id), rather than a preexec_fn (unsafe with threads)."""
+    shim = "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execvp('bash', ['bash', '-c', sys.argv[1]])"
+    return [sys.executable, "-c", shim, code]
+
+
 @pytest.fixture
 def servers(tmp_path):
-    """start(kind, port) → a running stand-in: "spark" (of the pyspark home tmp/home) or "other"
-    (python -m http.server); all are stopped after the test."""
+    """start(kind) → the port of a running stand-in: "spark" (of the pyspark home tmp/home) or
+    "other" (no jars); all are stopped after the test."""
     procs: list[subprocess.Popen] = []
     home = tmp_path / "home"
     (home / "jars").mkdir(parents=True)
     jar = home / "jars" / "spark-connect.jar"
     jar.write_bytes(b"PK")
 
-    def start(kind: str, port: int) -> subprocess.Popen:
-        if kind == "spark":
-            cmd = [sys.executable, "-c", FAKE_SPARK, str(port), str(jar)]
-        else:
-            cmd = [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"]
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        procs.append(proc)
-        wait_for(lambda: answers(port))
-        return proc
+    def start(kind: str) -> int:
+        ready = tmp_path / f"{kind}-{len(procs)}.port"
+        procs.append(subprocess.Popen(stand_in(ready, *([jar] if kind == "spark" else []))))
+        port = port_of(ready)
+        assert answers(port)
+        return port
 
     start.home = home  # type: ignore[attr-defined]
     start.jar = jar  # type: ignore[attr-defined]
@@ -103,9 +128,7 @@ def test_the_scripts_parse(script):
 @pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="the listener is found through Linux's /proc")
 def test_only_this_installations_spark_is_reused(servers):
     home = servers.home
-    ours, other, empty = free_ports(3)
-    servers("spark", ours)
-    servers("other", other)
+    ours, other = servers("spark"), servers("other")
 
     def port_choice(port: int) -> str:
         r = bash(f'QAR_SPARK_NO_START=1 source scripts/spark.sh && qar_spark_port {port} "{home}"')
@@ -115,10 +138,11 @@ def test_only_this_installations_spark_is_reused(servers):
     def is_this_spark(port: int, where: Path = home) -> bool:
         return bash(f'source scripts/services.sh && qar_is_this_spark {port} "{where}"').returncode == 0
 
-    assert is_this_spark(ours) and not is_this_spark(other) and not is_this_spark(empty)
+    with unused_port() as empty:
+        assert is_this_spark(ours) and not is_this_spark(other) and not is_this_spark(empty)
+        assert port_choice(empty) == f"start {empty}"
     assert not is_this_spark(ours, home.parent / "another-clone")  # another installation's jars
     assert port_choice(ours) == f"reuse {ours}"
-    assert port_choice(empty) == f"start {empty}"
     action, port = port_choice(other).split()
     assert action == "start" and int(port) != other and not answers(int(port))
     assert answers(other)  # the holder is left alone
@@ -134,38 +158,36 @@ def test_only_this_installations_spark_is_reused(servers):
 def test_the_script_stops_what_it_started_when_it_exits(how, status, tmp_path):
     """qar_trap_exit + qar_on_exit: the registered stops run once, last first, on a normal end
     and on Ctrl-C (INT) or TERM; a server the script did not start is never registered."""
-    started, already = free_ports(2)
-    log, ready = tmp_path / "log", tmp_path / "ready"
-    other = subprocess.Popen(
-        [sys.executable, "-m", "http.server", str(already), "--bind", "127.0.0.1"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    log, ready, port_file = tmp_path / "log", tmp_path / "ready", tmp_path / "started.port"
+    other, proc = subprocess.Popen(stand_in(tmp_path / "already.port")), None
     try:
-        wait_for(lambda: answers(already))
+        already = port_of(tmp_path / "already.port")
         rest = f'sleep 60 & qar_on_exit "kill $!"; touch {ready}; wait $!' if how != "end" else f"touch {ready}"
         code = (
             "source scripts/services.sh\n"
             "qar_trap_exit\n"
-            f"python3 -m http.server {started} --bind 127.0.0.1 >/dev/null 2>&1 &\n"
+            f"{shlex.join(stand_in(port_file))} >/dev/null 2>&1 &\n"
             f'qar_on_exit "kill $!; wait $! 2>/dev/null; echo stopped-server $BASHPID >> {log}"\n'
             f'qar_on_exit "echo stopping $BASHPID >> {log}"\n'
             "QAR_SPARK_NO_START=1 source scripts/spark.sh\n"  # as test.sh does: sources services.sh again
-            f"until (exec 3<>/dev/tcp/127.0.0.1/{started}) 2>/dev/null; do sleep 0.05; done\n"
+            f"until [ -e {port_file} ]; do sleep 0.05; done\n"
             f"{rest}\n"
         )
-        proc = subprocess.Popen(["bash", "-c", code], cwd=REPO)
+        proc = subprocess.Popen(interruptible(code), cwd=REPO)
         wait_for(ready.exists)
+        started = int(port_file.read_text())
         if how != "end":
             assert answers(started)
             proc.send_signal(getattr(signal, f"SIG{how}"))
-        assert proc.wait(timeout=30) == status
+        assert proc.wait(timeout=120) == status
         assert log.read_text().split("\n") == [f"stopping {proc.pid}", f"stopped-server {proc.pid}", ""]
         assert not answers(started)
         assert answers(already) and other.poll() is None  # not started by the script: left running
     finally:
-        other.kill()
-        other.wait()
+        for p in (other, proc):
+            if p is not None and p.poll() is None:  # a failed test leaves no process behind
+                p.kill()
+                p.wait()
 
 
 def test_test_sh_registers_a_stop_for_each_server_it_starts():

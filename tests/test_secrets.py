@@ -71,10 +71,10 @@ def test_scrub_is_linear_in_a_long_word_and_masks_keys_inside_runs():
     command line: the key and scheme patterns were retried at every position of the word."""
     import time
 
-    start = time.perf_counter()
+    start = time.process_time()  # CPU seconds: a loaded machine's wall clock runs 20 times slower
     assert scrub("--title " + "T" * 200_000) == "--title " + "T" * 200_000
     assert scrub("s" * 200_000 + "://") == "s" * 200_000 + "://"
-    assert time.perf_counter() - start < 5  # quadratic, it takes over half an hour
+    assert time.process_time() - start < 5  # quadratic, it takes over half an hour
     # a key or scheme that begins with a digit or a dash is still masked whole
     out = scrub(f"1postgresql://a:{PW}@h/d 1password={PW} --password={PW} a.token={PW}")
     assert PW not in out and "1password=***" in out and "--password=***" in out and "a.token=***" in out

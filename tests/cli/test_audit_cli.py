@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import uuid
 
 import click
 import duckdb
@@ -350,7 +351,7 @@ def test_postgres_column_without_equality_is_named(pg, column, sql_type, value):
     # json and point have no equality operator: PostgreSQL's own message names only the type.
     import warnings
 
-    schema = f"t_noeq_{sql_type}"
+    schema = f"t_noeq_{sql_type}_{uuid.uuid4().hex[:10]}"  # a run killed in the test leaves it behind
     with pg.begin() as c:
         c.exec_driver_sql(f'create schema "{schema}"')
         c.exec_driver_sql(f'create table "{schema}".t (a int, "{column}" {sql_type})')

@@ -224,9 +224,9 @@ def test_a_population_that_dwarfs_the_sample_is_answered_at_once(people, option,
     uniques tends to c1²/n² (c1 sample uniques, n rows)."""
     import time
 
-    started = time.perf_counter()
+    started = time.process_time()  # CPU seconds: imports under load took 17 s of wall clock
     res = run("risk", people, "-c", "sex,age", option, value, "--format", "json")
-    assert time.perf_counter() - started < 10
+    assert time.process_time() - started < 10
     assert res.exit_code == 0, res.output
     (q,) = json.loads(res.output)["qis"]
     c1 = q["sample_uniques"]

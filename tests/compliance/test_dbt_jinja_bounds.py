@@ -22,10 +22,10 @@ from qar_sql.errors import UsageError
     ],
 )
 def test_unbounded_work_is_refused_quickly(value):
-    started = time.perf_counter()
+    started = time.process_time()  # CPU seconds: the wall clock of a loaded machine is no bound
     with pytest.raises(UsageError, match=r"key outputs.dev.path asks for more than 10,000 items in all"):
         render_value(value, "outputs.dev.path", "profiles.yml")
-    assert time.perf_counter() - started < 5
+    assert time.process_time() - started < 5
 
 
 @pytest.mark.parametrize(
@@ -51,8 +51,8 @@ def test_a_billion_laughs_of_yaml_aliases_is_refused_quickly():
     for prev, name in zip("abcdefgh", "bcdefghi", strict=True):
         levels.append(f"{name}: &{name} [{', '.join([f'*{prev}'] * 10)}]")
     data = yaml.safe_load("\n".join(levels) + "\ndev: {type: duckdb, extra: *i}\n")
-    started = time.perf_counter()
+    started = time.process_time()
     with pytest.raises(UsageError, match=r"key outputs.dev holds more than 100,000 values \(YAML aliases"):
         render_value(data["dev"], "outputs.dev", "profiles.yml")
-    assert time.perf_counter() - started < 5
+    assert time.process_time() - started < 5
     assert render_value({"a": [1, {"b": "{{ 'x' }}"}]}, "outputs.dev", "profiles.yml") == {"a": [1, {"b": "x"}]}

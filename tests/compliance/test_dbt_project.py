@@ -357,8 +357,10 @@ def test_locked_warehouse_is_one_sentence(project):
         [
             sys.executable,
             "-c",
-            f"import duckdb, sys, time; c = duckdb.connect({warehouse!r}); print('held', flush=True); time.sleep(60)",
+            # held until the test closes stdin, not for a fixed time a loaded machine may outlast
+            f"import duckdb, sys; c = duckdb.connect({warehouse!r}); print('held', flush=True); sys.stdin.read()",
         ],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -370,8 +372,8 @@ def test_locked_warehouse_is_one_sentence(project):
         r = CliRunner().invoke(cli, ["audit", warehouse, "-t", "people", "-p", "2", "--pi-u", "0.4"])
         assert r.exit_code == 3 and want in r.output and "Traceback" not in r.output, r.output
     finally:
-        holder.kill()
-        holder.wait()
+        holder.stdin.close()
+        holder.wait(timeout=30)
 
 
 @pytest.mark.parametrize(

@@ -8,12 +8,13 @@ import uuid
 import duckdb
 import pytest
 from click.testing import CliRunner
-from conftest import PG_URL, quote, require_postgres
+from conftest import quote, require_postgres
 
 import qar_sql
 from qar_sql.cli.main import cli
 from qar_sql.compliance import store as S
 from qar_sql.output.render_history import plot_history as plot
+from tests.compliance.test_store import pg_store_url
 
 COLS = ["age", "sex", "zip", "job"]
 BASE = [(20 + i % 6, "FMFF"[i % 4], i % 5, "abcdefg"[i % 7]) for i in range(16)]
@@ -105,7 +106,7 @@ def test_history_postgres_store(tmp_path):
     with eng.begin() as c:
         c.exec_driver_sql(f"create schema {quote(schema)}")
     try:
-        store = f"{PG_URL}?options=-csearch_path%3D{schema}"
+        store = pg_store_url(schema)  # (a QAR_TEST_PG_URL with a query string of its own too)
         src, risks = tmp_path / "src.duckdb", []
         for extra in (0, 6):
             load(src, BASE + [(40 + j, "M", 9, "z") for j in range(extra)])

@@ -404,7 +404,7 @@ def test_concurrent_runs_postgres_store(pg_schema, tmp_path):
         folder = tmp_path / f"src{i}"
         folder.mkdir()
         sources.append(people(Loader("duckdb", folder)))
-    barrier = threading.Barrier(2, timeout=30)
+    barrier = threading.Barrier(2, timeout=300)  # a deadline against a hang, not a bound
     results, errors = {}, []
 
     def run(i):

@@ -9,6 +9,7 @@ number of connections.
 from __future__ import annotations
 
 import csv
+import uuid
 from pathlib import Path
 
 import duckdb
@@ -180,7 +181,7 @@ def test_a_schema_with_a_dot(tmp_path, table_data, engine):
     import sqlalchemy
 
     names, rows, types = table_data
-    schema = f"t_{tmp_path.name[-8:]}_s.x"
+    schema = f"t_{uuid.uuid4().hex[:10]}_s.x"  # tmp_path's name is the same in every run
     full = f"{quote(schema)}.{quote('people')}"
     if engine == "duckdb":
         source = str(tmp_path / "dotted.duckdb")
