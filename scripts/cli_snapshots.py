@@ -31,10 +31,8 @@ import concurrent.futures
 import dataclasses
 import datetime as dt
 import difflib
-import json
 import os
 import platform
-import queue
 import re
 import shutil
 import socket
@@ -349,11 +347,12 @@ def environment() -> dict[str, str]:
     return env
 
 
-def _pin(threads: int) -> str:
-    """Code that gives every DuckDB connection ``threads`` threads (0: DuckDB's default, one per core)."""
+def command(threads: int) -> list[str]:
+    """``qar`` as this interpreter runs it, every DuckDB connection with ``threads`` threads (0:
+    DuckDB's default, one per core)."""
     if not threads:
-        return ""
-    return (
+        return [sys.executable, "-c", RUN]
+    pin = (
         "import duckdb; _connect = duckdb.connect\n"
         "def connect(*a, **k):\n"
         "    con = _connect(*a, **k)\n"
@@ -361,118 +360,7 @@ def _pin(threads: int) -> str:
         "    return con\n"
         "duckdb.connect = connect\n"
     )
-
-
-def command(threads: int) -> list[str]:
-    """``qar`` as this interpreter runs it, every DuckDB connection with ``threads`` threads."""
-    return [sys.executable, "-c", _pin(threads) + RUN]
-
-
-# A fresh interpreter spends 1-2 s of CPU importing qar_sql, DuckDB, NumPy, SciPy, Arrow and
-# SQLAlchemy before a command starts: most of the check's time on the demo's small tables. So each
-# job is one interpreter started as a command is (the same environment and DuckDB pin) that imports
-# them once and forks a child per case: the child is a process of its own with the case's working
-# directory, environment, argv, stdout and stderr files, and exits as `qar` does (atexit handlers
-# run); nothing a case does reaches the next one. --spawn runs each case in a new interpreter.
-#: What the server imports before forking: qar_sql's command line and the libraries its commands
-#: load on use (those not installed are passed over).
-PRELOAD = (
-    "duckdb",
-    "numpy",
-    "scipy.optimize",
-    "scipy.spatial",
-    "scipy.special",
-    "scipy.stats",
-    "pyarrow",
-    "sqlalchemy",
-    "jinja2",
-    "pandas",
-    "matplotlib.backends.backend_agg",
-    "matplotlib.figure",
-    "saiph",
-    "sklearn.cross_decomposition",
-    "sklearn.metrics",
-)
-FORK_SERVER = """
-import json, os, sys
-PRELOAD = %r
-for _name in PRELOAD:
-    try:
-        __import__(_name)
-    except ImportError:
-        pass
-from qar_sql.cli import main
-for _line in sys.stdin:
-    _case = json.loads(_line)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    _pid = os.fork()
-    if _pid == 0:
-        os.chdir(_case["cwd"])
-        os.environ.clear()
-        os.environ.update(_case["env"])
-        _fd = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(_fd, 0)
-        os.close(_fd)
-        for _n, _path in ((1, _case["stdout"]), (2, _case["stderr"])):
-            _fd = os.open(_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            os.dup2(_fd, _n)
-            os.close(_fd)
-        sys.argv = ["qar", *_case["args"]]
-        main()
-        sys.exit(0)
-    print(os.waitstatus_to_exitcode(os.waitpid(_pid, 0)[1]), flush=True)
-"""
-
-
-class Runner:
-    """Runs cases: forked from a fork server (above) where the system can fork, else (or with
-    ``spawn``) each in a new interpreter."""
-
-    def __init__(self, env: dict[str, str], threads: int, spawn: bool = False) -> None:
-        self.env, self.threads = env, threads
-        self.server: subprocess.Popen[str] | None = None
-        if not spawn and hasattr(os, "fork"):
-            self.server = subprocess.Popen(
-                [sys.executable, "-c", _pin(threads) + FORK_SERVER % (PRELOAD,)],
-                env=env,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                text=True,
-            )
-
-    def __call__(self, case: Case, tmp: Path) -> tuple[int, str, str]:
-        """The case's exit code, stdout and stderr."""
-        env = {**self.env, **dict(case.env)}
-        if self.server is None:
-            proc = subprocess.run(
-                [*command(self.threads), *case.args],
-                cwd=tmp,
-                env=env,
-                capture_output=True,
-                text=True,
-                encoding="utf-8",
-                errors="replace",
-            )
-            return proc.returncode, proc.stdout, proc.stderr
-        with tempfile.TemporaryDirectory(prefix="qar-case-") as name:
-            out, err = Path(name) / "stdout", Path(name) / "stderr"
-            request = {"cwd": str(tmp), "env": env, "args": list(case.args), "stdout": str(out), "stderr": str(err)}
-            assert self.server.stdin is not None and self.server.stdout is not None
-            self.server.stdin.write(json.dumps(request) + "\n")
-            self.server.stdin.flush()
-            code = self.server.stdout.readline()
-            if not code:
-                raise RuntimeError(f"the fork server stopped before {case.name} (exit {self.server.wait()})")
-            # Read as subprocess.run(text=True) reads a pipe: UTF-8, universal newlines.
-            text = [p.read_text(encoding="utf-8", errors="replace") if p.exists() else "" for p in (out, err)]
-            return int(code), text[0], text[1]
-
-    def close(self) -> None:
-        if self.server is not None:
-            assert self.server.stdin is not None
-            self.server.stdin.close()
-            self.server.wait()
+    return [sys.executable, "-c", pin + RUN]
 
 
 def prepare(tmp: Path) -> None:
@@ -491,14 +379,22 @@ def prepare(tmp: Path) -> None:
 TIMES: dict[str, float] = {}
 
 
-def run(case: Case, tmp: Path, runner: Runner) -> str:
+def run(case: Case, tmp: Path, env: dict[str, str], threads: int) -> str:
     """The case's snapshot text: its command line, exit code, stdout, stderr and written files, masked."""
     start = time.perf_counter()
-    code, stdout, stderr = runner(case, tmp)
+    proc = subprocess.run(
+        [*command(threads), *case.args],
+        cwd=tmp,
+        env={**env, **dict(case.env)},
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        errors="replace",
+    )
     TIMES[case.name] = time.perf_counter() - start
     envs = "".join(f"{k}={v} " for k, v in case.env)
-    parts = [f"$ {envs}qar {' '.join(_shell(a) for a in case.args)}", f"exit code {code}"]
-    parts += ["──── stdout", stdout, "──── stderr", _drop_noise(stderr)]
+    parts = [f"$ {envs}qar {' '.join(_shell(a) for a in case.args)}", f"exit code {proc.returncode}"]
+    parts += ["──── stdout", proc.stdout, "──── stderr", _drop_noise(proc.stderr)]
     for name in case.files:
         for path in sorted([tmp / name] if (tmp / name).is_file() else (tmp / name).rglob("*")):
             if path.is_file():
@@ -538,8 +434,8 @@ def mask(text: str, tmp: Path) -> str:
     from qar_sql.version import __version__
 
     # The folder's random name may hold "_", which Markdown output escapes ("qar-snapshots-0t\\_pwc08").
-    for folder in {str(tmp.resolve()), str(tmp)}:
-        text = text.replace(folder, "$TMP").replace(escape_md(folder), "$TMP")
+    for path in {str(tmp.resolve()), str(tmp)}:
+        text = text.replace(path, "$TMP").replace(escape_md(path), "$TMP")
     for key, path in DATA.items():
         text = text.replace(str(path.resolve()), LINKS[key]).replace(str(path), LINKS[key])
     text = text.replace(str(REPO), "$REPO")
@@ -596,34 +492,19 @@ def select(only: list[str], inputs: str = "all") -> tuple[list[Case], list[str]]
     return chosen, skipped
 
 
-def execute(chosen: list[Case], jobs: int, threads: int, spawn: bool = False) -> dict[str, str]:
+def execute(chosen: list[Case], jobs: int, threads: int) -> dict[str, str]:
     """Every case's masked snapshot, stage by stage (later stages read what stage 0 made)."""
     results: dict[str, str] = {}
-    runners: queue.Queue[Runner] = queue.Queue()
     with tempfile.TemporaryDirectory(prefix="qar-snapshots-") as name:
         tmp = Path(name)
         prepare(tmp)
         env = environment()
-
-        def one(case: Case) -> str:
-            runner = runners.get()
-            try:
-                return run(case, tmp, runner)
-            finally:
-                runners.put(runner)
-
-        for _ in range(max(1, jobs)):
-            runners.put(Runner(env, threads, spawn))
-        try:
-            for stage in sorted({c.stage for c in chosen}):
-                batch = [c for c in chosen if c.stage == stage]
-                # Stage 0 in order: its second store run must follow the first.
-                with concurrent.futures.ThreadPoolExecutor(jobs if stage else 1) as pool:
-                    for case, text in zip(batch, pool.map(one, batch)):
-                        results[case.name] = text
-        finally:
-            while not runners.empty():
-                runners.get().close()
+        for stage in sorted({c.stage for c in chosen}):
+            batch = [c for c in chosen if c.stage == stage]
+            # Stage 0 in order: its second store run must follow the first.
+            with concurrent.futures.ThreadPoolExecutor(jobs if stage else 1) as pool:
+                for case, text in zip(batch, pool.map(lambda c: run(c, tmp, env, threads), batch)):
+                    results[case.name] = text
     return results
 
 
@@ -648,11 +529,6 @@ def main(argv: list[str] | None = None) -> int:
         default="all",
         help="demo: --help and the demo; shared: the datasets",
     )
-    ap.add_argument(
-        "--spawn",
-        action="store_true",
-        help="run each case in a new interpreter (default: forked from one that imported qar_sql once)",
-    )
     ap.add_argument("--list", action="store_true", help="print the cases and exit")
     args = ap.parse_args(argv)
 
@@ -664,7 +540,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{case.name}: qar {' '.join(case.args)}")
         return 0
     start = time.perf_counter()
-    results = execute(chosen, args.jobs, args.threads, args.spawn)
+    results = execute(chosen, args.jobs, args.threads)
     seconds = time.perf_counter() - start
     SNAPSHOTS.mkdir(parents=True, exist_ok=True)
     if args.update:
