@@ -87,9 +87,13 @@ def _heavy_kind(item) -> str | None:
     if path == "tests/test_ci_entry_points.py" and item.name.startswith(_CI_END_TO_END):
         return "ci"
     if path == "tests/integrations/test_dbt_package.py" and (
-        "postgresql" in item.nodeid or item.name.startswith("test_installs_from_git")
+        "postgresql" in item.nodeid
+        or item.name.startswith("test_installs_from_git")
+        or "integration" in getattr(item, "fixturenames", ())
     ):
-        return "dbt"  # a dbt build of its own (the tests on the duckdb build share one)
+        # a dbt build of its own: on PostgreSQL, from git, or of the package's integration_tests
+        # project (the tests on the fixture project's duckdb build share one, which stays)
+        return "dbt"
     if "chromium" in item.name:
         return "chromium"
     return None
