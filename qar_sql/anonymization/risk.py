@@ -609,20 +609,3 @@ def _midpoint(
         if not nxt:
             return path[2 * (len(path) - 1) // 3]
         path.append(min(nxt, key=lower_bound))
-
-
-def exhaustive(
-    maxima: Sequence[int],
-    evaluate: Callable[[list[tuple[int, ...]]], list[tuple[bool, float]]],
-    meets_risk: Callable[[tuple[int, ...]], bool],
-) -> tuple[int, ...] | None:
-    """The same choice as :func:`best_first`, by evaluating every node and measuring every node
-    that passes the models (the oracle of the tests and the benchmark)."""
-    best = None
-    for levels in lattice(maxima):
-        ((ok, loss),) = evaluate([levels])
-        if ok and meets_risk(levels):
-            key = order_key(loss, levels)
-            if best is None or key < best[0]:
-                best = (key, levels)
-    return None if best is None else best[1]
