@@ -137,21 +137,6 @@ class RiskTarget:
 
     # -- SQL ---------------------------------------------------------------------------------
 
-    def release_sql(self, levels: Sequence[int], smallest: int | None = None) -> str:
-        """One SELECT of the audit columns of the node's release: generalized, and without the
-        records of classes smaller than ``smallest`` on the generalized QI."""
-        q = self.db.dialect.quote
-        exprs = {c: self._expr(c, levels) for c in self.spec.columns}
-        cols = ", ".join(f"{exprs[c]} as {q(c)}" for c in self.spec.columns)
-        if not smallest or smallest <= 1:
-            return f"select {cols} from {self.relation.sql} as t"
-        keys = ", ".join(self._expr(c, levels) for c in self.qi)
-        outer = ", ".join(f"g.{q(c)}" for c in self.spec.columns)
-        return (
-            f"select {outer} from (select {cols}, count(*) over (partition by {keys}) as qar__class "
-            f"from {self.relation.sql} as t) as g where g.qar__class >= {int(smallest)}"
-        )
-
     def _expr(self, column: str, levels: Sequence[int]) -> str:
         if column in self.qi:
             return self.expression(column, int(levels[self.qi.index(column)]))
