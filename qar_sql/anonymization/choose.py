@@ -46,6 +46,7 @@ from qar_sql.engines.source import TEMP_TABLE, file_relation_sql, select_columns
 from qar_sql.errors import ColumnError, ParameterError
 from qar_sql.parameters.treat import AnonymizeParams
 from qar_sql.pushdown.scan import Progress, histograms
+from qar_sql.results import pick
 from qar_sql.stats import interval as tail_interval
 from qar_sql.treat.whatif import release as as_relation
 
@@ -54,6 +55,10 @@ from qar_sql.treat.whatif import release as as_relation
 REPORTED = ("entropy", "loss", "precision", "discernibility", "aecs")
 #: Nodes evaluated per statement by the search (the next lower bounds in the queue).
 BATCH = 16
+#: The parameters the QaR target takes as they stand (:class:`RiskSpec`).
+RISK_SPEC = ("p", "alpha", "pi_u", "pwm", "theta")
+#: The privacy models asked for, as the result keeps them.
+MODELS = ("k", "l", "l_kind", "c", "t", "t_kind", "sensitive", "no_singletons", "risk_below", "suppression_limit")
 
 
 def load_hierarchies(params: AnonymizeParams) -> dict[str, Hierarchy]:
@@ -192,10 +197,7 @@ def _target(session: Session, params: AnonymizeParams, qi, hierarchies) -> tuple
     audit_cols = list(select_columns(session.columns, params.columns, params.exclude))
     if params.sensitive in audit_cols and params.columns is None:
         audit_cols.remove(params.sensitive)
-    spec = RiskSpec(
-        columns=tuple(audit_cols), p=params.p, alpha=params.alpha, pi_u=params.pi_u, pwm=params.pwm,
-        theta=params.theta, below=params.risk_below,
-    )  # fmt: skip
+    spec = RiskSpec(tuple(audit_cols), **pick(params, RISK_SPEC), below=params.risk_below)
     d = session.dialect
 
     def expression(column: str, level: int) -> str:
@@ -342,25 +344,16 @@ def choose(session: Session, params: AnonymizeParams, progress: Progress | None 
             smallest=params.smallest,
             suppressed=node.suppressed,
         )
-    model_args = {
-        "k": params.k, "l": params.l, "l_kind": params.l_kind, "c": params.c, "t": params.t,
-        "t_kind": params.t_kind, "sensitive": params.sensitive, "no_singletons": params.no_singletons,
-        "risk_below": params.risk_below, "suppression_limit": params.suppression_limit,
-    }  # fmt: skip
     return AnonymizeResult(
         source=session.label,
         table=session.relation.display if session.relation.kind == "table" else None,
         engine=session.db.engine_name,
-        rows=found["rows"],
         qi=tuple(qi),
         level_labels=tuple(hierarchies[c].labels for c in qi),
         metric=params.metric,
-        models=model_args,
+        models=pick(params, MODELS),
         chosen=node,
-        optimal=found["optimal"],
-        nodes=found["nodes"],
-        evaluated=found["evaluated"],
-        anonymous=found["anonymous"],
+        **{name: found[name] for name in ("rows", "optimal", "nodes", "evaluated", "anonymous", "measured")},
         seconds=time.perf_counter() - started,
         l_value=l_value,
         t_value=t_value,
@@ -370,7 +363,6 @@ def choose(session: Session, params: AnonymizeParams, progress: Progress | None 
         p=params.p if params.measures_risk else None,
         alpha=params.alpha if params.measures_risk else None,
         theta=params.theta,
-        measured=found["measured"],
         subsets_scanned=target.scanned if target else 0,
         frontier=found["frontier"],
         local=local,
@@ -471,10 +463,7 @@ def _local(session, params, qi, hierarchies, chosen, audit_cols) -> LocalVariant
     modified, singles, k = (int(v or 0) for v in row)
     risk = None
     if params.measures_risk and audit_cols:
-        spec = RiskSpec(
-            columns=tuple(audit_cols), p=params.p, alpha=params.alpha, pi_u=params.pi_u, pwm=params.pwm,
-            theta=params.theta,
-        )  # fmt: skip
+        spec = RiskSpec(tuple(audit_cols), **pick(params, RISK_SPEC))
         body = f"select {', '.join(q(c) for c in audit_cols)} from ({release}) as r"
         view = Relation(session.relation.sql, session.relation.display, tuple(audit_cols), "table")
         with as_relation(session.db, body, view) as (runner, rel):

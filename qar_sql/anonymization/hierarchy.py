@@ -7,7 +7,7 @@ Two kinds, one interface (:class:`Hierarchy`):
   original value, column ``i`` of a row is the value at level ``i`` (column 0 the value itself),
   ``;`` between fields by default. ARX names the file of a column ``<name>_hierarchy_<column>.csv``
   (``adult_hierarchy_age.csv``), which :func:`read_hierarchy_dir` reads for every column.
-* **Intervals for numbers without a file** (:class:`IntervalHierarchy`, :func:`interval_hierarchy`,
+* **Intervals for numbers without a file** (:class:`IntervalHierarchy`,
   :func:`read_interval_toml`): level ``i`` (1 ≤ i ≤ len(widths)) puts a number in the band of
   ``widths[i-1]`` that holds it (``30-39`` for integers, ``[30, 40)`` otherwise); the last level is
   ``*``. Optional bottom/top coding: at every level above 0, values below ``bottom`` become
@@ -41,7 +41,7 @@ from __future__ import annotations
 import csv
 import math
 import tomllib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -343,18 +343,6 @@ class IntervalHierarchy(Hierarchy):
         if self.top is not None:
             whens += f" when {x} >= {_fmt(self.top)} then {dialect.literal('>=' + _fmt(self.top))}"
         return f"case{whens} when {x} is null then null else {band} end"
-
-
-def interval_hierarchy(
-    column: str,
-    widths: Sequence[float],
-    *,
-    bottom: float | None = None,
-    top: float | None = None,
-    origin: float | None = None,
-) -> IntervalHierarchy:
-    """Bands of the given widths (then ``*``) for a numeric column, with optional coding bounds."""
-    return IntervalHierarchy(column, tuple(widths), bottom, top, origin)
 
 
 _INTERVAL_KEYS = frozenset({"widths", "bottom", "top", "origin"})

@@ -42,7 +42,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from qar_sql.anonymization.hierarchy import Hierarchy
-from qar_sql.errors import ParameterError
+from qar_sql.errors import ParameterError, require_whole
 
 #: Class aggregates a model's condition may read (see the module docstring).
 AGGREGATES = ("size", "ds", "nln", "r1", "tail_<l>", "t_<L>")
@@ -84,8 +84,7 @@ class KAnonymity(Model):
     k: int = 2
 
     def __post_init__(self) -> None:
-        if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1:
-            raise ParameterError(f"k = {self.k!r} must be a whole number of at least 1, e.g. 5")
+        require_whole(self.k, 1, f"k = {self.k!r} must be a whole number of at least 1, e.g. 5")
 
     @property
     def name(self) -> str:
@@ -119,8 +118,7 @@ class DistinctLDiversity(Model):
 
     def __post_init__(self) -> None:
         _check_sensitive(self.sensitive, "l-diversity")
-        if isinstance(self.l, bool) or not isinstance(self.l, int) or self.l < 1:
-            raise ParameterError(f"l = {self.l!r} must be a whole number of at least 1, e.g. 2")
+        require_whole(self.l, 1, f"l = {self.l!r} must be a whole number of at least 1, e.g. 2")
 
     @property
     def name(self) -> str:
@@ -164,8 +162,7 @@ class RecursiveCLDiversity(Model):
 
     def __post_init__(self) -> None:
         _check_sensitive(self.sensitive, "l-diversity")
-        if isinstance(self.l, bool) or not isinstance(self.l, int) or self.l < 1:
-            raise ParameterError(f"l = {self.l!r} must be a whole number of at least 1, e.g. 2")
+        require_whole(self.l, 1, f"l = {self.l!r} must be a whole number of at least 1, e.g. 2")
         if isinstance(self.c, bool) or not isinstance(self.c, int | float) or not self.c > 0:
             raise ParameterError(f"c = {self.c!r} must be a positive number, e.g. 3")
         object.__setattr__(self, "tail", self.l)

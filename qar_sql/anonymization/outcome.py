@@ -10,16 +10,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from qar_sql import plots
 from qar_sql.errors import UsageError
-from qar_sql.results import Tabular
-
-
-def _number(x: float | None) -> float | None:
-    return None if x is None or not math.isfinite(x) else float(x)
+from qar_sql.results import Tabular, json_number, pick
 
 
 @dataclass(frozen=True)
@@ -152,64 +148,39 @@ class AnonymizeResult(Tabular):
     def to_dict(self) -> dict[str, Any]:
         """The documented JSON object of ``qar anonymize`` (docs/anonymize.md)."""
         c = self.chosen
-        band = self.risk_band
 
-        def node(n: Node) -> dict[str, Any]:
-            return {
-                "levels": dict(zip(self.qi, n.levels)),
-                "suppressed": n.suppressed,
-                "k": n.k,
-                "scores": {m: _number(v) for m, v in n.scores.items()},
-                "risk": _number(n.risk),
-            }
+        def node(n: Any, *middle: str) -> dict[str, Any]:
+            return {"levels": dict(zip(self.qi, n.levels)), **pick(n, middle)}
+
+        def scores(n: Node) -> dict[str, float | None]:
+            return {m: json_number(v) for m, v in n.scores.items()}
 
         out: dict[str, Any] = {
-            "source": self.source,
-            "table": self.table,
-            "engine": self.engine,
-            "rows": self.rows,
+            **pick(self, ("source", "table", "engine", "rows")),
             "qid": list(self.qi),
             "models": dict(self.models),
             "levels": self.levels,
             "labels": self.labels,
             "suppressed": None if c is None else c.suppressed,
-            "scores": None if c is None else {m: _number(v) for m, v in c.scores.items()},
+            "scores": None if c is None else scores(c),
             "metric": self.metric,
             "k": None if c is None else c.k,
-            "l": _number(self.l_value),
-            "t": _number(self.t_value),
-            "optimal": self.optimal,
-            "nodes": self.nodes,
-            "evaluated": self.evaluated,
-            "anonymous": self.anonymous,
-            "seconds": self.seconds,
-            "frontier": [node(n) for n in self.frontier],
+            "l": json_number(self.l_value),
+            "t": json_number(self.t_value),
+            **pick(self, ("optimal", "nodes", "evaluated", "anonymous", "seconds")),
+            "frontier": [
+                {**node(n, "suppressed", "k"), "scores": scores(n), "risk": json_number(n.risk)} for n in self.frontier
+            ],
             "warnings": list(self.warnings),
         }
         if self.p is not None:
-            out |= {
-                "risk": _number(self.risk),
-                "risk_interval": None
-                if band is None
-                else {"low": band.low, "high": band.high, "level": band.level, "method": band.method},
-                "risk_note": self.risk_note,
-                "audit_columns": list(self.audit_columns),
-                "p": self.p,
-                "alpha": self.alpha,
-                "theta": self.theta,
-                "measured": self.measured,
-                "subsets_scanned": self.subsets_scanned,
-            }
+            band = None if self.risk_band is None else asdict(self.risk_band)
+            out |= {"risk": json_number(self.risk), "risk_interval": band, "risk_note": self.risk_note}
+            out |= {"audit_columns": list(self.audit_columns)}
+            out |= pick(self, ("p", "alpha", "theta", "measured", "subsets_scanned"))
         if self.local is not None:
             v = self.local
-            out["local"] = {
-                "levels": dict(zip(self.qi, v.levels)),
-                "modified": v.modified,
-                "singletons": v.singletons,
-                "k": v.k,
-                "risk": _number(v.risk),
-                "meets": v.meets,
-            }
+            out["local"] = {**node(v, "modified", "singletons", "k"), "risk": json_number(v.risk), "meets": v.meets}
         return out
 
 

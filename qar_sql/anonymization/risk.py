@@ -137,21 +137,6 @@ class RiskTarget:
 
     # -- SQL ---------------------------------------------------------------------------------
 
-    def release_sql(self, levels: Sequence[int], smallest: int | None = None) -> str:
-        """One SELECT of the audit columns of the node's release: generalized, and without the
-        records of classes smaller than ``smallest`` on the generalized QI."""
-        q = self.db.dialect.quote
-        exprs = {c: self._expr(c, levels) for c in self.spec.columns}
-        cols = ", ".join(f"{exprs[c]} as {q(c)}" for c in self.spec.columns)
-        if not smallest or smallest <= 1:
-            return f"select {cols} from {self.relation.sql} as t"
-        keys = ", ".join(self._expr(c, levels) for c in self.qi)
-        outer = ", ".join(f"g.{q(c)}" for c in self.spec.columns)
-        return (
-            f"select {outer} from (select {cols}, count(*) over (partition by {keys}) as qar__class "
-            f"from {self.relation.sql} as t) as g where g.qar__class >= {int(smallest)}"
-        )
-
     def _expr(self, column: str, levels: Sequence[int]) -> str:
         if column in self.qi:
             return self.expression(column, int(levels[self.qi.index(column)]))
@@ -609,20 +594,3 @@ def _midpoint(
         if not nxt:
             return path[2 * (len(path) - 1) // 3]
         path.append(min(nxt, key=lower_bound))
-
-
-def exhaustive(
-    maxima: Sequence[int],
-    evaluate: Callable[[list[tuple[int, ...]]], list[tuple[bool, float]]],
-    meets_risk: Callable[[tuple[int, ...]], bool],
-) -> tuple[int, ...] | None:
-    """The same choice as :func:`best_first`, by evaluating every node and measuring every node
-    that passes the models (the oracle of the tests and the benchmark)."""
-    best = None
-    for levels in lattice(maxima):
-        ((ok, loss),) = evaluate([levels])
-        if ok and meets_risk(levels):
-            key = order_key(loss, levels)
-            if best is None or key < best[0]:
-                best = (key, levels)
-    return None if best is None else best[1]

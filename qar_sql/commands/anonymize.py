@@ -15,7 +15,8 @@ import click
 
 from qar_sql import cli_options
 from qar_sql.anonymization.export import treatments_toml
-from qar_sql.command import SOURCE_ORDER, Command, Extras, api_function, run_on
+from qar_sql.command import SOURCE_ORDER, TAIL_ORDER, Command, Extras, api_function, run_on
+from qar_sql.commands.search_options import SEARCH
 from qar_sql.errors import UsageError
 from qar_sql.guard import guard_outputs
 from qar_sql.output.files import check_plot, written
@@ -133,11 +134,7 @@ def _report(result: AnonymizeResult, params: AnonymizeParams, extras: Extras) ->
     return html(kept, sql=extras.out.get(SQL_LOG, ()), anonymize=result)
 
 
-ORDER = (
-    *SOURCE_ORDER, "hierarchy", "hierarchies", "qid", "k", "l", "l_kind", "c", "t", "t_kind", "sensitive",
-    "risk_below", "no_singletons", "suppression_limit", "metric", "gs_factor", "monotonic", "local", "drop_null", "p",
-    "alpha", "pi_u", "pwm", "theta", "output", "plot", "fmt", "jobs", "batch_size", "quiet",
-)  # fmt: skip
+ORDER = (*SOURCE_ORDER, *SEARCH, *TAIL_ORDER, "theta", "output", "plot", "fmt", "jobs", "batch_size", "quiet")
 
 
 COMMAND: Command[AnonymizeParams, AnonymizeResult] = Command(

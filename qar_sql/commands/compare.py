@@ -43,7 +43,7 @@ from qar_sql.engines.session import Session
 from qar_sql.engines.source import Database, Relation, open_source
 from qar_sql.errors import ColumnError, DataError, ExitCode
 from qar_sql.parameters.release import CompareParams
-from qar_sql.pushdown.scan import Progress
+from qar_sql.pushdown.scan import Progress, Ticker
 from qar_sql.results import CompareResult, Distributions, pick
 from qar_sql.treat.treatments import Plan, load
 
@@ -109,18 +109,6 @@ def shown(result: CompareResult, params: CompareParams) -> dict[str, Any]:
 _Tick = Callable[[], None]
 
 
-def _steps(progress: Progress | None, total: int) -> _Tick:
-    """The progress of a comparison: ``tick()`` for each step done, of ``total``."""
-    done = [0]
-
-    def tick() -> None:
-        done[0] += 1
-        if progress:
-            progress(done[0], total)
-
-    return tick
-
-
 @dataclass
 class _Tables:
     """The two sides of a comparison, opened: each connection and relation, and how it is shown."""
@@ -141,13 +129,8 @@ def _open(session: Session, params: CompareParams, stack: ExitStack) -> _Tables:
     if params.treatments is not None:
         return _Tables(db_o, rel_o, db_o, rel_o, original, f"{original} with {params.treatments.path}")
     tokens = params.null_tokens if tables.csv_file(params.treated) else ()
-    db_t, rel_t = open_source(
-        params.treated,
-        table=params.treated_table,
-        delimiter=params.delimiter,
-        threads=params.threads,
-        null_tokens=tokens,
-    )
+    where = pick(params, ("delimiter", "threads"))
+    db_t, rel_t = open_source(params.treated, table=params.treated_table, null_tokens=tokens, **where)
     stack.callback(db_t.close)
     session.log_also(db_t)
     return _Tables(db_o, rel_o, db_t, rel_t, original, tables.display(params.treated, rel_t))
@@ -327,7 +310,7 @@ def run(
     started = started if started is not None else time.perf_counter()
     params, spelled = placed(params), CLI_OPTION if on_cli else API_KEYWORD
     notes: list[str] = []
-    tick = _steps(progress, 5 + (2 if params.risk else 0) + (1 if params.anonymeter else 0))
+    tick = Ticker(progress, 5 + (2 if params.risk else 0) + (1 if params.anonymeter else 0))
     with ExitStack() as stack:
         t = _open(session, params, stack)
         c = _columns(t, params, notes)

@@ -30,7 +30,7 @@ from qar_sql.ranking.eliminate import Elimination, eliminate_relation
 from qar_sql.ranking.influence import Influence
 from qar_sql.ranking.influence import compute as influence_of
 from qar_sql.ranking.records import Contributions, contributions_of
-from qar_sql.results import to_plain
+from qar_sql.results import pick, to_plain
 from qar_sql.stats.contributions import correlations
 
 # --- qar records ----------------------------------------------------------------------------------
@@ -48,9 +48,14 @@ def rank(
     if params.by == "influence":
         return by_influence(session, params, opts, started)
     c = contributions_of(
-        session.db, session.relation, opts, key=params.key, top=params.top, by=params.by,
-        all_keys=params.every_key, source=session.label, started=started,
-    )  # fmt: skip
+        session.db,
+        session.relation,
+        opts,
+        **pick(params, ("key", "top", "by")),
+        all_keys=params.every_key,
+        source=session.label,
+        started=started,
+    )
     write_scores_of(c, params)
     return c
 
@@ -93,12 +98,17 @@ def recorded(
         c = box["c"]
         return {"records": to_plain(records_summary(c, top, hash_secret, c.keys))}
 
-    audit: dict[str, Any] = dict(columns=params.columns, exclude=params.exclude, p=params.p, alpha=params.alpha)
-    audit |= dict(pi_u=params.pi_u, pwm=params.pwm)
+    audit = pick(params, ("columns", "exclude", "p", "alpha", "pi_u", "pwm"))
     recorded_audit(
-        store, **source_keywords(where), **audit, runner=runner, sections=sections, hash_keys=hash_keys,
-        hash_secret_value=hash_secret, store_in_source=store_in_source,
-    )  # fmt: skip
+        store,
+        **source_keywords(where),
+        **audit,
+        runner=runner,
+        sections=sections,
+        hash_keys=hash_keys,
+        hash_secret_value=hash_secret,
+        store_in_source=store_in_source,
+    )
     write_scores_of(box["c"], params)
     return box["c"]
 
@@ -130,11 +140,8 @@ def by_influence(session: Session, params: RecordsParams, opts: Options, started
 
 def by_suda(session: Session, params: RecordsParams) -> SudaRecords:
     """``--by suda``: every record's SUDA and DIS-SUDA score (sdcMicro's suda2)."""
-    found = suda(
-        session, columns=params.columns, exclude=params.exclude, key=params.key, max_size=params.max_size,
-        missing=params.missing, sampling_fraction=params.sampling_fraction, population=params.population,
-        all_keys=params.every_key, jobs=params.jobs,
-    )  # fmt: skip
+    shared = ("columns", "exclude", "key", "max_size", "missing", "sampling_fraction", "population", "jobs")
+    found = suda(session, **pick(params, shared), all_keys=params.every_key)
     if params.output:
         import numpy as np
 

@@ -17,7 +17,7 @@ import click
 from qar_sql import cli_options
 from qar_sql.command import SOURCE_ORDER, TAIL_ORDER, Command, Extras, api_function, lazy
 from qar_sql.commands.anonymize import hierarchy_files
-from qar_sql.commands.search_options import search_options
+from qar_sql.commands.search_options import report_search_options
 from qar_sql.errors import UsageError
 from qar_sql.guard import guard_outputs
 from qar_sql.output.files import check_plot, written
@@ -98,7 +98,7 @@ COMPARE_DOC = """Compare ``treated`` (a file, or a table of a DuckDB file or dat
 
 COMPARE_ORDER = (
     "table", "treated_table", "treatments", "link", "aligned", "columns", "exclude", "categorical", "components",
-    "attacker_columns", "target", "p", "alpha", "pi_u", "pwm", "no_risk", "fail_below", "plot", "anonymeter",
+    "attacker_columns", "target", *TAIL_ORDER, "no_risk", "fail_below", "plot", "anonymeter",
     "anonymeter_attacks", "impute", "fmt", "delimiter", "null_tokens", "jobs", "quiet",
 )  # fmt: skip
 
@@ -141,7 +141,7 @@ compare = api_function(COMPARE)
 # --- report ---------------------------------------------------------------------------------------
 
 #: The options of qar anonymize's search, which --anonymize passes on (its own parameters).
-SEARCH = {str(p.name): p for p in click.command()(search_options(own=False)(lambda **_: None)).params}
+SEARCH = report_search_options()
 
 
 def _report_run(session: Session | None, params: ReportParams, progress: Progress | None = None) -> ReportInputs:

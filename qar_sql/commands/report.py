@@ -246,10 +246,13 @@ def _compare(params: ReportParams, columns: Sequence[str], where: Mapping[str, A
     # The treated release is read as the original is: its --delimiter and --null-token, and
     # the original's --table where TREATED is a database too.
     settings = CompareParams(
-        table=where.get("table"), treated=params.compare, treated_table=params.treated_table, link=params.link,
-        aligned=params.aligned, columns=columns, delimiter=where.get("delimiter"),
-        null_tokens=where.get("null_tokens", ()), jobs=params.jobs, **pick(params, TAIL_ORDER),
-    )  # fmt: skip
+        table=where.get("table"),
+        treated=params.compare,
+        columns=columns,
+        delimiter=where.get("delimiter"),
+        null_tokens=where.get("null_tokens", ()),
+        **pick(params, ("treated_table", "link", "aligned", "jobs", *TAIL_ORDER)),
+    )
     return compare.run, compare.prepare(settings)
 
 
@@ -294,10 +297,10 @@ def with_intervals(result: AuditResult, level: float | None, resamples: int | No
     resamples = tail_interval.check_resamples(tail_interval.DEFAULT_RESAMPLES if resamples is None else resamples)
     if result.fit is None or result.n_pruned or not resamples or result.intervals is not None:
         return result
+    tail = pick(result, ("alpha", "pi_u", "pwm"))
     intervals = tail_interval.bootstrap_intervals(
-        result.theta, result.rows, result.fit, alpha=result.alpha, pi_u=result.pi_u, pwm=result.pwm,
-        level=level, resamples=resamples,
-    )  # fmt: skip
+        result.theta, result.rows, result.fit, **tail, level=level, resamples=resamples
+    )
     return dataclasses.replace(result, intervals=intervals)
 
 

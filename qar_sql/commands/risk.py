@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from qar_sql import cli_options
-from qar_sql.command import Command, Extras, api_function
+from qar_sql.command import SOURCE_ORDER, Command, Extras, api_function
 from qar_sql.parameters.measures import RiskParams
 
 if TYPE_CHECKING:  # numpy-backed: loaded when the measures run, not when `qar --help` loads
@@ -71,7 +71,7 @@ def _report(result: RiskResult, params: RiskParams, extras: Extras) -> str:
 
 
 ORDER = (
-    "table", "columns", "exclude", "delimiter", "null_tokens", "p", "weight", "sensitive", "ordered", "missing",
+    *SOURCE_ORDER, "p", "weight", "sensitive", "ordered", "missing",
     "sampling_fraction", "population", "risk_threshold", "l_threshold", "t_threshold", "per_record", "key",
     "suda_max_size", "all_text", "fmt", "top", "jobs", "quiet",
 )  # fmt: skip

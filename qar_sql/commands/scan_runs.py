@@ -36,7 +36,7 @@ from qar_sql.output.files import check_writable
 from qar_sql.output.render import render
 from qar_sql.output.render_scan import junit_xml, stderr_lines
 from qar_sql.parameters.store import ScanParams
-from qar_sql.results import ScanOutcome, ScanReport
+from qar_sql.results import ScanOutcome, ScanReport, pick
 from qar_sql.stats.interval import require_exceedances
 
 #: A scan's progress: (the scan's name, done, total).
@@ -172,37 +172,20 @@ def judge(spec: ScanSpec, risk: float | None) -> tuple[str, int]:
 
 
 def _outcome(spec: ScanSpec, **more: Any) -> ScanOutcome:
-    return ScanOutcome(
-        name=spec.name,
-        table=spec.table,
-        source=spec.source_display,
-        fail_above=spec.fail_above,
-        warn_above=spec.warn_above,
-        p=spec.p,
-        alpha=spec.alpha,
-        source_name=spec.source_name,
-        **more,
-    )
+    kept = pick(spec, ("name", "table", "fail_above", "warn_above", "p", "alpha", "source_name"))
+    return ScanOutcome(**kept, source=spec.source_display, **more)
 
 
 def run_one(spec: ScanSpec, store: Store | None, secrets: tuple[str, ...], jobs: int, progress) -> ScanOutcome:
     """One scan: the audit command's ``run`` on its source (recorded in ``store`` if any), judged."""
     started = time.perf_counter()
     params = spec.audit_params(jobs)
+    where: dict[str, Any] = pick(spec, ("source", "table", "null_tokens"))
     try:
         if store is not None:
-            result = audit_command.recorded(
-                store,
-                params,
-                progress,
-                source=spec.source,
-                table=spec.table,
-                null_tokens=spec.null_tokens,
-                scan_name=spec.name,
-                secrets=secrets,
-            )
+            result = audit_command.recorded(store, params, progress, **where, scan_name=spec.name, secrets=secrets)
         else:
-            with session_of(spec.source, table=spec.table, null_tokens=spec.null_tokens) as session:
+            with session_of(**where) as session:
                 result = audit_command.run(session, params, progress)
     except Exception as exc:  # noqa: BLE001 - a driver error in one scan must not stop the rest
         code = int(exc.exit_code if isinstance(exc, QarError) else ExitCode.RUNTIME)

@@ -23,16 +23,12 @@ def run(params: SqlParams) -> str:
     audit as one SELECT: the dbt package's SQL)."""
     from qar_sql.pushdown.showsql import show_one_statement, show_sql
 
-    s = params
-    if s.one_statement:
-        return show_one_statement(
-            s.source, table=s.table, columns=s.columns, p=s.p, alpha=s.alpha, pi_u=s.pi_u, dialect=s.dialect,
-            delimiter=s.delimiter,
-        )  # fmt: skip
-    return show_sql(
-        s.source, table=s.table, columns=s.columns, p=s.p, delimiter=s.delimiter, dialect=s.dialect,
-        batch_size=s.batch_size, jobs=s.jobs, null_tokens=s.null_tokens,
-    )  # fmt: skip
+    def given(*names: str) -> dict[str, Any]:
+        return {name: getattr(params, name) for name in ("table", "columns", "p", "dialect", "delimiter", *names)}
+
+    if params.one_statement:
+        return show_one_statement(params.source, **given("alpha", "pi_u"))
+    return show_sql(params.source, **given("batch_size", "jobs", "null_tokens"))
 
 
 def _shown(where: dict[str, Any], params: SqlParams, out: dict[str, Any]) -> str:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from qar_sql import cli_options
-from qar_sql.command import Command, Extras, api_function
+from qar_sql.command import SOURCE_ORDER, Command, Extras, api_function
 from qar_sql.output.files import check_plot, written
 from qar_sql.parameters.measures import UniquenessParams
 
@@ -81,7 +81,7 @@ def _report(result: UniquenessResult, params: UniquenessParams, extras: Extras) 
 
 
 ORDER = (
-    "table", "columns", "exclude", "delimiter", "null_tokens", "p", "group_size", "old_k", "target", "domain", "qid",
+    *SOURCE_ORDER, "p", "group_size", "old_k", "target", "domain", "qid",
     "from_marginals", "monte_carlo", "seed", "treatments", "plot_path", "exposed", "exposed_qis", "top", "fmt",
     "jobs", "batch_size", "quiet",
 )  # fmt: skip

@@ -219,8 +219,4 @@ def null_tokens_for(original, treated, tokens: tuple[str, ...]) -> tuple[tuple[s
 
 
 def csv_file(source) -> bool:
-    return isinstance(source, str | os.PathLike) and not is_url(str(source)) and is_csv(str(source))
-
-
-def is_csv(path: str) -> bool:
-    return file_kind(path) == "csv"
+    return isinstance(source, str | os.PathLike) and not is_url(str(source)) and file_kind(str(source)) == "csv"

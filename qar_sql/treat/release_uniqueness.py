@@ -32,7 +32,7 @@ from qar_sql.measures import birthday
 from qar_sql.measures.audit import profile_columns, provenance
 from qar_sql.parameters.measures import UniquenessParams
 from qar_sql.pushdown.scan import Progress, scan, value_frequencies
-from qar_sql.results import ExposedValue, QIUniqueness, UniquenessResult, UniquenessScenario
+from qar_sql.results import ExposedValue, QIUniqueness, UniquenessResult, UniquenessScenario, pick
 from qar_sql.rules import check_group_size, parse_domain
 from qar_sql.treat.treatments import Binder, Plan, load, treated_sql
 from qar_sql.treat.whatif import release, scenario_name, scenarios_of
@@ -114,9 +114,15 @@ def measure(
     prof = profile_columns(db, relation, cols)
     check_group_size(group_size, prof.rows)
     result = scan(
-        db, relation.sql, cols, p, batch_size=params.batch_size, jobs=params.jobs, progress=progress,
-        cardinalities=prof.distinct, rows=prof.rows,
-    )  # fmt: skip
+        db,
+        relation.sql,
+        cols,
+        p,
+        progress=progress,
+        cardinalities=prof.distinct,
+        rows=prof.rows,
+        **pick(params, ("batch_size", "jobs")),
+    )
     if result.rows != prof.rows:
         raise DataError(f"the table changed during the scan ({prof.rows} rows, then {result.rows}); run it again")
     marginals = None
@@ -124,10 +130,14 @@ def measure(
         freqs = value_frequencies(db, relation.sql, cols)
         marginals = {c: sorted(f.items()) for c, f in zip(cols, freqs)}
     qis = birthday.measure(
-        result.qis, prof.rows, group_size=group_size, target=params.target, domain=parsed,
-        column_values=dict(zip(cols, prof.values)), marginals=marginals, monte_carlo=params.monte_carlo,
-        seed=params.seed,
-    )  # fmt: skip
+        result.qis,
+        prof.rows,
+        group_size=group_size,
+        domain=parsed,
+        column_values=dict(zip(cols, prof.values)),
+        marginals=marginals,
+        **pick(params, ("target", "monte_carlo", "seed")),
+    )
     if params.exposed > 0 and params.exposed_qis > 0:
         qis = tuple(
             with_exposed(db, relation, q, prof.rows, group_size, params.exposed) if i < params.exposed_qis else q

@@ -14,6 +14,7 @@ Nothing is copied or written. The schema is documented in docs/treatments.md.
 from __future__ import annotations
 
 import difflib
+import functools
 import math
 import re
 import tomllib
@@ -246,10 +247,7 @@ def _parse_treatment(c: _Checker, name: str, spec: Any, qis, seed: int | None = 
             local = _str_list(c, where, "local", value)
     opts = {k: v for k, v in spec.items() if k not in _COMMON}
     k = REGISTRY[kind]
-
-    def fail(key, message):
-        c.fail(where, key, message)
-
+    fail = functools.partial(c.fail, where)
     if k.perturbative:
         check_seed(fail, k, opts, seed)
     k.shape(fail, opts, "column" in spec)
@@ -665,11 +663,7 @@ class Binder:
         base: Sequence[str],
         before: Sequence[str] = (),
     ) -> Step:
-        where = ("treatments", t.name)
-
-        def fail(key, message):
-            self.c.fail(where, key, message)
-
+        fail = functools.partial(self.c.fail, ("treatments", t.name))
         if (fits := REGISTRY[t.kind].fits) is not None:  # the kinds where t runs, after the chain before it
             for col in t.columns:
                 fits(self, t, col, kinds[col], " here" if kinds[col] != self.kinds[col] else "")
@@ -683,10 +677,7 @@ class Binder:
     def posterior_odds(self, t: Treatment, before: Sequence[str] = ()) -> dict[Any, float]:
         """PRAM's P(X = b | Y = b) per value b (the design's probabilities and the column's
         frequencies as the treatments ``before`` it left them)."""
-
-        def fail(key, message):
-            self.c.fail(("treatments", t.name), key, message)
-
+        fail = functools.partial(self.c.fail, ("treatments", t.name))
         stats, kinds, _ = self.stage(before, t)
         return pram.posterior_odds(stats.categories(t.column, fail), dict(t.options), kinds[t.column], fail)
 

@@ -8,8 +8,10 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
 
 from qar_sql.anonymization.hierarchy import CsvHierarchy, Hierarchy
+from qar_sql.anonymization.risk import lattice, order_key
 
 
 def _emd_hierarchical(p: Counter, q: Counter, h: Hierarchy, values: list[str]) -> float:
@@ -144,3 +146,20 @@ def optimum(rows, qi, hs, models, sensitive, sh, limit, metric, gs=0.5):
     # scores equal but for the order of a float sum tie; the lowest level sum wins
     best = min(f for f in found if abs(f[0] - low) <= 1e-12 * max(abs(low), abs(f[0])))
     return best[2], best[0]
+
+
+def exhaustive(
+    maxima: Sequence[int],
+    evaluate: Callable[[list[tuple[int, ...]]], list[tuple[bool, float]]],
+    meets_risk: Callable[[tuple[int, ...]], bool],
+) -> tuple[int, ...] | None:
+    """The same choice as :func:`~qar_sql.anonymization.risk.best_first`, by evaluating every node
+    and measuring every node that passes the models."""
+    best = None
+    for levels in lattice(maxima):
+        ((ok, loss),) = evaluate([levels])
+        if ok and meets_risk(levels):
+            key = order_key(loss, levels)
+            if best is None or key < best[0]:
+                best = (key, levels)
+    return None if best is None else best[1]

@@ -7,7 +7,7 @@ import pytest
 import sqlglot
 
 from qar_sql.anonymization.evaluate import Evaluator, _coding, frequency_sql
-from qar_sql.anonymization.hierarchy import CsvHierarchy, interval_hierarchy
+from qar_sql.anonymization.hierarchy import CsvHierarchy, IntervalHierarchy
 from qar_sql.anonymization.metrics import Domain
 from qar_sql.anonymization.models import KAnonymity, RecursiveCLDiversity, TCloseness
 from qar_sql.engines.dialects import DIALECTS
@@ -26,7 +26,7 @@ def test_statements_parse(name):
     if not d.sqlglot:
         pytest.skip(f"{name} has no sqlglot dialect to parse with")
     city = CsvHierarchy(HOSTILE, (("a", "ab", "*"), ("b", "ab", "*"), ("c'", "c", "*")), "c.csv")
-    age = interval_hierarchy("age", [5, 10])
+    age = IntervalHierarchy("age", (5, 10))
     sens = CsvHierarchy("s", (("x", "*"), ("y", "*")), "s.csv")
     c1, d1 = _coding(city, {"a": 3, "b": 2, "c'": 1})
     c2, d2 = _coding(age, {"30": 2, "41": 4})

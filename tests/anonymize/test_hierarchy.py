@@ -119,10 +119,10 @@ def test_a_hierarchy_that_is_no_tree_is_refused():
 def test_a_value_missing_from_its_hierarchy_is_one_error(tables):
     s = tables.load("t", {"city": ["a", "b", "zz", "zz", "zz", "yy"], "age": [30, 31, 32, 33, 34, 35]})
     city = CsvHierarchy("city", (("a", "*"), ("b", "*")), "city.csv")
-    from qar_sql.anonymization.hierarchy import interval_hierarchy
+    from qar_sql.anonymization.hierarchy import IntervalHierarchy
 
     with pytest.raises(HierarchyError) as e:
-        anonymize_session(s, {"city": city, "age": interval_hierarchy("age", [5])}, [KAnonymity(k=2)])
+        anonymize_session(s, {"city": city, "age": IntervalHierarchy("age", (5,))}, [KAnonymity(k=2)])
     assert str(e.value) == (
         "value 'zz' of column 'city' (3 rows) is missing from its hierarchy city.csv (and 1 other value in 1 row); "
         "add a row for it to the hierarchy (the value, then what it becomes at each level), "
@@ -132,11 +132,11 @@ def test_a_value_missing_from_its_hierarchy_is_one_error(tables):
 
 def test_the_audit_writes_nothing(tables):
     """The frequency table is a session temp table (DuckDB) or a CTE, and is gone afterwards."""
-    from qar_sql.anonymization.hierarchy import interval_hierarchy
+    from qar_sql.anonymization.hierarchy import IntervalHierarchy
 
     s = tables.load("t", {"age": [30, 31, 32, 33, 40, 41]})
     before = s.db.query("select 1")  # the connection works
-    r = anonymize_session(s, {"age": interval_hierarchy("age", [5, 10])}, [KAnonymity(k=2)])
+    r = anonymize_session(s, {"age": IntervalHierarchy("age", (5, 10))}, [KAnonymity(k=2)])
     assert r.level_vector == (1,) and before == [(1,)]
     if tables.engine == "duckdb":
         left = s.db.query("select table_name from duckdb_tables() where temporary and table_name like 'qar_anonymize%'")

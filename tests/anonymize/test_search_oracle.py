@@ -10,7 +10,7 @@ import pytest
 
 from qar_sql.anonymization import metrics
 from qar_sql.anonymization.evaluate import evaluator
-from qar_sql.anonymization.hierarchy import CsvHierarchy, interval_hierarchy
+from qar_sql.anonymization.hierarchy import CsvHierarchy, IntervalHierarchy
 from qar_sql.anonymization.models import (
     DistinctLDiversity,
     EntropyLDiversity,
@@ -46,7 +46,7 @@ def _hierarchies():
         "city", tuple((v, g, "*") for v, g in zip("abcdef", ["ab", "ab", "cd", "cd", "ef", "ef"])), "city.csv"
     )
     odd = CsvHierarchy(HOSTILE, (("x", "*"), ("y", "*"), ("z", "*")), "odd.csv")
-    return {"city": city, "age": interval_hierarchy("age", [5, 10]), HOSTILE: odd}
+    return {"city": city, "age": IntervalHierarchy("age", (5, 10)), HOSTILE: odd}
 
 
 SENS_H = CsvHierarchy(SENS, (("s0", "low", "*"), ("s1", "low", "*"), ("s2", "high", "*"), ("s3", "high", "*")), "s.csv")
