@@ -613,3 +613,16 @@ def test_the_hook_report_dir_holds_every_config(tmp_path, monkeypatch, capsys):
     (work / "afile").write_text("x")
     assert main(["--no-store", "--report-dir=afile", "sub/qar.toml"]) == 2
     assert "'afile' is a file" in capsys.readouterr().err and (work / "afile").read_text() == "x"
+
+
+def test_the_action_does_not_report_an_earlier_runs_json_when_args_cannot_be_split(tmp_path):
+    """A second run of the action in one job (or a self-hosted runner's workspace) finds the
+    first run's JSON at the json input: an args input that cannot be split ran no scan, so the
+    outputs and annotations must not be that JSON's."""
+    work = demo_checkout(tmp_path / "repo")
+    log, outputs = run_steps(work, ("scan", "results"), config="examples/qar.toml", args="--no-store --fail-above 0.001")
+    assert outputs["scan"]["exit-code"] == "1" and outputs["results"]["fail"] != "0", log
+    log, outputs = run_steps(work, ("scan", "results"), config="examples/qar.toml", args="--store 'x")
+    assert outputs["scan"]["exit-code"] == "2" and "the args input cannot be split" in log
+    assert (outputs["results"]["scans"], outputs["results"]["fail"], outputs["results"]["risk"]) == ("0", "0", ""), log
+    assert "is above fail_above" not in log
