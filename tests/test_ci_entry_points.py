@@ -252,7 +252,7 @@ def test_the_hook_reports_every_changed_qar_toml(tmp_path, monkeypatch, capsys):
     assert root.get("tests") == "2" and root.get("failures") == "1"
     assert sorted(c.get("name") for c in root.iter("testcase")) == ["sub people", "sub2 people"]
     md = (work / "m.md").read_text()
-    assert "### `sub/qar.toml`" in md and "### `sub2/qar.toml`" in md and "| fail |" in md and "| ok |" in md
+    assert "### sub/qar.toml" in md and "### sub2/qar.toml" in md and "| fail |" in md and "| ok |" in md
     assert not (work / "qar_results.duckdb").exists()
 
 
@@ -589,7 +589,7 @@ def test_the_hook_takes_junit_and_markdown_from_the_environment_for_every_config
     root = ET.parse(work / "j.xml").getroot()
     assert (root.get("tests"), root.get("failures")) == ("2", "1")
     md = (work / "m.md").read_text()
-    assert "### `sub/qar.toml`" in md and "### `sub2/qar.toml`" in md
+    assert "### sub/qar.toml" in md and "### sub2/qar.toml" in md
 
 
 def test_the_hook_report_dir_holds_every_config(tmp_path, monkeypatch, capsys):
@@ -626,3 +626,25 @@ def test_the_action_does_not_report_an_earlier_runs_json_when_args_cannot_be_spl
     assert outputs["scan"]["exit-code"] == "2" and "the args input cannot be split" in log
     assert (outputs["results"]["scans"], outputs["results"]["fail"], outputs["results"]["risk"]) == ("0", "0", ""), log
     assert "is above fail_above" not in log
+
+
+def test_the_hook_shows_a_config_path_as_written_in_the_markdown_and_the_log(tmp_path, monkeypatch, capsys):
+    """A changed qar.toml's folder name is text: in the Markdown summary (a job's step summary)
+    a backtick, a line break and a tag in it closed the heading's code span and started a
+    heading and a remote image of their own; in the log the line break split the line."""
+    from qar_sql.cli.hook import main
+
+    work = demo_checkout(tmp_path)
+    monkeypatch.chdir(work)
+    two_configs(work)
+    odd = "x`y\n## Forged <img src=http:"
+    (work / odd / "e").mkdir(parents=True)
+    config = Path(odd) / "e" / "qar.toml"
+    (work / config).write_text((work / "sub2" / "qar.toml").read_text().replace("../", "../../"))
+    assert main(["--no-store", "--markdown", "m.md", "sub/qar.toml", str(config)]) == 1
+    md = (work / "m.md").read_text()
+    assert "\n## Forged" not in md and "<img" not in md, md
+    assert md.count("\n### ") == 2 + md.count("\n### scans")
+    out = capsys.readouterr().out
+    assert "qar scan x`y\\n## Forged <img src=http:/e/qar.toml" in out
+    assert not any(line.startswith("## Forged") for line in out.splitlines())
