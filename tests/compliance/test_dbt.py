@@ -195,3 +195,18 @@ def test_a_scan_refusing_a_column_says_how_a_scan_leaves_it_out(manifest, tmp_pa
     r = CliRunner().invoke(cli, ["scan", str(config), "--no-store"])
     assert r.exit_code == 2 and "U+202E" in r.output, r.output
     assert "--exclude" not in r.output and "exclude = [" in r.output
+
+
+def test_a_quoted_p_is_said_to_be_text(manifest, tmp_path):
+    """meta.qar's p: "3" (quoted in the YAML) is text: the refusal said "use a whole number of
+    columns" of what reads as one; it says to write it without quotes, as for a quoted threshold."""
+    node = manifest["nodes"]["model.qar_fixture.people"]
+    node["meta"] = node["config"]["meta"] = {"qar": {"p": "3"}}
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps(manifest))
+    r = CliRunner().invoke(cli, ["scan", "--dbt-manifest", str(path), "--url", str(tmp_path), "--no-store"])
+    assert r.exit_code == 2 and "p = '3' is text; write it without quotes" in r.output, r.output
+    config = tmp_path / "qar.toml"
+    config.write_text('[sources.w]\nurl = "w.duckdb"\n[[scan]]\nname = "people"\ntable = "people"\np = "2"\n')
+    r = CliRunner().invoke(cli, ["scan", str(config), "--no-store"])
+    assert r.exit_code == 2 and "p = '2' is text; write it without quotes" in r.output, r.output
