@@ -317,10 +317,13 @@ def project_scans(
     if only is not None:
         covered = {s.name for s in scans}
         nodes = manifest["nodes"]
+        # Only a model picked by its own name must be tagged: a folder (path:), a tag or a
+        # wildcard picks the tagged models among others, as --dbt-manifest does.
+        named = {term for value in select for term in value.split() if not re.search(r"[,:*?\[]", term)}
         untagged = sorted(
             (str(nodes[uid].get("resource_type")), str(nodes[uid].get("name")))
             for uid in only
-            if nodes[uid].get("name") not in covered and uid not in covered
+            if nodes[uid].get("name") not in covered and uid not in covered and nodes[uid].get("name") in named
         )
         if untagged:
             kind, name = untagged[0]
