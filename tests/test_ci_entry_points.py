@@ -620,7 +620,9 @@ def test_the_action_does_not_report_an_earlier_runs_json_when_args_cannot_be_spl
     first run's JSON at the json input: an args input that cannot be split ran no scan, so the
     outputs and annotations must not be that JSON's."""
     work = demo_checkout(tmp_path / "repo")
-    log, outputs = run_steps(work, ("scan", "results"), config="examples/qar.toml", args="--no-store --fail-above 0.001")
+    log, outputs = run_steps(
+        work, ("scan", "results"), config="examples/qar.toml", args="--no-store --fail-above 0.001"
+    )
     assert outputs["scan"]["exit-code"] == "1" and outputs["results"]["fail"] != "0", log
     log, outputs = run_steps(work, ("scan", "results"), config="examples/qar.toml", args="--store 'x")
     assert outputs["scan"]["exit-code"] == "2" and "the args input cannot be split" in log

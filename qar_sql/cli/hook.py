@@ -219,7 +219,11 @@ def main(argv: list[str] | None = None) -> int:
                 markdown.append((name, f"qar scan exited with {code} before writing a summary."))
             if code == ExitCode.INTERRUPTED:  # Ctrl-C stops the hook, not only this file's scan
                 if files[i + 1 :]:
-                    print(f"Interrupted: not scanned: {', '.join(map(one_line, files[i + 1 :]))}", file=sys.stderr, flush=True)
+                    print(
+                        f"Interrupted: not scanned: {', '.join(map(one_line, files[i + 1 :]))}",
+                        file=sys.stderr,
+                        flush=True,
+                    )
                 break
         if "--junit" in combined:
             _write(combined["--junit"], _junit(junit))

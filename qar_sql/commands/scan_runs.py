@@ -199,7 +199,9 @@ def _scan_fix(message: str, spec: ScanSpec) -> str:
     def said(match: re.Match) -> str:
         name = match.group(1)
         if dbt:
-            return f"with meta {{qar: ignore}} on {'column ' + name if name else 'the column'} in the model's schema.yml"
+            return (
+                f"with meta {{qar: ignore}} on {'column ' + name if name else 'the column'} in the model's schema.yml"
+            )
         return f"with exclude = [{name or '...'}] in the scan's [[scan]]"
 
     return _EXCLUDE.sub(said, message)

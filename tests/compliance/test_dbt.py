@@ -191,7 +191,7 @@ def test_a_scan_refusing_a_column_says_how_a_scan_leaves_it_out(manifest, tmp_pa
     assert r.exit_code == 2 and "U+202E" in r.output, r.output
     assert "--exclude" not in r.output and "meta {qar: ignore}" in r.output
     config = tmp_path / "qar.toml"
-    config.write_text(f'[sources.w]\nurl = "w.duckdb"\n[[scan]]\nname = "people"\ntable = "people"\np = 2\n')
+    config.write_text('[sources.w]\nurl = "w.duckdb"\n[[scan]]\nname = "people"\ntable = "people"\np = 2\n')
     r = CliRunner().invoke(cli, ["scan", str(config), "--no-store"])
     assert r.exit_code == 2 and "U+202E" in r.output, r.output
     assert "--exclude" not in r.output and "exclude = [" in r.output
