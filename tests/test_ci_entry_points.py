@@ -650,3 +650,14 @@ def test_the_hook_shows_a_config_path_as_written_in_the_markdown_and_the_log(tmp
     out = capsys.readouterr().out
     assert "qar scan x`y\\n## Forged <img src=http:/e/qar.toml" in out
     assert not any(line.startswith("## Forged") for line in out.splitlines())
+
+
+def test_the_hook_says_an_empty_junit_is_empty(tmp_path, monkeypatch, capsys):
+    """--junit= (an unset variable in args) was "--junit '' is a folder"."""
+    from qar_sql.cli.hook import main
+
+    work = demo_checkout(tmp_path)
+    monkeypatch.chdir(work)
+    two_configs(work)
+    assert main(["--no-store", "--junit=", "sub2/qar.toml"]) == 2
+    assert "--junit is empty; name a file to write" in capsys.readouterr().err
