@@ -659,5 +659,7 @@ def test_the_hook_says_an_empty_junit_is_empty(tmp_path, monkeypatch, capsys):
     work = demo_checkout(tmp_path)
     monkeypatch.chdir(work)
     two_configs(work)
-    assert main(["--no-store", "--junit=", "sub2/qar.toml"]) == 2
+    with pytest.raises(SystemExit) as stopped:
+        main(["--no-store", "--junit=", "sub2/qar.toml"])
+    assert stopped.value.code == 2
     assert "--junit is empty; name a file to write" in capsys.readouterr().err
