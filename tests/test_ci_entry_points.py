@@ -663,3 +663,36 @@ def test_the_hook_says_an_empty_junit_is_empty(tmp_path, monkeypatch, capsys):
         main(["--no-store", "--junit=", "sub2/qar.toml"])
     assert stopped.value.code == 2
     assert "--junit is empty; name a file to write" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("json_input", ["qar-junit.xml", "qar-report/index.html"])
+def test_the_action_never_moves_its_json_over_the_junit_or_a_report_page(tmp_path, json_input):
+    """The json input naming the junit input's file (or a page of report-dir) replaced the JUnit
+    XML qar scan had written with JSON, silently: exit 2, an annotation, the XML and pages kept."""
+    work = demo_checkout(tmp_path / "repo")
+    log, outputs = run_steps(work, ("scan",), config="examples/qar.toml", json=json_input, args="--no-store")
+    assert outputs["scan"]["exit-code"] == "2", log
+    assert "::error title=qar scan::the json input names " in log, log
+    assert (work / "qar-junit.xml").read_text().startswith("<?xml")
+    assert (work / "qar-report" / "index.html").read_text().lstrip().lower().startswith("<!doctype html")
+
+
+def test_two_outputs_on_one_file_are_refused_before_any_scan(tmp_path, monkeypatch, capsys):
+    """qar scan --junit a.xml --markdown a.xml wrote the Markdown over the JUnit XML (and the
+    hook did, with its combined files): refused before any scan, naming both options."""
+    from click.testing import CliRunner
+
+    from qar_sql.cli.hook import main
+    from qar_sql.cli.main import cli
+
+    work = demo_checkout(tmp_path)
+    monkeypatch.chdir(work)
+    two_configs(work)
+    (work / "r").mkdir()
+    for args in (["--junit", "a.xml", "--markdown", "./a.xml"], ["--junit", "r/index.html", "--report-dir", "r"]):
+        r = CliRunner().invoke(cli, ["scan", "sub2/qar.toml", "--no-store", *args])
+        assert r.exit_code == 2 and "is also the file of --junit, which would replace it" in r.output, r.output
+        assert not (work / "a.xml").exists() and not (work / "r" / "index.html").exists()
+    with pytest.raises(SystemExit) as stopped:
+        main(["--no-store", "--junit", "a.xml", "--markdown", "a.xml", "sub2/qar.toml"])
+    assert stopped.value.code == 2 and "is also the file of --junit" in capsys.readouterr().err
