@@ -64,6 +64,10 @@ def check_tail(p: int | None, alpha: float, pi_u: float) -> None:
     ------
     ParameterError : with one sentence naming the bad value and how to fix it.
     """
+    if isinstance(p, str) and p.strip().isdigit():  # (p: "3" in a YAML or TOML file: quoted, so text)
+        raise ParameterError(
+            f"p = {p!r} is text; write it without quotes, as a whole number of columns, e.g. p = {p.strip()}."
+        )
     if p is not None:
         require_whole(p, 1, f"p = {shown(p)} is not a valid QI size; use a whole number of columns, at least 1.")
     for name, value, usual in (("alpha", alpha, "0.01"), ("pi_u", pi_u, "0.05")):

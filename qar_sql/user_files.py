@@ -45,6 +45,8 @@ def check_writable(path: str, option: str, suffixes: Sequence[str] = ()) -> None
     """Refuse an output ``path`` that could not be written (missing folder, a folder, no
     permission, a folder no file can be created in) or has the wrong suffix. Nothing is left
     behind."""
+    if not path.strip():  # (Path("") is the current folder: it was said to be "a folder")
+        raise UsageError(f"{option} is empty; name a file to write")
     if suffixes and not path.lower().endswith(tuple(suffixes)):
         raise UsageError(f"{option} {path!r} must end in {' or '.join(suffixes)}")
     p = Path(path)

@@ -252,7 +252,7 @@ def test_the_hook_reports_every_changed_qar_toml(tmp_path, monkeypatch, capsys):
     assert root.get("tests") == "2" and root.get("failures") == "1"
     assert sorted(c.get("name") for c in root.iter("testcase")) == ["sub people", "sub2 people"]
     md = (work / "m.md").read_text()
-    assert "### `sub/qar.toml`" in md and "### `sub2/qar.toml`" in md and "| fail |" in md and "| ok |" in md
+    assert "### sub/qar.toml" in md and "### sub2/qar.toml" in md and "| fail |" in md and "| ok |" in md
     assert not (work / "qar_results.duckdb").exists()
 
 
@@ -589,7 +589,7 @@ def test_the_hook_takes_junit_and_markdown_from_the_environment_for_every_config
     root = ET.parse(work / "j.xml").getroot()
     assert (root.get("tests"), root.get("failures")) == ("2", "1")
     md = (work / "m.md").read_text()
-    assert "### `sub/qar.toml`" in md and "### `sub2/qar.toml`" in md
+    assert "### sub/qar.toml" in md and "### sub2/qar.toml" in md
 
 
 def test_the_hook_report_dir_holds_every_config(tmp_path, monkeypatch, capsys):
@@ -613,3 +613,86 @@ def test_the_hook_report_dir_holds_every_config(tmp_path, monkeypatch, capsys):
     (work / "afile").write_text("x")
     assert main(["--no-store", "--report-dir=afile", "sub/qar.toml"]) == 2
     assert "'afile' is a file" in capsys.readouterr().err and (work / "afile").read_text() == "x"
+
+
+def test_the_action_does_not_report_an_earlier_runs_json_when_args_cannot_be_split(tmp_path):
+    """A second run of the action in one job (or a self-hosted runner's workspace) finds the
+    first run's JSON at the json input: an args input that cannot be split ran no scan, so the
+    outputs and annotations must not be that JSON's."""
+    work = demo_checkout(tmp_path / "repo")
+    log, outputs = run_steps(
+        work, ("scan", "results"), config="examples/qar.toml", args="--no-store --fail-above 0.001"
+    )
+    assert outputs["scan"]["exit-code"] == "1" and outputs["results"]["fail"] != "0", log
+    log, outputs = run_steps(work, ("scan", "results"), config="examples/qar.toml", args="--store 'x")
+    assert outputs["scan"]["exit-code"] == "2" and "the args input cannot be split" in log
+    assert (outputs["results"]["scans"], outputs["results"]["fail"], outputs["results"]["risk"]) == ("0", "0", ""), log
+    assert "is above fail_above" not in log
+
+
+def test_the_hook_shows_a_config_path_as_written_in_the_markdown_and_the_log(tmp_path, monkeypatch, capsys):
+    """A changed qar.toml's folder name is text: in the Markdown summary (a job's step summary)
+    a backtick, a line break and a tag in it closed the heading's code span and started a
+    heading and a remote image of their own; in the log the line break split the line."""
+    from qar_sql.cli.hook import main
+
+    work = demo_checkout(tmp_path)
+    monkeypatch.chdir(work)
+    two_configs(work)
+    odd = "x`y\n## Forged <img src=http:"
+    (work / odd / "e").mkdir(parents=True)
+    config = Path(odd) / "e" / "qar.toml"
+    (work / config).write_text((work / "sub2" / "qar.toml").read_text().replace("../", "../../"))
+    assert main(["--no-store", "--markdown", "m.md", "sub/qar.toml", str(config)]) == 1
+    md = (work / "m.md").read_text()
+    assert "\n## Forged" not in md and "<img" not in md, md
+    assert md.count("\n### ") == 2 + md.count("\n### scans")
+    out = capsys.readouterr().out
+    assert "qar scan x`y\\n## Forged <img src=http:/e/qar.toml" in out
+    assert not any(line.startswith("## Forged") for line in out.splitlines())
+
+
+def test_the_hook_says_an_empty_junit_is_empty(tmp_path, monkeypatch, capsys):
+    """--junit= (an unset variable in args) was "--junit '' is a folder"."""
+    from qar_sql.cli.hook import main
+
+    work = demo_checkout(tmp_path)
+    monkeypatch.chdir(work)
+    two_configs(work)
+    with pytest.raises(SystemExit) as stopped:
+        main(["--no-store", "--junit=", "sub2/qar.toml"])
+    assert stopped.value.code == 2
+    assert "--junit is empty; name a file to write" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("json_input", ["qar-junit.xml", "qar-report/index.html"])
+def test_the_action_never_moves_its_json_over_the_junit_or_a_report_page(tmp_path, json_input):
+    """The json input naming the junit input's file (or a page of report-dir) replaced the JUnit
+    XML qar scan had written with JSON, silently: exit 2, an annotation, the XML and pages kept."""
+    work = demo_checkout(tmp_path / "repo")
+    log, outputs = run_steps(work, ("scan",), config="examples/qar.toml", json=json_input, args="--no-store")
+    assert outputs["scan"]["exit-code"] == "2", log
+    assert "::error title=qar scan::the json input names " in log, log
+    assert (work / "qar-junit.xml").read_text().startswith("<?xml")
+    assert (work / "qar-report" / "index.html").read_text().lstrip().lower().startswith("<!doctype html")
+
+
+def test_two_outputs_on_one_file_are_refused_before_any_scan(tmp_path, monkeypatch, capsys):
+    """qar scan --junit a.xml --markdown a.xml wrote the Markdown over the JUnit XML (and the
+    hook did, with its combined files): refused before any scan, naming both options."""
+    from click.testing import CliRunner
+
+    from qar_sql.cli.hook import main
+    from qar_sql.cli.main import cli
+
+    work = demo_checkout(tmp_path)
+    monkeypatch.chdir(work)
+    two_configs(work)
+    (work / "r").mkdir()
+    for args in (["--junit", "a.xml", "--markdown", "./a.xml"], ["--junit", "r/index.html", "--report-dir", "r"]):
+        r = CliRunner().invoke(cli, ["scan", "sub2/qar.toml", "--no-store", *args])
+        assert r.exit_code == 2 and "is also the file of --junit, which would replace it" in r.output, r.output
+        assert not (work / "a.xml").exists() and not (work / "r" / "index.html").exists()
+    with pytest.raises(SystemExit) as stopped:
+        main(["--no-store", "--junit", "a.xml", "--markdown", "a.xml", "sub2/qar.toml"])
+    assert stopped.value.code == 2 and "is also the file of --junit" in capsys.readouterr().err

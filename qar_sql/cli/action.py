@@ -134,6 +134,16 @@ def keep_json(scratch: str, env: Mapping[str, str]) -> int:
                 f"::error title=qar scan::{_data(f'the json input names {what}, which qar scan reads; give json another file name')}"
             )
             return 2
+    junit, pages = env.get("QAR_ACTION_JUNIT", ""), env.get("QAR_ACTION_REPORT_DIR", "")
+    # (qar scan wrote these already: the move would replace the JUnit XML or a report page)
+    if (junit and os.path.realpath(junit) == real) or (
+        pages and real.endswith(".html") and real.startswith(os.path.realpath(pages) + os.sep)
+    ):
+        what = "the junit input" if junit and os.path.realpath(junit) == real else "a page of the report-dir input"
+        print(
+            f"::error title=qar scan::{_data(f'the json input names {what}, which qar scan writes; give json another file name')}"
+        )
+        return 2
     if not target.strip():
         print("::error title=qar scan::the json input is empty; give it a file name (the outputs are read from it)")
         return 2

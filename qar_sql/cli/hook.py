@@ -28,7 +28,9 @@ from qar_sql import toml_schema, user_files
 from qar_sql.cli.main import cli
 from qar_sql.compliance.scans import load_config
 from qar_sql.errors import ExitCode, QarError
-from qar_sql.guard import check_not_input
+from qar_sql.guard import check_apart, check_not_input
+from qar_sql.output.bidi import one_line
+from qar_sql.output.markdown import cell
 
 #: Worst first: the order of ScanReport.exit_code; any other code ranks after these.
 RANK = (ExitCode.INTERRUPTED, ExitCode.USAGE, ExitCode.RUNTIME, ExitCode.RISK_ABOVE_THRESHOLD)
@@ -101,7 +103,7 @@ def _stopped(name: str, code: int) -> ET.Element:
 def _markdown(parts: list[tuple[str, str]]) -> str:
     lines = ["## QaR compliance scan", "", f"{len(parts)} scan config(s):"]
     for name, text in parts:  # each config's summary under its name, its title a line of text
-        lines += ["", f"### `{name}`", "", text.removeprefix("## ").strip()]
+        lines += ["", f"### {cell(name)}", "", text.removeprefix("## ").strip()]
     return "\n".join(lines) + "\n"
 
 
@@ -154,6 +156,7 @@ def _guard(files: list[str], options: list[str], combined: dict[str, str]) -> No
     reads += [("the results store", v.split("=", 1)[1]) for v in options if v.startswith("--store=")]
     reads += [("the results store", v) for v in stores]
     try:
+        check_apart(writes)
         check_not_input(writes, reads)
         for option, path in writes:  # (a missing folder found after every scan ran wastes them)
             user_files.check_writable(path, option)
@@ -183,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     markdown: list[tuple[str, str]] = []
     with tempfile.TemporaryDirectory(prefix="qar-hook-") as tmp:
         for i, name in enumerate(files):
-            print(f"qar scan {name}", flush=True)
+            print(f"qar scan {one_line(name)}", flush=True)
             if _nothing_to_scan(Path(name)):
                 try:  # (its [defaults] and [sources] are still checked, as qar config --check does)
                     toml_schema.check_file(name)
@@ -193,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
                     junit.append((name, int(exc.exit_code)))
                     markdown.append((name, f"No `[[scan]]` in it, and it is not valid: exit {int(exc.exit_code)}."))
                     continue
-                print(f"{name}: no [[scan]] in it; nothing to scan (ok)", flush=True)
+                print(f"{one_line(name)}: no [[scan]] in it; nothing to scan (ok)", flush=True)
                 markdown.append((name, "No `[[scan]]` in it: nothing to scan."))
                 continue
             mine = {opt: str(Path(tmp) / f"{i}{opt.replace('--', '.')}") for opt in combined}
@@ -217,7 +220,11 @@ def main(argv: list[str] | None = None) -> int:
                 markdown.append((name, f"qar scan exited with {code} before writing a summary."))
             if code == ExitCode.INTERRUPTED:  # Ctrl-C stops the hook, not only this file's scan
                 if files[i + 1 :]:
-                    print(f"Interrupted: not scanned: {', '.join(files[i + 1 :])}", file=sys.stderr, flush=True)
+                    print(
+                        f"Interrupted: not scanned: {', '.join(map(one_line, files[i + 1 :]))}",
+                        file=sys.stderr,
+                        flush=True,
+                    )
                 break
         if "--junit" in combined:
             _write(combined["--junit"], _junit(junit))

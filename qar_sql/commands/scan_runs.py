@@ -7,6 +7,7 @@ JUnit, Markdown and HTML files written, the exit code; loaded when the scan runs
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
@@ -31,7 +32,7 @@ from qar_sql.compliance.store import Store, describe_error, ensure_ready, scan_s
 from qar_sql.engines.secrets import scrub, secret_values
 from qar_sql.engines.source import session_of
 from qar_sql.errors import ExitCode, QarError, UsageError
-from qar_sql.guard import guard_outputs
+from qar_sql.guard import check_apart, guard_outputs
 from qar_sql.output.files import check_writable
 from qar_sql.output.render import render
 from qar_sql.output.render_scan import junit_xml, stderr_lines
@@ -112,7 +113,9 @@ def prepare(params: ScanParams) -> ScanPlan:
     given = {f.name: getattr(params, f.name) for f in fields(ScanParams)}
     scans = apply_settings(cfg, params.thresholds)
     plan = ScanPlan(**given, scans=scans, recorded_in=scan_store(params.store, cfg.store, params.record))
-    guard_outputs(*files(plan))
+    writes, reads = files(plan)
+    check_apart(writes)
+    guard_outputs(writes, reads)
     return plan
 
 
@@ -176,6 +179,27 @@ def _outcome(spec: ScanSpec, **more: Any) -> ScanOutcome:
     return ScanOutcome(**kept, source=spec.source_display, **more)
 
 
+#: The command line's fix in a refusal (``leave it out with --exclude 'id'``): qar scan has no such option.
+_EXCLUDE = re.compile(r"with --exclude(?: ('[^']*'|\"[^\"]*\"))?")
+
+
+def _scan_fix(message: str, spec: ScanSpec) -> str:
+    """``message`` with the command line's ``--exclude`` said as this scan leaves a column out:
+    ``meta {qar: ignore}`` on a dbt model's column, ``exclude = [...]`` in a ``[[scan]]``."""
+    chosen = spec.origins.get("columns")
+    dbt = chosen is not None and chosen.origin == "meta.qar"
+
+    def said(match: re.Match) -> str:
+        name = match.group(1)
+        if dbt:
+            return (
+                f"with meta {{qar: ignore}} on {'column ' + name if name else 'the column'} in the model's schema.yml"
+            )
+        return f"with exclude = [{name or '...'}] in the scan's [[scan]]"
+
+    return _EXCLUDE.sub(said, message)
+
+
 def run_one(spec: ScanSpec, store: Store | None, secrets: tuple[str, ...], jobs: int, progress) -> ScanOutcome:
     """One scan: the audit command's ``run`` on its source (recorded in ``store`` if any), judged."""
     started = time.perf_counter()
@@ -189,7 +213,7 @@ def run_one(spec: ScanSpec, store: Store | None, secrets: tuple[str, ...], jobs:
                 result = audit_command.run(session, params, progress)
     except Exception as exc:  # noqa: BLE001 - a driver error in one scan must not stop the rest
         code = int(exc.exit_code if isinstance(exc, QarError) else ExitCode.RUNTIME)
-        why = scrub(describe_error(exc), [*secrets, *secret_values(spec.source)])
+        why = _scan_fix(scrub(describe_error(exc), [*secrets, *secret_values(spec.source)]), spec)
         seconds = time.perf_counter() - started
         return _outcome(
             spec, origins=spec.origins, status="error", risk=None, exit_code=code, seconds=seconds, error=why

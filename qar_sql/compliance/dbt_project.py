@@ -307,20 +307,25 @@ def project_scans(
 ) -> tuple[list, str]:
     """(the scans of the project's tagged models, where they read): the warehouse from the
     profile unless ``url`` names it, the models narrowed by ``select``."""
-    manifest = load_manifest(manifest_path(project_dir))
+    path = manifest_path(project_dir)
+    manifest = load_manifest(path)
     if not url:
         dbt_target = read_target(project_dir, profile=profile, target=target, profiles=profiles)
-        check_adapter(manifest, dbt_target)
+        folder = Path(project_dir)
+        check_adapter(manifest, dbt_target, path.relative_to(folder) if path.is_relative_to(folder) else path)
         url = dbt_target.url
     only = select_nodes(manifest, select) if select else None
     scans = manifest_scans(manifest, url, only=only)
     if only is not None:
         covered = {s.name for s in scans}
         nodes = manifest["nodes"]
+        # Only a model picked by its own name must be tagged: a folder (path:), a tag or a
+        # wildcard picks the tagged models among others, as --dbt-manifest does.
+        named = {term for value in select for term in value.split() if not re.search(r"[,:*?\[]", term)}
         untagged = sorted(
             (str(nodes[uid].get("resource_type")), str(nodes[uid].get("name")))
             for uid in only
-            if nodes[uid].get("name") not in covered and uid not in covered
+            if nodes[uid].get("name") not in covered and uid not in covered and nodes[uid].get("name") in named
         )
         if untagged:
             kind, name = untagged[0]
@@ -331,13 +336,13 @@ def project_scans(
     return scans, mask_source(url)
 
 
-def check_adapter(manifest: Mapping[str, Any], target: DbtTarget) -> None:
+def check_adapter(manifest: Mapping[str, Any], target: DbtTarget, path: str | Path = "target/manifest.json") -> None:
     """Refuse a manifest parsed for another adapter than the target's: its schemas (``main`` of a
     DuckDB file, say) are that target's, so qar would look for the tables in the wrong place."""
     parsed = (manifest.get("metadata") or {}).get("adapter_type")
     if parsed and target.type and str(parsed) != target.type:
         raise UsageError(
-            f"target/manifest.json was written by dbt for a {parsed} target, but target {target.target!r} is "
+            f"{path} was written by dbt for a {parsed} target, but target {target.target!r} is "
             f"{target.type}, so its schemas are another warehouse's; run dbt parse --target {target.target} "
             "first (or pass --url)"
         )

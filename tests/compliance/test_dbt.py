@@ -172,3 +172,41 @@ def test_real_dbt_build(manifest, tmp_path):
         (s.name, s.table, s.columns, s.p, s.pi_u, s.fail_above, s.warn_above)
         for s in manifest_scans(manifest, str(warehouse))
     ]
+
+
+def test_a_scan_refusing_a_column_says_how_a_scan_leaves_it_out(manifest, tmp_path):
+    """qar scan has no --exclude: a column name qar cannot quote (a bidi override) is left out
+    by the scan's own means, meta {qar: ignore} for a dbt model and exclude for a [[scan]]."""
+    bad = "bi\u202edi"
+    warehouse = tmp_path / "w.duckdb"
+    con = duckdb.connect(str(warehouse))
+    con.execute(f'create table people as select i % 7 as a, i % 5 as b, i % 3 as "{bad}" from range(60) t(i)')
+    con.close()
+    node = manifest["nodes"]["model.qar_fixture.people"]
+    node["columns"] = {c: {"name": c, "meta": {"qar": "quasi_identifier"}} for c in ("a", "b", bad)}
+    node["meta"] = node["config"]["meta"] = {"qar": {"p": 2}}
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps(manifest))
+    r = CliRunner().invoke(cli, ["scan", "--dbt-manifest", str(path), "--url", str(warehouse), "--no-store"])
+    assert r.exit_code == 2 and "U+202E" in r.output, r.output
+    assert "--exclude" not in r.output and "meta {qar: ignore}" in r.output
+    config = tmp_path / "qar.toml"
+    config.write_text('[sources.w]\nurl = "w.duckdb"\n[[scan]]\nname = "people"\ntable = "people"\np = 2\n')
+    r = CliRunner().invoke(cli, ["scan", str(config), "--no-store"])
+    assert r.exit_code == 2 and "U+202E" in r.output, r.output
+    assert "--exclude" not in r.output and "exclude = [" in r.output
+
+
+def test_a_quoted_p_is_said_to_be_text(manifest, tmp_path):
+    """meta.qar's p: "3" (quoted in the YAML) is text: the refusal said "use a whole number of
+    columns" of what reads as one; it says to write it without quotes, as for a quoted threshold."""
+    node = manifest["nodes"]["model.qar_fixture.people"]
+    node["meta"] = node["config"]["meta"] = {"qar": {"p": "3"}}
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps(manifest))
+    r = CliRunner().invoke(cli, ["scan", "--dbt-manifest", str(path), "--url", str(tmp_path), "--no-store"])
+    assert r.exit_code == 2 and "p = '3' is text; write it without quotes" in r.output, r.output
+    config = tmp_path / "qar.toml"
+    config.write_text('[sources.w]\nurl = "w.duckdb"\n[[scan]]\nname = "people"\ntable = "people"\np = "2"\n')
+    r = CliRunner().invoke(cli, ["scan", str(config), "--no-store"])
+    assert r.exit_code == 2 and "p = '2' is text; write it without quotes" in r.output, r.output

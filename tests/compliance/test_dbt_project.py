@@ -307,6 +307,19 @@ def test_select(project, manifest):
         assert r.exit_code == 2 and message in r.output, (bad, r.output)
 
 
+def test_select_a_folder_or_wildcard_scans_the_tagged_models_in_it(project):
+    """path:models (or path:., or people*) picks people (tagged) and people_by_zip (no tagged
+    column): the tagged one is scanned, as --dbt-manifest does; the whole selection was refused,
+    so a folder holding any untagged model (most projects) could not be scanned. A model picked
+    by its own name must still be tagged."""
+    for selector in ("path:models", "path:.", "people*"):
+        r = scan("--dbt-project", str(project), "--select", selector)
+        assert r.exit_code == 0, (selector, r.output)
+        assert [s["name"] for s in json.loads(r.stdout)["scans"]] == ["people"], selector
+    r = scan("--dbt-project", str(project), "--select", "path:models people_by_zip")
+    assert r.exit_code == 2 and "picks model 'people_by_zip', which has no column with meta" in r.output
+
+
 def test_select_with_manifest(project):
     manifest = project / "target" / "manifest.json"
     r = scan("--dbt-manifest", str(manifest), "--url", read_target(project).url, "--select", "people")
