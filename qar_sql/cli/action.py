@@ -96,7 +96,7 @@ def results(env: Mapping[str, str]) -> None:
     try:
         with open(env["QAR_ACTION_JSON"], encoding="utf-8") as fh:
             scans = json.load(fh)["scans"]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         scans = []  # qar scan stopped before its results (a bad config: its message is in the log)
     scans = [s for s in scans if isinstance(s, dict)] if isinstance(scans, list) else []
     for scan in scans:
@@ -120,7 +120,7 @@ def keep_json(scratch: str, env: Mapping[str, str]) -> int:
     try:
         with open(scratch, encoding="utf-8") as fh:
             report = json.load(fh)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # (standard library only: qar_sql.user_files is not here)
         report = {}
     report = report if isinstance(report, dict) else {}
     listed = report.get("scans")

@@ -35,11 +35,11 @@ from qar_sql.engines.database import (
     Database,
     Relation,
     Timed,
+    check_url,
     closed_on_error,
     first_line,
     log,
     pick_table,
-    port_error,
 )
 from qar_sql.engines.dialects import Dialect, engine_of, get_dialect, scheme_of, unsafe_character
 from qar_sql.engines.drivers import driver_hint
@@ -196,6 +196,7 @@ class SQLAlchemyDatabase(Database):
         self._sa = sa
         self.masked_url = mask_source(url)
         self.secrets = secret_values(url)
+        check_url(url, f"database URL {self.masked_url}")
         try:
             unit = engine_of(url)
             if unit is not None and unit.sqlalchemy_engine is not None:
@@ -206,8 +207,6 @@ class SQLAlchemyDatabase(Database):
             raise UsageError(
                 f"the database driver for {self.masked_url} is not installed ({exc.name}){driver_hint(url)}"
             ) from exc
-        except ValueError as exc:
-            raise port_error(exc, f"database URL {self.masked_url}") from exc
         except sa.exc.ArgumentError as exc:  # NoSuchModuleError too
             backend, hint = scheme_of(url), driver_hint(url)
             missing = isinstance(exc, sa.exc.NoSuchModuleError) and str(exc).rstrip().endswith(f"dialects:{backend}")
