@@ -149,6 +149,18 @@ def read_csv(
         raise _invalid(error, f"{what} {str(path)!r}", "CSV", str(exc), f"line {reader.line_num}") from None
 
 
+def csv_fields(line: str, delimiter: str) -> list[str] | None:
+    """The fields of one line of a CSV file (its header, to explain what DuckDB read), or None
+    where the csv module refuses it (a field over its 128 KB limit): then there is nothing to
+    explain by it."""
+    import csv
+
+    try:
+        return next(csv.reader([line], delimiter=delimiter))
+    except csv.Error:
+        return None
+
+
 def _invalid(error: type[UsageError], label: str, kind: str, reason: str, at: str, fix: str = "") -> UsageError:
     """The one sentence of a file its parser refused: where (``at``: "line 3, column 7", or
     nothing when the parser names no place), the parser's reason, and the fix."""
@@ -189,6 +201,12 @@ def check_writable(path: str, option: str, suffixes: Sequence[str] = ()) -> None
         raise UsageError(f"{option} {path!r}: the folder {str(folder)!r} does not exist; create it or write elsewhere")
     if p.is_dir():
         raise UsageError(f"{option} {path!r} is a folder; name a file in it")
+    try:
+        os.stat(p)
+    except FileNotFoundError:
+        pass  # (a new file, or a link to one that is made when written)
+    except OSError as exc:  # a symlink loop, a name too long: the write would fail after the work
+        raise UsageError(f"{option} {path!r} cannot be written ({exc.strerror}); choose another path") from None
     if not os.access(folder, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
         raise UsageError(f"{option} {path!r} cannot be written (permission denied); choose another path")
     if not p.exists():

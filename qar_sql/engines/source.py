@@ -10,7 +10,6 @@ writes to the audited database.
 from __future__ import annotations
 
 import contextlib
-import csv
 import difflib
 import gzip
 import importlib
@@ -29,6 +28,7 @@ from typing import Any, TypeAlias
 
 import numpy as np
 
+from qar_sql import user_files
 from qar_sql.engines import frames
 from qar_sql.engines.cancel import Running
 from qar_sql.engines.database import (
@@ -701,8 +701,8 @@ def _check_header_names(path: str, delimiter: str | None, cols: Sequence[str]) -
         return
     given = "\t" if delimiter == "\\t" else delimiter
     for use in [given] if given else SEPARATORS:
-        fields = next(csv.reader([header], delimiter=use))
-        if len(fields) != len(cols):
+        fields = user_files.csv_fields(header, use)
+        if fields is None or len(fields) != len(cols):
             continue
         clash = frames.same_name(fields)
         if clash is not None:
@@ -735,8 +735,8 @@ def _explain_csv(db: DuckDBDatabase, path: str, delimiter: str | None) -> None:
     use = given or likely
     if use is None:
         return
-    fields = next(csv.reader([header], delimiter=use))
-    if len(fields) < 2:
+    fields = user_files.csv_fields(header, use)
+    if fields is None or len(fields) < 2:
         return
     lit = db.dialect.literal
     columns = "{" + ", ".join(f"'c{i}': 'VARCHAR'" for i in range(len(fields))) + "}"
