@@ -16,14 +16,13 @@ above the variables and this file: only the command line replaces them
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from qar_sql import toml_text, user_files
+from qar_sql import user_files
 from qar_sql.compliance import scans
 from qar_sql.engines.secrets import mask_source
 from qar_sql.engines.source import URL_ENV
@@ -148,10 +147,7 @@ def from_data(
 
 
 def _read(path: Path) -> dict[str, Any]:
-    try:
-        return toml_text.loads(user_files.read_text(path, "config file"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise UsageError(f"cannot read config file {str(path)!r}: {exc}; fix the TOML") from exc
+    return user_files.read_toml(path, "config file")
 
 
 def resolve(config: Config, *, environ: Mapping[str, str] | None = None) -> list[Setting]:

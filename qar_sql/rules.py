@@ -105,7 +105,7 @@ def _float(value: object) -> float:
     """``value`` as a float, NaN when it is none."""
     try:
         return float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # (OverflowError: an int of 400 digits, from a file)
         return math.nan
 
 
@@ -120,7 +120,7 @@ def check_risk(value: object, where: str, example: str) -> None:
         raise ParameterError(
             f"{where} {value!r} is text; write it without quotes, as a number: a risk between 0 and 1, e.g. {example}"
         )
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 <= float(value) <= 1.0:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 <= _float(value) <= 1.0:
         raise ParameterError(f"{where} {value!r} must be a risk between 0 and 1, e.g. {example}")
 
 
@@ -155,7 +155,7 @@ def check_target(target: object) -> None:
     """A target probability strictly between 0 and 1 (``qar uniqueness --target``)."""
     if isinstance(target, str):
         raise ParameterError(f"target probability {target!r} is text; pass a number strictly between 0 and 1, e.g. 0.5")
-    if not isinstance(target, (int, float)) or not 0.0 < float(target) < 1.0:
+    if not isinstance(target, (int, float)) or not 0.0 < _float(target) < 1.0:
         raise ParameterError(f"target probability {shown(target)} must lie strictly between 0 and 1, e.g. --target 0.5")
 
 

@@ -21,12 +21,11 @@ from __future__ import annotations
 import copy
 import difflib
 import json
-import tomllib
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from qar_sql import config_file as config
-from qar_sql import toml_text, user_files
+from qar_sql import user_files
 from qar_sql.compliance import scans
 from qar_sql.errors import UsageError
 from qar_sql.parameters.tail import THETA_MEASURES
@@ -306,12 +305,7 @@ def check_file(path: str | Path) -> dict[str, Any]:
     (α below π_u, warn_above ≤ fail_above, no literal password, every ``${VAR}`` set, a scan's
     source defined), so a file passes here exactly when qar accepts it."""
     path = Path(path)
-    try:
-        data = toml_text.loads(user_files.read_text(path, "--check"))
-    except FileNotFoundError:
-        raise UsageError(f"--check {str(path)!r} does not exist; give the path of a qar.toml") from None
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise UsageError(f"cannot read {str(path)!r}: {exc}; fix the TOML") from exc
+    data = user_files.read_toml(path, "--check")
     pyproject = path.name == "pyproject.toml"
     flags: list[Flag] = []
     if pyproject:

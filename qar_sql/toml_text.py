@@ -2,17 +2,20 @@
 
 ``tomllib`` parses nesting by recursion: a value a few thousand brackets deep raised
 RecursionError, which reached the user as "unexpected RecursionError" (exit 3). A qar file nests
-a few levels; anything deeper than :data:`MAX_DEPTH` is refused as a TOML error, so each
-reader's "not valid TOML" message, with its exit code, covers it, and the validators that walk
-the parsed value recursively never meet a deeper one.
+a few levels; anything deeper than :data:`MAX_DEPTH` is refused as a TOML error (so are numbers
+no qar file holds), so :func:`qar_sql.user_files.parse_toml`'s "not valid TOML" sentence covers
+it, and the validators that walk the parsed value recursively never meet a deeper one.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import tomllib
 from collections.abc import Mapping
 from typing import Any
+
+from qar_sql.errors import shown
 
 #: Deeper than any qar file needs ([[scan]] → table → list → value is four), far below Python's
 #: recursion limit.
@@ -20,29 +23,37 @@ MAX_DEPTH = 32
 
 
 def loads(text: str) -> dict[str, Any]:
-    """``tomllib.loads``, raising ``tomllib.TOMLDecodeError`` for values nested too deeply."""
+    """``tomllib.loads``, raising ``tomllib.TOMLDecodeError`` for values nested too deeply and for
+    a number no qar file holds: an integer beyond TOML's 64 bits (tomllib reads any, and
+    ``float()`` of one with 400 digits raised OverflowError) or a float that is not finite
+    (``1e999`` is read as infinity)."""
     try:
         data = tomllib.loads(text)
     except RecursionError:
         raise tomllib.TOMLDecodeError(
             f"values are nested too deeply (qar's files nest at most {MAX_DEPTH} levels)"
         ) from None
-    if _depth(data) > MAX_DEPTH:
-        raise tomllib.TOMLDecodeError(f"values are nested more than {MAX_DEPTH} levels deep")
+    _check(data)
     return data
 
 
-def _depth(value: Any) -> int:
-    """The nesting depth of tables and lists, walked without recursion."""
-    deepest, stack = 0, [(value, 1)]
+def _check(value: Any) -> None:
+    """Walk the tables and lists without recursion, refusing what :func:`loads` refuses."""
+    stack: list[tuple[Any, int, str]] = [(value, 1, "")]
     while stack:
-        node, depth = stack.pop()
-        deepest = max(deepest, depth)
-        if depth > MAX_DEPTH:
-            break
-        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
-        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
-    return deepest
+        node, depth, key = stack.pop()
+        if isinstance(node, bool):
+            continue
+        if isinstance(node, int) and not -(2**63) <= node < 2**63:
+            raise tomllib.TOMLDecodeError(f"{key} = {shown(node)} is beyond TOML's 64-bit integers")
+        if isinstance(node, float) and not math.isfinite(node):
+            raise tomllib.TOMLDecodeError(f"{key} = {node} is not a finite number")
+        if isinstance(node, dict | list) and depth > MAX_DEPTH:
+            raise tomllib.TOMLDecodeError(f"values are nested more than {MAX_DEPTH} levels deep")
+        if isinstance(node, dict):
+            stack.extend((v, depth + 1, f"{key}.{k}" if key else str(k)) for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1, f"{key}[{i}]") for i, v in enumerate(node))
 
 
 def toml_value(v: Any) -> str:

@@ -38,9 +38,7 @@ integer column lists ``39``, not ``39.0``.
 
 from __future__ import annotations
 
-import csv
 import math
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -376,12 +374,7 @@ def intervals_from_toml(table: Mapping[str, Any], where: str = "the TOML") -> di
 def read_interval_toml(path: str | Path) -> dict[str, IntervalHierarchy]:
     """Interval hierarchies from the ``[hierarchies.<column>]`` tables of a TOML file."""
     p = Path(path)
-    try:
-        doc = tomllib.loads(user_files.read_text(p, "hierarchy file"))
-    except FileNotFoundError:
-        raise SourceNotFound(f"hierarchy file {str(p)!r} not found; check the path") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise HierarchyError(f"{p.name} is not valid TOML ({exc}); fix the file") from None
+    doc = user_files.read_toml(p, "hierarchy file", error=HierarchyError)
     table = doc.get("hierarchies")
     if not isinstance(table, dict) or not table:
         raise HierarchyError(
@@ -393,15 +386,7 @@ def read_interval_toml(path: str | Path) -> dict[str, IntervalHierarchy]:
 def read_hierarchy(path: str | Path, column: str, delimiter: str = ";") -> CsvHierarchy:
     """ARX's hierarchy CSV of ``column``: one row per original value, level ``i`` in field ``i``."""
     p = Path(path)
-    try:
-        text = user_files.read_text(p, "hierarchy file", limit=None, encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise SourceNotFound(f"hierarchy file {str(p)!r} of column {column!r} not found; check the path") from None
-    except UnicodeDecodeError:
-        raise HierarchyError(
-            f"hierarchy file {p.name} of column {column!r} is not UTF-8 text; save it as UTF-8"
-        ) from None
-    rows = [tuple(r) for r in csv.reader(text.splitlines(), delimiter=delimiter) if r and any(f != "" for f in r)]
+    rows = user_files.read_csv(p, "hierarchy file", delimiter=delimiter, error=HierarchyError)
     if rows and len(rows[0]) < 2:
         raise HierarchyError(
             f"hierarchy file {p.name} of column {column!r} has one field per row; it needs the value and at least one "

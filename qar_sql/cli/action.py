@@ -11,6 +11,7 @@ $GITHUB_OUTPUT from qar scan's JSON, a line per scan, and a workflow annotation 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -76,13 +77,16 @@ def annotation(scan: Mapping, config: str) -> str | None:
 def _num(value: object) -> str:
     """A number of the JSON as the log shows it; anything else (a JSON from another qar version,
     a hand-edited file) as written, so one odd field cannot stop the outputs of every scan."""
-    return f"{value:.6g}" if isinstance(value, int | float) and not isinstance(value, bool) else _data(str(value))
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        with contextlib.suppress(OverflowError):  # (an integer of 400 digits has no float)
+            return f"{value:.6g}"
+    return _data(str(value))
 
 
 def outputs(scans: list[Mapping], env: Mapping[str, str]) -> dict[str, str]:
     risks = [s["risk"] for s in scans if isinstance(s.get("risk"), int | float)]
     out = {
-        "risk": f"{max(risks):.6g}" if risks else "",
+        "risk": _num(max(risks)) if risks else "",
         "scans": str(len(scans)),
         **{status: str(sum(s.get("status") == status for s in scans)) for status in ("ok", "warn", "fail", "error")},
         "junit": env.get("QAR_ACTION_JUNIT", ""),
@@ -96,7 +100,7 @@ def results(env: Mapping[str, str]) -> None:
     try:
         with open(env["QAR_ACTION_JSON"], encoding="utf-8") as fh:
             scans = json.load(fh)["scans"]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         scans = []  # qar scan stopped before its results (a bad config: its message is in the log)
     scans = [s for s in scans if isinstance(s, dict)] if isinstance(scans, list) else []
     for scan in scans:
@@ -120,7 +124,7 @@ def keep_json(scratch: str, env: Mapping[str, str]) -> int:
     try:
         with open(scratch, encoding="utf-8") as fh:
             report = json.load(fh)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # (standard library only: qar_sql.user_files is not here)
         report = {}
     report = report if isinstance(report, dict) else {}
     listed = report.get("scans")

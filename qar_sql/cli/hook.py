@@ -19,7 +19,6 @@ import os
 import re
 import sys
 import tempfile
-import tomllib
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from urllib.parse import quote
@@ -66,8 +65,8 @@ def _split(options: list[str]) -> tuple[list[str], dict[str, str]]:
 
 def _nothing_to_scan(path: Path) -> bool:
     try:
-        data = tomllib.loads(user_files.read_text(path, "scan config"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, QarError):
+        data = user_files.read_toml(path, "scan config")
+    except QarError:
         return False  # qar scan says what is wrong with it
     return not data.get("scan")
 

@@ -46,11 +46,17 @@ def numeric_array(column: pa.Array, name: str) -> np.ndarray:
     import pyarrow.compute as pc
 
     try:
-        return pc.cast(column, pa.float64()).to_numpy(zero_copy_only=False)
+        values = pc.cast(column, pa.float64()).to_numpy(zero_copy_only=False)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
         raise ColumnError(
             f"column {name!r} holds values that are not numbers ({column.type}); list it with --categorical"
         ) from exc
+    if np.isinf(values).any():  # (a distance to infinity is no distance: scipy's KD-tree refused it)
+        raise ColumnError(
+            f"column {name!r} holds an infinite number (a CSV's 1e999 is read as one); "
+            "remove it from the file, or list the column with --categorical"
+        )
+    return values
 
 
 def value_array(column: pa.Array) -> np.ndarray:

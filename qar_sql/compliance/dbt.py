@@ -9,7 +9,6 @@ Only ``target/manifest.json`` is read — dbt itself is not imported.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
@@ -71,17 +70,7 @@ def load_manifest(path: str | Path) -> dict:
         raise UsageError(
             f"dbt manifest {str(path)!r} does not exist; run dbt parse (or dbt build) to write target/manifest.json"
         )
-    try:
-        data = json.loads(user_files.read_text(p, "dbt manifest", limit=None))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise UsageError(
-            f"{p.name} is not a dbt manifest (invalid JSON: {exc}); point to target/manifest.json"
-        ) from exc
-    except RecursionError:
-        # Arrays or objects nested thousands deep: JSON, but never dbt's (its depth is a few levels).
-        raise UsageError(
-            f"{p.name} is not a dbt manifest (its JSON is nested too deep); point to target/manifest.json"
-        ) from None
+    data = user_files.read_json(p, "dbt manifest", limit=None, fix="point to dbt's target/manifest.json")
     check_manifest(data, p.name)
     return data
 

@@ -45,14 +45,7 @@ LIBPQ_KEYS = ("sslmode", "sslrootcert", "sslcert", "sslkey", "connect_timeout")
 
 
 def _yaml(path: Path, what: str) -> dict:
-    import yaml
-
-    try:
-        data = yaml.safe_load(user_files.read_text(path, what))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read {what} {str(path)!r}: {exc}") from exc
-    except yaml.YAMLError as exc:
-        raise UsageError(f"{what} {str(path)!r} is not valid YAML: {str(exc).splitlines()[0]}") from exc
+    data = user_files.read_yaml(path, what)
     if not isinstance(data, dict):
         raise UsageError(f"{what} {str(path)!r} holds no mapping; it should be dbt's {path.name}")
     return data

@@ -30,7 +30,6 @@ from __future__ import annotations
 import difflib
 import os
 import re
-import tomllib
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
@@ -38,7 +37,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from qar_sql import toml_text, user_files
+from qar_sql import user_files
 from qar_sql.engines.secrets import mask_source, secret_values
 from qar_sql.engines.source import is_url
 from qar_sql.errors import ParameterError, UsageError
@@ -428,17 +427,7 @@ def load_config(path: str | Path, *, environ: Mapping[str, str] | None = None) -
     p = Path(path)
     if not p.exists():
         raise UsageError(f"scan config {str(path)!r} does not exist; create it (see examples/qar.toml)")
-    try:
-        data = toml_text.loads(user_files.read_text(p, "scan config"))
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"{p.name} is not valid TOML ({exc}); fix the line it names") from exc
-    except UnicodeDecodeError as exc:
-        raise UsageError(
-            f"{p.name} is not UTF-8 text (byte {exc.start}: {exc.object[exc.start : exc.start + 1]!r}); "
-            "save it as UTF-8, as TOML requires"
-        ) from exc
-    except OSError as exc:
-        raise UsageError(f"cannot read scan config {str(path)!r}: {exc.strerror or exc}; check the file") from exc
+    data = user_files.parse_toml(user_files.read_text(p, "scan config"), p.name)
     return parse_config(data, path=str(p), environ=environ)
 
 

@@ -35,8 +35,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from qar_sql import user_files
 from qar_sql.compliance import liveness
-from qar_sql.engines.database import first_line, port_error
+from qar_sql.engines.database import check_url, first_line
 from qar_sql.engines.render import migrations_dir
 from qar_sql.engines.secrets import mask_source, scrub, secret_values
 from qar_sql.engines.source import DUCKDB_SUFFIXES, is_url, resolve_source
@@ -274,6 +275,7 @@ class Store:
                     f"store {self.display} is a {backend} database; a results store is a DuckDB file or a "
                     f"PostgreSQL database, e.g. --store {DEFAULT_STORE} or postgresql+psycopg://host/db"
                 )
+            check_url(self.url, f"store URL {self.display}")
             try:
                 self.engine = sa.create_engine(self.url, poolclass=sa.pool.NullPool)
             except ModuleNotFoundError as exc:
@@ -281,8 +283,6 @@ class Store:
                     f"the database driver for store {self.display} is not installed ({exc.name}); "
                     "install it, e.g. pip install 'qar-sql[postgres]'"
                 ) from exc
-            except ValueError as exc:
-                raise port_error(exc, f"store URL {self.display}") from exc
             except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError) as exc:
                 raise UsageError(
                     f"cannot use store URL {self.display}: {first_line(exc)}; write it as "
@@ -537,10 +537,9 @@ def hash_secret(secret_file: str | None = None) -> str:
     ``$QAR_HASH_SECRET``. Refused when empty: an HMAC without a secret is a plain function of the
     key, and small keys (record numbers 1…50,000) are recovered by hashing every candidate."""
     if secret_file:
-        try:
-            secret = Path(secret_file).read_text().rstrip("\r\n")
-        except OSError as exc:
-            raise UsageError(f"cannot read --hash-secret-file {secret_file!r}: {exc.strerror}") from exc
+        # (as written, no byte-order mark dropped: the secret is its bytes; a pipe: <(vault read …))
+        secret = user_files.read_text(secret_file, "--hash-secret-file", encoding="utf-8", pipes=True)
+        secret = secret.rstrip("\r\n")
     else:
         secret = os.environ.get(HASH_SECRET_ENV, "")
     if not secret:

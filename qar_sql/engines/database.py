@@ -245,15 +245,38 @@ def first_line(exc: BaseException) -> str:
     return re.split(r"\r\n|\r|\n", text)[0] if text else type(exc).__name__
 
 
-def port_error(exc: ValueError, what: str) -> UsageError:
-    """SQLAlchemy's ``int()`` of a URL's port (also of a password's unencoded ``@`` ... ``:``) as
-    one sentence about ``what`` ("database URL …", "store URL …"); another ValueError is raised."""
-    if not str(exc).startswith("invalid literal for int()"):
-        raise exc
-    return UsageError(
-        f"cannot use {what}: its port is not a number; give the port as digits after the host (host:5432), "
-        "and write an @, : or / in the password as %40, %3A or %2F"
-    )
+def check_url(url: str, what: str) -> None:
+    """The one reading of a database URL the user gives (a source, a store) before SQLAlchemy or
+    a driver reads it: a port that is not a number (SQLAlchemy's ``int()``, also of a password's
+    unencoded ``@`` ... ``:``) or outside 1–65535, or a host no resolver can take (the ``idna``
+    codec's UnicodeError, raised by the driver's lookup), is one sentence about ``what``
+    ("database URL …", "store URL …", masked), exit 2. A URL SQLAlchemy cannot parse at all is
+    left to ``create_engine``, whose callers name it."""
+    import sqlalchemy as sa
+
+    try:
+        parsed = sa.engine.make_url(url)
+    except sa.exc.ArgumentError:
+        return
+    except ValueError as exc:
+        if not str(exc).startswith("invalid literal for int()"):
+            raise
+        raise UsageError(
+            f"cannot use {what}: its port is not a number; give the port as digits after the host (host:5432), "
+            "and write an @, : or / in the password as %40, %3A or %2F"
+        ) from None
+    if parsed.port is not None and not 0 < parsed.port < 65536:
+        raise UsageError(
+            f"cannot use {what}: its port {parsed.port} is not between 1 and 65535; give the server's port"
+        )
+    if parsed.host:
+        try:
+            parsed.host.encode("idna")
+        except UnicodeError:
+            raise UsageError(
+                f"cannot use {what}: its host {parsed.host!r} is not a host name (an empty or over-long part, or "
+                "a character no host name holds); give the server's name or address"
+            ) from None
 
 
 def pick_table(dialect, where, table, tables, default_schema) -> tuple[Relation, tuple[str, str]]:

@@ -10,7 +10,6 @@ writes to the audited database.
 from __future__ import annotations
 
 import contextlib
-import csv
 import difflib
 import gzip
 import importlib
@@ -29,17 +28,18 @@ from typing import Any, TypeAlias
 
 import numpy as np
 
+from qar_sql import user_files
 from qar_sql.engines import frames
 from qar_sql.engines.cancel import Running
 from qar_sql.engines.database import (
     Database,
     Relation,
     Timed,
+    check_url,
     closed_on_error,
     first_line,
     log,
     pick_table,
-    port_error,
 )
 from qar_sql.engines.dialects import Dialect, engine_of, get_dialect, scheme_of, unsafe_character
 from qar_sql.engines.drivers import driver_hint
@@ -196,6 +196,7 @@ class SQLAlchemyDatabase(Database):
         self._sa = sa
         self.masked_url = mask_source(url)
         self.secrets = secret_values(url)
+        check_url(url, f"database URL {self.masked_url}")
         try:
             unit = engine_of(url)
             if unit is not None and unit.sqlalchemy_engine is not None:
@@ -206,8 +207,6 @@ class SQLAlchemyDatabase(Database):
             raise UsageError(
                 f"the database driver for {self.masked_url} is not installed ({exc.name}){driver_hint(url)}"
             ) from exc
-        except ValueError as exc:
-            raise port_error(exc, f"database URL {self.masked_url}") from exc
         except sa.exc.ArgumentError as exc:  # NoSuchModuleError too
             backend, hint = scheme_of(url), driver_hint(url)
             missing = isinstance(exc, sa.exc.NoSuchModuleError) and str(exc).rstrip().endswith(f"dialects:{backend}")
@@ -704,8 +703,8 @@ def _check_header_names(path: str, delimiter: str | None, cols: Sequence[str]) -
         return
     given = "\t" if delimiter == "\\t" else delimiter
     for use in [given] if given else SEPARATORS:
-        fields = next(csv.reader([header], delimiter=use))
-        if len(fields) != len(cols):
+        fields = user_files.csv_fields(header, use)
+        if fields is None or len(fields) != len(cols):
             continue
         clash = frames.same_name(fields)
         if clash is not None:
@@ -738,8 +737,8 @@ def _explain_csv(db: DuckDBDatabase, path: str, delimiter: str | None) -> None:
     use = given or likely
     if use is None:
         return
-    fields = next(csv.reader([header], delimiter=use))
-    if len(fields) < 2:
+    fields = user_files.csv_fields(header, use)
+    if fields is None or len(fields) < 2:
         return
     lit = db.dialect.literal
     columns = "{" + ", ".join(f"'c{i}': 'VARCHAR'" for i in range(len(fields))) + "}"

@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from qar_sql.engines.database import check_url
 from qar_sql.engines.dialects import Dialect, engine_of, get_dialect
+from qar_sql.engines.secrets import mask_source
 from qar_sql.engines.source import file_kind, file_relation_sql, is_url, resolve_source
 from qar_sql.errors import ColumnError, UsageError
 from qar_sql.parameters.tail import DEFAULTS as AUDIT
@@ -23,10 +25,13 @@ def _dialect_of(source: str | None) -> str:
             return engine.name
         from sqlalchemy.engine import make_url
 
+        check_url(source, f"database URL {mask_source(source)}")
         try:
             return make_url(source).get_backend_name()
-        except Exception as exc:
-            raise UsageError(f"cannot parse the database URL: {exc}") from exc
+        except Exception as exc:  # noqa: BLE001 - SQLAlchemy's ArgumentError: no URL at all
+            raise UsageError(
+                f"cannot parse the database URL {mask_source(source)}; write it as dialect+driver://host/database"
+            ) from exc
     return "duckdb"
 
 

@@ -17,7 +17,6 @@ import difflib
 import functools
 import math
 import re
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -155,10 +154,7 @@ def _str_list(c: _Checker, where, key, value) -> tuple[str, ...]:
 def parse(text: str, path: str = "<treatments>") -> Plan:
     """Read a treatments file's text into a :class:`Plan`, checking everything that does not
     need the table. Every problem is one :class:`TreatmentError` naming the key."""
-    try:
-        doc = toml_text.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise TreatmentError(f"{path} is not valid TOML: {exc}; fix the syntax there") from exc
+    doc = user_files.parse_toml(text, path, error=TreatmentError)
     c = _Checker(path, text)
     for key in doc:
         if key not in _TOP_KEYS:
@@ -278,10 +274,7 @@ def load(treatments: str | Path | Plan | Mapping) -> Plan:
     path = Path(treatments)
     if not path.exists():
         raise TreatmentError(f"treatments file {str(path)!r} does not exist; check the path")
-    try:
-        text = user_files.read_text(path, "treatments file")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TreatmentError(f"cannot read treatments file {str(path)!r}: {exc}") from exc
+    text = user_files.read_text(path, "treatments file", error=TreatmentError)
     return parse(text, str(path))
 
 

@@ -217,7 +217,7 @@ def test_json_contract_and_sql(engine, tmp_path):
         (["--l", "0", "--sensitive", "age"], "--l 0 must be"),
         (["--l", "2"], "--l needs the sensitive column"),
         (["--k", "2", "--metric", "nonsense"], "Invalid value for '--metric'"),
-        (["--k", "2", "--hierarchy", "sex=/no/such/file.csv"], "not found"),
+        (["--k", "2", "--hierarchy", "sex=/no/such/file.csv"], "does not exist"),
         (["--k", "2", "--hierarchy", "sex"], "names no column"),
         (["--k", "2", "--suppression-limit", "1.5"], "--suppression-limit 1.5"),
         (["--risk-below", "2"], "--risk-below 2"),

@@ -66,7 +66,7 @@ def test_csv_files(tmp_path):
     f.write_text("a;A\na;B\n")
     with pytest.raises(HierarchyError, match="value 'a' appears twice"):
         read_hierarchy(f, "x")
-    with pytest.raises(SourceNotFound, match="not found"):
+    with pytest.raises(SourceNotFound, match="does not exist"):
         read_hierarchy(tmp_path / "nope.csv", "x")
     f.write_text("a;A;*\nb;A;Z\nc;C;Z\n")
     with pytest.raises(

@@ -530,7 +530,9 @@ def test_deeply_nested_manifest_is_one_sentence(project):
     for args in (["--dbt-project", str(project)], ["--dbt-manifest", str(path), "--url", read_target(project).url]):
         r = scan(*args)
         assert r.exit_code == 2, r.output
-        assert "manifest.json is not a dbt manifest (its JSON is nested too deep)" in r.output, r.output
+        assert (
+            "manifest.json' is not valid JSON: nested too deep to read; point to dbt's target/manifest.json" in r.output
+        ), r.output
         assert "unexpected" not in r.output and len(r.output.strip().splitlines()) == 1, r.output
 
 

@@ -330,7 +330,7 @@ def test_a_config_that_is_not_utf8_is_one_sentence(tmp_path):
     cfg.write_bytes(b'\xff\xfe[sources.a]\nurl = "x.csv"\n')
     r = CliRunner().invoke(cli, ["scan", str(cfg), "--no-store"])
     assert r.exit_code == 2, r.output
-    assert r.output == "Error: qar.toml is not UTF-8 text (byte 0: b'\\xff'); save it as UTF-8, as TOML requires\n"
+    assert r.output == f"Error: scan config {str(cfg)!r} is not UTF-8 text (byte 0: b'\\xff'); save it as UTF-8\n"
 
 
 def test_an_empty_scan_name_is_said_to_be_empty(tmp_path):
