@@ -26,7 +26,7 @@ from qar_sql.stats.evt import TailFit
 from qar_sql.stats.interval import METHOD_DESCRIPTION, TailIntervals
 from qar_sql.stats.koot import MonteCarlo
 from qar_sql.stats.sensitivity import ColumnOut
-from qar_sql.user_text import html_text
+from qar_sql.user_text import html_text, one_line
 from qar_sql.version import __version__
 
 #: Rows shown by ``_repr_html_``: enough to see the riskiest, small enough for a notebook.
@@ -152,7 +152,7 @@ class Tabular:
         return pl.DataFrame(self.table_columns(), strict=False)
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.summary_line()}>"
+        return f"<{type(self).__name__} {one_line(self.summary_line())}>"
 
     def html_order(self) -> Sequence[int] | None:
         """Rows of :meth:`table_columns` in the order the notebook view lists them (riskiest

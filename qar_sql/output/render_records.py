@@ -86,7 +86,11 @@ def influence_records(inf, params: RecordsParams) -> str:
         lines += ["", f"Exact DT of the top {len(refined)} by influence, ranked by DT:"]
     lines += [f"  {'key':<16} {'DT':>13} {'influence':>13}" if refine else f"\n  {'key':<16} {'influence':>13}"]
     for row in (refined if refine else rows)[:top]:
-        key = one_line(str(row["key"])) if not isinstance(row["key"], list) else ", ".join(one_line(str(k)) for k in row["key"])
+        key = (
+            one_line(str(row["key"]))
+            if not isinstance(row["key"], list)
+            else ", ".join(one_line(str(k)) for k in row["key"])
+        )
         dt = "" if not refine else f" {'undefined' if row['dt'] is None else format(row['dt'], '.6e'):>13}"
         lines.append(f"  {str(key):<16}{dt} {row['influence']:>13.6e}")
     return "\n".join(lines) + "\n"

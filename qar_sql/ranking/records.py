@@ -96,9 +96,7 @@ class Contributions(Tabular):
     def _repr_html_(self) -> str:
         # The first rows only: building every record's row for a preview would cost O(L).
         cols = self.table_columns(HTML_ROWS)
-        return (
-            f"<div><p><b>Record contributions</b> {html_text(self.summary_line())}</p>{self._html_table(cols)}</div>"
-        )
+        return f"<div><p><b>Record contributions</b> {html_text(self.summary_line())}</p>{self._html_table(cols)}</div>"
 
     def scores(self, by: str) -> np.ndarray:
         if by not in C.SCORES:

@@ -172,6 +172,7 @@ class Quoting(TypedDict):
 
 BACKTICKS: Quoting = {"quote_open": "`", "quote_close": "`", "quote_escape": "``"}
 
+
 def _refuse_unprintable(text: str, what: str, fix: str, allow: str = "") -> None:
     """``repr`` shows such characters escaped, so the message itself is never cut."""
     bad = unsafe_character(text, allow)
