@@ -43,16 +43,15 @@ BIDI = dict.fromkeys((0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2
 
 
 def _data(text: str) -> str:
-    """A workflow command's message: one line (the runner's escapes), no legacy ``##[`` command
-    (the runner reads one anywhere in a line, an annotation's too)."""
-    text = str(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A").replace("##[", "##%5B")
+    """A workflow command's message: one line (the runner's escapes)."""
+    text = str(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
     return "".join(f"⟦U+{ord(c):04X}⟧" if ord(c) in BIDI else c for c in text)
 
 
 def _line(text: str) -> str:
     """A line of the log that is no workflow command whatever a scan's name holds: the runner
     reads ``::`` at the start of a line (after blanks) and its legacy ``##[`` anywhere in it."""
-    line = _data(text)
+    line = _data(text).replace("##[", "##%5B")
     return "%3A" + line.lstrip()[1:] if line.lstrip().startswith("::") else line
 
 

@@ -417,8 +417,8 @@ def test_the_action_log_holds_no_workflow_command_from_user_text(ran, work, tmp_
     log = capsys.readouterr().out
     check_text(log, "the Action's log")
     ours = ("::error file=", "::error title=", "::warning file=", "::warning title=")
-    for line in log.splitlines():
-        assert "##[" not in line, line
+    for line in log.splitlines():  # (the runner reads a line starting "::" as a command before "##[")
+        assert "##[" not in line or line.startswith(ours), line
         assert not line.lstrip().startswith("::") or line.startswith(ours), line
     for line in outputs.read_text(encoding="utf-8").splitlines():
         assert re.fullmatch(r"[\w-]+=[^\n]*", line), line
@@ -459,3 +459,26 @@ def test_on_postgresql_too(pg, work, command, options):
     finally:
         with pg.begin() as c:
             c.exec_driver_sql(f"drop schema {schema} cascade")
+
+
+@pytest.mark.parametrize(
+    "cell,written",
+    [("=1+1", "'=1+1"), ("+x", "'+x"), ("-cmd|' /C calc'!A0", "'-cmd|' /C calc'!A0"), ("@SUM(A1)", "'@SUM(A1)")]
+    + [("\tx", "'\tx"), ("-0.5", "-0.5"), ("+3", "+3"), ("-1e-5", "-1e-5"), ("a=b", "a=b"), ("", "")],
+)
+def test_a_csv_text_cell_never_starts_a_formula_and_a_number_stays(cell, written):
+    assert user_text.csv_cell(cell) == written
+
+
+def test_the_one_predicate():
+    """Control characters and separators (Cc, Zl, Zp) by Unicode's categories; bidi controls by
+    their list: overrides (refused in SQL) and marks (shown, allowed in SQL names)."""
+    import unicodedata
+
+    for code in range(0x3000):
+        c = chr(code)
+        assert user_text.control_or_separator(c) == (unicodedata.category(c) in ("Cc", "Zl", "Zp"))
+    assert user_text.unsafe_character("a\u200eb") is None and user_text.unsafe_character("a\u202eb") == "\u202e"
+    assert user_text.unsafe_character("a\tb", allow="\t") is None and user_text.unsafe_character("a\tb") == "\t"
+    assert user_text.one_line("a\nb\u202ec\x1b") == "a\\nb⟦U+202E⟧c\\x1b"
+    assert user_text.terminal("a\rb\nc") == "a\\rb\nc"
