@@ -486,3 +486,58 @@ def test_the_one_predicate():
     assert user_text.unsafe_character("a\tb", allow="\t") is None and user_text.unsafe_character("a\tb") == "\t"
     assert user_text.one_line("a\nb\u202ec\x1b") == "a\\nb⟦U+202E⟧c\\x1b"
     assert user_text.terminal("a\rb\nc") == "a\\rb\nc"
+
+
+def text_options() -> list[tuple[str, str]]:
+    """(command, option) of every option of every command that takes a text or a path: each a
+    slot a user fills, read from click's command tree."""
+    return [
+        (name, p.opts[-1] if p.opts[-1].startswith("--") else p.opts[0])
+        for name, cmd in commands().items()
+        for p in cmd.params
+        if isinstance(p, click.Option) and not p.hidden and not p.is_flag and p.name != "fmt"
+        if isinstance(p.type, click.types.StringParamType | click.Path)
+    ]
+
+
+def test_every_text_option_is_read_from_the_tree():
+    assert len(text_options()) >= 120
+
+
+@pytest.fixture(scope="module")
+def slots(work) -> dict:
+    """Every text option of every command given a hostile text (or a file of that name) on top
+    of the command's first recipe: whatever it does with it (a refusal quoting it, mostly), its
+    output is checked as the matrix's is."""
+    runner = CliRunner(env={"QAR_BOOTSTRAP": "0"})
+    table = recipes(work)
+    hostile = f"x\u202e<script>`|\n{SPLIT}"
+    out = {}
+    for name, option in text_options():
+        args = list(table[name][0])
+        if option in args:  # (its value in the recipe replaced)
+            del args[args.index(option) : args.index(option) + 2]
+        value = str(work / "slot" / hostile) if option in PATHS else hostile
+        out[name, option] = runner.invoke(
+            cli, [name, *args, option, value, "-q"] if name != "sql" else [name, *args, option, value]
+        )
+    return out
+
+
+#: Options whose value is a path (given one under the test's folder, so nothing is written elsewhere).
+PATHS = {"--path", "--output", "--plot", "--per-record", "--store", "--from-store", "--treatments", "--hierarchies"}
+PATHS |= {"--hash-secret-file", "--junit", "--markdown", "--report-dir", "--dbt-manifest", "--dbt-project"}
+PATHS |= {"--profiles-dir", "--compare", "--check", "--domain"}
+
+
+@pytest.mark.parametrize("name,option", text_options())
+def test_a_hostile_text_in_every_text_option_is_shown_safely(slots, name, option):
+    r = slots[name, option]
+    where = f"qar {name} {option} HOSTILE"
+    check_stderr(r.stderr, where)
+    # (exit 3 is not this test's: a path the engine cannot open is another kind of finding)
+    assert r.exit_code in (0, 1, 2, 3), f"{where}: exit {r.exit_code}: {r.stderr} {r.exception!r}"
+    if name == "sql":
+        check_sql(r.stdout, where)
+    elif not r.stdout.lstrip().startswith(("{", "<")):
+        check_text(r.stdout, where)
