@@ -15,7 +15,10 @@ helper and the Python API; each channel is checked as its readers read it:
 - CSV: parses, and no text cell starts a spreadsheet formula (a number, even ``-0.5``, is as written);
 - JSON: parses, and holds the texts as written (not escaped twice).
 
-A text slot SQL cannot carry (a column name with a line break) is refused: exit 2, one line.
+Then every option of every command that takes a text or a path (read from click's tree, 132 today)
+is given a hostile text on top of the command's first run: what it prints, mostly a refusal quoting
+it, is checked the same way. A text slot SQL cannot carry (a column name with a line break) is
+refused: exit 2, one line.
 """
 
 from __future__ import annotations
