@@ -30,6 +30,7 @@ from qar_sql.output.render import render
 from qar_sql.parameters.fields import Option as OptionMeta
 from qar_sql.parameters.fields import SourceOptions, as_keywords, check_numbers, meta_of, options_of
 from qar_sql.progress import Progress, with_progress
+from qar_sql.user_text import for_format, terminal
 
 P = TypeVar("P")
 R = TypeVar("R")
@@ -308,12 +309,13 @@ def cli_command(cmd: Command) -> click.Command:
         report = functools.partial(cmd.html, result, settings, extras) if cmd.html is not None else None
         shown = {k: settings if k == "params" else out[k] for k in cmd.emits}
         if cmd.prints:
-            click.echo(render(result, out.get("fmt", "text"), html=report, **shown), nl=False)
+            fmt = out.get("fmt", "text")
+            click.echo(for_format(render(result, fmt, html=report, **shown), fmt), nl=False)
         if cmd.write is not None:
             cmd.write(result, settings, extras)
         code = cmd.verdict(result, settings)
         if getattr(code, "reason", ""):
-            click.echo(code.reason, err=True)  # type: ignore[attr-defined]
+            click.echo(terminal(code.reason), err=True)  # type: ignore[attr-defined]
         if code:
             sys.exit(int(code))
 

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from qar_sql.errors import DatabaseError, UsageError, require_whole
+from qar_sql.user_text import one_line
 
 __all__ = ["DEMO_COLUMNS", "DEMO_TABLE", "generate_population", "write_demo", "write_population"]
 
@@ -468,7 +469,7 @@ def write_demo(path: str, *, rows: int, seed: int, overwrite: bool = False) -> N
     try:
         con = duckdb.connect(path)
     except duckdb.Error as exc:
-        raise DatabaseError(f"cannot write the demo database {path!r}: {exc}") from exc
+        raise DatabaseError(f"cannot write the demo database {path!r}: {one_line(str(exc))}") from exc
     try:
         if existed and not overwrite:
             _check_target(con, path)

@@ -8,7 +8,6 @@ field dump (which runs to hundreds of kilobytes), and a small HTML view for Jupy
 from __future__ import annotations
 
 import dataclasses
-import html
 import importlib
 import math
 import types
@@ -27,6 +26,7 @@ from qar_sql.stats.evt import TailFit
 from qar_sql.stats.interval import METHOD_DESCRIPTION, TailIntervals
 from qar_sql.stats.koot import MonteCarlo
 from qar_sql.stats.sensitivity import ColumnOut
+from qar_sql.user_text import html_text, one_line
 from qar_sql.version import __version__
 
 #: Rows shown by ``_repr_html_``: enough to see the riskiest, small enough for a notebook.
@@ -152,7 +152,7 @@ class Tabular:
         return pl.DataFrame(self.table_columns(), strict=False)
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.summary_line()}>"
+        return f"<{type(self).__name__} {one_line(self.summary_line())}>"
 
     def html_order(self) -> Sequence[int] | None:
         """Rows of :meth:`table_columns` in the order the notebook view lists them (riskiest
@@ -165,16 +165,16 @@ class Tabular:
         names = list(columns)
         n = len(columns[names[0]]) if names else 0
         shown = list(order[:rows]) if order is not None else range(min(n, rows))
-        head = "".join(f"<th>{html.escape(c)}</th>" for c in names)
+        head = "".join(f"<th>{html_text(c)}</th>" for c in names)
         body = "".join(
-            "<tr>" + "".join(f"<td>{html.escape(_fmt(columns[c][i]))}</td>" for c in names) + "</tr>" for i in shown
+            "<tr>" + "".join(f"<td>{html_text(_fmt(columns[c][i]))}</td>" for c in names) + "</tr>" for i in shown
         )
         more = f"<p>… {n - rows} more rows: <code>.to_pandas()</code></p>" if n > rows else ""
         return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{more}"
 
     def _repr_html_(self) -> str:
-        title = html.escape(type(self).__name__)
-        return f"<div><p><b>{title}</b> {html.escape(self.summary_line())}</p>{self._html_table()}</div>"
+        title = html_text(type(self).__name__)
+        return f"<div><p><b>{title}</b> {html_text(self.summary_line())}</p>{self._html_table()}</div>"
 
 
 @dataclass(frozen=True)
@@ -485,7 +485,7 @@ class AuditResult(Tabular):
 
     def _repr_html_(self) -> str:
         """Summary first, then the riskiest QIs and a small inline figure of the sorted θ."""
-        e = html.escape
+        e = html_text
         risk = "no tail (see warnings)" if self.risk is None else f"{self.risk:.4g}"
         facts = [
             ("source", self.source + (f" (table {self.table})" if self.table else "")),

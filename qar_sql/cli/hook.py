@@ -28,8 +28,7 @@ from qar_sql.cli.main import cli
 from qar_sql.compliance.scans import load_config
 from qar_sql.errors import ExitCode, QarError
 from qar_sql.guard import check_apart, check_not_input
-from qar_sql.output.bidi import one_line
-from qar_sql.output.markdown import cell
+from qar_sql.user_text import html_text, markdown_code, one_line, terminal, xml_text
 
 #: Worst first: the order of ScanReport.exit_code; any other code ranks after these.
 RANK = (ExitCode.INTERRUPTED, ExitCode.USAGE, ExitCode.RUNTIME, ExitCode.RISK_ABOVE_THRESHOLD)
@@ -80,7 +79,7 @@ def _junit(parts: list[tuple[str, Path | int]]) -> str:
     for name, path in parts:
         suites = ET.parse(path).getroot().iter("testsuite") if isinstance(path, Path) else [_stopped(name, path)]
         for suite in suites:
-            suite.set("name", f"qar scan {name}")
+            suite.set("name", xml_text(f"qar scan {name}"))
             for key in totals:
                 totals[key] += int(suite.get(key, "0"))
             seconds += float(suite.get("time", "0"))
@@ -94,7 +93,7 @@ def _junit(parts: list[tuple[str, Path | int]]) -> str:
 
 def _stopped(name: str, code: int) -> ET.Element:
     suite = ET.Element("testsuite", {"tests": "1", "failures": "0", "errors": "1", "skipped": "0", "time": "0"})
-    case = ET.SubElement(suite, "testcase", {"classname": "qar scan", "name": name})
+    case = ET.SubElement(suite, "testcase", {"classname": "qar scan", "name": xml_text(name)})
     ET.SubElement(case, "error", {"message": f"qar scan exited with {code} before any scan; see its message above"})
     return suite
 
@@ -102,7 +101,7 @@ def _stopped(name: str, code: int) -> ET.Element:
 def _markdown(parts: list[tuple[str, str]]) -> str:
     lines = ["## QaR compliance scan", "", f"{len(parts)} scan config(s):"]
     for name, text in parts:  # each config's summary under its name, its title a line of text
-        lines += ["", f"### {cell(name)}", "", text.removeprefix("## ").strip()]
+        lines += ["", f"### {markdown_code(name)}", "", text.removeprefix("## ").strip()]
     return "\n".join(lines) + "\n"
 
 
@@ -119,7 +118,7 @@ def _folder(name: str, taken: dict[str, str]) -> str:
 
 def _index(folders: dict[str, str], report: Path) -> str:
     items = "".join(
-        f'<li><a href="{html.escape(quote(folder))}/index.html">{html.escape(name)}</a></li>\n'
+        f'<li><a href="{html.escape(quote(folder))}/index.html">{html_text(name)}</a></li>\n'
         for name, folder in folders.items()
         if (report / folder / "index.html").is_file()
     )
@@ -133,7 +132,7 @@ def _write(path: str, text: str) -> None:
     try:
         Path(path).write_text(text, encoding="utf-8")
     except OSError as exc:
-        print(f"Error: cannot write {path!r}: {exc.strerror}; check the folder exists", file=sys.stderr)
+        print(terminal(f"Error: cannot write {path!r}: {exc.strerror}; check the folder exists"), file=sys.stderr)
         raise SystemExit(int(ExitCode.USAGE)) from exc
 
 
@@ -160,7 +159,7 @@ def _guard(files: list[str], options: list[str], combined: dict[str, str]) -> No
         for option, path in writes:  # (a missing folder found after every scan ran wastes them)
             user_files.check_writable(path, option)
     except QarError as exc:
-        print(f"Error: {exc}", file=sys.stderr)
+        print(terminal(f"Error: {exc}"), file=sys.stderr)
         raise SystemExit(int(exc.exit_code)) from exc
 
 
@@ -173,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     options, combined = _split([a for a in argv if a not in files])
     report = combined.pop(REPORT, None) or os.environ.get("QAR_REPORT_DIR") or None
     if report and os.path.exists(report) and not os.path.isdir(report):
-        print(f"Error: {REPORT} {report!r} is a file; name a folder", file=sys.stderr)
+        print(terminal(f"Error: {REPORT} {report!r} is a file; name a folder"), file=sys.stderr)
         return int(ExitCode.USAGE)
     folders: dict[str, str] = {}
     for option in COMBINED:  # $QAR_JUNIT/$QAR_MARKDOWN: each config's scan wrote over the last one's
@@ -185,17 +184,17 @@ def main(argv: list[str] | None = None) -> int:
     markdown: list[tuple[str, str]] = []
     with tempfile.TemporaryDirectory(prefix="qar-hook-") as tmp:
         for i, name in enumerate(files):
-            print(f"qar scan {one_line(name)}", flush=True)
+            print(one_line(f"qar scan {name}"), flush=True)
             if _nothing_to_scan(Path(name)):
                 try:  # (its [defaults] and [sources] are still checked, as qar config --check does)
                     toml_schema.check_file(name)
                 except QarError as exc:
-                    print(f"Error: {exc}", file=sys.stderr, flush=True)
+                    print(terminal(f"Error: {exc}"), file=sys.stderr, flush=True)
                     codes.append(int(exc.exit_code))
                     junit.append((name, int(exc.exit_code)))
                     markdown.append((name, f"No `[[scan]]` in it, and it is not valid: exit {int(exc.exit_code)}."))
                     continue
-                print(f"{one_line(name)}: no [[scan]] in it; nothing to scan (ok)", flush=True)
+                print(one_line(f"{name}: no [[scan]] in it; nothing to scan (ok)"), flush=True)
                 markdown.append((name, "No `[[scan]]` in it: nothing to scan."))
                 continue
             mine = {opt: str(Path(tmp) / f"{i}{opt.replace('--', '.')}") for opt in combined}
@@ -219,11 +218,8 @@ def main(argv: list[str] | None = None) -> int:
                 markdown.append((name, f"qar scan exited with {code} before writing a summary."))
             if code == ExitCode.INTERRUPTED:  # Ctrl-C stops the hook, not only this file's scan
                 if files[i + 1 :]:
-                    print(
-                        f"Interrupted: not scanned: {', '.join(map(one_line, files[i + 1 :]))}",
-                        file=sys.stderr,
-                        flush=True,
-                    )
+                    not_run = ", ".join(files[i + 1 :])
+                    print(one_line(f"Interrupted: not scanned: {not_run}"), file=sys.stderr, flush=True)
                 break
         if "--junit" in combined:
             _write(combined["--junit"], _junit(junit))

@@ -18,17 +18,18 @@ from qar_sql import cli_options
 from qar_sql.engines.drivers import version_lines
 from qar_sql.engines.secrets import scrub, secret_values
 from qar_sql.errors import ExitCode, QarError
+from qar_sql.user_text import terminal
 
 
 def _safe(exc: BaseException) -> str:
-    """The message with every secret masked: those of any URL or keyword string on the command
+    """The message as the terminal shows it (:func:`qar_sql.user_text.terminal`), every secret masked: those of any URL or keyword string on the command
     line or in a ``QAR_*`` variable (a driver may echo them), and every URL's password."""
     known = [
         v
         for arg in [*sys.argv[1:], *(v for k, v in os.environ.items() if k.startswith("QAR_"))]
         for v in secret_values(arg)
     ]
-    return scrub(str(exc), known)
+    return terminal(scrub(str(exc), known))
 
 
 def _from_echo(exc: BaseException) -> bool:

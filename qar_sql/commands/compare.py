@@ -46,6 +46,7 @@ from qar_sql.parameters.release import CompareParams
 from qar_sql.pushdown.scan import Progress, Ticker
 from qar_sql.results import CompareResult, Distributions, pick
 from qar_sql.treat.treatments import Plan, load
+from qar_sql.user_text import one_line
 
 NAME = "compare"
 Params = CompareParams
@@ -92,7 +93,7 @@ def verdict(result: CompareResult, params: CompareParams) -> int:
     """Exit 1 when a metric is below its --fail-below threshold (each breach said on stderr), else 0."""
     breaches = below_thresholds(result, dict(params.fail_below))
     for b in breaches:
-        print(b[0].upper() + b[1:] + ".", file=sys.stderr)
+        print(one_line(b[0].upper() + b[1:] + "."), file=sys.stderr)
     return int(ExitCode.RISK_ABOVE_THRESHOLD) if breaches else int(ExitCode.OK)
 
 

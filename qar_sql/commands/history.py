@@ -14,6 +14,7 @@ from qar_sql import cli_options
 from qar_sql.command import Command, Extras, api_function
 from qar_sql.output.files import check_plot, written
 from qar_sql.parameters.store import HistoryParams
+from qar_sql.user_text import one_line
 
 if TYPE_CHECKING:  # numpy-backed: loaded when the command runs, not when `qar --help` loads
     from qar_sql.results import History
@@ -52,7 +53,7 @@ def _plot(result: History, params: HistoryParams, extras: Extras) -> None:
         with written(path, "--plot"):
             plot_history(result, path)
         if extras.out["fmt"] != "json":
-            click.echo(f"Trend plot written to {path}.", err=True)
+            click.echo(one_line(f"Trend plot written to {path}."), err=True)
 
 
 COMMAND: Command[HistoryParams, History] = Command(

@@ -23,6 +23,7 @@ from qar_sql.guard import guard_outputs
 from qar_sql.output.files import check_plot, written
 from qar_sql.parameters.release import CompareParams, ReportParams
 from qar_sql.precedence import from_click
+from qar_sql.user_text import one_line
 
 if TYPE_CHECKING:  # numpy-backed: loaded when the command runs, not when `qar --help` loads
     from types import ModuleType
@@ -88,7 +89,7 @@ def _compare_write(result: CompareResult, params: CompareParams, extras: Extras)
 
         with written(plot, "--plot"):
             drawn = plot_compare(result, plot)
-        click.echo(f"Figures written to {drawn}.", err=True)
+        click.echo(one_line(f"Figures written to {drawn}."), err=True)
 
 
 COMPARE_DOC = """Compare ``treated`` (a file, or a table of a DuckDB file or database URL) with

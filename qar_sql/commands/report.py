@@ -62,6 +62,7 @@ from qar_sql.stats import interval as tail_interval
 from qar_sql.treat.release_uniqueness import uniqueness_session, with_plan
 from qar_sql.treat.treatments import load as load_treatments
 from qar_sql.treat.whatif import check_names as whatif_names
+from qar_sql.user_text import one_line
 
 NAME = "report"
 Params = ReportParams
@@ -527,7 +528,7 @@ def verdict(inputs: ReportInputs, params: ReportParams) -> int:
     assert inputs.audit is not None  # a report of SOURCE or of a stored run always has its audit
     risk = "undefined (no tail)" if inputs.audit.risk is None else f"{inputs.audit.risk:.6g}"
     where = "the report to stdout" if params.output == "-" else params.output
-    print(f"Wrote {where} (T̂ = {risk}).", file=sys.stderr)
+    print(one_line(f"Wrote {where} (T̂ = {risk})."), file=sys.stderr)
     return 0
 
 

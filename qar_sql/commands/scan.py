@@ -25,6 +25,7 @@ from qar_sql.parameters.store import ScanParams
 from qar_sql.precedence import from_click
 from qar_sql.progress import Progress
 from qar_sql.rules import DEFAULT_JOBS
+from qar_sql.user_text import one_line
 
 if TYPE_CHECKING:  # numpy-backed: loaded when the scan runs, not when `qar --help` loads
     from qar_sql.commands.scan_runs import ScanPlan, ScanProgress
@@ -97,7 +98,7 @@ class Bar:
         self.bar.close()
         self.bar.done = 0
         if self.show:
-            click.echo(f"{o.name}: {o.status}", err=True)
+            click.echo(one_line(f"{o.name}: {o.status}"), err=True)
 
 
 def _bar(where: dict[str, Any], plan: Any, bar: Progress, out: dict[str, Any]) -> ScanReport:

@@ -39,6 +39,7 @@ from qar_sql.output.render_scan import junit_xml, stderr_lines
 from qar_sql.parameters.store import ScanParams
 from qar_sql.results import ScanOutcome, ScanReport, pick
 from qar_sql.stats.interval import require_exceedances
+from qar_sql.user_text import one_line
 
 #: A scan's progress: (the scan's name, done, total).
 ScanProgress = Callable[[str, int, int], None]
@@ -150,7 +151,7 @@ def verdict(report: ScanReport, params: ScanParams) -> int:
     were interrupted, where the HTML reports are, and what ``params.format`` leaves out."""
     lines = ["Interrupted."] if report.exit_code == ExitCode.INTERRUPTED else []
     if params.report_dir:
-        lines.append(f"HTML reports written; open {Path(params.report_dir) / 'index.html'}.")
+        lines.append(one_line(f"HTML reports written; open {Path(params.report_dir) / 'index.html'}."))
     return Verdict(report.exit_code, "\n".join([*lines, *stderr_lines(report, params.format)]))
 
 

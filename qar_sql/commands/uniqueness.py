@@ -13,6 +13,7 @@ from qar_sql import cli_options
 from qar_sql.command import SOURCE_ORDER, Command, Extras, api_function
 from qar_sql.output.files import check_plot, written
 from qar_sql.parameters.measures import UniquenessParams
+from qar_sql.user_text import one_line
 
 if TYPE_CHECKING:  # numpy-backed: loaded when the measures run, not when `qar --help` loads
     from qar_sql.engines.session import Session
@@ -67,7 +68,7 @@ def _plot(result: UniquenessResult, params: UniquenessParams, extras: Extras) ->
         with written(path, "--plot"):
             drawn = plot(result, path)
         if not extras.out["quiet"]:
-            click.echo(f"Plot written to {drawn}", err=True)
+            click.echo(one_line(f"Plot written to {drawn}"), err=True)
 
 
 def _report(result: UniquenessResult, params: UniquenessParams, extras: Extras) -> str:

@@ -30,7 +30,6 @@ from __future__ import annotations
 import difflib
 import os
 import re
-import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import partial
@@ -44,6 +43,7 @@ from qar_sql.errors import ParameterError, UsageError
 from qar_sql.parameters.tail import AuditParams
 from qar_sql.precedence import Chosen, choose
 from qar_sql.rules import check_min_exceedances, check_risk
+from qar_sql.user_text import control_or_separator
 
 PARAM_KEYS = ("p", "alpha", "pi_u", "pwm", "theta", "k", "fail_above", "warn_above", "min_exceedances")
 DEFAULT_KEYS = PARAM_KEYS + ("columns", "exclude")
@@ -406,7 +406,7 @@ def parse_config(
         if not isinstance(name, str) or not name:
             refuse(problems, (*at, "name"), f'{scan}: name must be a non-empty text, e.g. name = "patients"')
             continue
-        bad = next((c for c in name if unicodedata.category(c) in ("Cc", "Zl", "Zp")), None)
+        bad = next((c for c in name if control_or_separator(c)), None)
         if bad is not None:  # a line break split the text summary's row in two
             refuse(problems, (*at, "name"), f"{scan}: name {name!r} holds U+{ord(bad):04X}; write it on one line")
             continue

@@ -28,7 +28,6 @@ from qar_sql.engines.render import templates_dir
 from qar_sql.errors import UsageError
 from qar_sql.measures.classic import RiskResult
 from qar_sql.output import figures, readable_numbers
-from qar_sql.output.bidi import neutral_bidi
 from qar_sql.output.render import FORMATS
 from qar_sql.output.render_anonymize import METRIC_NAMES, models_text
 from qar_sql.output.render_audit import most_unique, small_tail
@@ -37,6 +36,7 @@ from qar_sql.output.report_md import html_to_markdown
 from qar_sql.results import AuditResult, CompareResult, Tabular, UniquenessResult, json_number
 from qar_sql.stats import interval
 from qar_sql.stats.evt import SMALL_TAIL
+from qar_sql.user_text import neutral_bidi
 from qar_sql.version import __version__
 
 #: What ``--release-kind`` accepts: an internal report holds per-record tables; an external one

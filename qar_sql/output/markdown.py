@@ -16,9 +16,8 @@ import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from qar_sql.output.bidi import neutral_bidi
 from qar_sql.output.readable_numbers import show
-from qar_sql.output.report_md import escape_md
+from qar_sql.user_text import markdown_inline
 
 #: The most columns a table of records gets; wider records get a section each.
 WIDEST = 14
@@ -37,7 +36,7 @@ def cell(value: Any) -> str:
         return ", ".join(parts) if value else "none"
     # A whole number as written (it may be a key or a year); any other number as the reports show it.
     text = show(value) if value is None or isinstance(value, bool | float) else str(value)
-    return escape_md(neutral_bidi(" ".join(text.split())))
+    return markdown_inline(text)
 
 
 def _cellular(value: Any) -> bool:

@@ -35,12 +35,21 @@ import click
 from qar_sql.errors import UsageError
 from qar_sql.output.markdown import result_markdown
 from qar_sql.output.registry import RENDERERS, Renderer, type_name
+from qar_sql.user_text import csv_cell
 
 if TYPE_CHECKING:  # annotations only: qar --help loads neither the results nor numpy
     from qar_sql.results import Tabular
 
 
 def _cell(value: Any) -> str:
+    """One CSV cell (:func:`_text`), guarded where it holds text (:func:`~qar_sql.user_text.csv_cell`):
+    a number, even -0.5, is written as it is."""
+    text = _text(value)
+    held = value if isinstance(value, tuple | list) else [value]
+    return csv_cell(text) if any(isinstance(v, str) for v in held) else text
+
+
+def _text(value: Any) -> str:
     """One CSV cell: floats at full precision (their repr, as the JSON writes them), NULL and
     NaN as the empty cell (the JSON's null), booleans and times as the JSON writes them, a list
     of names joined as the text shows them."""
@@ -56,7 +65,7 @@ def _cell(value: Any) -> str:
     if isinstance(value, int | np.integer):
         return str(int(value))
     if isinstance(value, tuple | list):
-        return ", ".join(_cell(v) for v in value)
+        return ", ".join(_text(v) for v in value)
     if isinstance(value, datetime):  # as the JSON writes a run's time (qar history)
         return value.isoformat(sep=" ", timespec="seconds")
     return str(value)
@@ -64,11 +73,12 @@ def _cell(value: Any) -> str:
 
 def table_csv(columns: dict[str, list]) -> str:
     """``columns`` (name → values, as ``table_columns()`` gives them) as CSV: a header row, then
-    one row per table row (RFC 4180 quoting, ``\\n`` line ends)."""
+    one row per table row (RFC 4180 quoting, ``\\n`` line ends); a text cell a spreadsheet would
+    run as a formula starts with ``'`` (:func:`qar_sql.user_text.csv_cell`)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     names = list(columns)
-    writer.writerow(names)
+    writer.writerow([csv_cell(name) for name in names])
     n = len(columns[names[0]]) if names else 0
     for i in range(n):
         writer.writerow([_cell(columns[name][i]) for name in names])

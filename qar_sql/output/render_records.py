@@ -20,6 +20,7 @@ from qar_sql.measures.classic import SudaRecords, suda_order
 from qar_sql.output.registry import renders
 from qar_sql.output.render_risk import suda_text
 from qar_sql.parameters.ranking import RecordsParams
+from qar_sql.user_text import one_line
 
 # ``qar records``'s results (:func:`qar_sql.commands.records.run`), one type per kind of --by,
 # in text as ``params`` (its RecordsParams) asks. ranking/ is above output/
@@ -63,7 +64,7 @@ def contributions_records(c, params: RecordsParams) -> str:
     for row in data["records"][:top]:
         qis = row["unique_on"]
         on = "; ".join("(" + ", ".join(q) + ")" for q in qis[:3]) + (f" … +{len(qis) - 3}" if len(qis) > 3 else "")
-        key = ", ".join(str(k) for k in (c.key_of(row["r"]) or ()))
+        key = ", ".join(one_line(str(k)) for k in (c.key_of(row["r"]) or ()))
         dt = "undefined" if row["dt"] is None else f"{row['dt']:.6e}"
         lines.append(f"  {key:<16} {dt:>13} {row['u_plus']:>9.4f} {row['u_star']:>9.4f} {row['n_unique']:>8}  {on}")
     if data["warnings"]:
@@ -85,7 +86,11 @@ def influence_records(inf, params: RecordsParams) -> str:
         lines += ["", f"Exact DT of the top {len(refined)} by influence, ranked by DT:"]
     lines += [f"  {'key':<16} {'DT':>13} {'influence':>13}" if refine else f"\n  {'key':<16} {'influence':>13}"]
     for row in (refined if refine else rows)[:top]:
-        key = row["key"] if not isinstance(row["key"], list) else ", ".join(map(str, row["key"]))
+        key = (
+            one_line(str(row["key"]))
+            if not isinstance(row["key"], list)
+            else ", ".join(one_line(str(k)) for k in row["key"])
+        )
         dt = "" if not refine else f" {'undefined' if row['dt'] is None else format(row['dt'], '.6e'):>13}"
         lines.append(f"  {str(key):<16}{dt} {row['influence']:>13.6e}")
     return "\n".join(lines) + "\n"

@@ -10,6 +10,7 @@ from qar_sql.measures.classic import QIRisk, RiskResult, SudaResult
 from qar_sql.output.markdown import result_markdown
 from qar_sql.output.readable_numbers import dash
 from qar_sql.output.registry import renders
+from qar_sql.user_text import one_line
 
 
 def _pitman_params(pu) -> str:
@@ -145,7 +146,7 @@ def suda_text(s: SudaResult, keys: Any, key_names, order, top: int) -> str:
         f"  {'/'.join(key_names):<20}{'SUDA':>12}{'DIS-SUDA':>12}  MSUs by size",
     ]
     for r in order[:top]:
-        key = ", ".join(str(v) for v in keys[r])
+        key = ", ".join(one_line(str(v)) for v in keys[r])
         msus = " ".join(str(int(x)) for x in s.msu_counts[r])
         out.append(f"  {key:<20}{s.score[r]:>12g}{s.dis_score[r]:>12.6f}  {msus}")
     return "\n".join(out) + "\n"

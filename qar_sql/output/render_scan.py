@@ -4,14 +4,13 @@ No database code here: the scans are run by :mod:`qar_sql.compliance.scans`."""
 
 from __future__ import annotations
 
-import re
 import xml.etree.ElementTree as ET
 
 from qar_sql.engines.secrets import scrub
-from qar_sql.output.bidi import neutral_bidi, one_line
 from qar_sql.output.readable_numbers import dash
 from qar_sql.output.registry import renders
 from qar_sql.results import ScanOutcome, ScanReport
+from qar_sql.user_text import one_line, xml_text
 
 
 def target(o: ScanOutcome) -> str:
@@ -52,10 +51,9 @@ def _scans(n: int) -> str:
 
 
 def _xml_text(text: str) -> str:
-    """``text`` for the JUnit XML: every value passes the one masker (:func:`qar_sql.engines.secrets.scrub`,
-    which leaves masked text as it is), XML 1.0 cannot carry most control characters, even
-    escaped, and a bidirectional control would reorder what a CI page shows."""
-    return neutral_bidi(re.sub(r"[\x00-\x08\x0b\x0c\x0e-\x1f]", "?", scrub(text)))
+    """``text`` for the JUnit XML: masked by the one masker (:func:`qar_sql.engines.secrets.scrub`,
+    which leaves masked text as it is), then as :func:`qar_sql.user_text.xml_text` writes it."""
+    return xml_text(scrub(text))
 
 
 def junit_xml(report: ScanReport) -> str:

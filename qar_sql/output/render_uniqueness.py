@@ -15,6 +15,7 @@ from qar_sql.output.registry import renders
 from qar_sql.output.render_audit import percent, render_result
 from qar_sql.results import QIUniqueness, UniquenessResult
 from qar_sql.stats import koot as U
+from qar_sql.user_text import one_line
 
 _p = percent
 
@@ -68,7 +69,7 @@ def _text_lines(r: UniquenessResult, top: int) -> list[str]:
     for q in exposed:
         lines += ["", f"  Most exposed records on ({_cols(q)}): chance to be unique among {k}", ""]
         for e in q.most_exposed:
-            values = ", ".join("NULL" if v is None else str(v) for v in e.values)
+            values = ", ".join("NULL" if v is None else one_line(str(v)) for v in e.values)
             lines.append(f"    {_p(e.exposure):>9}  class of {e.class_size:,}  ({values})")
     if r.scenarios:
         lines += ["", "  Treatments (kappa and pi_exact before -> after):", ""]

@@ -11,20 +11,12 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
+from qar_sql.user_text import escape_md
+
+__all__ = ["escape_md", "fence", "html_to_markdown"]
+
 _SKIPPED = {"style", "title", "svg", "script", "head"}
 _BLOCKS = {"p", "li", "caption", "figcaption", "summary", "h1", "h2", "h3", "pre"}
-# Every character with a meaning in Markdown or the HTML it may hold: text from the page (a
-# --title, a column name) is shown as written, never read as a link, an image, a tag or a comment.
-_ACTIVE = re.compile(r"([\\`*_\[\]<>&|!~])")
-_BLOCK_START = re.compile(r"^(?:(#|[-+](?=\s)|[-=]+$)|\d+([.)])(?=\s|$))")
-
-
-def escape_md(text: str) -> str:
-    """``text`` as literal Markdown: each active character backslash-escaped (``<`` and ``&`` as
-    entities, which GitHub and mkdocs show as the character)."""
-    text = _ACTIVE.sub(lambda m: {"<": "&lt;", ">": "&gt;", "&": "&amp;"}.get(m.group(1), "\\" + m.group(1)), text)
-    # A line that would start a heading, a list or an underline: its marker escaped.
-    return _BLOCK_START.sub(lambda m: "\\" + m.group(0) if m.group(1) else m.group(0)[:-1] + "\\" + m.group(2), text)
 
 
 def fence(code: str) -> str:

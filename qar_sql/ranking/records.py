@@ -10,7 +10,6 @@ row order. ``r`` is a record's position in that order, and every ranking breaks 
 
 from __future__ import annotations
 
-import html
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys, key_warnings, patt
 from qar_sql.pushdown.scan import QIBatch, Ticker, assemble, code_type, combinations, default_batch_size
 from qar_sql.results import HTML_ROWS, AuditResult, Tabular, format_risk, json_key, json_number, shown_records
 from qar_sql.stats import contributions as C
+from qar_sql.user_text import html_text
 
 if TYPE_CHECKING:
     from qar_sql.parameters.ranking import RecordsParams
@@ -96,9 +96,7 @@ class Contributions(Tabular):
     def _repr_html_(self) -> str:
         # The first rows only: building every record's row for a preview would cost O(L).
         cols = self.table_columns(HTML_ROWS)
-        return (
-            f"<div><p><b>Record contributions</b> {html.escape(self.summary_line())}</p>{self._html_table(cols)}</div>"
-        )
+        return f"<div><p><b>Record contributions</b> {html_text(self.summary_line())}</p>{self._html_table(cols)}</div>"
 
     def scores(self, by: str) -> np.ndarray:
         if by not in C.SCORES:

@@ -5,12 +5,12 @@ showed that engine needs something different, with a comment why."""
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TypedDict
 
 from qar_sql.errors import UsageError
+from qar_sql.user_text import unsafe_character
 
 
 @dataclass(frozen=True)
@@ -171,19 +171,6 @@ class Quoting(TypedDict):
 
 
 BACKTICKS: Quoting = {"quote_open": "`", "quote_close": "`", "quote_escape": "``"}
-
-#: Bidirectional overrides and isolates: they make SQL read differently from what runs.
-_BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-
-
-def unsafe_character(text: str, allow: str = "") -> str | None:
-    """The first character that cannot stay inside one SQL name, value or comment: a control
-    character (NUL, tab, form feed, U+0085…), a line or paragraph separator (U+2028, U+2029;
-    Python's ``splitlines`` and some SQL tools break lines there) or a bidirectional override."""
-    for c in text:
-        if (unicodedata.category(c) in ("Cc", "Zl", "Zp") or c in _BIDI) and c not in allow:
-            return c
-    return None
 
 
 def _refuse_unprintable(text: str, what: str, fix: str, allow: str = "") -> None:

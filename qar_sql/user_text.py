@@ -1,0 +1,167 @@
+"""Text a user or a data source controls (a table, column or scan name, a category, a --title, a
+path, a message quoting one of them) as each output channel shows it: the one owner of which
+characters are unsafe there and how each is written instead.
+
+Two kinds of character are never shown raw, on any channel people read:
+
+- a control character or a line or paragraph separator (:func:`control_or_separator`): a line
+  break splits a one-line message or a table row, a carriage return or an escape sequence
+  rewrites the terminal, NUL and most C0 controls are not even allowed in XML 1.0;
+- a bidirectional control (:data:`BIDI_CONTROLS`): U+202E and its kin reorder what follows
+  ("Trojan Source"), so a name would read as another.
+
+Per channel: the terminal gets :func:`one_line` of each piece of user text (and :func:`terminal`
+of a whole rendered output, which keeps its own line breaks); Markdown :func:`escape_md`; HTML
+Jinja's autoescape and :func:`neutral_bidi` of the page; JUnit :func:`xml_text`; CSV
+:func:`csv_cell` (OWASP's CSV-injection rule). JSON carries text as written (``json`` escapes
+it), and so does CSV apart from that rule: they are data for programs. Masking secrets is not
+done here: :mod:`qar_sql.engines.secrets` owns it, and runs first.
+
+The GitHub Action's helper (qar_sql/cli/action.py) runs on the standard library alone, so it
+keeps its own copy of :data:`BIDI_CONTROLS`; a test checks the two are equal.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import unicodedata
+
+#: Bidirectional embeddings, overrides and isolates: they reorder the text after them (and make
+#: SQL read differently from what runs, so a name holding one is refused in SQL).
+BIDI_OVERRIDES = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+#: Every bidirectional control: the overrides and the marks (U+061C, U+200E, U+200F), which move
+#: the neutral characters around them.
+BIDI_CONTROLS = BIDI_OVERRIDES | frozenset("\u061c\u200e\u200f")
+
+_BIDI = re.compile("[" + "".join(sorted(BIDI_CONTROLS)) + "]")
+
+
+def control_or_separator(c: str) -> bool:
+    """Whether the character ``c`` is a control character (NUL, tab, CR, ESC, U+0085, …) or a line
+    or paragraph separator (U+2028, U+2029; Python's ``splitlines`` and many tools break lines
+    there)."""
+    return unicodedata.category(c) in ("Cc", "Zl", "Zp")
+
+
+def unsafe(c: str) -> bool:
+    """Whether ``c`` is never shown raw: :func:`control_or_separator` or a bidirectional control."""
+    return c in BIDI_CONTROLS or control_or_separator(c)
+
+
+def unsafe_character(text: str, allow: str = "") -> str | None:
+    """The first character of ``text`` that cannot stay inside one SQL name, value or comment: a
+    control character or separator (:func:`control_or_separator`) or a bidirectional override,
+    except those in ``allow``; None when there is none."""
+    return next((c for c in text if (control_or_separator(c) or c in BIDI_OVERRIDES) and c not in allow), None)
+
+
+def neutral_bidi(text: str) -> str:
+    """``text`` with every bidirectional control shown as its code point, ``⟦U+202E⟧``."""
+    return _BIDI.sub(lambda m: f"⟦U+{ord(m.group(0)):04X}⟧", text)
+
+
+def one_line(text: str) -> str:
+    """``text`` as one line that reads as written: a control character or separator (a line
+    break, an escape sequence) as its Python escape (``\\n``, ``\\x1b``), a bidirectional control
+    as its code point (:func:`neutral_bidi`)."""
+    escaped = "".join(c.encode("unicode_escape").decode("ascii") if control_or_separator(c) else c for c in text)
+    return neutral_bidi(escaped)
+
+
+def terminal(text: str) -> str:
+    """A whole output for the terminal (a rendered table, a message): its own line breaks kept,
+    every other unsafe character written as :func:`one_line` writes it. The last guard of the text
+    channel; a piece of user text inside a line is made :func:`one_line` where it is put in."""
+    return "\n".join(one_line(line) for line in text.split("\n"))
+
+
+# -- Markdown ---------------------------------------------------------------------------------
+
+# Every character with a meaning in Markdown or the HTML it may hold: text from the page (a
+# --title, a column name) is shown as written, never read as a link, an image, a tag or a comment.
+_ACTIVE = re.compile(r"([\\`*_\[\]<>&|!~])")
+_BLOCK_START = re.compile(r"^(?:(#|[-+](?=\s)|[-=]+$)|\d+([.)])(?=\s|$))")
+
+
+def escape_md(text: str) -> str:
+    """``text`` as literal Markdown: each active character backslash-escaped (``<`` and ``&`` as
+    entities, which GitHub and mkdocs show as the character)."""
+    text = _ACTIVE.sub(lambda m: {"<": "&lt;", ">": "&gt;", "&": "&amp;"}.get(m.group(1), "\\" + m.group(1)), text)
+    # A line that would start a heading, a list or an underline: its marker escaped.
+    return _BLOCK_START.sub(lambda m: "\\" + m.group(0) if m.group(1) else m.group(0)[:-1] + "\\" + m.group(2), text)
+
+
+def markdown_inline(text: str) -> str:
+    """``text`` as one piece of inline Markdown (a table cell, a list item): on one line, its
+    blanks collapsed, bidirectional controls shown, escaped (:func:`escape_md`)."""
+    return escape_md(one_line(" ".join(text.split())))
+
+
+def markdown_code(text: str) -> str:
+    """``text`` as an inline code span outside a table (a heading's file name): on one line
+    (:func:`one_line`), between more backticks than any run of them inside it."""
+    text = one_line(text)
+    bar = "`" * (1 + max((len(r) for r in re.findall(r"`+", text)), default=0))
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{bar}{pad}{text}{pad}{bar}"
+
+
+# -- XML (JUnit) -------------------------------------------------------------------------------
+
+_XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def xml_text(text: str) -> str:
+    """``text`` for an XML attribute or element: XML 1.0 cannot carry most C0 controls, even
+    escaped (each becomes ``?``), and bidirectional controls are shown as code points."""
+    return neutral_bidi(_XML_FORBIDDEN.sub("?", text))
+
+
+# -- CSV ----------------------------------------------------------------------------------------
+
+#: The first characters that make a spreadsheet read a cell as a formula (OWASP, "CSV Injection").
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(text: str) -> str:
+    """A text cell of a CSV file: as written, unless a spreadsheet would run it as a formula —
+    one starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return gets a leading
+    ``'`` (OWASP's rule). A number (``-0.5``, ``+3``, ``-inf``) stays as written: it is no formula."""
+    if text.startswith(FORMULA_START) and not _number(text):
+        return "'" + text
+    return text
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+# -- one output, by its format -------------------------------------------------------------------
+
+#: The formats written for people to read on a terminal or in a Markdown viewer: their own line
+#: breaks are kept, every other unsafe character shown (:func:`terminal`).
+READ_AS_TEXT = frozenset({"text", "markdown", "md"})
+
+
+def for_format(text: str, fmt: str) -> str:
+    """A command's whole output in ``fmt`` made safe to show: text and Markdown as
+    :func:`terminal`, HTML with its bidirectional controls shown (its text is escaped by Jinja's
+    autoescape), JSON, CSV and SQL as written (escaped by their own writers)."""
+    if fmt in READ_AS_TEXT:
+        return terminal(text)
+    if fmt == "html":
+        return neutral_bidi(text)
+    return text
+
+
+def html_text(text: str) -> str:
+    """``text`` for HTML written by hand (a notebook's ``_repr_html_``): escaped, on one line and
+    with bidirectional controls shown (:func:`one_line`). The report's templates escape with Jinja's
+    autoescape and the page passes :func:`neutral_bidi`."""
+    return html.escape(one_line(text))
