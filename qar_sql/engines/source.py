@@ -14,6 +14,7 @@ import csv
 import difflib
 import gzip
 import importlib
+import numbers
 import os
 import re
 import secrets
@@ -922,7 +923,8 @@ def column_names(value: Any, option: str) -> tuple[str, ...] | None:
             raise ColumnError(f"{option} {value!r} names no column; write e.g. 'age,sex' or ['age', 'sex']")
         return tuple(n for n in names if n)
     try:
-        names = tuple(value)
+        # A frame's integer labels (pd.read_csv(header=None)) reach the database as their text.
+        names = tuple(str(int(n)) if isinstance(n, numbers.Integral) and not isinstance(n, bool) else n for n in value)
     except TypeError:
         names = ()
         bad: Any = value
