@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from qar_sql.compliance import liveness
-from qar_sql.engines.database import first_line, port_error
+from qar_sql.engines.database import check_store_engine, first_line, port_error
 from qar_sql.engines.render import migrations_dir
 from qar_sql.engines.secrets import mask_source, scrub, secret_values
 from qar_sql.engines.source import DUCKDB_SUFFIXES, is_url, resolve_source
@@ -265,15 +265,9 @@ class Store:
             import sqlalchemy as sa
 
             self._sa = sa
-            try:
-                backend = sa.engine.make_url(self.url).get_backend_name()
-            except (sa.exc.ArgumentError, ValueError):  # (ValueError: a port that is no number)
-                backend = "postgresql"  # create_engine below names what is wrong with the URL
-            if backend != "postgresql":  # the migrations' dialects (migrations/README.md)
-                raise UsageError(
-                    f"store {self.display} is a {backend} database; a results store is a DuckDB file or a "
-                    f"PostgreSQL database, e.g. --store {DEFAULT_STORE} or postgresql+psycopg://host/db"
-                )
+            check_store_engine(
+                self.url, f"store {self.display}", f"--store {DEFAULT_STORE} or postgresql+psycopg://host/db"
+            )
             try:
                 self.engine = sa.create_engine(self.url, poolclass=sa.pool.NullPool)
             except ModuleNotFoundError as exc:

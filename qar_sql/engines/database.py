@@ -245,6 +245,22 @@ def first_line(exc: BaseException) -> str:
     return re.split(r"\r\n|\r|\n", text)[0] if text else type(exc).__name__
 
 
+def check_store_engine(url: str, what: str, example: str) -> None:
+    """A results store URL names PostgreSQL, the one server engine its migrations cover
+    (migrations/README.md; a DuckDB file is no URL); ``what`` names the URL, masked, and
+    ``example`` is how to name a store instead."""
+    import sqlalchemy as sa
+
+    try:
+        backend = sa.engine.make_url(url).get_backend_name()
+    except (sa.exc.ArgumentError, ValueError):  # (ValueError: a port that is no number)
+        return  # opening the store names what is wrong with the URL
+    if backend != "postgresql":
+        raise UsageError(
+            f"{what} is a {backend} database; a results store is a DuckDB file or a PostgreSQL database, e.g. {example}"
+        )
+
+
 def port_error(exc: ValueError, what: str) -> UsageError:
     """SQLAlchemy's ``int()`` of a URL's port (also of a password's unencoded ``@`` ... ``:``) as
     one sentence about ``what`` ("database URL …", "store URL …"); another ValueError is raised."""
