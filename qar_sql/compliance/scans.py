@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from qar_sql import toml_text, user_files
+from qar_sql.engines.database import check_store_engine
 from qar_sql.engines.secrets import mask_source, secret_values
 from qar_sql.engines.source import is_url
 from qar_sql.errors import ParameterError, UsageError
@@ -325,8 +326,6 @@ def spec_or_errors(problems: Problems | None, path: tuple, name: str, table: str
 
 
 def _store_url(url: str, example: str, where: str) -> str:
-    from qar_sql.engines.database import check_store_engine
-
     check_store_engine(url, f"{where}: [store] url {mask_source(url)}", example)
     return url
 
