@@ -127,7 +127,7 @@ def from_data(
     scans.each_key(problems, at, raw, scans.DEFAULT_KEYS + ("null_tokens",), table, where)
     raw = {k: v for k, v in raw.items() if k in scans.DEFAULT_KEYS}
     # The checks of a scan's settings, so a bad value reads the same in both places.
-    scans.spec_or_errors(problems, at, table, None, raw, source=("", "", ""), where=where)
+    scans.spec_or_errors(problems, at, table, None, raw, source=("", "", ""), where=where, of_scan=False)
     values: dict[str, Any] = dict(raw)
     if null_tokens is not None:
         values["null_tokens"] = list(null_tokens)

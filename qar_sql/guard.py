@@ -50,10 +50,15 @@ def check_not_input(writes: Iterable[tuple[str, Any]], reads: Iterable[tuple[str
     every file it reads (the source, a treatments or config file, a scan's sources, the store …;
     URLs of servers and frames are skipped)."""
     inputs = [(what, path, os.fspath(source)) for what, source in reads if (path := local_file(source))]
+    written: list[tuple[str, str]] = []
     for option, out in writes:
         if out is None or not os.fspath(out):
             continue
         out = os.fspath(out)
+        same = next((first for first, path in written if out != "-" and _same_file(out, path)), None)
+        if same is not None:  # the second would replace the first (a JUnit file holding Markdown)
+            raise UsageError(f"{same} and {option} both name {out!r}; give each its own file")
+        written.append((option, out))
         if out == "-":  # ("-" is stdout everywhere; only qar report -o writes there, and it never comes here)
             raise UsageError(
                 f"{option} '-' would write a file named '-': {option} writes a file, not stdout; give it a file name"

@@ -195,6 +195,8 @@ def check_writable(path: str, option: str, suffixes: Sequence[str] = ()) -> None
         raise UsageError(f"{option} is empty; name a file to write")
     if suffixes and not path.lower().endswith(tuple(suffixes)):
         raise UsageError(f"{option} {path!r} must end in {' or '.join(suffixes)}")
+    if path.endswith(("/", os.sep)):  # (Path drops the slash: "out/" read as a file "out", failing after the work)
+        raise UsageError(f"{option} {path!r} ends in {path[-1]!r}, so it names a folder; name a file in it")
     p = Path(path)
     folder = p.parent if str(p.parent) else Path(".")
     if folder.exists() and not folder.is_dir():

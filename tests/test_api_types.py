@@ -73,6 +73,19 @@ def test_a_comma_separated_string_of_columns_is_split_as_on_the_command_line(peo
         qar_sql.audit(people, columns=" , ", p=1)
 
 
+def test_integer_labels_of_a_frame_name_its_columns(people):
+    """pd.read_csv(header=None) labels columns 0, 1, ...; DuckDB reads them as '0', '1', ...:
+    columns=[1, 2] was refused as "columns=1 must name columns"."""
+    frame = people.drop(columns="id").set_axis(range(4), axis=1)
+    by_int = qar_sql.audit(frame, columns=[0, 1, np.int64(2)], p=2, pi_u=0.4)
+    by_text = qar_sql.audit(frame, columns=["0", "1", "2"], p=2, pi_u=0.4)
+    assert by_int.columns == by_text.columns == ("0", "1", "2")
+    assert by_int.risk == by_text.risk
+    assert qar_sql.audit(frame, exclude=[3], p=2, pi_u=0.4).columns == ("0", "1", "2")
+    with pytest.raises(QarError, match="columns=True must name columns"):
+        qar_sql.audit(frame, columns=[True], p=1)
+
+
 def test_uniqueness_seed_minus_one_on_the_command_line(tmp_path):
     path = tmp_path / "t.csv"
     path.write_text("a,b\n1,2\n3,4\n5,6\n", encoding="utf-8")

@@ -145,6 +145,18 @@ def test_scan_outputs_over_the_config_or_the_store_are_refused(demo_scan):
     refused(["scan", "examples/qar.toml", "--junit", "qar_results.duckdb"], store, "--junit")
 
 
+def test_two_outputs_naming_one_file_are_refused(demo_scan):
+    """The Markdown replaced the JUnit file (exit 0), which a CI's JUnit reader then failed to parse."""
+    r = CliRunner().invoke(
+        cli, ["scan", "examples/qar.toml", "--no-store", "--junit", "s.xml", "--markdown", "./s.xml"]
+    )
+    assert r.exit_code == 2, r.output
+    assert r.output.strip() == "Error: --junit and --markdown both name './s.xml'; give each its own file"
+    assert not (demo_scan / "s.xml").exists()
+    with pytest.raises(Exception, match="--junit and --markdown both name 'x'"):
+        check_not_input([("--junit", "x"), ("--markdown", "x")], [])
+
+
 def test_a_report_dir_page_over_a_scanned_file_is_refused(demo_scan):
     (demo_scan / "pages").mkdir()
     page = demo_scan / "pages" / "index.html"  # a DuckDB file named like the index page

@@ -149,6 +149,17 @@ def test_a_ragged_csv_is_named_with_its_line(tmp_path, text, line, found, fields
     )
 
 
+def test_a_csv_that_is_not_utf8_names_its_line_and_the_fix(tmp_path):
+    """DuckDB's first line alone ("CSV Error on Line: 4") was the whole message."""
+    path = tmp_path / "latin1.csv"
+    path.write_bytes("age,town\n1,Aosta\n2,Bard\n3,Ch\u00e2tillon\n4,Aosta\n".encode("latin-1"))
+    run(
+        ["audit", str(path), "-p", "1", "-q"],
+        2,
+        f"line 4 of {str(path)!r} is not UTF-8 text; save the file as UTF-8 (e.g. iconv -f cp1252 -t utf-8)",
+    )
+
+
 def test_a_wrong_delimiter_is_named(tmp_path):
     path = tmp_path / "semi.csv"
     path.write_text("a;b;c\n1;2;3\n4;5;6\n7;8;9\n")

@@ -159,6 +159,24 @@ SCAN_REFUSES = {
         '[sources.a]\nurl = "a.duckdb"\n[[scan]]\nname = "a\\nb"\ntable = "t"\n',
         "name 'a\\nb' holds U+000A; write it on one line",
     ),
+    # The store's engine: qar scan refused it only when it recorded (not with --no-store).
+    "a store of another engine": (
+        '[store]\nurl = "mysql://u@db/x"\n[sources.a]\nurl = "a.duckdb"\n[[scan]]\ntable = "t"\n',
+        "[store] url mysql://u@db/x is a mysql database; a results store is a DuckDB file or a PostgreSQL",
+    ),
+    # These three were each the scan's error after opening its source.
+    "a column listed twice": (
+        '[sources.a]\nurl = "a.duckdb"\n[[scan]]\ntable = "t"\ncolumns = ["age", "sex", "age"]\n',
+        "columns lists 'age' twice; list it once",
+    ),
+    "exclude takes every column": (
+        '[sources.a]\nurl = "a.duckdb"\n[[scan]]\ntable = "t"\ncolumns = ["age", "sex", "zip"]\nexclude = ["sex", "age", "zip"]\n',
+        "exclude takes out every one of columns",
+    ),
+    "p above the columns": (
+        '[sources.a]\nurl = "a.duckdb"\n[[scan]]\ntable = "t"\ncolumns = "age,sex"\n',
+        "p = 3 is larger than the number of columns left (2); write p = 2",
+    ),
     # Said once: set aside alone, alpha's default 0.01 was found not below pi_u = 0.01 as well.
     "alpha over a small pi_u": (
         '[sources.a]\nurl = "a.duckdb"\n[[scan]]\ntable = "t"\nalpha = 0.05\npi_u = 0.01\n',

@@ -49,6 +49,7 @@ from qar_sql.parameters.measures import RiskParams, UniquenessParams
 from qar_sql.parameters.release import CompareParams, ReportParams, check_release_context
 from qar_sql.parameters.tail import TailParams
 from qar_sql.parameters.treat import WhatIfParams
+from qar_sql.pushdown.cells import rows_and_population
 from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys
 from qar_sql.pushdown.scan import Progress
 from qar_sql.pushdown.showsql import show_sql
@@ -136,6 +137,9 @@ def run(session: Session | None, params: ReportParams, progress: Progress | None
     assert session is not None, "a report of SOURCE runs in its session"
     started = time.perf_counter()
     params = prepared(params, session.relation.columns, session.relation.display)
+    population = (params.classic_keywords or {}).get("population")
+    if population is not None:  # compared with the rows: one count, not after the audit's passes
+        rows_and_population(session.db, session.relation, population, None)
     opts = audit_options(params, progress)
     records = params.records
     if records is None:

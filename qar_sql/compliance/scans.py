@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from qar_sql import user_files
+from qar_sql.engines.database import check_store_engine
 from qar_sql.engines.secrets import mask_source, secret_values
 from qar_sql.engines.source import is_url
 from qar_sql.errors import ParameterError, UsageError
@@ -155,6 +156,29 @@ _FLAGS = {f"--{key.replace('_', '-')} ": f"{key} = " for key in PARAM_KEYS}
 _FLAG = re.compile("|".join(re.escape(flag) for flag in _FLAGS))
 
 
+def _check_listed(checked: Mapping[str, Any], label: str, of_scan: bool) -> None:
+    """What a scan's columns, exclude and p say of themselves (the scan refused them only after
+    opening its source, and ``qar config --check`` called the file valid). Of defaults, only a
+    name listed twice: the command line's --columns, --exclude or -p may complete the rest."""
+    columns, exclude = checked.get("columns"), checked.get("exclude") or ()
+    if not columns:
+        return
+    twice = next((c for i, c in enumerate(columns) if c in columns[:i]), None)
+    if twice is not None:
+        raise ParameterError(f"{label}: columns lists {twice!r} twice; list it once")
+    left = [c for c in columns if c not in exclude]
+    if not of_scan:
+        return
+    if not left:
+        raise ParameterError(f"{label}: exclude takes out every one of columns; list fewer in exclude")
+    p = checked.get("p", AuditParams.p)
+    if isinstance(p, int) and not isinstance(p, bool) and p > len(left):
+        raise ParameterError(
+            f"{label}: p = {p} is larger than the number of columns left ({len(left)}); write p = {len(left)} "
+            "or list more columns"
+        )
+
+
 def make_spec(
     name: str,
     table: str | None,
@@ -163,16 +187,18 @@ def make_spec(
     source: tuple[str, str, str],
     where: str,
     origins: Mapping[str, Chosen] | None = None,
+    of_scan: bool = True,
 ) -> ScanSpec:
     """One scan's settings (defaults already merged) as a :class:`ScanSpec`, checked by its
     rules (those of the audit's parameters). ``source``: (URL, how it is shown, its name in the
-    file); ``origins``: where each came from."""
+    file); ``origins``: where each came from; ``of_scan`` False for [defaults] or [tool.qar]."""
     url, source_display, source_name = source
     label = scan_label(where, name)
     checked = {key: settings[key] for key in PARAM_KEYS if key in settings}
     for key in ("columns", "exclude"):
         if settings.get(key) is not None:
             checked[key] = _names(settings[key], key, label)
+    _check_listed(checked, label, of_scan)
     try:
         spec = ScanSpec(
             name=name,
@@ -298,6 +324,11 @@ def spec_or_errors(problems: Problems | None, path: tuple, name: str, table: str
                 left.pop(named, None)
 
 
+def _store_url(url: str, example: str, where: str) -> str:
+    check_store_engine(url, f"{where}: [store] url {mask_source(url)}", example)
+    return url
+
+
 def _location(problems: Problems | None, path: tuple, value: str, key: str, env: _Env, base: Path) -> str | None:
     """A URL or file name of the file with ``${NAME}`` substituted (a literal password refused),
     a file relative to the config file's folder; None when refused."""
@@ -334,6 +365,9 @@ def parse_config(
             store = None
         else:
             store = _location(problems, ("store",), store, "store.url", env, base)
+        if store is not None and is_url(store):  # refused here, not only by a scan that records
+            example = 'url = "qar_results.duckdb" or a postgresql+psycopg:// URL'
+            store = checked(problems, ("store",), partial(_store_url, store, example, where))
 
     defaults = data.get("defaults", {})
     if not isinstance(defaults, Mapping):

@@ -37,7 +37,7 @@ from typing import Any
 
 from qar_sql import user_files
 from qar_sql.compliance import liveness
-from qar_sql.engines.database import check_url, first_line
+from qar_sql.engines.database import check_store_engine, check_url, first_line
 from qar_sql.engines.render import migrations_dir
 from qar_sql.engines.secrets import mask_source, scrub, secret_values
 from qar_sql.engines.source import DUCKDB_SUFFIXES, is_url, resolve_source
@@ -266,15 +266,9 @@ class Store:
             import sqlalchemy as sa
 
             self._sa = sa
-            try:
-                backend = sa.engine.make_url(self.url).get_backend_name()
-            except (sa.exc.ArgumentError, ValueError):  # (ValueError: a port that is no number)
-                backend = "postgresql"  # create_engine below names what is wrong with the URL
-            if backend != "postgresql":  # the migrations' dialects (migrations/README.md)
-                raise UsageError(
-                    f"store {self.display} is a {backend} database; a results store is a DuckDB file or a "
-                    f"PostgreSQL database, e.g. --store {DEFAULT_STORE} or postgresql+psycopg://host/db"
-                )
+            check_store_engine(
+                self.url, f"store {self.display}", f"--store {DEFAULT_STORE} or postgresql+psycopg://host/db"
+            )
             check_url(self.url, f"store URL {self.display}")
             try:
                 self.engine = sa.create_engine(self.url, poolclass=sa.pool.NullPool)

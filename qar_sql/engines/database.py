@@ -279,6 +279,22 @@ def check_url(url: str, what: str) -> None:
             ) from None
 
 
+def check_store_engine(url: str, what: str, example: str) -> None:
+    """A results store URL names PostgreSQL, the one server engine its migrations cover
+    (migrations/README.md; a DuckDB file is no URL); ``what`` names the URL, masked, and
+    ``example`` is how to name a store instead."""
+    import sqlalchemy as sa
+
+    try:
+        backend = sa.engine.make_url(url).get_backend_name()
+    except (sa.exc.ArgumentError, ValueError):  # (ValueError: a port that is no number)
+        return  # opening the store names what is wrong with the URL
+    if backend != "postgresql":
+        raise UsageError(
+            f"{what} is a {backend} database; a results store is a DuckDB file or a PostgreSQL database, e.g. {example}"
+        )
+
+
 def pick_table(dialect, where, table, tables, default_schema) -> tuple[Relation, tuple[str, str]]:
     """Find ``table`` among (schema, name) pairs: exact name first, then ``schema.table``."""
     if not table:

@@ -13,6 +13,7 @@ import contextlib
 import difflib
 import gzip
 import importlib
+import numbers
 import os
 import re
 import secrets
@@ -760,6 +761,16 @@ def _explain_csv(db: DuckDBDatabase, path: str, delimiter: str | None) -> None:
         ) from exc
 
 
+def _explain_encoding(path: str, full: str) -> None:
+    """DuckDB's first line ("CSV Error on Line: 9") says nothing of the cause; its later lines
+    say when the bytes are not UTF-8 (a file saved as Latin-1 or Windows-1252)."""
+    if "not utf-8 encoded" not in full.lower():
+        return
+    line = re.search(r"Line: (\d+)", full)
+    where = f"line {line.group(1)} of {path!r}" if line else repr(path)
+    raise UsageError(f"{where} is not UTF-8 text; save the file as UTF-8 (e.g. iconv -f cp1252 -t utf-8)")
+
+
 def _file_relation(
     db: DuckDBDatabase, reader: str, path: str, kind: str, delimiter: str | None, all_text: bool
 ) -> Relation:
@@ -771,6 +782,7 @@ def _file_relation(
     except DatabaseError as exc:
         if kind == "csv":
             _explain_csv(db, path, delimiter)
+            _explain_encoding(path, str(exc.__cause__ or exc))
         hint = "; check its quoting and line endings" if "sniffing" in str(exc) else ""
         raise UsageError(
             f"cannot read {path!r} as {kind.upper()}: {str(exc).rstrip('.') if hint else exc}{hint}"
@@ -923,7 +935,8 @@ def column_names(value: Any, option: str) -> tuple[str, ...] | None:
             raise ColumnError(f"{option} {value!r} names no column; write e.g. 'age,sex' or ['age', 'sex']")
         return tuple(n for n in names if n)
     try:
-        names = tuple(value)
+        # A frame's integer labels (pd.read_csv(header=None)) reach the database as their text.
+        names = tuple(str(int(n)) if isinstance(n, numbers.Integral) and not isinstance(n, bool) else n for n in value)
     except TypeError:
         names = ()
         bad: Any = value

@@ -726,7 +726,9 @@ def output_kind(path: str) -> str:
     if lower.endswith(".csv"):
         kind = "csv"
     elif lower.endswith((".parquet", ".pq")):
-        require("arrow", "writing Parquet", alternative=f", or write CSV: --per-record {path.rsplit('.', 1)[0]}.csv")
+        require(
+            "arrow", "writing Parquet", alternative=f", or write CSV: --per-record {path.rsplit('.', 1)[0] + '.csv'!r}"
+        )
         kind = "parquet"
     else:
         raise UsageError(f"--per-record {path!r} must end in .csv or .parquet, which says the format to write")
@@ -783,7 +785,9 @@ def write_table(data: dict[str, np.ndarray], path: str, kind: str) -> None:
     try:
         if kind == "parquet":
             require(
-                "arrow", "writing Parquet", alternative=f", or write CSV: --per-record {Path(path).with_suffix('.csv')}"
+                "arrow",
+                "writing Parquet",
+                alternative=f", or write CSV: --per-record {str(Path(path).with_suffix('.csv'))!r}",
             )
             import pyarrow as pa
             import pyarrow.parquet as pq

@@ -54,6 +54,7 @@ BAD = {
     "missing kind": ('[treatments.b]\ncolumn = "age"\n', ["treatments.b.kind", "missing"], 6),
     "map on decimals": ('[treatments.b]\ncolumn = "score"\nkind = "map"\nmap = { "1.5" = "low" }\n', ["treatments.b.kind", "decimal"], 8),
     "top on text": ('[treatments.b]\ncolumn = "sex"\nkind = "top"\nabove = 3\n', ["treatments.b.kind", "numeric"], 8),
+    "top without above": ('[treatments.b]\ncolumn = "age"\nkind = "top"\n', ["treatments.b.above is missing; add above = N", "coding threshold"], None),
     "top label on decimals": ('[treatments.b]\ncolumn = "score"\nkind = "top"\nabove = 3\nvalue = "3+"\n', ["treatments.b.value", "whole-number"], 10),
     "unknown parent": ('[treatments.b]\ncolumn = "town"\nkind = "hierarchy"\nparent = "province"\n', ["treatments.b.parent", "'province'"], 9),
     "missing lookup table": ('[treatments.b]\ncolumn = "town"\nkind = "hierarchy"\ntable = "nope"\nkey = "k"\nparent = "p"\n', ["treatments.b.table", "'nope'", "cannot be read"], 9),

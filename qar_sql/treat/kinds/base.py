@@ -90,8 +90,10 @@ def other(fail: Fail, o: dict[str, Any]) -> None:
 
 def threshold(fail: Fail, o: dict[str, Any], key: str) -> None:
     """Top and bottom coding's threshold (``above``/``below``) and replacement ``value``."""
-    if key not in o or not is_number(o[key]):
-        fail(key, f"= {o.get(key)!r} must be a number (the coding threshold)")
+    if key not in o:
+        fail(key, f"is missing; add {key} = N, the coding threshold")
+    elif not is_number(o[key]):
+        fail(key, f"= {o[key]!r} must be a number (the coding threshold)")
     if "value" in o and not (is_number(o["value"]) or isinstance(o["value"], str)):
         fail("value", f"= {o['value']!r} must be a number or a label")
 
