@@ -72,22 +72,6 @@ def check_not_input(writes: Iterable[tuple[str, Any]], reads: Iterable[tuple[str
                 )
 
 
-def check_apart(writes: Iterable[tuple[str, Any]]) -> None:
-    """Refuse (exit 2) two outputs of different options on one file, before any work: the one
-    written last replaced the other (``--junit a.xml --markdown a.xml``)."""
-    seen: list[tuple[str, str]] = []
-    for option, out in writes:
-        if out is None or not os.fspath(out):
-            continue
-        out = os.fspath(out)
-        for other, path in seen:
-            if other != option and _same_file(out, path):
-                raise UsageError(
-                    f"{option} {out!r} is also the file of {other}, which would replace it; give each its own file"
-                )
-        seen.append((option, out))
-
-
 def guard_outputs(writes: list[tuple[str, Any]], reads: list[tuple[str, Any]]) -> None:
     """:func:`check_not_input` on the command line: the files a command reads always include the
     qar.toml or pyproject.toml whose defaults apply (found or named by --config)."""

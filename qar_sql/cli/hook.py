@@ -27,7 +27,7 @@ from qar_sql import toml_schema, user_files
 from qar_sql.cli.main import cli
 from qar_sql.compliance.scans import load_config
 from qar_sql.errors import ExitCode, QarError
-from qar_sql.guard import check_apart, check_not_input
+from qar_sql.guard import check_not_input
 from qar_sql.user_text import html_text, markdown_code, one_line, terminal, xml_text
 
 #: Worst first: the order of ScanReport.exit_code; any other code ranks after these.
@@ -154,7 +154,6 @@ def _guard(files: list[str], options: list[str], combined: dict[str, str]) -> No
     reads += [("the results store", v.split("=", 1)[1]) for v in options if v.startswith("--store=")]
     reads += [("the results store", v) for v in stores]
     try:
-        check_apart(writes)
         check_not_input(writes, reads)
         for option, path in writes:  # (a missing folder found after every scan ran wastes them)
             user_files.check_writable(path, option)

@@ -32,7 +32,7 @@ from qar_sql.compliance.store import Store, describe_error, ensure_ready, scan_s
 from qar_sql.engines.secrets import scrub, secret_values
 from qar_sql.engines.source import session_of
 from qar_sql.errors import ExitCode, QarError, UsageError
-from qar_sql.guard import check_apart, guard_outputs
+from qar_sql.guard import guard_outputs
 from qar_sql.output.files import check_writable
 from qar_sql.output.render import render
 from qar_sql.output.render_scan import junit_xml, stderr_lines
@@ -115,7 +115,6 @@ def prepare(params: ScanParams) -> ScanPlan:
     scans = apply_settings(cfg, params.thresholds)
     plan = ScanPlan(**given, scans=scans, recorded_in=scan_store(params.store, cfg.store, params.record))
     writes, reads = files(plan)
-    check_apart(writes)
     guard_outputs(writes, reads)
     return plan
 
