@@ -172,8 +172,7 @@ def _columns(t: _Tables, params: CompareParams, notes: list[str]) -> _Columns:
         for note in rel.token_notes(cols):
             if note not in notes:
                 notes.append(f"{note} (the {side})" if t.rel_o is not t.rel_t else note)
-    numeric, cat = tables.kinds(t.db_o, t.rel_o, t.db_t, t.rel_t, cols, params.categorical, from_treatments)
-    attackers = tables.subset(params.attacker_columns, cols, "--attacker-columns")
+    attackers = tables.subset(params.attacker_columns, cols, "--attacker-columns")  # (before kinds reads rows)
     target = params.target
     if target is not None and target not in cols:
         raise ColumnError(
@@ -182,6 +181,7 @@ def _columns(t: _Tables, params: CompareParams, notes: list[str]) -> _Columns:
         )
     if target is not None and len(cols) < 2:
         raise ColumnError(f"--target {target!r} leaves no other column to infer it from; compare more columns")
+    numeric, cat = tables.kinds(t.db_o, t.rel_o, t.db_t, t.rel_t, cols, params.categorical, from_treatments)
     if params.link is not None:
         for db, rel, side in ((t.db_o, t.rel_o, "original"), (t.db_t, t.rel_t, "treated table")):
             tables.check_key(db, rel, params.link, side)

@@ -30,6 +30,13 @@ def run(session: Session, params: UniquenessParams, progress: Progress | None = 
     return uniqueness_session(session, params, progress)
 
 
+def check(params: UniquenessParams, relation: Any) -> None:
+    """The QI columns and p on the table's columns."""
+    from qar_sql.treat.release_uniqueness import checked_qis
+
+    checked_qis(params, relation)
+
+
 def prepare(params: UniquenessParams) -> UniquenessParams:
     """``params`` with its treatments file read (a bad file fails here, before any connection)."""
     from qar_sql.treat.release_uniqueness import with_plan
@@ -119,6 +126,7 @@ COMMAND: Command[UniquenessParams, UniquenessResult] = Command(
     emits=("top",),
     order=ORDER,
     prepare=prepare,
+    check=check,
     files=files,
     parse=_parse,
     write=_plot,

@@ -39,6 +39,13 @@ def prepare(params: WhatIfParams) -> WhatIfParams:
     return replace(params, treatments=load(params.treatments))
 
 
+def check(params: WhatIfParams, relation: Any) -> None:
+    """The QID, the audit's settings and the scenarios named, on the table's columns."""
+    from qar_sql.treat.whatif import checked_inputs
+
+    checked_inputs(params, relation)
+
+
 def run(session: Session, params: WhatIfParams, progress: Progress | None = None) -> WhatIfResult:
     """Every scenario of ``params.treatments`` on the session's relation."""
     from qar_sql.treat.whatif import whatif_relation
@@ -108,6 +115,7 @@ COMMAND: Command[WhatIfParams, WhatIfResult] = Command(
         "p alpha pi_u pwm fmt emit_sql apply_ dialect view jobs batch_size quiet".split()
     ),
     prepare=prepare,
+    check=check,
     preview=_emit_sql,
     html=_report,
 )

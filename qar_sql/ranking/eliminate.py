@@ -86,19 +86,27 @@ class Elimination(Tabular):
         }
 
 
-def parse_max(value: str | int | float, rows: int, step: int) -> int:
-    """``--max`` as a record count: ``"20%"`` of L or a whole number of records."""
+def check_max(value: str | int | float) -> float:
+    """``--max`` read: its share in percent (``"20%"``: 20.0) or its whole number of records.
+    Needs no row, so it is checked before any work."""
     text = str(value).strip()
     try:
         if text.endswith("%"):
             share = float(text[:-1])
             if not 0 < share <= 100:
                 raise ParameterError(f"--max {text} must be a share in (0%, 100%], e.g. 20%")
-            count = int(rows * share / 100)
-        else:
-            count = int(text)
+            return share
+        int(text)
     except ValueError:
         raise ParameterError(f"--max {text!r} is neither a record count nor a share such as 20%") from None
+    return float(text)
+
+
+def parse_max(value: str | int | float, rows: int, step: int) -> int:
+    """``--max`` as a record count: ``"20%"`` of L or a whole number of records."""
+    text = str(value).strip()
+    number = check_max(text)
+    count = int(rows * number / 100) if text.endswith("%") else int(text)
     if count > rows:
         raise ParameterError(f"--max {text} is more than the {rows} records of the table; use at most 100%")
     if count > rows - 2:
