@@ -169,7 +169,7 @@ def audited_columns(columns: Sequence[str], opts: TailParams) -> tuple[list[str]
     settings checked (p, α, π_u, the columns named, enough QIs for π_u): all that needs only the
     table's columns, so a command checks it before its first query reads a row
     (:attr:`qar_sql.command.Command.check`)."""
-    opts.validate()
+    TailParams.validate(opts)  # (the tail's own: a command's parameters add checks of their own)
     cols = select_columns(columns, opts.columns, opts.exclude)
     if not cols:
         raise ParameterError("no quasi-identifier columns are left; name them with --columns")

@@ -17,13 +17,18 @@ refusal that comes only after rows were read is the finding this test exists for
 from __future__ import annotations
 
 import dataclasses
+import inspect
+import os
 from pathlib import Path
+from typing import Any
 
 import click
 import duckdb
 import pytest
 from click.testing import CliRunner
 
+import qar_sql
+from qar_sql.cli import hook
 from qar_sql.cli.main import cli
 
 MARKER = "qar-test: the rows were read"
@@ -178,3 +183,84 @@ def test_every_bad_value_is_refused_before_the_rows_are_read(files):
             findings.append(f"qar {name} {flag} {value!r} read rows before refusing or accepting it")
     assert not findings, "\n".join(findings)
     assert refused > 4 * allowed, (refused, allowed)
+
+
+def _api_functions() -> dict[str, Any]:
+    """The Python API's command functions that take ``columns=`` (each made from its command)."""
+    found = {}
+    for name in qar_sql.__all__:
+        value = getattr(qar_sql, name)
+        if callable(value) and not isinstance(value, type) and "columns" in inspect.signature(value).parameters:
+            found[name] = value
+    return found
+
+
+API = _api_functions()
+#: The API's keywords each function needs (as the command line's base run gives them).
+API_KEYWORDS = {
+    "whatif": lambda f: {"treatments": f.treatments},
+    "uniqueness": lambda f: {"group_size": 5},
+    "records": lambda f: {"key": "id"},
+    "eliminate": lambda f: {"key": "id"},
+    "report": lambda f: {"key": "id", "output": str(Path(f.folder) / "api.html")},
+    "anonymize": lambda f: {"qid": "age", "hierarchy": f"age={f.hierarchies}"},
+}
+
+
+def test_the_api_refuses_a_column_before_the_rows_are_read(files):
+    assert len(API) >= 9, sorted(API)
+    for name, function in API.items():
+        if name == "compare":  # (its columns are ORIGINAL's and TREATED's: the command line's case)
+            continue
+        keywords = API_KEYWORDS.get(name, lambda f: {})(files)
+        with pytest.raises(qar_sql.QarError) as caught:
+            function(files.boom, table="people", columns="age,nosuch_col", **keywords)
+        assert MARKER not in str(caught.value) and caught.value.exit_code == 2, (name, str(caught.value))
+
+
+def test_scan_and_the_hook_refuse_a_bad_column_before_the_rows_are_read(files, tmp_path, monkeypatch, capsys):
+    config = tmp_path / "qar.toml"
+    source = files.boom.replace("\\", "/")
+    config.write_text(f'[[scan]]\nname = "s"\nsource = "{source}"\ntable = "people"\ncolumns = ["age", "nosuch_col"]\n')
+    r = _invoke(["scan", str(config), "--no-store"])
+    assert r.exit_code == 2 and MARKER not in r.output, r.output
+    monkeypatch.chdir(tmp_path)
+    assert hook.main(["--no-store", str(config)]) == 2
+    assert MARKER not in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stopped:  # (the hook's outputs, before any scan)
+        hook.main(["--no-store", "--junit", files.missing.replace(".toml", ".xml"), str(config)])
+    assert stopped.value.code == 2 and MARKER not in capsys.readouterr().err
+
+
+PG_CASES = [("--columns", "nosuch_col"), ("-p", "1000000"), ("--alpha", "7")]
+
+
+@pytest.mark.postgres
+def test_on_postgresql_too(files):
+    from conftest import PG_URL, require_postgres
+    from sqlalchemy import text
+
+    eng = require_postgres()
+    schema = f"qar_rows_{os.getpid()}"
+    values = ", ".join(
+        f"(i * {7919 + n}) % {m} as {c}" for n, (c, m) in enumerate(zip(COLUMNS[1:], (40, 2, 30, 9, 5, 6, 11, 4)))
+    )
+    with eng.begin() as c:
+        c.execute(text(f"create schema {schema}"))
+        c.execute(text(f"create table {schema}.base as select i as id, {values} from generate_series(0, 299) i"))
+        c.execute(text(
+            f"create function {schema}.boom(i bigint) returns boolean language plpgsql as "
+            f"$$ begin raise exception '{MARKER}, id %', i; end $$"
+        ))  # fmt: skip
+        c.execute(text(f"create view {schema}.people as select * from {schema}.base where {schema}.boom(id)"))
+    try:
+        for name in ("audit", "records", "eliminate", "report", "whatif", "uniqueness"):
+            args = [a if a != "people" else f"{schema}.people" for a in base_args(name, PG_URL, files)]
+            r = _invoke([name, *args])
+            assert MARKER in r.output, (name, r.output)  # (the witness: the base run reads rows)
+            for flag, value in PG_CASES:
+                r = _invoke([name, *args, flag, value])
+                assert r.exit_code == 2 and MARKER not in r.output, (name, flag, value, r.output)
+    finally:
+        with eng.begin() as c:
+            c.execute(text(f"drop schema {schema} cascade"))
