@@ -43,6 +43,7 @@ from qar_sql.engines.session import Session
 from qar_sql.engines.source import Database, Relation, open_source
 from qar_sql.errors import ColumnError, DataError, ExitCode
 from qar_sql.parameters.release import CompareParams
+from qar_sql.parameters.tail import TailParams
 from qar_sql.pushdown.scan import Progress
 from qar_sql.results import CompareResult, Distributions, pick
 from qar_sql.treat.treatments import Plan, load
@@ -54,7 +55,10 @@ Params = CompareParams
 def prepare(params: CompareParams) -> CompareParams:
     """``params`` ready to run, before any connection: the --fail-below thresholds possible
     with the options, the optional package anonymeter present when asked for, the treatments
-    file read (a bad file fails here)."""
+    file read (a bad file fails here), and the risk's α and π_u (a p above the compared columns
+    is a note: the comparison's metrics are still reported)."""
+    if params.risk:
+        TailParams.validate(params)
     linked = bool(params.link or params.aligned or params.treatments)
     check_thresholds(
         dict(params.fail_below), linked=linked, attacker_columns=params.attacker_columns, target=params.target
