@@ -86,8 +86,9 @@ class Command(Generic[P, R]):
 
     Hooks, each optional: ``prepare(params) → params`` (files read, plans made, before any
     connection); ``check(params, relation)``: what can be checked once the table's columns are
-    known, run when the session is open and before ``run`` reads a row (:func:`run_on`: every
-    input check comes before the first query that reads rows); ``preview(where, params, out) → text | None`` (text printed instead of a run,
+    known (its function in :mod:`qar_sql.commands.catalog_checks`), which :func:`run_on` runs
+    when the session is open and before ``run`` reads a row: every input check comes before the
+    first query that reads rows; ``preview(where, params, out) → text | None`` (text printed instead of a run,
     as ``qar audit --show-sql``); ``runner(where, params, progress, out) → result`` (a run other
     than ``run`` on a fresh session, as ``--store``'s recorded one); ``html(result, params,
     extras) → str`` (the HTML report); ``emits``: the output options the renderer takes
@@ -124,7 +125,7 @@ class Command(Generic[P, R]):
     emits: tuple[str, ...] = ()
     progress: str = "scanning"
     prepare: Callable[[P], P] | None = None
-    check: Callable[[P, Any], None] | None = None
+    check: Callable[[P, Any], Any] | None = None
     verdict: Callable[[R, P], int] = _ok
     preview: Callable[[dict, P, dict], str | None] | None = None
     runner: Callable[[dict, P, Any, dict], R] | None = None

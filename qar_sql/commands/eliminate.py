@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from qar_sql import cli_options
-from qar_sql.command import SOURCE_ORDER, TAIL_ORDER, Command, api_function, run_on
-from qar_sql.commands.catalog_checks import audited
+from qar_sql.command import SOURCE_ORDER, TAIL_ORDER, Command, api_function, lazy, run_on
+from qar_sql.commands import checks
 from qar_sql.guard import guard_files
 from qar_sql.output.files import check_plot
 from qar_sql.parameters.ranking import EliminateParams
@@ -21,10 +21,7 @@ Params = EliminateParams
 
 
 def prepare(params: EliminateParams) -> EliminateParams:
-    """A plot that could not be drawn, or a --max that is no count or share, is refused before any work."""
-    from qar_sql.ranking.eliminate import check_max  # (numpy-backed: not loaded by `qar --help`)
-
-    check_max(params.max_removed)
+    """A plot that could not be drawn is refused before any work."""
     if params.plot:
         check_plot(str(params.plot))
     return params
@@ -61,7 +58,7 @@ COMMAND: Command[EliminateParams, Elimination] = Command(
     outputs={"fmt": cli_options.fmt, "quiet": cli_options.quiet},
     order=ORDER,
     prepare=prepare,
-    check=audited,
+    check=lazy(checks, "audited"),
     runner=_run,
 )
 

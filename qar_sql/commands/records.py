@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from qar_sql import cli_options
-from qar_sql.command import SOURCE_ORDER, TAIL_ORDER, Command, Extras, api_function, run_on
-from qar_sql.commands.catalog_checks import audited
+from qar_sql.command import SOURCE_ORDER, TAIL_ORDER, Command, Extras, api_function, lazy, run_on
+from qar_sql.commands import checks
 from qar_sql.errors import ParameterError, UsageError
 from qar_sql.guard import guard_files
 from qar_sql.output.files import check_writable
@@ -42,12 +42,6 @@ def prepare(params: RecordsParams) -> RecordsParams:
     if params.output:
         check_writable(str(params.output), "--output")
     return params
-
-
-def check(params: RecordsParams, relation: Any) -> None:
-    """The audit's settings on the table's columns (SUDA ranks on every key column, no tail)."""
-    if params.by != "suda":
-        audited(params, relation)
 
 
 def run(
@@ -135,7 +129,7 @@ COMMAND: Command[RecordsParams, Any] = Command(
     emits=("params",),
     order=ORDER,
     prepare=prepare,
-    check=check,
+    check=lazy(checks, "records"),
     runner=_run,
     html=_report,
 )

@@ -26,7 +26,15 @@ from qar_sql.commands.catalog_checks import audited
 from qar_sql.commands.page import command_line, html, report_inputs, sql_text  # noqa: F401 (html: the commands' pages)
 from qar_sql.comparison.tables import check_link
 from qar_sql.compliance.history import history
-from qar_sql.compliance.store import hash_key, stored_audit, stored_results, stored_top_records
+from qar_sql.compliance.store import (
+    HASH_SECRET_ENV,
+    check_store,
+    hash_key,
+    hash_secret,
+    stored_audit,
+    stored_results,
+    stored_top_records,
+)
 from qar_sql.engines.dialects import refuse_unsafe_columns
 from qar_sql.engines.secrets import mask_source, scrub, secret_values
 from qar_sql.engines.session import Session
@@ -125,8 +133,9 @@ def prepared(params: ReportParams, columns: Sequence[str] | None = None, display
 
 
 def check(params: ReportParams, relation: Any) -> None:
-    """What needs the table's columns only (:func:`prepared` on them, the audit's settings),
-    before the first query reads a row; a report of a recorded run reads no table."""
+    """The treatments file's QID and columns, --link, --sensitive and --weight (:func:`prepared`
+    on the columns) and the audit's settings (:attr:`qar_sql.command.Command.check`); a report of
+    a recorded run reads no table and is not checked here."""
     prepared(params, relation.columns, relation.display)
     audited(params, relation)
 
@@ -477,8 +486,6 @@ def prepare(params: ReportParams) -> ReportParams:
     """Everything read and checked before the first query: the format (from -o's suffix), the
     comparison's extra, -o writable, the treatments file (:func:`prepared`), the hash secret
     (``hash_secret_file``, else $QAR_HASH_SECRET), masked in the command line the report shows."""
-    from qar_sql.compliance.store import HASH_SECRET_ENV, check_store, hash_secret
-
     fmt = report_format(params.format, params.output or "-")
     if params.compare is not None:  # before any work: the comparison needs the [compare] extra
         require("compare", "the report's comparison (--compare)")

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from qar_sql import cli_options
-from qar_sql.command import Command, Extras, api_function
+from qar_sql.command import Command, Extras, api_function, lazy
+from qar_sql.commands import checks
 from qar_sql.output.files import check_plot, written
 from qar_sql.parameters.measures import UniquenessParams
 
@@ -28,13 +29,6 @@ def run(session: Session, params: UniquenessParams, progress: Progress | None = 
     from qar_sql.treat.release_uniqueness import uniqueness_session
 
     return uniqueness_session(session, params, progress)
-
-
-def check(params: UniquenessParams, relation: Any) -> None:
-    """The QI columns and p on the table's columns."""
-    from qar_sql.treat.release_uniqueness import checked_qis
-
-    checked_qis(params, relation)
 
 
 def prepare(params: UniquenessParams) -> UniquenessParams:
@@ -126,7 +120,7 @@ COMMAND: Command[UniquenessParams, UniquenessResult] = Command(
     emits=("top",),
     order=ORDER,
     prepare=prepare,
-    check=check,
+    check=lazy(checks, "uniqueness"),
     files=files,
     parse=_parse,
     write=_plot,

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from qar_sql import cli_options
-from qar_sql.command import SOURCE, Command, Extras, api_function
+from qar_sql.command import SOURCE, Command, Extras, api_function, lazy
+from qar_sql.commands import checks
 from qar_sql.engines.dialects import DIALECTS
 from qar_sql.parameters.treat import WhatIfParams
 
@@ -37,13 +38,6 @@ def prepare(params: WhatIfParams) -> WhatIfParams:
     from qar_sql.treat.treatments import load
 
     return replace(params, treatments=load(params.treatments))
-
-
-def check(params: WhatIfParams, relation: Any) -> None:
-    """The QID, the audit's settings and the scenarios named, on the table's columns."""
-    from qar_sql.treat.whatif import checked_inputs
-
-    checked_inputs(params, relation)
 
 
 def run(session: Session, params: WhatIfParams, progress: Progress | None = None) -> WhatIfResult:
@@ -115,7 +109,7 @@ COMMAND: Command[WhatIfParams, WhatIfResult] = Command(
         "p alpha pi_u pwm fmt emit_sql apply_ dialect view jobs batch_size quiet".split()
     ),
     prepare=prepare,
-    check=check,
+    check=lazy(checks, "whatif"),
     preview=_emit_sql,
     html=_report,
 )
