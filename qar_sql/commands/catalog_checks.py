@@ -13,22 +13,30 @@ from typing import Any
 
 from qar_sql.measures.audit import audited_columns
 from qar_sql.parameters.measures import UniquenessParams
-from qar_sql.parameters.ranking import RecordsParams
+from qar_sql.parameters.ranking import EliminateParams, RecordsParams
 from qar_sql.parameters.tail import TailParams
 from qar_sql.parameters.treat import WhatIfParams
+from qar_sql.pushdown.record_keys import check_record_key
 from qar_sql.treat.release_uniqueness import checked_qis
 from qar_sql.treat.whatif import checked_inputs
 
 
 def audited(params: TailParams, relation: Any) -> None:
     """The audit's columns, p, α and π_u of ``params`` on ``relation``'s columns, with the
-    audit's own sentences (:func:`~qar_sql.measures.audit.audited_columns`): ``qar eliminate``."""
+    audit's own sentences (:func:`~qar_sql.measures.audit.audited_columns`)."""
     audited_columns(relation.columns, params)
 
 
+def eliminate(params: EliminateParams, relation: Any) -> None:
+    """The record key (:func:`~qar_sql.pushdown.record_keys.check_record_key`), then :func:`audited`."""
+    check_record_key(relation, params.key)
+    audited(params, relation)
+
+
 def records(params: RecordsParams, relation: Any) -> None:
-    """:func:`audited`, but for ``--by suda``, which ranks on every key column without a tail."""
+    """:func:`eliminate`'s, but for ``--by suda``, which ranks on every key column without a tail."""
     if params.by != "suda":
+        check_record_key(relation, params.key)
         audited(params, relation)
 
 

@@ -58,7 +58,7 @@ COMMAND: Command[EliminateParams, Elimination] = Command(
     outputs={"fmt": cli_options.fmt, "quiet": cli_options.quiet},
     order=ORDER,
     prepare=prepare,
-    check=lazy(checks, "audited"),
+    check=lazy(checks, "eliminate"),
     runner=_run,
 )
 

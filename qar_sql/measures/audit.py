@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from qar_sql.engines.dialects.base import refuse_unsafe_name
 from qar_sql.engines.render import render
 from qar_sql.engines.session import Session
 from qar_sql.engines.source import Database, Relation, SourceLike, select_columns, session_of
@@ -166,7 +167,7 @@ def audit(source: SourceLike = None, *, progress: Progress | None = None, **keyw
 
 def audited_columns(columns: Sequence[str], opts: TailParams) -> tuple[list[str], int]:
     """The QI columns an audit of a relation of ``columns`` takes and its number of QIs, its
-    settings checked (p, α, π_u, the columns named, enough QIs for π_u): all that needs only the
+    settings checked (p, α, π_u, the columns named and quotable, enough QIs for π_u): all that needs only the
     table's columns, so a command checks it before its first query reads a row
     (:attr:`qar_sql.command.Command.check`)."""
     TailParams.validate(opts)  # (the tail's own: a command's parameters add checks of their own)
@@ -174,6 +175,8 @@ def audited_columns(columns: Sequence[str], opts: TailParams) -> tuple[list[str]
     if not cols:
         raise ParameterError("no quasi-identifier columns are left; name them with --columns")
     check_p(len(cols), opts.p)
+    for name in cols:  # (what quoting them in the first query would refuse)
+        refuse_unsafe_name(name)
     n_qi = math.comb(len(cols), opts.p)
     evt.check_n_qi(n_qi, opts.pi_u)
     return cols, n_qi
