@@ -165,7 +165,7 @@ def audit(source: SourceLike = None, *, progress: Progress | None = None, **keyw
         return audit_session(session, params, progress, started=started)
 
 
-def audited_columns(columns: Sequence[str], opts: TailParams) -> tuple[list[str], int]:
+def audited_columns(columns: Sequence[str], opts: TailParams) -> tuple[tuple[str, ...], int]:
     """The QI columns an audit of a relation of ``columns`` takes and its number of QIs, its
     settings checked (p, α, π_u, the columns named and quotable, enough QIs for π_u): all that needs only the
     table's columns, so a command checks it before its first query reads a row
