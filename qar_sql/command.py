@@ -86,7 +86,10 @@ class Command(Generic[P, R]):
     ``order``: every option's name in ``--help`` order (SOURCE is the argument, first).
 
     Hooks, each optional: ``prepare(params) → params`` (files read, plans made, before any
-    connection); ``preview(where, params, out) → text | None`` (text printed instead of a run,
+    connection); ``check(params, relation)``: what can be checked once the table's columns are
+    known (its function in :mod:`qar_sql.commands.catalog_checks`), which :func:`run_on` runs
+    when the session is open and before ``run`` reads a row: every input check comes before the
+    first query that reads rows; ``preview(where, params, out) → text | None`` (text printed instead of a run,
     as ``qar audit --show-sql``); ``runner(where, params, progress, out) → result`` (a run other
     than ``run`` on a fresh session, as ``--store``'s recorded one); ``html(result, params,
     extras) → str`` (the HTML report); ``emits``: the output options the renderer takes
@@ -123,6 +126,7 @@ class Command(Generic[P, R]):
     emits: tuple[str, ...] = ()
     progress: str = "scanning"
     prepare: Callable[[P], P] | None = None
+    check: Callable[[P, Any], Any] | None = None
     verdict: Callable[[R, P], int] = _ok
     preview: Callable[[dict, P, dict], str | None] | None = None
     runner: Callable[[dict, P, Any, dict], R] | None = None
@@ -169,6 +173,8 @@ def run_on(
     if opened is None:
         return cmd.run(None, params, progress, **keywords)
     with session_of(**opened, **{name: getattr(params, name) for name in cmd.session_params}) as session:
+        if cmd.check is not None:  # (the catalog only: opening the session read the columns)
+            cmd.check(params, session.relation)
         if log is None:
             return cmd.run(session, params, progress, **keywords)
         start = len(session.sql_log)

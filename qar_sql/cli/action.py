@@ -117,6 +117,25 @@ def results(env: Mapping[str, str]) -> None:
         fh.writelines(f"{k}={v}\n" for k, v in outputs(scans, env).items())
 
 
+def check_json(target: str) -> int:
+    """2 with an annotation where the ``json`` input cannot become a file (empty, a folder, in a
+    missing folder), else 0: run before the scan, so a bad input costs no scan, and again when
+    the JSON is moved there."""
+    if not target.strip():
+        print("::error title=qar scan::the json input is empty; give it a file name (the outputs are read from it)")
+        return 2
+    if os.path.isdir(target):  # (a move into it left the outputs empty: risk=, scans=0)
+        print(f"::error title=qar scan::{_data(f'the json input, {target}, is a folder; name a file in it')}")
+        return 2
+    folder = os.path.dirname(os.path.abspath(target))
+    if not os.path.isdir(folder):
+        print(
+            f"::error title=qar scan::{_data(f'the folder of the json input, {folder}, does not exist; create it or write elsewhere')}"
+        )
+        return 2
+    return 0
+
+
 def keep_json(scratch: str, env: Mapping[str, str]) -> int:
     """Move qar scan's JSON from ``scratch`` to the ``json`` input, unless that names a file the
     scan read (the config, a file source, the store) or sits in a missing folder: a shell
@@ -149,17 +168,7 @@ def keep_json(scratch: str, env: Mapping[str, str]) -> int:
             f"::error title=qar scan::{_data(f'the json input names {what}, which qar scan writes; give json another file name')}"
         )
         return 2
-    if not target.strip():
-        print("::error title=qar scan::the json input is empty; give it a file name (the outputs are read from it)")
-        return 2
-    if os.path.isdir(target):  # (a move into it left the outputs empty: risk=, scans=0)
-        print(f"::error title=qar scan::{_data(f'the json input, {target}, is a folder; name a file in it')}")
-        return 2
-    folder = os.path.dirname(os.path.abspath(target))
-    if not os.path.isdir(folder):
-        print(
-            f"::error title=qar scan::{_data(f'the folder of the json input, {folder}, does not exist; create it or write elsewhere')}"
-        )
+    if check_json(target):
         return 2
     try:
         shutil.move(scratch, target)
@@ -170,6 +179,8 @@ def keep_json(scratch: str, env: Mapping[str, str]) -> int:
 
 
 def main(argv: list[str]) -> int:
+    if len(argv) == 2 and argv[0] == "check-json":
+        return check_json(argv[1])
     if len(argv) == 2 and argv[0] == "keep-json":
         return keep_json(argv[1], os.environ)
     if argv == ["args"]:
@@ -178,7 +189,7 @@ def main(argv: list[str]) -> int:
     if argv == ["results"]:
         results(os.environ)
         return 0
-    print("usage: action.py args|results", file=sys.stderr)
+    print("usage: action.py args|results|check-json TARGET|keep-json SCRATCH", file=sys.stderr)
     return 2
 
 

@@ -43,6 +43,7 @@ from qar_sql.engines.session import Session
 from qar_sql.engines.source import Database, Relation, open_source
 from qar_sql.errors import ColumnError, DataError, ExitCode
 from qar_sql.parameters.release import CompareParams
+from qar_sql.parameters.tail import TailParams
 from qar_sql.pushdown.scan import Progress, Ticker
 from qar_sql.results import CompareResult, Distributions, pick
 from qar_sql.treat.treatments import Plan, load
@@ -55,7 +56,10 @@ Params = CompareParams
 def prepare(params: CompareParams) -> CompareParams:
     """``params`` ready to run, before any connection: the --fail-below thresholds possible
     with the options, the optional package anonymeter present when asked for, the treatments
-    file read (a bad file fails here)."""
+    file read (a bad file fails here), and the risk's α and π_u (a p above the compared columns
+    is a note: the comparison's metrics are still reported)."""
+    if params.risk:
+        TailParams.validate(params)
     linked = bool(params.link or params.aligned or params.treatments)
     check_thresholds(
         dict(params.fail_below), linked=linked, attacker_columns=params.attacker_columns, target=params.target
@@ -156,8 +160,7 @@ def _columns(t: _Tables, params: CompareParams, notes: list[str]) -> _Columns:
         for note in rel.token_notes(cols):
             if note not in notes:
                 notes.append(f"{note} (the {side})" if t.rel_o is not t.rel_t else note)
-    numeric, cat = tables.kinds(t.db_o, t.rel_o, t.db_t, t.rel_t, cols, params.categorical, from_treatments)
-    attackers = tables.subset(params.attacker_columns, cols, "--attacker-columns")
+    attackers = tables.subset(params.attacker_columns, cols, "--attacker-columns")  # (before kinds reads rows)
     target = params.target
     if target is not None and target not in cols:
         raise ColumnError(
@@ -166,6 +169,7 @@ def _columns(t: _Tables, params: CompareParams, notes: list[str]) -> _Columns:
         )
     if target is not None and len(cols) < 2:
         raise ColumnError(f"--target {target!r} leaves no other column to infer it from; compare more columns")
+    numeric, cat = tables.kinds(t.db_o, t.rel_o, t.db_t, t.rel_t, cols, params.categorical, from_treatments)
     if params.link is not None:
         for db, rel, side in ((t.db_o, t.rel_o, "original"), (t.db_t, t.rel_t, "treated table")):
             tables.check_key(db, rel, params.link, side)

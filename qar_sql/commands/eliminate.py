@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from qar_sql import cli_options
-from qar_sql.command import SOURCE_ORDER, TAIL_ORDER, Command, api_function, run_on
+from qar_sql.command import SOURCE_ORDER, TAIL_ORDER, Command, api_function, lazy, run_on
+from qar_sql.commands import checks
 from qar_sql.guard import guard_files
 from qar_sql.output.files import check_plot
 from qar_sql.parameters.ranking import EliminateParams
@@ -57,6 +58,7 @@ COMMAND: Command[EliminateParams, Elimination] = Command(
     outputs={"fmt": cli_options.fmt, "quiet": cli_options.quiet},
     order=ORDER,
     prepare=prepare,
+    check=lazy(checks, "eliminate"),
     runner=_run,
 )
 

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from qar_sql import cli_options
-from qar_sql.command import SOURCE_ORDER, TAIL_ORDER, Command, Extras, api_function, run_on
+from qar_sql.command import SOURCE_ORDER, TAIL_ORDER, Command, Extras, api_function, lazy, run_on
+from qar_sql.commands import checks
 from qar_sql.errors import ParameterError, UsageError
 from qar_sql.guard import guard_files
 from qar_sql.output.files import check_writable
@@ -128,6 +129,7 @@ COMMAND: Command[RecordsParams, Any] = Command(
     emits=("params",),
     order=ORDER,
     prepare=prepare,
+    check=lazy(checks, "records"),
     runner=_run,
     html=_report,
 )

@@ -262,6 +262,7 @@ REPORT: Command[ReportParams, ReportInputs] = Command(
     },
     order=REPORT_ORDER,
     prepare=lazy(_report, "prepare"),
+    check=lazy(_report, "check"),
     session=_report_session,
     guard=_report_guard,
     parse=_report_parse,

@@ -22,10 +22,19 @@ from typing import Any
 
 from qar_sql.command import TAIL_ORDER
 from qar_sql.commands import anonymize, compare, whatif
+from qar_sql.commands.catalog_checks import audited
 from qar_sql.commands.page import command_line, html, report_inputs, sql_text  # noqa: F401 (html: the commands' pages)
 from qar_sql.comparison.tables import check_link
 from qar_sql.compliance.history import history
-from qar_sql.compliance.store import hash_key, stored_audit, stored_results, stored_top_records
+from qar_sql.compliance.store import (
+    HASH_SECRET_ENV,
+    check_store,
+    hash_key,
+    hash_secret,
+    stored_audit,
+    stored_results,
+    stored_top_records,
+)
 from qar_sql.engines.dialects import refuse_unsafe_columns
 from qar_sql.engines.secrets import mask_source, scrub, secret_values
 from qar_sql.engines.session import Session
@@ -125,6 +134,14 @@ def prepared(params: ReportParams, columns: Sequence[str] | None = None, display
     return params
 
 
+def check(params: ReportParams, relation: Any) -> None:
+    """The treatments file's QID and columns, --link, --sensitive and --weight (:func:`prepared`
+    on the columns) and the audit's settings (:attr:`qar_sql.command.Command.check`); a report of
+    a recorded run reads no table and is not checked here."""
+    prepared(params, relation.columns, relation.display)
+    audited(params, relation)
+
+
 def run(session: Session | None, params: ReportParams, progress: Progress | None = None) -> ReportInputs:
     """What the report shows of the session's relation. The records and elimination sections
     need a record order: ``params.key`` for a database table, the row order of a file; the other
@@ -136,7 +153,6 @@ def run(session: Session | None, params: ReportParams, progress: Progress | None
         return stored(params)
     assert session is not None, "a report of SOURCE runs in its session"
     started = time.perf_counter()
-    params = prepared(params, session.relation.columns, session.relation.display)
     population = (params.classic_keywords or {}).get("population")
     if population is not None:  # compared with the rows: one count, not after the audit's passes
         rows_and_population(session.db, session.relation, population, None)
@@ -478,8 +494,6 @@ def prepare(params: ReportParams) -> ReportParams:
     """Everything read and checked before the first query: the format (from -o's suffix), the
     comparison's extra, -o writable, the treatments file (:func:`prepared`), the hash secret
     (``hash_secret_file``, else $QAR_HASH_SECRET), masked in the command line the report shows."""
-    from qar_sql.compliance.store import HASH_SECRET_ENV, hash_secret
-
     fmt = report_format(params.format, params.output or "-")
     if params.compare is not None:  # before any work: the comparison needs the [compare] extra
         require("compare", "the report's comparison (--compare)")
@@ -490,6 +504,8 @@ def prepare(params: ReportParams) -> ReportParams:
             raise SourceNotFound(f"--compare {treated!r} is not a file; name a CSV, Parquet or DuckDB file")
     if params.output not in (None, "-"):
         check_writable(params.output, "--output")
+    if params.store is not None:  # (read for the history section, after every other)
+        check_store(params.store)
     params = prepared(params)
     secret = params.hash_secret
     if params.hash_secret_file or os.environ.get(HASH_SECRET_ENV):

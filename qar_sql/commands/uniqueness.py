@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from qar_sql import cli_options
-from qar_sql.command import SOURCE_ORDER, Command, Extras, api_function
+from qar_sql.command import SOURCE_ORDER, Command, Extras, api_function, lazy
+from qar_sql.commands import checks
 from qar_sql.output.files import check_plot, written
 from qar_sql.parameters.measures import UniquenessParams
 from qar_sql.user_text import one_line
@@ -120,6 +121,7 @@ COMMAND: Command[UniquenessParams, UniquenessResult] = Command(
     emits=("top",),
     order=ORDER,
     prepare=prepare,
+    check=lazy(checks, "uniqueness"),
     files=files,
     parse=_parse,
     write=_plot,

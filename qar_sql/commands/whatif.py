@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from qar_sql import cli_options
-from qar_sql.command import SOURCE, Command, Extras, api_function
+from qar_sql.command import SOURCE, Command, Extras, api_function, lazy
+from qar_sql.commands import checks
 from qar_sql.engines.dialects import DIALECTS
 from qar_sql.parameters.treat import WhatIfParams
 
@@ -108,6 +109,7 @@ COMMAND: Command[WhatIfParams, WhatIfResult] = Command(
         "p alpha pi_u pwm fmt emit_sql apply_ dialect view jobs batch_size quiet".split()
     ),
     prepare=prepare,
+    check=lazy(checks, "whatif"),
     preview=_emit_sql,
     html=_report,
 )

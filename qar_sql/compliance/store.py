@@ -152,6 +152,12 @@ def scan_store(given: str | None, configured: str | None, record: bool | None) -
     return resolve_store(None) if record or given is not None else None
 
 
+def check_store(url: str | None) -> None:
+    """A store (``None``, ``""``: the default) that is a DuckDB file's name or a database URL,
+    checked before any work by a command that only reads it."""
+    _duckdb_path(resolve_store(url or None))
+
+
 def _duckdb_path(url: str) -> str | None:
     if url.startswith("duckdb:///"):
         return url[len("duckdb:///") :]

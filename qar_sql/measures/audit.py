@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import re
 import time
 from collections.abc import Sequence
@@ -11,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from qar_sql.engines.dialects.base import refuse_unsafe_name
 from qar_sql.engines.render import render
 from qar_sql.engines.session import Session
 from qar_sql.engines.source import Database, Relation, SourceLike, select_columns, session_of
@@ -19,7 +21,7 @@ from qar_sql.measures import birthday
 from qar_sql.parameters.tail import DEFAULTS, AuditParams, TailParams, check_row_subsamples, check_theta
 from qar_sql.pushdown import prune as pruning
 from qar_sql.pushdown.pruned_scan import pruned_scan
-from qar_sql.pushdown.scan import Progress, combinations, profile_row, scan
+from qar_sql.pushdown.scan import Progress, check_p, combinations, profile_row, scan
 from qar_sql.results import AuditResult, RowsRisk, ScanResult, UniquenessResult, UniqueRisk, pick
 from qar_sql.stats import evt
 from qar_sql.stats import interval as tail_interval
@@ -163,6 +165,23 @@ def audit(source: SourceLike = None, *, progress: Progress | None = None, **keyw
         return audit_session(session, params, progress, started=started)
 
 
+def audited_columns(columns: Sequence[str], opts: TailParams) -> tuple[tuple[str, ...], int]:
+    """The QI columns an audit of a relation of ``columns`` takes and its number of QIs, its
+    settings checked (p, α, π_u, the columns named and quotable, enough QIs for π_u): all that needs only the
+    table's columns, so a command checks it before its first query reads a row
+    (:attr:`qar_sql.command.Command.check`)."""
+    TailParams.validate(opts)  # (the tail's own: a command's parameters add checks of their own)
+    cols = select_columns(columns, opts.columns, opts.exclude)
+    if not cols:
+        raise ParameterError("no quasi-identifier columns are left; name them with --columns")
+    check_p(len(cols), opts.p)
+    for name in cols:  # (what quoting them in the first query would refuse)
+        refuse_unsafe_name(name)
+    n_qi = math.comb(len(cols), opts.p)
+    evt.check_n_qi(n_qi, opts.pi_u)
+    return cols, n_qi
+
+
 def audit_relation(
     db: Database,
     relation: Relation,
@@ -193,18 +212,13 @@ def audit_relation(
     ``sensitivity``: T̂ at p − 1 and p + 1 (``risk_by_p``, their scans); ``row_subsamples``: T̂
     on nested subsamples of the rows (``risk_by_rows``, a scan each). See docs/uncertainty.md."""
     started = started if started is not None else time.perf_counter()
-    opts.validate()
     check_theta(theta)
     row_subsamples = check_row_subsamples(row_subsamples)
     measures = ("unique",) if theta == "unique" else ("distinct", "unique") if with_unique else ("distinct",)
     p, alpha, pi_u, pwm, jobs, progress = opts.p, opts.alpha, opts.pi_u, opts.pwm, opts.jobs, opts.progress
-    cols = select_columns(relation.columns, opts.columns, opts.exclude)
-    if not cols:
-        raise ParameterError("no quasi-identifier columns are left; name them with --columns")
-    n_qi = len(combinations(len(cols), p))
-    prof = profile_columns(db, relation, cols)  # first: "the table is empty" says more
+    cols, n_qi = audited_columns(relation.columns, opts)
+    prof = profile_columns(db, relation, cols)
     rows, notes, distincts = prof.rows, list(prof.notes), list(prof.distinct)
-    evt.check_n_qi(n_qi, pi_u)
     prune = pruning.resolve(prune, p)  # (an unknown mode: the same sentence as audit's)
     if prune == "auto" and (scanner is not None or group_size is not None):
         raise ParameterError("this command needs every QI's classes; run it with --prune off")

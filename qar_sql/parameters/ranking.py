@@ -199,3 +199,20 @@ class EliminateParams(TailParams):
             if name not in RANKINGS:
                 raise ParameterError(f"--by {name!r} is not a ranking; use some of {', '.join(RANKINGS)}")
         require_whole(self.step, 1, f"--step {self.step!r} must be a whole number of records, at least 1")
+        check_max(self.max_removed)
+
+
+def check_max(value: str | int | float) -> float:
+    """``--max`` read: its share in percent (``"20%"``: 20.0) or its whole number of records.
+    Needs no row, so it is checked before any work."""
+    text = str(value).strip()
+    try:
+        if text.endswith("%"):
+            share = float(text[:-1])
+            if not 0 < share <= 100:
+                raise ParameterError(f"--max {text} must be a share in (0%, 100%], e.g. 20%")
+            return share
+        int(text)
+    except ValueError:
+        raise ParameterError(f"--max {text!r} is neither a record count nor a share such as 20%") from None
+    return float(text)

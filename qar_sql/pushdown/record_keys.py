@@ -34,8 +34,8 @@ def record_order(
     db: Database, relation: Relation, key: Sequence[str] | None, qi_columns
 ) -> tuple[list[str], tuple[str, ...]]:
     """SQL ORDER BY items for key order, and the key's display names. Checks the key."""
+    check_record_key(relation, key)
     if key:
-        check_key_names(relation, key)
         row = db.query(render("key_check.sql", db.dialect, relation=relation.sql, key=list(key)))[0]
         nulls, dups = int(row[0]), int(row[1])
         if nulls:
@@ -49,12 +49,19 @@ def record_order(
                 "add columns to --key until it identifies each record"
             )
         return [f"t.{db.dialect.quote(k)}" for k in key], tuple(key)
-    if relation.row_order:
-        return [f"t.{relation.row_order}"], (ROW_KEY,)
-    raise UsageError(
-        f"record-level results need a record key for table {relation.display!r}; "
-        "name its key column(s) with --key (e.g. --key person_id)"
-    )
+    return [f"t.{relation.row_order}"], (ROW_KEY,)
+
+
+def check_record_key(relation: Relation, key: Sequence[str] | None) -> None:
+    """The key's columns among the relation's, or a relation with a row order where no key is
+    given: what needs its columns only (its NULLs and duplicates need the rows)."""
+    if key:
+        check_key_names(relation, key)
+    elif not relation.row_order:
+        raise UsageError(
+            f"record-level results need a record key for table {relation.display!r}; "
+            "name its key column(s) with --key (e.g. --key person_id)"
+        )
 
 
 def key_warnings(key: Sequence[str] | None, qi_columns: Sequence[str]) -> list[str]:

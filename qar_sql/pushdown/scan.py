@@ -91,13 +91,18 @@ class QIBatch:
 
 def combinations(n_columns: int, p: int) -> list[tuple[int, ...]]:
     """QIs as column-index tuples, in ``itertools.combinations`` order (the QI index)."""
+    check_p(n_columns, p)
+    return list(itertools.combinations(range(n_columns), p))
+
+
+def check_p(n_columns: int, p: int) -> None:
+    """p a whole number from 1 to ``n_columns``, without making the QIs."""
     require_whole(p, 1, f"p = {p!r} must be a whole number of at least 1; try -p 3")
     if p > n_columns:
         raise ParameterError(
             f"p = {p} is larger than the number of quasi-identifier columns ({n_columns}); "
             f"use -p {max(n_columns, 1)} or name more columns"
         )
-    return list(itertools.combinations(range(n_columns), p))
 
 
 #: DuckDB codes a table of more than WIDE_COLUMNS columns in parts of PART_COLUMNS columns: the

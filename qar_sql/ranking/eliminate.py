@@ -24,7 +24,7 @@ from qar_sql.engines.session import Session, coded
 from qar_sql.errors import NoTailError, ParameterError, UsageError
 from qar_sql.measures.audit import Options
 from qar_sql.output.render_records import plot_elimination as plot  # noqa: F401 (qar_sql.ranking.eliminate.plot, documented)
-from qar_sql.parameters.ranking import RANKINGS, EliminateParams
+from qar_sql.parameters.ranking import RANKINGS, EliminateParams, check_max
 from qar_sql.pushdown.scan import Progress, QIBatch, combinations
 from qar_sql.ranking.entropy import entropy_scores
 from qar_sql.ranking.greedy import greedy_elimination
@@ -89,16 +89,8 @@ class Elimination(Tabular):
 def parse_max(value: str | int | float, rows: int, step: int) -> int:
     """``--max`` as a record count: ``"20%"`` of L or a whole number of records."""
     text = str(value).strip()
-    try:
-        if text.endswith("%"):
-            share = float(text[:-1])
-            if not 0 < share <= 100:
-                raise ParameterError(f"--max {text} must be a share in (0%, 100%], e.g. 20%")
-            count = int(rows * share / 100)
-        else:
-            count = int(text)
-    except ValueError:
-        raise ParameterError(f"--max {text!r} is neither a record count nor a share such as 20%") from None
+    number = check_max(text)
+    count = int(rows * number / 100) if text.endswith("%") else int(text)
     if count > rows:
         raise ParameterError(f"--max {text} is more than the {rows} records of the table; use at most 100%")
     if count > rows - 2:

@@ -31,7 +31,7 @@ from qar_sql.errors import DataError, UsageError
 from qar_sql.measures import birthday
 from qar_sql.measures.audit import profile_columns, provenance
 from qar_sql.parameters.measures import UniquenessParams
-from qar_sql.pushdown.scan import Progress, scan, value_frequencies
+from qar_sql.pushdown.scan import Progress, check_p, scan, value_frequencies
 from qar_sql.results import ExposedValue, QIUniqueness, UniquenessResult, UniquenessScenario, pick
 from qar_sql.rules import check_group_size, parse_domain
 from qar_sql.treat.treatments import Binder, Plan, load, treated_sql
@@ -93,6 +93,17 @@ def qi_columns(
     return tuple(select_columns(relation.columns, columns, exclude)), p
 
 
+def checked_qis(params: UniquenessParams, relation: Relation) -> tuple[tuple[str, ...], int]:
+    """(columns, p) of :func:`qi_columns`, some left and p no more than them: all that needs the
+    table's columns only, checked before the first query reads a row
+    (:attr:`qar_sql.command.Command.check`)."""
+    cols, p = qi_columns(relation, params.columns, params.exclude, params.qid, params.p)
+    if not cols:
+        raise UsageError("no quasi-identifier columns are left; name them with --columns or --qid")
+    check_p(len(cols), p)
+    return cols, p
+
+
 def measure(
     db: Database,
     relation: Relation,
@@ -108,9 +119,7 @@ def measure(
     started = started if started is not None else time.perf_counter()
     parsed = parse_domain(params.domain)  # (the parameters checked it when made)
     group_size = params.group_size
-    cols, p = qi_columns(relation, params.columns, params.exclude, params.qid, params.p)
-    if not cols:
-        raise UsageError("no quasi-identifier columns are left; name them with --columns or --qid")
+    cols, p = checked_qis(params, relation)
     prof = profile_columns(db, relation, cols)
     check_group_size(group_size, prof.rows)
     result = scan(

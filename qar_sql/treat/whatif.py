@@ -25,9 +25,9 @@ from typing import Any
 from qar_sql.engines.dialects import get_dialect, sql_comment
 from qar_sql.engines.render import render
 from qar_sql.engines.session import Session, temp_name
-from qar_sql.engines.source import Database, Relation, file_relation_sql, open_source, select_columns, split_table
+from qar_sql.engines.source import Database, Relation, file_relation_sql, open_source, split_table
 from qar_sql.errors import ColumnError, DatabaseError, DataError, UsageError
-from qar_sql.measures.audit import Options, audit_relation
+from qar_sql.measures.audit import Options, audit_relation, audited_columns
 from qar_sql.parameters.treat import WhatIfParams
 from qar_sql.pushdown.scan import Progress, Ticker
 from qar_sql.results import SingletonShare, Tabular, attribute_columns, format_risk, json_number, pick
@@ -282,6 +282,27 @@ def _loss(db: Database, binder: Binder, relation_sql: str, names, qids, not_null
     return information_loss(db.query, db.dialect, f"(\n{paired}\n)", spec)
 
 
+def checked_inputs(params: WhatIfParams, relation: Relation) -> tuple[tuple[str, ...], Sequence[str], list]:
+    """The QID among ``relation``'s columns, the audit's columns (its p, α and π_u checked) and
+    the scenarios ``params.only`` names, each among the file's treatments: all that needs the
+    table's columns only, checked before the first query reads a row
+    (:attr:`qar_sql.command.Command.check`). Returns (QID, audit columns, wanted scenarios)."""
+    plan = load(params.treatments)
+    qids = _resolve_qid(plan, params.qid)
+    _check_qid(qids, relation.columns, relation.display)
+    audit_cols = audited_columns(relation.columns, params)[0] if params.risk else ()
+    scenarios_of(plan, params.combine)  # (a name that is no treatment: its sentence)
+    wanted = list(
+        dict.fromkeys(
+            tuple(x.strip() for x in o.split("+")) if isinstance(o, str) else tuple(o) for o in params.only or ()
+        )
+    )
+    for w in wanted:
+        for part in w:
+            plan.get(part)
+    return qids, audit_cols, wanted
+
+
 def whatif_relation(
     session: Session, params: WhatIfParams, progress: Progress | None = None, *, started: float | None = None
 ) -> WhatIfResult:
@@ -292,13 +313,11 @@ def whatif_relation(
     named scenarios."""
     started = started if started is not None else time.perf_counter()
     plan = load(params.treatments)
-    qid, combine, only, drop_null, risk = params.qid, params.combine, params.only, params.drop_null, params.risk
+    combine, only, drop_null, risk = params.combine, params.only, params.drop_null, params.risk
     opts = Options.of(params)
     batch_size, key, loss = params.batch_size, params.key, params.loss
     db, relation = session.db, session.relation
-    qids = _resolve_qid(plan, qid)
-    _check_qid(qids, relation.columns, relation.display)
-    audit_cols = select_columns(relation.columns, opts.columns, opts.exclude) if risk else ()
+    qids, audit_cols, wanted = checked_inputs(params, relation)
     # The audit of each release: over the audit columns, without the caller's progress bar
     # (the scenarios tick it).
     audit_opts = replace(opts, columns=audit_cols, exclude=None, progress=None)
@@ -306,12 +325,6 @@ def whatif_relation(
     binder = Binder(db, relation.sql, relation.columns, plan, display=relation.display, key=key, not_null=not_null)
     scenarios = [()] + scenarios_of(plan, combine)
     if only:
-        wanted = list(
-            dict.fromkeys(tuple(x.strip() for x in o.split("+")) if isinstance(o, str) else tuple(o) for o in only)
-        )
-        for w in wanted:
-            for part in w:
-                plan.get(part)
         scenarios = [()] + [s for s in scenarios[1:] if s in wanted] + [w for w in wanted if w not in scenarios]
     sqls, sames = {}, {}
     for s in scenarios:

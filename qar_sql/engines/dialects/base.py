@@ -123,12 +123,7 @@ class Dialect:
 
     def quote(self, name: str) -> str:
         """Quote an identifier so any printable string (quotes, spaces, ``;``, unicode) is one name."""
-        if not isinstance(name, str) or name == "":
-            raise UsageError(f"invalid SQL identifier {name!r}; names must be non-empty text")
-        # A tab stays on its line: a name with one is quoted like any other.
-        _refuse_unprintable(
-            name, "column or table name", "rename it, or if it is a column leave it out with --exclude", allow="\t"
-        )
+        refuse_unsafe_name(name)
         body = name.replace("\\", "\\\\") if self.backslash_escapes else name
         body = body.replace(self.quote_close, self.quote_escape)
         return f"{self.quote_open}{body}{self.quote_close}"
@@ -181,6 +176,17 @@ def _refuse_unprintable(text: str, what: str, fix: str, allow: str = "") -> None
         raise UsageError(
             f"{what} {text!r} contains {kind} (U+{ord(bad):04X}), which qar cannot put in SQL safely; {fix}"
         )
+
+
+def refuse_unsafe_name(name: str) -> None:
+    """Refuse a name :meth:`Dialect.quote` cannot quote (on every dialect): empty, or holding a
+    line break, a control character or a bidirectional override."""
+    if not isinstance(name, str) or name == "":
+        raise UsageError(f"invalid SQL identifier {name!r}; names must be non-empty text")
+    # A tab stays on its line: a name with one is quoted like any other.
+    _refuse_unprintable(
+        name, "column or table name", "rename it, or if it is a column leave it out with --exclude", allow="\t"
+    )
 
 
 def refuse_unsafe_columns(columns: Iterable[str], carried_by: str) -> None:
