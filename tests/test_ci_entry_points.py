@@ -668,13 +668,31 @@ def test_the_hook_says_an_empty_junit_is_empty(tmp_path, monkeypatch, capsys):
 @pytest.mark.parametrize("json_input", ["qar-junit.xml", "qar-report/index.html"])
 def test_the_action_never_moves_its_json_over_the_junit_or_a_report_page(tmp_path, json_input):
     """The json input naming the junit input's file (or a page of report-dir) replaced the JUnit
-    XML qar scan had written with JSON, silently: exit 2, an annotation, the XML and pages kept."""
+    XML qar scan had written with JSON, silently: exit 2, an annotation, before the scan (nothing
+    written); and the move after a scan checks it again."""
     work = demo_checkout(tmp_path / "repo")
     log, outputs = run_steps(work, ("scan",), config="examples/qar.toml", json=json_input, args="--no-store")
     assert outputs["scan"]["exit-code"] == "2", log
     assert "::error title=qar scan::the json input names " in log, log
-    assert (work / "qar-junit.xml").read_text().startswith("<?xml")
-    assert (work / "qar-report" / "index.html").read_text().lstrip().lower().startswith("<!doctype html")
+    assert not (work / "qar-junit.xml").exists() and not (work / "qar-report").exists()  # no scan ran
+    from qar_sql.cli import action
+
+    scratch = tmp_path / "scan.json"
+    scratch.write_text("{}")
+    env = {
+        "QAR_ACTION_JSON": str(work / json_input),
+        "QAR_ACTION_JUNIT": "qar-junit.xml",
+        "QAR_ACTION_REPORT_DIR": "qar-report",
+    }
+    (work / "qar-report").mkdir()
+    (work / json_input).write_text("<?xml kept")
+    cwd = os.getcwd()
+    os.chdir(work)
+    try:
+        assert action.keep_json(str(scratch), env) == 2
+    finally:
+        os.chdir(cwd)
+    assert (work / json_input).read_text() == "<?xml kept" and scratch.exists()
 
 
 def test_two_outputs_on_one_file_are_refused_before_any_scan(tmp_path, monkeypatch, capsys):

@@ -117,12 +117,22 @@ def results(env: Mapping[str, str]) -> None:
         fh.writelines(f"{k}={v}\n" for k, v in outputs(scans, env).items())
 
 
-def check_json(target: str) -> int:
+def check_json(target: str, env: Mapping[str, str]) -> int:
     """2 with an annotation where the ``json`` input cannot become a file (empty, a folder, in a
-    missing folder), else 0: run before the scan, so a bad input costs no scan, and again when
-    the JSON is moved there."""
+    missing folder) or names a file qar scan writes (the JUnit XML, a report page), else 0: run
+    before the scan, so a bad input costs no scan, and again when the JSON is moved there."""
     if not target.strip():
         print("::error title=qar scan::the json input is empty; give it a file name (the outputs are read from it)")
+        return 2
+    real = os.path.realpath(target)
+    junit, pages = env.get("QAR_ACTION_JUNIT", ""), env.get("QAR_ACTION_REPORT_DIR", "")
+    if (junit and os.path.realpath(junit) == real) or (
+        pages and real.endswith(".html") and real.startswith(os.path.realpath(pages) + os.sep)
+    ):  # (the move would replace the JUnit XML or a report page)
+        what = "the junit input" if junit and os.path.realpath(junit) == real else "a page of the report-dir input"
+        print(
+            f"::error title=qar scan::{_data(f'the json input names {what}, which qar scan writes; give json another file name')}"
+        )
         return 2
     if os.path.isdir(target):  # (a move into it left the outputs empty: risk=, scans=0)
         print(f"::error title=qar scan::{_data(f'the json input, {target}, is a folder; name a file in it')}")
@@ -158,17 +168,7 @@ def keep_json(scratch: str, env: Mapping[str, str]) -> int:
                 f"::error title=qar scan::{_data(f'the json input names {what}, which qar scan reads; give json another file name')}"
             )
             return 2
-    junit, pages = env.get("QAR_ACTION_JUNIT", ""), env.get("QAR_ACTION_REPORT_DIR", "")
-    # (qar scan wrote these already: the move would replace the JUnit XML or a report page)
-    if (junit and os.path.realpath(junit) == real) or (
-        pages and real.endswith(".html") and real.startswith(os.path.realpath(pages) + os.sep)
-    ):
-        what = "the junit input" if junit and os.path.realpath(junit) == real else "a page of the report-dir input"
-        print(
-            f"::error title=qar scan::{_data(f'the json input names {what}, which qar scan writes; give json another file name')}"
-        )
-        return 2
-    if check_json(target):
+    if check_json(target, env):
         return 2
     try:
         shutil.move(scratch, target)
@@ -180,7 +180,7 @@ def keep_json(scratch: str, env: Mapping[str, str]) -> int:
 
 def main(argv: list[str]) -> int:
     if len(argv) == 2 and argv[0] == "check-json":
-        return check_json(argv[1])
+        return check_json(argv[1], os.environ)
     if len(argv) == 2 and argv[0] == "keep-json":
         return keep_json(argv[1], os.environ)
     if argv == ["args"]:

@@ -28,7 +28,7 @@ from qar_sql.cli.main import cli
 from qar_sql.compliance.scans import load_config
 from qar_sql.errors import ExitCode, QarError
 from qar_sql.guard import check_not_input
-from qar_sql.user_text import html_text, markdown_code, one_line, terminal, xml_text
+from qar_sql.user_text import html_text, markdown_inline, one_line, terminal, xml_text
 
 #: Worst first: the order of ScanReport.exit_code; any other code ranks after these.
 RANK = (ExitCode.INTERRUPTED, ExitCode.USAGE, ExitCode.RUNTIME, ExitCode.RISK_ABOVE_THRESHOLD)
@@ -101,7 +101,7 @@ def _stopped(name: str, code: int) -> ET.Element:
 def _markdown(parts: list[tuple[str, str]]) -> str:
     lines = ["## QaR compliance scan", "", f"{len(parts)} scan config(s):"]
     for name, text in parts:  # each config's summary under its name, its title a line of text
-        lines += ["", f"### {markdown_code(name)}", "", text.removeprefix("## ").strip()]
+        lines += ["", f"### {markdown_inline(name)}", "", text.removeprefix("## ").strip()]
     return "\n".join(lines) + "\n"
 
 
