@@ -93,7 +93,8 @@ def check_choice(flag: str, value: object, allowed: Sequence[str]) -> None:
         raise ParameterError(f"{flag} {value!r} is unknown; use one of {', '.join(allowed)}")
 
 
-def _number(text: str) -> bool:
+def reads_as_number(text: str) -> bool:
+    """``text`` is what ``float()`` reads as a number ("-0.5", "1e3", "inf")."""
     try:
         float(text)
     except ValueError:
@@ -116,7 +117,7 @@ def check_risk(value: object, where: str, example: str) -> None:
     the rule."""
     if value is None:
         return
-    if isinstance(value, str) and _number(value):  # ("0.5" in a TOML or YAML file: quoted, so text)
+    if isinstance(value, str) and reads_as_number(value):  # ("0.5" in a TOML or YAML file: quoted, so text)
         raise ParameterError(
             f"{where} {value!r} is text; write it without quotes, as a number: a risk between 0 and 1, e.g. {example}"
         )

@@ -27,6 +27,8 @@ import html
 import re
 import unicodedata
 
+from qar_sql.rules import reads_as_number
+
 #: Bidirectional embeddings, overrides and isolates: they reorder the text after them (and make
 #: SQL read differently from what runs, so a name holding one is refused in SQL).
 BIDI_OVERRIDES = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
@@ -129,17 +131,9 @@ def csv_cell(text: str) -> str:
     """A text cell of a CSV file: as written, unless a spreadsheet would run it as a formula —
     one starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return gets a leading
     ``'`` (OWASP's rule). A number (``-0.5``, ``+3``, ``-inf``) stays as written: it is no formula."""
-    if text.startswith(FORMULA_START) and not _number(text):
+    if text.startswith(FORMULA_START) and not reads_as_number(text):
         return "'" + text
     return text
-
-
-def _number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 # -- one output, by its format -------------------------------------------------------------------

@@ -165,11 +165,15 @@ def audit(source: SourceLike = None, *, progress: Progress | None = None, **keyw
         return audit_session(session, params, progress, started=started)
 
 
-def audited_columns(columns: Sequence[str], opts: TailParams) -> tuple[tuple[str, ...], int]:
+def audited_columns(
+    columns: Sequence[str], opts: TailParams, *, enough_qis: bool = True
+) -> tuple[tuple[str, ...], int]:
     """The QI columns an audit of a relation of ``columns`` takes and its number of QIs, its
-    settings checked (p, α, π_u, the columns named and quotable, enough QIs for π_u): all that needs only the
-    table's columns, so a command checks it before its first query reads a row
-    (:attr:`qar_sql.command.Command.check`)."""
+    settings checked (p, α, π_u, the columns named and quotable, and with ``enough_qis`` enough
+    QIs for π_u): all that needs only the table's columns, so a command checks it before its
+    first query reads a row (:attr:`qar_sql.command.Command.check`). ``qar whatif`` passes
+    ``enough_qis=False``: its other measures stand without T̂, which each scenario's note then
+    says is undefined."""
     TailParams.validate(opts)  # (the tail's own: a command's parameters add checks of their own)
     cols = select_columns(columns, opts.columns, opts.exclude)
     if not cols:
@@ -178,7 +182,8 @@ def audited_columns(columns: Sequence[str], opts: TailParams) -> tuple[tuple[str
     for name in cols:  # (what quoting them in the first query would refuse)
         refuse_unsafe_name(name)
     n_qi = math.comb(len(cols), opts.p)
-    evt.check_n_qi(n_qi, opts.pi_u)
+    if enough_qis:
+        evt.check_n_qi(n_qi, opts.pi_u)
     return cols, n_qi
 
 

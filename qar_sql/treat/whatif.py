@@ -290,7 +290,7 @@ def checked_inputs(params: WhatIfParams, relation: Relation) -> tuple[tuple[str,
     plan = load(params.treatments)
     qids = _resolve_qid(plan, params.qid)
     _check_qid(qids, relation.columns, relation.display)
-    audit_cols = audited_columns(relation.columns, params)[0] if params.risk else ()
+    audit_cols = audited_columns(relation.columns, params, enough_qis=False)[0] if params.risk else ()
     scenarios_of(plan, params.combine)  # (a name that is no treatment: its sentence)
     wanted = list(
         dict.fromkeys(
