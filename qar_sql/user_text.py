@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import html
 import re
-import unicodedata
 
 from qar_sql.rules import reads_as_number
 
@@ -39,12 +38,22 @@ BIDI_CONTROLS = BIDI_OVERRIDES | frozenset("\u061c\u200e\u200f")
 
 _BIDI = re.compile("[" + "".join(sorted(BIDI_CONTROLS)) + "]")
 
+#: Unicode's categories Cc (U+0000–U+001F, U+007F–U+009F), Zl (U+2028) and Zp (U+2029), as one
+#: character class: a whole output is searched once, not character by character in Python (a
+#: 20 MB text output took 5.8 s that way).
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_CONTROL_BUT_LINE_FEED = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _escaped(match: re.Match) -> str:
+    return match.group(0).encode("unicode_escape").decode("ascii")
+
 
 def control_or_separator(c: str) -> bool:
     """Whether the character ``c`` is a control character (NUL, tab, CR, ESC, U+0085, …) or a line
     or paragraph separator (U+2028, U+2029; Python's ``splitlines`` and many tools break lines
-    there)."""
-    return unicodedata.category(c) in ("Cc", "Zl", "Zp")
+    there): Unicode's categories Cc, Zl and Zp."""
+    return _CONTROL.fullmatch(c) is not None
 
 
 def unsafe(c: str) -> bool:
@@ -68,15 +77,14 @@ def one_line(text: str) -> str:
     """``text`` as one line that reads as written: a control character or separator (a line
     break, an escape sequence) as its Python escape (``\\n``, ``\\x1b``), a bidirectional control
     as its code point (:func:`neutral_bidi`)."""
-    escaped = "".join(c.encode("unicode_escape").decode("ascii") if control_or_separator(c) else c for c in text)
-    return neutral_bidi(escaped)
+    return neutral_bidi(_CONTROL.sub(_escaped, text))
 
 
 def terminal(text: str) -> str:
     """A whole output for the terminal (a rendered table, a message): its own line breaks kept,
     every other unsafe character written as :func:`one_line` writes it. The last guard of the text
     channel; a piece of user text inside a line is made :func:`one_line` where it is put in."""
-    return "\n".join(one_line(line) for line in text.split("\n"))
+    return neutral_bidi(_CONTROL_BUT_LINE_FEED.sub(_escaped, text))
 
 
 # -- Markdown ---------------------------------------------------------------------------------
