@@ -109,15 +109,6 @@ def markdown_inline(text: str) -> str:
     return escape_md(one_line(" ".join(text.split())))
 
 
-def markdown_code(text: str) -> str:
-    """``text`` as an inline code span outside a table (a heading's file name): on one line
-    (:func:`one_line`), between more backticks than any run of them inside it."""
-    text = one_line(text)
-    bar = "`" * (1 + max((len(r) for r in re.findall(r"`+", text)), default=0))
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{bar}{pad}{text}{pad}{bar}"
-
-
 # -- XML (JUnit) -------------------------------------------------------------------------------
 
 _XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
