@@ -22,6 +22,11 @@ What varies by nature is masked with named placeholders, and nothing else: wall-
 ``<svg>`` (kept: the figure's ``aria-label``, which states what it shows; dropped: path data that a
 matplotlib or font release changes). Everything else must come out identical on every run. DuckDB
 runs with one thread (``--threads``): with several, its sums of doubles vary in the last digits.
+
+A number printed to full precision (12 or more significant digits) matches its snapshot when the two
+agree to 12 significant digits, and the rest of the text is identical: DuckDB 2.0 returns rows and
+sums doubles in another order than 1.x did, which moved such numbers by one to a few units in their
+last place (0.11440461382169613 against ...612), and the suite runs on whichever DuckDB pip installs.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import concurrent.futures
 import dataclasses
 import datetime as dt
 import difflib
+import math
 import os
 import platform
 import re
@@ -475,6 +481,29 @@ def _svg(match: re.Match) -> str:
 
 # --- check and update ----------------------------------------------------------------------------
 
+# A number printed to full precision: 12 or more significant digits (a float's repr; rounded output,
+# "0.1144", is compared as text).
+FULL_PRECISION = re.compile(r"-?(?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def _full(token: str) -> bool:
+    return len(re.sub(r"^[-0.]+|[eE].*$|\.", "", token)) >= 12
+
+
+def same_but_last_digits(expected: str, text: str) -> bool:
+    """True when the two texts differ only in full-precision numbers that agree to 12 significant
+    digits (the order in which a DuckDB release sums doubles; see the module's docstring)."""
+    parts_e, parts_t = FULL_PRECISION.split(expected), FULL_PRECISION.split(text)
+    nums_e, nums_t = FULL_PRECISION.findall(expected), FULL_PRECISION.findall(text)
+    if parts_e != parts_t or len(nums_e) != len(nums_t):
+        return False
+    for a, b in zip(nums_e, nums_t, strict=True):
+        if a == b:
+            continue
+        if not (_full(a) and _full(b)) or not math.isclose(float(a), float(b), rel_tol=1e-12, abs_tol=1e-300):
+            return False
+    return True
+
 
 def select(only: list[str], inputs: str = "all") -> tuple[list[Case], list[str]]:
     """The cases to run and the reasons for those skipped (shared data absent). ``inputs``: "demo"
@@ -560,7 +589,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, text in results.items():
         path = SNAPSHOTS / f"{name}.txt"
         expected = path.read_text(encoding="utf-8") if path.is_file() else ""
-        if text != expected:
+        if text != expected and not same_but_last_digits(expected, text):
             differ += 1
             where = str(path.relative_to(REPO))
             sys.stdout.writelines(
