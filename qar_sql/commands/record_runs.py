@@ -175,7 +175,5 @@ def curves(session: Session, params: EliminateParams, progress: Progress | None 
     to ``params.plot`` when given."""
     result = eliminate_relation(session, params, progress)
     if params.plot:
-        path = str(params.plot)
-        with written(path, "--plot"):
-            plot_elimination(result, path)
+        plot_elimination(result, str(params.plot))
     return result
