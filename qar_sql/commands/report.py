@@ -39,11 +39,11 @@ from qar_sql.engines.dialects import refuse_unsafe_columns
 from qar_sql.engines.secrets import mask_source, scrub, secret_values
 from qar_sql.engines.session import Session
 from qar_sql.engines.source import SourceLike, is_url, resolve_source, select_columns
-from qar_sql.errors import ColumnError, QarError, SourceNotFound, UsageError
+from qar_sql.errors import QarError, SourceNotFound, UsageError
 from qar_sql.extras import require
 from qar_sql.guard import check_not_input
 from qar_sql.measures.audit import Options, audit_relation, with_sensitivity
-from qar_sql.measures.classic import check_exist, output_kind, risk_relation
+from qar_sql.measures.classic import check_exist, check_roles, output_kind, risk_relation
 from qar_sql.output.files import check_writable
 from qar_sql.output.html import (
     RecordRow,
@@ -122,15 +122,7 @@ def prepared(params: ReportParams, columns: Sequence[str] | None = None, display
     if columns is not None and keywords:
         check_exist(columns, keywords.get("weight"), keywords.get("sensitive") or ())
         qi = select_columns(columns, params.columns, params.exclude)
-        roles = [(s, "--sensitive") for s in keywords.get("sensitive") or ()]
-        roles += [(keywords["weight"], "--weight")] if keywords.get("weight") else []
-        for name, option in roles:
-            if name in qi:
-                how = "leave it out of --columns" if params.columns else f"add --exclude {name}"
-                raise ColumnError(
-                    f"{option} column {name!r} is also a quasi-identifier column of the audit; a column "
-                    f"cannot be both — {how}"
-                )
+        check_roles(qi, keywords.get("weight"), keywords.get("sensitive") or (), excluded=not params.columns)
     return params
 
 
