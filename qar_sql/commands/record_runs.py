@@ -12,7 +12,7 @@ from typing import Any
 
 from qar_sql.command import Extras
 from qar_sql.commands.page import given
-from qar_sql.commands.report import audit_html, audit_options, records_summary
+from qar_sql.commands.report import audit_html, records_summary
 from qar_sql.compliance.store import HASH_SECRET_ENV, recorded_audit
 from qar_sql.compliance.store import hash_secret as read_secret
 from qar_sql.engines.session import Session
@@ -42,7 +42,7 @@ def rank(
     if params.by == "suda":
         return by_suda(session, params)
     started = time.perf_counter()
-    opts = audit_options(params, progress)
+    opts = Options.of(params, progress)
     if params.by == "influence":
         return by_influence(session, params, opts, started)
     c = contributions_of(
