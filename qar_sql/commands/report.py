@@ -51,7 +51,6 @@ from qar_sql.output.html import (
     ReportInputs,
     render_index,
     render_report,
-    write_html,
     write_report,
 )
 from qar_sql.parameters.measures import RiskParams, UniquenessParams
@@ -583,6 +582,6 @@ def write_scan_reports(report: Any, folder: str | Path, *, command: str | None =
         threshold, origin = scan_threshold(o)
         where = {"source": o.source, "table": o.table}
         inputs = audit_inputs(o.result, where, threshold=threshold, threshold_source=origin, command=command)
-        write_html(inputs, str(folder / links[o.name]))
-    write_html(render_index(report.to_dict(), links), str(folder / "index.html"))
+        write_report(inputs, str(folder / links[o.name]))
+    write_report(render_index(report.to_dict(), links), str(folder / "index.html"))
     return folder / "index.html"
