@@ -33,17 +33,20 @@ def loads(text: str) -> dict[str, Any]:
         raise tomllib.TOMLDecodeError(
             f"values are nested too deeply (qar's files nest at most {MAX_DEPTH} levels)"
         ) from None
-    _check(data)
+    check(data)
     return data
 
 
-def _check(value: Any) -> None:
-    """Walk the tables and lists without recursion, refusing what :func:`loads` refuses."""
+def check(value: Any) -> None:
+    """Walk the tables and lists without recursion, refusing what :func:`loads` refuses, and a
+    None (TOML has no null: a value given as a dict, as the API takes treatments)."""
     stack: list[tuple[Any, int, str]] = [(value, 1, "")]
     while stack:
         node, depth, key = stack.pop()
         if isinstance(node, bool):
             continue
+        if node is None:
+            raise tomllib.TOMLDecodeError(f"{key} is None, which a TOML file cannot hold")
         if isinstance(node, int) and not -(2**63) <= node < 2**63:
             raise tomllib.TOMLDecodeError(f"{key} = {shown(node)} is beyond TOML's 64-bit integers")
         if isinstance(node, float) and not math.isfinite(node):

@@ -19,7 +19,7 @@ from qar_sql.command import SOURCE_ORDER, TAIL_ORDER, Command, Extras, api_funct
 from qar_sql.commands.search_options import SEARCH
 from qar_sql.errors import UsageError
 from qar_sql.guard import guard_outputs
-from qar_sql.output.files import check_plot, written
+from qar_sql.output.files import check_plot, save_figure, written
 from qar_sql.output.render import format_option
 from qar_sql.parameters.fields import options_of
 from qar_sql.parameters.treat import AnonymizeParams
@@ -115,8 +115,7 @@ def _run(where: dict[str, Any], params: AnonymizeParams, progress: Progress | No
         with written(out["output"], "--output"):
             Path(out["output"]).write_text(treatments_text(result), encoding="utf-8")
     if out["plot"] is not None:
-        with written(out["plot"], "--plot"):
-            result.plot(title=True).figure.savefig(out["plot"])
+        save_figure(result.plot(title=True).figure, out["plot"])
     return result
 
 

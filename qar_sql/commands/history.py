@@ -12,7 +12,7 @@ import click
 
 from qar_sql import cli_options
 from qar_sql.command import Command, Extras, api_function
-from qar_sql.output.files import check_plot, written
+from qar_sql.output.files import check_plot
 from qar_sql.parameters.store import HistoryParams
 from qar_sql.user_text import one_line
 
@@ -50,8 +50,7 @@ def _plot(result: History, params: HistoryParams, extras: Extras) -> None:
     if path:
         from qar_sql.output.render_history import plot_history
 
-        with written(path, "--plot"):
-            plot_history(result, path)
+        plot_history(result, path)
         if extras.out["fmt"] != "json":
             click.echo(one_line(f"Trend plot written to {path}."), err=True)
 

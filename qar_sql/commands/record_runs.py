@@ -12,15 +12,13 @@ from typing import Any
 
 from qar_sql.command import Extras
 from qar_sql.commands.page import given
-from qar_sql.commands.report import audit_html, audit_options, records_summary
+from qar_sql.commands.report import audit_html, records_summary
 from qar_sql.compliance.store import HASH_SECRET_ENV, recorded_audit
 from qar_sql.compliance.store import hash_secret as read_secret
 from qar_sql.engines.session import Session
 from qar_sql.engines.source import session_of
 from qar_sql.measures.audit import Options
 from qar_sql.measures.classic import SudaRecords, suda, write_table
-from qar_sql.output.files import written
-from qar_sql.output.record_scores import write_influence, write_scores
 from qar_sql.output.render_records import plot_elimination
 from qar_sql.parameters.ranking import EliminateParams, RecordsParams
 from qar_sql.parameters.tail import source_keywords
@@ -29,7 +27,7 @@ from qar_sql.pushdown.scan import Progress
 from qar_sql.ranking.eliminate import Elimination, eliminate_relation
 from qar_sql.ranking.influence import Influence
 from qar_sql.ranking.influence import compute as influence_of
-from qar_sql.ranking.records import Contributions, contributions_of
+from qar_sql.ranking.records import Contributions, contributions_of, key_columns
 from qar_sql.results import pick, to_plain
 from qar_sql.stats.contributions import correlations
 
@@ -44,7 +42,7 @@ def rank(
     if params.by == "suda":
         return by_suda(session, params)
     started = time.perf_counter()
-    opts = audit_options(params, progress)
+    opts = Options.of(params, progress)
     if params.by == "influence":
         return by_influence(session, params, opts, started)
     c = contributions_of(
@@ -61,10 +59,11 @@ def rank(
 
 
 def write_scores_of(c: Contributions, params: RecordsParams) -> None:
+    """Every record's key (``c`` has every key fetched), DT, U+, U* and n_unique, in key order."""
     if params.output:
-        output = str(params.output)
-        with written(output, "--output"):
-            write_scores(c, output)
+        columns = key_columns(c.key, [c.key_of(r) for r in range(c.rows)])
+        scores = {"dt": c.dt, "u_plus": c.u_plus, "u_star": c.u_star, "n_unique": c.n_unique}
+        write_table(columns | scores, str(params.output), "--output")
 
 
 def recorded(
@@ -127,14 +126,10 @@ def by_influence(session: Session, params: RecordsParams, opts: Options, started
         assert inf.scores is not None  # all_scores with compare_dt
         inf = replace(inf, correlation_with_dt=correlations(inf.scores, exact.dt))
     if params.output:
-        output = str(params.output)
         rows = inf.audit.rows
-        with written(output, "--output"):
-            if inf.key == (ROW_KEY,):
-                keys = {r: (r + 1,) for r in range(rows)}
-            else:
-                keys = fetch_keys(db, relation, inf.key, None)
-            write_influence(inf, keys, output)
+        keys = {r: (r + 1,) for r in range(rows)} if inf.key == (ROW_KEY,) else fetch_keys(db, relation, inf.key, None)
+        columns = key_columns(inf.key, [keys[r] for r in range(rows)])
+        write_table(columns | {"influence": inf.scores}, str(params.output), "--output")
     return inf
 
 
@@ -143,15 +138,12 @@ def by_suda(session: Session, params: RecordsParams) -> SudaRecords:
     shared = ("columns", "exclude", "key", "max_size", "missing", "sampling_fraction", "population", "jobs")
     found = suda(session, **pick(params, shared), all_keys=params.every_key)
     if params.output:
-        import numpy as np
-
-        output = str(params.output)
         result, keys = found.suda, found.keys
-        data = {name: np.array([keys[r][i] for r in range(result.score.size)]) for i, name in enumerate(found.key)}
+        data: dict[str, Any] = key_columns(found.key, [keys[r] for r in range(result.score.size)])
         data.update(suda=result.score, dis_suda=result.dis_score)
         for k in range(result.max_size):
             data[f"msu_{k + 1}"] = result.msu_counts[:, k]
-        write_table(data, output, "parquet" if output.lower().endswith(".parquet") else "csv")
+        write_table(data, str(params.output), "--output")
     return found
 
 
@@ -175,7 +167,5 @@ def curves(session: Session, params: EliminateParams, progress: Progress | None 
     to ``params.plot`` when given."""
     result = eliminate_relation(session, params, progress)
     if params.plot:
-        path = str(params.plot)
-        with written(path, "--plot"):
-            plot_elimination(result, path)
+        plot_elimination(result, str(params.plot))
     return result

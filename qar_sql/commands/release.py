@@ -20,7 +20,7 @@ from qar_sql.commands.anonymize import hierarchy_files
 from qar_sql.commands.search_options import report_search_options
 from qar_sql.errors import UsageError
 from qar_sql.guard import guard_outputs
-from qar_sql.output.files import check_plot, written
+from qar_sql.output.files import check_plot
 from qar_sql.parameters.release import CompareParams, ReportParams
 from qar_sql.precedence import from_click
 from qar_sql.user_text import one_line
@@ -87,8 +87,7 @@ def _compare_write(result: CompareResult, params: CompareParams, extras: Extras)
     if plot:
         from qar_sql.output.render_compare import plot_compare
 
-        with written(plot, "--plot"):
-            drawn = plot_compare(result, plot)
+        drawn = plot_compare(result, plot)
         click.echo(one_line(f"Figures written to {drawn}."), err=True)
 
 

@@ -39,11 +39,11 @@ from qar_sql.engines.dialects import refuse_unsafe_columns
 from qar_sql.engines.secrets import mask_source, scrub, secret_values
 from qar_sql.engines.session import Session
 from qar_sql.engines.source import SourceLike, is_url, resolve_source, select_columns
-from qar_sql.errors import ColumnError, QarError, SourceNotFound, UsageError
+from qar_sql.errors import QarError, SourceNotFound, UsageError
 from qar_sql.extras import require
 from qar_sql.guard import check_not_input
 from qar_sql.measures.audit import Options, audit_relation, with_sensitivity
-from qar_sql.measures.classic import check_exist, output_kind, risk_relation
+from qar_sql.measures.classic import check_exist, check_roles, output_kind, risk_relation
 from qar_sql.output.files import check_writable
 from qar_sql.output.html import (
     RecordRow,
@@ -51,19 +51,16 @@ from qar_sql.output.html import (
     ReportInputs,
     render_index,
     render_report,
-    write_html,
     write_report,
 )
 from qar_sql.parameters.measures import RiskParams, UniquenessParams
 from qar_sql.parameters.release import CompareParams, ReportParams, check_release_context
-from qar_sql.parameters.tail import TailParams
 from qar_sql.parameters.treat import WhatIfParams
 from qar_sql.pushdown.cells import rows_and_population
 from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys
 from qar_sql.pushdown.scan import Progress
 from qar_sql.pushdown.showsql import show_sql
 from qar_sql.ranking import eliminate as E
-from qar_sql.ranking.eliminate import CurvePoint
 from qar_sql.ranking.greedy import greedy_elimination
 from qar_sql.ranking.records import compute
 from qar_sql.results import AuditResult, History, from_plain, pick
@@ -98,12 +95,6 @@ def records_summary(contrib, top: int, hash_secret: str | None, keys: Mapping[in
     )
 
 
-def audit_options(params: TailParams, progress: Progress | None = None) -> Options:
-    """The audit's options (:class:`~qar_sql.measures.audit.Options`) of ``params`` (and its ``jobs``)."""
-    tail = {f.name: getattr(params, f.name) for f in dataclasses.fields(TailParams)}
-    return Options(**tail, jobs=params.jobs, progress=progress)  # type: ignore[attr-defined]
-
-
 def prepared(params: ReportParams, columns: Sequence[str] | None = None, display: str = "") -> ReportParams:
     """``params`` checked before the first query: the treatments file read (a bad one fails here,
     not after the audit; the result holds the :class:`~qar_sql.treat.treatments.Plan`) and,
@@ -122,15 +113,7 @@ def prepared(params: ReportParams, columns: Sequence[str] | None = None, display
     if columns is not None and keywords:
         check_exist(columns, keywords.get("weight"), keywords.get("sensitive") or ())
         qi = select_columns(columns, params.columns, params.exclude)
-        roles = [(s, "--sensitive") for s in keywords.get("sensitive") or ()]
-        roles += [(keywords["weight"], "--weight")] if keywords.get("weight") else []
-        for name, option in roles:
-            if name in qi:
-                how = "leave it out of --columns" if params.columns else f"add --exclude {name}"
-                raise ColumnError(
-                    f"{option} column {name!r} is also a quasi-identifier column of the audit; a column "
-                    f"cannot be both — {how}"
-                )
+        check_roles(qi, keywords.get("weight"), keywords.get("sensitive") or (), excluded=not params.columns)
     return params
 
 
@@ -156,7 +139,7 @@ def run(session: Session | None, params: ReportParams, progress: Progress | None
     population = (params.classic_keywords or {}).get("population")
     if population is not None:  # compared with the rows: one count, not after the audit's passes
         rows_and_population(session.db, session.relation, population, None)
-    opts = audit_options(params, progress)
+    opts = Options.of(params, progress)
     records = params.records
     if records is None:
         records = bool(params.key) or session.relation.row_order is not None
@@ -209,7 +192,6 @@ def _records(
     """(the audit, the records section, the elimination section) from one fused pass: the audit
     and the per-record contributions, then the elimination curves (block by DT, random and,
     with ``params.greedy``, greedy)."""
-    import numpy as np
 
     db, relation, top = session.db, session.relation, params.top
     contrib, order_by = compute(db, relation, opts, key=params.key, source=session.label, started=started)
@@ -218,21 +200,14 @@ def _records(
     if params.hash_secret and contrib.key != (ROW_KEY,):
         keys = fetch_keys(db, relation, contrib.key, [int(r) for r in contrib.order("dt")[:top]])
     rec = records_summary(contrib, top, params.hash_secret, keys)
-    step = params.eliminate_step or max(1, contrib.rows // 200)
-    kmax = E.parse_max("10%", contrib.rows, step)
-    points = list(range(step, kmax + 1, step))
-    distinct = np.array([q.distinct for q in result.qis], dtype=np.int64)
     risk0 = result.risk
     assert risk0 is not None  # compute() refuses a table without a tail
-    p, alpha, pi_u, pwm = opts.p, opts.alpha, opts.pi_u, opts.pwm
-    curves = {}
-    for name in ("dt", "random"):
-        o = E.ranking_order(name, contrib, db, relation, result.columns, p, order_by, seed=0, orders=None, aucs={})
-        emptied = E.emptied_classes(db, relation, result.columns, p, order_by, o, kmax)
-        curves[name] = E.curve(distinct, contrib.rows, emptied, points, risk0, alpha=alpha, pi_u=pi_u, pwm=pwm)
+    step = params.eliminate_step or max(1, contrib.rows // 200)
+    kmax = E.parse_max("10%", contrib.rows, step)
+    curves = E.block_curves(contrib, db, relation, order_by, opts, ("dt", "random"), step, kmax, seed=0)
     notes: tuple[str, ...] = ()
     if params.greedy:
-        curves["greedy"], notes = greedy_curve(db, relation, result.columns, p, order_by, kmax, step, risk0, opts)
+        curves["greedy"], notes = greedy_curve(db, relation, result.columns, order_by, kmax, step, risk0, opts)
     seconds = time.perf_counter() - started
     return result, rec, E.Elimination(risk0, contrib.rows, step, kmax, curves, notes=notes, seconds=seconds)
 
@@ -343,7 +318,7 @@ def release_context(
 GREEDY_STEPS = 5000
 
 
-def greedy_curve(db, relation, columns, p: int, order_by, kmax: int, step: int, risk0: float, opts) -> tuple:
+def greedy_curve(db, relation, columns, order_by, kmax: int, step: int, risk0: float, opts) -> tuple:
     """The greedy elimination's points every ``step`` records up to ``kmax`` (it re-ranks after
     each removal, :mod:`qar_sql.ranking.greedy`), and a note instead when the table is too large
     for it (it holds every record's class on every QI in memory)."""
@@ -351,18 +326,14 @@ def greedy_curve(db, relation, columns, p: int, order_by, kmax: int, step: int, 
     steps = min(kmax, GREEDY_STEPS)
     try:
         g = greedy_elimination(
-            db, relation, columns, p, order_by, steps=steps, alpha=opts.alpha, pi_u=opts.pi_u, pwm=opts.pwm
+            db, relation, columns, opts.p, order_by, steps=steps, alpha=opts.alpha, pi_u=opts.pi_u, pwm=opts.pwm
         )
     except QarError as exc:
         return (), (f"the greedy elimination curve is left out: {exc}",)
-    points = tuple(
-        CurvePoint(k, float(g.risk[k]), 1.0 - float(g.risk[k]) / risk0)
-        for k in range(step, min(steps, len(g.risk) - 1) + 1, step)
-    )
     notes = tuple(g.warnings)
     if steps < kmax:
         notes += (f"the greedy curve stops at {steps:,} records removed (qar eliminate --by greedy goes further)",)
-    return points, notes
+    return E.greedy_points(g, step, steps, risk0), notes
 
 
 def read_history(store: str | None, table: str | None) -> Any:
@@ -611,6 +582,6 @@ def write_scan_reports(report: Any, folder: str | Path, *, command: str | None =
         threshold, origin = scan_threshold(o)
         where = {"source": o.source, "table": o.table}
         inputs = audit_inputs(o.result, where, threshold=threshold, threshold_source=origin, command=command)
-        write_html(inputs, str(folder / links[o.name]))
-    write_html(render_index(report.to_dict(), links), str(folder / "index.html"))
+        write_report(inputs, str(folder / links[o.name]))
+    write_report(render_index(report.to_dict(), links), str(folder / "index.html"))
     return folder / "index.html"

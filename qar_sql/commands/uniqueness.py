@@ -12,7 +12,7 @@ import click
 from qar_sql import cli_options
 from qar_sql.command import SOURCE_ORDER, Command, Extras, api_function, lazy
 from qar_sql.commands import checks
-from qar_sql.output.files import check_plot, written
+from qar_sql.output.files import check_plot
 from qar_sql.parameters.measures import UniquenessParams
 from qar_sql.user_text import one_line
 
@@ -66,8 +66,7 @@ def _plot(result: UniquenessResult, params: UniquenessParams, extras: Extras) ->
     if path:
         from qar_sql.output.render_uniqueness import plot
 
-        with written(path, "--plot"):
-            drawn = plot(result, path)
+        drawn = plot(result, path)
         if not extras.out["quiet"]:
             click.echo(one_line(f"Plot written to {drawn}"), err=True)
 

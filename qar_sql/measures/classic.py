@@ -26,7 +26,7 @@ import itertools
 import math
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -74,6 +74,7 @@ from qar_sql.stats import suda as sudastats
 from qar_sql.stats.individual_risk import AttackerRisk
 from qar_sql.stats.population import PopulationUniqueness
 from qar_sql.user_files import check_writable
+from qar_sql.user_text import csv_cell
 from qar_sql.version import __version__
 
 K_LEVELS = (2, 3, 5)
@@ -244,13 +245,15 @@ def check_exist(columns: Sequence[str], weight: str | None, sensitive: Sequence[
             raise ColumnError(f"{option} column {name!r} not found{hint}")
 
 
-def _check_roles(relation: Relation, qi: Sequence[str], weight: str | None, sensitive: Sequence[str]) -> None:
-    """Sensitive and weight columns (that exist: :func:`check_exist`) are not key columns."""
+def check_roles(qi: Sequence[str], weight: str | None, sensitive: Sequence[str], *, excluded: bool = False) -> None:
+    """Sensitive and weight columns (that exist: :func:`check_exist`) are not key columns, nor
+    each other, nor listed twice. ``excluded``: the key columns are every column but
+    ``--exclude`` (qar report's audit), so that is the fix."""
     for name, option in _roles(weight, sensitive):
         if name in qi:
+            how = f"add --exclude {name}" if excluded else "leave it out of --columns"
             raise ColumnError(
-                f"{option} column {name!r} is also a quasi-identifier column; a column cannot be "
-                "both — leave it out of --columns"
+                f"{option} column {name!r} is also a quasi-identifier column; a column cannot be both — {how}"
             )
     if weight and weight in sensitive:
         raise ColumnError(f"column {weight!r} is both the weight and a sensitive column; name it once")
@@ -417,7 +420,7 @@ def risk_relation(session: Session, opts: RiskParams, progress: Progress | None 
     qi = select_columns(relation.columns, columns, excluded)
     if not qi:
         raise ParameterError("no quasi-identifier columns are left; name them with --columns")
-    _check_roles(relation, qi, weight, sensitive)
+    check_roles(qi, weight, sensitive)
     n_cols = len(qi)
     if missing == "wildcard" and n_cols > WILDCARD_MAX_COLUMNS:
         # Each record's NULL pattern is a bit mask over the key columns, summed in SQL as a BIGINT.
@@ -741,7 +744,7 @@ def _write_per_record(
 ) -> str:
     """Write ``opts.per_record``: every record's fk, risk, l-diversity, t-closeness and SUDA."""
     per_record, key, missing, suda_max_size = str(opts.per_record), opts.key, opts.missing, opts.suda_max_size
-    kind = output_kind(per_record)
+    output_kind(per_record)
     spec, cells = key_cells
     n_columns = len(qi)
     cell = record_cells(db, enc, spec.codes, rows)
@@ -760,7 +763,7 @@ def _write_per_record(
     values |= {name: a[cell] for name, a in cells.diversity.items()}  # (none without --sensitive: NaN)
     nan = np.full(rows, np.nan)
     data = record_key_columns(db, relation, key, rows) | {name: values.get(name, nan) for name in PER_RECORD_COLUMNS}
-    write_table(data, per_record, kind)
+    write_table(data, per_record)
     return per_record
 
 
@@ -777,39 +780,50 @@ def record_key_columns(db: Database, relation: Relation, key: Sequence[str] | No
     return out
 
 
-def write_table(data: dict[str, np.ndarray], path: str, kind: str) -> None:
-    """Write equal-length columns to a CSV file (stdlib ``csv``) or a Parquet file (pyarrow, the
-    ``parquet`` extra). Not through DuckDB: its identifiers ignore case, so it would rename one
-    of ``fk`` and ``Fk``."""
+def write_table(data: Mapping[str, Any], path: str, option: str = "--per-record") -> None:
+    """Write equal-length columns (arrays or lists) to a file: every per-record file (``qar risk --per-record``,
+    ``qar records --output``). CSV by the stdlib: integers as integers, floats at full precision
+    (their repr), NaN empty, a text cell a spreadsheet would run as a formula guarded
+    (:func:`~qar_sql.user_text.csv_cell`). Parquet (``.parquet``, ``.pq``) by an in-memory
+    DuckDB, or by pyarrow (the ``arrow`` extra) where two names differ only in case, as ``fk``
+    and ``Fk``: DuckDB's identifiers ignore case, so it would rename one."""
     names = list(data)
     try:
-        if kind == "parquet":
+        if not path.lower().endswith((".parquet", ".pq")):
+            import csv
+
+            with open(path, "w", newline="", encoding="utf-8") as fh:
+                writer = csv.writer(fh)
+                writer.writerow([csv_cell(n) for n in names])
+                writer.writerows(zip(*(_csv_column(np.asarray(data[n])) for n in names)))
+        elif len({n.lower() for n in names}) == len(names):
+            import duckdb
+
+            with duckdb.connect() as con:
+                con.register("qar_scores", {n: np.asarray(data[n]) for n in names})
+                con.execute(
+                    f"copy (select * from qar_scores) to '{path.replace(chr(39), chr(39) * 2)}' (format parquet)"
+                )
+        else:
             require(
                 "arrow",
                 "writing Parquet",
-                alternative=f", or write CSV: --per-record {str(Path(path).with_suffix('.csv'))!r}",
+                alternative=f", or write CSV: {option} {str(Path(path).with_suffix('.csv'))!r}",
             )
             import pyarrow as pa
             import pyarrow.parquet as pq
 
             arrays = [pa.array(np.asarray(data[n]), from_pandas=True) for n in names]
             pq.write_table(pa.Table.from_arrays(arrays, names=names), path)
-            return
-        import csv
-
-        columns = [_csv_column(data[n]) for n in names]
-        with open(path, "w", newline="", encoding="utf-8") as fh:
-            writer = csv.writer(fh)
-            writer.writerow(names)
-            writer.writerows(zip(*columns))
     except OSError as exc:
-        raise UsageError(f"cannot write --per-record {path!r}: {exc.strerror or exc}; check the folder exists") from exc
+        raise UsageError(f"cannot write {option} {path!r}: {exc.strerror or exc}; check the folder exists") from exc
 
 
 def _csv_column(col: np.ndarray) -> list:
-    """Cells as text: integers as integers, floats in full (repr) precision, NaN empty."""
+    """Cells as text: integers as integers, floats in full (repr) precision, NaN empty, text
+    guarded against formulas."""
     if col.dtype.kind in "iub":
         return col.astype(np.int64).tolist()
     if col.dtype.kind == "f":
         return ["" if math.isnan(v) else repr(v) for v in col.tolist()]
-    return col.tolist()
+    return [csv_cell(v) if isinstance(v, str) else v for v in col.tolist()]

@@ -16,7 +16,6 @@ import numpy as np
 
 from qar_sql import plots
 from qar_sql.extras import installed
-from qar_sql.output.canvas import new_figure
 from qar_sql.stats import evt
 
 _PROLOG = re.compile(r"<\?xml[^>]*\?>\s*|<!DOCTYPE[^>]*>\s*|<metadata>.*?</metadata>\s*", re.DOTALL)
@@ -56,7 +55,7 @@ def _svg(fig, name: str, label: str) -> str:
 
 
 def _fig(width=6.4, height=3.4):
-    fig = new_figure(_MISSING, figsize=(width, height))
+    fig = plots.new_figure(_MISSING, figsize=(width, height))
     ax = fig.subplots()
     ax.spines[["top", "right"]].set_visible(False)
     return fig, ax

@@ -4,6 +4,8 @@ reported at once: an output file that cannot be written, an optional library not
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from qar_sql.errors import UsageError
 from qar_sql.extras import require
 from qar_sql.user_files import check_writable
@@ -23,6 +25,15 @@ def check_plot(path: str, option: str = "--plot") -> None:
 def require_matplotlib(option: str) -> None:
     """Refuse ``option`` (a plot) when matplotlib, the optional extra ``qar-sql[plot]``, is missing."""
     require("plot", option, alternative=f" (or leave {option} out)")
+
+
+def save_figure(fig, path, option: str = "--plot", **savefig) -> Path:
+    """Write ``fig`` to ``path``, a .png or .svg file (:func:`check_plot`'s rule, for the API
+    callers the command line's check did not reach); a failed write is one sentence."""
+    check_writable(str(path), option, PLOT_SUFFIXES)
+    with written(str(path), option):
+        fig.savefig(path, **savefig)
+    return Path(path)
 
 
 def written(path: str, option: str):

@@ -214,11 +214,11 @@ def first_page(inp: ReportInputs) -> dict[str, Any]:
         unique = a.rows - round(r.share_unique_on_no_qi * a.rows)
     out["records_unique_on_some_qi"] = unique
     out["share_unique_on_some_qi"] = None if unique is None or not a.rows else unique / a.rows
-    worst_unique = max(grouped, key=lambda q: (q.singletons, -q.index), default=None)
+    worst_unique, bound = most_unique(a)
     out["records_unique_on_worst_qi"] = worst_unique.singletons if worst_unique else None
     out["worst_unique_qi"] = list(worst_unique.columns) if worst_unique else None
     out["share_unique_on_worst_qi"] = None if worst_unique is None or not a.rows else worst_unique.singletons / a.rows
-    out["worst_unique_is_bound"] = most_unique(a)[1]
+    out["worst_unique_is_bound"] = bound
     below = max(grouped, key=lambda q: (q.records_below(a.k), -q.index), default=None)
     histograms = any(q.class_sizes for q in grouped)
     out["records_below_k"] = below.records_below(a.k) if below is not None and histograms else None
@@ -632,11 +632,6 @@ def render_index(data: Mapping[str, Any], links: Mapping[str, str]) -> str:
     )
 
 
-def write_html(inp: ReportInputs | str, path: str) -> None:
-    """Write a report (or an already rendered page) to ``path``."""
-    write_report(inp, path, "html")
-
-
 def render_report(inp: ReportInputs | str, fmt: str = "html") -> str:
     """The report as ``fmt``: "html" (one self-contained page), "md" (the same as Markdown), or a
     generic format of every command (csv: the audit's QIs, from the report's table)."""
@@ -666,7 +661,6 @@ __all__ = [
     "Section",
     "render_html",
     "render_index",
-    "write_html",
     "write_report",
     "render_report",
     "fmt",

@@ -10,6 +10,7 @@ import numpy as np
 
 from qar_sql import plots
 from qar_sql.errors import UsageError
+from qar_sql.output.files import save_figure
 from qar_sql.output.markdown import result_markdown
 from qar_sql.output.registry import renders
 from qar_sql.output.render_audit import render_result, section
@@ -147,6 +148,4 @@ def plot_compare(r: CompareResult, path: str | Path) -> Path:
     ax.legend(markerscale=3)
     hidden = "—" if r.hidden_rate is None else f"{r.hidden_rate:.3f}"
     fig.suptitle(f"{r.treated} vs {r.original}: hidden rate {hidden}", fontsize=10)
-    out = Path(path)
-    fig.savefig(out, dpi=110)
-    return out
+    return save_figure(fig, path, dpi=110)

@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from qar_sql.errors import UsageError
-from qar_sql.output.canvas import new_figure
+from qar_sql.output.files import save_figure
 from qar_sql.output.readable_numbers import dash
 from qar_sql.output.registry import renders
-from qar_sql.plots import literal
+from qar_sql.plots import literal, new_figure
 from qar_sql.results import History, HistoryPoint, iso_time
 
 
@@ -68,9 +68,6 @@ def history_text(h: History) -> str:
 def plot_history(h: History, path: str | Path) -> Path:
     """Write the trend (risk over time, one line per series) as PNG or SVG, chosen by suffix.
     matplotlib is the optional extra ``qar-sql[plot]``."""
-    path = Path(path)
-    if path.suffix.lower() not in (".png", ".svg"):
-        raise UsageError(f"plot file {str(path)!r} must end in .png or .svg")
     fig = new_figure("the trend plot", figsize=(8, 4.5))
     ax = fig.subplots()
     drawn = 0
@@ -87,8 +84,7 @@ def plot_history(h: History, path: str | Path) -> Path:
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize="small")
     fig.autofmt_xdate()
-    fig.savefig(path)
-    return path
+    return save_figure(fig, path)
 
 
 @renders(History, "text")

@@ -11,12 +11,11 @@ ranking (:class:`~qar_sql.ranking.influence.Influence`) and SUDA
 from __future__ import annotations
 
 import itertools
-import re
 from typing import Any
 
 from qar_sql import plots
-from qar_sql.errors import ParameterError
 from qar_sql.measures.classic import SudaRecords, suda_order
+from qar_sql.output.files import save_figure
 from qar_sql.output.registry import renders
 from qar_sql.output.render_risk import suda_text
 from qar_sql.parameters.ranking import RecordsParams
@@ -117,8 +116,6 @@ def render_eliminate(res, fmt: str) -> str:
 def plot_elimination(result, path: str, title: str | None = None) -> None:
     """``qar eliminate --plot``: the reduction against records removed, one line per ranking
     (the paper's Fig. 10), to PNG or SVG (``qar_sql.ranking.eliminate.plot``)."""
-    if not re.search(r"\.(png|svg)$", path, re.I):
-        raise ParameterError(f"--plot {path!r} must end in .png or .svg")
     fig = plots.new_figure("the elimination plot", figsize=(7.5, 4.5), dpi=120)
     plots.elimination(result, fig.subplots(), title)
-    fig.savefig(path)
+    save_figure(fig, path)

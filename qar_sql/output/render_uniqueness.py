@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from qar_sql import plots
-from qar_sql.errors import ParameterError
+from qar_sql.output.files import save_figure
 from qar_sql.output.markdown import result_markdown
 from qar_sql.output.registry import renders
 from qar_sql.output.render_audit import percent, render_result
@@ -105,10 +105,6 @@ def plot(r: UniquenessResult, path: str | Path, *, n_curves: int = 3) -> Path:
     """The paper's Figure 3 for the ``n_curves`` riskiest QIs — π(k) against k, exact (solid)
     with the KL approximation (dashed) and the uniform curve on the same M (dotted) — and κ per
     QI (right). ``.png`` or ``.svg``; matplotlib is the optional extra ``qar-sql[plot]``."""
-    path = Path(path)
-    if path.suffix.lower() not in (".png", ".svg"):
-        raise ParameterError(f"--plot {str(path)!r} must end in .png or .svg")
-
     fig = plots.new_figure("the uniqueness plot", figsize=(12, 4.5))
     left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [3, 2]})
     plots.uniqueness(r, left, n_curves)
@@ -129,6 +125,4 @@ def plot(r: UniquenessResult, path: str | Path, *, n_curves: int = 3) -> Path:
     fig.suptitle(
         f"{plots.literal(plots.readable_name(r.source, r.table, r.rows))}: groups of k = {r.group_size}", fontsize=11
     )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
-    return path
+    return save_figure(fig, path)

@@ -182,34 +182,52 @@ def eliminate_relation(
     db, relation, source = session.db, session.relation, session.label
     opts = Options.of(params, progress)
     contrib, order_by = compute(db, relation, opts, key=params.key, source=source)
-    rows = contrib.rows
-    step = params.step
-    kmax = parse_max(params.max_removed, rows, step)
+    risk0 = contrib.audit.risk
+    assert risk0 is not None  # compute() refuses an audit without a tail
+    kmax = parse_max(params.max_removed, contrib.rows, params.step)
+    orders = dict(params.orders) if params.orders is not None else None
+    aucs: dict[str, float] = {}
+    curves = block_curves(
+        contrib, db, relation, order_by, opts, [n for n in params.by if n != "greedy"], params.step, kmax,
+        seed=params.seed, orders=orders, aucs=aucs,
+    )  # fmt: skip
+    if "greedy" in params.by:
+        steps = params.greedy_steps or kmax
+        g = greedy_elimination(
+            db, relation, contrib.audit.columns, opts.p, order_by, steps=steps, alpha=opts.alpha, pi_u=opts.pi_u,
+            pwm=opts.pwm,
+        )  # fmt: skip
+        curves["greedy"] = greedy_points(g, params.step, steps, risk0)
+    return Elimination(
+        risk=risk0, rows=contrib.rows, step=params.step, max_removed=kmax, curves=curves,
+        notes=contrib.warnings, auc=aucs, seconds=time.perf_counter() - started,
+    )  # fmt: skip
+
+
+def block_curves(
+    contrib: Contributions, db, relation, order_by, opts: Options, by: Sequence[str], step: int, kmax: int, **ranking
+) -> dict[str, tuple[CurvePoint, ...]]:
+    """T̂ of the rest after removing the first k records (every ``step`` up to ``kmax``) of each
+    ranking of ``by`` (``ranking``: :func:`ranking_order`'s keywords), from the audit and
+    contributions ``contrib`` (qar eliminate's curves and the report's)."""
+    risk0 = contrib.audit.risk or 0.0  # (never None: compute() refuses an audit without a tail)
     points = list(range(step, kmax + 1, step))
     cols = contrib.audit.columns
     distinct = np.array([q.distinct for q in contrib.audit.qis], dtype=np.int64)
-    risk0 = contrib.audit.risk
-    assert risk0 is not None  # compute() refuses an audit without a tail
-    alpha, pi_u, pwm = opts.alpha, opts.pi_u, opts.pwm
-    orders = dict(params.orders) if params.orders is not None else None
     curves: dict[str, tuple[CurvePoint, ...]] = {}
-    aucs: dict[str, float] = {}
-    for name in params.by:
-        if name == "greedy":
-            continue
-        order = ranking_order(
-            name, contrib, db, relation, cols, opts.p, order_by, seed=params.seed, orders=orders, aucs=aucs
-        )
+    for name in by:
+        order = ranking_order(name, contrib, db, relation, cols, opts.p, order_by, **ranking)
         emptied = emptied_classes(db, relation, cols, opts.p, order_by, order, kmax)
-        curves[name] = curve(distinct, rows, emptied, points, risk0, alpha=alpha, pi_u=pi_u, pwm=pwm)
-    if "greedy" in params.by:
-        steps = params.greedy_steps or kmax
-        g = greedy_elimination(db, relation, cols, opts.p, order_by, steps=steps, alpha=alpha, pi_u=pi_u, pwm=pwm)
-        curves["greedy"] = tuple(
-            CurvePoint(k, float(g.risk[k]), 1.0 - float(g.risk[k]) / risk0)
-            for k in range(step, min(steps, len(g.risk) - 1) + 1, step)
+        curves[name] = curve(
+            distinct, contrib.rows, emptied, points, risk0, alpha=opts.alpha, pi_u=opts.pi_u, pwm=opts.pwm
         )
-    return Elimination(
-        risk=risk0, rows=rows, step=step, max_removed=kmax, curves=curves, notes=contrib.warnings, auc=aucs,
-        seconds=time.perf_counter() - started,
-    )  # fmt: skip
+    return curves
+
+
+def greedy_points(g: Any, step: int, steps: int, risk0: float) -> tuple[CurvePoint, ...]:
+    """The greedy elimination ``g`` (:func:`~qar_sql.ranking.greedy.greedy_elimination` of
+    ``steps`` removals) as a curve, a point every ``step`` records."""
+    return tuple(
+        CurvePoint(k, float(g.risk[k]), 1.0 - float(g.risk[k]) / risk0)
+        for k in range(step, min(steps, len(g.risk) - 1) + 1, step)
+    )

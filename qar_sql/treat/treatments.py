@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import json
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -154,7 +155,11 @@ def _str_list(c: _Checker, where, key, value) -> tuple[str, ...]:
 def parse(text: str, path: str = "<treatments>") -> Plan:
     """Read a treatments file's text into a :class:`Plan`, checking everything that does not
     need the table. Every problem is one :class:`TreatmentError` naming the key."""
-    doc = user_files.parse_toml(text, path, error=TreatmentError)
+    return _plan(user_files.parse_toml(text, path, error=TreatmentError), path, text)
+
+
+def _plan(doc: dict[str, Any], path: str, text: str = "") -> Plan:
+    """The :class:`Plan` of a parsed treatments file (``text``: its text, for line numbers)."""
     c = _Checker(path, text)
     for key in doc:
         if key not in _TOP_KEYS:
@@ -260,10 +265,13 @@ def load(treatments: str | Path | Plan | Mapping) -> Plan:
     ``tomllib`` would return) or a Plan."""
     if isinstance(treatments, Plan):
         return treatments
-    if isinstance(treatments, Mapping):
-        import json
-
-        return parse(_dict_to_toml(json.loads(json.dumps(treatments))), "<treatments>")
+    if isinstance(treatments, Mapping):  # as tomllib would give it: lists, no value TOML lacks
+        try:
+            doc = json.loads(json.dumps(treatments))
+            toml_text.check(doc)
+        except (TypeError, ValueError) as exc:
+            raise TreatmentError(f"treatments: {exc}; give strings, numbers, booleans, lists and tables") from None
+        return _plan(doc, "<treatments>")
     if isinstance(treatments, str) and "\n" in treatments:
         return parse(treatments)
     if not isinstance(treatments, (str, Path)):
@@ -276,31 +284,6 @@ def load(treatments: str | Path | Plan | Mapping) -> Plan:
         raise TreatmentError(f"treatments file {str(path)!r} does not exist; check the path")
     text = user_files.read_text(path, "treatments file", error=TreatmentError)
     return parse(text, str(path))
-
-
-def _dict_to_toml(d: dict) -> str:
-    """Minimal TOML writer for API callers who pass a dict (values: str, numbers, bools,
-    lists, nested tables)."""
-    import json
-
-    def val(v):
-        try:
-            return toml_text.toml_value(v)
-        except ValueError:
-            raise TreatmentError(f"treatment value {v!r} cannot be written as TOML") from None
-
-    lines = [f"{json.dumps(k)} = {val(v)}" for k, v in d.items() if not isinstance(v, dict)]
-    for k, v in d.items():
-        if not isinstance(v, dict):
-            continue
-        if k == "treatments":
-            for name, spec in v.items():
-                lines.append(f"[treatments.{json.dumps(name, ensure_ascii=False)}]")
-                lines += [f"{json.dumps(a, ensure_ascii=False)} = {val(b)}" for a, b in spec.items()]
-        else:
-            lines.append(f"[{json.dumps(k)}]")
-            lines += [f"{json.dumps(a, ensure_ascii=False)} = {val(b)}" for a, b in v.items()]
-    return "\n".join(lines) + "\n"
 
 
 # ------------------------------------------------------------------------------------------

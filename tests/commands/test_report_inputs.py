@@ -70,8 +70,21 @@ def test_treatments_naming_no_column_fail_before_the_audit(csv, tmp_path, no_aud
 def test_a_sensitive_column_among_the_audited_fails_before_the_audit(csv, tmp_path, no_audit):
     r = CliRunner().invoke(cli, ["report", str(csv), *RISK, "--sensitive", "dis", "-o", str(tmp_path / "r.html")])
     assert r.exit_code == 2, r.output
-    assert "--sensitive column 'dis' is also a quasi-identifier column of the audit" in r.output
+    assert "--sensitive column 'dis' is also a quasi-identifier column; a column cannot be both" in r.output
     assert "add --exclude dis" in r.output
+
+
+@pytest.mark.parametrize(
+    ("roles", "message"),
+    [
+        (["--weight", "dis", "--sensitive", "dis"], "column 'dis' is both the weight and a sensitive column"),
+        (["--sensitive", "dis", "--sensitive", "dis"], "sensitive column 'dis' is listed twice in --sensitive"),
+    ],
+)
+def test_the_classic_roles_are_checked_before_the_audit(csv, tmp_path, no_audit, roles, message):
+    """qar risk's rules of the roles (measures.classic.check_roles), in the report before its passes."""
+    r = CliRunner().invoke(cli, ["report", str(csv), *RISK, "--exclude", "dis", *roles, "-o", str(tmp_path / "r.html")])
+    assert r.exit_code == 2 and message in r.output, r.output
 
 
 @pytest.mark.parametrize("option", ["--sensitive", "--weight"])

@@ -3,6 +3,7 @@ everything from scratch with a plain-Python oracle), on DuckDB and PostgreSQL.""
 
 from __future__ import annotations
 
+import csv
 import itertools
 import json
 import random
@@ -188,6 +189,27 @@ def test_cli_records_json_and_output(people, tmp_path):
     assert r.exit_code == 0 and pq.exists()
     r = run(*table_args("records", source, table, COLS, "--all", "--format", "json"))
     assert len(json.loads(r.output)["records"]) == 60
+
+
+def test_output_files_guard_a_key_that_reads_as_a_formula(duck, tmp_path):
+    # A text key is the user's data: in CSV, one a spreadsheet would run (=, +, -, @) starts
+    # with ' (user_text.csv_cell, as --format csv writes it), in every per-record file (--by dt,
+    # influence, suda); Parquet keeps it as it is.
+    data = make_data(60, seed=7)
+    data["id"] = [f'=HYPERLINK("x{i}")' if i % 2 else f"p{i}" for i in range(60)]
+    source, table = duck.load("people", data)
+    for by in ("dt", "influence", "suda"):
+        out = tmp_path / f"{by}.csv"
+        r = run(*table_args("records", source, table, COLS, "--by", by, "--output", str(out), "-q"))
+        assert r.exit_code == 0, r.output
+        with out.open(newline="", encoding="utf-8") as fh:
+            keys = [row[0] for row in csv.reader(fh)][1:]
+        assert sorted(keys) == sorted("'" + k if k.startswith("=") else k for k in data["id"]), by
+    pq = tmp_path / "dt.parquet"
+    r = run(*table_args("records", source, table, COLS, "--output", str(pq), "-q"))
+    assert r.exit_code == 0, r.output
+    got = duckdb.sql(f"select id from '{pq}'").fetchall()
+    assert sorted(k for (k,) in got) == sorted(data["id"])
 
 
 def test_cli_eliminate_json_and_plot(people, tmp_path):

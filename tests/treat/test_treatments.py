@@ -3,6 +3,7 @@ the key (and the line, where it can be found) and exits 2; good files parse as d
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -159,3 +160,19 @@ def test_type_names_per_dialect():
     assert b.as_text("x", "integer") == "cast(x as string)" and b.as_float("x") == "cast(x as float64)"
     b.dialect = get_dialect("postgresql")
     assert b.as_text("x", "float") == "cast(x as varchar)" and b.as_float("x") == "cast(x as double precision)"
+
+
+@pytest.mark.parametrize(
+    ("width", "said"),
+    [
+        (None, "treatments.a.width is None, which a TOML file cannot hold"),
+        (float("inf"), "treatments.a.width = inf is not a finite number"),
+        (np.int64(10), "Object of type int64 is not JSON serializable"),
+    ],
+)
+def test_a_dict_of_treatments_holds_only_what_a_file_can(width, said):
+    """The API's dict is read as the file's parsed TOML: a value no TOML file holds is one
+    sentence naming it and the fix (numpy's int64 was a TypeError from inside the reader)."""
+    with pytest.raises(TreatmentError) as err:
+        load({"treatments": {"a": {"column": "age", "kind": "bands", "width": width}}})
+    assert said in str(err.value) and "give strings, numbers, booleans, lists and tables" in str(err.value)
