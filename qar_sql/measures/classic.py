@@ -74,6 +74,7 @@ from qar_sql.stats import suda as sudastats
 from qar_sql.stats.individual_risk import AttackerRisk
 from qar_sql.stats.population import PopulationUniqueness
 from qar_sql.user_files import check_writable
+from qar_sql.user_text import csv_row
 from qar_sql.version import __version__
 
 K_LEVELS = (2, 3, 5)
@@ -800,8 +801,8 @@ def write_table(data: dict[str, np.ndarray], path: str, kind: str) -> None:
         columns = [_csv_column(data[n]) for n in names]
         with open(path, "w", newline="", encoding="utf-8") as fh:
             writer = csv.writer(fh)
-            writer.writerow(names)
-            writer.writerows(zip(*columns))
+            writer.writerow(csv_row(names))  # (a key's name and values are the user's: no formula)
+            writer.writerows(csv_row(row) for row in zip(*columns))
     except OSError as exc:
         raise UsageError(f"cannot write --per-record {path!r}: {exc.strerror or exc}; check the folder exists") from exc
 

@@ -1,6 +1,7 @@
 """Every record's scores to a file (``qar records --output FILE.csv|FILE.parquet``): its key
-columns, then the scores, in key order. CSV floats at full precision (their repr); Parquet
-written by an in-memory DuckDB."""
+columns, then the scores, in key order. CSV floats at full precision (their repr), a text cell
+that a spreadsheet would run as a formula with a leading ``'`` (:func:`~qar_sql.user_text.csv_row`);
+Parquet written by an in-memory DuckDB."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from qar_sql.errors import ParameterError
+from qar_sql.user_text import csv_row
 
 
 def write_parquet(path: str, names: Sequence[str], keys: Sequence[tuple], **scores: np.ndarray) -> None:
@@ -34,10 +36,10 @@ def write_scores(c, path: str) -> None:
     if path.lower().endswith(".csv"):
         with open(path, "w", newline="", encoding="utf-8") as fh:
             w = csv.writer(fh)
-            w.writerow(names + ["dt", "u_plus", "u_star", "n_unique"])
+            w.writerow(csv_row(names + ["dt", "u_plus", "u_star", "n_unique"]))
             for r in range(c.rows):
                 w.writerow(
-                    list(keys[r])
+                    csv_row(keys[r])
                     + [repr(float(c.dt[r])), repr(float(c.u_plus[r])), repr(float(c.u_star[r])), int(c.n_unique[r])]
                 )
         return
@@ -55,8 +57,8 @@ def write_influence(inf, keys: Mapping[int, tuple], path: str) -> None:
     if path.lower().endswith(".csv"):
         with open(path, "w", newline="", encoding="utf-8") as fh:
             w = csv.writer(fh)
-            w.writerow(names + ["influence"])
+            w.writerow(csv_row(names + ["influence"]))
             for r in range(inf.audit.rows):
-                w.writerow(list(ordered[r]) + [repr(float(inf.scores[r]))])
+                w.writerow(csv_row(ordered[r]) + [repr(float(inf.scores[r]))])
     else:
         write_parquet(path, names, ordered, influence=inf.scores)
