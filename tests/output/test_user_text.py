@@ -583,6 +583,9 @@ def test_the_python_api_shows_user_text_safely(work):
         "eliminate": qar_sql.eliminate(path, key=KEY, columns=qi, by=["dt"], max_removed=4, step=2, **where, **tail),
         "connect": qar_sql.connect(path, **where),
     }
+    from qar_sql.output.html import ReportInputs
+
+    objects["a report without an audit"] = ReportInputs(audit=None, uniqueness=objects["uniqueness"])
     for name, obj in objects.items():
         check_text(repr(obj), f"repr of {name}")
         if hasattr(obj, "_repr_html_"):
