@@ -30,7 +30,7 @@ from qar_sql.output.render import render
 from qar_sql.parameters.fields import Option as OptionMeta
 from qar_sql.parameters.fields import SourceOptions, as_keywords, check_numbers, meta_of, options_of
 from qar_sql.progress import Progress, with_progress
-from qar_sql.user_text import for_format, terminal
+from qar_sql.user_text import for_format, not_utf8, terminal
 
 P = TypeVar("P")
 R = TypeVar("R")
@@ -266,6 +266,24 @@ def _decorated(decorator: Callable | click.Parameter) -> click.Parameter:
     return decorator(lambda: None).__click_params__[0]
 
 
+def utf8_only(values: Mapping[str, Any]) -> None:
+    """Refuse a text option or argument holding a byte that is not UTF-8 (a ``--title`` typed in
+    Latin-1): no report or JSON could write it (``UnicodeEncodeError``, exit 3, after the work). A
+    path may hold one: the file system takes it back as it was."""
+    ctx = click.get_current_context()
+    for param in ctx.command.params:
+        if isinstance(param.type, click.Path) or param.name not in values:
+            continue
+        given = values[param.name]
+        for text in given if isinstance(given, tuple | list) else [given]:
+            if isinstance(text, str) and (byte := not_utf8(text)) is not None:
+                raise click.BadParameter(
+                    f"{text!r} holds the byte {byte}, which is not UTF-8; give it in UTF-8 (a file: rename it)",
+                    ctx=ctx,
+                    param=param,
+                )
+
+
 def cli_command(cmd: Command) -> click.Command:
     """The click command of ``cmd``: SOURCE, then every option in ``cmd.order``; one body for
     every command (parameters → prepare → session → progress → run → emit → exit with the
@@ -289,6 +307,7 @@ def cli_command(cmd: Command) -> click.Command:
 
     def body(**values: Any) -> None:
         cmd.require(f"qar {cmd.name}")
+        utf8_only(values)
         where = {n: values.pop(n) for n in source_names if n in values}
         out = {n: values.pop(n) for n in list(values) if n in cmd.outputs}
         if cmd.parse is not None:

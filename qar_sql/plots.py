@@ -20,6 +20,7 @@ import numpy as np
 from qar_sql.errors import UsageError
 from qar_sql.extras import require
 from qar_sql.stats import koot as U
+from qar_sql.user_text import one_line
 
 
 def new_figure(what: str, **kwargs: Any) -> Any:
@@ -62,8 +63,10 @@ def _figure_class() -> Any:
 def literal(text: str) -> str:
     """``text`` (a column, table or file name) as matplotlib prints it, character for character:
     a name holding two ``$`` would otherwise be read as mathtext, drawn in italics or, when it is
-    no valid TeX (``$\\foo$``), fail the whole figure with a ParseFatalException."""
-    return text.replace("$", r"\$")
+    no valid TeX (``$\\foo$``), fail the whole figure with a ParseFatalException; on one line, a
+    control character as its escape (:func:`~qar_sql.user_text.one_line`: no font has a glyph
+    for ESC, and a line break would stack a legend's label)."""
+    return one_line(text).replace("$", r"\$")
 
 
 def short_label(text: str, width: int = 24) -> str:

@@ -22,6 +22,7 @@ import click
 
 from qar_sql.errors import ParameterError, shown
 from qar_sql.extras import installed
+from qar_sql.user_text import one_line
 
 
 class Progress:
@@ -74,7 +75,7 @@ class Progress:
         if not self.enabled:
             return
         if self.bar is None:
-            self.bar = click.progressbar(length=total, label=self.label, file=self.stream, show_pos=True)
+            self.bar = click.progressbar(length=total, label=one_line(self.label), file=self.stream, show_pos=True)
             self.bar.__enter__()
         self.bar.update(done - self.done)
         self.done = done
@@ -104,7 +105,7 @@ class Progress:
             if final and not self._printed:
                 return
             self._last, self._printed = now, True
-            label = f"{self.label} " if self.label else ""
+            label = f"{one_line(self.label)} " if self.label else ""  # (a scan's name: a dbt model's may hold anything)
             if final:
                 what = final
             elif self.total:
@@ -121,7 +122,7 @@ class Progress:
         """Say where the work stands beside the bar (a pruned audit: QIs grouped, pruned, left)."""
         self.label = text
         if self.bar is not None:
-            self.bar.label = text
+            self.bar.label = one_line(text)
             self.bar.render_progress()
 
     def close(self, outcome: str = "done") -> None:

@@ -11,14 +11,16 @@ Two kinds of character are never shown raw, on any channel people read:
   ("Trojan Source"), so a name would read as another.
 
 Per channel: the terminal gets :func:`one_line` of each piece of user text (and :func:`terminal`
-of a whole rendered output, which keeps its own line breaks); Markdown :func:`escape_md`; HTML
-Jinja's autoescape and :func:`neutral_bidi` of the page; JUnit :func:`xml_text`; CSV
-:func:`csv_cell` (OWASP's CSV-injection rule). JSON carries text as written (``json`` escapes
+of a whole rendered output, which keeps its own line breaks; the log and ``--debug``'s traceback
+too); Markdown :func:`escape_md`; HTML Jinja's autoescape and :func:`html_page` of the page; JUnit
+:func:`xml_attribute` and :func:`xml_text`; CSV :func:`csv_cell` (OWASP's CSV-injection rule) in
+every CSV written, on stdout or to a file. JSON carries text as written (``json`` escapes
 it), and so does CSV apart from that rule: they are data for programs. Masking secrets is not
 done here: :mod:`qar_sql.engines.secrets` owns it, and runs first.
 
 The GitHub Action's helper (qar_sql/cli/action.py) runs on the standard library alone, so it
-keeps its own copy of :data:`BIDI_CONTROLS`; a test checks the two are equal.
+keeps its own copy of :data:`BIDI_CONTROLS` and of :func:`control_or_separator`; a test checks
+that they agree.
 """
 
 from __future__ import annotations
@@ -38,22 +40,36 @@ BIDI_CONTROLS = BIDI_OVERRIDES | frozenset("\u061c\u200e\u200f")
 
 _BIDI = re.compile("[" + "".join(sorted(BIDI_CONTROLS)) + "]")
 
-#: Unicode's categories Cc (U+0000–U+001F, U+007F–U+009F), Zl (U+2028) and Zp (U+2029), as one
-#: character class: a whole output is searched once, not character by character in Python (a
-#: 20 MB text output took 5.8 s that way).
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-_CONTROL_BUT_LINE_FEED = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+#: Unicode's categories Cc (U+0000–U+001F, U+007F–U+009F), Zl (U+2028) and Zp (U+2029), and the
+#: surrogates (Cs: Python's stand-in for a byte that was not UTF-8 in a file name or an argument,
+#: which no UTF-8 output can write), as one character class: a whole output is searched once, not
+#: character by character in Python (a 20 MB text output took 5.8 s that way).
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_CONTROL_BUT_LINE_FEED = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_CONTROL_BUT_PAGE_BLANKS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _escaped(match: re.Match) -> str:
-    return match.group(0).encode("unicode_escape").decode("ascii")
+    return match.group(0).encode("unicode_escape", "backslashreplace").decode("ascii")
 
 
 def control_or_separator(c: str) -> bool:
     """Whether the character ``c`` is a control character (NUL, tab, CR, ESC, U+0085, …) or a line
     or paragraph separator (U+2028, U+2029; Python's ``splitlines`` and many tools break lines
-    there): Unicode's categories Cc, Zl and Zp."""
+    there): Unicode's categories Cc, Zl and Zp; or a lone surrogate (Cs, see :func:`not_utf8`)."""
     return _CONTROL.fullmatch(c) is not None
+
+
+def not_utf8(text: str) -> str | None:
+    """The first byte of ``text`` that was not UTF-8 (``\\xff``), or None. Python reads such a byte
+    of an argument or a file name as a lone surrogate (U+DC80–U+DCFF), which no UTF-8 output
+    (a report, the JSON on stdout) can write."""
+    found = _SURROGATE.search(text)
+    if found is None:
+        return None
+    code = ord(found.group(0))
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"U+{code:04X}"
 
 
 def unsafe(c: str) -> bool:
@@ -78,6 +94,26 @@ def one_line(text: str) -> str:
     break, an escape sequence) as its Python escape (``\\n``, ``\\x1b``), a bidirectional control
     as its code point (:func:`neutral_bidi`)."""
     return neutral_bidi(_CONTROL.sub(_escaped, text))
+
+
+def traceback_text(exc: BaseException) -> str:
+    """``--debug``'s traceback of ``exc`` for the terminal: the message of each exception of the
+    chain on one line (:func:`one_line`: a message quotes user text, and a line of it starting
+    ``::error::`` would be a workflow command in a CI log), the rest as :func:`terminal` writes it."""
+    import traceback
+
+    te = traceback.TracebackException.from_exception(exc)
+    pending, seen = [te], set()
+    while pending:
+        t = pending.pop()
+        if id(t) in seen:
+            continue
+        seen.add(id(t))
+        if isinstance(getattr(t, "_str", None), str):  # (CPython's message of the exception)
+            t._str = one_line(t._str)  # type: ignore[attr-defined]
+        pending += [c for c in (t.__cause__, t.__context__) if c is not None]
+        pending += list(getattr(t, "exceptions", None) or ())
+    return terminal("".join(te.format()))
 
 
 def terminal(text: str) -> str:
@@ -111,13 +147,21 @@ def markdown_inline(text: str) -> str:
 
 # -- XML (JUnit) -------------------------------------------------------------------------------
 
-_XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+_XML_NONCHARACTER = re.compile("[\ufffe\uffff]")
 
 
 def xml_text(text: str) -> str:
-    """``text`` for an XML attribute or element: XML 1.0 cannot carry most C0 controls, even
-    escaped (each becomes ``?``), and bidirectional controls are shown as code points."""
-    return neutral_bidi(_XML_FORBIDDEN.sub("?", text))
+    """``text`` for an XML element (a JUnit failure's body): as :func:`terminal` writes it (XML 1.0
+    cannot carry most C0 controls even escaped, and a test report viewer is read by people), and
+    the two non-characters U+FFFE and U+FFFF, which XML forbids too, as ``?``."""
+    return _XML_NONCHARACTER.sub("?", terminal(text))
+
+
+def xml_attribute(text: str) -> str:
+    """``text`` for an XML attribute (a JUnit testcase's name, a property's value): one line, as
+    :func:`one_line` writes it. A line break there is written ``&#10;`` and read back as one, so a
+    test report viewer would show the name on two lines."""
+    return _XML_NONCHARACTER.sub("?", one_line(text))
 
 
 # -- CSV ----------------------------------------------------------------------------------------
@@ -144,13 +188,21 @@ READ_AS_TEXT = frozenset({"text", "markdown", "md"})
 
 def for_format(text: str, fmt: str) -> str:
     """A command's whole output in ``fmt`` made safe to show: text and Markdown as
-    :func:`terminal`, HTML with its bidirectional controls shown (its text is escaped by Jinja's
-    autoescape), JSON, CSV and SQL as written (escaped by their own writers)."""
+    :func:`terminal`, HTML as :func:`html_page` (its text is escaped by Jinja's autoescape), JSON,
+    CSV and SQL as written (escaped by their own writers)."""
     if fmt in READ_AS_TEXT:
         return terminal(text)
     if fmt == "html":
-        return neutral_bidi(text)
+        return html_page(text)
     return text
+
+
+def html_page(text: str) -> str:
+    """A whole HTML page made safe to show: every control character or separator but the page's
+    own tab, line feed and carriage return as :func:`one_line` writes it (a browser drops NUL and
+    ESC, but an editor, a pager or ``cat`` of the file does not), and bidirectional controls shown
+    (:func:`neutral_bidi`). Its text is escaped by Jinja's autoescape before."""
+    return neutral_bidi(_CONTROL_BUT_PAGE_BLANKS.sub(_escaped, text))
 
 
 def html_text(text: str) -> str:

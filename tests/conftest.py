@@ -67,6 +67,8 @@ HEAVY_KEEP = {
     "[5-0.04-levels0-255559.85455731067-postgresql]",
     # the CI entry points run end to end (a venv with the Action's pip install, pre-commit's clone)
     "ci": "tests/test_ci_entry_points.py::test_the_action_passes_and_fails_with_the_scan",
+    # a byte that is not UTF-8 in each of the ~100 text options (one rule, refused in one place)
+    "user-text": "tests/output/test_user_text.py::test_a_text_option_that_is_not_utf8_is_refused[report---title]",
 }
 #: The tests of test_ci_entry_points.py that run an entry point end to end (the others call the hook in-process).
 _CI_END_TO_END = ("test_the_action_passes", "test_the_action_splits", "test_pre_commit_try_repo")
@@ -86,6 +88,8 @@ def _heavy_kind(item) -> str | None:
         return "anonymize-postgresql"
     if path == "tests/test_ci_entry_points.py" and item.name.startswith(_CI_END_TO_END):
         return "ci"
+    if path == "tests/output/test_user_text.py" and item.name.startswith("test_a_text_option_that_is_not_utf8"):
+        return "user-text"
     if path == "tests/integrations/test_dbt_package.py" and (
         "postgresql" in item.nodeid
         or item.name.startswith("test_installs_from_git")

@@ -43,10 +43,26 @@ def split_args(text: str) -> list[str]:
 BIDI = dict.fromkeys((0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)))
 
 
+#: Control characters and line or paragraph separators (Unicode's Cc, Zl, Zp) and lone surrogates,
+#: written as their Python escape (``\x1b``): the log viewer runs ANSI escape sequences and its
+#: lines break at more than ``\n``. qar_sql.user_text.control_or_separator, copied (a test checks
+#: that they agree).
+CONTROLS = frozenset((*range(0x20), *range(0x7F, 0xA0), 0x2028, 0x2029, *range(0xD800, 0xE000)))
+
+
+def _shown(c: str) -> str:
+    if ord(c) in BIDI:
+        return f"⟦U+{ord(c):04X}⟧"
+    if ord(c) in CONTROLS:
+        return c.encode("unicode_escape", "backslashreplace").decode("ascii")
+    return c
+
+
 def _data(text: str) -> str:
-    """A workflow command's message: one line (the runner's escapes)."""
+    """A workflow command's message: one line (the runner's escapes for %, CR and LF), every
+    other control character and every bidirectional control shown."""
     text = str(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    return "".join(f"⟦U+{ord(c):04X}⟧" if ord(c) in BIDI else c for c in text)
+    return "".join(_shown(c) for c in text)
 
 
 def _line(text: str) -> str:

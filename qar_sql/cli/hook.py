@@ -28,7 +28,7 @@ from qar_sql.cli.main import cli
 from qar_sql.compliance.scans import load_config
 from qar_sql.errors import ExitCode, QarError
 from qar_sql.guard import check_not_input
-from qar_sql.user_text import html_text, markdown_inline, one_line, terminal, xml_text
+from qar_sql.user_text import html_text, markdown_inline, one_line, terminal, xml_attribute
 
 #: Worst first: the order of ScanReport.exit_code; any other code ranks after these.
 RANK = (ExitCode.INTERRUPTED, ExitCode.USAGE, ExitCode.RUNTIME, ExitCode.RISK_ABOVE_THRESHOLD)
@@ -79,7 +79,7 @@ def _junit(parts: list[tuple[str, Path | int]]) -> str:
     for name, path in parts:
         suites = ET.parse(path).getroot().iter("testsuite") if isinstance(path, Path) else [_stopped(name, path)]
         for suite in suites:
-            suite.set("name", xml_text(f"qar scan {name}"))
+            suite.set("name", xml_attribute(f"qar scan {name}"))
             for key in totals:
                 totals[key] += int(suite.get(key, "0"))
             seconds += float(suite.get("time", "0"))
@@ -93,7 +93,7 @@ def _junit(parts: list[tuple[str, Path | int]]) -> str:
 
 def _stopped(name: str, code: int) -> ET.Element:
     suite = ET.Element("testsuite", {"tests": "1", "failures": "0", "errors": "1", "skipped": "0", "time": "0"})
-    case = ET.SubElement(suite, "testcase", {"classname": "qar scan", "name": xml_text(name)})
+    case = ET.SubElement(suite, "testcase", {"classname": "qar scan", "name": xml_attribute(name)})
     ET.SubElement(case, "error", {"message": f"qar scan exited with {code} before any scan; see its message above"})
     return suite
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 import os
 import sys
-import traceback
 from typing import NoReturn
 
 import click
@@ -18,18 +17,27 @@ from qar_sql import cli_options
 from qar_sql.engines.drivers import version_lines
 from qar_sql.engines.secrets import scrub, secret_values
 from qar_sql.errors import ExitCode, QarError
-from qar_sql.user_text import terminal
+from qar_sql.user_text import terminal, traceback_text
+
+
+def _known_secrets() -> list[str]:
+    """The secrets of any URL or keyword string on the command line or in a ``QAR_*`` variable."""
+    return [
+        v
+        for arg in [*sys.argv[1:], *(v for k, v in os.environ.items() if k.startswith("QAR_"))]
+        for v in secret_values(arg)
+    ]
 
 
 def _safe(exc: BaseException) -> str:
     """The message as the terminal shows it (:func:`qar_sql.user_text.terminal`), every secret masked: those of any URL or keyword string on the command
     line or in a ``QAR_*`` variable (a driver may echo them), and every URL's password."""
-    known = [
-        v
-        for arg in [*sys.argv[1:], *(v for k, v in os.environ.items() if k.startswith("QAR_"))]
-        for v in secret_values(arg)
-    ]
-    return terminal(scrub(str(exc), known))
+    return terminal(scrub(str(exc), _known_secrets()))
+
+
+def _traceback(exc: BaseException) -> str:
+    """``--debug``'s traceback, as the terminal shows it and masked as :func:`_safe` masks."""
+    return scrub(traceback_text(exc), _known_secrets())
 
 
 def _from_echo(exc: BaseException) -> bool:
@@ -87,7 +95,7 @@ class QarGroup(click.Group):
             return super().invoke(ctx)
         except QarError as exc:
             if ctx.obj and ctx.obj.get("debug"):
-                traceback.print_exc()
+                click.echo(_traceback(exc), err=True, nl=False)
             click.echo(f"Error: {_safe(exc)}", err=True)
             ctx.exit(int(exc.exit_code))
         except KeyboardInterrupt:
@@ -110,7 +118,7 @@ class QarGroup(click.Group):
                 click.echo("Interrupted.", err=True)
                 ctx.exit(int(ExitCode.INTERRUPTED))
             if ctx.obj and ctx.obj.get("debug"):
-                traceback.print_exc()
+                click.echo(_traceback(exc), err=True, nl=False)
             click.echo(
                 f"Error: unexpected {type(exc).__name__}: {_safe(exc)} (run with --debug for details)",
                 err=True,
@@ -210,6 +218,14 @@ def add_log_options(group: click.Group) -> None:
         ]
 
 
+class _TerminalFormatter(logging.Formatter):
+    """A log record as the terminal shows it (:func:`qar_sql.user_text.terminal`): it quotes
+    tables, files and SQL, which hold the user's names."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return terminal(super().format(record))
+
+
 def _log_to_stderr(level: str | None) -> None:
     """One stderr handler on the ``qar_sql`` logger (library code only logs, never prints)."""
     if level is None:
@@ -221,7 +237,7 @@ def _log_to_stderr(level: str | None) -> None:
         ours[0].setStream(sys.stderr)  # type: ignore[attr-defined]  # (the current stderr)
         return
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(_TerminalFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     handler._qar = True  # type: ignore[attr-defined]
     logger.addHandler(handler)
 

@@ -24,6 +24,7 @@ from qar_sql.output.render import format_option
 from qar_sql.parameters.fields import options_of
 from qar_sql.parameters.treat import AnonymizeParams
 from qar_sql.user_files import check_writable
+from qar_sql.user_text import one_line
 
 if TYPE_CHECKING:  # numpy-backed: loaded when the search runs, not when `qar --help` loads
     from qar_sql.anonymization.outcome import AnonymizeResult
@@ -64,10 +65,13 @@ def treatments_text(result: AnonymizeResult) -> str:
             "the chosen node is the table as it is (every level 0, nothing suppressed); there is no treatment to write"
         )
     labels = ", ".join(f"{c} = {v}" for c, v in (result.levels or {}).items())
+    # (a TOML comment: the table's and columns' names on its one line, as a person reads them)
     header = (
-        f"qar anonymize of {result.table or result.source}: levels {labels}; "
-        f"{result.chosen.suppressed:,} records suppressed; k = {result.chosen.k}"
-        + (f"; T̂ = {result.risk:.6g}" if result.risk is not None else "")
+        one_line(
+            f"qar anonymize of {result.table or result.source}: levels {labels}; "
+            f"{result.chosen.suppressed:,} records suppressed; k = {result.chosen.k}"
+            + (f"; T̂ = {result.risk:.6g}" if result.risk is not None else "")
+        )
         + "\nCheck it with: qar whatif SOURCE -T THIS_FILE"
     )
     return treatments_toml(result.qi, result.treatments, header=header)

@@ -20,6 +20,7 @@ import numpy as np
 from qar_sql.engines.dialects import Dialect
 from qar_sql.engines.render import render
 from qar_sql.errors import DatabaseError, QarError, SourceNotFound, UsageError
+from qar_sql.user_text import one_line
 
 #: Every statement and its time at DEBUG (``qar -vv`` or ``--log-level debug``); the library
 #: logs, never prints.
@@ -297,9 +298,10 @@ def check_store_engine(url: str, what: str, example: str) -> None:
 
 def pick_table(dialect, where, table, tables, default_schema) -> tuple[Relation, tuple[str, str]]:
     """Find ``table`` among (schema, name) pairs: exact name first, then ``schema.table``."""
+    where = one_line(where)  # (a file's name, in a one-sentence message)
     if not table:
         names = sorted({t for _, t in tables})
-        listing = ", ".join(names[:10]) + (" ..." if len(names) > 10 else "")
+        listing = one_line(", ".join(names[:10]) + (" ..." if len(names) > 10 else ""))
         raise UsageError(
             f"{where} holds tables; name one with --table" + (f" (tables: {listing})" if names else " (it has none)")
         )

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from qar_sql.errors import DataError, UsageError
+from qar_sql.user_text import one_line
 
 #: (module prefix, class name) → the label used as the result's ``source``.
 _KINDS = {
@@ -102,7 +103,7 @@ def check_pandas_frame(obj: Any) -> None:
     index = [n for n in obj.index.names if n is not None]
     if index:  # (the database reads the columns only: a column moved into the index is not audited)
         warnings.warn(
-            f"the DataFrame's index ({', '.join(map(str, index))}) is not read as a column; "
+            f"the DataFrame's index ({one_line(', '.join(map(str, index)))}) is not read as a column; "
             "pass df.reset_index() to measure it too",
             UserWarning,
             stacklevel=2,

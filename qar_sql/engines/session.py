@@ -28,6 +28,7 @@ import numpy as np
 
 from qar_sql.engines.database import Database, Relation
 from qar_sql.engines.render import render
+from qar_sql.user_text import one_line
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -189,4 +190,4 @@ class Session:
 
     def __repr__(self) -> str:
         table = f" table {self.relation.display}" if self.relation.kind == "table" else ""
-        return f"<qar_sql.Source {self.label}{table} ({self.db.engine_name}, {len(self.columns)} columns)>"
+        return one_line(f"<qar_sql.Source {self.label}{table} ({self.db.engine_name}, {len(self.columns)} columns)>")

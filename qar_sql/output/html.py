@@ -36,7 +36,7 @@ from qar_sql.output.report_md import html_to_markdown
 from qar_sql.results import AuditResult, CompareResult, Tabular, UniquenessResult, json_number
 from qar_sql.stats import interval
 from qar_sql.stats.evt import SMALL_TAIL
-from qar_sql.user_text import neutral_bidi
+from qar_sql.user_text import html_page, html_text
 from qar_sql.version import __version__
 
 #: What ``--release-kind`` accepts: an internal report holds per-record tables; an external one
@@ -120,7 +120,7 @@ class ReportInputs(Tabular):
         return f"report of {self.subject}; sections: {sections} (the page: .to_html())"
 
     def _repr_html_(self) -> str:
-        head = self.audit._repr_html_() if self.audit is not None else f"<p>{escape(self.summary_line())}</p>"
+        head = self.audit._repr_html_() if self.audit is not None else f"<p>{html_text(self.summary_line())}</p>"
         return head + "<p>The whole report: <code>.to_html()</code></p>"
 
     @property
@@ -602,7 +602,7 @@ def _pretty(numbers: Mapping[str, Any]) -> str:
 
 
 def render_html(inp: ReportInputs) -> str:
-    """The report as one HTML document (bidirectional controls shown as code points)."""
+    """The report as one HTML document (control and bidirectional characters shown: :func:`~qar_sql.user_text.html_page`)."""
     numbers: dict[str, Any] = {} if inp.audit is None else {"audit": inp.audit.to_dict(histograms=True)}
     env = environment()
     env.globals["num"] = _marker(numbers)
@@ -619,7 +619,7 @@ def render_html(inp: ReportInputs) -> str:
         (s, Markup(env.get_template(f"sections/{s.template}").render(section=s, **{**common, **ctx})))
         for s, ctx in built
     ]
-    return neutral_bidi(env.get_template("report.html").render(inp=inp, sections=bodies, version=__version__))
+    return html_page(env.get_template("report.html").render(inp=inp, sections=bodies, version=__version__))
 
 
 def render_index(data: Mapping[str, Any], links: Mapping[str, str]) -> str:
@@ -627,7 +627,7 @@ def render_index(data: Mapping[str, Any], links: Mapping[str, str]) -> str:
     of name, table, status, risk, thresholds, rows, error), ``links`` scan name → report file."""
     env = environment()
     env.globals["num"] = _marker(data)
-    return neutral_bidi(
+    return html_page(
         env.get_template("index.html").render(data=data, links=links, version=__version__, numbers_pretty=_pretty(data))
     )
 
@@ -642,8 +642,8 @@ def render_report(inp: ReportInputs | str, fmt: str = "html") -> str:
         return spec.from_table(inp)
     page = inp if isinstance(inp, str) else render_html(inp)
     if fmt == "md":
-        return neutral_bidi(html_to_markdown(page))
-    return neutral_bidi(page)
+        return html_page(html_to_markdown(page))
+    return html_page(page)
 
 
 def write_report(inp: ReportInputs | str, path: str, fmt: str = "html") -> None:

@@ -15,6 +15,7 @@ from qar_sql.output.markdown import result_markdown
 from qar_sql.output.registry import renders
 from qar_sql.output.render_audit import render_result, section
 from qar_sql.results import CompareResult
+from qar_sql.user_text import one_line
 
 
 def _g(x: float | None, digits: int = 4) -> str:
@@ -75,7 +76,7 @@ def _largest_changes(r: CompareResult) -> list[int]:
 
 def _text_lines(r: CompareResult, top: int) -> list[str]:
     lines = [
-        f"Comparison of {r.treated} against {r.original} ({r.seconds:.2f} s)",
+        one_line(f"Comparison of {r.treated} against {r.original} ({r.seconds:.2f} s)"),
         "",
         f"  rows                {r.rows_original:,} original, {r.rows_treated:,} treated",
         f"  columns             {len(r.columns)}: {', '.join(r.columns)}",
@@ -147,5 +148,5 @@ def plot_compare(r: CompareResult, path: str | Path) -> Path:
     ax.set(title=f"First two axes ({r.method.upper()} fitted on the original)", xlabel="axis 1", ylabel="axis 2")
     ax.legend(markerscale=3)
     hidden = "—" if r.hidden_rate is None else f"{r.hidden_rate:.3f}"
-    fig.suptitle(f"{r.treated} vs {r.original}: hidden rate {hidden}", fontsize=10)
+    fig.suptitle(f"{plots.literal(r.treated)} vs {plots.literal(r.original)}: hidden rate {hidden}", fontsize=10)
     return save_figure(fig, path, dpi=110)

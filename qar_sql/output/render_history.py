@@ -11,6 +11,7 @@ from qar_sql.output.readable_numbers import dash
 from qar_sql.output.registry import renders
 from qar_sql.plots import literal, new_figure
 from qar_sql.results import History, HistoryPoint, iso_time
+from qar_sql.user_text import one_line
 
 
 def age(seconds: float) -> str:
@@ -41,15 +42,17 @@ def _status(pt: HistoryPoint) -> str:
 
 def history_text(h: History) -> str:
     if not h.series:
-        return f"No runs in {h.store} yet; record one with qar audit … --store or qar scan.\n"
-    lines = [f"Risk history in {h.store}"]
+        return f"No runs in {one_line(str(h.store))} yet; record one with qar audit … --store or qar scan.\n"
+    # The store's path and what it holds (a scan's name, a dbt model's, a table, a column) are
+    # the user's: each on its one line, whatever it holds.
+    lines = [f"Risk history in {one_line(str(h.store))}"]
     head = ("when (UTC)", "status", "risk", "change", "rows")
     for s in h.series:
-        lines += ["", f"{s.label} — {s.source}"]
+        lines += ["", one_line(f"{s.label} — {s.source}")]
         if s.new_configuration:
-            lines.append(f"  New configuration, a new series: {s.new_configuration}.")
+            lines.append(one_line(f"  New configuration, a new series: {s.new_configuration}."))
         if s.columns is not None:
-            lines.append(f"  Columns ({len(s.columns)}): {', '.join(s.columns)}")
+            lines.append(one_line(f"  Columns ({len(s.columns)}): {', '.join(s.columns)}"))
         rows = [
             (
                 iso_time(pt.started_at),

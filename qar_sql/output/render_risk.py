@@ -87,7 +87,9 @@ def _lines(q: QIRisk, r: RiskResult) -> list[tuple[str, str]]:
 
 def risk_text(r: RiskResult, top: int = 10) -> str:
     head = [
-        f"Classic risk measures of {r.source}" + (f" (table {r.table})" if r.table and r.table != r.source else ""),
+        one_line(
+            f"Classic risk measures of {r.source}" + (f" (table {r.table})" if r.table and r.table != r.source else "")
+        ),
         "",
         f"  rows                {r.rows:,}",
         f"  key columns         {len(r.columns)}: {', '.join(r.columns)}",

@@ -10,7 +10,7 @@ from qar_sql.engines.secrets import scrub
 from qar_sql.output.readable_numbers import dash
 from qar_sql.output.registry import renders
 from qar_sql.results import ScanOutcome, ScanReport
-from qar_sql.user_text import one_line, xml_text
+from qar_sql.user_text import one_line, xml_attribute, xml_text
 
 
 def target(o: ScanOutcome) -> str:
@@ -51,9 +51,14 @@ def _scans(n: int) -> str:
 
 
 def _xml_text(text: str) -> str:
-    """``text`` for the JUnit XML: masked by the one masker (:func:`qar_sql.engines.secrets.scrub`,
+    """``text`` for the JUnit XML's element: masked by the one masker (:func:`qar_sql.engines.secrets.scrub`,
     which leaves masked text as it is), then as :func:`qar_sql.user_text.xml_text` writes it."""
     return xml_text(scrub(text))
+
+
+def _xml_attribute(text: str) -> str:
+    """``text`` for an attribute of the JUnit XML: masked, on one line (:func:`qar_sql.user_text.xml_attribute`)."""
+    return xml_attribute(scrub(text))
 
 
 def junit_xml(report: ScanReport) -> str:
@@ -77,8 +82,8 @@ def junit_xml(report: ScanReport) -> str:
             {
                 # The config's name of the source, never its path or URL: JUnit readers split a
                 # classname at its dots into packages.
-                "classname": _xml_text("qar." + (o.source_name or "source").replace(".", "_")),
-                "name": _xml_text(o.name),
+                "classname": _xml_attribute("qar." + (o.source_name or "source").replace(".", "_")),
+                "name": _xml_attribute(o.name),
                 "time": f"{o.seconds:.3f}",
             },
         )
@@ -92,14 +97,14 @@ def junit_xml(report: ScanReport) -> str:
             ("warn_above", dash(o.warn_above)),
             ("fail_above", dash(o.fail_above)),
         ):
-            ET.SubElement(props, "property", {"name": key, "value": _xml_text(value)})
+            ET.SubElement(props, "property", {"name": key, "value": _xml_attribute(value)})
         if o.status == "fail":
             msg = f"risk {o.risk:.6g} is above fail_above {o.fail_above:g} for {'table ' + o.table if o.table else o.source}"
-            ET.SubElement(case, "failure", {"message": _xml_text(msg), "type": "threshold"}).text = _xml_text(msg)
+            ET.SubElement(case, "failure", {"message": _xml_attribute(msg), "type": "threshold"}).text = _xml_text(msg)
         elif o.status == "error":
-            ET.SubElement(case, "error", {"message": _xml_text(o.error or "error"), "type": "scan"}).text = _xml_text(
-                o.error or ""
-            )
+            ET.SubElement(
+                case, "error", {"message": _xml_attribute(o.error or "error"), "type": "scan"}
+            ).text = _xml_text(o.error or "")
         elif o.status == "warn":
             ET.SubElement(case, "system-out").text = f"warning: risk {o.risk:.6g} is above warn_above {o.warn_above:g}"
     ET.indent(root)

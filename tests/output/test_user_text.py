@@ -1,18 +1,27 @@
 """User-given text never reaches an output channel raw (qar_sql/user_text.py owns the rule).
 
 One DuckDB table whose name, column names and values are hostile texts (a line break, CR, ESC,
-U+202E, U+2066, U+200B, U+200E/U+200F, ``::error::``, ``%0A``, ``##[error]``, a Markdown fence,
-``|``, ``<script>``, ``<!--``, ``](http://x)``, ``=HYPERLINK(...)``) goes through every command
-of ``qar --help`` (the list read from click's command tree) in every ``--format`` it offers (read
-from its option), plus ``qar scan``'s JUnit and Markdown files, the pre-commit hook, the Action's
-helper and the Python API; each channel is checked as its readers read it:
+NUL, VT, U+0085, U+2028, U+202E, U+2066, U+200B, U+200E/U+200F, ``::error::``, ``%0A``,
+``##[error]``, a Markdown fence, ``|``, ``<script>``, ``<!--``, ``](http://x)``, ``=HYPERLINK(...)``,
+``$\foo$``), and a dbt manifest whose model's name holds the controls no qar.toml name may,
+go through every command of ``qar --help`` (the list read from click's command tree) in every
+``--format`` it offers (read from its option), with its progress lines (every tick) and its log
+(``-v``) on stderr, plus the files the commands write (``--output``, ``--per-record``, ``--plot``,
+``--junit``, ``--markdown``, ``--report-dir``), the results store read back by ``qar history``,
+``qar config`` with every ``QAR_`` variable and ``--config`` hostile, ``--debug``'s traceback, the
+pre-commit hook, the Action's helper and the Python API's objects (``repr``, ``_repr_html_``);
+each channel is checked as its readers read it:
 
 - text and stderr: no raw control or bidirectional character but the line breaks of the output
   itself, and no line starts with text that followed a line break inside user text (``SPLIT``);
 - Markdown: every table keeps its column count on every row, no raw ``<script``/``<!--``;
 - HTML: parses (html.parser), no ``<script>`` from user text;
-- JUnit: parses (xml.etree);
-- CSV: parses, and no text cell starts a spreadsheet formula (a number, even ``-0.5``, is as written);
+- JUnit: parses (xml.etree), no raw control character, and no attribute (a testcase's name) on
+  two lines;
+- CSV (stdout or a file): parses, and no text cell starts a spreadsheet formula (a number, even
+  ``-0.5``, is as written);
+- SVG (a plot): parses, no raw control character;
+- TOML (anonymize's treatments file): parses;
 - JSON: parses, and holds the texts as written (not escaped twice).
 
 Then every option of every command that takes a text or a path (read from click's tree, 132 today)
@@ -23,13 +32,17 @@ refused: exit 2, one line.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
+import logging
 import random
 import re
 import time
+import tomllib
 import uuid
+import warnings
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 from pathlib import Path
@@ -42,6 +55,7 @@ from click.testing import CliRunner
 from qar_sql import user_text
 from qar_sql.cli import action
 from qar_sql.cli.main import cli
+from qar_sql.progress import Progress
 
 #: After a line break inside user text: a line of the output starting with it was split by user text.
 SPLIT = "SPLIT"
@@ -51,7 +65,7 @@ COLS = [
     '=HYPERLINK("http://x","y")',
     "b|```<script>alert(1)</script>",
     "<!--c](http://x)",
-    "::error::d ##[error]e %0A\u200b\u200f",
+    "::error::d ##[error]e %0A\u200b\u200f$\\foo$",
     "@sum",
     "-minus",
     "+plus",
@@ -60,9 +74,9 @@ COLS = [
 #: Values of the first six columns (categories the outputs may quote).
 HOSTILE_VALUES = [
     f"v\n{SPLIT}",
-    "v\u202eR",
-    "v\rCR",
-    "v\x1b[31mESC",
+    "v\u202eR\u2028",
+    "v\rCR\x85\x0b",
+    "v\x1b[31mESC\x00",
     "=1+1",
     "<script>alert(2)</script>",
     "v\u2066I",
@@ -75,9 +89,20 @@ PLAIN_VALUES = ["p1", "p2", "p3", "p4", "p5", "p6"]
 #: Labels of their hierarchy's upper level.
 LABELS = ['=HYPERLINK("u")', "<b>\u200fL\tT</b>", "|*|"]
 #: A title, owner or purpose (the report) and a scan's name.
-TITLE = "T<script>alert(3)</script> ``` <!-- ](http://x) \u202e=HYPERLINK(1) ::error::t ##[error]x %0A\u200b"
+TITLE = (
+    "T<script>alert(3)</script> ``` <!-- ](http://x) \u202e=HYPERLINK(1) ::error::t ##[error]x %0A\u200b"
+    f"\x1b[2J\x00\u2028\n{SPLIT}"
+)
+#: A scan's name in qar.toml, which may hold no control character (it is refused there).
+SCAN_NAME = "".join(c for c in TITLE if not user_text.control_or_separator(c)).replace(SPLIT, "")
+#: A dbt model's name (dbt takes it from a file name; the manifest is read as written).
+MODEL = f"m\x1b[31mRED\u202e\n::error::{SPLIT}\u2028%0A\x00\x85z"
 #: Texts a name may not hold in SQL: refused (exit 2, one line).
 REFUSED = f"bad\n{SPLIT}name"
+
+#: The database file's name: the source every output names (a line break, ESC, an override, and
+#: ``$x^$``, which matplotlib would read as mathtext, and fail on).
+DB = f"h\x1b[31m\u202e\n{SPLIT}$x^$.duckdb"
 
 ROWS = 80
 #: A file name the outputs write (a report, a plot), said on stderr.
@@ -92,11 +117,11 @@ def _q(name: str) -> str:
 def work(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("user_text")
     rng = random.Random(7)
-    con = duckdb.connect(str(root / "h.duckdb"))
+    con = duckdb.connect(str(root / DB))
     con.execute(f"create table {_q(TABLE)} ({_q(KEY)} varchar, " + ", ".join(f"{_q(c)} varchar" for c in COLS) + ")")
     rows = []
     for i in range(ROWS):
-        key = f"k{i}" if i % 9 else f"k{i}\n{SPLIT}\u202e=cmd"
+        key = f"k{i}" if i % 9 else f"=k{i}\n{SPLIT}\u202e=cmd"  # (a spreadsheet formula, in a CSV)
         values = [rng.choice(HOSTILE_VALUES[: 4 + j]) + str(rng.randrange(1 + j)) for j in range(6)]
         rows.append([key, *values, *(rng.choice(PLAIN_VALUES) for _ in range(2))])
     con.executemany(f"insert into {_q(TABLE)} values ({', '.join('?' * (len(COLS) + 1))})", rows)
@@ -106,22 +131,48 @@ def work(tmp_path_factory) -> Path:
             "".join(f"{v};{LABELS[int(v[1]) % len(LABELS)]};*\n" for v in PLAIN_VALUES), encoding="utf-8"
         )
     (root / "t.toml").write_text(
-        f'qid = ["h", "+plus"]\n[treatments."{TITLE.replace(chr(0x202E), "")}"]\ncolumn = "h"\nkind = "suppress"\n'
+        f'qid = ["h", "+plus"]\n[treatments.{_toml(SCAN_NAME.replace(chr(0x202E), ""))}]\ncolumn = "h"\nkind = "suppress"\n'
         'values = ["p1"]\n',
         encoding="utf-8",
     )
     (root / "qar.toml").write_text(
-        f'[sources.s]\nurl = "{root / "h.duckdb"}"\n'
-        f'[[scan]]\nname = "{TITLE.replace(chr(0x202E), chr(92) + "u202e")}"\ntable = "{TABLE}"\nexclude = ["id"]\n'
+        f"[sources.s]\nurl = {_toml(str(root / DB))}\n"
+        f'[[scan]]\nname = {_toml(SCAN_NAME)}\ntable = {_toml(TABLE)}\nexclude = ["id"]\n'
         "p = 2\npi_u = 0.2\nfail_above = 1\n"
         '[[scan]]\nname = "::stop-commands::x ##[error]y"\ntable = "no|such<script>\\u202e"\n',
         encoding="utf-8",
     )
+    (root / "manifest.json").write_text(json.dumps(manifest()), encoding="utf-8")
     return root
 
 
+def _toml(text: str) -> str:
+    """``text`` as a TOML basic string (JSON's escapes are TOML's, for these texts)."""
+    return json.dumps(text)
+
+
+def manifest() -> dict:
+    """A dbt manifest: a model named :data:`MODEL` on the hostile table (its QIs tagged in meta),
+    and one named with a bidi control whose table does not exist (an error to report)."""
+    qis = [COLS[1], COLS[3], "-minus", "h"]
+    model = {
+        "resource_type": "model",
+        "name": MODEL,
+        "schema": "main",
+        "alias": TABLE,
+        "original_file_path": f"models/{MODEL}.sql",
+        "config": {"materialized": "table", "meta": {"qar": {"p": 2, "pi_u": 0.2, "fail_above": 1}}},
+        "columns": {c: {"name": c, "meta": {"qar": "quasi_identifier"}} for c in qis},
+    }
+    missing = {**model, "name": "gone\u202e|`", "alias": "no\u202etable", "original_file_path": "models/gone.sql"}
+    return {
+        "metadata": {"adapter_type": "duckdb"},
+        "nodes": {f"model.p.{MODEL}": model, "model.p.gone": missing},
+    }
+
+
 def _source(work: Path) -> list[str]:
-    return [str(work / "h.duckdb"), "-t", TABLE]
+    return [str(work / DB), "-t", TABLE]
 
 
 #: A QI option's value (comma-separated: COLS[0], which holds a comma, cannot be named in one).
@@ -132,20 +183,32 @@ def recipes(work: Path) -> dict[str, list[list[str]]]:
     """The runs of each command (SOURCE and options, no --format), each filling user text slots."""
     src = _source(work)
     store = str(work / "store.duckdb")
+    dbt = ["--dbt-manifest", str(work / "manifest.json"), "--url", str(work / DB)]
     return {
         "audit": [[*src, "-x", KEY, "-p", "2", "--pi-u", "0.2", "--bootstrap", "0", "--store", store]],
         "sql": [[*src, "-c", QI, "-p", "2"]],
         "demo": [["-n", "200", "--path", str(work / "d|<script>`\u202e=x.duckdb")]],
-        "records": [[*src, "-k", KEY, "-c", QI, "-p", "2", "--pi-u", "0.2", "--top", "20"]],
-        "eliminate": [
-            [*src, "-k", KEY, "-c", QI, "-p", "2", "--pi-u", "0.2", "--by", "dt", "--max", "4", "--step", "2"]
+        "records": [
+            [*src, "-k", KEY, "-c", QI, "-p", "2", "--pi-u", "0.2", "--top", "20"],
+            [*src, "-k", KEY, "-c", QI, "-p", "2", "--pi-u", "0.2", "-o", str(work / "records.csv")],
         ],
-        "risk": [[*src, "-c", QI, "-p", "2", "-k", KEY]],
+        "eliminate": [
+            [*src, "-k", KEY, "-c", QI, "-p", "2", "--pi-u", "0.2", "--by", "dt", "--max", "4", "--step", "2"],
+            [*src, "-k", KEY, "-c", QI, "-p", "2", "--pi-u", "0.2", "--by", "dt", "--max", "4", "--step", "2"]
+            + ["--plot", str(work / "eliminate.svg")],
+        ],
+        "risk": [
+            [*src, "-c", QI, "-p", "2", "-k", KEY],
+            [*src, "-c", QI, "-p", "2", "-k", KEY, "--per-record", str(work / "risk.csv")],
+        ],
         "discover": [[*src, "-x", KEY, "-s", "2"]],
         "whatif": [[*src, "-T", str(work / "t.toml"), "--key", KEY, "--no-risk"]],
         "anonymize": [
             [*src, "--qid", "h,+plus", "--k", "2", "--hierarchy", f"h={work / 'h.csv'}"]
-            + ["--hierarchy", f"+plus={work / '+plus.csv'}", "-x", ",".join([KEY, *COLS[1:6]])]
+            + ["--hierarchy", f"+plus={work / '+plus.csv'}", "-x", ",".join([KEY, *COLS[1:6]])],
+            [*src, "--qid", "h,+plus", "--k", "2", "--hierarchy", f"h={work / 'h.csv'}"]
+            + ["--hierarchy", f"+plus={work / '+plus.csv'}", "-x", KEY, "-p", "2", "--pi-u", "0.2"]
+            + ["-o", str(work / "anonymize.toml"), "--plot", str(work / "anonymize.svg")],
         ],
         "report": [
             [*src, "-x", KEY, "-p", "2", "--pi-u", "0.2", "--bootstrap", "0", "-k", KEY, "--no-records"]
@@ -166,20 +229,28 @@ def recipes(work: Path) -> dict[str, list[list[str]]]:
                 str(work / f"{OUT}.html"),
             ],
         ],
-        "compare": [[str(work / "h.duckdb"), str(work / "h.duckdb"), "-t", TABLE, "--aligned", "-c", "h,+plus"]],
+        "compare": [
+            [str(work / DB), str(work / DB), "-t", TABLE, "--aligned", "-c", "h,+plus"],
+            [str(work / DB), str(work / DB), "-t", TABLE, "--aligned", "-c", "h,+plus"]
+            + ["--plot", str(work / "compare.svg")],
+        ],
         "uniqueness": [[*src, "-c", QI, "-g", "3"], [*src, "-c", QI, "-g", "3", "--plot", str(work / f"{OUT}.svg")]],
-        "history": [["--store", store]],
+        "history": [["--store", store], ["--store", store, "--plot", str(work / "history.svg")]],
         "migrate": [["--store", store, "--status"]],
         "scan": [
             [str(work / "qar.toml"), "--no-store", "--junit", str(work / "j.xml"), "--markdown", str(work / "s.md")]
-            + ["--report-dir", str(work / "pages")]
+            + ["--report-dir", str(work / "pages"), *dbt],
+            [str(work / "qar.toml"), "--store", store, *dbt],  # (qar history reads its names back)
         ],
         "config": [["--check", str(work / "qar.toml")], []],
     }
 
 
-#: Commands whose recipe is run before the others (history and migrate read audit's store).
-FIRST = ("audit",)
+#: Commands whose recipe is run before the others (history and migrate read the store audit and
+#: scan write).
+FIRST = ("audit", "scan")
+#: The files the recipes write, each checked as its format's readers read it.
+FILES = ("records.csv", "risk.csv", "anonymize.toml", "anonymize.svg", "eliminate.svg", "compare.svg", "history.svg")
 
 
 def commands() -> dict[str, click.Command]:
@@ -273,15 +344,40 @@ def check_csv(text: str, where: str) -> None:
                     pytest.fail(f"{where}: CSV cell {cell!r} starts a spreadsheet formula")
 
 
+def _data_of(value):
+    """A JSON value without its messages (an ``error``: a sentence for people, which quotes a name
+    as the terminal shows it)."""
+    if isinstance(value, dict):
+        return {k: _data_of(v) for k, v in value.items() if k != "error"}
+    if isinstance(value, list):
+        return [_data_of(v) for v in value]
+    return value
+
+
 def check_json(text: str, where: str) -> None:
-    data = json.loads(text)
-    dumped = json.dumps(data, ensure_ascii=False)
+    dumped = json.dumps(_data_of(json.loads(text)), ensure_ascii=False)
     assert "⟦U+" not in dumped and "&lt;" not in dumped, f"{where}: JSON escaped twice"
 
 
 def check_xml(text: str, where: str) -> None:
+    root = ET.fromstring(text.encode("utf-8"))
+    assert not raw_unsafe(text), f"{where}: raw {raw_unsafe(text)}"
+    for element in root.iter():  # (an attribute is one line: a viewer shows a testcase's name so)
+        for key, value in element.attrib.items():
+            assert not raw_unsafe(value, keep=""), f"{where}: <{element.tag} {key}={value!r}>"
+
+
+def check_svg(text: str, where: str) -> None:
+    """A plot: its XML parses and holds no raw control character (its text is drawn as paths,
+    and a $ in a name is no mathtext: the figure was drawn at all)."""
     ET.fromstring(text.encode("utf-8"))
     assert not raw_unsafe(text), f"{where}: raw {raw_unsafe(text)}"
+
+
+def check_toml(text: str, where: str) -> None:
+    """A treatments file: TOML that parses, its comments (read by people) on their own lines."""
+    tomllib.loads(text)
+    check_text("\n".join(line for line in text.split("\n") if line.startswith("#")), where)
 
 
 def check_sql(text: str, where: str) -> None:
@@ -331,9 +427,27 @@ def _cases() -> list[tuple[str, str, int]]:
 # --- every command x every format ---------------------------------------------------------------
 
 
+@contextlib.contextmanager
+def stderr_channels():
+    """Progress (a stage line at every tick, as a CI log gets one every 10 s) and the log (``-v``)
+    on stderr for the block, and its warnings kept (a plot's glyph a font lacks); the ``qar_sql``
+    logger as it was after it."""
+    logger = logging.getLogger("qar_sql")
+    handlers, level = list(logger.handlers), logger.level
+    with pytest.MonkeyPatch.context() as mp, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        mp.setattr(Progress, "interval", 0.0)
+        try:
+            yield ["-v"], caught
+        finally:
+            logger.handlers[:] = handlers
+            logger.setLevel(level)
+
+
 @pytest.fixture(scope="module")
 def ran(work) -> dict:
-    """Every command's every recipe in every format, run once (the store written by audit first)."""
+    """Every command's every recipe in every format, run once (the store written by audit and
+    scan first), with its progress and log on stderr."""
     runner = CliRunner(env={"QAR_BOOTSTRAP": "0"})  # (the tail-fit bands' resamples: no user text)
     found = commands()
     table = recipes(work)
@@ -341,12 +455,13 @@ def ran(work) -> dict:
     assert not missing, f"commands without a user-text recipe here: {sorted(missing)}"
     out: dict = {}
     start = time.process_time()
-    for name in sorted(found, key=lambda n: n not in FIRST):
-        for i, args in enumerate(table[name]):
-            for fmt in formats(found[name])[: None if i == 0 else 1]:  # (a further recipe: one format)
-                flag = ["-f", fmt] if len(formats(found[name])) > 1 or fmt != "text" else []
-                quiet = ["-q"] if any(p.name == "quiet" for p in found[name].params) else []
-                out[name, fmt, i] = runner.invoke(cli, [name, *args, *flag, *quiet], catch_exceptions=False)
+    with stderr_channels() as (verbose, caught):
+        for name in sorted(found, key=lambda n: n not in FIRST):
+            for i, args in enumerate(table[name]):
+                for fmt in formats(found[name])[: None if i == 0 else 1]:  # (a further recipe: one format)
+                    flag = ["-f", fmt] if len(formats(found[name])) > 1 or fmt != "text" else []
+                    out[name, fmt, i] = runner.invoke(cli, [name, *args, *flag, *verbose], catch_exceptions=False)
+        out["warnings"] = [str(w.message) for w in caught]
     out["seconds"] = time.process_time() - start  # (CPU: the wall clock of a shared machine varies 3x)
     return out
 
@@ -354,7 +469,7 @@ def ran(work) -> dict:
 @pytest.mark.parametrize("name,fmt,i", _cases())
 def test_user_text_is_safe_on_every_channel_of_every_command(ran, name, fmt, i):
     r = ran[name, fmt, i]
-    where = f"qar {name} -f {fmt}"
+    where = f"qar {name} -f {fmt} (recipe {i})"
     check_stderr(r.stderr, where)
     assert r.exit_code in (0, 1, 2), f"{where}: exit {r.exit_code}: {r.stderr}"
     if r.stdout:
@@ -363,6 +478,7 @@ def test_user_text_is_safe_on_every_channel_of_every_command(ran, name, fmt, i):
 
 def test_the_scan_files_and_the_report_file(ran, work):
     assert ran["scan", "text", 0].exit_code == 2  # the second scan's table does not exist
+    assert MODEL in {s["name"] for s in json.loads(ran["scan", "json", 0].stdout)["scans"]}  # (the dbt model)
     check_xml((work / "j.xml").read_text(encoding="utf-8"), "qar scan --junit")
     check_markdown((work / "s.md").read_text(encoding="utf-8"), "qar scan --markdown")
     pages = sorted((work / "pages").glob("*.html"))
@@ -371,13 +487,28 @@ def test_the_scan_files_and_the_report_file(ran, work):
         check_html(page.read_text(encoding="utf-8"), f"qar scan --report-dir {page.name}")
 
 
+def test_a_plot_draws_every_name(ran):
+    """A control character in a name has no glyph in any font: the plots write its escape."""
+    assert not [w for w in ran["warnings"] if "missing from font" in w], ran["warnings"]
+
+
+def test_the_files_the_commands_write(ran, work):
+    check = {".csv": check_csv, ".toml": check_toml, ".svg": check_svg}
+    for name in FILES:
+        path = work / name
+        assert path.exists(), f"{name} was not written"
+        check[path.suffix](path.read_text(encoding="utf-8"), name)
+    assert "'=k0" in (work / "records.csv").read_text(encoding="utf-8")  # (the key, as written but the formula)
+    check_svg((work / f"{OUT}.svg").read_text(encoding="utf-8"), "qar uniqueness --plot")
+
+
 # --- names SQL cannot carry, and error messages quoting user text --------------------------------
 
 
 @pytest.mark.parametrize("option", ["-t", "-c", "-x", "-k"])
 def test_a_slot_holding_a_line_break_is_one_line_of_error(work, option):
     value = REFUSED if option != "-t" else f"no\n{SPLIT}such\u202e"
-    args = ["records", str(work / "h.duckdb"), *(["-t", TABLE] if option != "-t" else []), option, value]
+    args = ["records", str(work / DB), *(["-t", TABLE] if option != "-t" else []), option, value]
     r = CliRunner().invoke(cli, [*args, "-q"] + (["-k", KEY] if option != "-k" else []))
     assert r.exit_code == 2, r.stderr
     check_stderr(r.stderr, f"{option} {value!r}")
@@ -415,9 +546,12 @@ def test_the_hook_shows_a_config_path_as_written(work, tmp_path, monkeypatch, ca
 
 
 def test_the_action_log_holds_no_workflow_command_from_user_text(ran, work, tmp_path, capsys):
-    assert action.BIDI.keys() == {ord(c) for c in user_text.BIDI_CONTROLS}  # its stdlib-only copy
-    scans = json.loads(ran["scan", "json", 0].stdout)["scans"]
-    scans.append({"name": TITLE, "status": "error", "error": TITLE + f"\n{SPLIT}::error::y"})
+    # its stdlib-only copies
+    assert action.BIDI.keys() == {ord(c) for c in user_text.BIDI_CONTROLS}
+    assert action.CONTROLS == {c for c in range(0x110000) if user_text.control_or_separator(chr(c))}
+    scans = json.loads(ran["scan", "json", 0].stdout)["scans"]  # (MODEL's among them)
+    scans.append({"name": TITLE, "status": "error", "error": TITLE + f"\n{SPLIT}::error::y\x1b[2J\x00\x85"})
+    scans.append({"name": MODEL, "status": "fail", "risk": 0.5, "fail_above": "\x1b[31m\n::error::x"})
     (tmp_path / "s.json").write_text(json.dumps({"scans": scans}), encoding="utf-8")
     outputs = tmp_path / "out"
     action.results({"QAR_ACTION_JSON": str(tmp_path / "s.json"), "GITHUB_OUTPUT": str(outputs)})
@@ -432,11 +566,31 @@ def test_the_action_log_holds_no_workflow_command_from_user_text(ran, work, tmp_
 
 
 def test_the_python_api_shows_user_text_safely(work):
+    """Each public function's result as a notebook shows it (``repr``, ``_repr_html_``)."""
     import qar_sql
 
-    result = qar_sql.audit(str(work / "h.duckdb"), table=TABLE, exclude=[KEY], p=2, pi_u=0.2)
-    check_html(result._repr_html_(), "AuditResult._repr_html_")
-    check_text(repr(result), "repr(AuditResult)")
+    path = str(work / DB)
+    qi = [COLS[1], COLS[3], "-minus", "h"]
+    where = {"table": TABLE}
+    tail = {"p": 2, "pi_u": 0.2}
+    objects = {
+        "audit": qar_sql.audit(path, exclude=[KEY], **where, **tail),
+        "records": qar_sql.records(path, key=KEY, columns=qi, **where, **tail),
+        "uniqueness": qar_sql.uniqueness(path, columns=qi, group_size=3, **where),
+        "risk": qar_sql.risk(path, columns=qi, p=2, key=KEY, **where),
+        "discover": qar_sql.discover(path, exclude=[KEY], **where),
+        "compare": qar_sql.compare(path, path, aligned=True, columns=["h", "+plus"], **where),
+        "eliminate": qar_sql.eliminate(path, key=KEY, columns=qi, by=["dt"], max_removed=4, step=2, **where, **tail),
+        "connect": qar_sql.connect(path, **where),
+    }
+    from qar_sql.output.html import ReportInputs
+
+    objects["a report without an audit"] = ReportInputs(audit=None, uniqueness=objects["uniqueness"])
+    for name, obj in objects.items():
+        check_text(repr(obj), f"repr of {name}")
+        if hasattr(obj, "_repr_html_"):
+            check_html(obj._repr_html_(), f"{name}._repr_html_")
+    objects["connect"].close()
 
 
 def test_the_whole_run_is_quick(ran):
@@ -449,8 +603,9 @@ def test_on_postgresql_too(pg, work, command, options):
     from conftest import PG_URL, pg_copy
 
     schema = f"qar_ut_{uuid.uuid4().hex[:8]}"
-    with duckdb.connect(str(work / "h.duckdb"), read_only=True) as con:
+    with duckdb.connect(str(work / DB), read_only=True) as con:
         rows = con.execute(f"select * from {_q(TABLE)}").fetchall()
+    rows = [[v.replace("\x00", "") for v in row] for row in rows]  # (PostgreSQL's text holds no NUL)
     with pg.begin() as c:
         c.exec_driver_sql(f"create schema {schema}")
     try:
@@ -511,7 +666,7 @@ def test_every_text_option_is_read_from_the_tree():
 def slots(work) -> dict:
     """Every text option of every command given a hostile text (or a file of that name) on top
     of the command's first recipe: whatever it does with it (a refusal quoting it, mostly), its
-    output is checked as the matrix's is."""
+    output is checked as the matrix's is, and with ``--debug`` the traceback of the refusal."""
     runner = CliRunner(env={"QAR_BOOTSTRAP": "0"})
     table = recipes(work)
     hostile = f"x\u202e<script>`|\n{SPLIT}"
@@ -522,9 +677,18 @@ def slots(work) -> dict:
             del args[args.index(option) : args.index(option) + 2]
         value = str(work / "slot" / hostile) if option in PATHS else hostile
         out[name, option] = runner.invoke(
-            cli, [name, *args, option, value, "-q"] if name != "sql" else [name, *args, option, value]
+            cli, [name, *args, option, value, "--debug", *(["-q"] if name != "sql" else [])]
         )
     return out
+
+
+def debug_traceback(stderr: str) -> tuple[str, str]:
+    """(``--debug``'s traceback, the rest of ``stderr``): the traceback ends at the error's line."""
+    traceback, rest, inside = [], [], False
+    for line in stderr.split("\n"):
+        inside = (inside or line.startswith("Traceback (most recent call last):")) and not line.startswith("Error: ")
+        (traceback if inside else rest).append(line)
+    return "\n".join(traceback), "\n".join(rest)
 
 
 #: Options whose value is a path (given one under the test's folder, so nothing is written elsewhere).
@@ -536,11 +700,60 @@ PATHS |= {"--profiles-dir", "--compare", "--check", "--domain"}
 @pytest.mark.parametrize("name,option", text_options())
 def test_a_hostile_text_in_every_text_option_is_shown_safely(slots, name, option):
     r = slots[name, option]
-    where = f"qar {name} {option} HOSTILE"
-    check_stderr(r.stderr, where)
+    where = f"qar {name} {option} HOSTILE --debug"
+    traceback, stderr = debug_traceback(r.stderr)
+    check_text(traceback, where + " traceback")
+    check_stderr(stderr, where)
     # (exit 3 is not this test's: a path the engine cannot open is another kind of finding)
     assert r.exit_code in (0, 1, 2, 3), f"{where}: exit {r.exit_code}: {r.stderr} {r.exception!r}"
     if name == "sql":
         check_sql(r.stdout, where)
     elif not r.stdout.lstrip().startswith(("{", "<")):
         check_text(r.stdout, where)
+
+
+def test_every_qar_variable_and_the_config_path_are_shown_safely(work, tmp_path):
+    """``qar config`` shows every setting's value and where it came from: each text option's
+    ``QAR_`` variable given a hostile text, and the group's ``--config`` a file in a hostile folder."""
+    hostile = f"x\x1b[31m\u202e<script>`|=y\n{SPLIT}"
+    env = {"QAR_BOOTSTRAP": "0"}
+    for cmd in commands().values():
+        for p in cmd.params:
+            text = isinstance(p, click.Option) and isinstance(p.type, click.types.StringParamType)
+            if text and p.envvar and not set(p.opts) & PATHS:  # (a path: another test's)
+                env.update(dict.fromkeys([p.envvar] if isinstance(p.envvar, str) else p.envvar, hostile))
+    folder = tmp_path / f"c`|<script>\u202e\n{SPLIT}"
+    folder.mkdir()
+    (folder / "qar.toml").write_text("[defaults]\np = 2\n", encoding="utf-8")
+    for fmt in formats(commands()["config"]):
+        r = CliRunner(env=env).invoke(cli, ["--config", str(folder / "qar.toml"), "config", "-f", fmt])
+        where = f"qar --config HOSTILE config -f {fmt} with every QAR_ variable HOSTILE"
+        assert r.exit_code == 0, f"{where}: {r.stderr}"
+        check_stderr(r.stderr, where)
+        CHECKS[fmt](r.stdout, where)
+
+
+@pytest.mark.parametrize("name,option", [(n, o) for n, o in text_options() if o not in PATHS])
+def test_a_text_option_that_is_not_utf8_is_refused(work, name, option):
+    """A byte that is not UTF-8 (Python's lone surrogate) in a text option, on top of the
+    command's first recipe: refused (exit 2) before the work, as no output could write it."""
+    args = list(recipes(work)[name][0])
+    if option in args:
+        del args[args.index(option) : args.index(option) + 2]
+    r = CliRunner().invoke(cli, [name, *args, option, "a\udcff\nb", *(["-q"] if name != "sql" else [])])
+    where = f"qar {name} {option} NOT-UTF-8"
+    assert r.exit_code == 2, f"{where}: exit {r.exit_code}: {r.stderr} {r.exception!r}"
+    check_stderr(r.stderr, where)
+
+
+def test_a_frame_index_is_named_safely_in_the_warning(work):
+    import pandas as pd
+
+    import qar_sql
+
+    frame = pd.DataFrame({"a": [1, 2, 3, 1] * 5, "b": [1, 2] * 10, "c": list(range(4)) * 5})
+    frame.index.name = f"i\x1b[2J\u202e\n{SPLIT}"
+    with pytest.warns(UserWarning) as caught:
+        qar_sql.audit(frame, p=1, pi_u=0.4)
+    for w in caught:
+        check_text(str(w.message), "the index warning")
