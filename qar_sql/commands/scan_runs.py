@@ -28,7 +28,7 @@ from qar_sql.compliance.scans import (
     load_config,
     parse_config,
 )
-from qar_sql.compliance.store import Store, describe_error, ensure_ready, scan_store
+from qar_sql.compliance.store import Store, describe_error, ensure_ready, refuse_store_in_source, scan_store
 from qar_sql.engines.secrets import scrub, secret_values
 from qar_sql.engines.source import session_of
 from qar_sql.errors import ExitCode, QarError, UsageError
@@ -116,6 +116,10 @@ def prepare(params: ScanParams) -> ScanPlan:
     plan = ScanPlan(**given, scans=scans, recorded_in=scan_store(params.store, cfg.store, params.record))
     writes, reads = files(plan)
     guard_outputs(writes, reads)
+    if plan.recorded_in is not None:  # (each scan refused it too, but after the store was made in the file)
+        with Store(plan.recorded_in) as st:
+            for spec in scans.scans:
+                refuse_store_in_source(st, spec.source, also="; in qar scan, that is --store or the config's [store] url")
     return plan
 
 

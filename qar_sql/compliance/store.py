@@ -42,7 +42,7 @@ from qar_sql.engines.render import migrations_dir
 from qar_sql.engines.secrets import mask_source, scrub, secret_values
 from qar_sql.engines.source import DUCKDB_SUFFIXES, is_url, resolve_source
 from qar_sql.errors import DatabaseError, QarError, UsageError
-from qar_sql.guard import local_file
+from qar_sql.guard import local_file, same_file
 from qar_sql.measures.audit import audit as _audit
 from qar_sql.parameters.tail import AuditParams
 from qar_sql.results import AuditResult, MigrateResult, MigrationState, QIStats, from_plain, to_plain
@@ -730,7 +730,7 @@ def recorded_audit(
     (:func:`complete_run`), called once the run is done."""
     with using(store) as st:
         if not store_in_source:
-            _refuse_store_in_source(st, source)
+            refuse_store_in_source(st, source)
         ensure_ready(st)
         liveness.mark_interrupted(st)  # runs whose process died (kill -9) stop looking 'running'
         started = time.perf_counter()
@@ -764,17 +764,19 @@ def recorded_audit(
         return result
 
 
-def _refuse_store_in_source(st: Store, source: str | None) -> None:
+def refuse_store_in_source(
+    st: Store, source: str | None, *, also: str = ", or pass --store-in-source to write the results into it on purpose"
+) -> None:
     """Audits never write to what they audit: a DuckDB store that is the audited file is
-    refused (before the store is migrated) unless the caller says so."""
+    refused (before the store is migrated) unless the caller says so; ``also``: the other fix
+    the message offers (qar scan has no --store-in-source)."""
     if st.path is None:
         return
     path = local_file(resolve_source(source))
-    if path and os.path.realpath(path) == os.path.realpath(st.path):
+    if path and same_file(path, st.path):  # (also a hard link to it: a real path differs)
         raise UsageError(
             f"the results store {st.display!r} is the audited database itself, and audits never write to "
-            "what they audit; point --store at another file (e.g. qar_results.duckdb), or pass "
-            "--store-in-source to write the results into it on purpose"
+            f"what they audit; point --store at another file (e.g. qar_results.duckdb){also}"
         )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import os
 import shutil
 import threading
 import uuid
@@ -485,14 +486,25 @@ def test_store_that_is_the_audited_file_is_refused(tmp_path):
         con.execute("create table people as select i % 7 as a, i % 5 as b, i % 3 as c from range(60) t(i)")
     before = path.read_bytes()
     args = ["audit", str(path), "-t", "people", "-p", "1", "--pi-u", "0.5", "-q"]
-    for store in (str(path), f"duckdb:///{path}", str(tmp_path / "." / "data.duckdb")):
+    # (a hard link has another real path: it was written into; a symbolic link resolves)
+    os.link(path, tmp_path / "hard.duckdb")
+    (tmp_path / "soft.duckdb").symlink_to(path)
+    stores = (str(path), f"duckdb:///{path}", str(tmp_path / "." / "data.duckdb"))
+    for store in (*stores, str(tmp_path / "hard.duckdb"), str(tmp_path / "soft.duckdb")):
         r = CliRunner().invoke(cli, [*args, "--store", store])
         assert r.exit_code == 2 and "is the audited database itself" in r.output and "--store-in-source" in r.output
         assert path.read_bytes() == before
-    r = CliRunner().invoke(
-        cli, ["records", str(path), "-t", "people", "-p", "1", "--pi-u", "0.5", "--store", str(path)]
-    )
-    assert r.exit_code == 2 and "--store-in-source" in r.output and path.read_bytes() == before
+        r = CliRunner().invoke(
+            cli, ["records", str(path), "-t", "people", "-p", "1", "--pi-u", "0.5", "--store", store]
+        )
+        assert r.exit_code == 2 and "--store-in-source" in r.output and path.read_bytes() == before
+        # qar scan refuses it before any scan runs: each scan's refusal came after the store was
+        # made in the file; the fix names --store and [store], as it has no --store-in-source
+        config = tmp_path / "qar.toml"
+        config.write_text(f'[sources.d]\nurl = "{path}"\n\n[[scan]]\nname = "s"\nsource = "d"\ntable = "people"\np = 1\npi_u = 0.5\n')
+        r = CliRunner().invoke(cli, ["scan", str(config), "--store", store])
+        assert r.exit_code == 2 and "is the audited database itself" in r.output and "[store]" in r.output, r.output
+        assert path.read_bytes() == before
     r = CliRunner().invoke(cli, [*args, "--store", str(path), "--store-in-source"])
     assert r.exit_code == 0, r.output
     with duckdb.connect(str(path), read_only=True) as con:
