@@ -119,7 +119,9 @@ def prepare(params: ScanParams) -> ScanPlan:
     if plan.recorded_in is not None:  # (each scan refused it too, but after the store was made in the file)
         with Store(plan.recorded_in) as st:
             for spec in scans.scans:
-                refuse_store_in_source(st, spec.source, also="; in qar scan, that is --store or the config's [store] url")
+                refuse_store_in_source(
+                    st, spec.source, also="; in qar scan, that is --store or the config's [store] url"
+                )
     return plan
 
 

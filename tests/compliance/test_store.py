@@ -14,6 +14,7 @@ import uuid
 from collections import Counter
 from pathlib import Path
 
+import click
 import duckdb
 import numpy as np
 import pytest
@@ -501,7 +502,9 @@ def test_store_that_is_the_audited_file_is_refused(tmp_path):
         # qar scan refuses it before any scan runs: each scan's refusal came after the store was
         # made in the file; the fix names --store and [store], as it has no --store-in-source
         config = tmp_path / "qar.toml"
-        config.write_text(f'[sources.d]\nurl = "{path}"\n\n[[scan]]\nname = "s"\nsource = "d"\ntable = "people"\np = 1\npi_u = 0.5\n')
+        config.write_text(
+            f'[sources.d]\nurl = "{path}"\n\n[[scan]]\nname = "s"\nsource = "d"\ntable = "people"\np = 1\npi_u = 0.5\n'
+        )
         r = CliRunner().invoke(cli, ["scan", str(config), "--store", store])
         assert r.exit_code == 2 and "is the audited database itself" in r.output and "[store]" in r.output, r.output
         assert path.read_bytes() == before
@@ -536,3 +539,27 @@ def test_a_store_url_of_another_engine_is_refused_before_any_work(tmp_path):
     assert path.read_bytes() == before
     r = CliRunner().invoke(cli, ["history", "--store", "mysql+pymysql://u:secret@localhost/x"])
     assert r.exit_code == 2 and "secret" not in r.output and "is a mysql database" in r.output, r.output
+
+
+def test_an_empty_store_is_refused_not_the_default(tmp_path, monkeypatch):
+    """``--store ""`` (a ``--store "$STORE"`` of an unset variable) read as ``--store`` alone and
+    wrote the default store into the current folder; every option given alone that way (found
+    in click's tree) refuses an empty text, exit 2, and nothing is made."""
+    from qar_sql.cli_options import ALONE
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("QAR_STORE", raising=False)
+    (tmp_path / "a.csv").write_text("a,b\n" + "".join(f"{i % 3},{i % 5}\n" for i in range(40)))
+    ctx = click.Context(cli)
+    found = 0
+    for name in cli.list_commands(ctx):
+        for p in cli.get_command(ctx, name).params:
+            if isinstance(p, click.Option) and p.flag_value == ALONE:
+                for empty in ("", " "):
+                    r = CliRunner().invoke(cli, [name, p.opts[0], empty])
+                    assert r.exit_code == 2 and "is empty" in r.output, (name, p.opts, r.output)
+                    found += 1
+    assert found >= 12, found
+    assert sorted(os.listdir(tmp_path)) == ["a.csv"]
+    r = CliRunner().invoke(cli, ["audit", "a.csv", "-p", "1", "--pi-u", "0.5", "-q", "--store"])
+    assert r.exit_code == 0 and (tmp_path / "qar_results.duckdb").exists(), r.output
