@@ -41,7 +41,7 @@ from qar_sql.engines.database import check_store_engine, check_url, first_line
 from qar_sql.engines.render import migrations_dir
 from qar_sql.engines.secrets import mask_source, scrub, secret_values
 from qar_sql.engines.source import DUCKDB_SUFFIXES, is_url, resolve_source
-from qar_sql.errors import DatabaseError, QarError, UsageError
+from qar_sql.errors import DatabaseError, QarError, SourceNotFound, UsageError
 from qar_sql.guard import local_file, same_file
 from qar_sql.measures.audit import audit as _audit
 from qar_sql.parameters.tail import AuditParams
@@ -154,8 +154,9 @@ def scan_store(given: str | None, configured: str | None, record: bool | None) -
 
 def check_store(url: str | None) -> None:
     """A store (``None``, ``""``: the default) that is a DuckDB file's name or a database URL,
-    checked before any work by a command that only reads it."""
-    _duckdb_path(resolve_store(url or None))
+    checked before any work by a command that only reads it: a DuckDB file must exist."""
+    with Store(url or None) as st:
+        st.require()
 
 
 def _duckdb_path(url: str) -> str | None:
@@ -292,6 +293,17 @@ class Store:
 
     def exists(self) -> bool:
         return self.path is None or os.path.exists(self.path)  # False, not OSError, for a name too long
+
+    def require(self) -> None:
+        """Refuse (exit 2) a DuckDB store file that does not exist, for a command that only reads
+        it: a misspelt name read as an empty store said "no runs yet", and must not be made."""
+        if self.exists():
+            return
+        default = " (the default store: name one with --store or $QAR_STORE)" if self.url == DEFAULT_STORE else ""
+        raise SourceNotFound(
+            f"the results store {self.display!r} does not exist{default}; check the path, or record a run "
+            "there first with qar audit … --store or qar scan --store"
+        )
 
     @contextlib.contextmanager
     def transaction(self, *, read_only: bool = False) -> Iterator[_Tx]:
@@ -936,8 +948,7 @@ def stored_audit(store: str | Store | None, run_id: str) -> AuditResult:
     rebuilt from ``qar_runs``, ``qar_qi_results`` and ``qar_fits``, which keep no class-size
     histograms (each QI's ``class_sizes`` is empty), no fit warnings and no uniqueness."""
     with using(store) as st:
-        if not st.exists():
-            raise UsageError(f"the results store {st.display} does not exist; check the URL or run qar migrate")
+        st.require()
         with st.transaction(read_only=True) as tx:
             if not tx.has_table("qar_runs"):
                 raise UsageError(f"the results store {st.display} has no runs; record one with qar audit --store")
