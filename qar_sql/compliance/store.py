@@ -743,6 +743,7 @@ def recorded_audit(
     with using(store) as st:
         if not store_in_source:
             refuse_store_in_source(st, source)
+        made = not st.exists()
         ensure_ready(st)
         liveness.mark_interrupted(st)  # runs whose process died (kill -9) stop looking 'running'
         started = time.perf_counter()
@@ -769,11 +770,32 @@ def recorded_audit(
             tops = top_records(result) if callable(top_records) else top_records
             more = sections(result) if sections is not None else None
         except BaseException as exc:
-            _fail_quietly(st, run_id, exc, started, secrets)
+            if not (made and isinstance(exc, UsageError) and _unmade(st, run_id)):
+                _fail_quietly(st, run_id, exc, started, secrets)
             raise
         seconds = time.perf_counter() - started
         _complete_or_save(st, run_id, result, seconds, tops, hash_keys, hash_secret_value, more)
         return result
+
+
+def _unmade(st: Store, run_id: str) -> bool:
+    """Remove the DuckDB store file this run made, once the run is refused (a column, table or
+    source misnamed: exit 2), so that a refusal leaves no file behind; only while its one run is
+    this one (another process may have recorded since). True when removed."""
+    if st.path is None:
+        return False
+    try:
+        with st.transaction(read_only=True) as tx:
+            others = tx.execute("select count(*) from qar_runs where run_id <> :id", {"id": run_id})[0][0]
+        st.release()
+        if others:
+            return False
+        for path in (st.path, f"{st.path}.wal"):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(path)
+    except (QarError, OSError):
+        return False
+    return True
 
 
 def refuse_store_in_source(

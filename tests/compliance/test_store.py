@@ -563,3 +563,21 @@ def test_an_empty_store_is_refused_not_the_default(tmp_path, monkeypatch):
     assert sorted(os.listdir(tmp_path)) == ["a.csv"]
     r = CliRunner().invoke(cli, ["audit", "a.csv", "-p", "1", "--pi-u", "0.5", "-q", "--store"])
     assert r.exit_code == 0 and (tmp_path / "qar_results.duckdb").exists(), r.output
+
+
+def test_a_refused_audit_leaves_no_new_store(tmp_path, monkeypatch):
+    """An audit refused for a user's mistake (a column, a table, a source misnamed; exit 2) made
+    the store it was pointed at and left it behind, holding one failed run: the store made for
+    that run is removed; an existing store keeps the failed run, as before."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.csv").write_text("a,b\n" + "".join(f"{i % 3},{i % 5}\n" for i in range(40)))
+    base = ["-p", "1", "--pi-u", "0.5", "-q", "--store", "s.duckdb"]
+    mistakes = (["a.csv", "-c", "nosuch"], ["missing.csv"], ["a.csv", "-t", "nosuch"])
+    for command in ("audit", "records"):
+        for args in mistakes:
+            r = CliRunner().invoke(cli, [command, *args, *base])
+            assert r.exit_code == 2, (command, args, r.output)
+            assert sorted(os.listdir(tmp_path)) == ["a.csv"], (command, args)
+    assert CliRunner().invoke(cli, ["audit", "a.csv", *base]).exit_code == 0
+    assert CliRunner().invoke(cli, ["audit", "a.csv", "-c", "nosuch", *base]).exit_code == 2
+    assert [r.status for r in S.runs("s.duckdb")] == ["complete", "failed"]
