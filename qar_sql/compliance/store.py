@@ -160,8 +160,13 @@ def check_store(url: str | None) -> None:
 
 
 def _duckdb_path(url: str) -> str | None:
-    if url.startswith("duckdb:///"):
-        return url[len("duckdb:///") :]
+    if url[:10].lower() == "duckdb:///" and url[10:] not in ("", ":memory:"):
+        return url[10:]
+    if url.lower().startswith("duckdb:"):  # (duckdb:///, duckdb:///:memory:, duckdb://: DuckDB's memory, gone at exit)
+        raise UsageError(
+            f"store {url!r} names no DuckDB file, and a database in memory keeps no results; write "
+            f"duckdb:///path/to/store.duckdb or the path alone, e.g. --store {DEFAULT_STORE}"
+        )
     if not is_url(url):
         if not url.lower().endswith(DUCKDB_SUFFIXES):
             raise UsageError(

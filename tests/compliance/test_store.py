@@ -581,3 +581,21 @@ def test_a_refused_audit_leaves_no_new_store(tmp_path, monkeypatch):
     assert CliRunner().invoke(cli, ["audit", "a.csv", *base]).exit_code == 0
     assert CliRunner().invoke(cli, ["audit", "a.csv", "-c", "nosuch", *base]).exit_code == 2
     assert [r.status for r in S.runs("s.duckdb")] == ["complete", "failed"]
+
+
+@pytest.mark.parametrize("url", ["duckdb:///", "duckdb:///:memory:", "duckdb://", "DuckDB:///:memory:"])
+def test_a_store_in_memory_is_refused(tmp_path, monkeypatch, url):
+    """A DuckDB URL naming no file is DuckDB's memory: the audit failed on its own store (exit 3,
+    "Table with name qar_runs does not exist"), and duckdb:// was said to be "a duckdb database;
+    a results store is a DuckDB file". Refused by name, exit 2, by every store command."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.csv").write_text("a,b\n" + "".join(f"{i % 3},{i % 5}\n" for i in range(40)))
+    for args in (
+        ["audit", "a.csv", "-p", "1", "--pi-u", "0.5", "-q"],
+        ["history"],
+        ["migrate"],
+        ["migrate", "--status"],
+    ):
+        r = CliRunner().invoke(cli, [*args, "--store", url])
+        assert r.exit_code == 2 and "names no DuckDB file" in r.output, (args, r.output)
+    assert sorted(os.listdir(tmp_path)) == ["a.csv"]
