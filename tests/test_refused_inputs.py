@@ -349,3 +349,28 @@ def test_a_url_whose_port_is_no_number_is_a_bad_input(url, tmp_path, monkeypatch
     r = run(["scan", str(tmp_path / "qar.toml"), "-q", "-f", "json"], 2)
     assert "its port is not a number" in json.loads(r.stdout)["scans"][0]["error"]
     run(["history", "--store", url], 2, "cannot use store URL", "its port is not a number")
+
+
+def test_a_null_token_with_a_line_break_names_the_option(tmp_path):
+    """--null-token 'N<newline>A' was refused as a "text value" whose fix was to "change the value
+    or the file name": every command with --null-token (click's tree) names the option, exit 2."""
+    import click
+
+    csv = tmp_path / "a.csv"
+    csv.write_text("a,b,c\n" + "".join(f"{i % 3},{i % 5},{i % 7}\n" for i in range(40)))
+    (tmp_path / "t.toml").write_text(
+        'qid = "q"\nrelease = ["b"]\n[qis]\nq = ["a", "b"]\n[treatments.b]\ncolumn = "a"\nkind = "bands"\nwidth = 2\n'
+    )
+    ctx = click.Context(cli)
+    commands = [
+        name
+        for name in cli.list_commands(ctx)
+        if any("--null-token" in getattr(p, "opts", ()) for p in cli.get_command(ctx, name).params)
+    ]
+    assert len(commands) >= 8, commands
+    needs = {"anonymize": ["--k", "2"], "report": ["-o", str(tmp_path / "r.html")], "uniqueness": ["-g", "2"]}
+    needs["whatif"] = ["-T", str(tmp_path / "t.toml")]
+    for name in commands:
+        for token in ("N\nA", "\x1b[31m", "\u202eAN"):
+            r = CliRunner().invoke(cli, [name, str(csv), *needs.get(name, []), "--null-token", token])
+            assert r.exit_code == 2 and "Error: --null-token " in r.output, (name, token, r.output)
