@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 
 import duckdb
 import pytest
@@ -114,6 +115,29 @@ def test_demo_refuses_to_replace_a_table_it_did_not_write(tmp_path):
     assert con.execute("select count(*) from population").fetchall() == [(300,)]
     assert con.execute("select * from other").fetchall() == [(1,)]  # the rest is left alone
     con.close()
+
+
+def test_demo_path_that_is_no_duckdb_file_is_refused_before_it_is_opened(tmp_path, monkeypatch):
+    """DuckDB opens a CSV or Parquet file as a database of views: --path people.csv was said to
+    hold "tables of its own (people, file)" and, with --overwrite, "--table 'population' does
+    not apply to the CSV file"; --path - made a DuckDB file named '-'; a missing folder or a
+    symlink loop was exit 3; --path '' was "a folder". Each is one sentence, exit 2, nothing made."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "people.csv").write_text("a,b\n1,2\n")
+    (tmp_path / "loop.duckdb").symlink_to(tmp_path / "loop2.duckdb")
+    (tmp_path / "loop2.duckdb").symlink_to(tmp_path / "loop.duckdb")
+    before = sorted(os.listdir(tmp_path))
+    for path, needle in (
+        ("people.csv", "must end in .duckdb"),
+        ("-", "must end in .duckdb"),
+        ("", "--path is empty"),
+        ("no/such/folder.duckdb", "does not exist"),
+        ("loop.duckdb", "cannot be written"),
+    ):
+        for more in ([], ["--overwrite"]):
+            run(["demo", "--path", path, "--rows", "300", "-q", *more], 2, needle)
+    assert sorted(os.listdir(tmp_path)) == before
+    assert (tmp_path / "people.csv").read_text() == "a,b\n1,2\n"
 
 
 def test_demo_replaces_its_own_population_without_asking(tmp_path):

@@ -39,6 +39,7 @@ from qar_sql.output.render_scan import junit_xml, stderr_lines
 from qar_sql.parameters.store import ScanParams
 from qar_sql.results import ScanOutcome, ScanReport, pick
 from qar_sql.stats.interval import require_exceedances
+from qar_sql.user_files import check_folder
 from qar_sql.user_text import one_line
 
 #: A scan's progress: (the scan's name, done, total).
@@ -110,6 +111,8 @@ def prepare(params: ScanParams) -> ScanPlan:
     for option, path in (("--junit", params.junit), ("--markdown", params.markdown)):
         if path:
             check_writable(path, option)
+    if params.report_dir:  # (a symlink loop there failed after every scan had run)
+        check_folder(params.report_dir, "--report-dir")
     cfg = scans_of(params)
     given = {f.name: getattr(params, f.name) for f in fields(ScanParams)}
     scans = apply_settings(cfg, params.thresholds)
