@@ -398,3 +398,18 @@ def test_a_null_token_with_a_line_break_names_the_option(tmp_path):
         for token in ("N\nA", "\x1b[31m", "\u202eAN"):
             r = CliRunner().invoke(cli, [name, str(csv), *needs.get(name, []), "--null-token", token])
             assert r.exit_code == 2 and "Error: --null-token " in r.output, (name, token, r.output)
+
+
+def test_a_column_given_two_hierarchies_is_refused(tmp_path):
+    """--hierarchy sex=a.csv --hierarchy sex=b.csv ran with one of them, the other silently
+    dropped; refused on the command line and in the API (the same file twice is one)."""
+    csv = tmp_path / "t.csv"
+    csv.write_text("age,sex\n" + "".join(f"{20 + i % 9},{'FM'[i % 2]}\n" for i in range(60)))
+    for name, text in (("a.csv", "M;*\nF;*\n"), ("b.csv", "M;X\nF;X\n")):
+        (tmp_path / name).write_text(text)
+    a, b = str(tmp_path / "a.csv"), str(tmp_path / "b.csv")
+    base = ["anonymize", str(csv), "-c", "age,sex", "--k", "2", "-q"]
+    run([*base, "--hierarchy", f"sex={a}", "--hierarchy", f"sex={b}"], 2, "two files")
+    run([*base, "--hierarchy", f"sex={a}", "--hierarchy", f"sex={a}"], 0)
+    with pytest.raises(UsageError, match="two files"):
+        qar_sql.anonymize(str(csv), columns="age,sex", k=2, hierarchy=[("sex", a), ("sex", b)])
