@@ -11,6 +11,7 @@ from qar_sql.output.readable_numbers import dash
 from qar_sql.output.registry import renders
 from qar_sql.plots import literal
 from qar_sql.results import History, HistoryPoint, iso_time
+from qar_sql.user_text import one_line
 
 
 def age(seconds: float) -> str:
@@ -41,15 +42,15 @@ def _status(pt: HistoryPoint) -> str:
 
 def history_text(h: History) -> str:
     if not h.series:
-        return f"No runs in {h.store} yet; record one with qar audit … --store or qar scan.\n"
-    lines = [f"Risk history in {h.store}"]
+        return f"No runs in {one_line(h.store)} yet; record one with qar audit … --store or qar scan.\n"
+    lines = [f"Risk history in {one_line(h.store)}"]  # (a store's name or a source may hold a line break)
     head = ("when (UTC)", "status", "risk", "change", "rows")
     for s in h.series:
-        lines += ["", f"{s.label} — {s.source}"]
+        lines += ["", f"{one_line(s.label)} — {one_line(s.source)}"]
         if s.new_configuration:
             lines.append(f"  New configuration, a new series: {s.new_configuration}.")
         if s.columns is not None:
-            lines.append(f"  Columns ({len(s.columns)}): {', '.join(s.columns)}")
+            lines.append(f"  Columns ({len(s.columns)}): {one_line(', '.join(s.columns))}")
         rows = [
             (
                 iso_time(pt.started_at),
