@@ -22,7 +22,9 @@ from typing import Any
 
 import numpy as np
 
+from qar_sql.engines.source import DUCKDB_SUFFIXES
 from qar_sql.errors import DatabaseError, UsageError, require_whole
+from qar_sql.user_files import check_writable
 from qar_sql.user_text import one_line
 
 __all__ = ["DEMO_COLUMNS", "DEMO_TABLE", "generate_population", "write_demo", "write_population"]
@@ -462,9 +464,6 @@ def write_demo(path: str, *, rows: int, seed: int, overwrite: bool = False) -> N
     An existing file is written only if it holds nothing but an earlier demo population, or with
     ``overwrite`` (which replaces its table ``population`` and leaves the rest)."""
     import duckdb
-
-    from qar_sql.engines.source import DUCKDB_SUFFIXES
-    from qar_sql.user_files import check_writable
 
     if path.strip() and Path(path).is_dir():
         raise UsageError(f"--path {path!r} is a folder; name a DuckDB file such as qar_demo.duckdb")
