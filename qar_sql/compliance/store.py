@@ -141,8 +141,8 @@ def resolve_store(url: str | None) -> str:
 def scan_store(given: str | None, configured: str | None, record: bool | None) -> str | None:
     """Where a scan records its runs, or None: nothing is written unless asked, as a linter or a
     data-quality check writes nothing unasked. ``given``: the store asked for (``--store URL``;
-    ``""``: ``--store`` alone, i.e. ``$QAR_STORE``, else the default store); ``configured``: the
-    config's ``[store]``; ``record``: False never records (``--no-store``), True always, None
+    ``""``: ``--store`` alone, i.e. the config's ``[store]``, else ``$QAR_STORE``, else the default
+    store); ``configured``: the config's ``[store]``; ``record``: False never records (``--no-store``), True always, None
     only where a store is given or configured. ``$QAR_STORE`` alone switches nothing on (as for
     ``qar audit``): it names the store that ``--store`` alone uses."""
     if record is False:
