@@ -384,15 +384,17 @@ def test_lost_connection_is_recorded_as_failed(tmp_path):
 def test_error_is_recorded_as_failed_and_cli_exit_code(duck, tmp_path):
     source, table = people(duck)
     store = str(tmp_path / "s.duckdb")
-    with pytest.raises(ColumnError):
+    with pytest.raises(ColumnError):  # (a refusal in the store it made leaves no store behind)
         S.recorded_audit(store, source, table=table, columns=["nope"], p=1)
-    (run,) = S.runs(store)
-    assert run.status == "failed" and "column 'nope'" in run.error
+    assert not os.path.exists(store)
     r = CliRunner().invoke(cli, table_args("audit", source, table, COLS, "--store", store, "-q", key=None, pi_u=0.5))
     assert r.exit_code == 0, r.output
     r2 = CliRunner().invoke(cli, ["audit", source, "--table", "missing", "--store", store, "-q"])
     assert r2.exit_code == 2 and "table 'missing' not found" in r2.output
-    assert [x.status for x in S.runs(store)] == ["failed", "complete", "failed"]
+    with pytest.raises(ColumnError):
+        S.recorded_audit(store, source, table=table, columns=["nope"], p=1)
+    runs = S.runs(store)
+    assert [x.status for x in runs] == ["complete", "failed", "failed"] and "column 'nope'" in (runs[-1].error or "")
 
 
 def test_concurrent_runs_postgres_store(pg_schema, tmp_path):
