@@ -54,11 +54,38 @@ fmt_html = format_option(html=True, help="Output format; html is the self-contai
 quiet = click.option(
     "--quiet", "-q", is_flag=True, help="No progress on stderr (a bar on a terminal, else a stage line every 10 s)."
 )
-# "--store" alone means the default store ($QAR_STORE, else qar_results.duckdb): flag_value "".
+#: What click gives an option whose value may be left out (``--store`` alone), so that it is told
+#: apart from an empty text (``--store ""``, ``--store "$UNSET"``), which read the same and wrote
+#: the default store in the current folder.
+ALONE = "\x00given alone"
+
+
+def alone(meaning: Any) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    """The callback of a store option (``--store``, ``--from-store``) with ``flag_value=ALONE``:
+    given alone, ``meaning``; an empty text is refused."""
+
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        if value == ALONE:
+            return meaning
+        if isinstance(value, str) and not value.strip():
+            flag = next(o for o in param.opts if o.startswith("--"))
+            raise click.BadParameter(
+                f"{value!r} is empty; name a .duckdb file or a database URL, or give {flag} alone (no value) for "
+                "$QAR_STORE, else qar_results.duckdb",
+                ctx,
+                param,
+            )
+        return value
+
+    return callback
+
+
+# "--store" alone means the default store ($QAR_STORE, else qar_results.duckdb): "" to the command.
 store = click.option(
     "--store",
     is_flag=False,
-    flag_value="",
+    flag_value=ALONE,
+    callback=alone(""),
     default=None,
     help="Results store: a .duckdb file or a database URL (given alone or left out: $QAR_STORE, else "
     "qar_results.duckdb). An audit records its run only when --store is given.",

@@ -21,7 +21,7 @@ from typing import Any, Generic, TypeVar
 
 import click
 
-from qar_sql.cli_options import split_names, split_shares
+from qar_sql.cli_options import ALONE, alone, split_names, split_shares
 from qar_sql.engines.dialects import DIALECTS
 from qar_sql.errors import ParameterError, QarError
 from qar_sql.extras import require
@@ -238,8 +238,8 @@ def click_option(name: str, f: dataclasses.Field, meta: OptionMeta) -> click.Opt
         attrs["multiple"] = True
     if meta.parse is not None:
         convert = _parsing(meta.parse)
-    if meta.flag_value is not None:  # (given alone: this value, as --store alone)
-        attrs["is_flag"], attrs["flag_value"] = False, meta.flag_value
+    if meta.flag_value is not None:  # (given alone: this value, as --store alone; an empty text refused)
+        attrs["is_flag"], attrs["flag_value"], convert = False, ALONE, alone(meta.flag_value)
     if meta.required:  # (click's [required]; a default, even None, would count as given)
         attrs["required"] = True
     else:

@@ -22,7 +22,9 @@ from typing import Any
 
 import numpy as np
 
+from qar_sql.engines.source import DUCKDB_SUFFIXES
 from qar_sql.errors import DatabaseError, UsageError, require_whole
+from qar_sql.user_files import check_writable
 from qar_sql.user_text import one_line
 
 __all__ = ["DEMO_COLUMNS", "DEMO_TABLE", "generate_population", "write_demo", "write_population"]
@@ -463,8 +465,12 @@ def write_demo(path: str, *, rows: int, seed: int, overwrite: bool = False) -> N
     ``overwrite`` (which replaces its table ``population`` and leaves the rest)."""
     import duckdb
 
-    if Path(path).is_dir():
+    if path.strip() and Path(path).is_dir():
         raise UsageError(f"--path {path!r} is a folder; name a DuckDB file such as qar_demo.duckdb")
+    # Before the file is opened: DuckDB opens a CSV or Parquet file as a database of views (it
+    # was said to hold "tables of its own"), made a file '-', and a missing folder or a symlink
+    # loop was exit 3.
+    check_writable(path, "--path", DUCKDB_SUFFIXES)
     existed = Path(path).exists()
     try:
         con = duckdb.connect(path)

@@ -80,10 +80,26 @@ def require_whole(value: object, minimum: int, message: str) -> None:
         raise ParameterError(message)
 
 
-def shown(value: object) -> str:
+def shown(value: object, *, _depth: int = 0) -> str:
     """A value as an error message shows it: a numpy scalar as the Python number it holds
     (200, not np.int64(200)), a whole number of more than 15 digits in scientific notation
-    (1e+400, not four hundred zeros), text quoted, anything else by its repr."""
+    (1e+400, not four hundred zeros), a date or time as TOML and YAML write it (1979-05-27, not
+    datetime.date(1979, 5, 27)), a list or table item by item (ten items, three levels at most),
+    text quoted, anything else by its repr."""
+    import datetime
+    import functools
+
+    if isinstance(value, datetime.date | datetime.time):
+        return value.isoformat()
+    if isinstance(value, list | tuple | dict):  # (each item so; a long or deep list cut short)
+        if _depth >= 3:
+            return "…"
+        inner = functools.partial(shown, _depth=_depth + 1)
+        pairs = list(value.items())[:10] if isinstance(value, dict) else None
+        parts = [f"{inner(k)}: {inner(v)}" for k, v in pairs] if pairs is not None else [inner(x) for x in value[:10]]
+        more = [f"… {len(value) - 10:,} more"] if len(value) > 10 else []
+        ends = "{}" if isinstance(value, dict) else "()" if isinstance(value, tuple) else "[]"
+        return ends[0] + ", ".join([*parts, *more]) + ends[1]
     item = getattr(value, "item", None)
     if callable(item) and type(value).__module__ == "numpy":
         try:

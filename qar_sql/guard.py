@@ -30,7 +30,7 @@ def local_file(source: Any) -> str | None:
     return engine.local_file(text) if engine is not None and engine.local_file is not None else None
 
 
-def _same_file(a: str, b: str) -> bool:
+def same_file(a: str, b: str) -> bool:
     """The same file by its resolved real path (symlinks, ``..``, relative or absolute) or, when
     both exist, by device and inode (hard links, a case-insensitive file system)."""
     try:
@@ -55,7 +55,7 @@ def check_not_input(writes: Iterable[tuple[str, Any]], reads: Iterable[tuple[str
         if out is None or not os.fspath(out):
             continue
         out = os.fspath(out)
-        same = next((first for first, path in written if out != "-" and _same_file(out, path)), None)
+        same = next((first for first, path in written if out != "-" and same_file(out, path)), None)
         if same is not None:  # the second would replace the first (a JUnit file holding Markdown)
             raise UsageError(f"{same} and {option} both name {out!r}; give each its own file")
         written.append((option, out))
@@ -64,7 +64,7 @@ def check_not_input(writes: Iterable[tuple[str, Any]], reads: Iterable[tuple[str
                 f"{option} '-' would write a file named '-': {option} writes a file, not stdout; give it a file name"
             )
         for what, path, given in inputs:
-            if _same_file(out, path):
+            if same_file(out, path):
                 shown = "" if given == out else f" ({mask_source(given)!r})"
                 raise UsageError(
                     f"{option} {out!r} is {what}{shown}, which this command reads and writing would destroy; "

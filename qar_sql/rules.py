@@ -90,7 +90,7 @@ def check_tail(p: int | None, alpha: float, pi_u: float) -> None:
 def check_choice(flag: str, value: object, allowed: Sequence[str]) -> None:
     """``value`` one of ``allowed`` (the choices of ``flag``), else a ParameterError naming it."""
     if value not in allowed:
-        raise ParameterError(f"{flag} {value!r} is unknown; use one of {', '.join(allowed)}")
+        raise ParameterError(f"{flag} {shown(value)} is unknown; use one of {', '.join(allowed)}")
 
 
 def reads_as_number(text: str) -> bool:
@@ -122,7 +122,7 @@ def check_risk(value: object, where: str, example: str) -> None:
             f"{where} {value!r} is text; write it without quotes, as a number: a risk between 0 and 1, e.g. {example}"
         )
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 <= _float(value) <= 1.0:
-        raise ParameterError(f"{where} {value!r} must be a risk between 0 and 1, e.g. {example}")
+        raise ParameterError(f"{where} {shown(value)} must be a risk between 0 and 1, e.g. {example}")
 
 
 def check_null_tokens(tokens: Sequence[str] | str | None) -> tuple[str, ...]:
@@ -148,7 +148,7 @@ def check_group_size(k: object, rows: int | None = None) -> None:
     require_whole(k, 2, f"group size k = {shown(k)} must be a whole number of at least 2, e.g. --group-size 30")
     if rows is not None and int(k) > rows:  # type: ignore[call-overload]
         raise ParameterError(
-            f"group size k = {k} is larger than the table's {rows} rows; use --group-size {rows} or less"
+            f"group size k = {shown(k)} is larger than the table's {rows} rows; use --group-size {rows} or less"
         )
 
 
@@ -224,7 +224,9 @@ def check_min_exceedances(minimum: object) -> int | None:
     """None (no gate) or a whole number of at least 1, else a ParameterError naming it."""
     if minimum is None:
         return None
-    message = f"--min-exceedances {minimum!r} is not a number of exceedances; use a whole number of at least 1, e.g. 3"
+    message = (
+        f"--min-exceedances {shown(minimum)} is not a number of exceedances; use a whole number of at least 1, e.g. 3"
+    )
     require_whole(minimum, 1, message)
     return int(minimum)  # type: ignore[call-overload]
 

@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 from qar_sql import config_file as config
 from qar_sql import user_files
 from qar_sql.compliance import scans
-from qar_sql.errors import UsageError
+from qar_sql.errors import UsageError, shown
 from qar_sql.parameters.tail import THETA_MEASURES
 from qar_sql.stats.evt import PWM_METHODS
 
@@ -196,7 +196,7 @@ def _shown(value: Any) -> str:
         return "a table"
     if isinstance(value, bool):
         return "true" if value else "false"
-    return json.dumps(value, ensure_ascii=False) if isinstance(value, str) else repr(value)
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, str) else shown(value)
 
 
 def errors(

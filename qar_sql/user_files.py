@@ -223,3 +223,29 @@ def check_writable(path: str, option: str, suffixes: Sequence[str] = ()) -> None
         except OSError as exc:
             reason = exc.strerror or type(exc).__name__
             raise UsageError(f"{option} {path!r} cannot be written ({reason}); choose another path") from None
+
+
+def check_folder(path: str, option: str) -> None:
+    """Refuse, before any work, an output folder (``--report-dir``) that cannot be made or
+    written: a file, a symlink loop, a name too long, under a file, or in a folder without
+    permission. A missing folder is made later, with its parents."""
+    if not path.strip():
+        raise UsageError(f"{option} is empty; name a folder to write")
+    p = Path(path)
+    try:
+        if os.stat(p) and not p.is_dir():
+            raise UsageError(f"{option} {path!r} is a file, not a folder; name a folder")
+    except FileNotFoundError:
+        pass
+    except OSError as exc:  # a symlink loop, a name too long, a file on the way
+        raise UsageError(f"{option} {path!r} cannot be used ({exc.strerror}); choose another folder") from None
+    else:
+        if not os.access(p, os.W_OK | os.X_OK):
+            raise UsageError(f"{option} {path!r} cannot be written (permission denied); choose another folder")
+        return
+    parent = p.absolute().parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        reason = "it is under a file" if not parent.is_dir() else "permission denied"
+        raise UsageError(f"{option} {path!r} cannot be made ({reason}); choose another folder")

@@ -714,3 +714,26 @@ def test_two_outputs_on_one_file_are_refused_before_any_scan(tmp_path, monkeypat
     with pytest.raises(SystemExit) as stopped:
         main(["--no-store", "--junit", "a.xml", "--markdown", "a.xml", "sub2/qar.toml"])
     assert stopped.value.code == 2 and "--junit and --markdown both name" in capsys.readouterr().err
+
+
+def test_the_actions_outputs_name_only_files_the_scan_wrote(tmp_path):
+    """The junit and report-dir outputs named the inputs' paths whatever happened: a scan refused
+    before it ran (a bad config, args) named a JUnit file that was never written, or one an
+    earlier run left. Now only what this run's scans wrote."""
+    from qar_sql.cli import action
+
+    env = {
+        "QAR_ACTION_JUNIT": str(tmp_path / "j.xml"),
+        "QAR_ACTION_JSON": str(tmp_path / "s.json"),
+        "QAR_ACTION_REPORT_DIR": str(tmp_path / "pages"),
+    }
+    scans = [{"name": "x", "status": "ok", "risk": 0.5}]
+    for listed in ([], scans):
+        out = action.outputs(listed, env)
+        assert (out["junit"], out["report-dir"], out["json"]) == ("", "", env["QAR_ACTION_JSON"])
+    (tmp_path / "j.xml").write_text("<testsuites/>")
+    (tmp_path / "pages").mkdir()
+    (tmp_path / "pages" / "index.html").write_text("<html></html>")
+    assert action.outputs([], env)["junit"] == ""  # (left by an earlier run: no scan ran now)
+    out = action.outputs(scans, env)
+    assert (out["junit"], out["report-dir"]) == (env["QAR_ACTION_JUNIT"], env["QAR_ACTION_REPORT_DIR"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 
 import duckdb
 import pytest
@@ -114,6 +115,29 @@ def test_demo_refuses_to_replace_a_table_it_did_not_write(tmp_path):
     assert con.execute("select count(*) from population").fetchall() == [(300,)]
     assert con.execute("select * from other").fetchall() == [(1,)]  # the rest is left alone
     con.close()
+
+
+def test_demo_path_that_is_no_duckdb_file_is_refused_before_it_is_opened(tmp_path, monkeypatch):
+    """DuckDB opens a CSV or Parquet file as a database of views: --path people.csv was said to
+    hold "tables of its own (people, file)" and, with --overwrite, "--table 'population' does
+    not apply to the CSV file"; --path - made a DuckDB file named '-'; a missing folder or a
+    symlink loop was exit 3; --path '' was "a folder". Each is one sentence, exit 2, nothing made."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "people.csv").write_text("a,b\n1,2\n")
+    (tmp_path / "loop.duckdb").symlink_to(tmp_path / "loop2.duckdb")
+    (tmp_path / "loop2.duckdb").symlink_to(tmp_path / "loop.duckdb")
+    before = sorted(os.listdir(tmp_path))
+    for path, needle in (
+        ("people.csv", "must end in .duckdb"),
+        ("-", "must end in .duckdb"),
+        ("", "--path is empty"),
+        ("no/such/folder.duckdb", "does not exist"),
+        ("loop.duckdb", "cannot be written"),
+    ):
+        for more in ([], ["--overwrite"]):
+            run(["demo", "--path", path, "--rows", "300", "-q", *more], 2, needle)
+    assert sorted(os.listdir(tmp_path)) == before
+    assert (tmp_path / "people.csv").read_text() == "a,b\n1,2\n"
 
 
 def test_demo_replaces_its_own_population_without_asking(tmp_path):
@@ -349,3 +373,43 @@ def test_a_url_whose_port_is_no_number_is_a_bad_input(url, tmp_path, monkeypatch
     r = run(["scan", str(tmp_path / "qar.toml"), "-q", "-f", "json"], 2)
     assert "its port is not a number" in json.loads(r.stdout)["scans"][0]["error"]
     run(["history", "--store", url], 2, "cannot use store URL", "its port is not a number")
+
+
+def test_a_null_token_with_a_line_break_names_the_option(tmp_path):
+    """--null-token 'N<newline>A' was refused as a "text value" whose fix was to "change the value
+    or the file name": every command with --null-token (click's tree) names the option, exit 2."""
+    import click
+
+    csv = tmp_path / "a.csv"
+    csv.write_text("a,b,c\n" + "".join(f"{i % 3},{i % 5},{i % 7}\n" for i in range(40)))
+    (tmp_path / "t.toml").write_text(
+        'qid = "q"\nrelease = ["b"]\n[qis]\nq = ["a", "b"]\n[treatments.b]\ncolumn = "a"\nkind = "bands"\nwidth = 2\n'
+    )
+    ctx = click.Context(cli)
+    commands = [
+        name
+        for name in cli.list_commands(ctx)
+        if any("--null-token" in getattr(p, "opts", ()) for p in cli.get_command(ctx, name).params)
+    ]
+    assert len(commands) >= 8, commands
+    needs = {"anonymize": ["--k", "2"], "report": ["-o", str(tmp_path / "r.html")], "uniqueness": ["-g", "2"]}
+    needs["whatif"] = ["-T", str(tmp_path / "t.toml")]
+    for name in commands:
+        for token in ("N\nA", "\x1b[31m", "\u202eAN"):
+            r = CliRunner().invoke(cli, [name, str(csv), *needs.get(name, []), "--null-token", token])
+            assert r.exit_code == 2 and "Error: --null-token " in r.output, (name, token, r.output)
+
+
+def test_a_column_given_two_hierarchies_is_refused(tmp_path):
+    """--hierarchy sex=a.csv --hierarchy sex=b.csv ran with one of them, the other silently
+    dropped; refused on the command line and in the API (the same file twice is one)."""
+    csv = tmp_path / "t.csv"
+    csv.write_text("age,sex\n" + "".join(f"{20 + i % 9},{'FM'[i % 2]}\n" for i in range(60)))
+    for name, text in (("a.csv", "M;*\nF;*\n"), ("b.csv", "M;X\nF;X\n")):
+        (tmp_path / name).write_text(text)
+    a, b = str(tmp_path / "a.csv"), str(tmp_path / "b.csv")
+    base = ["anonymize", str(csv), "-c", "age,sex", "--k", "2", "-q"]
+    run([*base, "--hierarchy", f"sex={a}", "--hierarchy", f"sex={b}"], 2, "two files")
+    run([*base, "--hierarchy", f"sex={a}", "--hierarchy", f"sex={a}"], 0)
+    with pytest.raises(UsageError, match="two files"):
+        qar_sql.anonymize(str(csv), columns="age,sex", k=2, hierarchy=[("sex", a), ("sex", b)])

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from qar_sql import user_files
-from qar_sql.errors import SourceNotFound, UsageError
+from qar_sql.errors import SourceNotFound, UsageError, shown
 
 #: The label of the root level of every hierarchy (ARX's convention).
 ROOT = "*"
@@ -252,17 +252,17 @@ class IntervalHierarchy(Hierarchy):
         object.__setattr__(self, "widths", widths)
         if not widths or not all(isinstance(w, int | float) and not isinstance(w, bool) and w > 0 for w in widths):
             raise HierarchyError(
-                f"the interval widths {list(widths)!r} of column {self.column!r} must be positive numbers, e.g. [5, 10, 20]"
+                f"the interval widths {shown(list(widths))} of column {self.column!r} must be positive numbers, e.g. [5, 10, 20]"
             )
         if any(b < a for a, b in zip(widths, widths[1:])):
             raise HierarchyError(
-                f"the interval widths {list(widths)!r} of column {self.column!r} must not shrink from level to level "
+                f"the interval widths {shown(list(widths))} of column {self.column!r} must not shrink from level to level "
                 "(each level generalizes the one below); sort them, e.g. [5, 10, 20]"
             )
         for a, b in zip(widths, widths[1:]):
             if abs(b / a - round(b / a)) > 1e-9:
                 raise HierarchyError(
-                    f"the interval widths {list(widths)!r} of column {self.column!r} must each be a multiple of the "
+                    f"the interval widths {shown(list(widths))} of column {self.column!r} must each be a multiple of the "
                     f"one before ({b!r} is not a multiple of {a!r}), so that each band lies in one band of the next "
                     "level; e.g. [5, 10, 20]"
                 )
@@ -366,7 +366,7 @@ def intervals_from_toml(table: Mapping[str, Any], where: str = "the TOML") -> di
         for key in ("bottom", "top", "origin"):
             v = spec.get(key)
             if v is not None and (isinstance(v, bool) or not isinstance(v, int | float)):
-                raise HierarchyError(f"hierarchies.{column}.{key} = {v!r} in {where} must be a number")
+                raise HierarchyError(f"hierarchies.{column}.{key} = {shown(v)} in {where} must be a number")
         out[column] = IntervalHierarchy(column, tuple(widths), spec.get("bottom"), spec.get("top"), spec.get("origin"))
     return out
 

@@ -101,14 +101,18 @@ def _num(value: object) -> str:
 
 
 def outputs(scans: list[Mapping], env: Mapping[str, str]) -> dict[str, str]:
+    """The step's outputs. The JUnit file and the report folder are named only when qar scan
+    wrote them in this run (its JSON lists scans, and they are there): a scan refused before it
+    ran named a JUnit file that a later step then failed to find (or found from an earlier run)."""
     risks = [s["risk"] for s in scans if isinstance(s.get("risk"), int | float)]
+    junit, pages = env.get("QAR_ACTION_JUNIT", ""), env.get("QAR_ACTION_REPORT_DIR", "")
     out = {
         "risk": _num(max(risks)) if risks else "",
         "scans": str(len(scans)),
         **{status: str(sum(s.get("status") == status for s in scans)) for status in ("ok", "warn", "fail", "error")},
-        "junit": env.get("QAR_ACTION_JUNIT", ""),
+        "junit": junit if scans and os.path.isfile(junit) else "",
         "json": env.get("QAR_ACTION_JSON", ""),
-        "report-dir": env.get("QAR_ACTION_REPORT_DIR", ""),
+        "report-dir": pages if scans and os.path.isfile(os.path.join(pages, "index.html")) else "",
     }
     return {k: v.replace("\n", " ") for k, v in out.items()}
 

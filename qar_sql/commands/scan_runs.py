@@ -28,7 +28,7 @@ from qar_sql.compliance.scans import (
     load_config,
     parse_config,
 )
-from qar_sql.compliance.store import Store, describe_error, ensure_ready, scan_store
+from qar_sql.compliance.store import Store, describe_error, ensure_ready, refuse_store_in_source, scan_store
 from qar_sql.engines.secrets import scrub, secret_values
 from qar_sql.engines.source import session_of
 from qar_sql.errors import ExitCode, QarError, UsageError
@@ -39,6 +39,7 @@ from qar_sql.output.render_scan import junit_xml, stderr_lines
 from qar_sql.parameters.store import ScanParams
 from qar_sql.results import ScanOutcome, ScanReport, pick
 from qar_sql.stats.interval import require_exceedances
+from qar_sql.user_files import check_folder
 from qar_sql.user_text import one_line
 
 #: A scan's progress: (the scan's name, done, total).
@@ -110,12 +111,20 @@ def prepare(params: ScanParams) -> ScanPlan:
     for option, path in (("--junit", params.junit), ("--markdown", params.markdown)):
         if path:
             check_writable(path, option)
+    if params.report_dir:  # (a symlink loop there failed after every scan had run)
+        check_folder(params.report_dir, "--report-dir")
     cfg = scans_of(params)
     given = {f.name: getattr(params, f.name) for f in fields(ScanParams)}
     scans = apply_settings(cfg, params.thresholds)
     plan = ScanPlan(**given, scans=scans, recorded_in=scan_store(params.store, cfg.store, params.record))
     writes, reads = files(plan)
     guard_outputs(writes, reads)
+    if plan.recorded_in is not None:  # (each scan refused it too, but after the store was made in the file)
+        with Store(plan.recorded_in) as st:
+            for spec in scans.scans:
+                refuse_store_in_source(
+                    st, spec.source, also="; in qar scan, that is --store or the config's [store] url"
+                )
     return plan
 
 

@@ -97,6 +97,7 @@ def history(store: str | None = None, *, table: str | None = None) -> History:
     """The runs in ``store`` grouped into series, oldest run first. ``table`` keeps the series
     whose table (or scan name) is exactly that."""
     with using(store) as st:
+        st.require()
         rows = runs(st)
     now = liveness.now()
     series = []

@@ -40,7 +40,7 @@ from qar_sql import user_files
 from qar_sql.engines.database import check_store_engine
 from qar_sql.engines.secrets import mask_source, secret_values
 from qar_sql.engines.source import is_url
-from qar_sql.errors import ParameterError, UsageError
+from qar_sql.errors import ParameterError, UsageError, shown
 from qar_sql.parameters.tail import AuditParams
 from qar_sql.precedence import Chosen, choose
 from qar_sql.rules import check_min_exceedances, check_risk
@@ -174,7 +174,7 @@ def _check_listed(checked: Mapping[str, Any], label: str, of_scan: bool) -> None
     p = checked.get("p", AuditParams.p)
     if isinstance(p, int) and not isinstance(p, bool) and p > len(left):
         raise ParameterError(
-            f"{label}: p = {p} is larger than the number of columns left ({len(left)}); write p = {len(left)} "
+            f"{label}: p = {shown(p)} is larger than the number of columns left ({len(left)}); write p = {len(left)} "
             "or list more columns"
         )
 
@@ -404,7 +404,7 @@ def parse_config(
         )
         raw_scans = []
     elif not isinstance(raw_scans, list):
-        refuse(problems, ("scan",), f"{where}: scan = {raw_scans!r} must be a list of [[scan]] tables")
+        refuse(problems, ("scan",), f"{where}: scan = {shown(raw_scans)} must be a list of [[scan]] tables")
         raw_scans = []
     elif not raw_scans:
         refuse(
@@ -430,7 +430,7 @@ def parse_config(
             sname = next(iter(sources))
         if sname not in sources:
             hint = _did_you_mean(str(sname), list(sources)) if sources else "add a [sources.NAME] table"
-            refuse(problems, (*at, "source"), f"{scan} uses source {sname!r}, which is not defined; {hint}")
+            refuse(problems, (*at, "source"), f"{scan} uses source {shown(sname)}, which is not defined; {hint}")
             continue
         table = raw.get("table")
         if table is not None and (not isinstance(table, str) or not table):

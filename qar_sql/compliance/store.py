@@ -41,8 +41,8 @@ from qar_sql.engines.database import check_store_engine, check_url, first_line
 from qar_sql.engines.render import migrations_dir
 from qar_sql.engines.secrets import mask_source, scrub, secret_values
 from qar_sql.engines.source import DUCKDB_SUFFIXES, is_url, resolve_source
-from qar_sql.errors import DatabaseError, QarError, UsageError
-from qar_sql.guard import local_file
+from qar_sql.errors import DatabaseError, QarError, SourceNotFound, UsageError
+from qar_sql.guard import local_file, same_file
 from qar_sql.measures.audit import audit as _audit
 from qar_sql.parameters.tail import AuditParams
 from qar_sql.results import AuditResult, MigrateResult, MigrationState, QIStats, from_plain, to_plain
@@ -141,8 +141,8 @@ def resolve_store(url: str | None) -> str:
 def scan_store(given: str | None, configured: str | None, record: bool | None) -> str | None:
     """Where a scan records its runs, or None: nothing is written unless asked, as a linter or a
     data-quality check writes nothing unasked. ``given``: the store asked for (``--store URL``;
-    ``""``: ``--store`` alone, i.e. ``$QAR_STORE``, else the default store); ``configured``: the
-    config's ``[store]``; ``record``: False never records (``--no-store``), True always, None
+    ``""``: ``--store`` alone, i.e. the config's ``[store]``, else ``$QAR_STORE``, else the default
+    store); ``configured``: the config's ``[store]``; ``record``: False never records (``--no-store``), True always, None
     only where a store is given or configured. ``$QAR_STORE`` alone switches nothing on (as for
     ``qar audit``): it names the store that ``--store`` alone uses."""
     if record is False:
@@ -154,13 +154,19 @@ def scan_store(given: str | None, configured: str | None, record: bool | None) -
 
 def check_store(url: str | None) -> None:
     """A store (``None``, ``""``: the default) that is a DuckDB file's name or a database URL,
-    checked before any work by a command that only reads it."""
-    _duckdb_path(resolve_store(url or None))
+    checked before any work by a command that only reads it: a DuckDB file must exist."""
+    with Store(url or None) as st:
+        st.require()
 
 
 def _duckdb_path(url: str) -> str | None:
-    if url.startswith("duckdb:///"):
-        return url[len("duckdb:///") :]
+    if url[:10].lower() == "duckdb:///" and url[10:] not in ("", ":memory:"):
+        return url[10:]
+    if url.lower().startswith("duckdb:"):  # (duckdb:///, duckdb:///:memory:, duckdb://: DuckDB's memory, gone at exit)
+        raise UsageError(
+            f"store {url!r} names no DuckDB file, and a database in memory keeps no results; write "
+            f"duckdb:///path/to/store.duckdb or the path alone, e.g. --store {DEFAULT_STORE}"
+        )
     if not is_url(url):
         if not url.lower().endswith(DUCKDB_SUFFIXES):
             raise UsageError(
@@ -292,6 +298,17 @@ class Store:
 
     def exists(self) -> bool:
         return self.path is None or os.path.exists(self.path)  # False, not OSError, for a name too long
+
+    def require(self) -> None:
+        """Refuse (exit 2) a DuckDB store file that does not exist, for a command that only reads
+        it: a misspelt name read as an empty store said "no runs yet", and must not be made."""
+        if self.exists():
+            return
+        default = " (the default store: name one with --store or $QAR_STORE)" if self.url == DEFAULT_STORE else ""
+        raise SourceNotFound(
+            f"the results store {self.display!r} does not exist{default}; check the path, or record a run "
+            "there first with qar audit … --store or qar scan --store"
+        )
 
     @contextlib.contextmanager
     def transaction(self, *, read_only: bool = False) -> Iterator[_Tx]:
@@ -730,7 +747,8 @@ def recorded_audit(
     (:func:`complete_run`), called once the run is done."""
     with using(store) as st:
         if not store_in_source:
-            _refuse_store_in_source(st, source)
+            refuse_store_in_source(st, source)
+        made = not st.exists()
         ensure_ready(st)
         liveness.mark_interrupted(st)  # runs whose process died (kill -9) stop looking 'running'
         started = time.perf_counter()
@@ -757,24 +775,47 @@ def recorded_audit(
             tops = top_records(result) if callable(top_records) else top_records
             more = sections(result) if sections is not None else None
         except BaseException as exc:
-            _fail_quietly(st, run_id, exc, started, secrets)
+            if not (made and isinstance(exc, UsageError) and _unmade(st, run_id)):
+                _fail_quietly(st, run_id, exc, started, secrets)
             raise
         seconds = time.perf_counter() - started
         _complete_or_save(st, run_id, result, seconds, tops, hash_keys, hash_secret_value, more)
         return result
 
 
-def _refuse_store_in_source(st: Store, source: str | None) -> None:
+def _unmade(st: Store, run_id: str) -> bool:
+    """Remove the DuckDB store file this run made, once the run is refused (a column, table or
+    source misnamed: exit 2), so that a refusal leaves no file behind; only while its one run is
+    this one (another process may have recorded since). True when removed."""
+    if st.path is None:
+        return False
+    try:
+        with st.transaction(read_only=True) as tx:
+            others = tx.execute("select count(*) from qar_runs where run_id <> :id", {"id": run_id})[0][0]
+        st.release()
+        if others:
+            return False
+        for path in (st.path, f"{st.path}.wal"):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(path)
+    except (QarError, OSError):
+        return False
+    return True
+
+
+def refuse_store_in_source(
+    st: Store, source: str | None, *, also: str = ", or pass --store-in-source to write the results into it on purpose"
+) -> None:
     """Audits never write to what they audit: a DuckDB store that is the audited file is
-    refused (before the store is migrated) unless the caller says so."""
+    refused (before the store is migrated) unless the caller says so; ``also``: the other fix
+    the message offers (qar scan has no --store-in-source)."""
     if st.path is None:
         return
     path = local_file(resolve_source(source))
-    if path and os.path.realpath(path) == os.path.realpath(st.path):
+    if path and same_file(path, st.path):  # (also a hard link to it: a real path differs)
         raise UsageError(
             f"the results store {st.display!r} is the audited database itself, and audits never write to "
-            "what they audit; point --store at another file (e.g. qar_results.duckdb), or pass "
-            "--store-in-source to write the results into it on purpose"
+            f"what they audit; point --store at another file (e.g. qar_results.duckdb){also}"
         )
 
 
@@ -934,8 +975,7 @@ def stored_audit(store: str | Store | None, run_id: str) -> AuditResult:
     rebuilt from ``qar_runs``, ``qar_qi_results`` and ``qar_fits``, which keep no class-size
     histograms (each QI's ``class_sizes`` is empty), no fit warnings and no uniqueness."""
     with using(store) as st:
-        if not st.exists():
-            raise UsageError(f"the results store {st.display} does not exist; check the URL or run qar migrate")
+        st.require()
         with st.transaction(read_only=True) as tx:
             if not tx.has_table("qar_runs"):
                 raise UsageError(f"the results store {st.display} has no runs; record one with qar audit --store")

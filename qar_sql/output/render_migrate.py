@@ -7,6 +7,7 @@ from typing import Any
 
 from qar_sql.output.registry import renders
 from qar_sql.results import MigrateResult
+from qar_sql.user_text import one_line
 
 
 @renders(MigrateResult, "text")
@@ -16,9 +17,9 @@ def render_migrate(result: MigrateResult, fmt: str, *, params: Any = None) -> st
     lines = []
     if not getattr(params, "status", False):
         lines.append(
-            f"Applied {len(result.applied)} migration(s) to {result.store}: {', '.join(result.applied)}."
+            f"Applied {len(result.applied)} migration(s) to {one_line(result.store)}: {', '.join(result.applied)}."
             if result.applied
-            else f"{result.store} is up to date."
+            else f"{one_line(result.store)} is up to date."
         )
     for m in result.migrations:
         when = f"  {m.applied_at:%Y-%m-%d %H:%M:%S} UTC" if m.applied_at else ""

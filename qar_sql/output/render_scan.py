@@ -33,7 +33,7 @@ def summary_text(report: ScanReport) -> str:
         "",
         f"{_scans(len(report.outcomes))}: {report.count('ok')} ok, {report.count('warn')} warn, "
         f"{report.count('fail')} fail, {report.count('error')} error ({report.seconds:.2f} s)"
-        + (f"; recorded in {report.store}" if report.store else ""),
+        + (f"; recorded in {one_line(report.store)}" if report.store else ""),
     ]
     if report.notes:
         lines += ["", "Thresholds from outside the scan file:"] + [f"  {n}" for n in report.notes]

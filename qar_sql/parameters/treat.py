@@ -121,7 +121,19 @@ def parse_hierarchy(items: Sequence[str]) -> tuple[tuple[str, str], ...]:
         if not column.strip() or not path.strip():
             raise ParameterError(f"{item!r} must be COLUMN=FILE, e.g. age=age_hierarchy.csv")
         out.append((column.strip(), path.strip()))
-    return tuple(out)
+    return _once(out)
+
+
+def _once(pairs: Sequence[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    """``pairs`` with no column given two files (one was silently dropped)."""
+    seen: dict[str, str] = {}
+    for column, path in pairs:
+        if column and column in seen and seen[column] != path:
+            raise ParameterError(
+                f"--hierarchy gives column {column!r} two files ({seen[column]!r} and {path!r}); give one"
+            )
+        seen.setdefault(column, path)
+    return tuple(pairs)
 
 
 def _hierarchy_pairs(items: Any) -> tuple[tuple[str, str], ...]:
@@ -136,7 +148,7 @@ def _hierarchy_pairs(items: Any) -> tuple[tuple[str, str], ...]:
             raise ParameterError(
                 f"--hierarchy {item!r} must be COLUMN=FILE (e.g. 'age=age.csv'), a (column, file) pair or a TOML file"
             )
-    return tuple(out)
+    return _once(out)
 
 
 @dataclass(frozen=True, kw_only=True)

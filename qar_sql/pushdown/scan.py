@@ -25,7 +25,7 @@ from qar_sql.engines.dialects import Dialect
 from qar_sql.engines.render import render
 from qar_sql.engines.session import temp_name
 from qar_sql.engines.source import Database
-from qar_sql.errors import DatabaseError, ParameterError, require_whole
+from qar_sql.errors import DatabaseError, ParameterError, require_whole, shown
 from qar_sql.pushdown import lattice
 from qar_sql.results import QIStats, ScanResult
 
@@ -97,10 +97,10 @@ def combinations(n_columns: int, p: int) -> list[tuple[int, ...]]:
 
 def check_p(n_columns: int, p: int) -> None:
     """p a whole number from 1 to ``n_columns``, without making the QIs."""
-    require_whole(p, 1, f"p = {p!r} must be a whole number of at least 1; try -p 3")
+    require_whole(p, 1, f"p = {shown(p)} must be a whole number of at least 1; try -p 3")
     if p > n_columns:
         raise ParameterError(
-            f"p = {p} is larger than the number of quasi-identifier columns ({n_columns}); "
+            f"p = {shown(p)} is larger than the number of quasi-identifier columns ({n_columns}); "
             f"use -p {max(n_columns, 1)} or name more columns"
         )
 

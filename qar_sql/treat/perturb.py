@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from qar_sql.engines.render import render
+from qar_sql.errors import shown
 from qar_sql.stats.mdav import mdav, standardise
 from qar_sql.treat import prng
 from qar_sql.treat.prng import Arith
@@ -285,7 +286,7 @@ class PerturbBinder:
             if len(rows) > MAX_CATEGORIES:
                 fail(
                     "column",
-                    f"= {column!r} has {len(rows):,} distinct values, more than PRAM's {MAX_CATEGORIES:,}; "
+                    f"= {shown(column)} has {len(rows):,} distinct values, more than PRAM's {MAX_CATEGORIES:,}; "
                     'group them first (kind = "map" or "bands") or add noise instead',
                 )
             self._cache[key] = sorted(((v, int(n)) for v, n in rows), key=lambda r: r[0])

@@ -27,7 +27,7 @@ from qar_sql import toml_text, user_files
 from qar_sql.engines.dialects import Dialect, refuse_unsafe_columns, sql_comment
 from qar_sql.engines.render import render
 from qar_sql.engines.source import Database, file_relation_sql, split_table
-from qar_sql.errors import DatabaseError, UsageError, one_of
+from qar_sql.errors import DatabaseError, UsageError, one_of, shown
 from qar_sql.treat import perturb
 from qar_sql.treat.kinds import KINDS as REGISTRY
 from qar_sql.treat.kinds import pram
@@ -146,9 +146,9 @@ def _str_list(c: _Checker, where, key, value) -> tuple[str, ...]:
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
-        c.fail(where, key, f'= {value!r} must be a list of column names, e.g. ["age", "sex"]')
+        c.fail(where, key, f'= {shown(value)} must be a list of column names, e.g. ["age", "sex"]')
     if len(set(value)) != len(value):
-        c.fail(where, key, f"= {value!r} lists a column twice; list each once")
+        c.fail(where, key, f"= {shown(value)} lists a column twice; list each once")
     return tuple(value)
 
 
@@ -174,10 +174,10 @@ def _plan(doc: dict[str, Any], path: str, text: str = "") -> Plan:
 
     seed = doc.get("seed")
     if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
-        c.fail((), "seed", f"= {seed!r} must be a whole number, e.g. seed = 20240601")
+        c.fail((), "seed", f"= {shown(seed)} must be a whole number, e.g. seed = 20240601")
     row_key = doc.get("key")
     if row_key is not None and (not isinstance(row_key, str) or not row_key):
-        c.fail((), "key", f'= {row_key!r} must name the column that identifies rows, e.g. key = "id"')
+        c.fail((), "key", f'= {shown(row_key)} must name the column that identifies rows, e.g. key = "id"')
     treatments: list[Treatment] = []
     raw = doc.get("treatments")
     if not isinstance(raw, dict) or not raw:
@@ -220,12 +220,12 @@ def _parse_treatment(c: _Checker, name: str, spec: Any, qis, seed: int | None = 
     if kind is None:
         c.fail(where, "kind", f"is missing; set kind to one of {', '.join(KINDS)}")
     if kind not in KINDS:
-        c.fail(where, "kind", f"= {kind!r} is not a known treatment kind; {one_of(kind, KINDS)}")
+        c.fail(where, "kind", f"= {shown(kind)} is not a known treatment kind; {one_of(kind, KINDS)}")
     column = spec.get("column")
     if REGISTRY[kind].several and column is None and "columns" in spec:
         column = spec["columns"][0] if isinstance(spec["columns"], list) and spec["columns"] else spec["columns"]
         if not isinstance(column, str) or not column:
-            c.fail(where, "columns", f'= {spec["columns"]!r} must be a list of column names, e.g. ["income"]')
+            c.fail(where, "columns", f'= {shown(spec["columns"])} must be a list of column names, e.g. ["income"]')
     elif not isinstance(column, str) or not column:
         c.fail(where, "column", "is missing; name the column this treatment changes")
     allowed = _COMMON | REGISTRY[kind].keys
@@ -241,7 +241,7 @@ def _parse_treatment(c: _Checker, name: str, spec: Any, qis, seed: int | None = 
                 c.fail(
                     where,
                     "local",
-                    f"= {value!r} names no quasi-identifier; define it under [qis] (defined: {known}) or give the columns as a list",
+                    f"= {shown(value)} names no quasi-identifier; define it under [qis] (defined: {known}) or give the columns as a list",
                 )
             local, local_name = qis[value], value
         else:
@@ -344,7 +344,7 @@ class Step:
 
 def check_column(c: _Checker, t: Treatment, name: str, key: str, columns: Sequence[str], display: str) -> None:
     if name not in columns:
-        c.fail(("treatments", t.name), key, f"= {name!r} is not a column of {display}{_close(name, columns)}")
+        c.fail(("treatments", t.name), key, f"= {shown(name)} is not a column of {display}{_close(name, columns)}")
 
 
 def check_columns(c: _Checker, t: Treatment, columns: Sequence[str], display: str) -> None:
@@ -478,7 +478,7 @@ class Binder:
             self.c.fail(
                 ("treatments", t.name),
                 "width",
-                f"= {w!r} cuts {t.column!r} ({lo:g} to {hi:g}) into {n:,} bands, more than {MAX_BANDS:,}; use a wider band",
+                f"= {shown(w)} cuts {t.column!r} ({lo:g} to {hi:g}) into {n:,} bands, more than {MAX_BANDS:,}; use a wider band",
             )
         edges = [float(f"{origin + (first + i) * w:.12g}") for i in range(n + 1)]
         self._edges[t.name] = edges
@@ -504,13 +504,13 @@ class Binder:
             self.c.fail(
                 where,
                 key,
-                f"= {t.opt(key)!r} cannot be read with key = {t.opt('key')!r} and parent = {t.opt('parent')!r} ({exc}); check the names",
+                f"= {shown(t.opt(key))} cannot be read with key = {t.opt('key')!r} and parent = {t.opt('parent')!r} ({exc}); check the names",
             )
         if int(n):
             self.c.fail(
                 where,
                 "key",
-                f"= {t.opt('key')!r} maps {int(n)} value(s) to more than one parent; a hierarchy needs one parent per value",
+                f"= {shown(t.opt('key'))} maps {int(n)} value(s) to more than one parent; a hierarchy needs one parent per value",
             )
         self._checked_lookups.add(t.name)
 

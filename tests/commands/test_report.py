@@ -587,6 +587,9 @@ def test_class_size_bins_keep_every_record():
 
 
 def test_history_section_with_a_store_without_runs_of_the_table(demo, tmp_path):
+    from qar_sql.compliance.store import migrate
+
+    migrate(str(tmp_path / "empty.duckdb"))  # (a store that does not exist is refused before the work)
     html = qar_sql.report(
         demo["path"], table="population", columns=COLUMNS, **RISK, records=False, store=str(tmp_path / "empty.duckdb")
     ).to_html()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import uuid
 
 import duckdb
@@ -94,10 +95,27 @@ def test_plot_png_and_svg(recorded, tmp_path):
     assert r.exit_code == 2 and "must end in .png or .svg" in r.output
 
 
-def test_empty_store(tmp_path):
-    r = CliRunner().invoke(cli, ["history", "--store", str(tmp_path / "none.duckdb")])
+def test_a_store_that_does_not_exist_is_refused_not_made(tmp_path, monkeypatch):
+    """A misspelt store read as an empty one ("No runs in none.duckdb yet", exit 0): the
+    commands that only read a store say it does not exist (exit 2) and make nothing; a store
+    with no runs yet is still empty history."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("QAR_STORE", raising=False)
+    (tmp_path / "a.csv").write_text("a,b\n" + "".join(f"{i % 3},{i % 5}\n" for i in range(40)))
+    for store in ("none.duckdb", "duckdb:///none.duckdb", None):
+        given = ["--store", store] if store else []
+        for args in (
+            ["history", *given],
+            ["report", "a.csv", "-p", "1", "--pi-u", "0.5", "-q", "-o", "r.html", *(given or ["--store"])],
+            ["report", "--run", "x", "-o", "r.html", "--from-store", *given[1:]],
+        ):
+            r = CliRunner().invoke(cli, args)
+            assert r.exit_code == 2 and "does not exist" in r.output, (args, r.output)
+            assert ("the default store" in r.output) == (store is None), r.output
+    assert sorted(os.listdir(tmp_path)) == ["a.csv"]
+    S.migrate(str(tmp_path / "empty.duckdb"))
+    r = CliRunner().invoke(cli, ["history", "--store", str(tmp_path / "empty.duckdb")])
     assert r.exit_code == 0 and "No runs in" in r.output
-    assert not (tmp_path / "none.duckdb").exists()
 
 
 def test_history_postgres_store(tmp_path):

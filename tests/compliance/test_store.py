@@ -7,12 +7,14 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import os
 import shutil
 import threading
 import uuid
 from collections import Counter
 from pathlib import Path
 
+import click
 import duckdb
 import numpy as np
 import pytest
@@ -382,15 +384,17 @@ def test_lost_connection_is_recorded_as_failed(tmp_path):
 def test_error_is_recorded_as_failed_and_cli_exit_code(duck, tmp_path):
     source, table = people(duck)
     store = str(tmp_path / "s.duckdb")
-    with pytest.raises(ColumnError):
+    with pytest.raises(ColumnError):  # (a refusal in the store it made leaves no store behind)
         S.recorded_audit(store, source, table=table, columns=["nope"], p=1)
-    (run,) = S.runs(store)
-    assert run.status == "failed" and "column 'nope'" in run.error
+    assert not os.path.exists(store)
     r = CliRunner().invoke(cli, table_args("audit", source, table, COLS, "--store", store, "-q", key=None, pi_u=0.5))
     assert r.exit_code == 0, r.output
     r2 = CliRunner().invoke(cli, ["audit", source, "--table", "missing", "--store", store, "-q"])
     assert r2.exit_code == 2 and "table 'missing' not found" in r2.output
-    assert [x.status for x in S.runs(store)] == ["failed", "complete", "failed"]
+    with pytest.raises(ColumnError):
+        S.recorded_audit(store, source, table=table, columns=["nope"], p=1)
+    runs = S.runs(store)
+    assert [x.status for x in runs] == ["complete", "failed", "failed"] and "column 'nope'" in (runs[-1].error or "")
 
 
 def test_concurrent_runs_postgres_store(pg_schema, tmp_path):
@@ -485,14 +489,27 @@ def test_store_that_is_the_audited_file_is_refused(tmp_path):
         con.execute("create table people as select i % 7 as a, i % 5 as b, i % 3 as c from range(60) t(i)")
     before = path.read_bytes()
     args = ["audit", str(path), "-t", "people", "-p", "1", "--pi-u", "0.5", "-q"]
-    for store in (str(path), f"duckdb:///{path}", str(tmp_path / "." / "data.duckdb")):
+    # (a hard link has another real path: it was written into; a symbolic link resolves)
+    os.link(path, tmp_path / "hard.duckdb")
+    (tmp_path / "soft.duckdb").symlink_to(path)
+    stores = (str(path), f"duckdb:///{path}", str(tmp_path / "." / "data.duckdb"))
+    for store in (*stores, str(tmp_path / "hard.duckdb"), str(tmp_path / "soft.duckdb")):
         r = CliRunner().invoke(cli, [*args, "--store", store])
         assert r.exit_code == 2 and "is the audited database itself" in r.output and "--store-in-source" in r.output
         assert path.read_bytes() == before
-    r = CliRunner().invoke(
-        cli, ["records", str(path), "-t", "people", "-p", "1", "--pi-u", "0.5", "--store", str(path)]
-    )
-    assert r.exit_code == 2 and "--store-in-source" in r.output and path.read_bytes() == before
+        r = CliRunner().invoke(
+            cli, ["records", str(path), "-t", "people", "-p", "1", "--pi-u", "0.5", "--store", store]
+        )
+        assert r.exit_code == 2 and "--store-in-source" in r.output and path.read_bytes() == before
+        # qar scan refuses it before any scan runs: each scan's refusal came after the store was
+        # made in the file; the fix names --store and [store], as it has no --store-in-source
+        config = tmp_path / "qar.toml"
+        config.write_text(
+            f'[sources.d]\nurl = "{path}"\n\n[[scan]]\nname = "s"\nsource = "d"\ntable = "people"\np = 1\npi_u = 0.5\n'
+        )
+        r = CliRunner().invoke(cli, ["scan", str(config), "--store", store])
+        assert r.exit_code == 2 and "is the audited database itself" in r.output and "[store]" in r.output, r.output
+        assert path.read_bytes() == before
     r = CliRunner().invoke(cli, [*args, "--store", str(path), "--store-in-source"])
     assert r.exit_code == 0, r.output
     with duckdb.connect(str(path), read_only=True) as con:
@@ -524,3 +541,63 @@ def test_a_store_url_of_another_engine_is_refused_before_any_work(tmp_path):
     assert path.read_bytes() == before
     r = CliRunner().invoke(cli, ["history", "--store", "mysql+pymysql://u:secret@localhost/x"])
     assert r.exit_code == 2 and "secret" not in r.output and "is a mysql database" in r.output, r.output
+
+
+def test_an_empty_store_is_refused_not_the_default(tmp_path, monkeypatch):
+    """``--store ""`` (a ``--store "$STORE"`` of an unset variable) read as ``--store`` alone and
+    wrote the default store into the current folder; every option given alone that way (found
+    in click's tree) refuses an empty text, exit 2, and nothing is made."""
+    from qar_sql.cli_options import ALONE
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("QAR_STORE", raising=False)
+    (tmp_path / "a.csv").write_text("a,b\n" + "".join(f"{i % 3},{i % 5}\n" for i in range(40)))
+    ctx = click.Context(cli)
+    found = 0
+    for name in cli.list_commands(ctx):
+        for p in cli.get_command(ctx, name).params:
+            if isinstance(p, click.Option) and p.flag_value == ALONE:
+                for empty in ("", " "):
+                    r = CliRunner().invoke(cli, [name, p.opts[0], empty])
+                    assert r.exit_code == 2 and "is empty" in r.output, (name, p.opts, r.output)
+                    found += 1
+    assert found >= 12, found
+    assert sorted(os.listdir(tmp_path)) == ["a.csv"]
+    r = CliRunner().invoke(cli, ["audit", "a.csv", "-p", "1", "--pi-u", "0.5", "-q", "--store"])
+    assert r.exit_code == 0 and (tmp_path / "qar_results.duckdb").exists(), r.output
+
+
+def test_a_refused_audit_leaves_no_new_store(tmp_path, monkeypatch):
+    """An audit refused for a user's mistake (a column, a table, a source misnamed; exit 2) made
+    the store it was pointed at and left it behind, holding one failed run: the store made for
+    that run is removed; an existing store keeps the failed run, as before."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.csv").write_text("a,b\n" + "".join(f"{i % 3},{i % 5}\n" for i in range(40)))
+    base = ["-p", "1", "--pi-u", "0.5", "-q", "--store", "s.duckdb"]
+    mistakes = (["a.csv", "-c", "nosuch"], ["missing.csv"], ["a.csv", "-t", "nosuch"])
+    for command in ("audit", "records"):
+        for args in mistakes:
+            r = CliRunner().invoke(cli, [command, *args, *base])
+            assert r.exit_code == 2, (command, args, r.output)
+            assert sorted(os.listdir(tmp_path)) == ["a.csv"], (command, args)
+    assert CliRunner().invoke(cli, ["audit", "a.csv", *base]).exit_code == 0
+    assert CliRunner().invoke(cli, ["audit", "a.csv", "-c", "nosuch", *base]).exit_code == 2
+    assert [r.status for r in S.runs("s.duckdb")] == ["complete", "failed"]
+
+
+@pytest.mark.parametrize("url", ["duckdb:///", "duckdb:///:memory:", "duckdb://", "DuckDB:///:memory:"])
+def test_a_store_in_memory_is_refused(tmp_path, monkeypatch, url):
+    """A DuckDB URL naming no file is DuckDB's memory: the audit failed on its own store (exit 3,
+    "Table with name qar_runs does not exist"), and duckdb:// was said to be "a duckdb database;
+    a results store is a DuckDB file". Refused by name, exit 2, by every store command."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.csv").write_text("a,b\n" + "".join(f"{i % 3},{i % 5}\n" for i in range(40)))
+    for args in (
+        ["audit", "a.csv", "-p", "1", "--pi-u", "0.5", "-q"],
+        ["history"],
+        ["migrate"],
+        ["migrate", "--status"],
+    ):
+        r = CliRunner().invoke(cli, [*args, "--store", url])
+        assert r.exit_code == 2 and "names no DuckDB file" in r.output, (args, r.output)
+    assert sorted(os.listdir(tmp_path)) == ["a.csv"]

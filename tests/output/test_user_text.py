@@ -676,6 +676,9 @@ def slots(work) -> dict:
         if option in args:  # (its value in the recipe replaced)
             del args[args.index(option) : args.index(option) + 2]
         value = str(work / "slot" / hostile) if option in PATHS else hostile
+        if option == "--store":  # (a store that is made, whose name qar scan and qar migrate then show)
+            value = str(work / f"{hostile}.duckdb")
+            args = [a for a in args if a not in ("--no-store", "--status")]
         out[name, option] = runner.invoke(
             cli, [name, *args, option, value, "--debug", *(["-q"] if name != "sql" else [])]
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from qar_sql.errors import shown
 from qar_sql.treat.kinds.base import Fail, Kind, is_number, needs_numbers
 
 TARGETS = ("label", "mean", "midpoint")
@@ -14,9 +15,9 @@ def shape(fail: Fail, o: dict[str, Any], has_column: bool) -> None:
         fail(None, "needs exactly one of width (equal bands) or edges (explicit bands)")
     if "width" in o:
         if not is_number(o["width"]) or o["width"] <= 0:
-            fail("width", f"= {o['width']!r} must be a positive number, e.g. 10")
+            fail("width", f"= {shown(o['width'])} must be a positive number, e.g. 10")
         if "origin" in o and not is_number(o["origin"]):
-            fail("origin", f"= {o['origin']!r} must be a number (where the first band starts)")
+            fail("origin", f"= {shown(o['origin'])} must be a number (where the first band starts)")
         if "labels" in o:
             fail("labels", "only goes with edges; with width the labels are the bands")
     else:
@@ -24,7 +25,7 @@ def shape(fail: Fail, o: dict[str, Any], has_column: bool) -> None:
             fail("origin", "only goes with width; edges already say where bands start")
         edges = o["edges"]
         if not isinstance(edges, list) or len(edges) < 2 or not all(is_number(e) for e in edges):
-            fail("edges", f"= {edges!r} must list two or more numbers, e.g. [0, 18, 65]")
+            fail("edges", f"= {shown(edges)} must list two or more numbers, e.g. [0, 18, 65]")
         for a, b in zip(edges, edges[1:]):
             if b <= a:
                 what = "repeats" if a == b else "is unsorted"
@@ -39,13 +40,13 @@ def shape(fail: Fail, o: dict[str, Any], has_column: bool) -> None:
                 fail("labels", f"must be {len(edges) - 1} strings, one per band between the edges")
     to = o.get("to", "label")
     if to not in TARGETS:
-        fail("to", f"= {to!r} is unknown; use one of {', '.join(TARGETS)}")
+        fail("to", f"= {shown(to)} is unknown; use one of {', '.join(TARGETS)}")
     if "labels" in o and to != "label":
         fail("labels", f'only goes with to = "label", not {to!r}')
     if "digits" in o:
         d = o["digits"]
         if to == "label" or not isinstance(d, int) or isinstance(d, bool) or not 0 <= d <= 12:
-            fail("digits", f'= {d!r} must be a whole number 0..12 and goes with to = "mean" or "midpoint"')
+            fail("digits", f'= {shown(d)} must be a whole number 0..12 and goes with to = "mean" or "midpoint"')
 
 
 def fits(b: Any, t: Any, column: str, kind: str, here: str) -> None:

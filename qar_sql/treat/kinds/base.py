@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from qar_sql.errors import shown
+
 #: ``fail(key, message)`` raises the file's error naming ``treatments.NAME.key`` (None: the table).
 Fail = Callable[[str | None, str], Any]  # (perturb.Fail too: perturb imports no kind)
 
@@ -63,9 +65,9 @@ def names(fail: Fail, key: str, value: Any) -> tuple[str, ...]:
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
-        fail(key, f'= {value!r} must be a list of column names, e.g. ["sex"]')
+        fail(key, f'= {shown(value)} must be a list of column names, e.g. ["sex"]')
     if len(set(value)) != len(value):
-        fail(key, f"= {value!r} lists a column twice; list each once")
+        fail(key, f"= {shown(value)} lists a column twice; list each once")
     return tuple(value)
 
 
@@ -73,7 +75,7 @@ def check_seed(fail: Fail, kind: Kind, o: dict[str, Any], seed: int | None) -> N
     """A perturbative treatment's seed: a whole number, and present (its own or the file's) when
     the kind draws random numbers."""
     if "seed" in o and not is_int(o["seed"]):
-        fail("seed", f"= {o['seed']!r} must be a whole number, e.g. seed = 20240601")
+        fail("seed", f"= {shown(o['seed'])} must be a whole number, e.g. seed = 20240601")
     if kind.seeded and "seed" not in o and seed is None:
         fail(
             "seed",
@@ -85,7 +87,7 @@ def check_seed(fail: Fail, kind: Kind, o: dict[str, Any], seed: int | None) -> N
 def other(fail: Fail, o: dict[str, Any]) -> None:
     """``other``: the label of a value a map or hierarchy does not cover."""
     if "other" in o and not isinstance(o["other"], str):
-        fail("other", f"= {o['other']!r} must be a string label for unmapped values")
+        fail("other", f"= {shown(o['other'])} must be a string label for unmapped values")
 
 
 def threshold(fail: Fail, o: dict[str, Any], key: str) -> None:
@@ -93,15 +95,17 @@ def threshold(fail: Fail, o: dict[str, Any], key: str) -> None:
     if key not in o:
         fail(key, f"is missing; add {key} = N, the coding threshold")
     elif not is_number(o[key]):
-        fail(key, f"= {o[key]!r} must be a number (the coding threshold)")
+        fail(key, f"= {shown(o[key])} must be a number (the coding threshold)")
     if "value" in o and not (is_number(o["value"]) or isinstance(o["value"], str)):
-        fail("value", f"= {o['value']!r} must be a number or a label")
+        fail("value", f"= {shown(o['value'])} must be a number or a label")
 
 
 def needs_numbers(binder: Any, t: Any, column: str, kind: str, fix: str, here: str = "") -> None:
     """Refuse a non-numeric column for a kind that computes with numbers."""
     if kind not in ("integer", "float"):
-        binder.fail(t, "kind", f"= {t.kind!r} needs a numeric column, but {column!r} holds {kind} values{here}; {fix}")
+        binder.fail(
+            t, "kind", f"= {shown(t.kind)} needs a numeric column, but {column!r} holds {kind} values{here}; {fix}"
+        )
 
 
 def needs_categories(binder: Any, t: Any, column: str, kind: str, here: str = "") -> None:
@@ -110,5 +114,5 @@ def needs_categories(binder: Any, t: Any, column: str, kind: str, here: str = ""
         binder.fail(
             t,
             "kind",
-            f'= {t.kind!r} needs categories, but {column!r} holds decimal numbers; band it with kind = "bands" first',
+            f'= {shown(t.kind)} needs categories, but {column!r} holds decimal numbers; band it with kind = "bands" first',
         )

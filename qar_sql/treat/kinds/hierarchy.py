@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from qar_sql.errors import shown
 from qar_sql.treat.kinds.base import Fail, Kind, needs_categories, other
 
 
@@ -19,7 +20,7 @@ def shape(fail: Fail, o: dict[str, Any], has_column: bool) -> None:
         fail("key", "only goes with table or file; without them parent is a column of the same row")
     for k in ("table", "file"):
         if k in o and (not isinstance(o[k], str) or not o[k]):
-            fail(k, f"= {o[k]!r} must be a name")
+            fail(k, f"= {shown(o[k])} must be a name")
     other(fail, o)
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from qar_sql.engines.dialects import sql_comment
 from qar_sql.engines.render import render
+from qar_sql.errors import shown
 from qar_sql.treat.kinds.base import Fail, Kind, is_int, names, needs_numbers
 from qar_sql.treat.perturb import Chain, Context, LayeredStep, finish, identity_sql, over, partition, scaled_sql
 from qar_sql.treat.prng import Arith
@@ -20,17 +21,17 @@ METHODS = ("sorted", "mdav")
 def shape(fail: Fail, o: dict, has_column: bool) -> None:
     k: Any = o.get("k")
     if not is_int(k) or k < 2:
-        fail("k", f"= {k!r} must be a whole number 2 or more (the smallest group)")
+        fail("k", f"= {shown(k)} must be a whole number 2 or more (the smallest group)")
     to = o.get("to", "mean")
     if to not in TO:
-        fail("to", f"= {to!r} is unknown; use one of {', '.join(TO)}")
+        fail("to", f"= {shown(to)} is unknown; use one of {', '.join(TO)}")
     if "by" in o:
         names(fail, "by", o["by"])
     if "digits" in o and (not is_int(o["digits"]) or not 0 <= o["digits"] <= 12):
-        fail("digits", f"= {o['digits']!r} must be a whole number 0..12")
+        fail("digits", f"= {shown(o['digits'])} must be a whole number 0..12")
     method = o.get("method", "mdav" if "columns" in o else "sorted")
     if method not in METHODS:
-        fail("method", f"= {method!r} is unknown; use one of {', '.join(METHODS)}")
+        fail("method", f"= {shown(method)} is unknown; use one of {', '.join(METHODS)}")
     if "columns" in o:
         if has_column:
             fail("columns", "cannot go with column; list every column under columns")
@@ -38,7 +39,7 @@ def shape(fail: Fail, o: dict, has_column: bool) -> None:
         if method == "sorted" and len(o["columns"]) > 1:
             fail("method", '= "sorted" groups one column; use method = "mdav" for several columns')
     if method == "mdav" and to != "mean":
-        fail("to", f'= {to!r} does not go with method = "mdav", which gives each group its mean vector')
+        fail("to", f'= {shown(to)} does not go with method = "mdav", which gives each group its mean vector')
 
 
 def fits(b: Any, t: Any, column: str, kind: str, here: str) -> None:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from qar_sql.engines.dialects import sql_comment
+from qar_sql.errors import shown
 from qar_sql.treat import prng
 from qar_sql.treat.kinds.base import Fail, Kind, is_number, names, needs_numbers
 from qar_sql.treat.perturb import Context, LayeredStep, cholesky, draw_chain, finish
@@ -20,13 +21,13 @@ def shape(fail: Fail, o: dict, has_column: bool) -> None:
         fail(None, "needs exactly one of sd (relative to the column's standard deviation) or sd_abs (absolute)")
     for key in ("sd", "sd_abs"):
         if key in o and (not is_number(o[key]) or o[key] < 0):
-            fail(key, f"= {o[key]!r} must be a number 0 or more, e.g. 0.1")
+            fail(key, f"= {shown(o[key])} must be a number 0 or more, e.g. 0.1")
     dist = o.get("distribution", "normal")
     if dist not in DISTRIBUTIONS:
-        fail("distribution", f"= {dist!r} is unknown; use one of {', '.join(DISTRIBUTIONS)}")
+        fail("distribution", f"= {shown(dist)} is unknown; use one of {', '.join(DISTRIBUTIONS)}")
     for key in ("round", "correlated"):
         if key in o and not isinstance(o[key], bool):
-            fail(key, f"= {o[key]!r} must be true or false")
+            fail(key, f"= {shown(o[key])} must be true or false")
     if "columns" in o:
         if has_column:
             fail("columns", "cannot go with column; list every column under columns")

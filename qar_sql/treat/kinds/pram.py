@@ -7,6 +7,7 @@ from fractions import Fraction
 from typing import Any
 
 from qar_sql.engines.dialects import sql_comment
+from qar_sql.errors import shown
 from qar_sql.treat import prng
 from qar_sql.treat.kinds.base import Fail, Kind, is_number
 from qar_sql.treat.perturb import Context, LayeredStep, draw_chain, finish
@@ -18,7 +19,7 @@ def shape(fail: Fail, o: dict, has_column: bool) -> None:
     if "retention" in o:
         r = o["retention"]
         if not is_number(r) or not 0 <= r <= 1:
-            fail("retention", f"= {r!r} must be a probability between 0 and 1, e.g. 0.8")
+            fail("retention", f"= {shown(r)} must be a probability between 0 and 1, e.g. 0.8")
         return
     m = o["matrix"]
     if not isinstance(m, dict) or not m:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from qar_sql.errors import shown
 from qar_sql.treat.kinds.base import Fail, Kind, is_number
 
 
@@ -11,7 +12,7 @@ def shape(fail: Fail, o: dict[str, Any], has_column: bool) -> None:
     if "values" in o:
         v = o["values"]
         if not isinstance(v, list) or not v or not all(isinstance(x, str) or is_number(x) for x in v):
-            fail("values", f"= {v!r} must be a non-empty list of values to set to NULL")
+            fail("values", f"= {shown(v)} must be a non-empty list of values to set to NULL")
 
 
 def step(b: Any, t: Any, x: str, kind: str, index: int) -> tuple[str, str, str]:

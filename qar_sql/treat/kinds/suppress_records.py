@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from qar_sql.errors import shown
 from qar_sql.treat.kinds.base import Fail, Kind, names
 
 
@@ -17,7 +18,7 @@ def shape(fail: Fail, o: dict[str, Any], has_column: bool) -> None:
     names(fail, "columns", o["columns"])
     below = o.get("below")
     if not isinstance(below, int) or isinstance(below, bool) or below < 2:
-        fail("below", f"= {below!r} must be a whole number of at least 2 (records of smaller classes are removed)")
+        fail("below", f"= {shown(below)} must be a whole number of at least 2 (records of smaller classes are removed)")
 
 
 def check(b: Any, t: Any) -> None:

@@ -6,6 +6,7 @@ from fractions import Fraction
 from typing import Any
 
 from qar_sql.engines.dialects import sql_comment
+from qar_sql.errors import shown
 from qar_sql.treat import prng
 from qar_sql.treat.kinds.base import Fail, Kind, is_number, names
 from qar_sql.treat.perturb import Context, LayeredStep, draw_chain, finish, over, partition
@@ -14,7 +15,7 @@ from qar_sql.treat.perturb import Context, LayeredStep, draw_chain, finish, over
 def shape(fail: Fail, o: dict, has_column: bool) -> None:
     p: Any = o.get("p")
     if not is_number(p) or not 0 < p <= 100:
-        fail("p", f"= {p!r} must be a percentage above 0 and at most 100 (how far in rank a value may move)")
+        fail("p", f"= {shown(p)} must be a percentage above 0 and at most 100 (how far in rank a value may move)")
     if "by" in o:
         names(fail, "by", o["by"])
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from qar_sql.errors import shown
 from qar_sql.treat.kinds.base import Fail, Kind, needs_numbers, threshold
 
 
@@ -18,7 +19,7 @@ def fits(b: Any, t: Any, column: str, kind: str, here: str) -> None:
         b.fail(
             t,
             "value",
-            f"= {t.opt('value')!r} is a label, which needs a whole-number column; {column!r} holds {kind} values, so give a number",
+            f"= {shown(t.opt('value'))} is a label, which needs a whole-number column; {column!r} holds {kind} values, so give a number",
         )
 
 
