@@ -14,6 +14,7 @@ once (``Needs`` in :mod:`qar_sql.parameters.needs`, checked by :mod:`qar_sql.com
 from __future__ import annotations
 
 import re
+import types
 from pathlib import Path
 
 import click
@@ -21,7 +22,10 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
+import qar_sql
+from qar_sql import commands
 from qar_sql.cli.main import cli
+from qar_sql.command import Command
 from tests.cli.test_checks_before_rows import COMMANDS, TABLE_COMMANDS, Files, base_args
 
 COLUMNS = ("id", "age", "sex", "zip", "job", "edu", "race", "income", "disease")
@@ -178,3 +182,61 @@ def test_every_option_changes_the_output_or_is_refused(name, files):
         if after == before:
             findings.append(f"qar {name} {' '.join(args)}: exit {code}, the same output as without it")
     assert not findings, "\n".join(findings)
+
+
+def _commands() -> dict[str, Command]:
+    """Every :class:`~qar_sql.command.Command` of the command line, by name."""
+    found = {}
+    for module in vars(commands).values():
+        for value in vars(module).values() if isinstance(module, types.ModuleType) else ():
+            if isinstance(value, Command):
+                found[value.name] = value
+    return found
+
+
+def _typed(name: str, option: str, f: Files, out: Path) -> list[str]:
+    param = next(p for p in COMMANDS[name].params if p.name == option)
+    return value_of(name, param, f, out)
+
+
+def _entry_args(name: str, entry: str, f: Files, out: Path) -> list[str] | None:
+    """Arguments that make ``entry`` (``a``, ``a=v``, ``a~v``) hold, None when none can."""
+    option, _, wanted = entry.replace("~", "=").partition("=")
+    param = next((p for p in COMMANDS[name].params if p.name == option), None)
+    if param is None:
+        return None
+    if wanted:
+        return [param.opts[0], wanted]
+    return _typed(name, option, f, out)
+
+
+def test_every_declared_relation_refuses_its_option(files):
+    """The other side: each option a relation declares ignored beside another (or without one) is
+    refused, exit 2, naming it, on the command line; generated from every command's relations."""
+    import_all = _commands()
+    out, checked = Path(files.folder), 0
+    for name, cmd in sorted(import_all.items()):
+        if name not in COMMANDS:
+            continue
+        base = base_args(name, files.plain, files) if name in TABLE_COMMANDS else []
+        for option, relation in cmd.relations().items():
+            if option not in {p.name for p in COMMANDS[name].params}:
+                continue  # (a keyword of the API only)
+            for entry in relation.unused_with:
+                beside = _entry_args(name, entry, files, out)
+                if beside is None:
+                    continue
+                args = [name, *base, *_typed(name, option, files, out), *beside]
+                code, text = _run(args, out)
+                # (the sentence names this option, or one of the base run's of the same relation)
+                assert code == 2 and "has no effect" in text, (args, text)
+                checked += 1
+    assert checked >= 35, checked
+
+
+def test_the_api_refuses_a_keyword_it_would_ignore(files):
+    with pytest.raises(qar_sql.QarError, match="alpha has no effect without risk_below") as caught:
+        qar_sql.anonymize(files.plain, table="people", qid="age", hierarchy=f"age={files.hierarchies}", k=2, alpha=0.02)
+    assert caught.value.exit_code == 2
+    with pytest.raises(qar_sql.QarError, match="greedy_steps has no effect without by='greedy'"):
+        qar_sql.eliminate(files.plain, table="people", key="id", exclude="id,disease", greedy_steps=3)
