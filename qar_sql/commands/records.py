@@ -129,7 +129,8 @@ COMMAND: Command[RecordsParams, Any] = Command(
         "store_in_source": Needs(needs=("store",), why="it lets --store be the audited file"),
         "hash_keys": Needs(needs=("store",), why="it says how the top records are stored"),
         "hash_secret_file": Needs(needs=("hash_keys",), why="the secret of the hashed keys"),
-        "all_records": Needs(needs=("fmt=json|store",), why="it lists every record in JSON or the store"),
+        # (the text lists the top records; every other format and the store take --all)
+        "all_records": Needs(unused_with=("fmt=text",), why="the text lists the top records"),
     },
     prepare=prepare,
     check=lazy(checks, "records"),
