@@ -29,6 +29,7 @@ from qar_sql.guard import guard_outputs
 from qar_sql.output.render import render
 from qar_sql.parameters.fields import Option as OptionMeta
 from qar_sql.parameters.fields import SourceOptions, as_keywords, check_numbers, meta_of, options_of
+from qar_sql.parameters.needs import Needs, check_needs
 from qar_sql.progress import Progress, with_progress
 from qar_sql.user_text import for_format, not_utf8, terminal
 
@@ -113,7 +114,9 @@ class Command(Generic[P, R]):
     params, extras)``: the files the result makes (after it is printed; the API's
     ``extras.out`` is {}, so a file only an output option asks for is the command line's; ``prints`` False: it is
     not printed, as the report it writes to -o); ``cli_keywords``: keywords only the command line
-    gives ``run``."""
+    gives ``run``; ``only``: the options that would be ignored without (or beside) others, by
+    name, for the command-line-only options and the shared ones whose relation is this command's
+    (a field's own is in its metadata: :meth:`relations` joins them)."""
 
     name: str
     Params: type[P]
@@ -142,6 +145,7 @@ class Command(Generic[P, R]):
     write: Callable[[R, P, Extras], None] | None = None
     prints: bool = True
     cli_keywords: Mapping[str, Any] = field(default_factory=dict)
+    only: Mapping[str, Needs] = field(default_factory=dict)
 
     def require(self, spelled: str) -> None:
         """The optional extra the command needs, present (``spelled``: how the caller named it)."""
@@ -153,6 +157,12 @@ class Command(Generic[P, R]):
         found = {f.name: (f, m) for f, m in options_of(self.Params)}
         found |= {f.name: (f, m) for f, m in options_of(SourceOptions) if f.name in self.source}
         return found
+
+    def relations(self) -> dict[str, Needs]:
+        """Every option's :class:`~qar_sql.parameters.needs.Needs`, by name: the fields' own, then
+        the command's (which replace a shared field's)."""
+        found = {name: meta.only for name, (_, meta) in self.fields().items() if meta.only is not None}
+        return found | dict(self.only)
 
 
 def run_on(
@@ -247,6 +257,27 @@ def click_option(name: str, f: dataclasses.Field, meta: OptionMeta) -> click.Opt
     return click.Option(decls, callback=convert, **attrs)
 
 
+def _check_typed(cmd: Command, values: Mapping[str, Any]) -> None:
+    """No option typed on the command line that its relations say would be ignored (a variable
+    or a config file sets options for every command: only what is typed is refused)."""
+    ctx = click.get_current_context()
+    sources = {p.name: ctx.get_parameter_source(p.name) for p in ctx.command.params if p.name}
+    flags = {  # (an on/off pair by both its flags: --monotonic/--no-monotonic)
+        p.name: "/".join(
+            next((o for o in opts if o.startswith("--")), opts[0]) for opts in (p.opts, p.secondary_opts) if opts
+        )
+        for p in ctx.command.params
+        if isinstance(p, click.Option) and p.name
+    }
+    check_needs(
+        cmd.relations(),
+        typed=lambda n: sources.get(n) is click.core.ParameterSource.COMMANDLINE,
+        given=lambda n: sources.get(n) not in (None, click.core.ParameterSource.DEFAULT),
+        value=lambda n: values.get(n),
+        flag=flags.get,
+    )
+
+
 def _parsing(parse: Callable[[Any], Any]) -> Callable:
     """A click callback of the field's ``parse``: its ParameterError is click's usage error."""
 
@@ -308,6 +339,7 @@ def cli_command(cmd: Command) -> click.Command:
     def body(**values: Any) -> None:
         cmd.require(f"qar {cmd.name}")
         utf8_only(values)
+        typed = dict(values)  # (as the user gave them: what the relations read)
         where = {n: values.pop(n) for n in source_names if n in values}
         out = {n: values.pop(n) for n in list(values) if n in cmd.outputs}
         if cmd.parse is not None:
@@ -317,6 +349,7 @@ def cli_command(cmd: Command) -> click.Command:
                 ctx = click.get_current_context()
                 raise click.MissingParameter(ctx=ctx, param=next(p for p in ctx.command.params if p.name == name))
         settings = cmd.Params(**{k: v for k, v in values.items() if v is not None})
+        _check_typed(cmd, typed)  # (after the values' own checks, which name them best)
         if cmd.preview is not None:
             text = cmd.preview(where, settings, out)
             if text is not None:
@@ -405,6 +438,11 @@ def api_function(cmd: Command[P, R]) -> Callable[..., R]:
             raise
         check_numbers(cmd.Params, keywords)  # what click's types check on the command line
         try:
+            _check_keywords(cmd, values | keywords)
+        except QarError as error:
+            _name_keywords(error, cmd)
+            raise
+        try:
             if cmd.guard is not None:
                 cmd.guard(values, settings)
             result = run_on(values, cmd, _prepared(cmd, settings, values, {}), progress)
@@ -420,6 +458,19 @@ def api_function(cmd: Command[P, R]) -> Callable[..., R]:
     function.__doc__ = _docstring(cmd, [*own, *where])
     function.__signature__ = signature  # type: ignore[attr-defined]
     return with_progress(cmd.name)(function)
+
+
+def _check_keywords(cmd: Command, values: Mapping[str, Any]) -> None:
+    """The relations of :func:`_check_typed` for a Python caller, among its keywords: one is given
+    when other than its default."""
+    fields = {n: f for n, (f, _) in cmd.fields().items() if n in values}
+
+    def given(name: str) -> bool:
+        default = _default(fields[name])
+        return values[name] != (None if default is inspect.Parameter.empty else default)
+
+    relations = {n: r.within(fields) for n, r in cmd.relations().items() if n in fields}
+    check_needs(relations, typed=given, given=given, value=lambda n: values.get(n), flag=lambda n: n)
 
 
 def _warnings_as_keywords(result: R, cmd: Command) -> R:

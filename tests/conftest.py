@@ -65,6 +65,8 @@ HEAVY_KEEP = {
     "[5-0.0-levels2-407289.5388925293-sqlite]",
     "anonymize-postgresql": "tests/anonymize/test_arx_adult.py::test_k_anonymity_optimum_as_arx"
     "[5-0.04-levels0-255559.85455731067-postgresql]",
+    # every option of the two slowest commands (report: ~100 s) against the run without it
+    "ignored-options": "tests/cli/test_ignored_options.py::test_every_option_changes_the_output_or_is_refused[compare]",
     # the CI entry points run end to end (a venv with the Action's pip install, pre-commit's clone)
     "ci": "tests/test_ci_entry_points.py::test_the_action_passes_and_fails_with_the_scan",
     # a byte that is not UTF-8 in each of the ~100 text options (one rule, refused in one place)
@@ -100,6 +102,8 @@ def _heavy_kind(item) -> str | None:
         return "dbt"
     if "chromium" in item.name:
         return "chromium"
+    if path == "tests/cli/test_ignored_options.py" and values and values[0] in ("compare", "report"):
+        return "ignored-options"
     return None
 
 

@@ -212,7 +212,7 @@ def corpus(kind: str, *, rich: bool = True) -> list[tuple[str, Callable[[Path], 
 
 #: One quick invocation of each command ({csv}: a small table; {dir}: a scratch folder).
 BASE = {
-    "anonymize": ["{csv}", "-c", "age,sex", "--k", "2", "-q"],
+    "anonymize": ["{csv}", "--k", "2", "-q"],
     "audit": ["{csv}", "-p", "1", "--pi-u", "0.5", "-q"],
     "compare": ["{csv}", "{csv}", "-p", "1", "--pi-u", "0.5", "--aligned", "--no-risk", "-q"],
     "config": [],
@@ -242,7 +242,7 @@ READERS: dict[tuple[str, str], tuple[str, list[str]]] = {
     ("report", "--treatments"): ("treatments", ["report", "{csv}", "-T", "{f}", "-q", "-o", "{dir}/r.html"]),
     ("anonymize", "--hierarchy"): (
         "hierarchy_toml",
-        ["anonymize", "{csv}", "-c", "age,sex", "--k", "2", "--hierarchy", "age={f}", "-q"],
+        ["anonymize", "{csv}", "--k", "2", "--hierarchy", "age={f}", "-q"],
     ),
     ("report", "--hierarchy"): (
         "hierarchy_csv",
@@ -543,7 +543,7 @@ def test_the_actions_helper_takes_every_bad_json(place, capsys):
     "kind, call",
     [
         ("treatments", lambda f, csv: qar_sql.whatif(csv, treatments=str(f))),
-        ("hierarchy_toml", lambda f, csv: qar_sql.anonymize(csv, columns="age,sex", k=2, hierarchy=f"age={f}")),
+        ("hierarchy_toml", lambda f, csv: qar_sql.anonymize(csv, k=2, hierarchy=f"age={f}")),
         ("scan", lambda f, csv: qar_sql.scan_config(str(f), store=False)),
     ],
     ids=["whatif-treatments", "anonymize-hierarchy", "scan-config"],

@@ -281,7 +281,8 @@ def broken_name(tmp_path):
         ["report", "-p", "1", "--pi-u", "0.5", "--key", "k", "-T", "{w}", "-o", "{out}"],
         ["report", "-p", "1", "--pi-u", "0.5", "--key", "k", "--anonymize", "--qid", "a,b", "--hierarchy", "{h}",
          "--k", "2", "-o", "{out}"],
-        ["anonymize", "--qid", "a,b", "--hierarchy", "{h}", "--k", "2"],
+        # (-p: the release's T̂ over the audit columns, which --exclude chooses; without it -x is refused as ignored)
+        ["anonymize", "-p", "1", "--pi-u", "0.5", "--qid", "a,b", "--hierarchy", "{h}", "--k", "2"],
     ],
 )  # fmt: skip
 def test_a_release_refuses_a_column_it_cannot_carry_before_any_work(broken_name, tmp_path, command):

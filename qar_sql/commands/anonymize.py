@@ -22,7 +22,8 @@ from qar_sql.guard import guard_outputs
 from qar_sql.output.files import check_plot, save_figure, written
 from qar_sql.output.render import format_option
 from qar_sql.parameters.fields import options_of
-from qar_sql.parameters.treat import AnonymizeParams
+from qar_sql.parameters.needs import Needs
+from qar_sql.parameters.treat import RISK_OF_RELEASE, AnonymizeParams
 from qar_sql.user_files import check_writable
 from qar_sql.user_text import one_line
 
@@ -96,11 +97,6 @@ def _run(where: dict[str, Any], params: AnonymizeParams, progress: Progress | No
     ``-o`` and ``--plot`` written."""
     if out["plot"] is not None:
         check_plot(out["plot"])
-        if params.risk_below is None and not _p_given():  # (an empty figure, after the search)
-            raise UsageError(
-                "--plot draws the frontier of loss against T̂, which only --risk-below or -p measures; "
-                "add one of them or leave --plot out"
-            )
     writes = [(o, out[k]) for o, k in (("--output", "output"), ("--plot", "plot")) if out[k] is not None]
     if writes:
         # the hierarchy files are inputs too: -o levels.toml must not replace --hierarchy levels.toml
@@ -165,6 +161,8 @@ COMMAND: Command[AnonymizeParams, AnonymizeResult] = Command(
     },
     progress="nodes",
     order=ORDER,
+    only={name: RISK_OF_RELEASE for name in ("columns", "exclude", "alpha", "pi_u", "pwm")}
+    | {"plot": Needs(needs=("risk_below|p",), why="it draws the frontier of loss against T̂")},
     runner=_run,
     html=_report,
 )

@@ -14,6 +14,7 @@ import click
 from qar_sql import cli_options
 from qar_sql.command import SOURCE_ORDER, TAIL_ORDER, Command, Extras, Verdict, api_function, run_on
 from qar_sql.errors import DatabaseError, ExitCode
+from qar_sql.parameters.needs import Needs
 from qar_sql.parameters.tail import AuditParams, SqlParams
 from qar_sql.precedence import from_click
 
@@ -153,6 +154,21 @@ def _report(result: AuditResult, params: AuditParams, extras: Extras) -> str:
     )
 
 
+#: What --show-sql renders: the source options, --columns, -p, --batch-size and --jobs; every other
+#: option of the audit is no part of the SQL.
+NOT_IN_SQL = (
+    "exclude alpha pi_u pwm fmt k top histograms fail_above group_size prune store store_in_source all_text "
+    "interval_level bootstrap min_exceedances theta sensitivity row_subsamples"
+).split()
+WITH_SQL = "--show-sql prints the SQL and runs nothing"
+ONLY = {name: Needs(unused_with=("show_sql",), why=WITH_SQL) for name in NOT_IN_SQL} | {
+    "top": Needs(
+        unused_with=("fmt=json", "show_sql"), why="it caps the lists of text, Markdown and HTML; JSON lists all"
+    ),
+    "histograms": Needs(needs=("fmt=json",), unused_with=("show_sql",), why="the histograms are JSON's"),
+    "store_in_source": Needs(needs=("store",), unused_with=("show_sql",), why="it lets --store be the audited file"),
+}
+
 ORDER = (
     *SOURCE_ORDER, *TAIL_ORDER, "fmt", "k", "top", "histograms", "fail_above", "show_sql", "group_size", "jobs",
     "batch_size", "prune", "quiet", "store", "store_in_source", "all_text", "interval_level", "bootstrap",
@@ -186,6 +202,7 @@ COMMAND: Command[AuditParams, AuditResult] = Command(
     },
     emits=("top", "histograms"),
     order=ORDER,
+    only=ONLY,
     preview=_show_sql,
     runner=_run,
     html=_report,

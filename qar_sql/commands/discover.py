@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from qar_sql import cli_options
 from qar_sql.command import SOURCE, Command, api_function
 from qar_sql.parameters.measures import DiscoverParams
+from qar_sql.parameters.needs import Needs
 
 if TYPE_CHECKING:  # numpy-backed: loaded when discover runs, not when `qar --help` loads
     from qar_sql.engines.session import Session
@@ -47,6 +48,7 @@ COMMAND: Command[DiscoverParams, DiscoverResult] = Command(
         "quiet": cli_options.quiet,
     },
     emits=("top",),
+    only={"top": Needs(unused_with=("fmt=json",), why="it caps the lists of text and Markdown; JSON lists all")},
     progress="combinations",
     order=tuple("table columns exclude delimiter null_tokens max_size drop_null top fmt jobs batch_size quiet".split()),
 )

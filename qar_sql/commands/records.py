@@ -23,6 +23,7 @@ from qar_sql.errors import ParameterError, UsageError
 from qar_sql.guard import guard_files
 from qar_sql.output.files import check_writable
 from qar_sql.output.render import whole_table
+from qar_sql.parameters.needs import Needs
 from qar_sql.parameters.ranking import SCORES, RecordsParams
 
 if TYPE_CHECKING:  # numpy-backed: loaded when the command runs, not when `qar --help` loads
@@ -64,10 +65,6 @@ def _run(where: dict[str, Any], params: RecordsParams, progress: Progress | None
     params = replace(params, all_keys=whole_table(fmt))  # (a generic format such as csv writes every record's key)
     store_file = resolve_store(store or None) if store is not None else None
     guard_files([("--output", params.output)], where, store_file, secret_file)
-    if out["hash_keys"] and store is None:
-        raise UsageError("--hash-keys goes with --store (it says how the top records are stored)")
-    if secret_file and not out["hash_keys"]:
-        raise UsageError("--hash-secret-file goes with --hash-keys")
     out["hash_secret"] = secret = hash_secret(secret_file) if out["hash_keys"] else None  # refused before any work
     if by in ("suda", "influence") and fmt == "html":
         raise UsageError(f"--format html shows exact contributions; use --by dt (the default) with it, not --by {by}")
@@ -128,6 +125,13 @@ COMMAND: Command[RecordsParams, Any] = Command(
     },
     emits=("params",),
     order=ORDER,
+    only={
+        "store_in_source": Needs(needs=("store",), why="it lets --store be the audited file"),
+        "hash_keys": Needs(needs=("store",), why="it says how the top records are stored"),
+        "hash_secret_file": Needs(needs=("hash_keys",), why="the secret of the hashed keys"),
+        # (the text lists the top records; every other format and the store take --all)
+        "all_records": Needs(unused_with=("fmt=text",), why="the text lists the top records"),
+    },
     prepare=prepare,
     check=lazy(checks, "records"),
     runner=_run,

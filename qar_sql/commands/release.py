@@ -21,7 +21,10 @@ from qar_sql.commands.search_options import report_search_options
 from qar_sql.errors import UsageError
 from qar_sql.guard import guard_outputs
 from qar_sql.output.files import check_plot
+from qar_sql.parameters.fields import options_of
+from qar_sql.parameters.needs import Needs
 from qar_sql.parameters.release import CompareParams, ReportParams
+from qar_sql.parameters.treat import AnonymizeParams
 from qar_sql.precedence import from_click
 from qar_sql.user_text import one_line
 
@@ -144,6 +147,18 @@ compare = api_function(COMPARE)
 SEARCH = report_search_options()
 
 
+def _search_only(name: str) -> Needs:
+    """A search option of ``qar report`` needs --anonymize, and what it needs in ``qar anonymize``."""
+    own = next((meta.only for f, meta in options_of(AnonymizeParams) if f.name == name), None) or Needs()
+    why = own.why or "an option of the --anonymize section's search"
+    return Needs(needs=("add_anonymize", *own.needs), unused_with=own.unused_with, why=why)
+
+
+#: The search options' relations in ``qar report`` (only typed ones are refused: a variable of qar
+#: anonymize's options is no request).
+SEARCH_ONLY = {name: _search_only(name) for name in SEARCH}
+
+
 def _report_run(session: Session | None, params: ReportParams, progress: Progress | None = None) -> ReportInputs:
     return _report().run(session, params, progress)
 
@@ -185,16 +200,11 @@ def _report_parse(values: dict[str, Any], where: dict[str, Any], out: dict[str, 
 
 def anonymize_keywords(asked: bool, search: dict, k: int, sensitive: Sequence[str] | None) -> dict | None:
     """The anonymization section's keywords (None: not asked): the search options, the report's
-    --k as k-anonymity when given, its one --sensitive column for --l/--t. A search option
-    without --anonymize is refused."""
+    --k as k-anonymity when given, its one --sensitive column for --l/--t (a search option
+    without --anonymize is refused before: :data:`SEARCH_ONLY`)."""
     ctx = click.get_current_context()
     given = (click.core.ParameterSource.COMMANDLINE, click.core.ParameterSource.ENVIRONMENT)
-    # (only the command line: an environment variable of qar anonymize's options is no request)
-    stray = [name for name in search if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE]
     if not asked:
-        if stray:
-            opt = SEARCH[stray[0]].opts[0]
-            raise UsageError(f"{opt} goes with --anonymize; add --anonymize or leave {opt} out")
         return None
     out = {name: value for name, value in search.items() if value is not None}
     if ctx.get_parameter_source("k") in given:
@@ -260,6 +270,7 @@ REPORT: Command[ReportParams, ReportInputs] = Command(
         "quiet": cli_options.quiet,
     },
     order=REPORT_ORDER,
+    only=SEARCH_ONLY,
     prepare=lazy(_report, "prepare"),
     check=lazy(_report, "check"),
     session=_report_session,

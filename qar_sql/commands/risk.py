@@ -11,6 +11,7 @@ import click
 from qar_sql import cli_options
 from qar_sql.command import SOURCE_ORDER, Command, Extras, api_function
 from qar_sql.parameters.measures import RiskParams
+from qar_sql.parameters.needs import Needs
 
 if TYPE_CHECKING:  # numpy-backed: loaded when the measures run, not when `qar --help` loads
     from qar_sql.engines.session import Session
@@ -98,6 +99,8 @@ COMMAND: Command[RiskParams, RiskResult] = Command(
         "quiet": cli_options.quiet,
     },
     emits=("top",),
+    # (without -p the key columns are one QI: there is no list to cap)
+    only={"top": Needs(needs=("p",), why="it caps the list of QIs, and without -p all key columns are one")},
     order=ORDER,
     progress="measuring",
     prepare=prepare,

@@ -9,9 +9,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-import click
-
 from qar_sql.command import Command
+from qar_sql.parameters.needs import Needs
 from qar_sql.parameters.tail import SqlParams
 
 NAME = "sql"
@@ -32,12 +31,17 @@ def run(params: SqlParams) -> str:
 
 
 def _shown(where: dict[str, Any], params: SqlParams, out: dict[str, Any]) -> str:
-    """The SQL of the source options ``where`` and ``params``; --alpha and --pi-u typed on the
-    command line are refused without --one-statement (a QAR_ variable or a config sets them for
-    any audit)."""
-    ctx = click.get_current_context()
-    typed = tuple(o for o in ("alpha", "pi_u") if ctx.get_parameter_source(o) is click.core.ParameterSource.COMMANDLINE)
-    return run(dataclasses.replace(params, **where, tail_given=typed))
+    """The SQL of the source options ``where`` and ``params``."""
+    return run(dataclasses.replace(params, **where))
+
+
+#: The tail fit is the one statement's; the scan's batches are the scan SQL's (typed on the command
+#: line: a QAR_ variable or a config sets them for any audit).
+ONE = "the tail fit of the one statement; the scan SQL does not use it"
+BATCHES = "the scan SQL's batches; the one statement has none"
+ONLY = {name: Needs(needs=("one_statement",), why=ONE) for name in ("alpha", "pi_u")} | {
+    name: Needs(unused_with=("one_statement",), why=BATCHES) for name in ("jobs", "batch_size")
+}
 
 
 def _no_session(session: None, params: SqlParams, progress: Any = None) -> str:
@@ -52,4 +56,5 @@ COMMAND: Command[SqlParams, str] = Command(
     source=("source", "table", "delimiter"),
     order=("dialect", "table", "columns", "p", "delimiter", "jobs", "batch_size", "one_statement", "alpha", "pi_u"),
     preview=_shown,
+    only=ONLY,
 )

@@ -14,6 +14,7 @@ from qar_sql.command import SOURCE_ORDER, Command, Extras, api_function, lazy
 from qar_sql.commands import checks
 from qar_sql.output.files import check_plot
 from qar_sql.parameters.measures import UniquenessParams
+from qar_sql.parameters.needs import Needs
 from qar_sql.user_text import one_line
 
 if TYPE_CHECKING:  # numpy-backed: loaded when the measures run, not when `qar --help` loads
@@ -118,6 +119,7 @@ COMMAND: Command[UniquenessParams, UniquenessResult] = Command(
         "quiet": cli_options.quiet,
     },
     emits=("top",),
+    only={"top": Needs(unused_with=("fmt=json",), why="it caps the lists of text, Markdown and HTML; JSON lists all")},
     order=ORDER,
     prepare=prepare,
     check=lazy(checks, "uniqueness"),

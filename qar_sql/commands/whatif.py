@@ -15,6 +15,8 @@ from qar_sql import cli_options
 from qar_sql.command import SOURCE, Command, Extras, api_function, lazy
 from qar_sql.commands import checks
 from qar_sql.engines.dialects import DIALECTS
+from qar_sql.errors import UsageError
+from qar_sql.parameters.needs import Needs
 from qar_sql.parameters.treat import WhatIfParams
 
 if TYPE_CHECKING:  # numpy-backed: loaded when whatif runs, not when `qar --help` loads
@@ -29,15 +31,27 @@ DOC = """Table 1 of Pastore et al. for every treatment in ``treatments`` (a TOML
     ``combinations`` plus ``combine``), with T̂(p, α) before and after over the audit columns.
 """
 
-#: The options of ``--emit-sql`` (the view's), by option name.
-VIEW_OPTIONS = {"apply_": "--apply", "dialect": "--dialect", "view": "--view"}
+#: The options of ``--emit-sql`` (the view's), and those it does not use (the measures'): the view
+#: is the treated release, printed instead of measured.
+VIEW_OPTIONS = ("apply_", "dialect", "view")
+MEASURES = "columns exclude combine only risk loss p alpha pi_u pwm fmt jobs batch_size".split()
+ONLY = {name: Needs(needs=("emit_sql",), why="it shapes the view --emit-sql prints") for name in VIEW_OPTIONS} | {
+    name: Needs(unused_with=("emit_sql",), why="--emit-sql prints the view and measures nothing") for name in MEASURES
+}
 
 
 def prepare(params: WhatIfParams) -> WhatIfParams:
-    """``params`` with its treatments file read (a bad file fails here, before any connection)."""
-    from qar_sql.treat.treatments import load
+    """``params`` with its treatments file read (a bad file fails here, before any connection);
+    a --key only where a treatment draws (what the key is for)."""
+    from qar_sql.treat.treatments import PERTURBATIVE, load
 
-    return replace(params, treatments=load(params.treatments))
+    plan = load(params.treatments)
+    if params.key is not None and not any(t.perturbative for t in plan.treatments):
+        raise UsageError(
+            f"--key identifies rows for the draws of a perturbative treatment ({', '.join(PERTURBATIVE)}), and "
+            "the treatments file has none, so --key would be ignored; leave it out"
+        )
+    return replace(params, treatments=plan)
 
 
 def run(session: Session, params: WhatIfParams, progress: Progress | None = None) -> WhatIfResult:
@@ -51,9 +65,6 @@ def _emit_sql(where: dict[str, Any], params: WhatIfParams, out: dict[str, Any]) 
     """``--emit-sql``: CREATE VIEW of the treated release, printed instead of measuring it; the
     view's options go with it only."""
     if not out["emit_sql"]:
-        for name, flag in VIEW_OPTIONS.items():
-            if out[name]:
-                raise click.UsageError(f"{flag} goes with --emit-sql; add --emit-sql or leave {flag} out")
         return None
     from qar_sql.treat.whatif import emit_sql
 
@@ -110,6 +121,7 @@ COMMAND: Command[WhatIfParams, WhatIfResult] = Command(
     ),
     prepare=prepare,
     check=lazy(checks, "whatif"),
+    only=ONLY,
     preview=_emit_sql,
     html=_report,
 )

@@ -530,6 +530,29 @@ def _session(db: Database, relation: Relation, source: SourceLike, table, delimi
     return Session(db, relation, label, where)
 
 
+def check_csv_options(
+    source: str, *, all_text: bool = False, delimiter: str | None = None, null_tokens: Sequence[str] = ()
+) -> None:
+    """The options that read a CSV file refused for any other ``source`` (a file or a URL), where
+    they would be ignored."""
+    if is_url(source) or file_kind(source) != "csv":
+        if all_text:
+            raise UsageError(
+                f"--all-text applies to CSV files, whose column types are guessed; {mask_source(source)!r} "
+                "has declared types (cast the columns in a view to compare them as text)"
+            )
+        if delimiter:
+            raise UsageError(
+                f"--delimiter applies to CSV files, whose fields it splits; {mask_source(source)!r} has columns "
+                "of its own; leave --delimiter out"
+            )
+        if null_tokens:
+            raise UsageError(
+                f"--null-token applies to CSV files, whose missing values are written as text; "
+                f"{mask_source(source)!r} has NULLs of its own (map the token to NULL in a view: nullif(column, 'NA'))"
+            )
+
+
 def open_source(
     source: Any,
     *,
@@ -553,6 +576,8 @@ def open_source(
         raise UsageError("--all-text applies to CSV files; a frame or an open source has its own column types")
     if (isinstance(source, Source) or frames.is_frame(source)) and null_tokens:
         raise UsageError("--null-token applies to CSV files; a frame or an open source has its own NULLs")
+    if frames.is_frame(source) and delimiter:
+        raise UsageError("--delimiter applies to CSV files; a frame has its columns already")
     if isinstance(source, Source):
         if table or delimiter:
             raise UsageError(
@@ -562,16 +587,7 @@ def open_source(
     if frames.is_frame(source):
         return _open_frame(source, table, threads)
     source = resolve_source(source)
-    if all_text and (is_url(source) or file_kind(source) != "csv"):
-        raise UsageError(
-            f"--all-text applies to CSV files, whose column types are guessed; {mask_source(source)!r} "
-            "has declared types (cast the columns in a view to compare them as text)"
-        )
-    if null_tokens and (is_url(source) or file_kind(source) != "csv"):
-        raise UsageError(
-            f"--null-token applies to CSV files, whose missing values are written as text; {mask_source(source)!r} "
-            "has NULLs of its own (map the token to NULL in a view: nullif(column, 'NA'))"
-        )
+    check_csv_options(source, all_text=all_text, delimiter=delimiter, null_tokens=null_tokens)
     if is_url(source):
         engine = engine_of(source)
         if engine is not None and engine.opener:  # a native adapter: no SQLAlchemy dialect runs its SQL

@@ -17,6 +17,7 @@ from typing import Any
 
 from qar_sql import rules
 from qar_sql.errors import ParameterError, require_whole, shown
+from qar_sql.parameters.needs import Needs
 
 #: The key of the option metadata in a field's ``metadata``.
 KEY = "qar_option"
@@ -38,7 +39,8 @@ class Option:
     line's text becomes (``--hierarchy age=age.csv`` → ("age", "age.csv")), a ParameterError
     naming a value it cannot read; ``flag_value``: the value of the option given alone
     (``--store`` alone: ""); ``required``: the command line refuses to run without it;
-    ``metavar``: the value's name in ``--help`` (``--to VERSION``)."""
+    ``metavar``: the value's name in ``--help`` (``--to VERSION``); ``only``: the options without
+    which (or beside which) it would be ignored, an error (:mod:`qar_sql.parameters.needs`)."""
 
     help: str
     flags: tuple[str, ...] = ()
@@ -55,6 +57,7 @@ class Option:
     parse: Callable[[Any], Any] | None = None
     required: bool = False
     metavar: str | None = None
+    only: Needs | None = None
 
 
 def option(default: Any = None, *, help: str, **meta: Any) -> Any:
@@ -276,12 +279,13 @@ def source_option(name: str) -> Any:
     return dataclasses.field(default=f.default, metadata=f.metadata)
 
 
-def key() -> Any:
+def key(only: Needs | None = None) -> Any:
     return option(
         None,
         help="Record key column(s), unique and non-NULL (files default to the row number).",
         flags=("--key", "-k"),
         kind="names",
+        only=only,
     )
 
 

@@ -12,6 +12,10 @@ from qar_sql import rules
 from qar_sql.errors import ParameterError, require_whole, shown
 from qar_sql.parameters import fields
 from qar_sql.parameters.fields import check_fields, option, optional
+from qar_sql.parameters.needs import Needs
+
+#: The options of the rows --per-record writes (the summary has no record).
+PER_RECORD = Needs(needs=("per_record",), why="it shapes the rows of --per-record")
 
 # --- risk -------------------------------------------------------------------------------------------
 
@@ -76,6 +80,7 @@ class RiskParams:
         flags=("--l",),
         kind="int",
         check=lambda v: require_whole(v, 1, f"--l {shown(v)} must be a whole number of at least 1, e.g. 2"),
+        only=Needs(needs=("sensitive",), why="the l-diversity of the sensitive columns"),
     )
     t_threshold: float = option(
         T_THRESHOLD,
@@ -84,6 +89,7 @@ class RiskParams:
         flags=("--t",),
         kind="float",
         check=lambda v: rules.check_unit(v, "--t", ", e.g. 0.2"),
+        only=Needs(needs=("sensitive",), why="the t-closeness of the sensitive columns"),
     )
     per_record: str | os.PathLike | None = option(
         None,
@@ -92,12 +98,13 @@ class RiskParams:
         flags=("--per-record",),
         kind="path",
     )
-    key: Sequence[str] | None = fields.key()
+    key: Sequence[str] | None = fields.key(only=PER_RECORD)
     suda_max_size: int | None = option(
         None,
         help="SUDA: minimal sample uniques of up to this many columns (default: all, capped at 5,000 column sets).",
         flags=("--suda-max-size",),
         kind="int",
+        only=PER_RECORD,
         check=optional(_check_suda_max_size),
     )
     jobs: int = fields.jobs()
@@ -172,6 +179,7 @@ class UniquenessParams:
         check=optional(
             lambda v: require_whole(v, 0, f"--seed {shown(v)} must be a whole number 0 or more, e.g. --seed 7")
         ),
+        only=Needs(needs=("monte_carlo",), why="it seeds the draws of --monte-carlo"),
     )
     #: A what-if file (path, TOML text, dict or :class:`~qar_sql.treat.treatments.Plan`).
     treatments: Any = option(

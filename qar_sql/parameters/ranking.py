@@ -10,6 +10,7 @@ from qar_sql.errors import ParameterError, UsageError, require_whole
 from qar_sql.parameters import fields
 from qar_sql.parameters.fields import option
 from qar_sql.parameters.measures import RiskParams
+from qar_sql.parameters.needs import Needs
 from qar_sql.parameters.tail import TailParams, check_tail
 
 # --- records ----------------------------------------------------------------------------------------
@@ -171,9 +172,20 @@ class EliminateParams(TailParams):
         "20%", help="Records removed at most: a count or a share of the table such as 20%.", flags=("--max",)
     )
     greedy_steps: int | None = option(
-        None, help="Greedy steps (default: up to --max).", flags=("--greedy-steps",), kind="int", minimum=1
+        None,
+        help="Greedy steps (default: up to --max).",
+        flags=("--greedy-steps",),
+        kind="int",
+        minimum=1,
+        only=Needs(needs=("by~greedy",), why="the steps of the greedy ranking"),
     )
-    seed: int = option(0, help="Seed of the random ranking and of the PLS split.", flags=("--seed",), kind="int")
+    seed: int = option(
+        0,
+        help="Seed of the random ranking and of the PLS split.",
+        flags=("--seed",),
+        kind="int",
+        only=Needs(needs=("by~random|by~pls",), why="it seeds the random ranking and the PLS split"),
+    )
     #: The value order of nominal columns for the entropy ranking: {column: values}, or the
     #: command line's COLUMN=v1,v2,... texts (read by parse_orders).
     orders: Mapping[str, Sequence] | None = option(
@@ -181,6 +193,7 @@ class EliminateParams(TailParams):
         help="Value order of a nominal column for entropy: COLUMN=v1,v2,... (repeatable).",
         flags=("--order",),
         multiple=True,
+        only=Needs(needs=("by~entropy",), why="the value order of the entropy ranking"),
     )
     plot: str | os.PathLike | None = option(
         None, help="Draw the curves to FILE.png or FILE.svg.", flags=("--plot",), kind="path"

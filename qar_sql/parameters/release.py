@@ -12,6 +12,7 @@ from qar_sql import rules
 from qar_sql.errors import ParameterError, UsageError, require_whole, shown
 from qar_sql.parameters import fields
 from qar_sql.parameters.fields import Option, check_fields, option
+from qar_sql.parameters.needs import Needs
 from qar_sql.parameters.tail import TailParams
 from qar_sql.parameters.treat import AnonymizeParams
 
@@ -91,7 +92,12 @@ class CompareParams(TailParams):
         kind="flag",
     )
     anonymeter_attacks: int = option(
-        500, help="Attacks per anonymeter evaluator.", flags=("--anonymeter-attacks",), kind="int", minimum=10
+        500,
+        help="Attacks per anonymeter evaluator.",
+        flags=("--anonymeter-attacks",),
+        kind="int",
+        minimum=10,
+        only=Needs(needs=("anonymeter",), why="anonymeter's evaluators attack"),
     )
     delimiter: str | None = fields.source_option("delimiter")
     null_tokens: Sequence[str] = fields.source_option("null_tokens")

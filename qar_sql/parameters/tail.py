@@ -8,7 +8,7 @@ from dataclasses import fields as dataclass_fields
 from typing import Any
 
 from qar_sql import rules
-from qar_sql.errors import ParameterError, UsageError
+from qar_sql.errors import ParameterError
 from qar_sql.parameters import fields
 from qar_sql.parameters.fields import check_fields, option, optional
 
@@ -172,10 +172,9 @@ DEFAULTS: dict[str, Any] = {f.name: f.default for f in dataclass_fields(AuditPar
 @dataclass(frozen=True, kw_only=True)
 class SqlParams:
     """What ``qar sql`` renders: where the data would be read (nothing is), the QI columns and p,
-    the engine's batching, and with ``one_statement`` the whole audit's tail fit (α, π_u).
-    ``tail_given``: the tail options given on the command line, which only ``one_statement``
-    uses (refused without it). ``source``, ``table`` and ``delimiter`` are the command line's
-    source options."""
+    the engine's batching, and with ``one_statement`` the whole audit's tail fit (α, π_u), which
+    only it uses (``qar sql``'s relations refuse them without it). ``source``, ``table`` and
+    ``delimiter`` are the command line's source options."""
 
     source: str | None = option(None, help="The file or database URL the audit would read.", cli=False)
     table: str | None = option(None, help="The table the audit would read.", cli=False)
@@ -203,14 +202,6 @@ class SqlParams:
     )
     alpha: float = fields.alpha()
     pi_u: float = fields.pi_u()
-    tail_given: Sequence[str] = option((), help="The tail options (alpha, pi_u) given on the command line.", cli=False)
-
-    def __post_init__(self) -> None:
-        if self.tail_given and not self.one_statement:
-            raise UsageError(
-                f"--{self.tail_given[0].replace('_', '-')} sets the tail fit of --one-statement; "
-                "the audit's scan SQL does not use it"
-            )
 
 
 # --- demo -------------------------------------------------------------------------------------------

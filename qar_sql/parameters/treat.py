@@ -13,6 +13,7 @@ from qar_sql import rules
 from qar_sql.errors import ParameterError
 from qar_sql.parameters import fields
 from qar_sql.parameters.fields import option
+from qar_sql.parameters.needs import Needs
 from qar_sql.parameters.tail import THETA_MEASURES, TailParams
 
 # --- whatif -----------------------------------------------------------------------------------------
@@ -151,6 +152,11 @@ def _hierarchy_pairs(items: Any) -> tuple[tuple[str, str], ...]:
     return _once(out)
 
 
+#: The options of qar anonymize's audit of the release (T̂ over the audit columns), which only
+#: --risk-below or -p asks for (the API's risk=True too).
+RISK_OF_RELEASE = Needs(needs=("risk_below|p|risk",), why="it is an option of the release's T̂")
+
+
 @dataclass(frozen=True, kw_only=True)
 class AnonymizeParams(TailParams):
     """The parameters of ``qar anonymize`` (:mod:`qar_sql.commands.anonymize`) and of ``qar
@@ -197,8 +203,15 @@ class AnonymizeParams(TailParams):
         flags=("--l-kind",),
         kind="choice",
         choices=L_KINDS,
+        only=Needs(needs=("l",), why="the kind of l-diversity"),
     )
-    c: float | None = option(None, help="c of recursive (c, l)-diversity.", flags=("--c",), kind="float")
+    c: float | None = option(
+        None,
+        help="c of recursive (c, l)-diversity.",
+        flags=("--c",),
+        kind="float",
+        only=Needs(needs=("l_kind=recursive",), why="recursive (c, l)-diversity's c"),
+    )
     t: float | None = option(None, help="t-closeness of --sensitive in every class.", flags=("--t",), kind="float")
     t_kind: str = option(
         "equal",
@@ -206,6 +219,7 @@ class AnonymizeParams(TailParams):
         flags=("--t-kind",),
         kind="choice",
         choices=T_KINDS,
+        only=Needs(needs=("t",), why="the distance of t-closeness"),
     )
     sensitive: str | None = option(
         None, help="The sensitive column of --l and --t (never a QI column).", flags=("--sensitive",)
@@ -249,6 +263,8 @@ class AnonymizeParams(TailParams):
         help="The monotonic variant of the entropy metric (ARX's: suppressed records add no loss).",
         flags=("--monotonic/--no-monotonic",),
         kind="flag",
+        # (the two variants differ only in what suppressed records add)
+        only=Needs(needs=("metric=entropy", "suppression_limit"), why="a variant of the entropy metric"),
     )
     local: bool = option(
         False,
@@ -269,6 +285,7 @@ class AnonymizeParams(TailParams):
         flags=("--theta",),
         kind="choice",
         choices=THETAS,
+        only=RISK_OF_RELEASE,
     )
     jobs: int = fields.jobs()
     batch_size: int | None = fields.batch_size()
@@ -296,8 +313,6 @@ class AnonymizeParams(TailParams):
         rules.check_choice("--theta", self.theta, THETAS)
         if self.l_kind == "recursive" and self.l is not None and (self.c is None or self.c <= 0):
             raise ParameterError("--l-kind recursive needs --c, a positive number (e.g. --c 3)")
-        if self.c is not None and self.l_kind != "recursive":
-            raise ParameterError("--c goes with --l-kind recursive; add it or leave --c out")
         if not (isinstance(self.suppression_limit, int | float) and 0 <= self.suppression_limit < 1):
             raise ParameterError(
                 f"--suppression-limit {self.suppression_limit!r} must be a share of rows in [0, 1), e.g. 0.04"

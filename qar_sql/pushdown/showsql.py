@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from qar_sql.engines.database import check_url
 from qar_sql.engines.dialects import Dialect, engine_of, get_dialect
 from qar_sql.engines.secrets import mask_source
-from qar_sql.engines.source import file_kind, file_relation_sql, is_url, resolve_source
+from qar_sql.engines.source import check_csv_options, file_kind, file_relation_sql, is_url, resolve_source
 from qar_sql.errors import ColumnError, UsageError
 from qar_sql.parameters.tail import DEFAULTS as AUDIT
 from qar_sql.pushdown import prune as pruning
@@ -99,6 +99,8 @@ def show_sql(
     if dups:  # as the audit itself refuses them (source.select_columns)
         raise ColumnError(f"column {dups[0]!r} is listed twice in --columns; list it once")
     d, source, kind = _target(source, dialect)
+    if source:
+        check_csv_options(source, delimiter=delimiter, null_tokens=null_tokens)
     setup: list[str] = []
     relation = _table(d, source, table, kind)
     if relation is None:  # a file: read into a temp table once, as the audit does
@@ -141,6 +143,8 @@ def show_one_statement(
     if not columns:
         raise UsageError("--columns is required to show the SQL, since nothing is read")
     d, source, kind = _target(source, dialect)
+    if source:
+        check_csv_options(source, delimiter=delimiter)
     relation = _table(d, source, table, kind)
     if relation is None:  # a file: read where the statement reads it
         relation = file_relation_sql(d, source or "", kind, delimiter)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -232,10 +233,21 @@ def test_the_api_refuses_a_column_before_the_rows_are_read(files):
 
 def test_scan_and_the_hook_refuse_a_bad_column_before_the_rows_are_read(files, tmp_path, monkeypatch, capsys):
     config = tmp_path / "qar.toml"
-    source = files.boom.replace("\\", "/")
-    config.write_text(f'[[scan]]\nname = "s"\nsource = "{source}"\ntable = "people"\ncolumns = ["age", "nosuch_col"]\n')
+    # (a scan names a [sources] table: a path there was refused as undefined, before any column)
+    sources = f'[sources.people]\nurl = "{files.boom.replace(chr(92), "/")}"\n'
+    bad = '[[scan]]\nname = "s"\nsource = "people"\ntable = "people"\ncolumns = ["age", "sex", "nosuch_col"]\n'
+    config.write_text(sources + bad)
     r = _invoke(["scan", str(config), "--no-store"])
-    assert r.exit_code == 2 and MARKER not in r.output, r.output
+    assert r.exit_code == 2 and MARKER not in r.output and "nosuch_col" in r.output, r.output
+    # several scans: each is its own gate (one failure does not stop the others: test_scans.py),
+    # and the last one's bad column is refused before it reads a row, whatever the others did
+    first = '[[scan]]\nname = "first"\nsource = "people"\ntable = "people"\nexclude = ["id"]\n'
+    several = tmp_path / "several.toml"
+    several.write_text(sources + first + bad.replace('"s"', '"last"'))
+    r = _invoke(["scan", str(several), "--no-store", "-f", "json"])
+    errors = {s["name"]: (s["exit_code"], s["error"]) for s in json.loads(r.stdout)["scans"]}
+    assert MARKER in errors["first"][1], errors  # (the witness: a good scan reads the rows)
+    assert errors["last"][0] == 2 and "nosuch_col" in errors["last"][1] and MARKER not in errors["last"][1], errors
     monkeypatch.chdir(tmp_path)
     assert hook.main(["--no-store", str(config)]) == 2
     assert MARKER not in capsys.readouterr().err

@@ -102,7 +102,8 @@ def test_text_output_and_per_record(people, tmp_path):
         (["--weight", "wieght"], "--weight column 'wieght' not found"),
         (["--sensitive", "diagnosis", "--ordered", "weight"], "--ordered column 'weight' is not a --sensitive column"),
         (["--suda-max-size", "0", "--per-record", "o.csv"], "--suda-max-size 0 must be at least 1"),
-        (["--key", "nope"], "key column 'nope' (in --key) not found"),
+        (["--key", "nope", "--per-record", "o.csv"], "key column 'nope' (in --key) not found"),
+        (["--key", "id"], "--key has no effect without --per-record"),
     ],
 )
 def test_bad_input_one_sentence_exit_2(people, args, message):

@@ -19,7 +19,7 @@ from qar_sql.commands import settings as config_command
 from qar_sql.commands import sql as sql_command
 from qar_sql.demo import DEMO_COLUMNS
 from qar_sql.engines.source import session_of
-from qar_sql.errors import ParameterError, UsageError
+from qar_sql.errors import ParameterError
 from qar_sql.measures import audit as measures_audit
 from qar_sql.output.render import render, to_json
 from qar_sql.output.render_audit import render_audit
@@ -135,10 +135,8 @@ def test_sql_run_is_show_sql_and_the_tail_needs_one_statement():
     assert sql_command.run(SqlParams(**where, p=2)) == show_sql(
         "x.duckdb", table="people", columns=where["columns"], p=2
     )
-    one = sql_command.run(SqlParams(**where, one_statement=True, alpha=0.02, tail_given=("alpha",)))
+    one = sql_command.run(SqlParams(**where, one_statement=True, alpha=0.02))
     assert one == show_one_statement("x.duckdb", table="people", columns=where["columns"], alpha=0.02)
-    with pytest.raises(UsageError, match="--pi-u sets the tail fit of --one-statement"):
-        SqlParams(**where, tail_given=("pi_u",))
 
 
 def test_config_json_keeps_its_ascii_escapes_and_refuses_nan(tmp_path):

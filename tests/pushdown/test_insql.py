@@ -164,7 +164,7 @@ def test_qar_sql_one_statement(duck):
         qar_sql.audit(source, table=table, columns=names, p=2, pi_u=0.2).risk, rel=REL
     )
     r = CliRunner().invoke(cli, args)  # --pi-u would be ignored by the scan SQL: an error
-    assert r.exit_code == 2 and "--pi-u sets the tail fit of --one-statement" in r.output
+    assert r.exit_code == 2 and "--pi-u has no effect without --one-statement" in r.output
     r = CliRunner().invoke(cli, ["sql", "-d", "bigquery", "-t", "d.s.t", "-c", "a,b,c,d,e,f", "--one-statement"])
     assert r.exit_code == 0 and "float64" in r.stdout
     sqlglot.parse_one(r.stdout, read="bigquery")

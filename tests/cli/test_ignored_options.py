@@ -1,0 +1,242 @@
+"""Options that would be ignored are errors (docs/limits.md): every option of every command that
+reads a table, given a valid value other than its default, either changes what the run prints
+or writes (stdout, the files it writes) or is refused (exit 2, one sentence naming it).
+
+Generated over the click command tree, not a list: each option's value comes from its click
+type (a flag set, a choice's other word, a number beside the default, a column's name, a file
+in a folder), with the few overrides a type cannot tell (:data:`VALUES`). The run is compared
+with the same run without the option (times and dates masked). The options whose effect is not
+in the output are listed in :data:`NOT_IN_OUTPUT` with the reason, and those with an observable
+effect elsewhere have their own test below. The relation that refuses an option is declared
+once (``Needs`` in :mod:`qar_sql.parameters.needs`, checked by :mod:`qar_sql.command`).
+"""
+
+from __future__ import annotations
+
+import re
+import types
+from pathlib import Path
+
+import click
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+import qar_sql
+from qar_sql import commands
+from qar_sql.cli.main import cli
+from qar_sql.command import Command
+from tests.cli.test_checks_before_rows import COMMANDS, TABLE_COMMANDS, Files, base_args
+
+COLUMNS = ("id", "age", "sex", "zip", "job", "edu", "race", "income", "disease")
+SKIPPED = {"log_level", "verbose", "help"}
+#: Options whose effect is no part of what the run prints or writes, with the reason.
+NOT_IN_OUTPUT = {
+    "quiet": "the progress bar and stage lines on stderr (tests/test_progress.py)",
+    "jobs": "concurrent connections of a server database: the same result, sooner (tests/engines)",
+    "batch_size": "QIs per statement: the same result in fewer or more statements (test below)",
+    "store": "the run recorded in the store (test below)",
+}
+#: Options the base run gives already (its required ones), or whose effect this small table cannot
+#: show, with the reason.
+SHOWN_ELSEWHERE = {
+    ("eliminate", "key"): "the base run's (records are ranked by it)",
+    ("records", "key"): "the base run's",
+    ("report", "key"): "the base run's",
+    ("report", "output"): "the base run's (the report is compared there)",
+    ("whatif", "treatments"): "the base run's",
+    ("anonymize", "hierarchies"): "--hierarchy age=FILE of the base run wins over a folder's (docs/anonymize.md); "
+    "tests/anonymize reads folders",
+    ("anonymize", "drop_null"): "the base run's QI (age) has no NULL: interval levels refuse one (tests/anonymize)",
+}
+#: Values a click type cannot tell, by (command or "*", option name): the arguments to add.
+VALUES: dict[tuple[str, str], list[str]] = {
+    ("*", "table"): [],  # (the base run names the table: another is refused as not found)
+    ("*", "columns"): ["-c", "age,sex,zip,job,edu"],
+    ("*", "exclude"): ["-x", "id,disease,race"],
+    ("*", "delimiter"): ["--delimiter", ";"],
+    ("*", "null_tokens"): ["--null-token", "NA"],
+    ("*", "key"): ["--key", "id"],
+    ("*", "sensitive"): ["--sensitive", "disease"],
+    ("*", "qid"): ["--qid", "age,sex"],
+    ("*", "top"): ["--top", "2"],
+    ("*", "row_subsamples"): ["--row-subsamples", "0.5"],
+    ("*", "hierarchy"): ["--hierarchy", "zip=H"],
+    ("*", "treatments"): ["-T", "T"],
+    ("*", "orders"): ["--order", "sex=1,0"],
+    ("*", "by"): ["--by", "u_plus"],
+    ("*", "max_removed"): ["--max", "10%"],
+    ("*", "store"): ["--store", "S"],
+    ("*", "sampling_fraction"): ["--sampling-fraction", "0.5"],
+    ("*", "population"): ["--population", "600"],
+    ("*", "target"): ["--target", "disease"],
+    ("*", "attacker_columns"): ["--attacker-columns", "age,sex"],
+    ("*", "categorical"): ["--categorical", "sex"],
+    ("*", "components"): ["--components", "age:2"],
+    ("*", "combine"): ["--combine", "age5+zip10"],
+    ("*", "only"): ["--only", "age5"],
+    ("*", "apply_"): ["--apply", "age5"],
+    ("*", "view"): ["--view", "v"],
+    ("*", "domain"): ["--domain", "sex=3"],
+    ("*", "compare_dt"): ["--compare-dt"],
+    ("whatif", "key"): ["--key", "id"],
+    ("anonymize", "hierarchies"): ["--hierarchies", "D"],
+    ("anonymize", "qid"): ["--qid", "age"],
+    ("anonymize", "k"): ["--k", "3"],
+    ("anonymize", "l"): ["--l", "2", "--sensitive", "disease"],
+    ("anonymize", "sensitive"): ["--sensitive", "race"],
+}
+
+
+def _table(path: Path) -> str:
+    con = duckdb.connect(str(path))
+    values = ", ".join(
+        f"hash(i, {n}) % {m} as {c}" for n, (c, m) in enumerate(zip(COLUMNS[1:], (40, 2, 30, 9, 5, 6, 11, 4)))
+    )
+    con.execute(f"create table base as select i as id, {values} from range(300) t(i)")
+    # (some NULLs, for --drop-null and --missing)
+    con.execute(
+        "create view people as select * replace (case when id % 37 = 0 then null else zip end as zip) from base"
+    )
+    con.close()
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory) -> Files:
+    tmp = tmp_path_factory.mktemp("ignored")
+    (tmp / "treat.toml").write_text(
+        'qid = "q"\n[qis]\nq = ["age", "sex", "zip"]\n[treatments.age5]\ncolumn = "age"\nkind = "bands"\nwidth = 5\n'
+        '[treatments.zip10]\ncolumn = "zip"\nkind = "bands"\nwidth = 10\n'
+    )
+    (tmp / "h.toml").write_text("[hierarchies.age]\nwidths = [5, 10, 20]\norigin = 0\n")
+    (tmp / "hz.toml").write_text("[hierarchies.zip]\nwidths = [5, 10]\norigin = 0\n")
+    (tmp / "out").mkdir()
+    (tmp / "dir").mkdir()
+    (tmp / "dir" / "x_hierarchy_age.csv").write_text("".join(f"{a};{a // 10 * 10}\n" for a in range(40)))
+    source = _table(tmp / "people.duckdb")
+    return Files(source, source, str(tmp / "treat.toml"), str(tmp / "h.toml"), "", str(tmp / "out"), str(tmp / "dir"))
+
+
+def value_of(name: str, param: click.Option, f: Files, out: Path) -> list[str]:
+    """A valid value of ``param`` other than its default, as arguments."""
+    given = VALUES.get((name, param.name)) or VALUES.get(("*", param.name))  # type: ignore[arg-type]
+    if given is not None:
+        swap = {"H": str(Path(f.hierarchies).with_name("hz.toml")), "T": f.treatments, "D": f.missing}
+        return [swap.get(a, str(out.parent / "store.duckdb") if a == "S" else a) for a in given]
+    flag = param.opts[0]
+    if param.is_flag:
+        return [param.secondary_opts[0] if param.secondary_opts and param.default else flag]
+    kind, default = param.type, param.default
+    if isinstance(kind, click.Choice):
+        return [flag, next(c for c in kind.choices if c != default)]
+    if isinstance(kind, click.Path):
+        suffix = {"plot": ".png", "plot_path": ".png", "output": ".toml" if name == "anonymize" else ".html"}
+        return [flag, str(out / f"{param.name}{suffix.get(param.name, '.csv')}")]
+    if isinstance(kind, click.types.IntParamType | click.IntRange):
+        number = default + 1 if isinstance(default, int) and not isinstance(default, bool) else 3
+        return [flag, str(number)]
+    if isinstance(kind, click.types.FloatParamType | click.FloatRange):
+        return [flag, str(default / 2 if isinstance(default, float) and default else 0.5)]
+    return [flag, "age"]
+
+
+def _masked(text: str) -> str:
+    """``text`` without what differs from run to run: times, dates, temporary names."""
+    text = re.sub(r"\d{4}-\d\d-\d\dT[\d:.]+(\+\d\d:\d\d)?", "DATE", text)
+    text = re.sub(r'"(seconds|elapsed)": [\d.e-]+', r'"\1": T', text)
+    return re.sub(r"\d+(\.\d+)? ?(s|ms|seconds)\b", "T", text)
+
+
+def _run(args: list[str], out: Path) -> tuple[int, str]:
+    for old in out.iterdir():
+        old.unlink()
+    r = CliRunner().invoke(cli, args, catch_exceptions=False)
+    written = "".join(
+        f"\n--- {p.name}\n" + _masked(p.read_bytes().decode("utf-8", "replace")) for p in sorted(out.iterdir())
+    )
+    return r.exit_code, _masked(r.output) + written
+
+
+@pytest.mark.parametrize("name", TABLE_COMMANDS)
+def test_every_option_changes_the_output_or_is_refused(name, files):
+    out = Path(files.folder)
+    base = base_args(name, files.plain, files)
+    code, before = _run([name, *base], out)
+    assert code in (0, 1), (name, before)
+    findings = []
+    for param in COMMANDS[name].params:
+        if not isinstance(param, click.Option) or param.name in SKIPPED or param.name in NOT_IN_OUTPUT:
+            continue
+        if (name, param.name) in SHOWN_ELSEWHERE:
+            continue
+        args = value_of(name, param, files, out)
+        if not args:
+            continue
+        code, after = _run([name, *base, *args], out)
+        if code == 2:
+            sentence = after.strip().splitlines()[-1]
+            named = [o for o in (*param.opts, *param.secondary_opts) if o in sentence]
+            assert named or "Error" in sentence, (name, args, sentence)
+            continue
+        if after == before:
+            findings.append(f"qar {name} {' '.join(args)}: exit {code}, the same output as without it")
+    assert not findings, "\n".join(findings)
+
+
+def _commands() -> dict[str, Command]:
+    """Every :class:`~qar_sql.command.Command` of the command line, by name."""
+    found = {}
+    for module in vars(commands).values():
+        for value in vars(module).values() if isinstance(module, types.ModuleType) else ():
+            if isinstance(value, Command):
+                found[value.name] = value
+    return found
+
+
+def _typed(name: str, option: str, f: Files, out: Path) -> list[str]:
+    param = next(p for p in COMMANDS[name].params if p.name == option)
+    return value_of(name, param, f, out)
+
+
+def _entry_args(name: str, entry: str, f: Files, out: Path) -> list[str] | None:
+    """Arguments that make ``entry`` (``a``, ``a=v``, ``a~v``) hold, None when none can."""
+    option, _, wanted = entry.replace("~", "=").partition("=")
+    param = next((p for p in COMMANDS[name].params if p.name == option), None)
+    if param is None:
+        return None
+    if wanted:
+        return [param.opts[0], wanted]
+    return _typed(name, option, f, out)
+
+
+def test_every_declared_relation_refuses_its_option(files):
+    """The other side: each option a relation declares ignored beside another (or without one) is
+    refused, exit 2, naming it, on the command line; generated from every command's relations."""
+    import_all = _commands()
+    out, checked = Path(files.folder), 0
+    for name, cmd in sorted(import_all.items()):
+        if name not in COMMANDS:
+            continue
+        base = base_args(name, files.plain, files) if name in TABLE_COMMANDS else []
+        for option, relation in cmd.relations().items():
+            if option not in {p.name for p in COMMANDS[name].params}:
+                continue  # (a keyword of the API only)
+            for entry in relation.unused_with:
+                beside = _entry_args(name, entry, files, out)
+                if beside is None:
+                    continue
+                args = [name, *base, *_typed(name, option, files, out), *beside]
+                code, text = _run(args, out)
+                # (the sentence names this option, or one of the base run's of the same relation)
+                assert code == 2 and "has no effect" in text, (args, text)
+                checked += 1
+    assert checked >= 35, checked
+
+
+def test_the_api_refuses_a_keyword_it_would_ignore(files):
+    with pytest.raises(qar_sql.QarError, match="alpha has no effect without risk_below") as caught:
+        qar_sql.anonymize(files.plain, table="people", qid="age", hierarchy=f"age={files.hierarchies}", k=2, alpha=0.02)
+    assert caught.value.exit_code == 2
+    with pytest.raises(qar_sql.QarError, match="greedy_steps has no effect without by='greedy'"):
+        qar_sql.eliminate(files.plain, table="people", key="id", exclude="id,disease", greedy_steps=3)
