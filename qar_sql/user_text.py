@@ -12,7 +12,7 @@ Two kinds of character are never shown raw, on any channel people read:
 
 Per channel: the terminal gets :func:`one_line` of each piece of user text (and :func:`terminal`
 of a whole rendered output, which keeps its own line breaks); Markdown :func:`escape_md`; HTML
-Jinja's autoescape and :func:`neutral_bidi` of the page; JUnit :func:`xml_text`; CSV
+Jinja's autoescape and :func:`page` of the page (controls and bidi); JUnit :func:`xml_text`; CSV
 :func:`csv_cell` (OWASP's CSV-injection rule). JSON carries text as written (``json`` escapes
 it), and so does CSV apart from that rule: they are data for programs. Masking secrets is not
 done here: :mod:`qar_sql.engines.secrets` owns it, and runs first.
@@ -87,6 +87,20 @@ def terminal(text: str) -> str:
     return neutral_bidi(_CONTROL_BUT_LINE_FEED.sub(_escaped, text))
 
 
+#: Unsafe on a page (HTML, or the Markdown made from it): the controls and separators but its own
+#: line breaks and tabs.
+_CONTROL_ON_PAGE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def page(text: str) -> str:
+    """A whole report page, HTML or the Markdown made from it: its own line breaks and tabs kept,
+    every other control character or separator written as its code point ``\\u001b`` (an escape
+    sequence in a --title would otherwise reach the terminal of ``qar report -o -``, and a CR
+    would end a Markdown line; ``\\uXXXX`` also keeps the page's JSON block valid JSON), and
+    bidirectional controls shown (:func:`neutral_bidi`)."""
+    return neutral_bidi(_CONTROL_ON_PAGE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text))
+
+
 # -- Markdown ---------------------------------------------------------------------------------
 
 # Every character with a meaning in Markdown or the HTML it may hold: text from the page (a
@@ -149,7 +163,7 @@ def for_format(text: str, fmt: str) -> str:
     if fmt in READ_AS_TEXT:
         return terminal(text)
     if fmt == "html":
-        return neutral_bidi(text)
+        return page(text)
     return text
 
 

@@ -36,7 +36,7 @@ from qar_sql.output.report_md import html_to_markdown
 from qar_sql.results import AuditResult, CompareResult, Tabular, UniquenessResult, json_number
 from qar_sql.stats import interval
 from qar_sql.stats.evt import SMALL_TAIL
-from qar_sql.user_text import neutral_bidi
+from qar_sql.user_text import page as safe_page
 from qar_sql.version import __version__
 
 #: What ``--release-kind`` accepts: an internal report holds per-record tables; an external one
@@ -619,7 +619,7 @@ def render_html(inp: ReportInputs) -> str:
         (s, Markup(env.get_template(f"sections/{s.template}").render(section=s, **{**common, **ctx})))
         for s, ctx in built
     ]
-    return neutral_bidi(env.get_template("report.html").render(inp=inp, sections=bodies, version=__version__))
+    return safe_page(env.get_template("report.html").render(inp=inp, sections=bodies, version=__version__))
 
 
 def render_index(data: Mapping[str, Any], links: Mapping[str, str]) -> str:
@@ -627,7 +627,7 @@ def render_index(data: Mapping[str, Any], links: Mapping[str, str]) -> str:
     of name, table, status, risk, thresholds, rows, error), ``links`` scan name → report file."""
     env = environment()
     env.globals["num"] = _marker(data)
-    return neutral_bidi(
+    return safe_page(
         env.get_template("index.html").render(data=data, links=links, version=__version__, numbers_pretty=_pretty(data))
     )
 
@@ -647,8 +647,8 @@ def render_report(inp: ReportInputs | str, fmt: str = "html") -> str:
         return spec.from_table(inp)
     page = inp if isinstance(inp, str) else render_html(inp)
     if fmt == "md":
-        return neutral_bidi(html_to_markdown(page))
-    return neutral_bidi(page)
+        return safe_page(html_to_markdown(page))
+    return safe_page(page)
 
 
 def write_report(inp: ReportInputs | str, path: str, fmt: str = "html") -> None:

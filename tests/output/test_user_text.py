@@ -76,6 +76,9 @@ PLAIN_VALUES = ["p1", "p2", "p3", "p4", "p5", "p6"]
 LABELS = ['=HYPERLINK("u")', "<b>\u200fL\tT</b>", "|*|"]
 #: A title, owner or purpose (the report) and a scan's name.
 TITLE = "T<script>alert(3)</script> ``` <!-- ](http://x) \u202e=HYPERLINK(1) ::error::t ##[error]x %0A\u200b"
+#: A --title, --owner or --purpose of the report: TITLE with what a TOML string cannot hold raw
+#: (an escape sequence, BEL, CR, a line break), so only the command line gives it.
+REPORT_TEXT = TITLE + f" \x1b]0;t\x07\x1b[31mESC\r\n{SPLIT}"
 #: Texts a name may not hold in SQL: refused (exit 2, one line).
 REFUSED = f"bad\n{SPLIT}name"
 
@@ -149,8 +152,8 @@ def recipes(work: Path) -> dict[str, list[list[str]]]:
         ],
         "report": [
             [*src, "-x", KEY, "-p", "2", "--pi-u", "0.2", "--bootstrap", "0", "-k", KEY, "--no-records"]
-            + ["--title", TITLE]
-            + ["--owner", TITLE, "--purpose", TITLE, "-o", "-"],
+            + ["--title", REPORT_TEXT]
+            + ["--owner", REPORT_TEXT, "--purpose", REPORT_TEXT, "-o", "-"],
             [
                 *src,
                 "-x",
@@ -162,6 +165,8 @@ def recipes(work: Path) -> dict[str, list[list[str]]]:
                 "--bootstrap",
                 "0",
                 "--no-records",
+                "--title",
+                REPORT_TEXT,
                 "-o",
                 str(work / f"{OUT}.html"),
             ],
@@ -369,6 +374,7 @@ def test_the_scan_files_and_the_report_file(ran, work):
     assert pages
     for page in pages:
         check_html(page.read_text(encoding="utf-8"), f"qar scan --report-dir {page.name}")
+    check_html((work / f"{OUT}.html").read_text(encoding="utf-8"), "qar report -o FILE.html --title")
 
 
 # --- names SQL cannot carry, and error messages quoting user text --------------------------------
