@@ -88,13 +88,14 @@ def terminal(text: str) -> str:
 
 
 #: Unsafe on a page (HTML, or the Markdown made from it): the controls and separators but its own
-#: line breaks and tabs.
-_CONTROL_ON_PAGE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+#: line breaks and tabs, and lone surrogates (a --title of bytes that are not UTF-8 reaches Python
+#: as U+DC80–U+DCFF, which no UTF-8 file can hold: writing the page failed).
+_CONTROL_ON_PAGE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 
 def page(text: str) -> str:
     """A whole report page, HTML or the Markdown made from it: its own line breaks and tabs kept,
-    every other control character or separator written as its code point ``\\u001b`` (an escape
+    every other control character, separator or lone surrogate written as its code point ``\\u001b`` (an escape
     sequence in a --title would otherwise reach the terminal of ``qar report -o -``, and a CR
     would end a Markdown line; ``\\uXXXX`` also keeps the page's JSON block valid JSON), and
     bidirectional controls shown (:func:`neutral_bidi`)."""

@@ -77,8 +77,9 @@ LABELS = ['=HYPERLINK("u")', "<b>\u200fL\tT</b>", "|*|"]
 #: A title, owner or purpose (the report) and a scan's name.
 TITLE = "T<script>alert(3)</script> ``` <!-- ](http://x) \u202e=HYPERLINK(1) ::error::t ##[error]x %0A\u200b"
 #: A --title, --owner or --purpose of the report: TITLE with what a TOML string cannot hold raw
-#: (an escape sequence, BEL, CR, a line break), so only the command line gives it.
-REPORT_TEXT = TITLE + f" \x1b]0;t\x07\x1b[31mESC\r\n{SPLIT}"
+#: (an escape sequence, BEL, CR, a line break, the byte 0x85 that is not UTF-8), so only the command
+#: line gives it.
+REPORT_TEXT = TITLE + f" \x1b]0;t\x07\x1b[31mESC\udc85\r\n{SPLIT}"
 #: Texts a name may not hold in SQL: refused (exit 2, one line).
 REFUSED = f"bad\n{SPLIT}name"
 
