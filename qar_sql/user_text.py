@@ -46,7 +46,7 @@ _BIDI = re.compile("[" + "".join(sorted(BIDI_CONTROLS)) + "]")
 #: character by character in Python (a 20 MB text output took 5.8 s that way).
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 _CONTROL_BUT_LINE_FEED = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
-_CONTROL_BUT_PAGE_BLANKS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_CONTROL_BUT_PAGE_BLANKS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -121,6 +121,11 @@ def terminal(text: str) -> str:
     every other unsafe character written as :func:`one_line` writes it. The last guard of the text
     channel; a piece of user text inside a line is made :func:`one_line` where it is put in."""
     return neutral_bidi(_CONTROL_BUT_LINE_FEED.sub(_escaped, text))
+
+
+#: Unsafe on a page (HTML, or the Markdown made from it): the controls and separators but its own
+#: line breaks and tabs, and lone surrogates (a --title of bytes that are not UTF-8 reaches Python
+#: as U+DC80–U+DCFF, which no UTF-8 file can hold: writing the page failed).
 
 
 # -- Markdown ---------------------------------------------------------------------------------
@@ -198,11 +203,13 @@ def for_format(text: str, fmt: str) -> str:
 
 
 def html_page(text: str) -> str:
-    """A whole HTML page made safe to show: every control character or separator but the page's
-    own tab, line feed and carriage return as :func:`one_line` writes it (a browser drops NUL and
-    ESC, but an editor, a pager or ``cat`` of the file does not), and bidirectional controls shown
+    """A whole report page, HTML or the Markdown made from it, made safe to show: its own tabs and
+    line feeds kept, every other control character, separator or lone surrogate written as its code
+    point ``\\u001b`` (a browser drops NUL and ESC, but an editor, a pager, ``cat`` of the file or
+    the terminal of ``qar report -o -`` does not; a CR would end a Markdown line; ``\\uXXXX`` also
+    keeps the page's JSON block valid JSON), and bidirectional controls shown
     (:func:`neutral_bidi`). Its text is escaped by Jinja's autoescape before."""
-    return neutral_bidi(_CONTROL_BUT_PAGE_BLANKS.sub(_escaped, text))
+    return neutral_bidi(_CONTROL_BUT_PAGE_BLANKS.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text))
 
 
 def html_text(text: str) -> str:

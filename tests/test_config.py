@@ -133,6 +133,19 @@ def test_bad_config_values_are_one_sentence(tmp_path, monkeypatch):
         qar_config.find(tmp_path)
 
 
+@pytest.mark.parametrize("command", [["config"], ["config", "--check", "qar.toml"], ["audit", "x.csv"]])
+def test_an_unset_variable_of_the_config_is_named_for_the_command_that_ran(tmp_path, monkeypatch, command):
+    """The sentence told a user of qar config or qar audit to export it 'before running qar scan'."""
+    (tmp_path / "qar.toml").write_text('[store]\nurl = "${QAR_TEST_UNSET_STORE}"\n')
+    (tmp_path / "x.csv").write_text("a,b\n1,2\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("QAR_TEST_UNSET_STORE", raising=False)
+    result = CliRunner().invoke(cli, command)
+    assert result.exit_code == 2, result.output
+    assert "export QAR_TEST_UNSET_STORE before running qar" in result.output
+    assert "qar scan" not in result.output
+
+
 def test_qar_config_prints_origins_and_masks_secrets(tmp_path, monkeypatch):
     (tmp_path / "qar.toml").write_text('[store]\nurl = "${STORE_URL}"\n\n[defaults]\np = 2\n')
     monkeypatch.chdir(tmp_path)

@@ -62,23 +62,33 @@ MODELS = ("k", "l", "l_kind", "c", "t", "t_kind", "sensitive", "no_singletons", 
 
 
 def load_hierarchies(params: AnonymizeParams) -> dict[str, Hierarchy]:
-    """The hierarchies of ``--hierarchies DIR``, then ``--hierarchy COLUMN=FILE`` (a later one wins),
-    then the interval levels given as a mapping."""
+    """The hierarchies of ``--hierarchies DIR``, then ``--hierarchy COLUMN=FILE`` (which replaces the
+    directory's file of its column; a column given two by ``--hierarchy`` is refused, since one
+    would be ignored), then the interval levels given as a mapping."""
     out: dict[str, Hierarchy] = {}
     if params.hierarchies:
         out.update(read_hierarchy_dir(params.hierarchies))
+    given: dict[str, str] = {}  # column → the --hierarchy file that gave it (one each: no silent loser)
     for column, path in params.hierarchy_items:
+        found: dict[str, Hierarchy]
         if str(path).lower().endswith(".toml"):
-            found = read_interval_toml(path)
+            found = dict(read_interval_toml(path))
             if column:
                 if column not in found:
                     raise HierarchyError(
                         f"{Path(path).name} has no [hierarchies.{column}] table; add one, e.g. widths = [5, 10, 20]"
                     )
                 found = {column: found[column]}
-            out.update(found)
         else:
-            out[column] = read_hierarchy(path, column)
+            found = {column: read_hierarchy(path, column)}
+        for c in found:
+            if c in given:
+                raise HierarchyError(
+                    f"column {c!r} is given two hierarchies by --hierarchy ({Path(given[c]).name} and "
+                    f"{Path(path).name}); give it one"
+                )
+            given[c] = str(path)
+        out.update(found)
     if params.intervals:
         out.update(intervals_from_toml(params.intervals, "intervals"))
     if not out:

@@ -479,11 +479,15 @@ def evaluator(
     s_coding = None
     if sensitive is not None:
         sh = next((m.hierarchy for m in models if isinstance(m, TCloseness) and m.hierarchy is not None), None)
-        if sh is None:
-            sh = CsvHierarchy(sensitive, tuple((v, "*") for v in counts[-1] if v is not None), "of its values")
         s_counts = counts[-1]
-        if None in s_counts and sh.source == "of its values":
-            s_counts = {("" if v is None else v): n for v, n in s_counts.items()}
+        if sh is None:
+            # No hierarchy given: the column's own values, NULL read as '' as frequency_sql reads
+            # it (so it is a value of the hierarchy, and a '' and a NULL count together).
+            merged: dict[str | None, int] = {}
+            for v, n in s_counts.items():
+                merged["" if v is None else v] = merged.get("" if v is None else v, 0) + n
+            s_counts = merged
+            sh = CsvHierarchy(sensitive, tuple((str(v), "*") for v in s_counts), "of its values")
         s_coding, _ = _coding(sh, s_counts)
     domain = metrics.Domain(rows, tuple(domains), gs_factor)
 

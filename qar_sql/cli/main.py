@@ -82,6 +82,15 @@ class QarGroup(click.Group):
                 raise
             _stdout_failed(exc)
 
+    def make_context(self, *args, **kwargs):
+        # Ctrl-C while the options are parsed (a callback such as --version's imports the
+        # drivers): click would say "Aborted!" and exit 1, the code of a risk above a threshold.
+        try:
+            return super().make_context(*args, **kwargs)
+        except KeyboardInterrupt:
+            click.echo("Interrupted.", err=True)
+            raise click.exceptions.Exit(int(ExitCode.INTERRUPTED)) from None
+
     def parse_args(self, ctx, args):
         # --debug is accepted anywhere before "--" (qar audit x.csv --debug), not only before
         # the command: it is moved in front, where the group parses it.

@@ -123,7 +123,7 @@ class _Env:
             if name not in self.environ:
                 raise UsageError(
                     f"{self.where}: {key} uses ${{{name}}}, but the environment variable {name} "
-                    f"is not set; export {name} before running qar scan"
+                    f"is not set; export {name} before running qar"
                 )
             self.secrets.append(self.environ[name])
             return self.environ[name]

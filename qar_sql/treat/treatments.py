@@ -142,13 +142,15 @@ class _Checker:
         raise TreatmentError(f"{self.path}{at}: {dotted} {message}")
 
 
-def _str_list(c: _Checker, where, key, value) -> tuple[str, ...]:
+def _str_list(c: _Checker, where, key, value, noun: str = "column") -> tuple[str, ...]:
+    """``value`` as names of ``noun`` ("column", or "treatment" in combinations and release)."""
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
-        c.fail(where, key, f'= {shown(value)} must be a list of column names, e.g. ["age", "sex"]')
+        example = '["age", "sex"]' if noun == "column" else '["age_10y", "postcode_local"]'
+        c.fail(where, key, f"= {shown(value)} must be a list of {noun} names, e.g. {example}")
     if len(set(value)) != len(value):
-        c.fail(where, key, f"= {shown(value)} lists a column twice; list each once")
+        c.fail(where, key, f"= {shown(value)} lists a {noun} twice; list each once")
     return tuple(value)
 
 
@@ -188,7 +190,7 @@ def _plan(doc: dict[str, Any], path: str, text: str = "") -> Plan:
     names = [t.name for t in treatments]
 
     def check_names(key, value) -> tuple[str, ...]:
-        items = _str_list(c, (), key, value)
+        items = _str_list(c, (), key, value, noun="treatment")
         for n in items:
             if n not in names:
                 close = difflib.get_close_matches(n, names, n=1)

@@ -247,6 +247,25 @@ def test_bad_input_with_hierarchies_is_one_sentence(duck, tmp_path, extra, messa
     assert message in stderr and "Traceback" not in stderr, stderr
 
 
+def test_a_column_given_two_hierarchies_is_refused(duck, tmp_path):
+    """Two --hierarchy options for one column (or a TOML file of every column and a file of one of
+    them): the earlier was ignored without a word; the search ran with the later."""
+    source, table = duck.load("people", make_table(1, 20))
+    age, sex, town = write_hierarchies(tmp_path)
+    other = tmp_path / "sex2.csv"
+    other.write_text("F;X;*\nM;X;*\n", encoding="utf-8")
+    both = tmp_path / "both.toml"
+    both.write_text(age.read_text(encoding="utf-8"), encoding="utf-8")
+    for given in (
+        [f"{SEX}={sex}", f"{SEX}={other}"],
+        [str(age), f"{AGE}={both}"],
+    ):
+        args = [a for g in [*given, f"{TOWN}={town}"] for a in ("--hierarchy", g)]
+        code, _, stderr = run_cli(["anonymize", source, "--table", table, "--k", "2", *args])
+        assert code == 2, stderr
+        assert "is given two hierarchies by --hierarchy" in stderr and "Traceback" not in stderr, stderr
+
+
 @pytest.mark.parametrize("drop_null", [False, True])
 def test_the_release_of_a_csv_runs_as_printed(tmp_path, monkeypatch, drop_null):
     """A file is read into a temp table for the search; the printed SELECT reads the file itself,

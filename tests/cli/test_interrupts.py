@@ -396,3 +396,41 @@ def test_a_store_locked_at_the_end_fails_fast_and_still_prints_the_result(big, s
     first, _ = S.runs(store)
     assert first.run_id == run_id and first.status == "failed"
     assert first.error == f"not recorded (the store could not be written); results saved in {side}"
+
+
+#: Code run in a subprocess as the ``qar`` entry point (``qar_sql.cli:main``) does, with Ctrl-C
+#: made to land at a chosen moment: while click is imported, or while the options are parsed.
+_CTRL_C_AT = {
+    "import": (
+        "import sys\n"
+        "class CtrlC:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'click':\n"
+        "            raise KeyboardInterrupt\n"
+        "sys.meta_path.insert(0, CtrlC())\n"
+    ),
+    "parsing": (
+        "import importlib\n"
+        "m = importlib.import_module('qar_sql.cli.main')\n"
+        "def ctrl_c():\n"
+        "    raise KeyboardInterrupt\n"
+        "m.version_lines = ctrl_c\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("moment", sorted(_CTRL_C_AT))
+def test_ctrl_c_before_the_command_runs_says_interrupted_and_exits_130(moment):
+    """Ctrl-C right after typing ``qar …``: while the command line is imported it printed
+    Python's traceback of the import, and while the options were parsed click's "Aborted!" with
+    exit 1 (the code of a risk above a threshold)."""
+    code = _CTRL_C_AT[moment] + "import sys; sys.argv[0] = 'qar'; from qar_sql.cli import main; main()"
+    proc = subprocess.run(
+        [sys.executable, "-c", code, "--version"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=120,
+    )
+    assert (proc.returncode, proc.stderr, proc.stdout) == (130, "Interrupted.\n", "")

@@ -97,6 +97,10 @@ TITLE = (
 SCAN_NAME = "".join(c for c in TITLE if not user_text.control_or_separator(c)).replace(SPLIT, "")
 #: A dbt model's name (dbt takes it from a file name; the manifest is read as written).
 MODEL = f"m\x1b[31mRED\u202e\n::error::{SPLIT}\u2028%0A\x00\x85z"
+#: A --title, --owner or --purpose of the report: TITLE with more of what a TOML string cannot
+#: hold raw (an OSC escape sequence, BEL, CR), so only the command line gives it. (A byte that is
+#: not UTF-8 is refused on the command line: test_a_text_option_that_is_not_utf8_is_refused.)
+REPORT_TEXT = "\x1b]0;t\x07\x1b[31mESC\r" + TITLE
 #: Texts a name may not hold in SQL: refused (exit 2, one line).
 REFUSED = f"bad\n{SPLIT}name"
 
@@ -212,8 +216,8 @@ def recipes(work: Path) -> dict[str, list[list[str]]]:
         ],
         "report": [
             [*src, "-x", KEY, "-p", "2", "--pi-u", "0.2", "--bootstrap", "0", "-k", KEY, "--no-records"]
-            + ["--title", TITLE]
-            + ["--owner", TITLE, "--purpose", TITLE, "-o", "-"],
+            + ["--title", REPORT_TEXT]
+            + ["--owner", REPORT_TEXT, "--purpose", REPORT_TEXT, "-o", "-"],
             [
                 *src,
                 "-x",
@@ -225,6 +229,8 @@ def recipes(work: Path) -> dict[str, list[list[str]]]:
                 "--bootstrap",
                 "0",
                 "--no-records",
+                "--title",
+                REPORT_TEXT,
                 "-o",
                 str(work / f"{OUT}.html"),
             ],
@@ -485,6 +491,7 @@ def test_the_scan_files_and_the_report_file(ran, work):
     assert pages
     for page in pages:
         check_html(page.read_text(encoding="utf-8"), f"qar scan --report-dir {page.name}")
+    check_html((work / f"{OUT}.html").read_text(encoding="utf-8"), "qar report -o FILE.html --title")
 
 
 def test_a_plot_draws_every_name(ran):
@@ -577,7 +584,7 @@ def test_the_python_api_shows_user_text_safely(work):
         "audit": qar_sql.audit(path, exclude=[KEY], **where, **tail),
         "records": qar_sql.records(path, key=KEY, columns=qi, **where, **tail),
         "uniqueness": qar_sql.uniqueness(path, columns=qi, group_size=3, **where),
-        "risk": qar_sql.risk(path, columns=qi, p=2, key=KEY, **where),
+        "risk": qar_sql.risk(path, columns=qi, p=2, **where),
         "discover": qar_sql.discover(path, exclude=[KEY], **where),
         "compare": qar_sql.compare(path, path, aligned=True, columns=["h", "+plus"], **where),
         "eliminate": qar_sql.eliminate(path, key=KEY, columns=qi, by=["dt"], max_removed=4, step=2, **where, **tail),

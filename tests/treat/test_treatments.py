@@ -60,6 +60,8 @@ BAD = {
     "unknown parent": ('[treatments.b]\ncolumn = "town"\nkind = "hierarchy"\nparent = "province"\n', ["treatments.b.parent", "'province'"], 9),
     "missing lookup table": ('[treatments.b]\ncolumn = "town"\nkind = "hierarchy"\ntable = "nope"\nkey = "k"\nparent = "p"\n', ["treatments.b.table", "'nope'", "cannot be read"], 9),
     "unknown combination": ('combinations = [["b", "c"]]\n[treatments.b]\ncolumn = "sex"\nkind = "suppress"\n', ["combinations", "'c'", "not defined"], None),
+    "combination names a treatment twice": ('combinations = [["b", "b"]]\n[treatments.b]\ncolumn = "sex"\nkind = "suppress"\n', ["combinations", "lists a treatment twice"], None),
+    "release of numbers": ('release = [1]\n[treatments.b]\ncolumn = "sex"\nkind = "suppress"\n', ["release", "list of treatment names"], None),
     "unknown top-level key": ('combination = [["b"]]\n[treatments.b]\ncolumn = "sex"\nkind = "suppress"\n', ["combination", "did you mean 'combinations'"], None),
     "no treatments": ("", ["treatments", "missing or empty"], None),
 }
@@ -69,8 +71,14 @@ BAD = {
 @pytest.mark.parametrize("case", list(BAD))
 def test_bad_treatment_file(table, tmp_path, case):
     body, words, line = BAD[case]
-    text = body if case in ("unknown combination", "unknown top-level key") else HEAD + body
-    if case == "unknown combination" or case == "unknown top-level key":
+    top_level = (
+        "unknown combination",
+        "unknown top-level key",
+        "combination names a treatment twice",
+        "release of numbers",
+    )
+    text = body if case in top_level else HEAD + body
+    if case in top_level:
         text = 'qid = ["age", "sex"]\n' + body
     res = run(table, tmp_path, text)
     assert res.exit_code == 2, res.output
