@@ -253,6 +253,14 @@ def test_the_hook_reports_every_changed_qar_toml(tmp_path, monkeypatch, capsys):
     assert sorted(c.get("name") for c in root.iter("testcase")) == ["sub people", "sub2 people"]
     md = (work / "m.md").read_text()
     assert "### sub/qar.toml" in md and "### sub2/qar.toml" in md and "| fail |" in md and "| ok |" in md
+    # each config's own headings sit under its heading, not beside it
+    assert re.findall(r"(?m)^#+ .*$", md) == [
+        "## QaR compliance scan",
+        "### sub/qar.toml",
+        "#### scans",
+        "### sub2/qar.toml",
+        "#### scans",
+    ]
     assert not (work / "qar_results.duckdb").exists()
 
 
