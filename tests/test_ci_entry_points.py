@@ -744,6 +744,10 @@ def test_the_action_takes_markdown_in_args_where_the_runner_has_no_step_summary(
     assert action.split_args("--markdown m.md") == ["--markdown", "m.md"]
     with pytest.raises(SystemExit, match="to the job's step summary"):
         action.split_args("--markdown m.md", summary="/tmp/summary")
+    # --help printed the help into the JSON and exited 0: a green job with no scan
+    for helps in ("--help", "--no-store -h"):
+        with pytest.raises(SystemExit, match="runs no scan, so the job would pass unscanned"):
+            action.split_args(helps)
 
 
 def test_the_action_outputs_name_only_the_files_the_scan_wrote(tmp_path):

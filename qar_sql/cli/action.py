@@ -40,6 +40,11 @@ def split_args(text: str, summary: str = "") -> list[str]:
             f"::error title=qar scan::the args input gives {_data(own[0])}, but the action runs qar scan with "
             "--format json to read its outputs; leave it out (the HTML reports are in the report-dir input's folder)"
         )
+    if helps := [a for a in args if a in ("-h", "--help")]:
+        raise SystemExit(
+            f"::error title=qar scan::the args input gives {helps[0]}, which prints the help and runs no scan, "
+            "so the job would pass unscanned; leave it out"
+        )
     taken = FROM_INPUTS | ({"--markdown": "to the job's step summary"} if summary else {})
     for option in (a.partition("=")[0] for a in args):
         if option in taken:
