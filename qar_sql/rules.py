@@ -12,6 +12,7 @@ from __future__ import annotations
 import decimal
 import math
 import numbers
+import re
 from collections.abc import Sequence
 
 from qar_sql.errors import ParameterError, UsageError, require_whole, shown
@@ -73,7 +74,9 @@ def check_tail(p: int | None, alpha: float, pi_u: float) -> None:
     for name, value, usual in (("alpha", alpha, "0.01"), ("pi_u", pi_u, "0.05")):
         v = _float(value)
         if isinstance(value, str):
-            raise ParameterError(f"{name} = {value!r} is text; pass a number such as {usual}.")
+            raise ParameterError(
+                f"{name} = {value!r} is text; {yaml_exponent_text(value) or f'pass a number such as {usual}'}."
+            )
         if isinstance(value, bool) or not 0.0 < v < 1.0:
             raise ParameterError(f"{name} = {shown(value)} is outside (0, 1); use a probability such as {usual}.")
     if not float(alpha) < float(pi_u):
@@ -102,6 +105,22 @@ def reads_as_number(text: str) -> bool:
     return True
 
 
+#: A number with an exponent but without a '.' and a signed exponent (1e-3, 5E-1): YAML 1.1 (dbt's
+#: YAML, PyYAML) reads it as text even without quotes.
+_YAML_TEXT_EXPONENT = re.compile(r"\s*[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)[eE][-+]?[0-9]+\s*")
+
+
+def yaml_exponent_text(value: str) -> str | None:
+    """For ``value``, a number given as text in YAML's exponent form (no quotes to take away), the
+    sentence saying why it is text and its decimal; else None. The one wording."""
+    if not _YAML_TEXT_EXPONENT.fullmatch(value):
+        return None
+    return (
+        "YAML reads a number with an exponent as text unless it has a '.' and a signed exponent (1.0e-3); "
+        f"write it as a decimal: {float(value)!r}"
+    )
+
+
 def _float(value: object) -> float:
     """``value`` as a float, NaN when it is none."""
     try:
@@ -119,7 +138,11 @@ def check_risk(value: object, where: str, example: str) -> None:
         return
     if isinstance(value, str) and reads_as_number(value):  # ("0.5" in a TOML or YAML file: quoted, so text)
         raise ParameterError(
-            f"{where} {value!r} is text; write it without quotes, as a number: a risk between 0 and 1, e.g. {example}"
+            f"{where} {value!r} is text; "
+            + (
+                yaml_exponent_text(value)
+                or f"write it without quotes, as a number: a risk between 0 and 1, e.g. {example}"
+            )
         )
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 <= _float(value) <= 1.0:
         raise ParameterError(f"{where} {shown(value)} must be a risk between 0 and 1, e.g. {example}")

@@ -149,12 +149,12 @@ def test_the_action_splits_args_as_a_shell_reads_quotes_and_gives_outputs(venv, 
     work = demo_checkout(tmp_path / "repo")
     (work / "my cfg").mkdir()
     shutil.copy(work / "examples" / "qar.toml", work / "my cfg" / "qar.toml")
-    (work / "jX.xml").write_text("")  # what an unquoted j*.xml would have been expanded to
-    args = "'my cfg/qar.toml' --store \"my store.duckdb\" --fail-above 1 --junit 'j*.xml'"
+    (work / "my stX.duckdb").write_text("")  # what an unquoted "my st*.duckdb" would have been expanded to
+    args = "'my cfg/qar.toml' --store \"my st*.duckdb\" --fail-above 1"
     status, log, outputs = run_action(work, venv, package=str(REPO), config="", args=args, junit="j*.xml")
     assert status == 0, log
-    assert (work / "my store.duckdb").is_file() and (work / "j*.xml").is_file()
-    assert (work / "jX.xml").read_text() == ""
+    assert (work / "my st*.duckdb").is_file() and (work / "j*.xml").is_file()
+    assert (work / "my stX.duckdb").read_text() == ""
     import qar_sql
 
     report = qar_sql.scan_config(str(work / "my cfg" / "qar.toml"), record=False)
@@ -253,6 +253,14 @@ def test_the_hook_reports_every_changed_qar_toml(tmp_path, monkeypatch, capsys):
     assert sorted(c.get("name") for c in root.iter("testcase")) == ["sub people", "sub2 people"]
     md = (work / "m.md").read_text()
     assert "### sub/qar.toml" in md and "### sub2/qar.toml" in md and "| fail |" in md and "| ok |" in md
+    # each config's own headings sit under its heading, not beside it
+    assert re.findall(r"(?m)^#+ .*$", md) == [
+        "## QaR compliance scan",
+        "### sub/qar.toml",
+        "#### scans",
+        "### sub2/qar.toml",
+        "#### scans",
+    ]
     assert not (work / "qar_results.duckdb").exists()
 
 
@@ -490,6 +498,7 @@ def run_steps(work: Path, ids: tuple[str, ...], **given: str) -> tuple[str, dict
             **os.environ,
             "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
             "GITHUB_OUTPUT": str(out_file),
+            "GITHUB_STEP_SUMMARY": str(work / "step-summary.md"),
             "GITHUB_ACTION_PATH": str(REPO),
             **{k: fill(v, inputs, outputs) for k, v in step["env"].items()},
         }
@@ -737,3 +746,40 @@ def test_the_actions_outputs_name_only_files_the_scan_wrote(tmp_path):
     assert action.outputs([], env)["junit"] == ""  # (left by an earlier run: no scan ran now)
     out = action.outputs(scans, env)
     assert (out["junit"], out["report-dir"]) == (env["QAR_ACTION_JUNIT"], env["QAR_ACTION_REPORT_DIR"])
+
+
+@pytest.mark.parametrize("args", ["--junit other.xml", "--junit=other.xml", "--report-dir pages", "--markdown m.md"])
+def test_the_action_refuses_in_args_an_option_it_sets_from_an_input(tmp_path, args):
+    """qar scan keeps the last of two --junit: one in args replaced the junit input's silently, so
+    the input's file was never written, though the junit output named it and the artifact looked
+    for it (the same for --report-dir, and for --markdown, which replaced the step summary)."""
+    work = demo_checkout(tmp_path / "repo")
+    log, outputs = run_steps(work, ("scan", "results"), config="examples/qar.toml", args=f"--no-store {args}")
+    option = args.split()[0].partition("=")[0]
+    assert outputs["scan"]["exit-code"] == "2", log
+    assert f"::error title=qar scan::the args input gives {option}, which the action sets itself" in log, log
+    assert not list(work.glob("other.xml")) and not (work / "pages").exists() and not (work / "m.md").exists()
+
+
+def test_the_action_takes_markdown_in_args_where_the_runner_has_no_step_summary():
+    from qar_sql.cli import action
+
+    assert action.split_args("--markdown m.md") == ["--markdown", "m.md"]
+    with pytest.raises(SystemExit, match="to the job's step summary"):
+        action.split_args("--markdown m.md", summary="/tmp/summary")
+    # --help printed the help into the JSON and exited 0: a green job with no scan
+    for helps in ("--help", "--no-store -h"):
+        with pytest.raises(SystemExit, match="runs no scan, so the job would pass unscanned"):
+            action.split_args(helps)
+
+
+def test_the_action_outputs_name_only_the_files_the_scan_wrote(tmp_path):
+    """A scan stopped by a bad config writes no JUnit XML and no report: the junit and report-dir
+    outputs named them anyway, and a later step reading them failed on a missing file."""
+    work = demo_checkout(tmp_path / "repo")
+    log, outputs = run_steps(work, ("scan", "results"), config="missing.toml", args="--no-store")
+    assert outputs["scan"]["exit-code"] == "2", log
+    assert (outputs["results"]["junit"], outputs["results"]["report-dir"]) == ("", ""), outputs
+    log, outputs = run_steps(work, ("scan", "results"), config="examples/qar.toml", args="--no-store")
+    assert (outputs["results"]["junit"], outputs["results"]["report-dir"]) == ("qar-junit.xml", "qar-report")
+    assert (work / "qar-junit.xml").is_file()

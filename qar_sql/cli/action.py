@@ -21,9 +21,15 @@ from collections.abc import Mapping
 
 #: Options the action gives qar scan itself: its outputs are read from the JSON it asks for.
 OWN = ("-f", "--format")
+#: Options the action gives qar scan from an input (and --markdown, where the runner has a step
+#: summary): one in args as well replaced it silently (click keeps the last), so the input's file
+#: was never written though the outputs named it and the artifact looked for it.
+FROM_INPUTS = {"--junit": "from the junit input", "--report-dir": "from the report-dir input"}
 
 
-def split_args(text: str) -> list[str]:
+def split_args(text: str, summary: str = "") -> list[str]:
+    """``text`` split as a shell reads quotes; refused (exit with a workflow error) when it gives an
+    option the action gives qar scan itself (``summary``: the runner's $GITHUB_STEP_SUMMARY)."""
     try:
         args = shlex.split(text)
     except ValueError as exc:
@@ -34,6 +40,19 @@ def split_args(text: str) -> list[str]:
             f"::error title=qar scan::the args input gives {_data(own[0])}, but the action runs qar scan with "
             "--format json to read its outputs; leave it out (the HTML reports are in the report-dir input's folder)"
         )
+    if helps := [a for a in args if a in ("-h", "--help")]:
+        raise SystemExit(
+            f"::error title=qar scan::the args input gives {helps[0]}, which prints the help and runs no scan, "
+            "so the job would pass unscanned; leave it out"
+        )
+    taken = FROM_INPUTS | ({"--markdown": "to the job's step summary"} if summary else {})
+    for option in (a.partition("=")[0] for a in args):
+        if option in taken:
+            raise SystemExit(
+                f"::error title=qar scan::the args input gives {_data(option)}, which the action sets itself "
+                f"({taken[option]}); leave it out of args"
+                + (f" and set {taken[option].removeprefix('from ')}" if option in FROM_INPUTS else "")
+            )
     return args
 
 
@@ -204,7 +223,8 @@ def main(argv: list[str]) -> int:
     if len(argv) == 2 and argv[0] == "keep-json":
         return keep_json(argv[1], os.environ)
     if argv == ["args"]:
-        sys.stdout.write("".join(a + "\0" for a in split_args(os.environ.get("QAR_ACTION_ARGS", ""))))
+        args = split_args(os.environ.get("QAR_ACTION_ARGS", ""), os.environ.get("GITHUB_STEP_SUMMARY", ""))
+        sys.stdout.write("".join(a + "\0" for a in args))
         return 0
     if argv == ["results"]:
         results(os.environ)

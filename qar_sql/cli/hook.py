@@ -101,7 +101,9 @@ def _stopped(name: str, code: int) -> ET.Element:
 def _markdown(parts: list[tuple[str, str]]) -> str:
     lines = ["## QaR compliance scan", "", f"{len(parts)} scan config(s):"]
     for name, text in parts:  # each config's summary under its name, its title a line of text
-        lines += ["", f"### {markdown_inline(name)}", "", text.removeprefix("## ").strip()]
+        # (and its own headings one level down: its "### scans" read as a sibling of the config)
+        body = re.sub(r"(?m)^(#{1,5}) ", r"#\1 ", text.removeprefix("## ").strip())
+        lines += ["", f"### {markdown_inline(name)}", "", body]
     return "\n".join(lines) + "\n"
 
 

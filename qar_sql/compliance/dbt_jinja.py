@@ -6,6 +6,9 @@ such as ``range``, and a few functions qar does not render: ``modules``, ``tojso
 So does qar: a value that reaches for anything else (``cycler.__init__``, ``__globals__``,
 ``os``) is refused as ``dbt debug`` refuses it, and a profile never runs code.
 
+The values render in a child process bounded in memory and CPU time (``_render_apart``): the
+item budget below refuses the obvious loops at once, the bounds whatever it cannot see.
+
 A refusal names the key (``outputs.dev.password``), never the value: the value may be a secret,
 and Jinja's own messages quote pieces of it (``'ss' is undefined``), so they are not passed on.
 """
@@ -14,7 +17,8 @@ from __future__ import annotations
 
 import ast
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 from qar_sql.errors import UsageError
@@ -82,16 +86,122 @@ def render_value(value: Any, key: str, where: str) -> Any:
                 "other?), so qar does not read it; write the target's settings out plainly"
             )
         stack.extend(item.values() if isinstance(item, dict) else item if isinstance(item, list) else ())
-    return _render(value, key, where)
+    templates = dict(_templates(value, key))
+    rendered = _render_apart(templates, where) if templates else {}
+    return _replace(value, key, rendered)
 
 
-def _render(value: Any, key: str, where: str) -> Any:
+def _templates(value: Any, key: str) -> Iterator[tuple[str, str]]:
+    """The (dotted key, text) of every string of ``value`` that holds ``{{`` or ``{%``."""
     if isinstance(value, dict):
-        return {k: _render(v, f"{key}.{k}", where) for k, v in value.items()}
+        for k, v in value.items():
+            yield from _templates(v, f"{key}.{k}")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _templates(v, f"{key}[{i}]")
+    elif isinstance(value, str) and ("{{" in value or "{%" in value):
+        yield key, value
+
+
+def _replace(value: Any, key: str, rendered: dict[str, Any]) -> Any:
+    if isinstance(value, dict):
+        return {k: _replace(v, f"{key}.{k}", rendered) for k, v in value.items()}
     if isinstance(value, list):
-        return [_render(v, f"{key}[{i}]", where) for i, v in enumerate(value)]
-    if not isinstance(value, str) or ("{{" not in value and "{%" not in value):
-        return value
+        return [_replace(v, f"{key}[{i}]", rendered) for i, v in enumerate(value)]
+    return rendered.get(key, value) if isinstance(value, str) else value
+
+
+#: A separate process renders the values, with these limits: the item budget counts what it can
+#: see (range, lipsum, * and **), but a width or a repetition hides in many other places
+#: ('a'.ljust(10**10), '%99999999s' % x, '{:99999999}'.format(x), replace('', ...) chained, loops
+#: over a long string): each of those filled the memory or ran for minutes inside qar.
+_MEMORY = 1 << 30
+_CPU_SECONDS = 5
+#: The longest rendered value qar takes back (a host, a path or a password is far shorter).
+_MAX_CHARS = 100_000
+
+
+def _limit() -> None:  # pragma: no cover - runs in the child, before it starts
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (_MEMORY, _MEMORY))
+    resource.setrlimit(resource.RLIMIT_CPU, (_CPU_SECONDS, _CPU_SECONDS))
+
+
+def _render_apart(templates: dict[str, str], where: str) -> dict[str, Any]:
+    """``templates`` (key: text) rendered in a child process bounded in memory and CPU time (where
+    the platform can bound them; elsewhere in wall time only)."""
+    import json
+    import subprocess
+    import sys
+
+    root = str(Path(__file__).resolve().parents[2])  # (the child imports this copy of qar_sql)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (root, os.environ.get("PYTHONPATH"))))}
+    bounded = os.name == "posix"
+    too_much = (
+        f"needs more than {_MEMORY >> 30} GB of memory or {_CPU_SECONDS} s of CPU time to render"
+        if bounded
+        else f"did not render within {_CPU_SECONDS * 12} s"
+    )
+
+    def _last(stderr: str | bytes | None) -> str:  # the key the child was rendering when it was stopped
+        text = stderr.decode("utf-8", "replace") if isinstance(stderr, bytes) else stderr or ""
+        return next((k for k in reversed(text.splitlines()) if k in templates), next(iter(templates)))
+
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", "from qar_sql.compliance.dbt_jinja import _child; _child()"],
+            input=json.dumps({"where": where, "templates": templates}),
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            env=env,
+            timeout=_CPU_SECONDS * 12,
+            preexec_fn=_limit if bounded else None,  # noqa: PLW1509 - only setrlimit, before exec
+            check=False,
+        )
+        if proc.returncode > 0:  # (not a limit, which kills it by a signal; its stderr may quote the value)
+            raise UsageError(f"{where}: qar could not render its values in a separate process (exit {proc.returncode})")
+        answer: dict[str, Any] = (
+            json.loads(proc.stdout) if proc.returncode == 0 else {"key": _last(proc.stderr), "why": too_much}
+        )
+    except subprocess.TimeoutExpired as exc:
+        answer = {"key": _last(exc.stderr), "why": too_much}
+    except (OSError, ValueError) as exc:  # (no process could be started; its output was not ours)
+        raise UsageError(f"{where}: qar could not render its values in a separate process ({exc})") from None
+    if "error" in answer:
+        raise UsageError(answer["error"])
+    if "why" in answer:
+        raise UsageError(f"{where}: key {answer['key']} {answer['why']}, so qar does not use it; {_FIX}")
+    return dict(answer["values"])
+
+
+def _child() -> None:  # pragma: no cover - runs in the child process (tests run it through the parent)
+    import json
+    import sys
+
+    asked = json.load(sys.stdin)
+    values = []
+    try:
+        for key, text in asked["templates"].items():
+            print(key, file=sys.stderr, flush=True)  # (the key the parent names if a bound stops this)
+            try:
+                value = _render_string(text, key, asked["where"])
+                if len(str(value)) > _MAX_CHARS:
+                    why = f"renders to more than {_MAX_CHARS:,} characters (no profile setting is that long)"
+                    json.dump({"key": key, "why": why}, sys.stdout)
+                    return
+                values.append((key, value))
+            except MemoryError:
+                json.dump({"key": key, "why": f"needs more than {_MEMORY >> 30} GB of memory to render"}, sys.stdout)
+                return
+    except UsageError as exc:
+        json.dump({"error": str(exc)}, sys.stdout)
+        return
+    json.dump({"values": values}, sys.stdout)
+
+
+def _render_string(value: str, key: str, where: str) -> Any:
     import jinja2
     from jinja2.sandbox import SecurityError
 
@@ -138,7 +248,7 @@ def _render(value: Any, key: str, where: str) -> Any:
     try:
         env = _environment(charge)
         return env.from_string(value).render(env_var=env_var, var=var, range=bounded_range, lipsum=bounded_lipsum)
-    except UsageError:
+    except (UsageError, MemoryError):
         raise
     except SecurityError:
         why = "reaches an attribute that dbt's sandbox refuses (dbt debug refuses it too)"

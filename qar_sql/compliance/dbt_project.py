@@ -251,7 +251,7 @@ def _matcher(selector: str):
         )
     method, sep, arg = selector.partition(":")
     if not sep:
-        return lambda node: fnmatch.fnmatchcase(str(node.get("name")), selector)
+        return _default_matcher(selector)
     if method == "tag":
         if not arg:
             raise UsageError("--select 'tag:' names no tag; write tag:NAME, as tag:pii")
@@ -267,6 +267,39 @@ def _matcher(selector: str):
         f"--select {selector!r} uses the method {method!r}, which qar does not know; "
         f"use a model name or one of {', '.join(m + ':' for m in SELECT_METHODS)}"
     )
+
+
+def _default_matcher(selector: str):
+    """A selector without a method, read as dbt reads it: a path when it holds a slash
+    (``models/staging``), a file name when it ends in .sql, .py or .csv (``people.sql``), a
+    name (``people``, ``stg_*``) or a qualified name (``my_project.staging.people``, ``my_project``:
+    the parts of the node's fqn from the start, wildcards in each). qar read each as a name, so
+    dbt's ``my_project.people`` matched no model."""
+    if "/" in selector or "\\" in selector:
+        return _path_matcher(selector, selector)
+    if selector.lower().endswith((".sql", ".py", ".csv")):
+        return lambda node: fnmatch.fnmatchcase(
+            posixpath.basename(str(node.get("original_file_path") or "").replace("\\", "/")), selector
+        )
+    parts = selector.split(".")
+
+    def named(node) -> bool:  # (its name, or its fqn from the start: the project's name picks all of it)
+        fqn = node.get("fqn")
+        flat = [p for seg in fqn for p in str(seg).split(".")] if isinstance(fqn, list) else []
+        qualified = len(parts) <= len(flat) and all(
+            fnmatch.fnmatchcase(f, p) for f, p in zip(flat, parts, strict=False)
+        )
+        return qualified or fnmatch.fnmatchcase(str(node.get("name")), selector)
+
+    return named
+
+
+def _own_names(node: Mapping[str, Any]) -> set[str]:
+    """The selectors that pick this node alone: its name, its dotted fqn, its file and its path."""
+    fqn = node.get("fqn")
+    file = posixpath.normpath(str(node.get("original_file_path") or "").replace("\\", "/"))
+    dotted = ".".join(str(p) for p in fqn) if isinstance(fqn, list) else ""
+    return {str(node.get("name")), dotted, posixpath.basename(file), file} - {"", "."}
 
 
 def _path_matcher(selector: str, arg: str):
@@ -314,11 +347,12 @@ def project_scans(
         nodes = manifest["nodes"]
         # Only a model picked by its own name must be tagged: a folder (path:), a tag or a
         # wildcard picks the tagged models among others, as --dbt-manifest does.
-        named = {term for value in select for term in value.split() if not re.search(r"[,:*?\[]", term)}
+        terms = [t.removeprefix("path:") for value in select for t in value.split()]
+        named = {posixpath.normpath(t) if "/" in t else t for t in terms if not re.search(r"[,:*?\[]", t)}
         untagged = sorted(
             (str(nodes[uid].get("resource_type")), str(nodes[uid].get("name")))
             for uid in only
-            if nodes[uid].get("name") not in covered and uid not in covered and nodes[uid].get("name") in named
+            if nodes[uid].get("name") not in covered and uid not in covered and _own_names(nodes[uid]) & named
         )
         if untagged:
             kind, name = untagged[0]

@@ -93,7 +93,9 @@ def check_numbers(cls: Any, values: Mapping[str, Any]) -> None:
         whole = meta.kind == "int"
         example = f.default if isinstance(f.default, int | float) else (meta.minimum or 1)
         if isinstance(value, str):
-            raise ParameterError(f"{f.name} = {value!r} is text; pass a number such as {example:g}.")
+            raise ParameterError(
+                f"{f.name} = {value!r} is text; {rules.yaml_exponent_text(value) or f'pass a number such as {example:g}'}."
+            )
         if isinstance(value, bool) or not isinstance(value, numbers.Integral if whole else numbers.Real):
             kind = "whole number" if whole else "number"
             if whole and isinstance(value, float) and value.is_integer():

@@ -117,7 +117,8 @@ class ScanParams:
                 raise UsageError("--select picks dbt models, and there is neither --dbt-project nor --dbt-manifest")
         if self.config is None and self.dbt_manifest is None and not self.dbt_project:
             raise UsageError(
-                "name a scan config (qar scan qar.toml) or a dbt manifest (--dbt-manifest target/manifest.json)"
+                "name a scan config (qar scan qar.toml), a dbt project (--dbt-project .) or a dbt manifest "
+                "(--dbt-manifest target/manifest.json)"
             )
         # $QAR_DATABASE_URL alone is no mistake.
         if not self.dbt_manifest and not self.dbt_project and "url" in self.given:

@@ -210,3 +210,22 @@ def test_a_quoted_p_is_said_to_be_text(manifest, tmp_path):
     config.write_text('[sources.w]\nurl = "w.duckdb"\n[[scan]]\nname = "people"\ntable = "people"\np = "2"\n')
     r = CliRunner().invoke(cli, ["scan", str(config), "--no-store"])
     assert r.exit_code == 2 and "p = '2' is text; write it without quotes" in r.output, r.output
+
+
+@pytest.mark.parametrize(
+    "meta,message",
+    [
+        ({"fail_above": "5e-1"}, "fail_above = '5e-1' is text; YAML reads a number with an exponent as text unless"),
+        ({"alpha": "1e-3"}, "alpha = '1e-3' is text; YAML reads a number with an exponent as text unless"),
+        ({"warn_above": "3E-1"}, "write it as a decimal: 0.3"),
+    ],
+)
+def test_a_yaml_exponent_number_is_said_to_be_text_and_given_as_a_decimal(manifest, tmp_path, meta, message):
+    """dbt's YAML reads alpha: 1e-3 (no '.', no signed exponent) as text though it has no quotes:
+    "is text; write it without quotes" asked for what the user had written."""
+    node = manifest["nodes"]["model.qar_fixture.people"]
+    node["meta"] = node["config"]["meta"] = {"qar": meta}
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps(manifest))
+    r = CliRunner().invoke(cli, ["scan", "--dbt-manifest", str(path), "--url", str(tmp_path), "--no-store"])
+    assert r.exit_code == 2 and message in r.output and "without quotes" not in r.output, r.output

@@ -56,3 +56,43 @@ def test_a_billion_laughs_of_yaml_aliases_is_refused_quickly():
         render_value(data["dev"], "outputs.dev", "profiles.yml")
     assert time.process_time() - started < 5
     assert render_value({"a": [1, {"b": "{{ 'x' }}"}]}, "outputs.dev", "profiles.yml") == {"a": [1, {"b": "x"}]}
+
+
+@pytest.mark.parametrize(
+    "value,why",
+    [
+        # A width or a repetition the item budget cannot see: each filled the memory (10 GB) or
+        # ran for minutes inside qar. The values render in a child process with 1 GB and 5 s of CPU.
+        ("{{ 'a'.ljust(100000 * 100000) }}", "needs more than 1 GB of memory"),
+        ("{{ 'a'|center(100000 * 100000) }}", "needs more than 1 GB of memory"),
+        ("{{ 'a'.zfill(100000 * 100000) }}", "needs more than 1 GB of memory"),
+        ("{{ '%10000000000s' % 'a' }}", "needs more than 1 GB of memory"),
+        ("{{ '{:10000000000}'.format('a') }}", "needs more than 1 GB of memory"),
+        (
+            "{{ ('a' * 99)|replace('', 'b' * 99)|replace('', 'c' * 99)|replace('', 'd' * 99)|replace('', 'e') }}",
+            "(1 GB|100,000 characters)",
+        ),
+        ("{{ 'a'.ljust(1000 * 1000) }}", "renders to more than 100,000 characters"),
+        (
+            "{% set a = 'x' * 2000 %}{% for i in a %}{% for j in a %}{% for k in a %}{% endfor %}{% endfor %}{% endfor %}",
+            "needs more than 1 GB of memory or 5 s of CPU time",
+        ),
+    ],
+)
+def test_work_the_budget_cannot_see_is_bounded_by_the_rendering_process(value, why):
+    started = time.monotonic()
+    with pytest.raises(
+        UsageError, match=rf"^profiles.yml: key outputs.dev.host [^;]*{why}[^;]*, so qar does not use it;"
+    ):
+        render_value({"host": value, "port": 5432}, "outputs.dev", "profiles.yml")
+    assert time.monotonic() - started < 90
+
+
+def test_every_value_of_a_target_renders_in_one_process(monkeypatch):
+    monkeypatch.setenv("QAR_TEST_HOST", "db.example")
+    target = {"host": "{{ env_var('QAR_TEST_HOST') }}", "port": "{{ 5432 | as_number }}", "list": ["{{ 'a' }}", 3]}
+    assert render_value(target, "outputs.dev", "profiles.yml") == {
+        "host": "db.example",
+        "port": "5432",
+        "list": ["a", 3],
+    }

@@ -307,6 +307,33 @@ def test_select(project, manifest):
         assert r.exit_code == 2 and message in r.output, (bad, r.output)
 
 
+def test_select_reads_a_selector_without_a_method_as_dbt_does(project, manifest):
+    """dbt reads a selector with a slash as a path, one ending in .sql/.py/.csv as a file name and
+    one with a dot as a qualified name (the project's name picks all of it); qar read each as a
+    model name and said 'matches no model' of models dbt selects."""
+    both = {"model.qar_fixture.people", "model.qar_fixture.people_by_zip"}
+    for selector, chosen in (
+        ("qar_fixture.people", {"model.qar_fixture.people"}),
+        ("qar_fixture.people_*", {"model.qar_fixture.people_by_zip", "seed.qar_fixture.people_raw"}),
+        ("qar_fixture", both | {"seed.qar_fixture.people_raw"}),
+        ("people.sql", {"model.qar_fixture.people"}),
+        ("people_raw.csv", {"seed.qar_fixture.people_raw"}),
+        ("models/people.sql", {"model.qar_fixture.people"}),
+        ("./models/", both),
+    ):
+        assert select_nodes(manifest, [selector]) == chosen, selector
+    for selector in ("qar_fixture.people", "people.sql", "models/people.sql"):
+        r = scan("--dbt-project", str(project), "--select", selector)
+        assert r.exit_code == 0 and [s["name"] for s in json.loads(r.stdout)["scans"]] == ["people"], r.output
+    # A model picked alone, by any of its names, must be tagged (as by its plain name).
+    for selector in ("qar_fixture.people_by_zip", "people_by_zip.sql", "path:models/people_by_zip.sql"):
+        r = scan("--dbt-project", str(project), "--select", selector)
+        assert r.exit_code == 2 and "picks model 'people_by_zip', which has no column with meta" in r.output, r.output
+    for bad, message in (("/etc", "is an absolute path"), ("../x", "points outside the project folder")):
+        r = scan("--dbt-project", str(project), "--select", bad)
+        assert r.exit_code == 2 and message in r.output, (bad, r.output)
+
+
 def test_select_a_folder_or_wildcard_scans_the_tagged_models_in_it(project):
     """path:models (or path:., or people*) picks people (tagged) and people_by_zip (no tagged
     column): the tagged one is scanned, as --dbt-manifest does; the whole selection was refused,

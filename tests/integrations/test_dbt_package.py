@@ -388,6 +388,20 @@ def test_risk_below_arguments_in_dbt(integration, tmp_path):
         assert run.returncode == 1
         assert "qar.risk_below: threshold is the text '0.5' (quoted in the YAML), not a number; " in run.stdout
         assert "write it without quotes, as threshold: 0.5" in run.stdout
+        # dbt's YAML reads 5e-1 (no '.', no sign) as text though it has no quotes: "quoted in the
+        # YAML ... write it without quotes, as threshold: 5e-1" asked for what was written; and
+        # a NaN passed every range check and reached the warehouse as the column "nan".
+        for written, message in (
+            (
+                "5e-1",
+                "threshold is the text '5e-1', not a number: YAML reads a number with an exponent as text unless it "
+                "has a '.' and a signed exponent (1.0e-3); write it as a decimal, as threshold: 0.5",
+            ),
+            (".nan", "qar.risk_below: threshold = nan is not a risk; use a number in (0, 1]"),
+        ):
+            schema.write_text(quoted.replace('threshold: "0.5"', f"threshold: {written}"))
+            run = dbt(project, "test", "--select", "hostile_risk_below", env=env)
+            assert run.returncode == 1 and message in run.stdout, run.stdout[-3000:]
         schema.write_text(gated)
         run = dbt(project, "test", "--select", "hostile_risk_below_p2", env=env)
         assert run.returncode == 1 and "FAIL 1 hostile_risk_below_p2" in run.stdout, run.stdout[-3000:]

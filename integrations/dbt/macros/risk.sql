@@ -67,7 +67,7 @@
     {{ exceptions.raise_compiler_error("qar: p = " ~ p ~ " is not a valid QI size; use a whole number of columns, at least 1") }}
   {%- endif -%}
   {%- for name, value, usual in [('alpha', alpha, '0.01'), ('pi_u', pi_u, '0.05')] -%}
-    {%- if value is not number or value is boolean or value <= 0 or value >= 1 -%}
+    {%- if value is not number or value is boolean or value != value or value <= 0 or value >= 1 -%}
       {{ exceptions.raise_compiler_error("qar: " ~ name ~ " = " ~ value ~ " is outside (0, 1); use a probability such as " ~ usual) }}
     {%- endif -%}
   {%- endfor -%}

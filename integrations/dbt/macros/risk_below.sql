@@ -31,7 +31,7 @@
 select 1 as risk
 {%- else -%}
 {%- do qar.check_not_text('qar.risk_below', 'threshold', threshold) -%}
-{%- if threshold is not number or threshold is boolean or threshold <= 0 or threshold > 1 -%}
+{%- if threshold is not number or threshold is boolean or threshold != threshold or threshold <= 0 or threshold > 1 -%}
   {{ exceptions.raise_compiler_error("qar.risk_below: threshold = " ~ threshold ~ " is not a risk; use a number in (0, 1], such as 0.5") }}
 {%- endif -%}
 {%- if min_exceedances is not none -%}
