@@ -103,7 +103,9 @@ class CompareParams(TailParams):
         kind="choice",
         choices=IMPUTE,
     )
-    batch_rows: int = option(BATCH_ROWS, help="Rows per batch read from either table.", cli=False)
+    batch_rows: int = option(
+        BATCH_ROWS, help="Rows per batch read from either table.", cli=False, kind="int", minimum=1
+    )
     threads: int | None = fields.source_option("threads")
     jobs: int = fields.jobs()
     figures: bool = option(
@@ -131,10 +133,8 @@ class CompareParams(TailParams):
                     "--treatments links each record to the row made from it already; drop --link / --aligned"
                 )
         require_whole(self.p, 1, f"-p {shown(self.p)} must be a whole number of at least 1, e.g. 3")
-        if self.batch_rows < 1:
-            raise ParameterError(f"batch_rows {shown(self.batch_rows)} must be at least 1")
+        check_fields(self)
         object.__setattr__(self, "null_tokens", rules.check_null_tokens(self.null_tokens))
-        rules.check_choice("--impute", self.impute, IMPUTE)
         object.__setattr__(self, "fail_below", dict(self.fail_below or {}))
         object.__setattr__(self, "components", _components(self.components))
 
@@ -310,7 +310,6 @@ class ReportParams(TailParams):
             object.__setattr__(self, "anonymize", anonymize_params(self.anonymize, self))
         check_release_context(self.threshold, self.release_kind)
         check_fields(self)
-        require_whole(self.top, 1, f"--top {self.top!r} must be a whole number of at least 1, e.g. 10")
         self.validate()
         if (self.from_store is None) != (self.run_id is None):
             raise UsageError("--from-store and --run go together: give both to rebuild a recorded run's report")

@@ -213,8 +213,8 @@ def test_json_contract_and_sql(engine, tmp_path):
     [
         ([], "no privacy model given"),
         # 0 read as "no model": "no privacy model given"
-        (["--k", "0"], "--k 0 must be a whole number of at least 2"),
-        (["--l", "0", "--sensitive", "age"], "--l 0 must be"),
+        (["--k", "0"], "Invalid value for '--k' (env var: 'QAR_K'): 0 is not in the range x>=2"),
+        (["--l", "0", "--sensitive", "age"], "Invalid value for '--l' (env var: 'QAR_L'): 0 is not in the range x>=2"),
         (["--l", "2"], "--l needs the sensitive column"),
         (["--k", "2", "--metric", "nonsense"], "Invalid value for '--metric'"),
         (["--k", "2", "--hierarchy", "sex=/no/such/file.csv"], "does not exist"),
