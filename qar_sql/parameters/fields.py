@@ -32,10 +32,11 @@ class Option:
     ``shares`` (comma-separated numbers), ``words`` (comma-separated in one option, the
     default shown joined: the field reads the text), ``path`` (a file), ``dir`` (a directory),
     ``dialect`` (an SQL dialect's name), ``choice`` (of ``choices``);
-    ``minimum``/``maximum`` bound a number; ``multiple``: repeatable; ``envvar``: a variable
-    other than the QAR_<long flag> rule's; ``check``: the field's one check (raises a
-    ParameterError naming the value), run by :func:`check_fields` and by the command line while
-    it parses; ``cli``: False for a keyword of the Python API only; ``parse``: what the command
+    ``minimum``/``maximum`` bound a number (click checks them and ``choices`` on the command
+    line, :func:`check_value` for the Python API and a qar.toml); ``multiple``: repeatable;
+    ``envvar``: a variable other than the QAR_<long flag> rule's; ``check``: the field's one
+    check where the metadata cannot say it (raises a ParameterError naming the value), run by
+    :func:`check_value` in its place when the parameters are made; ``cli``: False for a keyword of the Python API only; ``parse``: what the command
     line's text becomes (``--hierarchy age=age.csv`` → ("age", "age.csv")), a ParameterError
     naming a value it cannot read; ``flag_value``: the value of the option given alone
     (``--store`` alone: ""); ``required``: the command line refuses to run without it;
