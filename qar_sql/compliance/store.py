@@ -345,6 +345,16 @@ class Store:
     def _open_duck(self, read_only: bool):
         import duckdb
 
+        from qar_sql.engines.source import is_duckdb_file
+
+        not_duckdb = UsageError(
+            f"the store {self.path!r} is not a DuckDB database file; point --store at a "
+            f"store qar made or a new file name, e.g. --store {DEFAULT_STORE}"
+        )
+        # Refused before DuckDB sees it: DuckDB opens a SQLite file by fetching its sqlite
+        # extension from the network, then writes the store's tables into the user's file.
+        if os.path.isfile(self.path) and os.path.getsize(self.path) and not is_duckdb_file(str(self.path)):
+            raise not_duckdb
         if not read_only:
             _check_writable(str(self.path))
         deadline = time.monotonic() + self.lock_wait
@@ -353,10 +363,7 @@ class Store:
                 return duckdb.connect(self.path, read_only=read_only)  # type: ignore[arg-type]
             except duckdb.IOException as exc:
                 if "not a valid DuckDB database" in str(exc):
-                    raise UsageError(
-                        f"the store {self.path!r} is not a DuckDB database file; point --store at a "
-                        f"store qar made or a new file name, e.g. --store {DEFAULT_STORE}"
-                    ) from exc
+                    raise not_duckdb from exc
                 # Another process holds the file: writes are short, so wait for our turn.
                 if "lock" in str(exc).lower() and time.monotonic() < deadline:
                     time.sleep(0.05)

@@ -78,6 +78,14 @@ class DuckDBDatabase(Database):
         import duckdb
 
         self._duckdb = duckdb
+        # A bad file, as a bad CSV: exit 2. Refused before DuckDB sees it, which opens a SQLite
+        # file by fetching its sqlite extension from the network.
+        not_duckdb = UsageError(
+            f"{path!r} is not a DuckDB database file; name a DuckDB file, a CSV or Parquet file by "
+            "its suffix (.csv, .parquet), or a SQLite file by its URL (sqlite:///file.db)"
+        )
+        if path is not None and os.path.isfile(path) and os.path.getsize(path) and not is_duckdb_file(path):
+            raise not_duckdb
         try:
             self.con = duckdb.connect(":memory:" if path is None else path, read_only=path is not None)
         except duckdb.Error as exc:
@@ -87,11 +95,8 @@ class DuckDBDatabase(Database):
                 raise DatabaseError(
                     f"DuckDB database {path!r} is locked by another process (a running dbt build?); retry after it ends"
                 ) from exc
-            if path is not None and not is_duckdb_file(path):  # a bad file, as a bad CSV: exit 2
-                raise UsageError(
-                    f"{path!r} is not a DuckDB database file; name a DuckDB file, or a CSV or Parquet file by "
-                    "its suffix (.csv, .parquet)"
-                ) from None
+            if path is not None and not is_duckdb_file(path):
+                raise not_duckdb from None
             raise DatabaseError(f"cannot open DuckDB database {path!r}: {first_line(exc)}") from exc
         # DuckDB draws its own progress bar on stdout; ours goes to stderr. In a Jupyter kernel
         # without ipywidgets DuckDB has already switched its bar off and refuses any change to the

@@ -184,6 +184,21 @@ def test_a_store_that_is_not_a_duckdb_file_is_named_so_by_every_store_command(tm
     assert path.read_text() == "not a database\n"
 
 
+def test_a_sqlite_file_as_the_store_is_refused_before_duckdb_opens_it(tmp_path):
+    # DuckDB opened it by fetching its sqlite extension from the network (exit 3 offline, and
+    # with the extension it would write the store's tables into the user's SQLite file)
+    import sqlite3
+
+    path = tmp_path / "app.db"
+    with sqlite3.connect(path) as con:
+        con.execute("create table t (a integer)")
+    before = path.read_bytes()
+    says = f"Error: the store {str(path)!r} is not a DuckDB database file; point --store at a store qar made"
+    for args in (["history"], ["migrate"], ["migrate", "--status"]):
+        run([*args, "--store", str(path)], 2, says)
+    assert path.read_bytes() == before
+
+
 def test_a_store_in_a_read_only_folder_is_refused_before_any_work(tmp_path):
     """A writable store file in a read-only folder opened, then failed at its first commit
     (DuckDB writes a .wal beside it): exit 3, and `qar scan` ran its scans, said "recorded in"
