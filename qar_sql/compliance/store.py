@@ -353,10 +353,11 @@ class Store:
         )
         # Refused before DuckDB sees it: DuckDB opens a SQLite file by fetching its sqlite
         # extension from the network, then writes the store's tables into the user's file.
-        if os.path.isfile(self.path) and os.path.getsize(self.path) and not is_duckdb_file(str(self.path)):
+        path = str(self.path)
+        if os.path.isfile(path) and os.path.getsize(path) and not is_duckdb_file(path):
             raise not_duckdb
         if not read_only:
-            _check_writable(str(self.path))
+            _check_writable(path)
         deadline = time.monotonic() + self.lock_wait
         while True:
             try:
