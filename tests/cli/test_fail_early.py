@@ -272,3 +272,24 @@ def test_a_per_record_file_that_cannot_be_made_is_refused_before_the_measures(tm
     )
     with pytest.raises(qar_sql.QarError, match="per_record=.* is a file, not a folder"):  # the API names its keyword
         qar_sql.risk(MISSING, table="t", per_record=path)
+
+
+def test_block_elimination_on_an_engine_without_arrays_is_refused_before_a_row_is_read(tmp_path):
+    # SQLite has no array parameters: `qar eliminate` ran the audit and every ranking, then
+    # refused at the first curve. The view fails when a row is read ("integer overflow", exit 3).
+    import sqlite3
+
+    path = tmp_path / "w.db"
+    with sqlite3.connect(path) as con:
+        con.execute("create table w (id integer, a integer, b integer, c integer, d integer)")
+        con.executemany("insert into w values (?, ?, ?, ?, ?)", [(i, i % 3, i % 5, i % 7, i % 11) for i in range(200)])
+        con.execute("create view v as select * from w where abs(-9223372036854775807 - 1) > 0")
+    url = f"sqlite:///{path}"
+    says = "block elimination is not implemented for sqlite yet; use DuckDB or PostgreSQL (--by greedy alone runs here)"
+    run(["eliminate", url, "-t", "v", "--key", "id", "-x", "id", "--by", "dt", "--pi-u", "0.3", "-q"], 2, says)
+    # greedy alone needs no array of the removal order, and runs
+    r = CliRunner().invoke(
+        cli, ["eliminate", url, "-t", "w", "--key", "id", "-x", "id", "--by", "greedy", "--step", "5", "--max", "10",
+              "-p", "2", "--pi-u", "0.3", "-q"]
+    )  # fmt: skip
+    assert r.exit_code in (0, 2) and "block elimination" not in r.output, r.output
