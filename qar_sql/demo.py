@@ -465,6 +465,12 @@ def write_demo(path: str, *, rows: int, seed: int, overwrite: bool = False) -> N
 
     if Path(path).is_dir():
         raise UsageError(f"--path {path!r} is a folder; name a DuckDB file such as qar_demo.duckdb")
+    from qar_sql.engines.source import foreign_file
+
+    if foreign_file(path):  # (DuckDB would say exit 3, or write its tables into a SQLite file)
+        raise UsageError(
+            f"--path {path!r} is not a DuckDB database file; name a new file or a DuckDB file such as qar_demo.duckdb"
+        )
     existed = Path(path).exists()
     try:
         con = duckdb.connect(path)

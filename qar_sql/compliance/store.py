@@ -345,16 +345,14 @@ class Store:
     def _open_duck(self, read_only: bool):
         import duckdb
 
-        from qar_sql.engines.source import is_duckdb_file
+        from qar_sql.engines.source import foreign_file
 
         not_duckdb = UsageError(
             f"the store {self.path!r} is not a DuckDB database file; point --store at a "
             f"store qar made or a new file name, e.g. --store {DEFAULT_STORE}"
         )
-        # Refused before DuckDB sees it: DuckDB opens a SQLite file by fetching its sqlite
-        # extension from the network, then writes the store's tables into the user's file.
         path = str(self.path)
-        if os.path.isfile(path) and os.path.getsize(path) and not is_duckdb_file(path):
+        if foreign_file(path):
             raise not_duckdb
         if not read_only:
             _check_writable(path)

@@ -71,6 +71,13 @@ def is_duckdb_file(path: str) -> bool:
         return True
 
 
+def foreign_file(path: str) -> bool:
+    """Whether ``path`` is a file with content that is not DuckDB's: refused before DuckDB opens
+    it, which opens a SQLite file by fetching its sqlite extension from the network (and would
+    then write into it)."""
+    return os.path.isfile(path) and os.path.getsize(path) > 0 and not is_duckdb_file(path)
+
+
 class DuckDBDatabase(Database):
     """Embedded DuckDB: in memory for files, read-only for database files."""
 
@@ -78,13 +85,12 @@ class DuckDBDatabase(Database):
         import duckdb
 
         self._duckdb = duckdb
-        # A bad file, as a bad CSV: exit 2. Refused before DuckDB sees it, which opens a SQLite
-        # file by fetching its sqlite extension from the network.
+        # A bad file, as a bad CSV: exit 2.
         not_duckdb = UsageError(
             f"{path!r} is not a DuckDB database file; name a DuckDB file, a CSV or Parquet file by "
             "its suffix (.csv, .parquet), or a SQLite file by its URL (sqlite:///file.db)"
         )
-        if path is not None and os.path.isfile(path) and os.path.getsize(path) and not is_duckdb_file(path):
+        if path is not None and foreign_file(path):
             raise not_duckdb
         try:
             self.con = duckdb.connect(":memory:" if path is None else path, read_only=path is not None)
