@@ -140,18 +140,20 @@ class CompareParams(TailParams):
 
 
 def _components(value: int | str | None) -> int | str | None:
-    """--components as text (the command line): a number, or 'all' in any case; a number's range
-    is the projection's to check, which knows the columns."""
-    if not isinstance(value, str):
-        return value
-    if value.strip().lower() == "all":
-        return "all"
-    try:
-        return int(value)
-    except ValueError:
-        raise ParameterError(
-            f"--components {value!r} is neither a number nor 'all'; give a positive integer or 'all'"
-        ) from None
+    """--components as text (the command line): a number of at least 1, or 'all' in any case;
+    its upper bound is the projection's to check, which knows the columns."""
+    if isinstance(value, str):
+        if value.strip().lower() == "all":
+            return "all"
+        try:
+            value = int(value)
+        except ValueError:
+            raise ParameterError(
+                f"--components {value!r} is neither a number nor 'all'; give a positive integer or 'all'"
+            ) from None
+    if isinstance(value, int) and value < 1:  # (no column is needed to know: refused before any row)
+        raise ParameterError(f"--components {value} must be at least 1; give a positive integer or 'all'")
+    return value
 
 
 # --- report ---------------------------------------------------------------------------------------
