@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from qar_sql.errors import DatabaseError, UsageError, require_whole
+from qar_sql.user_files import foreign_file
 from qar_sql.user_text import one_line
 
 __all__ = ["DEMO_COLUMNS", "DEMO_TABLE", "generate_population", "write_demo", "write_population"]
@@ -465,8 +466,6 @@ def write_demo(path: str, *, rows: int, seed: int, overwrite: bool = False) -> N
 
     if Path(path).is_dir():
         raise UsageError(f"--path {path!r} is a folder; name a DuckDB file such as qar_demo.duckdb")
-    from qar_sql.engines.source import foreign_file
-
     if foreign_file(path):  # (DuckDB would say exit 3, or write its tables into a SQLite file)
         raise UsageError(
             f"--path {path!r} is not a DuckDB database file; name a new file or a DuckDB file such as qar_demo.duckdb"

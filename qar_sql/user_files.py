@@ -223,3 +223,20 @@ def check_writable(path: str, option: str, suffixes: Sequence[str] = ()) -> None
         except OSError as exc:
             reason = exc.strerror or type(exc).__name__
             raise UsageError(f"{option} {path!r} cannot be written ({reason}); choose another path") from None
+
+
+def is_duckdb_file(path: str) -> bool:
+    """Whether ``path`` is a file that starts as DuckDB's do (the magic ``DUCK`` after an 8-byte
+    checksum); an unreadable file counts as DuckDB, so that the error is DuckDB's own."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(12)[8:12] == b"DUCK"
+    except OSError:
+        return True
+
+
+def foreign_file(path: str) -> bool:
+    """Whether ``path`` is a file with content that is not DuckDB's: refused before DuckDB opens
+    it, which opens a SQLite file by fetching its sqlite extension from the network (and would
+    then write into it)."""
+    return os.path.isfile(path) and os.path.getsize(path) > 0 and not is_duckdb_file(path)

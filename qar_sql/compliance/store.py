@@ -345,14 +345,12 @@ class Store:
     def _open_duck(self, read_only: bool):
         import duckdb
 
-        from qar_sql.engines.source import foreign_file
-
         not_duckdb = UsageError(
             f"the store {self.path!r} is not a DuckDB database file; point --store at a "
             f"store qar made or a new file name, e.g. --store {DEFAULT_STORE}"
         )
         path = str(self.path)
-        if foreign_file(path):
+        if user_files.foreign_file(path):
             raise not_duckdb
         if not read_only:
             _check_writable(path)

@@ -61,23 +61,6 @@ def is_url(source: str) -> bool:
     return "://" in source
 
 
-def is_duckdb_file(path: str) -> bool:
-    """Whether ``path`` is a file that starts as DuckDB's do (the magic ``DUCK`` after an 8-byte
-    checksum); an unreadable file counts as DuckDB, so that the error is DuckDB's own."""
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(12)[8:12] == b"DUCK"
-    except OSError:
-        return True
-
-
-def foreign_file(path: str) -> bool:
-    """Whether ``path`` is a file with content that is not DuckDB's: refused before DuckDB opens
-    it, which opens a SQLite file by fetching its sqlite extension from the network (and would
-    then write into it)."""
-    return os.path.isfile(path) and os.path.getsize(path) > 0 and not is_duckdb_file(path)
-
-
 class DuckDBDatabase(Database):
     """Embedded DuckDB: in memory for files, read-only for database files."""
 
@@ -90,7 +73,7 @@ class DuckDBDatabase(Database):
             f"{path!r} is not a DuckDB database file; name a DuckDB file, a CSV or Parquet file by "
             "its suffix (.csv, .parquet), or a SQLite file by its URL (sqlite:///file.db)"
         )
-        if path is not None and foreign_file(path):
+        if path is not None and user_files.foreign_file(path):
             raise not_duckdb
         try:
             self.con = duckdb.connect(":memory:" if path is None else path, read_only=path is not None)
@@ -101,7 +84,7 @@ class DuckDBDatabase(Database):
                 raise DatabaseError(
                     f"DuckDB database {path!r} is locked by another process (a running dbt build?); retry after it ends"
                 ) from exc
-            if path is not None and not is_duckdb_file(path):
+            if path is not None and not user_files.is_duckdb_file(path):
                 raise not_duckdb from None
             raise DatabaseError(f"cannot open DuckDB database {path!r}: {first_line(exc)}") from exc
         # DuckDB draws its own progress bar on stdout; ours goes to stderr. In a Jupyter kernel
