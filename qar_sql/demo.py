@@ -24,7 +24,7 @@ import numpy as np
 
 from qar_sql.engines.source import DUCKDB_SUFFIXES
 from qar_sql.errors import DatabaseError, UsageError, require_whole
-from qar_sql.user_files import check_writable
+from qar_sql.user_files import check_writable, foreign_file
 from qar_sql.user_text import one_line
 
 __all__ = ["DEMO_COLUMNS", "DEMO_TABLE", "generate_population", "write_demo", "write_population"]
@@ -471,6 +471,10 @@ def write_demo(path: str, *, rows: int, seed: int, overwrite: bool = False) -> N
     # was said to hold "tables of its own"), made a file '-', and a missing folder or a symlink
     # loop was exit 3.
     check_writable(path, "--path", DUCKDB_SUFFIXES)
+    if foreign_file(path):  # (DuckDB would say exit 3, or write its tables into a SQLite file)
+        raise UsageError(
+            f"--path {path!r} is not a DuckDB database file; name a new file or a DuckDB file such as qar_demo.duckdb"
+        )
     existed = Path(path).exists()
     try:
         con = duckdb.connect(path)

@@ -249,3 +249,20 @@ def check_folder(path: str, option: str) -> None:
     if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
         reason = "it is under a file" if not parent.is_dir() else "permission denied"
         raise UsageError(f"{option} {path!r} cannot be made ({reason}); choose another folder")
+
+
+def is_duckdb_file(path: str) -> bool:
+    """Whether ``path`` is a file that starts as DuckDB's do (the magic ``DUCK`` after an 8-byte
+    checksum); an unreadable file counts as DuckDB, so that the error is DuckDB's own."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(12)[8:12] == b"DUCK"
+    except OSError:
+        return True
+
+
+def foreign_file(path: str) -> bool:
+    """Whether ``path`` is a file with content that is not DuckDB's: refused before DuckDB opens
+    it, which opens a SQLite file by fetching its sqlite extension from the network (and would
+    then write into it)."""
+    return os.path.isfile(path) and os.path.getsize(path) > 0 and not is_duckdb_file(path)

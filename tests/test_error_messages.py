@@ -219,7 +219,7 @@ def test_the_parameters_own_checks_name_keywords_in_the_api(keyed, tmp_path):
         (
             qar_sql.anonymize,
             {"hierarchy": {"age": str(levels)}, "k": 1},
-            "k=1 must be a whole number of at least 2, e.g. k=5",
+            "k=1 is not a whole number of at least 2; pass one such as 2.",
         ),
         (
             qar_sql.anonymize,
@@ -235,7 +235,7 @@ def test_the_parameters_own_checks_name_keywords_in_the_api(keyed, tmp_path):
         (
             qar_sql.anonymize,
             {"hierarchy": {"age": str(levels)}, "k": 5.0},
-            "is not a whole number; pass one such as 5.",
+            "is not a whole number of at least 2; pass one such as 5.",
         ),
     ]
     for function, keywords, said in cases:

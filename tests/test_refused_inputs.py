@@ -152,6 +152,26 @@ def test_demo_replaces_its_own_population_without_asking(tmp_path):
     run(["demo", "--path", other, "--rows", "300", "-q"], 2, "holds tables of its own (t)")
 
 
+@pytest.mark.parametrize("kind", ["sqlite", "text"])
+def test_demo_refuses_a_path_that_is_not_a_duckdb_file(tmp_path, kind):
+    # exit 3 ("cannot write the demo database … not a valid DuckDB database file"); a SQLite
+    # file made DuckDB fetch its sqlite extension, and --overwrite would have written into it
+    import sqlite3
+
+    path = str(tmp_path / "app.db")
+    if kind == "sqlite":
+        with sqlite3.connect(path) as con:
+            con.execute("create table population (precious integer)")
+    else:
+        (tmp_path / "app.db").write_text("my notes\n")
+    before = (tmp_path / "app.db").read_bytes()
+    for extra in ([], ["--overwrite"]):
+        run(
+            ["demo", "--path", path, "--rows", "300", "-q", *extra], 2, f"--path {path!r} is not a DuckDB database file"
+        )
+    assert (tmp_path / "app.db").read_bytes() == before
+
+
 RAGGED = [  # (file text, line, found, expected fields)
     ("a,b,c\n1,2,3\n4,5\n1,2,3\n", 3, 2, 3),
     ("name,age,city\nann,3,x\nbob,4\ncid,5,y,z\n", 3, 2, 3),  # was "table is empty"
@@ -409,8 +429,8 @@ def test_a_column_given_two_hierarchies_is_refused(tmp_path):
     for name, text in (("a.csv", "M;*\nF;*\n"), ("b.csv", "M;X\nF;X\n")):
         (tmp_path / name).write_text(text)
     a, b = str(tmp_path / "a.csv"), str(tmp_path / "b.csv")
-    base = ["anonymize", str(csv), "-c", "age,sex", "--k", "2", "-q"]
+    base = ["anonymize", str(csv), "--k", "2", "-q"]
     run([*base, "--hierarchy", f"sex={a}", "--hierarchy", f"sex={b}"], 2, "two files")
     run([*base, "--hierarchy", f"sex={a}", "--hierarchy", f"sex={a}"], 0)
     with pytest.raises(UsageError, match="two files"):
-        qar_sql.anonymize(str(csv), columns="age,sex", k=2, hierarchy=[("sex", a), ("sex", b)])
+        qar_sql.anonymize(str(csv), k=2, hierarchy=[("sex", a), ("sex", b)])

@@ -82,7 +82,7 @@ def load_hierarchies(params: AnonymizeParams) -> dict[str, Hierarchy]:
         else:
             found = {column: read_hierarchy(path, column)}
         for c in found:
-            if c in given:
+            if c in given and given[c] != str(path):  # (the same file twice is one)
                 raise HierarchyError(
                     f"column {c!r} is given two hierarchies by --hierarchy ({Path(given[c]).name} and "
                     f"{Path(path).name}); give it one"

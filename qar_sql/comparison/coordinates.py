@@ -71,8 +71,10 @@ def own_by_key(key_o: np.ndarray, key_t: np.ndarray, link: str) -> np.ndarray:
     own = pd.Index(category_tokens(key_t)).get_indexer(category_tokens(key_o))
     missing = np.flatnonzero(own < 0)
     if len(missing):
+        key = key_o[missing[0]]
+        key = key.item() if isinstance(key, np.generic) else key  # (2000, not np.int64(2000))
         raise DataError(
-            f"link column {link!r}: the original's key {key_o[missing[0]]!r} is not in the treated table "
+            f"link column {link!r}: the original's key {key!r} is not in the treated table "
             f"({len(missing)} original key(s) have no treated record); link tables holding the same records"
         )
     if len(key_t) != len(key_o):

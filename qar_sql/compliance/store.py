@@ -362,18 +362,22 @@ class Store:
     def _open_duck(self, read_only: bool):
         import duckdb
 
+        not_duckdb = UsageError(
+            f"the store {self.path!r} is not a DuckDB database file; point --store at a "
+            f"store qar made or a new file name, e.g. --store {DEFAULT_STORE}"
+        )
+        path = str(self.path)
+        if user_files.foreign_file(path):
+            raise not_duckdb
         if not read_only:
-            _check_writable(str(self.path))
+            _check_writable(path)
         deadline = time.monotonic() + self.lock_wait
         while True:
             try:
                 return duckdb.connect(self.path, read_only=read_only)  # type: ignore[arg-type]
             except duckdb.IOException as exc:
                 if "not a valid DuckDB database" in str(exc):
-                    raise UsageError(
-                        f"the store {self.path!r} is not a DuckDB database file; point --store at a "
-                        f"store qar made or a new file name, e.g. --store {DEFAULT_STORE}"
-                    ) from exc
+                    raise not_duckdb from exc
                 # Another process holds the file: writes are short, so wait for our turn.
                 if "lock" in str(exc).lower() and time.monotonic() < deadline:
                     time.sleep(0.05)

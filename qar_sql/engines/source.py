@@ -61,16 +61,6 @@ def is_url(source: str) -> bool:
     return "://" in source
 
 
-def is_duckdb_file(path: str) -> bool:
-    """Whether ``path`` is a file that starts as DuckDB's do (the magic ``DUCK`` after an 8-byte
-    checksum); an unreadable file counts as DuckDB, so that the error is DuckDB's own."""
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(12)[8:12] == b"DUCK"
-    except OSError:
-        return True
-
-
 class DuckDBDatabase(Database):
     """Embedded DuckDB: in memory for files, read-only for database files."""
 
@@ -78,6 +68,13 @@ class DuckDBDatabase(Database):
         import duckdb
 
         self._duckdb = duckdb
+        # A bad file, as a bad CSV: exit 2.
+        not_duckdb = UsageError(
+            f"{path!r} is not a DuckDB database file; name a DuckDB file, a CSV or Parquet file by "
+            "its suffix (.csv, .parquet), or a SQLite file by its URL (sqlite:///file.db)"
+        )
+        if path is not None and user_files.foreign_file(path):
+            raise not_duckdb
         try:
             self.con = duckdb.connect(":memory:" if path is None else path, read_only=path is not None)
         except duckdb.Error as exc:
@@ -87,11 +84,8 @@ class DuckDBDatabase(Database):
                 raise DatabaseError(
                     f"DuckDB database {path!r} is locked by another process (a running dbt build?); retry after it ends"
                 ) from exc
-            if path is not None and not is_duckdb_file(path):  # a bad file, as a bad CSV: exit 2
-                raise UsageError(
-                    f"{path!r} is not a DuckDB database file; name a DuckDB file, or a CSV or Parquet file by "
-                    "its suffix (.csv, .parquet)"
-                ) from None
+            if path is not None and not user_files.is_duckdb_file(path):
+                raise not_duckdb from None
             raise DatabaseError(f"cannot open DuckDB database {path!r}: {first_line(exc)}") from exc
         # DuckDB draws its own progress bar on stdout; ours goes to stderr. In a Jupyter kernel
         # without ipywidgets DuckDB has already switched its bar off and refuses any change to the

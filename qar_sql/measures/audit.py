@@ -110,6 +110,22 @@ def _no_equality(db: Database, relation: Relation, columns: Sequence[str], exc: 
     )
 
 
+def check_groupable(db: Database, relation: Relation, columns: Sequence[str]) -> None:
+    """Refuse a column whose type has no equality before a row is read (``qar risk``, ``qar
+    discover``; an audit's first query names it already): PostgreSQL refuses to group by it when
+    it plans the statement, which ``limit 0`` then runs without reading a row."""
+    if not columns:
+        return
+    items = ", ".join(f"t.{db.dialect.quote(c)}" for c in columns)
+    try:
+        db.query(f"select 1 from {relation.sql} as t group by {items} limit 0")
+    except DatabaseError as exc:
+        error = _no_equality(db, relation, columns, exc)
+        if error is not exc:
+            raise error from exc
+        db.recover()  # (any other failure is the command's own statements' to report)
+
+
 def fit(
     scan_result: ScanResult, *, alpha: float, pi_u: float, pwm: str, theta: str = "distinct"
 ) -> tuple[evt.TailFit | None, list[str]]:

@@ -38,7 +38,7 @@ from qar_sql.engines.session import Session
 from qar_sql.engines.source import Database, Relation, SourceLike, column_names, open_source, select_columns
 from qar_sql.errors import ColumnError, ParameterError, UsageError
 from qar_sql.extras import require
-from qar_sql.measures.audit import provenance
+from qar_sql.measures.audit import check_groupable, provenance
 from qar_sql.parameters.measures import RiskParams
 from qar_sql.pushdown import scan
 from qar_sql.pushdown.cells import (
@@ -431,6 +431,7 @@ def risk_relation(session: Session, opts: RiskParams, progress: Progress | None 
     p = n_cols if p is None else p
     combos = combinations(n_cols, p)
     large = scan.announce(n_cols, p, len(combos))
+    check_groupable(db, relation, [*qi, *sensitive])
     types = db.column_types(relation.sql, [*sensitive, *([weight] if weight else [])])
     if weight:
         check_weight(db, relation, weight, types[-1])

@@ -24,7 +24,7 @@ from qar_sql.engines.render import render
 from qar_sql.engines.session import Session
 from qar_sql.engines.source import select_columns
 from qar_sql.errors import DatabaseError, DataError, ParameterError
-from qar_sql.measures.audit import provenance
+from qar_sql.measures.audit import check_groupable, provenance
 from qar_sql.parameters.measures import DiscoverParams
 from qar_sql.pushdown.scan import WIDE_COLUMNS, Progress, default_batch_size, materialize_statements
 from qar_sql.results import SingletonShare, Tabular, attribute_columns, pick
@@ -120,6 +120,7 @@ def discover_relation(
     if max_size > len(cols):
         warnings.append(f"--max-size {max_size} is more than the {len(cols)} columns; combinations stop at {len(cols)}")
         max_size = len(cols)
+    check_groupable(db, relation, cols)
     rows = int(db.query(f"select count(*) from {relation.sql} as t")[0][0])
     if rows == 0:
         raise DataError(f"table {relation.display!r} is empty; there is nothing to discover")

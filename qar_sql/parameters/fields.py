@@ -10,13 +10,14 @@ no click here (the kinds are words the CLI builder turns into click types)."""
 from __future__ import annotations
 
 import dataclasses
+import math
 import numbers
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from qar_sql import rules
-from qar_sql.errors import ParameterError, require_whole, shown
+from qar_sql.errors import ParameterError, shown
 from qar_sql.parameters.needs import Needs
 
 #: The key of the option metadata in a field's ``metadata``.
@@ -32,10 +33,11 @@ class Option:
     ``shares`` (comma-separated numbers), ``words`` (comma-separated in one option, the
     default shown joined: the field reads the text), ``path`` (a file), ``dir`` (a directory),
     ``dialect`` (an SQL dialect's name), ``choice`` (of ``choices``);
-    ``minimum``/``maximum`` bound a number; ``multiple``: repeatable; ``envvar``: a variable
-    other than the QAR_<long flag> rule's; ``check``: the field's one check (raises a
-    ParameterError naming the value), run by :func:`check_fields` and by the command line while
-    it parses; ``cli``: False for a keyword of the Python API only; ``parse``: what the command
+    ``minimum``/``maximum`` bound a number (click checks them and ``choices`` on the command
+    line, :func:`check_value` for the Python API and a qar.toml); ``multiple``: repeatable;
+    ``envvar``: a variable other than the QAR_<long flag> rule's; ``check``: the field's one
+    check where the metadata cannot say it (raises a ParameterError naming the value), run by
+    :func:`check_value` in its place when the parameters are made; ``cli``: False for a keyword of the Python API only; ``parse``: what the command
     line's text becomes (``--hierarchy age=age.csv`` → ("age", "age.csv")), a ParameterError
     naming a value it cannot read; ``flag_value``: the value of the option given alone
     (``--store`` alone: ""); ``required``: the command line refuses to run without it;
@@ -76,47 +78,68 @@ def options_of(cls: Any) -> list[tuple[dataclasses.Field, Option]]:
     return [(f, f.metadata[KEY]) for f in dataclasses.fields(cls) if KEY in f.metadata]
 
 
-def check_numbers(cls: Any, values: Mapping[str, Any]) -> None:
-    """Every number keyword of the dataclass ``cls`` in ``values`` of its kind and within its
-    bounds, before the parameters are made: what click's types check on the command line, for a
-    Python caller (so named by its keyword)."""
-    for f, meta in options_of(cls):
-        value = values.get(f.name)
-        if value is None or meta.multiple or meta.kind not in ("int", "float"):
-            continue
-        if meta.check is not None:  # (its own sentence names the value better; text made some compare str with int)
-            try:
-                meta.check(value)
-                continue
-            except TypeError:
-                pass
-        whole = meta.kind == "int"
-        example = f.default if isinstance(f.default, int | float) else (meta.minimum or 1)
-        if isinstance(value, str):
+def flag_of(f: dataclasses.Field, meta: Option) -> str:
+    """How a message names the option of ``f``: its long flag (``--k``), or a keyword of the
+    Python API only as its caller writes it (``batch_rows =``)."""
+    return next((d.split("/")[0] for d in meta.flags if d.startswith("--")), f"{f.name} =")
+
+
+def check_value(f: dataclasses.Field, meta: Option, value: Any) -> None:
+    """The one check of the option field ``f``: its own ``check`` if it has one, else what its
+    metadata declares (a choice of ``choices``, a whole number or a number within ``minimum`` and
+    ``maximum``), which click's types check on the command line; None skipped where it is the
+    default ("not given"). A ParameterError names the option's flag and the value."""
+    if meta.multiple or (value is None and f.default is None):
+        return
+    if meta.check is not None:
+        try:
+            meta.check(value)
+            return
+        except TypeError:  # (text compared with a number: said below)
+            if meta.kind not in ("int", "float"):
+                raise
+    flag = flag_of(f, meta)
+    if meta.kind == "choice":
+        rules.check_choice(flag, value, meta.choices)
+    if meta.kind not in ("int", "float"):
+        return
+    whole = meta.kind == "int"
+    low = -math.inf if meta.minimum is None else meta.minimum
+    high = math.inf if meta.maximum is None else meta.maximum
+    kind = "a whole number" if whole else "a number"
+    if meta.minimum is not None and meta.maximum is not None:
+        kind += f" from {low:g} to {high:g}"
+    elif meta.minimum is not None or meta.maximum is not None:
+        kind += f" of at least {low:g}" if meta.minimum is not None else f" of at most {high:g}"
+    typed = not isinstance(value, bool) and isinstance(value, numbers.Integral if whole else numbers.Real)
+    if not typed or not low <= float(value) <= high:  # (NaN is within no bounds)
+        # the example: a whole float's whole number (k=5.0: 5), else the default, else the minimum
+        whole_float = whole and isinstance(value, float) and value.is_integer()
+        fitting = (
+            x
+            for x in (int(value) if whole_float else None, f.default, meta.minimum, 1)
+            if isinstance(x, int | float) and not isinstance(x, bool) and low <= x <= high
+        )
+        example = next(fitting, 1)
+        if isinstance(value, str):  # (a quoted number, or YAML's 1e-3, which YAML reads as text)
             raise ParameterError(
-                f"{f.name} = {value!r} is text; {rules.yaml_exponent_text(value) or f'pass a number such as {example:g}'}."
+                f"{flag} {value!r} is text; {rules.yaml_exponent_text(value) or f'pass a number such as {example:g}'}."
             )
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral if whole else numbers.Real):
-            kind = "whole number" if whole else "number"
-            if whole and isinstance(value, float) and value.is_integer():
-                example = int(value)  # (k=5.0: pass 5, not the default's example)
-            raise ParameterError(f"{f.name} = {shown(value)} is not a {kind}; pass one such as {example:g}.")
-        low, high = meta.minimum, meta.maximum
-        number = float(value)
-        if number != number or (low is not None and number < low) or (high is not None and number > high):
-            bounds = (
-                f"from {low:g} to {high:g}"
-                if low is not None and high is not None
-                else (f"at least {low:g}" if low is not None else f"at most {high:g}")
-            )
-            raise ParameterError(f"{f.name} = {shown(value)} is out of range; pass a value {bounds}.")
+        raise ParameterError(f"{flag} {shown(value)} is not {kind}; pass one such as {example:g}.")
+
+
+def check_numbers(cls: Any, values: Mapping[str, Any]) -> None:
+    """Every keyword of the dataclass ``cls`` in ``values`` by :func:`check_value`, before the
+    parameters are made (the Python API's; the command line's types check it while parsing)."""
+    for f, meta in options_of(cls):
+        if f.name in values:
+            check_value(f, meta, values[f.name])
 
 
 def check_fields(obj: Any) -> None:
-    """Run the ``check`` of every option field of ``obj`` (a dataclass instance), in field order."""
+    """Every option field of ``obj`` (a dataclass instance) by :func:`check_value`, in field order."""
     for f, meta in options_of(type(obj)):
-        if meta.check is not None:
-            meta.check(getattr(obj, f.name))
+        check_value(f, meta, getattr(obj, f.name))
 
 
 # --- options several commands share -----------------------------------------------------------------
@@ -223,21 +246,8 @@ class SourceOptions:
 # --- qar risk and qar uniqueness (and the other commands with these options) -----------------------
 
 
-def optional(check: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """``check`` of a field whose None means "not given" (and is not checked)."""
-    return lambda value: None if value is None else check(value)
-
-
 #: The two conventions for a NULL key value (``--missing``).
 MISSING = ("value", "wildcard")
-
-
-def _check_missing(missing: object) -> None:
-    if missing not in MISSING:
-        raise ParameterError(
-            f"--missing {missing!r} is not a convention; use value (NULL is a value of its own) "
-            "or wildcard (NULL matches any value, as sdcMicro)"
-        )
 
 
 def missing() -> Any:
@@ -247,7 +257,6 @@ def missing() -> Any:
         flags=("--missing",),
         kind="choice",
         choices=MISSING,
-        check=_check_missing,
     )
 
 
@@ -257,7 +266,7 @@ def sampling_fraction() -> Any:
         help="Share of the population the table holds, in (0, 1]: population models and DIS-SUDA.",
         flags=("--sampling-fraction",),
         kind="float",
-        check=optional(rules.check_sampling_fraction),
+        check=rules.check_sampling_fraction,
     )
 
 
@@ -267,7 +276,7 @@ def population() -> Any:
         help="Population size (at least the number of rows), instead of --sampling-fraction.",
         flags=("--population",),
         kind="int",
-        check=optional(rules.check_population),
+        check=rules.check_population,
     )
 
 
@@ -312,10 +321,6 @@ def store() -> Any:
     )
 
 
-def _check_k(k: object) -> None:
-    require_whole(k, 2, f"--k {shown(k)} must be a whole number of at least 2, e.g. 5")
-
-
 def k() -> Any:
     return option(
         5,
@@ -323,7 +328,6 @@ def k() -> Any:
         flags=("--k",),
         kind="int",
         minimum=2,
-        check=_check_k,
     )
 
 

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from qar_sql import rules
-from qar_sql.errors import ParameterError, require_whole, shown
+from qar_sql.errors import ParameterError
 from qar_sql.parameters import fields
-from qar_sql.parameters.fields import check_fields, option, optional
+from qar_sql.parameters.fields import check_fields, option
 from qar_sql.parameters.needs import Needs
 
 #: The options of the rows --per-record writes (the summary has no record).
@@ -21,11 +21,6 @@ PER_RECORD = Needs(needs=("per_record",), why="it shapes the rows of --per-recor
 
 
 RISK_THRESHOLD, L_THRESHOLD, T_THRESHOLD = 0.2, 2, 0.2
-
-
-def _check_suda_max_size(value: int) -> None:
-    if value < 1:
-        raise ParameterError(f"--suda-max-size {value} must be at least 1 (columns in a minimal sample unique)")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -79,7 +74,7 @@ class RiskParams:
         help=f"Classes with distinct l-diversity below this fail (default {L_THRESHOLD}).",
         flags=("--l",),
         kind="int",
-        check=lambda v: require_whole(v, 1, f"--l {shown(v)} must be a whole number of at least 1, e.g. 2"),
+        minimum=1,
         only=Needs(needs=("sensitive",), why="the l-diversity of the sensitive columns"),
     )
     t_threshold: float = option(
@@ -105,7 +100,7 @@ class RiskParams:
         flags=("--suda-max-size",),
         kind="int",
         only=PER_RECORD,
-        check=optional(_check_suda_max_size),
+        minimum=1,
     )
     jobs: int = fields.jobs()
 
@@ -166,19 +161,14 @@ class UniquenessParams:
         help="Simulate this many groups of k per QI and report the share with all k unique and its 95% interval.",
         flags=("--monte-carlo",),
         kind="int",
-        check=lambda v: require_whole(
-            v, 0, f"--monte-carlo {shown(v)} must be 0 (off) or a number of draws such as 10000"
-        ),
+        minimum=0,
     )
     seed: int | None = option(
         None,
         help="Random seed for --monte-carlo (the same seed gives the same draws).",
         flags=("--seed",),
         kind="int",
-        # numpy's SeedSequence takes whole numbers 0 or more
-        check=optional(
-            lambda v: require_whole(v, 0, f"--seed {shown(v)} must be a whole number 0 or more, e.g. --seed 7")
-        ),
+        minimum=0,  # numpy's SeedSequence takes whole numbers 0 or more
         only=Needs(needs=("monte_carlo",), why="it seeds the draws of --monte-carlo"),
     )
     #: A what-if file (path, TOML text, dict or :class:`~qar_sql.treat.treatments.Plan`).
@@ -212,16 +202,6 @@ class UniquenessParams:
 # --- discover ---------------------------------------------------------------------------------------
 
 
-def _check_max_size(max_size: object) -> None:
-    if not isinstance(max_size, int) or isinstance(max_size, bool) or max_size < 1:
-        raise ParameterError(f"--max-size {shown(max_size)} must be a whole number of at least 1, e.g. 3")
-
-
-def _check_batch_size(batch_size: int | None) -> None:
-    if batch_size is not None and batch_size < 1:
-        raise ParameterError(f"--batch-size {batch_size} must be at least 1")
-
-
 @dataclass(frozen=True, kw_only=True)
 class DiscoverParams:
     """The parameters of ``qar discover`` (:mod:`qar_sql.commands.discover`). Checked when made."""
@@ -234,7 +214,6 @@ class DiscoverParams:
         flags=("--max-size", "-s"),
         kind="int",
         minimum=1,
-        check=_check_max_size,
     )
     drop_null: bool = option(
         False,
@@ -248,4 +227,3 @@ class DiscoverParams:
 
     def __post_init__(self) -> None:
         check_fields(self)
-        _check_batch_size(self.batch_size)  # (the API's; the option's range says the same)

@@ -109,7 +109,9 @@ class CompareParams(TailParams):
         kind="choice",
         choices=IMPUTE,
     )
-    batch_rows: int = option(BATCH_ROWS, help="Rows per batch read from either table.", cli=False)
+    batch_rows: int = option(
+        BATCH_ROWS, help="Rows per batch read from either table.", cli=False, kind="int", minimum=1
+    )
     threads: int | None = fields.source_option("threads")
     jobs: int = fields.jobs()
     figures: bool = option(
@@ -137,27 +139,27 @@ class CompareParams(TailParams):
                     "--treatments links each record to the row made from it already; drop --link / --aligned"
                 )
         require_whole(self.p, 1, f"-p {shown(self.p)} must be a whole number of at least 1, e.g. 3")
-        if self.batch_rows < 1:
-            raise ParameterError(f"batch_rows {shown(self.batch_rows)} must be at least 1")
+        check_fields(self)
         object.__setattr__(self, "null_tokens", rules.check_null_tokens(self.null_tokens))
-        rules.check_choice("--impute", self.impute, IMPUTE)
         object.__setattr__(self, "fail_below", dict(self.fail_below or {}))
         object.__setattr__(self, "components", _components(self.components))
 
 
 def _components(value: int | str | None) -> int | str | None:
-    """--components as text (the command line): a number, or 'all' in any case; a number's range
-    is the projection's to check, which knows the columns."""
-    if not isinstance(value, str):
-        return value
-    if value.strip().lower() == "all":
-        return "all"
-    try:
-        return int(value)
-    except ValueError:
-        raise ParameterError(
-            f"--components {value!r} is neither a number nor 'all'; give a positive integer or 'all'"
-        ) from None
+    """--components as text (the command line): a number of at least 1, or 'all' in any case;
+    its upper bound is the projection's to check, which knows the columns."""
+    if isinstance(value, str):
+        if value.strip().lower() == "all":
+            return "all"
+        try:
+            value = int(value)
+        except ValueError:
+            raise ParameterError(
+                f"--components {value!r} is neither a number nor 'all'; give a positive integer or 'all'"
+            ) from None
+    if isinstance(value, int) and value < 1:  # (no column is needed to know: refused before any row)
+        raise ParameterError(f"--components {value} must be at least 1; give a positive integer or 'all'")
+    return value
 
 
 # --- report ---------------------------------------------------------------------------------------
@@ -316,7 +318,6 @@ class ReportParams(TailParams):
             object.__setattr__(self, "anonymize", anonymize_params(self.anonymize, self))
         check_release_context(self.threshold, self.release_kind)
         check_fields(self)
-        require_whole(self.top, 1, f"--top {self.top!r} must be a whole number of at least 1, e.g. 10")
         self.validate()
         if (self.from_store is None) != (self.run_id is None):
             raise UsageError("--from-store and --run go together: give both to rebuild a recorded run's report")

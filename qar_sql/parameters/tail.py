@@ -10,7 +10,7 @@ from typing import Any
 from qar_sql import rules
 from qar_sql.errors import ParameterError
 from qar_sql.parameters import fields
-from qar_sql.parameters.fields import check_fields, option, optional
+from qar_sql.parameters.fields import check_fields, option
 
 # --- audit ------------------------------------------------------------------------------------------
 
@@ -88,7 +88,7 @@ class AuditParams(TailParams):
         "uniqueness block in JSON, a section in text.",
         flags=("--group-size", "-g"),
         kind="int",
-        check=optional(rules.check_group_size),
+        check=rules.check_group_size,
     )
     interval_level: float = fields.interval_level()
     bootstrap: int = fields.bootstrap()
@@ -100,7 +100,6 @@ class AuditParams(TailParams):
         flags=("--prune",),
         kind="choice",
         choices=rules.PRUNE_MODES,
-        check=optional(lambda prune: rules.resolve_prune(prune, 1)),
     )
     min_exceedances: int | None = option(
         None,
@@ -124,7 +123,6 @@ class AuditParams(TailParams):
         flags=("--theta",),
         kind="choice",
         choices=THETA_MEASURES,
-        check=check_theta,
     )
     #: T̂ at p − 1 and p + 1 as well (their scans; p − 1 comes free with a pruned audit)
     sensitivity: bool = option(

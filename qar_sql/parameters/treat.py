@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
@@ -12,7 +11,7 @@ from typing import Any
 from qar_sql import rules
 from qar_sql.errors import ParameterError
 from qar_sql.parameters import fields
-from qar_sql.parameters.fields import option
+from qar_sql.parameters.fields import check_fields, option
 from qar_sql.parameters.needs import Needs
 from qar_sql.parameters.tail import THETA_MEASURES, TailParams
 
@@ -192,10 +191,10 @@ class AnonymizeParams(TailParams):
         kind="names",
     )
     k: int | None = option(
-        None, help="k-anonymity: every class of the release has k records.", flags=("--k",), kind="int"
+        None, help="k-anonymity: every class of the release has k records.", flags=("--k",), kind="int", minimum=2
     )
     l: int | None = option(  # noqa: E741 - ARX's and the literature's name
-        None, help="l-diversity of --sensitive in every class.", flags=("--l",), kind="int"
+        None, help="l-diversity of --sensitive in every class.", flags=("--l",), kind="int", minimum=2
     )
     l_kind: str = option(
         "distinct",
@@ -212,7 +211,9 @@ class AnonymizeParams(TailParams):
         kind="float",
         only=Needs(needs=("l_kind=recursive",), why="recursive (c, l)-diversity's c"),
     )
-    t: float | None = option(None, help="t-closeness of --sensitive in every class.", flags=("--t",), kind="float")
+    t: float | None = option(
+        None, help="t-closeness of --sensitive in every class.", flags=("--t",), kind="float", minimum=0, maximum=1
+    )
     t_kind: str = option(
         "equal",
         help="Distance of t-closeness.",
@@ -230,6 +231,7 @@ class AnonymizeParams(TailParams):
         "generalized where they have a hierarchy).",
         flags=("--risk-below",),
         kind="float",
+        check=rules.check_risk_below,
     )
     #: ``risk_below``'s p was given (-p): T̂ of the release is reported even without a target.
     risk: bool = option(
@@ -257,6 +259,8 @@ class AnonymizeParams(TailParams):
         "generalization.",
         flags=("--gs-factor",),
         kind="float",
+        minimum=0,
+        maximum=1,
     )
     monotonic: bool = option(
         True,
@@ -298,27 +302,16 @@ class AnonymizeParams(TailParams):
                 "no privacy model given; add one or more of --k 5, --l 2 --sensitive COLUMN, --t 0.2 --sensitive "
                 "COLUMN, --risk-below 0.2 or --no-singletons"
             )
-        if self.k is not None and (not _whole(self.k) or self.k < 2):
-            raise ParameterError(f"--k {self.k!r} must be a whole number of at least 2, e.g. --k 5")
+        check_fields(self)
         for opt, value in (("--l", self.l), ("--t", self.t)):
             if value is not None and not self.sensitive:
                 raise ParameterError(f"{opt} needs the sensitive column; add --sensitive COLUMN")
-        if self.l is not None and (not _whole(self.l) or self.l < 2):
-            raise ParameterError(f"--l {self.l!r} must be a whole number of at least 2, e.g. --l 2")
-        if self.t is not None:
-            rules.check_unit(self.t, "--t", ", e.g. --t 0.2")
-        rules.check_choice("--l-kind", self.l_kind, L_KINDS)
-        rules.check_choice("--t-kind", self.t_kind, T_KINDS)
-        rules.check_choice("--metric", self.metric, METRICS)
-        rules.check_choice("--theta", self.theta, THETAS)
         if self.l_kind == "recursive" and self.l is not None and (self.c is None or self.c <= 0):
             raise ParameterError("--l-kind recursive needs --c, a positive number (e.g. --c 3)")
         if not (isinstance(self.suppression_limit, int | float) and 0 <= self.suppression_limit < 1):
             raise ParameterError(
                 f"--suppression-limit {self.suppression_limit!r} must be a share of rows in [0, 1), e.g. 0.04"
             )
-        rules.check_unit(self.gs_factor, "--gs-factor", " (0.5 weighs both the same)")
-        rules.check_risk_below(self.risk_below)
         if self.sensitive and self.qid and self.sensitive in self.qid:
             raise ParameterError(f"--sensitive {self.sensitive!r} is in --qid; a sensitive column is never a QI")
         if self.measures_risk:
@@ -340,7 +333,3 @@ class AnonymizeParams(TailParams):
     def smallest(self) -> int:
         """The smallest class the class-size models allow (k, 2 for no singletons, else 1)."""
         return max(self.k or 1, 2 if self.no_singletons else 1)
-
-
-def _whole(x: Any) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool) or (isinstance(x, float) and math.isfinite(x) and x == int(x))

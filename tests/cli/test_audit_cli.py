@@ -365,6 +365,9 @@ def test_postgres_column_without_equality_is_named(pg, column, sql_type, value):
                 f"column {column!r} has type {sql_type}",
                 f"--exclude {column!r}",
             )
+            # qar risk and qar discover passed PostgreSQL's message on (exit 3)
+            for args in (["risk", "-c", f"a,{column}"], ["risk", "-c", "a", "--sensitive", column], ["discover"]):
+                run([*args, PG_URL, "-t", f"{schema}.t"], 2, f"column {column!r} has type {sql_type}")
     finally:
         with pg.begin() as c:
             c.exec_driver_sql(f'drop schema "{schema}" cascade')

@@ -65,11 +65,23 @@ def test_a_file_that_is_not_duckdb_exits_2(folder, name, content):
     r = CliRunner().invoke(cli, ["audit", name, "-t", "t", "-q"])
     assert r.exit_code == 2, r.output
     assert r.output == (
-        f"Error: {name!r} is not a DuckDB database file; name a DuckDB file, or a CSV or Parquet file by its suffix "
-        "(.csv, .parquet)\n"
+        f"Error: {name!r} is not a DuckDB database file; name a DuckDB file, a CSV or Parquet file by its suffix "
+        "(.csv, .parquet), or a SQLite file by its URL (sqlite:///file.db)\n"
     )
     r = CliRunner().invoke(cli, ["audit", f"duckdb:///{name}", "-t", "t", "-q"])
     assert r.exit_code == 2 and "is not a DuckDB database file" in r.output, r.output
+
+
+def test_a_sqlite_file_named_as_a_path_is_refused_with_its_url(folder):
+    # DuckDB opened it by fetching its sqlite extension from the network first; the message
+    # named DuckDB, CSV and Parquet files, not the sqlite:/// URL that reads it
+    import sqlite3
+
+    with sqlite3.connect(folder / "app.db") as con:
+        con.execute("create table t (a integer, b integer)")
+    r = CliRunner().invoke(cli, ["audit", "app.db", "-t", "t", "-q"])
+    assert r.exit_code == 2, r.output
+    assert "or a SQLite file by its URL (sqlite:///file.db)" in r.output
 
 
 def test_a_locked_duckdb_file_is_still_a_runtime_error(folder):

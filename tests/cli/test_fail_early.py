@@ -184,6 +184,21 @@ def test_a_store_that_is_not_a_duckdb_file_is_named_so_by_every_store_command(tm
     assert path.read_text() == "not a database\n"
 
 
+def test_a_sqlite_file_as_the_store_is_refused_before_duckdb_opens_it(tmp_path):
+    # DuckDB opened it by fetching its sqlite extension from the network (exit 3 offline, and
+    # with the extension it would write the store's tables into the user's SQLite file)
+    import sqlite3
+
+    path = tmp_path / "app.db"
+    with sqlite3.connect(path) as con:
+        con.execute("create table t (a integer)")
+    before = path.read_bytes()
+    says = f"Error: the store {str(path)!r} is not a DuckDB database file; point --store at a store qar made"
+    for args in (["history"], ["migrate"], ["migrate", "--status"]):
+        run([*args, "--store", str(path)], 2, says)
+    assert path.read_bytes() == before
+
+
 def test_a_store_in_a_read_only_folder_is_refused_before_any_work(tmp_path):
     """A writable store file in a read-only folder opened, then failed at its first commit
     (DuckDB writes a .wal beside it): exit 3, and `qar scan` ran its scans, said "recorded in"
@@ -257,3 +272,40 @@ def test_a_per_record_file_that_cannot_be_made_is_refused_before_the_measures(tm
     )
     with pytest.raises(qar_sql.QarError, match="per_record=.* is a file, not a folder"):  # the API names its keyword
         qar_sql.risk(MISSING, table="t", per_record=path)
+
+
+def test_block_elimination_on_an_engine_without_arrays_is_refused_before_a_row_is_read(tmp_path):
+    # SQLite has no array parameters: `qar eliminate` ran the audit and every ranking, then
+    # refused at the first curve. The view fails when a row is read ("integer overflow", exit 3).
+    import sqlite3
+
+    path = tmp_path / "w.db"
+    with sqlite3.connect(path) as con:
+        con.execute("create table w (id integer, a integer, b integer, c integer, d integer)")
+        con.executemany("insert into w values (?, ?, ?, ?, ?)", [(i, i % 3, i % 5, i % 7, i % 11) for i in range(200)])
+        con.execute("create view v as select * from w where abs(-9223372036854775807 - 1) > 0")
+    url = f"sqlite:///{path}"
+    says = "block elimination is not implemented for sqlite yet; use DuckDB or PostgreSQL (--by greedy alone runs here)"
+    run(["eliminate", url, "-t", "v", "--key", "id", "-x", "id", "--by", "dt", "--pi-u", "0.3", "-q"], 2, says)
+    # greedy alone needs no array of the removal order, and runs
+    r = CliRunner().invoke(
+        cli, ["eliminate", url, "-t", "w", "--key", "id", "-x", "id", "--by", "greedy", "--step", "5", "--max", "10",
+              "-p", "2", "--pi-u", "0.3", "-q"]
+    )  # fmt: skip
+    assert r.exit_code in (0, 2) and "block elimination" not in r.output, r.output
+
+
+@pytest.mark.parametrize("value", ["0", "-3"])
+def test_compare_refuses_components_below_one_before_a_row_is_read(tmp_path, value):
+    # it compared both tables first (17 s on 2,000 rows over PostgreSQL), then refused
+    path = str(tmp_path / "t.duckdb")
+    con = duckdb.connect(path)
+    con.execute("create table t as select i as id, i % 7 as a, i % 5 as b, i % 3 as c from range(60) r(i)")
+    con.execute("create view boom as select * from t where error('qar-test: the rows were read') is null")
+    con.close()
+    r = run(
+        ["compare", path, path, "-t", "boom", "--treated-table", "boom", "--link", "id", "--components", value, "-q"],
+        2,
+        f"--components {value} must be at least 1; give a positive integer or 'all'",
+    )
+    assert "the rows were read" not in r.output

@@ -101,7 +101,10 @@ def test_text_output_and_per_record(people, tmp_path):
         (["--per-record", "x.json"], "must end in .csv or .parquet"),
         (["--weight", "wieght"], "--weight column 'wieght' not found"),
         (["--sensitive", "diagnosis", "--ordered", "weight"], "--ordered column 'weight' is not a --sensitive column"),
-        (["--suda-max-size", "0", "--per-record", "o.csv"], "--suda-max-size 0 must be at least 1"),
+        (
+            ["--suda-max-size", "0", "--per-record", "o.csv"],
+            "'--suda-max-size' (env var: 'QAR_SUDA_MAX_SIZE'): 0 is not in the range x>=1",
+        ),
         (["--key", "nope", "--per-record", "o.csv"], "key column 'nope' (in --key) not found"),
         (["--key", "id"], "--key has no effect without --per-record"),
     ],

@@ -119,7 +119,6 @@ def test_audit_gains_a_uniqueness_block(table):
         (["-g", 5, "--domain", "universe"], "domain 'universe' is unknown"),
         (["-g", 5, "--domain", 3], "is smaller than the"),
         (["-g", 5, "--plot", "figure.pdf"], "must end in .png or .svg"),
-        (["-g", 5, "--monte-carlo", -1], "--monte-carlo -1"),
         (["-g", 5, "--qid", "x", "--columns", "y"], "not both"),
     ],
 )
@@ -129,6 +128,15 @@ def test_bad_input_exits_2_with_one_sentence(table, args, words):
     assert r.exit_code == 2, r.output
     assert words in r.stderr
     assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+
+
+def test_a_negative_monte_carlo_is_refused_by_its_range(table):
+    source, name, names, rows = table
+    r = run("uniqueness", source, "--table", name, "-p", 2, "-g", 5, "--monte-carlo", -1, "-q")
+    assert r.exit_code == 2, r.output
+    assert r.stderr.splitlines()[-1] == (
+        "Error: Invalid value for '--monte-carlo' (env var: 'QAR_MONTE_CARLO'): -1 is not in the range x>=0."
+    )
 
 
 def test_audit_group_size_bad_input(table):

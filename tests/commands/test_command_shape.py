@@ -75,9 +75,9 @@ def test_the_click_options_show_the_parameters_defaults(module):
 
 def test_options_are_checked_before_any_connection(tmp_path):
     missing = str(tmp_path / "no such file.csv")  # opening it would be a SourceNotFound
-    with pytest.raises(ParameterError, match="max_size=0 must be a whole number of at least 1"):
+    with pytest.raises(ParameterError, match="max_size=0 is not a whole number of at least 1"):
         qar_sql.discover(missing, max_size=0)
-    with pytest.raises(ParameterError, match="batch_size=0 must be at least 1"):
+    with pytest.raises(ParameterError, match="batch_size=0 is not a whole number from 1 to 100000"):
         qar_sql.discover(missing, batch_size=0)
     with pytest.raises(ParameterError):
         qar_sql.uniqueness(missing, group_size=1)

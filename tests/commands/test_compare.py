@@ -586,3 +586,12 @@ def test_default_components_fit_a_narrow_frame_and_errors_name_the_api_keyword()
     with pytest.raises(ParameterError, match=r"^components=4 is more than the 3 axes") as e:
         qar_sql.compare(df, df2, link="id", risk=False, components=4)
     assert "--components" not in str(e.value)
+
+
+def test_a_key_missing_from_the_treated_table_is_named_as_its_value(tmp_path):
+    # it read "the original's key np.int64(2000) is not in the treated table"
+    from qar_sql.comparison.coordinates import own_by_key
+    from qar_sql.errors import DataError
+
+    with pytest.raises(DataError, match=r"the original's key 2000 is not in the treated table \(1 original"):
+        own_by_key(np.array([1, 2000]), np.array([1, 3]), "id")

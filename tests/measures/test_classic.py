@@ -329,7 +329,7 @@ def test_bad_roles_and_parameters(small):
     for bad in (0.0, 1.5, -1.0):
         with pytest.raises(ParameterError, match=r"sampling_fraction=.* must be in \(0, 1\]"):
             risk_command.risk(source, table=table, columns=QI, sampling_fraction=bad)
-    with pytest.raises(ParameterError, match="missing='ignore' is not a convention"):
+    with pytest.raises(ParameterError, match="missing='ignore' is unknown; use one of value, wildcard"):
         risk_command.risk(source, table=table, columns=QI, missing="ignore")
     with pytest.raises(UsageError, match=r"must end in \.csv or \.parquet"):
         risk_command.risk(source, table=table, columns=QI, per_record="x.txt")
@@ -366,7 +366,7 @@ def test_per_record_never_overwrites_the_source(tmp_path):
     with pytest.raises(UsageError, match="is the source file itself"):
         risk_command.risk(str(path), per_record=str(path))
     assert path.read_bytes() == before
-    with pytest.raises(ParameterError, match="suda_max_size=0 must be at least 1"):
+    with pytest.raises(ParameterError, match="suda_max_size=0 is not a whole number of at least 1"):
         risk_command.risk(str(path), per_record=str(tmp_path / "o.csv"), suda_max_size=0)
 
 

@@ -52,5 +52,5 @@ def test_the_api_checks_the_same_rules_before_opening_the_source(tmp_path):
     missing = str(tmp_path / "no such file.csv")
     with pytest.raises(UsageError, match="^link= goes with compare='TREATED'; add compare= or leave link= out"):
         qar_sql.report(missing, link="id")  # (the API's keywords, not the command line's flags)
-    with pytest.raises(UsageError, match="top=0 must be a whole number of at least 1"):
+    with pytest.raises(UsageError, match="top=0 is not a whole number from 1 to 1000"):
         qar_sql.report(missing, top=0)

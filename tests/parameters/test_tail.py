@@ -52,7 +52,7 @@ def test_every_default_is_read_from_audit_params():
         ({"bootstrap": 5}, "--bootstrap 5 is not a number of resamples"),
         ({"prune": "maybe"}, "--prune 'maybe' is unknown"),
         ({"prune": "auto", "group_size": 10}, "--group-size needs every QI's class sizes"),
-        ({"k": 1}, "--k 1 must be a whole number of at least 2"),
+        ({"k": 1}, "--k 1 is not a whole number of at least 2"),
         ({"group_size": 1}, "group"),
         ({"min_exceedances": 0}, "--min-exceedances 0 is not a number of exceedances"),
         ({"fail_above": 1.5}, "--fail-above 1.5 must be a risk between 0 and 1"),
