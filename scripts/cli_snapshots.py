@@ -508,6 +508,33 @@ def execute(chosen: list[Case], jobs: int, threads: int) -> dict[str, str]:
     return results
 
 
+def difference(name: str, text: str) -> str:
+    """The unified diff of case ``name``'s snapshot against ``text`` (its output now); "" when equal."""
+    path = SNAPSHOTS / f"{name}.txt"
+    expected = path.read_text(encoding="utf-8") if path.is_file() else ""
+    if text == expected:
+        return ""
+    where = str(path.relative_to(REPO))
+    return "".join(
+        difflib.unified_diff(
+            expected.splitlines(keepends=True),
+            text.splitlines(keepends=True),
+            f"{where} (expected{'' if path.is_file() else ': missing'})",
+            f"{where} (this checkout)",
+        )
+    )
+
+
+def stale() -> list[str]:
+    """A line for each snapshot file no case makes."""
+    known = {c.name for c in help_cases() + cases()}
+    return [
+        f"{path.relative_to(REPO)}: no case makes this snapshot (run --update to remove it)"
+        for path in sorted(SNAPSHOTS.glob("*.txt"))
+        if path.stem not in known
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
@@ -558,25 +585,14 @@ def main(argv: list[str] | None = None) -> int:
 
     differ = 0
     for name, text in results.items():
-        path = SNAPSHOTS / f"{name}.txt"
-        expected = path.read_text(encoding="utf-8") if path.is_file() else ""
-        if text != expected:
+        diff = difference(name, text)
+        if diff:
             differ += 1
-            where = str(path.relative_to(REPO))
-            sys.stdout.writelines(
-                difflib.unified_diff(
-                    expected.splitlines(keepends=True),
-                    text.splitlines(keepends=True),
-                    f"{where} (expected{'' if path.is_file() else ': missing'})",
-                    f"{where} (this checkout)",
-                )
-            )
+            sys.stdout.write(diff)
     if not args.only and args.inputs == "all":
-        known = {c.name for c in help_cases() + cases()}
-        for path in sorted(SNAPSHOTS.glob("*.txt")):
-            if path.stem not in known:
-                differ += 1
-                print(f"{path.relative_to(REPO)}: no case makes this snapshot (run --update to remove it)")
+        for line in stale():
+            differ += 1
+            print(line)
     slowest = sorted(TIMES.items(), key=lambda kv: -kv[1])[:5]
     print("slowest: " + ", ".join(f"{name} {t:.1f} s" for name, t in slowest))
     print(
