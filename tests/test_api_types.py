@@ -43,7 +43,7 @@ def people():
         ),
         (
             lambda df: qar_sql.uniqueness(df, group_size=2, p=1, monte_carlo=10, seed="x"),
-            "seed='x' is not a whole number",
+            "seed='x' is text; pass a number",
         ),
         (lambda df: qar_sql.uniqueness(df, group_size=2, p=1, target="0.5"), "target probability '0.5' is text"),
         (lambda df: qar_sql.audit(df, columns=3, p=1), "columns=3 must name columns"),

@@ -89,8 +89,8 @@ def check_value(f: dataclasses.Field, meta: Option, value: Any) -> None:
     metadata declares (a choice of ``choices``, a whole number or a number within ``minimum`` and
     ``maximum``), which click's types check on the command line; None skipped where it is the
     default ("not given"). A ParameterError names the option's flag and the value."""
-    if meta.multiple or (value is None and f.default is None):
-        return
+    if meta.multiple or (value is None and (f.default is None or "None" in str(f.type))):
+        return  # (None: not given, or a value the field's type admits, as top=None: every record)
     if meta.check is not None:
         try:
             meta.check(value)

@@ -160,7 +160,9 @@ def _contributing_paths() -> list[tuple[str, Path]]:
 def test_contributing_names_only_files_that_exist():
     paths = _contributing_paths()
     assert len(paths) > 60
-    missing = sorted(written for written, path in paths if not path.exists())
+    # (../shared/data, the public datasets beside the checkout, may be absent: the tests that read
+    # them skip, so a clone elsewhere must pass too)
+    missing = sorted(written for written, path in paths if not path.exists() and not written.startswith("../shared"))
     assert not missing, f"CONTRIBUTING.md names files that do not exist: {missing}"
 
 
