@@ -123,11 +123,6 @@ def terminal(text: str) -> str:
     return neutral_bidi(_CONTROL_BUT_LINE_FEED.sub(_escaped, text))
 
 
-#: Unsafe on a page (HTML, or the Markdown made from it): the controls and separators but its own
-#: line breaks and tabs, and lone surrogates (a --title of bytes that are not UTF-8 reaches Python
-#: as U+DC80–U+DCFF, which no UTF-8 file can hold: writing the page failed).
-
-
 # -- Markdown ---------------------------------------------------------------------------------
 
 # Every character with a meaning in Markdown or the HTML it may hold: text from the page (a

@@ -640,10 +640,9 @@ def render_report(inp: ReportInputs | str, fmt: str = "html") -> str:
         if isinstance(inp, str):
             raise UsageError(f"--format {fmt} needs the report's results, not its page; use html or md")
         return spec.from_table(inp)
-    page = inp if isinstance(inp, str) else render_html(inp)
-    if fmt == "md":
-        return html_page(html_to_markdown(page))
-    return html_page(page)
+    page = html_page(inp) if isinstance(inp, str) else render_html(inp)  # (render_html's is safe already)
+    # (the Markdown again: converting reads the page's entities back as characters)
+    return html_page(html_to_markdown(page)) if fmt == "md" else page
 
 
 def write_report(inp: ReportInputs | str, path: str, fmt: str = "html") -> None:
