@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -105,36 +104,24 @@ def from_data(
     """The defaults in ``data``, the parsed ``path``. With ``problems``, every error is collected
     there (each with the path of its key) instead of the first raised."""
     where = path.name
-    check = partial(scans.checked, problems)
     if path.name == "pyproject.toml":
         tool = data.get("tool", {})
         table, at, given = "[tool.qar]", ("tool.qar",), tool.get("qar", {}) if isinstance(tool, Mapping) else None
         store_at: tuple[str, ...] = (*at, "store")
+        given = dict(given) if isinstance(given, Mapping) else given
+        store = given.pop("store", None) if isinstance(given, dict) else None
     else:
-        table, at, given = "[defaults]", ("defaults",), data.get("defaults", {})
-        store_at = ("store",)
-    if not isinstance(given, Mapping):
-        check(at, scans.failing(f"{where}: {table} must be a table of settings, e.g. p = 3"))
-        given = {}
-    raw = dict(given)
-    if path.name == "pyproject.toml":
-        store = raw.pop("store", None)
-    else:
+        table, at, given, store_at = "[defaults]", ("defaults",), data.get("defaults", {}), ("store",)
         store = data.get("store")
         store = store.get("url") if isinstance(store, Mapping) else store
-    # Not a setting of the audit's parameters: checked as qar scan checks it, the rest as a scan's.
-    null_tokens = scans.null_tokens_of(problems, at, raw.pop("null_tokens", None), where)
-    scans.each_key(problems, at, raw, scans.DEFAULT_KEYS + ("null_tokens",), table, where)
-    raw = {k: v for k, v in raw.items() if k in scans.DEFAULT_KEYS}
-    # The checks of a scan's settings, so a bad value reads the same in both places.
-    scans.spec_or_errors(problems, at, table, None, raw, source=("", "", ""), where=where, of_scan=False)
-    values: dict[str, Any] = dict(raw)
+    # Checked as a scan's [defaults] are, so a bad value reads the same in both places.
+    values, null_tokens = scans.defaults_of(problems, at, given, table, where)
     if null_tokens is not None:
         values["null_tokens"] = list(null_tokens)
     if store is not None:
         if not isinstance(store, str) or not store:
-            check(
-                store_at, scans.failing(f'{where}: store must be a URL or file name, e.g. store = "qar_results.duckdb"')
+            scans.refuse(
+                problems, store_at, f'{where}: store must be a URL or file name, e.g. store = "qar_results.duckdb"'
             )
         else:  # ${NAME} substituted, no literal password, a file relative to this one: as a scan's
             env = scans._Env(os.environ if environ is None else environ, where)
@@ -183,3 +170,27 @@ def default_map(config: Config, commands: Mapping[str, Any]) -> dict[str, dict[s
         if picked:
             out[name] = picked
     return out
+
+
+def check_file(path: str | Path) -> dict[str, Any]:
+    """``qar config --check``: one qar.toml, or the ``[tool.qar]`` table of a pyproject.toml, read by
+    the loader qar reads it with (``qar scan``'s, or the commands' for a pyproject.toml): its
+    parsed content, or a UsageError (exit 2) listing every error that loader finds, each with the
+    sentence ``qar scan`` (which stops at the first) prints for it."""
+    path = Path(path)
+    data = user_files.read_toml(path, "--check")
+    problems = scans.Problems()
+    if path.name != "pyproject.toml":
+        scans.parse_config(data, path=str(path), problems=problems, require_scans=False)
+    elif isinstance(data.get("tool"), dict) and "qar" in data["tool"]:
+        from_data(data, path, problems=problems)
+    else:
+        raise UsageError(
+            f"{path.name} has no [tool.qar] table; add one (e.g. [tool.qar] then p = 3) or check a qar.toml"
+        )
+    found = [message.removeprefix(f"{path.name}: ") for _, message in problems.found]
+    if len(found) == 1:
+        raise UsageError(f"{path.name}: {found[0]}")
+    if found:
+        raise UsageError(f"{path.name} has {len(found)} errors:" + "".join(f"\n  {error}" for error in found))
+    return data

@@ -377,7 +377,7 @@ def _fill(args: list[str], place: Path, f: Path | None = None) -> list[str]:
 
 def check(r, codes: set[int] = frozenset({0, 1, 2}), names: tuple[str, ...] = ()) -> None:
     """The rule: a documented exit code, no parser's exception; a usage error is one sentence
-    (``Error: …``, then only indented lines: a list of every place a file breaks its schema)
+    (``Error: …``, then only indented lines: a list of every error qar scan's loader finds in a file)
     naming one of ``names`` (the file, or its folder)."""
     shown = f"exit {r.exit_code}: {r.output!r}"
     assert r.exit_code in codes, shown

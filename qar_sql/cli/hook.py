@@ -23,7 +23,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from urllib.parse import quote
 
-from qar_sql import toml_schema, user_files
+from qar_sql import config_file, user_files
 from qar_sql.cli.main import cli
 from qar_sql.compliance.scans import load_config
 from qar_sql.errors import ExitCode, QarError
@@ -188,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
             print(one_line(f"qar scan {name}"), flush=True)
             if _nothing_to_scan(Path(name)):
                 try:  # (its [defaults] and [sources] are still checked, as qar config --check does)
-                    toml_schema.check_file(name)
+                    config_file.check_file(name)
                 except QarError as exc:
                     print(terminal(f"Error: {exc}"), file=sys.stderr, flush=True)
                     codes.append(int(exc.exit_code))

@@ -39,21 +39,21 @@ def _found(values: dict[str, Any], where: dict[str, Any], out: dict[str, Any]) -
 
 
 def _check(where: dict[str, Any], params: ConfigParams, out: dict[str, Any]) -> str | None:
-    """``--check FILE``: the sentence that FILE is valid (else its errors, exit 2), instead of the settings."""
+    """``--check FILE``: the sentence that FILE is valid (else every error, exit 2), instead of the settings."""
     if params.check is None:
         return None
-    from qar_sql import toml_schema
+    from qar_sql import config_file
 
-    data = toml_schema.check_file(params.check)
+    data = config_file.check_file(params.check)
     if str(params.check).endswith("pyproject.toml"):
-        return f"{params.check}: valid ([tool.qar]; its JSON Schema and qar's checks)\n"
+        return f"{params.check}: valid ([tool.qar]; qar's checks)\n"
     n = len(data.get("scan", []))
     if not n:  # the commands read its [defaults]; qar scan has nothing to run
         return (
-            f"{params.check}: valid defaults (qar.toml's JSON Schema and qar's checks); it has no [[scan]], "
+            f"{params.check}: valid defaults (qar scan's checks); it has no [[scan]], "
             "so qar scan would refuse it: add one to scan with it\n"
         )
-    return f"{params.check}: valid ({n} scan{'s' if n != 1 else ''}; qar.toml's JSON Schema and qar scan's checks)\n"
+    return f"{params.check}: valid ({n} scan{'s' if n != 1 else ''}; qar scan's checks)\n"
 
 
 COMMAND: Command[ConfigParams, Settings] = Command(
@@ -62,9 +62,9 @@ COMMAND: Command[ConfigParams, Settings] = Command(
     run=run,
     help="""Print the resolved defaults and where each came from: a QAR_ variable, the qar.toml
     ([defaults], [store] url) or pyproject.toml ([tool.qar]) found in the working directory or a
-    parent, or the built-in default. Secrets are masked. With --check FILE, validate a qar.toml
-    against qar_sql/schemas/qar.schema.json, or a pyproject.toml's [tool.qar] against
-    tool-qar.schema.json, then with qar scan's own checks (docs/config-schema.md).""",
+    parent, or the built-in default. Secrets are masked. With --check FILE, read a qar.toml as qar
+    scan does, or a pyproject.toml's [tool.qar] as the commands do, and list every error
+    (docs/config-schema.md).""",
     source=(),
     arguments=(),
     outputs={"fmt": format_option(own=("text", "json"), help="Output format: text (one setting a line), json or csv.")},

@@ -283,9 +283,31 @@ def null_tokens_of(problems: Problems | None, path: tuple, value: Any, where: st
     tokens = [value] if isinstance(value, str) else value
     if value is None or (isinstance(tokens, list) and all(isinstance(t, str) and t for t in tokens)):
         return None if value is None else tuple(tokens)
-    message = f'{where}: null_tokens must be a list of non-empty texts, e.g. null_tokens = ["NA"]'
-    checked(problems, (*path, "null_tokens"), failing(message))
+    refuse(
+        problems,
+        (*path, "null_tokens"),
+        f'{where}: null_tokens must be a list of non-empty texts, e.g. null_tokens = ["NA"]',
+    )
     return None
+
+
+def defaults_of(
+    problems: Problems | None, at: tuple, given: Any, table: str, where: str
+) -> tuple[dict[str, Any], tuple[str, ...] | None]:
+    """A table of defaults (``[defaults]``, ``[tool.qar]``; ``store`` aside) checked on its own, as
+    the commands read it and as a scan's settings are checked: the settings it holds that pass
+    (a refused one left out, so a scan does not say it again) and its ``null_tokens``."""
+    if not isinstance(given, Mapping):
+        refuse(problems, at, f"{where}: {table} must be a table of settings, e.g. p = 3")
+        given = {}
+    null_tokens = null_tokens_of(problems, at, given.get("null_tokens"), where)
+    each_key(problems, at, given, (*DEFAULT_KEYS, "null_tokens"), table, where)
+    settings = {k: v for k, v in given.items() if k in DEFAULT_KEYS}
+    said = len(problems.found) if problems else 0
+    spec_or_errors(problems, at, table, None, settings, source=("", "", ""), where=where, of_scan=False)
+    for found, _ in problems.found[said:] if problems else ():
+        settings.pop(found[len(at)] if len(found) > len(at) else "", None)
+    return settings, null_tokens
 
 
 def each_key(problems: Problems | None, path: tuple, table: Mapping, allowed: Sequence[str], what: str, where: str):
@@ -346,10 +368,12 @@ def parse_config(
     path: str | None = None,
     environ: Mapping[str, str] | None = None,
     problems: Problems | None = None,
+    require_scans: bool = True,
 ) -> ScanConfig:
     """Validate a parsed ``qar.toml`` into a :class:`ScanConfig` (nothing is connected). With
     ``problems``, every error is collected there instead of the first raised (the config then
-    returned is only what was valid)."""
+    returned is only what was valid); ``require_scans`` False accepts a file without ``scan``
+    (one holding the commands' defaults: ``qar config --check``)."""
     where = _where(path)
     env = _Env(os.environ if environ is None else environ, where)
     base = Path(path).resolve().parent if path else Path.cwd()
@@ -369,13 +393,7 @@ def parse_config(
             example = 'url = "qar_results.duckdb" or a postgresql+psycopg:// URL'
             store = checked(problems, ("store",), partial(_store_url, store, example, where))
 
-    defaults = data.get("defaults", {})
-    if not isinstance(defaults, Mapping):
-        refuse(problems, ("defaults",), f"{where}: [defaults] must be a table of settings, e.g. p = 3")
-        defaults = {}
-    each_key(problems, ("defaults",), defaults, (*DEFAULT_KEYS, "null_tokens"), "[defaults]", where)
-    null_tokens = null_tokens_of(problems, ("defaults",), defaults.get("null_tokens"), where) or ()
-    defaults = {k: v for k, v in defaults.items() if k in DEFAULT_KEYS}
+    defaults, null_tokens = defaults_of(problems, ("defaults",), data.get("defaults", {}), "[defaults]", where)
 
     sources: dict[str, tuple[str, str] | None] = {}  # None: defined but refused (already said)
     raw_sources = data.get("sources", {})
@@ -406,7 +424,7 @@ def parse_config(
     elif not isinstance(raw_scans, list):
         refuse(problems, ("scan",), f"{where}: scan = {shown(raw_scans)} must be a list of [[scan]] tables")
         raw_scans = []
-    elif not raw_scans:
+    elif not raw_scans and (require_scans or "scan" in data):
         refuse(
             problems,
             ("scan",),

@@ -307,7 +307,7 @@ def test_config_checks_a_file_instead_of_printing_and_reads_the_groups_config(tm
     path.write_text("[defaults]\np = 2\n")
     r = CliRunner().invoke(cli, ["config", "--check", str(path), "-f", "json"])
     assert r.exit_code == 0 and r.output == (
-        f"{path}: valid defaults (qar.toml's JSON Schema and qar's checks); it has no [[scan]], so qar scan "
+        f"{path}: valid defaults (qar scan's checks); it has no [[scan]], so qar scan "
         "would refuse it: add one to scan with it\n"
     )
     r = CliRunner().invoke(cli, ["--config", str(path), "config", "-f", "json"])
