@@ -118,15 +118,10 @@ def from_data(
     values, null_tokens = scans.defaults_of(problems, at, given, table, where)
     if null_tokens is not None:
         values["null_tokens"] = list(null_tokens)
-    if store is not None:
-        if not isinstance(store, str) or not store:
-            scans.refuse(
-                problems, store_at, f'{where}: store must be a URL or file name, e.g. store = "qar_results.duckdb"'
-            )
-        else:  # ${NAME} substituted, no literal password, a file relative to this one: as a scan's
-            env = scans._Env(os.environ if environ is None else environ, where)
-            if (store := scans._location(problems, store_at, store, "store", env, path.resolve().parent)) is not None:
-                values["store"] = store
+    # ${NAME} substituted, no literal password, a file relative to this one: as a scan's
+    env = scans._Env(os.environ if environ is None else environ, where)
+    if (store := scans.store_of(problems, store_at, store, "store", env, path.resolve().parent)) is not None:
+        values["store"] = store
     for key in ("columns", "exclude"):
         if isinstance(values.get(key), str):
             values[key] = [v.strip() for v in values[key].split(",") if v.strip()]

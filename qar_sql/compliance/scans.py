@@ -266,16 +266,11 @@ def checked(problems: Problems | None, path: tuple[str | int, ...], check: Calla
     return check() if problems is None else problems.run(path, check, fallback)
 
 
-def failing(message: str) -> Callable[[], Any]:
-    def check() -> Any:
-        raise UsageError(message)
-
-    return check
-
-
 def refuse(problems: Problems | None, path: tuple[str | int, ...], message: str) -> None:
     """The error ``message`` about the key at ``path``: raised, or collected."""
-    checked(problems, path, failing(message))
+    if problems is None:
+        raise UsageError(message)
+    problems.found.append((path, message))
 
 
 def null_tokens_of(problems: Problems | None, path: tuple, value: Any, where: str) -> tuple[str, ...] | None:
@@ -362,6 +357,18 @@ def _location(problems: Problems | None, path: tuple, value: str, key: str, env:
     return url
 
 
+def store_of(problems: Problems | None, at: tuple, value: Any, key: str, env: _Env, base: Path) -> str | None:
+    """A store (``[store] url``, ``[tool.qar] store``) as :func:`_location` reads it, after its
+    type; None when absent or refused."""
+    if value is None:
+        return None
+    if isinstance(value, str) and value:
+        return _location(problems, at, value, key, env, base)
+    example = f'{key.rsplit(".", 1)[-1]} = "qar_results.duckdb"'
+    refuse(problems, at, f"{env.where}: store must be a URL or file name, e.g. {example}")
+    return None
+
+
 def parse_config(
     data: Mapping[str, Any],
     *,
@@ -383,15 +390,10 @@ def parse_config(
     if isinstance(store, Mapping):
         each_key(problems, ("store",), store, ("url",), "[store]", where)
         store = store.get("url")
-    if store is not None:
-        if not isinstance(store, str) or not store:
-            refuse(problems, ("store",), f'{where}: store must be a URL or file name, e.g. url = "qar_results.duckdb"')
-            store = None
-        else:
-            store = _location(problems, ("store",), store, "store.url", env, base)
-        if store is not None and is_url(store):  # refused here, not only by a scan that records
-            example = 'url = "qar_results.duckdb" or a postgresql+psycopg:// URL'
-            store = checked(problems, ("store",), partial(_store_url, store, example, where))
+    store = store_of(problems, ("store",), store, "store.url", env, base)
+    if store is not None and is_url(store):  # refused here, not only by a scan that records
+        example = 'url = "qar_results.duckdb" or a postgresql+psycopg:// URL'
+        store = checked(problems, ("store",), partial(_store_url, store, example, where))
 
     defaults, null_tokens = defaults_of(problems, ("defaults",), data.get("defaults", {}), "[defaults]", where)
 
