@@ -1,9 +1,9 @@
 """The JSON Schema of ``qar.toml``, built from the parameter definitions, for editors.
 
 One source: the keys come from ``compliance/scans.py`` (``TOP_KEYS``, ``SCAN_KEYS``,
-``DEFAULT_KEYS``) and ``config.KEYS`` (``null_tokens``, a command-line default), the defaults from
-``scans.DEFAULTS``, the estimators from ``stats/evt.PWM_METHODS``; this module adds, per setting,
-its JSON type, range and a sentence. ``scripts/schema.py`` writes ``qar_sql/schemas/qar.schema.json``
+``DEFAULT_KEYS``) and ``config.KEYS`` (``null_tokens``, a command-line default); each setting's
+type, choices, default and sentence from its field's metadata (``ScanSpec``, the audit's
+parameters and ``warn_above``); this module adds the ranges the rules check in code. ``scripts/schema.py`` writes ``qar_sql/schemas/qar.schema.json``
 and ``tests/test_toml_schema.py`` checks that the file is current and that every key has its
 fragment here, so a new setting cannot be left out. Editors (Taplo, VS Code's Even Better TOML)
 read the file; docs/config-schema.md says how.
@@ -16,14 +16,14 @@ agree on which files are valid.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
 
 from qar_sql import config_file as config
 from qar_sql.compliance import scans
-from qar_sql.parameters.tail import THETA_MEASURES
-from qar_sql.stats.evt import PWM_METHODS
+from qar_sql.parameters.fields import meta_of
 
 PATH = Path(__file__).resolve().parent / "schemas" / "qar.schema.json"
 ID = "https://github.com/qar-sql/qar-sql/raw/main/qar_sql/schemas/qar.schema.json"
@@ -36,33 +36,15 @@ _NAMES = {
         {"type": "string", "minLength": 1, "description": "comma-separated"},
     ]
 }
-_RISK = {"type": "number", "minimum": 0, "maximum": 1}
-_PROBABILITY = {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1}
-
-#: Each setting of [defaults] and [[scan]]: its type, range and a sentence (the default is added
-#: from scans.DEFAULTS).
-SETTINGS: dict[str, dict[str, Any]] = {
-    "columns": {**_NAMES, "description": "The quasi-identifier columns (default: all but exclude)."},
-    "exclude": {**_NAMES, "description": "Columns left out of the quasi-identifiers (identifiers, keys)."},
-    "p": {"type": "integer", "minimum": 1, "description": "Quasi-identifier size: the number of columns per QI."},
-    "alpha": {**_PROBABILITY, "description": "Tail probability of the risk T̂(p, α); below pi_u."},
-    "pi_u": {**_PROBABILITY, "description": "Share of QIs above the threshold u the tail is fitted to."},
-    "pwm": {"type": "string", "enum": list(PWM_METHODS), "description": "Probability-weighted-moment estimator."},
-    "theta": {
-        "type": "string",
-        "enum": list(THETA_MEASURES),
-        "description": "The θ the tail is fitted to: distinct (H/L, the paper's) or unique (S/L, records "
-        "unique on the QI); fail_above and warn_above judge T̂ of this one.",
-    },
-    "k": {"type": "integer", "minimum": 2, "description": "The k of the k-anonymity summary."},
-    "fail_above": {**_RISK, "description": "qar scan fails (exit 1) when T̂ is above it."},
-    "warn_above": {**_RISK, "description": "The summary marks WARN when T̂ is above it (exit 0)."},
-    "min_exceedances": {
-        "type": "integer",
-        "minimum": 1,
-        "description": "A T̂ fitted to fewer exceedances of u is an error (exit 2).",
-    },
+#: The ranges the rules check in code (rules.check_tail, check_risk, check_min_exceedances), which
+#: no field's metadata states; the rest of each setting comes from its field's.
+_RANGES: dict[str, dict[str, Any]] = {
+    "p": {"minimum": 1},
+    **dict.fromkeys(("alpha", "pi_u"), {"exclusiveMinimum": 0, "exclusiveMaximum": 1}),
+    **dict.fromkeys(("fail_above", "warn_above"), {"minimum": 0, "maximum": 1}),
+    "min_exceedances": {"minimum": 1},
 }
+_TYPES = {"int": "integer", "float": "number", "choice": "string"}
 #: [defaults] keys the commands read that a scan does not (config.KEYS beyond the scan's).
 COMMAND_SETTINGS: dict[str, dict[str, Any]] = {
     "null_tokens": {
@@ -82,10 +64,15 @@ _SCAN_OWN = {
 
 
 def _setting(key: str) -> dict[str, Any]:
-    fragment = dict(SETTINGS[key])
-    if scans.DEFAULTS.get(key) is not None:
-        fragment["default"] = scans.DEFAULTS[key]
-    return fragment
+    """The fragment of the scan setting ``key``: from its field's metadata (ScanSpec's)."""
+    f = next(f for f in dataclasses.fields(scans.ScanSpec) if f.name == key)
+    meta = meta_of(f)
+    assert meta is not None, key  # (every setting is an option field: the test checks it)
+    fragment: dict[str, Any] = dict(_NAMES) if meta.kind == "names" else {"type": _TYPES[meta.kind]}
+    fragment |= {"enum": list(meta.choices)} if meta.choices else {}
+    fragment |= {"minimum": meta.minimum} if meta.minimum is not None else {}
+    fragment |= _RANGES.get(key, {}) | {"description": meta.help}
+    return fragment | ({"default": f.default} if f.default is not None else {})
 
 
 def schema() -> dict[str, Any]:

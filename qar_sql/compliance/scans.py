@@ -41,6 +41,7 @@ from qar_sql.engines.database import check_store_engine
 from qar_sql.engines.secrets import mask_source, secret_values
 from qar_sql.engines.source import is_url
 from qar_sql.errors import ParameterError, UsageError, shown
+from qar_sql.parameters.fields import option
 from qar_sql.parameters.tail import AuditParams
 from qar_sql.precedence import Chosen, choose
 from qar_sql.rules import check_min_exceedances, check_risk
@@ -69,16 +70,18 @@ class ScanSpec(AuditParams):
     source_display: str
     source_name: str
     table: str | None
-    warn_above: float | None = None
+    warn_above: float | None = option(
+        None,
+        help="The summary marks WARN when T̂ is above it (exit 0).",
+        kind="float",
+        check=lambda value: check_risk(value, "--warn-above", "0.5"),
+        cli=False,
+    )
     #: [defaults] null_tokens: the CSV cell texts read as NULL (a file source's, as --null-token).
     null_tokens: tuple[str, ...] = ()
     #: Where each setting came from (:mod:`qar_sql.precedence`): the scan's own table, the
     #: file's [defaults], the built-in default; a key not here is the built-in default.
     origins: Mapping[str, Chosen] = field(default_factory=dict, repr=False, compare=False, hash=False)
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        check_risk(self.warn_above, "--warn-above", "0.5")
 
     def audit_params(self, jobs: int) -> AuditParams:
         """The audit this scan runs (commands.audit.run), with ``jobs`` connections."""
