@@ -66,17 +66,13 @@ def check_tail(p: int | None, alpha: float, pi_u: float) -> None:
     ParameterError : with one sentence naming the bad value and how to fix it.
     """
     if isinstance(p, str) and p.strip().isdigit():  # (p: "3" in a YAML or TOML file: quoted, so text)
-        raise ParameterError(
-            f"p = {p!r} is text; write it without quotes, as a whole number of columns, e.g. p = {p.strip()}."
-        )
+        raise text_error("p =", p, f"write it without quotes, as a whole number of columns, e.g. p = {p.strip()}.")
     if p is not None:
         require_whole(p, 1, f"p = {shown(p)} is not a valid QI size; use a whole number of columns, at least 1.")
     for name, value, usual in (("alpha", alpha, "0.01"), ("pi_u", pi_u, "0.05")):
         v = _float(value)
         if isinstance(value, str):
-            raise ParameterError(
-                f"{name} = {value!r} is text; {yaml_exponent_text(value) or f'pass a number such as {usual}'}."
-            )
+            raise text_error(f"{name} =", value, f"pass a number such as {usual}.")
         if isinstance(value, bool) or not 0.0 < v < 1.0:
             raise ParameterError(f"{name} = {shown(value)} is outside (0, 1); use a probability such as {usual}.")
     if not float(alpha) < float(pi_u):
@@ -110,15 +106,16 @@ def reads_as_number(text: str) -> bool:
 _YAML_TEXT_EXPONENT = re.compile(r"\s*[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)[eE][-+]?[0-9]+\s*")
 
 
-def yaml_exponent_text(value: str) -> str | None:
-    """For ``value``, a number given as text in YAML's exponent form (no quotes to take away), the
-    sentence saying why it is text and its decimal; else None. The one wording."""
-    if not _YAML_TEXT_EXPONENT.fullmatch(value):
-        return None
-    return (
-        "YAML reads a number with an exponent as text unless it has a '.' and a signed exponent (1.0e-3); "
-        f"write it as a decimal: {float(value)!r}"
-    )
+def text_error(where: str, value: str, fix: str) -> ParameterError:
+    """The one sentence for a number given as text (``where``, e.g. ``alpha =`` or ``--k``, and the
+    text): quoted in a TOML or YAML file, ``fix`` (write it without quotes, or pass a number); in
+    YAML's exponent form (no quotes to take away), why it is text and its decimal."""
+    if _YAML_TEXT_EXPONENT.fullmatch(value):
+        fix = (
+            "YAML reads a number with an exponent as text unless it has a '.' and a signed exponent (1.0e-3); "
+            f"write it as a decimal: {float(value)!r}"
+        )
+    return ParameterError(f"{where} {value!r} is text; {fix}")
 
 
 def _float(value: object) -> float:
@@ -137,13 +134,7 @@ def check_risk(value: object, where: str, example: str) -> None:
     if value is None:
         return
     if isinstance(value, str) and reads_as_number(value):  # ("0.5" in a TOML or YAML file: quoted, so text)
-        raise ParameterError(
-            f"{where} {value!r} is text; "
-            + (
-                yaml_exponent_text(value)
-                or f"write it without quotes, as a number: a risk between 0 and 1, e.g. {example}"
-            )
-        )
+        raise text_error(where, value, f"write it without quotes, as a number: a risk between 0 and 1, e.g. {example}")
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 <= _float(value) <= 1.0:
         raise ParameterError(f"{where} {shown(value)} must be a risk between 0 and 1, e.g. {example}")
 
@@ -178,7 +169,7 @@ def check_group_size(k: object, rows: int | None = None) -> None:
 def check_target(target: object) -> None:
     """A target probability strictly between 0 and 1 (``qar uniqueness --target``)."""
     if isinstance(target, str):
-        raise ParameterError(f"target probability {target!r} is text; pass a number strictly between 0 and 1, e.g. 0.5")
+        raise text_error("target probability", target, "pass a number strictly between 0 and 1, e.g. 0.5")
     if not isinstance(target, (int, float)) or not 0.0 < _float(target) < 1.0:
         raise ParameterError(f"target probability {shown(target)} must lie strictly between 0 and 1, e.g. --target 0.5")
 

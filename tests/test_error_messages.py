@@ -293,3 +293,21 @@ def test_a_key_given_as_one_text_is_the_column_not_its_letters(keyed):
     assert by_text.to_dict() == by_list.to_dict()
     with pytest.raises(UsageError, match=r"^key column 'nobody' \(in key=\) not found"):
         qar_sql.records(source, table=table, key="nobody", p=2, pi_u=0.5)
+
+
+def test_a_yaml_exponent_number_reads_the_same_from_every_rule():
+    """The "is text; YAML reads ..." sentence was assembled in three places (the tail's, a risk's
+    and an option field's rule), which ended it differently; one rule now writes it."""
+    from qar_sql import rules
+    from qar_sql.parameters.tail import AuditParams
+
+    said = []
+    for check in (
+        lambda: rules.check_tail(3, "5e-1", 0.6),
+        lambda: rules.check_risk("5e-1", "fail_above =", "0.05"),
+        lambda: AuditParams(interval_level=0.9, batch_size="5e-1"),  # type: ignore[arg-type]
+    ):
+        with pytest.raises(ParameterError) as refused:
+            check()
+        said.append(str(refused.value).split("'5e-1' is text; ", 1)[1])
+    assert said == [said[0]] * 3 and said[0].endswith("write it as a decimal: 0.5"), said

@@ -122,9 +122,7 @@ def check_value(f: dataclasses.Field, meta: Option, value: Any) -> None:
         )
         example = next(fitting, 1)
         if isinstance(value, str):  # (a quoted number, or YAML's 1e-3, which YAML reads as text)
-            raise ParameterError(
-                f"{flag} {value!r} is text; {rules.yaml_exponent_text(value) or f'pass a number such as {example:g}'}."
-            )
+            raise rules.text_error(flag, value, f"pass a number such as {example:g}.")
         raise ParameterError(f"{flag} {shown(value)} is not {kind}; pass one such as {example:g}.")
 
 
