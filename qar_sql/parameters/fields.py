@@ -42,7 +42,8 @@ class Option:
     naming a value it cannot read; ``flag_value``: the value of the option given alone
     (``--store`` alone: ""); ``required``: the command line refuses to run without it;
     ``metavar``: the value's name in ``--help`` (``--to VERSION``); ``only``: the options without
-    which (or beside which) it would be ignored, an error (:mod:`qar_sql.parameters.needs`)."""
+    which (or beside which) it would be ignored, an error (:mod:`qar_sql.parameters.needs`);
+    ``none``: None is a value of a field whose default is not (``top=None``: every record)."""
 
     help: str
     flags: tuple[str, ...] = ()
@@ -60,6 +61,7 @@ class Option:
     required: bool = False
     metavar: str | None = None
     only: Needs | None = None
+    none: bool = False
 
 
 def option(default: Any = None, *, help: str, **meta: Any) -> Any:
@@ -88,9 +90,10 @@ def check_value(f: dataclasses.Field, meta: Option, value: Any) -> None:
     """The one check of the option field ``f``: its own ``check`` if it has one, else what its
     metadata declares (a choice of ``choices``, a whole number or a number within ``minimum`` and
     ``maximum``), which click's types check on the command line; None skipped where it is the
-    default ("not given"). A ParameterError names the option's flag and the value."""
-    if meta.multiple or (value is None and (f.default is None or "None" in str(f.type))):
-        return  # (None: not given, or a value the field's type admits, as top=None: every record)
+    default ("not given") or declared a value (``none``). A ParameterError names the option's flag
+    and the value."""
+    if meta.multiple or (value is None and (f.default is None or meta.none)):
+        return
     if meta.check is not None:
         try:
             meta.check(value)
@@ -329,9 +332,10 @@ def k() -> Any:
     )
 
 
-def interval_level() -> Any:
+def interval_level(none: bool = False) -> Any:
     return option(
         rules.DEFAULT_LEVEL,
+        none=none,
         help="Nominal level of the tail-fit bands of T̂, u, ξ and β (bootstrap quantiles; not a confidence level).",
         flags=("--interval-level",),
         kind="float",
@@ -339,9 +343,10 @@ def interval_level() -> Any:
     )
 
 
-def bootstrap() -> Any:
+def bootstrap(none: bool = False) -> Any:
     return option(
         rules.DEFAULT_RESAMPLES,
+        none=none,
         help="Bootstrap resamples for the tail-fit bands (seeded: the same data give the same band); 0 for none.",
         flags=("--bootstrap",),
         kind="int",

@@ -32,7 +32,7 @@ class RecordsParams(TailParams):
 
     key: Sequence[str] | None = fields.key()
     top: int | None = option(
-        100, help="How many of the riskiest records to show.", flags=("--top",), kind="int", minimum=1
+        100, help="How many of the riskiest records to show.", flags=("--top",), kind="int", minimum=1, none=True
     )
     by: str = option(
         "dt",

@@ -301,8 +301,8 @@ class ReportParams(TailParams):
     output: str | None = option(
         None, help="The file to write; - for stdout.", flags=("--output", "-o"), kind="path", required=True
     )
-    interval_level: float | None = fields.interval_level()
-    bootstrap: int | None = fields.bootstrap()
+    interval_level: float | None = fields.interval_level(none=True)  # (None: the audit's own)
+    bootstrap: int | None = fields.bootstrap(none=True)
     jobs: int = fields.jobs()
     anonymize: Any = option(
         None,

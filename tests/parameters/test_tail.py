@@ -216,3 +216,21 @@ def test_the_store_records_audit_params_defaults_for_keywords_left_out(demo_file
     S.recorded_audit(store, path, table="population", columns=columns, pi_u=0.2, bootstrap=0)
     (run,) = S.runs(store)
     assert run.parameters == {name: DEFAULTS[name] for name in ("p", "alpha", "pwm", "k")} | {"pi_u": 0.2}
+
+
+def test_none_is_a_value_only_where_the_option_declares_it():
+    """check_value let None through wherever the annotation's text held "None" (``int | None``):
+    the option's metadata says it (``none=True``: records' top=None, every record)."""
+    from qar_sql.parameters.fields import check_fields, option
+
+    @dataclasses.dataclass(frozen=True)
+    class Declared:
+        top: int | None = option(100, help="h", flags=("--top",), kind="int", minimum=1, none=True)
+
+    @dataclasses.dataclass(frozen=True)
+    class Annotated:
+        top: int | None = option(100, help="h", flags=("--top",), kind="int", minimum=1)
+
+    check_fields(Declared(top=None))
+    with pytest.raises(ParameterError, match="--top None is not a whole number of at least 1"):
+        check_fields(Annotated(top=None))
