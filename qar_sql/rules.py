@@ -1,7 +1,8 @@
 """The rules a value keeps wherever it comes from — the command line, the Python API, a
 ``qar.toml`` scan — each written once.
 
-The ground floor of the package: it imports only :mod:`qar_sql.errors`, so the parameter
+The ground floor of the package: it imports only :mod:`qar_sql.errors` and
+:mod:`qar_sql.user_text` (which characters a text may hold; it imports nothing of qar), so the parameter
 dataclasses (``qar_sql/parameters``), the statistics (``qar_sql/stats``) and the scans
 (``qar_sql/compliance``) all read it directly, and ``qar --help`` loads neither numpy nor scipy
 to know a default or check a value. A rule written here is not restated anywhere else.
@@ -16,6 +17,7 @@ import re
 from collections.abc import Sequence
 
 from qar_sql.errors import ParameterError, UsageError, require_whole, shown
+from qar_sql.user_text import reads_as_number, unsafe_character
 
 #: Threads (connections) a command may use when ``jobs`` is not given.
 DEFAULT_JOBS = 2
@@ -92,15 +94,6 @@ def check_choice(flag: str, value: object, allowed: Sequence[str]) -> None:
         raise ParameterError(f"{flag} {shown(value)} is unknown; use one of {', '.join(allowed)}")
 
 
-def reads_as_number(text: str) -> bool:
-    """``text`` is what ``float()`` reads as a number ("-0.5", "1e3", "inf")."""
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
 #: A number with an exponent but without a '.' and a signed exponent (1e-3, 5E-1): YAML 1.1 (dbt's
 #: YAML, PyYAML) reads it as text even without quotes.
 _YAML_TEXT_EXPONENT = re.compile(r"\s*[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)[eE][-+]?[0-9]+\s*")
@@ -151,6 +144,13 @@ def check_null_tokens(tokens: Sequence[str] | str | None) -> tuple[str, ...]:
         if not isinstance(t, str) or not t:
             raise UsageError(
                 f"--null-token {t!r} must be a non-empty text token such as NA (an empty cell is NULL already)"
+            )
+        if (
+            bad := unsafe_character(t, allow="\t")
+        ) is not None:  # (else refused as a "text value" whose fix named a file)
+            raise UsageError(
+                f"--null-token {t!r} holds the character U+{ord(bad):04X} (a line break, control or direction "
+                "character); give the token as it is written in a cell, such as NA"
             )
         if t not in out:
             out.append(t)

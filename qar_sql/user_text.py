@@ -28,8 +28,6 @@ from __future__ import annotations
 import html
 import re
 
-from qar_sql.rules import reads_as_number
-
 #: Bidirectional embeddings, overrides and isolates: they reorder the text after them (and make
 #: SQL read differently from what runs, so a name holding one is refused in SQL).
 BIDI_OVERRIDES = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
@@ -52,6 +50,15 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 def _escaped(match: re.Match) -> str:
     return match.group(0).encode("unicode_escape", "backslashreplace").decode("ascii")
+
+
+def reads_as_number(text: str) -> bool:
+    """``text`` is what ``float()`` reads as a number ("-0.5", "1e3", "inf")."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def control_or_separator(c: str) -> bool:

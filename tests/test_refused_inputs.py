@@ -419,6 +419,11 @@ def test_a_null_token_with_a_line_break_names_the_option(tmp_path):
         for token in ("N\nA", "\x1b[31m", "\u202eAN"):
             r = CliRunner().invoke(cli, [name, str(csv), *needs.get(name, []), "--null-token", token])
             assert r.exit_code == 2 and "Error: --null-token " in r.output, (name, token, r.output)
+    # The rule itself, so the parameters refuse the token when made, not only the source opened later
+    from qar_sql.parameters.release import CompareParams
+
+    with pytest.raises(UsageError, match=r"--null-token 'N\\nA' holds the character U\+000A"):
+        CompareParams(null_tokens=("N\nA",))
 
 
 def test_a_column_given_two_hierarchies_is_refused(tmp_path):

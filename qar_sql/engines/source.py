@@ -560,12 +560,6 @@ def open_source(
     column of a CSV file as text instead of the types DuckDB infers; ``null_tokens`` are the
     CSV cells read as NULL besides the empty one (``NA``, ``?``)."""
     null_tokens = check_null_tokens(null_tokens)
-    for token in null_tokens:  # (else refused as a "text value" whose fix named a file)
-        if (bad := unsafe_character(token, allow="\t")) is not None:
-            raise UsageError(
-                f"--null-token {token!r} holds the character U+{ord(bad):04X} (a line break, control or direction "
-                "character); give the token as it is written in a cell, such as NA"
-            )
     if (isinstance(source, Source) or frames.is_frame(source)) and all_text:
         raise UsageError("--all-text applies to CSV files; a frame or an open source has its own column types")
     if (isinstance(source, Source) or frames.is_frame(source)) and null_tokens:
