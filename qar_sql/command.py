@@ -428,21 +428,14 @@ def api_function(cmd: Command[P, R]) -> Callable[..., R]:
             text = keywords.get(f.name)
             if meta.kind == "names" and isinstance(text, str) and text.strip(", "):
                 keywords[f.name] = tuple(part.strip() for part in text.split(",") if part.strip())
-        try:  # (the dataclass's own checks first: they name their values best)
-            settings = cmd.Params(**keywords)
-        except TypeError:  # (a check that compared text with a number)
-            check_numbers(cmd.Params, keywords)
-            raise
-        except QarError as error:
-            _name_keywords(error, cmd)
-            raise
-        check_numbers(cmd.Params, keywords)  # what click's types check on the command line
-        try:
+        try:  # (every error, the parameters' own checks' too, names the keywords)
+            try:  # (the dataclass's own checks first: they name their values best)
+                settings = cmd.Params(**keywords)
+            except TypeError:  # (a check that compared text with a number)
+                check_numbers(cmd.Params, keywords)
+                raise
+            check_numbers(cmd.Params, keywords)  # what click's types check on the command line
             _check_keywords(cmd, values | keywords)
-        except QarError as error:
-            _name_keywords(error, cmd)
-            raise
-        try:
             if cmd.guard is not None:
                 cmd.guard(values, settings)
             result = run_on(values, cmd, _prepared(cmd, settings, values, {}), progress)

@@ -128,3 +128,12 @@ def test_two_rows_raise_no_numpy_warning(tmp_path, command):
 
 def test_parameter_error_is_a_qar_error():
     assert issubclass(ParameterError, QarError)
+
+
+@pytest.mark.parametrize("name", ["audit", "eliminate", "records", "discover", "risk"])
+def test_a_bad_keyword_is_named_as_the_caller_wrote_it(people, name):
+    """qar_sql.eliminate(..., jobs=0) and records said "--jobs 0 ...": the check that stands in
+    for click's types named the flag (its error alone was not written as keywords)."""
+    with pytest.raises(QarError) as err:
+        getattr(qar_sql, name)(people, jobs=0)
+    assert str(err.value).startswith("jobs=0 is not a whole number from 1 to 64"), str(err.value)
