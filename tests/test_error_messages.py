@@ -311,3 +311,14 @@ def test_a_yaml_exponent_number_reads_the_same_from_every_rule():
             check()
         said.append(str(refused.value).split("'5e-1' is text; ", 1)[1])
     assert said == [said[0]] * 3 and said[0].endswith("write it as a decimal: 0.5"), said
+
+
+def test_a_group_size_below_2_reads_the_same_in_every_command(tmp_path):
+    """qar report stated k >= 2 as a click range of its own ("1 is not in the range x>=2"); audit
+    and uniqueness as the rule: one rule (fields.group_size), one sentence."""
+    csv = tmp_path / "a.csv"
+    csv.write_text("a,b\n1,2\n3,4\n")
+    said = "Error: group size k = 1 must be a whole number of at least 2, e.g. --group-size 30"
+    for argv in (["report", str(csv), "-o", str(tmp_path / "r.html")], ["audit", str(csv)], ["uniqueness", str(csv)]):
+        r = CliRunner().invoke(cli, [*argv, "-g", "1"])
+        assert r.exit_code == 2 and said in r.output, (argv, r.output)

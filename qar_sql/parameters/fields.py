@@ -332,6 +332,11 @@ def k() -> Any:
     )
 
 
+def group_size(default: Any, help: str) -> Any:
+    """--group-size, k people: at least 2 (:func:`qar_sql.rules.check_group_size`, the one rule)."""
+    return option(default, help=help, flags=("--group-size", "-g"), kind="int", check=rules.check_group_size)
+
+
 def interval_level(none: bool = False) -> Any:
     return option(
         rules.DEFAULT_LEVEL,

@@ -119,12 +119,8 @@ class UniquenessParams:
     made, before any connection (a treated release is measured with the same class, its extras
     switched off)."""
 
-    group_size: int = option(
-        dataclasses.MISSING,
-        help="k: how many people reveal the columns (at least 2, at most the number of rows). Required.",
-        flags=("--group-size", "-g"),
-        kind="int",
-        check=rules.check_group_size,
+    group_size: int = fields.group_size(
+        dataclasses.MISSING, "k: how many people reveal the columns (at least 2, at most the number of rows). Required."
     )
     columns: Sequence[str] | None = fields.columns()
     exclude: Sequence[str] | None = fields.exclude()

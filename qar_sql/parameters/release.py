@@ -214,12 +214,8 @@ class ReportParams(TailParams):
     )
     #: The history section's results store ("": the default store).
     store: str | None = fields.store()
-    group_size: int | None = option(
-        None,
-        help="Group size k: adds the uniqueness section (the chance that k people are all unique).",
-        flags=("--group-size", "-g"),
-        kind="int",
-        minimum=2,
+    group_size: int | None = fields.group_size(
+        None, "Group size k, at least 2: adds the uniqueness section (the chance that k people are all unique)."
     )
     compare: Any = option(
         None,

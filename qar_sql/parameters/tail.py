@@ -82,13 +82,10 @@ class AuditParams(TailParams):
     k: int = fields.k()
     batch_size: int | None = fields.batch_size()
     jobs: int = fields.jobs()
-    group_size: int | None = option(
+    group_size: int | None = fields.group_size(
         None,
-        help="Also every QI's uniqueness probability for groups of this many people (see qar uniqueness): a "
+        "Also every QI's uniqueness probability for groups of this many people (see qar uniqueness): a "
         "uniqueness block in JSON, a section in text.",
-        flags=("--group-size", "-g"),
-        kind="int",
-        check=rules.check_group_size,
     )
     interval_level: float = fields.interval_level()
     bootstrap: int = fields.bootstrap()
