@@ -132,6 +132,16 @@ def check_risk(value: object, where: str, example: str) -> None:
         raise ParameterError(f"{where} {shown(value)} must be a risk between 0 and 1, e.g. {example}")
 
 
+def check_warning(warn: float | None, fail: float | None, warn_name: str, fail_name: str) -> None:
+    """A warning threshold not above the failure's (``warn_above``, ``fail_above``), each named as
+    its caller gave it (``warn_above =``, ``--warn-above``): above it, the warning never shows."""
+    if warn is not None and fail is not None and warn > fail:
+        raise ParameterError(
+            f"{warn_name} {warn:g} is above {fail_name} {fail:g}; a warning must come before the failure, so make "
+            f"{warn_name.removesuffix(' =')} the smaller"
+        )
+
+
 def check_null_tokens(tokens: Sequence[str] | str | None) -> tuple[str, ...]:
     """``--null-token`` values as a tuple, each a non-empty string (the empty cell is NULL
     already), duplicates dropped."""

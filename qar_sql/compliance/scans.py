@@ -44,7 +44,7 @@ from qar_sql.errors import ParameterError, UsageError, shown
 from qar_sql.parameters.fields import option
 from qar_sql.parameters.tail import AuditParams
 from qar_sql.precedence import Chosen, choose
-from qar_sql.rules import check_min_exceedances, check_risk
+from qar_sql.rules import check_min_exceedances, check_risk, check_warning
 from qar_sql.user_text import control_or_separator
 
 PARAM_KEYS = ("p", "alpha", "pi_u", "pwm", "theta", "k", "fail_above", "warn_above", "min_exceedances")
@@ -212,16 +212,11 @@ def make_spec(
             origins=dict(origins or {}),
             **checked,
         )
+        # In one file a warning above the failure is a mistake; set from outside the file
+        # (apply_settings) it is moot: such a risk fails first.
+        check_warning(spec.warn_above, spec.fail_above, "warn_above =", "fail_above =")
     except ParameterError as exc:
         raise ParameterError(f"{label}: {_FLAG.sub(lambda m: _FLAGS[m.group(0)], str(exc))}") from exc
-    # In one file a warning above the failure is a mistake; set from outside the file
-    # (apply_settings) it is moot: such a risk fails first.
-    fail, warn = spec.fail_above, spec.warn_above
-    if fail is not None and warn is not None and warn > fail:
-        raise ParameterError(
-            f"{label}: warn_above = {warn:g} is above fail_above = {fail:g}; a warning must come "
-            "before the failure, so make warn_above the smaller"
-        )
     return spec
 
 
@@ -514,11 +509,8 @@ def apply_settings(config: ScanConfig, given: Mapping[str, Chosen]) -> ScanConfi
     fail, warn = given.get("fail_above"), given.get("warn_above")
     # Typed together, a warning above the failure is a mistake; from variables and files (each
     # checked on its own) it is moot: such a risk fails first.
-    if fail and warn and fail.level == warn.level == "command line" and warn.value > fail.value:
-        raise ParameterError(
-            f"{warn.origin} {warn.value:g} is above {fail.origin} {fail.value:g}; a warning must come "
-            f"before the failure, so make {warn.origin} the smaller"
-        )
+    if fail and warn and fail.level == warn.level == "command line":
+        check_warning(warn.value, fail.value, warn.origin, fail.origin)
     if not given:
         return config
     scans, notes = [], list(config.notes)
