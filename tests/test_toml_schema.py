@@ -63,6 +63,10 @@ BAD = {
     ),
     '[sources.a]\nurl = "a.duckdb"\n[[scan]]\ntable = ""\n': 'scan number 1: table must be a name, e.g. table = "public.people"',
     '[defaults]\nnull_tokens = [""]\n': 'null_tokens must be a list of non-empty texts, e.g. null_tokens = ["NA"]',
+    "[store]\n": '[store] needs a url, e.g. url = "qar_results.duckdb"',  # (it recorded nothing, silently)
+    '[sources.a]\nurl = "a.duckdb"\n[[scan]]\nsource = []\ntable = "t"\n': (  # (unexpected TypeError, exit 3)
+        "scan number 1 uses source [], which is not defined; allowed: a"
+    ),
     "scan = []\n": "no scans; add at least one [[scan]] naming a source (and its table, for a database: a CSV or Parquet file takes none)",
 }
 
@@ -443,3 +447,20 @@ def test_a_bad_default_is_said_once_where_it_is_written(tmp_path):
     for argv in (["config", "--check", str(path)], ["scan", str(path), "--no-store"]):
         r = CliRunner().invoke(cli, argv)
         assert r.exit_code == 2 and r.output.strip() == f"Error: {said}", r.output
+
+
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        ('[sources.a]\nurl = "a.duckdb"\n[[scan]]\nsource = []\ntable = "t"\n', "uses source [], which is not defined"),
+        ('[store]\n[sources.a]\nurl = "a.duckdb"\n[[scan]]\ntable = "t"\n', "[store] needs a url"),
+    ],
+)
+def test_qar_scan_refuses_what_the_schema_refused(tmp_path, text, said):
+    """With --check now the loader's, a fuzz of the schema against it found two files the schema
+    refused and qar scan did not: source = [] (unexpected TypeError, exit 3) and an empty [store]
+    (recorded nothing, silently)."""
+    path = tmp_path / "qar.toml"
+    path.write_text(text)
+    r = CliRunner().invoke(cli, ["scan", str(path)])
+    assert r.exit_code == 2 and said in r.output, r.output

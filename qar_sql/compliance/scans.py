@@ -387,6 +387,8 @@ def parse_config(
     store = data.get("store")
     if isinstance(store, Mapping):
         each_key(problems, ("store",), store, ("url",), "[store]", where)
+        if "url" not in store:  # (an empty [store] recorded nothing, silently)
+            refuse(problems, ("store",), f'{where}: [store] needs a url, e.g. url = "qar_results.duckdb"')
         store = store.get("url")
     store = store_of(problems, ("store",), store, "store.url", env, base)
     if store is not None and is_url(store):  # refused here, not only by a scan that records
@@ -446,7 +448,7 @@ def parse_config(
                 refuse(problems, (*at, "source"), f'{scan} names no source; add source = "..." naming one of: {named}')
                 continue
             sname = next(iter(sources))
-        if sname not in sources:
+        if not isinstance(sname, str) or sname not in sources:  # (a list or table: no name, and no key)
             hint = _did_you_mean(str(sname), list(sources)) if sources else "add a [sources.NAME] table"
             refuse(problems, (*at, "source"), f"{scan} uses source {shown(sname)}, which is not defined; {hint}")
             continue
