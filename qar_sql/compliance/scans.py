@@ -271,19 +271,6 @@ def refuse(problems: Problems | None, path: tuple[str | int, ...], message: str)
     problems.found.append((path, message))
 
 
-def null_tokens_of(problems: Problems | None, path: tuple, value: Any, where: str) -> tuple[str, ...] | None:
-    """[defaults] ``null_tokens`` (one text or a list of them) as a tuple; None when absent or refused."""
-    tokens = [value] if isinstance(value, str) else value
-    if value is None or (isinstance(tokens, list) and all(isinstance(t, str) and t for t in tokens)):
-        return None if value is None else tuple(tokens)
-    refuse(
-        problems,
-        (*path, "null_tokens"),
-        f'{where}: null_tokens must be a list of non-empty texts, e.g. null_tokens = ["NA"]',
-    )
-    return None
-
-
 def defaults_of(
     problems: Problems | None, at: tuple, given: Any, table: str, where: str
 ) -> tuple[dict[str, Any], tuple[str, ...] | None]:
@@ -293,7 +280,12 @@ def defaults_of(
     if not isinstance(given, Mapping):
         refuse(problems, at, f"{where}: {table} must be a table of settings, e.g. p = 3")
         given = {}
-    null_tokens = null_tokens_of(problems, at, given.get("null_tokens"), where)
+    value = given.get("null_tokens")
+    tokens = [value] if isinstance(value, str) else value  # (one text, or a list of them)
+    null_tokens = tuple(tokens) if isinstance(tokens, list) and all(isinstance(t, str) and t for t in tokens) else None
+    if value is not None and null_tokens is None:
+        message = f'{where}: null_tokens must be a list of non-empty texts, e.g. null_tokens = ["NA"]'
+        refuse(problems, (*at, "null_tokens"), message)
     each_key(problems, at, given, (*DEFAULT_KEYS, "null_tokens"), table, where)
     settings = {k: v for k, v in given.items() if k in DEFAULT_KEYS}
     said = len(problems.found) if problems else 0
