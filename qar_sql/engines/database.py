@@ -167,14 +167,12 @@ class Database:
                 values = list(zip(*rows))
                 yield pa.RecordBatch.from_arrays([pa.array(list(c)) for c in values], names=list(names))
 
-    def array_relation(
-        self, arrays: Mapping[str, np.ndarray]
-    ) -> AbstractContextManager[tuple[str, dict | None]] | None:
+    def array_relation(self, arrays: Mapping[str, np.ndarray]) -> AbstractContextManager[tuple[str, dict | None]]:
         """A relation whose columns are the given integer arrays (equal lengths), for a FROM
         clause: a context manager giving (SQL, the parameters to bind with it) and releasing
-        the relation on exit. None (this default) where the engine has no way to read arrays
-        from Python without writing a table: an audit writes nothing."""
-        return None
+        the relation on exit. Only where ``dialect.array_relation`` says the engine reads arrays
+        from Python without writing a table (an audit writes nothing)."""
+        raise NotImplementedError(f"{self.dialect.name} reads no arrays as a relation")
 
     def stored_row_order(self, relation_sql: str) -> str | None:
         """A column of ``relation_sql`` numbering its rows in the order they are stored (DuckDB

@@ -344,14 +344,12 @@ class SQLAlchemyDatabase(Database):
         with self._running.interruptible(), ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="qar-scan") as pool:
             return list(pool.map(run, statements))
 
-    def array_relation(
-        self, arrays: Mapping[str, np.ndarray]
-    ) -> AbstractContextManager[tuple[str, dict | None]] | None:
+    def array_relation(self, arrays: Mapping[str, np.ndarray]) -> AbstractContextManager[tuple[str, dict | None]]:
         """As :meth:`Database.array_relation`: the arrays bound as parameters and unnested
-        where the dialect reads a bound list as an array; None elsewhere."""
+        (PostgreSQL)."""
         d = self.dialect
-        if not d.array_parameters:
-            return None
+        if not d.array_relation:
+            return super().array_relation(arrays)
         # Placeholder names no column or table name can hold by chance: query() doubles every
         # other '%' of the statement (a name such as "a%" would read as a placeholder).
         tag = secrets.token_hex(6)  # parameter names, not a temp table's (temp_name)
