@@ -412,14 +412,10 @@ class Store:
         self.close()
 
 
-def open_store(store: str | Store | None) -> Store:
-    return store if isinstance(store, Store) else Store(store)
-
-
 @contextlib.contextmanager
 def using(store: str | Store | None) -> Iterator[Store]:
     """A store for one operation: closed afterwards if made here, else only released."""
-    st = open_store(store)
+    st = store if isinstance(store, Store) else Store(store)
     try:
         yield st
     finally:
@@ -962,15 +958,11 @@ def stored_results(store: str | Store | None, run_id: str) -> dict[str, Any]:
     """Every number a complete run recorded (``qar_run_results``, migration 0004), as JSON data:
     ``audit`` and the other report inputs it kept (``records``); empty for a run recorded before
     0004, or by a store not migrated to it."""
-    rows = _read(store, "qar_run_results", "select results from qar_run_results where run_id = :id", {"id": run_id})
+    rows = _read(store, "qar_run_results", _RESULTS_SQL, {"id": run_id})
     return json.loads(rows[0][0]) if rows else {}
 
 
-def _results(tx: _Tx, run_id: str) -> dict[str, Any]:
-    if not tx.has_table("qar_run_results"):
-        return {}
-    rows = tx.execute("select results from qar_run_results where run_id = :id", {"id": run_id})
-    return json.loads(rows[0][0]) if rows else {}
+_RESULTS_SQL = "select results from qar_run_results where run_id = :id"
 
 
 def stored_audit(store: str | Store | None, run_id: str) -> AuditResult:
@@ -996,9 +988,10 @@ def stored_audit(store: str | Store | None, run_id: str) -> AuditResult:
             source, table, columns, prm, engine, engine_version, status, seconds, rows, warnings = found[0]
             if status != "complete":
                 raise UsageError(f"run {run_id!r} is {status}, not complete: it has no results to report")
-            kept = _results(tx, run_id)
-            if kept.get("audit") is not None:
-                return from_plain(AuditResult, kept["audit"])
+            kept = tx.execute(_RESULTS_SQL, {"id": run_id}) if tx.has_table("qar_run_results") else []
+            audit = json.loads(kept[0][0]).get("audit") if kept else None
+            if audit is not None:
+                return from_plain(AuditResult, audit)
             qi_rows = tx.execute(
                 "select qi_index, columns, distinct_count, singletons, min_class_size from qar_qi_results "
                 "where run_id = :id order by qi_index",
