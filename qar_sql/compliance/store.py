@@ -716,16 +716,10 @@ def _fail_quietly(store: Store, run_id: str, exc: BaseException, started: float,
     """Mark the run failed; if even that is impossible (store gone) it stays 'running', which
     is never mistaken for complete."""
     status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
-    try:
+    with contextlib.suppress(BaseException):  # the original exception is what the caller must see
         fail_run(
-            store,
-            run_id,
-            scrub(describe_error(exc), secrets),
-            seconds=time.perf_counter() - started,
-            status=status,
+            store, run_id, scrub(describe_error(exc), secrets), seconds=time.perf_counter() - started, status=status
         )
-    except BaseException:  # noqa: BLE001 - the original exception is what the caller must see
-        pass
 
 
 def recorded_audit(
@@ -852,10 +846,8 @@ def _complete_or_save(
             audit=result.to_dict(),
             top_records=_stored_keys(tops, hash_keys, secret),
         )
-        try:  # say where the results went, if the store lets us now
+        with contextlib.suppress(BaseException):  # say where the results went, if the store lets us now
             fail_run(st, run_id, f"not recorded ({error}); results saved in {path}", seconds=seconds)
-        except BaseException:  # noqa: BLE001 - the side file is what matters
-            pass
     finally:
         st.lock_wait = DUCKDB_LOCK_WAIT
     raise NotRecorded(

@@ -11,7 +11,7 @@ import re
 import shlex
 import time
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, closing, contextmanager
+from contextlib import AbstractContextManager, closing, contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any
 
@@ -187,10 +187,8 @@ class Database:
         """Drop session temp tables by (unquoted) name, if they exist; cleanup never raises,
         so it cannot hide the error that interrupted the work."""
         for name in names:
-            try:
+            with suppress(QarError):
                 self.query(f"drop table if exists {self.dialect.quote(name)}")
-            except QarError:
-                pass
 
     def query_many(
         self, statements: Sequence[str], *, jobs: int = 1, on_done: Callable[[], None] | None = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Sequence
 
@@ -39,10 +40,8 @@ def _target(source: str | None, dialect: str | None) -> tuple[Dialect, str | Non
     """(the dialect to render in, the source — $QAR_DATABASE_URL when neither it nor a dialect is
     named —, the kind of a file source: csv, parquet, else "")."""
     if source is None and dialect is None:
-        try:
+        with contextlib.suppress(UsageError):
             source = resolve_source(None)
-        except UsageError:
-            pass
     d = get_dialect(dialect or _dialect_of(source), strict=True)
     return d, source, (file_kind(source) or "") if source and not is_url(source) else ""
 

@@ -233,10 +233,7 @@ def release(db: Database, treated: str, relation: Relation) -> Iterator[tuple[Da
         yield runner, Relation(db.dialect.quote(name), relation.display, relation.columns, "table")
     finally:
         if db.dialect.temp_tables:
-            try:
-                db.query(f"drop table if exists {db.dialect.quote(name)}")
-            except DatabaseError:
-                pass
+            db.drop_temp_tables([name])
 
 
 def _risk(db: Database, treated: str, relation: Relation, opts: Options, *, batch_size: int | None):
