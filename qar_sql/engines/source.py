@@ -192,8 +192,8 @@ class SQLAlchemyDatabase(Database):
         self.masked_url = mask_source(url)
         self.secrets = secret_values(url)
         check_url(url, f"database URL {self.masked_url}")
+        self.unit = unit = engine_of(url)
         try:
-            unit = engine_of(url)
             if unit is not None and unit.sqlalchemy_engine is not None:
                 self.engine = unit.sqlalchemy_engine(sa, url)
             else:
@@ -360,7 +360,7 @@ class SQLAlchemyDatabase(Database):
 
     def result_types(self, sql: str) -> list[str]:
         """The type names the driver reports for the columns of ``sql`` (run with no rows
-        fetched): for engines whose SQL cannot name a type (MariaDB's protocol sends them)."""
+        fetched): for engines whose SQL cannot name a type (the engine's ``type_names``)."""
         sa = self._sa
         try:
             result = self._main.exec_driver_sql(sql, execution_options={"no_parameters": True})
@@ -368,13 +368,7 @@ class SQLAlchemyDatabase(Database):
             result.close()
         except sa.exc.DBAPIError as exc:
             raise DatabaseError(f"{self.engine_name} failed a statement: {first_line(exc.orig or exc)}") from exc
-        try:
-            from pymysql.constants import FIELD_TYPE
-
-            names = {v: k for k, v in vars(FIELD_TYPE).items() if k.isupper()}
-        except ImportError:
-            names = {}
-        return [_MYSQL_TYPES.get(names.get(c, ""), str(c)) for c in codes]
+        return self.unit.type_names(codes) if self.unit and self.unit.type_names else [str(c) for c in codes]
 
     def inspector(self):
         return self._sa.inspect(self._main)
@@ -401,14 +395,6 @@ def _driver(conn) -> Any:
         return conn.connection.driver_connection
     except Exception:  # noqa: BLE001 - a closed or invalidated connection: nothing to cancel
         return None
-
-
-#: MariaDB's protocol type codes (by pymysql's names) as the type names type_kind reads.
-_MYSQL_TYPES = {
-    **dict.fromkeys(("TINY", "SHORT", "LONG", "INT24", "LONGLONG", "YEAR"), "bigint"),
-    **dict.fromkeys(("DOUBLE", "FLOAT", "DECIMAL", "NEWDECIMAL"), "double"),
-    **dict.fromkeys(("VAR_STRING", "STRING", "VARCHAR", "BLOB", "TINY_BLOB", "MEDIUM_BLOB", "LONG_BLOB"), "text"),
-}
 
 
 def is_interrupt(exc: BaseException) -> bool:
@@ -921,16 +907,8 @@ def _open_sqlalchemy(url: str, table: str | None):
 
 def _describe(db: SQLAlchemyDatabase, insp, schema: str, name: str) -> list[tuple[str, str, bool]]:
     """(name, declared type, is text) of every column of a table, in table order."""
-    if db.dialect.name == "mysql":
-        # SQLAlchemy's MySQL reflection leaves a backtick in a column name doubled; the
-        # catalog has the names as they are.
-        rows = db.query(
-            "select column_name, data_type from information_schema.columns "
-            "where table_schema = %(schema)s and table_name = %(name)s order by ordinal_position",
-            {"schema": schema, "name": name},
-        )
-        text = ("char", "varchar", "tinytext", "text", "mediumtext", "longtext", "enum", "set")
-        return [(str(c), str(t), str(t).lower() in text) for c, t in rows]
+    if db.unit is not None and db.unit.describe is not None:
+        return db.unit.describe(db, schema, name)
     return [
         (c["name"], getattr(c["type"], "__visit_name__", str(c["type"])), isinstance(c["type"], db._sa.String))
         for c in insp.get_columns(name, schema=schema)
