@@ -939,6 +939,13 @@ def column_names(value: Any, option: str) -> tuple[str, ...] | None:
     return names or None
 
 
+def listed_once(columns: Sequence[str], option: str) -> None:
+    """Refuse a list of columns (``option``'s) that names one twice, naming it."""
+    dups = sorted({c for c in columns if list(columns).count(c) > 1})
+    if dups:
+        raise ColumnError(f"column {dups[0]!r} is listed twice in {option}; list it once")
+
+
 def select_columns(
     available: Iterable[str], columns: Sequence[str] | str | None, exclude: Sequence[str] | str | None
 ) -> tuple[str, ...]:
@@ -959,8 +966,6 @@ def select_columns(
 
     if columns:
         check(columns, "--columns")
-        dups = sorted({c for c in columns if list(columns).count(c) > 1})
-        if dups:
-            raise ColumnError(f"column {dups[0]!r} is listed twice in --columns; list it once")
+        listed_once(columns, "--columns")
     check(exclude or (), "--exclude")
     return tuple(c for c in (columns or available) if c not in set(exclude or ()))
