@@ -40,95 +40,45 @@ _ID_COLUMN = "person_id"
 #: The table ``qar demo`` writes the population to.
 DEMO_TABLE = "population"
 
-# --------------------------------------------------------------------------------------------
-# Label sets. Order matters: the probability tables below index into them.
-# --------------------------------------------------------------------------------------------
+
+#: The label sets, regions and probability tables, kept as data in ``demo_tables.toml`` beside this
+#: module; the index names below (``_NEVER``, ``_ED_BACH``, …) follow its label sets' order.
+_DATA = tomllib.loads(resources.files("qar_sql").joinpath("demo_tables.toml").read_text(encoding="utf-8"))
 
 
-def _labels(text: str) -> np.ndarray:
-    """A label set from one string, labels separated by ``|`` (one line per set, not one per label)."""
-    return np.array(text.split("|"), dtype=object)
+def _labels(name: str) -> np.ndarray:
+    return np.array(_DATA[f"{name}_labels"], dtype=object)
 
 
-_SEX = _labels("Female|Male")
+def _numbers(name: str) -> np.ndarray:
+    return np.array(_DATA[name], dtype=float)
 
-_MARITAL = _labels("Never married|Married|Civil partnership|Divorced|Separated|Widowed")
+
+_SEX, _MARITAL, _EDUCATION, _EMPLOYMENT, _OCCUPATION, _INCOME, _ETHNICITY = map(
+    _labels, ("sex", "marital", "education", "employment", "occupation", "income", "ethnicity")
+)
 _NEVER, _MARRIED, _CIVIL, _DIVORCED, _SEPARATED, _WIDOWED = range(6)
-
-_EDUCATION = _labels(
-    "No qualifications|Primary|Lower secondary|Upper secondary|Vocational|Bachelor's degree|Master's degree|Doctorate"
-)
 _ED_NONE, _ED_PRIMARY, _ED_LOWER, _ED_UPPER, _ED_VOC, _ED_BACH, _ED_MAST, _ED_DOC = range(8)
-
-_EMPLOYMENT = _labels(
-    "Child|Student|Employed|Self-employed|Unemployed|Retired|Looking after home|Long-term sick or disabled"
-)
 _EM_CHILD, _EM_STUDENT, _EM_EMP, _EM_SELF, _EM_UNEMP, _EM_RETIRED, _EM_HOME, _EM_SICK = range(8)
-
 # Ten ISCO-like major groups, then the labels used for people not in work.
-_OCCUPATION = _labels(
-    "Managers and directors|Professionals|Technicians and associate professionals|"
-    "Clerical support workers|Service and sales workers|Skilled agricultural workers|"
-    "Craft and related trades|Plant and machine operators|Elementary occupations|Armed forces|Child|"
-    "Student|Retired|Not in work"
-)
 _OC_MANAGER, _OC_PROF, _OC_TECH, _OC_CLERK, _OC_SERVICE, _OC_AGRI = range(6)
 _OC_CRAFT, _OC_MACHINE, _OC_ELEM, _OC_ARMED = range(6, 10)
 _OC_CHILD, _OC_STUDENT, _OC_RETIRED, _OC_NOTWORK = range(10, 14)
+_INCOME_EDGES = _numbers("income_edges")
 
-_INCOME = _labels("No income|Under 10k|10k-20k|20k-30k|30k-45k|45k-60k|60k-90k|90k-150k|150k and over")
-_INCOME_EDGES = np.array([10e3, 20e3, 30e3, 45e3, 60e3, 90e3, 150e3])
-
-_ETHNICITY = _labels(
-    "White|Mixed|Asian: Indian|Asian: Pakistani|Asian: Bangladeshi|Asian: Chinese|Asian: other|"
-    "Black: African|Black: Caribbean|Arab|Other"
-)
-_DOMESTIC = "United Kingdom"
-
-# Foreign countries of birth, most common first. Their shares fall off Zipf-like, so the tail
-# (Iceland, Bhutan, ...) is very rare.
-_FOREIGN = (
-    "India|Poland|Pakistan|Romania|Ireland|Germany|Bangladesh|Nigeria|Italy|South Africa|China|United States|"
-    "Philippines|Jamaica|Kenya|Lithuania|Spain|France|Portugal|Sri Lanka|Hong Kong|Somalia|Zimbabwe|Ghana|"
-    "Australia|Iraq|Turkey|Afghanistan|Bulgaria|Iran|Canada|Nepal|Hungary|Greece|Brazil|Egypt|Vietnam|Syria|"
-    "Trinidad and Tobago|Japan|New Zealand|Latvia|Eritrea|Colombia|Malaysia|Ukraine|Morocco|Chile|Iceland|"
-    "Mongolia|Bhutan|Tonga"
-).split("|")
-# The ethnicity most people born in a country report: White where a country is not listed here.
-_BORN_ETHNICITY = {
-    "Asian: Indian": "India",
-    "Asian: Pakistani": "Pakistan",
-    "Asian: Bangladeshi": "Bangladesh",
-    "Asian: Chinese": "China|Hong Kong",
-    "Asian: other": "Philippines|Sri Lanka|Afghanistan|Nepal|Vietnam|Japan|Malaysia|Mongolia|Bhutan",
-    "Black: African": "Nigeria|Kenya|Somalia|Zimbabwe|Ghana|Eritrea",
-    "Black: Caribbean": "Jamaica|Trinidad and Tobago",
-    "Arab": "Iraq|Egypt|Syria|Morocco",
-    "Other": "Turkey|Iran|Brazil|Colombia|Chile|Tonga",
-}
-_COUNTRY = np.array([_DOMESTIC, *_FOREIGN], dtype=object)
-_ETHNICITY_OF = {country: label for label, countries in _BORN_ETHNICITY.items() for country in countries.split("|")}
+# Countries of birth: the domestic one, then the foreign ones, most common first.
+_FOREIGN = _DATA["foreign_countries"]
+_COUNTRY = np.array(["United Kingdom", *_FOREIGN], dtype=object)
+# The ethnicity most people born in a country report: White where a country is not listed.
+_ETHNICITY_OF = {country: label for label, countries in _DATA["born_ethnicity"].items() for country in countries}
 _COUNTRY_ETHNICITY = np.array([list(_ETHNICITY).index(_ETHNICITY_OF.get(c, "White")) for c in _COUNTRY])
 
 # --------------------------------------------------------------------------------------------
-# Geography: regions, their share of people, the share born abroad, and outward-code areas.
+# Geography: regions (name, population in millions, share born abroad, postcode areas) and
+# outward-code areas.
 # --------------------------------------------------------------------------------------------
 
-_REGIONS: tuple[tuple[str, float, float, tuple[str, ...]], ...] = (
-    # name, population (millions), share born abroad, postcode areas
-    ("North East", 2.7, 0.07, ("NE", "DH", "SR", "TS", "DL")),
-    ("North West", 7.4, 0.10, ("M", "L", "PR", "BL", "WA", "CH", "CA", "BB", "OL", "SK", "WN")),
-    ("Yorkshire and The Humber", 5.5, 0.09, ("LS", "S", "BD", "HU", "YO", "HD", "HX", "DN", "WF")),
-    ("East Midlands", 4.9, 0.11, ("NG", "LE", "DE", "LN", "NN")),
-    ("West Midlands", 6.0, 0.14, ("B", "CV", "WS", "WV", "DY", "ST", "TF", "WR", "HR")),
-    ("East of England", 6.3, 0.13, ("CB", "NR", "IP", "CO", "CM", "SG", "AL", "LU", "PE", "SS")),
-    ("London", 8.9, 0.37, ("E", "N", "NW", "SE", "SW", "W", "EC", "WC")),
-    ("South East", 9.3, 0.13, ("BN", "GU", "RG", "OX", "MK", "PO", "SO", "TN", "ME", "CT", "RH")),
-    ("South West", 5.7, 0.09, ("BS", "BA", "EX", "PL", "TQ", "TR", "TA", "GL", "SN", "BH", "DT")),
-    ("Wales", 3.1, 0.06, ("CF", "SA", "NP", "LL", "SY", "LD")),
-    ("Scotland", 5.5, 0.09, ("G", "EH", "AB", "DD", "KY", "FK", "PA", "IV", "KA", "ML", "PH")),
-    ("Northern Ireland", 1.9, 0.07, ("BT",)),
-)
+_REGIONS: list[list[Any]] = _DATA["regions"]
 _REGION = np.array([r[0] for r in _REGIONS], dtype=object)
 _REGION_FOREIGN = np.array([r[2] for r in _REGIONS])
 _LONDON = 6
@@ -193,45 +143,27 @@ _PYRAMID_URBAN = _pyramid(urban=True)
 _PYRAMID_RURAL = _pyramid(urban=False)
 
 
-def _load_tables() -> dict[str, np.ndarray]:
-    """The conditional probability tables, kept as data in ``demo_tables.toml`` beside this module."""
-    text = resources.files("qar_sql").joinpath("demo_tables.toml").read_text(encoding="utf-8")
-    return {name: np.array(rows, dtype=float) for name, rows in tomllib.loads(text).items()}
-
-
-_TABLES = _load_tables()
-
-
 # --------------------------------------------------------------------------------------------
-# Conditional probability tables by age band. Rows need not sum to 1; they are normalised.
+# Conditional probability tables by age band (rows need not sum to 1; they are normalised),
+# and the incomes (demo_tables.toml says what each is).
 # --------------------------------------------------------------------------------------------
 
-# Marital status: columns follow _MARITAL.
-_MARITAL_BANDS = np.array([0, 18, 25, 30, 35, 45, 55, 65, 75, 85])
-_MARITAL_P = _TABLES["marital"]
-
-# Highest qualification: columns follow _EDUCATION.
-_EDUCATION_BANDS = np.array([0, 11, 16, 18, 21, 23, 26, 35, 50, 65, 80])
-_EDUCATION_P = _TABLES["education"]
-
-# Employment status: columns follow _EMPLOYMENT.
-_EMPLOYMENT_BANDS = np.array([0, 16, 18, 22, 25, 35, 50, 60, 65, 70, 75])
-_EMPLOYMENT_P = _TABLES["employment"]
-
-# Occupation of people in work, by highest qualification: rows follow _EDUCATION, columns the
-# ten major groups of _OCCUPATION.
-_OCCUPATION_BY_EDUCATION = _TABLES["occupation_by_education"]
-# Multipliers for the self-employed (no self-employed soldiers).
-_SELF_EMPLOYED_OCC = np.array([1.5, 0.9, 0.8, 0.3, 0.8, 4.0, 2.0, 0.5, 0.6, 0.0])
-# Median yearly income (in pounds) of full-time-ish work per major group.
-_OCC_MEDIAN_INCOME = np.array([48e3, 45e3, 35e3, 24e3, 17e3, 20e3, 28e3, 25e3, 15e3, 32e3])
-# Completed family size (0..12 children): partnered, previously partnered, never married.
-_FAMILY_SIZE_P = _TABLES["family_size"]
-_EDU_INCOME_LOG = np.array([-0.10, -0.08, -0.05, 0.0, 0.0, 0.05, 0.12, 0.18])
-# By employment status (columns follow _EMPLOYMENT): the median income of people not in work
-# (benefits, pensions; 1 for those in work, whose income follows occupation), and the share with none.
-_OTHER_MEDIAN_INCOME = np.array([1.0, 6e3, 1.0, 1.0, 5e3, 14e3, 4e3, 9e3])
-_NO_INCOME = np.array([1.0, 0.6, 0.0, 0.0, 0.15, 0.03, 0.5, 0.03])
+_MARITAL_BANDS, _EDUCATION_BANDS, _EMPLOYMENT_BANDS = (
+    np.array(_DATA[f"{name}_bands"]) for name in ("marital", "education", "employment")
+)
+_MARITAL_P, _EDUCATION_P, _EMPLOYMENT_P, _OCCUPATION_BY_EDUCATION, _FAMILY_SIZE_P = map(
+    _numbers, ("marital", "education", "employment", "occupation_by_education", "family_size")
+)
+_SELF_EMPLOYED_OCC, _OCC_MEDIAN_INCOME, _EDU_INCOME_LOG, _OTHER_MEDIAN_INCOME, _NO_INCOME = map(
+    _numbers,
+    (
+        "self_employed_occupation",
+        "occupation_median_income",
+        "education_income_log",
+        "other_median_income",
+        "no_income",
+    ),
+)
 
 
 def _band(values: np.ndarray, edges: np.ndarray) -> np.ndarray:

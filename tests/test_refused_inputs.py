@@ -46,6 +46,20 @@ def test_qar_sql_refuses_a_column_listed_twice(people):
     run(["sql", people, "-t", "people", "-c", "age,age,sex", "-p", "2"], 2, "column 'age' is listed twice in --columns")
 
 
+def test_a_column_listed_twice_is_named_whatever_the_option(people, tmp_path):
+    # one rule (engines.source.listed_once); --qid and compare's column lists said "lists a
+    # column twice" without naming it
+    plan = tmp_path / "t.toml"
+    plan.write_text('[treatments.s]\ncolumn = "age"\nkind = "suppress"\n')
+    twice = "column 'age' is listed twice in "
+    run(["uniqueness", people, "-t", "people", "-g", "100", "--qid", "age,sex,age"], 2, twice + "--qid; list it once")
+    run(["whatif", people, "-t", "people", "--treatments", str(plan), "--qid", "age,sex,age"], 2, twice + "--qid")
+    run(
+        ["compare", people, people, "-t", "people", "--treated-table", "people", "-c", "age,sex,zip",
+         "--attacker-columns", "age,age"], 2, twice + "--attacker-columns",
+    )  # fmt: skip
+
+
 def test_a_closed_source_is_named_closed(people):
     # it failed as a database error (exit 3): "Connection already closed!"
     with qar_sql.connect(people, table="people") as source:

@@ -28,7 +28,7 @@ from qar_sql.anonymization.hierarchy import (
     read_hierarchy_dir,
     read_interval_toml,
 )
-from qar_sql.anonymization.outcome import AnonymizeResult, Band, LocalVariant, Node, pareto
+from qar_sql.anonymization.outcome import AnonymizeResult, LocalVariant, Node, pareto
 from qar_sql.anonymization.risk import (
     NodeRisk,
     RiskSpec,
@@ -328,8 +328,7 @@ def choose(session: Session, params: AnonymizeParams, progress: Progress | None 
         iv = tail_interval.bootstrap_intervals(
             nr.theta, nr.rows, nr.fit, alpha=params.alpha, pi_u=params.pi_u, pwm=params.pwm
         )
-        if iv.risk is not None:
-            band = Band(iv.risk.low, iv.risk.high, iv.risk.level, iv.risk.method)
+        band = iv.risk
     l_value, t_value = _diversity(session, params, qi, hierarchies, chosen) if chosen is not None else (None, None)
     local = _local(session, params, qi, hierarchies, chosen, audit_cols) if params.local and chosen else None
     sql, steps = "", {}

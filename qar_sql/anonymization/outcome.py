@@ -16,16 +16,7 @@ from typing import Any
 from qar_sql import plots
 from qar_sql.errors import UsageError
 from qar_sql.results import Tabular, json_number, pick
-
-
-@dataclass(frozen=True)
-class Band:
-    """The audit's tail-fit band of T̂ (bootstrap over θ; what it covers: docs/uncertainty.md)."""
-
-    low: float
-    high: float
-    level: float
-    method: str
+from qar_sql.stats.interval import Interval
 
 
 @dataclass(frozen=True)
@@ -75,7 +66,7 @@ class AnonymizeResult(Tabular):
     #: The sensitive column's diversity and closeness in the release (None: not asked).
     l_value: float | None = None
     t_value: float | None = None
-    risk_band: Band | None = None
+    risk_band: Interval | None = None  # the audit's tail-fit band of T̂ (docs/uncertainty.md)
     risk_note: str | None = None
     audit_columns: tuple[str, ...] = ()
     p: int | None = None

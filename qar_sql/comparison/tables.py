@@ -18,7 +18,16 @@ import numpy as np
 
 from qar_sql.comparison.read import arrow_batches, numeric_array, value_array
 from qar_sql.engines.secrets import mask_source
-from qar_sql.engines.source import DUCKDB_SUFFIXES, Database, Relation, column_names, file_kind, is_url, select_columns
+from qar_sql.engines.source import (
+    DUCKDB_SUFFIXES,
+    Database,
+    Relation,
+    column_names,
+    file_kind,
+    is_url,
+    listed_once,
+    select_columns,
+)
 from qar_sql.errors import ColumnError, ParameterError, UsageError
 from qar_sql.treat.treatments import Binder, column_kinds, treated_sql
 from qar_sql.treat.whatif import WithRelation
@@ -104,8 +113,7 @@ def subset(names: Sequence[str] | str | None, cols: Sequence[str], option: str) 
     for n in names:
         if n not in cols:
             raise ColumnError(f"{option} names {n!r}, which is not among the compared columns ({listing(cols)})")
-    if len(set(names)) != len(names):
-        raise ColumnError(f"{option} lists a column twice; list each once")
+    listed_once(names, option)
     return names
 
 

@@ -15,6 +15,7 @@ object with a ``transaction()`` context manager.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -125,7 +126,7 @@ class Heartbeat:
         store = None
         try:
             while not self._stop.wait(self.every):
-                try:
+                with contextlib.suppress(Exception):  # the audit goes on; a later beat may succeed
                     store = store or self.open_store()
                     with store.transaction() as tx:
                         tx.execute(
@@ -133,14 +134,10 @@ class Heartbeat:
                             {"at": now(), "id": self.run_id},
                         )
                     store.release()
-                except Exception:  # noqa: BLE001 - the audit goes on; a later beat may succeed
-                    pass
         finally:
             if store is not None:
-                try:
+                with contextlib.suppress(Exception):
                     store.close()
-                except Exception:  # noqa: BLE001
-                    pass
 
 
 def side_file_path(store_path: str | None, run_id: str) -> Path:

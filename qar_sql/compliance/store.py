@@ -412,14 +412,10 @@ class Store:
         self.close()
 
 
-def open_store(store: str | Store | None) -> Store:
-    return store if isinstance(store, Store) else Store(store)
-
-
 @contextlib.contextmanager
 def using(store: str | Store | None) -> Iterator[Store]:
     """A store for one operation: closed afterwards if made here, else only released."""
-    st = open_store(store)
+    st = store if isinstance(store, Store) else Store(store)
     try:
         yield st
     finally:
@@ -720,16 +716,10 @@ def _fail_quietly(store: Store, run_id: str, exc: BaseException, started: float,
     """Mark the run failed; if even that is impossible (store gone) it stays 'running', which
     is never mistaken for complete."""
     status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
-    try:
+    with contextlib.suppress(BaseException):  # the original exception is what the caller must see
         fail_run(
-            store,
-            run_id,
-            scrub(describe_error(exc), secrets),
-            seconds=time.perf_counter() - started,
-            status=status,
+            store, run_id, scrub(describe_error(exc), secrets), seconds=time.perf_counter() - started, status=status
         )
-    except BaseException:  # noqa: BLE001 - the original exception is what the caller must see
-        pass
 
 
 def recorded_audit(
@@ -856,10 +846,8 @@ def _complete_or_save(
             audit=result.to_dict(),
             top_records=_stored_keys(tops, hash_keys, secret),
         )
-        try:  # say where the results went, if the store lets us now
+        with contextlib.suppress(BaseException):  # say where the results went, if the store lets us now
             fail_run(st, run_id, f"not recorded ({error}); results saved in {path}", seconds=seconds)
-        except BaseException:  # noqa: BLE001 - the side file is what matters
-            pass
     finally:
         st.lock_wait = DUCKDB_LOCK_WAIT
     raise NotRecorded(
@@ -962,15 +950,11 @@ def stored_results(store: str | Store | None, run_id: str) -> dict[str, Any]:
     """Every number a complete run recorded (``qar_run_results``, migration 0004), as JSON data:
     ``audit`` and the other report inputs it kept (``records``); empty for a run recorded before
     0004, or by a store not migrated to it."""
-    rows = _read(store, "qar_run_results", "select results from qar_run_results where run_id = :id", {"id": run_id})
+    rows = _read(store, "qar_run_results", _RESULTS_SQL, {"id": run_id})
     return json.loads(rows[0][0]) if rows else {}
 
 
-def _results(tx: _Tx, run_id: str) -> dict[str, Any]:
-    if not tx.has_table("qar_run_results"):
-        return {}
-    rows = tx.execute("select results from qar_run_results where run_id = :id", {"id": run_id})
-    return json.loads(rows[0][0]) if rows else {}
+_RESULTS_SQL = "select results from qar_run_results where run_id = :id"
 
 
 def stored_audit(store: str | Store | None, run_id: str) -> AuditResult:
@@ -996,9 +980,10 @@ def stored_audit(store: str | Store | None, run_id: str) -> AuditResult:
             source, table, columns, prm, engine, engine_version, status, seconds, rows, warnings = found[0]
             if status != "complete":
                 raise UsageError(f"run {run_id!r} is {status}, not complete: it has no results to report")
-            kept = _results(tx, run_id)
-            if kept.get("audit") is not None:
-                return from_plain(AuditResult, kept["audit"])
+            kept = tx.execute(_RESULTS_SQL, {"id": run_id}) if tx.has_table("qar_run_results") else []
+            audit = json.loads(kept[0][0]).get("audit") if kept else None
+            if audit is not None:
+                return from_plain(AuditResult, audit)
             qi_rows = tx.execute(
                 "select qi_index, columns, distinct_count, singletons, min_class_size from qar_qi_results "
                 "where run_id = :id order by qi_index",

@@ -41,13 +41,11 @@ def _cancel(driver_connection: Any) -> None:
     """Ask the server to cancel what ``driver_connection`` runs (a no-op for drivers without a
     cancel request, and for a connection that runs nothing)."""
     safe = getattr(driver_connection, "cancel_safe", None)  # psycopg >= 3.2: bounded, no lock
-    try:
+    with contextlib.suppress(Exception):  # a failed cancel leaves the statement to end by itself
         if safe is not None:
             safe(timeout=2.0)
         elif callable(getattr(driver_connection, "cancel", None)):
             driver_connection.cancel()
-    except Exception:  # noqa: BLE001 - a failed cancel leaves the statement to end by itself
-        pass
 
 
 class Running:

@@ -11,7 +11,7 @@ import re
 import shlex
 import time
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, closing, contextmanager
+from contextlib import AbstractContextManager, closing, contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any
 
@@ -167,14 +167,12 @@ class Database:
                 values = list(zip(*rows))
                 yield pa.RecordBatch.from_arrays([pa.array(list(c)) for c in values], names=list(names))
 
-    def array_relation(
-        self, arrays: Mapping[str, np.ndarray]
-    ) -> AbstractContextManager[tuple[str, dict | None]] | None:
+    def array_relation(self, arrays: Mapping[str, np.ndarray]) -> AbstractContextManager[tuple[str, dict | None]]:
         """A relation whose columns are the given integer arrays (equal lengths), for a FROM
         clause: a context manager giving (SQL, the parameters to bind with it) and releasing
-        the relation on exit. None (this default) where the engine has no way to read arrays
-        from Python without writing a table: an audit writes nothing."""
-        return None
+        the relation on exit. Only where ``dialect.array_relation`` says the engine reads arrays
+        from Python without writing a table (an audit writes nothing)."""
+        raise NotImplementedError(f"{self.dialect.name} reads no arrays as a relation")
 
     def stored_row_order(self, relation_sql: str) -> str | None:
         """A column of ``relation_sql`` numbering its rows in the order they are stored (DuckDB
@@ -189,10 +187,8 @@ class Database:
         """Drop session temp tables by (unquoted) name, if they exist; cleanup never raises,
         so it cannot hide the error that interrupted the work."""
         for name in names:
-            try:
+            with suppress(QarError):
                 self.query(f"drop table if exists {self.dialect.quote(name)}")
-            except QarError:
-                pass
 
     def query_many(
         self, statements: Sequence[str], *, jobs: int = 1, on_done: Callable[[], None] | None = None

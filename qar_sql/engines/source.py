@@ -192,8 +192,8 @@ class SQLAlchemyDatabase(Database):
         self.masked_url = mask_source(url)
         self.secrets = secret_values(url)
         check_url(url, f"database URL {self.masked_url}")
+        self.unit = unit = engine_of(url)
         try:
-            unit = engine_of(url)
             if unit is not None and unit.sqlalchemy_engine is not None:
                 self.engine = unit.sqlalchemy_engine(sa, url)
             else:
@@ -344,14 +344,12 @@ class SQLAlchemyDatabase(Database):
         with self._running.interruptible(), ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="qar-scan") as pool:
             return list(pool.map(run, statements))
 
-    def array_relation(
-        self, arrays: Mapping[str, np.ndarray]
-    ) -> AbstractContextManager[tuple[str, dict | None]] | None:
+    def array_relation(self, arrays: Mapping[str, np.ndarray]) -> AbstractContextManager[tuple[str, dict | None]]:
         """As :meth:`Database.array_relation`: the arrays bound as parameters and unnested
-        where the dialect reads a bound list as an array; None elsewhere."""
+        (PostgreSQL)."""
         d = self.dialect
-        if not d.array_parameters:
-            return None
+        if not d.array_relation:
+            return super().array_relation(arrays)
         # Placeholder names no column or table name can hold by chance: query() doubles every
         # other '%' of the statement (a name such as "a%" would read as a placeholder).
         tag = secrets.token_hex(6)  # parameter names, not a temp table's (temp_name)
@@ -362,7 +360,7 @@ class SQLAlchemyDatabase(Database):
 
     def result_types(self, sql: str) -> list[str]:
         """The type names the driver reports for the columns of ``sql`` (run with no rows
-        fetched): for engines whose SQL cannot name a type (MariaDB's protocol sends them)."""
+        fetched): for engines whose SQL cannot name a type (the engine's ``type_names``)."""
         sa = self._sa
         try:
             result = self._main.exec_driver_sql(sql, execution_options={"no_parameters": True})
@@ -370,13 +368,7 @@ class SQLAlchemyDatabase(Database):
             result.close()
         except sa.exc.DBAPIError as exc:
             raise DatabaseError(f"{self.engine_name} failed a statement: {first_line(exc.orig or exc)}") from exc
-        try:
-            from pymysql.constants import FIELD_TYPE
-
-            names = {v: k for k, v in vars(FIELD_TYPE).items() if k.isupper()}
-        except ImportError:
-            names = {}
-        return [_MYSQL_TYPES.get(names.get(c, ""), str(c)) for c in codes]
+        return self.unit.type_names(codes) if self.unit and self.unit.type_names else [str(c) for c in codes]
 
     def inspector(self):
         return self._sa.inspect(self._main)
@@ -403,14 +395,6 @@ def _driver(conn) -> Any:
         return conn.connection.driver_connection
     except Exception:  # noqa: BLE001 - a closed or invalidated connection: nothing to cancel
         return None
-
-
-#: MariaDB's protocol type codes (by pymysql's names) as the type names type_kind reads.
-_MYSQL_TYPES = {
-    **dict.fromkeys(("TINY", "SHORT", "LONG", "INT24", "LONGLONG", "YEAR"), "bigint"),
-    **dict.fromkeys(("DOUBLE", "FLOAT", "DECIMAL", "NEWDECIMAL"), "double"),
-    **dict.fromkeys(("VAR_STRING", "STRING", "VARCHAR", "BLOB", "TINY_BLOB", "MEDIUM_BLOB", "LONG_BLOB"), "text"),
-}
 
 
 def is_interrupt(exc: BaseException) -> bool:
@@ -917,16 +901,8 @@ def _open_sqlalchemy(url: str, table: str | None):
 
 def _describe(db: SQLAlchemyDatabase, insp, schema: str, name: str) -> list[tuple[str, str, bool]]:
     """(name, declared type, is text) of every column of a table, in table order."""
-    if db.dialect.name == "mysql":
-        # SQLAlchemy's MySQL reflection leaves a backtick in a column name doubled; the
-        # catalog has the names as they are.
-        rows = db.query(
-            "select column_name, data_type from information_schema.columns "
-            "where table_schema = %(schema)s and table_name = %(name)s order by ordinal_position",
-            {"schema": schema, "name": name},
-        )
-        text = ("char", "varchar", "tinytext", "text", "mediumtext", "longtext", "enum", "set")
-        return [(str(c), str(t), str(t).lower() in text) for c, t in rows]
+    if db.unit is not None and db.unit.describe is not None:
+        return db.unit.describe(db, schema, name)
     return [
         (c["name"], getattr(c["type"], "__visit_name__", str(c["type"])), isinstance(c["type"], db._sa.String))
         for c in insp.get_columns(name, schema=schema)
@@ -957,6 +933,13 @@ def column_names(value: Any, option: str) -> tuple[str, ...] | None:
     return names or None
 
 
+def listed_once(columns: Sequence[str], option: str) -> None:
+    """Refuse a list of columns (``option``'s) that names one twice, naming it."""
+    dups = sorted({c for c in columns if list(columns).count(c) > 1})
+    if dups:
+        raise ColumnError(f"column {dups[0]!r} is listed twice in {option}; list it once")
+
+
 def select_columns(
     available: Iterable[str], columns: Sequence[str] | str | None, exclude: Sequence[str] | str | None
 ) -> tuple[str, ...]:
@@ -977,8 +960,6 @@ def select_columns(
 
     if columns:
         check(columns, "--columns")
-        dups = sorted({c for c in columns if list(columns).count(c) > 1})
-        if dups:
-            raise ColumnError(f"column {dups[0]!r} is listed twice in --columns; list it once")
+        listed_once(columns, "--columns")
     check(exclude or (), "--exclude")
     return tuple(c for c in (columns or available) if c not in set(exclude or ()))

@@ -61,12 +61,10 @@ class SparkDatabase(Database):
                 f"install it with: {INSTALL}"
             ) from exc
         self._errors: tuple[type[BaseException], ...] = (PySparkException,)
-        try:
+        with contextlib.suppress(ModuleNotFoundError):  # (pyspark[connect] depends on grpcio)
             import grpc
 
             self._errors += (grpc.RpcError,)
-        except ModuleNotFoundError:  # pragma: no cover - pyspark[connect] depends on grpcio
-            pass
         host, port = _host_port(url)
         try:
             socket.create_connection((host, port), timeout=CONNECT_TIMEOUT).close()
@@ -171,10 +169,8 @@ def open_spark(url: str, table: str | None, threads: int | None = None) -> tuple
         pairs: list[tuple[str, Any]] = [(default, r[1]) for r in db.query("show tables")]
         if table and "." in table and table.split(".", 1)[0] != default:
             schema = table.split(".", 1)[0]
-            try:
+            with contextlib.suppress(DatabaseError):  # no such database: pick_table says the table is not found
                 pairs += [(schema, r[1]) for r in db.query(f"show tables in {db.dialect.quote(schema)}")]
-            except DatabaseError:
-                pass  # no such database: pick_table says the table is not found
         # Temporary views list with an empty database; they are read by their bare name.
         relation, (schema, name) = pick_table(
             db.dialect, db.masked_url, table, [(s if s else default, str(n)) for s, n in pairs], default

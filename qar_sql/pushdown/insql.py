@@ -18,7 +18,7 @@ from types import SimpleNamespace
 
 from qar_sql.engines.dialects import Dialect
 from qar_sql.engines.render import render
-from qar_sql.engines.source import open_source
+from qar_sql.engines.source import listed_once, open_source
 from qar_sql.errors import ColumnError
 from qar_sql.pushdown.scan import combinations
 from qar_sql.stats import evt
@@ -51,9 +51,7 @@ def qi_context(dialect: Dialect, columns: Sequence[str], p: int) -> list[dict]:
     columns = list(columns)
     if not columns:
         raise ColumnError("no quasi-identifier columns were given; name at least p columns")
-    dups = sorted({c for c in columns if columns.count(c) > 1})
-    if dups:
-        raise ColumnError(f"column {dups[0]!r} is listed twice; list it once")
+    listed_once(columns, "--columns")
     return [
         {
             "position": j,

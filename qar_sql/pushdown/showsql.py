@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Sequence
 
 from qar_sql.engines.database import check_url
 from qar_sql.engines.dialects import Dialect, engine_of, get_dialect
 from qar_sql.engines.secrets import mask_source
-from qar_sql.engines.source import check_csv_options, file_kind, file_relation_sql, is_url, resolve_source
-from qar_sql.errors import ColumnError, UsageError
+from qar_sql.engines.source import check_csv_options, file_kind, file_relation_sql, is_url, listed_once, resolve_source
+from qar_sql.errors import UsageError
 from qar_sql.parameters.tail import DEFAULTS as AUDIT
 from qar_sql.pushdown import prune as pruning
 from qar_sql.pushdown.insql import risk_sql
@@ -39,10 +40,8 @@ def _target(source: str | None, dialect: str | None) -> tuple[Dialect, str | Non
     """(the dialect to render in, the source — $QAR_DATABASE_URL when neither it nor a dialect is
     named —, the kind of a file source: csv, parquet, else "")."""
     if source is None and dialect is None:
-        try:
+        with contextlib.suppress(UsageError):
             source = resolve_source(None)
-        except UsageError:
-            pass
     d = get_dialect(dialect or _dialect_of(source), strict=True)
     return d, source, (file_kind(source) or "") if source and not is_url(source) else ""
 
@@ -95,9 +94,7 @@ def show_sql(
     """Every statement of the audit, separated by ``;``, exactly as it would run."""
     if not columns:
         raise UsageError("--columns is required to show the SQL, since nothing is read")
-    dups = sorted({c for c in columns if list(columns).count(c) > 1})
-    if dups:  # as the audit itself refuses them (source.select_columns)
-        raise ColumnError(f"column {dups[0]!r} is listed twice in --columns; list it once")
+    listed_once(columns, "--columns")  # as the audit itself refuses them
     d, source, kind = _target(source, dialect)
     if source:
         check_csv_options(source, delimiter=delimiter, null_tokens=null_tokens)

@@ -102,26 +102,13 @@ def parse_max(value: str | int | float, rows: int, step: int) -> int:
     return count
 
 
-def _removal(db: Database, arrays: dict[str, np.ndarray]):
-    """``db``'s relation of the removal order (:meth:`~qar_sql.engines.database.Database.array_relation`),
-    or the refusal of an engine with none; :func:`eliminate_relation` asks it (empty, never
-    entered) before the audit, so the refusal comes before any row is read."""
-    removed = db.array_relation(arrays)
-    if removed is None:
-        raise UsageError(
-            f"block elimination is not implemented for {db.dialect.name} yet; use DuckDB or PostgreSQL "
-            "(--by greedy alone runs here)"
-        )
-    return removed
-
-
 def emptied_classes(
     db: Database, relation: Relation, columns, p, order_by, order: np.ndarray, kmax: int
 ) -> dict[int, np.ndarray]:
     """{qi: array of the removal step at which each emptied class empties} (steps ≤ kmax)."""
     # The (r, pos) list of the first kmax records of ``order``, read by the engine in place.
-    removed = _removal(
-        db, {"r": np.asarray(order[:kmax], dtype=np.int64), "pos": np.arange(1, kmax + 1, dtype=np.int64)}
+    removed = db.array_relation(
+        {"r": np.asarray(order[:kmax], dtype=np.int64), "pos": np.arange(1, kmax + 1, dtype=np.int64)}
     )
     qis = [QIBatch(j, tuple(f"c{i}" for i in c)) for j, c in enumerate(combinations(len(columns), p))]
     # the codes travel as a CTE: one statement reads them
@@ -192,8 +179,12 @@ def eliminate_relation(
     started = time.perf_counter() if started is None else started
     db, relation, source = session.db, session.relation, session.label
     opts = Options.of(params, progress)
-    if any(name != "greedy" for name in params.by):
-        _removal(db, {"r": np.zeros(0, dtype=np.int64)})
+    if any(name != "greedy" for name in params.by) and not db.dialect.array_relation:
+        # (before the audit: refused before any row is read)
+        raise UsageError(
+            f"block elimination is not implemented for {db.dialect.name} yet; use DuckDB or PostgreSQL "
+            "(--by greedy alone runs here)"
+        )
     contrib, order_by = compute(db, relation, opts, key=params.key, source=source)
     risk0 = contrib.audit.risk
     assert risk0 is not None  # compute() refuses an audit without a tail

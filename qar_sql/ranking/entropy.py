@@ -29,6 +29,7 @@ message (recode the columns into fewer categories, or use a smaller p).
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Mapping, Sequence
 
@@ -106,10 +107,8 @@ def _reorder(col: np.ndarray, name: str, coded: list[tuple[object, int]], order:
         as_text[key] = position
         if _hashable(v):
             exact[v] = position
-        try:
+        with contextlib.suppress(TypeError, ValueError):
             as_number.setdefault(float(v), position)
-        except (TypeError, ValueError):
-            pass
     remap = np.empty(len(coded) + 1, dtype=np.int64)
     remap[0] = -1  # NULL
     for value, code in coded:

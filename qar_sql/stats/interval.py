@@ -28,6 +28,7 @@ of them (a shortfall, vanishingly rare, is redrawn in full).  The work is B × K
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from statistics import NormalDist
 
@@ -203,10 +204,8 @@ def band_width(n_qi: int, pi_u: float) -> int:
     these are only known to lie below them (a pruned audit's) gives the same intervals, unless a
     resample falls short of the K (vanishingly rare; :func:`_tops` then reads every θ)."""
     need = _top_k(n_qi, evt.tail_width(n_qi, pi_u))
-    try:
+    with contextlib.suppress(DataError):  # N_p − 1 too few for π_u: no delete-one fits (see _jackknife)
         need = max(need, min(n_qi, evt.tail_width(n_qi - 1, pi_u) + 2))
-    except DataError:  # N_p − 1 too few for π_u: no delete-one fits (see _jackknife)
-        pass
     return need
 
 

@@ -26,7 +26,7 @@ from dataclasses import replace
 
 from qar_sql.engines.render import render
 from qar_sql.engines.session import Session
-from qar_sql.engines.source import Database, Relation, column_names, select_columns
+from qar_sql.engines.source import Database, Relation, column_names, listed_once, select_columns
 from qar_sql.errors import DataError, UsageError
 from qar_sql.measures import birthday
 from qar_sql.measures.audit import profile_columns, provenance
@@ -86,8 +86,7 @@ def qi_columns(
     if qid:
         if columns:
             raise UsageError("give either --qid (one quasi-identifier) or --columns (every p-subset), not both")
-        if len(set(qid)) != len(qid):
-            raise UsageError(f"--qid lists a column twice ({', '.join(qid)}); list each once")
+        listed_once(qid, "--qid")
         cols = tuple(select_columns(relation.columns, qid, None))
         return cols, len(cols)
     return tuple(select_columns(relation.columns, columns, exclude)), p

@@ -281,11 +281,8 @@ def load(treatments: str | Path | Plan | Mapping) -> Plan:
             f"treatments = {treatments!r} is not a treatments file; pass its path, its TOML text, a dict "
             "or a Plan (schema: docs/treatments.md)"
         )
-    path = Path(treatments)
-    if not path.exists():
-        raise TreatmentError(f"treatments file {str(path)!r} does not exist; check the path")
-    text = user_files.read_text(path, "treatments file", error=TreatmentError)
-    return parse(text, str(path))
+    text = user_files.read_text(treatments, "treatments file", error=TreatmentError)  # (a missing one too)
+    return parse(text, str(treatments))
 
 
 # ------------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from typing import Any
 from qar_sql.engines.dialects import get_dialect, sql_comment
 from qar_sql.engines.render import render
 from qar_sql.engines.session import Session, temp_name
-from qar_sql.engines.source import Database, Relation, file_relation_sql, open_source, split_table
+from qar_sql.engines.source import Database, Relation, file_relation_sql, listed_once, open_source, split_table
 from qar_sql.errors import ColumnError, DatabaseError, DataError, UsageError
 from qar_sql.measures.audit import Options, audit_relation, audited_columns
 from qar_sql.parameters.treat import WhatIfParams
@@ -163,8 +163,7 @@ def _check_qid(qid, columns, display):
             close = difflib.get_close_matches(c, columns, n=1, cutoff=0.5)
             hint = f"; did you mean {close[0]!r}?" if close else "; check --qid or the file's qid"
             raise ColumnError(f"QID column {c!r} is not a column of {display}{hint}")
-    if len(set(qid)) != len(qid):
-        raise UsageError(f"--qid lists a column twice ({', '.join(qid)}); list each once")
+    listed_once(qid, "--qid")
 
 
 def scenarios_of(plan: Plan, combine: Sequence[Sequence[str]] | None = None) -> list[tuple[str, ...]]:
@@ -233,10 +232,7 @@ def release(db: Database, treated: str, relation: Relation) -> Iterator[tuple[Da
         yield runner, Relation(db.dialect.quote(name), relation.display, relation.columns, "table")
     finally:
         if db.dialect.temp_tables:
-            try:
-                db.query(f"drop table if exists {db.dialect.quote(name)}")
-            except DatabaseError:
-                pass
+            db.drop_temp_tables([name])
 
 
 def _risk(db: Database, treated: str, relation: Relation, opts: Options, *, batch_size: int | None):

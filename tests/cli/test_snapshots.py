@@ -73,6 +73,17 @@ def test_every_snapshot_has_its_case():
     assert not snapshots.stale()
 
 
+def test_check_of_every_case_ends_with_the_stale_snapshots(monkeypatch, capsys):
+    """``--check`` of every case reaches its last step, the snapshots no case makes (a local
+    name shadowed stale() there: UnboundLocalError after every comparison). The commands are not
+    run here: each case "prints" its snapshot."""
+    texts = {c.name: (snapshots.SNAPSHOTS / f"{c.name}.txt").read_text(encoding="utf-8") for c in CASES}
+    monkeypatch.setattr(snapshots, "execute", lambda chosen, jobs, threads: {c.name: texts[c.name] for c in chosen})
+    monkeypatch.setattr(snapshots, "select", lambda only, inputs="all": (CASES, []))
+    assert snapshots.main(["--check"]) == 0
+    assert f"{len(CASES)} of {len(CASES)} identical" in capsys.readouterr().out
+
+
 def test_the_temporary_folder_is_masked_in_markdown_too(tmp_path):
     """mkdtemp's random names hold "_", which Markdown output escapes; a CI run failed on one."""
     from qar_sql.output.report_md import escape_md

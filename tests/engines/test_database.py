@@ -161,11 +161,11 @@ def test_array_relation_reads_the_arrays_where_the_engine_can(eng):
     r = np.array([5, 3, 9, 3], dtype=np.int64)
     pos = np.arange(1, 5, dtype=np.int64)
     with db:
-        bound = db.array_relation({"r": r, "pos": pos})
-        if eng.name not in ("duckdb", "postgresql"):  # the others would need a table written
-            assert bound is None
+        # the others would need a table written
+        assert db.dialect.array_relation == (eng.name in ("duckdb", "postgresql"))
+        if not db.dialect.array_relation:
             return
-        assert bound is not None
+        bound = db.array_relation({"r": r, "pos": pos})
         q = db.dialect.quote
         with bound as (sql, params):
             rows = db.query(f"select x.{q('r')}, x.{q('pos')} from {sql} as x order by x.{q('pos')}", params)

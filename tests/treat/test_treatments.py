@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 from qar_sql.cli.main import cli
 from qar_sql.engines.dialects import get_dialect
+from qar_sql.errors import UsageError
 from qar_sql.treat.treatments import TreatmentError, load, parse, type_kind
 
 HEAD = 'qid = ["age", "sex"]\n\n[qis]\nq = ["age", "sex"]\n\n'
@@ -184,3 +185,9 @@ def test_a_dict_of_treatments_holds_only_what_a_file_can(width, said):
     with pytest.raises(TreatmentError) as err:
         load({"treatments": {"a": {"column": "age", "kind": "bands", "width": width}}})
     assert said in str(err.value) and "give strings, numbers, booleans, lists and tables" in str(err.value)
+
+
+def test_a_missing_treatments_file_is_named(tmp_path):
+    with pytest.raises(UsageError, match=r"treatments file '.*nope\.toml' does not exist; check the path") as e:
+        load(tmp_path / "nope.toml")
+    assert e.value.exit_code == 2

@@ -110,9 +110,10 @@ class Dialect:
     #: A SELECT can carry settings in a trailing SETTINGS clause (ClickHouse): a view emitted
     #: by ``--emit-sql`` then carries ``session_sql``'s settings and reads right in any session.
     settings_clause: bool = False
-    #: A bound list parameter reaches SQL as an array (psycopg and PostgreSQL), so ``unnest``
-    #: reads arrays from Python as a relation with no table written (Database.array_relation).
-    array_parameters: bool = False
+    #: Arrays from Python are read as a relation with no table written
+    #: (:meth:`Database.array_relation`): DuckDB registers them, psycopg binds a list as a
+    #: PostgreSQL array that ``unnest`` reads. Block elimination needs it.
+    array_relation: bool = False
     #: A text's hash as text, to order rows for nested subsamples (templates/default/row_sample.sql);
     #: None where the engine has none (SQLite): ``--row-subsamples`` is refused there.
     row_hash: str | None = "md5({x})"

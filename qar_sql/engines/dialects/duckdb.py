@@ -11,6 +11,7 @@ DIALECT = Dialect(
     temp_tables=True,
     unpivot=True,
     executable=True,
+    array_relation=True,
     sqlglot="duckdb",
 )
 

@@ -2,6 +2,8 @@
 PyMySQL (``pip install 'qar-sql[mysql]'``). Runs in the test suite against Debian's
 mariadb-server; SQL it needs differently lives in templates/mysql/."""
 
+from typing import Any
+
 from qar_sql.engines.dialects.base import BACKTICKS, Dialect
 from qar_sql.engines.dialects.unit import Engine, ServerRecipe
 
@@ -45,8 +47,42 @@ DIALECT = Dialect(
     sqlglot="mysql",
 )
 
+
+def describe(db: Any, schema: str, name: str) -> list[tuple[str, str, bool]]:
+    """The table's columns from the catalog: SQLAlchemy's MySQL reflection leaves a backtick in a
+    column name doubled, the catalog has the names as they are."""
+    rows = db.query(
+        "select column_name, data_type from information_schema.columns "
+        "where table_schema = %(schema)s and table_name = %(name)s order by ordinal_position",
+        {"schema": schema, "name": name},
+    )
+    text = ("char", "varchar", "tinytext", "text", "mediumtext", "longtext", "enum", "set")
+    return [(str(c), str(t), str(t).lower() in text) for c, t in rows]
+
+
+#: The protocol's type codes (by pymysql's names) as the type names treatments.type_kind reads.
+_TYPES = {
+    **dict.fromkeys(("TINY", "SHORT", "LONG", "INT24", "LONGLONG", "YEAR"), "bigint"),
+    **dict.fromkeys(("DOUBLE", "FLOAT", "DECIMAL", "NEWDECIMAL"), "double"),
+    **dict.fromkeys(("VAR_STRING", "STRING", "VARCHAR", "BLOB", "TINY_BLOB", "MEDIUM_BLOB", "LONG_BLOB"), "text"),
+}
+
+
+def type_names(codes: list[Any]) -> list[str]:
+    """The type names of pymysql's type codes (MariaDB's protocol sends a result's types)."""
+    try:
+        from pymysql.constants import FIELD_TYPE
+
+        names = {v: k for k, v in vars(FIELD_TYPE).items() if k.isupper()}
+    except ImportError:
+        names = {}
+    return [_TYPES.get(names.get(c, ""), str(c)) for c in codes]
+
+
 ENGINE = Engine(
     DIALECT,
+    describe=describe,
+    type_names=type_names,
     schemes=("mysql", "mariadb"),
     url_forms=("mysql+pymysql", "mariadb+pymysql"),
     extra="mysql",

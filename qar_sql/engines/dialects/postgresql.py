@@ -30,7 +30,7 @@ DIALECT = Dialect(
     # 7 / 2 = 3 on integers.
     integer_division=True,
     # psycopg sends a list as an array: unnest(cast(%(r)s as bigint[]), ...) is a relation.
-    array_parameters=True,
+    array_relation=True,
     executable=True,
     sqlglot="postgres",
 )

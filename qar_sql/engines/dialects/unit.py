@@ -53,6 +53,12 @@ class Engine:
     #: ``(sqlalchemy, url) -> sqlalchemy Engine`` where its URLs need more than
     #: ``create_engine(url)`` (SQLite: the file opened read-only, its missing aggregates added).
     sqlalchemy_engine: Callable[[Any, str], Any] | None = None
+    #: ``(db, schema, table) -> [(column, declared type, is text)]`` where SQLAlchemy's reflection
+    #: misreads the catalog; None: SQLAlchemy's inspector describes the table.
+    describe: Callable[[Any, str, str], list[tuple[str, str, bool]]] | None = None
+    #: ``[driver type code] -> [type name]``: the result columns' types as the driver reports
+    #: them, for an engine whose SQL cannot name a type (``Dialect.typeof`` False).
+    type_names: Callable[[list[Any]], list[str]] | None = None
     #: The local file a URL of it names (``duckdb:///path``), or None: qar's outputs may not
     #: overwrite it (qar_sql/guard.py).
     local_file: Callable[[str], str | None] | None = None
