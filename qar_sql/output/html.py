@@ -100,7 +100,7 @@ class ReportInputs(Tabular):
         return render_html(self)
 
     # A notebook shows the audit's view (the whole report, figures and all, is to_html()).
-    def table_columns(self) -> dict[str, list]:
+    def table_columns(self, data: Mapping[str, Any] | None = None) -> dict[str, list]:
         """The audit's QIs (:meth:`AuditResult.table_columns`); empty without an audit."""
         return self.audit.table_columns() if self.audit is not None else {}
 
@@ -639,7 +639,7 @@ def render_report(inp: ReportInputs | str, fmt: str = "html") -> str:
     if spec is not None and spec.from_table is not None:
         if isinstance(inp, str):
             raise UsageError(f"--format {fmt} needs the report's results, not its page; use html or md")
-        return spec.from_table(inp)
+        return spec.from_table(inp.table_columns())
     page = html_page(inp) if isinstance(inp, str) else render_html(inp)  # (render_html's is safe already)
     # (the Markdown again: converting reads the page's entities back as characters)
     return html_page(html_to_markdown(page)) if fmt == "md" else page

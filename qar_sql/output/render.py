@@ -3,7 +3,7 @@ type, how it is written — ``render(result, fmt, **options)``.
 
 JSON is every result's own data: :func:`to_json` of its ``to_dict()`` (given those of
 ``options`` it takes, such as ``histograms``). CSV and the other generic formats are written
-from the result's table (:meth:`qar_sql.results.Tabular.table_columns`), one entry in
+from the table derived from that JSON (:meth:`qar_sql.results.Tabular.table_columns`), one entry in
 :data:`FORMATS` that every command with ``--format`` offers (docs/commands.md). Text
 is the one format written by hand: each ``output/render_<command>.py`` registers its result
 types' text renderers with :func:`renders`, looked up along the result's class hierarchy (a
@@ -14,7 +14,7 @@ them. html is
 the command's report (docs/report.md), built by the command from its run (``html=``), or a
 renderer registered for it.
 
-A new result type is its ``to_dict()`` and ``table_columns()``, its text renderer, one line in
+A new result type is its ``to_dict()`` and ``table_at``, its text renderer, one line in
 :data:`RENDERED_IN` and one case in :func:`_load`; none touches cli/.
 """
 
@@ -27,8 +27,7 @@ import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
@@ -37,22 +36,16 @@ from qar_sql.output.markdown import result_markdown
 from qar_sql.output.registry import RENDERERS, Renderer, type_name
 from qar_sql.user_text import csv_cell
 
-if TYPE_CHECKING:  # annotations only: qar --help loads neither the results nor numpy
-    from qar_sql.results import Tabular
-
 
 def _cell(value: Any) -> str:
     """One CSV cell (:func:`_text`), guarded where it holds text (:func:`~qar_sql.user_text.csv_cell`):
     a number, even -0.5, is written as it is."""
-    text = _text(value)
-    held = value if isinstance(value, tuple | list) else [value]
-    return csv_cell(text) if any(isinstance(v, str) for v in held) else text
+    return csv_cell(value) if isinstance(value, str) else _text(value)
 
 
 def _text(value: Any) -> str:
     """One CSV cell: floats at full precision (their repr, as the JSON writes them), NULL and
-    NaN as the empty cell (the JSON's null), booleans and times as the JSON writes them, a list
-    of names joined as the text shows them."""
+    NaN as the empty cell (the JSON's null), booleans as the JSON writes them."""
     import numpy as np
 
     if value is None:
@@ -64,10 +57,6 @@ def _text(value: Any) -> str:
         return repr(x) if math.isfinite(x) else ""
     if isinstance(value, int | np.integer):
         return str(int(value))
-    if isinstance(value, tuple | list):
-        return ", ".join(_text(v) for v in value)
-    if isinstance(value, datetime):  # as the JSON writes a run's time (qar history)
-        return value.isoformat(sep=" ", timespec="seconds")
     return str(value)
 
 
@@ -91,7 +80,7 @@ class Format:
     None: the result's own renderer (the command's, or its HTML report)."""
 
     name: str
-    from_table: Callable[[Tabular], str] | None = None
+    from_table: Callable[[dict[str, list]], str] | None = None
 
 
 #: Every output format, in the order ``--help`` lists them. ``html`` is offered only by the
@@ -103,7 +92,7 @@ FORMATS: dict[str, Format] = {
         Format("json"),
         Format("markdown"),
         Format("html"),
-        Format("csv", lambda result: table_csv(result.table_columns())),
+        Format("csv", table_csv),
         Format("sql"),  # the release as one SELECT: the commands that make one (anonymize)
     )
 }
@@ -228,7 +217,7 @@ def render(result: Any, fmt: str, html: Callable[[], str] | None = None, **optio
         return to_json(as_dict(result, **options), ascii_only=getattr(result, "ascii_json", False)) + "\n"
     spec = FORMATS[fmt]
     if spec.from_table is not None:
-        return spec.from_table(result)
+        return spec.from_table(result.table_columns(as_dict(result, **options) if hasattr(result, "to_dict") else None))
     own = renderer(type(result), fmt)
     if own is not None:
         return own(result, fmt, **taken(own, options))
@@ -237,9 +226,3 @@ def render(result: Any, fmt: str, html: Callable[[], str] | None = None, **optio
     if fmt == "html" and html is not None:
         return html()
     raise UsageError(f"--format {fmt} is not offered by this command; use text, json, markdown or csv")
-
-
-def whole_table(fmt: str) -> bool:
-    """Whether ``fmt`` writes the result's whole table (a command that fetches the keys of its
-    top records only fetches every record's for it, as for ``--all``)."""
-    return FORMATS[fmt].from_table is not None
