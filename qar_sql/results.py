@@ -204,13 +204,13 @@ class Tabular:
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {one_line(self.summary_line())}>"
 
-    def html_order(self) -> Sequence[int] | None:
-        """Rows of :meth:`table_columns` in the order the notebook view lists them (riskiest
+    def table_order(self) -> Sequence[int] | None:
+        """Rows of the table in the order its Markdown and notebook view list them (riskiest
         first where the table itself is in QI order); None: the table's own order."""
         return None
 
     def _html_table(self, columns: dict[str, list] | None = None, rows: int = HTML_ROWS) -> str:
-        order = self.html_order() if columns is None else None
+        order = self.table_order() if columns is None else None
         columns = self.table_columns() if columns is None else columns
         names = list(columns)
         n = len(columns[names[0]]) if names else 0
@@ -402,7 +402,14 @@ class AuditResult(Tabular):
     def riskiest(self, n: int = 10) -> list[QIStats]:
         """The n QIs with the largest θ (ties: more singletons first, then QI order). Pruned QIs
         come last: every one is below the tail, under every grouped QI of the top."""
-        return sorted(self.qis, key=lambda q: (q.pruned, -q.distinct, -q.singletons, q.index))[:n]
+        return [self.qis[i] for i in self.table_order()[:n]]
+
+    def table_order(self) -> list[int]:
+        """The QIs' positions as :meth:`riskiest` lists them."""
+        qis = self.qis
+        return sorted(
+            range(len(qis)), key=lambda i: (qis[i].pruned, -qis[i].distinct, -qis[i].singletons, qis[i].index)
+        )
 
     @property
     def min_class_size(self) -> int:
@@ -715,6 +722,10 @@ class CompareResult(Tabular):
             f"{self.original} vs {self.treated}: DTC = {self.dtc:.4g}, CDR = {self.cdr:.4g}, "
             f"hidden rate = {_fmt(self.hidden_rate)}{risk}"
         )
+
+    def table_order(self) -> list[int]:
+        """The QIs' positions, the riskiest of the original first."""
+        return sorted(range(len(self.qis)), key=lambda i: (-self.qis[i].theta_original, self.qis[i].columns))
 
     def metric(self, name: str) -> float | None:
         """A metric by its ``--fail-below`` name."""

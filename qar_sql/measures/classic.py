@@ -174,10 +174,10 @@ class RiskResult(Tabular):
 
     def riskiest(self, n: int = 10) -> list[QIRisk]:
         """QIs by expected re-identifications, largest first (ties: QI order)."""
-        return sorted(self.qis, key=lambda q: (-q.expected_reidentifications, q.index))[:n]
+        return [self.qis[i] for i in self.table_order()[:n]]
 
-    def html_order(self) -> list[int]:
-        """The notebook view lists the QIs as :meth:`riskiest` does."""
+    def table_order(self) -> list[int]:
+        """The QIs' positions as :meth:`riskiest` lists them."""
         return sorted(range(len(self.qis)), key=lambda i: (-self.qis[i].expected_reidentifications, self.qis[i].index))
 
 

@@ -8,9 +8,9 @@ from the table derived from that JSON (:meth:`qar_sql.results.Tabular.table_colu
 is the one format written by hand: each ``output/render_<command>.py`` registers its result
 types' text renderers with :func:`renders`, looked up along the result's class hierarchy (a
 subclass renders as its base unless it registers its own). Markdown is written from the
-``to_dict()`` too (:mod:`qar_sql.output.markdown`); a result whose lists read best in another
-order (the riskiest QIs first) or with notes of its own registers a Markdown renderer that passes
-them. html is
+``to_dict()`` too (:mod:`qar_sql.output.markdown`), its table in the result's ``table_order()``
+(the riskiest QIs first); only the audit registers a Markdown renderer, to close it with how to
+read T̂. html is
 the command's report (docs/report.md), built by the command from its run (``html=``), or a
 renderer registered for it.
 
