@@ -115,11 +115,6 @@ def pick(item: Any, names: Sequence[str]) -> dict[str, Any]:
     return {name: getattr(item, name) for name in names}
 
 
-def attribute_columns(items: Sequence[Any], names: Sequence[str]) -> dict[str, list]:
-    """Name → that attribute of every item, in order (the notebook view's riskiest QIs)."""
-    return {name: [getattr(x, name) for x in items] for name in names}
-
-
 def flat(record: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     """``record`` with each nested object's fields as ``outer.inner`` keys, at any depth."""
     out: dict[str, Any] = {}
@@ -537,7 +532,10 @@ class AuditResult(Tabular):
         riskiest = self._html_table(
             {
                 "columns": [", ".join(q.columns) for q in top],
-                **attribute_columns(top, ("distinct", "singletons", "theta", "min_class_size")),
+                **{
+                    name: [getattr(q, name) for q in top]
+                    for name in ("distinct", "singletons", "theta", "min_class_size")
+                },
             }
         )
         warnings = "".join(f"<li>{e(w)}</li>" for w in self.warnings[:5])

@@ -38,25 +38,17 @@ from qar_sql.user_text import csv_cell
 
 
 def _cell(value: Any) -> str:
-    """One CSV cell (:func:`_text`), guarded where it holds text (:func:`~qar_sql.user_text.csv_cell`):
-    a number, even -0.5, is written as it is."""
-    return csv_cell(value) if isinstance(value, str) else _text(value)
-
-
-def _text(value: Any) -> str:
-    """One CSV cell: floats at full precision (their repr, as the JSON writes them), NULL and
-    NaN as the empty cell (the JSON's null), booleans as the JSON writes them."""
-    import numpy as np
-
+    """One CSV cell of a JSON value: text guarded (:func:`~qar_sql.user_text.csv_cell`), floats at
+    full precision (their repr, as the JSON writes them; a number, even -0.5, as it is), null as
+    the empty cell, booleans as the JSON writes them."""
+    if isinstance(value, str):
+        return csv_cell(value)
     if value is None:
         return ""
-    if isinstance(value, bool | np.bool_):
-        return "true" if value else "false"  # as the JSON writes them
-    if isinstance(value, float | np.floating):
-        x = float(value)
-        return repr(x) if math.isfinite(x) else ""
-    if isinstance(value, int | np.integer):
-        return str(int(value))
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):  # (float(): a numpy float's repr names its type)
+        return repr(float(value)) if math.isfinite(value) else ""
     return str(value)
 
 
