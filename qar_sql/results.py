@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import json
 import math
 import types
 import typing
@@ -114,22 +115,66 @@ def pick(item: Any, names: Sequence[str]) -> dict[str, Any]:
     return {name: getattr(item, name) for name in names}
 
 
-def attribute_columns(items: Sequence[Any], names: Sequence[str]) -> dict[str, list]:
-    """Columns for :meth:`Tabular.table_columns`: name → that attribute of every item, in order."""
-    return {name: [getattr(x, name) for x in items] for name in names}
+def flat(record: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``record`` with each nested object's fields as ``outer.inner`` keys, at any depth."""
+    out: dict[str, Any] = {}
+    for key, value in record.items():
+        if isinstance(value, Mapping) and value:
+            out |= flat(value, f"{prefix}{key}.")
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def cell(value: Any) -> Any:
+    """One cell of a result's table: a list of values joined by ", " as the text shows them, any
+    other list or object (records, lists of lists) as its JSON, anything else as it is."""
+    if isinstance(value, list) and not any(isinstance(v, list | Mapping) for v in value):
+        return ", ".join(v if isinstance(v, str) else json.dumps(v) for v in value)
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, list | Mapping) else value
+
+
+def json_rows(data: Mapping[str, Any], path: Sequence[str]) -> list[dict[str, Any]]:
+    """The rows of a result's table: the records its JSON ``data`` holds at ``path`` (a key; then,
+    for records held in each of those, their key), each flattened (:func:`flat`) after the fields
+    of the record that holds it. Records held by name (an object of records, or of lists of them)
+    have the name in a column named for that object."""
+    name, *inner = path
+    value: Any = data.get(name) or []
+    rows: list[dict[str, Any]] = []
+    for key, held in value.items() if isinstance(value, Mapping) else [(None, value)]:
+        head = {} if key is None else {name: key}
+        for record in held if isinstance(held, list) else [held]:
+            if inner:
+                outer = flat(head | {k: v for k, v in record.items() if k != inner[0]})
+                rows += [outer | row for row in json_rows(record, inner)]
+            else:
+                rows.append(flat(head | record))
+    return rows
 
 
 class Tabular:
-    """Tables out of a result. Subclasses say what their table is (:meth:`table_columns`),
-    their one-line summary (:meth:`summary_line`) and, optionally, richer HTML; a command's
-    result also its data, ``to_dict()``: the JSON object ``--format json`` prints."""
+    """Tables out of a result. A result's table is the list of records its JSON holds at
+    :attr:`table_at` (:func:`json_rows`), with the JSON's own field names; a subclass says its
+    one-line summary (:meth:`summary_line`) and, optionally, richer HTML."""
 
     #: Non-ASCII characters of the JSON as \\u escapes (as some commands have always written them).
     ascii_json: typing.ClassVar[bool] = False
+    #: Where ``to_dict()`` holds the table's records (:func:`json_rows`).
+    table_at: typing.ClassVar[tuple[str, ...]] = ("qis",)
 
-    def table_columns(self) -> dict[str, list]:  # pragma: no cover - interface
-        """The tabular part as column name → values (plain Python values, one list per column)."""
-        raise NotImplementedError
+    #: The result's data: the JSON object ``--format json`` prints (each result's own method).
+    to_dict: typing.Callable[..., dict[str, Any]]
+
+    def table_rows(self, data: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """The table's rows in ``data``, the result's ``to_dict()``."""
+        return json_rows(data, self.table_at)
+
+    def table_columns(self, data: Mapping[str, Any] | None = None) -> dict[str, list]:
+        """The table as column name → values (a column missing from a row: None), from ``data``:
+        the result's ``to_dict()`` (given the options its command passed)."""
+        rows = self.table_rows(self.to_dict() if data is None else data)
+        return {name: [cell(row.get(name)) for row in rows] for name in dict.fromkeys(k for row in rows for k in row)}
 
     def summary_line(self) -> str:  # pragma: no cover - interface
         raise NotImplementedError
@@ -154,13 +199,13 @@ class Tabular:
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {one_line(self.summary_line())}>"
 
-    def html_order(self) -> Sequence[int] | None:
-        """Rows of :meth:`table_columns` in the order the notebook view lists them (riskiest
+    def table_order(self) -> Sequence[int] | None:
+        """Rows of the table in the order its Markdown and notebook view list them (riskiest
         first where the table itself is in QI order); None: the table's own order."""
         return None
 
     def _html_table(self, columns: dict[str, list] | None = None, rows: int = HTML_ROWS) -> str:
-        order = self.html_order() if columns is None else None
+        order = self.table_order() if columns is None else None
         columns = self.table_columns() if columns is None else columns
         names = list(columns)
         n = len(columns[names[0]]) if names else 0
@@ -352,7 +397,14 @@ class AuditResult(Tabular):
     def riskiest(self, n: int = 10) -> list[QIStats]:
         """The n QIs with the largest θ (ties: more singletons first, then QI order). Pruned QIs
         come last: every one is below the tail, under every grouped QI of the top."""
-        return sorted(self.qis, key=lambda q: (q.pruned, -q.distinct, -q.singletons, q.index))[:n]
+        return [self.qis[i] for i in self.table_order()[:n]]
+
+    def table_order(self) -> list[int]:
+        """The QIs' positions as :meth:`riskiest` lists them."""
+        qis = self.qis
+        return sorted(
+            range(len(qis)), key=lambda i: (qis[i].pruned, -qis[i].distinct, -qis[i].singletons, qis[i].index)
+        )
 
     @property
     def min_class_size(self) -> int:
@@ -448,25 +500,6 @@ class AuditResult(Tabular):
             d["risk_by_rows"] = [data(x, ("rows", "share", "risk")) for x in self.risk_by_rows]
         return d
 
-    def table_columns(self) -> dict[str, list]:
-        """One row per QI, in QI order: its columns, H, S, θ, the smallest class and the records
-        in classes below k. A pruned QI has None for its counts, NaN for θ, and its θ bounds in
-        ``theta_low`` and ``theta_high`` (columns present when the audit pruned)."""
-        qis = self.qis
-        out: dict[str, list] = {
-            "qi": [q.index for q in qis],
-            "columns": [", ".join(q.columns) for q in qis],
-            **attribute_columns(qis, ("distinct", "singletons", "theta", "min_class_size")),
-            f"records_below_k{self.k}": [q.records_below(self.k) for q in qis],
-        }
-        if self.n_pruned:
-            for name in ("distinct", "singletons", "min_class_size", f"records_below_k{self.k}"):
-                out[name] = [None if q.pruned else v for q, v in zip(qis, out[name])]
-            tb = [q.theta_bounds for q in qis]
-            out["theta_low"] = [None if b is None else b[0] for b in tb]
-            out["theta_high"] = [None if b is None else b[1] for b in tb]
-        return out
-
     def plot(self, ax: Any = None, *, title: str | None = None) -> Any:
         """θ of the grouped QIs as a histogram, the threshold u and the fitted GPD tail above it,
         drawn on ``ax`` (a matplotlib Axes) or, when None, on a new figure made without pyplot
@@ -499,7 +532,10 @@ class AuditResult(Tabular):
         riskiest = self._html_table(
             {
                 "columns": [", ".join(q.columns) for q in top],
-                **attribute_columns(top, ("distinct", "singletons", "theta", "min_class_size")),
+                **{
+                    name: [getattr(q, name) for q in top]
+                    for name in ("distinct", "singletons", "theta", "min_class_size")
+                },
             }
         )
         warnings = "".join(f"<li>{e(w)}</li>" for w in self.warnings[:5])
@@ -672,14 +708,6 @@ class CompareResult(Tabular):
             **data(self, ("notes", "seconds")),
         }
 
-    def table_columns(self) -> dict[str, list]:
-        """One row per QI of size p: its columns and θ before and after the treatment (empty
-        without the risk comparison)."""
-        return {
-            "columns": [", ".join(q.columns) for q in self.qis],
-            **attribute_columns(self.qis, ("theta_original", "theta_treated", "change")),
-        }
-
     def plot(self, ax: Any = None, *, title: str | None = None) -> Any:
         """The distance of each treated record to its closest original (DCR) and their median,
         the DTC, on ``ax`` or a new pyplot-free figure, titled ``title`` if given; returns the
@@ -692,6 +720,10 @@ class CompareResult(Tabular):
             f"{self.original} vs {self.treated}: DTC = {self.dtc:.4g}, CDR = {self.cdr:.4g}, "
             f"hidden rate = {_fmt(self.hidden_rate)}{risk}"
         )
+
+    def table_order(self) -> list[int]:
+        """The QIs' positions, the riskiest of the original first."""
+        return sorted(range(len(self.qis)), key=lambda i: (-self.qis[i].theta_original, self.qis[i].columns))
 
     def metric(self, name: str) -> float | None:
         """A metric by its ``--fail-below`` name."""
@@ -828,20 +860,6 @@ class UniquenessResult(Tabular):
             ]
         return d
 
-    def table_columns(self) -> dict[str, list]:
-        """One row per QI, riskiest first: its columns, M, κ, the four probabilities, k50, k_at
-        and the exposures."""
-        qis = self.qis
-        return {
-            "qi": [q.index for q in qis],
-            "columns": [", ".join(q.columns) for q in qis],
-            **attribute_columns(
-                qis,
-                ("domain", "kappa", "pi_exact", "pi_kl", "pi_kl_u", "pi_uniform", "pi_poisson", "k50", "k_at")
-                + ("exposure_mean", "exposure_max"),
-            ),
-        }
-
     def plot(self, ax: Any = None, *, n_curves: int = 3, title: str | None = None) -> Any:
         """π(k) of the ``n_curves`` riskiest QIs against the group size k (exact, KL, uniform),
         on ``ax`` or a new pyplot-free figure, titled ``title`` if given; returns the Axes.
@@ -935,6 +953,8 @@ class Settings(Tabular):
     each in ``--format csv``, as in the JSON) and the config file they were read from
     (:class:`qar_sql.config_file.Config`; None: none found)."""
 
+    table_at = ("settings",)  # one row per setting, its name in the column "settings"
+
     settings: tuple[Any, ...]
     config: Any = None
     ascii_json: typing.ClassVar[bool] = True  # qar config's JSON has always escaped non-ASCII
@@ -946,10 +966,6 @@ class Settings(Tabular):
             "config_file": str(found.path) if found and found.path else None,
             "settings": {s.name: {"value": s.shown, "origin": s.origin, "env": s.envvar} for s in self.settings},
         }
-
-    def table_columns(self) -> dict[str, list]:
-        columns = attribute_columns(self.settings, ("name", "shown", "origin", "envvar"))
-        return dict(zip(("name", "value", "origin", "env"), columns.values(), strict=True))
 
     def summary_line(self) -> str:
         return f"{len(self.settings)} settings"
@@ -972,6 +988,7 @@ class MigrationState:
 
 @dataclass(frozen=True, repr=False)
 class MigrateResult(Tabular):
+    table_at = ("migrations",)
     store: str  # masked
     dialect: str
     applied: tuple[str, ...]  # names applied by this call
@@ -986,17 +1003,6 @@ class MigrateResult(Tabular):
         return {
             **data(self, ("store", "dialect", "applied")),
             "migrations": [data(m, ("version", "name", "state", "checksum", "applied_at")) for m in self.migrations],
-        }
-
-    def table_columns(self) -> dict[str, list]:
-        """One row per migration file or applied migration: its state after this call, and
-        whether this call applied it."""
-        ms = self.migrations
-        return {
-            **attribute_columns(ms, ("version", "name", "state")),
-            "applied_now": [m.name in self.applied for m in ms],
-            "checksum": [m.checksum for m in ms],
-            "applied_at": [m.applied_at.isoformat() if m.applied_at else None for m in ms],
         }
 
     def summary_line(self) -> str:
@@ -1037,6 +1043,7 @@ _SCAN_JSON += ("p", "alpha", "rows", "n_qi", "seconds", "error", "exit_code")
 
 @dataclass(frozen=True, repr=False)
 class ScanReport(Tabular):
+    table_at = ("scans",)
     outcomes: tuple[ScanOutcome, ...]
     store: str | None  # masked; None when nothing was recorded
     started_at: datetime
@@ -1061,13 +1068,6 @@ class ScanReport(Tabular):
             **data(self, ("store", "started_at", "seconds", "exit_code", "not_run")),
             "scans": [data(o, _SCAN_JSON) for o in self.outcomes],
         }
-
-    def table_columns(self) -> dict[str, list]:
-        """One row per scan, in config order: its verdict, risk and thresholds."""
-        return attribute_columns(
-            self.outcomes,
-            ("name", "table", "source", "status", "risk", "fail_above", "warn_above", "rows", "n_qi", "error"),
-        )
 
     def summary_line(self) -> str:
         counts = ", ".join(f"{self.count(s)} {s}" for s in ("ok", "warn", "fail", "error") if self.count(s))
@@ -1128,6 +1128,7 @@ class Series:
 
 @dataclass(frozen=True, repr=False)
 class History(Tabular):
+    table_at = ("series", "runs")  # one row per run, after its series' fields
     store: str  # masked
     series: tuple[Series, ...]
 
@@ -1157,16 +1158,6 @@ class History(Tabular):
                 }
                 for s in self.series
             ],
-        }
-
-    def table_columns(self) -> dict[str, list]:
-        """One row per run, series by series, oldest first: the series label, then the run."""
-        rows = [(s, pt) for s in self.series for pt in s.points]
-        names = ("run_id", "started_at", "status", "risk", "change", "rows", "n_qi", "seconds", "error")
-        return {
-            "series": [s.label for s, _ in rows],
-            "table": [s.table for s, _ in rows],
-            **attribute_columns([pt for _, pt in rows], names),
         }
 
     def summary_line(self) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 
 from qar_sql import plots
 from qar_sql.errors import UsageError
-from qar_sql.results import Tabular, json_number, pick
+from qar_sql.results import Tabular, flat, json_number, pick
 from qar_sql.stats.interval import Interval
 
 
@@ -82,6 +82,14 @@ class AnonymizeResult(Tabular):
     treatments: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
 
+    table_at = ("frontier",)
+
+    def table_rows(self, data: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """The frontier's nodes; the chosen node alone when no T̂ was measured (no frontier), so
+        the table is never empty while a node was chosen."""
+        chosen = {k: data.get(k) for k in ("levels", "suppressed", "k", "scores", "risk")}
+        return super().table_rows(data) or ([flat(chosen)] if self.chosen is not None else [])
+
     @property
     def levels(self) -> dict[str, int] | None:
         return None if self.chosen is None else dict(zip(self.qi, self.chosen.levels))
@@ -95,20 +103,6 @@ class AnonymizeResult(Tabular):
     @property
     def risk(self) -> float | None:
         return None if self.chosen is None else self.chosen.risk
-
-    def table_columns(self) -> dict[str, list]:
-        """The frontier of loss against T̂: one row per node, its levels, scores and risk; the
-        chosen node alone when no T̂ was measured (no frontier), so the table is never empty
-        while a node was chosen."""
-        rows = list(self.frontier) or ([self.chosen] if self.chosen is not None else [])
-        metrics = list(rows[0].scores) if rows else []
-        return {
-            **{c: [r.levels[i] for r in rows] for i, c in enumerate(self.qi)},
-            "suppressed": [r.suppressed for r in rows],
-            "k": [r.k for r in rows],
-            **{m: [r.scores[m] for r in rows] for m in metrics},
-            "risk": [r.risk for r in rows],
-        }
 
     def summary_line(self) -> str:
         if self.chosen is None:

@@ -11,7 +11,6 @@ work is :mod:`qar_sql.commands.record_runs` (loaded when it runs).
 from __future__ import annotations
 
 import inspect
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -22,7 +21,6 @@ from qar_sql.commands import checks
 from qar_sql.errors import ParameterError, UsageError
 from qar_sql.guard import guard_files
 from qar_sql.output.files import check_writable
-from qar_sql.output.render import whole_table
 from qar_sql.parameters.needs import Needs
 from qar_sql.parameters.ranking import SCORES, RecordsParams
 
@@ -62,7 +60,6 @@ def _run(where: dict[str, Any], params: RecordsParams, progress: Progress | None
     from qar_sql.compliance.store import hash_secret, resolve_store
 
     fmt, store, by, secret_file = out["fmt"], out["store"], params.by, out["hash_secret_file"]
-    params = replace(params, all_keys=whole_table(fmt))  # (a generic format such as csv writes every record's key)
     store_file = resolve_store(store or None) if store is not None else None
     guard_files([("--output", params.output)], where, store_file, secret_file)
     out["hash_secret"] = secret = hash_secret(secret_file) if out["hash_keys"] else None  # refused before any work

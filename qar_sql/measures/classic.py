@@ -167,40 +167,6 @@ class RiskResult(Tabular):
         """The documented JSON object of ``qar risk`` (docs/risk-measures.md, "JSON")."""
         return {"qar_sql_version": __version__, **_clean(asdict(self))}
 
-    def table_columns(self) -> dict[str, list]:
-        """One row per QI: its classes, sample uniques, k-anonymity violations, expected
-        re-identifications and the global, prosecutor, journalist and marketer risks; with a
-        weight the individual risk, with a population the uniqueness estimates, with sensitive
-        columns l-diversity and t-closeness (the table a report section shows)."""
-        qis = self.qis
-        out: dict[str, list] = {
-            "qi": [q.index for q in qis],
-            "columns": [", ".join(q.columns) for q in qis],
-            "classes": [q.classes for q in qis],
-            "sample_uniques": [q.sample_uniques for q in qis],
-        }
-        for k in sorted({k for q in qis for k in q.violations}, key=int):
-            out[f"records_below_k{k}"] = [q.violations.get(k) for q in qis]
-        out["expected_reidentifications"] = [q.expected_reidentifications for q in qis]
-        out["global_risk"] = [q.global_risk for q in qis]
-        for name in ("prosecutor", "journalist"):
-            for key in ("highest", "average", "records_at_risk"):
-                out[f"{name}_{key}"] = [getattr(getattr(q, name), key, None) for q in qis]
-        out["marketer"] = [q.marketer for q in qis]
-        if self.weight:
-            out["individual_highest"] = [getattr(q.individual_risk, "highest", None) for q in qis]
-            out["individual_records_at_risk"] = [getattr(q.individual_risk, "records_at_risk", None) for q in qis]
-        if self.population:
-            for key in ("pitman", "zayatz", "snb", "dankar"):
-                out[f"population_uniques_{key}"] = [getattr(q.population_uniqueness, key, None) for q in qis]
-        if self.sensitive:
-            for key in ("distinct", "entropy", "recursive_c2"):
-                out[f"l_{key}"] = [getattr(q.l_diversity, key, None) for q in qis]
-            out["l_records_below"] = [getattr(q.l_diversity, "records_below", None) for q in qis]
-            out["t_closeness"] = [q.t_closeness for q in qis]
-            out["t_closeness_records_above"] = [q.t_closeness_records_above for q in qis]
-        return out
-
     def summary_line(self) -> str:
         top = self.riskiest(1)
         worst = f"; most re-identifications: {', '.join(top[0].columns)}" if top else ""
@@ -208,10 +174,10 @@ class RiskResult(Tabular):
 
     def riskiest(self, n: int = 10) -> list[QIRisk]:
         """QIs by expected re-identifications, largest first (ties: QI order)."""
-        return sorted(self.qis, key=lambda q: (-q.expected_reidentifications, q.index))[:n]
+        return [self.qis[i] for i in self.table_order()[:n]]
 
-    def html_order(self) -> list[int]:
-        """The notebook view lists the QIs as :meth:`riskiest` does."""
+    def table_order(self) -> list[int]:
+        """The QIs' positions as :meth:`riskiest` lists them."""
         return sorted(range(len(self.qis)), key=lambda i: (-self.qis[i].expected_reidentifications, self.qis[i].index))
 
 
@@ -548,6 +514,8 @@ class SudaRecords(Tabular):
     (``suda``, in source order), the ``key`` names and the key values fetched (the 1,000 highest
     scores, or every record with ``all_keys``)."""
 
+    table_at = ("records",)
+
     suda: SudaResult
     key: tuple[str, ...]
     keys: dict[int, tuple] = field(default_factory=dict)
@@ -582,20 +550,6 @@ class SudaRecords(Tabular):
             ],
             "key": list(self.key),
         }
-
-    def table_columns(self) -> dict[str, list]:
-        """One row per record whose key was fetched, highest SUDA score first: the key, the
-        SUDA and DIS-SUDA scores and the number of minimal sample uniques of each size."""
-        order = [int(r) for r in self.order() if int(r) in self.keys]
-        out: dict[str, list] = {"record": order}
-        if self.key != (ROW_KEY,):
-            for i, name in enumerate(self.key):
-                out[name] = [self.keys[r][i] for r in order]
-        out["suda"] = self.suda.score[order].tolist()
-        out["dis_suda"] = self.suda.dis_score[order].tolist()
-        for k in range(self.suda.max_size):
-            out[f"msu_{k + 1}"] = self.suda.msu_counts[order, k].tolist()
-        return out
 
     def summary_line(self) -> str:
         risky = int(np.count_nonzero(self.suda.score))

@@ -27,7 +27,7 @@ from qar_sql.errors import DatabaseError, DataError, ParameterError
 from qar_sql.measures.audit import check_groupable, provenance
 from qar_sql.parameters.measures import DiscoverParams
 from qar_sql.pushdown.scan import WIDE_COLUMNS, Progress, default_batch_size, materialize_statements
-from qar_sql.results import SingletonShare, Tabular, attribute_columns, pick
+from qar_sql.results import SingletonShare, Tabular, pick
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,7 @@ COMBINATION_FIELDS = ("rows", "distinct", "singletons", "singleton_share", "min_
 
 @dataclass(frozen=True, repr=False)
 class DiscoverResult(Tabular):
+    table_at = ("combinations",)
     source: str
     table: str | None
     engine: str
@@ -78,15 +79,6 @@ class DiscoverResult(Tabular):
             **pick(self, ("skipped", "seconds")),
             "warnings": list(self.warnings),
             "combinations": [{"columns": list(c.columns), **pick(c, COMBINATION_FIELDS)} for c in self.combinations],
-        }
-
-    def table_columns(self) -> dict[str, list]:
-        """One row per scanned combination, most singletons first."""
-        cs = self.combinations
-        return {
-            "columns": [", ".join(c.columns) for c in cs],
-            "size": [len(c.columns) for c in cs],
-            **attribute_columns(cs, COMBINATION_FIELDS),
         }
 
     def summary_line(self) -> str:

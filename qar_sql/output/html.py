@@ -11,7 +11,6 @@ Every number shown is also in the JSON block at the end; each shown number carri
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 import platform
@@ -33,7 +32,7 @@ from qar_sql.output.render_anonymize import METRIC_NAMES, models_text
 from qar_sql.output.render_audit import most_unique, small_tail
 from qar_sql.output.render_uniqueness import curve
 from qar_sql.output.report_md import html_to_markdown
-from qar_sql.results import AuditResult, CompareResult, Tabular, UniquenessResult, json_number
+from qar_sql.results import AuditResult, CompareResult, Tabular, UniquenessResult, json_number, to_plain
 from qar_sql.stats import interval
 from qar_sql.stats.evt import SMALL_TAIL
 from qar_sql.user_text import html_page, html_text
@@ -100,7 +99,7 @@ class ReportInputs(Tabular):
         return render_html(self)
 
     # A notebook shows the audit's view (the whole report, figures and all, is to_html()).
-    def table_columns(self) -> dict[str, list]:
+    def table_columns(self, data: Mapping[str, Any] | None = None) -> dict[str, list]:
         """The audit's QIs (:meth:`AuditResult.table_columns`); empty without an audit."""
         return self.audit.table_columns() if self.audit is not None else {}
 
@@ -155,23 +154,6 @@ def lookup(numbers: Mapping[str, Any], path: str) -> Any:
     for part in path.split("."):
         cur = cur[int(part)] if isinstance(cur, list) else cur[part]
     return cur
-
-
-def _plain(obj: Any) -> Any:
-    """A result object's dataclass fields as JSON-ready data."""
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        obj = dataclasses.asdict(obj)
-    if isinstance(obj, Mapping):
-        return {str(k): _plain(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_plain(v) for v in obj]
-    if isinstance(obj, float):
-        return json_number(obj)
-    if hasattr(obj, "tolist"):
-        return obj.tolist()
-    if obj is None or isinstance(obj, str | int | bool):
-        return obj
-    return str(obj)
 
 
 # --------------------------------------------------------------------------------------------
@@ -353,7 +335,7 @@ def _records(inp: ReportInputs, numbers: dict) -> dict | None:
     if r is None:
         return None
     external = inp.release_kind == "external"
-    data = _plain(r)
+    data = to_plain(r)  # (a summary made for the report: its fields)
     if external:  # no record position, key or per-record number leaves the team
         data.pop("top", None)
     numbers["records"] = data
@@ -361,7 +343,7 @@ def _records(inp: ReportInputs, numbers: dict) -> dict | None:
     e = inp.elimination
     rises: list[dict[str, Any]] = []
     if e is not None:
-        numbers["elimination"] = _plain(e.to_dict())
+        numbers["elimination"] = e.to_dict()
         for name, pts in e.curves.items():
             worst = max((p for p in pts if p.risk is not None), key=lambda p: p.risk, default=None)
             if worst is not None and worst.risk > e.risk:
@@ -386,15 +368,7 @@ CURVE_NAMES = {"dt": "block by DT", "greedy": "greedy (re-ranked)", "random": "r
 def _whatif(inp: ReportInputs, numbers: dict) -> dict | None:
     if inp.whatif is None:
         return None
-    # The result's fields (this unit cannot import treat/, which imports it), plus the two
-    # derived columns of the table.
-    w = inp.whatif
-    data = _plain(w)
-    before = w.risk_before
-    for d, sc in zip(data["scenarios"], w.scenarios):
-        d["singleton_share"] = sc.singleton_share
-        d["risk_change"] = json_number(sc.risk - before) if sc.risk is not None and before is not None else None
-    numbers["whatif"] = data
+    numbers["whatif"] = inp.whatif.to_dict()  # qar whatif's JSON object, as -f json writes it
     return {"w": inp.whatif}
 
 
@@ -403,7 +377,7 @@ def _anonymize(inp: ReportInputs, numbers: dict) -> dict | None:
     if r is None:
         return None
     # qar anonymize's JSON object, as -f json writes it (the section's numbers are read from it)
-    numbers["anonymize"] = _plain(r.to_dict())
+    numbers["anonymize"] = r.to_dict()
     fig = None
     if figures.available() and any(n.risk is not None for n in r.frontier):
         fig = figures.frontier(
@@ -426,7 +400,7 @@ def _history(inp: ReportInputs, numbers: dict) -> dict | None:
     h = inp.history
     if h is None:
         return None
-    numbers["history"] = _plain(h)  # the History's fields (compliance/ imports this unit)
+    numbers["history"] = h.to_dict()  # qar history's JSON object, as -f json writes it
     fig = None
     points: dict[str, Sequence[tuple[float, float | None]]] = {
         s.label: [(i + 1.0, pt.risk) for i, pt in enumerate(s.points)] for s in h.series
@@ -639,7 +613,7 @@ def render_report(inp: ReportInputs | str, fmt: str = "html") -> str:
     if spec is not None and spec.from_table is not None:
         if isinstance(inp, str):
             raise UsageError(f"--format {fmt} needs the report's results, not its page; use html or md")
-        return spec.from_table(inp)
+        return spec.from_table(inp.table_columns())
     page = html_page(inp) if isinstance(inp, str) else render_html(inp)  # (render_html's is safe already)
     # (the Markdown again: converting reads the page's entities back as characters)
     return html_page(html_to_markdown(page)) if fmt == "md" else page

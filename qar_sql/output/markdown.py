@@ -138,8 +138,13 @@ def to_markdown(
 def result_markdown(
     result: Any, data: Mapping[str, Any], notes: Sequence[str] | None = None, *, top: int | None = None
 ) -> str:
-    """``result``'s Markdown: ``data`` (its ``to_dict()``) under its summary line, closed by
-    ``notes`` (by default its own ``notes``, unless ``data`` holds them)."""
+    """``result``'s Markdown: ``data`` (its ``to_dict()``) under its summary line, its table's
+    rows in the result's ``table_order()`` (the first ``top``, 10 by default), closed by ``notes``
+    (by default its own ``notes``, unless ``data`` holds them)."""
     if notes is None:
         notes = () if "notes" in data else getattr(result, "notes", ())
+    at: Sequence[str] = getattr(result, "table_at", ())
+    order = getattr(result, "table_order", lambda: None)()
+    if order is not None and len(at) == 1:  # its table as its text orders it: the riskiest (10) first
+        data, top = {**data, at[0]: [data[at[0]][i] for i in order]}, top or 10
     return to_markdown(data, getattr(result, "summary_line", lambda: None)(), notes, top=top)

@@ -3,18 +3,18 @@ type, how it is written — ``render(result, fmt, **options)``.
 
 JSON is every result's own data: :func:`to_json` of its ``to_dict()`` (given those of
 ``options`` it takes, such as ``histograms``). CSV and the other generic formats are written
-from the result's table (:meth:`qar_sql.results.Tabular.table_columns`), one entry in
+from the table derived from that JSON (:meth:`qar_sql.results.Tabular.table_columns`), one entry in
 :data:`FORMATS` that every command with ``--format`` offers (docs/commands.md). Text
 is the one format written by hand: each ``output/render_<command>.py`` registers its result
 types' text renderers with :func:`renders`, looked up along the result's class hierarchy (a
 subclass renders as its base unless it registers its own). Markdown is written from the
-``to_dict()`` too (:mod:`qar_sql.output.markdown`); a result whose lists read best in another
-order (the riskiest QIs first) or with notes of its own registers a Markdown renderer that passes
-them. html is
+``to_dict()`` too (:mod:`qar_sql.output.markdown`), its table in the result's ``table_order()``
+(the riskiest QIs first); only the audit registers a Markdown renderer, to close it with how to
+read T̂. html is
 the command's report (docs/report.md), built by the command from its run (``html=``), or a
 renderer registered for it.
 
-A new result type is its ``to_dict()`` and ``table_columns()``, its text renderer, one line in
+A new result type is its ``to_dict()`` and ``table_at``, its text renderer, one line in
 :data:`RENDERED_IN` and one case in :func:`_load`; none touches cli/.
 """
 
@@ -27,8 +27,7 @@ import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
@@ -37,37 +36,19 @@ from qar_sql.output.markdown import result_markdown
 from qar_sql.output.registry import RENDERERS, Renderer, type_name
 from qar_sql.user_text import csv_cell
 
-if TYPE_CHECKING:  # annotations only: qar --help loads neither the results nor numpy
-    from qar_sql.results import Tabular
-
 
 def _cell(value: Any) -> str:
-    """One CSV cell (:func:`_text`), guarded where it holds text (:func:`~qar_sql.user_text.csv_cell`):
-    a number, even -0.5, is written as it is."""
-    text = _text(value)
-    held = value if isinstance(value, tuple | list) else [value]
-    return csv_cell(text) if any(isinstance(v, str) for v in held) else text
-
-
-def _text(value: Any) -> str:
-    """One CSV cell: floats at full precision (their repr, as the JSON writes them), NULL and
-    NaN as the empty cell (the JSON's null), booleans and times as the JSON writes them, a list
-    of names joined as the text shows them."""
-    import numpy as np
-
+    """One CSV cell of a JSON value: text guarded (:func:`~qar_sql.user_text.csv_cell`), floats at
+    full precision (their repr, as the JSON writes them; a number, even -0.5, as it is), null as
+    the empty cell, booleans as the JSON writes them."""
+    if isinstance(value, str):
+        return csv_cell(value)
     if value is None:
         return ""
-    if isinstance(value, bool | np.bool_):
-        return "true" if value else "false"  # as the JSON writes them
-    if isinstance(value, float | np.floating):
-        x = float(value)
-        return repr(x) if math.isfinite(x) else ""
-    if isinstance(value, int | np.integer):
-        return str(int(value))
-    if isinstance(value, tuple | list):
-        return ", ".join(_text(v) for v in value)
-    if isinstance(value, datetime):  # as the JSON writes a run's time (qar history)
-        return value.isoformat(sep=" ", timespec="seconds")
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):  # (float(): a numpy float's repr names its type)
+        return repr(float(value)) if math.isfinite(value) else ""
     return str(value)
 
 
@@ -91,7 +72,7 @@ class Format:
     None: the result's own renderer (the command's, or its HTML report)."""
 
     name: str
-    from_table: Callable[[Tabular], str] | None = None
+    from_table: Callable[[dict[str, list]], str] | None = None
 
 
 #: Every output format, in the order ``--help`` lists them. ``html`` is offered only by the
@@ -103,7 +84,7 @@ FORMATS: dict[str, Format] = {
         Format("json"),
         Format("markdown"),
         Format("html"),
-        Format("csv", lambda result: table_csv(result.table_columns())),
+        Format("csv", table_csv),
         Format("sql"),  # the release as one SELECT: the commands that make one (anonymize)
     )
 }
@@ -141,7 +122,9 @@ def to_json(obj: dict[str, Any], *, ascii_only: bool = False) -> str:
 #: to :func:`render` (such as ``top``).
 
 #: The module of ``qar_sql.output`` that registers each result type's renderers, imported when
-#: such a result is first rendered (importing them all would load scipy for ``qar config``).
+#: such a result is first rendered: importing them all here would load numpy and the measures
+#: they name with every ``qar --help`` and ``qar config`` (+0.44 s of imports on ``qar config
+#: --help``, numpy 0.2 s of it, measured with ``python -X importtime`` on a loaded machine).
 RENDERED_IN: dict[str, str] = {
     "qar_sql.results.AuditResult": "render_audit",
     "qar_sql.results.DemoResult": "render_demo",
@@ -228,7 +211,7 @@ def render(result: Any, fmt: str, html: Callable[[], str] | None = None, **optio
         return to_json(as_dict(result, **options), ascii_only=getattr(result, "ascii_json", False)) + "\n"
     spec = FORMATS[fmt]
     if spec.from_table is not None:
-        return spec.from_table(result)
+        return spec.from_table(result.table_columns(as_dict(result, **options) if hasattr(result, "to_dict") else None))
     own = renderer(type(result), fmt)
     if own is not None:
         return own(result, fmt, **taken(own, options))
@@ -237,9 +220,3 @@ def render(result: Any, fmt: str, html: Callable[[], str] | None = None, **optio
     if fmt == "html" and html is not None:
         return html()
     raise UsageError(f"--format {fmt} is not offered by this command; use text, json, markdown or csv")
-
-
-def whole_table(fmt: str) -> bool:
-    """Whether ``fmt`` writes the result's whole table (a command that fetches the keys of its
-    top records only fetches every record's for it, as for ``--all``)."""
-    return FORMATS[fmt].from_table is not None

@@ -212,13 +212,11 @@ def render_result(lines: list[str], warnings: Sequence[str] = ()) -> str:
     return "\n".join(lines + section("Warnings", warnings)) + "\n"
 
 
-def audit_markdown(r: AuditResult, top: int = 10) -> str:
-    """The audit's JSON as Markdown, its QIs riskiest first, closed by what T̂ means."""
-    data = r.to_dict() | {"qis": [q.to_dict(r.k) for q in r.riskiest(len(r.qis))]}
-    notes = [small_tail(r.fit.n_exceedances)] if r.fit and r.fit.n_exceedances < SMALL_TAIL else []
-    return result_markdown(r, data, notes + ([verdict(r, r.fit.risk)] if r.fit else []), top=top)
-
-
 @renders(AuditResult, "text", "markdown")
 def render_audit(r: AuditResult, fmt: str, *, top: int = 10) -> str:
-    return audit_markdown(r, top) if fmt == "markdown" else audit_text(r, top)
+    """The audit's text; its Markdown, its JSON's closed by what T̂ means (the one note a result's
+    Markdown adds to its JSON)."""
+    if fmt == "text":
+        return audit_text(r, top)
+    notes = [small_tail(r.fit.n_exceedances)] if r.fit and r.fit.n_exceedances < SMALL_TAIL else []
+    return result_markdown(r, r.to_dict(), notes + ([verdict(r, r.fit.risk)] if r.fit else []), top=top)

@@ -11,7 +11,6 @@ import numpy as np
 from qar_sql import plots
 from qar_sql.errors import UsageError
 from qar_sql.output.files import save_figure
-from qar_sql.output.markdown import result_markdown
 from qar_sql.output.registry import renders
 from qar_sql.output.render_audit import render_result, section
 from qar_sql.results import CompareResult
@@ -69,11 +68,6 @@ def _missing(r: CompareResult) -> str:
     return f"{how}; {counted}{tokens}"
 
 
-def _largest_changes(r: CompareResult) -> list[int]:
-    """The QIs' positions, the riskiest of the original first."""
-    return sorted(range(len(r.qis)), key=lambda i: (-r.qis[i].theta_original, r.qis[i].columns))
-
-
 def _text_lines(r: CompareResult, top: int) -> list[str]:
     lines = [
         one_line(f"Comparison of {r.treated} against {r.original} ({r.seconds:.2f} s)"),
@@ -98,18 +92,14 @@ def _text_lines(r: CompareResult, top: int) -> list[str]:
         lines += ["", f"θ before → after for the {min(top, len(r.qis))} riskiest quasi-identifiers of the original:"]
         lines += [
             f"  {q.theta_original:>9.6f} → {q.theta_treated:<9.6f}  {', '.join(q.columns)}"
-            for q in (r.qis[i] for i in _largest_changes(r)[:top])
+            for q in (r.qis[i] for i in r.table_order()[:top])
         ]
     return lines + section("Notes", r.notes)
 
 
-@renders(CompareResult, "text", "markdown")
+@renders(CompareResult, "text")
 def render_compare(r: CompareResult, fmt: str, *, top: int = 10) -> str:
-    if fmt == "text":
-        return render_result(_text_lines(r, top))
-    data = r.to_dict()  # its Markdown: its JSON's, the QIs as the text orders them, what each metric means
-    data |= {"qis": [data["qis"][i] for i in _largest_changes(r)]}
-    return result_markdown(r, data, [f"{m}: {why}" for m, _, why in _rows(r)], top=top)
+    return render_result(_text_lines(r, top))
 
 
 def plot_compare(r: CompareResult, path: str | Path) -> Path:

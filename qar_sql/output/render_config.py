@@ -1,5 +1,5 @@
 """``qar config``'s output: each setting, its value and where it came from, as text (its JSON is
-:meth:`qar_sql.results.Settings.to_dict`, its CSV :meth:`~qar_sql.results.Settings.table_columns`)."""
+:meth:`qar_sql.results.Settings.to_dict`, and its CSV that JSON's)."""
 
 from __future__ import annotations
 

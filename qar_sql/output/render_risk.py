@@ -7,7 +7,6 @@ from typing import Any
 
 from qar_sql.errors import shown
 from qar_sql.measures.classic import QIRisk, RiskResult, SudaResult
-from qar_sql.output.markdown import result_markdown
 from qar_sql.output.readable_numbers import dash
 from qar_sql.output.registry import renders
 from qar_sql.user_text import one_line
@@ -127,12 +126,9 @@ def _people(n: int) -> str:
     return shown(n) if n >= 10**15 else f"{n:,}"
 
 
-@renders(RiskResult, "text", "markdown")
+@renders(RiskResult, "text")
 def render_risk(r: RiskResult, fmt: str, *, top: int = 10) -> str:
-    if fmt == "text":
-        return risk_text(r, top)
-    data = r.to_dict()  # its Markdown: its JSON's, the QIs as the text orders them
-    return result_markdown(r, data | {"qis": [data["qis"][i] for i in r.html_order()]}, top=top)
+    return risk_text(r, top)
 
 
 def suda_text(s: SudaResult, keys: Any, key_names, order, top: int) -> str:

@@ -10,7 +10,6 @@ import numpy as np
 
 from qar_sql import plots
 from qar_sql.output.files import save_figure
-from qar_sql.output.markdown import result_markdown
 from qar_sql.output.registry import renders
 from qar_sql.output.render_audit import percent, render_result
 from qar_sql.results import QIUniqueness, UniquenessResult
@@ -81,15 +80,9 @@ def _text_lines(r: UniquenessResult, top: int) -> list[str]:
     return lines
 
 
-@renders(UniquenessResult, "text", "markdown")
+@renders(UniquenessResult, "text")
 def render_uniqueness(r: UniquenessResult, fmt: str, *, top: int = 10) -> str:
-    if fmt == "text":
-        return render_result(_text_lines(r, top), r.warnings)
-    notes = [
-        f"QIs by the largest chance that all {r.group_size} people are unique (pi_exact); "
-        f"k_at: the largest k with pi_exact ≥ {r.target:g}."
-    ]
-    return result_markdown(r, r.to_dict(), notes, top=top)
+    return render_result(_text_lines(r, top), r.warnings)
 
 
 # --- figures ----------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from qar_sql.ranking.greedy import greedy_elimination
 from qar_sql.ranking.influence import all_tallies, gradient
 from qar_sql.ranking.pls import pls_scores
 from qar_sql.ranking.records import Contributions, compute
-from qar_sql.results import Tabular, attribute_columns, format_risk, pick
+from qar_sql.results import Tabular, format_risk, pick
 from qar_sql.stats import evt
 
 
@@ -47,6 +47,7 @@ _POINT_FIELDS = ("removed", "risk", "reduction")
 
 @dataclass(frozen=True, repr=False)
 class Elimination(Tabular):
+    table_at = ("curves",)  # one row per point, its ranking in the column "curves"
     risk: float
     rows: int
     step: int
@@ -56,11 +57,6 @@ class Elimination(Tabular):
     auc: dict[str, float] = field(default_factory=dict)  # e.g. the PLS predictor's AUC
     seconds: float = 0.0
     ascii_json: ClassVar[bool] = True  # qar eliminate's JSON has always escaped non-ASCII
-
-    def table_columns(self) -> dict[str, list]:
-        """One row per (ranking, records removed): T̂ after removing them and its reduction."""
-        points = [(name, pt) for name, pts in self.curves.items() for pt in pts]
-        return {"ranking": [name for name, _ in points], **attribute_columns([pt for _, pt in points], _POINT_FIELDS)}
 
     def plot(self, ax: Any = None, *, title: str | None = None) -> Any:
         """Risk reduction against records removed, one line per ranking (the paper's Fig. 10),

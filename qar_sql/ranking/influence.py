@@ -27,7 +27,7 @@ from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys, key_warnings, reco
 from qar_sql.pushdown.scan import code_type, scan
 from qar_sql.ranking import capture
 from qar_sql.ranking.influence_sql import render_influence
-from qar_sql.ranking.records import key_columns, key_of
+from qar_sql.ranking.records import key_of
 from qar_sql.ranking.refine import exact_dt
 from qar_sql.results import AuditResult, Tabular, format_risk, json_key, shown_records
 from qar_sql.stats import evt
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, repr=False)
 class Influence(Tabular):
+    table_at = ("records",)
     audit: AuditResult
     key: tuple[str, ...]
     gradient: np.ndarray  # g_j for every QI
@@ -93,14 +94,6 @@ class Influence(Tabular):
                 for r, dt, s in self.refined
             ]
         return d
-
-    def table_columns(self) -> dict[str, list]:
-        """The top records by influence I, best first: record position, key, I."""
-        return {
-            "record": [int(r) for r, _ in self.top],
-            **key_columns(self.key, [self.key_of(r) for r, _ in self.top]),
-            "influence": [float(v) for _, v in self.top],
-        }
 
     def summary_line(self) -> str:
         return (

@@ -24,7 +24,7 @@ from qar_sql.errors import DataError, ParameterError
 from qar_sql.measures.audit import Options, audit_relation
 from qar_sql.pushdown.record_keys import ROW_KEY, fetch_keys, key_warnings, patterns_from_words, record_order
 from qar_sql.pushdown.scan import QIBatch, Ticker, assemble, code_type, combinations, default_batch_size
-from qar_sql.results import HTML_ROWS, AuditResult, Tabular, format_risk, json_key, json_number, shown_records
+from qar_sql.results import AuditResult, Tabular, format_risk, json_key, json_number, shown_records
 from qar_sql.stats import contributions as C
 from qar_sql.user_text import html_text
 
@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 @dataclass(frozen=True, repr=False)
 class Contributions(Tabular):
     """Per-record scores in key order (index r = record position in key order)."""
+
+    table_at = ("records",)
 
     audit: AuditResult
     key: tuple[str, ...]
@@ -79,24 +81,13 @@ class Contributions(Tabular):
             ],
         }
 
-    def table_columns(self, rows: int | None = None) -> dict[str, list]:
-        """One row per record (the first ``rows``), riskiest by DT first: its key (where fetched;
-        the row number for a file), DT, U+, U* and the number of QIs it is unique on."""
-        order = self.order("dt")[:rows]
-        return {
-            "record": [int(r) for r in order],
-            **key_columns(self.key, [self.key_of(r) for r in order]),
-            **{s: getattr(self, s)[order].tolist() for s in ("dt", "u_plus", "u_star", "n_unique")},
-        }
-
     def summary_line(self) -> str:
         unique = int(np.count_nonzero(self.n_unique))
         return f"{self.audit.source}: {self.rows:,} records, {unique:,} unique on some QI; T = {format_risk(self.audit.risk)}"
 
     def _repr_html_(self) -> str:
         # The first rows only: building every record's row for a preview would cost O(L).
-        cols = self.table_columns(HTML_ROWS)
-        return f"<div><p><b>Record contributions</b> {html_text(self.summary_line())}</p>{self._html_table(cols)}</div>"
+        return f"<div><p><b>Record contributions</b> {html_text(self.summary_line())}</p>{self._html_table()}</div>"
 
     def scores(self, by: str) -> np.ndarray:
         if by not in C.SCORES:

@@ -30,7 +30,7 @@ from qar_sql.errors import ColumnError, DatabaseError, DataError, UsageError
 from qar_sql.measures.audit import Options, audit_relation, audited_columns
 from qar_sql.parameters.treat import WhatIfParams
 from qar_sql.pushdown.scan import Progress, Ticker
-from qar_sql.results import SingletonShare, Tabular, attribute_columns, format_risk, json_number, pick
+from qar_sql.results import SingletonShare, Tabular, format_risk, json_number, pick
 from qar_sql.rules import check_null_tokens
 from qar_sql.treat.infoloss import InfoLoss, LossColumn, information_loss, loss_dict
 from qar_sql.treat.prng import Arith
@@ -71,6 +71,7 @@ class Scenario(SingletonShare):
 
 @dataclass(frozen=True, repr=False)
 class WhatIfResult(Tabular):
+    table_at = ("scenarios",)
     source: str
     table: str | None
     engine: str
@@ -86,17 +87,6 @@ class WhatIfResult(Tabular):
     @property
     def original(self) -> Scenario:
         return self.scenarios[0]
-
-    def table_columns(self) -> dict[str, list]:
-        """One row per scenario, the original first (Table 1 of Pastore et al.)."""
-        return {
-            "scenario": [s.name for s in self.scenarios],
-            "treatments": [" + ".join(s.treatments) for s in self.scenarios],
-            **attribute_columns(
-                self.scenarios,
-                ("rows", "singletons", "singleton_share", "distinct", "min_class_size", "modified_rows", "risk"),
-            ),
-        }
 
     def summary_line(self) -> str:
         return (

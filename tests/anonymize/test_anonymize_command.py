@@ -462,7 +462,9 @@ def test_the_treatments_file_is_checked_before_the_search_and_csv_has_the_chosen
     r = CliRunner().invoke(cli, [*args, "-f", "csv"])
     rows = list(csv.DictReader(r.stdout.splitlines()))
     got = qar_sql.anonymize(str(data), hierarchy=str(levels), k=2)
-    assert len(rows) == 1 and int(rows[0]["age"]) == got.chosen.levels[0] and int(rows[0]["k"]) == got.chosen.k >= 2
+    assert (
+        len(rows) == 1 and int(rows[0]["levels.age"]) == got.chosen.levels[0] and int(rows[0]["k"]) == got.chosen.k >= 2
+    )
 
 
 def test_the_risk_target_is_shown_as_given():

@@ -114,7 +114,7 @@ def section_ids(doc) -> set[str]:
 
 #: The paths of the JSON block that hold T̂ (or a change of it): levels of θ, not shares.
 T_HAT_PATH = re.compile(
-    r"^(audit\.risk|elimination\.(risk|rises\.\d+\.risk|curves\.\w+\.\d+\.risk)|history\.series\.\d+\.points"
+    r"^(audit\.risk|elimination\.(risk|rises\.\d+\.risk|curves\.\w+\.\d+\.risk)|history\.series\.\d+\.runs"
     r"\.\d+\.(risk|change)|whatif\.\w+\.\d+\.(risk|risk_change)|compare\.risk_(original|treated))$"
 )
 
@@ -216,7 +216,7 @@ def test_numbers_on_the_page_equal_the_json_and_an_independent_computation(demo)
     assert [r["position"] for r in data["records"]["top"]] == [int(r) + 1 for r in c.order("dt")[:10]]
     assert data["summary"]["verdict"] is None and data["summary"]["threshold"] is None  # none set: no verdict
     assert [s["name"] for s in data["whatif"]["scenarios"]] == ["original", "age_10y"]
-    assert len(data["history"]["series"][0]["points"]) == 2
+    assert len(data["history"]["series"][0]["runs"]) == 2
 
 
 def test_classic_compare_and_uniqueness_numbers_equal_independent_counts(demo):
@@ -288,7 +288,7 @@ def test_audit_and_records_format_html_with_a_store_show_the_history(demo, tmp_p
     stored = runs(store)
     assert len(stored) == 2 and stored[0].risk == stored[1].risk == numbers(first)["audit"]["risk"]
     for doc, n in ((first, 1), (second, 2)):
-        points = numbers(doc)["history"]["series"][0]["points"]
+        points = numbers(doc)["history"]["series"][0]["runs"]
         assert [p["run_id"] for p in points] == [r.run_id for r in stored[:n]]
         assert [p["risk"] for p in points] == [r.risk for r in stored[:n]]
         assert numbers(doc)["parameters"]["store"] == store
@@ -296,7 +296,7 @@ def test_audit_and_records_format_html_with_a_store_show_the_history(demo, tmp_p
     records = cli_html("records", *where, "--key", "person_id", "--top", "5")
     assert section_ids(records) >= {"records", "history"} and len(runs(store)) == 3
     # (qar records records its runs under the table's name as source, so they form a series of their own)
-    assert runs(store)[-1].run_id in {p["run_id"] for s in numbers(records)["history"]["series"] for p in s["points"]}
+    assert runs(store)[-1].run_id in {p["run_id"] for s in numbers(records)["history"]["series"] for p in s["runs"]}
 
 
 def cli_html(*args: str, env: dict | None = None):

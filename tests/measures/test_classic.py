@@ -396,16 +396,17 @@ def test_table_columns_hold_every_measure(duck):
     res = risk_command.risk(source, table=table, columns=QI, p=2, weight=WEIGHT, sensitive=[DIAG], population=3000)
     cols = res.table_columns()
     assert {len(v) for v in cols.values()} == {len(res.qis)} == {6}
-    for name in ("individual_highest", "population_uniques_dankar", "l_distinct", "t_closeness", "records_below_k5"):
+    # the JSON's names, an object's fields as outer.inner
+    for name in ("individual_risk.highest", "population_uniqueness.dankar", "l_diversity.distinct", "violations.5"):
         assert name in cols
     for i, q in enumerate(res.qis):
-        assert cols["individual_highest"][i] == q.individual_risk.highest
-        assert cols["population_uniques_dankar"][i] == q.population_uniqueness.dankar
-        assert cols["l_entropy"][i] == q.l_diversity.entropy
+        assert cols["individual_risk.highest"][i] == q.individual_risk.highest
+        assert cols["population_uniqueness.dankar"][i] == q.population_uniqueness.dankar
+        assert cols["l_diversity.entropy"][i] == q.l_diversity.entropy
         assert cols["t_closeness"][i] == q.t_closeness
         assert sum(q.fk_histogram.values()) == res.rows
     plain = risk_command.risk(source, table=table, columns=QI, p=2).table_columns()
-    assert "l_distinct" not in plain and "individual_highest" not in plain
+    assert "l_diversity.distinct" not in plain and "population_uniqueness.dankar" not in plain
 
 
 def test_ordered_text_sensitive_column(engine):

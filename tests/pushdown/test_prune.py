@@ -444,7 +444,7 @@ def test_json_text_and_frames_say_what_was_pruned(tmp_path):
     r = qar_sql.audit(source, table=table, p=4)
     frame = r.table_columns()
     assert sum(v is None for v in frame["distinct"]) == r.n_pruned
-    assert all((lo is None) == (not q.pruned) for lo, q in zip(frame["theta_low"], r.qis))
+    assert all((b is None) == (not q.pruned) for b, q in zip(frame["theta_bounds"], r.qis))  # the JSON's names
     bad = CliRunner().invoke(
         cli, ["audit", source, "--table", table, "-p", "4", "--prune", "auto", "--group-size", "5"]
     )
