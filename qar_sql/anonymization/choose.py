@@ -354,20 +354,33 @@ def _reached(
 
 
 def _refuse_impossible(session: Session, params: AnonymizeParams) -> None:
-    """A model no release of this table can meet, whatever the hierarchies (a class of at least
-    k records out of fewer rows; no singletons in a table of one row), is bad input (exit 2)
-    before the search, not a target the search tried and missed (exit 1)."""
+    """A model no release of this table can meet, whatever the hierarchies and the suppression
+    limit, is bad input (exit 2) before the search, not a target the search tried and missed
+    (exit 1): a class of at least k records out of fewer rows, no singletons in a table of one
+    row, l distinct sensitive values (every l-diversity needs ⌈l⌉) where the table holds fewer
+    (NULL and '' one value, as the evaluator reads them)."""
     least = max(params.k or 0, 2 if params.no_singletons else 0)
-    if not least:
-        return
-    (rows,) = session.db.query(f"select count(*) from {session.relation.sql} as t")[0]
-    if least > int(rows):
-        what = f"--k {params.k}" if params.k == least else "--no-singletons"
-        raise ParameterError(
-            f"{what} asks for classes of at least {least} records, but the table has {int(rows):,} "
-            f"row{'s' if int(rows) != 1 else ''}{' (NULLs dropped)' if params.drop_null else ''}, so no release "
-            "can meet it; give a smaller --k or a larger table"
-        )
+    t = session.relation.sql
+    if least:
+        (rows,) = session.db.query(f"select count(*) from {t} as t")[0]
+        rows = int(rows)
+        if least > rows:
+            what = f"--k {params.k}" if params.k == least else "--no-singletons"
+            fix = "give a smaller --k or a larger table" if params.k == least else "a table of one row is a singleton"
+            raise ParameterError(
+                f"{what} asks for classes of at least {least} records, but the table has {rows:,} "
+                f"row{'s' if rows != 1 else ''}{' (NULLs dropped)' if params.drop_null else ''}, so no release "
+                f"can meet it; {fix}"
+            )
+    if params.l is not None and params.sensitive is not None:
+        x = column_text(session.dialect, params.sensitive)
+        (values,) = session.db.query(f"select count(distinct coalesce({x}, '')) from {t} as t")[0]
+        if math.ceil(params.l) > int(values):
+            raise ParameterError(
+                f"--l {params.l:g} asks for at least {math.ceil(params.l)} distinct values of "
+                f"{params.sensitive!r} in every class, but the table holds {int(values):,}, so no release "
+                "can meet it; give a smaller --l"
+            )
 
 
 def choose(session: Session, params: AnonymizeParams, progress: Progress | None = None) -> AnonymizeResult:

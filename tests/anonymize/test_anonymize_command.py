@@ -568,11 +568,15 @@ def _api(tmp_path, target: str) -> dict:
         (20, ["--k", "21"], "--k 21 asks for classes of at least 21 records, but the table has 20 rows"),
         (1, ["--no-singletons"], "--no-singletons asks for classes of at least 2 records, but the table has 1 row,"),
         (1, ["--k", "2", "--suppression-limit", "0.5"], "--k 2 asks for classes of at least 2 records"),
+        # (every l-diversity needs l distinct sensitive values in a class: here the table has 1)
+        (1, ["--l", "2", "--sensitive", INCOME], f"--l 2 asks for at least 2 distinct values of {INCOME!r}"),
+        (20, ["--k", "2", "--l", "6", "--sensitive", INCOME], "but the table holds 5, so"),
     ],
 )
 def test_a_target_impossible_on_its_face_is_refused_before_the_search(engine, tmp_path, rows, extra, message):
-    """--k above the number of rows is bad input (exit 2, nothing on stdout), not a target the
-    search tried (exit 1): no hierarchy or suppression limit can meet it."""
+    """--k above the number of rows, --no-singletons on one row, --l above the sensitive column's
+    distinct values: bad input (exit 2, nothing on stdout), not a target the search tried (exit 1):
+    no hierarchy or suppression limit can meet it."""
     source, table = engine.load("people", make_table(4, rows))
     age, sex, town = write_hierarchies(tmp_path)
     code, stdout, stderr = run_cli(["anonymize", source, "--table", table, "--hierarchy", f"{SEX}={sex}", *extra])
