@@ -185,7 +185,14 @@ COMMAND: Command[AnonymizeParams, AnonymizeResult] = Command(
     progress="nodes",
     order=ORDER,
     only={name: RISK_OF_RELEASE for name in ("columns", "exclude", "alpha", "pi_u", "pwm")}
-    | {"plot": Needs(needs=("risk_below|p",), why="it draws the frontier of loss against T̂")},
+    | {"plot": Needs(needs=("risk_below|p",), why="it draws the frontier of loss against T̂")}
+    | {
+        "local": Needs(
+            unused_with=("fmt=sql", "fmt=csv"),
+            why="the local variant is in the text, JSON, Markdown and HTML; the SELECT and the frontier are the "
+            "global release's",
+        )
+    },
     runner=_run,
     html=_report,
     verdict=verdict,
