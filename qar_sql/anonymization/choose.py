@@ -353,7 +353,7 @@ def _reached(
     )
 
 
-def _refuse_impossible(session: Session, params: AnonymizeParams) -> None:
+def refuse_impossible(session: Session, params: AnonymizeParams) -> None:
     """A model no release of this table can meet, whatever the hierarchies and the suppression
     limit, is bad input (exit 2) before the search, not a target the search tried and missed
     (exit 1): a class of at least k records out of fewer rows, no singletons in a table of one
@@ -405,7 +405,7 @@ def choose(session: Session, params: AnonymizeParams, progress: Progress | None 
         )
     target, audit_cols = _target(session, params, qi, hierarchies)
     checked_qi(session.columns, hierarchies, models, qi)  # (the evaluator's checks, before a row is counted)
-    _refuse_impossible(session, params)  # (it counts the rows: after every check of the options)
+    refuse_impossible(session, params)  # (it counts the rows: after every check of the options)
     if params.risk_below is not None or not models:
         found = _with_risk(session, params, qi, hierarchies, models, target, progress)
     else:
