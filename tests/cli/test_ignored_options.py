@@ -237,9 +237,10 @@ FORMAT_FREE: dict[str, tuple[str, ...]] = {
         "row_subsamples",
     ),
     "compare": ("categorical", "attacker_columns", "alpha", "pi_u", "pwm", "impute"),
+    # (this table leaves them the same; on others --missing wildcard and --risk-threshold change the CSV)
     "risk": ("missing", "risk_threshold"),
     "uniqueness": ("from_marginals", "monte_carlo", "treatments", "exposed", "exposed_qis"),
-    "whatif": ("loss",),
+    "whatif": ("loss",),  # (--no-loss skips the loss columns' work; the CSV has none)
     # LEFT: the CSV lists every record by DT whatever --top, --all and --by dt|u_plus|u_star|n_unique
     # (--top also picks the records --store keeps, so a Needs on the format alone would be wrong)
     "records": ("top", "by", "all_records"),
