@@ -100,3 +100,15 @@ def test_full_precision_numbers_match_to_12_digits_and_nothing_else(expected, te
     """A fresh machine (DuckDB 2.0.1 from pip, numpy on an AVX-512 CPU) printed 11 numbers of the
     snapshots with other last digits: such a number may move there, nothing else may."""
     assert snapshots.same_but_last_digits(expected, text) is same
+
+
+def test_the_check_reaches_its_list_of_stale_snapshots():
+    """``--check`` ran every case, then failed with UnboundLocalError: ``main`` bound a local
+    named ``stale`` (the --update branch's list), so its call of the function ``stale()`` had no
+    value. ``main`` binds no name of the module's functions."""
+    functions = {
+        n for n, v in vars(snapshots).items() if callable(v) and getattr(v, "__module__", "") == "cli_snapshots"
+    }
+    assert not functions & set(snapshots.main.__code__.co_varnames), functions & set(
+        snapshots.main.__code__.co_varnames
+    )
