@@ -198,6 +198,14 @@ def corpus(kind: str, *, rich: bool = True) -> list[tuple[str, Callable[[Path], 
             items.append((f"wrong-type-{'.'.join(map(str, path))[:40]}", data(text.encode())))
             # at every key too: a date (TOML, YAML) and a number of 400 digits (JSON, YAML: TOML
             # refuses it as it parses), which messages showed as their Python repr
+            # and a list of one name, a table where a name is wanted (column = ["age"]), which
+            # a check of "a non-empty text" read as the key missing
+            items.append(
+                (
+                    f"wrong-type-{'.'.join(map(str, path))[:40]}-list",
+                    data(_dump(syntax, _replaced(doc, path, ["age"])).encode()),
+                )
+            )
             for name, value in (("date", datetime.date(1979, 5, 27)), ("huge", 10**400)):
                 if (name == "date") == (syntax == "json") or (name == "huge" and syntax == "toml"):
                     continue
@@ -422,6 +430,11 @@ def test_a_bad_file_is_one_sentence_naming_it(place, key, case, make):
             f.chmod(0o644)
     named = case in UNREAD and kind != "csv"  # (DuckDB names a CSV it cannot read, or the table)
     check(r, names=(f.name,) if named else ())
+    if case.startswith("wrong-type-"):
+        # a key given a value of the wrong type is there: "column is missing" sent the user
+        # looking for a key they had written (treatments.x.column = ["age"])
+        key = case.removeprefix("wrong-type-").removesuffix("-list").split(".")[-1]
+        assert not re.search(rf"\b{re.escape(key)} is missing[;,]", r.output), (case, r.output)
 
 
 def test_every_path_option_takes_the_generic_corpus(place):

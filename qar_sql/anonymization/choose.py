@@ -17,7 +17,7 @@ import numpy as np
 
 from qar_sql.anonymization import metrics
 from qar_sql.anonymization import models as privacy
-from qar_sql.anonymization.evaluate import Evaluator, NodeEval, evaluator
+from qar_sql.anonymization.evaluate import Evaluator, NodeEval, checked_qi, evaluator
 from qar_sql.anonymization.export import column_text, generalized, release_select, treatments
 from qar_sql.anonymization.hierarchy import (
     Hierarchy,
@@ -38,7 +38,7 @@ from qar_sql.anonymization.risk import (
     theta_of,
     unique_free,
 )
-from qar_sql.anonymization.search import anonymize_session
+from qar_sql.anonymization.search import NoNodeMeets, anonymize_session
 from qar_sql.engines.database import Relation
 from qar_sql.engines.dialects import refuse_unsafe_columns
 from qar_sql.engines.session import Session
@@ -255,9 +255,22 @@ def _with_risk(session, params, qi, hierarchies, models, target, progress) -> di
         evaluated = len(search.evals)
         node = None if chosen is None else search.figures(chosen)
         measured = [search.figures(lv) for lv in visit.measured if lv in search.risks]
+        lowest = min(
+            ((r.risk, lv) for lv, r in search.risks.items() if r.risk is not None and lv in search.evals), default=None
+        )
         return {
             "rows": ev.rows,
             "chosen": node,
+            "reached": None
+            if chosen is not None
+            else _reached(
+                qi,
+                min((e.violating for e in search.evals.values()), default=ev.rows),
+                ev.rows,
+                search.limit,
+                lowest,
+                params.risk_below,
+            ),
             "risk": None if chosen is None else search.risks[chosen],
             "optimal": True,
             "nodes": n_nodes,
@@ -271,9 +284,29 @@ def _with_risk(session, params, qi, hierarchies, models, target, progress) -> di
 def _without_risk(session, params, qi, hierarchies, models, target) -> dict:
     """The search of the models alone (:func:`.search.anonymize_session`, ARX's Flash), and T̂
     of the chosen release when ``-p`` is given."""
-    sr = anonymize_session(
-        session, hierarchies, models, params.suppression_limit, metric_name(params), qi=qi, gs_factor=params.gs_factor
-    )
+    try:
+        sr = anonymize_session(
+            session,
+            hierarchies,
+            models,
+            params.suppression_limit,
+            metric_name(params),
+            qi=qi,
+            gs_factor=params.gs_factor,
+        )
+    except NoNodeMeets as missed:  # a target tried and missed: a result without a node (exit 1), as --risk-below's
+        return {
+            "rows": missed.rows,
+            "chosen": None,
+            "reached": _reached(qi, missed.fewest, missed.rows, None, None, None),
+            "risk": None,
+            "optimal": True,
+            "nodes": missed.nodes,
+            "evaluated": missed.evaluated,
+            "anonymous": 0,
+            "measured": 0,
+            "frontier": (),
+        }
     levels = tuple(sr.levels[c] for c in qi)
     entropy = metric_name(params) if params.metric == "entropy" else "entropy"
     scores = {m: sr.scores[entropy if m == "entropy" else m] for m in REPORTED}
@@ -293,6 +326,61 @@ def _without_risk(session, params, qi, hierarchies, models, target) -> dict:
         "frontier": (),
         "search": sr,
     }
+
+
+def _reached(
+    qi: Sequence[str],
+    fewest: int,
+    rows: int,
+    limit: float | None,
+    lowest: tuple[float, tuple[int, ...]] | None,
+    risk_below: float | None,
+) -> str:
+    """What a search that met no target got closest to (:attr:`AnonymizeResult.reached`): the
+    lowest T̂ it measured when a risk target was asked and some node passed the models, else the
+    fewest records a node evaluated leaves in classes failing the models (``limit``: the most
+    the suppression limit allows; None: every node failed it)."""
+    if risk_below is not None and lowest is not None:
+        risk, levels = lowest
+        shown = ", ".join(f"{c}={v}" for c, v in zip(qi, levels))
+        return f"the lowest T̂ it measured is {risk:.6g} (levels {shown})"
+    if risk_below is not None and limit is not None and fewest <= limit:
+        return "every node that passes the models left no tail to fit, so none has a T̂ to compare"
+    share = fewest / rows if rows else 0.0
+    return (
+        f"the fewest records a node leaves in classes failing the models is {fewest:,} of {rows:,} "
+        f"({share:.2%}), above the suppression limit"
+    )
+
+
+def refuse_impossible(session: Session, params: AnonymizeParams) -> None:
+    """A model no release of this table can meet, whatever the hierarchies and the suppression
+    limit, is bad input (exit 2) before the search, not a target the search tried and missed
+    (exit 1): a class of at least k records out of fewer rows, no singletons in a table of one
+    row, l distinct sensitive values (every l-diversity needs ⌈l⌉) where the table holds fewer
+    (NULL and '' one value, as the evaluator reads them)."""
+    least = max(params.k or 0, 2 if params.no_singletons else 0)
+    t = session.relation.sql
+    if least:
+        (rows,) = session.db.query(f"select count(*) from {t} as t")[0]
+        rows = int(rows)
+        if least > rows:
+            what = f"--k {params.k}" if params.k == least else "--no-singletons"
+            fix = "give a smaller --k or a larger table" if params.k == least else "a table of one row is a singleton"
+            raise ParameterError(
+                f"{what} asks for classes of at least {least} records, but the table has {rows:,} "
+                f"row{'s' if rows != 1 else ''}{' (NULLs dropped)' if params.drop_null else ''}, so no release "
+                f"can meet it; {fix}"
+            )
+    if params.l is not None and params.sensitive is not None:
+        x = column_text(session.dialect, params.sensitive)
+        (values,) = session.db.query(f"select count(distinct coalesce({x}, '')) from {t} as t")[0]
+        if math.ceil(params.l) > int(values):
+            raise ParameterError(
+                f"--l {params.l:g} asks for at least {math.ceil(params.l)} distinct values of "
+                f"{params.sensitive!r} in every class, but the table holds {int(values):,}, so no release "
+                "can meet it; give a smaller --l"
+            )
 
 
 def choose(session: Session, params: AnonymizeParams, progress: Progress | None = None) -> AnonymizeResult:
@@ -316,6 +404,8 @@ def choose(session: Session, params: AnonymizeParams, progress: Progress | None 
             "the search chose"
         )
     target, audit_cols = _target(session, params, qi, hierarchies)
+    checked_qi(session.columns, hierarchies, models, qi)  # (the evaluator's checks, before a row is counted)
+    refuse_impossible(session, params)  # (it counts the rows: after every check of the options)
     if params.risk_below is not None or not models:
         found = _with_risk(session, params, qi, hierarchies, models, target, progress)
     else:
@@ -362,6 +452,7 @@ def choose(session: Session, params: AnonymizeParams, progress: Progress | None 
         metric=params.metric,
         models=pick(params, MODELS),
         chosen=node,
+        reached=found.get("reached"),
         **{name: found[name] for name in ("rows", "optimal", "nodes", "evaluated", "anonymous", "measured")},
         seconds=time.perf_counter() - started,
         l_value=l_value,

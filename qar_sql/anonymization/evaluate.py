@@ -425,24 +425,12 @@ def frequency_sql(
     return f"select {', '.join(outer)}, n from (\n{middle}\n) as m"
 
 
-@contextmanager
-def evaluator(
-    session: Any,
-    hierarchies: Mapping[str, Hierarchy],
-    models: Sequence[Model],
-    *,
-    qi: Sequence[str] | None = None,
-    gs_factor: float = 0.5,
-    cells: int = LOCAL_CELLS,
-) -> Iterator[Evaluator]:
-    """An :class:`Evaluator` over ``session``'s relation: the QI columns are ``qi`` (default: the
-    hierarchies' columns, in the relation's column order), each generalized by its hierarchy;
-    the models' sensitive column (one at most) is read as it is, or through the hierarchy of a
-    hierarchical t-closeness. The frequency table is dropped on exit. With size-only models and
-    a frequency table of at most ``cells`` cells, nodes are grouped from its cells in memory
-    (:meth:`Evaluator.fetch_cells`; 0: always in SQL)."""
-    d = session.dialect
-    columns = list(session.columns)
+def checked_qi(
+    columns: Sequence[str], hierarchies: Mapping[str, Hierarchy], models: Sequence[Model], qi: Sequence[str] | None
+) -> list[str]:
+    """The QI columns (``qi``, default the hierarchies' columns in table order), checked against
+    the table's ``columns`` alone (no row read): each QI and hierarchy column in the table, each QI
+    with a hierarchy, the models' sensitive column in the table and no QI."""
     qi = list(qi) if qi is not None else [c for c in columns if c in hierarchies]
     for c in list(qi) + [c for c in hierarchies if c not in qi]:
         if c not in columns:
@@ -466,6 +454,29 @@ def evaluator(
             raise ColumnError(
                 f"sensitive column {sensitive!r} is also a quasi-identifier; a column is one or the other"
             )
+    return qi
+
+
+@contextmanager
+def evaluator(
+    session: Any,
+    hierarchies: Mapping[str, Hierarchy],
+    models: Sequence[Model],
+    *,
+    qi: Sequence[str] | None = None,
+    gs_factor: float = 0.5,
+    cells: int = LOCAL_CELLS,
+) -> Iterator[Evaluator]:
+    """An :class:`Evaluator` over ``session``'s relation: the QI columns are ``qi`` (default: the
+    hierarchies' columns, in the relation's column order), each generalized by its hierarchy;
+    the models' sensitive column (one at most) is read as it is, or through the hierarchy of a
+    hierarchical t-closeness. The frequency table is dropped on exit. With size-only models and
+    a frequency table of at most ``cells`` cells, nodes are grouped from its cells in memory
+    (:meth:`Evaluator.fetch_cells`; 0: always in SQL)."""
+    d = session.dialect
+    columns = list(session.columns)
+    qi = checked_qi(columns, hierarchies, models, qi)
+    sensitive = sensitive_of(models)
     read = qi + ([sensitive] if sensitive is not None else [])
     counts = _value_counts(session, read)
     rows = sum(counts[0].values())

@@ -81,6 +81,9 @@ class AnonymizeResult(Tabular):
     release_sql: str = ""
     treatments: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    #: No node met every target: what the search got closest to, in words (the lowest T̂ it
+    #: measured, or the fewest records a node leaves failing the models); None when one did.
+    reached: str | None = None
 
     table_at = ("frontier",)
 

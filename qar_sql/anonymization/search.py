@@ -65,6 +65,17 @@ class NodeResult:
     scores: dict[str, float | None]
 
 
+class NoNodeMeets(DataError):
+    """No node meets the models within the suppression limit, not even the most general. The
+    search's figures ride along (``qar anonymize`` reports them and exits 1, as a target it tried
+    and missed): ``fewest``, the fewest records a node evaluated leaves in classes failing the
+    models; ``rows``, ``nodes``, ``evaluated``."""
+
+    def __init__(self, message: str, *, fewest: int, rows: int, nodes: int, evaluated: int):
+        super().__init__(message)
+        self.fewest, self.rows, self.nodes, self.evaluated = fewest, rows, nodes, evaluated
+
+
 @dataclass(frozen=True)
 class SearchResult:
     """The outcome of :func:`anonymize_session` (JSON-ready through ``dataclasses.asdict``).
@@ -331,7 +342,7 @@ def anonymize_session(
     too: predictive tagging is then still used; otherwise the exact search evaluates every node
     whose bound is below the best score (still optimal, more evaluations).
 
-    Raises :class:`~qar_sql.errors.DataError` when no node is anonymous (even full generalization
+    Raises :class:`NoNodeMeets` (a :class:`~qar_sql.errors.DataError`) when no node is anonymous (even full generalization
     leaves more violating records than the limit), and the hierarchy/column errors of
     :func:`.evaluate.evaluator`. Nothing is written to the database (DuckDB's frequency table is
     a session temp table in memory, dropped before returning)."""
@@ -378,10 +389,14 @@ def anonymize_session(
             anonymous_known = int((lattice.status == 1).sum())
         best = _best(s, ev, lattice if strategy != "heuristic" else None, metric)
         if best is None:
-            raise DataError(
+            raise NoNodeMeets(
                 f"no generalization meets {', '.join(m.name for m in models)} with at most "
                 f"{suppression_limit:.2%} of the {ev.rows:,} rows suppressed, not even the most general; "
-                "raise the suppression limit or relax the models"
+                "raise the suppression limit or relax the models",
+                fewest=min((e.violating for e in s.evals.values()), default=ev.rows),
+                rows=ev.rows,
+                nodes=size,
+                evaluated=len(s.results),
             )
         # the chosen node with every metric (the suppressed values fetched once, for it alone)
         (full,) = ev.evaluate([best], values=True)
@@ -442,4 +457,4 @@ def _ties(a: float, b: float) -> bool:
 TIE = 1e-12
 
 
-__all__ = ["MAX_EXACT_NODES", "NodeCheck", "NodeResult", "SearchResult", "anonymize_session"]
+__all__ = ["MAX_EXACT_NODES", "NoNodeMeets", "NodeCheck", "NodeResult", "SearchResult", "anonymize_session"]

@@ -15,12 +15,13 @@ import click
 
 from qar_sql import cli_options
 from qar_sql.anonymization.export import treatments_toml
-from qar_sql.command import SOURCE_ORDER, TAIL_ORDER, Command, Extras, api_function, run_on
+from qar_sql.command import SOURCE_ORDER, TAIL_ORDER, Command, Extras, Verdict, api_function, run_on
 from qar_sql.commands.search_options import SEARCH
-from qar_sql.errors import UsageError
+from qar_sql.errors import ExitCode, UsageError
 from qar_sql.guard import guard_outputs
 from qar_sql.output.files import check_plot, save_figure, written
 from qar_sql.output.render import format_option
+from qar_sql.output.render_anonymize import models_text
 from qar_sql.parameters.fields import options_of
 from qar_sql.parameters.needs import Needs
 from qar_sql.parameters.treat import RISK_OF_RELEASE, AnonymizeParams
@@ -111,12 +112,34 @@ def _run(where: dict[str, Any], params: AnonymizeParams, progress: Progress | No
     if _p_given():
         params = dataclasses.replace(params, risk=True)
     result = run_on(where, COMMAND, params, progress, log=out.setdefault(SQL_LOG, []))
-    if out["output"] is not None:
+    if out["output"] is not None and result.chosen is not None:  # (no node: the verdict says no file was written)
         with written(out["output"], "--output"):
             Path(out["output"]).write_text(treatments_text(result), encoding="utf-8")
     if out["plot"] is not None:
         save_figure(result.plot(title=True).figure, out["plot"])
     return result
+
+
+def verdict(result: AnonymizeResult, params: AnonymizeParams) -> int:
+    """Exit 1 when no node meets every target, whichever target it is (docs/limits.md#exit-codes:
+    the release would not meet what was asked), with one sentence naming the targets, the best
+    the search reached and what to widen; the output is printed first, as ``qar audit
+    --fail-above``'s. A target impossible on its face (``--k`` above the rows) was refused before
+    the search (exit 2)."""
+    if result.chosen is not None:
+        return 0
+    return Verdict(
+        int(ExitCode.RISK_ABOVE_THRESHOLD),
+        f"No node of the {result.nodes:,} meets {models_text(result)}: {result.reached}; widen the "
+        "hierarchies (more levels, up to one value) or raise --suppression-limit"
+        + (" (no treatments file was written)." if _output_given() else "."),
+    )
+
+
+def _output_given() -> bool:
+    """-o was given on this command line (the verdict says the file was not written)."""
+    ctx = click.get_current_context(silent=True)
+    return ctx is not None and ctx.params.get("output") is not None
 
 
 #: Keywords of the API only, which the report's parameters leave out.
@@ -162,9 +185,17 @@ COMMAND: Command[AnonymizeParams, AnonymizeResult] = Command(
     progress="nodes",
     order=ORDER,
     only={name: RISK_OF_RELEASE for name in ("columns", "exclude", "alpha", "pi_u", "pwm")}
-    | {"plot": Needs(needs=("risk_below|p",), why="it draws the frontier of loss against T̂")},
+    | {"plot": Needs(needs=("risk_below|p",), why="it draws the frontier of loss against T̂")}
+    | {
+        "local": Needs(
+            unused_with=("fmt=sql", "fmt=csv"),
+            why="the local variant is in the text, JSON, Markdown and HTML; the SELECT and the frontier are the "
+            "global release's",
+        )
+    },
     runner=_run,
     html=_report,
+    verdict=verdict,
 )
 
 anonymize = api_function(COMMAND)

@@ -163,7 +163,8 @@ NOT_IN_SQL = (
 WITH_SQL = "--show-sql prints the SQL and runs nothing"
 ONLY = {name: Needs(unused_with=("show_sql",), why=WITH_SQL) for name in NOT_IN_SQL} | {
     "top": Needs(
-        unused_with=("fmt=json", "show_sql"), why="it caps the lists of text, Markdown and HTML; JSON lists all"
+        unused_with=("fmt=json", "fmt=csv", "show_sql"),
+        why="it caps the lists of text, Markdown and HTML; JSON and CSV list all",
     ),
     "histograms": Needs(needs=("fmt=json",), unused_with=("show_sql",), why="the histograms are JSON's"),
     "store_in_source": Needs(needs=("store",), unused_with=("show_sql",), why="it lets --store be the audited file"),

@@ -48,7 +48,11 @@ COMMAND: Command[DiscoverParams, DiscoverResult] = Command(
         "quiet": cli_options.quiet,
     },
     emits=("top",),
-    only={"top": Needs(unused_with=("fmt=json",), why="it caps the lists of text and Markdown; JSON lists all")},
+    only={
+        "top": Needs(
+            unused_with=("fmt=json", "fmt=csv"), why="it caps the lists of text and Markdown; JSON and CSV list all"
+        )
+    },
     progress="combinations",
     order=tuple("table columns exclude delimiter null_tokens max_size drop_null top fmt jobs batch_size quiet".split()),
 )

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from qar_sql.anonymization.choose import refuse_impossible
 from qar_sql.command import TAIL_ORDER
 from qar_sql.commands import anonymize, compare, whatif
 from qar_sql.commands.catalog_checks import audited
@@ -139,6 +140,8 @@ def run(session: Session | None, params: ReportParams, progress: Progress | None
     population = (params.classic_keywords or {}).get("population")
     if population is not None:  # compared with the rows: one count, not after the audit's passes
         rows_and_population(session.db, session.relation, population, None)
+    if params.anonymize is not None:  # a target no release can meet (--k above the rows): not after the passes
+        refuse_impossible(session, dataclasses.replace(params.anonymize, drop_null=False))
     opts = Options.of(params, progress)
     records = params.records
     if records is None:

@@ -119,7 +119,12 @@ COMMAND: Command[UniquenessParams, UniquenessResult] = Command(
         "quiet": cli_options.quiet,
     },
     emits=("top",),
-    only={"top": Needs(unused_with=("fmt=json",), why="it caps the lists of text, Markdown and HTML; JSON lists all")},
+    only={
+        "top": Needs(
+            unused_with=("fmt=json", "fmt=csv"),
+            why="it caps the lists of text, Markdown and HTML; JSON and CSV list all",
+        )
+    },
     order=ORDER,
     prepare=prepare,
     check=lazy(checks, "uniqueness"),

@@ -440,7 +440,12 @@ def parse_config(
                 refuse(problems, (*at, "source"), f'{scan} names no source; add source = "..." naming one of: {named}')
                 continue
             sname = next(iter(sources))
-        if not isinstance(sname, str) or sname not in sources:  # (a list or table: no name, and no key)
+        if not isinstance(sname, str) or not sname:  # (a list is unhashable: "unexpected TypeError", exit 3)
+            refuse(
+                problems, (*at, "source"), f'{scan}: source = {shown(sname)} must be one name, e.g. source = "people"'
+            )
+            continue
+        if sname not in sources:
             hint = _did_you_mean(str(sname), list(sources)) if sources else "add a [sources.NAME] table"
             refuse(problems, (*at, "source"), f"{scan} uses source {shown(sname)}, which is not defined; {hint}")
             continue

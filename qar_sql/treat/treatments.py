@@ -228,8 +228,10 @@ def _parse_treatment(c: _Checker, name: str, spec: Any, qis, seed: int | None = 
         column = spec["columns"][0] if isinstance(spec["columns"], list) and spec["columns"] else spec["columns"]
         if not isinstance(column, str) or not column:
             c.fail(where, "columns", f'= {shown(spec["columns"])} must be a list of column names, e.g. ["income"]')
-    elif not isinstance(column, str) or not column:
+    elif column is None:
         c.fail(where, "column", "is missing; name the column this treatment changes")
+    elif not isinstance(column, str) or not column:  # (a list or a number was read as "missing")
+        c.fail(where, "column", f'= {shown(column)} must be the name of one column, e.g. "age"')
     allowed = _COMMON | REGISTRY[kind].keys
     for key in spec:
         if key not in allowed:

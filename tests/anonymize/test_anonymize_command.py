@@ -512,3 +512,75 @@ def test_the_frontier_plot_needs_a_measured_risk(engine, tmp_path):
     assert code == 0 and plot.stat().st_size > 0 and "Warning" not in stderr, stderr
     measured = qar_sql.anonymize(source, table=table, hierarchy=[(AGE, str(age))], k=3, risk=True, p=1, pi_u=0.3)
     assert len(measured.plot().collections) == 1  # the chosen node
+
+
+def _missed_args(tmp_path, target: str) -> list[str]:
+    """Options of a search that runs and meets no node: k = 20 of 20 rows with a sex hierarchy
+    that never merges F and M, or a T̂ target below every node's."""
+    age, sex, town = write_hierarchies(tmp_path)
+    if target == "k":
+        flat = tmp_path / "flat.csv"
+        flat.write_text("F;F\nM;M\n", encoding="utf-8")
+        return ["--hierarchy", f"{SEX}={flat}", "--k", "20", "--suppression-limit", "0.2"]
+    given = ["--hierarchy", f"{AGE}={age}", "--hierarchy", f"{SEX}={sex}", "--hierarchy", f"{TOWN}={town}"]
+    return [*given, "--risk-below", "1e-6", "-p", str(P), "--pi-u", str(PI_U)]
+
+
+@pytest.mark.parametrize("target", ["k", "risk_below"])
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_a_target_the_search_misses_exits_1_whatever_the_target(engine, tmp_path, target, fmt):
+    """An unmet --risk-below exited 0 and an unmet --k 2 (a DataError raised by the search, no
+    output). Both are a target the search tried and missed: the output on stdout, then exit 1
+    with one sentence naming the target, the best the search reached and what to widen; -o
+    writes nothing and says so."""
+    source, table = engine.load("people", make_table(4, 20))
+    output = tmp_path / "chosen.toml"
+    args = ["anonymize", source, "--table", table, *_missed_args(tmp_path, target), "-q", "-f", fmt]
+    code, stdout, stderr = run_cli([*args, "-o", str(output)])
+    assert code == 1, stderr
+    assert not output.exists() and "(no treatments file was written)." in stderr, stderr
+    named = "20-anonymity" if target == "k" else "T̂(2, 0.01) ≤ 1e-06"
+    reached = (
+        "the fewest records a node leaves in classes failing the models is 20 of 20"
+        if target == "k"
+        else ("the lowest T̂ it measured is")
+    )
+    assert f"No node of the {2 if target == 'k' else 30} meets {named}" in stderr, stderr
+    assert reached in stderr and "widen the hierarchies" in stderr and "--suppression-limit" in stderr, stderr
+    assert len(stderr.strip().splitlines()) == 1 and "Traceback" not in stderr, stderr
+    if fmt == "json":
+        assert json.loads(stdout)["levels"] is None
+    else:
+        assert "none: no node of the lattice meets every target" in stdout
+    got = qar_sql.anonymize(source, table=table, **_api(tmp_path, target))
+    assert got.chosen is None and got.reached is not None and reached in got.reached
+
+
+def _api(tmp_path, target: str) -> dict:
+    age, sex, town = write_hierarchies(tmp_path)
+    if target == "k":
+        flat = tmp_path / "flat.csv"
+        return {"hierarchy": [(SEX, str(flat))], "k": 20, "suppression_limit": 0.2}
+    return {**hierarchy_args(age, sex, town), "risk_below": 1e-6, "p": P, "pi_u": PI_U}
+
+
+@pytest.mark.parametrize(
+    ("rows", "extra", "message"),
+    [
+        (20, ["--k", "21"], "--k 21 asks for classes of at least 21 records, but the table has 20 rows"),
+        (1, ["--no-singletons"], "--no-singletons asks for classes of at least 2 records, but the table has 1 row,"),
+        (1, ["--k", "2", "--suppression-limit", "0.5"], "--k 2 asks for classes of at least 2 records"),
+        # (every l-diversity needs l distinct sensitive values in a class: here the table has 1)
+        (1, ["--l", "2", "--sensitive", INCOME], f"--l 2 asks for at least 2 distinct values of {INCOME!r}"),
+        (20, ["--k", "2", "--l", "6", "--sensitive", INCOME], "but the table holds 5, so"),
+    ],
+)
+def test_a_target_impossible_on_its_face_is_refused_before_the_search(engine, tmp_path, rows, extra, message):
+    """--k above the number of rows, --no-singletons on one row, --l above the sensitive column's
+    distinct values: bad input (exit 2, nothing on stdout), not a target the search tried (exit 1):
+    no hierarchy or suppression limit can meet it."""
+    source, table = engine.load("people", make_table(4, rows))
+    age, sex, town = write_hierarchies(tmp_path)
+    code, stdout, stderr = run_cli(["anonymize", source, "--table", table, "--hierarchy", f"{SEX}={sex}", *extra])
+    assert code == 2 and message in stderr and "no release can meet it" in stderr, stderr
+    assert stdout == "" and "Traceback" not in stderr

@@ -184,6 +184,69 @@ def test_every_option_changes_the_output_or_is_refused(name, files):
     assert not findings, "\n".join(findings)
 
 
+def _formats(name: str) -> list[str]:
+    """The --format values of ``name`` but text (the base run's) and html (the report's page,
+    compared by tests/output): an option shown only in the text is ignored in another format."""
+    fmt = next((p for p in COMMANDS[name].params if p.name == "fmt"), None)
+    if fmt is None or not isinstance(fmt.type, click.Choice):
+        return []
+    return [f for f in fmt.type.choices if f not in ("text", "html")]
+
+
+@pytest.mark.parametrize(("name", "fmt"), [(n, f) for n in TABLE_COMMANDS for f in _formats(n)])
+def test_every_option_changes_the_output_in_every_format_or_is_refused(name, fmt, files):
+    """The test above in each other --format: ``qar anonymize --local -f sql`` printed the same
+    SELECT as without it (the local variant is in the text and JSON only), exit 0. An option whose
+    effect one format does not carry is refused there (``Needs(unused_with=("fmt=sql",))``)."""
+    out = Path(files.folder)
+    base = [*base_args(name, files.plain, files), "--format", fmt]
+    code, before = _run([name, *base], out)
+    if code not in (0, 1):
+        pytest.skip(f"qar {name} -f {fmt} does not run on the base arguments: {before.strip()[-200:]}")
+    findings = []
+    for param in COMMANDS[name].params:
+        if not isinstance(param, click.Option) or param.name in SKIPPED or param.name in NOT_IN_OUTPUT:
+            continue
+        if (name, param.name) in SHOWN_ELSEWHERE or param.name in ("fmt", *FORMAT_FREE.get(name, ())):
+            continue
+        args = value_of(name, param, files, out)
+        if not args:
+            continue
+        code, after = _run([name, *base, *args], out)
+        if code == 2:
+            continue
+        if after == before:
+            findings.append(f"qar {name} -f {fmt} {' '.join(args)}: exit {code}, the same output as without it")
+    assert not findings, "\n".join(findings)
+
+
+#: Options the run above leaves unchanged in a format for a reason other than being ignored, by
+#: command; and the blind spots this generator found and left (pass 9, h4's report): each a
+#: finding, not an allowance.
+FORMAT_FREE: dict[str, tuple[str, ...]] = {
+    # the SELECT and the frontier are of the chosen node, which these options may leave the same on
+    # this table (a search option, not an ignored one); --local is refused there
+    "anonymize": (
+        "exclude", "k", "sensitive", "no_singletons", "suppression_limit", "metric", "gs_factor",
+        "alpha", "pi_u", "pwm", "theta",
+    ),
+    # LEFT (a decision for the lead): -f csv is the per-QI table (docs/commands.md); the options of
+    # the tail fit and of the other sections change nothing in it
+    "audit": (
+        "alpha", "pi_u", "pwm", "group_size", "prune", "interval_level", "bootstrap", "theta", "sensitivity",
+        "row_subsamples",
+    ),
+    "compare": ("categorical", "attacker_columns", "alpha", "pi_u", "pwm", "impute"),
+    # (this table leaves them the same; on others --missing wildcard and --risk-threshold change the CSV)
+    "risk": ("missing", "risk_threshold"),
+    "uniqueness": ("from_marginals", "monte_carlo", "treatments", "exposed", "exposed_qis"),
+    "whatif": ("loss",),  # (--no-loss skips the loss columns' work; the CSV has none)
+    # LEFT: the CSV lists every record by DT whatever --top, --all and --by dt|u_plus|u_star|n_unique
+    # (--top also picks the records --store keeps, so a Needs on the format alone would be wrong)
+    "records": ("top", "by", "all_records"),
+}  # fmt: skip
+
+
 def _commands() -> dict[str, Command]:
     """Every :class:`~qar_sql.command.Command` of the command line, by name."""
     found = {}
