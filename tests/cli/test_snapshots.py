@@ -111,4 +111,3 @@ def test_full_precision_numbers_match_to_12_digits_and_nothing_else(expected, te
     """A fresh machine (DuckDB 2.0.1 from pip, numpy on an AVX-512 CPU) printed 11 numbers of the
     snapshots with other last digits: such a number may move there, nothing else may."""
     assert snapshots.same_but_last_digits(expected, text) is same
-
