@@ -126,7 +126,7 @@ def _replaced(doc: object, path: tuple, value: object) -> object:
 
 #: The inputs no parser reads as the file's kind: the sentence must name the file. (Another may
 #: parse and fail on what it says, naming a key, a column, a table.)
-UNREAD = ("folder", "missing", "symlink-loop", "binary", "utf16", "deep", "unreadable", "latin1", "nul")
+UNREAD = ("folder", "missing", "symlink-loop", "binary", "utf16", "utf16-no-bom", "deep", "unreadable", "latin1", "nul")
 
 #: What a wrong type at a key becomes (each key gets the next, in turn): TOML's and YAML's dates
 #: and times too, which messages showed as datetime.date(1979, 5, 27).
@@ -168,6 +168,7 @@ def corpus(kind: str, *, rich: bool = True) -> list[tuple[str, Callable[[Path], 
         ("symlink-loop", loop),
         ("binary", data(bytes(range(256)) * 8)),
         ("utf16", data(valid.decode().encode("utf-16"))),
+        ("utf16-no-bom", data(valid.decode().encode("utf-16-le"))),
         ("deep", data(deep[syntax])),
     ]
     if not ROOT:  # (root reads a file of mode 000 anyway)
@@ -422,6 +423,8 @@ def test_a_bad_file_is_one_sentence_naming_it(place, key, case, make):
             f.chmod(0o644)
     named = case in UNREAD and kind != "csv"  # (DuckDB names a CSV it cannot read, or the table)
     check(r, names=(f.name,) if named else ())
+    if case.startswith("utf16") and r.exit_code == 2:  # (the cause named: not ragged lines, a wrong delimiter)
+        assert "UTF-16" in r.stderr, r.stderr
 
 
 def test_every_path_option_takes_the_generic_corpus(place):

@@ -737,7 +737,12 @@ def _check_header_names(path: str, delimiter: str | None, cols: Sequence[str]) -
 
 def _explain_csv(db: DuckDBDatabase, path: str, delimiter: str | None) -> None:
     """Raise a clear error when a CSV read as one column (or not at all) is really ragged or
-    read with the wrong --delimiter; return when no better explanation is found."""
+    read with the wrong --delimiter; return when no better explanation is found. A file saved as
+    UTF-16 or UTF-32 (Excel's "Unicode text") is named so first: DuckDB reads its NUL bytes as
+    text, and the lines that gives were explained as ragged, or as a wrong --delimiter."""
+    wide = user_files.wide_encoding(path)
+    if wide:
+        raise UsageError(f"{path!r} is {wide} text; save it as UTF-8 (e.g. iconv -f {wide} -t utf-8)")
     header = _header_line(path)
     if not header:
         return
