@@ -22,6 +22,7 @@ import json
 import os
 import random
 import re
+import shutil
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -310,7 +311,12 @@ READERS: dict[tuple[str, str], tuple[str, list[str]]] = {
         ["report", "{csv}", "--compare", "{f}", "--aligned", "-p", "1", "--pi-u", "0.5", "-q", "-o", "{dir}/r.html"],
     ),
     ("audit", "source"): ("csv", ["audit", "{f}", "-p", "1", "--pi-u", "0.5", "-q"]),
+    # ({f}: a copy of the fixture's dbt project whose file of that kind is the bad input)
+    ("scan", "--dbt-project"): ("project", ["scan", "--dbt-project", "{f}", "--profiles-dir", "{f}", "--no-store"]),
+    ("scan", "--profiles-dir"): ("profiles", ["scan", "--dbt-project", "{f}", "--profiles-dir", "{f}", "--no-store"]),
 }
+#: The readers of a file inside a folder the option names: the file's name.
+IN_FOLDER = {"project": "dbt_project.yml", "profiles": "profiles.yml"}
 #: The other options that take a file, folder or URL as text (not click.Path): checked below to
 #: exist, each given the generic corpus (a SOURCE of every command, a store, a dbt folder).
 TEXT_PATHS = {"source", "original", "treated", "config", "--store", "--url", "--dbt-project", "--profiles-dir"}
@@ -414,10 +420,17 @@ def test_a_bad_file_is_one_sentence_naming_it(place, key, case, make):
         / f"{key[0] or 'qar'}{key[1]}-{case}{'.csv' if kind in ('csv', 'hierarchy_csv') else '.json' if kind == 'manifest' else '.toml'}"
     )
     f.parent.mkdir(exist_ok=True)
+    if kind in IN_FOLDER:  # (the project's folder, its file of this kind the bad input)
+        folder, f = f.with_suffix(""), f.with_suffix("") / IN_FOLDER[kind]
+        if not folder.exists():
+            shutil.copytree(FIXTURES / "dbt_project", folder)
+            (folder / "target").mkdir()
+            (folder / "target" / "manifest.json").write_text(VALID["manifest"])
+            f.unlink()
     if not f.exists() and not f.is_symlink():
         make(f)
     try:
-        r = CliRunner().invoke(cli, _fill(args, place, f))
+        r = CliRunner().invoke(cli, _fill(args, place, f.parent if kind in IN_FOLDER else f))
     finally:
         with contextlib.suppress(OSError):
             f.chmod(0o644)
@@ -635,3 +648,30 @@ def test_a_store_whose_json_qar_did_not_write_is_one_sentence(place, tmp_path):
                 check(r) if r.exit_code != 3 else pytest.fail(f"{table}.{column} = {value[:80]!r}: {r.output}")
                 runs += 1
     assert runs >= 50, runs
+
+
+@pytest.mark.parametrize(
+    "change, said",
+    [
+        (lambda p: {"qar_fixture": []}, "profile 'qar_fixture' in"),  # (said: not in … (profiles: qar_fixture))
+        (lambda p: {"qar_fixture": {**p["qar_fixture"], "target": []}}, "target is a list"),  # (said: names no target)
+        (lambda p: _output(p, path=True), "path is true or false"),  # (opened the file 'True')
+        (lambda p: _output(p, type="postgres", host=["h"], user="u", dbname="d"), "host is a list"),
+    ],
+    ids=["profile-not-a-mapping", "target-a-list", "path-a-boolean", "host-a-list"],
+)
+def test_a_profile_value_of_another_type_is_named(tmp_path, change, said):
+    project = tmp_path / "p"
+    shutil.copytree(FIXTURES / "dbt_project", project)
+    (project / "target").mkdir()
+    (project / "target" / "manifest.json").write_text(VALID["manifest"])
+    profiles = yaml.safe_load((project / "profiles.yml").read_text())
+    (project / "profiles.yml").write_text(yaml.safe_dump(change(profiles)))
+    r = CliRunner().invoke(cli, ["scan", "--dbt-project", str(project), "--profiles-dir", str(project), "--no-store"])
+    check(r)
+    assert r.exit_code == 2 and said in r.stderr, r.stderr
+
+
+def _output(profiles: dict, **settings) -> dict:
+    dev = {**profiles["qar_fixture"]["outputs"]["dev"], **settings}
+    return {"qar_fixture": {**profiles["qar_fixture"], "outputs": {"dev": dev}}}
