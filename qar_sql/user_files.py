@@ -142,9 +142,13 @@ def read_csv(
     """The rows of the small CSV file ``path`` (a hierarchy), rows without a field left out, or
     one sentence naming the line the csv module names."""
     import csv
+    import io
 
     text = read_text(path, what, error=error, limit=None)
-    reader = csv.reader(text.splitlines(), delimiter=delimiter)
+    # Lines end at \n, \r or \r\n only, as in every CSV reader (ARX, a spreadsheet): str.splitlines()
+    # also broke a row at U+2028, U+0085 or a form feed inside a label, and read the two halves as
+    # two values of the hierarchy.
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     try:
         return [tuple(r) for r in reader if r and any(f != "" for f in r)]
     except csv.Error as exc:

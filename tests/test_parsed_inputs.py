@@ -675,3 +675,38 @@ def test_a_profile_value_of_another_type_is_named(tmp_path, change, said):
 def _output(profiles: dict, **settings) -> dict:
     dev = {**profiles["qar_fixture"]["outputs"]["dev"], **settings}
     return {"qar_fixture": {**profiles["qar_fixture"], "outputs": {"dev": dev}}}
+
+
+#: Every character Python's str.splitlines() ends a line at, but a line feed and a carriage return.
+LINE_BOUNDARIES = [c for c in map(chr, range(0x3000)) if len(f"a{c}b".splitlines()) == 2 and c not in "\r\n"]
+
+
+@pytest.mark.parametrize("separator", LINE_BOUNDARIES, ids=[f"U+{ord(c):04X}" for c in LINE_BOUNDARIES])
+def test_a_csv_row_ends_only_where_csv_readers_end_it(tmp_path, separator):
+    """A hierarchy's row ends at a line feed or carriage return, as ARX and a spreadsheet read it:
+    a label holding another of Python's line boundaries (U+2028, NEL, a form feed) stays one
+    label (it was split into two rows: a value of the hierarchy the file never had)."""
+    import csv
+
+    path = tmp_path / "h.csv"
+    path.write_bytes(f"M;x{separator}F;y\r\nF;z;*\n".encode())
+    with open(path, newline="", encoding="utf-8") as fh:
+        expected = [tuple(r) for r in csv.reader(fh, delimiter=";")]
+    assert (
+        user_files.read_csv(path, "hierarchy file", delimiter=";")
+        == expected
+        == [("M", f"x{separator}F", "y"), ("F", "z", "*")]
+    )
+
+
+@pytest.mark.parametrize("separator", LINE_BOUNDARIES, ids=[f"U+{ord(c):04X}" for c in LINE_BOUNDARIES])
+def test_a_toml_line_is_counted_as_toml_counts_it(place, tmp_path, separator):
+    """A message's line number counts TOML's lines (a line feed ends one): a string holding U+2028,
+    U+2029 or NEL (U+0085) moved every later line number one down."""
+    path = tmp_path / "t.toml"
+    text = f'[treatments.a]\ncolumn = "age"\nkind = "bands"\ndescription = "x{separator}y"\nwidth = "ten"\n'
+    written = separator if ord(separator) >= 0x20 else f"\\u{ord(separator):04x}"  # (TOML's ASCII controls: escaped)
+    path.write_text(text.replace(separator, written), encoding="utf-8")
+    r = CliRunner().invoke(cli, ["whatif", str(place / "a.csv"), "-T", str(path), "-q"])
+    check(r)
+    assert "(line 5)" in r.stderr, r.stderr
