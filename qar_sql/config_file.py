@@ -81,7 +81,8 @@ def find(start: str | Path | None = None, *, environ: Mapping[str, str] | None =
         if (folder / "qar.toml").is_file():
             return load(folder / "qar.toml", environ=environ)
         pyproject = folder / "pyproject.toml"
-        if pyproject.is_file() and "qar" in _read(pyproject).get("tool", {}):
+        tool = _read(pyproject).get("tool", {}) if pyproject.is_file() else {}
+        if isinstance(tool, Mapping) and "qar" in tool:  # (tool = 1979-05-27 is no table: not qar's file)
             return load(pyproject, environ=environ)
     return Config({})
 
@@ -124,7 +125,8 @@ def from_data(
         store = store.get("url") if isinstance(store, Mapping) else store
     # Not a setting of the audit's parameters: checked as qar scan checks it, the rest as a scan's.
     null_tokens = scans.null_tokens_of(problems, at, raw.pop("null_tokens", None), where)
-    scans.each_key(problems, at, raw, scans.DEFAULT_KEYS + ("null_tokens",), table, where)
+    allowed = scans.DEFAULT_KEYS + ("null_tokens",) + (("store",) if path.name == "pyproject.toml" else ())
+    scans.each_key(problems, at, raw, allowed, table, where)
     raw = {k: v for k, v in raw.items() if k in scans.DEFAULT_KEYS}
     # The checks of a scan's settings, so a bad value reads the same in both places.
     scans.spec_or_errors(problems, at, table, None, raw, source=("", "", ""), where=where, of_scan=False)

@@ -54,12 +54,14 @@ VALID = {
     ),
     "hierarchy_toml": "[hierarchies.age]\nwidths = [5, 10]\norigin = 0\n",
     "hierarchy_csv": "M;*\nF;*\n",
+    "pyproject": '[project]\nname = "x"\n\n[tool.qar]\np = 1\npi_u = 0.5\nstore = "s.duckdb"\n',
     "secret": "s3cret-value\n",
     "csv": CSV,
     "project": (FIXTURES / "dbt_project" / "dbt_project.yml").read_text(),
     "profiles": (FIXTURES / "dbt_project" / "profiles.yml").read_text(),
 }
 SYNTAX = {"scan": "toml", "config": "toml", "treatments": "toml", "hierarchy_toml": "toml", "project": "yaml"}
+SYNTAX |= {"pyproject": "toml"}
 SYNTAX |= {"profiles": "yaml", "manifest": "json", "action_json": "json", "hierarchy_csv": "text"}
 SYNTAX |= {"secret": "text", "csv": "text"}
 
@@ -710,3 +712,20 @@ def test_a_toml_line_is_counted_as_toml_counts_it(place, tmp_path, separator):
     r = CliRunner().invoke(cli, ["whatif", str(place / "a.csv"), "-T", str(path), "-q"])
     check(r)
     assert "(line 5)" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("case, make", corpus("pyproject"), ids=[c for c, _ in corpus("pyproject")])
+def test_a_bad_pyproject_is_one_sentence(tmp_path, monkeypatch, case, make):
+    """A pyproject.toml is read where it is found (the working folder or a parent: every command
+    reads its [tool.qar] defaults), named by --config, and checked by qar config --check: each
+    bad input is one sentence there (a [tool] that is a date was 'unexpected TypeError')."""
+    path = tmp_path / "pyproject.toml"
+    make(path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("QAR_CONFIG", raising=False)
+    try:
+        for args in (["config"], ["--config", str(path), "config"], ["config", "--check", str(path)]):
+            check(CliRunner().invoke(cli, args))
+    finally:
+        with contextlib.suppress(OSError):
+            path.chmod(0o644)
