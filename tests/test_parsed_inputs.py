@@ -394,6 +394,8 @@ def check(r, codes: set[int] = frozenset({0, 1, 2}), names: tuple[str, ...] = ()
     assert "Traceback" not in r.output and "Error: unexpected" not in r.output, shown
     # (a value as the file wrote it: no Python repr of a parser's type, no number of 400 digits)
     assert not re.search(r"datetime\.\w+\(|np\.\w+\(|Decimal\(|\d{40}", r.output), shown
+    # (a value of another type is no number out of range: pi_u = true, [] or {} "is outside (0, 1)")
+    assert not re.search(r"= (True|False|\[[^\]]*\]|\{[^}]*\}) is outside", r.output), shown
     if r.exit_code == 2 and "\nErrors:\n" not in r.output:  # (qar scan's summary lists its scans' errors)
         lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
         errors = [i for i, ln in enumerate(lines) if ln.startswith("Error: ")]
