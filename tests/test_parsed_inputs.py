@@ -197,7 +197,9 @@ def corpus(kind: str, *, rich: bool = True) -> list[tuple[str, Callable[[Path], 
     if syntax != "text":
         doc = _load(syntax, valid.decode())
         paths = list(_key_paths(doc))
-        for i, path in enumerate(paths[:40]):  # (the manifest's keys: the first 40 of a walk)
+        # (the manifest's keys: the first 40 of a walk, and every key under a meta, which qar reads)
+        paths = paths[:40] + [p for p in paths[40:] if "meta" in p[:-1]]
+        for i, path in enumerate(paths):
             text = _dump(syntax, _replaced(doc, path, WRONG[i % len(WRONG)]))
             items.append((f"wrong-type-{'.'.join(map(str, path))[:40]}", data(text.encode())))
             # at every key too: a date (TOML, YAML) and a number of 400 digits (JSON, YAML: TOML
