@@ -202,14 +202,14 @@ def recipes(work: Path) -> dict[str, list[list[str]]]:
             + ["--plot", str(work / "eliminate.svg")],
         ],
         "risk": [
-            [*src, "-c", QI, "-p", "2", "-k", KEY],
+            [*src, "-c", QI, "-p", "2"],
             [*src, "-c", QI, "-p", "2", "-k", KEY, "--per-record", str(work / "risk.csv")],
         ],
         "discover": [[*src, "-x", KEY, "-s", "2"]],
-        "whatif": [[*src, "-T", str(work / "t.toml"), "--key", KEY, "--no-risk"]],
+        "whatif": [[*src, "-T", str(work / "t.toml"), "--no-risk"]],
         "anonymize": [
             [*src, "--qid", "h,+plus", "--k", "2", "--hierarchy", f"h={work / 'h.csv'}"]
-            + ["--hierarchy", f"+plus={work / '+plus.csv'}", "-x", ",".join([KEY, *COLS[1:6]])],
+            + ["--hierarchy", f"+plus={work / '+plus.csv'}"],
             [*src, "--qid", "h,+plus", "--k", "2", "--hierarchy", f"h={work / 'h.csv'}"]
             + ["--hierarchy", f"+plus={work / '+plus.csv'}", "-x", KEY, "-p", "2", "--pi-u", "0.2"]
             + ["-o", str(work / "anonymize.toml"), "--plot", str(work / "anonymize.svg")],
@@ -477,7 +477,9 @@ def test_user_text_is_safe_on_every_channel_of_every_command(ran, name, fmt, i):
     r = ran[name, fmt, i]
     where = f"qar {name} -f {fmt} (recipe {i})"
     check_stderr(r.stderr, where)
-    assert r.exit_code in (0, 1, 2), f"{where}: exit {r.exit_code}: {r.stderr}"
+    # (a recipe refused before its work shows no user text but the refusal's: it tests nothing. The
+    # scans hold a table that does not exist, on purpose: they report it, exit 2, after the others.)
+    assert r.exit_code in ((0, 1, 2) if name == "scan" else (0, 1)), f"{where}: exit {r.exit_code}: {r.stderr}"
     if r.stdout:
         CHECKS[CHANNEL.get((name, fmt, i), fmt)](r.stdout, where)
 
