@@ -46,8 +46,8 @@ CSV = "age,sex,zip\n" + "".join(f"{20 + i % 9},{'FM'[i % 2]},{i % 13}\n" for i i
 
 #: A valid file of each kind a reader takes (``{csv}``: the table's path).
 VALID = {
-    "scan": '[defaults]\np = 1\npi_u = 0.5\n\n[[scan]]\nname = "x"\nsource = "../a.csv"\n',
-    "config": '[defaults]\np = 1\npi_u = 0.5\nformat = "json"\n',
+    "scan": '[defaults]\np = 1\npi_u = 0.5\n\n[sources.a]\nurl = "../a.csv"\n\n[[scan]]\nname = "x"\nsource = "a"\n',
+    "config": "[defaults]\np = 1\npi_u = 0.5\nk = 2\n",
     "treatments": (
         'qid = "q"\nrelease = ["b"]\n\n[qis]\nq = ["age", "sex", "zip"]\n\n'
         '[treatments.b]\ncolumn = "age"\nkind = "bands"\nwidth = 10\n'
@@ -218,13 +218,13 @@ def corpus(kind: str, *, rich: bool = True) -> list[tuple[str, Callable[[Path], 
 
 #: One quick invocation of each command ({csv}: a small table; {dir}: a scratch folder).
 BASE = {
-    "anonymize": ["{csv}", "--k", "2", "-q"],
+    "anonymize": ["{csv}", "--k", "2", "--qid", "age", "--hierarchy", "age={dir}/h.toml", "-q"],
     "audit": ["{csv}", "-p", "1", "--pi-u", "0.5", "-q"],
     "compare": ["{csv}", "{csv}", "-p", "1", "--pi-u", "0.5", "--aligned", "--no-risk", "-q"],
     "config": [],
     "demo": ["--path", "{dir}/demo.duckdb", "-q"],
     "discover": ["{csv}", "-q"],
-    "eliminate": ["{csv}", "-p", "1", "--pi-u", "0.5", "--max", "2", "-q"],
+    "eliminate": ["{csv}", "-p", "1", "--pi-u", "0.5", "--max", "2", "--step", "1", "-q"],
     "history": ["--store", "{dir}/store.duckdb"],
     "migrate": ["--store", "{dir}/store.duckdb", "--status"],
     "records": ["{csv}", "-p", "1", "--pi-u", "0.5", "-q"],
@@ -243,9 +243,15 @@ READERS: dict[tuple[str, str], tuple[str, list[str]]] = {
     ("scan", "config"): ("scan", ["scan", "{f}", "--no-store"]),
     ("config", "--check"): ("scan", ["config", "--check", "{f}"]),
     ("whatif", "--treatments"): ("treatments", ["whatif", "{csv}", "-T", "{f}", "-q"]),
-    ("compare", "--treatments"): ("treatments", ["compare", "{csv}", "-T", "{f}", "-q", "--no-risk"]),
+    ("compare", "--treatments"): (
+        "treatments",
+        ["compare", "{csv}", "-T", "{f}", "-q", "--no-risk", "--categorical", "age"],
+    ),
     ("uniqueness", "--treatments"): ("treatments", ["uniqueness", "{csv}", "-T", "{f}", "-g", "2", "-q"]),
-    ("report", "--treatments"): ("treatments", ["report", "{csv}", "-T", "{f}", "-q", "-o", "{dir}/r.html"]),
+    ("report", "--treatments"): (
+        "treatments",
+        ["report", "{csv}", "-T", "{f}", "-p", "1", "--pi-u", "0.5", "-q", "-o", "{dir}/r.html"],
+    ),
     ("anonymize", "--hierarchy"): (
         "hierarchy_toml",
         ["anonymize", "{csv}", "--k", "2", "--hierarchy", "age={f}", "-q"],
@@ -319,6 +325,11 @@ READERS: dict[tuple[str, str], tuple[str, list[str]]] = {
     ("scan", "--dbt-project"): ("project", ["scan", "--dbt-project", "{f}", "--profiles-dir", "{f}", "--no-store"]),
     ("scan", "--profiles-dir"): ("profiles", ["scan", "--dbt-project", "{f}", "--profiles-dir", "{f}", "--no-store"]),
 }
+#: The fixture's dbt model, as a table of the warehouse the dbt runs audit.
+WAREHOUSE = (
+    "create table people as select i as person_id, 20 + i % 9 as age, ['F', 'M'][i % 2 + 1] as sex, "
+    "i % 13 as \"zip code\", ['a', 'b', 'c'][i % 3 + 1] as job from range(60) t(i)"
+)
 #: The readers of a file inside a folder the option names: the file's name.
 IN_FOLDER = {"project": "dbt_project.yml", "profiles": "profiles.yml"}
 #: The other options that take a file, folder or URL as text (not click.Path): checked below to
@@ -377,7 +388,13 @@ def place(tmp_path_factory) -> Path:
     (d / "a.csv").write_text(CSV)
     (d / "qar.toml").write_text(VALID["scan"].replace("../a.csv", "a.csv"))
     (d / "t.toml").write_text(VALID["treatments"])
-    duckdb.connect(str(d / "w.duckdb")).close()  # (the --dbt-manifest runs' warehouse: empty)
+    (d / "h.toml").write_text(VALID["hierarchy_toml"])
+    r = CliRunner().invoke(
+        cli, ["audit", str(d / "a.csv"), "-p", "1", "--pi-u", "0.5", "-q", "--store", str(d / "store.duckdb")]
+    )
+    assert r.exit_code == 0, r.output  # (qar history's store)
+    with duckdb.connect(str(d / "w.duckdb")) as con:  # (the dbt runs' warehouse: the fixture's model)
+        con.execute(WAREHOUSE)
     return d
 
 
@@ -417,6 +434,37 @@ READER_CASES = [
 ]
 
 
+@pytest.mark.parametrize("key", list(READERS), ids=[f"{c or 'qar'}{o}" for c, o in READERS])
+def test_each_reader_runs_on_its_valid_file(place, key):
+    """The corpus is made from a valid file: each reader's invocation must run on it (exit 0 or 1).
+    A refusal before the file is read (an option that would be ignored, a source not defined)
+    would make every bad input of its corpus test that refusal alone."""
+    kind, args = READERS[key]
+    folder = place / f"valid{key[0] or 'qar'}{key[1]}"  # (beside cases/: a scan's ../a.csv is the table)
+    folder.mkdir()
+    if kind in IN_FOLDER:
+        shutil.copytree(FIXTURES / "dbt_project", folder, dirs_exist_ok=True)
+        (folder / "target").mkdir()
+        (folder / "target" / "manifest.json").write_text(VALID["manifest"])
+        shutil.copy(place / "w.duckdb", folder / "warehouse.duckdb")
+        f = folder
+    else:
+        f = (
+            folder
+            / f"valid{'.csv' if kind in ('csv', 'hierarchy_csv') else '.json' if kind == 'manifest' else '.toml'}"
+        )
+        f.write_text(VALID[kind])
+    r = CliRunner().invoke(cli, _fill(args, place, f))
+    assert r.exit_code in (0, 1), r.output
+
+
+@pytest.mark.parametrize("name", list(BASE))
+def test_each_quick_invocation_runs(place, name):
+    """Each command's quick invocation runs (exit 0 or 1): its path options' corpus is given on top."""
+    r = CliRunner().invoke(cli, [name, *_fill(BASE[name], place)])
+    assert r.exit_code in (0, 1), r.output
+
+
 @pytest.mark.parametrize("key, case, make", READER_CASES)
 def test_a_bad_file_is_one_sentence_naming_it(place, key, case, make):
     kind, args = READERS[key]
@@ -432,6 +480,7 @@ def test_a_bad_file_is_one_sentence_naming_it(place, key, case, make):
             shutil.copytree(FIXTURES / "dbt_project", folder)
             (folder / "target").mkdir()
             (folder / "target" / "manifest.json").write_text(VALID["manifest"])
+            shutil.copy(place / "w.duckdb", folder / "warehouse.duckdb")
             f.unlink()
     if not f.exists() and not f.is_symlink():
         make(f)
