@@ -541,13 +541,16 @@ URLS = [
     "postgresql://[::1/db",
     "sqlite:///no/such/file.db",
     "duckdb:///no/such/file.duckdb",
+    "duckdb:///s.duckdb?access_mode=READ_WRITE",
 ]
 
 
 @pytest.mark.parametrize("url", URLS, ids=range(len(URLS)))
-def test_a_bad_url_is_one_sentence(place, url):
+def test_a_bad_url_is_one_sentence(place, url, tmp_path, monkeypatch):
     """As a SOURCE (also of qar sql, which only renders), a --store and a scan's --url. A server
-    that refuses the connection is a runtime error (exit 3), as documented, but never "unexpected"."""
+    that refuses the connection is a runtime error (exit 3), as documented, but never "unexpected";
+    and no file is made for it (a DuckDB store URL's query was read as part of a new file's name)."""
+    monkeypatch.chdir(tmp_path)
     for args in (
         ["audit", url, "-t", "t", "-q"],
         ["sql", url, "-t", "t", "-c", "a,b,c"],
@@ -557,6 +560,7 @@ def test_a_bad_url_is_one_sentence(place, url):
     ):
         (place / "m.json").write_text(VALID["manifest"])
         check(CliRunner().invoke(cli, args), codes={0, 1, 2, 3})
+        assert not list(tmp_path.iterdir()), (args, list(tmp_path.iterdir()))
 
 
 def test_a_bad_url_of_the_test_server_is_one_sentence(place):

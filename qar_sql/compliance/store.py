@@ -161,6 +161,7 @@ def check_store(url: str | None) -> None:
 
 def _duckdb_path(url: str) -> str | None:
     if url[:10].lower() == "duckdb:///" and url[10:] not in ("", ":memory:"):
+        check_url(url, f"store URL {url!r}")
         return url[10:]
     if url.lower().startswith("duckdb:"):  # (duckdb:///, duckdb:///:memory:, duckdb://: DuckDB's memory, gone at exit)
         raise UsageError(

@@ -868,6 +868,7 @@ def open_duckdb_url(url: str, table: str | None, threads: int | None):
     """``duckdb:///path``: the DuckDB file at path, read-only."""
     if not url.startswith("duckdb:///"):
         raise UsageError(f"cannot read the DuckDB URL {url!r}; write it as duckdb:///path/to/file.duckdb")
+    check_url(url, f"database URL {url!r}")
     return _open_duckdb_file(url[len("duckdb:///") :], table, threads)
 
 
