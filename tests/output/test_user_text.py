@@ -215,7 +215,8 @@ def recipes(work: Path) -> dict[str, list[list[str]]]:
             + ["-o", str(work / "anonymize.toml"), "--plot", str(work / "anonymize.svg")],
         ],
         "report": [
-            [*src, "-x", KEY, "-p", "2", "--pi-u", "0.2", "--bootstrap", "0", "-k", KEY, "--no-records"]
+            # (its records section: the keys; its what-if section: the treatments' names and values)
+            [*src, "-x", KEY, "-p", "2", "--pi-u", "0.2", "--bootstrap", "0", "-k", KEY, "-T", str(work / "t.toml")]
             + ["--title", REPORT_TEXT]
             + ["--owner", REPORT_TEXT, "--purpose", REPORT_TEXT, "-o", "-"],
             [
