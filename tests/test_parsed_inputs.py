@@ -786,3 +786,22 @@ def test_a_bad_pyproject_is_one_sentence(tmp_path, monkeypatch, case, make):
     finally:
         with contextlib.suppress(OSError):
             path.chmod(0o644)
+
+
+#: One character of each kind qar cannot put in SQL (user_text.unsafe_character): C0 and C1
+#: controls, DEL, a line separator, bidi overrides and isolates.
+UNSAFE_IN_SQL = ["\x1b", "\x00", "\x7f", "\x85", "\u2028", "\u202e", "\u2066"]
+
+
+@pytest.mark.parametrize("bad", UNSAFE_IN_SQL, ids=[f"U+{ord(c):04X}" for c in UNSAFE_IN_SQL])
+def test_a_hierarchy_label_sql_cannot_hold_is_named_with_its_file(place, tmp_path, bad):
+    """A hierarchy's value or label goes into the release's SQL as a literal: one it cannot hold is
+    refused as the file is read, naming the file and the row (it was refused after the search had
+    run, as a 'text value' of no file, when the chosen level used it)."""
+    path = tmp_path / "h.csv"
+    path.write_text(f"M;a{bad}b;*\nF;a{bad}b;*\n", encoding="utf-8")
+    r = CliRunner().invoke(
+        cli, ["anonymize", str(place / "a.csv"), "--k", "31", "--qid", "sex", "--hierarchy", f"sex={path}", "-q"]
+    )
+    check(r)
+    assert r.exit_code == 2 and "h.csv" in r.stderr and "row 1" in r.stderr, r.stderr
