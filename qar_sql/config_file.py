@@ -80,7 +80,8 @@ def find(start: str | Path | None = None, *, environ: Mapping[str, str] | None =
         if (folder / "qar.toml").is_file():
             return load(folder / "qar.toml", environ=environ)
         pyproject = folder / "pyproject.toml"
-        if pyproject.is_file() and "qar" in _read(pyproject).get("tool", {}):
+        tool = _read(pyproject).get("tool", {}) if pyproject.is_file() else {}
+        if isinstance(tool, Mapping) and "qar" in tool:  # (tool = 1979-05-27 is no table: not qar's file)
             return load(pyproject, environ=environ)
     return Config({})
 

@@ -75,7 +75,9 @@ def check_tail(p: int | None, alpha: float, pi_u: float) -> None:
         v = _float(value)
         if isinstance(value, str):
             raise text_error(f"{name} =", value, f"pass a number such as {usual}.")
-        if isinstance(value, bool) or not 0.0 < v < 1.0:
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):  # (true, [], {}: no number at all)
+            raise ParameterError(f"{name} = {shown(value)} is not a number; use a probability such as {usual}.")
+        if not 0.0 < v < 1.0:
             raise ParameterError(f"{name} = {shown(value)} is outside (0, 1); use a probability such as {usual}.")
     if not float(alpha) < float(pi_u):
         # Suggest values that work with the other one as given: alpha = pi_u / 5, pi_u = 5 alpha

@@ -66,6 +66,8 @@ def read_text(
             f"{shown} is larger than {limit // (1024 * 1024)} MB, more than such a file "
             "holds; give the path of the right file"
         )
+    if encoding.startswith("utf-8") and b"\x00" in data[:4096] and (wide := _wide_start(data)):
+        raise error(f"{shown} is {wide} text; save it as UTF-8")
     try:
         return data.decode(encoding)
     except UnicodeDecodeError as exc:
@@ -140,9 +142,13 @@ def read_csv(
     """The rows of the small CSV file ``path`` (a hierarchy), rows without a field left out, or
     one sentence naming the line the csv module names."""
     import csv
+    import io
 
     text = read_text(path, what, error=error, limit=None)
-    reader = csv.reader(text.splitlines(), delimiter=delimiter)
+    # Lines end at \n, \r or \r\n only, as in every CSV reader (ARX, a spreadsheet): str.splitlines()
+    # also broke a row at U+2028, U+0085 or a form feed inside a label, and read the two halves as
+    # two values of the hierarchy.
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     try:
         return [tuple(r) for r in reader if r and any(f != "" for f in r)]
     except csv.Error as exc:
@@ -177,6 +183,30 @@ def _wide(data: bytes) -> str | None:
             continue
         if data[:2] in (b"\xff\xfe", b"\xfe\xff") and all(c.isprintable() or c.isspace() for c in text):
             return codec.upper()
+    return None
+
+
+def wide_encoding(path: str | Path) -> str | None:
+    """ "UTF-16" or "UTF-32" when the file ``path`` is text in that encoding (:func:`_wide_start`)."""
+    try:
+        with open(path, "rb") as fh:
+            return _wide_start(fh.read(4096))
+    except OSError:
+        return None
+
+
+def _wide_start(head: bytes) -> str | None:
+    """ "UTF-32" or "UTF-16" when ``head`` (a file's first bytes) starts with that encoding's
+    byte-order mark, or is ASCII text in UTF-16 without one (a NUL beside each character), which
+    is valid UTF-8 (NULs) and was reported as the syntax error at line 1, column 2."""
+    if head.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        return "UTF-32"
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "UTF-16"
+    pairs = head[: min(len(head), 4096) // 2 * 2]
+    half = len(pairs) // 2
+    if half >= 2 and half in (pairs[1::2].count(0), pairs[0::2].count(0)):
+        return "UTF-16"
     return None
 
 

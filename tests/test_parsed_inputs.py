@@ -22,6 +22,7 @@ import json
 import os
 import random
 import re
+import shutil
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -45,20 +46,22 @@ CSV = "age,sex,zip\n" + "".join(f"{20 + i % 9},{'FM'[i % 2]},{i % 13}\n" for i i
 
 #: A valid file of each kind a reader takes (``{csv}``: the table's path).
 VALID = {
-    "scan": '[defaults]\np = 1\npi_u = 0.5\n\n[[scan]]\nname = "x"\nsource = "../a.csv"\n',
-    "config": '[defaults]\np = 1\npi_u = 0.5\nformat = "json"\n',
+    "scan": '[defaults]\np = 1\npi_u = 0.5\n\n[sources.a]\nurl = "../a.csv"\n\n[[scan]]\nname = "x"\nsource = "a"\n',
+    "config": "[defaults]\np = 1\npi_u = 0.5\nk = 2\n",
     "treatments": (
         'qid = "q"\nrelease = ["b"]\n\n[qis]\nq = ["age", "sex", "zip"]\n\n'
         '[treatments.b]\ncolumn = "age"\nkind = "bands"\nwidth = 10\n'
     ),
     "hierarchy_toml": "[hierarchies.age]\nwidths = [5, 10]\norigin = 0\n",
     "hierarchy_csv": "M;*\nF;*\n",
+    "pyproject": '[project]\nname = "x"\n\n[tool.qar]\np = 1\npi_u = 0.5\nstore = "s.duckdb"\n',
     "secret": "s3cret-value\n",
     "csv": CSV,
     "project": (FIXTURES / "dbt_project" / "dbt_project.yml").read_text(),
     "profiles": (FIXTURES / "dbt_project" / "profiles.yml").read_text(),
 }
 SYNTAX = {"scan": "toml", "config": "toml", "treatments": "toml", "hierarchy_toml": "toml", "project": "yaml"}
+SYNTAX |= {"pyproject": "toml"}
 SYNTAX |= {"profiles": "yaml", "manifest": "json", "action_json": "json", "hierarchy_csv": "text"}
 SYNTAX |= {"secret": "text", "csv": "text"}
 
@@ -126,7 +129,7 @@ def _replaced(doc: object, path: tuple, value: object) -> object:
 
 #: The inputs no parser reads as the file's kind: the sentence must name the file. (Another may
 #: parse and fail on what it says, naming a key, a column, a table.)
-UNREAD = ("folder", "missing", "symlink-loop", "binary", "utf16", "deep", "unreadable", "latin1", "nul")
+UNREAD = ("folder", "missing", "symlink-loop", "binary", "utf16", "utf16-no-bom", "deep", "unreadable", "latin1", "nul")
 
 #: What a wrong type at a key becomes (each key gets the next, in turn): TOML's and YAML's dates
 #: and times too, which messages showed as datetime.date(1979, 5, 27).
@@ -168,6 +171,7 @@ def corpus(kind: str, *, rich: bool = True) -> list[tuple[str, Callable[[Path], 
         ("symlink-loop", loop),
         ("binary", data(bytes(range(256)) * 8)),
         ("utf16", data(valid.decode().encode("utf-16"))),
+        ("utf16-no-bom", data(valid.decode().encode("utf-16-le"))),
         ("deep", data(deep[syntax])),
     ]
     if not ROOT:  # (root reads a file of mode 000 anyway)
@@ -193,7 +197,9 @@ def corpus(kind: str, *, rich: bool = True) -> list[tuple[str, Callable[[Path], 
     if syntax != "text":
         doc = _load(syntax, valid.decode())
         paths = list(_key_paths(doc))
-        for i, path in enumerate(paths[:40]):  # (the manifest's keys: the first 40 of a walk)
+        # (the manifest's keys: the first 40 of a walk, and every key under a meta, which qar reads)
+        paths = paths[:40] + [p for p in paths[40:] if "meta" in p[:-1]]
+        for i, path in enumerate(paths):
             text = _dump(syntax, _replaced(doc, path, WRONG[i % len(WRONG)]))
             items.append((f"wrong-type-{'.'.join(map(str, path))[:40]}", data(text.encode())))
             # at every key too: a date (TOML, YAML) and a number of 400 digits (JSON, YAML: TOML
@@ -220,13 +226,13 @@ def corpus(kind: str, *, rich: bool = True) -> list[tuple[str, Callable[[Path], 
 
 #: One quick invocation of each command ({csv}: a small table; {dir}: a scratch folder).
 BASE = {
-    "anonymize": ["{csv}", "--k", "2", "-q"],
+    "anonymize": ["{csv}", "--k", "2", "--qid", "age", "--hierarchy", "age={dir}/h.toml", "-q"],
     "audit": ["{csv}", "-p", "1", "--pi-u", "0.5", "-q"],
     "compare": ["{csv}", "{csv}", "-p", "1", "--pi-u", "0.5", "--aligned", "--no-risk", "-q"],
     "config": [],
     "demo": ["--path", "{dir}/demo.duckdb", "-q"],
     "discover": ["{csv}", "-q"],
-    "eliminate": ["{csv}", "-p", "1", "--pi-u", "0.5", "--max", "2", "-q"],
+    "eliminate": ["{csv}", "-p", "1", "--pi-u", "0.5", "--max", "2", "--step", "1", "-q"],
     "history": ["--store", "{dir}/store.duckdb"],
     "migrate": ["--store", "{dir}/store.duckdb", "--status"],
     "records": ["{csv}", "-p", "1", "--pi-u", "0.5", "-q"],
@@ -245,9 +251,15 @@ READERS: dict[tuple[str, str], tuple[str, list[str]]] = {
     ("scan", "config"): ("scan", ["scan", "{f}", "--no-store"]),
     ("config", "--check"): ("scan", ["config", "--check", "{f}"]),
     ("whatif", "--treatments"): ("treatments", ["whatif", "{csv}", "-T", "{f}", "-q"]),
-    ("compare", "--treatments"): ("treatments", ["compare", "{csv}", "-T", "{f}", "-q", "--no-risk"]),
+    ("compare", "--treatments"): (
+        "treatments",
+        ["compare", "{csv}", "-T", "{f}", "-q", "--no-risk", "--categorical", "age"],
+    ),
     ("uniqueness", "--treatments"): ("treatments", ["uniqueness", "{csv}", "-T", "{f}", "-g", "2", "-q"]),
-    ("report", "--treatments"): ("treatments", ["report", "{csv}", "-T", "{f}", "-q", "-o", "{dir}/r.html"]),
+    ("report", "--treatments"): (
+        "treatments",
+        ["report", "{csv}", "-T", "{f}", "-p", "1", "--pi-u", "0.5", "-q", "-o", "{dir}/r.html"],
+    ),
     ("anonymize", "--hierarchy"): (
         "hierarchy_toml",
         ["anonymize", "{csv}", "--k", "2", "--hierarchy", "age={f}", "-q"],
@@ -317,7 +329,17 @@ READERS: dict[tuple[str, str], tuple[str, list[str]]] = {
         ["report", "{csv}", "--compare", "{f}", "--aligned", "-p", "1", "--pi-u", "0.5", "-q", "-o", "{dir}/r.html"],
     ),
     ("audit", "source"): ("csv", ["audit", "{f}", "-p", "1", "--pi-u", "0.5", "-q"]),
+    # ({f}: a copy of the fixture's dbt project whose file of that kind is the bad input)
+    ("scan", "--dbt-project"): ("project", ["scan", "--dbt-project", "{f}", "--profiles-dir", "{f}", "--no-store"]),
+    ("scan", "--profiles-dir"): ("profiles", ["scan", "--dbt-project", "{f}", "--profiles-dir", "{f}", "--no-store"]),
 }
+#: The fixture's dbt model, as a table of the warehouse the dbt runs audit.
+WAREHOUSE = (
+    "create table people as select i as person_id, 20 + i % 9 as age, ['F', 'M'][i % 2 + 1] as sex, "
+    "i % 13 as \"zip code\", ['a', 'b', 'c'][i % 3 + 1] as job from range(60) t(i)"
+)
+#: The readers of a file inside a folder the option names: the file's name.
+IN_FOLDER = {"project": "dbt_project.yml", "profiles": "profiles.yml"}
 #: The other options that take a file, folder or URL as text (not click.Path): checked below to
 #: exist, each given the generic corpus (a SOURCE of every command, a store, a dbt folder).
 TEXT_PATHS = {"source", "original", "treated", "config", "--store", "--url", "--dbt-project", "--profiles-dir"}
@@ -374,7 +396,13 @@ def place(tmp_path_factory) -> Path:
     (d / "a.csv").write_text(CSV)
     (d / "qar.toml").write_text(VALID["scan"].replace("../a.csv", "a.csv"))
     (d / "t.toml").write_text(VALID["treatments"])
-    duckdb.connect(str(d / "w.duckdb")).close()  # (the --dbt-manifest runs' warehouse: empty)
+    (d / "h.toml").write_text(VALID["hierarchy_toml"])
+    r = CliRunner().invoke(
+        cli, ["audit", str(d / "a.csv"), "-p", "1", "--pi-u", "0.5", "-q", "--store", str(d / "store.duckdb")]
+    )
+    assert r.exit_code == 0, r.output  # (qar history's store)
+    with duckdb.connect(str(d / "w.duckdb")) as con:  # (the dbt runs' warehouse: the fixture's model)
+        con.execute(WAREHOUSE)
     return d
 
 
@@ -393,6 +421,8 @@ def check(r, codes: set[int] = frozenset({0, 1, 2}), names: tuple[str, ...] = ()
     assert "Traceback" not in r.output and "Error: unexpected" not in r.output, shown
     # (a value as the file wrote it: no Python repr of a parser's type, no number of 400 digits)
     assert not re.search(r"datetime\.\w+\(|np\.\w+\(|Decimal\(|\d{40}", r.output), shown
+    # (a value of another type is no number out of range: pi_u = true, [] or {} "is outside (0, 1)")
+    assert not re.search(r"= (True|False|\[[^\]]*\]|\{[^}]*\}) is outside", r.output), shown
     if r.exit_code == 2 and "\nErrors:\n" not in r.output:  # (qar scan's summary lists its scans' errors)
         lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
         errors = [i for i, ln in enumerate(lines) if ln.startswith("Error: ")]
@@ -412,6 +442,37 @@ READER_CASES = [
 ]
 
 
+@pytest.mark.parametrize("key", list(READERS), ids=[f"{c or 'qar'}{o}" for c, o in READERS])
+def test_each_reader_runs_on_its_valid_file(place, key):
+    """The corpus is made from a valid file: each reader's invocation must run on it (exit 0 or 1).
+    A refusal before the file is read (an option that would be ignored, a source not defined)
+    would make every bad input of its corpus test that refusal alone."""
+    kind, args = READERS[key]
+    folder = place / f"valid{key[0] or 'qar'}{key[1]}"  # (beside cases/: a scan's ../a.csv is the table)
+    folder.mkdir()
+    if kind in IN_FOLDER:
+        shutil.copytree(FIXTURES / "dbt_project", folder, dirs_exist_ok=True)
+        (folder / "target").mkdir()
+        (folder / "target" / "manifest.json").write_text(VALID["manifest"])
+        shutil.copy(place / "w.duckdb", folder / "warehouse.duckdb")
+        f = folder
+    else:
+        f = (
+            folder
+            / f"valid{'.csv' if kind in ('csv', 'hierarchy_csv') else '.json' if kind == 'manifest' else '.toml'}"
+        )
+        f.write_text(VALID[kind])
+    r = CliRunner().invoke(cli, _fill(args, place, f))
+    assert r.exit_code in (0, 1), r.output
+
+
+@pytest.mark.parametrize("name", list(BASE))
+def test_each_quick_invocation_runs(place, name):
+    """Each command's quick invocation runs (exit 0 or 1): its path options' corpus is given on top."""
+    r = CliRunner().invoke(cli, [name, *_fill(BASE[name], place)])
+    assert r.exit_code in (0, 1), r.output
+
+
 @pytest.mark.parametrize("key, case, make", READER_CASES)
 def test_a_bad_file_is_one_sentence_naming_it(place, key, case, make):
     kind, args = READERS[key]
@@ -421,10 +482,18 @@ def test_a_bad_file_is_one_sentence_naming_it(place, key, case, make):
         / f"{key[0] or 'qar'}{key[1]}-{case}{'.csv' if kind in ('csv', 'hierarchy_csv') else '.json' if kind == 'manifest' else '.toml'}"
     )
     f.parent.mkdir(exist_ok=True)
+    if kind in IN_FOLDER:  # (the project's folder, its file of this kind the bad input)
+        folder, f = f.with_suffix(""), f.with_suffix("") / IN_FOLDER[kind]
+        if not folder.exists():
+            shutil.copytree(FIXTURES / "dbt_project", folder)
+            (folder / "target").mkdir()
+            (folder / "target" / "manifest.json").write_text(VALID["manifest"])
+            shutil.copy(place / "w.duckdb", folder / "warehouse.duckdb")
+            f.unlink()
     if not f.exists() and not f.is_symlink():
         make(f)
     try:
-        r = CliRunner().invoke(cli, _fill(args, place, f))
+        r = CliRunner().invoke(cli, _fill(args, place, f.parent if kind in IN_FOLDER else f))
     finally:
         with contextlib.suppress(OSError):
             f.chmod(0o644)
@@ -435,6 +504,8 @@ def test_a_bad_file_is_one_sentence_naming_it(place, key, case, make):
         # looking for a key they had written (treatments.x.column = ["age"])
         key = case.removeprefix("wrong-type-").removesuffix("-list").split(".")[-1]
         assert not re.search(rf"\b{re.escape(key)} is missing[;,]", r.output), (case, r.output)
+    if case.startswith("utf16") and r.exit_code == 2:  # (the cause named: not ragged lines, a wrong delimiter)
+        assert "UTF-16" in r.stderr, r.stderr
 
 
 def test_every_path_option_takes_the_generic_corpus(place):
@@ -483,13 +554,16 @@ URLS = [
     "postgresql://[::1/db",
     "sqlite:///no/such/file.db",
     "duckdb:///no/such/file.duckdb",
+    "duckdb:///s.duckdb?access_mode=READ_WRITE",
 ]
 
 
 @pytest.mark.parametrize("url", URLS, ids=range(len(URLS)))
-def test_a_bad_url_is_one_sentence(place, url):
+def test_a_bad_url_is_one_sentence(place, url, tmp_path, monkeypatch):
     """As a SOURCE (also of qar sql, which only renders), a --store and a scan's --url. A server
-    that refuses the connection is a runtime error (exit 3), as documented, but never "unexpected"."""
+    that refuses the connection is a runtime error (exit 3), as documented, but never "unexpected";
+    and no file is made for it (a DuckDB store URL's query was read as part of a new file's name)."""
+    monkeypatch.chdir(tmp_path)
     for args in (
         ["audit", url, "-t", "t", "-q"],
         ["sql", url, "-t", "t", "-c", "a,b,c"],
@@ -499,6 +573,7 @@ def test_a_bad_url_is_one_sentence(place, url):
     ):
         (place / "m.json").write_text(VALID["manifest"])
         check(CliRunner().invoke(cli, args), codes={0, 1, 2, 3})
+        assert not list(tmp_path.iterdir()), (args, list(tmp_path.iterdir()))
 
 
 def test_a_bad_url_of_the_test_server_is_one_sentence(place):
@@ -591,3 +666,155 @@ def test_a_pipe_still_gives_the_secret(place, tmp_path):
     t.join()
     with pytest.raises(QarError, match="not a regular file"):
         user_files.read_text(fifo, "treatments file")
+
+
+# --------------------------------------------------------------------------------------------
+# The results store's own tables
+# --------------------------------------------------------------------------------------------
+
+
+def _json_columns(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
+    """(table, column) of every text column of the store whose value a run wrote as JSON (read
+    from the store a real audit made, not listed here: a new one is in the corpus at once)."""
+    found = []
+    for table, column in con.execute(
+        "select table_name, column_name from information_schema.columns "
+        "where table_name like 'qar%' and data_type = 'VARCHAR'"
+    ).fetchall():
+        values = [v for (v,) in con.execute(f'select "{column}" from "{table}"').fetchall() if v]
+        with contextlib.suppress(ValueError):
+            if values and all(isinstance(json.loads(v), list | dict) for v in values):
+                found.append((table, column))
+    return found
+
+
+def test_a_store_whose_json_qar_did_not_write_is_one_sentence(place, tmp_path):
+    """The store is a file (or database) the user owns, read back by qar history and qar report
+    --from-store: each JSON column of a run (its columns, parameters, results, ...) given text that
+    is no JSON, JSON nested 100,000 deep and each wrong type, is one sentence (exit 2), never
+    JSON's exception or a value of another type failing later ("unexpected", exit 3)."""
+    store = tmp_path / "store.duckdb"
+    r = CliRunner().invoke(
+        cli,
+        ["records", str(place / "a.csv"), "-p", "1", "--pi-u", "0.5", "-q", "-k", "age,sex,zip"]
+        + ["--store", str(store)],
+    )
+    assert r.exit_code == 0, r.output
+    with duckdb.connect(str(store)) as con:
+        (run,) = con.execute("select run_id from qar_runs").fetchone()
+        columns = _json_columns(con)
+    assert {("qar_runs", "columns"), ("qar_runs", "parameters"), ("qar_run_results", "results")} <= set(columns)
+    bad = ["not json", "[" * 100_000 + "]" * 100_000] + [json.dumps(v) for v in WRONG[:8]]
+    bad += [json.dumps({"audit": {"rows": "x"}, "records": [1]}), json.dumps({"p": [1], "alpha": {}})]
+    runs = 0
+    for table, column in columns:
+        for i, value in enumerate(bad):
+            copy = tmp_path / f"{table}-{column}-{i}.duckdb"
+            copy.write_bytes(store.read_bytes())
+            with duckdb.connect(str(copy)) as con:
+                con.execute(f'update "{table}" set "{column}" = ?', [value])
+            # (the report as CSV: the same reading of the store, 0.2 s a run where HTML takes 0.9 s)
+            report = ["report", "--from-store", str(copy), "--run", run, "-f", "csv", "-o", str(tmp_path / "r.csv")]
+            for args in (["history", "--store", str(copy)], report):
+                r = CliRunner().invoke(cli, args)
+                check(r) if r.exit_code != 3 else pytest.fail(f"{table}.{column} = {value[:80]!r}: {r.output}")
+                runs += 1
+    assert runs >= 50, runs
+
+
+@pytest.mark.parametrize(
+    "change, said",
+    [
+        (lambda p: {"qar_fixture": []}, "profile 'qar_fixture' in"),  # (said: not in … (profiles: qar_fixture))
+        (lambda p: {"qar_fixture": {**p["qar_fixture"], "target": []}}, "target is a list"),  # (said: names no target)
+        (lambda p: _output(p, path=True), "path is true or false"),  # (opened the file 'True')
+        (lambda p: _output(p, type="postgres", host=["h"], user="u", dbname="d"), "host is a list"),
+    ],
+    ids=["profile-not-a-mapping", "target-a-list", "path-a-boolean", "host-a-list"],
+)
+def test_a_profile_value_of_another_type_is_named(tmp_path, change, said):
+    project = tmp_path / "p"
+    shutil.copytree(FIXTURES / "dbt_project", project)
+    (project / "target").mkdir()
+    (project / "target" / "manifest.json").write_text(VALID["manifest"])
+    profiles = yaml.safe_load((project / "profiles.yml").read_text())
+    (project / "profiles.yml").write_text(yaml.safe_dump(change(profiles)))
+    r = CliRunner().invoke(cli, ["scan", "--dbt-project", str(project), "--profiles-dir", str(project), "--no-store"])
+    check(r)
+    assert r.exit_code == 2 and said in r.stderr, r.stderr
+
+
+def _output(profiles: dict, **settings) -> dict:
+    dev = {**profiles["qar_fixture"]["outputs"]["dev"], **settings}
+    return {"qar_fixture": {**profiles["qar_fixture"], "outputs": {"dev": dev}}}
+
+
+#: Every character Python's str.splitlines() ends a line at, but a line feed and a carriage return.
+LINE_BOUNDARIES = [c for c in map(chr, range(0x3000)) if len(f"a{c}b".splitlines()) == 2 and c not in "\r\n"]
+
+
+@pytest.mark.parametrize("separator", LINE_BOUNDARIES, ids=[f"U+{ord(c):04X}" for c in LINE_BOUNDARIES])
+def test_a_csv_row_ends_only_where_csv_readers_end_it(tmp_path, separator):
+    """A hierarchy's row ends at a line feed or carriage return, as ARX and a spreadsheet read it:
+    a label holding another of Python's line boundaries (U+2028, NEL, a form feed) stays one
+    label (it was split into two rows: a value of the hierarchy the file never had)."""
+    import csv
+
+    path = tmp_path / "h.csv"
+    path.write_bytes(f"M;x{separator}F;y\r\nF;z;*\n".encode())
+    with open(path, newline="", encoding="utf-8") as fh:
+        expected = [tuple(r) for r in csv.reader(fh, delimiter=";")]
+    assert (
+        user_files.read_csv(path, "hierarchy file", delimiter=";")
+        == expected
+        == [("M", f"x{separator}F", "y"), ("F", "z", "*")]
+    )
+
+
+@pytest.mark.parametrize("separator", LINE_BOUNDARIES, ids=[f"U+{ord(c):04X}" for c in LINE_BOUNDARIES])
+def test_a_toml_line_is_counted_as_toml_counts_it(place, tmp_path, separator):
+    """A message's line number counts TOML's lines (a line feed ends one): a string holding U+2028,
+    U+2029 or NEL (U+0085) moved every later line number one down."""
+    path = tmp_path / "t.toml"
+    text = f'[treatments.a]\ncolumn = "age"\nkind = "bands"\ndescription = "x{separator}y"\nwidth = "ten"\n'
+    written = separator if ord(separator) >= 0x20 else f"\\u{ord(separator):04x}"  # (TOML's ASCII controls: escaped)
+    path.write_text(text.replace(separator, written), encoding="utf-8")
+    r = CliRunner().invoke(cli, ["whatif", str(place / "a.csv"), "-T", str(path), "-q"])
+    check(r)
+    assert "(line 5)" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("case, make", corpus("pyproject"), ids=[c for c, _ in corpus("pyproject")])
+def test_a_bad_pyproject_is_one_sentence(tmp_path, monkeypatch, case, make):
+    """A pyproject.toml is read where it is found (the working folder or a parent: every command
+    reads its [tool.qar] defaults), named by --config, and checked by qar config --check: each
+    bad input is one sentence there (a [tool] that is a date was 'unexpected TypeError')."""
+    path = tmp_path / "pyproject.toml"
+    make(path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("QAR_CONFIG", raising=False)
+    try:
+        for args in (["config"], ["--config", str(path), "config"], ["config", "--check", str(path)]):
+            check(CliRunner().invoke(cli, args))
+    finally:
+        with contextlib.suppress(OSError):
+            path.chmod(0o644)
+
+
+#: One character of each kind qar cannot put in SQL (user_text.unsafe_character): C0 and C1
+#: controls, DEL, a line separator, bidi overrides and isolates.
+UNSAFE_IN_SQL = ["\x1b", "\x00", "\x7f", "\x85", "\u2028", "\u202e", "\u2066"]
+
+
+@pytest.mark.parametrize("bad", UNSAFE_IN_SQL, ids=[f"U+{ord(c):04X}" for c in UNSAFE_IN_SQL])
+def test_a_hierarchy_label_sql_cannot_hold_is_named_with_its_file(place, tmp_path, bad):
+    """A hierarchy's value or label goes into the release's SQL as a literal: one it cannot hold is
+    refused as the file is read, naming the file and the row (it was refused after the search had
+    run, as a 'text value' of no file, when the chosen level used it)."""
+    path = tmp_path / "h.csv"
+    path.write_text(f"M;a{bad}b;*\nF;a{bad}b;*\n", encoding="utf-8")
+    r = CliRunner().invoke(
+        cli, ["anonymize", str(place / "a.csv"), "--k", "31", "--qid", "sex", "--hierarchy", f"sex={path}", "-q"]
+    )
+    check(r)
+    assert r.exit_code == 2 and "h.csv" in r.stderr and "row 1" in r.stderr, r.stderr

@@ -46,6 +46,7 @@ from typing import Any
 
 from qar_sql import user_files
 from qar_sql.errors import SourceNotFound, UsageError, shown
+from qar_sql.user_text import unsafe_character
 
 #: The label of the root level of every hierarchy (ARX's convention).
 ROOT = "*"
@@ -392,6 +393,17 @@ def read_hierarchy(path: str | Path, column: str, delimiter: str = ";") -> CsvHi
             f"hierarchy file {p.name} of column {column!r} has one field per row; it needs the value and at least one "
             f"level, separated by {delimiter!r} as ARX writes them; write the file with {delimiter!r} between fields"
         )
+    for i, row in enumerate(rows, 1):
+        # Each value and label goes into the release's SQL as a literal, which cannot hold a control
+        # character or a bidi override: refused here, naming the file, before the search reads a
+        # row (it was refused once the search had run, as a 'text value' of no file).
+        bad = next((c for f in row if (c := unsafe_character(f, allow="\t")) is not None), None)
+        if bad is not None:
+            field = next(f for f in row if bad in f)
+            raise HierarchyError(
+                f"row {i} of the hierarchy {p.name} of column {column!r} holds {field!r}, with the character "
+                f"U+{ord(bad):04X}, which qar cannot put in SQL; remove it from the file"
+            )
     return CsvHierarchy(column, tuple(rows), p.name)
 
 

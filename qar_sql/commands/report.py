@@ -34,6 +34,7 @@ from qar_sql.compliance.store import (
     hash_secret,
     stored_audit,
     stored_results,
+    stored_section,
     stored_top_records,
 )
 from qar_sql.engines.dialects import refuse_unsafe_columns
@@ -64,7 +65,7 @@ from qar_sql.pushdown.showsql import show_sql
 from qar_sql.ranking import eliminate as E
 from qar_sql.ranking.greedy import greedy_elimination
 from qar_sql.ranking.records import compute
-from qar_sql.results import AuditResult, History, from_plain, pick
+from qar_sql.results import AuditResult, History, pick
 from qar_sql.rules import DEFAULT_JOBS
 from qar_sql.stats import interval as tail_interval
 from qar_sql.treat.release_uniqueness import uniqueness_session, with_plan
@@ -401,9 +402,9 @@ def from_store(
     numbers: no histograms, and its top records by rank, hashed key and DT only."""
 
     result = with_sensitivity(stored_audit(store, run_id))  # from the stored H and S: as live
-    kept = stored_results(store, run_id).get("records")
-    if kept is not None:
-        rec = from_plain(RecordsSummary, kept)
+    stored = stored_results(store, run_id)
+    if stored.get("records") is not None:
+        rec = stored_section(stored, "records", RecordsSummary, run_id)
     else:
         top = stored_top_records(store, run_id)
         hashed = bool(top) and all(h for _, _, h, _ in top)

@@ -17,7 +17,7 @@ from qar_sql import user_files
 from qar_sql.compliance.scans import PARAM_KEYS, ScanSpec, check_unique, make_spec, own_settings
 from qar_sql.engines.secrets import mask_source
 from qar_sql.engines.source import is_url
-from qar_sql.errors import UsageError
+from qar_sql.errors import UsageError, shown
 
 TAG = "quasi_identifier"
 
@@ -56,7 +56,7 @@ def tagged_columns(node: Mapping[str, Any]) -> tuple[str, ...]:
             if not isinstance(t, str) or t not in META_VALUES:
                 raise UsageError(
                     f"dbt {node.get('resource_type') or 'model'} {node.get('name')!r}: column "
-                    f"{col.get('name') or name!r} has meta qar: {t!r}, "
+                    f"{col.get('name') or name!r} has meta qar: {shown(t)}, "
                     f"which qar does not know; use one of {', '.join(META_VALUES)}"
                 )
         if TAG in tags:

@@ -118,7 +118,9 @@ def read_target(
         raise UsageError(
             f"{folder / 'dbt_project.yml'}: profile is a {type(name).__name__}, not a name; write profile: NAME"
         )
-    if name not in data or not isinstance(data[name], dict):
+    if name in data and not isinstance(data[name], dict):
+        raise UsageError(f"profile {name!r} in {path} is not a mapping (target:, outputs:); write it as dbt documents")
+    if name not in data:
         known = ", ".join(sorted(k for k in data if k != "config")) or "none"
         came = "" if profile else " (from $DBT_PROFILE)" if os.environ.get("DBT_PROFILE") else " (dbt_project.yml's)"
         raise UsageError(
@@ -130,12 +132,12 @@ def read_target(
         raise UsageError(f"profile {name!r} in {path}: outputs is not a mapping of targets; write it as dbt documents")
     where = f"{path} (profile {name!r})"
     chosen = target or os.environ.get("DBT_TARGET") or render_value(prof.get("target"), "target", where)
-    if not chosen:
-        raise UsageError(f"profile {name!r} in {path} names no target; pass --target NAME")
-    if isinstance(chosen, list | dict):
+    if isinstance(chosen, list | dict):  # (before the test of an empty one: [] is a list, not no target)
         raise UsageError(
             f"profile {name!r} in {path}: target is a {type(chosen).__name__}, not a name; write target: NAME"
         )
+    if not chosen:
+        raise UsageError(f"profile {name!r} in {path} names no target; pass --target NAME")
     if chosen not in outputs:
         raise UsageError(
             f"target {chosen!r}{'' if target else ' (from $DBT_TARGET)' if os.environ.get('DBT_TARGET') else ''} "
@@ -158,13 +160,22 @@ def target_url(output: Mapping[str, Any], project_dir: Path, where: str) -> str:
         value = output.get(key)
         if value in (None, ""):
             raise UsageError(f"{where} has no {key}; dbt needs it too")
-        return str(value)
+        return text(key)
+
+    def text(key: str) -> str:
+        """A setting's value as text: a list, a mapping or true/false there is no host, path or
+        name (True was opened as the file 'True')."""
+        value = output.get(key)
+        if isinstance(value, list | dict | bool):
+            shown = "true or false" if isinstance(value, bool) else f"a {type(value).__name__}"
+            raise UsageError(f"{where}: {key} is {shown}, not a value; write {key}: as dbt documents")
+        return "" if value is None else str(value)
 
     def auth(password: Any) -> str:
         return quote(need("user"), safe="") + (":" + quote(str(password), safe="") if password else "")
 
     if kind == "duckdb":
-        path = str(output.get("path") or "")
+        path = text("path")
         if path in ("", ":memory:") or path.startswith("md:") or path.startswith("motherduck:"):
             raise UsageError(
                 f"{where} is a duckdb target at {path or ':memory:'!r}, which qar cannot open from here; "
@@ -174,7 +185,7 @@ def target_url(output: Mapping[str, Any], project_dir: Path, where: str) -> str:
         return str(p if p.is_absolute() else project_dir / p)
     if kind in ("postgres", "redshift"):
         login = auth(output.get("password") or output.get("pass"))
-        port = output.get("port") or (5439 if kind == "redshift" else 5432)
+        port = text("port") or (5439 if kind == "redshift" else 5432)
         dbname = quote(str(output.get("dbname") or output.get("database") or need("dbname")), safe="")
         # The profile's TLS settings go to libpq as dbt passes them: dropped, `sslmode: require`
         # or `verify-full` would become libpq's `prefer`, which sends the password to a server

@@ -41,7 +41,7 @@ from qar_sql.engines.database import check_store_engine, check_url, first_line
 from qar_sql.engines.render import migrations_dir
 from qar_sql.engines.secrets import mask_source, scrub, secret_values
 from qar_sql.engines.source import DUCKDB_SUFFIXES, is_url, resolve_source
-from qar_sql.errors import DatabaseError, QarError, SourceNotFound, UsageError
+from qar_sql.errors import DatabaseError, DataError, QarError, SourceNotFound, UsageError
 from qar_sql.guard import local_file, same_file
 from qar_sql.measures.audit import audit as _audit
 from qar_sql.parameters.tail import AuditParams
@@ -161,6 +161,7 @@ def check_store(url: str | None) -> None:
 
 def _duckdb_path(url: str) -> str | None:
     if url[:10].lower() == "duckdb:///" and url[10:] not in ("", ":memory:"):
+        check_url(url, f"store URL {url!r}")
         return url[10:]
     if url.lower().startswith("duckdb:"):  # (duckdb:///, duckdb:///:memory:, duckdb://: DuckDB's memory, gone at exit)
         raise UsageError(
@@ -918,6 +919,77 @@ def _runs_sql(where: str) -> Callable[[_Tx], str]:
     return sql
 
 
+#: What a JSON column of a run's row holds when qar wrote it (:func:`stored_json`).
+def _names(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+
+#: The parameters a run records (:func:`record_audit`) as it writes them; the first three always
+#: (``pwm`` and ``k`` are later: an older run lacks them).
+_PARAMETERS: dict[str, Any] = {"p": int, "alpha": (int, float), "pi_u": (int, float), "pwm": str, "k": int}
+
+
+def _settings(v: Any) -> bool:
+    if not isinstance(v, dict) or not {"p", "alpha", "pi_u"} <= v.keys():
+        return False
+    scalar = (str, int, float, bool, type(None))
+    return all(
+        isinstance(x, _PARAMETERS.get(k, scalar)) and not (k in _PARAMETERS and isinstance(x, bool))
+        for k, x in v.items()
+    )
+
+
+def _mapping(v: Any) -> bool:
+    return isinstance(v, dict)
+
+
+#: The exceptions of decoding a row qar did not write: JSON's, a value of another type, an
+#: object nested thousands deep, a field missing.
+_UNREADABLE = (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError)
+
+
+def _not_written_by_qar(what: str, run_id: Any, found: str) -> DataError:
+    return DataError(
+        f"run {str(run_id)!r} in the results store holds {what} that qar did not write ({found}); the store "
+        "was changed outside qar: restore it from a copy, or record into a new --store"
+    )
+
+
+def _json_kind(text: Any) -> str:
+    """What a stored text holds, in JSON's words (not the text: it may be 100,000 characters)."""
+    try:
+        value = json.loads(text)
+    except _UNREADABLE:
+        return "text that is not JSON"
+    kinds = {dict: "an object", list: "a list", str: "a string", bool: "true or false", type(None): "null"}
+    return kinds.get(type(value), "a number")
+
+
+def stored_json(text: Any, what: str, run_id: Any, fits: Callable[[Any], bool] = _mapping) -> Any:
+    """A JSON column of a run's row (``what``: its name) decoded. The store is a file or database
+    the user owns: a value qar never wrote there (edited by hand, by another tool, damaged) is one
+    sentence naming the run and the column (exit 2), not JSON's exception ("unexpected", exit 3)
+    or a value of another type failing later."""
+    try:
+        value = json.loads(text)
+        ok = fits(value)
+    except _UNREADABLE:
+        ok = False
+    if not ok:
+        raise _not_written_by_qar(what, run_id, _json_kind(text))
+    return value
+
+
+@contextlib.contextmanager
+def _written_by_qar(what: str, run_id: Any) -> Iterator[None]:
+    """Decoding stored values inside the block: a value of a type qar never wrote there is
+    :func:`stored_json`'s sentence."""
+    try:
+        yield
+    except _UNREADABLE:
+        raise _not_written_by_qar(what, run_id, "values of other types") from None
+
+
 def runs(store: str | Store | None = None, *, table: str | None = None) -> list[StoredRun]:
     """Every run, oldest first (read-only)."""
     where, params = ("where table_name = :table", {"table": table}) if table is not None else ("", {})
@@ -926,8 +998,8 @@ def runs(store: str | Store | None = None, *, table: str | None = None) -> list[
     out = []
     for r in _read(store, "qar_runs", _runs_sql(where), params):
         rec: dict[str, Any] = dict(zip(names, r, strict=True))
-        rec["columns"] = tuple(json.loads(rec["columns"])) if rec["columns"] else ()
-        rec["parameters"] = json.loads(rec["parameters"])
+        rec["columns"] = tuple(stored_json(rec["columns"], "columns", rec["run_id"], _names)) if rec["columns"] else ()
+        rec["parameters"] = stored_json(rec["parameters"], "parameters", rec["run_id"], _settings)
         for count in ("rows", "n_qi", "pid"):
             rec[count] = None if rec[count] is None else int(rec[count])
         out.append(StoredRun(**rec))
@@ -951,7 +1023,7 @@ def stored_results(store: str | Store | None, run_id: str) -> dict[str, Any]:
     ``audit`` and the other report inputs it kept (``records``); empty for a run recorded before
     0004, or by a store not migrated to it."""
     rows = _read(store, "qar_run_results", _RESULTS_SQL, {"id": run_id})
-    return json.loads(rows[0][0]) if rows else {}
+    return stored_json(rows[0][0], "results", run_id) if rows else {}
 
 
 _RESULTS_SQL = "select results from qar_run_results where run_id = :id"
@@ -981,9 +1053,9 @@ def stored_audit(store: str | Store | None, run_id: str) -> AuditResult:
             if status != "complete":
                 raise UsageError(f"run {run_id!r} is {status}, not complete: it has no results to report")
             kept = tx.execute(_RESULTS_SQL, {"id": run_id}) if tx.has_table("qar_run_results") else []
-            audit = json.loads(kept[0][0]).get("audit") if kept else None
-            if audit is not None:
-                return from_plain(AuditResult, audit)
+            results = stored_json(kept[0][0], "results", run_id) if kept else {}
+            if results.get("audit") is not None:
+                return stored_section(results, "audit", AuditResult, run_id)
             qi_rows = tx.execute(
                 "select qi_index, columns, distinct_count, singletons, min_class_size from qar_qi_results "
                 "where run_id = :id order by qi_index",
@@ -993,29 +1065,37 @@ def stored_audit(store: str | Store | None, run_id: str) -> AuditResult:
                 "select risk, u, n_exceedances, xi, beta, n_qi, n_clipped from qar_fits where run_id = :id",
                 {"id": run_id},
             )
-    parameters = json.loads(prm)
-    rows = int(rows)
-    qis = tuple(
-        QIStats(int(i), tuple(json.loads(cols)), int(h), int(s), int(m), (), rows) for i, cols, h, s, m in qi_rows
-    )
-    fit = None
-    if fit_rows:
-        risk, u, n_exc, xi, beta, n_qi, n_clipped = fit_rows[0]
-        fit = TailFit(float(risk), float(u), int(n_exc), float(xi), float(beta), int(n_qi), int(n_clipped), ())
-    return AuditResult(
-        source=source,
-        table=table,
-        engine=engine or "",
-        engine_version=engine_version or "",
-        rows=rows,
-        columns=tuple(json.loads(columns)) if columns else (),
-        p=int(parameters["p"]),
-        alpha=float(parameters["alpha"]),
-        pi_u=float(parameters["pi_u"]),
-        pwm=parameters.get("pwm", "plotting"),
-        qis=qis,
-        fit=fit,
-        warnings=tuple(json.loads(warnings)) if warnings else (),
-        seconds=float(seconds or 0.0),
-        k=int(parameters.get("k", 5)),
-    )
+    # a run recorded before migration 0004: rebuilt from its rows
+    with _written_by_qar("a row", run_id):
+        parameters = json.loads(prm)
+        rows = int(rows)
+        qis = tuple(
+            QIStats(int(i), tuple(json.loads(cols)), int(h), int(s), int(m), (), rows) for i, cols, h, s, m in qi_rows
+        )
+        fit = None
+        if fit_rows:
+            risk, u, n_exc, xi, beta, n_qi, n_clipped = fit_rows[0]
+            fit = TailFit(float(risk), float(u), int(n_exc), float(xi), float(beta), int(n_qi), int(n_clipped), ())
+        return AuditResult(
+            source=source,
+            table=table,
+            engine=engine or "",
+            engine_version=engine_version or "",
+            rows=rows,
+            columns=tuple(json.loads(columns)) if columns else (),
+            p=int(parameters["p"]),
+            alpha=float(parameters["alpha"]),
+            pi_u=float(parameters["pi_u"]),
+            pwm=parameters.get("pwm", "plotting"),
+            qis=qis,
+            fit=fit,
+            warnings=tuple(json.loads(warnings)) if warnings else (),
+            seconds=float(seconds or 0.0),
+            k=int(parameters.get("k", 5)),
+        )
+
+
+def stored_section(kept: Mapping[str, Any], name: str, kind: Any, run_id: Any) -> Any:
+    """The report input ``name`` of a run's stored results (:func:`stored_results`) as ``kind``."""
+    with _written_by_qar(f"results of its {name}", run_id):
+        return from_plain(kind, kept[name])

@@ -262,6 +262,14 @@ def check_url(url: str, what: str) -> None:
             f"cannot use {what}: its port is not a number; give the port as digits after the host (host:5432), "
             "and write an @, : or / in the password as %40, %3A or %2F"
         ) from None
+    if parsed.drivername.split("+")[0].lower() == "duckdb" and "?" in url:
+        # (qar opens a DuckDB file itself, by its path: a query there was read as part of the
+        # file's name: "'x.duckdb?access_mode=READ_WRITE' does not exist", or a new store made
+        # under that name beside the one named)
+        raise UsageError(
+            f"cannot use {what}: qar reads no options in a DuckDB URL ({url[url.index('?') :]!r}); "
+            f"name the file alone, as duckdb:///{parsed.database or 'path/to/file.duckdb'}"
+        )
     if parsed.port is not None and not 0 < parsed.port < 65536:
         raise UsageError(
             f"cannot use {what}: its port {parsed.port} is not between 1 and 65535; give the server's port"

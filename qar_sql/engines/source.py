@@ -715,7 +715,12 @@ def _check_header_names(path: str, delimiter: str | None, cols: Sequence[str]) -
 
 def _explain_csv(db: DuckDBDatabase, path: str, delimiter: str | None) -> None:
     """Raise a clear error when a CSV read as one column (or not at all) is really ragged or
-    read with the wrong --delimiter; return when no better explanation is found."""
+    read with the wrong --delimiter; return when no better explanation is found. A file saved as
+    UTF-16 or UTF-32 (Excel's "Unicode text") is named so first: DuckDB reads its NUL bytes as
+    text, and the lines that gives were explained as ragged, or as a wrong --delimiter."""
+    wide = user_files.wide_encoding(path)
+    if wide:
+        raise UsageError(f"{path!r} is {wide} text; save it as UTF-8 (e.g. iconv -f {wide} -t utf-8)")
     header = _header_line(path)
     if not header:
         return
@@ -841,6 +846,7 @@ def open_duckdb_url(url: str, table: str | None, threads: int | None):
     """``duckdb:///path``: the DuckDB file at path, read-only."""
     if not url.startswith("duckdb:///"):
         raise UsageError(f"cannot read the DuckDB URL {url!r}; write it as duckdb:///path/to/file.duckdb")
+    check_url(url, f"database URL {url!r}")
     return _open_duckdb_file(url[len("duckdb:///") :], table, threads)
 
 

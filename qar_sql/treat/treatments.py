@@ -109,7 +109,7 @@ class Plan:
 def _line_of(text: str, table: Sequence[str], key: str | None = None) -> int | None:
     """Best-effort line of ``[a.b]`` (and ``key = `` inside it): tomllib gives no positions
     for values it parsed well, and a line number makes a message easy to act on."""
-    lines = text.splitlines()
+    lines = text.split("\n")  # (TOML's lines: splitlines() also ends one at a U+2028 inside a string)
     header = re.compile(r"^\s*\[\s*" + r"\s*\.\s*".join(re.escape(p) for p in table) + r"\s*\]\s*(#.*)?$")
     for i, line in enumerate(lines):
         if header.match(line) or (

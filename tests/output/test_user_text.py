@@ -202,20 +202,21 @@ def recipes(work: Path) -> dict[str, list[list[str]]]:
             + ["--plot", str(work / "eliminate.svg")],
         ],
         "risk": [
-            [*src, "-c", QI, "-p", "2", "-k", KEY],
+            [*src, "-c", QI, "-p", "2"],
             [*src, "-c", QI, "-p", "2", "-k", KEY, "--per-record", str(work / "risk.csv")],
         ],
         "discover": [[*src, "-x", KEY, "-s", "2"]],
-        "whatif": [[*src, "-T", str(work / "t.toml"), "--key", KEY, "--no-risk"]],
+        "whatif": [[*src, "-T", str(work / "t.toml"), "--no-risk"]],
         "anonymize": [
             [*src, "--qid", "h,+plus", "--k", "2", "--hierarchy", f"h={work / 'h.csv'}"]
-            + ["--hierarchy", f"+plus={work / '+plus.csv'}", "-x", ",".join([KEY, *COLS[1:6]])],
+            + ["--hierarchy", f"+plus={work / '+plus.csv'}"],
             [*src, "--qid", "h,+plus", "--k", "2", "--hierarchy", f"h={work / 'h.csv'}"]
             + ["--hierarchy", f"+plus={work / '+plus.csv'}", "-x", KEY, "-p", "2", "--pi-u", "0.2"]
             + ["-o", str(work / "anonymize.toml"), "--plot", str(work / "anonymize.svg")],
         ],
         "report": [
-            [*src, "-x", KEY, "-p", "2", "--pi-u", "0.2", "--bootstrap", "0", "-k", KEY, "--no-records"]
+            # (its records section: the keys; its what-if section: the treatments' names and values)
+            [*src, "-x", KEY, "-p", "2", "--pi-u", "0.2", "--bootstrap", "0", "-k", KEY, "-T", str(work / "t.toml")]
             + ["--title", REPORT_TEXT]
             + ["--owner", REPORT_TEXT, "--purpose", REPORT_TEXT, "-o", "-"],
             [
@@ -477,7 +478,9 @@ def test_user_text_is_safe_on_every_channel_of_every_command(ran, name, fmt, i):
     r = ran[name, fmt, i]
     where = f"qar {name} -f {fmt} (recipe {i})"
     check_stderr(r.stderr, where)
-    assert r.exit_code in (0, 1, 2), f"{where}: exit {r.exit_code}: {r.stderr}"
+    # (a recipe refused before its work shows no user text but the refusal's: it tests nothing. The
+    # scans hold a table that does not exist, on purpose: they report it, exit 2, after the others.)
+    assert r.exit_code in ((0, 1, 2) if name == "scan" else (0, 1)), f"{where}: exit {r.exit_code}: {r.stderr}"
     if r.stdout:
         CHECKS[CHANNEL.get((name, fmt, i), fmt)](r.stdout, where)
 
@@ -604,7 +607,17 @@ def test_the_whole_run_is_quick(ran):
     assert ran["seconds"] < 30, ran["seconds"]
 
 
-@pytest.mark.parametrize("command,options", [("records", ["-k", KEY, "-c", QI]), ("audit", ["-x", KEY])])
+#: The commands run on the hostile table in another engine (its names come back through its driver).
+ON_OTHER_ENGINES = [
+    ("records", ["-k", KEY, "-c", QI, "-p", "2", "--pi-u", "0.2"]),
+    ("audit", ["-x", KEY, "-p", "2", "--pi-u", "0.2"]),
+    ("discover", ["-x", KEY, "-s", "2"]),
+    ("risk", ["-c", QI, "-p", "2"]),
+    ("uniqueness", ["-c", QI, "-g", "3"]),
+]
+
+
+@pytest.mark.parametrize("command,options", ON_OTHER_ENGINES)
 def test_on_postgresql_too(pg, work, command, options):
     """The same table on PostgreSQL: its names and values come back through another driver."""
     from conftest import PG_URL, pg_copy
@@ -619,7 +632,7 @@ def test_on_postgresql_too(pg, work, command, options):
         ddl = ", ".join(f"{_q(c)} text" for c in [KEY, *COLS])
         pg_copy(pg, f"{schema}.{_q(TABLE)}", ddl, rows)
         for fmt in ("text", "markdown", "csv"):
-            args = [command, PG_URL, "-t", f"{schema}.{TABLE}", *options, "-p", "2", "--pi-u", "0.2", "-f", fmt, "-q"]
+            args = [command, PG_URL, "-t", f"{schema}.{TABLE}", *options, "-f", fmt, "-q"]
             r = CliRunner(env={"QAR_BOOTSTRAP": "0"}).invoke(cli, args)
             where = f"qar {command} -f {fmt} on PostgreSQL"
             assert r.exit_code == 0, f"{where}: {r.stderr}"
@@ -628,6 +641,27 @@ def test_on_postgresql_too(pg, work, command, options):
     finally:
         with pg.begin() as c:
             c.exec_driver_sql(f"drop schema {schema} cascade")
+
+
+@pytest.mark.parametrize("command,options", ON_OTHER_ENGINES)
+def test_on_sqlite_too(work, tmp_path, command, options):
+    """The same table in a SQLite file: its names and values come back through sqlite3."""
+    import sqlite3
+
+    with duckdb.connect(str(work / DB), read_only=True) as con:
+        rows = con.execute(f"select * from {_q(TABLE)}").fetchall()
+    path = tmp_path / "h.sqlite"
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        db.execute(f"create table {_q(TABLE)} (" + ", ".join(f"{_q(c)} text" for c in [KEY, *COLS]) + ")")
+        db.executemany(f"insert into {_q(TABLE)} values ({', '.join('?' * (len(COLS) + 1))})", rows)
+        db.commit()
+    for fmt in ("text", "markdown", "csv"):
+        args = [command, f"sqlite:///{path}", "-t", TABLE, *options, "-f", fmt, "-q"]
+        r = CliRunner(env={"QAR_BOOTSTRAP": "0"}).invoke(cli, args)
+        where = f"qar {command} -f {fmt} on SQLite"
+        assert r.exit_code == 0, f"{where}: {r.stderr}"
+        check_stderr(r.stderr, where)
+        CHECKS[fmt](r.stdout, where)
 
 
 @pytest.mark.parametrize(
