@@ -65,7 +65,7 @@ BAD = {
     '[defaults]\nnull_tokens = [""]\n': 'null_tokens must be a list of non-empty texts, e.g. null_tokens = ["NA"]',
     "[store]\n": '[store] needs a url, e.g. url = "qar_results.duckdb"',  # (it recorded nothing, silently)
     '[sources.a]\nurl = "a.duckdb"\n[[scan]]\nsource = []\ntable = "t"\n': (  # (unexpected TypeError, exit 3)
-        "scan number 1 uses source [], which is not defined; allowed: a"
+        'scan number 1: source = [] must be one name, e.g. source = "people"'
     ),
     "scan = []\n": "no scans; add at least one [[scan]] naming a source (and its table, for a database: a CSV or Parquet file takes none)",
 }
@@ -452,7 +452,7 @@ def test_a_bad_default_is_said_once_where_it_is_written(tmp_path):
 @pytest.mark.parametrize(
     "text, said",
     [
-        ('[sources.a]\nurl = "a.duckdb"\n[[scan]]\nsource = []\ntable = "t"\n', "uses source [], which is not defined"),
+        ('[sources.a]\nurl = "a.duckdb"\n[[scan]]\nsource = []\ntable = "t"\n', "source = [] must be one name"),
         ('[store]\n[sources.a]\nurl = "a.duckdb"\n[[scan]]\ntable = "t"\n', "[store] needs a url"),
     ],
 )
