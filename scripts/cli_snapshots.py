@@ -599,8 +599,9 @@ def main(argv: list[str] | None = None) -> int:
         for name, text in results.items():
             (SNAPSHOTS / f"{name}.txt").write_text(text, encoding="utf-8")
         if not args.only and not skipped and args.inputs == "all":
-            stale = sorted(p for p in SNAPSHOTS.glob("*.txt") if p.stem not in results)
-            for path in stale:
+            # (not named stale: that local would hide the function stale() the check calls below)
+            gone = sorted(p for p in SNAPSHOTS.glob("*.txt") if p.stem not in results)
+            for path in gone:
                 path.unlink()
                 print(f"removed {path.relative_to(REPO)} (no such case)")
         print(

@@ -9,6 +9,7 @@ from typing import Any
 from qar_sql.errors import UsageError
 from qar_sql.parameters import fields
 from qar_sql.parameters.fields import option
+from qar_sql.parameters.needs import Needs
 from qar_sql.precedence import Chosen
 
 # --- scan -------------------------------------------------------------------------------------------
@@ -174,7 +175,11 @@ class MigrateParams:
         kind="flag",
     )
     to: str | None = option(
-        None, help="Apply migrations up to this version only (e.g. 0001).", flags=("--to",), metavar="VERSION"
+        None,
+        help="Apply migrations up to this version only (e.g. 0001).",
+        flags=("--to",),
+        metavar="VERSION",
+        only=Needs(unused_with=("status",), why="--status applies nothing"),
     )
 
 
