@@ -505,7 +505,7 @@ def migrate(store: str | Store | None = None, *, to: str | None = None, folder: 
             if past:  # (nothing to apply: the option would be ignored)
                 raise UsageError(
                     f"store {st.display} is at migration {past[-1]} already, past --to {to!r}; migrations only go "
-                    "forward: leave --to out"
+                    "forward: leave --to out (a $QAR_TO sets it too)"
                 )
         with st.transaction() as tx:
             tx.lock()
