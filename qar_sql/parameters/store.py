@@ -15,6 +15,10 @@ from qar_sql.precedence import Chosen
 # --- scan -------------------------------------------------------------------------------------------
 
 
+#: --profile, --target and --profiles-dir choose the profile of --dbt-project only.
+DBT_PROFILE = Needs(needs=("dbt_project",), why="it chooses the dbt profile of --dbt-project")
+
+
 @dataclass(frozen=True, kw_only=True)
 class ScanParams:
     """The parameters of ``qar scan``, checked when made, before any file is read or database opened.
@@ -54,11 +58,13 @@ class ScanParams:
         None,
         help="With --dbt-project: the dbt profile (default: $DBT_PROFILE, then dbt_project.yml's).",
         flags=("--profile",),
+        only=DBT_PROFILE,
     )
     target: str | None = option(
         None,
         help="With --dbt-project: the profile's target (default: $DBT_TARGET, then the profile's).",
         flags=("--target",),
+        only=DBT_PROFILE,
     )
     profiles_dir: str | None = option(
         None,
@@ -66,6 +72,7 @@ class ScanParams:
         "folder, ~/.dbt).",
         flags=("--profiles-dir",),
         kind="dir",
+        only=DBT_PROFILE,
     )
     select: Sequence[str] = option(
         (),
@@ -73,6 +80,7 @@ class ScanParams:
         "path:FOLDER; space-separated or repeated: any; comma: all).",
         flags=("--select",),
         multiple=True,
+        only=Needs(needs=("dbt_project|dbt_manifest",), why="it picks dbt models"),
     )
     thresholds: Mapping[str, Chosen] = field(default_factory=dict)
     store: str | None = fields.store()
@@ -107,15 +115,8 @@ class ScanParams:
             raise UsageError(
                 "--dbt-project reads the project's own manifest; give --dbt-project or --dbt-manifest, not both"
             )
-        if not self.dbt_project:
-            for key in ("profile", "target", "profiles_dir"):
-                if getattr(self, key):
-                    raise UsageError(
-                        f"--{key.replace('_', '-')} chooses the dbt profile of --dbt-project, and there is no "
-                        "--dbt-project"
-                    )
-            if self.select and not self.dbt_manifest:
-                raise UsageError("--select picks dbt models, and there is neither --dbt-project nor --dbt-manifest")
+        # (--profile, --target, --profiles-dir and --select without a dbt project or manifest:
+        # their Needs, refused when typed; a $QAR_PROFILE set for dbt's own runs is no mistake)
         if self.config is None and self.dbt_manifest is None and not self.dbt_project:
             raise UsageError(
                 "name a scan config (qar scan qar.toml), a dbt project (--dbt-project .) or a dbt manifest "
