@@ -102,17 +102,22 @@ def parse_max(value: str | int | float, rows: int, step: int) -> int:
     return count
 
 
-def _removal(db: Database, arrays: dict[str, np.ndarray]):
+def _removal(db: Database, arrays: dict[str, np.ndarray], fix: str = "--by greedy alone runs here"):
     """``db``'s relation of the removal order (:meth:`~qar_sql.engines.database.Database.array_relation`),
-    or the refusal of an engine with none; :func:`eliminate_relation` asks it (empty, never
-    entered) before the audit, so the refusal comes before any row is read."""
+    or the refusal of an engine with none (``fix``: what runs there instead); :func:`check_block`
+    asks it (empty, never entered) before the audit, so the refusal comes before any row is read."""
     removed = db.array_relation(arrays)
     if removed is None:
         raise UsageError(
-            f"block elimination is not implemented for {db.dialect.name} yet; use DuckDB or PostgreSQL "
-            "(--by greedy alone runs here)"
+            f"block elimination is not implemented for {db.dialect.name} yet; use DuckDB or PostgreSQL ({fix})"
         )
     return removed
+
+
+def check_block(db: Database, fix: str = "--by greedy alone runs here") -> None:
+    """Refuse block elimination on an engine that cannot run it, before the audit reads a row
+    (``qar eliminate``; ``qar report``'s elimination section, whose ``fix`` differs)."""
+    _removal(db, {"r": np.zeros(0, dtype=np.int64)}, fix)
 
 
 def emptied_classes(
@@ -193,7 +198,7 @@ def eliminate_relation(
     db, relation, source = session.db, session.relation, session.label
     opts = Options.of(params, progress)
     if any(name != "greedy" for name in params.by):
-        _removal(db, {"r": np.zeros(0, dtype=np.int64)})
+        check_block(db)
     contrib, order_by = compute(db, relation, opts, key=params.key, source=source)
     risk0 = contrib.audit.risk
     assert risk0 is not None  # compute() refuses an audit without a tail

@@ -360,3 +360,66 @@ def test_every_bad_value_on_postgresql_too(name, files, pg_boom):
         if MARKER in r.output and (flag, symbol) not in ACCEPTED | NEED_ROWS and (name, flag, symbol) not in OWN:
             findings.append(f"qar {name} {flag} {value!r} read rows before refusing or accepting it")
     assert not findings, "\n".join(findings)
+
+
+SQLITE_MARKER = "integer overflow"
+#: Valid values refused on SQLite by what only the rows tell, with the reason.
+REFUSED_BY_ROWS = {
+    ("anonymize", "--output"): "the chosen node is the table as it is: the search's result",
+    ("compare", "--link"): "the link column is not unique: its distinct values",
+    ("uniqueness", "-T"): "bands need numbers: a column SQLite declares no type for holds values of any type",
+}
+
+
+@pytest.fixture(scope="module")
+def sqlite_boom(tmp_path_factory) -> tuple[str, str]:
+    """(plain, boom): SQLite URLs of :func:`_table`'s rows, ``boom`` holding a view ``people``
+    whose filter raises when a row is read (SQLite's abs() of the smallest integer overflows)."""
+    import sqlite3
+
+    tmp = tmp_path_factory.mktemp("sqlite_rows")
+    rows = duckdb.connect(_table(tmp / "src.duckdb", False), read_only=True).execute("select * from base").fetchall()
+    urls = []
+    for name, where in (("plain", ""), ("boom", "where abs(-9223372036854775808 + 0 * id) > 0")):
+        con = sqlite3.connect(tmp / f"{name}.db")
+        con.execute(f"create table base ({', '.join(COLUMNS)})")
+        con.executemany(f"insert into base values ({', '.join('?' * len(COLUMNS))})", rows)
+        con.execute(f"create view people as select * from base {where}")
+        con.commit()
+        con.close()
+        urls.append(f"sqlite:///{(tmp / f'{name}.db').as_posix()}")
+    return urls[0], urls[1]
+
+
+@pytest.mark.parametrize("name", TABLE_COMMANDS)
+def test_an_engine_refuses_a_valid_value_before_the_rows_are_read(name, files, sqlite_boom):
+    """Values no engine check was generated for: each option's valid value (the ignored-options
+    test's) on SQLite, an engine without some of DuckDB's means (a row hash, array parameters):
+    where the plain table's run refuses it (exit 2), the raising view's run refuses it too,
+    before reading a row. One command stays in the quick loop (conftest.HEAVY_KEEP)."""
+    from tests.cli.test_ignored_options import value_of
+
+    plain, boom = sqlite_boom
+    out = Path(files.folder)
+    findings = []
+    for param in COMMANDS[name].params:
+        if not isinstance(param, click.Option) or param.name in SKIPPED | {"store", "jobs"}:
+            continue
+        if set(param.opts) & {flag for flag, _ in NEED_ROWS}:  # (refused by the rows: the fit's exceedances)
+            continue
+        if any((name, flag) in REFUSED_BY_ROWS for flag in param.opts):
+            continue
+        try:
+            args = value_of(name, param, files, out)
+        except StopIteration:
+            continue
+        if not args:
+            continue
+        base = base_args(name, plain, files)
+        r = _invoke([name, *base, *args])
+        if r.exit_code != 2 or SQLITE_MARKER in r.output:
+            continue
+        r = _invoke([name, *[boom if a == plain else a for a in base], *args])
+        if SQLITE_MARKER in r.output:
+            findings.append(f"qar {name} {' '.join(args)} on SQLite: refused only after a query read rows")
+    assert not findings, "\n".join(findings)
