@@ -423,3 +423,14 @@ def test_an_engine_refuses_a_valid_value_before_the_rows_are_read(name, files, s
         if SQLITE_MARKER in r.output:
             findings.append(f"qar {name} {' '.join(args)} on SQLite: refused only after a query read rows")
     assert not findings, "\n".join(findings)
+
+
+@pytest.mark.postgres
+def test_compare_aligned_on_a_table_without_a_stored_order_is_refused_before_the_rows(files, pg_boom):
+    """qar compare --aligned needs each table's stored row order, which a PostgreSQL table has not:
+    a catalog fact, refused before a query reads a row (it came after the columns were profiled)."""
+    url, schema = pg_boom
+    table = f"{schema}.people"
+    r = _invoke(["compare", url, url, "-t", table, "--treated-table", table, "-x", "id,disease", "--aligned"])
+    assert r.exit_code == 2 and "--aligned needs rows in a stored order" in r.output, r.output
+    assert MARKER not in r.output, r.output
