@@ -64,6 +64,8 @@ class ScanParams:
         None,
         help="With --dbt-project: the profile's target (default: $DBT_TARGET, then the profile's).",
         flags=("--target",),
+        # (not QAR_TARGET: compare's --target is a column, uniqueness's a probability)
+        envvar="QAR_DBT_TARGET",
         only=DBT_PROFILE,
     )
     profiles_dir: str | None = option(

@@ -387,3 +387,31 @@ def test_scan_refuses_a_typed_jobs_where_every_scan_runs_one_statement_at_a_time
     config.write_text(duck + server)
     r = CliRunner().invoke(cli, ["scan", str(config), "--no-store", "-j", "3"])
     assert r.exit_code == 3 and "has no effect" not in r.output, r.output  # (the server is unreachable)
+
+
+def _kind(param: click.Parameter) -> str:
+    """What a variable's value is read as: a number, a flag, or text (a name, a path, a word)."""
+    if getattr(param, "is_flag", False):
+        return "flag"
+    if isinstance(param.type, click.types.IntParamType | click.types.FloatParamType):
+        return "number"
+    return "text"
+
+
+#: Variables that several options share with one meaning, each read as the same kind of value:
+#: a target (a dbt target, a column, a probability) is three things, so three variables.
+def test_a_variable_means_one_thing_wherever_it_is_read():
+    """One ``QAR_`` variable set for one command must not break another that reads it as something
+    else (QAR_TARGET=prod, a dbt target for qar scan, failed every qar uniqueness: 'prod' is not a
+    valid float; and named a column of qar compare). Generated from click's tree: the options that
+    share a variable share its name's meaning; the kinds of their values must agree."""
+    shared: dict[str, set[tuple[str, str, str]]] = {}
+    for name, command in COMMANDS.items():
+        for param in command.params:
+            envvar = param.envvar if isinstance(param.envvar, str) else (param.envvar or [None])[0]
+            if envvar:
+                shared.setdefault(envvar, set()).add((name, param.name or "", _kind(param)))
+    mixed = {v: sorted(uses) for v, uses in shared.items() if len({kind for _, _, kind in uses}) > 1}
+    assert not mixed, mixed
+    targets = {v for v, uses in shared.items() if any(p == "target" for _, p, _ in uses)}
+    assert len(targets) == 3, targets  # (scan's dbt target, compare's column, uniqueness's probability)

@@ -356,11 +356,11 @@ def test_select_with_manifest(project):
 
 
 def test_options_that_would_be_ignored(project, monkeypatch):
-    # a $QAR_PROFILE, $QAR_TARGET, $QAR_PROFILES_DIR set for dbt's own runs sets no scan's profile:
+    # a $QAR_PROFILE, $QAR_DBT_TARGET, $QAR_PROFILES_DIR set for dbt's own runs sets no scan's profile:
     # refused only typed (it was "--profile chooses the dbt profile of --dbt-project", exit 2)
     config = project / "qar_env.toml"
     config.write_text('[sources.f]\nurl = "f.duckdb"\n[[scan]]\ntable = "t"\n')
-    for variable in ("QAR_PROFILE", "QAR_TARGET", "QAR_PROFILES_DIR"):
+    for variable in ("QAR_PROFILE", "QAR_DBT_TARGET", "QAR_PROFILES_DIR"):
         with monkeypatch.context() as env:
             env.setenv(variable, str(project))
             r = CliRunner().invoke(cli, ["scan", str(config), "--no-store"])
