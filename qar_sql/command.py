@@ -116,7 +116,10 @@ class Command(Generic[P, R]):
     not printed, as the report it writes to -o); ``cli_keywords``: keywords only the command line
     gives ``run``; ``only``: the options that would be ignored without (or beside) others, by
     name, for the command-line-only options and the shared ones whose relation is this command's
-    (a field's own is in its metadata: :meth:`relations` joins them)."""
+    (a field's own is in its metadata: :meth:`relations` joins them); ``one_at_a_time(values)``:
+    why the statements of a run with these values go one at a time, so that an option of
+    ``Needs(concurrent=True)`` (``--jobs``) has no effect, or None (default: the engine of every
+    source argument, :func:`serial_sources`)."""
 
     name: str
     Params: type[P]
@@ -146,6 +149,7 @@ class Command(Generic[P, R]):
     prints: bool = True
     cli_keywords: Mapping[str, Any] = field(default_factory=dict)
     only: Mapping[str, Needs] = field(default_factory=dict)
+    one_at_a_time: Callable[[Mapping[str, Any]], str | None] | None = None
 
     def require(self, spelled: str) -> None:
         """The optional extra the command needs, present (``spelled``: how the caller named it)."""
@@ -158,11 +162,43 @@ class Command(Generic[P, R]):
         found |= {f.name: (f, m) for f, m in options_of(SourceOptions) if f.name in self.source}
         return found
 
+    def serial(self, values: Mapping[str, Any]) -> str | None:
+        """Why the run of ``values`` goes one statement at a time (``one_at_a_time``), or None."""
+        if self.one_at_a_time is not None:
+            return self.one_at_a_time(values)
+        return serial_sources(self, values)
+
     def relations(self) -> dict[str, Needs]:
         """Every option's :class:`~qar_sql.parameters.needs.Needs`, by name: the fields' own, then
         the command's (which replace a shared field's)."""
         found = {name: meta.only for name, (_, meta) in self.fields().items() if meta.only is not None}
-        return found | dict(self.only)
+        # (a command's relation of a shared field keeps the field's engines: whatif's --jobs is
+        # unused with --emit-sql and still on a DuckDB file)
+        own = {
+            n: dataclasses.replace(r, concurrent=True) if n in found and found[n].concurrent else r
+            for n, r in self.only.items()
+        }
+        return found | own
+
+
+def _sources() -> Any:
+    """:mod:`qar_sql.engines.source`, numpy-backed: loaded when a command runs, not by ``qar --help``."""
+    from qar_sql.engines import source
+
+    return source
+
+
+#: The arguments that name a source (compare's TREATED: None is ORIGINAL's).
+SOURCE_ARGUMENTS = ("source", "original", "treated")
+
+
+def serial_sources(cmd: Command, values: Mapping[str, Any]) -> str | None:
+    """Why every source the command reads runs its statements one at a time (the first's
+    reason), or None: one of them is a server database, or the command reads none."""
+    names = [n for n in cmd.arguments if n in SOURCE_ARGUMENTS]
+    sources = [values.get(n) for i, n in enumerate(names) if i == 0 or values.get(n) is not None]
+    reasons = [_sources().one_at_a_time(s) for s in sources]
+    return reasons[0] if reasons and all(r is not None for r in reasons) else None
 
 
 def run_on(
@@ -176,13 +212,11 @@ def run_on(
     """``cmd.run`` on the session of the source options ``where`` (or of ``cmd.session``), closed
     after; ``log`` gets the statements it rendered (:attr:`~qar_sql.engines.session.Session.sql_log`);
     ``keywords`` go to ``run``."""
-    from qar_sql.engines.source import session_of  # (numpy-backed: not loaded by `qar --help`)
-
     # (a command with no source, as demo, opens its own files)
     opened = cmd.session(dict(where), params) if cmd.session is not None else where if cmd.source else None
     if opened is None:
         return cmd.run(None, params, progress, **keywords)
-    with session_of(**opened, **{name: getattr(params, name) for name in cmd.session_params}) as session:
+    with _sources().session_of(**opened, **{name: getattr(params, name) for name in cmd.session_params}) as session:
         if cmd.check is not None:  # (the catalog only: opening the session read the columns)
             cmd.check(params, session.relation)
         if log is None:
@@ -275,6 +309,43 @@ def _check_typed(cmd: Command, values: Mapping[str, Any]) -> None:
         given=lambda n: sources.get(n) not in (None, click.core.ParameterSource.DEFAULT),
         value=lambda n: values.get(n),
         flag=flags.get,
+        one_at_a_time=lambda: cmd.serial(values),
+    )
+
+
+#: The source options only a CSV file reads (:func:`qar_sql.engines.source.check_csv_options`).
+CSV_OPTIONS = ("delimiter", "null_tokens", "all_text")
+
+
+def _csv_options_applied(
+    cmd: Command, where: dict[str, Any], values: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``where`` and ``values`` without the CSV options a ``QAR_`` variable or a config file gave,
+    where no source the command reads is a CSV file: they set options for every command (a
+    ``[defaults] null_tokens`` for the CSV files), so only a typed one is refused there, as
+    :func:`_check_typed`'s are (compare's are fields, read for ORIGINAL and TREATED)."""
+    ctx = click.get_current_context()
+    commandline = click.core.ParameterSource.COMMANDLINE
+    given = [
+        n for n in CSV_OPTIONS if (where.get(n) or values.get(n)) and ctx.get_parameter_source(n) is not commandline
+    ]
+    if not given:
+        return where, values
+    names = [n for n in cmd.arguments if n in SOURCE_ARGUMENTS]
+    both = where | values
+    try:
+        sources = [
+            _sources().resolve_source(both.get(n)) for i, n in enumerate(names) if i == 0 or both.get(n) is not None
+        ]
+    except QarError:
+        return where, values  # (no source: its own sentence comes when it is opened)
+    if any(_sources().reads_csv(source) for source in sources):
+        return where, values
+    defaults = {f.name: f.default for f in dataclasses.fields(SourceOptions)}
+    unset = {n: defaults[n] for n in given}
+    return (
+        where | {n: v for n, v in unset.items() if n in where},
+        values | {n: v for n, v in unset.items() if n in values},
     )
 
 
@@ -341,6 +412,7 @@ def cli_command(cmd: Command) -> click.Command:
         utf8_only(values)
         typed = dict(values)  # (as the user gave them: what the relations read)
         where = {n: values.pop(n) for n in source_names if n in values}
+        where, values = _csv_options_applied(cmd, where, values)
         out = {n: values.pop(n) for n in list(values) if n in cmd.outputs}
         if cmd.parse is not None:
             values = cmd.parse(values, where, out)
@@ -463,7 +535,14 @@ def _check_keywords(cmd: Command, values: Mapping[str, Any]) -> None:
         return values[name] != (None if default is inspect.Parameter.empty else default)
 
     relations = {n: r.within(fields) for n, r in cmd.relations().items() if n in fields}
-    check_needs(relations, typed=given, given=given, value=lambda n: values.get(n), flag=lambda n: n)
+    check_needs(
+        relations,
+        typed=given,
+        given=given,
+        value=lambda n: values.get(n),
+        flag=lambda n: n,
+        one_at_a_time=lambda: cmd.serial(values),
+    )
 
 
 def _warnings_as_keywords(result: R, cmd: Command) -> R:

@@ -67,6 +67,10 @@ HEAVY_KEEP = {
     "[5-0.04-levels0-255559.85455731067-postgresql]",
     # every option of the two slowest commands (report: ~100 s) against the run without it
     "ignored-options": "tests/cli/test_ignored_options.py::test_every_option_changes_the_output_or_is_refused[compare]",
+    # every option's bad values on a PostgreSQL view whose filter raises, one command a test (~20 s each)
+    "late-checks-postgresql": "tests/cli/test_checks_before_rows.py::test_every_bad_value_on_postgresql_too[audit]",
+    # every option's valid value on SQLite, refused there only before a row is read (one command a test)
+    "late-checks-sqlite": "tests/cli/test_checks_before_rows.py::test_an_engine_refuses_a_valid_value_before_the_rows_are_read[audit]",
     # the CI entry points run end to end (a venv with the Action's pip install, pre-commit's clone)
     "ci": "tests/test_ci_entry_points.py::test_the_action_passes_and_fails_with_the_scan",
     # a byte that is not UTF-8 in each of the ~100 text options (one rule, refused in one place)
@@ -104,6 +108,10 @@ def _heavy_kind(item) -> str | None:
         return "chromium"
     if path == "tests/cli/test_ignored_options.py" and values and values[0] in ("compare", "report"):
         return "ignored-options"
+    if path == "tests/cli/test_checks_before_rows.py" and item.name.startswith("test_every_bad_value_on_postgresql"):
+        return "late-checks-postgresql"
+    if path == "tests/cli/test_checks_before_rows.py" and item.name.startswith("test_an_engine_refuses_a_valid"):
+        return "late-checks-sqlite"
     return None
 
 

@@ -6,13 +6,14 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from qar_sql import cli_options
-from qar_sql.command import SOURCE_ORDER, TAIL_ORDER, Command, Extras, Verdict, api_function, run_on
+from qar_sql.command import SOURCE_ORDER, TAIL_ORDER, Command, Extras, Verdict, api_function, run_on, serial_sources
+from qar_sql.commands import sql as sql_command
 from qar_sql.errors import DatabaseError, ExitCode
 from qar_sql.parameters.needs import Needs
 from qar_sql.parameters.tail import AuditParams, SqlParams
@@ -113,10 +114,18 @@ def _show_sql(where: dict[str, Any], params: AuditParams, out: dict[str, Any]) -
     """``--show-sql``: ``qar sql`` of the same source options; nothing is read."""
     if not out["show_sql"]:
         return None
-    from qar_sql.commands.sql import run as sql
-
     shown = {key: where[key] for key in ("source", "table", "delimiter", "null_tokens")}
-    return sql(SqlParams(**shown, columns=params.columns, p=params.p, batch_size=params.batch_size, jobs=params.jobs))
+    return sql_command.run(
+        SqlParams(**shown, columns=params.columns, p=params.p, batch_size=params.batch_size, jobs=params.jobs)
+    )
+
+
+def _one_at_a_time(values: Mapping[str, Any]) -> str | None:
+    """Why --jobs has no effect: with --show-sql, on the SQL shown (qar sql's rule); else on the
+    source's engine (:func:`~qar_sql.command.serial_sources`)."""
+    if values.get("show_sql"):
+        return sql_command.jobs_unused(values)
+    return serial_sources(COMMAND, values)
 
 
 def _run(where: dict[str, Any], params: AuditParams, progress: Progress | None, out: dict[str, Any]) -> AuditResult:
@@ -204,6 +213,7 @@ COMMAND: Command[AuditParams, AuditResult] = Command(
     emits=("top", "histograms"),
     order=ORDER,
     only=ONLY,
+    one_at_a_time=_one_at_a_time,
     preview=_show_sql,
     runner=_run,
     html=_report,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from qar_sql.measures.audit import audited_columns
-from qar_sql.parameters.measures import UniquenessParams
+from qar_sql.parameters.measures import RiskParams, UniquenessParams
 from qar_sql.parameters.ranking import EliminateParams, RecordsParams
 from qar_sql.parameters.tail import TailParams
 from qar_sql.parameters.treat import WhatIfParams
@@ -48,3 +48,10 @@ def whatif(params: WhatIfParams, relation: Any) -> None:
 def uniqueness(params: UniquenessParams, relation: Any) -> None:
     """The QI columns and p (:func:`~qar_sql.treat.release_uniqueness.checked_qis`)."""
     checked_qis(params, relation)
+
+
+def risk(params: RiskParams, relation: Any) -> None:
+    """With ``--per-record``, the record key (:func:`~qar_sql.pushdown.record_keys.check_record_key`):
+    a table without a stored row order (SQLite, PostgreSQL) needs --key."""
+    if params.per_record:
+        check_record_key(relation, params.key)

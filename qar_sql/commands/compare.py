@@ -318,6 +318,9 @@ def run(
     tick = Ticker(progress, 5 + (2 if params.risk else 0) + (1 if params.anonymeter else 0))
     with ExitStack() as stack:
         t = _open(session, params, stack)
+        if params.aligned and params.treatments is None:  # (the stored orders, before a query reads a row)
+            tables.row_order(t.db_o, t.rel_o, "original")
+            tables.row_order(t.db_t, t.rel_t, "treated table")
         c = _columns(t, params, notes)
         numeric = set(c.numeric)
         reads = _reads(t, c, params)

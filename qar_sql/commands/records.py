@@ -22,7 +22,7 @@ from qar_sql.errors import ParameterError, UsageError
 from qar_sql.guard import guard_files
 from qar_sql.output.files import check_writable
 from qar_sql.parameters.needs import Needs
-from qar_sql.parameters.ranking import SCORES, RecordsParams
+from qar_sql.parameters.ranking import SCORES, SUDA, RecordsParams
 
 if TYPE_CHECKING:  # numpy-backed: loaded when the command runs, not when `qar --help` loads
     from qar_sql.engines.session import Session
@@ -124,6 +124,7 @@ COMMAND: Command[RecordsParams, Any] = Command(
     order=ORDER,
     only={
         "store_in_source": Needs(needs=("store",), why="it lets --store be the audited file"),
+        **{name: SUDA for name in ("missing", "sampling_fraction", "population")},  # (shared with qar risk)
         "hash_keys": Needs(needs=("store",), why="it says how the top records are stored"),
         "hash_secret_file": Needs(needs=("hash_keys",), why="the secret of the hashed keys"),
         # (the text lists the top records; every other format and the store take --all)

@@ -138,15 +138,17 @@ def run(session: Session | None, params: ReportParams, progress: Progress | None
         return stored(params)
     assert session is not None, "a report of SOURCE runs in its session"
     started = time.perf_counter()
+    records = params.records
+    if records is None:
+        records = bool(params.key) or session.relation.row_order is not None
+    if records:  # (the elimination section's engine, before a query reads a row)
+        E.check_block(session.db, "or leave the records and elimination sections out with --no-records")
     population = (params.classic_keywords or {}).get("population")
     if population is not None:  # compared with the rows: one count, not after the audit's passes
         rows_and_population(session.db, session.relation, population, None)
     if params.anonymize is not None:  # a target no release can meet (--k above the rows): not after the passes
         refuse_impossible(session, dataclasses.replace(params.anonymize, drop_null=False))
     opts = Options.of(params, progress)
-    records = params.records
-    if records is None:
-        records = bool(params.key) or session.relation.row_order is not None
     rec = elim = None
     if records:
         result, rec, elim = _records(session, params, opts, started)

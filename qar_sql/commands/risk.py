@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from qar_sql import cli_options
-from qar_sql.command import SOURCE_ORDER, Command, Extras, api_function
+from qar_sql.command import SOURCE_ORDER, Command, Extras, api_function, lazy
+from qar_sql.commands import checks
 from qar_sql.parameters.measures import RiskParams
 from qar_sql.parameters.needs import Needs
 
@@ -104,6 +105,7 @@ COMMAND: Command[RiskParams, RiskResult] = Command(
     order=ORDER,
     progress="measuring",
     prepare=prepare,
+    check=lazy(checks, "risk"),
     files=files,
     parse=_old_p_variable,
     html=_report,

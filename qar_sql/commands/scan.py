@@ -70,10 +70,12 @@ def _parse(values: dict[str, Any], where: dict[str, Any], out: dict[str, Any]) -
     """The fields the command line's own options give: the thresholds at their level of
     :mod:`qar_sql.precedence` (typed, each replaces every scan's own; from a QAR_ variable or the
     config found from the working folder it only fills in), --no-store, --format, and which of
-    --url and --store were typed."""
+    --url, --store and --jobs were typed."""
     ctx = click.get_current_context()
     chosen = {k: from_click(ctx, k, out[k]) for k in THRESHOLDS}
-    typed = {k for k in ("url", "store") if ctx.get_parameter_source(k) is click.core.ParameterSource.COMMANDLINE}
+    typed = {
+        k for k in ("url", "store", "jobs") if ctx.get_parameter_source(k) is click.core.ParameterSource.COMMANDLINE
+    }
     return {
         **values,
         "thresholds": {k: c for k, c in chosen.items() if c is not None},
@@ -177,7 +179,8 @@ def scan_config(
     others; Ctrl-C stops them all (the current run is recorded as ``interrupted``) and raises
     :class:`~qar_sql.commands.scan_runs.ScanInterrupted`, a KeyboardInterrupt carrying the report so far.
     """
-    params = ScanParams(config=config, store=store, record=record, jobs=jobs, environ=environ)
+    given = frozenset({"jobs"} if jobs != DEFAULT_JOBS else ())  # (as a typed --jobs: one_scan_at_a_time)
+    params = ScanParams(config=config, store=store, record=record, jobs=jobs, environ=environ, given=given)
     report = run(None, prepare(params), progress, on_outcome=on_outcome)
     if report.exit_code == ExitCode.INTERRUPTED:
         raise _runs().ScanInterrupted(report)

@@ -30,7 +30,7 @@ from qar_sql.compliance.scans import (
 )
 from qar_sql.compliance.store import Store, describe_error, ensure_ready, refuse_store_in_source, scan_store
 from qar_sql.engines.secrets import scrub, secret_values
-from qar_sql.engines.source import session_of
+from qar_sql.engines.source import check_source, one_at_a_time, session_of
 from qar_sql.errors import ExitCode, QarError, UsageError
 from qar_sql.guard import guard_outputs
 from qar_sql.output.files import check_writable
@@ -114,6 +114,10 @@ def prepare(params: ScanParams) -> ScanPlan:
     if params.report_dir:  # (a symlink loop there failed after every scan had run)
         check_folder(params.report_dir, "--report-dir")
     cfg = scans_of(params)
+    for spec in cfg.scans:  # (every scan's, before the first scan's first query)
+        _source_checked(spec, cfg)
+    if "jobs" in params.given:
+        _jobs_used(cfg)
     given = {f.name: getattr(params, f.name) for f in fields(ScanParams)}
     scans = apply_settings(cfg, params.thresholds)
     plan = ScanPlan(**given, scans=scans, recorded_in=scan_store(params.store, cfg.store, params.record))
@@ -126,6 +130,34 @@ def prepare(params: ScanParams) -> ScanPlan:
                     st, spec.source, also="; in qar scan, that is --store or the config's [store] url"
                 )
     return plan
+
+
+def _source_checked(spec: ScanSpec, cfg: ScanConfig) -> None:
+    """The checks of ``spec``'s source that need no query (:func:`~qar_sql.engines.source.check_source`:
+    a file that exists and can be told, a table a file has not, a URL that can be read and whose
+    driver is installed), as a bad config is refused: one sentence naming the scan, exit 2. Those
+    that need the catalog (a table or column not found) stay each scan's own gate (:func:`run_one`)."""
+    try:
+        check_source(spec.source, table=spec.table, null_tokens=spec.null_tokens)
+    except QarError as exc:
+        why = scrub(str(exc), [*cfg.secrets, *secret_values(spec.source)])
+        raise type(exc)(f"{cfg.label(spec.name)}: {why}") from exc
+
+
+def _jobs_used(cfg: ScanConfig) -> None:
+    """Refuse a typed --jobs when every scan's source runs its statements one at a time (as every
+    command refuses it on such a source: :class:`~qar_sql.parameters.needs.Needs`); one server
+    database among the scans uses it."""
+    reasons = [one_at_a_time(spec.source) for spec in cfg.scans]
+    if reasons and all(r is not None for r in reasons):
+        what = (
+            reasons[0]
+            if len(reasons) == 1
+            else (
+                f"these {len(reasons)} scans, whose sources all run one statement at a time (the first is {reasons[0]})"
+            )
+        )
+        raise UsageError(f"--jobs has no effect on {what}; leave --jobs out")
 
 
 def files(plan: ScanPlan) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]:
@@ -230,7 +262,8 @@ def run_one(spec: ScanSpec, store: Store | None, secrets: tuple[str, ...], jobs:
     status, code = judge(spec, result.risk)
     error = None
     if result.risk is None:
-        error = "no risk: " + ("; ".join(result.warnings) or "the θ values have no tail")
+        # (the audit's warnings name its --exclude: a scan leaves a column out in its [[scan]])
+        error = _scan_fix("no risk: " + ("; ".join(result.warnings) or "the θ values have no tail"), spec)
     elif result.fit is not None:
         try:  # the gate of min_exceedances: T̂ is kept, the verdict refused
             require_exceedances(

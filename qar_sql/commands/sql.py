@@ -7,6 +7,7 @@ Its run is its preview: no session is opened.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 from qar_sql.command import Command
@@ -17,17 +18,24 @@ NAME = "sql"
 Params = SqlParams
 
 
+def _showsql() -> Any:
+    """:mod:`qar_sql.pushdown.showsql`, loaded when the SQL is shown, not by ``qar --help``."""
+    from qar_sql.pushdown import showsql
+
+    return showsql
+
+
 def run(params: SqlParams) -> str:
     """Every statement of the audit, separated by ``;`` (or, with ``one_statement``, the whole
     audit as one SELECT: the dbt package's SQL)."""
-    from qar_sql.pushdown.showsql import show_one_statement, show_sql
+    show = _showsql()
 
     def given(*names: str) -> dict[str, Any]:
         return {name: getattr(params, name) for name in ("table", "columns", "p", "dialect", "delimiter", *names)}
 
     if params.one_statement:
-        return show_one_statement(params.source, **given("alpha", "pi_u"))
-    return show_sql(params.source, **given("batch_size", "jobs", "null_tokens"))
+        return show.show_one_statement(params.source, **given("alpha", "pi_u"))
+    return show.show_sql(params.source, **given("batch_size", "jobs", "null_tokens"))
 
 
 def _shown(where: dict[str, Any], params: SqlParams, out: dict[str, Any]) -> str:
@@ -40,8 +48,19 @@ def _shown(where: dict[str, Any], params: SqlParams, out: dict[str, Any]) -> str
 ONE = "the tail fit of the one statement; the scan SQL does not use it"
 BATCHES = "the scan SQL's batches; the one statement has none"
 ONLY = {name: Needs(needs=("one_statement",), why=ONE) for name in ("alpha", "pi_u")} | {
-    name: Needs(unused_with=("one_statement",), why=BATCHES) for name in ("jobs", "batch_size")
+    "batch_size": Needs(unused_with=("one_statement",), why=BATCHES),
+    # (--jobs only sets how many QIs a statement holds where no --batch-size does, on PostgreSQL)
+    "jobs": Needs(
+        unused_with=("one_statement", "batch_size"),
+        why="it splits the scan SQL's QIs into a batch per connection",
+        concurrent=True,
+    ),
 }
+
+
+def jobs_unused(values: Mapping[str, Any]) -> str | None:
+    """Why --jobs leaves the statements shown unchanged (:func:`~qar_sql.pushdown.showsql.jobs_unused`)."""
+    return _showsql().jobs_unused(values.get("source"), values.get("dialect"))
 
 
 def _no_session(session: None, params: SqlParams, progress: Any = None) -> str:
@@ -57,4 +76,5 @@ COMMAND: Command[SqlParams, str] = Command(
     order=("dialect", "table", "columns", "p", "delimiter", "jobs", "batch_size", "one_statement", "alpha", "pi_u"),
     preview=_shown,
     only=ONLY,
+    one_at_a_time=jobs_unused,
 )

@@ -39,7 +39,7 @@ from typing import Any
 from qar_sql import user_files
 from qar_sql.engines.database import check_store_engine
 from qar_sql.engines.secrets import mask_source, secret_values
-from qar_sql.engines.source import is_url
+from qar_sql.engines.source import is_url, reads_csv
 from qar_sql.errors import ParameterError, UsageError, shown
 from qar_sql.parameters.fields import option
 from qar_sql.parameters.tail import AuditParams
@@ -101,6 +101,10 @@ class ScanConfig:
     #: What replaced a scan's own setting, and what set one it lacked ("population: threshold
     #: 0.5 from --fail-above overrides the scan's 0.05"), for the summary.
     notes: tuple[str, ...] = ()
+
+    def label(self, name: str) -> str:
+        """How an error names its scan ``name`` (``qar.toml: scan 'people'``), as the file's own do."""
+        return scan_label(_where(self.path), name)
 
 
 def _where(path: str | None) -> str:
@@ -468,7 +472,8 @@ def parse_config(
             problems, at, name, table, settings, source=(known[0], known[1], sname), where=where, origins=chosen
         )
         if spec is not None:
-            specs.append(replace(spec, null_tokens=null_tokens) if null_tokens else spec)
+            # ([defaults] null_tokens are every CSV scan's; a table or Parquet file has NULLs of its own)
+            specs.append(replace(spec, null_tokens=null_tokens) if null_tokens and reads_csv(spec.source) else spec)
     checked(problems, ("scan",), partial(check_unique, specs, where))
     return ScanConfig(tuple(specs), store, tuple(env.secrets), path)
 

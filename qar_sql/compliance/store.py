@@ -491,13 +491,19 @@ def migrate(store: str | Store | None = None, *, to: str | None = None, folder: 
     """Apply the pending migrations (up to version ``to``), each with its tracking row in one
     transaction. Safe to run from several processes at once on PostgreSQL."""
     with using(store) as st:
-        files = discover(st.dialect, folder)
+        files = every = discover(st.dialect, folder)
         if to is not None:
             to = str(to).split("_", 1)[0]
             if to not in {m.version for m in files}:
                 known = ", ".join(m.name for m in files) or "none"
                 raise UsageError(f"--to {to!r} is not a migration version; choose one of: {known}")
             files = [m for m in files if m.version <= to]
+            past = sorted(v for v in _applied_in(st, read_only=True) if v > to)
+            if past:  # (nothing to apply: the option would be ignored)
+                raise UsageError(
+                    f"store {st.display} is at migration {past[-1]} already, past --to {to!r}; migrations only go "
+                    "forward: leave --to out (a $QAR_TO sets it too)"
+                )
         with st.transaction() as tx:
             tx.lock()
             tx.execute_ddl(_TRACKING_DDL)
@@ -506,7 +512,8 @@ def migrate(store: str | Store | None = None, *, to: str | None = None, folder: 
             with st.transaction() as tx:
                 tx.lock()  # held until commit: a concurrent migrator waits, then sees it applied
                 applied = _applied(tx)
-                _guard(_states(files, applied), st)
+                # (against every file: one applied after --to is known, not "unknown")
+                _guard(_states(every, applied), st)
                 if m.version in applied:
                     continue
                 for sql in m.statements():

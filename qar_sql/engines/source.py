@@ -42,7 +42,16 @@ from qar_sql.engines.database import (
     log,
     pick_table,
 )
-from qar_sql.engines.dialects import Dialect, engine_of, get_dialect, scheme_of, unsafe_character
+from qar_sql.engines.dialects import (
+    ENGINES,
+    Dialect,
+    Engine,
+    engine_named,
+    engine_of,
+    get_dialect,
+    scheme_of,
+    unsafe_character,
+)
 from qar_sql.engines.drivers import driver_hint
 from qar_sql.engines.secrets import mask_source, scrub, secret_values
 from qar_sql.engines.session import Session, temp_name
@@ -181,6 +190,32 @@ class DuckDBDatabase(Database):
         self._spools.clear()
 
 
+def sqlalchemy_engine(url: str) -> Any:
+    """The SQLAlchemy engine of ``url``, made but not connected (no pool: each connection is
+    opened when asked for): the URL read (:func:`~qar_sql.engines.database.check_url`), its
+    dialect and driver imported; a fault is one sentence with the fix (exit 2)."""
+    import sqlalchemy as sa
+
+    masked = mask_source(url)
+    check_url(url, f"database URL {masked}")
+    try:
+        unit = engine_of(url)
+        if unit is not None and unit.sqlalchemy_engine is not None:
+            return unit.sqlalchemy_engine(sa, url)
+        return sa.create_engine(url, poolclass=sa.pool.NullPool)
+    except ModuleNotFoundError as exc:
+        raise UsageError(f"the database driver for {masked} is not installed ({exc.name}){driver_hint(url)}") from exc
+    except sa.exc.ArgumentError as exc:  # NoSuchModuleError too
+        backend, hint = scheme_of(url), driver_hint(url)
+        missing = isinstance(exc, sa.exc.NoSuchModuleError) and str(exc).rstrip().endswith(f"dialects:{backend}")
+        if hint and missing:  # the dialect itself is missing
+            raise UsageError(f"the SQLAlchemy dialect for {backend} ({masked}) is not installed{hint}") from exc
+        raise UsageError(
+            f"cannot use database URL {masked}: {scrub(first_line(exc), secret_values(url))}; "
+            "write it as dialect+driver://user:password@host/database"
+        ) from exc
+
+
 class SQLAlchemyDatabase(Database):
     """Any SQLAlchemy engine; every connection runs in a read-only transaction where the
     dialect has one, so an audit works for a role with SELECT privilege only."""
@@ -191,28 +226,8 @@ class SQLAlchemyDatabase(Database):
         self._sa = sa
         self.masked_url = mask_source(url)
         self.secrets = secret_values(url)
-        check_url(url, f"database URL {self.masked_url}")
-        self.unit = unit = engine_of(url)
-        try:
-            if unit is not None and unit.sqlalchemy_engine is not None:
-                self.engine = unit.sqlalchemy_engine(sa, url)
-            else:
-                self.engine = sa.create_engine(url, poolclass=sa.pool.NullPool)
-        except ModuleNotFoundError as exc:
-            raise UsageError(
-                f"the database driver for {self.masked_url} is not installed ({exc.name}){driver_hint(url)}"
-            ) from exc
-        except sa.exc.ArgumentError as exc:  # NoSuchModuleError too
-            backend, hint = scheme_of(url), driver_hint(url)
-            missing = isinstance(exc, sa.exc.NoSuchModuleError) and str(exc).rstrip().endswith(f"dialects:{backend}")
-            if hint and missing:  # the dialect itself is missing
-                raise UsageError(
-                    f"the SQLAlchemy dialect for {backend} ({self.masked_url}) is not installed{hint}"
-                ) from exc
-            raise UsageError(
-                f"cannot use database URL {self.masked_url}: {scrub(first_line(exc), self.secrets)}; "
-                "write it as dialect+driver://user:password@host/database"
-            ) from exc
+        self.unit = engine_of(url)
+        self.engine = sqlalchemy_engine(url)
         self.dialect = get_dialect(self.engine.dialect.name)
         self.engine_name = self.engine.dialect.name
         self.declared_types = {}
@@ -439,6 +454,27 @@ def resolve_source(source: Any) -> str:
     raise UsageError(f"no source given; name a CSV, Parquet or DuckDB file or a database URL, or set {URL_ENV}")
 
 
+def one_at_a_time(source: Any) -> str | None:
+    """Why ``--jobs`` has no effect on ``source``, the words after "has no effect on" (``a CSV
+    file: DuckDB runs one statement at a time ...``), or None where it has one (a server database
+    that SQLAlchemy opens: its statements go to ``--jobs`` connections; SQLite's file too) or where
+    no source is known. Nothing is opened (:attr:`~qar_sql.engines.dialects.unit.Engine.one_at_a_time`)."""
+    engine: Engine | None = None
+    if isinstance(source, Source):
+        what, engine = "an open source", next((e for e in ENGINES if e.name == source.db.dialect.name), None)
+    elif frames.is_frame(source):
+        what, engine = "a DataFrame", engine_named("duckdb")
+    elif isinstance(source, str | os.PathLike) and os.fspath(source) or os.environ.get(URL_ENV):
+        text = os.fspath(source) if source else os.environ[URL_ENV]
+        kind = None if is_url(text) else file_kind(text)
+        spelled = {"csv": "CSV", "parquet": "Parquet", "duckdb": "DuckDB"}
+        what = f"a {spelled[kind]} file" if kind else "this source"
+        engine = engine_named("duckdb") if kind else engine_of(text) if is_url(text) else None
+    if engine is None or not engine.one_at_a_time:
+        return None
+    return f"{what}: {engine.one_at_a_time}"
+
+
 def split_table(table: str) -> tuple[str, ...]:
     """``schema.table`` → (schema, table). A name with a dot that exists as one table is
     looked up before splitting (see :func:`open_source`)."""
@@ -508,12 +544,17 @@ def _session(db: Database, relation: Relation, source: SourceLike, table, delimi
     return Session(db, relation, label, where)
 
 
+def reads_csv(source: str) -> bool:
+    """Whether ``source`` (a path or URL) is a CSV file, the one kind the CSV options read."""
+    return not is_url(source) and file_kind(source) == "csv"
+
+
 def check_csv_options(
     source: str, *, all_text: bool = False, delimiter: str | None = None, null_tokens: Sequence[str] = ()
 ) -> None:
     """The options that read a CSV file refused for any other ``source`` (a file or a URL), where
     they would be ignored."""
-    if is_url(source) or file_kind(source) != "csv":
+    if not reads_csv(source):
         if all_text:
             raise UsageError(
                 f"--all-text applies to CSV files, whose column types are guessed; {mask_source(source)!r} "
@@ -531,18 +572,19 @@ def check_csv_options(
             )
 
 
-def open_source(
+def check_source(
     source: Any,
     *,
     table: str | None = None,
     delimiter: str | None = None,
-    threads: int | None = None,
     all_text: bool = False,
     null_tokens: Sequence[str] = (),
-) -> tuple[Database, Relation]:
-    """Connect to ``source`` and describe the relation to audit. ``all_text`` reads every
-    column of a CSV file as text instead of the types DuckDB infers; ``null_tokens`` are the
-    CSV cells read as NULL besides the empty one (``NA``, ``?``)."""
+) -> tuple[str, ...]:
+    """Every check of ``source`` and its options that needs no connection and no row: the
+    options against the kind of source, a file that exists and can be told, a URL that can be
+    read and whose driver is installed (nothing connects). :func:`open_source` makes them first;
+    ``qar scan`` makes them for every scan before the first scan's first query. Returns the
+    null tokens checked."""
     null_tokens = check_null_tokens(null_tokens)
     if (isinstance(source, Source) or frames.is_frame(source)) and all_text:
         raise UsageError("--all-text applies to CSV files; a frame or an open source has its own column types")
@@ -555,19 +597,18 @@ def open_source(
             raise UsageError(
                 f"the open source {source.label} already names its table; pass table= and delimiter= to connect()"
             )
-        return source.db, source.relation
+        return null_tokens
     if frames.is_frame(source):
-        return _open_frame(source, table, threads)
+        return null_tokens
     source = resolve_source(source)
     check_csv_options(source, all_text=all_text, delimiter=delimiter, null_tokens=null_tokens)
     if is_url(source):
         engine = engine_of(source)
-        if engine is not None and engine.opener:  # a native adapter: no SQLAlchemy dialect runs its SQL
-            module, _, function = engine.opener.partition(":")
-            # Imported only when such a URL is opened: its driver is an optional extra.
-            opener = getattr(importlib.import_module(module), function)
-            return opener(source, table, threads)
-        return _open_sqlalchemy(source, table)
+        if engine is None or not engine.opener:
+            sqlalchemy_engine(source).dispose()  # (made, not connected: its driver is imported)
+        elif engine.local_file is not None and (local := engine.local_file(source)):
+            _duckdb_file_exists(local)
+        return null_tokens
     kind = file_kind(source)
     path = Path(source)
     if not path.exists():
@@ -579,7 +620,7 @@ def open_source(
             f"{source!r} is not a regular file (a pipe or a device); save the data to a file and name that"
         )
     if kind == "duckdb":
-        return _open_duckdb_file(source, table, threads)
+        return null_tokens
     if path.stat().st_size == 0:
         raise DataError(f"file {source!r} is empty; audit a file that has a header and rows")
     if kind is None:
@@ -589,6 +630,39 @@ def open_source(
         )
     if table:
         raise UsageError(f"--table {table!r} does not apply to the {kind.upper()} file {source!r}")
+    return null_tokens
+
+
+def open_source(
+    source: Any,
+    *,
+    table: str | None = None,
+    delimiter: str | None = None,
+    threads: int | None = None,
+    all_text: bool = False,
+    null_tokens: Sequence[str] = (),
+) -> tuple[Database, Relation]:
+    """Connect to ``source`` and describe the relation to audit. ``all_text`` reads every
+    column of a CSV file as text instead of the types DuckDB infers; ``null_tokens`` are the
+    CSV cells read as NULL besides the empty one (``NA``, ``?``). Its checks are :func:`check_source`'s."""
+    null_tokens = check_source(source, table=table, delimiter=delimiter, all_text=all_text, null_tokens=null_tokens)
+    if isinstance(source, Source):
+        return source.db, source.relation
+    if frames.is_frame(source):
+        return _open_frame(source, table, threads)
+    source = resolve_source(source)
+    if is_url(source):
+        engine = engine_of(source)
+        if engine is not None and engine.opener:  # a native adapter: no SQLAlchemy dialect runs its SQL
+            module, _, function = engine.opener.partition(":")
+            # Imported only when such a URL is opened: its driver is an optional extra.
+            opener = getattr(importlib.import_module(module), function)
+            return opener(source, table, threads)
+        return _open_sqlalchemy(source, table)
+    kind = file_kind(source)
+    if kind == "duckdb":
+        return _open_duckdb_file(source, table, threads)
+    assert kind is not None  # (check_source refused a file whose kind it cannot tell)
     db = DuckDBDatabase(threads=threads)
     with closed_on_error(db):
         names: Sequence[str] = ()
@@ -850,9 +924,13 @@ def open_duckdb_url(url: str, table: str | None, threads: int | None):
     return _open_duckdb_file(url[len("duckdb:///") :], table, threads)
 
 
-def _open_duckdb_file(path: str, table: str | None, threads: int | None):
+def _duckdb_file_exists(path: str) -> None:
     if not Path(path).exists():
         raise SourceNotFound(f"DuckDB database {path!r} does not exist; check the path")
+
+
+def _open_duckdb_file(path: str, table: str | None, threads: int | None):
+    _duckdb_file_exists(path)
     db = DuckDBDatabase(path, threads=threads)
     with closed_on_error(db):
         rows = db.query(

@@ -238,6 +238,8 @@ def audit_relation(
     measures = ("unique",) if theta == "unique" else ("distinct", "unique") if with_unique else ("distinct",)
     p, alpha, pi_u, pwm, jobs, progress = opts.p, opts.alpha, opts.pi_u, opts.pwm, opts.jobs, opts.progress
     cols, n_qi = audited_columns(relation.columns, opts)
+    if row_subsamples:  # (the engine's check, before the first query reads a row)
+        row_hash(db)
     prof = profile_columns(db, relation, cols)
     rows, notes, distincts = prof.rows, list(prof.notes), list(prof.distinct)
     prune = pruning.resolve(prune, p)  # (an unknown mode: the same sentence as audit's)
@@ -439,20 +441,27 @@ def _risk_at(
     return tail.risk if tail else None
 
 
-def sample_relation(db: Database, relation: Relation, cols: Sequence[str], n: int) -> Relation:
-    """The first ``n`` rows of ``relation`` in the order of a hash of each row
-    (templates/default/row_sample.sql): nested subsamples without replacement."""
-    d = db.dialect
-    if d.row_hash is None:
+def row_hash(db: Database) -> str:
+    """``db``'s row hash (:attr:`~qar_sql.engines.dialects.base.Dialect.row_hash`), or the
+    refusal of an engine without one (``--row-subsamples``), which :func:`audit` makes before
+    its first query."""
+    if db.dialect.row_hash is None:
         raise ParameterError(
             f"--row-subsamples needs a hash function, which {db.engine_name} lacks; "
             "run it on DuckDB or PostgreSQL (e.g. the table exported to Parquet)"
         )
+    return db.dialect.row_hash
+
+
+def sample_relation(db: Database, relation: Relation, cols: Sequence[str], n: int) -> Relation:
+    """The first ``n`` rows of ``relation`` in the order of a hash of each row
+    (templates/default/row_sample.sql): nested subsamples without replacement."""
+    d = db.dialect
     text = " || '|' || ".join(
         [f"coalesce('v' || cast(d.{d.quote(c)} as {d.text}), 'n')" for c in cols] + [f"cast(d.qar_copy as {d.text})"]
     )
     sql = render(
-        "row_sample.sql", d, columns=list(cols), relation=relation.sql, n=n, row_hash=d.row_hash.format(x=text)
+        "row_sample.sql", d, columns=list(cols), relation=relation.sql, n=n, row_hash=row_hash(db).format(x=text)
     )
     return Relation(sql.strip(), f"{relation.display} ({n:,} rows)", tuple(cols), "frame")
 

@@ -196,6 +196,8 @@ def jobs() -> Any:
         kind="int",
         minimum=1,
         maximum=64,
+        # (typed on a DuckDB file or frame, chdb or Spark: refused, since they run one statement at a time)
+        only=Needs(concurrent=True),
     )
 
 

@@ -138,6 +138,8 @@ class UniquenessParams:
         flags=("--target",),
         kind="float",
         check=rules.check_target,
+        # (not QAR_TARGET: compare's --target is a column, scan's a dbt target)
+        envvar="QAR_UNIQUENESS_TARGET",
     )
     domain: str | int = option(
         "observed",

@@ -24,6 +24,10 @@ BY = (*SCORES, "influence", "suda")
 OUTPUT_SUFFIXES = (".csv", ".parquet")
 
 
+#: SUDA's options: --max-size, --missing, --sampling-fraction, --population (qar records').
+SUDA = Needs(needs=("by=suda",), why="an option of the SUDA ranking")
+
+
 @dataclass(frozen=True, kw_only=True)
 class RecordsParams(TailParams):
     """The parameters of ``qar records`` (:mod:`qar_sql.commands.records`). ``by`` picks the
@@ -56,6 +60,7 @@ class RecordsParams(TailParams):
         help="With --by influence: also compute exact DT and report its correlation with the influence score.",
         flags=("--compare-dt",),
         kind="flag",
+        only=Needs(needs=("by=influence",), why="it compares the influence score with exact DT"),
     )
     refine: int = option(
         0,
@@ -64,6 +69,7 @@ class RecordsParams(TailParams):
         flags=("--refine",),
         kind="int",
         minimum=0,
+        only=Needs(needs=("by=influence",), why="the other rankings rank every record exactly already"),
     )
     max_size: int | None = option(
         None,
@@ -71,6 +77,7 @@ class RecordsParams(TailParams):
         "column sets).",
         flags=("--max-size",),
         kind="int",
+        only=SUDA,
     )
     missing: str = fields.missing()
     sampling_fraction: float | None = fields.sampling_fraction()
@@ -100,19 +107,12 @@ class RecordsParams(TailParams):
             raise ParameterError(f"--output {str(output)!r} must end in .csv or .parquet")
         if by not in BY:
             raise ParameterError(f"--by {by!r} is not a record score; use one of {', '.join(BY)}")
-        suda_set = self.max_size is not None or self.missing != "value"
-        if by != "suda" and (suda_set or self.sampling_fraction or self.population):
-            raise UsageError("--max-size, --missing, --sampling-fraction and --population go with --by suda")
+        # (--max-size, --missing, --sampling-fraction, --population without --by suda, --compare-dt
+        # and --refine without --by influence: their Needs, refused when typed, not from a QAR_ variable)
         if by == "suda":
-            if self.compare_dt or self.refine:
-                raise UsageError("--by suda ranks by SUDA score: --store, --compare-dt and --refine do not apply")
             # --missing, --sampling-fraction, --population: the rules of qar risk's (SUDA is one of its measures)
             RiskParams(missing=self.missing, sampling_fraction=self.sampling_fraction, population=self.population)
             return
-        if self.refine and by != "influence":
-            raise UsageError(f"--refine goes with --by influence (--by {by} ranks every record exactly already)")
-        if self.compare_dt and by != "influence":
-            raise UsageError("--compare-dt goes with --by influence")
         check_tail(self.p, self.alpha, self.pi_u, self.pwm)
         if by == "influence":
             require_whole(self.top, 1, f"--top {self.top!r} must be a whole number of records, at least 1")

@@ -180,6 +180,10 @@ def check_release_context(threshold: float | None, release_kind: str) -> None:
         raise ParameterError(f"--release-kind {release_kind!r} is not a release kind; use internal or external")
 
 
+#: The report's options of its original vs treated section.
+WITH_COMPARE = Needs(needs=("compare",), why="an option of the original vs treated section")
+
+
 @dataclass(frozen=True, kw_only=True)
 class ReportParams(TailParams):
     """The parameters of ``qar report`` (:mod:`qar_sql.commands.report`): the audit's (columns,
@@ -224,18 +228,23 @@ class ReportParams(TailParams):
         flags=("--compare",),
     )
     treated_table: str | None = option(
-        None, help="With --compare: the treated table (default: --table).", flags=("--treated-table",)
+        None,
+        help="With --compare: the treated table (default: --table).",
+        flags=("--treated-table",),
+        only=WITH_COMPARE,
     )
     link: str | None = option(
         None,
         help="With --compare: the key column linking each original record to its treated record.",
         flags=("--link",),
+        only=WITH_COMPARE,
     )
     aligned: bool = option(
         False,
         help="With --compare: link row i of SOURCE to row i of the treated release.",
         flags=("--aligned",),
         kind="flag",
+        only=WITH_COMPARE,
     )
     classic: bool | Mapping[str, Any] = option(
         True,
@@ -317,9 +326,8 @@ class ReportParams(TailParams):
         self.validate()
         if (self.from_store is None) != (self.run_id is None):
             raise UsageError("--from-store and --run go together: give both to rebuild a recorded run's report")
-        for opt, value in (("--treated-table", self.treated_table), ("--link", self.link), ("--aligned", self.aligned)):
-            if value and self.compare is None:
-                raise UsageError(f"{opt} goes with --compare TREATED; add --compare or leave {opt} out")
+        # (--treated-table, --link, --aligned without --compare: WITH_COMPARE, refused when typed; a
+        # QAR_LINK set for qar compare is no mistake here)
         for name, value in self.classic_options.items():
             if value and not self.classic:
                 opt = "--" + name.replace("_", "-")

@@ -9,9 +9,14 @@ from typing import Any
 from qar_sql.errors import UsageError
 from qar_sql.parameters import fields
 from qar_sql.parameters.fields import option
+from qar_sql.parameters.needs import Needs
 from qar_sql.precedence import Chosen
 
 # --- scan -------------------------------------------------------------------------------------------
+
+
+#: --profile, --target and --profiles-dir choose the profile of --dbt-project only.
+DBT_PROFILE = Needs(needs=("dbt_project",), why="it chooses the dbt profile of --dbt-project")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -53,11 +58,15 @@ class ScanParams:
         None,
         help="With --dbt-project: the dbt profile (default: $DBT_PROFILE, then dbt_project.yml's).",
         flags=("--profile",),
+        only=DBT_PROFILE,
     )
     target: str | None = option(
         None,
         help="With --dbt-project: the profile's target (default: $DBT_TARGET, then the profile's).",
         flags=("--target",),
+        # (not QAR_TARGET: compare's --target is a column, uniqueness's a probability)
+        envvar="QAR_DBT_TARGET",
+        only=DBT_PROFILE,
     )
     profiles_dir: str | None = option(
         None,
@@ -65,6 +74,7 @@ class ScanParams:
         "folder, ~/.dbt).",
         flags=("--profiles-dir",),
         kind="dir",
+        only=DBT_PROFILE,
     )
     select: Sequence[str] = option(
         (),
@@ -72,6 +82,7 @@ class ScanParams:
         "path:FOLDER; space-separated or repeated: any; comma: all).",
         flags=("--select",),
         multiple=True,
+        only=Needs(needs=("dbt_project|dbt_manifest",), why="it picks dbt models"),
     )
     thresholds: Mapping[str, Chosen] = field(default_factory=dict)
     store: str | None = fields.store()
@@ -106,15 +117,8 @@ class ScanParams:
             raise UsageError(
                 "--dbt-project reads the project's own manifest; give --dbt-project or --dbt-manifest, not both"
             )
-        if not self.dbt_project:
-            for key in ("profile", "target", "profiles_dir"):
-                if getattr(self, key):
-                    raise UsageError(
-                        f"--{key.replace('_', '-')} chooses the dbt profile of --dbt-project, and there is no "
-                        "--dbt-project"
-                    )
-            if self.select and not self.dbt_manifest:
-                raise UsageError("--select picks dbt models, and there is neither --dbt-project nor --dbt-manifest")
+        # (--profile, --target, --profiles-dir and --select without a dbt project or manifest:
+        # their Needs, refused when typed; a $QAR_PROFILE set for dbt's own runs is no mistake)
         if self.config is None and self.dbt_manifest is None and not self.dbt_project:
             raise UsageError(
                 "name a scan config (qar scan qar.toml), a dbt project (--dbt-project .) or a dbt manifest "
@@ -174,7 +178,11 @@ class MigrateParams:
         kind="flag",
     )
     to: str | None = option(
-        None, help="Apply migrations up to this version only (e.g. 0001).", flags=("--to",), metavar="VERSION"
+        None,
+        help="Apply migrations up to this version only (e.g. 0001).",
+        flags=("--to",),
+        metavar="VERSION",
+        only=Needs(unused_with=("status",), why="--status applies nothing"),
     )
 
 

@@ -327,6 +327,14 @@ CUBE_BATCH = 512
 RAW_BATCH = 32
 
 
+def batches_follow_jobs(dialect: Dialect) -> bool:
+    """Whether the QIs of a scan on ``dialect`` are split into statements by ``--jobs`` (one
+    batch per connection, :func:`default_batch_size`): only where the codes are a CTE of each
+    statement (PostgreSQL); DuckDB's temp table and the engines that group the columns
+    themselves (:func:`render_statements`) batch the same for any number of connections."""
+    return not dialect.temp_tables and dialect.cte_materialized
+
+
 def default_batch_size(dialect: Dialect, n_qi: int, jobs: int) -> int:
     if dialect.temp_tables:
         return 128

@@ -14,7 +14,7 @@ from qar_sql.errors import UsageError
 from qar_sql.parameters.tail import DEFAULTS as AUDIT
 from qar_sql.pushdown import prune as pruning
 from qar_sql.pushdown.insql import risk_sql
-from qar_sql.pushdown.scan import profile_statements, render_statements
+from qar_sql.pushdown.scan import batches_follow_jobs, profile_statements, render_statements
 
 
 def _dialect_of(source: str | None) -> str:
@@ -77,6 +77,15 @@ def _table(d: Dialect, source: str | None, table: str | None, kind: str) -> str 
             raise UsageError(f"files are read by DuckDB; use --dialect duckdb for {source!r}")
         return None
     raise UsageError("name the table with --table (or a CSV/Parquet SOURCE)")
+
+
+def jobs_unused(source: str | None, dialect: str | None) -> str | None:
+    """Why ``--jobs`` leaves the SQL :func:`show_sql` prints unchanged (the words after "has no
+    effect on"), or None where it sets the batches (:func:`~qar_sql.pushdown.scan.batches_follow_jobs`)."""
+    d = _target(source, dialect)[0]
+    if batches_follow_jobs(d):
+        return None
+    return f"the SQL of {d.name}: its batches of QIs are the same for any number of connections"
 
 
 def show_sql(

@@ -98,6 +98,16 @@ def parse_max(value: str | int | float, rows: int, step: int) -> int:
     return count
 
 
+def check_block(db: Database, fix: str = "--by greedy alone runs here") -> None:
+    """Refuse block elimination on an engine that cannot run it (its dialect reads no array as a
+    relation), before the audit reads a row (``qar eliminate``; ``qar report``'s elimination
+    section, whose ``fix`` differs)."""
+    if not db.dialect.array_relation:
+        raise UsageError(
+            f"block elimination is not implemented for {db.dialect.name} yet; use DuckDB or PostgreSQL ({fix})"
+        )
+
+
 def emptied_classes(
     db: Database, relation: Relation, columns, p, order_by, order: np.ndarray, kmax: int
 ) -> dict[int, np.ndarray]:
@@ -175,12 +185,8 @@ def eliminate_relation(
     started = time.perf_counter() if started is None else started
     db, relation, source = session.db, session.relation, session.label
     opts = Options.of(params, progress)
-    if any(name != "greedy" for name in params.by) and not db.dialect.array_relation:
-        # (before the audit: refused before any row is read)
-        raise UsageError(
-            f"block elimination is not implemented for {db.dialect.name} yet; use DuckDB or PostgreSQL "
-            "(--by greedy alone runs here)"
-        )
+    if any(name != "greedy" for name in params.by):
+        check_block(db)  # (before the audit: refused before any row is read)
     contrib, order_by = compute(db, relation, opts, key=params.key, source=source)
     risk0 = contrib.audit.risk
     assert risk0 is not None  # compute() refuses an audit without a tail

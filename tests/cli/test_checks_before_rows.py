@@ -256,11 +256,55 @@ def test_scan_and_the_hook_refuse_a_bad_column_before_the_rows_are_read(files, t
     assert stopped.value.code == 2 and MARKER not in capsys.readouterr().err
 
 
+#: A second scan's source faults that need no query (its [sources] url, its table beside a file),
+#: each refused before the first scan's first query reads a row, naming the scan; ``{d}`` is the
+#: config's folder. A catalog fault (a table not found) is each scan's own gate instead.
+NO_QUERY_FAULTS = {
+    "a file that does not exist": ('url = "{d}/missing.duckdb"', "", "does not exist"),
+    "a folder": ('url = "{d}/folder"', "", "is a folder"),
+    "a file of no known kind": ('url = "{d}/x.xlsx"', "", "cannot tell the format"),
+    "an empty CSV file": ('url = "{d}/empty.csv"', "", "is empty"),
+    "a table beside a CSV file": ('url = "{d}/x.csv"', 'table = "people"', "does not apply to the CSV file"),
+    "a port that is no number": ('url = "postgresql+psycopg://h:port/db"', 'table = "t"', "port is not a number"),
+    "a dialect that is not installed": ('url = "nosuch://h/db"', 'table = "t"', "cannot use database URL"),
+    "a SQLite file that does not exist": ('url = "sqlite:///{d}/missing.db"', 'table = "t"', "does not exist"),
+    "a DuckDB URL whose file does not exist": ('url = "duckdb:///{d}/missing.duckdb"', 'table = "t"', "does not exist"),
+    "null_tokens of [defaults] on a Parquet file": ('url = "{d}/x.parquet"', "", None),
+}
+
+
+def test_a_scan_is_refused_before_any_scan_reads_a_row(files, tmp_path):
+    """Several scans: what needs no query (config values, options, files, URLs) is checked for
+    every scan before the first scan's first query; what needs the catalog stays each scan's
+    own gate (test_scans.py: test_one_failure_does_not_stop_the_others)."""
+    d = tmp_path.as_posix()
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "x.xlsx").write_text("a,b\n1,2\n")
+    (tmp_path / "empty.csv").write_text("")
+    (tmp_path / "x.csv").write_text("a,b\n1,2\n")
+    duckdb.connect().execute(f"copy (select 1 as a, 2 as b) to '{d}/x.parquet'")
+    first = f'[sources.good]\nurl = "{files.boom}"\n[[scan]]\nname = "first"\nsource = "good"\ntable = "people"\n'
+    for case, (url, table, said) in NO_QUERY_FAULTS.items():
+        defaults = '[defaults]\nnull_tokens = ["NA"]\n' if said is None else ""
+        second = f'[sources.bad]\n{url.format(d=d)}\n[[scan]]\nname = "second"\nsource = "bad"\n{table}\n'
+        config = tmp_path / "qar.toml"
+        config.write_text(defaults + first + second)
+        r = _invoke(["scan", str(config), "--no-store", "-f", "json"])
+        if said is None:  # (no fault: [defaults] null_tokens are a CSV scan's, the others' NULLs their own)
+            errors = {s["name"]: s["error"] for s in json.loads(r.stdout)["scans"]}
+            assert MARKER in errors["first"] and "null" not in (errors["second"] or ""), (case, errors)
+            continue
+        assert r.exit_code == 2 and MARKER not in r.output, (case, r.output)
+        assert "scan 'second'" in r.output and said in r.output, (case, r.output)
+
+
 PG_CASES = [("--columns", "nosuch_col"), ("-p", "1000000"), ("--alpha", "7")]
 
 
-@pytest.mark.postgres
-def test_on_postgresql_too(files):
+@pytest.fixture(scope="module")
+def pg_boom(files):
+    """``(url, schema)``: the table of :func:`_table` on PostgreSQL, behind a view ``people`` whose
+    filter raises (a function that raises on every row), dropped after the module."""
     from conftest import PG_URL, require_postgres
     from sqlalchemy import text
 
@@ -278,13 +322,115 @@ def test_on_postgresql_too(files):
         ))  # fmt: skip
         c.execute(text(f"create view {schema}.people as select * from {schema}.base where {schema}.boom(id)"))
     try:
-        for name in ("audit", "records", "eliminate", "report", "whatif", "uniqueness"):
-            args = [a if a != "people" else f"{schema}.people" for a in base_args(name, PG_URL, files)]
-            r = _invoke([name, *args])
-            assert MARKER in r.output, (name, r.output)  # (the witness: the base run reads rows)
-            for flag, value in PG_CASES:
-                r = _invoke([name, *args, flag, value])
-                assert r.exit_code == 2 and MARKER not in r.output, (name, flag, value, r.output)
+        yield PG_URL, schema
     finally:
         with eng.begin() as c:
             c.execute(text(f"drop schema {schema} cascade"))
+
+
+@pytest.mark.postgres
+def test_on_postgresql_too(files, pg_boom):
+    url, schema = pg_boom
+    for name in ("audit", "records", "eliminate", "report", "whatif", "uniqueness"):
+        args = [a if a != "people" else f"{schema}.people" for a in base_args(name, url, files)]
+        r = _invoke([name, *args])
+        assert MARKER in r.output, (name, r.output)  # (the witness: the base run reads rows)
+        for flag, value in PG_CASES:
+            r = _invoke([name, *args, flag, value])
+            assert r.exit_code == 2 and MARKER not in r.output, (name, flag, value, r.output)
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("name", TABLE_COMMANDS)
+def test_every_bad_value_on_postgresql_too(name, files, pg_boom):
+    """:func:`test_every_bad_value_is_refused_before_the_rows_are_read` on PostgreSQL, every
+    option of every table command (its own catalog queries, types and SQLAlchemy's reflection);
+    one command stays in the quick loop (conftest.HEAVY_KEEP), the others are ``heavy``."""
+    url, schema = pg_boom
+    args = [a if a != "people" else f"{schema}.people" for a in base_args(name, url, files)]
+    r = _invoke([name, *args])
+    assert (MARKER in r.output) != (name == "sql"), (name, r.output)  # (the witness)
+    findings = []
+    for command, flag, value in cases(files):
+        if command != name:
+            continue
+        r = _invoke([name, *args, flag, value])
+        assert "Traceback" not in r.output, (name, flag, value, r.output)
+        symbol = _symbol(value, files)
+        if MARKER in r.output and (flag, symbol) not in ACCEPTED | NEED_ROWS and (name, flag, symbol) not in OWN:
+            findings.append(f"qar {name} {flag} {value!r} read rows before refusing or accepting it")
+    assert not findings, "\n".join(findings)
+
+
+SQLITE_MARKER = "integer overflow"
+#: Valid values refused on SQLite by what only the rows tell, with the reason.
+REFUSED_BY_ROWS = {
+    ("anonymize", "--output"): "the chosen node is the table as it is: the search's result",
+    ("compare", "--link"): "the link column is not unique: its distinct values",
+    ("uniqueness", "-T"): "bands need numbers: a column SQLite declares no type for holds values of any type",
+}
+
+
+@pytest.fixture(scope="module")
+def sqlite_boom(tmp_path_factory) -> tuple[str, str]:
+    """(plain, boom): SQLite URLs of :func:`_table`'s rows, ``boom`` holding a view ``people``
+    whose filter raises when a row is read (SQLite's abs() of the smallest integer overflows)."""
+    import sqlite3
+
+    tmp = tmp_path_factory.mktemp("sqlite_rows")
+    rows = duckdb.connect(_table(tmp / "src.duckdb", False), read_only=True).execute("select * from base").fetchall()
+    urls = []
+    for name, where in (("plain", ""), ("boom", "where abs(-9223372036854775808 + 0 * id) > 0")):
+        con = sqlite3.connect(tmp / f"{name}.db")
+        con.execute(f"create table base ({', '.join(COLUMNS)})")
+        con.executemany(f"insert into base values ({', '.join('?' * len(COLUMNS))})", rows)
+        con.execute(f"create view people as select * from base {where}")
+        con.commit()
+        con.close()
+        urls.append(f"sqlite:///{(tmp / f'{name}.db').as_posix()}")
+    return urls[0], urls[1]
+
+
+@pytest.mark.parametrize("name", TABLE_COMMANDS)
+def test_an_engine_refuses_a_valid_value_before_the_rows_are_read(name, files, sqlite_boom):
+    """Values no engine check was generated for: each option's valid value (the ignored-options
+    test's) on SQLite, an engine without some of DuckDB's means (a row hash, array parameters):
+    where the plain table's run refuses it (exit 2), the raising view's run refuses it too,
+    before reading a row. One command stays in the quick loop (conftest.HEAVY_KEEP)."""
+    from tests.cli.test_ignored_options import value_of
+
+    plain, boom = sqlite_boom
+    out = Path(files.folder)
+    findings = []
+    for param in COMMANDS[name].params:
+        if not isinstance(param, click.Option) or param.name in SKIPPED | {"store", "jobs"}:
+            continue
+        if set(param.opts) & {flag for flag, _ in NEED_ROWS}:  # (refused by the rows: the fit's exceedances)
+            continue
+        if any((name, flag) in REFUSED_BY_ROWS for flag in param.opts):
+            continue
+        try:
+            args = value_of(name, param, files, out)
+        except StopIteration:
+            continue
+        if not args:
+            continue
+        base = base_args(name, plain, files)
+        r = _invoke([name, *base, *args])
+        if r.exit_code != 2 or SQLITE_MARKER in r.output:
+            continue
+        r = _invoke([name, *[boom if a == plain else a for a in base], *args])
+        if SQLITE_MARKER in r.output:
+            findings.append(f"qar {name} {' '.join(args)} on SQLite: refused only after a query read rows")
+    assert not findings, "\n".join(findings)
+
+
+@pytest.mark.postgres
+def test_compare_aligned_on_a_table_without_a_stored_order_is_refused_before_the_rows(files, pg_boom):
+    """qar compare --aligned needs each table's stored row order, which a PostgreSQL table has not:
+    a catalog fact, refused before a query reads a row (it came after the columns were profiled)."""
+    url, schema = pg_boom
+    table = f"{schema}.people"
+    r = _invoke(["compare", url, url, "-t", table, "--treated-table", table, "-x", "id,disease", "--aligned"])
+    assert r.exit_code == 2 and "--aligned needs rows in a stored order" in r.output, r.output
+    assert MARKER not in r.output, r.output

@@ -33,7 +33,6 @@ SKIPPED = {"log_level", "verbose", "help"}
 #: Options whose effect is no part of what the run prints or writes, with the reason.
 NOT_IN_OUTPUT = {
     "quiet": "the progress bar and stage lines on stderr (tests/test_progress.py)",
-    "jobs": "concurrent connections of a server database: the same result, sooner (tests/engines)",
     "batch_size": "QIs per statement: the same result in fewer or more statements (test below)",
     "store": "the run recorded in the store (test below)",
 }
@@ -85,6 +84,7 @@ VALUES: dict[tuple[str, str], list[str]] = {
     ("anonymize", "k"): ["--k", "3"],
     ("anonymize", "l"): ["--l", "2", "--sensitive", "disease"],
     ("anonymize", "sensitive"): ["--sensitive", "race"],
+    ("migrate", "to"): ["--to", "0001"],
 }
 
 
@@ -241,10 +241,44 @@ FORMAT_FREE: dict[str, tuple[str, ...]] = {
     "risk": ("missing", "risk_threshold"),
     "uniqueness": ("from_marginals", "monte_carlo", "treatments", "exposed", "exposed_qis"),
     "whatif": ("loss",),  # (--no-loss skips the loss columns' work; the CSV has none)
-    # LEFT: the CSV lists every record by DT whatever --top, --all and --by dt|u_plus|u_star|n_unique
-    # (--top also picks the records --store keeps, so a Needs on the format alone would be wrong)
-    "records": ("top", "by", "all_records"),
 }  # fmt: skip
+
+
+#: The commands that read no table, with a run that succeeds (``S``: a store holding one run);
+#: qar demo writes a population (its --overwrite is of a file that exists: tests/commands).
+STORE_COMMANDS = {"history": ["--store", "S"], "migrate": ["--store", "S"], "config": []}
+
+
+@pytest.mark.parametrize("name", sorted(STORE_COMMANDS))
+def test_every_option_of_a_command_without_a_table_changes_the_output_or_is_refused(name, files, tmp_path):
+    """As :func:`test_every_option_changes_the_output_or_is_refused`, for the commands that read
+    a store or a config instead of a table (the tree's other commands: generated from click's)."""
+    out = Path(files.folder)
+    store = str(tmp_path / "store.duckdb")
+    assert CliRunner().invoke(cli, ["audit", files.plain, "-t", "people", "-x", "id,disease", "--store", store, "-q"])
+    base = [store if a == "S" else a for a in STORE_COMMANDS[name]]
+    code, before = _run([name, *base], out)
+    assert code == 0, (name, before)
+    findings = []
+    for param in COMMANDS[name].params:
+        if not isinstance(param, click.Option) or param.name in SKIPPED or param.name in ("store", "fmt"):
+            continue
+        args = value_of(name, param, files, out)
+        if not args:
+            continue
+        code, after = _run([name, *base, *args], out)
+        if code == 2:
+            assert any(o in after for o in (*param.opts, *param.secondary_opts)) or "Error" in after, (args, after)
+            continue
+        if after == before:
+            findings.append(f"qar {name} {' '.join(args)}: exit {code}, the same output as without it")
+        for other in COMMANDS[name].params:  # (beside each flag of the command: --status)
+            if isinstance(other, click.Option) and other.is_flag and other.name not in SKIPPED | {param.name}:
+                code, beside = _run([name, *base, other.opts[0]], out)
+                code2, both = _run([name, *base, other.opts[0], *args], out)
+                if code2 != 2 and both == beside:
+                    findings.append(f"qar {name} {other.opts[0]} {' '.join(args)}: the same output as without it")
+    assert not findings, "\n".join(findings)
 
 
 def _commands() -> dict[str, Command]:
@@ -297,9 +331,147 @@ def test_every_declared_relation_refuses_its_option(files):
     assert checked >= 35, checked
 
 
+#: Sources whose engine runs a run's statements one at a time (DuckDB's files and URLs, chdb,
+#: Spark Connect: nothing is opened before the refusal), and server databases, whose --jobs
+#: opens concurrent connections (the check passes; the table does not exist there).
+SERIAL = ("people.csv", "people.parquet", "people.duckdb", "duckdb:///people.duckdb", "chdb:///x", "sc://h:1")
+CONCURRENT = ("postgresql+psycopg://qar_test:qar_test@localhost:1/none", "sqlite:///no/such.db")
+#: A command whose concurrent option has its own engines: qar sql's --jobs sets the batches of
+#: PostgreSQL's SQL only (pushdown/scan.batches_follow_jobs).
+OWN_ENGINES = {"sql": {"sqlite:///no/such.db": "refused"}}
+
+
+def test_a_concurrent_option_is_refused_where_statements_run_one_at_a_time(files):
+    """Every option declared ``Needs(concurrent=True)`` (--jobs), of every command: typed on a
+    source whose engine runs one statement at a time it is refused (exit 2) with the engine's
+    reason, before anything is read; on a server database it passes that check. Generated from
+    the commands' relations (the table commands' sources; qar scan's in tests/compliance)."""
+    checked = 0
+    for name, cmd in sorted(_commands().items()):
+        if name not in TABLE_COMMANDS:
+            continue
+        for option, relation in cmd.relations().items():
+            if not relation.concurrent:
+                continue
+            param = next(p for p in COMMANDS[name].params if p.name == option)
+            for source in (*SERIAL, *CONCURRENT):
+                base = [source if a == files.plain else a for a in base_args(name, files.plain, files)]
+                r = CliRunner().invoke(cli, [name, *base, param.opts[0], "3"])
+                refused = "has no effect on" in r.output
+                expected = source in SERIAL or OWN_ENGINES.get(name, {}).get(source) == "refused"
+                assert refused == expected and "Traceback" not in r.output, (name, source, r.output)
+                if refused:
+                    assert r.exit_code == 2 and f"{param.opts[0]} has no effect on" in r.output, (
+                        name,
+                        source,
+                        r.output,
+                    )
+                checked += 1
+    assert checked >= 11 * 8, checked
+    # qar audit --show-sql prints qar sql's statements: its --jobs follows qar sql's rule
+    for source, said in zip(CONCURRENT, ("", "--jobs has no effect on the SQL of sqlite")):
+        r = CliRunner().invoke(cli, ["audit", source, "-t", "people", "-c", "age,sex,zip", "--show-sql", "-j", "3"])
+        assert (r.exit_code, said in r.output) == ((2, True) if said else (0, True)), (source, r.output)
+
+
+def test_the_api_refuses_a_concurrent_keyword_on_a_frame(files):
+    """The Python API's sources the command line has not: DataFrames (pandas, polars, Arrow) and
+    an open DuckDB source; a keyword at its default is no error (a config's or variable's value
+    applies silently on the command line too)."""
+    pandas = pytest.importorskip("pandas")
+    polars = pytest.importorskip("polars")
+    frame = duckdb.connect(files.plain, read_only=True).execute("select * from people").df()
+    for source in (frame, polars.from_pandas(frame), polars.from_pandas(frame).to_arrow()):
+        with pytest.raises(qar_sql.QarError, match="jobs has no effect on a DataFrame: DuckDB runs one") as caught:
+            qar_sql.audit(source, exclude="id,disease", jobs=3)
+        assert caught.value.exit_code == 2
+    assert qar_sql.audit(pandas.DataFrame(frame), exclude="id,disease", jobs=qar_sql.audit.__signature__.parameters[
+        "jobs"].default).risk is not None  # fmt: skip
+    with qar_sql.connect(files.plain, table="people") as opened, pytest.raises(qar_sql.QarError, match="open source"):
+        qar_sql.records(opened, key="id", exclude="id,disease", jobs=4)
+
+
+#: What a refusal of an option that would be ignored says (Needs, the CSV options' check).
+IGNORED = re.compile(r"has no effect|applies to CSV files")
+
+
+def test_a_variable_sets_an_option_for_every_command_and_is_never_refused_as_ignored(files, monkeypatch):
+    """The other side of "only what is typed is refused": every option refused by the kind of
+    source (a CSV option on this DuckDB table, a ``Needs(concurrent=True)`` one where DuckDB runs
+    one statement at a time), set by its ``QAR_`` variable instead, is silently unused. (A
+    relation between options refuses only what is typed by construction: ``check_needs``'s
+    ``typed``.) Generated from the commands' options and relations (the variables are click's)."""
+    out, checked = Path(files.folder), 0
+    for name, cmd in sorted(_commands().items()):
+        if name not in TABLE_COMMANDS:
+            continue
+        base = base_args(name, files.plain, files)
+        for param in COMMANDS[name].params:
+            if not isinstance(param, click.Option) or not param.envvar:
+                continue
+            relation = cmd.relations().get(param.name)
+            if not (relation and relation.concurrent) and param.name not in ("delimiter", "null_tokens", "all_text"):
+                continue
+            args = value_of(name, param, files, out)
+            value = "1" if param.is_flag else args[-1]
+            with monkeypatch.context() as env:
+                env.setenv(param.envvar if isinstance(param.envvar, str) else param.envvar[0], value)
+                code, text = _run([name, *base], out)
+            assert not (code == 2 and IGNORED.search(text)), (name, param.envvar, value, text)
+            checked += 1
+    assert checked >= 30, checked
+
+
 def test_the_api_refuses_a_keyword_it_would_ignore(files):
     with pytest.raises(qar_sql.QarError, match="alpha has no effect without risk_below") as caught:
         qar_sql.anonymize(files.plain, table="people", qid="age", hierarchy=f"age={files.hierarchies}", k=2, alpha=0.02)
     assert caught.value.exit_code == 2
     with pytest.raises(qar_sql.QarError, match="greedy_steps has no effect without by='greedy'"):
         qar_sql.eliminate(files.plain, table="people", key="id", exclude="id,disease", greedy_steps=3)
+
+
+def test_scan_refuses_a_typed_jobs_where_every_scan_runs_one_statement_at_a_time(files, tmp_path, monkeypatch):
+    """qar scan has no SOURCE: a typed --jobs (the API's jobs= other than its default) is refused
+    when every scan's source runs one statement at a time, before any scan runs; one server
+    database among them uses it; $QAR_JOBS applies silently."""
+    duck = f'[sources.duck]\nurl = "{files.plain}"\n[[scan]]\nname = "d"\nsource = "duck"\ntable = "people"\nexclude = ["id"]\n'
+    config = tmp_path / "qar.toml"
+    config.write_text(duck)
+    r = CliRunner().invoke(cli, ["scan", str(config), "--no-store", "-j", "3"])
+    assert r.exit_code == 2 and "--jobs has no effect on a DuckDB file: DuckDB runs one" in r.output, r.output
+    with pytest.raises(qar_sql.QarError, match="jobs has no effect"):
+        qar_sql.scan_config(str(config), jobs=3)
+    monkeypatch.setenv("QAR_JOBS", "3")
+    assert CliRunner().invoke(cli, ["scan", str(config), "--no-store"]).exit_code in (0, 1)
+    server = '[sources.pg]\nurl = "postgresql+psycopg://u@localhost:1/none"\n[[scan]]\nname = "p"\nsource = "pg"\ntable = "t"\n'
+    config.write_text(duck + server)
+    r = CliRunner().invoke(cli, ["scan", str(config), "--no-store", "-j", "3"])
+    assert r.exit_code == 3 and "has no effect" not in r.output, r.output  # (the server is unreachable)
+
+
+def _kind(param: click.Parameter) -> str:
+    """What a variable's value is read as: a number, a flag, or text (a name, a path, a word)."""
+    if getattr(param, "is_flag", False):
+        return "flag"
+    if isinstance(param.type, click.types.IntParamType | click.types.FloatParamType):
+        return "number"
+    return "text"
+
+
+#: Variables that several options share with one meaning, each read as the same kind of value:
+#: a target (a dbt target, a column, a probability) is three things, so three variables.
+def test_a_variable_means_one_thing_wherever_it_is_read():
+    """One ``QAR_`` variable set for one command must not break another that reads it as something
+    else (QAR_TARGET=prod, a dbt target for qar scan, failed every qar uniqueness: 'prod' is not a
+    valid float; and named a column of qar compare). Generated from click's tree: the options that
+    share a variable share its name's meaning; the kinds of their values must agree."""
+    shared: dict[str, set[tuple[str, str, str]]] = {}
+    for name, command in COMMANDS.items():
+        for param in command.params:
+            envvar = param.envvar if isinstance(param.envvar, str) else (param.envvar or [None])[0]
+            if envvar:
+                shared.setdefault(envvar, set()).add((name, param.name or "", _kind(param)))
+    mixed = {v: sorted(uses) for v, uses in shared.items() if len({kind for _, _, kind in uses}) > 1}
+    assert not mixed, mixed
+    targets = {v for v, uses in shared.items() if any(p == "target" for _, p, _ in uses)}
+    assert len(targets) == 3, targets  # (scan's dbt target, compare's column, uniqueness's probability)

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import qar_sql
 from qar_sql.commands import eliminate as eliminate_command
 from qar_sql.commands import records as records_command
 from qar_sql.engines.session import coded
@@ -40,11 +41,6 @@ def make_data(n=60, seed=5):
 @pytest.mark.parametrize(
     "kwargs, error, words",
     [
-        (dict(by="dt", max_size=2), UsageError, "go with --by suda"),
-        (dict(by="influence", population=100), UsageError, "go with --by suda"),
-        (dict(by="suda", refine=5), UsageError, "--compare-dt and --refine do not apply"),
-        (dict(by="dt", refine=5), UsageError, "--refine goes with --by influence"),
-        (dict(by="u_plus", compare_dt=True), UsageError, "--compare-dt goes with --by influence"),
         (dict(output="scores.txt"), ParameterError, "must end in .csv or .parquet"),
         (dict(by="entropy"), ParameterError, "--by 'entropy' is not a record score"),
         (dict(by="influence", top=0), ParameterError, "--top 0 must be a whole number"),
@@ -55,6 +51,23 @@ def make_data(n=60, seed=5):
 def test_records_params_refuse_each_bad_combination_when_made(kwargs, error, words):
     with pytest.raises(error, match=words):
         RecordsParams(**kwargs)
+
+
+@pytest.mark.parametrize(
+    "kwargs, words",
+    [
+        (dict(by="dt", max_size=2), "max_size has no effect without by='suda'"),
+        (dict(by="influence", population=100), "population has no effect without by='suda'"),
+        (dict(by="suda", refine=5), "refine has no effect without by='influence'"),
+        (dict(by="dt", refine=5), "refine has no effect without by='influence'"),
+        (dict(by="u_plus", compare_dt=True), "compare_dt has no effect without by='influence'"),
+    ],
+)
+def test_the_api_refuses_a_ranking_option_of_another_ranking(kwargs, words, tmp_path):
+    """Each ranking's options are Needs relations (refused typed, or as a keyword other than its
+    default; a QAR_MAX_SIZE set for qar discover no longer fails qar records)."""
+    with pytest.raises(qar_sql.QarError, match=words):
+        qar_sql.records(str(tmp_path / "x.csv"), key="id", **kwargs)
 
 
 def test_records_params_fetch_every_key_for_output_all_and_whole_table_formats():

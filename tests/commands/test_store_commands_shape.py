@@ -31,8 +31,6 @@ from qar_sql.precedence import Chosen
     [
         ({}, "name a scan config (qar scan qar.toml), a dbt project (--dbt-project .) or a dbt manifest"),
         ({"config": "q.toml", "dbt_manifest": "m.json", "dbt_project": "p"}, "give --dbt-project or --dbt-manifest"),
-        ({"config": "q.toml", "profiles_dir": "x"}, "--profiles-dir chooses the dbt profile of --dbt-project"),
-        ({"config": "q.toml", "select": ("a",)}, "--select picks dbt models, and there is neither"),
         ({"config": "q.toml", "url": "x.duckdb", "given": frozenset({"url"})}, "--url names the warehouse"),
         ({"config": "q.toml", "store": "s", "record": False, "given": frozenset({"store"})}, "contradict"),
     ],

@@ -355,11 +355,21 @@ def test_select_with_manifest(project):
     assert r.exit_code == 2 and "matches no model" in r.output
 
 
-def test_options_that_would_be_ignored(project):
+def test_options_that_would_be_ignored(project, monkeypatch):
+    # a $QAR_PROFILE, $QAR_DBT_TARGET, $QAR_PROFILES_DIR set for dbt's own runs sets no scan's profile:
+    # refused only typed (it was "--profile chooses the dbt profile of --dbt-project", exit 2)
+    config = project / "qar_env.toml"
+    config.write_text('[sources.f]\nurl = "f.duckdb"\n[[scan]]\ntable = "t"\n')
+    for variable in ("QAR_PROFILE", "QAR_DBT_TARGET", "QAR_PROFILES_DIR"):
+        with monkeypatch.context() as env:
+            env.setenv(variable, str(project))
+            r = CliRunner().invoke(cli, ["scan", str(config), "--no-store"])
+        assert "has no effect" not in r.output and "chooses" not in r.output, (variable, r.output)
     for args, message in (
-        (["--profile", "x"], "--profile chooses the dbt profile of --dbt-project"),
-        (["--target", "x"], "--target chooses"),
-        (["--select", "people"], "--select picks dbt models"),
+        (["qar.toml", "--profile", "x"], "--profile has no effect without --dbt-project (it chooses the dbt profile"),
+        (["qar.toml", "--target", "x"], "--target has no effect without --dbt-project"),
+        (["qar.toml", "--profiles-dir", "x"], "--profiles-dir has no effect without --dbt-project"),
+        (["qar.toml", "--select", "people"], "--select has no effect without --dbt-project or --dbt-manifest"),
         (["--dbt-project", str(project), "--dbt-manifest", "m.json"], "not both"),
     ):
         r = CliRunner().invoke(cli, ["scan", *args, "--no-store"])

@@ -367,3 +367,15 @@ def test_defaults_null_tokens_reach_a_csv_scan_as_null_token_does(tmp_path):
     config.write_text(base.format("null_tokens = [1]\n"))
     r = CliRunner().invoke(cli, ["scan", str(config), "-q"])
     assert r.exit_code == 2 and "null_tokens must be a list of non-empty texts" in r.output
+
+
+def test_a_scan_without_a_risk_says_its_fix_as_a_scan_writes_it(tmp_path):
+    """The audit's warning that ends a scan without a risk names the command line's --exclude;
+    qar scan has none: the fix is the scan's exclude = [...] (as its refusals say)."""
+    duck = Loader("duckdb", tmp_path)
+    duck.load("people", {"id": list(range(16)), **WIDE})
+    cfg = write(tmp_path, f'[sources.f]\nurl = "{duck.path}"\n[[scan]]\ntable = "people"\np = 2\npi_u = 0.5\n')
+    r = CliRunner().invoke(cli, ["scan", str(cfg), "--no-store", "-f", "json"])
+    error = json.loads(r.stdout)["scans"][0]["error"]
+    assert "identifies every record" in error and "--exclude" not in error, error
+    assert "exclude = ['id'] in the scan's [[scan]]" in error, error

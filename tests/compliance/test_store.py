@@ -188,6 +188,12 @@ def test_cli_migrate_and_status(tmp_path):
     assert json.loads(r.output)["applied"] == ["0002_top_records", "0003_run_liveness", "0004_run_results"]
     r = runner.invoke(cli, ["migrate", "--store", store, "--to", "0009"])
     assert r.exit_code == 2 and "--to '0009' is not a migration version" in r.output
+    # a --to below the store's version would apply nothing: refused, not said "unknown" (it was
+    # exit 3: "has migration 0002_top_records, which this qar-sql does not know; upgrade qar-sql")
+    r = runner.invoke(cli, ["migrate", "--store", store, "--to", "0001"])
+    assert r.exit_code == 2 and "does not know" not in r.output and "past --to '0001'" in r.output, r.output
+    r = runner.invoke(cli, ["migrate", "--store", store, "--status", "--to", "0001"])
+    assert r.exit_code == 2 and "--to has no effect with --status" in r.output, r.output
 
 
 def test_dialect_sibling_wins(tmp_path, store_url):

@@ -118,4 +118,4 @@ def test_refine_on_the_command_line(duck):
     r = CliRunner().invoke(cli, args)
     assert r.exit_code == 0 and "Exact DT of the top 10 by influence" in r.output
     r = CliRunner().invoke(cli, ["records", source, "-t", table, "--key", "id", "--refine", "5"])
-    assert r.exit_code == 2 and "--refine goes with --by influence" in r.output
+    assert r.exit_code == 2 and "--refine has no effect without --by influence" in r.output

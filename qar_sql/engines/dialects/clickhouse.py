@@ -57,4 +57,6 @@ ENGINE = Engine(
     distributions=("chdb",),
     url_reading="plain",
     opener="qar_sql.engines.clickhouse:open_chdb",
+    # (ClickHouseDatabase: one session behind a lock, Database.query_many)
+    one_at_a_time="chdb runs one statement at a time in this process and parallelises inside it",
 )

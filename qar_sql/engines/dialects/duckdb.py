@@ -23,4 +23,12 @@ def local_file(url: str) -> str | None:
 
 #: Files and ``duckdb:///file.duckdb``, opened read-only (engines/source.py); DuckDB is a
 #: dependency, not an extra.
-ENGINE = Engine(DIALECT, schemes=("duckdb",), opener="qar_sql.engines.source:open_duckdb_url", local_file=local_file)
+ENGINE = Engine(
+    DIALECT,
+    schemes=("duckdb",),
+    opener="qar_sql.engines.source:open_duckdb_url",
+    local_file=local_file,
+    # (DuckDBDatabase: one connection, Database.query_many; its batch sizes do not depend on
+    # --jobs either: the codes are in a temp table, pushdown/scan.default_batch_size)
+    one_at_a_time="DuckDB runs one statement at a time and parallelises inside it",
+)

@@ -34,4 +34,6 @@ ENGINE = Engine(
     url_reading="plain",
     opener="qar_sql.engines.spark:open_spark",
     test_server=ServerRecipe("QAR_TEST_SPARK_URL", "", "scripts/spark.sh"),
+    # (SparkDatabase: one Connect session, Database.query_many)
+    one_at_a_time="Spark Connect runs one statement at a time and spreads each over the cluster",
 )

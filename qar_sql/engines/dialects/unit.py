@@ -64,6 +64,11 @@ class Engine:
     local_file: Callable[[str], str | None] | None = None
     #: The test server (None: in process, nothing to start).
     test_server: ServerRecipe | None = None
+    #: Why ``--jobs`` has no effect on it, one clause that names it ("DuckDB runs one statement at
+    #: a time ..."), or "" where it has one: SQLAlchemy's adapter runs a scan's statements on
+    #: ``--jobs`` concurrent connections (``SQLAlchemyDatabase.query_many``), a native adapter
+    #: that inherits ``Database.query_many`` runs them one after another on its one connection.
+    one_at_a_time: str = ""
 
     @property
     def name(self) -> str:
