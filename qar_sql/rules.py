@@ -111,13 +111,15 @@ _YAML_TEXT_EXPONENT = re.compile(r"\s*[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)[eE][-+]?[0
 
 
 def yaml_exponent_text(value: str) -> str | None:
-    """For ``value``, a number given as text in YAML's exponent form (no quotes to take away), the
-    sentence saying why it is text and its decimal; else None. The one wording."""
+    """For ``value``, a number given as text in an exponent form (in YAML also without quotes), the
+    sentence saying how to write it and why YAML reads it as text; else None. The one wording."""
     if not _YAML_TEXT_EXPONENT.fullmatch(value):
         return None
+    # (true of every file: a TOML file's '1e-3' is text because it is quoted, and "YAML reads ..."
+    # alone named a reader the TOML file does not go through)
     return (
-        "YAML reads a number with an exponent as text unless it has a '.' and a signed exponent (1.0e-3); "
-        f"write it as a decimal: {float(value)!r}"
+        f"write it as a decimal: {float(value)!r} (a quoted number is text, and YAML reads a number with an "
+        "exponent as text even unquoted unless it has a '.' and a signed exponent: 1.0e-3)"
     )
 
 

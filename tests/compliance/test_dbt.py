@@ -215,8 +215,8 @@ def test_a_quoted_p_is_said_to_be_text(manifest, tmp_path):
 @pytest.mark.parametrize(
     "meta,message",
     [
-        ({"fail_above": "5e-1"}, "fail_above = '5e-1' is text; YAML reads a number with an exponent as text unless"),
-        ({"alpha": "1e-3"}, "alpha = '1e-3' is text; YAML reads a number with an exponent as text unless"),
+        ({"fail_above": "5e-1"}, "fail_above = '5e-1' is text; write it as a decimal: 0.5 (a quoted number is text"),
+        ({"alpha": "1e-3"}, "alpha = '1e-3' is text; write it as a decimal: 0.001 (a quoted number is text, and YAML"),
         ({"warn_above": "3E-1"}, "write it as a decimal: 0.3"),
     ],
 )
@@ -229,3 +229,16 @@ def test_a_yaml_exponent_number_is_said_to_be_text_and_given_as_a_decimal(manife
     path.write_text(json.dumps(manifest))
     r = CliRunner().invoke(cli, ["scan", "--dbt-manifest", str(path), "--url", str(tmp_path), "--no-store"])
     assert r.exit_code == 2 and message in r.output and "without quotes" not in r.output, r.output
+
+
+@pytest.mark.parametrize(
+    "key,value,message", [("alpha", "'1e-3'", "write it as a decimal: 0.001"), ("alpha", "true", "alpha = true is")]
+)
+def test_a_toml_value_of_the_wrong_type_is_named_as_the_file_wrote_it(tmp_path, key, value, message):
+    """qar.toml's alpha = '1e-3' (quoted: text) was told "YAML reads a number with an exponent as
+    text", of a TOML file, and alpha = true was shown as Python's True."""
+    config = tmp_path / "qar.toml"
+    config.write_text(f'[sources.w]\nurl = "w.duckdb"\n[[scan]]\nname = "people"\ntable = "people"\n{key} = {value}\n')
+    r = CliRunner().invoke(cli, ["scan", str(config), "--no-store"])
+    assert r.exit_code == 2 and message in r.output and not r.output.split("; ", 1)[1].startswith("YAML"), r.output
+    assert "True" not in r.output
