@@ -489,7 +489,10 @@ def test_a_bad_url_is_one_sentence(place, url):
 
 
 def test_a_bad_url_of_the_test_server_is_one_sentence(place):
-    """The same on PostgreSQL: the test server's URL with its port, host or query made wrong."""
+    """The same on PostgreSQL: the test server's URL with its port, host or query made wrong. Each
+    is bad input (exit 2), named before a connection is tried (the driver refuses a query option
+    while reading it: ?sslmode=nonsense was exit 3, a failed connection); a database the server
+    does not have is the server's answer (exit 3)."""
     base = os.environ.get("QAR_TEST_PG_URL")
     if not base:
         pytest.skip("QAR_TEST_PG_URL is not set")
@@ -500,12 +503,25 @@ def test_a_bad_url_of_the_test_server_is_one_sentence(place):
         base.replace(f":{good.port}", ":5x4") if good.port else base.replace(f"@{good.host}", f"@{good.host}:5x4"),
         good.set(port=70000).render_as_string(hide_password=False),
         good.set(host="loc\u202ealhost").render_as_string(hide_password=False),
-        good.set(query={"sslmode": "nonsense"}).render_as_string(hide_password=False),
-        good.set(database="no_such_db_qar").render_as_string(hide_password=False),
+        *(
+            good.set(query={name: value}).render_as_string(hide_password=False)
+            for name, value in (
+                ("sslmode", "nonsense"),
+                ("no_such_option", "1"),
+                ("target_session_attrs", "x"),
+                ("connect_timeout", "abc"),
+                ("gssencmode", "x"),
+            )
+        ),
     ]
-    for url in bad:
+    server = good.set(database="no_such_db_qar").render_as_string(hide_password=False)
+    for url in [*bad, server]:
         for args in (["audit", url, "-t", "t", "-q"], ["history", "--store", url]):
-            check(CliRunner().invoke(cli, args), codes={0, 1, 2, 3})
+            r = CliRunner().invoke(cli, args)
+            check(r, codes={3} if url == server else {2})
+            if "?" in url and url != server:
+                option = url.rsplit("?", 1)[1].split("=")[0]
+                assert f"option {option}" in r.output and "?query" in r.output, r.output
 
 
 # --------------------------------------------------------------------------------------------

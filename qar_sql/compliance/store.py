@@ -37,7 +37,7 @@ from typing import Any
 
 from qar_sql import user_files
 from qar_sql.compliance import liveness
-from qar_sql.engines.database import check_store_engine, check_url, first_line
+from qar_sql.engines.database import check_store_engine, check_url, connect_failure, first_line
 from qar_sql.engines.render import migrations_dir
 from qar_sql.engines.secrets import mask_source, scrub, secret_values
 from qar_sql.engines.source import DUCKDB_SUFFIXES, is_url, resolve_source
@@ -328,7 +328,7 @@ class Store:
         try:
             conn = self.engine.connect()  # type: ignore[union-attr]
         except sa.exc.DBAPIError as exc:
-            raise DatabaseError(f"cannot connect to store {self.display}: {first_line(exc.orig or exc)}") from exc
+            raise connect_failure(exc, f"store {self.display}") from exc
         try:
             with conn.begin():
                 if read_only and self.dialect == "postgresql":
