@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from qar_sql.output.render import format_option
+from qar_sql.parameters.fields import store_help
 
 
 def split_names(ctx: click.Context, param: click.Parameter, value: Any) -> tuple[str, ...] | None:
@@ -80,16 +81,14 @@ def alone(meaning: Any) -> Callable[[click.Context, click.Parameter, Any], Any]:
     return callback
 
 
-# "--store" alone means the default store ($QAR_STORE, else qar_results.duckdb): "" to the command.
-store = click.option(
-    "--store",
-    is_flag=False,
-    flag_value=ALONE,
-    callback=alone(""),
-    default=None,
-    help="Results store: a .duckdb file or a database URL (given alone or left out: $QAR_STORE, else "
-    "qar_results.duckdb). An audit records its run only when --store is given.",
-)
+def store(command: str) -> Callable:
+    """``--store`` of ``command`` (its help: :func:`qar_sql.parameters.fields.store_help`). Given
+    alone it means the default store ($QAR_STORE, else qar_results.duckdb): "" to the command."""
+    return click.option(
+        "--store", is_flag=False, flag_value=ALONE, callback=alone(""), default=None, help=store_help(command)
+    )
+
+
 store_in_source = click.option(
     "--store-in-source",
     is_flag=True,

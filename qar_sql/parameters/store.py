@@ -74,7 +74,7 @@ class ScanParams:
         multiple=True,
     )
     thresholds: Mapping[str, Chosen] = field(default_factory=dict)
-    store: str | None = fields.store()
+    store: str | None = fields.store("scan")
     #: None: record only where a store is given (--store) or configured ([store]); False: never
     #: (``--no-store``); True: always (the default store at worst).
     record: bool | None = None
@@ -151,7 +151,7 @@ class HistoryParams:
     only the series of this table or scan name. (The trend plot, ``--plot``, is the command
     line's output; the Python API returns the history, whose ``plot()`` draws it.)"""
 
-    store: str | None = fields.store()
+    store: str | None = fields.store("history")
     table: str | None = option(None, help="Only this table (or scan name).", flags=("--table", "-t"))
 
 
@@ -166,7 +166,7 @@ class MigrateParams:
     ``status``: only report which migrations are applied or pending (writes nothing); ``to``:
     apply the migrations up to this version only (checked against the migration files when run)."""
 
-    store: str | None = fields.store()
+    store: str | None = fields.store("migrate")
     status: bool = option(
         False,
         help="Only show which migrations are applied or pending (writes nothing).",
