@@ -150,7 +150,9 @@ def _render_apart(templates: dict[str, str], where: str) -> dict[str, Any]:
 
     try:
         proc = subprocess.run(
-            [sys.executable, "-c", "from qar_sql.compliance.dbt_jinja import _child; _child()"],
+            # -P: `python -c` puts the working folder first on sys.path, so a json.py or jinja2.py
+            # of the dbt project qar scan runs in was imported here, and ran (Python >= 3.11)
+            [sys.executable, "-P", "-c", "from qar_sql.compliance.dbt_jinja import _child; _child()"],
             input=json.dumps({"where": where, "templates": templates}),
             capture_output=True,
             text=True,
