@@ -157,6 +157,8 @@ def check_store(url: str | None) -> None:
     checked before any work by a command that only reads it: a DuckDB file must exist."""
     with Store(url or None) as st:
         st.require()
+        with st.transaction(read_only=True) as tx:  # (another tool's qar_runs: refused before the work)
+            _check_ours(tx, st.display)
 
 
 def _duckdb_path(url: str) -> str | None:
@@ -437,6 +439,41 @@ _TRACKING_DDL = (
 )
 
 
+#: The tables qar's migrations make (migrations/*.sql), and the tracking table's columns: one of
+#: them in a store without qar's tracking rows (or a tracking table without those columns) is
+#: another tool's, which migrating failed on ("Table with name qar_runs already exists", exit 3,
+#: after creating the tracking table in the file) and reading read as qar's.
+TABLES = ("qar_runs", "qar_qi_results", "qar_fits", "qar_top_records", "qar_run_results")
+TRACKING_COLUMNS = ("version", "name", "checksum", "applied_at")
+
+
+def _check_ours(tx: _Tx, display: str) -> None:
+    """Refuse (exit 2) a store holding a qar table that no qar migration made."""
+    fix = "it is not a qar results store; point --store (or [store] url) at another DuckDB file or database"
+    if tx.has_table(TRACKING):
+        columns = {
+            str(r[0]).lower()
+            for r in tx.execute(
+                "select column_name from information_schema.columns "
+                "where table_schema = current_schema() and table_name = :name",
+                {"name": TRACKING},
+            )
+        }
+        missing = [c for c in TRACKING_COLUMNS if c not in columns]
+        if missing:
+            raise UsageError(
+                f"store {display} has a table {TRACKING} without the column {missing[0]} qar writes; {fix}"
+            )
+        if tx.execute(f"select count(*) from {TRACKING}")[0][0]:
+            return
+    for table in TABLES:
+        if tx.has_table(table):
+            raise UsageError(
+                f"store {display} already has a table {table} that no qar migration made (no {TRACKING} row records "
+                f"one); {fix}"
+            )
+
+
 def _applied(tx: _Tx) -> dict[str, tuple[str, str, datetime]]:
     if not tx.has_table(TRACKING):
         return {}
@@ -449,6 +486,7 @@ def _applied_in(store: Store, *, read_only: bool) -> dict[str, tuple[str, str, d
     if not store.exists():
         return {}
     with store.transaction(read_only=read_only) as tx:
+        _check_ours(tx, store.display)
         return _applied(tx)
 
 
@@ -503,6 +541,7 @@ def migrate(store: str | Store | None = None, *, to: str | None = None, folder: 
             files = [m for m in files if m.version <= to]
         with st.transaction() as tx:
             tx.lock()
+            _check_ours(tx, st.display)  # (before the tracking table is made in another tool's file)
             tx.execute_ddl(_TRACKING_DDL)
         done = []
         for m in files:
@@ -914,6 +953,7 @@ def _read(store: str | Store | None, table: str, sql: str | Callable[[_Tx], str]
         if not st.exists():
             return []
         with st.transaction(read_only=True) as tx:
+            _check_ours(tx, st.display)
             return tx.execute(sql(tx) if callable(sql) else sql, params) if tx.has_table(table) else []
 
 
