@@ -19,7 +19,7 @@ from qar_sql.command import Verdict
 from qar_sql.commands import audit as audit_command
 from qar_sql.commands.report import command_line, scan_pages, write_scan_reports
 from qar_sql.compliance.dbt import load_manifest, manifest_scans
-from qar_sql.compliance.dbt_project import project_scans, select_nodes
+from qar_sql.compliance.dbt_project import check_named_tagged, project_scans, select_nodes
 from qar_sql.compliance.scans import (
     ScanConfig,
     ScanSpec,
@@ -73,18 +73,33 @@ def read_config(config: Any, environ: Mapping[str, str] | None = None) -> ScanCo
     return parse_config(config, environ=environ)
 
 
+def _none_tagged(params: ScanParams, where: str) -> str:
+    """No tagged model to scan: among those --select picks, when given (the whole manifest's
+    models were said untagged, of one that has a tagged model --select left out)."""
+    if params.select:
+        picked = " ".join(params.select)
+        return (
+            f"--select {picked!r} picks no model, seed or snapshot {where} with a column with meta "
+            "{qar: quasi_identifier}; tag their quasi-identifier columns in the model's YAML, or select tagged models"
+        )
+    return (
+        f"no model, seed or snapshot {where} has a column with meta {{qar: quasi_identifier}}; tag the "
+        "quasi-identifier columns in the model's YAML"
+    )
+
+
 def scans_of(params: ScanParams) -> ScanConfig:
     """The scans of ``params``: its config's, then the tagged models of its dbt manifest or
     project (nothing is connected)."""
     cfg = read_config(params.config, params.environ) if params.config is not None else ScanConfig(())
     if params.dbt_manifest:
-        only = select_nodes(load_manifest(params.dbt_manifest), params.select) if params.select else None
+        manifest = load_manifest(params.dbt_manifest)
+        only = select_nodes(manifest, params.select) if params.select else None
         extra = manifest_scans(params.dbt_manifest, params.url, only=only)  # type: ignore[arg-type]
+        if only is not None:
+            check_named_tagged(manifest, params.select, only, extra)
         if not extra:
-            raise UsageError(
-                f"no model, seed or snapshot in {params.dbt_manifest} has a column with meta {{qar: quasi_identifier}}; "
-                "tag the quasi-identifier columns in the model's YAML"
-            )
+            raise UsageError(_none_tagged(params, f"in {params.dbt_manifest}"))
         cfg = combine(cfg, extra)
     if params.dbt_project:
         specs, _ = project_scans(
@@ -96,10 +111,7 @@ def scans_of(params: ScanParams) -> ScanConfig:
             select=params.select,
         )
         if not specs:
-            raise UsageError(
-                f"no model of the dbt project {params.dbt_project!r} has a column with meta "
-                "{qar: quasi_identifier}; tag the quasi-identifier columns in the model's YAML"
-            )
+            raise UsageError(_none_tagged(params, f"of the dbt project {params.dbt_project!r}"))
         cfg = combine(cfg, specs)
     return cfg
 

@@ -242,3 +242,23 @@ def test_a_toml_value_of_the_wrong_type_is_named_as_the_file_wrote_it(tmp_path, 
     r = CliRunner().invoke(cli, ["scan", str(config), "--no-store"])
     assert r.exit_code == 2 and message in r.output and not r.output.split("; ", 1)[1].startswith("YAML"), r.output
     assert "True" not in r.output
+
+
+def test_dbt_manifest_select_names_an_untagged_model_it_picks_by_name(tmp_path):
+    """--dbt-manifest --select 'people people_by_zip' scanned people and skipped people_by_zip
+    (no tagged column) without a word, where --dbt-project refuses it; --select people_by_zip
+    alone said no model of the manifest was tagged, of a manifest whose people is; a wildcard
+    picking only untagged models said the same."""
+    manifest = json.loads(
+        gzip.decompress((FIXTURES / "dbt_manifest.json.gz").read_bytes())
+    )  # (the fixture's, unchanged)
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps(manifest))
+    warehouse = str(build_warehouse(manifest, tmp_path))
+    base = ["scan", "--dbt-manifest", str(path), "--url", warehouse, "--no-store", "-q"]
+    for select in (["people people_by_zip"], ["people", "people_by_zip"], ["people_by_zip"]):
+        r = CliRunner().invoke(cli, [*base, *(a for s in select for a in ("--select", s))])
+        assert r.exit_code == 2 and "--select picks model 'people_by_zip', which has no column" in r.output, r.output
+    r = CliRunner().invoke(cli, [*base, "--select", "people_*"])
+    assert r.exit_code == 2 and "--select 'people_*' picks no model, seed or snapshot in " in r.output, r.output
+    assert CliRunner().invoke(cli, [*base, "--select", "people"]).exit_code == 0
