@@ -825,3 +825,45 @@ def test_the_hook_writes_one_json_document_for_every_config(tmp_path, monkeypatc
         ("sub2/qar.toml", 0, False),
         ("gone.toml", 2, True),
     ]
+
+
+def test_the_action_reads_args_as_click_does():
+    """The args input's options as click reads qar scan's: a bundle of short options is each of
+    them (-qh ran the help, no scan, exit 0: a green job; -qfmarkdown replaced --format json, so
+    the JSON file held Markdown), and an option's value is no option (--select -h is a selector).
+    action.py runs on the standard library: its list of the options taking a value is click's."""
+    import click
+
+    from qar_sql.cli import action
+    from qar_sql.cli.main import cli
+
+    params = [p for p in cli.commands["scan"].params if isinstance(p, click.Option)]
+    valued = {o for p in params if not p.is_flag and not p.count and not p._flag_needs_value for o in p.opts}
+    assert action.VALUED == valued
+    assert action.OPTIONAL_VALUE == {o for p in params if p._flag_needs_value for o in p.opts}
+    for args, says in (
+        ("-qh", "gives -h, which prints the help"),
+        ("-vh", "gives -h, which prints the help"),
+        ("--jobs 2 -qh", "gives -h, which prints the help"),
+        ("--store -h", "gives -h, which prints the help"),
+        ("-qfmarkdown", "gives -f, but the action runs qar scan with --format json"),
+        ("-q -fmarkdown", "gives -f, but the action runs qar scan with --format json"),
+    ):
+        with pytest.raises(SystemExit) as refused:
+            action.split_args(args)
+        assert says in str(refused.value), (args, refused.value)
+    for args in ("--select -h", "--select=-fx", "-j2 -q", "--store s.duckdb -q", "--fail-above 0.5"):
+        assert action.split_args(args) == args.split()
+
+
+@pytest.mark.parametrize("args", [["--help"], ["-qh"], ["--no-store", "-vh"]])
+def test_the_hook_refuses_help_in_its_args(tmp_path, monkeypatch, capsys, args):
+    """The hook's args giving --help ran qar scan --help once per file and exited 0: the commit
+    passed with nothing scanned (the Action refuses it; the hook did not)."""
+    from qar_sql.cli.hook import main
+
+    work = demo_checkout(tmp_path)
+    monkeypatch.chdir(work)
+    assert main([*args, "examples/qar.toml"]) == 2
+    out, err = capsys.readouterr()
+    assert "which prints qar scan's help and scans nothing" in err and "Usage:" not in out + err

@@ -31,6 +31,7 @@ from urllib.parse import quote
 import click
 
 from qar_sql import toml_schema, user_files
+from qar_sql.cli.action import given_options
 from qar_sql.cli.main import cli
 from qar_sql.compliance.scans import load_config
 from qar_sql.errors import ExitCode, QarError
@@ -218,6 +219,14 @@ def _guard(files: list[str], options: list[str], combined: dict[str, str]) -> No
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     files, options, combined = _parse(argv)
+    if helps := [o for o in given_options(options) if o in ("-h", "--help")]:
+        # (qar scan --help prints the help and exits 0: the commit passed, nothing scanned)
+        print(
+            f"Error: the hook's args give {helps[0]}, which prints qar scan's help and scans nothing, so the commit "
+            "would pass unscanned; leave it out (qar scan --help shows the options)",
+            file=sys.stderr,
+        )
+        return int(ExitCode.USAGE)
     as_json = _format(options) == "json"
     report = combined.pop(REPORT, None) or os.environ.get("QAR_REPORT_DIR") or None
     if report and os.path.exists(report) and not os.path.isdir(report):
