@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -67,6 +68,12 @@ def alone(meaning: Any) -> Callable[[click.Context, click.Parameter, Any], Any]:
 
     def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
         if value == ALONE:
+            # The store of the config found in the working folder ([tool.qar] store, a qar.toml's
+            # [store] url) is the one a run records in without --store: --store alone means it
+            # too (it meant qar_results.duckdb), below $QAR_STORE as a config is below its variable.
+            configured = ctx.lookup_default(param.name or "", call=False)
+            if isinstance(configured, str) and configured and not os.environ.get("QAR_STORE"):
+                return configured
             return meaning
         if isinstance(value, str) and not value.strip():
             flag = next(o for o in param.opts if o.startswith("--"))

@@ -128,7 +128,9 @@ def prepare(params: ScanParams) -> ScanPlan:
     cfg = scans_of(params)
     given = {f.name: getattr(params, f.name) for f in fields(ScanParams)}
     scans = apply_settings(cfg, params.thresholds)
-    plan = ScanPlan(**given, scans=scans, recorded_in=scan_store(params.store, cfg.store, params.record))
+    plan = ScanPlan(
+        **given, scans=scans, recorded_in=scan_store(params.store, cfg.store or params.found_store, params.record)
+    )
     writes, reads = files(plan)
     guard_outputs(writes, reads)
     if plan.recorded_in is not None:  # (each scan refused it too, but after the store was made in the file)

@@ -78,6 +78,10 @@ class ScanParams:
     #: None: record only where a store is given (--store) or configured ([store]); False: never
     #: (``--no-store``); True: always (the default store at worst).
     record: bool | None = None
+    #: The store of the config found in the working folder (the command line's [tool.qar] store or
+    #: a discovered qar.toml's [store]): used where the scan config has no [store] of its own (it
+    #: replaced that [store], as if typed).
+    found_store: str | None = None
     junit: str | None = option(
         None,
         help="Write a JUnit XML report (one testcase per table) to this file.",
