@@ -208,7 +208,8 @@ _EXCLUDE = re.compile(r"with --exclude(?: ('[^']*'|\"[^\"]*\"))?")
 
 def _scan_fix(message: str, spec: ScanSpec) -> str:
     """``message`` with the command line's ``--exclude`` said as this scan leaves a column out:
-    ``meta {qar: ignore}`` on a dbt model's column, ``exclude = [...]`` in a ``[[scan]]``."""
+    ``meta {qar: ignore}`` on a dbt model's column, ``exclude = [...]`` in a ``[[scan]]``; and
+    ``--columns``/``--exclude`` naming a column said as where the scan's columns came from."""
     chosen = spec.origins.get("columns")
     dbt = chosen is not None and chosen.origin == "meta.qar"
 
@@ -220,6 +221,13 @@ def _scan_fix(message: str, spec: ScanSpec) -> str:
             )
         return f"with exclude = [{name or '...'}] in the scan's [[scan]]"
 
+    # (a column of --columns/--exclude not found, or listed twice: the scan's key or the dbt tag
+    # named it, not an option qar scan has)
+    columns = "tagged {qar: quasi_identifier} in the model's schema.yml" if dbt else "in the scan's columns"
+    message = message.replace("(in --columns)", f"({columns})").replace("(in --exclude)", "(in the scan's exclude)")
+    message = message.replace(
+        "listed twice in --columns", "listed twice " + ("as tagged" if dbt else "in the scan's columns")
+    )
     return _EXCLUDE.sub(said, message)
 
 

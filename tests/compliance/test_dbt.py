@@ -262,3 +262,26 @@ def test_dbt_manifest_select_names_an_untagged_model_it_picks_by_name(tmp_path):
     r = CliRunner().invoke(cli, [*base, "--select", "people_*"])
     assert r.exit_code == 2 and "--select 'people_*' picks no model, seed or snapshot in " in r.output, r.output
     assert CliRunner().invoke(cli, [*base, "--select", "people"]).exit_code == 0
+
+
+def test_a_scans_missing_column_is_named_where_the_scan_took_it(tmp_path):
+    """A column a scan names but the table lacks was 'column 'nosuch' (in --columns) not found',
+    an option qar scan does not have: a dbt model's tagged column is said to be tagged in its
+    schema.yml, a [[scan]]'s to be in its columns (or exclude)."""
+    manifest = json.loads(gzip.decompress((FIXTURES / "dbt_manifest.json.gz").read_bytes()))
+    warehouse = str(build_warehouse(manifest, tmp_path))
+    node = manifest["nodes"]["model.qar_fixture.people"]
+    node["columns"]["nosuch"] = {"name": "nosuch", "meta": {"qar": "quasi_identifier"}}
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps(manifest))
+    r = CliRunner().invoke(cli, ["scan", "--dbt-manifest", str(path), "--url", warehouse, "--no-store", "-q"])
+    assert r.exit_code == 2 and "column 'nosuch' (tagged {qar: quasi_identifier} in the model's schema.yml)" in r.output
+    for key, said in (("columns", "in the scan's columns"), ("exclude", "in the scan's exclude")):
+        config = tmp_path / f"{key}.toml"
+        config.write_text(
+            f'[sources.w]\nurl = "{warehouse}"\n[[scan]]\nname = "s"\nsource = "w"\ntable = "main.people"\n'
+            f'{key} = ["age", "sex", "nosuch"]\np = 1\npi_u = 0.5\n'
+        )
+        r = CliRunner().invoke(cli, ["scan", str(config), "--no-store", "-q"])
+        assert r.exit_code == 2 and f"column 'nosuch' ({said}) not found" in r.output, r.output
+        assert "--columns" not in r.output and "--exclude" not in r.output
