@@ -449,6 +449,14 @@ TRACKING_COLUMNS = ("version", "name", "checksum", "applied_at")
 
 def _check_ours(tx: _Tx, display: str) -> None:
     """Refuse (exit 2) a store holding a qar table that no qar migration made."""
+    if tx.dialect == "postgresql" and tx.execute("select current_schema()")[0][0] is None:
+        # (a search_path naming no schema that exists, ?options=-csearch_path%3Dqar before the
+        # schema was made: PostgreSQL's "no schema has been selected to create in", exit 3)
+        path = tx.execute("show search_path")[0][0]
+        raise UsageError(
+            f"store {display}: no schema of its search_path ({path}) exists, so the store has nowhere to be; "
+            "create the schema first (create schema NAME) or name an existing one in ?options=-csearch_path%3DNAME"
+        )
     fix = "it is not a qar results store; point --store (or [store] url) at another DuckDB file or database"
     if tx.has_table(TRACKING):
         columns = {

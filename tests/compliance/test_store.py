@@ -655,3 +655,15 @@ def test_a_store_holding_another_tools_qar_tables_is_refused_untouched(store_url
         r = CliRunner().invoke(cli, args)
         assert r.exit_code == 2 and says in r.output and "it is not a qar results store" in r.output, (args, r.output)
     assert tables(store_url) == before
+
+
+def test_a_postgresql_store_whose_search_path_names_no_schema_is_refused():
+    """?options=-csearch_path%3Dqar (as the docs put a store in one schema) before the schema
+    exists: qar migrate and qar scan --store were exit 3 with PostgreSQL's "no schema has been
+    selected to create in", and qar history said "no runs yet"."""
+    require_postgres()
+    url = pg_store_url(f"qs_missing_{uuid.uuid4().hex[:8]}")
+    for args in (["migrate", "--store", url], ["migrate", "--status", "--store", url], ["history", "--store", url]):
+        r = CliRunner().invoke(cli, args)
+        assert r.exit_code == 2 and "no schema of its search_path (qs_missing_" in r.output, (args, r.output)
+        assert "create schema NAME" in r.output
