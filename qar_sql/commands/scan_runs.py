@@ -252,14 +252,14 @@ def run_one(spec: ScanSpec, store: Store | None, secrets: tuple[str, ...], jobs:
     status, code = judge(spec, result.risk)
     error = None
     if result.risk is None:
-        error = "no risk: " + ("; ".join(result.warnings) or "the θ values have no tail")
+        error = _scan_fix("no risk: " + ("; ".join(result.warnings) or "the θ values have no tail"), spec)
     elif result.fit is not None:
         try:  # the gate of min_exceedances: T̂ is kept, the verdict refused
             require_exceedances(
                 result.fit.n_exceedances, spec.min_exceedances, option="min_exceedances", pi_u=result.pi_u
             )
         except QarError as exc:
-            status, code, error = "error", int(exc.exit_code), str(exc)
+            status, code, error = "error", int(exc.exit_code), _scan_fix(str(exc), spec)
     return _outcome(
         spec, origins=spec.origins, status=status, risk=result.risk, exit_code=code, seconds=result.seconds,
         error=error, rows=result.rows, n_qi=result.n_qi, result=result,
