@@ -45,7 +45,9 @@ CSV = "age,sex,zip\n" + "".join(f"{20 + i % 9},{'FM'[i % 2]},{i % 13}\n" for i i
 
 #: A valid file of each kind a reader takes (``{csv}``: the table's path).
 VALID = {
-    "scan": '[defaults]\np = 1\npi_u = 0.5\n\n[[scan]]\nname = "x"\nsource = "../a.csv"\n',
+    # (its source in a [sources] table: a path as a scan's source is refused as undefined, before
+    # anything else, so qar scan's outputs and every later check went untested)
+    "scan": '[defaults]\np = 1\npi_u = 0.5\n\n[sources.a]\nurl = "../a.csv"\n\n[[scan]]\nname = "x"\nsource = "a"\n',
     "config": '[defaults]\np = 1\npi_u = 0.5\nformat = "json"\n',
     "treatments": (
         'qid = "q"\nrelease = ["b"]\n\n[qis]\nq = ["age", "sex", "zip"]\n\n'
@@ -454,6 +456,26 @@ def test_every_path_option_takes_the_generic_corpus(place):
                 assert r.exit_code != 2 or not r.stdout, (command, opt, case, r.output)
             runs += 1
     assert runs >= 250, runs
+
+
+def test_no_output_option_makes_a_file_or_folder_named_dash(place, tmp_path, monkeypatch):
+    """ "-" is stdout everywhere: an output option given "-" writes there or is refused, never a
+    file or folder named "-" (qar scan --report-dir - made a folder '-' of pages, exit 1, where
+    --junit - and --markdown - were refused). Every output option of click's tree, as typed."""
+    monkeypatch.chdir(tmp_path)
+    runs = 0
+    for command, p in file_params():
+        if not command or command not in BASE or p.name in ("config",) or isinstance(p, click.Argument):
+            continue
+        opt = next((o for o in p.opts if o.startswith("--")), None)
+        reads = (command, _long(p)) in READERS or _long(p) in TEXT_PATHS
+        if opt is None or reads:
+            continue
+        r = CliRunner().invoke(cli, [command, *_fill(BASE[command], place), opt, "-"])
+        assert not os.path.lexists(tmp_path / "-"), (command, opt, r.output)
+        assert r.exit_code != 3, (command, opt, r.output)
+        runs += 1
+    assert runs >= 10, runs
 
 
 URLS = [

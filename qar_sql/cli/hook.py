@@ -229,9 +229,12 @@ def main(argv: list[str] | None = None) -> int:
         return int(ExitCode.USAGE)
     as_json = _format(options) == "json"
     report = combined.pop(REPORT, None) or os.environ.get("QAR_REPORT_DIR") or None
-    if report and os.path.exists(report) and not os.path.isdir(report):
-        print(terminal(f"Error: {REPORT} {report!r} is a file; name a folder"), file=sys.stderr)
-        return int(ExitCode.USAGE)
+    if report:
+        try:  # (a file, '-', a folder that cannot be made: before any scan, as qar scan's own)
+            user_files.check_folder(report, REPORT)
+        except QarError as exc:
+            print(terminal(f"Error: {exc}"), file=sys.stderr)
+            return int(exc.exit_code)
     folders: dict[str, str] = {}
     for option in COMBINED:  # $QAR_JUNIT/$QAR_MARKDOWN: each config's scan wrote over the last one's
         if option not in combined and (value := os.environ.get("QAR_" + option[2:].upper())):
