@@ -124,7 +124,10 @@ def from_data(
         store = store.get("url") if isinstance(store, Mapping) else store
     # Not a setting of the audit's parameters: checked as qar scan checks it, the rest as a scan's.
     null_tokens = scans.null_tokens_of(problems, at, raw.pop("null_tokens", None), where)
-    scans.each_key(problems, at, raw, scans.DEFAULT_KEYS + ("null_tokens",), table, where)
+    # ([tool.qar]'s store, taken out above, is one of its keys: the list named it to qar config
+    # --check, whose schema has it, and not to the commands)
+    own = ("store",) if path.name == "pyproject.toml" else ()
+    scans.each_key(problems, at, raw, scans.DEFAULT_KEYS + ("null_tokens", *own), table, where)
     raw = {k: v for k, v in raw.items() if k in scans.DEFAULT_KEYS}
     # The checks of a scan's settings, so a bad value reads the same in both places.
     scans.spec_or_errors(problems, at, table, None, raw, source=("", "", ""), where=where, of_scan=False)

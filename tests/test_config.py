@@ -306,3 +306,13 @@ def test_a_found_store_yields_to_the_scan_configs_own_and_is_what_store_alone_me
     assert not (tmp_path / "qar_results.duckdb").exists()
     r = CliRunner().invoke(cli, ["history", "--store", "-f", "json"])
     assert r.exit_code == 0 and len(json.loads(r.stdout)["series"][0]["runs"]) == 3, r.output
+
+
+def test_tool_qars_unknown_key_is_named_with_store_among_the_keys(tmp_path, monkeypatch):
+    """[tool.qar] sources = … was told "allowed: p, alpha, …, null_tokens" by every command,
+    without store, which [tool.qar] takes (qar config --check, reading its schema, said "did
+    you mean 'store'?")."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n[tool.qar]\nsores = "s.duckdb"\n')
+    r = CliRunner().invoke(cli, ["history"])
+    assert r.exit_code == 2 and "unknown key 'sores'; did you mean 'store'?" in r.output, r.output
