@@ -624,3 +624,10 @@ def test_a_pipe_still_gives_the_secret(place, tmp_path):
     t.join()
     with pytest.raises(QarError, match="not a regular file"):
         user_files.read_text(fifo, "treatments file")
+
+
+def test_an_unclosed_ipv6_bracket_is_named_not_the_port():
+    """postgresql://[::1/db was "its port is not a number" (SQLAlchemy read 1/db as the port)."""
+    for args in (["audit", "postgresql://[::1/db", "-t", "t"], ["history", "--store", "postgresql://u:p@[::1/db"]):
+        r = CliRunner().invoke(cli, args)
+        assert r.exit_code == 2 and "opens an IPv6 address with [ and does not close it" in r.output, r.output

@@ -263,6 +263,11 @@ def check_url(url: str, what: str) -> None:
     except ValueError as exc:
         if not str(exc).startswith("invalid literal for int()"):
             raise
+        netloc = url.split("://", 1)[-1].split("/", 1)[0].rpartition("@")[2]
+        if "[" in netloc and "]" not in netloc:  # (postgresql://[::1/db: SQLAlchemy read "1/db" as the port)
+            raise UsageError(
+                f"cannot use {what}: its host opens an IPv6 address with [ and does not close it; write [::1]:5432"
+            ) from None
         raise UsageError(
             f"cannot use {what}: its port is not a number; give the port as digits after the host (host:5432), "
             "and write an @, : or / in the password as %40, %3A or %2F"
