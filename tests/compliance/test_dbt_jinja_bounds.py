@@ -115,3 +115,10 @@ def test_the_render_process_runs_no_file_of_the_working_folder(tmp_path, monkeyp
         "w.duckdb"
     )
     assert not marker.exists()
+
+
+def test_the_do_statement_renders_as_in_dbt():
+    """dbt's Jinja has the do extension: {% do %} in a profile was "not a valid Jinja template"."""
+    assert render_value("{% do range(2) %}w.duckdb", "outputs.dev.path", "profiles.yml") == "w.duckdb"
+    with pytest.raises(UsageError, match="reaches an attribute that dbt's sandbox refuses"):
+        render_value("{% set l = [] %}{% do l.append(1) %}{{ l }}", "outputs.dev.path", "profiles.yml")
