@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
 import click
 
 from qar_sql.output.render import format_option
+from qar_sql.parameters.fields import store_help
 
 
 def split_names(ctx: click.Context, param: click.Parameter, value: Any) -> tuple[str, ...] | None:
@@ -66,6 +68,12 @@ def alone(meaning: Any) -> Callable[[click.Context, click.Parameter, Any], Any]:
 
     def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
         if value == ALONE:
+            # The store of the config found in the working folder ([tool.qar] store, a qar.toml's
+            # [store] url) is the one a run records in without --store: --store alone means it
+            # too (it meant qar_results.duckdb), below $QAR_STORE as a config is below its variable.
+            configured = ctx.lookup_default(param.name or "", call=False)
+            if isinstance(configured, str) and configured and not os.environ.get("QAR_STORE"):
+                return configured
             return meaning
         if isinstance(value, str) and not value.strip():
             flag = next(o for o in param.opts if o.startswith("--"))
@@ -80,16 +88,14 @@ def alone(meaning: Any) -> Callable[[click.Context, click.Parameter, Any], Any]:
     return callback
 
 
-# "--store" alone means the default store ($QAR_STORE, else qar_results.duckdb): "" to the command.
-store = click.option(
-    "--store",
-    is_flag=False,
-    flag_value=ALONE,
-    callback=alone(""),
-    default=None,
-    help="Results store: a .duckdb file or a database URL (given alone or left out: $QAR_STORE, else "
-    "qar_results.duckdb). An audit records its run only when --store is given.",
-)
+def store(command: str) -> Callable:
+    """``--store`` of ``command`` (its help: :func:`qar_sql.parameters.fields.store_help`). Given
+    alone it means the default store ($QAR_STORE, else qar_results.duckdb): "" to the command."""
+    return click.option(
+        "--store", is_flag=False, flag_value=ALONE, callback=alone(""), default=None, help=store_help(command)
+    )
+
+
 store_in_source = click.option(
     "--store-in-source",
     is_flag=True,

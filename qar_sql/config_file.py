@@ -163,6 +163,8 @@ def default_map(config: Config, commands: Mapping[str, Any]) -> dict[str, dict[s
             for k, v in config.values.items()
             if k in params and getattr(params[k], "envvar", None) in (None, ENVVARS[k])
         }
+        if name == "scan":  # (scan reads the found store itself: a scan config's own [store] comes first)
+            picked.pop("store", None)
         if picked:
             out[name] = picked
     return out

@@ -83,12 +83,14 @@ def require_whole(value: object, minimum: int, message: str) -> None:
 def shown(value: object, *, _depth: int = 0) -> str:
     """A value as an error message shows it: a numpy scalar as the Python number it holds
     (200, not np.int64(200)), a whole number of more than 15 digits in scientific notation
-    (1e+400, not four hundred zeros), a date or time as TOML and YAML write it (1979-05-27, not
-    datetime.date(1979, 5, 27)), a list or table item by item (ten items, three levels at most),
-    text quoted, anything else by its repr."""
+    (1e+400, not four hundred zeros), a date or time and a boolean as TOML and YAML write them
+    (1979-05-27, not datetime.date(1979, 5, 27); true, not True), a list or table item by item
+    (ten items, three levels at most), text quoted, anything else by its repr."""
     import datetime
     import functools
 
+    if isinstance(value, bool):
+        return "true" if value else "false"
     if isinstance(value, datetime.date | datetime.time):
         return value.isoformat()
     if isinstance(value, list | tuple | dict):  # (each item so; a long or deep list cut short)

@@ -103,12 +103,14 @@ _YAML_TEXT_EXPONENT = re.compile(r"\s*[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)[eE][-+]?[0
 
 def text_error(where: str, value: str, fix: str) -> ParameterError:
     """The one sentence for a number given as text (``where``, e.g. ``alpha =`` or ``--k``, and the
-    text): quoted in a TOML or YAML file, ``fix`` (write it without quotes, or pass a number); in
-    YAML's exponent form (no quotes to take away), why it is text and its decimal."""
+    text): quoted in a TOML or YAML file, ``fix`` (write it without quotes, or pass a number); in an
+    exponent form, how to write it and why it is text."""
     if _YAML_TEXT_EXPONENT.fullmatch(value):
+        # (true of every file: a TOML file's '1e-3' is text because it is quoted, and "YAML reads ..."
+        # alone named a reader the TOML file does not go through)
         fix = (
-            "YAML reads a number with an exponent as text unless it has a '.' and a signed exponent (1.0e-3); "
-            f"write it as a decimal: {float(value)!r}"
+            f"write it as a decimal: {float(value)!r} (a quoted number is text, and YAML reads a number with an "
+            "exponent as text even unquoted unless it has a '.' and a signed exponent: 1.0e-3)"
         )
     return ParameterError(f"{where} {value!r} is text; {fix}")
 

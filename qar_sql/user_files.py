@@ -261,6 +261,10 @@ def check_folder(path: str, option: str) -> None:
     permission. A missing folder is made later, with its parents."""
     if not path.strip():
         raise UsageError(f"{option} is empty; name a folder to write")
+    if path == "-":  # ("-" is stdout everywhere: a folder of pages cannot go there)
+        raise UsageError(
+            f"{option} '-' would make a folder named '-': {option} writes a folder of pages, not stdout; name a folder"
+        )
     p = Path(path)
     try:
         if os.stat(p) and not p.is_dir():

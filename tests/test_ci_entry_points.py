@@ -187,7 +187,7 @@ def test_the_hook_scans_each_changed_qar_toml(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(work)
     assert main(["--no-store", "--fail-above", "1", "examples/qar.toml"]) == 0
     assert main(["--no-store", "--fail-above", "0.01", "examples/qar.toml"]) == 1
-    assert "qar scan examples/qar.toml" in capsys.readouterr().out
+    assert "qar scan examples/qar.toml" in capsys.readouterr().err  # (its own lines: stderr)
 
 
 def test_pre_commit_try_repo(tmp_path):
@@ -287,7 +287,7 @@ def test_a_qar_toml_without_scans_passes_the_hook(tmp_path, monkeypatch, capsys)
     monkeypatch.chdir(tmp_path)
     (tmp_path / "qar.toml").write_text("[defaults]\np = 2\nfail_above = 0.5\n")
     assert main(["--markdown", "m.md", "qar.toml"]) == 0
-    assert "nothing to scan (ok)" in capsys.readouterr().out
+    assert "nothing to scan (ok)" in capsys.readouterr().err
     assert "nothing to scan" in (tmp_path / "m.md").read_text()
 
 
@@ -335,7 +335,7 @@ def test_the_hook_scans_every_toml_it_is_given(tmp_path, monkeypatch, capsys):
         '[sources.demo]\nurl = "qar_demo.duckdb"\n[[scan]]\ntable = "population"\np = 2\npi_u = 0.5\nfail_above = 0.01\n'
     )
     assert main(["--no-store", "qar.prod.toml"]) == 1
-    assert "qar scan qar.prod.toml" in capsys.readouterr().out
+    assert "qar scan qar.prod.toml" in capsys.readouterr().err
     assert main(["--no-store", "gone/qar.toml"]) == 2
     assert "does not exist" in capsys.readouterr().err
     os.mkfifo(work / "pipe.toml")
@@ -424,7 +424,7 @@ def test_the_hook_refuses_an_unwritable_summary_before_any_scan(tmp_path, monkey
         main(["--no-store", option, "nodir/out", "examples/qar.toml"])
     assert stop.value.code == 2
     out, err = capsys.readouterr()
-    assert "qar scan examples/qar.toml" not in out and "does not exist" in err and "'nodir/out'" in err
+    assert "qar scan examples/qar.toml" not in out + err and "does not exist" in err and "'nodir/out'" in err
 
 
 def test_the_hook_junit_shows_a_config_qar_scan_stopped_on(tmp_path, monkeypatch, capsys):
@@ -656,7 +656,7 @@ def test_the_hook_shows_a_config_path_as_written_in_the_markdown_and_the_log(tmp
     md = (work / "m.md").read_text()
     assert "\n## Forged" not in md and "<img" not in md, md
     assert md.count("\n### ") == 2 + md.count("\n### scans")
-    out = capsys.readouterr().out
+    out = capsys.readouterr().err
     assert "qar scan x`y\\n## Forged <img src=http:/e/qar.toml" in out
     assert not any(line.startswith("## Forged") for line in out.splitlines())
 
@@ -783,3 +783,87 @@ def test_the_action_outputs_name_only_the_files_the_scan_wrote(tmp_path):
     log, outputs = run_steps(work, ("scan", "results"), config="examples/qar.toml", args="--no-store")
     assert (outputs["results"]["junit"], outputs["results"]["report-dir"]) == ("qar-junit.xml", "qar-report")
     assert (work / "qar-junit.xml").is_file()
+
+
+def test_the_hook_reads_an_options_value_as_its_value_not_as_a_config(tmp_path, monkeypatch, capsys):
+    """`--report-dir pages.toml` (any option's value ending in .toml) was taken for a config to
+    scan: the hook scanned a file that is a folder name ('does not exist', exit 2)."""
+    from qar_sql.cli.hook import main
+
+    work = demo_checkout(tmp_path)
+    monkeypatch.chdir(work)
+    two_configs(work)
+    assert main(["--no-store", "--report-dir", "pages.toml", "sub2/qar.toml"]) == 0
+    err = capsys.readouterr().err
+    assert "qar scan pages.toml" not in err and (work / "pages.toml" / "index.html").is_file(), err
+    assert main(["--no-store", "--store", "s.toml", "--no-store", "sub2/qar.toml"]) == 2
+    assert "qar scan s.toml" not in capsys.readouterr().err
+
+
+def test_the_hook_writes_one_json_document_for_every_config(tmp_path, monkeypatch, capsys):
+    """--format json with two configs wrote two JSON documents back to back (and the hook's
+    'qar scan PATH' lines between them) on stdout: no JSON reader took it."""
+    from qar_sql.cli.hook import main
+
+    work = demo_checkout(tmp_path)
+    monkeypatch.chdir(work)
+    two_configs(work)
+    (work / "none.toml").write_text("[defaults]\np = 2\n")
+    assert main(["--no-store", "-f", "json", "sub/qar.toml", "sub2/qar.toml", "none.toml"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["exit_code"] == 1
+    assert [(c["config"], c["exit_code"]) for c in out["configs"]] == [
+        ("sub/qar.toml", 1),
+        ("sub2/qar.toml", 0),
+        ("none.toml", 0),
+    ]
+    assert out["configs"][0]["scan"]["scans"][0]["name"] == "sub people" and out["configs"][2]["scan"] is None
+    monkeypatch.setenv("QAR_FORMAT", "json")  # qar scan's variable: the same document
+    assert main(["--no-store", "sub2/qar.toml", "gone.toml"]) == 2
+    out = json.loads(capsys.readouterr().out)
+    assert [(c["config"], c["exit_code"], c["scan"] is None) for c in out["configs"]] == [
+        ("sub2/qar.toml", 0, False),
+        ("gone.toml", 2, True),
+    ]
+
+
+def test_the_action_reads_args_as_click_does():
+    """The args input's options as click reads qar scan's: a bundle of short options is each of
+    them (-qh ran the help, no scan, exit 0: a green job; -qfmarkdown replaced --format json, so
+    the JSON file held Markdown), and an option's value is no option (--select -h is a selector).
+    action.py runs on the standard library: its list of the options taking a value is click's."""
+    import click
+
+    from qar_sql.cli import action
+    from qar_sql.cli.main import cli
+
+    params = [p for p in cli.commands["scan"].params if isinstance(p, click.Option)]
+    valued = {o for p in params if not p.is_flag and not p.count and not p._flag_needs_value for o in p.opts}
+    assert action.VALUED == valued
+    assert action.OPTIONAL_VALUE == {o for p in params if p._flag_needs_value for o in p.opts}
+    for args, says in (
+        ("-qh", "gives -h, which prints the help"),
+        ("-vh", "gives -h, which prints the help"),
+        ("--jobs 2 -qh", "gives -h, which prints the help"),
+        ("--store -h", "gives -h, which prints the help"),
+        ("-qfmarkdown", "gives -f, but the action runs qar scan with --format json"),
+        ("-q -fmarkdown", "gives -f, but the action runs qar scan with --format json"),
+    ):
+        with pytest.raises(SystemExit) as refused:
+            action.split_args(args)
+        assert says in str(refused.value), (args, refused.value)
+    for args in ("--select -h", "--select=-fx", "-j2 -q", "--store s.duckdb -q", "--fail-above 0.5"):
+        assert action.split_args(args) == args.split()
+
+
+@pytest.mark.parametrize("args", [["--help"], ["-qh"], ["--no-store", "-vh"]])
+def test_the_hook_refuses_help_in_its_args(tmp_path, monkeypatch, capsys, args):
+    """The hook's args giving --help ran qar scan --help once per file and exited 0: the commit
+    passed with nothing scanned (the Action refuses it; the hook did not)."""
+    from qar_sql.cli.hook import main
+
+    work = demo_checkout(tmp_path)
+    monkeypatch.chdir(work)
+    assert main([*args, "examples/qar.toml"]) == 2
+    out, err = capsys.readouterr()
+    assert "which prints qar scan's help and scans nothing" in err and "Usage:" not in out + err

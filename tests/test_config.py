@@ -278,3 +278,41 @@ def test_null_tokens_key(tmp_path, monkeypatch):
     (tmp_path / "qar.toml").write_text("[defaults]\nnull_tokens = 3\n", encoding="utf-8")
     with pytest.raises(UsageError, match="null_tokens must be a list of non-empty texts"):
         qar_config.load(tmp_path / "qar.toml")
+
+
+def test_a_found_store_yields_to_the_scan_configs_own_and_is_what_store_alone_means(table, tmp_path, monkeypatch):
+    """A [tool.qar] store found in the working folder replaced a scan config's own [store] url
+    (qar scan own.toml recorded in the found store, not the config's), and --store alone meant
+    qar_results.duckdb where the run without it recorded in the found store (qar audit --store,
+    qar scan --store, qar history --store)."""
+    source, name = table
+    monkeypatch.delenv("QAR_STORE", raising=False)
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n[tool.qar]\nstore = "found.duckdb"\n')
+    scan = f'[sources.s]\nurl = "{source}"\n[[scan]]\nname = "t"\nsource = "s"\ntable = "{name}"\np = 1\npi_u = 0.5\n'
+    (tmp_path / "own.toml").write_text('[store]\nurl = "own.duckdb"\n' + scan)
+    (tmp_path / "plain.toml").write_text(scan)
+
+    def recorded(*args: str) -> set[str]:
+        before = {p.name for p in tmp_path.glob("*.duckdb")}
+        r = CliRunner().invoke(cli, [*args, "-q"])
+        assert r.exit_code in (0, 1), r.output
+        return {p.name for p in tmp_path.glob("*.duckdb")} - before
+
+    assert recorded("scan", "own.toml") == {"own.duckdb"}
+    assert recorded("scan", "own.toml", "--store") == set()  # own.duckdb again
+    assert recorded("scan", "plain.toml") == {"found.duckdb"}
+    assert recorded("scan", "plain.toml", "--store") == set()  # found.duckdb again
+    assert recorded("audit", source, "-t", name, "-p", "1", "--pi-u", "0.5", "--store") == set()
+    assert not (tmp_path / "qar_results.duckdb").exists()
+    r = CliRunner().invoke(cli, ["history", "--store", "-f", "json"])
+    assert r.exit_code == 0 and len(json.loads(r.stdout)["series"][0]["runs"]) == 3, r.output
+
+
+def test_tool_qars_unknown_key_is_named_with_store_among_the_keys(tmp_path, monkeypatch):
+    """[tool.qar] sources = … was told "allowed: p, alpha, …, null_tokens" by every command,
+    without store, which [tool.qar] takes (qar config --check, reading its schema, said "did
+    you mean 'store'?")."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n[tool.qar]\nsores = "s.duckdb"\n')
+    r = CliRunner().invoke(cli, ["history"])
+    assert r.exit_code == 2 and "unknown key 'sores'; did you mean 'store'?" in r.output, r.output

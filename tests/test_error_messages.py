@@ -121,7 +121,17 @@ def test_exclude_works_with_columns_as_its_help_now_says(tmp_path):
     assert result.columns == ("a", "c")
     out = run(["audit", "--help"], 0).output
     assert "from all columns, or from those of --columns" in " ".join(out.split())
-    assert "An audit records its run only when --store is given" in " ".join(out.split())
+    assert "Records this audit's run there; without --store nothing is recorded" in " ".join(out.split())
+
+
+@pytest.mark.parametrize(
+    "command,says", [("report", "read, not written"), ("history", "runs are shown"), ("scan", "[store]")]
+)
+def test_each_store_option_says_what_its_command_does_with_the_store(command, says):
+    """Every --store's help said "An audit records its run only when --store is given", in qar
+    report (which reads the store), qar history, qar migrate and qar scan too."""
+    out = " ".join(run([command, "--help"], 0).output.split())
+    assert says in out and "An audit records" not in out
 
 
 def _messages():

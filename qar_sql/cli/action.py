@@ -27,6 +27,45 @@ OWN = ("-f", "--format")
 FROM_INPUTS = {"--junit": "from the junit input", "--report-dir": "from the report-dir input"}
 
 
+#: qar scan's options that take a value, long and short (a test checks them against click's): the
+#: word after one is its value whatever it looks like (--select -h), and a short one takes the
+#: rest of a bundle (-qfjson). --store's value may be left out: a word starting with - is no value.
+VALUED = frozenset(
+    {
+        "--dbt-manifest", "--url", "--dbt-project", "--profile", "--target", "--profiles-dir", "--select",
+        "--fail-above", "--warn-above", "--min-exceedances", "--junit", "--markdown", "--report-dir",
+        "--format", "-f", "--jobs", "-j", "--log-level",
+    }
+)  # fmt: skip
+OPTIONAL_VALUE = frozenset({"--store"})
+
+
+def given_options(args: list[str]) -> list[str]:
+    """The options ``args`` gives qar scan, as click reads them: each value skipped, each short
+    option of a bundle named (``-qh`` is -q and -h: only an exact -h was refused, and the help ran
+    no scan, exit 0; ``-qfmarkdown`` replaced the action's --format json)."""
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        word, i = args[i], i + 1
+        if word == "--":
+            break
+        if word.startswith("--"):
+            name, eq, _ = word.partition("=")
+            out.append(name)
+            if not eq and name in VALUED:
+                i += 1
+            elif not eq and name in OPTIONAL_VALUE and i < len(args) and not args[i].startswith("-"):
+                i += 1
+        elif word.startswith("-") and len(word) > 1:
+            for k, char in enumerate(word[1:], start=1):
+                out.append("-" + char)
+                if "-" + char in VALUED:
+                    i += k == len(word) - 1  # (its value is the next word, else the rest of this one)
+                    break
+    return out
+
+
 def split_args(text: str, summary: str = "") -> list[str]:
     """``text`` split as a shell reads quotes; refused (exit with a workflow error) when it gives an
     option the action gives qar scan itself (``summary``: the runner's $GITHUB_STEP_SUMMARY)."""
@@ -34,19 +73,20 @@ def split_args(text: str, summary: str = "") -> list[str]:
         args = shlex.split(text)
     except ValueError as exc:
         raise SystemExit(f"::error title=qar scan::the args input cannot be split ({exc}); close its quotes") from exc
-    own = [a for a in args if a in OWN or a.startswith(("--format=", "-f"))]
+    options = given_options(args)
+    own = [a for a in options if a in OWN]
     if own:
         raise SystemExit(
             f"::error title=qar scan::the args input gives {_data(own[0])}, but the action runs qar scan with "
             "--format json to read its outputs; leave it out (the HTML reports are in the report-dir input's folder)"
         )
-    if helps := [a for a in args if a in ("-h", "--help")]:
+    if helps := [a for a in options if a in ("-h", "--help")]:
         raise SystemExit(
             f"::error title=qar scan::the args input gives {helps[0]}, which prints the help and runs no scan, "
             "so the job would pass unscanned; leave it out"
         )
     taken = FROM_INPUTS | ({"--markdown": "to the job's step summary"} if summary else {})
-    for option in (a.partition("=")[0] for a in args):
+    for option in options:
         if option in taken:
             raise SystemExit(
                 f"::error title=qar scan::the args input gives {_data(option)}, which the action sets itself "

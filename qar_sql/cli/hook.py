@@ -7,14 +7,19 @@ fail_above, 0). ``--junit`` and ``--markdown`` get every file's scans: one tests
 in one JUnit XML, one section per file in one Markdown summary (also when ``$QAR_JUNIT`` or
 ``$QAR_MARKDOWN`` names them); ``--report-dir`` gets a folder per file and an index.html linking them. A ``qar.toml`` with no ``[[scan]]`` (defaults and sources only, for
 configs that include it) has nothing to scan: it passes, with a note, when ``qar config --check``
-finds it valid. Ctrl-C stops the hook (130), not only the current file's scan.
+finds it valid. Ctrl-C stops the hook (130), not only the current file's scan. Its own lines
+(``qar scan PATH``, the notes) go to stderr, so stdout holds what ``qar scan`` prints; with
+``--format json`` that is one JSON document for every config (:func:`_json`), not one per config.
 
 Run as ``python -m qar_sql.cli.hook [qar scan options] FILE...``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import html
+import io
+import json
 import os
 import re
 import sys
@@ -23,11 +28,15 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from urllib.parse import quote
 
+import click
+
 from qar_sql import config_file, user_files
+from qar_sql.cli.action import given_options
 from qar_sql.cli.main import cli
 from qar_sql.compliance.scans import load_config
 from qar_sql.errors import ExitCode, QarError
 from qar_sql.guard import check_not_input
+from qar_sql.output.render import to_json
 from qar_sql.user_text import html_text, markdown_inline, one_line, terminal, xml_attribute
 
 #: Worst first: the order of ScanReport.exit_code; any other code ranks after these.
@@ -46,20 +55,63 @@ def worst(codes: list[int]) -> int:
     return max([c for c in codes if c], default=0)
 
 
-def _split(options: list[str]) -> tuple[list[str], dict[str, str]]:
-    """``options`` without ``--junit``/``--markdown``/``--report-dir`` (``--junit X`` or
-    ``--junit=X``), and those."""
-    rest, taken = [], {}
-    args = iter(options)
+def _takes_value() -> frozenset[str]:
+    """qar scan's option names that take a value (``--report-dir DIR``, ``-f json``): the word
+    after one is its value, not a config, even when it ends in ``.toml``."""
+    return frozenset(
+        name
+        for param in cli.commands["scan"].params
+        if isinstance(param, click.Option) and not param.is_flag and not param.count
+        for name in param.opts
+    )
+
+
+def _parse(argv: list[str]) -> tuple[list[str], list[str], dict[str, str]]:
+    """The configs to scan (every ``.toml`` that is not an option's value), qar scan's other
+    arguments, and the hook's own ``--junit``/``--markdown``/``--report-dir`` (``--junit X`` or
+    ``--junit=X``)."""
+    takes_value = _takes_value()
+    files, rest, taken = [], [], {}
+    args = iter(argv)
     for arg in args:
         name, eq, value = arg.partition("=")
         if name in (*COMBINED, REPORT) and eq:
             taken[name] = value
-        elif arg in (*COMBINED, REPORT) and (following := next(args, None)) is not None:
-            taken[arg] = following
+        elif arg in takes_value:  # its value follows, whatever it ends with (--report-dir x.toml)
+            following = next(args, None)
+            if arg in (*COMBINED, REPORT) and following is not None:
+                taken[arg] = following
+            else:
+                rest += [arg] if following is None else [arg, following]
+        elif not arg.startswith("-") and arg.lower().endswith(".toml"):
+            # The files pre-commit passes come last; every .toml is a config to scan — also one a
+            # project's own `files:` pattern passes (qar.prod.toml), or one that is missing:
+            # ignored as an option, it let the commit pass unscanned.
+            files.append(arg)
         else:
             rest.append(arg)
-    return rest, taken
+    return files, rest, taken
+
+
+def _format(options: list[str]) -> str:
+    """The --format qar scan will use with ``options`` (also from $QAR_FORMAT); click's own reading."""
+    ctx = cli.commands["scan"].make_context("scan", list(options), resilient_parsing=True)
+    return str(ctx.params.get("fmt") or "text")
+
+
+def _json(parts: list[tuple[str, int, str]], code: int) -> str:
+    """``--format json``: one document, ``{"exit_code": the hook's, "configs": [{"config": path,
+    "exit_code": its scan's, "scan": qar scan's JSON document or null}]}`` (null: qar scan stopped
+    before writing one, or the file has no ``[[scan]]``). One document per config, back to back,
+    was not JSON."""
+    configs = []
+    for name, config_code, out in parts:
+        try:
+            scan = json.loads(out) if out.strip() else None
+        except ValueError:
+            scan = None
+        configs.append({"config": name, "exit_code": config_code, "scan": scan})
+    return to_json({"exit_code": code, "configs": configs}) + "\n"
 
 
 def _nothing_to_scan(path: Path) -> bool:
@@ -166,15 +218,23 @@ def _guard(files: list[str], options: list[str], combined: dict[str, str]) -> No
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    # The files pre-commit passes come last; no option of qar scan takes a .toml, so every .toml
-    # is a config to scan — also one a project's own `files:` pattern passes (qar.prod.toml), or
-    # one that is missing: ignored as an option, it let the commit pass unscanned.
-    files = [a for a in argv if not a.startswith("-") and a.lower().endswith(".toml")]
-    options, combined = _split([a for a in argv if a not in files])
-    report = combined.pop(REPORT, None) or os.environ.get("QAR_REPORT_DIR") or None
-    if report and os.path.exists(report) and not os.path.isdir(report):
-        print(terminal(f"Error: {REPORT} {report!r} is a file; name a folder"), file=sys.stderr)
+    files, options, combined = _parse(argv)
+    if helps := [o for o in given_options(options) if o in ("-h", "--help")]:
+        # (qar scan --help prints the help and exits 0: the commit passed, nothing scanned)
+        print(
+            f"Error: the hook's args give {helps[0]}, which prints qar scan's help and scans nothing, so the commit "
+            "would pass unscanned; leave it out (qar scan --help shows the options)",
+            file=sys.stderr,
+        )
         return int(ExitCode.USAGE)
+    as_json = _format(options) == "json"
+    report = combined.pop(REPORT, None) or os.environ.get("QAR_REPORT_DIR") or None
+    if report:
+        try:  # (a file, '-', a folder that cannot be made: before any scan, as qar scan's own)
+            user_files.check_folder(report, REPORT)
+        except QarError as exc:
+            print(terminal(f"Error: {exc}"), file=sys.stderr)
+            return int(exc.exit_code)
     folders: dict[str, str] = {}
     for option in COMBINED:  # $QAR_JUNIT/$QAR_MARKDOWN: each config's scan wrote over the last one's
         if option not in combined and (value := os.environ.get("QAR_" + option[2:].upper())):
@@ -183,9 +243,10 @@ def main(argv: list[str] | None = None) -> int:
     codes: list[int] = []
     junit: list[tuple[str, Path | int]] = []
     markdown: list[tuple[str, str]] = []
+    outputs: list[tuple[str, int, str]] = []  # with --format json: each config's stdout
     with tempfile.TemporaryDirectory(prefix="qar-hook-") as tmp:
         for i, name in enumerate(files):
-            print(one_line(f"qar scan {name}"), flush=True)
+            print(one_line(f"qar scan {name}"), file=sys.stderr, flush=True)
             if _nothing_to_scan(Path(name)):
                 try:  # (its [defaults] and [sources] are still checked, as qar config --check does)
                     config_file.check_file(name)
@@ -194,21 +255,26 @@ def main(argv: list[str] | None = None) -> int:
                     codes.append(int(exc.exit_code))
                     junit.append((name, int(exc.exit_code)))
                     markdown.append((name, f"No `[[scan]]` in it, and it is not valid: exit {int(exc.exit_code)}."))
+                    outputs.append((name, int(exc.exit_code), ""))
                     continue
-                print(one_line(f"{name}: no [[scan]] in it; nothing to scan (ok)"), flush=True)
+                print(one_line(f"{name}: no [[scan]] in it; nothing to scan (ok)"), file=sys.stderr, flush=True)
                 markdown.append((name, "No `[[scan]]` in it: nothing to scan."))
+                outputs.append((name, 0, ""))
                 continue
             mine = {opt: str(Path(tmp) / f"{i}{opt.replace('--', '.')}") for opt in combined}
             extra = [a for opt, path in mine.items() for a in (opt, path)]
             if report:  # (one folder for all: each config's index.html replaced the last one's)
                 folders[name] = _folder(name, folders)
                 extra += [REPORT, str(Path(report) / folders[name])]
-            try:
-                cli.main(["scan", name, *options, *extra], prog_name="qar", auto_envvar_prefix="QAR")
-                code = 0
-            except SystemExit as exc:
-                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out) if as_json else contextlib.nullcontext():
+                try:
+                    cli.main(["scan", name, *options, *extra], prog_name="qar", auto_envvar_prefix="QAR")
+                    code = 0
+                except SystemExit as exc:
+                    code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
             codes.append(code)
+            outputs.append((name, code, out.getvalue()))
             if "--junit" in mine and Path(mine["--junit"]).is_file():
                 junit.append((name, Path(mine["--junit"])))
             elif "--junit" in mine and code:
@@ -228,6 +294,9 @@ def main(argv: list[str] | None = None) -> int:
             _write(combined["--markdown"], _markdown(markdown))
         if report and folders and Path(report).is_dir():
             _write(str(Path(report) / "index.html"), _index(folders, Path(report)))
+    if as_json:
+        sys.stdout.write(_json(outputs, worst(codes)))
+        sys.stdout.flush()
     return worst(codes)
 
 

@@ -207,7 +207,7 @@ COMMAND: Command[AuditParams, AuditResult] = Command(
             "--show-sql", is_flag=True, help="Print the SQL this audit would run, without connecting."
         ),
         "quiet": cli_options.quiet,
-        "store": cli_options.store,
+        "store": cli_options.store("audit"),
         "store_in_source": cli_options.store_in_source,
     },
     emits=("top", "histograms"),

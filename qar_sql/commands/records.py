@@ -104,7 +104,7 @@ COMMAND: Command[RecordsParams, Any] = Command(
     source=("source", "table", "delimiter", "null_tokens", "threads"),
     session_params=("all_text",),
     outputs={
-        "store": cli_options.store,
+        "store": cli_options.store("records"),
         "store_in_source": cli_options.store_in_source,
         "hash_keys": click.option(
             "--hash-keys",

@@ -76,8 +76,10 @@ def _parse(values: dict[str, Any], where: dict[str, Any], out: dict[str, Any]) -
     typed = {
         k for k in ("url", "store", "jobs") if ctx.get_parameter_source(k) is click.core.ParameterSource.COMMANDLINE
     }
+    found = (ctx.find_root().obj or {}).get("config")
     return {
         **values,
+        "found_store": found.values.get("store") if found is not None else None,
         "thresholds": {k: c for k, c in chosen.items() if c is not None},
         "record": False if out["no_store"] else None,
         "given": frozenset(typed),

@@ -19,7 +19,7 @@ from qar_sql.command import Verdict
 from qar_sql.commands import audit as audit_command
 from qar_sql.commands.report import command_line, scan_pages, write_scan_reports
 from qar_sql.compliance.dbt import load_manifest, manifest_scans
-from qar_sql.compliance.dbt_project import project_scans, select_nodes
+from qar_sql.compliance.dbt_project import check_named_tagged, project_scans, select_nodes
 from qar_sql.compliance.scans import (
     ScanConfig,
     ScanSpec,
@@ -73,18 +73,33 @@ def read_config(config: Any, environ: Mapping[str, str] | None = None) -> ScanCo
     return parse_config(config, environ=environ)
 
 
+def _none_tagged(params: ScanParams, where: str) -> str:
+    """No tagged model to scan: among those --select picks, when given (the whole manifest's
+    models were said untagged, of one that has a tagged model --select left out)."""
+    if params.select:
+        picked = " ".join(params.select)
+        return (
+            f"--select {picked!r} picks no model, seed or snapshot {where} with a column with meta "
+            "{qar: quasi_identifier}; tag their quasi-identifier columns in the model's YAML, or select tagged models"
+        )
+    return (
+        f"no model, seed or snapshot {where} has a column with meta {{qar: quasi_identifier}}; tag the "
+        "quasi-identifier columns in the model's YAML"
+    )
+
+
 def scans_of(params: ScanParams) -> ScanConfig:
     """The scans of ``params``: its config's, then the tagged models of its dbt manifest or
     project (nothing is connected)."""
     cfg = read_config(params.config, params.environ) if params.config is not None else ScanConfig(())
     if params.dbt_manifest:
-        only = select_nodes(load_manifest(params.dbt_manifest), params.select) if params.select else None
+        manifest = load_manifest(params.dbt_manifest)
+        only = select_nodes(manifest, params.select) if params.select else None
         extra = manifest_scans(params.dbt_manifest, params.url, only=only)  # type: ignore[arg-type]
+        if only is not None:
+            check_named_tagged(manifest, params.select, only, extra)
         if not extra:
-            raise UsageError(
-                f"no model, seed or snapshot in {params.dbt_manifest} has a column with meta {{qar: quasi_identifier}}; "
-                "tag the quasi-identifier columns in the model's YAML"
-            )
+            raise UsageError(_none_tagged(params, f"in {params.dbt_manifest}"))
         cfg = combine(cfg, extra)
     if params.dbt_project:
         specs, _ = project_scans(
@@ -96,10 +111,7 @@ def scans_of(params: ScanParams) -> ScanConfig:
             select=params.select,
         )
         if not specs:
-            raise UsageError(
-                f"no model of the dbt project {params.dbt_project!r} has a column with meta "
-                "{qar: quasi_identifier}; tag the quasi-identifier columns in the model's YAML"
-            )
+            raise UsageError(_none_tagged(params, f"of the dbt project {params.dbt_project!r}"))
         cfg = combine(cfg, specs)
     return cfg
 
@@ -120,7 +132,9 @@ def prepare(params: ScanParams) -> ScanPlan:
         _jobs_used(cfg)
     given = {f.name: getattr(params, f.name) for f in fields(ScanParams)}
     scans = apply_settings(cfg, params.thresholds)
-    plan = ScanPlan(**given, scans=scans, recorded_in=scan_store(params.store, cfg.store, params.record))
+    plan = ScanPlan(
+        **given, scans=scans, recorded_in=scan_store(params.store, cfg.store or params.found_store, params.record)
+    )
     writes, reads = files(plan)
     guard_outputs(writes, reads)
     if plan.recorded_in is not None:  # (each scan refused it too, but after the store was made in the file)
@@ -226,7 +240,8 @@ _EXCLUDE = re.compile(r"with --exclude(?: ('[^']*'|\"[^\"]*\"))?")
 
 def _scan_fix(message: str, spec: ScanSpec) -> str:
     """``message`` with the command line's ``--exclude`` said as this scan leaves a column out:
-    ``meta {qar: ignore}`` on a dbt model's column, ``exclude = [...]`` in a ``[[scan]]``."""
+    ``meta {qar: ignore}`` on a dbt model's column, ``exclude = [...]`` in a ``[[scan]]``; and
+    ``--columns``/``--exclude`` naming a column said as where the scan's columns came from."""
     chosen = spec.origins.get("columns")
     dbt = chosen is not None and chosen.origin == "meta.qar"
 
@@ -238,6 +253,13 @@ def _scan_fix(message: str, spec: ScanSpec) -> str:
             )
         return f"with exclude = [{name or '...'}] in the scan's [[scan]]"
 
+    # (a column of --columns/--exclude not found, or listed twice: the scan's key or the dbt tag
+    # named it, not an option qar scan has)
+    columns = "tagged {qar: quasi_identifier} in the model's schema.yml" if dbt else "in the scan's columns"
+    message = message.replace("(in --columns)", f"({columns})").replace("(in --exclude)", "(in the scan's exclude)")
+    message = message.replace(
+        "listed twice in --columns", "listed twice " + ("as tagged" if dbt else "in the scan's columns")
+    )
     return _EXCLUDE.sub(said, message)
 
 
@@ -270,7 +292,7 @@ def run_one(spec: ScanSpec, store: Store | None, secrets: tuple[str, ...], jobs:
                 result.fit.n_exceedances, spec.min_exceedances, option="min_exceedances", pi_u=result.pi_u
             )
         except QarError as exc:
-            status, code, error = "error", int(exc.exit_code), str(exc)
+            status, code, error = "error", int(exc.exit_code), _scan_fix(str(exc), spec)
     return _outcome(
         spec, origins=spec.origins, status=status, risk=result.risk, exit_code=code, seconds=result.seconds,
         error=error, rows=result.rows, n_qi=result.n_qi, result=result,

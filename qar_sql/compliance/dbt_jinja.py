@@ -62,7 +62,9 @@ def _environment(charge: Callable[[int], None]):
                         charge(len(seq) * max(times, 0))
             return super().call_binop(context, operator, left, right)
 
-    env = Bounded(undefined=jinja2.StrictUndefined)
+    # (dbt's environment has the do statement, {% do x.update(...) %}: a profile using it was "not
+    # a valid Jinja template"; the sandbox still refuses what it calls on an immutable value)
+    env = Bounded(undefined=jinja2.StrictUndefined, extensions=["jinja2.ext.do"])
     env.filters.update(as_number=as_native, as_native=as_native, as_text=str, as_bool=as_native)
     return env
 
@@ -150,7 +152,9 @@ def _render_apart(templates: dict[str, str], where: str) -> dict[str, Any]:
 
     try:
         proc = subprocess.run(
-            [sys.executable, "-c", "from qar_sql.compliance.dbt_jinja import _child; _child()"],
+            # -P: `python -c` puts the working folder first on sys.path, so a json.py or jinja2.py
+            # of the dbt project qar scan runs in was imported here, and ran (Python >= 3.11)
+            [sys.executable, "-P", "-c", "from qar_sql.compliance.dbt_jinja import _child; _child()"],
             input=json.dumps({"where": where, "templates": templates}),
             capture_output=True,
             text=True,

@@ -23,7 +23,7 @@ import ntpath
 import os
 import posixpath
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,7 +35,15 @@ from qar_sql.compliance.dbt_jinja import render_value
 from qar_sql.engines.secrets import mask_source
 from qar_sql.errors import UsageError
 
-__all__ = ["DbtTarget", "manifest_path", "profiles_dir", "project_scans", "read_target", "select_nodes"]
+__all__ = [
+    "DbtTarget",
+    "check_named_tagged",
+    "manifest_path",
+    "profiles_dir",
+    "project_scans",
+    "read_target",
+    "select_nodes",
+]
 
 #: The node selection methods ``--select`` understands (besides a plain name).
 SELECT_METHODS = ("tag", "path")
@@ -354,24 +362,32 @@ def project_scans(
     only = select_nodes(manifest, select) if select else None
     scans = manifest_scans(manifest, url, only=only)
     if only is not None:
-        covered = {s.name for s in scans}
-        nodes = manifest["nodes"]
-        # Only a model picked by its own name must be tagged: a folder (path:), a tag or a
-        # wildcard picks the tagged models among others, as --dbt-manifest does.
-        terms = [t.removeprefix("path:") for value in select for t in value.split()]
-        named = {posixpath.normpath(t) if "/" in t else t for t in terms if not re.search(r"[,:*?\[]", t)}
-        untagged = sorted(
-            (str(nodes[uid].get("resource_type")), str(nodes[uid].get("name")))
-            for uid in only
-            if nodes[uid].get("name") not in covered and uid not in covered and _own_names(nodes[uid]) & named
-        )
-        if untagged:
-            kind, name = untagged[0]
-            raise UsageError(
-                f"--select picks {kind} {name!r}, which has no column with meta {{qar: quasi_identifier}}; "
-                "tag its quasi-identifier columns or leave it out of --select"
-            )
+        check_named_tagged(manifest, select, only, scans)
     return scans, mask_source(url)
+
+
+def check_named_tagged(
+    manifest: Mapping[str, Any], select: Sequence[str], only: Collection[str], scans: Sequence
+) -> None:
+    """Refuse a model ``select`` picks by its own name (of those ``only`` holds) that has no tagged
+    column, so is not among ``scans``: a folder (path:), a tag or a wildcard picks the tagged models
+    among others. For --dbt-project and --dbt-manifest alike (--dbt-manifest skipped such a model
+    without a word beside a tagged one, and said no model of the manifest was tagged alone)."""
+    covered = {s.name for s in scans}
+    nodes = manifest["nodes"]
+    terms = [t.removeprefix("path:") for value in select for t in value.split()]
+    named = {posixpath.normpath(t) if "/" in t else t for t in terms if not re.search(r"[,:*?\[]", t)}
+    untagged = sorted(
+        (str(nodes[uid].get("resource_type")), str(nodes[uid].get("name")))
+        for uid in only
+        if nodes[uid].get("name") not in covered and uid not in covered and _own_names(nodes[uid]) & named
+    )
+    if untagged:
+        kind, name = untagged[0]
+        raise UsageError(
+            f"--select picks {kind} {name!r}, which has no column with meta {{qar: quasi_identifier}}; "
+            "tag its quasi-identifier columns or leave it out of --select"
+        )
 
 
 def check_adapter(manifest: Mapping[str, Any], target: DbtTarget, path: str | Path = "target/manifest.json") -> None:

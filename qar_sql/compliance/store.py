@@ -37,7 +37,7 @@ from typing import Any
 
 from qar_sql import user_files
 from qar_sql.compliance import liveness
-from qar_sql.engines.database import check_store_engine, check_url, first_line
+from qar_sql.engines.database import check_store_engine, check_url, connect_failure, first_line
 from qar_sql.engines.render import migrations_dir
 from qar_sql.engines.secrets import mask_source, scrub, secret_values
 from qar_sql.engines.source import DUCKDB_SUFFIXES, is_url, resolve_source
@@ -157,6 +157,8 @@ def check_store(url: str | None) -> None:
     checked before any work by a command that only reads it: a DuckDB file must exist."""
     with Store(url or None) as st:
         st.require()
+        with st.transaction(read_only=True) as tx:  # (another tool's qar_runs: refused before the work)
+            _check_ours(tx, st.display)
 
 
 def _duckdb_path(url: str) -> str | None:
@@ -329,7 +331,7 @@ class Store:
         try:
             conn = self.engine.connect()  # type: ignore[union-attr]
         except sa.exc.DBAPIError as exc:
-            raise DatabaseError(f"cannot connect to store {self.display}: {first_line(exc.orig or exc)}") from exc
+            raise connect_failure(exc, f"store {self.display}") from exc
         try:
             with conn.begin():
                 if read_only and self.dialect == "postgresql":
@@ -434,6 +436,49 @@ _TRACKING_DDL = (
 )
 
 
+#: The tables qar's migrations make (migrations/*.sql), and the tracking table's columns: one of
+#: them in a store without qar's tracking rows (or a tracking table without those columns) is
+#: another tool's, which migrating failed on ("Table with name qar_runs already exists", exit 3,
+#: after creating the tracking table in the file) and reading read as qar's.
+TABLES = ("qar_runs", "qar_qi_results", "qar_fits", "qar_top_records", "qar_run_results")
+TRACKING_COLUMNS = ("version", "name", "checksum", "applied_at")
+
+
+def _check_ours(tx: _Tx, display: str) -> None:
+    """Refuse (exit 2) a store holding a qar table that no qar migration made."""
+    if tx.dialect == "postgresql" and tx.execute("select current_schema()")[0][0] is None:
+        # (a search_path naming no schema that exists, ?options=-csearch_path%3Dqar before the
+        # schema was made: PostgreSQL's "no schema has been selected to create in", exit 3)
+        path = tx.execute("show search_path")[0][0]
+        raise UsageError(
+            f"store {display}: no schema of its search_path ({path}) exists, so the store has nowhere to be; "
+            "create the schema first (create schema NAME) or name an existing one in ?options=-csearch_path%3DNAME"
+        )
+    fix = "it is not a qar results store; point --store (or [store] url) at another DuckDB file or database"
+    if tx.has_table(TRACKING):
+        columns = {
+            str(r[0]).lower()
+            for r in tx.execute(
+                "select column_name from information_schema.columns "
+                "where table_schema = current_schema() and table_name = :name",
+                {"name": TRACKING},
+            )
+        }
+        missing = [c for c in TRACKING_COLUMNS if c not in columns]
+        if missing:
+            raise UsageError(
+                f"store {display} has a table {TRACKING} without the column {missing[0]} qar writes; {fix}"
+            )
+        if tx.execute(f"select count(*) from {TRACKING}")[0][0]:
+            return
+    for table in TABLES:
+        if tx.has_table(table):
+            raise UsageError(
+                f"store {display} already has a table {table} that no qar migration made (no {TRACKING} row records "
+                f"one); {fix}"
+            )
+
+
 def _applied(tx: _Tx) -> dict[str, tuple[str, str, datetime]]:
     if not tx.has_table(TRACKING):
         return {}
@@ -446,6 +491,7 @@ def _applied_in(store: Store, *, read_only: bool) -> dict[str, tuple[str, str, d
     if not store.exists():
         return {}
     with store.transaction(read_only=read_only) as tx:
+        _check_ours(tx, store.display)
         return _applied(tx)
 
 
@@ -506,6 +552,7 @@ def migrate(store: str | Store | None = None, *, to: str | None = None, folder: 
                 )
         with st.transaction() as tx:
             tx.lock()
+            _check_ours(tx, st.display)  # (before the tracking table is made in another tool's file)
             tx.execute_ddl(_TRACKING_DDL)
         done = []
         for m in files:
@@ -910,6 +957,7 @@ def _read(store: str | Store | None, table: str, sql: str | Callable[[_Tx], str]
         if not st.exists():
             return []
         with st.transaction(read_only=True) as tx:
+            _check_ours(tx, st.display)
             return tx.execute(sql(tx) if callable(sql) else sql, params) if tx.has_table(table) else []
 
 

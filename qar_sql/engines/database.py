@@ -19,6 +19,7 @@ import numpy as np
 
 from qar_sql.engines.dialects import Dialect
 from qar_sql.engines.render import render
+from qar_sql.engines.secrets import scrub
 from qar_sql.errors import DatabaseError, QarError, SourceNotFound, UsageError
 from qar_sql.user_text import one_line
 
@@ -258,6 +259,11 @@ def check_url(url: str, what: str) -> None:
     except ValueError as exc:
         if not str(exc).startswith("invalid literal for int()"):
             raise
+        netloc = url.split("://", 1)[-1].split("/", 1)[0].rpartition("@")[2]
+        if "[" in netloc and "]" not in netloc:  # (postgresql://[::1/db: SQLAlchemy read "1/db" as the port)
+            raise UsageError(
+                f"cannot use {what}: its host opens an IPv6 address with [ and does not close it; write [::1]:5432"
+            ) from None
         raise UsageError(
             f"cannot use {what}: its port is not a number; give the port as digits after the host (host:5432), "
             "and write an @, : or / in the password as %40, %3A or %2F"
@@ -282,6 +288,32 @@ def check_url(url: str, what: str) -> None:
                 f"cannot use {what}: its host {parsed.host!r} is not a host name (an empty or over-long part, or "
                 "a character no host name holds); give the server's name or address"
             ) from None
+
+
+#: libpq's refusals of a URL's query option, which it makes while reading the options, before it
+#: opens a socket (connectOptions2, PQconninfoParse): bad input, not a failed connection.
+_LIBPQ_OPTION = (
+    re.compile(r'invalid (?P<name>[\w ]+?) value: "(?P<value>.*)"'),
+    re.compile(r'invalid connection option "(?P<name>.*)"'),
+    re.compile(r"bad value for (?P<name>\w+): '(?P<value>.*)'"),  # (psycopg's own: connect_timeout=abc)
+)
+
+
+def connect_failure(exc: BaseException, where: str, secrets: Sequence[str] = ()) -> QarError:
+    """The error for ``exc``, a driver's refusal to connect to ``where`` (a masked URL, "store
+    …"): a URL option the driver refused before connecting (``?sslmode=bogus``, ``?bogus=1``) is
+    bad input (exit 2) naming the option and its value; anything else a DatabaseError (exit 3)."""
+    reason = scrub(first_line(getattr(exc, "orig", None) or exc), secrets)
+    for pattern in _LIBPQ_OPTION:
+        if m := pattern.search(reason):
+            name = m.group("name").replace(" ", "_")
+            value = m.groupdict().get("value")
+            shown_option = one_line(f"{name}={value}" if value is not None else name)
+            return UsageError(
+                f"cannot connect to {where}: the driver refuses the URL's option {shown_option} ({reason}); "
+                "fix or remove it in the URL's ?query"
+            )
+    return DatabaseError(f"cannot connect to {where}: {reason}")
 
 
 def check_store_engine(url: str, what: str, example: str) -> None:

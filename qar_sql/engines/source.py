@@ -38,6 +38,7 @@ from qar_sql.engines.database import (
     Timed,
     check_url,
     closed_on_error,
+    connect_failure,
     first_line,
     log,
     pick_table,
@@ -257,8 +258,7 @@ class SQLAlchemyDatabase(Database):
             if main:
                 self._snapshot = self._export_snapshot(conn)
         except sa.exc.DBAPIError as exc:
-            reason = scrub(first_line(exc.orig or exc), self.secrets)
-            raise DatabaseError(f"cannot connect to {self.masked_url}: {reason}") from exc
+            raise connect_failure(exc, self.masked_url, self.secrets) from exc
         self._conns.append(conn)
         return conn
 

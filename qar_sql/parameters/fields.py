@@ -313,15 +313,32 @@ def hash_secret_file(purpose: str) -> Any:
     )
 
 
-def store() -> Any:
-    """--store: a results store, the default one when given alone ("")."""
-    return option(
-        None,
-        help="Results store: a .duckdb file or a database URL (given alone or left out: $QAR_STORE, else "
-        "qar_results.duckdb). An audit records its run only when --store is given.",
-        flags=("--store",),
-        flag_value="",
+#: What each command does with its --store: a sentence of its own after the shared one (the help
+#: of every --store once said "An audit records its run only when --store is given", of qar report,
+#: qar history and qar migrate too, which record no run).
+STORE_USE = {
+    "audit": "Records this audit's run there; without --store nothing is recorded.",
+    "records": "Records the exact contributions of this run there; without --store nothing is recorded.",
+    "report": "Adds the history section: T̂ over the past runs of this table in that store (read, not written).",
+    "scan": "Records every scan's run there (given alone: the config's [store] first); without it, runs are "
+    "recorded only where qar.toml has a [store] (--no-store: never).",
+    "history": "The store whose runs are shown (left out: the default store as when given alone).",
+    "migrate": "The store to migrate (left out: the default store as when given alone).",
+}
+
+
+def store_help(command: str) -> str:
+    """--store's help in ``command``: the one wording of where a store is, then :data:`STORE_USE`'s
+    sentence. (``cli_options.store`` and :func:`store` both take it from here.)"""
+    return (
+        "Results store: a .duckdb file or a database URL (given alone: $QAR_STORE, else qar_results.duckdb). "
+        + STORE_USE[command]
     )
+
+
+def store(command: str) -> Any:
+    """--store: a results store, the default one when given alone ("")."""
+    return option(None, help=store_help(command), flags=("--store",), flag_value="")
 
 
 def k() -> Any:

@@ -217,7 +217,7 @@ class ReportParams(TailParams):
         None, help="A treatments TOML file: adds the what-if section.", flags=("--treatments", "-T"), kind="path"
     )
     #: The history section's results store ("": the default store).
-    store: str | None = fields.store()
+    store: str | None = fields.store("report")
     group_size: int | None = fields.group_size(
         None, "Group size k, at least 2: adds the uniqueness section (the chance that k people are all unique)."
     )

@@ -85,10 +85,14 @@ class ScanParams:
         only=Needs(needs=("dbt_project|dbt_manifest",), why="it picks dbt models"),
     )
     thresholds: Mapping[str, Chosen] = field(default_factory=dict)
-    store: str | None = fields.store()
+    store: str | None = fields.store("scan")
     #: None: record only where a store is given (--store) or configured ([store]); False: never
     #: (``--no-store``); True: always (the default store at worst).
     record: bool | None = None
+    #: The store of the config found in the working folder (the command line's [tool.qar] store or
+    #: a discovered qar.toml's [store]): used where the scan config has no [store] of its own (it
+    #: replaced that [store], as if typed).
+    found_store: str | None = None
     junit: str | None = option(
         None,
         help="Write a JUnit XML report (one testcase per table) to this file.",
@@ -155,7 +159,7 @@ class HistoryParams:
     only the series of this table or scan name. (The trend plot, ``--plot``, is the command
     line's output; the Python API returns the history, whose ``plot()`` draws it.)"""
 
-    store: str | None = fields.store()
+    store: str | None = fields.store("history")
     table: str | None = option(None, help="Only this table (or scan name).", flags=("--table", "-t"))
 
 
@@ -170,7 +174,7 @@ class MigrateParams:
     ``status``: only report which migrations are applied or pending (writes nothing); ``to``:
     apply the migrations up to this version only (checked against the migration files when run)."""
 
-    store: str | None = fields.store()
+    store: str | None = fields.store("migrate")
     status: bool = option(
         False,
         help="Only show which migrations are applied or pending (writes nothing).",

@@ -179,7 +179,7 @@ def test_ctrl_c_in_the_pre_commit_hook_stops_it(big, tmp_path):
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, (out, err)
-    assert "qar scan a/qar.toml" in out and "qar scan b/qar.toml" not in out, out
+    assert "qar scan a/qar.toml" in err and "qar scan b/qar.toml" not in err, err
     assert "Interrupted: not scanned: b/qar.toml" in err
     assert not (tmp_path / "b" / "store.duckdb").exists()
 

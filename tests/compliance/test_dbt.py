@@ -215,8 +215,8 @@ def test_a_quoted_p_is_said_to_be_text(manifest, tmp_path):
 @pytest.mark.parametrize(
     "meta,message",
     [
-        ({"fail_above": "5e-1"}, "fail_above = '5e-1' is text; YAML reads a number with an exponent as text unless"),
-        ({"alpha": "1e-3"}, "alpha = '1e-3' is text; YAML reads a number with an exponent as text unless"),
+        ({"fail_above": "5e-1"}, "fail_above = '5e-1' is text; write it as a decimal: 0.5 (a quoted number is text"),
+        ({"alpha": "1e-3"}, "alpha = '1e-3' is text; write it as a decimal: 0.001 (a quoted number is text, and YAML"),
         ({"warn_above": "3E-1"}, "write it as a decimal: 0.3"),
     ],
 )
@@ -229,3 +229,77 @@ def test_a_yaml_exponent_number_is_said_to_be_text_and_given_as_a_decimal(manife
     path.write_text(json.dumps(manifest))
     r = CliRunner().invoke(cli, ["scan", "--dbt-manifest", str(path), "--url", str(tmp_path), "--no-store"])
     assert r.exit_code == 2 and message in r.output and "without quotes" not in r.output, r.output
+
+
+@pytest.mark.parametrize(
+    "key,value,message", [("alpha", "'1e-3'", "write it as a decimal: 0.001"), ("alpha", "true", "alpha = true is")]
+)
+def test_a_toml_value_of_the_wrong_type_is_named_as_the_file_wrote_it(tmp_path, key, value, message):
+    """qar.toml's alpha = '1e-3' (quoted: text) was told "YAML reads a number with an exponent as
+    text", of a TOML file, and alpha = true was shown as Python's True."""
+    config = tmp_path / "qar.toml"
+    config.write_text(f'[sources.w]\nurl = "w.duckdb"\n[[scan]]\nname = "people"\ntable = "people"\n{key} = {value}\n')
+    r = CliRunner().invoke(cli, ["scan", str(config), "--no-store"])
+    assert r.exit_code == 2 and message in r.output and not r.output.split("; ", 1)[1].startswith("YAML"), r.output
+    assert "True" not in r.output
+
+
+def test_dbt_manifest_select_names_an_untagged_model_it_picks_by_name(tmp_path):
+    """--dbt-manifest --select 'people people_by_zip' scanned people and skipped people_by_zip
+    (no tagged column) without a word, where --dbt-project refuses it; --select people_by_zip
+    alone said no model of the manifest was tagged, of a manifest whose people is; a wildcard
+    picking only untagged models said the same."""
+    manifest = json.loads(
+        gzip.decompress((FIXTURES / "dbt_manifest.json.gz").read_bytes())
+    )  # (the fixture's, unchanged)
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps(manifest))
+    warehouse = str(build_warehouse(manifest, tmp_path))
+    base = ["scan", "--dbt-manifest", str(path), "--url", warehouse, "--no-store", "-q"]
+    for select in (["people people_by_zip"], ["people", "people_by_zip"], ["people_by_zip"]):
+        r = CliRunner().invoke(cli, [*base, *(a for s in select for a in ("--select", s))])
+        assert r.exit_code == 2 and "--select picks model 'people_by_zip', which has no column" in r.output, r.output
+    r = CliRunner().invoke(cli, [*base, "--select", "people_*"])
+    assert r.exit_code == 2 and "--select 'people_*' picks no model, seed or snapshot in " in r.output, r.output
+    assert CliRunner().invoke(cli, [*base, "--select", "people"]).exit_code == 0
+
+
+def test_a_scans_missing_column_is_named_where_the_scan_took_it(tmp_path):
+    """A column a scan names but the table lacks was 'column 'nosuch' (in --columns) not found',
+    an option qar scan does not have: a dbt model's tagged column is said to be tagged in its
+    schema.yml, a [[scan]]'s to be in its columns (or exclude)."""
+    manifest = json.loads(gzip.decompress((FIXTURES / "dbt_manifest.json.gz").read_bytes()))
+    warehouse = str(build_warehouse(manifest, tmp_path))
+    node = manifest["nodes"]["model.qar_fixture.people"]
+    node["columns"]["nosuch"] = {"name": "nosuch", "meta": {"qar": "quasi_identifier"}}
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps(manifest))
+    r = CliRunner().invoke(cli, ["scan", "--dbt-manifest", str(path), "--url", warehouse, "--no-store", "-q"])
+    assert r.exit_code == 2 and "column 'nosuch' (tagged {qar: quasi_identifier} in the model's schema.yml)" in r.output
+    for key, said in (("columns", "in the scan's columns"), ("exclude", "in the scan's exclude")):
+        config = tmp_path / f"{key}.toml"
+        config.write_text(
+            f'[sources.w]\nurl = "{warehouse}"\n[[scan]]\nname = "s"\nsource = "w"\ntable = "main.people"\n'
+            f'{key} = ["age", "sex", "nosuch"]\np = 1\npi_u = 0.5\n'
+        )
+        r = CliRunner().invoke(cli, ["scan", str(config), "--no-store", "-q"])
+        assert r.exit_code == 2 and f"column 'nosuch' ({said}) not found" in r.output, r.output
+        assert "--columns" not in r.output and "--exclude" not in r.output
+
+
+def test_a_scan_without_a_risk_says_how_the_scan_leaves_a_column_out(tmp_path):
+    """A scan whose table has an identifier column among its QIs ends with no risk: its error
+    said "leave it out with --exclude 'id'", an option qar scan does not have (the exceptions'
+    messages were translated in pass 7; this one is the result's, and was not)."""
+    path = tmp_path / "w.duckdb"
+    with duckdb.connect(str(path)) as con:
+        con.execute(
+            "create table people as select i as id, i % 50 as age, i % 2 as sex, 'r' || (i % 7) as region, "
+            "'e' || (i % 5) as edu, 'z' || (i % 11) as zip from range(500) t(i)"
+        )
+    config = tmp_path / "q.toml"
+    config.write_text(f'[sources.w]\nurl = "{path}"\n[[scan]]\nname = "s"\nsource = "w"\ntable = "people"\n')
+    r = CliRunner().invoke(cli, ["scan", str(config), "--no-store", "-q", "-f", "json"])
+    (scan,) = json.loads(r.stdout)["scans"]
+    assert scan["status"] == "error" and "no tail to fit: column 'id' identifies every record" in scan["error"]
+    assert "with exclude = ['id'] in the scan's [[scan]]" in scan["error"] and "--exclude" not in scan["error"]

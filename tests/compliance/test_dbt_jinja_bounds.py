@@ -96,3 +96,29 @@ def test_every_value_of_a_target_renders_in_one_process(monkeypatch):
         "port": "5432",
         "list": ["a", 3],
     }
+
+
+@pytest.mark.parametrize("module", ["json", "jinja2", "qar_sql"])
+def test_the_render_process_runs_no_file_of_the_working_folder(tmp_path, monkeypatch, module):
+    """The child that renders a profile's values ran `python -c`, which puts the working folder
+    first on sys.path: a json.py (or jinja2.py, or a qar_sql folder) in the dbt project qar scan
+    runs in was imported and run, from a profile holding only env_var()."""
+    marker = tmp_path / "ran"
+    code = f"open({str(marker)!r}, 'w').write('ran')\n"
+    if module == "qar_sql":
+        (tmp_path / "qar_sql").mkdir()
+        (tmp_path / "qar_sql" / "__init__.py").write_text(code)
+    else:
+        (tmp_path / f"{module}.py").write_text(code)
+    monkeypatch.chdir(tmp_path)
+    assert render_value("{{ env_var('QAR_NO_SUCH_VAR_X', 'w.duckdb') }}", "outputs.dev.path", "profiles.yml") == (
+        "w.duckdb"
+    )
+    assert not marker.exists()
+
+
+def test_the_do_statement_renders_as_in_dbt():
+    """dbt's Jinja has the do extension: {% do %} in a profile was "not a valid Jinja template"."""
+    assert render_value("{% do range(2) %}w.duckdb", "outputs.dev.path", "profiles.yml") == "w.duckdb"
+    with pytest.raises(UsageError, match="reaches an attribute that dbt's sandbox refuses"):
+        render_value("{% set l = [] %}{% do l.append(1) %}{{ l }}", "outputs.dev.path", "profiles.yml")

@@ -607,3 +607,69 @@ def test_a_store_in_memory_is_refused(tmp_path, monkeypatch, url):
         r = CliRunner().invoke(cli, [*args, "--store", url])
         assert r.exit_code == 2 and "names no DuckDB file" in r.output, (args, r.output)
     assert sorted(os.listdir(tmp_path)) == ["a.csv"]
+
+
+def _write(url: str, *statements: str) -> None:
+    """Run ``statements`` on the store's database behind qar's back (another tool's tables)."""
+    if not url.startswith("postgresql"):
+        with duckdb.connect(url) as con:
+            for sql in statements:
+                con.execute(sql)
+        return
+    import sqlalchemy as sa
+
+    eng = sa.create_engine(url, poolclass=sa.pool.NullPool)
+    try:
+        with eng.begin() as c:
+            for sql in statements:
+                c.exec_driver_sql(sql)
+    finally:
+        eng.dispose()
+
+
+@pytest.mark.parametrize(
+    "statements,says",
+    [
+        (["create table qar_runs (x int)", "insert into qar_runs values (42)"], "already has a table qar_runs"),
+        (["create view qar_fits as select 1 as x"], "already has a table qar_fits"),
+        (["create table qar_schema_migrations (version text, foo int)"], "without the column name qar writes"),
+        (
+            [
+                "create table qar_schema_migrations (version text, name text, checksum text, applied_at timestamp)",
+                "create table qar_runs (x int)",
+            ],
+            "already has a table qar_runs",
+        ),
+    ],
+)
+def test_a_store_holding_another_tools_qar_tables_is_refused_untouched(store_url, tmp_path, statements, says):
+    """A database whose qar_runs (or tracking table) qar's migrations did not make: qar scan,
+    audit --store and migrate failed with the engine's 'Table with name qar_runs already exists'
+    (exit 3) after creating qar_schema_migrations in it; history and migrate --status with
+    'Referenced column run_id not found' (exit 3). Now exit 2 before anything is written."""
+    _write(store_url, *statements)
+    before = tables(store_url)
+    csv = tmp_path / "t.csv"
+    csv.write_text("a,b,c\n" + "".join(f"{i % 3},{i % 5},{i % 7}\n" for i in range(40)))
+    for args in (
+        ["audit", str(csv), "-p", "1", "--pi-u", "0.5", "-q", "--store", store_url],
+        ["migrate", "--store", store_url],
+        ["migrate", "--status", "--store", store_url],
+        ["history", "--store", store_url],
+        ["report", str(csv), "-p", "1", "--pi-u", "0.5", "-q", "--store", store_url, "-o", str(tmp_path / "r.html")],
+    ):
+        r = CliRunner().invoke(cli, args)
+        assert r.exit_code == 2 and says in r.output and "it is not a qar results store" in r.output, (args, r.output)
+    assert tables(store_url) == before
+
+
+def test_a_postgresql_store_whose_search_path_names_no_schema_is_refused():
+    """?options=-csearch_path%3Dqar (as the docs put a store in one schema) before the schema
+    exists: qar migrate and qar scan --store were exit 3 with PostgreSQL's "no schema has been
+    selected to create in", and qar history said "no runs yet"."""
+    require_postgres()
+    url = pg_store_url(f"qs_missing_{uuid.uuid4().hex[:8]}")
+    for args in (["migrate", "--store", url], ["migrate", "--status", "--store", url], ["history", "--store", url]):
+        r = CliRunner().invoke(cli, args)
+        assert r.exit_code == 2 and "no schema of its search_path (qs_missing_" in r.output, (args, r.output)
+        assert "create schema NAME" in r.output

@@ -398,10 +398,22 @@ def test_risk_below_arguments_in_dbt(integration, tmp_path):
                 "has a '.' and a signed exponent (1.0e-3); write it as a decimal, as threshold: 0.5",
             ),
             (".nan", "qar.risk_below: threshold = nan is not a risk; use a number in (0, 1]"),
+            # text that is no number: taking its quotes away would not make it one
+            (
+                "abc",
+                "qar.risk_below: threshold is the text 'abc', not a number; threshold must be a number, as "
+                "threshold: 0.5",
+            ),
         ):
             schema.write_text(quoted.replace('threshold: "0.5"', f"threshold: {written}"))
             run = dbt(project, "test", "--select", "hostile_risk_below", env=env)
             assert run.returncode == 1 and message in run.stdout, run.stdout[-3000:]
+        # a column the model lacks is named (it read "p = 2 is larger than the number of ..." or
+        # the warehouse's error)
+        schema.write_text(original.replace("""'ü']\n          p: 2""", """'nope']\n          p: 2"""))
+        run = dbt(project, "test", "--select", "hostile_risk_below_p2", env=env)
+        assert run.returncode == 1 and "qar: column 'nope' is not a column of " in run.stdout, run.stdout[-3000:]
+        assert "Name one of them, or leave columns out" in run.stdout
         schema.write_text(gated)
         run = dbt(project, "test", "--select", "hostile_risk_below_p2", env=env)
         assert run.returncode == 1 and "FAIL 1 hostile_risk_below_p2" in run.stdout, run.stdout[-3000:]

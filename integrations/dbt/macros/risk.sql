@@ -14,6 +14,7 @@
   {%- if theta not in ['distinct', 'unique'] -%}
     {{ exceptions.raise_compiler_error("qar: theta = " ~ theta ~ " is unknown; use 'distinct' or 'unique'") }}
   {%- endif -%}
+  {%- do qar.check_columns_in('qar', relation, columns) -%}
   {%- set qis = qar.quasi_identifiers(columns, p) -%}
   {%- do qar.check_n_qi(qis | length, pi_u | float) -%}
   {{ return(qar.insql_risk(relation, qis, alpha | float, pi_u | float, qar.double_type(), theta)) }}
@@ -25,6 +26,7 @@
 
 {% macro default__qi_theta(relation, columns, p) -%}
   {%- do qar.check_parameters(p, 0.01, 0.05) -%}
+  {%- do qar.check_columns_in('qar', relation, columns) -%}
   {{ return(qar.insql_qi_theta(relation, qar.quasi_identifiers(columns, p), qar.double_type())) }}
 {%- endmacro %}
 
