@@ -869,3 +869,23 @@ def test_an_unclosed_ipv6_bracket_is_named_not_the_port():
     for args in (["audit", "postgresql://[::1/db", "-t", "t"], ["history", "--store", "postgresql://u:p@[::1/db"]):
         r = CliRunner().invoke(cli, args)
         assert r.exit_code == 2 and "opens an IPv6 address with [ and does not close it" in r.output, r.output
+
+
+@pytest.mark.parametrize("bad", UNSAFE_IN_SQL, ids=[f"U+{ord(c):04X}" for c in UNSAFE_IN_SQL])
+@pytest.mark.parametrize("where", ["value", "key", "other"])
+def test_a_treatment_value_sql_cannot_hold_is_named_with_its_key(place, tmp_path, bad, where):
+    """A treatments file's map (its keys and values) and ``other`` go into the release's SQL as
+    literals: one SQL cannot hold is refused as the file is read, naming the file and the key (it
+    was refused when the SQL was built, as a 'text value' of no file or key)."""
+    escaped = f"\\u{ord(bad):04x}"  # (TOML's basic strings take every character so)
+    entry = {
+        "value": f'map = {{ M = "a{escaped}b", F = "x" }}',
+        "key": f'map = {{ "M{escaped}" = "a", F = "x" }}',
+        "other": f'map = {{ M = "a" }}\nother = "o{escaped}"',
+    }[where]
+    path = tmp_path / "t.toml"
+    path.write_text(f'[treatments.s]\ncolumn = "sex"\nkind = "map"\n{entry}\n', encoding="utf-8")
+    r = CliRunner().invoke(cli, ["whatif", str(place / "a.csv"), "-T", str(path), "--qid", "age,sex,zip", "-q"])
+    check(r)
+    key = "treatments.s.other" if where == "other" else "treatments.s.map"
+    assert r.exit_code == 2 and "t.toml" in r.stderr and key in r.stderr, r.stderr
