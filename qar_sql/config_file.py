@@ -116,7 +116,8 @@ def from_data(
         store = data.get("store")
         store = store.get("url") if isinstance(store, Mapping) else store
     # Checked as a scan's [defaults] are, so a bad value reads the same in both places.
-    values, null_tokens = scans.defaults_of(problems, at, given, table, where)
+    also = ("store",) if path.name == "pyproject.toml" else ()  # (popped above; named to a misspelling)
+    values, null_tokens = scans.defaults_of(problems, at, given, table, where, also)
     if null_tokens is not None:
         values["null_tokens"] = list(null_tokens)
     # ${NAME} substituted, no literal password, a file relative to this one: as a scan's

@@ -320,7 +320,7 @@ def test_a_yaml_exponent_number_reads_the_same_from_every_rule():
         with pytest.raises(ParameterError) as refused:
             check()
         said.append(str(refused.value).split("'5e-1' is text; ", 1)[1])
-    assert said == [said[0]] * 3 and said[0].endswith("write it as a decimal: 0.5"), said
+    assert said == [said[0]] * 3 and said[0].startswith("write it as a decimal: 0.5 ("), said
 
 
 def test_a_group_size_below_2_reads_the_same_in_every_command(tmp_path):

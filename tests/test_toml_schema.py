@@ -51,7 +51,7 @@ BAD = {
         "scan 't': fail_above = 2 must be a risk between 0 and 1, e.g. 0.05"
     ),
     '[sources.a]\nurl = "a.duckdb"\n[[scan]]\ntable = "t"\np = true\n': (
-        "scan 't': p = True is not a valid QI size; use a whole number of columns, at least 1."
+        "scan 't': p = true is not a valid QI size; use a whole number of columns, at least 1."
     ),
     '[sources.a]\nurl = "a.duckdb"\n[[scan]]\ntable = "t"\ncolumns = []\n': (
         'scan \'t\': columns must be a list of column names, e.g. columns = ["age", "sex"]'

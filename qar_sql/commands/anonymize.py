@@ -21,7 +21,6 @@ from qar_sql.errors import ExitCode, UsageError
 from qar_sql.guard import guard_outputs
 from qar_sql.output.files import check_plot, save_figure, written
 from qar_sql.output.render import format_option
-from qar_sql.output.render_anonymize import models_text
 from qar_sql.parameters.fields import options_of
 from qar_sql.parameters.needs import Needs
 from qar_sql.parameters.treat import RISK_OF_RELEASE, AnonymizeParams
@@ -128,6 +127,8 @@ def verdict(result: AnonymizeResult, params: AnonymizeParams) -> int:
     the search (exit 2)."""
     if result.chosen is not None:
         return 0
+    from qar_sql.output.render_anonymize import models_text  # (numpy: not loaded by qar --help)
+
     return Verdict(
         int(ExitCode.RISK_ABOVE_THRESHOLD),
         f"No node of the {result.nodes:,} meets {models_text(result)}: {result.reached}; widen the "

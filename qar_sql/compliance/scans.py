@@ -276,11 +276,12 @@ def refuse(problems: Problems | None, path: tuple[str | int, ...], message: str)
 
 
 def defaults_of(
-    problems: Problems | None, at: tuple, given: Any, table: str, where: str
+    problems: Problems | None, at: tuple, given: Any, table: str, where: str, also: tuple[str, ...] = ()
 ) -> tuple[dict[str, Any], tuple[str, ...] | None]:
     """A table of defaults (``[defaults]``, ``[tool.qar]``; ``store`` aside) checked on its own, as
     the commands read it and as a scan's settings are checked: the settings it holds that pass
-    (a refused one left out, so a scan does not say it again) and its ``null_tokens``."""
+    (a refused one left out, so a scan does not say it again) and its ``null_tokens``. ``also``:
+    the table's other keys, read by the caller (``[tool.qar]``'s store), named among the allowed."""
     if not isinstance(given, Mapping):
         refuse(problems, at, f"{where}: {table} must be a table of settings, e.g. p = 3")
         given = {}
@@ -290,7 +291,7 @@ def defaults_of(
     if value is not None and null_tokens is None:
         message = f'{where}: null_tokens must be a list of non-empty texts, e.g. null_tokens = ["NA"]'
         refuse(problems, (*at, "null_tokens"), message)
-    each_key(problems, at, given, (*DEFAULT_KEYS, "null_tokens"), table, where)
+    each_key(problems, at, given, (*DEFAULT_KEYS, "null_tokens", *also), table, where)
     settings = {k: v for k, v in given.items() if k in DEFAULT_KEYS}
     said = len(problems.found) if problems else 0
     spec_or_errors(problems, at, table, None, settings, source=("", "", ""), where=where, of_scan=False)

@@ -215,8 +215,14 @@ def test_runs_of_other_hosts_are_judged_by_their_heartbeat(store_at):
         for run_id, beat in (("quiet", now - timedelta(minutes=20)), ("beating", now - timedelta(seconds=20))):
             tx.execute(
                 "insert into qar_runs (run_id, started_at, source, parameters, qar_version, status, pid, host, "
-                "heartbeat_at) values (:id, :at, 's', '{}', 'x', 'running', 1, 'another-host', :beat)",
-                {"id": run_id, "at": now - timedelta(hours=1), "beat": beat},
+                "heartbeat_at) values (:id, :at, 's', :prm, 'x', 'running', 1, 'another-host', :beat)",
+                # (the parameters every run records: a store holding others is refused, h1's pass 9)
+                {
+                    "id": run_id,
+                    "at": now - timedelta(hours=1),
+                    "beat": beat,
+                    "prm": '{"alpha": 0.01, "p": 3, "pi_u": 0.05}',
+                },
             )
     with S.using(store) as st:
         assert liveness.mark_interrupted(st) == ["quiet"]

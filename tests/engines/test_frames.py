@@ -159,11 +159,11 @@ def test_every_result_has_tables_and_short_repr(duck):
         html5lib.HTMLParser(strict=True).parseFragment(result._repr_html_())
     contrib, _, elim, disc, what = results
     df = contrib.to_pandas()
-    assert sorted(df["id"].tolist()) == list(range(12))  # every record, by its key
+    assert sorted(df["key"].tolist()) == list(range(12))  # every record (12 < the top 100), by its key
     assert df["dt"].tolist() == sorted(contrib.dt.tolist(), reverse=True)
-    assert set(elim.to_pandas()["ranking"]) == set(elim.curves)
+    assert set(elim.to_pandas()["curves"]) == set(elim.curves)
     assert disc.to_pandas()["singletons"].tolist() == [c.singletons for c in disc.combinations]
-    assert what.to_pandas()["scenario"].tolist() == [s.name for s in what.scenarios]
+    assert what.to_pandas()["name"].tolist() == [s.name for s in what.scenarios]
 
 
 def test_repr_html_of_the_demo_is_small_and_parses():
