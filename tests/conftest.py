@@ -66,7 +66,7 @@ HEAVY_KEEP = {
     "anonymize-postgresql": "tests/anonymize/test_arx_adult.py::test_k_anonymity_optimum_as_arx"
     "[5-0.04-levels0-255559.85455731067-postgresql]",
     # every option of the two slowest commands (report: ~100 s) against the run without it
-    "ignored-options": "tests/cli/test_ignored_options.py::test_every_option_changes_the_output_or_is_refused[compare]",
+    "ignored-options": "tests/cli/test_ignored_options.py::test_every_option_changes_the_output_or_is_refused[compare-None]",
     # every option's bad values on a PostgreSQL view whose filter raises, one command a test (~20 s each)
     "late-checks-postgresql": "tests/cli/test_checks_before_rows.py::test_every_bad_value_on_postgresql_too[audit]",
     # every option's valid value on SQLite, refused there only before a row is read (one command a test)
