@@ -191,16 +191,22 @@ def test_every_option_changes_the_output_or_is_refused(name, fmt, files):
         args = value_of(name, param, files, out)
         if not args:
             continue
-        code, after = _run([name, *base, *args], out)
-        if code == 2:
-            sentence = after.strip().splitlines()[-1]
-            named = [o for o in (*param.opts, *param.secondary_opts) if o in sentence]
-            assert named or "Error" in sentence, (name, args, sentence)
-            continue
-        if after == before:
-            shown = f"qar {name}" + (f" -f {fmt}" if fmt else "")
-            findings.append(f"{shown} {' '.join(args)}: exit {code}, the same output as without it")
+        shown = f"qar {name}" + (f" -f {fmt}" if fmt else "")
+        if found := _unchanged(param, [name, *base], args, before, out, shown):
+            findings.append(found)
     assert not findings, "\n".join(findings)
+
+
+def _unchanged(param: click.Option, run: list[str], args: list[str], before: str, out: Path, shown: str) -> str | None:
+    """``run`` with ``args`` (``param``'s valid value): refused in a sentence naming the option
+    (None), or the finding, ``shown`` with the args, when its output is ``before``'s (the run's
+    without them)."""
+    code, after = _run([*run, *args], out)
+    if code == 2:
+        sentence = after.strip().splitlines()[-1]
+        assert any(o in sentence for o in (*param.opts, *param.secondary_opts)) or "Error" in sentence, (args, after)
+        return None
+    return f"{shown} {' '.join(args)}: exit {code}, the same output as without it" if after == before else None
 
 
 #: Options the run above leaves unchanged in a format for a reason other than being ignored, by
@@ -249,12 +255,8 @@ def test_every_option_of_a_command_without_a_table_changes_the_output_or_is_refu
         args = value_of(name, param, files, out)
         if not args:
             continue
-        code, after = _run([name, *base, *args], out)
-        if code == 2:
-            assert any(o in after for o in (*param.opts, *param.secondary_opts)) or "Error" in after, (args, after)
-            continue
-        if after == before:
-            findings.append(f"qar {name} {' '.join(args)}: exit {code}, the same output as without it")
+        if found := _unchanged(param, [name, *base], args, before, out, f"qar {name}"):
+            findings.append(found)
         for other in COMMANDS[name].params:  # (beside each flag of the command: --status)
             if isinstance(other, click.Option) and other.is_flag and other.name not in SKIPPED | {param.name}:
                 code, beside = _run([name, *base, other.opts[0]], out)
