@@ -158,6 +158,13 @@ def _search_only(name: str) -> Needs:
 #: anonymize's options is no request).
 SEARCH_ONLY = {name: _search_only(name) for name in SEARCH}
 
+#: The classic measures' options of ``qar report``: nothing with --no-classic (only typed ones are
+#: refused: a QAR_WEIGHT set for qar risk is no request here); ``classic=False``: the API's form.
+CLASSIC_ONLY = {
+    name: Needs(unused_with=("no_classic", "classic=False"), why="an option of the classic measures")
+    for name in ("weight", "sensitive", "population", "sampling_fraction")
+}
+
 
 def _report_run(session: Session | None, params: ReportParams, progress: Progress | None = None) -> ReportInputs:
     return _report().run(session, params, progress)
@@ -270,7 +277,7 @@ REPORT: Command[ReportParams, ReportInputs] = Command(
         "quiet": cli_options.quiet,
     },
     order=REPORT_ORDER,
-    only=SEARCH_ONLY,
+    only={**SEARCH_ONLY, **CLASSIC_ONLY},
     prepare=lazy(_report, "prepare"),
     check=lazy(_report, "check"),
     session=_report_session,

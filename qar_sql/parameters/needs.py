@@ -60,6 +60,11 @@ def _holds(entry: str, given: Callable[[str], bool], value: Callable[[str], Any]
     return given(name)
 
 
+def _keyword(value: str) -> str:
+    """An entry's value as a Python caller writes it: ``classic=False``, ``l_kind='recursive'``."""
+    return value if value in ("True", "False", "None") else repr(value)
+
+
 def _named(entry: str, flag: Callable[[str], str | None]) -> str:
     """``a|b=v`` as the user types it: ``--a or --b v`` (an alternative the caller has no flag
     for, as a keyword of the API only, is left out)."""
@@ -70,7 +75,7 @@ def _named(entry: str, flag: Callable[[str], str | None]) -> str:
         if shown is not None:
             # (a flag and its value as typed, a keyword as passed: l_kind='recursive')
             parts.append(
-                (f"{shown} {wanted}" if shown.startswith("-") else f"{shown}={wanted!r}") if is_value else shown
+                (f"{shown} {wanted}" if shown.startswith("-") else f"{shown}={_keyword(wanted)}") if is_value else shown
             )
     return " or ".join(parts)
 

@@ -327,11 +327,8 @@ class ReportParams(TailParams):
         if (self.from_store is None) != (self.run_id is None):
             raise UsageError("--from-store and --run go together: give both to rebuild a recorded run's report")
         # (--treated-table, --link, --aligned without --compare: WITH_COMPARE, refused when typed; a
-        # QAR_LINK set for qar compare is no mistake here)
-        for name, value in self.classic_options.items():
-            if value and not self.classic:
-                opt = "--" + name.replace("_", "-")
-                raise UsageError(f"{opt} goes with the classic measures; leave out --no-classic or leave {opt} out")
+        # QAR_LINK set for qar compare is no mistake here. --weight and the classic measures' other
+        # options with --no-classic: commands.release.CLASSIC_ONLY, the same way)
 
     @property
     def classic_options(self) -> dict[str, Any]:

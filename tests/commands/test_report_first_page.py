@@ -18,6 +18,7 @@ from click.testing import CliRunner
 
 import qar_sql
 from qar_sql.cli.main import cli
+from qar_sql.errors import UsageError
 from qar_sql.output import readable_numbers
 from qar_sql.output.html import render_report
 from tests.commands.test_report import _browse, _chromium, _pages, _print_to_pdf, check_numbers, numbers, parse
@@ -390,4 +391,15 @@ def test_classic_measures_by_default_and_no_classic(small):
     code, _, err = cli_report(*where, "--classic", "--no-classic")
     assert code == 2 and "--classic and --no-classic contradict each other" in err
     code, _, err = cli_report(*where, "--no-classic", "--weight", "a")
-    assert code == 2 and "--weight goes with the classic measures" in err
+    assert code == 2 and "--weight has no effect with --no-classic" in err, err
+
+
+def test_a_classic_option_from_a_variable_is_no_request_beside_no_classic(small):
+    """A QAR_WEIGHT set for qar risk made every qar report --no-classic exit 2 naming --weight,
+    which nobody typed (h2's pass 9): only a typed option is refused as ignored; the API's
+    classic=False with weight= is refused as the keywords."""
+    where = (str(small["csv"]), "-p", "2", "--pi-u", "0.4", "--no-records", "--no-classic")
+    code, _, err = cli_report(*where, env={"QAR_WEIGHT": "a"})
+    assert code == 0, err
+    with pytest.raises(UsageError, match=r"^weight has no effect with classic=False \(an option of the classic"):
+        qar_sql.report(str(small["csv"]), p=2, pi_u=0.4, records=False, classic=False, weight="a")

@@ -16,8 +16,6 @@ from qar_sql.parameters.release import ReportParams
     [
         ({"from_store": "s.duckdb"}, "--from-store and --run go together"),
         ({"run_id": "7"}, "--from-store and --run go together"),
-        ({"classic": False, "weight": "w"}, "--weight goes with the classic measures"),
-        ({"classic": False, "sampling_fraction": 0.1}, "--sampling-fraction goes with the classic measures"),
         ({"release_kind": "public"}, "--release-kind 'public' is not a release kind"),
     ],
 )
