@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import html
 import re
+from typing import Any
 
 #: Bidirectional embeddings, overrides and isolates: they reorder the text after them (and make
 #: SQL read differently from what runs, so a name holding one is refused in SQL).
@@ -89,6 +90,16 @@ def unsafe_character(text: str, allow: str = "") -> str | None:
     control character or separator (:func:`control_or_separator`) or a bidirectional override,
     except those in ``allow``; None when there is none."""
     return next((c for c in text if (control_or_separator(c) or c in BIDI_OVERRIDES) and c not in allow), None)
+
+
+def unsafe_text(value: Any) -> tuple[str, str] | None:
+    """The first text of ``value`` (a text, or a list or mapping of them, nested: a file's value,
+    a map's keys too) holding a character SQL cannot hold (:func:`unsafe_character`, a tab
+    allowed), with that character; else None."""
+    if isinstance(value, str):
+        return None if (c := unsafe_character(value, allow="\t")) is None else (value, c)
+    parts = [*value, *value.values()] if isinstance(value, dict) else value if isinstance(value, list) else ()
+    return next((bad for part in parts if (bad := unsafe_text(part)) is not None), None)
 
 
 def neutral_bidi(text: str) -> str:

@@ -46,7 +46,7 @@ from typing import Any
 
 from qar_sql import user_files
 from qar_sql.errors import SourceNotFound, UsageError, shown
-from qar_sql.user_text import unsafe_character
+from qar_sql.user_text import unsafe_text
 
 #: The label of the root level of every hierarchy (ARX's convention).
 ROOT = "*"
@@ -397,9 +397,8 @@ def read_hierarchy(path: str | Path, column: str, delimiter: str = ";") -> CsvHi
         # Each value and label goes into the release's SQL as a literal, which cannot hold a control
         # character or a bidi override: refused here, naming the file, before the search reads a
         # row (it was refused once the search had run, as a 'text value' of no file).
-        bad = next((c for f in row if (c := unsafe_character(f, allow="\t")) is not None), None)
-        if bad is not None:
-            field = next(f for f in row if bad in f)
+        if (found := unsafe_text(list(row))) is not None:
+            field, bad = found
             raise HierarchyError(
                 f"row {i} of the hierarchy {p.name} of column {column!r} holds {field!r}, with the character "
                 f"U+{ord(bad):04X}, which qar cannot put in SQL; remove it from the file"

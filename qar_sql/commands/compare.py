@@ -198,15 +198,14 @@ class _Reads:
         return ori, syn
 
 
-def _reads(t: _Tables, c: _Columns, params: CompareParams) -> _Reads:
+def _reads(t: _Tables, c: _Columns, params: CompareParams, orders: tuple[str | None, str | None]) -> _Reads:
+    """What each side reads; ``orders``: the stored row orders of an --aligned pair, found before
+    a query read a row (None, None: not aligned)."""
     cols, link = c.cols, params.link
     fit = tables.Side(t.db_o, select_sql(t.db_o, t.rel_o.sql, cols), {col: col for col in cols}, t.original)
     if params.treatments is not None:
         return _Reads(fit, pair=tables.treatment_side(t.db_o, t.rel_o, params.treatments, cols, t.treated))
-    order_o = order_t = None
-    if params.aligned:
-        order_o = tables.row_order(t.db_o, t.rel_o, "original")
-        order_t = tables.row_order(t.db_t, t.rel_t, "treated table")
+    order_o, order_t = orders
     keyed = [*cols, link] if link else list(cols)
     names = {col: col for col in cols} | ({link: "key:"} if link else {})
     original = tables.Side(t.db_o, select_sql(t.db_o, t.rel_o.sql, keyed, order_by=order_o), names, t.original)
@@ -318,12 +317,12 @@ def run(
     tick = Ticker(progress, 5 + (2 if params.risk else 0) + (1 if params.anonymeter else 0))
     with ExitStack() as stack:
         t = _open(session, params, stack)
+        orders: tuple[str | None, str | None] = (None, None)
         if params.aligned and params.treatments is None:  # (the stored orders, before a query reads a row)
-            tables.row_order(t.db_o, t.rel_o, "original")
-            tables.row_order(t.db_t, t.rel_t, "treated table")
+            orders = (tables.row_order(t.db_o, t.rel_o, "original"), tables.row_order(t.db_t, t.rel_t, "treated table"))
         c = _columns(t, params, notes)
         numeric = set(c.numeric)
-        reads = _reads(t, c, params)
+        reads = _reads(t, c, params, orders)
         fits, fitted = _fit(reads, c, params, spelled, tick)
         main, att, inf = _projections(fitted, params)
         o, tr = _coordinates(reads, fitted, params, numeric, tick)

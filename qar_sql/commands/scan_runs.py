@@ -95,7 +95,7 @@ def scans_of(params: ScanParams) -> ScanConfig:
     if params.dbt_manifest:
         manifest = load_manifest(params.dbt_manifest)
         only = select_nodes(manifest, params.select) if params.select else None
-        extra = manifest_scans(params.dbt_manifest, params.url, only=only)  # type: ignore[arg-type]
+        extra = manifest_scans(manifest, params.url, only=only)  # type: ignore[arg-type]  # (read once)
         if only is not None:
             check_named_tagged(manifest, params.select, only, extra)
         if not extra:

@@ -579,12 +579,14 @@ def check_source(
     delimiter: str | None = None,
     all_text: bool = False,
     null_tokens: Sequence[str] = (),
+    driver: bool = True,
 ) -> tuple[str, ...]:
     """Every check of ``source`` and its options that needs no connection and no row: the
     options against the kind of source, a file that exists and can be told, a URL that can be
     read and whose driver is installed (nothing connects). :func:`open_source` makes them first;
     ``qar scan`` makes them for every scan before the first scan's first query. Returns the
-    null tokens checked."""
+    null tokens checked. ``driver=False``: the SQLAlchemy engine (the URL read, its driver
+    imported) is not made here, as the caller makes it next, with the same errors."""
     null_tokens = check_null_tokens(null_tokens)
     if (isinstance(source, Source) or frames.is_frame(source)) and all_text:
         raise UsageError("--all-text applies to CSV files; a frame or an open source has its own column types")
@@ -605,7 +607,8 @@ def check_source(
     if is_url(source):
         engine = engine_of(source)
         if engine is None or not engine.opener:
-            sqlalchemy_engine(source).dispose()  # (made, not connected: its driver is imported)
+            if driver:
+                sqlalchemy_engine(source).dispose()  # (made, not connected: its driver is imported)
         elif engine.local_file is not None and (local := engine.local_file(source)):
             _duckdb_file_exists(local)
         return null_tokens
@@ -645,7 +648,9 @@ def open_source(
     """Connect to ``source`` and describe the relation to audit. ``all_text`` reads every
     column of a CSV file as text instead of the types DuckDB infers; ``null_tokens`` are the
     CSV cells read as NULL besides the empty one (``NA``, ``?``). Its checks are :func:`check_source`'s."""
-    null_tokens = check_source(source, table=table, delimiter=delimiter, all_text=all_text, null_tokens=null_tokens)
+    null_tokens = check_source(
+        source, table=table, delimiter=delimiter, all_text=all_text, null_tokens=null_tokens, driver=False
+    )
     if isinstance(source, Source):
         return source.db, source.relation
     if frames.is_frame(source):

@@ -33,7 +33,7 @@ from qar_sql.treat.kinds import KINDS as REGISTRY
 from qar_sql.treat.kinds import pram
 from qar_sql.treat.kinds.base import check_seed, names
 from qar_sql.treat.prng import Arith
-from qar_sql.user_text import unsafe_character
+from qar_sql.user_text import unsafe_text
 
 #: Every kind's name (the registry: :data:`qar_sql.treat.kinds.KINDS`, one module per kind).
 KINDS = tuple(REGISTRY)
@@ -215,15 +215,6 @@ def _plan(doc: dict[str, Any], path: str, text: str = "") -> Plan:
     return Plan(tuple(treatments), tuple(qis.items()), qid, tuple(combos), release, path, text, seed, row_key)
 
 
-def _unsafe_text(value: Any) -> tuple[str, str] | None:
-    """The first text of ``value`` (a TOML value: a map's keys too) holding a character SQL cannot
-    hold (:func:`~qar_sql.user_text.unsafe_character`), with that character; else None."""
-    if isinstance(value, str):
-        return None if (c := unsafe_character(value, allow="\t")) is None else (value, c)
-    parts = [*value, *value.values()] if isinstance(value, dict) else value if isinstance(value, list) else ()
-    return next((bad for part in parts if (bad := _unsafe_text(part)) is not None), None)
-
-
 def _parse_treatment(c: _Checker, name: str, spec: Any, qis, seed: int | None = None) -> Treatment:
     where = ("treatments", name)
     if not isinstance(spec, dict):
@@ -270,7 +261,7 @@ def _parse_treatment(c: _Checker, name: str, spec: Any, qis, seed: int | None = 
         # A value of the file goes into the release's SQL as a literal, which cannot hold a control
         # character or a bidi override: refused here, naming the key, before a query reads a row
         # (it was refused once the SQL was built, as a 'text value' of no file).
-        if key != "columns" and (bad := _unsafe_text(value)) is not None:
+        if key != "columns" and (bad := unsafe_text(value)) is not None:
             fail(
                 key, f"holds {bad[0]!r}, with the character U+{ord(bad[1]):04X}, which qar cannot put in SQL; remove it"
             )
